@@ -1,0 +1,6 @@
+/**
+ * `ptykit/contracts`.
+ *
+ * @packageDocumentation
+ */
+export {}

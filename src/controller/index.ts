@@ -1,0 +1,6 @@
+/**
+ * `ptykit/controller`.
+ *
+ * @packageDocumentation
+ */
+export {}

@@ -1,0 +1,6 @@
+/**
+ * `ptykit/node-pty`.
+ *
+ * @packageDocumentation
+ */
+export {}

@@ -1,0 +1,6 @@
+/**
+ * `ptykit/spawn`.
+ *
+ * @packageDocumentation
+ */
+export {}

@@ -1,0 +1,6 @@
+/**
+ * `ptykit/testing`.
+ *
+ * @packageDocumentation
+ */
+export {}
