@@ -1,6 +1,51 @@
 /**
- * `ptykit/contracts`.
+ * `ptykit/contracts`: the types a host, a controller and a provider agree on — the
+ * `RuntimePtyController` contract, the `PtyProvider` interface, spawn options and results, write
+ * settlements, input kinds, incarnation ids, liveness and inventory — plus a few tiny guards.
  *
  * @packageDocumentation
  */
-export {}
+export type { PtyProviderBufferSnapshot } from './buffer-snapshot.js'
+export { LOCAL_EXECUTION_HOST_ID, type ExecutionHostId } from './execution-host.js'
+export {
+  PTY_INCARNATION_ID_MAX_LENGTH,
+  isPtyIncarnationId,
+  toPtyIncarnationId,
+  type PtyIncarnationId,
+} from './incarnation.js'
+export type { PtyControllerInventory, PtyControllerTerminalIdentity } from './inventory.js'
+export type { PtyLivenessVerdict } from './liveness.js'
+export type { PtyProcessInfo, PtyProcessInspection } from './process-info.js'
+export type {
+  PtyDataEvent,
+  PtyExitEvent,
+  PtyListProcessesOptions,
+  PtyProvider,
+  PtyShutdownOptions,
+  Unsubscribe,
+} from './provider.js'
+export type {
+  PtyListOptions,
+  PtySpawnReply,
+  PtyStopAndWaitOptions,
+  RuntimePtyController,
+} from './runtime-pty-controller.js'
+export type {
+  ProviderSequence,
+  ProviderSpawnOptions,
+  PtyClaim,
+  PtyProcessLaunch,
+  PtySlot,
+  PtySpawnOptions,
+  PtySpawnResult,
+} from './spawn-options.js'
+export { isTerminalInputKind, type TerminalInputKind } from './terminal-input-kind.js'
+export {
+  WRITE_ACCEPTED,
+  isWriteAccepted,
+  refusedWrite,
+  unverifiableWrite,
+  type WriteRefusalReason,
+  type WriteSettlement,
+  type WriteUnverifiableReason,
+} from './write-settlement.js'

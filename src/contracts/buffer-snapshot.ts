@@ -1,0 +1,22 @@
+/**
+ * A provider-owned snapshot of a PTY's screen, aligned to an output sequence boundary.
+ *
+ * Fields a source cannot prove are absent, never a default: absent `kittyKeyboardFlags` means
+ * "unknown", not `0`.
+ */
+export type PtyProviderBufferSnapshot = {
+  /** Serialized screen contents (escape sequences that redraw it). */
+  data: string
+  /** Columns of the snapshot. */
+  cols: number
+  /** Rows of the snapshot. */
+  rows: number
+  /** The output sequence (raw chars admitted) at which the snapshot was taken. */
+  seq: number
+  /** What produced it, for example `'headless'` for a headless terminal emulator. */
+  source: string
+  /** Kitty keyboard flags proven at this snapshot's own `seq`; absent when unknown. */
+  kittyKeyboardFlags?: number
+  /** The last window title seen, if any. */
+  lastTitle?: string
+}

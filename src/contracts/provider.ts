@@ -1,0 +1,119 @@
+import type { TerminalExitCause } from '../exit-cause/index.js'
+import type { PtyProviderBufferSnapshot } from './buffer-snapshot.js'
+import type { PtyIncarnationId } from './incarnation.js'
+import type { PtyProcessInfo } from './process-info.js'
+import type { ProviderSpawnOptions, PtySpawnResult } from './spawn-options.js'
+import type { WriteSettlement } from './write-settlement.js'
+
+/** Output from a provider. Plain serializable data: a provider may live in another process. */
+export type PtyDataEvent = {
+  /** The PTY id. */
+  id: string
+  /** The output, decoded as UTF-8. */
+  data: string
+  /** The incarnation that produced it, when attested. */
+  incarnationId?: PtyIncarnationId
+}
+
+/** A provider's report that a PTY's process ended. Plain serializable data. */
+export type PtyExitEvent = {
+  /** The PTY id. */
+  id: string
+  /**
+   * The status the host forwarded; a negative code (see `UNVERIFIED_PROCESS_EXIT_CODE`) means
+   * the host could not vouch for the death.
+   */
+  code: number
+  /** The incarnation that exited, when attested; the controller fences exits by it. */
+  incarnationId?: PtyIncarnationId
+  /**
+   * The cause, when the provider can tell a signal from a code (build it with
+   * `resolveProcessExitCause`). Omit it when you cannot: the controller then resolves the bare
+   * code with `resolveUnreportedExitCause`, which refuses to read `0` as a clean exit.
+   */
+  cause?: TerminalExitCause
+}
+
+/** How to stop a PTY. */
+export type PtyShutdownOptions = {
+  /** Skip the graceful steps and kill at once. */
+  immediate?: boolean
+  /** Only stop the PTY if its live process is this incarnation; a replacement is left alone. */
+  expectedIncarnationId?: PtyIncarnationId
+  /** Give up waiting after this many milliseconds (the stop may still land later). */
+  deadlineMs?: number
+}
+
+/** Options for a process listing. */
+export type PtyListProcessesOptions = {
+  /** Give up after this many milliseconds. */
+  deadlineMs?: number
+}
+
+/** Removes a listener. Calling it twice is harmless. */
+export type Unsubscribe = () => void
+
+/**
+ * What a host implements to plug a kind of terminal host into the controller: local PTYs, SSH,
+ * a container, a daemon. Required members are the core every controller needs; optional ones are
+ * capabilities (a missing one means "cannot", and the controller answers `null` for it).
+ *
+ * Rules every provider honours (the conformance suite in `ptykit/testing` checks them):
+ * - events are plain data, never live objects, and every call is async-safe — the provider may
+ *   run in another process;
+ * - a PTY's data events all precede its exit event;
+ * - an exit carries the incarnation that was spawned;
+ * - a write after exit is refused or unverifiable, never silently accepted;
+ * - liveness and `hasPty` never answer `false` for a live PTY: `null` is the honest "unknown".
+ */
+export interface PtyProvider {
+  /** A short name for messages and listings (`'node-pty'`, `'fake'`, `'ssh'`). */
+  readonly name: string
+  /**
+   * True when a PTY missing from {@link PtyProvider.listProcesses} is proven absent. Providers
+   * that cannot serialize their own state (or list only partially) leave it false.
+   */
+  readonly authoritativeListings?: boolean
+  /** Start (or attach to) a PTY. Rejects on a failed launch; never leaves a process it did not report. */
+  spawn(options: ProviderSpawnOptions): Promise<PtySpawnResult>
+  /** Write bytes and settle the outcome (three-valued; may settle synchronously). */
+  write(id: string, data: string): WriteSettlement | Promise<WriteSettlement>
+  /** Resize; returns false when the PTY is unknown or gone. */
+  resize(id: string, cols: number, rows: number): boolean
+  /** The size the PTY actually has, read back; `null` when it cannot be confirmed. */
+  getSize?(id: string): { cols: number; rows: number } | null
+  /**
+   * Stop the PTY. Resolves when the stop was carried out (or the PTY was already gone); the exit
+   * itself is reported through {@link PtyProvider.onExit}. Rejects when the stop could not be
+   * dispatched.
+   */
+  shutdown(id: string, options?: PtyShutdownOptions): Promise<void>
+  /** Stop reading the PTY so the producer blocks (kernel backpressure). */
+  pauseProducer?(id: string): void
+  /** Resume reading after {@link PtyProvider.pauseProducer}. */
+  resumeProducer?(id: string): void
+  /** The consumer processed `chars` more characters of output (for providers with their own flow control). */
+  acknowledgeData?(id: string, chars: number): void
+  /** The PTYs this provider currently holds. */
+  listProcesses(options?: PtyListProcessesOptions): Promise<PtyProcessInfo[]>
+  /** Synchronous existence check; `null` when unknown. Never `false` for a live PTY. */
+  hasPty?(id: string): boolean | null
+  /** Whether the PTY's process is alive: `false` only when proven absent, `null` when unknown. */
+  probeLiveness?(id: string): Promise<boolean | null>
+  /** The current working directory of the PTY's foreground process; `null` when unreadable. */
+  getCwd?(id: string): Promise<string | null>
+  /** The foreground process name; `null` when unreadable. */
+  getForegroundProcess?(id: string): Promise<string | null>
+  /** Whether the shell has child processes; `null` when unreadable. */
+  hasChildProcesses?(id: string): Promise<boolean | null>
+  /** Clear the provider's buffered screen, if it keeps one. */
+  clearBuffer?(id: string): Promise<void>
+  /** A snapshot of the provider-owned screen, if it keeps one. */
+  getBufferSnapshot?(id: string, options?: { scrollbackRows?: number }): Promise<PtyProviderBufferSnapshot | null>
+  /** Subscribe to output. */
+  onData(listener: (event: PtyDataEvent) => void): Unsubscribe
+  /** Subscribe to exits. */
+  onExit(listener: (event: PtyExitEvent) => void): Unsubscribe
+  /** Stop every PTY this provider holds and release its resources. */
+  dispose?(): Promise<void>
+}

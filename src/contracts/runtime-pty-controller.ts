@@ -1,0 +1,109 @@
+import type { PtyProviderBufferSnapshot } from './buffer-snapshot.js'
+import type { ExecutionHostId } from './execution-host.js'
+import type { PtyIncarnationId } from './incarnation.js'
+import type { PtyProcessInfo, PtyProcessInspection } from './process-info.js'
+import type { PtySpawnOptions } from './spawn-options.js'
+import type { TerminalInputKind } from './terminal-input-kind.js'
+import type { WriteSettlement } from './write-settlement.js'
+
+/** What a controller's `spawn` replies. */
+export type PtySpawnReply = {
+  /** The PTY id to address every later call to. */
+  id: string
+  /** The root process id, only when proven; hosts derive process identity from it. */
+  pid?: number | null
+  /** The incarnation behind the id. */
+  incarnationId?: PtyIncarnationId
+  /** The host the PTY runs on. */
+  hostId: ExecutionHostId
+  /** True when the spawn attached to an existing process (a slot owner or an adopted claim). */
+  isReattach: boolean
+  /** For claimed spawns: whether this call created the owner or adopted an existing one. */
+  claimDisposition?: 'created' | 'adopted'
+}
+
+/** Options for {@link RuntimePtyController.stopAndWait}. */
+export type PtyStopAndWaitOptions = {
+  /** Give up after this many milliseconds; the answer is then `false` (not verified). */
+  deadlineMs?: number
+  /** Keep the provider's history of the PTY (for providers with persistent sessions). */
+  keepHistory?: boolean
+}
+
+/** Options for process listings. */
+export type PtyListOptions = {
+  /** Give up on a host after this many milliseconds; it is then left out of the queried hosts. */
+  deadlineMs?: number
+}
+
+/**
+ * The contract a host codes against to drive PTYs, whatever runs them.
+ *
+ * Three members are required — `write`, `kill`, `getForegroundProcess` — so a host can implement
+ * a small controller; everything else is optional. Members that can be unsure answer in three
+ * values: `null` is "unknown", and never counts as a denial.
+ */
+export type RuntimePtyController = {
+  /** Spawn a PTY (or attach to a slot's owner, or join a claim). */
+  spawn?(options: PtySpawnOptions): Promise<PtySpawnReply>
+  /**
+   * Write bytes. `true` only when the write was accepted; an exited or fenced PTY is refused
+   * (`false`), never silently accepted.
+   */
+  write(ptyId: string, data: string, inputKind: TerminalInputKind): boolean
+  /** Three-valued settlement of a write; local providers settle synchronously. */
+  writeWithSettlement?(
+    ptyId: string,
+    data: string,
+    inputKind: TerminalInputKind,
+  ): WriteSettlement | Promise<WriteSettlement>
+  /** Attach-only adoption of a live PTY the controller does not yet track; `false` on doubt. Never creates. */
+  attach?(ptyId: string): Promise<boolean>
+  /**
+   * Stop a PTY. Marks the stop first, so the exit that follows is `operator_close`; returns
+   * whether a stop was dispatched.
+   */
+  kill(ptyId: string): boolean
+  /**
+   * Retire a PTY that was spawned and then rejected by the caller. `incarnationId` is the rejected
+   * spawn's; a same-id respawn since then is left alone.
+   */
+  retireRejectedPty?(ptyId: string, stopConfirmed: boolean, incarnationId: PtyIncarnationId | undefined): void
+  /** Stop with escalation and wait; `true` only when the stop was verified before the deadline. */
+  stopAndWait?(ptyId: string, options?: PtyStopAndWaitOptions): Promise<boolean>
+  /** The PTY's working directory; `null` when it cannot be read. */
+  getCwd?(ptyId: string): Promise<string | null>
+  /** The PTY's foreground process name; `null` when it cannot be read. */
+  getForegroundProcess(ptyId: string): Promise<string | null>
+  /** Foreground process and children in one call; `unavailable` when the PTY is gone. */
+  inspectProcess?(
+    ptyId: string,
+    options?: { expectedIncarnationId?: PtyIncarnationId },
+  ): Promise<PtyProcessInspection>
+  /** Whether the shell has child processes; `null` when it cannot be read. */
+  hasChildProcesses?(ptyId: string): Promise<boolean | null>
+  /** Clear the provider's buffered screen. */
+  clearBuffer?(ptyId: string): Promise<void>
+  /** Resize; `false` when the PTY is unknown, exited or its provider refused. */
+  resize?(ptyId: string, cols: number, rows: number): boolean
+  /** Synchronous existence check: `true`, `false` (proven absent) or `null` (unknown). */
+  hasPty?(ptyId: string): boolean | null
+  /** The consumer processed `chars` more characters of output (drives flow control). */
+  acknowledgeData?(ptyId: string, chars: number): void
+  /** List PTYs on one host, or on every registered host when `hostId` is omitted. */
+  listProcesses?(hostId?: ExecutionHostId, options?: PtyListOptions): Promise<PtyProcessInfo[]>
+  /** List every host's PTYs and say which hosts answered: absence is meaningful only for those. */
+  listProcessesWithHostScope?(options?: PtyListOptions): Promise<{
+    processes: PtyProcessInfo[]
+    hostIds: ExecutionHostId[]
+  }>
+  /** An authoritative provider-owned screen snapshot, when the provider keeps one. */
+  serializeProviderBuffer?(
+    ptyId: string,
+    options?: { scrollbackRows?: number },
+  ): Promise<PtyProviderBufferSnapshot | null>
+  /** The PTY's size as last applied; `null` when unknown. */
+  getSize?(ptyId: string): { cols: number; rows: number } | null
+  /** `false` only when the owning provider proved the PTY absent; `null` = unknown (never a denial). */
+  probePtyLiveness?(ptyId: string): Promise<boolean | null>
+}

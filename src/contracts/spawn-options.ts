@@ -1,0 +1,147 @@
+import type { ExecutionHostId } from './execution-host.js'
+import type { PtyIncarnationId } from './incarnation.js'
+
+/**
+ * A stable surface that owns one PTY at a time — a tab's pane, a named panel, an agent's seat.
+ * Respawning a slot first tries to re-attach to its current owner, and spawns fresh only after
+ * the owning host proved the owner absent.
+ */
+export type PtySlot = {
+  /** The scope the slot belongs to; slots in different scopes never collide. */
+  scopeId?: string
+  /** The slot's key, unique within its scope. */
+  key: string
+}
+
+/**
+ * A single-flight claim: "exactly one live PTY for this key". Concurrent spawns with the same
+ * claim key join one spawn; a live owner already holding the key is adopted instead of spawning.
+ */
+export type PtyClaim = {
+  /** The identity being claimed (for example an agent session id). */
+  key: string
+  /** The scope the claim belongs to; the same key in another scope is a conflict. */
+  scopeId?: string
+}
+
+/**
+ * How the provider's output sequence relates to the controller's: returned on spawn or attach so
+ * the controller can rebase its count of raw output chars.
+ */
+export type ProviderSequence = {
+  /** The provider's absolute count of raw chars produced by this PTY so far. */
+  value: number
+  /**
+   * `continued`: the same output stream as before (a re-attach); `reset`: a new stream (a
+   * respawn, a cold restore), which also clears any stop intent recorded for the old one.
+   */
+  generation: 'continued' | 'reset'
+}
+
+/** Fields shared by the controller's spawn options and the provider's. */
+export type PtyProcessLaunch = {
+  /** The program to run as the PTY's process. Default: the host's default shell. */
+  file?: string
+  /** Arguments for `file`. */
+  args?: readonly string[]
+  /**
+   * A startup command written into the shell, with input kind `launch`, once it runs. Use it to
+   * start something inside an interactive shell that outlives it.
+   */
+  command?: string
+  /** Columns; a positive integer. Default 80. */
+  cols?: number
+  /** Rows; a positive integer. Default 24. */
+  rows?: number
+  /** Working directory; must exist and be a directory. Default: the host's choice. */
+  cwd?: string
+  /** Environment variables to set on top of the host's environment. */
+  env?: Readonly<Record<string, string>>
+  /** Environment variable names to remove from the inherited environment. */
+  envToDelete?: readonly string[]
+}
+
+/**
+ * What a host asks the controller (or the spawn pipeline) to spawn.
+ *
+ * Only the launch fields reach the process; the rest tell the controller how to route, serialize,
+ * fence and attribute the spawn.
+ */
+export type PtySpawnOptions = PtyProcessLaunch & {
+  /** The host to run on. Default `'local'`. */
+  hostId?: ExecutionHostId
+  /** The scope the spawn belongs to; spawns are serialized per scope by the runtime's lease. */
+  scopeId?: string
+  /** The stable surface that will own this PTY; re-attaches to its live owner when there is one. */
+  slot?: PtySlot
+  /** Single-flight claim; mutually exclusive with `slot`. */
+  claim?: PtyClaim
+  /** A session id to attach to or create under, for providers with persistent sessions. */
+  sessionId?: string
+  /** True when `sessionId` was minted fresh by the caller (create, don't attach). */
+  isNewSession?: boolean
+  /** A handle the caller pre-allocated for this terminal; admitted for this spawn only. */
+  preAllocatedHandle?: string
+  /**
+   * Cancels the spawn only before the physical provider call; afterwards the spawn completes or
+   * rolls back, and never leaves a live PTY unregistered.
+   */
+  signal?: AbortSignal
+  /** Called exactly once, as soon as a process physically exists — even if the spawn is later rejected. */
+  onPtySpawnCommitted?: () => void
+  /** Free-form data the host carries with the PTY (agent name, telemetry ids…); never interpreted. */
+  metadata?: Readonly<Record<string, unknown>>
+}
+
+/**
+ * What a provider receives from the pipeline. Launch fields are cleared on an attach, so an
+ * attach can never launch anything.
+ */
+export type ProviderSpawnOptions = PtyProcessLaunch & {
+  /** Attach to (or create) this provider session id rather than mint a new id. */
+  sessionId?: string
+  /** True when `sessionId` was minted fresh (create it). */
+  isNewSession?: boolean
+  /** Only attach to an existing PTY; never start a process. A missing PTY is a typed absence. */
+  attachOnly?: boolean
+  /** With `attachOnly`: attach only if the live process is this incarnation. */
+  expectedIncarnationId?: PtyIncarnationId
+  /** The scope, slot key and claim key, for the provider's listings. */
+  scopeId?: string
+  /** The slot key, if any, for listings. */
+  slotKey?: string
+  /** The claim key, if any, for listings. */
+  claimKey?: string
+  /** Host metadata, passed through unchanged. */
+  metadata?: Readonly<Record<string, unknown>>
+  /** The provider calls this once, as soon as the native process exists. */
+  onPtySpawnCommitted?: () => void
+}
+
+/** A provider's reply to a spawn or attach. */
+export type PtySpawnResult = {
+  /** The PTY id, globally routable within its host. */
+  id: string
+  /** The root process id; `null` when the provider does not publish it. */
+  pid?: number | null
+  /** The incarnation the provider minted for this process. */
+  incarnationId?: PtyIncarnationId
+  /** True when this attached to an existing process instead of starting one. */
+  isReattach?: boolean
+  /**
+   * True when the provider saw **this** spawn's process exit before it replied. The pipeline
+   * rejects such a reply (`exited_during_start`) rather than publish a dead PTY.
+   */
+  exitedBeforeSpawnReply?: boolean
+  /** The provider's output sequence, to rebase the controller's count. */
+  providerSequence?: ProviderSequence
+  /**
+   * `false` when a wrapper owns the reported exit status (its code and signal describe the
+   * wrapper, not the child). Exits of this PTY then resolve to `unknown/host_status_unavailable`.
+   */
+  hostReportsChildExitStatus?: boolean
+  /** Columns the PTY actually has. */
+  cols?: number
+  /** Rows the PTY actually has. */
+  rows?: number
+}

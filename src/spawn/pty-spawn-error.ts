@@ -1,0 +1,68 @@
+const PTY_SPAWN_ERROR_BRAND = Symbol.for('ptykit.PtySpawnError')
+
+/**
+ * Stable codes of {@link PtySpawnError}. Match on the code, never on the message.
+ *
+ * - `invalid_spawn_options`: the options are malformed (a programmer error; nothing started);
+ * - `scope_lease_refused`: the runtime refused the scope spawn lease;
+ * - `client_disconnected`: the caller's `signal` aborted before the provider was called;
+ * - `slot_owner_conflict`: live state and the persisted store name different owners;
+ * - `slot_owner_changed`: the slot's owner changed while the spawn was deciding;
+ * - `slot_owner_unverified`: the owner's host could not prove it present or absent;
+ * - `claim_conflict`: the claim key is held in another scope;
+ * - `execution_owner_unavailable`: the owning host is unreachable — unknown, never absent;
+ * - `provider_spawn_failed`: the provider rejected the spawn;
+ * - `exited_during_start`: the process exited before the spawn could be published;
+ * - `registration_refused`: the runtime's admission gate refused the PTY;
+ * - `commit_failed`: publishing the spawned PTY failed (it was stopped again).
+ */
+export type PtySpawnErrorCode =
+  | 'invalid_spawn_options'
+  | 'scope_lease_refused'
+  | 'client_disconnected'
+  | 'slot_owner_conflict'
+  | 'slot_owner_changed'
+  | 'slot_owner_unverified'
+  | 'claim_conflict'
+  | 'execution_owner_unavailable'
+  | 'provider_spawn_failed'
+  | 'exited_during_start'
+  | 'registration_refused'
+  | 'commit_failed'
+
+/**
+ * Whether a physical process may exist after the failure:
+ * - `not_started`: no process was started;
+ * - `rolled_back`: a process started and was stopped again by the rollback;
+ * - `unknown`: a process started and its stop could not be confirmed.
+ */
+export type PtySpawnFailureOutcome = 'not_started' | 'rolled_back' | 'unknown'
+
+/** The typed error every spawn failure is reported with; the original error is its `cause`. */
+export class PtySpawnError extends Error {
+  /** The stable code. */
+  readonly code: PtySpawnErrorCode
+  /** Whether a process may still exist. */
+  readonly outcome: PtySpawnFailureOutcome
+  /** The PTY id involved, when one was known. */
+  readonly ptyId: string | undefined
+
+  /** Create a spawn error. */
+  constructor(
+    code: PtySpawnErrorCode,
+    message: string,
+    options: { cause?: unknown; outcome?: PtySpawnFailureOutcome; ptyId?: string } = {},
+  ) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause })
+    this.code = code
+    this.outcome = options.outcome ?? 'not_started'
+    this.ptyId = options.ptyId
+    Object.defineProperty(this, PTY_SPAWN_ERROR_BRAND, { value: true })
+  }
+}
+Object.defineProperty(PtySpawnError.prototype, 'name', { value: 'PtySpawnError', enumerable: false })
+
+/** True for a {@link PtySpawnError}, also across duplicate copies of the package. */
+export function isPtySpawnError(value: unknown): value is PtySpawnError {
+  return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[PTY_SPAWN_ERROR_BRAND] === true
+}

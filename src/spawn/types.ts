@@ -1,0 +1,173 @@
+import type {
+  ExecutionHostId,
+  ProviderSequence,
+  PtyClaim,
+  PtyIncarnationId,
+  PtyProvider,
+  PtySlot,
+  PtySpawnOptions,
+  PtySpawnResult,
+} from '../contracts/index.js'
+
+/** Releases a scope spawn lease. Calling it more than once is harmless. */
+export type ScopeSpawnLeaseRelease = () => void
+
+/** Per-PTY context a host prepares before output is interpreted (host platform, path flavour…). */
+export type PtyExecutionContext = {
+  /** The host the PTY runs on. */
+  hostId: ExecutionHostId
+}
+
+/**
+ * The host's runtime state the spawn pipeline reads and writes. Every hook is optional: a missing
+ * hook is a stage the host does not need. `createInMemoryPtyRuntime()` implements all of them.
+ */
+export type PtySpawnRuntime = {
+  /**
+   * Take a shared lease on the scope's terminal-mutation lock before anything else; released on
+   * every path. May wait behind an exclusive holder, or throw to refuse the spawn.
+   */
+  acquireScopeSpawn?(scopeId: string | undefined): ScopeSpawnLeaseRelease | Promise<ScopeSpawnLeaseRelease>
+  /** Trust the caller's pre-allocated terminal handle for the duration of this spawn. */
+  admitHandle?(handle: string): void
+  /** Stop trusting a handle admitted with {@link PtySpawnRuntime.admitHandle}. */
+  revokeHandle?(handle: string): void
+  /**
+   * Record that a spawn for this id is in flight. `incarnationId` `null`/absent is a wildcard:
+   * an exit of any incarnation of the id while pending sets the early-exit fence.
+   */
+  beginPtyRegistration?(ptyId: string, incarnationId?: PtyIncarnationId | null): void
+  /** Forget a pending registration (and its early-exit fence). Idempotent. */
+  cancelPendingPtyRegistration?(ptyId: string, incarnationId?: PtyIncarnationId | null): void
+  /**
+   * The admission gate before any publication: throws (the pipeline reports `exited_during_start`
+   * or `registration_refused`) when the PTY exited while its registration was pending, or the
+   * host refuses it.
+   */
+  assertPtyRegistrationAllowed?(ptyId: string, incarnationId?: PtyIncarnationId): void
+  /** Turn the pending registration into a registered PTY (the last stage). */
+  commitPtyRegistration?(ptyId: string, incarnationId?: PtyIncarnationId): void
+  /** Record that a PTY's process exited (called by the controller for every provider exit). */
+  notePtyExit?(ptyId: string, incarnationId?: PtyIncarnationId): void
+  /** The count of raw output chars admitted for the PTY so far; 0 when unknown. */
+  getPtyOutputSequence?(ptyId: string): number
+  /**
+   * Rebase the PTY's output sequence on the provider's. `sequenceBeforeSpawn` is the runtime's
+   * value read before the provider was called. Returns the reconciled sequence, or `null` when the
+   * provider's numbers were invalid and nothing changed.
+   */
+  synchronizePtyOutputSequenceFromProvider?(
+    ptyId: string,
+    providerSequence: ProviderSequence,
+    sequenceBeforeSpawn: number,
+  ): number | null
+  /** Prepare the execution context of the PTY (the last stage before publication). */
+  preparePtyExecutionContext?(ptyId: string, context: PtyExecutionContext): void
+  /** Forget the execution context of a PTY whose spawn rolled back. */
+  clearPtyExecutionContext?(ptyId: string): void
+}
+
+/** The PTY that currently owns a slot, from live state or the persisted store. */
+export type PtySlotOwner = {
+  /** The owning PTY id. */
+  ptyId: string
+  /** The host it runs on. */
+  hostId: ExecutionHostId
+  /** Its incarnation, when attested. */
+  incarnationId?: PtyIncarnationId
+}
+
+/**
+ * Where slot owners live: the runtime's live view and the host's persisted one. When both know an
+ * owner and they disagree, the pipeline refuses with `slot_owner_conflict` rather than guess.
+ */
+export type PtySlotStore = {
+  /** The owner according to live runtime state; `null` when none. */
+  getLiveOwner(slot: PtySlot): PtySlotOwner | null
+  /** The owner according to the persisted store; `null` when none. */
+  getPersistedOwner(slot: PtySlot): PtySlotOwner | null | Promise<PtySlotOwner | null>
+  /** Bind the slot to its (new) owner, in both views. */
+  bindOwner(slot: PtySlot, owner: PtySlotOwner): void | Promise<void>
+  /** Retire the binding only if it still names `expected`; returns whether it did. */
+  retireOwner(slot: PtySlot, expected: PtySlotOwner): boolean | Promise<boolean>
+}
+
+/** The live PTY that holds a claim. */
+export type ClaimedOwner = {
+  /** The claim key. */
+  claimKey: string
+  /** The claim's scope. */
+  scopeId?: string
+  /** The owning PTY. */
+  ptyId: string
+  /** Its host. */
+  hostId: ExecutionHostId
+  /** Its incarnation, when attested. */
+  incarnationId?: PtyIncarnationId
+  /** A fresh id per reservation; releases and late liveness answers are fenced by it. */
+  generation: string
+}
+
+/** Arguments of {@link ClaimedOwnerRegistry.ensure}. */
+export type EnsureClaimArgs = {
+  /** The claim to satisfy. */
+  claim: PtyClaim
+  /** The host a fresh owner would run on. */
+  hostId: ExecutionHostId
+  /** Spawn a fresh owner; called at most once across concurrent ensures of one key. */
+  spawn: () => Promise<{ ptyId: string; incarnationId?: PtyIncarnationId }>
+  /**
+   * Re-prove an existing owner is live. Throw (`execution_owner_unavailable`) when its host cannot
+   * be reached: an unreachable owner is unknown, never absent.
+   */
+  isLive: (owner: ClaimedOwner) => Promise<boolean>
+  /** Called when this ensure joins another caller's in-flight spawn. */
+  onJoin?: () => void
+}
+
+/** The outcome of an ensure: this caller created the owner, or adopted an existing one. */
+export type EnsureClaimResult = {
+  /** `created` for the caller whose spawn ran; `adopted` for joiners and live owners. */
+  disposition: 'created' | 'adopted'
+  /** The owner. */
+  owner: ClaimedOwner
+}
+
+/** Single-flight registry of claimed owners: "exactly one live PTY for this key". */
+export type ClaimedOwnerRegistry = {
+  /** Ensure exactly one live owner for the claim. */
+  ensure(args: EnsureClaimArgs): Promise<EnsureClaimResult>
+  /** The current owner of a claim, if any. */
+  find(claim: PtyClaim): ClaimedOwner | null
+  /** Release the claim held by a PTY (only if `generation` matches, when given). */
+  release(ptyId: string, generation?: string): void
+  /** Every current owner. */
+  owners(): ClaimedOwner[]
+}
+
+/** What the pipeline is given: where to find providers, and the host's hooks. */
+export type PtySpawnDeps = {
+  /** The provider for a host; `undefined` when none is registered (the host is unreachable). */
+  resolveProvider(hostId: ExecutionHostId): PtyProvider | undefined
+  /** Runtime hooks; default: none (each stage that needs one is skipped). */
+  runtime?: PtySpawnRuntime
+  /** Slot owners; required when a spawn names a `slot`. */
+  store?: PtySlotStore
+  /** Claimed owners; required when a spawn names a `claim`. */
+  claims?: ClaimedOwnerRegistry
+}
+
+/** What a successful pipeline run produced. */
+export type PtySpawnOutcome = {
+  /** The provider's reply (or the adopted owner's identity). */
+  result: PtySpawnResult
+  /** The host the PTY runs on. */
+  hostId: ExecutionHostId
+  /** For claimed spawns: created or adopted. */
+  claimDisposition?: 'created' | 'adopted'
+  /** The reconciled output sequence, when the provider sent one. */
+  reconciledSequence?: number | null
+}
+
+/** Re-exported for convenience: what callers pass in. */
+export type { PtySpawnOptions }
