@@ -9,7 +9,10 @@ declare const ptyIncarnationIdBrand: unique symbol
  * A string of 1 to {@link PTY_INCARNATION_ID_MAX_LENGTH} characters; branded so a plain string
  * cannot pass for one by accident.
  */
-export type PtyIncarnationId = string & { readonly [ptyIncarnationIdBrand]: true }
+export type PtyIncarnationId = string & {
+  /** Type-level brand only; no such property exists at run time. */
+  readonly [ptyIncarnationIdBrand]: true
+}
 
 /** The longest incarnation id accepted; long enough for a UUID plus a host prefix, short enough to log. */
 export const PTY_INCARNATION_ID_MAX_LENGTH = 128

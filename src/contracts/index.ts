@@ -22,9 +22,11 @@ export type {
   PtyListProcessesOptions,
   PtyProvider,
   PtyShutdownOptions,
+  PtySize,
   Unsubscribe,
 } from './provider.js'
 export type {
+  PtyHostScopedListing,
   PtyListOptions,
   PtySpawnReply,
   PtyStopAndWaitOptions,

@@ -7,6 +7,17 @@
  * - `unverifiable`: contact was lost, or a stop was never confirmed. Never read it as dead.
  */
 export type PtyLivenessVerdict =
-  | { kind: 'live' }
-  | { kind: 'exited' }
-  | { kind: 'unverifiable'; reason: string }
+  | {
+      /** The owning provider vouches the process is running. */
+      kind: 'live'
+    }
+  | {
+      /** Positive evidence of absence from the owning host. */
+      kind: 'exited'
+    }
+  | {
+      /** Nobody can tell; never read as dead. */
+      kind: 'unverifiable'
+      /** Why, in words (for logs and operators). */
+      reason: string
+    }

@@ -5,6 +5,14 @@ import type { PtyProcessInfo } from './process-info.js'
 import type { ProviderSpawnOptions, PtySpawnResult } from './spawn-options.js'
 import type { WriteSettlement } from './write-settlement.js'
 
+/** A PTY's size in character cells. */
+export type PtySize = {
+  /** Columns. */
+  cols: number
+  /** Rows. */
+  rows: number
+}
+
 /** Output from a provider. Plain serializable data: a provider may live in another process. */
 export type PtyDataEvent = {
   /** The PTY id. */
@@ -81,7 +89,7 @@ export interface PtyProvider {
   /** Resize; returns false when the PTY is unknown or gone. */
   resize(id: string, cols: number, rows: number): boolean
   /** The size the PTY actually has, read back; `null` when it cannot be confirmed. */
-  getSize?(id: string): { cols: number; rows: number } | null
+  getSize?(id: string): PtySize | null
   /**
    * Stop the PTY. Resolves when the stop was carried out (or the PTY was already gone); the exit
    * itself is reported through {@link PtyProvider.onExit}. Rejects when the stop could not be

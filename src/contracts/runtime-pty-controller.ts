@@ -1,6 +1,7 @@
 import type { PtyProviderBufferSnapshot } from './buffer-snapshot.js'
 import type { ExecutionHostId } from './execution-host.js'
 import type { PtyIncarnationId } from './incarnation.js'
+import type { PtySize } from './provider.js'
 import type { PtyProcessInfo, PtyProcessInspection } from './process-info.js'
 import type { PtySpawnOptions } from './spawn-options.js'
 import type { TerminalInputKind } from './terminal-input-kind.js'
@@ -28,6 +29,14 @@ export type PtyStopAndWaitOptions = {
   deadlineMs?: number
   /** Keep the provider's history of the PTY (for providers with persistent sessions). */
   keepHistory?: boolean
+}
+
+/** A listing across hosts, with the hosts that answered. */
+export type PtyHostScopedListing = {
+  /** Every PTY the answering hosts hold. */
+  processes: PtyProcessInfo[]
+  /** The hosts that answered; a PTY is proven absent only if its host is listed here. */
+  hostIds: ExecutionHostId[]
 }
 
 /** Options for process listings. */
@@ -93,17 +102,14 @@ export type RuntimePtyController = {
   /** List PTYs on one host, or on every registered host when `hostId` is omitted. */
   listProcesses?(hostId?: ExecutionHostId, options?: PtyListOptions): Promise<PtyProcessInfo[]>
   /** List every host's PTYs and say which hosts answered: absence is meaningful only for those. */
-  listProcessesWithHostScope?(options?: PtyListOptions): Promise<{
-    processes: PtyProcessInfo[]
-    hostIds: ExecutionHostId[]
-  }>
+  listProcessesWithHostScope?(options?: PtyListOptions): Promise<PtyHostScopedListing>
   /** An authoritative provider-owned screen snapshot, when the provider keeps one. */
   serializeProviderBuffer?(
     ptyId: string,
     options?: { scrollbackRows?: number },
   ): Promise<PtyProviderBufferSnapshot | null>
   /** The PTY's size as last applied; `null` when unknown. */
-  getSize?(ptyId: string): { cols: number; rows: number } | null
+  getSize?(ptyId: string): PtySize | null
   /** `false` only when the owning provider proved the PTY absent; `null` = unknown (never a denial). */
   probePtyLiveness?(ptyId: string): Promise<boolean | null>
 }

@@ -42,9 +42,24 @@ export type WriteUnverifiableReason =
  * - `unverifiable`: nobody can tell; `bytesHandedToTransport` says whether any may have left.
  */
 export type WriteSettlement =
-  | { kind: 'accepted' }
-  | { kind: 'refused'; reason: WriteRefusalReason }
-  | { kind: 'unverifiable'; reason: WriteUnverifiableReason; bytesHandedToTransport: boolean }
+  | {
+      /** The provider or transport took the bytes. */
+      kind: 'accepted'
+    }
+  | {
+      /** Proven that no byte reached the transport. */
+      kind: 'refused'
+      /** Why. */
+      reason: WriteRefusalReason
+    }
+  | {
+      /** Nobody can tell whether the bytes arrived. */
+      kind: 'unverifiable'
+      /** Why. */
+      reason: WriteUnverifiableReason
+      /** Whether any byte may have left for the transport (a retry could duplicate it). */
+      bytesHandedToTransport: boolean
+    }
 
 /** The `accepted` settlement. */
 export const WRITE_ACCEPTED: WriteSettlement = Object.freeze({ kind: 'accepted' })

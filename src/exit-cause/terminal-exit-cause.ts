@@ -26,13 +26,31 @@
  */
 export type TerminalExitCause =
   /** Teardown was requested through the controller — a close, a stop, a scope removal. Not a failure. */
-  | { kind: 'operator_close' }
+  | {
+      /** The discriminant. */
+      kind: 'operator_close'
+    }
   /** The host reported a signal. The process did not choose to stop. */
-  | { kind: 'signaled'; signal: number }
+  | {
+      /** The discriminant. */
+      kind: 'signaled'
+      /** The terminating signal's number (a positive integer), e.g. 9 for SIGKILL. */
+      signal: number
+    }
   /** The process ended on its own and the host vouched for the status. */
-  | { kind: 'exited'; exitCode: number }
+  | {
+      /** The discriminant. */
+      kind: 'exited'
+      /** The exit status (a non-negative integer); `0` only when the host vouched for it. */
+      exitCode: number
+    }
   /** Nothing here is provable. Never narrow this by guessing. */
-  | { kind: 'unknown'; reason: TerminalExitUnknownReason }
+  | {
+      /** The discriminant. */
+      kind: 'unknown'
+      /** Why nothing is provable. */
+      reason: TerminalExitUnknownReason
+    }
 
 /**
  * Why an exit cause is `unknown`.
