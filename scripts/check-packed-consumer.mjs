@@ -1,0 +1,59 @@
+#!/usr/bin/env node
+// Proves what a consumer of the published tarball gets: packs the package (after `npm run build`),
+// installs the tarball into an empty temporary project WITHOUT node-pty, then imports and requires
+// the platform-free entries and ptykit/testing. Any attempt to load node-pty would throw there.
+import { execFileSync } from 'node:child_process'
+import fs from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
+const work = fs.mkdtempSync(path.join(os.tmpdir(), 'ptykit-consumer-'))
+try {
+  const packed = execFileSync('npm', ['pack', '--json', '--pack-destination', work], { cwd: root, encoding: 'utf8' })
+  const tarball = path.join(work, JSON.parse(packed)[0].filename)
+  const pkgDir = path.join(work, 'node_modules', 'ptykit')
+  fs.mkdirSync(pkgDir, { recursive: true })
+  execFileSync('tar', ['-xzf', tarball, '-C', pkgDir, '--strip-components=1'])
+  // The optional peers ptykit/testing uses, and the one dependency — but never node-pty.
+  for (const dep of ['typed-emitter', 'fast-check', 'pure-rand', 'vitest']) {
+    const from = path.join(root, 'node_modules', dep)
+    if (fs.existsSync(from)) fs.symlinkSync(from, path.join(work, 'node_modules', dep), 'dir')
+  }
+  fs.writeFileSync(path.join(work, 'package.json'), '{"name":"consumer","private":true}\n')
+
+  const esm = `
+    import { resolveProcessExitCause, describeTerminalExitCause } from 'ptykit/exit-cause'
+    import * as contracts from 'ptykit/contracts'
+    import * as spawn from 'ptykit/spawn'
+    const cause = resolveProcessExitCause({ exitCode: 0, signal: 9 })
+    if (describeTerminalExitCause(cause) !== 'Agent process killed by signal 9') throw new Error('wrong cause')
+    if (typeof contracts.isPtyIncarnationId !== 'function') throw new Error('contracts missing')
+    if (typeof spawn.isPtySpawnError !== 'function') throw new Error('spawn missing')
+    console.log('esm ok')`
+  const cjs = `
+    const { resolveProcessExitCause } = require('ptykit/exit-cause')
+    require('ptykit/contracts'); require('ptykit/spawn')
+    if (resolveProcessExitCause({ exitCode: 3 }).exitCode !== 3) throw new Error('wrong cause')
+    const loaded = Object.keys(require.cache).filter((p) => p.includes('node-pty'))
+    if (loaded.length) throw new Error('node-pty was loaded: ' + loaded.join(', '))
+    console.log('cjs ok')`
+  const testing = `
+    const testing = require('ptykit/testing')
+    const loaded = Object.keys(require.cache).filter((p) => p.includes('node-pty'))
+    if (loaded.length) throw new Error('node-pty was loaded: ' + loaded.join(', '))
+    console.log('testing ok (' + Object.keys(testing).length + ' exports)')`
+  const run = (args) => execFileSync(process.execPath, args, { cwd: work, encoding: 'utf8' }).trim()
+  const out = [
+    run(['--input-type=module', '-e', esm]),
+    run(['-e', cjs]),
+    run(['-e', testing]),
+  ]
+  console.log(`check-packed-consumer: OK (${out.join('; ')}; node-pty not installed in the consumer)`)
+} catch (error) {
+  console.error(`check-packed-consumer: FAILED\n${error.stderr ?? ''}${error.stdout ?? ''}${error.message}`)
+  process.exitCode = 1
+} finally {
+  fs.rmSync(work, { recursive: true, force: true })
+}
