@@ -14,7 +14,9 @@ export type WireExit = {
  *
  * A present, valid cause is kept exactly as sent (so an `unknown` never becomes narrower on the
  * way). An absent or malformed cause is not evidence: the code alone is resolved with
- * {@link resolveUnreportedExitCause}, which refuses to read a bare `0` as a clean exit.
+ * {@link resolveUnreportedExitCause}, which refuses to read a bare `0` as a clean exit. One
+ * refinement keeps that promise for senders newer than this receiver: a cause of kind `unknown`
+ * whose reason is not recognized stays `unknown/cause_unreported`, whatever the code says.
  *
  * @example
  * ```ts
@@ -24,5 +26,13 @@ export type WireExit = {
  */
 export function exitCauseFromWire(exit: WireExit): TerminalExitCause {
   if (isTerminalExitCause(exit.cause)) return exit.cause
+  // Why: a newer sender may say `unknown` with a reason this receiver has never heard of. Reading
+  // its code instead would turn "the sender could not tell" into `exited(n)` — narrower than it
+  // left. It stays unknown, with the one reason this side can vouch for.
+  if (isUnrecognizedUnknown(exit.cause)) return { kind: 'unknown', reason: 'cause_unreported' }
   return resolveUnreportedExitCause(exit.code)
+}
+
+function isUnrecognizedUnknown(cause: unknown): boolean {
+  return typeof cause === 'object' && cause !== null && (cause as { kind?: unknown }).kind === 'unknown'
 }

@@ -95,23 +95,26 @@ export type ProcessExitObservation = {
   /** The status the host reported; negative values are stop sentinels, not statuses. */
   exitCode: number
   /** The terminating signal, if any. Only a positive integer counts as a signal. */
-  signal?: number | null
+  signal?: number | null | undefined
   /**
    * `false` when the code and signal describe a wrapper process rather than the child (for
    * example macOS `login(1)`); they are then dropped. Only an exact `false` means "does not
    * report" — `undefined` and `true` behave the same.
    */
-  hostReportsChildExitStatus?: boolean
+  hostReportsChildExitStatus?: boolean | undefined
 }
 
-/** True for a number that can be an exit status or sentinel: an integer, never NaN or ±Infinity. */
+/**
+ * True for a number that can be an exit status or sentinel: a safe integer — never NaN, ±Infinity,
+ * a fraction, or an integer too large to survive a round trip through JSON and back unchanged.
+ */
 function isWellFormedExitCode(exitCode: unknown): exitCode is number {
-  return typeof exitCode === 'number' && Number.isInteger(exitCode)
+  return typeof exitCode === 'number' && Number.isSafeInteger(exitCode)
 }
 
-/** True for evidence of a signal: a positive integer. `null`, `0`, negatives and fractions are not. */
+/** True for evidence of a signal: a positive safe integer. `null`, `0`, negatives and fractions are not. */
 function isSignalEvidence(signal: unknown): signal is number {
-  return typeof signal === 'number' && Number.isInteger(signal) && signal > 0
+  return typeof signal === 'number' && Number.isSafeInteger(signal) && signal > 0
 }
 
 /**
@@ -152,7 +155,8 @@ export function resolveProcessExitCause(observation: ProcessExitObservation): Te
   if (observation.exitCode < 0) {
     return { kind: 'unknown', reason: 'stop_unverified' }
   }
-  return { kind: 'exited', exitCode: observation.exitCode }
+  // Why `+ 0`: it turns -0 into 0, so the cause survives a JSON round trip unchanged.
+  return { kind: 'exited', exitCode: observation.exitCode + 0 }
 }
 
 /**

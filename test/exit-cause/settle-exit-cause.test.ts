@@ -1,0 +1,98 @@
+import { describe, it, expect } from 'vitest'
+import fc from 'fast-check'
+import {
+  OPERATOR_CLOSE_EXIT_CAUSE,
+  isTerminalExitCause,
+  resolveProcessExitCause,
+  resolveUnreportedExitCause,
+  settleExitCause,
+  type TerminalExitCause,
+  type TerminalExitUnknownReason,
+} from '../../src/exit-cause/index.js'
+
+const REASONS: readonly TerminalExitUnknownReason[] = ['stop_unverified', 'host_status_unavailable', 'cause_unreported']
+
+const integerCode = fc.oneof(fc.integer({ min: -300, max: 300 }), fc.integer(), fc.constantFrom(0, -1, 137, 255))
+const positiveSignal = fc.oneof(fc.integer({ min: 1, max: 64 }), fc.integer({ min: 1, max: 2 ** 31 - 1 }))
+
+/** Every valid cause: the four kinds and three reasons, plus whatever the resolvers build. */
+const anyCause: fc.Arbitrary<TerminalExitCause> = fc.oneof(
+  fc.constant(null).map((): TerminalExitCause => ({ kind: 'operator_close' })),
+  fc.constant(OPERATOR_CLOSE_EXIT_CAUSE),
+  positiveSignal.map((signal): TerminalExitCause => ({ kind: 'signaled', signal })),
+  integerCode.map((code): TerminalExitCause => ({ kind: 'exited', exitCode: Math.abs(code) })),
+  fc.constantFrom(...REASONS).map((reason): TerminalExitCause => ({ kind: 'unknown', reason })),
+  fc
+    .record({ exitCode: integerCode, signal: fc.option(fc.integer({ min: -5, max: 64 })), host: fc.boolean() })
+    .map(({ exitCode, signal, host }) =>
+      resolveProcessExitCause({ exitCode, signal, hostReportsChildExitStatus: host }),
+    ),
+  integerCode.map((code) => resolveUnreportedExitCause(code)),
+)
+const stopRequested = fc.boolean()
+
+const isStopUnverified = (cause: TerminalExitCause): boolean =>
+  cause.kind === 'unknown' && cause.reason === 'stop_unverified'
+
+describe('settleExitCause', () => {
+  it('S1: with no stop requested the observed cause stands — settleExitCause(c, { stopRequested: false }) is c', () => {
+    fc.assert(
+      fc.property(anyCause, (cause) => {
+        const snapshot = JSON.stringify(cause)
+        const settled = settleExitCause(cause, { stopRequested: false })
+        expect(settled).toBe(cause)
+        expect(JSON.stringify(settled)).toBe(snapshot)
+      }),
+    )
+  })
+
+  it('S2: with a stop requested every cause except unknown/stop_unverified settles to operator_close', () => {
+    fc.assert(
+      fc.property(anyCause, (cause) => {
+        const settled = settleExitCause(cause, { stopRequested: true })
+        if (isStopUnverified(cause)) {
+          expect(settled).toEqual({ kind: 'unknown', reason: 'stop_unverified' })
+        } else {
+          expect(settled).toEqual({ kind: 'operator_close' })
+        }
+        expect(isTerminalExitCause(settled)).toBe(true)
+      }),
+    )
+  })
+
+  it('S3: settling is idempotent — settling a settled cause again changes nothing', () => {
+    fc.assert(
+      fc.property(anyCause, stopRequested, (cause, stop) => {
+        const once = settleExitCause(cause, { stopRequested: stop })
+        const twice = settleExitCause(once, { stopRequested: stop })
+        expect(twice).toEqual(once)
+      }),
+    )
+  })
+
+  it('a kill during a requested stop is the stop landing: signaled(1) ⇒ operator_close', () => {
+    expect(settleExitCause({ kind: 'signaled', signal: 1 }, { stopRequested: true })).toEqual({
+      kind: 'operator_close',
+    })
+    expect(settleExitCause({ kind: 'exited', exitCode: 0 }, { stopRequested: true })).toEqual({
+      kind: 'operator_close',
+    })
+    expect(
+      settleExitCause({ kind: 'unknown', reason: 'cause_unreported' }, { stopRequested: true }),
+    ).toEqual({ kind: 'operator_close' })
+  })
+
+  it('an unconfirmed stop is not a completed close: stop_unverified stays', () => {
+    expect(settleExitCause({ kind: 'unknown', reason: 'stop_unverified' }, { stopRequested: true })).toEqual({
+      kind: 'unknown',
+      reason: 'stop_unverified',
+    })
+  })
+
+  it('without a stop, a signal stays a signal', () => {
+    expect(settleExitCause({ kind: 'signaled', signal: 9 }, { stopRequested: false })).toEqual({
+      kind: 'signaled',
+      signal: 9,
+    })
+  })
+})
