@@ -11,7 +11,16 @@ export {
   type PtySpawnErrorCode,
   type PtySpawnFailureOutcome,
 } from './pty-spawn-error.js'
+export {
+  PTY_ABSENT_ERROR_CODE,
+  PTY_EXITED_DURING_START_ERROR_CODE,
+  isPtyAbsentError,
+  isPtyExitedDuringStartError,
+  type PtyAbsentError,
+  type PtyExitedDuringStartRefusal,
+} from './types.js'
 export type {
+  ClaimSpawnResult,
   ClaimedOwner,
   ClaimedOwnerRegistry,
   EnsureClaimArgs,
@@ -20,7 +29,36 @@ export type {
   PtySlotOwner,
   PtySlotStore,
   PtySpawnDeps,
+  PtySpawnOptions,
   PtySpawnOutcome,
   PtySpawnRuntime,
   ScopeSpawnLeaseRelease,
 } from './types.js'
+export {
+  createRuntimePtySpawnState,
+  type ObservedExit,
+  type PendingRegistration,
+  type PtySpawnStage,
+  type RuntimePtySpawnState,
+} from './spawn-state.js'
+export { executeRuntimePtySpawn } from './execute-runtime-pty-spawn.js'
+export { RollbackJournal, type RollbackFailure, type RollbackStep } from './rollback-journal.js'
+export { MAX_PTY_SPAWN_DIMENSION, validatePtySpawnDeps, validatePtySpawnOptions } from './validate-spawn-options.js'
+export { proveOwnerLive, type OwnerIdentity } from './prove-owner-live.js'
+export {
+  CLAIMED_OWNER_REGISTRY_MAX_ENTRIES,
+  createClaimedOwnerRegistry,
+  type ClaimedOwnerRegistryOptions,
+} from './claimed-owner-registry.js'
+export { createInMemorySlotStore, slotStoreKey, type InMemorySlotStore, type InMemorySlotStoreSnapshot } from './in-memory-slot-store.js'
+export {
+  PtyExitedDuringStartError,
+  createInMemoryPtyRuntime,
+  type InMemoryPtyRuntime,
+  type InMemoryPtyRuntimeSnapshot,
+  type ExecutionContextView,
+  type OutputSequenceView,
+  type PtyIdentityView,
+} from './in-memory-pty-runtime.js'
+export { rebaseOutputSequence, type OutputSequenceState } from './rebase-output-sequence.js'
+export { ScopeLeaseTable, type ScopeLeaseView } from './scope-lease-table.js'

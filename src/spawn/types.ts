@@ -9,6 +9,54 @@ import type {
   PtySpawnResult,
 } from '../contracts/index.js'
 
+/**
+ * The `code` a provider puts on the error it rejects an `attachOnly` spawn with when the PTY is
+ * proven absent (no live PTY has that id, or the live one is another incarnation).
+ *
+ * Why a code and not a class or a message: only a *typed* host-reported absence may count as proof
+ * that a slot's owner is gone (the pipeline then retires the binding and spawns fresh). Any other
+ * attach failure — a timeout, a dropped connection, an untyped "not found" text — proves nothing
+ * and is reported as `slot_owner_unverified`. Providers in other packages only need to set
+ * `error.code = 'pty_absent'`; the fake provider's `FakePtyAbsentError` does.
+ */
+export const PTY_ABSENT_ERROR_CODE = 'pty_absent'
+
+/** The shape of a typed host-reported absence (any error object carrying the code). */
+export type PtyAbsentError = {
+  /** Always {@link PTY_ABSENT_ERROR_CODE}. */
+  code: typeof PTY_ABSENT_ERROR_CODE
+}
+
+/** True when `error` is a typed host-reported absence: an object whose `code` is {@link PTY_ABSENT_ERROR_CODE}. */
+export function isPtyAbsentError(error: unknown): error is PtyAbsentError {
+  return typeof error === 'object' && error !== null && (error as { code?: unknown }).code === PTY_ABSENT_ERROR_CODE
+}
+
+/**
+ * The `code` a runtime puts on the error {@link PtySpawnRuntime.assertPtyRegistrationAllowed} (or
+ * `commitPtyRegistration`) throws when the PTY exited while its registration was pending (an
+ * early-exit fence set by `notePtyExit`).
+ *
+ * Why: the pipeline reports that refusal as `exited_during_start` — the caller may retry — and any
+ * other refusal as `registration_refused`. `createInMemoryPtyRuntime()` throws such errors.
+ */
+export const PTY_EXITED_DURING_START_ERROR_CODE = 'pty_exited_during_start'
+
+/** The shape of a runtime's "exited while pending" refusal (any error object carrying the code). */
+export type PtyExitedDuringStartRefusal = {
+  /** Always {@link PTY_EXITED_DURING_START_ERROR_CODE}. */
+  code: typeof PTY_EXITED_DURING_START_ERROR_CODE
+}
+
+/** True when `error` carries the code {@link PTY_EXITED_DURING_START_ERROR_CODE}. */
+export function isPtyExitedDuringStartError(error: unknown): error is PtyExitedDuringStartRefusal {
+  return (
+    typeof error === 'object' &&
+    error !== null &&
+    (error as { code?: unknown }).code === PTY_EXITED_DURING_START_ERROR_CODE
+  )
+}
+
 /** Releases a scope spawn lease. Calling it more than once is harmless. */
 export type ScopeSpawnLeaseRelease = () => void
 
@@ -61,6 +109,11 @@ export type PtySpawnRuntime = {
     providerSequence: ProviderSequence,
     sequenceBeforeSpawn: number,
   ): number | null
+  /**
+   * Undo the last {@link PtySpawnRuntime.synchronizePtyOutputSequenceFromProvider} for this PTY,
+   * because its spawn rolled back (optional; without it a rolled-back rebase stays applied).
+   */
+  undoPtyOutputSequenceSync?(ptyId: string): void
   /** Prepare the execution context of the PTY (the last stage before publication). */
   preparePtyExecutionContext?(ptyId: string, context: PtyExecutionContext): void
   /** Forget the execution context of a PTY whose spawn rolled back. */
@@ -108,6 +161,14 @@ export type ClaimedOwner = {
   generation: string
 }
 
+/** What a claim's spawn callback reports: the PTY that now owns the claim. */
+export type ClaimSpawnResult = {
+  /** The new owner's PTY id. */
+  ptyId: string
+  /** Its incarnation, when attested. */
+  incarnationId?: PtyIncarnationId
+}
+
 /** Arguments of {@link ClaimedOwnerRegistry.ensure}. */
 export type EnsureClaimArgs = {
   /** The claim to satisfy. */
@@ -115,7 +176,7 @@ export type EnsureClaimArgs = {
   /** The host a fresh owner would run on. */
   hostId: ExecutionHostId
   /** Spawn a fresh owner; called at most once across concurrent ensures of one key. */
-  spawn: () => Promise<{ ptyId: string; incarnationId?: PtyIncarnationId }>
+  spawn: () => Promise<ClaimSpawnResult>
   /**
    * Re-prove an existing owner is live. Throw (`execution_owner_unavailable`) when its host cannot
    * be reached: an unreachable owner is unknown, never absent.
@@ -167,6 +228,13 @@ export type PtySpawnOutcome = {
   claimDisposition?: 'created' | 'adopted'
   /** The reconciled output sequence, when the provider sent one. */
   reconciledSequence?: number | null
+  /**
+   * For claimed spawns: the owner as the registry holds it (its `generation` fences a later
+   * `claims.release(ptyId, generation)`).
+   */
+  claimOwner?: ClaimedOwner
+  /** For slot spawns: the owner the slot is now bound to. */
+  slotOwner?: PtySlotOwner
 }
 
 /** Re-exported for convenience: what callers pass in. */

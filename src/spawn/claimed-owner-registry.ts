@@ -1,0 +1,170 @@
+import type { PtyClaim } from '../contracts/index.js'
+import { PtySpawnError } from './pty-spawn-error.js'
+import type { ClaimedOwner, ClaimedOwnerRegistry, EnsureClaimArgs, EnsureClaimResult } from './types.js'
+
+/**
+ * The most claims (live or reserved) one registry holds. Why: every claim pins a PTY, so a runaway
+ * caller minting claim keys must hit a wall instead of exhausting the host; past the cap an ensure
+ * fails with `execution_owner_unavailable`. 1024 is far above any real agent fleet on one host.
+ */
+export const CLAIMED_OWNER_REGISTRY_MAX_ENTRIES = 1024
+
+type Reserved = {
+  phase: 'reserved'
+  claimKey: string
+  scopeId: string | undefined
+  generation: string
+  owner: Promise<ClaimedOwner>
+}
+
+type Live = {
+  phase: 'live'
+  claimKey: string
+  scopeId: string | undefined
+  generation: string
+  owner: ClaimedOwner
+}
+
+type Entry = Reserved | Live
+
+/** Options of {@link createClaimedOwnerRegistry}. */
+export type ClaimedOwnerRegistryOptions = {
+  /** Mint a fresh generation id per reservation. Default: a counter (`gen-1`, `gen-2`…), unique per registry. */
+  mintGeneration?: () => string
+  /** The entry cap; default {@link CLAIMED_OWNER_REGISTRY_MAX_ENTRIES}. */
+  maxEntries?: number
+}
+
+function checkClaim(claim: unknown): asserts claim is PtyClaim {
+  if (typeof claim !== 'object' || claim === null) {
+    throw new TypeError(`Expected the \`claim\` option to be an object with a non-empty \`key\`, got ${String(claim)} (${typeof claim})`)
+  }
+  const key = (claim as { key?: unknown }).key
+  if (typeof key !== 'string' || key.length === 0) {
+    throw new TypeError(`Expected the \`claim.key\` option to be a non-empty string, got ${JSON.stringify(key)} (${typeof key})`)
+  }
+}
+
+function conflict(claim: PtyClaim, heldScope: string | undefined): PtySpawnError {
+  return new PtySpawnError(
+    'claim_conflict',
+    `Claim ${JSON.stringify(claim.key)} is held in scope ${JSON.stringify(heldScope ?? null)}, not ${JSON.stringify(claim.scopeId ?? null)}`,
+  )
+}
+
+/**
+ * Create the default single-flight registry of claimed owners ("exactly one live PTY per key"):
+ *
+ * - concurrent ensures of one key spawn once: the first caller gets `created`, the joiners (their
+ *   `onJoin` fires) get `adopted` with the same owner, or the creator's error;
+ * - an existing owner is re-proven with `isLive` before it is adopted; `false` releases it and
+ *   spawns fresh; a throw (an unreachable host) fails the ensure — never read as absent;
+ * - a late liveness answer cannot adopt a released or replaced generation (it re-checks after the
+ *   await and starts over);
+ * - the same key in a different scope is `claim_conflict`; `find` never crosses scopes;
+ * - past {@link CLAIMED_OWNER_REGISTRY_MAX_ENTRIES} entries a new key is `execution_owner_unavailable`;
+ * - `release(ptyId, generation?)` is fenced by generation.
+ */
+export function createClaimedOwnerRegistry(options: ClaimedOwnerRegistryOptions = {}): ClaimedOwnerRegistry {
+  const maxEntries = options.maxEntries ?? CLAIMED_OWNER_REGISTRY_MAX_ENTRIES
+  if (!Number.isInteger(maxEntries) || maxEntries <= 0) {
+    throw new TypeError(`Expected the \`maxEntries\` option to be a positive integer, got ${String(maxEntries)} (${typeof maxEntries})`)
+  }
+  let counter = 0
+  const mintGeneration = options.mintGeneration ?? (() => `gen-${++counter}`)
+  const entries = new Map<string, Entry>()
+
+  async function create(args: EnsureClaimArgs): Promise<EnsureClaimResult> {
+    const { claim } = args
+    if (entries.size >= maxEntries) {
+      throw new PtySpawnError(
+        'execution_owner_unavailable',
+        `Cannot claim ${JSON.stringify(claim.key)}: the registry already holds ${entries.size} claims (the cap is ${maxEntries})`,
+      )
+    }
+    const generation = mintGeneration()
+    let settle!: { resolve: (owner: ClaimedOwner) => void; reject: (error: unknown) => void }
+    const ownerPromise = new Promise<ClaimedOwner>((resolve, reject) => {
+      settle = { resolve, reject }
+    })
+    // Why: nobody may join; an unobserved rejection must not crash the host.
+    ownerPromise.catch(() => undefined)
+    const reservation: Reserved = { phase: 'reserved', claimKey: claim.key, scopeId: claim.scopeId, generation, owner: ownerPromise }
+    entries.set(claim.key, reservation)
+    let spawned
+    try {
+      spawned = await args.spawn()
+    } catch (error) {
+      if (entries.get(claim.key) === reservation) {
+        entries.delete(claim.key)
+      }
+      settle.reject(error)
+      throw error
+    }
+    const owner: ClaimedOwner = {
+      claimKey: claim.key,
+      ...(claim.scopeId === undefined ? {} : { scopeId: claim.scopeId }),
+      ptyId: spawned.ptyId,
+      hostId: args.hostId,
+      ...(spawned.incarnationId === undefined ? {} : { incarnationId: spawned.incarnationId }),
+      generation,
+    }
+    if (entries.get(claim.key) === reservation) {
+      entries.set(claim.key, { phase: 'live', claimKey: claim.key, scopeId: claim.scopeId, generation, owner })
+    }
+    settle.resolve(owner)
+    return { disposition: 'created', owner }
+  }
+
+  async function ensure(args: EnsureClaimArgs): Promise<EnsureClaimResult> {
+    checkClaim(args.claim)
+    const { claim } = args
+    for (;;) {
+      const entry = entries.get(claim.key)
+      if (entry === undefined) {
+        return await create(args)
+      }
+      if (entry.scopeId !== claim.scopeId) {
+        throw conflict(claim, entry.scopeId)
+      }
+      if (entry.phase === 'reserved') {
+        args.onJoin?.()
+        const owner = await entry.owner
+        return { disposition: 'adopted', owner }
+      }
+      const live = await args.isLive(entry.owner)
+      if (entries.get(claim.key) !== entry) {
+        // Why: the answer is about a generation that was released or replaced meanwhile.
+        continue
+      }
+      if (live) {
+        return { disposition: 'adopted', owner: entry.owner }
+      }
+      entries.delete(claim.key)
+    }
+  }
+
+  return {
+    ensure,
+    find(claim: PtyClaim): ClaimedOwner | null {
+      const entry = entries.get(claim.key)
+      return entry?.phase === 'live' && entry.scopeId === claim.scopeId ? entry.owner : null
+    },
+    release(ptyId: string, generation?: string): void {
+      for (const [key, entry] of entries) {
+        if (entry.phase === 'live' && entry.owner.ptyId === ptyId && (generation === undefined || entry.generation === generation)) {
+          entries.delete(key)
+        }
+      }
+    },
+    owners(): ClaimedOwner[] {
+      const owners: ClaimedOwner[] = []
+      for (const entry of entries.values()) {
+        if (entry.phase === 'live') {
+          owners.push(entry.owner)
+        }
+      }
+      return owners
+    },
+  }
+}

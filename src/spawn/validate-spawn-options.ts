@@ -1,0 +1,117 @@
+import type { PtySpawnOptions } from '../contracts/index.js'
+import type { PtySpawnDeps } from './types.js'
+
+/**
+ * The largest `cols` or `rows` a spawn may ask for. Why: far above any real screen (a 16K display
+ * in a 1-pixel font is under 10 000 columns), yet small enough to catch a unit mix-up (pixels for
+ * cells) before a provider allocates a gigantic screen buffer.
+ */
+export const MAX_PTY_SPAWN_DIMENSION = 10_000
+
+function describe(value: unknown): string {
+  if (typeof value === 'string') {
+    return `${JSON.stringify(value)} (string)`
+  }
+  if (value === null) {
+    return 'null'
+  }
+  if (typeof value === 'object') {
+    return `${Array.isArray(value) ? 'an array' : 'an object'} (object)`
+  }
+  if (typeof value === 'function') {
+    return 'a function (function)'
+  }
+  return `${String(value)} (${typeof value})`
+}
+
+function fail(option: string, expected: string, value: unknown): never {
+  throw new TypeError(`Expected the \`${option}\` option to be ${expected}, got ${describe(value)}`)
+}
+
+function checkDimension(option: 'cols' | 'rows', value: unknown): void {
+  if (value === undefined) {
+    return
+  }
+  if (typeof value !== 'number' || !Number.isInteger(value) || value <= 0 || value > MAX_PTY_SPAWN_DIMENSION) {
+    fail(option, `a positive integer no larger than ${MAX_PTY_SPAWN_DIMENSION}`, value)
+  }
+}
+
+function checkOptionalNonEmptyString(option: string, value: unknown): void {
+  if (value !== undefined && (typeof value !== 'string' || value.length === 0)) {
+    fail(option, 'a non-empty string', value)
+  }
+}
+
+function checkKeyed(option: 'slot' | 'claim', value: unknown): void {
+  if (value === undefined) {
+    return
+  }
+  if (typeof value !== 'object' || value === null) {
+    fail(option, 'an object with a non-empty `key`', value)
+  }
+  const keyed = value as { key?: unknown; scopeId?: unknown }
+  if (typeof keyed.key !== 'string' || keyed.key.length === 0) {
+    fail(`${option}.key`, 'a non-empty string', keyed.key)
+  }
+  checkOptionalNonEmptyString(`${option}.scopeId`, keyed.scopeId)
+}
+
+/**
+ * Check spawn options before any side effect. A malformed option is a programmer error.
+ *
+ * @throws TypeError naming the option and the value: `cols`/`rows` not a positive integer up to
+ * {@link MAX_PTY_SPAWN_DIMENSION}; `slot` together with `claim`; an empty `slot.key`, `claim.key`,
+ * `hostId`, `scopeId`, `sessionId` or `preAllocatedHandle`; a `signal` that is not an AbortSignal;
+ * an `onPtySpawnCommitted` that is not a function.
+ */
+export function validatePtySpawnOptions(options: PtySpawnOptions): void {
+  if (typeof options !== 'object' || options === null) {
+    throw new TypeError(`Expected the spawn options to be an object, got ${describe(options)}`)
+  }
+  checkDimension('cols', options.cols)
+  checkDimension('rows', options.rows)
+  checkOptionalNonEmptyString('hostId', options.hostId)
+  checkOptionalNonEmptyString('scopeId', options.scopeId)
+  checkOptionalNonEmptyString('sessionId', options.sessionId)
+  checkOptionalNonEmptyString('preAllocatedHandle', options.preAllocatedHandle)
+  checkKeyed('slot', options.slot)
+  checkKeyed('claim', options.claim)
+  if (options.slot !== undefined && options.claim !== undefined) {
+    throw new TypeError(
+      `Expected at most one of the \`slot\` and \`claim\` options, got both (slot ${JSON.stringify(options.slot.key)}, claim ${JSON.stringify(options.claim.key)})`,
+    )
+  }
+  const signal: unknown = options.signal
+  if (signal !== undefined && (typeof signal !== 'object' || signal === null || typeof (signal as { aborted?: unknown }).aborted !== 'boolean')) {
+    fail('signal', 'an AbortSignal', signal)
+  }
+  if (options.onPtySpawnCommitted !== undefined && typeof options.onPtySpawnCommitted !== 'function') {
+    fail('onPtySpawnCommitted', 'a function', options.onPtySpawnCommitted)
+  }
+}
+
+/**
+ * Check the pipeline's dependencies against the options: a host wiring error, not a client one.
+ *
+ * @throws TypeError naming the dependency: `resolveProvider` not a function; a `slot` spawn
+ * without `store`; a `claim` spawn without `claims`.
+ */
+export function validatePtySpawnDeps(deps: PtySpawnDeps, options: PtySpawnOptions): void {
+  if (typeof deps !== 'object' || deps === null) {
+    throw new TypeError(`Expected the spawn dependencies to be an object, got ${describe(deps)}`)
+  }
+  if (typeof deps.resolveProvider !== 'function') {
+    throw new TypeError(`Expected the \`resolveProvider\` dependency to be a function, got ${describe(deps.resolveProvider)}`)
+  }
+  if (options.slot !== undefined && deps.store === undefined) {
+    throw new TypeError(
+      `Expected the \`store\` dependency because the spawn names slot ${JSON.stringify(options.slot.key)}, got undefined`,
+    )
+  }
+  if (options.claim !== undefined && deps.claims === undefined) {
+    throw new TypeError(
+      `Expected the \`claims\` dependency because the spawn names claim ${JSON.stringify(options.claim.key)}, got undefined`,
+    )
+  }
+}

@@ -1,0 +1,145 @@
+import fc from 'fast-check'
+import { describe, expect, it } from 'vitest'
+import {
+  CLAIMED_OWNER_REGISTRY_MAX_ENTRIES,
+  createClaimedOwnerRegistry,
+  isPtySpawnError,
+  type ClaimedOwner,
+  type EnsureClaimArgs,
+} from '../../src/spawn/index.js'
+import { rejectionOf } from './harness.js'
+
+function deferred<T>() {
+  let resolve!: (value: T) => void
+  let reject!: (error: unknown) => void
+  const promise = new Promise<T>((res, rej) => {
+    resolve = res
+    reject = rej
+  })
+  return { promise, resolve, reject }
+}
+
+function args(overrides: Partial<EnsureClaimArgs> & Pick<EnsureClaimArgs, 'spawn'>): EnsureClaimArgs {
+  return { claim: { key: 'k' }, hostId: 'local', isLive: async () => true, ...overrides }
+}
+
+describe('createClaimedOwnerRegistry', () => {
+  it('concurrent ensures of one key spawn once: one created, the joiners adopted (and told they joined)', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.integer({ min: 1, max: 8 }), async (n) => {
+        const registry = createClaimedOwnerRegistry()
+        const spawned = deferred<{ ptyId: string }>()
+        let spawns = 0
+        let joins = 0
+        const results = Array.from({ length: n }, () =>
+          registry.ensure(
+            args({
+              spawn: () => {
+                spawns += 1
+                return spawned.promise
+              },
+              onJoin: () => {
+                joins += 1
+              },
+            }),
+          ),
+        )
+        spawned.resolve({ ptyId: 'p1' })
+        const settled = await Promise.all(results)
+        expect(spawns).toBe(1)
+        expect(joins).toBe(n - 1)
+        expect(settled.map((r) => r.disposition).sort()).toEqual(['created', ...Array<string>(n - 1).fill('adopted')].sort())
+        expect(new Set(settled.map((r) => r.owner.ptyId))).toEqual(new Set(['p1']))
+        expect(registry.owners()).toHaveLength(1)
+      }),
+      { numRuns: 20 },
+    )
+  })
+
+  it("a failed spawn rejects every joiner with the creator's error and leaves no entry", async () => {
+    const registry = createClaimedOwnerRegistry()
+    const spawned = deferred<{ ptyId: string }>()
+    const failure = new Error('spawn failed')
+    const a = registry.ensure(args({ spawn: () => spawned.promise }))
+    const b = registry.ensure(args({ spawn: () => Promise.resolve({ ptyId: 'never' }) }))
+    spawned.reject(failure)
+    expect(await rejectionOf(a)).toBe(failure)
+    expect(await rejectionOf(b)).toBe(failure)
+    expect(registry.owners()).toEqual([])
+    expect(registry.find({ key: 'k' })).toBeNull()
+  })
+
+  it('an existing owner is re-proven: live is adopted, not live is released and spawned fresh', async () => {
+    const registry = createClaimedOwnerRegistry()
+    await registry.ensure(args({ spawn: async () => ({ ptyId: 'p1' }) }))
+    const seen: ClaimedOwner[] = []
+    const adopted = await registry.ensure(args({ spawn: async () => ({ ptyId: 'p2' }), isLive: async (o) => (seen.push(o), true) }))
+    expect(adopted).toMatchObject({ disposition: 'adopted', owner: { ptyId: 'p1' } })
+    expect(seen.map((o) => o.ptyId)).toEqual(['p1'])
+    const replaced = await registry.ensure(args({ spawn: async () => ({ ptyId: 'p2' }), isLive: async () => false }))
+    expect(replaced).toMatchObject({ disposition: 'created', owner: { ptyId: 'p2' } })
+    expect(replaced.owner.generation).not.toBe(adopted.owner.generation)
+    expect(registry.owners().map((o) => o.ptyId)).toEqual(['p2'])
+  })
+
+  it('an isLive that throws (unreachable host) fails the ensure and keeps the owner: unknown is never absent', async () => {
+    const registry = createClaimedOwnerRegistry()
+    await registry.ensure(args({ spawn: async () => ({ ptyId: 'p1' }) }))
+    const unreachable = new Error('host unreachable')
+    let spawned = false
+    const error = await rejectionOf(
+      registry.ensure(args({ spawn: async () => ((spawned = true), { ptyId: 'p2' }), isLive: () => Promise.reject(unreachable) })),
+    )
+    expect(error).toBe(unreachable)
+    expect(spawned).toBe(false)
+    expect(registry.owners().map((o) => o.ptyId)).toEqual(['p1'])
+  })
+
+  it('a late liveness answer cannot adopt a released generation', async () => {
+    const registry = createClaimedOwnerRegistry()
+    const first = await registry.ensure(args({ spawn: async () => ({ ptyId: 'p1' }) }))
+    const answer = deferred<boolean>()
+    const late = registry.ensure(args({ spawn: async () => ({ ptyId: 'p2' }), isLive: () => answer.promise }))
+    registry.release('p1', first.owner.generation)
+    answer.resolve(true)
+    const result = await late
+    expect(result).toMatchObject({ disposition: 'created', owner: { ptyId: 'p2' } })
+  })
+
+  it('the same key in another scope is claim_conflict; find never crosses scopes', async () => {
+    const registry = createClaimedOwnerRegistry()
+    await registry.ensure(args({ claim: { key: 'k', scopeId: 'a' }, spawn: async () => ({ ptyId: 'p1' }) }))
+    const error = await rejectionOf(registry.ensure(args({ claim: { key: 'k', scopeId: 'b' }, spawn: async () => ({ ptyId: 'p2' }) })))
+    expect(isPtySpawnError(error) && error.code).toBe('claim_conflict')
+    expect(registry.find({ key: 'k', scopeId: 'b' })).toBeNull()
+    expect(registry.find({ key: 'k' })).toBeNull()
+    expect(registry.find({ key: 'k', scopeId: 'a' })?.ptyId).toBe('p1')
+  })
+
+  it('release is fenced by generation', async () => {
+    const registry = createClaimedOwnerRegistry()
+    const { owner } = await registry.ensure(args({ spawn: async () => ({ ptyId: 'p1' }) }))
+    registry.release('p1', 'some-other-generation')
+    expect(registry.owners()).toHaveLength(1)
+    registry.release('p1', owner.generation)
+    expect(registry.owners()).toEqual([])
+  })
+
+  it('past the cap a new key is execution_owner_unavailable; existing keys still adopt', async () => {
+    expect(CLAIMED_OWNER_REGISTRY_MAX_ENTRIES).toBe(1024)
+    const registry = createClaimedOwnerRegistry({ maxEntries: 2 })
+    await registry.ensure(args({ claim: { key: 'a' }, spawn: async () => ({ ptyId: 'pa' }) }))
+    await registry.ensure(args({ claim: { key: 'b' }, spawn: async () => ({ ptyId: 'pb' }) }))
+    const error = await rejectionOf(registry.ensure(args({ claim: { key: 'c' }, spawn: async () => ({ ptyId: 'pc' }) })))
+    expect(isPtySpawnError(error) && error.code).toBe('execution_owner_unavailable')
+    expect((await registry.ensure(args({ claim: { key: 'a' }, spawn: async () => ({ ptyId: 'x' }) }))).owner.ptyId).toBe('pa')
+  })
+
+  it('rejects an empty claim key with a TypeError naming it', async () => {
+    const registry = createClaimedOwnerRegistry()
+    await expect(registry.ensure(args({ claim: { key: '' }, spawn: async () => ({ ptyId: 'p' }) }))).rejects.toThrow(
+      new TypeError('Expected the `claim.key` option to be a non-empty string, got "" (string)'),
+    )
+    expect(() => createClaimedOwnerRegistry({ maxEntries: 0 })).toThrow(TypeError)
+  })
+})

@@ -1,0 +1,351 @@
+import { describe, expect, it } from 'vitest'
+import { toPtyIncarnationId, type PtyProvider } from '../../src/contracts/index.js'
+import {
+  createClaimedOwnerRegistry,
+  createInMemoryPtyRuntime,
+  createRuntimePtySpawnState,
+  executeRuntimePtySpawn,
+  isPtySpawnError,
+  MAX_PTY_SPAWN_DIMENSION,
+  PtySpawnError,
+  type PtySpawnErrorCode,
+} from '../../src/spawn/index.js'
+import { createFakePtyProvider, FakePtyAbsentError } from '../../src/testing/index.js'
+import { createHarness, rejectionOf } from './harness.js'
+
+async function expectSpawnError(promise: Promise<unknown>, code: PtySpawnErrorCode): Promise<PtySpawnError> {
+  const error = await rejectionOf(promise)
+  expect(isPtySpawnError(error)).toBe(true)
+  expect((error as PtySpawnError).code).toBe(code)
+  return error as PtySpawnError
+}
+
+const EMPTY_RUNTIME = createInMemoryPtyRuntime().inspect()
+
+describe('createRuntimePtySpawnState: validation before any side effect', () => {
+  it.each([
+    [{ cols: 0 }, 'Expected the `cols` option to be a positive integer no larger than 10000, got 0 (number)'],
+    [{ rows: 2.5 }, 'Expected the `rows` option to be a positive integer no larger than 10000, got 2.5 (number)'],
+    [{ cols: MAX_PTY_SPAWN_DIMENSION + 1 }, `got ${MAX_PTY_SPAWN_DIMENSION + 1} (number)`],
+    [{ slot: { key: '' } }, 'Expected the `slot.key` option to be a non-empty string, got "" (string)'],
+    [{ claim: { key: 'a' }, slot: { key: 'b' } }, 'Expected at most one of the `slot` and `claim` options'],
+    [{ sessionId: '' }, 'Expected the `sessionId` option to be a non-empty string'],
+    [{ signal: {} }, 'Expected the `signal` option to be an AbortSignal'],
+  ])('%j is invalid_spawn_options with a TypeError cause naming the option and value', (options, message) => {
+    const h = createHarness({ record: true })
+    let thrown: unknown
+    try {
+      h.state(options as never)
+    } catch (error) {
+      thrown = error
+    }
+    expect(isPtySpawnError(thrown)).toBe(true)
+    const error = thrown as PtySpawnError
+    expect(error.code).toBe('invalid_spawn_options')
+    expect(error.outcome).toBe('not_started')
+    expect(error.cause).toBeInstanceOf(TypeError)
+    expect((error.cause as TypeError).message).toContain(message)
+    expect(h.log).toEqual([])
+    expect(h.provider.calls.filter((call) => call.method === 'spawn')).toEqual([])
+  })
+
+  it('a slot spawn without a store is a host wiring TypeError', () => {
+    expect(() => createRuntimePtySpawnState({ resolveProvider: () => undefined }, { slot: { key: 'k' } })).toThrow(
+      new TypeError('Expected the `store` dependency because the spawn names slot "k", got undefined'),
+    )
+  })
+
+  it('a state runs once', async () => {
+    const h = createHarness()
+    const state = h.state({})
+    await executeRuntimePtySpawn(state)
+    expect(state.outcome?.result.id).toBeDefined()
+    await expect(executeRuntimePtySpawn(state)).rejects.toThrow(TypeError)
+  })
+})
+
+describe('executeRuntimePtySpawn: each error code', () => {
+  it('scope_lease_refused: the lease hook throws; nothing else happened', async () => {
+    const refusal = new Error('scope is sleeping')
+    const h = createHarness({ runtimeOverrides: () => ({ acquireScopeSpawn: () => { throw refusal } }) })
+    const error = await expectSpawnError(h.spawn({ sessionId: 's', preAllocatedHandle: 'h' }), 'scope_lease_refused')
+    expect(error.cause).toBe(refusal)
+    expect(error.outcome).toBe('not_started')
+    expect(h.runtime.inspect()).toEqual(EMPTY_RUNTIME)
+  })
+
+  it('client_disconnected: an aborted signal stops the spawn before the provider is called', async () => {
+    const h = createHarness()
+    const controller = new AbortController()
+    controller.abort(new Error('socket closed'))
+    const error = await expectSpawnError(h.spawn({ sessionId: 's', preAllocatedHandle: 'h', scopeId: 'w', signal: controller.signal }), 'client_disconnected')
+    expect(error.cause).toEqual(new Error('socket closed'))
+    expect(error.outcome).toBe('not_started')
+    expect(h.provider.calls.some((call) => call.method === 'spawn')).toBe(false)
+    expect(h.runtime.inspect()).toEqual(EMPTY_RUNTIME)
+  })
+
+  it('an abort after the provider call changes nothing: the spawn completes', async () => {
+    const h = createHarness()
+    const controller = new AbortController()
+    h.provider.scriptNextSpawn({ hang: true })
+    const spawning = h.spawn({ signal: controller.signal })
+    await h.provider.settle()
+    controller.abort()
+    h.provider.releaseSpawn()
+    const outcome = await spawning
+    expect(h.runtime.isPtyRegistered(outcome.result.id)).toBe(true)
+  })
+
+  it('slot_owner_conflict: live state and the persisted store name different owners', async () => {
+    const h = createHarness()
+    const slot = { key: 'pane' }
+    h.store.setLiveOwner(slot, { ptyId: 'a', hostId: 'local' })
+    h.store.setPersistedOwner(slot, { ptyId: 'b', hostId: 'local' })
+    const error = await expectSpawnError(h.spawn({ slot }), 'slot_owner_conflict')
+    expect(error.ptyId).toBe('a')
+    expect(h.provider.calls.some((call) => call.method === 'spawn')).toBe(false)
+    expect(h.runtime.inspect()).toEqual(EMPTY_RUNTIME)
+  })
+
+  it('slot_owner_conflict: the owner runs on another host than the spawn targets', async () => {
+    const h = createHarness()
+    const slot = { key: 'pane' }
+    h.store.setPersistedOwner(slot, { ptyId: 'a', hostId: 'ssh:box' })
+    await expectSpawnError(h.spawn({ slot }), 'slot_owner_conflict')
+  })
+
+  it('a typed host-reported absence retires the binding and falls through to a fresh spawn', async () => {
+    const h = createHarness()
+    const slot = { key: 'pane' }
+    const stale = { ptyId: 'gone', hostId: 'local', incarnationId: toPtyIncarnationId('old') }
+    h.store.bindOwner(slot, stale)
+    const outcome = await h.spawn({ slot })
+    expect(outcome.result.isReattach).toBe(false)
+    expect(outcome.result.id).not.toBe('gone')
+    expect(h.store.getLiveOwner(slot)).toEqual({ ptyId: outcome.result.id, hostId: 'local', incarnationId: outcome.result.incarnationId })
+    expect(h.runtime.inspect().pendingRegistrations).toEqual([])
+  })
+
+  it('slot_owner_changed: the binding changed while the owner was proven absent', async () => {
+    const h = createHarness({ storeOverrides: () => ({ retireOwner: () => false }) })
+    const slot = { key: 'pane' }
+    h.store.bindOwner(slot, { ptyId: 'gone', hostId: 'local' })
+    const error = await expectSpawnError(h.spawn({ slot }), 'slot_owner_changed')
+    expect(error.cause).toBeInstanceOf(FakePtyAbsentError)
+    expect(h.provider.livePtyIds()).toEqual([])
+    expect(h.runtime.inspect()).toEqual(EMPTY_RUNTIME)
+  })
+
+  it('slot_owner_changed: the attach reply names another incarnation; the live owner is left running', async () => {
+    const h = createHarness({
+      providerOverrides: (provider) => ({
+        spawn: async (options) => {
+          const result = await provider.spawn(options)
+          return options.attachOnly === true ? { ...result, incarnationId: toPtyIncarnationId('other') } : result
+        },
+      }),
+    })
+    const slot = { key: 'pane' }
+    const first = await h.spawn({ slot })
+    const error = await expectSpawnError(h.spawn({ slot }), 'slot_owner_changed')
+    expect(error.outcome).toBe('not_started')
+    expect(h.provider.livePtyIds()).toEqual([first.result.id])
+    expect(h.provider.calls.filter((call) => call.method === 'shutdown')).toEqual([])
+  })
+
+  it('slot_owner_unverified: an untyped attach failure proves nothing; the binding is kept', async () => {
+    const timeout = new Error('attach timed out')
+    const h = createHarness({
+      providerOverrides: (provider) => ({
+        spawn: (options) => (options.attachOnly === true ? Promise.reject(timeout) : provider.spawn(options)),
+      }),
+    })
+    const slot = { key: 'pane' }
+    const first = await h.spawn({ slot })
+    const error = await expectSpawnError(h.spawn({ slot }), 'slot_owner_unverified')
+    expect(error.cause).toBe(timeout)
+    expect(h.store.getPersistedOwner(slot)?.ptyId).toBe(first.result.id)
+    expect(h.provider.livePtyIds()).toEqual([first.result.id])
+  })
+
+  it('claim_conflict: the claim key is held in another scope', async () => {
+    const h = createHarness()
+    await h.spawn({ claim: { key: 'agent', scopeId: 'a' } })
+    const error = await expectSpawnError(h.spawn({ claim: { key: 'agent', scopeId: 'b' } }), 'claim_conflict')
+    expect(error.outcome).toBe('not_started')
+    expect(h.provider.livePtyIds()).toHaveLength(1)
+  })
+
+  it('execution_owner_unavailable: no provider for the spawn host', async () => {
+    const h = createHarness()
+    const error = await expectSpawnError(h.spawn({ hostId: 'ssh:nowhere', sessionId: 's' }), 'execution_owner_unavailable')
+    expect(error.outcome).toBe('not_started')
+    expect(h.runtime.inspect()).toEqual(EMPTY_RUNTIME)
+  })
+
+  it("execution_owner_unavailable: the claim's owner is on a host that became unreachable — unknown, never absent", async () => {
+    const remote = createFakePtyProvider({ hostId: 'ssh:box', idPrefix: 'remote-' })
+    const providers = new Map<string, PtyProvider>([['ssh:box', remote]])
+    const claims = createClaimedOwnerRegistry()
+    const deps = { resolveProvider: (hostId: string) => providers.get(hostId), runtime: createInMemoryPtyRuntime(), claims }
+    const claim = { key: 'agent' }
+    await executeRuntimePtySpawn(createRuntimePtySpawnState(deps, { claim, hostId: 'ssh:box' }))
+    providers.delete('ssh:box')
+    const error = await expectSpawnError(executeRuntimePtySpawn(createRuntimePtySpawnState(deps, { claim, hostId: 'ssh:box' })), 'execution_owner_unavailable')
+    expect(error.outcome).toBe('not_started')
+    expect(claims.owners()).toHaveLength(1)
+    expect(remote.calls.filter((call) => call.method === 'spawn')).toHaveLength(1)
+  })
+
+  it('execution_owner_unavailable: past the registry cap', async () => {
+    const h = createHarness()
+    const claims = createClaimedOwnerRegistry({ maxEntries: 1 })
+    const deps = { ...h.deps, claims }
+    await executeRuntimePtySpawn(createRuntimePtySpawnState(deps, { claim: { key: 'one' } }))
+    await expectSpawnError(executeRuntimePtySpawn(createRuntimePtySpawnState(deps, { claim: { key: 'two' } })), 'execution_owner_unavailable')
+    expect(h.provider.livePtyIds()).toHaveLength(1)
+  })
+
+  it('provider_spawn_failed: the provider rejects; the original error is the cause', async () => {
+    const h = createHarness()
+    const failure = new Error('ENOENT: /bin/nope')
+    h.provider.scriptNextSpawn({ fail: failure })
+    const error = await expectSpawnError(h.spawn({ sessionId: 's', file: '/bin/nope' }), 'provider_spawn_failed')
+    expect(error.cause).toBe(failure)
+    expect(error.outcome).toBe('not_started')
+    expect(error.ptyId).toBe('s')
+    expect(h.runtime.inspect()).toEqual(EMPTY_RUNTIME)
+  })
+
+  it('exited_during_start: the reply says the process already exited; it is stopped anyway and never registered', async () => {
+    const h = createHarness()
+    let committed = 0
+    h.provider.scriptNextSpawn({ exitBeforeReply: { exitCode: 1 } })
+    const error = await expectSpawnError(h.spawn({ onPtySpawnCommitted: () => { committed += 1 } }), 'exited_during_start')
+    expect(error.outcome).toBe('rolled_back')
+    expect(committed).toBe(1)
+    expect(h.runtime.inspect()).toEqual(EMPTY_RUNTIME)
+  })
+
+  it('exited_during_start: an exit between the physical start and the reply, with no id to expect', async () => {
+    const h = createHarness()
+    h.provider.scriptNextSpawn({ hang: true })
+    const spawning = h.spawn({})
+    await h.provider.settle()
+    const [id] = h.provider.livePtyIds()
+    h.provider.emitExit(id ?? '', { exitCode: 0 })
+    h.provider.releaseSpawn()
+    await expectSpawnError(spawning, 'exited_during_start')
+    expect(h.runtime.inspect()).toEqual(EMPTY_RUNTIME)
+  })
+
+  it('exited_during_start: the pipeline watches exits itself, for providers that do not flag exitedBeforeSpawnReply', async () => {
+    const h = createHarness({
+      providerOverrides: (provider) => ({
+        spawn: async (options) => {
+          const { exitedBeforeSpawnReply: _dropped, ...reply } = await provider.spawn(options)
+          return reply
+        },
+      }),
+    })
+    h.provider.scriptNextSpawn({ hang: true })
+    const spawning = h.spawn({})
+    await h.provider.settle()
+    const [id] = h.provider.livePtyIds()
+    h.provider.emitExit(id ?? '', { exitCode: 0 })
+    h.provider.releaseSpawn()
+    const error = await expectSpawnError(spawning, 'exited_during_start')
+    expect(error.ptyId).toBe(id)
+    expect(h.runtime.inspect()).toEqual(EMPTY_RUNTIME)
+    expect(h.provider.listenerCount()).toBe(1)
+  })
+
+  it('registration_refused: the admission gate refuses; the started PTY is shut down and onPtySpawnCommitted still fired once', async () => {
+    const refusal = new Error('quota exceeded')
+    const h = createHarness({ runtimeOverrides: () => ({ assertPtyRegistrationAllowed: () => { throw refusal } }) })
+    let committed = 0
+    const error = await expectSpawnError(h.spawn({ sessionId: 's', onPtySpawnCommitted: () => { committed += 1 } }), 'registration_refused')
+    expect(error.cause).toBe(refusal)
+    expect(error.outcome).toBe('rolled_back')
+    expect(error.ptyId).toBe('s')
+    expect(committed).toBe(1)
+    expect(h.provider.livePtyIds()).toEqual([])
+    const shutdown = h.provider.calls.find((call) => call.method === 'shutdown')
+    expect(shutdown?.args).toEqual(['s', { immediate: true, expectedIncarnationId: h.provider.getPty('s')?.incarnationId }])
+    expect(h.runtime.inspect()).toEqual(EMPTY_RUNTIME)
+  })
+
+  it('commit_failed: binding the slot fails; the PTY is shut down and the sequence rebase undone', async () => {
+    const h = createHarness({ storeOverrides: () => ({ bindOwner: () => { throw new Error('disk full') } }) })
+    h.provider.scriptNextSpawn({ providerSequence: { value: 10, generation: 'continued' } })
+    const error = await expectSpawnError(h.spawn({ slot: { key: 'pane' } }), 'commit_failed')
+    expect(error.outcome).toBe('rolled_back')
+    expect(h.provider.livePtyIds()).toEqual([])
+    expect(h.runtime.inspect()).toEqual(EMPTY_RUNTIME)
+  })
+
+  it('outcome unknown when the rollback cannot stop the PTY; the failed undo joins the cause', async () => {
+    const refusal = new Error('refused')
+    const h = createHarness({ runtimeOverrides: () => ({ assertPtyRegistrationAllowed: () => { throw refusal } }) })
+    h.provider.scriptNextSpawn({ shutdown: 'fail' })
+    const error = await expectSpawnError(h.spawn({ scopeId: 'w' }), 'registration_refused')
+    expect(error.outcome).toBe('unknown')
+    expect(error.cause).toBeInstanceOf(AggregateError)
+    expect((error.cause as AggregateError).errors[0]).toBe(refusal)
+    expect((error.cause as AggregateError).errors).toHaveLength(2)
+    expect(h.runtime.inspect().heldLeases).toEqual([])
+  })
+
+  it("a joined claim that fails in its own admission never stops the creator's PTY nor releases its claim", async () => {
+    const h = createHarness()
+    const refusal = new Error('joiner refused')
+    const joinerDeps = { ...h.deps, runtime: { ...h.runtime, assertPtyRegistrationAllowed: () => { throw refusal } } }
+    const claim = { key: 'agent' }
+    h.provider.scriptNextSpawn({ hang: true })
+    const creating = h.spawn({ claim })
+    await h.provider.settle()
+    const joinerState = createRuntimePtySpawnState(joinerDeps, { claim })
+    const joining = executeRuntimePtySpawn(joinerState)
+    await h.provider.settle()
+    h.provider.releaseSpawn()
+    const created = await creating
+    const error = await expectSpawnError(joining, 'registration_refused')
+    expect(joinerState.joinedAnotherStart).toBe(true)
+    expect(error.outcome).toBe('not_started')
+    expect(error.ptyId).toBe(created.result.id)
+    expect(h.provider.livePtyIds()).toEqual([created.result.id])
+    expect(h.provider.calls.filter((call) => call.method === 'shutdown')).toEqual([])
+    expect(h.claims.owners().map((owner) => owner.ptyId)).toEqual([created.result.id])
+    expect(h.runtime.inspect().registeredPtys.map((p) => p.ptyId)).toEqual([created.result.id])
+    expect(h.runtime.inspect().pendingRegistrations).toEqual([])
+  })
+
+  it("a joiner gets the creator's code when the creator's spawn fails", async () => {
+    const h = createHarness()
+    const claim = { key: 'agent' }
+    h.provider.scriptNextSpawn({ hang: true })
+    const creating = h.spawn({ claim })
+    await h.provider.settle()
+    const joining = h.spawn({ claim })
+    await h.provider.settle()
+    const failure = new Error('fork failed')
+    h.provider.failSpawn(undefined, failure)
+    const [a, b] = await Promise.all([expectSpawnError(creating, 'provider_spawn_failed'), expectSpawnError(joining, 'provider_spawn_failed')])
+    expect(a.cause).toBe(failure)
+    expect(isPtySpawnError(b.cause) && b.cause.cause).toBe(failure)
+    expect(h.claims.owners()).toEqual([])
+    expect(h.runtime.inspect()).toEqual(EMPTY_RUNTIME)
+  })
+
+  it('an adopted claim that fails later leaves the live owner running and claimed', async () => {
+    const h = createHarness()
+    const claim = { key: 'agent' }
+    const first = await h.spawn({ claim })
+    const refusing = { ...h.deps, runtime: { ...h.runtime, preparePtyExecutionContext: () => { throw new Error('no context') } } }
+    const error = await expectSpawnError(executeRuntimePtySpawn(createRuntimePtySpawnState(refusing, { claim })), 'commit_failed')
+    expect(error.outcome).toBe('not_started')
+    expect(h.provider.livePtyIds()).toEqual([first.result.id])
+    expect(h.claims.owners().map((owner) => owner.ptyId)).toEqual([first.result.id])
+  })
+})
