@@ -1,6 +1,72 @@
 /**
- * `ptykit/testing`.
+ * `ptykit/testing`: test tools for hosts and provider authors.
+ *
+ * - {@link createFakePtyProvider}: a deterministic, scriptable `PtyProvider` that needs no OS —
+ *   exits with any code, signal or wrapper host, exits before the spawn reply, spawns that fail or
+ *   hang, id reuse with a new incarnation, three-valued liveness, write settlements of every kind,
+ *   stops that confirm, never confirm or fail, pause/resume, provider sequences; every call recorded.
+ * - fast-check arbitraries (`arbitraryTerminalExitCause()`, `arbitraryWireExit()`, …) so a host can
+ *   property-test its own code against every exit, settlement and spawn reply a provider may send.
+ * - {@link describePtyProviderConformance}: a vitest suite every provider must pass.
+ * - {@link createManualClock}: a `PtyClock` that moves only when the test moves it, for the
+ *   controller's stop, flow-control and listing timers.
+ *
+ * Never loads node-pty. **Requires the optional peers `fast-check` (for the arbitraries) and
+ * `vitest` (for the conformance suite)**: this entry point imports both, so install them as dev
+ * dependencies wherever you import `ptykit/testing` — the fake provider itself uses neither.
  *
  * @packageDocumentation
  */
-export {}
+export {
+  FAKE_DEFAULT_COLS,
+  FAKE_DEFAULT_PROCESS_NAME,
+  FAKE_DEFAULT_ROWS,
+  FAKE_GRACEFUL_STOP_SIGNAL,
+  FAKE_IMMEDIATE_STOP_SIGNAL,
+  FAKE_PID_BASE,
+  FAKE_SCRIPT_METADATA_KEY,
+  FAKE_SETTLE_MAX_ROUNDS,
+  FAKE_SETTLE_MICROTASK_TURNS,
+  createFakePtyProvider,
+  fakeScriptMetadata,
+  type FakeDeliveryScheduling,
+  type FakeProviderCall,
+  type FakeProviderMethod,
+  type FakePtyInspection,
+  type FakePtyProvider,
+  type FakePtyProviderOptions,
+  type FakeWrite,
+} from './fake-pty-provider.js'
+export type { FakeExit, FakeShutdownBehaviour, FakeSpawnScript } from './fake-spawn-script.js'
+export { FakePtyAbsentError, isFakePtyAbsentError } from './fake-pty-absent-error.js'
+export {
+  ARBITRARY_MAX_EXIT_STATUS,
+  ARBITRARY_MAX_SIGNAL,
+  arbitraryFakeExit,
+  arbitraryProcessExitObservation,
+  arbitraryPtyIncarnationId,
+  arbitraryPtySpawnResult,
+  arbitraryTerminalExitCause,
+  arbitraryWireExit,
+  arbitraryWriteSettlement,
+  type WireExitConstraints,
+} from './arbitraries.js'
+export {
+  CONFORMANCE_DEFAULT_TIMEOUT_MS,
+  CONFORMANCE_POLL_INTERVAL_MS,
+  CONFORMANCE_TEST_TIMEOUT_FACTOR,
+  describePtyProviderConformance,
+  ptyProviderConformanceChecks,
+  runPtyProviderConformanceCheck,
+  type PtyProviderConformanceCapabilities,
+  type PtyProviderConformanceCheck,
+  type PtyProviderConformanceEvent,
+  type PtyProviderConformanceHarness,
+  type PtyProviderConformanceOptions,
+} from './conformance.js'
+export {
+  MANUAL_CLOCK_RUN_ALL_LIMIT,
+  createManualClock,
+  type ManualClock,
+  type ManualClockOptions,
+} from './manual-clock.js'

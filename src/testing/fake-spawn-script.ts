@@ -1,0 +1,89 @@
+import type { ProviderSequence, PtyIncarnationId, WriteSettlement } from '../contracts/index.js'
+
+/**
+ * An exit the fake provider reports for a PTY.
+ *
+ * With a cause (the default), the event's `cause` is built at the source with
+ * `resolveProcessExitCause`, exactly as a real provider that can tell a signal from a code does.
+ * Set `withoutCause` to play an older sender that forwards a bare code: the controller must then
+ * resolve it with `resolveUnreportedExitCause`.
+ */
+export type FakeExit = {
+  /** The status the fake host forwards (the event's `code`). Negative means "could not vouch". */
+  exitCode: number
+  /** The terminating signal, if any; only a positive integer counts as one. */
+  signal?: number | null
+  /**
+   * `false` plays a wrapper (such as macOS `login(1)`) that owns the reported status; the cause is
+   * then `unknown/host_status_unavailable`. Overrides the spawn's and the provider's setting.
+   */
+  hostReportsChildExitStatus?: boolean
+  /** Play an old sender: the exit event carries no `cause` at all. */
+  withoutCause?: boolean
+  /**
+   * Report this incarnation instead of the live one, to simulate a stale exit: a late exit of an
+   * older process behind a reused id. A stale exit does not end the current process.
+   */
+  incarnationId?: PtyIncarnationId
+}
+
+/**
+ * What the fake provider does when asked to stop a PTY.
+ *
+ * - `confirm` (default): emits the exit — signal 1 (SIGHUP) for a graceful stop, 9 (SIGKILL) for an
+ *   immediate one, code 0 as node-pty reports it — then resolves;
+ * - `never_confirm`: resolves, but the PTY stays live and no exit ever comes (a lost stop);
+ * - `fail`: rejects with an `Error` and the PTY stays live (the stop could not be dispatched).
+ */
+export type FakeShutdownBehaviour = 'confirm' | 'never_confirm' | 'fail'
+
+/**
+ * How one spawn of the fake provider behaves. Queue one per spawn with
+ * `provider.scriptNextSpawn(script)`, pass one as `metadata.fakeScript` in the spawn options, or
+ * set `defaultScript` for every spawn that has neither. An empty script spawns a live, silent PTY.
+ */
+export type FakeSpawnScript = {
+  /** Reuse this PTY id. A new incarnation is minted on every spawn, so old and new stay apart. */
+  id?: string
+  /** The pid to report. Default: a counter from 1000. */
+  pid?: number
+  /** The spawn rejects with this value (when not `undefined`); nothing is left running. */
+  fail?: unknown
+  /**
+   * The process starts but the reply stays pending until `releaseSpawn(id)` (or `failSpawn`, which
+   * rejects it and removes the process). Output and an exit can be emitted while it hangs; a PTY
+   * that exited meanwhile is released with `exitedBeforeSpawnReply: true`.
+   */
+  hang?: boolean
+  /**
+   * The process exits before the spawn replies: the exit event is emitted first, and the result has
+   * `exitedBeforeSpawnReply: true`. Scripted `output` is then emitted before that exit.
+   */
+  exitBeforeReply?: FakeExit
+  /** Output chunks, emitted in order after the spawn reply. */
+  output?: readonly string[]
+  /** An exit, emitted after the spawn reply and after `output`. */
+  exit?: FakeExit
+  /**
+   * What `hasPty` and `probeLiveness` answer for this incarnation, overriding the default (`true`
+   * while live; after exit `false` with authoritative listings, otherwise `null`).
+   */
+  liveness?: boolean | null
+  /** The settlement every write to this PTY gets while it is live (default `accepted`). */
+  writeSettlement?: WriteSettlement
+  /** What a stop of this PTY does (default `confirm`). */
+  shutdown?: FakeShutdownBehaviour
+  /** The provider sequence to return in the spawn result (omitted by default). */
+  providerSequence?: ProviderSequence
+  /** Returned in the spawn result, and used for this PTY's exit causes. */
+  hostReportsChildExitStatus?: boolean
+  /** Columns to report instead of the requested ones (a host that clamps the size). */
+  cols?: number
+  /** Rows to report instead of the requested ones. */
+  rows?: number
+  /**
+   * Call `options.onPtySpawnCommitted` once, as soon as the process "exists" (default `true`).
+   * `false` plays a provider that never reports the commit.
+   */
+  commitOnSpawn?: boolean
+}

@@ -1,0 +1,140 @@
+import { describe, it, expect } from 'vitest'
+import type { PtyDataEvent, PtyExitEvent, PtyProvider } from 'ptykit/contracts'
+import {
+  createFakePtyProvider,
+  fakeScriptMetadata,
+  ptyProviderConformanceChecks,
+  runPtyProviderConformanceCheck,
+  type FakePtyProvider,
+  type PtyProviderConformanceOptions,
+} from 'ptykit/testing'
+
+const drivers: PtyProviderConformanceOptions = {
+  spawnEcho: (text) => ({ metadata: fakeScriptMetadata({ output: [text], exit: { exitCode: 0 } }) }),
+  spawnLongRunning: () => ({}),
+  spawnExit: (code) => ({ metadata: fakeScriptMetadata({ exit: { exitCode: code } }) }),
+  // Short: a broken provider that never sends an event should fail fast, not slow the suite.
+  timeoutMs: 100,
+}
+
+const checks = ptyProviderConformanceChecks(drivers)
+
+function checkNamed(fragment: string): (typeof checks)[number] {
+  const check = checks.find((candidate) => candidate.name.includes(fragment))
+  if (check === undefined) throw new Error(`No conformance check mentions ${JSON.stringify(fragment)}`)
+  return check
+}
+
+// A provider that behaves like the fake except for the overridden members.
+function broken(override: (fake: FakePtyProvider) => Partial<PtyProvider>): () => PtyProvider {
+  return () => {
+    const fake = createFakePtyProvider()
+    return { ...fake, ...override(fake) }
+  }
+}
+
+// Output that arrives after the exit: data listeners hear it one macrotask late.
+const lateData = (fake: FakePtyProvider): Partial<PtyProvider> => ({
+  onData: (listener: (event: PtyDataEvent) => void) => fake.onData((event) => setTimeout(() => listener(event), 0)),
+})
+
+const rewriteExits =
+  (rewrite: (event: PtyExitEvent) => PtyExitEvent) =>
+  (fake: FakePtyProvider): Partial<PtyProvider> => ({
+    onExit: (listener: (event: PtyExitEvent) => void) => fake.onExit((event) => listener(rewrite(event))),
+  })
+
+const cases: Array<[string, string, () => PtyProvider]> = [
+  ['output before its single exit', 'delivers output after the exit', broken(lateData)],
+  ['output before its single exit', 'reports a foreign incarnation on exit', broken(rewriteExits((e) => ({ ...e, incarnationId: 'other' as never })))],
+  ['output before its single exit', 'reports two exits', broken((fake) => ({
+    onExit: (listener: (event: PtyExitEvent) => void) => fake.onExit((event) => { listener(event); listener(event) }),
+  }))],
+  ['reports the exit code', 'rewrites every code to 0', broken(rewriteExits((e) => ({ ...e, code: 0 })))],
+  ['reports the exit code', 'sends a cause that contradicts the code', broken(rewriteExits((e) => ({ ...e, cause: { kind: 'exited', exitCode: 99 } })))],
+  ['plain serializable data', 'puts a live object into events', broken(rewriteExits((e) => ({ ...e, when: new Date(0) }) as PtyExitEvent))],
+  ['once it unsubscribed', 'ignores unsubscribe', broken((fake) => ({
+    onData: (listener: (event: PtyDataEvent) => void) => { fake.onData(listener); return () => undefined },
+  }))],
+  ['graceful stop', 'never confirms a stop', broken((fake) => ({
+    shutdown: async (id: string) => { fake.setShutdownBehaviour(id, 'never_confirm'); await fake.shutdown(id) },
+  }))],
+  ['immediate stop', 'reports a kill as a clean exit', broken(rewriteExits((e) => ({ ...e, cause: { kind: 'exited', exitCode: 0 } })))],
+  ['write after exit', 'accepts writes after exit', broken(() => ({ write: () => ({ kind: 'accepted' }) }))],
+  ['never answers `false`', 'denies a live PTY in hasPty', broken(() => ({ hasPty: () => false }))],
+  ['never answers `false`', 'denies a live PTY in probeLiveness', broken(() => ({ probeLiveness: async () => false }))],
+  ['never answers `false`', 'refuses writes to a live PTY', broken(() => ({ write: () => ({ kind: 'refused', reason: 'provider_refused_write' }) }))],
+  ['lists every live PTY', 'lists nothing', broken(() => ({ listProcesses: async () => [] }))],
+  ['lists every live PTY', 'keeps exited PTYs in an authoritative listing', broken((fake) => {
+    const ever: string[] = []
+    return {
+      spawn: async (options) => { const result = await fake.spawn(options); ever.push(result.id); return result },
+      listProcesses: async () => ever.map((id) => ({ id, hostId: 'local', cwd: null, title: 'x' })),
+    }
+  })],
+  ['reflects a resize', 'reads back a stale size', broken(() => ({ getSize: () => ({ cols: 80, rows: 24 }) }))],
+  ['reflects a resize', 'claims to resize an unknown PTY', broken((fake) => ({ resize: (id: string, cols: number, rows: number) => fake.resize(id, cols, rows) || true }))],
+  ['nothing running after dispose', 'disposes without stopping anything', broken(() => ({ dispose: async () => undefined }))],
+]
+
+describe('ptyProviderConformanceChecks', () => {
+  it('should pass every check against the fake provider', async () => {
+    for (const check of checks) await runPtyProviderConformanceCheck(check, () => createFakePtyProvider(), drivers)
+  })
+
+  it.each(cases)('should fail the “%s” check for a provider that %s', async (fragment, _what, makeBroken) => {
+    const check = checkNamed(fragment)
+    await expect(runPtyProviderConformanceCheck(check, makeBroken, drivers)).rejects.toThrow()
+    // Control: the same check passes for the healthy fake, so the failure is the breakage's.
+    await expect(runPtyProviderConformanceCheck(check, () => createFakePtyProvider(), drivers)).resolves.toBeUndefined()
+  })
+
+  it('should accept a provider that refuses calls after dispose when it reported the exits', async () => {
+    const strict = (): PtyProvider => {
+      const fake = createFakePtyProvider()
+      let disposed = false
+      const guard = <T>(call: () => T): T => {
+        if (disposed) throw new Error('used after dispose')
+        return call()
+      }
+      return {
+        ...fake,
+        listProcesses: () => guard(() => fake.listProcesses()),
+        hasPty: (id: string) => guard(() => fake.hasPty(id)),
+        shutdown: (id: string, o?: object) => guard(() => fake.shutdown(id, o)),
+        dispose: async () => {
+          if (disposed) throw new Error('disposed twice')
+          await fake.dispose()
+          disposed = true
+        },
+      }
+    }
+    const check = checkNamed('nothing running after dispose')
+    await expect(runPtyProviderConformanceCheck(check, strict, drivers)).resolves.toBeUndefined()
+    // Without exits there is no evidence left at all: the check must fail.
+    const withoutExits = { ...drivers, capabilities: { exitsOnDispose: false } }
+    const strictCheck = ptyProviderConformanceChecks(withoutExits).find((c) => c.name === check.name)
+    expect(strictCheck).toBeDefined()
+    if (strictCheck === undefined) return
+    await expect(runPtyProviderConformanceCheck(strictCheck, strict, withoutExits)).rejects.toThrow('dispose must be verifiable')
+  })
+
+  it('should clean up after a failing check: stop what it spawned and dispose the provider', async () => {
+    const fake = createFakePtyProvider({ scheduling: 'manual' })
+    const failing = { name: 'fails', run: async (h: { spawn: (o: object) => Promise<unknown> }) => {
+      await h.spawn({})
+      throw new Error('boom')
+    } }
+    await expect(runPtyProviderConformanceCheck(failing, () => fake, drivers)).rejects.toThrow('boom')
+    expect(fake.livePtyIds()).toEqual([])
+    expect(fake.listenerCount()).toBe(0)
+    expect(fake.calls.map((call) => call.method)).toContain('dispose')
+  })
+
+  it('should not register a suite with a non-positive timeout', async () => {
+    const { describePtyProviderConformance } = await import('ptykit/testing')
+    expect(() => describePtyProviderConformance('bad', () => createFakePtyProvider(), { ...drivers, timeoutMs: 0 })).toThrow(
+      'Expected the `timeoutMs` option to be a positive number, got 0 (number)',
+    )
+  })
+})

@@ -1,0 +1,31 @@
+import { createFakePtyProvider, describePtyProviderConformance, fakeScriptMetadata } from 'ptykit/testing'
+
+// The fake is scripted through spawn metadata, so the generic suite needs no handle on it.
+const fakeDrivers = {
+  spawnEcho: (text: string) => ({ metadata: fakeScriptMetadata({ output: [text], exit: { exitCode: 0 } }) }),
+  spawnLongRunning: () => ({}),
+  spawnExit: (code: number) => ({ metadata: fakeScriptMetadata({ exit: { exitCode: code } }) }),
+}
+
+describePtyProviderConformance('fake (default macrotask delivery)', () => createFakePtyProvider(), fakeDrivers)
+
+describePtyProviderConformance('fake (microtask delivery)', () => createFakePtyProvider({ scheduling: 'microtask' }), fakeDrivers)
+
+// Manual delivery only progresses when driven: proves the suite's `drive` hook is honoured.
+describePtyProviderConformance(
+  'fake (manual delivery, non-authoritative listings)',
+  () => createFakePtyProvider({ scheduling: 'manual', authoritativeListings: false }),
+  {
+    ...fakeDrivers,
+    drive: async (provider) => {
+      if ('settle' in provider && typeof provider.settle === 'function') await provider.settle()
+    },
+  },
+)
+
+// A wrapper host that cannot report its child's status: causes are host_status_unavailable.
+describePtyProviderConformance(
+  'fake (wrapper host)',
+  () => createFakePtyProvider({ hostReportsChildExitStatus: false }),
+  fakeDrivers,
+)
