@@ -1,6 +1,52 @@
 /**
- * `ptykit/controller`.
+ * `ptykit/controller`: `createPtyController()`, the default `RuntimePtyController` — routes PTYs to
+ * providers by host, runs spawns through the spawn pipeline, settles exits from evidence with the
+ * operator-close rule, fences by incarnation, escalates and verifies stops, applies producer flow
+ * control, and publishes typed events (`spawn`, `data`, `exit`, `liveness`, `error`).
  *
  * @packageDocumentation
  */
-export {}
+export { createSystemClock, type PtyClock, type PtyTimerHandle } from './clock.js'
+export {
+  resolvePtyControllerOptions,
+  type PtyControllerOptions,
+  type PtyControllerRuntime,
+  type PtyFlowControlOptions,
+  type PtyProviderRegistry,
+  type PtyStopTimingOptions,
+  type ResolvedPtyControllerOptions,
+} from './controller-options.js'
+export {
+  PtyControllerDisposedError,
+  PtyControllerError,
+  isPtyControllerDisposedError,
+  isPtyControllerError,
+  type PtyControllerErrorCode,
+} from './errors.js'
+export type {
+  PtyControllerDataEvent,
+  PtyControllerEvents,
+  PtyControllerExitEvent,
+  PtyControllerLivenessEvent,
+  PtyControllerSpawnEvent,
+} from './events.js'
+export {
+  FLOW_CONTROL_ACK_SIZE_CHARS,
+  FLOW_CONTROL_HIGH_WATERMARK_CHARS,
+  FLOW_CONTROL_LOW_WATERMARK_CHARS,
+  PRODUCER_PAUSE_MAX_HOLD_MS,
+  PRODUCER_PAUSE_REASSERT_INTERVAL_MS,
+  ProducerFlowControl,
+  type ProducerFlowControlConfig,
+  type ProducerFlowState,
+  type ProducerFlowTarget,
+} from './flow-control.js'
+export { PTY_LIVENESS_REASONS, type PtyLivenessReason } from './liveness-reasons.js'
+export type { PtyAttachOptions, PtyInspectOptions, PtyWriteOptions } from './controller-types.js'
+export { PtyController, createPtyController } from './pty-controller.js'
+export {
+  LIST_PROCESSES_DEFAULT_DEADLINE_MS,
+  STOP_DEFAULT_DEADLINE_MS,
+  STOP_FORCE_AFTER_MS,
+  STOP_UNCONFIRMED_AFTER_MS,
+} from './stop-constants.js'

@@ -1,0 +1,35 @@
+/**
+ * An opaque timer handle returned by {@link PtyClock.setTimeout}; only ever handed back to
+ * {@link PtyClock.clearTimeout}.
+ */
+export type PtyTimerHandle = unknown
+
+/**
+ * The controller's only source of time. Every timer the controller arms (stop escalation, the
+ * unconfirmed-stop window, flow-control re-asserts and caps, listing deadlines) goes through it, so
+ * a test can drive them deterministically with a manual clock instead of sleeping.
+ */
+export type PtyClock = {
+  /** Milliseconds since an arbitrary origin; only differences are used. */
+  now(): number
+  /** Call `callback` once after `ms` milliseconds; returns a handle for {@link PtyClock.clearTimeout}. */
+  setTimeout(callback: () => void, ms: number): PtyTimerHandle
+  /** Cancel a timer; a handle that already fired or was cleared is ignored. */
+  clearTimeout(handle: PtyTimerHandle): void
+}
+
+/**
+ * The default clock: `Date.now` and the global timer functions.
+ *
+ * Why lambdas that look the globals up on every call: a test that installs fake timers
+ * (`vi.useFakeTimers()`) after the controller was created still drives the controller's timers.
+ */
+export function createSystemClock(): PtyClock {
+  return {
+    now: () => Date.now(),
+    setTimeout: (callback, ms) => globalThis.setTimeout(callback, ms),
+    clearTimeout: (handle) => {
+      globalThis.clearTimeout(handle as Parameters<typeof globalThis.clearTimeout>[0])
+    },
+  }
+}

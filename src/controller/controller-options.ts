@@ -1,0 +1,245 @@
+import { LOCAL_EXECUTION_HOST_ID, type ExecutionHostId, type PtyProvider } from '../contracts/index.js'
+import {
+  createClaimedOwnerRegistry,
+  createInMemoryPtyRuntime,
+  createInMemorySlotStore,
+  type ClaimedOwnerRegistry,
+  type PtySlotStore,
+  type PtySpawnRuntime,
+} from '../spawn/index.js'
+import { describeValue } from './argument-validation.js'
+import { createSystemClock, type PtyClock } from './clock.js'
+import {
+  FLOW_CONTROL_HIGH_WATERMARK_CHARS,
+  FLOW_CONTROL_LOW_WATERMARK_CHARS,
+  PRODUCER_PAUSE_MAX_HOLD_MS,
+  PRODUCER_PAUSE_REASSERT_INTERVAL_MS,
+  type ProducerFlowControlConfig,
+} from './flow-control.js'
+import { STOP_DEFAULT_DEADLINE_MS, STOP_FORCE_AFTER_MS, STOP_UNCONFIRMED_AFTER_MS } from './stop-constants.js'
+
+/** Providers keyed by the host id they serve; `'local'` is the host a spawn uses by default. */
+export type PtyProviderRegistry =
+  | Readonly<Record<string, PtyProvider>>
+  | ReadonlyMap<ExecutionHostId, PtyProvider>
+
+/**
+ * The runtime the controller drives: the spawn pipeline's hooks, plus an optional output-sequence
+ * counter. `createInMemoryPtyRuntime()` implements all of it.
+ */
+export type PtyControllerRuntime = PtySpawnRuntime & {
+  /**
+   * Admit `chars` raw output chars for the PTY and return its new output sequence. Without it the
+   * controller counts per PTY itself, starting from the spawn's reconciled sequence.
+   */
+  notePtyOutput?(ptyId: string, chars: number): number
+}
+
+/** Producer flow-control settings; every field defaults to the constant named in its doc. */
+export type PtyFlowControlOptions = {
+  /** Turn flow control off (`false`) without dropping the other settings. Default `true`. */
+  enabled?: boolean
+  /** Default `FLOW_CONTROL_HIGH_WATERMARK_CHARS` (100 000). */
+  highWatermarkChars?: number
+  /** Default `FLOW_CONTROL_LOW_WATERMARK_CHARS` (5 000); must be below the high watermark. */
+  lowWatermarkChars?: number
+  /** Default `PRODUCER_PAUSE_REASSERT_INTERVAL_MS` (5 000). */
+  pauseReassertIntervalMs?: number
+  /** Default `PRODUCER_PAUSE_MAX_HOLD_MS` (10 000). */
+  pauseMaxHoldMs?: number
+}
+
+/** Stop escalation timings; every field defaults to the constant named in its doc. */
+export type PtyStopTimingOptions = {
+  /** Hang-up to forced stop in `stopAndWait`. Default `STOP_FORCE_AFTER_MS` (5 000). */
+  forceAfterMs?: number
+  /** Dispatch to `stop_unverified` when no exit is reported. Default `STOP_UNCONFIRMED_AFTER_MS` (10 000). */
+  unconfirmedAfterMs?: number
+  /** `stopAndWait`'s deadline when none is given, and `dispose`'s per PTY. Default `STOP_DEFAULT_DEADLINE_MS` (10 000). */
+  defaultDeadlineMs?: number
+}
+
+/**
+ * Options of {@link createPtyController}. Give exactly one of `provider` (served as host
+ * `'local'`) or `providers`; everything else has an in-memory or system default, so
+ * `createPtyController({ provider })` is a complete setup.
+ */
+export type PtyControllerOptions = {
+  /** The one provider, registered as host `'local'`. */
+  provider?: PtyProvider
+  /** Providers by host id. */
+  providers?: PtyProviderRegistry
+  /** Slot owners. Default: `createInMemorySlotStore()`. */
+  store?: PtySlotStore
+  /** Runtime hooks. Default: `createInMemoryPtyRuntime()`. */
+  runtime?: PtyControllerRuntime
+  /** Claimed owners. Default: `createClaimedOwnerRegistry()`. */
+  claims?: ClaimedOwnerRegistry
+  /** Time source. Default: the system clock (fake-timer friendly). */
+  clock?: PtyClock
+  /** Producer flow control; `false` turns it off. */
+  flowControl?: PtyFlowControlOptions | false
+  /** Stop escalation timings. */
+  stop?: PtyStopTimingOptions
+}
+
+/** The options after defaults and validation. */
+export type ResolvedPtyControllerOptions = {
+  /** Providers by host id (never empty). */
+  providers: ReadonlyMap<ExecutionHostId, PtyProvider>
+  /** The slot store. */
+  store: PtySlotStore
+  /** The runtime. */
+  runtime: PtyControllerRuntime
+  /** The claim registry. */
+  claims: ClaimedOwnerRegistry
+  /** The clock. */
+  clock: PtyClock
+  /** Flow control, or `null` when off. */
+  flowControl: ProducerFlowControlConfig | null
+  /** Stop timings. */
+  stop: Required<PtyStopTimingOptions>
+}
+
+function isProvider(value: unknown): value is PtyProvider {
+  if (typeof value !== 'object' || value === null) return false
+  const candidate = value as Record<string, unknown>
+  return ['spawn', 'write', 'resize', 'shutdown', 'listProcesses', 'onData', 'onExit'].every(
+    (method) => typeof candidate[method] === 'function',
+  )
+}
+
+function resolveProviders(options: PtyControllerOptions): Map<ExecutionHostId, PtyProvider> {
+  const hasOne = options.provider !== undefined
+  const hasMany = options.providers !== undefined
+  if (hasOne === hasMany) {
+    throw new TypeError(
+      `Expected exactly one of the \`provider\` and \`providers\` options, got ${hasOne ? 'both' : 'neither'}`,
+    )
+  }
+  if (hasOne) {
+    if (!isProvider(options.provider)) {
+      throw new TypeError(`Expected the \`provider\` option to be a PtyProvider, got ${describeValue(options.provider)}`)
+    }
+    return new Map([[LOCAL_EXECUTION_HOST_ID, options.provider]])
+  }
+  const registry = options.providers
+  let entries: [string, unknown][]
+  if (registry instanceof Map) entries = [...(registry as ReadonlyMap<string, unknown>).entries()]
+  else if (typeof registry === 'object' && registry !== null) entries = Object.entries(registry)
+  else throw new TypeError(`Expected the \`providers\` option to be a record or a Map, got ${describeValue(registry)}`)
+  if (entries.length === 0) {
+    throw new TypeError('Expected the `providers` option to register at least one host, got an empty registry')
+  }
+  const providers = new Map<ExecutionHostId, PtyProvider>()
+  for (const [hostId, provider] of entries) {
+    if (typeof hostId !== 'string' || hostId.length === 0) {
+      throw new TypeError(`Expected every \`providers\` key to be a non-empty host id, got ${describeValue(hostId)}`)
+    }
+    if (!isProvider(provider)) {
+      throw new TypeError(
+        `Expected \`providers[${JSON.stringify(hostId)}]\` to be a PtyProvider, got ${describeValue(provider)}`,
+      )
+    }
+    providers.set(hostId, provider)
+  }
+  return providers
+}
+
+function positiveNumber(name: string, value: unknown, fallback: number, { integer }: { integer: boolean }): number {
+  if (value === undefined) return fallback
+  const ok = typeof value === 'number' && Number.isFinite(value) && value > 0 && (!integer || Number.isInteger(value))
+  if (!ok) {
+    throw new TypeError(
+      `Expected the \`${name}\` option to be a positive ${integer ? 'integer' : 'number'}, got ${describeValue(value)}`,
+    )
+  }
+  return value
+}
+
+function nonNegativeNumber(name: string, value: unknown, fallback: number): number {
+  if (value === undefined) return fallback
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
+    throw new TypeError(`Expected the \`${name}\` option to be a non-negative number, got ${describeValue(value)}`)
+  }
+  return value
+}
+
+function resolveFlowControl(option: PtyControllerOptions['flowControl']): ProducerFlowControlConfig | null {
+  if (option === false) return null
+  if (option === undefined) {
+    return {
+      highWatermarkChars: FLOW_CONTROL_HIGH_WATERMARK_CHARS,
+      lowWatermarkChars: FLOW_CONTROL_LOW_WATERMARK_CHARS,
+      pauseReassertIntervalMs: PRODUCER_PAUSE_REASSERT_INTERVAL_MS,
+      pauseMaxHoldMs: PRODUCER_PAUSE_MAX_HOLD_MS,
+    }
+  }
+  if (typeof option !== 'object' || option === null) {
+    throw new TypeError(`Expected the \`flowControl\` option to be an object or false, got ${describeValue(option)}`)
+  }
+  if (option.enabled !== undefined && typeof option.enabled !== 'boolean') {
+    throw new TypeError(`Expected the \`flowControl.enabled\` option to be a boolean, got ${describeValue(option.enabled)}`)
+  }
+  const setting = (name: keyof PtyFlowControlOptions, fallback: number, integer: boolean): number =>
+    positiveNumber(`flowControl.${name}`, option[name], fallback, { integer })
+  const high = setting('highWatermarkChars', FLOW_CONTROL_HIGH_WATERMARK_CHARS, true)
+  const low = setting('lowWatermarkChars', FLOW_CONTROL_LOW_WATERMARK_CHARS, true)
+  if (low >= high) {
+    throw new TypeError(
+      `Expected the \`flowControl.lowWatermarkChars\` option to be below \`highWatermarkChars\` (${high}), ` +
+        `got ${describeValue(low)}`,
+    )
+  }
+  const config = {
+    highWatermarkChars: high,
+    lowWatermarkChars: low,
+    pauseReassertIntervalMs: setting('pauseReassertIntervalMs', PRODUCER_PAUSE_REASSERT_INTERVAL_MS, false),
+    pauseMaxHoldMs: setting('pauseMaxHoldMs', PRODUCER_PAUSE_MAX_HOLD_MS, false),
+  }
+  return option.enabled === false ? null : config
+}
+
+function resolveClock(clock: unknown): PtyClock {
+  if (clock === undefined) return createSystemClock()
+  const candidate = clock as Record<string, unknown> | null
+  if (
+    typeof candidate !== 'object' ||
+    candidate === null ||
+    typeof candidate['now'] !== 'function' ||
+    typeof candidate['setTimeout'] !== 'function' ||
+    typeof candidate['clearTimeout'] !== 'function'
+  ) {
+    throw new TypeError(
+      `Expected the \`clock\` option to have now, setTimeout and clearTimeout, got ${describeValue(clock)}`,
+    )
+  }
+  return clock as PtyClock
+}
+
+/**
+ * Apply defaults and validate. Throws a `TypeError` naming the option for every malformed value
+ * (a programmer error).
+ */
+export function resolvePtyControllerOptions(options: PtyControllerOptions): ResolvedPtyControllerOptions {
+  if (typeof options !== 'object' || options === null) {
+    throw new TypeError(`Expected the controller options to be an object, got ${describeValue(options)}`)
+  }
+  const stop = options.stop ?? {}
+  if (typeof stop !== 'object' || stop === null) {
+    throw new TypeError(`Expected the \`stop\` option to be an object, got ${describeValue(stop)}`)
+  }
+  return {
+    providers: resolveProviders(options),
+    store: options.store ?? createInMemorySlotStore(),
+    runtime: options.runtime ?? createInMemoryPtyRuntime(),
+    claims: options.claims ?? createClaimedOwnerRegistry(),
+    clock: resolveClock(options.clock),
+    flowControl: resolveFlowControl(options.flowControl),
+    stop: {
+      forceAfterMs: nonNegativeNumber('stop.forceAfterMs', stop.forceAfterMs, STOP_FORCE_AFTER_MS),
+      unconfirmedAfterMs: nonNegativeNumber('stop.unconfirmedAfterMs', stop.unconfirmedAfterMs, STOP_UNCONFIRMED_AFTER_MS),
+      defaultDeadlineMs: nonNegativeNumber('stop.defaultDeadlineMs', stop.defaultDeadlineMs, STOP_DEFAULT_DEADLINE_MS),
+    },
+  }
+}

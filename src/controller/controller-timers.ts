@@ -1,0 +1,65 @@
+import type { PtyClock, PtyTimerHandle } from './clock.js'
+
+/** A one-shot timer as a promise, with a way to cancel it. */
+export type PendingTimer = {
+  /** Resolves with `'timer'` when the timer fires; never rejects, never resolves once cancelled. */
+  promise: Promise<'timer'>
+  /** Cancel the timer (harmless after it fired). */
+  cancel: () => void
+}
+
+/**
+ * Every timer a controller arms, over its clock, so that `dispose` can cancel them all at once and
+ * a callback that throws is reported instead of escaping into the clock.
+ */
+export class ControllerTimers {
+  readonly #clock: PtyClock
+  readonly #onError: (error: unknown) => void
+  readonly #handles = new Set<PtyTimerHandle>()
+
+  /** Track timers on `clock`; errors thrown by callbacks go to `onError`. */
+  constructor(clock: PtyClock, onError: (error: unknown) => void) {
+    this.#clock = clock
+    this.#onError = onError
+  }
+
+  /** Call `callback` once after `ms` milliseconds. */
+  set(callback: () => void, ms: number): PtyTimerHandle {
+    const handle: PtyTimerHandle = this.#clock.setTimeout(() => {
+      this.#handles.delete(handle)
+      try {
+        callback()
+      } catch (error) {
+        this.#onError(error)
+      }
+    }, ms)
+    this.#handles.add(handle)
+    return handle
+  }
+
+  /** Cancel one timer. */
+  clear(handle: PtyTimerHandle): void {
+    this.#handles.delete(handle)
+    this.#clock.clearTimeout(handle)
+  }
+
+  /** A timer as a promise, for racing against other outcomes. */
+  after(ms: number): PendingTimer {
+    let handle: PtyTimerHandle | undefined
+    const promise = new Promise<'timer'>((resolve) => {
+      handle = this.set(() => resolve('timer'), ms)
+    })
+    return {
+      promise,
+      cancel: () => {
+        if (handle !== undefined) this.clear(handle)
+      },
+    }
+  }
+
+  /** Cancel every pending timer. */
+  clearAll(): void {
+    for (const handle of this.#handles) this.#clock.clearTimeout(handle)
+    this.#handles.clear()
+  }
+}

@@ -1,0 +1,19 @@
+import type { ExecutionHostId, PtyIncarnationId } from '../contracts/index.js'
+
+/** Options of `PtyController.attach`. */
+export type PtyAttachOptions = {
+  /** The host to attach on. Default `'local'`. */
+  hostId?: ExecutionHostId
+}
+
+/** Write options beyond the contract's three arguments. */
+export type PtyWriteOptions = {
+  /** Refuse the write (`stale_incarnation`) unless this incarnation is the live one. */
+  expectedIncarnationId?: PtyIncarnationId
+}
+
+/** Options of `PtyController.inspectProcess`. */
+export type PtyInspectOptions = {
+  /** Answer `unavailable` unless this incarnation is the live one. */
+  expectedIncarnationId?: PtyIncarnationId
+}

@@ -1,0 +1,77 @@
+const DISPOSED_ERROR_BRAND = Symbol.for('ptykit.PtyControllerDisposedError')
+const CONTROLLER_ERROR_BRAND = Symbol.for('ptykit.PtyControllerError')
+
+/**
+ * Thrown by every controller method called after `dispose()` (except `dispose` itself, which is
+ * idempotent, and the two write methods, which refuse with `controller_disposed` instead because
+ * they sit on the data path). Using a disposed controller is a programmer error: its providers are
+ * unsubscribed and its PTYs stopped, so any answer it gave would be made up.
+ */
+export class PtyControllerDisposedError extends Error {
+  /** The stable code; match on it, never on the message. */
+  readonly code = 'controller_disposed' as const
+  /** The method that was called. */
+  readonly method: string
+
+  /** Create the error for a call to `method`. */
+  constructor(method: string) {
+    super(`Cannot call \`${method}\` on a disposed PTY controller`)
+    this.method = method
+    Object.defineProperty(this, DISPOSED_ERROR_BRAND, { value: true })
+  }
+}
+Object.defineProperty(PtyControllerDisposedError.prototype, 'name', {
+  value: 'PtyControllerDisposedError',
+  enumerable: false,
+})
+
+/** True for a {@link PtyControllerDisposedError}, also across duplicate copies of the package. */
+export function isPtyControllerDisposedError(value: unknown): value is PtyControllerDisposedError {
+  return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[DISPOSED_ERROR_BRAND] === true
+}
+
+/**
+ * Stable codes of {@link PtyControllerError}, the faults reported on the controller's `error`
+ * event:
+ *
+ * - `listener_threw`: one of your event listeners threw; the other listeners still ran;
+ * - `provider_threw`: a provider callback or query threw where the controller could carry on;
+ * - `shutdown_failed`: a provider rejected (or threw from) a shutdown;
+ * - `flow_control_failed`: a provider's `pauseProducer`/`resumeProducer`/`acknowledgeData` threw
+ *   (flow control is an optimization riding the data path, so this never stops delivery);
+ * - `listing_failed`: a host's process listing failed or timed out;
+ * - `bookkeeping_failed`: the runtime, slot store or claim registry threw while the controller
+ *   recorded an exit or released an owner.
+ */
+export type PtyControllerErrorCode =
+  | 'listener_threw'
+  | 'provider_threw'
+  | 'shutdown_failed'
+  | 'flow_control_failed'
+  | 'listing_failed'
+  | 'bookkeeping_failed'
+
+/**
+ * A fault the controller survived, reported on its `error` event. The original error is `cause`.
+ * Never thrown: the controller reports it and carries on.
+ */
+export class PtyControllerError extends Error {
+  /** The stable code. */
+  readonly code: PtyControllerErrorCode
+  /** The PTY involved, when there was one. */
+  readonly ptyId: string | undefined
+
+  /** Create a fault report. */
+  constructor(code: PtyControllerErrorCode, message: string, options: { cause?: unknown; ptyId?: string } = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause })
+    this.code = code
+    this.ptyId = options.ptyId
+    Object.defineProperty(this, CONTROLLER_ERROR_BRAND, { value: true })
+  }
+}
+Object.defineProperty(PtyControllerError.prototype, 'name', { value: 'PtyControllerError', enumerable: false })
+
+/** True for a {@link PtyControllerError}, also across duplicate copies of the package. */
+export function isPtyControllerError(value: unknown): value is PtyControllerError {
+  return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[CONTROLLER_ERROR_BRAND] === true
+}

@@ -1,0 +1,83 @@
+import type { ExecutionHostId, PtyIncarnationId, PtyLivenessVerdict } from '../contracts/index.js'
+import type { TerminalExitCause } from '../exit-cause/index.js'
+import type { PtyControllerError } from './errors.js'
+
+/** Emitted once a spawn (or attach) is published, before any of its `data` or its `exit`. */
+export type PtyControllerSpawnEvent = {
+  /** The PTY id. */
+  ptyId: string
+  /** The incarnation behind the id, when the provider attested one. */
+  incarnationId?: PtyIncarnationId
+  /** The host it runs on. */
+  hostId: ExecutionHostId
+  /** The root process id, only when the provider published a proven one. */
+  pid?: number
+  /** True when the spawn attached to an existing process. */
+  isReattach: boolean
+}
+
+/** Output of a PTY. Every `data` event of a PTY precedes its `exit` event; none follows it. */
+export type PtyControllerDataEvent = {
+  /** The PTY id. */
+  ptyId: string
+  /** The incarnation that produced it, when attested. */
+  incarnationId?: PtyIncarnationId
+  /** The output. */
+  data: string
+  /**
+   * The PTY's output sequence after this chunk: the cumulative count of raw chars admitted (from
+   * the runtime's `notePtyOutput` when it has one). Use it to align snapshots and acks.
+   */
+  seq: number
+}
+
+/**
+ * A PTY's process ended (or a stop of it was never confirmed). At most one per incarnation — except
+ * that a re-attach to an incarnation whose stop went unverified revives it, and its real exit is
+ * then published as well.
+ */
+export type PtyControllerExitEvent = {
+  /** The PTY id. */
+  ptyId: string
+  /** The incarnation that ended, when attested; never a later one that reused the id. */
+  incarnationId?: PtyIncarnationId
+  /**
+   * The code the provider forwarded; `UNVERIFIED_PROCESS_EXIT_CODE` (−1) when the controller gave
+   * up waiting for a stop's confirmation; `0` when a stop was verified by the host's listing
+   * without the provider ever reporting an exit.
+   */
+  code: number
+  /** The cause, settled by the operator-close rule (`settleExitCause`). */
+  cause: TerminalExitCause
+}
+
+/** What the controller now knows about whether a PTY's process is alive. */
+export type PtyControllerLivenessEvent = {
+  /** The PTY id. */
+  ptyId: string
+  /** The incarnation the verdict is about, when attested. */
+  incarnationId?: PtyIncarnationId
+  /** The verdict; `unverifiable` is never "dead". */
+  verdict: PtyLivenessVerdict
+}
+
+/**
+ * The controller's events (a `typed-emitter` map over `node:events`).
+ *
+ * Listeners are isolated: one that throws is reported on `error` (code `listener_threw`) and the
+ * remaining listeners still run; nothing ever throws back into a provider's callback. With no
+ * `error` listener, faults are dropped silently — the controller never crashes the process over
+ * them (unlike a bare `EventEmitter`, which throws an unhandled `'error'`).
+ */
+export type PtyControllerEvents = {
+  /** A PTY was spawned or attached. */
+  spawn: (event: PtyControllerSpawnEvent) => void
+  /** A PTY produced output. */
+  data: (event: PtyControllerDataEvent) => void
+  /** A PTY's process ended, or its stop was given up on (`unknown/stop_unverified`). */
+  exit: (event: PtyControllerExitEvent) => void
+  /** The liveness verdict of a PTY changed. */
+  liveness: (event: PtyControllerLivenessEvent) => void
+  /** A fault the controller survived (a listener or provider threw, a stop failed…). */
+  error: (error: PtyControllerError) => void
+}

@@ -1,0 +1,34 @@
+import type { PtyExitEvent } from '../contracts/index.js'
+import { exitCauseFromWire, type TerminalExitCause } from '../exit-cause/index.js'
+
+/**
+ * The cause a provider's exit event is evidence for, before the operator-close rule.
+ *
+ * A valid `cause` is kept; a missing or malformed one is resolved from the code with
+ * `exitCauseFromWire`. When the spawn said a wrapper owns the exit status
+ * (`hostReportsChildExitStatus === false`), a cause derived from a code or a signal describes the
+ * wrapper, so it becomes `unknown/host_status_unavailable`; only an `unknown` the provider itself
+ * reported (such as `stop_unverified`) may stand.
+ */
+export function observedExitCause(event: PtyExitEvent, hostReportsChildExitStatus: boolean): TerminalExitCause {
+  const observed = exitCauseFromWire({ code: event.code, cause: event.cause })
+  if (hostReportsChildExitStatus) return observed
+  return observed.kind === 'unknown' && observed.reason !== 'cause_unreported'
+    ? observed
+    : { kind: 'unknown', reason: 'host_status_unavailable' }
+}
+
+/** True for `unknown/stop_unverified`: the death was not confirmed, so the process may be alive. */
+export function isUnverifiedCause(cause: TerminalExitCause): boolean {
+  return cause.kind === 'unknown' && cause.reason === 'stop_unverified'
+}
+
+/**
+ * Combine several providers' three-valued answers about one id: any `true` wins; all `false`
+ * (and at least one answer) is `false`; anything else is `null` (unknown).
+ */
+export function combineAnswers(answers: readonly (boolean | null)[]): boolean | null {
+  if (answers.includes(true)) return true
+  if (answers.length > 0 && answers.every((answer) => answer === false)) return false
+  return null
+}

@@ -1,0 +1,130 @@
+import type { ExecutionHostId, PtyIncarnationId, PtyProvider, PtySlot } from '../contracts/index.js'
+import type { PtyTimerHandle } from './clock.js'
+import type { ProducerFlowTarget } from './flow-control.js'
+
+/**
+ * Where one incarnation of a PTY stands, as the controller knows it:
+ *
+ * - `live`: spawned, no exit observed;
+ * - `unverified`: an exit was published but the death is not proven (a stop nobody confirmed, or
+ *   a provider exit it could not vouch for); the process may still be alive;
+ * - `exited`: the owning host proved the process gone.
+ */
+export type PtyRecordState = 'live' | 'unverified' | 'exited'
+
+/**
+ * The controller's record of one incarnation behind a PTY id. A respawn of the same id gets a
+ * new record, so per-incarnation facts (the stop intent, timers, flow-control debt) can never
+ * leak to the replacement.
+ */
+export type PtyRecord = {
+  /** The PTY id. */
+  readonly ptyId: string
+  /** The host it runs on. */
+  readonly hostId: ExecutionHostId
+  /** The provider that owns it (events are matched by provider identity). */
+  readonly provider: PtyProvider
+  /** The incarnation, when attested. */
+  readonly incarnationId: PtyIncarnationId | undefined
+  /** The proven root pid, if published. */
+  readonly pid: number | undefined
+  /** `false` when the spawn said a wrapper owns the exit status. */
+  readonly hostReportsChildExitStatus: boolean
+  /** The spawn's scope, slot and claim, for inventory and releasing ownership. */
+  readonly scopeId: string | undefined
+  /** The slot the PTY owns, if any. */
+  readonly slot: PtySlot | undefined
+  /** The claim key the PTY holds, if any. */
+  readonly claimKey: string | undefined
+  /** The pre-allocated handle, if any. */
+  readonly handle: string | undefined
+  /** Flow-control identity of this incarnation. */
+  readonly flowTarget: ProducerFlowTarget
+  /** The size last applied. */
+  size: { cols: number; rows: number }
+  /** See {@link PtyRecordState}. */
+  state: PtyRecordState
+  /** A stop was requested for this incarnation (the operator-close rule). */
+  stopRequested: boolean
+  /** Replaced by a newer incarnation before its own exit was seen. */
+  superseded: boolean
+  /** The timer that publishes `stop_unverified` when no exit follows a stop. */
+  unconfirmedTimer: PtyTimerHandle | undefined
+  /** The controller's own output count, used when the runtime has no `notePtyOutput`. */
+  outputSequence: number
+  /** Called whenever `state` changes (stop waiters). */
+  readonly stateListeners: Set<() => void>
+}
+
+/** Build the `{ incarnationId }` part of an event, omitting it when unattested. */
+export function incarnationField(
+  incarnationId: PtyIncarnationId | undefined,
+): { incarnationId?: PtyIncarnationId } {
+  return incarnationId === undefined ? {} : { incarnationId }
+}
+
+/**
+ * Whether an event attributed to `eventIncarnationId` may belong to the record: only a *present*
+ * incarnation that differs from a *present* recorded one is proof it belongs elsewhere (rule R1).
+ */
+export function incarnationMatches(record: PtyRecord, eventIncarnationId: PtyIncarnationId | undefined): boolean {
+  return (
+    eventIncarnationId === undefined ||
+    record.incarnationId === undefined ||
+    eventIncarnationId === record.incarnationId
+  )
+}
+
+/** The facts a new record starts from; everything else starts live, with no stop and no timers. */
+export type PtyRecordInit = Pick<
+  PtyRecord,
+  | 'ptyId'
+  | 'hostId'
+  | 'provider'
+  | 'incarnationId'
+  | 'pid'
+  | 'hostReportsChildExitStatus'
+  | 'scopeId'
+  | 'slot'
+  | 'claimKey'
+  | 'handle'
+  | 'flowTarget'
+  | 'size'
+  | 'outputSequence'
+>
+
+/** A fresh record for a newly published incarnation. */
+export function createPtyRecord(init: PtyRecordInit): PtyRecord {
+  return {
+    ...init,
+    state: 'live',
+    stopRequested: false,
+    superseded: false,
+    unconfirmedTimer: undefined,
+    stateListeners: new Set(),
+  }
+}
+
+/** Resolves once the record reaches `state` (at once if it is there); `cancel` stops listening. */
+export function waitForRecordState(
+  record: PtyRecord,
+  state: PtyRecordState,
+): { promise: Promise<void>; cancel: () => void } {
+  let listener: (() => void) | undefined
+  const promise = new Promise<void>((resolve) => {
+    if (record.state === state) {
+      resolve()
+      return
+    }
+    listener = () => {
+      if (record.state === state) resolve()
+    }
+    record.stateListeners.add(listener)
+  })
+  return {
+    promise,
+    cancel: () => {
+      if (listener !== undefined) record.stateListeners.delete(listener)
+    },
+  }
+}

@@ -1,0 +1,88 @@
+import { createPtyController, type PtyController, type PtyControllerOptions } from '../../src/controller/index.js'
+import type { PtyControllerError } from '../../src/controller/index.js'
+import type {
+  PtyControllerDataEvent,
+  PtyControllerExitEvent,
+  PtyControllerLivenessEvent,
+  PtyControllerSpawnEvent,
+} from '../../src/controller/index.js'
+import { createFakePtyProvider, type FakePtyProvider, type FakePtyProviderOptions } from '../../src/testing/index.js'
+import { createManualClock, type ManualClock } from '../../src/testing/manual-clock.js'
+
+/** One recorded controller event, in emission order. */
+export type RecordedEvent =
+  | { type: 'spawn'; event: PtyControllerSpawnEvent }
+  | { type: 'data'; event: PtyControllerDataEvent }
+  | { type: 'exit'; event: PtyControllerExitEvent }
+  | { type: 'liveness'; event: PtyControllerLivenessEvent }
+  | { type: 'error'; event: PtyControllerError }
+
+/** A controller over a fake provider and a manual clock, with every event recorded. */
+export type Harness = {
+  provider: FakePtyProvider
+  clock: ManualClock
+  controller: PtyController
+  events: RecordedEvent[]
+  exits: () => PtyControllerExitEvent[]
+  data: () => PtyControllerDataEvent[]
+  liveness: () => PtyControllerLivenessEvent[]
+  errors: () => PtyControllerError[]
+  /** Let microtasks run and deliver the fake's scheduled events. */
+  settle: () => Promise<void>
+  /** Drive the clock (timer by timer) and the microtask queue until `promise` settles. */
+  run: <T>(promise: Promise<T>, maxMs?: number) => Promise<T>
+}
+
+/** Build a harness; the fake delivers scripted events only when the test settles. */
+export function createHarness(
+  options: {
+    provider?: FakePtyProviderOptions
+    controller?: Omit<PtyControllerOptions, 'provider' | 'providers' | 'clock'>
+  } = {},
+): Harness {
+  const provider = createFakePtyProvider({ scheduling: 'manual', ...options.provider })
+  const clock = createManualClock()
+  const controller = createPtyController({ provider, clock, ...options.controller })
+  const events: RecordedEvent[] = []
+  controller.on('spawn', (event) => events.push({ type: 'spawn', event }))
+  controller.on('data', (event) => events.push({ type: 'data', event }))
+  controller.on('exit', (event) => events.push({ type: 'exit', event }))
+  controller.on('liveness', (event) => events.push({ type: 'liveness', event }))
+  controller.on('error', (event) => events.push({ type: 'error', event }))
+  type EventOf<K extends RecordedEvent['type']> = Extract<RecordedEvent, { type: K }>['event']
+  const pick =
+    <K extends RecordedEvent['type']>(type: K) =>
+    (): EventOf<K>[] =>
+      events.filter((entry) => entry.type === type).map((entry) => entry.event as EventOf<K>)
+  const settle = (): Promise<void> => provider.settle()
+  const run = async <T>(promise: Promise<T>, maxMs = 60_000): Promise<T> => {
+    let done = false
+    const tracked = promise.finally(() => {
+      done = true
+    })
+    tracked.catch(() => undefined)
+    const start = clock.now()
+    for (;;) {
+      await settle()
+      if (done) break
+      const next = clock.nextTimerAt()
+      if (next === null || next - start > maxMs) {
+        throw new Error(`run(): the promise is stuck (next timer ${String(next)}, now ${clock.now()})`)
+      }
+      clock.advance(Math.max(0, next - clock.now()))
+    }
+    return tracked
+  }
+  return {
+    provider,
+    clock,
+    controller,
+    events,
+    exits: pick('exit'),
+    data: pick('data'),
+    liveness: pick('liveness'),
+    errors: pick('error'),
+    settle,
+    run,
+  }
+}

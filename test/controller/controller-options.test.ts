@@ -1,0 +1,45 @@
+import { describe, expect, it } from 'vitest'
+import { createPtyController, resolvePtyControllerOptions } from '../../src/controller/index.js'
+import { createFakePtyProvider } from '../../src/testing/index.js'
+
+describe('controller options', () => {
+  const provider = createFakePtyProvider()
+
+  it('works with just a provider: in-memory runtime, store and claims, system clock', async () => {
+    const controller = createPtyController({ provider })
+    const reply = await controller.spawn({ cols: 90, rows: 20 })
+    expect(reply).toMatchObject({ hostId: 'local', isReattach: false })
+    expect(controller.getSize(reply.id)).toEqual({ cols: 90, rows: 20 })
+    await controller.dispose()
+  })
+
+  it('accepts a providers record as well as a Map', () => {
+    const resolved = resolvePtyControllerOptions({ providers: { local: provider, 'ssh:a': provider } })
+    expect([...resolved.providers.keys()]).toEqual(['local', 'ssh:a'])
+  })
+
+  it.each([
+    [{}, 'Expected exactly one of the `provider` and `providers` options, got neither'],
+    [{ provider, providers: { local: provider } }, 'Expected exactly one of the `provider` and `providers` options, got both'],
+    [{ provider: { name: 'x' } }, 'Expected the `provider` option to be a PtyProvider, got [object] (object)'],
+    [{ providers: {} }, 'Expected the `providers` option to register at least one host, got an empty registry'],
+    [{ providers: { local: 3 } }, 'Expected `providers["local"]` to be a PtyProvider, got 3 (number)'],
+    [{ provider, clock: {} }, 'Expected the `clock` option to have now, setTimeout and clearTimeout, got [object] (object)'],
+    [{ provider, flowControl: true }, 'Expected the `flowControl` option to be an object or false, got true (boolean)'],
+    [
+      { provider, flowControl: { highWatermarkChars: 0 } },
+      'Expected the `flowControl.highWatermarkChars` option to be a positive integer, got 0 (number)',
+    ],
+    [
+      { provider, flowControl: { highWatermarkChars: 10, lowWatermarkChars: 10 } },
+      'Expected the `flowControl.lowWatermarkChars` option to be below `highWatermarkChars` (10), got 10 (number)',
+    ],
+    [
+      { provider, flowControl: { pauseMaxHoldMs: Number.POSITIVE_INFINITY } },
+      'Expected the `flowControl.pauseMaxHoldMs` option to be a positive number, got Infinity (number)',
+    ],
+    [{ provider, stop: { forceAfterMs: -5 } }, 'Expected the `stop.forceAfterMs` option to be a non-negative number, got -5 (number)'],
+  ])('rejects %j', (options, message) => {
+    expect(() => createPtyController(options as never)).toThrow(new TypeError(message))
+  })
+})

@@ -1,0 +1,58 @@
+import fc from 'fast-check'
+import { describe, expect, it } from 'vitest'
+import { combineAnswers, isUnverifiedCause, observedExitCause } from '../../src/controller/exit-evidence.js'
+import { resolveProcessExitCause, resolveUnreportedExitCause } from '../../src/exit-cause/index.js'
+
+const codeArb = fc.oneof(fc.integer({ min: -2, max: 255 }), fc.constantFrom(Number.NaN, 0.5))
+const signalArb = fc.option(fc.integer({ min: -1, max: 64 }), { nil: undefined })
+
+describe('observedExitCause', () => {
+  it('keeps a valid cause and resolves a missing one from the code, when the host reports child status', () => {
+    fc.assert(
+      fc.property(codeArb, signalArb, fc.boolean(), (code, signal, withCause) => {
+        const cause = resolveProcessExitCause({ exitCode: code, signal: signal ?? null })
+        const event = withCause ? { id: 'p', code, cause } : { id: 'p', code }
+        expect(observedExitCause(event, true)).toEqual(withCause ? cause : resolveUnreportedExitCause(code))
+      }),
+    )
+  })
+
+  it('never lets a code or a signal through when a wrapper owns the status', () => {
+    fc.assert(
+      fc.property(codeArb, signalArb, fc.boolean(), fc.boolean(), (code, signal, withCause, claimsStatus) => {
+        const cause = resolveProcessExitCause({
+          exitCode: code,
+          signal: signal ?? null,
+          hostReportsChildExitStatus: claimsStatus,
+        })
+        const observed = observedExitCause(withCause ? { id: 'p', code, cause } : { id: 'p', code }, false)
+        expect(observed.kind).toBe('unknown')
+        // Only the "could not vouch" sentinel survives; everything else is host_status_unavailable.
+        const unverifiedBefore = withCause ? isUnverifiedCause(cause) : isUnverifiedCause(resolveUnreportedExitCause(code))
+        expect(observed).toEqual(
+          unverifiedBefore ? { kind: 'unknown', reason: 'stop_unverified' } : { kind: 'unknown', reason: 'host_status_unavailable' },
+        )
+      }),
+    )
+  })
+
+  it('treats a malformed cause as absent', () => {
+    expect(observedExitCause({ id: 'p', code: 0, cause: { kind: 'signaled', signal: -3 } as never }, true)).toEqual({
+      kind: 'unknown',
+      reason: 'cause_unreported',
+    })
+  })
+})
+
+describe('combineAnswers', () => {
+  it('is true when any answer is true, false only when all are false, and null otherwise', () => {
+    fc.assert(
+      fc.property(fc.array(fc.constantFrom(true, false, null)), (answers) => {
+        const combined = combineAnswers(answers)
+        if (answers.includes(true)) expect(combined).toBe(true)
+        else if (answers.length > 0 && !answers.includes(null)) expect(combined).toBe(false)
+        else expect(combined).toBeNull()
+      }),
+    )
+  })
+})

@@ -1,0 +1,86 @@
+import fc from 'fast-check'
+import { describe, expect, it } from 'vitest'
+import { ProducerFlowControl, type ProducerFlowTarget } from '../../src/controller/index.js'
+import { createManualClock } from '../../src/testing/manual-clock.js'
+
+const CONFIG = { highWatermarkChars: 1_000, lowWatermarkChars: 100, pauseReassertIntervalMs: 40, pauseMaxHoldMs: 150 }
+
+type Step =
+  | { kind: 'output'; chars: number }
+  | { kind: 'ack'; chars: number }
+  | { kind: 'advance'; ms: number }
+  | { kind: 'release' }
+
+const stepArb: fc.Arbitrary<Step> = fc.oneof(
+  fc.record({ kind: fc.constant('output' as const), chars: fc.integer({ min: 0, max: 800 }) }),
+  fc.record({ kind: fc.constant('ack' as const), chars: fc.integer({ min: 0, max: 1_500 }) }),
+  fc.record({ kind: fc.constant('advance' as const), ms: fc.integer({ min: 0, max: 200 }) }),
+  fc.record({ kind: fc.constant('release' as const) }),
+)
+
+describe('ProducerFlowControl', () => {
+  it('keeps the books: in-flight is delivered minus credited, never negative; pauses, resumes and caps by the rules', () => {
+    fc.assert(
+      fc.property(fc.array(stepArb, { maxLength: 60 }), (steps) => {
+        const clock = createManualClock()
+        const log: { call: 'pause' | 'resume'; at: number; inFlight: number }[] = []
+        let inFlight = 0
+        // The count the controller holds at the moment of each call (checked against ours after each step).
+        const held = (): number => flow.state(target).unacknowledgedChars
+        const target: ProducerFlowTarget = {
+          pause: () => log.push({ call: 'pause', at: clock.now(), inFlight: held() }),
+          resume: () => log.push({ call: 'resume', at: clock.now(), inFlight: held() }),
+        }
+        const flow = new ProducerFlowControl(CONFIG, clock)
+        let pausedSince: number | null = null
+        for (const step of steps) {
+          const before = log.length
+          if (step.kind === 'output') {
+            inFlight += step.chars
+            flow.noteOutput(target, step.chars)
+          } else if (step.kind === 'ack') {
+            const credited = flow.acknowledge(target, step.chars)
+            expect(credited).toBe(Math.min(step.chars, inFlight))
+            inFlight -= credited
+          } else if (step.kind === 'advance') {
+            clock.advance(step.ms)
+          } else {
+            flow.release(target)
+            inFlight = 0
+          }
+          for (const entry of log.slice(before)) {
+            if (entry.call === 'pause') {
+              // A pause (first or re-asserted) only while above the high watermark.
+              expect(entry.inFlight).toBeGreaterThan(CONFIG.highWatermarkChars)
+              pausedSince ??= entry.at
+            } else {
+              expect(pausedSince).not.toBeNull()
+              const heldFor = entry.at - (pausedSince ?? 0)
+              expect(heldFor).toBeLessThanOrEqual(CONFIG.pauseMaxHoldMs)
+              // Resumed below the low watermark, or by the cap, or by a release.
+              expect(entry.inFlight < CONFIG.lowWatermarkChars || heldFor === CONFIG.pauseMaxHoldMs || step.kind === 'release').toBe(true)
+              pausedSince = null
+            }
+          }
+          const state = flow.state(target)
+          expect(state.unacknowledgedChars).toBe(inFlight)
+          expect(state.paused).toBe(pausedSince !== null)
+          if (pausedSince !== null) expect(clock.now() - pausedSince).toBeLessThanOrEqual(CONFIG.pauseMaxHoldMs)
+        }
+      }),
+      { numRuns: 300 },
+    )
+  })
+
+  it('forgets a target without resuming it', () => {
+    const clock = createManualClock()
+    const calls: string[] = []
+    const target: ProducerFlowTarget = { pause: () => calls.push('pause'), resume: () => calls.push('resume') }
+    const flow = new ProducerFlowControl(CONFIG, clock)
+    flow.noteOutput(target, 2_000)
+    flow.forget(target)
+    clock.advance(1_000)
+    expect(calls).toEqual(['pause'])
+    expect(flow.state(target)).toEqual({ unacknowledgedChars: 0, paused: false, pausedSince: null })
+  })
+})

@@ -1,0 +1,180 @@
+import { describe, expect, it } from 'vitest'
+import {
+  FLOW_CONTROL_ACK_SIZE_CHARS,
+  FLOW_CONTROL_HIGH_WATERMARK_CHARS,
+  FLOW_CONTROL_LOW_WATERMARK_CHARS,
+  PRODUCER_PAUSE_MAX_HOLD_MS,
+  PRODUCER_PAUSE_REASSERT_INTERVAL_MS,
+} from '../../src/controller/index.js'
+import { createHarness } from './controller-harness.js'
+
+type H = ReturnType<typeof createHarness>
+
+function flowCalls(h: H): string[] {
+  return h.provider.calls
+    .filter((call) => call.method === 'pauseProducer' || call.method === 'resumeProducer')
+    .map((call) => call.method)
+}
+
+async function floodedPty(h: H, chars: number): Promise<string> {
+  const { id } = await h.controller.spawn({})
+  h.provider.emitData(id, 'x'.repeat(chars))
+  return id
+}
+
+describe('flow control', () => {
+  it('uses VS Code defaults, with an ack size that cannot strand a paused producer', () => {
+    expect(FLOW_CONTROL_HIGH_WATERMARK_CHARS).toBe(100_000)
+    expect(FLOW_CONTROL_LOW_WATERMARK_CHARS).toBe(5_000)
+    expect(FLOW_CONTROL_ACK_SIZE_CHARS).toBeLessThanOrEqual(FLOW_CONTROL_LOW_WATERMARK_CHARS)
+    expect(PRODUCER_PAUSE_REASSERT_INTERVAL_MS).toBeLessThan(PRODUCER_PAUSE_MAX_HOLD_MS)
+  })
+
+  it('pauses only above the high watermark', async () => {
+    const h = createHarness()
+    const id = await floodedPty(h, FLOW_CONTROL_HIGH_WATERMARK_CHARS)
+    expect(flowCalls(h)).toEqual([])
+    h.provider.emitData(id, 'y')
+    expect(flowCalls(h)).toEqual(['pauseProducer'])
+    expect(h.provider.getPty(id)?.paused).toBe(true)
+    expect(h.controller.getFlowControlState(id)).toEqual({
+      unacknowledgedChars: FLOW_CONTROL_HIGH_WATERMARK_CHARS + 1,
+      paused: true,
+      pausedSince: 0,
+    })
+  })
+
+  it('resumes only below the low watermark, in ack-size steps', async () => {
+    const h = createHarness()
+    const id = await floodedPty(h, FLOW_CONTROL_HIGH_WATERMARK_CHARS + 1)
+    let acked = 0
+    while (FLOW_CONTROL_HIGH_WATERMARK_CHARS + 1 - acked >= FLOW_CONTROL_LOW_WATERMARK_CHARS) {
+      expect(h.provider.getPty(id)?.paused).toBe(true)
+      h.controller.acknowledgeData(id, FLOW_CONTROL_ACK_SIZE_CHARS)
+      acked += FLOW_CONTROL_ACK_SIZE_CHARS
+    }
+    expect(flowCalls(h)).toEqual(['pauseProducer', 'resumeProducer'])
+    expect(h.provider.getPty(id)?.paused).toBe(false)
+    expect(h.provider.getPty(id)?.acknowledgedChars).toBe(acked)
+  })
+
+  it('re-asserts a held pause every interval while still above the high watermark, not when below it', async () => {
+    const h = createHarness()
+    const id = await floodedPty(h, FLOW_CONTROL_HIGH_WATERMARK_CHARS + 1)
+    h.clock.advance(PRODUCER_PAUSE_REASSERT_INTERVAL_MS)
+    expect(flowCalls(h)).toEqual(['pauseProducer', 'pauseProducer'])
+    // Between the watermarks: still paused, but no re-assert.
+    h.controller.acknowledgeData(id, 10)
+    h.clock.advance(PRODUCER_PAUSE_REASSERT_INTERVAL_MS - 1)
+    expect(flowCalls(h)).toEqual(['pauseProducer', 'pauseProducer'])
+  })
+
+  it('forces a resume when one pause reaches the cap, and pauses again on the next output', async () => {
+    const h = createHarness()
+    const id = await floodedPty(h, FLOW_CONTROL_HIGH_WATERMARK_CHARS + 1)
+    h.clock.advance(PRODUCER_PAUSE_MAX_HOLD_MS - 1)
+    expect(h.provider.getPty(id)?.paused).toBe(true)
+    h.clock.advance(1)
+    expect(h.provider.getPty(id)?.paused).toBe(false)
+    expect(h.controller.getFlowControlState(id)).toMatchObject({ paused: false, unacknowledgedChars: FLOW_CONTROL_HIGH_WATERMARK_CHARS + 1 })
+    h.provider.emitData(id, 'z')
+    expect(h.controller.getFlowControlState(id)).toMatchObject({ paused: true, pausedSince: PRODUCER_PAUSE_MAX_HOLD_MS })
+    // Re-asserting never extended the first pause: exactly two pauses before the cap.
+    expect(flowCalls(h)).toEqual(['pauseProducer', 'pauseProducer', 'resumeProducer', 'pauseProducer'])
+  })
+
+  it('clamps acks to what is in flight, and forwards only the credited amount', async () => {
+    const h = createHarness()
+    const id = await floodedPty(h, 300)
+    h.controller.acknowledgeData(id, 1_000)
+    h.controller.acknowledgeData(id, 1_000)
+    expect(h.controller.getFlowControlState(id)?.unacknowledgedChars).toBe(0)
+    expect(h.provider.getPty(id)?.acknowledgedChars).toBe(300)
+  })
+
+  it('releases a paused producer on exit and leaves no state behind for a reused id', async () => {
+    const h = createHarness()
+    h.provider.scriptNextSpawn({ id: 'reused' })
+    await h.controller.spawn({})
+    h.provider.emitData('reused', 'x'.repeat(FLOW_CONTROL_HIGH_WATERMARK_CHARS + 1))
+    h.provider.emitExit('reused', { exitCode: 0 })
+    // The exit waited behind nothing (no held output), and the pause was released.
+    expect(flowCalls(h)).toEqual(['pauseProducer', 'resumeProducer'])
+    expect(h.clock.pendingTimerCount()).toBe(0)
+    h.provider.scriptNextSpawn({ id: 'reused' })
+    await h.controller.spawn({})
+    expect(h.controller.getFlowControlState('reused')).toEqual({ unacknowledgedChars: 0, paused: false, pausedSince: null })
+  })
+
+  it('releases the producer when a stop is requested, so held output and the exit can drain', async () => {
+    const h = createHarness()
+    const id = await floodedPty(h, FLOW_CONTROL_HIGH_WATERMARK_CHARS + 1)
+    h.provider.emitData(id, 'held')
+    h.provider.emitExit(id, { exitCode: 0, signal: 15 })
+    expect(h.data().map((event) => event.data)).not.toContain('held')
+    expect(h.exits()).toEqual([])
+    h.controller.kill(id)
+    expect(h.events.slice(-3).map((entry) => entry.type)).toEqual(['data', 'exit', 'liveness'])
+    expect(h.exits()[0]?.cause).toEqual({ kind: 'operator_close' })
+  })
+
+  it('honours custom watermarks and timings', async () => {
+    const h = createHarness({
+      controller: { flowControl: { highWatermarkChars: 10, lowWatermarkChars: 2, pauseReassertIntervalMs: 3, pauseMaxHoldMs: 7 } },
+    })
+    const id = await floodedPty(h, 11)
+    h.clock.advance(3)
+    h.clock.advance(3)
+    expect(flowCalls(h)).toEqual(['pauseProducer', 'pauseProducer', 'pauseProducer'])
+    h.clock.advance(1)
+    expect(flowCalls(h).at(-1)).toBe('resumeProducer')
+    h.controller.acknowledgeData(id, 9)
+    expect(h.controller.getFlowControlState(id)?.unacknowledgedChars).toBe(2)
+  })
+
+  it.each([false, { enabled: false }] as const)('is off with flowControl: %j (acks are forwarded unclamped)', async (flowControl) => {
+    const h = createHarness({ controller: { flowControl } })
+    const id = await floodedPty(h, FLOW_CONTROL_HIGH_WATERMARK_CHARS * 3)
+    h.clock.advance(PRODUCER_PAUSE_MAX_HOLD_MS * 2)
+    expect(flowCalls(h)).toEqual([])
+    h.controller.acknowledgeData(id, 7)
+    expect(h.provider.getPty(id)?.acknowledgedChars).toBe(7)
+    expect(h.controller.getFlowControlState(id)).toBeNull()
+  })
+
+  it('forwards acks unclamped to a provider that acknowledges data but cannot pause', async () => {
+    const h = createHarness()
+    const { id } = await h.controller.spawn({})
+    const forwarded: number[] = []
+    Object.assign(h.provider, {
+      pauseProducer: undefined,
+      resumeProducer: undefined,
+      acknowledgeData: (_id: string, chars: number) => forwarded.push(chars),
+    })
+    h.provider.emitData(id, 'x'.repeat(FLOW_CONTROL_HIGH_WATERMARK_CHARS * 2))
+    h.controller.acknowledgeData(id, 123)
+    expect(forwarded).toEqual([123])
+    expect(h.controller.getFlowControlState(id)).toEqual({ unacknowledgedChars: 0, paused: false, pausedSince: null })
+  })
+
+  it('swallows a transport pause error, reports it, and keeps delivering', async () => {
+    const h = createHarness()
+    const { id } = await h.controller.spawn({})
+    h.provider.pauseProducer = () => {
+      throw new Error('transport gone')
+    }
+    h.provider.emitData(id, 'x'.repeat(FLOW_CONTROL_HIGH_WATERMARK_CHARS + 1))
+    h.provider.emitData(id, 'after')
+    expect(h.data().map((event) => event.data.length)).toEqual([FLOW_CONTROL_HIGH_WATERMARK_CHARS + 1, 5])
+    expect(h.errors().map((error) => error.code)).toEqual(['flow_control_failed'])
+  })
+
+  it('rejects a malformed ack with a TypeError naming it', async () => {
+    const h = createHarness()
+    const { id } = await h.controller.spawn({})
+    expect(() => h.controller.acknowledgeData(id, -1)).toThrow(
+      'Expected the `chars` argument to be a non-negative number, got -1 (number)',
+    )
+    expect(() => h.controller.acknowledgeData(id, Number.NaN)).toThrow(TypeError)
+  })
+})

@@ -1,0 +1,162 @@
+import { afterEach, describe, expect, it, vi } from 'vitest'
+import {
+  PtyControllerDisposedError,
+  STOP_UNCONFIRMED_AFTER_MS,
+  createPtyController,
+  isPtyControllerDisposedError,
+  isPtyControllerError,
+} from '../../src/controller/index.js'
+import { createFakePtyProvider } from '../../src/testing/index.js'
+import { createHarness } from './controller-harness.js'
+
+describe('error isolation', () => {
+  it('reports a throwing listener on `error` and still runs the other listeners', async () => {
+    const h = createHarness()
+    const seen: string[] = []
+    h.controller.on('data', () => {
+      throw new Error('listener bug')
+    })
+    h.controller.on('data', (event) => seen.push(event.data))
+    const { id } = await h.controller.spawn({})
+    expect(() => h.provider.emitData(id, 'a')).not.toThrow()
+    expect(seen).toEqual(['a'])
+    const [error] = h.errors()
+    expect(isPtyControllerError(error)).toBe(true)
+    expect(error).toMatchObject({ code: 'listener_threw', ptyId: id })
+    expect((error?.cause as Error).message).toBe('listener bug')
+  })
+
+  it('never throws into the provider, even with no `error` listener and a throwing error listener', async () => {
+    const provider = createFakePtyProvider({ scheduling: 'manual' })
+    const controller = createPtyController({ provider })
+    controller.on('exit', () => {
+      throw new Error('exit listener bug')
+    })
+    const { id } = await controller.spawn({})
+    expect(() => provider.emitExit(id, { exitCode: 0 })).not.toThrow()
+    const other = createPtyController({ provider: createFakePtyProvider({ scheduling: 'manual' }) })
+    other.on('error', () => {
+      throw new Error('error listener bug')
+    })
+    other.on('spawn', () => {
+      throw new Error('spawn listener bug')
+    })
+    await expect(other.spawn({})).resolves.toMatchObject({ hostId: 'local' })
+    await controller.dispose()
+    await other.dispose()
+  })
+
+  it('runs `once` listeners once', async () => {
+    const h = createHarness()
+    const seen: string[] = []
+    h.controller.once('data', (event) => seen.push(event.data))
+    const { id } = await h.controller.spawn({})
+    h.provider.emitData(id, 'a')
+    h.provider.emitData(id, 'b')
+    expect(seen).toEqual(['a'])
+    expect(h.controller.listenerCount('data')).toBe(1)
+  })
+})
+
+describe('dispose', () => {
+  it('stops every PTY as an operator close, unsubscribes, drops listeners, and is idempotent', async () => {
+    const h = createHarness()
+    const a = await h.controller.spawn({})
+    const b = await h.controller.spawn({})
+    const done = h.controller.dispose()
+    expect(h.controller.dispose()).toBe(done)
+    await h.run(done)
+    expect(h.exits().map((exit) => [exit.ptyId, exit.cause.kind]).sort()).toEqual(
+      [
+        [a.id, 'operator_close'],
+        [b.id, 'operator_close'],
+      ].sort(),
+    )
+    expect(h.provider.livePtyIds()).toEqual([])
+    expect(h.provider.listenerCount()).toBe(0)
+    expect(h.controller.listenerCount('exit')).toBe(0)
+    expect(h.clock.pendingTimerCount()).toBe(0)
+    expect(h.controller.disposed).toBe(true)
+  })
+
+  it('publishes stop_unverified for a PTY whose stop is never confirmed, bounded by the deadline', async () => {
+    const h = createHarness({ controller: { stop: { defaultDeadlineMs: 2_000 } } })
+    h.provider.scriptNextSpawn({ shutdown: 'never_confirm' })
+    const { id } = await h.controller.spawn({})
+    await h.run(h.controller.dispose())
+    expect(h.clock.now()).toBe(2_000)
+    expect(h.exits()).toEqual([expect.objectContaining({ ptyId: id, code: -1, cause: { kind: 'unknown', reason: 'stop_unverified' } })])
+  })
+
+  it('throws PtyControllerDisposedError from every method after dispose, and refuses writes', async () => {
+    const h = createHarness()
+    const { id } = await h.controller.spawn({})
+    await h.run(h.controller.dispose())
+    const calls: [string, () => unknown][] = [
+      ['spawn', () => h.controller.spawn({})],
+      ['kill', () => h.controller.kill(id)],
+      ['resize', () => h.controller.resize(id, 10, 10)],
+      ['hasPty', () => h.controller.hasPty(id)],
+      ['inventory', () => h.controller.inventory()],
+      ['acknowledgeData', () => h.controller.acknowledgeData(id, 1)],
+      ['getSize', () => h.controller.getSize(id)],
+      ['retireRejectedPty', () => h.controller.retireRejectedPty(id, true, undefined)],
+    ]
+    for (const [method, call] of calls) {
+      let thrown: unknown
+      try {
+        await call()
+      } catch (error) {
+        thrown = error
+      }
+      expect(isPtyControllerDisposedError(thrown), method).toBe(true)
+      expect(thrown).toMatchObject({ code: 'controller_disposed', method })
+    }
+    await expect(h.controller.stopAndWait(id)).rejects.toBeInstanceOf(PtyControllerDisposedError)
+    await expect(h.controller.listProcesses()).rejects.toBeInstanceOf(PtyControllerDisposedError)
+    expect(h.controller.write(id, 'x', 'driving')).toBe(false)
+    expect(h.controller.writeWithSettlement(id, 'x', 'driving')).toEqual({ kind: 'refused', reason: 'controller_disposed' })
+    await expect(h.controller.dispose()).resolves.toBeUndefined()
+  })
+
+  it('stops a PTY whose spawn was in flight when the controller was disposed', async () => {
+    const h = createHarness()
+    h.provider.scriptNextSpawn({ hang: true, id: 'late' })
+    const spawning = h.controller.spawn({})
+    await h.settle()
+    await h.run(h.controller.dispose())
+    h.provider.releaseSpawn('late')
+    await expect(spawning).rejects.toBeInstanceOf(PtyControllerDisposedError)
+    await h.settle()
+    expect(h.provider.livePtyIds()).toEqual([])
+  })
+
+  it('supports `await using` through Symbol.asyncDispose', async () => {
+    const provider = createFakePtyProvider({ scheduling: 'manual' })
+    {
+      await using controller = createPtyController({ provider })
+      await controller.spawn({})
+    }
+    expect(provider.livePtyIds()).toEqual([])
+    expect(provider.listenerCount()).toBe(0)
+  })
+})
+
+describe('default clock', () => {
+  afterEach(() => {
+    vi.useRealTimers()
+  })
+
+  it('follows fake timers installed after the controller was created', async () => {
+    const provider = createFakePtyProvider({ scheduling: 'manual' })
+    const controller = createPtyController({ provider })
+    provider.scriptNextSpawn({ shutdown: 'never_confirm' })
+    const { id } = await controller.spawn({})
+    const causes: string[] = []
+    controller.on('exit', (event) => causes.push(event.cause.kind))
+    vi.useFakeTimers()
+    controller.kill(id)
+    vi.advanceTimersByTime(STOP_UNCONFIRMED_AFTER_MS)
+    expect(causes).toEqual(['unknown'])
+  })
+})

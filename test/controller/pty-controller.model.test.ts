@@ -1,0 +1,672 @@
+/**
+ * Model-based test of the controller over the fake provider and a manual clock.
+ *
+ * The model keeps, per incarnation, the evidence the controller may use: whether a stop was
+ * requested for it, and which exit its provider reported. Every event the controller emits is
+ * checked against that evidence the moment it is emitted, and the model checks completeness and
+ * flow-control caps after every command.
+ */
+import fc from 'fast-check'
+import { describe, expect, it } from 'vitest'
+import type { PtyExitEvent, PtyIncarnationId } from '../../src/contracts/index.js'
+import {
+  PtyControllerDisposedError,
+  STOP_UNCONFIRMED_AFTER_MS,
+  createPtyController,
+  type PtyController,
+  type PtyControllerExitEvent,
+} from '../../src/controller/index.js'
+import {
+  resolveProcessExitCause,
+  resolveUnreportedExitCause,
+  settleExitCause,
+  type TerminalExitCause,
+} from '../../src/exit-cause/index.js'
+import { isPtySpawnError } from '../../src/spawn/index.js'
+import { createFakePtyProvider, type FakePtyProvider, type FakeShutdownBehaviour } from '../../src/testing/index.js'
+import { createManualClock, type ManualClock } from '../../src/testing/manual-clock.js'
+
+const FLOW = { highWatermarkChars: 1_000, lowWatermarkChars: 100, pauseReassertIntervalMs: 50, pauseMaxHoldMs: 200 }
+const MAX_PTY_IDS = 5
+
+type ModelExit = { code: number; signal?: number; withoutCause?: boolean; hostReports?: boolean }
+
+type Incarnation = {
+  ptyId: string
+  incarnationId: PtyIncarnationId
+  behaviour: FakeShutdownBehaviour
+  spawnSaysNoStatus: boolean
+  stopRequested: boolean
+  /** When the first stop of this incarnation was requested (clock time). */
+  stopRequestedAt: number | undefined
+  /** The exit the provider delivered for this incarnation (the evidence), once it did. */
+  providerExit: ModelExit | null
+  published: PtyControllerExitEvent | null
+  provenDead: boolean
+}
+
+type SpawnIntent = { behaviour: FakeShutdownBehaviour; spawnSaysNoStatus: boolean; scriptedExit: ModelExit | undefined }
+
+type Model = {
+  incarnations: Map<PtyIncarnationId, Incarnation>
+  current: Map<string, PtyIncarnationId>
+  ids: string[]
+  requestedExits: Map<PtyIncarnationId, ModelExit>
+  intent: SpawnIntent | undefined
+  emittingStale: boolean
+  disposed: boolean
+  violations: string[]
+}
+
+type Real = {
+  provider: FakePtyProvider
+  clock: ManualClock
+  controller: PtyController
+  /** Per id: when the open producer pause began. */
+  openPauses: Map<string, number>
+  checkedCalls: number
+}
+
+function modelObserved(exit: ModelExit, spawnSaysNoStatus: boolean): TerminalExitCause {
+  let observed: TerminalExitCause
+  if (exit.withoutCause === true) {
+    observed = resolveUnreportedExitCause(exit.code)
+  } else {
+    const hostReports = exit.hostReports ?? (spawnSaysNoStatus ? false : undefined)
+    observed = resolveProcessExitCause({
+      exitCode: exit.code,
+      ...(exit.signal === undefined ? {} : { signal: exit.signal }),
+      ...(hostReports === undefined ? {} : { hostReportsChildExitStatus: hostReports }),
+    })
+  }
+  if (spawnSaysNoStatus && !(observed.kind === 'unknown' && observed.reason !== 'cause_unreported')) {
+    return { kind: 'unknown', reason: 'host_status_unavailable' }
+  }
+  return observed
+}
+
+function exitFromEvent(event: PtyExitEvent): ModelExit {
+  // A stop the fake confirmed: it reports code 0 with the stop's signal.
+  const cause = event.cause
+  return cause?.kind === 'signaled' ? { code: event.code, signal: cause.signal } : { code: event.code }
+}
+
+function requestStop(incarnation: Incarnation | undefined, real: Real): void {
+  if (incarnation === undefined) return
+  incarnation.stopRequested = true
+  incarnation.stopRequestedAt ??= real.clock.now()
+}
+
+function violate(model: Model, message: string): void {
+  model.violations.push(message)
+}
+
+function wire(model: Model, real: Real): void {
+  const { provider, controller } = real
+  controller.on('spawn', (event) => {
+    const intent = model.intent
+    const incarnationId = event.incarnationId
+    if (incarnationId === undefined) return violate(model, `spawn without incarnation for ${event.ptyId}`)
+    if (intent === undefined) return violate(model, `unexpected spawn event for ${event.ptyId}`)
+    model.current.set(event.ptyId, incarnationId)
+    if (!model.ids.includes(event.ptyId)) model.ids.push(event.ptyId)
+    const known = model.incarnations.get(incarnationId)
+    model.incarnations.set(incarnationId, {
+      ptyId: event.ptyId,
+      incarnationId,
+      behaviour: intent.behaviour,
+      spawnSaysNoStatus: intent.spawnSaysNoStatus,
+      stopRequested: false,
+      stopRequestedAt: undefined,
+      providerExit: known?.providerExit ?? null,
+      published: null,
+      provenDead: false,
+    })
+  })
+  controller.on('data', (event) => {
+    const incarnation = event.incarnationId === undefined ? undefined : model.incarnations.get(event.incarnationId)
+    if (incarnation === undefined) return violate(model, `data for unknown incarnation ${String(event.incarnationId)}`)
+    if (incarnation.published !== null) violate(model, `data after exit for ${incarnation.incarnationId}`)
+    if (model.current.get(event.ptyId) !== event.incarnationId) {
+      violate(model, `data attributed to non-current incarnation ${incarnation.incarnationId}`)
+    }
+  })
+  controller.on('exit', (event) => {
+    const incarnation = event.incarnationId === undefined ? undefined : model.incarnations.get(event.incarnationId)
+    if (incarnation === undefined) return violate(model, `exit for unknown incarnation ${String(event.incarnationId)}`)
+    if (model.current.get(event.ptyId) !== event.incarnationId) {
+      violate(model, `exit attributed to a replaced incarnation ${incarnation.incarnationId}`)
+    }
+    if (incarnation.published !== null) violate(model, `second exit for ${incarnation.incarnationId}`)
+    incarnation.published = event
+    const evidence = incarnation.providerExit
+    if (evidence === null) {
+      const unverified =
+        event.code === -1 && event.cause.kind === 'unknown' && event.cause.reason === 'stop_unverified'
+      const verifiedByListing =
+        event.code === 0 &&
+        event.cause.kind === 'operator_close' &&
+        !(provider.getPty(event.ptyId)?.live === true && provider.getPty(event.ptyId)?.incarnationId === event.incarnationId)
+      if (!incarnation.stopRequested || !(unverified || verifiedByListing)) {
+        violate(model, `exit without provider evidence: ${JSON.stringify(event)} (stop requested: ${incarnation.stopRequested})`)
+      }
+      return
+    }
+    const expected = settleExitCause(modelObserved(evidence, incarnation.spawnSaysNoStatus), {
+      stopRequested: incarnation.stopRequested,
+    })
+    if (JSON.stringify(expected) !== JSON.stringify(event.cause) || event.code !== evidence.code) {
+      violate(
+        model,
+        `exit ${JSON.stringify(event)} but the evidence ${JSON.stringify(evidence)} (stop requested: ${incarnation.stopRequested}) allows ${JSON.stringify(expected)}`,
+      )
+    }
+  })
+  controller.on('liveness', (event) => {
+    const incarnation = event.incarnationId === undefined ? undefined : model.incarnations.get(event.incarnationId)
+    if (incarnation === undefined) return violate(model, `liveness for unknown incarnation ${String(event.incarnationId)}`)
+    if (event.verdict.kind === 'exited') {
+      const pty = provider.getPty(event.ptyId)
+      if (pty?.live === true && pty.incarnationId === event.incarnationId) {
+        violate(model, `liveness exited for a live process ${event.incarnationId}`)
+      }
+      incarnation.provenDead = true
+    }
+  })
+  controller.on('error', () => undefined)
+}
+
+function providerExitListener(model: Model): (event: PtyExitEvent) => void {
+  return (event) => {
+    if (model.emittingStale || event.incarnationId === undefined) return
+    const requested = model.requestedExits.get(event.incarnationId)
+    model.requestedExits.delete(event.incarnationId)
+    const known = model.incarnations.get(event.incarnationId)
+    const evidence =
+      requested ?? (known === undefined ? model.intent?.scriptedExit : undefined) ?? exitFromEvent(event)
+    if (known !== undefined) known.providerExit ??= evidence
+    else {
+      // The exit of a spawn still in flight: remembered for when (if) it is published.
+      model.incarnations.set(event.incarnationId, {
+        ptyId: event.id,
+        incarnationId: event.incarnationId,
+        behaviour: 'confirm',
+        spawnSaysNoStatus: false,
+        stopRequested: false,
+        stopRequestedAt: undefined,
+        providerExit: evidence,
+        published: null,
+        provenDead: false,
+      })
+    }
+  }
+}
+
+async function settle(real: Real): Promise<void> {
+  await real.provider.settle()
+}
+
+async function drive<T>(real: Real, promise: Promise<T>): Promise<T> {
+  let done = false
+  const tracked = promise.finally(() => {
+    done = true
+  })
+  tracked.catch(() => undefined)
+  for (let guard = 0; guard < 10_000; guard += 1) {
+    await settle(real)
+    if (done) return tracked
+    const next = real.clock.nextTimerAt()
+    if (next === null) throw new Error('drive(): stuck with no timer pending')
+    real.clock.advance(Math.max(0, next - real.clock.now()))
+  }
+  throw new Error('drive(): gave up')
+}
+
+/** Invariants checked after every command. */
+function checkAfterCommand(model: Model, real: Real): void {
+  const { provider, clock } = real
+  // Pauses: replay the provider's pause/resume calls; no pause may outlive the cap.
+  const calls = provider.calls
+  for (; real.checkedCalls < calls.length; real.checkedCalls += 1) {
+    const call = calls[real.checkedCalls]
+    if (call === undefined) continue
+    const id = call.args[0] as string
+    if (call.method === 'pauseProducer' && !real.openPauses.has(id)) real.openPauses.set(id, call.at)
+    if (call.method === 'resumeProducer') {
+      const since = real.openPauses.get(id)
+      if (since !== undefined && call.at - since > FLOW.pauseMaxHoldMs) {
+        violate(model, `pause of ${id} held ${call.at - since} ms`)
+      }
+      real.openPauses.delete(id)
+    }
+  }
+  for (const [id, since] of real.openPauses) {
+    if (clock.now() - since > FLOW.pauseMaxHoldMs) violate(model, `pause of ${id} open for ${clock.now() - since} ms`)
+  }
+  if (model.disposed) return
+  // Completeness: every exit the provider delivered for a current incarnation was published.
+  for (const id of model.ids) {
+    const incarnationId = model.current.get(id)
+    const incarnation = incarnationId === undefined ? undefined : model.incarnations.get(incarnationId)
+    const pty = provider.getPty(id)
+    if (incarnation === undefined || pty === undefined || pty.incarnationId !== incarnationId) continue
+    if (!pty.live && pty.heldEventCount === 0 && incarnation.published === null) {
+      violate(model, `the exit of ${incarnationId} was never published`)
+    }
+  }
+  // A stop that nobody confirmed within the window is published as unverified.
+  for (const incarnationId of model.current.values()) {
+    const incarnation = model.incarnations.get(incarnationId)
+    const since = incarnation?.stopRequestedAt
+    if (incarnation?.published === null && since !== undefined && clock.now() - since >= STOP_UNCONFIRMED_AFTER_MS) {
+      violate(model, `the stop of ${incarnationId} went unconfirmed for ${clock.now() - since} ms without an exit`)
+    }
+  }
+  if (model.violations.length > 0) throw new Error(model.violations.join('\n'))
+}
+
+type Command = fc.AsyncCommand<Model, Real>
+
+abstract class BaseCommand implements Command {
+  check(model: Readonly<Model>): boolean {
+    return !model.disposed && model.ids.length > 0
+  }
+  abstract act(model: Model, real: Real): Promise<void>
+  async run(model: Model, real: Real): Promise<void> {
+    await this.act(model, real)
+    await settle(real)
+    checkAfterCommand(model, real)
+  }
+  abstract toString(): string
+}
+
+function pick(model: Model, index: number): { id: string; incarnation: Incarnation | undefined } {
+  const id = model.ids[index % model.ids.length] as string
+  const incarnationId = model.current.get(id)
+  return { id, incarnation: incarnationId === undefined ? undefined : model.incarnations.get(incarnationId) }
+}
+
+class SpawnCommand extends BaseCommand {
+  constructor(
+    readonly behaviour: FakeShutdownBehaviour,
+    readonly noStatus: boolean,
+    readonly output: readonly string[],
+    readonly scriptedExit: ModelExit | undefined,
+    readonly exitBeforeReply: boolean,
+    readonly reuseIndex: number | null,
+  ) {
+    super()
+  }
+  override check(model: Readonly<Model>): boolean {
+    if (model.disposed) return false
+    return this.reuseIndex === null ? model.ids.length < MAX_PTY_IDS : model.ids.length > 0
+  }
+  async act(model: Model, real: Real): Promise<void> {
+    const reuseId = this.reuseIndex === null ? undefined : pick(model, this.reuseIndex).id
+    if (reuseId !== undefined) real.openPauses.delete(reuseId)
+    const exit = this.scriptedExit
+    real.provider.scriptNextSpawn({
+      ...(reuseId === undefined ? {} : { id: reuseId }),
+      shutdown: this.behaviour,
+      ...(this.noStatus ? { hostReportsChildExitStatus: false } : {}),
+      ...(this.output.length > 0 ? { output: this.output } : {}),
+      ...(exit === undefined
+        ? {}
+        : this.exitBeforeReply
+          ? { exitBeforeReply: { exitCode: exit.code, ...(exit.signal === undefined ? {} : { signal: exit.signal }) } }
+          : { exit: { exitCode: exit.code, ...(exit.signal === undefined ? {} : { signal: exit.signal }) } }),
+    })
+    model.intent = { behaviour: this.behaviour, spawnSaysNoStatus: this.noStatus, scriptedExit: exit }
+    try {
+      const reply = await real.controller.spawn({})
+      if (model.current.get(reply.id) !== reply.incarnationId) violate(model, 'spawn reply does not match its spawn event')
+      await settle(real)
+    } catch (error) {
+      if (!isPtySpawnError(error) || error.code !== 'exited_during_start') throw error
+      if (exit === undefined) violate(model, `spawn without a scripted exit failed: ${String(error)}`)
+    } finally {
+      model.intent = undefined
+    }
+  }
+  toString(): string {
+    return `Spawn(${this.behaviour}, noStatus=${this.noStatus}, output=${this.output.length}, exit=${JSON.stringify(this.scriptedExit)}, beforeReply=${this.exitBeforeReply}, reuse=${String(this.reuseIndex)})`
+  }
+}
+
+class WriteCommand extends BaseCommand {
+  constructor(readonly index: number) {
+    super()
+  }
+  async act(model: Model, real: Real): Promise<void> {
+    const { id, incarnation } = pick(model, this.index)
+    const accepted = real.controller.write(id, 'x', 'driving')
+    const pty = real.provider.getPty(id)
+    if (accepted && (incarnation?.published !== null || pty?.live !== true || pty.incarnationId !== incarnation?.incarnationId)) {
+      violate(model, `write to ${id} accepted after its exit`)
+    }
+    if (!accepted && incarnation?.published === null && pty?.live === true && pty.incarnationId === incarnation.incarnationId) {
+      violate(model, `write to live ${id} refused`)
+    }
+  }
+  toString(): string {
+    return `Write(${this.index})`
+  }
+}
+
+class ResizeCommand extends BaseCommand {
+  constructor(
+    readonly index: number,
+    readonly cols: number,
+    readonly rows: number,
+  ) {
+    super()
+  }
+  async act(model: Model, real: Real): Promise<void> {
+    const { id, incarnation } = pick(model, this.index)
+    const resized = real.controller.resize(id, this.cols, this.rows)
+    if (resized && incarnation?.published !== null) violate(model, `resize of exited ${id} succeeded`)
+    if (resized) expect(real.controller.getSize(id)).toEqual({ cols: this.cols, rows: this.rows })
+  }
+  toString(): string {
+    return `Resize(${this.index}, ${this.cols}x${this.rows})`
+  }
+}
+
+class KillCommand extends BaseCommand {
+  constructor(readonly index: number) {
+    super()
+  }
+  async act(model: Model, real: Real): Promise<void> {
+    const { id, incarnation } = pick(model, this.index)
+    requestStop(incarnation, real)
+    const provenDeadBefore = incarnation?.provenDead ?? true
+    const dispatched = real.controller.kill(id)
+    if (dispatched !== !provenDeadBefore) {
+      violate(model, `kill(${id}) returned ${dispatched}, proven dead before: ${String(provenDeadBefore)}`)
+    }
+  }
+  toString(): string {
+    return `Kill(${this.index})`
+  }
+}
+
+class StopAndWaitCommand extends BaseCommand {
+  constructor(
+    readonly index: number,
+    readonly deadlineMs: number | undefined,
+  ) {
+    super()
+  }
+  async act(model: Model, real: Real): Promise<void> {
+    const { id, incarnation } = pick(model, this.index)
+    requestStop(incarnation, real)
+    const before = real.provider.getPty(id)
+    const wasLiveAndConfirming =
+      incarnation?.published === null &&
+      incarnation.behaviour === 'confirm' &&
+      before?.live === true &&
+      before.incarnationId === incarnation.incarnationId
+    const verified = await drive(
+      real,
+      real.controller.stopAndWait(id, this.deadlineMs === undefined ? {} : { deadlineMs: this.deadlineMs }),
+    )
+    const after = real.provider.getPty(id)
+    if (verified && after?.live === true && after.incarnationId === incarnation?.incarnationId) {
+      violate(model, `stopAndWait(${id}) verified a live process`)
+    }
+    if (wasLiveAndConfirming && !verified) violate(model, `stopAndWait(${id}) of a confirming PTY was not verified`)
+    if (verified && incarnation !== undefined && !incarnation.provenDead) {
+      violate(model, `stopAndWait(${id}) verified without liveness exited`)
+    }
+  }
+  toString(): string {
+    return `StopAndWait(${this.index}, ${String(this.deadlineMs)})`
+  }
+}
+
+class ProviderExitCommand extends BaseCommand {
+  constructor(
+    readonly index: number,
+    readonly exit: ModelExit,
+  ) {
+    super()
+  }
+  async act(model: Model, real: Real): Promise<void> {
+    const { id } = pick(model, this.index)
+    const pty = real.provider.getPty(id)
+    if (pty === undefined || !pty.live) return
+    model.requestedExits.set(pty.incarnationId, this.exit)
+    real.provider.emitExit(id, {
+      exitCode: this.exit.code,
+      ...(this.exit.signal === undefined ? {} : { signal: this.exit.signal }),
+      ...(this.exit.withoutCause === true ? { withoutCause: true } : {}),
+      ...(this.exit.hostReports === undefined ? {} : { hostReportsChildExitStatus: this.exit.hostReports }),
+    })
+  }
+  toString(): string {
+    return `ProviderExit(${this.index}, ${JSON.stringify(this.exit)})`
+  }
+}
+
+class StaleExitCommand extends BaseCommand {
+  constructor(readonly index: number) {
+    super()
+  }
+  async act(model: Model, real: Real): Promise<void> {
+    const { id } = pick(model, this.index)
+    const pty = real.provider.getPty(id)
+    const older = pty?.incarnations.slice(0, -1).at(-1)
+    if (older === undefined) return
+    const exitsBefore = [...model.incarnations.values()].filter((incarnation) => incarnation.published !== null).length
+    model.emittingStale = true
+    try {
+      real.provider.emitExit(id, { exitCode: 0, signal: 9, incarnationId: older })
+    } finally {
+      model.emittingStale = false
+    }
+    const exitsAfter = [...model.incarnations.values()].filter((incarnation) => incarnation.published !== null).length
+    if (exitsAfter !== exitsBefore) violate(model, `a stale exit of ${older} was published`)
+  }
+  toString(): string {
+    return `StaleExit(${this.index})`
+  }
+}
+
+class ProbeCommand extends BaseCommand {
+  constructor(readonly index: number) {
+    super()
+  }
+  async act(model: Model, real: Real): Promise<void> {
+    const { id, incarnation } = pick(model, this.index)
+    const probed = await real.controller.probePtyLiveness(id)
+    const has = real.controller.hasPty(id)
+    const pty = real.provider.getPty(id)
+    const currentLive = pty?.live === true && pty.incarnationId === incarnation?.incarnationId
+    if ((probed === false || has === false) && currentLive) violate(model, `${id} denied while live`)
+    if (probed === true && pty?.live !== true) violate(model, `${id} probed live while gone`)
+  }
+  toString(): string {
+    return `Probe(${this.index})`
+  }
+}
+
+class DataCommand extends BaseCommand {
+  constructor(
+    readonly index: number,
+    readonly size: number,
+  ) {
+    super()
+  }
+  async act(model: Model, real: Real): Promise<void> {
+    const { id } = pick(model, this.index)
+    if (real.provider.getPty(id)?.live !== true) return
+    real.provider.emitData(id, 'x'.repeat(this.size))
+  }
+  toString(): string {
+    return `Data(${this.index}, ${this.size})`
+  }
+}
+
+class AckCommand extends BaseCommand {
+  constructor(
+    readonly index: number,
+    readonly chars: number,
+  ) {
+    super()
+  }
+  async act(model: Model, real: Real): Promise<void> {
+    const { id } = pick(model, this.index)
+    real.controller.acknowledgeData(id, this.chars)
+    const state = real.controller.getFlowControlState(id)
+    if (state !== null && state.unacknowledgedChars < 0) violate(model, `negative in-flight count for ${id}`)
+  }
+  toString(): string {
+    return `Ack(${this.index}, ${this.chars})`
+  }
+}
+
+class AdvanceCommand extends BaseCommand {
+  constructor(readonly ms: number) {
+    super()
+  }
+  override check(model: Readonly<Model>): boolean {
+    return !model.disposed
+  }
+  async act(_model: Model, real: Real): Promise<void> {
+    real.clock.advance(this.ms)
+  }
+  toString(): string {
+    return `Advance(${this.ms})`
+  }
+}
+
+class DisposeCommand extends BaseCommand {
+  override check(model: Readonly<Model>): boolean {
+    return !model.disposed
+  }
+  async act(model: Model, real: Real): Promise<void> {
+    const confirming: string[] = []
+    for (const [id, incarnationId] of model.current) {
+      const incarnation = model.incarnations.get(incarnationId)
+      if (incarnation === undefined) continue
+      requestStop(incarnation, real)
+      const pty = real.provider.getPty(id)
+      if (incarnation.behaviour === 'confirm' && pty?.live === true && pty.incarnationId === incarnationId) confirming.push(id)
+    }
+    await drive(real, real.controller.dispose())
+    model.disposed = true
+    for (const [id, incarnationId] of model.current) {
+      const incarnation = model.incarnations.get(incarnationId)
+      const pty = real.provider.getPty(id)
+      const stillOurs = pty?.incarnationId === incarnationId
+      if (stillOurs && incarnation?.published === null && !(pty?.live === false && (pty.heldEventCount ?? 0) > 0)) {
+        violate(model, `dispose left ${incarnationId} without an exit`)
+      }
+    }
+    for (const id of confirming) {
+      if (real.provider.getPty(id)?.live === true) violate(model, `dispose left confirming ${id} live`)
+    }
+    if (real.provider.listenerCount() !== 1) violate(model, 'dispose left provider listeners behind')
+    if (real.controller.listenerCount('exit') !== 0) violate(model, 'dispose left controller listeners behind')
+    if (real.clock.pendingTimerCount() !== 0) violate(model, 'dispose left timers behind')
+  }
+  toString(): string {
+    return 'Dispose'
+  }
+}
+
+class UseAfterDisposeCommand implements Command {
+  check(model: Readonly<Model>): boolean {
+    return model.disposed
+  }
+  async run(model: Model, real: Real): Promise<void> {
+    expect(() => real.controller.kill(model.ids[0] ?? 'x')).toThrow(PtyControllerDisposedError)
+    expect(real.controller.write(model.ids[0] ?? 'x', 'x', 'driving')).toBe(false)
+    await expect(real.controller.spawn({})).rejects.toBeInstanceOf(PtyControllerDisposedError)
+  }
+  toString(): string {
+    return 'UseAfterDispose'
+  }
+}
+
+const modelExitArb: fc.Arbitrary<ModelExit> = fc.record(
+  {
+    code: fc.constantFrom(0, 1, 3, 130, -1),
+    signal: fc.constantFrom(1, 9, 15),
+    withoutCause: fc.boolean(),
+    hostReports: fc.boolean(),
+  },
+  { requiredKeys: ['code'] },
+)
+const indexArb = fc.nat({ max: MAX_PTY_IDS * 2 })
+const behaviourArb = fc.constantFrom<FakeShutdownBehaviour>('confirm', 'confirm', 'never_confirm', 'fail')
+
+const freshSpawnArb = fc
+  .tuple(
+    behaviourArb,
+    fc.boolean(),
+    fc.array(fc.constantFrom('a', 'hello', 'x'.repeat(600)), { maxLength: 3 }),
+    fc.oneof(
+      { weight: 5, arbitrary: fc.constant(undefined) },
+      { weight: 1, arbitrary: fc.record({ code: fc.constantFrom(0, 2), signal: fc.constantFrom(9, 15) }, { requiredKeys: ['code'] }) },
+    ),
+    fc.boolean(),
+  )
+  .map(([behaviour, noStatus, output, exit, beforeReply]) => new SpawnCommand(behaviour, noStatus, output, exit, beforeReply, null))
+const reuseSpawnArb = fc
+  .tuple(behaviourArb, indexArb)
+  .map(([behaviour, index]) => new SpawnCommand(behaviour, false, [], undefined, false, index))
+
+/** Weighted by repetition (fc.commands picks uniformly): dispose is rare, so sequences get long before it. */
+const commandArbs: fc.Arbitrary<Command>[] = [
+  freshSpawnArb,
+  freshSpawnArb,
+  freshSpawnArb,
+  reuseSpawnArb,
+  ...Array.from({ length: 2 }, () => indexArb.map((index) => new WriteCommand(index))),
+  fc.tuple(indexArb, fc.integer({ min: 1, max: 300 }), fc.integer({ min: 1, max: 100 })).map(([i, c, r]) => new ResizeCommand(i, c, r)),
+  ...Array.from({ length: 2 }, () => indexArb.map((index) => new KillCommand(index))),
+  ...Array.from({ length: 2 }, () =>
+    fc.tuple(indexArb, fc.constantFrom(undefined, 100, 6_000)).map(([index, deadline]) => new StopAndWaitCommand(index, deadline)),
+  ),
+  ...Array.from({ length: 3 }, () => fc.tuple(indexArb, modelExitArb).map(([index, exit]) => new ProviderExitCommand(index, exit))),
+  indexArb.map((index) => new StaleExitCommand(index)),
+  indexArb.map((index) => new ProbeCommand(index)),
+  ...Array.from({ length: 3 }, () =>
+    fc.tuple(indexArb, fc.constantFrom(1, 50, 500, 1_200)).map(([index, size]) => new DataCommand(index, size)),
+  ),
+  ...Array.from({ length: 2 }, () =>
+    fc.tuple(indexArb, fc.constantFrom(1, 100, 900, 5_000)).map(([index, chars]) => new AckCommand(index, chars)),
+  ),
+  ...Array.from({ length: 2 }, () => fc.constantFrom(1, 50, 199, 200, 1_000, 5_000, 10_000).map((ms) => new AdvanceCommand(ms))),
+  fc.oneof({ weight: 1, arbitrary: fc.constant<Command>(new DisposeCommand()) }, { weight: 2, arbitrary: fc.constant<Command>(new AdvanceCommand(1)) }),
+  fc.constant(new UseAfterDisposeCommand()),
+]
+
+describe('controller model', () => {
+  it('agrees with the evidence model over random command sequences', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.commands(commandArbs, { maxCommands: 80, size: 'max' }), async (commands) => {
+        const clock = createManualClock()
+        const provider = createFakePtyProvider({ scheduling: 'microtask', now: () => clock.now() })
+        const model: Model = {
+          incarnations: new Map(),
+          current: new Map(),
+          ids: [],
+          requestedExits: new Map(),
+          intent: undefined,
+          emittingStale: false,
+          disposed: false,
+          violations: [],
+        }
+        // Subscribed before the controller, so the evidence is recorded before the controller acts on it.
+        provider.onExit(providerExitListener(model))
+        const controller = createPtyController({ provider, clock, flowControl: FLOW })
+        const real: Real = { provider, clock, controller, openPauses: new Map(), checkedCalls: 0 }
+        wire(model, real)
+        await fc.asyncModelRun(() => ({ model, real }), commands)
+      }),
+      { numRuns: 1_000 },
+    )
+  })
+})
