@@ -1,0 +1,272 @@
+import { randomBytes } from 'node:crypto'
+import { closeSync, constants as fsConstants, openSync, writeSync } from 'node:fs'
+import type { NodePtyTerminal } from './node-pty-module.js'
+import { SentinelScanner } from './sentinel-scanner.js'
+
+/**
+ * The start of the end-of-output marker. Upper-case letters and hex digits only: no output flag a
+ * dead child may have left on the terminal (`ONLCR`, `OCRNL`, `OLCUC`, tab expansion) changes
+ * them, so the marker comes back out of the master exactly as it went in.
+ */
+export const NODE_PTY_DRAIN_MARKER_PREFIX = 'PTYKITDRAIN'
+
+/** Random bytes in each marker (hex-encoded): no program output can guess it. */
+export const NODE_PTY_DRAIN_MARKER_NONCE_BYTES = 12
+
+/**
+ * Retry interval when the marker does not fit yet (`EAGAIN`: the kernel's buffer toward the master
+ * is full). The reader empties ~4 KB per event-loop turn, so room appears within a turn or two.
+ */
+export const NODE_PTY_DRAIN_RETRY_INTERVAL_MS = 2
+
+/**
+ * How long the drain waits for its marker (counting only time the producer is not paused) before
+ * it gives up and lets the master hang up anyway. The marker normally returns in well under 1 ms;
+ * only a terminal whose output was stopped (Ctrl-S with `IXON`) keeps it out, and then no output
+ * can arrive either.
+ */
+export const NODE_PTY_DRAIN_GIVE_UP_MS = 1_000
+
+/**
+ * Where a drain is:
+ * - `watching`: the child runs; the provider holds the PTY's slave side open;
+ * - `marking`: the child is gone; the marker is on its way through the PTY;
+ * - `released`: the marker came back (or the drain gave up); the slave side is closed, so the
+ *   master reads to its end and node-pty reports the exit;
+ * - `unprotected`: the slave side could not be held (Windows, or the open failed); node-pty's
+ *   own, lossy, behaviour applies.
+ */
+export type ExitDrainState = 'watching' | 'marking' | 'released' | 'unprotected'
+
+/** The private parts of node-pty's `UnixTerminal` the drain uses, read defensively. */
+type UnixTerminalInternals = {
+  ptsName?: unknown
+  _socket?: {
+    destroy?: (...args: unknown[]) => unknown
+    on?: (event: string, listener: (...args: unknown[]) => void) => unknown
+  }
+}
+
+/** Callbacks of an {@link ExitDrain}. */
+export type ExitDrainHooks = {
+  /** Deliver output, in order. */
+  emit(data: string): void
+  /**
+   * node-pty's native layer has seen the child exit (its `waitpid` returned). The drain reports it
+   * as a hint; the owner confirms the death and calls {@link ExitDrain.noteChildGone}.
+   */
+  onNativeExitHint(): void
+}
+
+/**
+ * Delivers every byte a PTY's child wrote before node-pty reports its exit — on Node 20 too.
+ *
+ * **The bug.** The libuv Node 20 bundles (1.46, older than the upstream fixes in libuv PRs 4997
+ * and 5165) treats "POLLHUP and a short read" as end of file. A PTY master often returns 4095
+ * bytes while more is queued, so when a child writes more than ~4 KB and exits at once, libuv
+ * closes the master early and node-pty reports the exit with up to ~9 KB never delivered (libuv
+ * issue 4992; node-pty issues 72, 85, 726).
+ *
+ * **The mechanism.** Right after the spawn the provider opens the PTY's slave side itself, so the
+ * master never hangs up while the child runs or dies, and libuv keeps reading normally. Once the
+ * child is proven gone, the provider writes a random marker into that slave fd: the PTY is a FIFO,
+ * so when the marker comes out of the master, every byte the child wrote has been read. The
+ * marker is cut from the stream, the slave fd is closed, the master reads its (now empty) end, and
+ * node-pty reports the exit. No idle timer, no guess.
+ *
+ * While the marker is in flight, node-pty's own 200 ms "destroy the socket after exit" timer is
+ * held off, so a paused consumer or a busy event loop cannot make it cut the tail either.
+ */
+export class ExitDrain {
+  readonly #hooks: ExitDrainHooks
+  readonly #marker: string
+  readonly #scanner: SentinelScanner
+  #state: ExitDrainState
+  #slaveFd: number | null = null
+  #markerOffset = 0
+  #paused = false
+  #retryTimer: NodeJS.Timeout | null = null
+  #giveUpTimer: NodeJS.Timeout | null = null
+  #deferredDestroy: (() => void) | null = null
+  #gaveUp = false
+
+  /**
+   * Start watching a freshly spawned terminal. Call it synchronously after `spawn()`, before the
+   * event loop turns, so no read of the master happens before the slave side is held.
+   *
+   * @param terminal - the node-pty terminal
+   * @param hooks - where output and exit hints go
+   * @param protect - `false` leaves node-pty's behaviour alone (`unprotected`)
+   */
+  constructor(terminal: NodePtyTerminal, hooks: ExitDrainHooks, protect: boolean) {
+    this.#hooks = hooks
+    this.#marker = `${NODE_PTY_DRAIN_MARKER_PREFIX}${randomBytes(NODE_PTY_DRAIN_MARKER_NONCE_BYTES).toString('hex').toUpperCase()}`
+    this.#scanner = new SentinelScanner(this.#marker)
+    this.#state = 'unprotected'
+    const internals = terminal as unknown as UnixTerminalInternals
+    const ptsName = protect ? internals.ptsName : undefined
+    if (typeof ptsName !== 'string' || ptsName.length === 0) return
+    try {
+      // O_NOCTTY: never become the host's controlling terminal. O_NONBLOCK: a full buffer must not
+      // block the event loop when the marker is written.
+      this.#slaveFd = openSync(ptsName, fsConstants.O_RDWR | fsConstants.O_NOCTTY | fsConstants.O_NONBLOCK)
+    } catch {
+      return
+    }
+    this.#state = 'watching'
+    this.#hookSocket(internals._socket)
+  }
+
+  /** The drain's state. */
+  get state(): ExitDrainState {
+    return this.#state
+  }
+
+  /** True when the drain gave up waiting for its marker (the tail may then be incomplete). */
+  get gaveUp(): boolean {
+    return this.#gaveUp
+  }
+
+  /** The marker of this drain (for tests and diagnostics). */
+  get marker(): string {
+    return this.#marker
+  }
+
+  /** Feed a chunk node-pty delivered. */
+  handleData(chunk: string): void {
+    // Why 'released' still scans: after a give-up, a marker already written may yet come out.
+    const scanning = (this.#state === 'marking' || this.#state === 'released') && this.#markerOffset > 0
+    if (!scanning || this.#scanner.spent) {
+      this.#hooks.emit(chunk)
+      // The reader made room: a marker that did not fit yet may fit now.
+      if (this.#state === 'marking') this.#writeMarker()
+      return
+    }
+    const scan = this.#scanner.push(chunk)
+    if (scan.before.length > 0) this.#hooks.emit(scan.before)
+    if (scan.found) {
+      if (this.#state === 'marking') this.#release()
+      // Why: text after the marker was written later, by a process that outlived the leader.
+      if (scan.after.length > 0) this.#hooks.emit(scan.after)
+      return
+    }
+    // The reader made room: a marker that did not fit may fit now.
+    this.#writeMarker()
+  }
+
+  /** The child is proven gone: send the marker. Idempotent. */
+  noteChildGone(): void {
+    if (this.#state !== 'watching') return
+    this.#state = 'marking'
+    this.#armGiveUp()
+    this.#writeMarker()
+  }
+
+  /** The consumer paused the producer: marker retries and the give-up clock stop. */
+  notePaused(): void {
+    this.#paused = true
+    this.#clearTimer('retry')
+    this.#clearTimer('giveUp')
+  }
+
+  /** The consumer resumed the producer. */
+  noteResumed(): void {
+    this.#paused = false
+    if (this.#state === 'marking') {
+      this.#armGiveUp()
+      this.#writeMarker()
+    }
+  }
+
+  /**
+   * node-pty reported the exit: release anything held back and every resource. Returns the text
+   * still held (deliver it before the exit). Idempotent.
+   */
+  finish(): string {
+    const held = this.#scanner.spent ? '' : this.#scanner.flush()
+    if (this.#state === 'watching' || this.#state === 'marking') this.#release()
+    this.#clearTimer('retry')
+    this.#clearTimer('giveUp')
+    return held
+  }
+
+  /** Watch node-pty's socket for its native exit and hold off its early destroy. */
+  #hookSocket(socket: UnixTerminalInternals['_socket']): void {
+    if (socket === undefined || socket === null || typeof socket.destroy !== 'function') return
+    const originalDestroy = socket.destroy
+    // Why: node-pty's exit callback (run when its waitpid thread sees the child die) subscribes
+    // to the socket's 'close'. Nothing else does after construction, so it is the earliest and
+    // cheapest news of the death. It is only a hint: the owner confirms it from the OS.
+    socket.on?.('newListener', (event: unknown) => {
+      if (event === 'close') this.#hooks.onNativeExitHint()
+    })
+    // Why: node-pty destroys the socket 200 ms after the native exit even if unread output is
+    // still queued (a paused consumer, a blocked event loop). Hold that destroy until the
+    // marker has come back; then let it through.
+    socket.destroy = (...args: unknown[]) => {
+      if (this.#state === 'watching' || this.#state === 'marking') {
+        this.#deferredDestroy = () => originalDestroy.apply(socket, args)
+        this.#hooks.onNativeExitHint()
+        return socket
+      }
+      return originalDestroy.apply(socket, args)
+    }
+  }
+
+  /** Write (the rest of) the marker into the slave side; retry later when it does not fit. */
+  #writeMarker(): void {
+    if (this.#state !== 'marking' || this.#slaveFd === null || this.#markerOffset >= this.#marker.length) return
+    try {
+      this.#markerOffset += writeSync(this.#slaveFd, this.#marker.slice(this.#markerOffset))
+    } catch (error) {
+      if ((error as { code?: unknown }).code !== 'EAGAIN') {
+        // The slave side is unusable (hung up): nothing more can arrive through it either.
+        this.#gaveUp = true
+        this.#release()
+        return
+      }
+    }
+    if (this.#markerOffset < this.#marker.length && !this.#paused && this.#retryTimer === null) {
+      this.#retryTimer = setTimeout(() => {
+        this.#retryTimer = null
+        this.#writeMarker()
+      }, NODE_PTY_DRAIN_RETRY_INTERVAL_MS)
+    }
+  }
+
+  #armGiveUp(): void {
+    this.#clearTimer('giveUp')
+    if (this.#paused) return
+    this.#giveUpTimer = setTimeout(() => {
+      this.#giveUpTimer = null
+      if (this.#state !== 'marking') return
+      this.#gaveUp = true
+      this.#release()
+    }, NODE_PTY_DRAIN_GIVE_UP_MS)
+  }
+
+  #clearTimer(which: 'retry' | 'giveUp'): void {
+    const timer = which === 'retry' ? this.#retryTimer : this.#giveUpTimer
+    if (timer !== null) clearTimeout(timer)
+    if (which === 'retry') this.#retryTimer = null
+    else this.#giveUpTimer = null
+  }
+
+  /** Close the held slave side so the master reaches its end; let a held-off destroy through. */
+  #release(): void {
+    this.#state = 'released'
+    this.#clearTimer('retry')
+    this.#clearTimer('giveUp')
+    if (this.#slaveFd !== null) {
+      try {
+        closeSync(this.#slaveFd)
+      } catch {
+        // Already closed: nothing to release.
+      }
+      this.#slaveFd = null
+    }
+    const destroy = this.#deferredDestroy
+    this.#deferredDestroy = null
+    if (destroy !== null) destroy()
+  }
+}

@@ -1,0 +1,228 @@
+import { constants as fsConstants } from 'node:fs'
+import { access, stat } from 'node:fs/promises'
+import { delimiter, isAbsolute, join, resolve } from 'node:path'
+import type { PtyProcessLaunch } from '../contracts/index.js'
+import { NodePtyOptionError } from './node-pty-option-error.js'
+
+/** Columns when a spawn names none: the contract's default, and every terminal's traditional width. */
+export const NODE_PTY_DEFAULT_COLS = 80
+
+/** Rows when a spawn names none: the contract's default. */
+export const NODE_PTY_DEFAULT_ROWS = 24
+
+/**
+ * The largest `cols` or `rows` accepted. The kernel stores each in an `unsigned short`
+ * (`struct winsize`), so a larger value would silently wrap to a tiny or zero size.
+ */
+export const NODE_PTY_MAX_DIMENSION = 65_535
+
+/** The shell used when neither the spawn nor `$SHELL` names a usable one (POSIX guarantees it). */
+export const NODE_PTY_FALLBACK_SHELL = '/bin/sh'
+
+/** The shell used on Windows when `%COMSPEC%` is unset. */
+export const NODE_PTY_FALLBACK_WINDOWS_SHELL = 'cmd.exe'
+
+/**
+ * Variables removed from the *inherited* environment, as node-pty itself does when given
+ * `process.env`: they describe the host's own terminal (tmux, screen, a fixed size), not the new
+ * PTY, and would make programs in it misbehave. A spawn's explicit `env` can still set them.
+ */
+export const NODE_PTY_INHERITED_ENV_EXCLUDED: readonly string[] = Object.freeze([
+  'TMUX',
+  'TMUX_PANE',
+  'STY',
+  'WINDOW',
+  'WINDOWID',
+  'TERMCAP',
+  'COLUMNS',
+  'LINES',
+])
+
+/**
+ * The search path `execvp` uses when the child's environment has no `PATH` (glibc's and macOS's
+ * default), so a bare program name is resolved as node-pty's child will resolve it.
+ */
+export const NODE_PTY_EXECVP_DEFAULT_PATH = '/bin:/usr/bin'
+
+/** Everything node-pty needs to start a process, validated. */
+export type NodePtyLaunchPlan = {
+  /** The program, as given (a bare name is looked up on `PATH` by the child, as execvp does). */
+  file: string
+  /** Its arguments. */
+  args: string[]
+  /** An absolute, existing directory. */
+  cwd: string
+  /** The child's full environment. */
+  env: Record<string, string>
+  /** Columns. */
+  cols: number
+  /** Rows. */
+  rows: number
+  /** The startup command to write once the shell runs, if any. */
+  command: string | undefined
+}
+
+/** Where a launch plan's defaults come from. */
+export type NodePtyLaunchContext = {
+  /** The inherited environment. */
+  env: Readonly<Record<string, string | undefined>>
+  /** The directory used when the spawn names no `cwd`. */
+  defaultCwd: string
+  /** `process.platform`, or a stand-in. */
+  platform: NodeJS.Platform
+  /** A default shell chosen by the host; wins over `$SHELL`. */
+  defaultShell?: string | undefined
+}
+
+/** Validate a window size value. */
+export function assertPtyDimension(option: 'cols' | 'rows', value: unknown): asserts value is number {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1) {
+    throw new NodePtyOptionError(option, 'a positive integer', value)
+  }
+  if (value > NODE_PTY_MAX_DIMENSION) {
+    throw new NodePtyOptionError(option, `a positive integer of at most ${NODE_PTY_MAX_DIMENSION}`, value)
+  }
+}
+
+/** A string fit to cross into C: NUL would silently truncate it there. */
+function assertCString(option: string, value: unknown, allowEmpty: boolean): asserts value is string {
+  if (typeof value !== 'string') throw new NodePtyOptionError(option, 'a string', value)
+  if (!allowEmpty && value.length === 0) throw new NodePtyOptionError(option, 'a non-empty string', value)
+  if (value.includes('\0')) throw new NodePtyOptionError(option, 'a string without NUL characters', value)
+}
+
+/** True when `path` names an executable regular file. */
+async function isExecutableFile(path: string): Promise<boolean> {
+  try {
+    const info = await stat(path)
+    if (!info.isFile()) return false
+    await access(path, fsConstants.X_OK)
+    return true
+  } catch {
+    return false
+  }
+}
+
+/** Resolve a program the way execvp does: a name with a slash is a path, a bare name is searched on `PATH`. */
+async function resolveProgram(file: string, cwd: string, path: string | undefined): Promise<string | null> {
+  if (file.includes('/')) {
+    const full = isAbsolute(file) ? file : resolve(cwd, file)
+    return (await isExecutableFile(full)) ? full : null
+  }
+  for (const dir of (path ?? '').split(delimiter)) {
+    // Why: an empty PATH entry means the current directory, as execvp reads it.
+    const candidate = join(dir === '' ? cwd : dir, file)
+    if (await isExecutableFile(candidate)) return candidate
+  }
+  return null
+}
+
+/** The user's shell: the host's choice, else `$SHELL` when it is a usable absolute path, else `/bin/sh`. */
+export async function resolveDefaultShell(context: NodePtyLaunchContext): Promise<string> {
+  if (context.platform === 'win32') {
+    return context.defaultShell ?? context.env['COMSPEC'] ?? NODE_PTY_FALLBACK_WINDOWS_SHELL
+  }
+  if (context.defaultShell !== undefined) return context.defaultShell
+  const shell = context.env['SHELL']
+  if (shell !== undefined && isAbsolute(shell) && (await isExecutableFile(shell))) return shell
+  return NODE_PTY_FALLBACK_SHELL
+}
+
+/** Build the child's environment: inherited (minus the host-terminal variables), then `env`, then deletions. */
+function buildEnvironment(launch: PtyProcessLaunch, inherited: NodePtyLaunchContext['env']): Record<string, string> {
+  const env: Record<string, string> = {}
+  for (const [key, value] of Object.entries(inherited)) {
+    if (value !== undefined && !NODE_PTY_INHERITED_ENV_EXCLUDED.includes(key)) env[key] = value
+  }
+  if (launch.env !== undefined) {
+    if (launch.env === null || typeof launch.env !== 'object' || Array.isArray(launch.env)) {
+      throw new NodePtyOptionError('env', 'an object of string values', launch.env)
+    }
+    for (const [key, value] of Object.entries(launch.env)) {
+      if (key.length === 0 || key.includes('=') || key.includes('\0')) {
+        throw new NodePtyOptionError('env', 'an object whose keys are non-empty and contain neither "=" nor NUL', key)
+      }
+      assertCString(`env.${key}`, value, true)
+      env[key] = value
+    }
+  }
+  if (launch.envToDelete !== undefined) {
+    if (!Array.isArray(launch.envToDelete)) {
+      throw new NodePtyOptionError('envToDelete', 'an array of variable names', launch.envToDelete)
+    }
+    launch.envToDelete.forEach((name: unknown, index) => {
+      assertCString(`envToDelete[${index}]`, name, false)
+      delete env[name]
+    })
+  }
+  return env
+}
+
+/**
+ * Validate a spawn's launch fields and resolve their defaults, touching nothing but the file
+ * system's metadata. Every refusal happens here, before any process exists.
+ *
+ * @throws NodePtyOptionError naming the option and the value.
+ */
+export async function createNodePtyLaunchPlan(
+  launch: PtyProcessLaunch,
+  context: NodePtyLaunchContext,
+): Promise<NodePtyLaunchPlan> {
+  const cols = launch.cols ?? NODE_PTY_DEFAULT_COLS
+  const rows = launch.rows ?? NODE_PTY_DEFAULT_ROWS
+  assertPtyDimension('cols', cols)
+  assertPtyDimension('rows', rows)
+
+  let cwd = context.defaultCwd
+  if (launch.cwd !== undefined) {
+    assertCString('cwd', launch.cwd, false)
+    cwd = resolve(context.defaultCwd, launch.cwd)
+    let isDirectory = false
+    try {
+      isDirectory = (await stat(cwd)).isDirectory()
+    } catch (error) {
+      const code = (error as { code?: unknown }).code
+      throw new NodePtyOptionError('cwd', 'an existing directory', launch.cwd, `it cannot be read (${String(code)})`)
+    }
+    if (!isDirectory) throw new NodePtyOptionError('cwd', 'an existing directory', launch.cwd, 'it is not a directory')
+  }
+
+  let args: string[] = []
+  if (launch.args !== undefined) {
+    if (!Array.isArray(launch.args)) throw new NodePtyOptionError('args', 'an array of strings', launch.args)
+    args = launch.args.map((arg: unknown, index) => {
+      assertCString(`args[${index}]`, arg, true)
+      return arg
+    })
+  }
+
+  const env = buildEnvironment(launch, context.env)
+
+  let file: string
+  if (launch.file === undefined) {
+    file = await resolveDefaultShell(context)
+  } else {
+    assertCString('file', launch.file, false)
+    file = launch.file
+  }
+  // Why: node-pty's child sets `environ` to this env and calls execvp, so the child's PATH is the
+  // one that counts. node-pty reports a missing program only after forking, as an exit with code 1 and an
+  // execvp message on the screen. Checking here refuses it before any process exists. Windows
+  // resolves programs differently (PATHEXT, App Paths), so it is left to node-pty there.
+  if (context.platform !== 'win32' && (await resolveProgram(file, cwd, env['PATH'] ?? NODE_PTY_EXECVP_DEFAULT_PATH)) === null) {
+    throw new NodePtyOptionError(
+      'file',
+      'an executable file (a path, or a name found on PATH)',
+      launch.file ?? file,
+      'no such executable',
+    )
+  }
+
+  let command: string | undefined
+  if (launch.command !== undefined) {
+    assertCString('command', launch.command, true)
+    command = launch.command
+  }
+
+  return { file, args, cwd, env, cols, rows, command }
+}

@@ -1,0 +1,112 @@
+import { NodePtyProviderError } from './node-pty-provider-error.js'
+
+/** A subscription handle as node-pty returns it. */
+export type NodePtyDisposable = {
+  /** Remove the listener. */
+  dispose(): void
+}
+
+/**
+ * The part of node-pty's `IPty` the provider uses. Declared here rather than imported from
+ * `node-pty`, so that this package's type declarations never require node-pty's own (it is an
+ * optional peer dependency) and a host can inject a stand-in.
+ */
+export type NodePtyTerminal = {
+  /** The child's pid (the session leader). */
+  readonly pid: number
+  /** Columns, as node-pty last set them. */
+  readonly cols: number
+  /** Rows, as node-pty last set them. */
+  readonly rows: number
+  /** Subscribe to output (UTF-8 strings). */
+  onData(listener: (data: string) => void): NodePtyDisposable
+  /** Subscribe to the exit; a signalled death arrives as `{ exitCode: 0, signal: N }`. */
+  onExit(listener: (event: { exitCode: number; signal?: number }) => void): NodePtyDisposable
+  /** Queue bytes for the PTY's input. */
+  write(data: string): void
+  /** Set the window size. Throws on non-positive sizes. */
+  resize(cols: number, rows: number): void
+  /** Stop reading the master side (the kernel buffer fills and the child blocks). */
+  pause(): void
+  /** Resume reading after {@link NodePtyTerminal.pause}. */
+  resume(): void
+  /** Signal the leader only (Unix) or end the console (Windows; a signal there throws). */
+  kill(signal?: string): void
+}
+
+/** The options of node-pty's `spawn` the provider passes. */
+export type NodePtySpawnOptions = {
+  /** `$TERM` for the child. */
+  name: string
+  /** Columns. */
+  cols: number
+  /** Rows. */
+  rows: number
+  /** Working directory. */
+  cwd: string
+  /** The full environment of the child. */
+  env: Record<string, string>
+  /** Output decoding; the provider always asks for UTF-8 strings. */
+  encoding: 'utf8'
+}
+
+/** The part of the `node-pty` module the provider uses. */
+export type NodePtyModule = {
+  /** Start a process on a new PTY. */
+  spawn(file: string, args: string[], options: NodePtySpawnOptions): NodePtyTerminal
+}
+
+/** The npm package name, in one place for messages. */
+export const NODE_PTY_PACKAGE_NAME = 'node-pty'
+
+/**
+ * Pick the module object out of whatever a dynamic `import()` returned: ESM-from-CJS gives a
+ * namespace whose `default` is `module.exports`, a CJS bundle's `require` gives `module.exports`
+ * itself, and some bundlers nest the default twice.
+ */
+export function interopNodePtyModule(loaded: unknown): NodePtyModule | null {
+  let candidate: unknown = loaded
+  for (let depth = 0; depth < 3 && candidate !== null && typeof candidate === 'object'; depth += 1) {
+    if (typeof (candidate as { spawn?: unknown }).spawn === 'function') return candidate as NodePtyModule
+    candidate = (candidate as { default?: unknown }).default
+  }
+  return null
+}
+
+/** The error a host sees when node-pty cannot be used. */
+function unavailable(cause: unknown, why: string): NodePtyProviderError {
+  return new NodePtyProviderError(
+    'node_pty_unavailable',
+    `The node-pty provider needs the optional peer dependency \`${NODE_PTY_PACKAGE_NAME}\`, which ${why}. ` +
+      `Install it with \`npm install ${NODE_PTY_PACKAGE_NAME}\` (it builds a native module; under Electron, rebuild it for Electron's ABI).`,
+    { cause },
+  )
+}
+
+/**
+ * Load node-pty with `loader` (default: a dynamic `import('node-pty')`) and normalize the result.
+ * Loading happens on first use, never at import time, so importing `ptykit/node-pty` works without
+ * node-pty installed.
+ *
+ * @throws NodePtyProviderError with code `node_pty_unavailable` when the module cannot be loaded
+ * or does not look like node-pty.
+ */
+export async function loadNodePtyModule(loader: () => Promise<unknown> = importNodePty): Promise<NodePtyModule> {
+  let loaded: unknown
+  try {
+    loaded = await loader()
+  } catch (error) {
+    const code = (error as { code?: unknown } | null)?.code
+    const missing = code === 'ERR_MODULE_NOT_FOUND' || code === 'MODULE_NOT_FOUND'
+    const reason = error instanceof Error ? error.message : String(error)
+    throw unavailable(error, missing ? 'is not installed' : `could not be loaded (${reason})`)
+  }
+  const module = interopNodePtyModule(loaded)
+  if (module === null) throw unavailable(undefined, 'loaded but has no `spawn` function')
+  return module
+}
+
+/** The default loader. A literal specifier, so bundlers see it and keep it external. */
+function importNodePty(): Promise<unknown> {
+  return import('node-pty')
+}

@@ -1,0 +1,61 @@
+const NODE_PTY_OPTION_ERROR_BRAND = Symbol.for('ptykit.NodePtyOptionError')
+
+/** Describe a value for an error message: its JSON form (or `String` of it) and its type. */
+export function describeOptionValue(value: unknown): string {
+  let shown: string
+  if (typeof value === 'string') shown = JSON.stringify(value)
+  else if (typeof value === 'number' || typeof value === 'boolean' || value === null || value === undefined) shown = String(value)
+  else {
+    try {
+      shown = JSON.stringify(value) ?? String(value)
+    } catch {
+      shown = Object.prototype.toString.call(value)
+    }
+  }
+  if (shown.length > 200) shown = `${shown.slice(0, 200)}…`
+  const type = value === null ? 'null' : Array.isArray(value) ? 'array' : typeof value
+  return `${shown} (${type})`
+}
+
+/**
+ * A spawn, resize or provider option the node-pty provider refuses. Raised before any process is
+ * started (or touched), so a refused spawn never leaves anything behind.
+ *
+ * It is a `TypeError` because a bad option is a programmer error, and it carries a stable `code`
+ * and the option's name so that a host can still tell it apart without parsing the message.
+ */
+export class NodePtyOptionError extends TypeError {
+  /** The stable code; match on it, never on the message. */
+  readonly code = 'invalid_spawn_option' as const
+  /** The name of the refused option (`cols`, `cwd`, `env.PATH`…). */
+  readonly option: string
+  /** The refused value, as given. */
+  readonly value: unknown
+
+  /**
+   * Create the error.
+   *
+   * @param option - the option's name, as the caller spelled it
+   * @param expected - what the option must be, as a phrase ("a positive integer")
+   * @param value - the refused value
+   * @param detail - an optional extra sentence (why the value fails)
+   */
+  constructor(option: string, expected: string, value: unknown, detail?: string) {
+    super(
+      `Expected the \`${option}\` option to be ${expected}, got ${describeOptionValue(value)}${detail === undefined ? '' : `: ${detail}`}`,
+    )
+    this.option = option
+    this.value = value
+    Object.defineProperty(this, NODE_PTY_OPTION_ERROR_BRAND, { value: true })
+  }
+}
+Object.defineProperty(NodePtyOptionError.prototype, 'name', { value: 'NodePtyOptionError', enumerable: false })
+
+/** True for a {@link NodePtyOptionError}, also across duplicate copies of the package. */
+export function isNodePtyOptionError(value: unknown): value is NodePtyOptionError {
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    (value as Record<symbol, unknown>)[NODE_PTY_OPTION_ERROR_BRAND] === true
+  )
+}

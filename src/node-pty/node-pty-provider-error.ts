@@ -1,0 +1,67 @@
+const NODE_PTY_PROVIDER_ERROR_BRAND = Symbol.for('ptykit.NodePtyProviderError')
+
+/**
+ * Stable codes of {@link NodePtyProviderError}. Match on the code, never on the message.
+ *
+ * - `node_pty_unavailable`: the optional peer dependency `node-pty` could not be loaded (not
+ *   installed, or its native module does not match this Node/Electron);
+ * - `pty_absent`: an attach-only spawn named a PTY that is not live here, or whose live process is
+ *   another incarnation than the expected one. The provider owns every PTY it spawned, so this is
+ *   a proven, host-reported absence;
+ * - `pty_id_in_use`: a spawn asked to create a new session under an id that is still live;
+ * - `spawn_failed`: node-pty refused to start the process (the error is the `cause`);
+ * - `shutdown_timeout`: the process (or one of its session) was still alive at the shutdown's
+ *   deadline, after every escalation step that fit;
+ * - `shutdown_failed`: the stop could not be dispatched (signalling threw something other than
+ *   "no such process");
+ * - `provider_disposed`: the provider was used after `dispose()`.
+ */
+export type NodePtyProviderErrorCode =
+  | 'node_pty_unavailable'
+  | 'pty_absent'
+  | 'pty_id_in_use'
+  | 'spawn_failed'
+  | 'shutdown_timeout'
+  | 'shutdown_failed'
+  | 'provider_disposed'
+
+/** The typed error the node-pty provider rejects with. The original error, if any, is its `cause`. */
+export class NodePtyProviderError extends Error {
+  /** The stable code. */
+  readonly code: NodePtyProviderErrorCode
+  /** The PTY id involved, when there is one. */
+  readonly ptyId: string | undefined
+  /** For `pty_absent`: the incarnation the caller expected, when it named one. */
+  readonly expectedIncarnationId: string | undefined
+  /** For `pty_absent`: the incarnation actually live under the id (a replacement), if any. */
+  readonly liveIncarnationId: string | undefined
+
+  /** Create the error. */
+  constructor(
+    code: NodePtyProviderErrorCode,
+    message: string,
+    options: {
+      cause?: unknown
+      ptyId?: string | undefined
+      expectedIncarnationId?: string | undefined
+      liveIncarnationId?: string | undefined
+    } = {},
+  ) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause })
+    this.code = code
+    this.ptyId = options.ptyId
+    this.expectedIncarnationId = options.expectedIncarnationId
+    this.liveIncarnationId = options.liveIncarnationId
+    Object.defineProperty(this, NODE_PTY_PROVIDER_ERROR_BRAND, { value: true })
+  }
+}
+Object.defineProperty(NodePtyProviderError.prototype, 'name', { value: 'NodePtyProviderError', enumerable: false })
+
+/** True for a {@link NodePtyProviderError}, also across duplicate copies of the package. */
+export function isNodePtyProviderError(value: unknown): value is NodePtyProviderError {
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    (value as Record<symbol, unknown>)[NODE_PTY_PROVIDER_ERROR_BRAND] === true
+  )
+}

@@ -1,0 +1,647 @@
+import { randomUUID } from 'node:crypto'
+import { basename } from 'node:path'
+import {
+  LOCAL_EXECUTION_HOST_ID,
+  refusedWrite,
+  toPtyIncarnationId,
+  type ExecutionHostId,
+  type ProviderSpawnOptions,
+  type PtyDataEvent,
+  type PtyExitEvent,
+  type PtyListProcessesOptions,
+  type PtyProcessInfo,
+  type PtyProvider,
+  type PtyShutdownOptions,
+  type PtySpawnResult,
+  type Unsubscribe,
+  type WriteSettlement,
+} from '../contracts/index.js'
+import { ChildDeathWatch } from './child-death-watch.js'
+import { assertPtyDimension, createNodePtyLaunchPlan } from './launch-plan.js'
+import { loadNodePtyModule, type NodePtyModule } from './node-pty-module.js'
+import { NodePtyOptionError } from './node-pty-option-error.js'
+import { NodePtyProviderError } from './node-pty-provider-error.js'
+import { NodePtySession } from './node-pty-session.js'
+import { createProcessInspector, type ProcessInspector } from './process-inspector.js'
+import { groupsOf, hasLiveChildren, readForegroundProcess, selectSessionProcesses } from './process-tree.js'
+import {
+  NODE_PTY_HANGUP_GRACE_MS,
+  NODE_PTY_KILL_RESERVE_MS,
+  NODE_PTY_SHUTDOWN_DEADLINE_MS,
+  NODE_PTY_TERMINATE_GRACE_MS,
+  planStopSchedule,
+  type StopSignal,
+} from './stop-schedule.js'
+
+/** The `$TERM` of spawned PTYs unless the host names another: what xterm.js and VS Code emulate. */
+export const NODE_PTY_DEFAULT_TERMINAL_NAME = 'xterm-256color'
+
+/**
+ * How many recently exited PTY ids are remembered, so that a late write to one is refused as
+ * `pty_exited` rather than `pty_not_found`. Bounded so that a long-lived host does not grow.
+ */
+export const NODE_PTY_EXITED_ID_MEMORY = 1_024
+
+/**
+ * How often a stop looks whether its processes are gone. A hung-up shell dies in ~1.3 ms
+ * (measured) and one look at `/proc` costs 1–3 ms, so 10 ms keeps a stop prompt without letting
+ * the look dominate the event loop.
+ */
+export const NODE_PTY_STOP_POLL_INTERVAL_MS = 10
+
+/** Options of {@link createNodePtyProvider}. Every field is optional. */
+export type NodePtyProviderOptions = {
+  /** The provider's `name`. Default `'node-pty'`. */
+  name?: string
+  /** The host id of listing rows. Default `'local'`. */
+  hostId?: ExecutionHostId
+  /**
+   * `false` when the spawned program is a wrapper whose status is not the child's (macOS
+   * `login(1)`, a container shim): every exit then resolves to `unknown/host_status_unavailable`.
+   * Default `true`.
+   */
+  hostReportsChildExitStatus?: boolean
+  /** `$TERM` of spawned PTYs. Default {@link NODE_PTY_DEFAULT_TERMINAL_NAME}. */
+  terminalName?: string
+  /** The program a spawn without `file` runs. Default: `$SHELL` when usable, else `/bin/sh`. */
+  defaultShell?: string
+  /** The working directory of a spawn without `cwd`. Default: `process.cwd()` at spawn time. */
+  defaultCwd?: string
+  /** The environment spawns inherit (before their own `env`). Default: `process.env` at spawn time. */
+  inheritedEnv?: Readonly<Record<string, string | undefined>>
+  /**
+   * Hold each PTY's slave side and drain its output to a marker before reporting the exit, so no
+   * tail is lost (see the docs). Default `true`; `false` gives node-pty's raw (lossy) behaviour.
+   */
+  drainOutputAtExit?: boolean
+  /**
+   * Stop the PTY's whole session on shutdown (background jobs, which an interactive shell puts in
+   * process groups of their own), not only the leader's process group. Default `true`.
+   */
+  sweepSession?: boolean
+  /** Grace after SIGHUP before SIGTERM. Default {@link NODE_PTY_HANGUP_GRACE_MS}. */
+  hangupGraceMs?: number
+  /** Grace after SIGTERM before SIGKILL. Default {@link NODE_PTY_TERMINATE_GRACE_MS}. */
+  terminateGraceMs?: number
+  /** Deadline of a shutdown that names none. Default {@link NODE_PTY_SHUTDOWN_DEADLINE_MS}. */
+  shutdownDeadlineMs?: number
+  /**
+   * How to load node-pty. Default: `import('node-pty')` on the first spawn. Inject a module (or a
+   * loader that fails) for tests, or to hand over a copy a bundler placed elsewhere.
+   */
+  loadNodePty?: () => Promise<unknown>
+  /** The platform to behave as. Default `process.platform`. For tests of platform branches. */
+  platform?: NodeJS.Platform
+}
+
+/**
+ * The node-pty provider: a {@link PtyProvider} whose optional capabilities are all present, plus
+ * a few node-pty specifics. (It keeps no screen, so `clearBuffer`/`getBufferSnapshot` are absent,
+ * and it has no flow control of its own, so `acknowledgeData` is absent too.)
+ */
+export type NodePtyProvider = PtyProvider &
+  Required<
+    Pick<
+      PtyProvider,
+      | 'getSize'
+      | 'pauseProducer'
+      | 'resumeProducer'
+      | 'hasPty'
+      | 'probeLiveness'
+      | 'getCwd'
+      | 'getForegroundProcess'
+      | 'hasChildProcesses'
+      | 'dispose'
+    >
+  > & {
+  /** Always true: this provider owns every process it lists, so a missing row proves absence. */
+  readonly authoritativeListings: true
+  /** The leader pid of a live PTY; `null` when unknown or exited. */
+  getPid(id: string): number | null
+}
+
+function assertNonNegativeInteger(option: string, value: unknown): void {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 0) {
+    throw new NodePtyOptionError(option, 'a non-negative integer (milliseconds)', value)
+  }
+}
+
+function validateProviderOptions(options: NodePtyProviderOptions): void {
+  if (options === null || typeof options !== 'object') throw new NodePtyOptionError('options', 'an object', options)
+  for (const key of ['name', 'hostId', 'terminalName', 'defaultShell', 'defaultCwd'] as const) {
+    const value = options[key]
+    if (value !== undefined && (typeof value !== 'string' || value.length === 0)) {
+      throw new NodePtyOptionError(key, 'a non-empty string', value)
+    }
+  }
+  for (const key of ['hostReportsChildExitStatus', 'drainOutputAtExit', 'sweepSession'] as const) {
+    const value = options[key]
+    if (value !== undefined && typeof value !== 'boolean') throw new NodePtyOptionError(key, 'a boolean', value)
+  }
+  for (const key of ['hangupGraceMs', 'terminateGraceMs', 'shutdownDeadlineMs'] as const) {
+    if (options[key] !== undefined) assertNonNegativeInteger(key, options[key])
+  }
+  if (options.loadNodePty !== undefined && typeof options.loadNodePty !== 'function') {
+    throw new NodePtyOptionError('loadNodePty', 'a function', options.loadNodePty)
+  }
+}
+
+/** Call every listener; one that throws does not stop the others, and its error surfaces uncaught. */
+function dispatch<T>(listeners: ReadonlySet<(event: T) => void>, event: T): void {
+  for (const listener of [...listeners]) {
+    try {
+      listener(event)
+    } catch (error) {
+      // Why: a listener's bug must not corrupt the provider's state machine, yet must not vanish.
+      queueMicrotask(() => {
+        throw error
+      })
+    }
+  }
+}
+
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms))
+}
+
+/**
+ * Create a {@link PtyProvider} that runs real PTYs through node-pty (Linux and macOS; Windows
+ * with reduced guarantees, see the docs).
+ *
+ * - node-pty is loaded on the first spawn, so importing this module never needs it;
+ * - spawn options are validated before any process starts;
+ * - a signalled death is reported as `signaled(N)`, never as node-pty's `exitCode: 0`;
+ * - every byte a child wrote is delivered before its exit, even on Node 20's lossy libuv;
+ * - `shutdown` stops the whole session (HUP → TERM → KILL) and waits until it is gone.
+ *
+ * @example
+ * ```ts
+ * const provider = createNodePtyProvider()
+ * provider.onData(({ data }) => process.stdout.write(data))
+ * provider.onExit(({ cause }) => console.log(cause))
+ * const { id } = await provider.spawn({ file: '/bin/sh', args: ['-c', 'echo hi; exit 3'] })
+ * ```
+ *
+ * @throws NodePtyOptionError when an option is malformed.
+ */
+export function createNodePtyProvider(options: NodePtyProviderOptions = {}): NodePtyProvider {
+  validateProviderOptions(options)
+  const platform = options.platform ?? process.platform
+  const isWindows = platform === 'win32'
+  const hostId = options.hostId ?? LOCAL_EXECUTION_HOST_ID
+  const hostReportsChildExitStatus = options.hostReportsChildExitStatus ?? true
+  const drainOutputAtExit = options.drainOutputAtExit ?? true
+  const sweepSession = options.sweepSession ?? true
+  const hangupGraceMs = options.hangupGraceMs ?? NODE_PTY_HANGUP_GRACE_MS
+  const terminateGraceMs = options.terminateGraceMs ?? NODE_PTY_TERMINATE_GRACE_MS
+  const defaultDeadlineMs = options.shutdownDeadlineMs ?? NODE_PTY_SHUTDOWN_DEADLINE_MS
+  const inspector: ProcessInspector = createProcessInspector(platform)
+
+  const dataListeners = new Set<(event: PtyDataEvent) => void>()
+  const exitListeners = new Set<(event: PtyExitEvent) => void>()
+  /** Live sessions by PTY id (until their exit event was delivered). */
+  const sessions = new Map<string, NodePtySession>()
+  /** PTY ids whose exit was delivered, oldest first. */
+  const exitedIds = new Set<string>()
+  let modulePromise: Promise<NodePtyModule> | null = null
+  let disposed = false
+  let disposePromise: Promise<void> | null = null
+
+  const deathWatch = new ChildDeathWatch(() => {
+    for (const session of sessions.values()) session.checkLeader()
+  }, !isWindows)
+
+  function loadModule(): Promise<NodePtyModule> {
+    if (modulePromise === null) {
+      modulePromise = loadNodePtyModule(options.loadNodePty).catch((error: unknown) => {
+        // A failed load is retried on the next spawn (the host may install node-pty meanwhile).
+        modulePromise = null
+        throw error
+      })
+    }
+    return modulePromise
+  }
+
+  function rememberExited(id: string): void {
+    exitedIds.delete(id)
+    exitedIds.add(id)
+    if (exitedIds.size > NODE_PTY_EXITED_ID_MEMORY) {
+      const oldest = exitedIds.values().next().value
+      if (oldest !== undefined) exitedIds.delete(oldest)
+    }
+  }
+
+  const sessionHooks = {
+    emitData: (event: PtyDataEvent) => dispatch(dataListeners, event),
+    emitExit: (event: PtyExitEvent) => dispatch(exitListeners, event),
+    onEnded: (session: NodePtySession) => {
+      if (sessions.get(session.id) === session) sessions.delete(session.id)
+      rememberExited(session.id)
+      deathWatch.setActive(sessions.size > 0)
+    },
+    isLeaderGone: (pid: number) => inspector.isGone(pid),
+  }
+
+  function liveSession(id: string): NodePtySession | undefined {
+    const session = sessions.get(id)
+    return session !== undefined && session.exit === null ? session : undefined
+  }
+
+  function attachReply(session: NodePtySession): PtySpawnResult {
+    return {
+      id: session.id,
+      pid: session.pid,
+      incarnationId: session.incarnationId,
+      isReattach: true,
+      providerSequence: { value: session.charsEmitted, generation: 'continued' },
+      hostReportsChildExitStatus: session.hostReportsChildExitStatus,
+      cols: session.terminal.cols,
+      rows: session.terminal.rows,
+    }
+  }
+
+  function assertNotDisposed(method: string): void {
+    if (disposed) {
+      throw new NodePtyProviderError('provider_disposed', `Cannot call \`${method}\` on a disposed node-pty provider`)
+    }
+  }
+
+  async function spawn(spawnOptions: ProviderSpawnOptions): Promise<PtySpawnResult> {
+    assertNotDisposed('spawn')
+    if (spawnOptions === null || typeof spawnOptions !== 'object') {
+      throw new NodePtyOptionError('options', 'an object', spawnOptions)
+    }
+    const { sessionId, expectedIncarnationId } = spawnOptions
+    if (sessionId !== undefined && (typeof sessionId !== 'string' || sessionId.length === 0)) {
+      throw new NodePtyOptionError('sessionId', 'a non-empty string', sessionId)
+    }
+
+    if (spawnOptions.attachOnly === true) {
+      // node-pty cannot re-attach to a process it did not start in this host process: only a
+      // live session of this provider can be attached to.
+      const live = sessionId === undefined ? undefined : liveSession(sessionId)
+      if (live === undefined || (expectedIncarnationId !== undefined && live.incarnationId !== expectedIncarnationId)) {
+        throw new NodePtyProviderError(
+          'pty_absent',
+          live === undefined
+            ? `Cannot attach to PTY ${sessionId === undefined ? '(no session id)' : JSON.stringify(sessionId)}: no live PTY has that id here`
+            : `Cannot attach to PTY ${JSON.stringify(sessionId)}: the live process is incarnation ${JSON.stringify(live.incarnationId)}, not ${JSON.stringify(expectedIncarnationId)}`,
+          { ptyId: sessionId, expectedIncarnationId, liveIncarnationId: live?.incarnationId },
+        )
+      }
+      return attachReply(live)
+    }
+
+    if (sessionId !== undefined) {
+      const live = liveSession(sessionId)
+      if (live !== undefined) {
+        if (spawnOptions.isNewSession === true) {
+          throw new NodePtyProviderError('pty_id_in_use', `Cannot create PTY ${JSON.stringify(sessionId)}: a live PTY already has that id`, {
+            ptyId: sessionId,
+            liveIncarnationId: live.incarnationId,
+          })
+        }
+        return attachReply(live)
+      }
+    }
+
+    // Every refusal happens here, before node-pty is even loaded.
+    const plan = await createNodePtyLaunchPlan(spawnOptions, {
+      env: options.inheritedEnv ?? process.env,
+      defaultCwd: options.defaultCwd ?? process.cwd(),
+      platform,
+      defaultShell: options.defaultShell,
+    })
+    const nodePty = await loadModule()
+
+    // The awaits above let other calls run: look again.
+    assertNotDisposed('spawn')
+    const id = sessionId ?? randomUUID()
+    if (liveSession(id) !== undefined) {
+      throw new NodePtyProviderError('pty_id_in_use', `Cannot create PTY ${JSON.stringify(id)}: a live PTY already has that id`, { ptyId: id })
+    }
+
+    let terminal
+    try {
+      terminal = nodePty.spawn(plan.file, plan.args, {
+        name: options.terminalName ?? NODE_PTY_DEFAULT_TERMINAL_NAME,
+        cols: plan.cols,
+        rows: plan.rows,
+        cwd: plan.cwd,
+        env: plan.env,
+        encoding: 'utf8',
+      })
+    } catch (error) {
+      throw new NodePtyProviderError('spawn_failed', `node-pty could not start ${JSON.stringify(plan.file)}: ${error instanceof Error ? error.message : String(error)}`, {
+        cause: error,
+        ptyId: id,
+      })
+    }
+    exitedIds.delete(id)
+    const session = new NodePtySession(
+      {
+        id,
+        incarnationId: toPtyIncarnationId(randomUUID()),
+        terminal,
+        file: plan.file,
+        drainOutputAtExit: drainOutputAtExit && !isWindows,
+        hostReportsChildExitStatus,
+        command: plan.command,
+        scopeId: spawnOptions.scopeId,
+        slotKey: spawnOptions.slotKey,
+        claimKey: spawnOptions.claimKey,
+      },
+      sessionHooks,
+    )
+    // A stand-in (or a future node-pty) may report the exit while the session is being wired.
+    if (session.exit === null) {
+      sessions.set(id, session)
+      deathWatch.setActive(true)
+    }
+
+    try {
+      spawnOptions.onPtySpawnCommitted?.()
+    } catch (error) {
+      // The caller's hook failed: it never learns of this process, so none may be left behind.
+      await stopSession(session, { immediate: true }).catch(() => undefined)
+      throw error
+    }
+
+    const result: PtySpawnResult = {
+      id,
+      pid: session.pid,
+      incarnationId: session.incarnationId,
+      isReattach: false,
+      providerSequence: { value: 0, generation: 'reset' },
+      hostReportsChildExitStatus,
+      cols: plan.cols,
+      rows: plan.rows,
+    }
+    if (session.exit !== null) result.exitedBeforeSpawnReply = true
+    return result
+  }
+
+  /** Signal the leader's group and, when sweeping, every process group of its session. */
+  async function signalSession(session: NodePtySession, signal: StopSignal, remembered: Set<number>): Promise<void> {
+    if (isWindows) {
+      // Windows has no signals: node-pty ends the console instead.
+      session.terminal.kill()
+      return
+    }
+    const groups = new Set<number>()
+    if (!session.leaderGone) groups.add(session.pid)
+    const table = sweepSession ? await inspector.list() : null
+    if (table !== null) {
+      const self = table.find((row) => row.pid === process.pid)
+      for (const pid of selectSessionProcesses(table, session.pid, process.pid)) remembered.add(pid)
+      const alive = new Set(table.filter((row) => row.state !== 'Z').map((row) => row.pid))
+      for (const pid of [...remembered]) if (!alive.has(pid)) remembered.delete(pid)
+      for (const group of groupsOf(table, [...remembered])) if (group !== self?.pgid) groups.add(group)
+    }
+    // Why the pid as well as its group: a leader that left its group (or a group already empty
+    // but for it) must still get the signal.
+    const targets = [...[...groups].map((group) => -group), ...(session.leaderGone ? [] : [session.pid])]
+    let delivered = 0
+    let denied: unknown = null
+    for (const target of targets) {
+      try {
+        process.kill(target, signal)
+        delivered += 1
+      } catch (error) {
+        if ((error as { code?: unknown }).code !== 'ESRCH') denied ??= error
+      }
+    }
+    if (delivered === 0 && denied !== null) {
+      throw new NodePtyProviderError('shutdown_failed', `Could not signal PTY ${JSON.stringify(session.id)}: ${String(denied)}`, {
+        cause: denied,
+        ptyId: session.id,
+      })
+    }
+  }
+
+  /** Whether the session's leader exit was delivered and nothing of its session is left. */
+  async function isSessionGone(session: NodePtySession, remembered: Set<number>): Promise<boolean> {
+    session.checkLeader()
+    if (session.exit === null) {
+      // A stop was asked for and the leader is dead: the tail still owed is bounded, so a pause
+      // must not hold the exit back now.
+      if (session.leaderGone && session.paused) session.resume()
+      return false
+    }
+    if (isWindows || !sweepSession) return true
+    for (const pid of [...remembered]) if (inspector.isGone(pid)) remembered.delete(pid)
+    if (remembered.size > 0) return false
+    const table = await inspector.list()
+    if (table === null) return true
+    return selectSessionProcesses(table, session.pid, process.pid).length === 0
+  }
+
+  /** Run (or join) the stop of a session; resolves when it is gone, rejects at the deadline. */
+  function stopSession(session: NodePtySession, stopOptions: { immediate?: boolean; deadlineMs?: number }): Promise<void> {
+    const deadlineMs = stopOptions.deadlineMs ?? defaultDeadlineMs
+    if (session.stop === null) {
+      let killNow: () => void = () => {}
+      const killRequested = new Promise<void>((resolve) => {
+        killNow = resolve
+      })
+      let kill = false
+      const remembered = new Set<number>()
+      const run = async (): Promise<void> => {
+        const started = Date.now()
+        const steps = planStopSchedule({
+          immediate: stopOptions.immediate === true,
+          deadlineMs,
+          hangupGraceMs,
+          terminateGraceMs,
+          killReserveMs: NODE_PTY_KILL_RESERVE_MS,
+        })
+        for (const step of steps) {
+          while (!kill && Date.now() < started + step.atMs) {
+            if (await isSessionGone(session, remembered)) return
+            const wait = Math.min(NODE_PTY_STOP_POLL_INTERVAL_MS, started + step.atMs - Date.now())
+            await Promise.race([delay(Math.max(0, wait)), session.ended, killRequested])
+          }
+          if (await isSessionGone(session, remembered)) return
+          await signalSession(session, kill ? 'SIGKILL' : step.signal, remembered)
+          if (kill) break
+        }
+        // Everything was sent; wait for the deaths, up to the deadline (a later stop may retry).
+        while (Date.now() < started + deadlineMs) {
+          if (await isSessionGone(session, remembered)) return
+          await Promise.race([delay(NODE_PTY_STOP_POLL_INTERVAL_MS), session.ended])
+        }
+        if (!(await isSessionGone(session, remembered))) {
+          throw new NodePtyProviderError('shutdown_timeout', `PTY ${JSON.stringify(session.id)} was still alive ${deadlineMs} ms after its stop began`, {
+            ptyId: session.id,
+          })
+        }
+      }
+      const done = run().finally(() => {
+        if (session.stop === stop) session.stop = null
+      })
+      const stop = {
+        done,
+        escalateToKill: () => {
+          kill = true
+          killNow()
+        },
+      }
+      session.stop = stop
+      // The stop's own failure is reported to each caller below; never as an unhandled rejection.
+      done.catch(() => undefined)
+    } else if (stopOptions.immediate === true) {
+      session.stop.escalateToKill()
+    }
+    const running = session.stop
+    let timer: NodeJS.Timeout | undefined
+    const deadline = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        reject(
+          new NodePtyProviderError('shutdown_timeout', `PTY ${JSON.stringify(session.id)} could not be stopped within ${deadlineMs} ms`, {
+            ptyId: session.id,
+          }),
+        )
+      }, deadlineMs)
+    })
+    return Promise.race([running.done, deadline]).finally(() => clearTimeout(timer))
+  }
+
+  async function shutdown(id: string, shutdownOptions: PtyShutdownOptions = {}): Promise<void> {
+    if (shutdownOptions.deadlineMs !== undefined) assertNonNegativeInteger('deadlineMs', shutdownOptions.deadlineMs)
+    const session = sessions.get(id)
+    if (session === undefined) return
+    if (shutdownOptions.expectedIncarnationId !== undefined && session.incarnationId !== shutdownOptions.expectedIncarnationId) return
+    const stopOptions: { immediate?: boolean; deadlineMs?: number } = {}
+    if (shutdownOptions.immediate !== undefined) stopOptions.immediate = shutdownOptions.immediate
+    if (shutdownOptions.deadlineMs !== undefined) stopOptions.deadlineMs = shutdownOptions.deadlineMs
+    await stopSession(session, stopOptions)
+  }
+
+  async function withDeadline<T>(work: Promise<T>, ms: number | undefined, fallback: T): Promise<T> {
+    if (ms === undefined) return work
+    let timer: NodeJS.Timeout | undefined
+    const timeout = new Promise<T>((resolve) => {
+      timer = setTimeout(() => resolve(fallback), ms)
+    })
+    return Promise.race([work, timeout]).finally(() => clearTimeout(timer))
+  }
+
+  async function getCwd(id: string): Promise<string | null> {
+    const session = liveSession(id)
+    if (session === undefined || session.leaderGone) return null
+    const target = await readForegroundProcess(inspector, session.pid)
+    const cwd = target === null ? null : await inspector.cwd(target.pid)
+    return cwd ?? (target?.pid === session.pid ? null : inspector.cwd(session.pid))
+  }
+
+  async function getForegroundProcess(id: string): Promise<string | null> {
+    const session = liveSession(id)
+    if (session === undefined || session.leaderGone) return null
+    return (await readForegroundProcess(inspector, session.pid))?.name ?? null
+  }
+
+  async function listRow(session: NodePtySession): Promise<PtyProcessInfo> {
+    const [cwd, title] = await Promise.all([getCwd(session.id), getForegroundProcess(session.id)])
+    return baseRow(session, cwd, title)
+  }
+
+  function baseRow(session: NodePtySession, cwd: string | null, title: string | null): PtyProcessInfo {
+    const row: PtyProcessInfo = {
+      id: session.id,
+      hostId,
+      incarnationId: session.incarnationId,
+      pid: session.pid,
+      cwd,
+      title: title ?? basename(session.file),
+    }
+    if (session.scopeId !== undefined) row.scopeId = session.scopeId
+    if (session.slotKey !== undefined) row.slotKey = session.slotKey
+    if (session.claimKey !== undefined) row.claimKey = session.claimKey
+    return row
+  }
+
+  async function dispose(): Promise<void> {
+    if (disposePromise !== null) return disposePromise
+    disposed = true
+    disposePromise = (async () => {
+      await Promise.allSettled([...sessions.values()].map((session) => stopSession(session, {})))
+      dataListeners.clear()
+      exitListeners.clear()
+      deathWatch.setActive(false)
+    })()
+    return disposePromise
+  }
+
+  return {
+    name: options.name ?? 'node-pty',
+    authoritativeListings: true,
+    spawn,
+    write(id: string, data: string): WriteSettlement {
+      const session = sessions.get(id)
+      if (session === undefined) return refusedWrite(exitedIds.has(id) ? 'pty_exited' : 'pty_not_found')
+      return session.write(data)
+    },
+    resize(id: string, cols: number, rows: number): boolean {
+      assertPtyDimension('cols', cols)
+      assertPtyDimension('rows', rows)
+      const session = liveSession(id)
+      if (session === undefined || session.leaderGone) return false
+      try {
+        session.terminal.resize(cols, rows)
+        return true
+      } catch {
+        return false
+      }
+    },
+    getSize(id: string) {
+      const session = liveSession(id)
+      if (session === undefined || session.leaderGone) return null
+      return { cols: session.terminal.cols, rows: session.terminal.rows }
+    },
+    shutdown,
+    pauseProducer(id: string): void {
+      liveSession(id)?.pause()
+    },
+    resumeProducer(id: string): void {
+      liveSession(id)?.resume()
+    },
+    async listProcesses(listOptions: PtyListProcessesOptions = {}): Promise<PtyProcessInfo[]> {
+      const live = [...sessions.values()].filter((session) => session.exit === null)
+      return Promise.all(
+        live.map((session) => withDeadline(listRow(session), listOptions.deadlineMs, baseRow(session, null, null))),
+      )
+    },
+    hasPty(id: string): boolean {
+      return liveSession(id) !== undefined
+    },
+    async probeLiveness(id: string): Promise<boolean | null> {
+      const session = liveSession(id)
+      if (session === undefined) return false
+      session.checkLeader()
+      return !session.leaderGone
+    },
+    getCwd,
+    getForegroundProcess,
+    async hasChildProcesses(id: string): Promise<boolean | null> {
+      const session = liveSession(id)
+      if (session === undefined || session.leaderGone) return null
+      return hasLiveChildren(inspector, session.pid)
+    },
+    onData(listener: (event: PtyDataEvent) => void): Unsubscribe {
+      dataListeners.add(listener)
+      return () => {
+        dataListeners.delete(listener)
+      }
+    },
+    onExit(listener: (event: PtyExitEvent) => void): Unsubscribe {
+      exitListeners.add(listener)
+      return () => {
+        exitListeners.delete(listener)
+      }
+    },
+    getPid(id: string): number | null {
+      return liveSession(id)?.pid ?? null
+    },
+    dispose,
+  }
+}

@@ -1,0 +1,233 @@
+import {
+  refusedWrite,
+  unverifiableWrite,
+  WRITE_ACCEPTED,
+  type PtyDataEvent,
+  type PtyExitEvent,
+  type PtyIncarnationId,
+  type WriteSettlement,
+} from '../contracts/index.js'
+import { resolveProcessExitCause } from '../exit-cause/index.js'
+import { ExitDrain } from './exit-drain.js'
+import type { NodePtyTerminal } from './node-pty-module.js'
+
+/**
+ * How long a spawn's startup `command` waits for the shell's first output (its prompt) before it
+ * is written anyway. Written before the shell runs, the kernel would echo the typed-ahead text and
+ * then the shell's line editor would draw it again; waiting for the prompt avoids the double echo,
+ * and the fallback serves shells that print nothing.
+ */
+export const NODE_PTY_LAUNCH_COMMAND_FALLBACK_MS = 500
+
+/** What a session needs from the provider. */
+export type NodePtySessionHooks = {
+  /** Deliver a data event to the provider's listeners. */
+  emitData(event: PtyDataEvent): void
+  /** Deliver the exit event to the provider's listeners. */
+  emitExit(event: PtyExitEvent): void
+  /** The session's exit was delivered; forget it. */
+  onEnded(session: NodePtySession): void
+  /** Confirm from the OS that the leader is gone (`false` on any doubt). */
+  isLeaderGone(pid: number): boolean
+}
+
+/** How a session was started. */
+export type NodePtySessionInit = {
+  /** The PTY id. */
+  id: string
+  /** The incarnation minted for this process. */
+  incarnationId: PtyIncarnationId
+  /** The terminal node-pty returned. */
+  terminal: NodePtyTerminal
+  /** The program that was started (the title fallback). */
+  file: string
+  /** Hold the slave side and drain the tail at exit. */
+  drainOutputAtExit: boolean
+  /** `false` when a wrapper owns the exit status (see `hostReportsChildExitStatus`). */
+  hostReportsChildExitStatus: boolean
+  /** The startup command to write once the shell runs. */
+  command: string | undefined
+  /** Listing fields. */
+  scopeId: string | undefined
+  /** Listing fields. */
+  slotKey: string | undefined
+  /** Listing fields. */
+  claimKey: string | undefined
+}
+
+/** The exit as it was reported. */
+export type NodePtySessionExit = {
+  /** The code node-pty forwarded. */
+  code: number
+  /** The signal node-pty forwarded (`0` or absent for none). */
+  signal: number | undefined
+}
+
+/**
+ * One process on one PTY: its node-pty terminal, its exit drain, and what is known about it.
+ * Internal to the provider.
+ */
+export class NodePtySession {
+  /** The PTY id. */
+  readonly id: string
+  /** The incarnation of this process. */
+  readonly incarnationId: PtyIncarnationId
+  /** The leader's pid. */
+  readonly pid: number
+  /** The node-pty terminal. */
+  readonly terminal: NodePtyTerminal
+  /** The program started. */
+  readonly file: string
+  /** Listing fields. */
+  readonly scopeId: string | undefined
+  /** Listing fields. */
+  readonly slotKey: string | undefined
+  /** Listing fields. */
+  readonly claimKey: string | undefined
+  /** Whether exits of this PTY carry the child's status. */
+  readonly hostReportsChildExitStatus: boolean
+  /** Resolves once the exit event was delivered. */
+  readonly ended: Promise<void>
+  /** The running stop, if one was requested. */
+  stop: { done: Promise<void>; escalateToKill(): void } | null = null
+
+  readonly #hooks: NodePtySessionHooks
+  readonly #drain: ExitDrain
+  #resolveEnded: () => void = () => {}
+  #charsEmitted = 0
+  #leaderGone = false
+  #exit: NodePtySessionExit | null = null
+  #paused = false
+  #command: string | undefined
+  #commandTimer: NodeJS.Timeout | null = null
+
+  /** Wire a freshly spawned terminal. Call synchronously right after node-pty's `spawn()`. */
+  constructor(init: NodePtySessionInit, hooks: NodePtySessionHooks) {
+    this.id = init.id
+    this.incarnationId = init.incarnationId
+    this.terminal = init.terminal
+    this.pid = init.terminal.pid
+    this.file = init.file
+    this.scopeId = init.scopeId
+    this.slotKey = init.slotKey
+    this.claimKey = init.claimKey
+    this.hostReportsChildExitStatus = init.hostReportsChildExitStatus
+    this.#hooks = hooks
+    this.ended = new Promise((resolve) => {
+      this.#resolveEnded = resolve
+    })
+    this.#drain = new ExitDrain(
+      init.terminal,
+      { emit: (data) => this.#deliver(data), onNativeExitHint: () => this.checkLeader() },
+      init.drainOutputAtExit,
+    )
+    // Why subscribe at once: output read before a listener exists is lost (node-pty #652).
+    init.terminal.onData((chunk) => this.#drain.handleData(chunk))
+    init.terminal.onExit((event) => this.#onExit(event))
+    this.#command = init.command
+    if (this.#command !== undefined) {
+      this.#commandTimer = setTimeout(() => this.#writeCommand(), NODE_PTY_LAUNCH_COMMAND_FALLBACK_MS)
+    }
+  }
+
+  /** Raw chars delivered so far (the provider's output sequence). */
+  get charsEmitted(): number {
+    return this.#charsEmitted
+  }
+
+  /** True once the leader is proven gone (its output may still be draining). */
+  get leaderGone(): boolean {
+    return this.#leaderGone
+  }
+
+  /** The reported exit, once delivered. */
+  get exit(): NodePtySessionExit | null {
+    return this.#exit
+  }
+
+  /** True while the consumer has paused the producer. */
+  get paused(): boolean {
+    return this.#paused
+  }
+
+  /** The drain's state (for diagnostics and tests). */
+  get drainState(): ExitDrain['state'] {
+    return this.#drain.state
+  }
+
+  /** Look whether the leader died; start the drain when it did. Cheap; safe to call often. */
+  checkLeader(): void {
+    if (this.#leaderGone || this.#exit !== null) return
+    if (!this.#hooks.isLeaderGone(this.pid)) return
+    this.#leaderGone = true
+    this.#drain.noteChildGone()
+  }
+
+  /** Write and settle. */
+  write(data: string): WriteSettlement {
+    if (this.#exit !== null || this.#leaderGone) return refusedWrite('pty_exited')
+    try {
+      this.terminal.write(data)
+    } catch {
+      return unverifiableWrite('provider_threw_after_handoff', true)
+    }
+    return WRITE_ACCEPTED
+  }
+
+  /** Stop reading the master (kernel backpressure). */
+  pause(): void {
+    if (this.#exit !== null || this.#paused) return
+    this.#paused = true
+    this.#drain.notePaused()
+    this.terminal.pause()
+  }
+
+  /** Resume reading the master. */
+  resume(): void {
+    if (this.#exit !== null || !this.#paused) return
+    this.#paused = false
+    this.terminal.resume()
+    this.#drain.noteResumed()
+  }
+
+  #deliver(data: string): void {
+    this.#charsEmitted += data.length
+    this.#hooks.emitData({ id: this.id, data, incarnationId: this.incarnationId })
+    if (this.#command !== undefined && this.#commandTimer !== null) {
+      // The shell printed something (its prompt): it runs. Write after this turn's output.
+      clearTimeout(this.#commandTimer)
+      this.#commandTimer = setTimeout(() => this.#writeCommand(), 0)
+    }
+  }
+
+  #writeCommand(): void {
+    this.#commandTimer = null
+    const command = this.#command
+    this.#command = undefined
+    if (command === undefined || this.#exit !== null || this.#leaderGone) return
+    // Why: a command is a line; without an Enter it would sit in the shell's editor.
+    this.write(/[\r\n]$/.test(command) ? command : `${command}\r`)
+  }
+
+  #onExit(event: { exitCode: number; signal?: number }): void {
+    if (this.#exit !== null) return
+    const held = this.#drain.finish()
+    if (held.length > 0) this.#deliver(held)
+    this.#leaderGone = true
+    if (this.#commandTimer !== null) clearTimeout(this.#commandTimer)
+    this.#commandTimer = null
+    this.#command = undefined
+    this.#exit = { code: event.exitCode, signal: event.signal }
+    const cause = resolveProcessExitCause({
+      exitCode: event.exitCode,
+      signal: event.signal ?? null,
+      hostReportsChildExitStatus: this.hostReportsChildExitStatus,
+    })
+    try {
+      this.#hooks.emitExit({ id: this.id, code: event.exitCode, incarnationId: this.incarnationId, cause })
+    } finally {
+      this.#hooks.onEnded(this)
+      this.#resolveEnded()
+    }
+  }
+}

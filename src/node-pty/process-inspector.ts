@@ -1,0 +1,208 @@
+import { execFile } from 'node:child_process'
+import { readFileSync } from 'node:fs'
+import { readFile, readdir, readlink } from 'node:fs/promises'
+
+/**
+ * How long one `ps` or `lsof` run may take before its answer counts as "cannot say". `ps -A` on a
+ * busy macOS machine with thousands of processes takes ~100 ms; a wedged one must not hang a query.
+ */
+export const NODE_PTY_PROCESS_QUERY_TIMEOUT_MS = 2_000
+
+/** What the provider reads about one process. */
+export type ProcessStat = {
+  /** Process id. */
+  pid: number
+  /** Parent process id. */
+  ppid: number
+  /** Process group id. */
+  pgid: number
+  /** Session id; `null` where the platform does not expose it (macOS `ps`). */
+  sid: number | null
+  /** The foreground process group of the process's controlling terminal; `null` or ≤ 0 when none. */
+  tpgid: number | null
+  /** The state letter (`R`, `S`, `Z`, `T`…); `Z` is a zombie: dead, not yet reaped. */
+  state: string
+  /** The process name (Linux `comm`, at most 15 characters; macOS the executable's base name). */
+  name: string
+}
+
+/**
+ * Reads processes from the OS. One implementation per way of reading: Linux `/proc`, `ps`+`lsof`
+ * (macOS and other Unixes), and none (Windows), where every answer is "cannot say".
+ */
+export type ProcessInspector = {
+  /** Which implementation this is. */
+  readonly kind: 'procfs' | 'ps' | 'none'
+  /** One process; `null` when it does not exist or cannot be read. */
+  read(pid: number): Promise<ProcessStat | null>
+  /** Every visible process; `null` when this platform cannot list them. */
+  list(): Promise<ProcessStat[] | null>
+  /** A process's working directory; `null` when it cannot be read. */
+  cwd(pid: number): Promise<string | null>
+  /**
+   * Synchronous and conservative: `true` only when the process is proven gone — no such pid, or
+   * a zombie (dead, waiting to be reaped). Any doubt answers `false`.
+   */
+  isGone(pid: number): boolean
+}
+
+/**
+ * Parse the text of `/proc/<pid>/stat`. The name sits in parentheses and may itself contain spaces
+ * and parentheses, so the fields are read after the *last* `)`. `null` for anything malformed.
+ */
+export function parseProcStat(text: string): ProcessStat | null {
+  const open = text.indexOf('(')
+  const close = text.lastIndexOf(')')
+  if (open < 1 || close < open) return null
+  const pid = Number(text.slice(0, open).trim())
+  const fields = text.slice(close + 2).split(' ')
+  // fields: 0 state, 1 ppid, 2 pgrp, 3 session, 4 tty_nr, 5 tpgid
+  const [state, ppid, pgid, sid, , tpgid] = fields
+  const numbers = [pid, Number(ppid), Number(pgid), Number(sid), Number(tpgid)]
+  if (state === undefined || state.length === 0 || numbers.some((n) => !Number.isInteger(n))) return null
+  return {
+    pid,
+    ppid: Number(ppid),
+    pgid: Number(pgid),
+    sid: Number(sid),
+    tpgid: Number(tpgid),
+    state: state.charAt(0),
+    name: text.slice(open + 1, close),
+  }
+}
+
+/**
+ * Parse one line of `ps -o pid=,ppid=,pgid=,tpgid=,stat=,comm=`. The command is the last column
+ * and may contain spaces; it is reduced to its base name. `null` for anything malformed.
+ */
+export function parsePsLine(line: string): ProcessStat | null {
+  const match = /^\s*(\d+)\s+(\d+)\s+(\d+)\s+(-?\d+)\s+(\S+)\s+(.*?)\s*$/.exec(line)
+  if (match === null) return null
+  const [, pid, ppid, pgid, tpgid, stat, comm] = match as unknown as [string, string, string, string, string, string, string]
+  const name = comm.split('/').filter((part) => part.length > 0).pop() ?? comm
+  return {
+    pid: Number(pid),
+    ppid: Number(ppid),
+    pgid: Number(pgid),
+    sid: null,
+    tpgid: Number(tpgid),
+    state: stat.charAt(0),
+    name,
+  }
+}
+
+/** Parse `lsof -Fn` output: the first `n` line is the name (here the cwd). */
+export function parseLsofCwd(output: string): string | null {
+  for (const line of output.split('\n')) {
+    if (line.startsWith('n') && line.length > 1) return line.slice(1)
+  }
+  return null
+}
+
+/** `true` when signal 0 proves the pid absent (ESRCH); a zombie still answers, so it is not "gone" here. */
+function signalZeroSaysGone(pid: number): boolean {
+  try {
+    process.kill(pid, 0)
+    return false
+  } catch (error) {
+    return (error as { code?: unknown }).code === 'ESRCH'
+  }
+}
+
+/** Linux: everything from `/proc`, no subprocess. */
+export function createProcFsInspector(procRoot = '/proc'): ProcessInspector {
+  const read = async (pid: number): Promise<ProcessStat | null> => {
+    try {
+      return parseProcStat(await readFile(`${procRoot}/${pid}/stat`, 'utf8'))
+    } catch {
+      return null
+    }
+  }
+  return {
+    kind: 'procfs',
+    read,
+    async list() {
+      let entries: string[]
+      try {
+        entries = await readdir(procRoot)
+      } catch {
+        return null
+      }
+      const pids = entries.filter((entry) => /^\d+$/.test(entry)).map(Number)
+      const stats = await Promise.all(pids.map(read))
+      return stats.filter((s): s is ProcessStat => s !== null)
+    },
+    async cwd(pid) {
+      try {
+        return await readlink(`${procRoot}/${pid}/cwd`)
+      } catch {
+        return null
+      }
+    },
+    isGone(pid) {
+      let text: string
+      try {
+        text = readFileSync(`${procRoot}/${pid}/stat`, 'utf8')
+      } catch (error) {
+        // Why: only ENOENT proves absence; EACCES or EMFILE prove nothing.
+        return (error as { code?: unknown }).code === 'ENOENT' || signalZeroSaysGone(pid)
+      }
+      return parseProcStat(text)?.state === 'Z'
+    },
+  }
+}
+
+/** Run a program and resolve with its stdout, or `null` on any failure or timeout. */
+function run(file: string, args: string[]): Promise<string | null> {
+  return new Promise((resolveRun) => {
+    execFile(file, args, { timeout: NODE_PTY_PROCESS_QUERY_TIMEOUT_MS, encoding: 'utf8' }, (error, stdout) => {
+      resolveRun(error === null ? stdout : null)
+    })
+  })
+}
+
+/** The `ps` columns both BSD (macOS) and procps `ps` understand. */
+const PS_COLUMNS = 'pid=,ppid=,pgid=,tpgid=,stat=,comm='
+
+/** macOS and other Unixes: `ps` for the process table, `lsof` for working directories. */
+export function createPsInspector(): ProcessInspector {
+  return {
+    kind: 'ps',
+    async read(pid) {
+      const out = await run('ps', ['-o', PS_COLUMNS, '-p', String(pid)])
+      if (out === null) return null
+      const row = out.split('\n').map(parsePsLine).find((s) => s !== null && s.pid === pid)
+      return row ?? null
+    },
+    async list() {
+      const out = await run('ps', ['-A', '-o', PS_COLUMNS])
+      if (out === null) return null
+      return out.split('\n').map(parsePsLine).filter((s): s is ProcessStat => s !== null)
+    },
+    async cwd(pid) {
+      const out = await run('lsof', ['-a', '-p', String(pid), '-d', 'cwd', '-Fn'])
+      return out === null ? null : parseLsofCwd(out)
+    },
+    isGone: signalZeroSaysGone,
+  }
+}
+
+/** Windows and anything unknown: every answer is "cannot say". */
+export function createNullInspector(): ProcessInspector {
+  return {
+    kind: 'none',
+    read: () => Promise.resolve(null),
+    list: () => Promise.resolve(null),
+    cwd: () => Promise.resolve(null),
+    isGone: () => false,
+  }
+}
+
+/** The inspector for a platform: `/proc` on Linux, `ps`/`lsof` on macOS and the BSDs, none elsewhere. */
+export function createProcessInspector(platform: NodeJS.Platform): ProcessInspector {
+  if (platform === 'linux' || platform === 'android') return createProcFsInspector()
+  if (platform === 'darwin' || platform === 'freebsd' || platform === 'openbsd' || platform === 'netbsd' || platform === 'sunos' || platform === 'aix') {
+    return createPsInspector()
+  }
+  return createNullInspector()
+}

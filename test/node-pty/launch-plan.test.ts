@@ -1,0 +1,114 @@
+import { chmodSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import fc from 'fast-check'
+import { afterAll, describe, expect, it } from 'vitest'
+import { NodePtyOptionError, isNodePtyOptionError } from 'ptykit/node-pty'
+import {
+  NODE_PTY_FALLBACK_SHELL,
+  NODE_PTY_MAX_DIMENSION,
+  createNodePtyLaunchPlan,
+  type NodePtyLaunchContext,
+} from '../../src/node-pty/launch-plan.js'
+
+const dir = realpathSync(mkdtempSync(join(tmpdir(), 'ptykit-launch-')))
+const plainFile = join(dir, 'plain.txt')
+writeFileSync(plainFile, 'not a program')
+const script = join(dir, 'tool.sh')
+writeFileSync(script, '#!/bin/sh\n')
+chmodSync(script, 0o755)
+afterAll(() => rmSync(dir, { recursive: true, force: true }))
+
+const context: NodePtyLaunchContext = {
+  env: { PATH: '/usr/bin:/bin', HOME: '/home/x', SHELL: '/bin/sh', TMUX: 'x', COLUMNS: '80', KEEP: 'yes' },
+  defaultCwd: dir,
+  platform: 'linux',
+}
+
+async function refusal(launch: Record<string, unknown>): Promise<NodePtyOptionError> {
+  const error = await createNodePtyLaunchPlan(launch as never, context).then(
+    () => undefined,
+    (e: unknown) => e,
+  )
+  expect(isNodePtyOptionError(error), `refusal of ${JSON.stringify(launch)}`).toBe(true)
+  return error as NodePtyOptionError
+}
+
+describe('createNodePtyLaunchPlan', () => {
+  it('fills the defaults: $SHELL, no args, the default cwd, 80x24, the inherited env without host-terminal variables', async () => {
+    const plan = await createNodePtyLaunchPlan({}, context)
+    expect(plan).toMatchObject({ file: '/bin/sh', args: [], cwd: dir, cols: 80, rows: 24, command: undefined })
+    expect(plan.env).toEqual({ PATH: '/usr/bin:/bin', HOME: '/home/x', SHELL: '/bin/sh', KEEP: 'yes' })
+  })
+
+  it('falls back to /bin/sh when $SHELL is unset or unusable, and prefers the host default shell', async () => {
+    expect((await createNodePtyLaunchPlan({}, { ...context, env: { PATH: '/bin' } })).file).toBe(NODE_PTY_FALLBACK_SHELL)
+    expect((await createNodePtyLaunchPlan({}, { ...context, env: { SHELL: '/no/such/shell' } })).file).toBe(NODE_PTY_FALLBACK_SHELL)
+    expect((await createNodePtyLaunchPlan({}, { ...context, defaultShell: script })).file).toBe(script)
+  })
+
+  it('applies env on top of the inherited one, then envToDelete; an explicit env may set a host-terminal variable', async () => {
+    const plan = await createNodePtyLaunchPlan({ env: { KEEP: 'no', NEW: '1', COLUMNS: '120' }, envToDelete: ['HOME', 'NEW'] }, context)
+    expect(plan.env).toEqual({ PATH: '/usr/bin:/bin', SHELL: '/bin/sh', KEEP: 'no', COLUMNS: '120' })
+  })
+
+  it('resolves a relative cwd against the default one and accepts programs by path or by PATH name', async () => {
+    expect((await createNodePtyLaunchPlan({ cwd: '.' }, context)).cwd).toBe(dir)
+    expect((await createNodePtyLaunchPlan({ file: script, args: ['a', ''] }, context)).args).toEqual(['a', ''])
+    expect((await createNodePtyLaunchPlan({ file: 'sh' }, context)).file).toBe('sh')
+    expect((await createNodePtyLaunchPlan({ file: './tool.sh' }, context)).file).toBe('./tool.sh')
+  })
+
+  it('looks a bare program up on the child’s PATH (execvp’s default when it has none), not the host’s', async () => {
+    expect((await createNodePtyLaunchPlan({ file: 'sh', envToDelete: ['PATH'] }, context)).file).toBe('sh')
+    expect((await createNodePtyLaunchPlan({ file: 'tool.sh', env: { PATH: dir } }, context)).file).toBe('tool.sh')
+    expect((await refusal({ file: 'tool.sh' })).option).toBe('file')
+    expect((await refusal({ file: 'sh', env: { PATH: dir } })).option).toBe('file')
+  })
+
+  it('refuses each bad option, naming the option and the value', async () => {
+    const cases: Array<[Record<string, unknown>, string, string]> = [
+      [{ cols: 0 }, 'cols', '0 (number)'],
+      [{ cols: 1.5 }, 'cols', '1.5 (number)'],
+      [{ rows: NODE_PTY_MAX_DIMENSION + 1 }, 'rows', String(NODE_PTY_MAX_DIMENSION + 1)],
+      [{ rows: '24' }, 'rows', '"24" (string)'],
+      [{ cwd: join(dir, 'missing') }, 'cwd', 'missing'],
+      [{ cwd: plainFile }, 'cwd', 'not a directory'],
+      [{ cwd: '' }, 'cwd', '"" (string)'],
+      [{ file: join(dir, 'nope') }, 'file', 'no such executable'],
+      [{ file: plainFile }, 'file', 'plain.txt'],
+      [{ file: 'no-such-program-ptykit' }, 'file', 'no-such-program-ptykit'],
+      [{ file: '' }, 'file', '"" (string)'],
+      [{ args: 'ls -l' }, 'args', '"ls -l" (string)'],
+      [{ args: ['ok', 'bad\0'] }, 'args[1]', 'NUL'],
+      [{ env: { A: 1 } }, 'env.A', '1 (number)'],
+      [{ env: { 'A=B': 'x' } }, 'env', '"A=B"'],
+      [{ env: ['x'] }, 'env', '(array)'],
+      [{ envToDelete: 'HOME' }, 'envToDelete', '"HOME" (string)'],
+      [{ envToDelete: [''] }, 'envToDelete[0]', '"" (string)'],
+      [{ command: 'echo \0' }, 'command', 'NUL'],
+    ]
+    for (const [launch, option, fragment] of cases) {
+      const error = await refusal(launch)
+      expect(error).toBeInstanceOf(TypeError)
+      expect(error.code).toBe('invalid_spawn_option')
+      expect(error.option).toBe(option)
+      expect(error.message).toContain(`\`${option}\``)
+      expect(error.message).toContain(fragment)
+    }
+  })
+
+  it('P-launch-1: accepts exactly the integer sizes from 1 to the maximum', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.oneof(fc.integer({ min: -10, max: NODE_PTY_MAX_DIMENSION + 10 }), fc.double()), async (cols) => {
+        const valid = Number.isInteger(cols) && cols >= 1 && cols <= NODE_PTY_MAX_DIMENSION
+        const outcome = await createNodePtyLaunchPlan({ cols, file: script }, context).then(
+          (plan) => plan.cols,
+          (error: unknown) => (isNodePtyOptionError(error) ? error.option : error),
+        )
+        expect(outcome).toBe(valid ? cols : 'cols')
+      }),
+      { numRuns: 60 },
+    )
+  })
+})

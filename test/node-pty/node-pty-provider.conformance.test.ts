@@ -1,0 +1,19 @@
+import { createNodePtyProvider } from 'ptykit/node-pty'
+import { describePtyProviderConformance } from 'ptykit/testing'
+
+// Real processes: `sh -c` for echoes and exit codes, `cat` for a process that runs (and reads its
+// input) until it is stopped.
+const drivers = {
+  spawnEcho: (text: string) => ({ file: '/bin/sh', args: ['-c', `printf '%s\\n' '${text}'`] }),
+  spawnLongRunning: () => ({ file: 'cat' }),
+  spawnExit: (code: number) => ({ file: '/bin/sh', args: ['-c', `exit ${code}`] }),
+}
+
+describePtyProviderConformance('node-pty', () => createNodePtyProvider(), drivers)
+
+// A wrapper host: every exit resolves to unknown/host_status_unavailable.
+describePtyProviderConformance(
+  'node-pty (wrapper host)',
+  () => createNodePtyProvider({ hostReportsChildExitStatus: false }),
+  drivers,
+)

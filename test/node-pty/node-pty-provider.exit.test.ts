@@ -1,0 +1,141 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { createNodePtyProvider, type NodePtyProvider } from 'ptykit/node-pty'
+import { PtyEventLog, liveChildrenOf } from './pty-test-support.js'
+
+let provider: NodePtyProvider
+let log: PtyEventLog
+let childrenBefore: number[]
+
+beforeAll(() => {
+  childrenBefore = liveChildrenOf(process.pid)
+  provider = createNodePtyProvider()
+  log = new PtyEventLog(provider)
+})
+
+afterAll(async () => {
+  await provider.dispose()
+  // No child of the test process is left behind.
+  expect(liveChildrenOf(process.pid).filter((pid) => !childrenBefore.includes(pid))).toEqual([])
+})
+
+/** Spawn `sh -c script`, wait for its exit, and return it with the output. */
+async function run(script: string) {
+  const result = await provider.spawn({ file: '/bin/sh', args: ['-c', script] })
+  const exit = await log.exitOf(result.id)
+  return { result, exit, output: log.output(result.id) }
+}
+
+describe('node-pty provider: exit causes (real processes)', () => {
+  it('a clean `exit 0` is exited(0)', async () => {
+    const { result, exit } = await run('exit 0')
+    expect(exit).toEqual({ id: result.id, code: 0, incarnationId: result.incarnationId, cause: { kind: 'exited', exitCode: 0 } })
+  })
+
+  it('`exit 3` is exited(3)', async () => {
+    const { exit } = await run('exit 3')
+    expect(exit.cause).toEqual({ kind: 'exited', exitCode: 3 })
+    expect(exit.code).toBe(3)
+  })
+
+  it('`kill -9 $$` is signaled(9), although node-pty reports exit code 0', async () => {
+    const { exit } = await run('kill -9 $$')
+    expect(exit.code).toBe(0)
+    expect(exit.cause).toEqual({ kind: 'signaled', signal: 9 })
+  })
+
+  it('a stop is signaled(1) from the provider (operator_close is the controller’s to decide)', async () => {
+    const result = await provider.spawn({ file: '/bin/sh', args: ['-c', 'sleep 30; :'] })
+    await provider.shutdown(result.id)
+    expect((await log.exitOf(result.id)).cause).toEqual({ kind: 'signaled', signal: 1 })
+  })
+
+  it('every data event and the exit carry the spawned incarnation; one exit, nothing after it', async () => {
+    const { result, output } = await run('echo one; echo two; exit 0')
+    expect(output).toBe('one\r\ntwo\r\n')
+    const mine = log.of(result.id)
+    expect(mine.every((e) => e.event.incarnationId === result.incarnationId)).toBe(true)
+    expect(log.exits(result.id)).toHaveLength(1)
+    expect(log.dataAfterExit(result.id)).toBe(false)
+  })
+
+  it('a wrapper host (hostReportsChildExitStatus: false) reports unknown/host_status_unavailable', async () => {
+    const wrapper = createNodePtyProvider({ hostReportsChildExitStatus: false })
+    const wrapperLog = new PtyEventLog(wrapper)
+    const result = await wrapper.spawn({ file: '/bin/sh', args: ['-c', 'exit 3'] })
+    expect(result.hostReportsChildExitStatus).toBe(false)
+    expect((await wrapperLog.exitOf(result.id)).cause).toEqual({ kind: 'unknown', reason: 'host_status_unavailable' })
+    await wrapper.dispose()
+  })
+})
+
+describe('node-pty provider: the tail of the output is never lost', () => {
+  const SIZE = 300_000
+  const WRITE_AND_EXIT = `head -c ${SIZE} /dev/zero | tr '\\0' a`
+
+  it('300 000 bytes written right before exit all arrive before the exit event, in 200 consecutive runs', async () => {
+    const RUNS = 200
+    // Why two at a time: keeps the suite to a few seconds on 2 cores while every run still ends
+    // with a child that writes and exits at once (the losing case on Node 20).
+    const CONCURRENCY = 2
+    const short: Array<{ run: number; got: number }> = []
+    let next = 0
+    const worker = async (): Promise<void> => {
+      while (next < RUNS) {
+        const runIndex = next
+        next += 1
+        const { result, exit, output } = await run(WRITE_AND_EXIT)
+        if (output.length !== SIZE || /[^a]/.test(output) || log.dataAfterExit(result.id) || exit.cause?.kind !== 'exited') {
+          short.push({ run: runIndex, got: output.length })
+        }
+      }
+    }
+    await Promise.all(Array.from({ length: CONCURRENCY }, worker))
+    expect(short).toEqual([])
+  }, 60_000)
+
+  it('keeps the tail while the consumer pauses the producer past node-pty’s 200 ms destroy timer', async () => {
+    for (let i = 0; i < 3; i += 1) {
+      const result = await provider.spawn({ file: '/bin/sh', args: ['-c', `head -c 100000 /dev/zero | tr '\\0' a`] })
+      provider.pauseProducer(result.id)
+      const pausedAt = log.output(result.id).length
+      await new Promise((resolve) => setTimeout(resolve, 400))
+      expect(log.exits(result.id)).toEqual([])
+      expect(log.output(result.id).length).toBe(pausedAt)
+      provider.resumeProducer(result.id)
+      await log.exitOf(result.id)
+      expect(log.output(result.id).length).toBe(100_000)
+    }
+  })
+
+  it('keeps the tail when the event loop is blocked past node-pty’s 200 ms destroy timer', async () => {
+    for (let i = 0; i < 3; i += 1) {
+      const result = await provider.spawn({ file: '/bin/sh', args: ['-c', `head -c 100000 /dev/zero | tr '\\0' a`] })
+      await new Promise((resolve) => setTimeout(resolve, 5))
+      const until = Date.now() + 300
+      while (Date.now() < until) {
+        // Busy: node-pty's destroy timer becomes due before the master is read again.
+      }
+      await log.exitOf(result.id)
+      expect(log.output(result.id).length).toBe(100_000)
+    }
+  })
+
+  it('delivers output a surviving grandchild writes after the leader’s marker, still before the exit', async () => {
+    // The leader exits at once; its background job writes a little later while it holds the tty.
+    const result = await provider.spawn({ file: '/bin/sh', args: ['-c', "trap '' HUP; (sleep 0.02; echo LATE) & echo EARLY; exit 0"] })
+    const exit = await log.exitOf(result.id)
+    expect(exit.cause).toEqual({ kind: 'exited', exitCode: 0 })
+    expect(log.output(result.id)).toContain('EARLY')
+    expect(log.output(result.id)).toContain('LATE')
+    expect(log.output(result.id)).not.toMatch(/PTYKITDRAIN/)
+    expect(log.dataAfterExit(result.id)).toBe(false)
+  })
+
+  it('still reports the exit when the marker cannot get through (output stopped with Ctrl-S): the drain gives up', async () => {
+    const result = await provider.spawn({ file: '/bin/sh', args: ['-c', 'sleep 0.2; exit 4'] })
+    // XOFF: the line discipline stops output (IXON), so the marker write keeps failing with EAGAIN.
+    provider.write(result.id, '\x13')
+    expect((await log.exitOf(result.id)).cause).toEqual({ kind: 'exited', exitCode: 4 })
+    expect(log.output(result.id)).not.toMatch(/PTYKITDRAIN/)
+  })
+})

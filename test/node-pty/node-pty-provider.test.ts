@@ -1,0 +1,296 @@
+import { mkdirSync, mkdtempSync, realpathSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import {
+  NODE_PTY_MAX_DIMENSION,
+  createNodePtyProvider,
+  isNodePtyOptionError,
+  isNodePtyProviderError,
+  type NodePtyModule,
+  type NodePtyProvider,
+  type NodePtyTerminal,
+} from 'ptykit/node-pty'
+import { PtyEventLog, isDead, liveChildrenOf, waitFor } from './pty-test-support.js'
+
+let provider: NodePtyProvider
+let log: PtyEventLog
+let childrenBefore: number[]
+let loads = 0
+const dir = realpathSync(mkdtempSync(join(tmpdir(), 'ptykit-provider-')))
+const sub = join(dir, 'sub dir')
+mkdirSync(sub)
+
+beforeAll(() => {
+  childrenBefore = liveChildrenOf(process.pid)
+  provider = createNodePtyProvider({
+    loadNodePty: () => {
+      loads += 1
+      return import('node-pty')
+    },
+  })
+  log = new PtyEventLog(provider)
+})
+
+afterAll(async () => {
+  await provider.dispose()
+  rmSync(dir, { recursive: true, force: true })
+  expect(liveChildrenOf(process.pid).filter((pid) => !childrenBefore.includes(pid))).toEqual([])
+})
+
+/** Spawn an interactive `sh` in `cwd` and wait for its prompt. */
+async function promptedShell(cwd: string) {
+  const result = await provider.spawn({ file: '/bin/sh', args: ['-i'], cwd, env: { PS1: 'READY$ ' } })
+  await log.until(result.id, () => log.output(result.id).includes('READY$ '), 'the prompt')
+  return result
+}
+
+describe('node-pty provider: spawn options', () => {
+  it('refuses bad options before any process starts (and before node-pty is even loaded)', async () => {
+    const bad: Array<[Record<string, unknown>, string]> = [
+      [{ cols: 0 }, 'cols'],
+      [{ rows: NODE_PTY_MAX_DIMENSION + 1 }, 'rows'],
+      [{ cwd: join(dir, 'missing') }, 'cwd'],
+      [{ file: join(dir, 'no-such-program') }, 'file'],
+      [{ args: 'not-an-array' }, 'args'],
+      [{ env: { X: 42 } }, 'env.X'],
+      [{ envToDelete: [7] }, 'envToDelete[0]'],
+      [{ command: 'nul\0' }, 'command'],
+      [{ sessionId: '' }, 'sessionId'],
+    ]
+    const fresh = createNodePtyProvider({
+      loadNodePty: () => {
+        throw new Error('node-pty must not be loaded for a refused spawn')
+      },
+    })
+    const children = liveChildrenOf(process.pid)
+    for (const [options, option] of bad) {
+      const error = await fresh.spawn(options as never).catch((e: unknown) => e)
+      expect(isNodePtyOptionError(error), option).toBe(true)
+      expect((error as { option: string }).option).toBe(option)
+      expect((error as Error).message).toContain(`\`${option}\``)
+    }
+    expect(liveChildrenOf(process.pid)).toEqual(children)
+    expect(await fresh.listProcesses()).toEqual([])
+    await fresh.dispose()
+  })
+
+  it('loads node-pty once, lazily, and reports the spawn to onPtySpawnCommitted once the process exists', async () => {
+    const childrenAtCommit: number[][] = []
+    const result = await provider.spawn({
+      file: 'cat',
+      onPtySpawnCommitted: () => {
+        childrenAtCommit.push(liveChildrenOf(process.pid))
+      },
+    })
+    // Called exactly once, when the process already existed.
+    expect(childrenAtCommit).toHaveLength(1)
+    expect(childrenAtCommit[0]).toContain(result.pid)
+    expect(isDead(result.pid!)).toBe(false)
+    expect(result).toMatchObject({ isReattach: false, cols: 80, rows: 24, providerSequence: { value: 0, generation: 'reset' } })
+    expect(result.exitedBeforeSpawnReply).toBeUndefined()
+    await provider.spawn({ file: '/bin/sh', args: ['-c', 'exit 0'] })
+    expect(loads).toBe(1)
+    await provider.shutdown(result.id, { immediate: true })
+  })
+
+  it('mints a fresh incarnation per spawn, also when a session id is reused after an exit', async () => {
+    const first = await provider.spawn({ sessionId: 'reused', isNewSession: true, file: '/bin/sh', args: ['-c', 'exit 0'] })
+    await log.exitOf('reused')
+    const second = await provider.spawn({ sessionId: 'reused', isNewSession: true, file: 'cat' })
+    expect(second.id).toBe('reused')
+    expect(second.incarnationId).not.toBe(first.incarnationId)
+    await provider.shutdown('reused', { immediate: true })
+    expect(log.exits('reused').map((e) => e.incarnationId)).toEqual([first.incarnationId, second.incarnationId])
+  })
+
+  it('passes env and envToDelete to the child, and runs the default shell when no file is named', async () => {
+    const result = await provider.spawn({
+      file: '/bin/sh',
+      args: ['-c', 'echo "A=$PTYKIT_A B=${PTYKIT_B-unset} TERM=$TERM"'],
+      env: { PTYKIT_A: 'one', PTYKIT_B: 'two' },
+      envToDelete: ['PTYKIT_B'],
+    })
+    await log.exitOf(result.id)
+    expect(log.output(result.id)).toContain('A=one B=unset TERM=xterm-256color')
+    const shell = await provider.spawn({ args: ['-c', 'exit 7'] })
+    expect((await log.exitOf(shell.id)).cause).toEqual({ kind: 'exited', exitCode: 7 })
+  })
+
+  it('writes the startup command into the shell once it runs', async () => {
+    const result = await provider.spawn({ file: '/bin/sh', args: ['-i'], command: 'echo LAUNCHED-$((40 + 2)); exit 5' })
+    expect((await log.exitOf(result.id)).cause).toEqual({ kind: 'exited', exitCode: 5 })
+    expect(log.output(result.id)).toContain('LAUNCHED-42')
+  })
+})
+
+describe('node-pty provider: attach', () => {
+  it('attaches only to a live PTY of the expected incarnation; anything else is a typed absence', async () => {
+    const live = await provider.spawn({ sessionId: 'attach-me', file: 'cat' })
+    const attached = await provider.spawn({ sessionId: 'attach-me', attachOnly: true, expectedIncarnationId: live.incarnationId! })
+    expect(attached).toMatchObject({ id: 'attach-me', pid: live.pid, incarnationId: live.incarnationId, isReattach: true })
+    expect(attached.providerSequence?.generation).toBe('continued')
+
+    const wrong = await provider
+      .spawn({ sessionId: 'attach-me', attachOnly: true, expectedIncarnationId: 'older' as never })
+      .catch((e: unknown) => e)
+    expect(isNodePtyProviderError(wrong) && wrong.code).toBe('pty_absent')
+    expect((wrong as { liveIncarnationId?: string }).liveIncarnationId).toBe(live.incarnationId)
+
+    const missing = await provider.spawn({ sessionId: 'nobody', attachOnly: true }).catch((e: unknown) => e)
+    expect(isNodePtyProviderError(missing) && missing.code).toBe('pty_absent')
+
+    const clash = await provider.spawn({ sessionId: 'attach-me', isNewSession: true, file: 'cat' }).catch((e: unknown) => e)
+    expect(isNodePtyProviderError(clash) && clash.code).toBe('pty_id_in_use')
+
+    await provider.shutdown('attach-me', { immediate: true })
+    await log.exitOf('attach-me')
+    const gone = await provider.spawn({ sessionId: 'attach-me', attachOnly: true }).catch((e: unknown) => e)
+    expect(isNodePtyProviderError(gone) && gone.code).toBe('pty_absent')
+  })
+})
+
+describe('node-pty provider: I/O, size and inspection', () => {
+  it('settles writes: accepted while live, pty_exited after the exit, pty_not_found for an unknown id', async () => {
+    const result = await provider.spawn({ file: 'cat' })
+    expect(provider.write(result.id, 'hello-cat\r')).toEqual({ kind: 'accepted' })
+    await log.until(result.id, () => (log.output(result.id).match(/hello-cat/g) ?? []).length >= 2, 'echo and cat’s copy')
+    await provider.shutdown(result.id)
+    expect(provider.write(result.id, 'late\r')).toEqual({ kind: 'refused', reason: 'pty_exited' })
+    expect(provider.write('no-such-pty', 'x')).toEqual({ kind: 'refused', reason: 'pty_not_found' })
+  })
+
+  it('resizes, reads the size back, and the program in the PTY sees it', async () => {
+    const result = await promptedShell(dir)
+    expect(provider.resize(result.id, 100, 30)).toBe(true)
+    expect(provider.getSize?.(result.id)).toEqual({ cols: 100, rows: 30 })
+    provider.write(result.id, 'stty size\r')
+    await log.until(result.id, () => log.output(result.id).includes('30 100'), '`stty size` answering 30 100')
+    expect(() => provider.resize(result.id, 0, 30)).toThrow(/`cols`/)
+    expect(provider.resize('no-such-pty', 10, 10)).toBe(false)
+    await provider.shutdown(result.id)
+    expect(provider.resize(result.id, 10, 10)).toBe(false)
+    expect(provider.getSize?.(result.id)).toBeNull()
+  })
+
+  it('reads cwd, foreground process and children from the OS, following the foreground job', async () => {
+    const result = await promptedShell(dir)
+    expect(await provider.getCwd(result.id)).toBe(dir)
+    expect(await provider.getForegroundProcess(result.id)).toBe('sh')
+    expect(await provider.hasChildProcesses(result.id)).toBe(false)
+    provider.write(result.id, `cd '${sub}' && sleep 30\r`)
+    await waitFor(async () => ((await provider.getForegroundProcess(result.id)) === 'sleep' ? true : undefined), 'sleep in the foreground')
+    expect(await provider.getCwd(result.id)).toBe(sub)
+    expect(await provider.hasChildProcesses(result.id)).toBe(true)
+    const [row] = (await provider.listProcesses()).filter((r) => r.id === result.id)
+    expect(row).toMatchObject({ id: result.id, hostId: 'local', incarnationId: result.incarnationId, pid: result.pid, cwd: sub, title: 'sleep' })
+    await provider.shutdown(result.id)
+    expect(await provider.getCwd(result.id)).toBeNull()
+    expect(await provider.getForegroundProcess(result.id)).toBeNull()
+    expect(await provider.hasChildProcesses(result.id)).toBeNull()
+  })
+
+  it('lists live PTYs with their scope, slot and claim keys, and answers liveness from ownership', async () => {
+    const result = await provider.spawn({ file: 'cat', scopeId: 'scope-1', slotKey: 'slot-1', claimKey: 'claim-1' })
+    // Right after the spawn the child may not have exec'd `cat` yet: the title follows it.
+    const row = await waitFor(async () => {
+      const found = (await provider.listProcesses({ deadlineMs: 2_000 })).find((r) => r.id === result.id)
+      return found?.title === 'cat' ? found : undefined
+    }, 'the listing row titled cat')
+    expect(row).toMatchObject({ scopeId: 'scope-1', slotKey: 'slot-1', claimKey: 'claim-1', pid: result.pid })
+    expect(provider.hasPty?.(result.id)).toBe(true)
+    expect(await provider.probeLiveness?.(result.id)).toBe(true)
+    expect(provider.getPid(result.id)).toBe(result.pid)
+    await provider.shutdown(result.id)
+    expect(provider.hasPty?.(result.id)).toBe(false)
+    expect(await provider.probeLiveness?.(result.id)).toBe(false)
+    expect(await provider.probeLiveness?.('no-such-pty')).toBe(false)
+    expect((await provider.listProcesses()).some((r) => r.id === result.id)).toBe(false)
+  })
+})
+
+/** A stand-in node-pty whose terminals are driven by the test (no process behind them). */
+function standIn(behaviour: { exitDuringSpawn?: boolean; writeThrows?: boolean } = {}) {
+  const terminals: Array<NodePtyTerminal & { exit(code: number, signal?: number): void; kills: Array<string | undefined> }> = []
+  const module: NodePtyModule = {
+    spawn(_file, _args, options) {
+      let exitListener: ((event: { exitCode: number; signal?: number }) => void) | null = null
+      const kills: Array<string | undefined> = []
+      const terminal = {
+        pid: 999_999_999,
+        cols: options.cols,
+        rows: options.rows,
+        kills,
+        onData: () => ({ dispose() {} }),
+        onExit(listener: (event: { exitCode: number; signal?: number }) => void) {
+          exitListener = listener
+          if (behaviour.exitDuringSpawn === true) listener({ exitCode: 0, signal: 9 })
+          return { dispose() {} }
+        },
+        write() {
+          if (behaviour.writeThrows === true) throw new Error('EBADF')
+        },
+        resize() {},
+        pause() {},
+        resume() {},
+        kill(signal?: string) {
+          kills.push(signal)
+        },
+        exit(code: number, signal?: number) {
+          exitListener?.(signal === undefined ? { exitCode: code } : { exitCode: code, signal })
+        },
+      }
+      terminals.push(terminal)
+      return terminal
+    },
+  }
+  return { module, terminals }
+}
+
+describe('node-pty provider: edge cases through a stand-in node-pty', () => {
+  it('flags an exit seen before the spawn replied', async () => {
+    const fake = standIn({ exitDuringSpawn: true })
+    const own = createNodePtyProvider({ loadNodePty: () => Promise.resolve({ default: fake.module }) })
+    const ownLog = new PtyEventLog(own)
+    const result = await own.spawn({ file: '/bin/sh' })
+    expect(result.exitedBeforeSpawnReply).toBe(true)
+    expect(ownLog.exits(result.id)[0]?.cause).toEqual({ kind: 'signaled', signal: 9 })
+    expect(own.hasPty(result.id)).toBe(false)
+    expect(await own.listProcesses()).toEqual([])
+    expect(own.write(result.id, 'x')).toEqual({ kind: 'refused', reason: 'pty_exited' })
+    await own.dispose()
+  })
+
+  it('settles a write that threw inside node-pty as unverifiable (bytes may have left)', async () => {
+    const fake = standIn({ writeThrows: true })
+    const own = createNodePtyProvider({ loadNodePty: () => Promise.resolve(fake.module), platform: 'win32' })
+    const result = await own.spawn({ file: 'whatever.exe' })
+    expect(own.write(result.id, 'x')).toEqual({ kind: 'unverifiable', reason: 'provider_threw_after_handoff', bytesHandedToTransport: true })
+    fake.terminals[0]!.exit(0)
+    await own.dispose()
+  })
+
+  it('on Windows: stops through node-pty’s kill() (no signals), reads nothing from the OS, and rejects at the deadline', async () => {
+    const fake = standIn()
+    const own = createNodePtyProvider({ loadNodePty: () => Promise.resolve(fake.module), platform: 'win32' })
+    const ownLog = new PtyEventLog(own)
+    const result = await own.spawn({ file: 'cmd.exe' })
+    const error = await own.shutdown(result.id, { deadlineMs: 50 }).catch((e: unknown) => e)
+    expect(isNodePtyProviderError(error) && error.code).toBe('shutdown_timeout')
+    expect(fake.terminals[0]!.kills.length).toBeGreaterThan(0)
+    expect(fake.terminals[0]!.kills.every((signal) => signal === undefined)).toBe(true)
+    expect(await own.getCwd(result.id)).toBeNull()
+    expect(await own.getForegroundProcess(result.id)).toBeNull()
+    expect(await own.hasChildProcesses(result.id)).toBeNull()
+    // A Windows exit has no signal: code 1 is exited(1).
+    fake.terminals[0]!.exit(1)
+    expect(ownLog.exits(result.id)[0]?.cause).toEqual({ kind: 'exited', exitCode: 1 })
+    await own.dispose()
+  })
+
+  it('refuses malformed provider options at creation', () => {
+    expect(() => createNodePtyProvider({ hangupGraceMs: -1 })).toThrow(/`hangupGraceMs`/)
+    expect(() => createNodePtyProvider({ drainOutputAtExit: 'yes' as never })).toThrow(/`drainOutputAtExit`/)
+    expect(() => createNodePtyProvider({ name: '' })).toThrow(/`name`/)
+  })
+})

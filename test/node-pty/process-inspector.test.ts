@@ -1,0 +1,132 @@
+import { spawn } from 'node:child_process'
+import { readFileSync, readdirSync } from 'node:fs'
+import { afterEach, describe, expect, it } from 'vitest'
+import {
+  createNullInspector,
+  createProcFsInspector,
+  createProcessInspector,
+  createPsInspector,
+  parseLsofCwd,
+  parseProcStat,
+  parsePsLine,
+} from '../../src/node-pty/process-inspector.js'
+
+const started: number[] = []
+afterEach(() => {
+  for (const pid of started.splice(0)) {
+    try {
+      process.kill(pid, 'SIGKILL')
+    } catch {
+      // already gone
+    }
+  }
+})
+
+/** The children of `pid`, read straight from /proc (independently of the code under test). */
+function childrenOf(pid: number): number[] {
+  return readdirSync('/proc')
+    .filter((entry) => /^\d+$/.test(entry))
+    .filter((entry) => {
+      try {
+        const text = readFileSync(`/proc/${entry}/stat`, 'utf8')
+        return Number(text.slice(text.lastIndexOf(')') + 2).split(' ')[1]) === pid
+      } catch {
+        return false
+      }
+    })
+    .map(Number)
+}
+
+async function waitFor<T>(probe: () => T | undefined, what: string, timeoutMs = 5_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs
+  for (;;) {
+    const value = probe()
+    if (value !== undefined) return value
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
+    await new Promise((resolve) => setTimeout(resolve, 10))
+  }
+}
+
+describe('parseProcStat', () => {
+  it('reads the fields after the last parenthesis, so names with spaces and parentheses survive', () => {
+    const stat = parseProcStat('4242 (my (odd) name) S 10 4242 4242 34817 4250 4194560 0 0')
+    expect(stat).toEqual({ pid: 4242, ppid: 10, pgid: 4242, sid: 4242, tpgid: 4250, state: 'S', name: 'my (odd) name' })
+  })
+
+  it('refuses malformed text', () => {
+    expect(parseProcStat('')).toBeNull()
+    expect(parseProcStat('12 (x)')).toBeNull()
+    expect(parseProcStat('x (sh) S a b c d e')).toBeNull()
+  })
+
+  it('agrees with /proc for this process', () => {
+    const stat = parseProcStat(readFileSync('/proc/self/stat', 'utf8'))
+    expect(stat?.pid).toBe(process.pid)
+    expect(stat?.ppid).toBe(process.ppid)
+  })
+})
+
+describe('parsePsLine and parseLsofCwd', () => {
+  it('parses a BSD/procps ps row and keeps only the base name of a command with spaces', () => {
+    expect(parsePsLine('  501   1  501   -1 Ss   /Applications/Visual Studio Code.app/Contents/MacOS/Electron')).toEqual({
+      pid: 501,
+      ppid: 1,
+      pgid: 501,
+      sid: null,
+      tpgid: -1,
+      state: 'S',
+      name: 'Electron',
+    })
+    expect(parsePsLine('  77  70  77  77 R+   -zsh')?.name).toBe('-zsh')
+    expect(parsePsLine('garbage')).toBeNull()
+  })
+
+  it('reads the name line of lsof -Fn output', () => {
+    expect(parseLsofCwd('p123\nfcwd\nn/Users/me/project dir\n')).toBe('/Users/me/project dir')
+    expect(parseLsofCwd('p123\n')).toBeNull()
+  })
+})
+
+describe('the inspectors on this machine', () => {
+  it('procfs and ps agree on this process', async () => {
+    const procfs = await createProcFsInspector().read(process.pid)
+    const ps = await createPsInspector().read(process.pid)
+    expect(procfs).not.toBeNull()
+    expect(ps).toMatchObject({ pid: procfs?.pid, ppid: procfs?.ppid, pgid: procfs?.pgid })
+    expect((await createPsInspector().list())?.some((row) => row.pid === process.pid)).toBe(true)
+    expect(await createProcFsInspector().cwd(process.pid)).toBe(process.cwd())
+  })
+
+  it('isGone is true for a zombie and a missing pid, false for a live process', async () => {
+    // `sleep 0 &` exits at once and stays a zombie: the exec'd `sleep 5` never reaps it.
+    const parent = spawn('/bin/sh', ['-c', 'sleep 0 & exec sleep 5'], { stdio: 'ignore' })
+    started.push(parent.pid!)
+    const zombie = await waitFor(() => {
+      const child = childrenOf(parent.pid!)[0]
+      if (child === undefined) return undefined
+      return parseProcStat(readFileSync(`/proc/${child}/stat`, 'utf8'))?.state === 'Z' ? child : undefined
+    }, 'a zombie')
+    const procfs = createProcFsInspector()
+    expect(procfs.isGone(zombie)).toBe(true)
+    expect(procfs.isGone(parent.pid!)).toBe(false)
+    const pidMax = Number(readFileSync('/proc/sys/kernel/pid_max', 'utf8'))
+    expect(procfs.isGone(pidMax + 1)).toBe(true)
+    // signal 0 cannot tell a zombie from a live process: the ps inspector stays conservative.
+    expect(createPsInspector().isGone(zombie)).toBe(false)
+    expect(createPsInspector().isGone(pidMax + 1)).toBe(true)
+  })
+
+  it('the null inspector never claims anything', async () => {
+    const none = createNullInspector()
+    expect(none.isGone(process.pid)).toBe(false)
+    expect(await none.read(process.pid)).toBeNull()
+    expect(await none.list()).toBeNull()
+    expect(await none.cwd(process.pid)).toBeNull()
+  })
+
+  it('picks /proc on Linux, ps on macOS, nothing on Windows', () => {
+    expect(createProcessInspector('linux').kind).toBe('procfs')
+    expect(createProcessInspector('darwin').kind).toBe('ps')
+    expect(createProcessInspector('win32').kind).toBe('none')
+  })
+})

@@ -1,0 +1,104 @@
+import fc from 'fast-check'
+import { describe, expect, it } from 'vitest'
+import type { ProcessInspector, ProcessStat } from '../../src/node-pty/process-inspector.js'
+import { groupsOf, hasLiveChildren, readForegroundProcess, selectSessionProcesses } from '../../src/node-pty/process-tree.js'
+
+const row = (pid: number, ppid: number, pgid: number, sid: number | null, extra: Partial<ProcessStat> = {}): ProcessStat => ({
+  pid,
+  ppid,
+  pgid,
+  sid,
+  tpgid: -1,
+  state: 'S',
+  name: `p${pid}`,
+  ...extra,
+})
+
+/** An inspector over a fixed table. */
+function tableInspector(table: ProcessStat[]): ProcessInspector {
+  return {
+    kind: 'procfs',
+    read: (pid) => Promise.resolve(table.find((r) => r.pid === pid) ?? null),
+    list: () => Promise.resolve(table),
+    cwd: (pid) => Promise.resolve(`/cwd/${pid}`),
+    isGone: (pid) => !table.some((r) => r.pid === pid && r.state !== 'Z'),
+  }
+}
+
+describe('selectSessionProcesses', () => {
+  // host (1000) spawned the leader (200); the leader's session holds a foreground job (201, its
+  // group), a background job in its own group (300, 301), a zombie (302), a setsid'd child (400,
+  // own session, parent 200) and its child (401); 500 is unrelated.
+  const table = [
+    row(1, 0, 1, 1),
+    row(1000, 1, 1000, 1000),
+    row(200, 1000, 200, 200),
+    row(201, 200, 200, 200),
+    row(300, 200, 300, 200),
+    row(301, 300, 300, 200),
+    row(302, 200, 302, 200, { state: 'Z' }),
+    row(400, 200, 400, 400),
+    row(401, 400, 400, 400),
+    row(500, 1, 500, 500),
+  ]
+
+  it('finds the session, the groups and the descendants, and nothing else', () => {
+    expect(selectSessionProcesses(table, 200, 1000)).toEqual([200, 201, 300, 301, 400, 401])
+    expect(groupsOf(table, selectSessionProcesses(table, 200, 1000))).toEqual([200, 300, 400])
+  })
+
+  it('still finds the session after the leader is gone (its members keep the session id)', () => {
+    const orphaned = table.filter((r) => r.pid !== 200).map((r) => (r.ppid === 200 ? { ...r, ppid: 1 } : r))
+    expect(selectSessionProcesses(orphaned, 200, 1000)).toEqual([201, 300, 301])
+  })
+
+  it('P-tree-1: never selects pid 0/1, the caller, or a zombie; always selects every live session member', () => {
+    const tables = fc.uniqueArray(
+      fc.record({
+        pid: fc.integer({ min: 0, max: 40 }),
+        ppid: fc.integer({ min: 0, max: 40 }),
+        pgid: fc.integer({ min: 0, max: 40 }),
+        sid: fc.option(fc.integer({ min: 0, max: 40 }), { nil: null }),
+        tpgid: fc.constant(-1),
+        state: fc.constantFrom('S', 'R', 'Z'),
+        name: fc.constant('x'),
+      }),
+      { selector: (r) => r.pid, maxLength: 30 },
+    )
+    fc.assert(
+      fc.property(tables, fc.integer({ min: 0, max: 40 }), fc.integer({ min: 0, max: 40 }), (rows, leader, self) => {
+        const chosen = selectSessionProcesses(rows, leader, self)
+        for (const pid of chosen) {
+          expect(pid).toBeGreaterThan(1)
+          expect(pid).not.toBe(self)
+          expect(rows.find((r) => r.pid === pid)?.state).not.toBe('Z')
+        }
+        for (const r of rows) {
+          if (r.sid === leader && r.pid > 1 && r.pid !== self && r.state !== 'Z') expect(chosen).toContain(r.pid)
+        }
+      }),
+    )
+  })
+})
+
+describe('readForegroundProcess and hasLiveChildren', () => {
+  it('answers the foreground group leader, or the leader when there is no foreground job', async () => {
+    const inspector = tableInspector([row(200, 1, 200, 200, { tpgid: 300 }), row(300, 200, 300, 200, { name: 'vim' })])
+    expect((await readForegroundProcess(inspector, 200))?.name).toBe('vim')
+    const idle = tableInspector([row(200, 1, 200, 200, { tpgid: 200, name: 'bash' })])
+    expect((await readForegroundProcess(idle, 200))?.name).toBe('bash')
+    expect(await readForegroundProcess(idle, 999)).toBeNull()
+  })
+
+  it('falls back to a live member when the foreground group leader is gone', async () => {
+    const inspector = tableInspector([row(200, 1, 200, 200, { tpgid: 300 }), row(301, 200, 300, 200, { name: 'less' })])
+    expect((await readForegroundProcess(inspector, 200))?.name).toBe('less')
+  })
+
+  it('counts live children only', async () => {
+    expect(await hasLiveChildren(tableInspector([row(200, 1, 200, 200), row(201, 200, 200, 200, { state: 'Z' })]), 200)).toBe(false)
+    expect(await hasLiveChildren(tableInspector([row(200, 1, 200, 200), row(201, 200, 200, 200)]), 200)).toBe(true)
+    const none: ProcessInspector = { ...tableInspector([]), list: () => Promise.resolve(null) }
+    expect(await hasLiveChildren(none, 200)).toBeNull()
+  })
+})

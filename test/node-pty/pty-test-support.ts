@@ -1,0 +1,116 @@
+import { readFileSync, readdirSync } from 'node:fs'
+import type { PtyDataEvent, PtyExitEvent, PtyProvider } from 'ptykit/contracts'
+
+/** One line of /proc/<pid>/stat, read independently of the code under test. */
+export type ProcRow = { pid: number; state: string; ppid: number; pgid: number; sid: number }
+
+/** /proc/<pid>/stat as a row; `null` when the process does not exist. */
+export function procRow(pid: number): ProcRow | null {
+  let text: string
+  try {
+    text = readFileSync(`/proc/${pid}/stat`, 'utf8')
+  } catch {
+    return null
+  }
+  const [state, ppid, pgid, sid] = text.slice(text.lastIndexOf(')') + 2).split(' ')
+  return { pid, state: state ?? '?', ppid: Number(ppid), pgid: Number(pgid), sid: Number(sid) }
+}
+
+/** True when the process is gone or a zombie (dead; reaping is its new parent's business). */
+export function isDead(pid: number): boolean {
+  const row = procRow(pid)
+  return row === null || row.state === 'Z'
+}
+
+/** Every live (non-zombie) child of `pid`. */
+export function liveChildrenOf(pid: number): number[] {
+  return readdirSync('/proc')
+    .filter((entry) => /^\d+$/.test(entry))
+    .map((entry) => procRow(Number(entry)))
+    .filter((row): row is ProcRow => row !== null && row.ppid === pid && row.state !== 'Z')
+    .map((row) => row.pid)
+}
+
+/** Poll `probe` until it returns something other than `undefined`. */
+export async function waitFor<T>(probe: () => T | undefined | Promise<T | undefined>, what: string, timeoutMs = 5_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs
+  for (;;) {
+    const value = await probe()
+    if (value !== undefined) return value
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`)
+    await new Promise((resolve) => setTimeout(resolve, 10))
+  }
+}
+
+type LoggedEvent = { kind: 'data'; event: PtyDataEvent } | { kind: 'exit'; event: PtyExitEvent }
+
+/** Records a provider's events, in order, per PTY. */
+export class PtyEventLog {
+  readonly #byId = new Map<string, LoggedEvent[]>()
+  readonly #waiters = new Map<string, Set<() => void>>()
+
+  constructor(provider: PtyProvider) {
+    provider.onData((event) => this.#push({ kind: 'data', event }))
+    provider.onExit((event) => this.#push({ kind: 'exit', event }))
+  }
+
+  #push(entry: LoggedEvent): void {
+    const id = entry.event.id
+    const list = this.#byId.get(id)
+    if (list === undefined) this.#byId.set(id, [entry])
+    else list.push(entry)
+    for (const wake of [...(this.#waiters.get(id) ?? [])]) wake()
+  }
+
+  /** Every event of a PTY, in arrival order. */
+  of(id: string): readonly LoggedEvent[] {
+    return this.#byId.get(id) ?? []
+  }
+
+  /** The concatenated output of a PTY. */
+  output(id: string): string {
+    return this.of(id).flatMap((e) => (e.kind === 'data' ? [e.event.data] : [])).join('')
+  }
+
+  /** The exits of a PTY. */
+  exits(id: string): PtyExitEvent[] {
+    return this.of(id).flatMap((e) => (e.kind === 'exit' ? [e.event] : []))
+  }
+
+  /** True when some data event of the PTY came after its exit event. */
+  dataAfterExit(id: string): boolean {
+    const mine = this.of(id)
+    const exitAt = mine.findIndex((e) => e.kind === 'exit')
+    return exitAt >= 0 && mine.slice(exitAt + 1).some((e) => e.kind === 'data')
+  }
+
+  /** Wait until `condition` holds (checked on every event of PTY `id`), or fail after `timeoutMs`. */
+  until(id: string, condition: () => boolean, what: string, timeoutMs = 5_000): Promise<void> {
+    if (condition()) return Promise.resolve()
+    return new Promise((resolve, reject) => {
+      let waiters = this.#waiters.get(id)
+      if (waiters === undefined) {
+        waiters = new Set()
+        this.#waiters.set(id, waiters)
+      }
+      const mine = waiters
+      const timer = setTimeout(() => {
+        mine.delete(check)
+        reject(new Error(`timed out after ${timeoutMs} ms waiting for ${what}`))
+      }, timeoutMs)
+      const check = (): void => {
+        if (!condition()) return
+        clearTimeout(timer)
+        mine.delete(check)
+        resolve()
+      }
+      mine.add(check)
+    })
+  }
+
+  /** Wait for the (first) exit of a PTY. */
+  async exitOf(id: string, timeoutMs = 5_000): Promise<PtyExitEvent> {
+    await this.until(id, () => this.exits(id).length > 0, `the exit of ${id}`, timeoutMs)
+    return this.exits(id)[0]!
+  }
+}
