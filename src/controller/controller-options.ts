@@ -33,6 +33,12 @@ export type PtyControllerRuntime = PtySpawnRuntime & {
    * controller counts per PTY itself, starting from the spawn's reconciled sequence.
    */
   notePtyOutput?(ptyId: string, chars: number): number
+  /**
+   * The PTY's death is proven and the controller published it: drop any per-PTY state kept for it
+   * (output sequence, execution context). Called only for a proven exit, never for an unverified
+   * one (its process may still be re-attached). Without it the runtime keeps that state.
+   */
+  forgetPty?(ptyId: string): void
 }
 
 /** Producer flow-control settings; every field defaults to the constant named in its doc. */

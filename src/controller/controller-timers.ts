@@ -2,7 +2,10 @@ import type { PtyClock, PtyTimerHandle } from './clock.js'
 
 /** A one-shot timer as a promise, with a way to cancel it. */
 export type PendingTimer = {
-  /** Resolves with `'timer'` when the timer fires; never rejects, never resolves once cancelled. */
+  /**
+   * Resolves with `'timer'` when the timer fires, or at once when every timer is cleared (dispose);
+   * never rejects, never resolves once cancelled.
+   */
   promise: Promise<'timer'>
   /** Cancel the timer (harmless after it fired). */
   cancel: () => void
@@ -16,6 +19,8 @@ export class ControllerTimers {
   readonly #clock: PtyClock
   readonly #onError: (error: unknown) => void
   readonly #handles = new Set<PtyTimerHandle>()
+  /** The pending {@link ControllerTimers.after} timers, with how to resolve them early. */
+  readonly #waiters = new Map<PtyTimerHandle, () => void>()
 
   /** Track timers on `clock`; errors thrown by callbacks go to `onError`. */
   constructor(clock: PtyClock, onError: (error: unknown) => void) {
@@ -40,6 +45,7 @@ export class ControllerTimers {
   /** Cancel one timer. */
   clear(handle: PtyTimerHandle): void {
     this.#handles.delete(handle)
+    this.#waiters.delete(handle)
     this.#clock.clearTimeout(handle)
   }
 
@@ -47,7 +53,12 @@ export class ControllerTimers {
   after(ms: number): PendingTimer {
     let handle: PtyTimerHandle | undefined
     const promise = new Promise<'timer'>((resolve) => {
-      handle = this.set(() => resolve('timer'), ms)
+      const fire = (): void => resolve('timer')
+      handle = this.set(() => {
+        this.#waiters.delete(handle)
+        fire()
+      }, ms)
+      this.#waiters.set(handle, fire)
     })
     return {
       promise,
@@ -57,9 +68,17 @@ export class ControllerTimers {
     }
   }
 
-  /** Cancel every pending timer. */
+  /**
+   * Cancel every pending timer. Callbacks of {@link ControllerTimers.set} never run; promises of
+   * {@link ControllerTimers.after} resolve at once. Why: whoever still waits on one (a caller's
+   * `stopAndWait` or listing that outlived `dispose`) must give up now, not hang forever on a timer
+   * that will never fire.
+   */
   clearAll(): void {
     for (const handle of this.#handles) this.#clock.clearTimeout(handle)
     this.#handles.clear()
+    const waiters = [...this.#waiters.values()]
+    this.#waiters.clear()
+    for (const fire of waiters) fire()
   }
 }

@@ -41,7 +41,9 @@ export function isPtyControllerDisposedError(value: unknown): value is PtyContro
  *   (flow control is an optimization riding the data path, so this never stops delivery);
  * - `listing_failed`: a host's process listing failed or timed out;
  * - `bookkeeping_failed`: the runtime, slot store or claim registry threw while the controller
- *   recorded an exit or released an owner.
+ *   recorded an exit or released an owner;
+ * - `output_dropped`: output held for spawns in flight passed `IN_FLIGHT_OUTPUT_BUFFER_MAX_CHARS`
+ *   (a hung spawn while a PTY the controller does not track kept writing); the oldest was dropped.
  */
 export type PtyControllerErrorCode =
   | 'listener_threw'
@@ -50,6 +52,7 @@ export type PtyControllerErrorCode =
   | 'flow_control_failed'
   | 'listing_failed'
   | 'bookkeeping_failed'
+  | 'output_dropped'
 
 /**
  * A fault the controller survived, reported on its `error` event. The original error is `cause`.

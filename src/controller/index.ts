@@ -41,7 +41,9 @@ export {
   type ProducerFlowState,
   type ProducerFlowTarget,
 } from './flow-control.js'
+export { IN_FLIGHT_OUTPUT_BUFFER_MAX_CHARS } from './in-flight-event-buffer.js'
 export { PTY_LIVENESS_REASONS, type PtyLivenessReason } from './liveness-reasons.js'
+export { EXITED_PTY_RECORDS_KEPT } from './pty-record.js'
 export type { PtyAttachOptions, PtyInspectOptions, PtyWriteOptions } from './controller-types.js'
 export { PtyController, createPtyController } from './pty-controller.js'
 export {

@@ -18,8 +18,10 @@ import {
   type PtyProcessInspection,
   type PtyProvider,
   type PtyProviderBufferSnapshot,
+  type PtySlot,
   type PtySpawnOptions,
   type PtySpawnReply,
+  type PtySpawnResult,
   type PtyStopAndWaitOptions,
   type RuntimePtyController,
   type TerminalInputKind,
@@ -32,7 +34,13 @@ import {
   settleExitCause,
   type TerminalExitCause,
 } from '../exit-cause/index.js'
-import { createRuntimePtySpawnState, executeRuntimePtySpawn } from '../spawn/index.js'
+import {
+  PtySpawnError,
+  createRuntimePtySpawnState,
+  executeRuntimePtySpawn,
+  type PtySlotOwner,
+  type PtySpawnOutcome,
+} from '../spawn/index.js'
 import type { PtyClock } from './clock.js'
 import { assertNonNegativeNumber, assertPositiveInteger, assertPtyId, describeValue } from './argument-validation.js'
 import {
@@ -47,8 +55,14 @@ import type { PtyControllerEvents } from './events.js'
 import { ProducerFlowControl, type ProducerFlowState } from './flow-control.js'
 import { PTY_LIVENESS_REASONS } from './liveness-reasons.js'
 import { ControllerTimers } from './controller-timers.js'
+import {
+  IN_FLIGHT_OUTPUT_BUFFER_MAX_CHARS,
+  InFlightEventBuffer,
+  type HeldProviderEvent,
+} from './in-flight-event-buffer.js'
 import { combineAnswers, isUnverifiedCause, observedExitCause } from './exit-evidence.js'
 import {
+  EXITED_PTY_RECORDS_KEPT,
   createPtyRecord,
   incarnationField,
   incarnationMatches,
@@ -61,10 +75,6 @@ import { LIST_PROCESSES_DEFAULT_DEADLINE_MS } from './stop-constants.js'
 /** Default PTY size when neither the spawn options nor the provider say (the usual VT100 size). */
 const DEFAULT_COLS = 80
 const DEFAULT_ROWS = 24
-
-type BufferedEvent =
-  | { kind: 'data'; provider: PtyProvider; event: PtyDataEvent }
-  | { kind: 'exit'; provider: PtyProvider; event: PtyExitEvent }
 
 type StopEvent = 'exit' | 'shutdown_resolved' | 'shutdown_rejected' | 'force' | 'deadline'
 
@@ -86,10 +96,11 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
   readonly #runtime: PtyControllerRuntime
   readonly #flow: ProducerFlowControl | null
   readonly #records = new Map<string, PtyRecord>()
+  /** Exited records still in `#records`, oldest first; bounded by `EXITED_PTY_RECORDS_KEPT`. */
+  readonly #exitedRecords = new Set<PtyRecord>()
   readonly #unsubscribes: Unsubscribe[] = []
   readonly #timers: ControllerTimers
-  #inFlightSpawns = 0
-  #buffered: BufferedEvent[] = []
+  readonly #held: InFlightEventBuffer
   #disposePromise: Promise<void> | undefined
 
   /** Create a controller; prefer {@link createPtyController}. Throws a `TypeError` on bad options. */
@@ -100,6 +111,14 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
     this.#runtime = this.#options.runtime
     this.#timers = new ControllerTimers(this.#clock, (error) =>
       this.#report('provider_threw', 'The controller failed inside a timer', error),
+    )
+    this.#held = new InFlightEventBuffer(IN_FLIGHT_OUTPUT_BUFFER_MAX_CHARS, (event) =>
+      this.#report(
+        'output_dropped',
+        `Output held for spawns in flight passed ${IN_FLIGHT_OUTPUT_BUFFER_MAX_CHARS} chars; the oldest was dropped`,
+        undefined,
+        event.id,
+      ),
     )
     this.#flow = this.#options.flowControl === null ? null : new ProducerFlowControl(this.#options.flowControl, this.#clock)
     // Why at construction: an exit that races a spawn reply must reach `runtime.notePtyExit`
@@ -121,11 +140,12 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
    * Output that arrived while the spawn was in flight is delivered right after the `spawn` event.
    *
    * @throws PtySpawnError (with a stable `code`) when the pipeline refuses or fails.
+   * @throws PtyControllerDisposedError when the controller was disposed, also while the spawn was in
+   * flight: a process it started is then stopped, and the claim and slot binding it made released.
    */
   async spawn(options: PtySpawnOptions): Promise<PtySpawnReply> {
     this.#assertUsable('spawn')
-    this.#inFlightSpawns++
-    let published = false
+    const inFlight = this.#held.begin()
     try {
       const state = createRuntimePtySpawnState(
         {
@@ -143,11 +163,13 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
         throw new TypeError(`The spawn pipeline returned host ${describeValue(outcome.hostId)}, which has no provider`)
       }
       if (this.#disposePromise !== undefined) {
-        // The controller went away while the spawn was in flight: stop what it started, no orphan.
-        void this.#dispatchShutdown(provider, result.id, result.incarnationId, true)
+        this.#abandonCommittedSpawn(provider, outcome, options)
         throw new PtyControllerDisposedError('spawn')
       }
       const existing = this.#records.get(result.id)
+      if (existing !== undefined && isExitedProcess(existing, provider, result)) {
+        this.#rejectExitedReattach(outcome, options)
+      }
       const sameProcess =
         existing !== undefined &&
         isSameProcess(existing, provider, result.incarnationId) &&
@@ -179,8 +201,8 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
         })
         this.#records.set(result.id, record)
       }
-      published = true
-      this.#inFlightSpawns--
+      const early = this.#takeHeld(record, inFlight.since)
+      this.#held.end(inFlight.token)
       this.#reviveIfUnverified(record)
       this.#emit('spawn', {
         ptyId: record.ptyId,
@@ -189,7 +211,7 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
         ...(record.pid === undefined ? {} : { pid: record.pid }),
         isReattach: result.isReattach === true,
       })
-      this.#replayBuffered(record)
+      this.#deliverHeld(early)
       return {
         id: record.ptyId,
         ...(record.pid === undefined ? {} : { pid: record.pid }),
@@ -199,8 +221,7 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
         ...(outcome.claimDisposition === undefined ? {} : { claimDisposition: outcome.claimDisposition }),
       }
     } finally {
-      if (!published) this.#inFlightSpawns--
-      if (this.#inFlightSpawns === 0) this.#buffered = []
+      this.#held.end(inFlight.token)
     }
   }
 
@@ -217,12 +238,13 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
     const hostId = options.hostId ?? 'local'
     const provider = this.#options.providers.get(hostId)
     if (provider === undefined) return false
-    this.#inFlightSpawns++
-    let published = false
+    const inFlight = this.#held.begin()
     try {
       const result = await provider.spawn({ sessionId: ptyId, attachOnly: true })
       if (result.id !== ptyId || result.exitedBeforeSpawnReply === true || this.#disposePromise !== undefined) return false
       const current = this.#records.get(ptyId)
+      // The process died after the host answered, and its exit was already published.
+      if (current !== undefined && isExitedProcess(current, provider, { ...result, isReattach: true })) return false
       if (current !== undefined && isSameProcess(current, provider, result.incarnationId)) {
         this.#reviveIfUnverified(current)
         return true
@@ -245,8 +267,8 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
         outputSequence: this.#runtime.getPtyOutputSequence?.(ptyId) ?? 0,
       })
       this.#records.set(ptyId, record)
-      published = true
-      this.#inFlightSpawns--
+      const early = this.#takeHeld(record, inFlight.since)
+      this.#held.end(inFlight.token)
       this.#emit('spawn', {
         ptyId,
         ...incarnationField(record.incarnationId),
@@ -254,13 +276,12 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
         ...(record.pid === undefined ? {} : { pid: record.pid }),
         isReattach: true,
       })
-      this.#replayBuffered(record)
+      this.#deliverHeld(early)
       return true
     } catch {
       return false
     } finally {
-      if (!published) this.#inFlightSpawns--
-      if (this.#inFlightSpawns === 0) this.#buffered = []
+      this.#held.end(inFlight.token)
     }
   }
 
@@ -428,7 +449,8 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
    * without the incarnation, or `probeLiveness === false`, or (when the host has no evidence
    * either way) the provider's own exit report. `true` only when verified before the deadline;
    * `false` on any doubt. Verified without a provider exit ⇒ the controller publishes the exit
-   * itself (code 0, `operator_close`). An unknown id is `false`; an already exited one is `true`.
+   * itself (code 0, `operator_close`). An unknown id is `false`; an already exited one is `true`
+   * (for the last `EXITED_PTY_RECORDS_KEPT` exited PTYs; older ones are forgotten, hence unknown).
    */
   async stopAndWait(ptyId: string, options: PtyStopAndWaitOptions = {}): Promise<boolean> {
     this.#assertUsable('stopAndWait')
@@ -475,8 +497,12 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
     if (record !== undefined) {
       if (record.state === 'exited') return false
       if (record.state === 'unverified') return null
+      // Why: a provider without hasPty leaves the controller's own record (live) as the answer; a
+      // provider that answers null, or throws, cannot tell — and that doubt is passed on, never
+      // rounded up to "live".
+      if (record.provider.hasPty === undefined) return true
       const answer = this.#safeSync(record.provider, ptyId, 'hasPty', () => record.provider.hasPty?.(ptyId))
-      return typeof answer === 'boolean' ? answer : true
+      return typeof answer === 'boolean' ? answer : null
     }
     return this.#askAllSync(ptyId)
   }
@@ -642,7 +668,8 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
   /**
    * Stop every PTY the controller owns (operator close, each bounded by `stop.defaultDeadlineMs`;
    * a stop still unconfirmed then is published as `stop_unverified`), cancel timers, unsubscribe
-   * from the providers and remove every listener. Idempotent: later calls return the same promise.
+   * from the providers and remove every listener (a caller's `stopAndWait` or listing still waiting
+   * then gives up at once). Idempotent: later calls return the same promise.
    * Providers are not disposed — the host owns them.
    */
   dispose(): Promise<void> {
@@ -678,7 +705,7 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
         // Why: an unsubscribe that throws must not keep the rest subscribed.
       }
     }
-    this.#buffered = []
+    this.#held.clear()
     this.removeAllListeners()
   }
 
@@ -697,17 +724,13 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
       if (event.incarnationId !== undefined && event.incarnationId === record.incarnationId) return
     }
     // Output for an id whose spawn may still be in flight: hold it until the spawn publishes.
-    if (allowBuffer && this.#inFlightSpawns > 0) this.#buffered.push({ kind: 'data', provider, event })
+    if (allowBuffer) this.#held.hold({ kind: 'data', provider, event })
   }
 
   #onProviderExit(provider: PtyProvider, event: PtyExitEvent): void {
     if (typeof event !== 'object' || event === null || typeof event.id !== 'string') return
     // Why first: the runtime's early-exit fence must see the exit before a racing spawn is admitted.
-    try {
-      this.#runtime.notePtyExit?.(event.id, event.incarnationId)
-    } catch (error) {
-      this.#report('bookkeeping_failed', 'The runtime threw from notePtyExit', error, event.id)
-    }
+    this.#noteRuntimeExit(event.id, event.incarnationId)
     this.#routeExit(provider, event, true)
   }
 
@@ -725,17 +748,24 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
       }
       if (event.incarnationId !== undefined && event.incarnationId === record.incarnationId) return
     }
-    if (allowBuffer && this.#inFlightSpawns > 0) this.#buffered.push({ kind: 'exit', provider, event })
+    if (allowBuffer) this.#held.hold({ kind: 'exit', provider, event })
     // Otherwise: an exit of an older incarnation (R1), or of a PTY this controller never tracked.
   }
 
-  #replayBuffered(record: PtyRecord): void {
-    const mine = this.#buffered.filter((entry) => entry.provider === record.provider && entry.event.id === record.ptyId)
-    if (mine.length === 0) return
-    this.#buffered = this.#buffered.filter((entry) => !mine.includes(entry))
-    for (const entry of mine) {
-      if (entry.kind === 'data') this.#onProviderData(entry.provider, entry.event, true)
-      else this.#routeExit(entry.provider, entry.event, true)
+  /**
+   * The held events of a just-published PTY: those that arrived since its spawn started (older
+   * ones predate it) and are not attributed to another incarnation (those stay held for a spawn
+   * that may still publish it).
+   */
+  #takeHeld(record: PtyRecord, since: number): HeldProviderEvent[] {
+    return this.#held.take(record.provider, record.ptyId, since, (held) => incarnationMatches(record, held.event.incarnationId))
+  }
+
+  /** Deliver taken events, right after the `spawn` event, as if they arrived now. */
+  #deliverHeld(events: readonly HeldProviderEvent[]): void {
+    for (const entry of events) {
+      if (entry.kind === 'data') this.#onProviderData(entry.provider, entry.event, false)
+      else this.#routeExit(entry.provider, entry.event, false)
     }
   }
 
@@ -814,6 +844,17 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
   #setState(record: PtyRecord, state: PtyRecord['state']): void {
     record.state = state
     for (const listener of [...record.stateListeners]) listener()
+    if (state === 'exited') this.#rememberExited(record)
+  }
+
+  /** Keep the record of an exited PTY, forgetting the oldest past `EXITED_PTY_RECORDS_KEPT`. */
+  #rememberExited(record: PtyRecord): void {
+    this.#exitedRecords.add(record)
+    if (this.#exitedRecords.size <= EXITED_PTY_RECORDS_KEPT) return
+    const [oldest] = this.#exitedRecords
+    if (oldest === undefined) return
+    this.#exitedRecords.delete(oldest)
+    if (this.#records.get(oldest.ptyId) === oldest && oldest.state === 'exited') this.#records.delete(oldest.ptyId)
   }
 
   #setLiveness(record: PtyRecord, verdict: PtyLivenessVerdict): void {
@@ -823,23 +864,81 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
   #releaseOwnership(record: PtyRecord): void {
     // Only the current incarnation may release the id's claim and slot; a replacement owns them now.
     if (this.#records.get(record.ptyId) !== record || record.superseded) return
-    if (record.claimKey !== undefined) {
-      try {
-        this.#options.claims.release(record.ptyId)
-      } catch (error) {
-        this.#report('bookkeeping_failed', 'The claim registry threw from release', error, record.ptyId)
-      }
+    this.#forgetRuntimePty(record.ptyId)
+    if (record.claimKey !== undefined) this.#releaseClaim(record.ptyId, undefined)
+    if (record.slot !== undefined) {
+      this.#retireSlot(record.slot, { ptyId: record.ptyId, hostId: record.hostId, ...incarnationField(record.incarnationId) })
     }
-    const slot = record.slot
-    if (slot !== undefined) {
-      const expected = { ptyId: record.ptyId, hostId: record.hostId, ...incarnationField(record.incarnationId) }
-      try {
-        void Promise.resolve(this.#options.store.retireOwner(slot, expected)).catch((error: unknown) => {
-          this.#report('bookkeeping_failed', 'The slot store rejected retireOwner', error, record.ptyId)
-        })
-      } catch (error) {
-        this.#report('bookkeeping_failed', 'The slot store threw from retireOwner', error, record.ptyId)
-      }
+  }
+
+  /**
+   * The controller was disposed while this spawn was in flight, so nobody will ever track the PTY:
+   * undo what the pipeline committed for it. A process the spawn started is stopped (no orphan) and,
+   * once the stop is carried out, reported to the runtime as exited — the controller is no longer
+   * subscribed, so the runtime would otherwise keep it registered forever. The claim it created and
+   * the slot binding it made are released. A re-attached or adopted process was not started by this
+   * spawn: it is left running (a tracked one is stopped by `dispose` itself).
+   */
+  #abandonCommittedSpawn(provider: PtyProvider, outcome: PtySpawnOutcome, options: PtySpawnOptions): void {
+    const { result } = outcome
+    if (result.isReattach === true) return
+    if (outcome.claimDisposition === 'created') this.#releaseClaim(result.id, outcome.claimOwner?.generation)
+    if (options.slot !== undefined && outcome.slotOwner !== undefined) this.#retireSlot(options.slot, outcome.slotOwner)
+    void this.#dispatchShutdown(provider, result.id, result.incarnationId, true).then((stopped) => {
+      if (stopped !== 'resolved') return
+      this.#noteRuntimeExit(result.id, result.incarnationId)
+      this.#forgetRuntimePty(result.id)
+    })
+  }
+
+  /**
+   * The process a spawn re-attached to (or adopted) exited after the pipeline's last check and
+   * before the controller could publish it: its exit was already published, so nothing is
+   * published again. The pipeline's commit for it is undone (the runtime registration, the slot
+   * binding, the claim) and the spawn fails with `exited_during_start`.
+   */
+  #rejectExitedReattach(outcome: PtySpawnOutcome, options: PtySpawnOptions): never {
+    const { result } = outcome
+    this.#noteRuntimeExit(result.id, result.incarnationId)
+    this.#forgetRuntimePty(result.id)
+    if (options.slot !== undefined && outcome.slotOwner !== undefined) this.#retireSlot(options.slot, outcome.slotOwner)
+    if (outcome.claimOwner !== undefined) this.#releaseClaim(result.id, outcome.claimOwner.generation)
+    throw new PtySpawnError('exited_during_start', `PTY ${JSON.stringify(result.id)} exited before the spawn could publish it`, {
+      ptyId: result.id,
+    })
+  }
+
+  #noteRuntimeExit(ptyId: string, incarnationId: PtyIncarnationId | undefined): void {
+    try {
+      this.#runtime.notePtyExit?.(ptyId, incarnationId)
+    } catch (error) {
+      this.#report('bookkeeping_failed', 'The runtime threw from notePtyExit', error, ptyId)
+    }
+  }
+
+  #forgetRuntimePty(ptyId: string): void {
+    try {
+      this.#runtime.forgetPty?.(ptyId)
+    } catch (error) {
+      this.#report('bookkeeping_failed', 'The runtime threw from forgetPty', error, ptyId)
+    }
+  }
+
+  #releaseClaim(ptyId: string, generation: string | undefined): void {
+    try {
+      this.#options.claims.release(ptyId, generation)
+    } catch (error) {
+      this.#report('bookkeeping_failed', 'The claim registry threw from release', error, ptyId)
+    }
+  }
+
+  #retireSlot(slot: PtySlot, expected: PtySlotOwner): void {
+    try {
+      void Promise.resolve(this.#options.store.retireOwner(slot, expected)).catch((error: unknown) => {
+        this.#report('bookkeeping_failed', 'The slot store rejected retireOwner', error, expected.ptyId)
+      })
+    } catch (error) {
+      this.#report('bookkeeping_failed', 'The slot store threw from retireOwner', error, expected.ptyId)
     }
   }
 
@@ -857,6 +956,7 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
 
   #supersede(record: PtyRecord): void {
     record.superseded = true
+    this.#exitedRecords.delete(record)
     this.#clearUnconfirmed(record)
     // Not released: a resume is addressed by id and would reach the replacement.
     this.#flow?.forget(record.flowTarget)
@@ -1168,6 +1268,20 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
   #assertUsable(method: string): void {
     if (this.#disposePromise !== undefined) throw new PtyControllerDisposedError(method)
   }
+}
+
+/**
+ * Whether a re-attach reply names the very incarnation whose exit the record already proved: the
+ * process died after the pipeline's last check. Needs an attested incarnation on both sides.
+ */
+function isExitedProcess(record: PtyRecord, provider: PtyProvider, result: PtySpawnResult): boolean {
+  return (
+    result.isReattach === true &&
+    record.state === 'exited' &&
+    record.provider === provider &&
+    record.incarnationId !== undefined &&
+    record.incarnationId === result.incarnationId
+  )
 }
 
 /** A record of the same live-or-unverified process a provider just attached to. */

@@ -56,6 +56,14 @@ export type PtyRecord = {
   readonly stateListeners: Set<() => void>
 }
 
+/**
+ * How many exited PTYs the controller remembers (so that a write is refused as `pty_exited`,
+ * `hasPty` answers `false` and `stopAndWait` `true` for them). Older ones are forgotten and answer
+ * as unknown ids. Why a bound: a long-lived host spawns without end, and a record per exited PTY
+ * kept forever is a leak; 1024 covers every PTY a host could still be asking about.
+ */
+export const EXITED_PTY_RECORDS_KEPT = 1024
+
 /** Build the `{ incarnationId }` part of an event, omitting it when unattested. */
 export function incarnationField(
   incarnationId: PtyIncarnationId | undefined,

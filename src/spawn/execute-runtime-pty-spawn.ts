@@ -193,12 +193,21 @@ function recordShutdown(state: RuntimePtySpawnState, provider: PtyProvider, resu
   })
 }
 
+/** The providers each run already watches, so that a stage never subscribes twice. */
+const watchedProviders = new WeakMap<RuntimePtySpawnState, Set<PtyProvider>>()
+
 /**
  * Watch the provider's exits from just before the physical call until the end of the run. Why: an
  * exit can race the reply of a spawn whose id the runtime could not expect (no session id, no
  * slot owner), so no pending registration fences it; the watcher does.
  */
 function watchExits(state: RuntimePtySpawnState, provider: PtyProvider): void {
+  const watched = watchedProviders.get(state) ?? new Set<PtyProvider>()
+  if (watched.has(provider)) {
+    return
+  }
+  watched.add(provider)
+  watchedProviders.set(state, watched)
   const exits = state.observedExits
   const unsubscribe = provider.onExit((event) => {
     exits.push({ id: event.id, ...incarnationOf(event.incarnationId) })
@@ -291,6 +300,12 @@ async function ensureClaim(state: RuntimePtySpawnState): Promise<ClaimBranch> {
     throw new TypeError('Expected a `claim` option and a `claims` dependency for the claim branch, got neither')
   }
   state.stage = 'claim'
+  // Why before the ensure: an adopted owner can exit after it was re-proven live and before it is
+  // published; no pending registration fences it (its id was unknown), so the watcher must.
+  const hostProvider = state.deps.resolveProvider(state.hostId)
+  if (hostProvider !== undefined) {
+    watchExits(state, hostProvider)
+  }
   let spawned: PtySpawnResult | null = null
   const ensured = await claims.ensure({
     claim,

@@ -70,6 +70,11 @@ export type InMemoryPtyRuntime = Required<PtySpawnRuntime> & {
    * @throws TypeError when `chars` is not a non-negative integer.
    */
   notePtyOutput(ptyId: string, chars: number): number
+  /**
+   * The PTY's death is proven: drop its output sequence and execution context, unless the id is
+   * registered or pending again (a respawn). A later spawn of the id starts a new stream at 0.
+   */
+  forgetPty(ptyId: string): void
   /** Whether a pre-allocated handle is currently admitted (for an environment builder). */
   isHandleAdmitted(handle: string): boolean
   /** Whether a PTY is registered (published and not yet exited). */
@@ -131,6 +136,8 @@ function removeOne(list: Inc[], incarnationId: Inc): boolean {
  *   its fences;
  * - **registered PTYs**: `commitPtyRegistration` re-checks the gate, consumes one pending
  *   registration and publishes; `notePtyExit` unregisters a colliding incarnation;
+ *   `forgetPty` drops an exited id's output sequence and execution context (so a long-lived host
+ *   does not keep a row per PTY it ever ran), unless the id is registered or pending again;
  * - **output sequences**: `notePtyOutput` counts raw chars; the provider rebase follows
  *   {@link rebaseOutputSequence} and can be undone once per sync;
  * - **execution contexts**.
@@ -223,6 +230,16 @@ export function createInMemoryPtyRuntime(): InMemoryPtyRuntime {
       if (registered.has(ptyId) && collide(registered.get(ptyId) ?? null, inc)) {
         registered.delete(ptyId)
       }
+    },
+    forgetPty(ptyId) {
+      // Why not in `notePtyExit`: an exit the host could not vouch for may be followed by a
+      // re-attach to the same, still running process, which needs its sequence and context.
+      if (registered.has(ptyId) || (pending.get(ptyId)?.length ?? 0) > 0) {
+        return
+      }
+      sequences.delete(ptyId)
+      sequencesBeforeSync.delete(ptyId)
+      contexts.delete(ptyId)
     },
     isPtyRegistered: (ptyId) => registered.has(ptyId),
     getPtyOutputSequence: (ptyId) => sequences.get(ptyId)?.sequence ?? 0,

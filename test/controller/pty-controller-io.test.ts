@@ -142,6 +142,22 @@ describe('queries', () => {
     expect(doubtful.controller.hasPty('never')).toBeNull()
   })
 
+  it('passes a provider\'s doubt about a live PTY on as null, never rounded up to true', async () => {
+    const h = createHarness()
+    const live = await h.controller.spawn({})
+    h.provider.setLiveness(live.id, null)
+    expect(h.controller.hasPty(live.id)).toBeNull()
+    h.provider.setLiveness(live.id, true)
+    expect(h.controller.hasPty(live.id)).toBe(true)
+    const throwing = createHarness()
+    const other = await throwing.controller.spawn({})
+    throwing.controller.on('error', () => {})
+    throwing.provider.hasPty = () => {
+      throw new Error('host gone')
+    }
+    expect(throwing.controller.hasPty(other.id)).toBeNull()
+  })
+
   it('probes liveness: false only when proven, null on errors', async () => {
     const h = createHarness()
     const { id } = await h.controller.spawn({})
@@ -245,6 +261,26 @@ describe('queries', () => {
     expect(h.data().map((event) => event.data)).toEqual(['hi'])
     await expect(h.controller.attach('missing')).resolves.toBe(false)
     expect(h.provider.livePtyIds()).toEqual([outside.id])
+  })
+
+  it('answers false to an attach whose process exited before the reply was handled, and never revives it', async () => {
+    const h = createHarness()
+    h.provider.scriptNextSpawn({ shutdown: 'fail' })
+    const { id } = await h.controller.spawn({})
+    h.controller.kill(id)
+    await h.settle()
+    expect(h.controller.hasPty(id)).toBeNull()
+    const attachReply = h.provider.spawn.bind(h.provider)
+    h.provider.spawn = async (options) => {
+      const reply = await attachReply(options)
+      // The process dies right after the host answered the attach.
+      h.provider.emitExit(id, { exitCode: 0, signal: 9 })
+      return reply
+    }
+    await expect(h.controller.attach(id)).resolves.toBe(false)
+    expect(h.controller.hasPty(id)).toBe(false)
+    expect(h.liveness().map((event) => event.verdict.kind)).toEqual(['unverifiable', 'exited'])
+    expect(h.controller.writeWithSettlement(id, 'x', 'driving')).toEqual(refusedWrite('pty_exited'))
   })
 })
 

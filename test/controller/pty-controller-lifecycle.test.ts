@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import {
+  EXITED_PTY_RECORDS_KEPT,
   PtyControllerDisposedError,
   STOP_UNCONFIRMED_AFTER_MS,
   createPtyController,
@@ -7,6 +8,7 @@ import {
   isPtyControllerError,
 } from '../../src/controller/index.js'
 import { createFakePtyProvider } from '../../src/testing/index.js'
+import { createClaimedOwnerRegistry, createInMemoryPtyRuntime, createInMemorySlotStore } from '../../src/spawn/index.js'
 import { createHarness } from './controller-harness.js'
 
 describe('error isolation', () => {
@@ -131,6 +133,44 @@ describe('dispose', () => {
     expect(h.provider.livePtyIds()).toEqual([])
   })
 
+  it('releases the claim and the slot binding of a spawn that completes after dispose', async () => {
+    const claims = createClaimedOwnerRegistry()
+    const store = createInMemorySlotStore()
+    const runtime = createInMemoryPtyRuntime()
+    const h = createHarness({ controller: { claims, store, runtime } })
+    h.provider.scriptNextSpawn({ hang: true, id: 'claimed' })
+    const claimed = h.controller.spawn({ claim: { key: 'agent' } })
+    h.provider.scriptNextSpawn({ hang: true, id: 'slotted' })
+    const slotted = h.controller.spawn({ slot: { key: 'pane' } })
+    await h.settle()
+    await h.run(h.controller.dispose())
+    h.provider.releaseSpawn('claimed')
+    h.provider.releaseSpawn('slotted')
+    await expect(claimed).rejects.toBeInstanceOf(PtyControllerDisposedError)
+    await expect(slotted).rejects.toBeInstanceOf(PtyControllerDisposedError)
+    await h.settle()
+    expect(h.provider.livePtyIds()).toEqual([])
+    expect(claims.owners()).toEqual([])
+    expect(store.getLiveOwner({ key: 'pane' })).toBeNull()
+    expect(runtime.inspect().registeredPtys).toEqual([])
+    expect(runtime.inspect().executionContexts).toEqual([])
+  })
+
+  it('settles a caller\'s stopAndWait and listing that were still waiting when dispose finished', async () => {
+    const h = createHarness({ controller: { stop: { defaultDeadlineMs: 2_000 } } })
+    h.provider.scriptNextSpawn({ shutdown: 'never_confirm' })
+    const { id } = await h.controller.spawn({})
+    const stopping = h.controller.stopAndWait(id, { deadlineMs: 60_000 })
+    const hungListing = new Promise<never>(() => undefined)
+    h.provider.listProcesses = () => hungListing
+    const listing = h.controller.listProcesses(undefined, { deadlineMs: 60_000 })
+    await h.run(h.controller.dispose())
+    expect(h.clock.now()).toBe(2_000)
+    // Neither waits for its own (cancelled) timers: both give up at once.
+    await expect(h.run(stopping, 0)).resolves.toBe(false)
+    await expect(h.run(listing, 0)).resolves.toEqual([])
+  })
+
   it('supports `await using` through Symbol.asyncDispose', async () => {
     const provider = createFakePtyProvider({ scheduling: 'manual' })
     {
@@ -158,5 +198,25 @@ describe('default clock', () => {
     controller.kill(id)
     vi.advanceTimersByTime(STOP_UNCONFIRMED_AFTER_MS)
     expect(causes).toEqual(['unknown'])
+  })
+})
+
+describe('memory bounds', () => {
+  it(`forgets the oldest exited PTYs past EXITED_PTY_RECORDS_KEPT, and remembers the recent ones`, async () => {
+    const h = createHarness()
+    const ids: string[] = []
+    for (let index = 0; index <= EXITED_PTY_RECORDS_KEPT; index++) {
+      const { id } = await h.controller.spawn({})
+      h.provider.emitExit(id, { exitCode: 0 })
+      ids.push(id)
+    }
+    const live = await h.controller.spawn({})
+    // The oldest exited PTY is forgotten: it answers as an unknown id.
+    expect(h.controller.writeWithSettlement(ids[0] ?? '', 'x', 'driving')).toEqual({ kind: 'refused', reason: 'pty_not_found' })
+    // The recent ones, and every live one, are still known.
+    expect(h.controller.writeWithSettlement(ids[1] ?? '', 'x', 'driving')).toEqual({ kind: 'refused', reason: 'pty_exited' })
+    expect(h.controller.writeWithSettlement(ids.at(-1) ?? '', 'x', 'driving')).toEqual({ kind: 'refused', reason: 'pty_exited' })
+    expect(h.controller.hasPty(ids.at(-1) ?? '')).toBe(false)
+    expect(h.controller.write(live.id, 'x', 'driving')).toBe(true)
   })
 })

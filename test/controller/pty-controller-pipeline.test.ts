@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest'
-import { createClaimedOwnerRegistry, createInMemoryPtyRuntime, createInMemorySlotStore } from '../../src/spawn/index.js'
+import {
+  createClaimedOwnerRegistry,
+  createInMemoryPtyRuntime,
+  createInMemorySlotStore,
+  type ClaimedOwnerRegistry,
+} from '../../src/spawn/index.js'
 import { createHarness } from './controller-harness.js'
 
 describe('spawn pipeline integration', () => {
@@ -68,6 +73,62 @@ describe('spawn pipeline integration', () => {
     expect(next.id).not.toBe(created.id)
   })
 
+  it('never publishes an adopted claim owner that exited while the spawn was finishing', async () => {
+    const inner = createClaimedOwnerRegistry()
+    let exitAfterAdopting = false
+    const claims: ClaimedOwnerRegistry = {
+      ...inner,
+      ensure: async (args) => {
+        const ensured = await inner.ensure(args)
+        // The owner exits after it was re-proven live, before the spawn publishes it.
+        if (exitAfterAdopting && ensured.disposition === 'adopted') h.provider.emitExit(ensured.owner.ptyId, { exitCode: 1 })
+        return ensured
+      },
+    }
+    const runtime = createInMemoryPtyRuntime()
+    const h = createHarness({ controller: { claims, runtime } })
+    const claim = { key: 'agent-7' }
+    const created = await h.controller.spawn({ claim })
+    exitAfterAdopting = true
+    await expect(h.controller.spawn({ claim })).rejects.toMatchObject({ code: 'exited_during_start', ptyId: created.id })
+    expect(h.exits()).toEqual([expect.objectContaining({ ptyId: created.id, code: 1 })])
+    expect(h.controller.hasPty(created.id)).toBe(false)
+    expect(h.controller.writeWithSettlement(created.id, 'x', 'driving')).toEqual({ kind: 'refused', reason: 'pty_exited' })
+    expect(h.controller.inventory().allLivePtyIds).toEqual(new Set())
+    expect(runtime.isPtyRegistered(created.id)).toBe(false)
+    expect(claims.find(claim)).toBeNull()
+  })
+
+  it('never publishes a re-attached slot owner that exited after the pipeline committed it', async () => {
+    const inner = createInMemoryPtyRuntime()
+    let exitOnRelease: string | null = null
+    const runtime: typeof inner = {
+      ...inner,
+      acquireScopeSpawn: async (scopeId) => {
+        const release = await inner.acquireScopeSpawn(scopeId)
+        return () => {
+          release()
+          // The lease is released after the commit: the owner exits in that last window.
+          if (exitOnRelease !== null) h.provider.emitExit(exitOnRelease, { exitCode: 0, signal: 9 })
+        }
+      },
+    }
+    const store = createInMemorySlotStore()
+    const h = createHarness({ controller: { runtime, store } })
+    const slot = { key: 'pane' }
+    const first = await h.controller.spawn({ slot })
+    exitOnRelease = first.id
+    await expect(h.controller.spawn({ slot })).rejects.toMatchObject({ code: 'exited_during_start', ptyId: first.id })
+    expect(h.exits()).toEqual([expect.objectContaining({ ptyId: first.id, cause: { kind: 'signaled', signal: 9 } })])
+    expect(h.controller.hasPty(first.id)).toBe(false)
+    expect(h.controller.inventory().allLivePtyIds).toEqual(new Set())
+    expect(runtime.isPtyRegistered(first.id)).toBe(false)
+    expect(runtime.inspect().executionContexts).toEqual([])
+    expect(store.getLiveOwner(slot)).toBeNull()
+    exitOnRelease = null
+    await expect(h.controller.spawn({ slot })).resolves.toMatchObject({ isReattach: false })
+  })
+
   it('counts output in the runtime and reports the sequence on each data event', async () => {
     const runtime = createInMemoryPtyRuntime()
     const h = createHarness({ controller: { runtime } })
@@ -79,6 +140,19 @@ describe('spawn pipeline integration', () => {
     expect(runtime.isPtyRegistered(id)).toBe(true)
     h.provider.emitExit(id, { exitCode: 0 })
     expect(runtime.isPtyRegistered(id)).toBe(false)
+    // A proven exit lets the runtime forget the PTY's per-id state.
+    expect(runtime.inspect().outputSequences).toEqual([])
+    expect(runtime.inspect().executionContexts).toEqual([])
+  })
+
+  it('keeps the runtime state of a PTY whose exit is unverified: it may still be re-attached', async () => {
+    const runtime = createInMemoryPtyRuntime()
+    const h = createHarness({ controller: { runtime } })
+    const { id } = await h.controller.spawn({})
+    h.provider.emitData(id, 'abc')
+    h.provider.emitExit(id, { exitCode: -1 })
+    expect(h.exits()).toEqual([expect.objectContaining({ cause: { kind: 'unknown', reason: 'stop_unverified' } })])
+    expect(runtime.getPtyOutputSequence(id)).toBe(3)
   })
 
   it('counts output itself when the runtime has no notePtyOutput', async () => {

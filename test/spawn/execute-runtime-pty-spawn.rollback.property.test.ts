@@ -122,6 +122,7 @@ describe('executeRuntimePtySpawn: rollback property', () => {
           live: h.provider.livePtyIds(),
           owners: h.claims.owners(),
           store: h.store.inspect(),
+          listeners: h.provider.listenerCount(),
         }
         const script: Parameters<typeof h.provider.scriptNextSpawn>[0] = {}
         if (scenario.providerSequence !== undefined) script.providerSequence = scenario.providerSequence
@@ -157,6 +158,8 @@ describe('executeRuntimePtySpawn: rollback property', () => {
         expect(h.claims.owners()).toEqual(before.owners)
         expect(h.store.inspect()).toEqual(before.store)
         expect(h.provider.pendingSpawnCount()).toBe(0)
+        // The pipeline's own exit watcher is gone too.
+        expect(h.provider.listenerCount()).toBe(before.listeners)
         const spawnCalls = h.provider.calls.filter((call) => call.method === 'spawn').length - (scenario.preexisting ? 1 : 0)
         expect(error.outcome).toBe(spawnCalls === 0 || injection.kind === 'provider_rejects' ? 'not_started' : 'rolled_back')
       }),

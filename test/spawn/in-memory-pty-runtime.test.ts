@@ -100,6 +100,31 @@ describe('createInMemoryPtyRuntime: handles, sequences, contexts', () => {
     expect(runtime.inspect()).toEqual(before)
   })
 
+  it('forgetPty drops the sequence and context of an exited PTY, unless its id is registered or pending again', () => {
+    const runtime = createInMemoryPtyRuntime()
+    const publish = (ptyId: string, incarnationId: typeof inc1): void => {
+      runtime.beginPtyRegistration(ptyId, null)
+      runtime.preparePtyExecutionContext(ptyId, { hostId: 'local' })
+      runtime.commitPtyRegistration(ptyId, incarnationId)
+      runtime.notePtyOutput(ptyId, 4)
+    }
+    publish('p', inc1)
+    runtime.forgetPty('p')
+    expect(runtime.inspect().outputSequences).toHaveLength(1)
+    runtime.notePtyExit('p', inc1)
+    // An exit alone keeps them: an unverified one may be followed by a re-attach.
+    expect(runtime.inspect().outputSequences).toHaveLength(1)
+    runtime.forgetPty('p')
+    expect(runtime.inspect().outputSequences).toEqual([])
+    expect(runtime.inspect().executionContexts).toEqual([])
+    publish('q', inc1)
+    runtime.notePtyExit('q', inc1)
+    runtime.beginPtyRegistration('q', null)
+    runtime.forgetPty('q')
+    expect(runtime.getPtyOutputSequence('q')).toBe(4)
+    expect(runtime.getPtyExecutionContext('q')).toEqual({ hostId: 'local' })
+  })
+
   it('execution contexts are prepared and cleared per PTY', () => {
     const runtime = createInMemoryPtyRuntime()
     runtime.preparePtyExecutionContext('p', { hostId: 'ssh:box' })

@@ -1,0 +1,67 @@
+import { describe, expect, it } from 'vitest'
+import type { PtyDataEvent } from '../../src/contracts/index.js'
+import { InFlightEventBuffer } from '../../src/controller/in-flight-event-buffer.js'
+import { createFakePtyProvider } from '../../src/testing/index.js'
+
+const provider = createFakePtyProvider({ scheduling: 'manual' })
+const data = (id: string, text: string): { kind: 'data'; provider: typeof provider; event: PtyDataEvent } => ({
+  kind: 'data',
+  provider,
+  event: { id, data: text },
+})
+const all = (): boolean => true
+
+describe('InFlightEventBuffer', () => {
+  it('holds nothing while no spawn is in flight', () => {
+    const buffer = new InFlightEventBuffer(100, () => undefined)
+    expect(buffer.hold(data('p', 'a'))).toBe(false)
+    const spawn = buffer.begin()
+    expect(buffer.take(provider, 'p', spawn.since, all)).toEqual([])
+  })
+
+  it('drops an event once every spawn in flight at its arrival has ended, even while later spawns run', () => {
+    const buffer = new InFlightEventBuffer(100, () => undefined)
+    const first = buffer.begin()
+    expect(buffer.hold(data('p', 'early'))).toBe(true)
+    const second = buffer.begin()
+    buffer.hold(data('p', 'late'))
+    buffer.end(first.token)
+    buffer.end(first.token)
+    // The second spawn never sees output from before it started, and 'early' is gone for good.
+    expect(buffer.take(provider, 'p', 0, all).map((held) => held.event)).toEqual([{ id: 'p', data: 'late' }])
+    buffer.end(second.token)
+    buffer.begin()
+    expect(buffer.take(provider, 'p', 0, all)).toEqual([])
+  })
+
+  it('takes only the matching id, provider and events, leaving the rest held', () => {
+    const other = createFakePtyProvider({ scheduling: 'manual' })
+    const buffer = new InFlightEventBuffer(100, () => undefined)
+    const spawn = buffer.begin()
+    buffer.hold(data('p', 'a'))
+    buffer.hold(data('q', 'b'))
+    buffer.hold({ kind: 'data', provider: other, event: { id: 'p', data: 'c' } })
+    buffer.hold(data('p', 'skip'))
+    const taken = buffer.take(provider, 'p', spawn.since, (held) => held.kind === 'data' && held.event.data !== 'skip')
+    expect(taken.map((held) => held.event)).toEqual([{ id: 'p', data: 'a' }])
+    expect(buffer.take(provider, 'p', spawn.since, all).map((held) => held.event)).toEqual([{ id: 'p', data: 'skip' }])
+  })
+
+  it('caps held output: the oldest output goes first, exits stay, and the drop is reported once per episode', () => {
+    const dropped: PtyDataEvent[] = []
+    const buffer = new InFlightEventBuffer(5, (event) => dropped.push(event))
+    const spawn = buffer.begin()
+    buffer.hold(data('p', 'abc'))
+    buffer.hold({ kind: 'exit', provider, event: { id: 'x', code: 0 } })
+    buffer.hold(data('p', 'def'))
+    buffer.hold(data('p', 'ghi'))
+    expect(dropped).toEqual([{ id: 'p', data: 'abc' }])
+    expect(buffer.take(provider, 'p', spawn.since, all).map((held) => held.event)).toEqual([{ id: 'p', data: 'ghi' }])
+    expect(buffer.take(provider, 'x', spawn.since, all)).toHaveLength(1)
+    buffer.end(spawn.token)
+    const again = buffer.begin()
+    buffer.hold(data('p', '123456'))
+    expect(dropped).toHaveLength(2)
+    expect(buffer.take(provider, 'p', again.since, all)).toEqual([])
+  })
+})
