@@ -239,7 +239,7 @@ export function createNodePtyProvider(options: NodePtyProviderOptions = {}): Nod
       rememberExited(session.id)
       deathWatch.setActive(sessions.size > 0)
     },
-    isLeaderGone: (pid: number) => inspector.isGone(pid),
+    isLeaderGone: (pid: number, startTime: string | null) => inspector.isGone(pid, startTime),
   }
 
   function liveSession(id: string): NodePtySession | undefined {
@@ -338,21 +338,39 @@ export function createNodePtyProvider(options: NodePtyProviderOptions = {}): Nod
       })
     }
     exitedIds.delete(id)
-    const session = new NodePtySession(
-      {
-        id,
-        incarnationId: toPtyIncarnationId(randomUUID()),
-        terminal,
-        file: plan.file,
-        drainOutputAtExit: drainOutputAtExit && !isWindows,
-        hostReportsChildExitStatus,
-        command: plan.command,
-        scopeId: spawnOptions.scopeId,
-        slotKey: spawnOptions.slotKey,
-        claimKey: spawnOptions.claimKey,
-      },
-      sessionHooks,
-    )
+    let session: NodePtySession
+    try {
+      session = new NodePtySession(
+        {
+          id,
+          incarnationId: toPtyIncarnationId(randomUUID()),
+          terminal,
+          file: plan.file,
+          drainOutputAtExit: drainOutputAtExit && !isWindows,
+          hostReportsChildExitStatus,
+          command: plan.command,
+          scopeId: spawnOptions.scopeId,
+          slotKey: spawnOptions.slotKey,
+          claimKey: spawnOptions.claimKey,
+          // Why now: microseconds after the fork its pid still names it (if it already died and was
+          // reaped, the read fails and the identity is merely unknown).
+          leaderStartTime: isWindows ? null : inspector.startTimeOf(terminal.pid),
+        },
+        sessionHooks,
+      )
+    } catch (error) {
+      // The process exists but cannot be followed: nobody would ever stop it, so kill it now.
+      try {
+        if (isWindows) terminal.kill()
+        else terminal.kill('SIGKILL')
+      } catch {
+        // Already gone.
+      }
+      throw new NodePtyProviderError('spawn_failed', `Could not wire up the PTY of ${JSON.stringify(plan.file)}: ${error instanceof Error ? error.message : String(error)}`, {
+        cause: error,
+        ptyId: id,
+      })
+    }
     // A stand-in (or a future node-pty) may report the exit while the session is being wired.
     if (session.exit === null) {
       sessions.set(id, session)
@@ -381,22 +399,36 @@ export function createNodePtyProvider(options: NodePtyProviderOptions = {}): Nod
     return result
   }
 
-  /** Signal the leader's group and, when sweeping, every process group of its session. */
-  async function signalSession(session: NodePtySession, signal: StopSignal, remembered: Set<number>): Promise<void> {
+  /**
+   * Signal the leader's group and, when sweeping, every process group of its session.
+   * `remembered` maps each process found in the session so far to its start time, so a process
+   * that left the session's reach (reparented to init after a `setsid`) is still stopped, and a
+   * pid that meanwhile names another process is never signalled.
+   */
+  async function signalSession(session: NodePtySession, signal: StopSignal, remembered: Map<number, string | null>): Promise<void> {
     if (isWindows) {
       // Windows has no signals: node-pty ends the console instead.
       session.terminal.kill()
       return
     }
+    const table = sweepSession ? await inspector.list() : null
+    // Why here, after the await and right before the kills: a leader reaped meanwhile may have
+    // had its pid reused; its pid (and group id) must then never be signalled.
+    session.checkLeader()
     const groups = new Set<number>()
     if (!session.leaderGone) groups.add(session.pid)
-    const table = sweepSession ? await inspector.list() : null
     if (table !== null) {
       const self = table.find((row) => row.pid === process.pid)
-      for (const pid of selectSessionProcesses(table, session.pid, process.pid)) remembered.add(pid)
-      const alive = new Set(table.filter((row) => row.state !== 'Z').map((row) => row.pid))
-      for (const pid of [...remembered]) if (!alive.has(pid)) remembered.delete(pid)
-      for (const group of groupsOf(table, [...remembered])) if (group !== self?.pgid) groups.add(group)
+      const rows = new Map(table.map((row) => [row.pid, row]))
+      for (const pid of selectSessionProcesses(table, session.pid, process.pid, session.leaderStartTime)) {
+        if (!remembered.has(pid)) remembered.set(pid, rows.get(pid)?.startTime ?? null)
+      }
+      for (const [pid, startTime] of [...remembered]) {
+        const row = rows.get(pid)
+        const sameProcess = row !== undefined && (startTime === null || row.startTime === undefined || row.startTime === startTime)
+        if (!sameProcess || row.state === 'Z') remembered.delete(pid)
+      }
+      for (const group of groupsOf(table, [...remembered.keys()])) if (group !== self?.pgid) groups.add(group)
     }
     // Why the pid as well as its group: a leader that left its group (or a group already empty
     // but for it) must still get the signal.
@@ -420,7 +452,7 @@ export function createNodePtyProvider(options: NodePtyProviderOptions = {}): Nod
   }
 
   /** Whether the session's leader exit was delivered and nothing of its session is left. */
-  async function isSessionGone(session: NodePtySession, remembered: Set<number>): Promise<boolean> {
+  async function isSessionGone(session: NodePtySession, remembered: Map<number, string | null>): Promise<boolean> {
     session.checkLeader()
     if (session.exit === null) {
       // A stop was asked for and the leader is dead: the tail still owed is bounded, so a pause
@@ -429,11 +461,11 @@ export function createNodePtyProvider(options: NodePtyProviderOptions = {}): Nod
       return false
     }
     if (isWindows || !sweepSession) return true
-    for (const pid of [...remembered]) if (inspector.isGone(pid)) remembered.delete(pid)
+    for (const [pid, startTime] of [...remembered]) if (inspector.isGone(pid, startTime)) remembered.delete(pid)
     if (remembered.size > 0) return false
     const table = await inspector.list()
     if (table === null) return true
-    return selectSessionProcesses(table, session.pid, process.pid).length === 0
+    return selectSessionProcesses(table, session.pid, process.pid, session.leaderStartTime).length === 0
   }
 
   /** Run (or join) the stop of a session; resolves when it is gone, rejects at the deadline. */
@@ -445,9 +477,12 @@ export function createNodePtyProvider(options: NodePtyProviderOptions = {}): Nod
         killNow = resolve
       })
       let kill = false
-      const remembered = new Set<number>()
+      const remembered = new Map<number, string | null>()
+      const started = Date.now()
+      // Why mutable: a caller that joins with a later deadline keeps the stop waiting for it,
+      // rather than failing at the first caller's earlier one.
+      let waitUntil = started + deadlineMs
       const run = async (): Promise<void> => {
-        const started = Date.now()
         const steps = planStopSchedule({
           immediate: stopOptions.immediate === true,
           deadlineMs,
@@ -465,13 +500,13 @@ export function createNodePtyProvider(options: NodePtyProviderOptions = {}): Nod
           await signalSession(session, kill ? 'SIGKILL' : step.signal, remembered)
           if (kill) break
         }
-        // Everything was sent; wait for the deaths, up to the deadline (a later stop may retry).
-        while (Date.now() < started + deadlineMs) {
+        // Everything was sent; wait for the deaths, up to the latest deadline (a later stop may retry).
+        while (Date.now() < waitUntil) {
           if (await isSessionGone(session, remembered)) return
           await Promise.race([delay(NODE_PTY_STOP_POLL_INTERVAL_MS), session.ended])
         }
         if (!(await isSessionGone(session, remembered))) {
-          throw new NodePtyProviderError('shutdown_timeout', `PTY ${JSON.stringify(session.id)} was still alive ${deadlineMs} ms after its stop began`, {
+          throw new NodePtyProviderError('shutdown_timeout', `PTY ${JSON.stringify(session.id)} was still alive ${waitUntil - started} ms after its stop began`, {
             ptyId: session.id,
           })
         }
@@ -485,12 +520,16 @@ export function createNodePtyProvider(options: NodePtyProviderOptions = {}): Nod
           kill = true
           killNow()
         },
+        waitUntil: (at: number) => {
+          waitUntil = Math.max(waitUntil, at)
+        },
       }
       session.stop = stop
       // The stop's own failure is reported to each caller below; never as an unhandled rejection.
       done.catch(() => undefined)
-    } else if (stopOptions.immediate === true) {
-      session.stop.escalateToKill()
+    } else {
+      session.stop.waitUntil(Date.now() + deadlineMs)
+      if (stopOptions.immediate === true) session.stop.escalateToKill()
     }
     const running = session.stop
     let timer: NodeJS.Timeout | undefined
@@ -528,6 +567,9 @@ export function createNodePtyProvider(options: NodePtyProviderOptions = {}): Nod
 
   async function getCwd(id: string): Promise<string | null> {
     const session = liveSession(id)
+    // Why checkLeader: a leader reaped since the last look may have had its pid reused; never
+    // describe the other process.
+    session?.checkLeader()
     if (session === undefined || session.leaderGone) return null
     const target = await readForegroundProcess(inspector, session.pid)
     const cwd = target === null ? null : await inspector.cwd(target.pid)
@@ -536,6 +578,9 @@ export function createNodePtyProvider(options: NodePtyProviderOptions = {}): Nod
 
   async function getForegroundProcess(id: string): Promise<string | null> {
     const session = liveSession(id)
+    // Why checkLeader: a leader reaped since the last look may have had its pid reused; never
+    // describe the other process.
+    session?.checkLeader()
     if (session === undefined || session.leaderGone) return null
     return (await readForegroundProcess(inspector, session.pid))?.name ?? null
   }
@@ -624,6 +669,7 @@ export function createNodePtyProvider(options: NodePtyProviderOptions = {}): Nod
     getForegroundProcess,
     async hasChildProcesses(id: string): Promise<boolean | null> {
       const session = liveSession(id)
+      session?.checkLeader()
       if (session === undefined || session.leaderGone) return null
       return hasLiveChildren(inspector, session.pid)
     },

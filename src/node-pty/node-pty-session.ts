@@ -7,7 +7,7 @@ import {
   type PtyIncarnationId,
   type WriteSettlement,
 } from '../contracts/index.js'
-import { resolveProcessExitCause } from '../exit-cause/index.js'
+import { UNVERIFIED_PROCESS_EXIT_CODE, resolveProcessExitCause } from '../exit-cause/index.js'
 import { ExitDrain } from './exit-drain.js'
 import type { NodePtyTerminal } from './node-pty-module.js'
 
@@ -27,8 +27,11 @@ export type NodePtySessionHooks = {
   emitExit(event: PtyExitEvent): void
   /** The session's exit was delivered; forget it. */
   onEnded(session: NodePtySession): void
-  /** Confirm from the OS that the leader is gone (`false` on any doubt). */
-  isLeaderGone(pid: number): boolean
+  /**
+   * Confirm from the OS that the leader is gone (`false` on any doubt); `startTime` (when known)
+   * tells the leader from a later process that reuses its pid.
+   */
+  isLeaderGone(pid: number, startTime: string | null): boolean
 }
 
 /** How a session was started. */
@@ -53,6 +56,8 @@ export type NodePtySessionInit = {
   slotKey: string | undefined
   /** Listing fields. */
   claimKey: string | undefined
+  /** The leader's start time, read right after the spawn (`null` when unknown). */
+  leaderStartTime: string | null
 }
 
 /** The exit as it was reported. */
@@ -86,10 +91,17 @@ export class NodePtySession {
   readonly claimKey: string | undefined
   /** Whether exits of this PTY carry the child's status. */
   readonly hostReportsChildExitStatus: boolean
+  /** The leader's start time: with the pid, its identity for good (`null` when unknown). */
+  readonly leaderStartTime: string | null
   /** Resolves once the exit event was delivered. */
   readonly ended: Promise<void>
   /** The running stop, if one was requested. */
-  stop: { done: Promise<void>; escalateToKill(): void } | null = null
+  stop: {
+    done: Promise<void>
+    escalateToKill(): void
+    /** Keep waiting for the deaths until at least this time (a joining caller's deadline). */
+    waitUntil(at: number): void
+  } | null = null
 
   readonly #hooks: NodePtySessionHooks
   readonly #drain: ExitDrain
@@ -101,7 +113,12 @@ export class NodePtySession {
   #command: string | undefined
   #commandTimer: NodeJS.Timeout | null = null
 
-  /** Wire a freshly spawned terminal. Call synchronously right after node-pty's `spawn()`. */
+  /**
+   * Wire a freshly spawned terminal. Call synchronously right after node-pty's `spawn()`.
+   *
+   * @throws whatever subscribing to the terminal threw; the slave side is released first, and the
+   * caller must kill the process.
+   */
   constructor(init: NodePtySessionInit, hooks: NodePtySessionHooks) {
     this.id = init.id
     this.incarnationId = init.incarnationId
@@ -112,6 +129,7 @@ export class NodePtySession {
     this.slotKey = init.slotKey
     this.claimKey = init.claimKey
     this.hostReportsChildExitStatus = init.hostReportsChildExitStatus
+    this.leaderStartTime = init.leaderStartTime
     this.#hooks = hooks
     this.ended = new Promise((resolve) => {
       this.#resolveEnded = resolve
@@ -121,9 +139,15 @@ export class NodePtySession {
       { emit: (data) => this.#deliver(data), onNativeExitHint: () => this.checkLeader() },
       init.drainOutputAtExit,
     )
-    // Why subscribe at once: output read before a listener exists is lost (node-pty #652).
-    init.terminal.onData((chunk) => this.#drain.handleData(chunk))
-    init.terminal.onExit((event) => this.#onExit(event))
+    try {
+      // Why subscribe at once: output read before a listener exists is lost (node-pty #652).
+      init.terminal.onData((chunk) => this.#drain.handleData(chunk))
+      init.terminal.onExit((event) => this.#onExit(event))
+    } catch (error) {
+      // Release the held slave side; the provider kills the process it can no longer follow.
+      this.#drain.finish()
+      throw error
+    }
     this.#command = init.command
     if (this.#command !== undefined) {
       this.#commandTimer = setTimeout(() => this.#writeCommand(), NODE_PTY_LAUNCH_COMMAND_FALLBACK_MS)
@@ -158,7 +182,7 @@ export class NodePtySession {
   /** Look whether the leader died; start the drain when it did. Cheap; safe to call often. */
   checkLeader(): void {
     if (this.#leaderGone || this.#exit !== null) return
-    if (!this.#hooks.isLeaderGone(this.pid)) return
+    if (!this.#hooks.isLeaderGone(this.pid, this.leaderStartTime)) return
     this.#leaderGone = true
     this.#drain.noteChildGone()
   }
@@ -217,14 +241,18 @@ export class NodePtySession {
     if (this.#commandTimer !== null) clearTimeout(this.#commandTimer)
     this.#commandTimer = null
     this.#command = undefined
-    this.#exit = { code: event.exitCode, signal: event.signal }
+    // Why: some Windows hosts report `exitCode: undefined`. An absent status defaults to the
+    // unverified sentinel, never to a number nobody observed (the cause, built from the raw
+    // observation, says `cause_unreported`; the exit itself was still observed).
+    const code = Number.isSafeInteger(event.exitCode) ? event.exitCode : UNVERIFIED_PROCESS_EXIT_CODE
+    this.#exit = { code, signal: event.signal }
     const cause = resolveProcessExitCause({
       exitCode: event.exitCode,
       signal: event.signal ?? null,
       hostReportsChildExitStatus: this.hostReportsChildExitStatus,
     })
     try {
-      this.#hooks.emitExit({ id: this.id, code: event.exitCode, incarnationId: this.incarnationId, cause })
+      this.#hooks.emitExit({ id: this.id, code, incarnationId: this.incarnationId, cause })
     } finally {
       this.#hooks.onEnded(this)
       this.#resolveEnded()

@@ -24,6 +24,12 @@ export type ProcessStat = {
   state: string
   /** The process name (Linux `comm`, at most 15 characters; macOS the executable's base name). */
   name: string
+  /**
+   * When the process started (Linux: `starttime`, clock ticks since boot, as text). With the pid
+   * it names one process for good: a pid is reused, a pid with its start time never is. Absent
+   * where the platform does not expose it cheaply (macOS `ps`).
+   */
+  startTime?: string
 }
 
 /**
@@ -40,10 +46,17 @@ export type ProcessInspector = {
   /** A process's working directory; `null` when it cannot be read. */
   cwd(pid: number): Promise<string | null>
   /**
-   * Synchronous and conservative: `true` only when the process is proven gone — no such pid, or
-   * a zombie (dead, waiting to be reaped). Any doubt answers `false`.
+   * Synchronous: the start time of a live process (see {@link ProcessStat.startTime}), to tell it
+   * from a later process that reuses its pid; `null` when unknown or unsupported.
    */
-  isGone(pid: number): boolean
+  startTimeOf(pid: number): string | null
+  /**
+   * Synchronous and conservative: `true` only when the process is proven gone — no such pid, a
+   * zombie (dead, waiting to be reaped), or, when `startTime` is given and readable, a pid that
+   * now belongs to a process started at another time (the one we knew died and its pid was
+   * reused). Any doubt answers `false`.
+   */
+  isGone(pid: number, startTime?: string | null): boolean
 }
 
 /**
@@ -56,11 +69,11 @@ export function parseProcStat(text: string): ProcessStat | null {
   if (open < 1 || close < open) return null
   const pid = Number(text.slice(0, open).trim())
   const fields = text.slice(close + 2).split(' ')
-  // fields: 0 state, 1 ppid, 2 pgrp, 3 session, 4 tty_nr, 5 tpgid
+  // fields: 0 state, 1 ppid, 2 pgrp, 3 session, 4 tty_nr, 5 tpgid, … 19 starttime
   const [state, ppid, pgid, sid, , tpgid] = fields
   const numbers = [pid, Number(ppid), Number(pgid), Number(sid), Number(tpgid)]
   if (state === undefined || state.length === 0 || numbers.some((n) => !Number.isInteger(n))) return null
-  return {
+  const stat: ProcessStat = {
     pid,
     ppid: Number(ppid),
     pgid: Number(pgid),
@@ -69,6 +82,9 @@ export function parseProcStat(text: string): ProcessStat | null {
     state: state.charAt(0),
     name: text.slice(open + 1, close),
   }
+  const startTime = fields[19]?.trim()
+  if (startTime !== undefined && /^\d+$/.test(startTime)) stat.startTime = startTime
+  return stat
 }
 
 /**
@@ -139,7 +155,14 @@ export function createProcFsInspector(procRoot = '/proc'): ProcessInspector {
         return null
       }
     },
-    isGone(pid) {
+    startTimeOf(pid) {
+      try {
+        return parseProcStat(readFileSync(`${procRoot}/${pid}/stat`, 'utf8'))?.startTime ?? null
+      } catch {
+        return null
+      }
+    },
+    isGone(pid, startTime) {
       let text: string
       try {
         text = readFileSync(`${procRoot}/${pid}/stat`, 'utf8')
@@ -147,7 +170,11 @@ export function createProcFsInspector(procRoot = '/proc'): ProcessInspector {
         // Why: only ENOENT proves absence; EACCES or EMFILE prove nothing.
         return (error as { code?: unknown }).code === 'ENOENT' || signalZeroSaysGone(pid)
       }
-      return parseProcStat(text)?.state === 'Z'
+      const stat = parseProcStat(text)
+      if (stat === null) return false
+      // Why: after a reap the pid may already name another process; ours is gone all the same.
+      if (startTime !== undefined && startTime !== null && stat.startTime !== undefined && stat.startTime !== startTime) return true
+      return stat.state === 'Z'
     },
   }
 }
@@ -183,7 +210,8 @@ export function createPsInspector(): ProcessInspector {
       const out = await run('lsof', ['-a', '-p', String(pid), '-d', 'cwd', '-Fn'])
       return out === null ? null : parseLsofCwd(out)
     },
-    isGone: signalZeroSaysGone,
+    startTimeOf: () => null,
+    isGone: (pid) => signalZeroSaysGone(pid),
   }
 }
 
@@ -194,6 +222,7 @@ export function createNullInspector(): ProcessInspector {
     read: () => Promise.resolve(null),
     list: () => Promise.resolve(null),
     cwd: () => Promise.resolve(null),
+    startTimeOf: () => null,
     isGone: () => false,
   }
 }

@@ -34,8 +34,22 @@ export async function hasLiveChildren(inspector: ProcessInspector, leaderPid: nu
  * their own, but stay in its session), members of its process group, and its descendants by
  * parentage (which also catches a child that called `setsid`, while its parent is alive).
  * Never includes pid 0/1 or the calling process. Zombies are left out (they are already dead).
+ *
+ * `leaderStartTime` (when known) guards against pid reuse: if the table's process with the
+ * leader's pid started at another time, the leader was reaped and its pid handed to an unrelated
+ * process. The kernel never hands out a pid still in use as a session or group id, so nothing the
+ * pid leads to can then belong to the PTY, and nothing is selected.
  */
-export function selectSessionProcesses(table: readonly ProcessStat[], leaderPid: number, selfPid: number): number[] {
+export function selectSessionProcesses(
+  table: readonly ProcessStat[],
+  leaderPid: number,
+  selfPid: number,
+  leaderStartTime?: string | null,
+): number[] {
+  if (leaderStartTime !== undefined && leaderStartTime !== null) {
+    const holder = table.find((row) => row.pid === leaderPid)
+    if (holder?.startTime !== undefined && holder.startTime !== leaderStartTime) return []
+  }
   const chosen = new Set<number>()
   const childrenOf = new Map<number, ProcessStat[]>()
   for (const row of table) {

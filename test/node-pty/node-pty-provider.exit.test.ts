@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createNodePtyProvider, type NodePtyProvider } from 'ptykit/node-pty'
-import { PtyEventLog, liveChildrenOf } from './pty-test-support.js'
+import { NODE_PTY_DRAIN_GIVE_UP_MS, createNodePtyProvider, type NodePtyProvider } from 'ptykit/node-pty'
+import { PtyEventLog, isDead, liveChildrenOf, waitFor } from './pty-test-support.js'
 
 let provider: NodePtyProvider
 let log: PtyEventLog
@@ -107,6 +107,20 @@ describe('node-pty provider: the tail of the output is never lost', () => {
     }
   })
 
+  it('dispose during a drain (consumer paused, leader already dead) still delivers the whole tail, then the exit', async () => {
+    const own = createNodePtyProvider()
+    const ownLog = new PtyEventLog(own)
+    // 10 000 bytes fit in the kernel's buffer, so the child exits although nobody reads.
+    const result = await own.spawn({ file: '/bin/sh', args: ['-c', `head -c 10000 /dev/zero | tr '\\0' a`] })
+    own.pauseProducer(result.id)
+    await waitFor(() => (isDead(result.pid!) ? true : undefined), 'the leader’s death')
+    expect(ownLog.exits(result.id)).toEqual([])
+    await own.dispose()
+    expect(ownLog.exits(result.id)).toHaveLength(1)
+    expect(ownLog.output(result.id)).toBe('a'.repeat(10_000))
+    expect(ownLog.dataAfterExit(result.id)).toBe(false)
+  })
+
   it('keeps the tail when the event loop is blocked past node-pty’s 200 ms destroy timer', async () => {
     for (let i = 0; i < 3; i += 1) {
       const result = await provider.spawn({ file: '/bin/sh', args: ['-c', `head -c 100000 /dev/zero | tr '\\0' a`] })
@@ -121,8 +135,13 @@ describe('node-pty provider: the tail of the output is never lost', () => {
   })
 
   it('delivers output a surviving grandchild writes after the leader’s marker, still before the exit', async () => {
-    // The leader exits at once; its background job writes a little later while it holds the tty.
-    const result = await provider.spawn({ file: '/bin/sh', args: ['-c', "trap '' HUP; (sleep 0.02; echo LATE) & echo EARLY; exit 0"] })
+    // The leader exits at once; its background job holds the tty and writes once the leader is
+    // gone (reaped), i.e. after the drain's marker — tied to the death, not to a wall-clock guess
+    // that a loaded machine could invert.
+    const result = await provider.spawn({
+      file: '/bin/sh',
+      args: ['-c', "trap '' HUP; (while kill -0 $$ 2>/dev/null; do sleep 0.01; done; echo LATE) & echo EARLY; exit 0"],
+    })
     const exit = await log.exitOf(result.id)
     expect(exit.cause).toEqual({ kind: 'exited', exitCode: 0 })
     expect(log.output(result.id)).toContain('EARLY')
@@ -132,10 +151,19 @@ describe('node-pty provider: the tail of the output is never lost', () => {
   })
 
   it('still reports the exit when the marker cannot get through (output stopped with Ctrl-S): the drain gives up', async () => {
-    const result = await provider.spawn({ file: '/bin/sh', args: ['-c', 'sleep 0.2; exit 4'] })
+    // `-ixany`: node-pty's default termios has IXANY, where any typed character restarts output.
+    const result = await provider.spawn({ file: '/bin/sh', args: ['-c', 'stty -ixany; echo READY; read line; exit 4'] })
+    await log.until(result.id, () => log.output(result.id).includes('READY'), 'READY')
+    const started = Date.now()
     // XOFF: the line discipline stops output (IXON), so the marker write keeps failing with EAGAIN.
+    // The line that lets the child exit comes after it on the same input queue, so the child
+    // cannot die before output is stopped (no race with a sleep).
     provider.write(result.id, '\x13')
+    provider.write(result.id, 'go\r')
     expect((await log.exitOf(result.id)).cause).toEqual({ kind: 'exited', exitCode: 4 })
+    // Not a speed check: a lower bound that load can only widen. Had the marker got through, the
+    // exit would have come within milliseconds; it came only after the drain gave up.
+    expect(Date.now() - started).toBeGreaterThanOrEqual(NODE_PTY_DRAIN_GIVE_UP_MS)
     expect(log.output(result.id)).not.toMatch(/PTYKITDRAIN/)
   })
 })

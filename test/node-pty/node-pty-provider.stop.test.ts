@@ -100,7 +100,10 @@ describe('node-pty provider: stopping (real processes)', () => {
     const ownLog = new PtyEventLog(own)
     const a = await own.spawn({ file: 'cat' })
     const b = await own.spawn(HUP_IGNORING)
+    // Only once its child runs is the trap certainly set: before, a HUP would simply kill it.
+    await waitFor(() => liveChildrenOf(b.pid!)[0], 'the sleep child')
     await own.dispose()
+    expect(ownLog.exits(b.id)[0]?.cause).toEqual({ kind: 'signaled', signal: 15 })
     expect(ownLog.exits(a.id)).toHaveLength(1)
     expect(ownLog.exits(b.id)).toHaveLength(1)
     expect(isDead(a.pid!) && isDead(b.pid!)).toBe(true)

@@ -1,7 +1,8 @@
+import { UNVERIFIED_PROCESS_EXIT_CODE } from '../../src/exit-cause/index.js'
 import { mkdirSync, mkdtempSync, realpathSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import {
   NODE_PTY_MAX_DIMENSION,
   createNodePtyProvider,
@@ -210,18 +211,25 @@ describe('node-pty provider: I/O, size and inspection', () => {
 })
 
 /** A stand-in node-pty whose terminals are driven by the test (no process behind them). */
-function standIn(behaviour: { exitDuringSpawn?: boolean; writeThrows?: boolean } = {}) {
-  const terminals: Array<NodePtyTerminal & { exit(code: number, signal?: number): void; kills: Array<string | undefined> }> = []
+function standIn(behaviour: { exitDuringSpawn?: boolean; writeThrows?: boolean; subscribeThrows?: boolean } = {}) {
+  const terminals: Array<
+    NodePtyTerminal & { exit(code: number, signal?: number): void; output(data: string): void; kills: Array<string | undefined> }
+  > = []
   const module: NodePtyModule = {
     spawn(_file, _args, options) {
       let exitListener: ((event: { exitCode: number; signal?: number }) => void) | null = null
+      let dataListener: ((data: string) => void) | null = null
       const kills: Array<string | undefined> = []
       const terminal = {
         pid: 999_999_999,
         cols: options.cols,
         rows: options.rows,
         kills,
-        onData: () => ({ dispose() {} }),
+        onData(listener: (data: string) => void) {
+          if (behaviour.subscribeThrows === true) throw new Error('cannot subscribe')
+          dataListener = listener
+          return { dispose() {} }
+        },
         onExit(listener: (event: { exitCode: number; signal?: number }) => void) {
           exitListener = listener
           if (behaviour.exitDuringSpawn === true) listener({ exitCode: 0, signal: 9 })
@@ -238,6 +246,9 @@ function standIn(behaviour: { exitDuringSpawn?: boolean; writeThrows?: boolean }
         },
         exit(code: number, signal?: number) {
           exitListener?.(signal === undefined ? { exitCode: code } : { exitCode: code, signal })
+        },
+        output(data: string) {
+          dataListener?.(data)
         },
       }
       terminals.push(terminal)
@@ -258,6 +269,18 @@ describe('node-pty provider: edge cases through a stand-in node-pty', () => {
     expect(own.hasPty(result.id)).toBe(false)
     expect(await own.listProcesses()).toEqual([])
     expect(own.write(result.id, 'x')).toEqual({ kind: 'refused', reason: 'pty_exited' })
+    await own.dispose()
+  })
+
+  it('reports an exit without a status (some Windows hosts) as the unverified sentinel, never a made-up number', async () => {
+    const fake = standIn()
+    const own = createNodePtyProvider({ loadNodePty: () => Promise.resolve(fake.module), platform: 'win32' })
+    const ownLog = new PtyEventLog(own)
+    const result = await own.spawn({ file: 'cmd.exe' })
+    fake.terminals[0]!.exit(undefined as unknown as number)
+    const exit = ownLog.exits(result.id)[0]
+    expect(exit?.code).toBe(UNVERIFIED_PROCESS_EXIT_CODE)
+    expect(exit?.cause).toEqual({ kind: 'unknown', reason: 'cause_unreported' })
     await own.dispose()
   })
 
@@ -285,6 +308,74 @@ describe('node-pty provider: edge cases through a stand-in node-pty', () => {
     // A Windows exit has no signal: code 1 is exited(1).
     fake.terminals[0]!.exit(1)
     expect(ownLog.exits(result.id)[0]?.cause).toEqual({ kind: 'exited', exitCode: 1 })
+    await own.dispose()
+  })
+
+  it('a stop joined with a longer deadline is not failed at the first caller’s shorter one', async () => {
+    const fake = standIn()
+    const own = createNodePtyProvider({ loadNodePty: () => Promise.resolve(fake.module), platform: 'win32' })
+    const result = await own.spawn({ file: 'cmd.exe' })
+    const short = own.shutdown(result.id, { deadlineMs: 30 }).then(
+      () => 'resolved',
+      (e: unknown) => (isNodePtyProviderError(e) ? e.code : 'other'),
+    )
+    const long = own.shutdown(result.id, { deadlineMs: 10_000 }).then(
+      () => 'resolved',
+      (e: unknown) => (isNodePtyProviderError(e) ? e.code : 'other'),
+    )
+    // The process ends only after the short deadline has passed, well within the long one.
+    await expect(short).resolves.toBe('shutdown_timeout')
+    await new Promise((resolve) => setTimeout(resolve, 100))
+    fake.terminals[0]!.exit(1)
+    await expect(long).resolves.toBe('resolved')
+    await own.dispose()
+  })
+
+  it('a listener that throws neither stops the other listeners nor strands the PTY; its error is rethrown apart', async () => {
+    const fake = standIn()
+    const own = createNodePtyProvider({ loadNodePty: () => Promise.resolve(fake.module) })
+    const baseline = process.listenerCount('SIGCHLD')
+    const seen: string[] = []
+    own.onData(() => {
+      throw new Error('data listener bug')
+    })
+    own.onExit(() => {
+      throw new Error('exit listener bug')
+    })
+    own.onData(({ data }) => seen.push(`data:${data}`))
+    own.onExit(({ cause }) => seen.push(`exit:${JSON.stringify(cause)}`))
+    const result = await own.spawn({ file: '/bin/sh' })
+    // Capture what the provider rethrows on its own microtask (it would otherwise fail the run).
+    const rethrown: Array<() => void> = []
+    const spy = vi.spyOn(globalThis, 'queueMicrotask').mockImplementation((callback) => {
+      rethrown.push(callback)
+    })
+    try {
+      fake.terminals[0]!.output('hello')
+      fake.terminals[0]!.exit(2)
+    } finally {
+      spy.mockRestore()
+    }
+    expect(seen).toEqual(['data:hello', 'exit:{"kind":"exited","exitCode":2}'])
+    expect(rethrown).toHaveLength(2)
+    expect(rethrown[0]).toThrow('data listener bug')
+    expect(rethrown[1]).toThrow('exit listener bug')
+    // The PTY is fully released: no entry, refused writes, no SIGCHLD listener left.
+    expect(own.hasPty(result.id)).toBe(false)
+    expect(own.write(result.id, 'x')).toEqual({ kind: 'refused', reason: 'pty_exited' })
+    expect(await own.listProcesses()).toEqual([])
+    expect(process.listenerCount('SIGCHLD')).toBe(baseline)
+    await own.dispose()
+  })
+
+  it('kills the process when wiring it up fails after node-pty started it, and rejects the spawn', async () => {
+    const fake = standIn({ subscribeThrows: true })
+    const own = createNodePtyProvider({ loadNodePty: () => Promise.resolve(fake.module) })
+    const error = await own.spawn({ file: '/bin/sh' }).catch((e: unknown) => e)
+    expect(isNodePtyProviderError(error) && error.code).toBe('spawn_failed')
+    expect(fake.terminals).toHaveLength(1)
+    expect(fake.terminals[0]!.kills).toEqual(['SIGKILL'])
+    expect(await own.listProcesses()).toEqual([])
     await own.dispose()
   })
 

@@ -116,6 +116,21 @@ describe('the inspectors on this machine', () => {
     expect(createPsInspector().isGone(pidMax + 1)).toBe(true)
   })
 
+  it('reads the start time, and isGone(pid, startTime) sees a pid that another process reused', () => {
+    const self = parseProcStat(readFileSync('/proc/self/stat', 'utf8'))
+    // Field 22 of /proc/<pid>/stat, read independently.
+    const text = readFileSync('/proc/self/stat', 'utf8')
+    expect(self?.startTime).toBe(text.slice(text.lastIndexOf(')') + 2).split(' ')[19])
+    expect(self?.startTime).toMatch(/^\d+$/)
+    const procfs = createProcFsInspector()
+    expect(procfs.isGone(process.pid, self!.startTime)).toBe(false)
+    // The same pid with another start time is another process: the one we knew is gone.
+    expect(procfs.isGone(process.pid, String(Number(self!.startTime) + 1))).toBe(true)
+    expect(procfs.isGone(process.pid, null)).toBe(false)
+    expect(procfs.startTimeOf(process.pid)).toBe(self!.startTime)
+    expect(procfs.startTimeOf(Number(readFileSync('/proc/sys/kernel/pid_max', 'utf8')) + 1)).toBeNull()
+  })
+
   it('the null inspector never claims anything', async () => {
     const none = createNullInspector()
     expect(none.isGone(process.pid)).toBe(false)

@@ -21,6 +21,7 @@ function tableInspector(table: ProcessStat[]): ProcessInspector {
     read: (pid) => Promise.resolve(table.find((r) => r.pid === pid) ?? null),
     list: () => Promise.resolve(table),
     cwd: (pid) => Promise.resolve(`/cwd/${pid}`),
+    startTimeOf: (pid) => table.find((r) => r.pid === pid)?.startTime ?? null,
     isGone: (pid) => !table.some((r) => r.pid === pid && r.state !== 'Z'),
   }
 }
@@ -50,6 +51,24 @@ describe('selectSessionProcesses', () => {
   it('still finds the session after the leader is gone (its members keep the session id)', () => {
     const orphaned = table.filter((r) => r.pid !== 200).map((r) => (r.ppid === 200 ? { ...r, ppid: 1 } : r))
     expect(selectSessionProcesses(orphaned, 200, 1000)).toEqual([201, 300, 301])
+  })
+
+  it('selects nothing through the leader’s pid once another process has reused it', () => {
+    // The leader (pid 200, started at tick 5000) was reaped; pid 200 now belongs to an unrelated
+    // process that made itself a session and group leader, with a child of its own. The kernel
+    // never hands out a pid still in use as a session or group id, so nothing in this table can
+    // belong to the old session.
+    const reused = [
+      row(1, 0, 1, 1),
+      row(200, 1, 200, 200, { startTime: '9000' }),
+      row(210, 200, 200, 200, { startTime: '9001' }),
+      row(500, 1, 500, 500),
+    ]
+    expect(selectSessionProcesses(reused, 200, 1000, '5000')).toEqual([])
+    // Read with that process's own start time, the same table is its session.
+    expect(selectSessionProcesses(reused, 200, 1000, '9000')).toEqual([200, 210])
+    // No start time known (macOS ps): the old behaviour.
+    expect(selectSessionProcesses(reused, 200, 1000, null)).toEqual([200, 210])
   })
 
   it('P-tree-1: never selects pid 0/1, the caller, or a zombie; always selects every live session member', () => {

@@ -1,0 +1,69 @@
+import { execFile, spawnSync } from 'node:child_process'
+import { afterEach, describe, expect, it } from 'vitest'
+import { ChildDeathWatch } from '../../src/node-pty/child-death-watch.js'
+import { createNodePtyProvider } from 'ptykit/node-pty'
+import { PtyEventLog } from './pty-test-support.js'
+
+const watches: ChildDeathWatch[] = []
+afterEach(() => {
+  for (const watch of watches.splice(0)) watch.setActive(false)
+})
+
+/** Run a program through child_process and resolve with its exit code. */
+function exitCodeOf(file: string, args: string[]): Promise<number | null> {
+  return new Promise((resolve) => {
+    execFile(file, args, (error) => resolve(error === null ? 0 : typeof error.code === 'number' ? error.code : null))
+  })
+}
+
+describe('ChildDeathWatch', () => {
+  it('holds exactly one SIGCHLD listener while active, none otherwise, and checks on every SIGCHLD', async () => {
+    const baseline = process.listenerCount('SIGCHLD')
+    let checks = 0
+    const watch = new ChildDeathWatch(() => {
+      checks += 1
+    }, true)
+    watches.push(watch)
+    watch.setActive(true)
+    watch.setActive(true)
+    expect(process.listenerCount('SIGCHLD')).toBe(baseline + 1)
+    // A child_process child's death is a SIGCHLD too; child_process still sees its exit status.
+    expect(await exitCodeOf('/bin/sh', ['-c', 'exit 7'])).toBe(7)
+    await new Promise((resolve) => setTimeout(resolve, 20))
+    expect(checks).toBeGreaterThan(0)
+    watch.setActive(false)
+    watch.setActive(false)
+    expect(process.listenerCount('SIGCHLD')).toBe(baseline)
+    const before = checks
+    expect(await exitCodeOf('/bin/sh', ['-c', 'exit 0'])).toBe(0)
+    await new Promise((resolve) => setTimeout(resolve, 20))
+    expect(checks).toBe(before)
+  })
+})
+
+describe('the node-pty provider’s SIGCHLD listener', () => {
+  it('exists only while a PTY is live, and child_process keeps working beside it', async () => {
+    const baseline = process.listenerCount('SIGCHLD')
+    const provider = createNodePtyProvider()
+    const log = new PtyEventLog(provider)
+    expect(process.listenerCount('SIGCHLD')).toBe(baseline)
+    const a = await provider.spawn({ file: 'cat' })
+    const b = await provider.spawn({ file: 'cat' })
+    expect(process.listenerCount('SIGCHLD')).toBe(baseline + 1)
+    // child_process children exit and are reported with their status while the provider listens.
+    const codes = await Promise.all([3, 0, 5].map((code) => exitCodeOf('/bin/sh', ['-c', `exit ${code}`])))
+    expect(codes).toEqual([3, 0, 5])
+    expect(spawnSync('/bin/sh', ['-c', 'exit 4']).status).toBe(4)
+    await provider.shutdown(a.id)
+    expect(log.exits(a.id)).toHaveLength(1)
+    expect(process.listenerCount('SIGCHLD')).toBe(baseline + 1)
+    await provider.shutdown(b.id)
+    expect(log.exits(b.id)).toHaveLength(1)
+    expect(process.listenerCount('SIGCHLD')).toBe(baseline)
+    // Dispose with a live PTY removes it too.
+    await provider.spawn({ file: 'cat' })
+    expect(process.listenerCount('SIGCHLD')).toBe(baseline + 1)
+    await provider.dispose()
+    expect(process.listenerCount('SIGCHLD')).toBe(baseline)
+  })
+})

@@ -1,0 +1,127 @@
+import { EventEmitter } from 'node:events'
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import fc from 'fast-check'
+import { afterAll, afterEach, describe, expect, it, vi } from 'vitest'
+import { ExitDrain, NODE_PTY_DRAIN_GIVE_UP_MS } from '../../src/node-pty/exit-drain.js'
+import type { NodePtyTerminal } from '../../src/node-pty/node-pty-module.js'
+
+// The drain writes its marker into the PTY's slave side; here a plain file stands in for it, so
+// the test can read what was written and feed it back as the master would, split at will.
+const dir = mkdtempSync(join(tmpdir(), 'ptykit-drain-'))
+afterAll(() => rmSync(dir, { recursive: true, force: true }))
+afterEach(() => vi.useRealTimers())
+
+let files = 0
+
+/** A terminal stand-in with a `ptsName` (a temp file) and a socket whose destroy is observed. */
+function fakeTerminal() {
+  const ptsName = join(dir, `pts-${(files += 1)}`)
+  writeFileSync(ptsName, '')
+  const socket = new EventEmitter() as EventEmitter & { destroy: () => void; destroyed: number }
+  socket.destroyed = 0
+  socket.destroy = () => {
+    socket.destroyed += 1
+  }
+  const terminal = { ptsName, _socket: socket } as unknown as NodePtyTerminal
+  return { terminal, socket, written: () => readFileSync(ptsName, 'utf8') }
+}
+
+function drainOver(fake: ReturnType<typeof fakeTerminal>) {
+  const emitted: string[] = []
+  let hints = 0
+  const drain = new ExitDrain(fake.terminal, { emit: (data) => emitted.push(data), onNativeExitHint: () => (hints += 1) }, true)
+  return { drain, emitted, hints: () => hints }
+}
+
+/** Split `text` at the given cut points. */
+function split(text: string, cuts: number[]): string[] {
+  const points = [...new Set(cuts.map((c) => c % (text.length + 1)))].sort((a, b) => a - b)
+  const pieces: string[] = []
+  let last = 0
+  for (const point of points) {
+    pieces.push(text.slice(last, point))
+    last = point
+  }
+  pieces.push(text.slice(last))
+  return pieces.filter((piece) => piece.length > 0)
+}
+
+describe('ExitDrain', () => {
+  it('P-drain-1: however the master splits tail + marker + late text, everything but the marker is delivered in order, then it releases', () => {
+    fc.assert(
+      fc.property(fc.string(), fc.string(), fc.array(fc.nat(), { maxLength: 10 }), (tail, late, cuts) => {
+        const fake = fakeTerminal()
+        const { drain, emitted } = drainOver(fake)
+        expect(drain.state).toBe('watching')
+        // node-pty's 200 ms timer fires while the child is still being drained: held off.
+        fake.socket.destroy()
+        expect(fake.socket.destroyed).toBe(0)
+        drain.noteChildGone()
+        expect(drain.state).toBe('marking')
+        expect(fake.written()).toBe(drain.marker)
+        for (const piece of split(tail + drain.marker + late, cuts)) drain.handleData(piece)
+        expect(drain.state).toBe('released')
+        expect(drain.gaveUp).toBe(false)
+        // The held-off destroy goes through once the marker is back.
+        expect(fake.socket.destroyed).toBe(1)
+        expect(drain.finish()).toBe('')
+        expect(emitted.join('')).toBe(tail + late)
+      }),
+    )
+  })
+
+  it('output before the child is gone is never scanned, even if it looks like a marker', () => {
+    const fake = fakeTerminal()
+    const { drain, emitted } = drainOver(fake)
+    drain.handleData(drain.marker)
+    expect(drain.state).toBe('watching')
+    expect(emitted).toEqual([drain.marker])
+    drain.finish()
+  })
+
+  it('the native exit hint reaches the owner, from node-pty’s close subscription and from its destroy', () => {
+    const fake = fakeTerminal()
+    const { drain, hints } = drainOver(fake)
+    fake.socket.once('close', () => {})
+    expect(hints()).toBe(1)
+    fake.socket.destroy()
+    expect(hints()).toBe(2)
+    drain.finish()
+    // finish released the slave side and let the held destroy through.
+    expect(fake.socket.destroyed).toBe(1)
+  })
+
+  it('while the consumer pauses, the give-up clock does not run; after resume it does', () => {
+    vi.useFakeTimers()
+    const fake = fakeTerminal()
+    const { drain, emitted } = drainOver(fake)
+    drain.notePaused()
+    drain.noteChildGone()
+    vi.advanceTimersByTime(NODE_PTY_DRAIN_GIVE_UP_MS * 5)
+    expect(drain.state).toBe('marking')
+    drain.noteResumed()
+    drain.handleData('tail-')
+    vi.advanceTimersByTime(NODE_PTY_DRAIN_GIVE_UP_MS - 1)
+    expect(drain.state).toBe('marking')
+    vi.advanceTimersByTime(1)
+    expect(drain.state).toBe('released')
+    expect(drain.gaveUp).toBe(true)
+    // A marker that still comes out after the give-up is cut all the same.
+    drain.handleData(`${drain.marker.slice(0, 5)}`)
+    drain.handleData(`${drain.marker.slice(5)}late`)
+    expect(drain.finish()).toBe('')
+    expect(emitted.join('')).toBe('tail-late')
+  })
+
+  it('does nothing when asked not to protect, or when there is no slave side to hold', () => {
+    const fake = fakeTerminal()
+    const off = new ExitDrain(fake.terminal, { emit: () => {}, onNativeExitHint: () => {} }, false)
+    expect(off.state).toBe('unprotected')
+    const none = new ExitDrain({} as NodePtyTerminal, { emit: () => {}, onNativeExitHint: () => {} }, true)
+    expect(none.state).toBe('unprotected')
+    none.noteChildGone()
+    expect(none.state).toBe('unprotected')
+  })
+})
