@@ -352,9 +352,7 @@ export function createNodePtyProvider(options: NodePtyProviderOptions = {}): Nod
           scopeId: spawnOptions.scopeId,
           slotKey: spawnOptions.slotKey,
           claimKey: spawnOptions.claimKey,
-          // Why now: microseconds after the fork its pid still names it (if it already died and was
-          // reaped, the read fails and the identity is merely unknown).
-          leaderStartTime: isWindows ? null : inspector.startTimeOf(terminal.pid),
+          leaderStartTime: null,
         },
         sessionHooks,
       )
@@ -369,6 +367,14 @@ export function createNodePtyProvider(options: NodePtyProviderOptions = {}): Nod
       throw new NodePtyProviderError('spawn_failed', `Could not wire up the PTY of ${JSON.stringify(plan.file)}: ${error instanceof Error ? error.message : String(error)}`, {
         cause: error,
         ptyId: id,
+      })
+    }
+    if (!isWindows) {
+      // Why right after the fork: its pid still names it (if it already died and was reaped, the
+      // read fails and the identity stays merely unknown). Off the event loop: see startTimeOf.
+      const leader = session
+      void inspector.startTimeOf(terminal.pid).then((startTime) => {
+        if (leader.leaderStartTime === null) leader.leaderStartTime = startTime
       })
     }
     // A stand-in (or a future node-pty) may report the exit while the session is being wired.

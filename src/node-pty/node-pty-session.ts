@@ -91,8 +91,12 @@ export class NodePtySession {
   readonly claimKey: string | undefined
   /** Whether exits of this PTY carry the child's status. */
   readonly hostReportsChildExitStatus: boolean
-  /** The leader's start time: with the pid, its identity for good (`null` when unknown). */
-  readonly leaderStartTime: string | null
+  /**
+   * The leader's start time: with the pid, its identity for good (`null` until read, or when
+   * unknown). Filled in asynchronously just after the spawn; until the leader is reaped its pid
+   * cannot name another process, so the short window without it loses no guarantee.
+   */
+  leaderStartTime: string | null
   /** Resolves once the exit event was delivered. */
   readonly ended: Promise<void>
   /** The running stop, if one was requested. */

@@ -46,10 +46,12 @@ export type ProcessInspector = {
   /** A process's working directory; `null` when it cannot be read. */
   cwd(pid: number): Promise<string | null>
   /**
-   * Synchronous: the start time of a live process (see {@link ProcessStat.startTime}), to tell it
-   * from a later process that reuses its pid; `null` when unknown or unsupported.
+   * The start time of a live process (see {@link ProcessStat.startTime}), to tell it from a later
+   * process that reuses its pid; `null` when unknown or unsupported. Asynchronous on purpose: right
+   * after a fork, `/proc/<pid>/stat` blocks until the child's `exec` finishes (~0.6 ms measured),
+   * which a synchronous read would add to every spawn on the event loop.
    */
-  startTimeOf(pid: number): string | null
+  startTimeOf(pid: number): Promise<string | null>
   /**
    * Synchronous and conservative: `true` only when the process is proven gone — no such pid, a
    * zombie (dead, waiting to be reaped), or, when `startTime` is given and readable, a pid that
@@ -155,9 +157,9 @@ export function createProcFsInspector(procRoot = '/proc'): ProcessInspector {
         return null
       }
     },
-    startTimeOf(pid) {
+    async startTimeOf(pid) {
       try {
-        return parseProcStat(readFileSync(`${procRoot}/${pid}/stat`, 'utf8'))?.startTime ?? null
+        return parseProcStat(await readFile(`${procRoot}/${pid}/stat`, 'utf8'))?.startTime ?? null
       } catch {
         return null
       }
@@ -210,7 +212,7 @@ export function createPsInspector(): ProcessInspector {
       const out = await run('lsof', ['-a', '-p', String(pid), '-d', 'cwd', '-Fn'])
       return out === null ? null : parseLsofCwd(out)
     },
-    startTimeOf: () => null,
+    startTimeOf: () => Promise.resolve(null),
     isGone: (pid) => signalZeroSaysGone(pid),
   }
 }
@@ -222,7 +224,7 @@ export function createNullInspector(): ProcessInspector {
     read: () => Promise.resolve(null),
     list: () => Promise.resolve(null),
     cwd: () => Promise.resolve(null),
-    startTimeOf: () => null,
+    startTimeOf: () => Promise.resolve(null),
     isGone: () => false,
   }
 }

@@ -116,7 +116,7 @@ describe('the inspectors on this machine', () => {
     expect(createPsInspector().isGone(pidMax + 1)).toBe(true)
   })
 
-  it('reads the start time, and isGone(pid, startTime) sees a pid that another process reused', () => {
+  it('reads the start time, and isGone(pid, startTime) sees a pid that another process reused', async () => {
     const self = parseProcStat(readFileSync('/proc/self/stat', 'utf8'))
     // Field 22 of /proc/<pid>/stat, read independently.
     const text = readFileSync('/proc/self/stat', 'utf8')
@@ -127,8 +127,8 @@ describe('the inspectors on this machine', () => {
     // The same pid with another start time is another process: the one we knew is gone.
     expect(procfs.isGone(process.pid, String(Number(self!.startTime) + 1))).toBe(true)
     expect(procfs.isGone(process.pid, null)).toBe(false)
-    expect(procfs.startTimeOf(process.pid)).toBe(self!.startTime)
-    expect(procfs.startTimeOf(Number(readFileSync('/proc/sys/kernel/pid_max', 'utf8')) + 1)).toBeNull()
+    expect(await procfs.startTimeOf(process.pid)).toBe(self!.startTime)
+    expect(await procfs.startTimeOf(Number(readFileSync('/proc/sys/kernel/pid_max', 'utf8')) + 1)).toBeNull()
   })
 
   it('the null inspector never claims anything', async () => {

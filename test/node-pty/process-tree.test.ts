@@ -21,7 +21,7 @@ function tableInspector(table: ProcessStat[]): ProcessInspector {
     read: (pid) => Promise.resolve(table.find((r) => r.pid === pid) ?? null),
     list: () => Promise.resolve(table),
     cwd: (pid) => Promise.resolve(`/cwd/${pid}`),
-    startTimeOf: (pid) => table.find((r) => r.pid === pid)?.startTime ?? null,
+    startTimeOf: (pid) => Promise.resolve(table.find((r) => r.pid === pid)?.startTime ?? null),
     isGone: (pid) => !table.some((r) => r.pid === pid && r.state !== 'Z'),
   }
 }
