@@ -1,4 +1,37 @@
 import { defineConfig } from 'tsup'
+import type { Plugin } from 'esbuild'
+
+/**
+ * vitest is ESM-only: its CommonJS entry throws as soon as it is required. The CJS build of
+ * `ptykit/testing` must still load (a Jest or plain-Node suite uses the fake provider and the
+ * arbitraries), so there `vitest` resolves to a stand-in whose functions explain, when called,
+ * that the conformance suite needs an ESM test file. The ESM build imports the real vitest.
+ */
+const vitestIsEsmOnly: Plugin = {
+  name: 'vitest-is-esm-only',
+  setup(build) {
+    // Why not `format`: with code splitting, tsup bundles the CJS output as ESM and converts it
+    // afterwards, so the output extension is the one reliable sign of the CJS build.
+    const cjs = build.initialOptions.format === 'cjs' || build.initialOptions.outExtension?.['.js'] === '.cjs'
+    build.onResolve({ filter: /^vitest$/ }, () =>
+      cjs ? { path: 'vitest', namespace: 'vitest-cjs-stand-in' } : { path: 'vitest', external: true },
+    )
+    build.onLoad({ filter: /.*/, namespace: 'vitest-cjs-stand-in' }, () => ({
+      loader: 'js',
+      contents: `
+        const unavailable = (name) => () => {
+          throw new Error(
+            'ptykit/testing: ' + name + '() needs vitest, which cannot be required from CommonJS. ' +
+              'Run describePtyProviderConformance from a vitest test file (ESM), where it uses the real vitest.',
+          )
+        }
+        export const describe = unavailable('describe')
+        export const it = unavailable('it')
+        export const expect = unavailable('expect')
+      `,
+    }))
+  },
+}
 
 // One entry per subpath export; ESM and CJS with their own declaration files.
 export default defineConfig({
@@ -20,5 +53,8 @@ export default defineConfig({
   target: 'node20',
   tsconfig: 'tsconfig.build.json',
   // Optional peers stay external: a consumer that never imports them never loads them.
-  external: ['node-pty', 'fast-check', 'vitest', 'typed-emitter'],
+  external: ['node-pty', 'fast-check', 'typed-emitter'],
+  // vitest is resolved by the plugin below (external for ESM, a stand-in for CJS), not by tsup.
+  noExternal: ['vitest'],
+  esbuildPlugins: [vitestIsEsmOnly],
 })

@@ -39,16 +39,30 @@ try {
     const loaded = Object.keys(require.cache).filter((p) => p.includes('node-pty'))
     if (loaded.length) throw new Error('node-pty was loaded: ' + loaded.join(', '))
     console.log('cjs ok')`
+  // CommonJS (a Jest or plain-Node suite): the fake provider must work without vitest, which is
+  // ESM-only and throws when required.
   const testing = `
     const testing = require('ptykit/testing')
-    const loaded = Object.keys(require.cache).filter((p) => p.includes('node-pty'))
-    if (loaded.length) throw new Error('node-pty was loaded: ' + loaded.join(', '))
-    console.log('testing ok (' + Object.keys(testing).length + ' exports)')`
+    const loaded = Object.keys(require.cache).filter((p) => p.includes('node-pty') || p.includes('/vitest/'))
+    if (loaded.length) throw new Error('loaded what it must not: ' + loaded.join(', '))
+    const provider = testing.createFakePtyProvider()
+    provider.spawn({ file: 'x' }).then((result) => {
+      if (!provider.livePtyIds().includes(result.id)) throw new Error('fake provider did not spawn')
+      console.log('testing (cjs) ok (' + Object.keys(testing).length + ' exports)')
+    })`
+  const testingEsm = `
+    import { createFakePtyProvider, describePtyProviderConformance } from 'ptykit/testing'
+    if (typeof describePtyProviderConformance !== 'function') throw new Error('conformance missing')
+    const provider = createFakePtyProvider()
+    const result = await provider.spawn({ file: 'x' })
+    if (!provider.livePtyIds().includes(result.id)) throw new Error('fake provider did not spawn')
+    console.log('testing (esm) ok')`
   const run = (args) => execFileSync(process.execPath, args, { cwd: work, encoding: 'utf8' }).trim()
   const out = [
     run(['--input-type=module', '-e', esm]),
     run(['-e', cjs]),
     run(['-e', testing]),
+    run(['--input-type=module', '-e', testingEsm]),
   ]
   console.log(`check-packed-consumer: OK (${out.join('; ')}; node-pty not installed in the consumer)`)
 } catch (error) {
