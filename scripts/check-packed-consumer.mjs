@@ -27,6 +27,14 @@ try {
     import { resolveProcessExitCause, describeTerminalExitCause } from 'ptykit/exit-cause'
     import * as contracts from 'ptykit/contracts'
     import * as spawn from 'ptykit/spawn'
+    import { createPtyController } from 'ptykit'
+    import { createNodePtyProvider } from 'ptykit/node-pty'
+    const controller = createPtyController({ provider: createNodePtyProvider() })
+    const failure = await controller.spawn({ file: 'sh' }).catch((error) => error)
+    if (!/npm install node-pty/.test(String(failure?.cause?.message ?? failure?.message))) {
+      throw new Error('a spawn without node-pty installed should say how to install it, got: ' + failure)
+    }
+    await controller.dispose()
     const cause = resolveProcessExitCause({ exitCode: 0, signal: 9 })
     if (describeTerminalExitCause(cause) !== 'Agent process killed by signal 9') throw new Error('wrong cause')
     if (typeof contracts.isPtyIncarnationId !== 'function') throw new Error('contracts missing')
@@ -35,15 +43,20 @@ try {
   const cjs = `
     const { resolveProcessExitCause } = require('ptykit/exit-cause')
     require('ptykit/contracts'); require('ptykit/spawn')
+    const { createPtyController } = require('ptykit/controller')
+    if (typeof require('ptykit').createPtyController !== 'function') throw new Error('root entry incomplete')
+    // node-pty is an optional peer, loaded only on the first spawn: importing the provider is fine.
+    const { createNodePtyProvider } = require('ptykit/node-pty')
+    createPtyController({ provider: createNodePtyProvider() })
     if (resolveProcessExitCause({ exitCode: 3 }).exitCode !== 3) throw new Error('wrong cause')
-    const loaded = Object.keys(require.cache).filter((p) => p.includes('node-pty'))
+    const loaded = Object.keys(require.cache).filter((p) => p.includes('/node_modules/node-pty/'))
     if (loaded.length) throw new Error('node-pty was loaded: ' + loaded.join(', '))
     console.log('cjs ok')`
   // CommonJS (a Jest or plain-Node suite): the fake provider must work without vitest, which is
   // ESM-only and throws when required.
   const testing = `
     const testing = require('ptykit/testing')
-    const loaded = Object.keys(require.cache).filter((p) => p.includes('node-pty') || p.includes('/vitest/'))
+    const loaded = Object.keys(require.cache).filter((p) => p.includes('/node_modules/node-pty/') || p.includes('/vitest/'))
     if (loaded.length) throw new Error('loaded what it must not: ' + loaded.join(', '))
     const provider = testing.createFakePtyProvider()
     provider.spawn({ file: 'x' }).then((result) => {
