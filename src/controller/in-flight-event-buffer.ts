@@ -61,6 +61,11 @@ export class InFlightEventBuffer {
   /** A spawn ended (published or failed); idempotent. Drops events no spawn in flight can claim. */
   end(token: symbol): void {
     if (!this.#spawns.delete(token)) return
+    if (this.#entries.length === 0) {
+      // Nothing held (the usual case): nothing to trim.
+      if (this.#spawns.size === 0) this.#dropping = false
+      return
+    }
     let floor = Number.POSITIVE_INFINITY
     for (const since of this.#spawns.values()) floor = Math.min(floor, since)
     this.#keep((entry) => entry.seq >= floor)
@@ -84,6 +89,7 @@ export class InFlightEventBuffer {
    */
   take(provider: PtyProvider, ptyId: string, since: number, belongs: (held: HeldProviderEvent) => boolean): HeldProviderEvent[] {
     const taken: HeldProviderEvent[] = []
+    if (this.#entries.length === 0) return taken
     this.#keep((entry) => {
       if (entry.seq < since || entry.provider !== provider || entry.event.id !== ptyId || !belongs(entry)) return true
       taken.push(entry)

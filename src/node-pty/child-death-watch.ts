@@ -6,48 +6,124 @@
 export const NODE_PTY_DEATH_POLL_INTERVAL_MS = 1_000
 
 /**
- * Calls `check` whenever a child of this process may have died: on every SIGCHLD (the kernel sends
- * it when any child exits; several may coalesce into one, so `check` must look at every watched
- * child), and on a slow poll as a safety net. Active only while `setActive(true)`.
+ * How long the SIGCHLD listener and the poll stay installed after the last watched child is gone.
+ * Installing a signal listener starts a libuv signal handle (~0.1 ms measured per spawn when done
+ * for every PTY); a host that spawns back to back keeps one listener across its spawns instead,
+ * and an idle host is left with none shortly after its last PTY ended.
+ */
+export const NODE_PTY_DEATH_WATCH_IDLE_MS = 100
+
+/**
+ * Why a check runs: `signal` on a SIGCHLD (frequent: any child of the host, many PTYs at once;
+ * the check should be cheap), `poll` on the slow safety-net timer (may look thoroughly).
+ */
+export type ChildDeathCheckReason = 'signal' | 'poll'
+
+/** Options of a {@link ChildDeathWatch}. */
+export type ChildDeathWatchOptions = {
+  /** Listen for SIGCHLD (false on Windows, which has none). */
+  useSignal: boolean
+  /** Linger after `setActive(false)`. Default {@link NODE_PTY_DEATH_WATCH_IDLE_MS}. */
+  idleMs?: number
+}
+
+/**
+ * Calls `check` whenever a child of this process may have died: after every burst of SIGCHLD (the
+ * kernel sends it when any child exits; several may coalesce into one, and a burst is looked at
+ * once, in the event loop's next check phase, so `check` must look at every watched child), and on a slow poll as a safety net. Active while `setActive(true)`, and for a short idle
+ * delay after `setActive(false)` (see {@link NODE_PTY_DEATH_WATCH_IDLE_MS}); `stop()` ends it at once.
  *
- * Signal listeners and the poll timer are unref'd: watching never keeps the process alive.
+ * Signal listeners and timers are unref'd: watching never keeps the process alive.
  */
 export class ChildDeathWatch {
-  readonly #check: () => void
+  readonly #check: (reason: ChildDeathCheckReason) => void
   readonly #useSignal: boolean
+  readonly #idleMs: number
   #active = false
+  #installed = false
   #timer: NodeJS.Timeout | null = null
+  #idleTimer: NodeJS.Timeout | null = null
+  #signalCheck: NodeJS.Immediate | null = null
+  // Why deferred to the check phase: signals arrive in bursts (50 PTYs ending at once), and
+  // node-pty's own exit callbacks, which prove most deaths for free, arrive in the same poll phase
+  // — one look after them covers the whole burst.
   readonly #onSignal = (): void => {
-    this.#check()
+    if (this.#signalCheck !== null) return
+    this.#signalCheck = setImmediate(this.#runSignalCheck)
+    this.#signalCheck.unref()
+  }
+  readonly #runSignalCheck = (): void => {
+    this.#signalCheck = null
+    if (this.#installed) this.#check('signal')
+  }
+  readonly #onPoll = (): void => {
+    this.#check('poll')
   }
 
   /**
    * @param check - looks at every watched child
-   * @param useSignal - listen for SIGCHLD (false on Windows, which has none)
+   * @param options - whether to listen for SIGCHLD, and the idle linger
    */
-  constructor(check: () => void, useSignal: boolean) {
+  constructor(check: (reason: ChildDeathCheckReason) => void, options: ChildDeathWatchOptions) {
     this.#check = check
-    this.#useSignal = useSignal
+    this.#useSignal = options.useSignal
+    this.#idleMs = options.idleMs ?? NODE_PTY_DEATH_WATCH_IDLE_MS
   }
 
-  /** Start or stop watching. Idempotent. */
+  /** True while the SIGCHLD listener (or, without signals, the poll) is installed. */
+  get installed(): boolean {
+    return this.#installed
+  }
+
+  /**
+   * Start watching, or stop after the idle delay (a later `setActive(true)` within it keeps the
+   * listener). Idempotent.
+   */
   setActive(active: boolean): void {
     if (active === this.#active) return
     this.#active = active
     if (active) {
-      if (this.#useSignal) {
-        try {
-          process.on('SIGCHLD', this.#onSignal)
-        } catch {
-          // No SIGCHLD here: the poll alone will do.
-        }
-      }
-      this.#timer = setInterval(this.#check, NODE_PTY_DEATH_POLL_INTERVAL_MS)
-      this.#timer.unref()
-    } else {
-      if (this.#useSignal) process.off('SIGCHLD', this.#onSignal)
-      if (this.#timer !== null) clearInterval(this.#timer)
-      this.#timer = null
+      if (this.#idleTimer !== null) clearTimeout(this.#idleTimer)
+      this.#idleTimer = null
+      this.#install()
+    } else if (this.#installed && this.#idleTimer === null) {
+      this.#idleTimer = setTimeout(() => {
+        this.#idleTimer = null
+        if (!this.#active) this.#uninstall()
+      }, this.#idleMs)
+      this.#idleTimer.unref()
     }
+  }
+
+  /** Stop watching now, without the idle delay (the owner is disposed). */
+  stop(): void {
+    this.#active = false
+    if (this.#idleTimer !== null) clearTimeout(this.#idleTimer)
+    this.#idleTimer = null
+    this.#uninstall()
+  }
+
+  #install(): void {
+    if (this.#installed) return
+    this.#installed = true
+    if (this.#useSignal) {
+      try {
+        process.on('SIGCHLD', this.#onSignal)
+      } catch {
+        // No SIGCHLD here: the poll alone will do.
+      }
+    }
+    this.#timer = setInterval(this.#onPoll, NODE_PTY_DEATH_POLL_INTERVAL_MS)
+    this.#timer.unref()
+  }
+
+  #uninstall(): void {
+    if (!this.#installed) return
+    this.#installed = false
+    if (this.#useSignal) process.off('SIGCHLD', this.#onSignal)
+    if (this.#signalCheck !== null) clearImmediate(this.#signalCheck)
+    this.#signalCheck = null
+    if (this.#timer !== null) clearInterval(this.#timer)
+    this.#timer = null
   }
 }

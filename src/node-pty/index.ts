@@ -45,10 +45,11 @@ export {
 export {
   NODE_PTY_DRAIN_GIVE_UP_MS,
   NODE_PTY_DRAIN_MARKER_NONCE_BYTES,
+  NODE_PTY_DRAIN_MARKER_POOL_SIZE,
   NODE_PTY_DRAIN_MARKER_PREFIX,
   NODE_PTY_DRAIN_RETRY_INTERVAL_MS,
 } from './exit-drain.js'
-export { NODE_PTY_DEATH_POLL_INTERVAL_MS } from './child-death-watch.js'
+export { NODE_PTY_DEATH_POLL_INTERVAL_MS, NODE_PTY_DEATH_WATCH_IDLE_MS } from './child-death-watch.js'
 export { NODE_PTY_LAUNCH_COMMAND_FALLBACK_MS } from './node-pty-session.js'
 export { NODE_PTY_PROCESS_QUERY_TIMEOUT_MS } from './process-inspector.js'
 export {

@@ -44,8 +44,11 @@ export type NodePtySpawnOptions = {
   rows: number
   /** Working directory. */
   cwd: string
-  /** The full environment of the child. */
-  env: Record<string, string>
+  /**
+   * The full environment of the child (node-pty skips `undefined` values, and removes the
+   * host-terminal variables itself when this is `process.env`).
+   */
+  env: Readonly<Record<string, string | undefined>>
   /** Output decoding; the provider always asks for UTF-8 strings. */
   encoding: 'utf8'
 }

@@ -148,15 +148,24 @@ function validateProviderOptions(options: NodePtyProviderOptions): void {
 
 /** Call every listener; one that throws does not stop the others, and its error surfaces uncaught. */
 function dispatch<T>(listeners: ReadonlySet<(event: T) => void>, event: T): void {
-  for (const listener of [...listeners]) {
-    try {
-      listener(event)
-    } catch (error) {
-      // Why: a listener's bug must not corrupt the provider's state machine, yet must not vanish.
-      queueMicrotask(() => {
-        throw error
-      })
-    }
+  if (listeners.size === 1) {
+    // The usual case (one controller), per output chunk: no snapshot array.
+    const only = listeners.values().next().value
+    if (only !== undefined) callListener(only, event)
+    return
+  }
+  for (const listener of [...listeners]) callListener(listener, event)
+}
+
+/** Call one listener; one that throws surfaces its error uncaught, on its own microtask. */
+function callListener<T>(listener: (event: T) => void, event: T): void {
+  try {
+    listener(event)
+  } catch (error) {
+    // Why: a listener's bug must not corrupt the provider's state machine, yet must not vanish.
+    queueMicrotask(() => {
+      throw error
+    })
   }
 }
 
@@ -207,9 +216,17 @@ export function createNodePtyProvider(options: NodePtyProviderOptions = {}): Nod
   let disposed = false
   let disposePromise: Promise<void> | null = null
 
-  const deathWatch = new ChildDeathWatch(() => {
-    for (const session of sessions.values()) session.checkLeader()
-  }, !isWindows)
+  // Why a cheap look on SIGCHLD and a thorough one on the poll: SIGCHLD fires for every child of
+  // the host, and with many PTYs a /proc read per PTY per signal made concurrent spawns quadratic.
+  // node-pty's native exit proves a leader reaped on its own (see NodePtySession); the poll
+  // remains the thorough safety net.
+  const deathWatch = new ChildDeathWatch(
+    (reason) => {
+      const thorough = reason === 'poll'
+      for (const session of sessions.values()) session.checkLeader(thorough)
+    },
+    { useSignal: !isWindows },
+  )
 
   function loadModule(): Promise<NodePtyModule> {
     if (modulePromise === null) {
@@ -240,6 +257,7 @@ export function createNodePtyProvider(options: NodePtyProviderOptions = {}): Nod
       deathWatch.setActive(sessions.size > 0)
     },
     isLeaderGone: (pid: number, startTime: string | null) => inspector.isGone(pid, startTime),
+    isLeaderReaped: (pid: number) => inspector.isReaped(pid),
   }
 
   function liveSession(id: string): NodePtySession | undefined {
@@ -618,7 +636,7 @@ export function createNodePtyProvider(options: NodePtyProviderOptions = {}): Nod
       await Promise.allSettled([...sessions.values()].map((session) => stopSession(session, {})))
       dataListeners.clear()
       exitListeners.clear()
-      deathWatch.setActive(false)
+      deathWatch.stop()
     })()
     return disposePromise
   }

@@ -32,6 +32,11 @@ export type NodePtySessionHooks = {
    * tells the leader from a later process that reuses its pid.
    */
   isLeaderGone(pid: number, startTime: string | null): boolean
+  /**
+   * A cheap look (one syscall, no file read): `true` only when no process has the pid any more,
+   * which proves the leader reaped. `false` says nothing (alive, a zombie, or a reused pid).
+   */
+  isLeaderReaped(pid: number): boolean
 }
 
 /** How a session was started. */
@@ -140,7 +145,7 @@ export class NodePtySession {
     })
     this.#drain = new ExitDrain(
       init.terminal,
-      { emit: (data) => this.#deliver(data), onNativeExitHint: () => this.checkLeader() },
+      { emit: (data) => this.#deliver(data), onNativeExitHint: () => this.#onNativeExitHint() },
       init.drainOutputAtExit,
     )
     try {
@@ -183,12 +188,35 @@ export class NodePtySession {
     return this.#drain.state
   }
 
-  /** Look whether the leader died; start the drain when it did. Cheap; safe to call often. */
-  checkLeader(): void {
+  /**
+   * Look whether the leader died; start the drain when it did. Safe to call often.
+   *
+   * @param thorough - `true` (default) reads the OS's view of the process (a zombie counts as
+   * dead); `false` only asks whether the pid is free (one syscall), for frequent callers such as
+   * SIGCHLD, which fires for every child of the host. A leader that is merely a zombie is then
+   * left to node-pty's native exit (which reaps it, see {@link NodePtySession}) or the next
+   * thorough look.
+   */
+  checkLeader(thorough = true): void {
     if (this.#leaderGone || this.#exit !== null) return
-    if (!this.#hooks.isLeaderGone(this.pid, this.leaderStartTime)) return
+    const gone = thorough ? this.#hooks.isLeaderGone(this.pid, this.leaderStartTime) : this.#hooks.isLeaderReaped(this.pid)
+    if (gone) this.#markLeaderGone()
+  }
+
+  #markLeaderGone(): void {
     this.#leaderGone = true
     this.#drain.noteChildGone()
+  }
+
+  /**
+   * node-pty's native layer may have seen the exit. When node-pty's own exit callback ran (it
+   * sets `_boundClose` right before subscribing to the socket's close), its `waitpid` on this
+   * very pid has returned: the leader is reaped, proven without reading the OS. Otherwise look.
+   */
+  #onNativeExitHint(): void {
+    if (this.#leaderGone || this.#exit !== null) return
+    if ((this.terminal as unknown as { _boundClose?: unknown })._boundClose === true) this.#markLeaderGone()
+    else this.checkLeader()
   }
 
   /** Write and settle. */

@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process'
-import { readFileSync } from 'node:fs'
+import { readFile as readFileCallback, readFileSync } from 'node:fs'
 import { readFile, readdir, readlink } from 'node:fs/promises'
 
 /**
@@ -59,6 +59,12 @@ export type ProcessInspector = {
    * reused). Any doubt answers `false`.
    */
   isGone(pid: number, startTime?: string | null): boolean
+  /**
+   * Synchronous, one syscall: `true` only when no process has this pid (signal 0 fails with
+   * `ESRCH`), which proves the process we knew reaped. A zombie, a live or a reused pid answer
+   * `false`. Where signals do not exist, always `false`.
+   */
+  isReaped(pid: number): boolean
 }
 
 /**
@@ -157,12 +163,13 @@ export function createProcFsInspector(procRoot = '/proc'): ProcessInspector {
         return null
       }
     },
-    async startTimeOf(pid) {
-      try {
-        return parseProcStat(await readFile(`${procRoot}/${pid}/stat`, 'utf8'))?.startTime ?? null
-      } catch {
-        return null
-      }
+    startTimeOf(pid) {
+      // Why the callback API: read on every spawn; `fs/promises` opens a FileHandle, measurably dearer.
+      return new Promise((resolveStart) => {
+        readFileCallback(`${procRoot}/${pid}/stat`, 'utf8', (error, text) => {
+          resolveStart(error === null ? (parseProcStat(text)?.startTime ?? null) : null)
+        })
+      })
     },
     isGone(pid, startTime) {
       let text: string
@@ -178,6 +185,7 @@ export function createProcFsInspector(procRoot = '/proc'): ProcessInspector {
       if (startTime !== undefined && startTime !== null && stat.startTime !== undefined && stat.startTime !== startTime) return true
       return stat.state === 'Z'
     },
+    isReaped: (pid) => signalZeroSaysGone(pid),
   }
 }
 
@@ -214,6 +222,7 @@ export function createPsInspector(): ProcessInspector {
     },
     startTimeOf: () => Promise.resolve(null),
     isGone: (pid) => signalZeroSaysGone(pid),
+    isReaped: (pid) => signalZeroSaysGone(pid),
   }
 }
 
@@ -226,6 +235,7 @@ export function createNullInspector(): ProcessInspector {
     cwd: () => Promise.resolve(null),
     startTimeOf: () => Promise.resolve(null),
     isGone: () => false,
+    isReaped: () => false,
   }
 }
 

@@ -1,13 +1,18 @@
 import { execFile, spawnSync } from 'node:child_process'
 import { afterEach, describe, expect, it } from 'vitest'
-import { ChildDeathWatch } from '../../src/node-pty/child-death-watch.js'
+import { ChildDeathWatch, NODE_PTY_DEATH_WATCH_IDLE_MS, type ChildDeathCheckReason } from '../../src/node-pty/child-death-watch.js'
 import { createNodePtyProvider } from 'ptykit/node-pty'
 import { PtyEventLog } from './pty-test-support.js'
 
 const watches: ChildDeathWatch[] = []
 afterEach(() => {
-  for (const watch of watches.splice(0)) watch.setActive(false)
+  for (const watch of watches.splice(0)) watch.stop()
 })
+
+/** Wait past the watch's idle linger (real time: the listener is a real signal handle). */
+function pastIdleDelay(ms = NODE_PTY_DEATH_WATCH_IDLE_MS): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms + 30))
+}
 
 /** Run a program through child_process and resolve with its exit code. */
 function exitCodeOf(file: string, args: string[]): Promise<number | null> {
@@ -17,12 +22,14 @@ function exitCodeOf(file: string, args: string[]): Promise<number | null> {
 }
 
 describe('ChildDeathWatch', () => {
-  it('holds exactly one SIGCHLD listener while active, none otherwise, and checks on every SIGCHLD', async () => {
+  it('holds exactly one SIGCHLD listener while active, none after the idle delay, and checks on every SIGCHLD', async () => {
     const baseline = process.listenerCount('SIGCHLD')
     let checks = 0
-    const watch = new ChildDeathWatch(() => {
+    const reasons = new Set<ChildDeathCheckReason>()
+    const watch = new ChildDeathWatch((reason) => {
       checks += 1
-    }, true)
+      reasons.add(reason)
+    }, { useSignal: true, idleMs: 40 })
     watches.push(watch)
     watch.setActive(true)
     watch.setActive(true)
@@ -31,9 +38,17 @@ describe('ChildDeathWatch', () => {
     expect(await exitCodeOf('/bin/sh', ['-c', 'exit 7'])).toBe(7)
     await new Promise((resolve) => setTimeout(resolve, 20))
     expect(checks).toBeGreaterThan(0)
+    expect(reasons).toEqual(new Set(['signal']))
     watch.setActive(false)
     watch.setActive(false)
+    // Lingers for back-to-back use: re-activation within the delay keeps the same listener.
+    expect(process.listenerCount('SIGCHLD')).toBe(baseline + 1)
+    watch.setActive(true)
+    watch.setActive(false)
+    expect(process.listenerCount('SIGCHLD')).toBe(baseline + 1)
+    await pastIdleDelay(40)
     expect(process.listenerCount('SIGCHLD')).toBe(baseline)
+    expect(watch.installed).toBe(false)
     const before = checks
     expect(await exitCodeOf('/bin/sh', ['-c', 'exit 0'])).toBe(0)
     await new Promise((resolve) => setTimeout(resolve, 20))
@@ -41,8 +56,25 @@ describe('ChildDeathWatch', () => {
   })
 })
 
+describe('ChildDeathWatch.stop', () => {
+  it('removes the listener at once, even during the idle delay', () => {
+    const baseline = process.listenerCount('SIGCHLD')
+    const watch = new ChildDeathWatch(() => {}, { useSignal: true })
+    watches.push(watch)
+    watch.setActive(true)
+    watch.setActive(false)
+    expect(process.listenerCount('SIGCHLD')).toBe(baseline + 1)
+    watch.stop()
+    expect(process.listenerCount('SIGCHLD')).toBe(baseline)
+    watch.setActive(true)
+    expect(process.listenerCount('SIGCHLD')).toBe(baseline + 1)
+    watch.stop()
+    expect(process.listenerCount('SIGCHLD')).toBe(baseline)
+  })
+})
+
 describe('the node-pty provider’s SIGCHLD listener', () => {
-  it('exists only while a PTY is live, and child_process keeps working beside it', async () => {
+  it('exists only while a PTY is live (and a short idle delay after), and child_process keeps working beside it', async () => {
     const baseline = process.listenerCount('SIGCHLD')
     const provider = createNodePtyProvider()
     const log = new PtyEventLog(provider)
@@ -59,6 +91,7 @@ describe('the node-pty provider’s SIGCHLD listener', () => {
     expect(process.listenerCount('SIGCHLD')).toBe(baseline + 1)
     await provider.shutdown(b.id)
     expect(log.exits(b.id)).toHaveLength(1)
+    await pastIdleDelay()
     expect(process.listenerCount('SIGCHLD')).toBe(baseline)
     // Dispose with a live PTY removes it too.
     await provider.spawn({ file: 'cat' })

@@ -41,6 +41,17 @@ describe('createNodePtyLaunchPlan', () => {
     expect(plan.env).toEqual({ PATH: '/usr/bin:/bin', HOME: '/home/x', SHELL: '/bin/sh', KEEP: 'yes' })
   })
 
+  it('hands process.env over as is when the spawn inherits it unchanged (node-pty sanitizes it), and copies it otherwise', async () => {
+    const inherit = { ...context, env: process.env }
+    expect((await createNodePtyLaunchPlan({ file: '/bin/sh' }, inherit)).env).toBe(process.env)
+    const changed = await createNodePtyLaunchPlan({ file: '/bin/sh', env: { PTYKIT_EXTRA: '1' } }, inherit)
+    expect(changed.env).not.toBe(process.env)
+    expect(changed.env['PTYKIT_EXTRA']).toBe('1')
+    const deleted = await createNodePtyLaunchPlan({ file: '/bin/sh', envToDelete: ['PATH'] }, inherit)
+    expect(deleted.env).not.toBe(process.env)
+    expect(deleted.env['PATH']).toBeUndefined()
+  })
+
   it('falls back to /bin/sh when $SHELL is unset or unusable, and prefers the host default shell', async () => {
     expect((await createNodePtyLaunchPlan({}, { ...context, env: { PATH: '/bin' } })).file).toBe(NODE_PTY_FALLBACK_SHELL)
     expect((await createNodePtyLaunchPlan({}, { ...context, env: { SHELL: '/no/such/shell' } })).file).toBe(NODE_PTY_FALLBACK_SHELL)

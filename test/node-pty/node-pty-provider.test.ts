@@ -12,6 +12,7 @@ import {
   type NodePtyProvider,
   type NodePtyTerminal,
 } from 'ptykit/node-pty'
+import { NODE_PTY_DEATH_WATCH_IDLE_MS } from '../../src/node-pty/child-death-watch.js'
 import { PtyEventLog, isDead, liveChildrenOf, waitFor } from './pty-test-support.js'
 
 let provider: NodePtyProvider
@@ -74,6 +75,26 @@ describe('node-pty provider: spawn options', () => {
     expect(liveChildrenOf(process.pid)).toEqual(children)
     expect(await fresh.listProcesses()).toEqual([])
     await fresh.dispose()
+  })
+
+  it('inherits process.env without the host-terminal variables, also when it is handed to node-pty as is', async () => {
+    const saved = { TMUX: process.env['TMUX'], COLUMNS: process.env['COLUMNS'], PTYKIT_KEEP: process.env['PTYKIT_KEEP'] }
+    process.env['TMUX'] = 'host-tmux'
+    process.env['COLUMNS'] = '999'
+    process.env['PTYKIT_KEEP'] = 'kept'
+    try {
+      const script = 'echo "[${TMUX-unset}|${COLUMNS-unset}|${PTYKIT_KEEP-unset}]"'
+      const plain = await provider.spawn({ file: '/bin/sh', args: ['-c', script] })
+      const withEnv = await provider.spawn({ file: '/bin/sh', args: ['-c', script], env: { EXTRA: '1' } })
+      await waitFor(() => (log.exits(plain.id).length > 0 && log.exits(withEnv.id).length > 0 ? true : undefined), 'both exits')
+      expect(log.output(plain.id)).toContain('[unset|unset|kept]')
+      expect(log.output(withEnv.id)).toContain('[unset|unset|kept]')
+    } finally {
+      for (const [key, value] of Object.entries(saved)) {
+        if (value === undefined) delete process.env[key]
+        else process.env[key] = value
+      }
+    }
   })
 
   it('loads node-pty once, lazily, and reports the spawn to onPtySpawnCommitted once the process exists', async () => {
@@ -364,6 +385,7 @@ describe('node-pty provider: edge cases through a stand-in node-pty', () => {
     expect(own.hasPty(result.id)).toBe(false)
     expect(own.write(result.id, 'x')).toEqual({ kind: 'refused', reason: 'pty_exited' })
     expect(await own.listProcesses()).toEqual([])
+    await new Promise((resolve) => setTimeout(resolve, NODE_PTY_DEATH_WATCH_IDLE_MS + 30))
     expect(process.listenerCount('SIGCHLD')).toBe(baseline)
     await own.dispose()
   })

@@ -114,6 +114,13 @@ describe('the inspectors on this machine', () => {
     // signal 0 cannot tell a zombie from a live process: the ps inspector stays conservative.
     expect(createPsInspector().isGone(zombie)).toBe(false)
     expect(createPsInspector().isGone(pidMax + 1)).toBe(true)
+    // isReaped (the cheap SIGCHLD look) proves only a free pid: a zombie is not reaped yet.
+    for (const inspector of [procfs, createPsInspector()]) {
+      expect(inspector.isReaped(zombie)).toBe(false)
+      expect(inspector.isReaped(parent.pid!)).toBe(false)
+      expect(inspector.isReaped(pidMax + 1)).toBe(true)
+    }
+    expect(createNullInspector().isReaped(pidMax + 1)).toBe(false)
   })
 
   it('reads the start time, and isGone(pid, startTime) sees a pid that another process reused', async () => {

@@ -23,6 +23,7 @@ function tableInspector(table: ProcessStat[]): ProcessInspector {
     cwd: (pid) => Promise.resolve(`/cwd/${pid}`),
     startTimeOf: (pid) => Promise.resolve(table.find((r) => r.pid === pid)?.startTime ?? null),
     isGone: (pid) => !table.some((r) => r.pid === pid && r.state !== 'Z'),
+    isReaped: (pid) => !table.some((r) => r.pid === pid),
   }
 }
 

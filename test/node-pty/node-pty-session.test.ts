@@ -1,0 +1,122 @@
+import { EventEmitter } from 'node:events'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, afterEach, describe, expect, it } from 'vitest'
+import { toPtyIncarnationId } from '../../src/contracts/index.js'
+import type { NodePtyTerminal } from '../../src/node-pty/node-pty-module.js'
+import { NodePtySession, type NodePtySessionHooks } from '../../src/node-pty/node-pty-session.js'
+
+// A plain file stands in for the PTY's slave side (the drain only opens and writes it).
+const dir = mkdtempSync(join(tmpdir(), 'ptykit-session-'))
+afterAll(() => rmSync(dir, { recursive: true, force: true }))
+let files = 0
+
+/** A session over a stand-in terminal whose OS looks are counted and scripted. */
+function sessionOver(os: { gone: boolean; reaped: boolean }) {
+  const ptsName = join(dir, `pts-${(files += 1)}`)
+  writeFileSync(ptsName, '')
+  const socket = new EventEmitter() as EventEmitter & { destroy: () => void }
+  socket.destroy = () => {}
+  let onExit: ((event: { exitCode: number }) => void) | null = null
+  const terminal = {
+    pid: 4242,
+    cols: 80,
+    rows: 24,
+    ptsName,
+    _socket: socket,
+    onData: () => ({ dispose() {} }),
+    onExit: (listener: (event: { exitCode: number }) => void) => {
+      onExit = listener
+      return { dispose() {} }
+    },
+    write() {},
+    resize() {},
+    pause() {},
+    resume() {},
+    kill() {},
+  }
+  const looks = { thorough: 0, cheap: 0 }
+  const hooks: NodePtySessionHooks = {
+    emitData: () => {},
+    emitExit: () => {},
+    onEnded: () => {},
+    isLeaderGone: () => {
+      looks.thorough += 1
+      return os.gone
+    },
+    isLeaderReaped: () => {
+      looks.cheap += 1
+      return os.reaped
+    },
+  }
+  const session = new NodePtySession(
+    {
+      id: `s${files}`,
+      incarnationId: toPtyIncarnationId(`i${files}`),
+      terminal: terminal as unknown as NodePtyTerminal,
+      file: '/bin/sh',
+      drainOutputAtExit: true,
+      hostReportsChildExitStatus: true,
+      command: undefined,
+      scopeId: undefined,
+      slotKey: undefined,
+      claimKey: undefined,
+      leaderStartTime: null,
+    },
+    hooks,
+  )
+  // node-pty's exit: releases the drain's fd and timers.
+  ended.push(() => onExit?.({ exitCode: 0 }))
+  return { session, socket, terminal: terminal as typeof terminal & { _boundClose?: boolean }, looks }
+}
+
+const ended: Array<() => void> = []
+afterEach(() => {
+  for (const end of ended.splice(0)) end()
+})
+
+describe('NodePtySession: proving the leader gone', () => {
+  it('takes node-pty’s own exit callback (it reaped the pid) as proof, without looking at the OS', () => {
+    const { session, socket, terminal, looks } = sessionOver({ gone: false, reaped: false })
+    // What node-pty's onexit does: mark _boundClose, then wait for the socket's close.
+    terminal._boundClose = true
+    socket.once('close', () => {})
+    expect(session.leaderGone).toBe(true)
+    expect(session.drainState).toBe('marking')
+    expect(looks).toEqual({ thorough: 0, cheap: 0 })
+    session.checkLeader()
+    expect(looks).toEqual({ thorough: 0, cheap: 0 })
+  })
+
+  it('treats any other close subscription as a mere hint and confirms it from the OS', () => {
+    const { session, socket, looks } = sessionOver({ gone: false, reaped: false })
+    socket.once('close', () => {})
+    expect(looks).toEqual({ thorough: 1, cheap: 0 })
+    expect(session.leaderGone).toBe(false)
+    expect(session.drainState).toBe('watching')
+  })
+
+  it('looks cheaply when asked to (SIGCHLD) and thoroughly by default (the poll)', () => {
+    const os = { gone: true, reaped: false }
+    const { session, looks } = sessionOver(os)
+    // A zombie: gone for the thorough look, not yet reaped for the cheap one.
+    session.checkLeader(false)
+    expect(looks).toEqual({ thorough: 0, cheap: 1 })
+    expect(session.leaderGone).toBe(false)
+    session.checkLeader()
+    expect(looks).toEqual({ thorough: 1, cheap: 1 })
+    expect(session.leaderGone).toBe(true)
+    expect(session.drainState).toBe('marking')
+    session.checkLeader(false)
+    expect(looks).toEqual({ thorough: 1, cheap: 1 })
+  })
+
+  it('a reaped pid found by the cheap look starts the drain', () => {
+    const { session, looks } = sessionOver({ gone: false, reaped: true })
+    session.checkLeader(false)
+    expect(looks).toEqual({ thorough: 0, cheap: 1 })
+    expect(session.leaderGone).toBe(true)
+    expect(session.drainState).toBe('marking')
+  })
+})
