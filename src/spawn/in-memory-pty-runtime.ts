@@ -126,7 +126,7 @@ function removeOne(list: Inc[], incarnationId: Inc): boolean {
 /**
  * Create the default in-memory runtime a small host can use as it is:
  *
- * - **scope leases**: shared per scope for spawns, {@link InMemoryPtyRuntime.acquireScopeExclusive}
+ * - **scope leases**: shared per scope for spawns, `acquireScopeExclusive` (see {@link InMemoryPtyRuntime})
  *   for maintenance; scopes never serialize each other;
  * - **admitted handles**: counted, so two spawns admitting one handle do not revoke each other;
  * - **pending registrations** with a wildcard incarnation (`null`) and **early-exit fences**: an exit
