@@ -1,12 +1,6 @@
-/** `value (type)` for error messages, as in "got 0 (number)". */
-export function describeValue(value: unknown): string {
-  let shown: string
-  if (typeof value === 'string') shown = JSON.stringify(value)
-  else if (typeof value === 'function') shown = '[function]'
-  else if (typeof value === 'object' && value !== null) shown = Array.isArray(value) ? '[array]' : '[object]'
-  else shown = String(value)
-  return `${shown} (${value === null ? 'null' : typeof value})`
-}
+import { describeValue } from '../contracts/describe-value.js'
+
+export { describeValue }
 
 /** Throw a `TypeError` naming the argument unless it is a non-empty string. */
 export function assertPtyId(ptyId: unknown): void {

@@ -56,7 +56,9 @@ export type PtyControllerErrorCode =
 
 /**
  * A fault the controller survived, reported on its `error` event. The original error is `cause`.
- * Never thrown: the controller reports it and carries on.
+ * The controller reports it and carries on; the one call that also rejects with it is a
+ * single-host `listProcesses(hostId)` whose host did not answer (`listing_failed`), because an
+ * empty answer would claim the host runs nothing.
  */
 export class PtyControllerError extends Error {
   /** The stable code. */

@@ -553,6 +553,10 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
    * are left out and reported on `error`; use {@link PtyController.listProcessesWithHostScope} to
    * know which hosts answered). Every row is stamped with its host id.
    *
+   * A single host that fails or times out rejects the call with a `listing_failed`
+   * {@link PtyControllerError}: an unreachable host is unknown, and an empty list would read as
+   * "nothing runs there".
+   *
    * @throws TypeError when `hostId` names no registered provider.
    */
   async listProcesses(hostId?: ExecutionHostId, options: PtyListOptions = {}): Promise<PtyProcessInfo[]> {
@@ -563,7 +567,10 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
         throw new TypeError(`Expected the \`hostId\` argument to name a registered host, got ${describeValue(hostId)}`)
       }
       const rows = await this.#listHost(hostId, provider, options)
-      return rows ?? []
+      if (rows === null) {
+        throw new PtyControllerError('listing_failed', `Host ${hostId} did not answer the process listing`)
+      }
+      return rows
     }
     return (await this.listProcessesWithHostScope(options)).processes
   }

@@ -11,7 +11,9 @@ export const NODE_PTY_DEFAULT_ROWS = 24
 
 /**
  * The largest `cols` or `rows` accepted. The kernel stores each in an `unsigned short`
- * (`struct winsize`), so a larger value would silently wrap to a tiny or zero size.
+ * (`struct winsize`), so a larger value would silently wrap to a tiny or zero size. This is the
+ * provider's own ceiling for direct calls; through the spawn pipeline the tighter contract-level
+ * `MAX_PTY_SPAWN_DIMENSION` (10 000) applies first.
  */
 export const NODE_PTY_MAX_DIMENSION = 65_535
 

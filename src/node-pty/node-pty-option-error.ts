@@ -1,21 +1,6 @@
+import { describeValue } from '../contracts/describe-value.js'
 const NODE_PTY_OPTION_ERROR_BRAND = Symbol.for('ptykit.NodePtyOptionError')
 
-/** Describe a value for an error message: its JSON form (or `String` of it) and its type. */
-export function describeOptionValue(value: unknown): string {
-  let shown: string
-  if (typeof value === 'string') shown = JSON.stringify(value)
-  else if (typeof value === 'number' || typeof value === 'boolean' || value === null || value === undefined) shown = String(value)
-  else {
-    try {
-      shown = JSON.stringify(value) ?? String(value)
-    } catch {
-      shown = Object.prototype.toString.call(value)
-    }
-  }
-  if (shown.length > 200) shown = `${shown.slice(0, 200)}…`
-  const type = value === null ? 'null' : Array.isArray(value) ? 'array' : typeof value
-  return `${shown} (${type})`
-}
 
 /**
  * A spawn, resize or provider option the node-pty provider refuses. Raised before any process is
@@ -42,7 +27,7 @@ export class NodePtyOptionError extends TypeError {
    */
   constructor(option: string, expected: string, value: unknown, detail?: string) {
     super(
-      `Expected the \`${option}\` option to be ${expected}, got ${describeOptionValue(value)}${detail === undefined ? '' : `: ${detail}`}`,
+      `Expected the \`${option}\` option to be ${expected}, got ${describeValue(value)}${detail === undefined ? '' : `: ${detail}`}`,
     )
     this.option = option
     this.value = value

@@ -1,3 +1,4 @@
+import { describeValue } from '../contracts/describe-value.js'
 import type { PtySpawnOptions } from '../contracts/index.js'
 import type { PtySpawnDeps } from './types.js'
 
@@ -8,24 +9,9 @@ import type { PtySpawnDeps } from './types.js'
  */
 export const MAX_PTY_SPAWN_DIMENSION = 10_000
 
-function describe(value: unknown): string {
-  if (typeof value === 'string') {
-    return `${JSON.stringify(value)} (string)`
-  }
-  if (value === null) {
-    return 'null'
-  }
-  if (typeof value === 'object') {
-    return `${Array.isArray(value) ? 'an array' : 'an object'} (object)`
-  }
-  if (typeof value === 'function') {
-    return 'a function (function)'
-  }
-  return `${String(value)} (${typeof value})`
-}
 
 function fail(option: string, expected: string, value: unknown): never {
-  throw new TypeError(`Expected the \`${option}\` option to be ${expected}, got ${describe(value)}`)
+  throw new TypeError(`Expected the \`${option}\` option to be ${expected}, got ${describeValue(value)}`)
 }
 
 function checkDimension(option: 'cols' | 'rows', value: unknown): void {
@@ -67,7 +53,7 @@ function checkKeyed(option: 'slot' | 'claim', value: unknown): void {
  */
 export function validatePtySpawnOptions(options: PtySpawnOptions): void {
   if (typeof options !== 'object' || options === null) {
-    throw new TypeError(`Expected the spawn options to be an object, got ${describe(options)}`)
+    throw new TypeError(`Expected the spawn options to be an object, got ${describeValue(options)}`)
   }
   checkDimension('cols', options.cols)
   checkDimension('rows', options.rows)
@@ -99,10 +85,10 @@ export function validatePtySpawnOptions(options: PtySpawnOptions): void {
  */
 export function validatePtySpawnDeps(deps: PtySpawnDeps, options: PtySpawnOptions): void {
   if (typeof deps !== 'object' || deps === null) {
-    throw new TypeError(`Expected the spawn dependencies to be an object, got ${describe(deps)}`)
+    throw new TypeError(`Expected the spawn dependencies to be an object, got ${describeValue(deps)}`)
   }
   if (typeof deps.resolveProvider !== 'function') {
-    throw new TypeError(`Expected the \`resolveProvider\` dependency to be a function, got ${describe(deps.resolveProvider)}`)
+    throw new TypeError(`Expected the \`resolveProvider\` dependency to be a function, got ${describeValue(deps.resolveProvider)}`)
   }
   if (options.slot !== undefined && deps.store === undefined) {
     throw new TypeError(

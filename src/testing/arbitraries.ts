@@ -64,6 +64,9 @@ const positiveSignal = (): fc.Arbitrary<number> =>
 const signalField = (): fc.Arbitrary<number | null> =>
   fc.oneof(fc.constant(null), fc.constant(0), fc.integer({ min: -5, max: -1 }), positiveSignal())
 
+/** The largest pid Linux can hand out (`/proc/sys/kernel/pid_max` on 64-bit); generated pids stay realistic. */
+const LINUX_PID_MAX = 4_194_304
+
 /**
  * Observations a host can make when a process ends — the input of `resolveProcessExitCause`.
  *
@@ -171,7 +174,7 @@ export function arbitraryPtySpawnResult(): fc.Arbitrary<PtySpawnResult> {
   return fc.record(
     {
       id: fc.oneof(fc.uuid(), fc.string({ minLength: 1, maxLength: 32 })),
-      pid: fc.option(fc.integer({ min: 1, max: 4_194_304 }), { nil: null }),
+      pid: fc.option(fc.integer({ min: 1, max: LINUX_PID_MAX }), { nil: null }),
       incarnationId: arbitraryPtyIncarnationId(),
       isReattach: fc.boolean(),
       exitedBeforeSpawnReply: fc.boolean(),

@@ -1,3 +1,4 @@
+import { describeValue } from '../contracts/describe-value.js'
 import {
   LOCAL_EXECUTION_HOST_ID,
   WRITE_ACCEPTED,
@@ -283,10 +284,6 @@ type PendingSpawn = {
 
 type ListenerEntry<E> = { listener: (event: E) => void }
 
-function describeValue(value: unknown): string {
-  const shown = typeof value === 'string' ? JSON.stringify(value) : String(value)
-  return `${shown} (${value === null ? 'null' : typeof value})`
-}
 
 function assertPositiveInteger(name: string, value: unknown): asserts value is number {
   if (typeof value !== 'number' || !Number.isSafeInteger(value) || value <= 0) {

@@ -1,3 +1,4 @@
+import { describeValue } from '../contracts/describe-value.js'
 import type { PtyClock, PtyTimerHandle } from '../controller/index.js'
 
 /**
@@ -33,9 +34,6 @@ export type ManualClock = PtyClock & {
 
 type ManualTimer = { readonly id: number; readonly at: number; readonly callback: () => void }
 
-function describeValue(value: unknown): string {
-  return `${typeof value === 'string' ? JSON.stringify(value) : String(value)} (${value === null ? 'null' : typeof value})`
-}
 
 /**
  * Create a {@link ManualClock}.

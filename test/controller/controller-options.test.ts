@@ -21,10 +21,10 @@ describe('controller options', () => {
   it.each([
     [{}, 'Expected exactly one of the `provider` and `providers` options, got neither'],
     [{ provider, providers: { local: provider } }, 'Expected exactly one of the `provider` and `providers` options, got both'],
-    [{ provider: { name: 'x' } }, 'Expected the `provider` option to be a PtyProvider, got [object] (object)'],
+    [{ provider: { name: 'x' } }, 'Expected the `provider` option to be a PtyProvider, got {"name":"x"} (object)'],
     [{ providers: {} }, 'Expected the `providers` option to register at least one host, got an empty registry'],
     [{ providers: { local: 3 } }, 'Expected `providers["local"]` to be a PtyProvider, got 3 (number)'],
-    [{ provider, clock: {} }, 'Expected the `clock` option to have now, setTimeout and clearTimeout, got [object] (object)'],
+    [{ provider, clock: {} }, 'Expected the `clock` option to have now, setTimeout and clearTimeout, got {} (object)'],
     [{ provider, flowControl: true }, 'Expected the `flowControl` option to be an object or false, got true (boolean)'],
     [
       { provider, flowControl: { highWatermarkChars: 0 } },

@@ -6,7 +6,7 @@ import {
   type PtyProvider,
   type WriteSettlement,
 } from '../../src/contracts/index.js'
-import { createPtyController } from '../../src/controller/index.js'
+import { createPtyController, isPtyControllerError } from '../../src/controller/index.js'
 import { createFakePtyProvider } from '../../src/testing/index.js'
 import { createManualClock } from '../../src/testing/manual-clock.js'
 import { createHarness } from './controller-harness.js'
@@ -340,7 +340,9 @@ describe('multi-host routing', () => {
     expect(partial.hostIds).toEqual(['local'])
     expect(partial.processes.map((row) => row.id)).toEqual(local.livePtyIds())
     await expect(controller.listProcesses('local')).resolves.toHaveLength(1)
-    await expect(controller.listProcesses('ssh:box')).resolves.toEqual([])
+    // A failed single host is unknown, never "runs nothing".
+    const failed = await controller.listProcesses('ssh:box').catch((error: unknown) => error)
+    expect(isPtyControllerError(failed) && failed.code).toBe('listing_failed')
     await expect(controller.listProcesses('nowhere')).rejects.toThrow(
       'Expected the `hostId` argument to name a registered host, got "nowhere" (string)',
     )

@@ -1,0 +1,92 @@
+import { execFile } from 'node:child_process'
+import { fileURLToPath } from 'node:url'
+import { describe, expect, it } from 'vitest'
+
+/** The whole `--quick` run must fit well inside this (it targets < 30 s on 2 shared cores). */
+const SMOKE_TIMEOUT_MS = 60_000
+
+const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url))
+
+/** Every figure row `npm run bench` must print, by id (the spawn-blocking rows carry the heap size). */
+const EXPECTED_IDS = [
+  'throughput',
+  'spawn-first-byte',
+  'spawn-exit',
+  'spawn-exit-no-drain',
+  'concurrent-spawns',
+  'write-echo',
+  'idle-memory-rss',
+  'idle-memory-heap',
+  'flood-rss',
+  'flood-lost',
+  'pipeline-cost',
+]
+
+type Summary = { n: number; min: number; p10: number; median: number; p90: number; max: number }
+type Figure = {
+  id: string
+  name: string
+  unit: string
+  ptykit: Summary
+  raw: Summary
+  ratio: Summary | null
+  target: { kind: string }
+  difference: Summary
+  verdict: string
+  samples: { ptykit: number[]; raw: number[] }
+}
+type Results = { mode: string; figures: Figure[]; errors: unknown[]; machine: Record<string, unknown> }
+
+function runQuickBench(): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(
+      'npx',
+      ['tsx', 'bench/run.ts', '--quick', '--json'],
+      { cwd: REPO_ROOT, timeout: SMOKE_TIMEOUT_MS, maxBuffer: 16 * 1024 * 1024 },
+      (error, stdout, stderr) => {
+        const code = error === null ? 0 : typeof error.code === 'number' ? error.code : null
+        resolve({ code, stdout, stderr })
+      },
+    )
+  })
+}
+
+const isSummary = (s: Summary): boolean =>
+  [s.min, s.p10, s.median, s.p90, s.max].every((x) => typeof x === 'number' && Number.isFinite(x)) && s.n >= 1
+
+describe('npm run bench -- --quick --json', () => {
+  it(
+    'exits 0 and reports every figure with numeric ptykit, raw and ratio values (speed is not asserted)',
+    async () => {
+      const { code, stdout, stderr } = await runQuickBench()
+      expect(code, stderr.slice(-4000)).toBe(0)
+      const results = JSON.parse(stdout) as Results
+      expect(results.mode).toBe('quick')
+      expect(results.errors).toEqual([])
+      const ids = results.figures.map((f) => f.id)
+      for (const id of EXPECTED_IDS) expect(ids).toContain(id)
+      // Three spawn-blocking rows: a small and a large JS heap, and an off-heap Buffer.
+      expect(ids.filter((id) => id.startsWith('spawn-blocking-heap-'))).toHaveLength(2)
+      expect(ids.filter((id) => id.startsWith('spawn-blocking-buffer-'))).toHaveLength(1)
+      for (const figure of results.figures) {
+        expect(isSummary(figure.ptykit), `${figure.id} ptykit`).toBe(true)
+        expect(isSummary(figure.raw), `${figure.id} raw`).toBe(true)
+        // A ratio is absent only where a raw sample is 0 (bytes lost, an RSS page count) — never
+        // on a figure judged by its ratio.
+        if (figure.target.kind.startsWith('ratio-') || figure.ratio !== null) {
+          expect(figure.ratio !== null && isSummary(figure.ratio), `${figure.id} ratio`).toBe(true)
+        }
+        expect(isSummary(figure.difference), `${figure.id} difference`).toBe(true)
+        expect(figure.samples.ptykit.length).toBe(figure.samples.raw.length)
+        expect(figure.samples.ptykit.length).toBeGreaterThanOrEqual(2)
+        // Quick sizes are too small to judge anything.
+        expect(figure.verdict).toBe('unjudged')
+      }
+      // The flood rows count bytes exactly: quick mode still loses none on the ptykit side.
+      const lost = results.figures.find((f) => f.id === 'flood-lost')
+      expect(lost?.samples.ptykit.every((b) => b === 0)).toBe(true)
+      expect(typeof results.machine['nodePty']).toBe('string')
+    },
+    SMOKE_TIMEOUT_MS + 10_000,
+  )
+})
