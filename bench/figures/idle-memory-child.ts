@@ -1,0 +1,93 @@
+/**
+ * Child process of the idle-memory figure (run with `--expose-gc`): opens N idle PTYs on one
+ * side only and prints the parent's RSS and V8 heap before and after, as one JSON line.
+ *
+ * Usage: idle-memory-child.ts <raw|ptykit> <ptys> <settleMs>
+ */
+import { setTimeout as sleep } from 'node:timers/promises'
+import { createPtykitSide } from '../ptykit-side.js'
+import { pty, rawExit, rawSpawnOptions, BENCH_COLS, BENCH_ROWS } from '../raw-pty.js'
+
+/** The idle child: `sleep` prints nothing and waits, so only the PTY's own cost shows. */
+const IDLE = { file: '/bin/sleep', args: ['600'] }
+
+/** A memory reading after two full collections, bytes. */
+export type MemoryReading = {
+  /** Resident set size. */
+  rss: number
+  /** V8 heap in use. */
+  heapUsed: number
+}
+
+/** What the child prints. */
+export type IdleMemoryChildResult = {
+  /** `raw` or `ptykit`. */
+  side: string
+  /** Idle PTYs opened. */
+  ptys: number
+  /** Before opening them (after a warm-up spawn). */
+  base: MemoryReading
+  /** With all of them open and settled. */
+  top: MemoryReading
+}
+
+function read(): MemoryReading {
+  const gc = (globalThis as { gc?: () => void }).gc
+  if (gc === undefined) throw new Error('idle-memory-child needs --expose-gc')
+  gc()
+  gc()
+  const m = process.memoryUsage()
+  return { rss: m.rss, heapUsed: m.heapUsed }
+}
+
+async function main(): Promise<void> {
+  const [side, ptysArg, settleArg] = process.argv.slice(2)
+  const ptys = Number(ptysArg)
+  const settleMs = Number(settleArg)
+  if (side !== 'raw' && side !== 'ptykit') throw new TypeError(`Expected the side argument to be raw or ptykit, got ${String(side)}`)
+  let result: IdleMemoryChildResult
+  if (side === 'raw') {
+    // Warm-up spawn: node-pty's lazily created state and JIT code are not a per-PTY cost.
+    const warm = pty.spawn('/bin/sh', ['-c', 'exit 0'], rawSpawnOptions())
+    await rawExit(warm)
+    await sleep(settleMs)
+    const base = read()
+    const open: ReturnType<typeof pty.spawn>[] = []
+    for (let i = 0; i < ptys; i++) {
+      const p = pty.spawn(IDLE.file, IDLE.args, rawSpawnOptions())
+      p.onData(() => {})
+      open.push(p)
+    }
+    await sleep(settleMs)
+    result = { side, ptys, base, top: read() }
+    const exits = open.map((p) => rawExit(p))
+    for (const p of open) p.kill('SIGKILL')
+    await Promise.all(exits)
+  } else {
+    const s = createPtykitSide()
+    const warm = await s.controller.spawn({ file: '/bin/sh', args: ['-c', 'exit 0'], cols: BENCH_COLS, rows: BENCH_ROWS })
+    await s.tracker.get(warm.id).exited
+    s.tracker.forget(warm.id)
+    await sleep(settleMs)
+    const base = read()
+    const ids: string[] = []
+    for (let i = 0; i < ptys; i++) {
+      const h = await s.controller.spawn({ file: IDLE.file, args: IDLE.args, cols: BENCH_COLS, rows: BENCH_ROWS })
+      ids.push(h.id)
+    }
+    await sleep(settleMs)
+    result = { side, ptys, base, top: read() }
+    for (const id of ids) await s.controller.kill(id)
+    await Promise.all(ids.map((id) => s.tracker.get(id).exited))
+    await s.dispose()
+  }
+  process.stdout.write(`${JSON.stringify(result)}\n`)
+}
+
+main().then(
+  () => process.exit(0),
+  (error: unknown) => {
+    process.stderr.write(`${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`)
+    process.exit(1)
+  },
+)

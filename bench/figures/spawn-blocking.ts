@@ -1,0 +1,55 @@
+/**
+ * Spawn blocking the host: the longest event-loop block during one spawn, with the host's memory
+ * at each ballast, raw node-pty against ptykit (both run alternately in the same ballasted child).
+ */
+import { runChild } from '../child.js'
+import { MIB, type BenchConfig } from '../config.js'
+import { makeFigure, type FigureResult } from '../figure.js'
+import { median } from '../stats.js'
+import type { SpawnBlockingChildResult } from './spawn-blocking-child.js'
+
+const CHILD = 'bench/figures/spawn-blocking-child.ts'
+
+/** Heap headroom above the ballast, so the child never dies of its own ballast. */
+export const SPAWN_BLOCKING_HEAP_HEADROOM_MIB = 512
+
+function sizeLabel(bytes: number): string {
+  return bytes >= 1024 * MIB ? `${(bytes / 1024 / MIB).toFixed(0)} GiB` : `${(bytes / MIB).toFixed(0)} MiB`
+}
+
+/** Measures one spawn-blocking row per ballast. */
+export async function measureSpawnBlocking(config: BenchConfig, log: (line: string) => void): Promise<FigureResult[]> {
+  const { ballasts, pairs } = config.spawnBlocking
+  const rows: FigureResult[] = []
+  for (const { kind, bytes } of ballasts) {
+    const maxOld = Math.ceil(bytes / MIB) + SPAWN_BLOCKING_HEAP_HEADROOM_MIB
+    const r = await runChild<SpawnBlockingChildResult>(CHILD, [kind, String(bytes), String(pairs)], {
+      nodeFlags: [`--max-old-space-size=${maxOld}`],
+    })
+    const label = kind === 'heap' ? `${sizeLabel(bytes)} JS heap` : `${sizeLabel(bytes)} Buffer`
+    const memory = `heapUsed ${(r.heapUsed / MIB).toFixed(0)} MiB, RSS ${(r.rss / MIB).toFixed(0)} MiB`
+    log(
+      `  spawn blocking with ${label} (${memory}): longest block raw ${median(r.stalls.raw).toFixed(2)} ms, ` +
+        `ptykit ${median(r.stalls.ptykit).toFixed(2)} ms`,
+    )
+    rows.push(
+      makeFigure(
+        {
+          id: `spawn-blocking-${kind}-${Math.round(bytes / MIB)}mib`,
+          name: `spawn blocking the host (${label})`,
+          unit: 'ms',
+          target: { kind: 'none' },
+          targetText: 'report',
+          notes: [
+            `Longest event-loop block (setImmediate probe) from the spawn call to the exit event of sh -c 'exit 0'; ${pairs} alternating spawns per side in one child holding ${label} of ballast (${memory}).`,
+            `Synchronous part of the spawn call (median): raw ${median(r.syncCallMs.raw).toFixed(2)} ms, ptykit ${median(r.syncCallMs.ptykit).toFixed(2)} ms (ptykit forks later, inside its async pipeline — the block moves, it does not go away).`,
+          ],
+          details: { kind, bytes, heapUsed: r.heapUsed, rss: r.rss, syncCallMs: r.syncCallMs },
+        },
+        r.stalls,
+        config.mode === 'full',
+      ),
+    )
+  }
+  return rows
+}

@@ -1,0 +1,53 @@
+/**
+ * Spawn → exit: `sh -c 'exit 0'`, sequential spawns, from the spawn call to the exit event.
+ *
+ * ptykit's node-pty provider drains the PTY to a marker before it reports the exit (node-pty on
+ * Node 20 drops the tail of the output otherwise), and that drain costs time by design. A second
+ * row runs the provider with `drainOutputAtExit: false`, so the drain's cost is separated from
+ * the rest of ptykit's.
+ */
+import type { BenchConfig } from '../config.js'
+import { makeFigure, type FigureResult } from '../figure.js'
+import { createPtykitSide } from '../ptykit-side.js'
+import { alternateSequentialSpawns } from './sequential-spawn.js'
+
+/** Measures the spawn → exit rows: the default provider, and the provider without the drain. */
+export async function measureSpawnExit(config: BenchConfig, log: (line: string) => void): Promise<FigureResult[]> {
+  const { perSample, pairs } = config.sequentialSpawns
+  const rows: FigureResult[] = []
+  for (const drain of [true, false]) {
+    const side = drain ? createPtykitSide() : createPtykitSide({ drainOutputAtExit: false })
+    try {
+      const samples = await alternateSequentialSpawns({
+        file: '/bin/sh',
+        args: ['-c', 'exit 0'],
+        milestone: 'exit',
+        perSample,
+        pairs,
+        side,
+        log,
+        label: drain ? 'spawn → exit' : 'spawn → exit (drain off)',
+      })
+      const method = `sh -c 'exit 0', ${perSample * pairs} sequential spawns per side (${pairs} alternating blocks of ${perSample}); each sample is a block's median.`
+      rows.push(
+        makeFigure(
+          {
+            id: drain ? 'spawn-exit' : 'spawn-exit-no-drain',
+            name: drain ? 'spawn → exit' : 'spawn → exit (drain off)',
+            unit: 'ms',
+            target: { kind: 'ratio-at-most', value: 1.05 },
+            targetText: '≤ 1.05× raw',
+            notes: drain
+              ? [method, 'Default provider: includes the zero-loss drain before the exit (by design; raw node-pty can lose the output tail).']
+              : [method, 'Provider with `drainOutputAtExit: false` (node-pty\'s lossy exit): the rest of ptykit\'s cost without the drain.'],
+          },
+          samples,
+          config.mode === 'full',
+        ),
+      )
+    } finally {
+      await side.dispose()
+    }
+  }
+  return rows
+}

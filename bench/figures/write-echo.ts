@@ -1,0 +1,124 @@
+/**
+ * Write → echo: one short token written to `cat` on a PTY in raw mode without echo, timed until
+ * cat's copy arrives at the listener; one long-lived `cat` per side.
+ */
+import { alternate } from '../alternate.js'
+import type { BenchConfig } from '../config.js'
+import { makeFigure, type FigureResult } from '../figure.js'
+import { createPtykitSide } from '../ptykit-side.js'
+import { pty, rawExit, rawSpawnOptions, BENCH_COLS, BENCH_ROWS } from '../raw-pty.js'
+import { median, nowMs } from '../stats.js'
+
+/** `cat` behind `stty raw -echo`: byte-wise, no tty echo, so exactly one copy comes back. */
+const CAT_ARGS = ['-c', 'stty raw -echo; echo READY; exec cat']
+
+/** Longest wait for one echo or for READY: far above the ~0.1 ms round trip, so only a hang trips it. */
+export const ECHO_TIMEOUT_MS = 10_000
+
+/** An echo endpoint: write a string, and get told when text arrives. */
+type Endpoint = {
+  write(data: string): void
+  /** Resolves with `nowMs()` once everything received since the last call contains `needle`. */
+  waitFor(needle: string): Promise<number>
+  feed(data: string): void
+}
+
+function endpoint(write: (data: string) => void): Endpoint {
+  let buffer = ''
+  let waiter: { needle: string; resolve: (at: number) => void } | null = null
+  const check = (): void => {
+    if (waiter !== null && buffer.includes(waiter.needle)) {
+      const w = waiter
+      waiter = null
+      buffer = ''
+      w.resolve(nowMs())
+    }
+  }
+  return {
+    write,
+    feed: (data) => {
+      buffer += data
+      check()
+    },
+    waitFor: (needle) =>
+      new Promise<number>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`no echo of ${needle} within ${ECHO_TIMEOUT_MS} ms`)), ECHO_TIMEOUT_MS)
+        waiter = {
+          needle,
+          resolve: (at) => {
+            clearTimeout(timer)
+            resolve(at)
+          },
+        }
+        check()
+      }),
+  }
+}
+
+async function block(e: Endpoint, perSample: number, counter: { n: number }): Promise<number> {
+  const times: number[] = []
+  for (let i = 0; i < perSample; i++) {
+    const token = `tok${String(counter.n++).padStart(6, '0')}`
+    const arrived = e.waitFor(token)
+    const t0 = nowMs()
+    e.write(`${token}\n`)
+    times.push((await arrived) - t0)
+  }
+  return median(times)
+}
+
+/** Measures the write → echo figure. */
+export async function measureWriteEcho(config: BenchConfig, log: (line: string) => void): Promise<FigureResult> {
+  const { perSample, pairs } = config.writeEcho
+  const side = createPtykitSide()
+  const rawPty = pty.spawn('/bin/sh', CAT_ARGS, rawSpawnOptions())
+  const raw = endpoint((d) => rawPty.write(d))
+  rawPty.onData((d) => raw.feed(d))
+  const rawExited = rawExit(rawPty)
+  let ptykitId: string | null = null
+  try {
+    const rawReady = raw.waitFor('READY')
+    const ptykit = endpoint((d) => {
+      // `write` settles synchronously for node-pty; the figure runs to the echo, as a host sees it.
+      if (!side.controller.write(ptykitId as string, d, 'driving')) throw new Error('the controller did not accept a write')
+    })
+    // Output can arrive before spawn() resolves; keep it until the id is known.
+    let early = ''
+    const onData = (event: { ptyId: string; data: string }): void => {
+      if (ptykitId === null) early += event.data
+      else if (event.ptyId === ptykitId) ptykit.feed(event.data)
+    }
+    side.controller.on('data', onData)
+    const ptykitReady = ptykit.waitFor('READY')
+    const handle = await side.controller.spawn({ file: '/bin/sh', args: CAT_ARGS, cols: BENCH_COLS, rows: BENCH_ROWS })
+    ptykitId = handle.id
+    ptykit.feed(early)
+    await Promise.all([rawReady, ptykitReady])
+    const counter = { n: 0 }
+    const samples = await alternate({
+      pairs,
+      raw: () => block(raw, perSample, counter),
+      ptykit: () => block(ptykit, perSample, counter),
+      onPair: (i, r, p) => log(`  write → echo pair ${i}: raw ${r.toFixed(3)} ms, ptykit ${p.toFixed(3)} ms`),
+    })
+    return makeFigure(
+      {
+        id: 'write-echo',
+        name: 'write → echo',
+        unit: 'ms',
+        target: { kind: 'ratio-at-most', value: 1.1 },
+        targetText: '≤ 1.10× raw',
+        notes: [
+          `${perSample * pairs} round trips per side through \`stty raw -echo; exec cat\` (${pairs} alternating blocks of ${perSample}); each sample is a block's median.`,
+          'ptykit writes with `controller.write(id, data, \'driving\')`; the time runs from the write call to the echo at the listener.',
+        ],
+      },
+      samples,
+      config.mode === 'full',
+    )
+  } finally {
+    rawPty.kill('SIGKILL')
+    await rawExited
+    await side.dispose()
+  }
+}
