@@ -1,18 +1,21 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 import { createPtyController, type PtyController, type PtyControllerExitEvent } from 'ptykit/controller'
 import { createNodePtyProvider, type NodePtyProvider } from 'ptykit/node-pty'
-import { isDead, liveChildrenOf, waitFor } from './pty-test-support.js'
+import { isDead, liveChildrenOf, waitFor, expectNoChildLeftBehind } from './pty-test-support.js'
 
 let provider: NodePtyProvider
 let controller: PtyController
-let childrenBefore: number[]
 const exits: PtyControllerExitEvent[] = []
 const output = new Map<string, string>()
 /** Each PTY's output as it stood when its exit was emitted. */
 const outputAtExit = new Map<string, string>()
 
+expectNoChildLeftBehind(async () => {
+  await controller.dispose()
+  await provider.dispose()
+})
+
 beforeAll(() => {
-  childrenBefore = liveChildrenOf(process.pid)
   provider = createNodePtyProvider()
   controller = createPtyController({ provider })
   controller.on('exit', (event) => {
@@ -22,11 +25,6 @@ beforeAll(() => {
   controller.on('data', ({ ptyId, data }) => output.set(ptyId, (output.get(ptyId) ?? '') + data))
 })
 
-afterAll(async () => {
-  await controller.dispose()
-  await provider.dispose()
-  expect(liveChildrenOf(process.pid).filter((pid) => !childrenBefore.includes(pid))).toEqual([])
-})
 
 describe('node-pty provider under the controller', () => {
   it('stopAndWait stops a HUP-ignoring process within its deadline, as an operator close, with its child', async () => {

@@ -1,22 +1,19 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 import { NODE_PTY_DRAIN_GIVE_UP_MS, createNodePtyProvider, type NodePtyProvider } from 'ptykit/node-pty'
-import { PtyEventLog, isDead, liveChildrenOf, waitFor } from './pty-test-support.js'
+import { PtyEventLog, isDead, waitFor, expectNoChildLeftBehind } from './pty-test-support.js'
 
 let provider: NodePtyProvider
 let log: PtyEventLog
-let childrenBefore: number[]
+
+expectNoChildLeftBehind(async () => {
+  await provider.dispose()
+})
 
 beforeAll(() => {
-  childrenBefore = liveChildrenOf(process.pid)
   provider = createNodePtyProvider()
   log = new PtyEventLog(provider)
 })
 
-afterAll(async () => {
-  await provider.dispose()
-  // No child of the test process is left behind.
-  expect(liveChildrenOf(process.pid).filter((pid) => !childrenBefore.includes(pid))).toEqual([])
-})
 
 /** Spawn `sh -c script`, wait for its exit, and return it with the output. */
 async function run(script: string) {

@@ -1,21 +1,19 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 import { createNodePtyProvider, isNodePtyProviderError, type NodePtyProvider } from 'ptykit/node-pty'
-import { PtyEventLog, isDead, liveChildrenOf, procRow, waitFor } from './pty-test-support.js'
+import { PtyEventLog, isDead, liveChildrenOf, procRow, waitFor, expectNoChildLeftBehind } from './pty-test-support.js'
 
 let provider: NodePtyProvider
 let log: PtyEventLog
-let childrenBefore: number[]
+
+expectNoChildLeftBehind(async () => {
+  await provider.dispose()
+})
 
 beforeAll(() => {
-  childrenBefore = liveChildrenOf(process.pid)
   provider = createNodePtyProvider()
   log = new PtyEventLog(provider)
 })
 
-afterAll(async () => {
-  await provider.dispose()
-  expect(liveChildrenOf(process.pid).filter((pid) => !childrenBefore.includes(pid))).toEqual([])
-})
 
 const HUP_IGNORING = { file: '/bin/sh', args: ['-c', "trap '' HUP; sleep 30"] }
 

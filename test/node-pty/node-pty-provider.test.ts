@@ -2,7 +2,7 @@ import { UNVERIFIED_PROCESS_EXIT_CODE } from '../../src/exit-cause/index.js'
 import { mkdirSync, mkdtempSync, realpathSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
+import { beforeAll, describe, expect, it, vi } from 'vitest'
 import {
   NODE_PTY_MAX_DIMENSION,
   createNodePtyProvider,
@@ -13,18 +13,21 @@ import {
   type NodePtyTerminal,
 } from 'ptykit/node-pty'
 import { NODE_PTY_DEATH_WATCH_IDLE_MS } from '../../src/node-pty/child-death-watch.js'
-import { PtyEventLog, isDead, liveChildrenOf, waitFor } from './pty-test-support.js'
+import { PtyEventLog, isDead, liveChildrenOf, waitFor, expectNoChildLeftBehind } from './pty-test-support.js'
 
 let provider: NodePtyProvider
 let log: PtyEventLog
-let childrenBefore: number[]
 let loads = 0
 const dir = realpathSync(mkdtempSync(join(tmpdir(), 'ptykit-provider-')))
 const sub = join(dir, 'sub dir')
 mkdirSync(sub)
 
+expectNoChildLeftBehind(async () => {
+  await provider.dispose()
+  rmSync(dir, { recursive: true, force: true })
+})
+
 beforeAll(() => {
-  childrenBefore = liveChildrenOf(process.pid)
   provider = createNodePtyProvider({
     loadNodePty: () => {
       loads += 1
@@ -34,11 +37,6 @@ beforeAll(() => {
   log = new PtyEventLog(provider)
 })
 
-afterAll(async () => {
-  await provider.dispose()
-  rmSync(dir, { recursive: true, force: true })
-  expect(liveChildrenOf(process.pid).filter((pid) => !childrenBefore.includes(pid))).toEqual([])
-})
 
 /** Spawn an interactive `sh` in `cwd` and wait for its prompt. */
 async function promptedShell(cwd: string) {

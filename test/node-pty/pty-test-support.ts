@@ -1,5 +1,6 @@
 import { readFileSync, readdirSync } from 'node:fs'
 import type { PtyDataEvent, PtyExitEvent, PtyProvider } from 'ptykit/contracts'
+import { afterAll, beforeAll, expect } from 'vitest'
 
 /** One line of /proc/<pid>/stat, read independently of the code under test. */
 export type ProcRow = { pid: number; state: string; ppid: number; pgid: number; sid: number }
@@ -113,4 +114,20 @@ export class PtyEventLog {
     await this.until(id, () => this.exits(id).length > 0, `the exit of ${id}`, timeoutMs)
     return this.exits(id)[0]!
   }
+}
+
+/**
+ * Fail the test file if it leaves a child process of the test process behind. Call it first at the
+ * top of a file, with the file's own clean-up: the children are counted before any other hook, and
+ * checked after `cleanup` ran.
+ */
+export function expectNoChildLeftBehind(cleanup: () => Promise<void>): void {
+  let childrenBefore: number[] = []
+  beforeAll(() => {
+    childrenBefore = liveChildrenOf(process.pid)
+  })
+  afterAll(async () => {
+    await cleanup()
+    expect(liveChildrenOf(process.pid).filter((pid) => !childrenBefore.includes(pid))).toEqual([])
+  })
 }
