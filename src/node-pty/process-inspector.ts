@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process'
-import { readFile as readFileCallback, readFileSync } from 'node:fs'
+import { close as closeCallback, open as openCallback, read as readCallback, readFile as readFileCallback, readFileSync } from 'node:fs'
 import { readFile, readdir, readlink } from 'node:fs/promises'
 
 /**
@@ -7,6 +7,13 @@ import { readFile, readdir, readlink } from 'node:fs/promises'
  * busy macOS machine with thousands of processes takes ~100 ms; a wedged one must not hang a query.
  */
 export const NODE_PTY_PROCESS_QUERY_TIMEOUT_MS = 2_000
+
+/**
+ * Bytes read from `/proc/<pid>/stat` at once by `startTimeOf`. A stat line is ~300 bytes (52
+ * numeric fields and a name of at most 64 escaped bytes), so one read gets it whole; small enough
+ * to come from Node's shared Buffer pool (under 4 KiB), so a spawn allocates nothing off-heap.
+ */
+export const NODE_PTY_PROC_STAT_READ_BYTES = 2_048
 
 /** What the provider reads about one process. */
 export type ProcessStat = {
@@ -165,9 +172,31 @@ export function createProcFsInspector(procRoot = '/proc'): ProcessInspector {
     },
     startTimeOf(pid) {
       // Why the callback API: read on every spawn; `fs/promises` opens a FileHandle, measurably dearer.
+      // Why not `readFile`: procfs reports size 0, so `readFile` allocates a 64 KiB buffer per
+      // read (off V8's heap, through malloc); hundreds of those per burst of spawns fragment the
+      // main malloc arena, and the freed pages stay resident (~8 KiB of RSS per PTY measured).
+      // A small pooled buffer and one `read` cost no such allocation.
+      const path = `${procRoot}/${pid}/stat`
       return new Promise((resolveStart) => {
-        readFileCallback(`${procRoot}/${pid}/stat`, 'utf8', (error, text) => {
-          resolveStart(error === null ? (parseProcStat(text)?.startTime ?? null) : null)
+        const fallback = (): void => {
+          readFileCallback(path, 'utf8', (error, text) => {
+            resolveStart(error === null ? (parseProcStat(text)?.startTime ?? null) : null)
+          })
+        }
+        openCallback(path, 'r', (openError, fd) => {
+          if (openError !== null) {
+            resolveStart(null)
+            return
+          }
+          const buffer = Buffer.allocUnsafe(NODE_PTY_PROC_STAT_READ_BYTES)
+          readCallback(fd, buffer, 0, buffer.length, 0, (readError, bytes) => {
+            closeCallback(fd, () => {
+              if (readError !== null) resolveStart(null)
+              // Filled to the brim: the line may be longer; read it whole the ordinary way.
+              else if (bytes >= buffer.length) fallback()
+              else resolveStart(parseProcStat(buffer.toString('utf8', 0, bytes))?.startTime ?? null)
+            })
+          })
         })
       })
     },

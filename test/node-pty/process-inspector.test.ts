@@ -1,11 +1,14 @@
 import { spawn } from 'node:child_process'
-import { readFileSync, readdirSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import {
   createNullInspector,
   createProcFsInspector,
   createProcessInspector,
   createPsInspector,
+  NODE_PTY_PROC_STAT_READ_BYTES,
   parseLsofCwd,
   parseProcStat,
   parsePsLine,
@@ -136,6 +139,32 @@ describe('the inspectors on this machine', () => {
     expect(procfs.isGone(process.pid, null)).toBe(false)
     expect(await procfs.startTimeOf(process.pid)).toBe(self!.startTime)
     expect(await procfs.startTimeOf(Number(readFileSync('/proc/sys/kernel/pid_max', 'utf8')) + 1)).toBeNull()
+  })
+
+  it('startTimeOf reads a stat line of any length whole, and says null for an unreadable one', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'ptykit-procfs-'))
+    try {
+      const line = (pid: number, name: string, tail: string): string =>
+        `${pid} (${name}) S 1 ${pid} ${pid} 0 -1 4194560 0 0 0 0 0 0 0 0 20 0 1 0 987654 ${tail}\n`
+      const write = (pid: number, text: string): void => {
+        mkdirSync(join(root, String(pid)))
+        writeFileSync(join(root, String(pid), 'stat'), text)
+      }
+      write(10, line(10, 'sleep', '1000 2000'))
+      // Longer than one read: the line must still be read whole (a name with ') ' in it would
+      // otherwise be cut at the wrong parenthesis).
+      const long = line(11, `a) S 1 2 3 ${'9'.repeat(NODE_PTY_PROC_STAT_READ_BYTES)}`, '1 2')
+      expect(long.length).toBeGreaterThan(NODE_PTY_PROC_STAT_READ_BYTES)
+      write(11, long)
+      write(12, 'not a stat line')
+      const procfs = createProcFsInspector(root)
+      expect(await procfs.startTimeOf(10)).toBe('987654')
+      expect(await procfs.startTimeOf(11)).toBe('987654')
+      expect(await procfs.startTimeOf(12)).toBeNull()
+      expect(await procfs.startTimeOf(13)).toBeNull()
+    } finally {
+      rmSync(root, { recursive: true, force: true })
+    }
   })
 
   it('the null inspector never claims anything', async () => {
