@@ -7,23 +7,11 @@ import {
   resolveProcessExitCause,
   resolveUnreportedExitCause,
   type TerminalExitCause,
-  type TerminalExitUnknownReason,
   type WireExit,
 } from '../../src/exit-cause/index.js'
+import { REASONS, anyCode, integerCode, malformedCode, positiveSignal } from './exit-cause-arbitraries.js'
 
-const REASONS: readonly TerminalExitUnknownReason[] = ['stop_unverified', 'host_status_unavailable', 'cause_unreported']
 
-const integerCode = fc.oneof(
-  fc.integer({ min: -300, max: 300 }),
-  fc.integer(),
-  fc.constantFrom(0, -1, 1, 130, 137, 143, 255),
-)
-const malformedCode = fc.oneof(
-  fc.constantFrom(Number.NaN, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY, 0.5, -1.5),
-  fc.double({ noInteger: true }),
-)
-const anyCode = fc.oneof(integerCode, malformedCode)
-const positiveSignal = fc.oneof(fc.integer({ min: 1, max: 64 }), fc.integer({ min: 1, max: 2 ** 31 - 1 }))
 
 const unknownCause: fc.Arbitrary<TerminalExitCause> = fc
   .constantFrom(...REASONS)

@@ -8,10 +8,9 @@ import {
   resolveUnreportedExitCause,
   settleExitCause,
   type TerminalExitCause,
-  type TerminalExitUnknownReason,
 } from '../../src/exit-cause/index.js'
+import { REASONS, anyCode, builtCause, integerCode, positiveSignal } from './exit-cause-arbitraries.js'
 
-const REASONS: readonly TerminalExitUnknownReason[] = ['stop_unverified', 'host_status_unavailable', 'cause_unreported']
 const KINDS: readonly string[] = ['operator_close', 'signaled', 'exited', 'unknown']
 /** The keys a valid cause of each kind has, exactly. */
 const KEYS: Record<TerminalExitCause['kind'], readonly string[]> = {
@@ -21,17 +20,6 @@ const KEYS: Record<TerminalExitCause['kind'], readonly string[]> = {
   unknown: ['kind', 'reason'],
 }
 
-const integerCode = fc.oneof(
-  fc.integer({ min: -300, max: 300 }),
-  fc.integer(),
-  fc.constantFrom(0, -1, 1, 137, 255, 2 ** 31 - 1, -(2 ** 31)),
-)
-const malformedCode = fc.oneof(
-  fc.constantFrom(Number.NaN, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY, 0.5, -1.5),
-  fc.double({ noInteger: true }),
-)
-const anyCode = fc.oneof(integerCode, malformedCode)
-const positiveSignal = fc.oneof(fc.integer({ min: 1, max: 64 }), fc.integer({ min: 1, max: 2 ** 31 - 1 }))
 const anySignal = fc.oneof(
   positiveSignal,
   fc.constantFrom<number | null>(null, 0, -1, 0.5, Number.NaN, Number.POSITIVE_INFINITY),
@@ -53,13 +41,6 @@ const producedCause: fc.Arbitrary<TerminalExitCause> = fc.oneof(
   fc.constant(OPERATOR_CLOSE_EXIT_CAUSE),
 )
 
-/** Every valid cause, hand-built, fresh objects each time. */
-const builtCause: fc.Arbitrary<TerminalExitCause> = fc.oneof(
-  fc.constant(null).map((): TerminalExitCause => ({ kind: 'operator_close' })),
-  positiveSignal.map((signal): TerminalExitCause => ({ kind: 'signaled', signal })),
-  integerCode.map((code): TerminalExitCause => ({ kind: 'exited', exitCode: Math.abs(code) })),
-  fc.constantFrom(...REASONS).map((reason): TerminalExitCause => ({ kind: 'unknown', reason })),
-)
 
 /** What the resolvers build from well-formed evidence: mostly `exited` and `signaled`. */
 const producedFromEvidence: fc.Arbitrary<TerminalExitCause> = fc.oneof(

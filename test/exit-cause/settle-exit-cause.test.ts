@@ -7,13 +7,10 @@ import {
   resolveUnreportedExitCause,
   settleExitCause,
   type TerminalExitCause,
-  type TerminalExitUnknownReason,
 } from '../../src/exit-cause/index.js'
+import { REASONS, integerCode, positiveSignal } from './exit-cause-arbitraries.js'
 
-const REASONS: readonly TerminalExitUnknownReason[] = ['stop_unverified', 'host_status_unavailable', 'cause_unreported']
 
-const integerCode = fc.oneof(fc.integer({ min: -300, max: 300 }), fc.integer(), fc.constantFrom(0, -1, 137, 255))
-const positiveSignal = fc.oneof(fc.integer({ min: 1, max: 64 }), fc.integer({ min: 1, max: 2 ** 31 - 1 }))
 
 /** Every valid cause: the four kinds and three reasons, plus whatever the resolvers build. */
 const anyCause: fc.Arbitrary<TerminalExitCause> = fc.oneof(

@@ -14,27 +14,16 @@ import {
   type TerminalExitCause,
   type TerminalExitUnknownReason,
 } from '../../src/exit-cause/index.js'
+import { REASONS, anyCode, builtCause, integerCode, malformedCode, positiveSignal } from './exit-cause-arbitraries.js'
 
 // ---------------------------------------------------------------------------------------------
 // Arbitraries
 // ---------------------------------------------------------------------------------------------
 
-/** Integer exit codes: small ones, the whole 32-bit range, and the codes hosts really send. */
-const integerCode = fc.oneof(
-  fc.integer({ min: -300, max: 300 }),
-  fc.integer(),
-  fc.constantFrom(0, -1, -2, 1, 2, 126, 127, 128, 130, 137, 143, 255, 256, -(2 ** 31), 2 ** 31 - 1),
-)
 const nonNegativeIntegerCode = integerCode.map((code) => Math.abs(code))
 const negativeIntegerCode = fc.oneof(fc.integer({ max: -1 }), fc.constantFrom(-1, UNVERIFIED_PROCESS_EXIT_CODE))
 const nonZeroIntegerCode = integerCode.filter((code) => code !== 0)
 
-/** Codes that are not evidence: NaN, ±Infinity and fractions. */
-const malformedCode = fc.oneof(
-  fc.constantFrom(Number.NaN, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY, 0.5, -0.5, 1.5, -1.5, 136.9, 1e-9),
-  fc.double({ noInteger: true }),
-)
-const anyCode = fc.oneof(integerCode, malformedCode)
 
 /** Marks an optional field as absent (as opposed to present with the value `undefined`). */
 const ABSENT: unique symbol = Symbol('absent')
@@ -42,7 +31,6 @@ type Absent = typeof ABSENT
 type SignalInput = number | null | undefined | Absent
 type HostInput = boolean | undefined | Absent
 
-const positiveSignal = fc.oneof(fc.integer({ min: 1, max: 64 }), fc.integer({ min: 1, max: 2 ** 31 - 1 }))
 /** P5: `null`, `undefined` (absent or explicit), `0` and negatives are "no signal". */
 const noSignal: fc.Arbitrary<SignalInput> = fc.oneof(
   fc.constantFrom<SignalInput>(null, undefined, ABSENT, 0, -0),
@@ -69,16 +57,9 @@ function observation(exitCode: number, signal: SignalInput = ABSENT, host: HostI
   return built as unknown as ProcessExitObservation
 }
 
-const REASONS: readonly TerminalExitUnknownReason[] = ['stop_unverified', 'host_status_unavailable', 'cause_unreported']
 
 /** Every valid cause, fresh objects each time. */
-const anyCause: fc.Arbitrary<TerminalExitCause> = fc.oneof(
-  fc.constant(null).map((): TerminalExitCause => ({ kind: 'operator_close' })),
-  fc.constant(OPERATOR_CLOSE_EXIT_CAUSE),
-  positiveSignal.map((signal): TerminalExitCause => ({ kind: 'signaled', signal })),
-  nonNegativeIntegerCode.map((exitCode): TerminalExitCause => ({ kind: 'exited', exitCode })),
-  fc.constantFrom(...REASONS).map((reason): TerminalExitCause => ({ kind: 'unknown', reason })),
-)
+const anyCause: fc.Arbitrary<TerminalExitCause> = fc.oneof(builtCause, fc.constant(OPERATOR_CLOSE_EXIT_CAUSE))
 
 const isPositiveInteger = (value: unknown): value is number =>
   typeof value === 'number' && Number.isInteger(value) && value > 0
