@@ -6,6 +6,13 @@
  * @packageDocumentation
  */
 export type { PtyProviderBufferSnapshot } from './buffer-snapshot.js'
+export {
+  MAX_TIMER_DELAY_MS,
+  clampTimerDelay,
+  remainingWaitMs,
+  resolveWaitDeadline,
+  type PtyWaitBudget,
+} from './deadline.js'
 export { LOCAL_EXECUTION_HOST_ID, type ExecutionHostId } from './execution-host.js'
 export {
   PTY_INCARNATION_ID_MAX_LENGTH,

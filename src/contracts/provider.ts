@@ -1,5 +1,6 @@
 import type { TerminalExitCause } from '../exit-cause/index.js'
 import type { PtyProviderBufferSnapshot } from './buffer-snapshot.js'
+import type { PtyWaitBudget } from './deadline.js'
 import type { PtyIncarnationId } from './incarnation.js'
 import type { PtyProcessInfo } from './process-info.js'
 import type { ProviderSpawnOptions, PtySpawnResult } from './spawn-options.js'
@@ -42,21 +43,25 @@ export type PtyExitEvent = {
   cause?: TerminalExitCause
 }
 
-/** How to stop a PTY. */
-export type PtyShutdownOptions = {
+/**
+ * How to stop a PTY. The wait is bounded by `deadlineMs` (an **absolute** epoch time, as the seed
+ * origin passes it: `Date.now() + 5_000`) or `timeoutMs` (a duration); give at most one. Read them
+ * with `resolveWaitDeadline`.
+ */
+export type PtyShutdownOptions = PtyWaitBudget & {
   /** Skip the graceful steps and kill at once. */
   immediate?: boolean
   /** Only stop the PTY if its live process is this incarnation; a replacement is left alone. */
   expectedIncarnationId?: PtyIncarnationId
-  /** Give up waiting after this many milliseconds (the stop may still land later). */
-  deadlineMs?: number
+  /** Keep the provider's history of the PTY (scrollback, replay ring) after it stops, for providers with persistent sessions. */
+  keepHistory?: boolean
 }
 
-/** Options for a process listing. */
-export type PtyListProcessesOptions = {
-  /** Give up after this many milliseconds. */
-  deadlineMs?: number
-}
+/**
+ * Options for a process listing: `deadlineMs` (absolute epoch time) or `timeoutMs` (a duration),
+ * at most one, after which the listing gives up.
+ */
+export type PtyListProcessesOptions = PtyWaitBudget
 
 /** Removes a listener. Calling it twice is harmless. */
 export type Unsubscribe = () => void

@@ -1,4 +1,5 @@
 import type { PtyProviderBufferSnapshot } from './buffer-snapshot.js'
+import type { PtyWaitBudget } from './deadline.js'
 import type { ExecutionHostId } from './execution-host.js'
 import type { PtyIncarnationId } from './incarnation.js'
 import type { PtySize } from './provider.js'
@@ -23,10 +24,12 @@ export type PtySpawnReply = {
   claimDisposition?: 'created' | 'adopted'
 }
 
-/** Options for {@link RuntimePtyController.stopAndWait}. */
-export type PtyStopAndWaitOptions = {
-  /** Give up after this many milliseconds; the answer is then `false` (not verified). */
-  deadlineMs?: number
+/**
+ * Options for {@link RuntimePtyController.stopAndWait}. `deadlineMs` is an **absolute** epoch time
+ * (`Date.now() + 5_000`, as the seed origin passes it); `timeoutMs` is the relative form. Give at
+ * most one; when the wait runs out the answer is `false` (not verified).
+ */
+export type PtyStopAndWaitOptions = PtyWaitBudget & {
   /** Keep the provider's history of the PTY (for providers with persistent sessions). */
   keepHistory?: boolean
 }
@@ -39,11 +42,11 @@ export type PtyHostScopedListing = {
   hostIds: ExecutionHostId[]
 }
 
-/** Options for process listings. */
-export type PtyListOptions = {
-  /** Give up on a host after this many milliseconds; it is then left out of the queried hosts. */
-  deadlineMs?: number
-}
+/**
+ * Options for process listings: `deadlineMs` (an absolute epoch time) or `timeoutMs` (a duration),
+ * at most one. A host that has not answered by then is left out of the queried hosts.
+ */
+export type PtyListOptions = PtyWaitBudget
 
 /**
  * The contract a host codes against to drive PTYs, whatever runs them.

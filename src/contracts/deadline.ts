@@ -1,0 +1,85 @@
+import { describeValue } from './describe-value.js'
+
+/**
+ * The longest delay `setTimeout` can hold (2³¹−1 ms, about 24.8 days). A longer delay is not
+ * "later" to Node: it warns `TimeoutOverflowWarning` and fires after 1 ms. Every wait derived from
+ * a caller's value is clamped to this, so a huge deadline means "wait until done", never "give up now".
+ */
+export const MAX_TIMER_DELAY_MS = 2 ** 31 - 1
+
+/**
+ * How long a call may wait, in either of two forms. Give at most one.
+ *
+ * - `deadlineMs`: a **point in time**, in epoch milliseconds (`Date.now() + 5_000`), as the seed
+ *   origin passes it. A deadline already past means "check once, do not wait".
+ * - `timeoutMs`: a duration from now, in milliseconds.
+ */
+export type PtyWaitBudget = {
+  /** An absolute epoch time in milliseconds (`Date.now() + 5_000`) after which the call gives up. */
+  deadlineMs?: number
+  /** A duration in milliseconds from the call, after which it gives up. */
+  timeoutMs?: number
+}
+
+/**
+ * Turn a {@link PtyWaitBudget} into one absolute deadline (epoch milliseconds on the given clock).
+ *
+ * Throws a `TypeError` naming the option when both forms are given, or when either is not a finite
+ * number (or `timeoutMs` is negative). With neither, the deadline is `now + defaultTimeoutMs`.
+ *
+ * @param budget - the caller's options (only `deadlineMs` and `timeoutMs` are read); `undefined` means neither.
+ * @param defaultTimeoutMs - the duration used when the caller gives neither form.
+ * @param now - the current time on the clock the deadline is measured by (defaults to `Date.now()`).
+ * @returns the absolute deadline in milliseconds.
+ */
+export function resolveWaitDeadline(
+  budget: PtyWaitBudget | undefined,
+  defaultTimeoutMs: number,
+  now: number = Date.now(),
+): number {
+  const deadlineMs = budget?.deadlineMs
+  const timeoutMs = budget?.timeoutMs
+  if (deadlineMs !== undefined && timeoutMs !== undefined) {
+    throw new TypeError(
+      `Give either the \`deadlineMs\` option (an absolute epoch time) or the \`timeoutMs\` option (a duration), not both; got deadlineMs ${describeValue(deadlineMs)} and timeoutMs ${describeValue(timeoutMs)}`,
+    )
+  }
+  if (deadlineMs !== undefined) {
+    if (typeof deadlineMs !== 'number' || !Number.isFinite(deadlineMs)) {
+      throw new TypeError(
+        `Expected the \`deadlineMs\` option to be a finite absolute epoch time in milliseconds (for example Date.now() + 5000), got ${describeValue(deadlineMs)}`,
+      )
+    }
+    return deadlineMs
+  }
+  if (timeoutMs !== undefined) {
+    if (typeof timeoutMs !== 'number' || !Number.isFinite(timeoutMs) || timeoutMs < 0) {
+      throw new TypeError(
+        `Expected the \`timeoutMs\` option to be a non-negative finite duration in milliseconds, got ${describeValue(timeoutMs)}`,
+      )
+    }
+    return now + timeoutMs
+  }
+  return now + defaultTimeoutMs
+}
+
+/**
+ * The milliseconds left until `deadline`, as a delay `setTimeout` can hold: never negative, never
+ * above {@link MAX_TIMER_DELAY_MS}. `0` means the deadline has passed: check once, do not wait.
+ *
+ * @param deadline - an absolute time on the same clock as `now`.
+ * @param now - the current time (defaults to `Date.now()`).
+ */
+export function remainingWaitMs(deadline: number, now: number = Date.now()): number {
+  return clampTimerDelay(deadline - now)
+}
+
+/**
+ * Clamp a delay to what `setTimeout` can hold: `[0, MAX_TIMER_DELAY_MS]`; `NaN` becomes `0`.
+ *
+ * @param delayMs - the wanted delay in milliseconds.
+ */
+export function clampTimerDelay(delayMs: number): number {
+  if (!(delayMs > 0)) return 0
+  return delayMs > MAX_TIMER_DELAY_MS ? MAX_TIMER_DELAY_MS : delayMs
+}
