@@ -51,13 +51,13 @@ export type PtyTerminal = AsyncDisposable & {
    * Call `listener` with each output chunk of this incarnation from now on (plus the output
    * delivered before the handle was handed to you, when you subscribe in that same turn).
    * Listening does not acknowledge anything: call `controller.acknowledgeData` yourself, or use
-   * {@link PtyTerminal.output}, to take part in flow control.
+   * `output()`, to take part in flow control.
    */
   onData(listener: (event: PtyControllerDataEvent) => void): DisposableUnsubscribe
   /**
    * Call `listener` with each exit event of this incarnation published from now on (one, except
    * after a re-attach revived an unverified stop; see the controller's `exit` event). For an exit
-   * that may already have happened, await {@link PtyTerminal.exited}.
+   * that may already have happened, await `exited`.
    */
   onExit(listener: (event: PtyControllerExitEvent) => void): DisposableUnsubscribe
   /** Write bytes; `true` only when accepted. Refused once the incarnation ended or was replaced. */

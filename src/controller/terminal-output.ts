@@ -47,7 +47,7 @@ export class TerminalOutputFeed {
     return this.#replay === null ? [] : this.#replay.map((chunk) => chunk.event)
   }
 
-  /** Keep the chunks pushed from now on for replay, until {@link TerminalOutputFeed.dropReplay}. */
+  /** Keep the chunks pushed from now on for replay, until `dropReplay`. */
   startReplay(): void {
     this.#replay = []
   }
