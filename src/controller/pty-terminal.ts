@@ -78,7 +78,8 @@ export type PtyTerminal = AsyncDisposable & {
    * the loop asks for the next one, so a slow `for await` pauses the process (above the high
    * watermark) with no ack code in the host. Ends after the last chunk before the exit. Every
    * iterator and every listener gets every chunk; the slowest active iterator sets the pace, and
-   * a `break` (or an aborted `signal`) releases that iterator's hold.
+   * a `break` (or an aborted `signal`) releases that iterator's hold. Opening an iterator opts the
+   * terminal into flow control (an acknowledgement of 0 chars).
    */
   output(options?: PtyTerminalOutputOptions): AsyncIterableIterator<string>
   /** Stop the terminal and wait for the verification (`stop()`); for `await using`. */
@@ -290,6 +291,9 @@ class TerminalHandle implements PtyTerminal {
   }
 
   output(options?: PtyTerminalOutputOptions): AsyncIterableIterator<string> {
+    // Why an empty ack: acknowledging is the controller's opt-in to flow control (where it engages
+    // only for consumers that acknowledge), so the iterator paces the process from its first chunk.
+    this.#acknowledge(0)
     return this.#feed.iterate(options)
   }
 

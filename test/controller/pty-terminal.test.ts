@@ -245,6 +245,17 @@ describe('PtyTerminal: output() drives flow control', () => {
     await h.run(h.controller.dispose())
   })
 
+  it('opening an iterator opts the terminal into flow control with an empty acknowledgement', async () => {
+    const h = createHarness()
+    const terminal = await h.controller.spawnTerminal({})
+    const acknowledge = vi.spyOn(h.controller, 'acknowledgeData')
+    terminal.onData(() => undefined)
+    expect(acknowledge).not.toHaveBeenCalled()
+    terminal.output()
+    expect(acknowledge.mock.calls).toEqual([[terminal.id, 0]])
+    await h.run(h.controller.dispose())
+  })
+
   it('an aborted signal ends the iteration and releases its hold', async () => {
     const h = createHarness()
     const terminal = await h.controller.spawnTerminal({})

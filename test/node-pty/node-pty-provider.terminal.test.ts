@@ -37,7 +37,7 @@ describe('terminal handles over real PTYs (node-pty)', () => {
     })
     const output = terminal.output()
     const received: string[] = []
-    // Two pulls: the second acknowledges the first chunk, so the consumer takes part in flow control.
+    // Two pulls, then the loop body is slow.
     for (let i = 0; i < 2; i += 1) {
       const next = await output.next()
       if (next.done === true) throw new Error('the output ended early')
