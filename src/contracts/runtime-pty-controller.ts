@@ -32,6 +32,8 @@ export type PtySpawnReply = {
 export type PtyStopAndWaitOptions = PtyWaitBudget & {
   /** Keep the provider's history of the PTY (for providers with persistent sessions). */
   keepHistory?: boolean
+  /** Give up waiting when aborted: the answer is then `false` (not verified). */
+  signal?: AbortSignal
 }
 
 /** A listing across hosts, with the hosts that answered. */

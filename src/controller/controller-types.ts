@@ -4,6 +4,8 @@ import type { ExecutionHostId, PtyIncarnationId } from '../contracts/index.js'
 export type PtyAttachOptions = {
   /** The host to attach on. Default `'local'`. */
   hostId?: ExecutionHostId
+  /** Give up waiting for the host when aborted: `attach` answers `false` and tracks nothing. */
+  signal?: AbortSignal
 }
 
 /** Write options beyond the contract's three arguments. */

@@ -14,6 +14,10 @@ export type PtyControllerSpawnEvent = {
   pid?: number
   /** True when the spawn attached to an existing process. */
   isReattach: boolean
+  /** The PTY's columns, as applied at spawn (what a terminal view is created with). */
+  cols: number
+  /** The PTY's rows, as applied at spawn. */
+  rows: number
 }
 
 /** Output of a PTY. Every `data` event of a PTY precedes its `exit` event; none follows it. */

@@ -46,6 +46,9 @@ export { PTY_LIVENESS_REASONS, type PtyLivenessReason } from './liveness-reasons
 export { EXITED_PTY_RECORDS_KEPT } from './pty-record.js'
 export type { PtyAttachOptions, PtyInspectOptions, PtyWriteOptions } from './controller-types.js'
 export { PtyController, createPtyController } from './pty-controller.js'
+export type { PtyTerminal } from './pty-terminal.js'
+export type { PtyTerminalOutputOptions } from './terminal-output.js'
+export type { DisposableUnsubscribe } from './disposable.js'
 export {
   LIST_PROCESSES_DEFAULT_DEADLINE_MS,
   STOP_DEFAULT_DEADLINE_MS,

@@ -70,6 +70,8 @@ import {
   type PtyRecord,
 } from './pty-record.js'
 import { verifyStop } from './verify-stop.js'
+import { PtyTerminalRegistry, type PtyTerminal } from './pty-terminal.js'
+import { ABORTED, assertAbortSignal, raceAbort } from './abort.js'
 import { LIST_PROCESSES_DEFAULT_DEADLINE_MS } from './stop-constants.js'
 
 /** Default PTY size when neither the spawn options nor the provider say (the usual VT100 size). */
@@ -102,6 +104,8 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
   readonly #timers: ControllerTimers
   readonly #held: InFlightEventBuffer
   #disposePromise: Promise<void> | undefined
+  /** Per-terminal handles; created on first use (`spawnTerminal`, `terminal`). */
+  #terminals: PtyTerminalRegistry | undefined
 
   /** Create a controller; prefer {@link createPtyController}. Throws a `TypeError` on bad options. */
   constructor(options: PtyControllerOptions) {
@@ -227,6 +231,8 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
         hostId: record.hostId,
         ...(record.pid === undefined ? {} : { pid: record.pid }),
         isReattach: result.isReattach === true,
+        cols: record.size.cols,
+        rows: record.size.rows,
       })
       this.#deliverHeld(early)
       return {
@@ -246,10 +252,13 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
    * Attach-only adoption of a live PTY the controller does not track yet. Never creates: the
    * provider is asked with `attachOnly`. `false` on any doubt (no such PTY, a different id in the
    * reply, a process that already exited, a failure). `true` at once for a PTY already tracked live.
+   * An aborted `signal` answers `false` at once; nothing is tracked then.
    */
   async attach(ptyId: string, options: PtyAttachOptions = {}): Promise<boolean> {
     this.#assertUsable('attach')
     assertPtyId(ptyId)
+    assertAbortSignal(options.signal)
+    if (options.signal?.aborted === true) return false
     const tracked = this.#records.get(ptyId)
     if (tracked !== undefined && tracked.state === 'live') return true
     const hostId = options.hostId ?? 'local'
@@ -257,8 +266,8 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
     if (provider === undefined) return false
     const inFlight = this.#held.begin()
     try {
-      const result = await provider.spawn({ sessionId: ptyId, attachOnly: true })
-      if (result.id !== ptyId || result.exitedBeforeSpawnReply === true || this.#disposePromise !== undefined) return false
+      const result = await raceAbort(Promise.resolve(provider.spawn({ sessionId: ptyId, attachOnly: true })), options.signal)
+      if (result === ABORTED || result.id !== ptyId || result.exitedBeforeSpawnReply === true || this.#disposePromise !== undefined) return false
       const current = this.#records.get(ptyId)
       // The process died after the host answered, and its exit was already published.
       if (current !== undefined && isExitedProcess(current, provider, { ...result, isReattach: true })) return false
@@ -292,6 +301,8 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
         hostId,
         ...(record.pid === undefined ? {} : { pid: record.pid }),
         isReattach: true,
+        cols: record.size.cols,
+        rows: record.size.rows,
       })
       this.#deliverHeld(early)
       return true
@@ -300,6 +311,39 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
     } finally {
       this.#held.end(inFlight.token)
     }
+  }
+
+  /**
+   * {@link PtyController.spawn}, answered with a {@link PtyTerminal} handle: one object per
+   * terminal, with its own events, `exited` promise, flow-controlled `output()` and
+   * `Symbol.asyncDispose`. Output delivered before the handle is returned is replayed to listeners
+   * and iterators that subscribe in the same turn.
+   *
+   * @throws what `spawn` throws.
+   */
+  async spawnTerminal(options: PtySpawnOptions): Promise<PtyTerminal> {
+    const terminals = this.#terminalRegistry()
+    const reply = await this.spawn(options)
+    const terminal = terminals.handleFor(reply.id)
+    if (terminal === null) throw new PtyControllerError('bookkeeping_failed', `PTY ${reply.id} was forgotten before its handle was made`)
+    return terminal
+  }
+
+  /**
+   * The handle of the incarnation tracked under `ptyId` (for example after `attach`): the same
+   * object on every call, until the id is respawned. `null` for an id the controller does not
+   * track, and for an exited PTY that had no handle before its exit.
+   */
+  terminal(ptyId: string): PtyTerminal | null {
+    this.#assertUsable('terminal')
+    assertPtyId(ptyId)
+    return this.#terminalRegistry().handleFor(ptyId)
+  }
+
+  #terminalRegistry(): PtyTerminalRegistry {
+    this.#assertUsable('spawnTerminal')
+    this.#terminals ??= new PtyTerminalRegistry(this, (ptyId) => this.#records.get(ptyId))
+    return this.#terminals
   }
 
   // ---------------------------------------------------------------------------------------------

@@ -255,7 +255,7 @@ describe('queries', () => {
     await expect(h.controller.attach(outside.id)).resolves.toBe(true)
     expect(h.events[0]).toEqual({
       type: 'spawn',
-      event: { ptyId: outside.id, incarnationId: outside.incarnationId, hostId: 'local', pid: outside.pid, isReattach: true },
+      event: { ptyId: outside.id, incarnationId: outside.incarnationId, hostId: 'local', pid: outside.pid, isReattach: true, cols: 80, rows: 24 },
     })
     h.provider.emitData(outside.id, 'hi')
     expect(h.data().map((event) => event.data)).toEqual(['hi'])

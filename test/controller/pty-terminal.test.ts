@@ -1,0 +1,348 @@
+import { describe, expect, it, vi } from 'vitest'
+import { STOP_UNCONFIRMED_AFTER_MS, createPtyController, type PtyControllerSpawnEvent } from '../../src/controller/index.js'
+import { createFakePtyProvider } from '../../src/testing/index.js'
+import { createHarness } from './controller-harness.js'
+
+const CHUNK = 'x'.repeat(1_000)
+
+/** Pull `count` chunks from an iterator (each pull acknowledges the chunk before it). */
+async function pull(iterator: AsyncIterator<string>, count: number): Promise<string[]> {
+  const chunks: string[] = []
+  for (let i = 0; i < count; i += 1) {
+    const result = await iterator.next()
+    if (result.done === true) break
+    chunks.push(result.value)
+  }
+  return chunks
+}
+
+describe('PtyTerminal: identity and size', () => {
+  it('carries the id, pid, incarnation, host and size, and follows resizes', async () => {
+    const h = createHarness()
+    const spawns: PtyControllerSpawnEvent[] = []
+    h.controller.on('spawn', (event) => spawns.push(event))
+    const terminal = await h.controller.spawnTerminal({ cols: 100, rows: 30 })
+    const pty = h.provider.getPty(terminal.id)
+    expect(terminal.pid).toBe(pty?.pid)
+    expect(terminal.incarnationId).toBe(pty?.incarnationId)
+    expect(terminal.hostId).toBe('local')
+    expect([terminal.cols, terminal.rows]).toEqual([100, 30])
+    expect(spawns).toEqual([expect.objectContaining({ ptyId: terminal.id, cols: 100, rows: 30 })])
+
+    expect(terminal.resize(120, 40)).toBe(true)
+    expect([terminal.cols, terminal.rows]).toEqual([120, 40])
+    h.controller.resize(terminal.id, 90, 20) // through the id-keyed API: the handle sees it too
+    expect([terminal.cols, terminal.rows]).toEqual([90, 20])
+    expect(h.controller.terminal(terminal.id)).toBe(terminal)
+    await h.run(h.controller.dispose())
+  })
+
+  it('answers null for an id the controller does not track', () => {
+    const h = createHarness()
+    expect(h.controller.terminal('nope')).toBeNull()
+    expect(() => h.controller.terminal('')).toThrow(/`ptyId`/)
+  })
+})
+
+describe('PtyTerminal: events fenced by incarnation', () => {
+  it('a respawn under the same id is a new handle; the old one hears nothing and reaches nothing', async () => {
+    const h = createHarness()
+    h.provider.scriptNextSpawn({ id: 'same' })
+    const first = await h.controller.spawnTerminal({})
+    const firstData = vi.fn()
+    const firstExit = vi.fn()
+    first.onData(firstData)
+    first.onExit(firstExit)
+    const firstOutput = first.output()
+
+    h.provider.scriptNextSpawn({ id: 'same' })
+    const second = await h.controller.spawnTerminal({})
+    expect(second).not.toBe(first)
+    expect(second.incarnationId).not.toBe(first.incarnationId)
+    expect(h.controller.terminal('same')).toBe(second)
+    const secondData = vi.fn()
+    second.onData(secondData)
+
+    h.provider.emitData('same', 'for the new process')
+    expect(secondData).toHaveBeenCalledWith(expect.objectContaining({ data: 'for the new process' }))
+    expect(firstData).not.toHaveBeenCalled()
+    await expect(firstOutput.next()).resolves.toEqual({ done: true, value: undefined })
+
+    // Nothing sent through the old handle reaches the new process.
+    expect(first.write('rm -rf build\r')).toBe(false)
+    expect(first.writeWithSettlement('x')).toEqual({ kind: 'refused', reason: 'stale_incarnation' })
+    expect(first.resize(10, 10)).toBe(false)
+    expect(first.kill()).toBe(false)
+    await expect(first.stop()).resolves.toBe(false)
+    expect(h.provider.getPty('same')?.writes).toEqual([])
+
+    // The old incarnation's late exit reaches neither handle.
+    const secondExit = vi.fn()
+    second.onExit(secondExit)
+    if (first.incarnationId === undefined) throw new Error('the fake attests incarnations')
+    h.provider.emitExit('same', { exitCode: 0, incarnationId: first.incarnationId })
+    expect(firstExit).not.toHaveBeenCalled()
+    expect(secondExit).not.toHaveBeenCalled()
+    expect(second.write('ls\r')).toBe(true)
+    await h.run(h.controller.dispose())
+  })
+
+  it('unsubscribes are disposable and idempotent', async () => {
+    const h = createHarness()
+    const terminal = await h.controller.spawnTerminal({})
+    const seen: string[] = []
+    {
+      using _sub = terminal.onData(({ data }) => seen.push(`scoped:${data}`))
+      h.provider.emitData(terminal.id, 'a')
+    }
+    const off = terminal.onData(({ data }) => seen.push(`manual:${data}`))
+    h.provider.emitData(terminal.id, 'b')
+    off()
+    off()
+    h.provider.emitData(terminal.id, 'c')
+    expect(seen).toEqual(['scoped:a', 'manual:b'])
+    await h.run(h.controller.dispose())
+  })
+
+  it('a listener that throws does not hide the chunk from the others; the controller reports it', async () => {
+    const h = createHarness()
+    const terminal = await h.controller.spawnTerminal({})
+    const other = vi.fn()
+    terminal.onData(() => {
+      throw new Error('boom')
+    })
+    terminal.onData(other)
+    h.provider.emitData(terminal.id, 'a')
+    expect(other).toHaveBeenCalledTimes(1)
+    expect(h.errors().map((error) => error.code)).toEqual(['listener_threw'])
+    await h.run(h.controller.dispose())
+  })
+})
+
+describe('PtyTerminal: exited', () => {
+  it('resolves with the cause of an exit that came before anyone awaited it', async () => {
+    const h = createHarness()
+    h.provider.scriptNextSpawn({ output: ['building…\r\n'], exit: { exitCode: 3 } })
+    const terminal = await h.controller.spawnTerminal({})
+    await h.settle() // the exit is delivered now, with nobody awaiting
+    expect(h.exits()).toHaveLength(1)
+    await expect(terminal.exited).resolves.toEqual({
+      ptyId: terminal.id,
+      incarnationId: terminal.incarnationId,
+      code: 3,
+      cause: { kind: 'exited', exitCode: 3 },
+    })
+    await expect(terminal.stop()).resolves.toBe(true) // already gone
+  })
+
+  it('resolves with unknown/stop_unverified when a stop is given up on', async () => {
+    const h = createHarness()
+    h.provider.scriptNextSpawn({ shutdown: 'never_confirm' })
+    const terminal = await h.controller.spawnTerminal({})
+    const onExit = vi.fn()
+    terminal.onExit(onExit)
+    expect(terminal.kill()).toBe(true)
+    h.clock.advance(STOP_UNCONFIRMED_AFTER_MS)
+    await h.settle()
+    const exit = await terminal.exited
+    expect(exit).toMatchObject({ code: -1, cause: { kind: 'unknown', reason: 'stop_unverified' } })
+    expect(onExit).toHaveBeenCalledWith(exit)
+    expect(h.provider.livePtyIds()).toEqual([terminal.id]) // not dead: unverified
+  })
+
+  it('is operator_close after stop(), which passes its options through to stopAndWait', async () => {
+    const h = createHarness()
+    const terminal = await h.controller.spawnTerminal({})
+    const stopAndWait = vi.spyOn(h.controller, 'stopAndWait')
+    const signal = new AbortController().signal
+    await expect(h.run(terminal.stop({ signal, keepHistory: true }))).resolves.toBe(true)
+    expect(stopAndWait).toHaveBeenCalledWith(terminal.id, { signal, keepHistory: true })
+    await expect(terminal.exited).resolves.toMatchObject({ cause: { kind: 'operator_close' } })
+    expect(h.provider.livePtyIds()).toEqual([])
+  })
+})
+
+describe('PtyTerminal: output delivered before the handle was handed over', () => {
+  it('replays it to subscribers of that turn, and only to them', async () => {
+    const h = createHarness()
+    h.provider.scriptNextSpawn({ hang: true })
+    const pending = h.controller.spawnTerminal({})
+    await h.settle()
+    const [id] = h.provider.livePtyIds()
+    if (id === undefined) throw new Error('the spawn did not reach the provider')
+    h.provider.emitData(id, '$ ') // the first prompt, while the spawn reply is in flight
+    h.provider.releaseSpawn(id)
+    const terminal = await pending
+
+    const listener = vi.fn()
+    terminal.onData(listener)
+    const output = terminal.output()
+    expect(listener).toHaveBeenCalledWith(expect.objectContaining({ data: '$ ' }))
+    h.provider.emitData(id, 'ls\r\n')
+    const late = vi.fn()
+    terminal.onData(late)
+    h.provider.emitData(id, 'done')
+    h.provider.emitExit(id, { exitCode: 0 })
+    const chunks: string[] = []
+    for await (const chunk of output) chunks.push(chunk)
+    expect(chunks).toEqual(['$ ', 'ls\r\n', 'done'])
+    expect(late.mock.calls.map(([event]) => event.data)).toEqual(['done'])
+  })
+})
+
+describe('PtyTerminal: output() drives flow control', () => {
+  it('a consumer that does not pull pauses the producer; pulling resumes it, with nothing lost', async () => {
+    const h = createHarness()
+    const terminal = await h.controller.spawnTerminal({})
+    const output = terminal.output()
+    for (let i = 0; i < 150; i += 1) h.provider.emitData(terminal.id, CHUNK)
+    expect(h.provider.getPty(terminal.id)?.paused).toBe(true)
+
+    const firstHalf = await pull(output, 60)
+    expect(h.provider.getPty(terminal.id)?.paused).toBe(true) // still far above the low watermark
+    const rest = await pull(output, 40)
+    expect(h.provider.getPty(terminal.id)?.paused).toBe(false) // acks brought it below
+    h.provider.emitExit(terminal.id, { exitCode: 0 })
+    const tail: string[] = []
+    for await (const chunk of output) tail.push(chunk)
+    expect([...firstHalf, ...rest, ...tail].join('')).toBe(CHUNK.repeat(150))
+    expect(h.provider.calls.filter((call) => call.method.endsWith('Producer')).map((call) => call.method)).toEqual([
+      'pauseProducer',
+      'resumeProducer',
+    ])
+  })
+
+  it('the slowest active iterator sets the pace; a break releases its hold', async () => {
+    const h = createHarness()
+    const terminal = await h.controller.spawnTerminal({})
+    const fast = terminal.output()
+    const slow = terminal.output()
+    const listener = vi.fn()
+    terminal.onData(listener)
+    for (let i = 0; i < 101; i += 1) h.provider.emitData(terminal.id, CHUNK)
+    expect(h.provider.getPty(terminal.id)?.paused).toBe(true)
+
+    expect((await pull(fast, 101)).join('')).toBe(CHUNK.repeat(101))
+    expect(await pull(fast, 0)).toEqual([])
+    void fast.next() // the fast consumer asks for more: it let go of all 101
+    expect(h.provider.getPty(terminal.id)?.paused).toBe(true) // the slow one still holds them
+    expect(listener).toHaveBeenCalledTimes(101) // and a listener got every chunk too
+
+    expect(await pull(slow, 2)).toEqual([CHUNK, CHUNK])
+    await slow.return?.()
+    expect(h.provider.getPty(terminal.id)?.paused).toBe(false)
+    expect(h.controller.getFlowControlState(terminal.id)?.unacknowledgedChars).toBe(0)
+    await h.run(h.controller.dispose())
+  })
+
+  it('a handle with listeners only acknowledges nothing (the host keeps its own acks)', async () => {
+    const h = createHarness()
+    const terminal = await h.controller.spawnTerminal({})
+    terminal.onData(() => undefined)
+    for (let i = 0; i < 3; i += 1) h.provider.emitData(terminal.id, CHUNK)
+    expect(h.controller.getFlowControlState(terminal.id)?.unacknowledgedChars).toBe(3 * CHUNK.length)
+    expect(h.provider.calls.filter((call) => call.method === 'acknowledgeData')).toEqual([])
+    await h.run(h.controller.dispose())
+  })
+
+  it('opening an iterator opts the terminal into flow control with an empty acknowledgement', async () => {
+    const h = createHarness()
+    const terminal = await h.controller.spawnTerminal({})
+    const acknowledge = vi.spyOn(h.controller, 'acknowledgeData')
+    terminal.onData(() => undefined)
+    expect(acknowledge).not.toHaveBeenCalled()
+    terminal.output()
+    expect(acknowledge.mock.calls).toEqual([[terminal.id, 0]])
+    await h.run(h.controller.dispose())
+  })
+
+  it('an aborted signal ends the iteration and releases its hold', async () => {
+    const h = createHarness()
+    const terminal = await h.controller.spawnTerminal({})
+    const abort = new AbortController()
+    const output = terminal.output({ signal: abort.signal })
+    h.provider.emitData(terminal.id, CHUNK)
+    expect(await pull(output, 1)).toEqual([CHUNK])
+    const waiting = output.next()
+    abort.abort()
+    await expect(waiting).resolves.toEqual({ done: true, value: undefined })
+    expect(h.controller.getFlowControlState(terminal.id)?.unacknowledgedChars).toBe(0)
+    const already = terminal.output({ signal: abort.signal })
+    await expect(already.next()).resolves.toEqual({ done: true, value: undefined })
+    await h.run(h.controller.dispose())
+  })
+
+  it('an iterator created after the exit ends at once', async () => {
+    const h = createHarness()
+    h.provider.scriptNextSpawn({ exit: { exitCode: 0 } })
+    const terminal = await h.controller.spawnTerminal({})
+    await h.settle()
+    await expect(terminal.output().next()).resolves.toEqual({ done: true, value: undefined })
+  })
+})
+
+describe('PtyTerminal: await using', () => {
+  it('stops the terminal (verified) at the end of the scope', async () => {
+    const provider = createFakePtyProvider()
+    const controller = createPtyController({ provider })
+    let id = ''
+    {
+      await using terminal = await controller.spawnTerminal({})
+      id = terminal.id
+      expect(provider.livePtyIds()).toEqual([id])
+    }
+    expect(provider.livePtyIds()).toEqual([])
+    expect(controller.hasPty(id)).toBe(false)
+    await controller.dispose()
+  })
+})
+
+describe('attach(id, { signal })', () => {
+  it('answers false at once for an aborted signal, and when the host never answers', async () => {
+    const provider = createFakePtyProvider()
+    const owner = createPtyController({ provider })
+    const { id } = await owner.spawn({})
+    let hung = 0
+    const hanging = new Proxy(provider, {
+      get(target, key) {
+        if (key === 'spawn') {
+          return () => {
+            hung += 1
+            return new Promise(() => undefined)
+          }
+        }
+        const value: unknown = Reflect.get(target, key)
+        return typeof value === 'function' ? value.bind(target) : value
+      },
+    })
+    const other = createPtyController({ provider: hanging })
+    await expect(other.attach(id, { signal: AbortSignal.abort() })).resolves.toBe(false)
+    expect(hung).toBe(0) // never asked
+
+    const abort = new AbortController()
+    const attached = other.attach(id, { signal: abort.signal })
+    abort.abort()
+    await expect(attached).resolves.toBe(false)
+    expect(hung).toBe(1)
+    expect(other.terminal(id)).toBeNull() // nothing is tracked
+    await expect(other.attach(id, { signal: 'soon' as unknown as AbortSignal })).rejects.toThrow(/`signal` option/)
+    await other.dispose()
+    await owner.dispose()
+  })
+
+  it('gives a handle for an attached PTY, which hears its output', async () => {
+    const provider = createFakePtyProvider()
+    const owner = createPtyController({ provider })
+    const { id } = await owner.spawn({ cols: 132, rows: 43 })
+    const other = createPtyController({ provider })
+    await expect(other.attach(id, { signal: new AbortController().signal })).resolves.toBe(true)
+    const terminal = other.terminal(id)
+    expect(terminal).toMatchObject({ id, cols: 132, rows: 43, pid: provider.getPty(id)?.pid })
+    const seen: string[] = []
+    terminal?.onData(({ data }) => seen.push(data))
+    provider.emitData(id, 'hello')
+    expect(seen).toEqual(['hello'])
+    await other.dispose()
+    await owner.dispose()
+  })
+})
