@@ -45,7 +45,10 @@ export default defineConfig({
     'testing/index': 'src/testing/index.ts',
   },
   format: ['esm', 'cjs'],
-  dts: true,
+  // typed-emitter is a dev dependency: its declarations (types only, no JS) are inlined into ours,
+  // so a consumer installs neither it nor its optional rxjs, and its CommonJS-style
+  // `export default` interface cannot turn into a namespace under NodeNext/Node16 ESM.
+  dts: { resolve: ['typed-emitter'] },
   sourcemap: true,
   clean: true,
   splitting: true,
@@ -53,7 +56,7 @@ export default defineConfig({
   target: 'node20',
   tsconfig: 'tsconfig.build.json',
   // Optional peers stay external: a consumer that never imports them never loads them.
-  external: ['node-pty', 'fast-check', 'typed-emitter'],
+  external: ['node-pty', 'fast-check'],
   // vitest is resolved by the plugin below (external for ESM, a stand-in for CJS), not by tsup.
   noExternal: ['vitest'],
   esbuildPlugins: [vitestIsEsmOnly],

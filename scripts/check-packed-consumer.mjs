@@ -11,13 +11,18 @@ import { fileURLToPath } from 'node:url'
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
 const work = fs.mkdtempSync(path.join(os.tmpdir(), 'ptykit-consumer-'))
 try {
-  const packed = execFileSync('npm', ['pack', '--json', '--pack-destination', work], { cwd: root, encoding: 'utf8' })
+  // `--ignore-scripts`: `dist` is built already (by `npm run build`, or by the `prepack` of the pack
+  // in check-consumer-types.mjs, which runs before this in `lint:package`); rebuilding costs ~15 s.
+  const packed = execFileSync('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', work], {
+    cwd: root,
+    encoding: 'utf8',
+  })
   const tarball = path.join(work, JSON.parse(packed)[0].filename)
   const pkgDir = path.join(work, 'node_modules', 'ptykit')
   fs.mkdirSync(pkgDir, { recursive: true })
   execFileSync('tar', ['-xzf', tarball, '-C', pkgDir, '--strip-components=1'])
-  // The optional peers ptykit/testing uses, and the one dependency — but never node-pty.
-  for (const dep of ['typed-emitter', 'fast-check', 'pure-rand', 'vitest']) {
+  // The optional peers ptykit/testing uses — but never node-pty. (ptykit has no dependencies.)
+  for (const dep of ['fast-check', 'pure-rand', 'vitest']) {
     const from = path.join(root, 'node_modules', dep)
     if (fs.existsSync(from)) fs.symlinkSync(from, path.join(work, 'node_modules', dep), 'dir')
   }

@@ -1,0 +1,203 @@
+#!/usr/bin/env node
+// Proves the published types work in every TypeScript setup a consumer has. It
+//
+// 1. packs the package with `npm pack` (its `prepack` script builds `dist` first: a marker file
+//    left in `dist` beforehand must be gone from the tarball) and checks the tarball has every file
+//    `exports` names;
+// 2. runs `attw` on the tarball, full profile (node10, node16 CJS and ESM, bundler);
+// 3. installs the tarball offline into an empty project and checks the install pulled in nothing
+//    else (no typed-emitter, no rxjs: the event-emitter types are inlined at build time);
+// 4. compiles, against the installed declarations, with `strict` and without `skipLibCheck`, under
+//    NodeNext (ESM), NodeNext (CJS), Node16 (ESM), Bundler, and Node10 (CJS):
+//    - every ```ts (or ```typescript) fence of README.md and docs/getting-started.md, each as its
+//      own module. Names a fence uses without defining come from `consumer-types/doc-context.ts`
+//      (the reader's context: `controller`, `id`, `terminalView`…). A fence's body is wrapped in an
+//      async function (imports stay at the top), so top-level `await` also compiles as CommonJS.
+//      A fence opts out with a `<!-- not-compiled -->` line right before it, or `// @noCompile`
+//      as its first line — for a fragment that is not meant to compile (say why next to it);
+//    - `consumer-types/event-payloads.ts`: the event payload types (`@ts-expect-error` on wrong
+//      fields, so a listener parameter that became `any` fails).
+//
+// Offline after `npm ci`: typescript, @types/node, vitest and fast-check come from this repository's
+// node_modules (symlinked into the fixture). Run it alone with `node scripts/check-consumer-types.mjs`;
+// with PTYKIT_KEEP_FIXTURE=1 it keeps its fixture project (for `npx tsc -p <setting dir>`).
+import { execFileSync } from 'node:child_process'
+import fs from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { contextNames, extractSamples, sampleModule } from './consumer-types/doc-samples.mjs'
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
+const fixtureSources = path.join(root, 'scripts', 'consumer-types')
+const SAMPLE_DOCS = ['README.md', 'docs/getting-started.md']
+const STALE_MARKER = 'STALE-BUILD-MARKER.txt'
+
+/** The settings: a directory each, with its own package.json `type` and tsconfig. */
+const SETTINGS = [
+  { name: 'nodenext-esm', type: 'module', module: 'NodeNext', moduleResolution: 'NodeNext' },
+  { name: 'nodenext-cjs', type: 'commonjs', module: 'NodeNext', moduleResolution: 'NodeNext' },
+  { name: 'node16-esm', type: 'module', module: 'Node16', moduleResolution: 'Node16' },
+  { name: 'bundler', type: 'module', module: 'ESNext', moduleResolution: 'Bundler' },
+  // The default of `"module": "CommonJS"`: no `exports` support; `typesVersions` maps the subpaths.
+  // vitest and fast-check publish no types Node10 can resolve, so samples importing them (directly
+  // or through ptykit/testing) are not compiled here.
+  {
+    name: 'node10-cjs',
+    type: 'commonjs',
+    module: 'CommonJS',
+    moduleResolution: 'Node10',
+    skipSamplesImporting: ['vitest', 'fast-check', 'ptykit/testing'],
+  },
+]
+
+class CheckFailure extends Error {}
+
+const run = (command, args, options = {}) =>
+  execFileSync(command, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], ...options })
+
+/** `npm pack`, whose `prepack` must rebuild `dist`; returns the tarball path and its file list. */
+function packFreshTarball(work) {
+  const distDir = path.join(root, 'dist')
+  fs.mkdirSync(distDir, { recursive: true })
+  const marker = path.join(distDir, STALE_MARKER)
+  fs.writeFileSync(marker, 'written before `npm pack`; a build during prepack removes it\n')
+  try {
+    // Not `--json`: the prepack build's output shares npm's stdout.
+    const destination = fs.mkdtempSync(path.join(work, 'pack-'))
+    run('npm', ['pack', '--pack-destination', destination], { cwd: root })
+    const [filename] = fs.readdirSync(destination).filter((name) => name.endsWith('.tgz'))
+    if (!filename) throw new CheckFailure('`npm pack` wrote no tarball')
+    const tarball = path.join(destination, filename)
+    const files = new Set(run('tar', ['-tzf', tarball]).split('\n').map((entry) => entry.replace(/^package\//, '')))
+    if (files.has(`dist/${STALE_MARKER}`)) {
+      throw new CheckFailure('`npm pack` packed the dist it found instead of building it: add `"prepack": "npm run build"`')
+    }
+    const manifest = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8'))
+    const missing = exportTargets(manifest.exports).filter((target) => !files.has(target.replace(/^\.\//, '')))
+    if (missing.length) throw new CheckFailure(`the tarball lacks files that "exports" names: ${missing.join(', ')}`)
+    return tarball
+  } finally {
+    fs.rmSync(marker, { force: true })
+  }
+}
+
+function exportTargets(value) {
+  if (typeof value === 'string') return value.endsWith('package.json') ? [] : [value]
+  return Object.values(value ?? {}).flatMap(exportTargets)
+}
+
+/** Installs the tarball into `dir` offline; it must bring nothing but itself. */
+function installTarball(dir, tarball) {
+  fs.writeFileSync(path.join(dir, 'package.json'), '{ "name": "consumer", "private": true }\n')
+  run('npm', ['install', '--offline', '--no-save', '--no-package-lock', '--no-audit', '--no-fund', '--ignore-scripts', tarball], {
+    cwd: dir,
+  })
+  const installed = fs
+    .readdirSync(path.join(dir, 'node_modules'))
+    .filter((entry) => !entry.startsWith('.'))
+    .flatMap((entry) =>
+      entry.startsWith('@') ? fs.readdirSync(path.join(dir, 'node_modules', entry)).map((e) => `${entry}/${e}`) : [entry],
+    )
+  const extra = installed.filter((name) => name !== 'ptykit')
+  if (extra.length) {
+    throw new CheckFailure(`\`npm install ptykit\` also installs ${extra.join(', ')}; a consumer must get ptykit alone`)
+  }
+  // What a consumer of these entries has anyway: Node's types, and the optional peers of ptykit/testing.
+  for (const dep of ['@types/node', 'vitest', 'fast-check']) {
+    const from = path.join(root, 'node_modules', dep)
+    if (!fs.existsSync(from)) throw new CheckFailure(`${dep} is missing from ${root}/node_modules: run \`npm ci\``)
+    fs.mkdirSync(path.dirname(path.join(dir, 'node_modules', dep)), { recursive: true })
+    fs.symlinkSync(from, path.join(dir, 'node_modules', dep), 'dir')
+  }
+  return installed
+}
+
+function writeSetting(dir, setting, modules) {
+  fs.mkdirSync(dir)
+  fs.writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ name: setting.name, private: true, type: setting.type }))
+  const compilerOptions = {
+    strict: true,
+    skipLibCheck: false,
+    noEmit: true,
+    target: 'ES2022',
+    lib: ['ES2023'],
+    types: ['node'],
+    module: setting.module,
+    moduleResolution: setting.moduleResolution,
+  }
+  fs.writeFileSync(path.join(dir, 'tsconfig.json'), JSON.stringify({ compilerOptions, include: ['*.ts'] }, null, 2))
+  for (const name of ['doc-context.ts', 'event-payloads.ts']) fs.copyFileSync(path.join(fixtureSources, name), path.join(dir, name))
+  for (const [name, module] of modules) {
+    if (module.specifiers.some((specifier) => setting.skipSamplesImporting?.includes(specifier))) continue
+    fs.writeFileSync(path.join(dir, name), module.text)
+  }
+}
+
+/** Runs the repository's tsc on one setting; returns its errors with sample lines mapped to the docs. */
+function typeCheck(dir, setting, modules) {
+  const tsc = path.join(root, 'node_modules', 'typescript', 'bin', 'tsc')
+  try {
+    run(process.execPath, [tsc, '-p', dir, '--pretty', 'false'], { cwd: dir })
+    return []
+  } catch (error) {
+    const output = `${error.stdout ?? ''}${error.stderr ?? ''}`.trim()
+    if (!output) throw error
+    return output.split('\n').map((message) => {
+      const at = /^([^(]+)\((\d+),(\d+)\)/.exec(message)
+      const module = at && modules.get(path.basename(at[1]))
+      const docLine = module?.origin[Number(at[2]) - 1]
+      const where = docLine ? `${module.doc}:${docLine}` : ''
+      return `  [${setting.name}] ${where ? `${where}: ` : ''}${message}`
+    })
+  }
+}
+
+const work = fs.mkdtempSync(path.join(os.tmpdir(), 'ptykit-consumer-types-'))
+try {
+  const tarball = packFreshTarball(work)
+  try {
+    run(path.join(root, 'node_modules', '.bin', 'attw'), [tarball, '--format', 'table-flipped'])
+  } catch (error) {
+    throw new CheckFailure(`attw found problems in the packed types:\n${error.stdout ?? ''}${error.stderr ?? ''}`)
+  }
+
+  const project = path.join(work, 'consumer')
+  fs.mkdirSync(project)
+  installTarball(project, tarball)
+
+  const context = contextNames(path.join(fixtureSources, 'doc-context.ts'))
+  const modules = new Map()
+  const skipped = []
+  for (const doc of SAMPLE_DOCS) {
+    const extracted = extractSamples(fs.readFileSync(path.join(root, doc), 'utf8'), doc)
+    skipped.push(...extracted.skipped)
+    extracted.samples.forEach((sample, n) => {
+      const name = `sample-${path.basename(doc, '.md').toLowerCase()}-${n + 1}.ts`
+      modules.set(name, { doc: sample.doc, ...sampleModule(sample, context) })
+    })
+  }
+  if (modules.size === 0) throw new CheckFailure(`no \`\`\`ts fences found in ${SAMPLE_DOCS.join(', ')}`)
+
+  const errors = []
+  for (const setting of SETTINGS) {
+    const dir = path.join(project, setting.name)
+    writeSetting(dir, setting, modules)
+    errors.push(...typeCheck(dir, setting, modules))
+  }
+  if (errors.length) {
+    throw new CheckFailure(`the packed types do not compile for a consumer:\n${errors.join('\n')}`)
+  }
+  const skippedNote = skipped.length ? `; not compiled by request: ${skipped.join(', ')}` : ''
+  console.log(
+    `check-consumer-types: OK (prepack built dist; attw clean; installs alone; ${modules.size} doc samples + event payloads ` +
+      `compile strict without skipLibCheck under ${SETTINGS.map((s) => s.name).join(', ')}${skippedNote})`,
+  )
+} catch (error) {
+  const detail = error instanceof CheckFailure ? error.message : `${error.stderr ?? ''}${error.stdout ?? ''}${error.stack}`
+  console.error(`check-consumer-types: FAILED\n${detail}`)
+  process.exitCode = 1
+} finally {
+  if (process.env.PTYKIT_KEEP_FIXTURE) console.error(`check-consumer-types: the fixture is kept in ${work}`)
+  else fs.rmSync(work, { recursive: true, force: true })
+}
