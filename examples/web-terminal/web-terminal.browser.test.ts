@@ -37,7 +37,7 @@ beforeAll(async () => {
   page = await browser.newPage({ viewport: { width: 1000, height: 600 } })
   await page.goto(server.url)
   await page.waitForSelector('body[data-connection="open"]')
-}, 30_000)
+}, 60_000)
 
 /** Open a terminal from the page's toolbar (a shell, or `command`) and answer its id once it is shown. */
 async function openTerminal(command = ''): Promise<string> {
