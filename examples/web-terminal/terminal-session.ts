@@ -158,6 +158,11 @@ export class TerminalSession {
     return verified
   }
 
+  /** Resolves once the mirror parsed every output so far and coalesced output went out (for tests). */
+  settled(): Promise<void> {
+    return new Promise((resolve) => this.#mirror.write('', () => setImmediate(resolve)))
+  }
+
   /** Forget the terminal without stopping it (server shutdown: the controller stops every PTY). */
   dispose(): void {
     this.#viewer = undefined
