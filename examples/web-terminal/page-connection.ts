@@ -1,0 +1,96 @@
+// One page's WebSocket, after it passed the access check. When the page asks (`attach`, sent on
+// connect) it takes over every terminal — that is how a reload re-attaches; then it carries the
+// page's requests to the terminals and their output back.
+//
+// A frame that fails validation closes THIS socket (1008) and nothing else: its terminals keep
+// running and are acknowledged by the server until a page attaches again.
+import type { WebSocket } from 'ws'
+import {
+  PROTOCOL_VIOLATION_CLOSE_CODE,
+  parseClientMessage,
+  WebTerminalProtocolError,
+  type ClientMessage,
+  type ServerMessage,
+} from './protocol.js'
+import type { TerminalRegistry } from './server.js'
+import type { TerminalViewer } from './terminal-session.js'
+
+/** A page connected over one WebSocket. */
+export class PageConnection implements TerminalViewer {
+  #socket: WebSocket
+  #registry: TerminalRegistry
+  #log: (line: string) => void
+
+  constructor(socket: WebSocket, registry: TerminalRegistry, log: (line: string) => void) {
+    this.#socket = socket
+    this.#registry = registry
+    this.#log = log
+    socket.on('message', (frame, isBinary) => this.#receive(frame, isBinary))
+    socket.on('close', () => {
+      for (const session of registry.sessions.values()) session.detach(this)
+    })
+    // A socket error (a frame over maxPayload, a broken connection) ends this socket only.
+    socket.on('error', (error) => log(`web-terminal: socket error: ${error.message}`))
+  }
+
+  /** Send one message, if the socket is still open. */
+  send(message: ServerMessage): void {
+    if (this.#socket.readyState === this.#socket.OPEN) this.#socket.send(JSON.stringify(message))
+  }
+
+  /** Drop the connection at once (server shutdown). */
+  terminate(): void {
+    this.#socket.terminate()
+  }
+
+  #receive(frame: unknown, isBinary: boolean): void {
+    let message: ClientMessage
+    try {
+      if (isBinary) throw new WebTerminalProtocolError('binary frame')
+      message = parseClientMessage(String(frame))
+    } catch (error) {
+      if (!(error instanceof WebTerminalProtocolError)) throw error
+      this.#log(`web-terminal: closing a socket: ${error.message}`)
+      this.#socket.close(PROTOCOL_VIOLATION_CLOSE_CODE, 'malformed message')
+      return
+    }
+    this.#handle(message)
+  }
+
+  #handle(message: ClientMessage): void {
+    if (message.type === 'attach') {
+      for (const session of this.#registry.sessions.values()) session.attach(this, false)
+      return
+    }
+    if (message.type === 'open') {
+      this.#registry.open(message).then(
+        (session) => session.attach(this, true),
+        (error: unknown) => this.send({ type: 'error', message: `could not open a terminal: ${String(error)}` }),
+      )
+      return
+    }
+    // An id that is not (or no longer) a terminal is not malformed: keys and acks race a close.
+    const session = this.#registry.sessions.get(message.id)
+    switch (message.type) {
+      case 'input':
+        session?.input(this, message.data, message.kind)
+        return
+      case 'resize':
+        session?.resize(this, message.cols, message.rows)
+        return
+      case 'ack':
+        session?.acknowledge(this, message.chars)
+        return
+      case 'close':
+        if (session === undefined) {
+          this.send({ type: 'closed', id: message.id, verified: false })
+          return
+        }
+        this.#registry.close(message.id).then(
+          (verified) => this.send({ type: 'closed', id: message.id, verified }),
+          (error: unknown) => this.send({ type: 'error', message: `could not close ${message.id}: ${String(error)}` }),
+        )
+        return
+    }
+  }
+}

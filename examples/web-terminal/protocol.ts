@@ -1,0 +1,176 @@
+// The web terminal's wire protocol: JSON text frames over one WebSocket per page.
+//
+// Shared by the server (which validates every client frame with `parseClientMessage`) and the page
+// (which imports only the types). A frame that is too large, not JSON, not an object of a known
+// `type`, or carries a field of the wrong shape is a protocol violation: the server closes that
+// socket — and only that socket — with `PROTOCOL_VIOLATION_CLOSE_CODE`.
+
+/** The largest client frame the server reads, in bytes. Keys and pastes fit; anything bigger is not a terminal's input. */
+export const MAX_CLIENT_MESSAGE_BYTES = 64 * 1024
+
+/** The largest terminal the page may ask for; a bigger size is a bug or an attack, not a window. */
+export const MAX_TERMINAL_COLS = 1_000
+
+/** See {@link MAX_TERMINAL_COLS}. */
+export const MAX_TERMINAL_ROWS = 500
+
+/** The longest command the page may ask the server to run in a new terminal. */
+export const MAX_COMMAND_LENGTH = 4_096
+
+/** WebSocket close code the server uses for a malformed frame (1008: policy violation). */
+export const PROTOCOL_VIOLATION_CLOSE_CODE = 1008
+
+/**
+ * The input kinds a page may claim. `driving` is a person typing; `query-reply` is xterm.js
+ * answering a terminal query. `launch` is the server's own startup input and is refused from a page.
+ */
+export const PAGE_INPUT_KINDS = ['driving', 'query-reply'] as const
+
+/** An input kind a page may send. */
+export type PageInputKind = (typeof PAGE_INPUT_KINDS)[number]
+
+/** What the page sends. */
+export type ClientMessage =
+  /** Show this page every terminal, taking each from any page that showed it (sent once, on connect). */
+  | { type: 'attach' }
+  /** Open a terminal: the user's shell, or `sh -c command` when a command is given. */
+  | { type: 'open'; cols: number; rows: number; command?: string }
+  /** Keys (or a query reply) for a terminal. */
+  | { type: 'input'; id: string; data: string; kind: PageInputKind }
+  /** The terminal's container changed size. */
+  | { type: 'resize'; id: string; cols: number; rows: number }
+  /** xterm.js finished parsing `chars` more characters of this terminal's output. */
+  | { type: 'ack'; id: string; chars: number }
+  /** The user closed the tab: stop the process and forget the terminal. */
+  | { type: 'close'; id: string }
+
+/** How a terminal stands, as the page shows it. */
+export type TerminalStatus =
+  | { state: 'live' }
+  /** The process ended; `description` is `describeTerminalExitCause(cause)`. */
+  | { state: 'ended'; kind: string; description: string }
+
+/** What the server sends. */
+export type ServerMessage =
+  /**
+   * A terminal is now shown by this page: a new one (`opened: true`) or, after a reload, one that
+   * was already running. `snapshot` repaints its current screen; output continues right after it.
+   */
+  | {
+      type: 'attached'
+      id: string
+      title: string
+      cols: number
+      rows: number
+      snapshot: string
+      status: TerminalStatus
+      opened: boolean
+    }
+  /** Output, in order; the page acknowledges it once xterm.js has parsed it. */
+  | { type: 'output'; id: string; data: string }
+  /** The process ended. Sent after every byte of its output. */
+  | { type: 'exit'; id: string; status: TerminalStatus & { state: 'ended' } }
+  /** The tab's terminal was stopped (`verified`: the stop was proven) and forgotten. */
+  | { type: 'closed'; id: string; verified: boolean }
+  /** Another page took this terminal over; this page no longer receives its output. */
+  | { type: 'detached'; id: string }
+  /** A request failed (for example a spawn); the socket stays open. */
+  | { type: 'error'; message: string }
+
+/** A client frame the server refuses; the message says what was wrong, never echoing the frame. */
+export class WebTerminalProtocolError extends Error {
+  override readonly name = 'WebTerminalProtocolError'
+}
+
+/**
+ * Validate one client frame. Throws {@link WebTerminalProtocolError} naming the field and what was
+ * expected; the caller closes the socket. Unknown extra fields are refused too: a page built from
+ * this protocol never sends them.
+ */
+export function parseClientMessage(frame: string): ClientMessage {
+  if (frame.length > MAX_CLIENT_MESSAGE_BYTES) {
+    throw new WebTerminalProtocolError(`frame of ${frame.length} chars exceeds ${MAX_CLIENT_MESSAGE_BYTES}`)
+  }
+  let value: unknown
+  try {
+    value = JSON.parse(frame)
+  } catch {
+    throw new WebTerminalProtocolError('frame is not JSON')
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new WebTerminalProtocolError('frame is not a JSON object')
+  }
+  const message = value as Record<string, unknown>
+  switch (message['type']) {
+    case 'attach':
+      expectKeys(message, ['type'])
+      return { type: 'attach' }
+    case 'open': {
+      expectKeys(message, ['type', 'cols', 'rows'], ['command'])
+      const command = message['command']
+      if (command !== undefined && (typeof command !== 'string' || command.length === 0 || command.length > MAX_COMMAND_LENGTH)) {
+        throw new WebTerminalProtocolError(`open.command must be a non-empty string of at most ${MAX_COMMAND_LENGTH} chars`)
+      }
+      const size = { cols: dimension(message, 'cols', MAX_TERMINAL_COLS), rows: dimension(message, 'rows', MAX_TERMINAL_ROWS) }
+      return command === undefined ? { type: 'open', ...size } : { type: 'open', ...size, command }
+    }
+    case 'input': {
+      expectKeys(message, ['type', 'id', 'data', 'kind'])
+      const kind = message['kind']
+      if (!PAGE_INPUT_KINDS.includes(kind as PageInputKind)) {
+        throw new WebTerminalProtocolError(`input.kind must be one of ${PAGE_INPUT_KINDS.join(', ')}`)
+      }
+      if (typeof message['data'] !== 'string') throw new WebTerminalProtocolError('input.data must be a string')
+      return { type: 'input', id: terminalId(message), data: message['data'], kind: kind as PageInputKind }
+    }
+    case 'resize':
+      expectKeys(message, ['type', 'id', 'cols', 'rows'])
+      return {
+        type: 'resize',
+        id: terminalId(message),
+        cols: dimension(message, 'cols', MAX_TERMINAL_COLS),
+        rows: dimension(message, 'rows', MAX_TERMINAL_ROWS),
+      }
+    case 'ack': {
+      expectKeys(message, ['type', 'id', 'chars'])
+      const chars = message['chars']
+      if (typeof chars !== 'number' || !Number.isSafeInteger(chars) || chars < 0) {
+        throw new WebTerminalProtocolError('ack.chars must be a non-negative integer')
+      }
+      return { type: 'ack', id: terminalId(message), chars }
+    }
+    case 'close':
+      expectKeys(message, ['type', 'id'])
+      return { type: 'close', id: terminalId(message) }
+    default:
+      throw new WebTerminalProtocolError('frame has no known type')
+  }
+}
+
+function expectKeys(message: Record<string, unknown>, required: string[], optional: string[] = []): void {
+  for (const key of required) {
+    if (!(key in message)) throw new WebTerminalProtocolError(`${String(message['type'])} frame lacks ${key}`)
+  }
+  for (const key of Object.keys(message)) {
+    if (!required.includes(key) && !optional.includes(key)) {
+      throw new WebTerminalProtocolError(`${String(message['type'])} frame has an unknown field`)
+    }
+  }
+}
+
+function terminalId(message: Record<string, unknown>): string {
+  const id = message['id']
+  // Ids are the controller's (UUIDs); a bound keeps a hostile frame from smuggling a huge key.
+  if (typeof id !== 'string' || id.length === 0 || id.length > 128) {
+    throw new WebTerminalProtocolError(`${String(message['type'])}.id must be a non-empty string of at most 128 chars`)
+  }
+  return id
+}
+
+function dimension(message: Record<string, unknown>, key: 'cols' | 'rows', max: number): number {
+  const value = message[key]
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > max) {
+    throw new WebTerminalProtocolError(`${String(message['type'])}.${key} must be an integer from 1 to ${max}`)
+  }
+  return value
+}

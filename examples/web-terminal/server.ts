@@ -1,0 +1,225 @@
+// The web terminal's server: serves one page (xterm.js, bundled with esbuild at start) and drives
+// real PTYs for it over a WebSocket, through ptykit's default controller and the node-pty provider.
+//
+//   npm run example:web        (see main.ts; prints the URL with its token)
+//
+// Terminals belong to the server, not to a page: a reload (or a second window) re-attaches to every
+// terminal still known, repainting each one's current screen from the server's headless mirror.
+import { readFile } from 'node:fs/promises'
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
+import { createRequire } from 'node:module'
+import type { AddressInfo, Socket } from 'node:net'
+import { fileURLToPath } from 'node:url'
+import { build, stop as stopEsbuild } from 'esbuild'
+import { createPtyController } from 'ptykit/controller'
+import { describeTerminalExitCause } from 'ptykit/exit-cause'
+import { createNodePtyProvider } from 'ptykit/node-pty'
+import { WebSocketServer, type WebSocket } from 'ws'
+import { checkUpgradeAccess, createAccessToken } from './access.js'
+import { MAX_CLIENT_MESSAGE_BYTES, type ServerMessage, type TerminalStatus } from './protocol.js'
+import { PageConnection } from './page-connection.js'
+import { TerminalSession } from './terminal-session.js'
+
+/** The only interface the server listens on: a terminal server must not be reachable from the network. */
+export const LOOPBACK_HOST = '127.0.0.1'
+
+/** The path of the WebSocket endpoint. */
+export const WEBSOCKET_PATH = '/ws'
+
+/** Options of {@link startWebTerminalServer}. */
+export type WebTerminalServerOptions = {
+  /** TCP port on 127.0.0.1; default 0 (any free port). */
+  port?: number
+  /** The access token; default: 256 random bits. Pass one only in tests that need to know it. */
+  token?: string
+  /** The shell a terminal without a command runs; default `$SHELL`, else `/bin/sh`. */
+  shell?: string
+  /** Working directory of new terminals; default the server's. */
+  cwd?: string
+  /** Extra environment of new terminals. */
+  env?: Record<string, string>
+  /** Where refused connections and faults are reported; default `console.error`. */
+  log?: (line: string) => void
+}
+
+/** A running web terminal server. */
+export type WebTerminalServer = {
+  /** The page's URL, token included: whoever has it has a shell. */
+  url: string
+  /** `http://127.0.0.1:<port>`: the only origin whose page may connect. */
+  origin: string
+  /** The access token every WebSocket must present. */
+  token: string
+  /** Stop every terminal (verified stops), close every socket and the HTTP server. */
+  close(): Promise<void>
+}
+
+/** The registry of terminals the pages share. */
+export type TerminalRegistry = {
+  /** Every terminal not closed yet, in the order they were opened. */
+  sessions: Map<string, TerminalSession>
+  /** Open a terminal; rejects when the spawn fails. */
+  open(request: { cols: number; rows: number; command?: string }): Promise<TerminalSession>
+  /** Stop a terminal with a verified stop and forget it. */
+  close(id: string): Promise<boolean>
+}
+
+const here = (path: string): string => fileURLToPath(new URL(path, import.meta.url))
+
+/** Start the server on 127.0.0.1; resolves once it listens and the page is bundled. */
+export async function startWebTerminalServer(options: WebTerminalServerOptions = {}): Promise<WebTerminalServer> {
+  const log = options.log ?? ((line: string) => console.error(line))
+  const token = options.token ?? createAccessToken()
+  const assets = await bundlePage()
+
+  const provider = createNodePtyProvider()
+  const controller = createPtyController({ provider })
+  controller.on('error', (error) => log(`controller: ${error.code}: ${error.message}`))
+  const registry = createTerminalRegistry(controller, options)
+
+  const http = createServer((request, response) => serveAsset(assets, request, response, origin))
+  const sockets = new WebSocketServer({ noServer: true, maxPayload: MAX_CLIENT_MESSAGE_BYTES })
+  const connections = new Set<PageConnection>()
+  http.on('upgrade', (request: IncomingMessage, socket: Socket, head: Buffer) => {
+    const refusal = checkUpgradeAccess(request, { origin, path: WEBSOCKET_PATH, token })
+    if (refusal !== undefined) {
+      log(`web-terminal: refused a WebSocket: ${refusal.reason}`)
+      socket.end(`HTTP/1.1 ${refusal.status} ${refusal.status === 401 ? 'Unauthorized' : 'Forbidden'}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`)
+      return
+    }
+    sockets.handleUpgrade(request, socket, head, (webSocket: WebSocket) => {
+      const connection = new PageConnection(webSocket, registry, log)
+      connections.add(connection)
+      webSocket.on('close', () => connections.delete(connection))
+    })
+  })
+
+  await new Promise<void>((resolve, reject) => {
+    http.once('error', reject)
+    http.listen(options.port ?? 0, LOOPBACK_HOST, () => resolve())
+  })
+  const { port } = http.address() as AddressInfo
+  const origin = `http://${LOOPBACK_HOST}:${port}`
+
+  let closing: Promise<void> | undefined
+  return {
+    url: `${origin}/?token=${token}`,
+    origin,
+    token,
+    close: () =>
+      (closing ??= (async () => {
+        for (const connection of connections) connection.terminate()
+        sockets.close()
+        await new Promise<void>((resolve) => http.close(() => resolve()))
+        for (const session of registry.sessions.values()) session.dispose()
+        await controller.dispose() // stops every PTY it still owns, each a verified stop
+        await provider.dispose()
+      })()),
+  }
+}
+
+function createTerminalRegistry(
+  controller: ReturnType<typeof createPtyController>,
+  options: WebTerminalServerOptions,
+): TerminalRegistry {
+  const sessions = new Map<string, TerminalSession>()
+  // Output can arrive before `spawn` resolves (the controller delivers held output right after its
+  // `spawn` event): keep it until the session exists.
+  const early = new Map<string, string[]>()
+  controller.on('spawn', ({ ptyId }) => early.set(ptyId, []))
+  controller.on('data', ({ ptyId, data }) => {
+    const session = sessions.get(ptyId)
+    if (session !== undefined) session.output(data)
+    else early.get(ptyId)?.push(data)
+  })
+  controller.on('exit', ({ ptyId, cause }) => {
+    early.delete(ptyId)
+    const status: TerminalStatus & { state: 'ended' } = {
+      state: 'ended',
+      kind: cause.kind,
+      description: describeTerminalExitCause(cause),
+    }
+    sessions.get(ptyId)?.exited(status)
+  })
+
+  const shell = options.shell ?? process.env['SHELL'] ?? '/bin/sh'
+  return {
+    sessions,
+    async open({ cols, rows, command }) {
+      const { id } = await controller.spawn({
+        file: command === undefined ? shell : '/bin/sh',
+        args: command === undefined ? [] : ['-c', command],
+        cols,
+        rows,
+        ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
+        env: { TERM: 'xterm-256color', COLORTERM: 'truecolor', ...options.env },
+      })
+      const session = new TerminalSession(controller, id, command ?? shell, cols, rows)
+      sessions.set(id, session)
+      for (const data of early.get(id) ?? []) session.output(data)
+      early.delete(id)
+      return session
+    },
+    async close(id) {
+      const session = sessions.get(id)
+      if (session === undefined) return false
+      sessions.delete(id)
+      return session.stop()
+    },
+  }
+}
+
+type PageAssets = Map<string, { type: string; body: string }>
+
+/** Bundle the page with esbuild (in memory) and load its static files. */
+async function bundlePage(): Promise<PageAssets> {
+  const require = createRequire(import.meta.url)
+  const result = await build({
+    entryPoints: [here('./page/main.ts')],
+    bundle: true,
+    write: false,
+    format: 'iife',
+    platform: 'browser',
+    target: 'chrome110',
+    tsconfig: here('./page/tsconfig.json'),
+    logLevel: 'silent',
+  })
+  // The page is bundled once: end esbuild's service process now rather than leave it running.
+  await stopEsbuild()
+  const script = result.outputFiles[0]?.text ?? ''
+  const [html, style, xtermStyle] = await Promise.all([
+    readFile(here('./page/index.html'), 'utf8'),
+    readFile(here('./page/style.css'), 'utf8'),
+    readFile(require.resolve('@xterm/xterm/css/xterm.css'), 'utf8'),
+  ])
+  return new Map([
+    ['/', { type: 'text/html; charset=utf-8', body: html }],
+    ['/app.js', { type: 'text/javascript; charset=utf-8', body: script }],
+    ['/style.css', { type: 'text/css; charset=utf-8', body: style }],
+    ['/xterm.css', { type: 'text/css; charset=utf-8', body: xtermStyle }],
+  ])
+}
+
+function serveAsset(assets: PageAssets, request: IncomingMessage, response: ServerResponse, origin: string): void {
+  const path = new URL(request.url ?? '/', origin).pathname
+  const asset = request.method === 'GET' ? assets.get(path) : undefined
+  if (asset === undefined || `http://${request.headers.host ?? ''}` !== origin) {
+    response.writeHead(404).end()
+    return
+  }
+  response.writeHead(200, {
+    'content-type': asset.type,
+    'cache-control': 'no-store',
+    // The token is in the page's URL: never send it on as a referrer.
+    'referrer-policy': 'no-referrer',
+    'x-content-type-options': 'nosniff',
+    // xterm.js sets inline styles; nothing else is inline, and the page talks only to this server.
+    'content-security-policy': `default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; connect-src ${origin.replace('http', 'ws')}; frame-ancestors 'none'`,
+  })
+  response.end(asset.body)
+}
+
+/** A message for one page, as JSON. */
+export function encodeServerMessage(message: ServerMessage): string {
+  return JSON.stringify(message)
+}

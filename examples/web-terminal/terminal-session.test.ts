@@ -1,0 +1,159 @@
+// A terminal session under any interleaving of output, pages attaching and leaving, and acks
+// (fast-check model test, real controller over the fake provider). It checks the two promises the
+// web terminal's renderer side rests on:
+//
+//   - a page gets, after its snapshot, exactly the output that arrived after it attached: nothing
+//     lost, nothing repeated; and the snapshot shows what arrived before;
+//   - every char the controller delivered is acknowledged exactly once: once the mirror has caught
+//     up, the controller's unacknowledged count is what the current page still owes, else zero.
+import fc from 'fast-check'
+import { createPtyController } from 'ptykit/controller'
+import { createFakePtyProvider } from 'ptykit/testing'
+import { expect, it } from 'vitest'
+import type { ServerMessage } from './protocol.js'
+import { TerminalSession, type TerminalViewer } from './terminal-session.js'
+
+class RecordingViewer implements TerminalViewer {
+  messages: ServerMessage[] = []
+  send(message: ServerMessage): void {
+    this.messages.push(message)
+  }
+  /** Output received after the last `attached`, and that snapshot. */
+  sinceAttach(): { snapshot: string | undefined; output: string } {
+    const last = this.messages.findLastIndex((message) => message.type === 'attached')
+    const attached = this.messages[last]
+    const output = this.messages
+      .slice(last + 1)
+      .map((message) => (message.type === 'output' ? message.data : ''))
+      .join('')
+    return { snapshot: attached?.type === 'attached' ? attached.snapshot : undefined, output }
+  }
+}
+
+type Model = {
+  viewer: number | undefined
+  /** Output emitted since the current viewer attached. */
+  sinceAttach: string
+  /** Output emitted before it attached (the snapshot must show its last line). */
+  beforeAttach: string
+  /** Chars sent to the current viewer it has not acknowledged. */
+  owed: number
+}
+
+type Real = { session: TerminalSession; viewers: RecordingViewer[]; emit(data: string): void; unacknowledged(): number }
+
+let line = 0
+const output = fc.integer({ min: 1, max: 3 }).map((count) =>
+  Array.from({ length: count }, () => `line-${++line}\r\n`).join(''),
+)
+
+class Output implements fc.AsyncCommand<Model, Real> {
+  constructor(readonly data: string) {}
+  check = (): boolean => true
+  async run(model: Model, real: Real): Promise<void> {
+    real.emit(this.data)
+    if (model.viewer === undefined) model.beforeAttach += this.data
+    else {
+      model.sinceAttach += this.data
+      model.owed += this.data.length
+    }
+  }
+  toString = (): string => `output(${JSON.stringify(this.data)})`
+}
+
+class Attach implements fc.AsyncCommand<Model, Real> {
+  constructor(readonly viewer: number) {}
+  check = (): boolean => true
+  async run(model: Model, real: Real): Promise<void> {
+    real.session.attach(real.viewers[this.viewer] as RecordingViewer, false)
+    model.beforeAttach += model.sinceAttach
+    model.sinceAttach = ''
+    model.viewer = this.viewer
+    model.owed = 0 // the previous page's debt is settled by the server
+  }
+  toString = (): string => `attach(${this.viewer})`
+}
+
+class Detach implements fc.AsyncCommand<Model, Real> {
+  constructor(readonly viewer: number) {}
+  check = (): boolean => true
+  async run(model: Model, real: Real): Promise<void> {
+    real.session.detach(real.viewers[this.viewer] as RecordingViewer)
+    if (model.viewer !== this.viewer) return
+    model.beforeAttach += model.sinceAttach
+    model.sinceAttach = ''
+    model.viewer = undefined
+    model.owed = 0
+  }
+  toString = (): string => `detach(${this.viewer})`
+}
+
+class Acknowledge implements fc.AsyncCommand<Model, Real> {
+  constructor(readonly viewer: number, readonly chars: number) {}
+  check = (): boolean => true
+  async run(model: Model, real: Real): Promise<void> {
+    real.session.acknowledge(real.viewers[this.viewer] as RecordingViewer, this.chars)
+    if (model.viewer === this.viewer) model.owed -= Math.min(this.chars, model.owed)
+  }
+  toString = (): string => `ack(${this.viewer}, ${this.chars})`
+}
+
+/** Let the mirror catch up (a snapshot is taken, coalesced output sent), then check. */
+class Settle implements fc.AsyncCommand<Model, Real> {
+  check = (): boolean => true
+  async run(model: Model, real: Real): Promise<void> {
+    await checkInvariants(model, real)
+  }
+  toString = (): string => 'settle'
+}
+
+/** After the mirror caught up: the page's view and the controller's count agree with the model. */
+async function checkInvariants(model: Model, real: Real): Promise<void> {
+  await real.session.settled()
+  expect(real.unacknowledged()).toBe(model.owed)
+  if (model.viewer === undefined) return
+  const { snapshot, output } = (real.viewers[model.viewer] as RecordingViewer).sinceAttach()
+  expect(output).toBe(model.sinceAttach)
+  const lastBefore = model.beforeAttach.trimEnd().split('\r\n').at(-1) ?? ''
+  expect(snapshot).toContain(lastBefore)
+}
+
+it('a page gets its snapshot then exactly the later output, and every char is acknowledged once', async () => {
+  const viewer = fc.integer({ min: 0, max: 1 })
+  const commands = fc.commands(
+    [
+      output.map((data) => new Output(data)),
+      viewer.map((index) => new Attach(index)),
+      viewer.map((index) => new Detach(index)),
+      fc.tuple(viewer, fc.nat({ max: 40 })).map(([index, chars]) => new Acknowledge(index, chars)),
+      fc.constant(new Settle()),
+    ],
+    { maxCommands: 25 },
+  )
+  await fc.assert(
+    fc.asyncProperty(commands, async (sequence) => {
+      const provider = createFakePtyProvider()
+      const controller = createPtyController({ provider })
+      const { id } = await controller.spawn({ cols: 40, rows: 10 })
+      const session = new TerminalSession(controller, id, 'test', 40, 10)
+      controller.on('data', ({ data }) => session.output(data))
+      const real: Real = {
+        session,
+        viewers: [new RecordingViewer(), new RecordingViewer()],
+        emit: (data) => provider.emitData(id, data),
+        unacknowledged: () => controller.getFlowControlState(id)?.unacknowledgedChars ?? -1,
+      }
+      const model: Model = { viewer: undefined, sinceAttach: '', beforeAttach: '', owed: 0 }
+      try {
+        // Commands run back to back, so output and acks race the snapshot of a fresh attach.
+        for (const command of sequence) await command.run(model, real)
+        await checkInvariants(model, real)
+      } finally {
+        session.dispose()
+        await controller.dispose()
+        await provider.dispose()
+      }
+    }),
+    { numRuns: 40 },
+  )
+})

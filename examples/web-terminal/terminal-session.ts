@@ -1,0 +1,194 @@
+// One terminal as the web server keeps it: the PTY id in the controller, a headless xterm mirror of
+// its screen (for repainting a reloaded page), and the one page currently showing it.
+//
+// Flow control: every char the controller delivers is acknowledged exactly once —
+//   - by the page, from xterm.js's write callback, when a page is showing the terminal;
+//   - by the mirror's own write callback, when none is (so a terminal nobody watches keeps running
+//     at the mirror's pace instead of pausing forever);
+//   - by the server on the page's behalf, for what was still unacknowledged when the page left.
+import { createRequire } from 'node:module'
+import type { createPtyController } from 'ptykit/controller'
+import type { ServerMessage, TerminalStatus } from './protocol.js'
+
+const require = createRequire(import.meta.url)
+// Both packages ship CommonJS bundles without named ESM exports; `require` works under tsx and vitest alike.
+const { Terminal: HeadlessTerminal } = require('@xterm/headless') as typeof import('@xterm/headless')
+const { SerializeAddon } = require('@xterm/addon-serialize') as typeof import('@xterm/addon-serialize')
+
+/** Lines of scrollback the mirror keeps, and so the most a reloaded page gets back. */
+export const MIRROR_SCROLLBACK_ROWS = 1_000
+
+/**
+ * The most output chars sent to a page in one frame. Output that arrives within one turn of the
+ * event loop is coalesced up to this: a flood arrives from node-pty in ~4 KB reads, and one frame
+ * (and one xterm.js write) per read would cost the page more than the drawing itself.
+ */
+export const MAX_OUTPUT_FRAME_CHARS = 256 * 1024
+
+/** The controller the server drives (the default one). */
+export type WebTerminalController = ReturnType<typeof createPtyController>
+
+/** A page connection, as a terminal sees it: somewhere to send messages. */
+export type TerminalViewer = { send(message: ServerMessage): void }
+
+/** One terminal: PTY, screen mirror and the page that shows it. */
+export class TerminalSession {
+  readonly id: string
+  readonly title: string
+  #controller: WebTerminalController
+  #mirror: InstanceType<typeof HeadlessTerminal>
+  #serializer: InstanceType<typeof SerializeAddon>
+  #cols: number
+  #rows: number
+  #status: TerminalStatus = { state: 'live' }
+  #viewer: TerminalViewer | undefined
+  /** Chars sent to the viewer that it has not acknowledged yet. */
+  #unacknowledged = 0
+  /** Messages held while the viewer's snapshot is being taken; `undefined` when none is. */
+  #heldForSnapshot: ServerMessage[] | undefined
+  /** Output not yet framed for the viewer (see {@link MAX_OUTPUT_FRAME_CHARS}). */
+  #coalesced = ''
+  #flushScheduled = false
+
+  constructor(controller: WebTerminalController, id: string, title: string, cols: number, rows: number) {
+    this.#controller = controller
+    this.id = id
+    this.title = title
+    this.#cols = cols
+    this.#rows = rows
+    this.#mirror = new HeadlessTerminal({ cols, rows, scrollback: MIRROR_SCROLLBACK_ROWS, allowProposedApi: true })
+    this.#serializer = new SerializeAddon()
+    // The addon's typings name @xterm/xterm's Terminal; the headless one has the same surface.
+    this.#mirror.loadAddon(this.#serializer as never)
+  }
+
+  /** Whether the process is still running (as far as the controller has told). */
+  get isLive(): boolean {
+    return this.#status.state === 'live'
+  }
+
+  /** Output from the controller, in order. */
+  output(data: string): void {
+    const viewer = this.#viewer
+    if (viewer === undefined) {
+      this.#mirror.write(data, () => this.#controller.acknowledgeData(this.id, data.length))
+      return
+    }
+    this.#mirror.write(data)
+    this.#unacknowledged += data.length
+    this.#coalesced += data
+    if (this.#coalesced.length >= MAX_OUTPUT_FRAME_CHARS) this.#flushOutput()
+    else if (!this.#flushScheduled) {
+      this.#flushScheduled = true
+      setImmediate(() => {
+        this.#flushScheduled = false
+        this.#flushOutput()
+      })
+    }
+  }
+
+  /** The controller published the exit: every byte of output has already been passed to {@link output}. */
+  exited(status: TerminalStatus & { state: 'ended' }): void {
+    this.#status = status
+    this.#flushOutput() // every byte before the exit
+    this.#deliver({ type: 'exit', id: this.id, status })
+  }
+
+  /**
+   * Show this terminal on `viewer`, taking it from any page that showed it before. The viewer gets
+   * the current screen, then every later output, with nothing lost or repeated in between.
+   */
+  attach(viewer: TerminalViewer, opened: boolean): void {
+    this.#flushOutput()
+    this.#releaseViewer()
+    this.#viewer = viewer
+    const held: ServerMessage[] = []
+    this.#heldForSnapshot = held
+    // The status is read now, with the output seen so far: a later exit is among the held messages.
+    const status = this.#status
+    const cols = this.#cols
+    const rows = this.#rows
+    // xterm parses writes in order and calls each write's callback as soon as its data is parsed,
+    // so this callback sees exactly the output that arrived before the attach.
+    this.#mirror.write('', () => {
+      if (this.#viewer !== viewer) return
+      const snapshot = this.#serializer.serialize({ scrollback: MIRROR_SCROLLBACK_ROWS })
+      viewer.send({ type: 'attached', id: this.id, title: this.title, cols, rows, snapshot, status, opened })
+      this.#heldForSnapshot = undefined
+      for (const message of held) viewer.send(message)
+    })
+  }
+
+  /** The page stopped showing the terminal (closed, reloaded): acknowledge what it never will. */
+  detach(viewer: TerminalViewer): void {
+    if (this.#viewer === viewer) this.#releaseViewer()
+  }
+
+  /** The viewer drew `chars` more chars. Acks from a page that no longer shows the terminal are ignored. */
+  acknowledge(viewer: TerminalViewer, chars: number): void {
+    if (this.#viewer !== viewer) return
+    const credited = Math.min(chars, this.#unacknowledged)
+    this.#unacknowledged -= credited
+    if (credited > 0) this.#controller.acknowledgeData(this.id, credited)
+  }
+
+  /** Keys from the page showing the terminal; `false` when refused (another page's, or the PTY ended). */
+  input(viewer: TerminalViewer, data: string, kind: 'driving' | 'query-reply'): boolean {
+    if (this.#viewer !== viewer || !this.isLive) return false
+    return this.#controller.write(this.id, data, kind)
+  }
+
+  /** The page's container changed size. Only the page showing the terminal may resize it. */
+  resize(viewer: TerminalViewer, cols: number, rows: number): void {
+    if (this.#viewer !== viewer || !this.isLive) return
+    if (cols === this.#cols && rows === this.#rows) return
+    if (!this.#controller.resize(this.id, cols, rows)) return
+    this.#cols = cols
+    this.#rows = rows
+    // Resize the mirror in stream order: output already queued was produced at the old size.
+    this.#mirror.write('', () => this.#mirror.resize(cols, rows))
+  }
+
+  /** Stop the process (hang-up, then kill) and wait for the verified stop; then drop the mirror. */
+  async stop(): Promise<boolean> {
+    this.#releaseViewer({ notify: false })
+    // A relative budget would be `{ timeoutMs }`; the default deadline (10 s) is what we want anyway.
+    const verified = await this.#controller.stopAndWait(this.id)
+    this.#mirror.dispose()
+    return verified
+  }
+
+  /** Resolves once the mirror parsed every output so far and coalesced output went out (for tests). */
+  settled(): Promise<void> {
+    return new Promise((resolve) => this.#mirror.write('', () => setImmediate(resolve)))
+  }
+
+  /** Forget the terminal without stopping it (server shutdown: the controller stops every PTY). */
+  dispose(): void {
+    this.#viewer = undefined
+    this.#mirror.dispose()
+  }
+
+  #flushOutput(): void {
+    if (this.#coalesced.length === 0) return
+    const data = this.#coalesced
+    this.#coalesced = ''
+    this.#deliver({ type: 'output', id: this.id, data })
+  }
+
+  #deliver(message: ServerMessage): void {
+    if (this.#heldForSnapshot !== undefined) this.#heldForSnapshot.push(message)
+    else this.#viewer?.send(message)
+  }
+
+  #releaseViewer({ notify = true }: { notify?: boolean } = {}): void {
+    const previous = this.#viewer
+    if (previous === undefined) return
+    this.#viewer = undefined
+    this.#heldForSnapshot = undefined
+    this.#coalesced = '' // counted in #unacknowledged, acknowledged just below
+    if (this.#unacknowledged > 0) this.#controller.acknowledgeData(this.id, this.#unacknowledged)
+    this.#unacknowledged = 0
+    if (notify) previous.send({ type: 'detached', id: this.id })
+  }
+}
