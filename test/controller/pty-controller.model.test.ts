@@ -393,6 +393,7 @@ class KillCommand extends BaseCommand {
 class StopAndWaitCommand extends BaseCommand {
   constructor(
     readonly index: number,
+    /** A duration (`timeoutMs`): the model's clock moves, so an absolute value would drift into the past. */
     readonly deadlineMs: number | undefined,
   ) {
     super()
@@ -408,7 +409,7 @@ class StopAndWaitCommand extends BaseCommand {
       before.incarnationId === incarnation.incarnationId
     const verified = await drive(
       real,
-      real.controller.stopAndWait(id, this.deadlineMs === undefined ? {} : { deadlineMs: this.deadlineMs }),
+      real.controller.stopAndWait(id, this.deadlineMs === undefined ? {} : { timeoutMs: this.deadlineMs }),
     )
     const after = real.provider.getPty(id)
     if (verified && after?.live === true && after.incarnationId === incarnation?.incarnationId) {
