@@ -61,7 +61,7 @@ import {
   InFlightEventBuffer,
   type HeldProviderEvent,
 } from './in-flight-event-buffer.js'
-import { combineAnswers, isUnverifiedCause, observedExitCause } from './exit-evidence.js'
+import { certifiesDeath, combineAnswers, observedExitCause } from './exit-evidence.js'
 import {
   EXITED_PTY_RECORDS_KEPT,
   createPtyRecord,
@@ -456,13 +456,15 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
     const record = this.#records.get(ptyId)
     if (record === undefined || record.state === 'exited') return false
     record.stopRequested = true
-    this.#releaseFlowForStop(record)
     this.#armUnconfirmed(record)
     void this.#dispatchShutdown(record.provider, ptyId, record.incarnationId, false).then((outcome) => {
       if (outcome === 'rejected' && record.state === 'live') {
         this.#publishUnverified(record, PTY_LIVENESS_REASONS.shutdownFailed)
       }
     })
+    // Why after the dispatch: the provider must learn of the stop before held output (and an exit
+    // behind it) is released, so it can tell a death that came first (issue 13.4).
+    this.#releaseFlowForStop(record)
     return true
   }
 
@@ -774,8 +776,12 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
         return
       }
       if (record.state === 'unverified') {
-        // A real exit after the controller gave up on the stop: no second `exit` event.
-        if (!isUnverifiedCause(observedExitCause(event, record.hostReportsChildExitStatus))) this.#confirmDeath(record)
+        // A real exit after the controller gave up on the stop: its real cause is published (a
+        // second `exit`, after the synthetic `stop_unverified`), and the death confirmed.
+        if (certifiesDeath(event, record.hostReportsChildExitStatus)) {
+          this.#emitExit(record, event.code, observedExitCause(event, record.hostReportsChildExitStatus), event)
+          this.#confirmDeath(record)
+        }
         return
       }
       if (event.incarnationId !== undefined && event.incarnationId === record.incarnationId) return
@@ -826,23 +832,33 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
 
   #settleProviderExit(record: PtyRecord, event: PtyExitEvent): void {
     const observed = observedExitCause(event, record.hostReportsChildExitStatus)
-    const verdict: PtyLivenessVerdict = isUnverifiedCause(observed)
-      ? { kind: 'unverifiable', reason: PTY_LIVENESS_REASONS.exitUnconfirmed }
-      : { kind: 'exited' }
-    this.#publishExit(record, event.code, observed, verdict)
+    const verdict: PtyLivenessVerdict = certifiesDeath(event, record.hostReportsChildExitStatus)
+      ? { kind: 'exited' }
+      : { kind: 'unverifiable', reason: PTY_LIVENESS_REASONS.exitUnconfirmed }
+    this.#publishExit(record, event.code, observed, verdict, event)
   }
 
   // ---------------------------------------------------------------------------------------------
   // Exit publication
 
-  #publishExit(record: PtyRecord, code: number, observed: TerminalExitCause, verdict: PtyLivenessVerdict): void {
-    const cause = settleExitCause(observed, { stopRequested: record.stopRequested })
+  #publishExit(record: PtyRecord, code: number, observed: TerminalExitCause, verdict: PtyLivenessVerdict, event?: PtyExitEvent): void {
     this.#clearUnconfirmed(record)
     this.#flow?.release(record.flowTarget)
     this.#setState(record, verdict.kind === 'exited' ? 'exited' : 'unverified')
-    this.#emit('exit', { ptyId: record.ptyId, ...incarnationField(record.incarnationId), code, cause })
+    this.#emitExit(record, code, observed, event)
     this.#setLiveness(record, verdict)
     if (verdict.kind === 'exited') this.#releaseOwnership(record)
+  }
+
+  /**
+   * Emit `exit` with the cause settled by the operator-close rule. The rule applies to a stop
+   * requested while the process lived: a provider that knew it dead before the stop request
+   * (`diedBeforeStopRequest`) keeps its own cause (issue 13.4).
+   */
+  #emitExit(record: PtyRecord, code: number, observed: TerminalExitCause, event?: PtyExitEvent): void {
+    const stopRequested = record.stopRequested && event?.diedBeforeStopRequest !== true
+    const cause = settleExitCause(observed, { stopRequested })
+    this.#emit('exit', { ptyId: record.ptyId, ...incarnationField(record.incarnationId), code, cause })
   }
 
   #publishUnverified(record: PtyRecord, reason: string): void {
@@ -1056,7 +1072,6 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
   async #stopAndVerify(record: PtyRecord, request: StopAndWaitRequest): Promise<boolean> {
     if (record.state === 'exited') return true
     record.stopRequested = true
-    this.#releaseFlowForStop(record)
     this.#armUnconfirmed(record)
     const remaining = (): number => Math.max(0, request.deadlineAt - this.#clock.now())
     const deadline = deadlineOf(this.#timers, this.#clock, request.deadlineAt, () => this.disposed)
@@ -1077,6 +1092,8 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
       // 1. Hang up. The answer that counts is the shutdown's own: an exit of the leader alone does
       //    not prove the rest of what the stop covers gone (a setsid child ignoring HUP).
       const hangUp = dispatch(false)
+      // After the dispatch, as in `kill`: the provider learns of the stop before held output is released.
+      this.#releaseFlowForStop(record)
       const first = await Promise.race([hangUp, forceDue, deadlinePassed])
       if (first === 'deadline') return false
       if (first === 'shutdown_resolved') {

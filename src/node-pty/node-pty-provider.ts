@@ -417,6 +417,7 @@ export function createNodePtyProvider(options: NodePtyProviderOptions = {}): Nod
     const session = sessions.get(id)
     if (session === undefined) return
     if (shutdownOptions.expectedIncarnationId !== undefined && session.incarnationId !== shutdownOptions.expectedIncarnationId) return
+    session.noteStopRequested()
     await stopSession(session, { immediate: shutdownOptions.immediate === true, deadlineAt })
   }
 

@@ -148,6 +148,13 @@ export function createStopLoop(options: StopLoopOptions): (session: NodePtySessi
   /** What each session's stop has found of its session so far (shared by the stop's callers). */
   const rememberedBySession = new WeakMap<NodePtySession, Map<number, string | null>>()
 
+  /** The processes of the session still alive, for an error message: `; still alive: pids 12, 34`. */
+  function survivorsOf(session: NodePtySession): string {
+    const pids = [...(rememberedBySession.get(session)?.keys() ?? [])]
+    if (!session.leaderGone && !pids.includes(session.pid)) pids.unshift(session.pid)
+    return pids.length === 0 ? '' : `; still alive: pids ${pids.join(', ')}`
+  }
+
   /** One look of a caller's own, at its deadline: gone now, or not. */
   async function lastLook(session: NodePtySession): Promise<boolean> {
     const watch = watchOf(session, rememberedBySession.get(session) ?? new Map())
@@ -164,7 +171,7 @@ export function createStopLoop(options: StopLoopOptions): (session: NodePtySessi
     const pause = sleepUntil(request.deadlineAt)
     const atDeadline = pause.done.then(async () => {
       if (await lastLook(session)) return
-      throw new NodePtyProviderError('shutdown_timeout', `PTY ${JSON.stringify(session.id)} could not be stopped by its deadline`, {
+      throw new NodePtyProviderError('shutdown_timeout', `PTY ${JSON.stringify(session.id)} could not be stopped by its deadline${survivorsOf(session)}`, {
         ptyId: session.id,
       })
     })
@@ -216,7 +223,7 @@ export function createStopLoop(options: StopLoopOptions): (session: NodePtySessi
             break
           }
           if (await lastLook(session)) return
-          throw new NodePtyProviderError('shutdown_timeout', `PTY ${JSON.stringify(session.id)} was still alive ${Date.now() - started} ms after its stop began`, {
+          throw new NodePtyProviderError('shutdown_timeout', `PTY ${JSON.stringify(session.id)} was still alive ${Date.now() - started} ms after its stop began${survivorsOf(session)}`, {
             ptyId: session.id,
           })
         } finally {
