@@ -153,7 +153,7 @@ try {
   // `stopAndWait` marks the stop first (so the exit is attributed to the operator, not mistaken for
   // a crash), hangs up, escalates to a kill after a grace period, and resolves `true` only when the
   // process is verifiably gone. (`kill(id)` is the fire-and-forget form.)
-  const verified = await controller.stopAndWait(shell.id, { deadlineMs: OUTPUT_WAIT_MS })
+  const verified = await controller.stopAndWait(shell.id, { deadlineMs: Date.now() + OUTPUT_WAIT_MS })
   const shellExit = await waitForExit(shell.id)
   console.log(`  stop verified: ${verified}; deliberate: ${isDeliberateTerminalExit(shellExit.cause)}`)
   if (!verified) throw new Error('Terminal 1: stopAndWait could not verify the stop')

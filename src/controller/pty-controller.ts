@@ -448,8 +448,8 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
    *
    * If the provider rejects, or reports no exit within `stop.unconfirmedAfterMs`, the controller
    * publishes `exit` with code −1 and cause `unknown/stop_unverified`, and liveness `unverifiable`
-   * — never dead. A real exit of that incarnation arriving later emits no second `exit`, only a
-   * `liveness` event `exited` (unless a re-attach revived the PTY first; see the `exit` event).
+   * — never dead. A real exit of that incarnation arriving later publishes its real cause in a
+   * second `exit`, then liveness `exited` (unless a re-attach revived the PTY first).
    */
   kill(ptyId: string): boolean {
     this.#assertUsable('kill')
@@ -469,14 +469,16 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
   }
 
   /**
-   * Stop a PTY with escalation and wait: hang up (`shutdown`); force
-   * (`shutdown({ immediate: true })`) when the hang-up is rejected, or when `stop.forceAfterMs`
-   * passed without the process proven gone; then verify absence — an authoritative listing
-   * without the incarnation, or `probeLiveness === false`, or (when the host has no evidence
-   * either way) the provider's own exit report. `true` only when verified before the deadline;
-   * `false` on any doubt. Verified without a provider exit ⇒ the controller publishes the exit
-   * itself (code 0, `operator_close`). An unknown id is `false`; an already exited one is `true`
-   * (for the last `EXITED_PTY_RECORDS_KEPT` exited PTYs; older ones are forgotten, hence unknown).
+   * Stop a PTY with escalation and wait, as the seed's `stopAndWait`: hang up, force
+   * (`shutdown({ immediate: true })`) within the deadline, and answer `true` only once a shutdown
+   * completed and a fresh listing of the owning host (polled with `keepHistory`) verifies the
+   * incarnation gone; `false` on any doubt, at the deadline, or when `signal` aborts.
+   * `deadlineMs` is an absolute epoch time on the controller's clock, `timeoutMs` a duration (at
+   * most one; default `stop.defaultDeadlineMs`). An id this controller does not track is asked of
+   * the hosts (see the docs). Verified without a provider exit ⇒ the controller publishes the exit
+   * itself (code 0, `operator_close`).
+   *
+   * @throws TypeError when an option is malformed (naming it).
    */
   async stopAndWait(ptyId: string, options?: PtyStopAndWaitOptions): Promise<boolean> {
     this.#assertUsable('stopAndWait')
