@@ -83,7 +83,7 @@ describe('json-lines host provider: a wire that forwards only a code', () => {
     const three = await controller.spawn({ file: '/bin/sh', args: ['-c', 'exit 3'] })
     const cat = await controller.spawn({ file: 'cat' })
     await waitUntil(() => exits.length === 2, 'the two shells to exit')
-    expect(await controller.stopAndWait(cat.id, { deadlineMs: WAIT_MS })).toBe(true)
+    expect(await controller.stopAndWait(cat.id, { timeoutMs: WAIT_MS })).toBe(true)
     const causeOf = (id: string): unknown => exits.find((exit) => exit.ptyId === id)?.cause
     expect(causeOf(zero.id)).toEqual({ kind: 'unknown', reason: 'cause_unreported' })
     expect(causeOf(three.id)).toEqual({ kind: 'exited', exitCode: 3 })

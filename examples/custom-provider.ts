@@ -34,6 +34,8 @@ import {
   type PtyShutdownOptions,
   type PtySpawnResult,
   type WriteSettlement,
+  remainingWaitMs,
+  resolveWaitDeadline,
 } from 'ptykit/contracts'
 import { createPtyController, type PtyController, type PtyControllerExitEvent } from 'ptykit/controller'
 import { describeTerminalExitCause, exitCauseFromWire, type TerminalExitCause } from 'ptykit/exit-cause'
@@ -333,7 +335,9 @@ export function createJsonLinesPtyProvider(options: JsonLinesPtyProviderOptions 
 
   async function shutdown(id: string, shutdownOptions: PtyShutdownOptions = {}): Promise<void> {
     if (ptys.get(id)?.state === 'exited') return
-    const deadline = shutdownOptions.deadlineMs === undefined ? undefined : shutdownOptions.deadlineMs + JSON_LINES_ROUND_TRIP_MARGIN_MS
+    // `deadlineMs` is an absolute epoch time, `timeoutMs` a duration: the request waits for what is left of either.
+    const budgetGiven = shutdownOptions.deadlineMs !== undefined || shutdownOptions.timeoutMs !== undefined
+    const deadline = budgetGiven ? remainingWaitMs(resolveWaitDeadline(shutdownOptions, 0)) + JSON_LINES_ROUND_TRIP_MARGIN_MS : undefined
     // Rejects with `host_exited` when the host is gone: the stop could not be dispatched.
     await request('shutdown', { id, ...shutdownOptions }, deadline)
   }
@@ -567,7 +571,7 @@ export async function main(): Promise<void> {
 
     // A stop through the controller: whatever the wire says, it is the operator's close.
     const { id } = await controller.spawn({ file: 'cat' })
-    const verified = await controller.stopAndWait(id, { deadlineMs: 5_000 })
+    const verified = await controller.stopAndWait(id, { timeoutMs: 5_000 })
     const stopped = await exitOf(controller, exits, id)
     console.log(`cat, stopped         → verified: ${verified}, ${JSON.stringify(stopped.cause)}`)
     console.log(`    "${describeTerminalExitCause(stopped.cause)}"`)

@@ -150,7 +150,7 @@ async function runWithPtykit(): Promise<PtyControllerExitEvent[]> {
         if (demoCase.stopAfter !== undefined) {
           await withTimeout(waitForText(reply.id, demoCase.stopAfter), `"${demoCase.stopAfter}" from ${demoCase.name}`)
           process.stdout.write(`${dim(`[${demoCase.name}]`.padEnd(10))} ${dim('operator: stopAndWait()')}\n`)
-          const verified = await controller.stopAndWait(reply.id, { deadlineMs: OPERATOR_STOP_DEADLINE_MS })
+          const verified = await controller.stopAndWait(reply.id, { deadlineMs: Date.now() + OPERATOR_STOP_DEADLINE_MS })
           if (!verified) throw new Error(`the stop of ${demoCase.name} was not verified`)
         }
         return withTimeout(exited, `the exit of ${demoCase.name}`)

@@ -41,6 +41,19 @@ export type PtyExitEvent = {
    * code with `resolveUnreportedExitCause`, which refuses to read `0` as a clean exit.
    */
   cause?: TerminalExitCause
+  /**
+   * The evidence behind this event. `'provider'` (the default when absent): the provider observed
+   * the process end (its own exit callback fired), which certifies the death whatever the code —
+   * also a negative one. `'synthetic'`: the provider reports an exit it did not observe (it lost
+   * contact, or gave up on a stop); with a negative code it does not certify the death.
+   */
+  observed?: 'provider' | 'synthetic'
+  /**
+   * `true` when the provider knew the process dead before a stop of it was requested (an exit
+   * reported late, behind held output): the operator-close rule then does not apply, since the
+   * process ended on its own. The order of death and stop request decides, not the order of reports.
+   */
+  diedBeforeStopRequest?: boolean
 }
 
 /**

@@ -30,9 +30,12 @@ export type PtySpawnReply = {
  * most one; when the wait runs out the answer is `false` (not verified).
  */
 export type PtyStopAndWaitOptions = PtyWaitBudget & {
-  /** Keep the provider's history of the PTY (for providers with persistent sessions). */
+  /** Keep the provider's history of the PTY (for providers with persistent sessions); passed to its shutdown. */
   keepHistory?: boolean
-  /** Give up waiting when aborted: the answer is then `false` (not verified). */
+  /**
+   * Give up waiting when this signal aborts: the call then resolves `false` (the stop is not
+   * verified; the stop already dispatched goes on). Never hangs, never throws because of it.
+   */
   signal?: AbortSignal
 }
 

@@ -32,3 +32,13 @@ export function combineAnswers(answers: readonly (boolean | null)[]): boolean | 
   if (answers.length > 0 && answers.every((answer) => answer === false)) return false
   return null
 }
+
+/**
+ * Whether a provider's exit event certifies the death: any exit the provider itself observed
+ * (`observed` absent or `'provider'`), whatever its code — as the seed origin's
+ * `providerExitObserved` does; a `'synthetic'` one only when its cause is not `stop_unverified`.
+ */
+export function certifiesDeath(event: PtyExitEvent, hostReportsChildExitStatus: boolean): boolean {
+  if (event.observed !== 'synthetic') return true
+  return !isUnverifiedCause(observedExitCause(event, hostReportsChildExitStatus))
+}

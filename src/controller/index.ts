@@ -55,3 +55,4 @@ export {
   STOP_FORCE_AFTER_MS,
   STOP_UNCONFIRMED_AFTER_MS,
 } from './stop-constants.js'
+export { KEEP_HISTORY_STOP_POLL_MS, KEEP_HISTORY_STOP_SETTLE_MS } from './verify-stop.js'

@@ -22,6 +22,7 @@ import {
   type PtySpawnOptions,
   type PtySpawnReply,
   type PtySpawnResult,
+  type PtyShutdownOptions,
   type PtyStopAndWaitOptions,
   type RuntimePtyController,
   type TerminalInputKind,
@@ -60,7 +61,7 @@ import {
   InFlightEventBuffer,
   type HeldProviderEvent,
 } from './in-flight-event-buffer.js'
-import { combineAnswers, isUnverifiedCause, observedExitCause } from './exit-evidence.js'
+import { certifiesDeath, combineAnswers, observedExitCause } from './exit-evidence.js'
 import {
   EXITED_PTY_RECORDS_KEPT,
   createPtyRecord,
@@ -72,13 +73,19 @@ import {
 import { verifyStop } from './verify-stop.js'
 import { PtyTerminalRegistry, type PtyTerminal } from './pty-terminal.js'
 import { ABORTED, assertAbortSignal, raceAbort } from './abort.js'
+import {
+  abortOf,
+  deadlineOf,
+  forceDelayMs,
+  resolveStopAndWaitRequest,
+  shutdownOptionsFor,
+  type StopAndWaitRequest,
+} from './stop-and-wait.js'
 import { LIST_PROCESSES_DEFAULT_DEADLINE_MS } from './stop-constants.js'
 
 /** Default PTY size when neither the spawn options nor the provider say (the usual VT100 size). */
 const DEFAULT_COLS = 80
 const DEFAULT_ROWS = 24
-
-type StopEvent = 'exit' | 'shutdown_resolved' | 'shutdown_rejected' | 'force' | 'deadline'
 
 const TypedEventEmitter = EventEmitter as new () => TypedEmitter<PtyControllerEvents>
 
@@ -485,41 +492,44 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
    *
    * If the provider rejects, or reports no exit within `stop.unconfirmedAfterMs`, the controller
    * publishes `exit` with code −1 and cause `unknown/stop_unverified`, and liveness `unverifiable`
-   * — never dead. A real exit of that incarnation arriving later emits no second `exit`, only a
-   * `liveness` event `exited` (unless a re-attach revived the PTY first; see the `exit` event).
+   * — never dead. A real exit of that incarnation arriving later publishes its real cause in a
+   * second `exit`, then liveness `exited` (unless a re-attach revived the PTY first).
    */
   kill(ptyId: string): boolean {
     this.#assertUsable('kill')
     const record = this.#records.get(ptyId)
     if (record === undefined || record.state === 'exited') return false
     record.stopRequested = true
-    this.#releaseFlowForStop(record)
     this.#armUnconfirmed(record)
     void this.#dispatchShutdown(record.provider, ptyId, record.incarnationId, false).then((outcome) => {
       if (outcome === 'rejected' && record.state === 'live') {
         this.#publishUnverified(record, PTY_LIVENESS_REASONS.shutdownFailed)
       }
     })
+    // Why after the dispatch: the provider must learn of the stop before held output (and an exit
+    // behind it) is released, so it can tell a death that came first (issue 13.4).
+    this.#releaseFlowForStop(record)
     return true
   }
 
   /**
-   * Stop a PTY with escalation and wait: hang up (`shutdown`); force
-   * (`shutdown({ immediate: true })`) when the hang-up is rejected, or when `stop.forceAfterMs`
-   * passed without the process proven gone; then verify absence — an authoritative listing
-   * without the incarnation, or `probeLiveness === false`, or (when the host has no evidence
-   * either way) the provider's own exit report. `true` only when verified before the deadline;
-   * `false` on any doubt. Verified without a provider exit ⇒ the controller publishes the exit
-   * itself (code 0, `operator_close`). An unknown id is `false`; an already exited one is `true`
-   * (for the last `EXITED_PTY_RECORDS_KEPT` exited PTYs; older ones are forgotten, hence unknown).
+   * Stop a PTY with escalation and wait, as the seed's `stopAndWait`: hang up, force
+   * (`shutdown({ immediate: true })`) within the deadline, and answer `true` only once a shutdown
+   * completed and a fresh listing of the owning host (polled with `keepHistory`) verifies the
+   * incarnation gone; `false` on any doubt, at the deadline, or when `signal` aborts.
+   * `deadlineMs` is an absolute epoch time on the controller's clock, `timeoutMs` a duration (at
+   * most one; default `stop.defaultDeadlineMs`). An id this controller does not track is asked of
+   * the hosts (see the docs). Verified without a provider exit ⇒ the controller publishes the exit
+   * itself (code 0, `operator_close`).
+   *
+   * @throws TypeError when an option is malformed (naming it).
    */
-  async stopAndWait(ptyId: string, options: PtyStopAndWaitOptions = {}): Promise<boolean> {
+  async stopAndWait(ptyId: string, options?: PtyStopAndWaitOptions): Promise<boolean> {
     this.#assertUsable('stopAndWait')
-    const deadlineMs = options.deadlineMs ?? this.#options.stop.defaultDeadlineMs
-    assertNonNegativeNumber('option', 'deadlineMs', deadlineMs)
+    const request = resolveStopAndWaitRequest(options, this.#options.stop.defaultDeadlineMs, this.#clock.now())
     const record = this.#records.get(ptyId)
-    if (record === undefined) return false
-    return this.#stopAndVerify(record, deadlineMs)
+    if (record === undefined) return this.#stopUntracked(ptyId, request)
+    return this.#stopAndVerify(record, request)
   }
 
   /**
@@ -758,7 +768,9 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
   async #runDispose(): Promise<void> {
     const owned = [...this.#records.values()].filter((record) => record.state !== 'exited' && !record.superseded)
     await Promise.all(
-      owned.map((record) => this.#stopAndVerify(record, this.#options.stop.defaultDeadlineMs).catch(() => false)),
+      owned.map((record) =>
+        this.#stopAndVerify(record, { deadlineAt: this.#clock.now() + this.#options.stop.defaultDeadlineMs }).catch(() => false),
+      ),
     )
     for (const record of owned) {
       if (record.state === 'live') this.#publishUnverified(record, PTY_LIVENESS_REASONS.stopUnconfirmed)
@@ -810,8 +822,12 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
         return
       }
       if (record.state === 'unverified') {
-        // A real exit after the controller gave up on the stop: no second `exit` event.
-        if (!isUnverifiedCause(observedExitCause(event, record.hostReportsChildExitStatus))) this.#confirmDeath(record)
+        // A real exit after the controller gave up on the stop: its real cause is published (a
+        // second `exit`, after the synthetic `stop_unverified`), and the death confirmed.
+        if (certifiesDeath(event, record.hostReportsChildExitStatus)) {
+          this.#emitExit(record, event.code, observedExitCause(event, record.hostReportsChildExitStatus), event)
+          this.#confirmDeath(record)
+        }
         return
       }
       if (event.incarnationId !== undefined && event.incarnationId === record.incarnationId) return
@@ -862,23 +878,33 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
 
   #settleProviderExit(record: PtyRecord, event: PtyExitEvent): void {
     const observed = observedExitCause(event, record.hostReportsChildExitStatus)
-    const verdict: PtyLivenessVerdict = isUnverifiedCause(observed)
-      ? { kind: 'unverifiable', reason: PTY_LIVENESS_REASONS.exitUnconfirmed }
-      : { kind: 'exited' }
-    this.#publishExit(record, event.code, observed, verdict)
+    const verdict: PtyLivenessVerdict = certifiesDeath(event, record.hostReportsChildExitStatus)
+      ? { kind: 'exited' }
+      : { kind: 'unverifiable', reason: PTY_LIVENESS_REASONS.exitUnconfirmed }
+    this.#publishExit(record, event.code, observed, verdict, event)
   }
 
   // ---------------------------------------------------------------------------------------------
   // Exit publication
 
-  #publishExit(record: PtyRecord, code: number, observed: TerminalExitCause, verdict: PtyLivenessVerdict): void {
-    const cause = settleExitCause(observed, { stopRequested: record.stopRequested })
+  #publishExit(record: PtyRecord, code: number, observed: TerminalExitCause, verdict: PtyLivenessVerdict, event?: PtyExitEvent): void {
     this.#clearUnconfirmed(record)
     this.#flow?.release(record.flowTarget)
     this.#setState(record, verdict.kind === 'exited' ? 'exited' : 'unverified')
-    this.#emit('exit', { ptyId: record.ptyId, ...incarnationField(record.incarnationId), code, cause })
+    this.#emitExit(record, code, observed, event)
     this.#setLiveness(record, verdict)
     if (verdict.kind === 'exited') this.#releaseOwnership(record)
+  }
+
+  /**
+   * Emit `exit` with the cause settled by the operator-close rule. The rule applies to a stop
+   * requested while the process lived: a provider that knew it dead before the stop request
+   * (`diedBeforeStopRequest`) keeps its own cause (issue 13.4).
+   */
+  #emitExit(record: PtyRecord, code: number, observed: TerminalExitCause, event?: PtyExitEvent): void {
+    const stopRequested = record.stopRequested && event?.diedBeforeStopRequest !== true
+    const cause = settleExitCause(observed, { stopRequested })
+    this.#emit('exit', { ptyId: record.ptyId, ...incarnationField(record.incarnationId), code, cause })
   }
 
   #publishUnverified(record: PtyRecord, reason: string): void {
@@ -1063,12 +1089,11 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
     ptyId: string,
     incarnationId: PtyIncarnationId | undefined,
     immediate: boolean,
-    deadlineMs?: number,
+    stepOptions?: PtyShutdownOptions,
   ): Promise<'resolved' | 'rejected'> {
-    const options = {
+    const options = stepOptions ?? {
       ...(immediate ? { immediate: true } : {}),
       ...(incarnationId === undefined ? {} : { expectedIncarnationId: incarnationId }),
-      ...(deadlineMs === undefined ? {} : { deadlineMs }),
     }
     let pending: Promise<void>
     try {
@@ -1085,71 +1110,107 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
     )
   }
 
-  async #stopAndVerify(record: PtyRecord, deadlineMs: number): Promise<boolean> {
+  /**
+   * The stop behind `stopAndWait` and `dispose`: hang up, force within the deadline, and answer
+   * `true` only once a dispatched shutdown has **completed** (the provider's stop covers more than
+   * the leader) and a fresh listing of the owning host verifies the incarnation gone.
+   */
+  async #stopAndVerify(record: PtyRecord, request: StopAndWaitRequest): Promise<boolean> {
     if (record.state === 'exited') return true
     record.stopRequested = true
-    this.#releaseFlowForStop(record)
     this.#armUnconfirmed(record)
-    const deadlineAt = this.#clock.now() + deadlineMs
-    const remaining = (): number => Math.max(0, deadlineAt - this.#clock.now())
-    const deadline = this.#timers.after(deadlineMs)
-    const force = this.#timers.after(Math.min(this.#options.stop.forceAfterMs, deadlineMs))
+    const remaining = (): number => Math.max(0, request.deadlineAt - this.#clock.now())
+    const deadline = deadlineOf(this.#timers, this.#clock, request.deadlineAt, () => this.disposed)
+    const aborted = abortOf(request.signal)
+    const force = this.#timers.after(forceDelayMs(this.#options.stop.forceAfterMs, remaining()))
     const exited = waitForRecordState(record, 'exited')
+    // Why one promise for both: an aborted wait gives up exactly like a passed deadline.
+    const deadlinePassed = Promise.race([deadline.promise, aborted.promise.then(() => 'deadline' as const)])
     const exitObserved = exited.promise.then(() => 'exit' as const)
-    const deadlinePassed = deadline.promise.then(() => 'deadline' as const)
     const forceDue = force.promise.then(() => 'force' as const)
     const { provider, ptyId, incarnationId } = record
+    const dispatch = (immediate: boolean): Promise<'shutdown_resolved' | 'shutdown_rejected'> =>
+      this.#dispatchShutdown(provider, ptyId, incarnationId, immediate, shutdownOptionsFor(immediate, incarnationId, remaining(), request.keepHistory)).then(
+        (outcome) => (outcome === 'resolved' ? ('shutdown_resolved' as const) : ('shutdown_rejected' as const)),
+      )
+    const verify = (): Promise<boolean | 'deadline'> => this.#verifyAbsent(record, deadlinePassed, remaining, request.keepHistory === true)
     try {
-      // 1. Hang up, and wait for the exit, the hang-up's answer, the force delay or the deadline.
-      const first: StopEvent = await Promise.race([
-        exitObserved,
-        this.#dispatchShutdown(provider, ptyId, incarnationId, false, remaining()).then((outcome) =>
-          outcome === 'resolved' ? ('shutdown_resolved' as const) : ('shutdown_rejected' as const),
-        ),
-        forceDue,
-        deadlinePassed,
-      ])
+      // 1. Hang up. The answer that counts is the shutdown's own: an exit of the leader alone does
+      //    not prove the rest of what the stop covers gone (a setsid child ignoring HUP).
+      const hangUp = dispatch(false)
+      // After the dispatch, as in `kill`: the provider learns of the stop before held output is released.
+      this.#releaseFlowForStop(record)
+      const first = await Promise.race([hangUp, forceDue, deadlinePassed])
       if (first === 'deadline') return false
-      if (first === 'exit' || first === 'shutdown_resolved') {
-        const verified = await this.#verifyAbsent(record, deadlinePassed, remaining)
+      if (first === 'shutdown_resolved') {
+        const verified = await verify()
         if (verified === 'deadline') return false
         if (verified) return this.#finishVerifiedStop(record)
-        if (first === 'shutdown_resolved') {
-          // The hang-up was carried out but the process is not proven gone yet: give it the rest of
-          // the graceful window before forcing (a shell may still be running its exit traps).
-          const next = await Promise.race([exitObserved, forceDue, deadlinePassed])
-          if (next === 'deadline') return false
-          if (next === 'exit') {
-            const again = await this.#verifyAbsent(record, deadlinePassed, remaining)
-            if (again === 'deadline') return false
-            if (again) return this.#finishVerifiedStop(record)
-          }
+        // Carried out but not proven gone yet: give it the rest of the graceful window.
+        const next = await Promise.race([exitObserved, forceDue, deadlinePassed])
+        if (next === 'deadline') return false
+        if (next === 'exit') {
+          const again = await verify()
+          if (again === 'deadline') return false
+          if (again) return this.#finishVerifiedStop(record)
         }
       }
       if (remaining() <= 0) return false
-      // 2. Force: the hang-up failed, timed out, or did not prove the process gone.
-      let forcedOutcome: 'resolved' | 'rejected' | undefined
-      const second = await Promise.race([
-        exitObserved,
-        this.#dispatchShutdown(provider, ptyId, incarnationId, true, remaining()).then((outcome) => {
-          forcedOutcome = outcome
-          return 'forced' as const
-        }),
-        deadlinePassed,
-      ])
-      if (second === 'deadline') return false
-      // 3. Verify absence.
-      const verified = await this.#verifyAbsent(record, deadlinePassed, remaining)
-      if (verified === true) return this.#finishVerifiedStop(record)
-      if (forcedOutcome === 'rejected' && record.state === 'live') {
-        // Neither stop could be dispatched: say so now rather than when the unconfirmed window ends.
-        this.#publishUnverified(record, PTY_LIVENESS_REASONS.shutdownFailed)
+      // 2. Force (immediate): the hang-up failed, is still running at the force delay, or did not prove the process gone.
+      const forced = await Promise.race([dispatch(true), deadlinePassed])
+      if (forced === 'deadline') return false
+      if (forced === 'shutdown_rejected') {
+        // Neither stop completed: say so now rather than when the unconfirmed window ends.
+        if (record.state === 'live') this.#publishUnverified(record, PTY_LIVENESS_REASONS.shutdownFailed)
+        return false
       }
-      return false
+      // 3. Verify absence.
+      const verified = await verify()
+      return verified === true ? this.#finishVerifiedStop(record) : false
     } finally {
       deadline.cancel()
+      aborted.cancel()
       force.cancel()
       exited.cancel()
+    }
+  }
+
+  /**
+   * `stopAndWait` for an id this controller does not track: ask the hosts. The host that lists the
+   * id (or says `hasPty` true) owns it and is stopped and verified like a tracked PTY's; no host
+   * claiming it, and every host proving it absent, is `true`; any doubt is `false`.
+   */
+  async #stopUntracked(ptyId: string, request: StopAndWaitRequest): Promise<boolean> {
+    const remaining = (): number => Math.max(0, request.deadlineAt - this.#clock.now())
+    const deadline = deadlineOf(this.#timers, this.#clock, request.deadlineAt, () => this.disposed)
+    const aborted = abortOf(request.signal)
+    const deadlinePassed = Promise.race([deadline.promise, aborted.promise.then(() => 'deadline' as const)])
+    const timing = { deadlinePassed, remainingMs: remaining, sleep: (ms: number) => this.#timers.after(ms).promise }
+    try {
+      const hosts = [...this.#options.providers.values()]
+      const answers = await Promise.all(hosts.map((provider) => verifyStop({ provider, ptyId, incarnationId: undefined }, timing)))
+      if (answers.some((answer) => answer.kind === 'deadline')) return false
+      const owner = hosts.find((provider, index) => answers[index]?.kind === 'present' || this.#safeHas(provider, ptyId) === true)
+      if (owner === undefined) return answers.every((answer) => answer.kind === 'absent')
+      const stopped = await Promise.race([
+        this.#dispatchShutdown(owner, ptyId, undefined, true, shutdownOptionsFor(true, undefined, remaining(), request.keepHistory)),
+        deadlinePassed,
+      ])
+      if (stopped !== 'resolved') return false
+      const verified = await verifyStop({ provider: owner, ptyId, incarnationId: undefined }, timing, request.keepHistory === true)
+      return verified.kind === 'absent'
+    } finally {
+      deadline.cancel()
+      aborted.cancel()
+    }
+  }
+
+  #safeHas(provider: PtyProvider, ptyId: string): boolean | null {
+    try {
+      const answer = provider.hasPty?.(ptyId)
+      return typeof answer === 'boolean' ? answer : null
+    } catch {
+      return null
     }
   }
 
@@ -1167,8 +1228,10 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
     record: PtyRecord,
     deadlinePassed: Promise<'deadline'>,
     remaining: () => number,
+    keepHistory: boolean,
   ): Promise<boolean | 'deadline'> {
-    const verification = await verifyStop(record, deadlinePassed, remaining)
+    const timing = { deadlinePassed, remainingMs: remaining, sleep: (ms: number) => this.#timers.after(ms).promise }
+    const verification = await verifyStop(record, timing, keepHistory)
     switch (verification.kind) {
       case 'deadline':
         return 'deadline'

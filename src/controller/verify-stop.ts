@@ -1,5 +1,14 @@
-import type { PtyProvider } from '../contracts/index.js'
-import { incarnationMatches, type PtyRecord } from './pty-record.js'
+import type { PtyIncarnationId, PtyProvider } from '../contracts/index.js'
+
+/**
+ * How often a `keepHistory` stop lists its host again while the PTY is still listed (the seed's
+ * `KEEP_HISTORY_STOP_POLL_MS`): a host that keeps a session's history may list it for a moment
+ * after the process is gone.
+ */
+export const KEEP_HISTORY_STOP_POLL_MS = 100
+
+/** How long a `keepHistory` stop keeps listing (the seed's `KEEP_HISTORY_STOP_SETTLE_MS`), capped by the deadline. */
+export const KEEP_HISTORY_STOP_SETTLE_MS = 1_000
 
 /**
  * What a host said when asked whether a stopped incarnation is gone:
@@ -7,7 +16,7 @@ import { incarnationMatches, type PtyRecord } from './pty-record.js'
  * - `absent`: proven gone (an authoritative listing without it, or a probe answering `false`);
  * - `present`: the host still sees it (a listing row of this incarnation, or a probe `true`);
  * - `failed`: the listing failed — unknown, with the error;
- * - `no_evidence`: the host has no authoritative listing and its probe is missing or unsure;
+ * - `no_evidence`: not listed by a host whose listing is not authoritative, and its probe is missing or unsure;
  * - `deadline`: the deadline came first.
  */
 export type StopVerification =
@@ -17,48 +26,80 @@ export type StopVerification =
   | { kind: 'no_evidence' }
   | { kind: 'deadline' }
 
+/** The PTY a stop is verified for: its owning provider, id and (when known) incarnation. */
+export type StopTarget = {
+  /** The owning host's provider. */
+  provider: PtyProvider
+  /** The PTY id. */
+  ptyId: string
+  /** The stopped incarnation; a listed row of another incarnation is a replacement. */
+  incarnationId: PtyIncarnationId | undefined
+}
+
+/** How a verification waits: the deadline, the time left, and a pause between listings. */
+export type StopVerificationTiming = {
+  /** Resolves when the stop's deadline passed (or the wait was given up). */
+  deadlinePassed: Promise<'deadline'>
+  /** Milliseconds left until the deadline. */
+  remainingMs: () => number
+  /** Resolves after `ms` (the controller's clock). */
+  sleep: (ms: number) => Promise<unknown>
+}
+
+function isListed(rows: readonly unknown[], target: StopTarget): boolean {
+  return rows.some((row) => {
+    const candidate = row as { id?: unknown; incarnationId?: PtyIncarnationId } | null
+    if (candidate?.id !== target.ptyId) return false
+    return candidate.incarnationId === undefined || target.incarnationId === undefined || candidate.incarnationId === target.incarnationId
+  })
+}
+
+async function listOnce(target: StopTarget, timing: StopVerificationTiming): Promise<{ rows: unknown[] } | { error: unknown } | 'deadline'> {
+  let listing: Promise<unknown>
+  try {
+    listing = Promise.resolve(target.provider.listProcesses({ timeoutMs: timing.remainingMs() }))
+  } catch (error) {
+    listing = Promise.reject(error)
+  }
+  const answer = await Promise.race([
+    listing.then(
+      (rows) => (Array.isArray(rows) ? { rows: rows as unknown[] } : { error: new TypeError('The listing is not an array') }),
+      (error: unknown) => ({ error }),
+    ),
+    timing.deadlinePassed,
+  ])
+  return answer
+}
+
 /**
- * Ask the owning provider whether the record's incarnation is gone. An authoritative listing
- * decides (a row with a *different* incarnation is a replacement and does not count); otherwise
- * the liveness probe (errors are doubt). Never throws.
+ * Ask the owning host whether the stopped incarnation is gone, as the seed's `verifyPtyStopped`
+ * does: a **fresh listing** of the owning host, for every provider. Listed ⇒ `present` (with
+ * `keepHistory`, the host is listed again every {@link KEEP_HISTORY_STOP_POLL_MS} for up to
+ * {@link KEEP_HISTORY_STOP_SETTLE_MS}, capped by the deadline, before it counts). Not listed ⇒
+ * `absent` when the listing is authoritative; otherwise the liveness probe decides (`false` ⇒
+ * absent, `true` ⇒ present, anything else ⇒ `no_evidence`). Never throws.
  */
-export async function verifyStop(
-  record: PtyRecord,
-  deadlinePassed: Promise<'deadline'>,
-  remainingMs: () => number,
-): Promise<StopVerification> {
-  const provider: PtyProvider = record.provider
-  if (provider.authoritativeListings === true) {
-    let listing: Promise<unknown>
-    try {
-      listing = Promise.resolve(provider.listProcesses({ deadlineMs: remainingMs() }))
-    } catch (error) {
-      listing = Promise.reject(error)
-    }
-    const answer = await Promise.race([
-      listing.then(
-        (rows) => ({ rows }),
-        (error: unknown) => ({ error }),
-      ),
-      deadlinePassed,
-    ])
+export async function verifyStop(target: StopTarget, timing: StopVerificationTiming, keepHistory = false): Promise<StopVerification> {
+  const settleBy = timing.remainingMs() - Math.min(KEEP_HISTORY_STOP_SETTLE_MS, timing.remainingMs())
+  for (;;) {
+    const answer = await listOnce(target, timing)
     if (answer === 'deadline') return { kind: 'deadline' }
     if ('error' in answer) return { kind: 'failed', error: answer.error }
-    if (!Array.isArray(answer.rows)) return { kind: 'failed', error: new TypeError('The listing is not an array') }
-    const listed = answer.rows.some(
-      (row: { id?: unknown; incarnationId?: PtyRecord['incarnationId'] }) =>
-        row?.id === record.ptyId && incarnationMatches(record, row.incarnationId),
-    )
-    return listed ? { kind: 'present' } : { kind: 'absent' }
+    if (!isListed(answer.rows, target)) break
+    if (!keepHistory || timing.remainingMs() <= settleBy) return { kind: 'present' }
+    const paused = await Promise.race([timing.sleep(KEEP_HISTORY_STOP_POLL_MS).then(() => 'slept' as const), timing.deadlinePassed])
+    if (paused === 'deadline') return { kind: 'deadline' }
   }
+  const provider = target.provider
+  if (provider.authoritativeListings === true) return { kind: 'absent' }
   if (provider.probeLiveness !== undefined) {
     let probe: Promise<unknown>
     try {
-      probe = Promise.resolve(provider.probeLiveness(record.ptyId))
+      probe = Promise.resolve(provider.probeLiveness(target.ptyId))
     } catch (error) {
       probe = Promise.reject(error)
     }
-    const answer = await Promise.race([probe.catch(() => null), deadlinePassed])
+    const answer = await Promise.race([probe.catch(() => null), timing.deadlinePassed])
     if (answer === 'deadline') return { kind: 'deadline' }
     if (answer === false) return { kind: 'absent' }
     if (answer === true) return { kind: 'present' }

@@ -12,11 +12,15 @@
 export {
   NODE_PTY_DEFAULT_TERMINAL_NAME,
   NODE_PTY_EXITED_ID_MEMORY,
-  NODE_PTY_STOP_POLL_INTERVAL_MS,
   createNodePtyProvider,
   type NodePtyProvider,
   type NodePtyProviderOptions,
 } from './node-pty-provider.js'
+export {
+  NODE_PTY_SCAN_INTERVAL_PER_STOP_MS,
+  NODE_PTY_SCAN_MAX_INTERVAL_MS,
+  NODE_PTY_SCAN_MIN_INTERVAL_MS,
+} from './liveness-scanner.js'
 export { NodePtyOptionError, isNodePtyOptionError } from './node-pty-option-error.js'
 export {
   NodePtyProviderError,

@@ -3,6 +3,7 @@ import { basename } from 'node:path'
 import {
   LOCAL_EXECUTION_HOST_ID,
   refusedWrite,
+  resolveWaitDeadline,
   toPtyIncarnationId,
   type ExecutionHostId,
   type ProviderSpawnOptions,
@@ -23,15 +24,10 @@ import { NodePtyOptionError } from './node-pty-option-error.js'
 import { NodePtyProviderError } from './node-pty-provider-error.js'
 import { NodePtySession } from './node-pty-session.js'
 import { createProcessInspector, type ProcessInspector } from './process-inspector.js'
-import { groupsOf, hasLiveChildren, readForegroundProcess, selectSessionProcesses } from './process-tree.js'
-import {
-  NODE_PTY_HANGUP_GRACE_MS,
-  NODE_PTY_KILL_RESERVE_MS,
-  NODE_PTY_SHUTDOWN_DEADLINE_MS,
-  NODE_PTY_TERMINATE_GRACE_MS,
-  planStopSchedule,
-  type StopSignal,
-} from './stop-schedule.js'
+import { hasLiveChildren, readForegroundProcess } from './process-tree.js'
+import { LivenessScanner } from './liveness-scanner.js'
+import { createStopLoop } from './stop-loop.js'
+import { NODE_PTY_HANGUP_GRACE_MS, NODE_PTY_SHUTDOWN_DEADLINE_MS, NODE_PTY_TERMINATE_GRACE_MS } from './stop-schedule.js'
 
 /** The `$TERM` of spawned PTYs unless the host names another: what xterm.js and VS Code emulate. */
 export const NODE_PTY_DEFAULT_TERMINAL_NAME = 'xterm-256color'
@@ -41,13 +37,6 @@ export const NODE_PTY_DEFAULT_TERMINAL_NAME = 'xterm-256color'
  * `pty_exited` rather than `pty_not_found`. Bounded so that a long-lived host does not grow.
  */
 export const NODE_PTY_EXITED_ID_MEMORY = 1_024
-
-/**
- * How often a stop looks whether its processes are gone. A hung-up shell dies in ~1.3 ms
- * (measured) and one look at `/proc` costs 1–3 ms, so 10 ms keeps a stop prompt without letting
- * the look dominate the event loop.
- */
-export const NODE_PTY_STOP_POLL_INTERVAL_MS = 10
 
 /** Options of {@link createNodePtyProvider}. Every field is optional. */
 export type NodePtyProviderOptions = {
@@ -169,10 +158,6 @@ function callListener<T>(listener: (event: T) => void, event: T): void {
   }
 }
 
-function delay(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms))
-}
-
 /**
  * Create a {@link PtyProvider} that runs real PTYs through node-pty (Linux and macOS; Windows
  * with reduced guarantees, see the docs).
@@ -205,6 +190,9 @@ export function createNodePtyProvider(options: NodePtyProviderOptions = {}): Nod
   const terminateGraceMs = options.terminateGraceMs ?? NODE_PTY_TERMINATE_GRACE_MS
   const defaultDeadlineMs = options.shutdownDeadlineMs ?? NODE_PTY_SHUTDOWN_DEADLINE_MS
   const inspector: ProcessInspector = createProcessInspector(platform)
+  // One batched scan of the process table for every stop in flight (see LivenessScanner).
+  const scanner = new LivenessScanner(() => inspector.list())
+  const stopSession = createStopLoop({ isWindows, sweepSession, inspector, scanner, hangupGraceMs, terminateGraceMs })
 
   const dataListeners = new Set<(event: PtyDataEvent) => void>()
   const exitListeners = new Set<(event: PtyExitEvent) => void>()
@@ -405,7 +393,7 @@ export function createNodePtyProvider(options: NodePtyProviderOptions = {}): Nod
       spawnOptions.onPtySpawnCommitted?.()
     } catch (error) {
       // The caller's hook failed: it never learns of this process, so none may be left behind.
-      await stopSession(session, { immediate: true }).catch(() => undefined)
+      await stopSession(session, { immediate: true, deadlineAt: Date.now() + defaultDeadlineMs }).catch(() => undefined)
       throw error
     }
 
@@ -423,161 +411,14 @@ export function createNodePtyProvider(options: NodePtyProviderOptions = {}): Nod
     return result
   }
 
-  /**
-   * Signal the leader's group and, when sweeping, every process group of its session.
-   * `remembered` maps each process found in the session so far to its start time, so a process
-   * that left the session's reach (reparented to init after a `setsid`) is still stopped, and a
-   * pid that meanwhile names another process is never signalled.
-   */
-  async function signalSession(session: NodePtySession, signal: StopSignal, remembered: Map<number, string | null>): Promise<void> {
-    if (isWindows) {
-      // Windows has no signals: node-pty ends the console instead.
-      session.terminal.kill()
-      return
-    }
-    const table = sweepSession ? await inspector.list() : null
-    // Why here, after the await and right before the kills: a leader reaped meanwhile may have
-    // had its pid reused; its pid (and group id) must then never be signalled.
-    session.checkLeader()
-    const groups = new Set<number>()
-    if (!session.leaderGone) groups.add(session.pid)
-    if (table !== null) {
-      const self = table.find((row) => row.pid === process.pid)
-      const rows = new Map(table.map((row) => [row.pid, row]))
-      for (const pid of selectSessionProcesses(table, session.pid, process.pid, session.leaderStartTime)) {
-        if (!remembered.has(pid)) remembered.set(pid, rows.get(pid)?.startTime ?? null)
-      }
-      for (const [pid, startTime] of [...remembered]) {
-        const row = rows.get(pid)
-        const sameProcess = row !== undefined && (startTime === null || row.startTime === undefined || row.startTime === startTime)
-        if (!sameProcess || row.state === 'Z') remembered.delete(pid)
-      }
-      for (const group of groupsOf(table, [...remembered.keys()])) if (group !== self?.pgid) groups.add(group)
-    }
-    // Why the pid as well as its group: a leader that left its group (or a group already empty
-    // but for it) must still get the signal.
-    const targets = [...[...groups].map((group) => -group), ...(session.leaderGone ? [] : [session.pid])]
-    let delivered = 0
-    let denied: unknown = null
-    for (const target of targets) {
-      try {
-        process.kill(target, signal)
-        delivered += 1
-      } catch (error) {
-        if ((error as { code?: unknown }).code !== 'ESRCH') denied ??= error
-      }
-    }
-    if (delivered === 0 && denied !== null) {
-      throw new NodePtyProviderError('shutdown_failed', `Could not signal PTY ${JSON.stringify(session.id)}: ${String(denied)}`, {
-        cause: denied,
-        ptyId: session.id,
-      })
-    }
-  }
-
-  /** Whether the session's leader exit was delivered and nothing of its session is left. */
-  async function isSessionGone(session: NodePtySession, remembered: Map<number, string | null>): Promise<boolean> {
-    session.checkLeader()
-    if (session.exit === null) {
-      // A stop was asked for and the leader is dead: the tail still owed is bounded, so a pause
-      // must not hold the exit back now.
-      if (session.leaderGone && session.paused) session.resume()
-      return false
-    }
-    if (isWindows || !sweepSession) return true
-    for (const [pid, startTime] of [...remembered]) if (inspector.isGone(pid, startTime)) remembered.delete(pid)
-    if (remembered.size > 0) return false
-    const table = await inspector.list()
-    if (table === null) return true
-    return selectSessionProcesses(table, session.pid, process.pid, session.leaderStartTime).length === 0
-  }
-
-  /** Run (or join) the stop of a session; resolves when it is gone, rejects at the deadline. */
-  function stopSession(session: NodePtySession, stopOptions: { immediate?: boolean; deadlineMs?: number }): Promise<void> {
-    const deadlineMs = stopOptions.deadlineMs ?? defaultDeadlineMs
-    if (session.stop === null) {
-      let killNow: () => void = () => {}
-      const killRequested = new Promise<void>((resolve) => {
-        killNow = resolve
-      })
-      let kill = false
-      const remembered = new Map<number, string | null>()
-      const started = Date.now()
-      // Why mutable: a caller that joins with a later deadline keeps the stop waiting for it,
-      // rather than failing at the first caller's earlier one.
-      let waitUntil = started + deadlineMs
-      const run = async (): Promise<void> => {
-        const steps = planStopSchedule({
-          immediate: stopOptions.immediate === true,
-          deadlineMs,
-          hangupGraceMs,
-          terminateGraceMs,
-          killReserveMs: NODE_PTY_KILL_RESERVE_MS,
-        })
-        for (const step of steps) {
-          while (!kill && Date.now() < started + step.atMs) {
-            if (await isSessionGone(session, remembered)) return
-            const wait = Math.min(NODE_PTY_STOP_POLL_INTERVAL_MS, started + step.atMs - Date.now())
-            await Promise.race([delay(Math.max(0, wait)), session.ended, killRequested])
-          }
-          if (await isSessionGone(session, remembered)) return
-          await signalSession(session, kill ? 'SIGKILL' : step.signal, remembered)
-          if (kill) break
-        }
-        // Everything was sent; wait for the deaths, up to the latest deadline (a later stop may retry).
-        while (Date.now() < waitUntil) {
-          if (await isSessionGone(session, remembered)) return
-          await Promise.race([delay(NODE_PTY_STOP_POLL_INTERVAL_MS), session.ended])
-        }
-        if (!(await isSessionGone(session, remembered))) {
-          throw new NodePtyProviderError('shutdown_timeout', `PTY ${JSON.stringify(session.id)} was still alive ${waitUntil - started} ms after its stop began`, {
-            ptyId: session.id,
-          })
-        }
-      }
-      const done = run().finally(() => {
-        if (session.stop === stop) session.stop = null
-      })
-      const stop = {
-        done,
-        escalateToKill: () => {
-          kill = true
-          killNow()
-        },
-        waitUntil: (at: number) => {
-          waitUntil = Math.max(waitUntil, at)
-        },
-      }
-      session.stop = stop
-      // The stop's own failure is reported to each caller below; never as an unhandled rejection.
-      done.catch(() => undefined)
-    } else {
-      session.stop.waitUntil(Date.now() + deadlineMs)
-      if (stopOptions.immediate === true) session.stop.escalateToKill()
-    }
-    const running = session.stop
-    let timer: NodeJS.Timeout | undefined
-    const deadline = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => {
-        reject(
-          new NodePtyProviderError('shutdown_timeout', `PTY ${JSON.stringify(session.id)} could not be stopped within ${deadlineMs} ms`, {
-            ptyId: session.id,
-          }),
-        )
-      }, deadlineMs)
-    })
-    return Promise.race([running.done, deadline]).finally(() => clearTimeout(timer))
-  }
-
   async function shutdown(id: string, shutdownOptions: PtyShutdownOptions = {}): Promise<void> {
-    if (shutdownOptions.deadlineMs !== undefined) assertNonNegativeInteger('deadlineMs', shutdownOptions.deadlineMs)
+    // Why resolved first: a malformed deadline is a programmer error even for an unknown id.
+    const deadlineAt = resolveWaitDeadline(shutdownOptions, defaultDeadlineMs)
     const session = sessions.get(id)
     if (session === undefined) return
     if (shutdownOptions.expectedIncarnationId !== undefined && session.incarnationId !== shutdownOptions.expectedIncarnationId) return
-    const stopOptions: { immediate?: boolean; deadlineMs?: number } = {}
-    if (shutdownOptions.immediate !== undefined) stopOptions.immediate = shutdownOptions.immediate
-    if (shutdownOptions.deadlineMs !== undefined) stopOptions.deadlineMs = shutdownOptions.deadlineMs
-    await stopSession(session, stopOptions)
+    session.noteStopRequested()
+    await stopSession(session, { immediate: shutdownOptions.immediate === true, deadlineAt })
   }
 
   async function withDeadline<T>(work: Promise<T>, ms: number | undefined, fallback: T): Promise<T> {
@@ -633,10 +474,11 @@ export function createNodePtyProvider(options: NodePtyProviderOptions = {}): Nod
     if (disposePromise !== null) return disposePromise
     disposed = true
     disposePromise = (async () => {
-      await Promise.allSettled([...sessions.values()].map((session) => stopSession(session, {})))
+      await Promise.allSettled([...sessions.values()].map((session) => stopSession(session, { deadlineAt: Date.now() + defaultDeadlineMs })))
       dataListeners.clear()
       exitListeners.clear()
       deathWatch.stop()
+      scanner.stop()
     })()
     return disposePromise
   }

@@ -117,6 +117,8 @@ export class NodePtySession {
   #resolveEnded: () => void = () => {}
   #charsEmitted = 0
   #leaderGone = false
+  /** `null` until a stop is requested; then whether the leader was already dead at that moment. */
+  #stopRequestedAfterDeath: boolean | null = null
   #exit: NodePtySessionExit | null = null
   #paused = false
   #command: string | undefined
@@ -219,6 +221,17 @@ export class NodePtySession {
     else this.checkLeader()
   }
 
+  /**
+   * A stop of this session was requested: note whether the leader was already known dead then
+   * (its exit held back behind output), so the exit can say it ended on its own (issue 13.4).
+   * Only the first request counts.
+   */
+  noteStopRequested(): void {
+    if (this.#stopRequestedAfterDeath !== null || this.#exit !== null) return
+    this.checkLeader()
+    this.#stopRequestedAfterDeath = this.#leaderGone
+  }
+
   /** Write and settle. */
   write(data: string): WriteSettlement {
     if (this.#exit !== null || this.#leaderGone) return refusedWrite('pty_exited')
@@ -284,7 +297,14 @@ export class NodePtySession {
       hostReportsChildExitStatus: this.hostReportsChildExitStatus,
     })
     try {
-      this.#hooks.emitExit({ id: this.id, code, incarnationId: this.incarnationId, cause })
+      this.#hooks.emitExit({
+        id: this.id,
+        code,
+        incarnationId: this.incarnationId,
+        cause,
+        observed: 'provider',
+        ...(this.#stopRequestedAfterDeath === true ? { diedBeforeStopRequest: true } : {}),
+      })
     } finally {
       this.#hooks.onEnded(this)
       this.#resolveEnded()

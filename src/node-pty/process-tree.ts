@@ -41,42 +41,86 @@ export async function hasLiveChildren(inspector: ProcessInspector, leaderPid: nu
  * pid leads to can then belong to the PTY, and nothing is selected.
  */
 export function selectSessionProcesses(
-  table: readonly ProcessStat[],
+  table: readonly ProcessStat[] | ProcessTableIndex,
   leaderPid: number,
   selfPid: number,
   leaderStartTime?: string | null,
 ): number[] {
+  const index = isProcessTableIndex(table) ? table : indexProcessTable(table)
   if (leaderStartTime !== undefined && leaderStartTime !== null) {
-    const holder = table.find((row) => row.pid === leaderPid)
+    const holder = index.byPid.get(leaderPid)
     if (holder?.startTime !== undefined && holder.startTime !== leaderStartTime) return []
   }
   const chosen = new Set<number>()
-  const childrenOf = new Map<number, ProcessStat[]>()
-  for (const row of table) {
-    const siblings = childrenOf.get(row.ppid)
-    if (siblings === undefined) childrenOf.set(row.ppid, [row])
-    else siblings.push(row)
-    if (row.sid === leaderPid || row.pgid === leaderPid || row.pid === leaderPid) chosen.add(row.pid)
-  }
+  for (const row of index.bySid.get(leaderPid) ?? []) chosen.add(row.pid)
+  for (const row of index.byPgid.get(leaderPid) ?? []) chosen.add(row.pid)
+  if (index.byPid.has(leaderPid)) chosen.add(leaderPid)
   const queue = [leaderPid]
   const visited = new Set<number>()
   while (queue.length > 0) {
     const pid = queue.pop() as number
     if (visited.has(pid)) continue
     visited.add(pid)
-    for (const child of childrenOf.get(pid) ?? []) {
+    for (const child of index.childrenOf.get(pid) ?? []) {
       chosen.add(child.pid)
       queue.push(child.pid)
     }
   }
-  const zombies = new Set(table.filter((row) => row.state === 'Z').map((row) => row.pid))
-  return [...chosen].filter((pid) => pid > 1 && pid !== selfPid && !zombies.has(pid)).sort((a, b) => a - b)
+  return [...chosen]
+    .filter((pid) => pid > 1 && pid !== selfPid && index.byPid.get(pid)?.state !== 'Z')
+    .sort((a, b) => a - b)
+}
+
+/**
+ * A process table indexed once, so that many stops can each pick their session out of one
+ * `/proc` pass in time proportional to the session, not to the table.
+ */
+export type ProcessTableIndex = {
+  /** The rows, as read. */
+  readonly rows: readonly ProcessStat[]
+  /** Each row by pid. */
+  readonly byPid: ReadonlyMap<number, ProcessStat>
+  /** Rows by session id. */
+  readonly bySid: ReadonlyMap<number, ProcessStat[]>
+  /** Rows by process group id. */
+  readonly byPgid: ReadonlyMap<number, ProcessStat[]>
+  /** Rows by parent pid. */
+  readonly childrenOf: ReadonlyMap<number, ProcessStat[]>
+}
+
+function isProcessTableIndex(value: readonly ProcessStat[] | ProcessTableIndex): value is ProcessTableIndex {
+  return !Array.isArray(value)
+}
+
+function push(map: Map<number, ProcessStat[]>, key: number | null, row: ProcessStat): void {
+  if (key === null) return
+  const list = map.get(key)
+  if (list === undefined) map.set(key, [row])
+  else list.push(row)
+}
+
+/** Index a process table by pid, session, group and parent (one pass). */
+export function indexProcessTable(table: readonly ProcessStat[]): ProcessTableIndex {
+  const byPid = new Map<number, ProcessStat>()
+  const bySid = new Map<number, ProcessStat[]>()
+  const byPgid = new Map<number, ProcessStat[]>()
+  const childrenOf = new Map<number, ProcessStat[]>()
+  for (const row of table) {
+    byPid.set(row.pid, row)
+    push(bySid, row.sid, row)
+    push(byPgid, row.pgid, row)
+    push(childrenOf, row.ppid, row)
+  }
+  return { rows: table, byPid, bySid, byPgid, childrenOf }
 }
 
 /** The process groups of a set of processes (each group is signalled once, as a whole). */
-export function groupsOf(table: readonly ProcessStat[], pids: readonly number[]): number[] {
-  const wanted = new Set(pids)
+export function groupsOf(table: readonly ProcessStat[] | ProcessTableIndex, pids: readonly number[]): number[] {
+  const index = isProcessTableIndex(table) ? table : indexProcessTable(table)
   const groups = new Set<number>()
-  for (const row of table) if (wanted.has(row.pid) && row.pgid > 1) groups.add(row.pgid)
+  for (const pid of pids) {
+    const row = index.byPid.get(pid)
+    if (row !== undefined && row.pgid > 1) groups.add(row.pgid)
+  }
   return [...groups].sort((a, b) => a - b)
 }

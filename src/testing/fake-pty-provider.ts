@@ -3,6 +3,7 @@ import {
   LOCAL_EXECUTION_HOST_ID,
   WRITE_ACCEPTED,
   refusedWrite,
+  resolveWaitDeadline,
   toPtyIncarnationId,
   type ExecutionHostId,
   type ProviderSpawnOptions,
@@ -260,6 +261,8 @@ type FakePtyRecord = {
   spawnPending: boolean
   paused: boolean
   held: HeldEvent[]
+  /** Whether a stop of this incarnation was requested (the first one decides `diedBeforeStopRequest`). */
+  stopRequested?: boolean
   writes: FakeWrite[]
   acknowledgedChars: number
   producedChars: number
@@ -407,6 +410,7 @@ export function createFakePtyProvider(options: FakePtyProviderOptions = {}): Fak
 
   const buildExitEvent = (pty: FakePtyRecord, exit: FakeExit, incarnationId: PtyIncarnationId): PtyExitEvent => {
     const event: PtyExitEvent = { id: pty.id, code: exit.exitCode, incarnationId }
+    if (exit.observed !== undefined) event.observed = exit.observed
     if (exit.withoutCause !== true) {
       const hostReports =
         exit.hostReportsChildExitStatus ?? pty.hostReportsChildExitStatus ?? options.hostReportsChildExitStatus
@@ -675,7 +679,18 @@ export function createFakePtyProvider(options: FakePtyProviderOptions = {}): Fak
 
     shutdown(id: string, shutdownOptions?: PtyShutdownOptions): Promise<void> {
       record('shutdown', shutdownOptions === undefined ? [id] : [id, shutdownOptions])
+      try {
+        // Same rules as every provider: deadlineMs absolute, timeoutMs a duration, not both, finite.
+        resolveWaitDeadline(shutdownOptions, 0)
+      } catch (error) {
+        return Promise.reject(error)
+      }
       const pty = ptys.get(id)
+      if (pty !== undefined && !pty.stopRequested) {
+        pty.stopRequested = true
+        // Dead on its own before the first stop (its exit maybe still held behind output): the exit says so (issue 13.4).
+        if (pty.state === 'exited' && pty.exit !== null && pty.exit.incarnationId === pty.incarnationId) pty.exit.diedBeforeStopRequest = true
+      }
       if (pty === undefined || pty.state !== 'live') return Promise.resolve()
       const expected = shutdownOptions?.expectedIncarnationId
       // Why: a stop aimed at an older incarnation must leave the replacement alone.

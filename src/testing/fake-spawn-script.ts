@@ -21,6 +21,11 @@ export type FakeExit = {
   /** Play an old sender: the exit event carries no `cause` at all. */
   withoutCause?: boolean
   /**
+   * Send the event's `observed` evidence: `'synthetic'` plays a host that reports an exit it did
+   * not observe (lost contact); `'provider'` says so explicitly. Absent: the field is left out.
+   */
+  observed?: 'provider' | 'synthetic'
+  /**
    * Report this incarnation instead of the live one, to simulate a stale exit: a late exit of an
    * older process behind a reused id. A stale exit does not end the current process.
    */

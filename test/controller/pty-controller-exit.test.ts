@@ -41,23 +41,26 @@ describe('exit settlement', () => {
     await h.settle()
     expect(h.exits().map((exit) => exit.cause)).toEqual([{ kind: 'unknown', reason: 'stop_unverified' }])
     expect(h.errors().map((error) => error.code)).toEqual(['shutdown_failed'])
-    // A retry still reaches the PTY; its confirmed exit emits no second `exit`, only liveness `exited`.
+    // A retry still reaches the PTY; its confirmed exit publishes the real cause (issue 11.9).
     h.provider.setShutdownBehaviour(id, 'confirm')
     expect(h.controller.kill(id)).toBe(true)
     await h.settle()
-    expect(h.exits()).toHaveLength(1)
+    expect(h.exits().map((exit) => exit.cause)).toEqual([{ kind: 'unknown', reason: 'stop_unverified' }, { kind: 'operator_close' }])
     expect(h.liveness().at(-1)?.verdict).toEqual({ kind: 'exited' })
     expect(h.controller.hasPty(id)).toBe(false)
   })
 
-  it('reports a late real exit after stop_unverified as liveness exited, not a second exit', async () => {
+  it('publishes the real cause of a late real exit after stop_unverified, and liveness exited (issue 11.9)', async () => {
     const h = createHarness()
     h.provider.scriptNextSpawn({ shutdown: 'never_confirm' })
     const { id } = await h.controller.spawn({})
     h.controller.kill(id)
     h.clock.advance(STOP_UNCONFIRMED_AFTER_MS)
     h.provider.emitExit(id, { exitCode: 0, signal: 15 })
-    expect(h.exits()).toHaveLength(1)
+    expect(h.exits().map((exit) => [exit.code, exit.cause])).toEqual([
+      [-1, { kind: 'unknown', reason: 'stop_unverified' }],
+      [0, { kind: 'operator_close' }],
+    ])
     expect(h.liveness().map((event) => event.verdict.kind)).toEqual(['unverifiable', 'exited'])
   })
 
@@ -90,13 +93,25 @@ describe('exit settlement', () => {
     expect(h.exits()[0]).toMatchObject({ code: 3, cause: { kind: 'exited', exitCode: 3 } })
   })
 
-  it('treats a provider exit with a negative code as unverifiable, not dead', async () => {
+  it('treats a synthetic exit with a negative code as unverifiable, not dead', async () => {
     const h = createHarness()
     const { id } = await h.controller.spawn({})
-    h.provider.emitExit(id, { exitCode: -1 })
+    h.provider.emitExit(id, { exitCode: -1, observed: 'synthetic' })
     expect(h.exits()[0]?.cause).toEqual({ kind: 'unknown', reason: 'stop_unverified' })
     expect(h.liveness().at(-1)?.verdict).toEqual({ kind: 'unverifiable', reason: PTY_LIVENESS_REASONS.exitUnconfirmed })
     expect(h.controller.hasPty(id)).toBeNull()
+  })
+
+  it('a provider-observed exit with a negative code still certifies the death (issue 11.9)', async () => {
+    for (const observed of [undefined, 'provider'] as const) {
+      const h = createHarness()
+      const { id } = await h.controller.spawn({})
+      h.provider.emitExit(id, observed === undefined ? { exitCode: -1 } : { exitCode: -1, observed })
+      // The cause stays what the algebra says (the code proves no reason) — but the process is dead.
+      expect(h.exits()[0]?.cause).toEqual({ kind: 'unknown', reason: 'stop_unverified' })
+      expect(h.liveness().at(-1)?.verdict).toEqual({ kind: 'exited' })
+      expect(h.controller.hasPty(id)).toBe(false)
+    }
   })
 
   it('keeps stop_unverified when a stop was requested (R4: an unconfirmed stop is not a close)', async () => {

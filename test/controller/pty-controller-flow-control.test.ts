@@ -115,7 +115,8 @@ describe('flow control', () => {
     expect(h.exits()).toEqual([])
     h.controller.kill(id)
     expect(h.events.slice(-3).map((entry) => entry.type)).toEqual(['data', 'exit', 'liveness'])
-    expect(h.exits()[0]?.cause).toEqual({ kind: 'operator_close' })
+    // The process died before the stop (its exit was only held back): its own cause, not operator_close (issue 13.4).
+    expect(h.exits()[0]?.cause).toEqual({ kind: 'signaled', signal: 15 })
   })
 
   it('honours custom watermarks and timings', async () => {

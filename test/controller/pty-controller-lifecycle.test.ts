@@ -86,7 +86,8 @@ describe('dispose', () => {
     h.provider.scriptNextSpawn({ shutdown: 'never_confirm' })
     const { id } = await h.controller.spawn({})
     await h.run(h.controller.dispose())
-    expect(h.clock.now()).toBe(2_000)
+    // Forced at half the budget (within the deadline), still listed afterwards: given up, never past the deadline.
+    expect(h.clock.now()).toBe(1_000)
     expect(h.exits()).toEqual([expect.objectContaining({ ptyId: id, code: -1, cause: { kind: 'unknown', reason: 'stop_unverified' } })])
   })
 
@@ -165,6 +166,7 @@ describe('dispose', () => {
     h.provider.listProcesses = () => hungListing
     const listing = h.controller.listProcesses(undefined, { deadlineMs: 60_000 })
     await h.run(h.controller.dispose())
+    // Dispose forces at half its budget; the verifying listing hangs until its deadline.
     expect(h.clock.now()).toBe(2_000)
     // Neither waits for its own (cancelled) timers: both give up at once.
     await expect(h.run(stopping, 0)).resolves.toBe(false)

@@ -150,7 +150,7 @@ describe('spawn pipeline integration', () => {
     const h = createHarness({ controller: { runtime } })
     const { id } = await h.controller.spawn({})
     h.provider.emitData(id, 'abc')
-    h.provider.emitExit(id, { exitCode: -1 })
+    h.provider.emitExit(id, { exitCode: -1, observed: 'synthetic' })
     expect(h.exits()).toEqual([expect.objectContaining({ cause: { kind: 'unknown', reason: 'stop_unverified' } })])
     expect(runtime.getPtyOutputSequence(id)).toBe(3)
   })

@@ -70,7 +70,8 @@ describe('stopAndWait', () => {
     const h = createHarness()
     const { id, incarnationId } = await h.controller.spawn({})
     await expect(h.run(h.controller.stopAndWait(id))).resolves.toBe(true)
-    expect(shutdownCalls(h)).toEqual([[id, { expectedIncarnationId: incarnationId, deadlineMs: 10_000 }]])
+    // The provider gets the time left as a duration: its clock need not be the controller's.
+    expect(shutdownCalls(h)).toEqual([[id, { expectedIncarnationId: incarnationId, timeoutMs: 10_000 }]])
     expect(h.exits().map((exit) => exit.cause)).toEqual([{ kind: 'operator_close' }])
     expect(h.clock.now()).toBe(0)
   })
@@ -104,12 +105,17 @@ describe('stopAndWait', () => {
     expect(h.exits()).toEqual([expect.objectContaining({ cause: { kind: 'operator_close' }, code: 0 })])
   })
 
-  it('is false at the deadline, even before the force delay', async () => {
+  it('forces within a deadline shorter than the force delay (at half the time left), and is false when the process stays', async () => {
     const h = createHarness()
     h.provider.scriptNextSpawn({ shutdown: 'never_confirm' })
     const { id } = await h.controller.spawn({})
+    // The manual clock starts at 0: the absolute deadline 100 is 100 ms away.
     await expect(h.run(h.controller.stopAndWait(id, { deadlineMs: 100 }))).resolves.toBe(false)
-    expect(h.clock.now()).toBe(100)
+    expect(h.clock.now()).toBe(50)
+    expect(shutdownCalls(h).map((call) => call[1])).toEqual([
+      expect.not.objectContaining({ immediate: true }),
+      expect.objectContaining({ immediate: true, timeoutMs: 50 }),
+    ])
   })
 
   it('escalates at once when the hang-up is rejected, and publishes stop_unverified when both stops fail', async () => {
@@ -188,11 +194,10 @@ describe('stopAndWait', () => {
     await expect(controller.stopAndWait(id)).resolves.toBe(true)
   })
 
-  it('returns false for an unknown id and true for an already exited one', async () => {
+  it('is true for an already exited PTY', async () => {
     const h = createHarness()
     const { id } = await h.controller.spawn({})
     h.provider.emitExit(id, { exitCode: 4 })
-    await expect(h.controller.stopAndWait('nope')).resolves.toBe(false)
     await expect(h.controller.stopAndWait(id)).resolves.toBe(true)
   })
 
@@ -212,9 +217,12 @@ describe('stopAndWait', () => {
   it('rejects a malformed deadline with a TypeError naming it', async () => {
     const h = createHarness()
     const { id } = await h.controller.spawn({})
-    await expect(h.controller.stopAndWait(id, { deadlineMs: -1 })).rejects.toThrow(
-      'Expected the `deadlineMs` option to be a non-negative number, got -1 (number)',
+    await expect(h.controller.stopAndWait(id, { deadlineMs: Number.POSITIVE_INFINITY })).rejects.toThrow(
+      'Expected the `deadlineMs` option to be a finite absolute epoch time in milliseconds',
     )
+    await expect(h.controller.stopAndWait(id, { timeoutMs: -1 })).rejects.toThrow('`timeoutMs` option')
+    await expect(h.controller.stopAndWait(id, { deadlineMs: 1, timeoutMs: 1 })).rejects.toThrow(TypeError)
+    await expect(h.controller.stopAndWait(id, { signal: 'stop' as never })).rejects.toThrow('Expected the `signal` option to be an AbortSignal')
   })
 })
 

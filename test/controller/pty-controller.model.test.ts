@@ -39,6 +39,8 @@ type Incarnation = {
   stopRequested: boolean
   /** When the first stop of this incarnation was requested (clock time). */
   stopRequestedAt: number | undefined
+  /** The provider had reported the death (still unpublished) before the first stop request (issue 13.4). */
+  diedBeforeStop?: boolean
   /** The exit the provider delivered for this incarnation (the evidence), once it did. */
   providerExit: ModelExit | null
   published: PtyControllerExitEvent | null
@@ -91,8 +93,10 @@ function exitFromEvent(event: PtyExitEvent): ModelExit {
   return cause?.kind === 'signaled' ? { code: event.code, signal: cause.signal } : { code: event.code }
 }
 
-function requestStop(incarnation: Incarnation | undefined, real: Real): void {
+function requestStop(incarnation: Incarnation | undefined, real: Real, model: Model): void {
   if (incarnation === undefined) return
+  const died = incarnation.providerExit !== null || model.requestedExits.has(incarnation.incarnationId)
+  if (!incarnation.stopRequested && died && incarnation.published === null) incarnation.diedBeforeStop = true
   incarnation.stopRequested = true
   incarnation.stopRequestedAt ??= real.clock.now()
 }
@@ -137,7 +141,10 @@ function wire(model: Model, real: Real): void {
     if (model.current.get(event.ptyId) !== event.incarnationId) {
       violate(model, `exit attributed to a replaced incarnation ${incarnation.incarnationId}`)
     }
-    if (incarnation.published !== null) violate(model, `second exit for ${incarnation.incarnationId}`)
+    // A second exit only follows a synthetic stop_unverified, carrying the real cause (issue 11.9).
+    const first = incarnation.published
+    const afterSynthetic = first !== null && first.code === -1 && first.cause.kind === 'unknown' && first.cause.reason === 'stop_unverified'
+    if (first !== null && !(afterSynthetic && incarnation.providerExit !== null)) violate(model, `second exit for ${incarnation.incarnationId}`)
     incarnation.published = event
     const evidence = incarnation.providerExit
     if (evidence === null) {
@@ -153,7 +160,7 @@ function wire(model: Model, real: Real): void {
       return
     }
     const expected = settleExitCause(modelObserved(evidence, incarnation.spawnSaysNoStatus), {
-      stopRequested: incarnation.stopRequested,
+      stopRequested: incarnation.stopRequested && incarnation.diedBeforeStop !== true,
     })
     if (JSON.stringify(expected) !== JSON.stringify(event.cause) || event.code !== evidence.code) {
       violate(
@@ -378,7 +385,7 @@ class KillCommand extends BaseCommand {
   }
   async act(model: Model, real: Real): Promise<void> {
     const { id, incarnation } = pick(model, this.index)
-    requestStop(incarnation, real)
+    requestStop(incarnation, real, model)
     const provenDeadBefore = incarnation?.provenDead ?? true
     const dispatched = real.controller.kill(id)
     if (dispatched !== !provenDeadBefore) {
@@ -393,13 +400,14 @@ class KillCommand extends BaseCommand {
 class StopAndWaitCommand extends BaseCommand {
   constructor(
     readonly index: number,
+    /** A duration (`timeoutMs`): the model's clock moves, so an absolute value would drift into the past. */
     readonly deadlineMs: number | undefined,
   ) {
     super()
   }
   async act(model: Model, real: Real): Promise<void> {
     const { id, incarnation } = pick(model, this.index)
-    requestStop(incarnation, real)
+    requestStop(incarnation, real, model)
     const before = real.provider.getPty(id)
     const wasLiveAndConfirming =
       incarnation?.published === null &&
@@ -408,7 +416,7 @@ class StopAndWaitCommand extends BaseCommand {
       before.incarnationId === incarnation.incarnationId
     const verified = await drive(
       real,
-      real.controller.stopAndWait(id, this.deadlineMs === undefined ? {} : { deadlineMs: this.deadlineMs }),
+      real.controller.stopAndWait(id, this.deadlineMs === undefined ? {} : { timeoutMs: this.deadlineMs }),
     )
     const after = real.provider.getPty(id)
     if (verified && after?.live === true && after.incarnationId === incarnation?.incarnationId) {
@@ -549,7 +557,7 @@ class DisposeCommand extends BaseCommand {
     for (const [id, incarnationId] of model.current) {
       const incarnation = model.incarnations.get(incarnationId)
       if (incarnation === undefined) continue
-      requestStop(incarnation, real)
+      requestStop(incarnation, real, model)
       const pty = real.provider.getPty(id)
       if (incarnation.behaviour === 'confirm' && pty?.live === true && pty.incarnationId === incarnationId) confirming.push(id)
     }

@@ -31,7 +31,7 @@ describe('node-pty provider under the controller', () => {
     const reply = await controller.spawn({ file: '/bin/sh', args: ['-c', "trap '' HUP; echo READY; sleep 30"] })
     await waitFor(() => ((output.get(reply.id) ?? '').includes('READY') ? true : undefined), 'READY')
     const sleeper = await waitFor(() => liveChildrenOf(reply.pid!)[0], 'the sleep child')
-    expect(await controller.stopAndWait(reply.id, { deadlineMs: 3_000 })).toBe(true)
+    expect(await controller.stopAndWait(reply.id, { timeoutMs: 3_000 })).toBe(true)
     const exit = await waitFor(() => exits.find((e) => e.ptyId === reply.id), 'the exit')
     expect(exit.cause).toEqual({ kind: 'operator_close' })
     expect(exit.incarnationId).toBe(reply.incarnationId)

@@ -25,7 +25,7 @@ async function run(script: string) {
 describe('node-pty provider: exit causes (real processes)', () => {
   it('a clean `exit 0` is exited(0)', async () => {
     const { result, exit } = await run('exit 0')
-    expect(exit).toEqual({ id: result.id, code: 0, incarnationId: result.incarnationId, cause: { kind: 'exited', exitCode: 0 } })
+    expect(exit).toEqual({ id: result.id, code: 0, incarnationId: result.incarnationId, cause: { kind: 'exited', exitCode: 0 }, observed: 'provider' })
   })
 
   it('`exit 3` is exited(3)', async () => {

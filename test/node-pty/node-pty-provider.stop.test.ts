@@ -31,7 +31,7 @@ describe('node-pty provider: stopping (real processes)', () => {
   it('stops a HUP-ignoring process within its deadline: SIGTERM after the hang-up grace', async () => {
     const result = await provider.spawn(HUP_IGNORING)
     const sleeper = await waitFor(() => liveChildrenOf(result.pid!)[0], 'the sleep child')
-    await provider.shutdown(result.id, { deadlineMs: 3_000 })
+    await provider.shutdown(result.id, { timeoutMs: 3_000 })
     expect((await log.exitOf(result.id)).cause).toEqual({ kind: 'signaled', signal: 15 })
     expect(isDead(result.pid!)).toBe(true)
     expect(isDead(sleeper)).toBe(true)
@@ -65,7 +65,7 @@ describe('node-pty provider: stopping (real processes)', () => {
 
   it('a HUP-ignoring background job dies too (the session is escalated, not only the leader)', async () => {
     const { id, job } = await shellWithBackgroundJob("(trap '' HUP; exec sleep 30)")
-    await provider.shutdown(id, { deadlineMs: 3_000 })
+    await provider.shutdown(id, { timeoutMs: 3_000 })
     expect(isDead(job)).toBe(true)
   })
 
@@ -89,7 +89,7 @@ describe('node-pty provider: stopping (real processes)', () => {
   it('a stop finds a paused PTY’s exit anyway (the owed tail is released)', async () => {
     const result = await provider.spawn({ file: 'cat' })
     provider.pauseProducer(result.id)
-    await provider.shutdown(result.id, { deadlineMs: 3_000 })
+    await provider.shutdown(result.id, { timeoutMs: 3_000 })
     expect((await log.exitOf(result.id)).cause).toEqual({ kind: 'signaled', signal: 1 })
   })
 

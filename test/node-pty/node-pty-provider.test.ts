@@ -317,7 +317,7 @@ describe('node-pty provider: edge cases through a stand-in node-pty', () => {
     const own = createNodePtyProvider({ loadNodePty: () => Promise.resolve(fake.module), platform: 'win32' })
     const ownLog = new PtyEventLog(own)
     const result = await own.spawn({ file: 'cmd.exe' })
-    const error = await own.shutdown(result.id, { deadlineMs: 50 }).catch((e: unknown) => e)
+    const error = await own.shutdown(result.id, { timeoutMs: 50 }).catch((e: unknown) => e)
     expect(isNodePtyProviderError(error) && error.code).toBe('shutdown_timeout')
     expect(fake.terminals[0]!.kills.length).toBeGreaterThan(0)
     expect(fake.terminals[0]!.kills.every((signal) => signal === undefined)).toBe(true)
@@ -334,11 +334,11 @@ describe('node-pty provider: edge cases through a stand-in node-pty', () => {
     const fake = standIn()
     const own = createNodePtyProvider({ loadNodePty: () => Promise.resolve(fake.module), platform: 'win32' })
     const result = await own.spawn({ file: 'cmd.exe' })
-    const short = own.shutdown(result.id, { deadlineMs: 30 }).then(
+    const short = own.shutdown(result.id, { timeoutMs: 30 }).then(
       () => 'resolved',
       (e: unknown) => (isNodePtyProviderError(e) ? e.code : 'other'),
     )
-    const long = own.shutdown(result.id, { deadlineMs: 10_000 }).then(
+    const long = own.shutdown(result.id, { timeoutMs: 10_000 }).then(
       () => 'resolved',
       (e: unknown) => (isNodePtyProviderError(e) ? e.code : 'other'),
     )

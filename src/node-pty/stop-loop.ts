@@ -1,0 +1,255 @@
+import { clampTimerDelay } from '../contracts/index.js'
+import type { LivenessScanner, SessionLivenessWatch } from './liveness-scanner.js'
+import { NodePtyProviderError } from './node-pty-provider-error.js'
+import type { NodePtySession } from './node-pty-session.js'
+import type { ProcessInspector } from './process-inspector.js'
+import { groupsOf, selectSessionProcesses, type ProcessTableIndex } from './process-tree.js'
+import { NODE_PTY_KILL_RESERVE_MS, planStopSchedule, type StopSignal } from './stop-schedule.js'
+
+/** What the stop loop needs from its provider. */
+export type StopLoopOptions = {
+  /** Windows: no signals, node-pty ends the console. */
+  isWindows: boolean
+  /** Stop the leader's whole session, not only its process group. */
+  sweepSession: boolean
+  /** Reads single processes (the cheap per-process checks). */
+  inspector: ProcessInspector
+  /** The shared, batched scan of the process table. */
+  scanner: LivenessScanner
+  /** Grace after SIGHUP. */
+  hangupGraceMs: number
+  /** Grace after SIGTERM. */
+  terminateGraceMs: number
+}
+
+/** One stop request: kill at once or escalate, and the absolute time (epoch ms) it gives up. */
+export type SessionStopRequest = {
+  /** Go straight to SIGKILL. */
+  immediate?: boolean
+  /** Absolute epoch milliseconds; a time already past means "signal and check once". */
+  deadlineAt: number
+}
+
+/** Resolve at `at` (epoch ms), however far away: the timer is re-armed in clamped steps. */
+function sleepUntil(at: number): { done: Promise<void>; cancel: () => void } {
+  let timer: NodeJS.Timeout | undefined
+  let cancelled = false
+  const done = new Promise<void>((resolve) => {
+    const arm = (): void => {
+      if (cancelled) return
+      const left = at - Date.now()
+      if (left <= 0) resolve()
+      else timer = setTimeout(arm, clampTimerDelay(left))
+    }
+    arm()
+  })
+  return {
+    done,
+    cancel: () => {
+      cancelled = true
+      if (timer !== undefined) clearTimeout(timer)
+    },
+  }
+}
+
+/**
+ * The stop of node-pty sessions: signal the session (HUP → TERM → KILL, see `planStopSchedule`),
+ * look whether everything it covers is gone, escalate. The looks of all stops in flight share one
+ * {@link LivenessScanner}; between looks, each stop only checks the processes it already knows.
+ *
+ * A stop covers the leader's process group, its session (background jobs in groups of their own)
+ * and its descendants by parentage — including one that called `setsid`, found while its parent
+ * lived and remembered (pid with start time) from then on. It cannot cover a double-forked daemon
+ * whose parent had already died before any look saw it: nothing links that process to the PTY.
+ */
+export function createStopLoop(options: StopLoopOptions): (session: NodePtySession, request: SessionStopRequest) => Promise<void> {
+  const { isWindows, sweepSession, inspector, scanner } = options
+
+  /**
+   * Signal the leader's group and, when sweeping, every process group of its session.
+   * `remembered` maps each process found in the session so far to its start time, so a process
+   * that left the session's reach (reparented to init after a `setsid`) is still stopped, and a
+   * pid that meanwhile names another process is never signalled.
+   */
+  async function signalSession(session: NodePtySession, signal: StopSignal, remembered: Map<number, string | null>): Promise<void> {
+    if (isWindows) {
+      session.terminal.kill()
+      return
+    }
+    const table = sweepSession ? await scanner.freshTable() : null
+    // Why here, after the await and right before the kills: a leader reaped meanwhile may have
+    // had its pid reused; its pid (and group id) must then never be signalled.
+    session.checkLeader()
+    const groups = new Set<number>()
+    if (!session.leaderGone) groups.add(session.pid)
+    if (table !== null) {
+      rememberSession(session, table, remembered)
+      const self = table.byPid.get(process.pid)
+      for (const [pid, startTime] of [...remembered]) {
+        const row = table.byPid.get(pid)
+        const sameProcess = row !== undefined && (startTime === null || row.startTime === undefined || row.startTime === startTime)
+        if (!sameProcess || row.state === 'Z') remembered.delete(pid)
+      }
+      for (const group of groupsOf(table, [...remembered.keys()])) if (group !== self?.pgid) groups.add(group)
+    }
+    // Why the pid as well as its group: a leader that left its group must still get the signal.
+    const targets = [...[...groups].map((group) => -group), ...(session.leaderGone ? [] : [session.pid])]
+    let delivered = 0
+    let denied: unknown = null
+    for (const target of targets) {
+      try {
+        process.kill(target, signal)
+        delivered += 1
+      } catch (error) {
+        if ((error as { code?: unknown }).code !== 'ESRCH') denied ??= error
+      }
+    }
+    if (delivered === 0 && denied !== null) {
+      throw new NodePtyProviderError('shutdown_failed', `Could not signal PTY ${JSON.stringify(session.id)}: ${String(denied)}`, {
+        cause: denied,
+        ptyId: session.id,
+      })
+    }
+  }
+
+  /** Add every process of the session the table shows to `remembered` (with its start time). */
+  function rememberSession(session: NodePtySession, table: ProcessTableIndex, remembered: Map<number, string | null>): number[] {
+    const found = selectSessionProcesses(table, session.pid, process.pid, session.leaderStartTime)
+    for (const pid of found) if (!remembered.has(pid)) remembered.set(pid, table.byPid.get(pid)?.startTime ?? null)
+    return found
+  }
+
+  /** The stop's view of its session for the shared scan. */
+  function watchOf(session: NodePtySession, remembered: Map<number, string | null>): SessionLivenessWatch {
+    const needsTable = !isWindows && sweepSession
+    return {
+      needsTable,
+      mayBeGone() {
+        session.checkLeader()
+        if (session.exit === null) {
+          // A stop was asked for and the leader is dead: the tail still owed is bounded, so a
+          // pause must not hold the exit back now.
+          if (session.leaderGone && session.paused) session.resume()
+          return false
+        }
+        if (!needsTable) return true
+        // The cheap check: one stat read per process already known to belong to the session.
+        for (const [pid, startTime] of [...remembered]) if (inspector.isGone(pid, startTime)) remembered.delete(pid)
+        return remembered.size === 0
+      },
+      isGoneIn(table) {
+        if (!needsTable || table === null) return true
+        // Found ones are remembered, so the next looks check them one by one.
+        return rememberSession(session, table, remembered).length === 0
+      },
+    }
+  }
+
+  /** What each session's stop has found of its session so far (shared by the stop's callers). */
+  const rememberedBySession = new WeakMap<NodePtySession, Map<number, string | null>>()
+
+  /** The processes of the session still alive, for an error message: `; still alive: pids 12, 34`. */
+  function survivorsOf(session: NodePtySession): string {
+    const pids = [...(rememberedBySession.get(session)?.keys() ?? [])]
+    if (!session.leaderGone && !pids.includes(session.pid)) pids.unshift(session.pid)
+    return pids.length === 0 ? '' : `; still alive: pids ${pids.join(', ')}`
+  }
+
+  /** One look of a caller's own, at its deadline: gone now, or not. */
+  async function lastLook(session: NodePtySession): Promise<boolean> {
+    const watch = watchOf(session, rememberedBySession.get(session) ?? new Map())
+    if (!watch.mayBeGone()) return false
+    return watch.isGoneIn(watch.needsTable ? await scanner.freshTable() : null)
+  }
+
+  /**
+   * Run (or join) the stop of a session; resolves when it is gone, rejects at this caller's
+   * deadline (after one last look: a deadline already past means "signal and check once").
+   */
+  return function stopSession(session: NodePtySession, request: SessionStopRequest): Promise<void> {
+    const running = startOrJoin(session, request)
+    const pause = sleepUntil(request.deadlineAt)
+    const atDeadline = pause.done.then(async () => {
+      if (await lastLook(session)) return
+      throw new NodePtyProviderError('shutdown_timeout', `PTY ${JSON.stringify(session.id)} could not be stopped by its deadline${survivorsOf(session)}`, {
+        ptyId: session.id,
+      })
+    })
+    return Promise.race([running, atDeadline]).finally(() => pause.cancel())
+  }
+
+  function startOrJoin(session: NodePtySession, request: SessionStopRequest): Promise<void> {
+    if (session.stop === null) {
+      let killNow: () => void = () => {}
+      const killRequested = new Promise<'kill'>((resolve) => {
+        killNow = () => resolve('kill')
+      })
+      let kill = false
+      const remembered = new Map<number, string | null>()
+      rememberedBySession.set(session, remembered)
+      const started = Date.now()
+      // Why mutable: a caller that joins with a later deadline keeps the stop waiting for it,
+      // rather than failing at the first caller's earlier one.
+      let waitUntil = request.deadlineAt
+      const run = async (): Promise<void> => {
+        const watching = scanner.untilGone(watchOf(session, remembered))
+        const gone = watching.gone.then(() => 'gone' as const)
+        try {
+          const steps = planStopSchedule({
+            immediate: request.immediate === true,
+            deadlineMs: Math.max(0, request.deadlineAt - started),
+            hangupGraceMs: options.hangupGraceMs,
+            terminateGraceMs: options.terminateGraceMs,
+            killReserveMs: NODE_PTY_KILL_RESERVE_MS,
+          })
+          for (const step of steps) {
+            if (!kill) {
+              const pause = sleepUntil(started + step.atMs)
+              const woke = await Promise.race([gone, pause.done.then(() => 'step' as const), killRequested])
+              pause.cancel()
+              if (woke === 'gone') return
+            }
+            await signalSession(session, kill ? 'SIGKILL' : step.signal, remembered)
+            if (kill) break
+          }
+          // Everything was sent; wait for the deaths, up to the latest deadline (a later stop may retry).
+          for (;;) {
+            const until = waitUntil
+            const pause = sleepUntil(until)
+            const woke = await Promise.race([gone, pause.done.then(() => 'deadline' as const)])
+            pause.cancel()
+            if (woke === 'gone') return
+            if (waitUntil > until) continue
+            break
+          }
+          if (await lastLook(session)) return
+          throw new NodePtyProviderError('shutdown_timeout', `PTY ${JSON.stringify(session.id)} was still alive ${Date.now() - started} ms after its stop began${survivorsOf(session)}`, {
+            ptyId: session.id,
+          })
+        } finally {
+          watching.cancel()
+        }
+      }
+      const done = run().finally(() => {
+        if (session.stop === stop) session.stop = null
+      })
+      const stop = {
+        done,
+        escalateToKill: () => {
+          kill = true
+          killNow()
+        },
+        waitUntil: (at: number) => {
+          waitUntil = Math.max(waitUntil, at)
+        },
+      }
+      session.stop = stop
+      // The stop's own failure is reported to each caller; never as an unhandled rejection.
+      done.catch(() => undefined)
+      return done
+    }
+    session.stop.waitUntil(request.deadlineAt)
+    if (request.immediate === true) session.stop.escalateToKill()
+    return session.stop.done
+  }
+}
