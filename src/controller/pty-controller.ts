@@ -174,6 +174,7 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
           runtime: this.#runtime,
           store: this.#options.store,
           claims: this.#options.claims,
+          listHostIds: () => this.#options.providers.keys(),
         },
         options,
       )

@@ -1,10 +1,12 @@
-import type {
-  PtyIncarnationId,
-  PtyProvider,
-  PtySlot,
-  PtySpawnResult,
-  ProviderSpawnOptions,
+import {
+  isPtyLiveOtherIncarnationError,
+  type PtyIncarnationId,
+  type PtyProvider,
+  type PtySlot,
+  type PtySpawnResult,
+  type ProviderSpawnOptions,
 } from '../contracts/index.js'
+import { importClaimOwnersFromListings } from './import-claim-owners.js'
 import { isPtySpawnError, PtySpawnError, type PtySpawnErrorCode } from './pty-spawn-error.js'
 import { proveOwnerLive } from './prove-owner-live.js'
 import type { RollbackFailure } from './rollback-journal.js'
@@ -223,6 +225,30 @@ function sawExitOf(state: RuntimePtySpawnState, result: PtySpawnResult): boolean
   )
 }
 
+/**
+ * Fail the spawn when `onPtySpawnCommitted` threw. Called once the started process is recorded for
+ * rollback, so the rollback stops it and the error says `rolled_back`, not `not_started`.
+ */
+function rethrowCommitHookFailure(state: RuntimePtySpawnState): void {
+  const failure = state.commitHookFailure
+  if (failure === null) return
+  state.stage = 'commit'
+  throw own(state, 'commit_failed', `onPtySpawnCommitted threw after the process started: ${messageOf(failure.error)}`, {
+    cause: failure.error,
+    ...(state.result === null ? {} : { ptyId: state.result.id }),
+  })
+}
+
+/**
+ * Whether an attach refusal is a typed **absence**. A "live, but another incarnation" refusal is
+ * not one — neither under its own code nor as a `pty_absent` that names a live incarnation (an
+ * older provider's way of saying it): the expected process is not proven gone.
+ */
+function isProvenAbsence(error: unknown): boolean {
+  if (!isPtyAbsentError(error) || isPtyLiveOtherIncarnationError(error)) return false
+  return (error as { liveIncarnationId?: unknown }).liveIncarnationId === undefined
+}
+
 function rejectExitedReply(state: RuntimePtySpawnState, result: PtySpawnResult): void {
   state.stage = 'check_reply'
   if (result.exitedBeforeSpawnReply === true || sawExitOf(state, result)) {
@@ -240,6 +266,7 @@ async function spawnFresh(state: RuntimePtySpawnState): Promise<PtySpawnResult> 
   state.result = result
   recordShutdown(state, provider, result)
   state.reportPtySpawnCommitted()
+  rethrowCommitHookFailure(state)
   rejectExitedReply(state, result)
   return result
 }
@@ -254,7 +281,7 @@ async function attachToSlotOwner(state: RuntimePtySpawnState, store: PtySlotStor
   try {
     attached = await provider.spawn(attachOptions(state, owner))
   } catch (error) {
-    if (!isPtyAbsentError(error)) {
+    if (!isProvenAbsence(error)) {
       throw own(state, 'slot_owner_unverified', `Could not attach to slot owner ${JSON.stringify(owner.ptyId)}: ${messageOf(error)}`, { cause: error, ptyId: owner.ptyId })
     }
     state.stage = 'retire_slot_owner'
@@ -275,6 +302,7 @@ async function attachToSlotOwner(state: RuntimePtySpawnState, store: PtySlotStor
     // Why: the provider started a process on an attach-only request; it is ours to stop.
     recordShutdown(state, provider, attached)
     state.reportPtySpawnCommitted()
+    rethrowCommitHookFailure(state)
     throw own(state, 'slot_owner_changed', `An attach-only spawn of ${JSON.stringify(owner.ptyId)} started a new process ${JSON.stringify(attached.id)}`, { ptyId: attached.id })
   }
   if (attached.id !== owner.ptyId || (owner.incarnationId !== undefined && attached.incarnationId !== owner.incarnationId)) {
@@ -285,7 +313,7 @@ async function attachToSlotOwner(state: RuntimePtySpawnState, store: PtySlotStor
       { ptyId: attached.id },
     )
   }
-  state.reportPtySpawnCommitted()
+  // No `onPtySpawnCommitted` here: a re-attach starts no process (seed: only a fresh spawn commits).
   rejectExitedReply(state, attached)
   return attached
 }
@@ -305,6 +333,13 @@ async function ensureClaim(state: RuntimePtySpawnState): Promise<ClaimBranch> {
   const hostProvider = state.deps.resolveProvider(state.hostId)
   if (hostProvider !== undefined) {
     watchExits(state, hostProvider)
+  }
+  // Why before deciding the key is free: an owner another controller (or an earlier run) started
+  // over the same provider is known only to the hosts' listings.
+  try {
+    await importClaimOwnersFromListings(state.deps, state.hostId)
+  } catch (error) {
+    throw isPtySpawnError(error) ? own(state, error.code, error.message, { cause: error.cause }) : error
   }
   let spawned: PtySpawnResult | null = null
   const ensured = await claims.ensure({
@@ -332,7 +367,7 @@ async function ensureClaim(state: RuntimePtySpawnState): Promise<ClaimBranch> {
   }
   const result: PtySpawnResult = { id: owner.ptyId, isReattach: true, ...incarnationOf(owner.incarnationId) }
   state.result = result
-  state.reportPtySpawnCommitted()
+  // No `onPtySpawnCommitted` here: adopting (or joining) an owner starts no process.
   return { result, disposition: 'adopted', owner }
 }
 
