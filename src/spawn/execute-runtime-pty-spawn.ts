@@ -166,7 +166,10 @@ function freshSpawnOptions(state: RuntimePtySpawnState): ProviderSpawnOptions {
   if (a.envToDelete !== undefined) options.envToDelete = a.envToDelete
   if (a.sessionId !== undefined) options.sessionId = a.sessionId
   if (a.isNewSession !== undefined) options.isNewSession = a.isNewSession
-  if (a.scopeId !== undefined) options.scopeId = a.scopeId
+  // Same precedence as the controller's record; a claim's scope must reach the listing rows, where
+  // another controller imports the owner from (a row without it would read as another scope).
+  const scopeId = a.scopeId ?? a.slot?.scopeId ?? a.claim?.scopeId
+  if (scopeId !== undefined) options.scopeId = scopeId
   if (a.slot !== undefined) options.slotKey = a.slot.key
   if (a.claim !== undefined) options.claimKey = a.claim.key
   if (a.metadata !== undefined) options.metadata = a.metadata
