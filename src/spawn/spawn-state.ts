@@ -70,7 +70,10 @@ export type RuntimePtySpawnState = {
   /** Whether `onPtySpawnCommitted` fired. */
   committed: boolean
   /** What `onPtySpawnCommitted` threw, when it threw; `null` otherwise. */
-  commitHookFailure: { error: unknown } | null
+  commitHookFailure: {
+    /** The thrown value. */
+    error: unknown
+  } | null
   /** The slot's owner resolved at stage 3; `null` when none (or after it was proven absent). */
   slotOwner: PtySlotOwner | null
   /** The pipeline's pending registration, if any. */
