@@ -22,6 +22,8 @@ import { fileURLToPath, pathToFileURL } from 'node:url'
 import {
   isPtyIncarnationId,
   refusedWrite,
+  remainingWaitMs,
+  resolveWaitDeadline,
   unverifiableWrite,
   type ExecutionHostId,
   type ProviderSpawnOptions,
@@ -344,7 +346,9 @@ export function createJsonLinesPtyProvider(options: JsonLinesPtyProviderOptions 
 
   async function listProcesses(listOptions: PtyListProcessesOptions = {}): Promise<PtyProcessInfo[]> {
     assertUsable('listProcesses')
-    const deadline = listOptions.deadlineMs === undefined ? undefined : listOptions.deadlineMs + JSON_LINES_ROUND_TRIP_MARGIN_MS
+    // `deadlineMs` is an absolute epoch time (`timeoutMs` relative): wait what is left of it, plus the round trip.
+    const bounded = listOptions.deadlineMs !== undefined || listOptions.timeoutMs !== undefined
+    const deadline = bounded ? remainingWaitMs(resolveWaitDeadline(listOptions, 0)) + JSON_LINES_ROUND_TRIP_MARGIN_MS : undefined
     const rows = await request('list', { ...listOptions }, deadline)
     if (!Array.isArray(rows)) throw new JsonLinesHostError('protocol_error', 'The PTY host answered list with something other than an array')
     return rows.flatMap((row: unknown) => {

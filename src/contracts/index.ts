@@ -5,6 +5,11 @@
  *
  * @packageDocumentation
  */
+export {
+  PTY_LIVE_OTHER_INCARNATION_ERROR_CODE,
+  isPtyLiveOtherIncarnationError,
+  type PtyLiveOtherIncarnationError,
+} from './attach-refusal.js'
 export type { PtyProviderBufferSnapshot } from './buffer-snapshot.js'
 export {
   MAX_TIMER_DELAY_MS,
@@ -52,7 +57,9 @@ export { isTerminalInputKind, type TerminalInputKind } from './terminal-input-ki
 export {
   WRITE_ACCEPTED,
   isWriteAccepted,
+  isWriteSettlement,
   refusedWrite,
+  settlementFromProviderWrite,
   unverifiableWrite,
   type WriteRefusalReason,
   type WriteSettlement,

@@ -48,10 +48,17 @@ export type PtyHostScopedListing = {
 }
 
 /**
- * Options for process listings: `deadlineMs` (an absolute epoch time) or `timeoutMs` (a duration),
- * at most one. A host that has not answered by then is left out of the queried hosts.
+ * Options for process listings: `deadlineMs` (an absolute epoch time, `Date.now() + 5_000`) or
+ * `timeoutMs` (a duration), at most one. A host that has not answered by then is left out of the
+ * queried hosts. A deadline already past means "ask once, do not wait".
  */
-export type PtyListOptions = PtyWaitBudget
+export type PtyListOptions = PtyWaitBudget & {
+  /**
+   * Give up early: once aborted, every host that has not answered is treated as not answering
+   * (left out of `hostIds`; a single-host listing rejects). An already-aborted signal asks nobody.
+   */
+  signal?: AbortSignal
+}
 
 /**
  * The contract a host codes against to drive PTYs, whatever runs them.
@@ -64,8 +71,9 @@ export type RuntimePtyController = {
   /** Spawn a PTY (or attach to a slot's owner, or join a claim). */
   spawn?(options: PtySpawnOptions): Promise<PtySpawnReply>
   /**
-   * Write bytes. `true` only when the write was accepted; an exited or fenced PTY is refused
-   * (`false`), never silently accepted.
+   * Write bytes. `true` when the bytes were handed to the provider (accepted, or handed over with
+   * the settlement still pending); an exited or fenced PTY is refused (`false`), never silently
+   * accepted. A caller that retries on `false` never types the input twice.
    */
   write(ptyId: string, data: string, inputKind: TerminalInputKind): boolean
   /** Three-valued settlement of a write; local providers settle synchronously. */
@@ -107,8 +115,11 @@ export type RuntimePtyController = {
   hasPty?(ptyId: string): boolean | null
   /** The consumer processed `chars` more characters of output (drives flow control). */
   acknowledgeData?(ptyId: string, chars: number): void
-  /** List PTYs on one host, or on every registered host when `hostId` is omitted. */
-  listProcesses?(hostId?: ExecutionHostId, options?: PtyListOptions): Promise<PtyProcessInfo[]>
+  /**
+   * List PTYs on one host, or on every registered host when `hostId` is omitted. `null` is the
+   * local host (the seed origin maps a missing host id to the local provider).
+   */
+  listProcesses?(hostId?: ExecutionHostId | null, options?: PtyListOptions): Promise<PtyProcessInfo[]>
   /** List every host's PTYs and say which hosts answered: absence is meaningful only for those. */
   listProcessesWithHostScope?(options?: PtyListOptions): Promise<PtyHostScopedListing>
   /** An authoritative provider-owned screen snapshot, when the provider keeps one. */

@@ -81,3 +81,61 @@ export function unverifiableWrite(
 export function isWriteAccepted(settlement: WriteSettlement): boolean {
   return settlement.kind === 'accepted'
 }
+
+const REFUSAL_REASONS: ReadonlySet<string> = new Set<WriteRefusalReason>([
+  'pty_not_found',
+  'pty_exited',
+  'stale_incarnation',
+  'provider_unavailable',
+  'provider_cannot_settle',
+  'provider_refused_write',
+  'controller_disposed',
+])
+
+const UNVERIFIABLE_REASONS: ReadonlySet<string> = new Set<WriteUnverifiableReason>([
+  'provider_threw_after_handoff',
+  'partial_write',
+  'transport_lost',
+  'settlement_timeout',
+])
+
+/**
+ * True for a well-formed {@link WriteSettlement}: a known `kind`, a known `reason`, and a boolean
+ * `bytesHandedToTransport` for `unverifiable`.
+ *
+ * @param value - anything a provider's `write` returned.
+ */
+export function isWriteSettlement(value: unknown): value is WriteSettlement {
+  if (typeof value !== 'object' || value === null) return false
+  const candidate = value as { kind?: unknown; reason?: unknown; bytesHandedToTransport?: unknown }
+  switch (candidate.kind) {
+    case 'accepted':
+      return true
+    case 'refused':
+      return typeof candidate.reason === 'string' && REFUSAL_REASONS.has(candidate.reason)
+    case 'unverifiable':
+      return (
+        typeof candidate.reason === 'string' &&
+        UNVERIFIABLE_REASONS.has(candidate.reason) &&
+        typeof candidate.bytesHandedToTransport === 'boolean'
+      )
+    default:
+      return false
+  }
+}
+
+/**
+ * Read whatever a provider's `write` answered as a {@link WriteSettlement}, the way the seed origin
+ * reads an older provider's boolean: a well-formed settlement is kept; `false` is
+ * `refused('provider_refused_write')`; `true` is `accepted`; anything else (`undefined`, a
+ * malformed object) is `unverifiable('provider_threw_after_handoff', true)` — the write was
+ * dispatched and nobody can say what became of it. Never throws.
+ *
+ * @param value - the provider's answer (already awaited when it was a promise).
+ */
+export function settlementFromProviderWrite(value: unknown): WriteSettlement {
+  if (isWriteSettlement(value)) return value
+  if (value === false) return refusedWrite('provider_refused_write')
+  if (value === true) return WRITE_ACCEPTED
+  return unverifiableWrite('provider_threw_after_handoff', true)
+}

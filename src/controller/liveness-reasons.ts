@@ -13,6 +13,8 @@ export const PTY_LIVENESS_REASONS = Object.freeze({
   verificationFailed: 'stop_verification_failed',
   /** `retireRejectedPty` was told the follow-up stop could not be verified. */
   retireUnconfirmed: 'retire_unconfirmed',
+  /** The PTY's (remote) host failed or timed out a process listing: contact is lost, not the process. */
+  hostListingFailed: 'host_listing_failed',
 } as const)
 
 /** One of the {@link PTY_LIVENESS_REASONS} strings. */

@@ -1,8 +1,10 @@
 import { EventEmitter } from 'node:events'
 import type TypedEmitter from 'typed-emitter'
 import {
+  LOCAL_EXECUTION_HOST_ID,
   isTerminalInputKind,
   refusedWrite,
+  settlementFromProviderWrite,
   unverifiableWrite,
   type ExecutionHostId,
   type PtyControllerInventory,
@@ -65,8 +67,8 @@ import { certifiesDeath, combineAnswers, observedExitCause } from './exit-eviden
 import {
   EXITED_PTY_RECORDS_KEPT,
   createPtyRecord,
+  eventBelongsTo,
   incarnationField,
-  incarnationMatches,
   waitForRecordState,
   type PtyRecord,
 } from './pty-record.js'
@@ -82,6 +84,7 @@ import {
   type StopAndWaitRequest,
 } from './stop-and-wait.js'
 import { LIST_PROCESSES_DEFAULT_DEADLINE_MS } from './stop-constants.js'
+import { listOneHost, resolveListingBudget, type HostListingAnswer, type ListingBudget } from './host-listing.js'
 
 /** Default PTY size when neither the spawn options nor the provider say (the usual VT100 size). */
 const DEFAULT_COLS = 80
@@ -110,6 +113,8 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
   readonly #unsubscribes: Unsubscribe[] = []
   readonly #timers: ControllerTimers
   readonly #held: InFlightEventBuffer
+  /** Hosts whose latest process listing answered (what `inventory().queriedHostIds` reports). */
+  readonly #answeredHosts = new Set<ExecutionHostId>()
   #disposePromise: Promise<void> | undefined
   /** Per-terminal handles; created on first use (`spawnTerminal`, `terminal`). */
   #terminals: PtyTerminalRegistry | undefined
@@ -181,6 +186,7 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
           runtime: this.#runtime,
           store: this.#options.store,
           claims: this.#options.claims,
+          listHostIds: () => this.#options.providers.keys(),
         },
         options,
       )
@@ -357,14 +363,16 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
   // Writes and size
 
   /**
-   * Write bytes; `true` only when the provider settled `accepted` synchronously. `false` when the
-   * write was refused (unknown, exited, fenced PTY; disposed controller), settled otherwise — and
-   * also when the provider settles asynchronously, because the outcome is not known yet and a
-   * boolean cannot say "unknown". Use {@link PtyController.writeWithSettlement} for remote hosts.
+   * Write bytes; `true` when they were handed to the provider: settled `accepted`, or handed over
+   * with the settlement still pending (an asynchronous provider), as the seed origin answers. `false`
+   * when the write was refused (unknown, exited, fenced PTY; disposed controller) or settled
+   * `unverifiable` at once. Why `true` for a pending settlement: the bytes left, and a caller that
+   * retries on `false` (as the seed origin's callers do) would type them twice. Use
+   * {@link PtyController.writeWithSettlement} to learn the final outcome.
    */
   write(ptyId: string, data: string, inputKind: TerminalInputKind, options?: PtyWriteOptions): boolean {
     const settlement = this.writeWithSettlement(ptyId, data, inputKind, options)
-    if (settlement instanceof Promise) return false
+    if (settlement instanceof Promise) return true
     return settlement.kind === 'accepted'
   }
 
@@ -374,6 +382,9 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
    * `expectedIncarnationId` that is not the live one (`stale_incarnation`) and a disposed
    * controller (`controller_disposed`). A provider that throws yields
    * `unverifiable('provider_threw_after_handoff', true)`; a rejected async settlement likewise.
+   * A provider answer that is not a `WriteSettlement` is read as the seed origin reads an older
+   * provider's boolean (`settlementFromProviderWrite`): `false` is `refused('provider_refused_write')`,
+   * `true` is `accepted`, anything else `unverifiable` with `bytesHandedToTransport: true`.
    */
   writeWithSettlement(
     ptyId: string,
@@ -395,7 +406,7 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
     const expected = options?.expectedIncarnationId
     if (expected !== undefined && expected !== record.incarnationId) return refusedWrite('stale_incarnation')
     if (record.state !== 'live') return refusedWrite('pty_exited')
-    let settlement: WriteSettlement | Promise<WriteSettlement>
+    let settlement: unknown
     try {
       settlement = record.provider.write(ptyId, data)
     } catch (error) {
@@ -403,12 +414,12 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
       return unverifiableWrite('provider_threw_after_handoff', true)
     }
     if (isPromiseLike(settlement)) {
-      return Promise.resolve(settlement).catch((error: unknown) => {
+      return Promise.resolve(settlement).then(settlementFromProviderWrite, (error: unknown) => {
         this.#report('provider_threw', `Provider ${record.provider.name} rejected a write settlement`, error, ptyId)
         return unverifiableWrite('provider_threw_after_handoff', true)
       })
     }
-    return settlement
+    return settlementFromProviderWrite(settlement)
   }
 
   /**
@@ -557,10 +568,11 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
   // Queries
 
   /**
-   * Three-valued existence: `true` for a live PTY (the provider's `hasPty` overrides when it
-   * answers), `false` for one whose exit was proven, `null` for an unverified stop. For an id the
-   * controller does not track, the providers are asked: any `true` ⇒ `true`, all `false` ⇒
-   * `false`, otherwise `null`.
+   * Three-valued existence, from the owning provider: its `hasPty` answer for a live PTY (`null`
+   * when the provider has no `hasPty`, answers something else, or throws — the controller's own
+   * record is not evidence the process still runs), `false` for one whose exit was proven, `null`
+   * for an unverified stop. For an id the controller does not track, the providers are asked: any
+   * `true` ⇒ `true`, all `false` ⇒ `false`, otherwise `null`.
    */
   hasPty(ptyId: string): boolean | null {
     this.#assertUsable('hasPty')
@@ -568,10 +580,10 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
     if (record !== undefined) {
       if (record.state === 'exited') return false
       if (record.state === 'unverified') return null
-      // Why: a provider without hasPty leaves the controller's own record (live) as the answer; a
-      // provider that answers null, or throws, cannot tell — and that doubt is passed on, never
-      // rounded up to "live".
-      if (record.provider.hasPty === undefined) return true
+      // Why null without hasPty (the seed's rule): the provider cannot answer, and the controller's
+      // record only says no exit was seen yet. A provider that answers null, or throws, cannot tell
+      // either — that doubt is passed on, never rounded up to "live".
+      if (record.provider.hasPty === undefined) return null
       const answer = this.#safeSync(record.provider, ptyId, 'hasPty', () => record.provider.hasPty?.(ptyId))
       return typeof answer === 'boolean' ? answer : null
     }
@@ -603,49 +615,90 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
   }
 
   /**
-   * List PTYs on one host, or on every host when `hostId` is omitted (hosts that fail or time out
-   * are left out and reported on `error`; use {@link PtyController.listProcessesWithHostScope} to
-   * know which hosts answered). Every row is stamped with its host id.
+   * List PTYs on one host (`null` is the local host, as in the seed origin), or on every host when
+   * `hostId` is omitted (see {@link PtyController.listProcessesWithHostScope}: a failed remote host
+   * is left out, a failed local host rejects). Every row is stamped with its host id.
    *
-   * A single host that fails or times out rejects the call with a `listing_failed`
+   * `deadlineMs` is an absolute epoch time (`Date.now() + 5_000`), `timeoutMs` a duration (give at
+   * most one; default `LIST_PROCESSES_DEFAULT_DEADLINE_MS`); a deadline already past asks once and
+   * does not wait. `signal` gives up early.
+   *
+   * A single host that fails, times out or is aborted rejects the call with a `listing_failed`
    * {@link PtyControllerError}: an unreachable host is unknown, and an empty list would read as
    * "nothing runs there".
    *
-   * @throws TypeError when `hostId` names no registered provider.
+   * @throws TypeError when `hostId` names no registered provider, or the options are malformed.
    */
-  async listProcesses(hostId?: ExecutionHostId, options: PtyListOptions = {}): Promise<PtyProcessInfo[]> {
+  async listProcesses(hostId?: ExecutionHostId | null, options: PtyListOptions = {}): Promise<PtyProcessInfo[]> {
     this.#assertUsable('listProcesses')
-    if (hostId !== undefined) {
-      const provider = this.#options.providers.get(hostId)
-      if (provider === undefined) {
-        throw new TypeError(`Expected the \`hostId\` argument to name a registered host, got ${describeValue(hostId)}`)
-      }
-      const rows = await this.#listHost(hostId, provider, options)
-      if (rows === null) {
-        throw new PtyControllerError('listing_failed', `Host ${hostId} did not answer the process listing`)
-      }
-      return rows
+    const budget = resolveListingBudget(options)
+    if (hostId === undefined) return (await this.#listAllHosts(budget)).processes
+    const host = hostId ?? LOCAL_EXECUTION_HOST_ID
+    const provider = this.#options.providers.get(host)
+    if (provider === undefined) {
+      throw new TypeError(`Expected the \`hostId\` argument to name a registered host, got ${describeValue(hostId)}`)
     }
-    return (await this.listProcessesWithHostScope(options)).processes
+    const answer = await listOneHost(host, provider, budget, this.#timers)
+    this.#noteListing(host, answer)
+    if (answer.kind !== 'rows') throw listingFailure(host, answer)
+    return answer.rows
   }
 
   /**
    * List every host's PTYs and say which hosts answered: an id missing from `processes` is
-   * absent only if its host is in `hostIds`.
+   * absent only if its host is in `hostIds`. Options as for {@link PtyController.listProcesses}.
+   *
+   * As in the seed origin, a failed (or timed-out) listing of the **local** host rejects with a
+   * `listing_failed` {@link PtyControllerError}. A failed remote host is left out of `hostIds`,
+   * reported on `error`, and the liveness of each live PTY the controller tracks on it becomes
+   * `unverifiable` (`host_listing_failed`). An aborted listing leaves out every host that had not
+   * answered (rejecting when that includes the local host), without touching liveness.
    */
   async listProcessesWithHostScope(options: PtyListOptions = {}): Promise<PtyHostScopedListing> {
     this.#assertUsable('listProcessesWithHostScope')
+    return this.#listAllHosts(resolveListingBudget(options))
+  }
+
+  async #listAllHosts(budget: ListingBudget): Promise<PtyHostScopedListing> {
     const hosts = [...this.#options.providers.entries()]
-    const answers = await Promise.all(hosts.map(([hostId, provider]) => this.#listHost(hostId, provider, options)))
+    const answers = await Promise.all(hosts.map(([hostId, provider]) => listOneHost(hostId, provider, budget, this.#timers)))
     const processes: PtyProcessInfo[] = []
     const hostIds: ExecutionHostId[] = []
-    answers.forEach((rows, index) => {
+    let localFailure: PtyControllerError | undefined
+    answers.forEach((answer, index) => {
       const host = hosts[index]
-      if (rows === null || host === undefined) return
-      hostIds.push(host[0])
-      processes.push(...rows)
+      if (host === undefined) return
+      const [hostId] = host
+      this.#noteListing(hostId, answer)
+      if (answer.kind === 'rows') {
+        hostIds.push(hostId)
+        processes.push(...answer.rows)
+      } else if (hostId === LOCAL_EXECUTION_HOST_ID) {
+        localFailure = listingFailure(hostId, answer)
+      } else if (answer.kind === 'failed') {
+        this.#markHostUnverifiable(hostId)
+      }
     })
+    if (localFailure !== undefined) throw localFailure
     return { processes, hostIds }
+  }
+
+  /** Remember whether a host answered its latest listing; report a failure on `error`. */
+  #noteListing(hostId: ExecutionHostId, answer: HostListingAnswer): void {
+    if (answer.kind === 'rows') {
+      this.#answeredHosts.add(hostId)
+      return
+    }
+    this.#answeredHosts.delete(hostId)
+    if (answer.kind === 'failed') this.#report('listing_failed', answer.message, answer.cause)
+  }
+
+  /** A remote host failed a listing: contact with its PTYs is lost, so none of them reads as live. */
+  #markHostUnverifiable(hostId: ExecutionHostId): void {
+    for (const record of this.#records.values()) {
+      if (record.hostId !== hostId || record.state !== 'live' || record.superseded) continue
+      this.#setLiveness(record, { kind: 'unverifiable', reason: PTY_LIVENESS_REASONS.hostListingFailed })
+    }
   }
 
   /** The PTY's working directory; `null` when unknown, ended, unreadable (or `''`), or on error. */
@@ -712,7 +765,9 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
   /**
    * What the controller knows to be live, from its own records (which see every spawn and exit
    * it published). PTYs whose stop was unverified stay in `allLivePtyIds` (they may be alive) and
-   * are listed in `exitingPtyIds`, with PTYs being stopped. `queriedHostIds` is every registered host.
+   * are listed in `exitingPtyIds`, with PTYs being stopped. `queriedHostIds` holds only the hosts
+   * whose latest process listing (through this controller) answered — empty before any listing —
+   * so an id is never read as proven absent on a host nobody heard from.
    */
   inventory(scopeId?: string): PtyControllerInventory {
     this.#assertUsable('inventory')
@@ -735,7 +790,7 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
       livePtyIds,
       allLivePtyIds,
       terminalIdentityByPtyId,
-      queriedHostIds: new Set(this.#options.providers.keys()),
+      queriedHostIds: new Set(this.#answeredHosts),
       exitingPtyIds,
     }
   }
@@ -795,7 +850,7 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
   #onProviderData(provider: PtyProvider, event: PtyDataEvent, allowBuffer: boolean): void {
     if (typeof event !== 'object' || event === null || typeof event.data !== 'string') return
     const record = this.#records.get(event.id)
-    if (record !== undefined && record.provider === provider && incarnationMatches(record, event.incarnationId)) {
+    if (record !== undefined && record.provider === provider && eventBelongsTo(record, event.incarnationId)) {
       if (record.state === 'live') {
         this.#deliverData(record, event.data)
         return
@@ -816,7 +871,7 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
 
   #routeExit(provider: PtyProvider, event: PtyExitEvent, allowBuffer: boolean): void {
     const record = this.#records.get(event.id)
-    if (record !== undefined && record.provider === provider && incarnationMatches(record, event.incarnationId)) {
+    if (record !== undefined && record.provider === provider && eventBelongsTo(record, event.incarnationId)) {
       if (record.state === 'live') {
         this.#settleProviderExit(record, event)
         return
@@ -838,11 +893,11 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
 
   /**
    * The held events of a just-published PTY: those that arrived since its spawn started (older
-   * ones predate it) and are not attributed to another incarnation (those stay held for a spawn
-   * that may still publish it).
+   * ones predate it) and belong to its incarnation (`eventBelongsTo`: an event naming another
+   * incarnation, or none once the incarnation is known, stays held for a spawn that may publish it).
    */
   #takeHeld(record: PtyRecord, since: number): HeldProviderEvent[] {
-    return this.#held.take(record.provider, record.ptyId, since, (held) => incarnationMatches(record, held.event.incarnationId))
+    return this.#held.take(record.provider, record.ptyId, since, (held) => eventBelongsTo(record, held.event.incarnationId))
   }
 
   /** Deliver taken events, right after the `spawn` event, as if they arrived now. */
@@ -1259,39 +1314,6 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
   // ---------------------------------------------------------------------------------------------
   // Helpers
 
-  async #listHost(
-    hostId: ExecutionHostId,
-    provider: PtyProvider,
-    options: PtyListOptions,
-  ): Promise<PtyProcessInfo[] | null> {
-    const deadlineMs = options.deadlineMs ?? LIST_PROCESSES_DEFAULT_DEADLINE_MS
-    const deadline = this.#timers.after(deadlineMs)
-    try {
-      let pending: Promise<PtyProcessInfo[]>
-      try {
-        pending = Promise.resolve(provider.listProcesses({ deadlineMs }))
-      } catch (error) {
-        pending = Promise.reject(error)
-      }
-      const answer = await Promise.race([
-        pending.then((rows) => ({ rows }), (error: unknown) => ({ error })),
-        deadline.promise.then(() => 'deadline' as const),
-      ])
-      if (answer === 'deadline') {
-        this.#report('listing_failed', `Host ${hostId} did not list its processes within ${deadlineMs} ms`, undefined)
-        return null
-      }
-      if ('error' in answer || !Array.isArray(answer.rows)) {
-        const cause = 'error' in answer ? answer.error : undefined
-        this.#report('listing_failed', `Host ${hostId} failed to list its processes`, cause)
-        return null
-      }
-      return answer.rows.map((row) => ({ ...row, hostId }))
-    } finally {
-      deadline.cancel()
-    }
-  }
-
   async #probe(provider: PtyProvider, ptyId: string): Promise<boolean | null> {
     if (provider.probeLiveness === undefined) return null
     try {
@@ -1416,6 +1438,12 @@ function isExitedProcess(record: PtyRecord, provider: PtyProvider, result: PtySp
 /** A record of the same live-or-unverified process a provider just attached to. */
 function isSameProcess(record: PtyRecord, provider: PtyProvider, incarnationId: PtyIncarnationId | undefined): boolean {
   return record.provider === provider && record.state !== 'exited' && record.incarnationId === incarnationId
+}
+
+/** The `listing_failed` error for a host that did not answer a listing the caller needs. */
+function listingFailure(hostId: ExecutionHostId, answer: Exclude<HostListingAnswer, { kind: 'rows' }>): PtyControllerError {
+  if (answer.kind === 'aborted') return new PtyControllerError('listing_failed', `The listing of host ${hostId} was aborted`)
+  return new PtyControllerError('listing_failed', answer.message, answer.cause === undefined ? {} : { cause: answer.cause })
 }
 
 function hasFlowControl(provider: PtyProvider): boolean {

@@ -83,6 +83,17 @@ export function incarnationMatches(record: PtyRecord, eventIncarnationId: PtyInc
   )
 }
 
+/**
+ * Whether a provider **event** (data or exit) may belong to the record — the seed origin's gate
+ * `!current || payload.incarnationId === current`: once the record's incarnation is known, only
+ * an event naming that very incarnation counts. An event that names none is dropped, because a
+ * late exit of an older process without an incarnation would otherwise end the new process's
+ * record while it still runs. (Listing rows keep the looser {@link incarnationMatches}.)
+ */
+export function eventBelongsTo(record: PtyRecord, eventIncarnationId: PtyIncarnationId | undefined): boolean {
+  return record.incarnationId === undefined || eventIncarnationId === record.incarnationId
+}
+
 /** The facts a new record starts from; everything else starts live, with no stop and no timers. */
 export type PtyRecordInit = Pick<
   PtyRecord,

@@ -5,9 +5,11 @@ const NODE_PTY_PROVIDER_ERROR_BRAND = Symbol.for('ptykit.NodePtyProviderError')
  *
  * - `node_pty_unavailable`: the optional peer dependency `node-pty` could not be loaded (not
  *   installed, or its native module does not match this Node/Electron);
- * - `pty_absent`: an attach-only spawn named a PTY that is not live here, or whose live process is
- *   another incarnation than the expected one. The provider owns every PTY it spawned, so this is
- *   a proven, host-reported absence;
+ * - `pty_absent`: an attach-only spawn named a PTY that is not live here. The provider owns every
+ *   PTY it spawned, so this is a proven, host-reported absence;
+ * - `pty_live_other_incarnation`: an attach-only spawn expected an incarnation, and the id is live
+ *   under another one (`PTY_LIVE_OTHER_INCARNATION_ERROR_CODE`): not an absence — the spawn
+ *   pipeline reports `slot_owner_unverified` and starts nothing;
  * - `pty_id_in_use`: a spawn asked to create a new session under an id that is still live;
  * - `spawn_failed`: node-pty refused to start the process (the error is the `cause`);
  * - `shutdown_timeout`: the process (or one of its session) was still alive at the shutdown's
@@ -19,6 +21,7 @@ const NODE_PTY_PROVIDER_ERROR_BRAND = Symbol.for('ptykit.NodePtyProviderError')
 export type NodePtyProviderErrorCode =
   | 'node_pty_unavailable'
   | 'pty_absent'
+  | 'pty_live_other_incarnation'
   | 'pty_id_in_use'
   | 'spawn_failed'
   | 'shutdown_timeout'
@@ -31,9 +34,9 @@ export class NodePtyProviderError extends Error {
   readonly code: NodePtyProviderErrorCode
   /** The PTY id involved, when there is one. */
   readonly ptyId: string | undefined
-  /** For `pty_absent`: the incarnation the caller expected, when it named one. */
+  /** For `pty_absent` and `pty_live_other_incarnation`: the incarnation the caller expected, when it named one. */
   readonly expectedIncarnationId: string | undefined
-  /** For `pty_absent`: the incarnation actually live under the id (a replacement), if any. */
+  /** For `pty_live_other_incarnation` (and `pty_id_in_use`): the incarnation actually live under the id. */
   readonly liveIncarnationId: string | undefined
 
   /** Create the error. */

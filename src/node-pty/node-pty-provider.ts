@@ -3,6 +3,7 @@ import { basename } from 'node:path'
 import {
   LOCAL_EXECUTION_HOST_ID,
   refusedWrite,
+  remainingWaitMs,
   resolveWaitDeadline,
   toPtyIncarnationId,
   type ExecutionHostId,
@@ -286,13 +287,19 @@ export function createNodePtyProvider(options: NodePtyProviderOptions = {}): Nod
       // node-pty cannot re-attach to a process it did not start in this host process: only a
       // live session of this provider can be attached to.
       const live = sessionId === undefined ? undefined : liveSession(sessionId)
-      if (live === undefined || (expectedIncarnationId !== undefined && live.incarnationId !== expectedIncarnationId)) {
+      if (live === undefined) {
         throw new NodePtyProviderError(
           'pty_absent',
-          live === undefined
-            ? `Cannot attach to PTY ${sessionId === undefined ? '(no session id)' : JSON.stringify(sessionId)}: no live PTY has that id here`
-            : `Cannot attach to PTY ${JSON.stringify(sessionId)}: the live process is incarnation ${JSON.stringify(live.incarnationId)}, not ${JSON.stringify(expectedIncarnationId)}`,
-          { ptyId: sessionId, expectedIncarnationId, liveIncarnationId: live?.incarnationId },
+          `Cannot attach to PTY ${sessionId === undefined ? '(no session id)' : JSON.stringify(sessionId)}: no live PTY has that id here`,
+          { ptyId: sessionId, expectedIncarnationId },
+        )
+      }
+      if (expectedIncarnationId !== undefined && live.incarnationId !== expectedIncarnationId) {
+        // Why not `pty_absent`: a process holds the id, so the expected one is not proven gone.
+        throw new NodePtyProviderError(
+          'pty_live_other_incarnation',
+          `Cannot attach to PTY ${JSON.stringify(sessionId)}: the live process is incarnation ${JSON.stringify(live.incarnationId)}, not ${JSON.stringify(expectedIncarnationId)}`,
+          { ptyId: sessionId, expectedIncarnationId, liveIncarnationId: live.incarnationId },
         )
       }
       return attachReply(live)
@@ -518,9 +525,12 @@ export function createNodePtyProvider(options: NodePtyProviderOptions = {}): Nod
     },
     async listProcesses(listOptions: PtyListProcessesOptions = {}): Promise<PtyProcessInfo[]> {
       const live = [...sessions.values()].filter((session) => session.exit === null)
-      return Promise.all(
-        live.map((session) => withDeadline(listRow(session), listOptions.deadlineMs, baseRow(session, null, null))),
-      )
+      // Membership is known at once; the deadline (absolute `deadlineMs` or relative `timeoutMs`)
+      // bounds only the OS reads of cwd and title. Past it: the rows without them, no waiting.
+      const bounded = listOptions.deadlineMs !== undefined || listOptions.timeoutMs !== undefined
+      const waitMs = bounded ? remainingWaitMs(resolveWaitDeadline(listOptions, 0)) : undefined
+      if (waitMs === 0) return live.map((session) => baseRow(session, null, null))
+      return Promise.all(live.map((session) => withDeadline(listRow(session), waitMs, baseRow(session, null, null))))
     },
     hasPty(id: string): boolean {
       return liveSession(id) !== undefined

@@ -63,7 +63,8 @@ function conflict(claim: PtyClaim, heldScope: string | undefined): PtySpawnError
  *   await and starts over);
  * - the same key in a different scope is `claim_conflict`; `find` never crosses scopes;
  * - past {@link CLAIMED_OWNER_REGISTRY_MAX_ENTRIES} entries a new key is `execution_owner_unavailable`;
- * - `release(ptyId, generation?)` is fenced by generation.
+ * - `release(ptyId, generation?)` is fenced by generation;
+ * - `importOwner` adds an owner a host's listing advertises, unless the key is already held.
  */
 export function createClaimedOwnerRegistry(options: ClaimedOwnerRegistryOptions = {}): ClaimedOwnerRegistry {
   const maxEntries = options.maxEntries ?? CLAIMED_OWNER_REGISTRY_MAX_ENTRIES
@@ -149,6 +150,13 @@ export function createClaimedOwnerRegistry(options: ClaimedOwnerRegistryOptions 
     find(claim: PtyClaim): ClaimedOwner | null {
       const entry = entries.get(claim.key)
       return entry?.phase === 'live' && entry.scopeId === claim.scopeId ? entry.owner : null
+    },
+    importOwner(owner: Omit<ClaimedOwner, 'generation'>): void {
+      // Why never over an existing entry: a reservation is a spawn in flight, and a live entry is
+      // re-proven by ensure anyway. Why not past the cap: an import must not evict anyone.
+      if (entries.has(owner.claimKey) || entries.size >= maxEntries) return
+      const generation = mintGeneration()
+      entries.set(owner.claimKey, { phase: 'live', claimKey: owner.claimKey, scopeId: owner.scopeId, generation, owner: { ...owner, generation } })
     },
     release(ptyId: string, generation?: string): void {
       for (const [key, entry] of entries) {

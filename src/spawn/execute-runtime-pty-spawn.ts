@@ -1,10 +1,12 @@
-import type {
-  PtyIncarnationId,
-  PtyProvider,
-  PtySlot,
-  PtySpawnResult,
-  ProviderSpawnOptions,
+import {
+  isPtyLiveOtherIncarnationError,
+  type PtyIncarnationId,
+  type PtyProvider,
+  type PtySlot,
+  type PtySpawnResult,
+  type ProviderSpawnOptions,
 } from '../contracts/index.js'
+import { importClaimOwnersFromListings } from './import-claim-owners.js'
 import { isPtySpawnError, PtySpawnError, type PtySpawnErrorCode } from './pty-spawn-error.js'
 import { proveOwnerLive } from './prove-owner-live.js'
 import type { RollbackFailure } from './rollback-journal.js'
@@ -164,7 +166,10 @@ function freshSpawnOptions(state: RuntimePtySpawnState): ProviderSpawnOptions {
   if (a.envToDelete !== undefined) options.envToDelete = a.envToDelete
   if (a.sessionId !== undefined) options.sessionId = a.sessionId
   if (a.isNewSession !== undefined) options.isNewSession = a.isNewSession
-  if (a.scopeId !== undefined) options.scopeId = a.scopeId
+  // Same precedence as the controller's record; a claim's scope must reach the listing rows, where
+  // another controller imports the owner from (a row without it would read as another scope).
+  const scopeId = a.scopeId ?? a.slot?.scopeId ?? a.claim?.scopeId
+  if (scopeId !== undefined) options.scopeId = scopeId
   if (a.slot !== undefined) options.slotKey = a.slot.key
   if (a.claim !== undefined) options.claimKey = a.claim.key
   if (a.metadata !== undefined) options.metadata = a.metadata
@@ -223,6 +228,30 @@ function sawExitOf(state: RuntimePtySpawnState, result: PtySpawnResult): boolean
   )
 }
 
+/**
+ * Fail the spawn when `onPtySpawnCommitted` threw. Called once the started process is recorded for
+ * rollback, so the rollback stops it and the error says `rolled_back`, not `not_started`.
+ */
+function rethrowCommitHookFailure(state: RuntimePtySpawnState): void {
+  const failure = state.commitHookFailure
+  if (failure === null) return
+  state.stage = 'commit'
+  throw own(state, 'commit_failed', `onPtySpawnCommitted threw after the process started: ${messageOf(failure.error)}`, {
+    cause: failure.error,
+    ...(state.result === null ? {} : { ptyId: state.result.id }),
+  })
+}
+
+/**
+ * Whether an attach refusal is a typed **absence**. A "live, but another incarnation" refusal is
+ * not one — neither under its own code nor as a `pty_absent` that names a live incarnation (an
+ * older provider's way of saying it): the expected process is not proven gone.
+ */
+function isProvenAbsence(error: unknown): boolean {
+  if (!isPtyAbsentError(error) || isPtyLiveOtherIncarnationError(error)) return false
+  return (error as { liveIncarnationId?: unknown }).liveIncarnationId === undefined
+}
+
 function rejectExitedReply(state: RuntimePtySpawnState, result: PtySpawnResult): void {
   state.stage = 'check_reply'
   if (result.exitedBeforeSpawnReply === true || sawExitOf(state, result)) {
@@ -240,6 +269,7 @@ async function spawnFresh(state: RuntimePtySpawnState): Promise<PtySpawnResult> 
   state.result = result
   recordShutdown(state, provider, result)
   state.reportPtySpawnCommitted()
+  rethrowCommitHookFailure(state)
   rejectExitedReply(state, result)
   return result
 }
@@ -254,7 +284,7 @@ async function attachToSlotOwner(state: RuntimePtySpawnState, store: PtySlotStor
   try {
     attached = await provider.spawn(attachOptions(state, owner))
   } catch (error) {
-    if (!isPtyAbsentError(error)) {
+    if (!isProvenAbsence(error)) {
       throw own(state, 'slot_owner_unverified', `Could not attach to slot owner ${JSON.stringify(owner.ptyId)}: ${messageOf(error)}`, { cause: error, ptyId: owner.ptyId })
     }
     state.stage = 'retire_slot_owner'
@@ -275,6 +305,7 @@ async function attachToSlotOwner(state: RuntimePtySpawnState, store: PtySlotStor
     // Why: the provider started a process on an attach-only request; it is ours to stop.
     recordShutdown(state, provider, attached)
     state.reportPtySpawnCommitted()
+    rethrowCommitHookFailure(state)
     throw own(state, 'slot_owner_changed', `An attach-only spawn of ${JSON.stringify(owner.ptyId)} started a new process ${JSON.stringify(attached.id)}`, { ptyId: attached.id })
   }
   if (attached.id !== owner.ptyId || (owner.incarnationId !== undefined && attached.incarnationId !== owner.incarnationId)) {
@@ -285,7 +316,7 @@ async function attachToSlotOwner(state: RuntimePtySpawnState, store: PtySlotStor
       { ptyId: attached.id },
     )
   }
-  state.reportPtySpawnCommitted()
+  // No `onPtySpawnCommitted` here: a re-attach starts no process (seed: only a fresh spawn commits).
   rejectExitedReply(state, attached)
   return attached
 }
@@ -305,6 +336,13 @@ async function ensureClaim(state: RuntimePtySpawnState): Promise<ClaimBranch> {
   const hostProvider = state.deps.resolveProvider(state.hostId)
   if (hostProvider !== undefined) {
     watchExits(state, hostProvider)
+  }
+  // Why before deciding the key is free: an owner another controller (or an earlier run) started
+  // over the same provider is known only to the hosts' listings.
+  try {
+    await importClaimOwnersFromListings(state.deps, state.hostId)
+  } catch (error) {
+    throw isPtySpawnError(error) ? own(state, error.code, error.message, { cause: error.cause }) : error
   }
   let spawned: PtySpawnResult | null = null
   const ensured = await claims.ensure({
@@ -332,7 +370,7 @@ async function ensureClaim(state: RuntimePtySpawnState): Promise<ClaimBranch> {
   }
   const result: PtySpawnResult = { id: owner.ptyId, isReattach: true, ...incarnationOf(owner.incarnationId) }
   state.result = result
-  state.reportPtySpawnCommitted()
+  // No `onPtySpawnCommitted` here: adopting (or joining) an owner starts no process.
   return { result, disposition: 'adopted', owner }
 }
 

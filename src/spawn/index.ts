@@ -44,7 +44,7 @@ export {
 export { executeRuntimePtySpawn } from './execute-runtime-pty-spawn.js'
 export { RollbackJournal, type RollbackFailure, type RollbackStep } from './rollback-journal.js'
 export { MAX_PTY_SPAWN_DIMENSION, validatePtySpawnDeps, validatePtySpawnOptions } from './validate-spawn-options.js'
-export { proveOwnerLive, type OwnerIdentity } from './prove-owner-live.js'
+export { OWNER_LISTING_DEADLINE_MS, proveOwnerLive, type OwnerIdentity } from './prove-owner-live.js'
 export {
   CLAIMED_OWNER_REGISTRY_MAX_ENTRIES,
   createClaimedOwnerRegistry,

@@ -1,6 +1,12 @@
 import type { ExecutionHostId, PtyIncarnationId, PtyProvider } from '../contracts/index.js'
 import { PtySpawnError } from './pty-spawn-error.js'
 
+/**
+ * How long an owner's host may take to answer the listing that re-proves it (the seed origin lists
+ * with `deadlineMs = Date.now() + 5000`; VS Code gives a pty-host request the same 5 s).
+ */
+export const OWNER_LISTING_DEADLINE_MS = 5_000
+
 /** The identity of an owner to re-prove: a PTY id on a host, and its incarnation when attested. */
 export type OwnerIdentity = {
   /** The owner's PTY id. */
@@ -9,6 +15,8 @@ export type OwnerIdentity = {
   hostId: ExecutionHostId
   /** Its incarnation, when attested. */
   incarnationId?: PtyIncarnationId
+  /** The claim key it holds, when it is a claim's owner: a listed row naming another key is not it. */
+  claimKey?: string
 }
 
 function unavailable(owner: OwnerIdentity, why: string, cause?: unknown): PtySpawnError {
@@ -20,19 +28,21 @@ function unavailable(owner: OwnerIdentity, why: string, cause?: unknown): PtySpa
 }
 
 /**
- * Re-prove that an owner is live through **its own** host's provider. The evidence, in order:
+ * Re-prove that an owner is live through **its own** host's listing, as the seed origin does
+ * (`isProviderAgentSessionOwnerLive`), with a listing bounded by {@link OWNER_LISTING_DEADLINE_MS}:
  *
- * 1. `probeLiveness`: `false` is proof of absence; `null` or a missing probe proves nothing;
- * 2. `listProcesses`: a row with the owner's id and a *different* attested incarnation proves the
- *    owner gone (the id now runs a later process); a matching row proves it live; a missing row
- *    proves absence only when the provider's listings are authoritative;
- * 3. a probe `true` without a contradicting row proves it live.
+ * - no row with the owner's id: `false` — a missing row is an answer, not an error;
+ * - a row whose attested incarnation (or claim key) differs from the owner's: `false` (the id now
+ *   runs a later process);
+ * - a provider with authoritative listings: the row proves it live;
+ * - any other provider: live only on an **exact** incarnation match (its rows cannot bind a claim
+ *   to a process, so only the incarnation can say the row is the owner).
  *
- * Why it throws instead of answering `false` when nothing is proven: an owner on a host that cannot
- * be reached is unknown, never absent — treating it as absent would spawn a second owner.
+ * Why it throws instead of answering `false` when the host cannot be asked: an owner on a host that
+ * cannot be reached is unknown, never absent — treating it as absent would spawn a second owner.
  *
  * @throws PtySpawnError `execution_owner_unavailable` when no provider is registered for the
- * owner's host, or when the evidence is inconclusive.
+ * owner's host, or its listing fails or times out.
  */
 export async function proveOwnerLive(
   resolveProvider: (hostId: ExecutionHostId) => PtyProvider | undefined,
@@ -42,38 +52,45 @@ export async function proveOwnerLive(
   if (provider === undefined) {
     throw unavailable(owner, 'no provider is registered for its host')
   }
-  let probe: boolean | null = null
-  if (provider.probeLiveness !== undefined) {
-    try {
-      probe = await provider.probeLiveness(owner.ptyId)
-    } catch (error) {
-      throw unavailable(owner, 'the liveness probe failed', error)
-    }
-    if (probe === false) {
-      return false
-    }
-  }
-  let rows
+  let rows: unknown
   try {
-    rows = await provider.listProcesses()
+    rows = await listWithin(provider, OWNER_LISTING_DEADLINE_MS)
   } catch (error) {
-    if (probe === true && owner.incarnationId === undefined) {
-      return true
-    }
     throw unavailable(owner, 'the process listing failed', error)
   }
-  const row = rows.find((candidate) => candidate.id === owner.ptyId)
-  if (row !== undefined) {
-    if (owner.incarnationId !== undefined && row.incarnationId !== undefined) {
-      return row.incarnationId === owner.incarnationId
-    }
-    return true
+  if (!Array.isArray(rows)) {
+    throw unavailable(owner, 'the process listing is not an array')
   }
-  if (provider.authoritativeListings === true) {
+  const row = (rows as { id?: unknown; incarnationId?: unknown; claimKey?: unknown }[]).find(
+    (candidate) => candidate?.id === owner.ptyId,
+  )
+  if (row === undefined) {
     return false
   }
-  if (probe === true) {
+  if (owner.incarnationId !== undefined && row.incarnationId !== undefined && row.incarnationId !== owner.incarnationId) {
+    return false
+  }
+  if (owner.claimKey !== undefined && row.claimKey !== undefined && row.claimKey !== owner.claimKey) {
+    return false
+  }
+  if (provider.authoritativeListings === true) {
     return true
   }
-  throw unavailable(owner, 'its host neither lists it nor vouches for it, and its listings are not authoritative')
+  return owner.incarnationId !== undefined && row.incarnationId === owner.incarnationId
+}
+
+/**
+ * A provider's listing with an absolute deadline `withinMs` from now, which also bounds the wait
+ * (a provider that ignores the deadline must not hang the spawn). Rejects on failure or timeout.
+ */
+export async function listWithin(provider: PtyProvider, withinMs: number): Promise<unknown> {
+  let timer: ReturnType<typeof setTimeout> | undefined
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`The listing did not answer within ${withinMs} ms`)), withinMs)
+  })
+  try {
+    return await Promise.race([Promise.resolve().then(() => provider.listProcesses({ deadlineMs: Date.now() + withinMs })), timeout])
+  } finally {
+    clearTimeout(timer)
+  }
 }

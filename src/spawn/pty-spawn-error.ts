@@ -10,6 +10,9 @@ const PTY_SPAWN_ERROR_BRAND = Symbol.for('ptykit.PtySpawnError')
  * - `slot_owner_changed`: the slot's owner changed while the spawn was deciding;
  * - `slot_owner_unverified`: the owner's host could not prove it present or absent;
  * - `claim_conflict`: the claim key is held in another scope;
+ * - `claim_ownership_unknown`: a host's listing failed (or advertised a claim owner without an
+ *   incarnation, or two owners of one key) while the claim imported its proven owners, so nobody
+ *   can say whether the key is free — fail closed, never spawn a second owner;
  * - `execution_owner_unavailable`: the owning host is unreachable — unknown, never absent;
  * - `provider_spawn_failed`: the provider rejected the spawn;
  * - `exited_during_start`: the process exited before the spawn could be published;
@@ -24,6 +27,7 @@ export type PtySpawnErrorCode =
   | 'slot_owner_changed'
   | 'slot_owner_unverified'
   | 'claim_conflict'
+  | 'claim_ownership_unknown'
   | 'execution_owner_unavailable'
   | 'provider_spawn_failed'
   | 'exited_during_start'

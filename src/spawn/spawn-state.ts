@@ -55,7 +55,11 @@ export type RuntimePtySpawnState = {
   readonly args: PtySpawnOptions
   /** The host a fresh PTY runs on (`args.hostId`, default `'local'`). */
   readonly hostId: ExecutionHostId
-  /** The once-guard around `args.onPtySpawnCommitted`; also handed to the provider. */
+  /**
+   * The once-guard around `args.onPtySpawnCommitted`; also handed to the provider. It never throws:
+   * a hook that throws is kept in {@link RuntimePtySpawnState.commitHookFailure} and the pipeline
+   * fails the spawn once it holds the started process, so the rollback stops it (`rolled_back`).
+   */
   readonly reportPtySpawnCommitted: () => void
   /** The rollback journal of this run. */
   readonly journal: RollbackJournal
@@ -65,6 +69,11 @@ export type RuntimePtySpawnState = {
   stage: PtySpawnStage | null
   /** Whether `onPtySpawnCommitted` fired. */
   committed: boolean
+  /** What `onPtySpawnCommitted` threw, when it threw; `null` otherwise. */
+  commitHookFailure: {
+    /** The thrown value. */
+    error: unknown
+  } | null
   /** The slot's owner resolved at stage 3; `null` when none (or after it was proven absent). */
   slotOwner: PtySlotOwner | null
   /** The pipeline's pending registration, if any. */
@@ -115,12 +124,19 @@ export function createRuntimePtySpawnState(deps: PtySpawnDeps, args: PtySpawnOpt
         return
       }
       state.committed = true
-      args.onPtySpawnCommitted?.()
+      try {
+        args.onPtySpawnCommitted?.()
+      } catch (error) {
+        // Why kept, not thrown: the hook may run inside the provider's spawn, which would then
+        // stop the process itself and reject as if nothing had started (`not_started`).
+        state.commitHookFailure = { error }
+      }
     },
     journal: new RollbackJournal(),
     status: 'ready',
     stage: null,
     committed: false,
+    commitHookFailure: null,
     slotOwner: null,
     pendingRegistration: null,
     sequenceBeforeSpawn: 0,

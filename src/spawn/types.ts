@@ -202,6 +202,12 @@ export type ClaimedOwnerRegistry = {
   find(claim: PtyClaim): ClaimedOwner | null
   /** Release the claim held by a PTY (only if `generation` matches, when given). */
   release(ptyId: string, generation?: string): void
+  /**
+   * Import an owner a host's listing advertises (the seed's `reconcileAgentSessionOwnerListings`),
+   * so an ensure re-proves and adopts it instead of spawning a second one. A key the registry
+   * already holds (live or reserved) is left as it is. Optional: without it a claim imports nothing.
+   */
+  importOwner?(owner: Omit<ClaimedOwner, 'generation'>): void
   /** Every current owner. */
   owners(): ClaimedOwner[]
 }
@@ -216,6 +222,11 @@ export type PtySpawnDeps = {
   store?: PtySlotStore
   /** Claimed owners; required when a spawn names a `claim`. */
   claims?: ClaimedOwnerRegistry
+  /**
+   * Every host a claim imports proven owners from before it decides its key is free. Default: the
+   * spawn's own host. The controller passes every registered host.
+   */
+  listHostIds?(): Iterable<ExecutionHostId>
 }
 
 /** What a successful pipeline run produced. */

@@ -8,6 +8,7 @@ import type {
   Unsubscribe,
 } from '../contracts/index.js'
 import { isTerminalExitCause } from '../exit-cause/index.js'
+import { seedRuleConformanceChecks } from './conformance-seed-checks.js'
 
 /**
  * How long one conformance check waits for an event before it fails. Real PTYs start a shell and
@@ -253,7 +254,10 @@ export async function runPtyProviderConformanceCheck(
  * - listings contain every live PTY (and, when authoritative, no exited one);
  * - a resize is reflected in the size read back, where the provider can read it;
  * - `dispose` leaves nothing running;
- * - events are plain serializable data, and an unsubscribed listener hears nothing.
+ * - events are plain serializable data, and an unsubscribed listener hears nothing;
+ * - the seed's provider-side rules: listings read `deadlineMs` as an absolute time (a past one
+ *   answers at once), writes settle with a well-formed `WriteSettlement`, an attach to another live
+ *   incarnation is refused with `pty_live_other_incarnation`, every exit names its incarnation.
  *
  * Use {@link describePtyProviderConformance} to register them with vitest; the list is exported so
  * other runners (or a test of a deliberately broken provider) can run them one by one.
@@ -448,6 +452,7 @@ export function ptyProviderConformanceChecks(options: PtyProviderConformanceOpti
         }
       },
     },
+    ...seedRuleConformanceChecks(options, options.timeoutMs ?? CONFORMANCE_DEFAULT_TIMEOUT_MS),
   ]
 }
 

@@ -2,7 +2,8 @@ const FAKE_PTY_ABSENT_ERROR_BRAND = Symbol.for('ptykit.FakePtyAbsentError')
 
 /**
  * The typed absence the fake provider rejects an `attachOnly` spawn with: no live PTY has the
- * requested session id, or the live one is a different incarnation than the caller expected.
+ * requested session id. (A live PTY of another incarnation is not an absence: the fake rejects
+ * with `FakePtyLiveOtherIncarnationError` for it.)
  *
  * It is typed (with a stable `code`) on purpose: only a typed absence from the owning provider may
  * count as proof that a PTY is gone. An untyped "not found" string proves nothing.

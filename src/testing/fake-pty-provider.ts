@@ -21,6 +21,7 @@ import {
 } from '../contracts/index.js'
 import { resolveProcessExitCause, type ProcessExitObservation } from '../exit-cause/index.js'
 import { FakePtyAbsentError } from './fake-pty-absent-error.js'
+import { FakePtyLiveOtherIncarnationError } from './fake-pty-live-other-incarnation-error.js'
 import type { FakeExit, FakeShutdownBehaviour, FakeSpawnScript } from './fake-spawn-script.js'
 
 /** The first pid the fake hands out; looks like a real pid and never collides with 0 or 1, which mean something special. */
@@ -506,8 +507,9 @@ export function createFakePtyProvider(options: FakePtyProviderOptions = {}): Fak
     if (pty === undefined || pty.state !== 'live') return Promise.reject(new FakePtyAbsentError(id))
     const expected = spawnOptions.expectedIncarnationId
     if (expected !== undefined && expected !== pty.incarnationId) {
+      // Why not an absence: a process holds the id, so the expected one is not proven gone.
       return Promise.reject(
-        new FakePtyAbsentError(id, { expectedIncarnationId: expected, liveIncarnationId: pty.incarnationId }),
+        new FakePtyLiveOtherIncarnationError(pty.id, { expectedIncarnationId: expected, liveIncarnationId: pty.incarnationId }),
       )
     }
     const result: PtySpawnResult = {
@@ -731,6 +733,14 @@ export function createFakePtyProvider(options: FakePtyProviderOptions = {}): Fak
 
     listProcesses(listOptions?: PtyListProcessesOptions): Promise<PtyProcessInfo[]> {
       record('listProcesses', listOptions === undefined ? [] : [listOptions])
+      try {
+        // Read as every provider must (absolute `deadlineMs`, relative `timeoutMs`): a malformed
+        // budget is a TypeError naming the option. The fake answers at once, so any deadline —
+        // a past one included ("ask once, do not wait") — gets the full listing.
+        resolveWaitDeadline(listOptions, 0)
+      } catch (error) {
+        return Promise.reject(error)
+      }
       if (listingFailure !== undefined) return Promise.reject(listingFailure.error)
       const rows: PtyProcessInfo[] = []
       for (const pty of ptys.values()) {

@@ -40,6 +40,10 @@ export {
 export type { FakeExit, FakeShutdownBehaviour, FakeSpawnScript } from './fake-spawn-script.js'
 export { FakePtyAbsentError, isFakePtyAbsentError } from './fake-pty-absent-error.js'
 export {
+  FakePtyLiveOtherIncarnationError,
+  isFakePtyLiveOtherIncarnationError,
+} from './fake-pty-live-other-incarnation-error.js'
+export {
   ARBITRARY_MAX_EXIT_STATUS,
   ARBITRARY_MAX_SIGNAL,
   arbitraryFakeExit,

@@ -67,7 +67,7 @@ describe('writes', () => {
     expect(h.errors().map((error) => error.code)).toEqual(['provider_threw', 'provider_threw'])
   })
 
-  it('returns an async settlement as a promise, and write() answers false while it is unknown', async () => {
+  it('returns an async settlement as a promise, and write() answers true once the bytes were handed over (seed rule 11.5)', async () => {
     const fake = createFakePtyProvider({ scheduling: 'manual' })
     let reject = false
     const provider: PtyProvider = {
@@ -85,7 +85,7 @@ describe('writes', () => {
     const controller = createPtyController({ provider, clock: createManualClock() })
     const { id } = await controller.spawn({})
     await expect(controller.writeWithSettlement(id, 'x', 'driving')).resolves.toEqual({ kind: 'accepted' })
-    expect(controller.write(id, 'y', 'driving')).toBe(false)
+    expect(controller.write(id, 'y', 'driving')).toBe(true)
     reject = true
     await expect(controller.writeWithSettlement(id, 'z', 'driving')).resolves.toEqual(
       unverifiableWrite('provider_threw_after_handoff', true),
@@ -241,6 +241,9 @@ describe('queries', () => {
     const c = await h.controller.spawn({ scopeId: 'repo-a' })
     h.provider.emitExit(c.id, { exitCode: 0 })
     h.controller.kill(a.id)
+    // Only hosts that answered a listing are queried (seed rule 11.4): none before the first one.
+    expect([...h.controller.inventory().queriedHostIds]).toEqual([])
+    await h.controller.listProcessesWithHostScope()
     const inventory = h.controller.inventory('repo-a')
     expect([...inventory.livePtyIds]).toEqual([a.id])
     expect([...inventory.allLivePtyIds].sort()).toEqual([a.id, b.id].sort())
@@ -348,11 +351,11 @@ describe('multi-host routing', () => {
     )
   })
 
-  it('leaves out a host whose listing hangs past the deadline', async () => {
+  it('rejects when the local host\'s listing hangs past the deadline (a remote one is left out: seed rule 11.3)', async () => {
     const h = createHarness()
     h.provider.listProcesses = () => new Promise(() => undefined)
-    const result = h.run(h.controller.listProcessesWithHostScope({ deadlineMs: 300 }))
-    await expect(result).resolves.toEqual({ processes: [], hostIds: [] })
+    const result = h.run(h.controller.listProcessesWithHostScope({ timeoutMs: 300 }))
+    await expect(result).rejects.toMatchObject({ code: 'listing_failed' })
     expect(h.clock.now()).toBe(300)
     expect(h.errors().map((error) => error.code)).toEqual(['listing_failed'])
   })

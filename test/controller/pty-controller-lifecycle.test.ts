@@ -164,13 +164,14 @@ describe('dispose', () => {
     const stopping = h.controller.stopAndWait(id, { deadlineMs: 60_000 })
     const hungListing = new Promise<never>(() => undefined)
     h.provider.listProcesses = () => hungListing
-    const listing = h.controller.listProcesses(undefined, { deadlineMs: 60_000 })
+    const listing = h.controller.listProcesses(undefined, { timeoutMs: 60_000 })
     await h.run(h.controller.dispose())
     // Dispose forces at half its budget; the verifying listing hangs until its deadline.
     expect(h.clock.now()).toBe(2_000)
     // Neither waits for its own (cancelled) timers: both give up at once.
     await expect(h.run(stopping, 0)).resolves.toBe(false)
-    await expect(h.run(listing, 0)).resolves.toEqual([])
+    // The local host never answered: the listing rejects (seed rule 11.3) rather than hang.
+    await expect(h.run(listing, 0)).rejects.toMatchObject({ code: 'listing_failed' })
   })
 
   it('supports `await using` through Symbol.asyncDispose', async () => {

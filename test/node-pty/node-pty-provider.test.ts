@@ -145,7 +145,7 @@ describe('node-pty provider: spawn options', () => {
 })
 
 describe('node-pty provider: attach', () => {
-  it('attaches only to a live PTY of the expected incarnation; anything else is a typed absence', async () => {
+  it('attaches only to a live PTY of the expected incarnation; another live incarnation is pty_live_other_incarnation, a missing PTY a typed absence', async () => {
     const live = await provider.spawn({ sessionId: 'attach-me', file: 'cat' })
     const attached = await provider.spawn({ sessionId: 'attach-me', attachOnly: true, expectedIncarnationId: live.incarnationId! })
     expect(attached).toMatchObject({ id: 'attach-me', pid: live.pid, incarnationId: live.incarnationId, isReattach: true })
@@ -154,7 +154,7 @@ describe('node-pty provider: attach', () => {
     const wrong = await provider
       .spawn({ sessionId: 'attach-me', attachOnly: true, expectedIncarnationId: 'older' as never })
       .catch((e: unknown) => e)
-    expect(isNodePtyProviderError(wrong) && wrong.code).toBe('pty_absent')
+    expect(isNodePtyProviderError(wrong) && wrong.code).toBe('pty_live_other_incarnation')
     expect((wrong as { liveIncarnationId?: string }).liveIncarnationId).toBe(live.incarnationId)
 
     const missing = await provider.spawn({ sessionId: 'nobody', attachOnly: true }).catch((e: unknown) => e)

@@ -67,7 +67,7 @@ describe('executeRuntimePtySpawn: order of side effects', () => {
     })
   })
 
-  it('slot re-attach: owner resolved from both views, attach-only with launch fields cleared, then the slot is re-bound before registration', async () => {
+  it('slot re-attach: owner resolved from both views, attach-only with launch fields cleared, then the slot is re-bound before registration; no commit report', async () => {
     const w = world()
     const slot = { scopeId: 'ws', key: 'pane-1' }
     const first = await w.caller().spawn({ slot, scopeId: 'ws', file: '/bin/zsh', command: 'make' })
@@ -82,7 +82,7 @@ describe('executeRuntimePtySpawn: order of side effects', () => {
       'runtime.beginPtyRegistration',
       'runtime.getPtyOutputSequence',
       'provider.spawn',
-      'committed',
+      // No 'committed': a re-attach starts no process (seed rule 11.11).
       'runtime.assertPtyRegistrationAllowed',
       'runtime.synchronizePtyOutputSequenceFromProvider',
       'runtime.preparePtyExecutionContext',
@@ -107,7 +107,7 @@ describe('executeRuntimePtySpawn: order of side effects', () => {
     expect(names(b.log)).toEqual([
       'runtime.acquireScopeSpawn',
       'claims.ensure',
-      'committed',
+      // No 'committed': adopting an owner starts no process (seed rule 11.11).
       'runtime.beginPtyRegistration',
       'runtime.assertPtyRegistrationAllowed',
       'runtime.preparePtyExecutionContext',
@@ -148,7 +148,7 @@ describe('executeRuntimePtySpawn: order of side effects', () => {
     expect(names(b.log)).toEqual([
       'runtime.acquireScopeSpawn',
       'claims.ensure',
-      'committed',
+      // No 'committed': adopting an owner starts no process (seed rule 11.11).
       'runtime.beginPtyRegistration',
       'runtime.assertPtyRegistrationAllowed',
       'runtime.preparePtyExecutionContext',

@@ -19,26 +19,33 @@ describe('proveOwnerLive', () => {
     expect(await proveOwnerLive(resolveTo(provider), { ptyId: 'p', hostId: 'local', incarnationId: toPtyIncarnationId('older') })).toBe(false)
   })
 
-  it('an authoritative provider proves absence; a non-authoritative one cannot, so the answer is unavailable', async () => {
+  it('a missing row is false for every provider, never an error (seed rule 11.13)', async () => {
     expect(await proveOwnerLive(resolveTo(createFakePtyProvider()), { ptyId: 'missing', hostId: 'local' })).toBe(false)
     const loose = createFakePtyProvider({ authoritativeListings: false })
-    const error = await rejectionOf(proveOwnerLive(resolveTo(loose), { ptyId: 'missing', hostId: 'local' }))
-    expect(isPtySpawnError(error) && error.code).toBe('execution_owner_unavailable')
+    expect(await proveOwnerLive(resolveTo(loose), { ptyId: 'missing', hostId: 'local' })).toBe(false)
   })
 
-  it('a failing listing is unavailable unless the probe vouched and no incarnation must match', async () => {
+  it('a non-authoritative provider proves an owner live only on an exact incarnation match (seed rule 11.13)', async () => {
+    const loose = createFakePtyProvider({ authoritativeListings: false })
+    const { id, incarnationId } = await loose.spawn({})
+    expect(incarnationId).toBeDefined()
+    expect(await proveOwnerLive(resolveTo(loose), { ptyId: id, hostId: 'local', ...(incarnationId ? { incarnationId } : {}) })).toBe(true)
+    // Without an incarnation to match, the row could be any process behind the id.
+    expect(await proveOwnerLive(resolveTo(loose), { ptyId: id, hostId: 'local' })).toBe(false)
+  })
+
+  it('a row holding another claim key is not the owner', async () => {
     const provider = createFakePtyProvider()
-    const { id, incarnationId } = await provider.spawn({})
-    provider.setListingFailure(new Error('listing timed out'))
-    expect(await proveOwnerLive(resolveTo(provider), { ptyId: id, hostId: 'local' })).toBe(true)
-    const error = await rejectionOf(proveOwnerLive(resolveTo(provider), { ptyId: id, hostId: 'local', ...(incarnationId ? { incarnationId } : {}) }))
-    expect(isPtySpawnError(error) && error.code).toBe('execution_owner_unavailable')
+    const { id } = await provider.spawn({ claimKey: 'other' })
+    expect(await proveOwnerLive(resolveTo(provider), { ptyId: id, hostId: 'local', claimKey: 'mine' })).toBe(false)
+    expect(await proveOwnerLive(resolveTo(provider), { ptyId: id, hostId: 'local', claimKey: 'other' })).toBe(true)
   })
 
-  it('a probe that answers false is proof of absence', async () => {
-    const provider = createFakePtyProvider({ authoritativeListings: false })
+  it('a failing listing is execution_owner_unavailable: unknown, never absent', async () => {
+    const provider = createFakePtyProvider()
     const { id } = await provider.spawn({})
-    provider.setLiveness(id, false)
-    expect(await proveOwnerLive(resolveTo(provider), { ptyId: id, hostId: 'local' })).toBe(false)
+    provider.setListingFailure(new Error('listing timed out'))
+    const error = await rejectionOf(proveOwnerLive(resolveTo(provider), { ptyId: id, hostId: 'local' }))
+    expect(isPtySpawnError(error) && error.code).toBe('execution_owner_unavailable')
   })
 })

@@ -75,6 +75,24 @@ const cases: Array<[string, string, () => PtyProvider]> = [
   ['reflects a resize', 'reads back a stale size', broken(() => ({ getSize: () => ({ cols: 80, rows: 24 }) }))],
   ['reflects a resize', 'claims to resize an unknown PTY', broken((fake) => ({ resize: (id: string, cols: number, rows: number) => fake.resize(id, cols, rows) || true }))],
   ['nothing running after dispose', 'disposes without stopping anything', broken(() => ({ dispose: async () => undefined }))],
+  // The seed's provider-side rules (issue 11).
+  ['`deadlineMs` as an absolute time', 'reads deadlineMs as a duration (its timer overflows and it gives up empty)', broken((fake) => ({
+    listProcesses: async (options) => (options?.deadlineMs !== undefined && options.deadlineMs > 2 ** 31 - 1 ? [] : fake.listProcesses(options)),
+  }))],
+  ['`deadlineMs` as an absolute time', 'hangs on a past deadline', broken((fake) => ({
+    listProcesses: (options) => (options?.deadlineMs !== undefined && options.deadlineMs < Date.now() ? new Promise(() => undefined) : fake.listProcesses(options)),
+  }))],
+  ['well-formed WriteSettlement', 'answers writes with a bare boolean', broken((fake) => ({
+    write: (id: string, data: string) => (fake.write(id, data).kind === 'accepted') as never,
+  }))],
+  ['`pty_live_other_incarnation`', 'calls another live incarnation absent', broken((fake) => ({
+    spawn: (options) =>
+      options.attachOnly === true ? Promise.reject(Object.assign(new Error('absent'), { code: 'pty_absent' })) : fake.spawn(options),
+  }))],
+  ['`pty_live_other_incarnation`', 'attaches to whatever runs under the id', broken((fake) => ({
+    spawn: ({ expectedIncarnationId: _ignored, ...options }) => fake.spawn(options),
+  }))],
+  ['names the spawned incarnation on every exit', 'drops incarnations from exits', broken(rewriteExits((e) => ({ id: e.id, code: e.code, ...(e.cause ? { cause: e.cause } : {}) })))],
 ]
 
 describe('ptyProviderConformanceChecks', () => {

@@ -10,6 +10,7 @@ import {
   FAKE_GRACEFUL_STOP_SIGNAL,
   FAKE_IMMEDIATE_STOP_SIGNAL,
   FakePtyAbsentError,
+  FakePtyLiveOtherIncarnationError,
   arbitraryFakeExit,
   arbitraryWriteSettlement,
   createFakePtyProvider,
@@ -643,7 +644,7 @@ describe('createFakePtyProvider: attach', () => {
     expect(attached.incarnationId).toBe(spawned.incarnationId)
   })
 
-  it('should reject with a typed FakePtyAbsentError when the id is absent, exited or another incarnation, and never start a process', async () => {
+  it('should reject with a typed FakePtyAbsentError when the id is absent or exited, a FakePtyLiveOtherIncarnationError for another live incarnation, and never start a process', async () => {
     const provider = createFakePtyProvider()
     const spawned = await provider.spawn({})
     const exited = await provider.spawn({})
@@ -660,8 +661,9 @@ describe('createFakePtyProvider: attach', () => {
     const wrong = await provider
       .spawn({ attachOnly: true, sessionId: spawned.id, expectedIncarnationId: toPtyIncarnationId('older') })
       .catch((error: unknown) => error)
+    expect(wrong).toBeInstanceOf(FakePtyLiveOtherIncarnationError)
     expect(wrong).toMatchObject({
-      code: 'pty_absent',
+      code: 'pty_live_other_incarnation',
       expectedIncarnationId: 'older',
       liveIncarnationId: spawned.incarnationId,
     })

@@ -1,0 +1,101 @@
+import {
+  remainingWaitMs,
+  resolveWaitDeadline,
+  type ExecutionHostId,
+  type PtyListOptions,
+  type PtyProcessInfo,
+  type PtyProvider,
+} from '../contracts/index.js'
+import type { ControllerTimers } from './controller-timers.js'
+import { LIST_PROCESSES_DEFAULT_DEADLINE_MS } from './stop-constants.js'
+
+/**
+ * One listing request, resolved once for every host it goes to: the absolute deadline (epoch
+ * milliseconds, what providers are given as `deadlineMs`), the wait it leaves, and the caller's
+ * abort signal.
+ */
+export type ListingBudget = {
+  /** The absolute deadline in epoch milliseconds (`Date.now()` based, as the seed origin passes it). */
+  deadlineAt: number
+  /** Milliseconds left at the request, clamped to what a timer holds; `0` = ask once, do not wait. */
+  waitMs: number
+  /** The caller's signal, if any. */
+  signal: AbortSignal | undefined
+}
+
+/** What one host said to a listing. */
+export type HostListingAnswer =
+  | { kind: 'rows'; rows: PtyProcessInfo[] }
+  | { kind: 'failed'; message: string; cause: unknown }
+  | { kind: 'aborted' }
+
+/**
+ * Read a caller's listing options into one {@link ListingBudget}.
+ *
+ * Why `Date.now()` and not the controller's clock: `deadlineMs` is an epoch time the caller took
+ * from `Date.now()` (the seed origin's `Date.now() + 5_000`); the controller's clock only measures
+ * the remaining wait.
+ *
+ * @throws TypeError naming the option when both forms are given, a value is not finite, or `signal`
+ * is not an `AbortSignal`.
+ */
+export function resolveListingBudget(options: PtyListOptions | undefined): ListingBudget {
+  if (options !== undefined && (typeof options !== 'object' || options === null)) {
+    throw new TypeError(`Expected the listing options to be an object, got ${String(options)} (${typeof options})`)
+  }
+  const signal = options?.signal
+  if (signal !== undefined && !(signal instanceof AbortSignal)) {
+    throw new TypeError(`Expected the \`signal\` option to be an AbortSignal, got ${String(signal)} (${typeof signal})`)
+  }
+  const now = Date.now()
+  const deadlineAt = resolveWaitDeadline(options, LIST_PROCESSES_DEFAULT_DEADLINE_MS, now)
+  return { deadlineAt, waitMs: remainingWaitMs(deadlineAt, now), signal }
+}
+
+/**
+ * Ask one host for its rows, bounded by the budget: a rejection, a non-array answer or the deadline
+ * is `failed`; the caller's abort is `aborted`. Rows are stamped with the host id. Never throws.
+ * A deadline already past still asks once and takes an answer that is ready without waiting.
+ */
+export async function listOneHost(
+  hostId: ExecutionHostId,
+  provider: PtyProvider,
+  budget: ListingBudget,
+  timers: ControllerTimers,
+): Promise<HostListingAnswer> {
+  if (budget.signal?.aborted === true) return { kind: 'aborted' }
+  const deadline = timers.after(budget.waitMs)
+  let onAbort: (() => void) | undefined
+  const aborted = new Promise<'aborted'>((resolve) => {
+    onAbort = () => resolve('aborted')
+    budget.signal?.addEventListener('abort', onAbort, { once: true })
+  })
+  try {
+    let pending: Promise<PtyProcessInfo[]>
+    try {
+      pending = Promise.resolve(provider.listProcesses({ deadlineMs: budget.deadlineAt }))
+    } catch (error) {
+      pending = Promise.reject(error)
+    }
+    const answer = await Promise.race([
+      pending.then(
+        (rows) => ({ rows }),
+        (error: unknown) => ({ error }),
+      ),
+      deadline.promise.then(() => 'deadline' as const),
+      aborted,
+    ])
+    if (answer === 'aborted') return { kind: 'aborted' }
+    if (answer === 'deadline') {
+      return { kind: 'failed', message: `Host ${hostId} did not list its processes within ${budget.waitMs} ms`, cause: undefined }
+    }
+    if ('error' in answer) return { kind: 'failed', message: `Host ${hostId} failed to list its processes`, cause: answer.error }
+    if (!Array.isArray(answer.rows)) {
+      return { kind: 'failed', message: `Host ${hostId} answered the listing with something other than an array`, cause: undefined }
+    }
+    return { kind: 'rows', rows: answer.rows.map((row) => ({ ...row, hostId })) }
+  } finally {
+    deadline.cancel()
+    if (onAbort !== undefined) budget.signal?.removeEventListener('abort', onAbort)
+  }
+}

@@ -1,0 +1,99 @@
+import { expect } from 'vitest'
+import { isPtyLiveOtherIncarnationError, isWriteSettlement, toPtyIncarnationId } from '../contracts/index.js'
+import type { PtyProviderConformanceCheck, PtyProviderConformanceOptions } from './conformance.js'
+
+/** An incarnation id no provider mints: the "other incarnation" an attach check expects. */
+const FOREIGN_INCARNATION_ID = toPtyIncarnationId('ptykit-conformance-foreign-incarnation')
+
+/** Settle `work`, or fail with `what` once `timeoutMs` passed: a hang is a failure, not a wait. */
+async function withinTimeout<T>(work: Promise<T>, timeoutMs: number, what: string): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined
+  const hang = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} did not settle within ${timeoutMs} ms`)), timeoutMs)
+  })
+  try {
+    return await Promise.race([work, hang])
+  } finally {
+    clearTimeout(timer)
+  }
+}
+
+/**
+ * The provider-side rules a host ported from the seed origin relies on (issue 11): listings read
+ * `deadlineMs` as an absolute epoch time, writes settle with a `WriteSettlement`, an attach to a
+ * live PTY of another incarnation is refused as such (never as an absence), and every exit names
+ * the incarnation its spawn attested (the controller drops exits that name none).
+ *
+ * @param options - how to drive the provider (as for the whole suite).
+ * @param timeoutMs - how long a listing may take before it counts as hanging.
+ */
+export function seedRuleConformanceChecks(
+  options: PtyProviderConformanceOptions,
+  timeoutMs: number,
+): readonly PtyProviderConformanceCheck[] {
+  return [
+    {
+      name: 'reads a listing’s `deadlineMs` as an absolute time: `Date.now() + 5000` lists the live PTY, a past deadline answers at once',
+      async run(h) {
+        const result = await h.spawn(options.spawnLongRunning())
+        const ahead = await withinTimeout(h.provider.listProcesses({ deadlineMs: Date.now() + 5_000 }), timeoutMs, 'A listing with deadlineMs = Date.now() + 5000')
+        expect(ahead.map((row) => row.id)).toContain(result.id)
+        const relative = await withinTimeout(h.provider.listProcesses({ timeoutMs: 5_000 }), timeoutMs, 'A listing with timeoutMs = 5000')
+        expect(relative.map((row) => row.id)).toContain(result.id)
+        // "Check once, do not wait": it settles; rows it gives must not read a live PTY as gone.
+        let past: { id: string }[] | undefined
+        try {
+          past = await withinTimeout(h.provider.listProcesses({ deadlineMs: Date.now() - 1 }), timeoutMs, 'A listing with a past deadline')
+        } catch (error) {
+          if (error instanceof Error && error.message.includes('did not settle')) throw error
+          past = undefined
+        }
+        if (past !== undefined) expect(past.map((row) => row.id)).toContain(result.id)
+      },
+    },
+    {
+      name: 'settles every write with a well-formed WriteSettlement (live, exited and unknown PTYs)',
+      async run(h) {
+        const live = await h.spawn(options.spawnLongRunning())
+        const ended = await h.spawn(options.spawnExit(0))
+        await h.waitForExit(ended.id)
+        const answers = [
+          await h.provider.write(live.id, '\r'),
+          await h.provider.write(ended.id, 'too late\r'),
+          await h.provider.write('ptykit-conformance-no-such-pty', 'hello\r'),
+        ]
+        for (const answer of answers) expect(isWriteSettlement(answer), `write answered ${JSON.stringify(answer)}`).toBe(true)
+      },
+    },
+    {
+      name: 'refuses an attach-only spawn of a live PTY under another incarnation with `pty_live_other_incarnation`, never `pty_absent`, and starts nothing',
+      async run(h) {
+        const result = await h.spawn(options.spawnLongRunning())
+        if (result.incarnationId === undefined) return
+        const refusal = await h.provider
+          .spawn({ sessionId: result.id, attachOnly: true, expectedIncarnationId: FOREIGN_INCARNATION_ID })
+          .then(
+            (reply) => ({ reply }),
+            (error: unknown) => ({ error }),
+          )
+        expect('error' in refusal, 'an attach to another incarnation must be refused').toBe(true)
+        if ('error' in refusal) expect(isPtyLiveOtherIncarnationError(refusal.error), `refused with ${String(refusal.error)}`).toBe(true)
+        const rows = (await h.provider.listProcesses()).filter((row) => row.id === result.id)
+        expect(rows).toHaveLength(1)
+        if (rows[0]?.incarnationId !== undefined) expect(rows[0].incarnationId).toBe(result.incarnationId)
+      },
+    },
+    {
+      name: 'names the spawned incarnation on every exit (own exit and stop alike)',
+      async run(h) {
+        const exiting = await h.spawn(options.spawnExit(5))
+        const stopped = await h.spawn(options.spawnLongRunning())
+        await h.provider.shutdown(stopped.id)
+        for (const result of [exiting, stopped]) {
+          const exit = await h.waitForExit(result.id)
+          if (result.incarnationId !== undefined) expect(exit.incarnationId).toBe(result.incarnationId)
+        }
+      },
+    },
+  ]
+}
