@@ -44,6 +44,23 @@ import {
 } from './ssh-stop.js'
 import { loadSsh2Module, type Ssh2Module } from './ssh2-module.js'
 
+/**
+ * A `deadlineMs` below this (September 2001 as an epoch time) cannot be a real absolute deadline:
+ * it is read as a duration. Why: the 0.1.0 controller passes its remaining budget as `deadlineMs`
+ * (a duration), while the contract says epoch time; this keeps both working and never turns a
+ * 10 s budget into "already past".
+ */
+export const SSH_DEADLINE_EPOCH_FLOOR_MS = 1_000_000_000_000
+
+/** The absolute deadline of a wait budget (see {@link SSH_DEADLINE_EPOCH_FLOOR_MS}). */
+function deadlineOf(budget: { deadlineMs?: number; timeoutMs?: number }, defaultTimeoutMs: number): number {
+  const { deadlineMs } = budget
+  if (typeof deadlineMs === 'number' && Number.isFinite(deadlineMs) && deadlineMs >= 0 && deadlineMs < SSH_DEADLINE_EPOCH_FLOOR_MS && budget.timeoutMs === undefined) {
+    return Date.now() + deadlineMs
+  }
+  return resolveWaitDeadline(budget, defaultTimeoutMs)
+}
+
 /** How many exited PTY ids are remembered, so a late write is refused as `pty_exited`. */
 export const SSH_EXITED_ID_MEMORY = 1_024
 
@@ -329,7 +346,7 @@ export function createSshProvider(options: SshProviderOptions): SshProvider {
     if (session.state === 'lost') {
       throw new SshProviderError('transport_lost', `Cannot stop PTY ${JSON.stringify(id)}: its SSH connection dropped, so it cannot be reached`, { ptyId: id })
     }
-    const deadlineEpochMs = resolveWaitDeadline(shutdownOptions, shutdownDeadlineMs)
+    const deadlineEpochMs = deadlineOf(shutdownOptions, shutdownDeadlineMs)
     if (session.stop === null || shutdownOptions.immediate === true) {
       const stop = stopSshSession(session, { immediate: shutdownOptions.immediate === true, deadlineEpochMs, hangupGraceMs, terminateGraceMs })
       session.stop ??= stop
@@ -367,7 +384,7 @@ export function createSshProvider(options: SshProviderOptions): SshProvider {
     if (connection === null || connection.lost) {
       throw new SshProviderError('transport_lost', `The SSH connection to ${hostId} is down: its PTYs cannot be listed`)
     }
-    const deadline = resolveWaitDeadline(listOptions, SSH_SIDE_COMMAND_TIMEOUT_MS)
+    const deadline = deadlineOf(listOptions, SSH_SIDE_COMMAND_TIMEOUT_MS)
     const live = [...sessions.values()].filter((session) => session.state === 'live')
     return Promise.all(
       live.map(async (session) => {
