@@ -27,7 +27,12 @@ export const SSH_SIDE_COMMAND_TIMEOUT_MS = 3_000
 export type SshStopSignal = 'HUP' | 'TERM' | 'KILL'
 
 /** One step of a stop: `signal` at `atMs` after the stop began. */
-export type SshStopStep = { signal: SshStopSignal; atMs: number }
+export type SshStopStep = {
+  /** The signal. */
+  signal: SshStopSignal
+  /** When, in ms after the stop began. */
+  atMs: number
+}
 
 /**
  * The escalation of a stop, the node-pty provider's schedule: HUP at once, TERM after the hang-up
