@@ -18,8 +18,12 @@ export function useSshd(): () => SshdFixture {
 }
 
 /** Provider options that log in to the fixture as `user` with the unencrypted authorized key. */
-export function sshOptions(fixture: SshdFixture, user: string = SSH_TEST_USER, extra: Partial<SshProviderOptions> = {}): SshProviderOptions {
-  return {
+export function sshOptions(
+  fixture: SshdFixture,
+  user: string = SSH_TEST_USER,
+  extra: { [K in keyof SshProviderOptions]?: SshProviderOptions[K] | undefined } = {},
+): SshProviderOptions {
+  const options = {
     host: fixture.host,
     port: fixture.port,
     username: user,
@@ -30,6 +34,9 @@ export function sshOptions(fixture: SshdFixture, user: string = SSH_TEST_USER, e
     keepaliveCountMax: 2,
     ...extra,
   }
+  // Why: an explicit `undefined` (a test removing an option) must drop the key.
+  for (const key of Object.keys(options) as Array<keyof typeof options>) if (options[key] === undefined) delete options[key]
+  return options as SshProviderOptions
 }
 
 /** The remote pid of `pid` is alive (loopback: the remote is this machine). */
