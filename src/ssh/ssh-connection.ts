@@ -43,6 +43,9 @@ function openSocket(settings: SshConnectionSettings): Promise<Socket> {
     }, settings.connectTimeoutMs)
     socket.once('connect', () => {
       clearTimeout(timer)
+      // Interactive traffic: without this, Nagle's algorithm and delayed ACKs hold each keystroke's
+      // echo ~40-50 ms (measured: write → echo 50 ms, against 0.3 ms for OpenSSH, which sets it too).
+      socket.setNoDelay(true)
       socket.removeAllListeners('error')
       resolve(socket)
     })
