@@ -168,6 +168,12 @@ export async function startSshd(): Promise<SshdFixture> {
     ].join('\n'),
   )
   const child = spawn(SSHD_PATH, ['-D', '-e', '-f', configPath], { stdio: ['ignore', 'ignore', 'pipe'] })
+  // Why: a test worker that is torn down (a timeout) skips afterAll; the server must not outlive it.
+  const killOnExit = (): void => {
+    child.kill('SIGKILL')
+    rmSync(dir, { recursive: true, force: true })
+  }
+  process.once('exit', killOnExit)
   let log = ''
   await new Promise<void>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`sshd did not start within ${SSHD_START_TIMEOUT_MS} ms:\n${log}`)), SSHD_START_TIMEOUT_MS)
@@ -215,6 +221,7 @@ export async function startSshd(): Promise<SshdFixture> {
     log: () => log,
     killAll,
     async stop() {
+      process.removeListener('exit', killOnExit)
       await killAll()
       rmSync(dir, { recursive: true, force: true })
     },
