@@ -43,6 +43,7 @@ export default defineConfig({
     'controller/index': 'src/controller/index.ts',
     'node-pty/index': 'src/node-pty/index.ts',
     'testing/index': 'src/testing/index.ts',
+    'ssh/index': 'src/ssh/index.ts',
   },
   format: ['esm', 'cjs'],
   // typed-emitter is a dev dependency: its declarations (types only, no JS) are inlined into ours,
@@ -56,7 +57,7 @@ export default defineConfig({
   target: 'node20',
   tsconfig: 'tsconfig.build.json',
   // Optional peers stay external: a consumer that never imports them never loads them.
-  external: ['node-pty', 'fast-check'],
+  external: ['node-pty', 'fast-check', 'ssh2'],
   // vitest is resolved by the plugin below (external for ESM, a stand-in for CJS), not by tsup.
   noExternal: ['vitest'],
   esbuildPlugins: [vitestIsEsmOnly],

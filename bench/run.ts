@@ -16,6 +16,7 @@ import { measureFlood } from './figures/flood.js'
 import { measureIdleMemory } from './figures/idle-memory.js'
 import { measurePipelineCost } from './figures/pipeline-cost.js'
 import { measureSpawnBlocking } from './figures/spawn-blocking.js'
+import { measureSsh } from './figures/ssh.js'
 import { measureSpawnExit } from './figures/spawn-exit.js'
 import { measureSpawnFirstByte } from './figures/spawn-first-byte.js'
 import { measureThroughput } from './figures/throughput.js'
@@ -37,6 +38,7 @@ export const FIGURE_GROUPS: readonly Group[] = [
   { id: 'flood', run: measureFlood },
   { id: 'pipeline-cost', run: measurePipelineCost },
   { id: 'spawn-blocking', run: measureSpawnBlocking },
+  { id: 'ssh', run: measureSsh },
 ]
 
 async function main(): Promise<number> {

@@ -36,8 +36,6 @@ import {
   type PtyShutdownOptions,
   type PtySpawnResult,
   type WriteSettlement,
-  remainingWaitMs,
-  resolveWaitDeadline,
 } from 'ptykit/contracts'
 import { createPtyController, type PtyController, type PtyControllerExitEvent } from 'ptykit/controller'
 import { describeTerminalExitCause, exitCauseFromWire, type TerminalExitCause } from 'ptykit/exit-cause'

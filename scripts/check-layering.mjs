@@ -9,7 +9,7 @@
 //   exit-cause < contracts < spawn < controller < { node-pty, testing }
 //
 // A module may import only lower modules (and itself). Only node-pty and testing touch native or
-// test-only packages, and each through a short allow-list. Type-only imports count: a type import
+// test-only packages, and each through a short allow-list; ssh touches ssh2 the same way. Type-only imports count: a type import
 // still ties the published declarations to the imported package.
 //
 // Usage: node scripts/check-layering.mjs [--root <dir>]   (default root: the repo, ../ of scripts/)
@@ -48,11 +48,16 @@ const RULES = {
     modules: ['exit-cause', 'contracts', 'spawn', 'controller', 'testing', ROOT_ENTRY],
     external: ['fast-check', 'vitest', 'typed-emitter', 'node:events', 'node:timers', 'node:timers/promises'],
   },
+  // ptykit/ssh: PTYs over SSH through ssh2 (an optional peer, loaded lazily).
+  ssh: {
+    modules: ['exit-cause', 'contracts', 'ssh'],
+    external: ['node:*', 'ssh2'],
+  },
   [ROOT_ENTRY]: { modules: ['exit-cause', 'contracts', 'spawn', 'controller', ROOT_ENTRY], external: [] },
 }
 const MODULES = Object.keys(RULES).filter((name) => name !== ROOT_ENTRY)
 /** Layer numbers, for telling "a higher module" from "a sibling". */
-const LAYER = { 'exit-cause': 0, contracts: 1, spawn: 2, controller: 3, [ROOT_ENTRY]: 4, 'node-pty': 5, testing: 5 }
+const LAYER = { 'exit-cause': 0, contracts: 1, spawn: 2, controller: 3, [ROOT_ENTRY]: 4, 'node-pty': 5, testing: 5, ssh: 5 }
 /** This package's own name: `ptykit` and `ptykit/<module>` are imports of a module, not a package. */
 const SELF = 'ptykit'
 

@@ -75,12 +75,29 @@ try {
     const result = await provider.spawn({ file: 'x' })
     if (!provider.livePtyIds().includes(result.id)) throw new Error('fake provider did not spawn')
     console.log('testing (esm) ok')`
+  // ptykit/ssh: ssh2 is an optional peer, loaded on the first connection; without it a spawn says how to install it.
+  const sshEsm = `
+    import { createSshProvider } from 'ptykit/ssh'
+    const provider = createSshProvider({ host: '127.0.0.1', username: 'nobody', privateKey: 'unused', knownHostsPath: '/nonexistent' })
+    const failure = await provider.spawn({ file: 'sh' }).catch((error) => error)
+    if (failure?.code !== 'ssh2_unavailable' || !/npm install ssh2/.test(failure.message)) {
+      throw new Error('a spawn without ssh2 installed should say how to install it, got: ' + failure)
+    }
+    console.log('ssh (esm) ok')`
+  const sshCjs = `
+    const { createSshProvider } = require('ptykit/ssh')
+    if (typeof createSshProvider !== 'function') throw new Error('ssh entry incomplete')
+    const loaded = Object.keys(require.cache).filter((p) => p.includes('/node_modules/ssh2/'))
+    if (loaded.length) throw new Error('ssh2 was loaded: ' + loaded.join(', '))
+    console.log('ssh (cjs) ok')`
   const run = (args) => execFileSync(process.execPath, args, { cwd: work, encoding: 'utf8' }).trim()
   const out = [
     run(['--input-type=module', '-e', esm]),
     run(['-e', cjs]),
     run(['-e', testing]),
     run(['--input-type=module', '-e', testingEsm]),
+    run(['--input-type=module', '-e', sshEsm]),
+    run(['-e', sshCjs]),
   ]
   console.log(`check-packed-consumer: OK (${out.join('; ')}; node-pty not installed in the consumer)`)
 } catch (error) {

@@ -83,7 +83,6 @@ import {
   shutdownOptionsFor,
   type StopAndWaitRequest,
 } from './stop-and-wait.js'
-import { LIST_PROCESSES_DEFAULT_DEADLINE_MS } from './stop-constants.js'
 import { listOneHost, resolveListingBudget, type HostListingAnswer, type ListingBudget } from './host-listing.js'
 
 /** Default PTY size when neither the spawn options nor the provider say (the usual VT100 size). */

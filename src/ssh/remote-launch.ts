@@ -1,0 +1,135 @@
+import { randomBytes } from 'node:crypto'
+import type { ProviderSpawnOptions } from '../contracts/index.js'
+import { SshOptionError } from './ssh-errors.js'
+
+/** The largest `cols`/`rows` accepted: what a pty's `winsize` (unsigned short) can hold. */
+export const SSH_MAX_DIMENSION = 65_535
+/** Columns of a spawn that names none. */
+export const SSH_DEFAULT_COLS = 80
+/** Rows of a spawn that names none. */
+export const SSH_DEFAULT_ROWS = 24
+/**
+ * The prefix of the launch marker the remote preamble prints before it `exec`s the program: an
+ * OSC sequence (which terminals ignore, should one ever leak) carrying a nonce, the remote pid and
+ * its start time. The provider strips it from the output.
+ */
+export const SSH_LAUNCH_MARKER_PREFIX = '\u001b]ptykit-ssh;'
+
+/** Quote `value` for a POSIX shell: one single-quoted word. */
+export function shellQuote(value: string): string {
+  return `'${value.replace(/'/g, `'\\''`)}'`
+}
+
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/
+
+/** Refuse a `cols`/`rows` value that is not a positive integer a pty can hold. */
+export function assertSshDimension(option: 'cols' | 'rows', value: unknown): asserts value is number {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > SSH_MAX_DIMENSION) {
+    throw new SshOptionError(option, `an integer from 1 to ${SSH_MAX_DIMENSION}`, value)
+  }
+}
+
+/** A spawn turned into what goes over the wire. */
+export type RemoteLaunch = {
+  /** The `exec` request's command (run by the login user's shell). */
+  command: string
+  /** The nonce of this launch's marker. */
+  nonce: string
+  cols: number
+  rows: number
+  /** The program, for listings (`null` for the login shell). */
+  file: string | null
+  /** A startup command to write into the program once it runs. */
+  startupCommand: string | undefined
+}
+
+/**
+ * Build the remote command of a spawn: a small POSIX `sh` preamble that applies `env` /
+ * `envToDelete` / `cwd`, prints the launch marker (pid and start time of the shell, which then
+ * `exec`s the program, so the pid is the program's) and `exec`s `file` + `args`, or the login
+ * shell. Why not `env` requests: sshd accepts only the names its `AcceptEnv` lists, silently.
+ *
+ * @throws SshOptionError when an option is malformed.
+ */
+export function createRemoteLaunch(options: ProviderSpawnOptions): RemoteLaunch {
+  const cols = options.cols ?? SSH_DEFAULT_COLS
+  const rows = options.rows ?? SSH_DEFAULT_ROWS
+  assertSshDimension('cols', cols)
+  assertSshDimension('rows', rows)
+  if (options.file !== undefined && (typeof options.file !== 'string' || options.file.length === 0)) {
+    throw new SshOptionError('file', 'a non-empty string', options.file)
+  }
+  if (options.args !== undefined && (!Array.isArray(options.args) || options.args.some((arg) => typeof arg !== 'string'))) {
+    throw new SshOptionError('args', 'an array of strings', options.args)
+  }
+  if (options.cwd !== undefined && (typeof options.cwd !== 'string' || options.cwd.length === 0)) {
+    throw new SshOptionError('cwd', 'a non-empty string', options.cwd)
+  }
+  if (options.command !== undefined && typeof options.command !== 'string') {
+    throw new SshOptionError('command', 'a string', options.command)
+  }
+  const lines: string[] = []
+  for (const name of options.envToDelete ?? []) {
+    if (typeof name !== 'string' || !ENV_NAME.test(name)) throw new SshOptionError('envToDelete', 'an array of variable names', options.envToDelete)
+    lines.push(`unset ${name}`)
+  }
+  for (const [name, value] of Object.entries(options.env ?? {})) {
+    if (!ENV_NAME.test(name)) throw new SshOptionError(`env.${name}`, 'a variable name of letters, digits and `_`', name)
+    if (typeof value !== 'string') throw new SshOptionError(`env.${name}`, 'a string', value)
+    lines.push(`export ${name}=${shellQuote(value)}`)
+  }
+  if (options.cwd !== undefined) lines.push(`cd -- ${shellQuote(options.cwd)} || exit 127`)
+  const nonce = randomBytes(8).toString('hex')
+  // `$$` inside `$(…)` is still the outer shell's pid; field 20 after the `) ` is field 22 (starttime).
+  lines.push(
+    `printf '\\033]ptykit-ssh;${nonce};%s;%s\\007' "$$" "$(sed 's/.*) //' /proc/$$/stat 2>/dev/null | cut -d' ' -f20)"`,
+  )
+  const file = options.file ?? null
+  lines.push(file === null ? 'exec "${SHELL:-/bin/sh}" -l' : `exec ${[file, ...(options.args ?? [])].map(shellQuote).join(' ')}`)
+  return {
+    command: `exec /bin/sh -c ${shellQuote(lines.join('\n'))}`,
+    nonce,
+    cols,
+    rows,
+    file,
+    startupCommand: options.command,
+  }
+}
+
+/** What the launch marker said. */
+export type LaunchMarker = { pid: number; startTime: string | null }
+
+/**
+ * Finds the launch marker at the head of a PTY's output and strips it. Feed decoded text until
+ * {@link LaunchMarkerScanner.marker} is set; every call returns the output to deliver.
+ */
+export class LaunchMarkerScanner {
+  /** The marker, once seen. */
+  marker: LaunchMarker | null = null
+  #pending = ''
+  readonly #pattern: RegExp
+
+  /** Create a scanner for one launch's nonce. */
+  constructor(nonce: string) {
+    this.#pattern = new RegExp(`\\u001b\\]ptykit-ssh;${nonce};(\\d+);(\\d*)\\u0007`)
+  }
+
+  /** Feed text; returns what to deliver (nothing until the marker was seen, then everything). */
+  push(text: string): string {
+    if (this.marker !== null) return text
+    this.#pending += text
+    const match = this.#pattern.exec(this.#pending)
+    if (match === null) return ''
+    this.marker = { pid: Number(match[1]), startTime: match[2] === '' || match[2] === undefined ? null : match[2] }
+    const rest = this.#pending.slice(0, match.index) + this.#pending.slice(match.index + match[0].length)
+    this.#pending = ''
+    return rest
+  }
+
+  /** The text held back while waiting for the marker (for an exit before it). */
+  takePending(): string {
+    const pending = this.#pending
+    this.#pending = ''
+    return pending
+  }
+}

@@ -1,0 +1,76 @@
+import type { LaunchMarker } from './remote-launch.js'
+import type { SshConnection } from './ssh-connection.js'
+
+/**
+ * Shell lines that set `alive` to `yes`/`no`/`unknown` for the marker's pid: `no` only when
+ * `/proc` exists and proves the pid gone or reused (another start time).
+ */
+function identityCheck(marker: LaunchMarker): string {
+  return [
+    `p=${marker.pid}`,
+    `s=${marker.startTime ?? ''}`,
+    `cur=$(sed 's/.*) //' /proc/$p/stat 2>/dev/null | cut -d' ' -f20)`,
+    'if [ -n "$cur" ]; then if [ -z "$s" ] || [ "$cur" = "$s" ]; then alive=yes; else alive=no; fi',
+    'elif [ -d /proc/self ]; then alive=no',
+    'elif kill -0 "$p" 2>/dev/null; then alive=yes; else alive=unknown; fi',
+  ].join('\n')
+}
+
+/**
+ * Send `signal` to the remote process group led by the marker's pid (and the pid itself), from a
+ * side exec channel, unless the pid is proven gone or reused. Best effort: the stop verifies the
+ * outcome through the PTY's own channel.
+ */
+export async function signalRemoteProcessGroup(connection: SshConnection, marker: LaunchMarker, signal: string, timeoutMs: number): Promise<void> {
+  const script = [
+    identityCheck(marker),
+    'if [ "$alive" = no ]; then exit 0; fi',
+    `kill -s ${signal} -- -$p 2>/dev/null; kill -s ${signal} $p 2>/dev/null; exit 0`,
+  ].join('\n')
+  await connection.run(script, timeoutMs)
+}
+
+/** Whether the remote pid is alive: `null` when the remote cannot tell. */
+export async function probeRemotePid(connection: SshConnection, marker: LaunchMarker, timeoutMs: number): Promise<boolean | null> {
+  const result = await connection.run(`${identityCheck(marker)}\necho "$alive"`, timeoutMs)
+  const answer = result?.stdout.trim()
+  return answer === 'yes' ? true : answer === 'no' ? false : null
+}
+
+/** What a Linux remote's `/proc` says about a PTY's program. */
+export type RemoteInspection = {
+  /** The foreground process's working directory (else the program's); `null` when unreadable. */
+  cwd: string | null
+  /** The foreground process's name; `null` when unreadable. */
+  foreground: string | null
+  /** Whether the program has children; `null` when unreadable. */
+  hasChildren: boolean | null
+}
+
+/** Read cwd, foreground process and children from the remote `/proc`; `null` when the remote cannot answer. */
+export async function inspectRemoteProcess(connection: SshConnection, marker: LaunchMarker, timeoutMs: number): Promise<RemoteInspection | null> {
+  const script = [
+    identityCheck(marker),
+    'if [ "$alive" != yes ] || [ ! -r /proc/$p/stat ]; then exit 3; fi',
+    // After `) `: state ppid pgrp session tty_nr tpgid — the terminal's foreground group is field 6.
+    `fg=$(sed 's/.*) //' /proc/$p/stat | cut -d' ' -f6)`,
+    'printf "fg=%s\\n" "$(cat /proc/$fg/comm 2>/dev/null)"',
+    'printf "fgcwd=%s\\n" "$(readlink /proc/$fg/cwd 2>/dev/null)"',
+    'printf "cwd=%s\\n" "$(readlink /proc/$p/cwd 2>/dev/null)"',
+    'if [ -r /proc/$p/task/$p/children ]; then printf "children=%s\\n" "$(cat /proc/$p/task/*/children 2>/dev/null | tr -d " \\n")"; else echo "children=?"; fi',
+  ].join('\n')
+  const result = await connection.run(script, timeoutMs)
+  if (result === null || result.code !== 0) return null
+  const fields = new Map<string, string>()
+  for (const line of result.stdout.split('\n')) {
+    const at = line.indexOf('=')
+    if (at > 0) fields.set(line.slice(0, at), line.slice(at + 1))
+  }
+  const nonEmpty = (value: string | undefined): string | null => (value === undefined || value === '' ? null : value)
+  const children = fields.get('children')
+  return {
+    cwd: nonEmpty(fields.get('fgcwd')) ?? nonEmpty(fields.get('cwd')),
+    foreground: nonEmpty(fields.get('fg')),
+    hasChildren: children === undefined || children === '?' ? null : children.length > 0,
+  }
+}

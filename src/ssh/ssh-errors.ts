@@ -1,0 +1,104 @@
+import { describeValue } from '../contracts/describe-value.js'
+
+const SSH_OPTION_ERROR_BRAND = Symbol.for('ptykit.SshOptionError')
+const SSH_PROVIDER_ERROR_BRAND = Symbol.for('ptykit.SshProviderError')
+
+/**
+ * A provider, spawn or resize option the SSH provider refuses. Raised before any connection or
+ * channel is opened. A `TypeError` (a programmer error) with a stable `code` and the option's
+ * name. Secret options (`privateKey`, `passphrase`) are never echoed: their value reads `[redacted]`.
+ */
+export class SshOptionError extends TypeError {
+  /** The stable code; match on it, never on the message. */
+  readonly code = 'invalid_ssh_option' as const
+  /** The name of the refused option (`port`, `knownHostsPath`, `cols`…). */
+  readonly option: string
+
+  /**
+   * Create the error.
+   *
+   * @param option - the option's name, as the caller spelled it
+   * @param expected - what the option must be, as a phrase ("a positive integer")
+   * @param value - the refused value (never shown for a secret option)
+   * @param secret - true for a secret option: its value is not shown
+   */
+  constructor(option: string, expected: string, value: unknown, secret = false) {
+    super(`Expected the \`${option}\` option to be ${expected}, got ${secret ? '[redacted]' : describeValue(value)}`)
+    this.option = option
+    Object.defineProperty(this, SSH_OPTION_ERROR_BRAND, { value: true })
+  }
+}
+Object.defineProperty(SshOptionError.prototype, 'name', { value: 'SshOptionError', enumerable: false })
+
+/** True for an {@link SshOptionError}, also across duplicate copies of the package. */
+export function isSshOptionError(value: unknown): value is SshOptionError {
+  return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[SSH_OPTION_ERROR_BRAND] === true
+}
+
+/**
+ * Stable codes of {@link SshProviderError}. Match on the code, never on the message.
+ *
+ * - `ssh2_unavailable`: the optional peer dependency `ssh2` could not be loaded;
+ * - `host_key_unknown`: the server's host key is not in the known_hosts file (nor accepted by
+ *   `hostVerifier`), and trust on first use was not asked for; `fingerprint` names the key;
+ * - `host_key_changed`: known_hosts lists another key for this host (possible impersonation);
+ * - `host_key_rejected`: the `hostVerifier` callback refused the key;
+ * - `auth_failed`: the server refused every offered credential;
+ * - `connect_timeout`: no TCP connection within `connectTimeoutMs`;
+ * - `handshake_timeout`: the SSH handshake and authentication did not finish within `handshakeTimeoutMs`;
+ * - `connection_failed`: any other failure to reach the server (refused, reset, DNS);
+ * - `transport_lost`: the connection dropped (this PTY's fate is unknown: liveness `unverifiable`);
+ * - `pty_absent`: an attach-only spawn named a PTY this provider does not hold live;
+ * - `pty_id_in_use`: a spawn asked to create a session under an id that is still live;
+ * - `spawn_failed`: the server refused the channel, the pty or the command, or the command could
+ *   not start (missing `cwd`, a program that exits before its preamble ran);
+ * - `shutdown_timeout`: the remote process was still alive at the shutdown's deadline;
+ * - `provider_disposed`: the provider was used after `dispose()`.
+ */
+export type SshProviderErrorCode =
+  | 'ssh2_unavailable'
+  | 'host_key_unknown'
+  | 'host_key_changed'
+  | 'host_key_rejected'
+  | 'auth_failed'
+  | 'connect_timeout'
+  | 'handshake_timeout'
+  | 'connection_failed'
+  | 'transport_lost'
+  | 'pty_absent'
+  | 'pty_id_in_use'
+  | 'spawn_failed'
+  | 'shutdown_timeout'
+  | 'provider_disposed'
+
+/**
+ * The typed error the SSH provider rejects with. Messages name the host, port, user and (for host
+ * key errors) the `SHA256:` fingerprint — never a key, passphrase or agent socket content.
+ */
+export class SshProviderError extends Error {
+  /** The stable code. */
+  readonly code: SshProviderErrorCode
+  /** The PTY id involved, when there is one. */
+  readonly ptyId: string | undefined
+  /** For host key errors: the server key's `SHA256:…` fingerprint (as `ssh-keygen -l` prints it). */
+  readonly fingerprint: string | undefined
+
+  /** Create the error. */
+  constructor(
+    code: SshProviderErrorCode,
+    message: string,
+    options: { cause?: unknown; ptyId?: string | undefined; fingerprint?: string | undefined } = {},
+  ) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause })
+    this.code = code
+    this.ptyId = options.ptyId
+    this.fingerprint = options.fingerprint
+    Object.defineProperty(this, SSH_PROVIDER_ERROR_BRAND, { value: true })
+  }
+}
+Object.defineProperty(SshProviderError.prototype, 'name', { value: 'SshProviderError', enumerable: false })
+
+/** True for an {@link SshProviderError}, also across duplicate copies of the package. */
+export function isSshProviderError(value: unknown): value is SshProviderError {
+  return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[SSH_PROVIDER_ERROR_BRAND] === true
+}

@@ -1,0 +1,133 @@
+import type { ExecutionHostId } from '../contracts/index.js'
+import type { SshHostKeyPolicy, SshHostVerifier } from './host-key-verification.js'
+import { SshOptionError } from './ssh-errors.js'
+
+/** Default TCP connect timeout: a reachable host answers a SYN in well under a second; 10 s covers slow VPNs. */
+export const SSH_DEFAULT_CONNECT_TIMEOUT_MS = 10_000
+/** Default handshake + authentication timeout (ssh2's `readyTimeout`): key exchange and an agent signature. */
+export const SSH_DEFAULT_HANDSHAKE_TIMEOUT_MS = 10_000
+/** Default keepalive interval: a dead link is noticed within interval × (countMax + 1), ~1 minute. */
+export const SSH_DEFAULT_KEEPALIVE_INTERVAL_MS = 15_000
+/** Default unanswered keepalives before the connection counts as dropped. */
+export const SSH_DEFAULT_KEEPALIVE_COUNT_MAX = 3
+/** How long a spawn waits for its launch marker: a login shell's profile can be slow on a busy box. */
+export const SSH_DEFAULT_LAUNCH_TIMEOUT_MS = 15_000
+/** First reconnect delay after a dropped connection. */
+export const SSH_RECONNECT_INITIAL_DELAY_MS = 250
+/** The backoff's cap: it doubles from the initial delay up to this. */
+export const SSH_RECONNECT_MAX_DELAY_MS = 10_000
+/** Reconnect attempts after a drop, before waiting for the next spawn to try again. */
+export const SSH_RECONNECT_MAX_ATTEMPTS = 8
+/** `$TERM` of remote PTYs unless the host names another. */
+export const SSH_DEFAULT_TERMINAL_NAME = 'xterm-256color'
+
+/** Options of `createSshProvider`. */
+export type SshProviderOptions = {
+  /** The server's host name or address. */
+  host: string
+  /** The server's port. Default 22. */
+  port?: number
+  /** The login user. */
+  username: string
+  /** A private key (OpenSSH or PEM text, or its bytes). Give this or `agent`. Never shown in errors. */
+  privateKey?: string | Buffer
+  /** The private key's passphrase. Never shown in errors. */
+  passphrase?: string
+  /** An SSH agent socket path (usually `process.env.SSH_AUTH_SOCK`). Give this or `privateKey`. */
+  agent?: string
+  /** A known_hosts file that vouches for the server's host key. Give this or `hostVerifier`. */
+  knownHostsPath?: string
+  /** Decides on a host key known_hosts does not list. Give this or `knownHostsPath`. */
+  hostVerifier?: SshHostVerifier
+  /** What to do with a host key nobody vouches for. Default `'strict'` (refuse). */
+  hostKeyPolicy?: SshHostKeyPolicy
+  /** The provider's `name`. Default `'ssh'`. */
+  name?: string
+  /** The host id of listing rows. Default `ssh:<host>`. */
+  hostId?: ExecutionHostId
+  /** `$TERM` of the pty request. Default {@link SSH_DEFAULT_TERMINAL_NAME}. */
+  terminalName?: string
+  /** TCP connect timeout. Default {@link SSH_DEFAULT_CONNECT_TIMEOUT_MS}. */
+  connectTimeoutMs?: number
+  /** Handshake and authentication timeout. Default {@link SSH_DEFAULT_HANDSHAKE_TIMEOUT_MS}. */
+  handshakeTimeoutMs?: number
+  /** Keepalive interval; 0 disables keepalives. Default {@link SSH_DEFAULT_KEEPALIVE_INTERVAL_MS}. */
+  keepaliveIntervalMs?: number
+  /** Unanswered keepalives before the link counts as dropped. Default {@link SSH_DEFAULT_KEEPALIVE_COUNT_MAX}. */
+  keepaliveCountMax?: number
+  /** How long a spawn waits for its program to start. Default {@link SSH_DEFAULT_LAUNCH_TIMEOUT_MS}. */
+  launchTimeoutMs?: number
+  /** Reconnect attempts after a drop; 0 disables background reconnects. Default {@link SSH_RECONNECT_MAX_ATTEMPTS}. */
+  reconnectMaxAttempts?: number
+  /** Grace after HUP before TERM. Default `SSH_HANGUP_GRACE_MS`. */
+  hangupGraceMs?: number
+  /** Grace after TERM before KILL. Default `SSH_TERMINATE_GRACE_MS`. */
+  terminateGraceMs?: number
+  /** Deadline of a shutdown that names none (a duration). Default `SSH_SHUTDOWN_DEADLINE_MS`. */
+  shutdownDeadlineMs?: number
+  /** How to load ssh2. Default: `import('ssh2')` on first use. */
+  loadSsh2?: () => Promise<unknown>
+}
+
+function nonEmptyString(options: Record<string, unknown>, key: string, required: boolean): void {
+  const value = options[key]
+  if (value === undefined && !required) return
+  if (typeof value !== 'string' || value.length === 0) throw new SshOptionError(key, 'a non-empty string', value)
+}
+
+function nonNegativeInteger(options: Record<string, unknown>, key: string): void {
+  const value = options[key]
+  if (value === undefined) return
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 0) throw new SshOptionError(key, 'a non-negative integer', value)
+}
+
+/**
+ * Refuse malformed options before anything connects.
+ *
+ * @throws SshOptionError naming the option (and never showing a secret's value).
+ */
+export function validateSshProviderOptions(options: SshProviderOptions): void {
+  if (options === null || typeof options !== 'object') throw new SshOptionError('options', 'an object', options)
+  const record = options as unknown as Record<string, unknown>
+  nonEmptyString(record, 'host', true)
+  nonEmptyString(record, 'username', true)
+  for (const key of ['agent', 'knownHostsPath', 'name', 'hostId', 'terminalName']) nonEmptyString(record, key, false)
+  if (options.port !== undefined && (!Number.isInteger(options.port) || options.port < 1 || options.port > 65_535)) {
+    throw new SshOptionError('port', 'an integer from 1 to 65535', options.port)
+  }
+  for (const key of [
+    'connectTimeoutMs',
+    'handshakeTimeoutMs',
+    'keepaliveIntervalMs',
+    'keepaliveCountMax',
+    'launchTimeoutMs',
+    'reconnectMaxAttempts',
+    'hangupGraceMs',
+    'terminateGraceMs',
+    'shutdownDeadlineMs',
+  ]) {
+    nonNegativeInteger(record, key)
+  }
+  if (options.privateKey !== undefined && !(typeof options.privateKey === 'string' || Buffer.isBuffer(options.privateKey)) ) {
+    throw new SshOptionError('privateKey', 'a string or a Buffer', options.privateKey, true)
+  }
+  if (options.passphrase !== undefined && typeof options.passphrase !== 'string') {
+    throw new SshOptionError('passphrase', 'a string', options.passphrase, true)
+  }
+  if (options.privateKey === undefined && options.agent === undefined) {
+    throw new SshOptionError('privateKey', 'given (or `agent`): the provider needs a credential', undefined)
+  }
+  if (options.hostVerifier !== undefined && typeof options.hostVerifier !== 'function') {
+    throw new SshOptionError('hostVerifier', 'a function', options.hostVerifier)
+  }
+  if (options.knownHostsPath === undefined && options.hostVerifier === undefined) {
+    throw new SshOptionError('knownHostsPath', 'given (or `hostVerifier`): host key verification is required', undefined)
+  }
+  if (options.hostKeyPolicy !== undefined && options.hostKeyPolicy !== 'strict' && options.hostKeyPolicy !== 'trust-on-first-use') {
+    throw new SshOptionError('hostKeyPolicy', "`'strict'` or `'trust-on-first-use'`", options.hostKeyPolicy)
+  }
+  if (options.hostKeyPolicy === 'trust-on-first-use' && options.knownHostsPath === undefined) {
+    throw new SshOptionError('knownHostsPath', "given with `hostKeyPolicy: 'trust-on-first-use'` (the trusted key is recorded there)", undefined)
+  }
+  if (options.loadSsh2 !== undefined && typeof options.loadSsh2 !== 'function') throw new SshOptionError('loadSsh2', 'a function', options.loadSsh2)
+}

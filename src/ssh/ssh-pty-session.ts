@@ -1,0 +1,197 @@
+import { StringDecoder } from 'node:string_decoder'
+import type { PtyDataEvent, PtyExitEvent, PtyIncarnationId } from '../contracts/index.js'
+import { resolveProcessExitCause } from '../exit-cause/index.js'
+import { LaunchMarkerScanner, type LaunchMarker, type RemoteLaunch } from './remote-launch.js'
+import type { SshConnection } from './ssh-connection.js'
+import { sshSignalNumber } from './ssh-signal-table.js'
+import type { Ssh2Channel } from './ssh2-module.js'
+
+/**
+ * Where a remote PTY stands:
+ * - `starting`: the channel is open, the launch marker not seen yet;
+ * - `live`: the program runs (marker seen, no exit);
+ * - `exited`: the server reported `exit-status` or `exit-signal` and the channel closed;
+ * - `lost`: the channel closed with neither, or the connection dropped. The remote program may
+ *   still run: liveness unverifiable, never an exit.
+ */
+export type SshPtyState = 'starting' | 'live' | 'exited' | 'lost'
+
+/** What a session reports to its provider. */
+export type SshPtySessionHooks = {
+  emitData(event: PtyDataEvent): void
+  emitExit(event: PtyExitEvent): void
+  /** The session exited or was lost (called once, after the exit event if any). */
+  onSettled(session: SshPtySession): void
+}
+
+/** One PTY on a session channel. */
+export class SshPtySession {
+  readonly id: string
+  readonly incarnationId: PtyIncarnationId
+  readonly channel: Ssh2Channel
+  readonly connection: SshConnection
+  readonly launch: RemoteLaunch
+  readonly scopeId: string | undefined
+  readonly slotKey: string | undefined
+  readonly claimKey: string | undefined
+  cols: number
+  rows: number
+  state: SshPtyState = 'starting'
+  /** The remote pid and start time, once the marker arrived. */
+  marker: LaunchMarker | null = null
+  /** Output chars delivered so far. */
+  charsEmitted = 0
+  paused = false
+  /** True once a stop was asked for (the stop also resumes reading, so the tail drains). */
+  stopping = false
+  /** The running stop, joined by later shutdown calls. */
+  stop: Promise<void> | null = null
+  /** Resolves when the session exited or was lost. */
+  readonly settled: Promise<void>
+  /** Resolves when the launch marker arrived, or the session settled first. */
+  readonly started: Promise<void>
+
+  readonly #hooks: SshPtySessionHooks
+  readonly #decoder = new StringDecoder('utf8')
+  readonly #scanner: LaunchMarkerScanner
+  #exitStatus: { code: number | null; signal: string | undefined } | null = null
+  /** Events held until the spawn reply reached the caller (see {@link SshPtySession.release}). */
+  #held: Array<() => void> | null = []
+  #resolveSettled!: () => void
+  #resolveStarted!: () => void
+
+  constructor(
+    fields: {
+      id: string
+      incarnationId: PtyIncarnationId
+      channel: Ssh2Channel
+      connection: SshConnection
+      launch: RemoteLaunch
+      scopeId: string | undefined
+      slotKey: string | undefined
+      claimKey: string | undefined
+    },
+    hooks: SshPtySessionHooks,
+  ) {
+    this.id = fields.id
+    this.incarnationId = fields.incarnationId
+    this.channel = fields.channel
+    this.connection = fields.connection
+    this.launch = fields.launch
+    this.scopeId = fields.scopeId
+    this.slotKey = fields.slotKey
+    this.claimKey = fields.claimKey
+    this.cols = fields.launch.cols
+    this.rows = fields.launch.rows
+    this.#hooks = hooks
+    this.#scanner = new LaunchMarkerScanner(fields.launch.nonce)
+    this.settled = new Promise((resolve) => {
+      this.#resolveSettled = resolve
+    })
+    this.started = new Promise((resolve) => {
+      this.#resolveStarted = resolve
+    })
+    const channel = fields.channel
+    channel.on('data', (chunk) => this.#onText(this.#decoder.write(chunk)))
+    // A pty merges stderr into the terminal; drain the (empty) stream so it never holds the window.
+    channel.stderr.resume()
+    channel.on('exit', (code, signal) => {
+      this.#exitStatus ??= { code, signal }
+    })
+    channel.on('error', () => undefined)
+    channel.on('close', () => this.#onClose())
+  }
+
+  /** The text still held back before the marker (the output of a launch that failed). */
+  takeLaunchOutput(): string {
+    return this.#scanner.takePending()
+  }
+
+  /** Deliver the events held while the spawn reply was on its way; later ones flow directly. */
+  release(): void {
+    const held = this.#held
+    this.#held = null
+    for (const deliver of held ?? []) deliver()
+  }
+
+  #deliver(deliver: () => void): void {
+    if (this.#held === null) deliver()
+    else this.#held.push(deliver)
+  }
+
+  #onText(text: string): void {
+    const wasStarting = this.marker === null
+    const output = this.#scanner.push(text)
+    if (wasStarting && this.#scanner.marker !== null) {
+      this.marker = this.#scanner.marker
+      if (this.state === 'starting') this.state = 'live'
+      this.#resolveStarted()
+    }
+    if (output.length === 0) return
+    this.charsEmitted += output.length
+    const event: PtyDataEvent = { id: this.id, data: output, incarnationId: this.incarnationId }
+    this.#deliver(() => this.#hooks.emitData(event))
+  }
+
+  #onClose(): void {
+    if (this.state === 'exited' || this.state === 'lost') return
+    const tail = this.#decoder.end()
+    if (tail.length > 0) this.#onText(tail)
+    const status = this.#exitStatus
+    const exitEvent = this.marker === null ? null : exitEventOf(this, status)
+    this.state = exitEvent === null ? 'lost' : 'exited'
+    this.#resolveStarted()
+    this.#deliver(() => {
+      try {
+        if (exitEvent !== null) this.#hooks.emitExit(exitEvent)
+      } finally {
+        this.#hooks.onSettled(this)
+        this.#resolveSettled()
+      }
+    })
+  }
+
+  /** The connection dropped: whatever the channel does next, this PTY's fate is unknown. */
+  markLost(): void {
+    if (this.state === 'exited' || this.state === 'lost') return
+    this.state = 'lost'
+    this.#resolveStarted()
+    this.#deliver(() => {
+      this.#hooks.onSettled(this)
+      this.#resolveSettled()
+    })
+  }
+
+  /** Stop reading: the window is not refilled, the server stops sending, the program blocks. */
+  pause(): void {
+    if (this.paused || this.stopping) return
+    this.paused = true
+    this.channel.pause()
+  }
+
+  /** Resume reading. */
+  resume(): void {
+    if (!this.paused) return
+    this.paused = false
+    this.channel.resume()
+  }
+}
+
+/**
+ * The exit event of a closed channel, or `null` when the server reported neither an exit status
+ * nor a signal (a channel that closes with neither is not an exit).
+ */
+function exitEventOf(session: SshPtySession, status: { code: number | null; signal: string | undefined } | null): PtyExitEvent | null {
+  if (status === null) return null
+  const base = { id: session.id, incarnationId: session.incarnationId }
+  if (typeof status.code === 'number') {
+    return { ...base, code: status.code, cause: resolveProcessExitCause({ exitCode: status.code }) }
+  }
+  if (typeof status.signal === 'string') {
+    const signal = sshSignalNumber(status.signal)
+    // A name outside the table is a signalled death of unknown number: not guessed.
+    if (signal === null) return { ...base, code: 0, cause: { kind: 'unknown', reason: 'cause_unreported' } }
+    return { ...base, code: 128 + signal, cause: resolveProcessExitCause({ exitCode: 128 + signal, signal }) }
+  }
+  return null
+}

@@ -1,0 +1,122 @@
+import { SshProviderError } from './ssh-errors.js'
+import type { SshPtySession } from './ssh-pty-session.js'
+import { signalRemoteProcessGroup } from './remote-process.js'
+
+/** Grace after HUP before TERM: the node-pty provider's, for the same reasons (programs saving state on hang-up). */
+export const SSH_HANGUP_GRACE_MS = 500
+/** Grace after TERM before KILL: the node-pty provider's. */
+export const SSH_TERMINATE_GRACE_MS = 500
+/**
+ * Time kept before a shutdown's deadline for the KILL to land, its `exit-signal` to cross the
+ * wire, and, failing that, the channel to be closed. Wider than node-pty's 250 ms: a side channel
+ * costs a round trip and a remote fork.
+ */
+export const SSH_KILL_RESERVE_MS = 750
+/** The deadline of a shutdown that names none (a duration). */
+export const SSH_SHUTDOWN_DEADLINE_MS = 5_000
+/**
+ * How long a `signal` request gets to show its effect before the side channel signals the process
+ * group instead. OpenSSH 9.2 answers a non-root login's request with `exit-signal` ~50 ms later
+ * (measured), and silently ignores it for a root login; 200 ms leaves room on a loaded machine.
+ */
+export const SSH_SIGNAL_REQUEST_VERIFY_MS = 200
+/** How long a side command (a signal, a /proc read) may take before it counts as unanswered. */
+export const SSH_SIDE_COMMAND_TIMEOUT_MS = 3_000
+
+/** A signal of a stop. */
+export type SshStopSignal = 'HUP' | 'TERM' | 'KILL'
+
+/** One step of a stop: `signal` at `atMs` after the stop began. */
+export type SshStopStep = {
+  /** The signal. */
+  signal: SshStopSignal
+  /** When, in ms after the stop began. */
+  atMs: number
+}
+
+/**
+ * The escalation of a stop, the node-pty provider's schedule: HUP at once, TERM after the hang-up
+ * grace, KILL after the terminate grace, compressed so the KILL is sent at least `killReserveMs`
+ * before the deadline; `immediate` is one KILL at 0. Ordered by strictly increasing `atMs`.
+ */
+export function planSshStopSchedule(options: {
+  immediate: boolean
+  deadlineMs: number
+  hangupGraceMs: number
+  terminateGraceMs: number
+  killReserveMs: number
+}): SshStopStep[] {
+  if (options.immediate) return [{ signal: 'KILL', atMs: 0 }]
+  const latestKill = Math.max(0, options.deadlineMs - options.killReserveMs)
+  const killAt = Math.min(options.hangupGraceMs + options.terminateGraceMs, latestKill)
+  const termAt = Math.min(options.hangupGraceMs, killAt)
+  const steps: SshStopStep[] = []
+  if (killAt > 0) steps.push({ signal: 'HUP', atMs: 0 })
+  if (termAt > 0 && termAt < killAt) steps.push({ signal: 'TERM', atMs: termAt })
+  steps.push({ signal: 'KILL', atMs: killAt })
+  return steps
+}
+
+/** Wait until the session settles or `untilEpochMs`; true when it settled. */
+async function settledBy(session: SshPtySession, untilEpochMs: number): Promise<boolean> {
+  const settled = () => session.state === 'exited' || session.state === 'lost'
+  if (settled()) return true
+  const wait = untilEpochMs - Date.now()
+  if (wait <= 0) return false
+  let timer: NodeJS.Timeout | undefined
+  await Promise.race([session.settled, new Promise<void>((resolve) => (timer = setTimeout(resolve, wait)))])
+  clearTimeout(timer)
+  return settled()
+}
+
+/**
+ * Stop a remote PTY: for each step, the SSH `signal` request; when no exit follows within
+ * {@link SSH_SIGNAL_REQUEST_VERIFY_MS} (OpenSSH ignores the request for root), the same signal to
+ * the remote process group from a side exec channel, after checking the pid still names the
+ * program; after the KILL, closing the channel. Resolves once the channel settled; rejects with
+ * `shutdown_timeout` when it had not by `deadlineEpochMs`.
+ */
+export async function stopSshSession(
+  session: SshPtySession,
+  options: { immediate: boolean; deadlineEpochMs: number; hangupGraceMs: number; terminateGraceMs: number },
+): Promise<void> {
+  session.stopping = true
+  // The program is being stopped: its remaining output is bounded, so a pause must not hold the exit back.
+  if (session.paused) {
+    session.paused = false
+    session.channel.resume()
+  }
+  const started = Date.now()
+  const deadline = options.deadlineEpochMs
+  const steps = planSshStopSchedule({
+    immediate: options.immediate,
+    deadlineMs: Math.max(0, deadline - started),
+    hangupGraceMs: options.hangupGraceMs,
+    terminateGraceMs: options.terminateGraceMs,
+    killReserveMs: SSH_KILL_RESERVE_MS,
+  })
+  for (const step of steps) {
+    if (await settledBy(session, started + step.atMs)) return
+    try {
+      session.channel.signal(step.signal)
+    } catch {
+      // The channel is closing; the side channel below still reaches the process.
+    }
+    if (await settledBy(session, Math.min(Date.now() + SSH_SIGNAL_REQUEST_VERIFY_MS, deadline))) return
+    // Never trust the request: signal the group directly (the script checks the pid's identity).
+    if (session.marker !== null) {
+      await signalRemoteProcessGroup(session.connection, session.marker, step.signal, SSH_SIDE_COMMAND_TIMEOUT_MS)
+    }
+  }
+  // Leave half the reserve for the closed channel's own answer.
+  if (await settledBy(session, deadline - SSH_KILL_RESERVE_MS / 2)) return
+  try {
+    session.channel.close()
+  } catch {
+    // Already closed.
+  }
+  if (await settledBy(session, deadline)) return
+  throw new SshProviderError('shutdown_timeout', `Remote PTY ${JSON.stringify(session.id)} was still alive ${deadline - started} ms after its stop began`, {
+    ptyId: session.id,
+  })
+}

@@ -1,0 +1,107 @@
+import { SshProviderError } from './ssh-errors.js'
+
+/**
+ * The part of an `ssh2` channel (a duplex stream) the provider uses. Declared here, not imported
+ * from `ssh2`, so that this package's declarations never require ssh2's types (an optional peer).
+ */
+export type Ssh2Channel = {
+  /** Subscribe to output, exit, close and end. */
+  on(event: 'data', listener: (chunk: Buffer) => void): Ssh2Channel
+  on(event: 'exit', listener: (code: number | null, signal?: string) => void): Ssh2Channel
+  on(event: 'close' | 'end', listener: () => void): Ssh2Channel
+  on(event: 'error', listener: (error: Error) => void): Ssh2Channel
+  /** Remove a listener. */
+  removeListener?(event: string, listener: (...args: never[]) => void): unknown
+  /** Queue bytes; false when the outgoing window is full (they are still queued). */
+  write(data: string | Buffer): boolean
+  /** Stop reading: the channel's window is no longer refilled, so the server stops sending. */
+  pause(): unknown
+  /** Resume reading. */
+  resume(): unknown
+  /** Send a `window-change` request. */
+  setWindow(rows: number, cols: number, height: number, width: number): void
+  /** Send a `signal` request (name without `SIG`). OpenSSH ignores it for root logins. */
+  signal(name: string): void
+  /** Send EOF (no more input). */
+  end(): unknown
+  /** Close the channel. */
+  close(): void
+  /** True once the readable side ended. */
+  readonly readableEnded: boolean
+  /** The stderr stream (merged into the pty for pty sessions, but drained anyway). */
+  readonly stderr: { on(event: 'data', listener: (chunk: Buffer) => void): unknown; resume(): unknown }
+}
+
+/** The pty request of an `exec`. */
+export type Ssh2PtyRequest = { term: string; cols: number; rows: number; width: number; height: number }
+
+/** The connection settings the provider passes to `ssh2`'s `connect`. */
+export type Ssh2ConnectConfig = Record<string, unknown>
+
+/** The part of an `ssh2` `Client` the provider uses. */
+export type Ssh2Client = {
+  /** Subscribe to connection events. */
+  on(event: 'ready' | 'close' | 'end', listener: () => void): Ssh2Client
+  on(event: 'error', listener: (error: Error & { level?: string }) => void): Ssh2Client
+  /** Connect. */
+  connect(config: Ssh2ConnectConfig): void
+  /** Open a session channel and run `command`, with a pty when asked. */
+  exec(command: string, options: { pty?: Ssh2PtyRequest | false }, callback: (error: Error | undefined, channel: Ssh2Channel) => void): boolean
+  /** Close the connection. */
+  end(): void
+  /** Close the connection at once. */
+  destroy(): void
+}
+
+/** The part of the `ssh2` module the provider uses. */
+export type Ssh2Module = {
+  /** The client class. */
+  Client: new () => Ssh2Client
+}
+
+/** The npm package name, in one place for messages. */
+export const SSH2_PACKAGE_NAME = 'ssh2'
+
+/** Pick the module object out of whatever a dynamic `import()` returned (ESM namespace, CJS exports, nested defaults). */
+export function interopSsh2Module(loaded: unknown): Ssh2Module | null {
+  let candidate: unknown = loaded
+  for (let depth = 0; depth < 3 && candidate !== null && typeof candidate === 'object'; depth += 1) {
+    if (typeof (candidate as { Client?: unknown }).Client === 'function') return candidate as Ssh2Module
+    candidate = (candidate as { default?: unknown }).default
+  }
+  return null
+}
+
+function unavailable(cause: unknown, why: string): SshProviderError {
+  return new SshProviderError(
+    'ssh2_unavailable',
+    `The SSH provider needs the optional peer dependency \`${SSH2_PACKAGE_NAME}\`, which ${why}. ` +
+      `Install it with \`npm install ${SSH2_PACKAGE_NAME}\` (pure JavaScript; its optional native speed-ups are not needed).`,
+    { cause },
+  )
+}
+
+/**
+ * Load ssh2 with `loader` (default: a dynamic `import('ssh2')`) on first use, never at import
+ * time, so importing `ptykit/ssh` works without ssh2 installed.
+ *
+ * @throws SshProviderError with code `ssh2_unavailable` when it cannot be loaded.
+ */
+export async function loadSsh2Module(loader: () => Promise<unknown> = importSsh2): Promise<Ssh2Module> {
+  let loaded: unknown
+  try {
+    loaded = await loader()
+  } catch (error) {
+    const code = (error as { code?: unknown } | null)?.code
+    const missing = code === 'ERR_MODULE_NOT_FOUND' || code === 'MODULE_NOT_FOUND'
+    throw unavailable(error, missing ? 'is not installed' : `could not be loaded (${error instanceof Error ? error.message : String(error)})`)
+  }
+  const module = interopSsh2Module(loaded)
+  if (module === null) throw unavailable(undefined, 'loaded but has no `Client` class')
+  return module
+}
+
+/** The default loader. A literal specifier, so bundlers see it and keep it external. */
+function importSsh2(): Promise<unknown> {
+  return import('ssh2')
+}

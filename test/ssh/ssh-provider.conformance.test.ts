@@ -1,0 +1,13 @@
+import { createSshProvider } from 'ptykit/ssh'
+import { describePtyProviderConformance } from 'ptykit/testing'
+import { sshOptions, useSshd } from './ssh-test-support.js'
+
+// The conformance suite against a real OpenSSH server on loopback, one connection per check.
+const sshd = useSshd()
+
+describePtyProviderConformance('ssh (OpenSSH on loopback)', () => createSshProvider(sshOptions(sshd())), {
+  spawnEcho: (text) => ({ file: '/bin/sh', args: ['-c', `printf '%s\\n' '${text}'`] }),
+  spawnLongRunning: () => ({ file: 'cat' }),
+  spawnExit: (code) => ({ file: '/bin/sh', args: ['-c', `exit ${code}`] }),
+  timeoutMs: 10_000,
+})

@@ -1,0 +1,145 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { createPtyController, type PtyController, type PtyControllerExitEvent } from 'ptykit/controller'
+import { createNodePtyProvider } from 'ptykit/node-pty'
+import { createSshProvider, type SshProvider } from 'ptykit/ssh'
+import { waitFor } from '../node-pty/pty-test-support.js'
+import { SSH_TEST_USER } from './sshd-fixture.js'
+import { isAlive, sshOptions, useSshd } from './ssh-test-support.js'
+
+// Every exit cause of the issue, through a controller that routes `local` to node-pty and
+// `ssh:loopback` to a real OpenSSH server on 127.0.0.1, for a non-root login and a root login.
+const sshd = useSshd()
+
+type Setup = { controller: PtyController; provider: SshProvider; exits: PtyControllerExitEvent[]; output: Map<string, string>; outputAtExit: Map<string, string> }
+
+function setUp(user: string, launchTimeoutMs?: number): () => Setup {
+  let setup: Setup | undefined
+  beforeAll(() => {
+    const provider = createSshProvider(sshOptions(sshd(), user, launchTimeoutMs === undefined ? {} : { launchTimeoutMs }))
+    const controller = createPtyController({ providers: { local: createNodePtyProvider(), 'ssh:loopback': provider } })
+    const exits: PtyControllerExitEvent[] = []
+    const output = new Map<string, string>()
+    const outputAtExit = new Map<string, string>()
+    controller.on('data', ({ ptyId, data }) => {
+      output.set(ptyId, (output.get(ptyId) ?? '') + data)
+      // A consumer that takes part in flow control: without acks the controller pauses the
+      // producer above its high watermark (which the channel window then enforces).
+      controller.acknowledgeData(ptyId, data.length)
+    })
+    controller.on('exit', (event) => {
+      outputAtExit.set(event.ptyId, output.get(event.ptyId) ?? '')
+      exits.push(event)
+    })
+    setup = { controller, provider, exits, output, outputAtExit }
+  })
+  afterAll(async () => {
+    await setup?.controller.dispose()
+    await setup?.provider.dispose()
+  })
+  return () => setup!
+}
+
+const exitOf = (s: Setup, ptyId: string, timeoutMs = 15_000) => waitFor(() => s.exits.find((e) => e.ptyId === ptyId), `the exit of ${ptyId}`, timeoutMs)
+const outputOf = (s: Setup, ptyId: string, text: string, timeoutMs = 15_000) =>
+  waitFor(() => ((s.output.get(ptyId) ?? '').includes(text) ? true : undefined), `${JSON.stringify(text)} from ${ptyId}`, timeoutMs)
+
+describe('SSH provider (non-root login) under the controller', () => {
+  const s = setUp(SSH_TEST_USER)
+
+  it('exit 3 → exited(3); kill -9 $$ → signaled(9); kill -TERM $$ → signaled(15)', async () => {
+    const host = { hostId: 'ssh:loopback' }
+    const [three, nine, term] = await Promise.all([
+      s().controller.spawn({ ...host, file: '/bin/sh', args: ['-c', 'echo three; exit 3'] }),
+      s().controller.spawn({ ...host, file: '/bin/sh', args: ['-c', 'kill -9 $$'] }),
+      s().controller.spawn({ ...host, file: '/bin/sh', args: ['-c', 'kill -TERM $$'] }),
+    ])
+    expect((await exitOf(s(), three.id)).cause).toEqual({ kind: 'exited', exitCode: 3 })
+    expect(s().outputAtExit.get(three.id)).toBe('three\r\n')
+    expect((await exitOf(s(), nine.id)).cause).toEqual({ kind: 'signaled', signal: 9 })
+    expect((await exitOf(s(), term.id)).cause).toEqual({ kind: 'signaled', signal: 15 })
+    expect(three.incarnationId).toBeDefined()
+    expect((await exitOf(s(), three.id)).incarnationId).toBe(three.incarnationId)
+  })
+
+  it('an operator stop of a process that ignores HUP and TERM is verified and reported as operator_close', async () => {
+    const reply = await s().controller.spawn({
+      hostId: 'ssh:loopback',
+      file: '/bin/sh',
+      args: ['-c', "trap '' HUP TERM; echo READY; while :; do sleep 0.2; done"],
+    })
+    await outputOf(s(), reply.id, 'READY')
+    expect(isAlive(reply.pid!)).toBe(true)
+    expect(await s().controller.stopAndWait(reply.id)).toBe(true)
+    expect((await exitOf(s(), reply.id)).cause).toEqual({ kind: 'operator_close' })
+    expect(isAlive(reply.pid!)).toBe(false)
+  })
+
+  it('delivers 300 000 bytes written just before the exit, none lost, before the exit', async () => {
+    const reply = await s().controller.spawn({ hostId: 'ssh:loopback', file: '/bin/sh', args: ['-c', "head -c 300000 /dev/zero | tr '\\0' x; exit 7"] })
+    const exit = await exitOf(s(), reply.id, 30_000)
+    expect(exit.cause).toEqual({ kind: 'exited', exitCode: 7 })
+    expect(s().outputAtExit.get(reply.id)).toBe('x'.repeat(300_000))
+  })
+
+  it('decodes multi-byte UTF-8 split across packets', async () => {
+    // 3-byte and 4-byte characters, each written in two halves with a pause between them, so the
+    // halves travel in separate SSH packets.
+    const script = "printf '\\342\\202'; sleep 0.2; printf '\\254|\\360\\237'; sleep 0.2; printf '\\230\\200|'; sleep 0.2; exit 0"
+    const reply = await s().controller.spawn({ hostId: 'ssh:loopback', file: '/bin/sh', args: ['-c', script] })
+    await exitOf(s(), reply.id)
+    expect(s().outputAtExit.get(reply.id)).toBe('€|😀|')
+  })
+
+  it('sends window-change on resize: stty size sees the new size', async () => {
+    const reply = await s().controller.spawn({ hostId: 'ssh:loopback', file: '/bin/sh', cols: 80, rows: 24 })
+    s().controller.write(reply.id, 'stty size\r', 'driving')
+    await outputOf(s(), reply.id, '24 80')
+    expect(s().controller.resize(reply.id, 132, 43)).toBe(true)
+    s().controller.write(reply.id, 'stty size\r', 'driving')
+    await outputOf(s(), reply.id, '43 132')
+    s().controller.write(reply.id, 'exit 0\r', 'driving')
+    expect((await exitOf(s(), reply.id)).cause).toEqual({ kind: 'exited', exitCode: 0 })
+  })
+
+  it('reads the remote cwd, foreground process and children from /proc', async () => {
+    const reply = await s().controller.spawn({ hostId: 'ssh:loopback', file: '/bin/sh', cwd: '/tmp' })
+    s().controller.write(reply.id, 'sleep 30\r', 'driving')
+    await waitFor(async () => ((await s().controller.getForegroundProcess(reply.id)) === 'sleep' ? true : undefined), 'sleep in the foreground')
+    expect(await s().controller.getCwd(reply.id)).toBe('/tmp')
+    expect(await s().controller.hasChildProcesses(reply.id)).toBe(true)
+    const rows = await s().controller.listProcesses('ssh:loopback')
+    expect(rows.find((row) => row.id === reply.id)).toMatchObject({ hostId: 'ssh:loopback', pid: reply.pid, cwd: '/tmp', title: 'sleep' })
+    expect(await s().controller.stopAndWait(reply.id)).toBe(true)
+  })
+
+  it('runs local and SSH PTYs at once, each routed to its own provider', async () => {
+    const [local, remote] = await Promise.all([
+      s().controller.spawn({ file: '/bin/sh', args: ['-c', 'echo "local $PTYKIT_WHERE"; exit 4'], env: { PTYKIT_WHERE: 'here' } }),
+      s().controller.spawn({ hostId: 'ssh:loopback', file: '/bin/sh', args: ['-c', 'echo "remote $PTYKIT_WHERE $(id -un)"; exit 5'], env: { PTYKIT_WHERE: 'there' } }),
+    ])
+    expect((await exitOf(s(), local.id)).cause).toEqual({ kind: 'exited', exitCode: 4 })
+    expect((await exitOf(s(), remote.id)).cause).toEqual({ kind: 'exited', exitCode: 5 })
+    expect(s().outputAtExit.get(local.id)).toContain('local here')
+    expect(s().outputAtExit.get(remote.id)).toContain(`remote there ${SSH_TEST_USER}`)
+    const scope = await s().controller.listProcessesWithHostScope()
+    expect(scope.hostIds.sort()).toEqual(['local', 'ssh:loopback'])
+  })
+})
+
+// A root login runs root's rc files on every exec: on this machine `pyenv init` in /root/.bashrc
+// makes each one take 4-8 s under load, hence the wide launch budget.
+describe('SSH provider (root login) under the controller', () => {
+  const s = setUp('root', 60_000)
+
+  it('stops a HUP- and TERM-ignoring process although OpenSSH ignores signal requests for root; kill -TERM $$ is signaled(15)', async () => {
+    const [reply, term] = await Promise.all([
+      s().controller.spawn({ hostId: 'ssh:loopback', file: '/bin/sh', args: ['-c', "trap '' HUP TERM; echo READY; while :; do sleep 0.2; done"] }),
+      s().controller.spawn({ hostId: 'ssh:loopback', file: '/bin/sh', args: ['-c', 'kill -TERM $$'] }),
+    ])
+    expect((await exitOf(s(), term.id)).cause).toEqual({ kind: 'signaled', signal: 15 })
+    await outputOf(s(), reply.id, 'READY')
+    expect(await s().controller.stopAndWait(reply.id)).toBe(true)
+    expect((await exitOf(s(), reply.id)).cause).toEqual({ kind: 'operator_close' })
+    expect(isAlive(reply.pid!)).toBe(false)
+  }, 90_000)
+})

@@ -1,0 +1,160 @@
+import { writeFileSync } from 'node:fs'
+import path from 'node:path'
+import { afterEach, describe, expect, it } from 'vitest'
+import { createPtyController, type PtyControllerExitEvent } from 'ptykit/controller'
+import { createSshProvider, isSshOptionError, isSshProviderError, sshKeyFingerprint, type SshProvider } from 'ptykit/ssh'
+import { waitFor } from '../node-pty/pty-test-support.js'
+import { SSH_TEST_KEY_PASSPHRASE, startSshd } from './sshd-fixture.js'
+import { isAlive, sshOptions, useSshd } from './ssh-test-support.js'
+
+// What must NOT connect, what must not leak, and what a dropped link does to live PTYs.
+const sshd = useSshd()
+const providers: SshProvider[] = []
+afterEach(async () => {
+  await Promise.all(providers.splice(0).map((provider) => provider.dispose()))
+})
+function track(provider: SshProvider): SshProvider {
+  providers.push(provider)
+  return provider
+}
+
+const hostFingerprint = (): string => sshKeyFingerprint(Buffer.from(sshd().hostPublicKey.split(' ')[1]!, 'base64'))
+
+describe('SSH provider: host keys and credentials', () => {
+  it('refuses a changed host key with host_key_changed, naming the fingerprint', async () => {
+    const provider = track(createSshProvider(sshOptions(sshd(), undefined, { knownHostsPath: sshd().wrongKnownHostsPath })))
+    const failure = await provider.spawn({ file: '/bin/true' }).catch((error: unknown) => error)
+    expect(isSshProviderError(failure) && failure.code).toBe('host_key_changed')
+    expect((failure as Error).message).toContain(hostFingerprint())
+    expect((failure as { fingerprint?: string }).fingerprint).toBe(hostFingerprint())
+  })
+
+  it('refuses an unknown host key (no silent trust on first use), and trusts it only when opted in by name', async () => {
+    const knownHostsPath = path.join(sshd().dir, `known_hosts_empty_${process.pid}`)
+    writeFileSync(knownHostsPath, '')
+    const strict = track(createSshProvider(sshOptions(sshd(), undefined, { knownHostsPath })))
+    const failure = await strict.spawn({ file: '/bin/true' }).catch((error: unknown) => error)
+    expect(isSshProviderError(failure) && failure.code).toBe('host_key_unknown')
+    expect((failure as Error).message).toContain(hostFingerprint())
+
+    const tofu = track(createSshProvider(sshOptions(sshd(), undefined, { knownHostsPath, hostKeyPolicy: 'trust-on-first-use' })))
+    const exits: number[] = []
+    tofu.onExit((event) => exits.push(event.code))
+    await tofu.spawn({ file: '/bin/sh', args: ['-c', 'exit 6'] })
+    await waitFor(() => (exits.includes(6) ? true : undefined), 'the exit')
+    // Recorded: a strict provider now accepts the key.
+    const later = track(createSshProvider(sshOptions(sshd(), undefined, { knownHostsPath })))
+    await expect(later.listProcesses().catch(() => 'down')).resolves.toBe('down')
+    await later.spawn({ file: '/bin/sh', args: ['-c', 'exit 0'] })
+  })
+
+  it('asks a hostVerifier, and refuses with host_key_rejected when it says no', async () => {
+    const seen: string[] = []
+    const provider = track(
+      createSshProvider(sshOptions(sshd(), undefined, { knownHostsPath: undefined, hostVerifier: (key) => (seen.push(key.fingerprint), false) })),
+    )
+    const failure = await provider.spawn({ file: '/bin/true' }).catch((error: unknown) => error)
+    expect(isSshProviderError(failure) && failure.code).toBe('host_key_rejected')
+    expect(seen).toEqual([hostFingerprint()])
+  })
+
+  it('refuses a key the server does not authorize with auth_failed, without the key in the message', async () => {
+    const provider = track(createSshProvider(sshOptions(sshd(), undefined, { privateKey: sshd().wrongClientKey })))
+    const failure = await provider.spawn({ file: '/bin/true' }).catch((error: unknown) => error)
+    expect(isSshProviderError(failure) && failure.code).toBe('auth_failed')
+    const keyBody = sshd().wrongClientKey.split('\n')[1]!
+    expect(String((failure as Error).message)).not.toContain(keyBody)
+  })
+
+  it('logs in with an encrypted key and its passphrase; a wrong passphrase is never echoed', async () => {
+    const good = track(createSshProvider(sshOptions(sshd(), undefined, { privateKey: sshd().clientKey, passphrase: SSH_TEST_KEY_PASSPHRASE })))
+    const exits: number[] = []
+    good.onExit((event) => exits.push(event.code))
+    await good.spawn({ file: '/bin/sh', args: ['-c', 'exit 9'] })
+    await waitFor(() => (exits.includes(9) ? true : undefined), 'the exit')
+    const secret = 'not-the-passphrase-3141'
+    const bad = track(createSshProvider(sshOptions(sshd(), undefined, { privateKey: sshd().clientKey, passphrase: secret })))
+    const failure = await bad.spawn({ file: '/bin/true' }).catch((error: unknown) => error)
+    expect(isSshProviderError(failure) && failure.code).toBe('auth_failed')
+    expect(JSON.stringify({ message: (failure as Error).message, cause: String((failure as Error).cause) })).not.toContain(secret)
+  }, 30_000)
+
+  it('refuses bad options with a typed error naming the option, before connecting', () => {
+    const base = sshOptions(sshd())
+    const cases: Array<[Record<string, unknown>, string]> = [
+      [{ port: 0 }, 'port'],
+      [{ host: '' }, 'host'],
+      [{ knownHostsPath: undefined }, 'knownHostsPath'],
+      [{ privateKey: undefined }, 'privateKey'],
+      [{ hostKeyPolicy: 'yolo' }, 'hostKeyPolicy'],
+      [{ passphrase: 42 }, 'passphrase'],
+    ]
+    for (const [patch, option] of cases) {
+      const error = (() => {
+        try {
+          createSshProvider({ ...base, ...patch } as never)
+          return null
+        } catch (caught) {
+          return caught
+        }
+      })()
+      expect(isSshOptionError(error) && error.option).toBe(option)
+    }
+    const secretError = (() => {
+      try {
+        createSshProvider({ ...base, passphrase: 12345 as never })
+      } catch (caught) {
+        return caught as Error
+      }
+      return null
+    })()
+    expect(secretError?.message).toContain('[redacted]')
+  })
+
+  it('refuses a missing cwd as spawn_failed and leaves nothing held', async () => {
+    const provider = track(createSshProvider(sshOptions(sshd())))
+    const failure = await provider.spawn({ file: '/bin/true', cwd: '/no/such/dir' }).catch((error: unknown) => error)
+    expect(isSshProviderError(failure) && failure.code).toBe('spawn_failed')
+    expect(await provider.listProcesses()).toEqual([])
+  })
+})
+
+describe('SSH provider: sshd killed mid-session', () => {
+  it('makes live PTYs unverifiable (no exit, no hang), settles writes transport_lost, and drops the host from the listing scope', async () => {
+    // Its own server: this test kills it.
+    const server = await startSshd()
+    const provider = createSshProvider(sshOptions(server, undefined, { reconnectMaxAttempts: 2 }))
+    const controller = createPtyController({ providers: { 'ssh:loopback': provider } })
+    const exits: PtyControllerExitEvent[] = []
+    controller.on('exit', (event) => exits.push(event))
+    try {
+      const reply = await controller.spawn({ hostId: 'ssh:loopback', file: '/bin/sh', args: ['-c', "trap '' HUP; while :; do sleep 0.2; done"] })
+      expect(await controller.probePtyLiveness(reply.id)).toBe(true)
+      expect((await controller.listProcessesWithHostScope()).hostIds).toEqual(['ssh:loopback'])
+
+      await server.killAll()
+      await waitFor(() => (provider.hasPty(reply.id) === null ? true : undefined), 'the PTY to become unverifiable')
+      expect(await controller.probePtyLiveness(reply.id)).toBe(null)
+      expect(await controller.writeWithSettlement(reply.id, 'echo hi\r', 'driving')).toEqual({
+        kind: 'unverifiable',
+        reason: 'transport_lost',
+        bytesHandedToTransport: false,
+      })
+      expect((await controller.listProcessesWithHostScope()).hostIds).toEqual([])
+      // A stop cannot reach it: not verified, and never a false exit.
+      expect(await controller.stopAndWait(reply.id)).toBe(false)
+      expect(exits.filter((event) => event.cause.kind !== 'unknown')).toEqual([])
+      // A new spawn fails fast with a typed error rather than hanging.
+      const failure = await provider.spawn({ file: '/bin/true' }).catch((error: unknown) => error)
+      expect(isSshProviderError(failure)).toBe(true)
+      // Why unverifiable and not exited: the program ignores HUP, so it outlived the link (loopback:
+      // its host is this machine). Clean it up here, as nobody else can.
+      expect(isAlive(reply.pid!)).toBe(true)
+      process.kill(reply.pid!, 'SIGKILL')
+    } finally {
+      await controller.dispose()
+      await provider.dispose()
+      await server.stop()
+    }
+  }, 60_000)
+})

@@ -1,0 +1,50 @@
+import { afterAll, beforeAll } from 'vitest'
+import type { SshProviderOptions } from 'ptykit/ssh'
+import { SSH_TEST_USER, startSshd, type SshdFixture } from './sshd-fixture.js'
+
+/** Start one sshd for the file (beforeAll) and stop it after (afterAll); returns a getter. */
+export function useSshd(): () => SshdFixture {
+  let fixture: SshdFixture | undefined
+  beforeAll(async () => {
+    fixture = await startSshd()
+  }, 30_000)
+  afterAll(async () => {
+    await fixture?.stop()
+  })
+  return () => {
+    if (fixture === undefined) throw new Error('the sshd fixture did not start')
+    return fixture
+  }
+}
+
+/** Provider options that log in to the fixture as `user` with the unencrypted authorized key. */
+export function sshOptions(
+  fixture: SshdFixture,
+  user: string = SSH_TEST_USER,
+  extra: { [K in keyof SshProviderOptions]?: SshProviderOptions[K] | undefined } = {},
+): SshProviderOptions {
+  const options = {
+    host: fixture.host,
+    port: fixture.port,
+    username: user,
+    privateKey: fixture.clientKeyPlain,
+    knownHostsPath: fixture.knownHostsPath,
+    hostId: 'ssh:loopback',
+    keepaliveIntervalMs: 1_000,
+    keepaliveCountMax: 2,
+    ...extra,
+  }
+  // Why: an explicit `undefined` (a test removing an option) must drop the key.
+  for (const key of Object.keys(options) as Array<keyof typeof options>) if (options[key] === undefined) delete options[key]
+  return options as SshProviderOptions
+}
+
+/** The remote pid of `pid` is alive (loopback: the remote is this machine). */
+export function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch {
+    return false
+  }
+}

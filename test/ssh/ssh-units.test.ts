@@ -1,0 +1,136 @@
+import { execFileSync } from 'node:child_process'
+import { createHmac, randomBytes } from 'node:crypto'
+import fc from 'fast-check'
+import { describe, expect, it } from 'vitest'
+import {
+  SSH_SIGNAL_NUMBERS,
+  isSshProviderError,
+  knownHostsName,
+  lookUpKnownHosts,
+  planSshStopSchedule,
+  shellQuote,
+  sshSignalNumber,
+} from 'ptykit/ssh'
+import { LaunchMarkerScanner } from '../../src/ssh/remote-launch.js'
+import { loadSsh2Module } from '../../src/ssh/ssh2-module.js'
+
+/** A fake host key blob in SSH wire format: string type, then random bytes. */
+function keyBlob(type: string, body: Uint8Array): Buffer {
+  const name = Buffer.from(type, 'latin1')
+  const length = Buffer.alloc(4)
+  length.writeUInt32BE(name.length)
+  return Buffer.concat([length, name, Buffer.from(body)])
+}
+const keyArb = fc.record({
+  type: fc.constantFrom('ssh-ed25519', 'ecdsa-sha2-nistp256'),
+  body: fc.uint8Array({ minLength: 8, maxLength: 48 }),
+})
+const hostArb = fc.stringMatching(/^[a-z][a-z0-9.-]{0,20}$/)
+const portArb = fc.integer({ min: 1, max: 65_535 })
+
+describe('the signal table', () => {
+  it('maps every RFC 4254 signal name, with or without SIG, to its Linux number', () => {
+    const rfc = { ABRT: 6, ALRM: 14, FPE: 8, HUP: 1, ILL: 4, INT: 2, KILL: 9, PIPE: 13, QUIT: 3, SEGV: 11, TERM: 15, USR1: 10, USR2: 12 }
+    for (const [name, number] of Object.entries(rfc)) {
+      expect(sshSignalNumber(name)).toBe(number)
+      expect(sshSignalNumber(`SIG${name}`)).toBe(number)
+    }
+    const numbers = Object.values(SSH_SIGNAL_NUMBERS)
+    expect(new Set(numbers).size).toBe(numbers.length)
+  })
+
+  it('never guesses a number for a name outside the table', () => {
+    fc.assert(
+      fc.property(fc.string(), (name) => {
+        const bare = name.startsWith('SIG') ? name.slice(3) : name
+        fc.pre(!Object.prototype.hasOwnProperty.call(SSH_SIGNAL_NUMBERS, bare))
+        expect(sshSignalNumber(name)).toBeNull()
+      }),
+    )
+  })
+})
+
+describe('known_hosts lookup', () => {
+  it('matches a listed key, contradicts another key of the same type, and is silent for other hosts', () => {
+    fc.assert(
+      fc.property(keyArb, keyArb, hostArb, hostArb, portArb, (key, other, host, otherHost, port) => {
+        const blob = keyBlob(key.type, key.body)
+        const otherBlob = keyBlob(key.type, other.body)
+        fc.pre(!blob.equals(otherBlob) && host !== otherHost)
+        const name = knownHostsName(host, port)
+        const line = (n: string, b: Buffer) => `${n} ${key.type} ${b.toString('base64')}\n`
+        expect(lookUpKnownHosts(line(name, blob), name, blob)).toBe('match')
+        expect(lookUpKnownHosts(line(name, otherBlob), name, blob)).toBe('mismatch')
+        expect(lookUpKnownHosts(line(knownHostsName(otherHost, port), blob), name, blob)).toBe('unknown')
+        // Hashed entries (HashKnownHosts yes) name the same host.
+        const salt = randomBytes(20)
+        const hashed = `|1|${salt.toString('base64')}|${createHmac('sha1', salt).update(name).digest('base64')}`
+        expect(lookUpKnownHosts(line(hashed, blob), name, blob)).toBe('match')
+        expect(lookUpKnownHosts(`@revoked ${line(name, blob)}${line(name, blob)}`, name, blob)).toBe('mismatch')
+      }),
+    )
+  })
+})
+
+describe('the stop schedule', () => {
+  it('starts at 0, strictly increases, ends with KILL, and keeps the KILL reserve before the deadline', () => {
+    fc.assert(
+      fc.property(fc.boolean(), fc.nat(20_000), fc.nat(2_000), fc.nat(2_000), fc.nat(2_000), (immediate, deadlineMs, hangupGraceMs, terminateGraceMs, killReserveMs) => {
+        const steps = planSshStopSchedule({ immediate, deadlineMs, hangupGraceMs, terminateGraceMs, killReserveMs })
+        expect(steps[0]?.atMs).toBe(0)
+        expect(steps.at(-1)?.signal).toBe('KILL')
+        for (let i = 1; i < steps.length; i++) expect(steps[i]!.atMs).toBeGreaterThan(steps[i - 1]!.atMs)
+        expect(steps.at(-1)!.atMs).toBeLessThanOrEqual(Math.max(0, deadlineMs - killReserveMs))
+        if (immediate) expect(steps).toEqual([{ signal: 'KILL', atMs: 0 }])
+        else if (deadlineMs - killReserveMs >= hangupGraceMs + terminateGraceMs && hangupGraceMs > 0 && terminateGraceMs > 0) {
+          expect(steps.map((step) => step.signal)).toEqual(['HUP', 'TERM', 'KILL'])
+        }
+      }),
+    )
+  })
+})
+
+describe('the launch marker', () => {
+  it('is found and stripped wherever the chunks split it, and the rest of the output is kept', () => {
+    const nonce = 'a1b2c3d4e5f60718'
+    const marker = `\u001b]ptykit-ssh;${nonce};4242;987654\u0007`
+    fc.assert(
+      fc.property(fc.string({ unit: 'grapheme' }), fc.array(fc.nat(), { maxLength: 4 }), (after, cuts) => {
+        const text = marker + after
+        const points = [...new Set(cuts.map((cut) => cut % (text.length + 1)))].sort((a, b) => a - b)
+        const scanner = new LaunchMarkerScanner(nonce)
+        let out = ''
+        let last = 0
+        for (const point of [...points, text.length]) {
+          out += scanner.push(text.slice(last, point))
+          last = point
+        }
+        expect(scanner.marker).toEqual({ pid: 4242, startTime: '987654' })
+        expect(out).toBe(after)
+      }),
+    )
+  })
+})
+
+describe('shell quoting', () => {
+  it('round-trips any string through a real /bin/sh', () => {
+    fc.assert(
+      fc.property(fc.string({ unit: 'grapheme-ascii', maxLength: 40 }).filter((s) => !s.includes('\0')), (value) => {
+        expect(execFileSync('/bin/sh', ['-c', `printf '%s' ${shellQuote(value)}`], { encoding: 'utf8' })).toBe(value)
+      }),
+      { numRuns: 40 },
+    )
+  })
+})
+
+describe('loading ssh2', () => {
+  it('fails with ssh2_unavailable and an install hint when ssh2 is missing', async () => {
+    const missing = Object.assign(new Error("Cannot find package 'ssh2'"), { code: 'ERR_MODULE_NOT_FOUND' })
+    const failure = await loadSsh2Module(() => Promise.reject(missing)).catch((error: unknown) => error)
+    expect(isSshProviderError(failure) && failure.code).toBe('ssh2_unavailable')
+    expect((failure as Error).message).toContain('npm install ssh2')
+    const wrong = await loadSsh2Module(() => Promise.resolve({})).catch((error: unknown) => error)
+    expect(isSshProviderError(wrong) && wrong.code).toBe('ssh2_unavailable')
+    expect(typeof (await loadSsh2Module()).Client).toBe('function')
+  })
+})

@@ -1,0 +1,229 @@
+/**
+ * A throwaway OpenSSH server for the SSH provider's tests and bench: `sshd -D -e -f <config>` on
+ * 127.0.0.1 and a free port, with a fresh host key, fresh client keys and a per-run
+ * authorized_keys, owned (and killed) by the caller. Runs as root (it creates the test user).
+ */
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process'
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
+import { createServer } from 'node:net'
+import { tmpdir } from 'node:os'
+import path from 'node:path'
+
+/** The sshd binary the fixture runs. */
+export const SSHD_PATH = '/usr/sbin/sshd'
+/** The non-root user the tests log in as (created when missing). */
+export const SSH_TEST_USER = 'ptykit-ssh'
+/** The passphrase of the fixture's authorized client key. */
+export const SSH_TEST_KEY_PASSPHRASE = 'ptykit-fixture-passphrase'
+/** How long sshd gets to say it listens. */
+const SSHD_START_TIMEOUT_MS = 10_000
+
+/** A running throwaway sshd. */
+export type SshdFixture = {
+  host: '127.0.0.1'
+  port: number
+  dir: string
+  /** The authorized client key (encrypted with {@link SSH_TEST_KEY_PASSPHRASE}), OpenSSH PEM. */
+  clientKey: string
+  /** The same key without passphrase (decrypting an OpenSSH key in JS costs ~2 s of bcrypt per connection). */
+  clientKeyPlain: string
+  /** The same key without passphrase, as a file (for the OpenSSH client in the bench). */
+  clientKeyPlainPath: string
+  /** A key that is not authorized. */
+  wrongClientKey: string
+  /** A known_hosts file that lists this server's host key under `[127.0.0.1]:port`. */
+  knownHostsPath: string
+  /** A known_hosts file that lists a different key for the same host. */
+  wrongKnownHostsPath: string
+  /** The server's host public key line (`ssh-ed25519 AAAA…`). */
+  hostPublicKey: string
+  /** What sshd logged so far (for failure messages). */
+  log(): string
+  /** Kill the listener and every per-connection sshd: connections drop mid-session. */
+  killAll(): Promise<void>
+  /** Stop the server and remove its files. */
+  stop(): Promise<void>
+}
+
+function requireSshd(): void {
+  if (!existsSync(SSHD_PATH)) {
+    throw new Error(
+      `The SSH provider tests need OpenSSH's server at ${SSHD_PATH}, which is missing. ` +
+        'Install it with `apt-get update && apt-get install -y openssh-server` (Debian/Ubuntu), then run the tests again.',
+    )
+  }
+}
+
+/** Create the non-root test user if missing, unlocked for key logins (sshd without PAM refuses locked accounts). */
+export function ensureTestUser(): void {
+  try {
+    execFileSync('id', [SSH_TEST_USER], { stdio: 'ignore' })
+  } catch {
+    execFileSync('useradd', ['-m', '-s', '/bin/sh', SSH_TEST_USER], { stdio: 'ignore' })
+  }
+  execFileSync('usermod', ['-p', '*', SSH_TEST_USER], { stdio: 'ignore' })
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer()
+    server.once('error', reject)
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address()
+      const port = typeof address === 'object' && address !== null ? address.port : 0
+      server.close(() => resolve(port))
+    })
+  })
+}
+
+function keygen(file: string, passphrase: string): void {
+  execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', passphrase, '-C', 'ptykit-fixture', '-f', file], { stdio: 'ignore' })
+}
+
+/** Every pid whose parent chain leads to `root` (not `root` itself). */
+function descendantsOf(root: number): number[] {
+  const parents = new Map<number, number>()
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue
+    try {
+      const stat = readFileSync(`/proc/${name}/stat`, 'utf8')
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+      parents.set(Number(name), Number(fields[1]))
+    } catch {
+      // Gone meanwhile.
+    }
+  }
+  const found: number[] = []
+  let frontier = [root]
+  while (frontier.length > 0) {
+    const next: number[] = []
+    for (const [pid, ppid] of parents) if (frontier.includes(ppid)) next.push(pid)
+    found.push(...next)
+    frontier = next
+  }
+  return found
+}
+
+function waitForExit(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve()
+  return new Promise((resolve) => child.once('exit', () => resolve()))
+}
+
+/**
+ * Start a throwaway sshd. FAILS (never skips) when sshd is missing, saying how to install it.
+ */
+export async function startSshd(): Promise<SshdFixture> {
+  requireSshd()
+  ensureTestUser()
+  mkdirSync('/run/sshd', { recursive: true, mode: 0o755 })
+  const dir = mkdtempSync(path.join(tmpdir(), 'ptykit-sshd-'))
+  // The test user reads authorized_keys through this directory (sshd drops to the user to read it).
+  chmodSync(dir, 0o755)
+  const hostKeyPath = path.join(dir, 'host_ed25519')
+  const otherHostKeyPath = path.join(dir, 'other_host_ed25519')
+  const clientKeyPath = path.join(dir, 'client_ed25519')
+  const clientKeyPlainPath = path.join(dir, 'client_plain_ed25519')
+  const wrongClientKeyPath = path.join(dir, 'wrong_client_ed25519')
+  keygen(hostKeyPath, '')
+  keygen(otherHostKeyPath, '')
+  keygen(clientKeyPath, SSH_TEST_KEY_PASSPHRASE)
+  keygen(wrongClientKeyPath, '')
+  // The same key without the passphrase, for the OpenSSH client (which would prompt).
+  writeFileSync(clientKeyPlainPath, readFileSync(clientKeyPath))
+  chmodSync(clientKeyPlainPath, 0o600)
+  execFileSync('ssh-keygen', ['-q', '-p', '-P', SSH_TEST_KEY_PASSPHRASE, '-N', '', '-f', clientKeyPlainPath], { stdio: 'ignore' })
+  const authorizedKeysPath = path.join(dir, 'authorized_keys')
+  writeFileSync(authorizedKeysPath, readFileSync(`${clientKeyPath}.pub`), { mode: 0o644 })
+  chmodSync(authorizedKeysPath, 0o644)
+
+  const port = await freePort()
+  const hostPublicKey = readFileSync(`${hostKeyPath}.pub`, 'utf8').trim().split(' ').slice(0, 2).join(' ')
+  const otherHostPublicKey = readFileSync(`${otherHostKeyPath}.pub`, 'utf8').trim().split(' ').slice(0, 2).join(' ')
+  const knownHostsPath = path.join(dir, 'known_hosts')
+  const wrongKnownHostsPath = path.join(dir, 'known_hosts_wrong')
+  writeFileSync(knownHostsPath, `[127.0.0.1]:${port} ${hostPublicKey}\n`)
+  writeFileSync(wrongKnownHostsPath, `[127.0.0.1]:${port} ${otherHostPublicKey}\n`)
+  const configPath = path.join(dir, 'sshd_config')
+  writeFileSync(
+    configPath,
+    [
+      `Port ${port}`,
+      'ListenAddress 127.0.0.1',
+      `HostKey ${hostKeyPath}`,
+      `PidFile ${path.join(dir, 'sshd.pid')}`,
+      `AuthorizedKeysFile ${authorizedKeysPath}`,
+      'UsePAM no',
+      'StrictModes no',
+      'PermitRootLogin prohibit-password',
+      'PasswordAuthentication no',
+      'KbdInteractiveAuthentication no',
+      'PubkeyAuthentication yes',
+      // The conformance suite and the scale checks open many sessions on one connection.
+      'MaxSessions 256',
+      'MaxStartups 100:30:200',
+      'PrintMotd no',
+      'PrintLastLog no',
+      'LogLevel VERBOSE',
+      '',
+    ].join('\n'),
+  )
+  const child = spawn(SSHD_PATH, ['-D', '-e', '-f', configPath], { stdio: ['ignore', 'ignore', 'pipe'] })
+  // Why: a test worker that is torn down (a timeout) skips afterAll; the server must not outlive it.
+  const killOnExit = (): void => {
+    child.kill('SIGKILL')
+    rmSync(dir, { recursive: true, force: true })
+  }
+  process.once('exit', killOnExit)
+  let log = ''
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`sshd did not start within ${SSHD_START_TIMEOUT_MS} ms:\n${log}`)), SSHD_START_TIMEOUT_MS)
+    child.stderr?.on('data', (chunk: Buffer) => {
+      log += chunk.toString()
+      if (/Server listening/.test(log)) {
+        clearTimeout(timer)
+        resolve()
+      }
+    })
+    child.once('exit', (code, signal) => {
+      clearTimeout(timer)
+      reject(new Error(`sshd exited at start (${code ?? signal}):\n${log}`))
+    })
+  })
+
+  const killAll = async (): Promise<void> => {
+    const pid = child.pid
+    if (pid === undefined) return
+    const descendants = descendantsOf(pid)
+    child.kill('SIGKILL')
+    for (const descendant of descendants) {
+      try {
+        // Only the per-connection sshd processes: the sessions' own programs see the link drop.
+        const comm = readFileSync(`/proc/${descendant}/comm`, 'utf8').trim()
+        if (comm.startsWith('sshd')) process.kill(descendant, 'SIGKILL')
+      } catch {
+        // Gone meanwhile.
+      }
+    }
+    await waitForExit(child)
+  }
+
+  return {
+    host: '127.0.0.1',
+    port,
+    dir,
+    clientKey: readFileSync(clientKeyPath, 'utf8'),
+    clientKeyPlain: readFileSync(clientKeyPlainPath, 'utf8'),
+    clientKeyPlainPath,
+    wrongClientKey: readFileSync(wrongClientKeyPath, 'utf8'),
+    knownHostsPath,
+    wrongKnownHostsPath,
+    hostPublicKey,
+    log: () => log,
+    killAll,
+    async stop() {
+      process.removeListener('exit', killOnExit)
+      await killAll()
+      rmSync(dir, { recursive: true, force: true })
+    },
+  }
+}
