@@ -9,7 +9,7 @@
  *
  * @packageDocumentation
  */
-export { SSH_DEADLINE_EPOCH_FLOOR_MS, SSH_EXITED_ID_MEMORY, createSshProvider, type SshProvider } from './ssh-provider.js'
+export { SSH_EXITED_ID_MEMORY, createSshProvider, type SshProvider } from './ssh-provider.js'
 export {
   SSH_DEFAULT_CONNECT_TIMEOUT_MS,
   SSH_DEFAULT_HANDSHAKE_TIMEOUT_MS,

@@ -66,6 +66,7 @@ export type SshProviderErrorCode =
   | 'connection_failed'
   | 'transport_lost'
   | 'pty_absent'
+  | 'pty_live_other_incarnation'
   | 'pty_id_in_use'
   | 'spawn_failed'
   | 'shutdown_timeout'

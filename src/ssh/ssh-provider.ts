@@ -5,6 +5,7 @@ import {
   resolveWaitDeadline,
   toPtyIncarnationId,
   unverifiableWrite,
+  PTY_LIVE_OTHER_INCARNATION_ERROR_CODE,
   WRITE_ACCEPTED,
   type ProviderSpawnOptions,
   type PtyDataEvent,
@@ -44,20 +45,8 @@ import {
 } from './ssh-stop.js'
 import { loadSsh2Module, type Ssh2Module } from './ssh2-module.js'
 
-/**
- * A `deadlineMs` below this (September 2001 as an epoch time) cannot be a real absolute deadline:
- * it is read as a duration. Why: the 0.1.0 controller passes its remaining budget as `deadlineMs`
- * (a duration), while the contract says epoch time; this keeps both working and never turns a
- * 10 s budget into "already past".
- */
-export const SSH_DEADLINE_EPOCH_FLOOR_MS = 1_000_000_000_000
-
-/** The absolute deadline of a wait budget (see {@link SSH_DEADLINE_EPOCH_FLOOR_MS}). */
+/** The absolute deadline of a wait budget: `deadlineMs` is an epoch time, `timeoutMs` a duration. */
 function deadlineOf(budget: { deadlineMs?: number; timeoutMs?: number }, defaultTimeoutMs: number): number {
-  const { deadlineMs } = budget
-  if (typeof deadlineMs === 'number' && Number.isFinite(deadlineMs) && deadlineMs >= 0 && deadlineMs < SSH_DEADLINE_EPOCH_FLOOR_MS && budget.timeoutMs === undefined) {
-    return Date.now() + deadlineMs
-  }
   return resolveWaitDeadline(budget, defaultTimeoutMs)
 }
 
@@ -244,7 +233,15 @@ export function createSshProvider(options: SshProviderOptions): SshProvider {
     }
     if (spawnOptions.attachOnly === true) {
       const live = sessionId === undefined ? undefined : liveSession(sessionId)
-      if (live === undefined || (expectedIncarnationId !== undefined && live.incarnationId !== expectedIncarnationId)) {
+      if (live !== undefined && expectedIncarnationId !== undefined && live.incarnationId !== expectedIncarnationId) {
+        // Live under another incarnation is not an absence: the caller must not start a second process.
+        throw new SshProviderError(
+          PTY_LIVE_OTHER_INCARNATION_ERROR_CODE,
+          `Cannot attach to PTY ${JSON.stringify(sessionId)}: it is live on ${hostId} under another incarnation than ${JSON.stringify(expectedIncarnationId)}`,
+          { ptyId: sessionId },
+        )
+      }
+      if (live === undefined) {
         // A lost session is not proven absent: it may still run, so that is no typed absence.
         const lost = sessionId !== undefined && sessions.get(sessionId)?.state === 'lost'
         throw new SshProviderError(
