@@ -43,6 +43,8 @@ export default defineConfig({
     'controller/index': 'src/controller/index.ts',
     'node-pty/index': 'src/node-pty/index.ts',
     'testing/index': 'src/testing/index.ts',
+    'pty-host/index': 'src/pty-host/index.ts',
+    'pty-host/host-main': 'src/pty-host/host-main.ts',
   },
   format: ['esm', 'cjs'],
   dts: true,
@@ -53,7 +55,7 @@ export default defineConfig({
   target: 'node20',
   tsconfig: 'tsconfig.build.json',
   // Optional peers stay external: a consumer that never imports them never loads them.
-  external: ['node-pty', 'fast-check', 'typed-emitter'],
+  external: ['node-pty', 'fast-check', 'typed-emitter', '@xterm/headless', '@xterm/addon-serialize'],
   // vitest is resolved by the plugin below (external for ESM, a stand-in for CJS), not by tsup.
   noExternal: ['vitest'],
   esbuildPlugins: [vitestIsEsmOnly],

@@ -41,6 +41,7 @@ export class PtyHostConnection {
       }
     })
     socket.on('close', () => this.#closedNow())
+    socket.unref()
     this.#enqueue(leftover)
   }
 
@@ -124,9 +125,12 @@ export class PtyHostConnection {
           ? undefined
           : setTimeout(() => {
               this.#pending.delete(id)
+              if (this.#pending.size === 0) this.#socket.unref()
               reject(new PtyHostError('transport_lost', `The pty host did not answer ${method} within ${timeoutMs} ms`))
             }, timeoutMs)
       this.#pending.set(id, { resolve, reject, timer })
+      // Why ref only while waiting: an idle connection must not keep the app alive on its own.
+      this.#socket.ref()
       this.#socket.write(encodeFrame({ v: PTY_HOST_PROTOCOL_VERSION, type: 'request', id, method, params }))
     })
   }
@@ -157,6 +161,7 @@ export class PtyHostConnection {
         if (pending === undefined) continue
         this.#pending.delete(message.id)
         clearTimeout(pending.timer)
+        if (this.#pending.size === 0) this.#socket.unref()
         if (message.ok) pending.resolve(message.result)
         else pending.reject(fromWireError(message.error))
         // Why a macrotask: the awaiting caller runs (and registers what it got) before later events.

@@ -144,8 +144,12 @@ function validateOptions(options: PtyHostProviderOptions): void {
   }
 }
 
-function delay(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms).unref())
+/** Wait; `unref` for background retries that must not keep the app alive on their own. */
+function delay(ms: number, unref = false): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(resolve, ms)
+    if (unref) timer.unref()
+  })
 }
 
 /**
@@ -295,7 +299,7 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
     reconnecting = true
     try {
       for (let attempt = 0; attempt < reconnectAttempts && state === 'open'; attempt++) {
-        await delay(Math.min(PTY_HOST_RECONNECT_INITIAL_DELAY_MS * 2 ** attempt, PTY_HOST_RECONNECT_MAX_DELAY_MS))
+        await delay(Math.min(PTY_HOST_RECONNECT_INITIAL_DELAY_MS * 2 ** attempt, PTY_HOST_RECONNECT_MAX_DELAY_MS), true)
         if (state !== 'open' || connection !== null) return
         try {
           await ensureConnected(false)

@@ -65,6 +65,8 @@ export type PtyHostServer = {
   readonly socketPath: string
   /** A fresh id per host process: a client that reconnects to another instance knows its PTYs were not kept. */
   readonly hostInstanceId: string
+  /** Close every client connection; sessions keep running (clients reconnect and re-attach). */
+  dropConnections(): void
   /** Stop every session, close every connection, remove the socket, secret and lock. */
   close(): Promise<void>
 }
@@ -470,5 +472,12 @@ export async function startPtyHost(options: PtyHostServerOptions = {}): Promise<
   }
 
   scheduleIdleExit()
-  return { socketPath: paths.socketPath, hostInstanceId, close }
+  return {
+    socketPath: paths.socketPath,
+    hostInstanceId,
+    dropConnections: () => {
+      for (const connection of connections) connection.socket.destroy()
+    },
+    close,
+  }
 }
