@@ -27,6 +27,7 @@ export class PtyHostConnection {
   #closed = false
   readonly #inbox: PtyHostMessage[] = []
   #draining = false
+  #holdOpen = false
   #onEvent: (message: PtyHostMessage) => void = () => undefined
   #onClose: () => void = () => undefined
 
@@ -125,14 +126,27 @@ export class PtyHostConnection {
           ? undefined
           : setTimeout(() => {
               this.#pending.delete(id)
-              if (this.#pending.size === 0) this.#socket.unref()
+              this.#updateRef()
               reject(new PtyHostError('transport_lost', `The pty host did not answer ${method} within ${timeoutMs} ms`))
             }, timeoutMs)
       this.#pending.set(id, { resolve, reject, timer })
-      // Why ref only while waiting: an idle connection must not keep the app alive on its own.
-      this.#socket.ref()
+      this.#updateRef()
       this.#socket.write(encodeFrame({ v: PTY_HOST_PROTOCOL_VERSION, type: 'request', id, method, params }))
     })
+  }
+
+  /**
+   * Keep the app alive while it has live PTYs here (as a local PTY would); otherwise the
+   * connection holds the event loop only while a request waits for its answer.
+   */
+  holdOpen(hold: boolean): void {
+    this.#holdOpen = hold
+    this.#updateRef()
+  }
+
+  #updateRef(): void {
+    if (this.#holdOpen || this.#pending.size > 0) this.#socket.ref()
+    else this.#socket.unref()
   }
 
   /** Send a request whose answer nobody waits for. */
@@ -161,7 +175,7 @@ export class PtyHostConnection {
         if (pending === undefined) continue
         this.#pending.delete(message.id)
         clearTimeout(pending.timer)
-        if (this.#pending.size === 0) this.#socket.unref()
+        this.#updateRef()
         if (message.ok) pending.resolve(message.result)
         else pending.reject(fromWireError(message.error))
         // Why a macrotask: the awaiting caller runs (and registers what it got) before later events.

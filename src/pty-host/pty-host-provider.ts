@@ -224,6 +224,7 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
         // The host's node-pty provider built the cause from the real status: carried unchanged.
         if (isTerminalExitCause(message.cause)) event.cause = message.cause
         forgetOldExits()
+        updateHold()
         dispatch(exitListeners, event)
         return
       }
@@ -235,6 +236,19 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
       default:
         return
     }
+  }
+
+  /** Hold the app alive while it has live PTYs in the host, as local PTYs would. */
+  function updateHold(): void {
+    if (connection === null) return
+    let live = false
+    for (const record of ptys.values()) {
+      if (record.state === 'live' || record.state === 'spawning') {
+        live = true
+        break
+      }
+    }
+    connection.holdOpen(live)
   }
 
   function onConnectionClosed(closed: PtyHostConnection): void {
@@ -254,6 +268,7 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
     opened.listen(onEvent, () => onConnectionClosed(opened))
     connection = opened
     await reattachUnknown(opened)
+    updateHold()
     return opened
   }
 
@@ -364,6 +379,7 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
     const replayStart = typeof reply.replayFrom === 'number' ? reply.replayFrom : 0
     pty.lastSeq = replayStart
     if (pty.state !== 'exited') pty.state = 'live'
+    updateHold()
     const result: PtySpawnResult = {
       id,
       pid: typeof reply.pid === 'number' ? reply.pid : null,
@@ -399,6 +415,7 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
     // The exit of a fast process may have arrived before the reply (state is mutated by events).
     const exitedEarly = (pty.state as PtyState) === 'exited'
     if (!exitedEarly) pty.state = 'live'
+    updateHold()
     const result: PtySpawnResult = {
       id,
       pid: typeof reply.pid === 'number' ? reply.pid : null,
