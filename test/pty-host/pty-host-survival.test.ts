@@ -84,6 +84,23 @@ describe('pty host: sessions outlive the app', () => {
     expect((await next.listProcesses()).map((row) => row.id)).not.toContain(app.id)
   }, 40_000)
 
+  it('keeps an app whose only work is a PTY alive until the PTY exits, then lets it end', async () => {
+    const { socketPath } = hostFixture()
+    const app = spawn(
+      process.execPath,
+      ['--import', 'tsx', resolve(import.meta.dirname, 'fixtures/app-awaits-exit.ts'), socketPath, JSON.stringify(HOST_FROM_SOURCES)],
+      { stdio: ['ignore', 'pipe', 'inherit'] },
+    )
+    cleanups.push(async () => {
+      if (app.exitCode === null && app.signalCode === null) app.kill('SIGKILL')
+    })
+    let printed = ''
+    app.stdout.setEncoding('utf8').on('data', (chunk: string) => (printed += chunk))
+    const code = await new Promise<number | null>((done) => app.once('exit', (exitCode) => done(exitCode)))
+    expect(code).toBe(0)
+    expect(JSON.parse(printed.trim())).toEqual({ kind: 'exited', exitCode: 5 })
+  }, 40_000)
+
   it('detach leaves sessions running; dispose stops only the app’s own; the idle host exits', async () => {
     const { socketPath } = hostFixture()
     const first = provider(socketPath, { idleExitMs: 300 })
