@@ -44,6 +44,8 @@ export default defineConfig({
     'node-pty/index': 'src/node-pty/index.ts',
     'testing/index': 'src/testing/index.ts',
     'ssh/index': 'src/ssh/index.ts',
+    'pty-host/index': 'src/pty-host/index.ts',
+    'pty-host/host-main': 'src/pty-host/host-main.ts',
   },
   format: ['esm', 'cjs'],
   // typed-emitter is a dev dependency: its declarations (types only, no JS) are inlined into ours,
@@ -57,7 +59,7 @@ export default defineConfig({
   target: 'node20',
   tsconfig: 'tsconfig.build.json',
   // Optional peers stay external: a consumer that never imports them never loads them.
-  external: ['node-pty', 'fast-check', 'ssh2'],
+  external: ['node-pty', 'fast-check', 'ssh2', '@xterm/headless', '@xterm/addon-serialize'],
   // vitest is resolved by the plugin below (external for ESM, a stand-in for CJS), not by tsup.
   noExternal: ['vitest'],
   esbuildPlugins: [vitestIsEsmOnly],

@@ -52,12 +52,16 @@ const RULES = {
   ssh: {
     modules: ['exit-cause', 'contracts', 'ssh'],
     external: ['node:*', 'ssh2'],
+  // The pty host runs node-pty through the node-pty provider, and feeds a headless xterm.
+  'pty-host': {
+    modules: ['exit-cause', 'contracts', 'node-pty', 'pty-host'],
+    external: ['node:*', '@xterm/headless', '@xterm/addon-serialize'],
   },
   [ROOT_ENTRY]: { modules: ['exit-cause', 'contracts', 'spawn', 'controller', ROOT_ENTRY], external: [] },
 }
 const MODULES = Object.keys(RULES).filter((name) => name !== ROOT_ENTRY)
 /** Layer numbers, for telling "a higher module" from "a sibling". */
-const LAYER = { 'exit-cause': 0, contracts: 1, spawn: 2, controller: 3, [ROOT_ENTRY]: 4, 'node-pty': 5, testing: 5, ssh: 5 }
+const LAYER = { 'exit-cause': 0, contracts: 1, spawn: 2, controller: 3, [ROOT_ENTRY]: 4, 'node-pty': 5, testing: 5, ssh: 5, 'pty-host': 6 }
 /** This package's own name: `ptykit` and `ptykit/<module>` are imports of a module, not a package. */
 const SELF = 'ptykit'
 

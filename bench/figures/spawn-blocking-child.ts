@@ -11,9 +11,12 @@
  *   transparent huge pages, which makes the page tables fork copies small);
  * - `buffer`: a filled `Buffer` off the heap (malloc'd 4 KiB pages, as in the reference baseline).
  *
- * Usage: spawn-blocking-child.ts <heap|buffer> <ballastTargetBytes> <pairs>
+ * Usage: spawn-blocking-child.ts <heap|buffer> <ballastTargetBytes> <pairs> [pty-host]
+ * With `pty-host`, the ptykit side is a controller over the pty host provider (the fork happens
+ * in the host process, so the app's heap should no longer matter).
  */
 import { alternate, type PairedSamples } from '../alternate.js'
+import { createPtyHostSide } from '../pty-host-side.js'
 import { createPtykitSide } from '../ptykit-side.js'
 import { pty, rawExit, rawSpawnOptions, BENCH_COLS, BENCH_ROWS } from '../raw-pty.js'
 import { nowMs } from '../stats.js'
@@ -81,7 +84,7 @@ async function main(): Promise<void> {
     ballast.push(Buffer.alloc(heapTarget, 1))
   }
   const afterBallast = process.memoryUsage()
-  const side = createPtykitSide()
+  const side = process.argv[5] === 'pty-host' ? createPtyHostSide() : createPtykitSide()
   const syncCallMs = { raw: [] as number[], ptykit: [] as number[] }
   const FILE = '/bin/sh'
   const ARGS = ['-c', 'exit 0']

@@ -1,0 +1,93 @@
+// An app that restarts and finds its terminal still running, thanks to the pty host.
+//
+//   npx tsx examples/pty-host-restart.ts
+//
+// 1. "App 1" (a child Node process) spawns a shell session in a pty host — the host is started on
+//    demand, detached, on a private socket — and is then killed with SIGKILL, as a crash would.
+// 2. The session keeps running in the host and prints while no app is attached.
+// 3. "App 2" (this process, the restarted app) lists the host's sessions, paints a snapshot of the
+//    screen, attaches through a controller (the output it missed is replayed), types a command,
+//    and closes the terminal: an operator close, verified.
+//
+// POSIX only. Exits non-zero if any step does not happen.
+import { spawn } from 'node:child_process'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { createPtyController } from 'ptykit/controller'
+import { describeTerminalExitCause } from 'ptykit/exit-cause'
+import { createPtyHostProvider } from 'ptykit/pty-host'
+
+/** The longest this example may take. */
+export const EXAMPLE_DEADLINE_MS = 30_000
+
+async function until<T>(probe: () => T | undefined | Promise<T | undefined>, what: string): Promise<T> {
+  const deadline = Date.now() + 10_000
+  for (;;) {
+    const value = await probe()
+    if (value !== undefined) return value
+    if (Date.now() > deadline) throw new Error(`gave up waiting for ${what}`)
+    await new Promise((resolve) => setTimeout(resolve, 20))
+  }
+}
+
+// ---- App 1: spawn a session, print its id, then wait to be killed ---------------------------------
+if (process.argv[2] === '--app-1') {
+  const provider = createPtyHostProvider({ socketPath: process.argv[3]!, idleExitMs: 2_000 })
+  const { id } = await provider.spawn({
+    file: '/bin/sh',
+    args: ['-c', 'echo "started by app 1"; sleep 0.5; echo "printed while no app was attached"; exec sh'],
+    cols: 80,
+    rows: 12,
+  })
+  console.log(id)
+  setInterval(() => undefined, 1_000)
+} else {
+  const watchdog = setTimeout(() => {
+    console.error(`pty-host-restart example: did not finish within ${EXAMPLE_DEADLINE_MS} ms`)
+    process.exit(1)
+  }, EXAMPLE_DEADLINE_MS)
+  watchdog.unref()
+
+  const dir = mkdtempSync(join(tmpdir(), 'ptykit-example-'))
+  const socketPath = join(dir, 'pty-host.sock')
+  try {
+    // ---- App 1 runs, and crashes -------------------------------------------------------------------
+    const app1 = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), '--app-1', socketPath], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    })
+    let printed = ''
+    app1.stdout.setEncoding('utf8').on('data', (chunk: string) => (printed += chunk))
+    const id = await until(() => (printed.includes('\n') ? printed.trim() : undefined), 'app 1 to spawn its session')
+    app1.kill('SIGKILL')
+    console.log(`app 1 spawned session ${id} and was killed with SIGKILL`)
+    await new Promise((resolve) => setTimeout(resolve, 800))
+
+    // ---- App 2: the restarted app -------------------------------------------------------------------
+    const provider = createPtyHostProvider({ socketPath, autoStart: false })
+    const sessions = await provider.listProcesses()
+    console.log(`app 2 sees ${sessions.length} session(s) in the pty host: ${sessions.map((row) => row.id).join(', ')}`)
+    const snapshot = await provider.getBufferSnapshot(id)
+    console.log(`snapshot at seq ${snapshot?.seq} (${snapshot?.cols}x${snapshot?.rows}):`)
+    console.log(`  ${JSON.stringify(snapshot?.data)}`)
+
+    const controller = createPtyController({ provider })
+    let output = ''
+    controller.on('data', ({ data }) => (output += data))
+    const exited = new Promise<string>((resolve) => controller.on('exit', ({ cause }) => resolve(describeTerminalExitCause(cause))))
+    if (!(await controller.attach(id))) throw new Error(`could not attach to ${id}`)
+    await until(() => (output.includes('printed while no app was attached') ? true : undefined), 'the replay')
+    console.log('attached: the output app 1 missed was replayed')
+    controller.write(id, 'echo "typed by app 2"\r', 'driving')
+    await until(() => (output.includes('\ntyped by app 2') || output.includes('\r\ntyped by app 2') ? true : undefined), 'the echo')
+    console.log('app 2 typed a command and saw its output')
+    const stopped = await controller.stopAndWait(id)
+    console.log(`closed: stop verified ${stopped}; ${await exited}`)
+    if (!stopped) process.exitCode = 1
+    await controller.dispose()
+    await provider.detach()
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
+}

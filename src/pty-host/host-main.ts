@@ -1,0 +1,53 @@
+#!/usr/bin/env node
+/**
+ * The pty host process (`ptykit-pty-host`): `ptykit-pty-host [--socket <path>] [--idle-exit-ms <n>]
+ * [--history-chars <n>] [--scrollback-rows <n>]`. Started on demand by `createPtyHostProvider`, or
+ * by hand. Exits 0 when idle or on SIGTERM/SIGINT, 3 when another host already serves the socket,
+ * 1 on any other start failure.
+ *
+ * @packageDocumentation
+ */
+import { isPtyHostError } from './pty-host-error.js'
+import { startPtyHost, type PtyHostServerOptions } from './pty-host-server.js'
+
+/** Parse the command line into server options (throws a TypeError naming a bad flag). */
+export function parsePtyHostArgs(argv: readonly string[]): PtyHostServerOptions {
+  const options: PtyHostServerOptions = {}
+  const numeric = { '--idle-exit-ms': 'idleExitMs', '--history-chars': 'historyChars', '--scrollback-rows': 'scrollbackRows' } as const
+  for (let index = 0; index < argv.length; index++) {
+    const flag = argv[index]!
+    const value = argv[index + 1]
+    if (value === undefined) throw new TypeError(`The flag ${flag} needs a value`)
+    index += 1
+    if (flag === '--socket') options.socketPath = value
+    else if (flag in numeric) {
+      const parsed = Number(value)
+      if (!Number.isSafeInteger(parsed) || parsed < 0) throw new TypeError(`Expected ${flag} to be a non-negative integer, got ${JSON.stringify(value)}`)
+      options[numeric[flag as keyof typeof numeric]] = parsed
+    } else throw new TypeError(`Unknown flag ${JSON.stringify(flag)}`)
+  }
+  return options
+}
+
+async function main(): Promise<void> {
+  let options: PtyHostServerOptions
+  try {
+    options = parsePtyHostArgs(process.argv.slice(2))
+  } catch (error) {
+    process.stderr.write(`ptykit-pty-host: ${(error as Error).message}\n`)
+    process.exit(2)
+  }
+  // Why: a bug in one session's handling must never take every session down with the host.
+  process.on('uncaughtException', (error) => process.stderr.write(`ptykit-pty-host: uncaught: ${error.stack ?? String(error)}\n`))
+  process.on('unhandledRejection', (error) => process.stderr.write(`ptykit-pty-host: unhandled rejection: ${String(error)}\n`))
+  process.on('SIGHUP', () => undefined)
+  try {
+    const host = await startPtyHost({ ...options, onClosed: () => process.exit(0) })
+    for (const signal of ['SIGTERM', 'SIGINT'] as const) process.on(signal, () => void host.close())
+  } catch (error) {
+    process.stderr.write(`ptykit-pty-host: ${error instanceof Error ? error.message : String(error)}\n`)
+    process.exit(isPtyHostError(error) && error.code === 'host_already_running' ? 3 : 1)
+  }
+}
+
+void main()

@@ -1,0 +1,38 @@
+/**
+ * `ptykit/pty-host`: PTYs in a separate, persistent pty host process.
+ *
+ * `createPtyHostProvider()` returns a `PtyProvider` that talks to a pty host (`ptykit-pty-host`,
+ * started on demand) over a private Unix domain socket. The host runs PTYs through ptykit's
+ * node-pty provider and keeps them alive while no app is connected: a restarted app lists them,
+ * attaches, replays what it missed from a bounded ring (loss is reported), and paints a
+ * `@xterm/headless` snapshot aligned with the stream. `startPtyHost()` runs a host in-process.
+ *
+ * @packageDocumentation
+ */
+export {
+  PTY_HOST_CONNECT_TIMEOUT_MS,
+  PTY_HOST_EXITED_ID_MEMORY,
+  PTY_HOST_RECONNECT_INITIAL_DELAY_MS,
+  PTY_HOST_RECONNECT_MAX_ATTEMPTS,
+  PTY_HOST_RECONNECT_MAX_DELAY_MS,
+  PTY_HOST_REQUEST_TIMEOUT_MS,
+  createPtyHostProvider,
+  type PtyHostOutputLossEvent,
+  type PtyHostProvider,
+  type PtyHostProviderOptions,
+  type PtyHostReplayFrom,
+} from './pty-host-provider.js'
+export {
+  PTY_HOST_DEFAULT_IDLE_EXIT_MS,
+  PTY_HOST_EXITED_SESSION_MEMORY,
+  PTY_HOST_HELLO_TIMEOUT_MS,
+  startPtyHost,
+  type PtyHostServer,
+  type PtyHostServerOptions,
+} from './pty-host-server.js'
+export { PTY_HOST_DEFAULT_HISTORY_CHARS, PTY_HOST_DEFAULT_SCROLLBACK_ROWS } from './session-history.js'
+export { PtyHostError, isPtyHostError, type PtyHostErrorCode } from './pty-host-error.js'
+export { PTY_HOST_MAX_FRAME_BYTES, PtyHostFrameError, FrameDecoder, encodeFrame } from './frame-codec.js'
+export { PTY_HOST_PROTOCOL_VERSION, PTY_HOST_METHODS, type PtyHostMethod } from './protocol.js'
+export { defaultPtyHostCommand, launchPtyHost, type PtyHostCommand, type PtyHostLaunchFlags } from './launch-pty-host.js'
+export { defaultPtyHostSocketPath } from './socket-security.js'

@@ -1,0 +1,98 @@
+/**
+ * The pty host protocol: the messages client and host exchange, and their validation. Every
+ * message carries `v`, the protocol version; a peer speaking another version is refused with an
+ * error naming both. Messages are plain JSON (see `frame-codec.ts` for the framing).
+ */
+
+/** The protocol version this copy of ptykit speaks. Bump it on any incompatible change. */
+export const PTY_HOST_PROTOCOL_VERSION = 1
+
+/** The calls a client may make; each is one `request` frame answered by one `reply` frame. */
+export const PTY_HOST_METHODS = [
+  'spawn',
+  'attach',
+  'write',
+  'resize',
+  'shutdown',
+  'pause',
+  'resume',
+  'list',
+  'probe',
+  'cwd',
+  'foreground',
+  'children',
+  'snapshot',
+  'clear',
+] as const
+
+/** One of {@link PTY_HOST_METHODS}. */
+export type PtyHostMethod = (typeof PTY_HOST_METHODS)[number]
+
+/** The first frame a client sends: the protocol version and the host's secret. */
+export type PtyHostHello = { v: number; type: 'hello'; secret: string }
+
+/** A call. `id` is unique per connection; `params` are the method's arguments. */
+export type PtyHostRequest = { v: number; type: 'request'; id: number; method: PtyHostMethod; params: Record<string, unknown> }
+
+/** An error crossing the wire: a stable code, a message, and the original error's name. */
+export type PtyHostWireError = { code: string; message: string; name?: string }
+
+/** What a host sends. */
+export type PtyHostMessage =
+  | { v: number; type: 'welcome'; hostInstanceId: string; hostPid: number }
+  | { v: number; type: 'refused'; code: string; message: string }
+  | { v: number; type: 'reply'; id: number; ok: true; result: unknown }
+  | { v: number; type: 'reply'; id: number; ok: false; error: PtyHostWireError }
+  | { v: number; type: 'data'; ptyId: string; data: string; seq: number; incarnationId?: string }
+  | { v: number; type: 'exit'; ptyId: string; code: number; cause?: unknown; incarnationId?: string }
+  | { v: number; type: 'loss'; ptyId: string; fromSeq: number; toSeq: number }
+
+/** The error text for a version mismatch, naming both versions. */
+export function protocolMismatchMessage(clientVersion: unknown, hostVersion: number): string {
+  return `pty host protocol mismatch: the client speaks version ${JSON.stringify(clientVersion)}, the host speaks version ${hostVersion}; run a host from the same ptykit version as the app`
+}
+
+const METHODS: ReadonlySet<string> = new Set(PTY_HOST_METHODS)
+
+/** Validate a client frame after the hello: a request, or a description of what is wrong. */
+export function parseRequest(message: Record<string, unknown>): PtyHostRequest | string {
+  if (message.v !== PTY_HOST_PROTOCOL_VERSION) return protocolMismatchMessage(message.v, PTY_HOST_PROTOCOL_VERSION)
+  if (message.type !== 'request') return `expected a request frame, got type ${JSON.stringify(message.type)}`
+  const { id, method, params } = message
+  if (typeof id !== 'number' || !Number.isSafeInteger(id) || id < 0) return `a request needs a non-negative integer id, got ${JSON.stringify(id)}`
+  if (typeof method !== 'string' || !METHODS.has(method)) return `unknown method ${JSON.stringify(method)}`
+  if (params === null || typeof params !== 'object' || Array.isArray(params)) return `request ${id} needs a params object`
+  return { v: PTY_HOST_PROTOCOL_VERSION, type: 'request', id, method: method as PtyHostMethod, params: params as Record<string, unknown> }
+}
+
+/** A required string parameter, or throws a TypeError naming it. */
+export function stringParam(params: Record<string, unknown>, name: string): string {
+  const value = params[name]
+  if (typeof value !== 'string' || value.length === 0) {
+    throw new TypeError(`Expected the \`${name}\` parameter to be a non-empty string, got ${JSON.stringify(value)}`)
+  }
+  return value
+}
+
+/** An optional non-negative integer parameter, or throws a TypeError naming it. */
+export function countParam(params: Record<string, unknown>, name: string): number | undefined {
+  const value = params[name]
+  if (value === undefined || value === null) return undefined
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) {
+    throw new TypeError(`Expected the \`${name}\` parameter to be a non-negative integer, got ${JSON.stringify(value)}`)
+  }
+  return value
+}
+
+/** An error as it crosses the wire: its `code` (or `host_error`), message and name. */
+export function toWireError(error: unknown): PtyHostWireError {
+  if (error instanceof Error) {
+    const code = (error as { code?: unknown }).code
+    return {
+      code: typeof code === 'string' ? code : error instanceof TypeError ? 'invalid_option' : 'host_error',
+      message: error.message,
+      name: error.name,
+    }
+  }
+  return { code: 'host_error', message: String(error) }
+}

@@ -1,0 +1,205 @@
+import { createConnection, type Socket } from 'node:net'
+import { encodeFrame, FrameDecoder, PTY_HOST_MAX_FRAME_BYTES } from './frame-codec.js'
+import { protocolMismatchMessage, PTY_HOST_PROTOCOL_VERSION, type PtyHostMessage, type PtyHostMethod, type PtyHostWireError } from './protocol.js'
+import { PtyHostError } from './pty-host-error.js'
+import { assertSocketSafeToConnect, readHostSecret, type PtyHostPaths } from './socket-security.js'
+
+type Pending = { resolve: (value: unknown) => void; reject: (error: Error) => void; timer: NodeJS.Timeout | undefined }
+
+/** An error a host sent back, rebuilt with its code. */
+export function fromWireError(error: PtyHostWireError, ptyId?: string): PtyHostError {
+  const known = ['pty_absent', 'pty_id_in_use', 'invalid_option'] as const
+  const code = (known as readonly string[]).includes(error.code) ? (error.code as (typeof known)[number]) : 'host_error'
+  return new PtyHostError(code, error.message, { ptyId, hostCode: error.code })
+}
+
+/**
+ * One authenticated connection to a pty host: requests with replies, and a stream of the host's
+ * events. Events (and replies) are handed on in arrival order; after each reply the next message
+ * waits one macrotask, so a caller awaiting a spawn sees its reply before the events after it.
+ */
+export class PtyHostConnection {
+  /** The host process's instance id (fresh per host process). */
+  readonly hostInstanceId: string
+  readonly #socket: Socket
+  readonly #pending = new Map<number, Pending>()
+  #nextId = 1
+  #closed = false
+  readonly #inbox: PtyHostMessage[] = []
+  #draining = false
+  #holdOpen = false
+  #onEvent: (message: PtyHostMessage) => void = () => undefined
+  #onClose: () => void = () => undefined
+
+  private constructor(socket: Socket, hostInstanceId: string, decoder: FrameDecoder, leftover: PtyHostMessage[]) {
+    this.#socket = socket
+    this.hostInstanceId = hostInstanceId
+    socket.on('data', (chunk: Buffer) => {
+      try {
+        this.#enqueue(decoder.push(chunk) as PtyHostMessage[])
+      } catch {
+        socket.destroy()
+      }
+    })
+    socket.on('close', () => this.#closedNow())
+    socket.unref()
+    this.#enqueue(leftover)
+  }
+
+  /**
+   * Check the socket's ownership and modes, read the secret, connect, and say hello. Rejects with
+   * `host_unavailable`, `insecure_socket`, `unauthorized` or `protocol_mismatch`.
+   */
+  static async open(paths: PtyHostPaths, timeoutMs: number): Promise<PtyHostConnection> {
+    assertSocketSafeToConnect(paths)
+    const secret = readHostSecret(paths)
+    const socket = createConnection(paths.socketPath)
+    const decoder = new FrameDecoder(PTY_HOST_MAX_FRAME_BYTES)
+    return new Promise<PtyHostConnection>((resolve, reject) => {
+      let settled = false
+      const fail = (error: PtyHostError): void => {
+        if (settled) return
+        settled = true
+        clearTimeout(timer)
+        socket.destroy()
+        reject(error)
+      }
+      const timer = setTimeout(() => fail(new PtyHostError('host_unavailable', `The pty host on ${paths.socketPath} did not answer within ${timeoutMs} ms`)), timeoutMs)
+      socket.on('error', (error: NodeJS.ErrnoException) =>
+        fail(new PtyHostError('host_unavailable', `No pty host answers on ${paths.socketPath} (${error.code ?? error.message})`, { cause: error })),
+      )
+      socket.on('close', () => fail(new PtyHostError('host_unavailable', `The pty host on ${paths.socketPath} closed the connection during the hello`)))
+      socket.once('connect', () => socket.write(encodeFrame({ v: PTY_HOST_PROTOCOL_VERSION, type: 'hello', secret })))
+      const onData = (chunk: Buffer): void => {
+        let messages: Record<string, unknown>[]
+        try {
+          messages = decoder.push(chunk)
+        } catch (error) {
+          fail(new PtyHostError('host_unavailable', `The pty host sent a bad frame: ${(error as Error).message}`))
+          return
+        }
+        const first = messages[0]
+        if (first === undefined) return
+        if (first.type === 'refused') {
+          const code = first.code === 'protocol_mismatch' ? 'protocol_mismatch' : 'unauthorized'
+          fail(new PtyHostError(code, String(first.message)))
+          return
+        }
+        if (first.v !== PTY_HOST_PROTOCOL_VERSION) {
+          fail(new PtyHostError('protocol_mismatch', protocolMismatchMessage(PTY_HOST_PROTOCOL_VERSION, Number(first.v)).replace('the client speaks', 'this client speaks')))
+          return
+        }
+        if (first.type !== 'welcome' || typeof first.hostInstanceId !== 'string') {
+          fail(new PtyHostError('host_unavailable', `The pty host answered the hello with ${JSON.stringify(first.type)}`))
+          return
+        }
+        settled = true
+        clearTimeout(timer)
+        socket.off('data', onData)
+        socket.removeAllListeners('close')
+        socket.removeAllListeners('error')
+        socket.on('error', () => undefined)
+        resolve(new PtyHostConnection(socket, first.hostInstanceId, decoder, messages.slice(1) as PtyHostMessage[]))
+      }
+      socket.on('data', onData)
+    })
+  }
+
+  /** Whether the connection is still open. */
+  get open(): boolean {
+    return !this.#closed
+  }
+
+  /** Set the handlers of events (data, exit, loss) and of the connection closing. */
+  listen(onEvent: (message: PtyHostMessage) => void, onClose: () => void): void {
+    this.#onEvent = onEvent
+    this.#onClose = onClose
+  }
+
+  /** Send a request; resolves with the result, rejects with the host's error or `transport_lost`. */
+  request(method: PtyHostMethod, params: Record<string, unknown>, timeoutMs?: number): Promise<unknown> {
+    if (this.#closed) return Promise.reject(new PtyHostError('transport_lost', `The connection to the pty host is closed (${method})`))
+    const id = this.#nextId++
+    return new Promise((resolve, reject) => {
+      const timer =
+        timeoutMs === undefined
+          ? undefined
+          : setTimeout(() => {
+              this.#pending.delete(id)
+              this.#updateRef()
+              reject(new PtyHostError('transport_lost', `The pty host did not answer ${method} within ${timeoutMs} ms`))
+            }, timeoutMs)
+      this.#pending.set(id, { resolve, reject, timer })
+      this.#updateRef()
+      this.#socket.write(encodeFrame({ v: PTY_HOST_PROTOCOL_VERSION, type: 'request', id, method, params }))
+    })
+  }
+
+  /**
+   * Keep the app alive while it has live PTYs here (as a local PTY would); otherwise the
+   * connection holds the event loop only while a request waits for its answer.
+   */
+  holdOpen(hold: boolean): void {
+    this.#holdOpen = hold
+    this.#updateRef()
+  }
+
+  #updateRef(): void {
+    if (this.#holdOpen || this.#pending.size > 0) this.#socket.ref()
+    else this.#socket.unref()
+  }
+
+  /** Send a request whose answer nobody waits for. */
+  notify(method: PtyHostMethod, params: Record<string, unknown>): void {
+    this.request(method, params).catch(() => undefined)
+  }
+
+  /** Close the connection (the host keeps its sessions). */
+  close(): void {
+    this.#socket.destroy()
+    this.#closedNow()
+  }
+
+  #enqueue(messages: PtyHostMessage[]): void {
+    if (messages.length === 0) return
+    this.#inbox.push(...messages)
+    if (!this.#draining) this.#drain()
+  }
+
+  #drain(): void {
+    this.#draining = true
+    while (this.#inbox.length > 0) {
+      const message = this.#inbox.shift()!
+      if (message.type === 'reply') {
+        const pending = this.#pending.get(message.id)
+        if (pending === undefined) continue
+        this.#pending.delete(message.id)
+        clearTimeout(pending.timer)
+        this.#updateRef()
+        if (message.ok) pending.resolve(message.result)
+        else pending.reject(fromWireError(message.error))
+        // Why a macrotask: the awaiting caller runs (and registers what it got) before later events.
+        setImmediate(() => this.#drain())
+        return
+      }
+      this.#onEvent(message)
+    }
+    this.#draining = false
+  }
+
+  #closedNow(): void {
+    if (this.#closed) return
+    this.#closed = true
+    for (const pending of this.#pending.values()) {
+      clearTimeout(pending.timer)
+      pending.reject(new PtyHostError('transport_lost', 'The connection to the pty host dropped before it answered'))
+    }
+    this.#pending.clear()
+    // Events already received are still delivered, then the close.
+    const finish = (): void => {
+      if (this.#draining || this.#inbox.length > 0) setImmediate(finish)
+      else this.#onClose()
+    }
+    finish()
+  }
+}

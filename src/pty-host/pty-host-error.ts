@@ -1,0 +1,72 @@
+const PTY_HOST_ERROR_BRAND = Symbol.for('ptykit.PtyHostError')
+
+/**
+ * Stable codes of {@link PtyHostError}. Match on the code, never on the message.
+ *
+ * - `host_unavailable`: no pty host answers on the socket (not running, or it died) — spawns fail
+ *   with this until a host is back;
+ * - `transport_lost`: the connection dropped before the host answered a request;
+ * - `insecure_socket`: the socket, its directory or the secret file is not owned by this user
+ *   or is open to others; the provider refuses to connect (and the host to start);
+ * - `unauthorized`: the host refused the client's secret;
+ * - `protocol_mismatch`: client and host speak different protocol versions (both are named);
+ * - `host_already_running`: a second host was started for a socket path a live host holds;
+ * - `pty_absent`: an attach named a PTY the host does not hold (a proven, host-reported absence);
+ * - `pty_id_in_use`: a create named an id that is live on the host;
+ * - `host_error`: the host's node-pty provider refused or failed the call (its code is kept in `hostCode`);
+ * - `provider_detached` / `provider_disposed`: the provider was used after `detach()` / `dispose()`;
+ * - `invalid_option`: a malformed option (also thrown as this error, naming the option and value).
+ */
+export type PtyHostErrorCode =
+  | 'host_unavailable'
+  | 'transport_lost'
+  | 'insecure_socket'
+  | 'unauthorized'
+  | 'protocol_mismatch'
+  | 'host_already_running'
+  | 'pty_absent'
+  | 'pty_id_in_use'
+  | 'host_error'
+  | 'provider_detached'
+  | 'provider_disposed'
+  | 'invalid_option'
+
+/** The typed error of `ptykit/pty-host`, on the client and in the host. */
+export class PtyHostError extends Error {
+  /** The stable code. */
+  readonly code: PtyHostErrorCode
+  /** The PTY id involved, when there is one. */
+  readonly ptyId: string | undefined
+  /** For `host_error`: the code of the error the host's provider raised, when it had one. */
+  readonly hostCode: string | undefined
+
+  /** Create the error. */
+  constructor(
+    code: PtyHostErrorCode,
+    message: string,
+    options: { cause?: unknown; ptyId?: string | undefined; hostCode?: string | undefined } = {},
+  ) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause })
+    this.code = code
+    this.ptyId = options.ptyId
+    this.hostCode = options.hostCode
+    Object.defineProperty(this, PTY_HOST_ERROR_BRAND, { value: true })
+  }
+}
+Object.defineProperty(PtyHostError.prototype, 'name', { value: 'PtyHostError', enumerable: false })
+
+/** True for a {@link PtyHostError}, also across duplicate copies of the package. */
+export function isPtyHostError(value: unknown): value is PtyHostError {
+  return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[PTY_HOST_ERROR_BRAND] === true
+}
+
+/** A malformed option: names the option and the value it got. */
+export function invalidPtyHostOption(option: string, expected: string, value: unknown): PtyHostError {
+  let shown: string
+  try {
+    shown = typeof value === 'function' ? 'a function' : (JSON.stringify(value) ?? String(value))
+  } catch {
+    shown = String(value)
+  }
+  return new PtyHostError('invalid_option', `Expected the \`${option}\` option to be ${expected}, got ${shown} (${value === null ? 'null' : typeof value})`)
+}

@@ -1,0 +1,156 @@
+import { randomBytes, timingSafeEqual } from 'node:crypto'
+import { closeSync, lstatSync, mkdirSync, openSync, readFileSync, renameSync, unlinkSync, writeFileSync, type Stats } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { dirname, join } from 'node:path'
+import { PtyHostError } from './pty-host-error.js'
+
+/**
+ * Where a host's files live: the socket, and next to it the secret (`<socket>.secret`) and the
+ * lock (`<socket>.lock`). The directory is private to the user (0700).
+ */
+export type PtyHostPaths = {
+  /** The Unix domain socket. */
+  socketPath: string
+  /** The per-host secret a client presents (0600). */
+  secretPath: string
+  /** The lock that keeps a second host off the same socket path. */
+  lockPath: string
+}
+
+/** The user's default socket path: `$XDG_RUNTIME_DIR/ptykit/pty-host.sock`, else `<tmpdir>/ptykit-<uid>/pty-host.sock`. */
+export function defaultPtyHostSocketPath(): string {
+  const uid = process.getuid?.() ?? 0
+  const runtimeDir = process.env.XDG_RUNTIME_DIR
+  const dir = runtimeDir !== undefined && runtimeDir.length > 0 ? join(runtimeDir, 'ptykit') : join(tmpdir(), `ptykit-${uid}`)
+  return join(dir, 'pty-host.sock')
+}
+
+/** The files of the host on `socketPath`. */
+export function ptyHostPaths(socketPath: string): PtyHostPaths {
+  return { socketPath, secretPath: `${socketPath}.secret`, lockPath: `${socketPath}.lock` }
+}
+
+function currentUid(): number | null {
+  return process.getuid?.() ?? null
+}
+
+function lstatOrNull(path: string): Stats | null {
+  try {
+    return lstatSync(path)
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null
+    throw error
+  }
+}
+
+/** Refuse a path not owned by this user, or open to group or others beyond `allowedMode`. */
+function assertPrivate(path: string, stats: Stats, what: string): void {
+  const uid = currentUid()
+  if (uid !== null && stats.uid !== uid) {
+    throw new PtyHostError('insecure_socket', `Refusing the pty host ${what} ${path}: it is owned by uid ${stats.uid}, not by this user (uid ${uid})`)
+  }
+  if ((stats.mode & 0o077) !== 0) {
+    throw new PtyHostError('insecure_socket', `Refusing the pty host ${what} ${path}: its mode ${(stats.mode & 0o777).toString(8)} lets others in (expected no group/other bits)`)
+  }
+}
+
+/** Create the socket directory (0700) if needed, and check that it is this user's and private. */
+export function ensurePrivateSocketDir(socketPath: string): void {
+  const dir = dirname(socketPath)
+  mkdirSync(dir, { recursive: true, mode: 0o700 })
+  assertSocketDirPrivate(socketPath)
+}
+
+/** Check the socket's directory: a real directory, owned by this user, mode 0700 (no group/other bits). */
+export function assertSocketDirPrivate(socketPath: string): void {
+  const dir = dirname(socketPath)
+  const stats = lstatOrNull(dir)
+  if (stats === null) throw new PtyHostError('host_unavailable', `No pty host: the socket directory ${dir} does not exist`)
+  if (!stats.isDirectory()) throw new PtyHostError('insecure_socket', `Refusing the pty host socket directory ${dir}: it is not a directory`)
+  assertPrivate(dir, stats, 'socket directory')
+}
+
+/**
+ * What a client checks before it connects: the directory is private, the socket (if any) is a
+ * socket owned by this user with mode 0600, and the secret file likewise. Throws `insecure_socket`
+ * (refuse) or `host_unavailable` (nothing there).
+ */
+export function assertSocketSafeToConnect(paths: PtyHostPaths): void {
+  assertSocketDirPrivate(paths.socketPath)
+  const socket = lstatOrNull(paths.socketPath)
+  if (socket === null) throw new PtyHostError('host_unavailable', `No pty host listens on ${paths.socketPath}`)
+  if (!socket.isSocket()) throw new PtyHostError('insecure_socket', `Refusing ${paths.socketPath}: it is not a socket`)
+  assertPrivate(paths.socketPath, socket, 'socket')
+}
+
+/** Read the host's secret, after checking the file is this user's and 0600. */
+export function readHostSecret(paths: PtyHostPaths): string {
+  const stats = lstatOrNull(paths.secretPath)
+  if (stats === null) throw new PtyHostError('host_unavailable', `No pty host secret at ${paths.secretPath}`)
+  if (!stats.isFile()) throw new PtyHostError('insecure_socket', `Refusing the pty host secret ${paths.secretPath}: not a regular file`)
+  assertPrivate(paths.secretPath, stats, 'secret file')
+  return readFileSync(paths.secretPath, 'utf8').trim()
+}
+
+/** Mint a fresh secret and write it (0600, atomically by rename) next to the socket. */
+export function writeHostSecret(paths: PtyHostPaths): string {
+  const secret = randomBytes(32).toString('hex')
+  const temporary = `${paths.secretPath}.${process.pid}.tmp`
+  writeFileSync(temporary, `${secret}\n`, { mode: 0o600, flag: 'w' })
+  renameSync(temporary, paths.secretPath)
+  return secret
+}
+
+/** Compare a presented secret with the host's, in constant time. */
+export function secretsMatch(presented: unknown, expected: string): boolean {
+  if (typeof presented !== 'string') return false
+  const a = Buffer.from(presented, 'utf8')
+  const b = Buffer.from(expected, 'utf8')
+  return a.length === b.length && timingSafeEqual(a, b)
+}
+
+function isProcessAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM'
+  }
+}
+
+/**
+ * Take the host lock (`O_EXCL` create, holding this pid). A lock held by a live process refuses
+ * with `host_already_running`; a stale one (its process is gone) is taken over. Returns the release.
+ */
+export function acquireHostLock(paths: PtyHostPaths): () => void {
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      const fd = openSync(paths.lockPath, 'wx', 0o600)
+      writeFileSync(fd, String(process.pid))
+      closeSync(fd)
+      return () => {
+        try {
+          if (readFileSync(paths.lockPath, 'utf8').trim() === String(process.pid)) unlinkSync(paths.lockPath)
+        } catch {
+          // Already gone.
+        }
+      }
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
+      const holder = Number(readFileSync(paths.lockPath, 'utf8').trim())
+      if (Number.isSafeInteger(holder) && holder > 0 && holder !== process.pid && isProcessAlive(holder)) {
+        throw new PtyHostError('host_already_running', `A pty host (pid ${holder}) already serves ${paths.socketPath}; refusing to start a second one`)
+      }
+      unlinkSync(paths.lockPath)
+    }
+  }
+  throw new PtyHostError('host_already_running', `Could not take the pty host lock ${paths.lockPath}: another host is starting`)
+}
+
+/** Remove a stale socket file left by a dead host (only called with the lock held). */
+export function removeStaleSocket(paths: PtyHostPaths): void {
+  const stats = lstatOrNull(paths.socketPath)
+  if (stats === null) return
+  if (!stats.isSocket()) throw new PtyHostError('insecure_socket', `Refusing to replace ${paths.socketPath}: it is not a socket`)
+  unlinkSync(paths.socketPath)
+}

@@ -1,0 +1,128 @@
+import { existsSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { createPtyController } from 'ptykit/controller'
+import type { TerminalExitCause } from 'ptykit/exit-cause'
+import { isPtyHostError, startPtyHost, type PtyHostProvider, type PtyHostServer } from 'ptykit/pty-host'
+import { afterEach, describe, expect, it } from 'vitest'
+import { isDead, waitFor } from '../node-pty/pty-test-support.js'
+import { hostPid, isAlive, killHostAndClean, makeSocketDir, providerOn } from './pty-host-test-support.js'
+
+const cleanups: (() => Promise<void>)[] = []
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup()
+})
+
+function provider(socketPath: string, extra: Parameters<typeof providerOn>[1] = {}): PtyHostProvider {
+  const made = providerOn(socketPath, extra)
+  cleanups.push(() => made.detach())
+  return made
+}
+
+describe('pty host: reconnects and failures', () => {
+  it('carries 100 sessions across a dropped connection: the provider reconnects, re-attaches, and every exit cause is exact', async () => {
+    const { dir, socketPath } = makeSocketDir()
+    // In-process host, so the test can drop its connections while the sessions run on.
+    const host: PtyHostServer = await startPtyHost({ socketPath, idleExitMs: 60_000 })
+    cleanups.push(async () => {
+      await host.close()
+      await killHostAndClean(socketPath, dir)
+    })
+    const app = provider(socketPath, { autoStart: false })
+    const flag = join(dir, 'go')
+    const actions: { script: string; cause: TerminalExitCause }[] = [
+      { script: 'exit 0', cause: { kind: 'exited', exitCode: 0 } },
+      { script: 'exit 3', cause: { kind: 'exited', exitCode: 3 } },
+      { script: 'kill -9 $$', cause: { kind: 'signaled', signal: 9 } },
+      { script: 'kill -TERM $$', cause: { kind: 'signaled', signal: 15 } },
+    ]
+    const exits = new Map<string, TerminalExitCause | undefined>()
+    const output = new Map<string, string>()
+    app.onExit(({ id, cause }) => exits.set(id, cause))
+    app.onData(({ id, data }) => output.set(id, (output.get(id) ?? '') + data))
+    // 100 sessions that wait for a line, plus four that end by themselves while the app is away.
+    const sessions = await Promise.all(
+      Array.from({ length: 104 }, async (_, index) => {
+        const action = actions[index % actions.length]!
+        const wait = index < 100 ? 'read line' : `while [ ! -e '${flag}' ]; do sleep 0.2; done`
+        const result = await app.spawn({ file: '/bin/sh', args: ['-c', `${wait}; echo done-${index}; ${action.script}`] })
+        return { id: result.id, index, expected: action.cause }
+      }),
+    )
+    host.dropConnections()
+    await waitFor(() => (app.connected ? undefined : true), 'the drop to be seen')
+    // Contact lost: unknown, never dead.
+    for (const session of sessions) expect(app.hasPty(session.id)).toBeNull()
+    writeFileSync(flag, '')
+    await waitFor(() => (app.connected ? true : undefined), 'the reconnect', 20_000)
+    await waitFor(() => (sessions.every((session) => app.hasPty(session.id) !== null) ? true : undefined), 'the re-attaches', 20_000)
+    for (const session of sessions.slice(0, 100)) {
+      if (exits.has(session.id)) continue
+      expect((await app.write(session.id, '\r')).kind).toBe('accepted')
+    }
+    await waitFor(() => (exits.size === sessions.length ? true : undefined), 'all 104 exits', 30_000)
+    for (const session of sessions) {
+      expect(exits.get(session.id), session.id).toEqual(session.expected)
+      expect(output.get(session.id)).toContain(`done-${session.index}`)
+    }
+  }, 90_000)
+
+  it('turns every PTY unverifiable when the pty host is SIGKILLed, settles a write in flight as transport_lost, and refuses spawns with a typed error', async () => {
+    const { dir, socketPath } = makeSocketDir()
+    cleanups.push(() => killHostAndClean(socketPath, dir))
+    const starter = provider(socketPath)
+    const first = await starter.spawn({ file: 'cat' })
+    const app = provider(socketPath, { autoStart: false, reconnectAttempts: 2 })
+    const controller = createPtyController({ provider: app })
+    cleanups.push(() => controller.dispose())
+    const controllerExits: unknown[] = []
+    controller.on('exit', (event) => controllerExits.push(event))
+    const second = await controller.spawn({ file: 'cat' })
+    const pid = hostPid(socketPath)!
+    // Stopped, the host cannot answer: the write is in flight when the host dies.
+    process.kill(pid, 'SIGSTOP')
+    const inFlight = app.write(second.id, 'hello\r')
+    await new Promise((resolve) => setTimeout(resolve, 50))
+    process.kill(pid, 'SIGKILL')
+    expect(await inFlight).toEqual({ kind: 'unverifiable', reason: 'transport_lost', bytesHandedToTransport: true })
+    await waitFor(() => (app.connected ? undefined : true), 'the drop')
+    expect(app.hasPty(second.id)).toBeNull()
+    expect(await app.probeLiveness(second.id)).toBeNull()
+    expect(await controller.probePtyLiveness(second.id)).toBeNull()
+    await waitFor(() => (starter.connected ? undefined : true), 'the other app to see the drop')
+    expect(starter.hasPty(first.id)).toBeNull()
+    await expect(app.listProcesses()).rejects.toSatisfy(isPtyHostError)
+    await expect(app.spawn({ file: 'cat' })).rejects.toMatchObject({ code: 'host_unavailable' })
+    expect(controllerExits).toEqual([])
+    // The PTYs lost their master with the host: nothing is left behind.
+    await waitFor(() => (isDead(second.pid!) && isDead(first.pid!) ? true : undefined), 'the orphaned sessions to die')
+    expect(isAlive(pid)).toBe(false)
+  }, 40_000)
+})
+
+describe('pty host: one host per user, and only that user', () => {
+  it('refuses a wrong secret, a socket owned by someone else, an open directory, and a second host', async () => {
+    const { dir, socketPath } = makeSocketDir()
+    cleanups.push(() => killHostAndClean(socketPath, dir))
+    const owner = provider(socketPath)
+    await owner.spawn({ file: 'cat' })
+    await expect(startPtyHost({ socketPath })).rejects.toMatchObject({ code: 'host_already_running' })
+
+    const { readFileSync, chownSync, chmodSync } = await import('node:fs')
+    const secret = readFileSync(`${socketPath}.secret`, 'utf8')
+    writeFileSync(`${socketPath}.secret`, 'f'.repeat(64), { mode: 0o600 })
+    await expect(provider(socketPath, { autoStart: false }).listProcesses()).rejects.toMatchObject({ code: 'unauthorized' })
+    writeFileSync(`${socketPath}.secret`, secret, { mode: 0o600 })
+
+    chownSync(socketPath, 65534, 65534)
+    await expect(provider(socketPath, { autoStart: false }).listProcesses()).rejects.toMatchObject({ code: 'insecure_socket' })
+    chownSync(socketPath, process.getuid!(), process.getgid!())
+
+    chmodSync(dir, 0o755)
+    await expect(provider(socketPath, { autoStart: false }).listProcesses()).rejects.toMatchObject({ code: 'insecure_socket' })
+    chmodSync(dir, 0o700)
+
+    // Restored: the rightful client gets in again.
+    expect(await provider(socketPath, { autoStart: false }).listProcesses()).toHaveLength(1)
+    expect(existsSync(`${socketPath}.lock`)).toBe(true)
+  }, 40_000)
+})

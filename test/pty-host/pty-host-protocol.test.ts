@@ -1,0 +1,108 @@
+import { createConnection, type Socket } from 'node:net'
+import { readFileSync } from 'node:fs'
+import fc from 'fast-check'
+import {
+  encodeFrame,
+  FrameDecoder,
+  PTY_HOST_PROTOCOL_VERSION,
+  PtyHostFrameError,
+  startPtyHost,
+  type PtyHostServer,
+} from 'ptykit/pty-host'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { killHostAndClean, makeSocketDir, providerOn } from './pty-host-test-support.js'
+
+describe('frame codec', () => {
+  it('decodes any sequence of messages, however the byte stream is split', () => {
+    fc.assert(
+      fc.property(fc.array(fc.dictionary(fc.string(), fc.jsonValue()), { maxLength: 8 }), fc.array(fc.nat({ max: 64 }), { maxLength: 20 }), (messages, cuts) => {
+        const bytes = Buffer.concat(messages.map((message) => encodeFrame(message)))
+        const decoder = new FrameDecoder()
+        const decoded: unknown[] = []
+        let offset = 0
+        for (const cut of cuts) {
+          decoded.push(...decoder.push(bytes.subarray(offset, offset + cut)))
+          offset = Math.min(bytes.length, offset + cut)
+        }
+        decoded.push(...decoder.push(bytes.subarray(offset)))
+        expect(decoded).toEqual(messages.map((message) => JSON.parse(JSON.stringify(message))))
+      }),
+    )
+  })
+
+  it('refuses an oversized header before buffering the body, and a body that is not a JSON object', () => {
+    const header = Buffer.alloc(4)
+    header.writeUInt32BE(1025, 0)
+    expect(() => new FrameDecoder(1024).push(header)).toThrow(PtyHostFrameError)
+    const notObject = Buffer.from('[1]')
+    const frame = Buffer.concat([Buffer.from([0, 0, 0, notObject.length]), notObject])
+    expect(() => new FrameDecoder().push(frame)).toThrow(/not a JSON object/)
+  })
+})
+
+describe('pty host: hostile clients', () => {
+  const { dir, socketPath } = makeSocketDir()
+  let host: PtyHostServer
+  beforeAll(async () => {
+    host = await startPtyHost({ socketPath, idleExitMs: 60_000, maxFrameBytes: 4096 })
+  })
+  afterAll(async () => {
+    await host.close()
+    await killHostAndClean(socketPath, dir)
+  })
+
+  /** Connect, send `bytes`, and resolve with what came back once the host closed (or 300 ms passed). */
+  function exchange(bytes: Buffer[]): Promise<Buffer> {
+    return new Promise((resolve) => {
+      const socket: Socket = createConnection(socketPath)
+      const received: Buffer[] = []
+      const done = (): void => {
+        clearTimeout(timer)
+        socket.destroy()
+        resolve(Buffer.concat(received))
+      }
+      const timer = setTimeout(done, 300)
+      socket.on('data', (chunk: Buffer) => received.push(chunk))
+      socket.on('error', done)
+      socket.on('close', done)
+      socket.on('connect', () => {
+        for (const chunk of bytes) socket.write(chunk)
+      })
+    })
+  }
+
+  const secret = (): string => readFileSync(`${socketPath}.secret`, 'utf8').trim()
+
+  it('names both versions when a client speaks another protocol version', async () => {
+    const reply = new FrameDecoder().push(await exchange([encodeFrame({ v: 999, type: 'hello', secret: secret() })]))
+    expect(reply[0]).toMatchObject({ type: 'refused', code: 'protocol_mismatch' })
+    expect(String(reply[0]?.message)).toContain('999')
+    expect(String(reply[0]?.message)).toContain(`version ${PTY_HOST_PROTOCOL_VERSION}`)
+  })
+
+  it('survives any fuzzed frame stream, before and after the hello, and still serves a proper client', async () => {
+    const hello = (): Buffer => encodeFrame({ v: PTY_HOST_PROTOCOL_VERSION, type: 'hello', secret: secret() })
+    const frames = fc.oneof(
+      fc.uint8Array({ maxLength: 64 }).map((bytes) => Buffer.from(bytes)),
+      fc.jsonValue().map((value) => encodeFrame(value)),
+      fc.record({ v: fc.constant(PTY_HOST_PROTOCOL_VERSION), type: fc.constant('request'), id: fc.integer(), method: fc.constantFrom('spawn', 'write', 'attach', 'snapshot', 'shutdown', 'list', 'nope'), params: fc.dictionary(fc.string(), fc.jsonValue()) }).map((message) => encodeFrame(message)),
+      fc.nat().map((length) => {
+        const header = Buffer.alloc(4)
+        header.writeUInt32BE(length, 0)
+        return header
+      }),
+    )
+    await fc.assert(
+      fc.asyncProperty(fc.boolean(), fc.array(frames, { maxLength: 6 }), async (authenticate, stream) => {
+        await exchange(authenticate ? [hello(), ...stream] : stream)
+      }),
+      { numRuns: 60 },
+    )
+    const client = providerOn(socketPath, { autoStart: false })
+    try {
+      expect(Array.isArray(await client.listProcesses())).toBe(true)
+    } finally {
+      await client.dispose()
+    }
+  }, 60_000)
+})

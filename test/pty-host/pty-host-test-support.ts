@@ -1,0 +1,56 @@
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join, resolve } from 'node:path'
+import { createPtyHostProvider, type PtyHostCommand, type PtyHostProvider, type PtyHostProviderOptions } from 'ptykit/pty-host'
+
+/** Starts the host from the sources (tests cannot rely on dist/, which is built last). */
+export const HOST_FROM_SOURCES: PtyHostCommand = {
+  file: process.execPath,
+  args: ['--import', 'tsx', resolve(import.meta.dirname, '../../src/pty-host/host-main.ts')],
+}
+
+/** A private temp directory (0700, from mkdtemp) and the socket path inside it. */
+export function makeSocketDir(): { dir: string; socketPath: string } {
+  const dir = mkdtempSync(join(tmpdir(), 'ptykit-pty-host-test-'))
+  return { dir, socketPath: join(dir, 'host.sock') }
+}
+
+/** The pid of the host serving `socketPath` (from its lock file), or null. */
+export function hostPid(socketPath: string): number | null {
+  try {
+    const pid = Number(readFileSync(`${socketPath}.lock`, 'utf8').trim())
+    return Number.isSafeInteger(pid) && pid > 0 ? pid : null
+  } catch {
+    return null
+  }
+}
+
+/** Whether a process exists and is not a zombie. */
+export function isAlive(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z'
+  } catch {
+    return false
+  }
+}
+
+/** SIGKILL the host of `socketPath` (and its PTYs' process groups die with their master), then remove the dir. */
+export async function killHostAndClean(socketPath: string, dir: string): Promise<void> {
+  const pid = hostPid(socketPath)
+  if (pid !== null && isAlive(pid)) {
+    try {
+      process.kill(pid, 'SIGKILL')
+    } catch {
+      // Gone.
+    }
+    const deadline = Date.now() + 5_000
+    while (isAlive(pid) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10))
+  }
+  rmSync(dir, { recursive: true, force: true })
+}
+
+/** A provider on `socketPath` that starts the host from the sources. */
+export function providerOn(socketPath: string, extra: PtyHostProviderOptions = {}): PtyHostProvider {
+  return createPtyHostProvider({ socketPath, hostCommand: HOST_FROM_SOURCES, idleExitMs: 60_000, ...extra })
+}
