@@ -9,7 +9,8 @@
 //   exit-cause < contracts < spawn < controller < { node-pty, testing }
 //
 // A module may import only lower modules (and itself). Only node-pty and testing touch native or
-// test-only packages, and each through a short allow-list; ssh touches ssh2 the same way. Type-only imports count: a type import
+// test-only packages, and each through a short allow-list; ssh touches ssh2 and pty-host the
+// headless xterm packages the same way. Type-only imports count: a type import
 // still ties the published declarations to the imported package.
 //
 // Usage: node scripts/check-layering.mjs [--root <dir>]   (default root: the repo, ../ of scripts/)
@@ -52,6 +53,7 @@ const RULES = {
   ssh: {
     modules: ['exit-cause', 'contracts', 'ssh'],
     external: ['node:*', 'ssh2'],
+  },
   // The pty host runs node-pty through the node-pty provider, and feeds a headless xterm.
   'pty-host': {
     modules: ['exit-cause', 'contracts', 'node-pty', 'pty-host'],
