@@ -8,7 +8,7 @@ type Pending = { resolve: (value: unknown) => void; reject: (error: Error) => vo
 
 /** An error a host sent back, rebuilt with its code. */
 export function fromWireError(error: PtyHostWireError, ptyId?: string): PtyHostError {
-  const known = ['pty_absent', 'pty_id_in_use', 'invalid_option'] as const
+  const known = ['pty_absent', 'pty_live_other_incarnation', 'pty_id_in_use', 'invalid_option'] as const
   const code = (known as readonly string[]).includes(error.code) ? (error.code as (typeof known)[number]) : 'host_error'
   return new PtyHostError(code, error.message, { ptyId, hostCode: error.code })
 }

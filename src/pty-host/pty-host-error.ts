@@ -12,6 +12,8 @@ const PTY_HOST_ERROR_BRAND = Symbol.for('ptykit.PtyHostError')
  * - `protocol_mismatch`: client and host speak different protocol versions (both are named);
  * - `host_already_running`: a second host was started for a socket path a live host holds;
  * - `pty_absent`: an attach named a PTY the host does not hold (a proven, host-reported absence);
+ * - `pty_live_other_incarnation`: an attach named a PTY that is live on the host under another
+ *   incarnation than the caller expected (not an absence: the caller must not start a second one);
  * - `pty_id_in_use`: a create named an id that is live on the host;
  * - `host_error`: the host's node-pty provider refused or failed the call (its code is kept in `hostCode`);
  * - `provider_detached` / `provider_disposed`: the provider was used after `detach()` / `dispose()`;
@@ -25,6 +27,7 @@ export type PtyHostErrorCode =
   | 'protocol_mismatch'
   | 'host_already_running'
   | 'pty_absent'
+  | 'pty_live_other_incarnation'
   | 'pty_id_in_use'
   | 'host_error'
   | 'provider_detached'

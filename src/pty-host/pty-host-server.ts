@@ -300,7 +300,12 @@ export async function startPtyHost(options: PtyHostServerOptions = {}): Promise<
       const session = live.get(id) ?? (request.params.includeExited === true ? exited.get(id) : undefined)
       if (session === undefined) throw absent(id, 'the pty host holds no live PTY with that id')
       if (typeof expected === 'string' && session.incarnationId !== expected) {
-        throw absent(id, `the live process is incarnation ${JSON.stringify(session.incarnationId)}, not ${JSON.stringify(expected)}`)
+        if (!live.has(id)) throw absent(id, `the PTY that exited was incarnation ${JSON.stringify(session.incarnationId)}, not ${JSON.stringify(expected)}`)
+        throw new PtyHostError(
+          'pty_live_other_incarnation',
+          `Cannot attach to PTY ${JSON.stringify(id)}: the live process is incarnation ${JSON.stringify(session.incarnationId)}, not ${JSON.stringify(expected)}`,
+          { ptyId: id },
+        )
       }
       attach(connection, request, session, fromSeq)
       return 'replied'
