@@ -39,6 +39,9 @@ export function isPtyControllerDisposedError(value: unknown): value is PtyContro
  * - `shutdown_failed`: a provider rejected (or threw from) a shutdown;
  * - `flow_control_failed`: a provider's `pauseProducer`/`resumeProducer`/`acknowledgeData` threw
  *   (flow control is an optimization riding the data path, so this never stops delivery);
+ * - `consumer_not_acknowledging`: a PTY's producer was paused for the maximum hold
+ *   (`flowControl.pauseMaxHoldMs`) without its consumer acknowledging enough output; the debt was
+ *   forgiven and the producer resumed (reported once per PTY);
  * - `listing_failed`: a host's process listing failed or timed out;
  * - `bookkeeping_failed`: the runtime, slot store or claim registry threw while the controller
  *   recorded an exit or released an owner;
@@ -50,6 +53,7 @@ export type PtyControllerErrorCode =
   | 'provider_threw'
   | 'shutdown_failed'
   | 'flow_control_failed'
+  | 'consumer_not_acknowledging'
   | 'listing_failed'
   | 'bookkeeping_failed'
   | 'output_dropped'

@@ -807,13 +807,14 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
       seq = record.outputSequence + data.length
     }
     record.outputSequence = seq
-    // Built without a spread: this runs per output chunk.
-    const incarnationId = record.incarnationId
-    this.#emit('data', incarnationId === undefined ? { ptyId: record.ptyId, data, seq } : { ptyId: record.ptyId, incarnationId, data, seq })
-    // Counted after delivery; a listener that stopped the PTY has already released its flow state.
+    // Counted before delivery, so a listener that acknowledges the chunk it is handed is credited
+    // for it; a listener that stops the PTY releases this count again.
     if (this.#flow !== null && record.state === 'live' && !record.stopRequested && hasFlowControl(record.provider)) {
       this.#flow.noteOutput(record.flowTarget, data.length)
     }
+    // Built without a spread: this runs per output chunk.
+    const incarnationId = record.incarnationId
+    this.#emit('data', incarnationId === undefined ? { ptyId: record.ptyId, data, seq } : { ptyId: record.ptyId, incarnationId, data, seq })
   }
 
   #settleProviderExit(record: PtyRecord, event: PtyExitEvent): void {
@@ -1237,6 +1238,14 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
     return {
       pause: () => this.#flowCall(provider, ptyId, 'pauseProducer'),
       resume: () => this.#flowCall(provider, ptyId, 'resumeProducer'),
+      notAcknowledging: () =>
+        this.#report(
+          'consumer_not_acknowledging',
+          `PTY ${ptyId}'s producer was paused for the maximum hold without its consumer acknowledging; ` +
+            'the unacknowledged output was forgiven and the producer resumed',
+          undefined,
+          ptyId,
+        ),
     }
   }
 

@@ -26,7 +26,7 @@ import { isPtySpawnError } from '../../src/spawn/index.js'
 import { createFakePtyProvider, type FakePtyProvider, type FakeShutdownBehaviour } from '../../src/testing/index.js'
 import { createManualClock, type ManualClock } from '../../src/testing/manual-clock.js'
 
-const FLOW = { highWatermarkChars: 1_000, lowWatermarkChars: 100, pauseReassertIntervalMs: 50, pauseMaxHoldMs: 200 }
+const FLOW = { mode: 'always' as const, highWatermarkChars: 1_000, lowWatermarkChars: 100, pauseReassertIntervalMs: 50, pauseMaxHoldMs: 200 }
 const MAX_PTY_IDS = 5
 
 type ModelExit = { code: number; signal?: number; withoutCause?: boolean; hostReports?: boolean }
