@@ -22,3 +22,22 @@ export function assertNonNegativeNumber(kind: 'argument' | 'option', name: strin
     throw new TypeError(`Expected the \`${name}\` ${kind} to be a non-negative number, got ${describeValue(value)}`)
   }
 }
+
+/** Throw a `TypeError` naming the argument unless it is `undefined` or a (non-array) object. */
+export function assertOptionsObject(name: string, value: unknown): void {
+  if (value !== undefined && (typeof value !== 'object' || value === null || Array.isArray(value))) {
+    throw new TypeError(`Expected the \`${name}\` argument to be an object, got ${describeValue(value)}`)
+  }
+}
+
+/**
+ * `stopAndWait`'s deadline: the option when given (a non-negative finite number; `null` is not
+ * "absent"), else `fallback`. Throws a `TypeError` naming the argument or option otherwise.
+ */
+export function resolveStopDeadlineMs(options: unknown, fallback: number): number {
+  assertOptionsObject('options', options)
+  const deadlineMs = (options as { deadlineMs?: unknown } | undefined)?.deadlineMs
+  if (deadlineMs === undefined) return fallback
+  assertNonNegativeNumber('option', 'deadlineMs', deadlineMs)
+  return deadlineMs as number
+}

@@ -2,10 +2,10 @@ const DISPOSED_ERROR_BRAND = Symbol.for('ptykit.PtyControllerDisposedError')
 const CONTROLLER_ERROR_BRAND = Symbol.for('ptykit.PtyControllerError')
 
 /**
- * Thrown by every controller method called after `dispose()` (except `dispose` itself, which is
- * idempotent, and the two write methods, which refuse with `controller_disposed` instead because
- * they sit on the data path). Using a disposed controller is a programmer error: its providers are
- * unsubscribed and its PTYs stopped, so any answer it gave would be made up.
+ * Rejects `spawn` and `attach` called after `dispose()`: a disposed controller starts and adopts
+ * nothing. Every other method answers harmlessly instead of throwing (a refused write, `false`,
+ * `null`, a no-op), because such calls arrive late from async callbacks — an ack from a
+ * renderer's write callback must not crash the host.
  */
 export class PtyControllerDisposedError extends Error {
   /** The stable code; match on it, never on the message. */

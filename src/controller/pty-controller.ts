@@ -42,7 +42,14 @@ import {
   type PtySpawnOutcome,
 } from '../spawn/index.js'
 import type { PtyClock } from './clock.js'
-import { assertNonNegativeNumber, assertPositiveInteger, assertPtyId, describeValue } from './argument-validation.js'
+import {
+  assertNonNegativeNumber,
+  assertOptionsObject,
+  assertPositiveInteger,
+  assertPtyId,
+  describeValue,
+  resolveStopDeadlineMs,
+} from './argument-validation.js'
 import {
   resolvePtyControllerOptions,
   type PtyControllerOptions,
@@ -86,9 +93,13 @@ const TypedEventEmitter = EventEmitter as new () => TypedEmitter<PtyControllerEv
  * by incarnation, escalates stops, applies producer flow control, and publishes typed events
  * (`spawn`, `data`, `exit`, `liveness`, `error`).
  *
- * Create it with {@link createPtyController}. Every method throws
- * {@link PtyControllerDisposedError} once `dispose()` was called, except `dispose` itself and the
- * two write methods, which refuse with `controller_disposed`.
+ * Create it with {@link createPtyController}. After `dispose()`, only `spawn` and `attach` reject
+ * (with {@link PtyControllerDisposedError}): every other call can arrive late from an async
+ * callback (an ack from a renderer's write callback), so it is a harmless answer instead — writes
+ * are refused `controller_disposed`, `acknowledgeData`/`clearBuffer`/`retireRejectedPty` do
+ * nothing, `kill`/`resize`/`stopAndWait` answer `false`, queries answer `null` (`inspectProcess`
+ * `unavailable`), listings and `inventory` have no host in scope. Malformed arguments are still
+ * `TypeError`s.
  */
 export class PtyController extends TypedEventEmitter implements RuntimePtyController, AsyncDisposable {
   readonly #options: ResolvedPtyControllerOptions
@@ -330,6 +341,8 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
     inputKind: TerminalInputKind,
     options?: PtyWriteOptions,
   ): WriteSettlement | Promise<WriteSettlement> {
+    assertPtyId(ptyId)
+    assertOptionsObject('options', options)
     if (typeof data !== 'string') {
       throw new TypeError(`Expected the \`data\` argument to be a string, got ${describeValue(data)}`)
     }
@@ -366,9 +379,10 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
    * @throws TypeError when `cols` or `rows` is not a positive integer.
    */
   resize(ptyId: string, cols: number, rows: number): boolean {
-    this.#assertUsable('resize')
+    assertPtyId(ptyId)
     assertPositiveInteger('cols', cols)
     assertPositiveInteger('rows', rows)
+    if (this.disposed) return false
     const record = this.#records.get(ptyId)
     if (record === undefined || record.state !== 'live') return false
     try {
@@ -383,7 +397,8 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
 
   /** The size the provider reads back, else the size last applied; `null` for unknown or ended PTYs. */
   getSize(ptyId: string): PtySize | null {
-    this.#assertUsable('getSize')
+    assertPtyId(ptyId)
+    if (this.disposed) return null
     const record = this.#records.get(ptyId)
     if (record === undefined || record.state !== 'live') return null
     try {
@@ -406,8 +421,9 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
    * @throws TypeError when `chars` is not a non-negative finite number.
    */
   acknowledgeData(ptyId: string, chars: number): void {
-    this.#assertUsable('acknowledgeData')
+    assertPtyId(ptyId)
     assertNonNegativeNumber('argument', 'chars', chars)
+    if (this.disposed) return
     const record = this.#records.get(ptyId)
     if (record === undefined || record.state !== 'live') return
     // Without producer flow control there is no count to clamp against: forward the ack as given.
@@ -424,7 +440,8 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
 
   /** The flow-control state of a PTY (unacknowledged chars, paused, since when); for inspection. */
   getFlowControlState(ptyId: string): ProducerFlowState | null {
-    this.#assertUsable('getFlowControlState')
+    assertPtyId(ptyId)
+    if (this.disposed) return null
     const record = this.#records.get(ptyId)
     if (record === undefined || this.#flow === null) return null
     return this.#flow.state(record.flowTarget)
@@ -445,7 +462,8 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
    * `liveness` event `exited` (unless a re-attach revived the PTY first; see the `exit` event).
    */
   kill(ptyId: string): boolean {
-    this.#assertUsable('kill')
+    assertPtyId(ptyId)
+    if (this.disposed) return false
     const record = this.#records.get(ptyId)
     if (record === undefined || record.state === 'exited') return false
     record.stopRequested = true
@@ -470,9 +488,9 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
    * (for the last `EXITED_PTY_RECORDS_KEPT` exited PTYs; older ones are forgotten, hence unknown).
    */
   async stopAndWait(ptyId: string, options: PtyStopAndWaitOptions = {}): Promise<boolean> {
-    this.#assertUsable('stopAndWait')
-    const deadlineMs = options.deadlineMs ?? this.#options.stop.defaultDeadlineMs
-    assertNonNegativeNumber('option', 'deadlineMs', deadlineMs)
+    assertPtyId(ptyId)
+    const deadlineMs = resolveStopDeadlineMs(options, this.#options.stop.defaultDeadlineMs)
+    if (this.disposed) return false
     const record = this.#records.get(ptyId)
     if (record === undefined) return false
     return this.#stopAndVerify(record, deadlineMs)
@@ -485,7 +503,8 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
    * liveness `unverifiable` and, if still live, an exit `stop_unverified`.
    */
   retireRejectedPty(ptyId: string, stopConfirmed: boolean, incarnationId: PtyIncarnationId | undefined): void {
-    this.#assertUsable('retireRejectedPty')
+    assertPtyId(ptyId)
+    if (this.disposed) return
     const record = this.#records.get(ptyId)
     if (record === undefined || record.state === 'exited') return
     if (incarnationId !== undefined && record.incarnationId !== undefined && incarnationId !== record.incarnationId) return
@@ -509,7 +528,8 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
    * `false`, otherwise `null`.
    */
   hasPty(ptyId: string): boolean | null {
-    this.#assertUsable('hasPty')
+    assertPtyId(ptyId)
+    if (this.disposed) return null
     const record = this.#records.get(ptyId)
     if (record !== undefined) {
       if (record.state === 'exited') return false
@@ -530,7 +550,8 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
    * answers for a PTY whose stop was unverified updates its liveness (`exited` or `live`).
    */
   async probePtyLiveness(ptyId: string): Promise<boolean | null> {
-    this.#assertUsable('probePtyLiveness')
+    assertPtyId(ptyId)
+    if (this.disposed) return null
     const record = this.#records.get(ptyId)
     if (record === undefined) {
       const answers = await Promise.all(
@@ -560,11 +581,13 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
    * @throws TypeError when `hostId` names no registered provider.
    */
   async listProcesses(hostId?: ExecutionHostId, options: PtyListOptions = {}): Promise<PtyProcessInfo[]> {
-    this.#assertUsable('listProcesses')
     if (hostId !== undefined) {
       const provider = this.#options.providers.get(hostId)
       if (provider === undefined) {
         throw new TypeError(`Expected the \`hostId\` argument to name a registered host, got ${describeValue(hostId)}`)
+      }
+      if (this.disposed) {
+        throw new PtyControllerError('listing_failed', `Host ${hostId} was not asked: the controller was disposed`)
       }
       const rows = await this.#listHost(hostId, provider, options)
       if (rows === null) {
@@ -580,7 +603,9 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
    * absent only if its host is in `hostIds`.
    */
   async listProcessesWithHostScope(options: PtyListOptions = {}): Promise<PtyHostScopedListing> {
-    this.#assertUsable('listProcessesWithHostScope')
+    assertOptionsObject('options', options)
+    // Disposed: no host is asked, so none answered (an empty listing with no host in scope).
+    if (this.disposed) return { processes: [], hostIds: [] }
     const hosts = [...this.#options.providers.entries()]
     const answers = await Promise.all(hosts.map(([hostId, provider]) => this.#listHost(hostId, provider, options)))
     const processes: PtyProcessInfo[] = []
@@ -596,21 +621,24 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
 
   /** The PTY's working directory; `null` when unknown, ended, unreadable (or `''`), or on error. */
   async getCwd(ptyId: string): Promise<string | null> {
-    this.#assertUsable('getCwd')
+    assertPtyId(ptyId)
+    if (this.disposed) return null
     const cwd = await this.#askLive(ptyId, 'getCwd', (provider) => provider.getCwd?.(ptyId))
     return typeof cwd === 'string' && cwd.length > 0 ? cwd : null
   }
 
   /** The PTY's foreground process name; `null` when unknown, ended, unreadable or on error. */
   async getForegroundProcess(ptyId: string): Promise<string | null> {
-    this.#assertUsable('getForegroundProcess')
+    assertPtyId(ptyId)
+    if (this.disposed) return null
     const name = await this.#askLive(ptyId, 'getForegroundProcess', (provider) => provider.getForegroundProcess?.(ptyId))
     return typeof name === 'string' ? name : null
   }
 
   /** Whether the shell has child processes; `null` when unknown, ended, unreadable or on error. */
   async hasChildProcesses(ptyId: string): Promise<boolean | null> {
-    this.#assertUsable('hasChildProcesses')
+    assertPtyId(ptyId)
+    if (this.disposed) return null
     const answer = await this.#askLive(ptyId, 'hasChildProcesses', (provider) => provider.hasChildProcesses?.(ptyId))
     return typeof answer === 'boolean' ? answer : null
   }
@@ -620,10 +648,12 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
    * or not the `expectedIncarnationId`.
    */
   async inspectProcess(ptyId: string, options: PtyInspectOptions = {}): Promise<PtyProcessInspection> {
-    this.#assertUsable('inspectProcess')
+    assertPtyId(ptyId)
+    assertOptionsObject('options', options)
     const record = this.#records.get(ptyId)
     const expected = options.expectedIncarnationId
     if (
+      this.disposed ||
       record === undefined ||
       record.state !== 'live' ||
       (expected !== undefined && expected !== record.incarnationId)
@@ -639,7 +669,8 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
 
   /** Clear the provider's buffered screen of a live PTY; nothing for unknown or ended ones. */
   async clearBuffer(ptyId: string): Promise<void> {
-    this.#assertUsable('clearBuffer')
+    assertPtyId(ptyId)
+    if (this.disposed) return
     await this.#askLive(ptyId, 'clearBuffer', (provider) => provider.clearBuffer?.(ptyId))
   }
 
@@ -648,7 +679,8 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
     ptyId: string,
     options: { scrollbackRows?: number } = {},
   ): Promise<PtyProviderBufferSnapshot | null> {
-    this.#assertUsable('serializeProviderBuffer')
+    assertPtyId(ptyId)
+    if (this.disposed) return null
     const snapshot = await this.#askLive(ptyId, 'getBufferSnapshot', (provider) =>
       provider.getBufferSnapshot?.(ptyId, options),
     )
@@ -661,12 +693,12 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
    * are listed in `exitingPtyIds`, with PTYs being stopped. `queriedHostIds` is every registered host.
    */
   inventory(scopeId?: string): PtyControllerInventory {
-    this.#assertUsable('inventory')
     const livePtyIds = new Set<string>()
     const allLivePtyIds = new Set<string>()
     const exitingPtyIds = new Set<string>()
     const terminalIdentityByPtyId = new Map<string, PtyControllerTerminalIdentity>()
-    for (const record of this.#records.values()) {
+    // Disposed: the controller owns nothing any more and asks no host.
+    for (const record of this.disposed ? [] : this.#records.values()) {
       if (record.state === 'exited') continue
       allLivePtyIds.add(record.ptyId)
       if (scopeId === undefined || record.scopeId === scopeId) livePtyIds.add(record.ptyId)
@@ -681,7 +713,7 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
       livePtyIds,
       allLivePtyIds,
       terminalIdentityByPtyId,
-      queriedHostIds: new Set(this.#options.providers.keys()),
+      queriedHostIds: new Set(this.disposed ? [] : this.#options.providers.keys()),
       exitingPtyIds,
     }
   }
