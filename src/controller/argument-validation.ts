@@ -1,6 +1,6 @@
-import { describeValue } from '../contracts/describe-value.js'
+import { describeThrownValue, describeValue } from '../contracts/describe-value.js'
 
-export { describeValue }
+export { describeThrownValue, describeValue }
 
 /** Throw a `TypeError` naming the argument unless it is a non-empty string. */
 export function assertPtyId(ptyId: unknown): void {

@@ -47,6 +47,7 @@ import {
   assertOptionsObject,
   assertPositiveInteger,
   assertPtyId,
+  describeThrownValue,
   describeValue,
   resolveStopDeadlineMs,
 } from './argument-validation.js'
@@ -1302,7 +1303,7 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
       try {
         ;(listener as (value: typeof payload) => void).call(this, payload)
       } catch (error) {
-        this.#report('listener_threw', `A \`${event}\` listener threw`, error, payload.ptyId)
+        this.#report('listener_threw', `A \`${event}\` listener threw ${describeThrownValue(error)}`, error, payload.ptyId)
       }
     }
   }
