@@ -1,6 +1,7 @@
 import { EventEmitter } from 'node:events'
 import type TypedEmitter from 'typed-emitter'
 import {
+  assertPtyDimension,
   isTerminalInputKind,
   refusedWrite,
   unverifiableWrite,
@@ -45,7 +46,6 @@ import type { PtyClock } from './clock.js'
 import {
   assertNonNegativeNumber,
   assertOptionsObject,
-  assertPositiveInteger,
   assertPtyId,
   describeThrownValue,
   describeValue,
@@ -377,12 +377,13 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
   /**
    * Resize a live PTY; `false` when it is unknown, not live, or the provider refused or threw.
    *
-   * @throws TypeError when `cols` or `rows` is not a positive integer.
+   * @throws TypeError when `cols` or `rows` is not an integer from 1 to `MAX_PTY_DIMENSION` (65 535),
+   * the limit `spawn` applies too.
    */
   resize(ptyId: string, cols: number, rows: number): boolean {
     assertPtyId(ptyId)
-    assertPositiveInteger('cols', cols)
-    assertPositiveInteger('rows', rows)
+    assertPtyDimension('cols', cols, 'argument')
+    assertPtyDimension('rows', rows, 'argument')
     if (this.disposed) return false
     const record = this.#records.get(ptyId)
     if (record === undefined || record.state !== 'live') return false

@@ -1,5 +1,6 @@
 import { describeValue } from '../contracts/describe-value.js'
 import {
+  assertPtyDimension,
   LOCAL_EXECUTION_HOST_ID,
   WRITE_ACCEPTED,
   refusedWrite,
@@ -285,11 +286,6 @@ type PendingSpawn = {
 type ListenerEntry<E> = { listener: (event: E) => void }
 
 
-function assertPositiveInteger(name: string, value: unknown): asserts value is number {
-  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value <= 0) {
-    throw new TypeError(`Expected the \`${name}\` option to be a positive integer, got ${describeValue(value)}`)
-  }
-}
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value)
@@ -627,8 +623,8 @@ export function createFakePtyProvider(options: FakePtyProviderOptions = {}): Fak
       record('spawn', [spawnOptions])
       if (disposed) return Promise.reject(new Error(`The fake PTY provider "${name}" was disposed`))
       try {
-        if (spawnOptions.cols !== undefined) assertPositiveInteger('cols', spawnOptions.cols)
-        if (spawnOptions.rows !== undefined) assertPositiveInteger('rows', spawnOptions.rows)
+        if (spawnOptions.cols !== undefined) assertPtyDimension('cols', spawnOptions.cols)
+        if (spawnOptions.rows !== undefined) assertPtyDimension('rows', spawnOptions.rows)
         if (spawnOptions.attachOnly === true) {
           const fromMetadata = spawnOptions.metadata?.[FAKE_SCRIPT_METADATA_KEY]
           return attach(spawnOptions, isPlainObject(fromMetadata) ? (fromMetadata as FakeSpawnScript) : undefined)
@@ -657,8 +653,8 @@ export function createFakePtyProvider(options: FakePtyProviderOptions = {}): Fak
 
     resize(id: string, cols: number, rows: number): boolean {
       record('resize', [id, cols, rows])
-      assertPositiveInteger('cols', cols)
-      assertPositiveInteger('rows', rows)
+      assertPtyDimension('cols', cols, 'argument')
+      assertPtyDimension('rows', rows, 'argument')
       const pty = ptys.get(id)
       if (pty === undefined || pty.state !== 'live') return false
       pty.cols = cols

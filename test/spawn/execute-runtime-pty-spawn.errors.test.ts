@@ -24,8 +24,8 @@ const EMPTY_RUNTIME = createInMemoryPtyRuntime().inspect()
 
 describe('createRuntimePtySpawnState: validation before any side effect', () => {
   it.each([
-    [{ cols: 0 }, 'Expected the `cols` option to be a positive integer no larger than 10000, got 0 (number)'],
-    [{ rows: 2.5 }, 'Expected the `rows` option to be a positive integer no larger than 10000, got 2.5 (number)'],
+    [{ cols: 0 }, 'Expected the `cols` option to be an integer from 1 to 65535, got 0 (number)'],
+    [{ rows: 2.5 }, 'Expected the `rows` option to be an integer from 1 to 65535, got 2.5 (number)'],
     [{ cols: MAX_PTY_SPAWN_DIMENSION + 1 }, `got ${MAX_PTY_SPAWN_DIMENSION + 1} (number)`],
     [{ slot: { key: '' } }, 'Expected the `slot.key` option to be a non-empty string, got "" (string)'],
     [{ claim: { key: 'a' }, slot: { key: 'b' } }, 'Expected at most one of the `slot` and `claim` options'],
