@@ -116,6 +116,8 @@ export type NodePtyProvider = PtyProvider &
   > & {
   /** Always true: this provider owns every process it lists, so a missing row proves absence. */
   readonly authoritativeListings: true
+  /** Same as `dispose()`, for `await using provider = createNodePtyProvider()`. */
+  [Symbol.asyncDispose](): Promise<void>
   /** The leader pid of a live PTY; `null` when unknown or exited. */
   getPid(id: string): number | null
 }
@@ -713,5 +715,6 @@ export function createNodePtyProvider(options: NodePtyProviderOptions = {}): Nod
       return liveSession(id)?.pid ?? null
     },
     dispose,
+    [Symbol.asyncDispose]: dispose,
   }
 }

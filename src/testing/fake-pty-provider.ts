@@ -214,6 +214,8 @@ export interface FakePtyProvider extends PtyProvider {
   getBufferSnapshot(id: string, options?: { scrollbackRows?: number }): Promise<PtyProviderBufferSnapshot | null>
   /** Kills every PTY (their exits are emitted), rejects pending spawns, then drops every listener. */
   dispose(): Promise<void>
+  /** Same as `dispose()`, for `await using provider = createFakePtyProvider()`. */
+  [Symbol.asyncDispose](): Promise<void>
 
   /** Queue the script of the next spawn that carries no `metadata.fakeScript`. */
   scriptNextSpawn(script: FakeSpawnScript): void
@@ -805,6 +807,10 @@ export function createFakePtyProvider(options: FakePtyProviderOptions = {}): Fak
       dataListeners.length = 0
       exitListeners.length = 0
       return Promise.resolve()
+    },
+
+    [Symbol.asyncDispose](): Promise<void> {
+      return provider.dispose()
     },
 
     scriptNextSpawn(script: FakeSpawnScript): void {
