@@ -1,3 +1,4 @@
+import { describeValue } from '../contracts/describe-value.js'
 import type {
   PtyIncarnationId,
   PtyProvider,
@@ -134,7 +135,12 @@ function checkAbort(state: RuntimePtySpawnState): void {
   state.stage = 'abort_check'
   const signal = state.args.signal
   if (signal?.aborted === true) {
-    throw own(state, 'client_disconnected', 'The client disconnected before the provider was called', { cause: signal.reason })
+    throw own(
+      state,
+      'client_disconnected',
+      `The spawn was aborted (its signal fired: ${describeAbortReason(signal.reason)}) before the provider was called`,
+      { cause: signal.reason },
+    )
   }
 }
 
@@ -530,4 +536,14 @@ export async function executeRuntimePtySpawn(state: RuntimePtySpawnState): Promi
   state.status = 'succeeded'
   state.outcome = outcome
   return outcome
+}
+
+/** A short, safe rendering of an abort reason for the message (the reason itself is the `cause`). */
+function describeAbortReason(reason: unknown): string {
+  try {
+    if (reason instanceof Error) return `${reason.name}: ${reason.message}`
+  } catch {
+    // Fall through: a hostile reason must not turn the abort into another error.
+  }
+  return describeValue(reason)
 }

@@ -5,7 +5,8 @@ const PTY_SPAWN_ERROR_BRAND = Symbol.for('ptykit.PtySpawnError')
  *
  * - `invalid_spawn_options`: the options are malformed (a programmer error; nothing started);
  * - `scope_lease_refused`: the runtime refused the scope spawn lease;
- * - `client_disconnected`: the caller's `signal` aborted before the provider was called;
+ * - `client_disconnected`: the caller's `signal` aborted before the provider was called (the
+ *   signal's `reason` is the `cause`; {@link isPtySpawnAbortError} recognizes it);
  * - `slot_owner_conflict`: live state and the persisted store name different owners;
  * - `slot_owner_changed`: the slot's owner changed while the spawn was deciding;
  * - `slot_owner_unverified`: the owner's host could not prove it present or absent;
@@ -65,4 +66,13 @@ Object.defineProperty(PtySpawnError.prototype, 'name', { value: 'PtySpawnError',
 /** True for a {@link PtySpawnError}, also across duplicate copies of the package. */
 export function isPtySpawnError(value: unknown): value is PtySpawnError {
   return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[PTY_SPAWN_ERROR_BRAND] === true
+}
+
+/**
+ * True for the error of a spawn whose `signal` aborted it: a {@link PtySpawnError} with code
+ * `client_disconnected` (its `cause` is the signal's `reason`). Nothing was started. Like
+ * `isAbortError` helpers elsewhere, for a caller that treats its own abort as "not a failure".
+ */
+export function isPtySpawnAbortError(value: unknown): value is PtySpawnError & { code: 'client_disconnected' } {
+  return isPtySpawnError(value) && value.code === 'client_disconnected'
 }
