@@ -41,3 +41,21 @@ export function resolveStopDeadlineMs(options: unknown, fallback: number): numbe
   assertNonNegativeNumber('option', 'deadlineMs', deadlineMs)
   return deadlineMs as number
 }
+
+/** A high surrogate not followed by a low one, or a low surrogate not preceded by a high one. */
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/
+
+/**
+ * Throw a `TypeError` naming the `data` argument and the index unless `data` is well-formed
+ * UTF-16. Why refuse rather than send: a PTY carries UTF-8, where a lone surrogate has no
+ * encoding, so the child would silently receive U+FFFD instead of what the caller wrote (usually
+ * a surrogate pair split by the caller's own chunking).
+ */
+export function assertWellFormedData(data: string): void {
+  const index = data.search(LONE_SURROGATE)
+  if (index === -1) return
+  const unit = data.charCodeAt(index).toString(16).toUpperCase()
+  throw new TypeError(
+    `Expected the \`data\` argument to be well-formed UTF-16, got a lone surrogate U+${unit} at index ${index}`,
+  )
+}

@@ -47,6 +47,7 @@ import {
   assertNonNegativeNumber,
   assertOptionsObject,
   assertPtyId,
+  assertWellFormedData,
   describeThrownValue,
   describeValue,
   resolveStopDeadlineMs,
@@ -322,6 +323,9 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
    * write was refused (unknown, exited, fenced PTY; disposed controller), settled otherwise — and
    * also when the provider settles asynchronously, because the outcome is not known yet and a
    * boolean cannot say "unknown". Use {@link PtyController.writeWithSettlement} for remote hosts.
+   *
+   * @throws TypeError when `data` has a lone surrogate (not well-formed UTF-16), naming its index:
+   * refused, never silently replaced by U+FFFD.
    */
   write(ptyId: string, data: string, inputKind: TerminalInputKind, options?: PtyWriteOptions): boolean {
     const settlement = this.writeWithSettlement(ptyId, data, inputKind, options)
@@ -335,6 +339,11 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
    * `expectedIncarnationId` that is not the live one (`stale_incarnation`) and a disposed
    * controller (`controller_disposed`). A provider that throws yields
    * `unverifiable('provider_threw_after_handoff', true)`; a rejected async settlement likewise.
+   *
+   * @throws TypeError when `data` is not a string or is not well-formed UTF-16: a lone surrogate
+   * (`'A\uD800B'`, usually a pair split by the caller's chunking) has no UTF-8 encoding and would
+   * reach the child as U+FFFD, so it is refused — naming its index — rather than sent altered.
+   * Nothing is written. The same holds for {@link PtyController.write}.
    */
   writeWithSettlement(
     ptyId: string,
@@ -347,6 +356,7 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
     if (typeof data !== 'string') {
       throw new TypeError(`Expected the \`data\` argument to be a string, got ${describeValue(data)}`)
     }
+    assertWellFormedData(data)
     if (!isTerminalInputKind(inputKind)) {
       throw new TypeError(
         `Expected the \`inputKind\` argument to be 'driving', 'launch' or 'query-reply', got ${describeValue(inputKind)}`,

@@ -36,4 +36,19 @@ describe('controller argument validation', () => {
     const h = createHarness()
     await expect(h.controller.stopAndWait(123 as never)).rejects.toThrow('`ptyId` argument')
   })
+
+  it.each([
+    ['A\uD800B', 1, 'D800'],
+    ['\uDC00', 0, 'DC00'],
+    ['ok\uD83D', 2, 'D83D'],
+  ])('a write with a lone surrogate (%j) is refused, naming the index; nothing is written', async (data, index, unit) => {
+    const h = createHarness()
+    const { id } = await h.controller.spawn({})
+    const message = `Expected the \`data\` argument to be well-formed UTF-16, got a lone surrogate U+${unit} at index ${index}`
+    expect(() => h.controller.write(id, data, 'driving')).toThrow(new TypeError(message))
+    expect(() => h.controller.writeWithSettlement(id, data, 'driving')).toThrow(new TypeError(message))
+    expect(h.provider.calls.filter((call) => call.method === 'write')).toEqual([])
+    // A whole pair is fine.
+    expect(h.controller.write(id, 'A\uD83D\uDE00B', 'driving')).toBe(true)
+  })
 })
