@@ -3,7 +3,8 @@ const PTY_SPAWN_ERROR_BRAND = Symbol.for('ptykit.PtySpawnError')
 /**
  * Stable codes of {@link PtySpawnError}. Match on the code, never on the message.
  *
- * - `invalid_spawn_options`: the options are malformed (a programmer error; nothing started);
+ * - `invalid_spawn_options`: the options are malformed (a programmer error; nothing started),
+ *   also when the provider refused an option before starting a process (`option` names it);
  * - `scope_lease_refused`: the runtime refused the scope spawn lease;
  * - `client_disconnected`: the caller's `signal` aborted before the provider was called (the
  *   signal's `reason` is the `cause`; {@link isPtySpawnAbortError} recognizes it);
@@ -47,17 +48,23 @@ export class PtySpawnError extends Error {
   readonly outcome: PtySpawnFailureOutcome
   /** The PTY id involved, when one was known. */
   readonly ptyId: string | undefined
+  /**
+   * For `invalid_spawn_options` raised by the provider's refusal: the refused option's name
+   * (`file`, `cwd`, `cols`…); the refusal itself is the `cause`.
+   */
+  readonly option: string | undefined
 
   /** Create a spawn error. */
   constructor(
     code: PtySpawnErrorCode,
     message: string,
-    options: { cause?: unknown; outcome?: PtySpawnFailureOutcome; ptyId?: string } = {},
+    options: { cause?: unknown; outcome?: PtySpawnFailureOutcome; ptyId?: string; option?: string } = {},
   ) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause })
     this.code = code
     this.outcome = options.outcome ?? 'not_started'
     this.ptyId = options.ptyId
+    this.option = options.option
     Object.defineProperty(this, PTY_SPAWN_ERROR_BRAND, { value: true })
   }
 }
