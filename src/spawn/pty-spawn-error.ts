@@ -80,6 +80,6 @@ export function isPtySpawnError(value: unknown): value is PtySpawnError {
  * `client_disconnected` (its `cause` is the signal's `reason`). Nothing was started. Like
  * `isAbortError` helpers elsewhere, for a caller that treats its own abort as "not a failure".
  */
-export function isPtySpawnAbortError(value: unknown): value is PtySpawnError & { code: 'client_disconnected' } {
+export function isPtySpawnAbortError(value: unknown): value is PtySpawnError {
   return isPtySpawnError(value) && value.code === 'client_disconnected'
 }
