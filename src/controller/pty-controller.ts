@@ -7,6 +7,7 @@ import {
   unverifiableWrite,
   type ExecutionHostId,
   type PtyControllerInventory,
+  type PtyCwdOptions,
   type PtyHostScopedListing,
   type PtySize,
   type PtyControllerTerminalIdentity,
@@ -631,11 +632,25 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
     return { processes, hostIds }
   }
 
-  /** The PTY's working directory; `null` when unknown, ended, unreadable (or `''`), or on error. */
-  async getCwd(ptyId: string): Promise<string | null> {
+  /**
+   * The PTY's working directory. By default the **foreground process's** (where the program the
+   * user runs now works: `cd` inside a running tool shows here); `{ of: 'leader' }` asks for the
+   * shell's (the PTY's leader), as an IDE's "new terminal here" wants. `null` when unknown, ended,
+   * unreadable (or `''`), or on error.
+   *
+   * @throws TypeError when `options.of` is neither `'foreground'` nor `'leader'`.
+   */
+  async getCwd(ptyId: string, options?: PtyCwdOptions): Promise<string | null> {
     assertPtyId(ptyId)
+    assertOptionsObject('options', options)
+    const of = options?.of
+    if (of !== undefined && of !== 'foreground' && of !== 'leader') {
+      throw new TypeError(`Expected the \`of\` option to be 'foreground' or 'leader', got ${describeValue(of)}`)
+    }
     if (this.disposed) return null
-    const cwd = await this.#askLive(ptyId, 'getCwd', (provider) => provider.getCwd?.(ptyId))
+    const cwd = await this.#askLive(ptyId, 'getCwd', (provider) =>
+      options === undefined ? provider.getCwd?.(ptyId) : provider.getCwd?.(ptyId, options),
+    )
     return typeof cwd === 'string' && cwd.length > 0 ? cwd : null
   }
 

@@ -1,3 +1,4 @@
+import type { PtyCwdOptions } from '../contracts/index.js'
 import { randomUUID } from 'node:crypto'
 import { basename } from 'node:path'
 import {
@@ -591,12 +592,13 @@ export function createNodePtyProvider(options: NodePtyProviderOptions = {}): Nod
     return Promise.race([work, timeout]).finally(() => clearTimeout(timer))
   }
 
-  async function getCwd(id: string): Promise<string | null> {
+  async function getCwd(id: string, options: PtyCwdOptions = {}): Promise<string | null> {
     const session = liveSession(id)
     // Why checkLeader: a leader reaped since the last look may have had its pid reused; never
     // describe the other process.
     session?.checkLeader()
     if (session === undefined || session.leaderGone) return null
+    if (options.of === 'leader') return inspector.cwd(session.pid)
     const target = await readForegroundProcess(inspector, session.pid)
     const cwd = target === null ? null : await inspector.cwd(target.pid)
     return cwd ?? (target?.pid === session.pid ? null : inspector.cwd(session.pid))

@@ -1,3 +1,4 @@
+import type { PtyCwdOptions } from '../contracts/index.js'
 import { describeValue } from '../contracts/describe-value.js'
 import {
   assertPtyDimension,
@@ -202,8 +203,8 @@ export interface FakePtyProvider extends PtyProvider {
   hasPty(id: string): boolean | null
   /** Same answer as {@link FakePtyProvider.hasPty}, asynchronously. */
   probeLiveness(id: string): Promise<boolean | null>
-  /** The spawn's `cwd`, or `null`. */
-  getCwd(id: string): Promise<string | null>
+  /** The spawn's `cwd`, or `null` (the fake's foreground process and leader share it). */
+  getCwd(id: string, options?: PtyCwdOptions): Promise<string | null>
   /** The scripted foreground process name, or `null` for an exited PTY. */
   getForegroundProcess(id: string): Promise<string | null>
   /** The scripted answer (default `false`), or `null` for an exited PTY. */
@@ -744,8 +745,8 @@ export function createFakePtyProvider(options: FakePtyProviderOptions = {}): Fak
       return Promise.resolve(livenessOf(id))
     },
 
-    getCwd(id: string): Promise<string | null> {
-      record('getCwd', [id])
+    getCwd(id: string, options?: PtyCwdOptions): Promise<string | null> {
+      record('getCwd', options === undefined ? [id] : [id, options])
       const pty = ptys.get(id)
       return Promise.resolve(pty !== undefined && pty.state === 'live' ? (pty.options.cwd ?? null) : null)
     },
