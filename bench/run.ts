@@ -19,7 +19,7 @@ import { measureSpawnBlocking } from './figures/spawn-blocking.js'
 import { measureSsh } from './figures/ssh.js'
 import { measureSpawnExit } from './figures/spawn-exit.js'
 import { measureSpawnFirstByte } from './figures/spawn-first-byte.js'
-import { measureThroughput } from './figures/throughput.js'
+import { measureNonAckingThroughput, measureThroughput } from './figures/throughput.js'
 import { measureWriteEcho } from './figures/write-echo.js'
 import { readMachineInfo } from './machine.js'
 import { renderTable, type BenchResults } from './report.js'
@@ -30,6 +30,7 @@ type Group = { id: string; run: (config: BenchConfig, log: Log) => Promise<Figur
 /** The figure groups, in table order; `--only` selects by these ids. */
 export const FIGURE_GROUPS: readonly Group[] = [
   { id: 'throughput', run: measureThroughput },
+  { id: 'throughput-non-acking', run: measureNonAckingThroughput },
   { id: 'spawn-first-byte', run: measureSpawnFirstByte },
   { id: 'spawn-exit', run: measureSpawnExit },
   { id: 'concurrent-spawns', run: measureConcurrentSpawns },

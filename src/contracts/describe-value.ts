@@ -7,20 +7,53 @@
 /** The longest rendering of a value: enough to recognize it, short enough for one log line. */
 export const DESCRIBED_VALUE_MAX_CHARS = 200
 
-/** `value (type)`: strings as JSON, objects and arrays as (truncated) JSON, functions by kind. */
+/**
+ * `value (type)`: strings as JSON, objects and arrays as (truncated) JSON, functions by kind.
+ * Total: a value whose inspection throws (a `Proxy` with throwing traps, a revoked proxy, a
+ * throwing `toJSON` or getter) is shown as `[unprintable object]`, never a second error.
+ */
 export function describeValue(value: unknown): string {
   let shown: string
-  if (typeof value === 'string') shown = JSON.stringify(value)
-  else if (typeof value === 'function') shown = '[function]'
-  else if (typeof value === 'object' && value !== null) {
-    try {
-      shown = JSON.stringify(value) ?? Object.prototype.toString.call(value)
-    } catch {
-      // Why: a circular or exotic object must still produce a message, never a second error.
-      shown = Object.prototype.toString.call(value)
-    }
-  } else shown = String(value)
+  let type: string
+  try {
+    type = value === null ? 'null' : Array.isArray(value) ? 'array' : typeof value
+  } catch {
+    // Why: `Array.isArray` throws for a revoked proxy.
+    type = typeof value
+  }
+  try {
+    if (typeof value === 'string') shown = JSON.stringify(value)
+    else if (typeof value === 'function') shown = '[function]'
+    else if (typeof value === 'object' && value !== null) {
+      try {
+        shown = JSON.stringify(value) ?? Object.prototype.toString.call(value)
+      } catch {
+        // Why: a circular or exotic object must still produce a message, never a second error.
+        shown = Object.prototype.toString.call(value)
+      }
+    } else shown = String(value)
+  } catch {
+    shown = `[unprintable ${typeof value}]`
+  }
   if (shown.length > DESCRIBED_VALUE_MAX_CHARS) shown = `${shown.slice(0, DESCRIBED_VALUE_MAX_CHARS)}…`
-  const type = value === null ? 'null' : Array.isArray(value) ? 'array' : typeof value
   return `${shown} (${type})`
+}
+
+/**
+ * A thrown value, for a report's message: `Name: message` for an error-like value, else
+ * {@link describeValue}. Total: an object whose `message` getter throws, or a `Proxy` whose
+ * traps throw, is still described.
+ */
+export function describeThrownValue(value: unknown): string {
+  try {
+    if (value instanceof Error) {
+      const name = typeof value.name === 'string' ? value.name : 'Error'
+      const message = typeof value.message === 'string' ? value.message : describeValue(value.message)
+      const text = `${name}: ${message}`
+      return text.length > DESCRIBED_VALUE_MAX_CHARS ? `${text.slice(0, DESCRIBED_VALUE_MAX_CHARS)}…` : text
+    }
+  } catch {
+    // Fall through: the getters (or the proxy's traps) threw.
+  }
+  return describeValue(value)
 }

@@ -18,6 +18,8 @@ export {
   resolveWaitDeadline,
   type PtyWaitBudget,
 } from './deadline.js'
+export { MAX_PTY_DIMENSION, assertPtyDimension } from './pty-dimension.js'
+export type { PtyCwdOptions } from './cwd-options.js'
 export { LOCAL_EXECUTION_HOST_ID, type ExecutionHostId } from './execution-host.js'
 export {
   PTY_INCARNATION_ID_MAX_LENGTH,

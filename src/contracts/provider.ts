@@ -1,3 +1,4 @@
+import type { PtyCwdOptions } from './cwd-options.js'
 import type { TerminalExitCause } from '../exit-cause/index.js'
 import type { PtyProviderBufferSnapshot } from './buffer-snapshot.js'
 import type { PtyWaitBudget } from './deadline.js'
@@ -126,8 +127,11 @@ export interface PtyProvider {
   hasPty?(id: string): boolean | null
   /** Whether the PTY's process is alive: `false` only when proven absent, `null` when unknown. */
   probeLiveness?(id: string): Promise<boolean | null>
-  /** The current working directory of the PTY's foreground process; `null` when unreadable. */
-  getCwd?(id: string): Promise<string | null>
+  /**
+   * The current working directory of the PTY's foreground process (default), or of its leader
+   * (the shell) with `{ of: 'leader' }`; `null` when unreadable.
+   */
+  getCwd?(id: string, options?: PtyCwdOptions): Promise<string | null>
   /** The foreground process name; `null` when unreadable. */
   getForegroundProcess?(id: string): Promise<string | null>
   /** Whether the shell has child processes; `null` when unreadable. */

@@ -1,3 +1,4 @@
+import type { PtyCwdOptions } from './cwd-options.js'
 import type { PtyProviderBufferSnapshot } from './buffer-snapshot.js'
 import type { PtyWaitBudget } from './deadline.js'
 import type { ExecutionHostId } from './execution-host.js'
@@ -96,8 +97,11 @@ export type RuntimePtyController = {
   retireRejectedPty?(ptyId: string, stopConfirmed: boolean, incarnationId: PtyIncarnationId | undefined): void
   /** Stop with escalation and wait; `true` only when the stop was verified before the deadline. */
   stopAndWait?(ptyId: string, options?: PtyStopAndWaitOptions): Promise<boolean>
-  /** The PTY's working directory; `null` when it cannot be read. */
-  getCwd?(ptyId: string): Promise<string | null>
+  /**
+   * The PTY's working directory: its foreground process's by default, the shell's (leader's) with
+   * `{ of: 'leader' }`; `null` when it cannot be read.
+   */
+  getCwd?(ptyId: string, options?: PtyCwdOptions): Promise<string | null>
   /** The PTY's foreground process name; `null` when it cannot be read. */
   getForegroundProcess(ptyId: string): Promise<string | null>
   /** Foreground process and children in one call; `unavailable` when the PTY is gone. */

@@ -1,6 +1,6 @@
-import { describeValue } from '../contracts/describe-value.js'
+import { describeThrownValue, describeValue } from '../contracts/describe-value.js'
 
-export { describeValue }
+export { describeThrownValue, describeValue }
 
 /** Throw a `TypeError` naming the argument unless it is a non-empty string. */
 export function assertPtyId(ptyId: unknown): void {
@@ -21,4 +21,41 @@ export function assertNonNegativeNumber(kind: 'argument' | 'option', name: strin
   if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
     throw new TypeError(`Expected the \`${name}\` ${kind} to be a non-negative number, got ${describeValue(value)}`)
   }
+}
+
+/** Throw a `TypeError` naming the argument unless it is `undefined` or a (non-array) object. */
+export function assertOptionsObject(name: string, value: unknown): void {
+  if (value !== undefined && (typeof value !== 'object' || value === null || Array.isArray(value))) {
+    throw new TypeError(`Expected the \`${name}\` argument to be an object, got ${describeValue(value)}`)
+  }
+}
+
+/**
+ * `stopAndWait`'s deadline: the option when given (a non-negative finite number; `null` is not
+ * "absent"), else `fallback`. Throws a `TypeError` naming the argument or option otherwise.
+ */
+export function resolveStopDeadlineMs(options: unknown, fallback: number): number {
+  assertOptionsObject('options', options)
+  const deadlineMs = (options as { deadlineMs?: unknown } | undefined)?.deadlineMs
+  if (deadlineMs === undefined) return fallback
+  assertNonNegativeNumber('option', 'deadlineMs', deadlineMs)
+  return deadlineMs as number
+}
+
+/** A high surrogate not followed by a low one, or a low surrogate not preceded by a high one. */
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/
+
+/**
+ * Throw a `TypeError` naming the `data` argument and the index unless `data` is well-formed
+ * UTF-16. Why refuse rather than send: a PTY carries UTF-8, where a lone surrogate has no
+ * encoding, so the child would silently receive U+FFFD instead of what the caller wrote (usually
+ * a surrogate pair split by the caller's own chunking).
+ */
+export function assertWellFormedData(data: string): void {
+  const index = data.search(LONE_SURROGATE)
+  if (index === -1) return
+  const unit = data.charCodeAt(index).toString(16).toUpperCase()
+  throw new TypeError(
+    `Expected the \`data\` argument to be well-formed UTF-16, got a lone surrogate U+${unit} at index ${index}`,
+  )
 }

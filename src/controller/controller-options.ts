@@ -15,6 +15,7 @@ import {
   PRODUCER_PAUSE_MAX_HOLD_MS,
   PRODUCER_PAUSE_REASSERT_INTERVAL_MS,
   type ProducerFlowControlConfig,
+  type ProducerFlowControlMode,
 } from './flow-control.js'
 import { STOP_DEFAULT_DEADLINE_MS, STOP_FORCE_AFTER_MS, STOP_UNCONFIRMED_AFTER_MS } from './stop-constants.js'
 
@@ -43,6 +44,12 @@ export type PtyControllerRuntime = PtySpawnRuntime & {
 
 /** Producer flow-control settings; every field defaults to the constant named in its doc. */
 export type PtyFlowControlOptions = {
+  /**
+   * When flow control engages for a PTY. Default `'acknowledged'`: only once its consumer has
+   * called `acknowledgeData` (a consumer that never acknowledges is never slowed down).
+   * `'always'`: from the first output (strict). See {@link ProducerFlowControlMode}.
+   */
+  mode?: ProducerFlowControlMode
   /** Turn flow control off (`false`) without dropping the other settings. Default `true`. */
   enabled?: boolean
   /** Default `FLOW_CONTROL_HIGH_WATERMARK_CHARS` (100 000). */
@@ -175,6 +182,7 @@ function resolveFlowControl(option: PtyControllerOptions['flowControl']): Produc
   if (option === false) return null
   if (option === undefined) {
     return {
+      mode: 'acknowledged',
       highWatermarkChars: FLOW_CONTROL_HIGH_WATERMARK_CHARS,
       lowWatermarkChars: FLOW_CONTROL_LOW_WATERMARK_CHARS,
       pauseReassertIntervalMs: PRODUCER_PAUSE_REASSERT_INTERVAL_MS,
@@ -187,7 +195,13 @@ function resolveFlowControl(option: PtyControllerOptions['flowControl']): Produc
   if (option.enabled !== undefined && typeof option.enabled !== 'boolean') {
     throw new TypeError(`Expected the \`flowControl.enabled\` option to be a boolean, got ${describeValue(option.enabled)}`)
   }
-  const setting = (name: keyof PtyFlowControlOptions, fallback: number, integer: boolean): number =>
+  const mode = option.mode ?? 'acknowledged'
+  if (mode !== 'acknowledged' && mode !== 'always') {
+    throw new TypeError(
+      `Expected the \`flowControl.mode\` option to be 'acknowledged' or 'always', got ${describeValue(option.mode)}`,
+    )
+  }
+  const setting = (name: Exclude<keyof PtyFlowControlOptions, 'mode' | 'enabled'>, fallback: number, integer: boolean): number =>
     positiveNumber(`flowControl.${name}`, option[name], fallback, { integer })
   const high = setting('highWatermarkChars', FLOW_CONTROL_HIGH_WATERMARK_CHARS, true)
   const low = setting('lowWatermarkChars', FLOW_CONTROL_LOW_WATERMARK_CHARS, true)
@@ -197,7 +211,8 @@ function resolveFlowControl(option: PtyControllerOptions['flowControl']): Produc
         `got ${describeValue(low)}`,
     )
   }
-  const config = {
+  const config: ProducerFlowControlConfig = {
+    mode,
     highWatermarkChars: high,
     lowWatermarkChars: low,
     pauseReassertIntervalMs: setting('pauseReassertIntervalMs', PRODUCER_PAUSE_REASSERT_INTERVAL_MS, false),

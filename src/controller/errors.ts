@@ -2,10 +2,10 @@ const DISPOSED_ERROR_BRAND = Symbol.for('ptykit.PtyControllerDisposedError')
 const CONTROLLER_ERROR_BRAND = Symbol.for('ptykit.PtyControllerError')
 
 /**
- * Thrown by every controller method called after `dispose()` (except `dispose` itself, which is
- * idempotent, and the two write methods, which refuse with `controller_disposed` instead because
- * they sit on the data path). Using a disposed controller is a programmer error: its providers are
- * unsubscribed and its PTYs stopped, so any answer it gave would be made up.
+ * Rejects `spawn` and `attach` called after `dispose()`: a disposed controller starts and adopts
+ * nothing. Every other method answers harmlessly instead of throwing (a refused write, `false`,
+ * `null`, a no-op), because such calls arrive late from async callbacks — an ack from a
+ * renderer's write callback must not crash the host.
  */
 export class PtyControllerDisposedError extends Error {
   /** The stable code; match on it, never on the message. */
@@ -39,6 +39,9 @@ export function isPtyControllerDisposedError(value: unknown): value is PtyContro
  * - `shutdown_failed`: a provider rejected (or threw from) a shutdown;
  * - `flow_control_failed`: a provider's `pauseProducer`/`resumeProducer`/`acknowledgeData` threw
  *   (flow control is an optimization riding the data path, so this never stops delivery);
+ * - `consumer_not_acknowledging`: a PTY's producer was paused for the maximum hold
+ *   (`flowControl.pauseMaxHoldMs`) without its consumer acknowledging enough output; the debt was
+ *   forgiven and the producer resumed (reported once per PTY);
  * - `listing_failed`: a host's process listing failed or timed out;
  * - `bookkeeping_failed`: the runtime, slot store or claim registry threw while the controller
  *   recorded an exit or released an owner;
@@ -50,6 +53,7 @@ export type PtyControllerErrorCode =
   | 'provider_threw'
   | 'shutdown_failed'
   | 'flow_control_failed'
+  | 'consumer_not_acknowledging'
   | 'listing_failed'
   | 'bookkeeping_failed'
   | 'output_dropped'

@@ -30,13 +30,28 @@ export const PRODUCER_PAUSE_REASSERT_INTERVAL_MS = 5_000
 
 /**
  * The longest one pause is held before a forced resume. A consumer that stopped acking (a wedged
- * renderer) must not freeze a live program forever; if the flood is real, the next output pauses
- * again.
+ * renderer) must not freeze a live program forever: the forced resume forgives the debt, reports
+ * `consumer_not_acknowledging` once, and (in the default `'acknowledged'` mode) leaves the PTY
+ * unthrottled until its consumer acknowledges again — a wedged consumer costs at most one hold.
  */
 export const PRODUCER_PAUSE_MAX_HOLD_MS = 10_000
 
+/**
+ * When flow control engages for a PTY:
+ *
+ * - `'acknowledged'` (the default): once its consumer has called `acknowledgeData` at least once
+ *   (VS Code's model: the ack is the opt-in). A consumer that never acknowledges — a log tailer, a
+ *   task runner, a test — gets every byte at full speed, as with raw node-pty, and the exit right
+ *   after it.
+ * - `'always'`: from the first output chunk (strict): a consumer that does not acknowledge is
+ *   paused at the high watermark and only let through by the max-hold forced resume.
+ */
+export type ProducerFlowControlMode = 'acknowledged' | 'always'
+
 /** The resolved flow-control settings (all set, validated). */
 export type ProducerFlowControlConfig = {
+  /** See {@link ProducerFlowControlMode}. */
+  mode: ProducerFlowControlMode
   /** See {@link FLOW_CONTROL_HIGH_WATERMARK_CHARS}. */
   highWatermarkChars: number
   /** See {@link FLOW_CONTROL_LOW_WATERMARK_CHARS}. */
@@ -53,6 +68,11 @@ export type ProducerFlowTarget = {
   readonly pause: () => void
   /** Resume reading. */
   readonly resume: () => void
+  /**
+   * A pause was held for the maximum time without the consumer acknowledging enough: the debt was
+   * forgiven. Called at most once per target (the first time), to report it.
+   */
+  readonly notAcknowledging?: () => void
 }
 
 /** A point-in-time view of one PTY's flow-control state. */
@@ -61,12 +81,19 @@ export type ProducerFlowState = {
   unacknowledgedChars: number
   /** Whether the producer is paused. */
   paused: boolean
+  /**
+   * Whether flow control is engaged for this PTY: from the start in `'always'` mode; in
+   * `'acknowledged'` mode once its consumer acknowledged, until a forced resume disengages it.
+   */
+  engaged: boolean
   /** When the current pause began (clock time), or `null` when not paused. */
   pausedSince: number | null
 }
 
 type FlowEntry = {
   unacknowledged: number
+  engaged: boolean
+  reportedNotAcknowledging: boolean
   pausedSince: number | null
   capTimer: PtyTimerHandle | undefined
   reassertTimer: PtyTimerHandle | undefined
@@ -74,8 +101,9 @@ type FlowEntry = {
 
 /**
  * Ack-based producer backpressure, per PTY (VS Code's scheme with Orca's re-assert and ceiling):
- * count delivered chars, pause above the high watermark, resume below the low one, re-assert a
- * held pause, and force a resume when one pause has been held for the maximum time.
+ * count delivered chars, pause above the high watermark (once engaged, see
+ * {@link ProducerFlowControlMode}), resume below the low one, re-assert a held pause, and force a
+ * resume — forgiving the debt — when one pause has been held for the maximum time.
  */
 export class ProducerFlowControl {
   readonly #config: ProducerFlowControlConfig
@@ -92,18 +120,19 @@ export class ProducerFlowControl {
   noteOutput(target: ProducerFlowTarget, chars: number): void {
     const entry = this.#entry(target)
     entry.unacknowledged += chars
-    if (entry.pausedSince === null && entry.unacknowledged > this.#config.highWatermarkChars) {
+    if (entry.engaged && entry.pausedSince === null && entry.unacknowledged > this.#config.highWatermarkChars) {
       this.#pause(target, entry)
     }
   }
 
   /**
    * The consumer processed `chars` more chars. Clamped to what is in flight, so a duplicated or
-   * corrupt ack cannot drive the count negative. Returns the credited amount.
+   * corrupt ack cannot drive the count negative. Returns the credited amount. An ack engages flow
+   * control for the PTY (the consumer takes part in it).
    */
   acknowledge(target: ProducerFlowTarget, chars: number): number {
-    const entry = this.#entries.get(target)
-    if (entry === undefined) return 0
+    const entry = this.#entry(target)
+    entry.engaged = true
     const credited = Math.min(chars, entry.unacknowledged)
     entry.unacknowledged -= credited
     if (entry.pausedSince !== null && entry.unacknowledged < this.#config.lowWatermarkChars) {
@@ -145,6 +174,7 @@ export class ProducerFlowControl {
     return {
       unacknowledgedChars: entry?.unacknowledged ?? 0,
       paused: entry !== undefined && entry.pausedSince !== null,
+      engaged: entry?.engaged ?? this.#config.mode === 'always',
       pausedSince: entry?.pausedSince ?? null,
     }
   }
@@ -152,7 +182,14 @@ export class ProducerFlowControl {
   #entry(target: ProducerFlowTarget): FlowEntry {
     let entry = this.#entries.get(target)
     if (entry === undefined) {
-      entry = { unacknowledged: 0, pausedSince: null, capTimer: undefined, reassertTimer: undefined }
+      entry = {
+        unacknowledged: 0,
+        engaged: this.#config.mode === 'always',
+        reportedNotAcknowledging: false,
+        pausedSince: null,
+        capTimer: undefined,
+        reassertTimer: undefined,
+      }
       this.#entries.set(target, entry)
     }
     return entry
@@ -163,9 +200,7 @@ export class ProducerFlowControl {
     target.pause()
     entry.capTimer = this.#clock.setTimeout(() => {
       entry.capTimer = undefined
-      // Why: the ceiling. Resume and drop the pause bookkeeping; the debt stays, so the next
-      // output pauses again if the flood is real.
-      if (entry.pausedSince !== null) this.#resume(target, entry)
+      if (entry.pausedSince !== null) this.#forceResume(target, entry)
     }, this.#config.pauseMaxHoldMs)
     this.#scheduleReassert(target, entry)
   }
@@ -178,6 +213,22 @@ export class ProducerFlowControl {
       if (entry.unacknowledged > this.#config.highWatermarkChars) target.pause()
       this.#scheduleReassert(target, entry)
     }, this.#config.pauseReassertIntervalMs)
+  }
+
+  /**
+   * The ceiling: the consumer is not keeping up. Why forgive the debt: keeping it would pause again
+   * on the very next chunk, so a wedged consumer would crawl (one small burst per hold) instead of
+   * costing one hold. In `'acknowledged'` mode the PTY is also left unthrottled until the consumer
+   * acknowledges again.
+   */
+  #forceResume(target: ProducerFlowTarget, entry: FlowEntry): void {
+    entry.unacknowledged = 0
+    if (this.#config.mode === 'acknowledged') entry.engaged = false
+    this.#resume(target, entry)
+    if (!entry.reportedNotAcknowledging) {
+      entry.reportedNotAcknowledging = true
+      target.notAcknowledging?.()
+    }
   }
 
   #resume(target: ProducerFlowTarget, entry: FlowEntry): void {

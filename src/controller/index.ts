@@ -38,6 +38,7 @@ export {
   PRODUCER_PAUSE_REASSERT_INTERVAL_MS,
   ProducerFlowControl,
   type ProducerFlowControlConfig,
+  type ProducerFlowControlMode,
   type ProducerFlowState,
   type ProducerFlowTarget,
 } from './flow-control.js'

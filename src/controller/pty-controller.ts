@@ -2,12 +2,14 @@ import { EventEmitter } from 'node:events'
 import type TypedEmitter from 'typed-emitter'
 import {
   LOCAL_EXECUTION_HOST_ID,
+  assertPtyDimension,
   isTerminalInputKind,
   refusedWrite,
   settlementFromProviderWrite,
   unverifiableWrite,
   type ExecutionHostId,
   type PtyControllerInventory,
+  type PtyCwdOptions,
   type PtyHostScopedListing,
   type PtySize,
   type PtyControllerTerminalIdentity,
@@ -45,7 +47,14 @@ import {
   type PtySpawnOutcome,
 } from '../spawn/index.js'
 import type { PtyClock } from './clock.js'
-import { assertNonNegativeNumber, assertPositiveInteger, assertPtyId, describeValue } from './argument-validation.js'
+import {
+  assertNonNegativeNumber,
+  assertOptionsObject,
+  assertPtyId,
+  assertWellFormedData,
+  describeThrownValue,
+  describeValue,
+} from './argument-validation.js'
 import {
   resolvePtyControllerOptions,
   type PtyControllerOptions,
@@ -97,9 +106,13 @@ const TypedEventEmitter = EventEmitter as new () => TypedEmitter<PtyControllerEv
  * by incarnation, escalates stops, applies producer flow control, and publishes typed events
  * (`spawn`, `data`, `exit`, `liveness`, `error`).
  *
- * Create it with {@link createPtyController}. Every method throws
- * {@link PtyControllerDisposedError} once `dispose()` was called, except `dispose` itself and the
- * two write methods, which refuse with `controller_disposed`.
+ * Create it with {@link createPtyController}. After `dispose()`, only `spawn` and `attach` reject
+ * (with {@link PtyControllerDisposedError}): every other call can arrive late from an async
+ * callback (an ack from a renderer's write callback), so it is a harmless answer instead — writes
+ * are refused `controller_disposed`, `acknowledgeData`/`clearBuffer`/`retireRejectedPty` do
+ * nothing, `kill`/`resize`/`stopAndWait` answer `false`, queries answer `null` (`inspectProcess`
+ * `unavailable`), listings and `inventory` have no host in scope. Malformed arguments are still
+ * `TypeError`s.
  */
 export class PtyController extends TypedEventEmitter implements RuntimePtyController, AsyncDisposable {
   readonly #options: ResolvedPtyControllerOptions
@@ -344,16 +357,15 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
   /**
    * The handle of the incarnation tracked under `ptyId` (for example after `attach`): the same
    * object on every call, until the id is respawned. `null` for an id the controller does not
-   * track, and for an exited PTY that had no handle before its exit.
+   * track, for an exited PTY that had no handle before its exit, and after `dispose()`.
    */
   terminal(ptyId: string): PtyTerminal | null {
-    this.#assertUsable('terminal')
     assertPtyId(ptyId)
+    if (this.disposed) return null
     return this.#terminalRegistry().handleFor(ptyId)
   }
 
   #terminalRegistry(): PtyTerminalRegistry {
-    this.#assertUsable('spawnTerminal')
     this.#terminals ??= new PtyTerminalRegistry(this, (ptyId) => this.#records.get(ptyId))
     return this.#terminals
   }
@@ -368,6 +380,9 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
    * `unverifiable` at once. Why `true` for a pending settlement: the bytes left, and a caller that
    * retries on `false` (as the seed origin's callers do) would type them twice. Use
    * {@link PtyController.writeWithSettlement} to learn the final outcome.
+   *
+   * @throws TypeError when `data` has a lone surrogate (not well-formed UTF-16), naming its index:
+   * refused, never silently replaced by U+FFFD.
    */
   write(ptyId: string, data: string, inputKind: TerminalInputKind, options?: PtyWriteOptions): boolean {
     const settlement = this.writeWithSettlement(ptyId, data, inputKind, options)
@@ -384,6 +399,11 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
    * A provider answer that is not a `WriteSettlement` is read as the seed origin reads an older
    * provider's boolean (`settlementFromProviderWrite`): `false` is `refused('provider_refused_write')`,
    * `true` is `accepted`, anything else `unverifiable` with `bytesHandedToTransport: true`.
+   *
+   * @throws TypeError when `data` is not a string or is not well-formed UTF-16: a lone surrogate
+   * (`'A\uD800B'`, usually a pair split by the caller's chunking) has no UTF-8 encoding and would
+   * reach the child as U+FFFD, so it is refused — naming its index — rather than sent altered.
+   * Nothing is written. The same holds for {@link PtyController.write}.
    */
   writeWithSettlement(
     ptyId: string,
@@ -391,9 +411,12 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
     inputKind: TerminalInputKind,
     options?: PtyWriteOptions,
   ): WriteSettlement | Promise<WriteSettlement> {
+    assertPtyId(ptyId)
+    assertOptionsObject('options', options)
     if (typeof data !== 'string') {
       throw new TypeError(`Expected the \`data\` argument to be a string, got ${describeValue(data)}`)
     }
+    assertWellFormedData(data)
     if (!isTerminalInputKind(inputKind)) {
       throw new TypeError(
         `Expected the \`inputKind\` argument to be 'driving', 'launch' or 'query-reply', got ${describeValue(inputKind)}`,
@@ -424,12 +447,14 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
   /**
    * Resize a live PTY; `false` when it is unknown, not live, or the provider refused or threw.
    *
-   * @throws TypeError when `cols` or `rows` is not a positive integer.
+   * @throws TypeError when `cols` or `rows` is not an integer from 1 to `MAX_PTY_DIMENSION` (65 535),
+   * the limit `spawn` applies too.
    */
   resize(ptyId: string, cols: number, rows: number): boolean {
-    this.#assertUsable('resize')
-    assertPositiveInteger('cols', cols)
-    assertPositiveInteger('rows', rows)
+    assertPtyId(ptyId)
+    assertPtyDimension('cols', cols, 'argument')
+    assertPtyDimension('rows', rows, 'argument')
+    if (this.disposed) return false
     const record = this.#records.get(ptyId)
     if (record === undefined || record.state !== 'live') return false
     try {
@@ -444,7 +469,8 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
 
   /** The size the provider reads back, else the size last applied; `null` for unknown or ended PTYs. */
   getSize(ptyId: string): PtySize | null {
-    this.#assertUsable('getSize')
+    assertPtyId(ptyId)
+    if (this.disposed) return null
     const record = this.#records.get(ptyId)
     if (record === undefined || record.state !== 'live') return null
     try {
@@ -467,8 +493,9 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
    * @throws TypeError when `chars` is not a non-negative finite number.
    */
   acknowledgeData(ptyId: string, chars: number): void {
-    this.#assertUsable('acknowledgeData')
+    assertPtyId(ptyId)
     assertNonNegativeNumber('argument', 'chars', chars)
+    if (this.disposed) return
     const record = this.#records.get(ptyId)
     if (record === undefined || record.state !== 'live') return
     // Without producer flow control there is no count to clamp against: forward the ack as given.
@@ -485,7 +512,8 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
 
   /** The flow-control state of a PTY (unacknowledged chars, paused, since when); for inspection. */
   getFlowControlState(ptyId: string): ProducerFlowState | null {
-    this.#assertUsable('getFlowControlState')
+    assertPtyId(ptyId)
+    if (this.disposed) return null
     const record = this.#records.get(ptyId)
     if (record === undefined || this.#flow === null) return null
     return this.#flow.state(record.flowTarget)
@@ -506,7 +534,8 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
    * second `exit`, then liveness `exited` (unless a re-attach revived the PTY first).
    */
   kill(ptyId: string): boolean {
-    this.#assertUsable('kill')
+    assertPtyId(ptyId)
+    if (this.disposed) return false
     const record = this.#records.get(ptyId)
     if (record === undefined || record.state === 'exited') return false
     record.stopRequested = true
@@ -535,8 +564,9 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
    * @throws TypeError when an option is malformed (naming it).
    */
   async stopAndWait(ptyId: string, options?: PtyStopAndWaitOptions): Promise<boolean> {
-    this.#assertUsable('stopAndWait')
+    assertPtyId(ptyId)
     const request = resolveStopAndWaitRequest(options, this.#options.stop.defaultDeadlineMs, this.#clock.now())
+    if (this.disposed) return false
     const record = this.#records.get(ptyId)
     if (record === undefined) return this.#stopUntracked(ptyId, request)
     return this.#stopAndVerify(record, request)
@@ -549,7 +579,8 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
    * liveness `unverifiable` and, if still live, an exit `stop_unverified`.
    */
   retireRejectedPty(ptyId: string, stopConfirmed: boolean, incarnationId: PtyIncarnationId | undefined): void {
-    this.#assertUsable('retireRejectedPty')
+    assertPtyId(ptyId)
+    if (this.disposed) return
     const record = this.#records.get(ptyId)
     if (record === undefined || record.state === 'exited') return
     if (incarnationId !== undefined && record.incarnationId !== undefined && incarnationId !== record.incarnationId) return
@@ -574,7 +605,8 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
    * `true` ⇒ `true`, all `false` ⇒ `false`, otherwise `null`.
    */
   hasPty(ptyId: string): boolean | null {
-    this.#assertUsable('hasPty')
+    assertPtyId(ptyId)
+    if (this.disposed) return null
     const record = this.#records.get(ptyId)
     if (record !== undefined) {
       if (record.state === 'exited') return false
@@ -595,7 +627,8 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
    * answers for a PTY whose stop was unverified updates its liveness (`exited` or `live`).
    */
   async probePtyLiveness(ptyId: string): Promise<boolean | null> {
-    this.#assertUsable('probePtyLiveness')
+    assertPtyId(ptyId)
+    if (this.disposed) return null
     const record = this.#records.get(ptyId)
     if (record === undefined) {
       const answers = await Promise.all(
@@ -629,13 +662,16 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
    * @throws TypeError when `hostId` names no registered provider, or the options are malformed.
    */
   async listProcesses(hostId?: ExecutionHostId | null, options: PtyListOptions = {}): Promise<PtyProcessInfo[]> {
-    this.#assertUsable('listProcesses')
+    assertOptionsObject('options', options)
     const budget = resolveListingBudget(options)
     if (hostId === undefined) return (await this.#listAllHosts(budget)).processes
     const host = hostId ?? LOCAL_EXECUTION_HOST_ID
     const provider = this.#options.providers.get(host)
     if (provider === undefined) {
       throw new TypeError(`Expected the \`hostId\` argument to name a registered host, got ${describeValue(hostId)}`)
+    }
+    if (this.disposed) {
+      throw new PtyControllerError('listing_failed', `Host ${host} was not asked: the controller was disposed`)
     }
     const answer = await listOneHost(host, provider, budget, this.#timers)
     this.#noteListing(host, answer)
@@ -654,11 +690,13 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
    * answered (rejecting when that includes the local host), without touching liveness.
    */
   async listProcessesWithHostScope(options: PtyListOptions = {}): Promise<PtyHostScopedListing> {
-    this.#assertUsable('listProcessesWithHostScope')
+    assertOptionsObject('options', options)
     return this.#listAllHosts(resolveListingBudget(options))
   }
 
   async #listAllHosts(budget: ListingBudget): Promise<PtyHostScopedListing> {
+    // Disposed: no host is asked, so none answered (an empty listing with no host in scope).
+    if (this.disposed) return { processes: [], hostIds: [] }
     const hosts = [...this.#options.providers.entries()]
     const answers = await Promise.all(hosts.map(([hostId, provider]) => listOneHost(hostId, provider, budget, this.#timers)))
     const processes: PtyProcessInfo[] = []
@@ -700,23 +738,40 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
     }
   }
 
-  /** The PTY's working directory; `null` when unknown, ended, unreadable (or `''`), or on error. */
-  async getCwd(ptyId: string): Promise<string | null> {
-    this.#assertUsable('getCwd')
-    const cwd = await this.#askLive(ptyId, 'getCwd', (provider) => provider.getCwd?.(ptyId))
+  /**
+   * The PTY's working directory. By default the **foreground process's** (where the program the
+   * user runs now works: `cd` inside a running tool shows here); `{ of: 'leader' }` asks for the
+   * shell's (the PTY's leader), as an IDE's "new terminal here" wants. `null` when unknown, ended,
+   * unreadable (or `''`), or on error.
+   *
+   * @throws TypeError when `options.of` is neither `'foreground'` nor `'leader'`.
+   */
+  async getCwd(ptyId: string, options?: PtyCwdOptions): Promise<string | null> {
+    assertPtyId(ptyId)
+    assertOptionsObject('options', options)
+    const of = options?.of
+    if (of !== undefined && of !== 'foreground' && of !== 'leader') {
+      throw new TypeError(`Expected the \`of\` option to be 'foreground' or 'leader', got ${describeValue(of)}`)
+    }
+    if (this.disposed) return null
+    const cwd = await this.#askLive(ptyId, 'getCwd', (provider) =>
+      options === undefined ? provider.getCwd?.(ptyId) : provider.getCwd?.(ptyId, options),
+    )
     return typeof cwd === 'string' && cwd.length > 0 ? cwd : null
   }
 
   /** The PTY's foreground process name; `null` when unknown, ended, unreadable or on error. */
   async getForegroundProcess(ptyId: string): Promise<string | null> {
-    this.#assertUsable('getForegroundProcess')
+    assertPtyId(ptyId)
+    if (this.disposed) return null
     const name = await this.#askLive(ptyId, 'getForegroundProcess', (provider) => provider.getForegroundProcess?.(ptyId))
     return typeof name === 'string' ? name : null
   }
 
   /** Whether the shell has child processes; `null` when unknown, ended, unreadable or on error. */
   async hasChildProcesses(ptyId: string): Promise<boolean | null> {
-    this.#assertUsable('hasChildProcesses')
+    assertPtyId(ptyId)
+    if (this.disposed) return null
     const answer = await this.#askLive(ptyId, 'hasChildProcesses', (provider) => provider.hasChildProcesses?.(ptyId))
     return typeof answer === 'boolean' ? answer : null
   }
@@ -726,10 +781,12 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
    * or not the `expectedIncarnationId`.
    */
   async inspectProcess(ptyId: string, options: PtyInspectOptions = {}): Promise<PtyProcessInspection> {
-    this.#assertUsable('inspectProcess')
+    assertPtyId(ptyId)
+    assertOptionsObject('options', options)
     const record = this.#records.get(ptyId)
     const expected = options.expectedIncarnationId
     if (
+      this.disposed ||
       record === undefined ||
       record.state !== 'live' ||
       (expected !== undefined && expected !== record.incarnationId)
@@ -745,7 +802,8 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
 
   /** Clear the provider's buffered screen of a live PTY; nothing for unknown or ended ones. */
   async clearBuffer(ptyId: string): Promise<void> {
-    this.#assertUsable('clearBuffer')
+    assertPtyId(ptyId)
+    if (this.disposed) return
     await this.#askLive(ptyId, 'clearBuffer', (provider) => provider.clearBuffer?.(ptyId))
   }
 
@@ -754,7 +812,8 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
     ptyId: string,
     options: { scrollbackRows?: number } = {},
   ): Promise<PtyProviderBufferSnapshot | null> {
-    this.#assertUsable('serializeProviderBuffer')
+    assertPtyId(ptyId)
+    if (this.disposed) return null
     const snapshot = await this.#askLive(ptyId, 'getBufferSnapshot', (provider) =>
       provider.getBufferSnapshot?.(ptyId, options),
     )
@@ -769,12 +828,12 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
    * so an id is never read as proven absent on a host nobody heard from.
    */
   inventory(scopeId?: string): PtyControllerInventory {
-    this.#assertUsable('inventory')
     const livePtyIds = new Set<string>()
     const allLivePtyIds = new Set<string>()
     const exitingPtyIds = new Set<string>()
     const terminalIdentityByPtyId = new Map<string, PtyControllerTerminalIdentity>()
-    for (const record of this.#records.values()) {
+    // Disposed: the controller owns nothing any more and asks no host.
+    for (const record of this.disposed ? [] : this.#records.values()) {
       if (record.state === 'exited') continue
       allLivePtyIds.add(record.ptyId)
       if (scopeId === undefined || record.scopeId === scopeId) livePtyIds.add(record.ptyId)
@@ -789,7 +848,7 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
       livePtyIds,
       allLivePtyIds,
       terminalIdentityByPtyId,
-      queriedHostIds: new Set(this.#answeredHosts),
+      queriedHostIds: new Set(this.disposed ? [] : this.#answeredHosts),
       exitingPtyIds,
     }
   }
@@ -921,13 +980,14 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
       seq = record.outputSequence + data.length
     }
     record.outputSequence = seq
-    // Built without a spread: this runs per output chunk.
-    const incarnationId = record.incarnationId
-    this.#emit('data', incarnationId === undefined ? { ptyId: record.ptyId, data, seq } : { ptyId: record.ptyId, incarnationId, data, seq })
-    // Counted after delivery; a listener that stopped the PTY has already released its flow state.
+    // Counted before delivery, so a listener that acknowledges the chunk it is handed is credited
+    // for it; a listener that stops the PTY releases this count again.
     if (this.#flow !== null && record.state === 'live' && !record.stopRequested && hasFlowControl(record.provider)) {
       this.#flow.noteOutput(record.flowTarget, data.length)
     }
+    // Built without a spread: this runs per output chunk.
+    const incarnationId = record.incarnationId
+    this.#emit('data', incarnationId === undefined ? { ptyId: record.ptyId, data, seq } : { ptyId: record.ptyId, incarnationId, data, seq })
   }
 
   #settleProviderExit(record: PtyRecord, event: PtyExitEvent): void {
@@ -1365,6 +1425,14 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
     return {
       pause: () => this.#flowCall(provider, ptyId, 'pauseProducer'),
       resume: () => this.#flowCall(provider, ptyId, 'resumeProducer'),
+      notAcknowledging: () =>
+        this.#report(
+          'consumer_not_acknowledging',
+          `PTY ${ptyId}'s producer was paused for the maximum hold without its consumer acknowledging; ` +
+            'the unacknowledged output was forgiven and the producer resumed',
+          undefined,
+          ptyId,
+        ),
     }
   }
 
@@ -1389,7 +1457,7 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
       try {
         ;(listener as (value: typeof payload) => void).call(this, payload)
       } catch (error) {
-        this.#report('listener_threw', `A \`${event}\` listener threw`, error, payload.ptyId)
+        this.#report('listener_threw', `A \`${event}\` listener threw ${describeThrownValue(error)}`, error, payload.ptyId)
       }
     }
   }

@@ -1,6 +1,6 @@
 import { accessSync, constants as fsConstants, statSync } from 'node:fs'
 import { delimiter, isAbsolute, join, resolve } from 'node:path'
-import type { PtyProcessLaunch } from '../contracts/index.js'
+import { MAX_PTY_DIMENSION, type PtyProcessLaunch } from '../contracts/index.js'
 import { NodePtyOptionError } from './node-pty-option-error.js'
 
 /** Columns when a spawn names none: the contract's default, and every terminal's traditional width. */
@@ -10,12 +10,10 @@ export const NODE_PTY_DEFAULT_COLS = 80
 export const NODE_PTY_DEFAULT_ROWS = 24
 
 /**
- * The largest `cols` or `rows` accepted. The kernel stores each in an `unsigned short`
- * (`struct winsize`), so a larger value would silently wrap to a tiny or zero size. This is the
- * provider's own ceiling for direct calls; through the spawn pipeline the tighter contract-level
- * `MAX_PTY_SPAWN_DIMENSION` (10 000) applies first.
+ * The largest `cols` or `rows` accepted: ptykit's one limit, `MAX_PTY_DIMENSION` (65 535; the
+ * kernel stores each in an `unsigned short`, `struct winsize`), the same for spawn and `resize`.
  */
-export const NODE_PTY_MAX_DIMENSION = 65_535
+export const NODE_PTY_MAX_DIMENSION = MAX_PTY_DIMENSION
 
 /** The shell used when neither the spawn nor `$SHELL` names a usable one (POSIX guarantees it). */
 export const NODE_PTY_FALLBACK_SHELL = '/bin/sh'

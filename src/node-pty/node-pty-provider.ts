@@ -1,3 +1,4 @@
+import type { PtyCwdOptions } from '../contracts/index.js'
 import { randomUUID } from 'node:crypto'
 import { basename } from 'node:path'
 import {
@@ -106,6 +107,8 @@ export type NodePtyProvider = PtyProvider &
   > & {
   /** Always true: this provider owns every process it lists, so a missing row proves absence. */
   readonly authoritativeListings: true
+  /** Same as `dispose()`, for `await using provider = createNodePtyProvider()`. */
+  [Symbol.asyncDispose](): Promise<void>
   /** The leader pid of a live PTY; `null` when unknown or exited. */
   getPid(id: string): number | null
 }
@@ -437,12 +440,13 @@ export function createNodePtyProvider(options: NodePtyProviderOptions = {}): Nod
     return Promise.race([work, timeout]).finally(() => clearTimeout(timer))
   }
 
-  async function getCwd(id: string): Promise<string | null> {
+  async function getCwd(id: string, options: PtyCwdOptions = {}): Promise<string | null> {
     const session = liveSession(id)
     // Why checkLeader: a leader reaped since the last look may have had its pid reused; never
     // describe the other process.
     session?.checkLeader()
     if (session === undefined || session.leaderGone) return null
+    if (options.of === 'leader') return inspector.cwd(session.pid)
     const target = await readForegroundProcess(inspector, session.pid)
     const cwd = target === null ? null : await inspector.cwd(target.pid)
     return cwd ?? (target?.pid === session.pid ? null : inspector.cwd(session.pid))
@@ -565,5 +569,6 @@ export function createNodePtyProvider(options: NodePtyProviderOptions = {}): Nod
       return liveSession(id)?.pid ?? null
     },
     dispose,
+    [Symbol.asyncDispose]: dispose,
   }
 }

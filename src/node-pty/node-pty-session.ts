@@ -123,6 +123,8 @@ export class NodePtySession {
   #paused = false
   #command: string | undefined
   #commandTimer: NodeJS.Timeout | null = null
+  /** Writes made before the launch command was sent: queued behind it, in order. */
+  #writesBehindCommand: string[] = []
 
   /**
    * Wire a freshly spawned terminal. Call synchronously right after node-pty's `spawn()`.
@@ -232,9 +234,16 @@ export class NodePtySession {
     this.#stopRequestedAfterDeath = this.#leaderGone
   }
 
-  /** Write and settle. */
+  /**
+   * Write and settle. While the spawn's launch `command` is still waiting to be sent, the write is
+   * queued behind it (and accepted), so input reaches the shell in the order the host issued it.
+   */
   write(data: string): WriteSettlement {
     if (this.#exit !== null || this.#leaderGone) return refusedWrite('pty_exited')
+    if (this.#command !== undefined) {
+      this.#writesBehindCommand.push(data)
+      return WRITE_ACCEPTED
+    }
     try {
       this.terminal.write(data)
     } catch {
@@ -273,9 +282,11 @@ export class NodePtySession {
     this.#commandTimer = null
     const command = this.#command
     this.#command = undefined
+    const queued = this.#writesBehindCommand.splice(0)
     if (command === undefined || this.#exit !== null || this.#leaderGone) return
     // Why: a command is a line; without an Enter it would sit in the shell's editor.
     this.write(/[\r\n]$/.test(command) ? command : `${command}\r`)
+    for (const data of queued) this.write(data)
   }
 
   #onExit(event: { exitCode: number; signal?: number }): void {
@@ -286,6 +297,7 @@ export class NodePtySession {
     if (this.#commandTimer !== null) clearTimeout(this.#commandTimer)
     this.#commandTimer = null
     this.#command = undefined
+    this.#writesBehindCommand = []
     // Why: some Windows hosts report `exitCode: undefined`. An absent status defaults to the
     // unverified sentinel, never to a number nobody observed (the cause, built from the raw
     // observation, says `cause_unreported`; the exit itself was still observed).

@@ -1,3 +1,5 @@
+import { describeValue } from '../contracts/describe-value.js'
+import { providerRefusedOption } from './provider-option-refusal.js'
 import {
   isPtyLiveOtherIncarnationError,
   type PtyIncarnationId,
@@ -136,7 +138,12 @@ function checkAbort(state: RuntimePtySpawnState): void {
   state.stage = 'abort_check'
   const signal = state.args.signal
   if (signal?.aborted === true) {
-    throw own(state, 'client_disconnected', 'The client disconnected before the provider was called', { cause: signal.reason })
+    throw own(
+      state,
+      'client_disconnected',
+      `The spawn was aborted (its signal fired: ${describeAbortReason(signal.reason)}) before the provider was called`,
+      { cause: signal.reason },
+    )
   }
 }
 
@@ -353,7 +360,7 @@ async function ensureClaim(state: RuntimePtySpawnState): Promise<ClaimBranch> {
         spawned = await spawnFresh(state)
       } catch (error) {
         // Why: joiners receive this error; give them a code, not a raw provider error.
-        throw isPtySpawnError(error) ? error : own(state, CODE_BY_STAGE[state.stage ?? 'claim'], messageOf(error), { cause: error })
+        throw isPtySpawnError(error) ? error : own(state, codeOfFailure(state.stage ?? 'claim', error), messageOf(error), { cause: error })
       }
       return { ptyId: spawned.id, ...incarnationOf(spawned.incarnationId) }
     },
@@ -540,7 +547,7 @@ export async function executeRuntimePtySpawn(state: RuntimePtySpawnState): Promi
   } catch (error) {
     const stage = state.stage ?? 'scope_lease'
     const ownError = isPtySpawnError(error) && ownErrors.get(error) === state
-    const code = isPtySpawnError(error) ? error.code : CODE_BY_STAGE[stage]
+    const code = isPtySpawnError(error) ? error.code : codeOfFailure(stage, error)
     const message = isPtySpawnError(error) ? error.message : `Spawn failed at stage ${stage}: ${messageOf(error)}`
     let cause: unknown = ownError ? error.cause : error
     const failures = await state.journal.rollBack()
@@ -557,6 +564,7 @@ export async function executeRuntimePtySpawn(state: RuntimePtySpawnState): Promi
       ...(cause === undefined ? {} : { cause }),
       outcome: outcomeOfFailure,
       ...(ptyId === undefined ? {} : { ptyId }),
+      ...optionOf(cause),
     })
     state.status = 'failed'
     state.error = spawnError
@@ -568,4 +576,29 @@ export async function executeRuntimePtySpawn(state: RuntimePtySpawnState): Promi
   state.status = 'succeeded'
   state.outcome = outcome
   return outcome
+}
+
+/** A short, safe rendering of an abort reason for the message (the reason itself is the `cause`). */
+function describeAbortReason(reason: unknown): string {
+  try {
+    if (reason instanceof Error) return `${reason.name}: ${reason.message}`
+  } catch {
+    // Fall through: a hostile reason must not turn the abort into another error.
+  }
+  return describeValue(reason)
+}
+
+/**
+ * The code of a failure that is not a `PtySpawnError`: by its stage, except that a provider's
+ * refusal of an option (before any process started) is `invalid_spawn_options`.
+ */
+function codeOfFailure(stage: PtySpawnStage, error: unknown): PtySpawnErrorCode {
+  if (stage === 'provider_spawn' && providerRefusedOption(error) !== undefined) return 'invalid_spawn_options'
+  return CODE_BY_STAGE[stage]
+}
+
+/** `{ option }` when the failure's cause is a provider's option refusal. */
+function optionOf(cause: unknown): { option?: string } {
+  const option = providerRefusedOption(cause)
+  return option === undefined ? {} : { option }
 }

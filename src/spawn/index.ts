@@ -7,6 +7,7 @@
  */
 export {
   PtySpawnError,
+  isPtySpawnAbortError,
   isPtySpawnError,
   type PtySpawnErrorCode,
   type PtySpawnFailureOutcome,

@@ -3,9 +3,11 @@ const PTY_SPAWN_ERROR_BRAND = Symbol.for('ptykit.PtySpawnError')
 /**
  * Stable codes of {@link PtySpawnError}. Match on the code, never on the message.
  *
- * - `invalid_spawn_options`: the options are malformed (a programmer error; nothing started);
+ * - `invalid_spawn_options`: the options are malformed (a programmer error; nothing started),
+ *   also when the provider refused an option before starting a process (`option` names it);
  * - `scope_lease_refused`: the runtime refused the scope spawn lease;
- * - `client_disconnected`: the caller's `signal` aborted before the provider was called;
+ * - `client_disconnected`: the caller's `signal` aborted before the provider was called (the
+ *   signal's `reason` is the `cause`; {@link isPtySpawnAbortError} recognizes it);
  * - `slot_owner_conflict`: live state and the persisted store name different owners;
  * - `slot_owner_changed`: the slot's owner changed while the spawn was deciding;
  * - `slot_owner_unverified`: the owner's host could not prove it present or absent;
@@ -50,17 +52,23 @@ export class PtySpawnError extends Error {
   readonly outcome: PtySpawnFailureOutcome
   /** The PTY id involved, when one was known. */
   readonly ptyId: string | undefined
+  /**
+   * For `invalid_spawn_options` raised by the provider's refusal: the refused option's name
+   * (`file`, `cwd`, `cols`…); the refusal itself is the `cause`.
+   */
+  readonly option: string | undefined
 
   /** Create a spawn error. */
   constructor(
     code: PtySpawnErrorCode,
     message: string,
-    options: { cause?: unknown; outcome?: PtySpawnFailureOutcome; ptyId?: string } = {},
+    options: { cause?: unknown; outcome?: PtySpawnFailureOutcome; ptyId?: string; option?: string } = {},
   ) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause })
     this.code = code
     this.outcome = options.outcome ?? 'not_started'
     this.ptyId = options.ptyId
+    this.option = options.option
     Object.defineProperty(this, PTY_SPAWN_ERROR_BRAND, { value: true })
   }
 }
@@ -69,4 +77,13 @@ Object.defineProperty(PtySpawnError.prototype, 'name', { value: 'PtySpawnError',
 /** True for a {@link PtySpawnError}, also across duplicate copies of the package. */
 export function isPtySpawnError(value: unknown): value is PtySpawnError {
   return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[PTY_SPAWN_ERROR_BRAND] === true
+}
+
+/**
+ * True for the error of a spawn whose `signal` aborted it: a {@link PtySpawnError} with code
+ * `client_disconnected` (its `cause` is the signal's `reason`). Nothing was started. Like
+ * `isAbortError` helpers elsewhere, for a caller that treats its own abort as "not a failure".
+ */
+export function isPtySpawnAbortError(value: unknown): value is PtySpawnError {
+  return isPtySpawnError(value) && value.code === 'client_disconnected'
 }

@@ -1,13 +1,14 @@
 import { describeValue } from '../contracts/describe-value.js'
-import type { PtySpawnOptions } from '../contracts/index.js'
+import { MAX_PTY_DIMENSION, assertPtyDimension, type PtySpawnOptions } from '../contracts/index.js'
 import type { PtySpawnDeps } from './types.js'
 
 /**
- * The largest `cols` or `rows` a spawn may ask for. Why: far above any real screen (a 16K display
- * in a 1-pixel font is under 10 000 columns), yet small enough to catch a unit mix-up (pixels for
- * cells) before a provider allocates a gigantic screen buffer.
+ * The largest `cols` or `rows` a spawn may ask for: the one limit of ptykit,
+ * `MAX_PTY_DIMENSION` (65 535), the same for `resize`.
+ *
+ * @deprecated Use `MAX_PTY_DIMENSION` from `ptykit/contracts`.
  */
-export const MAX_PTY_SPAWN_DIMENSION = 10_000
+export const MAX_PTY_SPAWN_DIMENSION = MAX_PTY_DIMENSION
 
 
 function fail(option: string, expected: string, value: unknown): never {
@@ -18,9 +19,7 @@ function checkDimension(option: 'cols' | 'rows', value: unknown): void {
   if (value === undefined) {
     return
   }
-  if (typeof value !== 'number' || !Number.isInteger(value) || value <= 0 || value > MAX_PTY_SPAWN_DIMENSION) {
-    fail(option, `a positive integer no larger than ${MAX_PTY_SPAWN_DIMENSION}`, value)
-  }
+  assertPtyDimension(option, value)
 }
 
 function checkOptionalNonEmptyString(option: string, value: unknown): void {

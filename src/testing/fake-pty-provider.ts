@@ -1,5 +1,7 @@
+import type { PtyCwdOptions } from '../contracts/index.js'
 import { describeValue } from '../contracts/describe-value.js'
 import {
+  assertPtyDimension,
   LOCAL_EXECUTION_HOST_ID,
   WRITE_ACCEPTED,
   refusedWrite,
@@ -203,8 +205,8 @@ export interface FakePtyProvider extends PtyProvider {
   hasPty(id: string): boolean | null
   /** Same answer as {@link FakePtyProvider.hasPty}, asynchronously. */
   probeLiveness(id: string): Promise<boolean | null>
-  /** The spawn's `cwd`, or `null`. */
-  getCwd(id: string): Promise<string | null>
+  /** The spawn's `cwd`, or `null` (the fake's foreground process and leader share it). */
+  getCwd(id: string, options?: PtyCwdOptions): Promise<string | null>
   /** The scripted foreground process name, or `null` for an exited PTY. */
   getForegroundProcess(id: string): Promise<string | null>
   /** The scripted answer (default `false`), or `null` for an exited PTY. */
@@ -215,6 +217,8 @@ export interface FakePtyProvider extends PtyProvider {
   getBufferSnapshot(id: string, options?: { scrollbackRows?: number }): Promise<PtyProviderBufferSnapshot | null>
   /** Kills every PTY (their exits are emitted), rejects pending spawns, then drops every listener. */
   dispose(): Promise<void>
+  /** Same as `dispose()`, for `await using provider = createFakePtyProvider()`. */
+  [Symbol.asyncDispose](): Promise<void>
 
   /** Queue the script of the next spawn that carries no `metadata.fakeScript`. */
   scriptNextSpawn(script: FakeSpawnScript): void
@@ -289,11 +293,6 @@ type PendingSpawn = {
 type ListenerEntry<E> = { listener: (event: E) => void }
 
 
-function assertPositiveInteger(name: string, value: unknown): asserts value is number {
-  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value <= 0) {
-    throw new TypeError(`Expected the \`${name}\` option to be a positive integer, got ${describeValue(value)}`)
-  }
-}
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value)
@@ -633,8 +632,8 @@ export function createFakePtyProvider(options: FakePtyProviderOptions = {}): Fak
       record('spawn', [spawnOptions])
       if (disposed) return Promise.reject(new Error(`The fake PTY provider "${name}" was disposed`))
       try {
-        if (spawnOptions.cols !== undefined) assertPositiveInteger('cols', spawnOptions.cols)
-        if (spawnOptions.rows !== undefined) assertPositiveInteger('rows', spawnOptions.rows)
+        if (spawnOptions.cols !== undefined) assertPtyDimension('cols', spawnOptions.cols)
+        if (spawnOptions.rows !== undefined) assertPtyDimension('rows', spawnOptions.rows)
         if (spawnOptions.attachOnly === true) {
           const fromMetadata = spawnOptions.metadata?.[FAKE_SCRIPT_METADATA_KEY]
           return attach(spawnOptions, isPlainObject(fromMetadata) ? (fromMetadata as FakeSpawnScript) : undefined)
@@ -663,8 +662,8 @@ export function createFakePtyProvider(options: FakePtyProviderOptions = {}): Fak
 
     resize(id: string, cols: number, rows: number): boolean {
       record('resize', [id, cols, rows])
-      assertPositiveInteger('cols', cols)
-      assertPositiveInteger('rows', rows)
+      assertPtyDimension('cols', cols, 'argument')
+      assertPtyDimension('rows', rows, 'argument')
       const pty = ptys.get(id)
       if (pty === undefined || pty.state !== 'live') return false
       pty.cols = cols
@@ -771,8 +770,8 @@ export function createFakePtyProvider(options: FakePtyProviderOptions = {}): Fak
       return Promise.resolve(livenessOf(id))
     },
 
-    getCwd(id: string): Promise<string | null> {
-      record('getCwd', [id])
+    getCwd(id: string, options?: PtyCwdOptions): Promise<string | null> {
+      record('getCwd', options === undefined ? [id] : [id, options])
       const pty = ptys.get(id)
       return Promise.resolve(pty !== undefined && pty.state === 'live' ? (pty.options.cwd ?? null) : null)
     },
@@ -834,6 +833,10 @@ export function createFakePtyProvider(options: FakePtyProviderOptions = {}): Fak
       dataListeners.length = 0
       exitListeners.length = 0
       return Promise.resolve()
+    },
+
+    [Symbol.asyncDispose](): Promise<void> {
+      return provider.dispose()
     },
 
     scriptNextSpawn(script: FakeSpawnScript): void {

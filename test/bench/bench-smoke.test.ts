@@ -10,6 +10,7 @@ const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url))
 /** Every figure row `npm run bench` must print, by id (the spawn-blocking rows carry the heap size). */
 const EXPECTED_IDS = [
   'throughput',
+  'throughput-non-acking',
   'spawn-first-byte',
   'spawn-exit',
   'spawn-exit-no-drain',

@@ -1,9 +1,16 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { ProducerFlowControl, type ProducerFlowTarget } from '../../src/controller/index.js'
+import {
+  ProducerFlowControl,
+  type ProducerFlowControlConfig,
+  type ProducerFlowControlMode,
+  type ProducerFlowTarget,
+} from '../../src/controller/index.js'
 import { createManualClock } from '../../src/testing/manual-clock.js'
 
-const CONFIG = { highWatermarkChars: 1_000, lowWatermarkChars: 100, pauseReassertIntervalMs: 40, pauseMaxHoldMs: 150 }
+const TIMINGS = { highWatermarkChars: 1_000, lowWatermarkChars: 100, pauseReassertIntervalMs: 40, pauseMaxHoldMs: 150 }
+const configFor = (mode: ProducerFlowControlMode): ProducerFlowControlConfig => ({ mode, ...TIMINGS })
+const CONFIG = configFor('always')
 
 type Step =
   | { kind: 'output'; chars: number }
@@ -19,19 +26,28 @@ const stepArb: fc.Arbitrary<Step> = fc.oneof(
 )
 
 describe('ProducerFlowControl', () => {
-  it('keeps the books: in-flight is delivered minus credited, never negative; pauses, resumes and caps by the rules', () => {
+  it('keeps the books: in-flight is delivered minus credited, never negative; engages, pauses, resumes and caps by the rules', () => {
     fc.assert(
-      fc.property(fc.array(stepArb, { maxLength: 60 }), (steps) => {
+      fc.property(fc.constantFrom<ProducerFlowControlMode>('always', 'acknowledged'), fc.array(stepArb, { maxLength: 60 }), (mode, steps) => {
+        const config = configFor(mode)
         const clock = createManualClock()
         const log: { call: 'pause' | 'resume'; at: number; inFlight: number }[] = []
         let inFlight = 0
+        // The model: engaged from the start in 'always' mode, else from the first ack; a cap
+        // (forced resume) forgives the debt and, in 'acknowledged' mode, disengages.
+        let engaged = mode === 'always'
+        let notAcknowledgingReports = 0
+        let reportsAllowed = 0
         // The count the controller holds at the moment of each call (checked against ours after each step).
         const held = (): number => flow.state(target).unacknowledgedChars
         const target: ProducerFlowTarget = {
           pause: () => log.push({ call: 'pause', at: clock.now(), inFlight: held() }),
           resume: () => log.push({ call: 'resume', at: clock.now(), inFlight: held() }),
+          notAcknowledging: () => {
+            notAcknowledgingReports += 1
+          },
         }
-        const flow = new ProducerFlowControl(CONFIG, clock)
+        const flow = new ProducerFlowControl(config, clock)
         let pausedSince: number | null = null
         for (const step of steps) {
           const before = log.length
@@ -42,30 +58,45 @@ describe('ProducerFlowControl', () => {
             const credited = flow.acknowledge(target, step.chars)
             expect(credited).toBe(Math.min(step.chars, inFlight))
             inFlight -= credited
+            engaged = true
           } else if (step.kind === 'advance') {
             clock.advance(step.ms)
           } else {
             flow.release(target)
             inFlight = 0
+            engaged = mode === 'always'
+            reportsAllowed = notAcknowledgingReports + 1
           }
           for (const entry of log.slice(before)) {
             if (entry.call === 'pause') {
-              // A pause (first or re-asserted) only while above the high watermark.
-              expect(entry.inFlight).toBeGreaterThan(CONFIG.highWatermarkChars)
+              // A pause (first or re-asserted) only while engaged and above the high watermark.
+              expect(engaged).toBe(true)
+              expect(entry.inFlight).toBeGreaterThan(config.highWatermarkChars)
               pausedSince ??= entry.at
             } else {
               expect(pausedSince).not.toBeNull()
               const heldFor = entry.at - (pausedSince ?? 0)
-              expect(heldFor).toBeLessThanOrEqual(CONFIG.pauseMaxHoldMs)
-              // Resumed below the low watermark, or by the cap, or by a release.
-              expect(entry.inFlight < CONFIG.lowWatermarkChars || heldFor === CONFIG.pauseMaxHoldMs || step.kind === 'release').toBe(true)
+              expect(heldFor).toBeLessThanOrEqual(config.pauseMaxHoldMs)
+              if (step.kind === 'advance') {
+                // Only the cap resumes while time passes: it forgives the debt.
+                expect(heldFor).toBe(config.pauseMaxHoldMs)
+                expect(entry.inFlight).toBe(0)
+                inFlight = 0
+                engaged = mode === 'always'
+              } else {
+                // Resumed below the low watermark, or by a release.
+                expect(entry.inFlight < config.lowWatermarkChars || step.kind === 'release').toBe(true)
+              }
               pausedSince = null
             }
           }
           const state = flow.state(target)
           expect(state.unacknowledgedChars).toBe(inFlight)
           expect(state.paused).toBe(pausedSince !== null)
-          if (pausedSince !== null) expect(clock.now() - pausedSince).toBeLessThanOrEqual(CONFIG.pauseMaxHoldMs)
+          expect(state.engaged).toBe(engaged)
+          if (pausedSince !== null) expect(clock.now() - pausedSince).toBeLessThanOrEqual(config.pauseMaxHoldMs)
+          // Reported at most once per tracked PTY (a release forgets it).
+          expect(notAcknowledgingReports).toBeLessThanOrEqual(Math.max(reportsAllowed, 1))
         }
       }),
       { numRuns: 300 },
@@ -81,6 +112,19 @@ describe('ProducerFlowControl', () => {
     flow.forget(target)
     clock.advance(1_000)
     expect(calls).toEqual(['pause'])
-    expect(flow.state(target)).toEqual({ unacknowledgedChars: 0, paused: false, pausedSince: null })
+    expect(flow.state(target)).toEqual({ unacknowledgedChars: 0, paused: false, engaged: true, pausedSince: null })
+  })
+
+  it("in 'acknowledged' mode never pauses a consumer that has not acknowledged", () => {
+    const clock = createManualClock()
+    const calls: string[] = []
+    const target: ProducerFlowTarget = { pause: () => calls.push('pause'), resume: () => calls.push('resume') }
+    const flow = new ProducerFlowControl(configFor('acknowledged'), clock)
+    flow.noteOutput(target, 1_000_000)
+    expect(calls).toEqual([])
+    expect(flow.state(target)).toMatchObject({ engaged: false, paused: false })
+    flow.acknowledge(target, 10)
+    flow.noteOutput(target, 1)
+    expect(calls).toEqual(['pause'])
   })
 })

@@ -10,6 +10,9 @@ import { createHarness } from './controller-harness.js'
 
 type H = ReturnType<typeof createHarness>
 
+/** The strict mode: engaged from the first byte, as these tests of the mechanism need. */
+const strict = (): H => createHarness({ controller: { flowControl: { mode: 'always' } } })
+
 function flowCalls(h: H): string[] {
   return h.provider.calls
     .filter((call) => call.method === 'pauseProducer' || call.method === 'resumeProducer')
@@ -31,7 +34,7 @@ describe('flow control', () => {
   })
 
   it('pauses only above the high watermark', async () => {
-    const h = createHarness()
+    const h = strict()
     const id = await floodedPty(h, FLOW_CONTROL_HIGH_WATERMARK_CHARS)
     expect(flowCalls(h)).toEqual([])
     h.provider.emitData(id, 'y')
@@ -40,12 +43,13 @@ describe('flow control', () => {
     expect(h.controller.getFlowControlState(id)).toEqual({
       unacknowledgedChars: FLOW_CONTROL_HIGH_WATERMARK_CHARS + 1,
       paused: true,
+      engaged: true,
       pausedSince: 0,
     })
   })
 
   it('resumes only below the low watermark, in ack-size steps', async () => {
-    const h = createHarness()
+    const h = strict()
     const id = await floodedPty(h, FLOW_CONTROL_HIGH_WATERMARK_CHARS + 1)
     let acked = 0
     while (FLOW_CONTROL_HIGH_WATERMARK_CHARS + 1 - acked >= FLOW_CONTROL_LOW_WATERMARK_CHARS) {
@@ -59,7 +63,7 @@ describe('flow control', () => {
   })
 
   it('re-asserts a held pause every interval while still above the high watermark, not when below it', async () => {
-    const h = createHarness()
+    const h = strict()
     const id = await floodedPty(h, FLOW_CONTROL_HIGH_WATERMARK_CHARS + 1)
     h.clock.advance(PRODUCER_PAUSE_REASSERT_INTERVAL_MS)
     expect(flowCalls(h)).toEqual(['pauseProducer', 'pauseProducer'])
@@ -69,18 +73,62 @@ describe('flow control', () => {
     expect(flowCalls(h)).toEqual(['pauseProducer', 'pauseProducer'])
   })
 
-  it('forces a resume when one pause reaches the cap, and pauses again on the next output', async () => {
+  it.each(['always', 'acknowledged'] as const)(
+    "%s mode: the cap forces a resume, forgives the debt and reports consumer_not_acknowledging once",
+    async (mode) => {
+      const h = createHarness({ controller: { flowControl: { mode } } })
+      const { id } = await h.controller.spawn({})
+      h.controller.acknowledgeData(id, 0) // opts in (a no-op in 'always' mode)
+      h.provider.emitData(id, 'x'.repeat(FLOW_CONTROL_HIGH_WATERMARK_CHARS + 1))
+      h.clock.advance(PRODUCER_PAUSE_MAX_HOLD_MS - 1)
+      expect(h.provider.getPty(id)?.paused).toBe(true)
+      expect(h.errors()).toEqual([])
+      h.clock.advance(1)
+      expect(h.provider.getPty(id)?.paused).toBe(false)
+      expect(h.controller.getFlowControlState(id)).toMatchObject({
+        paused: false,
+        unacknowledgedChars: 0,
+        engaged: mode === 'always',
+      })
+      expect(h.errors().map((error) => [error.code, error.ptyId])).toEqual([['consumer_not_acknowledging', id]])
+      // The next output does not pause again at once: a wedged consumer costs one hold, not a crawl.
+      h.provider.emitData(id, 'z')
+      expect(h.controller.getFlowControlState(id)).toMatchObject({ paused: false })
+      // Re-asserting never extended the first pause: exactly two pauses before the cap.
+      expect(flowCalls(h)).toEqual(['pauseProducer', 'pauseProducer', 'resumeProducer'])
+      // A second wedge is not reported again.
+      h.controller.acknowledgeData(id, 0)
+      h.provider.emitData(id, 'x'.repeat(FLOW_CONTROL_HIGH_WATERMARK_CHARS + 1))
+      h.clock.advance(PRODUCER_PAUSE_MAX_HOLD_MS)
+      expect(flowCalls(h)).toEqual(['pauseProducer', 'pauseProducer', 'resumeProducer', 'pauseProducer', 'pauseProducer', 'resumeProducer'])
+      expect(h.errors()).toHaveLength(1)
+    },
+  )
+
+  it('default mode: never slows a consumer that has not acknowledged; the first ack engages it', async () => {
     const h = createHarness()
-    const id = await floodedPty(h, FLOW_CONTROL_HIGH_WATERMARK_CHARS + 1)
-    h.clock.advance(PRODUCER_PAUSE_MAX_HOLD_MS - 1)
-    expect(h.provider.getPty(id)?.paused).toBe(true)
-    h.clock.advance(1)
-    expect(h.provider.getPty(id)?.paused).toBe(false)
-    expect(h.controller.getFlowControlState(id)).toMatchObject({ paused: false, unacknowledgedChars: FLOW_CONTROL_HIGH_WATERMARK_CHARS + 1 })
-    h.provider.emitData(id, 'z')
-    expect(h.controller.getFlowControlState(id)).toMatchObject({ paused: true, pausedSince: PRODUCER_PAUSE_MAX_HOLD_MS })
-    // Re-asserting never extended the first pause: exactly two pauses before the cap.
-    expect(flowCalls(h)).toEqual(['pauseProducer', 'pauseProducer', 'resumeProducer', 'pauseProducer'])
+    const id = await floodedPty(h, FLOW_CONTROL_HIGH_WATERMARK_CHARS * 50)
+    h.provider.emitExit(id, { exitCode: 0 })
+    expect(flowCalls(h)).toEqual([])
+    expect(h.exits()).toHaveLength(1)
+
+    const { id: acking } = await h.controller.spawn({})
+    h.provider.emitData(acking, 'x'.repeat(FLOW_CONTROL_HIGH_WATERMARK_CHARS * 2))
+    expect(h.controller.getFlowControlState(acking)).toMatchObject({ engaged: false, paused: false })
+    h.controller.acknowledgeData(acking, FLOW_CONTROL_ACK_SIZE_CHARS)
+    expect(h.controller.getFlowControlState(acking)).toMatchObject({ engaged: true, paused: false })
+    h.provider.emitData(acking, 'y')
+    expect(flowCalls(h)).toEqual(['pauseProducer'])
+  })
+
+  it('credits an ack made inside the data listener for the chunk it was handed', async () => {
+    const h = strict()
+    const { id } = await h.controller.spawn({})
+    h.controller.on('data', ({ ptyId, data }) => h.controller.acknowledgeData(ptyId, data.length))
+    for (let i = 0; i < 5; i += 1) h.provider.emitData(id, 'x'.repeat(FLOW_CONTROL_HIGH_WATERMARK_CHARS))
+    expect(h.controller.getFlowControlState(id)?.unacknowledgedChars).toBe(0)
+    expect(h.provider.getPty(id)?.acknowledgedChars).toBe(5 * FLOW_CONTROL_HIGH_WATERMARK_CHARS)
+    expect(flowCalls(h)).toEqual([])
   })
 
   it('clamps acks to what is in flight, and forwards only the credited amount', async () => {
@@ -93,7 +141,7 @@ describe('flow control', () => {
   })
 
   it('releases a paused producer on exit and leaves no state behind for a reused id', async () => {
-    const h = createHarness()
+    const h = strict()
     h.provider.scriptNextSpawn({ id: 'reused' })
     await h.controller.spawn({})
     h.provider.emitData('reused', 'x'.repeat(FLOW_CONTROL_HIGH_WATERMARK_CHARS + 1))
@@ -103,11 +151,11 @@ describe('flow control', () => {
     expect(h.clock.pendingTimerCount()).toBe(0)
     h.provider.scriptNextSpawn({ id: 'reused' })
     await h.controller.spawn({})
-    expect(h.controller.getFlowControlState('reused')).toEqual({ unacknowledgedChars: 0, paused: false, pausedSince: null })
+    expect(h.controller.getFlowControlState('reused')).toEqual({ unacknowledgedChars: 0, paused: false, engaged: true, pausedSince: null })
   })
 
   it('releases the producer when a stop is requested, so held output and the exit can drain', async () => {
-    const h = createHarness()
+    const h = strict()
     const id = await floodedPty(h, FLOW_CONTROL_HIGH_WATERMARK_CHARS + 1)
     h.provider.emitData(id, 'held')
     h.provider.emitExit(id, { exitCode: 0, signal: 15 })
@@ -121,7 +169,7 @@ describe('flow control', () => {
 
   it('honours custom watermarks and timings', async () => {
     const h = createHarness({
-      controller: { flowControl: { highWatermarkChars: 10, lowWatermarkChars: 2, pauseReassertIntervalMs: 3, pauseMaxHoldMs: 7 } },
+      controller: { flowControl: { mode: 'always', highWatermarkChars: 10, lowWatermarkChars: 2, pauseReassertIntervalMs: 3, pauseMaxHoldMs: 7 } },
     })
     const id = await floodedPty(h, 11)
     h.clock.advance(3)
@@ -129,7 +177,9 @@ describe('flow control', () => {
     expect(flowCalls(h)).toEqual(['pauseProducer', 'pauseProducer', 'pauseProducer'])
     h.clock.advance(1)
     expect(flowCalls(h).at(-1)).toBe('resumeProducer')
-    h.controller.acknowledgeData(id, 9)
+    expect(h.controller.getFlowControlState(id)?.unacknowledgedChars).toBe(0)
+    h.provider.emitData(id, 'abcde')
+    h.controller.acknowledgeData(id, 3)
     expect(h.controller.getFlowControlState(id)?.unacknowledgedChars).toBe(2)
   })
 
@@ -155,11 +205,11 @@ describe('flow control', () => {
     h.provider.emitData(id, 'x'.repeat(FLOW_CONTROL_HIGH_WATERMARK_CHARS * 2))
     h.controller.acknowledgeData(id, 123)
     expect(forwarded).toEqual([123])
-    expect(h.controller.getFlowControlState(id)).toEqual({ unacknowledgedChars: 0, paused: false, pausedSince: null })
+    expect(h.controller.getFlowControlState(id)).toEqual({ unacknowledgedChars: 0, paused: false, engaged: false, pausedSince: null })
   })
 
   it('swallows a transport pause error, reports it, and keeps delivering', async () => {
-    const h = createHarness()
+    const h = strict()
     const { id } = await h.controller.spawn({})
     h.provider.pauseProducer = () => {
       throw new Error('transport gone')

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import {
+  MAX_PTY_DIMENSION,
   refusedWrite,
   toPtyIncarnationId,
   unverifiableWrite,
@@ -124,7 +125,7 @@ describe('size', () => {
   it.each([0, -1, 1.5, Number.NaN])('rejects cols %s with a TypeError naming the option', async (cols) => {
     const h = createHarness()
     const { id } = await h.controller.spawn({})
-    expect(() => h.controller.resize(id, cols, 10)).toThrow(/^Expected the `cols` option to be a positive integer, got /)
+    expect(() => h.controller.resize(id, cols, 10)).toThrow(/^Expected the `cols` argument to be an integer from 1 to 65535, got /)
   })
 })
 
@@ -358,5 +359,19 @@ describe('multi-host routing', () => {
     await expect(result).rejects.toMatchObject({ code: 'listing_failed' })
     expect(h.clock.now()).toBe(300)
     expect(h.errors().map((error) => error.code)).toEqual(['listing_failed'])
+  })
+
+  it('one size limit for spawn and resize: 65 535 accepted by both, 65 536 refused by both, naming the value', async () => {
+    const h = createHarness()
+    const { id } = await h.controller.spawn({ cols: MAX_PTY_DIMENSION, rows: 10 })
+    expect(h.controller.resize(id, MAX_PTY_DIMENSION, 10)).toBe(true)
+    expect(h.controller.getSize(id)).toEqual({ cols: MAX_PTY_DIMENSION, rows: 10 })
+    const spawnRefusal = await h.controller.spawn({ cols: MAX_PTY_DIMENSION + 1 }).catch((error: unknown) => error)
+    expect(spawnRefusal).toMatchObject({ code: 'invalid_spawn_options' })
+    expect(String((spawnRefusal as Error).cause)).toContain('`cols` option to be an integer from 1 to 65535, got 65536 (number)')
+    expect(() => h.controller.resize(id, MAX_PTY_DIMENSION + 1, 10)).toThrow(
+      new TypeError('Expected the `cols` argument to be an integer from 1 to 65535, got 65536 (number)'),
+    )
+    expect(h.controller.getSize(id)).toEqual({ cols: MAX_PTY_DIMENSION, rows: 10 })
   })
 })

@@ -91,35 +91,50 @@ describe('dispose', () => {
     expect(h.exits()).toEqual([expect.objectContaining({ ptyId: id, code: -1, cause: { kind: 'unknown', reason: 'stop_unverified' } })])
   })
 
-  it('throws PtyControllerDisposedError from every method after dispose, and refuses writes', async () => {
+  it('after dispose: only spawn and attach reject; every late per-PTY call is a harmless answer', async () => {
     const h = createHarness()
     const { id } = await h.controller.spawn({})
+    h.controller.acknowledgeData(id, 0)
     await h.run(h.controller.dispose())
-    const calls: [string, () => unknown][] = [
-      ['spawn', () => h.controller.spawn({})],
-      ['kill', () => h.controller.kill(id)],
-      ['resize', () => h.controller.resize(id, 10, 10)],
-      ['hasPty', () => h.controller.hasPty(id)],
-      ['inventory', () => h.controller.inventory()],
-      ['acknowledgeData', () => h.controller.acknowledgeData(id, 1)],
-      ['getSize', () => h.controller.getSize(id)],
-      ['retireRejectedPty', () => h.controller.retireRejectedPty(id, true, undefined)],
-    ]
-    for (const [method, call] of calls) {
-      let thrown: unknown
-      try {
-        await call()
-      } catch (error) {
-        thrown = error
-      }
-      expect(isPtyControllerDisposedError(thrown), method).toBe(true)
-      expect(thrown).toMatchObject({ code: 'controller_disposed', method })
+    const providerCallsBefore = h.provider.calls.length
+    await expect(h.controller.spawn({})).rejects.toMatchObject({ code: 'controller_disposed', method: 'spawn' })
+    await expect(h.controller.attach(id)).rejects.toSatisfy(isPtyControllerDisposedError)
+    // Late calls from async callbacks (an ack from a renderer's write callback) never throw.
+    for (const ptyId of [id, 'never-seen']) {
+      expect(h.controller.acknowledgeData(ptyId, 1)).toBeUndefined()
+      expect(h.controller.write(ptyId, 'x', 'driving')).toBe(false)
+      expect(h.controller.writeWithSettlement(ptyId, 'x', 'driving')).toEqual({ kind: 'refused', reason: 'controller_disposed' })
+      expect(h.controller.resize(ptyId, 10, 10)).toBe(false)
+      expect(h.controller.kill(ptyId)).toBe(false)
+      await expect(h.controller.stopAndWait(ptyId)).resolves.toBe(false)
+      expect(h.controller.retireRejectedPty(ptyId, true, undefined)).toBeUndefined()
+      expect(h.controller.hasPty(ptyId)).toBeNull()
+      await expect(h.controller.probePtyLiveness(ptyId)).resolves.toBeNull()
+      expect(h.controller.getSize(ptyId)).toBeNull()
+      expect(h.controller.getFlowControlState(ptyId)).toBeNull()
+      await expect(h.controller.getCwd(ptyId)).resolves.toBeNull()
+      await expect(h.controller.getForegroundProcess(ptyId)).resolves.toBeNull()
+      await expect(h.controller.hasChildProcesses(ptyId)).resolves.toBeNull()
+      await expect(h.controller.inspectProcess(ptyId)).resolves.toMatchObject({ unavailable: true })
+      await expect(h.controller.clearBuffer(ptyId)).resolves.toBeUndefined()
+      await expect(h.controller.serializeProviderBuffer(ptyId)).resolves.toBeNull()
     }
-    await expect(h.controller.stopAndWait(id)).rejects.toBeInstanceOf(PtyControllerDisposedError)
-    await expect(h.controller.listProcesses()).rejects.toBeInstanceOf(PtyControllerDisposedError)
-    expect(h.controller.write(id, 'x', 'driving')).toBe(false)
-    expect(h.controller.writeWithSettlement(id, 'x', 'driving')).toEqual({ kind: 'refused', reason: 'controller_disposed' })
+    await expect(h.controller.listProcessesWithHostScope()).resolves.toEqual({ processes: [], hostIds: [] })
+    await expect(h.controller.listProcesses()).resolves.toEqual([])
+    await expect(h.controller.listProcesses('local')).rejects.toMatchObject({ code: 'listing_failed' })
+    expect(h.controller.inventory()).toMatchObject({ allLivePtyIds: new Set(), queriedHostIds: new Set() })
+    // Nothing reached the provider, and nothing was reported.
+    expect(h.provider.calls.length).toBe(providerCallsBefore)
+    expect(h.errors()).toEqual([])
     await expect(h.controller.dispose()).resolves.toBeUndefined()
+  })
+
+  it('after dispose, malformed arguments are still TypeErrors naming the argument', async () => {
+    const h = createHarness()
+    await h.run(h.controller.dispose())
+    expect(() => h.controller.kill(123 as unknown as string)).toThrow('Expected the `ptyId` argument to be a non-empty string, got 123 (number)')
+    expect(() => h.controller.acknowledgeData('a', -1)).toThrow('`chars` argument')
+    await expect(h.controller.stopAndWait('a', 'fast' as never)).rejects.toThrow('`options` argument')
   })
 
   it('stops a PTY whose spawn was in flight when the controller was disposed', async () => {

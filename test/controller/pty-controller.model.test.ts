@@ -26,7 +26,7 @@ import { isPtySpawnError } from '../../src/spawn/index.js'
 import { createFakePtyProvider, type FakePtyProvider, type FakeShutdownBehaviour } from '../../src/testing/index.js'
 import { createManualClock, type ManualClock } from '../../src/testing/manual-clock.js'
 
-const FLOW = { highWatermarkChars: 1_000, lowWatermarkChars: 100, pauseReassertIntervalMs: 50, pauseMaxHoldMs: 200 }
+const FLOW = { mode: 'always' as const, highWatermarkChars: 1_000, lowWatermarkChars: 100, pauseReassertIntervalMs: 50, pauseMaxHoldMs: 200 }
 const MAX_PTY_IDS = 5
 
 type ModelExit = { code: number; signal?: number; withoutCause?: boolean; hostReports?: boolean }
@@ -588,7 +588,10 @@ class UseAfterDisposeCommand implements Command {
     return model.disposed
   }
   async run(model: Model, real: Real): Promise<void> {
-    expect(() => real.controller.kill(model.ids[0] ?? 'x')).toThrow(PtyControllerDisposedError)
+    const callsBefore = real.provider.calls.length
+    expect(real.controller.kill(model.ids[0] ?? 'x')).toBe(false)
+    real.controller.acknowledgeData(model.ids[0] ?? 'x', 1)
+    expect(real.provider.calls.length).toBe(callsBefore)
     expect(real.controller.write(model.ids[0] ?? 'x', 'x', 'driving')).toBe(false)
     await expect(real.controller.spawn({})).rejects.toBeInstanceOf(PtyControllerDisposedError)
   }

@@ -22,5 +22,7 @@ describe('examples/demo.ts (`npm run demo`)', () => {
     expect(table).toContain('[exit-3]   something failed')
     // No colour codes without a TTY (and with NO_COLOR).
     expect(table).not.toContain('\u001b[')
+    // Fits a 100-column terminal.
+    for (const line of table.split('\n')) expect([...line].length, line).toBeLessThanOrEqual(100)
   })
 })

@@ -5,6 +5,7 @@ import {
   createInMemoryPtyRuntime,
   createRuntimePtySpawnState,
   executeRuntimePtySpawn,
+  isPtySpawnAbortError,
   isPtySpawnError,
   MAX_PTY_SPAWN_DIMENSION,
   PtySpawnError,
@@ -24,8 +25,8 @@ const EMPTY_RUNTIME = createInMemoryPtyRuntime().inspect()
 
 describe('createRuntimePtySpawnState: validation before any side effect', () => {
   it.each([
-    [{ cols: 0 }, 'Expected the `cols` option to be a positive integer no larger than 10000, got 0 (number)'],
-    [{ rows: 2.5 }, 'Expected the `rows` option to be a positive integer no larger than 10000, got 2.5 (number)'],
+    [{ cols: 0 }, 'Expected the `cols` option to be an integer from 1 to 65535, got 0 (number)'],
+    [{ rows: 2.5 }, 'Expected the `rows` option to be an integer from 1 to 65535, got 2.5 (number)'],
     [{ cols: MAX_PTY_SPAWN_DIMENSION + 1 }, `got ${MAX_PTY_SPAWN_DIMENSION + 1} (number)`],
     [{ slot: { key: '' } }, 'Expected the `slot.key` option to be a non-empty string, got "" (string)'],
     [{ claim: { key: 'a' }, slot: { key: 'b' } }, 'Expected at most one of the `slot` and `claim` options'],
@@ -81,8 +82,23 @@ describe('executeRuntimePtySpawn: each error code', () => {
     const error = await expectSpawnError(h.spawn({ sessionId: 's', preAllocatedHandle: 'h', scopeId: 'w', signal: controller.signal }), 'client_disconnected')
     expect(error.cause).toEqual(new Error('socket closed'))
     expect(error.outcome).toBe('not_started')
+    // Recognisable as an abort: the guard, the reason as cause, and a message that says so.
+    expect(isPtySpawnAbortError(error)).toBe(true)
+    expect(error.message).toBe('The spawn was aborted (its signal fired: Error: socket closed) before the provider was called')
     expect(h.provider.calls.some((call) => call.method === 'spawn')).toBe(false)
     expect(h.runtime.inspect()).toEqual(EMPTY_RUNTIME)
+  })
+
+  it('a default abort reason (AbortError) is the cause and named in the message; other errors are not aborts', async () => {
+    const h = createHarness()
+    const controller = new AbortController()
+    controller.abort()
+    const error = await expectSpawnError(h.spawn({ signal: controller.signal }), 'client_disconnected')
+    expect(error.cause).toBe(controller.signal.reason)
+    expect(error.message).toMatch(/^The spawn was aborted \(its signal fired: AbortError: /)
+    expect(isPtySpawnAbortError(error)).toBe(true)
+    expect(isPtySpawnAbortError(new PtySpawnError('provider_spawn_failed', 'x'))).toBe(false)
+    expect(isPtySpawnAbortError(new Error('aborted'))).toBe(false)
   })
 
   it('an abort after the provider call changes nothing: the spawn completes', async () => {

@@ -112,6 +112,7 @@ describe('docs: testing with the fake provider', () => {
   it('5b. the controller pauses a flood above the high watermark and resumes it after acks', async () => {
     const { provider, controller, events } = setup()
     const { id } = await controller.spawn({})
+    controller.acknowledgeData(id, 0) // this consumer acknowledges: flow control engages
     const chunk = 'x'.repeat(1_000)
     const chunks = Math.ceil(FLOW_CONTROL_HIGH_WATERMARK_CHARS / chunk.length) + 50
     for (let i = 0; i < chunks; i += 1) provider.emitData(id, chunk)

@@ -112,7 +112,7 @@ describe('createFakePtyProvider: spawning', () => {
       'Expected the `metadata.fakeScript` option to be a FakeSpawnScript object, got "oops" (string)',
     )
     await expect(provider.spawn({ cols: 0 })).rejects.toThrow(
-      new TypeError('Expected the `cols` option to be a positive integer, got 0 (number)'),
+      new TypeError('Expected the `cols` option to be an integer from 1 to 65535, got 0 (number)'),
     )
     await expect(provider.spawn({ rows: 2.5 })).rejects.toThrow(TypeError)
     expect(provider.livePtyIds()).toEqual([])
@@ -688,7 +688,7 @@ describe('createFakePtyProvider: size, listings, inspection', () => {
     expect(provider.getSize(id)).toEqual({ cols: 100, rows: 30 })
     expect(provider.resize(id, 132, 43)).toBe(true)
     expect(provider.getSize(id)).toEqual({ cols: 132, rows: 43 })
-    expect(() => provider.resize(id, -1, 43)).toThrow('Expected the `cols` option to be a positive integer, got -1 (number)')
+    expect(() => provider.resize(id, -1, 43)).toThrow('Expected the `cols` argument to be an integer from 1 to 65535, got -1 (number)')
     expect(provider.resize('ghost', 10, 10)).toBe(false)
     provider.emitExit(id, { exitCode: 0 })
     expect(provider.resize(id, 10, 10)).toBe(false)

@@ -1,0 +1,54 @@
+import { describe, expect, it } from 'vitest'
+import { createHarness } from './controller-harness.js'
+
+// Programmer errors are TypeErrors naming the argument, never a quiet `false` or a default.
+describe('controller argument validation', () => {
+  it.each([
+    ['kill(123)', (h: ReturnType<typeof createHarness>) => h.controller.kill(123 as never), '`ptyId` argument', '123 (number)'],
+    ['kill(null)', (h: ReturnType<typeof createHarness>) => h.controller.kill(null as never), '`ptyId` argument', 'null (null)'],
+    ["write(123, 'x')", (h: ReturnType<typeof createHarness>) => h.controller.write(123 as never, 'x', 'driving'), '`ptyId` argument', '123 (number)'],
+    ["writeWithSettlement('', 'x')", (h: ReturnType<typeof createHarness>) => h.controller.writeWithSettlement('', 'x', 'driving'), '`ptyId` argument', '"" (string)'],
+    ["write(id, 'x', kind, 'opts')", (h: ReturnType<typeof createHarness>) => h.controller.write('a', 'x', 'driving', 'opts' as never), '`options` argument', '"opts" (string)'],
+    ['resize(7, 10, 10)', (h: ReturnType<typeof createHarness>) => h.controller.resize(7 as never, 10, 10), '`ptyId` argument', '7 (number)'],
+    ['hasPty({})', (h: ReturnType<typeof createHarness>) => h.controller.hasPty({} as never), '`ptyId` argument', '{} (object)'],
+    ['acknowledgeData(undefined, 1)', (h: ReturnType<typeof createHarness>) => h.controller.acknowledgeData(undefined as never, 1), '`ptyId` argument', 'undefined (undefined)'],
+  ])('%s throws a TypeError naming the argument and the value', (_name, call, argument, value) => {
+    const h = createHarness()
+    expect(() => call(h)).toThrow(TypeError)
+    expect(() => call(h)).toThrow(argument)
+    expect(() => call(h)).toThrow(value)
+  })
+
+  it.each([
+    ["stopAndWait(id, 'fast')", 'fast', 'Expected the `options` argument to be an object, got "fast" (string)'],
+    ['stopAndWait(id, null)', null, 'Expected the `options` argument to be an object, got null (null)'],
+    ['stopAndWait(id, { deadlineMs: null })', { deadlineMs: null }, 'Expected the `deadlineMs` option to be a non-negative number, got null (null)'],
+    ["stopAndWait(id, { deadlineMs: '5' })", { deadlineMs: '5' }, 'Expected the `deadlineMs` option to be a non-negative number, got "5" (string)'],
+  ])('%s rejects with a TypeError, and stops nothing', async (_name, options, message) => {
+    const h = createHarness()
+    const { id } = await h.controller.spawn({})
+    await expect(h.controller.stopAndWait(id, options as never)).rejects.toThrow(new TypeError(message))
+    expect(h.provider.calls.filter((call) => call.method === 'shutdown')).toEqual([])
+    expect(h.controller.hasPty(id)).toBe(true)
+  })
+
+  it('stopAndWait(123) rejects naming `ptyId`', async () => {
+    const h = createHarness()
+    await expect(h.controller.stopAndWait(123 as never)).rejects.toThrow('`ptyId` argument')
+  })
+
+  it.each([
+    ['A\uD800B', 1, 'D800'],
+    ['\uDC00', 0, 'DC00'],
+    ['ok\uD83D', 2, 'D83D'],
+  ])('a write with a lone surrogate (%j) is refused, naming the index; nothing is written', async (data, index, unit) => {
+    const h = createHarness()
+    const { id } = await h.controller.spawn({})
+    const message = `Expected the \`data\` argument to be well-formed UTF-16, got a lone surrogate U+${unit} at index ${index}`
+    expect(() => h.controller.write(id, data, 'driving')).toThrow(new TypeError(message))
+    expect(() => h.controller.writeWithSettlement(id, data, 'driving')).toThrow(new TypeError(message))
+    expect(h.provider.calls.filter((call) => call.method === 'write')).toEqual([])
+    // A whole pair is fine.
+    expect(h.controller.write(id, 'A\uD83D\uDE00B', 'driving')).toBe(true)
+  })
+})
