@@ -30,18 +30,6 @@ export function assertOptionsObject(name: string, value: unknown): void {
   }
 }
 
-/**
- * `stopAndWait`'s deadline: the option when given (a non-negative finite number; `null` is not
- * "absent"), else `fallback`. Throws a `TypeError` naming the argument or option otherwise.
- */
-export function resolveStopDeadlineMs(options: unknown, fallback: number): number {
-  assertOptionsObject('options', options)
-  const deadlineMs = (options as { deadlineMs?: unknown } | undefined)?.deadlineMs
-  if (deadlineMs === undefined) return fallback
-  assertNonNegativeNumber('option', 'deadlineMs', deadlineMs)
-  return deadlineMs as number
-}
-
 /** A high surrogate not followed by a low one, or a low surrogate not preceded by a high one. */
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/
 

@@ -27,7 +27,7 @@ export type StopAndWaitRequest = {
 export function resolveStopAndWaitRequest(options: unknown, defaultTimeoutMs: number, now: number): StopAndWaitRequest {
   if (options === undefined) return { deadlineAt: now + defaultTimeoutMs }
   if (typeof options !== 'object' || options === null) {
-    throw new TypeError(`Expected the \`options\` argument of stopAndWait to be an object, got ${describeValue(options)}`)
+    throw new TypeError(`Expected the \`options\` argument to be an object, got ${describeValue(options)}`)
   }
   const given = options as PtyStopAndWaitOptions & { signal?: unknown }
   const request: StopAndWaitRequest = { deadlineAt: resolveWaitDeadline(given, defaultTimeoutMs, now) }

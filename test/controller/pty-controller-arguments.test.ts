@@ -22,8 +22,8 @@ describe('controller argument validation', () => {
   it.each([
     ["stopAndWait(id, 'fast')", 'fast', 'Expected the `options` argument to be an object, got "fast" (string)'],
     ['stopAndWait(id, null)', null, 'Expected the `options` argument to be an object, got null (null)'],
-    ['stopAndWait(id, { deadlineMs: null })', { deadlineMs: null }, 'Expected the `deadlineMs` option to be a non-negative number, got null (null)'],
-    ["stopAndWait(id, { deadlineMs: '5' })", { deadlineMs: '5' }, 'Expected the `deadlineMs` option to be a non-negative number, got "5" (string)'],
+    ['stopAndWait(id, { deadlineMs: null })', { deadlineMs: null }, 'Expected the `deadlineMs` option to be a finite absolute epoch time in milliseconds (for example Date.now() + 5000), got null (null)'],
+    ["stopAndWait(id, { deadlineMs: '5' })", { deadlineMs: '5' }, 'Expected the `deadlineMs` option to be a finite absolute epoch time in milliseconds (for example Date.now() + 5000), got "5" (string)'],
   ])('%s rejects with a TypeError, and stops nothing', async (_name, options, message) => {
     const h = createHarness()
     const { id } = await h.controller.spawn({})

@@ -28,7 +28,7 @@ describe('getCwd: foreground (default) or leader', () => {
     expect(await controller.getCwd(id, { of: 'foreground' })).toBe(toolDir)
     expect(await controller.getCwd(id, { of: 'leader' })).toBe(shellDir)
     await expect(controller.getCwd(id, { of: 'shell' } as never)).rejects.toThrow(TypeError)
-    expect(await controller.stopAndWait(id, { deadlineMs: 5_000 })).toBe(true)
+    expect(await controller.stopAndWait(id, { timeoutMs: 5_000 })).toBe(true)
   })
 
   it('the fake passes the option through and answers the spawn cwd', async () => {

@@ -26,6 +26,6 @@ describe('launch command order', () => {
     expect(controller.write(id, 'echo CALLER$((50+5))\r', 'driving')).toBe(true)
     await waitFor(() => (output.includes('LAUNCH42') && output.includes('CALLER55') ? true : undefined), 'both outputs', 10_000)
     expect(output.indexOf('LAUNCH42')).toBeLessThan(output.indexOf('CALLER55'))
-    expect(await controller.stopAndWait(id, { deadlineMs: 5_000 })).toBe(true)
+    expect(await controller.stopAndWait(id, { timeoutMs: 5_000 })).toBe(true)
   })
 })

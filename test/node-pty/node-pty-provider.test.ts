@@ -214,7 +214,7 @@ describe('node-pty provider: I/O, size and inspection', () => {
     const result = await provider.spawn({ file: 'cat', scopeId: 'scope-1', slotKey: 'slot-1', claimKey: 'claim-1' })
     // Right after the spawn the child may not have exec'd `cat` yet: the title follows it.
     const row = await waitFor(async () => {
-      const found = (await provider.listProcesses({ deadlineMs: 2_000 })).find((r) => r.id === result.id)
+      const found = (await provider.listProcesses({ timeoutMs: 2_000 })).find((r) => r.id === result.id)
       return found?.title === 'cat' ? found : undefined
     }, 'the listing row titled cat')
     expect(row).toMatchObject({ scopeId: 'scope-1', slotKey: 'slot-1', claimKey: 'claim-1', pid: result.pid })
