@@ -22,7 +22,7 @@ export {
 } from './incarnation.js'
 export type { PtyControllerInventory, PtyControllerTerminalIdentity } from './inventory.js'
 export type { PtyLivenessVerdict } from './liveness.js'
-export type { PtyProcessInfo, PtyProcessInspection } from './process-info.js'
+export type { PtyForegroundProcessEvidence, PtyProcessInfo, PtyProcessInspection } from './process-info.js'
 export type {
   PtyDataEvent,
   PtyExitEvent,
@@ -33,8 +33,15 @@ export type {
   Unsubscribe,
 } from './provider.js'
 export type {
+  PtyAdoptSlotOptions,
+  PtyBufferSerialization,
+  PtyDisposable,
   PtyHostScopedListing,
+  PtyInspectProcessOptions,
   PtyListOptions,
+  PtyRendererSerializer,
+  PtySlotAdoption,
+  PtySlotCreateRelease,
   PtySpawnReply,
   PtyStopAndWaitOptions,
   RuntimePtyController,

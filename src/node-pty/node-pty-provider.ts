@@ -24,6 +24,7 @@ import { NodePtyProviderError } from './node-pty-provider-error.js'
 import { NodePtySession } from './node-pty-session.js'
 import { createProcessInspector, type ProcessInspector } from './process-inspector.js'
 import { groupsOf, hasLiveChildren, readForegroundProcess, selectSessionProcesses } from './process-tree.js'
+import { confirmForegroundProcess } from './foreground-evidence.js'
 import {
   NODE_PTY_HANGUP_GRACE_MS,
   NODE_PTY_KILL_RESERVE_MS,
@@ -111,6 +112,8 @@ export type NodePtyProvider = PtyProvider &
       | 'getCwd'
       | 'getForegroundProcess'
       | 'hasChildProcesses'
+      | 'confirmForeground'
+      | 'supportsForegroundProcessEvidence'
       | 'dispose'
     >
   > & {
@@ -691,6 +694,18 @@ export function createNodePtyProvider(options: NodePtyProviderOptions = {}): Nod
     },
     getCwd,
     getForegroundProcess,
+    async confirmForeground(id: string) {
+      const session = liveSession(id)
+      session?.checkLeader()
+      if (session === undefined || session.leaderGone) return null
+      const evidence = await confirmForegroundProcess(inspector, session.pid)
+      // Why check again: the leader may have been reaped (and its pid reused) during the interval.
+      session.checkLeader()
+      return session.leaderGone || liveSession(id) !== session ? null : evidence
+    },
+    supportsForegroundProcessEvidence(): boolean {
+      return inspector.kind !== 'none'
+    },
     async hasChildProcesses(id: string): Promise<boolean | null> {
       const session = liveSession(id)
       session?.checkLeader()
