@@ -902,6 +902,7 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
       }
     }
     this.#held.clear()
+    this.#slotGate.close()
     this.removeAllListeners()
   }
 

@@ -14,6 +14,20 @@ export class SlotCreateGate {
   readonly #tails = new Map<string, Promise<void>>()
   /** The turn of each live claim, keyed by its release function. */
   readonly #claims = new WeakMap<PtySlotCreateRelease, { key: string; turn: Promise<void> }>()
+  /** Resolves on {@link SlotCreateGate.close}: every wait ends then (the work itself refuses a disposed controller). */
+  readonly #closed: Promise<void>
+  #close!: () => void
+
+  constructor() {
+    this.#closed = new Promise<void>((resolve) => {
+      this.#close = resolve
+    })
+  }
+
+  /** End every wait for a turn, now and later (the controller was disposed; an unreleased claim must not hang its callers). */
+  close(): void {
+    this.#close()
+  }
 
   /** Take the slot's next turn now; it begins once every earlier hold of the slot was released. */
   hold(slot: PtySlot): Hold {
@@ -59,12 +73,12 @@ export class SlotCreateGate {
           `Expected the \`slotCreateClaim\` option to be an unreleased claimSlotCreate claim of slot ${describeValue(slot.key)}, got ${describeValue(claim)}`,
         )
       }
-      await held.turn
+      await Promise.race([held.turn, this.#closed])
       return work()
     }
     const { release, turn } = this.hold(slot)
     try {
-      await turn
+      await Promise.race([turn, this.#closed])
       return await work()
     } finally {
       release()

@@ -1,7 +1,10 @@
+import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
+import type { PtyProvider } from '../../src/contracts/index.js'
 import { INPUT_MODE_RESET_SEQUENCE, createPtyController, type PtyControllerInputModesResetEvent } from '../../src/controller/index.js'
 import { createInMemorySlotStore, isPtySpawnError } from '../../src/spawn/index.js'
 import { createFakePtyProvider } from '../../src/testing/index.js'
+import { createManualClock } from '../../src/testing/manual-clock.js'
 import { createHarness } from './controller-harness.js'
 
 const slot = { scopeId: 'ws', key: 'pane-1' }
@@ -9,6 +12,16 @@ const slot = { scopeId: 'ws', key: 'pane-1' }
 /** Provider spawns that started a process (not attach-only re-attaches). */
 function freshSpawns(h: ReturnType<typeof createHarness>): number {
   return h.provider.calls.filter((call) => call.method === 'spawn' && (call.args[0] as { attachOnly?: boolean }).attachOnly !== true).length
+}
+
+/** Let the fake deliver until `promise` settles: slot spawns run one after another, each a pipeline of awaits. */
+async function settleUntilDone<T>(h: ReturnType<typeof createHarness>, promise: Promise<T>): Promise<T> {
+  let done = false
+  const tracked = promise.finally(() => {
+    done = true
+  })
+  for (let round = 0; round < 100 && !done; round++) await h.settle()
+  return tracked
 }
 
 describe('foreground evidence', () => {
@@ -195,7 +208,7 @@ describe('renderer serializers and serializeBuffer', () => {
 describe('slot adoption', () => {
   it('two concurrent spawns of one slot create one PTY: the second re-attaches to it', async () => {
     const h = createHarness()
-    const [first, second] = await h.run(Promise.all([h.controller.spawn({ slot }), h.controller.spawn({ slot })]))
+    const [first, second] = await settleUntilDone(h, Promise.all([h.controller.spawn({ slot }), h.controller.spawn({ slot })]))
     expect(second.id).toBe(first.id)
     expect(second.incarnationId).toBe(first.incarnationId)
     expect([first.isReattach, second.isReattach]).toEqual([false, true])
@@ -273,5 +286,55 @@ describe('slot adoption', () => {
     store.setPersistedOwner(slot, { ptyId: 'b', hostId: 'local' })
     const error = await h.controller.adoptSlot({ slot }).catch((caught: unknown) => caught)
     expect(isPtySpawnError(error) && error.code).toBe('slot_owner_conflict')
+  })
+})
+
+describe('slot turns under every interleaving', () => {
+  it('concurrent spawns, adoptions and a claim of one slot create exactly one PTY, and everyone gets it', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.scheduler(),
+        fc.array(fc.constantFrom<'spawn' | 'adopt' | 'claim'>('spawn', 'spawn', 'adopt', 'claim'), { minLength: 2, maxLength: 6 }),
+        async (s, callers) => {
+          const fake = createFakePtyProvider({ scheduling: 'manual' })
+          const provider: PtyProvider = {
+            name: 'scheduled',
+            authoritativeListings: true,
+            spawn: (options) => s.schedule(fake.spawn(options), options.attachOnly === true ? 'attach reply' : 'spawn reply'),
+            write: (id, data) => fake.write(id, data),
+            resize: (id, cols, rows) => fake.resize(id, cols, rows),
+            shutdown: (id, options) => fake.shutdown(id, options),
+            listProcesses: () => fake.listProcesses(),
+            onData: (listener) => fake.onData(listener),
+            onExit: (listener) => fake.onExit(listener),
+          }
+          const controller = createPtyController({ provider, clock: createManualClock() })
+          const outcomes = callers.map((kind) =>
+            s.schedule(Promise.resolve(kind), `start ${kind}`).then(async () => {
+              if (kind === 'spawn') return (await controller.spawn({ slot })).id
+              if (kind === 'adopt') return (await controller.adoptSlot({ slot }))?.result.id ?? null
+              const release = controller.claimSlotCreate(slot)
+              try {
+                const adopted = await controller.adoptSlot({ slot, slotCreateClaim: release })
+                return adopted?.result.id ?? (await controller.spawn({ slot, slotCreateClaim: release })).id
+              } finally {
+                release()
+              }
+            }),
+          )
+          const ids = await s.waitFor(Promise.all(outcomes))
+          const created = fake.calls.filter((call) => call.method === 'spawn' && (call.args[0] as { attachOnly?: boolean }).attachOnly !== true)
+          const creators = callers.filter((kind) => kind !== 'adopt').length
+          expect(created).toHaveLength(creators > 0 ? 1 : 0)
+          const made = new Set(ids.filter((id): id is string => id !== null))
+          expect(made.size).toBe(creators > 0 ? 1 : 0)
+          // An adoption that ran before any create answers null; none ever adopts another PTY.
+          ids.forEach((id, index) => {
+            if (callers[index] !== 'adopt') expect(id).not.toBeNull()
+          })
+        },
+      ),
+      { numRuns: 60 },
+    )
   })
 })
