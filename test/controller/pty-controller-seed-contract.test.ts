@@ -245,6 +245,16 @@ describe('slot adoption', () => {
     expect(() => h.controller.claimSlotCreate({ key: '' })).toThrow(/`slot`/)
   })
 
+  it('dispose ends the wait of a spawn queued behind a claim nobody released', async () => {
+    const h = createHarness()
+    h.controller.claimSlotCreate(slot)
+    const queued = h.controller.spawn({ slot }).catch((error: unknown) => error)
+    await h.settle()
+    await h.run(h.controller.dispose())
+    expect(await queued).toMatchObject({ code: 'controller_disposed' })
+    expect(h.provider.calls.filter((call) => call.method === 'spawn')).toEqual([])
+  })
+
   it('adoptSlot answers null for a slot without an owner, and never spawns', async () => {
     const h = createHarness()
     expect(await h.controller.adoptSlot({ slot })).toBeNull()
