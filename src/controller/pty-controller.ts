@@ -80,7 +80,7 @@ import { LIST_PROCESSES_DEFAULT_DEADLINE_MS } from './stop-constants.js'
 import { confirmForegroundOf, providerSupportsForegroundEvidence, withForegroundEvidence } from './foreground-evidence.js'
 import { INPUT_MODE_RESET_SEQUENCE } from './input-mode-reset.js'
 import { RENDERER_SERIALIZER_WAIT_DEFAULT_MS, RendererSerializerRegistry, serializeBufferFor } from './renderer-serializers.js'
-import { SlotCreateGate, adoptSlotOwner } from './slot-adoption.js'
+import { SlotCreateGate, adoptSlotOwner, assertSlot } from './slot-adoption.js'
 
 /** Default PTY size when neither the spawn options nor the provider say (the usual VT100 size). */
 const DEFAULT_COLS = 80
@@ -775,9 +775,7 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
    */
   claimSlotCreate(slot: PtySlot): PtySlotCreateRelease {
     this.#assertUsable('claimSlotCreate')
-    if (slot === null || typeof slot !== 'object' || typeof slot.key !== 'string' || slot.key.length === 0) {
-      throw new TypeError(`Expected the \`slot\` argument to be a slot with a non-empty key, got ${describeValue(slot)}`)
-    }
+    assertSlot('`slot` argument', slot)
     return this.#slotGate.claim(slot)
   }
 
@@ -788,7 +786,8 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
    */
   async adoptSlot(options: PtyAdoptSlotOptions): Promise<PtySlotAdoption | null> {
     this.#assertUsable('adoptSlot')
-    const slot = options.slot
+    const slot = options?.slot
+    assertSlot('`slot` option', slot)
     return this.#slotGate.run(slot, options.slotCreateClaim, () =>
       adoptSlotOwner(
         {

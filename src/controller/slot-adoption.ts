@@ -2,6 +2,20 @@ import type { PtySlot, PtySlotAdoption, PtySlotCreateRelease, PtySpawnReply } fr
 import { PtySpawnError, slotStoreKey, type PtySlotOwner, type PtySlotStore } from '../spawn/index.js'
 import { describeValue } from './argument-validation.js'
 
+/** @throws TypeError naming `option` unless `value` is a slot with a non-empty string key. */
+export function assertSlot(option: string, value: unknown): asserts value is PtySlot {
+  const slot = value as { key?: unknown; scopeId?: unknown } | null
+  if (
+    slot === null ||
+    typeof slot !== 'object' ||
+    typeof slot.key !== 'string' ||
+    slot.key.length === 0 ||
+    (slot.scopeId !== undefined && typeof slot.scopeId !== 'string')
+  ) {
+    throw new TypeError(`Expected the ${option} to be a slot ({ key, scopeId? }) with a non-empty key, got ${describeValue(value)}`)
+  }
+}
+
 type Hold = { release: PtySlotCreateRelease; turn: Promise<void> }
 
 /**

@@ -243,6 +243,7 @@ describe('slot adoption', () => {
     again()
     await expect(h.controller.adoptSlot({ slot, slotCreateClaim: again })).rejects.toThrow(/`slotCreateClaim`/)
     expect(() => h.controller.claimSlotCreate({ key: '' })).toThrow(/`slot`/)
+    await expect(h.controller.adoptSlot({ slot: undefined as never })).rejects.toThrow(/`slot` option/)
   })
 
   it('dispose ends the wait of a spawn queued behind a claim nobody released', async () => {
