@@ -158,7 +158,8 @@ describe('seed contract through the controller with real processes', () => {
     expect(controller.hasRendererSerializer(reply.id)).toBe(true)
 
     // Re-attach mid-stream: take the snapshot while output still flows.
-    await waitFor(() => (outputOf(reply.id).includes('line-50') ? true : undefined), 'some output')
+    // Why wait on parsedSeq: xterm.js parses asynchronously; the renderer reports only what it painted.
+    await waitFor(() => (parsedSeq > 0 ? true : undefined), 'the view to paint some output')
     const before = live.length
     const snapshot = (await controller.serializeBuffer(reply.id, { scrollbackRows: 1_000 }))!
     expect(snapshot.seq).toBeGreaterThan(0)
