@@ -29,7 +29,7 @@ export {
 } from './incarnation.js'
 export type { PtyControllerInventory, PtyControllerTerminalIdentity } from './inventory.js'
 export type { PtyLivenessVerdict } from './liveness.js'
-export type { PtyProcessInfo, PtyProcessInspection } from './process-info.js'
+export type { PtyForegroundProcessEvidence, PtyProcessInfo, PtyProcessInspection } from './process-info.js'
 export type {
   PtyDataEvent,
   PtyExitEvent,
@@ -40,8 +40,15 @@ export type {
   Unsubscribe,
 } from './provider.js'
 export type {
+  PtyAdoptSlotOptions,
+  PtyBufferSerialization,
+  PtyDisposable,
   PtyHostScopedListing,
+  PtyInspectProcessOptions,
   PtyListOptions,
+  PtyRendererSerializer,
+  PtySlotAdoption,
+  PtySlotCreateRelease,
   PtySpawnReply,
   PtyStopAndWaitOptions,
   RuntimePtyController,

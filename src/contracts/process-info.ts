@@ -21,6 +21,23 @@ export type PtyProcessInfo = {
   slotKey?: string
   /** The claim key the PTY holds, if any. */
   claimKey?: string
+  /**
+   * Confirmed foreground evidence, present only when the listing was asked for it
+   * (`includeForegroundProcessEvidence`): `null` when the host could not confirm it.
+   */
+  foregroundProcessEvidence?: PtyForegroundProcessEvidence | null
+}
+
+/**
+ * What a host **confirmed** about a PTY's foreground: read twice across a short interval (or from
+ * the kernel's foreground process group of the tty), so a process in the middle of exiting is not
+ * reported. A host that cannot confirm answers `null` instead of this.
+ */
+export type PtyForegroundProcessEvidence = {
+  /** The name of the process leading the terminal's foreground process group. */
+  foregroundProcess: string
+  /** True when the foreground group is the shell's own (nothing runs in it). */
+  shellForeground: boolean
 }
 
 /**

@@ -3,7 +3,7 @@ import type { TerminalExitCause } from '../exit-cause/index.js'
 import type { PtyProviderBufferSnapshot } from './buffer-snapshot.js'
 import type { PtyWaitBudget } from './deadline.js'
 import type { PtyIncarnationId } from './incarnation.js'
-import type { PtyProcessInfo } from './process-info.js'
+import type { PtyForegroundProcessEvidence, PtyProcessInfo } from './process-info.js'
 import type { ProviderSpawnOptions, PtySpawnResult } from './spawn-options.js'
 import type { WriteSettlement } from './write-settlement.js'
 
@@ -136,6 +136,18 @@ export interface PtyProvider {
   getForegroundProcess?(id: string): Promise<string | null>
   /** Whether the shell has child processes; `null` when unreadable. */
   hasChildProcesses?(id: string): Promise<boolean | null>
+  /**
+   * The PTY's **confirmed** foreground (see {@link PtyForegroundProcessEvidence}); `null` when it
+   * cannot be confirmed (unknown or exited PTY, a foreground that changed between the reads).
+   */
+  confirmForeground?(id: string): Promise<PtyForegroundProcessEvidence | null>
+  /** Whether this host can give foreground evidence at all. Absent: `true` when `confirmForeground` is present. */
+  supportsForegroundProcessEvidence?(): boolean
+  /**
+   * Restore the default input modes in the provider's own screen model (for providers that keep
+   * one); the controller hands the reset sequences to the consumer's view itself.
+   */
+  resetInputModes?(id: string): Promise<void>
   /** Clear the provider's buffered screen, if it keeps one. */
   clearBuffer?(id: string): Promise<void>
   /** A snapshot of the provider-owned screen, if it keeps one. */

@@ -5,6 +5,7 @@ import type { ExecutionHostId } from './execution-host.js'
 import type { PtyIncarnationId } from './incarnation.js'
 import type { PtySize } from './provider.js'
 import type { PtyProcessInfo, PtyProcessInspection } from './process-info.js'
+import type { PtySlot } from './spawn-options.js'
 import type { PtySpawnOptions } from './spawn-options.js'
 import type { TerminalInputKind } from './terminal-input-kind.js'
 import type { WriteSettlement } from './write-settlement.js'
@@ -59,6 +60,79 @@ export type PtyListOptions = PtyWaitBudget & {
    * (left out of `hostIds`; a single-host listing rejects). An already-aborted signal asks nobody.
    */
   signal?: AbortSignal
+  /** Add each PTY's confirmed foreground evidence to its row (`foregroundProcessEvidence`); costs process reads. */
+  includeForegroundProcessEvidence?: boolean
+}
+
+/** Options of {@link RuntimePtyController.inspectProcess}. */
+export type PtyInspectProcessOptions = {
+  /** Answer `unavailable` unless this incarnation is the live one. */
+  expectedIncarnationId?: PtyIncarnationId
+  /** Also read whether the shell has children (a process-table read); otherwise `hasChildProcesses` is `null`. */
+  scanChildProcesses?: boolean
+}
+
+/**
+ * The screen snapshot a re-attaching view paints, from the registered renderer or else the
+ * provider. Paint `data`, then follow the `data` events after `seq` (when present): every byte
+ * shows once. Fields the source cannot prove are absent, never a default.
+ */
+export type PtyBufferSerialization = {
+  /** Escape sequences that redraw the screen. */
+  data: string
+  /** Columns of the snapshot. */
+  cols: number
+  /** Rows of the snapshot. */
+  rows: number
+  /** The output sequence the snapshot covers (the `seq` of the last `data` event it includes). */
+  seq?: number
+  /** The last window title seen. */
+  lastTitle?: string
+  /** Kitty keyboard flags at `seq`; absent when unknown (never read as `0`). */
+  kittyKeyboardFlags?: number
+}
+
+/**
+ * Serializes a view's screen for {@link RuntimePtyController.serializeBuffer}; `null` when it
+ * cannot (the controller then asks the provider).
+ */
+export type PtyRendererSerializer = (options: {
+  /** Scrollback rows wanted above the screen; absent = the serializer's default. */
+  scrollbackRows?: number
+}) => PtyBufferSerialization | null | Promise<PtyBufferSerialization | null>
+
+/** Releases a registration. Calling it twice is harmless. */
+export type PtyDisposable = {
+  /** Release it. */
+  dispose(): void
+}
+
+/** Options of {@link RuntimePtyController.adoptSlot}. */
+export type PtyAdoptSlotOptions = {
+  /** The slot whose live owner to adopt. */
+  slot: PtySlot
+  /** A claim from `claimSlotCreate` for this slot, held by the caller: adopt inside it instead of waiting behind it. */
+  slotCreateClaim?: PtySlotCreateRelease
+}
+
+/** Releases a slot-create claim (see {@link RuntimePtyController.claimSlotCreate}). Calling it twice is harmless. */
+export type PtySlotCreateRelease = () => void
+
+/** The slot's adopted live owner. */
+export type PtySlotAdoption = {
+  /** The PTY, as a spawn reply (`isReattach: true`). */
+  result: PtySpawnReply
+  /** The owner the slot store names. */
+  owner: {
+    /** The owning PTY id. */
+    ptyId: string
+    /** The host it runs on. */
+    hostId: ExecutionHostId
+    /** Its incarnation, when attested. */
+    incarnationId?: PtyIncarnationId
+  }
+  /** Set when the controller did not have the owner live and its provider had to restore (attach) it. */
+  materialized?: true
 }
 
 /**
@@ -104,11 +178,30 @@ export type RuntimePtyController = {
   getCwd?(ptyId: string, options?: PtyCwdOptions): Promise<string | null>
   /** The PTY's foreground process name; `null` when it cannot be read. */
   getForegroundProcess(ptyId: string): Promise<string | null>
-  /** Foreground process and children in one call; `unavailable` when the PTY is gone. */
-  inspectProcess?(
-    ptyId: string,
-    options?: { expectedIncarnationId?: PtyIncarnationId },
-  ): Promise<PtyProcessInspection>
+  /** Foreground process and (only with `scanChildProcesses`) children in one call; `unavailable` when the PTY is gone. */
+  inspectProcess?(ptyId: string, options?: PtyInspectProcessOptions): Promise<PtyProcessInspection>
+  /** The foreground process name, **confirmed** by the host; `null` when it cannot be confirmed. */
+  confirmForegroundProcess?(ptyId: string): Promise<string | null>
+  /** `true` only when the host confirmed the shell itself is in the foreground; `false` otherwise, also on doubt. */
+  confirmShellForeground?(ptyId: string): Promise<boolean>
+  /** Whether the host (default `'local'`) can give foreground evidence at all. */
+  supportsForegroundProcessEvidence?(hostId?: ExecutionHostId): Promise<boolean>
+  /** Restore the default input modes (bracketed paste, mouse, cursor keys, alternate screen, kitty flags) in the consumer's view. */
+  resetInputModes?(ptyId: string): Promise<void>
+  /** The snapshot a re-attaching view paints: the renderer's, else the provider's; `null` when neither can. */
+  serializeBuffer?(ptyId: string, options?: { scrollbackRows?: number }): Promise<PtyBufferSerialization | null>
+  /** Register the view that holds the authoritative screen of a PTY; dispose to unregister. */
+  registerRendererSerializer?(ptyId: string, serializer: PtyRendererSerializer): PtyDisposable
+  /** Whether a renderer serializer is registered for the PTY now. */
+  hasRendererSerializer?(ptyId: string): boolean
+  /** The generation of the PTY's latest renderer registration; `0` before any. */
+  getRendererSerializerGeneration?(ptyId: string): number
+  /** `true` once a renderer registers with a generation above `afterGeneration`; `false` on timeout or abort. */
+  waitForRendererSerializer?(ptyId: string, afterGeneration: number, timeoutMs?: number, signal?: AbortSignal): Promise<boolean>
+  /** Reserve creating a slot's PTY; other slot spawns and adoptions of that slot wait until the release. */
+  claimSlotCreate?(slot: PtySlot): PtySlotCreateRelease
+  /** Adopt the slot's live owner, or `null` when it has none; never spawns. */
+  adoptSlot?(options: PtyAdoptSlotOptions): Promise<PtySlotAdoption | null>
   /** Whether the shell has child processes; `null` when it cannot be read. */
   hasChildProcesses?(ptyId: string): Promise<boolean | null>
   /** Clear the provider's buffered screen. */

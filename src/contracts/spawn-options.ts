@@ -74,6 +74,11 @@ export type PtySpawnOptions = PtyProcessLaunch & {
   scopeId?: string
   /** The stable surface that will own this PTY; re-attaches to its live owner when there is one. */
   slot?: PtySlot
+  /**
+   * With `slot`: a release returned by the controller's `claimSlotCreate` for this slot, held by
+   * the caller. The spawn runs inside that claim instead of waiting behind it.
+   */
+  slotCreateClaim?: () => void
   /** Single-flight claim; mutually exclusive with `slot`. */
   claim?: PtyClaim
   /** A session id to attach to or create under, for providers with persistent sessions. */

@@ -1,4 +1,4 @@
-import type { ExecutionHostId, PtyIncarnationId } from '../contracts/index.js'
+import type { ExecutionHostId, PtyIncarnationId, PtyInspectProcessOptions } from '../contracts/index.js'
 
 /** Options of `PtyController.attach`. */
 export type PtyAttachOptions = {
@@ -14,8 +14,5 @@ export type PtyWriteOptions = {
   expectedIncarnationId?: PtyIncarnationId
 }
 
-/** Options of `PtyController.inspectProcess`. */
-export type PtyInspectOptions = {
-  /** Answer `unavailable` unless this incarnation is the live one. */
-  expectedIncarnationId?: PtyIncarnationId
-}
+/** Options of `PtyController.inspectProcess` (the contract's {@link PtyInspectProcessOptions}). */
+export type PtyInspectOptions = PtyInspectProcessOptions

@@ -65,6 +65,16 @@ export type PtyControllerLivenessEvent = {
   verdict: PtyLivenessVerdict
 }
 
+/** Payload of the `inputModesReset` event: the sequences that restore the view's default input modes. */
+export type PtyControllerInputModesResetEvent = {
+  /** The PTY id. */
+  ptyId: string
+  /** The live incarnation, when attested. */
+  incarnationId?: PtyIncarnationId
+  /** The reset sequences (`INPUT_MODE_RESET_SEQUENCE`) to write into the view. */
+  data: string
+}
+
 /**
  * The controller's events (a `typed-emitter` map over `node:events`).
  *
@@ -82,6 +92,8 @@ export type PtyControllerEvents = {
   exit: (event: PtyControllerExitEvent) => void
   /** The liveness verdict of a PTY changed. */
   liveness: (event: PtyControllerLivenessEvent) => void
+  /** `resetInputModes` was called: write `data` into the PTY's view (it is not output, and takes no `seq`). */
+  inputModesReset: (event: PtyControllerInputModesResetEvent) => void
   /** A fault the controller survived (a listener or provider threw, a stop failed…). */
   error: (error: PtyControllerError) => void
 }

@@ -7,6 +7,7 @@ import {
   type PtyProvider,
 } from '../contracts/index.js'
 import type { ControllerTimers } from './controller-timers.js'
+import { withForegroundEvidence } from './foreground-evidence.js'
 import { LIST_PROCESSES_DEFAULT_DEADLINE_MS } from './stop-constants.js'
 
 /**
@@ -21,6 +22,8 @@ export type ListingBudget = {
   waitMs: number
   /** The caller's signal, if any. */
   signal: AbortSignal | undefined
+  /** Add each row's confirmed foreground evidence (`includeForegroundProcessEvidence`), within the deadline. */
+  includeForegroundProcessEvidence: boolean
 }
 
 /** What one host said to a listing. */
@@ -49,12 +52,25 @@ export function resolveListingBudget(options: PtyListOptions | undefined): Listi
   }
   const now = Date.now()
   const deadlineAt = resolveWaitDeadline(options, LIST_PROCESSES_DEFAULT_DEADLINE_MS, now)
-  return { deadlineAt, waitMs: remainingWaitMs(deadlineAt, now), signal }
+  const includeForegroundProcessEvidence = options?.includeForegroundProcessEvidence
+  if (includeForegroundProcessEvidence !== undefined && typeof includeForegroundProcessEvidence !== 'boolean') {
+    throw new TypeError(
+      `Expected the \`includeForegroundProcessEvidence\` option to be a boolean, got ${String(includeForegroundProcessEvidence)} (${typeof includeForegroundProcessEvidence})`,
+    )
+  }
+  return {
+    deadlineAt,
+    waitMs: remainingWaitMs(deadlineAt, now),
+    signal,
+    includeForegroundProcessEvidence: includeForegroundProcessEvidence === true,
+  }
 }
 
 /**
  * Ask one host for its rows, bounded by the budget: a rejection, a non-array answer or the deadline
- * is `failed`; the caller's abort is `aborted`. Rows are stamped with the host id. Never throws.
+ * is `failed`; the caller's abort is `aborted`. Rows are stamped with the host id (and, when asked,
+ * carry foreground evidence; a failed confirmation is `null` and goes to `onForegroundEvidenceError`).
+ * Never throws.
  * A deadline already past still asks once and takes an answer that is ready without waiting.
  */
 export async function listOneHost(
@@ -62,6 +78,7 @@ export async function listOneHost(
   provider: PtyProvider,
   budget: ListingBudget,
   timers: ControllerTimers,
+  onForegroundEvidenceError: (error: unknown) => void = () => {},
 ): Promise<HostListingAnswer> {
   if (budget.signal?.aborted === true) return { kind: 'aborted' }
   const deadline = timers.after(budget.waitMs)
@@ -74,6 +91,11 @@ export async function listOneHost(
     let pending: Promise<PtyProcessInfo[]>
     try {
       pending = Promise.resolve(provider.listProcesses({ deadlineMs: budget.deadlineAt }))
+      if (budget.includeForegroundProcessEvidence) {
+        pending = pending.then((rows) =>
+          Array.isArray(rows) ? withForegroundEvidence(provider, rows, onForegroundEvidenceError) : rows,
+        )
+      }
     } catch (error) {
       pending = Promise.reject(error)
     }

@@ -27,6 +27,7 @@ export type {
   PtyControllerDataEvent,
   PtyControllerEvents,
   PtyControllerExitEvent,
+  PtyControllerInputModesResetEvent,
   PtyControllerLivenessEvent,
   PtyControllerSpawnEvent,
 } from './events.js'
@@ -45,6 +46,8 @@ export {
 export { IN_FLIGHT_OUTPUT_BUFFER_MAX_CHARS } from './in-flight-event-buffer.js'
 export { PTY_LIVENESS_REASONS, type PtyLivenessReason } from './liveness-reasons.js'
 export { EXITED_PTY_RECORDS_KEPT } from './pty-record.js'
+export { INPUT_MODE_RESET_SEQUENCE } from './input-mode-reset.js'
+export { RENDERER_SERIALIZER_WAIT_DEFAULT_MS } from './renderer-serializers.js'
 export type { PtyAttachOptions, PtyInspectOptions, PtyWriteOptions } from './controller-types.js'
 export { PtyController, createPtyController } from './pty-controller.js'
 export type { PtyTerminal } from './pty-terminal.js'

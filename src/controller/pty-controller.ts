@@ -21,8 +21,14 @@ import {
   type PtyProcessInfo,
   type PtyProcessInspection,
   type PtyProvider,
+  type PtyAdoptSlotOptions,
+  type PtyBufferSerialization,
+  type PtyDisposable,
   type PtyProviderBufferSnapshot,
+  type PtyRendererSerializer,
   type PtySlot,
+  type PtySlotAdoption,
+  type PtySlotCreateRelease,
   type PtySpawnOptions,
   type PtySpawnReply,
   type PtySpawnResult,
@@ -93,6 +99,10 @@ import {
   type StopAndWaitRequest,
 } from './stop-and-wait.js'
 import { listOneHost, resolveListingBudget, type HostListingAnswer, type ListingBudget } from './host-listing.js'
+import { confirmForegroundOf, providerSupportsForegroundEvidence } from './foreground-evidence.js'
+import { INPUT_MODE_RESET_SEQUENCE } from './input-mode-reset.js'
+import { RENDERER_SERIALIZER_WAIT_DEFAULT_MS, RendererSerializerRegistry, serializeBufferFor } from './renderer-serializers.js'
+import { SlotCreateGate, adoptSlotOwner, assertSlot } from './slot-adoption.js'
 
 /** Default PTY size when neither the spawn options nor the provider say (the usual VT100 size). */
 const DEFAULT_COLS = 80
@@ -127,6 +137,8 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
   readonly #held: InFlightEventBuffer
   /** Hosts whose latest process listing answered (what `inventory().queriedHostIds` reports). */
   readonly #answeredHosts = new Set<ExecutionHostId>()
+  readonly #slotGate = new SlotCreateGate()
+  readonly #renderers: RendererSerializerRegistry
   #disposePromise: Promise<void> | undefined
   /** Per-terminal handles; created on first use (`spawnTerminal`, `terminal`). */
   #terminals: PtyTerminalRegistry | undefined
@@ -148,6 +160,7 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
         event.id,
       ),
     )
+    this.#renderers = new RendererSerializerRegistry((ms) => this.#timers.after(ms))
     this.#flow = this.#options.flowControl === null ? null : new ProducerFlowControl(this.#options.flowControl, this.#clock)
     // Why at construction: an exit that races a spawn reply must reach `runtime.notePtyExit`
     // before the pipeline's admission gate runs, or a dead PTY would be published.
@@ -189,6 +202,13 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
    * flight: a process it started is then stopped, and the claim and slot binding it made released.
    */
   async spawn(options: PtySpawnOptions): Promise<PtySpawnReply> {
+    this.#assertUsable('spawn')
+    // Why: one slot's spawns (and claimSlotCreate claims) take turns, so two never create its PTY at once.
+    if (options.slot !== undefined) return this.#slotGate.run(options.slot, options.slotCreateClaim, () => this.#spawnNow(options))
+    return this.#spawnNow(options)
+  }
+
+  async #spawnNow(options: PtySpawnOptions): Promise<PtySpawnReply> {
     this.#assertUsable('spawn')
     const inFlight = this.#held.begin()
     try {
@@ -673,7 +693,7 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
     if (this.disposed) {
       throw new PtyControllerError('listing_failed', `Host ${host} was not asked: the controller was disposed`)
     }
-    const answer = await listOneHost(host, provider, budget, this.#timers)
+    const answer = await listOneHost(host, provider, budget, this.#timers, (error) => this.#reportThrow(provider, 'confirmForeground', error))
     this.#noteListing(host, answer)
     if (answer.kind !== 'rows') throw listingFailure(host, answer)
     return answer.rows
@@ -698,7 +718,9 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
     // Disposed: no host is asked, so none answered (an empty listing with no host in scope).
     if (this.disposed) return { processes: [], hostIds: [] }
     const hosts = [...this.#options.providers.entries()]
-    const answers = await Promise.all(hosts.map(([hostId, provider]) => listOneHost(hostId, provider, budget, this.#timers)))
+    const answers = await Promise.all(
+      hosts.map(([hostId, provider]) => listOneHost(hostId, provider, budget, this.#timers, (error) => this.#reportThrow(provider, 'confirmForeground', error))),
+    )
     const processes: PtyProcessInfo[] = []
     const hostIds: ExecutionHostId[] = []
     let localFailure: PtyControllerError | undefined
@@ -795,7 +817,7 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
     }
     const [foregroundProcess, hasChildProcesses] = await Promise.all([
       this.getForegroundProcess(ptyId),
-      this.hasChildProcesses(ptyId),
+      options.scanChildProcesses === true ? this.hasChildProcesses(ptyId) : null,
     ])
     return { foregroundProcess, hasChildProcesses }
   }
@@ -818,6 +840,157 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
       provider.getBufferSnapshot?.(ptyId, options),
     )
     return snapshot ?? null
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Foreground evidence, input modes, renderer snapshots, slot adoption (logic in their modules)
+
+  /** The foreground process name **confirmed** by the owning provider; `null` when it cannot be confirmed. */
+  async confirmForegroundProcess(ptyId: string): Promise<string | null> {
+    this.#assertUsable('confirmForegroundProcess')
+    return (await this.#confirmForeground(ptyId))?.foregroundProcess ?? null
+  }
+
+  /** `true` only when the provider confirmed the shell is in the foreground; `false` otherwise, also on doubt. */
+  async confirmShellForeground(ptyId: string): Promise<boolean> {
+    this.#assertUsable('confirmShellForeground')
+    return (await this.#confirmForeground(ptyId))?.shellForeground === true
+  }
+
+  /**
+   * Whether a host (default `'local'`) can give foreground evidence at all; `false` for a host
+   * with no provider.
+   */
+  async supportsForegroundProcessEvidence(hostId: ExecutionHostId = 'local'): Promise<boolean> {
+    this.#assertUsable('supportsForegroundProcessEvidence')
+    const provider = this.#options.providers.get(hostId)
+    return provider !== undefined && providerSupportsForegroundEvidence(provider)
+  }
+
+  /**
+   * Restore the default input modes of a live PTY's view: emits `inputModesReset` with
+   * {@link INPUT_MODE_RESET_SEQUENCE} for the view to paint (it is not PTY output, so it takes no
+   * `seq`), then lets the provider reset its own screen model (`resetInputModes`), if it keeps
+   * one. Nothing is written to the process. Nothing for an unknown or ended PTY.
+   */
+  async resetInputModes(ptyId: string): Promise<void> {
+    this.#assertUsable('resetInputModes')
+    const record = this.#records.get(ptyId)
+    if (record === undefined || record.state !== 'live') return
+    this.#emit('inputModesReset', { ptyId, ...incarnationField(record.incarnationId), data: INPUT_MODE_RESET_SEQUENCE })
+    await this.#askLive(ptyId, 'resetInputModes', (provider) => provider.resetInputModes?.(ptyId))
+  }
+
+  /**
+   * The snapshot a re-attaching view paints: the registered renderer's, else the provider's
+   * (`serializeProviderBuffer`); `null` when neither can. Paint it, then follow `data` events
+   * from its `seq`.
+   */
+  async serializeBuffer(ptyId: string, options: { scrollbackRows?: number } = {}): Promise<PtyBufferSerialization | null> {
+    this.#assertUsable('serializeBuffer')
+    return serializeBufferFor(
+      this.#renderers.serializer(ptyId),
+      options,
+      () => this.serializeProviderBuffer(ptyId, options),
+      (error) => this.#report('provider_threw', 'A renderer serializer threw', error, ptyId),
+    )
+  }
+
+  /** Register the view holding the PTY's authoritative screen; a newer registration replaces it. */
+  registerRendererSerializer(ptyId: string, serializer: PtyRendererSerializer): PtyDisposable {
+    this.#assertUsable('registerRendererSerializer')
+    assertPtyId(ptyId)
+    if (typeof serializer !== 'function') {
+      throw new TypeError(`Expected the \`serializer\` argument to be a function, got ${describeValue(serializer)}`)
+    }
+    return this.#renderers.register(ptyId, serializer)
+  }
+
+  /** Whether a renderer serializer is registered for the PTY now. */
+  hasRendererSerializer(ptyId: string): boolean {
+    this.#assertUsable('hasRendererSerializer')
+    return this.#renderers.has(ptyId)
+  }
+
+  /** The generation of the PTY's latest renderer registration; `0` before any. */
+  getRendererSerializerGeneration(ptyId: string): number {
+    this.#assertUsable('getRendererSerializerGeneration')
+    return this.#renderers.generation(ptyId)
+  }
+
+  /**
+   * `true` once a renderer with a generation above `afterGeneration` is registered; `false` when
+   * `timeoutMs` (default {@link RENDERER_SERIALIZER_WAIT_DEFAULT_MS}) passes, `signal` aborts or
+   * the controller is disposed.
+   */
+  async waitForRendererSerializer(
+    ptyId: string,
+    afterGeneration: number,
+    timeoutMs: number = RENDERER_SERIALIZER_WAIT_DEFAULT_MS,
+    signal?: AbortSignal,
+  ): Promise<boolean> {
+    this.#assertUsable('waitForRendererSerializer')
+    assertNonNegativeNumber('argument', 'afterGeneration', afterGeneration)
+    assertNonNegativeNumber('argument', 'timeoutMs', timeoutMs)
+    return this.#renderers.wait(ptyId, afterGeneration, timeoutMs, signal)
+  }
+
+  /**
+   * Reserve creating the slot's PTY. Spawns and adoptions of the slot by others wait until the
+   * release; the holder passes it as `slotCreateClaim` to run inside it. Claims of one slot take
+   * turns in order. Release it (once is enough) or the slot stays blocked.
+   */
+  claimSlotCreate(slot: PtySlot): PtySlotCreateRelease {
+    this.#assertUsable('claimSlotCreate')
+    assertSlot('`slot` argument', slot)
+    return this.#slotGate.claim(slot)
+  }
+
+  /**
+   * Adopt the slot's live owner (from the controller's records, or attach-only through its
+   * provider: `materialized`), or `null` when it has none. Never spawns. Takes its turn with the
+   * slot's spawns and claims.
+   */
+  async adoptSlot(options: PtyAdoptSlotOptions): Promise<PtySlotAdoption | null> {
+    this.#assertUsable('adoptSlot')
+    const slot = options?.slot
+    assertSlot('`slot` option', slot)
+    return this.#slotGate.run(slot, options.slotCreateClaim, () =>
+      adoptSlotOwner(
+        {
+          store: this.#options.store,
+          liveReply: (ptyId) => this.#liveReply(ptyId),
+          attach: (ptyId, owner) => this.attach(ptyId, { hostId: owner.hostId }),
+          bindSlot: (ptyId, boundSlot) => {
+            const record = this.#records.get(ptyId)
+            if (record !== undefined) record.slot = boundSlot
+          },
+        },
+        slot,
+      ),
+    )
+  }
+
+  #liveReply(ptyId: string): PtySpawnReply | null {
+    const record = this.#records.get(ptyId)
+    if (record === undefined || record.state !== 'live') return null
+    return {
+      id: record.ptyId,
+      ...(record.pid === undefined ? {} : { pid: record.pid }),
+      ...incarnationField(record.incarnationId),
+      hostId: record.hostId,
+      isReattach: true,
+    }
+  }
+
+  async #confirmForeground(ptyId: string) {
+    const record = this.#records.get(ptyId)
+    if (record === undefined || record.state !== 'live') return null
+    return confirmForegroundOf(record.provider, ptyId, (error) => this.#reportThrow(record.provider, 'confirmForeground', error, ptyId))
+  }
+
+  #reportThrow(provider: PtyProvider, what: string, error: unknown, ptyId?: string): void {
+    this.#report('provider_threw', `Provider ${provider.name} threw from ${what}`, error, ptyId)
   }
 
   /**
@@ -899,6 +1072,7 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
       }
     }
     this.#held.clear()
+    this.#slotGate.close()
     this.removeAllListeners()
   }
 

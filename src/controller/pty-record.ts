@@ -32,8 +32,8 @@ export type PtyRecord = {
   readonly hostReportsChildExitStatus: boolean
   /** The spawn's scope, slot and claim, for inventory and releasing ownership. */
   readonly scopeId: string | undefined
-  /** The slot the PTY owns, if any. */
-  readonly slot: PtySlot | undefined
+  /** The slot the PTY owns, if any (set later when `adoptSlot` adopts it). */
+  slot: PtySlot | undefined
   /** The claim key the PTY holds, if any. */
   readonly claimKey: string | undefined
   /** The pre-allocated handle, if any. */

@@ -56,6 +56,7 @@ export {
 export { NODE_PTY_DEATH_POLL_INTERVAL_MS, NODE_PTY_DEATH_WATCH_IDLE_MS } from './child-death-watch.js'
 export { NODE_PTY_LAUNCH_COMMAND_FALLBACK_MS } from './node-pty-session.js'
 export { NODE_PTY_PROCESS_QUERY_TIMEOUT_MS } from './process-inspector.js'
+export { NODE_PTY_FOREGROUND_CONFIRM_INTERVAL_MS } from './foreground-evidence.js'
 export {
   NODE_PTY_PACKAGE_NAME,
   type NodePtyDisposable,

@@ -30,6 +30,7 @@ import { hasLiveChildren, readForegroundProcess } from './process-tree.js'
 import { LivenessScanner } from './liveness-scanner.js'
 import { createStopLoop } from './stop-loop.js'
 import { NODE_PTY_HANGUP_GRACE_MS, NODE_PTY_SHUTDOWN_DEADLINE_MS, NODE_PTY_TERMINATE_GRACE_MS } from './stop-schedule.js'
+import { confirmForegroundProcess } from './foreground-evidence.js'
 
 /** The `$TERM` of spawned PTYs unless the host names another: what xterm.js and VS Code emulate. */
 export const NODE_PTY_DEFAULT_TERMINAL_NAME = 'xterm-256color'
@@ -102,6 +103,8 @@ export type NodePtyProvider = PtyProvider &
       | 'getCwd'
       | 'getForegroundProcess'
       | 'hasChildProcesses'
+      | 'confirmForeground'
+      | 'supportsForegroundProcessEvidence'
       | 'dispose'
     >
   > & {
@@ -547,6 +550,18 @@ export function createNodePtyProvider(options: NodePtyProviderOptions = {}): Nod
     },
     getCwd,
     getForegroundProcess,
+    async confirmForeground(id: string) {
+      const session = liveSession(id)
+      session?.checkLeader()
+      if (session === undefined || session.leaderGone) return null
+      const evidence = await confirmForegroundProcess(inspector, session.pid)
+      // Why check again: the leader may have been reaped (and its pid reused) during the interval.
+      session.checkLeader()
+      return session.leaderGone || liveSession(id) !== session ? null : evidence
+    },
+    supportsForegroundProcessEvidence(): boolean {
+      return inspector.kind !== 'none'
+    },
     async hasChildProcesses(id: string): Promise<boolean | null> {
       const session = liveSession(id)
       session?.checkLeader()

@@ -253,6 +253,8 @@ export async function runPtyProviderConformanceCheck(
  * - `hasPty` and `probeLiveness` never answer `false` for a live PTY;
  * - listings contain every live PTY (and, when authoritative, no exited one);
  * - a resize is reflected in the size read back, where the provider can read it;
+ * - foreground evidence (`confirmForeground`, when present) is plain, well-formed, or `null`, and
+ *   `null` for unknown and exited PTYs; `resetInputModes` (when present) neither fails nor stops;
  * - `dispose` leaves nothing running;
  * - events are plain serializable data, and an unsubscribed listener hears nothing;
  * - the seed's provider-side rules: listings read `deadlineMs` as an absolute time (a past one
@@ -416,6 +418,41 @@ export function ptyProviderConformanceChecks(options: PtyProviderConformanceOpti
           expect(h.provider.getSize(result.id)).toEqual({ cols: 100, rows: 30 })
         }
         expect(h.provider.resize('ptykit-conformance-no-such-pty', 100, 30)).toBe(false)
+      },
+    },
+    {
+      name: 'confirms foreground evidence only for a live PTY, and never makes it up (when it offers confirmForeground)',
+      async run(h) {
+        const confirm = h.provider.confirmForeground
+        if (confirm === undefined) return
+        const supports = h.provider.supportsForegroundProcessEvidence?.()
+        if (supports !== undefined) expect(typeof supports).toBe('boolean')
+        const result = await h.spawn(options.spawnLongRunning())
+        const live = await confirm.call(h.provider, result.id)
+        if (live !== null) {
+          expect(typeof live.foregroundProcess).toBe('string')
+          expect(live.foregroundProcess.length).toBeGreaterThan(0)
+          expect(typeof live.shellForeground).toBe('boolean')
+          expect(JSON.parse(JSON.stringify(live))).toEqual(live)
+        }
+        if (supports === false) expect(live).toBeNull()
+        expect(await confirm.call(h.provider, 'ptykit-conformance-no-such-pty')).toBeNull()
+        await h.provider.shutdown(result.id, { immediate: true })
+        await h.waitForExit(result.id)
+        expect(await confirm.call(h.provider, result.id)).toBeNull()
+      },
+    },
+    {
+      name: 'resets input modes of a live PTY and ignores unknown ids (when it offers resetInputModes)',
+      async run(h) {
+        const reset = h.provider.resetInputModes
+        if (reset === undefined) return
+        const result = await h.spawn(options.spawnLongRunning())
+        await reset.call(h.provider, result.id)
+        await reset.call(h.provider, 'ptykit-conformance-no-such-pty')
+        // Resetting modes is not output and not a stop: the PTY is still live.
+        expect(h.exitsOf(result.id)).toEqual([])
+        if (h.provider.hasPty !== undefined) expect(h.provider.hasPty(result.id)).not.toBe(false)
       },
     },
     {

@@ -16,6 +16,7 @@ import {
   type PtyProcessInfo,
   type PtyProvider,
   type PtyProviderBufferSnapshot,
+  type PtyForegroundProcessEvidence,
   type PtyShutdownOptions,
   type PtySpawnResult,
   type Unsubscribe,
@@ -94,6 +95,8 @@ export type FakePtyProviderOptions = {
   defaultScript?: FakeSpawnScript
   /** When scripted post-reply events are delivered. Default `'macrotask'`. */
   scheduling?: FakeDeliveryScheduling
+  /** What `supportsForegroundProcessEvidence` answers. Default `true`. */
+  foregroundProcessEvidence?: boolean
 }
 
 /** The `PtyProvider` methods the fake records. */
@@ -112,11 +115,24 @@ export type FakeProviderMethod =
   | 'getCwd'
   | 'getForegroundProcess'
   | 'hasChildProcesses'
+  | 'confirmForeground'
+  | 'supportsForegroundProcessEvidence'
+  | 'resetInputModes'
   | 'clearBuffer'
   | 'getBufferSnapshot'
   | 'onData'
   | 'onExit'
   | 'dispose'
+
+/** What {@link FakePtyProvider.setProcessInfo} changes; an absent field is left as it is. */
+export type FakeProcessInfo = {
+  /** What `getForegroundProcess` answers. */
+  foregroundProcess?: string | null
+  /** What `hasChildProcesses` answers. */
+  hasChildProcesses?: boolean | null
+  /** What `confirmForeground` answers (`null`: cannot confirm). */
+  foregroundEvidence?: PtyForegroundProcessEvidence | null
+}
 
 /** One recorded call of a `PtyProvider` method, in call order. */
 export type FakeProviderCall = {
@@ -162,6 +178,8 @@ export type FakePtyInspection = {
   writes: readonly FakeWrite[]
   /** Total chars acknowledged with `acknowledgeData`. */
   acknowledgedChars: number
+  /** How many times `resetInputModes` was called for this incarnation. */
+  inputModeResets: number
   /** Total chars of output produced so far (the provider's sequence). */
   producedChars: number
   /** Events produced while paused that are not delivered yet. */
@@ -211,6 +229,12 @@ export interface FakePtyProvider extends PtyProvider {
   getForegroundProcess(id: string): Promise<string | null>
   /** The scripted answer (default `false`), or `null` for an exited PTY. */
   hasChildProcesses(id: string): Promise<boolean | null>
+  /** The scripted confirmed evidence (default `null`: a fake confirms nothing unless told), `null` for an exited PTY. */
+  confirmForeground(id: string): Promise<PtyForegroundProcessEvidence | null>
+  /** The `foregroundProcessEvidence` option (default `true`). */
+  supportsForegroundProcessEvidence(): boolean
+  /** Recorded; counts `inputModeResets` of a live PTY. */
+  resetInputModes(id: string): Promise<void>
   /** Empties the PTY's screen buffer. */
   clearBuffer(id: string): Promise<void>
   /** All output produced so far as the "screen", with `seq` = produced chars. */
@@ -233,7 +257,7 @@ export interface FakePtyProvider extends PtyProvider {
   /** Change what a stop of the PTY does. */
   setShutdownBehaviour(id: string, behaviour: FakeShutdownBehaviour): void
   /** Change what process inspection of the PTY answers. */
-  setProcessInfo(id: string, info: { foregroundProcess?: string | null; hasChildProcesses?: boolean | null }): void
+  setProcessInfo(id: string, info: FakeProcessInfo): void
   /** While set, `listProcesses` rejects with this error (a host that cannot be listed); `undefined` clears it. */
   setListingFailure(error: unknown): void
   /** Ids whose current incarnation is live. */
@@ -281,6 +305,8 @@ type FakePtyRecord = {
   hostReportsChildExitStatus: boolean | undefined
   foregroundProcess: string | null
   hasChildProcesses: boolean | null
+  foregroundEvidence: PtyForegroundProcessEvidence | null
+  inputModeResets: number
 }
 
 type PendingSpawn = {
@@ -561,6 +587,8 @@ export function createFakePtyProvider(options: FakePtyProviderOptions = {}): Fak
       hostReportsChildExitStatus: hostReports,
       foregroundProcess: spawnOptions.file === undefined ? FAKE_DEFAULT_PROCESS_NAME : basename(spawnOptions.file),
       hasChildProcesses: false,
+      foregroundEvidence: null,
+      inputModeResets: 0,
     }
     ptys.set(id, pty)
     if (script.commitOnSpawn !== false && spawnOptions.onPtySpawnCommitted !== undefined) {
@@ -788,6 +816,25 @@ export function createFakePtyProvider(options: FakePtyProviderOptions = {}): Fak
       return Promise.resolve(pty !== undefined && pty.state === 'live' ? pty.hasChildProcesses : null)
     },
 
+    confirmForeground(id: string): Promise<PtyForegroundProcessEvidence | null> {
+      record('confirmForeground', [id])
+      const pty = ptys.get(id)
+      const evidence = pty !== undefined && pty.state === 'live' ? pty.foregroundEvidence : null
+      return Promise.resolve(evidence === null ? null : { ...evidence })
+    },
+
+    supportsForegroundProcessEvidence(): boolean {
+      record('supportsForegroundProcessEvidence', [])
+      return options.foregroundProcessEvidence ?? true
+    },
+
+    resetInputModes(id: string): Promise<void> {
+      record('resetInputModes', [id])
+      const pty = ptys.get(id)
+      if (pty !== undefined && pty.state === 'live') pty.inputModeResets += 1
+      return Promise.resolve()
+    },
+
     clearBuffer(id: string): Promise<void> {
       record('clearBuffer', [id])
       const pty = ptys.get(id)
@@ -881,8 +928,9 @@ export function createFakePtyProvider(options: FakePtyProviderOptions = {}): Fak
       requirePty(id, 'setShutdownBehaviour').shutdownBehaviour = behaviour
     },
 
-    setProcessInfo(id: string, info: { foregroundProcess?: string | null; hasChildProcesses?: boolean | null }): void {
+    setProcessInfo(id: string, info: FakeProcessInfo): void {
       const pty = requirePty(id, 'setProcessInfo')
+      if (info.foregroundEvidence !== undefined) pty.foregroundEvidence = info.foregroundEvidence === null ? null : { ...info.foregroundEvidence }
       if (info.foregroundProcess !== undefined) pty.foregroundProcess = info.foregroundProcess
       if (info.hasChildProcesses !== undefined) pty.hasChildProcesses = info.hasChildProcesses
     },
@@ -914,6 +962,7 @@ export function createFakePtyProvider(options: FakePtyProviderOptions = {}): Fak
           .join(''),
         writes: [...pty.writes],
         acknowledgedChars: pty.acknowledgedChars,
+        inputModeResets: pty.inputModeResets,
         producedChars: pty.producedChars,
         heldEventCount: pty.held.length,
         exit: pty.exit,

@@ -33,6 +33,7 @@ export {
   type FakeProviderCall,
   type FakeProviderMethod,
   type FakePtyInspection,
+  type FakeProcessInfo,
   type FakePtyProvider,
   type FakePtyProviderOptions,
   type FakeWrite,

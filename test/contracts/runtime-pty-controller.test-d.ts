@@ -1,6 +1,11 @@
 import { describe, it, expectTypeOf, assertType } from 'vitest'
+import type { PtyController } from 'ptykit/controller'
 import type {
+  PtyBufferSerialization,
+  PtyDisposable,
   PtyIncarnationId,
+  PtySlotAdoption,
+  PtySlotCreateRelease,
   PtyProcessInspection,
   PtySpawnReply,
   RuntimePtyController,
@@ -74,5 +79,19 @@ describe('RuntimePtyController', () => {
     expectTypeOf<NonNullable<RuntimePtyController['spawn']>>().returns.toEqualTypeOf<Promise<PtySpawnReply>>()
     expectTypeOf<PtySpawnReply['incarnationId']>().toEqualTypeOf<PtyIncarnationId | undefined>()
     expectTypeOf<PtySpawnReply['isReattach']>().toEqualTypeOf<boolean>()
+  })
+
+  it('has the seed’s foreground, input-mode, snapshot and slot members, with their unsure answers', () => {
+    expectTypeOf<NonNullable<RuntimePtyController['confirmForegroundProcess']>>().returns.toEqualTypeOf<Promise<string | null>>()
+    expectTypeOf<NonNullable<RuntimePtyController['confirmShellForeground']>>().returns.toEqualTypeOf<Promise<boolean>>()
+    expectTypeOf<NonNullable<RuntimePtyController['supportsForegroundProcessEvidence']>>().returns.toEqualTypeOf<Promise<boolean>>()
+    expectTypeOf<NonNullable<RuntimePtyController['resetInputModes']>>().returns.toEqualTypeOf<Promise<void>>()
+    expectTypeOf<NonNullable<RuntimePtyController['serializeBuffer']>>().returns.toEqualTypeOf<Promise<PtyBufferSerialization | null>>()
+    expectTypeOf<NonNullable<RuntimePtyController['registerRendererSerializer']>>().returns.toEqualTypeOf<PtyDisposable>()
+    expectTypeOf<NonNullable<RuntimePtyController['waitForRendererSerializer']>>().returns.toEqualTypeOf<Promise<boolean>>()
+    expectTypeOf<NonNullable<RuntimePtyController['claimSlotCreate']>>().returns.toEqualTypeOf<PtySlotCreateRelease>()
+    expectTypeOf<NonNullable<RuntimePtyController['adoptSlot']>>().returns.toEqualTypeOf<Promise<PtySlotAdoption | null>>()
+    // The default controller implements every one of them.
+    expectTypeOf<PtyController>().toMatchTypeOf<Required<Omit<RuntimePtyController, 'spawn'>>>()
   })
 })

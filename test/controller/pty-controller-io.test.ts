@@ -190,7 +190,7 @@ describe('queries', () => {
     await expect(h.controller.getCwd(id)).resolves.toBe('/tmp')
     await expect(h.controller.getForegroundProcess(id)).resolves.toBe('zsh')
     await expect(h.controller.hasChildProcesses(id)).resolves.toBe(true)
-    await expect(h.controller.inspectProcess(id, { ...(incarnationId === undefined ? {} : { expectedIncarnationId: incarnationId }) })).resolves.toEqual({
+    await expect(h.controller.inspectProcess(id, { scanChildProcesses: true, ...(incarnationId === undefined ? {} : { expectedIncarnationId: incarnationId }) })).resolves.toEqual({
       foregroundProcess: 'zsh',
       hasChildProcesses: true,
     })

@@ -1,0 +1,40 @@
+import type { PtyForegroundProcessEvidence, PtyProcessInfo, PtyProvider } from '../contracts/index.js'
+
+/** Whether a provider can give foreground evidence: it has `confirmForeground` and does not deny support. */
+export function providerSupportsForegroundEvidence(provider: PtyProvider): boolean {
+  if (provider.confirmForeground === undefined) return false
+  return provider.supportsForegroundProcessEvidence?.() !== false
+}
+
+/** A provider's confirmed foreground; `null` when it has no such capability, cannot confirm, or throws. */
+export async function confirmForegroundOf(
+  provider: PtyProvider,
+  ptyId: string,
+  onError: (error: unknown) => void,
+): Promise<PtyForegroundProcessEvidence | null> {
+  if (!providerSupportsForegroundEvidence(provider)) return null
+  try {
+    const evidence = await provider.confirmForeground?.(ptyId)
+    return isEvidence(evidence) ? { foregroundProcess: evidence.foregroundProcess, shellForeground: evidence.shellForeground } : null
+  } catch (error) {
+    onError(error)
+    return null
+  }
+}
+
+function isEvidence(value: unknown): value is PtyForegroundProcessEvidence {
+  if (typeof value !== 'object' || value === null) return false
+  const evidence = value as Partial<PtyForegroundProcessEvidence>
+  return typeof evidence.foregroundProcess === 'string' && typeof evidence.shellForeground === 'boolean'
+}
+
+/** The rows with each PTY's confirmed evidence added (`null` where the provider could not confirm). */
+export async function withForegroundEvidence(
+  provider: PtyProvider,
+  rows: PtyProcessInfo[],
+  onError: (error: unknown) => void,
+): Promise<PtyProcessInfo[]> {
+  return Promise.all(
+    rows.map(async (row) => ({ ...row, foregroundProcessEvidence: await confirmForegroundOf(provider, row.id, onError) })),
+  )
+}

@@ -1,0 +1,150 @@
+import type { PtySlot, PtySlotAdoption, PtySlotCreateRelease, PtySpawnReply } from '../contracts/index.js'
+import { PtySpawnError, slotStoreKey, type PtySlotOwner, type PtySlotStore } from '../spawn/index.js'
+import { describeValue } from './argument-validation.js'
+
+/** @throws TypeError naming `option` unless `value` is a slot with a non-empty string key. */
+export function assertSlot(option: string, value: unknown): asserts value is PtySlot {
+  const slot = value as { key?: unknown; scopeId?: unknown } | null
+  if (
+    slot === null ||
+    typeof slot !== 'object' ||
+    typeof slot.key !== 'string' ||
+    slot.key.length === 0 ||
+    (slot.scopeId !== undefined && typeof slot.scopeId !== 'string')
+  ) {
+    throw new TypeError(`Expected the ${option} to be a slot ({ key, scopeId? }) with a non-empty key, got ${describeValue(value)}`)
+  }
+}
+
+type Hold = { release: PtySlotCreateRelease; turn: Promise<void> }
+
+/**
+ * Per-slot turns: slot spawns, adoptions and `claimSlotCreate` claims of one slot run one after
+ * another, in the order they asked. So two callers never create the same slot's PTY at once: the
+ * second finds the first one's binding and re-attaches to it.
+ */
+export class SlotCreateGate {
+  /** Per slot key: resolves when every hold taken so far was released. */
+  readonly #tails = new Map<string, Promise<void>>()
+  /** The turn of each live claim, keyed by its release function. */
+  readonly #claims = new WeakMap<PtySlotCreateRelease, { key: string; turn: Promise<void> }>()
+  /** Resolves on {@link SlotCreateGate.close}: every wait ends then (the work itself refuses a disposed controller). */
+  readonly #closed: Promise<void>
+  #close!: () => void
+
+  constructor() {
+    this.#closed = new Promise<void>((resolve) => {
+      this.#close = resolve
+    })
+  }
+
+  /** End every wait for a turn, now and later (the controller was disposed; an unreleased claim must not hang its callers). */
+  close(): void {
+    this.#close()
+  }
+
+  /** Take the slot's next turn now; it begins once every earlier hold of the slot was released. */
+  hold(slot: PtySlot): Hold {
+    const key = slotStoreKey(slot)
+    const turn = this.#tails.get(key) ?? Promise.resolve()
+    let finish!: () => void
+    const finished = new Promise<void>((resolve) => {
+      finish = resolve
+    })
+    const tail = turn.then(() => finished)
+    this.#tails.set(key, tail)
+    let released = false
+    const release: PtySlotCreateRelease = () => {
+      if (released) return
+      released = true
+      this.#claims.delete(release)
+      finish()
+      void tail.then(() => {
+        if (this.#tails.get(key) === tail) this.#tails.delete(key)
+      })
+    }
+    return { release, turn }
+  }
+
+  /** `claimSlotCreate`: a hold whose release the caller keeps (and may pass to spawns and adoptions of the slot). */
+  claim(slot: PtySlot): PtySlotCreateRelease {
+    const { release, turn } = this.hold(slot)
+    this.#claims.set(release, { key: slotStoreKey(slot), turn })
+    return release
+  }
+
+  /**
+   * Run `work` in its turn: inside the caller's live `claim` for this slot when given, else in a
+   * hold of its own released when `work` settles.
+   *
+   * @throws TypeError when `claim` is not a live claim of this slot.
+   */
+  async run<T>(slot: PtySlot, claim: PtySlotCreateRelease | undefined, work: () => Promise<T>): Promise<T> {
+    if (claim !== undefined) {
+      const held = this.#claims.get(claim)
+      if (held === undefined || held.key !== slotStoreKey(slot)) {
+        throw new TypeError(
+          `Expected the \`slotCreateClaim\` option to be an unreleased claimSlotCreate claim of slot ${describeValue(slot.key)}, got ${describeValue(claim)}`,
+        )
+      }
+      await Promise.race([held.turn, this.#closed])
+      return work()
+    }
+    const { release, turn } = this.hold(slot)
+    try {
+      await Promise.race([turn, this.#closed])
+      return await work()
+    } finally {
+      release()
+    }
+  }
+}
+
+/** What {@link adoptSlotOwner} needs from the controller. */
+export type SlotAdoptionHost = {
+  /** The slot store. */
+  store: PtySlotStore
+  /** The reply for a PTY the controller tracks live; `null` when it does not. */
+  liveReply(ptyId: string): PtySpawnReply | null
+  /** Attach-only adoption (never creates); `false` on doubt. */
+  attach(ptyId: string, owner: PtySlotOwner): Promise<boolean>
+  /** Mark the tracked PTY as the slot's, so its exit retires the binding. */
+  bindSlot(ptyId: string, slot: PtySlot): void
+}
+
+function matchesOwner(reply: PtySpawnReply, owner: PtySlotOwner): boolean {
+  return reply.hostId === owner.hostId && (owner.incarnationId === undefined || reply.incarnationId === owner.incarnationId)
+}
+
+/**
+ * Adopt the slot's live owner without spawning: the store's owner (live and persisted views must
+ * agree), from the controller's own records or, when it does not track it, by an attach-only call
+ * to the owner's provider (`materialized`). `null` when the slot has no owner, or its owner is not
+ * live (the binding is left to the next slot spawn, which proves absence before retiring it).
+ *
+ * @throws PtySpawnError `slot_owner_conflict` when the live and persisted views name different owners.
+ */
+export async function adoptSlotOwner(host: SlotAdoptionHost, slot: PtySlot): Promise<PtySlotAdoption | null> {
+  const live = host.store.getLiveOwner(slot)
+  const persisted = await host.store.getPersistedOwner(slot)
+  if (live !== null && persisted !== null && (live.ptyId !== persisted.ptyId || live.hostId !== persisted.hostId || live.incarnationId !== persisted.incarnationId)) {
+    throw new PtySpawnError(
+      'slot_owner_conflict',
+      `Slot ${JSON.stringify(slot.key)}: live state names PTY ${JSON.stringify(live.ptyId)}, the persisted store ${JSON.stringify(persisted.ptyId)}`,
+      { outcome: 'not_started' },
+    )
+  }
+  const owner = live ?? persisted
+  if (owner === null) return null
+  const tracked = host.liveReply(owner.ptyId)
+  if (tracked !== null) {
+    if (!matchesOwner(tracked, owner)) return null
+    host.bindSlot(owner.ptyId, slot)
+    return { result: { ...tracked, isReattach: true }, owner }
+  }
+  if (!(await host.attach(owner.ptyId, owner))) return null
+  const attached = host.liveReply(owner.ptyId)
+  if (attached === null || !matchesOwner(attached, owner)) return null
+  host.bindSlot(owner.ptyId, slot)
+  return { result: { ...attached, isReattach: true }, owner, materialized: true }
+}
