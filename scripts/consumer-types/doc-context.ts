@@ -3,7 +3,7 @@
 // docs/getting-started.md as its own module and imports from here each name the fence does not
 // import itself (a fence's own declarations shadow these). Keep the types honest: they are what
 // the sample is checked against. A sample that needs a new name gets it here.
-import type { PtyController } from 'ptykit/controller'
+import type { PtyController, PtyTerminal } from 'ptykit/controller'
 import type { NodePtyProvider } from 'ptykit/node-pty'
 import type {
   ProviderSpawnOptions,
@@ -23,6 +23,8 @@ export declare const controller: PtyController
 export declare const provider: NodePtyProvider
 /** getting-started step 3: the id of the PTY just spawned. */
 export declare const id: string
+/** getting-started step 3: the handle of the terminal just spawned (`controller.spawnTerminal`). */
+export declare const terminal: PtyTerminal
 
 /** README: the IDE's workspace folder. */
 export declare const workspaceRoot: string
