@@ -21,7 +21,11 @@ afterEach(() => {
   for (const root of fixtures.splice(0)) fs.rmSync(root, { recursive: true, force: true })
 })
 
-describe('check-exports-documented', () => {
+// Each case runs the script in a child Node process that loads the TypeScript compiler: seconds of
+// CPU, and far more wall time on a loaded machine. The timeout guards against a hang, not speed.
+const SCRIPT_RUN_TIMEOUT_MS = 120_000
+
+describe('check-exports-documented', { timeout: SCRIPT_RUN_TIMEOUT_MS }, () => {
   it('passes on the repository', () => {
     const run = spawnSync(process.execPath, [script], { encoding: 'utf8' })
     expect(run.stderr).toBe('')
