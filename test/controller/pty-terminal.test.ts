@@ -160,6 +160,17 @@ describe('PtyTerminal: exited', () => {
     await expect(terminal.exited).resolves.toMatchObject({ cause: { kind: 'operator_close' } })
     expect(h.provider.livePtyIds()).toEqual([])
   })
+  it('stop({ signal }) aborted mid-wait answers false (not verified), never hangs or throws', async () => {
+    const h = createHarness()
+    h.provider.scriptNextSpawn({ shutdown: 'never_confirm' })
+    const terminal = await h.controller.spawnTerminal({})
+    await expect(h.run(terminal.stop({ signal: AbortSignal.abort() }), 0)).resolves.toBe(false)
+    const abort = new AbortController()
+    const stopping = terminal.stop({ timeoutMs: 60_000, signal: abort.signal })
+    await h.settle()
+    abort.abort()
+    await expect(h.run(stopping, 0)).resolves.toBe(false)
+  })
 })
 
 describe('PtyTerminal: output delivered before the handle was handed over', () => {
