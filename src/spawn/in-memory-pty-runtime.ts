@@ -1,8 +1,8 @@
 import type { ProviderSequence, PtyIncarnationId } from '../contracts/index.js'
+import { PtyExitedDuringStartError } from './pty-exited-during-start-error.js'
 import { rebaseOutputSequence, type OutputSequenceState } from './rebase-output-sequence.js'
 import { ScopeLeaseTable, type ScopeLeaseView } from './scope-lease-table.js'
 import {
-  PTY_EXITED_DURING_START_ERROR_CODE,
   type PtyExecutionContext,
   type PtySpawnRuntime,
   type ScopeSpawnLeaseRelease,
@@ -84,23 +84,6 @@ export type InMemoryPtyRuntime = Required<PtySpawnRuntime> & {
   /** A plain snapshot of every table, sorted, for equality checks in tests. */
   inspect(): InMemoryPtyRuntimeSnapshot
 }
-
-/** The error the in-memory runtime's admission gate throws for a PTY that exited while pending. */
-export class PtyExitedDuringStartError extends Error {
-  /** {@link PTY_EXITED_DURING_START_ERROR_CODE}: the pipeline reports it as `exited_during_start`. */
-  readonly code = PTY_EXITED_DURING_START_ERROR_CODE
-  /** The PTY that exited. */
-  readonly ptyId: string
-
-  /** Create the error for `ptyId`. */
-  constructor(ptyId: string, incarnationId: PtyIncarnationId | null) {
-    super(
-      `PTY ${JSON.stringify(ptyId)}${incarnationId === null ? '' : ` (incarnation ${JSON.stringify(incarnationId)})`} exited while its registration was pending`,
-    )
-    this.ptyId = ptyId
-  }
-}
-Object.defineProperty(PtyExitedDuringStartError.prototype, 'name', { value: 'PtyExitedDuringStartError', enumerable: false })
 
 /** Two incarnations collide when either is the wildcard or they are equal. */
 function collide(a: Inc, b: Inc): boolean {

@@ -52,8 +52,8 @@ export {
   type ClaimedOwnerRegistryOptions,
 } from './claimed-owner-registry.js'
 export { createInMemorySlotStore, slotStoreKey, type InMemorySlotStore, type InMemorySlotStoreSnapshot } from './in-memory-slot-store.js'
+export { PtyExitedDuringStartError } from './pty-exited-during-start-error.js'
 export {
-  PtyExitedDuringStartError,
   createInMemoryPtyRuntime,
   type InMemoryPtyRuntime,
   type InMemoryPtyRuntimeSnapshot,

@@ -22,13 +22,8 @@ export {
   SSH_RECONNECT_MAX_DELAY_MS,
   type SshProviderOptions,
 } from './ssh-provider-options.js'
-export {
-  SshOptionError,
-  SshProviderError,
-  isSshOptionError,
-  isSshProviderError,
-  type SshProviderErrorCode,
-} from './ssh-errors.js'
+export { SshOptionError, isSshOptionError } from './ssh-option-error.js'
+export { SshProviderError, isSshProviderError, type SshProviderErrorCode } from './ssh-provider-error.js'
 export {
   knownHostsName,
   lookUpKnownHosts,

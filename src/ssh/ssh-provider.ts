@@ -23,7 +23,8 @@ import {
 import { assertSshDimension, createRemoteLaunch } from './remote-launch.js'
 import { inspectRemoteProcess, probeRemotePid, type RemoteInspection } from './remote-process.js'
 import { SshConnection, type SshConnectionSettings } from './ssh-connection.js'
-import { SshOptionError, SshProviderError } from './ssh-errors.js'
+import { SshOptionError } from './ssh-option-error.js'
+import { SshProviderError } from './ssh-provider-error.js'
 import {
   SSH_DEFAULT_CONNECT_TIMEOUT_MS,
   SSH_DEFAULT_HANDSHAKE_TIMEOUT_MS,
