@@ -9,7 +9,7 @@ const stateArb: fc.Arbitrary<OutputSequenceState | undefined> = fc.option(
 )
 const invalidNumber = fc.oneof(fc.constant(Number.NaN), fc.constant(Number.POSITIVE_INFINITY), fc.integer({ max: -1 }))
 
-describe('rebaseOutputSequence (orca-notes §5.4)', () => {
+describe('rebaseOutputSequence (rule SP3, docs/architecture.md)', () => {
   it('invalid numbers change nothing', () => {
     fc.assert(
       fc.property(stateArb, invalidNumber, count, fc.boolean(), (state, bad, good, badIsValue) => {
