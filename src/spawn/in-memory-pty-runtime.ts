@@ -114,7 +114,7 @@ function removeOne(list: Inc[], incarnationId: Inc): boolean {
  * - **admitted handles**: counted, so two spawns admitting one handle do not revoke each other;
  * - **pending registrations** with a wildcard incarnation (`null`) and **early-exit fences**: an exit
  *   (`notePtyExit`) of a colliding incarnation while pending sets a fence, and the admission gate
- *   then throws a {@link PtyExitedDuringStartError}; two different attested incarnations do not
+ *   then throws a `PtyExitedDuringStartError` (see {@link isPtyExitedDuringStartError}); two different attested incarnations do not
  *   collide (the stale fence is dropped); cancelling the last pending registration of an id drops
  *   its fences;
  * - **registered PTYs**: `commitPtyRegistration` re-checks the gate, consumes one pending
@@ -122,7 +122,7 @@ function removeOne(list: Inc[], incarnationId: Inc): boolean {
  *   `forgetPty` drops an exited id's output sequence and execution context (so a long-lived host
  *   does not keep a row per PTY it ever ran), unless the id is registered or pending again;
  * - **output sequences**: `notePtyOutput` counts raw chars; the provider rebase follows
- *   {@link rebaseOutputSequence} and can be undone once per sync;
+ *   the pipeline's sequence rebase (rule SP3 of docs/architecture.md) and can be undone once per sync;
  * - **execution contexts**.
  */
 export function createInMemoryPtyRuntime(): InMemoryPtyRuntime {

@@ -19,7 +19,7 @@ const families: Array<{ name: string; make: () => Error; is: (value: unknown) =>
   { name: 'NodePtyOptionError', make: () => new NodePtyOptionError('cols', 'a positive integer', 0), is: isNodePtyOptionError },
   { name: 'NodePtyProviderError', make: () => new NodePtyProviderError('spawn_failed', 'no'), is: isNodePtyProviderError },
   { name: 'PtyHostError', make: () => new PtyHostError('host_unavailable', 'no'), is: isPtyHostError },
-  { name: 'PtySpawnError', make: () => new PtySpawnError('spawn_failed', 'no'), is: isPtySpawnError },
+  { name: 'PtySpawnError', make: () => new PtySpawnError('scope_lease_refused', 'no'), is: isPtySpawnError },
   { name: 'SshOptionError', make: () => new SshOptionError('port', 'a port', -1), is: isSshOptionError },
   { name: 'SshProviderError', make: () => new SshProviderError('auth_failed', 'no'), is: isSshProviderError },
   { name: 'FakePtyAbsentError', make: () => new FakePtyAbsentError('a'), is: isFakePtyAbsentError },

@@ -1,6 +1,6 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { rebaseOutputSequence, type OutputSequenceState } from '../../src/spawn/index.js'
+import { rebaseOutputSequence, type OutputSequenceState } from '../../src/spawn/rebase-output-sequence.js'
 
 const count = fc.nat({ max: 1_000_000 })
 const stateArb: fc.Arbitrary<OutputSequenceState | undefined> = fc.option(
