@@ -20,6 +20,8 @@ import { spawn as spawnChild } from 'node:child_process'
 import { createInterface } from 'node:readline'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import {
+  createListenerSet,
+  createRecentIds,
   isPtyIncarnationId,
   refusedWrite,
   remainingWaitMs,
@@ -110,12 +112,16 @@ export function createJsonLinesPtyProvider(options: JsonLinesPtyProviderOptions 
   const name = options.name ?? 'json-lines-host'
   const hostId = options.hostId ?? 'local'
   const command = options.hostCommand ?? DEFAULT_HOST_COMMAND
-  const dataListeners = new Set<(event: PtyDataEvent) => void>()
-  const exitListeners = new Set<(event: PtyExitEvent) => void>()
+  // `createListenerSet` is the dispatcher every provider needs: subscribe returns an idempotent
+  // unsubscribe, `fire` calls a snapshot of the listeners, and a listener's throw surfaces uncaught
+  // (on its own microtask) without breaking the stream for the others.
+  const dataListeners = createListenerSet<PtyDataEvent>()
+  const exitListeners = createListenerSet<PtyExitEvent>()
   const pending = new Map<number, Pending>()
   const commits = new Map<number, () => void>()
   const ptys = new Map<string, KnownPty>()
-  const exitedIds: string[] = []
+  // Exited PTYs are remembered (a late write is `pty_exited`, not `pty_not_found`), boundedly.
+  const exitedIds = createRecentIds(JSON_LINES_EXITED_ID_MEMORY)
   let nextRequestId = 1
   let hostGone = false
   let disposePromise: Promise<void> | null = null
@@ -153,19 +159,6 @@ export function createJsonLinesPtyProvider(options: JsonLinesPtyProviderOptions 
   child.on('close', (code, signal) => receive({ type: 'gone', why: signal === null ? `code ${String(code)}` : `signal ${signal}` }))
   child.on('error', (error) => receive({ type: 'gone', why: error.message }))
 
-  function dispatch<T>(listeners: ReadonlySet<(event: T) => void>, event: T): void {
-    for (const listener of [...listeners]) {
-      try {
-        listener(event)
-      } catch (error) {
-        // A listener's bug must not break the stream for the others, nor vanish.
-        queueMicrotask(() => {
-          throw error
-        })
-      }
-    }
-  }
-
   function rememberExit(id: string, incarnationId: PtyIncarnationId | undefined): void {
     const known = ptys.get(id)
     // A late exit of an older incarnation must not end its replacement.
@@ -173,10 +166,8 @@ export function createJsonLinesPtyProvider(options: JsonLinesPtyProviderOptions 
       return
     }
     ptys.set(id, { state: 'exited', incarnationId })
-    exitedIds.push(id)
-    if (exitedIds.length > JSON_LINES_EXITED_ID_MEMORY) {
-      const oldest = exitedIds.shift()
-      if (oldest !== undefined && ptys.get(oldest)?.state === 'exited') ptys.delete(oldest)
+    for (const oldest of exitedIds.remember(id)) {
+      if (ptys.get(oldest)?.state === 'exited') ptys.delete(oldest)
     }
   }
 
@@ -198,7 +189,7 @@ export function createJsonLinesPtyProvider(options: JsonLinesPtyProviderOptions 
       case 'data': {
         const event: PtyDataEvent = { id: message.ptyId, data: message.data }
         if (isPtyIncarnationId(message.incarnationId)) event.incarnationId = message.incarnationId
-        dispatch(dataListeners, event)
+        dataListeners.fire(event)
         return
       }
       case 'exit': {
@@ -209,7 +200,7 @@ export function createJsonLinesPtyProvider(options: JsonLinesPtyProviderOptions 
         // unknown/cause_unreported — malformed evidence is not evidence.
         const event: PtyExitEvent = { id: message.ptyId, code: message.code ?? Number.NaN }
         if (incarnationId !== undefined) event.incarnationId = incarnationId
-        dispatch(exitListeners, event)
+        exitListeners.fire(event)
         return
       }
     }
@@ -432,18 +423,8 @@ export function createJsonLinesPtyProvider(options: JsonLinesPtyProviderOptions 
     probeLiveness,
     getCwd: (id: string) => askString('getCwd', id),
     getForegroundProcess: (id: string) => askString('getForegroundProcess', id),
-    onData(listener: (event: PtyDataEvent) => void) {
-      dataListeners.add(listener)
-      return () => {
-        dataListeners.delete(listener)
-      }
-    },
-    onExit(listener: (event: PtyExitEvent) => void) {
-      exitListeners.add(listener)
-      return () => {
-        exitListeners.delete(listener)
-      }
-    },
+    onData: (listener: (event: PtyDataEvent) => void) => dataListeners.add(listener),
+    onExit: (listener: (event: PtyExitEvent) => void) => exitListeners.add(listener),
     dispose(): Promise<void> {
       disposePromise ??= runDispose()
       return disposePromise

@@ -1,16 +1,17 @@
 #!/usr/bin/env node
-// check-layering: proves DESIGN.md's module table from the sources.
+// check-layering: proves the module map of docs/architecture.md ("The layering rule") from the sources.
 //
 // Reads every TypeScript file under src/<module>/ (and src/*.ts), collects every module specifier
 // it names — `import … from`, `export … from`, side-effect `import '…'`, `import type`, dynamic
 // `import('…')` (also in type positions), `require('…')`, `/// <reference types|path>` — and checks
 // each one against the layering rule:
 //
-//   exit-cause < contracts < spawn < controller < { node-pty, testing }
+//   exit-cause < contracts < spawn < controller < { node-pty, testing, ssh } < pty-host
 //
-// A module may import only lower modules (and itself). Only node-pty and testing touch native or
-// test-only packages, and each through a short allow-list; ssh touches ssh2 and pty-host the
-// headless xterm packages the same way. Type-only imports count: a type import
+// A module may import only lower modules (and itself), as its entry in RULES lists them (ssh builds
+// on contracts alone). Only the provider modules touch native or test-only packages, each through a
+// short allow-list: node-pty node-pty, testing fast-check and vitest, ssh ssh2, pty-host the
+// headless xterm packages. Type-only imports count: a type import
 // still ties the published declarations to the imported package.
 //
 // Usage: node scripts/check-layering.mjs [--root <dir>]   (default root: the repo, ../ of scripts/)
@@ -64,6 +65,9 @@ const RULES = {
 const MODULES = Object.keys(RULES).filter((name) => name !== ROOT_ENTRY)
 /** Layer numbers, for telling "a higher module" from "a sibling". */
 const LAYER = { 'exit-cause': 0, contracts: 1, spawn: 2, controller: 3, [ROOT_ENTRY]: 4, 'node-pty': 5, testing: 5, ssh: 5, 'pty-host': 6 }
+/** The rule in one line, and where it is explained: every message of this script names both. */
+const LAYERING_RULE = 'exit-cause < contracts < spawn < controller < {node-pty, testing, ssh} < pty-host'
+const LAYERING_DOC = 'docs/architecture.md#the-layering-rule'
 /** This package's own name: `ptykit` and `ptykit/<module>` are imports of a module, not a package. */
 const SELF = 'ptykit'
 
@@ -384,7 +388,7 @@ function check(owner, spec, fromFile, srcDir) {
     case 'outside':
       return `${label} reaches outside src/ (${path.relative(path.dirname(srcDir), target.resolved) || '.'})`
     case 'module': {
-      if (!(target.module in RULES)) return `${label} imports src/${target.module}, which is not a module of DESIGN.md's table`
+      if (!(target.module in RULES)) return `${label} imports src/${target.module}, which is not a module of the module map (${LAYERING_DOC})`
       if (rule.modules.includes(target.module)) return null
       const targetLabel = target.module === ROOT_ENTRY ? 'src/index.ts' : target.module
       const how =
@@ -454,7 +458,7 @@ function main() {
             file: path.relative(root, full),
             line: 0,
             spec: '',
-            rule: `src/${owner} is not a module of DESIGN.md's table (${MODULES.join(', ')}); its layer is unknown`,
+            rule: `src/${owner} is not a module of the module map (${MODULES.join(', ')}); its layer is unknown — add it to RULES and to ${LAYERING_DOC}`,
           })
         }
         continue
@@ -480,7 +484,7 @@ function main() {
   }
 
   if (violations.length > 0) {
-    console.error(`check-layering: ${violations.length} violation(s) of the module layering (DESIGN.md):`)
+    console.error(`check-layering: ${violations.length} violation(s) of the module layering ${LAYERING_RULE} (see ${LAYERING_DOC}):`)
     for (const v of violations) {
       const where = v.line > 0 ? `${v.file.split(path.sep).join('/')}:${v.line}` : v.file.split(path.sep).join('/')
       console.error(`  ${where}  ${v.spec === '' ? '' : `'${v.spec}'  `}— ${v.rule}`)
@@ -492,7 +496,7 @@ function main() {
     .sort((a, b) => LAYER[a] - LAYER[b] || a.localeCompare(b))
     .map((name) => (name === ROOT_ENTRY ? 'src/index.ts' : name))
   console.log(
-    `check-layering: OK — ${filesScanned} file(s), ${specifiersChecked} import specifier(s) in ${modules.length} module(s) (${modules.join(', ')}) obey exit-cause < contracts < spawn < controller < {node-pty, testing}`,
+    `check-layering: OK — ${filesScanned} file(s), ${specifiersChecked} import specifier(s) in ${modules.length} module(s) (${modules.join(', ')}) obey ${LAYERING_RULE} (see ${LAYERING_DOC})`,
   )
 }
 

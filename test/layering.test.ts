@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, it } from 'vitest'
 import { spawnSync } from 'node:child_process'
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -36,6 +36,18 @@ describe('scripts/check-layering.mjs', () => {
     const { status, output } = runChecker()
     expect(output).toMatch(/^check-layering: OK/m)
     expect(status).toBe(0)
+  })
+
+  it('states the whole rule, every module included, and points to docs/architecture.md, which documents every module', () => {
+    const { output } = runChecker()
+    const rule = 'exit-cause < contracts < spawn < controller < {node-pty, testing, ssh} < pty-host'
+    expect(output).toContain(`obey ${rule} (see docs/architecture.md#the-layering-rule)`)
+    const architecture = readFileSync(path.join(repoRoot, 'docs/architecture.md'), 'utf8')
+    expect(architecture).toContain('### The layering rule')
+    for (const module of ['exit-cause', 'contracts', 'spawn', 'controller', 'node-pty', 'testing', 'ssh', 'pty-host']) {
+      expect(output).toContain(module)
+      expect(architecture, module).toContain(`| \`${module}\` |`)
+    }
   })
 
   it('can fail: names each violation with file:line, the specifier and the rule', () => {

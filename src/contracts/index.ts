@@ -21,12 +21,19 @@ export {
 export { MAX_PTY_DIMENSION, assertPtyDimension } from './pty-dimension.js'
 export type { PtyCwdOptions } from './cwd-options.js'
 export { LOCAL_EXECUTION_HOST_ID, type ExecutionHostId } from './execution-host.js'
+export { createRecentIds, type RecentIds } from './recent-ids.js'
 export {
   PTY_INCARNATION_ID_MAX_LENGTH,
   isPtyIncarnationId,
   toPtyIncarnationId,
   type PtyIncarnationId,
 } from './incarnation.js'
+export {
+  createListenerSet,
+  rethrowOnMicrotask,
+  type ListenerSet,
+  type ListenerSetOptions,
+} from './listener-set.js'
 export type { PtyControllerInventory, PtyControllerTerminalIdentity } from './inventory.js'
 export type { PtyLivenessVerdict } from './liveness.js'
 export type { PtyForegroundProcessEvidence, PtyProcessInfo, PtyProcessInspection } from './process-info.js'

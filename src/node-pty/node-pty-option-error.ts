@@ -1,6 +1,5 @@
+import { defineErrorBrand } from '../contracts/error-brand.js'
 import { describeValue } from '../contracts/describe-value.js'
-const NODE_PTY_OPTION_ERROR_BRAND = Symbol.for('ptykit.NodePtyOptionError')
-
 
 /**
  * A spawn, resize or provider option the node-pty provider refuses. Raised before any process is
@@ -31,16 +30,12 @@ export class NodePtyOptionError extends TypeError {
     )
     this.option = option
     this.value = value
-    Object.defineProperty(this, NODE_PTY_OPTION_ERROR_BRAND, { value: true })
+    NODE_PTY_OPTION_ERROR_BRAND.mark(this)
   }
 }
-Object.defineProperty(NodePtyOptionError.prototype, 'name', { value: 'NodePtyOptionError', enumerable: false })
+const NODE_PTY_OPTION_ERROR_BRAND = defineErrorBrand(NodePtyOptionError, 'NodePtyOptionError')
 
 /** True for a {@link NodePtyOptionError}, also across duplicate copies of the package. */
 export function isNodePtyOptionError(value: unknown): value is NodePtyOptionError {
-  return (
-    typeof value === 'object' &&
-    value !== null &&
-    (value as Record<symbol, unknown>)[NODE_PTY_OPTION_ERROR_BRAND] === true
-  )
+  return NODE_PTY_OPTION_ERROR_BRAND.is(value)
 }

@@ -1,5 +1,4 @@
-const NODE_PTY_PROVIDER_ERROR_BRAND = Symbol.for('ptykit.NodePtyProviderError')
-
+import { defineErrorBrand } from '../contracts/error-brand.js'
 /**
  * Stable codes of {@link NodePtyProviderError}. Match on the code, never on the message.
  *
@@ -55,16 +54,12 @@ export class NodePtyProviderError extends Error {
     this.ptyId = options.ptyId
     this.expectedIncarnationId = options.expectedIncarnationId
     this.liveIncarnationId = options.liveIncarnationId
-    Object.defineProperty(this, NODE_PTY_PROVIDER_ERROR_BRAND, { value: true })
+    NODE_PTY_PROVIDER_ERROR_BRAND.mark(this)
   }
 }
-Object.defineProperty(NodePtyProviderError.prototype, 'name', { value: 'NodePtyProviderError', enumerable: false })
+const NODE_PTY_PROVIDER_ERROR_BRAND = defineErrorBrand(NodePtyProviderError, 'NodePtyProviderError')
 
 /** True for a {@link NodePtyProviderError}, also across duplicate copies of the package. */
 export function isNodePtyProviderError(value: unknown): value is NodePtyProviderError {
-  return (
-    typeof value === 'object' &&
-    value !== null &&
-    (value as Record<symbol, unknown>)[NODE_PTY_PROVIDER_ERROR_BRAND] === true
-  )
+  return NODE_PTY_PROVIDER_ERROR_BRAND.is(value)
 }

@@ -3,6 +3,8 @@ import { randomUUID } from 'node:crypto'
 import { basename } from 'node:path'
 import {
   LOCAL_EXECUTION_HOST_ID,
+  createListenerSet,
+  createRecentIds,
   refusedWrite,
   remainingWaitMs,
   resolveWaitDeadline,
@@ -142,29 +144,6 @@ function validateProviderOptions(options: NodePtyProviderOptions): void {
   }
 }
 
-/** Call every listener; one that throws does not stop the others, and its error surfaces uncaught. */
-function dispatch<T>(listeners: ReadonlySet<(event: T) => void>, event: T): void {
-  if (listeners.size === 1) {
-    // The usual case (one controller), per output chunk: no snapshot array.
-    const only = listeners.values().next().value
-    if (only !== undefined) callListener(only, event)
-    return
-  }
-  for (const listener of [...listeners]) callListener(listener, event)
-}
-
-/** Call one listener; one that throws surfaces its error uncaught, on its own microtask. */
-function callListener<T>(listener: (event: T) => void, event: T): void {
-  try {
-    listener(event)
-  } catch (error) {
-    // Why: a listener's bug must not corrupt the provider's state machine, yet must not vanish.
-    queueMicrotask(() => {
-      throw error
-    })
-  }
-}
-
 /**
  * Create a {@link PtyProvider} that runs real PTYs through node-pty (Linux and macOS; Windows
  * with reduced guarantees, see the docs).
@@ -201,12 +180,14 @@ export function createNodePtyProvider(options: NodePtyProviderOptions = {}): Nod
   const scanner = new LivenessScanner(() => inspector.list())
   const stopSession = createStopLoop({ isWindows, sweepSession, inspector, scanner, hangupGraceMs, terminateGraceMs })
 
-  const dataListeners = new Set<(event: PtyDataEvent) => void>()
-  const exitListeners = new Set<(event: PtyExitEvent) => void>()
+  // A listener's bug must not corrupt the provider's state machine, yet must not vanish: the
+  // listener sets rethrow it on its own microtask.
+  const dataListeners = createListenerSet<PtyDataEvent>()
+  const exitListeners = createListenerSet<PtyExitEvent>()
   /** Live sessions by PTY id (until their exit event was delivered). */
   const sessions = new Map<string, NodePtySession>()
-  /** PTY ids whose exit was delivered, oldest first. */
-  const exitedIds = new Set<string>()
+  /** PTY ids whose exit was delivered (the most recent ones). */
+  const exitedIds = createRecentIds(NODE_PTY_EXITED_ID_MEMORY)
   let modulePromise: Promise<NodePtyModule> | null = null
   let disposed = false
   let disposePromise: Promise<void> | null = null
@@ -234,21 +215,12 @@ export function createNodePtyProvider(options: NodePtyProviderOptions = {}): Nod
     return modulePromise
   }
 
-  function rememberExited(id: string): void {
-    exitedIds.delete(id)
-    exitedIds.add(id)
-    if (exitedIds.size > NODE_PTY_EXITED_ID_MEMORY) {
-      const oldest = exitedIds.values().next().value
-      if (oldest !== undefined) exitedIds.delete(oldest)
-    }
-  }
-
   const sessionHooks = {
-    emitData: (event: PtyDataEvent) => dispatch(dataListeners, event),
-    emitExit: (event: PtyExitEvent) => dispatch(exitListeners, event),
+    emitData: (event: PtyDataEvent) => dataListeners.fire(event),
+    emitExit: (event: PtyExitEvent) => exitListeners.fire(event),
     onEnded: (session: NodePtySession) => {
       if (sessions.get(session.id) === session) sessions.delete(session.id)
-      rememberExited(session.id)
+      exitedIds.remember(session.id)
       deathWatch.setActive(sessions.size > 0)
     },
     isLeaderGone: (pid: number, startTime: string | null) => inspector.isGone(pid, startTime),
@@ -356,7 +328,7 @@ export function createNodePtyProvider(options: NodePtyProviderOptions = {}): Nod
         ptyId: id,
       })
     }
-    exitedIds.delete(id)
+    exitedIds.forget(id)
     let session: NodePtySession
     try {
       session = new NodePtySession(
@@ -569,16 +541,10 @@ export function createNodePtyProvider(options: NodePtyProviderOptions = {}): Nod
       return hasLiveChildren(inspector, session.pid)
     },
     onData(listener: (event: PtyDataEvent) => void): Unsubscribe {
-      dataListeners.add(listener)
-      return () => {
-        dataListeners.delete(listener)
-      }
+      return dataListeners.add(listener)
     },
     onExit(listener: (event: PtyExitEvent) => void): Unsubscribe {
-      exitListeners.add(listener)
-      return () => {
-        exitListeners.delete(listener)
-      }
+      return exitListeners.add(listener)
     },
     getPid(id: string): number | null {
       return liveSession(id)?.pid ?? null

@@ -7,20 +7,11 @@
 /** The largest frame either side accepts by default (16 MiB): far above any output chunk. */
 export const PTY_HOST_MAX_FRAME_BYTES = 16 * 1024 * 1024
 
+import { PtyHostFrameError } from './pty-host-frame-error.js'
+
+export { PtyHostFrameError }
+
 const HEADER_BYTES = 4
-
-/** Why a frame stream was refused: the connection that sent it is closed. */
-export class PtyHostFrameError extends Error {
-  /** `oversized`: a header announced more than the limit; `malformed`: the body is not a JSON object. */
-  readonly reason: 'oversized' | 'malformed'
-
-  /** Create the error. */
-  constructor(reason: 'oversized' | 'malformed', message: string) {
-    super(message)
-    this.reason = reason
-  }
-}
-Object.defineProperty(PtyHostFrameError.prototype, 'name', { value: 'PtyHostFrameError', enumerable: false })
 
 /** Encode one message as a frame. */
 export function encodeFrame(message: unknown): Buffer {

@@ -11,10 +11,7 @@
  */
 export {
   PTY_HOST_CONNECT_TIMEOUT_MS,
-  PTY_HOST_EXITED_ID_MEMORY,
-  PTY_HOST_RECONNECT_INITIAL_DELAY_MS,
   PTY_HOST_RECONNECT_MAX_ATTEMPTS,
-  PTY_HOST_RECONNECT_MAX_DELAY_MS,
   PTY_HOST_REQUEST_TIMEOUT_MS,
   createPtyHostProvider,
   type PtyHostOutputLossEvent,
@@ -24,15 +21,12 @@ export {
 } from './pty-host-provider.js'
 export {
   PTY_HOST_DEFAULT_IDLE_EXIT_MS,
-  PTY_HOST_EXITED_SESSION_MEMORY,
-  PTY_HOST_HELLO_TIMEOUT_MS,
   startPtyHost,
   type PtyHostServer,
   type PtyHostServerOptions,
 } from './pty-host-server.js'
 export { PTY_HOST_DEFAULT_HISTORY_CHARS, PTY_HOST_DEFAULT_SCROLLBACK_ROWS } from './session-history.js'
 export { PtyHostError, isPtyHostError, type PtyHostErrorCode } from './pty-host-error.js'
-export { PTY_HOST_MAX_FRAME_BYTES, PtyHostFrameError, FrameDecoder, encodeFrame } from './frame-codec.js'
-export { PTY_HOST_PROTOCOL_VERSION, PTY_HOST_METHODS, type PtyHostMethod } from './protocol.js'
+export { PTY_HOST_PROTOCOL_VERSION } from './protocol.js'
 export { defaultPtyHostCommand, launchPtyHost, type PtyHostCommand, type PtyHostLaunchFlags } from './launch-pty-host.js'
 export { defaultPtyHostSocketPath } from './socket-security.js'

@@ -1,5 +1,4 @@
-const PTY_HOST_ERROR_BRAND = Symbol.for('ptykit.PtyHostError')
-
+import { defineErrorBrand } from '../contracts/error-brand.js'
 /**
  * Stable codes of {@link PtyHostError}. Match on the code, never on the message.
  *
@@ -53,14 +52,14 @@ export class PtyHostError extends Error {
     this.code = code
     this.ptyId = options.ptyId
     this.hostCode = options.hostCode
-    Object.defineProperty(this, PTY_HOST_ERROR_BRAND, { value: true })
+    PTY_HOST_ERROR_BRAND.mark(this)
   }
 }
-Object.defineProperty(PtyHostError.prototype, 'name', { value: 'PtyHostError', enumerable: false })
+const PTY_HOST_ERROR_BRAND = defineErrorBrand(PtyHostError, 'PtyHostError')
 
 /** True for a {@link PtyHostError}, also across duplicate copies of the package. */
 export function isPtyHostError(value: unknown): value is PtyHostError {
-  return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[PTY_HOST_ERROR_BRAND] === true
+  return PTY_HOST_ERROR_BRAND.is(value)
 }
 
 /** A malformed option: names the option and the value it got. */

@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import {
+  createListenerSet,
+  createRecentIds,
   isPtyIncarnationId,
   LOCAL_EXECUTION_HOST_ID,
   refusedWrite,
@@ -113,18 +115,6 @@ export type PtyHostProvider = PtyProvider &
 type PtyState = 'spawning' | 'live' | 'unknown' | 'exited'
 type PtyRecord = { id: string; state: PtyState; incarnationId: PtyIncarnationId | undefined; lastSeq: number; hostInstanceId: string | undefined }
 
-function dispatch<T>(listeners: ReadonlySet<(event: T) => void>, event: T): void {
-  for (const listener of [...listeners]) {
-    try {
-      listener(event)
-    } catch (error) {
-      queueMicrotask(() => {
-        throw error
-      })
-    }
-  }
-}
-
 function validateOptions(options: PtyHostProviderOptions): void {
   if (options === null || typeof options !== 'object') throw invalidPtyHostOption('options', 'an object', options)
   for (const key of ['name', 'hostId', 'socketPath'] as const) {
@@ -176,25 +166,22 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
   const requestTimeoutMs = options.requestTimeoutMs ?? PTY_HOST_REQUEST_TIMEOUT_MS
   const reconnectAttempts = options.reconnectAttempts ?? PTY_HOST_RECONNECT_MAX_ATTEMPTS
 
-  const dataListeners = new Set<(event: PtyDataEvent) => void>()
-  const exitListeners = new Set<(event: PtyExitEvent) => void>()
-  const lossListeners = new Set<(event: PtyHostOutputLossEvent) => void>()
+  // A throwing listener surfaces uncaught (on its own microtask) without stopping the others.
+  const dataListeners = createListenerSet<PtyDataEvent>()
+  const exitListeners = createListenerSet<PtyExitEvent>()
+  const lossListeners = createListenerSet<PtyHostOutputLossEvent>()
   const ptys = new Map<string, PtyRecord>()
+  /** Ids of the most recently exited records: older exited records are dropped from `ptys`. */
+  const exitedIds = createRecentIds(PTY_HOST_EXITED_ID_MEMORY)
   let connection: PtyHostConnection | null = null
   let connecting: Promise<PtyHostConnection> | null = null
   let reconnecting = false
   let state: 'open' | 'detached' | 'disposed' = 'open'
   let disposePromise: Promise<void> | null = null
 
-  function forgetOldExits(): void {
-    let exited = 0
-    for (const record of ptys.values()) if (record.state === 'exited') exited += 1
-    for (const record of ptys.values()) {
-      if (exited <= PTY_HOST_EXITED_ID_MEMORY) break
-      if (record.state === 'exited') {
-        ptys.delete(record.id)
-        exited -= 1
-      }
+  function forgetOldExits(exitedId: string): void {
+    for (const forgotten of exitedIds.remember(exitedId)) {
+      if (ptys.get(forgotten)?.state === 'exited') ptys.delete(forgotten)
     }
   }
 
@@ -211,7 +198,7 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
         const event: PtyDataEvent = { id: message.ptyId, data: fresh }
         if (record.incarnationId !== undefined) event.incarnationId = record.incarnationId
         else if (isPtyIncarnationId(message.incarnationId)) event.incarnationId = message.incarnationId
-        dispatch(dataListeners, event)
+        dataListeners.fire(event)
         return
       }
       case 'exit': {
@@ -223,14 +210,14 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
         if (incarnationId !== undefined) event.incarnationId = incarnationId
         // The host's node-pty provider built the cause from the real status: carried unchanged.
         if (isTerminalExitCause(message.cause)) event.cause = message.cause
-        forgetOldExits()
+        forgetOldExits(message.ptyId)
         updateHold()
-        dispatch(exitListeners, event)
+        exitListeners.fire(event)
         return
       }
       case 'loss': {
         if (!ptys.has(message.ptyId)) return
-        dispatch(lossListeners, { id: message.ptyId, fromSeq: message.fromSeq, toSeq: message.toSeq })
+        lossListeners.fire({ id: message.ptyId, fromSeq: message.fromSeq, toSeq: message.toSeq })
         return
       }
       default:
@@ -354,6 +341,7 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
     }
     const fresh: PtyRecord = { id, state: 'spawning', incarnationId, lastSeq: 0, hostInstanceId }
     ptys.delete(id)
+    exitedIds.forget(id)
     ptys.set(id, fresh)
     return fresh
   }
@@ -559,18 +547,9 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
       if (snapshot === null || typeof snapshot.data !== 'string' || typeof snapshot.seq !== 'number') return null
       return snapshot
     },
-    onData(listener) {
-      dataListeners.add(listener)
-      return () => void dataListeners.delete(listener)
-    },
-    onExit(listener) {
-      exitListeners.add(listener)
-      return () => void exitListeners.delete(listener)
-    },
-    onOutputLoss(listener) {
-      lossListeners.add(listener)
-      return () => void lossListeners.delete(listener)
-    },
+    onData: (listener) => dataListeners.add(listener),
+    onExit: (listener) => exitListeners.add(listener),
+    onOutputLoss: (listener) => lossListeners.add(listener),
     get connected() {
       return connection !== null && connection.open
     },

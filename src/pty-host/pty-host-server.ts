@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto'
 import { chmodSync, unlinkSync } from 'node:fs'
 import { createServer, type Server, type Socket } from 'node:net'
 import type { PtyExitEvent, PtyShutdownOptions, ProviderSpawnOptions } from '../contracts/index.js'
+import { callProvider } from '../contracts/call-provider.js'
 import { createNodePtyProvider, type NodePtyProvider, type NodePtyProviderOptions } from '../node-pty/index.js'
 import { encodeFrame, FrameDecoder, PTY_HOST_MAX_FRAME_BYTES, PtyHostFrameError } from './frame-codec.js'
 import {
@@ -384,13 +385,7 @@ export async function startPtyHost(options: PtyHostServerOptions = {}): Promise<
   }
 
   const handleRequest = (connection: Connection, request: PtyHostRequest): void => {
-    let outcome: Promise<unknown> | 'replied'
-    try {
-      outcome = handlers[request.method](connection, request)
-    } catch (error) {
-      outcome = Promise.reject(error)
-    }
-    void Promise.resolve(outcome).then(
+    void callProvider(() => handlers[request.method](connection, request)).then(
       (result) => {
         if (result !== 'replied') send(connection, { v: PTY_HOST_PROTOCOL_VERSION, type: 'reply', id: request.id, ok: true, result: result ?? null })
       },

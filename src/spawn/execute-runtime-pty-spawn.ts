@@ -514,7 +514,7 @@ function describeFailures(failures: RollbackFailure[]): string {
 }
 
 /**
- * Run the spawn pipeline: the ordered stages of DESIGN.md §3 against the injected hooks.
+ * Run the spawn pipeline: the ordered stages of docs/spawn-pipeline.md (see "A spawn" in docs/architecture.md) against the injected hooks.
  *
  * 1. scope lease; 2. admit the pre-allocated handle; 3. resolve the slot owner (live + persisted,
  * disagreement is `slot_owner_conflict`); 4. begin the pending registration for the expected id;

@@ -1,8 +1,8 @@
 import type { ProviderSequence, PtyIncarnationId } from '../contracts/index.js'
+import { PtyExitedDuringStartError } from './pty-exited-during-start-error.js'
 import { rebaseOutputSequence, type OutputSequenceState } from './rebase-output-sequence.js'
 import { ScopeLeaseTable, type ScopeLeaseView } from './scope-lease-table.js'
 import {
-  PTY_EXITED_DURING_START_ERROR_CODE,
   type PtyExecutionContext,
   type PtySpawnRuntime,
   type ScopeSpawnLeaseRelease,
@@ -85,23 +85,6 @@ export type InMemoryPtyRuntime = Required<PtySpawnRuntime> & {
   inspect(): InMemoryPtyRuntimeSnapshot
 }
 
-/** The error the in-memory runtime's admission gate throws for a PTY that exited while pending. */
-export class PtyExitedDuringStartError extends Error {
-  /** {@link PTY_EXITED_DURING_START_ERROR_CODE}: the pipeline reports it as `exited_during_start`. */
-  readonly code = PTY_EXITED_DURING_START_ERROR_CODE
-  /** The PTY that exited. */
-  readonly ptyId: string
-
-  /** Create the error for `ptyId`. */
-  constructor(ptyId: string, incarnationId: PtyIncarnationId | null) {
-    super(
-      `PTY ${JSON.stringify(ptyId)}${incarnationId === null ? '' : ` (incarnation ${JSON.stringify(incarnationId)})`} exited while its registration was pending`,
-    )
-    this.ptyId = ptyId
-  }
-}
-Object.defineProperty(PtyExitedDuringStartError.prototype, 'name', { value: 'PtyExitedDuringStartError', enumerable: false })
-
 /** Two incarnations collide when either is the wildcard or they are equal. */
 function collide(a: Inc, b: Inc): boolean {
   return a === null || b === null || a === b
@@ -131,7 +114,7 @@ function removeOne(list: Inc[], incarnationId: Inc): boolean {
  * - **admitted handles**: counted, so two spawns admitting one handle do not revoke each other;
  * - **pending registrations** with a wildcard incarnation (`null`) and **early-exit fences**: an exit
  *   (`notePtyExit`) of a colliding incarnation while pending sets a fence, and the admission gate
- *   then throws a {@link PtyExitedDuringStartError}; two different attested incarnations do not
+ *   then throws a `PtyExitedDuringStartError` (see {@link isPtyExitedDuringStartError}); two different attested incarnations do not
  *   collide (the stale fence is dropped); cancelling the last pending registration of an id drops
  *   its fences;
  * - **registered PTYs**: `commitPtyRegistration` re-checks the gate, consumes one pending
@@ -139,7 +122,7 @@ function removeOne(list: Inc[], incarnationId: Inc): boolean {
  *   `forgetPty` drops an exited id's output sequence and execution context (so a long-lived host
  *   does not keep a row per PTY it ever ran), unless the id is registered or pending again;
  * - **output sequences**: `notePtyOutput` counts raw chars; the provider rebase follows
- *   {@link rebaseOutputSequence} and can be undone once per sync;
+ *   the pipeline's sequence rebase (rule SP3 of docs/architecture.md) and can be undone once per sync;
  * - **execution contexts**.
  */
 export function createInMemoryPtyRuntime(): InMemoryPtyRuntime {

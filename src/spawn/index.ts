@@ -3,6 +3,11 @@
  * and provider hooks, with a rollback journal, abort before the physical spawn, and single-flight
  * claims. Platform-free.
  *
+ * Exported: what a host calls (`executeRuntimePtySpawn`, the in-memory runtime, slot store and
+ * claim registry) and implements (`PtySpawnRuntime`, `PtySlotStore`, `ClaimedOwnerRegistry`), and
+ * the typed errors. The stages' machinery (rollback journal, scope leases, sequence rebase, owner
+ * re-proof, option validation) is internal.
+ *
  * @packageDocumentation
  */
 export {
@@ -43,9 +48,6 @@ export {
   type RuntimePtySpawnState,
 } from './spawn-state.js'
 export { executeRuntimePtySpawn } from './execute-runtime-pty-spawn.js'
-export { RollbackJournal, type RollbackFailure, type RollbackStep } from './rollback-journal.js'
-export { MAX_PTY_SPAWN_DIMENSION, validatePtySpawnDeps, validatePtySpawnOptions } from './validate-spawn-options.js'
-export { OWNER_LISTING_DEADLINE_MS, proveOwnerLive, type OwnerIdentity } from './prove-owner-live.js'
 export {
   CLAIMED_OWNER_REGISTRY_MAX_ENTRIES,
   createClaimedOwnerRegistry,
@@ -53,7 +55,6 @@ export {
 } from './claimed-owner-registry.js'
 export { createInMemorySlotStore, slotStoreKey, type InMemorySlotStore, type InMemorySlotStoreSnapshot } from './in-memory-slot-store.js'
 export {
-  PtyExitedDuringStartError,
   createInMemoryPtyRuntime,
   type InMemoryPtyRuntime,
   type InMemoryPtyRuntimeSnapshot,
@@ -61,5 +62,7 @@ export {
   type OutputSequenceView,
   type PtyIdentityView,
 } from './in-memory-pty-runtime.js'
-export { rebaseOutputSequence, type OutputSequenceState } from './rebase-output-sequence.js'
-export { ScopeLeaseTable, type ScopeLeaseView } from './scope-lease-table.js'
+// Types only: they are part of public shapes (`RuntimePtySpawnState.journal`,
+// `InMemoryPtyRuntimeSnapshot.heldLeases`); the classes themselves are internal.
+export type { RollbackJournal, RollbackFailure, RollbackStep } from './rollback-journal.js'
+export type { ScopeLeaseView } from './scope-lease-table.js'

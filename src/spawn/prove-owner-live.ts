@@ -1,4 +1,5 @@
 import type { ExecutionHostId, PtyIncarnationId, PtyProvider } from '../contracts/index.js'
+import { callProvider } from '../contracts/call-provider.js'
 import { PtySpawnError } from './pty-spawn-error.js'
 
 /**
@@ -89,7 +90,7 @@ export async function listWithin(provider: PtyProvider, withinMs: number): Promi
     timer = setTimeout(() => reject(new Error(`The listing did not answer within ${withinMs} ms`)), withinMs)
   })
   try {
-    return await Promise.race([Promise.resolve().then(() => provider.listProcesses({ deadlineMs: Date.now() + withinMs })), timeout])
+    return await Promise.race([callProvider(() => provider.listProcesses({ deadlineMs: Date.now() + withinMs })), timeout])
   } finally {
     clearTimeout(timer)
   }

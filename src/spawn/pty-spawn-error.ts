@@ -1,5 +1,4 @@
-const PTY_SPAWN_ERROR_BRAND = Symbol.for('ptykit.PtySpawnError')
-
+import { defineErrorBrand } from '../contracts/error-brand.js'
 /**
  * Stable codes of {@link PtySpawnError}. Match on the code, never on the message.
  *
@@ -69,14 +68,14 @@ export class PtySpawnError extends Error {
     this.outcome = options.outcome ?? 'not_started'
     this.ptyId = options.ptyId
     this.option = options.option
-    Object.defineProperty(this, PTY_SPAWN_ERROR_BRAND, { value: true })
+    PTY_SPAWN_ERROR_BRAND.mark(this)
   }
 }
-Object.defineProperty(PtySpawnError.prototype, 'name', { value: 'PtySpawnError', enumerable: false })
+const PTY_SPAWN_ERROR_BRAND = defineErrorBrand(PtySpawnError, 'PtySpawnError')
 
 /** True for a {@link PtySpawnError}, also across duplicate copies of the package. */
 export function isPtySpawnError(value: unknown): value is PtySpawnError {
-  return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[PTY_SPAWN_ERROR_BRAND] === true
+  return PTY_SPAWN_ERROR_BRAND.is(value)
 }
 
 /**

@@ -1,6 +1,6 @@
 import { createHash, createHmac } from 'node:crypto'
 import { appendFile, readFile } from 'node:fs/promises'
-import { SshProviderError } from './ssh-errors.js'
+import { SshProviderError } from './ssh-provider-error.js'
 
 /** What a `hostVerifier` callback is shown about the server's host key. */
 export type SshHostKeyInfo = {

@@ -9,7 +9,7 @@
  *
  * @packageDocumentation
  */
-export { SSH_EXITED_ID_MEMORY, createSshProvider, type SshProvider } from './ssh-provider.js'
+export { createSshProvider, type SshProvider } from './ssh-provider.js'
 export {
   SSH_DEFAULT_CONNECT_TIMEOUT_MS,
   SSH_DEFAULT_HANDSHAKE_TIMEOUT_MS,
@@ -17,18 +17,11 @@ export {
   SSH_DEFAULT_KEEPALIVE_INTERVAL_MS,
   SSH_DEFAULT_LAUNCH_TIMEOUT_MS,
   SSH_DEFAULT_TERMINAL_NAME,
-  SSH_RECONNECT_INITIAL_DELAY_MS,
   SSH_RECONNECT_MAX_ATTEMPTS,
-  SSH_RECONNECT_MAX_DELAY_MS,
   type SshProviderOptions,
 } from './ssh-provider-options.js'
-export {
-  SshOptionError,
-  SshProviderError,
-  isSshOptionError,
-  isSshProviderError,
-  type SshProviderErrorCode,
-} from './ssh-errors.js'
+export { SshOptionError, isSshOptionError } from './ssh-option-error.js'
+export { SshProviderError, isSshProviderError, type SshProviderErrorCode } from './ssh-provider-error.js'
 export {
   knownHostsName,
   lookUpKnownHosts,
@@ -39,23 +32,13 @@ export {
   type SshHostKeyPolicy,
   type SshHostVerifier,
 } from './host-key-verification.js'
-export { SSH_SIGNAL_NUMBERS, sshSignalNumber } from './ssh-signal-table.js'
 export {
   SSH_HANGUP_GRACE_MS,
-  SSH_KILL_RESERVE_MS,
   SSH_SHUTDOWN_DEADLINE_MS,
-  SSH_SIDE_COMMAND_TIMEOUT_MS,
-  SSH_SIGNAL_REQUEST_VERIFY_MS,
   SSH_TERMINATE_GRACE_MS,
-  planSshStopSchedule,
-  type SshStopSignal,
-  type SshStopStep,
 } from './ssh-stop.js'
 export {
   SSH_DEFAULT_COLS,
   SSH_DEFAULT_ROWS,
-  SSH_LAUNCH_MARKER_PREFIX,
-  SSH_MAX_DIMENSION,
-  shellQuote,
 } from './remote-launch.js'
 export { SSH2_PACKAGE_NAME } from './ssh2-module.js'

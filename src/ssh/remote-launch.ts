@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import type { ProviderSpawnOptions } from '../contracts/index.js'
-import { SshOptionError } from './ssh-errors.js'
+import { SshOptionError } from './ssh-option-error.js'
 
 /** The largest `cols`/`rows` accepted: what a pty's `winsize` (unsigned short) can hold. */
 export const SSH_MAX_DIMENSION = 65_535

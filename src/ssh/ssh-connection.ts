@@ -1,7 +1,7 @@
 import { connect as connectTcp, type Socket } from 'node:net'
 import { verifyHostKey, type HostKeyCheck } from './host-key-verification.js'
 import { RemoteShell } from './remote-shell.js'
-import { SshProviderError } from './ssh-errors.js'
+import { SshProviderError } from './ssh-provider-error.js'
 import type { Ssh2Channel, Ssh2Client, Ssh2Module, Ssh2PtyRequest } from './ssh2-module.js'
 
 /** What one connection needs. Secrets live here and nowhere else; no message ever shows them. */

@@ -1,6 +1,6 @@
 import type { ExecutionHostId } from '../contracts/index.js'
 import type { SshHostKeyPolicy, SshHostVerifier } from './host-key-verification.js'
-import { SshOptionError } from './ssh-errors.js'
+import { SshOptionError } from './ssh-option-error.js'
 
 /** Default TCP connect timeout: a reachable host answers a SYN in well under a second; 10 s covers slow VPNs. */
 export const SSH_DEFAULT_CONNECT_TIMEOUT_MS = 10_000

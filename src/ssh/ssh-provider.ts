@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto'
 import { basename } from 'node:path'
 import {
+  createListenerSet,
+  createRecentIds,
   refusedWrite,
   resolveWaitDeadline,
   toPtyIncarnationId,
@@ -21,7 +23,8 @@ import {
 import { assertSshDimension, createRemoteLaunch } from './remote-launch.js'
 import { inspectRemoteProcess, probeRemotePid, type RemoteInspection } from './remote-process.js'
 import { SshConnection, type SshConnectionSettings } from './ssh-connection.js'
-import { SshOptionError, SshProviderError } from './ssh-errors.js'
+import { SshOptionError } from './ssh-option-error.js'
+import { SshProviderError } from './ssh-provider-error.js'
 import {
   SSH_DEFAULT_CONNECT_TIMEOUT_MS,
   SSH_DEFAULT_HANDSHAKE_TIMEOUT_MS,
@@ -70,19 +73,6 @@ export type SshProvider = PtyProvider &
     isConnected(): boolean
   }
 
-/** Call every listener; a throwing one surfaces uncaught without stopping the others. */
-function dispatch<T>(listeners: ReadonlySet<(event: T) => void>, event: T): void {
-  for (const listener of [...listeners]) {
-    try {
-      listener(event)
-    } catch (error) {
-      queueMicrotask(() => {
-        throw error
-      })
-    }
-  }
-}
-
 /**
  * Create a {@link PtyProvider} that runs PTYs on another machine over SSH, through the pure-JS
  * client `ssh2` (an optional peer, loaded on first use).
@@ -127,11 +117,13 @@ export function createSshProvider(options: SshProviderOptions): SshProvider {
     keepaliveCountMax: options.keepaliveCountMax ?? SSH_DEFAULT_KEEPALIVE_COUNT_MAX,
   }
 
-  const dataListeners = new Set<(event: PtyDataEvent) => void>()
-  const exitListeners = new Set<(event: PtyExitEvent) => void>()
+  // A throwing listener surfaces uncaught (on its own microtask) without stopping the others.
+  const dataListeners = createListenerSet<PtyDataEvent>()
+  const exitListeners = createListenerSet<PtyExitEvent>()
   /** Sessions by PTY id: starting, live, or lost (kept: their fate is unknown). */
   const sessions = new Map<string, SshPtySession>()
-  const exitedIds = new Set<string>()
+  /** PTY ids whose exit was delivered (the most recent ones). */
+  const exitedIds = createRecentIds(SSH_EXITED_ID_MEMORY)
   let modulePromise: Promise<Ssh2Module> | null = null
   let connection: SshConnection | null = null
   let connecting: Promise<SshConnection> | null = null
@@ -188,22 +180,13 @@ export function createSshProvider(options: SshProviderOptions): SshProvider {
     return connecting
   }
 
-  function rememberExited(id: string): void {
-    exitedIds.delete(id)
-    exitedIds.add(id)
-    if (exitedIds.size > SSH_EXITED_ID_MEMORY) {
-      const oldest = exitedIds.values().next().value
-      if (oldest !== undefined) exitedIds.delete(oldest)
-    }
-  }
-
   const sessionHooks = {
-    emitData: (event: PtyDataEvent) => dispatch(dataListeners, event),
-    emitExit: (event: PtyExitEvent) => dispatch(exitListeners, event),
+    emitData: (event: PtyDataEvent) => dataListeners.fire(event),
+    emitExit: (event: PtyExitEvent) => exitListeners.fire(event),
     onSettled: (session: SshPtySession) => {
       if (session.state !== 'exited') return
       if (sessions.get(session.id) === session) sessions.delete(session.id)
-      rememberExited(session.id)
+      exitedIds.remember(session.id)
     },
   }
 
@@ -279,7 +262,7 @@ export function createSshProvider(options: SshProviderOptions): SshProvider {
         ? error
         : new SshProviderError('spawn_failed', `The server ${hostId} refused the session channel: ${error instanceof Error ? error.message : String(error)}`, { cause: error, ptyId: id })
     }
-    exitedIds.delete(id)
+    exitedIds.forget(id)
     const session = new SshPtySession(
       {
         id,
@@ -484,16 +467,10 @@ export function createSshProvider(options: SshProviderOptions): SshProvider {
       return (await inspect(id))?.hasChildren ?? null
     },
     onData(listener: (event: PtyDataEvent) => void): Unsubscribe {
-      dataListeners.add(listener)
-      return () => {
-        dataListeners.delete(listener)
-      }
+      return dataListeners.add(listener)
     },
     onExit(listener: (event: PtyExitEvent) => void): Unsubscribe {
-      exitListeners.add(listener)
-      return () => {
-        exitListeners.delete(listener)
-      }
+      return exitListeners.add(listener)
     },
     getPid(id: string): number | null {
       return liveSession(id)?.marker?.pid ?? null

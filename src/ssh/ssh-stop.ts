@@ -1,4 +1,4 @@
-import { SshProviderError } from './ssh-errors.js'
+import { SshProviderError } from './ssh-provider-error.js'
 import type { SshPtySession } from './ssh-pty-session.js'
 import { signalRemoteProcessGroup } from './remote-process.js'
 

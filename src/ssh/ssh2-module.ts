@@ -1,4 +1,4 @@
-import { SshProviderError } from './ssh-errors.js'
+import { SshProviderError } from './ssh-provider-error.js'
 
 /**
  * The part of an `ssh2` channel (a duplex stream) the provider uses. Declared here, not imported

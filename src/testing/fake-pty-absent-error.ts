@@ -1,5 +1,4 @@
-const FAKE_PTY_ABSENT_ERROR_BRAND = Symbol.for('ptykit.FakePtyAbsentError')
-
+import { defineErrorBrand } from '../contracts/error-brand.js'
 /**
  * The typed absence the fake provider rejects an `attachOnly` spawn with: no live PTY has the
  * requested session id. (A live PTY of another incarnation is not an absence: the fake rejects
@@ -32,16 +31,12 @@ export class FakePtyAbsentError extends Error {
     this.ptyId = ptyId
     this.expectedIncarnationId = details.expectedIncarnationId
     this.liveIncarnationId = details.liveIncarnationId
-    Object.defineProperty(this, FAKE_PTY_ABSENT_ERROR_BRAND, { value: true })
+    FAKE_PTY_ABSENT_ERROR_BRAND.mark(this)
   }
 }
-Object.defineProperty(FakePtyAbsentError.prototype, 'name', { value: 'FakePtyAbsentError', enumerable: false })
+const FAKE_PTY_ABSENT_ERROR_BRAND = defineErrorBrand(FakePtyAbsentError, 'FakePtyAbsentError')
 
 /** True for a {@link FakePtyAbsentError}, also across duplicate copies of the package. */
 export function isFakePtyAbsentError(value: unknown): value is FakePtyAbsentError {
-  return (
-    typeof value === 'object' &&
-    value !== null &&
-    (value as Record<symbol, unknown>)[FAKE_PTY_ABSENT_ERROR_BRAND] === true
-  )
+  return FAKE_PTY_ABSENT_ERROR_BRAND.is(value)
 }

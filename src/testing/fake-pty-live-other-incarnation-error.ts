@@ -1,6 +1,5 @@
+import { defineErrorBrand } from '../contracts/error-brand.js'
 import { PTY_LIVE_OTHER_INCARNATION_ERROR_CODE } from '../contracts/index.js'
-
-const FAKE_PTY_LIVE_OTHER_INCARNATION_ERROR_BRAND = Symbol.for('ptykit.FakePtyLiveOtherIncarnationError')
 
 /**
  * What the fake provider rejects an `attachOnly` spawn with when the requested id is live under
@@ -25,19 +24,12 @@ export class FakePtyLiveOtherIncarnationError extends Error {
     this.ptyId = ptyId
     this.expectedIncarnationId = details.expectedIncarnationId
     this.liveIncarnationId = details.liveIncarnationId
-    Object.defineProperty(this, FAKE_PTY_LIVE_OTHER_INCARNATION_ERROR_BRAND, { value: true })
+    FAKE_PTY_LIVE_OTHER_INCARNATION_ERROR_BRAND.mark(this)
   }
 }
-Object.defineProperty(FakePtyLiveOtherIncarnationError.prototype, 'name', {
-  value: 'FakePtyLiveOtherIncarnationError',
-  enumerable: false,
-})
+const FAKE_PTY_LIVE_OTHER_INCARNATION_ERROR_BRAND = defineErrorBrand(FakePtyLiveOtherIncarnationError, 'FakePtyLiveOtherIncarnationError')
 
 /** True for a {@link FakePtyLiveOtherIncarnationError}, also across duplicate copies of the package. */
 export function isFakePtyLiveOtherIncarnationError(value: unknown): value is FakePtyLiveOtherIncarnationError {
-  return (
-    typeof value === 'object' &&
-    value !== null &&
-    (value as Record<symbol, unknown>)[FAKE_PTY_LIVE_OTHER_INCARNATION_ERROR_BRAND] === true
-  )
+  return FAKE_PTY_LIVE_OTHER_INCARNATION_ERROR_BRAND.is(value)
 }

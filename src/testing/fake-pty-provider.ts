@@ -1,6 +1,9 @@
 import type { PtyCwdOptions } from '../contracts/index.js'
+import { callProvider } from '../contracts/call-provider.js'
 import { describeValue } from '../contracts/describe-value.js'
 import {
+  createListenerSet,
+  rethrowOnMicrotask,
   assertPtyDimension,
   LOCAL_EXECUTION_HOST_ID,
   WRITE_ACCEPTED,
@@ -316,7 +319,6 @@ type PendingSpawn = {
   reject: (error: unknown) => void
 }
 
-type ListenerEntry<E> = { listener: (event: E) => void }
 
 
 
@@ -331,11 +333,7 @@ function basename(file: string): string {
 
 // Why: a host callback or a listener that throws must not strand a half-done fake operation;
 // the error is rethrown on its own microtask so the test runner still reports it.
-function reportAsync(error: unknown): void {
-  queueMicrotask(() => {
-    throw error
-  })
-}
+const reportAsync = rethrowOnMicrotask
 
 /**
  * Build the spawn-options `metadata` that scripts a fake spawn: `{ fakeScript: script }`. Lets a
@@ -389,8 +387,10 @@ export function createFakePtyProvider(options: FakePtyProviderOptions = {}): Fak
   const incarnationsById = new Map<string, PtyIncarnationId[]>()
   const scriptQueue: FakeSpawnScript[] = []
   const pending: PendingSpawn[] = []
-  const dataListeners: ListenerEntry<PtyDataEvent>[] = []
-  const exitListeners: ListenerEntry<PtyExitEvent>[] = []
+  // Snapshot delivery: a listener that unsubscribes (or subscribes) while we deliver must not skip
+  // anyone; a throwing listener is reported asynchronously.
+  const dataListeners = createListenerSet<PtyDataEvent>({ onListenerError: reportAsync })
+  const exitListeners = createListenerSet<PtyExitEvent>({ onListenerError: reportAsync })
   const scheduled: Array<() => void> = []
   let drainRequested = false
   let listingFailure: { error: unknown } | undefined
@@ -402,20 +402,9 @@ export function createFakePtyProvider(options: FakePtyProviderOptions = {}): Fak
     calls.push({ method, args, at: now() })
   }
 
-  const fire = <E>(listeners: ListenerEntry<E>[], event: E): void => {
-    // Snapshot: a listener that unsubscribes (or subscribes) while we deliver must not skip anyone.
-    for (const entry of [...listeners]) {
-      try {
-        entry.listener(event)
-      } catch (error) {
-        reportAsync(error)
-      }
-    }
-  }
-
   const deliver = (held: HeldEvent): void => {
-    if (held.kind === 'data') fire(dataListeners, held.event)
-    else fire(exitListeners, held.event)
+    if (held.kind === 'data') dataListeners.fire(held.event)
+    else exitListeners.fire(held.event)
   }
 
   const flushHeld = (pty: FakePtyRecord, ignorePause: boolean): void => {
@@ -431,7 +420,7 @@ export function createFakePtyProvider(options: FakePtyProviderOptions = {}): Fak
     const event: PtyDataEvent = { id: pty.id, data, incarnationId: pty.incarnationId }
     // Why: output produced while paused (or behind held output) waits, in order, for resume.
     if (pty.paused || pty.held.length > 0) pty.held.push({ kind: 'data', event })
-    else fire(dataListeners, event)
+    else dataListeners.fire(event)
   }
 
   const buildExitEvent = (pty: FakePtyRecord, exit: FakeExit, incarnationId: PtyIncarnationId): PtyExitEvent => {
@@ -454,7 +443,7 @@ export function createFakePtyProvider(options: FakePtyProviderOptions = {}): Fak
     // Why: data always precedes exit — an exit behind held output waits for it; otherwise it is
     // delivered now, even while paused (there is nothing left to read).
     if (pty.held.length > 0) pty.held.push({ kind: 'exit', event })
-    else fire(exitListeners, event)
+    else exitListeners.fire(event)
   }
 
   const drain = (): void => {
@@ -637,18 +626,6 @@ export function createFakePtyProvider(options: FakePtyProviderOptions = {}): Fak
     return entry
   }
 
-  const subscribe = <E>(list: ListenerEntry<E>[], listener: (event: E) => void): Unsubscribe => {
-    if (typeof listener !== 'function') {
-      throw new TypeError(`Expected the listener to be a function, got ${describeValue(listener)}`)
-    }
-    const entry: ListenerEntry<E> = { listener }
-    list.push(entry)
-    return () => {
-      const index = list.indexOf(entry)
-      if (index >= 0) list.splice(index, 1)
-    }
-  }
-
   const provider: FakePtyProvider = {
     name,
     authoritativeListings,
@@ -659,7 +636,8 @@ export function createFakePtyProvider(options: FakePtyProviderOptions = {}): Fak
     spawn(spawnOptions: ProviderSpawnOptions): Promise<PtySpawnResult> {
       record('spawn', [spawnOptions])
       if (disposed) return Promise.reject(new Error(`The fake PTY provider "${name}" was disposed`))
-      try {
+      // A refused option rejects (never throws): the same single failure path as every provider.
+      return callProvider(() => {
         if (spawnOptions.cols !== undefined) assertPtyDimension('cols', spawnOptions.cols)
         if (spawnOptions.rows !== undefined) assertPtyDimension('rows', spawnOptions.rows)
         if (spawnOptions.attachOnly === true) {
@@ -673,9 +651,7 @@ export function createFakePtyProvider(options: FakePtyProviderOptions = {}): Fak
           return attach(spawnOptions, script)
         }
         return spawnFresh(spawnOptions, script)
-      } catch (error) {
-        return Promise.reject(error)
-      }
+      })
     },
 
     write(id: string, data: string): WriteSettlement {
@@ -851,12 +827,12 @@ export function createFakePtyProvider(options: FakePtyProviderOptions = {}): Fak
 
     onData(listener: (event: PtyDataEvent) => void): Unsubscribe {
       record('onData', [listener])
-      return subscribe(dataListeners, listener)
+      return dataListeners.add(listener)
     },
 
     onExit(listener: (event: PtyExitEvent) => void): Unsubscribe {
       record('onExit', [listener])
-      return subscribe(exitListeners, listener)
+      return exitListeners.add(listener)
     },
 
     dispose(): Promise<void> {
@@ -877,8 +853,8 @@ export function createFakePtyProvider(options: FakePtyProviderOptions = {}): Fak
         entry.reject(new Error(`The fake PTY provider "${name}" was disposed while the spawn of ${JSON.stringify(entry.record.id)} was pending`))
       }
       scheduled.length = 0
-      dataListeners.length = 0
-      exitListeners.length = 0
+      dataListeners.clear()
+      exitListeners.clear()
       return Promise.resolve()
     },
 
@@ -907,7 +883,7 @@ export function createFakePtyProvider(options: FakePtyProviderOptions = {}): Fak
       const pty = requirePty(id, 'emitExit')
       if (exit.incarnationId !== undefined && exit.incarnationId !== pty.incarnationId) {
         // A stale exit of an older process: reported as such, and the current process lives on.
-        fire(exitListeners, buildExitEvent(pty, exit, exit.incarnationId))
+        exitListeners.fire(buildExitEvent(pty, exit, exit.incarnationId))
         return
       }
       if (pty.state !== 'live') {
@@ -999,7 +975,7 @@ export function createFakePtyProvider(options: FakePtyProviderOptions = {}): Fak
     },
 
     listenerCount(): number {
-      return dataListeners.length + exitListeners.length
+      return dataListeners.size + exitListeners.size
     },
 
     async settle(): Promise<void> {

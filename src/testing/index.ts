@@ -23,10 +23,7 @@ export {
   FAKE_DEFAULT_ROWS,
   FAKE_GRACEFUL_STOP_SIGNAL,
   FAKE_IMMEDIATE_STOP_SIGNAL,
-  FAKE_PID_BASE,
   FAKE_SCRIPT_METADATA_KEY,
-  FAKE_SETTLE_MAX_ROUNDS,
-  FAKE_SETTLE_MICROTASK_TURNS,
   createFakePtyProvider,
   fakeScriptMetadata,
   type FakeDeliveryScheduling,
@@ -58,8 +55,6 @@ export {
 } from './arbitraries.js'
 export {
   CONFORMANCE_DEFAULT_TIMEOUT_MS,
-  CONFORMANCE_POLL_INTERVAL_MS,
-  CONFORMANCE_TEST_TIMEOUT_FACTOR,
   describePtyProviderConformance,
   ptyProviderConformanceChecks,
   runPtyProviderConformanceCheck,
@@ -70,7 +65,6 @@ export {
   type PtyProviderConformanceOptions,
 } from './conformance.js'
 export {
-  MANUAL_CLOCK_RUN_ALL_LIMIT,
   createManualClock,
   type ManualClock,
   type ManualClockOptions,

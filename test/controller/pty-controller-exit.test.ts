@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { STOP_UNCONFIRMED_AFTER_MS, UNVERIFIED_PROCESS_EXIT_CODE } from 'ptykit'
+import { UNVERIFIED_PROCESS_EXIT_CODE } from 'ptykit'
+import { STOP_UNCONFIRMED_AFTER_MS } from 'ptykit/controller'
 import { toPtyIncarnationId } from '../../src/contracts/index.js'
 import { PTY_LIVENESS_REASONS } from '../../src/controller/index.js'
 import { createHarness } from './controller-harness.js'

@@ -73,7 +73,7 @@ function leafOf(cause: TerminalExitCause): string {
   return cause.kind === 'unknown' ? `unknown/${cause.reason}` : cause.kind
 }
 
-/** The seed's sentences, word for word (orca/src/shared/terminal-exit-cause.ts). */
+/** The seed's sentences, word for word: host apps that port from the seed match on them, so they must not drift. */
 function seedSentence(cause: TerminalExitCause): string {
   switch (cause.kind) {
     case 'operator_close':

@@ -1,5 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest'
-import { NODE_PTY_DRAIN_GIVE_UP_MS, createNodePtyProvider, type NodePtyProvider } from 'ptykit/node-pty'
+import { createNodePtyProvider, type NodePtyProvider } from 'ptykit/node-pty'
+import { NODE_PTY_DRAIN_GIVE_UP_MS } from '../../src/node-pty/exit-drain.js'
 import { PtyEventLog, isDead, waitFor, expectNoChildLeftBehind } from './pty-test-support.js'
 
 let provider: NodePtyProvider

@@ -3,8 +3,8 @@ import { mkdirSync, mkdtempSync, realpathSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { beforeAll, describe, expect, it, vi } from 'vitest'
+import { NODE_PTY_MAX_DIMENSION } from '../../src/node-pty/launch-plan.js'
 import {
-  NODE_PTY_MAX_DIMENSION,
   createNodePtyProvider,
   isNodePtyOptionError,
   isNodePtyProviderError,

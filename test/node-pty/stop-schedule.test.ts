@@ -6,7 +6,7 @@ import {
   NODE_PTY_SHUTDOWN_DEADLINE_MS,
   NODE_PTY_TERMINATE_GRACE_MS,
   planStopSchedule,
-} from 'ptykit/node-pty'
+} from '../../src/node-pty/stop-schedule.js'
 
 const options = fc.record({
   immediate: fc.boolean(),

@@ -1,14 +1,8 @@
 import { createConnection, type Socket } from 'node:net'
 import { readFileSync } from 'node:fs'
 import fc from 'fast-check'
-import {
-  encodeFrame,
-  FrameDecoder,
-  PTY_HOST_PROTOCOL_VERSION,
-  PtyHostFrameError,
-  startPtyHost,
-  type PtyHostServer,
-} from 'ptykit/pty-host'
+import { PTY_HOST_PROTOCOL_VERSION, startPtyHost, type PtyHostServer } from 'ptykit/pty-host'
+import { encodeFrame, FrameDecoder, PtyHostFrameError } from '../../src/pty-host/frame-codec.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { killHostAndClean, makeSocketDir, providerOn } from './pty-host-test-support.js'
 

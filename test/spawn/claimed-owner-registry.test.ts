@@ -1,7 +1,7 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
+import { CLAIMED_OWNER_REGISTRY_MAX_ENTRIES } from '../../src/spawn/claimed-owner-registry.js'
 import {
-  CLAIMED_OWNER_REGISTRY_MAX_ENTRIES,
   createClaimedOwnerRegistry,
   isPtySpawnError,
   type ClaimedOwner,

@@ -7,10 +7,10 @@ import {
   executeRuntimePtySpawn,
   isPtySpawnAbortError,
   isPtySpawnError,
-  MAX_PTY_SPAWN_DIMENSION,
   PtySpawnError,
   type PtySpawnErrorCode,
 } from '../../src/spawn/index.js'
+import { MAX_PTY_SPAWN_DIMENSION } from '../../src/spawn/validate-spawn-options.js'
 import { createFakePtyProvider, FakePtyAbsentError } from '../../src/testing/index.js'
 import { createHarness, rejectionOf } from './harness.js'
 

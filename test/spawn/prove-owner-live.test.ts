@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { toPtyIncarnationId, type PtyProvider } from '../../src/contracts/index.js'
-import { isPtySpawnError, proveOwnerLive } from '../../src/spawn/index.js'
+import { isPtySpawnError } from '../../src/spawn/index.js'
+import { proveOwnerLive } from '../../src/spawn/prove-owner-live.js'
 import { createFakePtyProvider } from '../../src/testing/index.js'
 import { rejectionOf } from './harness.js'
 

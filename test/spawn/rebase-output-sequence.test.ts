@@ -1,6 +1,6 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { rebaseOutputSequence, type OutputSequenceState } from '../../src/spawn/index.js'
+import { rebaseOutputSequence, type OutputSequenceState } from '../../src/spawn/rebase-output-sequence.js'
 
 const count = fc.nat({ max: 1_000_000 })
 const stateArb: fc.Arbitrary<OutputSequenceState | undefined> = fc.option(
@@ -9,7 +9,7 @@ const stateArb: fc.Arbitrary<OutputSequenceState | undefined> = fc.option(
 )
 const invalidNumber = fc.oneof(fc.constant(Number.NaN), fc.constant(Number.POSITIVE_INFINITY), fc.integer({ max: -1 }))
 
-describe('rebaseOutputSequence (orca-notes §5.4)', () => {
+describe('rebaseOutputSequence (rule SP3, docs/architecture.md)', () => {
   it('invalid numbers change nothing', () => {
     fc.assert(
       fc.property(stateArb, invalidNumber, count, fc.boolean(), (state, bad, good, badIsValue) => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { RollbackJournal } from '../../src/spawn/index.js'
+import { RollbackJournal } from '../../src/spawn/rollback-journal.js'
 
 describe('RollbackJournal', () => {
   it('rolls back in reverse order, awaiting async undos, and keeps going past an undo that throws', async () => {

@@ -2,15 +2,10 @@ import { execFileSync } from 'node:child_process'
 import { createHmac, randomBytes } from 'node:crypto'
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import {
-  SSH_SIGNAL_NUMBERS,
-  isSshProviderError,
-  knownHostsName,
-  lookUpKnownHosts,
-  planSshStopSchedule,
-  shellQuote,
-  sshSignalNumber,
-} from 'ptykit/ssh'
+import { isSshProviderError, knownHostsName, lookUpKnownHosts } from 'ptykit/ssh'
+import { SSH_SIGNAL_NUMBERS, sshSignalNumber } from '../../src/ssh/ssh-signal-table.js'
+import { planSshStopSchedule } from '../../src/ssh/ssh-stop.js'
+import { shellQuote } from '../../src/ssh/remote-launch.js'
 import { LaunchMarkerScanner } from '../../src/ssh/remote-launch.js'
 import { loadSsh2Module } from '../../src/ssh/ssh2-module.js'
 

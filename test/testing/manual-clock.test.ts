@@ -1,6 +1,7 @@
 import { describe, it, expect } from 'vitest'
 import fc from 'fast-check'
-import { MANUAL_CLOCK_RUN_ALL_LIMIT, createManualClock } from 'ptykit/testing'
+import { createManualClock } from 'ptykit/testing'
+import { MANUAL_CLOCK_RUN_ALL_LIMIT } from '../../src/testing/manual-clock.js'
 
 describe('createManualClock', () => {
   it('should not move on its own and start where asked', () => {

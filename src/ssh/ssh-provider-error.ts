@@ -1,39 +1,4 @@
-import { describeValue } from '../contracts/describe-value.js'
-
-const SSH_OPTION_ERROR_BRAND = Symbol.for('ptykit.SshOptionError')
-const SSH_PROVIDER_ERROR_BRAND = Symbol.for('ptykit.SshProviderError')
-
-/**
- * A provider, spawn or resize option the SSH provider refuses. Raised before any connection or
- * channel is opened. A `TypeError` (a programmer error) with a stable `code` and the option's
- * name. Secret options (`privateKey`, `passphrase`) are never echoed: their value reads `[redacted]`.
- */
-export class SshOptionError extends TypeError {
-  /** The stable code; match on it, never on the message. */
-  readonly code = 'invalid_ssh_option' as const
-  /** The name of the refused option (`port`, `knownHostsPath`, `cols`…). */
-  readonly option: string
-
-  /**
-   * Create the error.
-   *
-   * @param option - the option's name, as the caller spelled it
-   * @param expected - what the option must be, as a phrase ("a positive integer")
-   * @param value - the refused value (never shown for a secret option)
-   * @param secret - true for a secret option: its value is not shown
-   */
-  constructor(option: string, expected: string, value: unknown, secret = false) {
-    super(`Expected the \`${option}\` option to be ${expected}, got ${secret ? '[redacted]' : describeValue(value)}`)
-    this.option = option
-    Object.defineProperty(this, SSH_OPTION_ERROR_BRAND, { value: true })
-  }
-}
-Object.defineProperty(SshOptionError.prototype, 'name', { value: 'SshOptionError', enumerable: false })
-
-/** True for an {@link SshOptionError}, also across duplicate copies of the package. */
-export function isSshOptionError(value: unknown): value is SshOptionError {
-  return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[SSH_OPTION_ERROR_BRAND] === true
-}
+import { defineErrorBrand } from '../contracts/error-brand.js'
 
 /**
  * Stable codes of {@link SshProviderError}. Match on the code, never on the message.
@@ -94,12 +59,12 @@ export class SshProviderError extends Error {
     this.code = code
     this.ptyId = options.ptyId
     this.fingerprint = options.fingerprint
-    Object.defineProperty(this, SSH_PROVIDER_ERROR_BRAND, { value: true })
+    SSH_PROVIDER_ERROR_BRAND.mark(this)
   }
 }
-Object.defineProperty(SshProviderError.prototype, 'name', { value: 'SshProviderError', enumerable: false })
+const SSH_PROVIDER_ERROR_BRAND = defineErrorBrand(SshProviderError, 'SshProviderError')
 
 /** True for an {@link SshProviderError}, also across duplicate copies of the package. */
 export function isSshProviderError(value: unknown): value is SshProviderError {
-  return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[SSH_PROVIDER_ERROR_BRAND] === true
+  return SSH_PROVIDER_ERROR_BRAND.is(value)
 }

@@ -1,0 +1,34 @@
+import { defineErrorBrand } from '../contracts/error-brand.js'
+import { describeValue } from '../contracts/describe-value.js'
+
+/**
+ * A provider, spawn or resize option the SSH provider refuses. Raised before any connection or
+ * channel is opened. A `TypeError` (a programmer error) with a stable `code` and the option's
+ * name. Secret options (`privateKey`, `passphrase`) are never echoed: their value reads `[redacted]`.
+ */
+export class SshOptionError extends TypeError {
+  /** The stable code; match on it, never on the message. */
+  readonly code = 'invalid_ssh_option' as const
+  /** The name of the refused option (`port`, `knownHostsPath`, `cols`…). */
+  readonly option: string
+
+  /**
+   * Create the error.
+   *
+   * @param option - the option's name, as the caller spelled it
+   * @param expected - what the option must be, as a phrase ("a positive integer")
+   * @param value - the refused value (never shown for a secret option)
+   * @param secret - true for a secret option: its value is not shown
+   */
+  constructor(option: string, expected: string, value: unknown, secret = false) {
+    super(`Expected the \`${option}\` option to be ${expected}, got ${secret ? '[redacted]' : describeValue(value)}`)
+    this.option = option
+    SSH_OPTION_ERROR_BRAND.mark(this)
+  }
+}
+const SSH_OPTION_ERROR_BRAND = defineErrorBrand(SshOptionError, 'SshOptionError')
+
+/** True for an {@link SshOptionError}, also across duplicate copies of the package. */
+export function isSshOptionError(value: unknown): value is SshOptionError {
+  return SSH_OPTION_ERROR_BRAND.is(value)
+}
