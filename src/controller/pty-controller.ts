@@ -869,7 +869,8 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
 
   /**
    * Restore the default input modes of a live PTY's view: emits `inputModesReset` with
-   * {@link INPUT_MODE_RESET_SEQUENCE} for the view to paint (it is not PTY output, so it takes no
+   * the reset sequence (kitty keyboard flags, the alternate screen, bracketed paste, mouse and
+   * focus reporting, application cursor keys and keypad, a hidden cursor) for the view to paint (it is not PTY output, so it takes no
    * `seq`), then lets the provider reset its own screen model (`resetInputModes`), if it keeps
    * one. Nothing is written to the process. Nothing for an unknown or ended PTY.
    */
@@ -920,7 +921,7 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
 
   /**
    * `true` once a renderer with a generation above `afterGeneration` is registered; `false` when
-   * `timeoutMs` (default {@link RENDERER_SERIALIZER_WAIT_DEFAULT_MS}) passes, `signal` aborts or
+   * `timeoutMs` (default 5 000 ms) passes, `signal` aborts or
    * the controller is disposed.
    */
   async waitForRendererSerializer(
