@@ -3,7 +3,6 @@ import type TypedEmitter from 'typed-emitter'
 import {
   LOCAL_EXECUTION_HOST_ID,
   assertPtyDimension,
-  isTerminalInputKind,
   type ExecutionHostId,
   type PtyAdoptSlotOptions,
   type PtyBufferSerialization,
@@ -30,10 +29,11 @@ import {
 } from '../contracts/index.js'
 import { assertAbortSignal } from './abort.js'
 import {
+  assertCwdOf,
   assertNonNegativeNumber,
   assertOptionsObject,
   assertPtyId,
-  assertWellFormedData,
+  assertWriteArguments,
   describeValue,
 } from './argument-validation.js'
 import { Bookkeeping } from './bookkeeping.js'
@@ -240,15 +240,7 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
   ): WriteSettlement | Promise<WriteSettlement> {
     assertPtyId(ptyId)
     assertOptionsObject('options', options)
-    if (typeof data !== 'string') {
-      throw new TypeError(`Expected the \`data\` argument to be a string, got ${describeValue(data)}`)
-    }
-    assertWellFormedData(data)
-    if (!isTerminalInputKind(inputKind)) {
-      throw new TypeError(
-        `Expected the \`inputKind\` argument to be 'driving', 'launch' or 'query-reply', got ${describeValue(inputKind)}`,
-      )
-    }
+    assertWriteArguments(data, inputKind)
     return this.#input.write(ptyId, data, options?.expectedIncarnationId)
   }
 
@@ -434,10 +426,7 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
   async getCwd(ptyId: string, options?: PtyCwdOptions): Promise<string | null> {
     assertPtyId(ptyId)
     assertOptionsObject('options', options)
-    const of = options?.of
-    if (of !== undefined && of !== 'foreground' && of !== 'leader') {
-      throw new TypeError(`Expected the \`of\` option to be 'foreground' or 'leader', got ${describeValue(of)}`)
-    }
+    assertCwdOf(options?.of)
     if (this.disposed) return null
     const cwd = await this.#queries.askLive(ptyId, 'getCwd', (provider) =>
       options === undefined ? provider.getCwd?.(ptyId) : provider.getCwd?.(ptyId, options),
