@@ -9,7 +9,7 @@
  *
  * Usage: flood-child.ts <raw|ptykit> <bytes> <ackBytesPerSecond>
  */
-import { FLOW_CONTROL_HIGH_WATERMARK_CHARS, FLOW_CONTROL_LOW_WATERMARK_CHARS } from 'ptykit/controller'
+import { FLOW_CONTROL_HIGH_WATERMARK_CHARS, FLOW_CONTROL_LOW_WATERMARK_CHARS } from '../../src/controller/flow-control.js'
 import { createPtykitSide } from '../ptykit-side.js'
 import { pty, rawExit, rawSpawnOptions, BENCH_COLS, BENCH_ROWS } from '../raw-pty.js'
 import { nowMs } from '../stats.js'

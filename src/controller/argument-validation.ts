@@ -1,3 +1,4 @@
+import { isTerminalInputKind } from '../contracts/index.js'
 import { describeThrownValue, describeValue } from '../contracts/describe-value.js'
 
 export { describeThrownValue, describeValue }
@@ -46,4 +47,28 @@ export function assertWellFormedData(data: string): void {
   throw new TypeError(
     `Expected the \`data\` argument to be well-formed UTF-16, got a lone surrogate U+${unit} at index ${index}`,
   )
+}
+
+/**
+ * Check a write's `data` and `inputKind`: `data` a well-formed UTF-16 string (a lone surrogate is
+ * refused, naming its index), `inputKind` one of the three kinds. Throws a `TypeError` naming the
+ * argument.
+ */
+export function assertWriteArguments(data: unknown, inputKind: unknown): asserts data is string {
+  if (typeof data !== 'string') {
+    throw new TypeError(`Expected the \`data\` argument to be a string, got ${describeValue(data)}`)
+  }
+  assertWellFormedData(data)
+  if (!isTerminalInputKind(inputKind)) {
+    throw new TypeError(
+      `Expected the \`inputKind\` argument to be 'driving', 'launch' or 'query-reply', got ${describeValue(inputKind)}`,
+    )
+  }
+}
+
+/** Throw a `TypeError` naming the option unless `of` is absent, `'foreground'` or `'leader'`. */
+export function assertCwdOf(of: unknown): void {
+  if (of !== undefined && of !== 'foreground' && of !== 'leader') {
+    throw new TypeError(`Expected the \`of\` option to be 'foreground' or 'leader', got ${describeValue(of)}`)
+  }
 }

@@ -6,15 +6,13 @@
  *
  * @packageDocumentation
  */
-export { createSystemClock, type PtyClock, type PtyTimerHandle } from './clock.js'
-export {
-  resolvePtyControllerOptions,
-  type PtyControllerOptions,
-  type PtyControllerRuntime,
-  type PtyFlowControlOptions,
-  type PtyProviderRegistry,
-  type PtyStopTimingOptions,
-  type ResolvedPtyControllerOptions,
+export type { PtyClock, PtyTimerHandle } from './clock.js'
+export type {
+  PtyControllerOptions,
+  PtyControllerRuntime,
+  PtyFlowControlOptions,
+  PtyProviderRegistry,
+  PtyStopTimingOptions,
 } from './controller-options.js'
 export {
   PtyControllerDisposedError,
@@ -31,32 +29,11 @@ export type {
   PtyControllerLivenessEvent,
   PtyControllerSpawnEvent,
 } from './events.js'
-export {
-  FLOW_CONTROL_ACK_SIZE_CHARS,
-  FLOW_CONTROL_HIGH_WATERMARK_CHARS,
-  FLOW_CONTROL_LOW_WATERMARK_CHARS,
-  PRODUCER_PAUSE_MAX_HOLD_MS,
-  PRODUCER_PAUSE_REASSERT_INTERVAL_MS,
-  ProducerFlowControl,
-  type ProducerFlowControlConfig,
-  type ProducerFlowControlMode,
-  type ProducerFlowState,
-  type ProducerFlowTarget,
-} from './flow-control.js'
-export { IN_FLIGHT_OUTPUT_BUFFER_MAX_CHARS } from './in-flight-event-buffer.js'
+export type { ProducerFlowControlMode, ProducerFlowState } from './flow-control.js'
 export { PTY_LIVENESS_REASONS, type PtyLivenessReason } from './liveness-reasons.js'
-export { EXITED_PTY_RECORDS_KEPT } from './pty-record.js'
-export { INPUT_MODE_RESET_SEQUENCE } from './input-mode-reset.js'
-export { RENDERER_SERIALIZER_WAIT_DEFAULT_MS } from './renderer-serializers.js'
 export type { PtyAttachOptions, PtyInspectOptions, PtyWriteOptions } from './controller-types.js'
 export { PtyController, createPtyController } from './pty-controller.js'
 export type { PtyTerminal } from './pty-terminal.js'
 export type { PtyTerminalOutputOptions } from './terminal-output.js'
 export type { DisposableUnsubscribe } from './disposable.js'
-export {
-  LIST_PROCESSES_DEFAULT_DEADLINE_MS,
-  STOP_DEFAULT_DEADLINE_MS,
-  STOP_FORCE_AFTER_MS,
-  STOP_UNCONFIRMED_AFTER_MS,
-} from './stop-constants.js'
-export { KEEP_HISTORY_STOP_POLL_MS, KEEP_HISTORY_STOP_SETTLE_MS } from './verify-stop.js'
+export { STOP_UNCONFIRMED_AFTER_MS } from './stop-constants.js'

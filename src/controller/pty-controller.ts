@@ -3,110 +3,66 @@ import type TypedEmitter from 'typed-emitter'
 import {
   LOCAL_EXECUTION_HOST_ID,
   assertPtyDimension,
-  isTerminalInputKind,
-  refusedWrite,
-  settlementFromProviderWrite,
-  unverifiableWrite,
   type ExecutionHostId,
-  type PtyControllerInventory,
-  type PtyCwdOptions,
-  type PtyHostScopedListing,
-  type PtySize,
-  type PtyControllerTerminalIdentity,
-  type PtyDataEvent,
-  type PtyExitEvent,
-  type PtyIncarnationId,
-  type PtyListOptions,
-  type PtyLivenessVerdict,
-  type PtyProcessInfo,
-  type PtyProcessInspection,
-  type PtyProvider,
   type PtyAdoptSlotOptions,
   type PtyBufferSerialization,
+  type PtyControllerInventory,
+  type PtyCwdOptions,
   type PtyDisposable,
+  type PtyHostScopedListing,
+  type PtyIncarnationId,
+  type PtyListOptions,
+  type PtyProcessInfo,
+  type PtyProcessInspection,
   type PtyProviderBufferSnapshot,
   type PtyRendererSerializer,
+  type PtySize,
   type PtySlot,
   type PtySlotAdoption,
   type PtySlotCreateRelease,
   type PtySpawnOptions,
   type PtySpawnReply,
-  type PtySpawnResult,
-  type PtyShutdownOptions,
   type PtyStopAndWaitOptions,
   type RuntimePtyController,
   type TerminalInputKind,
-  type Unsubscribe,
   type WriteSettlement,
 } from '../contracts/index.js'
+import { assertAbortSignal } from './abort.js'
 import {
-  UNVERIFIED_PROCESS_EXIT_CODE,
-  exitCauseFromWire,
-  settleExitCause,
-  type TerminalExitCause,
-} from '../exit-cause/index.js'
-import {
-  PtySpawnError,
-  createRuntimePtySpawnState,
-  executeRuntimePtySpawn,
-  type PtySlotOwner,
-  type PtySpawnOutcome,
-} from '../spawn/index.js'
-import type { PtyClock } from './clock.js'
-import {
+  assertCwdOf,
   assertNonNegativeNumber,
   assertOptionsObject,
   assertPtyId,
-  assertWellFormedData,
-  describeThrownValue,
+  assertWriteArguments,
   describeValue,
 } from './argument-validation.js'
-import {
-  resolvePtyControllerOptions,
-  type PtyControllerOptions,
-  type PtyControllerRuntime,
-  type ResolvedPtyControllerOptions,
-} from './controller-options.js'
-import { PtyControllerDisposedError, PtyControllerError, type PtyControllerErrorCode } from './errors.js'
-import type { PtyAttachOptions, PtyInspectOptions, PtyWriteOptions } from './controller-types.js'
-import type { PtyControllerEvents } from './events.js'
-import { ProducerFlowControl, type ProducerFlowState } from './flow-control.js'
-import { PTY_LIVENESS_REASONS } from './liveness-reasons.js'
+import { Bookkeeping } from './bookkeeping.js'
+import type { ControllerCore, ControllerReport } from './controller-core.js'
+import { resolvePtyControllerOptions, type PtyControllerOptions } from './controller-options.js'
 import { ControllerTimers } from './controller-timers.js'
-import {
-  IN_FLIGHT_OUTPUT_BUFFER_MAX_CHARS,
-  InFlightEventBuffer,
-  type HeldProviderEvent,
-} from './in-flight-event-buffer.js'
-import { certifiesDeath, combineAnswers, observedExitCause } from './exit-evidence.js'
-import {
-  EXITED_PTY_RECORDS_KEPT,
-  createPtyRecord,
-  eventBelongsTo,
-  incarnationField,
-  waitForRecordState,
-  type PtyRecord,
-} from './pty-record.js'
-import { verifyStop } from './verify-stop.js'
-import { PtyTerminalRegistry, type PtyTerminal } from './pty-terminal.js'
-import { ABORTED, assertAbortSignal, raceAbort } from './abort.js'
-import {
-  abortOf,
-  deadlineOf,
-  forceDelayMs,
-  resolveStopAndWaitRequest,
-  shutdownOptionsFor,
-  type StopAndWaitRequest,
-} from './stop-and-wait.js'
-import { listOneHost, resolveListingBudget, type HostListingAnswer, type ListingBudget } from './host-listing.js'
-import { confirmForegroundOf, providerSupportsForegroundEvidence } from './foreground-evidence.js'
+import type { PtyAttachOptions, PtyInspectOptions, PtyWriteOptions } from './controller-types.js'
+import { PtyControllerDisposedError, PtyControllerError } from './errors.js'
+import { emitToEachListener, reportToErrorListeners } from './event-dispatch.js'
+import type { PtyControllerEvents } from './events.js'
+import { ExitPublication } from './exit-publication.js'
+import { ProducerFlowControl, type ProducerFlowState } from './flow-control.js'
+import { providerSupportsForegroundEvidence } from './foreground-evidence.js'
+import { resolveListingBudget } from './host-listing.js'
 import { INPUT_MODE_RESET_SEQUENCE } from './input-mode-reset.js'
+import { OutputDelivery } from './output-delivery.js'
+import { ProcessListings } from './process-listings.js'
+import { ProviderIntake } from './provider-intake.js'
+import { ProviderQueries } from './provider-queries.js'
+import { PtyInput } from './pty-input.js'
+import { incarnationField } from './pty-record.js'
+import { PtyRecordTable } from './pty-record-table.js'
+import { PtyTerminalRegistry, type PtyTerminal } from './pty-terminal.js'
 import { RENDERER_SERIALIZER_WAIT_DEFAULT_MS, RendererSerializerRegistry, serializeBufferFor } from './renderer-serializers.js'
 import { SlotCreateGate, adoptSlotOwner, assertSlot } from './slot-adoption.js'
-
-/** Default PTY size when neither the spawn options nor the provider say (the usual VT100 size). */
-const DEFAULT_COLS = 80
-const DEFAULT_ROWS = 24
+import { SpawnPublication } from './spawn-publication.js'
+import { resolveStopAndWaitRequest } from './stop-and-wait.js'
+import { stopUntracked } from './stop-untracked.js'
+import { Stopping } from './stopping.js'
 
 const TypedEventEmitter = EventEmitter as new () => TypedEmitter<PtyControllerEvents>
 
@@ -124,19 +80,18 @@ const TypedEventEmitter = EventEmitter as new () => TypedEmitter<PtyControllerEv
  * `unavailable`), listings and `inventory` have no host in scope. Malformed arguments are still
  * `TypeError`s.
  */
+// Why a facade: each method checks its arguments, finds the record or host, and delegates to the
+// module that owns the behaviour (see the module map in docs/controller.md).
 export class PtyController extends TypedEventEmitter implements RuntimePtyController, AsyncDisposable {
-  readonly #options: ResolvedPtyControllerOptions
-  readonly #clock: PtyClock
-  readonly #runtime: PtyControllerRuntime
-  readonly #flow: ProducerFlowControl | null
-  readonly #records = new Map<string, PtyRecord>()
-  /** Exited records still in `#records`, oldest first; bounded by `EXITED_PTY_RECORDS_KEPT`. */
-  readonly #exitedRecords = new Set<PtyRecord>()
-  readonly #unsubscribes: Unsubscribe[] = []
-  readonly #timers: ControllerTimers
-  readonly #held: InFlightEventBuffer
-  /** Hosts whose latest process listing answered (what `inventory().queriedHostIds` reports). */
-  readonly #answeredHosts = new Set<ExecutionHostId>()
+  readonly #core: ControllerCore
+  readonly #output: OutputDelivery
+  readonly #exits: ExitPublication
+  readonly #intake: ProviderIntake
+  readonly #stopping: Stopping
+  readonly #spawns: SpawnPublication
+  readonly #input: PtyInput
+  readonly #queries: ProviderQueries
+  readonly #listings: ProcessListings
   readonly #slotGate = new SlotCreateGate()
   readonly #renderers: RendererSerializerRegistry
   #disposePromise: Promise<void> | undefined
@@ -146,48 +101,31 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
   /** Create a controller; prefer {@link createPtyController}. Throws a `TypeError` on bad options. */
   constructor(options: PtyControllerOptions) {
     super()
-    this.#options = resolvePtyControllerOptions(options)
-    this.#clock = this.#options.clock
-    this.#runtime = this.#options.runtime
-    this.#timers = new ControllerTimers(this.#clock, (error) =>
-      this.#report('provider_threw', 'The controller failed inside a timer', error),
-    )
-    this.#held = new InFlightEventBuffer(IN_FLIGHT_OUTPUT_BUFFER_MAX_CHARS, (event) =>
-      this.#report(
-        'output_dropped',
-        `Output held for spawns in flight passed ${IN_FLIGHT_OUTPUT_BUFFER_MAX_CHARS} chars; the oldest was dropped`,
-        undefined,
-        event.id,
-      ),
-    )
-    this.#renderers = new RendererSerializerRegistry((ms) => this.#timers.after(ms))
-    this.#flow = this.#options.flowControl === null ? null : new ProducerFlowControl(this.#options.flowControl, this.#clock)
-    // Why at construction: an exit that races a spawn reply must reach `runtime.notePtyExit`
-    // before the pipeline's admission gate runs, or a dead PTY would be published.
-    const subscribed = new Set<PtyProvider>()
-    for (const provider of this.#options.providers.values()) {
-      if (subscribed.has(provider)) continue
-      subscribed.add(provider)
-      // Why not #guard: these run per output chunk; a closure per event was avoidable garbage.
-      this.#unsubscribes.push(
-        provider.onData((event) => {
-          try {
-            this.#onProviderData(provider, event, true)
-          } catch (error) {
-            this.#reportProviderEventFailure(error)
-          }
-        }),
-      )
-      this.#unsubscribes.push(
-        provider.onExit((event) => {
-          try {
-            this.#onProviderExit(provider, event)
-          } catch (error) {
-            this.#reportProviderEventFailure(error)
-          }
-        }),
-      )
+    const resolved = resolvePtyControllerOptions(options)
+    const report: ControllerReport = (code, message, cause, ptyId) => reportToErrorListeners(this, code, message, cause, ptyId)
+    const core: ControllerCore = {
+      options: resolved,
+      clock: resolved.clock,
+      runtime: resolved.runtime,
+      timers: new ControllerTimers(resolved.clock, (error) => report('provider_threw', 'The controller failed inside a timer', error)),
+      flow: resolved.flowControl === null ? null : new ProducerFlowControl(resolved.flowControl, resolved.clock),
+      records: new PtyRecordTable(),
+      emit: (event, payload) => emitToEachListener(this, event, payload, report),
+      report,
+      disposed: () => this.#disposePromise !== undefined,
     }
+    this.#core = core
+    const bookkeeping = new Bookkeeping(core)
+    this.#output = new OutputDelivery(core)
+    this.#exits = new ExitPublication(core, bookkeeping)
+    this.#intake = new ProviderIntake(core, this.#output, this.#exits, bookkeeping)
+    this.#stopping = new Stopping(core, this.#exits, this.#output)
+    this.#spawns = new SpawnPublication(core, this.#intake, this.#exits, this.#output, this.#stopping, bookkeeping)
+    this.#input = new PtyInput(core)
+    this.#queries = new ProviderQueries(core, this.#exits)
+    this.#listings = new ProcessListings(core, this.#exits)
+    this.#renderers = new RendererSerializerRegistry((ms) => core.timers.after(ms))
+    this.#intake.subscribe()
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -204,93 +142,8 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
   async spawn(options: PtySpawnOptions): Promise<PtySpawnReply> {
     this.#assertUsable('spawn')
     // Why: one slot's spawns (and claimSlotCreate claims) take turns, so two never create its PTY at once.
-    if (options.slot !== undefined) return this.#slotGate.run(options.slot, options.slotCreateClaim, () => this.#spawnNow(options))
-    return this.#spawnNow(options)
-  }
-
-  async #spawnNow(options: PtySpawnOptions): Promise<PtySpawnReply> {
-    this.#assertUsable('spawn')
-    const inFlight = this.#held.begin()
-    try {
-      const state = createRuntimePtySpawnState(
-        {
-          resolveProvider: (hostId) => this.#options.providers.get(hostId),
-          runtime: this.#runtime,
-          store: this.#options.store,
-          claims: this.#options.claims,
-          listHostIds: () => this.#options.providers.keys(),
-        },
-        options,
-      )
-      const outcome = await executeRuntimePtySpawn(state)
-      const provider = this.#options.providers.get(outcome.hostId)
-      const result = outcome.result
-      if (provider === undefined) {
-        throw new TypeError(`The spawn pipeline returned host ${describeValue(outcome.hostId)}, which has no provider`)
-      }
-      if (this.#disposePromise !== undefined) {
-        this.#abandonCommittedSpawn(provider, outcome, options)
-        throw new PtyControllerDisposedError('spawn')
-      }
-      const existing = this.#records.get(result.id)
-      if (existing !== undefined && isExitedProcess(existing, provider, result)) {
-        this.#rejectExitedReattach(outcome, options)
-      }
-      const sameProcess =
-        existing !== undefined &&
-        isSameProcess(existing, provider, result.incarnationId) &&
-        result.isReattach === true &&
-        result.providerSequence?.generation !== 'reset'
-      const cols = result.cols ?? options.cols ?? DEFAULT_COLS
-      const rows = result.rows ?? options.rows ?? DEFAULT_ROWS
-      let record: PtyRecord
-      if (sameProcess) {
-        // A re-attach to the same process keeps its facts, including a pending stop intent.
-        record = existing
-        record.size = { cols, rows }
-      } else {
-        if (existing !== undefined) this.#supersede(existing)
-        record = createPtyRecord({
-          ptyId: result.id,
-          hostId: outcome.hostId,
-          provider,
-          incarnationId: result.incarnationId,
-          pid: typeof result.pid === 'number' ? result.pid : undefined,
-          hostReportsChildExitStatus: result.hostReportsChildExitStatus !== false,
-          scopeId: options.scopeId ?? options.slot?.scopeId ?? options.claim?.scopeId,
-          slot: options.slot,
-          claimKey: options.claim?.key,
-          handle: options.preAllocatedHandle,
-          flowTarget: this.#flowTarget(provider, result.id),
-          size: { cols, rows },
-          outputSequence: outcome.reconciledSequence ?? this.#runtime.getPtyOutputSequence?.(result.id) ?? 0,
-        })
-        this.#records.set(result.id, record)
-      }
-      const early = this.#takeHeld(record, inFlight.since)
-      this.#held.end(inFlight.token)
-      this.#reviveIfUnverified(record)
-      this.#emit('spawn', {
-        ptyId: record.ptyId,
-        ...incarnationField(record.incarnationId),
-        hostId: record.hostId,
-        ...(record.pid === undefined ? {} : { pid: record.pid }),
-        isReattach: result.isReattach === true,
-        cols: record.size.cols,
-        rows: record.size.rows,
-      })
-      this.#deliverHeld(early)
-      return {
-        id: record.ptyId,
-        ...(record.pid === undefined ? {} : { pid: record.pid }),
-        ...incarnationField(record.incarnationId),
-        hostId: record.hostId,
-        isReattach: result.isReattach === true,
-        ...(outcome.claimDisposition === undefined ? {} : { claimDisposition: outcome.claimDisposition }),
-      }
-    } finally {
-      this.#held.end(inFlight.token)
-    }
+    if (options.slot !== undefined) return this.#slotGate.run(options.slot, options.slotCreateClaim, () => this.#spawns.spawn(options))
+    return this.#spawns.spawn(options)
   }
 
   /**
@@ -304,58 +157,12 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
     assertPtyId(ptyId)
     assertAbortSignal(options.signal)
     if (options.signal?.aborted === true) return false
-    const tracked = this.#records.get(ptyId)
+    const tracked = this.#core.records.get(ptyId)
     if (tracked !== undefined && tracked.state === 'live') return true
     const hostId = options.hostId ?? 'local'
-    const provider = this.#options.providers.get(hostId)
+    const provider = this.#core.options.providers.get(hostId)
     if (provider === undefined) return false
-    const inFlight = this.#held.begin()
-    try {
-      const result = await raceAbort(Promise.resolve(provider.spawn({ sessionId: ptyId, attachOnly: true })), options.signal)
-      if (result === ABORTED || result.id !== ptyId || result.exitedBeforeSpawnReply === true || this.#disposePromise !== undefined) return false
-      const current = this.#records.get(ptyId)
-      // The process died after the host answered, and its exit was already published.
-      if (current !== undefined && isExitedProcess(current, provider, { ...result, isReattach: true })) return false
-      if (current !== undefined && isSameProcess(current, provider, result.incarnationId)) {
-        this.#reviveIfUnverified(current)
-        return true
-      }
-      if (current !== undefined && current.state === 'live') return true
-      if (current !== undefined) this.#supersede(current)
-      const record = createPtyRecord({
-        ptyId,
-        hostId,
-        provider,
-        incarnationId: result.incarnationId,
-        pid: typeof result.pid === 'number' ? result.pid : undefined,
-        hostReportsChildExitStatus: result.hostReportsChildExitStatus !== false,
-        scopeId: undefined,
-        slot: undefined,
-        claimKey: undefined,
-        handle: undefined,
-        flowTarget: this.#flowTarget(provider, ptyId),
-        size: { cols: result.cols ?? DEFAULT_COLS, rows: result.rows ?? DEFAULT_ROWS },
-        outputSequence: this.#runtime.getPtyOutputSequence?.(ptyId) ?? 0,
-      })
-      this.#records.set(ptyId, record)
-      const early = this.#takeHeld(record, inFlight.since)
-      this.#held.end(inFlight.token)
-      this.#emit('spawn', {
-        ptyId,
-        ...incarnationField(record.incarnationId),
-        hostId,
-        ...(record.pid === undefined ? {} : { pid: record.pid }),
-        isReattach: true,
-        cols: record.size.cols,
-        rows: record.size.rows,
-      })
-      this.#deliverHeld(early)
-      return true
-    } catch {
-      return false
-    } finally {
-      this.#held.end(inFlight.token)
-    }
+    return this.#spawns.attach(ptyId, hostId, provider, options.signal)
   }
 
   /**
@@ -386,7 +193,7 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
   }
 
   #terminalRegistry(): PtyTerminalRegistry {
-    this.#terminals ??= new PtyTerminalRegistry(this, (ptyId) => this.#records.get(ptyId))
+    this.#terminals ??= new PtyTerminalRegistry(this, (ptyId) => this.#core.records.get(ptyId))
     return this.#terminals
   }
 
@@ -433,35 +240,8 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
   ): WriteSettlement | Promise<WriteSettlement> {
     assertPtyId(ptyId)
     assertOptionsObject('options', options)
-    if (typeof data !== 'string') {
-      throw new TypeError(`Expected the \`data\` argument to be a string, got ${describeValue(data)}`)
-    }
-    assertWellFormedData(data)
-    if (!isTerminalInputKind(inputKind)) {
-      throw new TypeError(
-        `Expected the \`inputKind\` argument to be 'driving', 'launch' or 'query-reply', got ${describeValue(inputKind)}`,
-      )
-    }
-    if (this.#disposePromise !== undefined) return refusedWrite('controller_disposed')
-    const record = this.#records.get(ptyId)
-    if (record === undefined) return refusedWrite('pty_not_found')
-    const expected = options?.expectedIncarnationId
-    if (expected !== undefined && expected !== record.incarnationId) return refusedWrite('stale_incarnation')
-    if (record.state !== 'live') return refusedWrite('pty_exited')
-    let settlement: unknown
-    try {
-      settlement = record.provider.write(ptyId, data)
-    } catch (error) {
-      this.#report('provider_threw', `Provider ${record.provider.name} threw from write`, error, ptyId)
-      return unverifiableWrite('provider_threw_after_handoff', true)
-    }
-    if (isPromiseLike(settlement)) {
-      return Promise.resolve(settlement).then(settlementFromProviderWrite, (error: unknown) => {
-        this.#report('provider_threw', `Provider ${record.provider.name} rejected a write settlement`, error, ptyId)
-        return unverifiableWrite('provider_threw_after_handoff', true)
-      })
-    }
-    return settlementFromProviderWrite(settlement)
+    assertWriteArguments(data, inputKind)
+    return this.#input.write(ptyId, data, options?.expectedIncarnationId)
   }
 
   /**
@@ -474,32 +254,13 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
     assertPtyId(ptyId)
     assertPtyDimension('cols', cols, 'argument')
     assertPtyDimension('rows', rows, 'argument')
-    if (this.disposed) return false
-    const record = this.#records.get(ptyId)
-    if (record === undefined || record.state !== 'live') return false
-    try {
-      const applied = record.provider.resize(ptyId, cols, rows)
-      if (applied) record.size = { cols, rows }
-      return applied
-    } catch (error) {
-      this.#report('provider_threw', `Provider ${record.provider.name} threw from resize`, error, ptyId)
-      return false
-    }
+    return !this.disposed && this.#input.resize(ptyId, cols, rows)
   }
 
   /** The size the provider reads back, else the size last applied; `null` for unknown or ended PTYs. */
   getSize(ptyId: string): PtySize | null {
     assertPtyId(ptyId)
-    if (this.disposed) return null
-    const record = this.#records.get(ptyId)
-    if (record === undefined || record.state !== 'live') return null
-    try {
-      const readBack = record.provider.getSize?.(ptyId)
-      if (readBack !== undefined && readBack !== null) return { cols: readBack.cols, rows: readBack.rows }
-    } catch (error) {
-      this.#report('provider_threw', `Provider ${record.provider.name} threw from getSize`, error, ptyId)
-    }
-    return { ...record.size }
+    return this.disposed ? null : this.#input.getSize(ptyId)
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -516,27 +277,16 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
     assertPtyId(ptyId)
     assertNonNegativeNumber('argument', 'chars', chars)
     if (this.disposed) return
-    const record = this.#records.get(ptyId)
-    if (record === undefined || record.state !== 'live') return
-    // Without producer flow control there is no count to clamp against: forward the ack as given.
-    const counted = this.#flow !== null && hasFlowControl(record.provider)
-    const credited = counted ? this.#flow.acknowledge(record.flowTarget, chars) : chars
-    if (credited > 0 && record.provider.acknowledgeData !== undefined) {
-      try {
-        record.provider.acknowledgeData(ptyId, credited)
-      } catch (error) {
-        this.#report('flow_control_failed', `Provider ${record.provider.name} threw from acknowledgeData`, error, ptyId)
-      }
-    }
+    const record = this.#core.records.get(ptyId)
+    if (record !== undefined && record.state === 'live') this.#output.acknowledge(record, chars)
   }
 
   /** The flow-control state of a PTY (unacknowledged chars, paused, since when); for inspection. */
   getFlowControlState(ptyId: string): ProducerFlowState | null {
     assertPtyId(ptyId)
     if (this.disposed) return null
-    const record = this.#records.get(ptyId)
-    if (record === undefined || this.#flow === null) return null
-    return this.#flow.state(record.flowTarget)
+    const record = this.#core.records.get(ptyId)
+    return record === undefined ? null : this.#output.state(record)
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -556,18 +306,9 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
   kill(ptyId: string): boolean {
     assertPtyId(ptyId)
     if (this.disposed) return false
-    const record = this.#records.get(ptyId)
+    const record = this.#core.records.get(ptyId)
     if (record === undefined || record.state === 'exited') return false
-    record.stopRequested = true
-    this.#armUnconfirmed(record)
-    void this.#dispatchShutdown(record.provider, ptyId, record.incarnationId, false).then((outcome) => {
-      if (outcome === 'rejected' && record.state === 'live') {
-        this.#publishUnverified(record, PTY_LIVENESS_REASONS.shutdownFailed)
-      }
-    })
-    // Why after the dispatch: the provider must learn of the stop before held output (and an exit
-    // behind it) is released, so it can tell a death that came first (issue 13.4).
-    this.#releaseFlowForStop(record)
+    this.#stopping.kill(record)
     return true
   }
 
@@ -585,11 +326,11 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
    */
   async stopAndWait(ptyId: string, options?: PtyStopAndWaitOptions): Promise<boolean> {
     assertPtyId(ptyId)
-    const request = resolveStopAndWaitRequest(options, this.#options.stop.defaultDeadlineMs, this.#clock.now())
+    const request = resolveStopAndWaitRequest(options, this.#core.options.stop.defaultDeadlineMs, this.#core.clock.now())
     if (this.disposed) return false
-    const record = this.#records.get(ptyId)
-    if (record === undefined) return this.#stopUntracked(ptyId, request)
-    return this.#stopAndVerify(record, request)
+    const record = this.#core.records.get(ptyId)
+    if (record === undefined) return stopUntracked(this.#core, ptyId, request)
+    return this.#stopping.stopAndVerify(record, request)
   }
 
   /**
@@ -601,17 +342,10 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
   retireRejectedPty(ptyId: string, stopConfirmed: boolean, incarnationId: PtyIncarnationId | undefined): void {
     assertPtyId(ptyId)
     if (this.disposed) return
-    const record = this.#records.get(ptyId)
+    const record = this.#core.records.get(ptyId)
     if (record === undefined || record.state === 'exited') return
     if (incarnationId !== undefined && record.incarnationId !== undefined && incarnationId !== record.incarnationId) return
-    record.stopRequested = true
-    if (stopConfirmed) {
-      this.#settleVerifiedStop(record)
-    } else if (record.state === 'live') {
-      this.#publishUnverified(record, PTY_LIVENESS_REASONS.retireUnconfirmed)
-    } else {
-      this.#setLiveness(record, { kind: 'unverifiable', reason: PTY_LIVENESS_REASONS.retireUnconfirmed })
-    }
+    this.#stopping.retire(record, stopConfirmed)
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -626,19 +360,7 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
    */
   hasPty(ptyId: string): boolean | null {
     assertPtyId(ptyId)
-    if (this.disposed) return null
-    const record = this.#records.get(ptyId)
-    if (record !== undefined) {
-      if (record.state === 'exited') return false
-      if (record.state === 'unverified') return null
-      // Why null without hasPty (the seed's rule): the provider cannot answer, and the controller's
-      // record only says no exit was seen yet. A provider that answers null, or throws, cannot tell
-      // either — that doubt is passed on, never rounded up to "live".
-      if (record.provider.hasPty === undefined) return null
-      const answer = this.#safeSync(record.provider, ptyId, 'hasPty', () => record.provider.hasPty?.(ptyId))
-      return typeof answer === 'boolean' ? answer : null
-    }
-    return this.#askAllSync(ptyId)
+    return this.disposed ? null : this.#queries.hasPty(ptyId)
   }
 
   /**
@@ -648,22 +370,7 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
    */
   async probePtyLiveness(ptyId: string): Promise<boolean | null> {
     assertPtyId(ptyId)
-    if (this.disposed) return null
-    const record = this.#records.get(ptyId)
-    if (record === undefined) {
-      const answers = await Promise.all(
-        [...this.#uniqueProviders()].map((provider) => this.#probe(provider, ptyId)),
-      )
-      return combineAnswers(answers)
-    }
-    if (record.state === 'exited') return false
-    const answer = await this.#probe(record.provider, ptyId)
-    if (record.state === 'unverified' && this.#records.get(ptyId) === record) {
-      if (answer === false) this.#confirmDeath(record)
-      else if (answer === true) this.#setLiveness(record, { kind: 'live' })
-    }
-    // Re-read: the probe may have confirmed the death above.
-    return (record.state as PtyRecord['state']) === 'exited' ? false : answer
+    return this.disposed ? null : this.#queries.probeLiveness(ptyId)
   }
 
   /**
@@ -684,19 +391,13 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
   async listProcesses(hostId?: ExecutionHostId | null, options: PtyListOptions = {}): Promise<PtyProcessInfo[]> {
     assertOptionsObject('options', options)
     const budget = resolveListingBudget(options)
-    if (hostId === undefined) return (await this.#listAllHosts(budget)).processes
+    if (hostId === undefined) return (await this.#listings.listAllHosts(budget)).processes
     const host = hostId ?? LOCAL_EXECUTION_HOST_ID
-    const provider = this.#options.providers.get(host)
+    const provider = this.#core.options.providers.get(host)
     if (provider === undefined) {
       throw new TypeError(`Expected the \`hostId\` argument to name a registered host, got ${describeValue(hostId)}`)
     }
-    if (this.disposed) {
-      throw new PtyControllerError('listing_failed', `Host ${host} was not asked: the controller was disposed`)
-    }
-    const answer = await listOneHost(host, provider, budget, this.#timers, (error) => this.#reportThrow(provider, 'confirmForeground', error))
-    this.#noteListing(host, answer)
-    if (answer.kind !== 'rows') throw listingFailure(host, answer)
-    return answer.rows
+    return this.#listings.listHost(host, provider, budget)
   }
 
   /**
@@ -711,53 +412,7 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
    */
   async listProcessesWithHostScope(options: PtyListOptions = {}): Promise<PtyHostScopedListing> {
     assertOptionsObject('options', options)
-    return this.#listAllHosts(resolveListingBudget(options))
-  }
-
-  async #listAllHosts(budget: ListingBudget): Promise<PtyHostScopedListing> {
-    // Disposed: no host is asked, so none answered (an empty listing with no host in scope).
-    if (this.disposed) return { processes: [], hostIds: [] }
-    const hosts = [...this.#options.providers.entries()]
-    const answers = await Promise.all(
-      hosts.map(([hostId, provider]) => listOneHost(hostId, provider, budget, this.#timers, (error) => this.#reportThrow(provider, 'confirmForeground', error))),
-    )
-    const processes: PtyProcessInfo[] = []
-    const hostIds: ExecutionHostId[] = []
-    let localFailure: PtyControllerError | undefined
-    answers.forEach((answer, index) => {
-      const host = hosts[index]
-      if (host === undefined) return
-      const [hostId] = host
-      this.#noteListing(hostId, answer)
-      if (answer.kind === 'rows') {
-        hostIds.push(hostId)
-        processes.push(...answer.rows)
-      } else if (hostId === LOCAL_EXECUTION_HOST_ID) {
-        localFailure = listingFailure(hostId, answer)
-      } else if (answer.kind === 'failed') {
-        this.#markHostUnverifiable(hostId)
-      }
-    })
-    if (localFailure !== undefined) throw localFailure
-    return { processes, hostIds }
-  }
-
-  /** Remember whether a host answered its latest listing; report a failure on `error`. */
-  #noteListing(hostId: ExecutionHostId, answer: HostListingAnswer): void {
-    if (answer.kind === 'rows') {
-      this.#answeredHosts.add(hostId)
-      return
-    }
-    this.#answeredHosts.delete(hostId)
-    if (answer.kind === 'failed') this.#report('listing_failed', answer.message, answer.cause)
-  }
-
-  /** A remote host failed a listing: contact with its PTYs is lost, so none of them reads as live. */
-  #markHostUnverifiable(hostId: ExecutionHostId): void {
-    for (const record of this.#records.values()) {
-      if (record.hostId !== hostId || record.state !== 'live' || record.superseded) continue
-      this.#setLiveness(record, { kind: 'unverifiable', reason: PTY_LIVENESS_REASONS.hostListingFailed })
-    }
+    return this.#listings.listAllHosts(resolveListingBudget(options))
   }
 
   /**
@@ -771,12 +426,9 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
   async getCwd(ptyId: string, options?: PtyCwdOptions): Promise<string | null> {
     assertPtyId(ptyId)
     assertOptionsObject('options', options)
-    const of = options?.of
-    if (of !== undefined && of !== 'foreground' && of !== 'leader') {
-      throw new TypeError(`Expected the \`of\` option to be 'foreground' or 'leader', got ${describeValue(of)}`)
-    }
+    assertCwdOf(options?.of)
     if (this.disposed) return null
-    const cwd = await this.#askLive(ptyId, 'getCwd', (provider) =>
+    const cwd = await this.#queries.askLive(ptyId, 'getCwd', (provider) =>
       options === undefined ? provider.getCwd?.(ptyId) : provider.getCwd?.(ptyId, options),
     )
     return typeof cwd === 'string' && cwd.length > 0 ? cwd : null
@@ -786,7 +438,7 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
   async getForegroundProcess(ptyId: string): Promise<string | null> {
     assertPtyId(ptyId)
     if (this.disposed) return null
-    const name = await this.#askLive(ptyId, 'getForegroundProcess', (provider) => provider.getForegroundProcess?.(ptyId))
+    const name = await this.#queries.askLive(ptyId, 'getForegroundProcess', (provider) => provider.getForegroundProcess?.(ptyId))
     return typeof name === 'string' ? name : null
   }
 
@@ -794,7 +446,7 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
   async hasChildProcesses(ptyId: string): Promise<boolean | null> {
     assertPtyId(ptyId)
     if (this.disposed) return null
-    const answer = await this.#askLive(ptyId, 'hasChildProcesses', (provider) => provider.hasChildProcesses?.(ptyId))
+    const answer = await this.#queries.askLive(ptyId, 'hasChildProcesses', (provider) => provider.hasChildProcesses?.(ptyId))
     return typeof answer === 'boolean' ? answer : null
   }
 
@@ -805,7 +457,7 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
   async inspectProcess(ptyId: string, options: PtyInspectOptions = {}): Promise<PtyProcessInspection> {
     assertPtyId(ptyId)
     assertOptionsObject('options', options)
-    const record = this.#records.get(ptyId)
+    const record = this.#core.records.get(ptyId)
     const expected = options.expectedIncarnationId
     if (
       this.disposed ||
@@ -826,7 +478,7 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
   async clearBuffer(ptyId: string): Promise<void> {
     assertPtyId(ptyId)
     if (this.disposed) return
-    await this.#askLive(ptyId, 'clearBuffer', (provider) => provider.clearBuffer?.(ptyId))
+    await this.#queries.askLive(ptyId, 'clearBuffer', (provider) => provider.clearBuffer?.(ptyId))
   }
 
   /** The provider-owned screen snapshot of a live PTY; `null` when it keeps none or on error. */
@@ -836,7 +488,7 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
   ): Promise<PtyProviderBufferSnapshot | null> {
     assertPtyId(ptyId)
     if (this.disposed) return null
-    const snapshot = await this.#askLive(ptyId, 'getBufferSnapshot', (provider) =>
+    const snapshot = await this.#queries.askLive(ptyId, 'getBufferSnapshot', (provider) =>
       provider.getBufferSnapshot?.(ptyId, options),
     )
     return snapshot ?? null
@@ -848,13 +500,13 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
   /** The foreground process name **confirmed** by the owning provider; `null` when it cannot be confirmed. */
   async confirmForegroundProcess(ptyId: string): Promise<string | null> {
     this.#assertUsable('confirmForegroundProcess')
-    return (await this.#confirmForeground(ptyId))?.foregroundProcess ?? null
+    return (await this.#queries.confirmForeground(ptyId))?.foregroundProcess ?? null
   }
 
   /** `true` only when the provider confirmed the shell is in the foreground; `false` otherwise, also on doubt. */
   async confirmShellForeground(ptyId: string): Promise<boolean> {
     this.#assertUsable('confirmShellForeground')
-    return (await this.#confirmForeground(ptyId))?.shellForeground === true
+    return (await this.#queries.confirmForeground(ptyId))?.shellForeground === true
   }
 
   /**
@@ -863,22 +515,23 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
    */
   async supportsForegroundProcessEvidence(hostId: ExecutionHostId = 'local'): Promise<boolean> {
     this.#assertUsable('supportsForegroundProcessEvidence')
-    const provider = this.#options.providers.get(hostId)
+    const provider = this.#core.options.providers.get(hostId)
     return provider !== undefined && providerSupportsForegroundEvidence(provider)
   }
 
   /**
    * Restore the default input modes of a live PTY's view: emits `inputModesReset` with
-   * {@link INPUT_MODE_RESET_SEQUENCE} for the view to paint (it is not PTY output, so it takes no
+   * the reset sequence (kitty keyboard flags, the alternate screen, bracketed paste, mouse and
+   * focus reporting, application cursor keys and keypad, a hidden cursor) for the view to paint (it is not PTY output, so it takes no
    * `seq`), then lets the provider reset its own screen model (`resetInputModes`), if it keeps
    * one. Nothing is written to the process. Nothing for an unknown or ended PTY.
    */
   async resetInputModes(ptyId: string): Promise<void> {
     this.#assertUsable('resetInputModes')
-    const record = this.#records.get(ptyId)
+    const record = this.#core.records.get(ptyId)
     if (record === undefined || record.state !== 'live') return
-    this.#emit('inputModesReset', { ptyId, ...incarnationField(record.incarnationId), data: INPUT_MODE_RESET_SEQUENCE })
-    await this.#askLive(ptyId, 'resetInputModes', (provider) => provider.resetInputModes?.(ptyId))
+    this.#core.emit('inputModesReset', { ptyId, ...incarnationField(record.incarnationId), data: INPUT_MODE_RESET_SEQUENCE })
+    await this.#queries.askLive(ptyId, 'resetInputModes', (provider) => provider.resetInputModes?.(ptyId))
   }
 
   /**
@@ -892,7 +545,7 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
       this.#renderers.serializer(ptyId),
       options,
       () => this.serializeProviderBuffer(ptyId, options),
-      (error) => this.#report('provider_threw', 'A renderer serializer threw', error, ptyId),
+      (error) => this.#core.report('provider_threw', 'A renderer serializer threw', error, ptyId),
     )
   }
 
@@ -920,7 +573,7 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
 
   /**
    * `true` once a renderer with a generation above `afterGeneration` is registered; `false` when
-   * `timeoutMs` (default {@link RENDERER_SERIALIZER_WAIT_DEFAULT_MS}) passes, `signal` aborts or
+   * `timeoutMs` (default 5 000 ms) passes, `signal` aborts or
    * the controller is disposed.
    */
   async waitForRendererSerializer(
@@ -958,39 +611,17 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
     return this.#slotGate.run(slot, options.slotCreateClaim, () =>
       adoptSlotOwner(
         {
-          store: this.#options.store,
-          liveReply: (ptyId) => this.#liveReply(ptyId),
+          store: this.#core.options.store,
+          liveReply: (ptyId) => this.#spawns.liveReply(ptyId),
           attach: (ptyId, owner) => this.attach(ptyId, { hostId: owner.hostId }),
           bindSlot: (ptyId, boundSlot) => {
-            const record = this.#records.get(ptyId)
+            const record = this.#core.records.get(ptyId)
             if (record !== undefined) record.slot = boundSlot
           },
         },
         slot,
       ),
     )
-  }
-
-  #liveReply(ptyId: string): PtySpawnReply | null {
-    const record = this.#records.get(ptyId)
-    if (record === undefined || record.state !== 'live') return null
-    return {
-      id: record.ptyId,
-      ...(record.pid === undefined ? {} : { pid: record.pid }),
-      ...incarnationField(record.incarnationId),
-      hostId: record.hostId,
-      isReattach: true,
-    }
-  }
-
-  async #confirmForeground(ptyId: string) {
-    const record = this.#records.get(ptyId)
-    if (record === undefined || record.state !== 'live') return null
-    return confirmForegroundOf(record.provider, ptyId, (error) => this.#reportThrow(record.provider, 'confirmForeground', error, ptyId))
-  }
-
-  #reportThrow(provider: PtyProvider, what: string, error: unknown, ptyId?: string): void {
-    this.#report('provider_threw', `Provider ${provider.name} threw from ${what}`, error, ptyId)
   }
 
   /**
@@ -1001,29 +632,7 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
    * so an id is never read as proven absent on a host nobody heard from.
    */
   inventory(scopeId?: string): PtyControllerInventory {
-    const livePtyIds = new Set<string>()
-    const allLivePtyIds = new Set<string>()
-    const exitingPtyIds = new Set<string>()
-    const terminalIdentityByPtyId = new Map<string, PtyControllerTerminalIdentity>()
-    // Disposed: the controller owns nothing any more and asks no host.
-    for (const record of this.disposed ? [] : this.#records.values()) {
-      if (record.state === 'exited') continue
-      allLivePtyIds.add(record.ptyId)
-      if (scopeId === undefined || record.scopeId === scopeId) livePtyIds.add(record.ptyId)
-      if (record.stopRequested || record.state === 'unverified') exitingPtyIds.add(record.ptyId)
-      terminalIdentityByPtyId.set(record.ptyId, {
-        hostId: record.hostId,
-        ...incarnationField(record.incarnationId),
-        ...(record.handle === undefined ? {} : { handle: record.handle }),
-      })
-    }
-    return {
-      livePtyIds,
-      allLivePtyIds,
-      terminalIdentityByPtyId,
-      queriedHostIds: new Set(this.disposed ? [] : this.#answeredHosts),
-      exitingPtyIds,
-    }
+    return this.#queries.inventory(scopeId, this.#listings.answeredHosts())
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -1052,647 +661,17 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
   }
 
   async #runDispose(): Promise<void> {
-    const owned = [...this.#records.values()].filter((record) => record.state !== 'exited' && !record.superseded)
-    await Promise.all(
-      owned.map((record) =>
-        this.#stopAndVerify(record, { deadlineAt: this.#clock.now() + this.#options.stop.defaultDeadlineMs }).catch(() => false),
-      ),
-    )
-    for (const record of owned) {
-      if (record.state === 'live') this.#publishUnverified(record, PTY_LIVENESS_REASONS.stopUnconfirmed)
-      this.#clearUnconfirmed(record)
-    }
-    this.#timers.clearAll()
-    this.#flow?.releaseAll()
-    for (const unsubscribe of this.#unsubscribes.splice(0)) {
-      try {
-        unsubscribe()
-      } catch {
-        // Why: an unsubscribe that throws must not keep the rest subscribed.
-      }
-    }
-    this.#held.clear()
+    await this.#stopping.stopAllOwned()
+    this.#core.timers.clearAll()
+    this.#core.flow?.releaseAll()
+    this.#intake.close()
     this.#slotGate.close()
     this.removeAllListeners()
-  }
-
-  // ---------------------------------------------------------------------------------------------
-  // Provider events
-
-  #onProviderData(provider: PtyProvider, event: PtyDataEvent, allowBuffer: boolean): void {
-    if (typeof event !== 'object' || event === null || typeof event.data !== 'string') return
-    const record = this.#records.get(event.id)
-    if (record !== undefined && record.provider === provider && eventBelongsTo(record, event.incarnationId)) {
-      if (record.state === 'live') {
-        this.#deliverData(record, event.data)
-        return
-      }
-      // Output attributed to the ended incarnation itself is dropped: nothing follows an exit.
-      if (event.incarnationId !== undefined && event.incarnationId === record.incarnationId) return
-    }
-    // Output for an id whose spawn may still be in flight: hold it until the spawn publishes.
-    if (allowBuffer) this.#held.hold({ kind: 'data', provider, event })
-  }
-
-  #onProviderExit(provider: PtyProvider, event: PtyExitEvent): void {
-    if (typeof event !== 'object' || event === null || typeof event.id !== 'string') return
-    // Why first: the runtime's early-exit fence must see the exit before a racing spawn is admitted.
-    this.#noteRuntimeExit(event.id, event.incarnationId)
-    this.#routeExit(provider, event, true)
-  }
-
-  #routeExit(provider: PtyProvider, event: PtyExitEvent, allowBuffer: boolean): void {
-    const record = this.#records.get(event.id)
-    if (record !== undefined && record.provider === provider && eventBelongsTo(record, event.incarnationId)) {
-      if (record.state === 'live') {
-        this.#settleProviderExit(record, event)
-        return
-      }
-      if (record.state === 'unverified') {
-        // A real exit after the controller gave up on the stop: its real cause is published (a
-        // second `exit`, after the synthetic `stop_unverified`), and the death confirmed.
-        if (certifiesDeath(event, record.hostReportsChildExitStatus)) {
-          this.#emitExit(record, event.code, observedExitCause(event, record.hostReportsChildExitStatus), event)
-          this.#confirmDeath(record)
-        }
-        return
-      }
-      if (event.incarnationId !== undefined && event.incarnationId === record.incarnationId) return
-    }
-    if (allowBuffer) this.#held.hold({ kind: 'exit', provider, event })
-    // Otherwise: an exit of an older incarnation (R1), or of a PTY this controller never tracked.
-  }
-
-  /**
-   * The held events of a just-published PTY: those that arrived since its spawn started (older
-   * ones predate it) and belong to its incarnation (`eventBelongsTo`: an event naming another
-   * incarnation, or none once the incarnation is known, stays held for a spawn that may publish it).
-   */
-  #takeHeld(record: PtyRecord, since: number): HeldProviderEvent[] {
-    return this.#held.take(record.provider, record.ptyId, since, (held) => eventBelongsTo(record, held.event.incarnationId))
-  }
-
-  /** Deliver taken events, right after the `spawn` event, as if they arrived now. */
-  #deliverHeld(events: readonly HeldProviderEvent[]): void {
-    for (const entry of events) {
-      if (entry.kind === 'data') this.#onProviderData(entry.provider, entry.event, false)
-      else this.#routeExit(entry.provider, entry.event, false)
-    }
-  }
-
-  #deliverData(record: PtyRecord, data: string): void {
-    let seq: number
-    const note = this.#runtime.notePtyOutput
-    if (note !== undefined) {
-      try {
-        seq = note.call(this.#runtime, record.ptyId, data.length)
-      } catch (error) {
-        this.#report('bookkeeping_failed', 'The runtime threw from notePtyOutput', error, record.ptyId)
-        seq = record.outputSequence + data.length
-      }
-    } else {
-      seq = record.outputSequence + data.length
-    }
-    record.outputSequence = seq
-    // Counted before delivery, so a listener that acknowledges the chunk it is handed is credited
-    // for it; a listener that stops the PTY releases this count again.
-    if (this.#flow !== null && record.state === 'live' && !record.stopRequested && hasFlowControl(record.provider)) {
-      this.#flow.noteOutput(record.flowTarget, data.length)
-    }
-    // Built without a spread: this runs per output chunk.
-    const incarnationId = record.incarnationId
-    this.#emit('data', incarnationId === undefined ? { ptyId: record.ptyId, data, seq } : { ptyId: record.ptyId, incarnationId, data, seq })
-  }
-
-  #settleProviderExit(record: PtyRecord, event: PtyExitEvent): void {
-    const observed = observedExitCause(event, record.hostReportsChildExitStatus)
-    const verdict: PtyLivenessVerdict = certifiesDeath(event, record.hostReportsChildExitStatus)
-      ? { kind: 'exited' }
-      : { kind: 'unverifiable', reason: PTY_LIVENESS_REASONS.exitUnconfirmed }
-    this.#publishExit(record, event.code, observed, verdict, event)
-  }
-
-  // ---------------------------------------------------------------------------------------------
-  // Exit publication
-
-  #publishExit(record: PtyRecord, code: number, observed: TerminalExitCause, verdict: PtyLivenessVerdict, event?: PtyExitEvent): void {
-    this.#clearUnconfirmed(record)
-    this.#flow?.release(record.flowTarget)
-    this.#setState(record, verdict.kind === 'exited' ? 'exited' : 'unverified')
-    this.#emitExit(record, code, observed, event)
-    this.#setLiveness(record, verdict)
-    if (verdict.kind === 'exited') this.#releaseOwnership(record)
-  }
-
-  /**
-   * Emit `exit` with the cause settled by the operator-close rule. The rule applies to a stop
-   * requested while the process lived: a provider that knew it dead before the stop request
-   * (`diedBeforeStopRequest`) keeps its own cause (issue 13.4).
-   */
-  #emitExit(record: PtyRecord, code: number, observed: TerminalExitCause, event?: PtyExitEvent): void {
-    const stopRequested = record.stopRequested && event?.diedBeforeStopRequest !== true
-    const cause = settleExitCause(observed, { stopRequested })
-    this.#emit('exit', { ptyId: record.ptyId, ...incarnationField(record.incarnationId), code, cause })
-  }
-
-  #publishUnverified(record: PtyRecord, reason: string): void {
-    if (record.state !== 'live') return
-    this.#publishExit(
-      record,
-      UNVERIFIED_PROCESS_EXIT_CODE,
-      { kind: 'unknown', reason: 'stop_unverified' },
-      { kind: 'unverifiable', reason },
-    )
-  }
-
-  /** Proven death of a PTY whose exit was already published as unverified. */
-  #confirmDeath(record: PtyRecord): void {
-    if (record.state !== 'unverified') return
-    this.#clearUnconfirmed(record)
-    this.#setState(record, 'exited')
-    this.#setLiveness(record, { kind: 'exited' })
-    this.#releaseOwnership(record)
-  }
-
-  /** A stop verified by the host: publish the exit ourselves if the provider never did. */
-  #settleVerifiedStop(record: PtyRecord): void {
-    if (record.state === 'live') {
-      // Why code 0 through the wire resolver: the listing proves absence, not why; with the stop
-      // mark the operator-close rule turns the resulting `cause_unreported` into `operator_close`.
-      this.#publishExit(record, 0, exitCauseFromWire({ code: 0 }), { kind: 'exited' })
-    } else {
-      this.#confirmDeath(record)
-    }
-  }
-
-  #setState(record: PtyRecord, state: PtyRecord['state']): void {
-    record.state = state
-    for (const listener of [...record.stateListeners]) listener()
-    if (state === 'exited') this.#rememberExited(record)
-  }
-
-  /** Keep the record of an exited PTY, forgetting the oldest past `EXITED_PTY_RECORDS_KEPT`. */
-  #rememberExited(record: PtyRecord): void {
-    this.#exitedRecords.add(record)
-    if (this.#exitedRecords.size <= EXITED_PTY_RECORDS_KEPT) return
-    const oldest = this.#exitedRecords.values().next().value
-    if (oldest === undefined) return
-    this.#exitedRecords.delete(oldest)
-    if (this.#records.get(oldest.ptyId) === oldest && oldest.state === 'exited') this.#records.delete(oldest.ptyId)
-  }
-
-  #setLiveness(record: PtyRecord, verdict: PtyLivenessVerdict): void {
-    this.#emit('liveness', { ptyId: record.ptyId, ...incarnationField(record.incarnationId), verdict })
-  }
-
-  #releaseOwnership(record: PtyRecord): void {
-    // Only the current incarnation may release the id's claim and slot; a replacement owns them now.
-    if (this.#records.get(record.ptyId) !== record || record.superseded) return
-    this.#forgetRuntimePty(record.ptyId)
-    if (record.claimKey !== undefined) this.#releaseClaim(record.ptyId, undefined)
-    if (record.slot !== undefined) {
-      this.#retireSlot(record.slot, { ptyId: record.ptyId, hostId: record.hostId, ...incarnationField(record.incarnationId) })
-    }
-  }
-
-  /**
-   * The controller was disposed while this spawn was in flight, so nobody will ever track the PTY:
-   * undo what the pipeline committed for it. A process the spawn started is stopped (no orphan) and,
-   * once the stop is carried out, reported to the runtime as exited — the controller is no longer
-   * subscribed, so the runtime would otherwise keep it registered forever. The claim it created and
-   * the slot binding it made are released. A re-attached or adopted process was not started by this
-   * spawn: it is left running (a tracked one is stopped by `dispose` itself).
-   */
-  #abandonCommittedSpawn(provider: PtyProvider, outcome: PtySpawnOutcome, options: PtySpawnOptions): void {
-    const { result } = outcome
-    if (result.isReattach === true) return
-    if (outcome.claimDisposition === 'created') this.#releaseClaim(result.id, outcome.claimOwner?.generation)
-    if (options.slot !== undefined && outcome.slotOwner !== undefined) this.#retireSlot(options.slot, outcome.slotOwner)
-    void this.#dispatchShutdown(provider, result.id, result.incarnationId, true).then((stopped) => {
-      if (stopped !== 'resolved') return
-      this.#noteRuntimeExit(result.id, result.incarnationId)
-      this.#forgetRuntimePty(result.id)
-    })
-  }
-
-  /**
-   * The process a spawn re-attached to (or adopted) exited after the pipeline's last check and
-   * before the controller could publish it: its exit was already published, so nothing is
-   * published again. The pipeline's commit for it is undone (the runtime registration, the slot
-   * binding, the claim) and the spawn fails with `exited_during_start`.
-   */
-  #rejectExitedReattach(outcome: PtySpawnOutcome, options: PtySpawnOptions): never {
-    const { result } = outcome
-    this.#noteRuntimeExit(result.id, result.incarnationId)
-    this.#forgetRuntimePty(result.id)
-    if (options.slot !== undefined && outcome.slotOwner !== undefined) this.#retireSlot(options.slot, outcome.slotOwner)
-    if (outcome.claimOwner !== undefined) this.#releaseClaim(result.id, outcome.claimOwner.generation)
-    throw new PtySpawnError('exited_during_start', `PTY ${JSON.stringify(result.id)} exited before the spawn could publish it`, {
-      ptyId: result.id,
-    })
-  }
-
-  #noteRuntimeExit(ptyId: string, incarnationId: PtyIncarnationId | undefined): void {
-    try {
-      this.#runtime.notePtyExit?.(ptyId, incarnationId)
-    } catch (error) {
-      this.#report('bookkeeping_failed', 'The runtime threw from notePtyExit', error, ptyId)
-    }
-  }
-
-  #forgetRuntimePty(ptyId: string): void {
-    try {
-      this.#runtime.forgetPty?.(ptyId)
-    } catch (error) {
-      this.#report('bookkeeping_failed', 'The runtime threw from forgetPty', error, ptyId)
-    }
-  }
-
-  #releaseClaim(ptyId: string, generation: string | undefined): void {
-    try {
-      this.#options.claims.release(ptyId, generation)
-    } catch (error) {
-      this.#report('bookkeeping_failed', 'The claim registry threw from release', error, ptyId)
-    }
-  }
-
-  #retireSlot(slot: PtySlot, expected: PtySlotOwner): void {
-    try {
-      void Promise.resolve(this.#options.store.retireOwner(slot, expected)).catch((error: unknown) => {
-        this.#report('bookkeeping_failed', 'The slot store rejected retireOwner', error, expected.ptyId)
-      })
-    } catch (error) {
-      this.#report('bookkeeping_failed', 'The slot store threw from retireOwner', error, expected.ptyId)
-    }
-  }
-
-  /**
-   * A re-attach to an incarnation whose stop went unverified proves its host still holds it: the
-   * record is live again (writes are accepted, liveness `live`) and keeps its stop intent, so its
-   * eventual exit is settled as an operator close and published — the one case where an
-   * incarnation gets a second `exit` event, after the first one said "unverified".
-   */
-  #reviveIfUnverified(record: PtyRecord): void {
-    if (record.state !== 'unverified') return
-    this.#setState(record, 'live')
-    this.#setLiveness(record, { kind: 'live' })
-  }
-
-  #supersede(record: PtyRecord): void {
-    record.superseded = true
-    this.#exitedRecords.delete(record)
-    this.#clearUnconfirmed(record)
-    // Not released: a resume is addressed by id and would reach the replacement.
-    this.#flow?.forget(record.flowTarget)
-  }
-
-  // ---------------------------------------------------------------------------------------------
-  // Stop machinery
-
-  #armUnconfirmed(record: PtyRecord): void {
-    if (record.unconfirmedTimer !== undefined || record.state !== 'live') return
-    record.unconfirmedTimer = this.#timers.set(() => {
-      record.unconfirmedTimer = undefined
-      this.#publishUnverified(record, PTY_LIVENESS_REASONS.stopUnconfirmed)
-    }, this.#options.stop.unconfirmedAfterMs)
-  }
-
-  /**
-   * Why release flow control when a stop is requested: a paused producer holds the output that
-   * must drain before the exit can be delivered, so keeping it paused would delay (or, with a
-   * wedged consumer, prevent) the very confirmation the stop waits for.
-   */
-  #releaseFlowForStop(record: PtyRecord): void {
-    this.#flow?.release(record.flowTarget)
-  }
-
-  #clearUnconfirmed(record: PtyRecord): void {
-    if (record.unconfirmedTimer === undefined) return
-    this.#timers.clear(record.unconfirmedTimer)
-    record.unconfirmedTimer = undefined
-  }
-
-  #dispatchShutdown(
-    provider: PtyProvider,
-    ptyId: string,
-    incarnationId: PtyIncarnationId | undefined,
-    immediate: boolean,
-    stepOptions?: PtyShutdownOptions,
-  ): Promise<'resolved' | 'rejected'> {
-    const options = stepOptions ?? {
-      ...(immediate ? { immediate: true } : {}),
-      ...(incarnationId === undefined ? {} : { expectedIncarnationId: incarnationId }),
-    }
-    let pending: Promise<void>
-    try {
-      pending = Promise.resolve(provider.shutdown(ptyId, options))
-    } catch (error) {
-      pending = Promise.reject(error)
-    }
-    return pending.then(
-      () => 'resolved' as const,
-      (error: unknown) => {
-        this.#report('shutdown_failed', `Provider ${provider.name} could not shut down ${ptyId}`, error, ptyId)
-        return 'rejected' as const
-      },
-    )
-  }
-
-  /**
-   * The stop behind `stopAndWait` and `dispose`: hang up, force within the deadline, and answer
-   * `true` only once a dispatched shutdown has **completed** (the provider's stop covers more than
-   * the leader) and a fresh listing of the owning host verifies the incarnation gone.
-   */
-  async #stopAndVerify(record: PtyRecord, request: StopAndWaitRequest): Promise<boolean> {
-    if (record.state === 'exited') return true
-    record.stopRequested = true
-    this.#armUnconfirmed(record)
-    const remaining = (): number => Math.max(0, request.deadlineAt - this.#clock.now())
-    const deadline = deadlineOf(this.#timers, this.#clock, request.deadlineAt, () => this.disposed)
-    const aborted = abortOf(request.signal)
-    const force = this.#timers.after(forceDelayMs(this.#options.stop.forceAfterMs, remaining()))
-    const exited = waitForRecordState(record, 'exited')
-    // Why one promise for both: an aborted wait gives up exactly like a passed deadline.
-    const deadlinePassed = Promise.race([deadline.promise, aborted.promise.then(() => 'deadline' as const)])
-    const exitObserved = exited.promise.then(() => 'exit' as const)
-    const forceDue = force.promise.then(() => 'force' as const)
-    const { provider, ptyId, incarnationId } = record
-    const dispatch = (immediate: boolean): Promise<'shutdown_resolved' | 'shutdown_rejected'> =>
-      this.#dispatchShutdown(provider, ptyId, incarnationId, immediate, shutdownOptionsFor(immediate, incarnationId, remaining(), request.keepHistory)).then(
-        (outcome) => (outcome === 'resolved' ? ('shutdown_resolved' as const) : ('shutdown_rejected' as const)),
-      )
-    const verify = (): Promise<boolean | 'deadline'> => this.#verifyAbsent(record, deadlinePassed, remaining, request.keepHistory === true)
-    try {
-      // 1. Hang up. The answer that counts is the shutdown's own: an exit of the leader alone does
-      //    not prove the rest of what the stop covers gone (a setsid child ignoring HUP).
-      const hangUp = dispatch(false)
-      // After the dispatch, as in `kill`: the provider learns of the stop before held output is released.
-      this.#releaseFlowForStop(record)
-      const first = await Promise.race([hangUp, forceDue, deadlinePassed])
-      if (first === 'deadline') return false
-      if (first === 'shutdown_resolved') {
-        const verified = await verify()
-        if (verified === 'deadline') return false
-        if (verified) return this.#finishVerifiedStop(record)
-        // Carried out but not proven gone yet: give it the rest of the graceful window.
-        const next = await Promise.race([exitObserved, forceDue, deadlinePassed])
-        if (next === 'deadline') return false
-        if (next === 'exit') {
-          const again = await verify()
-          if (again === 'deadline') return false
-          if (again) return this.#finishVerifiedStop(record)
-        }
-      }
-      if (remaining() <= 0) return false
-      // 2. Force (immediate): the hang-up failed, is still running at the force delay, or did not prove the process gone.
-      const forced = await Promise.race([dispatch(true), deadlinePassed])
-      if (forced === 'deadline') return false
-      if (forced === 'shutdown_rejected') {
-        // Neither stop completed: say so now rather than when the unconfirmed window ends.
-        if (record.state === 'live') this.#publishUnverified(record, PTY_LIVENESS_REASONS.shutdownFailed)
-        return false
-      }
-      // 3. Verify absence.
-      const verified = await verify()
-      return verified === true ? this.#finishVerifiedStop(record) : false
-    } finally {
-      deadline.cancel()
-      aborted.cancel()
-      force.cancel()
-      exited.cancel()
-    }
-  }
-
-  /**
-   * `stopAndWait` for an id this controller does not track: ask the hosts. The host that lists the
-   * id (or says `hasPty` true) owns it and is stopped and verified like a tracked PTY's; no host
-   * claiming it, and every host proving it absent, is `true`; any doubt is `false`.
-   */
-  async #stopUntracked(ptyId: string, request: StopAndWaitRequest): Promise<boolean> {
-    const remaining = (): number => Math.max(0, request.deadlineAt - this.#clock.now())
-    const deadline = deadlineOf(this.#timers, this.#clock, request.deadlineAt, () => this.disposed)
-    const aborted = abortOf(request.signal)
-    const deadlinePassed = Promise.race([deadline.promise, aborted.promise.then(() => 'deadline' as const)])
-    const timing = { deadlinePassed, remainingMs: remaining, sleep: (ms: number) => this.#timers.after(ms).promise }
-    try {
-      const hosts = [...this.#options.providers.values()]
-      const answers = await Promise.all(hosts.map((provider) => verifyStop({ provider, ptyId, incarnationId: undefined }, timing)))
-      if (answers.some((answer) => answer.kind === 'deadline')) return false
-      const owner = hosts.find((provider, index) => answers[index]?.kind === 'present' || this.#safeHas(provider, ptyId) === true)
-      if (owner === undefined) return answers.every((answer) => answer.kind === 'absent')
-      const stopped = await Promise.race([
-        this.#dispatchShutdown(owner, ptyId, undefined, true, shutdownOptionsFor(true, undefined, remaining(), request.keepHistory)),
-        deadlinePassed,
-      ])
-      if (stopped !== 'resolved') return false
-      const verified = await verifyStop({ provider: owner, ptyId, incarnationId: undefined }, timing, request.keepHistory === true)
-      return verified.kind === 'absent'
-    } finally {
-      deadline.cancel()
-      aborted.cancel()
-    }
-  }
-
-  #safeHas(provider: PtyProvider, ptyId: string): boolean | null {
-    try {
-      const answer = provider.hasPty?.(ptyId)
-      return typeof answer === 'boolean' ? answer : null
-    } catch {
-      return null
-    }
-  }
-
-  #finishVerifiedStop(record: PtyRecord): boolean {
-    this.#settleVerifiedStop(record)
-    return true
-  }
-
-  /**
-   * Whether the owning host proves this incarnation gone; `'deadline'` when the deadline came
-   * first. When the host has no evidence either way, the provider's own exit report (R6: an
-   * observed exit certifies the death) decides; a host that still sees the PTY always wins over it.
-   */
-  async #verifyAbsent(
-    record: PtyRecord,
-    deadlinePassed: Promise<'deadline'>,
-    remaining: () => number,
-    keepHistory: boolean,
-  ): Promise<boolean | 'deadline'> {
-    const timing = { deadlinePassed, remainingMs: remaining, sleep: (ms: number) => this.#timers.after(ms).promise }
-    const verification = await verifyStop(record, timing, keepHistory)
-    switch (verification.kind) {
-      case 'deadline':
-        return 'deadline'
-      case 'absent':
-        return true
-      case 'present':
-        if (record.state === 'live') this.#setLiveness(record, { kind: 'live' })
-        return false
-      case 'failed':
-        this.#report(
-          'listing_failed',
-          `Provider ${record.provider.name} could not list processes to verify a stop`,
-          verification.error,
-          record.ptyId,
-        )
-        if (record.state === 'live') {
-          this.#setLiveness(record, { kind: 'unverifiable', reason: PTY_LIVENESS_REASONS.verificationFailed })
-        }
-        return false
-      case 'no_evidence':
-        return record.state === 'exited'
-    }
-  }
-
-  // ---------------------------------------------------------------------------------------------
-  // Helpers
-
-  async #probe(provider: PtyProvider, ptyId: string): Promise<boolean | null> {
-    if (provider.probeLiveness === undefined) return null
-    try {
-      const answer = await provider.probeLiveness(ptyId)
-      return typeof answer === 'boolean' ? answer : null
-    } catch {
-      return null
-    }
-  }
-
-  async #askLive<T>(
-    ptyId: string,
-    what: string,
-    ask: (provider: PtyProvider) => T | Promise<T> | undefined,
-  ): Promise<T | null> {
-    const record = this.#records.get(ptyId)
-    if (record === undefined || record.state !== 'live') return null
-    try {
-      const answer = await ask(record.provider)
-      return answer === undefined ? null : answer
-    } catch (error) {
-      this.#report('provider_threw', `Provider ${record.provider.name} threw from ${what}`, error, ptyId)
-      return null
-    }
-  }
-
-  #askAllSync(ptyId: string): boolean | null {
-    const answers: (boolean | null)[] = []
-    for (const provider of this.#uniqueProviders()) {
-      const answer = this.#safeSync(provider, ptyId, 'hasPty', () => provider.hasPty?.(ptyId))
-      answers.push(typeof answer === 'boolean' ? answer : null)
-    }
-    return combineAnswers(answers)
-  }
-
-  #safeSync<T>(provider: PtyProvider, ptyId: string, what: string, ask: () => T): T | undefined {
-    try {
-      return ask()
-    } catch (error) {
-      this.#report('provider_threw', `Provider ${provider.name} threw from ${what}`, error, ptyId)
-      return undefined
-    }
-  }
-
-  #uniqueProviders(): Set<PtyProvider> {
-    return new Set(this.#options.providers.values())
-  }
-
-  #flowTarget(provider: PtyProvider, ptyId: string): PtyRecord['flowTarget'] {
-    return {
-      pause: () => this.#flowCall(provider, ptyId, 'pauseProducer'),
-      resume: () => this.#flowCall(provider, ptyId, 'resumeProducer'),
-      notAcknowledging: () =>
-        this.#report(
-          'consumer_not_acknowledging',
-          `PTY ${ptyId}'s producer was paused for the maximum hold without its consumer acknowledging; ` +
-            'the unacknowledged output was forgiven and the producer resumed',
-          undefined,
-          ptyId,
-        ),
-    }
-  }
-
-  #flowCall(provider: PtyProvider, ptyId: string, method: 'pauseProducer' | 'resumeProducer'): void {
-    try {
-      provider[method]?.(ptyId)
-    } catch (error) {
-      // Why swallowed: flow control is an optimization riding the data path; it never stops delivery.
-      this.#report('flow_control_failed', `Provider ${provider.name} threw from ${method}`, error, ptyId)
-    }
-  }
-
-  /**
-   * Emit to each listener separately, so that one that throws neither hides the event from the
-   * others nor reaches the caller (a provider's callback).
-   */
-  #emit<E extends Exclude<keyof PtyControllerEvents, 'error'>>(
-    event: E,
-    payload: Parameters<PtyControllerEvents[E]>[0],
-  ): void {
-    for (const listener of this.rawListeners(event)) {
-      try {
-        ;(listener as (value: typeof payload) => void).call(this, payload)
-      } catch (error) {
-        this.#report('listener_threw', `A \`${event}\` listener threw ${describeThrownValue(error)}`, error, payload.ptyId)
-      }
-    }
-  }
-
-  #report(code: PtyControllerErrorCode, message: string, cause: unknown, ptyId?: string): void {
-    const error = new PtyControllerError(code, message, {
-      ...(cause === undefined ? {} : { cause }),
-      ...(ptyId === undefined ? {} : { ptyId }),
-    })
-    // With no `error` listener the fault is dropped: a bare EventEmitter would throw here and
-    // crash the host over a fault the controller already survived.
-    for (const listener of this.rawListeners('error')) {
-      try {
-        ;(listener as (value: PtyControllerError) => void).call(this, error)
-      } catch {
-        // An `error` listener that throws has nowhere left to report to.
-      }
-    }
-  }
-
-  /** Report a failure while handling a provider event: nothing ever throws back into the provider. */
-  #reportProviderEventFailure(error: unknown): void {
-    this.#report('provider_threw', 'The controller failed while handling a provider event', error)
   }
 
   #assertUsable(method: string): void {
     if (this.#disposePromise !== undefined) throw new PtyControllerDisposedError(method)
   }
-}
-
-/**
- * Whether a re-attach reply names the very incarnation whose exit the record already proved: the
- * process died after the pipeline's last check. Needs an attested incarnation on both sides.
- */
-function isExitedProcess(record: PtyRecord, provider: PtyProvider, result: PtySpawnResult): boolean {
-  return (
-    result.isReattach === true &&
-    record.state === 'exited' &&
-    record.provider === provider &&
-    record.incarnationId !== undefined &&
-    record.incarnationId === result.incarnationId
-  )
-}
-
-/** A record of the same live-or-unverified process a provider just attached to. */
-function isSameProcess(record: PtyRecord, provider: PtyProvider, incarnationId: PtyIncarnationId | undefined): boolean {
-  return record.provider === provider && record.state !== 'exited' && record.incarnationId === incarnationId
-}
-
-/** The `listing_failed` error for a host that did not answer a listing the caller needs. */
-function listingFailure(hostId: ExecutionHostId, answer: Exclude<HostListingAnswer, { kind: 'rows' }>): PtyControllerError {
-  if (answer.kind === 'aborted') return new PtyControllerError('listing_failed', `The listing of host ${hostId} was aborted`)
-  return new PtyControllerError('listing_failed', answer.message, answer.cause === undefined ? {} : { cause: answer.cause })
-}
-
-function hasFlowControl(provider: PtyProvider): boolean {
-  return typeof provider.pauseProducer === 'function' && typeof provider.resumeProducer === 'function'
-}
-
-function isPromiseLike<T>(value: T | Promise<T>): value is Promise<T> {
-  return typeof (value as { then?: unknown } | null)?.then === 'function'
 }
 
 /**

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { createPtyController, resolvePtyControllerOptions } from '../../src/controller/index.js'
+import { createPtyController } from '../../src/controller/index.js'
+import { resolvePtyControllerOptions } from '../../src/controller/controller-options.js'
 import { createFakePtyProvider } from '../../src/testing/index.js'
 
 describe('controller options', () => {

@@ -1,11 +1,6 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import {
-  ProducerFlowControl,
-  type ProducerFlowControlConfig,
-  type ProducerFlowControlMode,
-  type ProducerFlowTarget,
-} from '../../src/controller/index.js'
+import { ProducerFlowControl, type ProducerFlowControlConfig, type ProducerFlowControlMode, type ProducerFlowTarget } from '../../src/controller/flow-control.js'
 import { createManualClock } from '../../src/testing/manual-clock.js'
 
 const TIMINGS = { highWatermarkChars: 1_000, lowWatermarkChars: 100, pauseReassertIntervalMs: 40, pauseMaxHoldMs: 150 }

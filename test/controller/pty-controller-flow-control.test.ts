@@ -1,11 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import {
-  FLOW_CONTROL_ACK_SIZE_CHARS,
-  FLOW_CONTROL_HIGH_WATERMARK_CHARS,
-  FLOW_CONTROL_LOW_WATERMARK_CHARS,
-  PRODUCER_PAUSE_MAX_HOLD_MS,
-  PRODUCER_PAUSE_REASSERT_INTERVAL_MS,
-} from '../../src/controller/index.js'
+import { FLOW_CONTROL_ACK_SIZE_CHARS, FLOW_CONTROL_HIGH_WATERMARK_CHARS, FLOW_CONTROL_LOW_WATERMARK_CHARS, PRODUCER_PAUSE_MAX_HOLD_MS, PRODUCER_PAUSE_REASSERT_INTERVAL_MS } from '../../src/controller/flow-control.js'
 import { createHarness } from './controller-harness.js'
 
 type H = ReturnType<typeof createHarness>

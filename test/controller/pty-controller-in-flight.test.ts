@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { IN_FLIGHT_OUTPUT_BUFFER_MAX_CHARS } from '../../src/controller/index.js'
+import { IN_FLIGHT_OUTPUT_BUFFER_MAX_CHARS } from '../../src/controller/in-flight-event-buffer.js'
 import { createHarness } from './controller-harness.js'
 
 describe('events of a PTY whose spawn is in flight', () => {

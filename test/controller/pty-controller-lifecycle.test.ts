@@ -1,12 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest'
-import {
-  EXITED_PTY_RECORDS_KEPT,
-  PtyControllerDisposedError,
-  STOP_UNCONFIRMED_AFTER_MS,
-  createPtyController,
-  isPtyControllerDisposedError,
-  isPtyControllerError,
-} from '../../src/controller/index.js'
+import { PtyControllerDisposedError, STOP_UNCONFIRMED_AFTER_MS, createPtyController, isPtyControllerDisposedError, isPtyControllerError } from '../../src/controller/index.js'
+import { EXITED_PTY_RECORDS_KEPT } from '../../src/controller/pty-record.js'
 import { createFakePtyProvider } from '../../src/testing/index.js'
 import { createClaimedOwnerRegistry, createInMemoryPtyRuntime, createInMemorySlotStore } from '../../src/spawn/index.js'
 import { createHarness } from './controller-harness.js'

@@ -1,11 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { toPtyIncarnationId, type PtyProcessInfo, type PtyProvider } from '../../src/contracts/index.js'
-import {
-  PTY_LIVENESS_REASONS,
-  STOP_FORCE_AFTER_MS,
-  STOP_UNCONFIRMED_AFTER_MS,
-  createPtyController,
-} from '../../src/controller/index.js'
+import { PTY_LIVENESS_REASONS, STOP_UNCONFIRMED_AFTER_MS, createPtyController } from '../../src/controller/index.js'
+import { STOP_FORCE_AFTER_MS } from '../../src/controller/stop-constants.js'
 import { createFakePtyProvider } from '../../src/testing/index.js'
 import { createManualClock } from '../../src/testing/manual-clock.js'
 import { createHarness } from './controller-harness.js'

@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import { beforeAll, describe, expect, it } from 'vitest'
-import { FLOW_CONTROL_HIGH_WATERMARK_CHARS, createPtyController, type PtyController } from 'ptykit/controller'
+import { createPtyController, type PtyController } from 'ptykit/controller'
+import { FLOW_CONTROL_HIGH_WATERMARK_CHARS } from '../../src/controller/flow-control.js'
 import { createNodePtyProvider, type NodePtyProvider } from 'ptykit/node-pty'
 import { expectNoChildLeftBehind, isDead, liveChildrenOf, procRow, waitFor } from './pty-test-support.js'
 

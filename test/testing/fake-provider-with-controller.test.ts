@@ -1,7 +1,8 @@
 // The five setups of docs/testing-with-the-fake-provider.md, run against the real controller, so
 // the guide cannot drift from what the fake and the controller do.
 import { describe, it, expect, vi, afterEach } from 'vitest'
-import { FLOW_CONTROL_HIGH_WATERMARK_CHARS, STOP_UNCONFIRMED_AFTER_MS, createPtyController } from 'ptykit/controller'
+import { STOP_UNCONFIRMED_AFTER_MS, createPtyController } from 'ptykit/controller'
+import { FLOW_CONTROL_HIGH_WATERMARK_CHARS } from '../../src/controller/flow-control.js'
 import { createFakePtyProvider, createManualClock, type FakePtyProviderOptions } from 'ptykit/testing'
 
 function setup(options?: FakePtyProviderOptions) {

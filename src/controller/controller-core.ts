@@ -1,0 +1,41 @@
+import type { PtyProvider } from '../contracts/index.js'
+import type { PtyClock } from './clock.js'
+import type { PtyControllerRuntime, ResolvedPtyControllerOptions } from './controller-options.js'
+import type { ControllerTimers } from './controller-timers.js'
+import type { PtyControllerErrorCode } from './errors.js'
+import type { PtyControllerEvents } from './events.js'
+import type { ProducerFlowControl } from './flow-control.js'
+import type { PtyRecordTable } from './pty-record-table.js'
+
+/** Publish one controller event (never `error`: faults go through {@link ControllerReport}). */
+export type ControllerEmit = <E extends Exclude<keyof PtyControllerEvents, 'error'>>(
+  event: E,
+  payload: Parameters<PtyControllerEvents[E]>[0],
+) => void
+
+/** Report a fault the controller survived on its `error` event. */
+export type ControllerReport = (code: PtyControllerErrorCode, message: string, cause: unknown, ptyId?: string) => void
+
+/**
+ * What every controller module shares: the resolved options, the clock, timers and flow control,
+ * the record table, and the two ways out (events and faults). Built once by the `PtyController`
+ * facade and handed to each module; no module holds the facade itself.
+ */
+export type ControllerCore = {
+  readonly options: ResolvedPtyControllerOptions
+  readonly clock: PtyClock
+  readonly runtime: PtyControllerRuntime
+  readonly timers: ControllerTimers
+  /** `null` when flow control is off (`flowControl: null`). */
+  readonly flow: ProducerFlowControl | null
+  readonly records: PtyRecordTable
+  readonly emit: ControllerEmit
+  readonly report: ControllerReport
+  /** Whether `dispose()` was called. */
+  readonly disposed: () => boolean
+}
+
+/** Report that a provider method threw (`provider_threw`), naming the provider and the method. */
+export function reportProviderThrow(core: ControllerCore, provider: PtyProvider, what: string, error: unknown, ptyId?: string): void {
+  core.report('provider_threw', `Provider ${provider.name} threw from ${what}`, error, ptyId)
+}

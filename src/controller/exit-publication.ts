@@ -1,0 +1,143 @@
+import type { PtyExitEvent, PtyLivenessVerdict } from '../contracts/index.js'
+import { UNVERIFIED_PROCESS_EXIT_CODE, exitCauseFromWire, settleExitCause, type TerminalExitCause } from '../exit-cause/index.js'
+import type { Bookkeeping } from './bookkeeping.js'
+import type { ControllerCore } from './controller-core.js'
+import { certifiesDeath, observedExitCause } from './exit-evidence.js'
+import { PTY_LIVENESS_REASONS } from './liveness-reasons.js'
+import { incarnationField, type PtyRecord } from './pty-record.js'
+
+/**
+ * How an incarnation ends, and what is published when: the `exit` event (its cause settled by the
+ * operator-close rule), the `liveness` verdict, the record's state, and — once the death is
+ * proven — the release of its runtime registration, claim and slot. Also the unconfirmed-stop
+ * timer, which publishes `stop_unverified` when no exit follows a stop.
+ */
+export class ExitPublication {
+  readonly #core: ControllerCore
+  readonly #bookkeeping: Bookkeeping
+
+  constructor(core: ControllerCore, bookkeeping: Bookkeeping) {
+    this.#core = core
+    this.#bookkeeping = bookkeeping
+  }
+
+  /** A provider reported the exit of a live record. */
+  settleProviderExit(record: PtyRecord, event: PtyExitEvent): void {
+    const observed = observedExitCause(event, record.hostReportsChildExitStatus)
+    const verdict: PtyLivenessVerdict = certifiesDeath(event, record.hostReportsChildExitStatus)
+      ? { kind: 'exited' }
+      : { kind: 'unverifiable', reason: PTY_LIVENESS_REASONS.exitUnconfirmed }
+    this.publishExit(record, event.code, observed, verdict, event)
+  }
+
+  /**
+   * A provider reported the exit of a record whose stop went unverified: its real cause is
+   * published (a second `exit`, after the synthetic `stop_unverified`), and the death confirmed.
+   */
+  settleLateExit(record: PtyRecord, event: PtyExitEvent): void {
+    if (!certifiesDeath(event, record.hostReportsChildExitStatus)) return
+    this.#emitExit(record, event.code, observedExitCause(event, record.hostReportsChildExitStatus), event)
+    this.confirmDeath(record)
+  }
+
+  publishExit(record: PtyRecord, code: number, observed: TerminalExitCause, verdict: PtyLivenessVerdict, event?: PtyExitEvent): void {
+    this.clearUnconfirmed(record)
+    this.#core.flow?.release(record.flowTarget)
+    this.#core.records.setState(record, verdict.kind === 'exited' ? 'exited' : 'unverified')
+    this.#emitExit(record, code, observed, event)
+    this.setLiveness(record, verdict)
+    if (verdict.kind === 'exited') this.#releaseOwnership(record)
+  }
+
+  /** Publish a live record's exit as `stop_unverified` (code −1), liveness `unverifiable`. */
+  publishUnverified(record: PtyRecord, reason: string): void {
+    if (record.state !== 'live') return
+    this.publishExit(
+      record,
+      UNVERIFIED_PROCESS_EXIT_CODE,
+      { kind: 'unknown', reason: 'stop_unverified' },
+      { kind: 'unverifiable', reason },
+    )
+  }
+
+  /** Proven death of a PTY whose exit was already published as unverified. */
+  confirmDeath(record: PtyRecord): void {
+    if (record.state !== 'unverified') return
+    this.clearUnconfirmed(record)
+    this.#core.records.setState(record, 'exited')
+    this.setLiveness(record, { kind: 'exited' })
+    this.#releaseOwnership(record)
+  }
+
+  /** A stop verified by the host: publish the exit ourselves if the provider never did. */
+  settleVerifiedStop(record: PtyRecord): void {
+    if (record.state === 'live') {
+      // Why code 0 through the wire resolver: the listing proves absence, not why; with the stop
+      // mark the operator-close rule turns the resulting `cause_unreported` into `operator_close`.
+      this.publishExit(record, 0, exitCauseFromWire({ code: 0 }), { kind: 'exited' })
+    } else {
+      this.confirmDeath(record)
+    }
+  }
+
+  setLiveness(record: PtyRecord, verdict: PtyLivenessVerdict): void {
+    this.#core.emit('liveness', { ptyId: record.ptyId, ...incarnationField(record.incarnationId), verdict })
+  }
+
+  /**
+   * A re-attach to an incarnation whose stop went unverified proves its host still holds it: the
+   * record is live again (writes are accepted, liveness `live`) and keeps its stop intent, so its
+   * eventual exit is settled as an operator close and published — the one case where an
+   * incarnation gets a second `exit` event, after the first one said "unverified".
+   */
+  reviveIfUnverified(record: PtyRecord): void {
+    if (record.state !== 'unverified') return
+    this.#core.records.setState(record, 'live')
+    this.setLiveness(record, { kind: 'live' })
+  }
+
+  /** A newer incarnation replaces `record` under its id. */
+  supersede(record: PtyRecord): void {
+    record.superseded = true
+    this.#core.records.forgetExited(record)
+    this.clearUnconfirmed(record)
+    // Not released: a resume is addressed by id and would reach the replacement.
+    this.#core.flow?.forget(record.flowTarget)
+  }
+
+  /** Start the window after which a stop with no exit is published as `stop_unverified`. */
+  armUnconfirmed(record: PtyRecord): void {
+    if (record.unconfirmedTimer !== undefined || record.state !== 'live') return
+    record.unconfirmedTimer = this.#core.timers.set(() => {
+      record.unconfirmedTimer = undefined
+      this.publishUnverified(record, PTY_LIVENESS_REASONS.stopUnconfirmed)
+    }, this.#core.options.stop.unconfirmedAfterMs)
+  }
+
+  clearUnconfirmed(record: PtyRecord): void {
+    if (record.unconfirmedTimer === undefined) return
+    this.#core.timers.clear(record.unconfirmedTimer)
+    record.unconfirmedTimer = undefined
+  }
+
+  /**
+   * Emit `exit` with the cause settled by the operator-close rule. The rule applies to a stop
+   * requested while the process lived: a provider that knew it dead before the stop request
+   * (`diedBeforeStopRequest`) keeps its own cause (issue 13.4).
+   */
+  #emitExit(record: PtyRecord, code: number, observed: TerminalExitCause, event?: PtyExitEvent): void {
+    const stopRequested = record.stopRequested && event?.diedBeforeStopRequest !== true
+    const cause = settleExitCause(observed, { stopRequested })
+    this.#core.emit('exit', { ptyId: record.ptyId, ...incarnationField(record.incarnationId), code, cause })
+  }
+
+  #releaseOwnership(record: PtyRecord): void {
+    // Only the current incarnation may release the id's claim and slot; a replacement owns them now.
+    if (!this.#core.records.isCurrent(record) || record.superseded) return
+    this.#bookkeeping.forgetRuntimePty(record.ptyId)
+    if (record.claimKey !== undefined) this.#bookkeeping.releaseClaim(record.ptyId, undefined)
+    if (record.slot !== undefined) {
+      this.#bookkeeping.retireSlot(record.slot, { ptyId: record.ptyId, hostId: record.hostId, ...incarnationField(record.incarnationId) })
+    }
+  }
+}

@@ -1,0 +1,102 @@
+import type { PtyProvider } from '../contracts/index.js'
+import type { ControllerCore } from './controller-core.js'
+import type { ProducerFlowState } from './flow-control.js'
+import type { PtyRecord } from './pty-record.js'
+
+/**
+ * A live PTY's output on its way out: the output sequence (`seq`), the `data` event, and the
+ * producer flow-control accounting around it (count, acknowledge, pause/resume the provider).
+ */
+export class OutputDelivery {
+  readonly #core: ControllerCore
+
+  constructor(core: ControllerCore) {
+    this.#core = core
+  }
+
+  /** Count a chunk of a live record's output and publish it as `data`. Runs per output chunk. */
+  deliver(record: PtyRecord, data: string): void {
+    const core = this.#core
+    let seq: number
+    const note = core.runtime.notePtyOutput
+    if (note !== undefined) {
+      try {
+        seq = note.call(core.runtime, record.ptyId, data.length)
+      } catch (error) {
+        core.report('bookkeeping_failed', 'The runtime threw from notePtyOutput', error, record.ptyId)
+        seq = record.outputSequence + data.length
+      }
+    } else {
+      seq = record.outputSequence + data.length
+    }
+    record.outputSequence = seq
+    // Counted before delivery, so a listener that acknowledges the chunk it is handed is credited
+    // for it; a listener that stops the PTY releases this count again.
+    if (core.flow !== null && record.state === 'live' && !record.stopRequested && hasFlowControl(record.provider)) {
+      core.flow.noteOutput(record.flowTarget, data.length)
+    }
+    // Built without a spread: this runs per output chunk.
+    const incarnationId = record.incarnationId
+    core.emit('data', incarnationId === undefined ? { ptyId: record.ptyId, data, seq } : { ptyId: record.ptyId, incarnationId, data, seq })
+  }
+
+  /**
+   * The consumer processed `chars` more chars: credit them (never below zero), which may resume a
+   * paused producer, and forward the credit to the provider's own `acknowledgeData`.
+   */
+  acknowledge(record: PtyRecord, chars: number): void {
+    const flow = this.#core.flow
+    // Without producer flow control there is no count to clamp against: forward the ack as given.
+    const credited = flow !== null && hasFlowControl(record.provider) ? flow.acknowledge(record.flowTarget, chars) : chars
+    if (credited > 0 && record.provider.acknowledgeData !== undefined) {
+      try {
+        record.provider.acknowledgeData(record.ptyId, credited)
+      } catch (error) {
+        this.#core.report('flow_control_failed', `Provider ${record.provider.name} threw from acknowledgeData`, error, record.ptyId)
+      }
+    }
+  }
+
+  /** The record's flow-control state; `null` when flow control is off. */
+  state(record: PtyRecord): ProducerFlowState | null {
+    return this.#core.flow === null ? null : this.#core.flow.state(record.flowTarget)
+  }
+
+  /**
+   * Why release flow control when a stop is requested: a paused producer holds the output that
+   * must drain before the exit can be delivered, so keeping it paused would delay (or, with a
+   * wedged consumer, prevent) the very confirmation the stop waits for.
+   */
+  releaseForStop(record: PtyRecord): void {
+    this.#core.flow?.release(record.flowTarget)
+  }
+
+  /** The flow-control identity of a new incarnation: how to pause and resume its producer. */
+  targetFor(provider: PtyProvider, ptyId: string): PtyRecord['flowTarget'] {
+    return {
+      pause: () => this.#flowCall(provider, ptyId, 'pauseProducer'),
+      resume: () => this.#flowCall(provider, ptyId, 'resumeProducer'),
+      notAcknowledging: () =>
+        this.#core.report(
+          'consumer_not_acknowledging',
+          `PTY ${ptyId}'s producer was paused for the maximum hold without its consumer acknowledging; ` +
+            'the unacknowledged output was forgiven and the producer resumed',
+          undefined,
+          ptyId,
+        ),
+    }
+  }
+
+  #flowCall(provider: PtyProvider, ptyId: string, method: 'pauseProducer' | 'resumeProducer'): void {
+    try {
+      provider[method]?.(ptyId)
+    } catch (error) {
+      // Why swallowed: flow control is an optimization riding the data path; it never stops delivery.
+      this.#core.report('flow_control_failed', `Provider ${provider.name} threw from ${method}`, error, ptyId)
+    }
+  }
+}
+
+function hasFlowControl(provider: PtyProvider): boolean {
+  return typeof provider.pauseProducer === 'function' && typeof provider.resumeProducer === 'function'
+}

@@ -1,0 +1,157 @@
+import type { PtyDataEvent, PtyExitEvent, PtyProvider, Unsubscribe } from '../contracts/index.js'
+import type { Bookkeeping } from './bookkeeping.js'
+import type { ControllerCore } from './controller-core.js'
+import type { ExitPublication } from './exit-publication.js'
+import {
+  IN_FLIGHT_OUTPUT_BUFFER_MAX_CHARS,
+  InFlightEventBuffer,
+  type HeldProviderEvent,
+  type InFlightSpawn,
+} from './in-flight-event-buffer.js'
+import type { OutputDelivery } from './output-delivery.js'
+import { eventBelongsTo, type PtyRecord } from './pty-record.js'
+
+/**
+ * Where provider events enter the controller: the subscriptions to every provider, the
+ * incarnation fence (an event reaches only the record of its provider and incarnation), and the
+ * buffer that holds events for spawns still in flight until they publish.
+ */
+export class ProviderIntake {
+  readonly #core: ControllerCore
+  readonly #output: OutputDelivery
+  readonly #exits: ExitPublication
+  readonly #bookkeeping: Bookkeeping
+  readonly #held: InFlightEventBuffer
+  readonly #unsubscribes: Unsubscribe[] = []
+
+  constructor(core: ControllerCore, output: OutputDelivery, exits: ExitPublication, bookkeeping: Bookkeeping) {
+    this.#core = core
+    this.#output = output
+    this.#exits = exits
+    this.#bookkeeping = bookkeeping
+    this.#held = new InFlightEventBuffer(IN_FLIGHT_OUTPUT_BUFFER_MAX_CHARS, (event) =>
+      core.report(
+        'output_dropped',
+        `Output held for spawns in flight passed ${IN_FLIGHT_OUTPUT_BUFFER_MAX_CHARS} chars; the oldest was dropped`,
+        undefined,
+        event.id,
+      ),
+    )
+  }
+
+  /**
+   * Subscribe to every provider once. Why at construction: an exit that races a spawn reply must
+   * reach `runtime.notePtyExit` before the pipeline's admission gate runs, or a dead PTY would be
+   * published.
+   */
+  subscribe(): void {
+    const subscribed = new Set<PtyProvider>()
+    for (const provider of this.#core.options.providers.values()) {
+      if (subscribed.has(provider)) continue
+      subscribed.add(provider)
+      // Why a try/catch per handler, not a shared guard: these run per output chunk; a closure
+      // per event was avoidable garbage. Nothing ever throws back into the provider.
+      this.#unsubscribes.push(
+        provider.onData((event) => {
+          try {
+            this.#onData(provider, event, true)
+          } catch (error) {
+            this.#reportFailure(error)
+          }
+        }),
+      )
+      this.#unsubscribes.push(
+        provider.onExit((event) => {
+          try {
+            this.#onExit(provider, event)
+          } catch (error) {
+            this.#reportFailure(error)
+          }
+        }),
+      )
+    }
+  }
+
+  /** Start holding events for a spawn in flight. */
+  beginInFlight(): InFlightSpawn {
+    return this.#held.begin()
+  }
+
+  /** The spawn in flight is over (published or failed); idempotent. */
+  endInFlight(inFlight: InFlightSpawn): void {
+    this.#held.end(inFlight.token)
+  }
+
+  /**
+   * The held events of a just-published PTY: those that arrived since its spawn started (older
+   * ones predate it) and belong to its incarnation (`eventBelongsTo`: an event naming another
+   * incarnation, or none once the incarnation is known, stays held for a spawn that may publish it).
+   */
+  takeHeld(record: PtyRecord, since: number): HeldProviderEvent[] {
+    return this.#held.take(record.provider, record.ptyId, since, (held) => eventBelongsTo(record, held.event.incarnationId))
+  }
+
+  /** Deliver taken events, right after the `spawn` event, as if they arrived now. */
+  deliverHeld(events: readonly HeldProviderEvent[]): void {
+    for (const entry of events) {
+      if (entry.kind === 'data') this.#onData(entry.provider, entry.event, false)
+      else this.#routeExit(entry.provider, entry.event, false)
+    }
+  }
+
+  /** Unsubscribe from every provider and drop what is held (disposal). */
+  close(): void {
+    for (const unsubscribe of this.#unsubscribes.splice(0)) {
+      try {
+        unsubscribe()
+      } catch {
+        // Why: an unsubscribe that throws must not keep the rest subscribed.
+      }
+    }
+    this.#held.clear()
+  }
+
+  #onData(provider: PtyProvider, event: PtyDataEvent, allowBuffer: boolean): void {
+    if (typeof event !== 'object' || event === null || typeof event.data !== 'string') return
+    const record = this.#core.records.get(event.id)
+    if (record !== undefined && record.provider === provider && eventBelongsTo(record, event.incarnationId)) {
+      if (record.state === 'live') {
+        this.#output.deliver(record, event.data)
+        return
+      }
+      // Output attributed to the ended incarnation itself is dropped: nothing follows an exit.
+      if (event.incarnationId !== undefined && event.incarnationId === record.incarnationId) return
+    }
+    // Output for an id whose spawn may still be in flight: hold it until the spawn publishes.
+    if (allowBuffer) this.#held.hold({ kind: 'data', provider, event })
+  }
+
+  #onExit(provider: PtyProvider, event: PtyExitEvent): void {
+    if (typeof event !== 'object' || event === null || typeof event.id !== 'string') return
+    // Why first: the runtime's early-exit fence must see the exit before a racing spawn is admitted.
+    this.#bookkeeping.noteRuntimeExit(event.id, event.incarnationId)
+    this.#routeExit(provider, event, true)
+  }
+
+  #routeExit(provider: PtyProvider, event: PtyExitEvent, allowBuffer: boolean): void {
+    const record = this.#core.records.get(event.id)
+    if (record !== undefined && record.provider === provider && eventBelongsTo(record, event.incarnationId)) {
+      if (record.state === 'live') {
+        this.#exits.settleProviderExit(record, event)
+        return
+      }
+      if (record.state === 'unverified') {
+        this.#exits.settleLateExit(record, event)
+        return
+      }
+      if (event.incarnationId !== undefined && event.incarnationId === record.incarnationId) return
+    }
+    if (allowBuffer) this.#held.hold({ kind: 'exit', provider, event })
+    // Otherwise: an exit of an older incarnation (R1), or of a PTY this controller never tracked.
+  }
+
+  /** Report a failure while handling a provider event: nothing ever throws back into the provider. */
+  #reportFailure(error: unknown): void {
+    this.#core.report('provider_threw', 'The controller failed while handling a provider event', error)
+  }
+}

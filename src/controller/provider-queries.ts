@@ -1,0 +1,135 @@
+import type { ExecutionHostId, PtyControllerInventory, PtyControllerTerminalIdentity, PtyProvider } from '../contracts/index.js'
+import { reportProviderThrow, type ControllerCore } from './controller-core.js'
+import type { ExitPublication } from './exit-publication.js'
+import { combineAnswers } from './exit-evidence.js'
+import { confirmForegroundOf } from './foreground-evidence.js'
+import { incarnationField, type PtyRecord } from './pty-record.js'
+
+/**
+ * Questions about PTYs: existence and liveness (asked of the owning provider, or of every provider
+ * for an id the controller does not track), questions to a live PTY's provider (each failure
+ * reported and answered `null`), and the inventory from the controller's own records.
+ */
+export class ProviderQueries {
+  readonly #core: ControllerCore
+  readonly #exits: ExitPublication
+
+  constructor(core: ControllerCore, exits: ExitPublication) {
+    this.#core = core
+    this.#exits = exits
+  }
+
+  /** Three-valued existence; see `PtyController.hasPty`. */
+  hasPty(ptyId: string): boolean | null {
+    const record = this.#core.records.get(ptyId)
+    if (record !== undefined) {
+      if (record.state === 'exited') return false
+      if (record.state === 'unverified') return null
+      // Why null without hasPty (the seed's rule): the provider cannot answer, and the controller's
+      // record only says no exit was seen yet. A provider that answers null, or throws, cannot tell
+      // either — that doubt is passed on, never rounded up to "live".
+      if (record.provider.hasPty === undefined) return null
+      const answer = this.#safeSync(record.provider, ptyId, 'hasPty', () => record.provider.hasPty?.(ptyId))
+      return typeof answer === 'boolean' ? answer : null
+    }
+    const answers: (boolean | null)[] = []
+    for (const provider of this.#uniqueProviders()) {
+      const answer = this.#safeSync(provider, ptyId, 'hasPty', () => provider.hasPty?.(ptyId))
+      answers.push(typeof answer === 'boolean' ? answer : null)
+    }
+    return combineAnswers(answers)
+  }
+
+  /** Whether the process is alive, probing the provider; see `PtyController.probePtyLiveness`. */
+  async probeLiveness(ptyId: string): Promise<boolean | null> {
+    const record = this.#core.records.get(ptyId)
+    if (record === undefined) {
+      const answers = await Promise.all([...this.#uniqueProviders()].map((provider) => probe(provider, ptyId)))
+      return combineAnswers(answers)
+    }
+    if (record.state === 'exited') return false
+    const answer = await probe(record.provider, ptyId)
+    if (record.state === 'unverified' && this.#core.records.isCurrent(record)) {
+      if (answer === false) this.#exits.confirmDeath(record)
+      else if (answer === true) this.#exits.setLiveness(record, { kind: 'live' })
+    }
+    // Re-read: the probe may have confirmed the death above.
+    return (record.state as PtyRecord['state']) === 'exited' ? false : answer
+  }
+
+  /**
+   * Ask the provider of a live PTY; `null` for an unknown or ended PTY, an `undefined` answer, or
+   * a throw (reported `provider_threw`, naming `what`).
+   */
+  async askLive<T>(ptyId: string, what: string, ask: (provider: PtyProvider) => T | Promise<T> | undefined): Promise<T | null> {
+    const record = this.#core.records.get(ptyId)
+    if (record === undefined || record.state !== 'live') return null
+    try {
+      const answer = await ask(record.provider)
+      return answer === undefined ? null : answer
+    } catch (error) {
+      reportProviderThrow(this.#core, record.provider, what, error, ptyId)
+      return null
+    }
+  }
+
+  /** The foreground evidence the owning provider confirms for a live PTY; `null` otherwise. */
+  async confirmForeground(ptyId: string): Promise<Awaited<ReturnType<typeof confirmForegroundOf>> | null> {
+    const record = this.#core.records.get(ptyId)
+    if (record === undefined || record.state !== 'live') return null
+    return confirmForegroundOf(record.provider, ptyId, (error) =>
+      reportProviderThrow(this.#core, record.provider, 'confirmForeground', error, ptyId),
+    )
+  }
+
+  /** What the controller knows to be live, from its records; see `PtyController.inventory`. */
+  inventory(scopeId: string | undefined, answeredHosts: ReadonlySet<ExecutionHostId>): PtyControllerInventory {
+    const livePtyIds = new Set<string>()
+    const allLivePtyIds = new Set<string>()
+    const exitingPtyIds = new Set<string>()
+    const terminalIdentityByPtyId = new Map<string, PtyControllerTerminalIdentity>()
+    // Disposed: the controller owns nothing any more and asks no host.
+    const disposed = this.#core.disposed()
+    for (const record of disposed ? [] : this.#core.records.values()) {
+      if (record.state === 'exited') continue
+      allLivePtyIds.add(record.ptyId)
+      if (scopeId === undefined || record.scopeId === scopeId) livePtyIds.add(record.ptyId)
+      if (record.stopRequested || record.state === 'unverified') exitingPtyIds.add(record.ptyId)
+      terminalIdentityByPtyId.set(record.ptyId, {
+        hostId: record.hostId,
+        ...incarnationField(record.incarnationId),
+        ...(record.handle === undefined ? {} : { handle: record.handle }),
+      })
+    }
+    return {
+      livePtyIds,
+      allLivePtyIds,
+      terminalIdentityByPtyId,
+      queriedHostIds: new Set(disposed ? [] : answeredHosts),
+      exitingPtyIds,
+    }
+  }
+
+  #safeSync<T>(provider: PtyProvider, ptyId: string, what: string, ask: () => T): T | undefined {
+    try {
+      return ask()
+    } catch (error) {
+      reportProviderThrow(this.#core, provider, what, error, ptyId)
+      return undefined
+    }
+  }
+
+  #uniqueProviders(): Set<PtyProvider> {
+    return new Set(this.#core.options.providers.values())
+  }
+}
+
+async function probe(provider: PtyProvider, ptyId: string): Promise<boolean | null> {
+  if (provider.probeLiveness === undefined) return null
+  try {
+    const answer = await provider.probeLiveness(ptyId)
+    return typeof answer === 'boolean' ? answer : null
+  } catch {
+    return null
+  }
+}

@@ -1,0 +1,76 @@
+import {
+  refusedWrite,
+  settlementFromProviderWrite,
+  unverifiableWrite,
+  type PtyIncarnationId,
+  type PtySize,
+  type WriteSettlement,
+} from '../contracts/index.js'
+import { reportProviderThrow, type ControllerCore } from './controller-core.js'
+
+/**
+ * Input to a tracked PTY and its size: writes settled in three values (accepted, refused,
+ * unverifiable), resize, and the size read back. The facade has checked the arguments.
+ */
+export class PtyInput {
+  readonly #core: ControllerCore
+
+  constructor(core: ControllerCore) {
+    this.#core = core
+  }
+
+  /** Write `data`; see `PtyController.writeWithSettlement`. */
+  write(ptyId: string, data: string, expected: PtyIncarnationId | undefined): WriteSettlement | Promise<WriteSettlement> {
+    const core = this.#core
+    if (core.disposed()) return refusedWrite('controller_disposed')
+    const record = core.records.get(ptyId)
+    if (record === undefined) return refusedWrite('pty_not_found')
+    if (expected !== undefined && expected !== record.incarnationId) return refusedWrite('stale_incarnation')
+    if (record.state !== 'live') return refusedWrite('pty_exited')
+    let settlement: unknown
+    try {
+      settlement = record.provider.write(ptyId, data)
+    } catch (error) {
+      reportProviderThrow(core, record.provider, 'write', error, ptyId)
+      return unverifiableWrite('provider_threw_after_handoff', true)
+    }
+    if (isPromiseLike(settlement)) {
+      return Promise.resolve(settlement).then(settlementFromProviderWrite, (error: unknown) => {
+        core.report('provider_threw', `Provider ${record.provider.name} rejected a write settlement`, error, ptyId)
+        return unverifiableWrite('provider_threw_after_handoff', true)
+      })
+    }
+    return settlementFromProviderWrite(settlement)
+  }
+
+  /** Resize a live PTY; `false` when it is unknown, not live, or the provider refused or threw. */
+  resize(ptyId: string, cols: number, rows: number): boolean {
+    const record = this.#core.records.get(ptyId)
+    if (record === undefined || record.state !== 'live') return false
+    try {
+      const applied = record.provider.resize(ptyId, cols, rows)
+      if (applied) record.size = { cols, rows }
+      return applied
+    } catch (error) {
+      reportProviderThrow(this.#core, record.provider, 'resize', error, ptyId)
+      return false
+    }
+  }
+
+  /** The size the provider reads back, else the size last applied; `null` for unknown or ended PTYs. */
+  getSize(ptyId: string): PtySize | null {
+    const record = this.#core.records.get(ptyId)
+    if (record === undefined || record.state !== 'live') return null
+    try {
+      const readBack = record.provider.getSize?.(ptyId)
+      if (readBack !== undefined && readBack !== null) return { cols: readBack.cols, rows: readBack.rows }
+    } catch (error) {
+      reportProviderThrow(this.#core, record.provider, 'getSize', error, ptyId)
+    }
+    return { ...record.size }
+  }
+}
+
+function isPromiseLike<T>(value: T | Promise<T>): value is Promise<T> {
+  return typeof (value as { then?: unknown } | null)?.then === 'function'
+}

@@ -1,0 +1,54 @@
+import { EXITED_PTY_RECORDS_KEPT, type PtyRecord } from './pty-record.js'
+
+/**
+ * The controller's records, one per PTY id (the latest incarnation), with a bounded memory of
+ * exited ones: the last `EXITED_PTY_RECORDS_KEPT` exited records stay (so a write to one is
+ * refused `pty_exited`, not `pty_not_found`), older ones are forgotten.
+ */
+export class PtyRecordTable {
+  readonly #records = new Map<string, PtyRecord>()
+  /** Exited records still in `#records`, oldest first; bounded by `EXITED_PTY_RECORDS_KEPT`. */
+  readonly #exited = new Set<PtyRecord>()
+
+  /** The record tracked under `ptyId`, if any. */
+  get(ptyId: string): PtyRecord | undefined {
+    return this.#records.get(ptyId)
+  }
+
+  /** Track `record` under its id, replacing the id's previous record. */
+  set(record: PtyRecord): void {
+    this.#records.set(record.ptyId, record)
+  }
+
+  /** Every tracked record. */
+  values(): IterableIterator<PtyRecord> {
+    return this.#records.values()
+  }
+
+  /** Whether `record` is the one tracked under its id (not replaced by a respawn). */
+  isCurrent(record: PtyRecord): boolean {
+    return this.#records.get(record.ptyId) === record
+  }
+
+  /** Move a record to `state`, wake its state waiters, and remember it when it exited. */
+  setState(record: PtyRecord, state: PtyRecord['state']): void {
+    record.state = state
+    for (const listener of [...record.stateListeners]) listener()
+    if (state === 'exited') this.#rememberExited(record)
+  }
+
+  /** A superseded record no longer counts against the exited memory. */
+  forgetExited(record: PtyRecord): void {
+    this.#exited.delete(record)
+  }
+
+  /** Keep the record of an exited PTY, forgetting the oldest past `EXITED_PTY_RECORDS_KEPT`. */
+  #rememberExited(record: PtyRecord): void {
+    this.#exited.add(record)
+    if (this.#exited.size <= EXITED_PTY_RECORDS_KEPT) return
+    const oldest = this.#exited.values().next().value
+    if (oldest === undefined) return
+    this.#exited.delete(oldest)
+    if (this.#records.get(oldest.ptyId) === oldest && oldest.state === 'exited') this.#records.delete(oldest.ptyId)
+  }
+}

@@ -1,0 +1,38 @@
+import type { PtyIncarnationId, PtyProvider, PtyShutdownOptions } from '../contracts/index.js'
+import type { ControllerReport } from './controller-core.js'
+
+/** How a dispatched shutdown ended: carried out, or refused/failed (reported `shutdown_failed`). */
+export type ShutdownOutcome = 'resolved' | 'rejected'
+
+/**
+ * Ask the provider to shut a PTY down, fenced by incarnation. A synchronous throw counts as a
+ * rejection; a rejection is reported as `shutdown_failed` and answered `'rejected'`, never thrown.
+ * `stepOptions`, when given, replace the default options (a `stopAndWait` step's timeout and
+ * `keepHistory`).
+ */
+export function dispatchShutdown(
+  report: ControllerReport,
+  provider: PtyProvider,
+  ptyId: string,
+  incarnationId: PtyIncarnationId | undefined,
+  immediate: boolean,
+  stepOptions?: PtyShutdownOptions,
+): Promise<ShutdownOutcome> {
+  const options = stepOptions ?? {
+    ...(immediate ? { immediate: true } : {}),
+    ...(incarnationId === undefined ? {} : { expectedIncarnationId: incarnationId }),
+  }
+  let pending: Promise<void>
+  try {
+    pending = Promise.resolve(provider.shutdown(ptyId, options))
+  } catch (error) {
+    pending = Promise.reject(error)
+  }
+  return pending.then(
+    () => 'resolved' as const,
+    (error: unknown) => {
+      report('shutdown_failed', `Provider ${provider.name} could not shut down ${ptyId}`, error, ptyId)
+      return 'rejected' as const
+    },
+  )
+}

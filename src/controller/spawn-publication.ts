@@ -1,0 +1,262 @@
+import type { ExecutionHostId, PtyIncarnationId, PtyProvider, PtySpawnOptions, PtySpawnReply, PtySpawnResult } from '../contracts/index.js'
+import { PtySpawnError, createRuntimePtySpawnState, executeRuntimePtySpawn, type PtySpawnOutcome } from '../spawn/index.js'
+import { ABORTED, raceAbort } from './abort.js'
+import { describeValue } from './argument-validation.js'
+import type { Bookkeeping } from './bookkeeping.js'
+import type { ControllerCore } from './controller-core.js'
+import { PtyControllerDisposedError } from './errors.js'
+import type { ExitPublication } from './exit-publication.js'
+import type { InFlightSpawn } from './in-flight-event-buffer.js'
+import type { OutputDelivery } from './output-delivery.js'
+import type { ProviderIntake } from './provider-intake.js'
+import { createPtyRecord, incarnationField, type PtyRecord, type PtyRecordInit } from './pty-record.js'
+import type { Stopping } from './stopping.js'
+
+/** Default PTY size when neither the spawn options nor the provider say (the usual VT100 size). */
+const DEFAULT_COLS = 80
+const DEFAULT_ROWS = 24
+
+/** What a record owns beyond its process: scope, slot, claim and pre-allocated handle. */
+type RecordOwnership = Pick<PtyRecordInit, 'scopeId' | 'slot' | 'claimKey' | 'handle'>
+
+const OWNS_NOTHING: RecordOwnership = { scopeId: undefined, slot: undefined, claimKey: undefined, handle: undefined }
+
+/**
+ * Publishing a PTY: running the spawn pipeline (or an attach-only adoption), turning the
+ * provider's reply into a record (one `recordFromReply` for both), emitting `spawn`, then
+ * releasing the events held while it was in flight. Also undoing a spawn that can no longer be
+ * published (the controller was disposed, or the re-attached process already exited).
+ */
+export class SpawnPublication {
+  readonly #core: ControllerCore
+  readonly #intake: ProviderIntake
+  readonly #exits: ExitPublication
+  readonly #output: OutputDelivery
+  readonly #stopping: Stopping
+  readonly #bookkeeping: Bookkeeping
+
+  constructor(
+    core: ControllerCore,
+    intake: ProviderIntake,
+    exits: ExitPublication,
+    output: OutputDelivery,
+    stopping: Stopping,
+    bookkeeping: Bookkeeping,
+  ) {
+    this.#core = core
+    this.#intake = intake
+    this.#exits = exits
+    this.#output = output
+    this.#stopping = stopping
+    this.#bookkeeping = bookkeeping
+  }
+
+  /** Run the spawn pipeline and publish its PTY; see `PtyController.spawn`. */
+  async spawn(options: PtySpawnOptions): Promise<PtySpawnReply> {
+    const core = this.#core
+    if (core.disposed()) throw new PtyControllerDisposedError('spawn')
+    const inFlight = this.#intake.beginInFlight()
+    try {
+      const state = createRuntimePtySpawnState(
+        {
+          resolveProvider: (hostId) => core.options.providers.get(hostId),
+          runtime: core.runtime,
+          store: core.options.store,
+          claims: core.options.claims,
+          listHostIds: () => core.options.providers.keys(),
+        },
+        options,
+      )
+      const outcome = await executeRuntimePtySpawn(state)
+      const provider = core.options.providers.get(outcome.hostId)
+      const result = outcome.result
+      if (provider === undefined) {
+        throw new TypeError(`The spawn pipeline returned host ${describeValue(outcome.hostId)}, which has no provider`)
+      }
+      if (core.disposed()) {
+        this.#abandonCommittedSpawn(provider, outcome, options)
+        throw new PtyControllerDisposedError('spawn')
+      }
+      const existing = core.records.get(result.id)
+      if (existing !== undefined && isExitedProcess(existing, provider, result)) {
+        this.#rejectExitedReattach(outcome, options)
+      }
+      const sameProcess =
+        existing !== undefined &&
+        isSameProcess(existing, provider, result.incarnationId) &&
+        result.isReattach === true &&
+        result.providerSequence?.generation !== 'reset'
+      let record: PtyRecord
+      if (sameProcess) {
+        // A re-attach to the same process keeps its facts, including a pending stop intent.
+        record = existing
+        record.size = sizeOf(result, options)
+      } else {
+        if (existing !== undefined) this.#exits.supersede(existing)
+        record = this.#recordFromReply(outcome.hostId, provider, result, options, {
+          scopeId: options.scopeId ?? options.slot?.scopeId ?? options.claim?.scopeId,
+          slot: options.slot,
+          claimKey: options.claim?.key,
+          handle: options.preAllocatedHandle,
+        }, outcome.reconciledSequence)
+      }
+      this.#publish(record, inFlight, result.isReattach === true)
+      return {
+        ...replyOf(record, result.isReattach === true),
+        ...(outcome.claimDisposition === undefined ? {} : { claimDisposition: outcome.claimDisposition }),
+      }
+    } finally {
+      this.#intake.endInFlight(inFlight)
+    }
+  }
+
+  /**
+   * Attach-only adoption of a live PTY on `provider`; see `PtyController.attach`. The caller
+   * checked the arguments and that the id is not tracked live.
+   */
+  async attach(ptyId: string, hostId: ExecutionHostId, provider: PtyProvider, signal: AbortSignal | undefined): Promise<boolean> {
+    const core = this.#core
+    const inFlight = this.#intake.beginInFlight()
+    try {
+      const result = await raceAbort(Promise.resolve(provider.spawn({ sessionId: ptyId, attachOnly: true })), signal)
+      if (result === ABORTED || result.id !== ptyId || result.exitedBeforeSpawnReply === true || core.disposed()) return false
+      const current = core.records.get(ptyId)
+      // The process died after the host answered, and its exit was already published.
+      if (current !== undefined && isExitedProcess(current, provider, { ...result, isReattach: true })) return false
+      if (current !== undefined && isSameProcess(current, provider, result.incarnationId)) {
+        this.#exits.reviveIfUnverified(current)
+        return true
+      }
+      if (current !== undefined && current.state === 'live') return true
+      if (current !== undefined) this.#exits.supersede(current)
+      this.#publish(this.#recordFromReply(hostId, provider, result, {}, OWNS_NOTHING, undefined), inFlight, true)
+      return true
+    } catch {
+      return false
+    } finally {
+      this.#intake.endInFlight(inFlight)
+    }
+  }
+
+  /** The reply `adoptSlot` gives for a live tracked PTY; `null` when it is not tracked live. */
+  liveReply(ptyId: string): PtySpawnReply | null {
+    const record = this.#core.records.get(ptyId)
+    if (record === undefined || record.state !== 'live') return null
+    return replyOf(record, true)
+  }
+
+  /** A new record for the incarnation a provider's reply names, tracked under its id. */
+  #recordFromReply(
+    hostId: ExecutionHostId,
+    provider: PtyProvider,
+    result: PtySpawnResult,
+    requested: { cols?: number; rows?: number },
+    ownership: RecordOwnership,
+    reconciledSequence: number | null | undefined,
+  ): PtyRecord {
+    const record = createPtyRecord({
+      ptyId: result.id,
+      hostId,
+      provider,
+      incarnationId: result.incarnationId,
+      pid: typeof result.pid === 'number' ? result.pid : undefined,
+      hostReportsChildExitStatus: result.hostReportsChildExitStatus !== false,
+      scopeId: ownership.scopeId,
+      slot: ownership.slot,
+      claimKey: ownership.claimKey,
+      handle: ownership.handle,
+      flowTarget: this.#output.targetFor(provider, result.id),
+      size: sizeOf(result, requested),
+      outputSequence: reconciledSequence ?? this.#core.runtime.getPtyOutputSequence?.(result.id) ?? 0,
+    })
+    this.#core.records.set(record)
+    return record
+  }
+
+  /** Emit `spawn` for the record, then deliver what was held for it while it was in flight. */
+  #publish(record: PtyRecord, inFlight: InFlightSpawn, isReattach: boolean): void {
+    const early = this.#intake.takeHeld(record, inFlight.since)
+    this.#intake.endInFlight(inFlight)
+    this.#exits.reviveIfUnverified(record)
+    this.#core.emit('spawn', {
+      ptyId: record.ptyId,
+      ...incarnationField(record.incarnationId),
+      hostId: record.hostId,
+      ...(record.pid === undefined ? {} : { pid: record.pid }),
+      isReattach,
+      cols: record.size.cols,
+      rows: record.size.rows,
+    })
+    this.#intake.deliverHeld(early)
+  }
+
+  /**
+   * The controller was disposed while this spawn was in flight, so nobody will ever track the PTY:
+   * undo what the pipeline committed for it. A process the spawn started is stopped (no orphan) and,
+   * once the stop is carried out, reported to the runtime as exited — the controller is no longer
+   * subscribed, so the runtime would otherwise keep it registered forever. The claim it created and
+   * the slot binding it made are released. A re-attached or adopted process was not started by this
+   * spawn: it is left running (a tracked one is stopped by `dispose` itself).
+   */
+  #abandonCommittedSpawn(provider: PtyProvider, outcome: PtySpawnOutcome, options: PtySpawnOptions): void {
+    const { result } = outcome
+    if (result.isReattach === true) return
+    if (outcome.claimDisposition === 'created') this.#bookkeeping.releaseClaim(result.id, outcome.claimOwner?.generation)
+    if (options.slot !== undefined && outcome.slotOwner !== undefined) this.#bookkeeping.retireSlot(options.slot, outcome.slotOwner)
+    void this.#stopping.dispatch(result.id, { provider, incarnationId: result.incarnationId }, true).then((stopped) => {
+      if (stopped !== 'resolved') return
+      this.#bookkeeping.noteRuntimeExit(result.id, result.incarnationId)
+      this.#bookkeeping.forgetRuntimePty(result.id)
+    })
+  }
+
+  /**
+   * The process a spawn re-attached to (or adopted) exited after the pipeline's last check and
+   * before the controller could publish it: its exit was already published, so nothing is
+   * published again. The pipeline's commit for it is undone (the runtime registration, the slot
+   * binding, the claim) and the spawn fails with `exited_during_start`.
+   */
+  #rejectExitedReattach(outcome: PtySpawnOutcome, options: PtySpawnOptions): never {
+    const { result } = outcome
+    this.#bookkeeping.noteRuntimeExit(result.id, result.incarnationId)
+    this.#bookkeeping.forgetRuntimePty(result.id)
+    if (options.slot !== undefined && outcome.slotOwner !== undefined) this.#bookkeeping.retireSlot(options.slot, outcome.slotOwner)
+    if (outcome.claimOwner !== undefined) this.#bookkeeping.releaseClaim(result.id, outcome.claimOwner.generation)
+    throw new PtySpawnError('exited_during_start', `PTY ${JSON.stringify(result.id)} exited before the spawn could publish it`, {
+      ptyId: result.id,
+    })
+  }
+}
+
+function sizeOf(result: PtySpawnResult, requested: { cols?: number; rows?: number }): { cols: number; rows: number } {
+  return { cols: result.cols ?? requested.cols ?? DEFAULT_COLS, rows: result.rows ?? requested.rows ?? DEFAULT_ROWS }
+}
+
+function replyOf(record: PtyRecord, isReattach: boolean): PtySpawnReply {
+  return {
+    id: record.ptyId,
+    ...(record.pid === undefined ? {} : { pid: record.pid }),
+    ...incarnationField(record.incarnationId),
+    hostId: record.hostId,
+    isReattach,
+  }
+}
+
+/**
+ * Whether a re-attach reply names the very incarnation whose exit the record already proved: the
+ * process died after the pipeline's last check. Needs an attested incarnation on both sides.
+ */
+function isExitedProcess(record: PtyRecord, provider: PtyProvider, result: PtySpawnResult): boolean {
+  return (
+    result.isReattach === true &&
+    record.state === 'exited' &&
+    record.provider === provider &&
+    record.incarnationId !== undefined &&
+    record.incarnationId === result.incarnationId
+  )
+}
+
+/** A record of the same live-or-unverified process a provider just attached to. */
+function isSameProcess(record: PtyRecord, provider: PtyProvider, incarnationId: PtyIncarnationId | undefined): boolean {
+  return record.provider === provider && record.state !== 'exited' && record.incarnationId === incarnationId
+}
