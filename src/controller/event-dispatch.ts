@@ -1,7 +1,7 @@
 import type { EventEmitter } from 'node:events'
 import { describeThrownValue } from './argument-validation.js'
 import type { ControllerReport } from './controller-core.js'
-import { PtyControllerError, type PtyControllerErrorCode } from './errors.js'
+import { PtyControllerError, type PtyControllerErrorCode } from './pty-controller-error.js'
 import type { PtyControllerEvents } from './events.js'
 
 /**

@@ -1,6 +1,6 @@
 import type { ExecutionHostId, PtyIncarnationId, PtyLivenessVerdict } from '../contracts/index.js'
 import type { TerminalExitCause } from '../exit-cause/index.js'
-import type { PtyControllerError } from './errors.js'
+import type { PtyControllerError } from './pty-controller-error.js'
 
 /** Emitted once a spawn (or attach) is published, before any of its `data` or its `exit`. */
 export type PtyControllerSpawnEvent = {

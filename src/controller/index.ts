@@ -20,7 +20,7 @@ export {
   isPtyControllerDisposedError,
   isPtyControllerError,
   type PtyControllerErrorCode,
-} from './errors.js'
+} from './pty-controller-error.js'
 export type {
   PtyControllerDataEvent,
   PtyControllerEvents,

@@ -1,6 +1,6 @@
 import { LOCAL_EXECUTION_HOST_ID, type ExecutionHostId, type PtyHostScopedListing, type PtyProcessInfo, type PtyProvider } from '../contracts/index.js'
 import { reportProviderThrow, type ControllerCore } from './controller-core.js'
-import { PtyControllerError } from './errors.js'
+import { PtyControllerError } from './pty-controller-error.js'
 import type { ExitPublication } from './exit-publication.js'
 import { listOneHost, type HostListingAnswer, type ListingBudget } from './host-listing.js'
 import { PTY_LIVENESS_REASONS } from './liveness-reasons.js'

@@ -1,4 +1,11 @@
-import type { ExecutionHostId, PtyIncarnationId, PtyProvider, PtySlot } from '../contracts/index.js'
+import {
+  createListenerSet,
+  type ExecutionHostId,
+  type ListenerSet,
+  type PtyIncarnationId,
+  type PtyProvider,
+  type PtySlot,
+} from '../contracts/index.js'
 import type { PtyTimerHandle } from './clock.js'
 import type { ProducerFlowTarget } from './flow-control.js'
 
@@ -52,8 +59,8 @@ export type PtyRecord = {
   unconfirmedTimer: PtyTimerHandle | undefined
   /** The controller's own output count, used when the runtime has no `notePtyOutput`. */
   outputSequence: number
-  /** Called whenever `state` changes (stop waiters). */
-  readonly stateListeners: Set<() => void>
+  /** Fired whenever `state` changes (stop waiters); the waiters never throw. */
+  readonly stateListeners: ListenerSet<void>
 }
 
 /**
@@ -134,7 +141,7 @@ export function createPtyRecord(init: PtyRecordInit): PtyRecord {
     stopRequested: false,
     superseded: false,
     unconfirmedTimer: undefined,
-    stateListeners: new Set(),
+    stateListeners: createListenerSet<void>(),
   }
 }
 
@@ -143,21 +150,18 @@ export function waitForRecordState(
   record: PtyRecord,
   state: PtyRecordState,
 ): { promise: Promise<void>; cancel: () => void } {
-  let listener: (() => void) | undefined
+  let unsubscribe: (() => void) | undefined
   const promise = new Promise<void>((resolve) => {
     if (record.state === state) {
       resolve()
       return
     }
-    listener = () => {
+    unsubscribe = record.stateListeners.add(() => {
       if (record.state === state) resolve()
-    }
-    record.stateListeners.add(listener)
+    })
   })
   return {
     promise,
-    cancel: () => {
-      if (listener !== undefined) record.stateListeners.delete(listener)
-    },
+    cancel: () => unsubscribe?.(),
   }
 }

@@ -1,5 +1,4 @@
-const DISPOSED_ERROR_BRAND = Symbol.for('ptykit.PtyControllerDisposedError')
-const CONTROLLER_ERROR_BRAND = Symbol.for('ptykit.PtyControllerError')
+import { defineErrorBrand } from '../contracts/error-brand.js'
 
 /**
  * Rejects `spawn` and `attach` called after `dispose()`: a disposed controller starts and adopts
@@ -17,17 +16,14 @@ export class PtyControllerDisposedError extends Error {
   constructor(method: string) {
     super(`Cannot call \`${method}\` on a disposed PTY controller`)
     this.method = method
-    Object.defineProperty(this, DISPOSED_ERROR_BRAND, { value: true })
+    DISPOSED_ERROR_BRAND.mark(this)
   }
 }
-Object.defineProperty(PtyControllerDisposedError.prototype, 'name', {
-  value: 'PtyControllerDisposedError',
-  enumerable: false,
-})
+const DISPOSED_ERROR_BRAND = defineErrorBrand(PtyControllerDisposedError, 'PtyControllerDisposedError')
 
 /** True for a {@link PtyControllerDisposedError}, also across duplicate copies of the package. */
 export function isPtyControllerDisposedError(value: unknown): value is PtyControllerDisposedError {
-  return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[DISPOSED_ERROR_BRAND] === true
+  return DISPOSED_ERROR_BRAND.is(value)
 }
 
 /**
@@ -75,12 +71,12 @@ export class PtyControllerError extends Error {
     super(message, options.cause === undefined ? undefined : { cause: options.cause })
     this.code = code
     this.ptyId = options.ptyId
-    Object.defineProperty(this, CONTROLLER_ERROR_BRAND, { value: true })
+    CONTROLLER_ERROR_BRAND.mark(this)
   }
 }
-Object.defineProperty(PtyControllerError.prototype, 'name', { value: 'PtyControllerError', enumerable: false })
+const CONTROLLER_ERROR_BRAND = defineErrorBrand(PtyControllerError, 'PtyControllerError')
 
 /** True for a {@link PtyControllerError}, also across duplicate copies of the package. */
 export function isPtyControllerError(value: unknown): value is PtyControllerError {
-  return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[CONTROLLER_ERROR_BRAND] === true
+  return CONTROLLER_ERROR_BRAND.is(value)
 }
