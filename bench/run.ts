@@ -14,7 +14,7 @@ import type { FigureResult } from './figure.js'
 import { measureConcurrentSpawns } from './figures/concurrent-spawns.js'
 import { measureFlood } from './figures/flood.js'
 import { measureIdleMemory } from './figures/idle-memory.js'
-import { measureMassStop } from './figures/mass-stop.js'
+import { measureMassStop, measureScale } from './figures/mass-stop.js'
 import { measurePipelineCost } from './figures/pipeline-cost.js'
 import { measureSpawnBlocking } from './figures/spawn-blocking.js'
 import { measureSsh } from './figures/ssh.js'
@@ -44,6 +44,7 @@ export const FIGURE_GROUPS: readonly Group[] = [
   { id: 'spawn-blocking', run: measureSpawnBlocking },
   { id: 'ssh', run: measureSsh },
   { id: 'mass-stop', run: measureMassStop },
+  { id: 'scale', run: measureScale },
 ]
 
 async function main(): Promise<number> {

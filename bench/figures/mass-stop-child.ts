@@ -12,11 +12,13 @@
  * 3. **scale**: `n` idle PTYs on one controller: RSS, heap, fds and event-loop lag before and after,
  *    a `listProcesses()` and a concurrent `stopAndWait` of all of them timed, survivors counted.
  *
- * Usage: mass-stop-child.ts <n> <rounds> <settleMs> <mark>: the three phases `rounds` times, waiting
+ * Usage: mass-stop-child.ts <n> <rounds> <settleMs> <mark> <stops|scale>: phases 1–2 (`stops`) or
+ * phase 3 (`scale`, in a process of its own so that it starts from a clean fd and PTY table),
+ * `rounds` times, waiting
  * `settleMs` where a phase lets things settle (idle before a kill, the lag window). Prints one JSON
  * line: an array of {@link MassStopChildResult}, one per round.
  */
-import { readdirSync } from 'node:fs'
+import { readdirSync, readFileSync } from 'node:fs'
 import { monitorEventLoopDelay } from 'node:perf_hooks'
 import { createPtyController } from 'ptykit/controller'
 import { createNodePtyProvider } from 'ptykit/node-pty'
@@ -37,7 +39,8 @@ export const DISPOSE_TREES = [
 /** What the child prints. */
 export type MassStopChildResult = {
   n: number
-  kill: {
+  /** Phase 1 (`stops` runs only). */
+  kill?: {
     /** Median kill call → exit event, ms, raw node-pty. */
     rawMedianMs: number
     /** Raw PTYs whose exit event arrived. */
@@ -53,7 +56,8 @@ export type MassStopChildResult = {
     /** Processes of the phase still alive after all exits (before the final sweep). */
     survivors: number
   }
-  dispose: {
+  /** Phase 2 (`stops` runs only). */
+  dispose?: {
     disposeMs: number
     /** Marked processes alive when `dispose()` resolved. */
     survivors: number
@@ -63,7 +67,8 @@ export type MassStopChildResult = {
     /** The first few error messages, for the notes. */
     errorSamples: string[]
   }
-  scale: {
+  /** Phase 3 (`scale` runs only). */
+  scale?: {
     before: { rss: number; heapUsed: number; fds: number; lagP99Ms: number; lagMaxMs: number }
     after: { rss: number; heapUsed: number; fds: number; lagP99Ms: number; lagMaxMs: number }
     listMs: number
@@ -133,7 +138,7 @@ async function rawKillPhase(n: number, env: Record<string, string>): Promise<{ m
   return { medianMs: median(exitedAt.map((at, i) => at - (killedAt[i] as number))), exited: exitedAt.length }
 }
 
-async function ptykitKillPhase(n: number, env: Record<string, string>): Promise<Omit<MassStopChildResult['kill'], 'rawMedianMs' | 'rawExited' | 'survivors'>> {
+async function ptykitKillPhase(n: number, env: Record<string, string>): Promise<Omit<NonNullable<MassStopChildResult['kill']>, 'rawMedianMs' | 'rawExited' | 'survivors'>> {
   const controller = newController()
   const errors: Record<string, number> = {}
   const causes: Record<string, number> = {}
@@ -178,7 +183,7 @@ async function ptykitKillPhase(n: number, env: Record<string, string>): Promise<
   }
 }
 
-async function disposePhase(n: number, env: Record<string, string>, mark: string): Promise<MassStopChildResult['dispose']> {
+async function disposePhase(n: number, env: Record<string, string>, mark: string): Promise<NonNullable<MassStopChildResult['dispose']>> {
   const controller = newController()
   const errors: Record<string, number> = {}
   const messages: string[] = []
@@ -216,7 +221,7 @@ async function disposePhase(n: number, env: Record<string, string>, mark: string
   return { disposeMs, survivors: alive.length, survivorsNamed: named.length, errors, errorSamples: messages.slice(0, 3) }
 }
 
-function snapshot(): Promise<MassStopChildResult['scale']['before']> {
+function snapshot(): Promise<NonNullable<MassStopChildResult['scale']>['before']> {
   const histogram = monitorEventLoopDelay({ resolution: 1 })
   histogram.enable()
   return sleep(2 * settleMs).then(() => {
@@ -232,7 +237,7 @@ function snapshot(): Promise<MassStopChildResult['scale']['before']> {
   })
 }
 
-async function scalePhase(n: number, env: Record<string, string>, mark: string): Promise<MassStopChildResult['scale']> {
+async function scalePhase(n: number, env: Record<string, string>, mark: string): Promise<NonNullable<MassStopChildResult['scale']>> {
   const controller = newController()
   try {
     controller.on('data', (event) => controller.acknowledgeData(event.ptyId, event.data.length))
@@ -267,6 +272,8 @@ async function scalePhase(n: number, env: Record<string, string>, mark: string):
 async function main(): Promise<void> {
   const [n, rounds, settle] = process.argv.slice(2, 5).map(Number) as [number, number, number]
   const mark = process.argv[5]
+  const phases = process.argv[6]
+  if (phases !== 'stops' && phases !== 'scale') throw new TypeError(`Expected the phases argument to be stops or scale, got ${String(phases)}`)
   for (const [name, value] of [['n', n], ['rounds', rounds], ['settleMs', settle]] as const) {
     if (!Number.isInteger(value) || value < 1) throw new TypeError(`Expected the ${name} argument to be a positive integer, got ${String(value)}`)
   }
@@ -274,23 +281,37 @@ async function main(): Promise<void> {
   settleMs = settle
   const env = { [MARK_VARIABLE]: mark }
   const results: MassStopChildResult[] = []
-  for (let round = 0; round < rounds; round++) results.push(await runRound(n, env, mark))
+  for (let round = 0; round < rounds; round++) results.push(phases === 'stops' ? await runStops(n, env, mark) : { n, scale: await runScale(n, env, mark) })
   process.stdout.write(`${JSON.stringify(results)}\n`)
 }
 
-async function runRound(n: number, env: Record<string, string>, mark: string): Promise<MassStopChildResult> {
-  progress(`raw kill phase, ${n} PTYs`)
+async function runStops(n: number, env: Record<string, string>, mark: string): Promise<MassStopChildResult> {
+  progress(`raw kill phase, ${n} PTYs; ${ptyUsage()}`)
   const raw = await rawKillPhase(n, env)
   progress(`controller kill phase`)
   const ptykit = await ptykitKillPhase(n, env)
   // Each phase starts from an empty table: what one left behind must not count against the next.
   const killSurvivors = killMarkedProcesses(mark)
-  progress('dispose phase')
+  progress(`dispose phase; ${ptyUsage()}`)
   const dispose = await disposePhase(n, env, mark)
   killMarkedProcesses(mark)
-  progress('scale phase')
+  return { n, kill: { rawMedianMs: raw.medianMs, rawExited: raw.exited, ...ptykit, survivors: killSurvivors }, dispose }
+}
+
+async function runScale(n: number, env: Record<string, string>, mark: string): Promise<NonNullable<MassStopChildResult['scale']>> {
+  progress(`scale phase, ${n} PTYs; ${ptyUsage()}`)
   const scale = await scalePhase(n, env, mark)
-  return { n, kill: { rawMedianMs: raw.medianMs, rawExited: raw.exited, ...ptykit, survivors: killSurvivors }, dispose, scale }
+  killMarkedProcesses(mark)
+  return scale
+}
+
+/** The machine's PTYs in use and this process's open fds, for progress lines (forkpty fails at pty/max). */
+function ptyUsage(): string {
+  try {
+    return `PTYs in use ${readFileSync('/proc/sys/kernel/pty/nr', 'utf8').trim()}/${readFileSync('/proc/sys/kernel/pty/max', 'utf8').trim()}, own fds ${readdirSync('/proc/self/fd').length}`
+  } catch {
+    return 'PTY usage unknown'
+  }
 }
 
 main().then(

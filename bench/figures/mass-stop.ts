@@ -28,34 +28,45 @@ function paired(ptykit: number[], raw: number[]): PairedSamples {
   return { ptykit, raw, ratios, differences: ptykit.map((p, i) => p - (raw[i] as number)) }
 }
 
-/** Measures the mass-stop and scale rows. */
-export async function measureMassStop(config: BenchConfig, log: (line: string) => void): Promise<FigureResult[]> {
+
+type Stops = { kill: NonNullable<MassStopChildResult['kill']>; dispose: NonNullable<MassStopChildResult['dispose']> }
+type Scale = NonNullable<MassStopChildResult['scale']>
+
+/** Runs the child for `phases`; whatever happens, SIGKILLs every process of the run afterwards. */
+async function runPhases(config: BenchConfig, phases: 'stops' | 'scale', log: (line: string) => void): Promise<MassStopChildResult[]> {
   const { ptys: n, rounds, settleMs } = config.massStop
   const mark = newMark()
-  let results: MassStopChildResult[]
   try {
-    results = await runChild<MassStopChildResult[]>(CHILD, [String(n), String(rounds), String(settleMs), mark], {
+    return await runChild<MassStopChildResult[]>(CHILD, [String(n), String(rounds), String(settleMs), mark, phases], {
       timeoutMs: MASS_STOP_CHILD_TIMEOUT_MS,
     })
   } finally {
     const swept = killMarkedProcesses(mark)
     if (swept > 0) log(`  swept ${swept} processes of the run left alive after the child ended`)
   }
+}
+
+const row = (spec: FigureSpec, ptykit: number[], raw: number[], judge: boolean): FigureResult => makeFigure(spec, paired(ptykit, raw), judge)
+
+/** Measures the stop rows (issue 13): concurrent kills, and a dispose of mixed trees. */
+export async function measureMassStop(config: BenchConfig, log: (line: string) => void): Promise<FigureResult[]> {
+  const { ptys: n, rounds, settleMs } = config.massStop
+  const results: Stops[] = (await runPhases(config, 'stops', log)).map((r) => {
+    if (r.kill === undefined || r.dispose === undefined) throw new Error('the mass-stop child printed no stop phases')
+    return { kill: r.kill, dispose: r.dispose }
+  })
   const judge = config.mode === 'full'
-  const of = <T>(pick: (r: MassStopChildResult) => T): T[] => results.map(pick)
+  const of = <T>(pick: (r: Stops) => T): T[] => results.map(pick)
   const zeros = of(() => 0)
   for (const [i, r] of results.entries()) {
     log(
       `  round ${i}: kill → exit raw ${r.kill.rawMedianMs.toFixed(1)} ms, ptykit ${r.kill.ptykitMedianMs.toFixed(1)} ms; ` +
         `causes ${JSON.stringify(r.kill.causes)}, errors ${JSON.stringify(r.kill.errors)}; dispose ${r.dispose.disposeMs.toFixed(0)} ms, ` +
-        `${r.dispose.survivors} survivors (${r.dispose.survivorsNamed} named); scale: list ${r.scale.listMs.toFixed(0)} ms, ` +
-        `stop all ${r.scale.stopAllMs.toFixed(0)} ms, ${r.scale.stoppedTrue} true, ${r.scale.left} left`,
+        `${r.dispose.survivors} survivors (${r.dispose.survivorsNamed} named)`,
     )
   }
   const kills = `${n} idle \`/bin/sleep 30\` PTYs, spawned ${SPAWN_CONCURRENCY} at a time, idle ${settleMs} ms, then all killed in one synchronous loop; one sample per round (${rounds} rounds).`
-  const row = (spec: FigureSpec, ptykit: number[], raw: number[]): FigureResult => makeFigure(spec, paired(ptykit, raw), judge)
   const disposeDetails = of((r) => r.dispose)
-  const scale = of((r) => r.scale)
   return [
     row(
       {
@@ -69,6 +80,7 @@ export async function measureMassStop(config: BenchConfig, log: (line: string) =
       },
       of((r) => r.kill.ptykitMedianMs),
       of((r) => r.kill.rawMedianMs),
+      judge,
     ),
     row(
       {
@@ -83,6 +95,7 @@ export async function measureMassStop(config: BenchConfig, log: (line: string) =
       },
       of((r) => r.kill.causes['operator_close'] ?? 0),
       of((r) => r.kill.rawExited),
+      judge,
     ),
     row(
       {
@@ -96,6 +109,7 @@ export async function measureMassStop(config: BenchConfig, log: (line: string) =
       },
       of((r) => r.kill.stopUnverified),
       zeros,
+      judge,
     ),
     row(
       {
@@ -110,6 +124,7 @@ export async function measureMassStop(config: BenchConfig, log: (line: string) =
       },
       of((r) => r.kill.errors['shutdown_failed'] ?? 0),
       zeros,
+      judge,
     ),
     row(
       {
@@ -127,7 +142,24 @@ export async function measureMassStop(config: BenchConfig, log: (line: string) =
       },
       disposeDetails.map((d) => d.survivors - d.survivorsNamed),
       zeros,
+      judge,
     ),
+  ]
+}
+
+/** Measures the scale rows (issue 18): 1 000 idle PTYs on one controller, in a process of their own. */
+export async function measureScale(config: BenchConfig, log: (line: string) => void): Promise<FigureResult[]> {
+  const { ptys: n, settleMs } = config.massStop
+  const scale: Scale[] = (await runPhases(config, 'scale', log)).map((r) => {
+    if (r.scale === undefined) throw new Error('the mass-stop child printed no scale phase')
+    return r.scale
+  })
+  const judge = config.mode === 'full'
+  const zeros = scale.map(() => 0)
+  for (const [i, s] of scale.entries()) {
+    log(`  round ${i}: list ${s.listMs.toFixed(0)} ms (${s.listed}), stop all ${s.stopAllMs.toFixed(0)} ms, ${s.stoppedTrue} true, ${s.left} left`)
+  }
+  return [
     row(
       {
         id: 'scale-rss',
@@ -143,6 +175,7 @@ export async function measureMassStop(config: BenchConfig, log: (line: string) =
       },
       scale.map((s) => s.after.rss / 2 ** 20),
       scale.map((s) => s.before.rss / 2 ** 20),
+      judge,
     ),
     row(
       {
@@ -156,6 +189,7 @@ export async function measureMassStop(config: BenchConfig, log: (line: string) =
       },
       scale.map((s) => s.after.fds),
       scale.map((s) => s.before.fds),
+      judge,
     ),
     row(
       {
@@ -169,6 +203,7 @@ export async function measureMassStop(config: BenchConfig, log: (line: string) =
       },
       scale.map((s) => s.after.lagP99Ms),
       scale.map((s) => s.before.lagP99Ms),
+      judge,
     ),
     row(
       {
@@ -182,6 +217,7 @@ export async function measureMassStop(config: BenchConfig, log: (line: string) =
       },
       scale.map((s) => s.listMs),
       zeros,
+      judge,
     ),
     row(
       {
@@ -196,6 +232,7 @@ export async function measureMassStop(config: BenchConfig, log: (line: string) =
       },
       scale.map((s) => s.stopAllMs),
       zeros,
+      judge,
     ),
     row(
       {
@@ -209,6 +246,7 @@ export async function measureMassStop(config: BenchConfig, log: (line: string) =
       },
       scale.map((s) => s.left),
       zeros,
+      judge,
     ),
   ]
 }
