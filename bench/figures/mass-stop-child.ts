@@ -31,9 +31,9 @@ export const PHASE_TIMEOUT_MS = 60_000
 
 /** The three trees of the dispose phase, in rotation; each prints `ready` once its trap is set. */
 export const DISPOSE_TREES = [
-  { kind: 'plain', args: ['-c', 'echo ready; exec /bin/sleep 30'] },
-  { kind: 'hup-ignoring', args: ['-c', 'trap "" HUP; /bin/sleep 30 & echo ready; wait'] },
-  { kind: 'hup-term-ignoring', args: ['-c', 'trap "" HUP TERM; /bin/sleep 30 & echo ready; wait'] },
+  { kind: 'plain', args: ['-c', 'echo ready; exec /bin/sleep 600'] },
+  { kind: 'hup-ignoring', args: ['-c', 'trap "" HUP; /bin/sleep 600 & echo ready; wait'] },
+  { kind: 'hup-term-ignoring', args: ['-c', 'trap "" HUP TERM; /bin/sleep 600 & echo ready; wait'] },
 ] as const
 
 /** What the child prints. */
@@ -126,7 +126,7 @@ function newController(): Controller {
 
 async function rawKillPhase(n: number, env: Record<string, string>): Promise<{ medianMs: number; exited: number }> {
   const options = { ...rawSpawnOptions(), env: { ...process.env, ...env } }
-  const ptys = Array.from({ length: n }, () => pty.spawn('/bin/sleep', ['30'], options))
+  const ptys = Array.from({ length: n }, () => pty.spawn('/bin/sleep', ['600'], options))
   const exits = ptys.map((p) => new Promise<number>((resolve) => p.onExit(() => resolve(nowMs()))))
   await sleep(settleMs) // every child has exec'd sleep: the kills hit idle processes
   const killedAt = ptys.map((p) => {
@@ -155,7 +155,7 @@ async function ptykitKillPhase(n: number, env: Record<string, string>): Promise<
   })
   try {
     const ids = await inBatches(Array.from({ length: n }), SPAWN_CONCURRENCY, async () => {
-      const handle = await controller.spawn({ file: '/bin/sleep', args: ['30'], cols: BENCH_COLS, rows: BENCH_ROWS, env })
+      const handle = await controller.spawn({ file: '/bin/sleep', args: ['600'], cols: BENCH_COLS, rows: BENCH_ROWS, env })
       return handle.id
     })
     progress(`  ${ids.length} spawned`)
@@ -243,7 +243,7 @@ async function scalePhase(n: number, env: Record<string, string>, mark: string):
     controller.on('data', (event) => controller.acknowledgeData(event.ptyId, event.data.length))
     const before = await snapshot()
     const ids = await inBatches(Array.from({ length: n }), SPAWN_CONCURRENCY, async () => {
-      const handle = await controller.spawn({ file: '/bin/sleep', args: ['120'], cols: BENCH_COLS, rows: BENCH_ROWS, env })
+      const handle = await controller.spawn({ file: '/bin/sleep', args: ['600'], cols: BENCH_COLS, rows: BENCH_ROWS, env })
       return handle.id
     })
     progress(`  ${ids.length} spawned`)

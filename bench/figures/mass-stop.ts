@@ -65,7 +65,7 @@ export async function measureMassStop(config: BenchConfig, log: (line: string) =
         `${r.dispose.survivors} survivors (${r.dispose.survivorsNamed} named)`,
     )
   }
-  const kills = `${n} idle \`/bin/sleep 30\` PTYs, spawned ${SPAWN_CONCURRENCY} at a time, idle ${settleMs} ms, then all killed in one synchronous loop; one sample per round (${rounds} rounds).`
+  const kills = `${n} idle \`/bin/sleep 600\` PTYs, spawned ${SPAWN_CONCURRENCY} at a time, idle ${settleMs} ms, then all killed in one synchronous loop; one sample per round (${rounds} rounds).`
   const disposeDetails = of((r) => r.dispose)
   return [
     row(
@@ -135,7 +135,7 @@ export async function measureMassStop(config: BenchConfig, log: (line: string) =
         target: { kind: 'value-exactly', value: 0 },
         targetText: '0 (or named on error)',
         notes: [
-          `${n} PTYs rotating \`exec sleep 30\`, \`trap "" HUP; sleep 30 & wait\` and \`trap "" HUP TERM; sleep 30 & wait\`, each ready (trap set, sleep started), then \`controller.dispose()\`; processes of the run (found by an environment marker in /proc, zombies excluded) alive when it resolved and not named by pid on \`error\`.`,
+          `${n} PTYs rotating \`exec sleep 600\`, \`trap "" HUP; sleep 600 & wait\` and \`trap "" HUP TERM; sleep 600 & wait\`, each ready (trap set, sleep started), then \`controller.dispose()\`; processes of the run (found by an environment marker in /proc, zombies excluded) alive when it resolved and not named by pid on \`error\`.`,
           `Per round: dispose took ${disposeDetails.map((d) => `${d.disposeMs.toFixed(0)} ms`).join(', ')}; survivors ${disposeDetails.map((d) => `${d.survivors} (${d.survivorsNamed} named)`).join(', ')}; errors ${disposeDetails.map((d) => JSON.stringify(d.errors)).join('; ')}.`,
         ],
         details: { dispose: disposeDetails },
@@ -169,7 +169,7 @@ export async function measureScale(config: BenchConfig, log: (line: string) => v
         target: { kind: 'none' },
         targetText: 'report',
         notes: [
-          `One controller, ${n} × \`/bin/sleep 120\`; each value read after ${2 * settleMs} ms idle; the difference ÷ ${n} is the whole per-PTY cost at this scale (young-generation growth included). Heap before → after: ${scale.map((s) => `${(s.before.heapUsed / 2 ** 20).toFixed(1)} → ${(s.after.heapUsed / 2 ** 20).toFixed(1)} MiB`).join(', ')}.`,
+          `One controller, ${n} × \`/bin/sleep 600\`; each value read after ${2 * settleMs} ms idle; the difference ÷ ${n} is the whole per-PTY cost at this scale (young-generation growth included). Heap before → after: ${scale.map((s) => `${(s.before.heapUsed / 2 ** 20).toFixed(1)} → ${(s.after.heapUsed / 2 ** 20).toFixed(1)} MiB`).join(', ')}.`,
         ],
         details: { before: scale.map((s) => s.before), after: scale.map((s) => s.after) },
       },
