@@ -22,6 +22,8 @@ function typeScriptLoaderArgs(): string[] {
 export type RunChildOptions = {
   /** Extra Node flags (`--expose-gc`, `--max-old-space-size=…`). */
   nodeFlags?: readonly string[]
+  /** Longest the child may run before it is killed. Default {@link CHILD_TIMEOUT_MS}. */
+  timeoutMs?: number
 }
 
 /**
@@ -44,7 +46,7 @@ export function runChild<T>(script: string, args: readonly string[], options: Ru
     child.stderr.setEncoding('utf8').on('data', (d: string) => {
       stderr += d
     })
-    const timer = setTimeout(() => child.kill('SIGKILL'), CHILD_TIMEOUT_MS)
+    const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs ?? CHILD_TIMEOUT_MS)
     child.on('close', (code, signal) => {
       clearTimeout(timer)
       const last = stdout.trim().split('\n').pop() ?? ''

@@ -26,6 +26,11 @@ export type BenchConfig = {
    * off-heap Buffer of `bytes`), and pairs per ballast.
    */
   spawnBlocking: { ballasts: readonly { kind: 'heap' | 'buffer'; bytes: number }[]; pairs: number }
+  /**
+   * Stops at scale and idle PTYs at scale (issues 13, 18): PTYs per phase, rounds (one child runs
+   * them all), and how long a phase lets things settle (idle before the kills; the lag window is 2×).
+   */
+  massStop: { ptys: number; rounds: number; settleMs: number }
 }
 
 /** 1 MB as the reference baseline counts it (10^6 bytes), so MB/s figures are comparable. */
@@ -52,6 +57,7 @@ export const FULL_CONFIG: BenchConfig = {
     ],
     pairs: 10,
   },
+  massStop: { ptys: 1000, rounds: 1, settleMs: 500 },
 }
 
 /** Tiny sizes: every code path runs, in well under 30 s, and nothing is judged. */
@@ -72,6 +78,7 @@ export const QUICK_CONFIG: BenchConfig = {
     ],
     pairs: 2,
   },
+  massStop: { ptys: 3, rounds: 2, settleMs: 50 },
 }
 
 /** What the command line asked for. */
@@ -145,5 +152,6 @@ function withPairs(config: BenchConfig, pairs: number): BenchConfig {
     flood: { ...config.flood, pairs },
     pipeline: { ...config.pipeline, pairs },
     spawnBlocking: { ...config.spawnBlocking, pairs },
+    massStop: { ...config.massStop, rounds: pairs },
   }
 }

@@ -19,7 +19,11 @@ export type BenchResults = {
   figures: FigureResult[]
 }
 
+/** Units of rows that count things (processes, PTYs, errors, fds): printed as whole numbers. */
+const COUNT_UNITS = new Set(['PTYs', 'errors', 'processes', 'fds'])
+
 function formatValue(value: number, unit: string): string {
+  if (COUNT_UNITS.has(unit)) return `${Number.isInteger(value) ? value : value.toFixed(1)} ${unit}`
   if (unit === 'B/PTY' || unit === 'B') {
     const perPty = unit === 'B/PTY' ? '/PTY' : ''
     return Math.abs(value) >= 1024 ? `${(value / 1024).toFixed(2)} KiB${perPty}` : `${value.toFixed(0)} B${perPty}`

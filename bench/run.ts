@@ -14,13 +14,14 @@ import type { FigureResult } from './figure.js'
 import { measureConcurrentSpawns } from './figures/concurrent-spawns.js'
 import { measureFlood } from './figures/flood.js'
 import { measureIdleMemory } from './figures/idle-memory.js'
+import { measureMassStop, measureScale } from './figures/mass-stop.js'
 import { measurePipelineCost } from './figures/pipeline-cost.js'
 import { measureSpawnBlocking } from './figures/spawn-blocking.js'
 import { measureSsh } from './figures/ssh.js'
 import { measureSpawnExit } from './figures/spawn-exit.js'
 import { measureSpawnFirstByte } from './figures/spawn-first-byte.js'
-import { measureNonAckingThroughput, measureThroughput } from './figures/throughput.js'
-import { measureWriteEcho } from './figures/write-echo.js'
+import { measureNonAckingThroughput, measurePtyHostThroughput, measureThroughput } from './figures/throughput.js'
+import { measurePtyHostWriteEcho, measureWriteEcho } from './figures/write-echo.js'
 import { readMachineInfo } from './machine.js'
 import { renderTable, type BenchResults } from './report.js'
 
@@ -35,11 +36,15 @@ export const FIGURE_GROUPS: readonly Group[] = [
   { id: 'spawn-exit', run: measureSpawnExit },
   { id: 'concurrent-spawns', run: measureConcurrentSpawns },
   { id: 'write-echo', run: measureWriteEcho },
+  { id: 'throughput-pty-host', run: measurePtyHostThroughput },
+  { id: 'write-echo-pty-host', run: measurePtyHostWriteEcho },
   { id: 'idle-memory', run: measureIdleMemory },
   { id: 'flood', run: measureFlood },
   { id: 'pipeline-cost', run: measurePipelineCost },
   { id: 'spawn-blocking', run: measureSpawnBlocking },
   { id: 'ssh', run: measureSsh },
+  { id: 'mass-stop', run: measureMassStop },
+  { id: 'scale', run: measureScale },
 ]
 
 async function main(): Promise<number> {

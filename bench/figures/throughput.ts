@@ -8,7 +8,8 @@ import type { BenchConfig } from '../config.js'
 import { MB } from '../config.js'
 import { makeFigure, type FigureResult } from '../figure.js'
 import { collectGarbage } from '../gc.js'
-import { createPtykitSide } from '../ptykit-side.js'
+import { createPtyHostSide } from '../pty-host-side.js'
+import { createPtykitSide, type PtykitSide } from '../ptykit-side.js'
 import { pty, rawExit, rawSpawnOptions, BENCH_COLS, BENCH_ROWS } from '../raw-pty.js'
 import { nowMs } from '../stats.js'
 
@@ -40,6 +41,16 @@ export function measureThroughput(config: BenchConfig, log: (line: string) => vo
 }
 
 /**
+ * Measures the throughput of the controller over the pty host provider (issue 16: target ≥ 0.8×
+ * in-process node-pty's raw figure): the bytes cross the host's node-pty, the socket and the
+ * app's provider. Full runs only (starting a host would double the quick run's spawn figures).
+ */
+export async function measurePtyHostThroughput(config: BenchConfig, log: (line: string) => void): Promise<FigureResult[]> {
+  if (config.mode !== 'full') return []
+  return [await measureThroughputOf(config, log, { acknowledge: true, ptyHost: true })]
+}
+
+/**
  * Measures the throughput of a consumer that never calls `acknowledgeData` (a log tailer, a task
  * runner): the default flow control must never engage for it, so it runs at raw node-pty speed.
  */
@@ -50,11 +61,11 @@ export function measureNonAckingThroughput(config: BenchConfig, log: (line: stri
 async function measureThroughputOf(
   config: BenchConfig,
   log: (line: string) => void,
-  { acknowledge }: { acknowledge: boolean },
+  { acknowledge, ptyHost = false }: { acknowledge: boolean; ptyHost?: boolean },
 ): Promise<FigureResult> {
   const { bytes, pairs } = config.throughput
-  const id = acknowledge ? 'throughput' : 'throughput-non-acking'
-  const side = createPtykitSide(undefined, { acknowledge })
+  const id = ptyHost ? 'throughput-pty-host' : acknowledge ? 'throughput' : 'throughput-non-acking'
+  const side: PtykitSide = ptyHost ? createPtyHostSide() : createPtykitSide(undefined, { acknowledge })
   const short = { raw: 0, ptykit: 0 }
   const ptykitSample = async (): Promise<Sample> => {
     collectGarbage()
@@ -69,7 +80,8 @@ async function measureThroughputOf(
   try {
     const samples = await alternate({
       pairs,
-      warmupPairs: 0,
+      // The pty host side's first spawn starts the host: keep it out of the samples.
+      warmupPairs: ptyHost ? 1 : 0,
       raw: async () => {
         const s = await rawSample(bytes)
         if (s.received !== bytes) short.raw++
@@ -85,11 +97,14 @@ async function measureThroughputOf(
     return makeFigure(
       {
         id,
-        name: acknowledge ? 'output throughput' : 'output throughput, consumer never acks',
+        name: ptyHost ? 'output throughput, through the pty host' : acknowledge ? 'output throughput' : 'output throughput, consumer never acks',
         unit: 'MB/s',
-        target: { kind: 'ratio-at-least', value: 0.97 },
-        targetText: '≥ 0.97× raw',
+        target: { kind: 'ratio-at-least', value: ptyHost ? 0.8 : 0.97 },
+        targetText: ptyHost ? '≥ 0.80× raw' : '≥ 0.97× raw',
         notes: [
+          ...(ptyHost
+            ? ['ptykit side: the controller over `createPtyHostProvider` (host started from the sources), against raw in-process node-pty.']
+            : []),
           `${bytes / MB} MB of 'a' per sample; MB/s from the spawn call to the last chunk at the listener; utf8 strings on both sides.`,
           acknowledge
             ? 'The ptykit consumer acknowledges every chunk at once.'

@@ -5,7 +5,8 @@
 import { alternate } from '../alternate.js'
 import type { BenchConfig } from '../config.js'
 import { makeFigure, type FigureResult } from '../figure.js'
-import { createPtykitSide } from '../ptykit-side.js'
+import { createPtyHostSide } from '../pty-host-side.js'
+import { createPtykitSide, type PtykitSide } from '../ptykit-side.js'
 import { pty, rawExit, rawSpawnOptions, BENCH_COLS, BENCH_ROWS } from '../raw-pty.js'
 import { median, nowMs } from '../stats.js'
 
@@ -68,9 +69,22 @@ async function block(e: Endpoint, perSample: number, counter: { n: number }): Pr
 }
 
 /** Measures the write → echo figure. */
-export async function measureWriteEcho(config: BenchConfig, log: (line: string) => void): Promise<FigureResult> {
+export function measureWriteEcho(config: BenchConfig, log: (line: string) => void): Promise<FigureResult> {
+  return measureWriteEchoOf(config, log, false)
+}
+
+/**
+ * Measures write → echo through the pty host provider (issue 16), against raw in-process
+ * node-pty: the write and its echo each cross the socket. Full runs only, as the other pty host rows.
+ */
+export async function measurePtyHostWriteEcho(config: BenchConfig, log: (line: string) => void): Promise<FigureResult[]> {
+  if (config.mode !== 'full') return []
+  return [await measureWriteEchoOf(config, log, true)]
+}
+
+async function measureWriteEchoOf(config: BenchConfig, log: (line: string) => void, ptyHost: boolean): Promise<FigureResult> {
   const { perSample, pairs } = config.writeEcho
-  const side = createPtykitSide()
+  const side: PtykitSide = ptyHost ? createPtyHostSide() : createPtykitSide()
   const rawPty = pty.spawn('/bin/sh', CAT_ARGS, rawSpawnOptions())
   const raw = endpoint((d) => rawPty.write(d))
   rawPty.onData((d) => raw.feed(d))
@@ -99,16 +113,17 @@ export async function measureWriteEcho(config: BenchConfig, log: (line: string) 
       pairs,
       raw: () => block(raw, perSample, counter),
       ptykit: () => block(ptykit, perSample, counter),
-      onPair: (i, r, p) => log(`  write → echo pair ${i}: raw ${r.toFixed(3)} ms, ptykit ${p.toFixed(3)} ms`),
+      onPair: (i, r, p) => log(`  write → echo${ptyHost ? ' (pty host)' : ''} pair ${i}: raw ${r.toFixed(3)} ms, ptykit ${p.toFixed(3)} ms`),
     })
     return makeFigure(
       {
-        id: 'write-echo',
-        name: 'write → echo',
+        id: ptyHost ? 'write-echo-pty-host' : 'write-echo',
+        name: ptyHost ? 'write → echo, through the pty host' : 'write → echo',
         unit: 'ms',
-        target: { kind: 'ratio-at-most', value: 1.1 },
-        targetText: '≤ 1.10× raw',
+        target: ptyHost ? { kind: 'none' } : { kind: 'ratio-at-most', value: 1.1 },
+        targetText: ptyHost ? 'report' : '≤ 1.10× raw',
         notes: [
+          ...(ptyHost ? ['ptykit side: the controller over `createPtyHostProvider` (host started from the sources), against raw in-process node-pty.'] : []),
           `${perSample * pairs} round trips per side through \`stty raw -echo; exec cat\` (${pairs} alternating blocks of ${perSample}); each sample is a block's median.`,
           'ptykit writes with `controller.write(id, data, \'driving\')`; the time runs from the write call to the echo at the listener.',
         ],
