@@ -1,3 +1,4 @@
+import { planStopSchedule, type StopScheduleOptions, type StopSignal } from '../contracts/stop-schedule.js'
 import { SshProviderError } from './ssh-provider-error.js'
 import type { SshPtySession } from './ssh-pty-session.js'
 import { signalRemoteProcessGroup } from './remote-process.js'
@@ -23,7 +24,7 @@ export const SSH_SIGNAL_REQUEST_VERIFY_MS = 200
 /** How long a side command (a signal, a /proc read) may take before it counts as unanswered. */
 export const SSH_SIDE_COMMAND_TIMEOUT_MS = 3_000
 
-/** A signal of a stop. */
+/** A signal of a stop, by the name an SSH `signal` request carries. */
 export type SshStopSignal = 'HUP' | 'TERM' | 'KILL'
 
 /** One step of a stop: `signal` at `atMs` after the stop began. */
@@ -34,27 +35,15 @@ export type SshStopStep = {
   atMs: number
 }
 
+const SSH_SIGNAL_NAME: Record<StopSignal, SshStopSignal> = { SIGHUP: 'HUP', SIGTERM: 'TERM', SIGKILL: 'KILL' }
+
 /**
- * The escalation of a stop, the node-pty provider's schedule: HUP at once, TERM after the hang-up
- * grace, KILL after the terminate grace, compressed so the KILL is sent at least `killReserveMs`
- * before the deadline; `immediate` is one KILL at 0. Ordered by strictly increasing `atMs`.
+ * The escalation of a stop: the node-pty provider's plan (`planStopSchedule`: HUP at once, TERM
+ * after the hang-up grace, KILL after the terminate grace, compressed so the KILL is sent at least
+ * `killReserveMs` before the deadline; `immediate` is one KILL at 0), with SSH's signal names.
  */
-export function planSshStopSchedule(options: {
-  immediate: boolean
-  deadlineMs: number
-  hangupGraceMs: number
-  terminateGraceMs: number
-  killReserveMs: number
-}): SshStopStep[] {
-  if (options.immediate) return [{ signal: 'KILL', atMs: 0 }]
-  const latestKill = Math.max(0, options.deadlineMs - options.killReserveMs)
-  const killAt = Math.min(options.hangupGraceMs + options.terminateGraceMs, latestKill)
-  const termAt = Math.min(options.hangupGraceMs, killAt)
-  const steps: SshStopStep[] = []
-  if (killAt > 0) steps.push({ signal: 'HUP', atMs: 0 })
-  if (termAt > 0 && termAt < killAt) steps.push({ signal: 'TERM', atMs: termAt })
-  steps.push({ signal: 'KILL', atMs: killAt })
-  return steps
+export function planSshStopSchedule(options: StopScheduleOptions): SshStopStep[] {
+  return planStopSchedule(options).map(({ signal, atMs }) => ({ signal: SSH_SIGNAL_NAME[signal], atMs }))
 }
 
 /** Wait until the session settles or `untilEpochMs`; true when it settled. */
