@@ -1,3 +1,4 @@
+import { interopOptionalPeer, loadOptionalPeer } from '../contracts/optional-peer.js'
 import { NodePtyProviderError } from './node-pty-provider-error.js'
 
 /** A subscription handle as node-pty returns it. */
@@ -62,18 +63,11 @@ export type NodePtyModule = {
 /** The npm package name, in one place for messages. */
 export const NODE_PTY_PACKAGE_NAME = 'node-pty'
 
-/**
- * Pick the module object out of whatever a dynamic `import()` returned: ESM-from-CJS gives a
- * namespace whose `default` is `module.exports`, a CJS bundle's `require` gives `module.exports`
- * itself, and some bundlers nest the default twice.
- */
+const isNodePtyModule = (candidate: object): boolean => typeof (candidate as { spawn?: unknown }).spawn === 'function'
+
+/** Pick node-pty's module object out of whatever a dynamic `import()` returned (see `interopOptionalPeer`). */
 export function interopNodePtyModule(loaded: unknown): NodePtyModule | null {
-  let candidate: unknown = loaded
-  for (let depth = 0; depth < 3 && candidate !== null && typeof candidate === 'object'; depth += 1) {
-    if (typeof (candidate as { spawn?: unknown }).spawn === 'function') return candidate as NodePtyModule
-    candidate = (candidate as { default?: unknown }).default
-  }
-  return null
+  return interopOptionalPeer<NodePtyModule>(loaded, isNodePtyModule)
 }
 
 /** The error a host sees when node-pty cannot be used. */
@@ -95,18 +89,7 @@ function unavailable(cause: unknown, why: string): NodePtyProviderError {
  * or does not look like node-pty.
  */
 export async function loadNodePtyModule(loader: () => Promise<unknown> = importNodePty): Promise<NodePtyModule> {
-  let loaded: unknown
-  try {
-    loaded = await loader()
-  } catch (error) {
-    const code = (error as { code?: unknown } | null)?.code
-    const missing = code === 'ERR_MODULE_NOT_FOUND' || code === 'MODULE_NOT_FOUND'
-    const reason = error instanceof Error ? error.message : String(error)
-    throw unavailable(error, missing ? 'is not installed' : `could not be loaded (${reason})`)
-  }
-  const module = interopNodePtyModule(loaded)
-  if (module === null) throw unavailable(undefined, 'loaded but has no `spawn` function')
-  return module
+  return loadOptionalPeer<NodePtyModule>({ loader, isModule: isNodePtyModule, lacks: 'has no `spawn` function', unavailable })
 }
 
 /** The default loader. A literal specifier, so bundlers see it and keep it external. */

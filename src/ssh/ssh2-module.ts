@@ -1,3 +1,4 @@
+import { interopOptionalPeer, loadOptionalPeer } from '../contracts/optional-peer.js'
 import { SshProviderError } from './ssh-provider-error.js'
 
 /**
@@ -62,14 +63,11 @@ export type Ssh2Module = {
 /** The npm package name, in one place for messages. */
 export const SSH2_PACKAGE_NAME = 'ssh2'
 
-/** Pick the module object out of whatever a dynamic `import()` returned (ESM namespace, CJS exports, nested defaults). */
+const isSsh2Module = (candidate: object): boolean => typeof (candidate as { Client?: unknown }).Client === 'function'
+
+/** Pick ssh2's module object out of whatever a dynamic `import()` returned (ESM namespace, CJS exports, nested defaults). */
 export function interopSsh2Module(loaded: unknown): Ssh2Module | null {
-  let candidate: unknown = loaded
-  for (let depth = 0; depth < 3 && candidate !== null && typeof candidate === 'object'; depth += 1) {
-    if (typeof (candidate as { Client?: unknown }).Client === 'function') return candidate as Ssh2Module
-    candidate = (candidate as { default?: unknown }).default
-  }
-  return null
+  return interopOptionalPeer<Ssh2Module>(loaded, isSsh2Module)
 }
 
 function unavailable(cause: unknown, why: string): SshProviderError {
@@ -88,17 +86,7 @@ function unavailable(cause: unknown, why: string): SshProviderError {
  * @throws SshProviderError with code `ssh2_unavailable` when it cannot be loaded.
  */
 export async function loadSsh2Module(loader: () => Promise<unknown> = importSsh2): Promise<Ssh2Module> {
-  let loaded: unknown
-  try {
-    loaded = await loader()
-  } catch (error) {
-    const code = (error as { code?: unknown } | null)?.code
-    const missing = code === 'ERR_MODULE_NOT_FOUND' || code === 'MODULE_NOT_FOUND'
-    throw unavailable(error, missing ? 'is not installed' : `could not be loaded (${error instanceof Error ? error.message : String(error)})`)
-  }
-  const module = interopSsh2Module(loaded)
-  if (module === null) throw unavailable(undefined, 'loaded but has no `Client` class')
-  return module
+  return loadOptionalPeer<Ssh2Module>({ loader, isModule: isSsh2Module, lacks: 'has no `Client` class', unavailable })
 }
 
 /** The default loader. A literal specifier, so bundlers see it and keep it external. */
