@@ -82,7 +82,8 @@ export function isWriteAccepted(settlement: WriteSettlement): boolean {
   return settlement.kind === 'accepted'
 }
 
-const REFUSAL_REASONS: ReadonlySet<string> = new Set<WriteRefusalReason>([
+/** Internal (not exported from the index): every refusal reason, for the guard and the test arbitraries. */
+export const WRITE_REFUSAL_REASONS: readonly WriteRefusalReason[] = [
   'pty_not_found',
   'pty_exited',
   'stale_incarnation',
@@ -90,14 +91,18 @@ const REFUSAL_REASONS: ReadonlySet<string> = new Set<WriteRefusalReason>([
   'provider_cannot_settle',
   'provider_refused_write',
   'controller_disposed',
-])
+]
 
-const UNVERIFIABLE_REASONS: ReadonlySet<string> = new Set<WriteUnverifiableReason>([
+/** Internal (not exported from the index): every unverifiable reason, for the guard and the test arbitraries. */
+export const WRITE_UNVERIFIABLE_REASONS: readonly WriteUnverifiableReason[] = [
   'provider_threw_after_handoff',
   'partial_write',
   'transport_lost',
   'settlement_timeout',
-])
+]
+
+const REFUSAL_REASONS: ReadonlySet<string> = new Set(WRITE_REFUSAL_REASONS)
+const UNVERIFIABLE_REASONS: ReadonlySet<string> = new Set(WRITE_UNVERIFIABLE_REASONS)
 
 /**
  * True for a well-formed {@link WriteSettlement}: a known `kind`, a known `reason`, and a boolean

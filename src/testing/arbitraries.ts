@@ -1,13 +1,12 @@
 import fc from 'fast-check'
+import { WRITE_REFUSAL_REASONS, WRITE_UNVERIFIABLE_REASONS } from '../contracts/write-settlement.js'
 import {
   PTY_INCARNATION_ID_MAX_LENGTH,
   toPtyIncarnationId,
   type ProviderSequence,
   type PtyIncarnationId,
   type PtySpawnResult,
-  type WriteRefusalReason,
   type WriteSettlement,
-  type WriteUnverifiableReason,
 } from '../contracts/index.js'
 import type {
   ProcessExitObservation,
@@ -29,22 +28,6 @@ const UNKNOWN_REASONS: readonly TerminalExitUnknownReason[] = [
   'cause_unreported',
 ]
 
-const REFUSAL_REASONS: readonly WriteRefusalReason[] = [
-  'pty_not_found',
-  'pty_exited',
-  'stale_incarnation',
-  'provider_unavailable',
-  'provider_cannot_settle',
-  'provider_refused_write',
-  'controller_disposed',
-]
-
-const UNVERIFIABLE_REASONS: readonly WriteUnverifiableReason[] = [
-  'provider_threw_after_handoff',
-  'partial_write',
-  'transport_lost',
-  'settlement_timeout',
-]
 
 // Exit codes the way hosts send them: mostly POSIX statuses, the stop sentinel, sometimes any integer.
 const integerExitCode = (): fc.Arbitrary<number> =>
@@ -144,9 +127,9 @@ export function arbitraryWireExit(constraints: WireExitConstraints = {}): fc.Arb
 export function arbitraryWriteSettlement(): fc.Arbitrary<WriteSettlement> {
   return fc.oneof(
     fc.constant<WriteSettlement>({ kind: 'accepted' }),
-    fc.constantFrom(...REFUSAL_REASONS).map((reason): WriteSettlement => ({ kind: 'refused', reason })),
+    fc.constantFrom(...WRITE_REFUSAL_REASONS).map((reason): WriteSettlement => ({ kind: 'refused', reason })),
     fc
-      .record({ reason: fc.constantFrom(...UNVERIFIABLE_REASONS), bytesHandedToTransport: fc.boolean() })
+      .record({ reason: fc.constantFrom(...WRITE_UNVERIFIABLE_REASONS), bytesHandedToTransport: fc.boolean() })
       .map(({ reason, bytesHandedToTransport }): WriteSettlement => ({ kind: 'unverifiable', reason, bytesHandedToTransport })),
   )
 }
