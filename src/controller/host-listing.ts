@@ -1,3 +1,4 @@
+import { assertAbortSignal } from './abort.js'
 import {
   remainingWaitMs,
   resolveWaitDeadline,
@@ -47,9 +48,7 @@ export function resolveListingBudget(options: PtyListOptions | undefined): Listi
     throw new TypeError(`Expected the listing options to be an object, got ${String(options)} (${typeof options})`)
   }
   const signal = options?.signal
-  if (signal !== undefined && !(signal instanceof AbortSignal)) {
-    throw new TypeError(`Expected the \`signal\` option to be an AbortSignal, got ${String(signal)} (${typeof signal})`)
-  }
+  assertAbortSignal(signal)
   const now = Date.now()
   const deadlineAt = resolveWaitDeadline(options, LIST_PROCESSES_DEFAULT_DEADLINE_MS, now)
   const includeForegroundProcessEvidence = options?.includeForegroundProcessEvidence

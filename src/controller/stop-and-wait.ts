@@ -1,3 +1,4 @@
+import { assertAbortSignal } from './abort.js'
 import {
   clampTimerDelay,
   resolveWaitDeadline,
@@ -38,22 +39,10 @@ export function resolveStopAndWaitRequest(options: unknown, defaultTimeoutMs: nu
     request.keepHistory = given.keepHistory
   }
   if (given.signal !== undefined) {
-    if (!isAbortSignal(given.signal)) {
-      throw new TypeError(`Expected the \`signal\` option to be an AbortSignal, got ${describeValue(given.signal)}`)
-    }
+    assertAbortSignal(given.signal)
     request.signal = given.signal
   }
   return request
-}
-
-function isAbortSignal(value: unknown): value is AbortSignal {
-  return (
-    typeof value === 'object' &&
-    value !== null &&
-    typeof (value as AbortSignal).aborted === 'boolean' &&
-    typeof (value as AbortSignal).addEventListener === 'function' &&
-    typeof (value as AbortSignal).removeEventListener === 'function'
-  )
 }
 
 /** A one-shot outcome as a promise, with a way to stop waiting for it. */
