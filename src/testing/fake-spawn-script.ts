@@ -1,4 +1,5 @@
 import type { ProviderSequence, PtyIncarnationId, WriteSettlement } from '../contracts/index.js'
+import { describeValue } from '../contracts/describe-value.js'
 
 /**
  * An exit the fake provider reports for a PTY.
@@ -91,4 +92,43 @@ export type FakeSpawnScript = {
    * `false` plays a provider that never reports the commit.
    */
   commitOnSpawn?: boolean
+}
+
+/**
+ * The spawn-options metadata key the fake reads a {@link FakeSpawnScript} from, as an alternative
+ * to `scriptNextSpawn`. It makes generic drivers (the conformance suite) able to script a spawn.
+ */
+export const FAKE_SCRIPT_METADATA_KEY = 'fakeScript'
+
+/**
+ * Build the spawn-options `metadata` that scripts a fake spawn: `{ fakeScript: script }`. Lets a
+ * generic driver (the conformance suite, a host's own helper) script the fake without a handle on it.
+ *
+ * @example
+ * ```ts
+ * await provider.spawn({ metadata: fakeScriptMetadata({ output: ['hi\r\n'], exit: { exitCode: 0 } }) })
+ * ```
+ */
+export function fakeScriptMetadata(script: FakeSpawnScript): Readonly<Record<string, unknown>> {
+  return { [FAKE_SCRIPT_METADATA_KEY]: script }
+}
+
+/** Whether `value` can be read as a script: an object, not `null`, not an array. */
+export function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
+}
+
+/**
+ * The script carried in the spawn options' `metadata.fakeScript`: `undefined` when there is none,
+ * a `TypeError` naming the option when it is not an object.
+ */
+export function scriptFromMetadata(metadata: Readonly<Record<string, unknown>> | undefined): FakeSpawnScript | undefined {
+  const fromMetadata = metadata?.[FAKE_SCRIPT_METADATA_KEY]
+  if (fromMetadata === undefined) return undefined
+  if (!isPlainObject(fromMetadata)) {
+    throw new TypeError(
+      `Expected the \`metadata.${FAKE_SCRIPT_METADATA_KEY}\` option to be a FakeSpawnScript object, got ${describeValue(fromMetadata)}`,
+    )
+  }
+  return fromMetadata as FakeSpawnScript
 }

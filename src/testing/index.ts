@@ -17,25 +17,31 @@
  *
  * @packageDocumentation
  */
+export { createFakePtyProvider } from './fake-pty-provider.js'
 export {
   FAKE_DEFAULT_COLS,
   FAKE_DEFAULT_PROCESS_NAME,
   FAKE_DEFAULT_ROWS,
   FAKE_GRACEFUL_STOP_SIGNAL,
   FAKE_IMMEDIATE_STOP_SIGNAL,
+} from './fake-pty-record.js'
+export type { FakeDeliveryScheduling } from './fake-delivery-queue.js'
+export type {
+  FakeProviderCall,
+  FakeProviderMethod,
+  FakePtyInspection,
+  FakeProcessInfo,
+  FakePtyProvider,
+  FakePtyProviderOptions,
+  FakeWrite,
+} from './fake-pty-provider-types.js'
+export {
   FAKE_SCRIPT_METADATA_KEY,
-  createFakePtyProvider,
   fakeScriptMetadata,
-  type FakeDeliveryScheduling,
-  type FakeProviderCall,
-  type FakeProviderMethod,
-  type FakePtyInspection,
-  type FakeProcessInfo,
-  type FakePtyProvider,
-  type FakePtyProviderOptions,
-  type FakeWrite,
-} from './fake-pty-provider.js'
-export type { FakeExit, FakeShutdownBehaviour, FakeSpawnScript } from './fake-spawn-script.js'
+  type FakeExit,
+  type FakeShutdownBehaviour,
+  type FakeSpawnScript,
+} from './fake-spawn-script.js'
 export { FakePtyAbsentError, isFakePtyAbsentError } from './fake-pty-absent-error.js'
 export {
   FakePtyLiveOtherIncarnationError,

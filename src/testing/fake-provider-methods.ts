@@ -1,0 +1,245 @@
+import type { PtyCwdOptions } from '../contracts/index.js'
+import { callProvider } from '../contracts/call-provider.js'
+import {
+  assertPtyDimension,
+  WRITE_ACCEPTED,
+  refusedWrite,
+  resolveWaitDeadline,
+  type ProviderSpawnOptions,
+  type PtyDataEvent,
+  type PtyExitEvent,
+  type PtyForegroundProcessEvidence,
+  type PtyListProcessesOptions,
+  type PtyProcessInfo,
+  type PtyProviderBufferSnapshot,
+  type PtyShutdownOptions,
+  type PtySpawnResult,
+  type Unsubscribe,
+  type WriteSettlement,
+} from '../contracts/index.js'
+import type { FakeProviderMethod, FakePtyProvider } from './fake-pty-provider-types.js'
+import { FAKE_DEFAULT_PROCESS_NAME, FAKE_GRACEFUL_STOP_SIGNAL, FAKE_IMMEDIATE_STOP_SIGNAL } from './fake-pty-record.js'
+import { fakeLivenessOf, type FakeProviderState } from './fake-provider-state.js'
+import { rejectPendingFakeSpawns, startFakeSpawn } from './fake-spawning.js'
+
+// The fake's `PtyProvider` methods: each records its call, then answers from the PTY table as a
+// real provider would (the same refusals, the same deadline rules, the same single failure path).
+
+/** The `PtyProvider` members of {@link FakePtyProvider}: the methods it records (everything but its identity, `calls` and the test controls). */
+export type FakeProviderMethods = Pick<FakePtyProvider, FakeProviderMethod>
+
+/** The fake's `PtyProvider` methods over `state`. */
+export function createFakeProviderMethods(state: FakeProviderState): FakeProviderMethods {
+  const { ptys, events } = state
+  const record = state.record
+
+  return {
+    spawn(spawnOptions: ProviderSpawnOptions): Promise<PtySpawnResult> {
+      record('spawn', [spawnOptions])
+      if (state.disposed) return Promise.reject(new Error(`The fake PTY provider "${state.name}" was disposed`))
+      // A refused option rejects (never throws): the same single failure path as every provider.
+      return callProvider(() => startFakeSpawn(state, spawnOptions))
+    },
+
+    write(id: string, data: string): WriteSettlement {
+      record('write', [id, data])
+      const pty = ptys.get(id)
+      if (pty === undefined) return refusedWrite('pty_not_found')
+      if (pty.state !== 'live') return refusedWrite('pty_exited')
+      const settlement = pty.writeSettlement ?? WRITE_ACCEPTED
+      pty.writes.push({ data, settlement })
+      return settlement
+    },
+
+    resize(id: string, cols: number, rows: number): boolean {
+      record('resize', [id, cols, rows])
+      assertPtyDimension('cols', cols, 'argument')
+      assertPtyDimension('rows', rows, 'argument')
+      const pty = ptys.get(id)
+      if (pty === undefined || pty.state !== 'live') return false
+      pty.cols = cols
+      pty.rows = rows
+      return true
+    },
+
+    getSize(id: string): { cols: number; rows: number } | null {
+      record('getSize', [id])
+      const pty = ptys.get(id)
+      if (pty === undefined || pty.state !== 'live') return null
+      return { cols: pty.cols, rows: pty.rows }
+    },
+
+    shutdown(id: string, shutdownOptions?: PtyShutdownOptions): Promise<void> {
+      record('shutdown', shutdownOptions === undefined ? [id] : [id, shutdownOptions])
+      try {
+        // Same rules as every provider: deadlineMs absolute, timeoutMs a duration, not both, finite.
+        resolveWaitDeadline(shutdownOptions, 0)
+      } catch (error) {
+        return Promise.reject(error)
+      }
+      const pty = ptys.get(id)
+      if (pty !== undefined && !pty.stopRequested) {
+        pty.stopRequested = true
+        // Dead on its own before the first stop (its exit maybe still held behind output): the exit says so (issue 13.4).
+        if (pty.state === 'exited' && pty.exit !== null && pty.exit.incarnationId === pty.incarnationId) pty.exit.diedBeforeStopRequest = true
+      }
+      if (pty === undefined || pty.state !== 'live') return Promise.resolve()
+      const expected = shutdownOptions?.expectedIncarnationId
+      // Why: a stop aimed at an older incarnation must leave the replacement alone.
+      if (expected !== undefined && expected !== pty.incarnationId) return Promise.resolve()
+      switch (pty.shutdownBehaviour) {
+        case 'fail':
+          return Promise.reject(new Error(`Fake shutdown of PTY ${JSON.stringify(id)} failed (scripted)`))
+        case 'never_confirm':
+          return Promise.resolve()
+        case 'confirm':
+          events.endProcess(pty, {
+            exitCode: 0,
+            signal: shutdownOptions?.immediate === true ? FAKE_IMMEDIATE_STOP_SIGNAL : FAKE_GRACEFUL_STOP_SIGNAL,
+          })
+          return Promise.resolve()
+      }
+    },
+
+    pauseProducer(id: string): void {
+      record('pauseProducer', [id])
+      const pty = ptys.get(id)
+      if (pty !== undefined) pty.paused = true
+    },
+
+    resumeProducer(id: string): void {
+      record('resumeProducer', [id])
+      const pty = ptys.get(id)
+      if (pty === undefined) return
+      pty.paused = false
+      events.flushHeld(pty, false)
+    },
+
+    acknowledgeData(id: string, chars: number): void {
+      record('acknowledgeData', [id, chars])
+      const pty = ptys.get(id)
+      if (pty !== undefined) pty.acknowledgedChars += chars
+    },
+
+    listProcesses(listOptions?: PtyListProcessesOptions): Promise<PtyProcessInfo[]> {
+      record('listProcesses', listOptions === undefined ? [] : [listOptions])
+      try {
+        // Read as every provider must (absolute `deadlineMs`, relative `timeoutMs`): a malformed
+        // budget is a TypeError naming the option. The fake answers at once, so any deadline —
+        // a past one included ("ask once, do not wait") — gets the full listing.
+        resolveWaitDeadline(listOptions, 0)
+      } catch (error) {
+        return Promise.reject(error)
+      }
+      if (state.listingFailure !== undefined) return Promise.reject(state.listingFailure.error)
+      const rows: PtyProcessInfo[] = []
+      for (const pty of ptys.values()) {
+        if (pty.state !== 'live') continue
+        const row: PtyProcessInfo = {
+          id: pty.id,
+          hostId: state.hostId,
+          incarnationId: pty.incarnationId,
+          pid: pty.pid,
+          cwd: pty.options.cwd ?? null,
+          title: pty.foregroundProcess ?? FAKE_DEFAULT_PROCESS_NAME,
+        }
+        if (pty.options.scopeId !== undefined) row.scopeId = pty.options.scopeId
+        if (pty.options.slotKey !== undefined) row.slotKey = pty.options.slotKey
+        if (pty.options.claimKey !== undefined) row.claimKey = pty.options.claimKey
+        rows.push(row)
+      }
+      return Promise.resolve(rows)
+    },
+
+    hasPty(id: string): boolean | null {
+      record('hasPty', [id])
+      return fakeLivenessOf(state, id)
+    },
+
+    probeLiveness(id: string): Promise<boolean | null> {
+      record('probeLiveness', [id])
+      return Promise.resolve(fakeLivenessOf(state, id))
+    },
+
+    getCwd(id: string, options?: PtyCwdOptions): Promise<string | null> {
+      record('getCwd', options === undefined ? [id] : [id, options])
+      const pty = ptys.get(id)
+      return Promise.resolve(pty !== undefined && pty.state === 'live' ? (pty.options.cwd ?? null) : null)
+    },
+
+    getForegroundProcess(id: string): Promise<string | null> {
+      record('getForegroundProcess', [id])
+      const pty = ptys.get(id)
+      return Promise.resolve(pty !== undefined && pty.state === 'live' ? pty.foregroundProcess : null)
+    },
+
+    hasChildProcesses(id: string): Promise<boolean | null> {
+      record('hasChildProcesses', [id])
+      const pty = ptys.get(id)
+      return Promise.resolve(pty !== undefined && pty.state === 'live' ? pty.hasChildProcesses : null)
+    },
+
+    confirmForeground(id: string): Promise<PtyForegroundProcessEvidence | null> {
+      record('confirmForeground', [id])
+      const pty = ptys.get(id)
+      const evidence = pty !== undefined && pty.state === 'live' ? pty.foregroundEvidence : null
+      return Promise.resolve(evidence === null ? null : { ...evidence })
+    },
+
+    supportsForegroundProcessEvidence(): boolean {
+      record('supportsForegroundProcessEvidence', [])
+      return state.options.foregroundProcessEvidence ?? true
+    },
+
+    resetInputModes(id: string): Promise<void> {
+      record('resetInputModes', [id])
+      const pty = ptys.get(id)
+      if (pty !== undefined && pty.state === 'live') pty.inputModeResets += 1
+      return Promise.resolve()
+    },
+
+    clearBuffer(id: string): Promise<void> {
+      record('clearBuffer', [id])
+      const pty = ptys.get(id)
+      if (pty !== undefined) pty.buffer = ''
+      return Promise.resolve()
+    },
+
+    getBufferSnapshot(id: string, snapshotOptions?: { scrollbackRows?: number }): Promise<PtyProviderBufferSnapshot | null> {
+      record('getBufferSnapshot', snapshotOptions === undefined ? [id] : [id, snapshotOptions])
+      const pty = ptys.get(id)
+      if (pty === undefined || pty.state !== 'live') return Promise.resolve(null)
+      return Promise.resolve({ data: pty.buffer, cols: pty.cols, rows: pty.rows, seq: pty.producedChars, source: 'fake' })
+    },
+
+    onData(listener: (event: PtyDataEvent) => void): Unsubscribe {
+      record('onData', [listener])
+      return events.data.add(listener)
+    },
+
+    onExit(listener: (event: PtyExitEvent) => void): Unsubscribe {
+      record('onExit', [listener])
+      return events.exit.add(listener)
+    },
+
+    dispose(): Promise<void> {
+      record('dispose', [])
+      if (state.disposed) return Promise.resolve()
+      state.disposed = true
+      for (const pty of [...ptys.values()]) {
+        if (pty.state !== 'live') {
+          events.flushHeld(pty, true)
+          continue
+        }
+        pty.paused = false
+        events.flushHeld(pty, true)
+        events.endProcess(pty, { exitCode: 0, signal: FAKE_IMMEDIATE_STOP_SIGNAL })
+      }
+      rejectPendingFakeSpawns(state)
+      state.deliveries.clear()
+      events.data.clear()
+      events.exit.clear()
+      return Promise.resolve()
+    },
+  }
+}

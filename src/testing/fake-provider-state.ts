@@ -1,0 +1,99 @@
+import { describeValue } from '../contracts/describe-value.js'
+import { LOCAL_EXECUTION_HOST_ID, type ExecutionHostId, type PtyIncarnationId } from '../contracts/index.js'
+import { createFakeDeliveryQueue, type FakeDeliveryQueue } from './fake-delivery-queue.js'
+import { createFakePtyEvents, type FakePtyEvents } from './fake-pty-events.js'
+import type { FakeProviderCall, FakeProviderMethod, FakePtyProviderOptions } from './fake-pty-provider-types.js'
+import type { FakePtyRecord, PendingSpawn } from './fake-pty-record.js'
+import type { FakeSpawnScript } from './fake-spawn-script.js'
+
+// The state one fake provider shares between its spawning, its `PtyProvider` methods and its test
+// controls: the PTY table, the scripts and hung spawns waiting, the call log, the event side and
+// the delivery queue. Each of those modules is a set of functions over this one object.
+
+/** Everything one fake provider knows; created once per `createFakePtyProvider` call. */
+export type FakeProviderState = {
+  /** The options as the caller passed them (some are read at each use, as before the split). */
+  readonly options: FakePtyProviderOptions
+  readonly name: string
+  readonly idPrefix: string
+  readonly hostId: ExecutionHostId
+  readonly authoritativeListings: boolean
+  /** Every `PtyProvider` method call, in order (cleared in place by `clearCalls`). */
+  readonly calls: FakeProviderCall[]
+  /** The current record behind each PTY id ever spawned. */
+  readonly ptys: Map<string, FakePtyRecord>
+  /** Every incarnation ever minted under each id, oldest first. */
+  readonly incarnationsById: Map<string, PtyIncarnationId[]>
+  /** Scripts queued with `scriptNextSpawn`, oldest first. */
+  readonly scriptQueue: FakeSpawnScript[]
+  /** Spawns a `hang` script holds, oldest first. */
+  readonly pendingSpawns: PendingSpawn[]
+  readonly events: FakePtyEvents
+  readonly deliveries: FakeDeliveryQueue
+  /** While set, `listProcesses` rejects with this error. */
+  listingFailure: { error: unknown } | undefined
+  /** PTY ids minted so far (the next default id is `${idPrefix}${ptyCount + 1}`). */
+  ptyCount: number
+  /** Incarnations minted so far, across every id. */
+  incarnationCount: number
+  disposed: boolean
+  /** Append a call to `calls`, stamped with the injected clock. */
+  record(method: FakeProviderMethod, args: readonly unknown[]): void
+}
+
+/** Check the options and create the empty state of a fake provider. */
+export function createFakeProviderState(options: FakePtyProviderOptions): FakeProviderState {
+  const name = options.name ?? 'fake'
+  const idPrefix = options.idPrefix ?? 'fake-'
+  const hostId = options.hostId ?? LOCAL_EXECUTION_HOST_ID
+  const authoritativeListings = options.authoritativeListings ?? true
+  const scheduling = options.scheduling ?? 'macrotask'
+  if (typeof name !== 'string') throw new TypeError(`Expected the \`name\` option to be a string, got ${describeValue(name)}`)
+  if (typeof idPrefix !== 'string') {
+    throw new TypeError(`Expected the \`idPrefix\` option to be a string, got ${describeValue(idPrefix)}`)
+  }
+  if (scheduling !== 'macrotask' && scheduling !== 'microtask' && scheduling !== 'manual') {
+    throw new TypeError(
+      `Expected the \`scheduling\` option to be 'macrotask', 'microtask' or 'manual', got ${describeValue(scheduling)}`,
+    )
+  }
+  let tick = 0
+  const now = options.now ?? ((): number => ++tick)
+  const calls: FakeProviderCall[] = []
+  return {
+    options,
+    name,
+    idPrefix,
+    hostId,
+    authoritativeListings,
+    calls,
+    ptys: new Map(),
+    incarnationsById: new Map(),
+    scriptQueue: [],
+    pendingSpawns: [],
+    events: createFakePtyEvents(() => options.hostReportsChildExitStatus),
+    deliveries: createFakeDeliveryQueue(scheduling),
+    listingFailure: undefined,
+    ptyCount: 0,
+    incarnationCount: 0,
+    disposed: false,
+    record(method, args) {
+      calls.push({ method, args, at: now() })
+    },
+  }
+}
+
+/** The record behind `id`, or a `TypeError` naming the test control and the id. */
+export function requireFakePty(state: FakeProviderState, id: string, control: string): FakePtyRecord {
+  const pty = state.ptys.get(id)
+  if (pty === undefined) throw new TypeError(`${control}: no fake PTY has the id ${JSON.stringify(id)}`)
+  return pty
+}
+
+/** What `hasPty`/`probeLiveness` answer: the scripted override, else live ⇒ `true`, else proven absence or `null`. */
+export function fakeLivenessOf(state: FakeProviderState, id: string): boolean | null {
+  const pty = state.ptys.get(id)
+  if (pty !== undefined && pty.liveness !== undefined) return pty.liveness
+  if (pty !== undefined && pty.state === 'live') return true
+  return state.authoritativeListings ? false : null
+}

@@ -1,0 +1,220 @@
+import type {
+  ExecutionHostId,
+  ProviderSpawnOptions,
+  PtyCwdOptions,
+  PtyExitEvent,
+  PtyForegroundProcessEvidence,
+  PtyIncarnationId,
+  PtyProvider,
+  PtyProviderBufferSnapshot,
+  WriteSettlement,
+} from '../contracts/index.js'
+import type { FakeDeliveryScheduling } from './fake-delivery-queue.js'
+import type { FakeExit, FakeShutdownBehaviour, FakeSpawnScript } from './fake-spawn-script.js'
+
+// The public shape of the fake provider: its options, what it records, what a test inspects, and
+// the provider-plus-controls interface `createFakePtyProvider` returns.
+
+/** Options of {@link createFakePtyProvider}. */
+export type FakePtyProviderOptions = {
+  /** The provider's `name`. Default `'fake'`. */
+  name?: string
+  /**
+   * Whether the fake's listings prove absence. Default `true`. With `false`, liveness of an exited
+   * or unknown PTY is `null` rather than `false`.
+   */
+  authoritativeListings?: boolean
+  /** Provider-wide default for `hostReportsChildExitStatus` (a spawn script or an exit overrides it). */
+  hostReportsChildExitStatus?: boolean
+  /** Prefix of minted PTY ids (and incarnation ids). Default `'fake-'`. */
+  idPrefix?: string
+  /** The `hostId` of listing rows. Default `'local'`. */
+  hostId?: ExecutionHostId
+  /** The clock stamped on recorded calls. Default: a counter (1, 2, 3…), never the wall clock. */
+  now?: () => number
+  /** The script of every spawn that has none queued and none in its metadata. */
+  defaultScript?: FakeSpawnScript
+  /** When scripted post-reply events are delivered. Default `'macrotask'`. */
+  scheduling?: FakeDeliveryScheduling
+  /** What `supportsForegroundProcessEvidence` answers. Default `true`. */
+  foregroundProcessEvidence?: boolean
+}
+
+/** The `PtyProvider` methods the fake records. */
+export type FakeProviderMethod =
+  | 'spawn'
+  | 'write'
+  | 'resize'
+  | 'getSize'
+  | 'shutdown'
+  | 'pauseProducer'
+  | 'resumeProducer'
+  | 'acknowledgeData'
+  | 'listProcesses'
+  | 'hasPty'
+  | 'probeLiveness'
+  | 'getCwd'
+  | 'getForegroundProcess'
+  | 'hasChildProcesses'
+  | 'confirmForeground'
+  | 'supportsForegroundProcessEvidence'
+  | 'resetInputModes'
+  | 'clearBuffer'
+  | 'getBufferSnapshot'
+  | 'onData'
+  | 'onExit'
+  | 'dispose'
+
+/** What {@link FakePtyProvider.setProcessInfo} changes; an absent field is left as it is. */
+export type FakeProcessInfo = {
+  /** What `getForegroundProcess` answers. */
+  foregroundProcess?: string | null
+  /** What `hasChildProcesses` answers. */
+  hasChildProcesses?: boolean | null
+  /** What `confirmForeground` answers (`null`: cannot confirm). */
+  foregroundEvidence?: PtyForegroundProcessEvidence | null
+}
+
+/** One recorded call of a `PtyProvider` method, in call order. */
+export type FakeProviderCall = {
+  /** The method called. */
+  method: FakeProviderMethod
+  /** Its arguments, as passed (not copied). */
+  args: readonly unknown[]
+  /** The injected clock's reading at the call. */
+  at: number
+}
+
+/** One write the fake received while the PTY was live, with the settlement it answered. */
+export type FakeWrite = {
+  /** The bytes written. */
+  data: string
+  /** What the write was settled as. */
+  settlement: WriteSettlement
+}
+
+/** What a test can inspect about the current incarnation behind a fake PTY id. */
+export type FakePtyInspection = {
+  /** The PTY id. */
+  id: string
+  /** The current (latest) incarnation. */
+  incarnationId: PtyIncarnationId
+  /** Every incarnation ever minted under this id, oldest first. */
+  incarnations: readonly PtyIncarnationId[]
+  /** The pid reported. */
+  pid: number
+  /** Current columns (after resizes). */
+  cols: number
+  /** Current rows (after resizes). */
+  rows: number
+  /** True while the process runs (also while its spawn reply is still pending). */
+  live: boolean
+  /** True while the producer is paused. */
+  paused: boolean
+  /** True while the spawn reply is held by a `hang` script. */
+  spawnPending: boolean
+  /** Concatenation of the data of every accepted write. */
+  written: string
+  /** Every write received while live, with its settlement. */
+  writes: readonly FakeWrite[]
+  /** Total chars acknowledged with `acknowledgeData`. */
+  acknowledgedChars: number
+  /** How many times `resetInputModes` was called for this incarnation. */
+  inputModeResets: number
+  /** Total chars of output produced so far (the provider's sequence). */
+  producedChars: number
+  /** Events produced while paused that are not delivered yet. */
+  heldEventCount: number
+  /** The exit that ended this incarnation, once it did. */
+  exit: PtyExitEvent | null
+  /** The options it was spawned with. */
+  spawnOptions: ProviderSpawnOptions
+  /** The script it was spawned with. */
+  script: FakeSpawnScript
+}
+
+/**
+ * A deterministic, scriptable {@link PtyProvider} that needs no OS, plus the controls a test
+ * drives it with. Every `PtyProvider` member (optional ones included) is implemented.
+ *
+ * Control methods emit synchronously: when `emitData`/`emitExit` return, the listeners have run
+ * (unless the PTY's producer is paused, which holds output until `resumeProducer`).
+ */
+export interface FakePtyProvider extends PtyProvider {
+  /** Whether absence from a listing is proof. */
+  readonly authoritativeListings: boolean
+  /** Every `PtyProvider` method call, in order. */
+  readonly calls: readonly FakeProviderCall[]
+  /** Settles synchronously: the PTY's scripted settlement, `refused('pty_exited')` after exit, `refused('pty_not_found')` for an unknown id. */
+  write(id: string, data: string): WriteSettlement
+  /** The size read back; `null` for an unknown or exited PTY. */
+  getSize(id: string): {
+    /** Current columns. */
+    cols: number
+    /** Current rows. */
+    rows: number
+  } | null
+  /** Recorded; holds output until resumed. */
+  pauseProducer(id: string): void
+  /** Recorded; delivers held output (then a held exit) in order. */
+  resumeProducer(id: string): void
+  /** Recorded; adds to the PTY's `acknowledgedChars`. */
+  acknowledgeData(id: string, chars: number): void
+  /** The scripted liveness, or the default (see {@link FakeSpawnScript.liveness}). */
+  hasPty(id: string): boolean | null
+  /** Same answer as {@link FakePtyProvider.hasPty}, asynchronously. */
+  probeLiveness(id: string): Promise<boolean | null>
+  /** The spawn's `cwd`, or `null` (the fake's foreground process and leader share it). */
+  getCwd(id: string, options?: PtyCwdOptions): Promise<string | null>
+  /** The scripted foreground process name, or `null` for an exited PTY. */
+  getForegroundProcess(id: string): Promise<string | null>
+  /** The scripted answer (default `false`), or `null` for an exited PTY. */
+  hasChildProcesses(id: string): Promise<boolean | null>
+  /** The scripted confirmed evidence (default `null`: a fake confirms nothing unless told), `null` for an exited PTY. */
+  confirmForeground(id: string): Promise<PtyForegroundProcessEvidence | null>
+  /** The `foregroundProcessEvidence` option (default `true`). */
+  supportsForegroundProcessEvidence(): boolean
+  /** Recorded; counts `inputModeResets` of a live PTY. */
+  resetInputModes(id: string): Promise<void>
+  /** Empties the PTY's screen buffer. */
+  clearBuffer(id: string): Promise<void>
+  /** All output produced so far as the "screen", with `seq` = produced chars. */
+  getBufferSnapshot(id: string, options?: { scrollbackRows?: number }): Promise<PtyProviderBufferSnapshot | null>
+  /** Kills every PTY (their exits are emitted), rejects pending spawns, then drops every listener. */
+  dispose(): Promise<void>
+  /** Same as `dispose()`, for `await using provider = createFakePtyProvider()`. */
+  [Symbol.asyncDispose](): Promise<void>
+
+  /** Queue the script of the next spawn that carries no `metadata.fakeScript`. */
+  scriptNextSpawn(script: FakeSpawnScript): void
+  /** Emit output for a live PTY now (held while paused). */
+  emitData(id: string, data: string): void
+  /** End a live PTY now with this exit (or, with a foreign `incarnationId`, emit a stale exit). */
+  emitExit(id: string, exit: FakeExit): void
+  /** Override liveness answers for the PTY's current incarnation; `undefined` restores the default. */
+  setLiveness(id: string, value: boolean | null | undefined): void
+  /** Override the settlement of writes to the PTY; `undefined` restores `accepted`. */
+  setWriteSettlement(id: string, settlement: WriteSettlement | undefined): void
+  /** Change what a stop of the PTY does. */
+  setShutdownBehaviour(id: string, behaviour: FakeShutdownBehaviour): void
+  /** Change what process inspection of the PTY answers. */
+  setProcessInfo(id: string, info: FakeProcessInfo): void
+  /** While set, `listProcesses` rejects with this error (a host that cannot be listed); `undefined` clears it. */
+  setListingFailure(error: unknown): void
+  /** Ids whose current incarnation is live. */
+  livePtyIds(): string[]
+  /** Inspect the current incarnation behind an id; `undefined` when the id was never spawned. */
+  getPty(id: string): FakePtyInspection | undefined
+  /** Forget the recorded calls. */
+  clearCalls(): void
+  /** Resolve a hung spawn: the oldest pending one, or the one with this PTY id. */
+  releaseSpawn(id?: string): void
+  /** Reject a hung spawn (oldest, or by id) with `error`; its process is removed, never left running. */
+  failSpawn(id?: string, error?: unknown): void
+  /** How many spawns are hung. */
+  pendingSpawnCount(): number
+  /** How many data and exit listeners are subscribed. */
+  listenerCount(): number
+  /** Deliver everything scheduled (scripted post-reply output and exits), letting pending microtasks run first. */
+  settle(): Promise<void>
+}

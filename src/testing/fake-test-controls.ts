@@ -1,0 +1,123 @@
+import { describeValue } from '../contracts/describe-value.js'
+import type { WriteSettlement } from '../contracts/index.js'
+import type { FakeProcessInfo, FakePtyInspection, FakePtyProvider } from './fake-pty-provider-types.js'
+import { inspectFakePty } from './fake-pty-record.js'
+import { requireFakePty, type FakeProviderState } from './fake-provider-state.js'
+import { failFakeSpawn, releaseFakeSpawn } from './fake-spawning.js'
+import { isPlainObject, type FakeExit, type FakeShutdownBehaviour, type FakeSpawnScript } from './fake-spawn-script.js'
+
+// The test controls of the fake: what a test scripts, emits, overrides and inspects beyond the
+// `PtyProvider` contract. They throw a `TypeError` naming the control for an id never spawned.
+
+/** The test controls of {@link FakePtyProvider} (its members beyond `PtyProvider`). */
+export type FakeTestControls = Pick<
+  FakePtyProvider,
+  | 'scriptNextSpawn'
+  | 'emitData'
+  | 'emitExit'
+  | 'setLiveness'
+  | 'setWriteSettlement'
+  | 'setShutdownBehaviour'
+  | 'setProcessInfo'
+  | 'setListingFailure'
+  | 'livePtyIds'
+  | 'getPty'
+  | 'clearCalls'
+  | 'releaseSpawn'
+  | 'failSpawn'
+  | 'pendingSpawnCount'
+  | 'listenerCount'
+  | 'settle'
+>
+
+/** The test controls over `state`. */
+export function createFakeTestControls(state: FakeProviderState): FakeTestControls {
+  return {
+    scriptNextSpawn(script: FakeSpawnScript): void {
+      if (!isPlainObject(script)) {
+        throw new TypeError(`Expected the \`script\` argument to be a FakeSpawnScript object, got ${describeValue(script)}`)
+      }
+      state.scriptQueue.push(script)
+    },
+
+    emitData(id: string, data: string): void {
+      const pty = requireFakePty(state, id, 'emitData')
+      if (pty.state !== 'live') {
+        throw new TypeError(
+          `emitData: the fake PTY ${JSON.stringify(id)} is not live; output after its exit would break the data-before-exit rule`,
+        )
+      }
+      state.events.produceData(pty, data)
+    },
+
+    emitExit(id: string, exit: FakeExit): void {
+      const pty = requireFakePty(state, id, 'emitExit')
+      if (exit.incarnationId !== undefined && exit.incarnationId !== pty.incarnationId) {
+        // A stale exit of an older process: reported as such, and the current process lives on.
+        state.events.exit.fire(state.events.exitEvent(pty, exit, exit.incarnationId))
+        return
+      }
+      if (pty.state !== 'live') {
+        throw new TypeError(`emitExit: the fake PTY ${JSON.stringify(id)} already exited; a second exit would be a lie`)
+      }
+      state.events.endProcess(pty, exit)
+    },
+
+    setLiveness(id: string, value: boolean | null | undefined): void {
+      requireFakePty(state, id, 'setLiveness').liveness = value
+    },
+
+    setWriteSettlement(id: string, settlement: WriteSettlement | undefined): void {
+      requireFakePty(state, id, 'setWriteSettlement').writeSettlement = settlement
+    },
+
+    setShutdownBehaviour(id: string, behaviour: FakeShutdownBehaviour): void {
+      requireFakePty(state, id, 'setShutdownBehaviour').shutdownBehaviour = behaviour
+    },
+
+    setProcessInfo(id: string, info: FakeProcessInfo): void {
+      const pty = requireFakePty(state, id, 'setProcessInfo')
+      if (info.foregroundEvidence !== undefined) pty.foregroundEvidence = info.foregroundEvidence === null ? null : { ...info.foregroundEvidence }
+      if (info.foregroundProcess !== undefined) pty.foregroundProcess = info.foregroundProcess
+      if (info.hasChildProcesses !== undefined) pty.hasChildProcesses = info.hasChildProcesses
+    },
+
+    setListingFailure(error: unknown): void {
+      state.listingFailure = error === undefined ? undefined : { error }
+    },
+
+    livePtyIds(): string[] {
+      return [...state.ptys.values()].filter((pty) => pty.state === 'live').map((pty) => pty.id)
+    },
+
+    getPty(id: string): FakePtyInspection | undefined {
+      const pty = state.ptys.get(id)
+      if (pty === undefined) return undefined
+      return inspectFakePty(pty, state.incarnationsById.get(id) ?? [])
+    },
+
+    clearCalls(): void {
+      state.calls.length = 0
+    },
+
+    releaseSpawn(id?: string): void {
+      releaseFakeSpawn(state, id)
+    },
+
+    failSpawn(id?: string, error: unknown = new Error('Fake spawn failed (scripted)')): void {
+      failFakeSpawn(state, id, error)
+    },
+
+    pendingSpawnCount(): number {
+      return state.pendingSpawns.length
+    },
+
+    listenerCount(): number {
+      return state.events.data.size + state.events.exit.size
+    },
+
+    settle(): Promise<void> {
+      return state.deliveries.settle()
+    },
+  }
+}
