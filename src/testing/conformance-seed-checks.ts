@@ -1,6 +1,6 @@
 import { expect } from 'vitest'
 import { isPtyLiveOtherIncarnationError, isWriteSettlement, toPtyIncarnationId } from '../contracts/index.js'
-import type { PtyProviderConformanceCheck, PtyProviderConformanceOptions } from './conformance.js'
+import type { PtyProviderConformanceCheck, PtyProviderConformanceOptions } from './conformance-types.js'
 
 /** An incarnation id no provider mints: the "other incarnation" an attach check expects. */
 const FOREIGN_INCARNATION_ID = toPtyIncarnationId('ptykit-conformance-foreign-incarnation')

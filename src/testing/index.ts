@@ -59,17 +59,16 @@ export {
   arbitraryWriteSettlement,
   type WireExitConstraints,
 } from './arbitraries.js'
+export { describePtyProviderConformance, ptyProviderConformanceChecks } from './conformance.js'
+export { runPtyProviderConformanceCheck } from './conformance-harness.js'
 export {
   CONFORMANCE_DEFAULT_TIMEOUT_MS,
-  describePtyProviderConformance,
-  ptyProviderConformanceChecks,
-  runPtyProviderConformanceCheck,
   type PtyProviderConformanceCapabilities,
   type PtyProviderConformanceCheck,
   type PtyProviderConformanceEvent,
   type PtyProviderConformanceHarness,
   type PtyProviderConformanceOptions,
-} from './conformance.js'
+} from './conformance-types.js'
 export {
   createManualClock,
   type ManualClock,

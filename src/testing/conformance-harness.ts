@@ -1,0 +1,156 @@
+import type { PtyExitEvent, PtyProvider, Unsubscribe } from '../contracts/index.js'
+import {
+  CONFORMANCE_DEFAULT_TIMEOUT_MS,
+  type PtyProviderConformanceCheck,
+  type PtyProviderConformanceEvent,
+  type PtyProviderConformanceHarness,
+  type PtyProviderConformanceOptions,
+} from './conformance-types.js'
+
+// Running one conformance check: a fresh provider, a recorder of its events, waits that drive the
+// provider with a timeout, and a clean-up that stops what the check started.
+
+/**
+ * How often a waiting check wakes up when no event arrives, to call `drive` and re-check: short
+ * enough not to slow a fast provider, long enough not to spin.
+ */
+export const CONFORMANCE_POLL_INTERVAL_MS = 10
+
+type RecordedEvent = PtyProviderConformanceEvent
+
+// Records every event of one provider, and lets a check wait (with a timeout) until a condition holds.
+class EventRecorder {
+  readonly events: RecordedEvent[] = []
+  private readonly unsubscribes: Unsubscribe[]
+  private wake: (() => void) | undefined
+
+  constructor(provider: PtyProvider) {
+    this.unsubscribes = [
+      provider.onData((event) => this.push({ kind: 'data', event })),
+      provider.onExit((event) => this.push({ kind: 'exit', event })),
+    ]
+  }
+
+  private push(recorded: RecordedEvent): void {
+    this.events.push(recorded)
+    const wake = this.wake
+    this.wake = undefined
+    wake?.()
+  }
+
+  forPty(id: string): RecordedEvent[] {
+    return this.events.filter((recorded) => recorded.event.id === id)
+  }
+
+  exitsOf(id: string): PtyExitEvent[] {
+    return this.forPty(id).flatMap((recorded) => (recorded.kind === 'exit' ? [recorded.event] : []))
+  }
+
+  outputOf(id: string): string {
+    return this.forPty(id)
+      .flatMap((recorded) => (recorded.kind === 'data' ? [recorded.event.data] : []))
+      .join('')
+  }
+
+  // Resolves on the next event, or after `ms` — whichever comes first.
+  nextEventOrTimeout(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        this.wake = undefined
+        resolve()
+      }, ms)
+      this.wake = () => {
+        clearTimeout(timer)
+        resolve()
+      }
+    })
+  }
+
+  dispose(): void {
+    for (const unsubscribe of this.unsubscribes) unsubscribe()
+  }
+}
+
+/**
+ * Run one check against a fresh provider: set up the harness, run, then stop whatever the check
+ * started and dispose the provider — also when the check fails.
+ */
+export async function runPtyProviderConformanceCheck(
+  check: PtyProviderConformanceCheck,
+  makeProvider: () => PtyProvider | Promise<PtyProvider>,
+  options: PtyProviderConformanceOptions,
+): Promise<void> {
+  const timeoutMs = options.timeoutMs ?? CONFORMANCE_DEFAULT_TIMEOUT_MS
+  const made = await makeProvider()
+  let disposedByCheck = false
+  // Why a proxy: the clean-up must not dispose a provider twice when the check already did, and
+  // methods are bound to the real provider so class-based providers (private fields) still work.
+  const provider = new Proxy(made, {
+    get(target, key) {
+      const value: unknown = Reflect.get(target, key, target)
+      if (typeof value !== 'function') return value
+      const bound = (value as (...args: unknown[]) => unknown).bind(target)
+      if (key !== 'dispose') return bound
+      return (...args: unknown[]) => {
+        disposedByCheck = true
+        return bound(...args)
+      }
+    },
+  })
+  const events = new EventRecorder(provider)
+  const spawnedIds: string[] = []
+
+  const waitUntil = async (condition: () => boolean, what: string): Promise<void> => {
+    const deadline = Date.now() + timeoutMs
+    for (;;) {
+      if (condition()) return
+      await options.drive?.(provider)
+      if (condition()) return
+      if (Date.now() >= deadline) throw new Error(`Timed out after ${timeoutMs} ms waiting for ${what}`)
+      await events.nextEventOrTimeout(Math.min(CONFORMANCE_POLL_INTERVAL_MS, Math.max(1, deadline - Date.now())))
+    }
+  }
+
+  const harness: PtyProviderConformanceHarness = {
+    provider,
+    async spawn(spawnOptions) {
+      const result = await provider.spawn(spawnOptions)
+      spawnedIds.push(result.id)
+      await options.afterSpawn?.(provider, result)
+      return result
+    },
+    eventsOf: (id) => events.forPty(id),
+    exitsOf: (id) => events.exitsOf(id),
+    outputOf: (id) => events.outputOf(id),
+    async waitForExit(id) {
+      await waitUntil(() => events.exitsOf(id).length > 0, `the exit of PTY ${JSON.stringify(id)}`)
+      const exit = events.exitsOf(id)[0]
+      if (exit === undefined) throw new Error(`No exit recorded for PTY ${JSON.stringify(id)}`)
+      return exit
+    },
+  }
+
+  let failed = false
+  try {
+    await check.run(harness)
+  } catch (error) {
+    failed = true
+    throw error
+  } finally {
+    for (const id of spawnedIds) {
+      if (events.exitsOf(id).length > 0) continue
+      try {
+        await provider.shutdown(id, { immediate: true })
+      } catch {
+        // Cleanup only: the check itself already passed or failed.
+      }
+    }
+    events.dispose()
+    try {
+      if (!disposedByCheck) await made.dispose?.()
+    } catch (error) {
+      // Why: a failing cleanup must not hide the check's own failure; it is reported otherwise.
+      if (!failed) throw error
+    }
+  }
+}

@@ -1,0 +1,137 @@
+import { expect } from 'vitest'
+import type { PtyProviderConformanceCheck, PtyProviderConformanceOptions } from './conformance-types.js'
+
+// The conformance checks of what a provider answers about its PTYs: writes, liveness, listings,
+// size, process inspection, and that dispose leaves nothing running.
+
+/** The checks of writes, liveness, listings, size, process inspection and dispose (see `ptyProviderConformanceChecks`). */
+export function inventoryConformanceChecks(options: PtyProviderConformanceOptions): readonly PtyProviderConformanceCheck[] {
+  const capabilities = options.capabilities ?? {}
+  return [
+    {
+      name: 'never accepts a write after exit, nor to an unknown id',
+      async run(h) {
+        const result = await h.spawn(options.spawnExit(0))
+        await h.waitForExit(result.id)
+        const afterExit = await h.provider.write(result.id, 'too late\r')
+        expect(afterExit.kind).not.toBe('accepted')
+        const unknown = await h.provider.write('ptykit-conformance-no-such-pty', 'hello\r')
+        expect(unknown.kind).not.toBe('accepted')
+      },
+    },
+    {
+      name: 'never answers `false` for a live PTY, and does not refuse its writes',
+      async run(h) {
+        const result = await h.spawn(options.spawnLongRunning())
+        if (h.provider.hasPty !== undefined) expect(h.provider.hasPty(result.id)).not.toBe(false)
+        if (h.provider.probeLiveness !== undefined) expect(await h.provider.probeLiveness(result.id)).not.toBe(false)
+        const settlement = await h.provider.write(result.id, '\r')
+        expect(['accepted', 'unverifiable']).toContain(settlement.kind)
+      },
+    },
+    {
+      name: 'lists every live PTY, and no exited one when listings are authoritative',
+      async run(h) {
+        const first = await h.spawn(options.spawnLongRunning())
+        const second = await h.spawn(options.spawnLongRunning())
+        const listed = await h.provider.listProcesses()
+        for (const result of [first, second]) {
+          const row = listed.find((candidate) => candidate.id === result.id)
+          expect(row, `listing row of ${result.id}`).toBeDefined()
+          expect(typeof row?.hostId).toBe('string')
+          if (row?.incarnationId !== undefined && result.incarnationId !== undefined) {
+            expect(row.incarnationId).toBe(result.incarnationId)
+          }
+        }
+        await h.provider.shutdown(first.id, { immediate: true })
+        await h.waitForExit(first.id)
+        if (capabilities.authoritativeListings ?? h.provider.authoritativeListings === true) {
+          const after = (await h.provider.listProcesses()).map((row) => row.id)
+          expect(after).not.toContain(first.id)
+          expect(after).toContain(second.id)
+        }
+      },
+    },
+    {
+      name: 'reflects a resize where the size can be read back, and refuses to resize an unknown PTY',
+      async run(h) {
+        const result = await h.spawn({ ...options.spawnLongRunning(), cols: 80, rows: 24 })
+        expect(h.provider.resize(result.id, 100, 30)).toBe(true)
+        const readback = capabilities.resizeReadback ?? h.provider.getSize !== undefined
+        if (readback && h.provider.getSize !== undefined) {
+          expect(h.provider.getSize(result.id)).toEqual({ cols: 100, rows: 30 })
+        }
+        expect(h.provider.resize('ptykit-conformance-no-such-pty', 100, 30)).toBe(false)
+      },
+    },
+    {
+      name: 'confirms foreground evidence only for a live PTY, and never makes it up (when it offers confirmForeground)',
+      async run(h) {
+        const confirm = h.provider.confirmForeground
+        if (confirm === undefined) return
+        const supports = h.provider.supportsForegroundProcessEvidence?.()
+        if (supports !== undefined) expect(typeof supports).toBe('boolean')
+        const result = await h.spawn(options.spawnLongRunning())
+        const live = await confirm.call(h.provider, result.id)
+        if (live !== null) {
+          expect(typeof live.foregroundProcess).toBe('string')
+          expect(live.foregroundProcess.length).toBeGreaterThan(0)
+          expect(typeof live.shellForeground).toBe('boolean')
+          expect(JSON.parse(JSON.stringify(live))).toEqual(live)
+        }
+        if (supports === false) expect(live).toBeNull()
+        expect(await confirm.call(h.provider, 'ptykit-conformance-no-such-pty')).toBeNull()
+        await h.provider.shutdown(result.id, { immediate: true })
+        await h.waitForExit(result.id)
+        expect(await confirm.call(h.provider, result.id)).toBeNull()
+      },
+    },
+    {
+      name: 'resets input modes of a live PTY and ignores unknown ids (when it offers resetInputModes)',
+      async run(h) {
+        const reset = h.provider.resetInputModes
+        if (reset === undefined) return
+        const result = await h.spawn(options.spawnLongRunning())
+        await reset.call(h.provider, result.id)
+        await reset.call(h.provider, 'ptykit-conformance-no-such-pty')
+        // Resetting modes is not output and not a stop: the PTY is still live.
+        expect(h.exitsOf(result.id)).toEqual([])
+        if (h.provider.hasPty !== undefined) expect(h.provider.hasPty(result.id)).not.toBe(false)
+      },
+    },
+    {
+      name: 'leaves nothing running after dispose',
+      async run(h) {
+        const first = await h.spawn(options.spawnLongRunning())
+        const second = await h.spawn(options.spawnLongRunning())
+        if (h.provider.dispose === undefined) {
+          // A provider without dispose must at least let every PTY be stopped.
+          for (const result of [first, second]) await h.provider.shutdown(result.id, { immediate: true })
+        } else {
+          await h.provider.dispose()
+        }
+        const exitsReported = capabilities.exitsOnDispose !== false || h.provider.dispose === undefined
+        if (exitsReported) {
+          for (const result of [first, second]) await h.waitForExit(result.id)
+        }
+        // A provider may refuse every call after dispose (use after dispose is a programmer error);
+        // then its exits are the only evidence, and they must have been reported.
+        let listed: string[] | undefined
+        try {
+          listed = (await h.provider.listProcesses()).map((row) => row.id)
+        } catch {
+          listed = undefined
+        }
+        expect(exitsReported || listed !== undefined, 'dispose must be verifiable: report exits or keep listing').toBe(true)
+        if (listed !== undefined) {
+          expect(listed).not.toContain(first.id)
+          expect(listed).not.toContain(second.id)
+        }
+        if (listed !== undefined && h.provider.hasPty !== undefined) {
+          expect(h.provider.hasPty(first.id)).not.toBe(true)
+          expect(h.provider.hasPty(second.id)).not.toBe(true)
+        }
+      },
+    },
+  ]
+}

@@ -1,0 +1,91 @@
+import type {
+  ProviderSpawnOptions,
+  PtyDataEvent,
+  PtyExitEvent,
+  PtyProvider,
+  PtySpawnResult,
+} from '../contracts/index.js'
+
+// The vocabulary of the provider conformance suite: how a host tells it to drive a provider, what
+// a check records and works with, and what a check is.
+
+/**
+ * How long one conformance check waits for an event before it fails. Real PTYs start a shell and
+ * exit within a few hundred milliseconds; a loaded CI box can be ten times slower.
+ */
+export const CONFORMANCE_DEFAULT_TIMEOUT_MS = 5_000
+
+/** What a provider can and cannot do; a check that needs a missing capability is not registered. */
+export type PtyProviderConformanceCapabilities = {
+  /** The provider delivers signals (graceful vs immediate stops differ). Default `true`; `false` on Windows. */
+  signals?: boolean
+  /** `getSize` reads the size back from the host. Default: `true` when the provider has `getSize`. */
+  resizeReadback?: boolean
+  /**
+   * A PTY missing from `listProcesses` is proven absent (so an exited PTY must be missing). Default:
+   * the provider's own `authoritativeListings`.
+   */
+  authoritativeListings?: boolean
+  /** `dispose()` reports an exit for each PTY it kills. Default `true`. */
+  exitsOnDispose?: boolean
+}
+
+/**
+ * How the conformance suite drives a provider generically: which spawn options start which kind
+ * of process, what the provider cannot do, and how long to wait.
+ */
+export type PtyProviderConformanceOptions = {
+  /** Options that start a process which prints `text` and then exits with code 0. */
+  spawnEcho(text: string): ProviderSpawnOptions
+  /** Options that start a process which keeps running until it is stopped (and reads its input). */
+  spawnLongRunning(): ProviderSpawnOptions
+  /** Options that start a process which exits on its own with `code` (printing nothing is fine). */
+  spawnExit(code: number): ProviderSpawnOptions
+  /** What the provider cannot do. */
+  capabilities?: PtyProviderConformanceCapabilities
+  /** How long to wait for an event. Default {@link CONFORMANCE_DEFAULT_TIMEOUT_MS}. */
+  timeoutMs?: number
+  /** Called after each successful spawn (for example to flush a fake's scheduled output). */
+  afterSpawn?(provider: PtyProvider, result: PtySpawnResult): void | Promise<void>
+  /** Called repeatedly while a check waits for an event (for example `provider.settle()` of a manual fake). */
+  drive?(provider: PtyProvider): void | Promise<void>
+}
+
+/** One event a conformance check recorded: a provider's data or exit event, tagged. */
+export type PtyProviderConformanceEvent =
+  | {
+      /** A data event. */
+      kind: 'data'
+      /** The event as the provider emitted it. */
+      event: PtyDataEvent
+    }
+  | {
+      /** An exit event. */
+      kind: 'exit'
+      /** The event as the provider emitted it. */
+      event: PtyExitEvent
+    }
+
+/** What a conformance check works with: a fresh provider, its recorded events, and helpers that wait with a timeout. */
+export type PtyProviderConformanceHarness = {
+  /** The provider under test (fresh for this check). */
+  readonly provider: PtyProvider
+  /** Spawn through the provider, remember the id for cleanup, and run `afterSpawn`. */
+  spawn(options: ProviderSpawnOptions): Promise<PtySpawnResult>
+  /** Every data and exit event of a PTY, in arrival order. */
+  eventsOf(id: string): readonly PtyProviderConformanceEvent[]
+  /** Every exit event of a PTY. */
+  exitsOf(id: string): PtyExitEvent[]
+  /** The concatenated output of a PTY. */
+  outputOf(id: string): string
+  /** Wait (driving the provider, with the timeout) for the first exit of a PTY. */
+  waitForExit(id: string): Promise<PtyExitEvent>
+}
+
+/** One check of the conformance suite, runnable with `runPtyProviderConformanceCheck`. */
+export type PtyProviderConformanceCheck = {
+  /** What the check proves, as a sentence. */
+  readonly name: string
+  /** Run the check; throws (an assertion error) when the provider breaks the rule. */
+  run(harness: PtyProviderConformanceHarness): Promise<void>
+}
