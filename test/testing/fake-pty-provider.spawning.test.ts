@@ -1,0 +1,107 @@
+import { describe, it, expect, vi } from 'vitest'
+import { isPtyIncarnationId } from 'ptykit/contracts'
+import { FAKE_DEFAULT_COLS, FAKE_DEFAULT_ROWS, createFakePtyProvider, fakeScriptMetadata } from 'ptykit/testing'
+import { setup } from './fake-pty-provider-harness.js'
+
+describe('createFakePtyProvider: spawning', () => {
+  it('should spawn a live, silent PTY with minted id, incarnation, pid and default size', async () => {
+    const { provider, log } = setup()
+    const result = await provider.spawn({})
+    await provider.settle()
+
+    expect(result).toEqual({
+      id: 'fake-1',
+      pid: expect.any(Number),
+      incarnationId: expect.any(String),
+      isReattach: false,
+      cols: FAKE_DEFAULT_COLS,
+      rows: FAKE_DEFAULT_ROWS,
+    })
+    expect(isPtyIncarnationId(result.incarnationId)).toBe(true)
+    expect(provider.livePtyIds()).toEqual(['fake-1'])
+    expect(provider.hasPty('fake-1')).toBe(true)
+    expect(log).toEqual([])
+    expect(provider.name).toBe('fake')
+    expect(provider.authoritativeListings).toBe(true)
+  })
+
+  it('should honour the name, idPrefix and hostId options', async () => {
+    const provider = createFakePtyProvider({ name: 'box', idPrefix: 'box:', hostId: 'ssh:box' })
+    const result = await provider.spawn({})
+    expect(provider.name).toBe('box')
+    expect(result.id).toBe('box:1')
+    expect(result.incarnationId?.startsWith('box:')).toBe(true)
+    expect((await provider.listProcesses())[0]?.hostId).toBe('ssh:box')
+  })
+
+  it('should mint distinct ids and incarnations for every spawn', async () => {
+    const provider = createFakePtyProvider()
+    const results = await Promise.all([provider.spawn({}), provider.spawn({}), provider.spawn({})])
+    expect(new Set(results.map((result) => result.id)).size).toBe(3)
+    expect(new Set(results.map((result) => result.incarnationId)).size).toBe(3)
+    expect(new Set(results.map((result) => result.pid)).size).toBe(3)
+  })
+
+  it('should use the scripted pid, reported size and provider sequence', async () => {
+    const provider = createFakePtyProvider()
+    provider.scriptNextSpawn({ pid: 4242, cols: 120, rows: 40, providerSequence: { value: 17, generation: 'reset' } })
+    const result = await provider.spawn({ cols: 80, rows: 24 })
+    expect(result.pid).toBe(4242)
+    expect(result.cols).toBe(120)
+    expect(result.rows).toBe(40)
+    expect(result.providerSequence).toEqual({ value: 17, generation: 'reset' })
+    expect(provider.getSize(result.id)).toEqual({ cols: 120, rows: 40 })
+  })
+
+  it('should report hostReportsChildExitStatus in the result only when set (script over provider option)', async () => {
+    const provider = createFakePtyProvider({ hostReportsChildExitStatus: true })
+    provider.scriptNextSpawn({ hostReportsChildExitStatus: false })
+    expect((await provider.spawn({})).hostReportsChildExitStatus).toBe(false)
+    expect((await provider.spawn({})).hostReportsChildExitStatus).toBe(true)
+    expect('hostReportsChildExitStatus' in (await createFakePtyProvider().spawn({}))).toBe(false)
+  })
+
+  it('should take scripts from the queue in order, then the default script, and prefer metadata.fakeScript without consuming the queue', async () => {
+    const provider = createFakePtyProvider({ defaultScript: { pid: 3 } })
+    provider.scriptNextSpawn({ pid: 1 })
+    provider.scriptNextSpawn({ pid: 2 })
+    const fromMetadata = await provider.spawn({ metadata: fakeScriptMetadata({ pid: 99 }) })
+    const first = await provider.spawn({})
+    const second = await provider.spawn({})
+    const third = await provider.spawn({})
+    expect([fromMetadata.pid, first.pid, second.pid, third.pid]).toEqual([99, 1, 2, 3])
+  })
+
+  it('should reject a malformed metadata.fakeScript and bad sizes with a TypeError naming the option', async () => {
+    const provider = createFakePtyProvider()
+    await expect(provider.spawn({ metadata: { fakeScript: 'oops' } })).rejects.toThrow(
+      'Expected the `metadata.fakeScript` option to be a FakeSpawnScript object, got "oops" (string)',
+    )
+    await expect(provider.spawn({ cols: 0 })).rejects.toThrow(
+      new TypeError('Expected the `cols` option to be an integer from 1 to 65535, got 0 (number)'),
+    )
+    await expect(provider.spawn({ rows: 2.5 })).rejects.toThrow(TypeError)
+    expect(provider.livePtyIds()).toEqual([])
+  })
+
+  it('should call onPtySpawnCommitted once per spawn, unless the script says commitOnSpawn: false', async () => {
+    const provider = createFakePtyProvider()
+    const committed = vi.fn()
+    await provider.spawn({ onPtySpawnCommitted: committed })
+    expect(committed).toHaveBeenCalledTimes(1)
+    provider.scriptNextSpawn({ commitOnSpawn: false })
+    await provider.spawn({ onPtySpawnCommitted: committed })
+    expect(committed).toHaveBeenCalledTimes(1)
+  })
+
+  it('should call onPtySpawnCommitted before a hung spawn replies (the process exists)', async () => {
+    const provider = createFakePtyProvider()
+    const committed = vi.fn()
+    provider.scriptNextSpawn({ hang: true })
+    const spawning = provider.spawn({ onPtySpawnCommitted: committed })
+    expect(committed).toHaveBeenCalledTimes(1)
+    provider.releaseSpawn()
+    await spawning
+    expect(committed).toHaveBeenCalledTimes(1)
+  })
+})
