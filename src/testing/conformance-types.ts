@@ -82,7 +82,7 @@ export type PtyProviderConformanceHarness = {
   waitForExit(id: string): Promise<PtyExitEvent>
 }
 
-/** One check of the conformance suite, runnable with `runPtyProviderConformanceCheck`. */
+/** One check of the conformance suite, runnable with {@link runPtyProviderConformanceCheck}. */
 export type PtyProviderConformanceCheck = {
   /** What the check proves, as a sentence. */
   readonly name: string
