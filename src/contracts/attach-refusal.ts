@@ -1,3 +1,5 @@
+import { carriesErrorCode } from './error-code.js'
+
 /**
  * The `code` a provider puts on the error it rejects an `attachOnly` spawn with when a PTY with the
  * requested id is **live, but is another incarnation** than the `expectedIncarnationId`.
@@ -25,9 +27,5 @@ export type PtyLiveOtherIncarnationError = {
  * @param error - any thrown value.
  */
 export function isPtyLiveOtherIncarnationError(error: unknown): error is PtyLiveOtherIncarnationError {
-  return (
-    typeof error === 'object' &&
-    error !== null &&
-    (error as { code?: unknown }).code === PTY_LIVE_OTHER_INCARNATION_ERROR_CODE
-  )
+  return carriesErrorCode(error, PTY_LIVE_OTHER_INCARNATION_ERROR_CODE)
 }

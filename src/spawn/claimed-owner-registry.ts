@@ -1,4 +1,5 @@
 import type { PtyClaim } from '../contracts/index.js'
+import { incarnationOf } from './incarnation-fields.js'
 import { PtySpawnError } from './pty-spawn-error.js'
 import type { ClaimedOwner, ClaimedOwnerRegistry, EnsureClaimArgs, EnsureClaimResult } from './types.js'
 
@@ -107,7 +108,7 @@ export function createClaimedOwnerRegistry(options: ClaimedOwnerRegistryOptions 
       ...(claim.scopeId === undefined ? {} : { scopeId: claim.scopeId }),
       ptyId: spawned.ptyId,
       hostId: args.hostId,
-      ...(spawned.incarnationId === undefined ? {} : { incarnationId: spawned.incarnationId }),
+      ...incarnationOf(spawned.incarnationId),
       generation,
     }
     if (entries.get(claim.key) === reservation) {

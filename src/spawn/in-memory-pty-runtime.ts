@@ -142,6 +142,15 @@ export function createInMemoryPtyRuntime(): InMemoryPtyRuntime {
     }
   }
 
+  /** One pending registration of the id ends (cancelled or committed); its fences go with the last one. */
+  const endPending = (ptyId: string, incarnationId: PtyIncarnationId | null | undefined): void => {
+    const list = pending.get(ptyId)
+    if (list !== undefined) {
+      removeOne(list, incarnationId ?? null)
+    }
+    dropFencesIfIdle(ptyId)
+  }
+
   const assertAllowed = (ptyId: string, incarnationId: PtyIncarnationId | undefined): void => {
     const inc = incarnationId ?? null
     const list = fences.get(ptyId)
@@ -182,22 +191,14 @@ export function createInMemoryPtyRuntime(): InMemoryPtyRuntime {
       pending.set(ptyId, list)
     },
     cancelPendingPtyRegistration(ptyId, incarnationId) {
-      const list = pending.get(ptyId)
-      if (list !== undefined) {
-        removeOne(list, incarnationId ?? null)
-      }
-      dropFencesIfIdle(ptyId)
+      endPending(ptyId, incarnationId)
     },
     assertPtyRegistrationAllowed(ptyId, incarnationId) {
       assertAllowed(ptyId, incarnationId)
     },
     commitPtyRegistration(ptyId, incarnationId) {
       assertAllowed(ptyId, incarnationId)
-      const list = pending.get(ptyId)
-      if (list !== undefined) {
-        removeOne(list, incarnationId ?? null)
-      }
-      dropFencesIfIdle(ptyId)
+      endPending(ptyId, incarnationId)
       registered.set(ptyId, incarnationId ?? null)
     },
     notePtyExit(ptyId, incarnationId) {

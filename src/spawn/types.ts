@@ -1,3 +1,4 @@
+import { carriesErrorCode } from '../contracts/error-code.js'
 import type {
   ExecutionHostId,
   ProviderSequence,
@@ -29,7 +30,7 @@ export type PtyAbsentError = {
 
 /** True when `error` is a typed host-reported absence: an object whose `code` is {@link PTY_ABSENT_ERROR_CODE}. */
 export function isPtyAbsentError(error: unknown): error is PtyAbsentError {
-  return typeof error === 'object' && error !== null && (error as { code?: unknown }).code === PTY_ABSENT_ERROR_CODE
+  return carriesErrorCode(error, PTY_ABSENT_ERROR_CODE)
 }
 
 /**
@@ -50,11 +51,7 @@ export type PtyExitedDuringStartRefusal = {
 
 /** True when `error` carries the code {@link PTY_EXITED_DURING_START_ERROR_CODE}. */
 export function isPtyExitedDuringStartError(error: unknown): error is PtyExitedDuringStartRefusal {
-  return (
-    typeof error === 'object' &&
-    error !== null &&
-    (error as { code?: unknown }).code === PTY_EXITED_DURING_START_ERROR_CODE
-  )
+  return carriesErrorCode(error, PTY_EXITED_DURING_START_ERROR_CODE)
 }
 
 /** Releases a scope spawn lease. Calling it more than once is harmless. */

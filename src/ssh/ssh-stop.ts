@@ -1,3 +1,4 @@
+import { settleWithin } from '../contracts/settle-within.js'
 import { planStopSchedule, type StopScheduleOptions, type StopSignal } from '../contracts/stop-schedule.js'
 import { SshProviderError } from './ssh-provider-error.js'
 import type { SshPtySession } from './ssh-pty-session.js'
@@ -52,9 +53,7 @@ async function settledBy(session: SshPtySession, untilEpochMs: number): Promise<
   if (settled()) return true
   const wait = untilEpochMs - Date.now()
   if (wait <= 0) return false
-  let timer: NodeJS.Timeout | undefined
-  await Promise.race([session.settled, new Promise<void>((resolve) => (timer = setTimeout(resolve, wait)))])
-  clearTimeout(timer)
+  await settleWithin(session.settled, wait, undefined)
   return settled()
 }
 

@@ -1,0 +1,68 @@
+import type { PtySpawnResult } from '../contracts/index.js'
+import { watchExits } from './exit-watch.js'
+import { spawnFresh } from './fresh-spawn-stage.js'
+import { importClaimOwnersFromListings } from './import-claim-owners.js'
+import { incarnationOf } from './incarnation-fields.js'
+import { proveOwnerLive } from './prove-owner-live.js'
+import { isPtySpawnError } from './pty-spawn-error.js'
+import { codeOfFailure, messageOf, ownSpawnError } from './spawn-failure.js'
+import type { RuntimePtySpawnState } from './spawn-state.js'
+import type { ClaimedOwner } from './types.js'
+
+/** What the claim branch settled on: the PTY, whether this run created or adopted it, and the registry's owner. */
+export type ClaimBranch = { result: PtySpawnResult; disposition: 'created' | 'adopted'; owner: ClaimedOwner }
+
+/**
+ * Branch 7a: the single-flight ensure of the claim. Its spawn callback runs the fresh spawn
+ * (stages 6–9); a created owner's claim is released on a rollback, an adopted (or joined) one is
+ * left to its creator.
+ */
+export async function ensureClaim(state: RuntimePtySpawnState): Promise<ClaimBranch> {
+  const claims = state.deps.claims
+  const claim = state.args.claim
+  if (claims === undefined || claim === undefined) {
+    throw new TypeError('Expected a `claim` option and a `claims` dependency for the claim branch, got neither')
+  }
+  state.stage = 'claim'
+  // Why before the ensure: an adopted owner can exit after it was re-proven live and before it is
+  // published; no pending registration fences it (its id was unknown), so the watcher must.
+  const hostProvider = state.deps.resolveProvider(state.hostId)
+  if (hostProvider !== undefined) {
+    watchExits(state, hostProvider)
+  }
+  // Why before deciding the key is free: an owner another controller (or an earlier run) started
+  // over the same provider is known only to the hosts' listings.
+  try {
+    await importClaimOwnersFromListings(state.deps, state.hostId)
+  } catch (error) {
+    throw isPtySpawnError(error) ? ownSpawnError(state, error.code, error.message, { cause: error.cause }) : error
+  }
+  let spawned: PtySpawnResult | null = null
+  const ensured = await claims.ensure({
+    claim,
+    hostId: state.hostId,
+    spawn: async () => {
+      try {
+        spawned = await spawnFresh(state)
+      } catch (error) {
+        // Why: joiners receive this error; give them a code, not a raw provider error.
+        throw isPtySpawnError(error) ? error : ownSpawnError(state, codeOfFailure(state.stage ?? 'claim', error), messageOf(error), { cause: error })
+      }
+      return { ptyId: spawned.id, ...incarnationOf(spawned.incarnationId) }
+    },
+    isLive: (owner) => proveOwnerLive(state.deps.resolveProvider, owner),
+    onJoin: () => {
+      state.joinedAnotherStart = true
+    },
+  })
+  const owner = ensured.owner
+  if (ensured.disposition === 'created' && spawned !== null) {
+    const generation = owner.generation
+    state.journal.record(`release claim ${owner.claimKey}`, () => claims.release(owner.ptyId, generation))
+    return { result: spawned, disposition: 'created', owner }
+  }
+  const result: PtySpawnResult = { id: owner.ptyId, isReattach: true, ...incarnationOf(owner.incarnationId) }
+  state.result = result
+  // No `onPtySpawnCommitted` here: adopting (or joining) an owner starts no process.
+  return { result, disposition: 'adopted', owner }
+}

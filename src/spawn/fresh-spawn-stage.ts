@@ -1,0 +1,46 @@
+import type { ProviderSpawnOptions, PtySpawnResult } from '../contracts/index.js'
+import { watchExits } from './exit-watch.js'
+import { checkAbort, providerFor, rejectExitedReply, reportSpawnCommitted, takeChargeOfStartedProcess } from './provider-call.js'
+import type { RuntimePtySpawnState } from './spawn-state.js'
+
+/** The provider options of a fresh spawn: the caller's launch fields, the commit hook, and the ownership keys. */
+function freshSpawnOptions(state: RuntimePtySpawnState): ProviderSpawnOptions {
+  const a = state.args
+  const options: ProviderSpawnOptions = { onPtySpawnCommitted: state.reportPtySpawnCommitted }
+  if (a.file !== undefined) options.file = a.file
+  if (a.args !== undefined) options.args = a.args
+  if (a.command !== undefined) options.command = a.command
+  if (a.cols !== undefined) options.cols = a.cols
+  if (a.rows !== undefined) options.rows = a.rows
+  if (a.cwd !== undefined) options.cwd = a.cwd
+  if (a.env !== undefined) options.env = a.env
+  if (a.envToDelete !== undefined) options.envToDelete = a.envToDelete
+  if (a.sessionId !== undefined) options.sessionId = a.sessionId
+  if (a.isNewSession !== undefined) options.isNewSession = a.isNewSession
+  // Same precedence as the controller's record; a claim's scope must reach the listing rows, where
+  // another controller imports the owner from (a row without it would read as another scope).
+  const scopeId = a.scopeId ?? a.slot?.scopeId ?? a.claim?.scopeId
+  if (scopeId !== undefined) options.scopeId = scopeId
+  if (a.slot !== undefined) options.slotKey = a.slot.key
+  if (a.claim !== undefined) options.claimKey = a.claim.key
+  if (a.metadata !== undefined) options.metadata = a.metadata
+  return options
+}
+
+/**
+ * Stages 6–9 of a fresh spawn (branch 7c): the abort check, the physical call (watching the
+ * provider's exits from just before it), taking charge of the started process, the commit report,
+ * the reply check.
+ */
+export async function spawnFresh(state: RuntimePtySpawnState): Promise<PtySpawnResult> {
+  const provider = providerFor(state, state.hostId)
+  checkAbort(state)
+  state.stage = 'provider_spawn'
+  watchExits(state, provider)
+  const result = await provider.spawn(freshSpawnOptions(state))
+  state.result = result
+  takeChargeOfStartedProcess(state, provider, result)
+  reportSpawnCommitted(state)
+  rejectExitedReply(state, result)
+  return result
+}

@@ -1,0 +1,70 @@
+import type { ExecutionHostId, PtySpawnResult } from '../contracts/index.js'
+import type { RuntimePtySpawnState } from './spawn-state.js'
+import type { ScopeSpawnLeaseRelease } from './types.js'
+
+// The stages that call the host's runtime hooks alone: each is skipped when the runtime lacks its
+// hook, and records its undo in the run's journal as soon as its side effect happened. None awaits:
+// where a hook may answer later, the run awaits it in its own frame (see runStages), so a stage
+// adds no microtask turn before the provider call (an abort or an exit racing it lands as before).
+
+/**
+ * Stage 1, asking: the runtime's answer to the scope's shared spawn lease — a release function, or
+ * a promise of one while an exclusive holder keeps the scope; `undefined` when the runtime takes no
+ * leases. The run awaits the answer itself, then holds it with {@link holdScopeLease}.
+ */
+export function requestScopeLease(state: RuntimePtySpawnState): { answer: ScopeSpawnLeaseRelease | Promise<ScopeSpawnLeaseRelease> } | undefined {
+  state.stage = 'scope_lease'
+  const runtime = state.deps.runtime
+  return runtime?.acquireScopeSpawn === undefined ? undefined : { answer: runtime.acquireScopeSpawn(state.args.scopeId) }
+}
+
+/** Stage 1, holding: the granted lease is released on every path (success too). */
+export function holdScopeLease(state: RuntimePtySpawnState, release: ScopeSpawnLeaseRelease): void {
+  state.journal.record('release scope lease', () => release(), { always: true })
+}
+
+/** Stage 2: trust the caller's pre-allocated handle for this spawn only (revoked on every path). */
+export function admitPreAllocatedHandle(state: RuntimePtySpawnState): void {
+  state.stage = 'admit_handle'
+  const runtime = state.deps.runtime
+  const handle = state.args.preAllocatedHandle
+  if (handle !== undefined && runtime?.admitHandle !== undefined) {
+    runtime.admitHandle(handle)
+    state.journal.record('revoke admitted handle', () => runtime.revokeHandle?.(handle), { always: true })
+  }
+}
+
+/** Stage 5: the expected id's output sequence, read before the provider is called. */
+export function readOutputSequence(state: RuntimePtySpawnState, expectedPtyId: string | undefined): void {
+  state.stage = 'read_output_sequence'
+  state.sequenceBeforeSpawn = expectedPtyId === undefined ? 0 : (state.deps.runtime?.getPtyOutputSequence?.(expectedPtyId) ?? 0)
+}
+
+/**
+ * Stage 11: rebase the output sequence on the provider's (rule SP3). The reconciled sequence;
+ * `null` when the runtime refused the provider's numbers (or has no hook); `undefined` when the
+ * reply carries no provider sequence.
+ */
+export function rebaseOutputSequenceOnProvider(state: RuntimePtySpawnState, result: PtySpawnResult): number | null | undefined {
+  state.stage = 'rebase_sequence'
+  if (result.providerSequence === undefined) return undefined
+  const runtime = state.deps.runtime
+  const reconciled = runtime?.synchronizePtyOutputSequenceFromProvider?.(result.id, result.providerSequence, state.sequenceBeforeSpawn) ?? null
+  if (reconciled !== null) {
+    const id = result.id
+    state.journal.record(`undo output sequence sync ${id}`, () => runtime?.undoPtyOutputSequenceSync?.(id))
+  }
+  return reconciled
+}
+
+/** Stage 12: the PTY's execution context; cleared on a rollback only for a PTY this run started. */
+export function prepareExecutionContext(state: RuntimePtySpawnState, result: PtySpawnResult, hostId: ExecutionHostId): void {
+  state.stage = 'execution_context'
+  const runtime = state.deps.runtime
+  if (runtime?.preparePtyExecutionContext === undefined) return
+  runtime.preparePtyExecutionContext(result.id, { hostId })
+  if (state.startedProcess) {
+    const id = result.id
+    state.journal.record(`clear execution context ${id}`, () => runtime.clearPtyExecutionContext?.(id))
+  }
+}

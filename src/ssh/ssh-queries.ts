@@ -1,0 +1,112 @@
+import { basename } from 'node:path'
+import { settleWithin } from '../contracts/settle-within.js'
+import { resolveWaitDeadline, type ExecutionHostId, type PtyListProcessesOptions, type PtyProcessInfo } from '../contracts/index.js'
+import { inspectRemoteProcess, probeRemotePid, type RemoteInspection } from './remote-process.js'
+import type { SshConnectionKeeper } from './ssh-connection-keeper.js'
+import { SshProviderError } from './ssh-provider-error.js'
+import type { SshPtySession, SshPtyState } from './ssh-pty-session.js'
+import type { SshSessionTable } from './ssh-session-table.js'
+import { SSH_SIDE_COMMAND_TIMEOUT_MS } from './ssh-stop.js'
+
+/** What the queries need from their provider. */
+export type SshQueryContext = {
+  /** The provider's host id, on every listing row. */
+  hostId: ExecutionHostId
+  /** The PTYs. */
+  table: SshSessionTable
+  /** Whether the connection is up (a listing needs it). */
+  keeper: SshConnectionKeeper
+  /** Throws `provider_disposed` once the provider is disposed. */
+  assertNotDisposed(method: string): void
+}
+
+/** The provider's queries: membership, liveness, listings and the remote /proc reads. */
+export type SshQueries = {
+  listProcesses(options?: PtyListProcessesOptions): Promise<PtyProcessInfo[]>
+  hasPty(id: string): boolean | null
+  probeLiveness(id: string): Promise<boolean | null>
+  getCwd(id: string): Promise<string | null>
+  getForegroundProcess(id: string): Promise<string | null>
+  hasChildProcesses(id: string): Promise<boolean | null>
+  getPid(id: string): number | null
+}
+
+/**
+ * The queries of an SSH provider. A dropped connection makes a PTY unknown, never absent: its
+ * liveness is `null` and a listing rejects rather than answer without it.
+ */
+export function createSshQueries(context: SshQueryContext): SshQueries {
+  const { hostId, table } = context
+
+  /** The remote process's cwd, foreground program and children; `null` when it cannot be read. */
+  async function inspect(id: string): Promise<RemoteInspection | null> {
+    const session = table.live(id)
+    if (session === undefined || session.marker === null || session.connection.lost) return null
+    return inspectRemoteProcess(session.connection, session.marker, SSH_SIDE_COMMAND_TIMEOUT_MS)
+  }
+
+  function listingRow(session: SshPtySession, inspection: RemoteInspection | null): PtyProcessInfo {
+    const row: PtyProcessInfo = {
+      id: session.id,
+      hostId,
+      incarnationId: session.incarnationId,
+      pid: session.marker?.pid ?? 0,
+      cwd: inspection?.cwd ?? null,
+      title: inspection?.foreground ?? (session.launch.file === null ? 'shell' : basename(session.launch.file)),
+    }
+    if (session.scopeId !== undefined) row.scopeId = session.scopeId
+    if (session.slotKey !== undefined) row.slotKey = session.slotKey
+    if (session.claimKey !== undefined) row.claimKey = session.claimKey
+    return row
+  }
+
+  return {
+    async listProcesses(listOptions: PtyListProcessesOptions = {}): Promise<PtyProcessInfo[]> {
+      context.assertNotDisposed('listProcesses')
+      // An unreachable host must never answer with a list: its PTYs are unknown, not absent.
+      if (!context.keeper.isConnected()) {
+        throw new SshProviderError('transport_lost', `The SSH connection to ${hostId} is down: its PTYs cannot be listed`)
+      }
+      // Membership is known at once; the deadline bounds only the remote reads of cwd and title.
+      const deadline = resolveWaitDeadline(listOptions, SSH_SIDE_COMMAND_TIMEOUT_MS)
+      return Promise.all(
+        table.inState('live').map(async (session) => {
+          const inspection = await settleWithin(inspect(session.id), Math.max(0, deadline - Date.now()), null)
+          return listingRow(session, inspection)
+        }),
+      )
+    },
+    hasPty(id: string): boolean | null {
+      const session = table.get(id)
+      if (session === undefined) return false
+      if (session.state === 'lost') return null
+      return session.state !== 'exited'
+    },
+    async probeLiveness(id: string): Promise<boolean | null> {
+      const session = table.get(id)
+      if (session === undefined || session.state === 'exited') return false
+      if (session.state === 'lost' || session.connection.lost) return null
+      if (session.marker === null) return true
+      // The channel is open; the remote /proc confirms (or cannot tell: then the open channel is the evidence).
+      const answer = await probeRemotePid(session.connection, session.marker, SSH_SIDE_COMMAND_TIMEOUT_MS)
+      // Re-read: the exit may have crossed the wire while the side channel ran.
+      const state = session.state as SshPtyState
+      if (state === 'exited') return false
+      if (state === 'lost') return null
+      // Proven gone remotely, but its exit is still on the way: not proven here yet, so unknown.
+      return answer === false ? null : true
+    },
+    async getCwd(id: string): Promise<string | null> {
+      return (await inspect(id))?.cwd ?? null
+    },
+    async getForegroundProcess(id: string): Promise<string | null> {
+      return (await inspect(id))?.foreground ?? null
+    },
+    async hasChildProcesses(id: string): Promise<boolean | null> {
+      return (await inspect(id))?.hasChildren ?? null
+    },
+    getPid(id: string): number | null {
+      return table.live(id)?.marker?.pid ?? null
+    },
+  }
+}

@@ -1,0 +1,53 @@
+import { createListenerSet, createRecentIds, type PtyDataEvent, type PtyExitEvent } from '../contracts/index.js'
+import type { SshConnection } from './ssh-connection.js'
+import type { SshPtySession, SshPtySessionHooks, SshPtyState } from './ssh-pty-session.js'
+
+/** How many exited PTY ids are remembered, so a late write is refused as `pty_exited`. */
+export const SSH_EXITED_ID_MEMORY = 1_024
+
+/**
+ * The SSH provider's PTYs: the sessions by id, the ids that exited lately, and the listener sets
+ * their events go to. Every provider method works over one table.
+ */
+export class SshSessionTable {
+  /** Sessions by PTY id: starting, live, or lost (kept: their fate is unknown). */
+  readonly sessions = new Map<string, SshPtySession>()
+  /** PTY ids whose exit was delivered (the most recent ones). */
+  readonly exitedIds = createRecentIds(SSH_EXITED_ID_MEMORY)
+  // A throwing listener surfaces uncaught (on its own microtask) without stopping the others.
+  /** The provider's `onData` listeners. */
+  readonly dataListeners = createListenerSet<PtyDataEvent>()
+  /** The provider's `onExit` listeners. */
+  readonly exitListeners = createListenerSet<PtyExitEvent>()
+  /** What every session reports to: its events go to the listeners, its exit moves it to `exitedIds`. */
+  readonly sessionHooks: SshPtySessionHooks = {
+    emitData: (event) => this.dataListeners.fire(event),
+    emitExit: (event) => this.exitListeners.fire(event),
+    onSettled: (session) => {
+      if (session.state !== 'exited') return
+      if (this.sessions.get(session.id) === session) this.sessions.delete(session.id)
+      this.exitedIds.remember(session.id)
+    },
+  }
+
+  /** The session of `id`, whatever its state. */
+  get(id: string): SshPtySession | undefined {
+    return this.sessions.get(id)
+  }
+
+  /** The session of `id` when its program runs (marker seen, no exit, not lost). */
+  live(id: string): SshPtySession | undefined {
+    const session = this.sessions.get(id)
+    return session !== undefined && session.state === 'live' ? session : undefined
+  }
+
+  /** Every session in one of `states`, in creation order. */
+  inState(...states: SshPtyState[]): SshPtySession[] {
+    return [...this.sessions.values()].filter((session) => states.includes(session.state))
+  }
+
+  /** The connection dropped: each of its sessions' fate is unknown from now on. */
+  markLost(connection: SshConnection): void {
+    for (const session of this.sessions.values()) if (session.connection === connection) session.markLost()
+  }
+}

@@ -1,0 +1,168 @@
+import { randomUUID } from 'node:crypto'
+import { settleWithin } from '../contracts/settle-within.js'
+import {
+  PTY_LIVE_OTHER_INCARNATION_ERROR_CODE,
+  toPtyIncarnationId,
+  type ExecutionHostId,
+  type ProviderSpawnOptions,
+  type PtySpawnResult,
+} from '../contracts/index.js'
+import { createRemoteLaunch } from './remote-launch.js'
+import type { SshConnectionKeeper } from './ssh-connection-keeper.js'
+import { SshOptionError } from './ssh-option-error.js'
+import { SshProviderError } from './ssh-provider-error.js'
+import { SshPtySession } from './ssh-pty-session.js'
+import type { SshSessionTable } from './ssh-session-table.js'
+import { stopWithTimings, type SshStopTimings } from './ssh-shutdown.js'
+
+/** What a spawn needs from its provider. */
+export type SshSpawnContext = {
+  /** The provider's host id, for messages. */
+  hostId: ExecutionHostId
+  /** The PTYs. */
+  table: SshSessionTable
+  /** The connection a new PTY's channel opens on. */
+  keeper: SshConnectionKeeper
+  /** `$TERM` of the pty request. */
+  terminalName: string
+  /** How long a launch may take to show its marker. */
+  launchTimeoutMs: number
+  /** How a PTY whose commit hook threw is stopped again. */
+  timings: SshStopTimings
+  /** Throws `provider_disposed` once the provider is disposed. */
+  assertNotDisposed(method: string): void
+}
+
+/** The reply of a spawn that found its PTY already live: a re-attach, its sequence continued. */
+function attachReply(session: SshPtySession): PtySpawnResult {
+  return {
+    id: session.id,
+    pid: session.marker?.pid ?? null,
+    incarnationId: session.incarnationId,
+    isReattach: true,
+    providerSequence: { value: session.charsEmitted, generation: 'continued' },
+    cols: session.cols,
+    rows: session.rows,
+  }
+}
+
+/**
+ * An `attachOnly` spawn: the live PTY's re-attach reply, or a typed refusal — `pty_absent` (proven
+ * absent), `pty_live_other_incarnation`, or `transport_lost` for a lost PTY (not proven absent).
+ */
+function attachOnly(context: SshSpawnContext, sessionId: string | undefined, expectedIncarnationId: ProviderSpawnOptions['expectedIncarnationId']): PtySpawnResult {
+  const { table, hostId } = context
+  const live = sessionId === undefined ? undefined : table.live(sessionId)
+  if (live !== undefined && expectedIncarnationId !== undefined && live.incarnationId !== expectedIncarnationId) {
+    // Live under another incarnation is not an absence: the caller must not start a second process.
+    throw new SshProviderError(
+      PTY_LIVE_OTHER_INCARNATION_ERROR_CODE,
+      `Cannot attach to PTY ${JSON.stringify(sessionId)}: it is live on ${hostId} under another incarnation than ${JSON.stringify(expectedIncarnationId)}`,
+      { ptyId: sessionId },
+    )
+  }
+  if (live === undefined) {
+    // A lost session is not proven absent: it may still run, so that is no typed absence.
+    const lost = sessionId !== undefined && table.get(sessionId)?.state === 'lost'
+    throw new SshProviderError(
+      lost ? 'transport_lost' : 'pty_absent',
+      lost
+        ? `Cannot attach to PTY ${JSON.stringify(sessionId)}: its SSH connection dropped and its fate is unknown`
+        : `Cannot attach to PTY ${JSON.stringify(sessionId ?? null)}: no live PTY has that id (or incarnation) on ${hostId}`,
+      { ptyId: sessionId },
+    )
+  }
+  return attachReply(live)
+}
+
+function idInUse(id: string): SshProviderError {
+  return new SshProviderError('pty_id_in_use', `Cannot create PTY ${JSON.stringify(id)}: a PTY with that id is still held`, { ptyId: id })
+}
+
+/**
+ * The provider's `spawn`: an attach-only request answers from the table; a session id already
+ * held re-attaches (live, not `isNewSession`) or is refused; otherwise the program is launched on a
+ * session channel with a pty request, and the reply waits for its launch marker (the remote pid).
+ */
+export async function spawnSshPty(context: SshSpawnContext, spawnOptions: ProviderSpawnOptions): Promise<PtySpawnResult> {
+  const { table, hostId } = context
+  context.assertNotDisposed('spawn')
+  if (spawnOptions === null || typeof spawnOptions !== 'object') throw new SshOptionError('options', 'an object', spawnOptions)
+  const { sessionId, expectedIncarnationId } = spawnOptions
+  if (sessionId !== undefined && (typeof sessionId !== 'string' || sessionId.length === 0)) {
+    throw new SshOptionError('sessionId', 'a non-empty string', sessionId)
+  }
+  if (spawnOptions.attachOnly === true) return attachOnly(context, sessionId, expectedIncarnationId)
+  if (sessionId !== undefined && table.sessions.has(sessionId)) {
+    const existing = table.get(sessionId)
+    if (existing?.state === 'live' && spawnOptions.isNewSession !== true) return attachReply(existing)
+    throw idInUse(sessionId)
+  }
+  // Every refusal of a bad option happens here, before anything connects.
+  const launch = createRemoteLaunch(spawnOptions)
+  const conn = await context.keeper.connect()
+  context.assertNotDisposed('spawn')
+  const id = sessionId ?? randomUUID()
+  if (table.sessions.has(id)) throw idInUse(id)
+  let channel
+  try {
+    channel = await conn.exec(launch.command, { term: context.terminalName, cols: launch.cols, rows: launch.rows, width: 0, height: 0 })
+  } catch (error) {
+    throw error instanceof SshProviderError
+      ? error
+      : new SshProviderError('spawn_failed', `The server ${hostId} refused the session channel: ${error instanceof Error ? error.message : String(error)}`, { cause: error, ptyId: id })
+  }
+  table.exitedIds.forget(id)
+  const session = new SshPtySession(
+    {
+      id,
+      incarnationId: toPtyIncarnationId(randomUUID()),
+      channel,
+      connection: conn,
+      launch,
+      scopeId: spawnOptions.scopeId,
+      slotKey: spawnOptions.slotKey,
+      claimKey: spawnOptions.claimKey,
+    },
+    table.sessionHooks,
+  )
+  table.sessions.set(id, session)
+  await settleWithin(session.started, context.launchTimeoutMs, undefined)
+  if (session.marker === null) {
+    // The program never started: nothing to commit, nothing left behind.
+    table.sessions.delete(id)
+    const lost = session.state === 'lost' && conn.lost
+    try {
+      channel.close()
+    } catch {
+      // Already closed.
+    }
+    session.release()
+    const output = session.takeLaunchOutput().trim()
+    throw new SshProviderError(
+      lost ? 'transport_lost' : 'spawn_failed',
+      `Could not start ${JSON.stringify(launch.file ?? 'the login shell')} on ${hostId}${session.state === 'starting' ? ` within ${context.launchTimeoutMs} ms` : ''}${output === '' ? '' : `: ${output.slice(0, 500)}`}`,
+      { ptyId: id },
+    )
+  }
+  try {
+    spawnOptions.onPtySpawnCommitted?.()
+  } catch (error) {
+    session.release()
+    await stopWithTimings(session, context.timings, true).catch(() => undefined)
+    throw error
+  }
+  if (launch.startupCommand !== undefined && launch.startupCommand.length > 0) channel.write(`${launch.startupCommand}\r`)
+  // Why a macrotask: the caller awaiting this reply must see it before the PTY's first events
+  // (an `exit 3` can arrive in the same packet as the marker).
+  setImmediate(() => session.release())
+  return {
+    id,
+    pid: session.marker.pid,
+    incarnationId: session.incarnationId,
+    isReattach: false,
+    providerSequence: { value: 0, generation: 'reset' },
+    cols: launch.cols,
+    rows: launch.rows,
+  }
+}
