@@ -84,6 +84,8 @@ export async function measureBytePath(config: BenchConfig, log: (line: string) =
   try {
     const samples = await alternate({
       pairs,
+      // Quick runs only exercise the code: no warm-up pair of three 2 MB floods.
+      warmupPairs: config.mode === 'full' ? 1 : 0,
       raw: async (pair) => {
         const s = await rawStringSample(bytes)
         const k = await kernelSample(bytes)

@@ -47,6 +47,7 @@ export async function measureDataBatching(config: BenchConfig, log: (line: strin
   try {
     const samples = await alternate({
       pairs,
+      warmupPairs: config.mode === 'full' ? 1 : 0,
       raw: async (pair) => {
         const s = await floodEvents(plain, bytes)
         if (pair >= 0) {
