@@ -89,13 +89,17 @@ export type PtykitSide = {
   dispose(): Promise<void>
 }
 
-/** Creates the ptykit side. `providerOptions` go to `createNodePtyProvider` unchanged. */
+/**
+ * Creates the ptykit side. `providerOptions` go to `createNodePtyProvider` unchanged,
+ * `controllerOptions` (such as `dataBatchMs`) to `createPtyController`.
+ */
 export function createPtykitSide(
   providerOptions?: Parameters<typeof createNodePtyProvider>[0],
   trackerOptions?: { acknowledge: boolean },
+  controllerOptions?: Omit<Parameters<typeof createPtyController>[0], 'provider' | 'providers'>,
 ): PtykitSide {
   const provider = providerOptions === undefined ? createNodePtyProvider() : createNodePtyProvider(providerOptions)
-  const controller = createPtyController({ provider })
+  const controller = createPtyController({ ...controllerOptions, provider })
   const tracker = trackPtys(controller, trackerOptions)
   return {
     controller,

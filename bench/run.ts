@@ -11,7 +11,9 @@ import { resolve } from 'node:path'
 import { REPO_ROOT } from './child.js'
 import { parseCli, type BenchConfig } from './config.js'
 import type { FigureResult } from './figure.js'
+import { measureBytePath } from './figures/byte-path.js'
 import { measureConcurrentSpawns } from './figures/concurrent-spawns.js'
+import { measureDataBatching } from './figures/data-batching.js'
 import { measureFlood } from './figures/flood.js'
 import { measureIdleMemory } from './figures/idle-memory.js'
 import { measureMassStop, measureScale } from './figures/mass-stop.js'
@@ -36,6 +38,8 @@ export const FIGURE_GROUPS: readonly Group[] = [
   { id: 'spawn-exit', run: measureSpawnExit },
   { id: 'concurrent-spawns', run: measureConcurrentSpawns },
   { id: 'write-echo', run: measureWriteEcho },
+  { id: 'byte-path', run: measureBytePath },
+  { id: 'data-batching', run: measureDataBatching },
   { id: 'throughput-pty-host', run: measurePtyHostThroughput },
   { id: 'write-echo-pty-host', run: measurePtyHostWriteEcho },
   { id: 'idle-memory', run: measureIdleMemory },

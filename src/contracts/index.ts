@@ -38,6 +38,7 @@ export type { PtyControllerInventory, PtyControllerTerminalIdentity } from './in
 export type { PtyLivenessVerdict } from './liveness.js'
 export type { PtyForegroundProcessEvidence, PtyProcessInfo, PtyProcessInspection } from './process-info.js'
 export type {
+  PtyBytesEvent,
   PtyDataEvent,
   PtyExitEvent,
   PtyListProcessesOptions,

@@ -25,6 +25,21 @@ export type PtyDataEvent = {
   incarnationId?: PtyIncarnationId
 }
 
+/**
+ * Output from a provider that delivers bytes (for example the node-pty provider created with
+ * `output: 'bytes'`): the bytes the PTY's master gave, with no decoding. Such a provider reports a
+ * PTY's output only here, never through {@link PtyProvider.onData}, and counts flow control
+ * (`acknowledgeData`, `providerSequence`) in bytes. Plain data: a `Uint8Array` (a `Buffer` is one).
+ */
+export type PtyBytesEvent = {
+  /** The PTY id. */
+  id: string
+  /** The output, as read from the PTY (a multi-byte UTF-8 sequence may be split across events). */
+  bytes: Uint8Array
+  /** The incarnation that produced it, when attested. */
+  incarnationId?: PtyIncarnationId
+}
+
 /** A provider's report that a PTY's process ended. Plain serializable data. */
 export type PtyExitEvent = {
   /** The PTY id. */
@@ -152,8 +167,14 @@ export interface PtyProvider {
   clearBuffer?(id: string): Promise<void>
   /** A snapshot of the provider-owned screen, if it keeps one. */
   getBufferSnapshot?(id: string, options?: { scrollbackRows?: number }): Promise<PtyProviderBufferSnapshot | null>
-  /** Subscribe to output. */
+  /** Subscribe to output (decoded text). */
   onData(listener: (event: PtyDataEvent) => void): Unsubscribe
+  /**
+   * Subscribe to output delivered as bytes, for providers that can skip the decode (an optional
+   * capability). A PTY's output goes to exactly one of `onData` and `onBytes`, never both; its
+   * data events of either kind all precede its exit event.
+   */
+  onBytes?(listener: (event: PtyBytesEvent) => void): Unsubscribe
   /** Subscribe to exits. */
   onExit(listener: (event: PtyExitEvent) => void): Unsubscribe
   /** Stop every PTY this provider holds and release its resources. */

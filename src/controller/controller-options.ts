@@ -94,6 +94,14 @@ export type PtyControllerOptions = {
   flowControl?: PtyFlowControlOptions | false
   /** Stop escalation timings. */
   stop?: PtyStopTimingOptions
+  /**
+   * Coalesce each PTY's output: the first chunk after a quiet spell is published at once, and the
+   * chunks that follow within `dataBatchMs` milliseconds are merged into one `data` (or `bytes`)
+   * event at the end of the window — VS Code's data bufferer, without its delay on the first
+   * chunk. Pending output is always published before the PTY's `exit` (and on `dispose`). `0` or
+   * absent: off (every provider chunk is its own event).
+   */
+  dataBatchMs?: number
 }
 
 /** The options after defaults and validation. */
@@ -112,6 +120,8 @@ export type ResolvedPtyControllerOptions = {
   flowControl: ProducerFlowControlConfig | null
   /** Stop timings. */
   stop: Required<PtyStopTimingOptions>
+  /** The output coalescing window in ms; `0` when off. */
+  dataBatchMs: number
 }
 
 function isProvider(value: unknown): value is PtyProvider {
@@ -262,5 +272,6 @@ export function resolvePtyControllerOptions(options: PtyControllerOptions): Reso
       unconfirmedAfterMs: nonNegativeNumber('stop.unconfirmedAfterMs', stop.unconfirmedAfterMs, STOP_UNCONFIRMED_AFTER_MS),
       defaultDeadlineMs: nonNegativeNumber('stop.defaultDeadlineMs', stop.defaultDeadlineMs, STOP_DEFAULT_DEADLINE_MS),
     },
+    dataBatchMs: nonNegativeNumber('dataBatchMs', options.dataBatchMs, 0),
   }
 }

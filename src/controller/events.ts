@@ -36,6 +36,24 @@ export type PtyControllerDataEvent = {
 }
 
 /**
+ * Output of a PTY whose provider delivers bytes (the node-pty provider with `output: 'bytes'`):
+ * the bytes as read from the PTY, undecoded — a multi-byte UTF-8 sequence may be split across two
+ * events. Such a PTY's output comes only as `bytes`, never as `data`; the ordering rules are the
+ * same (every `bytes` event of a PTY precedes its `exit`), and `seq` and `acknowledgeData` count
+ * bytes.
+ */
+export type PtyControllerBytesEvent = {
+  /** The PTY id. */
+  ptyId: string
+  /** The incarnation that produced it, when attested. */
+  incarnationId?: PtyIncarnationId
+  /** The output bytes. */
+  bytes: Uint8Array
+  /** The PTY's output sequence after this chunk, in bytes (see {@link PtyControllerDataEvent.seq}). */
+  seq: number
+}
+
+/**
  * A PTY's process ended (or a stop of it was never confirmed). At most one per incarnation — except
  * that a re-attach to an incarnation whose stop went unverified revives it, and its real exit is
  * then published as well.
@@ -88,6 +106,8 @@ export type PtyControllerEvents = {
   spawn: (event: PtyControllerSpawnEvent) => void
   /** A PTY produced output. */
   data: (event: PtyControllerDataEvent) => void
+  /** A bytes-mode PTY produced output (see {@link PtyControllerBytesEvent}). */
+  bytes: (event: PtyControllerBytesEvent) => void
   /** A PTY's process ended, or its stop was given up on (`unknown/stop_unverified`). */
   exit: (event: PtyControllerExitEvent) => void
   /** The liveness verdict of a PTY changed. */

@@ -4,6 +4,7 @@ import type { Bookkeeping } from './bookkeeping.js'
 import type { ControllerCore } from './controller-core.js'
 import { certifiesDeath, observedExitCause } from './exit-evidence.js'
 import { PTY_LIVENESS_REASONS } from './liveness-reasons.js'
+import type { OutputDelivery } from './output-delivery.js'
 import { incarnationField, type PtyRecord } from './pty-record.js'
 
 /**
@@ -15,10 +16,13 @@ import { incarnationField, type PtyRecord } from './pty-record.js'
 export class ExitPublication {
   readonly #core: ControllerCore
   readonly #bookkeeping: Bookkeeping
+  readonly #output: OutputDelivery | undefined
 
-  constructor(core: ControllerCore, bookkeeping: Bookkeeping) {
+  /** `output`: whose coalesced output (`dataBatchMs`) is flushed before an incarnation's exit. */
+  constructor(core: ControllerCore, bookkeeping: Bookkeeping, output?: OutputDelivery) {
     this.#core = core
     this.#bookkeeping = bookkeeping
+    this.#output = output
   }
 
   /** A provider reported the exit of a live record. */
@@ -98,6 +102,7 @@ export class ExitPublication {
 
   /** A newer incarnation replaces `record` under its id. */
   supersede(record: PtyRecord): void {
+    this.#output?.flush(record)
     record.superseded = true
     this.#core.records.forgetExited(record)
     this.clearUnconfirmed(record)
@@ -128,6 +133,8 @@ export class ExitPublication {
   #emitExit(record: PtyRecord, code: number, observed: TerminalExitCause, event?: PtyExitEvent): void {
     const stopRequested = record.stopRequested && event?.diedBeforeStopRequest !== true
     const cause = settleExitCause(observed, { stopRequested })
+    // Data before exit (R3): output held for coalescing goes out first.
+    this.#output?.flush(record)
     this.#core.emit('exit', { ptyId: record.ptyId, ...incarnationField(record.incarnationId), code, cause })
   }
 

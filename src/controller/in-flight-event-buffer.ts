@@ -1,4 +1,4 @@
-import type { PtyDataEvent, PtyExitEvent, PtyProvider } from '../contracts/index.js'
+import type { PtyBytesEvent, PtyDataEvent, PtyExitEvent, PtyProvider } from '../contracts/index.js'
 
 /**
  * The most output chars the controller holds for PTYs whose spawn may still be in flight. Past it
@@ -12,9 +12,16 @@ export const IN_FLIGHT_OUTPUT_BUFFER_MAX_CHARS = 1_000_000
 /** A provider event held for a spawn in flight. */
 export type HeldProviderEvent =
   | { kind: 'data'; provider: PtyProvider; event: PtyDataEvent }
+  | { kind: 'bytes'; provider: PtyProvider; event: PtyBytesEvent }
   | { kind: 'exit'; provider: PtyProvider; event: PtyExitEvent }
 
 type Entry = HeldProviderEvent & { seq: number }
+
+/** The output an entry holds, in its own unit (chars of text, bytes); 0 for an exit. */
+function outputLength(entry: HeldProviderEvent): number {
+  if (entry.kind === 'data') return entry.event.data.length
+  return entry.kind === 'bytes' ? entry.event.bytes.length : 0
+}
 
 /** One spawn (or attach) in flight: its token, and the mark of the first event it may claim. */
 export type InFlightSpawn = {
@@ -35,7 +42,7 @@ export type InFlightSpawn = {
  */
 export class InFlightEventBuffer {
   readonly #maxChars: number
-  readonly #onDrop: (event: PtyDataEvent) => void
+  readonly #onDrop: (event: { id: string }) => void
   readonly #spawns = new Map<symbol, number>()
   #entries: Entry[] = []
   #nextSeq = 0
@@ -46,7 +53,7 @@ export class InFlightEventBuffer {
    * Hold at most `maxChars` output chars. `onDrop` hears of the first output event the cap drops,
    * and again only after every spawn in flight then has ended.
    */
-  constructor(maxChars: number, onDrop: (event: PtyDataEvent) => void) {
+  constructor(maxChars: number, onDrop: (event: { id: string }) => void) {
     this.#maxChars = maxChars
     this.#onDrop = onDrop
   }
@@ -76,8 +83,8 @@ export class InFlightEventBuffer {
   hold(held: HeldProviderEvent): boolean {
     if (this.#spawns.size === 0) return false
     this.#entries.push({ ...held, seq: this.#nextSeq++ })
-    if (held.kind === 'data') {
-      this.#heldChars += held.event.data.length
+    if (held.kind !== 'exit') {
+      this.#heldChars += outputLength(held)
       if (this.#heldChars > this.#maxChars) this.#dropOldestOutput()
     }
     return true
@@ -112,18 +119,18 @@ export class InFlightEventBuffer {
     for (const entry of this.#entries) {
       if (!predicate(entry)) continue
       kept.push(entry)
-      if (entry.kind === 'data') chars += entry.event.data.length
+      chars += outputLength(entry)
     }
     this.#entries = kept
     this.#heldChars = chars
   }
 
   #dropOldestOutput(): void {
-    const dropped: PtyDataEvent[] = []
+    const dropped: { id: string }[] = []
     let excess = this.#heldChars - this.#maxChars
     this.#keep((entry) => {
-      if (excess <= 0 || entry.kind !== 'data') return true
-      excess -= entry.event.data.length
+      if (excess <= 0 || entry.kind === 'exit') return true
+      excess -= outputLength(entry)
       dropped.push(entry.event)
       return false
     })

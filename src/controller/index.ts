@@ -22,6 +22,7 @@ export {
   type PtyControllerErrorCode,
 } from './pty-controller-error.js'
 export type {
+  PtyControllerBytesEvent,
   PtyControllerDataEvent,
   PtyControllerEvents,
   PtyControllerExitEvent,

@@ -1,21 +1,27 @@
 import type { PtyProvider } from '../contracts/index.js'
 import type { ControllerCore } from './controller-core.js'
 import type { ProducerFlowState } from './flow-control.js'
+import { OutputBatcher, type OutputChunk } from './output-batching.js'
 import type { PtyRecord } from './pty-record.js'
 
 /**
- * A live PTY's output on its way out: the output sequence (`seq`), the `data` event, and the
- * producer flow-control accounting around it (count, acknowledge, pause/resume the provider).
+ * A live PTY's output on its way out: the output sequence (`seq`), the `data` (or `bytes`) event,
+ * the producer flow-control accounting around it (count, acknowledge, pause/resume the provider),
+ * and the optional `dataBatchMs` coalescing. Every count is in the unit the PTY delivers: chars of
+ * text, or bytes for a bytes-mode provider.
  */
 export class OutputDelivery {
   readonly #core: ControllerCore
+  readonly #batcher: OutputBatcher | null
 
   constructor(core: ControllerCore) {
     this.#core = core
+    const windowMs = core.options.dataBatchMs
+    this.#batcher = windowMs > 0 ? new OutputBatcher(windowMs, core.timers, (record, chunk, seq) => this.#publish(record, chunk, seq)) : null
   }
 
-  /** Count a chunk of a live record's output and publish it as `data`. Runs per output chunk. */
-  deliver(record: PtyRecord, data: string): void {
+  /** Count a chunk of a live record's output and publish it (or batch it). Runs per output chunk. */
+  deliver(record: PtyRecord, data: OutputChunk): void {
     const core = this.#core
     let seq: number
     const note = core.runtime.notePtyOutput
@@ -35,9 +41,37 @@ export class OutputDelivery {
     if (core.flow !== null && record.state === 'live' && !record.stopRequested && hasFlowControl(record.provider)) {
       core.flow.noteOutput(record.flowTarget, data.length)
     }
+    if (this.#batcher === null) this.#publish(record, data, seq)
+    else this.#batcher.push(record, data, seq)
+  }
+
+  /**
+   * Publish the output `record` holds back for coalescing, at once: call before publishing its
+   * exit (or superseding it), so no output follows its exit.
+   */
+  flush(record: PtyRecord): void {
+    this.#batcher?.flush(record)
+  }
+
+  /** Publish every PTY's held output (dispose). */
+  flushAll(): void {
+    this.#batcher?.flushAll()
+  }
+
+  #publish(record: PtyRecord, chunk: OutputChunk, seq: number): void {
     // Built without a spread: this runs per output chunk.
     const incarnationId = record.incarnationId
-    core.emit('data', incarnationId === undefined ? { ptyId: record.ptyId, data, seq } : { ptyId: record.ptyId, incarnationId, data, seq })
+    if (typeof chunk === 'string') {
+      this.#core.emit(
+        'data',
+        incarnationId === undefined ? { ptyId: record.ptyId, data: chunk, seq } : { ptyId: record.ptyId, incarnationId, data: chunk, seq },
+      )
+    } else {
+      this.#core.emit(
+        'bytes',
+        incarnationId === undefined ? { ptyId: record.ptyId, bytes: chunk, seq } : { ptyId: record.ptyId, incarnationId, bytes: chunk, seq },
+      )
+    }
   }
 
   /**

@@ -1,4 +1,4 @@
-import type { PtyDataEvent, PtyExitEvent, PtyProvider, Unsubscribe } from '../contracts/index.js'
+import type { PtyBytesEvent, PtyDataEvent, PtyExitEvent, PtyIncarnationId, PtyProvider, Unsubscribe } from '../contracts/index.js'
 import type { Bookkeeping } from './bookkeeping.js'
 import type { ControllerCore } from './controller-core.js'
 import type { ExitPublication } from './exit-publication.js'
@@ -60,6 +60,18 @@ export class ProviderIntake {
           }
         }),
       )
+      // A provider that can deliver bytes: its bytes-mode PTYs report output only there.
+      if (typeof provider.onBytes === 'function') {
+        this.#unsubscribes.push(
+          provider.onBytes((event) => {
+            try {
+              this.#onBytes(provider, event, true)
+            } catch (error) {
+              this.#reportFailure(error)
+            }
+          }),
+        )
+      }
       this.#unsubscribes.push(
         provider.onExit((event) => {
           try {
@@ -95,6 +107,7 @@ export class ProviderIntake {
   deliverHeld(events: readonly HeldProviderEvent[]): void {
     for (const entry of events) {
       if (entry.kind === 'data') this.#onData(entry.provider, entry.event, false)
+      else if (entry.kind === 'bytes') this.#onBytes(entry.provider, entry.event, false)
       else this.#routeExit(entry.provider, entry.event, false)
     }
   }
@@ -113,17 +126,31 @@ export class ProviderIntake {
 
   #onData(provider: PtyProvider, event: PtyDataEvent, allowBuffer: boolean): void {
     if (typeof event !== 'object' || event === null || typeof event.data !== 'string') return
-    const record = this.#core.records.get(event.id)
-    if (record !== undefined && record.provider === provider && eventBelongsTo(record, event.incarnationId)) {
-      if (record.state === 'live') {
-        this.#output.deliver(record, event.data)
-        return
-      }
-      // Output attributed to the ended incarnation itself is dropped: nothing follows an exit.
-      if (event.incarnationId !== undefined && event.incarnationId === record.incarnationId) return
-    }
+    if (this.#deliverToLive(provider, event.id, event.incarnationId, event.data)) return
     // Output for an id whose spawn may still be in flight: hold it until the spawn publishes.
     if (allowBuffer) this.#held.hold({ kind: 'data', provider, event })
+  }
+
+  #onBytes(provider: PtyProvider, event: PtyBytesEvent, allowBuffer: boolean): void {
+    if (typeof event !== 'object' || event === null || !(event.bytes instanceof Uint8Array)) return
+    if (this.#deliverToLive(provider, event.id, event.incarnationId, event.bytes)) return
+    if (allowBuffer) this.#held.hold({ kind: 'bytes', provider, event })
+  }
+
+  /**
+   * Deliver output to the live record it belongs to. Returns `true` when it was handled (delivered,
+   * or dropped as output of an incarnation that already ended), `false` when it may belong to a
+   * spawn still in flight.
+   */
+  #deliverToLive(provider: PtyProvider, id: string, incarnationId: PtyIncarnationId | undefined, chunk: string | Uint8Array): boolean {
+    const record = this.#core.records.get(id)
+    if (record === undefined || record.provider !== provider || !eventBelongsTo(record, incarnationId)) return false
+    if (record.state === 'live') {
+      this.#output.deliver(record, chunk)
+      return true
+    }
+    // Output attributed to the ended incarnation itself is dropped: nothing follows an exit.
+    return incarnationId !== undefined && incarnationId === record.incarnationId
   }
 
   #onExit(provider: PtyProvider, event: PtyExitEvent): void {

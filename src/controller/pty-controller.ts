@@ -117,7 +117,7 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
     this.#core = core
     const bookkeeping = new Bookkeeping(core)
     this.#output = new OutputDelivery(core)
-    this.#exits = new ExitPublication(core, bookkeeping)
+    this.#exits = new ExitPublication(core, bookkeeping, this.#output)
     this.#intake = new ProviderIntake(core, this.#output, this.#exits, bookkeeping)
     this.#stopping = new Stopping(core, this.#exits, this.#output)
     this.#spawns = new SpawnPublication(core, this.#intake, this.#exits, this.#output, this.#stopping, bookkeeping)
@@ -662,6 +662,7 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
 
   async #runDispose(): Promise<void> {
     await this.#stopping.stopAllOwned()
+    this.#output.flushAll()
     this.#core.timers.clearAll()
     this.#core.flow?.releaseAll()
     this.#intake.close()

@@ -1,6 +1,7 @@
 import { randomFillSync } from 'node:crypto'
 import { closeSync, constants as fsConstants, openSync, writeSync } from 'node:fs'
 import type { NodePtyTerminal } from './node-pty-module.js'
+import { ByteSentinelScanner } from './byte-sentinel-scanner.js'
 import { SentinelScanner } from './sentinel-scanner.js'
 
 /**
@@ -68,10 +69,20 @@ type UnixTerminalInternals = {
   }
 }
 
+/** A chunk of output as the provider reads it: text (the default) or bytes (`output: 'bytes'`). */
+export type DrainChunk = string | Buffer
+
+/** What a drain's marker scanner does, for either kind of chunk. */
+type MarkerScanner<C extends DrainChunk> = {
+  readonly spent: boolean
+  push(chunk: C): { before: C; found: boolean; after: C }
+  flush(): C
+}
+
 /** Callbacks of an {@link ExitDrain}. */
-export type ExitDrainHooks = {
+export type ExitDrainHooks<C extends DrainChunk = string> = {
   /** Deliver output, in order. */
-  emit(data: string): void
+  emit(data: C): void
   /**
    * node-pty's native layer has seen the child exit (its `waitpid` returned). The drain reports it
    * as a hint; the owner confirms the death and calls {@link ExitDrain.noteChildGone}.
@@ -98,12 +109,13 @@ export type ExitDrainHooks = {
  * While the marker is in flight, node-pty's own 200 ms "destroy the socket after exit" timer is
  * held off, so a paused consumer or a busy event loop cannot make it cut the tail either.
  */
-export class ExitDrain {
-  readonly #hooks: ExitDrainHooks
+export class ExitDrain<C extends DrainChunk = string> {
+  readonly #hooks: ExitDrainHooks<C>
+  readonly #bytes: boolean
   // Why lazy: most of a PTY's life is spent watching; the marker and its scanner are only needed
   // once the child is gone, so an idle PTY does not carry them.
   #marker: string | null = null
-  #scanner: SentinelScanner | null = null
+  #scanner: MarkerScanner<C> | null = null
   #state: ExitDrainState
   #slaveFd: number | null = null
   #markerOffset = 0
@@ -120,9 +132,12 @@ export class ExitDrain {
    * @param terminal - the node-pty terminal
    * @param hooks - where output and exit hints go
    * @param protect - `false` leaves node-pty's behaviour alone (`unprotected`)
+   * @param bytes - `true` when the chunks are `Buffer`s (node-pty spawned with `encoding: null`):
+   * the marker is then found and cut in bytes, so no byte is decoded or changed
    */
-  constructor(terminal: NodePtyTerminal, hooks: ExitDrainHooks, protect: boolean) {
+  constructor(terminal: NodePtyTerminal, hooks: ExitDrainHooks<C>, protect: boolean, bytes = false) {
     this.#hooks = hooks
+    this.#bytes = bytes
     this.#state = 'unprotected'
     const internals = terminal as unknown as UnixTerminalInternals
     const ptsName = protect ? internals.ptsName : undefined
@@ -154,13 +169,13 @@ export class ExitDrain {
     return this.#marker
   }
 
-  #scannerOf(): SentinelScanner {
-    this.#scanner ??= new SentinelScanner(this.marker)
+  #scannerOf(): MarkerScanner<C> {
+    this.#scanner ??= (this.#bytes ? new ByteSentinelScanner(this.marker) : new SentinelScanner(this.marker)) as unknown as MarkerScanner<C>
     return this.#scanner
   }
 
   /** Feed a chunk node-pty delivered. */
-  handleData(chunk: string): void {
+  handleData(chunk: C): void {
     // Why 'released' still scans: after a give-up, a marker already written may yet come out.
     const scanning = (this.#state === 'marking' || this.#state === 'released') && this.#markerOffset > 0
     if (!scanning || this.#scanner === null || this.#scanner.spent) {
@@ -207,11 +222,11 @@ export class ExitDrain {
   }
 
   /**
-   * node-pty reported the exit: release anything held back and every resource. Returns the text
-   * still held (deliver it before the exit). Idempotent.
+   * node-pty reported the exit: release anything held back and every resource. Returns the output
+   * still held (deliver it before the exit; empty when none is). Idempotent.
    */
-  finish(): string {
-    const held = this.#scanner === null || this.#scanner.spent ? '' : this.#scanner.flush()
+  finish(): C {
+    const held = this.#scanner === null || this.#scanner.spent ? ((this.#bytes ? Buffer.alloc(0) : '') as C) : this.#scanner.flush()
     if (this.#state === 'watching' || this.#state === 'marking') this.#release()
     this.#clearTimer('retry')
     this.#clearTimer('giveUp')

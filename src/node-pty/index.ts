@@ -17,6 +17,7 @@ export {
   NODE_PTY_DEFAULT_TERMINAL_NAME,
   createNodePtyProvider,
   type NodePtyProvider,
+  type NodePtyOutputMode,
   type NodePtyProviderOptions,
 } from './node-pty-provider.js'
 export { NodePtyOptionError, isNodePtyOptionError } from './node-pty-option-error.js'

@@ -50,8 +50,8 @@ export type NodePtySpawnOptions = {
    * host-terminal variables itself when this is `process.env`).
    */
   env: Readonly<Record<string, string | undefined>>
-  /** Output decoding; the provider always asks for UTF-8 strings. */
-  encoding: 'utf8'
+  /** Output decoding: `'utf8'` strings, or `null` for undecoded `Buffer` chunks (the provider's `output: 'bytes'`). */
+  encoding: 'utf8' | null
 }
 
 /** The part of the `node-pty` module the provider uses. */

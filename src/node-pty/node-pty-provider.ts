@@ -11,6 +11,7 @@ import {
   toPtyIncarnationId,
   type ExecutionHostId,
   type ProviderSpawnOptions,
+  type PtyBytesEvent,
   type PtyDataEvent,
   type PtyExitEvent,
   type PtyListProcessesOptions,
@@ -69,6 +70,13 @@ export type NodePtyProviderOptions = {
    */
   drainOutputAtExit?: boolean
   /**
+   * How output is delivered. `'string'` (default): decoded UTF-8 text on `onData`. `'bytes'`:
+   * node-pty is spawned with `encoding: null` and every chunk goes out undecoded, as a `Buffer`,
+   * on `onBytes` (and never on `onData`); flow control and `providerSequence` count bytes. For
+   * hosts that forward output to a renderer or a socket. See the node-pty guide.
+   */
+  output?: NodePtyOutputMode
+  /**
    * Stop the PTY's whole session on shutdown (background jobs, which an interactive shell puts in
    * process groups of their own), not only the leader's process group. Default `true`.
    */
@@ -87,6 +95,9 @@ export type NodePtyProviderOptions = {
   /** The platform to behave as. Default `process.platform`. For tests of platform branches. */
   platform?: NodeJS.Platform
 }
+
+/** How the node-pty provider delivers output (its `output` option). */
+export type NodePtyOutputMode = 'string' | 'bytes'
 
 /**
  * The node-pty provider: a {@link PtyProvider} whose optional capabilities are all present, plus
@@ -108,6 +119,7 @@ export type NodePtyProvider = PtyProvider &
       | 'confirmForeground'
       | 'supportsForegroundProcessEvidence'
       | 'dispose'
+      | 'onBytes'
     >
   > & {
   /** Always true: this provider owns every process it lists, so a missing row proves absence. */
@@ -138,6 +150,9 @@ function validateProviderOptions(options: NodePtyProviderOptions): void {
   }
   for (const key of ['hangupGraceMs', 'terminateGraceMs', 'shutdownDeadlineMs'] as const) {
     if (options[key] !== undefined) assertNonNegativeInteger(key, options[key])
+  }
+  if (options.output !== undefined && options.output !== 'string' && options.output !== 'bytes') {
+    throw new NodePtyOptionError('output', "'string' or 'bytes'", options.output)
   }
   if (options.loadNodePty !== undefined && typeof options.loadNodePty !== 'function') {
     throw new NodePtyOptionError('loadNodePty', 'a function', options.loadNodePty)
@@ -171,6 +186,7 @@ export function createNodePtyProvider(options: NodePtyProviderOptions = {}): Nod
   const hostId = options.hostId ?? LOCAL_EXECUTION_HOST_ID
   const hostReportsChildExitStatus = options.hostReportsChildExitStatus ?? true
   const drainOutputAtExit = options.drainOutputAtExit ?? true
+  const bytesOutput = options.output === 'bytes'
   const sweepSession = options.sweepSession ?? true
   const hangupGraceMs = options.hangupGraceMs ?? NODE_PTY_HANGUP_GRACE_MS
   const terminateGraceMs = options.terminateGraceMs ?? NODE_PTY_TERMINATE_GRACE_MS
@@ -183,6 +199,7 @@ export function createNodePtyProvider(options: NodePtyProviderOptions = {}): Nod
   // A listener's bug must not corrupt the provider's state machine, yet must not vanish: the
   // listener sets rethrow it on its own microtask.
   const dataListeners = createListenerSet<PtyDataEvent>()
+  const bytesListeners = createListenerSet<PtyBytesEvent>()
   const exitListeners = createListenerSet<PtyExitEvent>()
   /** Live sessions by PTY id (until their exit event was delivered). */
   const sessions = new Map<string, NodePtySession>()
@@ -217,6 +234,7 @@ export function createNodePtyProvider(options: NodePtyProviderOptions = {}): Nod
 
   const sessionHooks = {
     emitData: (event: PtyDataEvent) => dataListeners.fire(event),
+    emitBytes: (event: PtyBytesEvent) => bytesListeners.fire(event),
     emitExit: (event: PtyExitEvent) => exitListeners.fire(event),
     onEnded: (session: NodePtySession) => {
       if (sessions.get(session.id) === session) sessions.delete(session.id)
@@ -320,7 +338,7 @@ export function createNodePtyProvider(options: NodePtyProviderOptions = {}): Nod
         rows: plan.rows,
         cwd: plan.cwd,
         env: plan.env,
-        encoding: 'utf8',
+        encoding: bytesOutput ? null : 'utf8',
       })
     } catch (error) {
       throw new NodePtyProviderError('spawn_failed', `node-pty could not start ${JSON.stringify(plan.file)}: ${error instanceof Error ? error.message : String(error)}`, {
@@ -338,6 +356,7 @@ export function createNodePtyProvider(options: NodePtyProviderOptions = {}): Nod
           terminal,
           file: plan.file,
           drainOutputAtExit: drainOutputAtExit && !isWindows,
+          bytes: bytesOutput,
           hostReportsChildExitStatus,
           command: plan.command,
           scopeId: spawnOptions.scopeId,
@@ -462,6 +481,7 @@ export function createNodePtyProvider(options: NodePtyProviderOptions = {}): Nod
     disposePromise = (async () => {
       await Promise.allSettled([...sessions.values()].map((session) => stopSession(session, { deadlineAt: Date.now() + defaultDeadlineMs })))
       dataListeners.clear()
+      bytesListeners.clear()
       exitListeners.clear()
       deathWatch.stop()
       scanner.stop()
@@ -542,6 +562,9 @@ export function createNodePtyProvider(options: NodePtyProviderOptions = {}): Nod
     },
     onData(listener: (event: PtyDataEvent) => void): Unsubscribe {
       return dataListeners.add(listener)
+    },
+    onBytes(listener: (event: PtyBytesEvent) => void): Unsubscribe {
+      return bytesListeners.add(listener)
     },
     onExit(listener: (event: PtyExitEvent) => void): Unsubscribe {
       return exitListeners.add(listener)

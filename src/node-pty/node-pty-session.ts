@@ -2,13 +2,14 @@ import {
   refusedWrite,
   unverifiableWrite,
   WRITE_ACCEPTED,
+  type PtyBytesEvent,
   type PtyDataEvent,
   type PtyExitEvent,
   type PtyIncarnationId,
   type WriteSettlement,
 } from '../contracts/index.js'
 import { UNVERIFIED_PROCESS_EXIT_CODE, resolveProcessExitCause } from '../exit-cause/index.js'
-import { ExitDrain } from './exit-drain.js'
+import { ExitDrain, type DrainChunk } from './exit-drain.js'
 import type { NodePtyTerminal } from './node-pty-module.js'
 
 /**
@@ -23,6 +24,8 @@ export const NODE_PTY_LAUNCH_COMMAND_FALLBACK_MS = 500
 export type NodePtySessionHooks = {
   /** Deliver a data event to the provider's listeners. */
   emitData(event: PtyDataEvent): void
+  /** Deliver a bytes event to the provider's listeners (sessions in bytes mode). */
+  emitBytes(event: PtyBytesEvent): void
   /** Deliver the exit event to the provider's listeners. */
   emitExit(event: PtyExitEvent): void
   /** The session's exit was delivered; forget it. */
@@ -51,6 +54,11 @@ export type NodePtySessionInit = {
   file: string
   /** Hold the slave side and drain the tail at exit. */
   drainOutputAtExit: boolean
+  /**
+   * `true` when the terminal was spawned with `encoding: null`: its chunks are `Buffer`s, delivered
+   * as bytes events, undecoded. Default `false`.
+   */
+  bytes?: boolean
   /** `false` when a wrapper owns the exit status (see `hostReportsChildExitStatus`). */
   hostReportsChildExitStatus: boolean
   /** The startup command to write once the shell runs. */
@@ -113,7 +121,8 @@ export class NodePtySession {
   } | null = null
 
   readonly #hooks: NodePtySessionHooks
-  readonly #drain: ExitDrain
+  readonly #drain: ExitDrain<DrainChunk>
+  readonly #bytes: boolean
   #resolveEnded: () => void = () => {}
   #charsEmitted = 0
   #leaderGone = false
@@ -147,14 +156,18 @@ export class NodePtySession {
     this.ended = new Promise((resolve) => {
       this.#resolveEnded = resolve
     })
-    this.#drain = new ExitDrain(
+    this.#bytes = init.bytes === true
+    this.#drain = new ExitDrain<DrainChunk>(
       init.terminal,
       { emit: (data) => this.#deliver(data), onNativeExitHint: () => this.#onNativeExitHint() },
       init.drainOutputAtExit,
+      this.#bytes,
     )
     try {
       // Why subscribe at once: output read before a listener exists is lost (node-pty #652).
-      init.terminal.onData((chunk) => this.#drain.handleData(chunk))
+      // node-pty types `onData` as strings; spawned with `encoding: null` it hands Buffers.
+      const drain = this.#drain
+      init.terminal.onData((chunk: DrainChunk) => drain.handleData(chunk))
       init.terminal.onExit((event) => this.#onExit(event))
     } catch (error) {
       // Release the held slave side; the provider kills the process it can no longer follow.
@@ -167,7 +180,7 @@ export class NodePtySession {
     }
   }
 
-  /** Raw chars delivered so far (the provider's output sequence). */
+  /** Raw chars (bytes, in bytes mode) delivered so far (the provider's output sequence). */
   get charsEmitted(): number {
     return this.#charsEmitted
   }
@@ -268,9 +281,10 @@ export class NodePtySession {
     this.#drain.noteResumed()
   }
 
-  #deliver(data: string): void {
+  #deliver(data: DrainChunk): void {
     this.#charsEmitted += data.length
-    this.#hooks.emitData({ id: this.id, data, incarnationId: this.incarnationId })
+    if (this.#bytes) this.#hooks.emitBytes({ id: this.id, bytes: data as Buffer, incarnationId: this.incarnationId })
+    else this.#hooks.emitData({ id: this.id, data: data as string, incarnationId: this.incarnationId })
     if (this.#command !== undefined && this.#commandTimer !== null) {
       // The shell printed something (its prompt): it runs. Write after this turn's output.
       clearTimeout(this.#commandTimer)

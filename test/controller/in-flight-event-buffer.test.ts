@@ -48,7 +48,7 @@ describe('InFlightEventBuffer', () => {
   })
 
   it('caps held output: the oldest output goes first, exits stay, and the drop is reported once per episode', () => {
-    const dropped: PtyDataEvent[] = []
+    const dropped: { id: string }[] = []
     const buffer = new InFlightEventBuffer(5, (event) => dropped.push(event))
     const spawn = buffer.begin()
     buffer.hold(data('p', 'abc'))

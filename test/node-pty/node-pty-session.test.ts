@@ -39,6 +39,7 @@ function sessionOver(os: { gone: boolean; reaped: boolean }) {
   const looks = { thorough: 0, cheap: 0 }
   const hooks: NodePtySessionHooks = {
     emitData: () => {},
+    emitBytes: () => {},
     emitExit: () => {},
     onEnded: () => {},
     isLeaderGone: () => {
