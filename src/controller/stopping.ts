@@ -5,6 +5,7 @@ import type { OutputDelivery } from './output-delivery.js'
 import { waitForRecordState, type PtyRecord } from './pty-record.js'
 import { dispatchShutdown, type ShutdownOutcome } from './shutdown-dispatch.js'
 import { abortOf, deadlineOf, forceDelayMs, shutdownOptionsFor, type StopAndWaitRequest } from './stop-and-wait.js'
+import { stopUntracked } from './stop-untracked.js'
 import { verifyStop } from './verify-stop.js'
 
 /**
@@ -70,6 +71,12 @@ export class Stopping {
       if (record.state === 'live') this.#exits.publishUnverified(record, PTY_LIVENESS_REASONS.stopUnconfirmed)
       this.#exits.clearUnconfirmed(record)
     }
+  }
+
+  /** `stopAndWait` (see `PtyController.stopAndWait`): a tracked PTY's stop, or an untracked id asked of the hosts. */
+  stopAndWait(ptyId: string, request: StopAndWaitRequest): Promise<boolean> {
+    const record = this.#core.records.get(ptyId)
+    return record === undefined ? stopUntracked(this.#core, ptyId, request) : this.stopAndVerify(record, request)
   }
 
   /**
