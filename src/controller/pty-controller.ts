@@ -44,7 +44,7 @@ import { PtyControllerDisposedError, PtyControllerError } from './pty-controller
 import type { PtyRecord } from './pty-record.js'
 import { PtyTerminalRegistry, type PtyTerminal } from './pty-terminal.js'
 import { assertSlot } from './slot-adoption.js'
-import { resolveStopAndWaitRequest } from './stop-and-wait.js'
+import { resolveStopAndWaitRequest } from './stop-and-wait-request.js'
 
 const TypedEventEmitter = EventEmitter as new () => TypedEmitter<PtyControllerEvents>
 
