@@ -72,7 +72,7 @@ export type StopBudget = StopVerificationTiming & {
 }
 
 /** Open the budget of a `stopAndWait` request on the controller's clock and timers. */
-export function openStopBudget(core: ControllerCore, request: StopAndWaitRequest): StopBudget {
+export function openStopBudget(core: Pick<ControllerCore, 'clock' | 'timers' | 'disposed'>, request: StopAndWaitRequest): StopBudget {
   const remainingMs = (): number => Math.max(0, request.deadlineAt - core.clock.now())
   const deadline = deadlineOf(core.timers, core.clock, request.deadlineAt, core.disposed)
   const aborted = abortOf(request.signal)
