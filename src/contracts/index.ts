@@ -49,18 +49,20 @@ export type {
 } from './provider.js'
 export type {
   PtyAdoptSlotOptions,
-  PtyBufferSerialization,
-  PtyDisposable,
-  PtyHostScopedListing,
   PtyInspectProcessOptions,
   PtyListOptions,
   PtyRendererSerializer,
-  PtySlotAdoption,
   PtySlotCreateRelease,
-  PtySpawnReply,
   PtyStopAndWaitOptions,
   RuntimePtyController,
 } from './runtime-pty-controller.js'
+export type {
+  PtyBufferSerialization,
+  PtyDisposable,
+  PtyHostScopedListing,
+  PtySlotAdoption,
+  PtySpawnReply,
+} from './runtime-pty-controller-answers.js'
 export type {
   ProviderSequence,
   ProviderSpawnOptions,

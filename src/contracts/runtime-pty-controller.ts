@@ -5,26 +5,16 @@ import type { ExecutionHostId } from './execution-host.js'
 import type { PtyIncarnationId } from './incarnation.js'
 import type { PtySize } from './provider.js'
 import type { PtyProcessInfo, PtyProcessInspection } from './process-info.js'
-import type { PtySlot } from './spawn-options.js'
-import type { PtySpawnOptions } from './spawn-options.js'
+import type {
+  PtyBufferSerialization,
+  PtyDisposable,
+  PtyHostScopedListing,
+  PtySlotAdoption,
+  PtySpawnReply,
+} from './runtime-pty-controller-answers.js'
+import type { PtySlot, PtySpawnOptions } from './spawn-options.js'
 import type { TerminalInputKind } from './terminal-input-kind.js'
 import type { WriteSettlement } from './write-settlement.js'
-
-/** What a controller's `spawn` replies. */
-export type PtySpawnReply = {
-  /** The PTY id to address every later call to. */
-  id: string
-  /** The root process id, only when proven; hosts derive process identity from it. */
-  pid?: number | null
-  /** The incarnation behind the id. */
-  incarnationId?: PtyIncarnationId
-  /** The host the PTY runs on. */
-  hostId: ExecutionHostId
-  /** True when the spawn attached to an existing process (a slot owner or an adopted claim). */
-  isReattach: boolean
-  /** For claimed spawns: whether this call created the owner or adopted an existing one. */
-  claimDisposition?: 'created' | 'adopted'
-}
 
 /**
  * Options for {@link RuntimePtyController.stopAndWait}. `deadlineMs` is an **absolute** epoch time
@@ -39,14 +29,6 @@ export type PtyStopAndWaitOptions = PtyWaitBudget & {
    * verified; the stop already dispatched goes on). Never hangs, never throws because of it.
    */
   signal?: AbortSignal
-}
-
-/** A listing across hosts, with the hosts that answered. */
-export type PtyHostScopedListing = {
-  /** Every PTY the answering hosts hold. */
-  processes: PtyProcessInfo[]
-  /** The hosts that answered; a PTY is proven absent only if its host is listed here. */
-  hostIds: ExecutionHostId[]
 }
 
 /**
@@ -73,26 +55,6 @@ export type PtyInspectProcessOptions = {
 }
 
 /**
- * The screen snapshot a re-attaching view paints, from the registered renderer or else the
- * provider. Paint `data`, then follow the `data` events after `seq` (when present): every byte
- * shows once. Fields the source cannot prove are absent, never a default.
- */
-export type PtyBufferSerialization = {
-  /** Escape sequences that redraw the screen. */
-  data: string
-  /** Columns of the snapshot. */
-  cols: number
-  /** Rows of the snapshot. */
-  rows: number
-  /** The output sequence the snapshot covers (the `seq` of the last `data` event it includes). */
-  seq?: number
-  /** The last window title seen. */
-  lastTitle?: string
-  /** Kitty keyboard flags at `seq`; absent when unknown (never read as `0`). */
-  kittyKeyboardFlags?: number
-}
-
-/**
  * Serializes a view's screen for {@link RuntimePtyController.serializeBuffer}; `null` when it
  * cannot (the controller then asks the provider).
  */
@@ -100,12 +62,6 @@ export type PtyRendererSerializer = (options: {
   /** Scrollback rows wanted above the screen; absent = the serializer's default. */
   scrollbackRows?: number
 }) => PtyBufferSerialization | null | Promise<PtyBufferSerialization | null>
-
-/** Releases a registration. Calling it twice is harmless. */
-export type PtyDisposable = {
-  /** Release it. */
-  dispose(): void
-}
 
 /** Options of {@link RuntimePtyController.adoptSlot}. */
 export type PtyAdoptSlotOptions = {
@@ -118,40 +74,52 @@ export type PtyAdoptSlotOptions = {
 /** Releases a slot-create claim (see {@link RuntimePtyController.claimSlotCreate}). Calling it twice is harmless. */
 export type PtySlotCreateRelease = () => void
 
-/** The slot's adopted live owner. */
-export type PtySlotAdoption = {
-  /** The PTY, as a spawn reply (`isReattach: true`). */
-  result: PtySpawnReply
-  /** The owner the slot store names. */
-  owner: {
-    /** The owning PTY id. */
-    ptyId: string
-    /** The host it runs on. */
-    hostId: ExecutionHostId
-    /** Its incarnation, when attested. */
-    incarnationId?: PtyIncarnationId
-  }
-  /** Set when the controller did not have the owner live and its provider had to restore (attach) it. */
-  materialized?: true
-}
-
 /**
  * The contract a host codes against to drive PTYs, whatever runs them.
  *
  * Three members are required — `write`, `kill`, `getForegroundProcess` — so a host can implement
  * a small controller; everything else is optional. Members that can be unsure answer in three
- * values: `null` is "unknown", and never counts as a denial.
+ * values: `null` is "unknown", and never counts as a denial. The behaviour described below is the
+ * contract's, as the default controller (`createPtyController`) implements it; its options (such
+ * as `stop.defaultDeadlineMs`) are named where they set a default.
  */
 export type RuntimePtyController = {
-  /** Spawn a PTY (or attach to a slot's owner, or join a claim). */
+  /**
+   * Spawn a PTY (or attach to a slot's owner, or join a claim) through the spawn pipeline (rollback
+   * on failure), record it and emit `spawn`. Output that arrived while the spawn was in flight is
+   * delivered right after the `spawn` event.
+   *
+   * @throws PtySpawnError (with a stable `code`) when the pipeline refuses or fails.
+   * @throws PtyControllerDisposedError when the controller was disposed, also while the spawn was in
+   * flight: a process it started is then stopped, and the claim and slot binding it made released.
+   */
   spawn?(options: PtySpawnOptions): Promise<PtySpawnReply>
   /**
-   * Write bytes. `true` when the bytes were handed to the provider (accepted, or handed over with
-   * the settlement still pending); an exited or fenced PTY is refused (`false`), never silently
-   * accepted. A caller that retries on `false` never types the input twice.
+   * Write bytes; `true` when they were handed to the provider: settled `accepted`, or handed over
+   * with the settlement still pending (an asynchronous provider), as the seed origin answers. `false`
+   * when the write was refused (unknown, exited, fenced PTY; disposed controller) or settled
+   * `unverifiable` at once. Why `true` for a pending settlement: the bytes left, and a caller that
+   * retries on `false` would type them twice. `writeWithSettlement` gives the final outcome.
+   *
+   * @throws TypeError when `data` has a lone surrogate (not well-formed UTF-16), naming its index:
+   * refused, never silently replaced by U+FFFD.
    */
   write(ptyId: string, data: string, inputKind: TerminalInputKind): boolean
-  /** Three-valued settlement of a write; local providers settle synchronously. */
+  /**
+   * Write bytes and settle the outcome in three values (local providers settle synchronously).
+   * Refused (proven no byte left) for an unknown id (`pty_not_found`), an exited or
+   * unverified-stopped PTY (`pty_exited`), an `expectedIncarnationId` that is not the live one
+   * (`stale_incarnation`) and a disposed controller (`controller_disposed`). A provider that throws,
+   * or rejects an async settlement, yields `unverifiable('provider_threw_after_handoff', true)`. A
+   * provider answer that is not a `WriteSettlement` is read as the seed origin reads an older
+   * provider's boolean (`settlementFromProviderWrite`): `false` is `refused('provider_refused_write')`,
+   * `true` is `accepted`, anything else `unverifiable` with `bytesHandedToTransport: true`.
+   *
+   * @throws TypeError when `data` is not a string or is not well-formed UTF-16: a lone surrogate
+   * (`'A\uD800B'`, usually a pair split by the caller's chunking) has no UTF-8 encoding and would
+   * reach the child as U+FFFD, so it is refused, naming its index, rather than sent altered.
+   * Nothing is written.
+   */
   writeWithSettlement?(
     ptyId: string,
     data: string,
@@ -160,72 +128,161 @@ export type RuntimePtyController = {
   /** Attach-only adoption of a live PTY the controller does not yet track; `false` on doubt. Never creates. */
   attach?(ptyId: string): Promise<boolean>
   /**
-   * Stop a PTY. Marks the stop first, so the exit that follows is `operator_close`; returns
-   * whether a stop was dispatched.
+   * Stop a PTY: marks the stop for its current incarnation first (so the exit that follows is
+   * `operator_close`), then dispatches `provider.shutdown(id, { expectedIncarnationId })`. Returns
+   * whether a stop was dispatched: `false` for unknown and exited ids. A PTY whose earlier stop
+   * went unconfirmed can be killed again (ownership is kept so a retry can reach it).
+   *
+   * If the provider rejects, or reports no exit within `stop.unconfirmedAfterMs`, the controller
+   * publishes `exit` with code −1 and cause `unknown/stop_unverified`, and liveness `unverifiable`
+   * — never dead. A real exit of that incarnation arriving later publishes its real cause in a
+   * second `exit`, then liveness `exited` (unless a re-attach revived the PTY first).
    */
   kill(ptyId: string): boolean
   /**
-   * Retire a PTY that was spawned and then rejected by the caller. `incarnationId` is the rejected
-   * spawn's; a same-id respawn since then is left alone.
+   * Retire a PTY the caller spawned and then rejected. `incarnationId` names the rejected
+   * incarnation: a same-id respawn since then is left alone. Confirmed ⇒ the PTY is settled as an
+   * operator close (exit code 0 if none was published) and liveness `exited`; not confirmed ⇒
+   * liveness `unverifiable` and, if still live, an exit `stop_unverified`.
    */
   retireRejectedPty?(ptyId: string, stopConfirmed: boolean, incarnationId: PtyIncarnationId | undefined): void
-  /** Stop with escalation and wait; `true` only when the stop was verified before the deadline. */
+  /**
+   * Stop a PTY with escalation and wait, as the seed's `stopAndWait`: hang up, force
+   * (`shutdown({ immediate: true })`) within the deadline, and answer `true` only once a shutdown
+   * completed and a fresh listing of the owning host (polled with `keepHistory`) verifies the
+   * incarnation gone; `false` on any doubt, at the deadline, or when `signal` aborts.
+   * `deadlineMs` is an absolute epoch time on the controller's clock, `timeoutMs` a duration (at
+   * most one; default `stop.defaultDeadlineMs`). An id the controller does not track is asked of
+   * the hosts. Verified without a provider exit ⇒ the controller publishes the exit itself (code 0,
+   * `operator_close`).
+   *
+   * @throws TypeError when an option is malformed (naming it).
+   */
   stopAndWait?(ptyId: string, options?: PtyStopAndWaitOptions): Promise<boolean>
   /**
-   * The PTY's working directory: its foreground process's by default, the shell's (leader's) with
-   * `{ of: 'leader' }`; `null` when it cannot be read.
+   * The PTY's working directory. By default the **foreground process's** (where the program the
+   * user runs now works: `cd` inside a running tool shows here); `{ of: 'leader' }` asks for the
+   * shell's (the PTY's leader), as an IDE's "new terminal here" wants. `null` when unknown, ended,
+   * unreadable (or `''`), or on error.
+   *
+   * @throws TypeError when `options.of` is neither `'foreground'` nor `'leader'`.
    */
   getCwd?(ptyId: string, options?: PtyCwdOptions): Promise<string | null>
-  /** The PTY's foreground process name; `null` when it cannot be read. */
+  /** The PTY's foreground process name; `null` when unknown, ended, unreadable or on error. */
   getForegroundProcess(ptyId: string): Promise<string | null>
-  /** Foreground process and (only with `scanChildProcesses`) children in one call; `unavailable` when the PTY is gone. */
+  /**
+   * Foreground process and (only with `scanChildProcesses`) children in one call. `unavailable`
+   * when the PTY is unknown, not live, or not the `expectedIncarnationId`.
+   */
   inspectProcess?(ptyId: string, options?: PtyInspectProcessOptions): Promise<PtyProcessInspection>
-  /** The foreground process name, **confirmed** by the host; `null` when it cannot be confirmed. */
+  /** The foreground process name, **confirmed** by the owning host; `null` when it cannot be confirmed. */
   confirmForegroundProcess?(ptyId: string): Promise<string | null>
   /** `true` only when the host confirmed the shell itself is in the foreground; `false` otherwise, also on doubt. */
   confirmShellForeground?(ptyId: string): Promise<boolean>
-  /** Whether the host (default `'local'`) can give foreground evidence at all. */
+  /** Whether the host (default `'local'`) can give foreground evidence at all; `false` for a host with no provider. */
   supportsForegroundProcessEvidence?(hostId?: ExecutionHostId): Promise<boolean>
-  /** Restore the default input modes (bracketed paste, mouse, cursor keys, alternate screen, kitty flags) in the consumer's view. */
+  /**
+   * Restore the default input modes of a live PTY's view: emits `inputModesReset` with the reset
+   * sequence (kitty keyboard flags, the alternate screen, bracketed paste, mouse and focus
+   * reporting, application cursor keys and keypad, a hidden cursor) for the view to paint (it is
+   * not PTY output, so it takes no `seq`), then lets the provider reset its own screen model
+   * (`resetInputModes`), if it keeps one. Nothing is written to the process. Nothing for an
+   * unknown or ended PTY.
+   */
   resetInputModes?(ptyId: string): Promise<void>
-  /** The snapshot a re-attaching view paints: the renderer's, else the provider's; `null` when neither can. */
+  /**
+   * The snapshot a re-attaching view paints: the registered renderer's, else the provider's
+   * (`serializeProviderBuffer`); `null` when neither can. Paint it, then follow `data` events from
+   * its `seq`.
+   */
   serializeBuffer?(ptyId: string, options?: { scrollbackRows?: number }): Promise<PtyBufferSerialization | null>
-  /** Register the view that holds the authoritative screen of a PTY; dispose to unregister. */
+  /** Register the view holding the PTY's authoritative screen (a newer registration replaces it); dispose to unregister. */
   registerRendererSerializer?(ptyId: string, serializer: PtyRendererSerializer): PtyDisposable
   /** Whether a renderer serializer is registered for the PTY now. */
   hasRendererSerializer?(ptyId: string): boolean
   /** The generation of the PTY's latest renderer registration; `0` before any. */
   getRendererSerializerGeneration?(ptyId: string): number
-  /** `true` once a renderer registers with a generation above `afterGeneration`; `false` on timeout or abort. */
+  /**
+   * `true` once a renderer with a generation above `afterGeneration` is registered; `false` when
+   * `timeoutMs` (default 5 000 ms) passes, `signal` aborts or the controller is disposed.
+   */
   waitForRendererSerializer?(ptyId: string, afterGeneration: number, timeoutMs?: number, signal?: AbortSignal): Promise<boolean>
-  /** Reserve creating a slot's PTY; other slot spawns and adoptions of that slot wait until the release. */
+  /**
+   * Reserve creating the slot's PTY. Spawns and adoptions of the slot by others wait until the
+   * release; the holder passes it as `slotCreateClaim` to run inside it. Claims of one slot take
+   * turns in order. Release it (once is enough) or the slot stays blocked.
+   */
   claimSlotCreate?(slot: PtySlot): PtySlotCreateRelease
-  /** Adopt the slot's live owner, or `null` when it has none; never spawns. */
+  /**
+   * Adopt the slot's live owner (from the controller's records, or attach-only through its
+   * provider: `materialized`), or `null` when it has none. Never spawns. Takes its turn with the
+   * slot's spawns and claims.
+   */
   adoptSlot?(options: PtyAdoptSlotOptions): Promise<PtySlotAdoption | null>
-  /** Whether the shell has child processes; `null` when it cannot be read. */
+  /** Whether the shell has child processes; `null` when unknown, ended, unreadable or on error. */
   hasChildProcesses?(ptyId: string): Promise<boolean | null>
-  /** Clear the provider's buffered screen. */
+  /** Clear the provider's buffered screen of a live PTY; nothing for unknown or ended ones (or where the provider keeps no buffer). */
   clearBuffer?(ptyId: string): Promise<void>
-  /** Resize; `false` when the PTY is unknown, exited or its provider refused. */
+  /**
+   * Resize a live PTY; `false` when it is unknown, not live, or the provider refused or threw.
+   *
+   * @throws TypeError when `cols` or `rows` is not an integer from 1 to `MAX_PTY_DIMENSION` (65 535),
+   * the limit `spawn` applies too.
+   */
   resize?(ptyId: string, cols: number, rows: number): boolean
-  /** Synchronous existence check: `true`, `false` (proven absent) or `null` (unknown). */
+  /**
+   * Three-valued existence, from the owning provider: its `hasPty` answer for a live PTY (`null`
+   * when the provider has no `hasPty`, answers something else, or throws — the controller's own
+   * record is not evidence the process still runs), `false` for one whose exit was proven, `null`
+   * for an unverified stop. For an id the controller does not track, the providers are asked: any
+   * `true` ⇒ `true`, all `false` ⇒ `false`, otherwise `null`.
+   */
   hasPty?(ptyId: string): boolean | null
-  /** The consumer processed `chars` more characters of output (drives flow control). */
+  /**
+   * The consumer processed `chars` more chars of a PTY's output (drives flow control). Credited
+   * against what is in flight (never below zero), may resume a paused producer, and is forwarded to
+   * the provider's own `acknowledgeData`. Acks for unknown or ended PTYs are ignored.
+   *
+   * @throws TypeError when `chars` is not a non-negative finite number.
+   */
   acknowledgeData?(ptyId: string, chars: number): void
   /**
-   * List PTYs on one host, or on every registered host when `hostId` is omitted. `null` is the
-   * local host (the seed origin maps a missing host id to the local provider).
+   * List PTYs on one host (`null` is the local host, as in the seed origin), or on every host when
+   * `hostId` is omitted (see `listProcessesWithHostScope`: a failed remote host is left out, a
+   * failed local host rejects). Every row is stamped with its host id.
+   *
+   * `deadlineMs` is an absolute epoch time (`Date.now() + 5_000`), `timeoutMs` a duration (give at
+   * most one; default `LIST_PROCESSES_DEFAULT_DEADLINE_MS`); a deadline already past asks once and
+   * does not wait. `signal` gives up early.
+   *
+   * A single host that fails, times out or is aborted rejects the call with a `listing_failed`
+   * error: an unreachable host is unknown, and an empty list would read as "nothing runs there".
+   *
+   * @throws TypeError when `hostId` names no registered provider, or the options are malformed.
    */
   listProcesses?(hostId?: ExecutionHostId | null, options?: PtyListOptions): Promise<PtyProcessInfo[]>
-  /** List every host's PTYs and say which hosts answered: absence is meaningful only for those. */
+  /**
+   * List every host's PTYs and say which hosts answered: an id missing from `processes` is
+   * absent only if its host is in `hostIds`. Options as for `listProcesses`.
+   *
+   * As in the seed origin, a failed (or timed-out) listing of the **local** host rejects with a
+   * `listing_failed` error. A failed remote host is left out of `hostIds`, reported on `error`, and
+   * the liveness of each live PTY the controller tracks on it becomes `unverifiable`
+   * (`host_listing_failed`). An aborted listing leaves out every host that had not answered
+   * (rejecting when that includes the local host), without touching liveness.
+   */
   listProcessesWithHostScope?(options?: PtyListOptions): Promise<PtyHostScopedListing>
-  /** An authoritative provider-owned screen snapshot, when the provider keeps one. */
+  /** The provider-owned screen snapshot of a live PTY, when the provider keeps one; `null` otherwise or on error. */
   serializeProviderBuffer?(
     ptyId: string,
     options?: { scrollbackRows?: number },
   ): Promise<PtyProviderBufferSnapshot | null>
-  /** The PTY's size as last applied; `null` when unknown. */
+  /** The size the provider reads back, else the size last applied; `null` for unknown or ended PTYs. */
   getSize?(ptyId: string): PtySize | null
-  /** `false` only when the owning provider proved the PTY absent; `null` = unknown (never a denial). */
+  /**
+   * Whether the PTY's process is alive: `false` only when proven absent (an observed exit, or the
+   * owning provider's probe), `null` when unknown — including every provider error. A probe that
+   * answers for a PTY whose stop was unverified updates its liveness (`exited` or `live`).
+   */
   probePtyLiveness?(ptyId: string): Promise<boolean | null>
 }

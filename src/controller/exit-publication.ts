@@ -16,10 +16,10 @@ import { incarnationField, type PtyRecord } from './pty-record.js'
 export class ExitPublication {
   readonly #core: ControllerCore
   readonly #bookkeeping: Bookkeeping
-  readonly #output: OutputDelivery | undefined
+  readonly #output: OutputDelivery
 
   /** `output`: whose coalesced output (`dataBatchMs`) is flushed before an incarnation's exit. */
-  constructor(core: ControllerCore, bookkeeping: Bookkeeping, output?: OutputDelivery) {
+  constructor(core: ControllerCore, bookkeeping: Bookkeeping, output: OutputDelivery) {
     this.#core = core
     this.#bookkeeping = bookkeeping
     this.#output = output
@@ -102,7 +102,7 @@ export class ExitPublication {
 
   /** A newer incarnation replaces `record` under its id. */
   supersede(record: PtyRecord): void {
-    this.#output?.flush(record)
+    this.#output.flush(record)
     record.superseded = true
     this.#core.records.forgetExited(record)
     this.clearUnconfirmed(record)
@@ -134,7 +134,7 @@ export class ExitPublication {
     const stopRequested = record.stopRequested && event?.diedBeforeStopRequest !== true
     const cause = settleExitCause(observed, { stopRequested })
     // Data before exit (R3): output held for coalescing goes out first.
-    this.#output?.flush(record)
+    this.#output.flush(record)
     this.#core.emit('exit', { ptyId: record.ptyId, ...incarnationField(record.incarnationId), code, cause })
   }
 

@@ -1,4 +1,5 @@
 import { LOCAL_EXECUTION_HOST_ID, type ExecutionHostId, type PtyHostScopedListing, type PtyProcessInfo, type PtyProvider } from '../contracts/index.js'
+import { describeValue } from './argument-validation.js'
 import { reportProviderThrow, type ControllerCore } from './controller-core.js'
 import { PtyControllerError } from './pty-controller-error.js'
 import type { ExitPublication } from './exit-publication.js'
@@ -26,8 +27,24 @@ export class ProcessListings {
     return this.#answeredHosts
   }
 
+  /**
+   * `listProcesses`: every host when `hostId` is `undefined`, else that one (`null` is the local
+   * host, as in the seed origin).
+   *
+   * @throws TypeError (as a rejection) when `hostId` names no registered provider.
+   */
+  async list(hostId: ExecutionHostId | null | undefined, budget: ListingBudget): Promise<PtyProcessInfo[]> {
+    if (hostId === undefined) return (await this.listAllHosts(budget)).processes
+    const host = hostId ?? LOCAL_EXECUTION_HOST_ID
+    const provider = this.#core.options.providers.get(host)
+    if (provider === undefined) {
+      throw new TypeError(`Expected the \`hostId\` argument to name a registered host, got ${describeValue(hostId)}`)
+    }
+    return this.#listHost(host, provider, budget)
+  }
+
   /** List one registered host; a host that does not answer rejects with `listing_failed`. */
-  async listHost(hostId: ExecutionHostId, provider: PtyProvider, budget: ListingBudget): Promise<PtyProcessInfo[]> {
+  async #listHost(hostId: ExecutionHostId, provider: PtyProvider, budget: ListingBudget): Promise<PtyProcessInfo[]> {
     if (this.#core.disposed()) {
       throw new PtyControllerError('listing_failed', `Host ${hostId} was not asked: the controller was disposed`)
     }

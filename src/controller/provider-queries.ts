@@ -2,13 +2,12 @@ import type { ExecutionHostId, PtyControllerInventory, PtyControllerTerminalIden
 import { reportProviderThrow, type ControllerCore } from './controller-core.js'
 import type { ExitPublication } from './exit-publication.js'
 import { combineAnswers } from './exit-evidence.js'
-import { confirmForegroundOf } from './foreground-evidence.js'
 import { incarnationField, type PtyRecord } from './pty-record.js'
 
 /**
- * Questions about PTYs: existence and liveness (asked of the owning provider, or of every provider
- * for an id the controller does not track), questions to a live PTY's provider (each failure
- * reported and answered `null`), and the inventory from the controller's own records.
+ * Existence, liveness and inventory: `hasPty` and `probePtyLiveness` (asked of the owning provider,
+ * or of every provider for an id the controller does not track) and the inventory from the
+ * controller's own records. Questions to a live PTY's provider are in `live-pty-questions.ts`.
  */
 export class ProviderQueries {
   readonly #core: ControllerCore
@@ -55,31 +54,6 @@ export class ProviderQueries {
     }
     // Re-read: the probe may have confirmed the death above.
     return (record.state as PtyRecord['state']) === 'exited' ? false : answer
-  }
-
-  /**
-   * Ask the provider of a live PTY; `null` for an unknown or ended PTY, an `undefined` answer, or
-   * a throw (reported `provider_threw`, naming `what`).
-   */
-  async askLive<T>(ptyId: string, what: string, ask: (provider: PtyProvider) => T | Promise<T> | undefined): Promise<T | null> {
-    const record = this.#core.records.get(ptyId)
-    if (record === undefined || record.state !== 'live') return null
-    try {
-      const answer = await ask(record.provider)
-      return answer === undefined ? null : answer
-    } catch (error) {
-      reportProviderThrow(this.#core, record.provider, what, error, ptyId)
-      return null
-    }
-  }
-
-  /** The foreground evidence the owning provider confirms for a live PTY; `null` otherwise. */
-  async confirmForeground(ptyId: string): Promise<Awaited<ReturnType<typeof confirmForegroundOf>> | null> {
-    const record = this.#core.records.get(ptyId)
-    if (record === undefined || record.state !== 'live') return null
-    return confirmForegroundOf(record.provider, ptyId, (error) =>
-      reportProviderThrow(this.#core, record.provider, 'confirmForeground', error, ptyId),
-    )
   }
 
   /** What the controller knows to be live, from its records; see `PtyController.inventory`. */

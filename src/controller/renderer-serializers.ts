@@ -4,6 +4,7 @@ import type {
   PtyProviderBufferSnapshot,
   PtyRendererSerializer,
 } from '../contracts/index.js'
+import { assertNonNegativeNumber, describeValue } from './argument-validation.js'
 import type { PendingTimer } from './controller-timers.js'
 
 /** How long `waitForRendererSerializer` waits when no timeout is given. */
@@ -27,8 +28,16 @@ export class RendererSerializerRegistry {
     this.#after = after
   }
 
-  /** Register `serializer` as the PTY's current one; disposing it unregisters it unless a newer one replaced it. */
+  /**
+   * Register `serializer` as the PTY's current one; disposing it unregisters it unless a newer one
+   * replaced it.
+   *
+   * @throws TypeError when `serializer` is not a function.
+   */
   register(ptyId: string, serializer: PtyRendererSerializer): PtyDisposable {
+    if (typeof serializer !== 'function') {
+      throw new TypeError(`Expected the \`serializer\` argument to be a function, got ${describeValue(serializer)}`)
+    }
     const generation = (this.#generations.get(ptyId) ?? 0) + 1
     this.#generations.set(ptyId, generation)
     const registration: Registration = { serializer, generation }
@@ -54,17 +63,31 @@ export class RendererSerializerRegistry {
     return this.#generations.get(ptyId) ?? 0
   }
 
-  /** The current serializer, if any. */
-  serializer(ptyId: string): PtyRendererSerializer | undefined {
-    return this.#current.get(ptyId)?.serializer
+  /** `serializeBuffer`: the current serializer's snapshot, else the provider's (see {@link serializeBufferFor}). */
+  serialize(
+    ptyId: string,
+    options: { scrollbackRows?: number },
+    providerSnapshot: () => Promise<PtyProviderBufferSnapshot | null>,
+    onRendererError: (error: unknown) => void,
+  ): Promise<PtyBufferSerialization | null> {
+    return serializeBufferFor(this.#current.get(ptyId)?.serializer, options, providerSnapshot, onRendererError)
   }
 
   /**
    * `true` as soon as a serializer with a generation above `afterGeneration` is registered (at
    * once if the current one is); `false` when `timeoutMs` passes, `signal` aborts, or the
    * controller is disposed first.
+   *
+   * @throws TypeError when `afterGeneration` or `timeoutMs` is not a non-negative number.
    */
-  wait(ptyId: string, afterGeneration: number, timeoutMs: number, signal: AbortSignal | undefined): Promise<boolean> {
+  wait(
+    ptyId: string,
+    afterGeneration: number,
+    timeoutMs: number = RENDERER_SERIALIZER_WAIT_DEFAULT_MS,
+    signal: AbortSignal | undefined = undefined,
+  ): Promise<boolean> {
+    assertNonNegativeNumber('argument', 'afterGeneration', afterGeneration)
+    assertNonNegativeNumber('argument', 'timeoutMs', timeoutMs)
     const current = this.#current.get(ptyId)
     if (current !== undefined && current.generation > afterGeneration) return Promise.resolve(true)
     if (signal?.aborted === true) return Promise.resolve(false)

@@ -1,4 +1,4 @@
-import type { PtyIncarnationId, PtyProvider, PtyShutdownOptions } from '../contracts/index.js'
+import { clampTimerDelay, type PtyIncarnationId, type PtyProvider, type PtyShutdownOptions } from '../contracts/index.js'
 import type { ControllerReport } from './controller-core.js'
 
 /** How a dispatched shutdown ended: carried out, or refused/failed (reported `shutdown_failed`). */
@@ -35,4 +35,21 @@ export function dispatchShutdown(
       return 'rejected' as const
     },
   )
+}
+
+/** The shutdown options of one stop step: the incarnation fence, the time left and `keepHistory`. */
+export function shutdownOptionsFor(
+  immediate: boolean,
+  incarnationId: PtyIncarnationId | undefined,
+  remainingMs: number,
+  keepHistory: boolean | undefined,
+): PtyShutdownOptions {
+  return {
+    ...(immediate ? { immediate: true } : {}),
+    ...(incarnationId === undefined ? {} : { expectedIncarnationId: incarnationId }),
+    // Why a duration, not `deadlineMs`: the controller's clock need not be the provider's (a
+    // manual clock in tests, a remote host's skew), and a duration means the same on both.
+    timeoutMs: clampTimerDelay(remainingMs),
+    ...(keepHistory === undefined ? {} : { keepHistory }),
+  }
 }

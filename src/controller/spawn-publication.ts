@@ -1,4 +1,13 @@
-import type { ExecutionHostId, PtyIncarnationId, PtyProvider, PtySpawnOptions, PtySpawnReply, PtySpawnResult } from '../contracts/index.js'
+import type {
+  ExecutionHostId,
+  PtyIncarnationId,
+  PtyProvider,
+  PtySlot,
+  PtySlotAdoption,
+  PtySpawnOptions,
+  PtySpawnReply,
+  PtySpawnResult,
+} from '../contracts/index.js'
 import { PtySpawnError, createRuntimePtySpawnState, executeRuntimePtySpawn, type PtySpawnOutcome } from '../spawn/index.js'
 import { ABORTED, raceAbort } from './abort.js'
 import { describeValue } from './argument-validation.js'
@@ -9,6 +18,7 @@ import type { ExitPublication } from './exit-publication.js'
 import type { InFlightSpawn } from './in-flight-event-buffer.js'
 import type { OutputDelivery } from './output-delivery.js'
 import type { ProviderIntake } from './provider-intake.js'
+import { adoptSlotOwner } from './slot-adoption.js'
 import { createPtyRecord, incarnationField, type PtyRecord, type PtyRecordInit } from './pty-record.js'
 import type { Stopping } from './stopping.js'
 
@@ -111,11 +121,15 @@ export class SpawnPublication {
   }
 
   /**
-   * Attach-only adoption of a live PTY on `provider`; see `PtyController.attach`. The caller
-   * checked the arguments and that the id is not tracked live.
+   * Attach-only adoption of a live PTY on `hostId`'s provider; see `PtyController.attach`. The
+   * caller checked the arguments.
    */
-  async attach(ptyId: string, hostId: ExecutionHostId, provider: PtyProvider, signal: AbortSignal | undefined): Promise<boolean> {
+  async attach(ptyId: string, hostId: ExecutionHostId, signal: AbortSignal | undefined): Promise<boolean> {
+    if (signal?.aborted === true) return false
     const core = this.#core
+    if (core.records.get(ptyId)?.state === 'live') return true
+    const provider = core.options.providers.get(hostId)
+    if (provider === undefined) return false
     const inFlight = this.#intake.beginInFlight()
     try {
       const result = await raceAbort(Promise.resolve(provider.spawn({ sessionId: ptyId, attachOnly: true })), signal)
@@ -138,11 +152,27 @@ export class SpawnPublication {
     }
   }
 
-  /** The reply `adoptSlot` gives for a live tracked PTY; `null` when it is not tracked live. */
-  liveReply(ptyId: string): PtySpawnReply | null {
-    const record = this.#core.records.get(ptyId)
-    if (record === undefined || record.state !== 'live') return null
-    return replyOf(record, true)
+  /**
+   * Adopt the slot's live owner (see `PtyController.adoptSlot`), attaching through `attach` when
+   * the controller does not track it live.
+   */
+  adoptSlot(slot: PtySlot, attach: (ptyId: string, hostId: ExecutionHostId) => Promise<boolean>): Promise<PtySlotAdoption | null> {
+    const records = this.#core.records
+    return adoptSlotOwner(
+      {
+        store: this.#core.options.store,
+        liveReply: (ptyId) => {
+          const record = records.get(ptyId)
+          return record === undefined || record.state !== 'live' ? null : replyOf(record, true)
+        },
+        attach: (ptyId, owner) => attach(ptyId, owner.hostId),
+        bindSlot: (ptyId, boundSlot) => {
+          const record = records.get(ptyId)
+          if (record !== undefined) record.slot = boundSlot
+        },
+      },
+      slot,
+    )
   }
 
   /** A new record for the incarnation a provider's reply names, tracked under its id. */

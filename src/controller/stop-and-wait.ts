@@ -1,104 +1,37 @@
-import { assertAbortSignal } from './abort.js'
-import {
-  clampTimerDelay,
-  resolveWaitDeadline,
-  type PtyIncarnationId,
-  type PtyProvider,
-  type PtyStopAndWaitOptions,
-} from '../contracts/index.js'
-import { describeValue } from './argument-validation.js'
-import type { PtyClock } from './clock.js'
-import type { ControllerTimers } from './controller-timers.js'
+import { clampTimerDelay } from '../contracts/index.js'
+import type { ControllerCore } from './controller-core.js'
+import type { ExitPublication } from './exit-publication.js'
+import { PTY_LIVENESS_REASONS } from './liveness-reasons.js'
+import type { OutputDelivery } from './output-delivery.js'
+import { waitForRecordState, type PtyRecord } from './pty-record.js'
+import { dispatchShutdown, shutdownOptionsFor } from './shutdown-dispatch.js'
+import { openStopBudget, type StopBudget } from './stop-budget.js'
+import type { StopAndWaitRequest } from './stop-and-wait-request.js'
+import { verifyStop } from './verify-stop.js'
 
-/** A `stopAndWait` call's options, checked and resolved against the controller's clock. */
-export type StopAndWaitRequest = {
-  /** The absolute time (on the controller's clock) after which the stop answers `false`. */
-  deadlineAt: number
-  /** Passed to the provider's shutdown, and makes the verification poll (see `verifyStop`). */
-  keepHistory?: boolean
-  /** Aborting it makes the wait answer `false` at once. */
-  signal?: AbortSignal
+// `stopAndWait` of a tracked PTY as three phases — hang up, force, verify (docs/controller.md,
+// "stopAndWait: escalate and verify"; rule R5) — each one function below, run in order by
+// `stopAndWaitTracked`.
+
+/** What the phases act through: the shared core, exit publication and output delivery. */
+export type StopPhaseContext = {
+  /** The controller's shared core. */
+  readonly core: ControllerCore
+  /** Publishes `stop_unverified`, liveness, and the verified stop. */
+  readonly exits: ExitPublication
+  /** Releases held output once the provider knows of the stop. */
+  readonly output: OutputDelivery
 }
 
-/**
- * Check and resolve the options of `stopAndWait`: `deadlineMs` is an absolute epoch time on the
- * controller's clock (`Date.now() + 5_000`, as the seed origin passes it), `timeoutMs` a duration;
- * neither gives `defaultTimeoutMs`. Throws a `TypeError` naming the option for anything malformed.
- */
-export function resolveStopAndWaitRequest(options: unknown, defaultTimeoutMs: number, now: number): StopAndWaitRequest {
-  if (options === undefined) return { deadlineAt: now + defaultTimeoutMs }
-  if (typeof options !== 'object' || options === null) {
-    throw new TypeError(`Expected the \`options\` argument to be an object, got ${describeValue(options)}`)
-  }
-  const given = options as PtyStopAndWaitOptions & { signal?: unknown }
-  const request: StopAndWaitRequest = { deadlineAt: resolveWaitDeadline(given, defaultTimeoutMs, now) }
-  if (given.keepHistory !== undefined) {
-    if (typeof given.keepHistory !== 'boolean') {
-      throw new TypeError(`Expected the \`keepHistory\` option to be a boolean, got ${describeValue(given.keepHistory)}`)
-    }
-    request.keepHistory = given.keepHistory
-  }
-  if (given.signal !== undefined) {
-    assertAbortSignal(given.signal)
-    request.signal = given.signal
-  }
-  return request
+/** One tracked stop in progress: the PTY, the time it may take, and whether to keep its history. */
+type TrackedStop = {
+  readonly record: PtyRecord
+  readonly budget: StopBudget
+  readonly keepHistory: boolean | undefined
 }
 
-/** A one-shot outcome as a promise, with a way to stop waiting for it. */
-export type PendingOutcome<T> = { promise: Promise<T>; cancel: () => void }
-
-/**
- * Resolves `'deadline'` when the clock reaches `deadlineAt` — also for a deadline beyond what one
- * `setTimeout` can hold (the timer is re-armed in clamped steps, so a huge deadline means "wait
- * until verified", never an overflow that fires at once) — or when the controller's timers are all
- * cleared (dispose: whoever still waits gives up).
- */
-export function deadlineOf(timers: ControllerTimers, clock: PtyClock, deadlineAt: number, disposed: () => boolean): PendingOutcome<'deadline'> {
-  let current: { cancel: () => void } | undefined
-  let cancelled = false
-  const promise = new Promise<'deadline'>((resolve) => {
-    const arm = (): void => {
-      if (cancelled) return
-      const left = deadlineAt - clock.now()
-      if (left <= 0 || disposed()) {
-        resolve('deadline')
-        return
-      }
-      const timer = timers.after(clampTimerDelay(left))
-      current = timer
-      void timer.promise.then(arm)
-    }
-    arm()
-  })
-  return {
-    promise,
-    cancel: () => {
-      cancelled = true
-      current?.cancel()
-    },
-  }
-}
-
-/** Resolves `'aborted'` once `signal` aborts (at once if it already has); never without a signal. */
-export function abortOf(signal: AbortSignal | undefined): PendingOutcome<'aborted'> {
-  if (signal === undefined) return { promise: new Promise(() => {}), cancel: () => {} }
-  let onAbort: (() => void) | undefined
-  const promise = new Promise<'aborted'>((resolve) => {
-    if (signal.aborted) {
-      resolve('aborted')
-      return
-    }
-    onAbort = () => resolve('aborted')
-    signal.addEventListener('abort', onAbort, { once: true })
-  })
-  return {
-    promise,
-    cancel: () => {
-      if (onAbort !== undefined) signal.removeEventListener('abort', onAbort)
-    },
-  }
-}
+/** How a dispatched stop step ended. */
+type StepOutcome = 'shutdown_resolved' | 'shutdown_rejected'
 
 /**
  * When `stopAndWait` forces (`shutdown({ immediate: true })`): after `forceAfterMs`, but never
@@ -109,19 +42,117 @@ export function forceDelayMs(forceAfterMs: number, remainingMs: number): number 
   return clampTimerDelay(Math.min(forceAfterMs, remainingMs / 2))
 }
 
-/** The shutdown options of one stop step: the incarnation fence, the time left and `keepHistory`. */
-export function shutdownOptionsFor(
-  immediate: boolean,
-  incarnationId: PtyIncarnationId | undefined,
-  remainingMs: number,
-  keepHistory: boolean | undefined,
-): Parameters<PtyProvider['shutdown']>[1] {
-  return {
-    ...(immediate ? { immediate: true } : {}),
-    ...(incarnationId === undefined ? {} : { expectedIncarnationId: incarnationId }),
-    // Why a duration, not `deadlineMs`: the controller's clock need not be the provider's (a
-    // manual clock in tests, a remote host's skew), and a duration means the same on both.
-    timeoutMs: clampTimerDelay(remainingMs),
-    ...(keepHistory === undefined ? {} : { keepHistory }),
+/**
+ * The stop behind `stopAndWait` and `dispose`: mark the stop, then the three phases — hang up,
+ * force within the deadline, verify — answering `true` only once a dispatched shutdown has
+ * **completed** (the provider's stop covers more than the leader) and the owning host verifies the
+ * incarnation gone. `false` at the deadline, on abort, and on any doubt.
+ */
+export async function stopAndWaitTracked(context: StopPhaseContext, record: PtyRecord, request: StopAndWaitRequest): Promise<boolean> {
+  if (record.state === 'exited') return true
+  const core = context.core
+  record.stopRequested = true
+  context.exits.armUnconfirmed(record)
+  const budget = openStopBudget(core, request)
+  const force = core.timers.after(forceDelayMs(core.options.stop.forceAfterMs, budget.remainingMs()))
+  const exited = waitForRecordState(record, 'exited')
+  const stop: TrackedStop = { record, budget, keepHistory: request.keepHistory }
+  const { deadlinePassed } = budget
+  const exitObserved = exited.promise.then(() => 'exit' as const)
+  const forceDue = force.promise.then(() => 'force' as const)
+  // Why the waiting is here and not inside the phases: each phase is one step, and the awaits of
+  // the whole stop stay in one place (callers on a manual clock count on how many turns it takes).
+  try {
+    // 1. Hang up, until it completes, the force delay comes, or the deadline.
+    const first = await Promise.race([hangUp(context, stop), forceDue, deadlinePassed])
+    if (first === 'deadline') return false
+    if (first === 'shutdown_resolved') {
+      const verified = await verifyGone(context, stop)
+      if (verified === 'deadline') return false
+      if (verified) return finish(context, record)
+      // Carried out but not proven gone yet: give it the rest of the graceful window.
+      const next = await Promise.race([exitObserved, forceDue, deadlinePassed])
+      if (next === 'deadline') return false
+      if (next === 'exit') {
+        const again = await verifyGone(context, stop)
+        if (again === 'deadline') return false
+        if (again) return finish(context, record)
+      }
+    }
+    // 2. Force: the hang-up failed, is still running at the force delay, or did not prove the process gone.
+    if (budget.remainingMs() <= 0) return false
+    const forced = await Promise.race([forceStop(context, stop), deadlinePassed])
+    if (forced === 'deadline') return false
+    if (forced === 'shutdown_rejected') {
+      // Neither stop completed: say so now rather than when the unconfirmed window ends.
+      if (record.state === 'live') context.exits.publishUnverified(record, PTY_LIVENESS_REASONS.shutdownFailed)
+      return false
+    }
+    // 3. Verify.
+    return (await verifyGone(context, stop)) === true ? finish(context, record) : false
+  } finally {
+    budget.close()
+    force.cancel()
+    exited.cancel()
   }
+}
+
+/**
+ * Phase 1, hang up: a graceful shutdown (`shutdown` without `immediate`) with the time left. The
+ * answer that counts is the shutdown's own completion: an exit of the leader alone does not prove
+ * the rest of what the stop covers gone (a `setsid` child ignoring HUP).
+ */
+function hangUp(context: StopPhaseContext, stop: TrackedStop): Promise<StepOutcome> {
+  const hangingUp = dispatchStep(context, stop, false)
+  // After the dispatch, as in `kill`: the provider learns of the stop before held output is released.
+  context.output.releaseForStop(stop.record)
+  return hangingUp
+}
+
+/** Phase 2, force: `shutdown({ immediate: true })` with the time left. */
+function forceStop(context: StopPhaseContext, stop: TrackedStop): Promise<StepOutcome> {
+  return dispatchStep(context, stop, true)
+}
+
+/** The stop is verified: settle it (an operator close, published by the controller if the provider never reported the exit). */
+function finish(context: StopPhaseContext, record: PtyRecord): true {
+  context.exits.settleVerifiedStop(record)
+  return true
+}
+
+/**
+ * Phase 3, verify: whether the owning host proves this incarnation gone (`verifyStop`); `'deadline'`
+ * when the deadline came first. A host that still sees the PTY makes it live again; a failed listing
+ * is reported and makes it `unverifiable`; when the host has no evidence either way, the provider's
+ * own exit report decides (R6: an observed exit certifies the death).
+ */
+async function verifyGone(context: StopPhaseContext, stop: TrackedStop): Promise<boolean | 'deadline'> {
+  const { record } = stop
+  const verification = await verifyStop(record, stop.budget, stop.keepHistory === true)
+  switch (verification.kind) {
+    case 'deadline':
+      return 'deadline'
+    case 'absent':
+      return true
+    case 'present':
+      if (record.state === 'live') context.exits.setLiveness(record, { kind: 'live' })
+      return false
+    case 'failed':
+      context.core.report('listing_failed', `Provider ${record.provider.name} could not list processes to verify a stop`, verification.error, record.ptyId)
+      if (record.state === 'live') {
+        context.exits.setLiveness(record, { kind: 'unverifiable', reason: PTY_LIVENESS_REASONS.verificationFailed })
+      }
+      return false
+    case 'no_evidence':
+      return record.state === 'exited'
+  }
+}
+
+/** Dispatch one step's shutdown of the record's incarnation, with the time left and `keepHistory`. */
+function dispatchStep(context: StopPhaseContext, stop: TrackedStop, immediate: boolean): Promise<StepOutcome> {
+  const { provider, ptyId, incarnationId } = stop.record
+  const options = shutdownOptionsFor(immediate, incarnationId, stop.budget.remainingMs(), stop.keepHistory)
+  return dispatchShutdown(context.core.report, provider, ptyId, incarnationId, immediate, options).then((outcome) =>
+    outcome === 'resolved' ? 'shutdown_resolved' : 'shutdown_rejected',
+  )
 }

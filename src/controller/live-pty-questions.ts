@@ -1,0 +1,109 @@
+import type {
+  ExecutionHostId,
+  PtyCwdOptions,
+  PtyProcessInspection,
+  PtyProvider,
+  PtyProviderBufferSnapshot,
+} from '../contracts/index.js'
+import { reportProviderThrow, type ControllerCore } from './controller-core.js'
+import type { PtyInspectOptions } from './controller-types.js'
+import { confirmForegroundOf, providerSupportsForegroundEvidence } from './foreground-evidence.js'
+import { INPUT_MODE_RESET_SEQUENCE } from './input-mode-reset.js'
+import { incarnationField } from './pty-record.js'
+
+/**
+ * Questions to the provider of a live PTY — working directory, foreground process, children,
+ * buffer, foreground evidence, input-mode resets — each answered `null` (or nothing) for an
+ * unknown or ended PTY, a missing capability, or a provider failure (reported `provider_threw`).
+ */
+export class LivePtyQuestions {
+  readonly #core: ControllerCore
+
+  constructor(core: ControllerCore) {
+    this.#core = core
+  }
+
+  /** See `PtyController.getCwd`: an empty or non-string answer is `null`. */
+  async cwd(ptyId: string, options: PtyCwdOptions | undefined): Promise<string | null> {
+    const cwd = await this.#askLive(ptyId, 'getCwd', (provider) =>
+      options === undefined ? provider.getCwd?.(ptyId) : provider.getCwd?.(ptyId, options),
+    )
+    return typeof cwd === 'string' && cwd.length > 0 ? cwd : null
+  }
+
+  /** See `PtyController.getForegroundProcess`. */
+  async foregroundProcess(ptyId: string): Promise<string | null> {
+    const name = await this.#askLive(ptyId, 'getForegroundProcess', (provider) => provider.getForegroundProcess?.(ptyId))
+    return typeof name === 'string' ? name : null
+  }
+
+  /** See `PtyController.hasChildProcesses`. */
+  async hasChildProcesses(ptyId: string): Promise<boolean | null> {
+    const answer = await this.#askLive(ptyId, 'hasChildProcesses', (provider) => provider.hasChildProcesses?.(ptyId))
+    return typeof answer === 'boolean' ? answer : null
+  }
+
+  /** See `PtyController.inspectProcess`. */
+  async inspect(ptyId: string, options: PtyInspectOptions): Promise<PtyProcessInspection> {
+    const record = this.#core.records.get(ptyId)
+    const expected = options.expectedIncarnationId
+    if (record === undefined || record.state !== 'live' || (expected !== undefined && expected !== record.incarnationId)) {
+      return { foregroundProcess: null, hasChildProcesses: null, unavailable: true }
+    }
+    const [foregroundProcess, hasChildProcesses] = await Promise.all([
+      this.foregroundProcess(ptyId),
+      options.scanChildProcesses === true ? this.hasChildProcesses(ptyId) : null,
+    ])
+    return { foregroundProcess, hasChildProcesses }
+  }
+
+  /** See `PtyController.clearBuffer`. */
+  async clearBuffer(ptyId: string): Promise<void> {
+    await this.#askLive(ptyId, 'clearBuffer', (provider) => provider.clearBuffer?.(ptyId))
+  }
+
+  /** See `PtyController.serializeProviderBuffer`. */
+  async providerBuffer(ptyId: string, options: { scrollbackRows?: number }): Promise<PtyProviderBufferSnapshot | null> {
+    const snapshot = await this.#askLive(ptyId, 'getBufferSnapshot', (provider) => provider.getBufferSnapshot?.(ptyId, options))
+    return snapshot ?? null
+  }
+
+  /** The foreground evidence the owning provider confirms for a live PTY; `null` otherwise. */
+  async confirmForeground(ptyId: string): Promise<Awaited<ReturnType<typeof confirmForegroundOf>> | null> {
+    const record = this.#core.records.get(ptyId)
+    if (record === undefined || record.state !== 'live') return null
+    return confirmForegroundOf(record.provider, ptyId, (error) =>
+      reportProviderThrow(this.#core, record.provider, 'confirmForeground', error, ptyId),
+    )
+  }
+
+  /** Whether the host's provider can give foreground evidence; `false` for a host with no provider. */
+  supportsForegroundEvidence(hostId: ExecutionHostId): boolean {
+    const provider = this.#core.options.providers.get(hostId)
+    return provider !== undefined && providerSupportsForegroundEvidence(provider)
+  }
+
+  /** See `PtyController.resetInputModes`: the view's reset sequence first, then the provider's own model. */
+  async resetInputModes(ptyId: string): Promise<void> {
+    const record = this.#core.records.get(ptyId)
+    if (record === undefined || record.state !== 'live') return
+    this.#core.emit('inputModesReset', { ptyId, ...incarnationField(record.incarnationId), data: INPUT_MODE_RESET_SEQUENCE })
+    await this.#askLive(ptyId, 'resetInputModes', (provider) => provider.resetInputModes?.(ptyId))
+  }
+
+  /**
+   * Ask the provider of a live PTY; `null` for an unknown or ended PTY, an `undefined` answer, or
+   * a throw (reported `provider_threw`, naming `what`).
+   */
+  async #askLive<T>(ptyId: string, what: string, ask: (provider: PtyProvider) => T | Promise<T> | undefined): Promise<T | null> {
+    const record = this.#core.records.get(ptyId)
+    if (record === undefined || record.state !== 'live') return null
+    try {
+      const answer = await ask(record.provider)
+      return answer === undefined ? null : answer
+    } catch (error) {
+      reportProviderThrow(this.#core, record.provider, what, error, ptyId)
+      return null
+    }
+  }
+}

@@ -1,0 +1,87 @@
+import type { PtyIncarnationId } from '../contracts/index.js'
+import type { PtyControllerLivenessEvent, PtyControllerSpawnEvent } from './events.js'
+import type { PtyTerminal, PtyTerminalHost, PtyTerminalRecordLookup, PtyTerminalRecordView } from './pty-terminal.js'
+import { TerminalHandle } from './terminal-handle.js'
+
+/**
+ * Above this many handles, the registry sweeps those whose record the controller no longer holds
+ * (replaced or forgotten), and the threshold doubles with what is left: amortized O(1) per spawn.
+ */
+const SWEEP_MIN_HANDLES = 64
+
+/**
+ * The handles of one controller, kept current from its public events (`spawn`, `data`, `exit`,
+ * `liveness`). Created on the first `spawnTerminal`/`terminal` call; from then on each published
+ * spawn gets a handle (cheap: it holds listeners and a feed, nothing while nobody subscribes).
+ */
+export class PtyTerminalRegistry {
+  readonly #controller: PtyTerminalHost
+  readonly #lookup: PtyTerminalRecordLookup
+  readonly #handles = new Map<string, TerminalHandle>()
+  #sweepAt = SWEEP_MIN_HANDLES
+
+  /** Subscribe to `controller`'s events; `lookup` reads its current record of an id. */
+  constructor(controller: PtyTerminalHost, lookup: PtyTerminalRecordLookup) {
+    this.#controller = controller
+    this.#lookup = lookup
+    controller.on('spawn', (event) => this.#onSpawn(event))
+    controller.on('data', (event) => this.#handles.get(event.ptyId)?.onDataEvent(event))
+    controller.on('exit', (event) => this.#current(event.ptyId, event.incarnationId)?.onExitEvent(event))
+    controller.on('liveness', (event) => this.#onLiveness(event))
+  }
+
+  /**
+   * The handle of the incarnation the controller tracks under `ptyId`: the same object on every
+   * call. `null` for an unknown id, and for an exited PTY whose exit this registry did not see.
+   */
+  handleFor(ptyId: string): PtyTerminal | null {
+    const record = this.#lookup(ptyId)
+    if (record === undefined) return null
+    const existing = this.#handles.get(ptyId)
+    if (existing !== undefined && existing.record === record) return existing
+    if (record.state === 'exited') return null
+    return this.#adopt(record, false)
+  }
+
+  #onSpawn(event: PtyControllerSpawnEvent): void {
+    const record = this.#lookup(event.ptyId)
+    if (record === undefined) return
+    const existing = this.#handles.get(event.ptyId)
+    if (existing !== undefined && existing.record === record) {
+      existing.onRevived()
+      return
+    }
+    this.#adopt(record, true)
+  }
+
+  #onLiveness(event: PtyControllerLivenessEvent): void {
+    if (event.verdict.kind !== 'exited') return
+    this.#current(event.ptyId, event.incarnationId)?.onDeathProven()
+  }
+
+  #current(ptyId: string, incarnationId: PtyIncarnationId | undefined): TerminalHandle | undefined {
+    const handle = this.#handles.get(ptyId)
+    if (handle === undefined || handle.record !== this.#lookup(ptyId)) return undefined
+    if (incarnationId !== undefined && handle.incarnationId !== undefined && incarnationId !== handle.incarnationId) {
+      return undefined
+    }
+    return handle
+  }
+
+  #adopt(record: PtyTerminalRecordView, publishing: boolean): TerminalHandle {
+    this.#handles.get(record.ptyId)?.onReplaced()
+    const handle = new TerminalHandle(this.#controller, this.#lookup, record, publishing)
+    this.#handles.set(record.ptyId, handle)
+    if (this.#handles.size > this.#sweepAt) this.#sweep()
+    return handle
+  }
+
+  #sweep(): void {
+    for (const [ptyId, handle] of this.#handles) {
+      if (this.#lookup(ptyId) === handle.record) continue
+      handle.onReplaced()
+      this.#handles.delete(ptyId)
+    }
+    this.#sweepAt = Math.max(SWEEP_MIN_HANDLES, this.#handles.size * 2)
+  }
+}

@@ -1,0 +1,185 @@
+import {
+  refusedWrite,
+  type ExecutionHostId,
+  type PtyIncarnationId,
+  type PtyStopAndWaitOptions,
+  type TerminalInputKind,
+  type WriteSettlement,
+} from '../contracts/index.js'
+import { disposableUnsubscribe, type DisposableUnsubscribe } from './disposable.js'
+import type { PtyControllerDataEvent, PtyControllerExitEvent } from './events.js'
+import type { PtyTerminal, PtyTerminalHost, PtyTerminalRecordLookup, PtyTerminalRecordView } from './pty-terminal.js'
+import { TerminalOutputFeed, type PtyTerminalOutputOptions } from './terminal-output.js'
+
+/** The {@link PtyTerminal} of one incarnation. */
+export class TerminalHandle implements PtyTerminal {
+  readonly record: PtyTerminalRecordView
+  readonly exited: Promise<PtyControllerExitEvent>
+  readonly #controller: PtyTerminalHost
+  readonly #lookup: PtyTerminalRecordLookup
+  readonly #feed: TerminalOutputFeed
+  readonly #dataListeners = new Set<(event: PtyControllerDataEvent) => void>()
+  readonly #exitListeners = new Set<(event: PtyControllerExitEvent) => void>()
+  #resolveExited: ((event: PtyControllerExitEvent) => void) | undefined
+  #deathProven = false
+  /** True during the turn that publishes the spawn: its output is kept for replay. */
+  #publishing: boolean
+
+  constructor(
+    controller: PtyTerminalHost,
+    lookup: PtyTerminalRecordLookup,
+    record: PtyTerminalRecordView,
+    publishing: boolean,
+  ) {
+    this.#controller = controller
+    this.#lookup = lookup
+    this.record = record
+    this.exited = new Promise((resolve) => {
+      this.#resolveExited = resolve
+    })
+    this.#feed = new TerminalOutputFeed((chars) => this.#acknowledge(chars))
+    this.#publishing = publishing
+    if (publishing) {
+      // Why: the controller delivers output held while the spawn was in flight right after the
+      // `spawn` event, in the same synchronous turn — before `spawnTerminal` could hand the handle
+      // over. Keep it for whoever subscribes right after getting the handle.
+      this.#feed.startReplay()
+      queueMicrotask(() => {
+        this.#publishing = false
+      })
+    }
+  }
+
+  get id(): string {
+    return this.record.ptyId
+  }
+
+  get pid(): number | undefined {
+    return this.record.pid
+  }
+
+  get incarnationId(): PtyIncarnationId | undefined {
+    return this.record.incarnationId
+  }
+
+  get hostId(): ExecutionHostId {
+    return this.record.hostId
+  }
+
+  get cols(): number {
+    return this.record.size.cols
+  }
+
+  get rows(): number {
+    return this.record.size.rows
+  }
+
+  onData(listener: (event: PtyControllerDataEvent) => void): DisposableUnsubscribe {
+    this.#dataListeners.add(listener)
+    for (const event of this.#feed.replayedEvents()) listener(event)
+    return disposableUnsubscribe(() => this.#dataListeners.delete(listener))
+  }
+
+  onExit(listener: (event: PtyControllerExitEvent) => void): DisposableUnsubscribe {
+    this.#exitListeners.add(listener)
+    return disposableUnsubscribe(() => this.#exitListeners.delete(listener))
+  }
+
+  write(data: string, inputKind: TerminalInputKind = 'driving'): boolean {
+    if (!this.#isCurrent()) return false
+    return this.#controller.write(this.id, data, inputKind)
+  }
+
+  writeWithSettlement(
+    data: string,
+    inputKind: TerminalInputKind = 'driving',
+  ): WriteSettlement | Promise<WriteSettlement> {
+    if (!this.#isCurrent()) return refusedWrite('stale_incarnation')
+    return this.#controller.writeWithSettlement(this.id, data, inputKind)
+  }
+
+  resize(cols: number, rows: number): boolean {
+    if (!this.#isCurrent()) return false
+    return this.#controller.resize(this.id, cols, rows)
+  }
+
+  kill(): boolean {
+    if (!this.#isCurrent()) return false
+    return this.#controller.kill(this.id)
+  }
+
+  stop(options: PtyStopAndWaitOptions = {}): Promise<boolean> {
+    if (!this.#isCurrent()) return Promise.resolve(this.#deathProven || this.record.state === 'exited')
+    return this.#controller.stopAndWait(this.id, options)
+  }
+
+  output(options?: PtyTerminalOutputOptions): AsyncIterableIterator<string> {
+    // Why an empty ack: acknowledging is the controller's opt-in to flow control (where it engages
+    // only for consumers that acknowledge), so the iterator paces the process from its first chunk.
+    this.#acknowledge(0)
+    return this.#feed.iterate(options)
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    // A disposed controller already stopped everything it owned.
+    if (this.#controller.disposed) return
+    await this.stop()
+  }
+
+  /** A `data` event of this id (the controller emits output only for the current incarnation). */
+  onDataEvent(event: PtyControllerDataEvent): void {
+    if (!this.#publishing) this.#feed.dropReplay()
+    this.#feed.push(event)
+    if (this.#dataListeners.size > 0) callEach(this.#dataListeners, event)
+  }
+
+  onExitEvent(event: PtyControllerExitEvent): void {
+    this.#feed.end()
+    const resolve = this.#resolveExited
+    this.#resolveExited = undefined
+    resolve?.(event)
+    if (this.#exitListeners.size > 0) callEach(this.#exitListeners, event)
+  }
+
+  onDeathProven(): void {
+    this.#deathProven = true
+  }
+
+  /** A re-attach to this very incarnation (it may revive one whose stop went unverified). */
+  onRevived(): void {
+    if (this.record.state === 'live') this.#feed.reopen()
+  }
+
+  /** Another incarnation took the id: nothing more will come for this one. */
+  onReplaced(): void {
+    this.#feed.dropReplay()
+    this.#feed.end()
+  }
+
+  #isCurrent(): boolean {
+    return this.#lookup(this.id) === this.record
+  }
+
+  #acknowledge(chars: number): void {
+    // Why the checks: an ack is addressed by id, and must never credit a replacement (or reach a
+    // disposed controller, which throws).
+    if (this.#controller.disposed || this.record.state !== 'live' || !this.#isCurrent()) return
+    this.#controller.acknowledgeData(this.id, chars)
+  }
+}
+
+/**
+ * Call every listener even when one throws; then rethrow the first failure, so the controller
+ * reports it on its `error` event (`listener_threw`) like a throw from any of its own listeners.
+ */
+function callEach<T>(listeners: ReadonlySet<(value: T) => void>, value: T): void {
+  let failure: { error: unknown } | undefined
+  for (const listener of [...listeners]) {
+    try {
+      listener(value)
+    } catch (error) {
+      failure ??= { error }
+    }
+  }
+  if (failure !== undefined) throw failure.error
+}
