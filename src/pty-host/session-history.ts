@@ -6,6 +6,16 @@ export const PTY_HOST_DEFAULT_HISTORY_CHARS = 1024 * 1024
 /** Scrollback rows the headless screen keeps by default. */
 export const PTY_HOST_DEFAULT_SCROLLBACK_ROWS = 1_000
 
+/**
+ * Output waits this long (or until {@link SCREEN_FEED_CHARS} chars are waiting) before it is fed to
+ * the headless screen: a flood of small reads is parsed in few large writes (xterm's cost per
+ * write call is large next to its cost per char). A snapshot feeds what waits first.
+ */
+const SCREEN_FEED_DELAY_MS = 5
+
+/** Feed the headless screen at once past this many waiting chars. */
+const SCREEN_FEED_CHARS = 256 * 1024
+
 /** The slice of `@xterm/headless` a session uses. */
 type HeadlessTerminal = {
   readonly cols: number
@@ -67,6 +77,19 @@ export class SessionHistory {
   readonly #terminal: HeadlessTerminal
   readonly #serializer: SerializeAddonLike
   #lastTitle: string | undefined
+  /** Output not yet fed to the headless screen, and how many chars it holds. */
+  #unfed: string[] = []
+  #unfedChars = 0
+  #feedTimer: NodeJS.Timeout | undefined
+  readonly #feed = (): void => {
+    clearTimeout(this.#feedTimer)
+    this.#feedTimer = undefined
+    if (this.#unfedChars === 0) return
+    const data = this.#unfed.length === 1 ? this.#unfed[0]! : this.#unfed.join('')
+    this.#unfed = []
+    this.#unfedChars = 0
+    this.#terminal.write(data)
+  }
 
   /** Start a history for a screen of `cols` × `rows`. */
   constructor(xterm: HeadlessXtermModules, options: { cols: number; rows: number; limitChars: number; scrollbackRows: number }) {
@@ -95,7 +118,10 @@ export class SessionHistory {
     this.#chunks.push({ start: this.seq, data })
     this.seq += data.length
     this.#retained += data.length
-    this.#terminal.write(data)
+    this.#unfed.push(data)
+    this.#unfedChars += data.length
+    if (this.#unfedChars >= SCREEN_FEED_CHARS) this.#feed()
+    else if (this.#feedTimer === undefined) this.#feedTimer = setTimeout(this.#feed, SCREEN_FEED_DELAY_MS)
     while (this.#retained - this.#chunks[this.#head]!.data.length >= this.#limitChars && this.#head < this.#chunks.length - 1) {
       this.#retained -= this.#chunks[this.#head]!.data.length
       this.#head += 1
@@ -131,11 +157,13 @@ export class SessionHistory {
 
   /** Follow a resize of the PTY. */
   resize(cols: number, rows: number): void {
+    this.#feed()
     this.#terminal.resize(cols, rows)
   }
 
   /** Clear the screen's scrollback (the replay ring is kept: it is the raw stream). */
   clear(): void {
+    this.#feed()
     this.#terminal.clear()
   }
 
@@ -146,6 +174,7 @@ export class SessionHistory {
    */
   snapshot(scrollbackRows: number | undefined): Promise<PtyProviderBufferSnapshot> {
     const seq = this.seq
+    this.#feed()
     return new Promise((resolve, reject) => {
       this.#terminal.write('', () => {
         try {
@@ -167,6 +196,9 @@ export class SessionHistory {
 
   /** Release the headless terminal. */
   dispose(): void {
+    clearTimeout(this.#feedTimer)
+    this.#unfed = []
+    this.#unfedChars = 0
     this.#terminal.dispose()
     this.#chunks = []
     this.#head = 0

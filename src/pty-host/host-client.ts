@@ -1,0 +1,98 @@
+import type { Socket } from 'node:net'
+import { encodeFrame, encodeOutputFrame } from './frame-codec.js'
+import type { PtyHostMessage } from './protocol.js'
+
+/**
+ * While output streams (a flush happened less than this long ago), queued output waits this long
+ * before it is sent, so a flood of small PTY reads crosses the socket as few large frames (fewer
+ * syscalls and wake-ups on both sides). The first output after a quiet spell goes out at the end
+ * of its event-loop turn: an echo never waits. VS Code's pty host buffers output for 5 ms.
+ */
+export const PTY_HOST_OUTPUT_COALESCE_MS = 2
+
+/** Queued output of one connection past this many chars is sent at once, whatever the timing. */
+export const PTY_HOST_OUTPUT_FLUSH_CHARS = 256 * 1024
+
+/** Output queued for one PTY on one connection, sent as one frame at the next flush. */
+type QueuedOutput = { parts: string[]; seq: number; incarnationId: string | undefined }
+
+/**
+ * One client connection as the host sees it: its socket, whether it said a valid hello, the
+ * sessions it follows, and its outgoing output. Output is batched: the chunks a PTY produces
+ * within one event-loop turn go out as a single binary frame per PTY, all frames of the turn in
+ * one corked write. Any other message flushes the queued output first, so the order of data,
+ * replies and exits on the wire is the order in which the host produced them.
+ */
+export class HostClient {
+  /** The client's socket. */
+  readonly socket: Socket
+  /** Whether the hello (version and secret) was accepted. */
+  authenticated = false
+  /** The ids of the sessions whose events this client receives. */
+  readonly subscriptions = new Set<string>()
+  readonly #queued = new Map<string, QueuedOutput>()
+  #queuedChars = 0
+  #flushScheduled = false
+  #lastFlushAt = -Infinity
+  readonly #flush = (): void => {
+    this.#flushScheduled = false
+    this.flushOutput()
+  }
+
+  /** Wrap an accepted socket. */
+  constructor(socket: Socket) {
+    this.socket = socket
+  }
+
+  /** Queue output of `ptyId` ending at absolute sequence `seq`; sent at the end of this turn. */
+  queueOutput(ptyId: string, data: string, seq: number, incarnationId: string | undefined): void {
+    if (this.socket.destroyed) return
+    const queued = this.#queued.get(ptyId)
+    if (queued === undefined) this.#queued.set(ptyId, { parts: [data], seq, incarnationId })
+    else {
+      queued.parts.push(data)
+      queued.seq = seq
+    }
+    this.#queuedChars += data.length
+    if (this.#queuedChars >= PTY_HOST_OUTPUT_FLUSH_CHARS) {
+      this.flushOutput()
+      return
+    }
+    if (this.#flushScheduled) return
+    this.#flushScheduled = true
+    if (performance.now() - this.#lastFlushAt < PTY_HOST_OUTPUT_COALESCE_MS) setTimeout(this.#flush, PTY_HOST_OUTPUT_COALESCE_MS)
+    else setImmediate(this.#flush)
+  }
+
+  /** Write every queued output frame now (in one corked write). */
+  flushOutput(): void {
+    if (this.#queued.size === 0) return
+    this.#queuedChars = 0
+    this.#lastFlushAt = performance.now()
+    if (this.socket.destroyed) {
+      this.#queued.clear()
+      return
+    }
+    this.socket.cork()
+    for (const [ptyId, queued] of this.#queued) {
+      const data = queued.parts.length === 1 ? queued.parts[0]! : queued.parts.join('')
+      this.socket.write(encodeOutputFrame(ptyId, queued.seq, data, queued.incarnationId))
+    }
+    this.#queued.clear()
+    this.socket.uncork()
+  }
+
+  /**
+   * Send a JSON message after the queued output. `written` (optional) learns whether the bytes
+   * were handed to the kernel (`false`: the connection was already gone or the write failed).
+   */
+  send(message: PtyHostMessage, written?: (ok: boolean) => void): void {
+    if (this.socket.destroyed) {
+      written?.(false)
+      return
+    }
+    this.flushOutput()
+    if (written === undefined) this.socket.write(encodeFrame(message))
+    else this.socket.write(encodeFrame(message), (error) => written(error === undefined || error === null))
+  }
+}
