@@ -3,7 +3,8 @@ import type { NodePtyProvider } from '../node-pty/index.js'
 import type { HostClient } from './host-client.js'
 import { PTY_HOST_PROTOCOL_VERSION, type PtyHostMessage } from './protocol.js'
 import { SessionFlow } from './session-flow.js'
-import { SessionHistory, type HeadlessXtermModules } from './session-history.js'
+import type { HeadlessScreenFactory } from './headless-screen.js'
+import { SessionHistory } from './session-history.js'
 
 /** How many exited sessions keep their exit (and, unless dropped, their history) for late re-attaches. */
 export const PTY_HOST_EXITED_SESSION_MEMORY = 256
@@ -45,13 +46,13 @@ export class HostSessionStore {
   /** Exited sessions by id, oldest first. */
   readonly exited = new Map<string, HostSession>()
   readonly #provider: NodePtyProvider
-  readonly #xterm: HeadlessXtermModules
+  readonly #screens: HeadlessScreenFactory
   readonly #history: { limitChars: number; scrollbackRows: number }
 
-  /** A store over the host's node-pty provider. */
-  constructor(provider: NodePtyProvider, xterm: HeadlessXtermModules, history: { limitChars: number; scrollbackRows: number }) {
+  /** A store over the host's node-pty provider, with headless screens opened from `screens`. */
+  constructor(provider: NodePtyProvider, screens: HeadlessScreenFactory, history: { limitChars: number; scrollbackRows: number }) {
     this.#provider = provider
-    this.#xterm = xterm
+    this.#screens = screens
     this.#history = history
   }
 
@@ -63,14 +64,21 @@ export class HostSessionStore {
       this.exited.delete(id)
     }
     const provider = this.#provider
+    const flow = new SessionFlow(
+      () => provider.pauseProducer(id),
+      () => provider.resumeProducer(id),
+    )
     const session: HostSession = {
       id,
-      history: new SessionHistory(this.#xterm, { cols, rows, limitChars: this.#history.limitChars, scrollbackRows: this.#history.scrollbackRows }),
+      history: new SessionHistory(this.#screens, {
+        cols,
+        rows,
+        limitChars: this.#history.limitChars,
+        scrollbackRows: this.#history.scrollbackRows,
+        onScreenLag: (lagChars) => flow.setScreenLag(lagChars),
+      }),
       subscribers: new Set(),
-      flow: new SessionFlow(
-        () => provider.pauseProducer(id),
-        () => provider.resumeProducer(id),
-      ),
+      flow,
       incarnationId: undefined,
       exit: null,
       dropHistoryAtExit: false,

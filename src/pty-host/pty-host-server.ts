@@ -9,7 +9,8 @@ import { createHostRequestHandlers, REPLIED } from './host-request-handlers.js'
 import { HostSessionStore } from './host-sessions.js'
 import { parseRequest, protocolMismatchMessage, PTY_HOST_PROTOCOL_VERSION, toWireError, type PtyHostRequest } from './protocol.js'
 import { invalidPtyHostOption } from './pty-host-error.js'
-import { PTY_HOST_DEFAULT_HISTORY_CHARS, PTY_HOST_DEFAULT_SCROLLBACK_ROWS, loadHeadlessXterm, type HeadlessXtermModules } from './session-history.js'
+import { loadHeadlessScreens, type HeadlessScreenFactory } from './headless-screen.js'
+import { PTY_HOST_DEFAULT_HISTORY_CHARS, PTY_HOST_DEFAULT_SCROLLBACK_ROWS } from './session-history.js'
 import {
   acquireHostLock,
   defaultPtyHostSocketPath,
@@ -102,11 +103,11 @@ export async function startPtyHost(options: PtyHostServerOptions = {}): Promise<
 
   ensurePrivateSocketDir(paths.socketPath)
   const releaseLock = acquireHostLock(paths)
-  let xterm: HeadlessXtermModules
+  let screens: HeadlessScreenFactory
   let secret: string
   let server: Server
   try {
-    xterm = await loadHeadlessXterm()
+    screens = await loadHeadlessScreens()
     removeStaleSocket(paths)
     secret = writeHostSecret(paths)
     server = createServer()
@@ -117,7 +118,7 @@ export async function startPtyHost(options: PtyHostServerOptions = {}): Promise<
   }
 
   const provider: NodePtyProvider = createNodePtyProvider(options.nodePty ?? {})
-  const sessions = new HostSessionStore(provider, xterm, {
+  const sessions = new HostSessionStore(provider, screens, {
     limitChars: options.historyChars ?? PTY_HOST_DEFAULT_HISTORY_CHARS,
     scrollbackRows: options.scrollbackRows ?? PTY_HOST_DEFAULT_SCROLLBACK_ROWS,
   })
