@@ -1,8 +1,8 @@
-import { existsSync, readFileSync } from 'node:fs'
-import { createConnection } from 'node:net'
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { createConnection, createServer } from 'node:net'
 import { join } from 'node:path'
 import { PTY_HOST_PROTOCOL_VERSION, startPtyHost, type PtyHostServer } from 'ptykit/pty-host'
-import { encodeFrame } from '../../src/pty-host/frame-codec.js'
+import { encodeFrame, FrameDecoder } from '../../src/pty-host/frame-codec.js'
 import { PTY_HOST_ACK_HIGH_WATERMARK_CHARS } from '../../src/pty-host/session-flow.js'
 import { afterEach, describe, expect, it } from 'vitest'
 import { isDead, waitFor } from '../node-pty/pty-test-support.js'
@@ -106,5 +106,46 @@ describe('pty host: a connection that drops in the middle of a spawn', () => {
     const next = providerOn(socketPath, { autoStart: false })
     cleanups.push(() => next.detach())
     expect((await next.listProcesses()).map((row) => row.id)).not.toContain(sessionId)
+  }, 30_000)
+})
+
+describe('pty host provider: a spawn whose reply was lost with the connection', () => {
+  it('stops that session on the host as soon as it reconnects (the caller was told the spawn failed)', async () => {
+    // A scripted host: the first connection takes the spawn and drops before replying; the
+    // provider must come back and stop the session it minted.
+    const { dir, socketPath } = makeSocketDir()
+    cleanups.push(async () => rmSync(dir, { recursive: true, force: true }))
+    writeFileSync(`${socketPath}.secret`, 'scripted-secret\n', { mode: 0o600 })
+    const requests: { connection: number; method: unknown; params: Record<string, unknown> }[] = []
+    let connections = 0
+    const server = createServer((socket) => {
+      const connection = ++connections
+      const decoder = new FrameDecoder()
+      socket.on('error', () => undefined)
+      socket.on('data', (chunk: Buffer) => {
+        for (const message of decoder.push(chunk) as Record<string, unknown>[]) {
+          if (message.type === 'hello') {
+            socket.write(encodeFrame({ v: PTY_HOST_PROTOCOL_VERSION, type: 'welcome', hostInstanceId: 'scripted-host', hostPid: process.pid }))
+            continue
+          }
+          requests.push({ connection, method: message.method, params: message.params as Record<string, unknown> })
+          if (message.method === 'spawn') socket.destroy()
+          else socket.write(encodeFrame({ v: PTY_HOST_PROTOCOL_VERSION, type: 'reply', id: message.id, ok: true, result: null }))
+        }
+      })
+    })
+    const previousUmask = process.umask(0o077)
+    await new Promise<void>((resolve) => server.listen(socketPath, resolve))
+    process.umask(previousUmask)
+    cleanups.push(() => new Promise<void>((resolve) => server.close(() => resolve())))
+    const app = providerOn(socketPath, { autoStart: false })
+    cleanups.push(() => app.detach())
+
+    await expect(app.spawn({ sessionId: 'lost-reply', isNewSession: true, file: '/bin/sh' })).rejects.toMatchObject({ code: 'transport_lost' })
+    const stop = await waitFor(() => requests.find((request) => request.method === 'shutdown'), 'the provider to stop the orphan after reconnecting', 10_000)
+    expect(stop).toMatchObject({ connection: 2, params: { ptyId: 'lost-reply', immediate: true } })
+    // Not re-attached, not kept: the caller never learned of this session.
+    expect(requests.some((request) => request.method === 'attach')).toBe(false)
+    expect(app.hasPty('lost-reply')).toBeNull()
   }, 30_000)
 })
