@@ -13,6 +13,12 @@ export const PTY_HOST_OUTPUT_COALESCE_MS = 2
 /** Queued output of one connection past this many chars is sent at once, whatever the timing. */
 export const PTY_HOST_OUTPUT_FLUSH_CHARS = 256 * 1024
 
+/**
+ * The most chars one output frame carries (a long replay is sent as several): at most 3 bytes per
+ * char in UTF-8, so a frame stays far below the peer's `PTY_HOST_MAX_FRAME_BYTES`.
+ */
+export const PTY_HOST_OUTPUT_FRAME_MAX_CHARS = 1024 * 1024
+
 /** Output queued for one PTY on one connection, sent as one frame at the next flush. */
 type QueuedOutput = { parts: string[]; seq: number; incarnationId: string | undefined }
 
@@ -76,7 +82,16 @@ export class HostClient {
     this.socket.cork()
     for (const [ptyId, queued] of this.#queued) {
       const data = queued.parts.length === 1 ? queued.parts[0]! : queued.parts.join('')
-      this.socket.write(encodeOutputFrame(ptyId, queued.seq, data, queued.incarnationId))
+      let start = 0
+      while (data.length - start > PTY_HOST_OUTPUT_FRAME_MAX_CHARS) {
+        let end = start + PTY_HOST_OUTPUT_FRAME_MAX_CHARS
+        // Never between the two halves of a surrogate pair (each half alone would not survive UTF-8).
+        const code = data.charCodeAt(end)
+        if (code >= 0xdc00 && code <= 0xdfff) end -= 1
+        this.socket.write(encodeOutputFrame(ptyId, queued.seq - (data.length - end), data.slice(start, end), queued.incarnationId))
+        start = end
+      }
+      this.socket.write(encodeOutputFrame(ptyId, queued.seq, start === 0 ? data : data.slice(start), queued.incarnationId))
     }
     this.#queued.clear()
     this.socket.uncork()

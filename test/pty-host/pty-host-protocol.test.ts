@@ -2,7 +2,8 @@ import { createConnection, type Socket } from 'node:net'
 import { readFileSync } from 'node:fs'
 import fc from 'fast-check'
 import { PTY_HOST_PROTOCOL_VERSION, startPtyHost, type PtyHostServer } from 'ptykit/pty-host'
-import { encodeFrame, encodeOutputFrame, FrameDecoder, OUTPUT_FRAME_KIND, PtyHostFrameError } from '../../src/pty-host/frame-codec.js'
+import { encodeFrame, encodeOutputFrame, FrameDecoder, OUTPUT_FRAME_KIND, PtyHostFrameError, type OutputFrame } from '../../src/pty-host/frame-codec.js'
+import { HostClient, PTY_HOST_OUTPUT_FRAME_MAX_CHARS } from '../../src/pty-host/host-client.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { killHostAndClean, makeSocketDir, providerOn } from './pty-host-test-support.js'
 
@@ -138,4 +139,25 @@ describe('pty host: hostile clients', () => {
       await client.dispose()
     }
   }, 60_000)
+})
+
+describe('host output frames', () => {
+  it('sends output longer than a frame may be as several frames that rebuild it exactly, never splitting a surrogate pair', () => {
+    const written: Buffer[] = []
+    const socket = { destroyed: false, cork: () => undefined, uncork: () => undefined, write: (chunk: Buffer) => written.push(chunk) }
+    const client = new HostClient(socket as unknown as Socket)
+    // 2.5 frames' worth, with an emoji straddling the first frame boundary.
+    const data = `${'a'.repeat(PTY_HOST_OUTPUT_FRAME_MAX_CHARS - 1)}😀${'é'.repeat(PTY_HOST_OUTPUT_FRAME_MAX_CHARS * 1.5)}`
+    client.queueOutput('pty-1', data, 10 + data.length, 'inc-1')
+    client.flushOutput()
+    // A peer whose frame limit is just above one frame's worst case still reads every frame.
+    const frames = new FrameDecoder(3 * PTY_HOST_OUTPUT_FRAME_MAX_CHARS + 64).push(Buffer.concat(written)) as OutputFrame[]
+    expect(frames.length).toBeGreaterThan(1)
+    expect(frames.map((frame) => frame.data).join('')).toBe(data)
+    let end = 10
+    for (const frame of frames) {
+      end += frame.data.length
+      expect(frame).toMatchObject({ type: 'data', ptyId: 'pty-1', seq: end, incarnationId: 'inc-1' })
+    }
+  })
 })
