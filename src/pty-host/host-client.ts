@@ -3,12 +3,16 @@ import { encodeFrame, encodeOutputFrame } from './frame-codec.js'
 import type { PtyHostMessage } from './protocol.js'
 
 /**
- * While output streams (a flush happened less than this long ago), queued output waits this long
- * before it is sent, so a flood of small PTY reads crosses the socket as few large frames (fewer
- * syscalls and wake-ups on both sides). The first output after a quiet spell goes out at the end
- * of its event-loop turn: an echo never waits. VS Code's pty host buffers output for 5 ms.
+ * While output streams (the previous flush, less than this long ago, carried at least
+ * {@link PTY_HOST_OUTPUT_STREAMING_CHARS}), queued output waits this long before it is sent, so a
+ * flood of 4 KiB PTY reads crosses the socket as few large frames (fewer syscalls and wake-ups on
+ * both sides). Other output (an echo, a prompt, the first read of a flood) goes out at the end of
+ * its event-loop turn and never waits. VS Code's pty host buffers all output for 5 ms.
  */
 export const PTY_HOST_OUTPUT_COALESCE_MS = 2
+
+/** A flush at least this large counts as streaming output (a flood's reads are ~4 KiB each). */
+export const PTY_HOST_OUTPUT_STREAMING_CHARS = 1024
 
 /** Queued output of one connection past this many chars is sent at once, whatever the timing. */
 export const PTY_HOST_OUTPUT_FLUSH_CHARS = 256 * 1024
@@ -40,6 +44,7 @@ export class HostClient {
   #queuedChars = 0
   #flushScheduled = false
   #lastFlushAt = -Infinity
+  #lastFlushChars = 0
   readonly #flush = (): void => {
     this.#flushScheduled = false
     this.flushOutput()
@@ -66,13 +71,15 @@ export class HostClient {
     }
     if (this.#flushScheduled) return
     this.#flushScheduled = true
-    if (performance.now() - this.#lastFlushAt < PTY_HOST_OUTPUT_COALESCE_MS) setTimeout(this.#flush, PTY_HOST_OUTPUT_COALESCE_MS)
+    const streaming = this.#lastFlushChars >= PTY_HOST_OUTPUT_STREAMING_CHARS && performance.now() - this.#lastFlushAt < PTY_HOST_OUTPUT_COALESCE_MS
+    if (streaming) setTimeout(this.#flush, PTY_HOST_OUTPUT_COALESCE_MS)
     else setImmediate(this.#flush)
   }
 
   /** Write every queued output frame now (in one corked write). */
   flushOutput(): void {
     if (this.#queued.size === 0) return
+    this.#lastFlushChars = this.#queuedChars
     this.#queuedChars = 0
     this.#lastFlushAt = performance.now()
     if (this.socket.destroyed) {
