@@ -44,27 +44,48 @@ export type SpawnBlockingChildResult = {
   stalls: PairedSamples
   /** How long the spawn call itself took before returning, ms. */
   syncCallMs: { raw: number[]; ptykit: number[] }
+  /**
+   * Per spawn, the most CPU time (user + system, ms) the process used within one probe gap: the
+   * longest task the app itself ran. Unlike `stalls` it does not grow when a loaded machine
+   * deschedules the app (process-wide, so V8's helper threads count: an upper bound).
+   */
+  busyMs: { raw: number[]; ptykit: number[] }
 }
 
 /**
- * An event-loop probe: a `setImmediate` chain that records the longest gap between two turns.
- * Finer than `monitorEventLoopDelay` (whose resolution is 1 ms+) for a ~1 ms forkpty.
+ * An event-loop probe: a `setImmediate` chain that records the longest gap between two turns
+ * (wall clock), and the most CPU time the process used within one gap (`busy`: the app's own
+ * longest task, which descheduling on a loaded machine does not inflate). Finer than
+ * `monitorEventLoopDelay` (whose resolution is 1 ms+) for a ~1 ms forkpty.
  */
-function startProbe(): { stop(): number } {
+function startProbe(): { stop(): { stall: number; busy: number } } {
+  const cpuMs = (): number => {
+    const usage = process.cpuUsage()
+    return (usage.user + usage.system) / 1000
+  }
   let last = nowMs()
+  let lastCpu = cpuMs()
   let longest = 0
+  let busiest = 0
   let running = true
-  const turn = (): void => {
+  const sample = (): void => {
     const now = nowMs()
+    const cpu = cpuMs()
     longest = Math.max(longest, now - last)
+    busiest = Math.max(busiest, cpu - lastCpu)
     last = now
+    lastCpu = cpu
+  }
+  const turn = (): void => {
+    sample()
     if (running) setImmediate(turn)
   }
   setImmediate(turn)
   return {
     stop: () => {
       running = false
-      return Math.max(longest, nowMs() - last)
+      sample()
+      return { stall: longest, busy: busiest }
     },
   }
 }
@@ -86,6 +107,7 @@ async function main(): Promise<void> {
   const afterBallast = process.memoryUsage()
   const side = process.argv[5] === 'pty-host' ? createPtyHostSide() : createPtykitSide()
   const syncCallMs = { raw: [] as number[], ptykit: [] as number[] }
+  const busyMs = { raw: [] as number[], ptykit: [] as number[] }
   const FILE = '/bin/sh'
   const ARGS = ['-c', 'exit 0']
   const stalls = await alternate({
@@ -97,7 +119,9 @@ async function main(): Promise<void> {
       const p = pty.spawn(FILE, ARGS, rawSpawnOptions())
       syncCallMs.raw.push(nowMs() - t0)
       await rawExit(p)
-      return probe.stop()
+      const { stall, busy } = probe.stop()
+      busyMs.raw.push(busy)
+      return stall
     },
     ptykit: async () => {
       const probe = startProbe()
@@ -108,13 +132,17 @@ async function main(): Promise<void> {
       const handle = await spawning
       await side.tracker.get(handle.id).exited
       side.tracker.forget(handle.id)
-      return probe.stop()
+      const { stall, busy } = probe.stop()
+      busyMs.ptykit.push(busy)
+      return stall
     },
   })
   await side.dispose()
   syncCallMs.raw.shift()
   syncCallMs.ptykit.shift() // the warm-up pair
-  const result: SpawnBlockingChildResult = { kind, heapTarget, heapUsed: afterBallast.heapUsed, rss: afterBallast.rss, stalls, syncCallMs }
+  busyMs.raw.shift()
+  busyMs.ptykit.shift()
+  const result: SpawnBlockingChildResult = { kind, heapTarget, heapUsed: afterBallast.heapUsed, rss: afterBallast.rss, stalls, syncCallMs, busyMs }
   process.stdout.write(`${JSON.stringify(result)}\n`)
 }
 

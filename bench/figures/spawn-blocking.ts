@@ -49,8 +49,9 @@ export async function measureSpawnBlocking(config: BenchConfig, log: (line: stri
           notes: [
             `Longest event-loop block (setImmediate probe) from the spawn call to the exit event of sh -c 'exit 0'; ${pairs} alternating spawns per side in one child holding ${label} of ballast (${memory}).`,
             `Synchronous part of the spawn call (median): raw ${median(r.syncCallMs.raw).toFixed(2)} ms, ptykit ${median(r.syncCallMs.ptykit).toFixed(2)} ms (ptykit forks later, inside its async pipeline — the block moves, it does not go away).`,
+            `The app's own longest task (median of the most CPU time used within one probe gap; not inflated by descheduling): raw ${median(r.busyMs.raw).toFixed(2)} ms, ptykit ${median(r.busyMs.ptykit).toFixed(2)} ms.`,
           ],
-          details: { kind, bytes, heapUsed: r.heapUsed, rss: r.rss, syncCallMs: r.syncCallMs },
+          details: { kind, bytes, heapUsed: r.heapUsed, rss: r.rss, syncCallMs: r.syncCallMs, busyMs: r.busyMs },
         },
         r.stalls,
         config.mode === 'full',

@@ -28,5 +28,6 @@ export {
 export { PTY_HOST_DEFAULT_HISTORY_CHARS, PTY_HOST_DEFAULT_SCROLLBACK_ROWS } from './session-history.js'
 export { PtyHostError, isPtyHostError, type PtyHostErrorCode } from './pty-host-error.js'
 export { PTY_HOST_PROTOCOL_VERSION } from './protocol.js'
+export { PTY_HOST_ACK_HIGH_WATERMARK_CHARS, PTY_HOST_ACK_LOW_WATERMARK_CHARS } from './session-flow.js'
 export { defaultPtyHostCommand, launchPtyHost, type PtyHostCommand, type PtyHostLaunchFlags } from './launch-pty-host.js'
 export { defaultPtyHostSocketPath } from './socket-security.js'

@@ -1,11 +1,16 @@
 /**
  * The pty host protocol: the messages client and host exchange, and their validation. Every
- * message carries `v`, the protocol version; a peer speaking another version is refused with an
- * error naming both. Messages are plain JSON (see `frame-codec.ts` for the framing).
+ * JSON message carries `v`, the protocol version; a peer speaking another version is refused with
+ * an error naming both. Control messages are JSON; the host's output events are binary frames
+ * (see `frame-codec.ts`), which carry no `v`: the hello already settled the version.
  */
+import type { OutputFrame } from './frame-codec.js'
 
-/** The protocol version this copy of ptykit speaks. Bump it on any incompatible change. */
-export const PTY_HOST_PROTOCOL_VERSION = 1
+/**
+ * The protocol version this copy of ptykit speaks. Bump it on any incompatible change. 2: output
+ * as binary frames, `ack` requests (flow control by acknowledged chars).
+ */
+export const PTY_HOST_PROTOCOL_VERSION = 2
 
 /** The calls a client may make; each is one `request` frame answered by one `reply` frame. */
 export const PTY_HOST_METHODS = [
@@ -16,6 +21,7 @@ export const PTY_HOST_METHODS = [
   'shutdown',
   'pause',
   'resume',
+  'ack',
   'list',
   'probe',
   'cwd',
@@ -25,14 +31,20 @@ export const PTY_HOST_METHODS = [
   'clear',
 ] as const
 
+/** The launch fields a spawn request may carry (functions never cross the wire). */
+export const SPAWN_LAUNCH_KEYS = ['file', 'args', 'command', 'cols', 'rows', 'cwd', 'env', 'envToDelete', 'scopeId', 'slotKey', 'claimKey', 'metadata'] as const
+
 /** One of {@link PTY_HOST_METHODS}. */
 export type PtyHostMethod = (typeof PTY_HOST_METHODS)[number]
 
 /** The first frame a client sends: the protocol version and the host's secret. */
 export type PtyHostHello = { v: number; type: 'hello'; secret: string }
 
-/** A call. `id` is unique per connection; `params` are the method's arguments. */
-export type PtyHostRequest = { v: number; type: 'request'; id: number; method: PtyHostMethod; params: Record<string, unknown> }
+/**
+ * A call. `id` is unique per connection; `params` are the method's arguments. A `notify` (one-way:
+ * acks, pause, resume, resize) has `id: null` and gets no reply.
+ */
+export type PtyHostRequest = { v: number; type: 'request' | 'notify'; id: number | null; method: PtyHostMethod; params: Record<string, unknown> }
 
 /** An error crossing the wire: a stable code, a message, and the original error's name. */
 export type PtyHostWireError = { code: string; message: string; name?: string }
@@ -43,7 +55,7 @@ export type PtyHostMessage =
   | { v: number; type: 'refused'; code: string; message: string }
   | { v: number; type: 'reply'; id: number; ok: true; result: unknown }
   | { v: number; type: 'reply'; id: number; ok: false; error: PtyHostWireError }
-  | { v: number; type: 'data'; ptyId: string; data: string; seq: number; incarnationId?: string }
+  | OutputFrame
   | { v: number; type: 'exit'; ptyId: string; code: number; cause?: unknown; incarnationId?: string }
   | { v: number; type: 'loss'; ptyId: string; fromSeq: number; toSeq: number }
 
@@ -57,12 +69,13 @@ const METHODS: ReadonlySet<string> = new Set(PTY_HOST_METHODS)
 /** Validate a client frame after the hello: a request, or a description of what is wrong. */
 export function parseRequest(message: Record<string, unknown>): PtyHostRequest | string {
   if (message.v !== PTY_HOST_PROTOCOL_VERSION) return protocolMismatchMessage(message.v, PTY_HOST_PROTOCOL_VERSION)
-  if (message.type !== 'request') return `expected a request frame, got type ${JSON.stringify(message.type)}`
-  const { id, method, params } = message
-  if (typeof id !== 'number' || !Number.isSafeInteger(id) || id < 0) return `a request needs a non-negative integer id, got ${JSON.stringify(id)}`
+  const { type, method, params } = message
+  if (type !== 'request' && type !== 'notify') return `expected a request or notify frame, got type ${JSON.stringify(type)}`
+  const id = type === 'notify' ? null : message.id
+  if (id !== null && (typeof id !== 'number' || !Number.isSafeInteger(id) || id < 0)) return `a request needs a non-negative integer id, got ${JSON.stringify(id)}`
   if (typeof method !== 'string' || !METHODS.has(method)) return `unknown method ${JSON.stringify(method)}`
-  if (params === null || typeof params !== 'object' || Array.isArray(params)) return `request ${id} needs a params object`
-  return { v: PTY_HOST_PROTOCOL_VERSION, type: 'request', id, method: method as PtyHostMethod, params: params as Record<string, unknown> }
+  if (params === null || typeof params !== 'object' || Array.isArray(params)) return `${type} ${method} needs a params object`
+  return { v: PTY_HOST_PROTOCOL_VERSION, type, id, method: method as PtyHostMethod, params: params as Record<string, unknown> }
 }
 
 /** A required string parameter, or throws a TypeError naming it. */

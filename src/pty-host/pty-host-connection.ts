@@ -25,7 +25,8 @@ export class PtyHostConnection {
   readonly #pending = new Map<number, Pending>()
   #nextId = 1
   #closed = false
-  readonly #inbox: PtyHostMessage[] = []
+  #inbox: PtyHostMessage[] = []
+  #inboxHead = 0
   #draining = false
   #holdOpen = false
   #onEvent: (message: PtyHostMessage) => void = () => undefined
@@ -73,7 +74,7 @@ export class PtyHostConnection {
       const onData = (chunk: Buffer): void => {
         let messages: Record<string, unknown>[]
         try {
-          messages = decoder.push(chunk)
+          messages = decoder.push(chunk) as Record<string, unknown>[]
         } catch (error) {
           fail(new PtyHostError('host_unavailable', `The pty host sent a bad frame: ${(error as Error).message}`))
           return
@@ -149,9 +150,10 @@ export class PtyHostConnection {
     else this.#socket.unref()
   }
 
-  /** Send a request whose answer nobody waits for. */
+  /** Send a one-way message (no reply is sent or awaited): acks, pause, resume, resize. */
   notify(method: PtyHostMethod, params: Record<string, unknown>): void {
-    this.request(method, params).catch(() => undefined)
+    if (this.#closed) return
+    this.#socket.write(encodeFrame({ v: PTY_HOST_PROTOCOL_VERSION, type: 'notify', method, params }))
   }
 
   /** Close the connection (the host keeps its sessions). */
@@ -162,14 +164,19 @@ export class PtyHostConnection {
 
   #enqueue(messages: PtyHostMessage[]): void {
     if (messages.length === 0) return
-    this.#inbox.push(...messages)
+    if (this.#inboxHead === this.#inbox.length) {
+      this.#inbox = messages
+      this.#inboxHead = 0
+    } else {
+      for (const message of messages) this.#inbox.push(message)
+    }
     if (!this.#draining) this.#drain()
   }
 
   #drain(): void {
     this.#draining = true
-    while (this.#inbox.length > 0) {
-      const message = this.#inbox.shift()!
+    while (this.#inboxHead < this.#inbox.length) {
+      const message = this.#inbox[this.#inboxHead++]!
       if (message.type === 'reply') {
         const pending = this.#pending.get(message.id)
         if (pending === undefined) continue
@@ -197,7 +204,7 @@ export class PtyHostConnection {
     this.#pending.clear()
     // Events already received are still delivered, then the close.
     const finish = (): void => {
-      if (this.#draining || this.#inbox.length > 0) setImmediate(finish)
+      if (this.#draining || this.#inboxHead < this.#inbox.length) setImmediate(finish)
       else this.#onClose()
     }
     finish()

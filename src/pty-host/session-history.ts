@@ -1,4 +1,5 @@
 import type { PtyProviderBufferSnapshot } from '../contracts/index.js'
+import type { HeadlessScreen, HeadlessScreenFactory } from './headless-screen.js'
 
 /** How many raw output chars a session keeps for replay by default (1 Mi chars). */
 export const PTY_HOST_DEFAULT_HISTORY_CHARS = 1024 * 1024
@@ -6,41 +7,15 @@ export const PTY_HOST_DEFAULT_HISTORY_CHARS = 1024 * 1024
 /** Scrollback rows the headless screen keeps by default. */
 export const PTY_HOST_DEFAULT_SCROLLBACK_ROWS = 1_000
 
-/** The slice of `@xterm/headless` a session uses. */
-type HeadlessTerminal = {
-  readonly cols: number
-  readonly rows: number
-  write(data: string, callback?: () => void): void
-  resize(cols: number, rows: number): void
-  clear(): void
-  loadAddon(addon: unknown): void
-  onTitleChange(listener: (title: string) => void): unknown
-  dispose(): void
-}
+/**
+ * Output waits this long (or until {@link SCREEN_FEED_CHARS} chars are waiting) before it is fed to
+ * the headless screen: a flood of small reads is parsed in few large writes (xterm's cost per
+ * write call is large next to its cost per char). A snapshot feeds what waits first.
+ */
+const SCREEN_FEED_DELAY_MS = 5
 
-/** The slice of `@xterm/addon-serialize` a session uses. */
-type SerializeAddonLike = { serialize(options?: { scrollback?: number }): string }
-
-/** The two constructors, loaded once per host (only the host ever loads them). */
-export type HeadlessXtermModules = {
-  /** `Terminal` of `@xterm/headless`. */
-  Terminal: new (options: Record<string, unknown>) => HeadlessTerminal
-  /** `SerializeAddon` of `@xterm/addon-serialize`. */
-  SerializeAddon: new () => SerializeAddonLike
-}
-
-/** Load `@xterm/headless` and `@xterm/addon-serialize` (CommonJS packages, so through their default export). */
-export async function loadHeadlessXterm(): Promise<HeadlessXtermModules> {
-  const [headless, serialize] = await Promise.all([import('@xterm/headless'), import('@xterm/addon-serialize')])
-  const pick = <T>(module: unknown, name: string): T => {
-    const direct = (module as Record<string, unknown>)[name]
-    return (direct ?? ((module as { default?: Record<string, unknown> }).default ?? {})[name]) as T
-  }
-  return {
-    Terminal: pick(headless, 'Terminal'),
-    SerializeAddon: pick(serialize, 'SerializeAddon'),
-  }
-}
+/** Feed the headless screen at once past this many waiting chars. */
+const SCREEN_FEED_CHARS = 256 * 1024
 
 /** What a replay request gets: the output from `replayFrom` on, and how much had fallen out of the ring. */
 export type HistoryReplay = {
@@ -54,8 +29,8 @@ export type HistoryReplay = {
 
 /**
  * One session's history in the host: the absolute output sequence (raw chars produced so far), a
- * bounded ring of the latest raw output for replay, and a headless terminal fed the same stream
- * for screen snapshots.
+ * bounded ring of the latest raw output for replay, and a headless screen (on the host's screen
+ * thread) fed the same stream for snapshots.
  */
 export class SessionHistory {
   /** Absolute count of raw output chars produced so far. */
@@ -64,23 +39,41 @@ export class SessionHistory {
   #chunks: { start: number; data: string }[] = []
   #head = 0
   #retained = 0
-  readonly #terminal: HeadlessTerminal
-  readonly #serializer: SerializeAddonLike
-  #lastTitle: string | undefined
+  readonly #screen: HeadlessScreen
+  /** Chars handed to the screen, and chars it reported parsed: their difference is its lag. */
+  #screenFed = 0
+  #screenParsed = 0
+  readonly #onScreenLag: ((lagChars: number) => void) | undefined
+  /** Output not yet fed to the headless screen, and how many chars it holds. */
+  #unfed: string[] = []
+  #unfedChars = 0
+  #feedTimer: NodeJS.Timeout | undefined
+  readonly #feed = (): void => {
+    clearTimeout(this.#feedTimer)
+    this.#feedTimer = undefined
+    if (this.#unfedChars === 0) return
+    const data = this.#unfed.length === 1 ? this.#unfed[0]! : this.#unfed.join('')
+    this.#unfed = []
+    this.#unfedChars = 0
+    this.#screen.write(data)
+    this.#screenFed += data.length
+    this.#onScreenLag?.(this.#screenFed - this.#screenParsed)
+  }
 
-  /** Start a history for a screen of `cols` × `rows`. */
-  constructor(xterm: HeadlessXtermModules, options: { cols: number; rows: number; limitChars: number; scrollbackRows: number }) {
+  /**
+   * Start a history for a screen of `cols` × `rows`, opened from `screens`. `onScreenLag` hears
+   * how many chars the screen has been given and not yet parsed (the host pauses a PTY whose
+   * screen falls too far behind).
+   */
+  constructor(
+    screens: HeadlessScreenFactory,
+    options: { cols: number; rows: number; limitChars: number; scrollbackRows: number; onScreenLag?: (lagChars: number) => void },
+  ) {
     this.#limitChars = options.limitChars
-    this.#terminal = new xterm.Terminal({
-      cols: options.cols,
-      rows: options.rows,
-      scrollback: options.scrollbackRows,
-      allowProposedApi: true,
-    })
-    this.#serializer = new xterm.SerializeAddon()
-    this.#terminal.loadAddon(this.#serializer)
-    this.#terminal.onTitleChange((title) => {
-      this.#lastTitle = title
+    this.#onScreenLag = options.onScreenLag
+    this.#screen = screens({ cols: options.cols, rows: options.rows, scrollbackRows: options.scrollbackRows }, (chars) => {
+      this.#screenParsed += chars
+      this.#onScreenLag?.(this.#screenFed - this.#screenParsed)
     })
   }
 
@@ -95,7 +88,10 @@ export class SessionHistory {
     this.#chunks.push({ start: this.seq, data })
     this.seq += data.length
     this.#retained += data.length
-    this.#terminal.write(data)
+    this.#unfed.push(data)
+    this.#unfedChars += data.length
+    if (this.#unfedChars >= SCREEN_FEED_CHARS) this.#feed()
+    else if (this.#feedTimer === undefined) this.#feedTimer = setTimeout(this.#feed, SCREEN_FEED_DELAY_MS)
     while (this.#retained - this.#chunks[this.#head]!.data.length >= this.#limitChars && this.#head < this.#chunks.length - 1) {
       this.#retained -= this.#chunks[this.#head]!.data.length
       this.#head += 1
@@ -131,43 +127,35 @@ export class SessionHistory {
 
   /** Follow a resize of the PTY. */
   resize(cols: number, rows: number): void {
-    this.#terminal.resize(cols, rows)
+    this.#feed()
+    this.#screen.resize(cols, rows)
   }
 
   /** Clear the screen's scrollback (the replay ring is kept: it is the raw stream). */
   clear(): void {
-    this.#terminal.clear()
+    this.#feed()
+    this.#screen.clear()
   }
 
   /**
-   * The screen at the current sequence. Why through a write callback: xterm parses asynchronously;
-   * the callback of an empty write runs once everything written before it was parsed, and the
-   * serialization runs in that same callback, so the screen is exactly the one at `seq`.
+   * The screen at the current sequence: what waits is fed first, and the screen serializes after
+   * parsing everything it was given, so the snapshot is exactly the screen at `seq`.
    */
-  snapshot(scrollbackRows: number | undefined): Promise<PtyProviderBufferSnapshot> {
+  async snapshot(scrollbackRows: number | undefined): Promise<PtyProviderBufferSnapshot> {
     const seq = this.seq
-    return new Promise((resolve, reject) => {
-      this.#terminal.write('', () => {
-        try {
-          const snapshot: PtyProviderBufferSnapshot = {
-            data: this.#serializer.serialize(scrollbackRows === undefined ? {} : { scrollback: scrollbackRows }),
-            cols: this.#terminal.cols,
-            rows: this.#terminal.rows,
-            seq,
-            source: 'headless',
-          }
-          if (this.#lastTitle !== undefined) snapshot.lastTitle = this.#lastTitle
-          resolve(snapshot)
-        } catch (error) {
-          reject(error)
-        }
-      })
-    })
+    this.#feed()
+    const screen = await this.#screen.snapshot(scrollbackRows)
+    const snapshot: PtyProviderBufferSnapshot = { data: screen.data, cols: screen.cols, rows: screen.rows, seq, source: 'headless' }
+    if (screen.lastTitle !== undefined) snapshot.lastTitle = screen.lastTitle
+    return snapshot
   }
 
   /** Release the headless terminal. */
   dispose(): void {
-    this.#terminal.dispose()
+    clearTimeout(this.#feedTimer)
+    this.#unfed = []
+    this.#unfedChars = 0
+    this.#screen.dispose()
     this.#chunks = []
     this.#head = 0
     this.#retained = 0

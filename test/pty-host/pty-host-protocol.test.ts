@@ -2,7 +2,8 @@ import { createConnection, type Socket } from 'node:net'
 import { readFileSync } from 'node:fs'
 import fc from 'fast-check'
 import { PTY_HOST_PROTOCOL_VERSION, startPtyHost, type PtyHostServer } from 'ptykit/pty-host'
-import { encodeFrame, FrameDecoder, PtyHostFrameError } from '../../src/pty-host/frame-codec.js'
+import { encodeFrame, encodeOutputFrame, FrameDecoder, OUTPUT_FRAME_KIND, PtyHostFrameError, type OutputFrame } from '../../src/pty-host/frame-codec.js'
+import { HostClient, PTY_HOST_OUTPUT_FRAME_MAX_CHARS } from '../../src/pty-host/host-client.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { killHostAndClean, makeSocketDir, providerOn } from './pty-host-test-support.js'
 
@@ -22,6 +23,45 @@ describe('frame codec', () => {
         expect(decoded).toEqual(messages.map((message) => JSON.parse(JSON.stringify(message))))
       }),
     )
+  })
+
+  it('carries output frames (binary, raw UTF-8) among JSON frames, in order and exact, however the stream is split', () => {
+    const output = fc.record(
+      {
+        type: fc.constant('data' as const),
+        ptyId: fc.string({ minLength: 1, maxLength: 40 }),
+        data: fc.string({ unit: 'grapheme', maxLength: 200 }),
+        seq: fc.nat({ max: Number.MAX_SAFE_INTEGER }),
+        incarnationId: fc.string({ minLength: 1, maxLength: 40 }),
+      },
+      { requiredKeys: ['type', 'ptyId', 'data', 'seq'] },
+    )
+    const json = fc.dictionary(fc.string(), fc.jsonValue())
+    fc.assert(
+      fc.property(fc.array(fc.oneof(output, json), { maxLength: 8 }), fc.array(fc.nat({ max: 64 }), { maxLength: 20 }), (messages, cuts) => {
+        const encode = (message: Record<string, unknown>): Buffer =>
+          message.type === 'data' && typeof message.seq === 'number'
+            ? encodeOutputFrame(String(message.ptyId), message.seq, String(message.data), message.incarnationId as string | undefined)
+            : encodeFrame(message)
+        const bytes = Buffer.concat(messages.map(encode))
+        const decoder = new FrameDecoder()
+        const decoded: unknown[] = []
+        let offset = 0
+        for (const cut of cuts) {
+          decoded.push(...decoder.push(bytes.subarray(offset, offset + cut)))
+          offset = Math.min(bytes.length, offset + cut)
+        }
+        decoded.push(...decoder.push(bytes.subarray(offset)))
+        expect(decoded).toEqual(messages.map((message) => JSON.parse(JSON.stringify(message))))
+      }),
+    )
+  })
+
+  it('refuses an output frame whose header runs past its body', () => {
+    const frame = encodeOutputFrame('pty-1', 5, 'hello', 'inc-1')
+    expect(frame[4]).toBe(OUTPUT_FRAME_KIND)
+    frame.writeUInt16BE(60_000, 4 + 1 + 8)
+    expect(() => new FrameDecoder().push(frame)).toThrow(/runs past the frame/)
   })
 
   it('refuses an oversized header before buffering the body, and a body that is not a JSON object', () => {
@@ -68,7 +108,7 @@ describe('pty host: hostile clients', () => {
   const secret = (): string => readFileSync(`${socketPath}.secret`, 'utf8').trim()
 
   it('names both versions when a client speaks another protocol version', async () => {
-    const reply = new FrameDecoder().push(await exchange([encodeFrame({ v: 999, type: 'hello', secret: secret() })]))
+    const reply = new FrameDecoder().push(await exchange([encodeFrame({ v: 999, type: 'hello', secret: secret() })])) as Record<string, unknown>[]
     expect(reply[0]).toMatchObject({ type: 'refused', code: 'protocol_mismatch' })
     expect(String(reply[0]?.message)).toContain('999')
     expect(String(reply[0]?.message)).toContain(`version ${PTY_HOST_PROTOCOL_VERSION}`)
@@ -99,4 +139,25 @@ describe('pty host: hostile clients', () => {
       await client.dispose()
     }
   }, 60_000)
+})
+
+describe('host output frames', () => {
+  it('sends output longer than a frame may be as several frames that rebuild it exactly, never splitting a surrogate pair', () => {
+    const written: Buffer[] = []
+    const socket = { destroyed: false, cork: () => undefined, uncork: () => undefined, write: (chunk: Buffer) => written.push(chunk) }
+    const client = new HostClient(socket as unknown as Socket)
+    // 2.5 frames' worth, with an emoji straddling the first frame boundary.
+    const data = `${'a'.repeat(PTY_HOST_OUTPUT_FRAME_MAX_CHARS - 1)}😀${'é'.repeat(PTY_HOST_OUTPUT_FRAME_MAX_CHARS * 1.5)}`
+    client.queueOutput('pty-1', data, 10 + data.length, 'inc-1')
+    client.flushOutput()
+    // A peer whose frame limit is just above one frame's worst case still reads every frame.
+    const frames = new FrameDecoder(3 * PTY_HOST_OUTPUT_FRAME_MAX_CHARS + 64).push(Buffer.concat(written)) as OutputFrame[]
+    expect(frames.length).toBeGreaterThan(1)
+    expect(frames.map((frame) => frame.data).join('')).toBe(data)
+    let end = 10
+    for (const frame of frames) {
+      end += frame.data.length
+      expect(frame).toMatchObject({ type: 'data', ptyId: 'pty-1', seq: end, incarnationId: 'inc-1' })
+    }
+  })
 })

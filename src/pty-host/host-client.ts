@@ -1,0 +1,120 @@
+import type { Socket } from 'node:net'
+import { encodeFrame, encodeOutputFrame } from './frame-codec.js'
+import type { PtyHostMessage } from './protocol.js'
+
+/**
+ * While output streams (the previous flush, less than this long ago, carried at least
+ * {@link PTY_HOST_OUTPUT_STREAMING_CHARS}), queued output waits this long before it is sent, so a
+ * flood of 4 KiB PTY reads crosses the socket as few large frames (fewer syscalls and wake-ups on
+ * both sides). Other output (an echo, a prompt, the first read of a flood) goes out at the end of
+ * its event-loop turn and never waits. VS Code's pty host buffers all output for 5 ms.
+ */
+export const PTY_HOST_OUTPUT_COALESCE_MS = 2
+
+/** A flush at least this large counts as streaming output (a flood's reads are ~4 KiB each). */
+export const PTY_HOST_OUTPUT_STREAMING_CHARS = 1024
+
+/** Queued output of one connection past this many chars is sent at once, whatever the timing. */
+export const PTY_HOST_OUTPUT_FLUSH_CHARS = 256 * 1024
+
+/**
+ * The most chars one output frame carries (a long replay is sent as several): at most 3 bytes per
+ * char in UTF-8, so a frame stays far below the peer's `PTY_HOST_MAX_FRAME_BYTES`.
+ */
+export const PTY_HOST_OUTPUT_FRAME_MAX_CHARS = 1024 * 1024
+
+/** Output queued for one PTY on one connection, sent as one frame at the next flush. */
+type QueuedOutput = { parts: string[]; seq: number; incarnationId: string | undefined }
+
+/**
+ * One client connection as the host sees it: its socket, whether it said a valid hello, the
+ * sessions it follows, and its outgoing output. Output is batched: the chunks a PTY produces
+ * within one event-loop turn go out as a single binary frame per PTY, all frames of the turn in
+ * one corked write. Any other message flushes the queued output first, so the order of data,
+ * replies and exits on the wire is the order in which the host produced them.
+ */
+export class HostClient {
+  /** The client's socket. */
+  readonly socket: Socket
+  /** Whether the hello (version and secret) was accepted. */
+  authenticated = false
+  /** The ids of the sessions whose events this client receives. */
+  readonly subscriptions = new Set<string>()
+  readonly #queued = new Map<string, QueuedOutput>()
+  #queuedChars = 0
+  #flushScheduled = false
+  #lastFlushAt = -Infinity
+  #lastFlushChars = 0
+  readonly #flush = (): void => {
+    this.#flushScheduled = false
+    this.flushOutput()
+  }
+
+  /** Wrap an accepted socket. */
+  constructor(socket: Socket) {
+    this.socket = socket
+  }
+
+  /** Queue output of `ptyId` ending at absolute sequence `seq`; sent at the end of this turn. */
+  queueOutput(ptyId: string, data: string, seq: number, incarnationId: string | undefined): void {
+    if (this.socket.destroyed) return
+    const queued = this.#queued.get(ptyId)
+    if (queued === undefined) this.#queued.set(ptyId, { parts: [data], seq, incarnationId })
+    else {
+      queued.parts.push(data)
+      queued.seq = seq
+    }
+    this.#queuedChars += data.length
+    if (this.#queuedChars >= PTY_HOST_OUTPUT_FLUSH_CHARS) {
+      this.flushOutput()
+      return
+    }
+    if (this.#flushScheduled) return
+    this.#flushScheduled = true
+    const streaming = this.#lastFlushChars >= PTY_HOST_OUTPUT_STREAMING_CHARS && performance.now() - this.#lastFlushAt < PTY_HOST_OUTPUT_COALESCE_MS
+    if (streaming) setTimeout(this.#flush, PTY_HOST_OUTPUT_COALESCE_MS)
+    else setImmediate(this.#flush)
+  }
+
+  /** Write every queued output frame now (in one corked write). */
+  flushOutput(): void {
+    if (this.#queued.size === 0) return
+    this.#lastFlushChars = this.#queuedChars
+    this.#queuedChars = 0
+    this.#lastFlushAt = performance.now()
+    if (this.socket.destroyed) {
+      this.#queued.clear()
+      return
+    }
+    this.socket.cork()
+    for (const [ptyId, queued] of this.#queued) {
+      const data = queued.parts.length === 1 ? queued.parts[0]! : queued.parts.join('')
+      let start = 0
+      while (data.length - start > PTY_HOST_OUTPUT_FRAME_MAX_CHARS) {
+        let end = start + PTY_HOST_OUTPUT_FRAME_MAX_CHARS
+        // Never between the two halves of a surrogate pair (each half alone would not survive UTF-8).
+        const code = data.charCodeAt(end)
+        if (code >= 0xdc00 && code <= 0xdfff) end -= 1
+        this.socket.write(encodeOutputFrame(ptyId, queued.seq - (data.length - end), data.slice(start, end), queued.incarnationId))
+        start = end
+      }
+      this.socket.write(encodeOutputFrame(ptyId, queued.seq, start === 0 ? data : data.slice(start), queued.incarnationId))
+    }
+    this.#queued.clear()
+    this.socket.uncork()
+  }
+
+  /**
+   * Send a JSON message after the queued output. `written` (optional) learns whether the bytes
+   * were handed to the kernel (`false`: the connection was already gone or the write failed).
+   */
+  send(message: PtyHostMessage, written?: (ok: boolean) => void): void {
+    if (this.socket.destroyed) {
+      written?.(false)
+      return
+    }
+    this.flushOutput()
+    if (written === undefined) this.socket.write(encodeFrame(message))
+    else this.socket.write(encodeFrame(message), (error) => written(error === undefined || error === null))
+  }
+}

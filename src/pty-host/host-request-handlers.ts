@@ -1,0 +1,174 @@
+import type { PtyShutdownOptions, ProviderSpawnOptions } from '../contracts/index.js'
+import type { NodePtyProvider } from '../node-pty/index.js'
+import type { HostClient } from './host-client.js'
+import type { HostSessionStore } from './host-sessions.js'
+import { countParam, PTY_HOST_PROTOCOL_VERSION, SPAWN_LAUNCH_KEYS, stringParam, type PtyHostMethod, type PtyHostRequest } from './protocol.js'
+import { PtyHostError } from './pty-host-error.js'
+
+/** What a handler resolves with: a result to reply with, or {@link REPLIED} when it sent the reply itself. */
+export type HostHandlerResult = Promise<unknown>
+
+/** One request handler of the host. */
+export type HostRequestHandler = (client: HostClient, request: PtyHostRequest) => HostHandlerResult
+
+/** What the handlers need of the host around them. */
+export type HostHandlerContext = {
+  /** The node-pty provider running the PTYs. */
+  provider: NodePtyProvider
+  /** The sessions. */
+  sessions: HostSessionStore
+  /** A session was created or discarded: re-evaluate the idle exit. */
+  activityChanged: () => void
+}
+
+/** Marks a handler that sent its own reply. */
+export const REPLIED = Symbol('replied')
+
+function launchOptions(params: Record<string, unknown>, id: string): ProviderSpawnOptions {
+  const options: ProviderSpawnOptions = { sessionId: id, isNewSession: true }
+  for (const key of SPAWN_LAUNCH_KEYS) {
+    if (params[key] !== undefined) (options as Record<string, unknown>)[key] = params[key]
+  }
+  return options
+}
+
+const absent = (ptyId: string, why: string): PtyHostError => new PtyHostError('pty_absent', `Cannot attach to PTY ${JSON.stringify(ptyId)}: ${why}`, { ptyId })
+
+/**
+ * The host's request handlers, one per protocol method. A spawn whose client is gone by the time
+ * the PTY is up is stopped at once (see `spawn`): a session nobody was told about has no owner.
+ */
+export function createHostRequestHandlers({ provider, sessions, activityChanged }: HostHandlerContext): Record<PtyHostMethod, HostRequestHandler> {
+  const { live, exited } = sessions
+  return {
+    async spawn(client, request) {
+      const id = stringParam(request.params, 'sessionId')
+      if (live.has(id)) throw new PtyHostError('pty_id_in_use', `Cannot create PTY ${JSON.stringify(id)}: a live PTY already has that id`, { ptyId: id })
+      const spawnOptions = launchOptions(request.params, id)
+      const cols = typeof spawnOptions.cols === 'number' && spawnOptions.cols > 0 ? spawnOptions.cols : 80
+      const rows = typeof spawnOptions.rows === 'number' && spawnOptions.rows > 0 ? spawnOptions.rows : 24
+      const session = sessions.create(id, cols, rows)
+      sessions.subscribe(client, session)
+      activityChanged()
+      let result: Awaited<ReturnType<NodePtyProvider['spawn']>>
+      try {
+        result = await provider.spawn(spawnOptions)
+      } catch (error) {
+        sessions.discard(session)
+        activityChanged()
+        throw error
+      }
+      session.incarnationId = result.incarnationId
+      // Why stop it: the reply cannot reach its client, so no app knows this session exists.
+      const orphaned = (): void => {
+        for (const other of session.subscribers) if (other !== client && !other.socket.destroyed) return
+        session.dropHistoryAtExit = true
+        void provider.shutdown(id, { immediate: true }).catch(() => undefined)
+      }
+      if (client.socket.destroyed || request.id === null) {
+        orphaned()
+        return REPLIED
+      }
+      client.send({ v: PTY_HOST_PROTOCOL_VERSION, type: 'reply', id: request.id, ok: true, result }, (written) => {
+        if (!written) orphaned()
+      })
+      return REPLIED
+    },
+    async attach(client, request) {
+      const id = stringParam(request.params, 'ptyId')
+      const rawFrom = request.params.fromSeq
+      const fromSeq = rawFrom === 'live' ? 'live' : (countParam(request.params, 'fromSeq') ?? null)
+      const expected = request.params.expectedIncarnationId
+      const session = live.get(id) ?? (request.params.includeExited === true ? exited.get(id) : undefined)
+      if (session === undefined) throw absent(id, 'the pty host holds no live PTY with that id')
+      if (typeof expected === 'string' && session.incarnationId !== expected) {
+        if (!live.has(id)) throw absent(id, `the PTY that exited was incarnation ${JSON.stringify(session.incarnationId)}, not ${JSON.stringify(expected)}`)
+        throw new PtyHostError(
+          'pty_live_other_incarnation',
+          `Cannot attach to PTY ${JSON.stringify(id)}: the live process is incarnation ${JSON.stringify(session.incarnationId)}, not ${JSON.stringify(expected)}`,
+          { ptyId: id },
+        )
+      }
+      const requestId = request.id ?? 0
+      sessions.attach(client, session, fromSeq, (result) => ({ v: PTY_HOST_PROTOCOL_VERSION, type: 'reply', id: requestId, ok: true, result }))
+      return REPLIED
+    },
+    async write(_client, request) {
+      return provider.write(stringParam(request.params, 'ptyId'), typeof request.params.data === 'string' ? request.params.data : '')
+    },
+    async resize(_client, request) {
+      const id = stringParam(request.params, 'ptyId')
+      const cols = countParam(request.params, 'cols') ?? 0
+      const rows = countParam(request.params, 'rows') ?? 0
+      const resized = provider.resize(id, cols, rows)
+      if (resized) live.get(id)?.history.resize(cols, rows)
+      return resized
+    },
+    async shutdown(_client, request) {
+      const id = stringParam(request.params, 'ptyId')
+      const shutdownOptions: PtyShutdownOptions = {}
+      const { immediate, deadlineMs, timeoutMs, expectedIncarnationId, keepHistory } = request.params
+      if (typeof immediate === 'boolean') shutdownOptions.immediate = immediate
+      // The caller's deadline crosses unchanged: an absolute epoch time stays one.
+      if (typeof deadlineMs === 'number') shutdownOptions.deadlineMs = deadlineMs
+      if (typeof timeoutMs === 'number') shutdownOptions.timeoutMs = timeoutMs
+      if (typeof expectedIncarnationId === 'string') shutdownOptions.expectedIncarnationId = expectedIncarnationId as never
+      const session = live.get(id)
+      if (session !== undefined && (shutdownOptions.expectedIncarnationId === undefined || session.incarnationId === shutdownOptions.expectedIncarnationId)) {
+        session.dropHistoryAtExit = keepHistory !== true
+      } else if (session === undefined && keepHistory !== true) {
+        const ended = exited.get(id)
+        if (ended !== undefined) sessions.dropHistory(ended)
+      }
+      await provider.shutdown(id, shutdownOptions)
+      return null
+    },
+    async pause(client, request) {
+      live.get(stringParam(request.params, 'ptyId'))?.flow.setAppPaused(client, true)
+      return null
+    },
+    async resume(client, request) {
+      live.get(stringParam(request.params, 'ptyId'))?.flow.setAppPaused(client, false)
+      return null
+    },
+    async ack(client, request) {
+      const chars = countParam(request.params, 'chars') ?? 0
+      const session = live.get(stringParam(request.params, 'ptyId'))
+      if (session !== undefined && session.subscribers.has(client)) session.flow.acknowledge(client, chars)
+      return null
+    },
+    async list(_client, request) {
+      const { deadlineMs, timeoutMs } = request.params
+      const listOptions: { deadlineMs?: number; timeoutMs?: number } = {}
+      if (typeof deadlineMs === 'number') listOptions.deadlineMs = deadlineMs
+      if (typeof timeoutMs === 'number') listOptions.timeoutMs = timeoutMs
+      const rows = await provider.listProcesses(listOptions)
+      return rows.filter((row) => live.has(row.id))
+    },
+    async probe(_client, request) {
+      const id = stringParam(request.params, 'ptyId')
+      // The host holds every session: one it does not hold is proven absent.
+      if (!live.has(id)) return false
+      return provider.probeLiveness(id)
+    },
+    async cwd(_client, request) {
+      return provider.getCwd(stringParam(request.params, 'ptyId'))
+    },
+    async foreground(_client, request) {
+      return provider.getForegroundProcess(stringParam(request.params, 'ptyId'))
+    },
+    async children(_client, request) {
+      return provider.hasChildProcesses(stringParam(request.params, 'ptyId'))
+    },
+    async snapshot(_client, request) {
+      const id = stringParam(request.params, 'ptyId')
+      const session = live.get(id) ?? exited.get(id)
+      if (session === undefined || session.historyDropped) return null
+      return session.history.snapshot(countParam(request.params, 'scrollbackRows'))
+    },
+    async clear(_client, request) {
+      live.get(stringParam(request.params, 'ptyId'))?.history.clear()
+      return null
+    },
+  }
+}

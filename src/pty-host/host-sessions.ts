@@ -1,0 +1,193 @@
+import type { PtyDataEvent, PtyExitEvent } from '../contracts/index.js'
+import type { NodePtyProvider } from '../node-pty/index.js'
+import type { HostClient } from './host-client.js'
+import { PTY_HOST_PROTOCOL_VERSION, type PtyHostMessage } from './protocol.js'
+import { SessionFlow } from './session-flow.js'
+import type { HeadlessScreenFactory } from './headless-screen.js'
+import { SessionHistory } from './session-history.js'
+
+/** How many exited sessions keep their exit (and, unless dropped, their history) for late re-attaches. */
+export const PTY_HOST_EXITED_SESSION_MEMORY = 256
+
+/** One session the host holds: its history, its subscribed clients, its flow control, its exit. */
+export type HostSession = {
+  readonly id: string
+  readonly history: SessionHistory
+  readonly subscribers: Set<HostClient>
+  readonly flow: SessionFlow
+  incarnationId: string | undefined
+  exit: PtyExitEvent | null
+  dropHistoryAtExit: boolean
+  historyDropped: boolean
+}
+
+/** Where an attach replays from: an absolute sequence, everything retained (`null`), or nothing old. */
+export type AttachFrom = number | null | 'live'
+
+/** What an attach reply carries besides the session's id. */
+export type AttachReply = {
+  id: string
+  pid: number | null
+  incarnationId: string | undefined
+  replayFrom: number
+  lostChars: number
+  exited: boolean
+  cols: number | undefined
+  rows: number | undefined
+}
+
+/**
+ * The host's sessions: the live ones, and the latest {@link PTY_HOST_EXITED_SESSION_MEMORY}
+ * exited ones. Fans each session's output and exit out to its subscribed clients.
+ */
+export class HostSessionStore {
+  /** Live sessions by id. */
+  readonly live = new Map<string, HostSession>()
+  /** Exited sessions by id, oldest first. */
+  readonly exited = new Map<string, HostSession>()
+  readonly #provider: NodePtyProvider
+  readonly #screens: HeadlessScreenFactory
+  readonly #history: { limitChars: number; scrollbackRows: number }
+
+  /** A store over the host's node-pty provider, with headless screens opened from `screens`. */
+  constructor(provider: NodePtyProvider, screens: HeadlessScreenFactory, history: { limitChars: number; scrollbackRows: number }) {
+    this.#provider = provider
+    this.#screens = screens
+    this.#history = history
+  }
+
+  /** A new live session (registered before its spawn, so no output of a fast process is missed). */
+  create(id: string, cols: number, rows: number): HostSession {
+    const previous = this.exited.get(id)
+    if (previous !== undefined) {
+      this.dropHistory(previous)
+      this.exited.delete(id)
+    }
+    const provider = this.#provider
+    const flow = new SessionFlow(
+      () => provider.pauseProducer(id),
+      () => provider.resumeProducer(id),
+    )
+    const session: HostSession = {
+      id,
+      history: new SessionHistory(this.#screens, {
+        cols,
+        rows,
+        limitChars: this.#history.limitChars,
+        scrollbackRows: this.#history.scrollbackRows,
+        onScreenLag: (lagChars) => flow.setScreenLag(lagChars),
+      }),
+      subscribers: new Set(),
+      flow,
+      incarnationId: undefined,
+      exit: null,
+      dropHistoryAtExit: false,
+      historyDropped: false,
+    }
+    this.live.set(id, session)
+    return session
+  }
+
+  /** Forget a session whose spawn failed. */
+  discard(session: HostSession): void {
+    if (this.live.get(session.id) === session) this.live.delete(session.id)
+    for (const client of session.subscribers) client.subscriptions.delete(session.id)
+    session.subscribers.clear()
+    this.dropHistory(session)
+  }
+
+  /** `client` receives the session's events from now on. */
+  subscribe(client: HostClient, session: HostSession): void {
+    session.subscribers.add(client)
+    client.subscriptions.add(session.id)
+  }
+
+  /** `client` is gone: unsubscribe it everywhere, and drop its flow-control requests. */
+  removeClient(client: HostClient): void {
+    for (const id of client.subscriptions) {
+      for (const session of [this.live.get(id), this.exited.get(id)]) {
+        if (session === undefined) continue
+        session.subscribers.delete(client)
+        session.flow.remove(client)
+      }
+    }
+    client.subscriptions.clear()
+  }
+
+  /** Release a session's ring and headless screen (once). */
+  dropHistory(session: HostSession): void {
+    if (session.historyDropped) return
+    session.historyDropped = true
+    session.history.dispose()
+  }
+
+  /** Record output and send it to the session's subscribers. Runs per output chunk. */
+  onData(event: PtyDataEvent): void {
+    const session = this.live.get(event.id)
+    if (session === undefined) return
+    const seq = session.history.append(event.data)
+    const incarnationId = event.incarnationId
+    for (const client of session.subscribers) {
+      client.queueOutput(event.id, event.data, seq, incarnationId)
+      session.flow.noteSent(client, event.data.length)
+    }
+  }
+
+  /** Send the exit to the subscribers and retire the session. */
+  onExit(event: PtyExitEvent): void {
+    const session = this.live.get(event.id)
+    if (session === undefined) return
+    session.exit = event
+    this.live.delete(event.id)
+    for (const client of session.subscribers) client.send(exitMessage(session.id, event))
+    this.exited.delete(session.id)
+    this.exited.set(session.id, session)
+    if (session.dropHistoryAtExit) this.dropHistory(session)
+    while (this.exited.size > PTY_HOST_EXITED_SESSION_MEMORY) {
+      const oldest = this.exited.values().next().value
+      if (oldest === undefined) break
+      this.dropHistory(oldest)
+      this.exited.delete(oldest.id)
+    }
+  }
+
+  /**
+   * Attach `client`: subscribe it, reply with `reply` around the attach facts, then send what
+   * fell out of the ring (a `loss`), the replay from `from`, and the exit if the session ended.
+   */
+  attach(client: HostClient, session: HostSession, from: AttachFrom, reply: (result: AttachReply) => PtyHostMessage): void {
+    const current = session.history.seq
+    const replay = session.historyDropped
+      ? { replayFrom: current, lostChars: from === null || from === 'live' ? 0 : Math.max(0, current - from), data: '' }
+      : session.history.replay(from === 'live' ? current : from)
+    this.subscribe(client, session)
+    const size = this.#provider.getSize(session.id)
+    client.send(
+      reply({
+        id: session.id,
+        pid: this.#provider.getPid(session.id),
+        incarnationId: session.incarnationId,
+        replayFrom: replay.replayFrom,
+        lostChars: replay.lostChars,
+        exited: session.exit !== null,
+        cols: size?.cols,
+        rows: size?.rows,
+      }),
+    )
+    if (replay.lostChars > 0) {
+      client.send({ v: PTY_HOST_PROTOCOL_VERSION, type: 'loss', ptyId: session.id, fromSeq: replay.replayFrom - replay.lostChars, toSeq: replay.replayFrom })
+    }
+    if (replay.data.length > 0) {
+      client.queueOutput(session.id, replay.data, current, session.incarnationId)
+      client.flushOutput()
+    }
+    if (session.exit !== null) client.send(exitMessage(session.id, session.exit))
+  }
+}
+
+function exitMessage(ptyId: string, exit: PtyExitEvent): PtyHostMessage {
+  const message: PtyHostMessage = { v: PTY_HOST_PROTOCOL_VERSION, type: 'exit', ptyId, code: exit.code }
+  if (exit.cause !== undefined) message.cause = exit.cause
+  if (exit.incarnationId !== undefined) message.incarnationId = exit.incarnationId
+  return message
+}

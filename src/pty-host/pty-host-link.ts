@@ -1,0 +1,180 @@
+import { defaultPtyHostCommand, launchPtyHost } from './launch-pty-host.js'
+import type { ClientPtyRecords } from './client-pty-records.js'
+import { PtyHostConnection } from './pty-host-connection.js'
+import { isPtyHostError, PtyHostError } from './pty-host-error.js'
+import {
+  PTY_HOST_RECONNECT_INITIAL_DELAY_MS,
+  PTY_HOST_RECONNECT_MAX_DELAY_MS,
+  type PtyHostProviderOptions,
+} from './pty-host-provider-options.js'
+import { ensurePrivateSocketDir, type PtyHostPaths } from './socket-security.js'
+
+/** Wait; `unref` for background retries that must not keep the app alive on their own. */
+function delay(ms: number, unref = false): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(resolve, ms)
+    if (unref) timer.unref()
+  })
+}
+
+/** What the link needs to know of the provider around it. */
+export type PtyHostLinkSettings = {
+  paths: PtyHostPaths
+  options: PtyHostProviderOptions
+  autoStart: boolean
+  connectTimeoutMs: number
+  requestTimeoutMs: number
+  reconnectAttempts: number
+}
+
+/**
+ * The app's link to its pty host: connects (starting a host on demand), reconnects after a drop
+ * with a doubling, bounded delay, and on every new connection to the same host process re-attaches
+ * the PTYs it lost contact with, and stops the ones whose spawn reply was lost (orphans).
+ */
+export class PtyHostLink {
+  /** `open` until `detach()` or `dispose()`. */
+  state: 'open' | 'detached' | 'disposed' = 'open'
+  #connection: PtyHostConnection | null = null
+  #connecting: Promise<PtyHostConnection> | null = null
+  #reconnecting = false
+  readonly #settings: PtyHostLinkSettings
+  readonly #records: ClientPtyRecords
+
+  /** A link for the provider's records. */
+  constructor(settings: PtyHostLinkSettings, records: ClientPtyRecords) {
+    this.#settings = settings
+    this.#records = records
+  }
+
+  /** The open connection, or `null`. */
+  get connection(): PtyHostConnection | null {
+    return this.#connection !== null && this.#connection.open ? this.#connection : null
+  }
+
+  /** Hold the app alive while it has live PTYs in the host, as local PTYs would. */
+  updateHold(): void {
+    this.#connection?.holdOpen(this.#records.anyLive())
+  }
+
+  /** The open connection, connecting first (and starting a host when `start` and `autoStart`). */
+  ensureConnected(start: boolean): Promise<PtyHostConnection> {
+    if (this.state !== 'open') return Promise.reject(this.#closedError())
+    const open = this.connection
+    if (open !== null) return Promise.resolve(open)
+    if (this.#connecting === null) {
+      this.#connecting = this.#connectOrStart(start && this.#settings.autoStart).finally(() => {
+        this.#connecting = null
+      })
+    }
+    return this.#connecting
+  }
+
+  /** Close the link for good; every PTY not known to have exited becomes unknown. */
+  close(to: 'detached' | 'disposed'): void {
+    this.state = to
+    const open = this.#connection
+    this.#connection = null
+    open?.close()
+    for (const record of this.#records.ptys.values()) if (record.state !== 'exited') record.state = 'unknown'
+  }
+
+  #closedError(): PtyHostError {
+    return new PtyHostError(this.state === 'detached' ? 'provider_detached' : 'provider_disposed', `The pty host provider was ${this.state}`)
+  }
+
+  async #open(): Promise<PtyHostConnection> {
+    const opened = await PtyHostConnection.open(this.#settings.paths, this.#settings.connectTimeoutMs)
+    if (this.state !== 'open') {
+      opened.close()
+      throw this.#closedError()
+    }
+    opened.listen(
+      (message) => this.#records.onEvent(message),
+      () => this.#onClosed(opened),
+    )
+    this.#connection = opened
+    await this.#recover(opened)
+    this.updateHold()
+    return opened
+  }
+
+  async #connectOrStart(start: boolean): Promise<PtyHostConnection> {
+    try {
+      return await this.#open()
+    } catch (error) {
+      if (!start || !isPtyHostError(error) || error.code !== 'host_unavailable') throw error
+    }
+    const { paths, options, connectTimeoutMs } = this.#settings
+    ensurePrivateSocketDir(paths.socketPath)
+    const flags: Parameters<typeof launchPtyHost>[1] = { socketPath: paths.socketPath }
+    if (options.idleExitMs !== undefined) flags.idleExitMs = options.idleExitMs
+    if (options.historyChars !== undefined) flags.historyChars = options.historyChars
+    if (options.scrollbackRows !== undefined) flags.scrollbackRows = options.scrollbackRows
+    launchPtyHost(options.hostCommand ?? defaultPtyHostCommand(), flags)
+    const deadline = Date.now() + connectTimeoutMs
+    for (;;) {
+      try {
+        return await this.#open()
+      } catch (error) {
+        if (!isPtyHostError(error) || error.code !== 'host_unavailable' || Date.now() > deadline) throw error
+      }
+      await delay(20)
+    }
+  }
+
+  #onClosed(closed: PtyHostConnection): void {
+    if (this.#connection !== closed) return
+    this.#connection = null
+    // No exit was observed, only the loss of the host: unknown, never dead.
+    this.#records.markUnknown()
+    if (this.state === 'open') void this.#reconnect()
+  }
+
+  /** After a drop: retry with a doubling, bounded delay; a reconnect never starts a new host. */
+  async #reconnect(): Promise<void> {
+    if (this.#reconnecting) return
+    this.#reconnecting = true
+    try {
+      for (let attempt = 0; attempt < this.#settings.reconnectAttempts && this.state === 'open'; attempt++) {
+        await delay(Math.min(PTY_HOST_RECONNECT_INITIAL_DELAY_MS * 2 ** attempt, PTY_HOST_RECONNECT_MAX_DELAY_MS), true)
+        if (this.state !== 'open' || this.#connection !== null) return
+        try {
+          await this.ensureConnected(false)
+          return
+        } catch {
+          // Try again after a longer pause.
+        }
+      }
+    } finally {
+      this.#reconnecting = false
+    }
+  }
+
+  /**
+   * On a connection to the same host process: re-attach every PTY this provider lost contact
+   * with, and stop every orphan (a spawn whose reply was lost: its caller was told it failed).
+   */
+  async #recover(opened: PtyHostConnection): Promise<void> {
+    const lost = [...this.#records.ptys.values()].filter((record) => record.state === 'unknown' && record.hostInstanceId === opened.hostInstanceId)
+    await Promise.all(
+      lost.map(async (record) => {
+        if (record.orphaned === true) {
+          this.#records.ptys.delete(record.id)
+          await opened.request('shutdown', { ptyId: record.id, immediate: true }, this.#settings.requestTimeoutMs).catch(() => undefined)
+          return
+        }
+        try {
+          const params: Record<string, unknown> = { ptyId: record.id, fromSeq: record.lastSeq, includeExited: true }
+          if (record.incarnationId !== undefined) params.expectedIncarnationId = record.incarnationId
+          await opened.request('attach', params, this.#settings.requestTimeoutMs)
+          if (record.state === 'unknown') record.state = 'live'
+        } catch {
+          // Still unknown: the host no longer remembers it, and no exit was observed.
+        }
+      }),
+    )
+    // Orphans of another host instance died with it.
+    for (const record of [...this.#records.ptys.values()]) if (record.orphaned === true) this.#records.ptys.delete(record.id)
+  }
+}

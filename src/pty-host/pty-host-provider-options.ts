@@ -1,0 +1,110 @@
+import type { ExecutionHostId, PtyIncarnationId, PtyProvider, PtySpawnResult, Unsubscribe } from '../contracts/index.js'
+import type { PtyHostCommand } from './launch-pty-host.js'
+import { invalidPtyHostOption } from './pty-host-error.js'
+
+/** How long the provider waits for a host to answer a connection (and for a started host to listen). */
+export const PTY_HOST_CONNECT_TIMEOUT_MS = 10_000
+/** How long a request (other than a stop) may wait for the host's answer. */
+export const PTY_HOST_REQUEST_TIMEOUT_MS = 30_000
+/** The first reconnect delay after a drop; it doubles up to {@link PTY_HOST_RECONNECT_MAX_DELAY_MS}. */
+export const PTY_HOST_RECONNECT_INITIAL_DELAY_MS = 50
+/** The longest delay between reconnect attempts. */
+export const PTY_HOST_RECONNECT_MAX_DELAY_MS = 2_000
+/** Reconnect attempts after a drop before the provider gives up (PTYs then stay unverifiable). */
+export const PTY_HOST_RECONNECT_MAX_ATTEMPTS = 20
+/** How many exited PTY ids the provider remembers, to refuse late writes as `pty_exited`. */
+export const PTY_HOST_EXITED_ID_MEMORY = 1_024
+
+/** Options of {@link createPtyHostProvider}. Every field is optional. */
+export type PtyHostProviderOptions = {
+  /** The provider's `name`. Default `'pty-host'`. */
+  name?: string
+  /** The host id of listing rows. Default `'local'`. */
+  hostId?: ExecutionHostId
+  /** The host's socket. Default `defaultPtyHostSocketPath()`. */
+  socketPath?: string
+  /** Start a host (detached) when none answers on a spawn or attach. Default `true`. */
+  autoStart?: boolean
+  /** How to start the host. Default `defaultPtyHostCommand()`. */
+  hostCommand?: PtyHostCommand
+  /** `idleExitMs` of a host this provider starts. */
+  idleExitMs?: number
+  /** Raw output chars a host this provider starts keeps per session. */
+  historyChars?: number
+  /** Scrollback rows of a started host's headless screens. */
+  scrollbackRows?: number
+  /** Connect timeout. Default {@link PTY_HOST_CONNECT_TIMEOUT_MS}. */
+  connectTimeoutMs?: number
+  /** Request timeout. Default {@link PTY_HOST_REQUEST_TIMEOUT_MS}. */
+  requestTimeoutMs?: number
+  /** Reconnect attempts after a drop. Default {@link PTY_HOST_RECONNECT_MAX_ATTEMPTS}. */
+  reconnectAttempts?: number
+}
+
+/** Output the host no longer had when a consumer re-attached: `[fromSeq, toSeq)` was never delivered. */
+export type PtyHostOutputLossEvent = {
+  /** The PTY id. */
+  id: string
+  /** The first lost sequence. */
+  fromSeq: number
+  /** The sequence delivery resumed at. */
+  toSeq: number
+}
+
+/** Where an attach starts the replay: an absolute sequence, everything retained, or only live output. */
+export type PtyHostReplayFrom = number | 'retained' | 'live'
+
+/** A pty host provider: the whole `PtyProvider` plus attach, detach and loss reports. */
+export type PtyHostProvider = PtyProvider &
+  Required<
+    Pick<
+      PtyProvider,
+      | 'pauseProducer'
+      | 'resumeProducer'
+      | 'acknowledgeData'
+      | 'hasPty'
+      | 'probeLiveness'
+      | 'getCwd'
+      | 'getForegroundProcess'
+      | 'hasChildProcesses'
+      | 'clearBuffer'
+      | 'getBufferSnapshot'
+      | 'dispose'
+    >
+  > & {
+    /** Always true: the host holds every session, so a missing row proves absence. */
+    readonly authoritativeListings: true
+    /**
+     * Attach to a live session of the host; its output is replayed from `replayFrom` (default:
+     * where this provider last was, else everything retained). Rejects `pty_absent` when the host
+     * holds no such live PTY (or another incarnation).
+     */
+    attach(id: string, options?: { replayFrom?: PtyHostReplayFrom; expectedIncarnationId?: PtyIncarnationId }): Promise<PtySpawnResult>
+    /** Close this app's connection and leave every session running. The provider is unusable afterwards. */
+    detach(): Promise<void>
+    /** Hear about output that fell out of the host's ring before a re-attach could replay it. */
+    onOutputLoss(listener: (event: PtyHostOutputLossEvent) => void): Unsubscribe
+    /** Whether a connection to the host is open now. */
+    readonly connected: boolean
+  }
+
+/** Check the options of `createPtyHostProvider`; throws `invalid_option` naming the first bad one. */
+export function validatePtyHostProviderOptions(options: PtyHostProviderOptions): void {
+  if (options === null || typeof options !== 'object') throw invalidPtyHostOption('options', 'an object', options)
+  for (const key of ['name', 'hostId', 'socketPath'] as const) {
+    const value = options[key]
+    if (value !== undefined && (typeof value !== 'string' || value.length === 0)) throw invalidPtyHostOption(key, 'a non-empty string', value)
+  }
+  if (options.autoStart !== undefined && typeof options.autoStart !== 'boolean') throw invalidPtyHostOption('autoStart', 'a boolean', options.autoStart)
+  for (const key of ['idleExitMs', 'historyChars', 'scrollbackRows', 'connectTimeoutMs', 'requestTimeoutMs', 'reconnectAttempts'] as const) {
+    const value = options[key]
+    if (value !== undefined && (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0)) {
+      throw invalidPtyHostOption(key, 'a non-negative integer', value)
+    }
+  }
+  const command = options.hostCommand
+  if (command !== undefined && (command === null || typeof command.file !== 'string' || !Array.isArray(command.args))) {
+    throw invalidPtyHostOption('hostCommand', 'an object { file: string, args: string[] }', command)
+  }
+}
+

@@ -1,0 +1,152 @@
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { createConnection, createServer } from 'node:net'
+import { join } from 'node:path'
+import { PTY_HOST_PROTOCOL_VERSION, startPtyHost, type PtyHostServer } from 'ptykit/pty-host'
+import { encodeFrame, FrameDecoder } from '../../src/pty-host/frame-codec.js'
+import { PTY_HOST_ACK_HIGH_WATERMARK_CHARS } from '../../src/pty-host/session-flow.js'
+import { afterEach, describe, expect, it } from 'vitest'
+import { isDead, waitFor } from '../node-pty/pty-test-support.js'
+import { killHostAndClean, makeSocketDir, providerOn } from './pty-host-test-support.js'
+
+const cleanups: (() => Promise<void>)[] = []
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup()
+})
+
+async function inProcessHost(): Promise<{ host: PtyHostServer; dir: string; socketPath: string }> {
+  const { dir, socketPath } = makeSocketDir()
+  const host = await startPtyHost({ socketPath, idleExitMs: 60_000 })
+  cleanups.push(async () => {
+    await host.close()
+    await killHostAndClean(socketPath, dir)
+  })
+  return { host, dir, socketPath }
+}
+
+/** Resolve once `read()` has not changed across `polls` polls `everyMs` apart. */
+async function settled(read: () => number, polls = 4, everyMs = 150): Promise<number> {
+  let last = read()
+  let stable = 0
+  while (stable < polls) {
+    await new Promise((resolve) => setTimeout(resolve, everyMs))
+    const now = read()
+    stable = now === last ? stable + 1 : 0
+    last = now
+  }
+  return last
+}
+
+describe('pty host: flow control by acknowledged chars', () => {
+  it('pauses the remote process while the app does not acknowledge, resumes on acks, and loses nothing', async () => {
+    const { socketPath } = await inProcessHost()
+    const app = providerOn(socketPath, { autoStart: false })
+    cleanups.push(() => app.dispose())
+    const lines = 80_000
+    let received = ''
+    let acking = true
+    let ackedAt = -1
+    app.onData(({ id, data }) => {
+      received += data
+      if (ackedAt < 0) {
+        // The first ack opts in: from here on the host counts what it sends and waits for acks.
+        ackedAt = received.length
+        app.acknowledgeData(id, 1)
+      } else if (acking) app.acknowledgeData(id, data.length)
+    })
+    const exited = new Promise<void>((resolve) => app.onExit(() => resolve()))
+    const { id } = await app.spawn({ file: '/bin/sh', args: ['-c', `i=0; while [ $i -lt ${lines} ]; do echo line-$i; i=$((i+1)); done; echo END`] })
+    await waitFor(() => (ackedAt >= 0 ? true : undefined), 'the first output')
+    acking = false
+    // A slow app: nothing acknowledged. The host pauses the PTY, so the process blocks on its tty.
+    const stalledAt = await settled(() => received.length)
+    expect(received).not.toContain('END')
+    // Bounded by the high watermark past the opt-in (plus what was read before the pause landed).
+    expect(stalledAt).toBeLessThan(ackedAt + PTY_HOST_ACK_HIGH_WATERMARK_CHARS + 256 * 1024)
+    expect(await app.probeLiveness(id)).toBe(true)
+
+    // The app catches up: everything received is acknowledged, and every later chunk too.
+    acking = true
+    app.acknowledgeData(id, received.length)
+    await exited
+    const printed = received.split('\r\n').filter((line) => line.length > 0)
+    expect(printed.at(-1)).toBe('END')
+    expect(printed.slice(0, -1)).toEqual(Array.from({ length: lines }, (_, index) => `line-${index}`))
+  }, 60_000)
+})
+
+describe('pty host: a connection that drops in the middle of a spawn', () => {
+  it('stops the session whose spawn reply never reached a client: nothing is left unowned', async () => {
+    const { dir, socketPath } = await inProcessHost()
+    const pidFile = join(dir, 'spawned.pid')
+    const secret = readFileSync(`${socketPath}.secret`, 'utf8').trim()
+    const sessionId = 'dropped-mid-spawn'
+    // A client that asks for a spawn and is gone before the reply can arrive.
+    await new Promise<void>((resolve) => {
+      const socket = createConnection(socketPath, () => {
+        socket.write(encodeFrame({ v: PTY_HOST_PROTOCOL_VERSION, type: 'hello', secret }))
+        socket.write(
+          encodeFrame({
+            v: PTY_HOST_PROTOCOL_VERSION,
+            type: 'request',
+            id: 1,
+            method: 'spawn',
+            params: { sessionId, file: '/bin/sh', args: ['-c', `echo $$ > '${pidFile}'; exec sleep 600`] },
+          }),
+          () => {
+            socket.destroy()
+            resolve()
+          },
+        )
+      })
+      socket.on('error', () => resolve())
+    })
+    // The process did start, and is stopped by the host.
+    const pid = await waitFor(() => (existsSync(pidFile) && readFileSync(pidFile, 'utf8').trim() !== '' ? Number(readFileSync(pidFile, 'utf8')) : undefined), 'the spawned process to write its pid', 10_000)
+    await waitFor(() => (isDead(pid) ? true : undefined), 'the unowned session to be stopped', 10_000)
+    const next = providerOn(socketPath, { autoStart: false })
+    cleanups.push(() => next.detach())
+    // Its exit reaches the host a moment after the process is gone; then no listing shows it.
+    await waitFor(async () => ((await next.listProcesses()).some((row) => row.id === sessionId) ? undefined : true), 'the session to leave the listing', 10_000)
+  }, 30_000)
+})
+
+describe('pty host provider: a spawn whose reply was lost with the connection', () => {
+  it('stops that session on the host as soon as it reconnects (the caller was told the spawn failed)', async () => {
+    // A scripted host: the first connection takes the spawn and drops before replying; the
+    // provider must come back and stop the session it minted.
+    const { dir, socketPath } = makeSocketDir()
+    cleanups.push(async () => rmSync(dir, { recursive: true, force: true }))
+    writeFileSync(`${socketPath}.secret`, 'scripted-secret\n', { mode: 0o600 })
+    const requests: { connection: number; method: unknown; params: Record<string, unknown> }[] = []
+    let connections = 0
+    const server = createServer((socket) => {
+      const connection = ++connections
+      const decoder = new FrameDecoder()
+      socket.on('error', () => undefined)
+      socket.on('data', (chunk: Buffer) => {
+        for (const message of decoder.push(chunk) as Record<string, unknown>[]) {
+          if (message.type === 'hello') {
+            socket.write(encodeFrame({ v: PTY_HOST_PROTOCOL_VERSION, type: 'welcome', hostInstanceId: 'scripted-host', hostPid: process.pid }))
+            continue
+          }
+          requests.push({ connection, method: message.method, params: message.params as Record<string, unknown> })
+          if (message.method === 'spawn') socket.destroy()
+          else socket.write(encodeFrame({ v: PTY_HOST_PROTOCOL_VERSION, type: 'reply', id: message.id, ok: true, result: null }))
+        }
+      })
+    })
+    const previousUmask = process.umask(0o077)
+    await new Promise<void>((resolve) => server.listen(socketPath, resolve))
+    process.umask(previousUmask)
+    cleanups.push(() => new Promise<void>((resolve) => server.close(() => resolve())))
+    const app = providerOn(socketPath, { autoStart: false })
+    cleanups.push(() => app.detach())
+
+    await expect(app.spawn({ sessionId: 'lost-reply', isNewSession: true, file: '/bin/sh' })).rejects.toMatchObject({ code: 'transport_lost' })
+    const stop = await waitFor(() => requests.find((request) => request.method === 'shutdown'), 'the provider to stop the orphan after reconnecting', 10_000)
+    expect(stop).toMatchObject({ connection: 2, params: { ptyId: 'lost-reply', immediate: true } })
+    // Not re-attached, not kept: the caller never learned of this session.
+    expect(requests.some((request) => request.method === 'attach')).toBe(false)
+    expect(app.hasPty('lost-reply')).toBeNull()
+  }, 30_000)
+})
