@@ -137,11 +137,12 @@ export function createNodePtyQueries(context: NodePtyProviderContext): NodePtyQu
     },
     async listProcesses(listOptions: PtyListProcessesOptions = {}) {
       // Membership is known at once; the deadline (absolute `deadlineMs` or relative `timeoutMs`)
-      // bounds only the OS reads of cwd and title. Past it: the rows without them, no waiting.
+      // bounds only the OS reads of cwd and title. Past it (or when the caller reads membership
+      // only, as a stop verification does): the rows without them, no waiting.
       const live = sessions.liveSessions()
       const bounded = listOptions.deadlineMs !== undefined || listOptions.timeoutMs !== undefined
       const waitMs = bounded ? remainingWaitMs(resolveWaitDeadline(listOptions, 0)) : undefined
-      if (waitMs === 0 || live.length === 0) return live.map((session) => baseRow(session, NO_DETAILS))
+      if (waitMs === 0 || live.length === 0 || listOptions.membershipOnly === true) return live.map((session) => baseRow(session, NO_DETAILS))
       const { results, done } = passes.request(live)
       await (waitMs === undefined ? done : withinMs(done, waitMs))
       return live.map((session) => baseRow(session, results.get(session) ?? NO_DETAILS))

@@ -8,6 +8,17 @@ import { NodePtySession, type NodePtySessionHooks } from './node-pty-session.js'
 import type { NodePtyProviderContext } from './provider-context.js'
 import { NODE_PTY_DEFAULT_TERMINAL_NAME } from './provider-options.js'
 
+/**
+ * A fresh random UUID as one flat string. `randomUUID()` builds its text by concatenation: a rope
+ * of ~14 pieces (~0.5 KiB of heap, measured) that lives as long as the id does, and a PTY keeps
+ * two (its id and its incarnation). Reading a character makes V8 flatten it in place (~80 B).
+ */
+function mintFlatUuid(): string {
+  const uuid = randomUUID()
+  uuid.charCodeAt(0)
+  return uuid
+}
+
 /** The reply to a spawn that attached to a live session instead of starting a process. */
 function attachReply(session: NodePtySession): PtySpawnResult {
   return {
@@ -103,7 +114,7 @@ export function createNodePtySpawn(
 
     // The awaits above let other calls run: look again.
     context.assertNotDisposed('spawn')
-    const id = sessionId ?? randomUUID()
+    const id = sessionId ?? mintFlatUuid()
     if (sessions.live(id) !== undefined) {
       throw new NodePtyProviderError('pty_id_in_use', `Cannot create PTY ${JSON.stringify(id)}: a live PTY already has that id`, { ptyId: id })
     }
@@ -130,7 +141,7 @@ export function createNodePtySpawn(
       session = new NodePtySession(
         {
           id,
-          incarnationId: toPtyIncarnationId(randomUUID()),
+          incarnationId: toPtyIncarnationId(mintFlatUuid()),
           terminal,
           file: plan.file,
           drainOutputAtExit: context.drainOutputAtExit && !isWindows,

@@ -18,6 +18,7 @@ const EXPECTED_IDS = [
   'write-echo',
   'idle-memory-rss',
   'idle-memory-heap',
+  'idle-memory-external',
   'flood-rss',
   'flood-lost',
   'pipeline-cost',

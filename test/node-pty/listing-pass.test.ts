@@ -27,9 +27,10 @@ describe('ListingPasses (listings share one pass of OS reads)', () => {
           let inFlight = 0
           let passOfRead = -1
           const overlaps: string[] = []
-          const passes = new ListingPasses<number, { startedAt: number; pass: number }>(async (key) => {
+          type Read = { startedAt: number; pass: number }
+          const passes: ListingPasses<number, Read> = new ListingPasses<number, Read>(async (key): Promise<Read> => {
             const startedAt = clock++
-            const pass = passes.passes
+            const pass: number = passes.passes
             if (inFlight > 0 && passOfRead !== pass) overlaps.push(`pass ${pass} read ${key} while pass ${passOfRead} ran`)
             passOfRead = pass
             inFlight += 1
