@@ -170,8 +170,16 @@ export function createNodePtySpawn(
     if (!isWindows) {
       // Why right after the fork: its pid still names it (if it already died and was reaped, the
       // read fails and the identity stays merely unknown). Off the event loop: see startTimeOf.
-      void inspector.startTimeOf(terminal.pid).then((startTime) => {
-        if (session.leaderStartTime === null) session.leaderStartTime = startTime
+      // Why in the check phase of this turn rather than now: the read blocks in the kernel until
+      // the child's exec is done, and submitting it at once woke a thread-pool thread that took
+      // the CPU from the spawn in progress (a CPU profile put ~4 ms per spawn inside `fs.open` on
+      // a loaded 2-core machine). The read completed on the pool anyway, after the exec; a leader
+      // reaped before it leaves the identity unknown, exactly as before.
+      const leader = session
+      setImmediate(() => {
+        void inspector.startTimeOf(leader.pid).then((startTime) => {
+          if (leader.leaderStartTime === null) leader.leaderStartTime = startTime
+        })
       })
     }
     // A stand-in (or a future node-pty) may report the exit while the session is being wired.
