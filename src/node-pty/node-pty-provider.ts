@@ -5,6 +5,7 @@ import {
   resolveWaitDeadline,
   type PtyDataEvent,
   type PtyExitEvent,
+  type PtyProvider,
   type PtyShutdownOptions,
   type Unsubscribe,
   type WriteSettlement,
