@@ -1,6 +1,9 @@
 /**
  * Child process of the idle-memory figure (run with `--expose-gc`): opens N idle PTYs on one
- * side only and prints the parent's RSS and V8 heap before and after, as one JSON line.
+ * side only, in two halves, and prints the parent's RSS, V8 heap and external memory before, at
+ * the half and at the end, as one JSON line. The figure takes the slope over the second half, so
+ * what V8 and malloc grow once during the first burst (the young generation, arenas) does not
+ * count as a cost per idle PTY.
  *
  * Usage: idle-memory-child.ts <raw|ptykit> <ptys> <settleMs>
  */
@@ -17,6 +20,8 @@ export type MemoryReading = {
   rss: number
   /** V8 heap in use. */
   heapUsed: number
+  /** Memory of JS objects held outside V8's heap (Buffers, ArrayBuffers). */
+  external: number
 }
 
 /** What the child prints. */
@@ -27,6 +32,8 @@ export type IdleMemoryChildResult = {
   ptys: number
   /** Before opening them (after a warm-up spawn). */
   base: MemoryReading
+  /** With the first half (`Math.floor(ptys / 2)`) open and settled. */
+  half: MemoryReading
   /** With all of them open and settled. */
   top: MemoryReading
 }
@@ -37,7 +44,7 @@ function read(): MemoryReading {
   gc()
   gc()
   const m = process.memoryUsage()
-  return { rss: m.rss, heapUsed: m.heapUsed }
+  return { rss: m.rss, heapUsed: m.heapUsed, external: m.external }
 }
 
 async function main(): Promise<void> {
@@ -53,13 +60,17 @@ async function main(): Promise<void> {
     await sleep(settleMs)
     const base = read()
     const open: ReturnType<typeof pty.spawn>[] = []
-    for (let i = 0; i < ptys; i++) {
-      const p = pty.spawn(IDLE.file, IDLE.args, rawSpawnOptions())
-      p.onData(() => {})
-      open.push(p)
+    const openUpTo = async (count: number): Promise<MemoryReading> => {
+      while (open.length < count) {
+        const p = pty.spawn(IDLE.file, IDLE.args, rawSpawnOptions())
+        p.onData(() => {})
+        open.push(p)
+      }
+      await sleep(settleMs)
+      return read()
     }
-    await sleep(settleMs)
-    result = { side, ptys, base, top: read() }
+    const half = await openUpTo(Math.floor(ptys / 2))
+    result = { side, ptys, base, half, top: await openUpTo(ptys) }
     const exits = open.map((p) => rawExit(p))
     for (const p of open) p.kill('SIGKILL')
     await Promise.all(exits)
@@ -71,12 +82,16 @@ async function main(): Promise<void> {
     await sleep(settleMs)
     const base = read()
     const ids: string[] = []
-    for (let i = 0; i < ptys; i++) {
-      const h = await s.controller.spawn({ file: IDLE.file, args: IDLE.args, cols: BENCH_COLS, rows: BENCH_ROWS })
-      ids.push(h.id)
+    const openUpTo = async (count: number): Promise<MemoryReading> => {
+      while (ids.length < count) {
+        const h = await s.controller.spawn({ file: IDLE.file, args: IDLE.args, cols: BENCH_COLS, rows: BENCH_ROWS })
+        ids.push(h.id)
+      }
+      await sleep(settleMs)
+      return read()
     }
-    await sleep(settleMs)
-    result = { side, ptys, base, top: read() }
+    const half = await openUpTo(Math.floor(ptys / 2))
+    result = { side, ptys, base, half, top: await openUpTo(ptys) }
     for (const id of ids) await s.controller.kill(id)
     await Promise.all(ids.map((id) => s.tracker.get(id).exited))
     await s.dispose()

@@ -88,9 +88,18 @@ export type PtyShutdownOptions = PtyWaitBudget & {
 
 /**
  * Options for a process listing: `deadlineMs` (absolute epoch time) or `timeoutMs` (a duration),
- * at most one, after which the listing gives up.
+ * at most one, after which the listing gives up; and `membershipOnly`.
  */
-export type PtyListProcessesOptions = PtyWaitBudget
+export type PtyListProcessesOptions = PtyWaitBudget & {
+  /**
+   * The caller reads only which PTYs are listed (`id`, `incarnationId`), as a stop verification
+   * does: a provider may then skip reading `cwd` and `title` from the OS and answer them `null` /
+   * its fallback title. A hint: a provider that ignores it is still correct. The controller sets
+   * it when it verifies a stop, so a thousand concurrent `stopAndWait` calls do not each read
+   * every live PTY from the OS (issue 18).
+   */
+  membershipOnly?: boolean
+}
 
 /** Removes a listener. Calling it twice is harmless. */
 export type Unsubscribe = () => void

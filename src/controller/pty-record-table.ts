@@ -33,7 +33,7 @@ export class PtyRecordTable {
   /** Move a record to `state`, wake its state waiters, and remember it when it exited. */
   setState(record: PtyRecord, state: PtyRecord['state']): void {
     record.state = state
-    record.stateListeners.fire()
+    record.stateListeners?.fire()
     if (state === 'exited') this.#rememberExited(record)
   }
 

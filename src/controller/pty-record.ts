@@ -59,8 +59,12 @@ export type PtyRecord = {
   unconfirmedTimer: PtyTimerHandle | undefined
   /** The controller's own output count, used when the runtime has no `notePtyOutput`. */
   outputSequence: number
-  /** Fired whenever `state` changes (stop waiters); the waiters never throw. */
-  readonly stateListeners: ListenerSet<void>
+  /**
+   * Fired whenever `state` changes (stop waiters); the waiters never throw. Created by the first
+   * waiter ({@link waitForRecordState}): most PTYs never have one, and an idle PTY should not carry
+   * a listener set (four closures and a Set, ~0.4 KiB of heap per PTY).
+   */
+  stateListeners: ListenerSet<void> | undefined
 }
 
 /**
@@ -141,7 +145,7 @@ export function createPtyRecord(init: PtyRecordInit): PtyRecord {
     stopRequested: false,
     superseded: false,
     unconfirmedTimer: undefined,
-    stateListeners: createListenerSet<void>(),
+    stateListeners: undefined,
   }
 }
 
@@ -156,6 +160,7 @@ export function waitForRecordState(
       resolve()
       return
     }
+    record.stateListeners ??= createListenerSet<void>()
     unsubscribe = record.stateListeners.add(() => {
       if (record.state === state) resolve()
     })

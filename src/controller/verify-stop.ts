@@ -57,7 +57,7 @@ function isListed(rows: readonly unknown[], target: StopTarget): boolean {
 async function listOnce(target: StopTarget, timing: StopVerificationTiming): Promise<{ rows: unknown[] } | { error: unknown } | 'deadline'> {
   let listing: Promise<unknown>
   try {
-    listing = Promise.resolve(target.provider.listProcesses({ timeoutMs: timing.remainingMs() }))
+    listing = Promise.resolve(target.provider.listProcesses({ timeoutMs: timing.remainingMs(), membershipOnly: true }))
   } catch (error) {
     listing = Promise.reject(error)
   }

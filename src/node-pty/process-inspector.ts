@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process'
 import { close as closeCallback, open as openCallback, read as readCallback, readFile as readFileCallback, readFileSync } from 'node:fs'
-import { readFile, readdir, readlink } from 'node:fs/promises'
+import { readdir, readlink } from 'node:fs/promises'
 
 /**
  * How long one `ps` or `lsof` run may take before its answer counts as "cannot say". `ps -A` on a
@@ -140,14 +140,43 @@ function signalZeroSaysGone(pid: number): boolean {
   }
 }
 
+/**
+ * Read a small `/proc` file (a `stat` line) through the callback API into one pooled buffer of
+ * {@link NODE_PTY_PROC_STAT_READ_BYTES}; `null` when it cannot be read. Why not `readFile`: procfs
+ * reports size 0, so `readFile` allocates a 64 KiB buffer per read (off V8's heap, through malloc);
+ * hundreds of those per burst of spawns fragment the main malloc arena, and the freed pages stay
+ * resident (~8 KiB of RSS per PTY measured). Why the callback API: `fs/promises` opens a
+ * FileHandle per read, measurably dearer. A file that fills the buffer is read again whole.
+ */
+export function readSmallProcFile(path: string): Promise<string | null> {
+  return new Promise((resolveRead) => {
+    openCallback(path, 'r', (openError, fd) => {
+      if (openError !== null) {
+        resolveRead(null)
+        return
+      }
+      const buffer = Buffer.allocUnsafe(NODE_PTY_PROC_STAT_READ_BYTES)
+      readCallback(fd, buffer, 0, buffer.length, 0, (readError, bytes) => {
+        closeCallback(fd, () => {
+          if (readError !== null) resolveRead(null)
+          else if (bytes < buffer.length) resolveRead(buffer.toString('utf8', 0, bytes))
+          // Filled to the brim: the line may be longer; read it whole the ordinary way.
+          else readFileCallback(path, 'utf8', (error, text) => resolveRead(error === null ? text : null))
+        })
+      })
+    })
+  })
+}
+
 /** Linux: everything from `/proc`, no subprocess. */
 export function createProcFsInspector(procRoot = '/proc'): ProcessInspector {
+  // Why the small pooled read rather than `fs/promises` `readFile`: procfs reports size 0, so
+  // `readFile` opens a FileHandle and allocates a 64 KiB buffer per read; a listing or a stop scan
+  // reads hundreds of these at once (measured: a third of a 400-PTY listing's CPU was those
+  // allocations and the GC after them).
   const read = async (pid: number): Promise<ProcessStat | null> => {
-    try {
-      return parseProcStat(await readFile(`${procRoot}/${pid}/stat`, 'utf8'))
-    } catch {
-      return null
-    }
+    const text = await readSmallProcFile(`${procRoot}/${pid}/stat`)
+    return text === null ? null : parseProcStat(text)
   }
   return {
     kind: 'procfs',
@@ -170,35 +199,10 @@ export function createProcFsInspector(procRoot = '/proc'): ProcessInspector {
         return null
       }
     },
-    startTimeOf(pid) {
-      // Why the callback API: read on every spawn; `fs/promises` opens a FileHandle, measurably dearer.
-      // Why not `readFile`: procfs reports size 0, so `readFile` allocates a 64 KiB buffer per
-      // read (off V8's heap, through malloc); hundreds of those per burst of spawns fragment the
-      // main malloc arena, and the freed pages stay resident (~8 KiB of RSS per PTY measured).
-      // A small pooled buffer and one `read` cost no such allocation.
-      const path = `${procRoot}/${pid}/stat`
-      return new Promise((resolveStart) => {
-        const fallback = (): void => {
-          readFileCallback(path, 'utf8', (error, text) => {
-            resolveStart(error === null ? (parseProcStat(text)?.startTime ?? null) : null)
-          })
-        }
-        openCallback(path, 'r', (openError, fd) => {
-          if (openError !== null) {
-            resolveStart(null)
-            return
-          }
-          const buffer = Buffer.allocUnsafe(NODE_PTY_PROC_STAT_READ_BYTES)
-          readCallback(fd, buffer, 0, buffer.length, 0, (readError, bytes) => {
-            closeCallback(fd, () => {
-              if (readError !== null) resolveStart(null)
-              // Filled to the brim: the line may be longer; read it whole the ordinary way.
-              else if (bytes >= buffer.length) fallback()
-              else resolveStart(parseProcStat(buffer.toString('utf8', 0, bytes))?.startTime ?? null)
-            })
-          })
-        })
-      })
+    async startTimeOf(pid) {
+      // Why the small pooled read: see `readSmallProcFile` (read on every spawn).
+      const text = await readSmallProcFile(`${procRoot}/${pid}/stat`)
+      return text === null ? null : (parseProcStat(text)?.startTime ?? null)
     },
     isGone(pid, startTime) {
       let text: string

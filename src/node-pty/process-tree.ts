@@ -7,9 +7,13 @@ import type { ProcessInspector, ProcessStat } from './process-inspector.js'
  */
 export async function readForegroundProcess(inspector: ProcessInspector, leaderPid: number): Promise<ProcessStat | null> {
   const leader = await inspector.read(leaderPid)
-  if (leader === null) return null
+  return leader === null ? null : foregroundOfLeader(inspector, leader)
+}
+
+/** {@link readForegroundProcess} for a leader already read. */
+export async function foregroundOfLeader(inspector: ProcessInspector, leader: ProcessStat): Promise<ProcessStat> {
   const tpgid = leader.tpgid
-  if (tpgid === null || tpgid <= 0 || tpgid === leaderPid) return leader
+  if (tpgid === null || tpgid <= 0 || tpgid === leader.pid) return leader
   const foreground = await inspector.read(tpgid)
   if (foreground !== null && foreground.state !== 'Z') return foreground
   // Why: a group outlives its leader; any live member names the job as well.

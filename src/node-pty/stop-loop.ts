@@ -93,7 +93,14 @@ export function createStopLoop(options: StopLoopOptions): (session: NodePtySessi
       for (const group of groupsOf(table, [...remembered.keys()])) if (group !== self?.pgid) groups.add(group)
     }
     // Why the pid as well as its group: a leader that left its group must still get the signal.
-    const targets = [...[...groups].map((group) => -group), ...(session.leaderGone ? [] : [session.pid])]
+    // Not when the fresh table shows the leader (the same process) in a group just signalled: a
+    // second kill(2) per PTY was a third of a 400-PTY stopAndWait's CPU, for nothing.
+    const leaderRow = table?.byPid.get(session.pid)
+    const leaderCovered =
+      leaderRow !== undefined &&
+      groups.has(leaderRow.pgid) &&
+      (session.leaderStartTime === null || leaderRow.startTime === undefined || leaderRow.startTime === session.leaderStartTime)
+    const targets = [...[...groups].map((group) => -group), ...(session.leaderGone || leaderCovered ? [] : [session.pid])]
     let delivered = 0
     let denied: unknown = null
     for (const target of targets) {

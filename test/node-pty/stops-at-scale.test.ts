@@ -89,6 +89,22 @@ describe('stops at scale (issue 13)', () => {
     expect(unnamed).toEqual([])
   }, SCALE_TEST_TIMEOUT_MS)
 
+  it(`${PTYS_AT_SCALE} idle PTYs (issue 18): one listing describes every one, and ${PTYS_AT_SCALE} concurrent stopAndWait (each verified by a fresh listing) all answer true, leaving nothing`, async () => {
+    const { controller } = setUp()
+    const replies = await spawnMany(PTYS_AT_SCALE, () => controller.spawn({ file: '/bin/sleep', args: ['30'] }))
+    // Right after the fork a child may not have exec'd sleep yet: the title follows it.
+    const rows = await waitFor(async () => {
+      const listed = await controller.listProcesses()
+      return listed.length === PTYS_AT_SCALE && listed.every((row) => row.title === 'sleep') ? listed : undefined
+    }, 'every row titled sleep', 30_000)
+    expect(new Set(rows.map((row) => row.id))).toEqual(new Set(replies.map((reply) => reply.id)))
+    expect(rows.every((row) => row.cwd === process.cwd())).toBe(true)
+    const stopped = await Promise.all(replies.map((reply) => controller.stopAndWait(reply.id, { timeoutMs: 60_000 })))
+    expect(stopped.filter((verified) => !verified)).toEqual([])
+    expect(replies.filter((reply) => !isDead(reply.pid!))).toEqual([])
+    expect(await controller.listProcesses()).toEqual([])
+  }, SCALE_TEST_TIMEOUT_MS)
+
   it('stopAndWait answers true only once a setsid grandchild that ignores HUP is gone too', async () => {
     const { controller } = setUp()
     const reply = await controller.spawn({ file: '/bin/sh', args: ['-c', `setsid sh -c "trap '' HUP; exec sleep 301" & sleep 300`] })

@@ -1,0 +1,129 @@
+import type { ExecutionHostId, PtyProvider } from '../contracts/index.js'
+import { NodePtyOptionError } from './node-pty-option-error.js'
+import type { NODE_PTY_HANGUP_GRACE_MS, NODE_PTY_SHUTDOWN_DEADLINE_MS, NODE_PTY_TERMINATE_GRACE_MS } from './stop-schedule.js'
+
+/** The `$TERM` of spawned PTYs unless the host names another: what xterm.js and VS Code emulate. */
+export const NODE_PTY_DEFAULT_TERMINAL_NAME = 'xterm-256color'
+
+/**
+ * How many recently exited PTY ids are remembered, so that a late write to one is refused as
+ * `pty_exited` rather than `pty_not_found`. Bounded so that a long-lived host does not grow.
+ */
+export const NODE_PTY_EXITED_ID_MEMORY = 1_024
+
+/** Options of {@link createNodePtyProvider}. Every field is optional. */
+export type NodePtyProviderOptions = {
+  /** The provider's `name`. Default `'node-pty'`. */
+  name?: string
+  /** The host id of listing rows. Default `'local'`. */
+  hostId?: ExecutionHostId
+  /**
+   * `false` when the spawned program is a wrapper whose status is not the child's (macOS
+   * `login(1)`, a container shim): every exit then resolves to `unknown/host_status_unavailable`.
+   * Default `true`.
+   */
+  hostReportsChildExitStatus?: boolean
+  /** `$TERM` of spawned PTYs. Default {@link NODE_PTY_DEFAULT_TERMINAL_NAME}. */
+  terminalName?: string
+  /** The program a spawn without `file` runs. Default: `$SHELL` when usable, else `/bin/sh`. */
+  defaultShell?: string
+  /** The working directory of a spawn without `cwd`. Default: `process.cwd()` at spawn time. */
+  defaultCwd?: string
+  /** The environment spawns inherit (before their own `env`). Default: `process.env` at spawn time. */
+  inheritedEnv?: Readonly<Record<string, string | undefined>>
+  /**
+   * Hold each PTY's slave side and drain its output to a marker before reporting the exit, so no
+   * tail is lost (see the docs). Default `true`; `false` gives node-pty's raw (lossy) behaviour.
+   */
+  drainOutputAtExit?: boolean
+  /**
+   * How output is delivered. `'string'` (default): decoded UTF-8 text on `onData`. `'bytes'`:
+   * node-pty is spawned with `encoding: null` and every chunk goes out undecoded, as a `Buffer`,
+   * on `onBytes` (and never on `onData`); flow control and `providerSequence` count bytes. For
+   * hosts that forward output to a renderer or a socket. See the node-pty guide.
+   */
+  output?: NodePtyOutputMode
+  /**
+   * Stop the PTY's whole session on shutdown (background jobs, which an interactive shell puts in
+   * process groups of their own), not only the leader's process group. Default `true`.
+   */
+  sweepSession?: boolean
+  /** Grace after SIGHUP before SIGTERM. Default {@link NODE_PTY_HANGUP_GRACE_MS}. */
+  hangupGraceMs?: number
+  /** Grace after SIGTERM before SIGKILL. Default {@link NODE_PTY_TERMINATE_GRACE_MS}. */
+  terminateGraceMs?: number
+  /** Deadline of a shutdown that names none. Default {@link NODE_PTY_SHUTDOWN_DEADLINE_MS}. */
+  shutdownDeadlineMs?: number
+  /**
+   * How to load node-pty. Default: `import('node-pty')` on the first spawn. Inject a module (or a
+   * loader that fails) for tests, or to hand over a copy a bundler placed elsewhere.
+   */
+  loadNodePty?: () => Promise<unknown>
+  /** The platform to behave as. Default `process.platform`. For tests of platform branches. */
+  platform?: NodeJS.Platform
+}
+
+/** How the node-pty provider delivers output (its `output` option). */
+export type NodePtyOutputMode = 'string' | 'bytes'
+
+/**
+ * The node-pty provider: a {@link PtyProvider} whose optional capabilities are all present, plus
+ * a few node-pty specifics. (It keeps no screen, so `clearBuffer`/`getBufferSnapshot` are absent,
+ * and it has no flow control of its own, so `acknowledgeData` is absent too.)
+ */
+export type NodePtyProvider = PtyProvider &
+  Required<
+    Pick<
+      PtyProvider,
+      | 'getSize'
+      | 'pauseProducer'
+      | 'resumeProducer'
+      | 'hasPty'
+      | 'probeLiveness'
+      | 'getCwd'
+      | 'getForegroundProcess'
+      | 'hasChildProcesses'
+      | 'confirmForeground'
+      | 'supportsForegroundProcessEvidence'
+      | 'dispose'
+      | 'onBytes'
+    >
+  > & {
+  /** Always true: this provider owns every process it lists, so a missing row proves absence. */
+  readonly authoritativeListings: true
+  /** Same as `dispose()`, for `await using provider = createNodePtyProvider()`. */
+  [Symbol.asyncDispose](): Promise<void>
+  /** The leader pid of a live PTY; `null` when unknown or exited. */
+  getPid(id: string): number | null
+}
+
+function assertNonNegativeInteger(option: string, value: unknown): void {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 0) {
+    throw new NodePtyOptionError(option, 'a non-negative integer (milliseconds)', value)
+  }
+}
+
+/** Check every provider option; throws {@link NodePtyOptionError} naming the first bad one. */
+export function validateProviderOptions(options: NodePtyProviderOptions): void {
+  if (options === null || typeof options !== 'object') throw new NodePtyOptionError('options', 'an object', options)
+  for (const key of ['name', 'hostId', 'terminalName', 'defaultShell', 'defaultCwd'] as const) {
+    const value = options[key]
+    if (value !== undefined && (typeof value !== 'string' || value.length === 0)) {
+      throw new NodePtyOptionError(key, 'a non-empty string', value)
+    }
+  }
+  for (const key of ['hostReportsChildExitStatus', 'drainOutputAtExit', 'sweepSession'] as const) {
+    const value = options[key]
+    if (value !== undefined && typeof value !== 'boolean') throw new NodePtyOptionError(key, 'a boolean', value)
+  }
+  for (const key of ['hangupGraceMs', 'terminateGraceMs', 'shutdownDeadlineMs'] as const) {
+    if (options[key] !== undefined) assertNonNegativeInteger(key, options[key])
+  }
+  if (options.output !== undefined && options.output !== 'string' && options.output !== 'bytes') {
+    throw new NodePtyOptionError('output', "'string' or 'bytes'", options.output)
+  }
+  if (options.loadNodePty !== undefined && typeof options.loadNodePty !== 'function') {
+    throw new NodePtyOptionError('loadNodePty', 'a function', options.loadNodePty)
+  }
+}
+

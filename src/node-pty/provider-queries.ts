@@ -1,0 +1,151 @@
+import { basename } from 'node:path'
+import {
+  remainingWaitMs,
+  resolveWaitDeadline,
+  type PtyCwdOptions,
+  type PtyForegroundProcessEvidence,
+  type PtyListProcessesOptions,
+  type PtyProcessInfo,
+} from '../contracts/index.js'
+import { confirmForegroundProcess } from './foreground-evidence.js'
+import { ListingPasses } from './listing-pass.js'
+import type { NodePtySession } from './node-pty-session.js'
+import type { ProcessInspector } from './process-inspector.js'
+import { foregroundOfLeader, hasLiveChildren, readForegroundProcess } from './process-tree.js'
+import type { NodePtyProviderContext } from './provider-context.js'
+
+/** What a listing row says beyond membership: read from the OS, `null` when it cannot be read. */
+type ListingDetails = { cwd: string | null; title: string | null }
+
+const NO_DETAILS: ListingDetails = { cwd: null, title: null }
+
+/**
+ * The cwd and title of one session's row, as `getCwd` and `getForegroundProcess` answer them, from
+ * one read of the leader (two or three reads in all, no synchronous one): the leader's start time
+ * tells it from a later process that reuses its pid, and a dead (zombie) or replaced leader is
+ * never described. Never rejects.
+ */
+async function describeSession(inspector: ProcessInspector, session: NodePtySession): Promise<ListingDetails> {
+  if (session.exit !== null || session.leaderGone) return NO_DETAILS
+  try {
+    const leader = await inspector.read(session.pid)
+    if (leader === null) return NO_DETAILS
+    const known = session.leaderStartTime
+    if (leader.state === 'Z' || (known !== null && leader.startTime !== undefined && leader.startTime !== known)) {
+      // Dead or reaped: let the session notice (its drain starts), and describe nothing.
+      session.checkLeader()
+      return NO_DETAILS
+    }
+    const target = await foregroundOfLeader(inspector, leader)
+    const cwd = (await inspector.cwd(target.pid)) ?? (target.pid === session.pid ? null : await inspector.cwd(session.pid))
+    return { cwd, title: target.name }
+  } catch {
+    return NO_DETAILS
+  }
+}
+
+/** Resolve with `work`, or with `undefined` once `ms` passed. */
+async function withinMs(work: Promise<void>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined
+  const timeout = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, ms)
+  })
+  return Promise.race([work, timeout]).finally(() => clearTimeout(timer))
+}
+
+/** The node-pty provider's read-only queries over its sessions (cwd, foreground, listings, liveness). */
+export type NodePtyQueries = {
+  /** See `PtyProvider.getCwd`. */
+  getCwd(id: string, options?: PtyCwdOptions): Promise<string | null>
+  /** See `PtyProvider.getForegroundProcess`. */
+  getForegroundProcess(id: string): Promise<string | null>
+  /** See `PtyProvider.confirmForeground`. */
+  confirmForeground(id: string): Promise<PtyForegroundProcessEvidence | null>
+  /** See `PtyProvider.hasChildProcesses`. */
+  hasChildProcesses(id: string): Promise<boolean | null>
+  /** See `PtyProvider.probeLiveness`. */
+  probeLiveness(id: string): Promise<boolean | null>
+  /** See `PtyProvider.listProcesses`. */
+  listProcesses(options?: PtyListProcessesOptions): Promise<PtyProcessInfo[]>
+}
+
+/**
+ * The queries of a node-pty provider. Listings share their OS reads: every listing in flight
+ * joins one {@link ListingPasses} pass, so a thousand `stopAndWait` verifications (each a fresh
+ * listing) read each live PTY once per pass, not once per listing.
+ */
+export function createNodePtyQueries(context: NodePtyProviderContext): NodePtyQueries {
+  const { inspector, sessions, hostId } = context
+  const passes = new ListingPasses<NodePtySession, ListingDetails>((session) => describeSession(inspector, session))
+
+  /** The live session of `id` whose leader is not known gone (looked at now: a pid may be reused). */
+  function describable(id: string): NodePtySession | undefined {
+    const session = sessions.live(id)
+    session?.checkLeader()
+    return session === undefined || session.leaderGone ? undefined : session
+  }
+
+  async function getCwd(id: string, options: PtyCwdOptions = {}): Promise<string | null> {
+    const session = describable(id)
+    if (session === undefined) return null
+    if (options.of === 'leader') return inspector.cwd(session.pid)
+    const target = await readForegroundProcess(inspector, session.pid)
+    const cwd = target === null ? null : await inspector.cwd(target.pid)
+    return cwd ?? (target?.pid === session.pid ? null : inspector.cwd(session.pid))
+  }
+
+  function baseRow(session: NodePtySession, details: ListingDetails): PtyProcessInfo {
+    const row: PtyProcessInfo = {
+      id: session.id,
+      hostId,
+      incarnationId: session.incarnationId,
+      pid: session.pid,
+      cwd: details.cwd,
+      title: details.title ?? basename(session.file),
+    }
+    if (session.scopeId !== undefined) row.scopeId = session.scopeId
+    if (session.slotKey !== undefined) row.slotKey = session.slotKey
+    if (session.claimKey !== undefined) row.claimKey = session.claimKey
+    return row
+  }
+
+  return {
+    getCwd,
+    async getForegroundProcess(id) {
+      const session = describable(id)
+      if (session === undefined) return null
+      return (await readForegroundProcess(inspector, session.pid))?.name ?? null
+    },
+    async confirmForeground(id) {
+      const session = describable(id)
+      if (session === undefined) return null
+      const evidence = await confirmForegroundProcess(inspector, session.pid)
+      // Why check again: the leader may have been reaped (and its pid reused) during the interval.
+      session.checkLeader()
+      return session.leaderGone || sessions.live(id) !== session ? null : evidence
+    },
+    async hasChildProcesses(id) {
+      const session = describable(id)
+      if (session === undefined) return null
+      return hasLiveChildren(inspector, session.pid)
+    },
+    async probeLiveness(id) {
+      const session = sessions.live(id)
+      if (session === undefined) return false
+      session.checkLeader()
+      return !session.leaderGone
+    },
+    async listProcesses(listOptions: PtyListProcessesOptions = {}) {
+      // Membership is known at once; the deadline (absolute `deadlineMs` or relative `timeoutMs`)
+      // bounds only the OS reads of cwd and title. Past it (or when the caller reads membership
+      // only, as a stop verification does): the rows without them, no waiting.
+      const live = sessions.liveSessions()
+      const bounded = listOptions.deadlineMs !== undefined || listOptions.timeoutMs !== undefined
+      const waitMs = bounded ? remainingWaitMs(resolveWaitDeadline(listOptions, 0)) : undefined
+      if (waitMs === 0 || live.length === 0 || listOptions.membershipOnly === true) return live.map((session) => baseRow(session, NO_DETAILS))
+      const { results, done } = passes.request(live)
+      await (waitMs === undefined ? done : withinMs(done, waitMs))
+      return live.map((session) => baseRow(session, results.get(session) ?? NO_DETAILS))
+    },
+  }
+}

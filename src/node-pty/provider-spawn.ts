@@ -1,0 +1,210 @@
+import { randomUUID } from 'node:crypto'
+import { toPtyIncarnationId, type ProviderSpawnOptions, type PtySpawnResult } from '../contracts/index.js'
+import { createNodePtyLaunchPlan } from './launch-plan.js'
+import { loadNodePtyModule, type NodePtyModule } from './node-pty-module.js'
+import { NodePtyOptionError } from './node-pty-option-error.js'
+import { NodePtyProviderError } from './node-pty-provider-error.js'
+import { NodePtySession, type NodePtySessionHooks } from './node-pty-session.js'
+import type { NodePtyProviderContext } from './provider-context.js'
+import { NODE_PTY_DEFAULT_TERMINAL_NAME } from './provider-options.js'
+
+/**
+ * A fresh random UUID as one flat string. `randomUUID()` builds its text by concatenation: a rope
+ * of ~14 pieces (~0.5 KiB of heap, measured) that lives as long as the id does, and a PTY keeps
+ * two (its id and its incarnation). Reading a character makes V8 flatten it in place (~80 B).
+ */
+function mintFlatUuid(): string {
+  const uuid = randomUUID()
+  uuid.charCodeAt(0)
+  return uuid
+}
+
+/** The reply to a spawn that attached to a live session instead of starting a process. */
+function attachReply(session: NodePtySession): PtySpawnResult {
+  return {
+    id: session.id,
+    pid: session.pid,
+    incarnationId: session.incarnationId,
+    isReattach: true,
+    providerSequence: { value: session.charsEmitted, generation: 'continued' },
+    hostReportsChildExitStatus: session.hostReportsChildExitStatus,
+    cols: session.terminal.cols,
+    rows: session.terminal.rows,
+  }
+}
+
+/**
+ * The node-pty provider's `spawn`: attach to a live session of this provider, or validate the
+ * options, fork through node-pty and wire the new session (`onStarted` tracks it).
+ */
+export function createNodePtySpawn(
+  context: NodePtyProviderContext,
+  sessionHooks: NodePtySessionHooks,
+  onStarted: (session: NodePtySession) => void,
+): (options: ProviderSpawnOptions) => Promise<PtySpawnResult> {
+  const { options, sessions, inspector, isWindows, platform } = context
+  let modulePromise: Promise<NodePtyModule> | null = null
+
+  function loadModule(): Promise<NodePtyModule> {
+    if (modulePromise === null) {
+      modulePromise = loadNodePtyModule(options.loadNodePty).catch((error: unknown) => {
+        // A failed load is retried on the next spawn (the host may install node-pty meanwhile).
+        modulePromise = null
+        throw error
+      })
+    }
+    return modulePromise
+  }
+
+  /** A spawn that names a live session: attach to it, or refuse. `undefined`: start a process. */
+  function attachOrRefuse(spawnOptions: ProviderSpawnOptions): PtySpawnResult | undefined {
+    const { sessionId, expectedIncarnationId } = spawnOptions
+    if (spawnOptions.attachOnly === true) {
+      // node-pty cannot re-attach to a process it did not start in this host process: only a
+      // live session of this provider can be attached to.
+      const live = sessionId === undefined ? undefined : sessions.live(sessionId)
+      if (live === undefined) {
+        throw new NodePtyProviderError(
+          'pty_absent',
+          `Cannot attach to PTY ${sessionId === undefined ? '(no session id)' : JSON.stringify(sessionId)}: no live PTY has that id here`,
+          { ptyId: sessionId, expectedIncarnationId },
+        )
+      }
+      if (expectedIncarnationId !== undefined && live.incarnationId !== expectedIncarnationId) {
+        // Why not `pty_absent`: a process holds the id, so the expected one is not proven gone.
+        throw new NodePtyProviderError(
+          'pty_live_other_incarnation',
+          `Cannot attach to PTY ${JSON.stringify(sessionId)}: the live process is incarnation ${JSON.stringify(live.incarnationId)}, not ${JSON.stringify(expectedIncarnationId)}`,
+          { ptyId: sessionId, expectedIncarnationId, liveIncarnationId: live.incarnationId },
+        )
+      }
+      return attachReply(live)
+    }
+    const live = sessionId === undefined ? undefined : sessions.live(sessionId)
+    if (live === undefined) return undefined
+    if (spawnOptions.isNewSession === true) {
+      throw new NodePtyProviderError('pty_id_in_use', `Cannot create PTY ${JSON.stringify(sessionId)}: a live PTY already has that id`, {
+        ptyId: sessionId,
+        liveIncarnationId: live.incarnationId,
+      })
+    }
+    return attachReply(live)
+  }
+
+  return async function spawn(spawnOptions: ProviderSpawnOptions): Promise<PtySpawnResult> {
+    context.assertNotDisposed('spawn')
+    if (spawnOptions === null || typeof spawnOptions !== 'object') {
+      throw new NodePtyOptionError('options', 'an object', spawnOptions)
+    }
+    const { sessionId } = spawnOptions
+    if (sessionId !== undefined && (typeof sessionId !== 'string' || sessionId.length === 0)) {
+      throw new NodePtyOptionError('sessionId', 'a non-empty string', sessionId)
+    }
+    const attached = attachOrRefuse(spawnOptions)
+    if (attached !== undefined) return attached
+
+    // Every refusal happens here, before node-pty is even loaded.
+    const plan = await createNodePtyLaunchPlan(spawnOptions, {
+      env: options.inheritedEnv ?? process.env,
+      defaultCwd: options.defaultCwd ?? process.cwd(),
+      platform,
+      defaultShell: options.defaultShell,
+    })
+    const nodePty = await loadModule()
+
+    // The awaits above let other calls run: look again.
+    context.assertNotDisposed('spawn')
+    const id = sessionId ?? mintFlatUuid()
+    if (sessions.live(id) !== undefined) {
+      throw new NodePtyProviderError('pty_id_in_use', `Cannot create PTY ${JSON.stringify(id)}: a live PTY already has that id`, { ptyId: id })
+    }
+
+    let terminal
+    try {
+      terminal = nodePty.spawn(plan.file, plan.args, {
+        name: options.terminalName ?? NODE_PTY_DEFAULT_TERMINAL_NAME,
+        cols: plan.cols,
+        rows: plan.rows,
+        cwd: plan.cwd,
+        env: plan.env,
+        encoding: context.bytesOutput ? null : 'utf8',
+      })
+    } catch (error) {
+      throw new NodePtyProviderError('spawn_failed', `node-pty could not start ${JSON.stringify(plan.file)}: ${error instanceof Error ? error.message : String(error)}`, {
+        cause: error,
+        ptyId: id,
+      })
+    }
+    sessions.forgetExited(id)
+    let session: NodePtySession
+    try {
+      session = new NodePtySession(
+        {
+          id,
+          incarnationId: toPtyIncarnationId(mintFlatUuid()),
+          terminal,
+          file: plan.file,
+          drainOutputAtExit: context.drainOutputAtExit && !isWindows,
+          bytes: context.bytesOutput,
+          hostReportsChildExitStatus: context.hostReportsChildExitStatus,
+          command: plan.command,
+          scopeId: spawnOptions.scopeId,
+          slotKey: spawnOptions.slotKey,
+          claimKey: spawnOptions.claimKey,
+          leaderStartTime: null,
+        },
+        sessionHooks,
+      )
+    } catch (error) {
+      // The process exists but cannot be followed: nobody would ever stop it, so kill it now.
+      try {
+        if (isWindows) terminal.kill()
+        else terminal.kill('SIGKILL')
+      } catch {
+        // Already gone.
+      }
+      throw new NodePtyProviderError('spawn_failed', `Could not wire up the PTY of ${JSON.stringify(plan.file)}: ${error instanceof Error ? error.message : String(error)}`, {
+        cause: error,
+        ptyId: id,
+      })
+    }
+    if (!isWindows) {
+      // Why right after the fork: its pid still names it (if it already died and was reaped, the
+      // read fails and the identity stays merely unknown). Off the event loop: see startTimeOf.
+      // Why in the check phase of this turn rather than now: the read blocks in the kernel until
+      // the child's exec is done, and submitting it at once woke a thread-pool thread that took
+      // the CPU from the spawn in progress (a CPU profile put ~4 ms per spawn inside `fs.open` on
+      // a loaded 2-core machine). The read completed on the pool anyway, after the exec; a leader
+      // reaped before it leaves the identity unknown, exactly as before.
+      const leader = session
+      setImmediate(() => {
+        void inspector.startTimeOf(leader.pid).then((startTime) => {
+          if (leader.leaderStartTime === null) leader.leaderStartTime = startTime
+        })
+      })
+    }
+    // A stand-in (or a future node-pty) may report the exit while the session is being wired.
+    if (session.exit === null) onStarted(session)
+
+    try {
+      spawnOptions.onPtySpawnCommitted?.()
+    } catch (error) {
+      // The caller's hook failed: it never learns of this process, so none may be left behind.
+      await context.stopSession(session, { immediate: true, deadlineAt: Date.now() + context.defaultDeadlineMs }).catch(() => undefined)
+      throw error
+    }
+
+    const result: PtySpawnResult = {
+      id,
+      pid: session.pid,
+      incarnationId: session.incarnationId,
+      isReattach: false,
+      providerSequence: { value: 0, generation: 'reset' },
+      hostReportsChildExitStatus: context.hostReportsChildExitStatus,
+      cols: plan.cols,
+      rows: plan.rows,
+    }
+    if (session.exit !== null) result.exitedBeforeSpawnReply = true
+    return result
+  }
+}

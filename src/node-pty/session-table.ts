@@ -1,0 +1,93 @@
+import { createRecentIds, type RecentIds } from '../contracts/index.js'
+import type { NodePtySession } from './node-pty-session.js'
+
+/**
+ * How many recently exited PTY ids are remembered, so that a late write to one is refused as
+ * `pty_exited` rather than `pty_not_found`. Bounded so that a long-lived host does not grow.
+ */
+export const NODE_PTY_EXITED_ID_MEMORY = 1_024
+
+/**
+ * The node-pty provider's sessions: the live ones by PTY id (until their exit event was delivered),
+ * the ids that exited recently, and a round-robin cursor for the death watch's safety-net poll.
+ */
+export class NodePtySessionTable {
+  readonly #sessions = new Map<string, NodePtySession>()
+  readonly #exitedIds: RecentIds = createRecentIds(NODE_PTY_EXITED_ID_MEMORY)
+  /** Where the next {@link NodePtySessionTable.nextSlice} resumes (a live iterator of the map). */
+  #cursor: Iterator<NodePtySession> | null = null
+
+  /** Sessions whose exit was not yet delivered. */
+  get size(): number {
+    return this.#sessions.size
+  }
+
+  /** The session under `id` (also one whose exit is being delivered right now). */
+  get(id: string): NodePtySession | undefined {
+    return this.#sessions.get(id)
+  }
+
+  /** The session under `id` while its exit is not delivered. */
+  live(id: string): NodePtySession | undefined {
+    const session = this.#sessions.get(id)
+    return session !== undefined && session.exit === null ? session : undefined
+  }
+
+  /** Every session whose exit is not delivered, in spawn order. */
+  liveSessions(): NodePtySession[] {
+    const live: NodePtySession[] = []
+    for (const session of this.#sessions.values()) if (session.exit === null) live.push(session)
+    return live
+  }
+
+  /** Every session in the table. */
+  values(): IterableIterator<NodePtySession> {
+    return this.#sessions.values()
+  }
+
+  /** Track a freshly spawned session; its id no longer counts as exited. */
+  add(session: NodePtySession): void {
+    this.#exitedIds.forget(session.id)
+    this.#sessions.set(session.id, session)
+  }
+
+  /** An id is about to be reused by a new spawn: it no longer counts as exited. */
+  forgetExited(id: string): void {
+    this.#exitedIds.forget(id)
+  }
+
+  /** The session's exit was delivered: forget it, remember its id as exited. */
+  ended(session: NodePtySession): void {
+    if (this.#sessions.get(session.id) === session) this.#sessions.delete(session.id)
+    this.#exitedIds.remember(session.id)
+  }
+
+  /** Whether `id` exited recently. */
+  hasExited(id: string): boolean {
+    return this.#exitedIds.has(id)
+  }
+
+  /**
+   * The next at most `limit` sessions, continuing where the previous slice stopped and wrapping
+   * around once: successive slices visit every session within `ceil(size / limit)` calls, so a
+   * periodic check over them costs O(limit) per tick however many PTYs are open. (A Map iterator
+   * is live: sessions added later are visited, deleted ones skipped.)
+   */
+  nextSlice(limit: number): NodePtySession[] {
+    const slice: NodePtySession[] = []
+    const wanted = Math.min(limit, this.#sessions.size)
+    let wrapped = false
+    while (slice.length < wanted) {
+      this.#cursor ??= this.#sessions.values()
+      const next = this.#cursor.next()
+      if (next.done === true) {
+        this.#cursor = null
+        if (wrapped) break
+        wrapped = true
+        continue
+      }
+      slice.push(next.value)
+    }
+    return slice
+  }
+}
