@@ -11,7 +11,7 @@
 //
 // POSIX only. Exits non-zero if any step does not happen.
 import { spawn } from 'node:child_process'
-import { mkdtempSync, rmSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -23,7 +23,7 @@ import { createPtyHostProvider } from 'ptykit/pty-host'
 export const EXAMPLE_DEADLINE_MS = 30_000
 
 async function until<T>(probe: () => T | undefined | Promise<T | undefined>, what: string): Promise<T> {
-  const deadline = Date.now() + 10_000
+  const deadline = Date.now() + 20_000
   for (;;) {
     const value = await probe()
     if (value !== undefined) return value
@@ -52,13 +52,15 @@ if (process.argv[2] === '--app-1') {
 
   const dir = mkdtempSync(join(tmpdir(), 'ptykit-example-'))
   const socketPath = join(dir, 'pty-host.sock')
+  let app1: ReturnType<typeof spawn> | undefined
+  let finished = false
   try {
     // ---- App 1 runs, and crashes -------------------------------------------------------------------
-    const app1 = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), '--app-1', socketPath], {
+    app1 = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), '--app-1', socketPath], {
       stdio: ['ignore', 'pipe', 'inherit'],
     })
     let printed = ''
-    app1.stdout.setEncoding('utf8').on('data', (chunk: string) => (printed += chunk))
+    app1.stdout!.setEncoding('utf8').on('data', (chunk: string) => (printed += chunk))
     const id = await until(() => (printed.includes('\n') ? printed.trim() : undefined), 'app 1 to spawn its session')
     app1.kill('SIGKILL')
     console.log(`app 1 spawned session ${id} and was killed with SIGKILL`)
@@ -87,7 +89,23 @@ if (process.argv[2] === '--app-1') {
     if (!stopped) process.exitCode = 1
     await controller.dispose()
     await provider.detach()
+    finished = true
   } finally {
+    // A failed run must not leave app 1, the host or its session behind: the host's lock file
+    // names its pid, and a host stopped with SIGTERM stops its sessions.
+    if (!finished) {
+      app1?.kill('SIGKILL')
+      stopHostOf(socketPath)
+    }
     rmSync(dir, { recursive: true, force: true })
+  }
+}
+
+/** Stop the pty host serving `socketPath`, if one runs (its pid is in the lock file next to the socket). */
+function stopHostOf(socketPath: string): void {
+  try {
+    process.kill(Number(readFileSync(`${socketPath}.lock`, 'utf8').trim()), 'SIGTERM')
+  } catch {
+    // No host (or it is gone already).
   }
 }
