@@ -31,7 +31,7 @@ describe('node-pty provider: stopping (real processes)', () => {
   it('stops a HUP-ignoring process within its deadline: SIGTERM after the hang-up grace', async () => {
     const result = await provider.spawn(HUP_IGNORING)
     const sleeper = await waitFor(() => liveChildrenOf(result.pid!)[0], 'the sleep child')
-    await provider.shutdown(result.id, { timeoutMs: 3_000 })
+    await provider.shutdown(result.id, { timeoutMs: 10_000 })
     expect((await log.exitOf(result.id)).cause).toEqual({ kind: 'signaled', signal: 15 })
     expect(isDead(result.pid!)).toBe(true)
     expect(isDead(sleeper)).toBe(true)

@@ -118,7 +118,7 @@ describe('stops at scale (issue 13)', () => {
     )
     // Wait for its trap: `exec sleep 301` replaces the shell once the trap is set.
     await waitFor(() => (isSleep(grandchild) ? true : undefined), 'the grandchild to exec sleep')
-    expect(await controller.stopAndWait(reply.id, { timeoutMs: 8_000 })).toBe(true)
+    expect(await controller.stopAndWait(reply.id, { timeoutMs: 20_000 })).toBe(true)
     expect(isDead(reply.pid!)).toBe(true)
     expect(isDead(grandchild)).toBe(true)
   }, SCALE_TEST_TIMEOUT_MS)
