@@ -14,9 +14,9 @@ import type { BenchConfig } from '../config.js'
 import { MB } from '../config.js'
 import { makeFigure, type FigureResult } from '../figure.js'
 import { collectGarbage } from '../gc.js'
-import { BENCH_COLS, BENCH_ROWS, pty, rawExit, rawSpawnOptions } from '../raw-pty.js'
+import { BENCH_COLS, BENCH_ROWS } from '../raw-pty.js'
 import { nowMs } from '../stats.js'
-import { floodCommand } from './throughput.js'
+import { floodCommand, rawSample } from './throughput.js'
 
 /** The kernel loop's result line. */
 type KernelRead = { bytes: number; seconds: number }
@@ -39,21 +39,6 @@ function kernelSample(bytes: number): Promise<KernelRead> {
       resolve(JSON.parse(stdout.trim().split('\n').pop() ?? '') as KernelRead)
     })
   })
-}
-
-async function rawStringSample(bytes: number): Promise<{ mbps: number; received: number }> {
-  collectGarbage()
-  const { file, args } = floodCommand(bytes)
-  const t0 = nowMs()
-  const p = pty.spawn(file, args, rawSpawnOptions())
-  let received = 0
-  let last = t0
-  p.onData((d) => {
-    received += d.length
-    last = nowMs()
-  })
-  await rawExit(p)
-  return { mbps: received / MB / ((last - t0) / 1000), received }
 }
 
 function paired(ptykit: number[], raw: number[]): PairedSamples {
@@ -87,7 +72,7 @@ export async function measureBytePath(config: BenchConfig, log: (line: string) =
       // Quick runs only exercise the code: no warm-up pair of three 2 MB floods.
       warmupPairs: config.mode === 'full' ? 1 : 0,
       raw: async (pair) => {
-        const s = await rawStringSample(bytes)
+        const s = await rawSample(bytes)
         const k = await kernelSample(bytes)
         if (pair >= 0) {
           nodePtyMbps.push(s.mbps)

@@ -20,7 +20,8 @@ export function floodCommand(bytes: number): { file: string; args: string[] } {
 
 type Sample = { mbps: number; received: number }
 
-async function rawSample(bytes: number): Promise<Sample> {
+/** One raw node-pty flood sample (utf8 strings): MB/s from the spawn call to the last chunk. */
+export async function rawSample(bytes: number): Promise<Sample> {
   collectGarbage()
   const { file, args } = floodCommand(bytes)
   const t0 = nowMs()

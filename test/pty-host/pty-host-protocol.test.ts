@@ -7,19 +7,25 @@ import { HostClient, PTY_HOST_OUTPUT_FRAME_MAX_CHARS } from '../../src/pty-host/
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { killHostAndClean, makeSocketDir, providerOn } from './pty-host-test-support.js'
 
+/** Feed `bytes` to one decoder cut at the given lengths (the rest in one piece); every frame decoded. */
+function decodeInPieces(bytes: Buffer, cuts: readonly number[]): unknown[] {
+  const decoder = new FrameDecoder()
+  const decoded: unknown[] = []
+  let offset = 0
+  for (const cut of cuts) {
+    decoded.push(...decoder.push(bytes.subarray(offset, offset + cut)))
+    offset = Math.min(bytes.length, offset + cut)
+  }
+  decoded.push(...decoder.push(bytes.subarray(offset)))
+  return decoded
+}
+
 describe('frame codec', () => {
   it('decodes any sequence of messages, however the byte stream is split', () => {
     fc.assert(
       fc.property(fc.array(fc.dictionary(fc.string(), fc.jsonValue()), { maxLength: 8 }), fc.array(fc.nat({ max: 64 }), { maxLength: 20 }), (messages, cuts) => {
         const bytes = Buffer.concat(messages.map((message) => encodeFrame(message)))
-        const decoder = new FrameDecoder()
-        const decoded: unknown[] = []
-        let offset = 0
-        for (const cut of cuts) {
-          decoded.push(...decoder.push(bytes.subarray(offset, offset + cut)))
-          offset = Math.min(bytes.length, offset + cut)
-        }
-        decoded.push(...decoder.push(bytes.subarray(offset)))
+        const decoded = decodeInPieces(bytes, cuts)
         expect(decoded).toEqual(messages.map((message) => JSON.parse(JSON.stringify(message))))
       }),
     )
@@ -44,14 +50,7 @@ describe('frame codec', () => {
             ? encodeOutputFrame(String(message.ptyId), message.seq, String(message.data), message.incarnationId as string | undefined)
             : encodeFrame(message)
         const bytes = Buffer.concat(messages.map(encode))
-        const decoder = new FrameDecoder()
-        const decoded: unknown[] = []
-        let offset = 0
-        for (const cut of cuts) {
-          decoded.push(...decoder.push(bytes.subarray(offset, offset + cut)))
-          offset = Math.min(bytes.length, offset + cut)
-        }
-        decoded.push(...decoder.push(bytes.subarray(offset)))
+        const decoded = decodeInPieces(bytes, cuts)
         expect(decoded).toEqual(messages.map((message) => JSON.parse(JSON.stringify(message))))
       }),
     )
