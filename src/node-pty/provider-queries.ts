@@ -7,6 +7,7 @@ import {
   type PtyListProcessesOptions,
   type PtyProcessInfo,
 } from '../contracts/index.js'
+import { settleWithin } from '../contracts/settle-within.js'
 import { confirmForegroundProcess } from './foreground-evidence.js'
 import { ListingPasses } from './listing-pass.js'
 import type { NodePtySession } from './node-pty-session.js'
@@ -42,15 +43,6 @@ async function describeSession(inspector: ProcessInspector, session: NodePtySess
   } catch {
     return NO_DETAILS
   }
-}
-
-/** Resolve with `work`, or with `undefined` once `ms` passed. */
-async function withinMs(work: Promise<void>, ms: number): Promise<void> {
-  let timer: NodeJS.Timeout | undefined
-  const timeout = new Promise<void>((resolve) => {
-    timer = setTimeout(resolve, ms)
-  })
-  return Promise.race([work, timeout]).finally(() => clearTimeout(timer))
 }
 
 /** The node-pty provider's read-only queries over its sessions (cwd, foreground, listings, liveness). */
@@ -144,7 +136,7 @@ export function createNodePtyQueries(context: NodePtyProviderContext): NodePtyQu
       const waitMs = bounded ? remainingWaitMs(resolveWaitDeadline(listOptions, 0)) : undefined
       if (waitMs === 0 || live.length === 0 || listOptions.membershipOnly === true) return live.map((session) => baseRow(session, NO_DETAILS))
       const { results, done } = passes.request(live)
-      await (waitMs === undefined ? done : withinMs(done, waitMs))
+      await (waitMs === undefined ? done : settleWithin(done, waitMs, undefined))
       return live.map((session) => baseRow(session, results.get(session) ?? NO_DETAILS))
     },
   }
