@@ -1,20 +1,13 @@
 import { randomBytes } from 'node:crypto'
-import type { ProviderSpawnOptions } from '../contracts/index.js'
+import { MAX_PTY_DIMENSION, type ProviderSpawnOptions } from '../contracts/index.js'
 import { SshOptionError } from './ssh-option-error.js'
 
-/** The largest `cols`/`rows` accepted: what a pty's `winsize` (unsigned short) can hold. */
-export const SSH_MAX_DIMENSION = 65_535
+/** The largest `cols`/`rows` accepted: the contracts' one limit, what a pty's `winsize` (unsigned short) can hold. */
+export const SSH_MAX_DIMENSION = MAX_PTY_DIMENSION
 /** Columns of a spawn that names none. */
 export const SSH_DEFAULT_COLS = 80
 /** Rows of a spawn that names none. */
 export const SSH_DEFAULT_ROWS = 24
-/**
- * The prefix of the launch marker the remote preamble prints before it `exec`s the program: an
- * OSC sequence (which terminals ignore, should one ever leak) carrying a nonce, the remote pid and
- * its start time. The provider strips it from the output.
- */
-export const SSH_LAUNCH_MARKER_PREFIX = '\u001b]ptykit-ssh;'
-
 /** Quote `value` for a POSIX shell: one single-quoted word. */
 export function shellQuote(value: string): string {
   return `'${value.replace(/'/g, `'\\''`)}'`
@@ -45,7 +38,8 @@ export type RemoteLaunch = {
 
 /**
  * Build the remote command of a spawn: a small POSIX `sh` preamble that applies `env` /
- * `envToDelete` / `cwd`, prints the launch marker (pid and start time of the shell, which then
+ * `envToDelete` / `cwd`, prints the launch marker (an OSC sequence, `ESC ] ptykit-ssh; nonce; pid;
+ * start time BEL`, which terminals ignore should one leak; pid and start time of the shell, which then
  * `exec`s the program, so the pid is the program's) and `exec`s `file` + `args`, or the login
  * shell. Why not `env` requests: sshd accepts only the names its `AcceptEnv` lists, silently.
  *

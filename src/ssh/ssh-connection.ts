@@ -57,8 +57,8 @@ function openSocket(settings: SshConnectionSettings): Promise<Socket> {
 }
 
 /**
- * One authenticated SSH connection. `onLost` fires once when it drops (or is closed with
- * {@link SshConnection.close}, where `deliberate` is true).
+ * One authenticated SSH connection. `onLost` fires once when it drops (never after
+ * {@link SshConnection.close}).
  */
 export class SshConnection {
   #client: Ssh2Client

@@ -1,6 +1,6 @@
 import { basename } from 'node:path'
 import { settleWithin } from '../contracts/settle-within.js'
-import { resolveWaitDeadline, type ExecutionHostId, type PtyListProcessesOptions, type PtyProcessInfo } from '../contracts/index.js'
+import { remainingWaitMs, resolveWaitDeadline, type ExecutionHostId, type PtyListProcessesOptions, type PtyProcessInfo } from '../contracts/index.js'
 import { inspectRemoteProcess, probeRemotePid, type RemoteInspection } from './remote-process.js'
 import type { SshConnectionKeeper } from './ssh-connection-keeper.js'
 import { SshProviderError } from './ssh-provider-error.js'
@@ -71,7 +71,7 @@ export function createSshQueries(context: SshQueryContext): SshQueries {
       const deadline = resolveWaitDeadline(listOptions, SSH_SIDE_COMMAND_TIMEOUT_MS)
       return Promise.all(
         table.inState('live').map(async (session) => {
-          const inspection = await settleWithin(inspect(session.id), Math.max(0, deadline - Date.now()), null)
+          const inspection = await settleWithin(inspect(session.id), remainingWaitMs(deadline), null)
           return listingRow(session, inspection)
         }),
       )

@@ -1,4 +1,5 @@
 import { settleWithin } from '../contracts/settle-within.js'
+import { remainingWaitMs } from '../contracts/index.js'
 import { planStopSchedule, type StopScheduleOptions, type StopSignal } from '../contracts/stop-schedule.js'
 import { SshProviderError } from './ssh-provider-error.js'
 import type { SshPtySession } from './ssh-pty-session.js'
@@ -51,7 +52,7 @@ export function planSshStopSchedule(options: StopScheduleOptions): SshStopStep[]
 async function settledBy(session: SshPtySession, untilEpochMs: number): Promise<boolean> {
   const settled = () => session.state === 'exited' || session.state === 'lost'
   if (settled()) return true
-  const wait = untilEpochMs - Date.now()
+  const wait = remainingWaitMs(untilEpochMs)
   if (wait <= 0) return false
   await settleWithin(session.settled, wait, undefined)
   return settled()

@@ -1,4 +1,4 @@
-import { interopOptionalPeer, loadOptionalPeer } from '../contracts/optional-peer.js'
+import { loadOptionalPeer } from '../contracts/optional-peer.js'
 import { SshProviderError } from './ssh-provider-error.js'
 
 /**
@@ -64,11 +64,6 @@ export type Ssh2Module = {
 export const SSH2_PACKAGE_NAME = 'ssh2'
 
 const isSsh2Module = (candidate: object): boolean => typeof (candidate as { Client?: unknown }).Client === 'function'
-
-/** Pick ssh2's module object out of whatever a dynamic `import()` returned (ESM namespace, CJS exports, nested defaults). */
-export function interopSsh2Module(loaded: unknown): Ssh2Module | null {
-  return interopOptionalPeer<Ssh2Module>(loaded, isSsh2Module)
-}
 
 function unavailable(cause: unknown, why: string): SshProviderError {
   return new SshProviderError(
