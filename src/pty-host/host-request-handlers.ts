@@ -1,5 +1,6 @@
 import type { PtyShutdownOptions, ProviderSpawnOptions } from '../contracts/index.js'
 import type { NodePtyProvider } from '../node-pty/index.js'
+import { NODE_PTY_DEFAULT_COLS, NODE_PTY_DEFAULT_ROWS } from '../node-pty/launch-plan.js'
 import type { HostClient } from './host-client.js'
 import type { HostSessionStore } from './host-sessions.js'
 import { countParam, PTY_HOST_PROTOCOL_VERSION, SPAWN_LAUNCH_KEYS, stringParam, type PtyHostMethod, type PtyHostRequest } from './protocol.js'
@@ -45,8 +46,8 @@ export function createHostRequestHandlers({ provider, sessions, activityChanged 
       const id = stringParam(request.params, 'sessionId')
       if (live.has(id)) throw new PtyHostError('pty_id_in_use', `Cannot create PTY ${JSON.stringify(id)}: a live PTY already has that id`, { ptyId: id })
       const spawnOptions = launchOptions(request.params, id)
-      const cols = typeof spawnOptions.cols === 'number' && spawnOptions.cols > 0 ? spawnOptions.cols : 80
-      const rows = typeof spawnOptions.rows === 'number' && spawnOptions.rows > 0 ? spawnOptions.rows : 24
+      const cols = typeof spawnOptions.cols === 'number' && spawnOptions.cols > 0 ? spawnOptions.cols : NODE_PTY_DEFAULT_COLS
+      const rows = typeof spawnOptions.rows === 'number' && spawnOptions.rows > 0 ? spawnOptions.rows : NODE_PTY_DEFAULT_ROWS
       const session = sessions.create(id, cols, rows)
       sessions.subscribe(client, session)
       activityChanged()

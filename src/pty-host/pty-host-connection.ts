@@ -2,6 +2,18 @@ import { createConnection, type Socket } from 'node:net'
 import { encodeFrame, FrameDecoder, PTY_HOST_MAX_FRAME_BYTES } from './frame-codec.js'
 import { protocolMismatchMessage, PTY_HOST_PROTOCOL_VERSION, type PtyHostMessage, type PtyHostMethod, type PtyHostWireError } from './protocol.js'
 import { PtyHostError } from './pty-host-error.js'
+
+/**
+ * The rejections of requests the host did not answer in time. They carry `transport_lost` like a
+ * drop (the caller cannot tell what the host did), but a write settles differently for them
+ * (`settlement_timeout`), so they are told apart by identity, never by their message.
+ */
+const requestTimeouts = new WeakSet<object>()
+
+/** True for the rejection of a request the host did not answer within its timeout. */
+export function isRequestTimeout(error: unknown): boolean {
+  return typeof error === 'object' && error !== null && requestTimeouts.has(error)
+}
 import { assertSocketSafeToConnect, readHostSecret, type PtyHostPaths } from './socket-security.js'
 
 type Pending = { resolve: (value: unknown) => void; reject: (error: Error) => void; timer: NodeJS.Timeout | undefined }
@@ -128,7 +140,9 @@ export class PtyHostConnection {
           : setTimeout(() => {
               this.#pending.delete(id)
               this.#updateRef()
-              reject(new PtyHostError('transport_lost', `The pty host did not answer ${method} within ${timeoutMs} ms`))
+              const timedOut = new PtyHostError('transport_lost', `The pty host did not answer ${method} within ${timeoutMs} ms`)
+              requestTimeouts.add(timedOut)
+              reject(timedOut)
             }, timeoutMs)
       this.#pending.set(id, { resolve, reject, timer })
       this.#updateRef()

@@ -1,3 +1,4 @@
+import { describeValue } from '../contracts/describe-value.js'
 import { defineErrorBrand } from '../contracts/error-brand.js'
 /**
  * Stable codes of {@link PtyHostError}. Match on the code, never on the message.
@@ -64,11 +65,5 @@ export function isPtyHostError(value: unknown): value is PtyHostError {
 
 /** A malformed option: names the option and the value it got. */
 export function invalidPtyHostOption(option: string, expected: string, value: unknown): PtyHostError {
-  let shown: string
-  try {
-    shown = typeof value === 'function' ? 'a function' : (JSON.stringify(value) ?? String(value))
-  } catch {
-    shown = String(value)
-  }
-  return new PtyHostError('invalid_option', `Expected the \`${option}\` option to be ${expected}, got ${shown} (${value === null ? 'null' : typeof value})`)
+  return new PtyHostError('invalid_option', `Expected the \`${option}\` option to be ${expected}, got ${describeValue(value)}`)
 }

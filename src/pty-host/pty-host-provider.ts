@@ -16,7 +16,7 @@ import {
 } from '../contracts/index.js'
 import { ClientPtyRecords, type ClientPtyState } from './client-pty-records.js'
 import { SPAWN_LAUNCH_KEYS } from './protocol.js'
-import type { PtyHostConnection } from './pty-host-connection.js'
+import { isRequestTimeout, type PtyHostConnection } from './pty-host-connection.js'
 import { invalidPtyHostOption, isPtyHostError, PtyHostError } from './pty-host-error.js'
 import { PtyHostLink } from './pty-host-link.js'
 import {
@@ -202,7 +202,7 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
       if (settlement?.kind === 'accepted' || settlement?.kind === 'refused' || settlement?.kind === 'unverifiable') return settlement
       return unverifiableWrite('provider_threw_after_handoff', true)
     } catch (error) {
-      if (isPtyHostError(error) && error.message.includes('did not answer')) return unverifiableWrite('settlement_timeout', true)
+      if (isRequestTimeout(error)) return unverifiableWrite('settlement_timeout', true)
       return unverifiableWrite('transport_lost', true)
     }
   }

@@ -29,8 +29,8 @@ export type HistoryReplay = {
 
 /**
  * One session's history in the host: the absolute output sequence (raw chars produced so far), a
- * bounded ring of the latest raw output for replay, and a headless screen (on the host's screen
- * thread) fed the same stream for snapshots.
+ * bounded ring of the latest raw output for replay, and a headless screen fed the same stream for
+ * snapshots.
  */
 export class SessionHistory {
   /** Absolute count of raw output chars produced so far. */
