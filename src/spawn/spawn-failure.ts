@@ -112,6 +112,6 @@ export function failedSpawnError(state: RuntimePtySpawnState, failure: Classifie
     ...(cause === undefined ? {} : { cause }),
     outcome,
     ...(ptyId === undefined ? {} : { ptyId }),
-    ...optionOf(cause),
+    ...optionOf(failure.cause),
   })
 }

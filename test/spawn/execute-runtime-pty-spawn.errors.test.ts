@@ -10,7 +10,7 @@ import {
   PtySpawnError,
   type PtySpawnErrorCode,
 } from '../../src/spawn/index.js'
-import { MAX_PTY_SPAWN_DIMENSION } from '../../src/spawn/validate-spawn-options.js'
+import { MAX_PTY_DIMENSION as MAX_PTY_SPAWN_DIMENSION } from '../../src/contracts/index.js'
 import { createFakePtyProvider, FakePtyAbsentError } from '../../src/testing/index.js'
 import { createHarness, rejectionOf } from './harness.js'
 
@@ -311,6 +311,16 @@ describe('executeRuntimePtySpawn: each error code', () => {
     expect((error.cause as AggregateError).errors[0]).toBe(refusal)
     expect((error.cause as AggregateError).errors).toHaveLength(2)
     expect(h.runtime.inspect().heldLeases).toEqual([])
+  })
+
+  it('a provider option refusal keeps naming its option when an undo also throws', async () => {
+    const refusal = Object.assign(new Error('no such cwd'), { code: 'invalid_spawn_option', option: 'cwd' })
+    const h = createHarness({ runtimeOverrides: () => ({ acquireScopeSpawn: () => () => { throw new Error('undo failed') } }) })
+    h.provider.scriptNextSpawn({ fail: refusal })
+    const error = await expectSpawnError(h.spawn({ scopeId: 'w' }), 'invalid_spawn_options')
+    expect(error.cause).toBeInstanceOf(AggregateError)
+    expect((error.cause as AggregateError).errors[0]).toBe(refusal)
+    expect(error.option).toBe('cwd')
   })
 
   it("a joined claim that fails in its own admission never stops the creator's PTY nor releases its claim", async () => {
