@@ -81,7 +81,6 @@ export function createNodePtyProvider(options: NodePtyProviderOptions = {}): Nod
     bytesOutput: options.output === 'bytes',
     defaultDeadlineMs: options.shutdownDeadlineMs ?? NODE_PTY_SHUTDOWN_DEADLINE_MS,
     inspector,
-    scanner,
     sessions,
     stopSession,
     assertNotDisposed(method) {

@@ -1,5 +1,4 @@
 import type { ExecutionHostId } from '../contracts/index.js'
-import type { LivenessScanner } from './liveness-scanner.js'
 import type { ProcessInspector } from './process-inspector.js'
 import type { NodePtyProviderOptions } from './provider-options.js'
 import type { NodePtySessionTable } from './session-table.js'
@@ -29,8 +28,6 @@ export type NodePtyProviderContext = {
   readonly defaultDeadlineMs: number
   /** Reads processes from the OS. */
   readonly inspector: ProcessInspector
-  /** The shared, batched scan of the process table. */
-  readonly scanner: LivenessScanner
   /** The provider's sessions. */
   readonly sessions: NodePtySessionTable
   /** Stop (or join the stop of) a session. */

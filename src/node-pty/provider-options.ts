@@ -5,12 +5,6 @@ import type { NODE_PTY_HANGUP_GRACE_MS, NODE_PTY_SHUTDOWN_DEADLINE_MS, NODE_PTY_
 /** The `$TERM` of spawned PTYs unless the host names another: what xterm.js and VS Code emulate. */
 export const NODE_PTY_DEFAULT_TERMINAL_NAME = 'xterm-256color'
 
-/**
- * How many recently exited PTY ids are remembered, so that a late write to one is refused as
- * `pty_exited` rather than `pty_not_found`. Bounded so that a long-lived host does not grow.
- */
-export const NODE_PTY_EXITED_ID_MEMORY = 1_024
-
 /** Options of {@link createNodePtyProvider}. Every field is optional. */
 export type NodePtyProviderOptions = {
   /** The provider's `name`. Default `'node-pty'`. */

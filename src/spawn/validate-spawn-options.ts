@@ -1,14 +1,6 @@
 import { describeValue } from '../contracts/describe-value.js'
-import { MAX_PTY_DIMENSION, assertPtyDimension, type PtySpawnOptions } from '../contracts/index.js'
+import { assertPtyDimension, type PtySpawnOptions } from '../contracts/index.js'
 import type { PtySpawnDeps } from './types.js'
-
-/**
- * The largest `cols` or `rows` a spawn may ask for: the one limit of ptykit,
- * `MAX_PTY_DIMENSION` (65 535), the same for `resize`.
- *
- * @deprecated Use `MAX_PTY_DIMENSION` from `ptykit/contracts`.
- */
-export const MAX_PTY_SPAWN_DIMENSION = MAX_PTY_DIMENSION
 
 
 function fail(option: string, expected: string, value: unknown): never {
@@ -46,7 +38,7 @@ function checkKeyed(option: 'slot' | 'claim', value: unknown): void {
  * Check spawn options before any side effect. A malformed option is a programmer error.
  *
  * @throws TypeError naming the option and the value: `cols`/`rows` not a positive integer up to
- * {@link MAX_PTY_SPAWN_DIMENSION}; `slot` together with `claim`; an empty `slot.key`, `claim.key`,
+ * `MAX_PTY_DIMENSION` (65 535); `slot` together with `claim`; an empty `slot.key`, `claim.key`,
  * `hostId`, `scopeId`, `sessionId` or `preAllocatedHandle`; a `signal` that is not an AbortSignal;
  * an `onPtySpawnCommitted` that is not a function.
  */
