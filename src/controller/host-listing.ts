@@ -1,3 +1,4 @@
+import { callProvider } from '../contracts/call-provider.js'
 import { assertAbortSignal } from './abort.js'
 import {
   remainingWaitMs,
@@ -87,16 +88,9 @@ export async function listOneHost(
     budget.signal?.addEventListener('abort', onAbort, { once: true })
   })
   try {
-    let pending: Promise<PtyProcessInfo[]>
-    try {
-      pending = Promise.resolve(provider.listProcesses({ deadlineMs: budget.deadlineAt }))
-      if (budget.includeForegroundProcessEvidence) {
-        pending = pending.then((rows) =>
-          Array.isArray(rows) ? withForegroundEvidence(provider, rows, onForegroundEvidenceError) : rows,
-        )
-      }
-    } catch (error) {
-      pending = Promise.reject(error)
+    let pending: Promise<PtyProcessInfo[]> = callProvider(() => provider.listProcesses({ deadlineMs: budget.deadlineAt }))
+    if (budget.includeForegroundProcessEvidence) {
+      pending = pending.then((rows) => (Array.isArray(rows) ? withForegroundEvidence(provider, rows, onForegroundEvidenceError) : rows))
     }
     const answer = await Promise.race([
       pending.then(

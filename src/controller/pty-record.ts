@@ -83,10 +83,11 @@ export function incarnationField(
 }
 
 /**
- * Whether an event attributed to `eventIncarnationId` may belong to the record: only a *present*
- * incarnation that differs from a *present* recorded one is proof it belongs elsewhere (rule R1).
+ * Whether something attributed to `eventIncarnationId` (a listing row) may belong to the record:
+ * only a *present* incarnation that differs from a *present* recorded one is proof it belongs
+ * elsewhere (rule R1).
  */
-export function incarnationMatches(record: PtyRecord, eventIncarnationId: PtyIncarnationId | undefined): boolean {
+export function incarnationMatches(record: { readonly incarnationId: PtyIncarnationId | undefined }, eventIncarnationId: PtyIncarnationId | undefined): boolean {
   return (
     eventIncarnationId === undefined ||
     record.incarnationId === undefined ||

@@ -1,3 +1,4 @@
+import { callProvider } from '../contracts/call-provider.js'
 import { clampTimerDelay, type PtyIncarnationId, type PtyProvider, type PtyShutdownOptions } from '../contracts/index.js'
 import type { ControllerReport } from './controller-core.js'
 
@@ -22,13 +23,7 @@ export function dispatchShutdown(
     ...(immediate ? { immediate: true } : {}),
     ...(incarnationId === undefined ? {} : { expectedIncarnationId: incarnationId }),
   }
-  let pending: Promise<void>
-  try {
-    pending = Promise.resolve(provider.shutdown(ptyId, options))
-  } catch (error) {
-    pending = Promise.reject(error)
-  }
-  return pending.then(
+  return callProvider(() => provider.shutdown(ptyId, options)).then(
     () => 'resolved' as const,
     (error: unknown) => {
       report('shutdown_failed', `Provider ${provider.name} could not shut down ${ptyId}`, error, ptyId)

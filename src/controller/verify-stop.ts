@@ -1,3 +1,5 @@
+import { incarnationMatches } from './pty-record.js'
+import { callProvider } from '../contracts/call-provider.js'
 import type { PtyIncarnationId, PtyProvider } from '../contracts/index.js'
 
 /**
@@ -50,17 +52,12 @@ function isListed(rows: readonly unknown[], target: StopTarget): boolean {
   return rows.some((row) => {
     const candidate = row as { id?: unknown; incarnationId?: PtyIncarnationId } | null
     if (candidate?.id !== target.ptyId) return false
-    return candidate.incarnationId === undefined || target.incarnationId === undefined || candidate.incarnationId === target.incarnationId
+    return incarnationMatches(target, candidate.incarnationId)
   })
 }
 
 async function listOnce(target: StopTarget, timing: StopVerificationTiming): Promise<{ rows: unknown[] } | { error: unknown } | 'deadline'> {
-  let listing: Promise<unknown>
-  try {
-    listing = Promise.resolve(target.provider.listProcesses({ timeoutMs: timing.remainingMs(), membershipOnly: true }))
-  } catch (error) {
-    listing = Promise.reject(error)
-  }
+  const listing: Promise<unknown> = callProvider(() => target.provider.listProcesses({ timeoutMs: timing.remainingMs(), membershipOnly: true }))
   const answer = await Promise.race([
     listing.then(
       (rows) => (Array.isArray(rows) ? { rows: rows as unknown[] } : { error: new TypeError('The listing is not an array') }),
@@ -93,12 +90,7 @@ export async function verifyStop(target: StopTarget, timing: StopVerificationTim
   const provider = target.provider
   if (provider.authoritativeListings === true) return { kind: 'absent' }
   if (provider.probeLiveness !== undefined) {
-    let probe: Promise<unknown>
-    try {
-      probe = Promise.resolve(provider.probeLiveness(target.ptyId))
-    } catch (error) {
-      probe = Promise.reject(error)
-    }
+    const probe: Promise<unknown> = callProvider(() => provider.probeLiveness!(target.ptyId))
     const answer = await Promise.race([probe.catch(() => null), timing.deadlinePassed])
     if (answer === 'deadline') return { kind: 'deadline' }
     if (answer === false) return { kind: 'absent' }
