@@ -10,6 +10,7 @@ import { makeFigure, type FigureResult } from '../figure.js'
 import { collectGarbage } from '../gc.js'
 import { createPtykitSide, type PtykitSide } from '../ptykit-side.js'
 import { BENCH_COLS, BENCH_ROWS } from '../raw-pty.js'
+import { median, nowMs } from '../stats.js'
 import { floodCommand } from './throughput.js'
 
 /** The window measured (VS Code's `TerminalDataBufferer` default). */
@@ -25,7 +26,7 @@ async function floodEvents(side: PtykitSide, bytes: number): Promise<{ perMb: nu
   side.controller.on('data', count)
   try {
     const { file, args } = floodCommand(bytes)
-    const t0 = performance.now()
+    const t0 = nowMs()
     const handle = await side.controller.spawn({ file, args, cols: BENCH_COLS, rows: BENCH_ROWS })
     const tracked = side.tracker.get(handle.id)
     await tracked.exited
@@ -66,7 +67,6 @@ export async function measureDataBatching(config: BenchConfig, log: (line: strin
       },
       onPair: (i, r, p) => log(`  data events per MB pair ${i}: off ${r.toFixed(1)}, dataBatchMs ${BENCH_DATA_BATCH_MS} ${p.toFixed(1)}`),
     })
-    const median = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? 0
     return makeFigure(
       {
         id: 'data-batching',
