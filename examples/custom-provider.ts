@@ -236,7 +236,7 @@ export function createJsonLinesPtyProvider(options: JsonLinesPtyProviderOptions 
     if (message !== null) receive(message)
   })
 
-  function send(method: HostMethod, params: Record<string, unknown>, deadlineMs?: number): { id: number; reply: Promise<unknown> } {
+  function send(method: HostMethod, params: Record<string, unknown>, timeoutMs?: number): { id: number; reply: Promise<unknown> } {
     const id = nextRequestId++
     const reply = new Promise<unknown>((resolve, reject) => {
       if (hostGone) {
@@ -244,11 +244,11 @@ export function createJsonLinesPtyProvider(options: JsonLinesPtyProviderOptions 
         return
       }
       const request: Pending = { resolve, reject }
-      if (deadlineMs !== undefined) {
+      if (timeoutMs !== undefined) {
         request.timer = setTimeout(() => {
           pending.delete(id)
-          reject(new JsonLinesHostError('deadline_exceeded', `The PTY host did not answer ${method} within ${deadlineMs} ms`))
-        }, deadlineMs)
+          reject(new JsonLinesHostError('deadline_exceeded', `The PTY host did not answer ${method} within ${timeoutMs} ms`))
+        }, timeoutMs)
       }
       pending.set(id, request)
       // Throws (a TypeError) for data JSON cannot carry: a programmer error, reported as such.
@@ -257,8 +257,17 @@ export function createJsonLinesPtyProvider(options: JsonLinesPtyProviderOptions 
     return { id, reply }
   }
 
-  const request = (method: HostMethod, params: Record<string, unknown>, deadlineMs?: number): Promise<unknown> =>
-    send(method, params, deadlineMs).reply
+  const request = (method: HostMethod, params: Record<string, unknown>, timeoutMs?: number): Promise<unknown> =>
+    send(method, params, timeoutMs).reply
+
+  /**
+   * How long a request bounded by the caller's budget may wait: what is left of it (`deadlineMs`
+   * is an absolute epoch time, `timeoutMs` a duration) plus the round trip; `undefined` for no budget.
+   */
+  const requestTimeoutMs = (budget: { deadlineMs?: number; timeoutMs?: number }): number | undefined =>
+    budget.deadlineMs === undefined && budget.timeoutMs === undefined
+      ? undefined
+      : remainingWaitMs(resolveWaitDeadline(budget, 0)) + JSON_LINES_ROUND_TRIP_MARGIN_MS
 
   function assertUsable(method: string): void {
     if (disposePromise !== null) throw new JsonLinesHostError('provider_disposed', `Cannot call \`${method}\` on a disposed provider`)
@@ -326,19 +335,13 @@ export function createJsonLinesPtyProvider(options: JsonLinesPtyProviderOptions 
 
   async function shutdown(id: string, shutdownOptions: PtyShutdownOptions = {}): Promise<void> {
     if (ptys.get(id)?.state === 'exited') return
-    // `deadlineMs` is an absolute epoch time, `timeoutMs` a duration: the request waits for what is left of either.
-    const budgetGiven = shutdownOptions.deadlineMs !== undefined || shutdownOptions.timeoutMs !== undefined
-    const deadline = budgetGiven ? remainingWaitMs(resolveWaitDeadline(shutdownOptions, 0)) + JSON_LINES_ROUND_TRIP_MARGIN_MS : undefined
     // Rejects with `host_exited` when the host is gone: the stop could not be dispatched.
-    await request('shutdown', { id, ...shutdownOptions }, deadline)
+    await request('shutdown', { id, ...shutdownOptions }, requestTimeoutMs(shutdownOptions))
   }
 
   async function listProcesses(listOptions: PtyListProcessesOptions = {}): Promise<PtyProcessInfo[]> {
     assertUsable('listProcesses')
-    // `deadlineMs` is an absolute epoch time (`timeoutMs` relative): wait what is left of it, plus the round trip.
-    const bounded = listOptions.deadlineMs !== undefined || listOptions.timeoutMs !== undefined
-    const deadline = bounded ? remainingWaitMs(resolveWaitDeadline(listOptions, 0)) + JSON_LINES_ROUND_TRIP_MARGIN_MS : undefined
-    const rows = await request('list', { ...listOptions }, deadline)
+    const rows = await request('list', { ...listOptions }, requestTimeoutMs(listOptions))
     if (!Array.isArray(rows)) throw new JsonLinesHostError('protocol_error', 'The PTY host answered list with something other than an array')
     return rows.flatMap((row: unknown) => {
       const info = toProcessInfo(row, hostId)
