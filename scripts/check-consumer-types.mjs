@@ -138,24 +138,21 @@ function writeSetting(dir, setting, modules) {
 async function typeCheck(dir, setting, modules) {
   const tsc = path.join(root, 'node_modules', 'typescript', 'bin', 'tsc')
   const failure = await new Promise((resolve) => {
-    // Asynchronous, so the settings compile side by side (the slowest step of `npm test` otherwise).
+    // Asynchronous, so the settings compile side by side.
     execFile(process.execPath, [tsc, '-p', dir, '--pretty', 'false'], { cwd: dir, encoding: 'utf8', maxBuffer: 16 * 1024 * 1024 }, (error, stdout, stderr) =>
       resolve(error === null ? null : Object.assign(error, { stdout, stderr })),
     )
   })
   if (failure === null) return []
-  {
-    const error = failure
-    const output = `${error.stdout ?? ''}${error.stderr ?? ''}`.trim()
-    if (!output) throw error
-    return output.split('\n').map((message) => {
-      const at = /^([^(]+)\((\d+),(\d+)\)/.exec(message)
-      const module = at && modules.get(path.basename(at[1]))
-      const docLine = module?.origin[Number(at[2]) - 1]
-      const where = docLine ? `${module.doc}:${docLine}` : ''
-      return `  [${setting.name}] ${where ? `${where}: ` : ''}${message}`
-    })
-  }
+  const output = `${failure.stdout ?? ''}${failure.stderr ?? ''}`.trim()
+  if (!output) throw failure
+  return output.split('\n').map((message) => {
+    const at = /^([^(]+)\((\d+),(\d+)\)/.exec(message)
+    const module = at && modules.get(path.basename(at[1]))
+    const docLine = module?.origin[Number(at[2]) - 1]
+    const where = docLine ? `${module.doc}:${docLine}` : ''
+    return `  [${setting.name}] ${where ? `${where}: ` : ''}${message}`
+  })
 }
 
 const work = fs.mkdtempSync(path.join(os.tmpdir(), 'ptykit-consumer-types-'))
