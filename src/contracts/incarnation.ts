@@ -35,3 +35,19 @@ export function toPtyIncarnationId(value: string): PtyIncarnationId {
   }
   return value
 }
+
+/**
+ * `{ incarnationId }` when the incarnation is attested, `{}` otherwise (never an `undefined`
+ * field): the incarnation part of an event, a reply or a row. Internal.
+ */
+export function incarnationOf(incarnationId: PtyIncarnationId | undefined): { incarnationId?: PtyIncarnationId } {
+  return incarnationId === undefined ? {} : { incarnationId }
+}
+
+/**
+ * Whether two incarnations may name the same process: they are equal, or one of them is not
+ * attested (an unknown incarnation contradicts nothing; rule R1). Internal.
+ */
+export function incarnationsAgree(a: PtyIncarnationId | undefined, b: PtyIncarnationId | undefined): boolean {
+  return a === undefined || b === undefined || a === b
+}

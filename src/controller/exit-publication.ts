@@ -5,7 +5,8 @@ import type { ControllerCore } from './controller-core.js'
 import { certifiesDeath, observedExitCause } from './exit-evidence.js'
 import { PTY_LIVENESS_REASONS } from './liveness-reasons.js'
 import type { OutputDelivery } from './output-delivery.js'
-import { incarnationField, type PtyRecord } from './pty-record.js'
+import { incarnationOf } from '../contracts/incarnation.js'
+import type { PtyRecord } from './pty-record.js'
 
 /**
  * How an incarnation ends, and what is published when: the `exit` event (its cause settled by the
@@ -85,7 +86,7 @@ export class ExitPublication {
   }
 
   setLiveness(record: PtyRecord, verdict: PtyLivenessVerdict): void {
-    this.#core.emit('liveness', { ptyId: record.ptyId, ...incarnationField(record.incarnationId), verdict })
+    this.#core.emit('liveness', { ptyId: record.ptyId, ...incarnationOf(record.incarnationId), verdict })
   }
 
   /**
@@ -135,7 +136,7 @@ export class ExitPublication {
     const cause = settleExitCause(observed, { stopRequested })
     // Data before exit (R3): output held for coalescing goes out first.
     this.#output.flush(record)
-    this.#core.emit('exit', { ptyId: record.ptyId, ...incarnationField(record.incarnationId), code, cause })
+    this.#core.emit('exit', { ptyId: record.ptyId, ...incarnationOf(record.incarnationId), code, cause })
   }
 
   #releaseOwnership(record: PtyRecord): void {
@@ -144,7 +145,7 @@ export class ExitPublication {
     this.#bookkeeping.forgetRuntimePty(record.ptyId)
     if (record.claimKey !== undefined) this.#bookkeeping.releaseClaim(record.ptyId, undefined)
     if (record.slot !== undefined) {
-      this.#bookkeeping.retireSlot(record.slot, { ptyId: record.ptyId, hostId: record.hostId, ...incarnationField(record.incarnationId) })
+      this.#bookkeeping.retireSlot(record.slot, { ptyId: record.ptyId, hostId: record.hostId, ...incarnationOf(record.incarnationId) })
     }
   }
 }

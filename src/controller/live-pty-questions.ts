@@ -9,7 +9,7 @@ import { reportProviderThrow, type ControllerCore } from './controller-core.js'
 import type { PtyInspectOptions } from './controller-types.js'
 import { confirmForegroundOf, providerSupportsForegroundEvidence } from './foreground-evidence.js'
 import { INPUT_MODE_RESET_SEQUENCE } from './input-mode-reset.js'
-import { incarnationField } from './pty-record.js'
+import { incarnationOf } from '../contracts/incarnation.js'
 
 /**
  * Questions to the provider of a live PTY — working directory, foreground process, children,
@@ -87,7 +87,7 @@ export class LivePtyQuestions {
   async resetInputModes(ptyId: string): Promise<void> {
     const record = this.#core.records.get(ptyId)
     if (record === undefined || record.state !== 'live') return
-    this.#core.emit('inputModesReset', { ptyId, ...incarnationField(record.incarnationId), data: INPUT_MODE_RESET_SEQUENCE })
+    this.#core.emit('inputModesReset', { ptyId, ...incarnationOf(record.incarnationId), data: INPUT_MODE_RESET_SEQUENCE })
     await this.#askLive(ptyId, 'resetInputModes', (provider) => provider.resetInputModes?.(ptyId))
   }
 

@@ -2,7 +2,8 @@ import type { ExecutionHostId, PtyControllerInventory, PtyControllerTerminalIden
 import { reportProviderThrow, type ControllerCore } from './controller-core.js'
 import type { ExitPublication } from './exit-publication.js'
 import { combineAnswers } from './exit-evidence.js'
-import { incarnationField, type PtyRecord } from './pty-record.js'
+import { incarnationOf } from '../contracts/incarnation.js'
+import type { PtyRecord } from './pty-record.js'
 
 /**
  * Existence, liveness and inventory: `hasPty` and `probePtyLiveness` (asked of the owning provider,
@@ -71,7 +72,7 @@ export class ProviderQueries {
       if (record.stopRequested || record.state === 'unverified') exitingPtyIds.add(record.ptyId)
       terminalIdentityByPtyId.set(record.ptyId, {
         hostId: record.hostId,
-        ...incarnationField(record.incarnationId),
+        ...incarnationOf(record.incarnationId),
         ...(record.handle === undefined ? {} : { handle: record.handle }),
       })
     }

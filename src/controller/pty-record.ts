@@ -75,32 +75,12 @@ export type PtyRecord = {
  */
 export const EXITED_PTY_RECORDS_KEPT = 1024
 
-/** Build the `{ incarnationId }` part of an event, omitting it when unattested. */
-export function incarnationField(
-  incarnationId: PtyIncarnationId | undefined,
-): { incarnationId?: PtyIncarnationId } {
-  return incarnationId === undefined ? {} : { incarnationId }
-}
-
-/**
- * Whether something attributed to `eventIncarnationId` (a listing row) may belong to the record:
- * only a *present* incarnation that differs from a *present* recorded one is proof it belongs
- * elsewhere (rule R1).
- */
-export function incarnationMatches(record: { readonly incarnationId: PtyIncarnationId | undefined }, eventIncarnationId: PtyIncarnationId | undefined): boolean {
-  return (
-    eventIncarnationId === undefined ||
-    record.incarnationId === undefined ||
-    eventIncarnationId === record.incarnationId
-  )
-}
-
 /**
  * Whether a provider **event** (data or exit) may belong to the record — the seed origin's gate
  * `!current || payload.incarnationId === current`: once the record's incarnation is known, only
  * an event naming that very incarnation counts. An event that names none is dropped, because a
  * late exit of an older process without an incarnation would otherwise end the new process's
- * record while it still runs. (Listing rows keep the looser {@link incarnationMatches}.)
+ * record while it still runs. (Listing rows keep the looser `incarnationsAgree`.)
  */
 export function eventBelongsTo(record: PtyRecord, eventIncarnationId: PtyIncarnationId | undefined): boolean {
   return record.incarnationId === undefined || eventIncarnationId === record.incarnationId

@@ -19,7 +19,8 @@ import type { InFlightSpawn } from './in-flight-event-buffer.js'
 import type { OutputDelivery } from './output-delivery.js'
 import type { ProviderIntake } from './provider-intake.js'
 import { adoptSlotOwner } from './slot-adoption.js'
-import { createPtyRecord, incarnationField, type PtyRecord, type PtyRecordInit } from './pty-record.js'
+import { incarnationOf } from '../contracts/incarnation.js'
+import { createPtyRecord, type PtyRecord, type PtyRecordInit } from './pty-record.js'
 import type { Stopping } from './stopping.js'
 
 /** Default PTY size when neither the spawn options nor the provider say (the usual VT100 size). */
@@ -210,7 +211,7 @@ export class SpawnPublication {
     this.#exits.reviveIfUnverified(record)
     this.#core.emit('spawn', {
       ptyId: record.ptyId,
-      ...incarnationField(record.incarnationId),
+      ...incarnationOf(record.incarnationId),
       hostId: record.hostId,
       ...(record.pid === undefined ? {} : { pid: record.pid }),
       isReattach,
@@ -266,7 +267,7 @@ function replyOf(record: PtyRecord, isReattach: boolean): PtySpawnReply {
   return {
     id: record.ptyId,
     ...(record.pid === undefined ? {} : { pid: record.pid }),
-    ...incarnationField(record.incarnationId),
+    ...incarnationOf(record.incarnationId),
     hostId: record.hostId,
     isReattach,
   }

@@ -1,4 +1,4 @@
-import { incarnationMatches } from './pty-record.js'
+import { incarnationsAgree } from '../contracts/incarnation.js'
 import { callProvider } from '../contracts/call-provider.js'
 import type { PtyIncarnationId, PtyProvider } from '../contracts/index.js'
 
@@ -52,7 +52,7 @@ function isListed(rows: readonly unknown[], target: StopTarget): boolean {
   return rows.some((row) => {
     const candidate = row as { id?: unknown; incarnationId?: PtyIncarnationId } | null
     if (candidate?.id !== target.ptyId) return false
-    return incarnationMatches(target, candidate.incarnationId)
+    return incarnationsAgree(target.incarnationId, candidate.incarnationId)
   })
 }
 

@@ -80,8 +80,6 @@ export function selectSessionProcesses(
  * `/proc` pass in time proportional to the session, not to the table.
  */
 export type ProcessTableIndex = {
-  /** The rows, as read. */
-  readonly rows: readonly ProcessStat[]
   /** Each row by pid. */
   readonly byPid: ReadonlyMap<number, ProcessStat>
   /** Rows by session id. */
@@ -115,7 +113,7 @@ export function indexProcessTable(table: readonly ProcessStat[]): ProcessTableIn
     push(byPgid, row.pgid, row)
     push(childrenOf, row.ppid, row)
   }
-  return { rows: table, byPid, bySid, byPgid, childrenOf }
+  return { byPid, bySid, byPgid, childrenOf }
 }
 
 /** The process groups of a set of processes (each group is signalled once, as a whole). */

@@ -1,5 +1,5 @@
 import type { PtyClaim } from '../contracts/index.js'
-import { incarnationOf } from './incarnation-fields.js'
+import { incarnationOf } from '../contracts/incarnation.js'
 import { PtySpawnError } from './pty-spawn-error.js'
 import type { ClaimedOwner, ClaimedOwnerRegistry, EnsureClaimArgs, EnsureClaimResult } from './types.js'
 

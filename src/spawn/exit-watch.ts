@@ -1,5 +1,5 @@
 import type { PtyProvider, PtySpawnResult } from '../contracts/index.js'
-import { incarnationOf, incarnationsAgree } from './incarnation-fields.js'
+import { incarnationOf, incarnationsAgree } from '../contracts/incarnation.js'
 import type { RuntimePtySpawnState } from './spawn-state.js'
 
 /** The providers each run already watches, so that a stage never subscribes twice. */

@@ -1,6 +1,6 @@
 import { isPtyLiveOtherIncarnationError, type ExecutionHostId, type ProviderSpawnOptions, type PtySlot, type PtySpawnResult } from '../contracts/index.js'
 import { watchExits } from './exit-watch.js'
-import { incarnationOf, incarnationsAgree } from './incarnation-fields.js'
+import { incarnationOf, incarnationsAgree } from '../contracts/incarnation.js'
 import { checkAbort, providerFor, rejectExitedReply, reportSpawnCommitted, takeChargeOfStartedProcess } from './provider-call.js'
 import { messageOf, ownSpawnError } from './spawn-failure.js'
 import type { RuntimePtySpawnState } from './spawn-state.js'
