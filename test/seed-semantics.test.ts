@@ -13,6 +13,7 @@ import { createNodePtyProvider, type NodePtyProvider } from '../src/node-pty/ind
 import { createClaimedOwnerRegistry, createInMemorySlotStore, isPtySpawnError } from '../src/spawn/index.js'
 import { createFakePtyProvider, type FakePtyProvider } from '../src/testing/index.js'
 import { isDead } from './node-pty/pty-test-support.js'
+import { rejectionOf } from './spawn/harness.js'
 
 /** A fake provider whose listing answers only on a later macrotask (like a remote host). */
 function slowListing(provider: FakePtyProvider, delayMs: number): PtyProvider {
@@ -35,15 +36,6 @@ function hungListing(provider: FakePtyProvider): PtyProvider & { listCalls: numb
     },
   })
   return hung
-}
-
-function rejectionOf(promise: Promise<unknown>): Promise<unknown> {
-  return promise.then(
-    () => {
-      throw new Error('expected a rejection')
-    },
-    (error: unknown) => error,
-  )
 }
 
 const controllers: PtyController[] = []

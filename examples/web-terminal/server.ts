@@ -16,7 +16,7 @@ import { describeTerminalExitCause } from 'ptykit/exit-cause'
 import { createNodePtyProvider } from 'ptykit/node-pty'
 import { WebSocketServer, type WebSocket } from 'ws'
 import { checkUpgradeAccess, createAccessToken } from './access.js'
-import { MAX_CLIENT_MESSAGE_BYTES, type ServerMessage, type TerminalStatus } from './protocol.js'
+import { MAX_CLIENT_MESSAGE_BYTES, type TerminalStatus } from './protocol.js'
 import { PageConnection } from './page-connection.js'
 import { TerminalSession } from './terminal-session.js'
 
@@ -217,9 +217,4 @@ function serveAsset(assets: PageAssets, request: IncomingMessage, response: Serv
     'content-security-policy': `default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; connect-src ${origin.replace('http', 'ws')}; frame-ancestors 'none'`,
   })
   response.end(asset.body)
-}
-
-/** A message for one page, as JSON. */
-export function encodeServerMessage(message: ServerMessage): string {
-  return JSON.stringify(message)
 }

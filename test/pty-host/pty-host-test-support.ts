@@ -1,6 +1,7 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
+import { isDead } from '../node-pty/pty-test-support.js'
 import { createPtyHostProvider, type PtyHostCommand, type PtyHostProvider, type PtyHostProviderOptions } from 'ptykit/pty-host'
 
 /** Starts the host from the sources (tests cannot rely on dist/, which is built last). */
@@ -27,12 +28,7 @@ export function hostPid(socketPath: string): number | null {
 
 /** Whether a process exists and is not a zombie. */
 export function isAlive(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
-    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z'
-  } catch {
-    return false
-  }
+  return !isDead(pid)
 }
 
 /** SIGKILL the host of `socketPath` (and its PTYs' process groups die with their master), then remove the dir. */
