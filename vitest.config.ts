@@ -17,10 +17,6 @@ export default defineConfig({
       include: ['test/**/*.test-d.ts'],
       tsconfig: './tsconfig.json',
     },
-    // Two test files at a time even on a 2-core machine (vitest's default there is one): most of
-    // the slow files wait on real processes, sshd or Chromium rather than on the CPU, and the
-    // whole suite takes ~37 s less. The real-process tests assert counts and causes, never times.
-    maxWorkers: 2,
     testTimeout: 20_000,
     hookTimeout: 20_000,
     allowOnly: false,
