@@ -55,12 +55,14 @@ const TypedEventEmitter = EventEmitter as new () => TypedEmitter<PtyControllerEv
  * by incarnation, escalates stops, applies producer flow control, and publishes typed events
  * (`spawn`, `data`, `exit`, `liveness`, `error`).
  *
- * Create it with `createPtyController`. After `dispose()`, only `spawn` and `attach` reject
- * (with {@link PtyControllerDisposedError}): every other call can arrive late from an async
- * callback (an ack from a renderer's write callback), so it is a harmless answer instead — writes
- * are refused `controller_disposed`, `acknowledgeData`/`clearBuffer`/`retireRejectedPty` do
- * nothing, `kill`/`resize`/`stopAndWait` answer `false`, queries answer `null` (`inspectProcess`
- * `unavailable`), listings and `inventory` have no host in scope. Malformed arguments are still
+ * Create it with `createPtyController`. After `dispose()`, only the calls that would start or bind
+ * a PTY reject (with {@link PtyControllerDisposedError}): `spawn`, `attach`, `claimSlotCreate` and
+ * `adoptSlot`. Every other call can arrive late from an async callback (an ack from a renderer's
+ * write callback, a view unmounting), so it is a harmless answer instead — writes are refused
+ * `controller_disposed`, `acknowledgeData`/`clearBuffer`/`retireRejectedPty`/`resetInputModes` do
+ * nothing, `kill`/`resize`/`stopAndWait` and the yes/no questions answer `false`, queries and
+ * `serializeBuffer` answer `null` (`inspectProcess` `unavailable`), a renderer serializer registers
+ * with nothing, listings and `inventory` have no host in scope. Malformed arguments are still
  * `TypeError`s.
  */
 // Why a facade: each method checks its arguments, finds the record or host, and delegates to the
@@ -271,51 +273,50 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
   }
 
   async confirmForegroundProcess(ptyId: string): Promise<string | null> {
-    this.#assertUsable('confirmForegroundProcess')
+    if (this.disposed) return null
     return (await this.#m.questions.confirmForeground(ptyId))?.foregroundProcess ?? null
   }
 
   async confirmShellForeground(ptyId: string): Promise<boolean> {
-    this.#assertUsable('confirmShellForeground')
+    if (this.disposed) return false
     return (await this.#m.questions.confirmForeground(ptyId))?.shellForeground === true
   }
 
   async supportsForegroundProcessEvidence(hostId: ExecutionHostId = 'local'): Promise<boolean> {
-    this.#assertUsable('supportsForegroundProcessEvidence')
+    if (this.disposed) return false
     return this.#m.questions.supportsForegroundEvidence(hostId)
   }
 
   async resetInputModes(ptyId: string): Promise<void> {
-    this.#assertUsable('resetInputModes')
+    if (this.disposed) return
     await this.#m.questions.resetInputModes(ptyId)
   }
 
   // Renderer snapshots and slots
 
   async serializeBuffer(ptyId: string, options: { scrollbackRows?: number } = {}): Promise<PtyBufferSerialization | null> {
-    this.#assertUsable('serializeBuffer')
+    if (this.disposed) return null
     const onRendererError = (error: unknown): void => this.#m.core.report('provider_threw', 'A renderer serializer threw', error, ptyId)
     return this.#m.renderers.serialize(ptyId, options, () => this.serializeProviderBuffer(ptyId, options), onRendererError)
   }
 
   registerRendererSerializer(ptyId: string, serializer: PtyRendererSerializer): PtyDisposable {
-    this.#assertUsable('registerRendererSerializer')
     assertPtyId(ptyId)
+    // A renderer mounted after dispose registers with nothing: there is nothing left to serialize for.
+    if (this.disposed) return { dispose: () => undefined }
     return this.#m.renderers.register(ptyId, serializer)
   }
 
   hasRendererSerializer(ptyId: string): boolean {
-    this.#assertUsable('hasRendererSerializer')
-    return this.#m.renderers.has(ptyId)
+    return !this.disposed && this.#m.renderers.has(ptyId)
   }
 
   getRendererSerializerGeneration(ptyId: string): number {
-    this.#assertUsable('getRendererSerializerGeneration')
     return this.#m.renderers.generation(ptyId)
   }
 
   async waitForRendererSerializer(ptyId: string, afterGeneration: number, timeoutMs?: number, signal?: AbortSignal): Promise<boolean> {
-    this.#assertUsable('waitForRendererSerializer')
+    if (this.disposed) return false
     return this.#m.renderers.wait(ptyId, afterGeneration, timeoutMs, signal)
   }
 

@@ -85,14 +85,29 @@ describe('dispose', () => {
     expect(h.exits()).toEqual([expect.objectContaining({ ptyId: id, code: -1, cause: { kind: 'unknown', reason: 'stop_unverified' } })])
   })
 
-  it('after dispose: only spawn and attach reject; every late per-PTY call is a harmless answer', async () => {
+  it('after dispose: only the calls that start or bind a PTY reject; every late call is a harmless answer', async () => {
     const h = createHarness()
     const { id } = await h.controller.spawn({})
     h.controller.acknowledgeData(id, 0)
+    let serializerCalls = 0
+    h.controller.registerRendererSerializer(id, () => {
+      serializerCalls += 1
+      return { data: 'screen', cols: 80, rows: 24 }
+    })
+    const generation = h.controller.getRendererSerializerGeneration(id)
     await h.run(h.controller.dispose())
     const providerCallsBefore = h.provider.calls.length
     await expect(h.controller.spawn({})).rejects.toMatchObject({ code: 'controller_disposed', method: 'spawn' })
     await expect(h.controller.attach(id)).rejects.toSatisfy(isPtyControllerDisposedError)
+    expect(() => h.controller.claimSlotCreate({ key: 'pane' })).toThrow(PtyControllerDisposedError)
+    await expect(h.controller.adoptSlot({ slot: { key: 'pane' } })).rejects.toMatchObject({ code: 'controller_disposed', method: 'adoptSlot' })
+    // The seed's foreground, input-mode and renderer members arrive late from views too.
+    await expect(h.controller.supportsForegroundProcessEvidence()).resolves.toBe(false)
+    expect(h.controller.getRendererSerializerGeneration(id)).toBe(generation)
+    const lateRegistration = h.controller.registerRendererSerializer(id, () => ({ data: 'late', cols: 1, rows: 1 }))
+    expect(h.controller.hasRendererSerializer(id)).toBe(false)
+    expect(lateRegistration.dispose()).toBeUndefined()
+    await expect(h.controller.waitForRendererSerializer(id, 0, 1_000)).resolves.toBe(false)
     // Late calls from async callbacks (an ack from a renderer's write callback) never throw.
     for (const ptyId of [id, 'never-seen']) {
       expect(h.controller.acknowledgeData(ptyId, 1)).toBeUndefined()
@@ -112,7 +127,12 @@ describe('dispose', () => {
       await expect(h.controller.inspectProcess(ptyId)).resolves.toMatchObject({ unavailable: true })
       await expect(h.controller.clearBuffer(ptyId)).resolves.toBeUndefined()
       await expect(h.controller.serializeProviderBuffer(ptyId)).resolves.toBeNull()
+      await expect(h.controller.serializeBuffer(ptyId)).resolves.toBeNull()
+      await expect(h.controller.confirmForegroundProcess(ptyId)).resolves.toBeNull()
+      await expect(h.controller.confirmShellForeground(ptyId)).resolves.toBe(false)
+      await expect(h.controller.resetInputModes(ptyId)).resolves.toBeUndefined()
     }
+    expect(serializerCalls).toBe(0)
     await expect(h.controller.listProcessesWithHostScope()).resolves.toEqual({ processes: [], hostIds: [] })
     await expect(h.controller.listProcesses()).resolves.toEqual([])
     await expect(h.controller.listProcesses('local')).rejects.toMatchObject({ code: 'listing_failed' })
