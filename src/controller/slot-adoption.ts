@@ -1,5 +1,6 @@
 import type { PtySlot, PtySlotAdoption, PtySlotCreateRelease, PtySpawnReply } from '../contracts/index.js'
 import { PtySpawnError, slotStoreKey, type PtySlotOwner, type PtySlotStore } from '../spawn/index.js'
+import { agreeOnSlotOwner } from '../spawn/slot-owner-views.js'
 import { describeValue } from './argument-validation.js'
 
 /** @throws TypeError naming `option` unless `value` is a slot with a non-empty string key. */
@@ -125,16 +126,16 @@ function matchesOwner(reply: PtySpawnReply, owner: PtySlotOwner): boolean {
  * @throws PtySpawnError `slot_owner_conflict` when the live and persisted views name different owners.
  */
 export async function adoptSlotOwner(host: SlotAdoptionHost, slot: PtySlot): Promise<PtySlotAdoption | null> {
-  const live = host.store.getLiveOwner(slot)
-  const persisted = await host.store.getPersistedOwner(slot)
-  if (live !== null && persisted !== null && (live.ptyId !== persisted.ptyId || live.hostId !== persisted.hostId || live.incarnationId !== persisted.incarnationId)) {
+  const views = agreeOnSlotOwner(host.store.getLiveOwner(slot), await host.store.getPersistedOwner(slot))
+  if (views.kind === 'conflict') {
+    const { live, persisted } = views
     throw new PtySpawnError(
       'slot_owner_conflict',
-      `Slot ${JSON.stringify(slot.key)}: live state names PTY ${JSON.stringify(live.ptyId)}, the persisted store ${JSON.stringify(persisted.ptyId)}`,
+      `Slot ${JSON.stringify(slot.key)}: live state names PTY ${JSON.stringify(live.ptyId)} on ${JSON.stringify(live.hostId)}, the persisted store ${JSON.stringify(persisted.ptyId)} on ${JSON.stringify(persisted.hostId)}`,
       { outcome: 'not_started' },
     )
   }
-  const owner = live ?? persisted
+  const owner = views.owner
   if (owner === null) return null
   const tracked = host.liveReply(owner.ptyId)
   if (tracked !== null) {

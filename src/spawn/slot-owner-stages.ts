@@ -1,6 +1,7 @@
 import { isPtyLiveOtherIncarnationError, type ExecutionHostId, type ProviderSpawnOptions, type PtySlot, type PtySpawnResult } from '../contracts/index.js'
 import { watchExits } from './exit-watch.js'
-import { incarnationOf, incarnationsAgree } from '../contracts/incarnation.js'
+import { incarnationOf } from '../contracts/incarnation.js'
+import { agreeOnSlotOwner } from './slot-owner-views.js'
 import { checkAbort, providerFor, rejectExitedReply, reportSpawnCommitted, takeChargeOfStartedProcess } from './provider-call.js'
 import { messageOf, ownSpawnError } from './spawn-failure.js'
 import type { RuntimePtySpawnState } from './spawn-state.js'
@@ -10,15 +11,10 @@ import { isPtyAbsentError, type PtySlotOwner, type PtySlotStore } from './types.
 // instead of spawning a second one (branch 7b), retired only on a typed absence, and bound to the
 // spawned PTY at the commit.
 
-/** Live and persisted owners agree when id and host match, and incarnations match where both are known. */
-function sameSlotOwner(a: PtySlotOwner, b: PtySlotOwner): boolean {
-  return a.ptyId === b.ptyId && a.hostId === b.hostId && incarnationsAgree(a.incarnationId, b.incarnationId)
-}
-
 async function resolveSlotOwner(state: RuntimePtySpawnState, store: PtySlotStore, slot: PtySlot): Promise<PtySlotOwner | null> {
-  const live = store.getLiveOwner(slot)
-  const persisted = await store.getPersistedOwner(slot)
-  if (live !== null && persisted !== null && !sameSlotOwner(live, persisted)) {
+  const views = agreeOnSlotOwner(store.getLiveOwner(slot), await store.getPersistedOwner(slot))
+  if (views.kind === 'conflict') {
+    const { live, persisted } = views
     throw ownSpawnError(
       state,
       'slot_owner_conflict',
@@ -26,14 +22,9 @@ async function resolveSlotOwner(state: RuntimePtySpawnState, store: PtySlotStore
       { ptyId: live.ptyId },
     )
   }
-  const base = live ?? persisted
-  if (base === null) {
+  const owner = views.owner
+  if (owner === null) {
     return null
-  }
-  const owner: PtySlotOwner = {
-    ptyId: base.ptyId,
-    hostId: base.hostId,
-    ...incarnationOf(live?.incarnationId ?? persisted?.incarnationId),
   }
   if (owner.hostId !== state.hostId) {
     throw ownSpawnError(

@@ -291,6 +291,23 @@ describe('slot adoption', () => {
     await other.dispose()
   })
 
+  it('adoptSlot reads the slot as a slot spawn does: a view that never learned the incarnation does not contradict one that did', async () => {
+    const store = createInMemorySlotStore()
+    const h = createHarness({ controller: { store } })
+    const created = await h.run(h.controller.spawn({ slot }))
+    expect(created.incarnationId).toBeDefined()
+    // The live view lost the incarnation (e.g. a runtime that stores only id and host).
+    store.setLiveOwner(slot, { ptyId: created.id, hostId: 'local' })
+    const other = createPtyController({ provider: h.provider, store })
+    const adopted = await other.adoptSlot({ slot })
+    expect(adopted?.result).toMatchObject({ id: created.id, incarnationId: created.incarnationId, isReattach: true })
+    expect(adopted?.owner).toEqual({ ptyId: created.id, hostId: 'local', incarnationId: created.incarnationId })
+    const again = await h.run(h.controller.spawn({ slot }))
+    expect(again).toMatchObject({ id: created.id, isReattach: true })
+    expect(freshSpawns(h)).toBe(1)
+    await other.dispose()
+  })
+
   it('adoptSlot refuses a slot whose live and persisted owners disagree', async () => {
     const store = createInMemorySlotStore()
     const h = createHarness({ controller: { store } })

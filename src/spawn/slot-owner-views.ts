@@ -1,0 +1,24 @@
+import { incarnationOf, incarnationsAgree } from '../contracts/incarnation.js'
+import type { PtySlotOwner } from './types.js'
+
+/**
+ * What a slot store's two views say together: one owner (or none), or a conflict. A spawn with a
+ * slot and `adoptSlot` both read the slot through this one rule.
+ */
+export type SlotOwnerViews = { kind: 'agreed'; owner: PtySlotOwner | null } | { kind: 'conflict'; live: PtySlotOwner; persisted: PtySlotOwner }
+
+/**
+ * The slot's owner as the live and persisted views agree on it. They agree when either is empty,
+ * or when both name the same PTY on the same host and their incarnations agree where both attest
+ * one (a view that never learned the incarnation does not contradict one that did). The agreed
+ * owner carries the live view's incarnation, else the persisted one's.
+ */
+export function agreeOnSlotOwner(live: PtySlotOwner | null, persisted: PtySlotOwner | null): SlotOwnerViews {
+  if (live !== null && persisted !== null) {
+    const same = live.ptyId === persisted.ptyId && live.hostId === persisted.hostId && incarnationsAgree(live.incarnationId, persisted.incarnationId)
+    if (!same) return { kind: 'conflict', live, persisted }
+  }
+  const base = live ?? persisted
+  if (base === null) return { kind: 'agreed', owner: null }
+  return { kind: 'agreed', owner: { ptyId: base.ptyId, hostId: base.hostId, ...incarnationOf(live?.incarnationId ?? persisted?.incarnationId) } }
+}
