@@ -12,11 +12,10 @@ import type { AddressInfo, Socket } from 'node:net'
 import { fileURLToPath } from 'node:url'
 import { build, stop as stopEsbuild } from 'esbuild'
 import { createPtyController } from 'ptykit/controller'
-import { describeTerminalExitCause } from 'ptykit/exit-cause'
 import { createNodePtyProvider } from 'ptykit/node-pty'
 import { WebSocketServer, type WebSocket } from 'ws'
 import { checkUpgradeAccess, createAccessToken } from './access.js'
-import { MAX_CLIENT_MESSAGE_BYTES, type TerminalStatus } from './protocol.js'
+import { MAX_CLIENT_MESSAGE_BYTES } from './protocol.js'
 import { PageConnection } from './page-connection.js'
 import { TerminalSession } from './terminal-session.js'
 
@@ -123,30 +122,11 @@ function createTerminalRegistry(
   options: WebTerminalServerOptions,
 ): TerminalRegistry {
   const sessions = new Map<string, TerminalSession>()
-  // Output can arrive before `spawn` resolves (the controller delivers held output right after its
-  // `spawn` event): keep it until the session exists.
-  const early = new Map<string, string[]>()
-  controller.on('spawn', ({ ptyId }) => early.set(ptyId, []))
-  controller.on('data', ({ ptyId, data }) => {
-    const session = sessions.get(ptyId)
-    if (session !== undefined) session.output(data)
-    else early.get(ptyId)?.push(data)
-  })
-  controller.on('exit', ({ ptyId, cause }) => {
-    early.delete(ptyId)
-    const status: TerminalStatus & { state: 'ended' } = {
-      state: 'ended',
-      kind: cause.kind,
-      description: describeTerminalExitCause(cause),
-    }
-    sessions.get(ptyId)?.exited(status)
-  })
-
   const shell = options.shell ?? process.env['SHELL'] ?? '/bin/sh'
   return {
     sessions,
     async open({ cols, rows, command }) {
-      const { id } = await controller.spawn({
+      const terminal = await controller.spawnTerminal({
         file: command === undefined ? shell : '/bin/sh',
         args: command === undefined ? [] : ['-c', command],
         cols,
@@ -154,10 +134,9 @@ function createTerminalRegistry(
         ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
         env: { TERM: 'xterm-256color', COLORTERM: 'truecolor', ...options.env },
       })
-      const session = new TerminalSession(controller, id, command ?? shell, cols, rows)
-      sessions.set(id, session)
-      for (const data of early.get(id) ?? []) session.output(data)
-      early.delete(id)
+      // In the turn the handle was handed over, so the session hears the output that came before.
+      const session = new TerminalSession(terminal, command ?? shell)
+      sessions.set(session.id, session)
       return session
     },
     async close(id) {

@@ -134,9 +134,9 @@ it('a page gets its snapshot then exactly the later output, and every char is ac
     fc.asyncProperty(commands, async (sequence) => {
       const provider = createFakePtyProvider()
       const controller = createPtyController({ provider })
-      const { id } = await controller.spawn({ cols: 40, rows: 10 })
-      const session = new TerminalSession(controller, id, 'test', 40, 10)
-      controller.on('data', ({ data }) => session.output(data))
+      const terminal = await controller.spawnTerminal({ cols: 40, rows: 10 })
+      const session = new TerminalSession(terminal, 'test')
+      const id = terminal.id
       const real: Real = {
         session,
         viewers: [new RecordingViewer(), new RecordingViewer()],

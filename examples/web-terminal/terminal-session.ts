@@ -1,5 +1,6 @@
-// One terminal as the web server keeps it: the PTY id in the controller, a headless xterm mirror of
-// its screen (for repainting a reloaded page), and the one page currently showing it.
+// One terminal as the web server keeps it: the controller's handle of the PTY (its output, exit,
+// writes and acks, fenced to this process), a headless xterm mirror of its screen (for repainting a
+// reloaded page), and the one page currently showing it.
 //
 // Flow control: every char the controller delivers is acknowledged exactly once —
 //   - by the page, from xterm.js's write callback, when a page is showing the terminal;
@@ -7,7 +8,8 @@
 //     at the mirror's pace instead of pausing forever);
 //   - by the server on the page's behalf, for what was still unacknowledged when the page left.
 import { createRequire } from 'node:module'
-import type { createPtyController } from 'ptykit/controller'
+import type { PtyControllerExitEvent, PtyTerminal } from 'ptykit/controller'
+import { describeTerminalExitCause } from 'ptykit/exit-cause'
 import type { ServerMessage, TerminalStatus } from './protocol.js'
 
 const require = createRequire(import.meta.url)
@@ -25,9 +27,6 @@ export const MIRROR_SCROLLBACK_ROWS = 1_000
  */
 export const MAX_OUTPUT_FRAME_CHARS = 256 * 1024
 
-/** The controller the server drives (the default one). */
-export type WebTerminalController = ReturnType<typeof createPtyController>
-
 /** A page connection, as a terminal sees it: somewhere to send messages. */
 export type TerminalViewer = { send(message: ServerMessage): void }
 
@@ -35,7 +34,7 @@ export type TerminalViewer = { send(message: ServerMessage): void }
 export class TerminalSession {
   readonly id: string
   readonly title: string
-  #controller: WebTerminalController
+  #terminal: PtyTerminal
   #mirror: InstanceType<typeof HeadlessTerminal>
   #serializer: InstanceType<typeof SerializeAddon>
   #cols: number
@@ -50,16 +49,23 @@ export class TerminalSession {
   #coalesced = ''
   #flushScheduled = false
 
-  constructor(controller: WebTerminalController, id: string, title: string, cols: number, rows: number) {
-    this.#controller = controller
-    this.id = id
+  /**
+   * Keep `terminal`. Construct it in the turn `spawnTerminal` resolved in: the handle replays the
+   * output that arrived before it was handed over to listeners subscribed in that turn.
+   */
+  constructor(terminal: PtyTerminal, title: string) {
+    this.#terminal = terminal
+    this.id = terminal.id
     this.title = title
-    this.#cols = cols
-    this.#rows = rows
-    this.#mirror = new HeadlessTerminal({ cols, rows, scrollback: MIRROR_SCROLLBACK_ROWS, allowProposedApi: true })
+    this.#cols = terminal.cols
+    this.#rows = terminal.rows
+    this.#mirror = new HeadlessTerminal({ cols: this.#cols, rows: this.#rows, scrollback: MIRROR_SCROLLBACK_ROWS, allowProposedApi: true })
     this.#serializer = new SerializeAddon()
     // The addon's typings name @xterm/xterm's Terminal; the headless one has the same surface.
     this.#mirror.loadAddon(this.#serializer as never)
+    terminal.onData(({ data }) => this.#output(data))
+    // Every chunk of output reaches `#output` before the exit is published.
+    void terminal.exited.then((exit) => this.#exited(exit))
   }
 
   /** Whether the process is still running (as far as the controller has told). */
@@ -67,11 +73,11 @@ export class TerminalSession {
     return this.#status.state === 'live'
   }
 
-  /** Output from the controller, in order. */
-  output(data: string): void {
+  /** Output of the process, in order. */
+  #output(data: string): void {
     const viewer = this.#viewer
     if (viewer === undefined) {
-      this.#mirror.write(data, () => this.#controller.acknowledgeData(this.id, data.length))
+      this.#mirror.write(data, () => this.#terminal.acknowledgeData(data.length))
       return
     }
     this.#mirror.write(data)
@@ -87,8 +93,9 @@ export class TerminalSession {
     }
   }
 
-  /** The controller published the exit: every byte of output has already been passed to {@link output}. */
-  exited(status: TerminalStatus & { state: 'ended' }): void {
+  /** The controller published the exit: every chunk of output has already been passed to `#output`. */
+  #exited({ cause }: PtyControllerExitEvent): void {
+    const status: TerminalStatus & { state: 'ended' } = { state: 'ended', kind: cause.kind, description: describeTerminalExitCause(cause) }
     this.#status = status
     this.#flushOutput() // every byte before the exit
     this.#deliver({ type: 'exit', id: this.id, status })
@@ -129,20 +136,20 @@ export class TerminalSession {
     if (this.#viewer !== viewer) return
     const credited = Math.min(chars, this.#unacknowledged)
     this.#unacknowledged -= credited
-    if (credited > 0) this.#controller.acknowledgeData(this.id, credited)
+    if (credited > 0) this.#terminal.acknowledgeData(credited)
   }
 
   /** Keys from the page showing the terminal; `false` when refused (another page's, or the PTY ended). */
   input(viewer: TerminalViewer, data: string, kind: 'driving' | 'query-reply'): boolean {
     if (this.#viewer !== viewer || !this.isLive) return false
-    return this.#controller.write(this.id, data, kind)
+    return this.#terminal.write(data, kind)
   }
 
   /** The page's container changed size. Only the page showing the terminal may resize it. */
   resize(viewer: TerminalViewer, cols: number, rows: number): void {
     if (this.#viewer !== viewer || !this.isLive) return
     if (cols === this.#cols && rows === this.#rows) return
-    if (!this.#controller.resize(this.id, cols, rows)) return
+    if (!this.#terminal.resize(cols, rows)) return
     this.#cols = cols
     this.#rows = rows
     // Resize the mirror in stream order: output already queued was produced at the old size.
@@ -153,7 +160,7 @@ export class TerminalSession {
   async stop(): Promise<boolean> {
     this.#releaseViewer({ notify: false })
     // A relative budget would be `{ timeoutMs }`; the default deadline (10 s) is what we want anyway.
-    const verified = await this.#controller.stopAndWait(this.id)
+    const verified = await this.#terminal.stop()
     this.#mirror.dispose()
     return verified
   }
@@ -187,7 +194,7 @@ export class TerminalSession {
     this.#viewer = undefined
     this.#heldForSnapshot = undefined
     this.#coalesced = '' // counted in #unacknowledged, acknowledged just below
-    if (this.#unacknowledged > 0) this.#controller.acknowledgeData(this.id, this.#unacknowledged)
+    if (this.#unacknowledged > 0) this.#terminal.acknowledgeData(this.#unacknowledged)
     this.#unacknowledged = 0
     if (notify) previous.send({ type: 'detached', id: this.id })
   }

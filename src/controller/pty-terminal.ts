@@ -43,10 +43,20 @@ export type PtyTerminal = AsyncDisposable & {
   /**
    * Call `listener` with each output chunk of this incarnation from now on (plus the output
    * delivered before the handle was handed to you, when you subscribe in that same turn).
-   * Listening does not acknowledge anything: call `controller.acknowledgeData` yourself, or use
-   * `output()`, to take part in flow control.
+   * Listening does not acknowledge anything: call `acknowledgeData` (below) as the
+   * output is consumed (e.g. from a renderer's write callback), or use `output()`, to take part in
+   * flow control.
    */
   onData(listener: (event: PtyControllerDataEvent) => void): DisposableUnsubscribe
+  /**
+   * Acknowledge `chars` chars of this incarnation's output as consumed (the controller's
+   * `acknowledgeData`, fenced to this incarnation). An ack that arrives late — after the id was
+   * respawned, the terminal ended, or the controller was disposed — does nothing: it never
+   * credits the process that replaced this one.
+   *
+   * @throws TypeError when `chars` is not a non-negative number.
+   */
+  acknowledgeData(chars: number): void
   /**
    * Call `listener` with each exit event of this incarnation published from now on (one, except
    * after a re-attach revived an unverified stop; see the controller's `exit` event). For an exit

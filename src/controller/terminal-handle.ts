@@ -6,6 +6,7 @@ import {
   type TerminalInputKind,
   type WriteSettlement,
 } from '../contracts/index.js'
+import { assertNonNegativeNumber } from './argument-validation.js'
 import { disposableUnsubscribe, type DisposableUnsubscribe } from './disposable.js'
 import type { PtyControllerDataEvent, PtyControllerExitEvent } from './events.js'
 import type { PtyTerminal, PtyTerminalHost, PtyTerminalRecordLookup, PtyTerminalRecordView } from './pty-terminal.js'
@@ -78,6 +79,11 @@ export class TerminalHandle implements PtyTerminal {
     this.#dataListeners.add(listener)
     for (const event of this.#feed.replayedEvents()) listener(event)
     return disposableUnsubscribe(() => this.#dataListeners.delete(listener))
+  }
+
+  acknowledgeData(chars: number): void {
+    assertNonNegativeNumber('argument', 'chars', chars)
+    this.#acknowledge(chars)
   }
 
   onExit(listener: (event: PtyControllerExitEvent) => void): DisposableUnsubscribe {

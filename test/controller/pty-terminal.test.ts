@@ -256,6 +256,28 @@ describe('PtyTerminal: output() drives flow control', () => {
     await h.run(h.controller.dispose())
   })
 
+  it('acknowledgeData credits this incarnation only: a late ack never credits the replacement', async () => {
+    const h = createHarness()
+    h.provider.scriptNextSpawn({ id: 'same' })
+    const first = await h.controller.spawnTerminal({})
+    for (let i = 0; i < 3; i += 1) h.provider.emitData('same', CHUNK)
+    first.acknowledgeData(CHUNK.length)
+    expect(h.controller.getFlowControlState('same')?.unacknowledgedChars).toBe(2 * CHUNK.length)
+    expect(() => first.acknowledgeData(-1)).toThrow(TypeError)
+    expect(() => first.acknowledgeData(Number.NaN)).toThrow('`chars` argument')
+
+    h.provider.scriptNextSpawn({ id: 'same' })
+    const second = await h.controller.spawnTerminal({})
+    second.acknowledgeData(0)
+    h.provider.emitData('same', CHUNK)
+    first.acknowledgeData(CHUNK.length) // a late renderer callback of the old process
+    expect(h.controller.getFlowControlState('same')?.unacknowledgedChars).toBe(CHUNK.length)
+    second.acknowledgeData(CHUNK.length)
+    expect(h.controller.getFlowControlState('same')?.unacknowledgedChars).toBe(0)
+    await h.run(h.controller.dispose())
+    expect(() => second.acknowledgeData(1)).not.toThrow()
+  })
+
   it('opening an iterator opts the terminal into flow control with an empty acknowledgement', async () => {
     const h = createHarness()
     const terminal = await h.controller.spawnTerminal({})
