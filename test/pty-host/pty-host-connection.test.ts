@@ -160,4 +160,64 @@ describe('pty host connection (app side)', () => {
     expect(order).toEqual(['reply', 'exit'])
     connection.close()
   })
+
+  it('hands every reply to its own caller and every event on in order, before later events, however the host splits and paces its bytes', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.boolean(), { minLength: 1, maxLength: 12 }),
+        fc.array(fc.integer({ min: 1, max: 40 }), { minLength: 1, maxLength: 10 }),
+        fc.array(fc.boolean(), { minLength: 1, maxLength: 10 }),
+        async (script, cuts, pauses) => {
+          // `script`: true = the next request's reply, false = an event; the replies go out in request order.
+          const requestCount = script.filter(Boolean).length
+          const asked: Record<string, unknown>[] = []
+          const fake = await fakeHost((message, socket) => {
+            if (message.type !== 'request') return
+            asked.push(message)
+            if (asked.length < requestCount) return
+            let replied = 0
+            let events = 0
+            const bytes = encodeFrames(
+              script.map((isReply) =>
+                isReply
+                  ? { v: PTY_HOST_PROTOCOL_VERSION, type: 'reply', id: asked[replied]!.id, ok: true, result: asked[replied++]!.params }
+                  : { v: PTY_HOST_PROTOCOL_VERSION, type: 'loss', ptyId: `e${events++}`, fromSeq: 0, toSeq: 1 },
+              ),
+            )
+            void (async () => {
+              for (let offset = 0, i = 0; offset < bytes.length; i++) {
+                const length = cuts[i % cuts.length]!
+                socket.write(bytes.subarray(offset, offset + length))
+                offset += length
+                if (pauses[i % pauses.length]) await new Promise((resolve) => setImmediate(resolve))
+              }
+            })()
+          })
+          try {
+            const connection = await PtyHostConnection.open(ptyHostPaths(fake.socketPath), 5_000)
+            const seen: string[] = []
+            connection.listen((event) => seen.push(String((event as { ptyId?: unknown }).ptyId)), () => undefined)
+            if (requestCount === 0) connection.request('list', {}).catch(() => undefined)
+            const replies = Array.from({ length: requestCount }, (_, i) =>
+              connection.request('probe', { ptyId: `r${i}` }).then((result) => {
+                seen.push(`reply r${i}`)
+                return result
+              }),
+            )
+            expect(await Promise.all(replies)).toEqual(Array.from({ length: requestCount }, (_, i) => ({ ptyId: `r${i}` })))
+            const eventCount = script.length - requestCount
+            await expect.poll(() => seen.filter((entry) => entry.startsWith('e')).length).toBe(eventCount)
+            let replied = 0
+            let events = 0
+            expect(seen).toEqual(script.map((isReply) => (isReply ? `reply r${replied++}` : `e${events++}`)))
+            connection.close()
+          } finally {
+            await fake.close()
+          }
+        },
+      ),
+      { numRuns: 15 },
+    )
+  })
 })
+
