@@ -7,7 +7,11 @@
  *
  * Unlike the spawn-blocking figure's `setImmediate` probe (which spins the app's event loop, so it
  * also measures whatever descheduled the app on a loaded machine), idle time here is V8's own
- * `(idle)` — the thread waiting in epoll — so load does not inflate the figures much.
+ * `(idle)` — the thread waiting in epoll — so load does not inflate the figures much. On a loaded
+ * machine V8's sampling thread is starved as well (samples several times sparser than asked, short
+ * tasks missed): there, `perf record -F 20000 -g -t <app pid>` of an app started with
+ * `--perf-basic-prof --interpreted-frames-native-stack` samples only on-CPU time and names the JS
+ * frames, which makes it the more reliable tool.
  *
  * Usage: npx tsx bench/figures/spawn-blocking-profile.ts [--side pty-host|node-pty] [--spawns N]
  *   [--heap-mib N] [--interval-us N] [--out FILE.cpuprofile]
