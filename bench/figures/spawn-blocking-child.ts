@@ -20,6 +20,7 @@ import { createPtyHostSide } from '../pty-host-side.js'
 import { createPtykitSide } from '../ptykit-side.js'
 import { pty, rawExit, rawSpawnOptions, BENCH_COLS, BENCH_ROWS } from '../raw-pty.js'
 import { nowMs } from '../stats.js'
+import { closeProbe, PROBE_READS_SCHEDSTAT, startProbe } from './spawn-blocking-probe.js'
 
 /**
  * Elements per ballast array: ~2 MiB of heap each (V8 stores `fill(0.5)` at 16 B per element), so
@@ -50,44 +51,17 @@ export type SpawnBlockingChildResult = {
    * deschedules the app (process-wide, so V8's helper threads count: an upper bound).
    */
   busyMs: { raw: number[]; ptykit: number[] }
-}
-
-/**
- * An event-loop probe: a `setImmediate` chain that records the longest gap between two turns
- * (wall clock), and the most CPU time the process used within one gap (`busy`: the app's own
- * longest task, which descheduling on a loaded machine does not inflate). Finer than
- * `monitorEventLoopDelay` (whose resolution is 1 ms+) for a ~1 ms forkpty.
- */
-function startProbe(): { stop(): { stall: number; busy: number } } {
-  const cpuMs = (): number => {
-    const usage = process.cpuUsage()
-    return (usage.user + usage.system) / 1000
-  }
-  let last = nowMs()
-  let lastCpu = cpuMs()
-  let longest = 0
-  let busiest = 0
-  let running = true
-  const sample = (): void => {
-    const now = nowMs()
-    const cpu = cpuMs()
-    longest = Math.max(longest, now - last)
-    busiest = Math.max(busiest, cpu - lastCpu)
-    last = now
-    lastCpu = cpu
-  }
-  const turn = (): void => {
-    sample()
-    if (running) setImmediate(turn)
-  }
-  setImmediate(turn)
-  return {
-    stop: () => {
-      running = false
-      sample()
-      return { stall: longest, busy: busiest }
-    },
-  }
+  /**
+   * Per spawn, the most time the app's main thread ran on a CPU within one probe gap (Linux
+   * schedstat): the app's own longest task, which a loaded machine does not inflate, ms.
+   */
+  ownMs: PairedSamples
+  /** Per spawn, within the longest gap: how long the app's thread ran on a CPU, ms. */
+  ranInLongestMs: { raw: number[]; ptykit: number[] }
+  /** Per spawn, within the longest gap: how long the app's thread waited runnable for a CPU, ms. */
+  waitedInLongestMs: { raw: number[]; ptykit: number[] }
+  /** Whether the probe read the thread's schedstat (false: `ownMs` is the wall-clock gap). */
+  readsSchedstat: boolean
 }
 
 const ballast: unknown[] = []
@@ -108,6 +82,16 @@ async function main(): Promise<void> {
   const side = process.argv[5] === 'pty-host' ? createPtyHostSide() : createPtykitSide()
   const syncCallMs = { raw: [] as number[], ptykit: [] as number[] }
   const busyMs = { raw: [] as number[], ptykit: [] as number[] }
+  const ownMs: PairedSamples = { raw: [], ptykit: [], ratios: [], differences: [] }
+  const ranInLongestMs = { raw: [] as number[], ptykit: [] as number[] }
+  const waitedInLongestMs = { raw: [] as number[], ptykit: [] as number[] }
+  const record = (side: 'raw' | 'ptykit', reading: ReturnType<ReturnType<typeof startProbe>['stop']>): number => {
+    busyMs[side].push(reading.busy)
+    ownMs[side].push(reading.own)
+    ranInLongestMs[side].push(reading.ranInLongest)
+    waitedInLongestMs[side].push(reading.waitedInLongest)
+    return reading.stall
+  }
   const FILE = '/bin/sh'
   const ARGS = ['-c', 'exit 0']
   const stalls = await alternate({
@@ -119,9 +103,7 @@ async function main(): Promise<void> {
       const p = pty.spawn(FILE, ARGS, rawSpawnOptions())
       syncCallMs.raw.push(nowMs() - t0)
       await rawExit(p)
-      const { stall, busy } = probe.stop()
-      busyMs.raw.push(busy)
-      return stall
+      return record('raw', probe.stop())
     },
     ptykit: async () => {
       const probe = startProbe()
@@ -132,17 +114,32 @@ async function main(): Promise<void> {
       const handle = await spawning
       await side.tracker.get(handle.id).exited
       side.tracker.forget(handle.id)
-      const { stall, busy } = probe.stop()
-      busyMs.ptykit.push(busy)
-      return stall
+      return record('ptykit', probe.stop())
     },
   })
   await side.dispose()
   syncCallMs.raw.shift()
   syncCallMs.ptykit.shift() // the warm-up pair
-  busyMs.raw.shift()
-  busyMs.ptykit.shift()
-  const result: SpawnBlockingChildResult = { kind, heapTarget, heapUsed: afterBallast.heapUsed, rss: afterBallast.rss, stalls, syncCallMs, busyMs }
+  closeProbe()
+  for (const samples of [busyMs, ownMs, ranInLongestMs, waitedInLongestMs]) {
+    samples.raw.shift()
+    samples.ptykit.shift()
+  }
+  ownMs.ratios = ownMs.raw.some((r) => r <= 0) ? [] : ownMs.ptykit.map((v, i) => v / ownMs.raw[i]!)
+  ownMs.differences = ownMs.ptykit.map((v, i) => v - ownMs.raw[i]!)
+  const result: SpawnBlockingChildResult = {
+    kind,
+    heapTarget,
+    heapUsed: afterBallast.heapUsed,
+    rss: afterBallast.rss,
+    stalls,
+    syncCallMs,
+    busyMs,
+    ownMs,
+    ranInLongestMs,
+    waitedInLongestMs,
+    readsSchedstat: PROBE_READS_SCHEDSTAT,
+  }
   process.stdout.write(`${JSON.stringify(result)}\n`)
 }
 

@@ -39,6 +39,19 @@ export function encodeFrame(message: unknown): Buffer {
   return frame
 }
 
+/** Encode several messages as consecutive JSON frames in one buffer (one socket write for all). */
+export function encodeFrames(messages: readonly unknown[]): Buffer {
+  const jsons = messages.map((message) => JSON.stringify(message))
+  const lengths = jsons.map((json) => Buffer.byteLength(json, 'utf8'))
+  const frames = Buffer.allocUnsafe(lengths.reduce((sum, length) => sum + HEADER_BYTES + length, 0))
+  let offset = 0
+  for (let i = 0; i < jsons.length; i++) {
+    offset = frames.writeUInt32BE(lengths[i]!, offset)
+    offset += frames.write(jsons[i]!, offset, 'utf8')
+  }
+  return frames
+}
+
 /**
  * Encode output as one binary frame: header, seq (float64: exact to 2^53 chars), the ids, then
  * `data` written as UTF-8 straight into the frame (one allocation, one copy).
@@ -106,14 +119,20 @@ export class FrameDecoder {
     this.#maxFrameBytes = maxFrameBytes
   }
 
-  /** Feed bytes; returns the complete messages they finish (JSON objects, and output frames as `type: 'data'`). */
-  push(chunk: Buffer): (Record<string, unknown> | OutputFrame)[] {
+  /**
+   * Feed bytes; returns the complete messages they finish (JSON objects, and output frames as
+   * `type: 'data'`). With `transient`, `chunk` is a read buffer its owner reuses (a socket's
+   * `onread` buffer): the decoder copies the bytes of an unfinished frame instead of keeping it.
+   */
+  push(chunk: Buffer, transient = false): (Record<string, unknown> | OutputFrame)[] {
     this.#chunks.push(chunk)
     this.#buffered += chunk.length
     const messages: (Record<string, unknown> | OutputFrame)[] = []
     for (;;) {
-      if (this.#buffered < HEADER_BYTES) return messages
-      if (this.#needed >= 0 && this.#buffered < HEADER_BYTES + this.#needed) return messages
+      if (this.#buffered < HEADER_BYTES || (this.#needed >= 0 && this.#buffered < HEADER_BYTES + this.#needed)) {
+        if (transient) this.#ownRetained(chunk)
+        return messages
+      }
       const buffer = this.#chunks.length === 1 ? this.#chunks[0]! : Buffer.concat(this.#chunks, this.#buffered)
       this.#chunks = [buffer]
       const length = buffer.readUInt32BE(0)
@@ -122,6 +141,7 @@ export class FrameDecoder {
       }
       if (buffer.length < HEADER_BYTES + length) {
         this.#needed = length
+        if (transient) this.#ownRetained(chunk)
         return messages
       }
       this.#needed = -1
@@ -130,6 +150,14 @@ export class FrameDecoder {
       this.#chunks = rest.length === 0 ? [] : [rest]
       this.#buffered = rest.length
       messages.push(body.length > 0 && body[0] === OUTPUT_FRAME_KIND ? decodeOutputFrame(body) : decodeJsonFrame(body))
+    }
+  }
+
+  /** Copy the retained bytes that still live in `transient` (its owner is about to overwrite them). */
+  #ownRetained(transient: Buffer): void {
+    for (let i = 0; i < this.#chunks.length; i++) {
+      const retained = this.#chunks[i]!
+      if (retained.buffer === transient.buffer) this.#chunks[i] = Buffer.from(retained)
     }
   }
 }

@@ -1,5 +1,6 @@
 import { createConnection, type Socket } from 'node:net'
-import { encodeFrame, FrameDecoder, PTY_HOST_MAX_FRAME_BYTES } from './frame-codec.js'
+import { ConnectionReader, readThrough } from './connection-reader.js'
+import { encodeFrame, encodeFrames } from './frame-codec.js'
 import { protocolMismatchMessage, PTY_HOST_PROTOCOL_VERSION, type PtyHostMessage, type PtyHostMethod, type PtyHostWireError } from './protocol.js'
 import { PtyHostError } from './pty-host-error.js'
 
@@ -15,6 +16,13 @@ export function isRequestTimeout(error: unknown): boolean {
   return typeof error === 'object' && error !== null && requestTimeouts.has(error)
 }
 import { assertSocketSafeToConnect, readHostSecret, type PtyHostPaths } from './socket-security.js'
+
+/**
+ * Size of the connection's read buffer. Why a fixed buffer (`onread`): the socket hands each read to
+ * the frame decoder directly, without the Readable stream's per-read allocation, push and `data`
+ * emit — a large share of what a spawn reply or an exit cost the app's event loop.
+ */
+const READ_BUFFER_BYTES = 64 * 1024
 
 type Pending = { resolve: (value: unknown) => void; reject: (error: Error) => void; timer: NodeJS.Timeout | undefined }
 
@@ -37,6 +45,7 @@ export class PtyHostConnection {
   readonly #pending = new Map<number, Pending>()
   #nextId = 1
   #closed = false
+  #outbox: Record<string, unknown>[] = []
   #inbox: PtyHostMessage[] = []
   #inboxHead = 0
   #draining = false
@@ -44,16 +53,10 @@ export class PtyHostConnection {
   #onEvent: (message: PtyHostMessage) => void = () => undefined
   #onClose: () => void = () => undefined
 
-  private constructor(socket: Socket, hostInstanceId: string, decoder: FrameDecoder, leftover: PtyHostMessage[]) {
+  private constructor(socket: Socket, hostInstanceId: string, reader: ConnectionReader, leftover: PtyHostMessage[]) {
     this.#socket = socket
     this.hostInstanceId = hostInstanceId
-    socket.on('data', (chunk: Buffer) => {
-      try {
-        this.#enqueue(decoder.push(chunk) as PtyHostMessage[])
-      } catch {
-        socket.destroy()
-      }
-    })
+    reader.onMessages = (messages) => this.#enqueue(messages as PtyHostMessage[])
     socket.on('close', () => this.#closedNow())
     socket.unref()
     this.#enqueue(leftover)
@@ -66,8 +69,8 @@ export class PtyHostConnection {
   static async open(paths: PtyHostPaths, timeoutMs: number): Promise<PtyHostConnection> {
     assertSocketSafeToConnect(paths)
     const secret = readHostSecret(paths)
-    const socket = createConnection(paths.socketPath)
-    const decoder = new FrameDecoder(PTY_HOST_MAX_FRAME_BYTES)
+    const reader = new ConnectionReader()
+    const socket = createConnection({ path: paths.socketPath, ...readThrough(reader, READ_BUFFER_BYTES) })
     return new Promise<PtyHostConnection>((resolve, reject) => {
       let settled = false
       const fail = (error: PtyHostError): void => {
@@ -83,14 +86,9 @@ export class PtyHostConnection {
       )
       socket.on('close', () => fail(new PtyHostError('host_unavailable', `The pty host on ${paths.socketPath} closed the connection during the hello`)))
       socket.once('connect', () => socket.write(encodeFrame({ v: PTY_HOST_PROTOCOL_VERSION, type: 'hello', secret })))
-      const onData = (chunk: Buffer): void => {
-        let messages: Record<string, unknown>[]
-        try {
-          messages = decoder.push(chunk) as Record<string, unknown>[]
-        } catch (error) {
-          fail(new PtyHostError('host_unavailable', `The pty host sent a bad frame: ${(error as Error).message}`))
-          return
-        }
+      reader.onBadFrame = (error) => fail(new PtyHostError('host_unavailable', `The pty host sent a bad frame: ${error.message}`))
+      reader.onMessages = (decoded) => {
+        const messages = decoded as Record<string, unknown>[]
         const first = messages[0]
         if (first === undefined) return
         if (first.type === 'refused') {
@@ -108,13 +106,12 @@ export class PtyHostConnection {
         }
         settled = true
         clearTimeout(timer)
-        socket.off('data', onData)
         socket.removeAllListeners('close')
         socket.removeAllListeners('error')
         socket.on('error', () => undefined)
-        resolve(new PtyHostConnection(socket, first.hostInstanceId, decoder, messages.slice(1) as PtyHostMessage[]))
+        reader.onBadFrame = () => socket.destroy()
+        resolve(new PtyHostConnection(socket, first.hostInstanceId, reader, messages.slice(1) as PtyHostMessage[]))
       }
-      socket.on('data', onData)
     })
   }
 
@@ -146,7 +143,7 @@ export class PtyHostConnection {
             }, timeoutMs)
       this.#pending.set(id, { resolve, reject, timer })
       this.#updateRef()
-      this.#socket.write(encodeFrame({ v: PTY_HOST_PROTOCOL_VERSION, type: 'request', id, method, params }))
+      this.#send({ v: PTY_HOST_PROTOCOL_VERSION, type: 'request', id, method, params })
     })
   }
 
@@ -167,7 +164,24 @@ export class PtyHostConnection {
   /** Send a one-way message (no reply is sent or awaited): acks, pause, resume, resize. */
   notify(method: PtyHostMethod, params: Record<string, unknown>): void {
     if (this.#closed) return
-    this.#socket.write(encodeFrame({ v: PTY_HOST_PROTOCOL_VERSION, type: 'notify', method, params }))
+    this.#send({ v: PTY_HOST_PROTOCOL_VERSION, type: 'notify', method, params })
+  }
+
+  /**
+   * Queue a message for the next flush. Why not written at once: the caller's turn (a spawn runs
+   * the spawn pipeline in it) then only queues, and the encoding and the socket write run as a task
+   * of their own at the end of the event-loop turn — one write for every message of the turn.
+   */
+  #send(message: Record<string, unknown>): void {
+    this.#outbox.push(message)
+    if (this.#outbox.length === 1) setImmediate(this.#flush)
+  }
+
+  readonly #flush = (): void => {
+    const messages = this.#outbox
+    this.#outbox = []
+    if (this.#closed || messages.length === 0) return
+    this.#socket.write(messages.length === 1 ? encodeFrame(messages[0]) : encodeFrames(messages))
   }
 
   /** Close the connection (the host keeps its sessions). */
@@ -184,11 +198,18 @@ export class PtyHostConnection {
     } else {
       for (const message of messages) this.#inbox.push(message)
     }
-    if (!this.#draining) this.#drain()
+    if (this.#draining) return
+    // Why a later turn: the read that decoded these messages and the work they start (a spawn's
+    // reply runs the rest of the spawn pipeline, an exit its publication) are two tasks of the
+    // app's event loop, not one as long as both.
+    this.#draining = true
+    setImmediate(this.#drainLater)
   }
 
+  readonly #drainLater = (): void => this.#drain()
+
+  /** Hands messages on until a reply (then again one macrotask later); `#draining` stays set until the inbox is empty. */
   #drain(): void {
-    this.#draining = true
     while (this.#inboxHead < this.#inbox.length) {
       const message = this.#inbox[this.#inboxHead++]!
       if (message.type === 'reply') {
@@ -200,7 +221,7 @@ export class PtyHostConnection {
         if (message.ok) pending.resolve(message.result)
         else pending.reject(fromWireError(message.error))
         // Why a macrotask: the awaiting caller runs (and registers what it got) before later events.
-        setImmediate(() => this.#drain())
+        setImmediate(this.#drainLater)
         return
       }
       this.#onEvent(message)
@@ -211,15 +232,19 @@ export class PtyHostConnection {
   #closedNow(): void {
     if (this.#closed) return
     this.#closed = true
-    for (const pending of this.#pending.values()) {
-      clearTimeout(pending.timer)
-      pending.reject(new PtyHostError('transport_lost', 'The connection to the pty host dropped before it answered'))
-    }
-    this.#pending.clear()
-    // Events already received are still delivered, then the close.
+    // Replies and events already received are still handed on; then what was never answered
+    // fails, and the close follows.
     const finish = (): void => {
-      if (this.#draining || this.#inboxHead < this.#inbox.length) setImmediate(finish)
-      else this.#onClose()
+      if (this.#draining || this.#inboxHead < this.#inbox.length) {
+        setImmediate(finish)
+        return
+      }
+      for (const pending of this.#pending.values()) {
+        clearTimeout(pending.timer)
+        pending.reject(new PtyHostError('transport_lost', 'The connection to the pty host dropped before it answered'))
+      }
+      this.#pending.clear()
+      this.#onClose()
     }
     finish()
   }

@@ -1,0 +1,223 @@
+import { chmodSync, rmSync } from 'node:fs'
+import { createServer, type Server, type Socket } from 'node:net'
+import fc from 'fast-check'
+import { afterEach, describe, expect, it } from 'vitest'
+import { encodeFrame, encodeFrames, encodeOutputFrame, FrameDecoder } from '../../src/pty-host/frame-codec.js'
+import { PTY_HOST_PROTOCOL_VERSION } from '../../src/pty-host/protocol.js'
+import { PtyHostConnection } from '../../src/pty-host/pty-host-connection.js'
+import { ptyHostPaths, writeHostSecret } from '../../src/pty-host/socket-security.js'
+import { makeSocketDir } from './pty-host-test-support.js'
+
+describe('frame decoder over a reused read buffer', () => {
+  it('decodes every message exactly when each read lands in one buffer that the next read overwrites', () => {
+    const message = fc.oneof(
+      fc.dictionary(fc.string(), fc.jsonValue()),
+      fc.record({ ptyId: fc.string({ minLength: 1, maxLength: 20 }), data: fc.string({ unit: 'grapheme', maxLength: 120 }), seq: fc.nat({ max: 1e9 }) }),
+    )
+    fc.assert(
+      fc.property(fc.array(message, { maxLength: 8 }), fc.array(fc.integer({ min: 1, max: 48 }), { minLength: 1, maxLength: 20 }), (messages, cuts) => {
+        const encode = (m: Record<string, unknown>): Buffer =>
+          typeof m.seq === 'number' && typeof m.data === 'string' && typeof m.ptyId === 'string' && Object.keys(m).length === 3
+            ? encodeOutputFrame(m.ptyId, m.seq, m.data, undefined)
+            : encodeFrame(m)
+        const expected = messages.map((m) => (Object.keys(m).length === 3 && typeof m.seq === 'number' && typeof m.data === 'string' ? { type: 'data', ...m } : JSON.parse(JSON.stringify(m))))
+        const bytes = Buffer.concat(messages.map(encode))
+        const readBuffer = Buffer.alloc(64)
+        const decoder = new FrameDecoder()
+        const decoded: unknown[] = []
+        let offset = 0
+        for (let i = 0; offset < bytes.length; i++) {
+          const length = Math.min(cuts[i % cuts.length]!, bytes.length - offset)
+          bytes.copy(readBuffer, 0, offset, offset + length)
+          decoded.push(...decoder.push(readBuffer.subarray(0, length), true))
+          readBuffer.fill(0xee) // the next read overwrites what the decoder was handed
+          offset += length
+        }
+        expect(decoded).toEqual(expected)
+      }),
+    )
+  })
+
+  it('encodes several messages as the same frames one by one would be', () => {
+    fc.assert(
+      fc.property(fc.array(fc.dictionary(fc.string(), fc.jsonValue()), { maxLength: 6 }), (messages) => {
+        expect(encodeFrames(messages)).toEqual(Buffer.concat(messages.map((m) => encodeFrame(m))))
+      }),
+    )
+  })
+})
+
+/** A scripted stand-in for a pty host: welcomes the client, then hands each decoded message to `onMessage`. */
+async function fakeHost(onMessage: (message: Record<string, unknown>, socket: Socket) => void): Promise<{ socketPath: string; close(): Promise<void> }> {
+  const { dir, socketPath } = makeSocketDir()
+  const paths = ptyHostPaths(socketPath)
+  writeHostSecret(paths)
+  const sockets = new Set<Socket>()
+  const server: Server = createServer((socket) => {
+    sockets.add(socket)
+    const decoder = new FrameDecoder()
+    socket.on('error', () => undefined)
+    socket.on('data', (chunk: Buffer) => {
+      for (const message of decoder.push(chunk) as Record<string, unknown>[]) {
+        if (message.type === 'hello') socket.write(encodeFrame({ v: PTY_HOST_PROTOCOL_VERSION, type: 'welcome', hostInstanceId: 'fake-host', hostPid: process.pid }))
+        else onMessage(message, socket)
+      }
+    })
+  })
+  await new Promise<void>((resolve) => server.listen(socketPath, resolve))
+  chmodSync(socketPath, 0o600)
+  return {
+    socketPath,
+    close: async () => {
+      for (const socket of sockets) socket.destroy()
+      await new Promise<void>((resolve) => server.close(() => resolve()))
+      rmSync(dir, { recursive: true, force: true })
+    },
+  }
+}
+
+const reply = (id: unknown, result: unknown): Buffer => encodeFrame({ v: PTY_HOST_PROTOCOL_VERSION, type: 'reply', id, ok: true, result })
+
+describe('pty host connection (app side)', () => {
+  let host: Awaited<ReturnType<typeof fakeHost>> | null = null
+  afterEach(async () => {
+    await host?.close()
+    host = null
+  })
+
+  it('settles every request whose reply arrived before the connection dropped, and fails only the unanswered one', async () => {
+    const ANSWERED = 20
+    const asked: Record<string, unknown>[] = []
+    host = await fakeHost((message, socket) => {
+      if (message.type !== 'request') return
+      asked.push(message)
+      if (asked.length < ANSWERED + 1) return
+      // The replies and the end of the connection in one write (each reply is handed on one
+      // macrotask after the previous one, so the close is seen before the last ones): all count.
+      socket.end(Buffer.concat(asked.slice(1).map((request) => reply(request.id, request.params))))
+    })
+    const connection = await PtyHostConnection.open(ptyHostPaths(host.socketPath), 5_000)
+    let closed = false
+    connection.listen(() => undefined, () => (closed = true))
+    const unanswered = connection.request('cwd', { ptyId: 'never' }).then(
+      () => 'resolved',
+      (error: Error & { code?: string }) => error.code,
+    )
+    const answered = Array.from({ length: ANSWERED }, (_, i) => connection.request('probe', { ptyId: `p${i}` }))
+    await expect(Promise.all(answered)).resolves.toEqual(Array.from({ length: ANSWERED }, (_, i) => ({ ptyId: `p${i}` })))
+    await expect(unanswered).resolves.toBe('transport_lost')
+    await expect.poll(() => closed).toBe(true)
+  })
+
+  it('sends the requests and notifications of one turn in order, and none after a close', async () => {
+    const received: unknown[] = []
+    host = await fakeHost((message, socket) => {
+      received.push([message.type, message.method])
+      if (message.type === 'request') socket.write(reply(message.id, null))
+    })
+    const connection = await PtyHostConnection.open(ptyHostPaths(host.socketPath), 5_000)
+    connection.listen(() => undefined, () => undefined)
+    const first = connection.request('list', {})
+    connection.notify('ack', { ptyId: 'a', chars: 1 })
+    const second = connection.request('probe', { ptyId: 'a' })
+    await Promise.all([first, second])
+    expect(received).toEqual([
+      ['request', 'list'],
+      ['notify', 'ack'],
+      ['request', 'probe'],
+    ])
+    // Queued in the turn of the close: never written, and the request fails as lost.
+    const lost = connection.request('list', {}).catch((error: Error & { code?: string }) => error.code)
+    connection.close()
+    await expect(lost).resolves.toBe('transport_lost')
+    await new Promise((resolve) => setTimeout(resolve, 50))
+    expect(received).toHaveLength(3)
+  })
+
+  it('hands an event on only after the reply before it was handed to its caller', async () => {
+    host = await fakeHost((message, socket) => {
+      if (message.type !== 'request') return
+      socket.write(
+        encodeFrames([
+          { v: PTY_HOST_PROTOCOL_VERSION, type: 'reply', id: message.id, ok: true, result: { pid: 1 } },
+          { v: PTY_HOST_PROTOCOL_VERSION, type: 'exit', ptyId: 'p', code: 0 },
+        ]),
+      )
+    })
+    const connection = await PtyHostConnection.open(ptyHostPaths(host.socketPath), 5_000)
+    const order: string[] = []
+    let exited!: () => void
+    const exit = new Promise<void>((resolve) => (exited = resolve))
+    connection.listen(
+      (event) => {
+        order.push(String(event.type))
+        exited()
+      },
+      () => undefined,
+    )
+    await connection.request('spawn', { sessionId: 'p' }).then(() => order.push('reply'))
+    await exit
+    expect(order).toEqual(['reply', 'exit'])
+    connection.close()
+  })
+
+  it('hands every reply to its own caller and every event on in order, before later events, however the host splits and paces its bytes', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.boolean(), { minLength: 1, maxLength: 12 }),
+        fc.array(fc.integer({ min: 1, max: 40 }), { minLength: 1, maxLength: 10 }),
+        fc.array(fc.boolean(), { minLength: 1, maxLength: 10 }),
+        async (script, cuts, pauses) => {
+          // `script`: true = the next request's reply, false = an event; the replies go out in request order.
+          const requestCount = script.filter(Boolean).length
+          const asked: Record<string, unknown>[] = []
+          const fake = await fakeHost((message, socket) => {
+            if (message.type !== 'request') return
+            asked.push(message)
+            if (asked.length < requestCount) return
+            let replied = 0
+            let events = 0
+            const bytes = encodeFrames(
+              script.map((isReply) =>
+                isReply
+                  ? { v: PTY_HOST_PROTOCOL_VERSION, type: 'reply', id: asked[replied]!.id, ok: true, result: asked[replied++]!.params }
+                  : { v: PTY_HOST_PROTOCOL_VERSION, type: 'loss', ptyId: `e${events++}`, fromSeq: 0, toSeq: 1 },
+              ),
+            )
+            void (async () => {
+              for (let offset = 0, i = 0; offset < bytes.length; i++) {
+                const length = cuts[i % cuts.length]!
+                socket.write(bytes.subarray(offset, offset + length))
+                offset += length
+                if (pauses[i % pauses.length]) await new Promise((resolve) => setImmediate(resolve))
+              }
+            })()
+          })
+          try {
+            const connection = await PtyHostConnection.open(ptyHostPaths(fake.socketPath), 5_000)
+            const seen: string[] = []
+            connection.listen((event) => seen.push(String((event as { ptyId?: unknown }).ptyId)), () => undefined)
+            if (requestCount === 0) connection.request('list', {}).catch(() => undefined)
+            const replies = Array.from({ length: requestCount }, (_, i) =>
+              connection.request('probe', { ptyId: `r${i}` }).then((result) => {
+                seen.push(`reply r${i}`)
+                return result
+              }),
+            )
+            expect(await Promise.all(replies)).toEqual(Array.from({ length: requestCount }, (_, i) => ({ ptyId: `r${i}` })))
+            const eventCount = script.length - requestCount
+            await expect.poll(() => seen.filter((entry) => entry.startsWith('e')).length).toBe(eventCount)
+            let replied = 0
+            let events = 0
+            expect(seen).toEqual(script.map((isReply) => (isReply ? `reply r${replied++}` : `e${events++}`)))
+            connection.close()
+          } finally {
+            await fake.close()
+          }
+        },
+      ),
+      { numRuns: 15 },
+    )
+  })
+})
+
