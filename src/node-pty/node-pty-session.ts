@@ -156,11 +156,12 @@ export class NodePtySession implements ExitDrainHooks<DrainChunk> {
     this.leaderStartTime = init.leaderStartTime
     this.#hooks = hooks
     this.#bytes = init.bytes === true
-    this.#drain = new ExitDrain<DrainChunk>(init.terminal, this, init.drainOutputAtExit, this.#bytes)
+    // Why declared out here: both listeners below then share one closure context per session.
+    const drain = new ExitDrain<DrainChunk>(init.terminal, this, init.drainOutputAtExit, this.#bytes)
+    this.#drain = drain
     try {
       // Why subscribe at once: output read before a listener exists is lost (node-pty #652).
       // node-pty types `onData` as strings; spawned with `encoding: null` it hands Buffers.
-      const drain = this.#drain
       init.terminal.onData((chunk: DrainChunk) => drain.handleData(chunk))
       init.terminal.onExit((event) => this.#onExit(event))
     } catch (error) {
