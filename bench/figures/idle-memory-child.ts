@@ -1,9 +1,9 @@
 /**
- * Child process of the idle-memory figure (run with `--expose-gc`): opens N idle PTYs on one
- * side only, in two halves, and prints the parent's RSS, V8 heap and external memory before, at
- * the half and at the end, as one JSON line. The figure takes the slope over the second half, so
- * what V8 and malloc grow once during the first burst (the young generation, arenas) does not
- * count as a cost per idle PTY.
+ * Child process of the idle-memory figure (run with `--expose-gc` and a pinned young generation,
+ * see `idle-memory.ts`): opens N idle PTYs on one side only, in two halves, and prints the
+ * parent's RSS, V8 heap (used and committed) and external memory before, at the half and at the
+ * end, as one JSON line. The figure takes the slope over the second half, so what V8 and malloc
+ * grow once during the first burst does not count as a cost per idle PTY.
  *
  * Usage: idle-memory-child.ts <raw|ptykit> <ptys> <settleMs>
  */
@@ -18,8 +18,10 @@ const IDLE = { file: '/bin/sleep', args: ['600'] }
 export type MemoryReading = {
   /** Resident set size. */
   rss: number
-  /** V8 heap in use. */
+  /** V8 heap in use (live objects after the collections). */
   heapUsed: number
+  /** V8 heap committed (`heapTotal`: pages V8 holds, used or not). */
+  heapTotal: number
   /** Memory of JS objects held outside V8's heap (Buffers, ArrayBuffers). */
   external: number
 }
@@ -38,13 +40,21 @@ export type IdleMemoryChildResult = {
   top: MemoryReading
 }
 
-function read(): MemoryReading {
+/**
+ * How long a reading waits after its collections. V8 hands freed pages back to the OS from a
+ * background thread after a GC (its unmapper); reading at once counted pages about to go, by
+ * megabytes at a time (measured with `/proc/self/smaps`), which swamped a slope of a few KiB per PTY.
+ */
+const POST_GC_SETTLE_MS = 100
+
+async function read(): Promise<MemoryReading> {
   const gc = (globalThis as { gc?: () => void }).gc
   if (gc === undefined) throw new Error('idle-memory-child needs --expose-gc')
   gc()
   gc()
+  await sleep(POST_GC_SETTLE_MS)
   const m = process.memoryUsage()
-  return { rss: m.rss, heapUsed: m.heapUsed, external: m.external }
+  return { rss: m.rss, heapUsed: m.heapUsed, heapTotal: m.heapTotal, external: m.external }
 }
 
 async function main(): Promise<void> {
@@ -58,7 +68,7 @@ async function main(): Promise<void> {
     const warm = pty.spawn('/bin/sh', ['-c', 'exit 0'], rawSpawnOptions())
     await rawExit(warm)
     await sleep(settleMs)
-    const base = read()
+    const base = await read()
     const open: ReturnType<typeof pty.spawn>[] = []
     const openUpTo = async (count: number): Promise<MemoryReading> => {
       while (open.length < count) {
@@ -67,7 +77,7 @@ async function main(): Promise<void> {
         open.push(p)
       }
       await sleep(settleMs)
-      return read()
+      return await read()
     }
     const half = await openUpTo(Math.floor(ptys / 2))
     result = { side, ptys, base, half, top: await openUpTo(ptys) }
@@ -80,7 +90,7 @@ async function main(): Promise<void> {
     await s.tracker.get(warm.id).exited
     s.tracker.forget(warm.id)
     await sleep(settleMs)
-    const base = read()
+    const base = await read()
     const ids: string[] = []
     const openUpTo = async (count: number): Promise<MemoryReading> => {
       while (ids.length < count) {
@@ -88,7 +98,7 @@ async function main(): Promise<void> {
         ids.push(h.id)
       }
       await sleep(settleMs)
-      return read()
+      return await read()
     }
     const half = await openUpTo(Math.floor(ptys / 2))
     result = { side, ptys, base, half, top: await openUpTo(ptys) }

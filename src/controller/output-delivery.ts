@@ -2,6 +2,7 @@ import type { PtyProvider } from '../contracts/index.js'
 import type { ControllerCore } from './controller-core.js'
 import type { ProducerFlowState } from './flow-control.js'
 import { OutputBatcher, type OutputChunk } from './output-batching.js'
+import { ProviderFlowTarget } from './provider-flow-target.js'
 import type { PtyRecord } from './pty-record.js'
 
 /**
@@ -107,27 +108,7 @@ export class OutputDelivery {
 
   /** The flow-control identity of a new incarnation: how to pause and resume its producer. */
   targetFor(provider: PtyProvider, ptyId: string): PtyRecord['flowTarget'] {
-    return {
-      pause: () => this.#flowCall(provider, ptyId, 'pauseProducer'),
-      resume: () => this.#flowCall(provider, ptyId, 'resumeProducer'),
-      notAcknowledging: () =>
-        this.#core.report(
-          'consumer_not_acknowledging',
-          `PTY ${ptyId}'s producer was paused for the maximum hold without its consumer acknowledging; ` +
-            'the unacknowledged output was forgiven and the producer resumed',
-          undefined,
-          ptyId,
-        ),
-    }
-  }
-
-  #flowCall(provider: PtyProvider, ptyId: string, method: 'pauseProducer' | 'resumeProducer'): void {
-    try {
-      provider[method]?.(ptyId)
-    } catch (error) {
-      // Why swallowed: flow control is an optimization riding the data path; it never stops delivery.
-      this.#core.report('flow_control_failed', `Provider ${provider.name} threw from ${method}`, error, ptyId)
-    }
+    return new ProviderFlowTarget(this.#core.report, provider, ptyId)
   }
 }
 

@@ -9,7 +9,7 @@ import {
   type WriteSettlement,
 } from '../contracts/index.js'
 import { UNVERIFIED_PROCESS_EXIT_CODE, resolveProcessExitCause } from '../exit-cause/index.js'
-import { ExitDrain, type DrainChunk } from './exit-drain.js'
+import { ExitDrain, type DrainChunk, type ExitDrainHooks } from './exit-drain.js'
 import type { NodePtyTerminal } from './node-pty-module.js'
 
 /**
@@ -84,8 +84,13 @@ export type NodePtySessionExit = {
 /**
  * One process on one PTY: its node-pty terminal, its exit drain, and what is known about it.
  * Internal to the provider.
+ *
+ * Every idle PTY carries one for its whole life, so it holds no closure it can do without: the
+ * session is its drain's hooks object itself ({@link NodePtySession.emit},
+ * {@link NodePtySession.onNativeExitHint}), and the queue of writes behind a launch command exists
+ * only while one waits (issue 18, memory per idle PTY).
  */
-export class NodePtySession {
+export class NodePtySession implements ExitDrainHooks<DrainChunk> {
   /** The PTY id. */
   readonly id: string
   /** The incarnation of this process. */
@@ -110,8 +115,6 @@ export class NodePtySession {
    * cannot name another process, so the short window without it loses no guarantee.
    */
   leaderStartTime: string | null
-  /** Resolves once the exit event was delivered. */
-  readonly ended: Promise<void>
   /** The running stop, if one was requested. */
   stop: {
     done: Promise<void>
@@ -123,7 +126,6 @@ export class NodePtySession {
   readonly #hooks: NodePtySessionHooks
   readonly #drain: ExitDrain<DrainChunk>
   readonly #bytes: boolean
-  #resolveEnded: () => void = () => {}
   #charsEmitted = 0
   #leaderGone = false
   /** `null` until a stop is requested; then whether the leader was already dead at that moment. */
@@ -132,8 +134,8 @@ export class NodePtySession {
   #paused = false
   #command: string | undefined
   #commandTimer: NodeJS.Timeout | null = null
-  /** Writes made before the launch command was sent: queued behind it, in order. */
-  #writesBehindCommand: string[] = []
+  /** Writes made before the launch command was sent, queued behind it in order (`null`: none). */
+  #writesBehindCommand: string[] | null = null
 
   /**
    * Wire a freshly spawned terminal. Call synchronously right after node-pty's `spawn()`.
@@ -153,20 +155,13 @@ export class NodePtySession {
     this.hostReportsChildExitStatus = init.hostReportsChildExitStatus
     this.leaderStartTime = init.leaderStartTime
     this.#hooks = hooks
-    this.ended = new Promise((resolve) => {
-      this.#resolveEnded = resolve
-    })
     this.#bytes = init.bytes === true
-    this.#drain = new ExitDrain<DrainChunk>(
-      init.terminal,
-      { emit: (data) => this.#deliver(data), onNativeExitHint: () => this.#onNativeExitHint() },
-      init.drainOutputAtExit,
-      this.#bytes,
-    )
+    // Why declared out here: both listeners below then share one closure context per session.
+    const drain = new ExitDrain<DrainChunk>(init.terminal, this, init.drainOutputAtExit, this.#bytes)
+    this.#drain = drain
     try {
       // Why subscribe at once: output read before a listener exists is lost (node-pty #652).
       // node-pty types `onData` as strings; spawned with `encoding: null` it hands Buffers.
-      const drain = this.#drain
       init.terminal.onData((chunk: DrainChunk) => drain.handleData(chunk))
       init.terminal.onExit((event) => this.#onExit(event))
     } catch (error) {
@@ -226,11 +221,21 @@ export class NodePtySession {
   }
 
   /**
-   * node-pty's native layer may have seen the exit. When node-pty's own exit callback ran (it
-   * sets `_boundClose` right before subscribing to the socket's close), its `waitpid` on this
-   * very pid has returned: the leader is reaped, proven without reading the OS. Otherwise look.
+   * The drain's hook: output to deliver, in order. Not for other callers.
+   *
+   * @param data - a chunk the drain let through
    */
-  #onNativeExitHint(): void {
+  emit(data: DrainChunk): void {
+    this.#deliver(data)
+  }
+
+  /**
+   * The drain's hook: node-pty's native layer may have seen the exit. When node-pty's own exit
+   * callback ran (it sets `_boundClose` right before subscribing to the socket's close), its
+   * `waitpid` on this very pid has returned: the leader is reaped, proven without reading the OS.
+   * Otherwise look.
+   */
+  onNativeExitHint(): void {
     if (this.#leaderGone || this.#exit !== null) return
     if ((this.terminal as unknown as { _boundClose?: unknown })._boundClose === true) this.#markLeaderGone()
     else this.checkLeader()
@@ -254,6 +259,7 @@ export class NodePtySession {
   write(data: string): WriteSettlement {
     if (this.#exit !== null || this.#leaderGone) return refusedWrite('pty_exited')
     if (this.#command !== undefined) {
+      this.#writesBehindCommand ??= []
       this.#writesBehindCommand.push(data)
       return WRITE_ACCEPTED
     }
@@ -296,11 +302,12 @@ export class NodePtySession {
     this.#commandTimer = null
     const command = this.#command
     this.#command = undefined
-    const queued = this.#writesBehindCommand.splice(0)
+    const queued = this.#writesBehindCommand
+    this.#writesBehindCommand = null
     if (command === undefined || this.#exit !== null || this.#leaderGone) return
     // Why: a command is a line; without an Enter it would sit in the shell's editor.
     this.write(/[\r\n]$/.test(command) ? command : `${command}\r`)
-    for (const data of queued) this.write(data)
+    if (queued !== null) for (const data of queued) this.write(data)
   }
 
   #onExit(event: { exitCode: number; signal?: number }): void {
@@ -311,7 +318,7 @@ export class NodePtySession {
     if (this.#commandTimer !== null) clearTimeout(this.#commandTimer)
     this.#commandTimer = null
     this.#command = undefined
-    this.#writesBehindCommand = []
+    this.#writesBehindCommand = null
     // Why: some Windows hosts report `exitCode: undefined`. An absent status defaults to the
     // unverified sentinel, never to a number nobody observed (the cause, built from the raw
     // observation, says `cause_unreported`; the exit itself was still observed).
@@ -333,7 +340,6 @@ export class NodePtySession {
       })
     } finally {
       this.#hooks.onEnded(this)
-      this.#resolveEnded()
     }
   }
 }

@@ -22,6 +22,7 @@ const EXPECTED_IDS = [
   'data-batching',
   'idle-memory-rss',
   'idle-memory-heap',
+  'idle-memory-heap-committed',
   'idle-memory-external',
   'flood-rss',
   'flood-lost',

@@ -13,32 +13,42 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }))
 let files = 0
 
 /** A session over a stand-in terminal whose OS looks are counted and scripted. */
-function sessionOver(os: { gone: boolean; reaped: boolean }) {
+function sessionOver(os: { gone: boolean; reaped: boolean }, command?: string) {
   const ptsName = join(dir, `pts-${(files += 1)}`)
   writeFileSync(ptsName, '')
   const socket = new EventEmitter() as EventEmitter & { destroy: () => void }
   socket.destroy = () => {}
   let onExit: ((event: { exitCode: number }) => void) | null = null
+  let onData: ((chunk: string) => void) | null = null
+  const written: string[] = []
   const terminal = {
     pid: 4242,
     cols: 80,
     rows: 24,
     ptsName,
     _socket: socket,
-    onData: () => ({ dispose() {} }),
+    onData: (listener: (chunk: string) => void) => {
+      onData = listener
+      return { dispose() {} }
+    },
     onExit: (listener: (event: { exitCode: number }) => void) => {
       onExit = listener
       return { dispose() {} }
     },
-    write() {},
+    write(data: string) {
+      written.push(data)
+    },
     resize() {},
     pause() {},
     resume() {},
     kill() {},
   }
   const looks = { thorough: 0, cheap: 0 }
+  const delivered: string[] = []
   const hooks: NodePtySessionHooks = {
-    emitData: () => {},
+    emitData: (event) => {
+      delivered.push(event.data)
+    },
     emitBytes: () => {},
     emitExit: () => {},
     onEnded: () => {},
@@ -59,7 +69,7 @@ function sessionOver(os: { gone: boolean; reaped: boolean }) {
       file: '/bin/sh',
       drainOutputAtExit: true,
       hostReportsChildExitStatus: true,
-      command: undefined,
+      command,
       scopeId: undefined,
       slotKey: undefined,
       claimKey: undefined,
@@ -69,7 +79,8 @@ function sessionOver(os: { gone: boolean; reaped: boolean }) {
   )
   // node-pty's exit: releases the drain's fd and timers.
   ended.push(() => onExit?.({ exitCode: 0 }))
-  return { session, socket, terminal: terminal as typeof terminal & { _boundClose?: boolean }, looks }
+  const output = (chunk: string) => onData?.(chunk)
+  return { session, socket, terminal: terminal as typeof terminal & { _boundClose?: boolean }, looks, written, delivered, output }
 }
 
 const ended: Array<() => void> = []
@@ -119,5 +130,33 @@ describe('NodePtySession: proving the leader gone', () => {
     expect(looks).toEqual({ thorough: 0, cheap: 1 })
     expect(session.leaderGone).toBe(true)
     expect(session.drainState).toBe('marking')
+  })
+})
+
+describe('NodePtySession: output and input', () => {
+  it('delivers what node-pty reads through the drain, in order, counting chars', () => {
+    const { session, delivered, output } = sessionOver({ gone: false, reaped: false })
+    output('hello ')
+    output('world')
+    expect(delivered).toEqual(['hello ', 'world'])
+    expect(session.charsEmitted).toBe(11)
+  })
+
+  it('writes straight through when no launch command waits', () => {
+    const { session, written } = sessionOver({ gone: false, reaped: false })
+    expect(session.write('ls\r')).toEqual({ kind: 'accepted' })
+    expect(written).toEqual(['ls\r'])
+  })
+
+  it('queues writes behind a waiting launch command and sends them after it, in order, once the shell prints', async () => {
+    const { session, written, output } = sessionOver({ gone: false, reaped: false }, 'echo start')
+    expect(session.write('one\r')).toEqual({ kind: 'accepted' })
+    expect(session.write('two\r')).toEqual({ kind: 'accepted' })
+    expect(written).toEqual([])
+    output('$ ')
+    await new Promise((resolve) => setTimeout(resolve, 10))
+    expect(written).toEqual(['echo start\r', 'one\r', 'two\r'])
+    expect(session.write('three\r')).toEqual({ kind: 'accepted' })
+    expect(written).toEqual(['echo start\r', 'one\r', 'two\r', 'three\r'])
   })
 })

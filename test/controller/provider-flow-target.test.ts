@@ -1,0 +1,99 @@
+import { describe, expect, it } from 'vitest'
+import type { PtyProvider } from '../../src/contracts/index.js'
+import type { ControllerCore, ControllerReport } from '../../src/controller/controller-core.js'
+import { OutputDelivery } from '../../src/controller/output-delivery.js'
+import { ProviderFlowTarget } from '../../src/controller/provider-flow-target.js'
+
+type Report = Parameters<ControllerReport>
+
+/** A provider stand-in that records its flow calls; `throws` makes them throw. */
+function providerRecording(throws = false) {
+  const calls: string[] = []
+  const provider = {
+    name: 'stand-in',
+    pauseProducer: (id: string) => {
+      calls.push(`pause ${id}`)
+      if (throws) throw new Error('pause failed')
+    },
+    resumeProducer: (id: string) => {
+      calls.push(`resume ${id}`)
+      if (throws) throw new Error('resume failed')
+    },
+  } as unknown as PtyProvider
+  return { provider, calls }
+}
+
+function reports() {
+  const seen: Report[] = []
+  const report: ControllerReport = (...args) => {
+    seen.push(args)
+  }
+  return { seen, report }
+}
+
+describe('ProviderFlowTarget', () => {
+  it('pauses and resumes its own PTY through its provider', () => {
+    const { provider, calls } = providerRecording()
+    const { seen, report } = reports()
+    const a = new ProviderFlowTarget(report, provider, 'a')
+    const b = new ProviderFlowTarget(report, provider, 'b')
+    a.pause()
+    b.pause()
+    a.resume()
+    expect(calls).toEqual(['pause a', 'pause b', 'resume a'])
+    expect(seen).toEqual([])
+  })
+
+  it('reports a provider that throws as flow_control_failed, naming the method, and never throws', () => {
+    const { provider } = providerRecording(true)
+    const { seen, report } = reports()
+    const target = new ProviderFlowTarget(report, provider, 'p1')
+    expect(() => target.pause()).not.toThrow()
+    expect(() => target.resume()).not.toThrow()
+    expect(seen.map(([code, message, cause, ptyId]) => [code, message, (cause as Error).message, ptyId])).toEqual([
+      ['flow_control_failed', 'Provider stand-in threw from pauseProducer', 'pause failed', 'p1'],
+      ['flow_control_failed', 'Provider stand-in threw from resumeProducer', 'resume failed', 'p1'],
+    ])
+  })
+
+  it('tolerates a provider without flow control', () => {
+    const { seen, report } = reports()
+    const target = new ProviderFlowTarget(report, { name: 'plain' } as unknown as PtyProvider, 'p2')
+    target.pause()
+    target.resume()
+    expect(seen).toEqual([])
+  })
+
+  it('reports a consumer that stopped acknowledging, naming the PTY', () => {
+    const { provider } = providerRecording()
+    const { seen, report } = reports()
+    new ProviderFlowTarget(report, provider, 'p3').notAcknowledging()
+    expect(seen).toHaveLength(1)
+    expect(seen[0]?.[0]).toBe('consumer_not_acknowledging')
+    expect(seen[0]?.[1]).toContain("PTY p3's producer was paused for the maximum hold")
+    expect(seen[0]?.[3]).toBe('p3')
+  })
+
+  it('carries no function of its own: every PTY shares the prototype methods (issue 18, memory per idle PTY)', () => {
+    const { provider } = providerRecording()
+    const { report } = reports()
+    const a = new ProviderFlowTarget(report, provider, 'a')
+    const b = new ProviderFlowTarget(report, provider, 'b')
+    expect(Object.getOwnPropertyNames(a)).toEqual([])
+    expect(a.pause).toBe(b.pause)
+    expect(a.resume).toBe(b.resume)
+    expect(a.notAcknowledging).toBe(b.notAcknowledging)
+  })
+
+  it("is what the controller's output delivery hands each new incarnation", () => {
+    const { provider, calls } = providerRecording()
+    const { report } = reports()
+    const delivery = new OutputDelivery({ options: { dataBatchMs: 0 }, report } as unknown as ControllerCore)
+    const a = delivery.targetFor(provider, 'a')
+    const b = delivery.targetFor(provider, 'b')
+    expect(a).toBeInstanceOf(ProviderFlowTarget)
+    expect(a.pause).toBe(b.pause)
+    b.pause()
+    expect(calls).toEqual(['pause b'])
+  })
+})
