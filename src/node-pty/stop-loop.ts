@@ -121,7 +121,10 @@ export function createStopLoop(options: StopLoopOptions): (session: NodePtySessi
 
   /** Add every process of the session the table shows to `remembered` (with its start time). */
   function rememberSession(session: NodePtySession, table: ProcessTableIndex, remembered: Map<number, string | null>): number[] {
-    const found = selectSessionProcesses(table, session.pid, process.pid, session.leaderStartTime)
+    // A leader gone without a learnt start time was reaped before the stop's first look (see
+    // startOrJoin), so every table read since is later than its reap.
+    const reapedUnknown = session.leaderGone && session.leaderStartTime === null
+    const found = selectSessionProcesses(table, session.pid, process.pid, session.leaderStartTime, reapedUnknown)
     for (const pid of found) if (!remembered.has(pid)) remembered.set(pid, table.byPid.get(pid)?.startTime ?? null)
     return found
   }
@@ -187,6 +190,10 @@ export function createStopLoop(options: StopLoopOptions): (session: NodePtySessi
 
   function startOrJoin(session: NodePtySession, request: SessionStopRequest): Promise<void> {
     if (session.stop === null) {
+      // The first look, before any signal and before any table is read: it learns the leader's
+      // start time while the pid still names the leader, or proves the leader already reaped
+      // (leader-identity.ts). A `shutdown` has usually looked already (noteStopRequested).
+      if (session.leaderStartTime === null) session.checkLeader()
       let killNow: () => void = () => {}
       const killRequested = new Promise<'kill'>((resolve) => {
         killNow = () => resolve('kill')
