@@ -10,8 +10,11 @@
  * Each FUNCTION named (e.g. `open`, `close`) also gets the stacks its self time was spent under,
  * as the chain of its nearest callers (up to four frames), so a native call can be attributed.
  *
- * "ptykit's own" is self time in files under `src/`; "inclusive" also counts what they call
- * (node:fs, crypto…), each sample counted once per stack however many ptykit frames it holds.
+ * "ptykit self" is self time in files under `src/`; "under ptykit frames" also counts what they
+ * call (node:fs, crypto…, and node-pty's own spawn), each sample counted once however many ptykit
+ * frames its stack holds. "ptykit's own work" is the latter without what raw node-pty pays as
+ * well: samples under node-pty's frames (its spawn, its fork) or under the destroy of its master
+ * socket (which the drain only defers).
  */
 import { readFileSync } from 'node:fs'
 
@@ -41,6 +44,10 @@ const tracedStacks = new Map<string, number>()
 const inclusiveUs = new Map<string, number>()
 let oursSelf = 0
 let oursInclusive = 0
+let oursOwn = 0
+/** Frames whose work raw node-pty pays too (see the header). */
+const isRawsToo = (frame: CallFrame): boolean =>
+  frame.url.includes('node_modules/node-pty/') || (frame.functionName === 'destroy' && frame.url.endsWith('streams/destroy'))
 for (let i = 0; i < profile.samples.length; i++) {
   const dt = profile.timeDeltas[i] ?? 0
   const node = byId.get(profile.samples[i] as number)
@@ -55,18 +62,19 @@ for (let i = 0; i < profile.samples.length; i++) {
   }
   const seen = new Set<string>()
   let underOurs = false
+  let underRaws = false
   for (let at: number | undefined = node.id; at !== undefined; at = parentOf.get(at)) {
     const frame = (byId.get(at) as ProfileNode).callFrame
+    if (!underOurs && isRawsToo(frame)) underRaws = true
     if (isOurs(frame.url)) {
       underOurs = true
-      const key = label(frame)
-      if (!seen.has(key)) {
-        seen.add(key)
-        inclusiveUs.set(key, (inclusiveUs.get(key) ?? 0) + dt)
-      }
+      seen.add(label(frame))
     }
   }
+  // The inclusive list counts ptykit's own work only (see the header).
+  if (!underRaws) for (const key of seen) inclusiveUs.set(key, (inclusiveUs.get(key) ?? 0) + dt)
   if (underOurs) oursInclusive += dt
+  if (underOurs && !underRaws) oursOwn += dt
 }
 
 const perSpawn = (us: number): string => `${(us / 1000 / spawns).toFixed(3)} ms`
@@ -77,7 +85,7 @@ const print = (title: string, map: Map<string, number>, filter: (key: string) =>
   }
 }
 const totalUs = profile.endTime - profile.startTime
-process.stdout.write(`profile ${(totalUs / 1000).toFixed(0)} ms; per spawn (÷ ${spawns}): total ${perSpawn(totalUs)}, ptykit self ${perSpawn(oursSelf)}, under ptykit frames ${perSpawn(oursInclusive)}\n`)
+process.stdout.write(`profile ${(totalUs / 1000).toFixed(0)} ms; per spawn (÷ ${spawns}): total ${perSpawn(totalUs)}, ptykit self ${perSpawn(oursSelf)}, under ptykit frames ${perSpawn(oursInclusive)}, ptykit's own work ${perSpawn(oursOwn)}\n`)
 print('self time, top functions', selfUs, () => true)
-print('inclusive time of ptykit functions', inclusiveUs, () => true)
+print("inclusive time of ptykit functions (ptykit's own work only)", inclusiveUs, () => true)
 if (traced.length > 0) print(`stacks of ${traced.join(', ')}`, tracedStacks, () => true)
