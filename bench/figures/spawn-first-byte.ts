@@ -27,8 +27,8 @@ export async function measureSpawnFirstByte(config: BenchConfig, log: (line: str
         id: 'spawn-first-byte',
         name: 'spawn → first byte',
         unit: 'ms',
-        target: { kind: 'ratio-at-most', value: 1.05 },
-        targetText: '≤ 1.05× raw',
+        target: { kind: 'ratio-at-most', value: 1.03 },
+        targetText: '≤ 1.03× raw',
         notes: [
           `/bin/echo hi, ${perSample * pairs} sequential spawns per side (${pairs} alternating blocks of ${perSample}); each sample is a block's median.`,
         ],

@@ -13,6 +13,7 @@ import {
 } from '../contracts/index.js'
 import { ChildDeathWatch, NODE_PTY_DEATH_POLL_BATCH } from './child-death-watch.js'
 import { assertPtyDimension } from './launch-plan.js'
+import { isLeaderGoneNow } from './leader-identity.js'
 import { NodePtyProviderError } from './node-pty-provider-error.js'
 import type { NodePtySessionHooks } from './node-pty-session.js'
 import { createProcessInspector } from './process-inspector.js'
@@ -118,7 +119,7 @@ export function createNodePtyProvider(options: NodePtyProviderOptions = {}): Nod
       sessions.ended(session)
       deathWatch.setActive(sessions.size > 0)
     },
-    isLeaderGone: (pid, startTime) => inspector.isGone(pid, startTime),
+    isLeaderGone: (session) => isLeaderGoneNow(inspector, session),
     isLeaderReaped: (pid) => inspector.isReaped(pid),
   }
   const spawn = createNodePtySpawn(context, sessionHooks, (session) => {

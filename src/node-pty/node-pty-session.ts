@@ -31,10 +31,11 @@ export type NodePtySessionHooks = {
   /** The session's exit was delivered; forget it. */
   onEnded(session: NodePtySession): void
   /**
-   * Confirm from the OS that the leader is gone (`false` on any doubt); `startTime` (when known)
-   * tells the leader from a later process that reuses its pid.
+   * Confirm from the OS that the leader is gone (`false` on any doubt). The leader's start time
+   * (when known) tells it from a later process that reuses its pid; the first look learns it
+   * (see `leader-identity.ts`).
    */
-  isLeaderGone(pid: number, startTime: string | null): boolean
+  isLeaderGone(session: NodePtySession): boolean
   /**
    * A cheap look (one syscall, no file read): `true` only when no process has the pid any more,
    * which proves the leader reaped. `false` says nothing (alive, a zombie, or a reused pid).
@@ -69,7 +70,7 @@ export type NodePtySessionInit = {
   slotKey: string | undefined
   /** Listing fields. */
   claimKey: string | undefined
-  /** The leader's start time, read right after the spawn (`null` when unknown). */
+  /** The leader's start time, when already known (`null`: learnt by the first look). */
   leaderStartTime: string | null
 }
 
@@ -110,9 +111,9 @@ export class NodePtySession implements ExitDrainHooks<DrainChunk> {
   /** Whether exits of this PTY carry the child's status. */
   readonly hostReportsChildExitStatus: boolean
   /**
-   * The leader's start time: with the pid, its identity for good (`null` until read, or when
-   * unknown). Filled in asynchronously just after the spawn; until the leader is reaped its pid
-   * cannot name another process, so the short window without it loses no guarantee.
+   * The leader's start time: with the pid, its identity for good (`null` until learnt, or when
+   * unknown). Learnt by the first look at the leader's pid while its reap is unreported, not at
+   * the spawn; `leader-identity.ts` explains why that keeps the pid-reuse guarantee.
    */
   leaderStartTime: string | null
   /** The running stop, if one was requested. */
@@ -211,7 +212,7 @@ export class NodePtySession implements ExitDrainHooks<DrainChunk> {
    */
   checkLeader(thorough = true): void {
     if (this.#leaderGone || this.#exit !== null) return
-    const gone = thorough ? this.#hooks.isLeaderGone(this.pid, this.leaderStartTime) : this.#hooks.isLeaderReaped(this.pid)
+    const gone = thorough ? this.#hooks.isLeaderGone(this) : this.#hooks.isLeaderReaped(this.pid)
     if (gone) this.#markLeaderGone()
   }
 

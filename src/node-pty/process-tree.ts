@@ -42,18 +42,23 @@ export async function hasLiveChildren(inspector: ProcessInspector, leaderPid: nu
  * `leaderStartTime` (when known) guards against pid reuse: if the table's process with the
  * leader's pid started at another time, the leader was reaped and its pid handed to an unrelated
  * process. The kernel never hands out a pid still in use as a session or group id, so nothing the
- * pid leads to can then belong to the PTY, and nothing is selected.
+ * pid leads to can then belong to the PTY, and nothing is selected. When the start time was never
+ * learnt because the leader was already reaped at the first look (`leaderReapedUnknown`), a live
+ * process at its pid in a table read after that look is such an unrelated process too.
  */
 export function selectSessionProcesses(
   table: readonly ProcessStat[] | ProcessTableIndex,
   leaderPid: number,
   selfPid: number,
   leaderStartTime?: string | null,
+  leaderReapedUnknown = false,
 ): number[] {
   const index = isProcessTableIndex(table) ? table : indexProcessTable(table)
+  const holder = index.byPid.get(leaderPid)
   if (leaderStartTime !== undefined && leaderStartTime !== null) {
-    const holder = index.byPid.get(leaderPid)
     if (holder?.startTime !== undefined && holder.startTime !== leaderStartTime) return []
+  } else if (leaderReapedUnknown && holder !== undefined && holder.state !== 'Z') {
+    return []
   }
   const chosen = new Set<number>()
   for (const row of index.bySid.get(leaderPid) ?? []) chosen.add(row.pid)

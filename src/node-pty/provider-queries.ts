@@ -9,6 +9,7 @@ import {
 } from '../contracts/index.js'
 import { settleWithin } from '../contracts/settle-within.js'
 import { confirmForegroundProcess } from './foreground-evidence.js'
+import { reapReported, recognizeLeader } from './leader-identity.js'
 import { ListingPasses } from './listing-pass.js'
 import type { NodePtySession } from './node-pty-session.js'
 import type { ProcessInspector } from './process-inspector.js'
@@ -23,16 +24,18 @@ const NO_DETAILS: ListingDetails = { cwd: null, title: null }
 /**
  * The cwd and title of one session's row, as `getCwd` and `getForegroundProcess` answer them, from
  * one read of the leader (two or three reads in all, no synchronous one): the leader's start time
- * tells it from a later process that reuses its pid, and a dead (zombie) or replaced leader is
- * never described. Never rejects.
+ * (learnt here when no look learnt it before) tells it from a later process that reuses its pid,
+ * and a dead (zombie) or replaced leader is never described. Never rejects.
  */
 async function describeSession(inspector: ProcessInspector, session: NodePtySession): Promise<ListingDetails> {
   if (session.exit !== null || session.leaderGone) return NO_DETAILS
   try {
+    // Why noted before the read: a start time is learnt only from a read made while the reap was
+    // unreported (see leader-identity.ts).
+    const unreportedAtRead = !reapReported(session)
     const leader = await inspector.read(session.pid)
     if (leader === null) return NO_DETAILS
-    const known = session.leaderStartTime
-    if (leader.state === 'Z' || (known !== null && leader.startTime !== undefined && leader.startTime !== known)) {
+    if (leader.state === 'Z' || !recognizeLeader(session, leader, unreportedAtRead)) {
       // Dead or reaped: let the session notice (its drain starts), and describe nothing.
       session.checkLeader()
       return NO_DETAILS

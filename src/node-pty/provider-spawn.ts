@@ -42,7 +42,7 @@ export function createNodePtySpawn(
   sessionHooks: NodePtySessionHooks,
   onStarted: (session: NodePtySession) => void,
 ): (options: ProviderSpawnOptions) => Promise<PtySpawnResult> {
-  const { options, sessions, inspector, isWindows, platform } = context
+  const { options, sessions, isWindows, platform } = context
   let modulePromise: Promise<NodePtyModule> | null = null
 
   function loadModule(): Promise<NodePtyModule> {
@@ -151,6 +151,9 @@ export function createNodePtySpawn(
           scopeId: spawnOptions.scopeId,
           slotKey: spawnOptions.slotKey,
           claimKey: spawnOptions.claimKey,
+          // Not read here: the first look at the leader learns it, and a short-lived PTY (whose
+          // exit node-pty reports before anything looks) never pays the /proc read. Why that keeps
+          // the pid-reuse guarantee: leader-identity.ts.
           leaderStartTime: null,
         },
         sessionHooks,
@@ -166,21 +169,6 @@ export function createNodePtySpawn(
       throw new NodePtyProviderError('spawn_failed', `Could not wire up the PTY of ${JSON.stringify(plan.file)}: ${error instanceof Error ? error.message : String(error)}`, {
         cause: error,
         ptyId: id,
-      })
-    }
-    if (!isWindows) {
-      // Why right after the fork: its pid still names it (if it already died and was reaped, the
-      // read fails and the identity stays merely unknown). Off the event loop: see startTimeOf.
-      // Why in the check phase of this turn rather than now: the read blocks in the kernel until
-      // the child's exec is done, and submitting it at once woke a thread-pool thread that took
-      // the CPU from the spawn in progress (a CPU profile put ~4 ms per spawn inside `fs.open` on
-      // a loaded 2-core machine). The read completed on the pool anyway, after the exec; a leader
-      // reaped before it leaves the identity unknown, exactly as before.
-      const leader = session
-      setImmediate(() => {
-        void inspector.startTimeOf(leader.pid).then((startTime) => {
-          if (leader.leaderStartTime === null) leader.leaderStartTime = startTime
-        })
       })
     }
     // A stand-in (or a future node-pty) may report the exit while the session is being wired.

@@ -121,7 +121,10 @@ export function createStopLoop(options: StopLoopOptions): (session: NodePtySessi
 
   /** Add every process of the session the table shows to `remembered` (with its start time). */
   function rememberSession(session: NodePtySession, table: ProcessTableIndex, remembered: Map<number, string | null>): number[] {
-    const found = selectSessionProcesses(table, session.pid, process.pid, session.leaderStartTime)
+    // A leader already reaped at the stop's first look (see startOrJoin): every table read since
+    // is later than its reap, so a live process at its pid is someone else.
+    const reapedUnknown = reapedBeforeFirstLook.has(session)
+    const found = selectSessionProcesses(table, session.pid, process.pid, session.leaderStartTime, reapedUnknown)
     for (const pid of found) if (!remembered.has(pid)) remembered.set(pid, table.byPid.get(pid)?.startTime ?? null)
     return found
   }
@@ -151,6 +154,9 @@ export function createStopLoop(options: StopLoopOptions): (session: NodePtySessi
       },
     }
   }
+
+  /** Sessions whose leader was already reaped, its start time never learnt, when their stop began. */
+  const reapedBeforeFirstLook = new WeakSet<NodePtySession>()
 
   /** What each session's stop has found of its session so far (shared by the stop's callers). */
   const rememberedBySession = new WeakMap<NodePtySession, Map<number, string | null>>()
@@ -187,6 +193,11 @@ export function createStopLoop(options: StopLoopOptions): (session: NodePtySessi
 
   function startOrJoin(session: NodePtySession, request: SessionStopRequest): Promise<void> {
     if (session.stop === null) {
+      // The first look, before any signal and before any table is read: it learns the leader's
+      // start time while the pid still names the leader, or proves the leader already reaped
+      // (leader-identity.ts). A `shutdown` has usually looked already (noteStopRequested).
+      if (session.leaderStartTime === null) session.checkLeader()
+      if (session.leaderGone && session.leaderStartTime === null) reapedBeforeFirstLook.add(session)
       let killNow: () => void = () => {}
       const killRequested = new Promise<'kill'>((resolve) => {
         killNow = () => resolve('kill')

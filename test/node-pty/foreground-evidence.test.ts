@@ -25,9 +25,7 @@ function scripted(tables: ProcessStat[][], kind: ProcessInspector['kind'] = 'pro
     async cwd() {
       return null
     },
-    async startTimeOf() {
-      return null
-    },
+    readNow: () => null,
     isGone: () => false,
     isReaped: () => false,
   }

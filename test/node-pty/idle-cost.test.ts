@@ -7,12 +7,12 @@ import { NODE_PTY_DEATH_POLL_BATCH, NODE_PTY_DEATH_POLL_INTERVAL_MS } from '../.
 // Count the provider's synchronous /proc reads (the death watch's thorough look is one per session).
 vi.mock('node:fs', async (importOriginal) => {
   const actual = await importOriginal<typeof import('node:fs')>()
-  return { ...actual, readFileSync: vi.fn(actual.readFileSync) }
+  return { ...actual, openSync: vi.fn(actual.openSync), open: vi.fn(actual.open) }
 })
 
-/** Synchronous reads of `/proc/<pid>/stat` since the mock was last cleared. */
+/** Synchronous reads (opens) of `/proc/<pid>/stat` since the mock was last cleared. */
 function statReadsOf(pid: number): number {
-  return vi.mocked(fs.readFileSync).mock.calls.filter(([path]) => path === `/proc/${pid}/stat`).length
+  return vi.mocked(fs.openSync).mock.calls.filter(([path]) => path === `/proc/${pid}/stat`).length
 }
 
 /**
@@ -61,10 +61,16 @@ describe('an idle node-pty provider (issue 18)', () => {
     vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] })
     const provider = createNodePtyProvider({ platform: 'linux', drainOutputAtExit: false, loadNodePty: () => Promise.resolve(fake.module) })
     const sessions = 100
+    vi.mocked(fs.openSync).mockClear()
+    vi.mocked(fs.open).mockClear()
     for (let i = 0; i < sessions; i++) await provider.spawn({ file: '/bin/sh' })
+    await new Promise((resolve) => setImmediate(resolve))
+    // A spawn reads nothing from /proc: the leader's start time is learnt by the first look.
+    const spawnReads = [...vi.mocked(fs.openSync).mock.calls, ...vi.mocked(fs.open).mock.calls].filter(([path]) => String(path).startsWith('/proc/'))
+    expect(spawnReads).toEqual([])
     const perPoll: number[] = []
     for (let poll = 0; poll < Math.ceil(sessions / NODE_PTY_DEATH_POLL_BATCH); poll++) {
-      vi.mocked(fs.readFileSync).mockClear()
+      vi.mocked(fs.openSync).mockClear()
       vi.advanceTimersByTime(NODE_PTY_DEATH_POLL_INTERVAL_MS)
       perPoll.push(statReadsOf(pid))
     }

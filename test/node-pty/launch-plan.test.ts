@@ -1,4 +1,4 @@
-import { chmodSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs'
+import { chmodSync, mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import fc from 'fast-check'
@@ -75,6 +75,34 @@ describe('createNodePtyLaunchPlan', () => {
     expect((await createNodePtyLaunchPlan({ file: 'tool.sh', env: { PATH: dir } }, context)).file).toBe('tool.sh')
     expect((await refusal({ file: 'tool.sh' })).option).toBe('file')
     expect((await refusal({ file: 'sh', env: { PATH: dir } })).option).toBe('file')
+  })
+
+  it('remembers where a bare name was found, and checks it again before trusting it', async () => {
+    const early = join(dir, 'path-early')
+    const late = join(dir, 'path-late')
+    mkdirSync(early)
+    mkdirSync(late)
+    const PATH = `${early}:${late}`
+    const place = (where: string): void => {
+      writeFileSync(join(where, 'prog'), '#!/bin/sh\n')
+      chmodSync(join(where, 'prog'), 0o755)
+    }
+    const found = async (): Promise<boolean> => {
+      const plan = await createNodePtyLaunchPlan({ file: 'prog', env: { PATH } }, context).catch(() => null)
+      return plan !== null
+    }
+    place(late)
+    expect(await found()).toBe(true)
+    // Gone since it was found: refused, as before the first lookup.
+    rmSync(join(late, 'prog'))
+    expect(await found()).toBe(false)
+    place(early)
+    expect(await found()).toBe(true)
+    // Still there but no longer executable: refused; found again once it is back elsewhere.
+    chmodSync(join(early, 'prog'), 0o644)
+    expect(await found()).toBe(false)
+    place(late)
+    expect(await found()).toBe(true)
   })
 
   it('refuses each bad option, naming the option and the value', async () => {

@@ -137,11 +137,11 @@ describe('the inspectors on this machine', () => {
     // The same pid with another start time is another process: the one we knew is gone.
     expect(procfs.isGone(process.pid, String(Number(self!.startTime) + 1))).toBe(true)
     expect(procfs.isGone(process.pid, null)).toBe(false)
-    expect(await procfs.startTimeOf(process.pid)).toBe(self!.startTime)
-    expect(await procfs.startTimeOf(Number(readFileSync('/proc/sys/kernel/pid_max', 'utf8')) + 1)).toBeNull()
+    expect(procfs.readNow(process.pid)).toMatchObject({ pid: process.pid, startTime: self!.startTime })
+    expect(procfs.readNow(Number(readFileSync('/proc/sys/kernel/pid_max', 'utf8')) + 1)).toBe('absent')
   })
 
-  it('startTimeOf reads a stat line of any length whole, and says null for an unreadable one', async () => {
+  it('readNow reads a stat line of any length whole, says absent for no process and null for an unreadable one', async () => {
     const root = mkdtempSync(join(tmpdir(), 'ptykit-procfs-'))
     try {
       const line = (pid: number, name: string, tail: string): string =>
@@ -157,11 +157,21 @@ describe('the inspectors on this machine', () => {
       expect(long.length).toBeGreaterThan(NODE_PTY_PROC_STAT_READ_BYTES)
       write(11, long)
       write(12, 'not a stat line')
+      // A stat path that is a directory cannot be read: it proves nothing about the process.
+      mkdirSync(join(root, '14', 'stat'), { recursive: true })
       const procfs = createProcFsInspector(root)
-      expect(await procfs.startTimeOf(10)).toBe('987654')
-      expect(await procfs.startTimeOf(11)).toBe('987654')
-      expect(await procfs.startTimeOf(12)).toBeNull()
-      expect(await procfs.startTimeOf(13)).toBeNull()
+      expect(procfs.readNow(10)).toMatchObject({ pid: 10, name: 'sleep', startTime: '987654' })
+      expect(procfs.readNow(11)).toMatchObject({ pid: 11, startTime: '987654' })
+      expect(procfs.readNow(12)).toBeNull()
+      expect(procfs.readNow(13)).toBe('absent')
+      // …unless signal 0 proves the pid free (this pid is past pid_max).
+      const pidMax = Number(readFileSync('/proc/sys/kernel/pid_max', 'utf8'))
+      mkdirSync(join(root, String(pidMax + 1), 'stat'), { recursive: true })
+      expect(procfs.readNow(pidMax + 1)).toBe('absent')
+      expect(procfs.readNow(14)).toBeNull()
+      // The asynchronous reader agrees.
+      expect((await procfs.read(11))?.startTime).toBe('987654')
+      expect(await procfs.read(12)).toBeNull()
     } finally {
       rmSync(root, { recursive: true, force: true })
     }
@@ -170,6 +180,7 @@ describe('the inspectors on this machine', () => {
   it('the null inspector never claims anything', async () => {
     const none = createNullInspector()
     expect(none.isGone(process.pid)).toBe(false)
+    expect(none.readNow(process.pid)).toBeNull()
     expect(await none.read(process.pid)).toBeNull()
     expect(await none.list()).toBeNull()
     expect(await none.cwd(process.pid)).toBeNull()

@@ -21,7 +21,7 @@ function tableInspector(table: ProcessStat[]): ProcessInspector {
     read: (pid) => Promise.resolve(table.find((r) => r.pid === pid) ?? null),
     list: () => Promise.resolve(table),
     cwd: (pid) => Promise.resolve(`/cwd/${pid}`),
-    startTimeOf: (pid) => Promise.resolve(table.find((r) => r.pid === pid)?.startTime ?? null),
+    readNow: (pid) => table.find((r) => r.pid === pid) ?? 'absent',
     isGone: (pid) => !table.some((r) => r.pid === pid && r.state !== 'Z'),
     isReaped: (pid) => !table.some((r) => r.pid === pid),
   }
@@ -70,6 +70,19 @@ describe('selectSessionProcesses', () => {
     expect(selectSessionProcesses(reused, 200, 1000, '9000')).toEqual([200, 210])
     // No start time known (macOS ps): the old behaviour.
     expect(selectSessionProcesses(reused, 200, 1000, null)).toEqual([200, 210])
+    // No start time learnt because the leader was already reaped at the stop's first look: a live
+    // process at its pid in a later table is someone else's.
+    expect(selectSessionProcesses(reused, 200, 1000, null, true)).toEqual([])
+  })
+
+  it('a leader reaped before its start time was learnt: its session’s survivors are still selected', () => {
+    // The leader (200) is gone and its pid free; its background job (300, 301) kept the session
+    // id 200 in use, so the kernel cannot have handed 200 out again.
+    const survivors = [row(1, 0, 1, 1), row(300, 1, 300, 200), row(301, 300, 300, 200), row(500, 1, 500, 500)]
+    expect(selectSessionProcesses(survivors, 200, 1000, null, true)).toEqual([300, 301])
+    // The leader still a zombie (not reaped): its children and session are its own.
+    const zombie = [...survivors, row(200, 1000, 200, 200, { state: 'Z' }), row(250, 200, 200, 200)]
+    expect(selectSessionProcesses(zombie, 200, 1000, null, true)).toEqual([250, 300, 301])
   })
 
   it('P-tree-1: never selects pid 0/1, the caller, or a zombie; always selects every live session member', () => {
