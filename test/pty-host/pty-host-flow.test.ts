@@ -1,7 +1,7 @@
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { createConnection, createServer } from 'node:net'
 import { join } from 'node:path'
-import { PTY_HOST_PROTOCOL_VERSION, startPtyHost, type PtyHostServer } from 'ptykit/pty-host'
+import { PTY_HOST_PROTOCOL_VERSION, startPtyHost, type PtyHostServer, type PtyHostServerOptions } from 'ptykit/pty-host'
 import { encodeFrame, FrameDecoder } from '../../src/pty-host/frame-codec.js'
 import { PTY_HOST_ACK_HIGH_WATERMARK_CHARS } from '../../src/pty-host/session-flow.js'
 import { afterEach, describe, expect, it } from 'vitest'
@@ -13,9 +13,9 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup()
 })
 
-async function inProcessHost(): Promise<{ host: PtyHostServer; dir: string; socketPath: string }> {
+async function inProcessHost(options: PtyHostServerOptions = {}): Promise<{ host: PtyHostServer; dir: string; socketPath: string }> {
   const { dir, socketPath } = makeSocketDir()
-  const host = await startPtyHost({ socketPath, idleExitMs: 60_000 })
+  const host = await startPtyHost({ socketPath, idleExitMs: 60_000, ...options })
   cleanups.push(async () => {
     await host.close()
     await killHostAndClean(socketPath, dir)
@@ -37,8 +37,9 @@ async function settled(read: () => number, polls = 4, everyMs = 150): Promise<nu
 }
 
 describe('pty host: flow control by acknowledged chars', () => {
-  it('pauses the remote process while the app does not acknowledge, resumes on acks, and loses nothing', async () => {
-    const { socketPath } = await inProcessHost()
+  it('pauses the remote process while the app does not acknowledge, resumes on acks, and loses nothing (acks, not the screen, hold the producer)', async () => {
+    // A screen far behind (a 1 char/s budget, a small ring) must neither stall nor release the producer.
+    const { socketPath } = await inProcessHost({ historyChars: 16_384, screenCharsPerSecond: 1 })
     const app = providerOn(socketPath, { autoStart: false })
     cleanups.push(() => app.dispose())
     const lines = 80_000
