@@ -7,8 +7,9 @@
  *   pauses the PTY itself (no round trip per pause), below the low watermark it resumes.
  *
  * The PTY is paused while any subscriber wants it paused; nothing else pauses it (the session's
- * headless screen parses the replay ring behind the stream and never holds the producer). A subscriber that leaves (its connection
- * dropped) takes its requests with it, so a crashed app never leaves a session frozen.
+ * headless screen parses the replay ring behind the stream and never holds the producer). A
+ * subscriber that leaves (its connection dropped) takes its requests with it, so a crashed app
+ * never leaves a session frozen.
  */
 
 /** Pause a session's PTY once a client has this many sent chars unacknowledged (VS Code's value). */
