@@ -12,11 +12,16 @@
  * never leaves a session frozen.
  */
 
-/** Pause a session's PTY once a client has this many sent chars unacknowledged (VS Code's value). */
-export const PTY_HOST_ACK_HIGH_WATERMARK_CHARS = 100_000
+/**
+ * Pause a session's PTY once a client has this many sent chars unacknowledged (1 Mi chars). VS
+ * Code's 100 000 is smaller than one output frame of a flood (up to
+ * `PTY_HOST_OUTPUT_FLUSH_CHARS`, 256 Ki chars), so it stopped the PTY for a round trip after nearly
+ * every frame (measured: paused 11–17 % of a flood's time); this window holds four frames.
+ */
+export const PTY_HOST_ACK_HIGH_WATERMARK_CHARS = 1024 * 1024
 
-/** Resume it once that client's unacknowledged chars fall below this (VS Code's value). */
-export const PTY_HOST_ACK_LOW_WATERMARK_CHARS = 5_000
+/** Resume it once that client's unacknowledged chars fall below this (256 Ki chars: a frame still in flight keeps the pipe full). */
+export const PTY_HOST_ACK_LOW_WATERMARK_CHARS = 256 * 1024
 
 type SubscriberFlow = {
   /** The client asked for a pause (and no resume since). */

@@ -42,7 +42,8 @@ describe('pty host: flow control by acknowledged chars', () => {
     const { socketPath } = await inProcessHost({ historyChars: 16_384, screenCharsPerSecond: 1 })
     const app = providerOn(socketPath, { autoStart: false })
     cleanups.push(() => app.dispose())
-    const lines = 80_000
+    // Several times the host's acknowledgement window, so the stall shows.
+    const lines = 300_000
     let received = ''
     let acking = true
     let ackedAt = -1
@@ -55,7 +56,7 @@ describe('pty host: flow control by acknowledged chars', () => {
       } else if (acking) app.acknowledgeData(id, data.length)
     })
     const exited = new Promise<void>((resolve) => app.onExit(() => resolve()))
-    const { id } = await app.spawn({ file: '/bin/sh', args: ['-c', `i=0; while [ $i -lt ${lines} ]; do echo line-$i; i=$((i+1)); done; echo END`] })
+    const { id } = await app.spawn({ file: '/bin/sh', args: ['-c', `seq -f line-%g 0 ${lines - 1}; echo END`] })
     await waitFor(() => (ackedAt >= 0 ? true : undefined), 'the first output')
     acking = false
     // A slow app: nothing acknowledged. The host pauses the PTY, so the process blocks on its tty.
