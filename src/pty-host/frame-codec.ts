@@ -54,12 +54,16 @@ export function encodeFrames(messages: readonly unknown[]): Buffer {
 
 /**
  * Encode output as one binary frame: header, seq (float64: exact to 2^53 chars), the ids, then
- * `data` written as UTF-8 straight into the frame (one allocation, one copy).
+ * the output written as UTF-8 straight into the frame (one allocation, one copy). `data` may be
+ * the output's consecutive parts: they are written one after the other, never joined first. No
+ * part may end in the first half of a surrogate pair (alone, it would not survive UTF-8).
  */
-export function encodeOutputFrame(ptyId: string, seq: number, data: string, incarnationId: string | undefined): Buffer {
+export function encodeOutputFrame(ptyId: string, seq: number, data: string | readonly string[], incarnationId: string | undefined): Buffer {
   const idBytes = Buffer.byteLength(ptyId, 'utf8')
   const incarnationBytes = incarnationId === undefined ? 0 : Buffer.byteLength(incarnationId, 'utf8')
-  const dataBytes = Buffer.byteLength(data, 'utf8')
+  let dataBytes = 0
+  if (typeof data === 'string') dataBytes = Buffer.byteLength(data, 'utf8')
+  else for (const part of data) dataBytes += Buffer.byteLength(part, 'utf8')
   const body = OUTPUT_FIXED_BYTES + idBytes + incarnationBytes + dataBytes
   const frame = Buffer.allocUnsafe(HEADER_BYTES + body)
   let offset = frame.writeUInt32BE(body, 0)
@@ -69,7 +73,8 @@ export function encodeOutputFrame(ptyId: string, seq: number, data: string, inca
   offset += frame.write(ptyId, offset, 'utf8')
   offset = frame.writeUInt16BE(incarnationBytes, offset)
   if (incarnationId !== undefined) offset += frame.write(incarnationId, offset, 'utf8')
-  frame.write(data, offset, 'utf8')
+  if (typeof data === 'string') frame.write(data, offset, 'utf8')
+  else for (const part of data) offset += frame.write(part, offset, 'utf8')
   return frame
 }
 

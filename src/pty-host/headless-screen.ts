@@ -13,8 +13,8 @@ export type HeadlessScreen = {
   dispose(): void
 }
 
-/** Opens a screen of `cols` × `rows` with `scrollbackRows` of scrollback; `onParsed` hears how many chars it finished parsing. */
-export type HeadlessScreenFactory = (options: { cols: number; rows: number; scrollbackRows: number }, onParsed?: (chars: number) => void) => HeadlessScreen
+/** Opens a screen of `cols` × `rows` with `scrollbackRows` of scrollback. */
+export type HeadlessScreenFactory = (options: { cols: number; rows: number; scrollbackRows: number }) => HeadlessScreen
 
 /** The slice of `@xterm/headless` a screen uses. */
 type HeadlessTerminal = {
@@ -43,7 +43,7 @@ export async function loadHeadlessScreens(): Promise<HeadlessScreenFactory> {
   }
   const Terminal = pick<new (options: Record<string, unknown>) => HeadlessTerminal>(headless, 'Terminal')
   const SerializeAddon = pick<new () => SerializeAddonLike>(serialize, 'SerializeAddon')
-  return ({ cols, rows, scrollbackRows }, onParsed) => {
+  return ({ cols, rows, scrollbackRows }) => {
     const terminal = new Terminal({ cols, rows, scrollback: scrollbackRows, allowProposedApi: true })
     const serializer = new SerializeAddon()
     terminal.loadAddon(serializer)
@@ -52,8 +52,8 @@ export async function loadHeadlessScreens(): Promise<HeadlessScreenFactory> {
       lastTitle = title
     })
     return {
-      // xterm parses asynchronously; the callback runs once this data was parsed.
-      write: (data) => terminal.write(data, onParsed === undefined ? undefined : () => onParsed(data.length)),
+      // xterm parses asynchronously, in order; a snapshot waits for everything written before it.
+      write: (data) => terminal.write(data),
       resize: (newCols, newRows) => terminal.resize(newCols, newRows),
       clear: () => terminal.clear(),
       snapshot: (scrollback) =>

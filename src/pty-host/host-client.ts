@@ -23,8 +23,18 @@ export const PTY_HOST_OUTPUT_FLUSH_CHARS = 256 * 1024
  */
 export const PTY_HOST_OUTPUT_FRAME_MAX_CHARS = 1024 * 1024
 
-/** Output queued for one PTY on one connection, sent as one frame at the next flush. */
-type QueuedOutput = { parts: string[]; seq: number; incarnationId: string | undefined }
+/**
+ * Output queued for one PTY on one connection, sent as one frame at the next flush: its parts,
+ * their total length, and whether a part ends in the first half of a surrogate pair (then the
+ * parts are joined before encoding, so the pair stays whole).
+ */
+type QueuedOutput = { parts: string[]; chars: number; splitsSurrogatePair: boolean; seq: number; incarnationId: string | undefined }
+
+/** Whether `data` ends in the first half of a surrogate pair. */
+function endsInHighSurrogate(data: string): boolean {
+  const code = data.charCodeAt(data.length - 1)
+  return code >= 0xd800 && code <= 0xdbff
+}
 
 /**
  * One client connection as the host sees it: its socket, whether it said a valid hello, the
@@ -59,9 +69,11 @@ export class HostClient {
   queueOutput(ptyId: string, data: string, seq: number, incarnationId: string | undefined): void {
     if (this.socket.destroyed) return
     const queued = this.#queued.get(ptyId)
-    if (queued === undefined) this.#queued.set(ptyId, { parts: [data], seq, incarnationId })
+    if (queued === undefined) this.#queued.set(ptyId, { parts: [data], chars: data.length, splitsSurrogatePair: endsInHighSurrogate(data), seq, incarnationId })
     else {
       queued.parts.push(data)
+      queued.chars += data.length
+      if (endsInHighSurrogate(data)) queued.splitsSurrogatePair = true
       queued.seq = seq
     }
     this.#queuedChars += data.length
@@ -88,6 +100,11 @@ export class HostClient {
     }
     this.socket.cork()
     for (const [ptyId, queued] of this.#queued) {
+      if (queued.chars <= PTY_HOST_OUTPUT_FRAME_MAX_CHARS && !queued.splitsSurrogatePair) {
+        // The usual case: the parts go into one frame as they are, never joined into one string.
+        this.socket.write(encodeOutputFrame(ptyId, queued.seq, queued.parts, queued.incarnationId))
+        continue
+      }
       const data = queued.parts.length === 1 ? queued.parts[0]! : queued.parts.join('')
       let start = 0
       while (data.length - start > PTY_HOST_OUTPUT_FRAME_MAX_CHARS) {

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /**
  * The pty host process (`ptykit-pty-host`): `ptykit-pty-host [--socket <path>] [--idle-exit-ms <n>]
- * [--history-chars <n>] [--scrollback-rows <n>]`. Started on demand by `createPtyHostProvider`, or
+ * [--history-chars <n>] [--scrollback-rows <n>] [--screen-chars-per-second <n>]`. Started on demand by `createPtyHostProvider`, or
  * by hand. Exits 0 when idle or on SIGTERM/SIGINT, 3 when another host already serves the socket,
  * 1 on any other start failure.
  *
@@ -13,7 +13,12 @@ import { startPtyHost, type PtyHostServerOptions } from './pty-host-server.js'
 /** Parse the command line into server options (throws a TypeError naming a bad flag). */
 export function parsePtyHostArgs(argv: readonly string[]): PtyHostServerOptions {
   const options: PtyHostServerOptions = {}
-  const numeric = { '--idle-exit-ms': 'idleExitMs', '--history-chars': 'historyChars', '--scrollback-rows': 'scrollbackRows' } as const
+  const numeric = {
+    '--idle-exit-ms': 'idleExitMs',
+    '--history-chars': 'historyChars',
+    '--scrollback-rows': 'scrollbackRows',
+    '--screen-chars-per-second': 'screenCharsPerSecond',
+  } as const
   for (let index = 0; index < argv.length; index++) {
     const flag = argv[index]!
     const value = argv[index + 1]

@@ -4,6 +4,7 @@ import type { HostClient } from './host-client.js'
 import { PTY_HOST_PROTOCOL_VERSION, type PtyHostMessage } from './protocol.js'
 import { SessionFlow } from './session-flow.js'
 import type { HeadlessScreenFactory } from './headless-screen.js'
+import type { ScreenScheduler } from './screen-cursor.js'
 import { SessionHistory } from './session-history.js'
 
 /** How many exited sessions keep their exit (and, unless dropped, their history) for late re-attaches. */
@@ -47,12 +48,17 @@ export class HostSessionStore {
   readonly exited = new Map<string, HostSession>()
   readonly #provider: NodePtyProvider
   readonly #screens: HeadlessScreenFactory
+  readonly #screenScheduler: ScreenScheduler
   readonly #history: { limitChars: number; scrollbackRows: number }
 
-  /** A store over the host's node-pty provider, with headless screens opened from `screens`. */
-  constructor(provider: NodePtyProvider, screens: HeadlessScreenFactory, history: { limitChars: number; scrollbackRows: number }) {
+  /**
+   * A store over the host's node-pty provider, with headless screens opened from `screens` and
+   * their background parsing scheduled by `screenScheduler` (the host's screen feeder).
+   */
+  constructor(provider: NodePtyProvider, screens: HeadlessScreenFactory, screenScheduler: ScreenScheduler, history: { limitChars: number; scrollbackRows: number }) {
     this.#provider = provider
     this.#screens = screens
+    this.#screenScheduler = screenScheduler
     this.#history = history
   }
 
@@ -70,12 +76,11 @@ export class HostSessionStore {
     )
     const session: HostSession = {
       id,
-      history: new SessionHistory(this.#screens, {
+      history: new SessionHistory(this.#screens, this.#screenScheduler, {
         cols,
         rows,
         limitChars: this.#history.limitChars,
         scrollbackRows: this.#history.scrollbackRows,
-        onScreenLag: (lagChars) => flow.setScreenLag(lagChars),
       }),
       subscribers: new Set(),
       flow,

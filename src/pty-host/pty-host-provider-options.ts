@@ -1,5 +1,6 @@
 import type { ExecutionHostId, PtyIncarnationId, PtyProvider, PtySpawnResult, Unsubscribe } from '../contracts/index.js'
 import type { PtyHostCommand } from './launch-pty-host.js'
+import type { PtyHostBufferSnapshot } from './session-history.js'
 import { invalidPtyHostOption } from './pty-host-error.js'
 
 /** How long the provider waits for a host to answer a connection (and for a started host to listen). */
@@ -55,7 +56,7 @@ export type PtyHostOutputLossEvent = {
 export type PtyHostReplayFrom = number | 'retained' | 'live'
 
 /** A pty host provider: the whole `PtyProvider` plus attach, detach and loss reports. */
-export type PtyHostProvider = PtyProvider &
+export type PtyHostProvider = Omit<PtyProvider, 'getBufferSnapshot'> &
   Required<
     Pick<
       PtyProvider,
@@ -68,10 +69,11 @@ export type PtyHostProvider = PtyProvider &
       | 'getForegroundProcess'
       | 'hasChildProcesses'
       | 'clearBuffer'
-      | 'getBufferSnapshot'
       | 'dispose'
     >
   > & {
+    /** The host's headless screen at a sequence boundary, and how much output it skipped (`skippedChars`). */
+    getBufferSnapshot(id: string, options?: { scrollbackRows?: number }): Promise<PtyHostBufferSnapshot | null>
     /** Always true: the host holds every session, so a missing row proves absence. */
     readonly authoritativeListings: true
     /**

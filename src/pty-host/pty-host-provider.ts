@@ -9,7 +9,6 @@ import {
   type PtyListProcessesOptions,
   type PtyProcessInfo,
   type PtyProvider,
-  type PtyProviderBufferSnapshot,
   type PtyShutdownOptions,
   type PtySpawnResult,
   type WriteSettlement,
@@ -28,6 +27,7 @@ import {
   type PtyHostProviderOptions,
   type PtyHostReplayFrom,
 } from './pty-host-provider-options.js'
+import type { PtyHostBufferSnapshot } from './session-history.js'
 import { defaultPtyHostSocketPath, ptyHostPaths } from './socket-security.js'
 
 export {
@@ -272,10 +272,10 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
     async clearBuffer(id: string): Promise<void> {
       await liveConnection(id)?.request('clear', { ptyId: id }, requestTimeoutMs).catch(() => undefined)
     },
-    async getBufferSnapshot(id: string, snapshotOptions: { scrollbackRows?: number } = {}): Promise<PtyProviderBufferSnapshot | null> {
+    async getBufferSnapshot(id: string, snapshotOptions: { scrollbackRows?: number } = {}): Promise<PtyHostBufferSnapshot | null> {
       const params: Record<string, unknown> = { ptyId: id }
       if (snapshotOptions.scrollbackRows !== undefined) params.scrollbackRows = snapshotOptions.scrollbackRows
-      const snapshot = await ask<PtyProviderBufferSnapshot>('snapshot', params)
+      const snapshot = await ask<PtyHostBufferSnapshot>('snapshot', params)
       if (snapshot === null || typeof snapshot.data !== 'string' || typeof snapshot.seq !== 'number') return null
       return snapshot
     },

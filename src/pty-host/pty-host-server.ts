@@ -10,6 +10,7 @@ import { HostSessionStore } from './host-sessions.js'
 import { parseRequest, protocolMismatchMessage, PTY_HOST_PROTOCOL_VERSION, toWireError, type PtyHostRequest } from './protocol.js'
 import { invalidPtyHostOption } from './pty-host-error.js'
 import { loadHeadlessScreens, type HeadlessScreenFactory } from './headless-screen.js'
+import { PTY_HOST_DEFAULT_SCREEN_CHARS_PER_SECOND, ScreenFeeder } from './screen-feeder.js'
 import { PTY_HOST_DEFAULT_HISTORY_CHARS, PTY_HOST_DEFAULT_SCROLLBACK_ROWS } from './session-history.js'
 import {
   acquireHostLock,
@@ -39,6 +40,12 @@ export type PtyHostServerOptions = {
   historyChars?: number
   /** Scrollback rows of each session's headless screen. Default {@link PTY_HOST_DEFAULT_SCROLLBACK_ROWS}. */
   scrollbackRows?: number
+  /**
+   * Output chars per second the headless screens parse in the background, all sessions together
+   * (they also parse everything pending when a session goes idle and before a snapshot). Default
+   * {@link PTY_HOST_DEFAULT_SCREEN_CHARS_PER_SECOND}.
+   */
+  screenCharsPerSecond?: number
   /** The largest frame accepted from a client. Default `PTY_HOST_MAX_FRAME_BYTES`. */
   maxFrameBytes?: number
   /** Options of the node-pty provider that runs the PTYs. */
@@ -95,6 +102,7 @@ export async function startPtyHost(options: PtyHostServerOptions = {}): Promise<
   assertCount('idleExitMs', options.idleExitMs, 0)
   assertCount('historyChars', options.historyChars, 1)
   assertCount('scrollbackRows', options.scrollbackRows, 0)
+  assertCount('screenCharsPerSecond', options.screenCharsPerSecond, 1)
   assertCount('maxFrameBytes', options.maxFrameBytes, 1)
   const idleExitMs = options.idleExitMs ?? PTY_HOST_DEFAULT_IDLE_EXIT_MS
   const maxFrameBytes = options.maxFrameBytes ?? PTY_HOST_MAX_FRAME_BYTES
@@ -118,7 +126,8 @@ export async function startPtyHost(options: PtyHostServerOptions = {}): Promise<
   }
 
   const provider: NodePtyProvider = createNodePtyProvider(options.nodePty ?? {})
-  const sessions = new HostSessionStore(provider, screens, {
+  const screenFeeder = new ScreenFeeder({ charsPerSecond: options.screenCharsPerSecond ?? PTY_HOST_DEFAULT_SCREEN_CHARS_PER_SECOND })
+  const sessions = new HostSessionStore(provider, screens, screenFeeder, {
     limitChars: options.historyChars ?? PTY_HOST_DEFAULT_HISTORY_CHARS,
     scrollbackRows: options.scrollbackRows ?? PTY_HOST_DEFAULT_SCROLLBACK_ROWS,
   })
@@ -219,6 +228,7 @@ export async function startPtyHost(options: PtyHostServerOptions = {}): Promise<
       for (const client of clients) client.socket.destroy()
       await provider.dispose().catch(() => undefined)
       for (const session of [...sessions.live.values(), ...sessions.exited.values()]) sessions.dropHistory(session)
+      screenFeeder.dispose()
       for (const path of [paths.socketPath, paths.secretPath]) {
         try {
           unlinkSync(path)

@@ -6,24 +6,22 @@
  *   counts the output it sent that client and not yet acknowledged; above the high watermark it
  *   pauses the PTY itself (no round trip per pause), below the low watermark it resumes.
  *
- * and the session's own headless screen: a screen that falls more than
- * {@link PTY_HOST_SCREEN_LAG_HIGH_CHARS} behind pauses the PTY, so its backlog stays bounded.
- *
- * The PTY is paused while any subscriber (or the screen) wants it paused. A subscriber that leaves (its connection
- * dropped) takes its requests with it, so a crashed app never leaves a session frozen.
+ * The PTY is paused while any subscriber wants it paused; nothing else pauses it (the session's
+ * headless screen parses the replay ring behind the stream and never holds the producer). A
+ * subscriber that leaves (its connection dropped) takes its requests with it, so a crashed app
+ * never leaves a session frozen.
  */
 
-/** Pause a session's PTY once a client has this many sent chars unacknowledged (VS Code's value). */
-export const PTY_HOST_ACK_HIGH_WATERMARK_CHARS = 100_000
+/**
+ * Pause a session's PTY once a client has this many sent chars unacknowledged (1 Mi chars). VS
+ * Code's 100 000 is smaller than one output frame of a flood (up to
+ * `PTY_HOST_OUTPUT_FLUSH_CHARS`, 256 Ki chars), so it stopped the PTY for a round trip after nearly
+ * every frame (measured: paused 11–17 % of a flood's time); this window holds four frames.
+ */
+export const PTY_HOST_ACK_HIGH_WATERMARK_CHARS = 1024 * 1024
 
-/** Resume it once that client's unacknowledged chars fall below this (VS Code's value). */
-export const PTY_HOST_ACK_LOW_WATERMARK_CHARS = 5_000
-
-/** Pause a session's PTY while its headless screen has more than this many chars left to parse. */
-export const PTY_HOST_SCREEN_LAG_HIGH_CHARS = 8 * 1024 * 1024
-
-/** Resume it once the screen's backlog falls below this. */
-export const PTY_HOST_SCREEN_LAG_LOW_CHARS = 1024 * 1024
+/** Resume it once that client's unacknowledged chars fall below this (256 Ki chars: a frame still in flight keeps the pipe full). */
+export const PTY_HOST_ACK_LOW_WATERMARK_CHARS = 256 * 1024
 
 type SubscriberFlow = {
   /** The client asked for a pause (and no resume since). */
@@ -42,7 +40,6 @@ export class SessionFlow {
   readonly #pause: () => void
   readonly #resume: () => void
   #paused = false
-  #screenPaused = false
 
   /** @param pause - stop reading the PTY; @param resume - read it again. */
   constructor(pause: () => void, resume: () => void) {
@@ -96,14 +93,6 @@ export class SessionFlow {
     this.#update()
   }
 
-  /** The headless screen has `lagChars` chars left to parse (with hysteresis between the two marks). */
-  setScreenLag(lagChars: number): void {
-    const wanted = this.#screenPaused ? lagChars >= PTY_HOST_SCREEN_LAG_LOW_CHARS : lagChars > PTY_HOST_SCREEN_LAG_HIGH_CHARS
-    if (wanted === this.#screenPaused) return
-    this.#screenPaused = wanted
-    this.#update()
-  }
-
   /** `subscriber` left: its requests no longer hold the PTY. */
   remove(subscriber: object): void {
     if (this.#subscribers.delete(subscriber)) this.#update()
@@ -119,7 +108,7 @@ export class SessionFlow {
   }
 
   #update(): void {
-    let wanted = this.#screenPaused
+    let wanted = false
     for (const flow of this.#subscribers.values()) {
       if (flow.appPaused || flow.ackPaused) {
         wanted = true

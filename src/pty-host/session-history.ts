@@ -1,5 +1,6 @@
 import type { PtyProviderBufferSnapshot } from '../contracts/index.js'
-import type { HeadlessScreen, HeadlessScreenFactory } from './headless-screen.js'
+import type { HeadlessScreenFactory } from './headless-screen.js'
+import { ScreenCursor, type ScreenRing, type ScreenScheduler } from './screen-cursor.js'
 
 /** How many raw output chars a session keeps for replay by default (1 Mi chars). */
 export const PTY_HOST_DEFAULT_HISTORY_CHARS = 1024 * 1024
@@ -7,15 +8,8 @@ export const PTY_HOST_DEFAULT_HISTORY_CHARS = 1024 * 1024
 /** Scrollback rows the headless screen keeps by default. */
 export const PTY_HOST_DEFAULT_SCROLLBACK_ROWS = 1_000
 
-/**
- * Output waits this long (or until {@link SCREEN_FEED_CHARS} chars are waiting) before it is fed to
- * the headless screen: a flood of small reads is parsed in few large writes (xterm's cost per
- * write call is large next to its cost per char). A snapshot feeds what waits first.
- */
-const SCREEN_FEED_DELAY_MS = 5
-
-/** Feed the headless screen at once past this many waiting chars. */
-const SCREEN_FEED_CHARS = 256 * 1024
+/** Compact the ring's chunk array once this many evicted slots lead it (and they are most of it). */
+const COMPACT_AFTER_EVICTED_CHUNKS = 64
 
 /** What a replay request gets: the output from `replayFrom` on, and how much had fallen out of the ring. */
 export type HistoryReplay = {
@@ -28,53 +22,43 @@ export type HistoryReplay = {
 }
 
 /**
- * One session's history in the host: the absolute output sequence (raw chars produced so far), a
- * bounded ring of the latest raw output for replay, and a headless screen fed the same stream for
- * snapshots.
+ * A snapshot of a session's screen as the host answers it: the contract's fields, and how many
+ * output chars the screen never parsed because the ring dropped them before it got to them.
  */
-export class SessionHistory {
+export type PtyHostBufferSnapshot = PtyProviderBufferSnapshot & {
+  /**
+   * Output chars the headless screen skipped since the spawn: a flood faster than the screen's
+   * parse budget and longer than the history. `0`: the screen is exactly the whole stream's. Above
+   * 0: it shows the last `historyChars` of output applied on the state before the skip.
+   */
+  skippedChars: number
+}
+
+/**
+ * One session's history in the host: the absolute output sequence (raw chars produced so far), a
+ * bounded ring of the latest raw output for replay, and a headless screen that parses the ring
+ * behind the stream (a {@link ScreenCursor}, fed by the host's screen scheduler).
+ *
+ * `append` is the output hot path: it stores the chunk (no copy), evicts past the limit, and
+ * tells the cursor. Nothing is parsed there.
+ */
+export class SessionHistory implements ScreenRing {
   /** Absolute count of raw output chars produced so far. */
   seq = 0
   readonly #limitChars: number
-  #chunks: { start: number; data: string }[] = []
+  /** The retained chunks are `#chunks[#head…]`; the first may be a trimmed tail of a chunk. */
+  #chunks: string[] = []
   #head = 0
   #retained = 0
-  readonly #screen: HeadlessScreen
-  /** Chars handed to the screen, and chars it reported parsed: their difference is its lag. */
-  #screenFed = 0
-  #screenParsed = 0
-  readonly #onScreenLag: ((lagChars: number) => void) | undefined
-  /** Output not yet fed to the headless screen, and how many chars it holds. */
-  #unfed: string[] = []
-  #unfedChars = 0
-  #feedTimer: NodeJS.Timeout | undefined
-  readonly #feed = (): void => {
-    clearTimeout(this.#feedTimer)
-    this.#feedTimer = undefined
-    if (this.#unfedChars === 0) return
-    const data = this.#unfed.length === 1 ? this.#unfed[0]! : this.#unfed.join('')
-    this.#unfed = []
-    this.#unfedChars = 0
-    this.#screen.write(data)
-    this.#screenFed += data.length
-    this.#onScreenLag?.(this.#screenFed - this.#screenParsed)
-  }
+  readonly #screen: ScreenCursor
 
   /**
-   * Start a history for a screen of `cols` × `rows`, opened from `screens`. `onScreenLag` hears
-   * how many chars the screen has been given and not yet parsed (the host pauses a PTY whose
-   * screen falls too far behind).
+   * Start a history for a screen of `cols` × `rows`, opened from `screens`, its background parsing
+   * scheduled by `scheduler`.
    */
-  constructor(
-    screens: HeadlessScreenFactory,
-    options: { cols: number; rows: number; limitChars: number; scrollbackRows: number; onScreenLag?: (lagChars: number) => void },
-  ) {
+  constructor(screens: HeadlessScreenFactory, scheduler: ScreenScheduler, options: { cols: number; rows: number; limitChars: number; scrollbackRows: number }) {
     this.#limitChars = options.limitChars
-    this.#onScreenLag = options.onScreenLag
-    this.#screen = screens({ cols: options.cols, rows: options.rows, scrollbackRows: options.scrollbackRows }, (chars) => {
-      this.#screenParsed += chars
-      this.#onScreenLag?.(this.#screenFed - this.#screenParsed)
-    })
+    this.#screen = new ScreenCursor(this, screens({ cols: options.cols, rows: options.rows, scrollbackRows: options.scrollbackRows }), scheduler)
   }
 
   /** The oldest sequence still kept. */
@@ -82,32 +66,60 @@ export class SessionHistory {
     return this.seq - this.#retained
   }
 
+  /** The session's screen: its parse position and skip count. */
+  get screen(): ScreenCursor {
+    return this.#screen
+  }
+
   /** Record output; returns the new sequence (the end of this chunk). */
   append(data: string): number {
     if (data.length === 0) return this.seq
-    this.#chunks.push({ start: this.seq, data })
+    this.#chunks.push(data)
     this.seq += data.length
     this.#retained += data.length
-    this.#unfed.push(data)
-    this.#unfedChars += data.length
-    if (this.#unfedChars >= SCREEN_FEED_CHARS) this.#feed()
-    else if (this.#feedTimer === undefined) this.#feedTimer = setTimeout(this.#feed, SCREEN_FEED_DELAY_MS)
-    while (this.#retained - this.#chunks[this.#head]!.data.length >= this.#limitChars && this.#head < this.#chunks.length - 1) {
-      this.#retained -= this.#chunks[this.#head]!.data.length
+    if (this.#retained > this.#limitChars) this.#evict()
+    this.#screen.noteOutput()
+    return this.seq
+  }
+
+  /** Drop the oldest output until the ring holds at most the limit. */
+  #evict(): void {
+    const chunks = this.#chunks
+    while (this.#retained - chunks[this.#head]!.length >= this.#limitChars && this.#head < chunks.length - 1) {
+      this.#retained -= chunks[this.#head]!.length
+      chunks[this.#head] = ''
       this.#head += 1
     }
     if (this.#retained > this.#limitChars) {
       // Trim the oldest chunk itself, so the ring never holds more than the limit.
-      const oldest = this.#chunks[this.#head]!
       const drop = this.#retained - this.#limitChars
-      this.#chunks[this.#head] = { start: oldest.start + drop, data: oldest.data.slice(drop) }
+      chunks[this.#head] = chunks[this.#head]!.slice(drop)
       this.#retained -= drop
     }
-    if (this.#head > 64 && this.#head * 2 > this.#chunks.length) {
-      this.#chunks = this.#chunks.slice(this.#head)
+    if (this.#head > COMPACT_AFTER_EVICTED_CHUNKS && this.#head * 2 > chunks.length) {
+      this.#chunks = chunks.slice(this.#head)
       this.#head = 0
     }
-    return this.seq
+  }
+
+  /** The retained output from `fromSeq` (clamped to what is retained), at most `maxChars` of it. */
+  read(fromSeq: number, maxChars: number): string {
+    const chunks = this.#chunks
+    let from = Math.max(fromSeq, this.retainedFrom)
+    const end = Math.min(this.seq, from + maxChars)
+    if (end <= from) return ''
+    const parts: string[] = []
+    let start = this.retainedFrom
+    for (let index = this.#head; index < chunks.length && start < end; index++) {
+      const chunk = chunks[index]!
+      const chunkEnd = start + chunk.length
+      if (chunkEnd > from) {
+        parts.push(start >= from && chunkEnd <= end ? chunk : chunk.slice(from - start, end - start))
+        from = Math.min(chunkEnd, end)
+      }
+      start = chunkEnd
+    }
+    return parts.length === 1 ? parts[0]! : parts.join('')
   }
 
   /** The output from `fromSeq` on (`null`: everything retained), and what fell out of the ring. */
@@ -115,46 +127,32 @@ export class SessionHistory {
     const retainedFrom = this.retainedFrom
     const asked = fromSeq === null ? retainedFrom : Math.min(fromSeq, this.seq)
     const replayFrom = Math.max(asked, retainedFrom)
-    const parts: string[] = []
-    for (let index = this.#head; index < this.#chunks.length; index++) {
-      const chunk = this.#chunks[index]!
-      const end = chunk.start + chunk.data.length
-      if (end <= replayFrom) continue
-      parts.push(chunk.start >= replayFrom ? chunk.data : chunk.data.slice(replayFrom - chunk.start))
-    }
-    return { replayFrom, lostChars: replayFrom - asked, data: parts.join('') }
+    return { replayFrom, lostChars: replayFrom - asked, data: this.read(replayFrom, Infinity) }
   }
 
   /** Follow a resize of the PTY. */
   resize(cols: number, rows: number): void {
-    this.#feed()
     this.#screen.resize(cols, rows)
   }
 
   /** Clear the screen's scrollback (the replay ring is kept: it is the raw stream). */
   clear(): void {
-    this.#feed()
     this.#screen.clear()
   }
 
   /**
-   * The screen at the current sequence: what waits is fed first, and the screen serializes after
-   * parsing everything it was given, so the snapshot is exactly the screen at `seq`.
+   * The screen at the current sequence: the screen parses everything the ring holds past its
+   * cursor first, and serializes after that, so the snapshot is exactly the screen at `seq`.
    */
-  async snapshot(scrollbackRows: number | undefined): Promise<PtyProviderBufferSnapshot> {
-    const seq = this.seq
-    this.#feed()
+  async snapshot(scrollbackRows: number | undefined): Promise<PtyHostBufferSnapshot> {
     const screen = await this.#screen.snapshot(scrollbackRows)
-    const snapshot: PtyProviderBufferSnapshot = { data: screen.data, cols: screen.cols, rows: screen.rows, seq, source: 'headless' }
+    const snapshot: PtyHostBufferSnapshot = { data: screen.data, cols: screen.cols, rows: screen.rows, seq: screen.seq, source: 'headless', skippedChars: screen.skippedChars }
     if (screen.lastTitle !== undefined) snapshot.lastTitle = screen.lastTitle
     return snapshot
   }
 
-  /** Release the headless terminal. */
+  /** Release the headless terminal and the ring. */
   dispose(): void {
-    clearTimeout(this.#feedTimer)
-    this.#unfed = []
-    this.#unfedChars = 0
     this.#screen.dispose()
     this.#chunks = []
     this.#head = 0

@@ -1,7 +1,7 @@
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { createConnection, createServer } from 'node:net'
 import { join } from 'node:path'
-import { PTY_HOST_PROTOCOL_VERSION, startPtyHost, type PtyHostServer } from 'ptykit/pty-host'
+import { PTY_HOST_PROTOCOL_VERSION, startPtyHost, type PtyHostServer, type PtyHostServerOptions } from 'ptykit/pty-host'
 import { encodeFrame, FrameDecoder } from '../../src/pty-host/frame-codec.js'
 import { PTY_HOST_ACK_HIGH_WATERMARK_CHARS } from '../../src/pty-host/session-flow.js'
 import { afterEach, describe, expect, it } from 'vitest'
@@ -13,9 +13,9 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup()
 })
 
-async function inProcessHost(): Promise<{ host: PtyHostServer; dir: string; socketPath: string }> {
+async function inProcessHost(options: PtyHostServerOptions = {}): Promise<{ host: PtyHostServer; dir: string; socketPath: string }> {
   const { dir, socketPath } = makeSocketDir()
-  const host = await startPtyHost({ socketPath, idleExitMs: 60_000 })
+  const host = await startPtyHost({ socketPath, idleExitMs: 60_000, ...options })
   cleanups.push(async () => {
     await host.close()
     await killHostAndClean(socketPath, dir)
@@ -37,11 +37,13 @@ async function settled(read: () => number, polls = 4, everyMs = 150): Promise<nu
 }
 
 describe('pty host: flow control by acknowledged chars', () => {
-  it('pauses the remote process while the app does not acknowledge, resumes on acks, and loses nothing', async () => {
-    const { socketPath } = await inProcessHost()
+  it('pauses the remote process while the app does not acknowledge, resumes on acks, and loses nothing (acks, not the screen, hold the producer)', async () => {
+    // A screen far behind (a 1 char/s budget, a small ring) must neither stall nor release the producer.
+    const { socketPath } = await inProcessHost({ historyChars: 16_384, screenCharsPerSecond: 1 })
     const app = providerOn(socketPath, { autoStart: false })
     cleanups.push(() => app.dispose())
-    const lines = 80_000
+    // Several times the host's acknowledgement window, so the stall shows.
+    const lines = 300_000
     let received = ''
     let acking = true
     let ackedAt = -1
@@ -54,7 +56,7 @@ describe('pty host: flow control by acknowledged chars', () => {
       } else if (acking) app.acknowledgeData(id, data.length)
     })
     const exited = new Promise<void>((resolve) => app.onExit(() => resolve()))
-    const { id } = await app.spawn({ file: '/bin/sh', args: ['-c', `i=0; while [ $i -lt ${lines} ]; do echo line-$i; i=$((i+1)); done; echo END`] })
+    const { id } = await app.spawn({ file: '/bin/sh', args: ['-c', `seq -f line-%g 0 ${lines - 1}; echo END`] })
     await waitFor(() => (ackedAt >= 0 ? true : undefined), 'the first output')
     acking = false
     // A slow app: nothing acknowledged. The host pauses the PTY, so the process blocks on its tty.

@@ -1,18 +1,11 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import {
-  PTY_HOST_ACK_HIGH_WATERMARK_CHARS,
-  PTY_HOST_ACK_LOW_WATERMARK_CHARS,
-  PTY_HOST_SCREEN_LAG_HIGH_CHARS,
-  PTY_HOST_SCREEN_LAG_LOW_CHARS,
-  SessionFlow,
-} from '../../src/pty-host/session-flow.js'
+import { PTY_HOST_ACK_HIGH_WATERMARK_CHARS, PTY_HOST_ACK_LOW_WATERMARK_CHARS, SessionFlow } from '../../src/pty-host/session-flow.js'
 
 type Op =
   | { kind: 'sent'; who: number; chars: number }
   | { kind: 'ack'; who: number; chars: number }
   | { kind: 'pause' | 'resume' | 'leave'; who: number }
-  | { kind: 'screen'; lag: number }
 
 const who = fc.integer({ min: 0, max: 2 })
 const chars = fc.integer({ min: 0, max: PTY_HOST_ACK_HIGH_WATERMARK_CHARS })
@@ -20,14 +13,10 @@ const op: fc.Arbitrary<Op> = fc.oneof(
   fc.record({ kind: fc.constant('sent' as const), who, chars }),
   fc.record({ kind: fc.constant('ack' as const), who, chars }),
   fc.record({ kind: fc.constantFrom('pause' as const, 'resume' as const, 'leave' as const), who }),
-  fc.record({
-    kind: fc.constant('screen' as const),
-    lag: fc.oneof(fc.nat({ max: 2 * PTY_HOST_SCREEN_LAG_HIGH_CHARS }), fc.constantFrom(PTY_HOST_SCREEN_LAG_LOW_CHARS, PTY_HOST_SCREEN_LAG_HIGH_CHARS)),
-  }),
 )
 
 describe('SessionFlow (the host’s per-session pause state)', () => {
-  it('pauses exactly while some subscriber paused or owes more than the high watermark (until it drops below the low one), or the screen lags too far, and calls pause/resume only on a change', () => {
+  it('pauses exactly while some subscriber paused or owes more than the high watermark (until it drops below the low one), and calls pause/resume only on a change', () => {
     fc.assert(
       fc.property(fc.array(op, { maxLength: 60 }), (ops) => {
         const calls: ('pause' | 'resume')[] = []
@@ -38,14 +27,7 @@ describe('SessionFlow (the host’s per-session pause state)', () => {
         const subscribers = [{}, {}, {}]
         // The model: per subscriber, the same rules written plainly.
         const model = subscribers.map(() => ({ present: false, appPaused: false, acking: false, unacked: 0, ackPaused: false }))
-        let screenPaused = false
         for (const step of ops) {
-          if (step.kind === 'screen') {
-            flow.setScreenLag(step.lag)
-            screenPaused = screenPaused ? step.lag >= PTY_HOST_SCREEN_LAG_LOW_CHARS : step.lag > PTY_HOST_SCREEN_LAG_HIGH_CHARS
-            expect(flow.paused).toBe(screenPaused || model.some((m) => m.present && (m.appPaused || m.ackPaused)))
-            continue
-          }
           const s = model[step.who]!
           const subscriber = subscribers[step.who]!
           if (step.kind === 'sent') {
@@ -69,7 +51,7 @@ describe('SessionFlow (the host’s per-session pause state)', () => {
             s.appPaused = step.kind === 'pause'
             if (step.kind === 'resume') Object.assign(s, { unacked: 0, ackPaused: false })
           }
-          const expected = screenPaused || model.some((m) => m.present && (m.appPaused || m.ackPaused))
+          const expected = model.some((m) => m.present && (m.appPaused || m.ackPaused))
           expect(flow.paused).toBe(expected)
           expect(flow.unacknowledged(subscriber)).toBe(s.present ? s.unacked : 0)
         }

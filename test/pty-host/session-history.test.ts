@@ -1,9 +1,12 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { loadHeadlessScreens } from '../../src/pty-host/headless-screen.js'
+import type { ScreenScheduler } from '../../src/pty-host/screen-cursor.js'
 import { SessionHistory } from '../../src/pty-host/session-history.js'
 
 const openScreen = await loadHeadlessScreens()
+/** No background parsing: the screen parses only on a snapshot (what these tests look at). */
+const manual: ScreenScheduler = { schedule: (cursor) => cursor.markScheduled(true), forget: (cursor) => cursor.markScheduled(false) }
 
 describe('session history (replay ring)', () => {
   it('replays exactly the retained suffix from any sequence, keeps at most the limit, and counts what it lost', () => {
@@ -13,7 +16,7 @@ describe('session history (replay ring)', () => {
         fc.integer({ min: 1, max: 120 }),
         fc.nat({ max: 1_500 }),
         (chunks, limitChars, askedRaw) => {
-          const history = new SessionHistory(openScreen, { cols: 20, rows: 5, limitChars, scrollbackRows: 10 })
+          const history = new SessionHistory(openScreen, manual, { cols: 20, rows: 5, limitChars, scrollbackRows: 10 })
           try {
             for (const chunk of chunks) history.append(chunk)
             const all = chunks.join('')
@@ -35,7 +38,7 @@ describe('session history (replay ring)', () => {
   })
 
   it('snapshots the screen at the sequence it reports', async () => {
-    const history = new SessionHistory(openScreen, { cols: 20, rows: 4, limitChars: 1_000, scrollbackRows: 10 })
+    const history = new SessionHistory(openScreen, manual, { cols: 20, rows: 4, limitChars: 1_000, scrollbackRows: 10 })
     history.append('hello\r\n')
     const pending = history.snapshot(undefined)
     history.append('\x1b[2Jcleared')

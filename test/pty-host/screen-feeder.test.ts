@@ -1,0 +1,132 @@
+import fc from 'fast-check'
+import { describe, expect, it } from 'vitest'
+import type { HeadlessScreen, ScreenSnapshot } from '../../src/pty-host/headless-screen.js'
+import { SCREEN_SKIP_CANCEL } from '../../src/pty-host/screen-cursor.js'
+import { PTY_HOST_SCREEN_FEED_TICK_MS, PTY_HOST_SCREEN_IDLE_MS, ScreenFeeder } from '../../src/pty-host/screen-feeder.js'
+import { SessionHistory } from '../../src/pty-host/session-history.js'
+
+/** Counts the output chars handed to it (the output here is all `x`; a skip's CAN is not output). */
+class CountingScreen implements HeadlessScreen {
+  handed = 0
+  write(data: string): void {
+    this.handed += data.replaceAll(SCREEN_SKIP_CANCEL, '').length
+  }
+  resize(): void {}
+  clear(): void {}
+  snapshot(): Promise<ScreenSnapshot> {
+    return Promise.resolve({ data: '', cols: 10, rows: 2 })
+  }
+  dispose(): void {}
+}
+
+const RATE = 1_000
+const BURST = RATE * 0.1
+const SESSIONS = 3
+
+type Step = { kind: 'output'; session: number; chars: number } | { kind: 'tick'; ms: number }
+
+const step: fc.Arbitrary<Step> = fc.oneof(
+  { weight: 3, arbitrary: fc.record({ kind: fc.constant('output' as const), session: fc.nat({ max: SESSIONS - 1 }), chars: fc.integer({ min: 1, max: 300 }) }) },
+  { weight: 2, arbitrary: fc.record({ kind: fc.constant('tick' as const), ms: fc.constantFrom(PTY_HOST_SCREEN_FEED_TICK_MS, PTY_HOST_SCREEN_FEED_TICK_MS, 45, 250) }) },
+)
+
+describe('ScreenFeeder (the host’s background parse budget)', () => {
+  it('spends at most the token bucket on sessions still producing, parses an idle session whole, and ticks only while a screen has work', () => {
+    fc.assert(
+      fc.property(fc.array(step, { maxLength: 80 }), fc.integer({ min: 40, max: 2_000 }), (steps, limitChars) => {
+        let now = 0
+        let armed: (() => void) | null = null
+        const feeder = new ScreenFeeder({
+          charsPerSecond: RATE,
+          now: () => now,
+          setTimer: (run) => {
+            expect(armed).toBeNull()
+            armed = run
+            return () => {
+              armed = null
+            }
+          },
+        })
+        const screens = Array.from({ length: SESSIONS }, () => new CountingScreen())
+        const histories = screens.map((screen) => new SessionHistory(() => screen, feeder, { cols: 10, rows: 2, limitChars, scrollbackRows: 0 }))
+        // The model: the bucket, and per session its quiet looks and whether output came since the last look.
+        let tokens = BURST
+        let lastTickAt = 0
+        const quiet = histories.map(() => 0)
+        const outputSinceLook = histories.map(() => false)
+        for (const s of steps) {
+          if (s.kind === 'output') {
+            histories[s.session]!.append('x'.repeat(s.chars))
+            outputSinceLook[s.session] = true
+          } else {
+            now += s.ms
+            const run = armed as (() => void) | null
+            if (run === null) continue
+            armed = null
+            tokens = Math.min(BURST, tokens + ((now - lastTickAt) / 1000) * RATE)
+            lastTickAt = now
+            const before = screens.map((screen) => screen.handed)
+            const looked = histories.map((history) => history.screen.pendingChars > 0)
+            const idle = histories.map((_, i) => {
+              if (!looked[i]) return false
+              quiet[i] = outputSinceLook[i] ? 0 : quiet[i]! + 1
+              outputSinceLook[i] = false
+              return quiet[i]! * PTY_HOST_SCREEN_FEED_TICK_MS >= PTY_HOST_SCREEN_IDLE_MS
+            })
+            run()
+            let spent = 0
+            histories.forEach((history, i) => {
+              const handed = screens[i]!.handed - before[i]!
+              if (idle[i]) expect(history.screen.pendingChars).toBe(0)
+              else spent += handed
+            })
+            // The budget: never more than what the bucket held (shares round up by less than a char).
+            expect(spent).toBeLessThan(tokens + 1)
+            tokens -= spent
+          }
+          // Ticking exactly while some screen has output to parse, and every such screen is listed.
+          const withWork = histories.filter((history) => history.screen.pendingChars > 0).length
+          expect(feeder.pendingSessions).toBe(withWork)
+          expect(armed !== null).toBe(withWork > 0)
+          for (const history of histories) {
+            expect(history.screen.seq).toBeGreaterThanOrEqual(history.retainedFrom)
+            expect(history.screen.seq).toBeLessThanOrEqual(history.seq)
+          }
+        }
+        for (const history of histories) history.dispose()
+        expect(feeder.pendingSessions).toBe(0)
+        expect(armed).toBeNull()
+      }),
+      { numRuns: 300 },
+    )
+  })
+
+  it('parses everything pending once a session has been quiet for the idle time, whatever the budget', () => {
+    let now = 0
+    let armed: (() => void) | null = null
+    const feeder = new ScreenFeeder({
+      charsPerSecond: 1,
+      now: () => now,
+      setTimer: (run) => {
+        armed = run
+        return () => (armed = null)
+      },
+    })
+    const screen = new CountingScreen()
+    const history = new SessionHistory(() => screen, feeder, { cols: 10, rows: 2, limitChars: 10_000, scrollbackRows: 0 })
+    history.append('y'.repeat(5_000))
+    let ticks = 0
+    while (armed !== null) {
+      now += PTY_HOST_SCREEN_FEED_TICK_MS
+      const run = armed as () => void
+      armed = null
+      run()
+      ticks += 1
+    }
+    expect(screen.handed).toBe(5_000)
+    expect(history.screen.pendingChars).toBe(0)
+    // First look sees the output arrive; then quiet looks until the idle time has passed.
+    expect(ticks).toBe(1 + PTY_HOST_SCREEN_IDLE_MS / PTY_HOST_SCREEN_FEED_TICK_MS)
+    history.dispose()
+  })
+})
