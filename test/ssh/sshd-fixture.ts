@@ -64,7 +64,16 @@ export function ensureTestUser(): void {
   try {
     execFileSync('id', [SSH_TEST_USER], { stdio: 'ignore' })
   } catch {
-    execFileSync('useradd', ['-m', '-s', '/bin/sh', SSH_TEST_USER], { stdio: 'ignore' })
+    try {
+      execFileSync('useradd', ['-m', '-s', '/bin/sh', SSH_TEST_USER], { stdio: 'ignore' })
+    } catch (error) {
+      // Two test files starting at once (two vitest workers) may both add it: one of them loses.
+      try {
+        execFileSync('id', [SSH_TEST_USER], { stdio: 'ignore' })
+      } catch {
+        throw error
+      }
+    }
   }
   execFileSync('usermod', ['-p', '*', SSH_TEST_USER], { stdio: 'ignore' })
 }
