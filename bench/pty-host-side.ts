@@ -1,6 +1,7 @@
 /**
  * The pty-host side: the default controller over `createPtyHostProvider`, its host started from
- * the sources in a private temp directory, and stopped (SIGKILL via its lock file) on dispose.
+ * the build (`dist/pty-host/host-main.js`, the package's `ptykit-pty-host` bin) in a private temp
+ * directory, and stopped (SIGKILL via its lock file) on dispose.
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -17,7 +18,7 @@ export function createPtyHostSide(): PtykitSide {
   const provider = createPtyHostProvider({
     socketPath,
     idleExitMs: 1_000,
-    hostCommand: { file: process.execPath, args: ['--import', 'tsx', join(REPO_ROOT, 'src/pty-host/host-main.ts')] },
+    hostCommand: { file: process.execPath, args: [join(REPO_ROOT, 'dist/pty-host/host-main.js')] },
   })
   const controller = createPtyController({ provider })
   const tracker = trackPtys(controller)

@@ -8,8 +8,8 @@
  * `npm test`), with a printed note: a login costs seconds there and would measure nothing.
  */
 import { spawn as spawnChild } from 'node:child_process'
-import { createPtyController } from '../../src/controller/index.js'
-import { createSshProvider } from '../../src/ssh/index.js'
+import { createPtyController } from 'ptykit/controller'
+import { createSshProvider } from 'ptykit/ssh'
 import { SSH_TEST_USER, startSshd, type SshdFixture } from '../../test/ssh/sshd-fixture.js'
 import { alternate } from '../alternate.js'
 import { MB, type BenchConfig } from '../config.js'

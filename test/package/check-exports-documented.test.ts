@@ -26,11 +26,8 @@ afterEach(() => {
 const SCRIPT_RUN_TIMEOUT_MS = 120_000
 
 describe('check-exports-documented', { timeout: SCRIPT_RUN_TIMEOUT_MS }, () => {
-  it('passes on the repository', () => {
-    const run = spawnSync(process.execPath, [script], { encoding: 'utf8' })
-    expect(run.stderr).toBe('')
-    expect(run.status).toBe(0)
-  })
+  // Whether the repository itself passes is `npm run check:docs` (part of `npm test`), which runs
+  // this script on it: a test doing the same would compile every source a second time.
 
   it('names each undocumented export, including re-exports', () => {
     const root = fixture({

@@ -2,6 +2,7 @@ import { writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { createPtyController, type PtyControllerExitEvent } from 'ptykit/controller'
+import type { PtyExitEvent } from 'ptykit/contracts'
 import { createSshProvider, isSshOptionError, isSshProviderError, sshKeyFingerprint, type SshProvider } from 'ptykit/ssh'
 import { waitFor } from '../node-pty/pty-test-support.js'
 import { SSH_TEST_KEY_PASSPHRASE, startSshd } from './sshd-fixture.js'
@@ -157,4 +158,35 @@ describe('SSH provider: sshd killed mid-session', () => {
       await server.stop()
     }
   }, 60_000)
+})
+
+describe('SSH provider: a server that stops answering for a while', () => {
+  // How long sshd is frozen: longer than the ~3 s (1 s × 2) keepalive budget the tests once used, far
+  // shorter than the provider's default (15 s × 3).
+  const STALL_MS = 4_000
+
+  it('within the keepalive budget, the connection holds and the exit that happened meanwhile arrives with its cause', async () => {
+    const provider = track(createSshProvider(sshOptions(sshd())))
+    const exits: PtyExitEvent[] = []
+    provider.onExit((event) => exits.push(event))
+    const reply = await provider.spawn({ file: '/bin/sh', args: ['-c', 'sleep 0.5; exit 5'] })
+    // The program exits while its sshd is frozen: the exit status waits in the server.
+    await sshd().stall(STALL_MS)
+    const exit = await waitFor(() => exits.find((event) => event.id === reply.id), 'the exit after the stall', 15_000)
+    expect(exit.cause).toEqual({ kind: 'exited', exitCode: 5 })
+    expect(provider.isConnected()).toBe(true)
+  }, 30_000)
+
+  it('past interval × (countMax + 1), keepalive drops the link: the PTY becomes unverifiable, never a false exit', async () => {
+    const provider = track(createSshProvider(sshOptions(sshd(), undefined, { keepaliveIntervalMs: 500, keepaliveCountMax: 1, reconnectMaxAttempts: 0 })))
+    const exits: PtyExitEvent[] = []
+    provider.onExit((event) => exits.push(event))
+    const reply = await provider.spawn({ file: '/bin/sh', args: ['-c', 'sleep 0.5; exit 5'] })
+    await sshd().stall(STALL_MS)
+    await waitFor(() => (provider.hasPty(reply.id) === null ? true : undefined), 'the PTY to become unverifiable')
+    // The program did exit (loopback: its host is this machine), but its status never crossed the
+    // dropped link: the provider reports no exit rather than a guessed one.
+    await waitFor(() => (isAlive(reply.pid!) ? undefined : true), 'the remote program to end', 15_000)
+    expect(exits).toEqual([])
+  }, 30_000)
 })

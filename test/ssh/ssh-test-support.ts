@@ -30,8 +30,10 @@ export function sshOptions(
     privateKey: fixture.clientKeyPlain,
     knownHostsPath: fixture.knownHostsPath,
     hostId: 'ssh:loopback',
-    keepaliveIntervalMs: 1_000,
-    keepaliveCountMax: 2,
+    // The provider's keepalive defaults (15 s × 3), not a tight budget: with 1 s × 2 a sshd
+    // descheduled for ~3 s on a loaded machine dropped the connection, and a dropped connection
+    // is, by design, no exit — the test then waited in vain for one (ssh-provider.failures.test.ts
+    // reproduces both outcomes with a frozen sshd). A killed sshd is noticed at once anyway.
     ...extra,
   }
   // Why: an explicit `undefined` (a test removing an option) must drop the key.

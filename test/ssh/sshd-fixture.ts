@@ -41,6 +41,11 @@ export type SshdFixture = {
   log(): string
   /** Kill the listener and every per-connection sshd: connections drop mid-session. */
   killAll(): Promise<void>
+  /**
+   * Freeze every per-connection sshd (SIGSTOP) for `ms`, then let it go on (SIGCONT): a server
+   * that stops answering for a while, as a descheduled sshd on a loaded machine does.
+   */
+  stall(ms: number): Promise<void>
   /** Stop the server and remove its files. */
   stop(): Promise<void>
 }
@@ -59,7 +64,16 @@ export function ensureTestUser(): void {
   try {
     execFileSync('id', [SSH_TEST_USER], { stdio: 'ignore' })
   } catch {
-    execFileSync('useradd', ['-m', '-s', '/bin/sh', SSH_TEST_USER], { stdio: 'ignore' })
+    try {
+      execFileSync('useradd', ['-m', '-s', '/bin/sh', SSH_TEST_USER], { stdio: 'ignore' })
+    } catch (error) {
+      // Two test files starting at once (two vitest workers) may both add it: one of them loses.
+      try {
+        execFileSync('id', [SSH_TEST_USER], { stdio: 'ignore' })
+      } catch {
+        throw error
+      }
+    }
   }
   execFileSync('usermod', ['-p', '*', SSH_TEST_USER], { stdio: 'ignore' })
 }
@@ -207,6 +221,32 @@ export async function startSshd(): Promise<SshdFixture> {
     await waitForExit(child)
   }
 
+  const stall = async (ms: number): Promise<void> => {
+    const pid = child.pid
+    if (pid === undefined) return
+    const frozen: number[] = []
+    try {
+      for (const descendant of descendantsOf(pid)) {
+        try {
+          if (!readFileSync(`/proc/${descendant}/comm`, 'utf8').trim().startsWith('sshd')) continue
+          process.kill(descendant, 'SIGSTOP')
+          frozen.push(descendant)
+        } catch {
+          // Gone meanwhile.
+        }
+      }
+      await new Promise((resolve) => setTimeout(resolve, ms))
+    } finally {
+      for (const descendant of frozen) {
+        try {
+          process.kill(descendant, 'SIGCONT')
+        } catch {
+          // Gone meanwhile.
+        }
+      }
+    }
+  }
+
   return {
     host: '127.0.0.1',
     port,
@@ -220,6 +260,7 @@ export async function startSshd(): Promise<SshdFixture> {
     hostPublicKey,
     log: () => log,
     killAll,
+    stall,
     async stop() {
       process.removeListener('exit', killOnExit)
       await killAll()
