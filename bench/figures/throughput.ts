@@ -104,7 +104,7 @@ async function measureThroughputOf(
         targetText: ptyHost ? '≥ 0.80× raw' : '≥ 0.98× raw',
         notes: [
           ...(ptyHost
-            ? ['ptykit side: the controller over `createPtyHostProvider` (host started from the sources), against raw in-process node-pty.']
+            ? ['ptykit side: the controller over `createPtyHostProvider` (host started from the build, `dist/pty-host/host-main.js`), against raw in-process node-pty.']
             : []),
           `${bytes / MB} MB of 'a' per sample; MB/s from the spawn call to the last chunk at the listener; utf8 strings on both sides.`,
           acknowledge

@@ -144,7 +144,7 @@ async function measureWriteEchoOf(
         target: ptyHost ? { kind: 'none' } : { kind: 'ratio-at-most', value: 1.05 },
         targetText: ptyHost ? 'report' : '≤ 1.05× raw',
         notes: [
-          ...(ptyHost ? ['ptykit side: the controller over `createPtyHostProvider` (host started from the sources), against raw in-process node-pty.'] : []),
+          ...(ptyHost ? ['ptykit side: the controller over `createPtyHostProvider` (host started from the build, `dist/pty-host/host-main.js`), against raw in-process node-pty.'] : []),
           ...(batched
             ? [`ptykit side: the controller with \`dataBatchMs: ${WRITE_ECHO_BATCH_MS}\`; both sides wait ${2 * WRITE_ECHO_BATCH_MS} ms before each write, so each echo follows a quiet spell and is published at once (the window's leading edge), not after ${WRITE_ECHO_BATCH_MS} ms.`]
             : []),
