@@ -1,8 +1,9 @@
 import { spawn as spawnChild, type ChildProcess } from 'node:child_process'
 import * as fs from 'node:fs'
 import { afterEach, describe, expect, it, vi } from 'vitest'
-import { createNodePtyProvider, type NodePtyModule, type NodePtyTerminal } from 'ptykit/node-pty'
+import { createNodePtyProvider, type NodePtyModule } from 'ptykit/node-pty'
 import { NODE_PTY_DEATH_POLL_BATCH, NODE_PTY_DEATH_POLL_INTERVAL_MS } from '../../src/node-pty/child-death-watch.js'
+import { standInTerminal } from './pty-test-support.js'
 
 // Count the provider's synchronous /proc reads (the death watch's thorough look is one per session).
 vi.mock('node:fs', async (importOriginal) => {
@@ -23,24 +24,9 @@ function standIn(pid: number) {
   const exits: Array<() => void> = []
   const module: NodePtyModule = {
     spawn(_file, _args, options) {
-      let onExit: ((event: { exitCode: number }) => void) | null = null
-      const terminal = {
-        pid,
-        cols: options.cols,
-        rows: options.rows,
-        onData: () => ({ dispose() {} }),
-        onExit(listener: (event: { exitCode: number }) => void) {
-          onExit = listener
-          return { dispose() {} }
-        },
-        write() {},
-        resize() {},
-        pause() {},
-        resume() {},
-        kill() {},
-      }
-      exits.push(() => onExit?.({ exitCode: 0 }))
-      return terminal as unknown as NodePtyTerminal
+      const { terminal, exit } = standInTerminal(pid, options)
+      exits.push(() => exit({ exitCode: 0 }))
+      return terminal
     },
   }
   return { module, exitAll: () => exits.splice(0).forEach((exit) => exit()) }

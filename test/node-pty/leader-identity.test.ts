@@ -5,10 +5,10 @@ import { afterAll, afterEach, describe, expect, it, vi } from 'vitest'
 import { toPtyIncarnationId } from '../../src/contracts/index.js'
 import { isLeaderGoneNow, reapReported, recognizeLeader } from '../../src/node-pty/leader-identity.js'
 import { LivenessScanner } from '../../src/node-pty/liveness-scanner.js'
-import type { NodePtyTerminal } from '../../src/node-pty/node-pty-module.js'
 import { NodePtySession } from '../../src/node-pty/node-pty-session.js'
 import { createProcFsInspector, parseProcStat } from '../../src/node-pty/process-inspector.js'
 import { createStopLoop } from '../../src/node-pty/stop-loop.js'
+import { standInTerminal } from './pty-test-support.js'
 
 // A private /proc whose stat lines the tests write: the leader's pid can be handed to "another
 // process" (another start time) at will. The pids are past pid_max, so no real process has them.
@@ -36,22 +36,7 @@ afterEach(() => {
 /** A session over a stand-in terminal at a fresh pid, its looks going to the private /proc. */
 function leaderSession() {
   const pid = (nextPid += 1)
-  let onExit: ((event: { exitCode: number; signal?: number }) => void) | null = null
-  const terminal = {
-    pid,
-    cols: 80,
-    rows: 24,
-    onData: () => ({ dispose() {} }),
-    onExit: (listener: (event: { exitCode: number; signal?: number }) => void) => {
-      onExit = listener
-      return { dispose() {} }
-    },
-    write() {},
-    resize() {},
-    pause() {},
-    resume() {},
-    kill() {},
-  } as unknown as NodePtyTerminal & { _boundClose?: boolean }
+  const { terminal, exit: fireExit } = standInTerminal(pid)
   const session = new NodePtySession(
     {
       id: `leader-${pid}`,
@@ -75,7 +60,7 @@ function leaderSession() {
       isLeaderReaped: () => false,
     },
   )
-  const exit = (signal?: number): void => onExit?.({ exitCode: 0, ...(signal === undefined ? {} : { signal }) })
+  const exit = (signal?: number): void => fireExit({ exitCode: 0, ...(signal === undefined ? {} : { signal }) })
   ended.push(() => exit())
   return { session, terminal, pid, exit }
 }

@@ -1,5 +1,6 @@
 import { readFileSync, readdirSync } from 'node:fs'
 import type { PtyDataEvent, PtyExitEvent, PtyProvider } from 'ptykit/contracts'
+import type { NodePtyTerminal } from '../../src/node-pty/node-pty-module.js'
 import { afterAll, beforeAll, expect } from 'vitest'
 
 /** One line of /proc/<pid>/stat, read independently of the code under test. */
@@ -130,4 +131,29 @@ export function expectNoChildLeftBehind(cleanup: () => Promise<void>): void {
     await cleanup()
     expect(liveChildrenOf(process.pid).filter((pid) => !childrenBefore.includes(pid))).toEqual([])
   })
+}
+
+/**
+ * A stand-in for one node-pty terminal with no process or PTY behind it (its `pid` is the test's
+ * choice): writes, resizes and signals do nothing; `exit(event)` fires the exit listener the code
+ * under test subscribed, as node-pty would after its reap.
+ */
+export function standInTerminal(pid: number, size: { cols: number; rows: number } = { cols: 80, rows: 24 }) {
+  let exitListener: ((event: { exitCode: number; signal?: number }) => void) | null = null
+  const terminal = {
+    pid,
+    cols: size.cols,
+    rows: size.rows,
+    onData: () => ({ dispose() {} }),
+    onExit(listener: (event: { exitCode: number; signal?: number }) => void) {
+      exitListener = listener
+      return { dispose() {} }
+    },
+    write() {},
+    resize() {},
+    pause() {},
+    resume() {},
+    kill() {},
+  } as unknown as NodePtyTerminal & { _boundClose?: boolean }
+  return { terminal, exit: (event: { exitCode: number; signal?: number }) => exitListener?.(event) }
 }
