@@ -5,6 +5,7 @@ import type { HostClient } from './host-client.js'
 import type { HostSessionStore } from './host-sessions.js'
 import { countParam, PTY_HOST_PROTOCOL_VERSION, SPAWN_LAUNCH_KEYS, stringParam, type PtyHostMethod, type PtyHostRequest } from './protocol.js'
 import { PtyHostError } from './pty-host-error.js'
+import { assertScreenWithinLimit } from './screen-limit.js'
 
 /** What a handler resolves with: a result to reply with, or {@link REPLIED} when it sent the reply itself. */
 export type HostHandlerResult = Promise<unknown>
@@ -20,6 +21,8 @@ export type HostHandlerContext = {
   sessions: HostSessionStore
   /** A session was created or discarded: re-evaluate the idle exit. */
   activityChanged: () => void
+  /** Scrollback rows of each session's headless screen (they count towards its cell limit). */
+  scrollbackRows: number
 }
 
 /** Marks a handler that sent its own reply. */
@@ -39,7 +42,7 @@ const absent = (ptyId: string, why: string): PtyHostError => new PtyHostError('p
  * The host's request handlers, one per protocol method. A spawn whose client is gone by the time
  * the PTY is up is stopped at once (see `spawn`): a session nobody was told about has no owner.
  */
-export function createHostRequestHandlers({ provider, sessions, activityChanged }: HostHandlerContext): Record<PtyHostMethod, HostRequestHandler> {
+export function createHostRequestHandlers({ provider, sessions, activityChanged, scrollbackRows }: HostHandlerContext): Record<PtyHostMethod, HostRequestHandler> {
   const { live, exited } = sessions
   return {
     async spawn(client, request) {
@@ -48,6 +51,8 @@ export function createHostRequestHandlers({ provider, sessions, activityChanged 
       const spawnOptions = launchOptions(request.params, id)
       const cols = typeof spawnOptions.cols === 'number' && spawnOptions.cols > 0 ? spawnOptions.cols : NODE_PTY_DEFAULT_COLS
       const rows = typeof spawnOptions.rows === 'number' && spawnOptions.rows > 0 ? spawnOptions.rows : NODE_PTY_DEFAULT_ROWS
+      // Before the session exists: a refused spawn leaves no session, no screen, no process.
+      assertScreenWithinLimit({ cols, rows, scrollbackRows })
       const session = sessions.create(id, cols, rows)
       sessions.subscribe(client, session)
       activityChanged()
@@ -101,6 +106,8 @@ export function createHostRequestHandlers({ provider, sessions, activityChanged 
       const id = stringParam(request.params, 'ptyId')
       const cols = countParam(request.params, 'cols') ?? 0
       const rows = countParam(request.params, 'rows') ?? 0
+      // Before the PTY is resized: an oversized screen is refused and the session keeps its size.
+      assertScreenWithinLimit({ cols, rows, scrollbackRows })
       const resized = provider.resize(id, cols, rows)
       if (resized) live.get(id)?.history.resize(cols, rows)
       return resized

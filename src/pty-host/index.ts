@@ -27,6 +27,7 @@ export {
 } from './pty-host-server.js'
 export { PTY_HOST_DEFAULT_HISTORY_CHARS, PTY_HOST_DEFAULT_SCROLLBACK_ROWS, type PtyHostBufferSnapshot } from './session-history.js'
 export { PTY_HOST_DEFAULT_SCREEN_CHARS_PER_SECOND } from './screen-feeder.js'
+export { PTY_HOST_MAX_SCREEN_CELLS } from './screen-limit.js'
 export { PtyHostError, isPtyHostError, type PtyHostErrorCode } from './pty-host-error.js'
 export { PTY_HOST_PROTOCOL_VERSION } from './protocol.js'
 export { PTY_HOST_ACK_HIGH_WATERMARK_CHARS, PTY_HOST_ACK_LOW_WATERMARK_CHARS } from './session-flow.js'

@@ -27,7 +27,8 @@ import {
   type PtyHostProviderOptions,
   type PtyHostReplayFrom,
 } from './pty-host-provider-options.js'
-import type { PtyHostBufferSnapshot } from './session-history.js'
+import { PTY_HOST_DEFAULT_SCROLLBACK_ROWS, type PtyHostBufferSnapshot } from './session-history.js'
+import { assertScreenWithinLimit } from './screen-limit.js'
 import { defaultPtyHostSocketPath, ptyHostPaths } from './socket-security.js'
 
 export {
@@ -62,6 +63,9 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
   validatePtyHostProviderOptions(options)
   const hostId = options.hostId ?? LOCAL_EXECUTION_HOST_ID
   const requestTimeoutMs = options.requestTimeoutMs ?? PTY_HOST_REQUEST_TIMEOUT_MS
+  // The screen limit is checked here only for a resize: it is a one-way notify, so the host's own
+  // refusal could not reach the caller. A spawn is a request: the host refuses it with the error.
+  const scrollbackRows = options.scrollbackRows ?? PTY_HOST_DEFAULT_SCROLLBACK_ROWS
   const records = new ClientPtyRecords(() => link.updateHold())
   const { ptys } = records
   const link: PtyHostLink = new PtyHostLink(
@@ -233,6 +237,7 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
       for (const [option, value] of [['cols', cols], ['rows', rows]] as const) {
         if (!Number.isInteger(value) || value < 1) throw invalidPtyHostOption(option, 'a positive integer', value)
       }
+      assertScreenWithinLimit({ cols, rows, scrollbackRows })
       const connection = liveConnection(id)
       connection?.notify('resize', { ptyId: id, cols, rows })
       return connection !== null

@@ -12,6 +12,8 @@ import { invalidPtyHostOption } from './pty-host-error.js'
 import { loadHeadlessScreens, type HeadlessScreenFactory } from './headless-screen.js'
 import { PTY_HOST_DEFAULT_SCREEN_CHARS_PER_SECOND, ScreenFeeder } from './screen-feeder.js'
 import { PTY_HOST_DEFAULT_HISTORY_CHARS, PTY_HOST_DEFAULT_SCROLLBACK_ROWS } from './session-history.js'
+import { PTY_HOST_MAX_SCREEN_CELLS } from './screen-limit.js'
+import { NODE_PTY_DEFAULT_COLS, NODE_PTY_DEFAULT_ROWS } from '../node-pty/launch-plan.js'
 import {
   acquireHostLock,
   defaultPtyHostSocketPath,
@@ -38,7 +40,11 @@ export type PtyHostServerOptions = {
   idleExitMs?: number
   /** Raw output chars kept per session for replay. Default {@link PTY_HOST_DEFAULT_HISTORY_CHARS}. */
   historyChars?: number
-  /** Scrollback rows of each session's headless screen. Default {@link PTY_HOST_DEFAULT_SCROLLBACK_ROWS}. */
+  /**
+   * Scrollback rows of each session's headless screen. Default {@link PTY_HOST_DEFAULT_SCROLLBACK_ROWS}.
+   * They count towards the screen's cell limit (`cols × (rows + scrollbackRows)` ≤
+   * `PTY_HOST_MAX_SCREEN_CELLS`), so at most as many as leave room for an 80 × 24 screen.
+   */
   scrollbackRows?: number
   /**
    * Output chars per second the headless screens parse in the background, all sessions together
@@ -102,6 +108,11 @@ export async function startPtyHost(options: PtyHostServerOptions = {}): Promise<
   assertCount('idleExitMs', options.idleExitMs, 0)
   assertCount('historyChars', options.historyChars, 1)
   assertCount('scrollbackRows', options.scrollbackRows, 0)
+  const scrollbackRows = options.scrollbackRows ?? PTY_HOST_DEFAULT_SCROLLBACK_ROWS
+  const maxScrollbackRows = Math.floor(PTY_HOST_MAX_SCREEN_CELLS / NODE_PTY_DEFAULT_COLS) - NODE_PTY_DEFAULT_ROWS
+  if (scrollbackRows > maxScrollbackRows) {
+    throw invalidPtyHostOption('scrollbackRows', `at most ${maxScrollbackRows} (an 80 × 24 screen must fit in PTY_HOST_MAX_SCREEN_CELLS)`, scrollbackRows)
+  }
   assertCount('screenCharsPerSecond', options.screenCharsPerSecond, 1)
   assertCount('maxFrameBytes', options.maxFrameBytes, 1)
   const idleExitMs = options.idleExitMs ?? PTY_HOST_DEFAULT_IDLE_EXIT_MS
@@ -129,7 +140,7 @@ export async function startPtyHost(options: PtyHostServerOptions = {}): Promise<
   const screenFeeder = new ScreenFeeder({ charsPerSecond: options.screenCharsPerSecond ?? PTY_HOST_DEFAULT_SCREEN_CHARS_PER_SECOND })
   const sessions = new HostSessionStore(provider, screens, screenFeeder, {
     limitChars: options.historyChars ?? PTY_HOST_DEFAULT_HISTORY_CHARS,
-    scrollbackRows: options.scrollbackRows ?? PTY_HOST_DEFAULT_SCROLLBACK_ROWS,
+    scrollbackRows,
   })
   const clients = new Set<HostClient>()
   let idleTimer: NodeJS.Timeout | undefined
@@ -148,7 +159,7 @@ export async function startPtyHost(options: PtyHostServerOptions = {}): Promise<
     scheduleIdleExit()
   })
 
-  const handlers = createHostRequestHandlers({ provider, sessions, activityChanged: scheduleIdleExit })
+  const handlers = createHostRequestHandlers({ provider, sessions, activityChanged: scheduleIdleExit, scrollbackRows })
 
   const handleRequest = (client: HostClient, request: PtyHostRequest): void => {
     void callProvider(() => handlers[request.method](client, request)).then(
