@@ -1,14 +1,12 @@
 import { defineErrorBrand } from '../contracts/error-brand.js'
 
 /**
- * Thrown (or rejected with) by `spawn` and `attach` called after `dispose()`: a disposed controller
- * starts and adopts nothing. So are the seed's foreground-evidence, input-mode, buffer-serializer
- * and slot-adoption members (`confirmForegroundProcess`, `confirmShellForeground`,
- * `supportsForegroundProcessEvidence`, `resetInputModes`, `serializeBuffer`, the renderer-serializer
- * registry, `claimSlotCreate`, `adoptSlot`). Every other method — writes, acks, stops, queries,
- * listings — answers harmlessly instead of throwing (a refused write, `false`, `null`, a no-op),
- * because such calls arrive late from async callbacks: an ack from a renderer's write callback must
- * not crash the host.
+ * Thrown (or rejected with) by the calls that would start or bind a PTY after `dispose()` —
+ * `spawn`, `attach`, `claimSlotCreate`, `adoptSlot`: a disposed controller starts and adopts
+ * nothing. Every other method — writes, acks, stops, queries, listings, the foreground, input-mode
+ * and renderer-serializer members — answers harmlessly instead of throwing (a refused write,
+ * `false`, `null`, a no-op), because such calls arrive late from async callbacks: an ack from a
+ * renderer's write callback must not crash the host.
  */
 export class PtyControllerDisposedError extends Error {
   /** The stable code; match on it, never on the message. */

@@ -11,6 +11,7 @@ import {
 import { UNVERIFIED_PROCESS_EXIT_CODE, resolveProcessExitCause } from '../exit-cause/index.js'
 import { ExitDrain, type DrainChunk, type ExitDrainHooks } from './exit-drain.js'
 import type { NodePtyTerminal } from './node-pty-module.js'
+import { reapReported } from './leader-identity.js'
 
 /**
  * How long a spawn's startup `command` waits for the shell's first output (its prompt) before it
@@ -238,7 +239,7 @@ export class NodePtySession implements ExitDrainHooks<DrainChunk> {
    */
   onNativeExitHint(): void {
     if (this.#leaderGone || this.#exit !== null) return
-    if ((this.terminal as unknown as { _boundClose?: unknown })._boundClose === true) this.#markLeaderGone()
+    if (reapReported(this)) this.#markLeaderGone()
     else this.checkLeader()
   }
 

@@ -153,7 +153,7 @@ function signalZeroSaysGone(pid: number): boolean {
  * Read a small `/proc` file (a `stat` line) through the callback API into one pooled buffer of
  * {@link NODE_PTY_PROC_STAT_READ_BYTES}; `null` when it cannot be read. Why not `readFile`: procfs
  * reports size 0, so `readFile` allocates a 64 KiB buffer per read (off V8's heap, through malloc);
- * hundreds of those per burst of spawns fragment the main malloc arena, and the freed pages stay
+ * hundreds of those per burst of reads (listings, queries) fragment the main malloc arena, and the freed pages stay
  * resident (~8 KiB of RSS per PTY measured). Why the callback API: `fs/promises` opens a
  * FileHandle per read, measurably dearer. A file that fills the buffer is read again whole.
  */

@@ -51,7 +51,7 @@ export type PtyHostWireError = { code: string; message: string; name?: string }
 
 /** What a host sends. */
 export type PtyHostMessage =
-  | { v: number; type: 'welcome'; hostInstanceId: string; hostPid: number }
+  | { v: number; type: 'welcome'; hostInstanceId: string; hostPid: number; scrollbackRows?: number }
   | { v: number; type: 'refused'; code: string; message: string }
   | { v: number; type: 'reply'; id: number; ok: true; result: unknown }
   | { v: number; type: 'reply'; id: number; ok: false; error: PtyHostWireError }

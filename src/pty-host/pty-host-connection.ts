@@ -41,6 +41,8 @@ export function fromWireError(error: PtyHostWireError, ptyId?: string): PtyHostE
 export class PtyHostConnection {
   /** The host process's instance id (fresh per host process). */
   readonly hostInstanceId: string
+  /** The host's scrollback rows per screen, from its welcome (`undefined` from a host that does not say). */
+  readonly hostScrollbackRows: number | undefined
   readonly #socket: Socket
   readonly #pending = new Map<number, Pending>()
   #nextId = 1
@@ -53,9 +55,10 @@ export class PtyHostConnection {
   #onEvent: (message: PtyHostMessage) => void = () => undefined
   #onClose: () => void = () => undefined
 
-  private constructor(socket: Socket, hostInstanceId: string, reader: ConnectionReader, leftover: PtyHostMessage[]) {
+  private constructor(socket: Socket, hostInstanceId: string, hostScrollbackRows: number | undefined, reader: ConnectionReader, leftover: PtyHostMessage[]) {
     this.#socket = socket
     this.hostInstanceId = hostInstanceId
+    this.hostScrollbackRows = hostScrollbackRows
     reader.onMessages = (messages) => this.#enqueue(messages as PtyHostMessage[])
     socket.on('close', () => this.#closedNow())
     socket.unref()
@@ -110,7 +113,8 @@ export class PtyHostConnection {
         socket.removeAllListeners('error')
         socket.on('error', () => undefined)
         reader.onBadFrame = () => socket.destroy()
-        resolve(new PtyHostConnection(socket, first.hostInstanceId, reader, messages.slice(1) as PtyHostMessage[]))
+        const scrollbackRows = Number.isSafeInteger(first.scrollbackRows) ? (first.scrollbackRows as number) : undefined
+        resolve(new PtyHostConnection(socket, first.hostInstanceId, scrollbackRows, reader, messages.slice(1) as PtyHostMessage[]))
       }
     })
   }

@@ -2,6 +2,7 @@ import type { ExecutionHostId, PtyIncarnationId, PtyProvider, PtySpawnResult, Un
 import type { PtyHostCommand } from './launch-pty-host.js'
 import type { PtyHostBufferSnapshot } from './session-history.js'
 import { invalidPtyHostOption } from './pty-host-error.js'
+import { assertScrollbackRowsFit } from './screen-limit.js'
 
 /** How long the provider waits for a host to answer a connection (and for a started host to listen). */
 export const PTY_HOST_CONNECT_TIMEOUT_MS = 10_000
@@ -104,6 +105,7 @@ export function validatePtyHostProviderOptions(options: PtyHostProviderOptions):
       throw invalidPtyHostOption(key, 'a non-negative integer', value)
     }
   }
+  if (options.scrollbackRows !== undefined) assertScrollbackRowsFit(options.scrollbackRows)
   const command = options.hostCommand
   if (command !== undefined && (command === null || typeof command.file !== 'string' || !Array.isArray(command.args))) {
     throw invalidPtyHostOption('hostCommand', 'an object { file: string, args: string[] }', command)

@@ -65,7 +65,9 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
   const requestTimeoutMs = options.requestTimeoutMs ?? PTY_HOST_REQUEST_TIMEOUT_MS
   // The screen limit is checked here only for a resize: it is a one-way notify, so the host's own
   // refusal could not reach the caller. A spawn is a request: the host refuses it with the error.
-  const scrollbackRows = options.scrollbackRows ?? PTY_HOST_DEFAULT_SCROLLBACK_ROWS
+  // The check uses the connected host's scrollback (from its welcome): a host started by another
+  // app, or by hand, may keep another number than this provider's option.
+  const ownScrollbackRows = options.scrollbackRows ?? PTY_HOST_DEFAULT_SCROLLBACK_ROWS
   const records = new ClientPtyRecords(() => link.updateHold())
   const { ptys } = records
   const link: PtyHostLink = new PtyHostLink(
@@ -237,8 +239,8 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
       for (const [option, value] of [['cols', cols], ['rows', rows]] as const) {
         if (!Number.isInteger(value) || value < 1) throw invalidPtyHostOption(option, 'a positive integer', value)
       }
-      assertScreenWithinLimit({ cols, rows, scrollbackRows })
       const connection = liveConnection(id)
+      assertScreenWithinLimit({ cols, rows, scrollbackRows: connection?.hostScrollbackRows ?? ownScrollbackRows })
       connection?.notify('resize', { ptyId: id, cols, rows })
       return connection !== null
     },

@@ -12,8 +12,7 @@ import { invalidPtyHostOption } from './pty-host-error.js'
 import { loadHeadlessScreens, type HeadlessScreenFactory } from './headless-screen.js'
 import { PTY_HOST_DEFAULT_SCREEN_CHARS_PER_SECOND, ScreenFeeder } from './screen-feeder.js'
 import { PTY_HOST_DEFAULT_HISTORY_CHARS, PTY_HOST_DEFAULT_SCROLLBACK_ROWS } from './session-history.js'
-import { PTY_HOST_MAX_SCREEN_CELLS } from './screen-limit.js'
-import { NODE_PTY_DEFAULT_COLS, NODE_PTY_DEFAULT_ROWS } from '../node-pty/launch-plan.js'
+import { assertScrollbackRowsFit } from './screen-limit.js'
 import {
   acquireHostLock,
   defaultPtyHostSocketPath,
@@ -109,10 +108,7 @@ export async function startPtyHost(options: PtyHostServerOptions = {}): Promise<
   assertCount('historyChars', options.historyChars, 1)
   assertCount('scrollbackRows', options.scrollbackRows, 0)
   const scrollbackRows = options.scrollbackRows ?? PTY_HOST_DEFAULT_SCROLLBACK_ROWS
-  const maxScrollbackRows = Math.floor(PTY_HOST_MAX_SCREEN_CELLS / NODE_PTY_DEFAULT_COLS) - NODE_PTY_DEFAULT_ROWS
-  if (scrollbackRows > maxScrollbackRows) {
-    throw invalidPtyHostOption('scrollbackRows', `at most ${maxScrollbackRows} (an 80 × 24 screen must fit in PTY_HOST_MAX_SCREEN_CELLS)`, scrollbackRows)
-  }
+  assertScrollbackRowsFit(scrollbackRows)
   assertCount('screenCharsPerSecond', options.screenCharsPerSecond, 1)
   assertCount('maxFrameBytes', options.maxFrameBytes, 1)
   const idleExitMs = options.idleExitMs ?? PTY_HOST_DEFAULT_IDLE_EXIT_MS
@@ -184,7 +180,7 @@ export async function startPtyHost(options: PtyHostServerOptions = {}): Promise<
     if (message.v !== PTY_HOST_PROTOCOL_VERSION) return (refuse(client, 'protocol_mismatch', protocolMismatchMessage(message.v, PTY_HOST_PROTOCOL_VERSION)), false)
     if (!secretsMatch(message.secret, secret)) return (refuse(client, 'unauthorized', 'The pty host refused the secret'), false)
     client.authenticated = true
-    client.send({ v: PTY_HOST_PROTOCOL_VERSION, type: 'welcome', hostInstanceId, hostPid: process.pid })
+    client.send({ v: PTY_HOST_PROTOCOL_VERSION, type: 'welcome', hostInstanceId, hostPid: process.pid, scrollbackRows })
     return true
   }
 

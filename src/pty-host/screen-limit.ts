@@ -1,4 +1,5 @@
-import { PtyHostError } from './pty-host-error.js'
+import { NODE_PTY_DEFAULT_COLS, NODE_PTY_DEFAULT_ROWS } from '../node-pty/launch-plan.js'
+import { PtyHostError, invalidPtyHostOption } from './pty-host-error.js'
 
 /**
  * The most cells one session's headless screen may hold: `cols × (rows + scrollbackRows)`,
@@ -29,4 +30,17 @@ export function assertScreenWithinLimit(size: { cols: unknown; rows: unknown; sc
     'invalid_option',
     `Expected the \`${option}\` option to keep the pty host's screen within ${PTY_HOST_MAX_SCREEN_CELLS} cells (cols × (rows + ${scrollbackRows} scrollback rows)), got ${value}: ${cols} × (${rows} + ${scrollbackRows}) = ${cells} cells`,
   )
+}
+
+/**
+ * The most scrollback rows a host may keep: even a default 80 × 24 screen must fit in
+ * {@link PTY_HOST_MAX_SCREEN_CELLS}.
+ *
+ * @throws PtyHostError (`invalid_option`) naming `scrollbackRows` and its value when it is more.
+ */
+export function assertScrollbackRowsFit(scrollbackRows: number): void {
+  const maxScrollbackRows = Math.floor(PTY_HOST_MAX_SCREEN_CELLS / NODE_PTY_DEFAULT_COLS) - NODE_PTY_DEFAULT_ROWS
+  if (scrollbackRows > maxScrollbackRows) {
+    throw invalidPtyHostOption('scrollbackRows', `at most ${maxScrollbackRows} (an 80 × 24 screen must fit in PTY_HOST_MAX_SCREEN_CELLS)`, scrollbackRows)
+  }
 }

@@ -77,7 +77,7 @@ describe('createNodePtyLaunchPlan', () => {
     expect((await refusal({ file: 'sh', env: { PATH: dir } })).option).toBe('file')
   })
 
-  it('remembers where a bare name was found, and checks it again before trusting it', async () => {
+  it('never trusts where a bare name was found before: moved, no longer executable or removed, it is looked up again', async () => {
     const early = join(dir, 'path-early')
     const late = join(dir, 'path-late')
     mkdirSync(early)

@@ -158,7 +158,8 @@ describe('the inspectors on this machine', () => {
       write(11, long)
       write(12, 'not a stat line')
       // A stat path that is a directory cannot be read: it proves nothing about the process.
-      mkdirSync(join(root, '14', 'stat'), { recursive: true })
+      // (Its pid is this test's own, so signal 0 finds a live process on any machine.)
+      mkdirSync(join(root, String(process.pid), 'stat'), { recursive: true })
       const procfs = createProcFsInspector(root)
       expect(procfs.readNow(10)).toMatchObject({ pid: 10, name: 'sleep', startTime: '987654' })
       expect(procfs.readNow(11)).toMatchObject({ pid: 11, startTime: '987654' })
@@ -168,7 +169,7 @@ describe('the inspectors on this machine', () => {
       const pidMax = Number(readFileSync('/proc/sys/kernel/pid_max', 'utf8'))
       mkdirSync(join(root, String(pidMax + 1), 'stat'), { recursive: true })
       expect(procfs.readNow(pidMax + 1)).toBe('absent')
-      expect(procfs.readNow(14)).toBeNull()
+      expect(procfs.readNow(process.pid)).toBeNull()
       // The asynchronous reader agrees.
       expect((await procfs.read(11))?.startTime).toBe('987654')
       expect(await procfs.read(12)).toBeNull()

@@ -137,6 +137,19 @@ describe('pty host: one session screen cannot exhaust the host (PTY_HOST_MAX_SCR
     }
   })
 
+  it("the provider checks a resize against the connected host's scrollback (from its welcome), not its own option", async () => {
+    // This app's own option would make 100 × 40 a 10 Mi-cell screen; the host keeps 1 000 rows.
+    const other = providerOn(host.socketPath, { autoStart: false, scrollbackRows: 100_000 })
+    try {
+      const { id } = await other.spawn({ file: '/bin/sh', cols: 80, rows: 24 })
+      expect(other.resize(id, 100, 40)).toBe(true)
+      expect(await other.getBufferSnapshot(id)).toMatchObject({ cols: 100, rows: 40 })
+      await other.shutdown(id, { immediate: true })
+    } finally {
+      await other.dispose()
+    }
+  })
+
   it('refuses a host whose scrollback leaves no room for an 80 × 24 screen, naming the option and value', async () => {
     const { dir, socketPath } = makeSocketDir()
     try {
@@ -147,6 +160,16 @@ describe('pty host: one session screen cannot exhaust the host (PTY_HOST_MAX_SCR
       expect(isPtyHostError(refused) && refused.code).toBe('invalid_option')
       expect((refused as Error).message).toContain('`scrollbackRows` option')
       expect((refused as Error).message).toContain(String(PTY_HOST_MAX_SCREEN_CELLS))
+      // The provider refuses the same option at once, naming it (it passes it to a host it starts,
+      // which would otherwise exit with the error where nobody reads it: a bare host_unavailable).
+      let early: unknown = null
+      try {
+        providerOn(socketPath, { scrollbackRows: PTY_HOST_MAX_SCREEN_CELLS })
+      } catch (error) {
+        early = error
+      }
+      expect(isPtyHostError(early) && early.code).toBe('invalid_option')
+      expect((early as Error).message).toContain('`scrollbackRows` option')
     } finally {
       await killHostAndClean(socketPath, dir)
     }
