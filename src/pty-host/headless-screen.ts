@@ -1,3 +1,6 @@
+import { loadOptionalPeer } from '../contracts/optional-peer.js'
+import { PtyHostError } from './pty-host-error.js'
+
 /** What a screen answers a snapshot with (the session adds `seq` and `source`). */
 export type ScreenSnapshot = { data: string; cols: number; rows: number; lastTitle?: string }
 
@@ -32,17 +35,32 @@ type HeadlessTerminal = {
 type SerializeAddonLike = { serialize(options?: { scrollback?: number }): string }
 
 /**
- * Load `@xterm/headless` and `@xterm/addon-serialize` (CommonJS packages, so through their
- * default export) once per host, and return the factory of screens over them.
+ * Load `@xterm/headless` and `@xterm/addon-serialize` (optional peers, CommonJS packages: through
+ * the project's one optional-peer loader) once per host, and return the factory of screens over
+ * them.
+ *
+ * @throws PtyHostError (`host_unavailable`) naming the package and how to install it when one
+ * is missing or is not the expected module: a host without them cannot answer snapshots.
  */
 export async function loadHeadlessScreens(): Promise<HeadlessScreenFactory> {
-  const [headless, serialize] = await Promise.all([import('@xterm/headless'), import('@xterm/addon-serialize')])
-  const pick = <T>(module: unknown, name: string): T => {
-    const direct = (module as Record<string, unknown>)[name]
-    return (direct ?? ((module as { default?: Record<string, unknown> }).default ?? {})[name]) as T
-  }
-  const Terminal = pick<new (options: Record<string, unknown>) => HeadlessTerminal>(headless, 'Terminal')
-  const SerializeAddon = pick<new () => SerializeAddonLike>(serialize, 'SerializeAddon')
+  const unavailable =
+    (name: string) =>
+    (cause: unknown, why: string): Error =>
+      new PtyHostError('host_unavailable', `The pty host needs ${name}, which ${why}: npm install @xterm/headless @xterm/addon-serialize`, { cause })
+  const [{ Terminal }, { SerializeAddon }] = await Promise.all([
+    loadOptionalPeer<{ Terminal: new (options: Record<string, unknown>) => HeadlessTerminal }>({
+      loader: () => import('@xterm/headless'),
+      isModule: (candidate) => typeof (candidate as { Terminal?: unknown }).Terminal === 'function',
+      lacks: 'has no `Terminal` class',
+      unavailable: unavailable('@xterm/headless'),
+    }),
+    loadOptionalPeer<{ SerializeAddon: new () => SerializeAddonLike }>({
+      loader: () => import('@xterm/addon-serialize'),
+      isModule: (candidate) => typeof (candidate as { SerializeAddon?: unknown }).SerializeAddon === 'function',
+      lacks: 'has no `SerializeAddon` class',
+      unavailable: unavailable('@xterm/addon-serialize'),
+    }),
+  ])
   return ({ cols, rows, scrollbackRows }) => {
     const terminal = new Terminal({ cols, rows, scrollback: scrollbackRows, allowProposedApi: true })
     const serializer = new SerializeAddon()
