@@ -2,7 +2,7 @@ import type { PtyShutdownOptions, ProviderSpawnOptions } from '../contracts/inde
 import type { NodePtyProvider } from '../node-pty/index.js'
 import { NODE_PTY_DEFAULT_COLS, NODE_PTY_DEFAULT_ROWS } from '../node-pty/launch-plan.js'
 import type { HostClient } from './host-client.js'
-import type { HostSessionStore } from './host-sessions.js'
+import type { HostSession, HostSessionStore } from './host-sessions.js'
 import { countParam, PTY_HOST_PROTOCOL_VERSION, SPAWN_LAUNCH_KEYS, stringParam, type PtyHostMethod, type PtyHostRequest } from './protocol.js'
 import { PtyHostError } from './pty-host-error.js'
 import { assertScreenWithinLimit } from './screen-limit.js'
@@ -44,6 +44,11 @@ const absent = (ptyId: string, why: string): PtyHostError => new PtyHostError('p
  */
 export function createHostRequestHandlers({ provider, sessions, activityChanged, scrollbackRows }: HostHandlerContext): Record<PtyHostMethod, HostRequestHandler> {
   const { live, exited } = sessions
+  /** The live session a request names, when `client` is subscribed to it. */
+  const subscribedSession = (client: HostClient, request: PtyHostRequest): HostSession | undefined => {
+    const session = live.get(stringParam(request.params, 'ptyId'))
+    return session !== undefined && session.subscribers.has(client) ? session : undefined
+  }
   return {
     async spawn(client, request) {
       const id = stringParam(request.params, 'sessionId')
@@ -131,18 +136,19 @@ export function createHostRequestHandlers({ provider, sessions, activityChanged,
       await provider.shutdown(id, shutdownOptions)
       return null
     },
+    // Flow control counts only from a subscriber: what a client leaves behind is dropped with its
+    // subscriptions when it goes (`removeClient`), so a crashed app never leaves a session frozen.
     async pause(client, request) {
-      live.get(stringParam(request.params, 'ptyId'))?.flow.setAppPaused(client, true)
+      subscribedSession(client, request)?.flow.setAppPaused(client, true)
       return null
     },
     async resume(client, request) {
-      live.get(stringParam(request.params, 'ptyId'))?.flow.setAppPaused(client, false)
+      subscribedSession(client, request)?.flow.setAppPaused(client, false)
       return null
     },
     async ack(client, request) {
       const chars = countParam(request.params, 'chars') ?? 0
-      const session = live.get(stringParam(request.params, 'ptyId'))
-      if (session !== undefined && session.subscribers.has(client)) session.flow.acknowledge(client, chars)
+      subscribedSession(client, request)?.flow.acknowledge(client, chars)
       return null
     },
     async list(_client, request) {

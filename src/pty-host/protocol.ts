@@ -12,7 +12,10 @@ import type { OutputFrame } from './frame-codec.js'
  */
 export const PTY_HOST_PROTOCOL_VERSION = 2
 
-/** The calls a client may make; each is one `request` frame answered by one `reply` frame. */
+/**
+ * The calls a client may make: a `request` frame answered by one `reply` frame, or a one-way
+ * `notify` (no reply) for `ack`, `pause`, `resume` and `resize`.
+ */
 export const PTY_HOST_METHODS = [
   'spawn',
   'attach',

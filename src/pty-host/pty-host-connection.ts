@@ -3,6 +3,7 @@ import { ConnectionReader, readThrough } from './connection-reader.js'
 import { encodeFrame, encodeFrames } from './frame-codec.js'
 import { protocolMismatchMessage, PTY_HOST_PROTOCOL_VERSION, type PtyHostMessage, type PtyHostMethod, type PtyHostWireError } from './protocol.js'
 import { PtyHostError } from './pty-host-error.js'
+import { assertSocketSafeToConnect, readHostSecret, type PtyHostPaths } from './socket-security.js'
 
 /**
  * The rejections of requests the host did not answer in time. They carry `transport_lost` like a
@@ -15,7 +16,6 @@ const requestTimeouts = new WeakSet<object>()
 export function isRequestTimeout(error: unknown): boolean {
   return typeof error === 'object' && error !== null && requestTimeouts.has(error)
 }
-import { assertSocketSafeToConnect, readHostSecret, type PtyHostPaths } from './socket-security.js'
 
 /**
  * Size of the connection's read buffer. Why a fixed buffer (`onread`): the socket hands each read to

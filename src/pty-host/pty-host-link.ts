@@ -93,6 +93,10 @@ export class PtyHostLink {
       (message) => this.#records.onEvent(message),
       () => this.#onClosed(opened),
     )
+    // A previous connection may be closed with its close callback still pending (it drains its inbox
+    // first, then finds itself replaced and does nothing): its PTYs are unknown now, so the recovery
+    // below re-attaches them on this connection.
+    if (this.#connection !== null && this.#connection !== opened) this.#records.markUnknown()
     this.#connection = opened
     await this.#recover(opened)
     this.updateHold()

@@ -105,6 +105,8 @@ export function validatePtyHostProviderOptions(options: PtyHostProviderOptions):
       throw invalidPtyHostOption(key, 'a non-negative integer', value)
     }
   }
+  // The host keeps at least one char of history (as `startPtyHost` requires).
+  if (options.historyChars === 0) throw invalidPtyHostOption('historyChars', 'a positive integer', options.historyChars)
   if (options.scrollbackRows !== undefined) assertScrollbackRowsFit(options.scrollbackRows)
   const command = options.hostCommand
   if (command !== undefined && (command === null || typeof command.file !== 'string' || !Array.isArray(command.args))) {

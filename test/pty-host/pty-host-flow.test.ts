@@ -6,7 +6,7 @@ import { encodeFrame, FrameDecoder } from '../../src/pty-host/frame-codec.js'
 import { PTY_HOST_ACK_HIGH_WATERMARK_CHARS } from '../../src/pty-host/session-flow.js'
 import { afterEach, describe, expect, it } from 'vitest'
 import { isDead, waitFor } from '../node-pty/pty-test-support.js'
-import { killHostAndClean, makeSocketDir, providerOn } from './pty-host-test-support.js'
+import { killHostAndClean, makeSocketDir, providerOn, rawClient } from './pty-host-test-support.js'
 
 const cleanups: (() => Promise<void>)[] = []
 afterEach(async () => {
@@ -37,6 +37,22 @@ async function settled(read: () => number, polls = 4, everyMs = 150): Promise<nu
 }
 
 describe('pty host: flow control by acknowledged chars', () => {
+  it('a pause from a client not subscribed to the session does nothing (it could never be dropped with that client)', async () => {
+    const { socketPath } = await inProcessHost()
+    const app = providerOn(socketPath, { autoStart: false })
+    cleanups.push(() => app.dispose())
+    const { id } = await app.spawn({ file: '/bin/sh' })
+    let output = ''
+    app.onData((event) => {
+      if (event.id === id) output += event.data
+    })
+    const stranger = await rawClient(socketPath)
+    expect(await stranger.request('pause', { ptyId: id })).toMatchObject({ ok: true })
+    stranger.close()
+    await app.write(id, 'echo still-$((20 + 22))\r')
+    await waitFor(() => (output.includes('still-42') ? true : undefined), 'output after a stranger paused the session')
+  })
+
   it('pauses the remote process while the app does not acknowledge, resumes on acks, and loses nothing (acks, not the screen, hold the producer)', async () => {
     // A screen far behind (a 1 char/s budget, a small ring) must neither stall nor release the producer.
     const { socketPath } = await inProcessHost({ historyChars: 16_384, screenCharsPerSecond: 1 })

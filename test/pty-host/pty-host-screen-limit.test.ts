@@ -1,44 +1,9 @@
 import { randomUUID } from 'node:crypto'
 import { readdirSync, readFileSync } from 'node:fs'
-import { createConnection, type Socket } from 'node:net'
-import { isPtyHostError, PTY_HOST_MAX_SCREEN_CELLS, PTY_HOST_PROTOCOL_VERSION, startPtyHost, type PtyHostProvider, type PtyHostServer } from 'ptykit/pty-host'
+import { isPtyHostError, PTY_HOST_MAX_SCREEN_CELLS, startPtyHost, type PtyHostProvider, type PtyHostServer } from 'ptykit/pty-host'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { encodeFrame, FrameDecoder } from '../../src/pty-host/frame-codec.js'
 import { waitFor } from '../node-pty/pty-test-support.js'
-import { killHostAndClean, makeSocketDir, providerOn } from './pty-host-test-support.js'
-
-/** A raw authenticated connection that sends `request` frames and resolves with their replies. */
-async function rawClient(socketPath: string): Promise<{ request(method: string, params: Record<string, unknown>): Promise<Record<string, unknown>>; readonly closed: boolean; close(): void }> {
-  const socket: Socket = createConnection(socketPath)
-  const decoder = new FrameDecoder()
-  const waiting = new Map<number, (reply: Record<string, unknown>) => void>()
-  let closed = false
-  let nextId = 1
-  let welcomed: () => void = () => undefined
-  const welcome = new Promise<void>((resolve) => (welcomed = resolve))
-  socket.on('error', () => undefined)
-  socket.on('close', () => (closed = true))
-  socket.on('data', (chunk: Buffer) => {
-    for (const message of decoder.push(chunk) as Record<string, unknown>[]) {
-      if (message.type === 'welcome') welcomed()
-      if (message.type === 'reply') waiting.get(Number(message.id))?.(message)
-    }
-  })
-  socket.write(encodeFrame({ v: PTY_HOST_PROTOCOL_VERSION, type: 'hello', secret: readFileSync(`${socketPath}.secret`, 'utf8').trim() }))
-  await welcome
-  return {
-    request: (method, params) =>
-      new Promise((resolve) => {
-        const id = nextId++
-        waiting.set(id, resolve)
-        socket.write(encodeFrame({ v: PTY_HOST_PROTOCOL_VERSION, type: 'request', id, method, params }))
-      }),
-    get closed() {
-      return closed
-    },
-    close: () => socket.destroy(),
-  }
-}
+import { killHostAndClean, makeSocketDir, providerOn, rawClient } from './pty-host-test-support.js'
 
 /** Pids of processes whose command line contains `marker`. */
 function processesWith(marker: string): number[] {

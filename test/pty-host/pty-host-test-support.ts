@@ -1,8 +1,10 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
+import { createConnection, type Socket } from 'node:net'
 import { join, resolve } from 'node:path'
 import { isDead } from '../node-pty/pty-test-support.js'
-import { createPtyHostProvider, type PtyHostCommand, type PtyHostProvider, type PtyHostProviderOptions } from 'ptykit/pty-host'
+import { createPtyHostProvider, PTY_HOST_PROTOCOL_VERSION, type PtyHostCommand, type PtyHostProvider, type PtyHostProviderOptions } from 'ptykit/pty-host'
+import { encodeFrame, FrameDecoder } from '../../src/pty-host/frame-codec.js'
 
 /** Starts the host from the sources (tests cannot rely on dist/, which is built last). */
 export const HOST_FROM_SOURCES: PtyHostCommand = {
@@ -49,4 +51,37 @@ export async function killHostAndClean(socketPath: string, dir: string): Promise
 /** A provider on `socketPath` that starts the host from the sources. */
 export function providerOn(socketPath: string, extra: PtyHostProviderOptions = {}): PtyHostProvider {
   return createPtyHostProvider({ socketPath, hostCommand: HOST_FROM_SOURCES, idleExitMs: 60_000, ...extra })
+}
+
+/** A raw authenticated connection that sends `request` frames and resolves with their replies. */
+export async function rawClient(socketPath: string): Promise<{ request(method: string, params: Record<string, unknown>): Promise<Record<string, unknown>>; readonly closed: boolean; close(): void }> {
+  const socket: Socket = createConnection(socketPath)
+  const decoder = new FrameDecoder()
+  const waiting = new Map<number, (reply: Record<string, unknown>) => void>()
+  let closed = false
+  let nextId = 1
+  let welcomed: () => void = () => undefined
+  const welcome = new Promise<void>((resolve) => (welcomed = resolve))
+  socket.on('error', () => undefined)
+  socket.on('close', () => (closed = true))
+  socket.on('data', (chunk: Buffer) => {
+    for (const message of decoder.push(chunk) as Record<string, unknown>[]) {
+      if (message.type === 'welcome') welcomed()
+      if (message.type === 'reply') waiting.get(Number(message.id))?.(message)
+    }
+  })
+  socket.write(encodeFrame({ v: PTY_HOST_PROTOCOL_VERSION, type: 'hello', secret: readFileSync(`${socketPath}.secret`, 'utf8').trim() }))
+  await welcome
+  return {
+    request: (method, params) =>
+      new Promise((resolve) => {
+        const id = nextId++
+        waiting.set(id, resolve)
+        socket.write(encodeFrame({ v: PTY_HOST_PROTOCOL_VERSION, type: 'request', id, method, params }))
+      }),
+    get closed() {
+      return closed
+    },
+    close: () => socket.destroy(),
+  }
 }
