@@ -316,7 +316,12 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
   }
 
   async waitForRendererSerializer(ptyId: string, afterGeneration: number, timeoutMs?: number, signal?: AbortSignal): Promise<boolean> {
-    if (this.disposed) return false
+    if (this.disposed) {
+      // Malformed arguments are TypeErrors, disposed or not (the live path checks them in `wait`).
+      assertNonNegativeNumber('argument', 'afterGeneration', afterGeneration)
+      if (timeoutMs !== undefined) assertNonNegativeNumber('argument', 'timeoutMs', timeoutMs)
+      return false
+    }
     return this.#m.renderers.wait(ptyId, afterGeneration, timeoutMs, signal)
   }
 

@@ -1,6 +1,7 @@
 /**
- * One shared pass of OS reads for every listing in flight, whatever asks for it (a host's
- * `listProcesses`, each of a thousand `stopAndWait` verifications).
+ * One shared pass of OS reads for every listing in flight that needs details, whatever asks for it
+ * (a host's `listProcesses`, a spawn's proof of a slot owner; a stop verification asks for
+ * membership only and joins none).
  *
  * A caller asks for the details of some keys; it joins the **next** pass (one that starts after
  * the call, so the answer is never older than the question). While a pass runs, new callers

@@ -226,10 +226,7 @@ export function isGoneBy(seen: ProcessStat | 'absent' | null, startTime?: string
 
 /** Linux: everything from `/proc`, no subprocess. */
 export function createProcFsInspector(procRoot = '/proc'): ProcessInspector {
-  // Why the small pooled read rather than `fs/promises` `readFile`: procfs reports size 0, so
-  // `readFile` opens a FileHandle and allocates a 64 KiB buffer per read; a listing or a stop scan
-  // reads hundreds of these at once (measured: a third of a 400-PTY listing's CPU was those
-  // allocations and the GC after them).
+  // Reads go through readSmallProcFile (its TSDoc says why not `readFile`).
   const read = async (pid: number): Promise<ProcessStat | null> => {
     const text = await readSmallProcFile(`${procRoot}/${pid}/stat`)
     return text === null ? null : parseProcStat(text)

@@ -23,10 +23,17 @@ const NO_DETAILS: ListingDetails = { cwd: null, title: null }
 
 /**
  * The cwd and title of one session's row, as `getCwd` and `getForegroundProcess` answer them, from
- * one read of the leader (two or three reads in all, no synchronous one): the leader's start time
+ * one read of the leader (two or three reads in all; synchronous only when the leader is found
+ * dead or replaced, for the session to notice): the leader's start time
  * (learnt here when no look learnt it before) tells it from a later process that reuses its pid,
  * and a dead (zombie) or replaced leader is never described. Never rejects.
  */
+/** The foreground process's cwd, else the leader's (`getCwd`'s default answer, and a listing row's). */
+async function foregroundCwd(inspector: ProcessInspector, foreground: { pid: number } | null, leaderPid: number): Promise<string | null> {
+  const cwd = foreground === null ? null : await inspector.cwd(foreground.pid)
+  return cwd ?? (foreground?.pid === leaderPid ? null : inspector.cwd(leaderPid))
+}
+
 async function describeSession(inspector: ProcessInspector, session: NodePtySession): Promise<ListingDetails> {
   if (session.exit !== null || session.leaderGone) return NO_DETAILS
   try {
@@ -41,8 +48,7 @@ async function describeSession(inspector: ProcessInspector, session: NodePtySess
       return NO_DETAILS
     }
     const target = await foregroundOfLeader(inspector, leader)
-    const cwd = (await inspector.cwd(target.pid)) ?? (target.pid === session.pid ? null : await inspector.cwd(session.pid))
-    return { cwd, title: target.name }
+    return { cwd: await foregroundCwd(inspector, target, session.pid), title: target.name }
   } catch {
     return NO_DETAILS
   }
@@ -66,8 +72,9 @@ export type NodePtyQueries = {
 
 /**
  * The queries of a node-pty provider. Listings share their OS reads: every listing in flight
- * joins one {@link ListingPasses} pass, so a thousand `stopAndWait` verifications (each a fresh
- * listing) read each live PTY once per pass, not once per listing.
+ * joins one {@link ListingPasses} pass, so concurrent listings (hosts' `listProcesses`, spawn
+ * owner proofs) read each live PTY once per pass, not once per listing. A stop verification asks
+ * for membership only (`membershipOnly`) and reads nothing.
  */
 export function createNodePtyQueries(context: NodePtyProviderContext): NodePtyQueries {
   const { inspector, sessions, hostId } = context
@@ -84,9 +91,7 @@ export function createNodePtyQueries(context: NodePtyProviderContext): NodePtyQu
     const session = describable(id)
     if (session === undefined) return null
     if (options.of === 'leader') return inspector.cwd(session.pid)
-    const target = await readForegroundProcess(inspector, session.pid)
-    const cwd = target === null ? null : await inspector.cwd(target.pid)
-    return cwd ?? (target?.pid === session.pid ? null : inspector.cwd(session.pid))
+    return foregroundCwd(inspector, await readForegroundProcess(inspector, session.pid), session.pid)
   }
 
   function baseRow(session: NodePtySession, details: ListingDetails): PtyProcessInfo {

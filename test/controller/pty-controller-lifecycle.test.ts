@@ -149,6 +149,8 @@ describe('dispose', () => {
     expect(() => h.controller.kill(123 as unknown as string)).toThrow('Expected the `ptyId` argument to be a non-empty string, got 123 (number)')
     expect(() => h.controller.acknowledgeData('a', -1)).toThrow('`chars` argument')
     await expect(h.controller.stopAndWait('a', 'fast' as never)).rejects.toThrow('`options` argument')
+    await expect(h.controller.waitForRendererSerializer('a', -1)).rejects.toThrow('`afterGeneration` argument')
+    await expect(h.controller.waitForRendererSerializer('a', 0, Number.NaN)).rejects.toThrow('`timeoutMs` argument')
   })
 
   it('stops a PTY whose spawn was in flight when the controller was disposed', async () => {
