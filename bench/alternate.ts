@@ -33,6 +33,12 @@ export type AlternateOptions = {
   onPair?: (pairIndex: number, raw: number, ptykit: number) => void
 }
 
+/** Paired samples from two series of equal length (`ptykit[i]` beside `raw[i]`), as `alternate` builds them. */
+export function pairedSamples(ptykit: number[], raw: number[]): PairedSamples {
+  const ratios = raw.some((r) => r <= 0) ? [] : ptykit.map((p, i) => p / (raw[i] as number))
+  return { ptykit, raw, ratios, differences: ptykit.map((p, i) => p - (raw[i] as number)) }
+}
+
 /**
  * Runs raw, ptykit, raw, ptykit … for `warmupPairs + pairs` pairs and returns the measured ones.
  *

@@ -8,7 +8,7 @@
  * ```
  *
  * Each FUNCTION named (e.g. `open`, `close`) also gets the stacks its self time was spent under,
- * as the chain of its nearest callers (up to four frames), so a native call can be attributed.
+ * as the chain of its nearest callers (up to eight frames), so a native call can be attributed.
  *
  * "ptykit self" is self time in files under `src/`; "under ptykit frames" also counts what they
  * call (node:fs, crypto…, and node-pty's own spawn), each sample counted once however many ptykit

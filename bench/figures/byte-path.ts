@@ -8,7 +8,7 @@
 import { execFile } from 'node:child_process'
 import { createPtyController } from 'ptykit/controller'
 import { createNodePtyProvider } from 'ptykit/node-pty'
-import { alternate, type PairedSamples } from '../alternate.js'
+import { alternate, pairedSamples } from '../alternate.js'
 import { REPO_ROOT } from '../child.js'
 import type { BenchConfig } from '../config.js'
 import { MB } from '../config.js'
@@ -41,14 +41,6 @@ function kernelSample(bytes: number): Promise<KernelRead> {
   })
 }
 
-function paired(ptykit: number[], raw: number[]): PairedSamples {
-  return {
-    ptykit,
-    raw,
-    ratios: raw.every((r) => r > 0) ? ptykit.map((p, i) => p / (raw[i] as number)) : [],
-    differences: ptykit.map((p, i) => p - (raw[i] as number)),
-  }
-}
 
 /** Measures the byte path against the kernel loop, and beside raw node-pty's string path. */
 export async function measureBytePath(config: BenchConfig, log: (line: string) => void): Promise<FigureResult[]> {
@@ -131,7 +123,7 @@ export async function measureBytePath(config: BenchConfig, log: (line: string) =
           notes: [common, 'raw side: node-pty with its default utf8 strings, measured in the same pairs, right before the kernel loop.', shortNote],
           details: { bytes },
         },
-        paired(samples.ptykit, nodePty),
+        pairedSamples(samples.ptykit, nodePty),
         config.mode === 'full',
       ),
     ]

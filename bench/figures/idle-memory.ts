@@ -29,7 +29,7 @@
  * (thread-pool and GC helper threads), ±5 KiB/PTY at 200 PTYs on either side; hence the median
  * over pairs.
  */
-import { alternate } from '../alternate.js'
+import { alternate, pairedSamples } from '../alternate.js'
 import { runChild } from '../child.js'
 import type { BenchConfig } from '../config.js'
 import { makeFigure, type FigureResult } from '../figure.js'
@@ -72,12 +72,7 @@ export async function measureIdleMemory(config: BenchConfig, log: (line: string)
     onPair: (i, raw, ptykit) =>
       log(`  idle memory pair ${i}: RSS/PTY raw ${(raw / 1024).toFixed(1)} KiB, ptykit ${(ptykit / 1024).toFixed(1)} KiB`),
   })
-  const paired = (sides: { raw: number[]; ptykit: number[] }) => ({
-    raw: sides.raw,
-    ptykit: sides.ptykit,
-    ratios: sides.raw.some((r) => r <= 0) ? [] : sides.ptykit.map((p, i) => p / (sides.raw[i] as number)),
-    differences: sides.ptykit.map((p, i) => p - (sides.raw[i] as number)),
-  })
+  const paired = (sides: { raw: number[]; ptykit: number[] }) => pairedSamples(sides.ptykit, sides.raw)
   const common = `${ptys} idle PTYs (/bin/sleep 600) per child, opened in two halves; per PTY = the slope over the second half; one fresh child process per side per pair, after a warm-up spawn, two forced GCs and a short settle before each reading; V8's young generation pinned at ${IDLE_MEMORY_SEMI_SPACE_MB} MiB per semi-space on both sides (its resizing is not a per-PTY cost).`
   const judge = config.mode === 'full'
   return [

@@ -6,7 +6,7 @@
  */
 import { runChild } from '../child.js'
 import type { BenchConfig } from '../config.js'
-import type { PairedSamples } from '../alternate.js'
+import { pairedSamples } from '../alternate.js'
 import { makeFigure, type FigureResult, type FigureSpec } from '../figure.js'
 import type { MassStopChildResult } from './mass-stop-child.js'
 import { killMarkedProcesses, newMark, SPAWN_CONCURRENCY } from './mass-stop-processes.js'
@@ -22,11 +22,6 @@ export const MASS_STOP_CHILD_TIMEOUT_MS = 15 * 60_000
 /** The baseline label of rows raw node-pty has no counterpart for (it issues no stop verdicts). */
 const NO_RAW = 'n/a: 0'
 
-/** Paired samples from two series of equal length, as `alternate` builds them. */
-function paired(ptykit: number[], raw: number[]): PairedSamples {
-  const ratios = raw.some((r) => r <= 0) ? [] : ptykit.map((p, i) => p / (raw[i] as number))
-  return { ptykit, raw, ratios, differences: ptykit.map((p, i) => p - (raw[i] as number)) }
-}
 
 
 type Stops = { kill: NonNullable<MassStopChildResult['kill']>; dispose: NonNullable<MassStopChildResult['dispose']> }
@@ -46,7 +41,7 @@ async function runPhases(config: BenchConfig, phases: 'stops' | 'scale', log: (l
   }
 }
 
-const row = (spec: FigureSpec, ptykit: number[], raw: number[], judge: boolean): FigureResult => makeFigure(spec, paired(ptykit, raw), judge)
+const row = (spec: FigureSpec, ptykit: number[], raw: number[], judge: boolean): FigureResult => makeFigure(spec, pairedSamples(ptykit, raw), judge)
 
 /** Measures the stop rows (issue 13): concurrent kills, and a dispose of mixed trees. */
 export async function measureMassStop(config: BenchConfig, log: (line: string) => void): Promise<FigureResult[]> {

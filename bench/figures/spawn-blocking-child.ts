@@ -1,7 +1,8 @@
 /**
  * Child process of the spawn-blocking figure: grows its JS heap to a target with ballast, then
- * alternates raw node-pty and ptykit spawns of `sh -c 'exit 0'`, and for each one records the
- * longest stretch the event loop was blocked between the spawn call and the exit event.
+ * alternates raw node-pty and ptykit spawns of `sh -c 'exit 0'`, and for each one records, between
+ * the spawn call and the exit event, the longest event-loop gap and how much of the longest task
+ * the app's main thread itself ran (schedstat; the judged sample).
  *
  * forkpty() copies the calling process (page tables included) on the JS thread, so the block grows
  * with the host's memory; this is why the ballast lives in this child and not in the bench.
@@ -15,12 +16,12 @@
  * With `pty-host`, the ptykit side is a controller over the pty host provider (the fork happens
  * in the host process, so the app's heap should no longer matter).
  */
-import { alternate, type PairedSamples } from '../alternate.js'
+import { alternate, pairedSamples, type PairedSamples } from '../alternate.js'
 import { createPtyHostSide } from '../pty-host-side.js'
 import { createPtykitSide } from '../ptykit-side.js'
 import { pty, rawExit, rawSpawnOptions, BENCH_COLS, BENCH_ROWS } from '../raw-pty.js'
 import { nowMs } from '../stats.js'
-import { closeProbe, PROBE_READS_SCHEDSTAT, startProbe } from './spawn-blocking-probe.js'
+import { closeProbe, PROBE_READS_SCHEDSTAT, startProbe, type ProbeReading } from './spawn-blocking-probe.js'
 
 /**
  * Elements per ballast array: ~2 MiB of heap each (V8 stores `fill(0.5)` at 16 B per element), so
@@ -46,9 +47,8 @@ export type SpawnBlockingChildResult = {
   /** How long the spawn call itself took before returning, ms. */
   syncCallMs: { raw: number[]; ptykit: number[] }
   /**
-   * Per spawn, the most CPU time (user + system, ms) the process used within one probe gap: the
-   * longest task the app itself ran. Unlike `stalls` it does not grow when a loaded machine
-   * deschedules the app (process-wide, so V8's helper threads count: an upper bound).
+   * Per spawn, the most CPU time (user + system, ms) the whole process used within one probe gap:
+   * process-wide, so V8's helper threads count — an upper bound of the app's own task (`ownMs`).
    */
   busyMs: { raw: number[]; ptykit: number[] }
   /**
@@ -85,7 +85,7 @@ async function main(): Promise<void> {
   const ownMs: PairedSamples = { raw: [], ptykit: [], ratios: [], differences: [] }
   const ranInLongestMs = { raw: [] as number[], ptykit: [] as number[] }
   const waitedInLongestMs = { raw: [] as number[], ptykit: [] as number[] }
-  const record = (side: 'raw' | 'ptykit', reading: ReturnType<ReturnType<typeof startProbe>['stop']>): number => {
+  const record = (side: 'raw' | 'ptykit', reading: ProbeReading): number => {
     busyMs[side].push(reading.busy)
     ownMs[side].push(reading.own)
     ranInLongestMs[side].push(reading.ranInLongest)
@@ -125,8 +125,7 @@ async function main(): Promise<void> {
     samples.raw.shift()
     samples.ptykit.shift()
   }
-  ownMs.ratios = ownMs.raw.some((r) => r <= 0) ? [] : ownMs.ptykit.map((v, i) => v / ownMs.raw[i]!)
-  ownMs.differences = ownMs.ptykit.map((v, i) => v - ownMs.raw[i]!)
+  Object.assign(ownMs, pairedSamples(ownMs.ptykit, ownMs.raw))
   const result: SpawnBlockingChildResult = {
     kind,
     heapTarget,

@@ -13,7 +13,8 @@
  * `--perf-basic-prof --interpreted-frames-native-stack` samples only on-CPU time and names the JS
  * frames, which makes it the more reliable tool.
  *
- * Usage: npx tsx bench/figures/spawn-blocking-profile.ts [--side pty-host|node-pty] [--spawns N]
+ * Usage (the published build, as the bench: `npm run build` first):
+ *   npx tsx --tsconfig bench/tsconfig.dist.json bench/figures/spawn-blocking-profile.ts [--side pty-host|node-pty] [--spawns N]
  *   [--heap-mib N] [--interval-us N] [--out FILE.cpuprofile]
  * Prints a JSON summary on stdout (see {@link SpawnProfileSummary}).
  */
@@ -23,6 +24,7 @@ import { parseArgs } from 'node:util'
 import { createPtyHostSide } from '../pty-host-side.js'
 import { createPtykitSide, type PtykitSide } from '../ptykit-side.js'
 import { BENCH_COLS, BENCH_ROWS } from '../raw-pty.js'
+import { assertBenchResolvesToDist } from '../built-package.js'
 
 /** Elements per ballast array (~2 MiB of heap each), as in the spawn-blocking child (which runs on import). */
 const BALLAST_ARRAY_LENGTH = 1 << 17
@@ -33,7 +35,7 @@ export const PROFILE_IDLE_GAP_MS = 30
 /** Unprofiled spawns first: JIT, lazy compilation and the host's first spawn are not the steady state. */
 export const PROFILE_WARMUP_SPAWNS = 20
 
-/** Samples closer than this (µs) to each other with no idle sample between belong to one task. */
+/** Samples closer than this many sampling intervals to each other, with no idle sample between, belong to one task. */
 const TASK_JOIN_SLACK_FACTOR = 2.5
 
 type ProfileNode = { id: number; callFrame: { functionName: string; url: string; lineNumber: number }; children?: number[] }
@@ -78,6 +80,8 @@ async function spawnOnce(side: PtykitSide): Promise<void> {
 const ballast: unknown[] = []
 
 async function main(): Promise<void> {
+  // The app side and the pty host (dist/pty-host/host-main.js) must be the same build.
+  assertBenchResolvesToDist()
   const { values } = parseArgs({
     options: {
       side: { type: 'string', default: 'pty-host' },

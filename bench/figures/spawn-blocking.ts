@@ -1,6 +1,8 @@
 /**
- * Spawn blocking the host: the longest event-loop block during one spawn, with the host's memory
- * at each ballast, raw node-pty against ptykit (both run alternately in the same ballasted child).
+ * Spawn blocking the host: the app's own longest task during one spawn (its main thread's CPU
+ * time within one event-loop gap, from schedstat; the wall-clock gap is in the notes), with the
+ * host's memory at each ballast, raw node-pty against ptykit (both run alternately in the same
+ * ballasted child).
  */
 import { runChild } from '../child.js'
 import { MIB, type BenchConfig } from '../config.js'

@@ -40,7 +40,7 @@ afterEach(() => {
 })
 
 describe('an idle node-pty provider (issue 18)', () => {
-  it(`looks at no more than ${NODE_PTY_DEATH_POLL_BATCH} sessions per safety-net poll, and at every one within ceil(N / ${NODE_PTY_DEATH_POLL_BATCH}) polls`, async () => {
+  it(`looks at no more than ${NODE_PTY_DEATH_POLL_BATCH} sessions per safety-net poll, and at least N times within ceil(N / ${NODE_PTY_DEATH_POLL_BATCH}) polls (which sessions: session-table.test.ts)`, async () => {
     idle = spawnChild('/bin/sleep', ['60'], { stdio: 'ignore' })
     const pid = idle.pid as number
     const fake = standIn(pid)

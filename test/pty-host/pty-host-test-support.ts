@@ -6,7 +6,7 @@ import { isDead } from '../node-pty/pty-test-support.js'
 import { createPtyHostProvider, PTY_HOST_PROTOCOL_VERSION, type PtyHostCommand, type PtyHostProvider, type PtyHostProviderOptions } from 'ptykit/pty-host'
 import { encodeFrame, FrameDecoder } from '../../src/pty-host/frame-codec.js'
 
-/** Starts the host from the sources (tests cannot rely on dist/, which is built last). */
+/** Starts the host from the sources (tests run the sources; dist/ may be stale under `npx vitest run`). */
 export const HOST_FROM_SOURCES: PtyHostCommand = {
   file: process.execPath,
   args: ['--import', 'tsx', resolve(import.meta.dirname, '../../src/pty-host/host-main.ts')],
