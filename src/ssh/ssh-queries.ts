@@ -69,6 +69,8 @@ export function createSshQueries(context: SshQueryContext): SshQueries {
       }
       // Membership is known at once; the deadline bounds only the remote reads of cwd and title.
       const deadline = resolveWaitDeadline(listOptions, SSH_SIDE_COMMAND_TIMEOUT_MS)
+      // A caller that reads only membership (a stop verification) costs no remote command.
+      if (listOptions.membershipOnly === true) return table.inState('live').map((session) => listingRow(session, null))
       return Promise.all(
         table.inState('live').map(async (session) => {
           const inspection = await settleWithin(inspect(session.id), remainingWaitMs(deadline), null)

@@ -8,6 +8,10 @@ import { planSshStopSchedule } from '../../src/ssh/ssh-stop.js'
 import { shellQuote } from '../../src/ssh/remote-launch.js'
 import { LaunchMarkerScanner } from '../../src/ssh/remote-launch.js'
 import { loadSsh2Module } from '../../src/ssh/ssh2-module.js'
+import type { SshConnectionKeeper } from '../../src/ssh/ssh-connection-keeper.js'
+import type { SshPtySession } from '../../src/ssh/ssh-pty-session.js'
+import { createSshQueries } from '../../src/ssh/ssh-queries.js'
+import { SshSessionTable } from '../../src/ssh/ssh-session-table.js'
 
 /** A fake host key blob in SSH wire format: string type, then random bytes. */
 function keyBlob(type: string, body: Uint8Array): Buffer {
@@ -127,5 +131,46 @@ describe('loading ssh2', () => {
     const wrong = await loadSsh2Module(() => Promise.resolve({})).catch((error: unknown) => error)
     expect(isSshProviderError(wrong) && wrong.code).toBe('ssh2_unavailable')
     expect(typeof (await loadSsh2Module()).Client).toBe('function')
+  })
+})
+
+describe('listing membership only', () => {
+  /** A table of `count` live sessions on a connection that counts the remote commands it runs. */
+  function liveSessions(count: number): { table: SshSessionTable; commands: () => number } {
+    let commands = 0
+    const connection = {
+      lost: false,
+      run: async () => {
+        commands += 1
+        return { code: 0, stdout: 'fg=vim\nfgcwd=/srv\ncwd=/home\nchildren=\n', stderr: '' }
+      },
+    }
+    const table = new SshSessionTable()
+    for (let index = 0; index < count; index += 1) {
+      const id = `pty-${index}`
+      // The fields a listing row and an inspection read; the rest of a session is not reached.
+      const session = { id, incarnationId: `inc-${index}`, state: 'live', connection, marker: { pid: 100 + index, startTime: '1' }, launch: { file: '/bin/sh' } }
+      table.sessions.set(id, session as unknown as SshPtySession)
+    }
+    return { table, commands: () => commands }
+  }
+  const queriesOver = (table: SshSessionTable) =>
+    createSshQueries({ hostId: 'ssh:test', table, keeper: { isConnected: () => true } as unknown as SshConnectionKeeper, assertNotDisposed: () => {} })
+
+  it('answers every live PTY without a remote command when asked for membership only, and inspects otherwise', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.integer({ min: 0, max: 12 }), async (count) => {
+        const membership = liveSessions(count)
+        const rows = await queriesOver(membership.table).listProcesses({ membershipOnly: true })
+        expect(rows.map((row) => [row.id, row.incarnationId, row.cwd])).toEqual(Array.from({ length: count }, (_, index) => [`pty-${index}`, `inc-${index}`, null]))
+        expect(membership.commands()).toBe(0)
+
+        const full = liveSessions(count)
+        const fullRows = await queriesOver(full.table).listProcesses()
+        expect(fullRows.map((row) => [row.id, row.cwd, row.title])).toEqual(Array.from({ length: count }, (_, index) => [`pty-${index}`, '/srv', 'vim']))
+        expect(full.commands()).toBe(count)
+      }),
+      { numRuns: 20 },
+    )
   })
 })
