@@ -1,0 +1,48 @@
+import { readSync } from 'node:fs'
+
+/**
+ * How many bytes one read of a read-out asks for. A PTY master hands out at most what its line
+ * discipline holds (4 KiB on Linux) per read, so this only has to be at least that; one scratch
+ * buffer of this size is shared by every read-out of the process.
+ */
+export const NODE_PTY_READ_OUT_CHUNK_BYTES = 65_536
+
+let scratch: Buffer | null = null
+
+/**
+ * How a read-out of a PTY master ended:
+ * - `drained`: `EAGAIN`, nothing to read now — on Linux the kernel first waits for the input it
+ *   was still moving toward the master (`n_tty_read` calls `tty_buffer_flush_work` before it
+ *   answers `EAGAIN` or `EIO`), so every byte a writer wrote before this read has been read;
+ * - `hung-up`: `EIO`, the same proof, and no process holds the slave side any more: nothing can
+ *   ever arrive again;
+ * - `stopped`: the caller asked to stop between two reads (bytes may be left);
+ * - `failed`: any other answer (an end of file or an error this code does not expect).
+ */
+export type MasterReadOutEnd = 'drained' | 'hung-up' | 'stopped' | 'failed'
+
+/**
+ * Read a non-blocking PTY master synchronously until it has nothing left, handing each chunk to
+ * `deliver` (a view of a shared scratch buffer, valid only during the call: copy or decode it).
+ *
+ * @param fd - the master's file descriptor (non-blocking, as libuv leaves it)
+ * @param deliver - receives each chunk read, in order
+ * @param keepGoing - asked before every read after the first chunk; `false` ends with `stopped`
+ */
+export function readOutMaster(fd: number, deliver: (chunk: Buffer) => void, keepGoing: () => boolean): MasterReadOutEnd {
+  scratch ??= Buffer.allocUnsafe(NODE_PTY_READ_OUT_CHUNK_BYTES)
+  for (let delivered = false; ; delivered = true) {
+    if (delivered && !keepGoing()) return 'stopped'
+    let read: number
+    try {
+      read = readSync(fd, scratch, 0, scratch.length, null)
+    } catch (error) {
+      const code = (error as { code?: unknown }).code
+      if (code === 'EAGAIN') return 'drained'
+      if (code === 'EIO') return 'hung-up'
+      return 'failed'
+    }
+    if (read <= 0) return 'failed'
+    deliver(scratch.subarray(0, read))
+  }
+}
