@@ -314,8 +314,9 @@ export class ExitDrain<C extends DrainChunk = string> {
 
   /**
    * The read-out (class comment): `true` when it proved the end of the child's output and
-   * released the slave side; `false` when it does not apply or was cut short by a pause, the slave
-   * still held, for the marker to take over.
+   * released the slave side; `false` when it does not apply or was cut short (a pause, or more
+   * output than a dead writer can have left: a surviving process keeps writing), the slave still
+   * held, for the marker to take over.
    */
   #readOutTail(): boolean {
     const socket = this.#socket
@@ -327,6 +328,8 @@ export class ExitDrain<C extends DrainChunk = string> {
     // everything it delivered.
     if (stream === undefined || stream.flowing !== true || stream.length !== 0 || (socket as { destroyed?: unknown }).destroyed === true) return false
     const decoder = stream.decoder
+    // Each chunk is copied or decoded before it is emitted: the listeners may start another
+    // drain's read-out, which reads into the same scratch buffer.
     let deliver: (chunk: Buffer) => void
     if (this.#bytes) {
       if (decoder !== null && decoder !== undefined) return false

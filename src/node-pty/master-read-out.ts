@@ -7,6 +7,14 @@ import { readSync } from 'node:fs'
  */
 export const NODE_PTY_READ_OUT_CHUNK_BYTES = 65_536
 
+/**
+ * How many bytes a read-out reads before it stops. A dead writer can have left at most what the
+ * kernel buffers between the slave and the master (on Linux 64 KiB of flip buffers plus the line
+ * discipline's 4 KiB); reading more means some live process (a surviving background job that keeps
+ * the tty) is still writing, and the read-out must not hold the event loop for it.
+ */
+export const NODE_PTY_READ_OUT_BUDGET_BYTES = 256 * 1024
+
 let scratch: Buffer | null = null
 
 /**
@@ -16,7 +24,8 @@ let scratch: Buffer | null = null
  *   answers `EAGAIN` or `EIO`), so every byte a writer wrote before this read has been read;
  * - `hung-up`: `EIO`, the same proof, and no process holds the slave side any more: nothing can
  *   ever arrive again;
- * - `stopped`: the caller asked to stop between two reads (bytes may be left);
+ * - `stopped`: the caller asked to stop between two reads, or the read-out spent its byte budget
+ *   (bytes may be left);
  * - `failed`: any other answer (an end of file or an error this code does not expect).
  */
 export type MasterReadOutEnd = 'drained' | 'hung-up' | 'stopped' | 'failed'
@@ -27,12 +36,13 @@ export type MasterReadOutEnd = 'drained' | 'hung-up' | 'stopped' | 'failed'
  *
  * @param fd - the master's file descriptor (non-blocking, as libuv leaves it)
  * @param deliver - receives each chunk read, in order
- * @param keepGoing - asked before every read after the first chunk; `false` ends with `stopped`
+ * @param keepGoing - asked before every read after the first chunk; `false` ends with `stopped`,
+ * as does reading {@link NODE_PTY_READ_OUT_BUDGET_BYTES}
  */
 export function readOutMaster(fd: number, deliver: (chunk: Buffer) => void, keepGoing: () => boolean): MasterReadOutEnd {
   scratch ??= Buffer.allocUnsafe(NODE_PTY_READ_OUT_CHUNK_BYTES)
-  for (let delivered = false; ; delivered = true) {
-    if (delivered && !keepGoing()) return 'stopped'
+  for (let delivered = 0; ; ) {
+    if (delivered > 0 && (delivered >= NODE_PTY_READ_OUT_BUDGET_BYTES || !keepGoing())) return 'stopped'
     let read: number
     try {
       read = readSync(fd, scratch, 0, scratch.length, null)
@@ -43,6 +53,7 @@ export function readOutMaster(fd: number, deliver: (chunk: Buffer) => void, keep
       return 'failed'
     }
     if (read <= 0) return 'failed'
+    delivered += read
     deliver(scratch.subarray(0, read))
   }
 }

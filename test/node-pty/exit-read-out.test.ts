@@ -105,6 +105,16 @@ describe('ExitDrain over node-pty: the read-out (Linux)', () => {
     expect(text(before)).toContain('LATE')
   })
 
+  it('a surviving process that floods the tty holds neither the event loop nor the exit', async () => {
+    // The background job ignores the hang-up and keeps writing after the leader is gone; it dies
+    // on EIO once the master is closed. Whether the read-out catches up with it (EAGAIN) or spends
+    // its byte budget and hands over to the marker depends on the scheduler: both are proofs.
+    const run = await spawnDrained<string>(`trap '' HUP; (head -c 50000000 /dev/zero | tr '\\0' y) & sleep 0.05; exit 0`)
+    const { before, proof } = await run.exited
+    expect(['read-out', 'marker']).toContain(proof)
+    expect(/^y+$/.test(text(before))).toBe(true)
+  })
+
   it('output stopped with Ctrl-S cannot hold the exit: nothing is written into the PTY', async () => {
     const run = await spawnDrained<string>('stty -ixany; echo READY; read line; exit 4')
     while (!text(run.chunks).includes('READY')) await new Promise((resolve) => setTimeout(resolve, 5))
