@@ -2,7 +2,7 @@ import { randomFillSync } from 'node:crypto'
 import { closeSync, constants as fsConstants, openSync, writeSync } from 'node:fs'
 import type { NodePtyTerminal } from './node-pty-module.js'
 import { ByteSentinelScanner } from './byte-sentinel-scanner.js'
-import { readOutMaster, type MasterReadOutEnd } from './master-read-out.js'
+import { readOutMaster, streamDeliverer, type MasterStream } from './master-read-out.js'
 import { SentinelScanner } from './sentinel-scanner.js'
 
 /**
@@ -69,13 +69,6 @@ export type ExitDrainState = 'watching' | 'marking' | 'released' | 'unprotected'
  */
 export type ExitDrainProof = 'read-out' | 'marker' | 'give-up'
 
-/** The parts of the master's stream (node's `Readable` state) a read-out must look at. */
-type MasterStreamState = {
-  flowing?: unknown
-  length?: unknown
-  decoder?: { write?: (bytes: Buffer) => unknown } | null
-}
-
 /** The private parts of node-pty's `UnixTerminal` the drain uses, read defensively. */
 type UnixTerminalInternals = {
   ptsName?: unknown
@@ -83,8 +76,7 @@ type UnixTerminalInternals = {
   _socket?: {
     destroy?: (...args: unknown[]) => unknown
     on?: (event: string, listener: (...args: unknown[]) => void) => unknown
-    _readableState?: MasterStreamState
-  }
+  } & MasterStream
 }
 
 /** A chunk of output as the provider reads it: text (the default) or bytes (`output: 'bytes'`). */
@@ -323,34 +315,18 @@ export class ExitDrain<C extends DrainChunk = string> {
     const fd = this.#masterFd
     const destroySocket = this.#destroySocket
     if (!this.#readOut || this.#paused || socket === null || fd === null || destroySocket === null) return false
-    const stream = socket._readableState
-    // Only while node's stream holds nothing back and reads on: what is read here must follow
-    // everything it delivered.
-    if (stream === undefined || stream.flowing !== true || stream.length !== 0 || (socket as { destroyed?: unknown }).destroyed === true) return false
-    const decoder = stream.decoder
     // Each chunk is copied or decoded before it is emitted: the listeners may start another
     // drain's read-out, which reads into the same scratch buffer.
-    let deliver: (chunk: Buffer) => void
-    if (this.#bytes) {
-      if (decoder !== null && decoder !== undefined) return false
-      deliver = (chunk) => this.#hooks.emit(Buffer.from(chunk) as C)
-    } else {
-      const write = decoder?.write
-      if (typeof write !== 'function') return false
-      deliver = (chunk) => {
-        const text = write.call(decoder, chunk)
-        if (typeof text === 'string' && text.length > 0) this.#hooks.emit(text as C)
-      }
-    }
+    const deliver = streamDeliverer<C>(socket, this.#bytes, this.#hooks)
+    if (deliver === null) return false
     const unpaused = (): boolean => !this.#paused && this.#state === 'marking'
     // The slave side is still held: the master cannot hang up, so libuv's early end cannot happen.
     if (readOutMaster(fd, deliver, unpaused) !== 'drained' || this.#state !== 'marking') return false
     this.#proof = 'read-out'
     this.#release()
-    if ((socket as { destroyed?: unknown }).destroyed === true) return true
+    if (socket.destroyed === true) return true
     // What a surviving process wrote since, if anything; `EIO` is the master's end.
-    const end: MasterReadOutEnd = readOutMaster(fd, deliver, () => !this.#paused)
-    if (end === 'hung-up') destroySocket.call(socket)
+    if (readOutMaster(fd, deliver, () => !this.#paused) === 'hung-up') destroySocket.call(socket)
     return true
   }
 

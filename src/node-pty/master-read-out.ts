@@ -57,3 +57,44 @@ export function readOutMaster(fd: number, deliver: (chunk: Buffer) => void, keep
     deliver(scratch.subarray(0, read))
   }
 }
+
+/** The parts of a PTY master's stream (node's `tty.ReadStream`) a read-out looks at, read defensively. */
+export type MasterStream = {
+  destroyed?: unknown
+  _readableState?: {
+    flowing?: unknown
+    length?: unknown
+    decoder?: { write?: (bytes: Buffer) => unknown } | null
+  }
+}
+
+/**
+ * How a read-out hands its chunks on as the master's stream would have: in bytes mode a copy of
+ * each chunk; in text mode through the stream's own `StringDecoder`, so a character split between
+ * the stream's last read and the read-out comes out whole. `null` when the read-out cannot follow
+ * the stream: it holds data back (buffered, or not flowing), is destroyed, or does not decode as
+ * expected (node's internals changed) — the caller then proves the end another way.
+ *
+ * @param stream - the master's stream
+ * @param bytes - `true` when the stream hands out undecoded `Buffer`s (`encoding: null`)
+ * @param sink - where the chunks go (`emit` is called with a copy or a decoded string, never a view)
+ */
+export function streamDeliverer<C extends string | Buffer>(
+  stream: MasterStream,
+  bytes: boolean,
+  sink: { emit(chunk: C): void },
+): ((chunk: Buffer) => void) | null {
+  const state = stream._readableState
+  if (state === undefined || state.flowing !== true || state.length !== 0 || stream.destroyed === true) return null
+  const decoder = state.decoder
+  if (bytes) {
+    if (decoder !== null && decoder !== undefined) return null
+    return (chunk) => sink.emit(Buffer.from(chunk) as C)
+  }
+  const write = decoder?.write
+  if (typeof write !== 'function') return null
+  return (chunk) => {
+    const text = write.call(decoder, chunk)
+    if (typeof text === 'string' && text.length > 0) sink.emit(text as C)
+  }
+}

@@ -8,7 +8,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { spawnSync } from 'node:child_process'
 import { afterAll, describe, expect, it } from 'vitest'
-import { NODE_PTY_READ_OUT_BUDGET_BYTES, readOutMaster } from '../../src/node-pty/master-read-out.js'
+import { StringDecoder } from 'node:string_decoder'
+import { NODE_PTY_READ_OUT_BUDGET_BYTES, readOutMaster, streamDeliverer } from '../../src/node-pty/master-read-out.js'
 
 const dir = mkdtempSync(join(tmpdir(), 'ptykit-read-out-'))
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
@@ -78,5 +79,43 @@ describe('readOutMaster', () => {
       closeSync(writer)
       closeSync(reader)
     }
+  })
+})
+
+describe('streamDeliverer', () => {
+  const flowing = (decoder: StringDecoder | null) => ({ _readableState: { flowing: true, length: 0, decoder } })
+
+  it('text: decodes through the stream’s own decoder, so a character the stream’s last read split comes out whole', () => {
+    const euro = Buffer.from('€')
+    const decoder = new StringDecoder('utf8')
+    // The stream's last read ended inside the character: its decoder holds the first byte.
+    expect(decoder.write(euro.subarray(0, 1))).toBe('')
+    const out: string[] = []
+    const deliver = streamDeliverer<string>(flowing(decoder), false, { emit: (chunk) => out.push(chunk) })
+    expect(deliver).not.toBeNull()
+    deliver!(euro.subarray(1))
+    deliver!(Buffer.from('ab'))
+    expect(out).toEqual(['€', 'ab'])
+  })
+
+  it('bytes: hands on copies, never the caller’s (shared) buffer', () => {
+    const out: Buffer[] = []
+    const deliver = streamDeliverer<Buffer>(flowing(null), true, { emit: (chunk) => out.push(chunk) })
+    const scratch = Buffer.from([1, 2, 3])
+    deliver!(scratch)
+    scratch.fill(0)
+    expect([...out[0]!]).toEqual([1, 2, 3])
+  })
+
+  it('refuses a stream it cannot follow: data held back, not flowing, destroyed, or decoding not as expected', () => {
+    const sink = { emit: () => undefined }
+    const decoder = new StringDecoder('utf8')
+    expect(streamDeliverer({ _readableState: { flowing: true, length: 10, decoder } }, false, sink)).toBeNull()
+    expect(streamDeliverer({ _readableState: { flowing: false, length: 0, decoder } }, false, sink)).toBeNull()
+    expect(streamDeliverer({ _readableState: { flowing: null, length: 0, decoder } }, false, sink)).toBeNull()
+    expect(streamDeliverer({ destroyed: true, _readableState: { flowing: true, length: 0, decoder } }, false, sink)).toBeNull()
+    expect(streamDeliverer({}, false, sink)).toBeNull()
+    expect(streamDeliverer(flowing(null), false, sink)).toBeNull()
+    expect(streamDeliverer(flowing(decoder), true, sink)).toBeNull()
   })
 })
