@@ -4,7 +4,8 @@
  *
  * - `raw`: node-pty alone;
  * - `provider-undrained`: the provider with `drainOutputAtExit: false`;
- * - `provider`: the provider as shipped (slave held, end-of-output marker);
+ * - `provider`: the provider as shipped (slave held; on Linux the tail read out of the master at
+ *   the death, elsewhere or while paused the end-of-output marker);
  * - `reference`: the baseline's mitigation (slave held, closed once the child is a zombie or gone
  *   and no output came for 10 ms; polled every 5 ms).
  *

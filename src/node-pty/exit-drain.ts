@@ -2,6 +2,7 @@ import { randomFillSync } from 'node:crypto'
 import { closeSync, constants as fsConstants, openSync, writeSync } from 'node:fs'
 import type { NodePtyTerminal } from './node-pty-module.js'
 import { ByteSentinelScanner } from './byte-sentinel-scanner.js'
+import { readOutMaster, streamDeliverer, type MasterStream } from './master-read-out.js'
 import { SentinelScanner } from './sentinel-scanner.js'
 
 /**
@@ -60,13 +61,22 @@ export const NODE_PTY_DRAIN_GIVE_UP_MS = 1_000
  */
 export type ExitDrainState = 'watching' | 'marking' | 'released' | 'unprotected'
 
+/**
+ * How the end of a child's output was proven, once it was:
+ * - `read-out`: the master was read dry right away (Linux; see {@link ExitDrain});
+ * - `marker`: the marker came back through the PTY;
+ * - `give-up`: neither; the drain gave up waiting (the tail may be incomplete).
+ */
+export type ExitDrainProof = 'read-out' | 'marker' | 'give-up'
+
 /** The private parts of node-pty's `UnixTerminal` the drain uses, read defensively. */
 type UnixTerminalInternals = {
   ptsName?: unknown
+  _fd?: unknown
   _socket?: {
     destroy?: (...args: unknown[]) => unknown
     on?: (event: string, listener: (...args: unknown[]) => void) => unknown
-  }
+  } & MasterStream
 }
 
 /** A chunk of output as the provider reads it: text (the default) or bytes (`output: 'bytes'`). */
@@ -101,12 +111,28 @@ export type ExitDrainHooks<C extends DrainChunk = string> = {
  *
  * **The mechanism.** Right after the spawn the provider opens the PTY's slave side itself, so the
  * master never hangs up while the child runs or dies, and libuv keeps reading normally. Once the
- * child is proven gone, the provider writes a random marker into that slave fd: the PTY is a FIFO,
- * so when the marker comes out of the master, every byte the child wrote has been read. The
- * marker is cut from the stream, the slave fd is closed, the master reads its (now empty) end, and
- * node-pty reports the exit. No idle timer, no guess.
+ * child is proven gone, the end of its output is proven one of two ways:
  *
- * While the marker is in flight, node-pty's own 200 ms "destroy the socket after exit" timer is
+ * - **Read-out (Linux, producer not paused).** The drain reads the master itself, synchronously,
+ *   until it answers `EAGAIN`. Linux's `n_tty_read` first waits for the input still moving toward
+ *   the master (`tty_buffer_flush_work`) before it answers `EAGAIN` or `EIO`, and the child, being
+ *   dead, has finished every write: so `EAGAIN` proves every byte it wrote has been read. The
+ *   slave fd is then closed and the master read once more: `EIO` means no process holds the slave
+ *   any more and nothing is left, so the master's stream is destroyed at once and node-pty reports
+ *   the exit in this same turn of the event loop; `EAGAIN` means a surviving process keeps the tty
+ *   (its output keeps flowing through libuv as before). No write into the PTY, no timer, and no
+ *   extra turn between the child's death and the exit. The window relied on: between the drain's
+ *   reads nothing else reads the master (they run in one synchronous call, after node's stream
+ *   had delivered everything it had read), so the chunks go out in order, decoded by the
+ *   stream's own `StringDecoder` (a character split across the last libuv read is completed).
+ * - **Marker (elsewhere, or while the consumer has paused the producer).** The provider writes a
+ *   random marker into the held slave fd: the PTY is a FIFO, so when the marker comes out of the
+ *   master, every byte the child wrote has been read. The marker is cut from the stream, the
+ *   slave fd is closed, the master reads its (now empty) end, and node-pty reports the exit. A
+ *   paused consumer takes this path (a read-out would read past the pause), as does a read-out
+ *   the consumer pauses half-way.
+ *
+ * While the end is not proven, node-pty's own 200 ms "destroy the socket after exit" timer is
  * held off, so a paused consumer or a busy event loop cannot make it cut the tail either.
  */
 export class ExitDrain<C extends DrainChunk = string> {
@@ -123,7 +149,13 @@ export class ExitDrain<C extends DrainChunk = string> {
   #retryTimer: NodeJS.Timeout | null = null
   #giveUpTimer: NodeJS.Timeout | null = null
   #deferredDestroy: (() => void) | null = null
-  #gaveUp = false
+  #proof: ExitDrainProof | null = null
+  /** Whether the tail may be read out directly (see the class comment). */
+  readonly #readOut: boolean
+  /** The master's stream and its own (unwrapped) destroy; `null` when node-pty's shape is unknown. */
+  #socket: NonNullable<UnixTerminalInternals['_socket']> | null = null
+  #destroySocket: ((...args: unknown[]) => unknown) | null = null
+  #masterFd: number | null = null
 
   /**
    * Start watching a freshly spawned terminal. Call it synchronously after `spawn()`, before the
@@ -134,10 +166,13 @@ export class ExitDrain<C extends DrainChunk = string> {
    * @param protect - `false` leaves node-pty's behaviour alone (`unprotected`)
    * @param bytes - `true` when the chunks are `Buffer`s (node-pty spawned with `encoding: null`):
    * the marker is then found and cut in bytes, so no byte is decoded or changed
+   * @param readOut - prove the end by reading the master dry where the kernel makes that a proof
+   * (default: on Linux); `false` always uses the marker
    */
-  constructor(terminal: NodePtyTerminal, hooks: ExitDrainHooks<C>, protect: boolean, bytes = false) {
+  constructor(terminal: NodePtyTerminal, hooks: ExitDrainHooks<C>, protect: boolean, bytes = false, readOut = process.platform === 'linux') {
     this.#hooks = hooks
     this.#bytes = bytes
+    this.#readOut = readOut
     this.#state = 'unprotected'
     const internals = terminal as unknown as UnixTerminalInternals
     const ptsName = protect ? internals.ptsName : undefined
@@ -150,6 +185,7 @@ export class ExitDrain<C extends DrainChunk = string> {
       return
     }
     this.#state = 'watching'
+    if (typeof internals._fd === 'number') this.#masterFd = internals._fd
     this.#hookSocket(internals._socket)
   }
 
@@ -160,7 +196,12 @@ export class ExitDrain<C extends DrainChunk = string> {
 
   /** True when the drain gave up waiting for its marker (the tail may then be incomplete). */
   get gaveUp(): boolean {
-    return this.#gaveUp
+    return this.#proof === 'give-up'
+  }
+
+  /** How the end of the output was proven (`null` while it is not, or when node-pty's exit came first). */
+  get proof(): ExitDrainProof | null {
+    return this.#proof
   }
 
   /** The marker of this drain (for tests and diagnostics). */
@@ -187,7 +228,10 @@ export class ExitDrain<C extends DrainChunk = string> {
     const scan = this.#scanner.push(chunk)
     if (scan.before.length > 0) this.#hooks.emit(scan.before)
     if (scan.found) {
-      if (this.#state === 'marking') this.#release()
+      if (this.#state === 'marking') {
+        this.#proof = 'marker'
+        this.#release()
+      }
       // Why: text after the marker was written later, by a process that outlived the leader.
       if (scan.after.length > 0) this.#hooks.emit(scan.after)
       return
@@ -196,10 +240,12 @@ export class ExitDrain<C extends DrainChunk = string> {
     this.#writeMarker()
   }
 
-  /** The child is proven gone: send the marker. Idempotent. */
+  /** The child is proven gone: read the tail out, else send the marker. Idempotent. */
   noteChildGone(): void {
     if (this.#state !== 'watching') return
     this.#state = 'marking'
+    // Why re-check the state: output delivered by the read-out may have made its owner finish.
+    if (this.#readOutTail() || this.#state !== 'marking') return
     this.#scannerOf()
     this.#armGiveUp()
     this.#writeMarker()
@@ -237,6 +283,8 @@ export class ExitDrain<C extends DrainChunk = string> {
   #hookSocket(socket: UnixTerminalInternals['_socket']): void {
     if (socket === undefined || socket === null || typeof socket.destroy !== 'function') return
     const originalDestroy = socket.destroy
+    this.#socket = socket
+    this.#destroySocket = originalDestroy
     // Why: node-pty's exit callback (run when its waitpid thread sees the child die) subscribes
     // to the socket's 'close'. Nothing else does after construction, so it is the earliest and
     // cheapest news of the death. It is only a hint: the owner confirms it from the OS.
@@ -256,6 +304,32 @@ export class ExitDrain<C extends DrainChunk = string> {
     }
   }
 
+  /**
+   * The read-out (class comment): `true` when it proved the end of the child's output and
+   * released the slave side; `false` when it does not apply or was cut short (a pause, or more
+   * output than a dead writer can have left: a surviving process keeps writing), the slave still
+   * held, for the marker to take over.
+   */
+  #readOutTail(): boolean {
+    const socket = this.#socket
+    const fd = this.#masterFd
+    const destroySocket = this.#destroySocket
+    if (!this.#readOut || this.#paused || socket === null || fd === null || destroySocket === null) return false
+    // Each chunk is copied or decoded before it is emitted: the listeners may start another
+    // drain's read-out, which reads into the same scratch buffer.
+    const deliver = streamDeliverer<C>(socket, this.#bytes, this.#hooks)
+    if (deliver === null) return false
+    const unpaused = (): boolean => !this.#paused && this.#state === 'marking'
+    // The slave side is still held: the master cannot hang up, so libuv's early end cannot happen.
+    if (readOutMaster(fd, deliver, unpaused) !== 'drained' || this.#state !== 'marking') return false
+    this.#proof = 'read-out'
+    this.#release()
+    if (socket.destroyed === true) return true
+    // What a surviving process wrote since, if anything; `EIO` is the master's end.
+    if (readOutMaster(fd, deliver, () => !this.#paused) === 'hung-up') destroySocket.call(socket)
+    return true
+  }
+
   /** Write (the rest of) the marker into the slave side; retry later when it does not fit. */
   #writeMarker(): void {
     const marker = this.marker
@@ -265,7 +339,7 @@ export class ExitDrain<C extends DrainChunk = string> {
     } catch (error) {
       if ((error as { code?: unknown }).code !== 'EAGAIN') {
         // The slave side is unusable (hung up): nothing more can arrive through it either.
-        this.#gaveUp = true
+        this.#proof = 'give-up'
         this.#release()
         return
       }
@@ -284,7 +358,7 @@ export class ExitDrain<C extends DrainChunk = string> {
     this.#giveUpTimer = setTimeout(() => {
       this.#giveUpTimer = null
       if (this.#state !== 'marking') return
-      this.#gaveUp = true
+      this.#proof = 'give-up'
       this.#release()
     }, NODE_PTY_DRAIN_GIVE_UP_MS)
   }
