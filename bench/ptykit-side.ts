@@ -13,6 +13,8 @@ export type BenchController = ReturnType<typeof createPtyController>
 export type TrackedPty = {
   /** Characters received so far. */
   chars: number
+  /** `data` events received so far. */
+  chunks: number
   /** When the first chunk arrived (`nowMs()`), or `null`. */
   firstDataAt: number | null
   /** When the last chunk arrived (`nowMs()`), or `null`. */
@@ -49,7 +51,7 @@ export function trackPtys(controller: BenchController, options: { acknowledge: b
       const exited = new Promise<number>((resolve) => {
         resolveExit = resolve
       })
-      e = { chars: 0, firstDataAt: null, lastDataAt: null, exited, resolveExit }
+      e = { chars: 0, chunks: 0, firstDataAt: null, lastDataAt: null, exited, resolveExit }
       entries.set(id, e)
     }
     return e
@@ -58,6 +60,7 @@ export function trackPtys(controller: BenchController, options: { acknowledge: b
     const at = nowMs()
     const e = entry(event.ptyId)
     e.chars += event.data.length
+    e.chunks += 1
     if (e.firstDataAt === null) e.firstDataAt = at
     e.lastDataAt = at
     if (options.acknowledge) controller.acknowledgeData(event.ptyId, event.data.length)

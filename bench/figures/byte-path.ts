@@ -2,8 +2,8 @@
  * The byte path (issue 18.3): the controller over the node-pty provider with `output: 'bytes'`
  * (no string decode anywhere; a consumer that acknowledges every chunk, in bytes), against the
  * upper bound of what this machine's kernel PTY delivers at all — a tight `os.read` loop in
- * Python (`bench/kernel-pty-read.py`) — with raw node-pty's string path measured in the same
- * pairs beside it. Same producer and size as the throughput figure.
+ * Python (`bench/kernel-pty-read.py`) — with raw node-pty's bytes and string paths measured in
+ * the same pairs beside it. Same producer and size as the throughput figure.
  */
 import { execFile } from 'node:child_process'
 import { createPtyController } from 'ptykit/controller'
@@ -16,13 +16,13 @@ import { makeFigure, type FigureResult } from '../figure.js'
 import { collectGarbage } from '../gc.js'
 import { BENCH_COLS, BENCH_ROWS } from '../raw-pty.js'
 import { nowMs } from '../stats.js'
-import { floodCommand, rawSample } from './throughput.js'
+import { describeCost, floodCommand, floodMeter, rawSample, summarizeCost, type FloodSample } from './throughput.js'
 
 /** The kernel loop's result line. */
-type KernelRead = { bytes: number; seconds: number }
+type KernelRead = { bytes: number; seconds: number; reads: number; cpuSeconds: number }
 
 /** Runs the Python reader once; fails with how to install python3 when it is missing. */
-function kernelSample(bytes: number): Promise<KernelRead> {
+function kernelSample(bytes: number): Promise<FloodSample> {
   return new Promise((resolve, reject) => {
     execFile('python3', ['bench/kernel-pty-read.py', String(bytes)], { cwd: REPO_ROOT, timeout: 120_000 }, (error, stdout, stderr) => {
       if (error !== null) {
@@ -36,63 +36,100 @@ function kernelSample(bytes: number): Promise<KernelRead> {
         )
         return
       }
-      resolve(JSON.parse(stdout.trim().split('\n').pop() ?? '') as KernelRead)
+      const k = JSON.parse(stdout.trim().split('\n').pop() ?? '') as KernelRead
+      resolve({
+        mbps: k.bytes / MB / k.seconds,
+        received: k.bytes,
+        cpuMsPerMB: (k.cpuSeconds * 1000) / (k.bytes / MB),
+        bytesPerChunk: k.reads === 0 ? 0 : k.bytes / k.reads,
+      })
     })
   })
 }
 
-
-/** Measures the byte path against the kernel loop, and beside raw node-pty's string path. */
+/**
+ * Measures the byte path against the kernel loop, and beside raw node-pty's string and bytes paths.
+ * The three rows split the gap to the kernel loop: what Node's own read path costs (raw node-pty
+ * bytes against the kernel loop) and what ptykit adds on top of it (ptykit bytes against raw
+ * node-pty bytes); each row's notes give every side's reader CPU per MB and bytes per read.
+ */
 export async function measureBytePath(config: BenchConfig, log: (line: string) => void): Promise<FigureResult[]> {
   const { bytes, pairs } = config.throughput
   const provider = createNodePtyProvider({ output: 'bytes' })
   const controller = createPtyController({ provider })
-  let received = 0
-  let last = 0
+  let meter: ReturnType<typeof floodMeter> | null = null
   let onExit: (() => void) | null = null
   controller.on('bytes', (event) => {
-    received += event.bytes.length
-    last = nowMs()
+    meter?.chunk(event.bytes.length)
     controller.acknowledgeData(event.ptyId, event.bytes.length)
   })
   controller.on('exit', () => onExit?.())
-  const short = { kernel: 0, ptykit: 0, nodePty: 0 }
-  const nodePtyMbps: number[] = []
+  const short = { kernel: 0, ptykit: 0, nodePty: 0, nodePtyBytes: 0 }
+  const costs: { kernel: FloodSample[]; ptykit: FloodSample[]; nodePty: FloodSample[]; nodePtyBytes: FloodSample[] } = {
+    kernel: [],
+    ptykit: [],
+    nodePty: [],
+    nodePtyBytes: [],
+  }
+  const note = (side: keyof typeof costs, s: FloodSample, pair: number): void => {
+    if (pair < 0) return
+    costs[side].push(s)
+    if (s.received !== bytes) short[side]++
+  }
   try {
     const samples = await alternate({
       pairs,
-      // Quick runs only exercise the code: no warm-up pair of three 2 MB floods.
+      // Quick runs only exercise the code: no warm-up pair of four 2 MB floods.
       warmupPairs: config.mode === 'full' ? 1 : 0,
       raw: async (pair) => {
-        const s = await rawSample(bytes)
+        note('nodePty', await rawSample(bytes), pair)
+        note('nodePtyBytes', await rawSample(bytes, { bytes: true }), pair)
         const k = await kernelSample(bytes)
-        if (pair >= 0) {
-          nodePtyMbps.push(s.mbps)
-          if (s.received !== bytes) short.nodePty++
-          if (k.bytes !== bytes) short.kernel++
-        }
-        return k.bytes / MB / k.seconds
+        note('kernel', k, pair)
+        return k.mbps
       },
       ptykit: async (pair) => {
         collectGarbage()
-        received = 0
         const { file, args } = floodCommand(bytes)
-        const t0 = nowMs()
-        last = t0
         const exited = new Promise<void>((resolve) => {
           onExit = resolve
         })
+        const sampleMeter = floodMeter()
+        meter = sampleMeter
+        const t0 = nowMs()
         await controller.spawn({ file, args, cols: BENCH_COLS, rows: BENCH_ROWS })
         await exited
-        if (pair >= 0 && received !== bytes) short.ptykit++
-        return received / MB / ((last - t0) / 1000)
+        meter = null
+        const s = sampleMeter.finish(t0)
+        note('ptykit', s, pair)
+        return s.mbps
       },
       onPair: (i, kernel, ptykit) =>
-        log(`  byte-path pair ${i}: kernel loop ${kernel.toFixed(1)} MB/s, ptykit bytes ${ptykit.toFixed(1)} MB/s, node-pty strings ${nodePtyMbps.at(-1)?.toFixed(1)} MB/s`),
+        log(
+          `  byte-path pair ${i}: kernel loop ${kernel.toFixed(1)} MB/s, ptykit bytes ${ptykit.toFixed(1)} MB/s, ` +
+            `node-pty bytes ${costs.nodePtyBytes.at(-1)?.mbps.toFixed(1)} MB/s, node-pty strings ${costs.nodePty.at(-1)?.mbps.toFixed(1)} MB/s`,
+        ),
     })
-    const nodePty = nodePtyMbps
+    const mbps = (side: FloodSample[]): number[] => side.map((s) => s.mbps)
     const common = `${bytes / MB} MB of 'a' per sample (the throughput figure's producer); MB/s from the spawn (fork) to the last chunk read.`
-    const shortNote = `Samples that arrived short: kernel loop ${short.kernel}, ptykit bytes ${short.ptykit}, raw node-pty strings ${short.nodePty} of ${pairs}.`
+    const shortNote =
+      `Samples that arrived short: kernel loop ${short.kernel}, ptykit bytes ${short.ptykit}, raw node-pty bytes ${short.nodePtyBytes}, ` +
+      `raw node-pty strings ${short.nodePty} of ${pairs}.`
+    const costNote =
+      `Reader cost (medians; CPU of the reading process, every thread): kernel loop ${describeCost(costs.kernel)}; ` +
+      `raw node-pty bytes ${describeCost(costs.nodePtyBytes)}; ptykit bytes ${describeCost(costs.ptykit)}; raw node-pty strings ${describeCost(costs.nodePty)}.`
+    log(`  byte-path ${costNote}`)
+    const details = {
+      bytes,
+      shortSamples: short,
+      readerCost: {
+        kernel: summarizeCost(costs.kernel),
+        nodePtyBytes: summarizeCost(costs.nodePtyBytes),
+        ptykit: summarizeCost(costs.ptykit),
+        nodePty: summarizeCost(costs.nodePty),
+      },
+    }
+    const ptykitSide = "ptykit side: controller + node-pty provider with `output: 'bytes'` (encoding: null, no decode), `bytes` events acknowledged per chunk."
     return [
       makeFigure(
         {
@@ -104,13 +141,34 @@ export async function measureBytePath(config: BenchConfig, log: (line: string) =
           targetText: '≥ 0.95× the kernel loop',
           notes: [
             common,
-            "ptykit side: controller + node-pty provider with `output: 'bytes'` (encoding: null, no decode), `bytes` events acknowledged per chunk.",
+            ptykitSide,
             'raw side: `bench/kernel-pty-read.py`, pty.fork() and os.read(fd, 65536) until EIO — what the kernel PTY gives a reader that does nothing else.',
             shortNote,
+            costNote,
           ],
-          details: { bytes, shortSamples: short },
+          details,
         },
         samples,
+        config.mode === 'full',
+      ),
+      makeFigure(
+        {
+          id: 'byte-path-vs-node-pty-bytes',
+          name: 'output throughput, bytes mode vs raw node-pty bytes',
+          unit: 'MB/s',
+          baseline: 'raw node-pty, encoding: null',
+          target: { kind: 'none' },
+          targetText: 'report',
+          notes: [
+            common,
+            ptykitSide,
+            "raw side: node-pty spawned with `encoding: null` (its own bytes path, Buffer chunks, no decode), measured in the same pairs: what ptykit's bytes mode adds to node-pty's read.",
+            shortNote,
+            costNote,
+          ],
+          details,
+        },
+        pairedSamples(samples.ptykit, mbps(costs.nodePtyBytes)),
         config.mode === 'full',
       ),
       makeFigure(
@@ -120,10 +178,10 @@ export async function measureBytePath(config: BenchConfig, log: (line: string) =
           unit: 'MB/s',
           target: { kind: 'none' },
           targetText: 'report',
-          notes: [common, 'raw side: node-pty with its default utf8 strings, measured in the same pairs, right before the kernel loop.', shortNote],
-          details: { bytes },
+          notes: [common, 'raw side: node-pty with its default utf8 strings, measured in the same pairs.', shortNote, costNote],
+          details,
         },
-        pairedSamples(samples.ptykit, nodePty),
+        pairedSamples(samples.ptykit, mbps(costs.nodePty)),
         config.mode === 'full',
       ),
     ]

@@ -11,29 +11,67 @@ import { collectGarbage } from '../gc.js'
 import { createPtyHostSide } from '../pty-host-side.js'
 import { createPtykitSide, type PtykitSide } from '../ptykit-side.js'
 import { pty, rawExit, rawSpawnOptions, BENCH_COLS, BENCH_ROWS } from '../raw-pty.js'
-import { nowMs } from '../stats.js'
+import { median, nowMs } from '../stats.js'
 
 /** The producer: `head | tr` moves 8 KB blocks, ~840 MB/s here, far above the PTY's ~75 MB/s. */
 export function floodCommand(bytes: number): { file: string; args: string[] } {
   return { file: '/bin/sh', args: ['-c', `head -c ${bytes} /dev/zero | tr '\\0' a`] }
 }
 
-type Sample = { mbps: number; received: number }
+/**
+ * One flood as the reading process saw it: throughput, and what the reading cost — the process's
+ * CPU (every thread: JavaScript, libuv, GC) per MB and the bytes each chunk carried. CPU per MB
+ * depends far less on the machine's load than MB/s does, so it tells a per-chunk cost from noise.
+ */
+export type FloodSample = {
+  /** MB/s from the spawn call to the last chunk. */
+  mbps: number
+  /** Bytes (chars) received. */
+  received: number
+  /** The reading process's CPU time (user + system) per MB received. */
+  cpuMsPerMB: number
+  /** Average size of a chunk (one read of the master, one event). */
+  bytesPerChunk: number
+}
 
-/** One raw node-pty flood sample (utf8 strings): MB/s from the spawn call to the last chunk. */
-export async function rawSample(bytes: number): Promise<Sample> {
+/** Counts a flood's chunks and the reading process's CPU; `finish` turns them into a {@link FloodSample}. */
+export function floodMeter(): { chunk(length: number): void; finish(t0: number): FloodSample } {
+  const cpu0 = process.cpuUsage()
+  let received = 0
+  let chunks = 0
+  let last = nowMs()
+  return {
+    chunk(length) {
+      received += length
+      chunks += 1
+      last = nowMs()
+    },
+    finish(t0) {
+      const cpu = process.cpuUsage(cpu0)
+      return {
+        mbps: received / MB / ((last - t0) / 1000),
+        received,
+        cpuMsPerMB: (cpu.user + cpu.system) / 1000 / (received / MB),
+        bytesPerChunk: chunks === 0 ? 0 : received / chunks,
+      }
+    },
+  }
+}
+
+/**
+ * One raw node-pty flood sample: MB/s from the spawn call to the last chunk. Utf8 strings (node-pty's
+ * default), or with `bytes: true` node-pty's own bytes path (`encoding: null`, `Buffer` chunks).
+ */
+export async function rawSample(bytes: number, options: { bytes?: boolean } = {}): Promise<FloodSample> {
   collectGarbage()
   const { file, args } = floodCommand(bytes)
+  const meter = floodMeter()
   const t0 = nowMs()
-  const p = pty.spawn(file, args, rawSpawnOptions())
-  let received = 0
-  let last = t0
-  p.onData((d) => {
-    received += d.length
-    last = nowMs()
-  })
+  const p = pty.spawn(file, args, options.bytes === true ? { ...rawSpawnOptions(), encoding: null } : rawSpawnOptions())
+  // node-pty types `onData` as strings; with `encoding: null` the chunks are Buffers (same length rule).
+  p.onData((d) => meter.chunk(d.length))
   await rawExit(p)
-  return { mbps: received / MB / ((last - t0) / 1000), received }
+  return meter.finish(t0)
 }
 
 /** Measures the throughput figure: a consumer that acknowledges every chunk at once. */
@@ -68,15 +106,23 @@ async function measureThroughputOf(
   const id = ptyHost ? 'throughput-pty-host' : acknowledge ? 'throughput' : 'throughput-non-acking'
   const side: PtykitSide = ptyHost ? createPtyHostSide() : createPtykitSide(undefined, { acknowledge })
   const short = { raw: 0, ptykit: 0 }
-  const ptykitSample = async (): Promise<Sample> => {
+  const costs: { raw: FloodSample[]; ptykit: FloodSample[] } = { raw: [], ptykit: [] }
+  const ptykitSample = async (): Promise<FloodSample> => {
     collectGarbage()
     const { file, args } = floodCommand(bytes)
+    const cpu0 = process.cpuUsage()
     const t0 = nowMs()
     const handle = await side.controller.spawn({ file, args, cols: BENCH_COLS, rows: BENCH_ROWS })
     const tracked = side.tracker.get(handle.id)
     await tracked.exited
+    const cpu = process.cpuUsage(cpu0)
     side.tracker.forget(handle.id)
-    return { mbps: tracked.chars / MB / (((tracked.lastDataAt ?? t0) - t0) / 1000), received: tracked.chars }
+    return {
+      mbps: tracked.chars / MB / (((tracked.lastDataAt ?? t0) - t0) / 1000),
+      received: tracked.chars,
+      cpuMsPerMB: (cpu.user + cpu.system) / 1000 / (tracked.chars / MB),
+      bytesPerChunk: tracked.chunks === 0 ? 0 : tracked.chars / tracked.chunks,
+    }
   }
   try {
     const samples = await alternate({
@@ -86,15 +132,18 @@ async function measureThroughputOf(
       raw: async () => {
         const s = await rawSample(bytes)
         if (s.received !== bytes) short.raw++
+        costs.raw.push(s)
         return s.mbps
       },
       ptykit: async () => {
         const s = await ptykitSample()
         if (s.received !== bytes) short.ptykit++
+        costs.ptykit.push(s)
         return s.mbps
       },
       onPair: (i, raw, ptykit) => log(`  ${id} pair ${i}: raw ${raw.toFixed(1)} MB/s, ptykit ${ptykit.toFixed(1)} MB/s`),
     })
+    log(`  ${id} reader cost: raw ${describeCost(costs.raw)}; ptykit ${describeCost(costs.ptykit)}`)
     return makeFigure(
       {
         id,
@@ -111,8 +160,9 @@ async function measureThroughputOf(
             ? 'The ptykit consumer acknowledges every chunk at once.'
             : 'The ptykit consumer never calls acknowledgeData: default flow control must not engage (no stall at the high watermark).',
           `Samples that arrived short: raw ${short.raw}/${pairs}, ptykit ${short.ptykit}/${pairs} (raw node-pty on Node 20 can drop the tail at exit).`,
+          `Reader cost (medians; the bench process's CPU, every thread${ptyHost ? ', so not the pty host process' : ''}): raw ${describeCost(costs.raw)}; ptykit ${describeCost(costs.ptykit)}.`,
         ],
-        details: { bytes, shortSamples: short },
+        details: { bytes, shortSamples: short, readerCost: { raw: summarizeCost(costs.raw), ptykit: summarizeCost(costs.ptykit) } },
       },
       samples,
       config.mode === 'full',
@@ -120,4 +170,16 @@ async function measureThroughputOf(
   } finally {
     await side.dispose()
   }
+}
+
+/** Medians of a side's reader cost, for a figure's details. */
+export function summarizeCost(samples: readonly FloodSample[]): { cpuMsPerMB: number; bytesPerChunk: number } | null {
+  if (samples.length === 0) return null
+  return { cpuMsPerMB: median(samples.map((s) => s.cpuMsPerMB)), bytesPerChunk: median(samples.map((s) => s.bytesPerChunk)) }
+}
+
+/** A side's reader cost in words: CPU ms per MB and bytes per chunk (medians). */
+export function describeCost(samples: readonly FloodSample[]): string {
+  const cost = summarizeCost(samples)
+  return cost === null ? 'n/a' : `${cost.cpuMsPerMB.toFixed(2)} ms CPU/MB, ${Math.round(cost.bytesPerChunk)} B/chunk`
 }

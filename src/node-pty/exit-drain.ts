@@ -164,7 +164,7 @@ export class ExitDrain<C extends DrainChunk = string> {
    * @param terminal - the node-pty terminal
    * @param hooks - where output and exit hints go
    * @param protect - `false` leaves node-pty's behaviour alone (`unprotected`)
-   * @param bytes - `true` when the chunks are `Buffer`s (node-pty spawned with `encoding: null`):
+   * @param bytes - `true` when the chunks are `Buffer`s (the provider's bytes mode):
    * the marker is then found and cut in bytes, so no byte is decoded or changed
    * @param readOut - prove the end by reading the master dry where the kernel makes that a proof
    * (default: on Linux); `false` always uses the marker

@@ -12,6 +12,7 @@ import { UNVERIFIED_PROCESS_EXIT_CODE, resolveProcessExitCause } from '../exit-c
 import { ExitDrain, type DrainChunk, type ExitDrainHooks } from './exit-drain.js'
 import type { NodePtyTerminal } from './node-pty-module.js'
 import { reapReported } from './leader-identity.js'
+import { asBytes, stopDecodingOutput } from './undecoded-output.js'
 
 /**
  * How long a spawn's startup `command` waits for the shell's first output (its prompt) before it
@@ -57,8 +58,8 @@ export type NodePtySessionInit = {
   /** Hold the slave side and drain the tail at exit. */
   drainOutputAtExit: boolean
   /**
-   * `true` when the terminal was spawned with `encoding: null`: its chunks are `Buffer`s, delivered
-   * as bytes events, undecoded. Default `false`.
+   * `true` for bytes mode: the session stops the terminal's decoding before its first read (see
+   * `undecoded-output.ts`), so its chunks are `Buffer`s, delivered as bytes events. Default `false`.
    */
   bytes?: boolean
   /** `false` when a wrapper owns the exit status (see `hostReportsChildExitStatus`). */
@@ -163,8 +164,13 @@ export class NodePtySession implements ExitDrainHooks<DrainChunk> {
     this.#drain = drain
     try {
       // Why subscribe at once: output read before a listener exists is lost (node-pty #652).
-      // node-pty types `onData` as strings; spawned with `encoding: null` it hands Buffers.
-      init.terminal.onData((chunk: DrainChunk) => drain.handleData(chunk))
+      // node-pty types `onData` as strings; with its decoding stopped it hands Buffers.
+      if (this.#bytes) {
+        stopDecodingOutput(init.terminal)
+        init.terminal.onData((chunk: DrainChunk) => drain.handleData(asBytes(chunk)))
+      } else {
+        init.terminal.onData((chunk: DrainChunk) => drain.handleData(chunk))
+      }
       init.terminal.onExit((event) => this.#onExit(event))
     } catch (error) {
       // Release the held slave side; the provider kills the process it can no longer follow.

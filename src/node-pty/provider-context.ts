@@ -22,7 +22,7 @@ export type NodePtyProviderContext = {
   readonly hostReportsChildExitStatus: boolean
   /** See {@link NodePtyProviderOptions.drainOutputAtExit}. */
   readonly drainOutputAtExit: boolean
-  /** `output: 'bytes'`: node-pty spawned with `encoding: null`, chunks delivered undecoded on `onBytes`. */
+  /** `output: 'bytes'`: chunks delivered undecoded on `onBytes` (see `undecoded-output.ts`). */
   readonly bytesOutput: boolean
   /** The deadline of a shutdown that names none, ms. */
   readonly defaultDeadlineMs: number

@@ -32,9 +32,9 @@ export type NodePtyProviderOptions = {
   drainOutputAtExit?: boolean
   /**
    * How output is delivered. `'string'` (default): decoded UTF-8 text on `onData`. `'bytes'`:
-   * node-pty is spawned with `encoding: null` and every chunk goes out undecoded, as a `Buffer`,
-   * on `onBytes` (and never on `onData`); flow control and `providerSequence` count bytes. For
-   * hosts that forward output to a renderer or a socket. See the node-pty guide.
+   * every chunk goes out undecoded, as the `Buffer` node-pty read, on `onBytes` (and never on
+   * `onData`); flow control and `providerSequence` count bytes. The PTY keeps `IUTF8`, as in string
+   * mode. For hosts that forward output to a renderer or a socket. See the node-pty guide.
    */
   output?: NodePtyOutputMode
   /**

@@ -127,7 +127,8 @@ export function createNodePtySpawn(
         rows: plan.rows,
         cwd: plan.cwd,
         env: plan.env,
-        encoding: context.bytesOutput ? null : 'utf8',
+        // 'utf8' in bytes mode too: it gives the PTY IUTF8; the session stops the decoding itself.
+        encoding: 'utf8',
       })
     } catch (error) {
       throw new NodePtyProviderError('spawn_failed', `node-pty could not start ${JSON.stringify(plan.file)}: ${error instanceof Error ? error.message : String(error)}`, {

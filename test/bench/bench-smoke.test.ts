@@ -19,6 +19,7 @@ const EXPECTED_IDS = [
   'write-echo-batched',
   'byte-path',
   'byte-path-vs-node-pty',
+  'byte-path-vs-node-pty-bytes',
   'data-batching',
   'idle-memory-rss',
   'idle-memory-heap',
