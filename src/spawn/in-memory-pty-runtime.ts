@@ -231,10 +231,15 @@ export function createInMemoryPtyRuntime(): InMemoryPtyRuntime {
       if (!Number.isInteger(chars) || chars < 0) {
         throw new TypeError(`Expected the \`chars\` option to be a non-negative integer, got ${String(chars)} (${typeof chars})`)
       }
-      const state = sequences.get(ptyId) ?? { sequence: 0, initialized: false }
-      const next = { sequence: state.sequence + chars, initialized: state.initialized }
-      sequences.set(ptyId, next)
-      return next.sequence
+      // Called once per output chunk: the state is updated in place (no object per chunk). Nothing
+      // else holds it: a sync's undo keeps its own copy (`sequencesBeforeSync`), `inspect` copies.
+      const state = sequences.get(ptyId)
+      if (state === undefined) {
+        sequences.set(ptyId, { sequence: chars, initialized: false })
+        return chars
+      }
+      state.sequence += chars
+      return state.sequence
     },
     synchronizePtyOutputSequenceFromProvider(ptyId: string, providerSequence: ProviderSequence, sequenceBeforeSpawn: number) {
       const before = sequences.get(ptyId)
