@@ -11,12 +11,16 @@
 // That is why the bundle is written under `node_modules/.cache/`: Node resolves those packages
 // from there. The file name carries a hash of the bundle, so an unchanged entry is written once,
 // concurrent test files agree on it, and a changed source gets a new file (never a stale one).
+// Each use marks its bundle as used; bundles of the same entry unused for an hour are removed.
 import { createHash } from 'node:crypto'
-import { existsSync, mkdirSync, renameSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs'
 import { basename, extname, join, resolve } from 'node:path'
 import { buildSync } from 'esbuild'
 
 const REPO_ROOT = resolve(import.meta.dirname, '../..')
+
+/** How long a bundle nobody used is kept (an older version of the sources, most likely). */
+const UNUSED_BUNDLE_LIFETIME_MS = 60 * 60 * 1000
 
 /** Where bundles are written: inside the repository's node_modules, so their packages resolve. */
 export const NODE_ENTRY_BUNDLE_DIR = join(REPO_ROOT, 'node_modules', '.cache', 'ptykit-test-bundles')
@@ -41,7 +45,8 @@ export function bundleNodeEntry(entry: string): string {
   const [output] = result.outputFiles
   if (output === undefined) throw new Error(`esbuild produced no bundle for ${entry}`)
   const hash = createHash('sha256').update(output.contents).digest('hex').slice(0, 16)
-  const bundle = join(NODE_ENTRY_BUNDLE_DIR, `${basename(entry, extname(entry))}-${hash}.mjs`)
+  const name = basename(entry, extname(entry))
+  const bundle = join(NODE_ENTRY_BUNDLE_DIR, `${name}-${hash}.mjs`)
   if (!existsSync(bundle)) {
     mkdirSync(NODE_ENTRY_BUNDLE_DIR, { recursive: true })
     // Written aside, then renamed: a concurrent test file never runs a half-written bundle.
@@ -49,7 +54,27 @@ export function bundleNodeEntry(entry: string): string {
     writeFileSync(partial, output.contents)
     renameSync(partial, bundle)
   }
+  const now = new Date()
+  utimesSync(bundle, now, now)
+  removeUnusedBundles(name, now.getTime())
   return bundle
+}
+
+/** What follows `<entry name>-` in a bundle's file name (or in one being written). */
+const BUNDLE_SUFFIX = /^[0-9a-f]{16}\.mjs(\.\d+\.partial)?$/
+
+/** Remove the bundles of entry `name` not used for {@link UNUSED_BUNDLE_LIFETIME_MS}. */
+function removeUnusedBundles(name: string, now: number): void {
+  const prefix = `${name}-`
+  for (const file of readdirSync(NODE_ENTRY_BUNDLE_DIR)) {
+    if (!file.startsWith(prefix) || !BUNDLE_SUFFIX.test(file.slice(prefix.length))) continue
+    const path = join(NODE_ENTRY_BUNDLE_DIR, file)
+    try {
+      if (now - statSync(path).mtimeMs > UNUSED_BUNDLE_LIFETIME_MS) rmSync(path, { force: true })
+    } catch {
+      // Removed meanwhile by a concurrent test file.
+    }
+  }
 }
 
 /** The `node` arguments that run the bundle of `entry` (see {@link bundleNodeEntry}). */
