@@ -1,5 +1,6 @@
 import { fileURLToPath } from 'node:url'
 import { defineConfig } from 'vitest/config'
+import { SlowFilesFirstSequencer } from './test/support/slow-files-first-sequencer.js'
 
 const src = (p: string): string => fileURLToPath(new URL(`./src/${p}`, import.meta.url))
 
@@ -25,6 +26,8 @@ export default defineConfig({
     // tests assert counts and causes, never times. (The SSH test that once failed with two workers
     // lost its connection to a 1 s × 2 keepalive under load; the SSH tests now use the defaults.)
     maxWorkers: 2,
+    // A clean clone has no durations cached: start the known slow files first (see the sequencer).
+    sequence: { sequencer: SlowFilesFirstSequencer },
     testTimeout: 20_000,
     hookTimeout: 20_000,
     allowOnly: false,

@@ -17,9 +17,18 @@ const entries = ['exit-cause', 'contracts', 'spawn', 'controller', 'node-pty', '
 )
 
 const configPath = path.join(root, 'tsconfig.build.json')
+// Without a tsconfig.build.json (a test's fixture tree): the repository's target and lib, and no
+// ambient @types. TypeScript's own defaults would load lib.dom, whose parsing alone costs seconds.
 const options = ts.sys.fileExists(configPath)
   ? ts.parseJsonConfigFileContent(ts.readConfigFile(configPath, ts.sys.readFile).config, ts.sys, root).options
-  : { strict: true, module: ts.ModuleKind.ESNext, moduleResolution: ts.ModuleResolutionKind.Bundler }
+  : {
+      strict: true,
+      module: ts.ModuleKind.ESNext,
+      moduleResolution: ts.ModuleResolutionKind.Bundler,
+      target: ts.ScriptTarget.ES2022,
+      lib: ['lib.es2023.d.ts'],
+      types: [],
+    }
 const program = ts.createProgram(
   entries.filter((entry) => ts.sys.fileExists(entry)),
   { ...options, noEmit: true },

@@ -8,11 +8,18 @@ import { expectNoChildLeftBehind, isDead, procRow, waitFor } from './pty-test-su
 /** PTYs per scale test: enough to saturate the old per-stop /proc polling, small enough for `npm test`. */
 const PTYS_AT_SCALE = 200
 
+/**
+ * How long an idle PTY's process sleeps: far past the spawning of 200 on a loaded machine (at a
+ * load of 17 on 2 cores that took over 30 s, and the first `sleep 30`s exited on their own before
+ * the kill: 78 `exited` among the 200 `operator_close`). The tests stop them all anyway.
+ */
+const IDLE_SECONDS = 600
+
 /** The process trees the dispose test mixes: plain, HUP-ignoring, HUP+TERM-ignoring (each with a child). */
 const TREES = [
-  ['-c', 'sleep 30 & wait'],
-  ['-c', 'trap "" HUP; sleep 30 & wait'],
-  ['-c', 'trap "" HUP TERM; sleep 30 & wait'],
+  ['-c', `sleep ${IDLE_SECONDS} & wait`],
+  ['-c', `trap "" HUP; sleep ${IDLE_SECONDS} & wait`],
+  ['-c', `trap "" HUP TERM; sleep ${IDLE_SECONDS} & wait`],
 ] as const
 
 /**
@@ -63,7 +70,7 @@ function setUp() {
 describe('stops at scale (issue 13)', () => {
   it(`${PTYS_AT_SCALE} concurrent kills of idle PTYs: every one an operator_close, none stop_unverified, no shutdown_failed`, async () => {
     const { controller, exits, errors } = setUp()
-    const replies = await spawnMany(PTYS_AT_SCALE, () => controller.spawn({ file: '/bin/sleep', args: ['30'] }))
+    const replies = await spawnMany(PTYS_AT_SCALE, () => controller.spawn({ file: '/bin/sleep', args: [String(IDLE_SECONDS)] }))
     for (const reply of replies) expect(controller.kill(reply.id)).toBe(true)
     await waitFor(() => (exits.length >= PTYS_AT_SCALE ? true : undefined), `${PTYS_AT_SCALE} exits`, 30_000)
     const causes = new Map<string, number>()
@@ -91,7 +98,7 @@ describe('stops at scale (issue 13)', () => {
 
   it(`${PTYS_AT_SCALE} idle PTYs (issue 18): one listing describes every one, and ${PTYS_AT_SCALE} concurrent stopAndWait all answer true, leaving nothing`, async () => {
     const { controller } = setUp()
-    const replies = await spawnMany(PTYS_AT_SCALE, () => controller.spawn({ file: '/bin/sleep', args: ['30'] }))
+    const replies = await spawnMany(PTYS_AT_SCALE, () => controller.spawn({ file: '/bin/sleep', args: [String(IDLE_SECONDS)] }))
     // Right after the fork a child may not have exec'd sleep yet: the title follows it.
     const rows = await waitFor(async () => {
       const listed = await controller.listProcesses()

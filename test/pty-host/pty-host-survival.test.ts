@@ -5,6 +5,7 @@ import { createPtyController } from 'ptykit/controller'
 import type { PtyHostProvider } from 'ptykit/pty-host'
 import { afterEach, describe, expect, it } from 'vitest'
 import { isDead, waitFor } from '../node-pty/pty-test-support.js'
+import { nodeArgsFor } from '../support/node-entry-bundle.js'
 import { HOST_FROM_SOURCES, hostPid, isAlive, killHostAndClean, makeSocketDir, providerOn } from './pty-host-test-support.js'
 
 const cleanups: (() => Promise<void>)[] = []
@@ -28,7 +29,7 @@ function provider(socketPath: string, extra: Parameters<typeof providerOn>[1] = 
 async function spawnFromChildApp(socketPath: string, flagFile: string): Promise<{ id: string; pid: number; appPid: number; appExited: Promise<void> }> {
   const app = spawn(
     process.execPath,
-    ['--import', 'tsx', resolve(import.meta.dirname, 'fixtures/app-that-spawns.ts'), socketPath, JSON.stringify(HOST_FROM_SOURCES), flagFile],
+    [...nodeArgsFor(resolve(import.meta.dirname, 'fixtures/app-that-spawns.ts')), socketPath, JSON.stringify(HOST_FROM_SOURCES), flagFile],
     { stdio: ['ignore', 'pipe', 'inherit'] },
   )
   const appExited = new Promise<void>((done) => app.once('exit', () => done()))
@@ -88,7 +89,7 @@ describe('pty host: sessions outlive the app', () => {
     const { socketPath } = hostFixture()
     const app = spawn(
       process.execPath,
-      ['--import', 'tsx', resolve(import.meta.dirname, 'fixtures/app-awaits-exit.ts'), socketPath, JSON.stringify(HOST_FROM_SOURCES)],
+      [...nodeArgsFor(resolve(import.meta.dirname, 'fixtures/app-awaits-exit.ts')), socketPath, JSON.stringify(HOST_FROM_SOURCES)],
       { stdio: ['ignore', 'pipe', 'inherit'] },
     )
     cleanups.push(async () => {

@@ -3,13 +3,17 @@ import { tmpdir } from 'node:os'
 import { createConnection, type Socket } from 'node:net'
 import { join, resolve } from 'node:path'
 import { isDead } from '../node-pty/pty-test-support.js'
+import { nodeArgsFor } from '../support/node-entry-bundle.js'
 import { createPtyHostProvider, PTY_HOST_PROTOCOL_VERSION, type PtyHostCommand, type PtyHostProvider, type PtyHostProviderOptions } from 'ptykit/pty-host'
 import { encodeFrame, FrameDecoder } from '../../src/pty-host/frame-codec.js'
 
-/** Starts the host from the sources (tests run the sources; dist/ may be stale under `npx vitest run`). */
+/**
+ * Starts the host from the sources (tests run the sources; dist/ may be stale under `npx vitest run`):
+ * one bundle of them per test file, run by plain node (tsx per start costs a second of CPU each).
+ */
 export const HOST_FROM_SOURCES: PtyHostCommand = {
   file: process.execPath,
-  args: ['--import', 'tsx', resolve(import.meta.dirname, '../../src/pty-host/host-main.ts')],
+  args: nodeArgsFor(resolve(import.meta.dirname, '../../src/pty-host/host-main.ts')),
 }
 
 /** A private temp directory (0700, from mkdtemp) and the socket path inside it. */
