@@ -57,15 +57,26 @@ export function encodeFrames(messages: readonly unknown[]): Buffer {
  * the output written as UTF-8 straight into the frame (one allocation, one copy). `data` may be
  * the output's consecutive parts: they are written one after the other, never joined first. No
  * part may end in the first half of a surrogate pair (alone, it would not survive UTF-8).
+ *
+ * `allocate` (optional) supplies the memory: a buffer of at least the frame's length, which the
+ * frame is then a view of from its start (a sender reuses its buffers: a fresh large allocation
+ * per frame costs more than the encoding). Default `Buffer.allocUnsafe`.
  */
-export function encodeOutputFrame(ptyId: string, seq: number, data: string | readonly string[], incarnationId: string | undefined): Buffer {
+export function encodeOutputFrame(
+  ptyId: string,
+  seq: number,
+  data: string | readonly string[],
+  incarnationId: string | undefined,
+  allocate: (bytes: number) => Buffer = Buffer.allocUnsafe,
+): Buffer {
   const idBytes = Buffer.byteLength(ptyId, 'utf8')
   const incarnationBytes = incarnationId === undefined ? 0 : Buffer.byteLength(incarnationId, 'utf8')
   let dataBytes = 0
   if (typeof data === 'string') dataBytes = Buffer.byteLength(data, 'utf8')
   else for (const part of data) dataBytes += Buffer.byteLength(part, 'utf8')
   const body = OUTPUT_FIXED_BYTES + idBytes + incarnationBytes + dataBytes
-  const frame = Buffer.allocUnsafe(HEADER_BYTES + body)
+  const memory = allocate(HEADER_BYTES + body)
+  const frame = memory.length === HEADER_BYTES + body ? memory : memory.subarray(0, HEADER_BYTES + body)
   let offset = frame.writeUInt32BE(body, 0)
   offset = frame.writeUInt8(OUTPUT_FRAME_KIND, offset)
   offset = frame.writeDoubleBE(seq, offset)

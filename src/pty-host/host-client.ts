@@ -1,4 +1,5 @@
 import type { Socket } from 'node:net'
+import { FrameBufferPool } from './frame-buffer-pool.js'
 import { encodeFrame, encodeOutputFrame } from './frame-codec.js'
 import type { PtyHostMessage } from './protocol.js'
 
@@ -55,6 +56,7 @@ export class HostClient {
   #flushScheduled = false
   #lastFlushAt = -Infinity
   #lastFlushChars = 0
+  readonly #frameBuffers = new FrameBufferPool()
   readonly #flush = (): void => {
     this.#flushScheduled = false
     this.flushOutput()
@@ -102,7 +104,7 @@ export class HostClient {
     for (const [ptyId, queued] of this.#queued) {
       if (queued.chars <= PTY_HOST_OUTPUT_FRAME_MAX_CHARS && !queued.splitsSurrogatePair) {
         // The usual case: the parts go into one frame as they are, never joined into one string.
-        this.socket.write(encodeOutputFrame(ptyId, queued.seq, queued.parts, queued.incarnationId))
+        this.#writeFrame(encodeOutputFrame(ptyId, queued.seq, queued.parts, queued.incarnationId, this.#frameBuffers.allocate))
         continue
       }
       const data = queued.parts.length === 1 ? queued.parts[0]! : queued.parts.join('')
@@ -112,13 +114,20 @@ export class HostClient {
         // Never between the two halves of a surrogate pair (each half alone would not survive UTF-8).
         const code = data.charCodeAt(end)
         if (code >= 0xdc00 && code <= 0xdfff) end -= 1
-        this.socket.write(encodeOutputFrame(ptyId, queued.seq - (data.length - end), data.slice(start, end), queued.incarnationId))
+        this.#writeFrame(encodeOutputFrame(ptyId, queued.seq - (data.length - end), data.slice(start, end), queued.incarnationId, this.#frameBuffers.allocate))
         start = end
       }
-      this.socket.write(encodeOutputFrame(ptyId, queued.seq, start === 0 ? data : data.slice(start), queued.incarnationId))
+      this.#writeFrame(encodeOutputFrame(ptyId, queued.seq, start === 0 ? data : data.slice(start), queued.incarnationId, this.#frameBuffers.allocate))
     }
     this.#queued.clear()
     this.socket.uncork()
+  }
+
+  /** Write a frame just encoded; a lent buffer goes back to the pool once the socket is done with it. */
+  #writeFrame(frame: Buffer): void {
+    const lent = this.#frameBuffers.takeLent()
+    if (lent === null) this.socket.write(frame)
+    else this.socket.write(frame, () => this.#frameBuffers.release(lent))
   }
 
   /**
