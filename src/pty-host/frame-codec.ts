@@ -55,8 +55,9 @@ export function encodeFrames(messages: readonly unknown[]): Buffer {
 /**
  * Encode output as one binary frame: header, seq (float64: exact to 2^53 chars), the ids, then
  * the output written as UTF-8 straight into the frame (one allocation, one copy). `data` may be
- * the output's consecutive parts: they are written one after the other, never joined first. No
- * part may end in the first half of a surrogate pair (alone, it would not survive UTF-8).
+ * the output's consecutive parts, as text or as UTF-8 bytes: they are written one after the other,
+ * never joined first. No part may end in the first half of a surrogate pair or inside a UTF-8
+ * character (alone, it would not survive the peer's decoding).
  *
  * `allocate` (optional) supplies the memory: a buffer of at least the frame's length, which the
  * frame is then a view of from its start (a sender reuses its buffers: a fresh large allocation
@@ -65,7 +66,7 @@ export function encodeFrames(messages: readonly unknown[]): Buffer {
 export function encodeOutputFrame(
   ptyId: string,
   seq: number,
-  data: string | readonly string[],
+  data: string | readonly (string | Uint8Array)[],
   incarnationId: string | undefined,
   allocate: (bytes: number) => Buffer = Buffer.allocUnsafe,
 ): Buffer {
@@ -73,7 +74,7 @@ export function encodeOutputFrame(
   const incarnationBytes = incarnationId === undefined ? 0 : Buffer.byteLength(incarnationId, 'utf8')
   let dataBytes = 0
   if (typeof data === 'string') dataBytes = Buffer.byteLength(data, 'utf8')
-  else for (const part of data) dataBytes += Buffer.byteLength(part, 'utf8')
+  else for (const part of data) dataBytes += typeof part === 'string' ? Buffer.byteLength(part, 'utf8') : part.byteLength
   const body = OUTPUT_FIXED_BYTES + idBytes + incarnationBytes + dataBytes
   const memory = allocate(HEADER_BYTES + body)
   const frame = memory.length === HEADER_BYTES + body ? memory : memory.subarray(0, HEADER_BYTES + body)
@@ -85,7 +86,15 @@ export function encodeOutputFrame(
   offset = frame.writeUInt16BE(incarnationBytes, offset)
   if (incarnationId !== undefined) offset += frame.write(incarnationId, offset, 'utf8')
   if (typeof data === 'string') frame.write(data, offset, 'utf8')
-  else for (const part of data) offset += frame.write(part, offset, 'utf8')
+  else {
+    for (const part of data) {
+      if (typeof part === 'string') offset += frame.write(part, offset, 'utf8')
+      else {
+        frame.set(part, offset)
+        offset += part.byteLength
+      }
+    }
+  }
   return frame
 }
 
