@@ -2,6 +2,7 @@ import fc from 'fast-check'
 import { StringDecoder } from 'node:string_decoder'
 import { startPtyHost } from 'ptykit/pty-host'
 import { afterEach, describe, expect, it } from 'vitest'
+import { encodeOutputFrame, FrameDecoder, OUTPUT_STRING_MAX_BYTES, type OutputFrame } from '../../src/pty-host/frame-codec.js'
 import type { ScreenScheduler } from '../../src/pty-host/screen-cursor.js'
 import { SessionHistory } from '../../src/pty-host/session-history.js'
 import { Utf8PieceCutter, unfinishedUtf8Tail } from '../../src/pty-host/utf8-pieces.js'
@@ -95,6 +96,33 @@ describe('UTF-8 pieces (the host forwards bytes, the app counts chars)', () => {
         }
       }),
       { numRuns: 300 },
+    )
+  })
+})
+
+describe('output frames decoded in parts (the app never makes one huge string)', () => {
+  it('decodes a frame longer than a part as consecutive parts that rebuild the text exactly, each with the sequence at its end', () => {
+    fc.assert(
+      fc.property(outputBytes.filter((bytes) => bytes.length > 0), fc.integer({ min: OUTPUT_STRING_MAX_BYTES - 8, max: 3 * OUTPUT_STRING_MAX_BYTES }), fc.nat({ max: 1e9 }), (unit, size, seqBase) => {
+          const data = Buffer.concat(Array.from({ length: Math.ceil(size / unit.length) }, () => unit)).subarray(0, size)
+          const text = data.toString('utf8')
+          const seq = seqBase + text.length
+          const parts = new FrameDecoder(4 * OUTPUT_STRING_MAX_BYTES).push(encodeOutputFrame('pty-1', seq, [data], 'inc-1')) as OutputFrame[]
+          // Parts of at most OUTPUT_STRING_MAX_BYTES bytes, each cut at most 3 bytes short.
+          expect(parts.length).toBeGreaterThanOrEqual(Math.ceil(data.length / OUTPUT_STRING_MAX_BYTES))
+          expect(parts.length).toBeLessThanOrEqual(Math.ceil(data.length / (OUTPUT_STRING_MAX_BYTES - 3)))
+          expect(parts.map((part) => part.data).join('')).toBe(text)
+          let end = seqBase
+          for (const part of parts) {
+            // A byte decodes to at most one char: a part's text is never longer than its bytes.
+            expect(part.data.length).toBeLessThanOrEqual(OUTPUT_STRING_MAX_BYTES)
+            end += part.data.length
+            expect(part).toMatchObject({ type: 'data', ptyId: 'pty-1', seq: end, incarnationId: 'inc-1' })
+          }
+          expect(end).toBe(seq)
+        },
+      ),
+      { numRuns: 40 },
     )
   })
 })
