@@ -192,11 +192,9 @@ export class FrameDecoder {
   /**
    * Feed bytes; returns the complete messages they finish (JSON objects, and output frames as
    * `type: 'data'`). `chunk` may be a read buffer its owner reuses (a socket's `onread` buffer):
-   * nothing is kept from it past the call (`transient`, kept for callers that say so, changes
-   * nothing).
+   * nothing is kept from it past the call.
    */
-  push(chunk: Buffer, transient = false): (Record<string, unknown> | OutputFrame)[] {
-    void transient
+  push(chunk: Buffer): (Record<string, unknown> | OutputFrame)[] {
     const messages: (Record<string, unknown> | OutputFrame)[] = []
     let offset = 0
     if (this.#assembled > 0) {
