@@ -18,7 +18,7 @@ export class ConnectionReader {
     if (this.#failed) return false
     let messages: (Record<string, unknown> | OutputFrame)[]
     try {
-      messages = this.#decoder.push(buffer.subarray(0, bytes), true)
+      messages = this.#decoder.push(buffer.subarray(0, bytes))
     } catch (error) {
       this.#failed = true
       this.onBadFrame(error as Error)

@@ -1,4 +1,5 @@
 import type { Socket } from 'node:net'
+import { FrameBufferPool } from './frame-buffer-pool.js'
 import { encodeFrame, encodeOutputFrame } from './frame-codec.js'
 import type { PtyHostMessage } from './protocol.js'
 
@@ -24,14 +25,16 @@ export const PTY_HOST_OUTPUT_FLUSH_CHARS = 256 * 1024
 export const PTY_HOST_OUTPUT_FRAME_MAX_CHARS = 1024 * 1024
 
 /**
- * Output queued for one PTY on one connection, sent as one frame at the next flush: its parts,
- * their total length, and whether a part ends in the first half of a surrogate pair (then the
+ * Output queued for one PTY on one connection, sent as one frame at the next flush: its parts
+ * (UTF-8 bytes of whole characters as the host read them, or text such as a replay), their total
+ * length in chars, and whether a text part ends in the first half of a surrogate pair (then the
  * parts are joined before encoding, so the pair stays whole).
  */
-type QueuedOutput = { parts: string[]; chars: number; splitsSurrogatePair: boolean; seq: number; incarnationId: string | undefined }
+type QueuedOutput = { parts: (string | Uint8Array)[]; chars: number; splitsSurrogatePair: boolean; seq: number; incarnationId: string | undefined }
 
-/** Whether `data` ends in the first half of a surrogate pair. */
-function endsInHighSurrogate(data: string): boolean {
+/** Whether `data` is text that ends in the first half of a surrogate pair (bytes never do: they hold whole characters). */
+function endsInHighSurrogate(data: string | Uint8Array): boolean {
+  if (typeof data !== 'string') return false
   const code = data.charCodeAt(data.length - 1)
   return code >= 0xd800 && code <= 0xdbff
 }
@@ -55,6 +58,7 @@ export class HostClient {
   #flushScheduled = false
   #lastFlushAt = -Infinity
   #lastFlushChars = 0
+  readonly #frameBuffers = new FrameBufferPool()
   readonly #flush = (): void => {
     this.#flushScheduled = false
     this.flushOutput()
@@ -65,18 +69,24 @@ export class HostClient {
     this.socket = socket
   }
 
-  /** Queue output of `ptyId` ending at absolute sequence `seq`; sent at the end of this turn. */
-  queueOutput(ptyId: string, data: string, seq: number, incarnationId: string | undefined): void {
+  /**
+   * Queue output of `ptyId` ending at absolute sequence `seq`; sent at the end of this turn. `data`
+   * is text, or UTF-8 bytes of whole characters with their char count `chars`.
+   */
+  queueOutput(ptyId: string, data: string, seq: number, incarnationId: string | undefined): void
+  queueOutput(ptyId: string, data: Uint8Array, seq: number, incarnationId: string | undefined, chars: number): void
+  queueOutput(ptyId: string, data: string | Uint8Array, seq: number, incarnationId: string | undefined, chars?: number): void {
     if (this.socket.destroyed) return
+    const length = typeof data === 'string' ? data.length : chars!
     const queued = this.#queued.get(ptyId)
-    if (queued === undefined) this.#queued.set(ptyId, { parts: [data], chars: data.length, splitsSurrogatePair: endsInHighSurrogate(data), seq, incarnationId })
+    if (queued === undefined) this.#queued.set(ptyId, { parts: [data], chars: length, splitsSurrogatePair: endsInHighSurrogate(data), seq, incarnationId })
     else {
       queued.parts.push(data)
-      queued.chars += data.length
+      queued.chars += length
       if (endsInHighSurrogate(data)) queued.splitsSurrogatePair = true
       queued.seq = seq
     }
-    this.#queuedChars += data.length
+    this.#queuedChars += length
     if (this.#queuedChars >= PTY_HOST_OUTPUT_FLUSH_CHARS) {
       this.flushOutput()
       return
@@ -102,23 +112,30 @@ export class HostClient {
     for (const [ptyId, queued] of this.#queued) {
       if (queued.chars <= PTY_HOST_OUTPUT_FRAME_MAX_CHARS && !queued.splitsSurrogatePair) {
         // The usual case: the parts go into one frame as they are, never joined into one string.
-        this.socket.write(encodeOutputFrame(ptyId, queued.seq, queued.parts, queued.incarnationId))
+        this.#writeFrame(encodeOutputFrame(ptyId, queued.seq, queued.parts, queued.incarnationId, this.#frameBuffers.allocate))
         continue
       }
-      const data = queued.parts.length === 1 ? queued.parts[0]! : queued.parts.join('')
+      const data = queued.parts.map((part) => (typeof part === 'string' ? part : Buffer.from(part.buffer, part.byteOffset, part.byteLength).toString('utf8'))).join('')
       let start = 0
       while (data.length - start > PTY_HOST_OUTPUT_FRAME_MAX_CHARS) {
         let end = start + PTY_HOST_OUTPUT_FRAME_MAX_CHARS
         // Never between the two halves of a surrogate pair (each half alone would not survive UTF-8).
         const code = data.charCodeAt(end)
         if (code >= 0xdc00 && code <= 0xdfff) end -= 1
-        this.socket.write(encodeOutputFrame(ptyId, queued.seq - (data.length - end), data.slice(start, end), queued.incarnationId))
+        this.#writeFrame(encodeOutputFrame(ptyId, queued.seq - (data.length - end), data.slice(start, end), queued.incarnationId, this.#frameBuffers.allocate))
         start = end
       }
-      this.socket.write(encodeOutputFrame(ptyId, queued.seq, start === 0 ? data : data.slice(start), queued.incarnationId))
+      this.#writeFrame(encodeOutputFrame(ptyId, queued.seq, start === 0 ? data : data.slice(start), queued.incarnationId, this.#frameBuffers.allocate))
     }
     this.#queued.clear()
     this.socket.uncork()
+  }
+
+  /** Write a frame just encoded; a lent buffer goes back to the pool once the socket is done with it. */
+  #writeFrame(frame: Buffer): void {
+    const lent = this.#frameBuffers.takeLent()
+    if (lent === null) this.socket.write(frame)
+    else this.socket.write(frame, () => this.#frameBuffers.release(lent))
   }
 
   /**

@@ -1,4 +1,4 @@
-import type { PtyDataEvent, PtyExitEvent } from '../contracts/index.js'
+import type { PtyBytesEvent, PtyExitEvent } from '../contracts/index.js'
 import type { NodePtyProvider } from '../node-pty/index.js'
 import type { HostClient } from './host-client.js'
 import { PTY_HOST_PROTOCOL_VERSION, type PtyHostMessage } from './protocol.js'
@@ -6,6 +6,7 @@ import { SessionFlow } from './session-flow.js'
 import type { HeadlessScreenFactory } from './headless-screen.js'
 import type { ScreenScheduler } from './screen-cursor.js'
 import { SessionHistory } from './session-history.js'
+import type { Utf8Piece } from './utf8-pieces.js'
 
 /** How many exited sessions keep their exit (and, unless dropped, their history) for late re-attaches. */
 export const PTY_HOST_EXITED_SESSION_MEMORY = 256
@@ -126,22 +127,29 @@ export class HostSessionStore {
     session.history.dispose()
   }
 
-  /** Record output and send it to the session's subscribers. Runs per output chunk. */
-  onData(event: PtyDataEvent): void {
+  /**
+   * Record a read of a PTY (its bytes) and send the whole characters it completed to the
+   * session's subscribers. Runs per output chunk.
+   */
+  onBytes(event: PtyBytesEvent): void {
     const session = this.live.get(event.id)
     if (session === undefined) return
-    const seq = session.history.append(event.data)
-    const incarnationId = event.incarnationId
+    this.#deliver(session, session.history.appendRead(event.bytes), event.incarnationId)
+  }
+
+  #deliver(session: HostSession, piece: (Utf8Piece & { seq: number }) | null, incarnationId: string | undefined): void {
+    if (piece === null) return
     for (const client of session.subscribers) {
-      client.queueOutput(event.id, event.data, seq, incarnationId)
-      session.flow.noteSent(client, event.data.length)
+      client.queueOutput(session.id, piece.bytes, piece.seq, incarnationId, piece.chars)
+      session.flow.noteSent(client, piece.chars)
     }
   }
 
-  /** Send the exit to the subscribers and retire the session. */
+  /** Send the exit to the subscribers (after the bytes of an unfinished last character, if any) and retire the session. */
   onExit(event: PtyExitEvent): void {
     const session = this.live.get(event.id)
     if (session === undefined) return
+    if (!session.historyDropped) this.#deliver(session, session.history.endOfOutput(), event.incarnationId)
     session.exit = event
     this.live.delete(event.id)
     for (const client of session.subscribers) client.send(exitMessage(session.id, event))

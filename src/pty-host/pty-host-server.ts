@@ -53,7 +53,7 @@ export type PtyHostServerOptions = {
   screenCharsPerSecond?: number
   /** The largest frame accepted from a client. Default `PTY_HOST_MAX_FRAME_BYTES`. */
   maxFrameBytes?: number
-  /** Options of the node-pty provider that runs the PTYs. */
+  /** Options of the node-pty provider that runs the PTYs (its `output` is always `'bytes'`: the host forwards bytes). */
   nodePty?: NodePtyProviderOptions
   /** Called once the host has closed (idle exit or `close()`). */
   onClosed?: () => void
@@ -132,7 +132,9 @@ export async function startPtyHost(options: PtyHostServerOptions = {}): Promise<
     throw error
   }
 
-  const provider: NodePtyProvider = createNodePtyProvider(options.nodePty ?? {})
+  // Why bytes: the host forwards and keeps the output as the PTY produced it, never as strings
+  // (see session-history.ts); the app decodes it once.
+  const provider: NodePtyProvider = createNodePtyProvider({ ...options.nodePty, output: 'bytes' })
   const screenFeeder = new ScreenFeeder({ charsPerSecond: options.screenCharsPerSecond ?? PTY_HOST_DEFAULT_SCREEN_CHARS_PER_SECOND })
   const sessions = new HostSessionStore(provider, screens, screenFeeder, {
     limitChars: options.historyChars ?? PTY_HOST_DEFAULT_HISTORY_CHARS,
@@ -149,7 +151,7 @@ export async function startPtyHost(options: PtyHostServerOptions = {}): Promise<
     idleTimer = setTimeout(() => void close(), idleExitMs)
   }
 
-  provider.onData((event) => sessions.onData(event))
+  provider.onBytes((event) => sessions.onBytes(event))
   provider.onExit((event) => {
     sessions.onExit(event)
     scheduleIdleExit()

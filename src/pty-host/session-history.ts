@@ -1,6 +1,8 @@
+import { isAscii } from 'node:buffer'
 import type { PtyProviderBufferSnapshot } from '../contracts/index.js'
 import type { HeadlessScreenFactory } from './headless-screen.js'
 import { ScreenCursor, type ScreenRing, type ScreenScheduler } from './screen-cursor.js'
+import { Utf8PieceCutter, type Utf8Piece } from './utf8-pieces.js'
 
 /** How many raw output chars a session keeps for replay by default (1 Mi chars). */
 export const PTY_HOST_DEFAULT_HISTORY_CHARS = 1024 * 1024
@@ -35,20 +37,28 @@ export type PtyHostBufferSnapshot = PtyProviderBufferSnapshot & {
 }
 
 /**
- * One session's history in the host: the absolute output sequence (raw chars produced so far), a
- * bounded ring of the latest raw output for replay, and a headless screen that parses the ring
- * behind the stream (a {@link ScreenCursor}, fed by the host's screen scheduler).
+ * One session's history in the host: the absolute output sequence (chars produced so far), a
+ * bounded ring of the latest output for replay, and a headless screen that parses the ring behind
+ * the stream (a {@link ScreenCursor}, fed by the host's screen scheduler).
  *
- * `append` is the output hot path: it stores the chunk (no copy), evicts past the limit, and
- * tells the cursor. Nothing is parsed there.
+ * The ring keeps the output as the UTF-8 bytes the PTY produced ({@link Utf8Piece}s: whole
+ * characters, with their char counts), never as strings. Why: output the ring holds outlives
+ * V8's young generation, and a string of it would be copied by every scavenge until promoted and
+ * then collected by a full GC — the largest cost of a flood through the host. Bytes live outside
+ * the JS heap. Strings are made only where one is read (a replay, the screen's parse budget).
+ *
+ * `appendRead` is the output hot path: it cuts the read into whole characters, keeps the piece (no
+ * copy), evicts past the limit, and tells the cursor. Nothing is decoded or parsed there.
  */
 export class SessionHistory implements ScreenRing {
-  /** Absolute count of raw output chars produced so far. */
+  /** Absolute count of output chars produced so far. */
   seq = 0
   readonly #limitChars: number
-  /** The retained chunks are `#chunks[#head…]`; the first may be a trimmed tail of a chunk. */
-  #chunks: string[] = []
+  readonly #cutter = new Utf8PieceCutter()
+  /** The retained pieces are `#pieces[#head…]`; the first one's first `#headSkip` chars are no longer retained. */
+  #pieces: Utf8Piece[] = []
   #head = 0
+  #headSkip = 0
   #retained = 0
   readonly #screen: ScreenCursor
 
@@ -71,53 +81,75 @@ export class SessionHistory implements ScreenRing {
     return this.#screen
   }
 
-  /** Record output; returns the new sequence (the end of this chunk). */
-  append(data: string): number {
-    if (data.length === 0) return this.seq
-    this.#chunks.push(data)
-    this.seq += data.length
-    this.#retained += data.length
+  /**
+   * Record a read of the PTY (bytes, as the PTY produced them). Returns the piece of whole
+   * characters it completed and the new sequence (the end of that piece), or `null` when the read
+   * only began a character (its bytes wait for the next read).
+   */
+  appendRead(read: Uint8Array): (Utf8Piece & { seq: number }) | null {
+    const piece = this.#cutter.cut(read)
+    return piece === null ? null : this.#append(piece)
+  }
+
+  /** The output ended: record the bytes of an unfinished last character (as a decoder ends them). */
+  endOfOutput(): (Utf8Piece & { seq: number }) | null {
+    const piece = this.#cutter.end()
+    return piece === null ? null : this.#append(piece)
+  }
+
+  /** Record output given as text (a convenience for tests and tools); returns the new sequence. */
+  append(text: string): number {
+    if (text.length > 0) this.#append({ bytes: Buffer.from(text, 'utf8'), chars: text.length })
+    return this.seq
+  }
+
+  #append(piece: Utf8Piece): Utf8Piece & { seq: number } {
+    this.#pieces.push(piece)
+    this.seq += piece.chars
+    this.#retained += piece.chars
     if (this.#retained > this.#limitChars) this.#evict()
     this.#screen.noteOutput()
-    return this.seq
+    return { bytes: piece.bytes, chars: piece.chars, seq: this.seq }
   }
 
   /** Drop the oldest output until the ring holds at most the limit. */
   #evict(): void {
-    const chunks = this.#chunks
-    while (this.#retained - chunks[this.#head]!.length >= this.#limitChars && this.#head < chunks.length - 1) {
-      this.#retained -= chunks[this.#head]!.length
-      chunks[this.#head] = ''
+    const pieces = this.#pieces
+    while (this.#retained - (pieces[this.#head]!.chars - this.#headSkip) >= this.#limitChars && this.#head < pieces.length - 1) {
+      this.#retained -= pieces[this.#head]!.chars - this.#headSkip
+      pieces[this.#head] = EVICTED
       this.#head += 1
+      this.#headSkip = 0
     }
     if (this.#retained > this.#limitChars) {
-      // Trim the oldest chunk itself, so the ring never holds more than the limit.
+      // Part of the oldest piece goes: it is kept whole, its dropped chars skipped on reads.
       const drop = this.#retained - this.#limitChars
-      chunks[this.#head] = chunks[this.#head]!.slice(drop)
+      this.#headSkip += drop
       this.#retained -= drop
     }
-    if (this.#head > COMPACT_AFTER_EVICTED_CHUNKS && this.#head * 2 > chunks.length) {
-      this.#chunks = chunks.slice(this.#head)
+    if (this.#head > COMPACT_AFTER_EVICTED_CHUNKS && this.#head * 2 > pieces.length) {
+      this.#pieces = pieces.slice(this.#head)
       this.#head = 0
     }
   }
 
   /** The retained output from `fromSeq` (clamped to what is retained), at most `maxChars` of it. */
   read(fromSeq: number, maxChars: number): string {
-    const chunks = this.#chunks
+    const pieces = this.#pieces
     let from = Math.max(fromSeq, this.retainedFrom)
     const end = Math.min(this.seq, from + maxChars)
     if (end <= from) return ''
     const parts: string[] = []
-    let start = this.retainedFrom
-    for (let index = this.#head; index < chunks.length && start < end; index++) {
-      const chunk = chunks[index]!
-      const chunkEnd = start + chunk.length
-      if (chunkEnd > from) {
-        parts.push(start >= from && chunkEnd <= end ? chunk : chunk.slice(from - start, end - start))
-        from = Math.min(chunkEnd, end)
+    // `start`: the sequence at which piece `index` begins (the head piece's skipped chars included).
+    let start = this.retainedFrom - this.#headSkip
+    for (let index = this.#head; index < pieces.length && start < end; index++) {
+      const piece = pieces[index]!
+      const pieceEnd = start + piece.chars
+      if (pieceEnd > from) {
+        parts.push(textOf(piece, from - start, Math.min(pieceEnd, end) - start))
+        from = Math.min(pieceEnd, end)
       }
-      start = chunkEnd
+      start = pieceEnd
     }
     return parts.length === 1 ? parts[0]! : parts.join('')
   }
@@ -154,8 +186,19 @@ export class SessionHistory implements ScreenRing {
   /** Release the headless terminal and the ring. */
   dispose(): void {
     this.#screen.dispose()
-    this.#chunks = []
+    this.#pieces = []
     this.#head = 0
+    this.#headSkip = 0
     this.#retained = 0
   }
+}
+
+/** The slot of an evicted piece (its bytes released). */
+const EVICTED: Utf8Piece = { bytes: Buffer.alloc(0), chars: 0 }
+
+/** Chars `from` to `to` of `piece`, as text: a plain-ASCII piece is sliced as bytes, any other decoded whole first. */
+function textOf(piece: Utf8Piece, from: number, to: number): string {
+  if (piece.chars === piece.bytes.length && isAscii(piece.bytes)) return piece.bytes.toString('latin1', from, to)
+  const text = piece.bytes.toString('utf8')
+  return from === 0 && to === text.length ? text : text.slice(from, to)
 }

@@ -29,7 +29,7 @@ describe('frame decoder over a reused read buffer', () => {
         for (let i = 0; offset < bytes.length; i++) {
           const length = Math.min(cuts[i % cuts.length]!, bytes.length - offset)
           bytes.copy(readBuffer, 0, offset, offset + length)
-          decoded.push(...decoder.push(readBuffer.subarray(0, length), true))
+          decoded.push(...decoder.push(readBuffer.subarray(0, length)))
           readBuffer.fill(0xee) // the next read overwrites what the decoder was handed
           offset += length
         }

@@ -1,0 +1,151 @@
+/**
+ * CPU per MB of output, per process, for the three ways the throughput figures move a flood:
+ * raw in-process node-pty, the controller over the in-process node-pty provider, and the
+ * controller over the pty host (where the host is a process of its own). Not part of
+ * `npm run bench`: wall-clock throughput on a shared machine is noisy, CPU time per MB is not, so
+ * this is how a change to the data path proves what it removed.
+ *
+ * ```sh
+ * npx tsx --tsconfig bench/tsconfig.dist.json bench/pty-host-cpu.ts [MB per flood] [floods per side] [sides]
+ * npx tsx --tsconfig bench/tsconfig.dist.json bench/pty-host-cpu.ts 100 4 host --host-cpu-prof /tmp/prof
+ * ```
+ *
+ * Defaults: 100 MB per flood, 4 floods per side, sides `raw,ptykit,host`. `--host-node-args '<flags>'`
+ * adds node flags to the host's command (e.g. `--trace-gc`), `--host-log <file>` appends its
+ * stdout and stderr to a file, `--host-args '<flags>'` adds host flags (e.g. `--history-chars 65536`), `--host-main <file>` runs
+ * another build's host (an A/B of host-side changes: the protocol must be the same). Each side runs one
+ * warm-up flood first. Prints, per side, the median over floods of: the app's CPU ms/MB
+ * (`process.cpuUsage`, all threads) and, for `host`, the pty host's (`/proc/<pid>/stat` utime +
+ * stime, all threads), their sum, and the wall-clock MB/s. `--host-cpu-prof <dir>` starts the host
+ * under `--cpu-prof` (its profile is written when it exits: the script stops it with SIGTERM).
+ * Runs the published build (`dist/`), as `npm run bench` does: build it first (`npm run build`).
+ */
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { createPtyController } from 'ptykit/controller'
+import { createPtyHostProvider } from 'ptykit/pty-host'
+import { REPO_ROOT } from './child.js'
+import { MB } from './config.js'
+import { collectGarbage } from './gc.js'
+import { createPtykitSide, trackPtys, type PtykitSide } from './ptykit-side.js'
+import { BENCH_COLS, BENCH_ROWS } from './raw-pty.js'
+import { nowMs } from './stats.js'
+import { floodCommand, rawSample } from './figures/throughput.js'
+
+const FLAGS_WITH_VALUES = ['--host-cpu-prof', '--host-node-args', '--host-log', '--host-args', '--host-main']
+const positional = process.argv.slice(2).filter((arg, index, all) => !arg.startsWith('--') && !FLAGS_WITH_VALUES.includes(all[index - 1] ?? ''))
+const flag = (name: string): string | undefined => {
+  const index = process.argv.indexOf(name)
+  return index >= 0 ? process.argv[index + 1] : undefined
+}
+const hostProfileDir = flag('--host-cpu-prof')
+const hostNodeArgs = (flag('--host-node-args') ?? '').split(' ').filter((arg) => arg.length > 0)
+const hostLog = flag('--host-log')
+const hostArgs = (flag('--host-args') ?? '').split(' ').filter((arg) => arg.length > 0)
+const megabytes = Number(positional[0] ?? 100)
+const floods = Number(positional[1] ?? 4)
+const sides = (positional[2] ?? 'raw,ptykit,host').split(',')
+if (!Number.isFinite(megabytes) || megabytes <= 0) throw new TypeError(`Expected MB per flood to be a positive number, got ${positional[0]}`)
+if (!Number.isInteger(floods) || floods < 1) throw new TypeError(`Expected floods per side to be a positive integer, got ${positional[1]}`)
+for (const side of sides) if (!['raw', 'ptykit', 'host'].includes(side)) throw new TypeError(`Expected sides among raw, ptykit, host, got ${side}`)
+const bytes = Math.round(megabytes * MB)
+const CLOCK_TICKS_PER_MS = 100 / 1000
+
+/** utime + stime of `pid` (all its threads), in ms. */
+function processCpuMs(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+  return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS_PER_MS
+}
+
+function appCpuMs(): number {
+  const usage = process.cpuUsage()
+  return (usage.user + usage.system) / 1000
+}
+
+type Sample = { appMsPerMb: number; hostMsPerMb: number; mbps: number }
+
+async function controllerFlood(side: PtykitSide, hostPid: () => number | null): Promise<Sample> {
+  collectGarbage()
+  const { file, args } = floodCommand(bytes)
+  const pid = hostPid()
+  const host0 = pid === null ? 0 : processCpuMs(pid)
+  const app0 = appCpuMs()
+  const t0 = nowMs()
+  const handle = await side.controller.spawn({ file, args, cols: BENCH_COLS, rows: BENCH_ROWS })
+  const tracked = side.tracker.get(handle.id)
+  await tracked.exited
+  side.tracker.forget(handle.id)
+  const app = appCpuMs() - app0
+  const host = pid === null ? 0 : processCpuMs(pid) - host0
+  const mb = tracked.chars / MB
+  if (tracked.chars !== bytes) console.error(`  short flood: ${tracked.chars} of ${bytes} chars`)
+  return { appMsPerMb: app / mb, hostMsPerMb: host / mb, mbps: mb / (((tracked.lastDataAt ?? t0) - t0) / 1000) }
+}
+
+async function rawFlood(): Promise<Sample> {
+  const app0 = appCpuMs()
+  const sample = await rawSample(bytes)
+  return { appMsPerMb: (appCpuMs() - app0) / (sample.received / MB), hostMsPerMb: 0, mbps: sample.mbps }
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b)
+  const middle = Math.floor(sorted.length / 2)
+  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2
+}
+
+function report(name: string, samples: Sample[]): void {
+  const app = median(samples.map((s) => s.appMsPerMb))
+  const host = median(samples.map((s) => s.hostMsPerMb))
+  const sum = median(samples.map((s) => s.appMsPerMb + s.hostMsPerMb))
+  const mbps = median(samples.map((s) => s.mbps))
+  console.log(`${name.padEnd(7)} app ${app.toFixed(2)} ms/MB  host ${host.toFixed(2)} ms/MB  sum ${sum.toFixed(2)} ms/MB  ${mbps.toFixed(1)} MB/s  (${samples.length} floods of ${megabytes} MB)`)
+}
+
+async function runSide(name: string): Promise<void> {
+  const samples: Sample[] = []
+  if (name === 'raw') {
+    await rawFlood()
+    for (let i = 0; i < floods; i++) samples.push(await rawFlood())
+    return report(name, samples)
+  }
+  if (name === 'ptykit') {
+    const side = createPtykitSide()
+    try {
+      await controllerFlood(side, () => null)
+      for (let i = 0; i < floods; i++) samples.push(await controllerFlood(side, () => null))
+    } finally {
+      await side.dispose()
+    }
+    return report(name, samples)
+  }
+  const dir = mkdtempSync(join(tmpdir(), 'ptykit-host-cpu-'))
+  const socketPath = join(dir, 'host.sock')
+  const nodeArgs = [...hostNodeArgs, ...(hostProfileDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${hostProfileDir}`])]
+  const hostMain = flag('--host-main') ?? join(REPO_ROOT, 'dist/pty-host/host-main.js')
+  // With a log, through a shell that `exec`s node (the lock still names node's pid) with stderr and stdout appended to it.
+  const hostCommand =
+    hostLog === undefined
+      ? { file: process.execPath, args: [...nodeArgs, hostMain, ...hostArgs] }
+      : { file: '/bin/sh', args: ['-c', `exec "$0" "$@" >>'${hostLog}' 2>&1`, process.execPath, ...nodeArgs, hostMain, ...hostArgs] }
+  const provider = createPtyHostProvider({ socketPath, idleExitMs: 1_000, hostCommand })
+  const controller = createPtyController({ provider })
+  const side: PtykitSide = { controller, tracker: trackPtys(controller), dispose: async () => undefined }
+  const hostPid = (): number | null => Number(readFileSync(`${socketPath}.lock`, 'utf8'))
+  try {
+    await controllerFlood(side, () => null) // Starts the host; warm-up.
+    for (let i = 0; i < floods; i++) samples.push(await controllerFlood(side, hostPid))
+  } finally {
+    const pid = hostPid()
+    side.tracker.detach()
+    await controller.dispose()
+    await provider.dispose()
+    if (pid !== null) process.kill(pid, hostProfileDir === undefined ? 'SIGKILL' : 'SIGTERM')
+    rmSync(dir, { recursive: true, force: true })
+  }
+  report(name, samples)
+}
+
+for (const side of sides) await runSide(side)
