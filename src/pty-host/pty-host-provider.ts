@@ -140,8 +140,12 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
     pty.incarnationId = incarnationId
     // The exit of a fast process may have arrived before the reply (state is mutated by events).
     const exitedEarly = (pty.state as ClientPtyState) === 'exited'
-    if (!exitedEarly) pty.state = 'live'
-    link.updateHold()
+    if (!exitedEarly) {
+      pty.state = 'live'
+      // A live PTY holds the connection: no need to look through every record (exited ones
+      // first) for one, as `updateHold` does.
+      if (link.connection === opened) opened.holdOpen(true)
+    } else link.updateHold()
     const result: PtySpawnResult = {
       id,
       pid: typeof reply.pid === 'number' ? reply.pid : null,
