@@ -51,6 +51,7 @@ export function assembleController(options: PtyControllerOptions, emitter: Event
     flow: resolved.flowControl === null ? null : new ProducerFlowControl(resolved.flowControl, resolved.clock),
     records: new PtyRecordTable(),
     emit: (event, payload) => emitToEachListener(emitter, event, payload, report),
+    listens: (event) => emitter.listenerCount(event) > 0,
     report,
     disposed,
   }

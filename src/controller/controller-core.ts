@@ -30,6 +30,8 @@ export type ControllerCore = {
   readonly flow: ProducerFlowControl | null
   readonly records: PtyRecordTable
   readonly emit: ControllerEmit
+  /** Whether `event` has a listener: an event nobody listens to need not be built. */
+  readonly listens: (event: Exclude<keyof PtyControllerEvents, 'error'>) => boolean
   readonly report: ControllerReport
   /** Whether `dispose()` was called. */
   readonly disposed: () => boolean

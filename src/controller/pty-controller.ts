@@ -83,11 +83,17 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
 
   // Spawning and handles
 
-  async spawn(options: PtySpawnOptions): Promise<PtySpawnReply> {
-    this.#assertUsable('spawn')
-    // Why: one slot's spawns (and claimSlotCreate claims) take turns, so two never create its PTY at once.
-    if (options.slot !== undefined) return this.#m.slotGate.run(options.slot, options.slotCreateClaim, () => this.#m.spawns.spawn(options))
-    return this.#m.spawns.spawn(options)
+  spawn(options: PtySpawnOptions): Promise<PtySpawnReply> {
+    // Not `async`: the caller gets the pipeline's own promise, without a wrapping promise and its
+    // turns per spawn. Every refusal still arrives as a rejection, never as a throw.
+    try {
+      this.#assertUsable('spawn')
+      // Why: one slot's spawns (and claimSlotCreate claims) take turns, so two never create its PTY at once.
+      if (options.slot !== undefined) return this.#m.slotGate.run(options.slot, options.slotCreateClaim, () => this.#m.spawns.spawn(options))
+      return this.#m.spawns.spawn(options)
+    } catch (error) {
+      return Promise.reject(error)
+    }
   }
 
   /**

@@ -8,18 +8,18 @@ import type {
   PtySpawnReply,
   PtySpawnResult,
 } from '../contracts/index.js'
-import { PtySpawnError, createRuntimePtySpawnState, executeRuntimePtySpawn, type PtySpawnOutcome } from '../spawn/index.js'
+import { PtySpawnError, createRuntimePtySpawnState, executeRuntimePtySpawn, type PtySpawnDeps, type PtySpawnOutcome } from '../spawn/index.js'
 import { ABORTED, raceAbort } from './abort.js'
 import { describeValue } from './argument-validation.js'
 import type { Bookkeeping } from './bookkeeping.js'
 import type { ControllerCore } from './controller-core.js'
+import type { PtyControllerSpawnEvent } from './events.js'
 import { PtyControllerDisposedError } from './pty-controller-error.js'
 import type { ExitPublication } from './exit-publication.js'
 import type { InFlightSpawn } from './in-flight-event-buffer.js'
 import type { OutputDelivery } from './output-delivery.js'
 import type { ProviderIntake } from './provider-intake.js'
 import { adoptSlotOwner } from './slot-adoption.js'
-import { incarnationOf } from '../contracts/incarnation.js'
 import { createPtyRecord, type PtyRecord, type PtyRecordInit } from './pty-record.js'
 import type { Stopping } from './stopping.js'
 
@@ -45,6 +45,8 @@ export class SpawnPublication {
   readonly #output: OutputDelivery
   readonly #stopping: Stopping
   readonly #bookkeeping: Bookkeeping
+  /** The pipeline's dependencies: the same for every spawn, so built once. */
+  readonly #deps: PtySpawnDeps
 
   constructor(
     core: ControllerCore,
@@ -60,6 +62,14 @@ export class SpawnPublication {
     this.#output = output
     this.#stopping = stopping
     this.#bookkeeping = bookkeeping
+    const providers = core.options.providers
+    this.#deps = {
+      resolveProvider: (hostId) => providers.get(hostId),
+      runtime: core.runtime,
+      store: core.options.store,
+      claims: core.options.claims,
+      listHostIds: () => providers.keys(),
+    }
   }
 
   /** Run the spawn pipeline and publish its PTY; see `PtyController.spawn`. */
@@ -68,17 +78,7 @@ export class SpawnPublication {
     if (core.disposed()) throw new PtyControllerDisposedError('spawn')
     const inFlight = this.#intake.beginInFlight()
     try {
-      const state = createRuntimePtySpawnState(
-        {
-          resolveProvider: (hostId) => core.options.providers.get(hostId),
-          runtime: core.runtime,
-          store: core.options.store,
-          claims: core.options.claims,
-          listHostIds: () => core.options.providers.keys(),
-        },
-        options,
-      )
-      const outcome = await executeRuntimePtySpawn(state)
+      const outcome = await executeRuntimePtySpawn(createRuntimePtySpawnState(this.#deps, options))
       const provider = core.options.providers.get(outcome.hostId)
       const result = outcome.result
       if (provider === undefined) {
@@ -112,10 +112,9 @@ export class SpawnPublication {
         }, outcome.reconciledSequence)
       }
       this.#publish(record, inFlight, result.isReattach === true)
-      return {
-        ...replyOf(record, result.isReattach === true),
-        ...(outcome.claimDisposition === undefined ? {} : { claimDisposition: outcome.claimDisposition }),
-      }
+      const reply = replyOf(record, result.isReattach === true)
+      if (outcome.claimDisposition !== undefined) reply.claimDisposition = outcome.claimDisposition
+      return reply
     } finally {
       this.#intake.endInFlight(inFlight)
     }
@@ -209,15 +208,13 @@ export class SpawnPublication {
     const early = this.#intake.takeHeld(record, inFlight.since)
     this.#intake.endInFlight(inFlight)
     this.#exits.reviveIfUnverified(record)
-    this.#core.emit('spawn', {
-      ptyId: record.ptyId,
-      ...incarnationOf(record.incarnationId),
-      hostId: record.hostId,
-      ...(record.pid === undefined ? {} : { pid: record.pid }),
-      isReattach,
-      cols: record.size.cols,
-      rows: record.size.rows,
-    })
+    // Built only for a listener, field by field: most hosts follow the spawn's reply, not the event.
+    if (this.#core.listens('spawn')) {
+      const event: PtyControllerSpawnEvent = { ptyId: record.ptyId, hostId: record.hostId, isReattach, cols: record.size.cols, rows: record.size.rows }
+      if (record.incarnationId !== undefined) event.incarnationId = record.incarnationId
+      if (record.pid !== undefined) event.pid = record.pid
+      this.#core.emit('spawn', event)
+    }
     this.#intake.deliverHeld(early)
   }
 
@@ -264,13 +261,11 @@ function sizeOf(result: PtySpawnResult, requested: { cols?: number; rows?: numbe
 }
 
 function replyOf(record: PtyRecord, isReattach: boolean): PtySpawnReply {
-  return {
-    id: record.ptyId,
-    ...(record.pid === undefined ? {} : { pid: record.pid }),
-    ...incarnationOf(record.incarnationId),
-    hostId: record.hostId,
-    isReattach,
-  }
+  // Field by field, not spread: this runs once per spawn.
+  const reply: PtySpawnReply = { id: record.ptyId, hostId: record.hostId, isReattach }
+  if (record.pid !== undefined) reply.pid = record.pid
+  if (record.incarnationId !== undefined) reply.incarnationId = record.incarnationId
+  return reply
 }
 
 /**

@@ -14,7 +14,7 @@ import {
   type WriteSettlement,
 } from '../contracts/index.js'
 import { ClientPtyRecords, type ClientPtyState } from './client-pty-records.js'
-import { SPAWN_LAUNCH_KEYS } from './protocol.js'
+import { spawnRequestParams } from './spawn-request-params.js'
 import { isRequestTimeout, type PtyHostConnection } from './pty-host-connection.js'
 import { invalidPtyHostOption, isPtyHostError, PtyHostError } from './pty-host-error.js'
 import { PtyHostLink } from './pty-host-link.js'
@@ -118,13 +118,11 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
   }
 
   async function spawnFresh(spawnOptions: ProviderSpawnOptions): Promise<PtySpawnResult> {
-    const opened = await link.ensureConnected(true)
+    // An open connection is used at once: a spawn's request is queued in the caller's turn.
+    const opened = link.connection ?? (await link.ensureConnected(true))
     // Why the client mints the id: after a drop mid-spawn it still knows which session to stop.
     const id = spawnOptions.sessionId ?? randomUUID()
-    const params: Record<string, unknown> = { sessionId: id }
-    for (const key of SPAWN_LAUNCH_KEYS) {
-      if (spawnOptions[key] !== undefined) params[key] = spawnOptions[key]
-    }
+    const params = spawnRequestParams(id, spawnOptions)
     const pty = records.record(id, opened.hostInstanceId, undefined)
     pty.state = 'spawning'
     pty.lastSeq = 0
@@ -142,8 +140,12 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
     pty.incarnationId = incarnationId
     // The exit of a fast process may have arrived before the reply (state is mutated by events).
     const exitedEarly = (pty.state as ClientPtyState) === 'exited'
-    if (!exitedEarly) pty.state = 'live'
-    link.updateHold()
+    if (!exitedEarly) {
+      pty.state = 'live'
+      // A live PTY holds the connection: no need to look through every record (exited ones
+      // first) for one, as `updateHold` does.
+      if (link.connection === opened) opened.holdOpen(true)
+    } else link.updateHold()
     const result: PtySpawnResult = {
       id,
       pid: typeof reply.pid === 'number' ? reply.pid : null,
@@ -165,24 +167,29 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
     return result
   }
 
-  async function spawn(spawnOptions: ProviderSpawnOptions): Promise<PtySpawnResult> {
-    if (spawnOptions === null || typeof spawnOptions !== 'object') throw invalidPtyHostOption('options', 'an object', spawnOptions)
+  /** A known session id: attach to it when the host holds it live, else create it. */
+  async function attachOrSpawn(sessionId: string, spawnOptions: ProviderSpawnOptions): Promise<PtySpawnResult> {
+    try {
+      return await attach(sessionId)
+    } catch (error) {
+      if (!(isPtyHostError(error) && error.code === 'pty_absent')) throw error
+    }
+    return spawnFresh(spawnOptions)
+  }
+
+  // Not `async`: a fresh spawn answers with spawnFresh's own promise (no wrapping promise and its
+  // turns per spawn); a refusal still arrives as a rejection.
+  function spawn(spawnOptions: ProviderSpawnOptions): Promise<PtySpawnResult> {
+    if (spawnOptions === null || typeof spawnOptions !== 'object') return Promise.reject(invalidPtyHostOption('options', 'an object', spawnOptions))
     const { sessionId } = spawnOptions
-    if (sessionId !== undefined && (typeof sessionId !== 'string' || sessionId.length === 0)) throw invalidPtyHostOption('sessionId', 'a non-empty string', sessionId)
+    if (sessionId !== undefined && (typeof sessionId !== 'string' || sessionId.length === 0)) return Promise.reject(invalidPtyHostOption('sessionId', 'a non-empty string', sessionId))
     if (spawnOptions.attachOnly === true) {
-      if (sessionId === undefined) throw new PtyHostError('pty_absent', 'Cannot attach: no session id given')
+      if (sessionId === undefined) return Promise.reject(new PtyHostError('pty_absent', 'Cannot attach: no session id given'))
       const attachOptions: { expectedIncarnationId?: PtyIncarnationId } = {}
       if (spawnOptions.expectedIncarnationId !== undefined) attachOptions.expectedIncarnationId = spawnOptions.expectedIncarnationId
       return attach(sessionId, attachOptions)
     }
-    if (sessionId !== undefined && spawnOptions.isNewSession !== true) {
-      // A known session id: attach to it when the host holds it live, else create it.
-      try {
-        return await attach(sessionId)
-      } catch (error) {
-        if (!(isPtyHostError(error) && error.code === 'pty_absent')) throw error
-      }
-    }
+    if (sessionId !== undefined && spawnOptions.isNewSession !== true) return attachOrSpawn(sessionId, spawnOptions)
     return spawnFresh(spawnOptions)
   }
 

@@ -5,11 +5,13 @@ import { spawnFresh } from './fresh-spawn-stage.js'
 import {
   admitPreAllocatedHandle,
   holdScopeLease,
+  NO_SCOPE_LEASE,
   prepareExecutionContext,
   readOutputSequence,
   rebaseOutputSequenceOnProvider,
   requestScopeLease,
 } from './host-runtime-stages.js'
+import { isPromiseLike } from './rollback-journal.js'
 import { admitRegistration, beginExpectedRegistration, commitRegistration } from './registration-stages.js'
 import { attachToSlotOwner, lookUpSlotOwner, plannedSlotBinding, recordSlotBindingUndo } from './slot-owner-stages.js'
 import { classifyFailure, failedSpawnError } from './spawn-failure.js'
@@ -19,13 +21,15 @@ import type { PtySpawnOutcome } from './types.js'
 /**
  * The stages in order (rule SP1): each sets `state.stage` and records its undo in `state.journal`.
  *
- * Why the awaits stand here, each only where a hook or the provider answers: a stage adds no
- * microtask turn of its own, so what races the provider call (an abort, an exit, another spawn)
- * lands at the same point of the run as it always did.
+ * Why the awaits stand here, each only where a hook or the provider answers with a promise: a stage
+ * adds no microtask turn of its own, and a lease granted at once (the in-memory runtime's usual
+ * answer) adds none either, so a spawn reaches the provider call in the turn it was asked in —
+ * nothing can race the stages before it, and the caller's turn does not pay for turns it never
+ * needed.
  */
 async function runStages(state: RuntimePtySpawnState): Promise<PtySpawnOutcome> {
   const lease = requestScopeLease(state) // 1. scope lease
-  if (lease !== undefined) holdScopeLease(state, await lease.answer)
+  if (lease !== NO_SCOPE_LEASE) holdScopeLease(state, isPromiseLike(lease) ? await lease : lease)
   admitPreAllocatedHandle(state) // 2. pre-allocated handle
   const slotOwnerLookup = lookUpSlotOwner(state) // 3. slot owner
   if (slotOwnerLookup !== undefined) state.slotOwner = await slotOwnerLookup
@@ -111,7 +115,8 @@ export async function executeRuntimePtySpawn(state: RuntimePtySpawnState): Promi
   }
   // Why ignore `finish` failures: the PTY is committed; a lease/handle release that throws is the
   // host's bug and must not turn a published PTY into a reported failure.
-  await state.journal.finish()
+  const finished = state.journal.finishNow()
+  if (isPromiseLike(finished)) await finished
   state.status = 'succeeded'
   state.outcome = outcome
   return outcome

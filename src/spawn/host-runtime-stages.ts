@@ -4,19 +4,23 @@ import type { ScopeSpawnLeaseRelease } from './types.js'
 
 // The stages that call the host's runtime hooks alone: each is skipped when the runtime lacks its
 // hook, and records its undo in the run's journal as soon as its side effect happened. None awaits:
-// where a hook may answer later, the run awaits it in its own frame (see runStages), so a stage
-// adds no microtask turn before the provider call (an abort or an exit racing it lands as before).
+// where a hook may answer later, the run awaits it in its own frame, and only when it did answer
+// with a promise (see runStages).
 
 /**
  * Stage 1, asking: the runtime's answer to the scope's shared spawn lease — a release function, or
- * a promise of one while an exclusive holder keeps the scope; `undefined` when the runtime takes no
- * leases. The run awaits the answer itself, then holds it with {@link holdScopeLease}.
+ * a promise of one while an exclusive holder keeps the scope; {@link NO_SCOPE_LEASE} when the
+ * runtime takes no leases. The run waits only for a promise, then holds the lease with
+ * {@link holdScopeLease}.
  */
-export function requestScopeLease(state: RuntimePtySpawnState): { answer: ScopeSpawnLeaseRelease | Promise<ScopeSpawnLeaseRelease> } | undefined {
+export function requestScopeLease(state: RuntimePtySpawnState): ScopeSpawnLeaseRelease | Promise<ScopeSpawnLeaseRelease> | typeof NO_SCOPE_LEASE {
   state.stage = 'scope_lease'
   const runtime = state.deps.runtime
-  return runtime?.acquireScopeSpawn === undefined ? undefined : { answer: runtime.acquireScopeSpawn(state.args.scopeId) }
+  return runtime?.acquireScopeSpawn === undefined ? NO_SCOPE_LEASE : runtime.acquireScopeSpawn(state.args.scopeId)
 }
+
+/** What {@link requestScopeLease} answers when the runtime takes no leases. */
+export const NO_SCOPE_LEASE: unique symbol = Symbol('ptykit.noScopeLease')
 
 /** Stage 1, holding: the granted lease is released on every path (success too). */
 export function holdScopeLease(state: RuntimePtySpawnState, release: ScopeSpawnLeaseRelease): void {

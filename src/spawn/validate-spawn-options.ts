@@ -7,23 +7,13 @@ function fail(option: string, expected: string, value: unknown): never {
   throw new TypeError(`Expected the \`${option}\` option to be ${expected}, got ${describeValue(value)}`)
 }
 
-function checkDimension(option: 'cols' | 'rows', value: unknown): void {
-  if (value === undefined) {
-    return
-  }
-  assertPtyDimension(option, value)
-}
-
-function checkOptionalNonEmptyString(option: string, value: unknown): void {
-  if (value !== undefined && (typeof value !== 'string' || value.length === 0)) {
+function checkNonEmptyString(option: string, value: unknown): void {
+  if (typeof value !== 'string' || value.length === 0) {
     fail(option, 'a non-empty string', value)
   }
 }
 
 function checkKeyed(option: 'slot' | 'claim', value: unknown): void {
-  if (value === undefined) {
-    return
-  }
   if (typeof value !== 'object' || value === null) {
     fail(option, 'an object with a non-empty `key`', value)
   }
@@ -31,7 +21,7 @@ function checkKeyed(option: 'slot' | 'claim', value: unknown): void {
   if (typeof keyed.key !== 'string' || keyed.key.length === 0) {
     fail(`${option}.key`, 'a non-empty string', keyed.key)
   }
-  checkOptionalNonEmptyString(`${option}.scopeId`, keyed.scopeId)
+  if (keyed.scopeId !== undefined) checkNonEmptyString(`${option}.scopeId`, keyed.scopeId)
 }
 
 /**
@@ -46,14 +36,16 @@ export function validatePtySpawnOptions(options: PtySpawnOptions): void {
   if (typeof options !== 'object' || options === null) {
     throw new TypeError(`Expected the spawn options to be an object, got ${describeValue(options)}`)
   }
-  checkDimension('cols', options.cols)
-  checkDimension('rows', options.rows)
-  checkOptionalNonEmptyString('hostId', options.hostId)
-  checkOptionalNonEmptyString('scopeId', options.scopeId)
-  checkOptionalNonEmptyString('sessionId', options.sessionId)
-  checkOptionalNonEmptyString('preAllocatedHandle', options.preAllocatedHandle)
-  checkKeyed('slot', options.slot)
-  checkKeyed('claim', options.claim)
+  // Each check runs only for an option that is present: this runs once per spawn, in the caller's
+  // turn, mostly over options that set a few of these.
+  if (options.cols !== undefined) assertPtyDimension('cols', options.cols)
+  if (options.rows !== undefined) assertPtyDimension('rows', options.rows)
+  if (options.hostId !== undefined) checkNonEmptyString('hostId', options.hostId)
+  if (options.scopeId !== undefined) checkNonEmptyString('scopeId', options.scopeId)
+  if (options.sessionId !== undefined) checkNonEmptyString('sessionId', options.sessionId)
+  if (options.preAllocatedHandle !== undefined) checkNonEmptyString('preAllocatedHandle', options.preAllocatedHandle)
+  if (options.slot !== undefined) checkKeyed('slot', options.slot)
+  if (options.claim !== undefined) checkKeyed('claim', options.claim)
   if (options.slot !== undefined && options.claim !== undefined) {
     throw new TypeError(
       `Expected at most one of the \`slot\` and \`claim\` options, got both (slot ${JSON.stringify(options.slot.key)}, claim ${JSON.stringify(options.claim.key)})`,

@@ -173,4 +173,31 @@ describe('executeRuntimePtySpawn: order of side effects', () => {
     expect(w.runtime.isPtyRegistered(outcome.result.id)).toBe(true)
     expect(w.runtime.inspect().heldLeases).toEqual([])
   })
+
+  it('a lease granted at once adds no turn: the provider is called in the caller\'s turn, and a lease answered later is waited for', async () => {
+    const w = world()
+    const quick = w.caller()
+    const spawning = quick.spawn({ scopeId: 'ws', sessionId: 'quick' })
+    // Synchronously, before any microtask: every stage up to the physical call already ran (and
+    // the fake provider reports the commit as it forks).
+    expect(names(quick.log)).toEqual([
+      'runtime.acquireScopeSpawn',
+      'runtime.beginPtyRegistration',
+      'runtime.getPtyOutputSequence',
+      'provider.spawn',
+      'committed',
+    ])
+    const outcome = await spawning
+    expect(w.runtime.isPtyRegistered(outcome.result.id)).toBe(true)
+
+    const releaseMaintenance = await w.runtime.acquireScopeExclusive('ws')
+    const late = w.caller()
+    const waiting = late.spawn({ scopeId: 'ws', sessionId: 'late' })
+    expect(names(late.log)).toEqual(['runtime.acquireScopeSpawn'])
+    releaseMaintenance()
+    const lateOutcome = await waiting
+    expect(names(late.log).slice(0, 4)).toEqual(['runtime.acquireScopeSpawn', 'runtime.beginPtyRegistration', 'runtime.getPtyOutputSequence', 'provider.spawn'])
+    expect(w.runtime.isPtyRegistered(lateOutcome.result.id)).toBe(true)
+    expect(w.runtime.inspect().heldLeases).toEqual([])
+  })
 })

@@ -148,4 +148,61 @@ describe('executeRuntimePtySpawn: races (fc.scheduler)', () => {
     expect(seen.fulfilled).toBeGreaterThan(0)
     expect(seen.rejected).toBeGreaterThan(0)
   })
+
+  it('leases granted at once or after maintenance, racing an abort: a spawn on a free scope reaches the provider before spawn() returns, each completes or is refused unstarted, nothing held', async () => {
+    const seen = { fulfilled: 0, rejected: 0, waitedForMaintenance: 0 }
+    await fc.assert(
+      fc.asyncProperty(fc.scheduler(), fc.integer({ min: 1, max: 4 }), async (s, n) => {
+        const controller = new AbortController()
+        // The in-memory runtime as it is: a free scope's lease is granted at once (no turn), a scope
+        // under maintenance answers with a promise.
+        const h = createHarness({ providerOverrides: (provider) => ({ spawn: (options) => s.schedule(provider.spawn(options), 'spawn reply') }) })
+        let aborted = false
+        // From the maintenance's request on (it may wait for spawns in flight), later spawns queue behind it.
+        let underMaintenance = false
+        const maintenance = s.schedule(Promise.resolve(), 'maintenance starts').then(async () => {
+          underMaintenance = true
+          const release = await h.runtime.acquireScopeExclusive('ws')
+          await s.schedule(Promise.resolve(), 'maintenance ends')
+          underMaintenance = false
+          release()
+        })
+        void s.schedule(Promise.resolve(), 'abort').then(() => {
+          controller.abort()
+          aborted = true
+        })
+        const spawns = Array.from({ length: n }, (_, i) =>
+          s.schedule(Promise.resolve(), `spawn ${i} asked`).then(() => {
+            if (underMaintenance) seen.waitedForMaintenance += 1
+            const before = h.provider.calls.filter((call) => call.method === 'spawn').length
+            const spawning = h.spawn({ scopeId: 'ws', sessionId: `s-${i}`, signal: controller.signal })
+            // Asked on a free scope, the provider is called before spawn() returns.
+            if (!underMaintenance && !aborted) expect(h.provider.calls.filter((call) => call.method === 'spawn').length).toBe(before + 1)
+            return spawning
+          }),
+        )
+        const results = await s.waitFor(settledAll(spawns))
+        await s.waitFor(maintenance)
+        await s.waitIdle()
+        const spawnCalls = h.provider.calls.filter((call) => call.method === 'spawn')
+        const fulfilled = results.filter((r) => r.status === 'fulfilled').length
+        expect(spawnCalls.length).toBe(fulfilled)
+        for (const r of results) {
+          seen[r.status] += 1
+          if (r.status === 'rejected') {
+            expect(isPtySpawnError(r.reason) && r.reason.code).toBe('client_disconnected')
+            expect(isPtySpawnError(r.reason) && r.reason.outcome).toBe('not_started')
+          }
+        }
+        const snapshot = h.runtime.inspect()
+        expect([...h.provider.livePtyIds()].sort()).toEqual(snapshot.registeredPtys.map((p) => p.ptyId))
+        expect(snapshot.pendingRegistrations).toEqual([])
+        expect(snapshot.heldLeases).toEqual([])
+      }),
+      { numRuns: 150 },
+    )
+    expect(seen.fulfilled).toBeGreaterThan(0)
+    expect(seen.rejected).toBeGreaterThan(0)
+    expect(seen.waitedForMaintenance).toBeGreaterThan(0)
+  })
 })

@@ -1,3 +1,4 @@
+import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { RollbackJournal } from '../../src/spawn/rollback-journal.js'
 
@@ -39,5 +40,42 @@ describe('RollbackJournal', () => {
     await journal.rollBack()
     expect(runs).toBe(1)
     expect(() => journal.record('late', () => undefined)).toThrow(TypeError)
+  })
+
+  it('finishNow runs exactly the always steps in reverse, collects every failure, and answers at once unless an undo answers with a promise', async () => {
+    const stepArb = fc.record({ always: fc.boolean(), async: fc.boolean(), throws: fc.boolean() })
+    await fc.assert(
+      fc.asyncProperty(fc.array(stepArb, { maxLength: 8 }), async (steps) => {
+        const journal = new RollbackJournal()
+        const ran: number[] = []
+        steps.forEach((step, index) => {
+          const error = new Error(`undo ${index} failed`)
+          const undo = step.async
+            ? async () => {
+                await Promise.resolve()
+                ran.push(index)
+                if (step.throws) throw error
+              }
+            : () => {
+                ran.push(index)
+                if (step.throws) throw error
+              }
+          journal.record(`step ${index}`, undo, { always: step.always })
+        })
+        const answer = journal.finishNow()
+        const expectedOrder = steps.flatMap((step, index) => (step.always ? [index] : [])).reverse()
+        const expectedFailures = expectedOrder.filter((index) => steps[index]!.throws).map((index) => ({ label: `step ${index}`, error: new Error(`undo ${index} failed`) }))
+        const anyAsync = expectedOrder.some((index) => steps[index]!.async)
+        expect(Array.isArray(answer)).toBe(!anyAsync)
+        // The steps before the first asynchronous one ran already; the rest run after it settles, one at a time.
+        const firstAsync = expectedOrder.findIndex((index) => steps[index]!.async)
+        expect(ran).toEqual(firstAsync === -1 ? expectedOrder : expectedOrder.slice(0, firstAsync))
+        expect(await answer).toEqual(expectedFailures)
+        expect(ran).toEqual(expectedOrder)
+        // Closed: nothing runs twice.
+        expect(await journal.finish()).toEqual([])
+        expect(ran).toEqual(expectedOrder)
+      }),
+    )
   })
 })

@@ -1,0 +1,26 @@
+import type { ProviderSpawnOptions } from '../contracts/index.js'
+
+/**
+ * The params of a `spawn` request: the session id and the launch fields the caller set (exactly
+ * `SPAWN_LAUNCH_KEYS` of `protocol.ts`, which the host reads back; functions never cross the wire).
+ *
+ * Why field by field rather than a loop over the keys: this runs in the turn of the app's spawn
+ * call, whose code V8 rarely optimizes (a spawn is rare), and there a `for…of` with keyed reads and
+ * writes is more work than twelve plain property reads.
+ */
+export function spawnRequestParams(sessionId: string, options: ProviderSpawnOptions): Record<string, unknown> {
+  const params: Record<string, unknown> = { sessionId }
+  if (options.file !== undefined) params.file = options.file
+  if (options.args !== undefined) params.args = options.args
+  if (options.command !== undefined) params.command = options.command
+  if (options.cols !== undefined) params.cols = options.cols
+  if (options.rows !== undefined) params.rows = options.rows
+  if (options.cwd !== undefined) params.cwd = options.cwd
+  if (options.env !== undefined) params.env = options.env
+  if (options.envToDelete !== undefined) params.envToDelete = options.envToDelete
+  if (options.scopeId !== undefined) params.scopeId = options.scopeId
+  if (options.slotKey !== undefined) params.slotKey = options.slotKey
+  if (options.claimKey !== undefined) params.claimKey = options.claimKey
+  if (options.metadata !== undefined) params.metadata = options.metadata
+  return params
+}
