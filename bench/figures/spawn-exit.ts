@@ -36,8 +36,10 @@ export async function measureSpawnExit(config: BenchConfig, log: (line: string) 
             id: drain ? 'spawn-exit' : 'spawn-exit-no-drain',
             name: drain ? 'spawn → exit' : 'spawn → exit (drain off)',
             unit: 'ms',
-            target: { kind: 'ratio-at-most', value: 1.05 },
-            targetText: '≤ 1.05× raw',
+            // Issue 18 judges spawn → exit with the drain on; the drain-off row only states the drain's
+            // own cost (the difference between the two rows), so it is reported, not judged.
+            target: drain ? { kind: 'ratio-at-most', value: 1.05 } : { kind: 'none' },
+            targetText: drain ? '≤ 1.05× raw' : 'report',
             notes: drain
               ? [method, 'Default provider: includes the zero-loss drain before the exit (on Linux the tail is read out of the master at the death; raw node-pty can lose it).']
               : [method, 'Provider with `drainOutputAtExit: false` (node-pty\'s lossy exit): the rest of ptykit\'s cost without the drain.'],
