@@ -30,7 +30,7 @@ import { MB } from './config.js'
 import { collectGarbage } from './gc.js'
 import { createPtykitSide, trackPtys, type PtykitSide } from './ptykit-side.js'
 import { BENCH_COLS, BENCH_ROWS } from './raw-pty.js'
-import { nowMs } from './stats.js'
+import { median, nowMs } from './stats.js'
 import { floodCommand, rawSample } from './figures/throughput.js'
 
 const FLAGS_WITH_VALUES = ['--host-cpu-prof', '--host-node-args', '--host-log', '--host-args', '--host-main']
@@ -90,12 +90,6 @@ async function rawFlood(): Promise<Sample> {
   return { appMsPerMb: (appCpuMs() - app0) / (sample.received / MB), hostMsPerMb: 0, mbps: sample.mbps }
 }
 
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b)
-  const middle = Math.floor(sorted.length / 2)
-  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2
-}
-
 function report(name: string, samples: Sample[]): void {
   const app = median(samples.map((s) => s.appMsPerMb))
   const host = median(samples.map((s) => s.hostMsPerMb))
@@ -133,7 +127,15 @@ async function runSide(name: string): Promise<void> {
   const provider = createPtyHostProvider({ socketPath, idleExitMs: 1_000, hostCommand })
   const controller = createPtyController({ provider })
   const side: PtykitSide = { controller, tracker: trackPtys(controller), dispose: async () => undefined }
-  const hostPid = (): number | null => Number(readFileSync(`${socketPath}.lock`, 'utf8'))
+  // The host's pid from its lock file; `null` when the host never started or has gone.
+  const hostPid = (): number | null => {
+    try {
+      const pid = Number(readFileSync(`${socketPath}.lock`, 'utf8'))
+      return Number.isInteger(pid) && pid > 0 ? pid : null
+    } catch {
+      return null
+    }
+  }
   try {
     await controllerFlood(side, () => null) // Starts the host; warm-up.
     for (let i = 0; i < floods; i++) samples.push(await controllerFlood(side, hostPid))
@@ -142,7 +144,11 @@ async function runSide(name: string): Promise<void> {
     side.tracker.detach()
     await controller.dispose()
     await provider.dispose()
-    if (pid !== null) process.kill(pid, hostProfileDir === undefined ? 'SIGKILL' : 'SIGTERM')
+    try {
+      if (pid !== null) process.kill(pid, hostProfileDir === undefined ? 'SIGKILL' : 'SIGTERM')
+    } catch {
+      // Already gone.
+    }
     rmSync(dir, { recursive: true, force: true })
   }
   report(name, samples)

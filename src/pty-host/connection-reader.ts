@@ -31,7 +31,8 @@ export class ConnectionReader {
 
 /** The socket options that make `socket` read through `reader` (see {@link ConnectionReader}). */
 export function readThrough(reader: ConnectionReader, readBufferBytes: number): { onread: { buffer: Buffer; callback: (bytes: number, buffer: Buffer) => boolean } } {
-  // Its own allocation (never a pooled slab): the decoder tells its bytes apart by their ArrayBuffer.
+  // Its own allocation (never a pooled slab): it is read into again on every read, so the decoder
+  // copies what it keeps.
   return { onread: { buffer: Buffer.allocUnsafeSlow(readBufferBytes), callback: reader.onRead } }
 }
 

@@ -9,7 +9,7 @@
 /** Frames at least this large are encoded into a lent buffer; smaller ones come from Node's own pool. */
 export const FRAME_BUFFER_MIN_BYTES = 16 * 1024
 
-/** The size of a lent buffer: a full flush of plain text (256 Ki chars) with room to spare. Larger frames are allocated as before. */
+/** The largest frame encoded into a lent buffer: a full flush of plain text (256 Ki chars) with room to spare. Larger frames are allocated as before. */
 export const FRAME_BUFFER_BYTES = 1024 * 1024
 
 /** Buffers kept for reuse per connection (more may be in flight; those are let go when they come back). */
@@ -24,14 +24,20 @@ export class FrameBufferPool {
   readonly #spares: Buffer[] = []
   #lent: Buffer | null = null
 
-  /** Memory for a frame of `bytes`: a lent buffer (at least `bytes` long) for a large frame, else a fresh one. */
+  /**
+   * Memory for a frame of `bytes`: a lent buffer (at least `bytes` long) for a large frame, else a
+   * fresh one. A spare is reused only when it is large enough; a new lent buffer is sized to the
+   * frame rounded up to a power of two — several sessions' smaller frames on one connection do not
+   * each take a buffer of the largest frame's size.
+   */
   readonly allocate = (bytes: number): Buffer => {
     if (bytes < FRAME_BUFFER_MIN_BYTES || bytes > FRAME_BUFFER_BYTES) {
       this.#lent = null
       return Buffer.allocUnsafe(bytes)
     }
+    const fits = this.#spares.findIndex((spare) => spare.length >= bytes)
     // Its own allocation (never a slice of Node's shared pool): it is lent out and reused whole.
-    const buffer = this.#spares.pop() ?? Buffer.allocUnsafeSlow(FRAME_BUFFER_BYTES)
+    const buffer = fits >= 0 ? this.#spares.splice(fits, 1)[0]! : Buffer.allocUnsafeSlow(2 ** Math.ceil(Math.log2(bytes)))
     this.#lent = buffer
     return buffer
   }

@@ -26,7 +26,7 @@ export const OUTPUT_FRAME_KIND = 0x01
 /** kind (1) + seq (float64, 8) + id length (2) + incarnation length (2). */
 const OUTPUT_FIXED_BYTES = 1 + 8 + 2 + 2
 
-/** A decoded output frame: `data` ends at absolute sequence `seq` of PTY `ptyId`. */
+/** A decoded output frame, or one part of a long one (at most 64 KiB of its UTF-8): `data` ends at absolute sequence `seq` of PTY `ptyId`. */
 export type OutputFrame = { type: 'data'; ptyId: string; data: string; seq: number; incarnationId?: string }
 
 /** Encode one message as a JSON frame. */

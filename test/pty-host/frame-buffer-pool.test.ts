@@ -1,0 +1,51 @@
+import fc from 'fast-check'
+import { describe, expect, it } from 'vitest'
+import { FRAME_BUFFER_BYTES, FRAME_BUFFER_MIN_BYTES, FRAME_BUFFER_SPARES, FrameBufferPool } from '../../src/pty-host/frame-buffer-pool.js'
+
+describe('the frame buffer pool', () => {
+  it('lends a buffer no smaller than the frame and less than twice its size, and never one that is still lent', () => {
+    const frameBytes = fc.integer({ min: FRAME_BUFFER_MIN_BYTES, max: FRAME_BUFFER_BYTES })
+    // Each step encodes a frame (allocate) and, maybe, completes the write of an earlier lent buffer (release).
+    const step = fc.record({ bytes: frameBytes, complete: fc.nat({ max: 3 }) })
+    fc.assert(
+      fc.property(fc.array(step, { minLength: 1, maxLength: 40 }), (steps) => {
+        const pool = new FrameBufferPool()
+        const inFlight: Buffer[] = []
+        for (const { bytes, complete } of steps) {
+          const buffer = pool.allocate(bytes)
+          expect(pool.takeLent()).toBe(buffer)
+          expect(buffer.length).toBeGreaterThanOrEqual(bytes)
+          // A fresh buffer is sized to the frame (power of two); a reused spare is at most the largest frame's.
+          expect(buffer.length).toBeLessThanOrEqual(Math.max(2 * bytes, FRAME_BUFFER_BYTES))
+          expect(inFlight.includes(buffer)).toBe(false)
+          inFlight.push(buffer)
+          for (let i = 0; i < complete && inFlight.length > 0; i++) pool.release(inFlight.shift()!)
+          expect(pool.spares).toBeLessThanOrEqual(FRAME_BUFFER_SPARES)
+        }
+      }),
+    )
+  })
+
+  it('gives small and oversized frames fresh memory that is not lent', () => {
+    const pool = new FrameBufferPool()
+    for (const bytes of [1, FRAME_BUFFER_MIN_BYTES - 1, FRAME_BUFFER_BYTES + 1]) {
+      expect(pool.allocate(bytes).length).toBe(bytes)
+      expect(pool.takeLent()).toBeNull()
+    }
+  })
+
+  it('reuses a released buffer that fits, and allocates when the spares are too small', () => {
+    const pool = new FrameBufferPool()
+    const small = pool.allocate(20_000)
+    pool.takeLent()
+    expect(small.length).toBe(32 * 1024)
+    pool.release(small)
+    // A frame the spare cannot hold gets its own buffer; the spare stays for a frame it fits.
+    const large = pool.allocate(300_000)
+    expect(large).not.toBe(small)
+    expect(large.length).toBe(512 * 1024)
+    expect(pool.spares).toBe(1)
+    expect(pool.allocate(30_000)).toBe(small)
+    expect(pool.spares).toBe(0)
+  })
+})
