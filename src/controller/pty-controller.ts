@@ -26,6 +26,7 @@ import {
   type TerminalInputKind,
   type WriteSettlement,
 } from '../contracts/index.js'
+import { callProvider } from '../contracts/call-provider.js'
 import { assertAbortSignal } from './abort.js'
 import {
   assertCwdOf,
@@ -84,16 +85,15 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
   // Spawning and handles
 
   spawn(options: PtySpawnOptions): Promise<PtySpawnReply> {
-    // Not `async`: the caller gets the pipeline's own promise, without a wrapping promise and its
-    // turns per spawn. Every refusal still arrives as a rejection, never as a throw.
-    try {
+    // Not `async`: the caller gets the pipeline's own promise (`Promise.resolve` of a native
+    // promise is that promise), without a wrapping promise and its turns per spawn. Every refusal
+    // still arrives as a rejection, never as a throw.
+    return callProvider(() => {
       this.#assertUsable('spawn')
       // Why: one slot's spawns (and claimSlotCreate claims) take turns, so two never create its PTY at once.
       if (options.slot !== undefined) return this.#m.slotGate.run(options.slot, options.slotCreateClaim, () => this.#m.spawns.spawn(options))
       return this.#m.spawns.spawn(options)
-    } catch (error) {
-      return Promise.reject(error)
-    }
+    })
   }
 
   /**

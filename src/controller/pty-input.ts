@@ -6,6 +6,7 @@ import {
   type PtySize,
   type WriteSettlement,
 } from '../contracts/index.js'
+import { isPromiseLike } from '../contracts/promise-like.js'
 import { reportProviderThrow, type ControllerCore } from './controller-core.js'
 
 /**
@@ -69,8 +70,4 @@ export class PtyInput {
     }
     return { ...record.size }
   }
-}
-
-function isPromiseLike<T>(value: T | Promise<T>): value is Promise<T> {
-  return typeof (value as { then?: unknown } | null)?.then === 'function'
 }

@@ -53,8 +53,9 @@ export const NODE_PTY_DRAIN_GIVE_UP_MS = 1_000
 /**
  * Where a drain is:
  * - `watching`: the child runs; the provider holds the PTY's slave side open;
- * - `marking`: the child is gone; the marker is on its way through the PTY;
- * - `released`: the marker came back (or the drain gave up); the slave side is closed, so the
+ * - `marking`: the child is gone; the end of its output is being proven (the read-out, or the
+ *   marker on its way through the PTY);
+ * - `released`: the end was proven (or the drain gave up); the slave side is closed, so the
  *   master reads to its end and node-pty reports the exit;
  * - `unprotected`: the slave side could not be held (Windows, or the open failed); node-pty's
  *   own, lossy, behaviour applies.
@@ -293,7 +294,7 @@ export class ExitDrain<C extends DrainChunk = string> {
     })
     // Why: node-pty destroys the socket 200 ms after the native exit even if unread output is
     // still queued (a paused consumer, a blocked event loop). Hold that destroy until the
-    // marker has come back; then let it through.
+    // end of the output is proven; then let it through.
     socket.destroy = (...args: unknown[]) => {
       if (this.#state === 'watching' || this.#state === 'marking') {
         this.#deferredDestroy = () => originalDestroy.apply(socket, args)

@@ -34,7 +34,8 @@ export type MasterReadOutEnd = 'drained' | 'hung-up' | 'stopped' | 'failed'
  * Read a non-blocking PTY master synchronously until it has nothing left, handing each chunk to
  * `deliver` (a view of a shared scratch buffer, valid only during the call: copy or decode it).
  *
- * @param fd - the master's file descriptor (non-blocking, as libuv leaves it)
+ * @param fd - the master's file descriptor (non-blocking: node-pty's `pty_nonblock` sets `O_NONBLOCK`
+ * on the master at the fork, so a read with nothing to give answers `EAGAIN` instead of waiting)
  * @param deliver - receives each chunk read, in order
  * @param keepGoing - asked before every read after the first chunk; `false` ends with `stopped`,
  * as does reading {@link NODE_PTY_READ_OUT_BUDGET_BYTES}

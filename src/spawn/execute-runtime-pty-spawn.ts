@@ -11,7 +11,7 @@ import {
   rebaseOutputSequenceOnProvider,
   requestScopeLease,
 } from './host-runtime-stages.js'
-import { isPromiseLike } from './rollback-journal.js'
+import { isPromiseLike } from '../contracts/promise-like.js'
 import { admitRegistration, beginExpectedRegistration, commitRegistration } from './registration-stages.js'
 import { attachToSlotOwner, lookUpSlotOwner, plannedSlotBinding, recordSlotBindingUndo } from './slot-owner-stages.js'
 import { classifyFailure, failedSpawnError } from './spawn-failure.js'
@@ -115,7 +115,7 @@ export async function executeRuntimePtySpawn(state: RuntimePtySpawnState): Promi
   }
   // Why ignore `finish` failures: the PTY is committed; a lease/handle release that throws is the
   // host's bug and must not turn a published PTY into a reported failure.
-  const finished = state.journal.finishNow()
+  const finished = state.journal.finish()
   if (isPromiseLike(finished)) await finished
   state.status = 'succeeded'
   state.outcome = outcome

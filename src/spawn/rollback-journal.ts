@@ -1,3 +1,5 @@
+import { isPromiseLike } from '../contracts/promise-like.js'
+
 /** An undo step recorded by a pipeline stage. */
 export type RollbackStep = {
   /** A short name for diagnostics (`'release scope lease'`). */
@@ -56,17 +58,13 @@ export class RollbackJournal {
     return await this.#run(false)
   }
 
-  /** Run only the `always` steps in reverse order (success path). Returns the steps that threw. */
-  async finish(): Promise<RollbackFailure[]> {
-    return await this.#run(true)
-  }
-
   /**
-   * {@link RollbackJournal.finish} without a microtask turn when every `always` step is synchronous
-   * (the usual case: a lease release, an unsubscribe): the failures at once, or a promise of them
-   * from the first step that answers with one (the rest then run after it, in order).
+   * Run only the `always` steps in reverse order (success path). Returns the steps that threw: at
+   * once when every `always` step is synchronous (the usual case: a lease release, an unsubscribe),
+   * else a promise of them from the first step that answers with one (the rest then run after it,
+   * in order).
    */
-  finishNow(): RollbackFailure[] | Promise<RollbackFailure[]> {
+  finish(): RollbackFailure[] | Promise<RollbackFailure[]> {
     return this.#run(true)
   }
 
@@ -122,9 +120,4 @@ async function settleUndo(step: RollbackStep, pending: PromiseLike<void>, failur
   } catch (error) {
     failures.push({ label: step.label, error })
   }
-}
-
-/** Whether a value is a promise (or any thenable) to wait for. */
-export function isPromiseLike<T>(value: T | PromiseLike<T>): value is PromiseLike<T> {
-  return (typeof value === 'object' || typeof value === 'function') && value !== null && typeof (value as { then?: unknown }).then === 'function'
 }

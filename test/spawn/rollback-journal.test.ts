@@ -42,7 +42,7 @@ describe('RollbackJournal', () => {
     expect(() => journal.record('late', () => undefined)).toThrow(TypeError)
   })
 
-  it('finishNow runs exactly the always steps in reverse, collects every failure, and answers at once unless an undo answers with a promise', async () => {
+  it('finish runs exactly the always steps in reverse, collects every failure, and answers at once unless an undo answers with a promise', async () => {
     const stepArb = fc.record({ always: fc.boolean(), async: fc.boolean(), throws: fc.boolean() })
     await fc.assert(
       fc.asyncProperty(fc.array(stepArb, { maxLength: 8 }), async (steps) => {
@@ -62,7 +62,7 @@ describe('RollbackJournal', () => {
               }
           journal.record(`step ${index}`, undo, { always: step.always })
         })
-        const answer = journal.finishNow()
+        const answer = journal.finish()
         const expectedOrder = steps.flatMap((step, index) => (step.always ? [index] : [])).reverse()
         const expectedFailures = expectedOrder.filter((index) => steps[index]!.throws).map((index) => ({ label: `step ${index}`, error: new Error(`undo ${index} failed`) }))
         const anyAsync = expectedOrder.some((index) => steps[index]!.async)
