@@ -19,6 +19,26 @@ export type SshConnectionSettings = {
   keepaliveCountMax: number
 }
 
+/** How the server reported a command's end: `exit-status` (a code) or `exit-signal` (a signal name). */
+export type ChannelExitStatus = { code: number | null; signal: string | undefined }
+
+/**
+ * A session channel the server opened, with the command's end as the server reported it.
+ *
+ * Why the report is recorded here: `ssh2` emits a channel's `exit` while it parses the packet, and
+ * a short command's `exit-status` can arrive in the same socket read as the channel's opening —
+ * before a caller awaiting the channel runs again and subscribes. Missed, the channel then closed
+ * with no exit on record and the PTY counted as lost (seen under load with `kill -9 $$`). So the
+ * listener is attached in `ssh2`'s own callback, synchronously, before any later packet is parsed.
+ * (Output is not at risk: the channel is a stream that buffers until it is read.)
+ */
+export type OpenedChannel = {
+  /** The channel. */
+  channel: Ssh2Channel
+  /** The end the server reported so far (the first report counts); `null` while none. */
+  exitStatus(): ChannelExitStatus | null
+}
+
 /** A side command's result. */
 export type SideCommandResult = { stdout: string; code: number | null }
 
@@ -138,12 +158,24 @@ export class SshConnection {
 
   /** Open a session channel running `command`, with a pty when `pty` is given. */
   exec(command: string, pty: Ssh2PtyRequest | undefined): Promise<Ssh2Channel> {
+    return this.openChannel(command, pty).then((opened) => opened.channel)
+  }
+
+  /** Like {@link SshConnection.exec}, with the command's end recorded from the channel's first moment (see {@link OpenedChannel}). */
+  openChannel(command: string, pty: Ssh2PtyRequest | undefined): Promise<OpenedChannel> {
     if (this.#lost) return Promise.reject(new SshProviderError('transport_lost', 'The SSH connection is gone'))
     return new Promise((resolve, reject) => {
       try {
         this.#client.exec(command, pty === undefined ? {} : { pty }, (error, channel) => {
-          if (error !== undefined && error !== null) reject(this.#lost ? new SshProviderError('transport_lost', 'The SSH connection dropped', { cause: error }) : error)
-          else resolve(channel)
+          if (error !== undefined && error !== null) {
+            reject(this.#lost ? new SshProviderError('transport_lost', 'The SSH connection dropped', { cause: error }) : error)
+            return
+          }
+          let reported: ChannelExitStatus | null = null
+          channel.on('exit', (code, signal) => {
+            reported ??= { code, signal }
+          })
+          resolve({ channel, exitStatus: () => reported })
         })
       } catch (error) {
         reject(new SshProviderError('transport_lost', 'The SSH connection is gone', { cause: error }))

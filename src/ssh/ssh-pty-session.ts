@@ -2,7 +2,7 @@ import { StringDecoder } from 'node:string_decoder'
 import type { PtyDataEvent, PtyExitEvent, PtyIncarnationId } from '../contracts/index.js'
 import { resolveProcessExitCause } from '../exit-cause/index.js'
 import { LaunchMarkerScanner, type LaunchMarker, type RemoteLaunch } from './remote-launch.js'
-import type { SshConnection } from './ssh-connection.js'
+import type { ChannelExitStatus, SshConnection } from './ssh-connection.js'
 import { sshSignalNumber } from './ssh-signal-table.js'
 import type { Ssh2Channel } from './ssh2-module.js'
 
@@ -54,7 +54,7 @@ export class SshPtySession {
   readonly #hooks: SshPtySessionHooks
   readonly #decoder = new StringDecoder('utf8')
   readonly #scanner: LaunchMarkerScanner
-  #exitStatus: { code: number | null; signal: string | undefined } | null = null
+  readonly #exitStatus: () => ChannelExitStatus | null
   /** Events held until the spawn reply reached the caller (see {@link SshPtySession.release}). */
   #held: Array<() => void> | null = []
   #resolveSettled!: () => void
@@ -65,6 +65,8 @@ export class SshPtySession {
       id: string
       incarnationId: PtyIncarnationId
       channel: Ssh2Channel
+      /** The command's end as the server reported it, recorded since the channel opened (`OpenedChannel`). */
+      exitStatus: () => ChannelExitStatus | null
       connection: SshConnection
       launch: RemoteLaunch
       scopeId: string | undefined
@@ -76,6 +78,7 @@ export class SshPtySession {
     this.id = fields.id
     this.incarnationId = fields.incarnationId
     this.channel = fields.channel
+    this.#exitStatus = fields.exitStatus
     this.connection = fields.connection
     this.launch = fields.launch
     this.scopeId = fields.scopeId
@@ -95,9 +98,6 @@ export class SshPtySession {
     channel.on('data', (chunk) => this.#onText(this.#decoder.write(chunk)))
     // A pty merges stderr into the terminal; drain the (empty) stream so it never holds the window.
     channel.stderr.resume()
-    channel.on('exit', (code, signal) => {
-      this.#exitStatus ??= { code, signal }
-    })
     channel.on('error', () => undefined)
     channel.on('close', () => this.#onClose())
   }
@@ -137,7 +137,7 @@ export class SshPtySession {
     if (this.state === 'exited' || this.state === 'lost') return
     const tail = this.#decoder.end()
     if (tail.length > 0) this.#onText(tail)
-    const status = this.#exitStatus
+    const status = this.#exitStatus()
     const exitEvent = this.marker === null ? null : exitEventOf(this, status)
     this.state = exitEvent === null ? 'lost' : 'exited'
     this.#resolveStarted()

@@ -104,20 +104,22 @@ export async function spawnSshPty(context: SshSpawnContext, spawnOptions: Provid
   context.assertNotDisposed('spawn')
   const id = sessionId ?? randomUUID()
   if (table.sessions.has(id)) throw idInUse(id)
-  let channel
+  let opened
   try {
-    channel = await conn.exec(launch.command, { term: context.terminalName, cols: launch.cols, rows: launch.rows, width: 0, height: 0 })
+    opened = await conn.openChannel(launch.command, { term: context.terminalName, cols: launch.cols, rows: launch.rows, width: 0, height: 0 })
   } catch (error) {
     throw error instanceof SshProviderError
       ? error
       : new SshProviderError('spawn_failed', `The server ${hostId} refused the session channel: ${error instanceof Error ? error.message : String(error)}`, { cause: error, ptyId: id })
   }
   table.exitedIds.forget(id)
+  const { channel, exitStatus } = opened
   const session = new SshPtySession(
     {
       id,
       incarnationId: toPtyIncarnationId(randomUUID()),
       channel,
+      exitStatus,
       connection: conn,
       launch,
       scopeId: spawnOptions.scopeId,

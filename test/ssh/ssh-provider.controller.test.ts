@@ -39,7 +39,19 @@ function setUp(user: string, launchTimeoutMs?: number): () => Setup {
   return () => setup!
 }
 
-const exitOf = (s: Setup, ptyId: string, timeoutMs = 15_000) => waitFor(() => s.exits.find((e) => e.ptyId === ptyId), `the exit of ${ptyId}`, timeoutMs)
+/**
+ * The controller's exit event of `ptyId`. On a timeout the error says what the provider knows of
+ * the PTY (`hasPty`: `true` live, `null` lost, `false` exited — then the controller dropped the exit)
+ * and its output: an exit once went missing under heavy load, cause not yet found.
+ */
+async function exitOf(s: Setup, ptyId: string, timeoutMs = 15_000): Promise<PtyControllerExitEvent> {
+  try {
+    return await waitFor(() => s.exits.find((e) => e.ptyId === ptyId), `the exit of ${ptyId}`, timeoutMs)
+  } catch (error) {
+    const known = `provider.hasPty: ${String(s.provider.hasPty(ptyId))}, output: ${JSON.stringify(s.output.get(ptyId) ?? '')}`
+    throw new Error(`${(error as Error).message} (${known})`, { cause: error })
+  }
+}
 const outputOf = (s: Setup, ptyId: string, text: string, timeoutMs = 15_000) =>
   waitFor(() => ((s.output.get(ptyId) ?? '').includes(text) ? true : undefined), `${JSON.stringify(text)} from ${ptyId}`, timeoutMs)
 

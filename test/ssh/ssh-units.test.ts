@@ -1,5 +1,6 @@
 import { execFileSync } from 'node:child_process'
 import { createHmac, randomBytes } from 'node:crypto'
+import { EventEmitter } from 'node:events'
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { isSshProviderError, knownHostsName, lookUpKnownHosts } from 'ptykit/ssh'
@@ -10,6 +11,7 @@ import { LaunchMarkerScanner } from '../../src/ssh/remote-launch.js'
 import { loadSsh2Module } from '../../src/ssh/ssh2-module.js'
 import type { SshConnectionKeeper } from '../../src/ssh/ssh-connection-keeper.js'
 import type { SshPtySession } from '../../src/ssh/ssh-pty-session.js'
+import { SshConnection } from '../../src/ssh/ssh-connection.js'
 import { createSshQueries } from '../../src/ssh/ssh-queries.js'
 import { SshSessionTable } from '../../src/ssh/ssh-session-table.js'
 
@@ -172,5 +174,23 @@ describe('listing membership only', () => {
       }),
       { numRuns: 20 },
     )
+  })
+})
+
+describe('a session channel whose command ends at once', () => {
+  it('keeps an exit that ssh2 reports in the same parse as the channel opening, before the caller resumes', async () => {
+    // ssh2 parses every packet of one socket read synchronously: the exec callback, then (for a
+    // command that ended already) the channel's `exit` — before a caller awaiting the channel runs.
+    const client = {
+      exec(_command: string, _options: unknown, callback: (error: Error | undefined, channel: EventEmitter) => void) {
+        const channel = new EventEmitter()
+        callback(undefined, channel)
+        channel.emit('exit', null, 'KILL')
+        channel.emit('exit', 0) // A second report does not replace the first.
+      },
+    }
+    const connection = new (SshConnection as unknown as new (client: unknown) => SshConnection)(client)
+    const opened = await connection.openChannel('kill -9 $$', undefined)
+    expect(opened.exitStatus()).toEqual({ code: null, signal: 'KILL' })
   })
 })
