@@ -6,6 +6,31 @@ import { createHarness } from './harness.js'
 
 const settledAll = (promises: Promise<PtySpawnOutcome>[]) => Promise.allSettled(promises)
 
+/**
+ * After spawns raced an abort: each spawn that completed called the provider once, each refused one
+ * is `client_disconnected` / `not_started`, and nothing is left registered, pending or leased
+ * beyond the provider's live PTYs. Counts each outcome in `seen`.
+ */
+function expectCompletedOrRefusedUnstarted(
+  h: ReturnType<typeof createHarness>,
+  results: PromiseSettledResult<PtySpawnOutcome>[],
+  seen: { fulfilled: number; rejected: number },
+): void {
+  const fulfilled = results.filter((r) => r.status === 'fulfilled').length
+  expect(h.provider.calls.filter((call) => call.method === 'spawn').length).toBe(fulfilled)
+  for (const r of results) {
+    seen[r.status] += 1
+    if (r.status === 'rejected') {
+      expect(isPtySpawnError(r.reason) && r.reason.code).toBe('client_disconnected')
+      expect(isPtySpawnError(r.reason) && r.reason.outcome).toBe('not_started')
+    }
+  }
+  const snapshot = h.runtime.inspect()
+  expect([...h.provider.livePtyIds()].sort()).toEqual(snapshot.registeredPtys.map((p) => p.ptyId))
+  expect(snapshot.pendingRegistrations).toEqual([])
+  expect(snapshot.heldLeases).toEqual([])
+}
+
 describe('executeRuntimePtySpawn: races (fc.scheduler)', () => {
   it('N concurrent spawns of one claim key: exactly one provider spawn, N outcomes naming the same PTY', async () => {
     let joins = 0
@@ -128,20 +153,7 @@ describe('executeRuntimePtySpawn: races (fc.scheduler)', () => {
         )
         const results = await s.waitFor(settledAll(spawns))
         await s.waitIdle()
-        const spawnCalls = h.provider.calls.filter((call) => call.method === 'spawn').length
-        const fulfilled = results.filter((r) => r.status === 'fulfilled').length
-        expect(spawnCalls).toBe(fulfilled)
-        for (const r of results) {
-          seen[r.status] += 1
-          if (r.status === 'rejected') {
-            expect(isPtySpawnError(r.reason) && r.reason.code).toBe('client_disconnected')
-            expect(isPtySpawnError(r.reason) && r.reason.outcome).toBe('not_started')
-          }
-        }
-        const snapshot = h.runtime.inspect()
-        expect([...h.provider.livePtyIds()].sort()).toEqual(snapshot.registeredPtys.map((p) => p.ptyId))
-        expect(snapshot.pendingRegistrations).toEqual([])
-        expect(snapshot.heldLeases).toEqual([])
+        expectCompletedOrRefusedUnstarted(h, results, seen)
       }),
       { numRuns: 150 },
     )
@@ -184,20 +196,7 @@ describe('executeRuntimePtySpawn: races (fc.scheduler)', () => {
         const results = await s.waitFor(settledAll(spawns))
         await s.waitFor(maintenance)
         await s.waitIdle()
-        const spawnCalls = h.provider.calls.filter((call) => call.method === 'spawn')
-        const fulfilled = results.filter((r) => r.status === 'fulfilled').length
-        expect(spawnCalls.length).toBe(fulfilled)
-        for (const r of results) {
-          seen[r.status] += 1
-          if (r.status === 'rejected') {
-            expect(isPtySpawnError(r.reason) && r.reason.code).toBe('client_disconnected')
-            expect(isPtySpawnError(r.reason) && r.reason.outcome).toBe('not_started')
-          }
-        }
-        const snapshot = h.runtime.inspect()
-        expect([...h.provider.livePtyIds()].sort()).toEqual(snapshot.registeredPtys.map((p) => p.ptyId))
-        expect(snapshot.pendingRegistrations).toEqual([])
-        expect(snapshot.heldLeases).toEqual([])
+        expectCompletedOrRefusedUnstarted(h, results, seen)
       }),
       { numRuns: 150 },
     )
