@@ -3,14 +3,11 @@ import { join } from 'node:path'
 import { createPtyController } from 'ptykit/controller'
 import type { TerminalExitCause } from 'ptykit/exit-cause'
 import { isPtyHostError, startPtyHost, type PtyHostProvider, type PtyHostServer } from 'ptykit/pty-host'
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { isDead, waitFor } from '../node-pty/pty-test-support.js'
-import { hostPid, isAlive, killHostAndClean, makeSocketDir, providerOn } from './pty-host-test-support.js'
+import { hostPid, isAlive, killHostAndClean, makeSocketDir, providerOn, useCleanups } from './pty-host-test-support.js'
 
-const cleanups: (() => Promise<void>)[] = []
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup()
-})
+const cleanups = useCleanups()
 
 function provider(socketPath: string, extra: Parameters<typeof providerOn>[1] = {}): PtyHostProvider {
   const made = providerOn(socketPath, extra)

@@ -4,14 +4,11 @@ import { join } from 'node:path'
 import { PTY_HOST_PROTOCOL_VERSION, startPtyHost, type PtyHostServer, type PtyHostServerOptions } from 'ptykit/pty-host'
 import { encodeFrame, FrameDecoder } from '../../src/pty-host/frame-codec.js'
 import { PTY_HOST_ACK_HIGH_WATERMARK_CHARS } from '../../src/pty-host/session-flow.js'
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { isDead, waitFor } from '../node-pty/pty-test-support.js'
-import { killHostAndClean, makeSocketDir, providerOn, rawClient } from './pty-host-test-support.js'
+import { killHostAndClean, makeSocketDir, providerOn, rawClient, useCleanups } from './pty-host-test-support.js'
 
-const cleanups: (() => Promise<void>)[] = []
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup()
-})
+const cleanups = useCleanups()
 
 async function inProcessHost(options: PtyHostServerOptions = {}): Promise<{ host: PtyHostServer; dir: string; socketPath: string }> {
   const { dir, socketPath } = makeSocketDir()

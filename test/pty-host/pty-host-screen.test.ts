@@ -1,12 +1,9 @@
 import { startPtyHost } from 'ptykit/pty-host'
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { waitFor } from '../node-pty/pty-test-support.js'
-import { killHostAndClean, makeSocketDir, providerOn } from './pty-host-test-support.js'
+import { killHostAndClean, makeSocketDir, providerOn, useCleanups } from './pty-host-test-support.js'
 
-const cleanups: (() => Promise<void>)[] = []
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup()
-})
+const cleanups = useCleanups()
 
 describe('pty host: the headless screen parses behind the stream', () => {
   it('a flood longer than the history is not held by the screen; a snapshot afterwards shows the last lines and counts what the screen skipped', async () => {

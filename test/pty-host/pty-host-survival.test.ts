@@ -3,15 +3,12 @@ import { writeFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { createPtyController } from 'ptykit/controller'
 import type { PtyHostProvider } from 'ptykit/pty-host'
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { isDead, waitFor } from '../node-pty/pty-test-support.js'
 import { nodeArgsFor } from '../support/node-entry-bundle.js'
-import { HOST_FROM_SOURCES, hostPid, isAlive, killHostAndClean, makeSocketDir, providerOn } from './pty-host-test-support.js'
+import { HOST_FROM_SOURCES, hostPid, isAlive, killHostAndClean, makeSocketDir, providerOn, useCleanups } from './pty-host-test-support.js'
 
-const cleanups: (() => Promise<void>)[] = []
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup()
-})
+const cleanups = useCleanups()
 
 function hostFixture(): { dir: string; socketPath: string } {
   const fixture = makeSocketDir()

@@ -2,6 +2,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { createConnection, type Socket } from 'node:net'
 import { join, resolve } from 'node:path'
+import { afterEach } from 'vitest'
 import { isDead } from '../node-pty/pty-test-support.js'
 import { nodeArgsFor } from '../support/node-entry-bundle.js'
 import { createPtyHostProvider, PTY_HOST_PROTOCOL_VERSION, type PtyHostCommand, type PtyHostProvider, type PtyHostProviderOptions } from 'ptykit/pty-host'
@@ -14,6 +15,18 @@ import { encodeFrame, FrameDecoder } from '../../src/pty-host/frame-codec.js'
 export const HOST_FROM_SOURCES: PtyHostCommand = {
   file: process.execPath,
   args: nodeArgsFor(resolve(import.meta.dirname, '../../src/pty-host/host-main.ts')),
+}
+
+/**
+ * The calling test file's cleanups: push a cleanup while a test runs; after each test they run in
+ * reverse order (the last resource opened is closed first). Call once, at the file's top level.
+ */
+export function useCleanups(): (() => Promise<void>)[] {
+  const cleanups: (() => Promise<void>)[] = []
+  afterEach(async () => {
+    for (const cleanup of cleanups.splice(0).reverse()) await cleanup()
+  })
+  return cleanups
 }
 
 /** A private temp directory (0700, from mkdtemp) and the socket path inside it. */

@@ -1,13 +1,13 @@
 import fc from 'fast-check'
 import { StringDecoder } from 'node:string_decoder'
 import { startPtyHost } from 'ptykit/pty-host'
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { encodeOutputFrame, FrameDecoder, OUTPUT_STRING_MAX_BYTES, type OutputFrame } from '../../src/pty-host/frame-codec.js'
 import type { ScreenScheduler } from '../../src/pty-host/screen-cursor.js'
 import { SessionHistory } from '../../src/pty-host/session-history.js'
 import { Utf8PieceCutter, unfinishedUtf8Tail } from '../../src/pty-host/utf8-pieces.js'
 import { waitFor } from '../node-pty/pty-test-support.js'
-import { killHostAndClean, makeSocketDir, providerOn } from './pty-host-test-support.js'
+import { killHostAndClean, makeSocketDir, providerOn, useCleanups } from './pty-host-test-support.js'
 
 /** Output bytes: UTF-8 of any characters (1 to 4 bytes each), with stray bytes (invalid UTF-8) mixed in. */
 const outputBytes = fc
@@ -127,10 +127,7 @@ describe('output frames decoded in parts (the app never makes one huge string)',
   })
 })
 
-const cleanups: (() => Promise<void>)[] = []
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup()
-})
+const cleanups = useCleanups()
 
 describe('pty host: multi-byte output through real reads', () => {
   it('a flood of multi-byte characters (split across PTY reads and frames) arrives whole, with chars counted as the app decodes them', async () => {
