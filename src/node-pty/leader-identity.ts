@@ -1,5 +1,5 @@
 import type { NodePtySession } from './node-pty-session.js'
-import type { ProcessInspector, ProcessStat } from './process-inspector.js'
+import { isGoneBy, type ProcessInspector, type ProcessStat } from './process-inspector.js'
 
 /**
  * A PTY leader's identity: its pid, and its start time learnt on the first look at it.
@@ -71,7 +71,6 @@ export function recognizeLeader(session: NodePtySession, row: ProcessStat, unrep
 export function isLeaderGoneNow(inspector: ProcessInspector, session: NodePtySession): boolean {
   const unreported = !reapReported(session)
   const seen = inspector.readNow(session.pid)
-  if (seen === 'absent' || seen === null) return seen === 'absent'
-  if (!recognizeLeader(session, seen, unreported)) return true
-  return seen.state === 'Z'
+  if (seen !== 'absent' && seen !== null && !recognizeLeader(session, seen, unreported)) return true
+  return isGoneBy(seen)
 }

@@ -77,7 +77,8 @@ export type MasterStream = {
  * expected (node's internals changed) — the caller then proves the end another way.
  *
  * @param stream - the master's stream
- * @param bytes - `true` when the stream hands out undecoded `Buffer`s (`encoding: null`)
+ * @param bytes - `true` when the stream hands out undecoded `Buffer`s (bytes mode: its decoder
+ * cleared, see `undecoded-output.ts`)
  * @param sink - where the chunks go (`emit` is called with a copy or a decoded string, never a view)
  */
 export function streamDeliverer<C extends string | Buffer>(

@@ -187,7 +187,7 @@ const statReadBuffer = Buffer.allocUnsafe(NODE_PTY_PROC_STAT_READ_BYTES)
  * here). `'absent'` when the file does not exist (ENOENT, ESRCH: the process is gone); `null` when
  * it cannot be read for another reason (EACCES, EMFILE prove nothing).
  */
-export function readSmallProcFileNow(path: string): string | 'absent' | null {
+function readSmallProcFileNow(path: string): string | 'absent' | null {
   let fd: number
   try {
     fd = openSync(path, 'r')

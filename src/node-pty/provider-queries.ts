@@ -21,6 +21,12 @@ type ListingDetails = { cwd: string | null; title: string | null }
 
 const NO_DETAILS: ListingDetails = { cwd: null, title: null }
 
+/** The foreground process's cwd, else the leader's (`getCwd`'s default answer, and a listing row's). */
+async function foregroundCwd(inspector: ProcessInspector, foreground: { pid: number } | null, leaderPid: number): Promise<string | null> {
+  const cwd = foreground === null ? null : await inspector.cwd(foreground.pid)
+  return cwd ?? (foreground?.pid === leaderPid ? null : inspector.cwd(leaderPid))
+}
+
 /**
  * The cwd and title of one session's row, as `getCwd` and `getForegroundProcess` answer them, from
  * one read of the leader (two or three reads in all; synchronous only when the leader is found
@@ -28,11 +34,6 @@ const NO_DETAILS: ListingDetails = { cwd: null, title: null }
  * (learnt here when no look learnt it before) tells it from a later process that reuses its pid,
  * and a dead (zombie) or replaced leader is never described. Never rejects.
  */
-/** The foreground process's cwd, else the leader's (`getCwd`'s default answer, and a listing row's). */
-async function foregroundCwd(inspector: ProcessInspector, foreground: { pid: number } | null, leaderPid: number): Promise<string | null> {
-  const cwd = foreground === null ? null : await inspector.cwd(foreground.pid)
-  return cwd ?? (foreground?.pid === leaderPid ? null : inspector.cwd(leaderPid))
-}
 
 async function describeSession(inspector: ProcessInspector, session: NodePtySession): Promise<ListingDetails> {
   if (session.exit !== null || session.leaderGone) return NO_DETAILS

@@ -9,18 +9,15 @@ import type { ScopeSpawnLeaseRelease } from './types.js'
 
 /**
  * Stage 1, asking: the runtime's answer to the scope's shared spawn lease — a release function, or
- * a promise of one while an exclusive holder keeps the scope; {@link NO_SCOPE_LEASE} when the
- * runtime takes no leases. The run waits only for a promise, then holds the lease with
+ * a promise of one while an exclusive holder keeps the scope; `undefined` when the runtime takes
+ * no leases. The run waits only for a promise, then holds the lease with
  * {@link holdScopeLease}.
  */
-export function requestScopeLease(state: RuntimePtySpawnState): ScopeSpawnLeaseRelease | Promise<ScopeSpawnLeaseRelease> | typeof NO_SCOPE_LEASE {
+export function requestScopeLease(state: RuntimePtySpawnState): ScopeSpawnLeaseRelease | Promise<ScopeSpawnLeaseRelease> | undefined {
   state.stage = 'scope_lease'
   const runtime = state.deps.runtime
-  return runtime?.acquireScopeSpawn === undefined ? NO_SCOPE_LEASE : runtime.acquireScopeSpawn(state.args.scopeId)
+  return runtime?.acquireScopeSpawn?.(state.args.scopeId)
 }
-
-/** What {@link requestScopeLease} answers when the runtime takes no leases. */
-export const NO_SCOPE_LEASE: unique symbol = Symbol('ptykit.noScopeLease')
 
 /** Stage 1, holding: the granted lease is released on every path (success too). */
 export function holdScopeLease(state: RuntimePtySpawnState, release: ScopeSpawnLeaseRelease): void {
