@@ -37,6 +37,8 @@ export class TerminalSession {
   #terminal: PtyTerminal
   #mirror: InstanceType<typeof HeadlessTerminal>
   #serializer: InstanceType<typeof SerializeAddon>
+  /** Unsubscribes the mirror from the terminal's output (on stop). */
+  #stopOutput: () => void
   #cols: number
   #rows: number
   #status: TerminalStatus = { state: 'live' }
@@ -63,7 +65,7 @@ export class TerminalSession {
     this.#serializer = new SerializeAddon()
     // The addon's typings name @xterm/xterm's Terminal; the headless one has the same surface.
     this.#mirror.loadAddon(this.#serializer as never)
-    terminal.onData(({ data }) => this.#output(data))
+    this.#stopOutput = terminal.onData(({ data }) => this.#output(data))
     // Every chunk of output reaches `#output` before the exit is published.
     void terminal.exited.then((exit) => this.#exited(exit))
   }
@@ -161,6 +163,8 @@ export class TerminalSession {
     this.#releaseViewer({ notify: false })
     // A relative budget would be `{ timeoutMs }`; the default deadline (10 s) is what we want anyway.
     const verified = await this.#terminal.stop()
+    // Output after an unverified stop no longer reaches the mirror this session disposes.
+    this.#stopOutput()
     this.#mirror.dispose()
     return verified
   }

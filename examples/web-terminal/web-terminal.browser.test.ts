@@ -118,8 +118,9 @@ describe('web terminal in Chromium', () => {
 
   it('paces a 4 MB flood by drawing: every char arrives and is drawn, and the page stays responsive', async () => {
     // Why 4 MB (6 000 000 chars) is enough: it is 60 times the controller's high watermark (100 000
-    // chars), so the shell is paused and resumed by the page's draw acks dozens of times, and it
-    // overruns the page's 5 000-row scrollback and the mirror's 1 000 rows 400 times over. The
+    // chars), so the shell is paused and resumed by the page's draw acks dozens of times, and its
+    // 2 000 000 lines overrun the page's 5 000-row scrollback 400 times and the mirror's 1 000 rows
+    // 2 000 times. The
     // responsiveness probe runs after 1 000 000 chars are drawn, with most of the flood still to
     // come. A larger flood repeats the same cycle (20 MB cost a minute of a loaded 2-core run).
     const id = await openTerminal('yes | head -c 4000000')

@@ -45,6 +45,7 @@ import { PtyControllerDisposedError, PtyControllerError } from './pty-controller
 import type { PtyRecord } from './pty-record.js'
 import type { PtyTerminal } from './pty-terminal.js'
 import { PtyTerminalRegistry } from './pty-terminal-registry.js'
+import { assertRendererSerializer } from './renderer-serializers.js'
 import { assertSlot } from './slot-adoption.js'
 import { resolveStopAndWaitRequest } from './stop-and-wait-request.js'
 
@@ -308,6 +309,7 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
 
   registerRendererSerializer(ptyId: string, serializer: PtyRendererSerializer): PtyDisposable {
     assertPtyId(ptyId)
+    assertRendererSerializer(serializer)
     // A renderer mounted after dispose registers with nothing: there is nothing left to serialize for.
     if (this.disposed) return { dispose: () => undefined }
     return this.#m.renderers.register(ptyId, serializer)

@@ -13,6 +13,13 @@ export const RENDERER_SERIALIZER_WAIT_DEFAULT_MS = 5_000
 type Registration = { serializer: PtyRendererSerializer; generation: number }
 type Waiter = { afterGeneration: number; resolve: (registered: boolean) => void }
 
+/** @throws TypeError when `serializer` is not a function (disposed controller or not). */
+export function assertRendererSerializer(serializer: unknown): asserts serializer is PtyRendererSerializer {
+  if (typeof serializer !== 'function') {
+    throw new TypeError(`Expected the \`serializer\` argument to be a function, got ${describeValue(serializer)}`)
+  }
+}
+
 /**
  * The views that hold a PTY's authoritative screen. Each registration gets the PTY's next
  * generation (1, 2…), so a caller can wait for a view that registered *after* the one it saw.
@@ -35,9 +42,7 @@ export class RendererSerializerRegistry {
    * @throws TypeError when `serializer` is not a function.
    */
   register(ptyId: string, serializer: PtyRendererSerializer): PtyDisposable {
-    if (typeof serializer !== 'function') {
-      throw new TypeError(`Expected the \`serializer\` argument to be a function, got ${describeValue(serializer)}`)
-    }
+    assertRendererSerializer(serializer)
     const generation = (this.#generations.get(ptyId) ?? 0) + 1
     this.#generations.set(ptyId, generation)
     const registration: Registration = { serializer, generation }

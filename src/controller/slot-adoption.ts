@@ -1,6 +1,6 @@
 import type { PtySlot, PtySlotAdoption, PtySlotCreateRelease, PtySpawnReply } from '../contracts/index.js'
 import { PtySpawnError, slotStoreKey, type PtySlotOwner, type PtySlotStore } from '../spawn/index.js'
-import { agreeOnSlotOwner } from '../spawn/slot-owner-views.js'
+import { agreeOnSlotOwner, describeSlotOwnerConflict } from '../spawn/slot-owner-views.js'
 import { describeValue } from './argument-validation.js'
 
 /** @throws TypeError naming `option` unless `value` is a slot with a non-empty string key. */
@@ -131,7 +131,7 @@ export async function adoptSlotOwner(host: SlotAdoptionHost, slot: PtySlot): Pro
     const { live, persisted } = views
     throw new PtySpawnError(
       'slot_owner_conflict',
-      `Slot ${JSON.stringify(slot.key)}: live state names PTY ${JSON.stringify(live.ptyId)} on ${JSON.stringify(live.hostId)}, the persisted store ${JSON.stringify(persisted.ptyId)} on ${JSON.stringify(persisted.hostId)}`,
+      describeSlotOwnerConflict(slot.key, live, persisted),
       { outcome: 'not_started' },
     )
   }

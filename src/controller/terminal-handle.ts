@@ -167,8 +167,8 @@ export class TerminalHandle implements PtyTerminal {
   }
 
   #acknowledge(chars: number): void {
-    // Why the checks: an ack is addressed by id, and must never credit a replacement (or reach a
-    // disposed controller, which throws).
+    // Why the checks: an ack is addressed by id, and must never credit a replacement; a disposed
+    // controller has nothing left to credit.
     if (this.#controller.disposed || this.record.state !== 'live' || !this.#isCurrent()) return
     this.#controller.acknowledgeData(this.id, chars)
   }

@@ -1,7 +1,7 @@
 import { isPtyLiveOtherIncarnationError, type ExecutionHostId, type ProviderSpawnOptions, type PtySlot, type PtySpawnResult } from '../contracts/index.js'
 import { watchExits } from './exit-watch.js'
 import { incarnationOf } from '../contracts/incarnation.js'
-import { agreeOnSlotOwner } from './slot-owner-views.js'
+import { agreeOnSlotOwner, describeSlotOwnerConflict } from './slot-owner-views.js'
 import { checkAbort, providerFor, rejectExitedReply, reportSpawnCommitted, takeChargeOfStartedProcess } from './provider-call.js'
 import { messageOf, ownSpawnError } from './spawn-failure.js'
 import type { RuntimePtySpawnState } from './spawn-state.js'
@@ -18,7 +18,7 @@ async function resolveSlotOwner(state: RuntimePtySpawnState, store: PtySlotStore
     throw ownSpawnError(
       state,
       'slot_owner_conflict',
-      `Slot ${JSON.stringify(slot.key)}: live state names PTY ${JSON.stringify(live.ptyId)} on ${JSON.stringify(live.hostId)}, the persisted store ${JSON.stringify(persisted.ptyId)} on ${JSON.stringify(persisted.hostId)}`,
+      describeSlotOwnerConflict(slot.key, live, persisted),
       { ptyId: live.ptyId },
     )
   }

@@ -22,3 +22,16 @@ export function agreeOnSlotOwner(live: PtySlotOwner | null, persisted: PtySlotOw
   if (base === null) return { kind: 'agreed', owner: null }
   return { kind: 'agreed', owner: { ptyId: base.ptyId, hostId: base.hostId, ...incarnationOf(live?.incarnationId ?? persisted?.incarnationId) } }
 }
+
+/**
+ * The `slot_owner_conflict` message for a slot whose views disagree: both owners, and their
+ * incarnations when the two name the same PTY on the same host (the incarnation is then the reason).
+ */
+export function describeSlotOwnerConflict(slotKey: string, live: PtySlotOwner, persisted: PtySlotOwner): string {
+  const owner = (view: PtySlotOwner): string => {
+    const sameProcess = live.ptyId === persisted.ptyId && live.hostId === persisted.hostId
+    const incarnation = sameProcess ? ` (incarnation ${JSON.stringify(view.incarnationId ?? null)})` : ''
+    return `${JSON.stringify(view.ptyId)} on ${JSON.stringify(view.hostId)}${incarnation}`
+  }
+  return `Slot ${JSON.stringify(slotKey)}: live state names PTY ${owner(live)}, the persisted store ${owner(persisted)}`
+}
