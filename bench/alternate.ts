@@ -55,18 +55,16 @@ export async function alternate(options: AlternateOptions): Promise<PairedSample
       `Expected the \`warmupPairs\` option to be a non-negative integer, got ${String(warmupPairs)} (${typeof warmupPairs})`,
     )
   }
-  const result: PairedSamples = { ptykit: [], raw: [], ratios: [], differences: [] }
+  const rawSamples: number[] = []
+  const ptykitSamples: number[] = []
   for (let i = 0; i < warmupPairs + pairs; i++) {
     const measured = i - warmupPairs
     const raw = await options.raw(measured)
     const ptykit = await options.ptykit(measured)
     if (measured < 0) continue
-    result.raw.push(raw)
-    result.ptykit.push(ptykit)
-    result.ratios.push(ptykit / raw)
-    result.differences.push(ptykit - raw)
+    rawSamples.push(raw)
+    ptykitSamples.push(ptykit)
     options.onPair?.(measured, raw, ptykit)
   }
-  if (result.raw.some((r) => r <= 0)) result.ratios = []
-  return result
+  return pairedSamples(ptykitSamples, rawSamples)
 }

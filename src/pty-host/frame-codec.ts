@@ -15,6 +15,7 @@
 export const PTY_HOST_MAX_FRAME_BYTES = 16 * 1024 * 1024
 
 import { PtyHostFrameError } from './pty-host-frame-error.js'
+import { unfinishedUtf8Tail } from './utf8-pieces.js'
 
 export { PtyHostFrameError }
 
@@ -106,18 +107,6 @@ export function encodeOutputFrame(
  */
 export const OUTPUT_STRING_MAX_BYTES = 64 * 1024
 
-/**
- * Where to end a part of UTF-8 `bytes` begun at `start`, at or just before `end`: before a byte
- * that starts a character, so each part decodes exactly as the whole would. Four continuation
- * bytes in a row cannot all belong to one character, so a cut after three of them is safe too.
- */
-function partEndAt(bytes: Buffer, start: number, end: number): number {
-  if (end >= bytes.length) return bytes.length
-  for (let back = 0; back <= 3 && end - back > start; back++) {
-    if ((bytes[end - back]! & 0xc0) !== 0x80) return end - back
-  }
-  return end
-}
 
 function decodeOutputFrame(body: Buffer): OutputFrame[] {
   const malformed = (why: string): PtyHostFrameError => new PtyHostFrameError('malformed', `An output frame is malformed: ${why}`)
@@ -135,7 +124,9 @@ function decodeOutputFrame(body: Buffer): OutputFrame[] {
   const texts: string[] = []
   let chars = 0
   for (let start = dataAt; start < body.length || texts.length === 0; ) {
-    const end = partEndAt(body, start, Math.min(body.length, start + OUTPUT_STRING_MAX_BYTES))
+    // Each part ends before a character that has not finished, so it decodes as the whole would.
+    const limit = start + OUTPUT_STRING_MAX_BYTES
+    const end = limit >= body.length ? body.length : limit - unfinishedUtf8Tail(body.subarray(start, limit))
     const text = body.toString('utf8', start, end)
     texts.push(text)
     chars += text.length

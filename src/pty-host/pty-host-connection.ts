@@ -188,8 +188,12 @@ export class PtyHostConnection {
     this.#socket.write(messages.length === 1 ? encodeFrame(messages[0]) : encodeFrames(messages))
   }
 
-  /** Close the connection (the host keeps its sessions). */
+  /**
+   * Close the connection (the host keeps its sessions). What this turn queued is written first, as
+   * it would have been without the close (a `resize` or `ack` right before `detach()` still lands).
+   */
   close(): void {
+    this.#flush()
     this.#socket.destroy()
     this.#closedNow()
   }

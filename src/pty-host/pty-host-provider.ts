@@ -142,10 +142,8 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
     const exitedEarly = (pty.state as ClientPtyState) === 'exited'
     if (!exitedEarly) {
       pty.state = 'live'
-      // A live PTY holds the connection: no need to look through every record (exited ones
-      // first) for one, as `updateHold` does.
-      if (link.connection === opened) opened.holdOpen(true)
-    } else link.updateHold()
+    }
+    link.updateHold()
     const result: PtySpawnResult = {
       id,
       pid: typeof reply.pid === 'number' ? reply.pid : null,

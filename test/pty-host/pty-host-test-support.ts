@@ -74,26 +74,38 @@ export function providerOn(socketPath: string, extra: PtyHostProviderOptions = {
 export async function rawClient(socketPath: string): Promise<{ request(method: string, params: Record<string, unknown>): Promise<Record<string, unknown>>; readonly closed: boolean; close(): void }> {
   const socket: Socket = createConnection(socketPath)
   const decoder = new FrameDecoder()
-  const waiting = new Map<number, (reply: Record<string, unknown>) => void>()
+  const waiting = new Map<number, { resolve: (reply: Record<string, unknown>) => void; reject: (error: Error) => void }>()
   let closed = false
   let nextId = 1
-  let welcomed: () => void = () => undefined
-  const welcome = new Promise<void>((resolve) => (welcomed = resolve))
+  let welcomed: { resolve: () => void; reject: (error: Error) => void } = { resolve: () => undefined, reject: () => undefined }
+  const welcome = new Promise<void>((resolve, reject) => (welcomed = { resolve, reject }))
   socket.on('error', () => undefined)
-  socket.on('close', () => (closed = true))
+  // A refused hello or a dropped connection fails the waits at once (not as a test timeout).
+  socket.on('close', () => {
+    closed = true
+    welcomed.reject(new Error('the host closed the connection'))
+    for (const waiter of waiting.values()) waiter.reject(new Error('the host closed the connection before replying'))
+    waiting.clear()
+  })
   socket.on('data', (chunk: Buffer) => {
     for (const message of decoder.push(chunk) as Record<string, unknown>[]) {
-      if (message.type === 'welcome') welcomed()
-      if (message.type === 'reply') waiting.get(Number(message.id))?.(message)
+      if (message.type === 'welcome') welcomed.resolve()
+      if (message.type === 'refused') welcomed.reject(new Error(`the host refused the hello: ${JSON.stringify(message)}`))
+      if (message.type === 'reply') {
+        const id = Number(message.id)
+        waiting.get(id)?.resolve(message)
+        waiting.delete(id)
+      }
     }
   })
   socket.write(encodeFrame({ v: PTY_HOST_PROTOCOL_VERSION, type: 'hello', secret: readFileSync(`${socketPath}.secret`, 'utf8').trim() }))
   await welcome
   return {
     request: (method, params) =>
-      new Promise((resolve) => {
+      new Promise((resolve, reject) => {
+        if (closed) return reject(new Error('the connection is closed'))
         const id = nextId++
-        waiting.set(id, resolve)
+        waiting.set(id, { resolve, reject })
         socket.write(encodeFrame({ v: PTY_HOST_PROTOCOL_VERSION, type: 'request', id, method, params }))
       }),
     get closed() {
