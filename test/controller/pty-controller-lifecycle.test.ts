@@ -151,6 +151,7 @@ describe('dispose', () => {
     await expect(h.controller.stopAndWait('a', 'fast' as never)).rejects.toThrow('`options` argument')
     await expect(h.controller.waitForRendererSerializer('a', -1)).rejects.toThrow('`afterGeneration` argument')
     await expect(h.controller.waitForRendererSerializer('a', 0, Number.NaN)).rejects.toThrow('`timeoutMs` argument')
+    expect(() => h.controller.registerRendererSerializer('a', 42 as never)).toThrow('Expected the `serializer` argument to be a function, got 42 (number)')
   })
 
   it('stops a PTY whose spawn was in flight when the controller was disposed', async () => {
