@@ -31,7 +31,8 @@ export async function measureFlood(config: BenchConfig, log: (line: string) => v
     raw: () => run('raw'),
     ptykit: () => run('ptykit'),
     onPair: (i, raw, ptykit) => {
-      const last = runs.slice(-2)
+      // The pair's two runs, raw's first (the order within a pair alternates).
+      const last = runs.slice(-2).sort((a, b) => (a.side === b.side ? 0 : a.side === 'raw' ? -1 : 1))
       log(
         `  flood pair ${i}: RSS growth raw ${raw.toFixed(1)} MiB, ptykit ${ptykit.toFixed(1)} MiB; ` +
           `lost raw ${String(lost.raw[i])} B, ptykit ${String(lost.ptykit[i])} B; ` +
