@@ -76,11 +76,12 @@ export function createHostRequestHandlers({ provider, sessions, activityChanged,
         session.dropHistoryAtExit = true
         void provider.shutdown(id, { immediate: true }).catch(() => undefined)
       }
-      if (client.socket.destroyed || request.id === null) {
+      if (client.socket.destroyed) {
         orphaned()
         return REPLIED
       }
-      client.send({ v: PTY_HOST_PROTOCOL_VERSION, type: 'reply', id: request.id, ok: true, result }, (written) => {
+      // parseRequest admits spawn only as a request: it always has an id to reply to.
+      client.send({ v: PTY_HOST_PROTOCOL_VERSION, type: 'reply', id: request.id as number, ok: true, result }, (written) => {
         if (!written) orphaned()
       })
       return REPLIED
@@ -100,7 +101,8 @@ export function createHostRequestHandlers({ provider, sessions, activityChanged,
           { ptyId: id },
         )
       }
-      const requestId = request.id ?? 0
+      // parseRequest admits attach only as a request: it always has an id to reply to.
+      const requestId = request.id as number
       sessions.attach(client, session, fromSeq, (result) => ({ v: PTY_HOST_PROTOCOL_VERSION, type: 'reply', id: requestId, ok: true, result }))
       return REPLIED
     },

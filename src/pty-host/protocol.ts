@@ -40,6 +40,12 @@ export const SPAWN_LAUNCH_KEYS = ['file', 'args', 'command', 'cols', 'rows', 'cw
 /** One of {@link PTY_HOST_METHODS}. */
 export type PtyHostMethod = (typeof PTY_HOST_METHODS)[number]
 
+/**
+ * The methods a client may send as a one-way `notify`: the ones whose answer nobody waits for.
+ * Every other method answers (a result, or an error the caller must see), so it is a `request` only.
+ */
+export const PTY_HOST_NOTIFY_METHODS: ReadonlySet<PtyHostMethod> = new Set<PtyHostMethod>(['ack', 'pause', 'resume', 'resize'])
+
 /** The first frame a client sends: the protocol version and the host's secret. */
 export type PtyHostHello = { v: number; type: 'hello'; secret: string }
 
@@ -77,6 +83,7 @@ export function parseRequest(message: Record<string, unknown>): PtyHostRequest |
   const id = type === 'notify' ? null : message.id
   if (id !== null && (typeof id !== 'number' || !Number.isSafeInteger(id) || id < 0)) return `a request needs a non-negative integer id, got ${JSON.stringify(id)}`
   if (typeof method !== 'string' || !METHODS.has(method)) return `unknown method ${JSON.stringify(method)}`
+  if (type === 'notify' && !PTY_HOST_NOTIFY_METHODS.has(method as PtyHostMethod)) return `${method} answers, so it must be sent as a request, not a notify`
   if (params === null || typeof params !== 'object' || Array.isArray(params)) return `${type} ${method} needs a params object`
   return { v: PTY_HOST_PROTOCOL_VERSION, type, id, method: method as PtyHostMethod, params: params as Record<string, unknown> }
 }

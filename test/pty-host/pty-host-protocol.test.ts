@@ -4,6 +4,7 @@ import fc from 'fast-check'
 import { PTY_HOST_PROTOCOL_VERSION, startPtyHost, type PtyHostServer } from 'ptykit/pty-host'
 import { encodeFrame, encodeOutputFrame, FrameDecoder, OUTPUT_FRAME_KIND, PtyHostFrameError, type OutputFrame } from '../../src/pty-host/frame-codec.js'
 import { HostClient, PTY_HOST_OUTPUT_FRAME_MAX_CHARS } from '../../src/pty-host/host-client.js'
+import { parseRequest, PTY_HOST_METHODS, PTY_HOST_NOTIFY_METHODS } from '../../src/pty-host/protocol.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { killHostAndClean, makeSocketDir, providerOn } from './pty-host-test-support.js'
 
@@ -70,6 +71,31 @@ describe('frame codec', () => {
     const notObject = Buffer.from('[1]')
     const frame = Buffer.concat([Buffer.from([0, 0, 0, notObject.length]), notObject])
     expect(() => new FrameDecoder().push(frame)).toThrow(/not a JSON object/)
+  })
+})
+
+describe('request frames', () => {
+  it('admits every method as a request, and only the ones nobody waits on as a notify', () => {
+    fc.assert(
+      fc.property(fc.constantFrom(...PTY_HOST_METHODS), fc.nat(), (method, id) => {
+        const params = { ptyId: 'p' }
+        expect(parseRequest({ v: PTY_HOST_PROTOCOL_VERSION, type: 'request', id, method, params })).toEqual({
+          v: PTY_HOST_PROTOCOL_VERSION,
+          type: 'request',
+          id,
+          method,
+          params,
+        })
+        const notify = parseRequest({ v: PTY_HOST_PROTOCOL_VERSION, type: 'notify', method, params })
+        if (['ack', 'pause', 'resume', 'resize'].includes(method)) {
+          expect(PTY_HOST_NOTIFY_METHODS.has(method)).toBe(true)
+          expect(notify).toEqual({ v: PTY_HOST_PROTOCOL_VERSION, type: 'notify', id: null, method, params })
+        } else {
+          // An attach or spawn sent one-way had nobody to answer: it is a malformed frame.
+          expect(notify).toBe(`${method} answers, so it must be sent as a request, not a notify`)
+        }
+      }),
+    )
   })
 })
 
