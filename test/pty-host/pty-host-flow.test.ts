@@ -89,6 +89,40 @@ describe('pty host: flow control by acknowledged chars', () => {
   }, 60_000)
 })
 
+describe('pty host: output that ends inside a character', () => {
+  it('delivers the unfinished last character (as U+FFFD) before the exit, as the whole stream decoded at once gives it', async () => {
+    const { socketPath } = await inProcessHost()
+    const app = providerOn(socketPath, { autoStart: false })
+    cleanups.push(() => app.dispose())
+    // The first two of the euro sign's three bytes; the first three of a four-byte emoji.
+    for (const [octal, bytes] of [
+      ['\\342\\202', [0xe2, 0x82]],
+      ['\\360\\237\\230', [0xf0, 0x9f, 0x98]],
+    ] as const) {
+      const events: string[] = []
+      let output = ''
+      const offData = app.onData((event) => {
+        output += event.data
+        events.push('data')
+      })
+      const exited = new Promise<void>((resolve) => {
+        const offExit = app.onExit(() => {
+          events.push('exit')
+          offExit()
+          resolve()
+        })
+      })
+      await app.spawn({ file: '/bin/sh', args: ['-c', `printf 'ab${octal}'`] })
+      await exited
+      offData()
+      expect(output).toBe(Buffer.concat([Buffer.from('ab'), Buffer.from(bytes)]).toString('utf8'))
+      expect(output.endsWith('\uFFFD')).toBe(true)
+      expect(events.at(-1)).toBe('exit')
+      expect(events.filter((e) => e === 'exit')).toHaveLength(1)
+    }
+  })
+})
+
 describe('pty host: a connection that drops in the middle of a spawn', () => {
   it('stops the session whose spawn reply never reached a client: nothing is left unowned', async () => {
     const { dir, socketPath } = await inProcessHost()
