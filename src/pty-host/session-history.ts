@@ -97,9 +97,12 @@ export class SessionHistory implements ScreenRing {
     return piece === null ? null : this.#append(piece)
   }
 
-  /** Record output given as text (a convenience for tests and tools); returns the new sequence. */
+  /**
+   * Record output given as text (for tests and tools): its UTF-8 bytes as one read, through the
+   * same cut as {@link appendRead}, so it lands after any bytes held back. Returns the new sequence.
+   */
   append(text: string): number {
-    if (text.length > 0) this.#append({ bytes: Buffer.from(text, 'utf8'), chars: text.length })
+    if (text.length > 0) this.appendRead(Buffer.from(text, 'utf8'))
     return this.seq
   }
 
