@@ -20,15 +20,13 @@
  * under `--cpu-prof` (its profile is written when it exits: the script stops it with SIGTERM).
  * Runs the published build (`dist/`), as `npm run bench` does: build it first (`npm run build`).
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { createPtyController } from 'ptykit/controller'
-import { createPtyHostProvider } from 'ptykit/pty-host'
 import { REPO_ROOT } from './child.js'
 import { MB } from './config.js'
 import { collectGarbage } from './gc.js'
-import { createPtykitSide, trackPtys, type PtykitSide } from './ptykit-side.js'
+import { createPtyHostSide } from './pty-host-side.js'
+import { createPtykitSide, type PtykitSide } from './ptykit-side.js'
 import { BENCH_COLS, BENCH_ROWS } from './raw-pty.js'
 import { median, nowMs } from './stats.js'
 import { floodCommand, rawSample } from './figures/throughput.js'
@@ -115,8 +113,6 @@ async function runSide(name: string): Promise<void> {
     }
     return report(name, samples)
   }
-  const dir = mkdtempSync(join(tmpdir(), 'ptykit-host-cpu-'))
-  const socketPath = join(dir, 'host.sock')
   const nodeArgs = [...hostNodeArgs, ...(hostProfileDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${hostProfileDir}`])]
   const hostMain = flag('--host-main') ?? join(REPO_ROOT, 'dist/pty-host/host-main.js')
   // With a log, through a shell that `exec`s node (the lock still names node's pid) with stderr and stdout appended to it.
@@ -124,32 +120,12 @@ async function runSide(name: string): Promise<void> {
     hostLog === undefined
       ? { file: process.execPath, args: [...nodeArgs, hostMain, ...hostArgs] }
       : { file: '/bin/sh', args: ['-c', `exec "$0" "$@" >>'${hostLog}' 2>&1`, process.execPath, ...nodeArgs, hostMain, ...hostArgs] }
-  const provider = createPtyHostProvider({ socketPath, idleExitMs: 1_000, hostCommand })
-  const controller = createPtyController({ provider })
-  const side: PtykitSide = { controller, tracker: trackPtys(controller), dispose: async () => undefined }
-  // The host's pid from its lock file; `null` when the host never started or has gone.
-  const hostPid = (): number | null => {
-    try {
-      const pid = Number(readFileSync(`${socketPath}.lock`, 'utf8'))
-      return Number.isInteger(pid) && pid > 0 ? pid : null
-    } catch {
-      return null
-    }
-  }
+  const side = createPtyHostSide({ hostCommand, stopSignal: hostProfileDir === undefined ? 'SIGKILL' : 'SIGTERM' })
   try {
     await controllerFlood(side, () => null) // Starts the host; warm-up.
-    for (let i = 0; i < floods; i++) samples.push(await controllerFlood(side, hostPid))
+    for (let i = 0; i < floods; i++) samples.push(await controllerFlood(side, side.hostPid))
   } finally {
-    const pid = hostPid()
-    side.tracker.detach()
-    await controller.dispose()
-    await provider.dispose()
-    try {
-      if (pid !== null) process.kill(pid, hostProfileDir === undefined ? 'SIGKILL' : 'SIGTERM')
-    } catch {
-      // Already gone.
-    }
-    rmSync(dir, { recursive: true, force: true })
+    await side.dispose()
   }
   report(name, samples)
 }

@@ -11,26 +11,50 @@ import { createPtyHostProvider } from 'ptykit/pty-host'
 import { REPO_ROOT } from './child.js'
 import { trackPtys, type PtykitSide } from './ptykit-side.js'
 
+/** Options of {@link createPtyHostSide}. */
+export type PtyHostSideOptions = {
+  /** How to start the host (default: this Node running `dist/pty-host/host-main.js`). */
+  hostCommand?: { file: string; args: string[] }
+  /** The signal that stops the host on dispose (default SIGKILL; SIGTERM lets a profiled host write its profile). */
+  stopSignal?: NodeJS.Signals
+}
+
+/** The pty-host side: a {@link PtykitSide} whose host's pid can be read (from its lock file). */
+export type PtyHostSide = PtykitSide & {
+  /** The host's pid; `null` when the host never started or has gone. */
+  hostPid(): number | null
+}
+
 /** Creates a controller over a pty host provider (the host runs in its own process). */
-export function createPtyHostSide(): PtykitSide {
+export function createPtyHostSide(options: PtyHostSideOptions = {}): PtyHostSide {
   const dir = mkdtempSync(join(tmpdir(), 'ptykit-bench-host-'))
   const socketPath = join(dir, 'host.sock')
   const provider = createPtyHostProvider({
     socketPath,
     idleExitMs: 1_000,
-    hostCommand: { file: process.execPath, args: [join(REPO_ROOT, 'dist/pty-host/host-main.js')] },
+    hostCommand: options.hostCommand ?? { file: process.execPath, args: [join(REPO_ROOT, 'dist/pty-host/host-main.js')] },
   })
   const controller = createPtyController({ provider })
   const tracker = trackPtys(controller)
+  const hostPid = (): number | null => {
+    try {
+      const pid = Number(readFileSync(`${socketPath}.lock`, 'utf8'))
+      return Number.isInteger(pid) && pid > 0 ? pid : null
+    } catch {
+      return null
+    }
+  }
   return {
     controller,
     tracker,
+    hostPid,
     dispose: async () => {
+      const pid = hostPid()
       tracker.detach()
       await controller.dispose()
       await provider.dispose()
       try {
-        process.kill(Number(readFileSync(`${socketPath}.lock`, 'utf8')), 'SIGKILL')
+        if (pid !== null) process.kill(pid, options.stopSignal ?? 'SIGKILL')
       } catch {
         // Already gone.
       }
