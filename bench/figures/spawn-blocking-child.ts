@@ -79,7 +79,8 @@ async function main(): Promise<void> {
     ballast.push(Buffer.alloc(heapTarget, 1))
   }
   const afterBallast = process.memoryUsage()
-  const side = process.argv[5] === 'pty-host' ? createPtyHostSide() : createPtykitSide()
+  const throughPtyHost = process.argv[5] === 'pty-host'
+  const side = throughPtyHost ? createPtyHostSide() : createPtykitSide()
   const syncCallMs = { raw: [] as number[], ptykit: [] as number[] }
   const busyMs = { raw: [] as number[], ptykit: [] as number[] }
   const ownMs: PairedSamples = { raw: [], ptykit: [], ratios: [], differences: [] }
@@ -94,7 +95,6 @@ async function main(): Promise<void> {
   }
   const FILE = '/bin/sh'
   const ARGS = ['-c', 'exit 0']
-  const throughPtyHost = process.argv[5] === 'pty-host'
   let lastSide: 'raw' | 'ptykit' | null = null
   const spawnAndWait = async (): Promise<void> => {
     const handle = await side.controller.spawn({ file: FILE, args: ARGS, cols: BENCH_COLS, rows: BENCH_ROWS })
