@@ -333,6 +333,14 @@ export class ExitDrain<C extends DrainChunk = string> {
     // still queued (a paused consumer, a blocked event loop). Hold that destroy until the
     // end of the output is proven; then let it through.
     socket.destroy = (...args: unknown[]) => {
+      if (this.#slaveLess && args[0] instanceof Error && (this.#state === 'watching' || this.#state === 'marking')) {
+        // Node's stream ends itself on a read error. With no slave fd held, `EIO` is the master's
+        // true end (Linux flushed every byte to it first): nothing is left to wait for, and no
+        // look at the OS is needed. Any other error leaves nothing to read either.
+        this.#proof = (args[0] as { code?: unknown }).code === 'EIO' ? 'end-of-file' : 'give-up'
+        this.#release()
+        return originalDestroy.apply(socket, args)
+      }
       if (this.#state === 'watching' || this.#state === 'marking') {
         this.#deferredDestroy = () => originalDestroy.apply(socket, args)
         this.#hooks.onNativeExitHint()
