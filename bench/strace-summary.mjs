@@ -106,3 +106,7 @@ for (const phase of PHASES) {
     console.log(`${'total'.padEnd(18)} ${`${phase} ${thread}`.padEnd(25)} ${values.map(fmt).join(' ')} ${values.slice(1).map((v) => fmt(v - values[0])).join(' ')}`)
   }
 }
+for (const thread of ['main', 'other']) {
+  const values = sums.map((s) => keys.filter((k) => k.split('|')[1] === thread).reduce((a, k) => a + per(s, k), 0))
+  console.log(`${'total'.padEnd(18)} ${`whole cycle ${thread}`.padEnd(25)} ${values.map(fmt).join(' ')} ${values.slice(1).map((v) => fmt(v - values[0])).join(' ')}`)
+}
