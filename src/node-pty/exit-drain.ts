@@ -1,40 +1,9 @@
-import { randomFillSync } from 'node:crypto'
 import { closeSync, constants as fsConstants, openSync, writeSync } from 'node:fs'
 import type { NodePtyTerminal } from './node-pty-module.js'
-import { ByteSentinelScanner } from './byte-sentinel-scanner.js'
+import { createMarkerScanner, mintMarker, type MarkerScanner } from './drain-marker.js'
 import { readOutMaster, streamDeliverer, type MasterStream } from './master-read-out.js'
-import { SentinelScanner } from './sentinel-scanner.js'
 
-/**
- * The start of the end-of-output marker. Upper-case letters and hex digits only: no output flag a
- * dead child may have left on the terminal (`ONLCR`, `OCRNL`, `OLCUC`, tab expansion) changes
- * them, so the marker comes back out of the master exactly as it went in.
- */
-export const NODE_PTY_DRAIN_MARKER_PREFIX = 'PTYKITDRAIN'
-
-/** Random bytes in each marker (hex-encoded): no program output can guess it. */
-export const NODE_PTY_DRAIN_MARKER_NONCE_BYTES = 12
-
-/**
- * How many markers' worth of random bytes are drawn from the OS at once. One `randomFillSync`
- * per marker cost ~30 µs per spawn (measured); a pool amortises it, and each marker still gets
- * bytes of its own that no other marker (nor any program) saw.
- */
-export const NODE_PTY_DRAIN_MARKER_POOL_SIZE = 128
-
-const markerPool = Buffer.alloc(NODE_PTY_DRAIN_MARKER_NONCE_BYTES * NODE_PTY_DRAIN_MARKER_POOL_SIZE)
-let markerPoolOffset = markerPool.length
-
-/** A fresh marker: the prefix and never-reused random bytes, upper-case hex. */
-function mintMarker(): string {
-  if (markerPoolOffset + NODE_PTY_DRAIN_MARKER_NONCE_BYTES > markerPool.length) {
-    randomFillSync(markerPool)
-    markerPoolOffset = 0
-  }
-  const start = markerPoolOffset
-  markerPoolOffset += NODE_PTY_DRAIN_MARKER_NONCE_BYTES
-  return `${NODE_PTY_DRAIN_MARKER_PREFIX}${markerPool.toString('hex', start, markerPoolOffset).toUpperCase()}`
-}
+export { NODE_PTY_DRAIN_MARKER_NONCE_BYTES, NODE_PTY_DRAIN_MARKER_POOL_SIZE, NODE_PTY_DRAIN_MARKER_PREFIX } from './drain-marker.js'
 
 /**
  * Retry interval when the marker does not fit yet (`EAGAIN`: the kernel's buffer toward the master
@@ -88,13 +57,6 @@ type UnixTerminalInternals = {
 
 /** A chunk of output as the provider reads it: text (the default) or bytes (`output: 'bytes'`). */
 export type DrainChunk = string | Buffer
-
-/** What a drain's marker scanner does, for either kind of chunk. */
-type MarkerScanner<C extends DrainChunk> = {
-  readonly spent: boolean
-  push(chunk: C): { before: C; found: boolean; after: C }
-  flush(): C
-}
 
 /** Callbacks of an {@link ExitDrain}. */
 export type ExitDrainHooks<C extends DrainChunk = string> = {
@@ -238,7 +200,7 @@ export class ExitDrain<C extends DrainChunk = string> {
   }
 
   #scannerOf(): MarkerScanner<C> {
-    this.#scanner ??= (this.#bytes ? new ByteSentinelScanner(this.marker) : new SentinelScanner(this.marker)) as unknown as MarkerScanner<C>
+    this.#scanner ??= createMarkerScanner<C>(this.marker, this.#bytes)
     return this.#scanner
   }
 
