@@ -1,40 +1,9 @@
-import { randomFillSync } from 'node:crypto'
 import { closeSync, constants as fsConstants, openSync, writeSync } from 'node:fs'
 import type { NodePtyTerminal } from './node-pty-module.js'
-import { ByteSentinelScanner } from './byte-sentinel-scanner.js'
+import { createMarkerScanner, mintMarker, type MarkerScanner } from './drain-marker.js'
 import { readOutMaster, streamDeliverer, type MasterStream } from './master-read-out.js'
-import { SentinelScanner } from './sentinel-scanner.js'
 
-/**
- * The start of the end-of-output marker. Upper-case letters and hex digits only: no output flag a
- * dead child may have left on the terminal (`ONLCR`, `OCRNL`, `OLCUC`, tab expansion) changes
- * them, so the marker comes back out of the master exactly as it went in.
- */
-export const NODE_PTY_DRAIN_MARKER_PREFIX = 'PTYKITDRAIN'
-
-/** Random bytes in each marker (hex-encoded): no program output can guess it. */
-export const NODE_PTY_DRAIN_MARKER_NONCE_BYTES = 12
-
-/**
- * How many markers' worth of random bytes are drawn from the OS at once. One `randomFillSync`
- * per marker cost ~30 µs per spawn (measured); a pool amortises it, and each marker still gets
- * bytes of its own that no other marker (nor any program) saw.
- */
-export const NODE_PTY_DRAIN_MARKER_POOL_SIZE = 128
-
-const markerPool = Buffer.alloc(NODE_PTY_DRAIN_MARKER_NONCE_BYTES * NODE_PTY_DRAIN_MARKER_POOL_SIZE)
-let markerPoolOffset = markerPool.length
-
-/** A fresh marker: the prefix and never-reused random bytes, upper-case hex. */
-function mintMarker(): string {
-  if (markerPoolOffset + NODE_PTY_DRAIN_MARKER_NONCE_BYTES > markerPool.length) {
-    randomFillSync(markerPool)
-    markerPoolOffset = 0
-  }
-  const start = markerPoolOffset
-  markerPoolOffset += NODE_PTY_DRAIN_MARKER_NONCE_BYTES
-  return `${NODE_PTY_DRAIN_MARKER_PREFIX}${markerPool.toString('hex', start, markerPoolOffset).toUpperCase()}`
-}
+export { NODE_PTY_DRAIN_MARKER_NONCE_BYTES, NODE_PTY_DRAIN_MARKER_POOL_SIZE, NODE_PTY_DRAIN_MARKER_PREFIX } from './drain-marker.js'
 
 /**
  * Retry interval when the marker does not fit yet (`EAGAIN`: the kernel's buffer toward the master
@@ -52,23 +21,26 @@ export const NODE_PTY_DRAIN_GIVE_UP_MS = 1_000
 
 /**
  * Where a drain is:
- * - `watching`: the child runs; the provider holds the PTY's slave side open;
+ * - `watching`: the child runs; the drain watches the master's end of file (Linux) or holds the
+ *   PTY's slave side open (elsewhere);
  * - `marking`: the child is gone; the end of its output is being proven (the read-out, or the
  *   marker on its way through the PTY);
- * - `released`: the end was proven (or the drain gave up); the slave side is closed, so the
+ * - `released`: the end was proven (or the drain gave up); a held slave side is closed, so the
  *   master reads to its end and node-pty reports the exit;
- * - `unprotected`: the slave side could not be held (Windows, or the open failed); node-pty's
- *   own, lossy, behaviour applies.
+ * - `unprotected`: neither is possible (Windows, node-pty's internals not as expected, or the
+ *   open failed); node-pty's own, lossy, behaviour applies.
  */
 export type ExitDrainState = 'watching' | 'marking' | 'released' | 'unprotected'
 
 /**
  * How the end of a child's output was proven, once it was:
  * - `read-out`: the master was read dry right away (Linux; see {@link ExitDrain});
+ * - `end-of-file`: libuv ended the master's stream early, and the drain read the master to its
+ *   true end (`EIO`) first (Linux);
  * - `marker`: the marker came back through the PTY;
  * - `give-up`: neither; the drain gave up waiting (the tail may be incomplete).
  */
-export type ExitDrainProof = 'read-out' | 'marker' | 'give-up'
+export type ExitDrainProof = 'read-out' | 'end-of-file' | 'marker' | 'give-up'
 
 /** The private parts of node-pty's `UnixTerminal` the drain uses, read defensively. */
 type UnixTerminalInternals = {
@@ -77,18 +49,14 @@ type UnixTerminalInternals = {
   _socket?: {
     destroy?: (...args: unknown[]) => unknown
     on?: (event: string, listener: (...args: unknown[]) => void) => unknown
+    once?: (event: string, listener: (...args: unknown[]) => void) => unknown
+    push?: (chunk: unknown, encoding?: unknown) => boolean
+    readableEnded?: unknown
   } & MasterStream
 }
 
 /** A chunk of output as the provider reads it: text (the default) or bytes (`output: 'bytes'`). */
 export type DrainChunk = string | Buffer
-
-/** What a drain's marker scanner does, for either kind of chunk. */
-type MarkerScanner<C extends DrainChunk> = {
-  readonly spent: boolean
-  push(chunk: C): { before: C; found: boolean; after: C }
-  flush(): C
-}
 
 /** Callbacks of an {@link ExitDrain}. */
 export type ExitDrainHooks<C extends DrainChunk = string> = {
@@ -110,28 +78,31 @@ export type ExitDrainHooks<C extends DrainChunk = string> = {
  * closes the master early and node-pty reports the exit with up to ~9 KB never delivered (libuv
  * issue 4992; node-pty issues 72, 85, 726).
  *
- * **The mechanism.** Right after the spawn the provider opens the PTY's slave side itself, so the
- * master never hangs up while the child runs or dies, and libuv keeps reading normally. Once the
- * child is proven gone, the end of its output is proven one of two ways:
+ * **The mechanism on Linux: catch the early end of file.** libuv's shortcut can only fire once every
+ * slave fd is closed (that is what POLLHUP on a master means), and then Linux still hands out every
+ * byte the slave side wrote before it answers `EIO` (`n_tty_read` first waits for the input still
+ * moving toward the master, `tty_buffer_flush_work`). So the drain lets node's stream read as
+ * usual and wraps the stream's `push`: when libuv reports its early end (`push(null)`, the master
+ * fd still open), the drain first reads the master itself, synchronously, until `EIO`, and pushes
+ * what it read into the stream ahead of the end — through the stream's own decoder and buffer, so
+ * order, a character split across reads and a consumer's pause all hold. An end that libuv reached
+ * through `EIO` had read everything already. Nothing is opened or written per PTY.
  *
- * - **Read-out (Linux, producer not paused).** The drain reads the master itself, synchronously,
- *   until it answers `EAGAIN`. Linux's `n_tty_read` first waits for the input still moving toward
- *   the master (`tty_buffer_flush_work`) before it answers `EAGAIN` or `EIO`, and the child, being
- *   dead, has finished every write: so `EAGAIN` proves every byte it wrote has been read. The
- *   slave fd is then closed and the master read once more: `EIO` means no process holds the slave
- *   any more and nothing is left, so the master's stream is destroyed at once and node-pty reports
- *   the exit in this same turn of the event loop; `EAGAIN` means a surviving process keeps the tty
- *   (its output keeps flowing through libuv as before). No write into the PTY, no timer, and no
- *   extra turn between the child's death and the exit. The window relied on: between the drain's
- *   reads nothing else reads the master (they run in one synchronous call, after node's stream
- *   had delivered everything it had read), so the chunks go out in order, decoded by the
- *   stream's own `StringDecoder` (a character split across the last libuv read is completed).
- * - **Marker (elsewhere, or while the consumer has paused the producer).** The provider writes a
- *   random marker into the held slave fd: the PTY is a FIFO, so when the marker comes out of the
- *   master, every byte the child wrote has been read. The marker is cut from the stream, the
- *   slave fd is closed, the master reads its (now empty) end, and node-pty reports the exit. A
- *   paused consumer takes this path (a read-out would read past the pause), as does a read-out
- *   the consumer pauses half-way.
+ * Once the child is proven gone (node-pty's native exit, a thorough look) and the consumer has not
+ * paused, the drain also reads the master dry itself (`read-out`): `EAGAIN` proves every byte the
+ * dead child wrote has been read (a surviving process keeps the tty; its output keeps flowing
+ * through libuv as before); `EIO` means nothing can arrive any more, so the master's stream is
+ * destroyed at once and node-pty reports the exit in this same turn of the event loop. The window
+ * relied on: between the drain's reads nothing else reads the master (they run in one synchronous
+ * call, after node's stream had delivered everything it had read), so the chunks go out in order,
+ * decoded by the stream's own `StringDecoder`. A paused consumer's read-out waits for its resume.
+ *
+ * **Elsewhere (or with the read-out off): hold the slave side.** Right after the spawn the drain
+ * opens the PTY's slave side itself, so the master never hangs up while the child runs or dies.
+ * Once the child is proven gone it writes a random marker into the held slave fd: the PTY is a
+ * FIFO, so when the marker comes out of the master, every byte the child wrote has been read. The
+ * marker is cut from the stream, the slave fd is closed, the master reads its (now empty) end, and
+ * node-pty reports the exit.
  *
  * While the end is not proven, node-pty's own 200 ms "destroy the socket after exit" timer is
  * held off, so a paused consumer or a busy event loop cannot make it cut the tail either.
@@ -157,6 +128,12 @@ export class ExitDrain<C extends DrainChunk = string> {
   #socket: NonNullable<UnixTerminalInternals['_socket']> | null = null
   #destroySocket: ((...args: unknown[]) => unknown) | null = null
   #masterFd: number | null = null
+  /** Linux: the end of the output is proven from the master alone (no slave side is held). */
+  #slaveLess = false
+  /** The stream's end is queued behind output the drain pushed into it (see the class comment). */
+  #endQueued = false
+  /** The last read-out could not start: the stream still held data back. */
+  #readOutWaitsForStream = false
 
   /**
    * Start watching a freshly spawned terminal. Call it synchronously after `spawn()`, before the
@@ -175,8 +152,19 @@ export class ExitDrain<C extends DrainChunk = string> {
     this.#bytes = bytes
     this.#readOut = readOut
     this.#state = 'unprotected'
+    if (!protect) return
     const internals = terminal as unknown as UnixTerminalInternals
-    const ptsName = protect ? internals.ptsName : undefined
+    const socket = internals._socket
+    if (readOut && typeof internals._fd === 'number' && socket !== undefined && socket !== null && typeof socket.push === 'function') {
+      // Linux: nothing to open (class comment); only the master and its stream are watched.
+      this.#slaveLess = true
+      this.#masterFd = internals._fd
+      this.#state = 'watching'
+      this.#hookSocket(socket)
+      this.#hookEndOfFile(socket, socket.push)
+      return
+    }
+    const ptsName = internals.ptsName
     if (typeof ptsName !== 'string' || ptsName.length === 0) return
     try {
       // O_NOCTTY: never become the host's controlling terminal. O_NONBLOCK: a full buffer must not
@@ -187,7 +175,7 @@ export class ExitDrain<C extends DrainChunk = string> {
     }
     this.#state = 'watching'
     if (typeof internals._fd === 'number') this.#masterFd = internals._fd
-    this.#hookSocket(internals._socket)
+    this.#hookSocket(socket)
   }
 
   /** The drain's state. */
@@ -212,7 +200,7 @@ export class ExitDrain<C extends DrainChunk = string> {
   }
 
   #scannerOf(): MarkerScanner<C> {
-    this.#scanner ??= (this.#bytes ? new ByteSentinelScanner(this.marker) : new SentinelScanner(this.marker)) as unknown as MarkerScanner<C>
+    this.#scanner ??= createMarkerScanner<C>(this.marker, this.#bytes)
     return this.#scanner
   }
 
@@ -222,8 +210,9 @@ export class ExitDrain<C extends DrainChunk = string> {
     const scanning = (this.#state === 'marking' || this.#state === 'released') && this.#markerOffset > 0
     if (!scanning || this.#scanner === null || this.#scanner.spent) {
       this.#hooks.emit(chunk)
-      // The reader made room: a marker that did not fit yet may fit now.
-      if (this.#state === 'marking') this.#writeMarker()
+      // The reader made room: a marker that did not fit yet may fit now (or the stream that held
+      // data back has let it out, and the read-out can follow it).
+      if (this.#state === 'marking') this.#proveEnd()
       return
     }
     const scan = this.#scanner.push(chunk)
@@ -247,9 +236,9 @@ export class ExitDrain<C extends DrainChunk = string> {
     this.#state = 'marking'
     // Why re-check the state: output delivered by the read-out may have made its owner finish.
     if (this.#readOutTail() || this.#state !== 'marking') return
-    this.#scannerOf()
+    if (!this.#slaveLess) this.#scannerOf()
     this.#armGiveUp()
-    this.#writeMarker()
+    this.#proveEnd()
   }
 
   /** The consumer paused the producer: marker retries and the give-up clock stop. */
@@ -264,8 +253,18 @@ export class ExitDrain<C extends DrainChunk = string> {
     this.#paused = false
     if (this.#state === 'marking') {
       this.#armGiveUp()
-      this.#writeMarker()
+      if (this.#slaveLess) this.#readOutTail()
+      else this.#writeMarker()
     }
+  }
+
+  /**
+   * Try again to prove the end: the read-out (Linux: it waits for a resumed, flowing stream), or
+   * (the rest of) the marker. Until it succeeds, the give-up clock runs.
+   */
+  #proveEnd(): void {
+    if (!this.#slaveLess) this.#writeMarker()
+    else if (this.#readOutWaitsForStream) this.#readOutTail()
   }
 
   /**
@@ -296,12 +295,46 @@ export class ExitDrain<C extends DrainChunk = string> {
     // still queued (a paused consumer, a blocked event loop). Hold that destroy until the
     // end of the output is proven; then let it through.
     socket.destroy = (...args: unknown[]) => {
+      if (this.#slaveLess && args[0] instanceof Error && (this.#state === 'watching' || this.#state === 'marking')) {
+        // Node's stream ends itself on a read error. With no slave fd held, `EIO` is the master's
+        // true end (Linux flushed every byte to it first): nothing is left to wait for, and no
+        // look at the OS is needed. Any other error leaves nothing to read either.
+        this.#proof = (args[0] as { code?: unknown }).code === 'EIO' ? 'end-of-file' : 'give-up'
+        this.#release()
+        return originalDestroy.apply(socket, args)
+      }
       if (this.#state === 'watching' || this.#state === 'marking') {
         this.#deferredDestroy = () => originalDestroy.apply(socket, args)
         this.#hooks.onNativeExitHint()
         return socket
       }
+      if (this.#endQueued && socket.readableEnded !== true && args.length === 0) {
+        // Output pushed ahead of the end still waits in the stream (a paused consumer): it ends
+        // (and then closes) on its own once that output is read.
+        return socket
+      }
       return originalDestroy.apply(socket, args)
+    }
+  }
+
+  /**
+   * Linux: catch libuv's early end of file (class comment). `push(null)` is how node's stream hears
+   * it, with the master fd still open: read the master to its true end first and queue what was
+   * read in the stream ahead of the end.
+   */
+  #hookEndOfFile(socket: NonNullable<UnixTerminalInternals['_socket']>, push: NonNullable<NonNullable<UnixTerminalInternals['_socket']>['push']>): void {
+    socket.push = (chunk: unknown, encoding?: unknown): boolean => {
+      if (chunk === null && this.#masterFd !== null && (this.#state === 'watching' || this.#state === 'marking')) {
+        // Copied: the read-out's buffer is shared. Not paused by the consumer's pause: the stream
+        // buffers what the consumer does not take yet, and no slave fd is left to write more.
+        // Released first: the chunks pushed below reach the drain's own `handleData`, which must
+        // not start a read-out of its own meanwhile.
+        this.#endQueued = true
+        this.#release()
+        const end = readOutMaster(this.#masterFd, (bytes) => push.call(socket, Buffer.from(bytes)), () => true)
+        this.#proof = end === 'hung-up' ? 'end-of-file' : 'give-up'
+      }
+      return push.call(socket, chunk, encoding)
     }
   }
 
@@ -319,10 +352,28 @@ export class ExitDrain<C extends DrainChunk = string> {
     // Each chunk is copied or decoded before it is emitted: the listeners may start another
     // drain's read-out, which reads into the same scratch buffer.
     const deliver = streamDeliverer<C>(socket, this.#bytes, this.#hooks)
+    // Held back data (a stream just resumed) comes out first; the next chunk tries again.
+    this.#readOutWaitsForStream = deliver === null
     if (deliver === null) return false
     const unpaused = (): boolean => !this.#paused && this.#state === 'marking'
-    // The slave side is still held: the master cannot hang up, so libuv's early end cannot happen.
-    if (readOutMaster(fd, deliver, unpaused) !== 'drained' || this.#state !== 'marking') return false
+    // Linux never held a slave side: `EIO` here is the master's true end (the kernel flushed it
+    // first), so nothing is left for anyone. With a slave held, only `EAGAIN` can end it.
+    const end = readOutMaster(fd, deliver, unpaused)
+    if (this.#state !== 'marking') return false
+    if (this.#slaveLess && end === 'stopped' && !this.#paused) {
+      // The byte budget, spent after the death: more than the kernel can have held for the dead
+      // child (master-read-out.ts), so all of its output is out; a survivor floods the tty.
+      this.#proof = 'read-out'
+      this.#release()
+      return true
+    }
+    if (end === 'hung-up' && this.#slaveLess) {
+      this.#proof = 'read-out'
+      this.#release()
+      if (socket.destroyed !== true) destroySocket.call(socket)
+      return true
+    }
+    if (end !== 'drained') return false
     this.#proof = 'read-out'
     this.#release()
     if (socket.destroyed === true) return true
@@ -388,6 +439,10 @@ export class ExitDrain<C extends DrainChunk = string> {
     }
     const destroy = this.#deferredDestroy
     this.#deferredDestroy = null
-    if (destroy !== null) destroy()
+    if (destroy === null) return
+    // node-pty's own destroy (its timer after the exit) must not drop output queued ahead of the
+    // end: the stream closes on its own after it, which is what node-pty waits for.
+    if (this.#endQueued && this.#socket !== null && this.#socket.readableEnded !== true) return
+    destroy()
   }
 }

@@ -55,7 +55,7 @@ export type NodePtySessionInit = {
   terminal: NodePtyTerminal
   /** The program that was started (the title fallback). */
   file: string
-  /** Hold the slave side and drain the tail at exit. */
+  /** Drain the tail at exit (see `exit-drain.ts`). */
   drainOutputAtExit: boolean
   /**
    * `true` for bytes mode: the session stops the terminal's decoding before its first read (see
@@ -143,8 +143,8 @@ export class NodePtySession implements ExitDrainHooks<DrainChunk> {
   /**
    * Wire a freshly spawned terminal. Call synchronously right after node-pty's `spawn()`.
    *
-   * @throws whatever subscribing to the terminal threw; the slave side is released first, and the
-   * caller must kill the process.
+   * @throws whatever subscribing to the terminal threw; the drain is released first (a held slave
+   * side closed), and the caller must kill the process.
    */
   constructor(init: NodePtySessionInit, hooks: NodePtySessionHooks) {
     this.id = init.id
@@ -173,7 +173,7 @@ export class NodePtySession implements ExitDrainHooks<DrainChunk> {
       }
       init.terminal.onExit((event) => this.#onExit(event))
     } catch (error) {
-      // Release the held slave side; the provider kills the process it can no longer follow.
+      // Release the drain (a held slave side); the provider kills the process it can no longer follow.
       this.#drain.finish()
       throw error
     }

@@ -26,8 +26,10 @@ export type NodePtyProviderOptions = {
   /** The environment spawns inherit (before their own `env`). Default: `process.env` at spawn time. */
   inheritedEnv?: Readonly<Record<string, string | undefined>>
   /**
-   * Hold each PTY's slave side and drain its output to a marker before reporting the exit, so no
-   * tail is lost (see the docs). Default `true`; `false` gives node-pty's raw (lossy) behaviour.
+   * Prove that every byte a PTY's child wrote was delivered before reporting its exit, so no tail
+   * is lost (Linux: the master is read to its end when the child dies or libuv ends the stream
+   * early; elsewhere: the slave side is held and drained to a marker; see the docs). Default
+   * `true`; `false` gives node-pty's raw (lossy) behaviour.
    */
   drainOutputAtExit?: boolean
   /**

@@ -1,7 +1,9 @@
+import { execFileSync } from 'node:child_process'
 import { EventEmitter } from 'node:events'
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { closeSync, constants as fsConstants, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync, writeSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { Readable } from 'node:stream'
 import fc from 'fast-check'
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest'
 import { ExitDrain, NODE_PTY_DRAIN_GIVE_UP_MS } from '../../src/node-pty/exit-drain.js'
@@ -123,5 +125,49 @@ describe('ExitDrain', () => {
     expect(none.state).toBe('unprotected')
     none.noteChildGone()
     expect(none.state).toBe('unprotected')
+  })
+})
+
+describe('ExitDrain: libuv’s early end of file (Linux, no slave side held)', () => {
+  it('what the master still holds is queued in the stream ahead of the end; a paused consumer gets it on resume, and node-pty’s destroy waits for the end', async () => {
+    // A FIFO stands in for the master: the bytes written into it are what the kernel still holds
+    // when libuv (wrongly) reports the end; a real node stream stands in for node-pty's socket.
+    const fifo = join(dir, 'master-fifo')
+    execFileSync('mkfifo', [fifo])
+    const fd = openSync(fifo, fsConstants.O_RDWR | fsConstants.O_NONBLOCK)
+    try {
+      writeSync(fd, Buffer.concat([Buffer.from('€').subarray(1), Buffer.from('-tail €')]))
+      const socket = new Readable({ read() {}, highWaterMark: 0 })
+      socket.setEncoding('utf8')
+      const terminal = { _fd: fd, _socket: socket, ptsName: join(dir, 'never-opened') } as unknown as NodePtyTerminal
+      const emitted: string[] = []
+      const drain = new ExitDrain<string>(terminal, { emit: (chunk) => emitted.push(chunk), onNativeExitHint: () => {} }, true, false, true)
+      expect(drain.state).toBe('watching')
+      let ended = false
+      socket.on('end', () => (ended = true))
+      socket.on('data', (chunk: string) => {
+        drain.handleData(chunk)
+        // The consumer pauses after its first chunk (flow control).
+        if (emitted.length === 1) socket.pause()
+      })
+      await new Promise((resolve) => setImmediate(resolve))
+      // What libuv does: a short read, then the end at POLLHUP. The euro sign's first byte comes
+      // in the read, the rest from the master: the stream's own decoder joins them.
+      socket.push(Buffer.concat([Buffer.from('head'), Buffer.from('€').subarray(0, 1)]))
+      socket.push(null)
+      expect(drain.state).toBe('released')
+      expect(emitted).toEqual(['head'])
+      // node-pty's destroy 200 ms after the exit must not drop what the paused stream holds.
+      socket.destroy()
+      expect(socket.destroyed).toBe(false)
+      socket.resume()
+      await new Promise((resolve) => setImmediate(resolve))
+      expect(emitted.join('')).toBe('head€-tail €')
+      expect(ended).toBe(true)
+      // The stream closed itself after its end (which is what node-pty waits for to report the exit).
+      expect(socket.destroyed).toBe(true)
+    } finally {
+      closeSync(fd)
+    }
   })
 })
