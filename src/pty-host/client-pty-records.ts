@@ -28,7 +28,7 @@ export type ClientPtyRecord = {
   incarnationId: PtyIncarnationId | undefined
   lastSeq: number
   hostInstanceId: string | undefined
-  /** A spawn whose reply was lost with the connection: stop it as soon as the host is back. */
+  /** A spawn whose reply never came (the connection dropped, or it timed out): stop it as soon as the host is back. */
   orphaned: boolean
 }
 
