@@ -13,15 +13,23 @@ import type { PtyHostMessage } from './protocol.js'
 /** What the app knows of one PTY in the host. `unknown`: contact lost, no exit observed. */
 export type ClientPtyState = 'spawning' | 'live' | 'unknown' | 'exited'
 
-/** The app's record of one PTY: its state, incarnation, the last sequence delivered, and its host. */
+/** Whether a PTY in `state` holds the app's connection open (it runs, or is being spawned). */
+function isLive(state: ClientPtyState): boolean {
+  return state === 'live' || state === 'spawning'
+}
+
+/**
+ * The app's record of one PTY: its state, incarnation, the last sequence delivered, and its host.
+ * `state` changes only through {@link ClientPtyRecords.setState}, which keeps the live count exact.
+ */
 export type ClientPtyRecord = {
-  id: string
-  state: ClientPtyState
+  readonly id: string
+  readonly state: ClientPtyState
   incarnationId: PtyIncarnationId | undefined
   lastSeq: number
   hostInstanceId: string | undefined
-  /** A spawn whose reply was lost with the connection: stop it as soon as the host is back. */
-  orphaned?: boolean
+  /** A spawn whose reply never came (the connection dropped, or it timed out): stop it as soon as the host is back. */
+  orphaned: boolean
 }
 
 /**
@@ -30,7 +38,7 @@ export type ClientPtyRecord = {
  */
 export class ClientPtyRecords {
   /** Records by PTY id. */
-  readonly ptys = new Map<string, ClientPtyRecord>()
+  readonly #ptys = new Map<string, ClientPtyRecord>()
   /** `data` listeners (a throwing listener surfaces uncaught without stopping the others). */
   readonly data = createListenerSet<PtyDataEvent>()
   /** `exit` listeners. */
@@ -39,38 +47,72 @@ export class ClientPtyRecords {
   readonly loss = createListenerSet<PtyHostOutputLossEvent>()
   /** Ids of the most recently exited records: older exited records are dropped from `ptys`. */
   readonly #exitedIds = createRecentIds(PTY_HOST_EXITED_ID_MEMORY)
-  readonly #liveCountChanged: () => void
+  readonly #anyLiveChanged: () => void
+  /** Records in `#ptys` whose state is `live` or `spawning` (kept by {@link setState}, {@link record} and {@link forget}). */
+  #live = 0
 
-  /** @param liveCountChanged - called when a PTY exits (the app may stop holding the connection). */
-  constructor(liveCountChanged: () => void) {
-    this.#liveCountChanged = liveCountChanged
+  /**
+   * @param anyLiveChanged - called when {@link anyLive} changes: the first PTY becomes live or
+   * spawning, or the last one stops being so (the app then holds, or stops holding, the connection).
+   */
+  constructor(anyLiveChanged: () => void) {
+    this.#anyLiveChanged = anyLiveChanged
   }
 
-  /** The record of `id` for a spawn or attach on host `hostInstanceId` (a fresh one unless a live one exists). */
+  /** The records by PTY id (read-only: records enter through {@link record} and leave through {@link forget}). */
+  get ptys(): ReadonlyMap<string, ClientPtyRecord> {
+    return this.#ptys
+  }
+
+  /** The record of `id` for a spawn or attach on host `hostInstanceId` (a fresh one, `spawning`, unless a record not exited exists). */
   record(id: string, hostInstanceId: string, incarnationId: PtyIncarnationId | undefined): ClientPtyRecord {
-    const existing = this.ptys.get(id)
+    const existing = this.#ptys.get(id)
     if (existing !== undefined && existing.state !== 'exited') {
-      delete existing.orphaned
+      existing.orphaned = false
       existing.hostInstanceId = hostInstanceId
       if (incarnationId !== undefined) existing.incarnationId = incarnationId
       return existing
     }
-    const fresh: ClientPtyRecord = { id, state: 'spawning', incarnationId, lastSeq: 0, hostInstanceId }
-    this.ptys.delete(id)
-    this.#exitedIds.forget(id)
-    this.ptys.set(id, fresh)
+    if (existing !== undefined) {
+      // A new PTY takes the id of an exited one (the fresh record goes last in the map's order).
+      this.#ptys.delete(id)
+      this.#exitedIds.forget(id)
+    }
+    const fresh: ClientPtyRecord = { id, state: 'spawning', incarnationId, lastSeq: 0, hostInstanceId, orphaned: false }
+    this.#ptys.set(id, fresh)
+    this.#countLive(1)
     return fresh
   }
 
-  /** Whether any PTY is live or spawning (the app then holds the connection open). */
+  /** Drop `record` (when it is still the record of its id). */
+  forget(record: ClientPtyRecord): void {
+    if (this.#ptys.get(record.id) !== record) return
+    this.#ptys.delete(record.id)
+    this.#exitedIds.forget(record.id)
+    if (isLive(record.state)) this.#countLive(-1)
+  }
+
+  /** Change `record`'s state (a record no longer in the map changes without being counted). */
+  setState(record: ClientPtyRecord, state: ClientPtyState): void {
+    const wasLive = isLive(record.state)
+    ;(record as { state: ClientPtyState }).state = state
+    if (wasLive !== isLive(state) && this.#ptys.get(record.id) === record) this.#countLive(wasLive ? -1 : 1)
+  }
+
+  #countLive(delta: 1 | -1): void {
+    this.#live += delta
+    if (this.#live === (delta > 0 ? 1 : 0)) this.#anyLiveChanged()
+  }
+
+  /** Whether any PTY is live or spawning (the app then holds the connection open). O(1): a count kept by the records' state changes. */
   anyLive(): boolean {
-    for (const record of this.ptys.values()) if (record.state === 'live' || record.state === 'spawning') return true
-    return false
+    return this.#live > 0
   }
 
   /** Contact with the host was lost: every live PTY becomes unknown (never dead). */
   markUnknown(): void {
-    for (const record of this.ptys.values()) if (record.state === 'live' || record.state === 'spawning') record.state = 'unknown'
+    if (this.#live === 0) return
+    for (const record of this.#ptys.values()) if (isLive(record.state)) this.setState(record, 'unknown')
   }
 
   /** Handle one event of the host. */
@@ -79,23 +121,23 @@ export class ClientPtyRecords {
       case 'data':
         return this.#onData(message.ptyId, message.data, message.seq, message.incarnationId)
       case 'exit': {
-        const record = this.ptys.get(message.ptyId)
+        const record = this.#ptys.get(message.ptyId)
         if (record === undefined || record.state === 'exited') return
-        record.state = 'exited'
+        this.setState(record, 'exited')
         const event: PtyExitEvent = { id: message.ptyId, code: typeof message.code === 'number' ? message.code : Number.NaN }
         const incarnationId = isPtyIncarnationId(message.incarnationId) ? message.incarnationId : record.incarnationId
         if (incarnationId !== undefined) event.incarnationId = incarnationId
         // The host's node-pty provider built the cause from the real status: carried unchanged.
         if (isTerminalExitCause(message.cause)) event.cause = message.cause
         for (const forgotten of this.#exitedIds.remember(message.ptyId)) {
-          if (this.ptys.get(forgotten)?.state === 'exited') this.ptys.delete(forgotten)
+          const old = this.#ptys.get(forgotten)
+          if (old?.state === 'exited') this.forget(old)
         }
-        this.#liveCountChanged()
         this.exit.fire(event)
         return
       }
       case 'loss':
-        if (this.ptys.has(message.ptyId)) this.loss.fire({ id: message.ptyId, fromSeq: message.fromSeq, toSeq: message.toSeq })
+        if (this.#ptys.has(message.ptyId)) this.loss.fire({ id: message.ptyId, fromSeq: message.fromSeq, toSeq: message.toSeq })
         return
       default:
         return
@@ -104,7 +146,7 @@ export class ClientPtyRecords {
 
   /** Runs per output frame: drop what was already delivered (a replay that overlaps), never deliver twice. */
   #onData(ptyId: string, data: string, seq: number, incarnationId: string | undefined): void {
-    const record = this.ptys.get(ptyId)
+    const record = this.#ptys.get(ptyId)
     if (record === undefined || record.state === 'exited') return
     const start = seq - data.length
     const fresh = start >= record.lastSeq ? data : data.slice(record.lastSeq - start)

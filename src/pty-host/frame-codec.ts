@@ -42,7 +42,32 @@ export function encodeFrame(message: unknown): Buffer {
 
 /** Encode several messages as consecutive JSON frames in one buffer (one socket write for all). */
 export function encodeFrames(messages: readonly unknown[]): Buffer {
+  return encodeJsonTexts(messages.map((message) => JSON.stringify(message)))
+}
+
+/**
+ * Encode messages as consecutive JSON frames (the bytes {@link encodeFrames} makes) into `memory`
+ * from its start, and return the view of `memory` they fill; or, when they might not fit, into a
+ * fresh buffer as {@link encodeFrames} does. Why: a connection's small control frames (a spawn
+ * request, a write) then reuse one buffer instead of measuring each JSON text's UTF-8 length and
+ * allocating for it. Whether they fit is decided without measuring: a UTF-16 code unit is at most
+ * 3 bytes of UTF-8. The caller must not pass `memory` while a socket may still hold it.
+ */
+export function encodeFramesInto(messages: readonly unknown[], memory: Buffer): Buffer {
   const jsons = messages.map((message) => JSON.stringify(message))
+  let bound = 0
+  for (const json of jsons) bound += HEADER_BYTES + 3 * json.length
+  if (bound > memory.length) return encodeJsonTexts(jsons)
+  let offset = 0
+  for (const json of jsons) {
+    const written = memory.write(json, offset + HEADER_BYTES, 'utf8')
+    memory.writeUInt32BE(written, offset)
+    offset += HEADER_BYTES + written
+  }
+  return memory.subarray(0, offset)
+}
+
+function encodeJsonTexts(jsons: readonly string[]): Buffer {
   const lengths = jsons.map((json) => Buffer.byteLength(json, 'utf8'))
   const frames = Buffer.allocUnsafe(lengths.reduce((sum, length) => sum + HEADER_BYTES + length, 0))
   let offset = 0

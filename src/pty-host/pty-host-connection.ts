@@ -1,8 +1,9 @@
 import { createConnection, type Socket } from 'node:net'
 import { ConnectionReader, readThrough } from './connection-reader.js'
-import { encodeFrame, encodeFrames } from './frame-codec.js'
+import { encodeFrame, encodeFramesInto } from './frame-codec.js'
 import { protocolMismatchMessage, PTY_HOST_PROTOCOL_VERSION, type PtyHostMessage, type PtyHostMethod, type PtyHostWireError } from './protocol.js'
 import { PtyHostError } from './pty-host-error.js'
+import { RequestDeadlines, type DeadlineEntry } from './request-deadlines.js'
 import { assertSocketSafeToConnect, readHostSecret, type PtyHostPaths } from './socket-security.js'
 
 /**
@@ -24,7 +25,24 @@ export function isRequestTimeout(error: unknown): boolean {
  */
 const READ_BUFFER_BYTES = 64 * 1024
 
-type Pending = { resolve: (value: unknown) => void; reject: (error: Error) => void; timer: NodeJS.Timeout | undefined }
+/**
+ * Size of the buffer a turn's outgoing frames are encoded into, when they fit and the socket is
+ * done with its previous contents (larger or overlapping writes get a fresh buffer).
+ */
+const WRITE_BUFFER_BYTES = 16 * 1024
+
+/** A request waiting for its reply (and, when it has a timeout, for its deadline). */
+type Pending = DeadlineEntry & {
+  id: number
+  method: PtyHostMethod
+  timeoutMs: number | undefined
+  resolve: (value: unknown) => void
+  reject: (error: Error) => void
+}
+
+const unsettled = (): void => undefined
+
+const EMPTY = Buffer.alloc(0)
 
 /** An error a host sent back, rebuilt with its code. */
 export function fromWireError(error: PtyHostWireError, ptyId?: string): PtyHostError {
@@ -45,13 +63,23 @@ export class PtyHostConnection {
   readonly hostScrollbackRows: number | undefined
   readonly #socket: Socket
   readonly #pending = new Map<number, Pending>()
+  readonly #deadlines = new RequestDeadlines<Pending>((pending) => this.#timedOut(pending))
   #nextId = 1
   #closed = false
   #outbox: Record<string, unknown>[] = []
+  /** Reused memory for outgoing frames (its own allocation, never a slice of Node's pool). */
+  readonly #writeBuffer = Buffer.allocUnsafeSlow(WRITE_BUFFER_BYTES)
+  /** False from a write of `#writeBuffer` until the socket is done with it (the write's callback). */
+  #writeBufferFree = true
+  readonly #writeBufferDone = (): void => {
+    this.#writeBufferFree = true
+  }
   #inbox: PtyHostMessage[] = []
   #inboxHead = 0
   #draining = false
   #holdOpen = false
+  /** Whether the socket is ref'd (it holds the app's event loop open). */
+  #refd = false
   #onEvent: (message: PtyHostMessage) => void = () => undefined
   #onClose: () => void = () => undefined
 
@@ -134,21 +162,25 @@ export class PtyHostConnection {
   request(method: PtyHostMethod, params: Record<string, unknown>, timeoutMs?: number): Promise<unknown> {
     if (this.#closed) return Promise.reject(new PtyHostError('transport_lost', `The connection to the pty host is closed (${method})`))
     const id = this.#nextId++
-    return new Promise((resolve, reject) => {
-      const timer =
-        timeoutMs === undefined
-          ? undefined
-          : setTimeout(() => {
-              this.#pending.delete(id)
-              this.#updateRef()
-              const timedOut = new PtyHostError('transport_lost', `The pty host did not answer ${method} within ${timeoutMs} ms`)
-              requestTimeouts.add(timedOut)
-              reject(timedOut)
-            }, timeoutMs)
-      this.#pending.set(id, { resolve, reject, timer })
-      this.#updateRef()
-      this.#send({ v: PTY_HOST_PROTOCOL_VERSION, type: 'request', id, method, params })
+    const pending: Pending = { id, method, timeoutMs, resolve: unsettled, reject: unsettled, deadline: 0, waiting: false }
+    const reply = new Promise<unknown>((resolve, reject) => {
+      pending.resolve = resolve
+      pending.reject = reject
     })
+    this.#pending.set(id, pending)
+    if (timeoutMs !== undefined) this.#deadlines.add(pending, timeoutMs)
+    this.#updateRef()
+    this.#send({ v: PTY_HOST_PROTOCOL_VERSION, type: 'request', id, method, params })
+    return reply
+  }
+
+  /** The host did not answer `pending` within its timeout: it fails (`transport_lost`, told apart by {@link isRequestTimeout}). */
+  #timedOut(pending: Pending): void {
+    this.#pending.delete(pending.id)
+    this.#updateRef()
+    const timedOut = new PtyHostError('transport_lost', `The pty host did not answer ${pending.method} within ${pending.timeoutMs} ms`)
+    requestTimeouts.add(timedOut)
+    pending.reject(timedOut)
   }
 
   /**
@@ -160,8 +192,12 @@ export class PtyHostConnection {
     this.#updateRef()
   }
 
+  /** Ref or unref the socket when (only when) whether it should hold the app changes. */
   #updateRef(): void {
-    if (this.#holdOpen || this.#pending.size > 0) this.#socket.ref()
+    const hold = this.#holdOpen || this.#pending.size > 0
+    if (hold === this.#refd) return
+    this.#refd = hold
+    if (hold) this.#socket.ref()
     else this.#socket.unref()
   }
 
@@ -185,7 +221,14 @@ export class PtyHostConnection {
     const messages = this.#outbox
     this.#outbox = []
     if (this.#closed || messages.length === 0) return
-    this.#socket.write(messages.length === 1 ? encodeFrame(messages[0]) : encodeFrames(messages))
+    const frames = encodeFramesInto(messages, this.#writeBufferFree ? this.#writeBuffer : EMPTY)
+    if (frames.buffer !== this.#writeBuffer.buffer) {
+      this.#socket.write(frames)
+      return
+    }
+    // The socket may hold the buffer until the write completes: not reused until then.
+    this.#writeBufferFree = false
+    this.#socket.write(frames, this.#writeBufferDone)
   }
 
   /**
@@ -224,7 +267,7 @@ export class PtyHostConnection {
         const pending = this.#pending.get(message.id)
         if (pending === undefined) continue
         this.#pending.delete(message.id)
-        clearTimeout(pending.timer)
+        this.#deadlines.cancel(pending)
         this.#updateRef()
         if (message.ok) pending.resolve(message.result)
         else pending.reject(fromWireError(message.error))
@@ -247,8 +290,8 @@ export class PtyHostConnection {
         setImmediate(finish)
         return
       }
+      this.#deadlines.clear()
       for (const pending of this.#pending.values()) {
-        clearTimeout(pending.timer)
         pending.reject(new PtyHostError('transport_lost', 'The connection to the pty host dropped before it answered'))
       }
       this.#pending.clear()

@@ -76,7 +76,7 @@ export class PtyHostLink {
     const open = this.#connection
     this.#connection = null
     open?.close()
-    for (const record of this.#records.ptys.values()) if (record.state !== 'exited') record.state = 'unknown'
+    for (const record of this.#records.ptys.values()) if (record.state !== 'exited') this.#records.setState(record, 'unknown')
   }
 
   #closedError(): PtyHostError {
@@ -163,8 +163,8 @@ export class PtyHostLink {
     const lost = [...this.#records.ptys.values()].filter((record) => record.state === 'unknown' && record.hostInstanceId === opened.hostInstanceId)
     await Promise.all(
       lost.map(async (record) => {
-        if (record.orphaned === true) {
-          this.#records.ptys.delete(record.id)
+        if (record.orphaned) {
+          this.#records.forget(record)
           await opened.request('shutdown', { ptyId: record.id, immediate: true }, this.#settings.requestTimeoutMs).catch(() => undefined)
           return
         }
@@ -172,13 +172,13 @@ export class PtyHostLink {
           const params: Record<string, unknown> = { ptyId: record.id, fromSeq: record.lastSeq, includeExited: true }
           if (record.incarnationId !== undefined) params.expectedIncarnationId = record.incarnationId
           await opened.request('attach', params, this.#settings.requestTimeoutMs)
-          if (record.state === 'unknown') record.state = 'live'
+          if (record.state === 'unknown') this.#records.setState(record, 'live')
         } catch {
           // Still unknown: the host no longer remembers it, and no exit was observed.
         }
       }),
     )
     // Orphans of another host instance died with it.
-    for (const record of [...this.#records.ptys.values()]) if (record.orphaned === true) this.#records.ptys.delete(record.id)
+    for (const record of [...this.#records.ptys.values()]) if (record.orphaned) this.#records.forget(record)
   }
 }

@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto'
+import { randomBytes } from 'node:crypto'
 import {
   isPtyIncarnationId,
   LOCAL_EXECUTION_HOST_ID,
@@ -82,6 +82,11 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
     records,
   )
   let disposePromise: Promise<void> | null = null
+  // Session ids this provider mints: a random prefix of its own (96 bits: unique among the apps of
+  // a host, and across restarts) and a counter. Why not a `randomUUID()` per spawn: it was 7 % of
+  // the app's spawn call (its text is built piece by piece), and nothing reads an id's shape.
+  const sessionIdPrefix = `${randomBytes(12).toString('hex')}-`
+  let sessionIdCount = 0
 
   async function attach(id: string, attachOptions: { replayFrom?: PtyHostReplayFrom; expectedIncarnationId?: PtyIncarnationId } = {}): Promise<PtySpawnResult> {
     if (typeof id !== 'string' || id.length === 0) throw invalidPtyHostOption('sessionId', 'a non-empty string', id)
@@ -96,15 +101,14 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
     try {
       reply = (await opened.request('attach', params, requestTimeoutMs)) as Record<string, unknown>
     } catch (error) {
-      if (pty.state === 'spawning') ptys.delete(id)
+      if (pty.state === 'spawning') records.forget(pty)
       throw error
     }
     const incarnationId = isPtyIncarnationId(reply.incarnationId) ? reply.incarnationId : undefined
     pty.incarnationId = incarnationId
     const replayStart = typeof reply.replayFrom === 'number' ? reply.replayFrom : 0
     pty.lastSeq = replayStart
-    if (pty.state !== 'exited') pty.state = 'live'
-    link.updateHold()
+    if (pty.state !== 'exited') records.setState(pty, 'live')
     const result: PtySpawnResult = {
       id,
       pid: typeof reply.pid === 'number' ? reply.pid : null,
@@ -121,19 +125,22 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
     // An open connection is used at once: a spawn's request is queued in the caller's turn.
     const opened = link.connection ?? (await link.ensureConnected(true))
     // Why the client mints the id: after a drop mid-spawn it still knows which session to stop.
-    const id = spawnOptions.sessionId ?? randomUUID()
+    const id = spawnOptions.sessionId ?? sessionIdPrefix + (sessionIdCount++).toString(36)
     const params = spawnRequestParams(id, spawnOptions)
     const pty = records.record(id, opened.hostInstanceId, undefined)
-    pty.state = 'spawning'
+    records.setState(pty, 'spawning')
     pty.lastSeq = 0
     let reply: Record<string, unknown>
     try {
       reply = (await opened.request('spawn', params, requestTimeoutMs)) as Record<string, unknown>
     } catch (error) {
       // The host may have started it: stopped there when the reply could not be sent, and by
-      // this provider once it is back (an orphan), so no session is left that nobody owns.
-      if (isPtyHostError(error) && error.code === 'transport_lost') pty.orphaned = true
-      else ptys.delete(id)
+      // this provider once it is back (an orphan), so no session is left that nobody owns. Its
+      // state is unknown (a dropped connection made it so already; a timeout does here).
+      if (isPtyHostError(error) && error.code === 'transport_lost') {
+        pty.orphaned = true
+        if (pty.state === 'spawning') records.setState(pty, 'unknown')
+      } else records.forget(pty)
       throw error
     }
     const incarnationId = isPtyIncarnationId(reply.incarnationId) ? reply.incarnationId : undefined
@@ -141,9 +148,8 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
     // The exit of a fast process may have arrived before the reply (state is mutated by events).
     const exitedEarly = (pty.state as ClientPtyState) === 'exited'
     if (!exitedEarly) {
-      pty.state = 'live'
+      records.setState(pty, 'live')
     }
-    link.updateHold()
     const result: PtySpawnResult = {
       id,
       pid: typeof reply.pid === 'number' ? reply.pid : null,
@@ -304,7 +310,8 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
       if (disposePromise !== null) return disposePromise
       disposePromise = (async () => {
         if (link.state === 'open' && link.connection !== null) {
-          const owned = [...ptys.values()].filter((record) => record.state === 'live' || record.state === 'spawning')
+          // An orphan of a timed-out spawn too: the host may run it, and this app started it.
+          const owned = [...ptys.values()].filter((record) => record.state === 'live' || record.state === 'spawning' || record.orphaned)
           // Stop the sessions this app owns; their exits cross the wire before each reply.
           await Promise.allSettled(owned.map((record) => shutdown(record.id, { immediate: true })))
         }

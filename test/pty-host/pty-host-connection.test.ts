@@ -2,9 +2,9 @@ import { chmodSync, rmSync } from 'node:fs'
 import { createServer, type Server, type Socket } from 'node:net'
 import fc from 'fast-check'
 import { afterEach, describe, expect, it } from 'vitest'
-import { encodeFrame, encodeFrames, encodeOutputFrame, FrameDecoder } from '../../src/pty-host/frame-codec.js'
+import { encodeFrame, encodeFrames, encodeFramesInto, encodeOutputFrame, FrameDecoder } from '../../src/pty-host/frame-codec.js'
 import { PTY_HOST_PROTOCOL_VERSION } from '../../src/pty-host/protocol.js'
-import { PtyHostConnection } from '../../src/pty-host/pty-host-connection.js'
+import { isRequestTimeout, PtyHostConnection } from '../../src/pty-host/pty-host-connection.js'
 import { ptyHostPaths, writeHostSecret } from '../../src/pty-host/socket-security.js'
 import { makeSocketDir } from './pty-host-test-support.js'
 
@@ -42,6 +42,18 @@ describe('frame decoder over a reused read buffer', () => {
     fc.assert(
       fc.property(fc.array(fc.dictionary(fc.string(), fc.jsonValue()), { maxLength: 6 }), (messages) => {
         expect(encodeFrames(messages)).toEqual(Buffer.concat(messages.map((m) => encodeFrame(m))))
+      }),
+    )
+  })
+
+  it('encodes into given memory the same frames, using it exactly when they surely fit', () => {
+    fc.assert(
+      fc.property(fc.array(fc.dictionary(fc.string({ unit: 'binary' }), fc.jsonValue()), { minLength: 1, maxLength: 6 }), fc.nat({ max: 2_000 }), (messages, size) => {
+        const memory = Buffer.alloc(size, 0xee)
+        const frames = encodeFramesInto(messages, memory)
+        expect(frames).toEqual(encodeFrames(messages))
+        const bound = messages.reduce((sum: number, m) => sum + 4 + 3 * JSON.stringify(m).length, 0)
+        expect(frames.buffer === memory.buffer).toBe(bound <= size)
       }),
     )
   })
@@ -138,6 +150,59 @@ describe('pty host connection (app side)', () => {
       ['request', 'probe'],
       ['request', 'list'],
     ])
+  })
+
+  it('fails a request the host does not answer within its timeout, with the method and the timeout named, and only that one', async () => {
+    host = await fakeHost((message, socket) => {
+      if (message.type === 'request' && message.method === 'probe') socket.write(reply(message.id, true))
+    })
+    const connection = await PtyHostConnection.open(ptyHostPaths(host.socketPath), 5_000)
+    connection.listen(() => undefined, () => undefined)
+    const unanswered = connection.request('cwd', { ptyId: 'p' }, 50).then(
+      () => null,
+      (error: unknown) => error,
+    )
+    const untimed = connection.request('list', {}).then(
+      () => 'answered',
+      () => 'failed',
+    )
+    // Answered requests with the same timeout, before and after the unanswered one's deadline.
+    await expect(connection.request('probe', { ptyId: 'p' }, 50)).resolves.toBe(true)
+    const error = await unanswered
+    expect(error).toMatchObject({ name: 'PtyHostError', code: 'transport_lost', message: 'The pty host did not answer cwd within 50 ms' })
+    expect(isRequestTimeout(error)).toBe(true)
+    await expect(connection.request('probe', { ptyId: 'p' }, 50)).resolves.toBe(true)
+    // A request without a timeout waits for its reply or the close, never a deadline.
+    connection.close()
+    await expect(untimed).resolves.toBe('failed')
+  })
+
+  it("never overwrites a turn's frames the socket still holds, while the host reads nothing", async () => {
+    const TURNS = 200
+    const received: unknown[] = []
+    let hostSocket: Socket | null = null
+    host = await fakeHost((message, socket) => {
+      hostSocket = socket
+      received.push((message.params as { text: string }).text)
+    })
+    const connection = await PtyHostConnection.open(ptyHostPaths(host.socketPath), 5_000)
+    connection.listen(() => undefined, () => undefined)
+    connection.notify('ack', { ptyId: 'p', text: 'first' })
+    await expect.poll(() => hostSocket).not.toBeNull()
+    hostSocket!.pause()
+    received.length = 0
+    // Each turn's frame (~4 KB: surely within the connection's 16 KiB write buffer) goes out while
+    // the host reads nothing: the kernel's socket buffer fills, and the socket keeps later turns'
+    // frames until it can write them.
+    const texts = Array.from({ length: TURNS }, (_, i) => `${i}:`.padEnd(4_000, String.fromCharCode(97 + (i % 26))))
+    for (const text of texts) {
+      connection.notify('ack', { ptyId: 'p', text })
+      await new Promise((resolve) => setImmediate(resolve))
+    }
+    hostSocket!.resume()
+    await expect.poll(() => received.length, { timeout: 5_000 }).toBe(TURNS)
+    expect(received).toEqual(texts)
+    connection.close()
   })
 
   it('hands an event on only after the reply before it was handed to its caller', async () => {
