@@ -57,7 +57,7 @@ export const FULL_CONFIG: BenchConfig = {
       { kind: 'heap', bytes: 1024 * MIB },
       { kind: 'buffer', bytes: 1024 * MIB },
     ],
-    pairs: 10,
+    pairs: 20,
   },
   massStop: { ptys: 1000, rounds: 1, settleMs: 500 },
 }

@@ -12,9 +12,17 @@
  *   transparent huge pages, which makes the page tables fork copies small);
  * - `buffer`: a filled `Buffer` off the heap (malloc'd 4 KiB pages, as in the reference baseline).
  *
- * Usage: spawn-blocking-child.ts <heap|buffer> <ballastTargetBytes> <pairs> [pty-host]
- * With `pty-host`, the ptykit side is a controller over the pty host provider (the fork happens
- * in the host process, so the app's heap should no longer matter).
+ * Usage: spawn-blocking-child.ts <heap|buffer> <ballastTargetBytes> <pairs> [ptykit|pty-host|raw]
+ * - `ptykit` (default): raw node-pty and a controller over the in-process node-pty provider,
+ *   alternating in this one process;
+ * - `pty-host`: only spawns through a controller over the pty host provider (the fork happens in
+ *   the host process, so the app's heap should no longer matter), and `raw`: only raw node-pty
+ *   spawns. The pty-host rows run these two in two children with the same ballast: an app on the
+ *   pty host never forks, and an in-process fork slows whatever the process runs next (it
+ *   write-protects the parent's pages and flushes its TLB: measured 2 Dec at 40 MiB, the own
+ *   longest task of the first pty-host spawn after a raw fork 0.41–0.64 ms, of the next ones
+ *   0.25–0.33 ms), so raw samples in the same process would be judged into the pty host's figure.
+ *   The skipped side's samples are `NaN` and its lists empty.
  */
 import { alternate, pairedSamples, type PairedSamples } from '../alternate.js'
 import { createPtyHostSide } from '../pty-host-side.js'
@@ -79,8 +87,9 @@ async function main(): Promise<void> {
     ballast.push(Buffer.alloc(heapTarget, 1))
   }
   const afterBallast = process.memoryUsage()
-  const throughPtyHost = process.argv[5] === 'pty-host'
-  const side = throughPtyHost ? createPtyHostSide() : createPtykitSide()
+  const mode = process.argv[5] ?? 'ptykit'
+  if (mode !== 'ptykit' && mode !== 'pty-host' && mode !== 'raw') throw new TypeError(`Expected the sides argument to be ptykit, pty-host or raw, got ${mode}`)
+  const side = mode === 'pty-host' ? createPtyHostSide() : mode === 'ptykit' ? createPtykitSide() : null
   const syncCallMs = { raw: [] as number[], ptykit: [] as number[] }
   const busyMs = { raw: [] as number[], ptykit: [] as number[] }
   const ownMs: PairedSamples = { raw: [], ptykit: [], ratios: [], differences: [] }
@@ -95,16 +104,10 @@ async function main(): Promise<void> {
   }
   const FILE = '/bin/sh'
   const ARGS = ['-c', 'exit 0']
-  let lastSide: 'raw' | 'ptykit' | null = null
-  const spawnAndWait = async (): Promise<void> => {
-    const handle = await side.controller.spawn({ file: FILE, args: ARGS, cols: BENCH_COLS, rows: BENCH_ROWS })
-    await side.tracker.get(handle.id).exited
-    side.tracker.forget(handle.id)
-  }
   const stalls = await alternate({
     pairs,
     raw: async () => {
-      lastSide = 'raw'
+      if (mode === 'pty-host') return Number.NaN
       const probe = startProbe()
       await new Promise((resolve) => setImmediate(resolve))
       const t0 = nowMs()
@@ -114,13 +117,7 @@ async function main(): Promise<void> {
       return record('raw', probe.stop())
     },
     ptykit: async () => {
-      // Through the pty host, the app never forks: a raw sample's in-process fork right before
-      // leaves this process's pages, TLB and caches to be refaulted by whatever runs next (measured
-      // 2 Dec, 40 MiB heap: own longest task of the first pty-host spawn after a raw fork 0.41 ms
-      // median, of the next seven 0.22–0.26 ms; 1 GiB: 0.54 vs 0.23–0.30 ms). That is the raw
-      // side's cost, so one unmeasured pty-host spawn absorbs it before the measured one.
-      if (throughPtyHost && lastSide === 'raw') await spawnAndWait()
-      lastSide = 'ptykit'
+      if (side === null) return Number.NaN
       const probe = startProbe()
       await new Promise((resolve) => setImmediate(resolve))
       const t0 = nowMs()
@@ -132,7 +129,7 @@ async function main(): Promise<void> {
       return record('ptykit', probe.stop())
     },
   })
-  await side.dispose()
+  await side?.dispose()
   syncCallMs.raw.shift()
   syncCallMs.ptykit.shift() // the warm-up pair
   closeProbe()

@@ -6,6 +6,7 @@
  */
 import { runChild } from '../child.js'
 import { MIB, type BenchConfig } from '../config.js'
+import { pairedSamples } from '../alternate.js'
 import { makeFigure, type FigureResult } from '../figure.js'
 import { median } from '../stats.js'
 import type { SpawnBlockingChildResult } from './spawn-blocking-child.js'
@@ -17,6 +18,20 @@ export const SPAWN_BLOCKING_HEAP_HEADROOM_MIB = 512
 
 function sizeLabel(bytes: number): string {
   return bytes >= 1024 * MIB ? `${(bytes / 1024 / MIB).toFixed(0)} GiB` : `${(bytes / MIB).toFixed(0)} MiB`
+}
+
+/** One result from a raw-only child's raw samples and a ptykit-only child's ptykit samples (the same ballast). */
+function mergeSides(raw: SpawnBlockingChildResult, ptykit: SpawnBlockingChildResult): SpawnBlockingChildResult {
+  const sides = <T>(of: (r: SpawnBlockingChildResult) => { raw: T[]; ptykit: T[] }) => ({ raw: of(raw).raw, ptykit: of(ptykit).ptykit })
+  return {
+    ...ptykit,
+    stalls: pairedSamples(ptykit.stalls.ptykit, raw.stalls.raw),
+    ownMs: pairedSamples(ptykit.ownMs.ptykit, raw.ownMs.raw),
+    syncCallMs: sides((r) => r.syncCallMs),
+    busyMs: sides((r) => r.busyMs),
+    ranInLongestMs: sides((r) => r.ranInLongestMs),
+    waitedInLongestMs: sides((r) => r.waitedInLongestMs),
+  }
 }
 
 /** Measures one spawn-blocking row per ballast. */
@@ -31,9 +46,10 @@ export async function measureSpawnBlocking(config: BenchConfig, log: (line: stri
   ]
   for (const { kind, bytes, side } of sides) {
     const maxOld = Math.ceil(bytes / MIB) + SPAWN_BLOCKING_HEAP_HEADROOM_MIB
-    const r = await runChild<SpawnBlockingChildResult>(CHILD, [kind, String(bytes), String(pairs), side], {
-      nodeFlags: [`--max-old-space-size=${maxOld}`],
-    })
+    const run = (sides: 'ptykit' | 'pty-host' | 'raw') =>
+      runChild<SpawnBlockingChildResult>(CHILD, [kind, String(bytes), String(pairs), sides], { nodeFlags: [`--max-old-space-size=${maxOld}`] })
+    // Through the pty host, each side in a child of its own (spawn-blocking-child.ts says why).
+    const r = side === 'ptykit' ? await run('ptykit') : mergeSides(await run('raw'), await run('pty-host'))
     const label = `${kind === 'heap' ? `${sizeLabel(bytes)} JS heap` : `${sizeLabel(bytes)} Buffer`}${side === 'pty-host' ? ', through the pty host' : ''}`
     const memory = `heapUsed ${(r.heapUsed / MIB).toFixed(0)} MiB, RSS ${(r.rss / MIB).toFixed(0)} MiB`
     log(
@@ -54,7 +70,7 @@ export async function measureSpawnBlocking(config: BenchConfig, log: (line: stri
             `Longest wall-clock gap between two turns (median): raw ${median(r.stalls.raw).toFixed(2)} ms, ptykit ${median(r.stalls.ptykit).toFixed(2)} ms; of it the app's thread waited for a CPU raw ${median(r.waitedInLongestMs.raw).toFixed(2)} ms, ptykit ${median(r.waitedInLongestMs.ptykit).toFixed(2)} ms, and ran raw ${median(r.ranInLongestMs.raw).toFixed(2)} ms, ptykit ${median(r.ranInLongestMs.ptykit).toFixed(2)} ms (the rest it slept: blocked, or its CPU was taken by the hypervisor).`,
             ...(side === 'pty-host'
               ? [
-                  "Through the pty host the app never forks, so after each raw sample (an in-process fork) one unmeasured pty-host spawn runs before the measured one: the first spawn after a fork pays to refault the pages and TLB entries the fork write-protected and flushed (0.41 vs 0.22–0.26 ms at 40 MiB, measured) — the raw side's cost, not the pty host's.",
+                  'Each side in a child process of its own with the same ballast, raw first: an app on the pty host never forks, and an in-process fork slows whatever the process runs next (measured at 40 MiB: the first pty-host spawn after a raw fork 0.41–0.64 ms own task, the next ones 0.25–0.33 ms), so raw samples in the same process would be counted into the pty host\'s figure. Pairs are by index, not by time.',
                 ]
               : []),
             `Synchronous part of the spawn call (median): raw ${median(r.syncCallMs.raw).toFixed(2)} ms, ptykit ${median(r.syncCallMs.ptykit).toFixed(2)} ms (ptykit forks later, inside its async pipeline — the block moves, it does not go away).`,
