@@ -108,13 +108,7 @@ export function createNodePtyProvider(options: NodePtyProviderOptions = {}): Nod
       if (reason === 'poll') for (const session of sessions.nextSlice(NODE_PTY_DEATH_POLL_BATCH)) session.checkLeader(true)
       else for (const session of sessions.values()) session.checkLeader(false)
     },
-    // Why no SIGCHLD on Linux: a leader's death reaches the drain first through node-pty's native
-    // exit (its waitpid thread is the reaper) and the master's hang-up, which the drain reads to
-    // its end by itself; a SIGCHLD look only ever found what they report in the same poll. It
-    // cost every spawn ~7 syscalls on the event loop's thread (the signal handler's three writes
-    // and reads, its return, the signal pipe's read, the look's kill(pid, 0)), measured with
-    // `bench/strace-spawn.ts`. The poll stays as the safety net.
-    { useSignal: !isWindows && platform !== 'linux' },
+    { useSignal: !isWindows },
   )
 
   const sessionHooks: NodePtySessionHooks = {
