@@ -1,12 +1,11 @@
-import { chmodSync, rmSync } from 'node:fs'
-import { createServer, type Server, type Socket } from 'node:net'
+import { type Socket } from 'node:net'
 import fc from 'fast-check'
 import { afterEach, describe, expect, it } from 'vitest'
 import { encodeFrame, encodeFrames, encodeFramesInto, encodeOutputFrame, FrameDecoder } from '../../src/pty-host/frame-codec.js'
 import { PTY_HOST_PROTOCOL_VERSION } from '../../src/pty-host/protocol.js'
 import { isRequestTimeout, PtyHostConnection } from '../../src/pty-host/pty-host-connection.js'
-import { ptyHostPaths, writeHostSecret } from '../../src/pty-host/socket-security.js'
-import { makeSocketDir } from './pty-host-test-support.js'
+import { ptyHostPaths } from '../../src/pty-host/socket-security.js'
+import { fakeHost } from './pty-host-test-support.js'
 
 describe('frame decoder over a reused read buffer', () => {
   it('decodes every message exactly when each read lands in one buffer that the next read overwrites', () => {
@@ -59,34 +58,6 @@ describe('frame decoder over a reused read buffer', () => {
   })
 })
 
-/** A scripted stand-in for a pty host: welcomes the client, then hands each decoded message to `onMessage`. */
-async function fakeHost(onMessage: (message: Record<string, unknown>, socket: Socket) => void): Promise<{ socketPath: string; close(): Promise<void> }> {
-  const { dir, socketPath } = makeSocketDir()
-  const paths = ptyHostPaths(socketPath)
-  writeHostSecret(paths)
-  const sockets = new Set<Socket>()
-  const server: Server = createServer((socket) => {
-    sockets.add(socket)
-    const decoder = new FrameDecoder()
-    socket.on('error', () => undefined)
-    socket.on('data', (chunk: Buffer) => {
-      for (const message of decoder.push(chunk) as Record<string, unknown>[]) {
-        if (message.type === 'hello') socket.write(encodeFrame({ v: PTY_HOST_PROTOCOL_VERSION, type: 'welcome', hostInstanceId: 'fake-host', hostPid: process.pid }))
-        else onMessage(message, socket)
-      }
-    })
-  })
-  await new Promise<void>((resolve) => server.listen(socketPath, resolve))
-  chmodSync(socketPath, 0o600)
-  return {
-    socketPath,
-    close: async () => {
-      for (const socket of sockets) socket.destroy()
-      await new Promise<void>((resolve) => server.close(() => resolve()))
-      rmSync(dir, { recursive: true, force: true })
-    },
-  }
-}
 
 const reply = (id: unknown, result: unknown): Buffer => encodeFrame({ v: PTY_HOST_PROTOCOL_VERSION, type: 'reply', id, ok: true, result })
 

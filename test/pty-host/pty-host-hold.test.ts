@@ -1,11 +1,8 @@
-import { chmodSync, rmSync } from 'node:fs'
-import { createServer, type Socket } from 'node:net'
 import { afterEach, describe, expect, it } from 'vitest'
-import { encodeFrame, FrameDecoder } from '../../src/pty-host/frame-codec.js'
+import { encodeFrame } from '../../src/pty-host/frame-codec.js'
 import { PTY_HOST_PROTOCOL_VERSION } from '../../src/pty-host/protocol.js'
 import { createPtyHostProvider } from '../../src/pty-host/pty-host-provider.js'
-import { ptyHostPaths, writeHostSecret } from '../../src/pty-host/socket-security.js'
-import { makeSocketDir } from './pty-host-test-support.js'
+import { fakeHost } from './pty-host-test-support.js'
 
 /** Ref'd pipe handles of this process: what holds its event loop open through a Unix socket. */
 const refdPipes = (): number => process.getActiveResourcesInfo().filter((resource) => resource === 'PipeWrap').length
@@ -14,38 +11,18 @@ const refdPipes = (): number => process.getActiveResourcesInfo().filter((resourc
  * A scripted host whose own handles never hold the process (server and sockets unref'd): it
  * ignores a spawn of `never` (its request times out), and answers any other spawn, then exits it.
  */
-async function scriptedHost(): Promise<{ socketPath: string; close(): Promise<void> }> {
-  const { dir, socketPath } = makeSocketDir()
-  writeHostSecret(ptyHostPaths(socketPath))
-  const sockets = new Set<Socket>()
-  const server = createServer((socket) => {
-    sockets.add(socket)
-    socket.unref()
-    socket.on('error', () => undefined)
-    const decoder = new FrameDecoder()
-    socket.on('data', (chunk: Buffer) => {
-      for (const message of decoder.push(chunk) as Record<string, unknown>[]) {
-        const v = PTY_HOST_PROTOCOL_VERSION
-        if (message.type === 'hello') socket.write(encodeFrame({ v, type: 'welcome', hostInstanceId: 'scripted', hostPid: process.pid }))
-        if (message.type !== 'request' || message.method !== 'spawn') continue
-        const params = message.params as { sessionId: string; file: string }
-        if (params.file === 'never') continue
-        socket.write(encodeFrame({ v, type: 'reply', id: message.id, ok: true, result: { pid: 1 } }))
-        setTimeout(() => socket.write(encodeFrame({ v, type: 'exit', ptyId: params.sessionId, code: 0 })), 10)
-      }
-    })
-  })
-  await new Promise<void>((resolve) => server.listen(socketPath, resolve))
-  server.unref()
-  chmodSync(socketPath, 0o600)
-  return {
-    socketPath,
-    close: async () => {
-      for (const socket of sockets) socket.destroy()
-      await new Promise<void>((resolve) => server.close(() => resolve()))
-      rmSync(dir, { recursive: true, force: true })
+function scriptedHost(): ReturnType<typeof fakeHost> {
+  return fakeHost(
+    (message, socket) => {
+      if (message.type !== 'request' || message.method !== 'spawn') return
+      const v = PTY_HOST_PROTOCOL_VERSION
+      const params = message.params as { sessionId: string; file: string }
+      if (params.file === 'never') return
+      socket.write(encodeFrame({ v, type: 'reply', id: message.id, ok: true, result: { pid: 1 } }))
+      setTimeout(() => socket.write(encodeFrame({ v, type: 'exit', ptyId: params.sessionId, code: 0 })), 10)
     },
-  }
+    { unref: true },
+  )
 }
 
 describe('pty host provider: what holds the app open', () => {

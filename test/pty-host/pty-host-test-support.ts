@@ -1,12 +1,13 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { chmodSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { createConnection, type Socket } from 'node:net'
+import { createConnection, createServer, type Server, type Socket } from 'node:net'
 import { join, resolve } from 'node:path'
 import { afterEach } from 'vitest'
 import { isDead } from '../node-pty/pty-test-support.js'
 import { nodeArgsFor } from '../support/node-entry-bundle.js'
 import { createPtyHostProvider, PTY_HOST_PROTOCOL_VERSION, type PtyHostCommand, type PtyHostProvider, type PtyHostProviderOptions } from 'ptykit/pty-host'
 import { encodeFrame, FrameDecoder } from '../../src/pty-host/frame-codec.js'
+import { ptyHostPaths, writeHostSecret } from '../../src/pty-host/socket-security.js'
 
 /**
  * Starts the host from the sources (tests run the sources; dist/ may be stale under `npx vitest run`):
@@ -112,5 +113,43 @@ export async function rawClient(socketPath: string): Promise<{ request(method: s
       return closed
     },
     close: () => socket.destroy(),
+  }
+}
+
+/**
+ * A scripted stand-in for a pty host: welcomes the client, then hands each decoded message to
+ * `onMessage`. With `unref`, its own server and sockets never hold the process open (for tests of
+ * what the client holds).
+ */
+export async function fakeHost(
+  onMessage: (message: Record<string, unknown>, socket: Socket) => void,
+  options: { unref?: boolean } = {},
+): Promise<{ socketPath: string; close(): Promise<void> }> {
+  const { dir, socketPath } = makeSocketDir()
+  const paths = ptyHostPaths(socketPath)
+  writeHostSecret(paths)
+  const sockets = new Set<Socket>()
+  const server: Server = createServer((socket) => {
+    sockets.add(socket)
+    if (options.unref === true) socket.unref()
+    const decoder = new FrameDecoder()
+    socket.on('error', () => undefined)
+    socket.on('data', (chunk: Buffer) => {
+      for (const message of decoder.push(chunk) as Record<string, unknown>[]) {
+        if (message.type === 'hello') socket.write(encodeFrame({ v: PTY_HOST_PROTOCOL_VERSION, type: 'welcome', hostInstanceId: 'fake-host', hostPid: process.pid }))
+        else onMessage(message, socket)
+      }
+    })
+  })
+  await new Promise<void>((resolve) => server.listen(socketPath, resolve))
+  if (options.unref === true) server.unref()
+  chmodSync(socketPath, 0o600)
+  return {
+    socketPath,
+    close: async () => {
+      for (const socket of sockets) socket.destroy()
+      await new Promise<void>((resolve) => server.close(() => resolve()))
+      rmSync(dir, { recursive: true, force: true })
+    },
   }
 }
