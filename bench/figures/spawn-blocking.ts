@@ -66,11 +66,11 @@ export async function measureSpawnBlocking(config: BenchConfig, log: (line: stri
           target: { kind: 'none' },
           targetText: 'report',
           notes: [
-            `The app's own longest task: the most time the app's main thread ran on a CPU between two turns of its event loop (setImmediate probe, Linux schedstat${r.readsSchedstat ? '' : ' unavailable here: the wall-clock gap'}), from the spawn call to the exit event of sh -c 'exit 0'; ${pairs} alternating spawns per side in one child holding ${label} of ballast (${memory}).`,
+            `The app's own longest task: the most time the app's main thread ran on a CPU between two turns of its event loop (setImmediate probe, Linux schedstat${r.readsSchedstat ? '' : ' unavailable here: the wall-clock gap'}), from the spawn call to the exit event of sh -c 'exit 0'; ${pairs} spawns per side ${side === 'pty-host' ? 'in two children, one per side, each' : 'alternating in one child'} holding ${label} of ballast (${memory}).`,
             `Longest wall-clock gap between two turns (median): raw ${median(r.stalls.raw).toFixed(2)} ms, ptykit ${median(r.stalls.ptykit).toFixed(2)} ms; of it the app's thread waited for a CPU raw ${median(r.waitedInLongestMs.raw).toFixed(2)} ms, ptykit ${median(r.waitedInLongestMs.ptykit).toFixed(2)} ms, and ran raw ${median(r.ranInLongestMs.raw).toFixed(2)} ms, ptykit ${median(r.ranInLongestMs.ptykit).toFixed(2)} ms (the rest it slept: blocked, or its CPU was taken by the hypervisor).`,
             ...(side === 'pty-host'
               ? [
-                  'Each side in a child process of its own with the same ballast, raw first: an app on the pty host never forks, and an in-process fork slows whatever the process runs next (measured at 40 MiB: the first pty-host spawn after a raw fork 0.41–0.64 ms own task, the next ones 0.25–0.33 ms), so raw samples in the same process would be counted into the pty host\'s figure. Pairs are by index, not by time.',
+                  'Each side in a child process of its own with the same ballast, the raw one first: an app on the pty host never forks, and an in-process fork slows whatever the process runs next (measured at 40 MiB: the first pty-host spawn after a raw fork 0.41–0.64 ms own task, the next ones 0.25–0.33 ms), so raw samples in the same process would be counted into the pty host\'s figure. Pairs are by index, not by time.',
                 ]
               : []),
             `Synchronous part of the spawn call (median): raw ${median(r.syncCallMs.raw).toFixed(2)} ms, ptykit ${median(r.syncCallMs.ptykit).toFixed(2)} ms (ptykit forks later, inside its async pipeline — the block moves, it does not go away).`,
