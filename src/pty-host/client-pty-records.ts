@@ -14,7 +14,7 @@ import type { PtyHostMessage } from './protocol.js'
 export type ClientPtyState = 'spawning' | 'live' | 'unknown' | 'exited'
 
 /** Whether a PTY in `state` holds the app's connection open (it runs, or is being spawned). */
-function isLive(state: ClientPtyState): boolean {
+export function isLive(state: ClientPtyState): boolean {
   return state === 'live' || state === 'spawning'
 }
 

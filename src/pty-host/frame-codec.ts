@@ -58,24 +58,26 @@ export function encodeFramesInto(messages: readonly unknown[], memory: Buffer): 
   let bound = 0
   for (const json of jsons) bound += HEADER_BYTES + 3 * json.length
   if (bound > memory.length) return encodeJsonTexts(jsons)
+  return memory.subarray(0, writeJsonFrames(jsons, memory))
+}
+
+function encodeJsonTexts(jsons: readonly string[]): Buffer {
+  let size = 0
+  for (const json of jsons) size += HEADER_BYTES + Buffer.byteLength(json, 'utf8')
+  const frames = Buffer.allocUnsafe(size)
+  writeJsonFrames(jsons, frames)
+  return frames
+}
+
+/** Write `jsons` as consecutive frames (length, then the UTF-8 text) from the start of `memory`, which must hold them; returns the end. */
+function writeJsonFrames(jsons: readonly string[], memory: Buffer): number {
   let offset = 0
   for (const json of jsons) {
     const written = memory.write(json, offset + HEADER_BYTES, 'utf8')
     memory.writeUInt32BE(written, offset)
     offset += HEADER_BYTES + written
   }
-  return memory.subarray(0, offset)
-}
-
-function encodeJsonTexts(jsons: readonly string[]): Buffer {
-  const lengths = jsons.map((json) => Buffer.byteLength(json, 'utf8'))
-  const frames = Buffer.allocUnsafe(lengths.reduce((sum, length) => sum + HEADER_BYTES + length, 0))
-  let offset = 0
-  for (let i = 0; i < jsons.length; i++) {
-    offset = frames.writeUInt32BE(lengths[i]!, offset)
-    offset += frames.write(jsons[i]!, offset, 'utf8')
-  }
-  return frames
+  return offset
 }
 
 /**

@@ -1,6 +1,6 @@
 import { createConnection, type Socket } from 'node:net'
 import { ConnectionReader, readThrough } from './connection-reader.js'
-import { encodeFrame, encodeFramesInto } from './frame-codec.js'
+import { encodeFrame, encodeFrames, encodeFramesInto } from './frame-codec.js'
 import { protocolMismatchMessage, PTY_HOST_PROTOCOL_VERSION, type PtyHostMessage, type PtyHostMethod, type PtyHostWireError } from './protocol.js'
 import { PtyHostError } from './pty-host-error.js'
 import { RequestDeadlines, type DeadlineEntry } from './request-deadlines.js'
@@ -39,10 +39,6 @@ type Pending = DeadlineEntry & {
   resolve: (value: unknown) => void
   reject: (error: Error) => void
 }
-
-const unsettled = (): void => undefined
-
-const EMPTY = Buffer.alloc(0)
 
 /** An error a host sent back, rebuilt with its code. */
 export function fromWireError(error: PtyHostWireError, ptyId?: string): PtyHostError {
@@ -162,16 +158,13 @@ export class PtyHostConnection {
   request(method: PtyHostMethod, params: Record<string, unknown>, timeoutMs?: number): Promise<unknown> {
     if (this.#closed) return Promise.reject(new PtyHostError('transport_lost', `The connection to the pty host is closed (${method})`))
     const id = this.#nextId++
-    const pending: Pending = { id, method, timeoutMs, resolve: unsettled, reject: unsettled, deadline: 0, waiting: false }
-    const reply = new Promise<unknown>((resolve, reject) => {
-      pending.resolve = resolve
-      pending.reject = reject
+    return new Promise<unknown>((resolve, reject) => {
+      const pending: Pending = { id, method, timeoutMs, resolve, reject, deadline: 0, waiting: false }
+      this.#pending.set(id, pending)
+      if (timeoutMs !== undefined) this.#deadlines.add(pending, timeoutMs)
+      this.#updateRef()
+      this.#send({ v: PTY_HOST_PROTOCOL_VERSION, type: 'request', id, method, params })
     })
-    this.#pending.set(id, pending)
-    if (timeoutMs !== undefined) this.#deadlines.add(pending, timeoutMs)
-    this.#updateRef()
-    this.#send({ v: PTY_HOST_PROTOCOL_VERSION, type: 'request', id, method, params })
-    return reply
   }
 
   /** The host did not answer `pending` within its timeout: it fails (`transport_lost`, told apart by {@link isRequestTimeout}). */
@@ -221,7 +214,7 @@ export class PtyHostConnection {
     const messages = this.#outbox
     this.#outbox = []
     if (this.#closed || messages.length === 0) return
-    const frames = encodeFramesInto(messages, this.#writeBufferFree ? this.#writeBuffer : EMPTY)
+    const frames = this.#writeBufferFree ? encodeFramesInto(messages, this.#writeBuffer) : encodeFrames(messages)
     if (frames.buffer !== this.#writeBuffer.buffer) {
       this.#socket.write(frames)
       return

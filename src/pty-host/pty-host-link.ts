@@ -76,7 +76,7 @@ export class PtyHostLink {
     const open = this.#connection
     this.#connection = null
     open?.close()
-    for (const record of this.#records.ptys.values()) if (record.state !== 'exited') this.#records.setState(record, 'unknown')
+    this.#records.markUnknown()
   }
 
   #closedError(): PtyHostError {

@@ -13,7 +13,7 @@ import {
   type PtySpawnResult,
   type WriteSettlement,
 } from '../contracts/index.js'
-import { ClientPtyRecords, type ClientPtyState } from './client-pty-records.js'
+import { ClientPtyRecords, isLive, type ClientPtyState } from './client-pty-records.js'
 import { spawnRequestParams } from './spawn-request-params.js'
 import { isRequestTimeout, type PtyHostConnection } from './pty-host-connection.js'
 import { invalidPtyHostOption, isPtyHostError, PtyHostError } from './pty-host-error.js'
@@ -311,7 +311,7 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
       disposePromise = (async () => {
         if (link.state === 'open' && link.connection !== null) {
           // An orphan of a timed-out spawn too: the host may run it, and this app started it.
-          const owned = [...ptys.values()].filter((record) => record.state === 'live' || record.state === 'spawning' || record.orphaned)
+          const owned = [...ptys.values()].filter((record) => isLive(record.state) || record.orphaned)
           // Stop the sessions this app owns; their exits cross the wire before each reply.
           await Promise.allSettled(owned.map((record) => shutdown(record.id, { immediate: true })))
         }

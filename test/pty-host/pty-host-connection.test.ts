@@ -58,7 +58,6 @@ describe('frame decoder over a reused read buffer', () => {
   })
 })
 
-
 const reply = (id: unknown, result: unknown): Buffer => encodeFrame({ v: PTY_HOST_PROTOCOL_VERSION, type: 'reply', id, ok: true, result })
 
 describe('pty host connection (app side)', () => {
