@@ -3,8 +3,6 @@ import type { NodePtyTerminal } from './node-pty-module.js'
 import { createMarkerScanner, mintMarker, type MarkerScanner } from './drain-marker.js'
 import { readOutMaster, streamDeliverer, type MasterStream } from './master-read-out.js'
 
-export { NODE_PTY_DRAIN_MARKER_NONCE_BYTES, NODE_PTY_DRAIN_MARKER_POOL_SIZE, NODE_PTY_DRAIN_MARKER_PREFIX } from './drain-marker.js'
-
 /**
  * Retry interval when the marker does not fit yet (`EAGAIN`: the kernel's buffer toward the master
  * is full). The reader empties ~4 KB per event-loop turn, so room appears within a turn or two.
@@ -137,7 +135,8 @@ export class ExitDrain<C extends DrainChunk = string> {
 
   /**
    * Start watching a freshly spawned terminal. Call it synchronously after `spawn()`, before the
-   * event loop turns, so no read of the master happens before the slave side is held.
+   * event loop turns, so no read of the master happens before the drain's hooks are installed (or
+   * the slave side is held).
    *
    * @param terminal - the node-pty terminal
    * @param hooks - where output and exit hints go
@@ -183,7 +182,7 @@ export class ExitDrain<C extends DrainChunk = string> {
     return this.#state
   }
 
-  /** True when the drain gave up waiting for its marker (the tail may then be incomplete). */
+  /** True when the drain gave up waiting for its proof (the tail may then be incomplete). */
   get gaveUp(): boolean {
     return this.#proof === 'give-up'
   }
@@ -230,7 +229,10 @@ export class ExitDrain<C extends DrainChunk = string> {
     this.#writeMarker()
   }
 
-  /** The child is proven gone: read the tail out, else send the marker. Idempotent. */
+  /**
+   * The child is proven gone: read the tail out; if that cannot finish now, wait for the consumer's
+   * resume or the stream (Linux) or send the marker (a held slave side). Idempotent.
+   */
   noteChildGone(): void {
     if (this.#state !== 'watching') return
     this.#state = 'marking'
@@ -241,7 +243,7 @@ export class ExitDrain<C extends DrainChunk = string> {
     this.#proveEnd()
   }
 
-  /** The consumer paused the producer: marker retries and the give-up clock stop. */
+  /** The consumer paused the producer: the read-out or marker retries and the give-up clock stop. */
   notePaused(): void {
     this.#paused = true
     this.#clearTimer('retry')
@@ -339,10 +341,10 @@ export class ExitDrain<C extends DrainChunk = string> {
   }
 
   /**
-   * The read-out (class comment): `true` when it proved the end of the child's output and
-   * released the slave side; `false` when it does not apply or was cut short (a pause, or more
-   * output than a dead writer can have left: a surviving process keeps writing), the slave still
-   * held, for the marker to take over.
+   * The read-out (class comment): `true` when it proved the end of the child's output and released
+   * the drain; `false` when it does not apply or was cut short (a pause, a stream holding data back,
+   * or more output than a dead writer can have left: a surviving process keeps writing) — then a
+   * resume or the stream's next chunk retries it (Linux), or the marker takes over (a held slave).
    */
   #readOutTail(): boolean {
     const socket = this.#socket

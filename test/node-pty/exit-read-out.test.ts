@@ -65,7 +65,7 @@ const text = (chunks: string[]): string => chunks.join('')
 /**
  * The Linux proofs: the drain read the master dry at the death, or caught libuv's early end of
  * file and read the master to its true end first. Which one comes first depends on the order of
- * node-pty's exit callback and the master's hang-up in one poll of the event loop.
+ * node-pty's exit callback (or the SIGCHLD look) and the master's hang-up in one poll of the event loop.
  */
 const PROVEN_BY_READING: ReadonlyArray<ExitDrainProof | null> = ['read-out', 'end-of-file']
 
