@@ -130,8 +130,6 @@ export class ExitDrain<C extends DrainChunk = string> {
   #slaveLess = false
   /** The stream's end is queued behind output the drain pushed into it (see the class comment). */
   #endQueued = false
-  /** The last read-out could not start: the stream still held data back. */
-  #readOutWaitsForStream = false
 
   /**
    * Start watching a freshly spawned terminal. Call it synchronously after `spawn()`, before the
@@ -240,7 +238,9 @@ export class ExitDrain<C extends DrainChunk = string> {
     if (this.#readOutTail() || this.#state !== 'marking') return
     if (!this.#slaveLess) this.#scannerOf()
     this.#armGiveUp()
-    this.#proveEnd()
+    // A held slave side: send the marker. On Linux the read-out just failed: a resume or the
+    // stream's next chunk retries it (#proveEnd).
+    this.#writeMarker()
   }
 
   /** The consumer paused the producer: the read-out or marker retries and the give-up clock stop. */
@@ -255,8 +255,7 @@ export class ExitDrain<C extends DrainChunk = string> {
     this.#paused = false
     if (this.#state === 'marking') {
       this.#armGiveUp()
-      if (this.#slaveLess) this.#readOutTail()
-      else this.#writeMarker()
+      this.#proveEnd()
     }
   }
 
@@ -265,8 +264,8 @@ export class ExitDrain<C extends DrainChunk = string> {
    * (the rest of) the marker. Until it succeeds, the give-up clock runs.
    */
   #proveEnd(): void {
-    if (!this.#slaveLess) this.#writeMarker()
-    else if (this.#readOutWaitsForStream) this.#readOutTail()
+    if (this.#slaveLess) this.#readOutTail()
+    else this.#writeMarker()
   }
 
   /**
@@ -355,24 +354,19 @@ export class ExitDrain<C extends DrainChunk = string> {
     // drain's read-out, which reads into the same scratch buffer.
     const deliver = streamDeliverer<C>(socket, this.#bytes, this.#hooks)
     // Held back data (a stream just resumed) comes out first; the next chunk tries again.
-    this.#readOutWaitsForStream = deliver === null
     if (deliver === null) return false
     const unpaused = (): boolean => !this.#paused && this.#state === 'marking'
     // Linux never held a slave side: `EIO` here is the master's true end (the kernel flushed it
     // first), so nothing is left for anyone. With a slave held, only `EAGAIN` can end it.
     const end = readOutMaster(fd, deliver, unpaused)
     if (this.#state !== 'marking') return false
-    if (this.#slaveLess && end === 'stopped' && !this.#paused) {
-      // The byte budget, spent after the death: more than the kernel can have held for the dead
-      // child (master-read-out.ts), so all of its output is out; a survivor floods the tty.
+    // `stopped` unpaused: the byte budget, spent after the death — more than the kernel can have
+    // held for the dead child (master-read-out.ts), so all of its output is out; a survivor floods
+    // the tty.
+    if (this.#slaveLess && (end === 'hung-up' || (end === 'stopped' && !this.#paused))) {
       this.#proof = 'read-out'
       this.#release()
-      return true
-    }
-    if (end === 'hung-up' && this.#slaveLess) {
-      this.#proof = 'read-out'
-      this.#release()
-      if (socket.destroyed !== true) destroySocket.call(socket)
+      if (end === 'hung-up' && socket.destroyed !== true) destroySocket.call(socket)
       return true
     }
     if (end !== 'drained') return false
