@@ -1,4 +1,3 @@
-import { execFileSync } from 'node:child_process'
 import { EventEmitter } from 'node:events'
 import { closeSync, constants as fsConstants, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync, writeSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -8,6 +7,7 @@ import fc from 'fast-check'
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest'
 import { ExitDrain, NODE_PTY_DRAIN_GIVE_UP_MS } from '../../src/node-pty/exit-drain.js'
 import type { NodePtyTerminal } from '../../src/node-pty/node-pty-module.js'
+import { makeFifo } from './pty-test-support.js'
 
 // The drain writes its marker into the PTY's slave side; here a plain file stands in for it, so
 // the test can read what was written and feed it back as the master would, split at will.
@@ -133,7 +133,7 @@ describe('ExitDrain: libuv’s early end of file (Linux, no slave side held)', (
     // A FIFO stands in for the master: the bytes written into it are what the kernel still holds
     // when libuv (wrongly) reports the end; a real node stream stands in for node-pty's socket.
     const fifo = join(dir, 'master-fifo')
-    execFileSync('mkfifo', [fifo])
+    makeFifo(fifo)
     const fd = openSync(fifo, fsConstants.O_RDWR | fsConstants.O_NONBLOCK)
     try {
       writeSync(fd, Buffer.concat([Buffer.from('€').subarray(1), Buffer.from('-tail €')]))

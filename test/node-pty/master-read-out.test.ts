@@ -6,9 +6,9 @@
 import { closeSync, mkdtempSync, openSync, rmSync, writeFileSync, constants } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { spawnSync } from 'node:child_process'
 import { afterAll, describe, expect, it } from 'vitest'
 import { StringDecoder } from 'node:string_decoder'
+import { makeFifo } from './pty-test-support.js'
 import { NODE_PTY_READ_OUT_BUDGET_BYTES, readOutMaster, streamDeliverer } from '../../src/node-pty/master-read-out.js'
 
 const dir = mkdtempSync(join(tmpdir(), 'ptykit-read-out-'))
@@ -69,8 +69,7 @@ describe('readOutMaster', () => {
   it('an empty non-blocking source answers EAGAIN: `drained`', () => {
     // A FIFO opened read-only and non-blocking, with a writer holding it open and nothing written.
     const fifo = join(dir, 'fifo')
-    const made = spawnSync('mkfifo', [fifo])
-    if (made.status !== 0) throw new Error(`mkfifo failed (install coreutils): ${made.stderr.toString()}`)
+    makeFifo(fifo)
     const reader = openSync(fifo, constants.O_RDONLY | constants.O_NONBLOCK)
     const writer = openSync(fifo, constants.O_WRONLY | constants.O_NONBLOCK)
     try {

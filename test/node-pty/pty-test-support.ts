@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process'
 import { readFileSync, readdirSync } from 'node:fs'
 import type { PtyDataEvent, PtyExitEvent, PtyProvider } from 'ptykit/contracts'
 import type { NodePtyTerminal } from '../../src/node-pty/node-pty-module.js'
@@ -156,4 +157,10 @@ export function standInTerminal(pid: number, size: { cols: number; rows: number 
     kill() {},
   } as unknown as NodePtyTerminal & { _boundClose?: boolean }
   return { terminal, exit: (event: { exitCode: number; signal?: number }) => exitListener?.(event) }
+}
+
+/** Make a FIFO at `path` (a stand-in for a PTY master in unit tests); fails naming how to install `mkfifo`. */
+export function makeFifo(path: string): void {
+  const made = spawnSync('mkfifo', [path])
+  if (made.status !== 0) throw new Error(`mkfifo failed (install coreutils: apt-get install -y coreutils): ${made.error?.message ?? made.stderr.toString()}`)
 }
