@@ -34,10 +34,10 @@ function parse(path) {
     if (rest.startsWith('---')) continue
     // A forked child: it execs (threads never do).
     if (rest.startsWith('execve(') && pid !== mainPid) childPids.add(pid)
-    const call = /^(?:<\.\.\. )?([a-z_0-9]+)(?:\(| resumed>)/.exec(rest)
-    if (call === null) continue
-    // Count a call once: at its start (an `<unfinished ...>` start, or a whole line).
+    // Count a call once: at its start (an `<unfinished ...>` start, or a whole line), not at its `<... resumed>` end.
     if (rest.startsWith('<...')) continue
+    const call = /^([a-z_0-9]+)\(/.exec(rest)
+    if (call === null) continue
     events.push({ kind: 'call', t, pid, name: call[1] })
   }
   return { events, mainPid, childPids, deaths }
