@@ -12,6 +12,7 @@ import { UNVERIFIED_PROCESS_EXIT_CODE, resolveProcessExitCause } from '../exit-c
 import { ExitDrain, type DrainChunk, type ExitDrainHooks } from './exit-drain.js'
 import type { NodePtyTerminal } from './node-pty-module.js'
 import { reapReported } from './leader-identity.js'
+import { writeToMaster } from './master-write.js'
 import { asBytes, stopDecodingOutput } from './undecoded-output.js'
 
 /**
@@ -272,7 +273,8 @@ export class NodePtySession implements ExitDrainHooks<DrainChunk> {
       return WRITE_ACCEPTED
     }
     try {
-      this.terminal.write(data)
+      // `master-closed`: node-pty has closed the master (the PTY is gone); its exit is on its way.
+      if (writeToMaster(this.terminal, data) === 'master-closed') return refusedWrite('pty_exited')
     } catch {
       return unverifiableWrite('provider_threw_after_handoff', true)
     }
