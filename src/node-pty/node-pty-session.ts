@@ -224,6 +224,23 @@ export class NodePtySession implements ExitDrainHooks<DrainChunk> {
     if (gone) this.#markLeaderGone()
   }
 
+  /**
+   * The look right before a signal. On node-pty's own terminal, whose exit callback marks it
+   * (`_boundClose`) in the poll phase right after its `waitpid`: a reported reap marks the leader
+   * gone — proven, without reading the OS — and while it is unreported the pid still names the
+   * leader (alive, a zombie, or reaped so recently that the kernel cannot have handed the pid out
+   * again: the window leader-identity.ts thinks through), so its pid and group may be signalled
+   * without a `/proc` read; a signal that finds it reaped meanwhile fails with `ESRCH`, harmlessly.
+   * (That read, per session per signal, was a third of a 1 000-PTY kill's main-thread time.) Any
+   * other terminal (a stand-in, another node-pty) gets the thorough look.
+   */
+  checkLeaderBeforeSignal(): void {
+    if (this.#leaderGone || this.#exit !== null) return
+    const reapMark = (this.terminal as unknown as { _boundClose?: unknown })._boundClose
+    if (reapMark === true) this.#markLeaderGone()
+    else if (reapMark !== false) this.checkLeader()
+  }
+
   #markLeaderGone(): void {
     this.#leaderGone = true
     this.#drain.noteChildGone()

@@ -77,9 +77,10 @@ export function createStopLoop(options: StopLoopOptions): (session: NodePtySessi
       return
     }
     const table = sweepSession ? await scanner.freshTable() : null
-    // Why here, after the await and right before the kills: a leader reaped meanwhile may have
-    // had its pid reused; its pid (and group id) must then never be signalled.
-    session.checkLeader()
+    // Why here, after the await and right before the kills: a leader whose reap was reported
+    // meanwhile may have had its pid reused; its pid (and group id) must then never be signalled.
+    // Unreported, the pid still names the leader (checkLeaderBeforeSignal): no /proc read needed.
+    session.checkLeaderBeforeSignal()
     const groups = new Set<number>()
     if (!session.leaderGone) groups.add(session.pid)
     if (table !== null) {

@@ -124,6 +124,25 @@ describe('NodePtySession: proving the leader gone', () => {
     expect(looks).toEqual({ thorough: 1, cheap: 1 })
   })
 
+  it('before a signal, reads nothing on node-pty’s terminal: a reported reap is the proof, an unreported one leaves the pid to the leader', () => {
+    const { session, terminal, looks } = sessionOver({ gone: true, reaped: true })
+    terminal._boundClose = false // node-pty's terminal before its exit callback ran
+    session.checkLeaderBeforeSignal()
+    expect(looks).toEqual({ thorough: 0, cheap: 0 })
+    expect(session.leaderGone).toBe(false)
+    terminal._boundClose = true // the exit callback ran: its waitpid returned
+    session.checkLeaderBeforeSignal()
+    expect(looks).toEqual({ thorough: 0, cheap: 0 })
+    expect(session.leaderGone).toBe(true)
+  })
+
+  it('before a signal, looks thoroughly at a terminal without node-pty’s reap mark (a stand-in)', () => {
+    const { session, looks } = sessionOver({ gone: true, reaped: false })
+    session.checkLeaderBeforeSignal()
+    expect(looks).toEqual({ thorough: 1, cheap: 0 })
+    expect(session.leaderGone).toBe(true)
+  })
+
   it('a reaped pid found by the cheap look starts the drain', () => {
     const { session, looks } = sessionOver({ gone: false, reaped: true })
     session.checkLeader(false)
