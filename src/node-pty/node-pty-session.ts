@@ -225,20 +225,21 @@ export class NodePtySession implements ExitDrainHooks<DrainChunk> {
   }
 
   /**
-   * The look right before a signal. On node-pty's own terminal, whose exit callback marks it
-   * (`_boundClose`) in the poll phase right after its `waitpid`: a reported reap marks the leader
-   * gone — proven, without reading the OS — and while it is unreported the pid still names the
-   * leader (alive, a zombie, or reaped so recently that the kernel cannot have handed the pid out
-   * again: the window leader-identity.ts thinks through), so its pid and group may be signalled
-   * without a `/proc` read; a signal that finds it reaped meanwhile fails with `ESRCH`, harmlessly.
-   * (That read, per session per signal, was a third of a 1 000-PTY kill's main-thread time.) Any
-   * other terminal (a stand-in, another node-pty) gets the thorough look.
+   * The cheap look right before a signal, for a leader a process table read during this stop
+   * showed alive as the process learnt (the stop loop decides when it applies). On node-pty's own
+   * terminal, whose exit callback marks it (`_boundClose`) in the poll phase after its `waitpid`:
+   * a reported reap marks the leader gone — proven, without reading the OS; an unreported one
+   * means the leader was reaped, if at all, within about one loop iteration, too soon for the
+   * kernel to hand its pid out again (leader-identity.ts), so its pid and group may be signalled
+   * without a `/proc` read (a signal that finds it reaped fails with `ESRCH`, harmlessly). That
+   * read, per session per signal, was a third of a 1 000-PTY kill's main-thread time. Any other
+   * terminal (a stand-in, a wrapper without node-pty's close bookkeeping) gets the thorough look.
    */
-  checkLeaderBeforeSignal(): void {
+  checkLeaderByReap(): void {
     if (this.#leaderGone || this.#exit !== null) return
-    const reapMark = (this.terminal as unknown as { _boundClose?: unknown })._boundClose
-    if (reapMark === true) this.#markLeaderGone()
-    else if (reapMark !== false) this.checkLeader()
+    const internals = this.terminal as unknown as { _boundClose?: unknown; _emittedClose?: unknown }
+    if (typeof internals._boundClose !== 'boolean' || typeof internals._emittedClose !== 'boolean') this.checkLeader()
+    else if (internals._boundClose) this.#markLeaderGone()
   }
 
   #markLeaderGone(): void {

@@ -77,10 +77,15 @@ export function createStopLoop(options: StopLoopOptions): (session: NodePtySessi
       return
     }
     const table = sweepSession ? await scanner.freshTable() : null
-    // Why here, after the await and right before the kills: a leader whose reap was reported
-    // meanwhile may have had its pid reused; its pid (and group id) must then never be signalled.
-    // Unreported, the pid still names the leader (checkLeaderBeforeSignal): no /proc read needed.
-    session.checkLeaderBeforeSignal()
+    // Why here, after the await and right before the kills: a leader reaped meanwhile may have
+    // had its pid reused; its pid (and group id) must then never be signalled. When the table
+    // just read shows the leader alive as the process learnt, node-pty's reap report settles it
+    // without a /proc read (checkLeaderByReap); otherwise (no table, no row, a zombie, another
+    // start time, none learnt) the thorough look.
+    const leaderRow = table?.byPid.get(session.pid)
+    const known = session.leaderStartTime
+    if (leaderRow !== undefined && leaderRow.state !== 'Z' && known !== null && leaderRow.startTime === known) session.checkLeaderByReap()
+    else session.checkLeader()
     const groups = new Set<number>()
     if (!session.leaderGone) groups.add(session.pid)
     if (table !== null) {
@@ -96,7 +101,6 @@ export function createStopLoop(options: StopLoopOptions): (session: NodePtySessi
     // Why the pid as well as its group: a leader that left its group must still get the signal.
     // Not when the fresh table shows the leader (the same process) in a group just signalled: a
     // second kill(2) per PTY was a third of a 400-PTY stopAndWait's CPU, for nothing.
-    const leaderRow = table?.byPid.get(session.pid)
     const leaderCovered =
       leaderRow !== undefined &&
       groups.has(leaderRow.pgid) &&

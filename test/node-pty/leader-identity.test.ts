@@ -168,6 +168,50 @@ describe('leader identity: a stop knows the start time before it signals the pid
     scanner.stop()
   })
 
+  it('with a fresh table showing the leader as learnt, node-pty’s unreported reap lets the signal go without a /proc read', async () => {
+    const { session, terminal, pid } = leaderSession()
+    Object.assign(terminal, { _boundClose: false, _emittedClose: false }) // node-pty's terminal, reap unreported
+    setProc(pid, { startTime: '5000' })
+    const { kills, signalled } = recordKills(session)
+    const scanner = new LivenessScanner(() => inspector.list())
+    const stopSession = createStopLoop({ isWindows: false, sweepSession: true, inspector, scanner, hangupGraceMs: 50, terminateGraceMs: 50 })
+    const stopped = stopSession(session, { deadlineAt: Date.now() + 300, immediate: true })
+    // The stop's first look learns the start time; after it, note each read of the leader's pid
+    // made on the way to a signal (the liveness looks between signals may read it: not counted).
+    expect(session.leaderStartTime).toBe('5000')
+    const readNow = inspector.readNow.bind(inspector)
+    const readsForSignals: number[] = []
+    vi.spyOn(inspector, 'readNow').mockImplementation((read: number) => {
+      if (read === pid && /\bsignalSession\b/.test(new Error().stack ?? '')) readsForSignals.push(read)
+      return readNow(read)
+    })
+    await signalled
+    expect(kills.filter((kill) => Math.abs(kill.target) === pid)).toEqual([{ target: -pid, signal: 'SIGKILL', knownStartTime: '5000' }])
+    expect(readsForSignals).toEqual([])
+    await expect(stopped).rejects.toMatchObject({ code: 'shutdown_timeout' })
+    scanner.stop()
+  })
+
+  it('a leader reaped and its pid handed on while the stop reads its table is never signalled, though node-pty has not reported the reap', async () => {
+    const { session, terminal, pid } = leaderSession()
+    Object.assign(terminal, { _boundClose: false, _emittedClose: false })
+    setProc(pid, { startTime: '5000' })
+    const { kills } = recordKills(session)
+    let tables = 0
+    const scanner = new LivenessScanner(() => {
+      // The pid's next owner, in a group and session of its own, is what the stop's table shows.
+      if ((tables += 1) === 1) setProc(pid, { startTime: '9000' })
+      return inspector.list()
+    })
+    const stopSession = createStopLoop({ isWindows: false, sweepSession: true, inspector, scanner, hangupGraceMs: 50, terminateGraceMs: 50 })
+    const stopped = stopSession(session, { deadlineAt: Date.now() + 300, immediate: true })
+    expect(session.leaderStartTime).toBe('5000')
+    await expect(stopped).rejects.toMatchObject({ code: 'shutdown_timeout' })
+    expect(session.leaderGone).toBe(true)
+    expect(kills.filter((kill) => Math.abs(kill.target) === pid)).toEqual([])
+    scanner.stop()
+  })
+
   it('a leader reaped before the stop’s first look is never signalled, nor swept, through its pid', async () => {
     const { session, terminal, pid } = leaderSession()
     // Reaped just before the stop: nothing at the pid at its first look.

@@ -124,21 +124,24 @@ describe('NodePtySession: proving the leader gone', () => {
     expect(looks).toEqual({ thorough: 1, cheap: 1 })
   })
 
-  it('before a signal, reads nothing on node-pty’s terminal: a reported reap is the proof, an unreported one leaves the pid to the leader', () => {
+  it('the look by reap reads nothing on node-pty’s terminal: a reported reap is the proof, an unreported one leaves the pid to the leader', () => {
     const { session, terminal, looks } = sessionOver({ gone: true, reaped: true })
-    terminal._boundClose = false // node-pty's terminal before its exit callback ran
-    session.checkLeaderBeforeSignal()
+    // node-pty's terminal before its exit callback ran (the stop loop asks only when a fresh table
+    // showed the leader alive as the process it learnt).
+    Object.assign(terminal, { _boundClose: false, _emittedClose: false })
+    session.checkLeaderByReap()
     expect(looks).toEqual({ thorough: 0, cheap: 0 })
     expect(session.leaderGone).toBe(false)
     terminal._boundClose = true // the exit callback ran: its waitpid returned
-    session.checkLeaderBeforeSignal()
+    session.checkLeaderByReap()
     expect(looks).toEqual({ thorough: 0, cheap: 0 })
     expect(session.leaderGone).toBe(true)
   })
 
-  it('before a signal, looks thoroughly at a terminal without node-pty’s reap mark (a stand-in)', () => {
-    const { session, looks } = sessionOver({ gone: true, reaped: false })
-    session.checkLeaderBeforeSignal()
+  it('the look by reap looks thoroughly at a terminal without node-pty’s close bookkeeping (a stand-in)', () => {
+    const { session, terminal, looks } = sessionOver({ gone: true, reaped: false })
+    terminal._boundClose = false // a copied field alone is not node-pty's terminal
+    session.checkLeaderByReap()
     expect(looks).toEqual({ thorough: 1, cheap: 0 })
     expect(session.leaderGone).toBe(true)
   })
