@@ -6,10 +6,12 @@ import type { NodePtyTerminal } from './node-pty-module.js'
  * - `accepted`: the kernel took every byte, or took some and node-pty's queue holds the rest (or,
  *   on `EAGAIN`, all of it) to write when the kernel has room — in order, as node-pty writes; or
  *   the terminal is not one this path knows, and `terminal.write` took the data;
- * - `master-closed`: node-pty has destroyed the master's stream, so its fd is closed (the PTY is
- *   gone); nothing was written.
+ * - `master-closed`: node-pty has destroyed the master's stream, so its fd is closed (the terminal
+ *   has hung up, though its process may live on); nothing was written;
+ * - `write-failed`: the master answered the write with an error other than `EAGAIN` (no byte was
+ *   written: the syscall failed whole); nothing was queued either.
  */
-export type MasterWriteOutcome = 'accepted' | 'master-closed'
+export type MasterWriteOutcome = 'accepted' | 'master-closed' | 'write-failed'
 
 /** The part of node-pty 1.1's `UnixTerminal` a direct write needs (private members: checked before use). */
 type UnixTerminalWriteInternals = {
@@ -37,11 +39,16 @@ type WriteStream = { write(data: Buffer): void; _writeQueue: unknown[] }
  * in order), so bytes never overtake earlier ones.
  *
  * **Never a recycled fd.** The master's fd is closed when node-pty destroys its socket; after that
- * the number may belong to another file (another PTY spawned since, a log file). So nothing is
- * written once the socket is destroyed (`master-closed`), the way node-pty's own `write` becomes a
- * no-op at the socket's `close` event (a tick later: until then its queue would still aim at the
- * number). While the socket stands the fd is open (JavaScript runs on one thread: nothing closes it
- * between the look and the syscall).
+ * the number may belong to another file (another PTY spawned since, a log file). So nothing new
+ * is written once the socket is destroyed (`master-closed`), the way node-pty's own `write` becomes
+ * a no-op at the socket's `close` event (a tick later). While the socket stands the fd is open
+ * (JavaScript runs on one thread: nothing closes it between the look and the syscall). What
+ * node-pty's queue still holds then is dropped at the exit ({@link dropQueuedInput}).
+ *
+ * **Non-blocking is node-pty's.** node-pty 1.1's `pty.cc` sets `O_NONBLOCK` on the master at the
+ * fork (libuv does not: `uv_tty_init` keeps a blocking tty blocking). A host-supplied node-pty
+ * build must keep that, or a full input buffer would block the event loop here instead of a pool
+ * thread.
  *
  * **Where it does not apply** — not node-pty 1.1's Unix terminal as this code knows it (Windows, a
  * stand-in, another node-pty), or a terminal that interprets flow-control strings in `write`
@@ -77,13 +84,27 @@ export function writeToMaster(terminal: NodePtyTerminal, data: string): MasterWr
   try {
     written = writeSync(fd, bytes)
   } catch (error) {
-    if ((error as { code?: unknown }).code !== 'EAGAIN') {
-      // Not an answer this path expects (no byte was written): leave the data to node-pty, as before.
-      terminal.write(data)
-      return 'accepted'
-    }
+    // Proven that no byte went out. Not handed to node-pty's queue: it would log the same error
+    // asynchronously, settle nothing, and drop the writes queued behind it.
+    if ((error as { code?: unknown }).code !== 'EAGAIN') return 'write-failed'
   }
   // The rest (all of it after EAGAIN) waits in node-pty's queue, which copies it.
   if (written < bytes.length) (stream as WriteStream).write(bytes.subarray(written))
   return 'accepted'
+}
+
+/**
+ * Drop what node-pty's queue still holds for a terminal whose process has exited (call at its
+ * exit, before anyone hears of it). node-pty retries a write that met a full buffer on a later
+ * turn with `fs.write` on the master's fd number — also after the master was closed, when the
+ * number may already name the next PTY's master (a host that respawns on exit). Nothing it holds
+ * can reach the dead process's terminal any more.
+ */
+export function dropQueuedInput(terminal: NodePtyTerminal): void {
+  const stream = (terminal as unknown as UnixTerminalWriteInternals)._writeStream
+  if (stream === undefined || stream === null || !Array.isArray(stream._writeQueue) || stream._writeQueue.length === 0) return
+  stream._writeQueue.length = 0
+  const dispose = (stream as { dispose?: unknown }).dispose
+  // node-pty's dispose clears the retry's immediate.
+  if (typeof dispose === 'function') dispose.call(stream)
 }

@@ -12,7 +12,7 @@ import { UNVERIFIED_PROCESS_EXIT_CODE, resolveProcessExitCause } from '../exit-c
 import { ExitDrain, type DrainChunk, type ExitDrainHooks } from './exit-drain.js'
 import type { NodePtyTerminal } from './node-pty-module.js'
 import { reapReported } from './leader-identity.js'
-import { writeToMaster } from './master-write.js'
+import { dropQueuedInput, writeToMaster } from './master-write.js'
 import { asBytes, stopDecodingOutput } from './undecoded-output.js'
 
 /**
@@ -291,8 +291,9 @@ export class NodePtySession implements ExitDrainHooks<DrainChunk> {
       return WRITE_ACCEPTED
     }
     try {
-      // `master-closed`: node-pty has closed the master (the PTY is gone); its exit is on its way.
-      if (writeToMaster(this.terminal, data) === 'master-closed') return refusedWrite('pty_exited')
+      // Refused, not `pty_exited`: the terminal hung up (a closed master) or the kernel refused the
+      // bytes, but the process may live on (one that closed its fds); its exit is reported apart.
+      if (writeToMaster(this.terminal, data) !== 'accepted') return refusedWrite('provider_refused_write')
     } catch {
       return unverifiableWrite('provider_threw_after_handoff', true)
     }
@@ -340,6 +341,8 @@ export class NodePtySession implements ExitDrainHooks<DrainChunk> {
 
   #onExit(event: { exitCode: number; signal?: number }): void {
     if (this.#exit !== null) return
+    // Before anyone hears of the exit (and respawns, reusing the master's fd number).
+    dropQueuedInput(this.terminal)
     const held = this.#drain.finish()
     if (held.length > 0) this.#deliver(held)
     this.#leaderGone = true

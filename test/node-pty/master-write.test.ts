@@ -4,13 +4,14 @@
  * finished by node-pty's queue with every byte in order, and nothing written once node-pty has
  * closed the master — even where the fd number has since been given to another file.
  */
-import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, statSync } from 'node:fs'
+import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
-import { writeToMaster } from '../../src/node-pty/master-write.js'
+import { dropQueuedInput, writeToMaster } from '../../src/node-pty/master-write.js'
 import { loadNodePtyModule, type NodePtyTerminal } from '../../src/node-pty/node-pty-module.js'
-import { expectNoChildLeftBehind, waitFor } from './pty-test-support.js'
+import { createNodePtyProvider } from 'ptykit/node-pty'
+import { PtyEventLog, expectNoChildLeftBehind, waitFor } from './pty-test-support.js'
 
 if (process.platform !== 'linux') throw new Error('These tests use node-pty on Linux; run them on Linux')
 
@@ -36,6 +37,23 @@ function queuedWrites(terminal: NodePtyTerminal): number {
   return queue.length
 }
 
+/** 2 000 distinct lines with multi-byte characters, ~110 KB: more than a PTY's input buffer holds. */
+function burst(): string[] {
+  const pieces: string[] = []
+  for (let i = 0; i < 2_000; i += 1) pieces.push(`${String(i).padStart(5, '0')}:é🙂${'x'.repeat(i % 97)}\n`)
+  return pieces
+}
+
+async function waitForSize(path: string, bytes: number): Promise<void> {
+  await waitFor(() => {
+    try {
+      return statSync(path).size >= bytes ? true : undefined
+    } catch {
+      return undefined
+    }
+  }, `${path} to reach ${bytes} bytes`, 15_000)
+}
+
 /** `sh -c script` on a real PTY, with its output collected as text. */
 async function spawnShell(script: string): Promise<{ terminal: NodePtyTerminal; output: () => string; exited: Promise<void> }> {
   const nodePty = await loadNodePtyModule()
@@ -50,6 +68,24 @@ async function spawnShell(script: string): Promise<{ terminal: NodePtyTerminal; 
   return { terminal, output: () => text, exited }
 }
 
+describe('the node-pty provider\'s write, once the master is closed', () => {
+  it('is refused (provider_refused_write) while the process lives on, and its exit still comes', async () => {
+    const provider = createNodePtyProvider()
+    const log = new PtyEventLog(provider)
+    // The shell lets go of the terminal (no fd on it any more) and keeps running: the master's
+    // read answers EIO and node-pty's stream closes, with no exit yet.
+    const { id } = await provider.spawn({ file: '/bin/sh', args: ['-c', "trap '' HUP; echo READY; exec </dev/null >/dev/null 2>&1; sleep 1"] })
+    const settlement = await waitFor(() => {
+      const answer = provider.write(id, 'x')
+      return typeof answer === 'object' && answer !== null && 'kind' in answer && answer.kind === 'refused' ? answer : undefined
+    }, 'a write to be refused')
+    expect(settlement).toEqual({ kind: 'refused', reason: 'provider_refused_write' })
+    expect(log.exits(id)).toEqual([])
+    await log.exitOf(id)
+    await provider.dispose()
+  })
+})
+
 describe('writeToMaster', () => {
   it('writes on the calling turn: node-pty queues nothing, and the program receives the bytes', async () => {
     const { terminal, output } = await spawnShell('stty raw -echo; echo READY; exec cat')
@@ -61,25 +97,47 @@ describe('writeToMaster', () => {
 
   it('hands what the kernel cannot take at once to node-pty\'s queue, and every byte arrives in order', async () => {
     const sink = join(dir, 'sink')
-    // The reader starts late, so the burst below meets a full kernel buffer (EAGAIN, or a partial write).
-    const { terminal } = await spawnShell(`stty raw -echo; echo READY; sleep 0.3; exec cat > '${sink}'`)
-    const pieces: string[] = []
-    for (let i = 0; i < 2_000; i += 1) pieces.push(`${String(i).padStart(5, '0')}:é🙂${'x'.repeat(i % 97)}\n`)
+    const go = join(dir, 'go')
+    // The reader starts only when the test says so, so the burst below meets a full kernel buffer.
+    const { terminal } = await spawnShell(`stty raw -echo; echo READY; while [ ! -e '${go}' ]; do sleep 0.01; done; exec cat > '${sink}'`)
+    const pieces = burst()
     let queuedAtMost = 0
     for (const piece of pieces) {
       expect(writeToMaster(terminal, piece)).toBe('accepted')
       queuedAtMost = Math.max(queuedAtMost, queuedWrites(terminal))
     }
     expect(queuedAtMost, 'the burst outgrew the kernel buffer (else this test proves nothing about the queue)').toBeGreaterThan(0)
+    writeFileSync(go, '')
     const expected = Buffer.from(pieces.join(''), 'utf8')
-    await waitFor(() => {
-      try {
-        return statSync(sink).size >= expected.length ? true : undefined
-      } catch {
-        return undefined
-      }
-    }, `cat to write all ${expected.length} bytes`, 15_000)
+    await waitForSize(sink, expected.length)
     expect(readFileSync(sink).equals(expected)).toBe(true)
+  })
+
+  it('dropQueuedInput empties node-pty\'s queue and stops its retries: only what the kernel took arrives', async () => {
+    const sink = join(dir, 'sink-dropped')
+    const go = join(dir, 'go-dropped')
+    const { terminal } = await spawnShell(`stty raw -echo; echo READY; while [ ! -e '${go}' ]; do sleep 0.01; done; exec cat > '${sink}'`)
+    const pieces = burst()
+    for (const piece of pieces) writeToMaster(terminal, piece)
+    expect(queuedWrites(terminal)).toBeGreaterThan(0)
+    dropQueuedInput(terminal)
+    expect(queuedWrites(terminal)).toBe(0)
+    writeFileSync(go, '')
+    // Until cat has copied what the kernel holds, and node-pty's retry (a setImmediate after
+    // EAGAIN), had it survived, has had many turns to write the rest: the size stays put.
+    let size = -1
+    await waitFor(async () => {
+      await new Promise((resolve) => setTimeout(resolve, 200))
+      const now = existsSync(sink) ? statSync(sink).size : -1
+      const settled = now > 0 && now === size
+      size = now
+      return settled ? true : undefined
+    }, 'cat to copy what the kernel held')
+    const expected = Buffer.from(pieces.join(''), 'utf8')
+    const got = readFileSync(sink)
+    expect(got.length).toBeGreaterThan(0)
+    expect(got.length).toBeLessThan(expected.length)
+    expect(got.equals(expected.subarray(0, got.length))).toBe(true)
   })
 
   it('writes nothing once node-pty has closed the master, even where its fd number now names another file', async () => {
@@ -105,6 +163,40 @@ describe('writeToMaster', () => {
     } finally {
       for (const fd of opened) closeSync(fd)
     }
+  })
+
+  it('an error other than EAGAIN is a failed write: nothing queued, nothing handed to node-pty', () => {
+    const readOnly = openSync(join(dir, 'read-only'), 'w+')
+    closeSync(readOnly)
+    const fd = openSync(join(dir, 'read-only'), 'r') // writing it fails with EBADF
+    try {
+      const handed: string[] = []
+      const queue: unknown[] = []
+      const terminal = {
+        _fd: fd,
+        _socket: { destroyed: false },
+        _writeStream: { write: (data: Buffer) => queue.push(data), _writeQueue: queue },
+        write: (data: string) => handed.push(data),
+      } as unknown as NodePtyTerminal
+      expect(writeToMaster(terminal, 'abc')).toBe('write-failed')
+      expect(queue).toEqual([])
+      expect(handed).toEqual([])
+    } finally {
+      closeSync(fd)
+    }
+  })
+
+  it('leaves a terminal that interprets flow-control strings itself to its own write', () => {
+    const handed: string[] = []
+    const terminal = {
+      _fd: 1,
+      _socket: { destroyed: false },
+      _writeStream: { write: () => {}, _writeQueue: [] },
+      handleFlowControl: true,
+      write: (data: string) => handed.push(data),
+    } as unknown as NodePtyTerminal
+    expect(writeToMaster(terminal, '\x13')).toBe('accepted')
+    expect(handed).toEqual(['\x13'])
   })
 
   it('leaves a terminal it does not know (a stand-in without node-pty\'s internals) to its own write', () => {
