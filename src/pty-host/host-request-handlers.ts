@@ -44,6 +44,12 @@ const absent = (ptyId: string, why: string): PtyHostError => new PtyHostError('p
  */
 export function createHostRequestHandlers({ provider, sessions, activityChanged, scrollbackRows }: HostHandlerContext): Record<PtyHostMethod, HostRequestHandler> {
   const { live, exited } = sessions
+  /**
+   * Spawns whose PTY is not up yet, by session id. A shutdown that arrives meanwhile (the app's
+   * spawn request timed out, so it stops what the host may still start) waits for it: the
+   * provider cannot stop a process it has not started, and the session would live on unowned.
+   */
+  const spawnsInFlight = new Map<string, Promise<unknown>>()
   /** The live session a request names, when `client` is subscribed to it. */
   const subscribedSession = (client: HostClient, request: PtyHostRequest): HostSession | undefined => {
     const session = live.get(stringParam(request.params, 'ptyId'))
@@ -62,12 +68,16 @@ export function createHostRequestHandlers({ provider, sessions, activityChanged,
       sessions.subscribe(client, session)
       activityChanged()
       let result: Awaited<ReturnType<NodePtyProvider['spawn']>>
+      const spawning = provider.spawn(spawnOptions)
+      spawnsInFlight.set(id, spawning)
       try {
-        result = await provider.spawn(spawnOptions)
+        result = await spawning
       } catch (error) {
         sessions.discard(session)
         activityChanged()
         throw error
+      } finally {
+        if (spawnsInFlight.get(id) === spawning) spawnsInFlight.delete(id)
       }
       session.incarnationId = result.incarnationId
       // Why stop it: the reply cannot reach its client, so no app knows this session exists.
@@ -128,6 +138,8 @@ export function createHostRequestHandlers({ provider, sessions, activityChanged,
       if (typeof deadlineMs === 'number') shutdownOptions.deadlineMs = deadlineMs
       if (typeof timeoutMs === 'number') shutdownOptions.timeoutMs = timeoutMs
       if (typeof expectedIncarnationId === 'string') shutdownOptions.expectedIncarnationId = expectedIncarnationId as never
+      // A spawn of this id still starting: stop what it starts (a failed spawn leaves nothing).
+      await spawnsInFlight.get(id)?.catch(() => undefined)
       const session = live.get(id)
       if (session !== undefined && (shutdownOptions.expectedIncarnationId === undefined || session.incarnationId === shutdownOptions.expectedIncarnationId)) {
         session.dropHistoryAtExit = keepHistory !== true

@@ -34,6 +34,8 @@ const WRITE_BUFFER_BYTES = 16 * 1024
 /** A request waiting for its reply (and, when it has a timeout, for its deadline). */
 type Pending = DeadlineEntry & {
   id: number
+  /** Whether the app's event loop stays open while this request waits for its answer. */
+  holdsApp: boolean
   method: PtyHostMethod
   timeoutMs: number | undefined
   resolve: (value: unknown) => void
@@ -59,6 +61,8 @@ export class PtyHostConnection {
   readonly hostScrollbackRows: number | undefined
   readonly #socket: Socket
   readonly #pending = new Map<number, Pending>()
+  /** How many of the pending requests hold the app open. */
+  #holdingRequests = 0
   readonly #deadlines = new RequestDeadlines<Pending>((pending) => this.#timedOut(pending))
   #nextId = 1
   #closed = false
@@ -154,13 +158,19 @@ export class PtyHostConnection {
     this.#onClose = onClose
   }
 
-  /** Send a request; resolves with the result, rejects with the host's error or `transport_lost`. */
-  request(method: PtyHostMethod, params: Record<string, unknown>, timeoutMs?: number): Promise<unknown> {
+  /**
+   * Send a request; resolves with the result, rejects with the host's error or `transport_lost`.
+   * While it waits for its answer it holds the app's event loop open, unless `holdsApp` is
+   * `false` (a clean-up whose answer nobody waits for: its frame is written all the same).
+   */
+  request(method: PtyHostMethod, params: Record<string, unknown>, timeoutMs?: number, options?: { holdsApp?: boolean }): Promise<unknown> {
     if (this.#closed) return Promise.reject(new PtyHostError('transport_lost', `The connection to the pty host is closed (${method})`))
     const id = this.#nextId++
     return new Promise<unknown>((resolve, reject) => {
-      const pending: Pending = { id, method, timeoutMs, resolve, reject, deadline: 0, waiting: false }
+      const holdsApp = options?.holdsApp !== false
+      const pending: Pending = { id, holdsApp, method, timeoutMs, resolve, reject, deadline: 0, waiting: false }
       this.#pending.set(id, pending)
+      if (holdsApp) this.#holdingRequests += 1
       if (timeoutMs !== undefined) this.#deadlines.add(pending, timeoutMs)
       this.#updateRef()
       this.#send({ v: PTY_HOST_PROTOCOL_VERSION, type: 'request', id, method, params })
@@ -169,11 +179,17 @@ export class PtyHostConnection {
 
   /** The host did not answer `pending` within its timeout: it fails (`transport_lost`, told apart by {@link isRequestTimeout}). */
   #timedOut(pending: Pending): void {
-    this.#pending.delete(pending.id)
-    this.#updateRef()
+    this.#settled(pending)
     const timedOut = new PtyHostError('transport_lost', `The pty host did not answer ${pending.method} within ${pending.timeoutMs} ms`)
     requestTimeouts.add(timedOut)
     pending.reject(timedOut)
+  }
+
+  /** `pending` is answered or timed out: no longer waiting, nor holding the app for it. */
+  #settled(pending: Pending): void {
+    this.#pending.delete(pending.id)
+    if (pending.holdsApp) this.#holdingRequests -= 1
+    this.#updateRef()
   }
 
   /**
@@ -187,7 +203,7 @@ export class PtyHostConnection {
 
   /** Ref or unref the socket when (only when) whether it should hold the app changes. */
   #updateRef(): void {
-    const hold = this.#holdOpen || this.#pending.size > 0
+    const hold = this.#holdOpen || this.#holdingRequests > 0
     if (hold === this.#refd) return
     this.#refd = hold
     if (hold) this.#socket.ref()
@@ -259,9 +275,8 @@ export class PtyHostConnection {
       if (message.type === 'reply') {
         const pending = this.#pending.get(message.id)
         if (pending === undefined) continue
-        this.#pending.delete(message.id)
         this.#deadlines.cancel(pending)
-        this.#updateRef()
+        this.#settled(pending)
         if (message.ok) pending.resolve(message.result)
         else pending.reject(fromWireError(message.error))
         // Why a macrotask: the awaiting caller runs (and registers what it got) before later events.
@@ -288,6 +303,7 @@ export class PtyHostConnection {
         pending.reject(new PtyHostError('transport_lost', 'The connection to the pty host dropped before it answered'))
       }
       this.#pending.clear()
+      this.#holdingRequests = 0
       this.#onClose()
     }
     finish()

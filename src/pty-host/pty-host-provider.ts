@@ -140,6 +140,17 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
       if (isPtyHostError(error) && error.code === 'transport_lost') {
         pty.orphaned = true
         if (pty.state === 'spawning') records.setState(pty, 'unknown')
+        // Timed out on a connection that stays open: no reconnect will come to stop it, so ask
+        // now (the host's shutdown waits for a spawn still starting). Should this fail too, the
+        // orphan is still stopped at the next reconnect. Its answer does not hold the app open.
+        if (isRequestTimeout(error)) {
+          opened.request('shutdown', { ptyId: id, immediate: true }, requestTimeoutMs, { holdsApp: false }).then(
+            () => {
+              if (pty.orphaned) records.forget(pty)
+            },
+            () => undefined,
+          )
+        }
       } else records.forget(pty)
       throw error
     }

@@ -63,6 +63,44 @@ describe('pty host: reconnects and failures', () => {
     }
   }, 90_000)
 
+  it('stops a spawn whose request timed out on a connection that stays open, even one the host had not started yet', async () => {
+    const { dir, socketPath } = makeSocketDir()
+    // The host's first spawn waits for node-pty's module until the test lets it load: longer
+    // than the app's request timeout.
+    let loadNodePty: () => void = () => {}
+    const loaded = new Promise<void>((resolve) => {
+      loadNodePty = resolve
+    })
+    // node-pty itself, with the pid of each process it starts noted.
+    const started: number[] = []
+    const loadGated = async (): Promise<unknown> => {
+      await loaded
+      const nodePty = await import('node-pty')
+      return {
+        spawn: (...args: Parameters<typeof nodePty.spawn>) => {
+          const terminal = nodePty.spawn(...args)
+          started.push(terminal.pid)
+          return terminal
+        },
+      }
+    }
+    const host: PtyHostServer = await startPtyHost({ socketPath, idleExitMs: 60_000, nodePty: { loadNodePty: loadGated } })
+    cleanups.push(async () => {
+      await host.close()
+      await killHostAndClean(socketPath, dir)
+    })
+    const app = provider(socketPath, { autoStart: false, requestTimeoutMs: 300 })
+    await expect(app.spawn({ file: '/bin/sh', args: ['-c', 'exec sleep 30'] })).rejects.toMatchObject({ code: 'transport_lost' })
+    // The app's shutdown is on its way (the connection stays open: no reconnect will send one);
+    // now the host starts the process.
+    loadNodePty()
+    await waitFor(() => (started.length === 1 ? true : undefined), 'the host to start the timed-out spawn')
+    // ... and the app's shutdown stopped it.
+    await waitFor(() => (isDead(started[0] as number) ? true : undefined), 'the timed-out spawn\'s process to be gone', 10_000)
+    const observer = provider(socketPath, { autoStart: false })
+    await waitFor(async () => ((await observer.listProcesses()).length === 0 ? true : undefined), 'the host to hold no session')
+  })
+
   it('turns every PTY unverifiable when the pty host is SIGKILLed, settles a write in flight as transport_lost, and refuses spawns with a typed error', async () => {
     const { dir, socketPath } = makeSocketDir()
     cleanups.push(() => killHostAndClean(socketPath, dir))
