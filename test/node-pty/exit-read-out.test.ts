@@ -10,19 +10,9 @@ import { readdirSync, readlinkSync } from 'node:fs'
 import { describe, expect, it } from 'vitest'
 import { ExitDrain, NODE_PTY_DRAIN_GIVE_UP_MS, type DrainChunk, type ExitDrainProof } from '../../src/node-pty/exit-drain.js'
 import { loadNodePtyModule, type NodePtyTerminal } from '../../src/node-pty/node-pty-module.js'
-import { expectNoChildLeftBehind } from './pty-test-support.js'
+import { killTerminalsAfterAll } from './pty-test-support.js'
 
-const started: NodePtyTerminal[] = []
-expectNoChildLeftBehind(async () => {
-  for (const terminal of started.splice(0)) {
-    try {
-      terminal.kill('SIGKILL')
-    } catch {
-      // Already gone.
-    }
-  }
-  await new Promise((resolve) => setTimeout(resolve, 50))
-})
+const started = killTerminalsAfterAll()
 if (process.platform !== 'linux') throw new Error('These tests prove the Linux read-out; run them on Linux')
 
 type Run<C extends DrainChunk> = {

@@ -11,24 +11,14 @@ import { afterAll, describe, expect, it } from 'vitest'
 import { dropQueuedInput, writeToMaster } from '../../src/node-pty/master-write.js'
 import { loadNodePtyModule, type NodePtyTerminal } from '../../src/node-pty/node-pty-module.js'
 import { createNodePtyProvider } from 'ptykit/node-pty'
-import { PtyEventLog, expectNoChildLeftBehind, waitFor } from './pty-test-support.js'
+import { PtyEventLog, killTerminalsAfterAll, waitFor } from './pty-test-support.js'
 
 if (process.platform !== 'linux') throw new Error('These tests use node-pty on Linux; run them on Linux')
 
 const dir = mkdtempSync(join(tmpdir(), 'ptykit-master-write-'))
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
 
-const started: NodePtyTerminal[] = []
-expectNoChildLeftBehind(async () => {
-  for (const terminal of started.splice(0)) {
-    try {
-      terminal.kill('SIGKILL')
-    } catch {
-      // Already gone.
-    }
-  }
-  await new Promise((resolve) => setTimeout(resolve, 50))
-})
+const started = killTerminalsAfterAll()
 
 /** node-pty 1.1's write queue, read the way `writeToMaster` reads it. */
 function queuedWrites(terminal: NodePtyTerminal): number {

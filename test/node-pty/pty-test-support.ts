@@ -135,6 +135,26 @@ export function expectNoChildLeftBehind(cleanup: () => Promise<void>): void {
 }
 
 /**
+ * The real node-pty terminals a test file starts: each is SIGKILLed after the file's tests, and
+ * the file then fails if any child of this process is left (see {@link expectNoChildLeftBehind}).
+ * Push every terminal the file spawns onto the returned list.
+ */
+export function killTerminalsAfterAll(): NodePtyTerminal[] {
+  const started: NodePtyTerminal[] = []
+  expectNoChildLeftBehind(async () => {
+    for (const terminal of started.splice(0)) {
+      try {
+        terminal.kill('SIGKILL')
+      } catch {
+        // Already gone.
+      }
+    }
+    await new Promise((resolve) => setTimeout(resolve, 50))
+  })
+  return started
+}
+
+/**
  * A stand-in for one node-pty terminal with no process or PTY behind it (its `pid` is the test's
  * choice): writes, resizes and signals do nothing; `exit(event)` fires the exit listener the code
  * under test subscribed, as node-pty would after its reap.
