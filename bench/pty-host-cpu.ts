@@ -18,9 +18,15 @@
  * (`process.cpuUsage`, all threads) and, for `host`, the pty host's (`/proc/<pid>/stat` utime +
  * stime, all threads), their sum, and the wall-clock MB/s. `--host-cpu-prof <dir>` starts the host
  * under `--cpu-prof` (its profile is written when it exits: the script stops it with SIGTERM).
+ * `--host-detail` also prints, per MB, the host's user and system time, its minor page faults and
+ * its CPU by thread (main, V8 workers, libuv pool, …: `/proc/<pid>/task/<tid>/stat`), and the same
+ * for the app (`/proc/self`) and for raw node-pty's app. `--host-strace <file prefix>` runs
+ * `strace -c -p <each host thread>` over each measured flood (`<prefix>.<n>`: the host's syscalls by
+ * kind; traced, the figures above are not the untraced ones).
  * Runs the published build (`dist/`), as `npm run bench` does: build it first (`npm run build`).
  */
-import { readFileSync } from 'node:fs'
+import { spawn as spawnChild } from 'node:child_process'
+import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { REPO_ROOT } from './child.js'
 import { MB } from './config.js'
@@ -29,9 +35,10 @@ import { createPtyHostSide } from './pty-host-side.js'
 import { createPtykitSide, type PtykitSide } from './ptykit-side.js'
 import { BENCH_COLS, BENCH_ROWS } from './raw-pty.js'
 import { median, nowMs } from './stats.js'
+import { processDetail, reportDetail, subtractDetail, type ProcessDetail } from './pty-host-cpu-detail.js'
 import { floodCommand, rawSample } from './figures/throughput.js'
 
-const FLAGS_WITH_VALUES = ['--host-cpu-prof', '--host-node-args', '--host-log', '--host-args', '--host-main']
+const FLAGS_WITH_VALUES = ['--host-cpu-prof', '--host-node-args', '--host-log', '--host-args', '--host-main', '--host-strace']
 const positional = process.argv.slice(2).filter((arg, index, all) => !arg.startsWith('--') && !FLAGS_WITH_VALUES.includes(all[index - 1] ?? ''))
 const flag = (name: string): string | undefined => {
   const index = process.argv.indexOf(name)
@@ -41,6 +48,9 @@ const hostProfileDir = flag('--host-cpu-prof')
 const hostNodeArgs = (flag('--host-node-args') ?? '').split(' ').filter((arg) => arg.length > 0)
 const hostLog = flag('--host-log')
 const hostArgs = (flag('--host-args') ?? '').split(' ').filter((arg) => arg.length > 0)
+const detail = process.argv.includes('--host-detail')
+const stracePrefix = flag('--host-strace')
+let straceRuns = 0
 const megabytes = Number(positional[0] ?? 100)
 const floods = Number(positional[1] ?? 4)
 const sides = (positional[2] ?? 'raw,ptykit,host').split(',')
@@ -62,13 +72,35 @@ function appCpuMs(): number {
   return (usage.user + usage.system) / 1000
 }
 
-type Sample = { appMsPerMb: number; hostMsPerMb: number; mbps: number }
+type Sample = { appMsPerMb: number; hostMsPerMb: number; mbps: number; appDetail?: ProcessDetail; hostDetail?: ProcessDetail }
+
+/** Start `strace -f -c` on `pid` (its summary goes to `<prefix>.<n>`); resolves once it is attached. Returns its stopper. */
+async function startStrace(pid: number): Promise<() => Promise<void>> {
+  const out = `${stracePrefix}.${straceRuns++}`
+  // Each of the host's threads, not `-f`: the PTYs' processes (the producer) are not the host's cost.
+  const threads = readdirSync(`/proc/${pid}/task`).flatMap((tid) => ['-p', tid])
+  const child = spawnChild('strace', ['-c', '-o', out, ...threads], { stdio: ['ignore', 'ignore', 'pipe'] })
+  child.on('error', (error) => {
+    throw new Error(`strace failed to start (${error.message}): install it (apt-get install strace)`)
+  })
+  // strace prints "attached" for each thread on stderr: wait for the first.
+  await new Promise<void>((resolve) => child.stderr.once('data', () => resolve()))
+  await new Promise((resolve) => setTimeout(resolve, 200))
+  return () =>
+    new Promise<void>((resolve) => {
+      child.once('exit', () => resolve())
+      child.kill('SIGINT')
+    })
+}
 
 async function controllerFlood(side: PtykitSide, hostPid: () => number | null): Promise<Sample> {
   collectGarbage()
   const { file, args } = floodCommand(bytes)
   const pid = hostPid()
+  const stopStrace = stracePrefix !== undefined && pid !== null ? await startStrace(pid) : null
   const host0 = pid === null ? 0 : processCpuMs(pid)
+  const hostDetail0 = detail && pid !== null ? processDetail(pid) : null
+  const appDetail0 = detail ? processDetail('self') : null
   const app0 = appCpuMs()
   const t0 = nowMs()
   const handle = await side.controller.spawn({ file, args, cols: BENCH_COLS, rows: BENCH_ROWS })
@@ -77,15 +109,24 @@ async function controllerFlood(side: PtykitSide, hostPid: () => number | null): 
   side.tracker.forget(handle.id)
   const app = appCpuMs() - app0
   const host = pid === null ? 0 : processCpuMs(pid) - host0
+  const appDetail = appDetail0 === null ? undefined : subtractDetail(processDetail('self'), appDetail0)
+  const hostDetail = hostDetail0 === null || pid === null ? undefined : subtractDetail(processDetail(pid), hostDetail0)
+  await stopStrace?.()
   const mb = tracked.chars / MB
   if (tracked.chars !== bytes) console.error(`  short flood: ${tracked.chars} of ${bytes} chars`)
-  return { appMsPerMb: app / mb, hostMsPerMb: host / mb, mbps: mb / (((tracked.lastDataAt ?? t0) - t0) / 1000) }
+  const sample: Sample = { appMsPerMb: app / mb, hostMsPerMb: host / mb, mbps: mb / (((tracked.lastDataAt ?? t0) - t0) / 1000) }
+  if (appDetail !== undefined) sample.appDetail = appDetail
+  if (hostDetail !== undefined) sample.hostDetail = hostDetail
+  return sample
 }
 
 async function rawFlood(): Promise<Sample> {
+  const appDetail0 = detail ? processDetail('self') : null
   const app0 = appCpuMs()
   const sample = await rawSample(bytes)
-  return { appMsPerMb: (appCpuMs() - app0) / (sample.received / MB), hostMsPerMb: 0, mbps: sample.mbps }
+  const result: Sample = { appMsPerMb: (appCpuMs() - app0) / (sample.received / MB), hostMsPerMb: 0, mbps: sample.mbps }
+  if (appDetail0 !== null) result.appDetail = subtractDetail(processDetail('self'), appDetail0)
+  return result
 }
 
 function report(name: string, samples: Sample[]): void {
@@ -94,6 +135,10 @@ function report(name: string, samples: Sample[]): void {
   const sum = median(samples.map((s) => s.appMsPerMb + s.hostMsPerMb))
   const mbps = median(samples.map((s) => s.mbps))
   console.log(`${name.padEnd(7)} app ${app.toFixed(2)} ms/MB  host ${host.toFixed(2)} ms/MB  sum ${sum.toFixed(2)} ms/MB  ${mbps.toFixed(1)} MB/s  (${samples.length} floods of ${megabytes} MB)`)
+  if (detail) {
+    reportDetail('  app', samples.map((s) => s.appDetail).filter((d) => d !== undefined), megabytes)
+    if (name === 'host') reportDetail('  host', samples.map((s) => s.hostDetail).filter((d) => d !== undefined), megabytes)
+  }
 }
 
 async function runSide(name: string): Promise<void> {

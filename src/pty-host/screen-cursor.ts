@@ -13,6 +13,8 @@ export type ScreenRing = {
   readonly seq: number
   /** The oldest sequence the ring still holds. */
   readonly retainedFrom: number
+  /** The most output chars the ring holds. */
+  readonly limitChars: number
   /** The retained output from `fromSeq` (≥ `retainedFrom`), at most `maxChars` of it. */
   read(fromSeq: number, maxChars: number): string
 }
@@ -75,6 +77,17 @@ export class ScreenCursor {
   /** Output in the ring the screen has not been handed yet. */
   get pendingChars(): number {
     return this.#ring.seq - this.#seq
+  }
+
+  /**
+   * The output outruns the screen: more than half the ring is pending. Parsing from the budget
+   * then is wasted: the output keeps coming faster than the budget, the ring evicts what the screen
+   * has not reached, and the screen skips it anyway — what it parsed just before a skip is as good
+   * as lost. So the scheduler leaves an outpaced screen alone until the session is idle (or a
+   * snapshot, resize or clear needs it), when it parses the ring whole.
+   */
+  get outpaced(): boolean {
+    return this.pendingChars > this.#ring.limitChars / 2
   }
 
   /**

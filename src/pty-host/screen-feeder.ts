@@ -49,7 +49,9 @@ function defaultTimer(run: () => void, ms: number): () => void {
  *
  * - hands a session that produced no output for {@link PTY_HOST_SCREEN_IDLE_MS} (it is idle)
  *   everything it has pending, outside the budget (at most the ring's size);
- * - shares the budget saved since the previous tick among the sessions still producing.
+ * - shares the budget saved since the previous tick among the sessions still producing, except
+ *   those whose output outruns their screen ({@link ScreenCursor.outpaced}: more than half their
+ *   ring pending, a flood): their parsing would be skipped anyway, so they wait until idle.
  *
  * No timer runs while no screen has anything to parse.
  */
@@ -115,7 +117,7 @@ export class ScreenFeeder implements ScreenScheduler {
     for (const cursor of this.#pending) {
       if (cursor.quietLooks() * PTY_HOST_SCREEN_FEED_TICK_MS >= PTY_HOST_SCREEN_IDLE_MS) cursor.catchUp()
       if (cursor.pendingChars === 0) this.forget(cursor)
-      else producing.push(cursor)
+      else if (!cursor.outpaced) producing.push(cursor)
     }
     for (let index = 0; index < producing.length && this.#tokens >= 1; index++) {
       const cursor = producing[index]!

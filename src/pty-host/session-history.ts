@@ -71,6 +71,11 @@ export class SessionHistory implements ScreenRing {
     this.#screen = new ScreenCursor(this, screens({ cols: options.cols, rows: options.rows, scrollbackRows: options.scrollbackRows }), scheduler)
   }
 
+  /** The most output chars the ring keeps. */
+  get limitChars(): number {
+    return this.#limitChars
+  }
+
   /** The oldest sequence still kept. */
   get retainedFrom(): number {
     return this.seq - this.#retained

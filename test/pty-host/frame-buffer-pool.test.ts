@@ -48,4 +48,51 @@ describe('the frame buffer pool', () => {
     expect(pool.allocate(30_000)).toBe(small)
     expect(pool.spares).toBe(0)
   })
+  it('never allocates a frame anew while a buffer that could hold it has come back (the spares keep the largest returned)', () => {
+    // A flood's frames vary within a range (here within a factor of 4), a few in flight at a time.
+    const stream = fc.integer({ min: FRAME_BUFFER_MIN_BYTES, max: FRAME_BUFFER_BYTES / 4 }).chain((low) =>
+      fc.array(fc.record({ bytes: fc.integer({ min: low, max: 4 * low }), inFlight: fc.nat({ max: FRAME_BUFFER_SPARES }) }), { minLength: 1, maxLength: 200 }),
+    )
+    fc.assert(
+      fc.property(stream, (steps) => {
+        const pool = new FrameBufferPool()
+        const inFlight: Buffer[] = []
+        // Buffers whose writes completed and that were not lent again since.
+        const returned = new Set<Buffer>()
+        // Each step encodes a frame; then writes complete until at most `inFlight` remain.
+        for (const { bytes, inFlight: keep } of steps) {
+          const couldReuse = [...returned].some((buffer) => buffer.length >= bytes)
+          const buffer = pool.allocate(bytes)
+          pool.takeLent()
+          if (couldReuse) expect(returned.has(buffer)).toBe(true)
+          returned.delete(buffer)
+          inFlight.push(buffer)
+          while (inFlight.length > keep) {
+            const done = inFlight.shift()!
+            pool.release(done)
+            returned.add(done)
+          }
+        }
+      }),
+    )
+  })
+
+  it('keeps the larger buffers when its spares are full (a flood’s larger frames are not allocated anew each time)', () => {
+    const pool = new FrameBufferPool()
+    const lend = (bytes: number): Buffer => {
+      const buffer = pool.allocate(bytes)
+      pool.takeLent()
+      return buffer
+    }
+    const small = Array.from({ length: FRAME_BUFFER_SPARES }, () => lend(40_000))
+    const large = lend(200_000)
+    for (const buffer of small) pool.release(buffer)
+    pool.release(large)
+    expect(pool.spares).toBe(FRAME_BUFFER_SPARES)
+    // The large one took a small one's place: the next large frame reuses it.
+    expect(lend(200_000)).toBe(large)
+    // A small frame takes the smallest spare that fits, not the large one.
+    pool.release(large)
+    expect(lend(40_000).length).toBe(64 * 1024)
+  })
 })

@@ -31,7 +31,7 @@ const step: fc.Arbitrary<Step> = fc.oneof(
 )
 
 describe('ScreenFeeder (the host’s background parse budget)', () => {
-  it('spends at most the token bucket on sessions still producing, parses an idle session whole, and ticks only while a screen has work', () => {
+  it('spends at most the token bucket on sessions still producing and not outpaced, parses an idle session whole, and ticks only while a screen has work', () => {
     fc.assert(
       fc.property(fc.array(step, { maxLength: 80 }), fc.integer({ min: 40, max: 2_000 }), (steps, limitChars) => {
         let now = 0
@@ -67,6 +67,8 @@ describe('ScreenFeeder (the host’s background parse budget)', () => {
             lastTickAt = now
             const before = screens.map((screen) => screen.handed)
             const looked = histories.map((history) => history.screen.pendingChars > 0)
+            // A flood (more than half the ring pending) is not fed from the budget: it would be skipped.
+            const outpaced = histories.map((history) => history.screen.pendingChars > limitChars / 2)
             const idle = histories.map((_, i) => {
               if (!looked[i]) return false
               quiet[i] = outputSinceLook[i] ? 0 : quiet[i]! + 1
@@ -78,6 +80,7 @@ describe('ScreenFeeder (the host’s background parse budget)', () => {
             histories.forEach((history, i) => {
               const handed = screens[i]!.handed - before[i]!
               if (idle[i]) expect(history.screen.pendingChars).toBe(0)
+              else if (outpaced[i]) expect(handed).toBe(0)
               else spent += handed
             })
             // The budget: never more than what the bucket held (shares round up by less than a char).
@@ -128,5 +131,49 @@ describe('ScreenFeeder (the host’s background parse budget)', () => {
     // First look sees the output arrive; then quiet looks until the idle time has passed.
     expect(ticks).toBe(1 + PTY_HOST_SCREEN_IDLE_MS / PTY_HOST_SCREEN_FEED_TICK_MS)
     history.dispose()
+  })
+  it('leaves a flooding session’s screen alone (its parse would be skipped) and parses it whole once idle', () => {
+    let now = 0
+    let armed: (() => void) | null = null
+    const feeder = new ScreenFeeder({
+      charsPerSecond: RATE,
+      now: () => now,
+      setTimer: (run) => {
+        armed = run
+        return () => (armed = null)
+      },
+    })
+    const limitChars = 1_000
+    const flooding = new CountingScreen()
+    const steady = new CountingScreen()
+    const flood = new SessionHistory(() => flooding, feeder, { cols: 10, rows: 2, limitChars, scrollbackRows: 0 })
+    const trickle = new SessionHistory(() => steady, feeder, { cols: 10, rows: 2, limitChars, scrollbackRows: 0 })
+    const tick = (): void => {
+      now += PTY_HOST_SCREEN_FEED_TICK_MS
+      const run = armed as (() => void) | null
+      armed = null
+      run?.()
+    }
+    // A flood: far more output per tick than the budget, so more than half the ring stays pending.
+    for (let i = 0; i < 10; i++) {
+      flood.append('x'.repeat(700))
+      trickle.append('x'.repeat(5))
+      tick()
+    }
+    expect(flooding.handed).toBe(0)
+    expect(flood.screen.skippedChars).toBe(7_000 - limitChars)
+    // The budget went to the session it can keep current.
+    expect(steady.handed).toBe(50)
+    // Output just under half the ring is fed from the budget as before.
+    const below = new CountingScreen()
+    const modest = new SessionHistory(() => below, feeder, { cols: 10, rows: 2, limitChars, scrollbackRows: 0 })
+    modest.append('x'.repeat(limitChars / 2))
+    tick()
+    expect(below.handed).toBeGreaterThan(0)
+    // Idle: the flood's screen parses the whole ring at once.
+    while (armed !== null) tick()
+    expect(flooding.handed).toBe(limitChars)
+    expect(flood.screen.pendingChars).toBe(0)
+    for (const history of [flood, trickle, modest]) history.dispose()
   })
 })
