@@ -13,7 +13,6 @@ import { ExitDrain, type DrainChunk, type ExitDrainHooks } from './exit-drain.js
 import type { NodePtyTerminal } from './node-pty-module.js'
 import { reapReported } from './leader-identity.js'
 import { dropQueuedInput, writeToMaster } from './master-write.js'
-import { readIntoSharedBuffer } from './shared-read-buffer.js'
 import { asBytes, stopDecodingOutput } from './undecoded-output.js'
 
 /**
@@ -173,9 +172,6 @@ export class NodePtySession implements ExitDrainHooks<DrainChunk> {
       } else {
         init.terminal.onData((chunk: DrainChunk) => drain.handleData(chunk))
       }
-      // The master's reads skip node-pty's `onData` from here (see readIntoSharedBuffer); what the
-      // drain pushes into the stream still comes through it.
-      readIntoSharedBuffer(init.terminal, this.#bytes, (chunk) => drain.handleData(chunk))
       init.terminal.onExit((event) => this.#onExit(event))
     } catch (error) {
       // Release the drain (a held slave side); the provider kills the process it can no longer follow.
