@@ -1,5 +1,5 @@
 import { defaultPtyHostCommand, launchPtyHost } from './launch-pty-host.js'
-import type { ClientPtyRecords } from './client-pty-records.js'
+import type { ClientPtyRecord, ClientPtyRecords } from './client-pty-records.js'
 import { PtyHostConnection } from './pty-host-connection.js'
 import { isPtyHostError, PtyHostError } from './pty-host-error.js'
 import {
@@ -156,6 +156,20 @@ export class PtyHostLink {
   }
 
   /**
+   * Stop an orphan (a spawn whose reply was lost: its caller was told it failed) on the host, at
+   * once (`immediate`), and forget it once the host answered. Should the shutdown fail, the orphan
+   * stays for the next reconnect. `holdsApp: false` for a clean-up nobody awaits.
+   */
+  stopOrphan(connection: PtyHostConnection, record: ClientPtyRecord, options?: { holdsApp?: boolean }): Promise<void> {
+    return connection.request('shutdown', { ptyId: record.id, immediate: true }, this.#settings.requestTimeoutMs, options).then(
+      () => {
+        if (record.orphaned) this.#records.forget(record)
+      },
+      () => undefined,
+    )
+  }
+
+  /**
    * On a connection to the same host process: re-attach every PTY this provider lost contact
    * with, and stop every orphan (a spawn whose reply was lost: its caller was told it failed).
    */
@@ -164,8 +178,7 @@ export class PtyHostLink {
     await Promise.all(
       lost.map(async (record) => {
         if (record.orphaned) {
-          this.#records.forget(record)
-          await opened.request('shutdown', { ptyId: record.id, immediate: true }, this.#settings.requestTimeoutMs).catch(() => undefined)
+          await this.stopOrphan(opened, record)
           return
         }
         try {

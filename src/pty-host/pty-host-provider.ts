@@ -143,14 +143,7 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
         // Timed out on a connection that stays open: no reconnect will come to stop it, so ask
         // now (the host's shutdown waits for a spawn still starting). Should this fail too, the
         // orphan is still stopped at the next reconnect. Its answer does not hold the app open.
-        if (isRequestTimeout(error)) {
-          opened.request('shutdown', { ptyId: id, immediate: true }, requestTimeoutMs, { holdsApp: false }).then(
-            () => {
-              if (pty.orphaned) records.forget(pty)
-            },
-            () => undefined,
-          )
-        }
+        if (isRequestTimeout(error)) void link.stopOrphan(opened, pty, { holdsApp: false })
       } else records.forget(pty)
       throw error
     }
