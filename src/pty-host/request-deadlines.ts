@@ -114,6 +114,7 @@ export class RequestDeadlines<T extends DeadlineEntry> {
     return low
   }
 
+  /** Step the head past entries that no longer wait; a long consumed head is swept out. */
   #dropCancelledHead(): void {
     const queue = this.#queue
     while (this.#head < queue.length && !queue[this.#head]!.waiting) {
@@ -124,11 +125,11 @@ export class RequestDeadlines<T extends DeadlineEntry> {
       queue.length = 0
       this.#head = 0
     } else if (this.#head > 1024 && this.#head * 2 > queue.length) {
-      this.#queue = queue.slice(this.#head)
-      this.#head = 0
+      this.#sweep()
     }
   }
 
+  /** Rebuild the queue from its waiting entries: the one compaction (consumed head and cancelled entries). */
   #sweep(): void {
     const waiting: T[] = []
     for (let i = this.#head; i < this.#queue.length; i++) if (this.#queue[i]!.waiting) waiting.push(this.#queue[i]!)
