@@ -47,6 +47,16 @@ export function reapReported(session: NodePtySession): boolean {
 }
 
 /**
+ * Whether the session's terminal keeps node-pty's own close bookkeeping (`_boundClose`,
+ * `_emittedClose`), so that {@link reapReported} turning true is the report of its `waitpid`. A
+ * stand-in, or a wrapper that copies some fields, has no such report to trust.
+ */
+export function reportsReaps(session: NodePtySession): boolean {
+  const terminal = session.terminal as unknown as { _boundClose?: unknown; _emittedClose?: unknown }
+  return typeof terminal._boundClose === 'boolean' && typeof terminal._emittedClose === 'boolean'
+}
+
+/**
  * Whether a row read of the leader's pid describes the leader. The first row read while the reap
  * was unreported (`unreportedAtRead`: checked before an asynchronous read was issued, and again
  * now) teaches the session its leader's start time; later rows must match it. Without a start

@@ -11,7 +11,7 @@ import {
 import { UNVERIFIED_PROCESS_EXIT_CODE, resolveProcessExitCause } from '../exit-cause/index.js'
 import { ExitDrain, type DrainChunk, type ExitDrainHooks } from './exit-drain.js'
 import type { NodePtyTerminal } from './node-pty-module.js'
-import { reapReported } from './leader-identity.js'
+import { reapReported, reportsReaps } from './leader-identity.js'
 import { dropQueuedInput, writeToMaster } from './master-write.js'
 import { asBytes, stopDecodingOutput } from './undecoded-output.js'
 
@@ -237,9 +237,8 @@ export class NodePtySession implements ExitDrainHooks<DrainChunk> {
    */
   checkLeaderByReap(): void {
     if (this.#leaderGone || this.#exit !== null) return
-    const internals = this.terminal as unknown as { _boundClose?: unknown; _emittedClose?: unknown }
-    if (typeof internals._boundClose !== 'boolean' || typeof internals._emittedClose !== 'boolean') this.checkLeader()
-    else if (internals._boundClose) this.#markLeaderGone()
+    if (!reportsReaps(this)) this.checkLeader()
+    else if (reapReported(this)) this.#markLeaderGone()
   }
 
   #markLeaderGone(): void {
