@@ -1,7 +1,8 @@
 /**
- * Where a process's CPU goes, from `/proc` (for `bench/pty-host-cpu.ts --host-detail`): user and
- * system time, minor page faults, and CPU by thread name (`main`, the event loop's thread; the
- * rest by their names: libuv's pool, V8's workers (named as the process is), …). A JS CPU profile sees only the main thread's JS; these see the rest (syscalls in
+ * Where a process's CPU goes, from `/proc` (for `bench/pty-host-cpu.ts`: the host's CPU time, and
+ * with `--host-detail`): user and system time, minor page faults, and CPU by thread name (`main`,
+ * the event loop's thread; the rest by their names: libuv's pool, V8's workers (named as the
+ * process is), …). A JS CPU profile sees only the main thread's JS; these see the rest (syscalls in
  * the kernel, other threads, faults), and none of them depend on the machine's load.
  */
 import { readdirSync, readFileSync } from 'node:fs'
@@ -20,6 +21,13 @@ function statFields(path: string): { name: string; fields: string[] } | null {
     return null // A thread that ended between the listing and the read.
   }
   return { name: stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')), fields: stat.slice(stat.lastIndexOf(')') + 2).split(' ') }
+}
+
+/** CPU time (user + system, all threads) `pid` has used so far, in ms, from `/proc/<pid>/stat`. */
+export function processCpuMs(pid: number): number {
+  const stat = statFields(`/proc/${pid}/stat`)
+  if (stat === null) throw new Error(`No process ${pid}`)
+  return (Number(stat.fields[11]) + Number(stat.fields[12])) / CLOCK_TICKS_PER_MS
 }
 
 /** Read the counters of `pid` (`'self'`: this process). Threads of the same name are summed (e.g. the four `V8 Worker`s). */

@@ -26,7 +26,7 @@
  * Runs the published build (`dist/`), as `npm run bench` does: build it first (`npm run build`).
  */
 import { spawn as spawnChild } from 'node:child_process'
-import { readdirSync, readFileSync } from 'node:fs'
+import { readdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { REPO_ROOT } from './child.js'
 import { MB } from './config.js'
@@ -35,7 +35,7 @@ import { createPtyHostSide } from './pty-host-side.js'
 import { createPtykitSide, type PtykitSide } from './ptykit-side.js'
 import { BENCH_COLS, BENCH_ROWS } from './raw-pty.js'
 import { median, nowMs } from './stats.js'
-import { processDetail, reportDetail, subtractDetail, type ProcessDetail } from './pty-host-cpu-detail.js'
+import { processCpuMs, processDetail, reportDetail, subtractDetail, type ProcessDetail } from './pty-host-cpu-detail.js'
 import { floodCommand, rawSample } from './figures/throughput.js'
 
 const FLAGS_WITH_VALUES = ['--host-cpu-prof', '--host-node-args', '--host-log', '--host-args', '--host-main', '--host-strace']
@@ -58,15 +58,8 @@ if (!Number.isFinite(megabytes) || megabytes <= 0) throw new TypeError(`Expected
 if (!Number.isInteger(floods) || floods < 1) throw new TypeError(`Expected floods per side to be a positive integer, got ${positional[1]}`)
 for (const side of sides) if (!['raw', 'ptykit', 'host'].includes(side)) throw new TypeError(`Expected sides among raw, ptykit, host, got ${side}`)
 const bytes = Math.round(megabytes * MB)
-const CLOCK_TICKS_PER_MS = 100 / 1000
 
 /** utime + stime of `pid` (all its threads), in ms. */
-function processCpuMs(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-  return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS_PER_MS
-}
-
 function appCpuMs(): number {
   const usage = process.cpuUsage()
   return (usage.user + usage.system) / 1000
