@@ -30,23 +30,37 @@ const step: fc.Arbitrary<Step> = fc.oneof(
   { weight: 2, arbitrary: fc.record({ kind: fc.constant('tick' as const), ms: fc.constantFrom(PTY_HOST_SCREEN_FEED_TICK_MS, PTY_HOST_SCREEN_FEED_TICK_MS, 45, 250) }) },
 )
 
+/**
+ * A feeder on a clock the test moves by hand. The feeder arms at most one tick at a time (checked
+ * at each arming); `advance(ms)` moves the clock and hands over the armed tick, not yet run.
+ */
+function feederOnTestClock(charsPerSecond: number) {
+  const clock = { now: 0, armed: null as (() => void) | null }
+  const feeder = new ScreenFeeder({
+    charsPerSecond,
+    now: () => clock.now,
+    setTimer: (run) => {
+      expect(clock.armed).toBeNull()
+      clock.armed = run
+      return () => {
+        clock.armed = null
+      }
+    },
+  })
+  const advance = (ms: number): (() => void) | null => {
+    clock.now += ms
+    const run = clock.armed
+    clock.armed = null
+    return run
+  }
+  return { feeder, clock, advance }
+}
+
 describe('ScreenFeeder (the host’s background parse budget)', () => {
   it('spends at most the token bucket on sessions still producing and not outpaced, parses an idle session whole, and ticks only while a screen has work', () => {
     fc.assert(
       fc.property(fc.array(step, { maxLength: 80 }), fc.integer({ min: 40, max: 2_000 }), (steps, limitChars) => {
-        let now = 0
-        let armed: (() => void) | null = null
-        const feeder = new ScreenFeeder({
-          charsPerSecond: RATE,
-          now: () => now,
-          setTimer: (run) => {
-            expect(armed).toBeNull()
-            armed = run
-            return () => {
-              armed = null
-            }
-          },
-        })
+        const { feeder, clock, advance } = feederOnTestClock(RATE)
         const screens = Array.from({ length: SESSIONS }, () => new CountingScreen())
         const histories = screens.map((screen) => new SessionHistory(() => screen, feeder, { cols: 10, rows: 2, limitChars, scrollbackRows: 0 }))
         // The model: the bucket, and per session its quiet looks and whether output came since the last look.
@@ -59,12 +73,10 @@ describe('ScreenFeeder (the host’s background parse budget)', () => {
             histories[s.session]!.append('x'.repeat(s.chars))
             outputSinceLook[s.session] = true
           } else {
-            now += s.ms
-            const run = armed as (() => void) | null
+            const run = advance(s.ms)
             if (run === null) continue
-            armed = null
-            tokens = Math.min(BURST, tokens + ((now - lastTickAt) / 1000) * RATE)
-            lastTickAt = now
+            tokens = Math.min(BURST, tokens + ((clock.now - lastTickAt) / 1000) * RATE)
+            lastTickAt = clock.now
             const before = screens.map((screen) => screen.handed)
             const looked = histories.map((history) => history.screen.pendingChars > 0)
             // A flood (more than half the ring pending) is not fed from the budget: it would be skipped.
@@ -90,7 +102,7 @@ describe('ScreenFeeder (the host’s background parse budget)', () => {
           // Ticking exactly while some screen has output to parse, and every such screen is listed.
           const withWork = histories.filter((history) => history.screen.pendingChars > 0).length
           expect(feeder.pendingSessions).toBe(withWork)
-          expect(armed !== null).toBe(withWork > 0)
+          expect(clock.armed !== null).toBe(withWork > 0)
           for (const history of histories) {
             expect(history.screen.seq).toBeGreaterThanOrEqual(history.retainedFrom)
             expect(history.screen.seq).toBeLessThanOrEqual(history.seq)
@@ -98,32 +110,20 @@ describe('ScreenFeeder (the host’s background parse budget)', () => {
         }
         for (const history of histories) history.dispose()
         expect(feeder.pendingSessions).toBe(0)
-        expect(armed).toBeNull()
+        expect(clock.armed).toBeNull()
       }),
       { numRuns: 300 },
     )
   })
 
   it('parses everything pending once a session has been quiet for the idle time, whatever the budget', () => {
-    let now = 0
-    let armed: (() => void) | null = null
-    const feeder = new ScreenFeeder({
-      charsPerSecond: 1,
-      now: () => now,
-      setTimer: (run) => {
-        armed = run
-        return () => (armed = null)
-      },
-    })
+    const { feeder, clock, advance } = feederOnTestClock(1)
     const screen = new CountingScreen()
     const history = new SessionHistory(() => screen, feeder, { cols: 10, rows: 2, limitChars: 10_000, scrollbackRows: 0 })
     history.append('y'.repeat(5_000))
     let ticks = 0
-    while (armed !== null) {
-      now += PTY_HOST_SCREEN_FEED_TICK_MS
-      const run = armed as () => void
-      armed = null
-      run()
+    while (clock.armed !== null) {
+      advance(PTY_HOST_SCREEN_FEED_TICK_MS)?.()
       ticks += 1
     }
     expect(screen.handed).toBe(5_000)
@@ -133,27 +133,13 @@ describe('ScreenFeeder (the host’s background parse budget)', () => {
     history.dispose()
   })
   it('leaves a flooding session’s screen alone (its parse would be skipped) and parses it whole once idle', () => {
-    let now = 0
-    let armed: (() => void) | null = null
-    const feeder = new ScreenFeeder({
-      charsPerSecond: RATE,
-      now: () => now,
-      setTimer: (run) => {
-        armed = run
-        return () => (armed = null)
-      },
-    })
+    const { feeder, clock, advance } = feederOnTestClock(RATE)
     const limitChars = 1_000
     const flooding = new CountingScreen()
     const steady = new CountingScreen()
     const flood = new SessionHistory(() => flooding, feeder, { cols: 10, rows: 2, limitChars, scrollbackRows: 0 })
     const trickle = new SessionHistory(() => steady, feeder, { cols: 10, rows: 2, limitChars, scrollbackRows: 0 })
-    const tick = (): void => {
-      now += PTY_HOST_SCREEN_FEED_TICK_MS
-      const run = armed as (() => void) | null
-      armed = null
-      run?.()
-    }
+    const tick = (): void => advance(PTY_HOST_SCREEN_FEED_TICK_MS)?.()
     // A flood: far more output per tick than the budget, so more than half the ring stays pending.
     for (let i = 0; i < 10; i++) {
       flood.append('x'.repeat(700))
@@ -171,7 +157,7 @@ describe('ScreenFeeder (the host’s background parse budget)', () => {
     tick()
     expect(below.handed).toBeGreaterThan(0)
     // Idle: the flood's screen parses the whole ring at once.
-    while (armed !== null) tick()
+    while (clock.armed !== null) tick()
     expect(flooding.handed).toBe(limitChars)
     expect(flood.screen.pendingChars).toBe(0)
     for (const history of [flood, trickle, modest]) history.dispose()
