@@ -82,6 +82,7 @@ export class HostSessionStore {
         rows,
         limitChars: this.#history.limitChars,
         scrollbackRows: this.#history.scrollbackRows,
+        isProducerHeld: () => flow.paused,
       }),
       subscribers: new Set(),
       flow,

@@ -55,13 +55,19 @@ export class ScreenCursor {
   /** Consecutive looks that saw no new output. */
   #quietLooks = 0
   #disposed = false
+  readonly #isProducerHeld: () => boolean
 
-  /** A cursor at the ring's current end over `screen` (a screen that has seen everything before it). */
-  constructor(ring: ScreenRing, screen: HeadlessScreen, scheduler: ScreenScheduler) {
+  /**
+   * A cursor at the ring's current end over `screen` (a screen that has seen everything before it).
+   * `isProducerHeld` says whether the session's PTY is paused by flow control now (default: never):
+   * its quiet is then the consumer's backpressure, not the program going idle (see {@link quietLooks}).
+   */
+  constructor(ring: ScreenRing, screen: HeadlessScreen, scheduler: ScreenScheduler, isProducerHeld: () => boolean = () => false) {
     this.#ring = ring
     this.#screen = screen
     this.#scheduler = scheduler
     this.#seq = ring.seq
+    this.#isProducerHeld = isProducerHeld
   }
 
   /** The ring sequence handed to the screen so far (a snapshot's `seq`). */
@@ -113,10 +119,16 @@ export class ScreenCursor {
   /**
    * Scheduler bookkeeping, once per look: how many looks in a row (this one included) saw no new
    * output since the previous one. The scheduler calls the session idle past a few.
+   *
+   * A look while the producer is held (flow control paused the PTY: an app that does not keep up)
+   * never counts as quiet, and the count starts again after the hold. Why: a flood held for the
+   * app's acknowledgements is not idle — it goes on the moment the app catches up — and treating
+   * each hold as idle parsed the whole ring (~40 ms of the host's event loop, measured) on every
+   * stall, only to be outpaced again. A snapshot, resize or clear still catches up at once.
    */
   quietLooks(): number {
     const seq = this.#ring.seq
-    this.#quietLooks = this.#ringSeqAtLastLook === seq ? this.#quietLooks + 1 : 0
+    this.#quietLooks = this.#ringSeqAtLastLook === seq && !this.#isProducerHeld() ? this.#quietLooks + 1 : 0
     this.#ringSeqAtLastLook = seq
     return this.#quietLooks
   }

@@ -15,8 +15,9 @@ export const PTY_HOST_SCREEN_FEED_TICK_MS = 20
 
 /**
  * A session that produced no output for this long is idle: its screen parses everything pending
- * (outside the budget). Long enough that a flood's short stalls (a pause for acks, a busy machine)
- * do not count, short enough that a screen is current a moment after the output stops.
+ * (outside the budget). Long enough that a flood's short stalls (a busy machine) do not count,
+ * short enough that a screen is current a moment after the output stops. Time its PTY spends
+ * paused by flow control never counts ({@link ScreenCursor.quietLooks}).
  */
 export const PTY_HOST_SCREEN_IDLE_MS = 100
 
@@ -47,8 +48,8 @@ function defaultTimer(run: () => void, ms: number): () => void {
  * by every session with output to parse. Every {@link PTY_HOST_SCREEN_FEED_TICK_MS} while any
  * session has some, it
  *
- * - hands a session that produced no output for {@link PTY_HOST_SCREEN_IDLE_MS} (it is idle)
- *   everything it has pending, outside the budget (at most the ring's size);
+ * - hands a session that produced no output for {@link PTY_HOST_SCREEN_IDLE_MS} while its PTY was
+ *   not paused by flow control (it is idle) everything it has pending, outside the budget (at most the ring's size);
  * - shares the budget saved since the previous tick among the sessions still producing, except
  *   those whose output outruns their screen ({@link ScreenCursor.outpaced}: more than half their
  *   ring pending, a flood): their parsing would be skipped anyway, so they wait until idle.

@@ -64,11 +64,16 @@ export class SessionHistory implements ScreenRing {
 
   /**
    * Start a history for a screen of `cols` × `rows`, opened from `screens`, its background parsing
-   * scheduled by `scheduler`.
+   * scheduled by `scheduler`. `isProducerHeld` (optional) says whether flow control has paused the
+   * session's PTY now: the screen does not take such a pause for the program going idle.
    */
-  constructor(screens: HeadlessScreenFactory, scheduler: ScreenScheduler, options: { cols: number; rows: number; limitChars: number; scrollbackRows: number }) {
+  constructor(
+    screens: HeadlessScreenFactory,
+    scheduler: ScreenScheduler,
+    options: { cols: number; rows: number; limitChars: number; scrollbackRows: number; isProducerHeld?: () => boolean },
+  ) {
     this.#limitChars = options.limitChars
-    this.#screen = new ScreenCursor(this, screens({ cols: options.cols, rows: options.rows, scrollbackRows: options.scrollbackRows }), scheduler)
+    this.#screen = new ScreenCursor(this, screens({ cols: options.cols, rows: options.rows, scrollbackRows: options.scrollbackRows }), scheduler, options.isProducerHeld)
   }
 
   /** The most output chars the ring keeps. */

@@ -23,11 +23,15 @@ const RATE = 1_000
 const BURST = RATE * 0.1
 const SESSIONS = 3
 
-type Step = { kind: 'output'; session: number; chars: number } | { kind: 'tick'; ms: number }
+type Step =
+  | { kind: 'output'; session: number; chars: number }
+  | { kind: 'tick'; ms: number }
+  | { kind: 'hold'; session: number; held: boolean }
 
 const step: fc.Arbitrary<Step> = fc.oneof(
   { weight: 3, arbitrary: fc.record({ kind: fc.constant('output' as const), session: fc.nat({ max: SESSIONS - 1 }), chars: fc.integer({ min: 1, max: 300 }) }) },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant('tick' as const), ms: fc.constantFrom(PTY_HOST_SCREEN_FEED_TICK_MS, PTY_HOST_SCREEN_FEED_TICK_MS, 45, 250) }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant('hold' as const), session: fc.nat({ max: SESSIONS - 1 }), held: fc.boolean() }) },
 )
 
 /**
@@ -62,7 +66,11 @@ describe('ScreenFeeder (the host’s background parse budget)', () => {
       fc.property(fc.array(step, { maxLength: 80 }), fc.integer({ min: 40, max: 2_000 }), (steps, limitChars) => {
         const { feeder, clock, advance } = feederOnTestClock(RATE)
         const screens = Array.from({ length: SESSIONS }, () => new CountingScreen())
-        const histories = screens.map((screen) => new SessionHistory(() => screen, feeder, { cols: 10, rows: 2, limitChars, scrollbackRows: 0 }))
+        // Whether flow control holds each session's PTY (a held session's quiet is not idleness).
+        const held = screens.map(() => false)
+        const histories = screens.map(
+          (screen, i) => new SessionHistory(() => screen, feeder, { cols: 10, rows: 2, limitChars, scrollbackRows: 0, isProducerHeld: () => held[i]! }),
+        )
         // The model: the bucket, and per session its quiet looks and whether output came since the last look.
         let tokens = BURST
         let lastTickAt = 0
@@ -72,6 +80,8 @@ describe('ScreenFeeder (the host’s background parse budget)', () => {
           if (s.kind === 'output') {
             histories[s.session]!.append('x'.repeat(s.chars))
             outputSinceLook[s.session] = true
+          } else if (s.kind === 'hold') {
+            held[s.session] = s.held
           } else {
             const run = advance(s.ms)
             if (run === null) continue
@@ -83,7 +93,7 @@ describe('ScreenFeeder (the host’s background parse budget)', () => {
             const outpaced = histories.map((history) => history.screen.pendingChars > limitChars / 2)
             const idle = histories.map((_, i) => {
               if (!looked[i]) return false
-              quiet[i] = outputSinceLook[i] ? 0 : quiet[i]! + 1
+              quiet[i] = outputSinceLook[i] || held[i] ? 0 : quiet[i]! + 1
               outputSinceLook[i] = false
               return quiet[i]! * PTY_HOST_SCREEN_FEED_TICK_MS >= PTY_HOST_SCREEN_IDLE_MS
             })
@@ -130,6 +140,31 @@ describe('ScreenFeeder (the host’s background parse budget)', () => {
     expect(history.screen.pendingChars).toBe(0)
     // First look sees the output arrive; then quiet looks until the idle time has passed.
     expect(ticks).toBe(1 + PTY_HOST_SCREEN_IDLE_MS / PTY_HOST_SCREEN_FEED_TICK_MS)
+    history.dispose()
+  })
+  it('never takes a pause by flow control for idleness: a held flood is parsed only once it went quiet unheld', () => {
+    const { feeder, clock, advance } = feederOnTestClock(1)
+    const screen = new CountingScreen()
+    let held = false
+    const history = new SessionHistory(() => screen, feeder, { cols: 10, rows: 2, limitChars: 10_000, scrollbackRows: 0, isProducerHeld: () => held })
+    const tick = (): void => advance(PTY_HOST_SCREEN_FEED_TICK_MS)?.()
+    history.append('y'.repeat(6_000))
+    held = true
+    // Held far longer than the idle time: no catch-up (a budget of 1 char/s hands out next to nothing).
+    for (let i = 0; i < 5 * (PTY_HOST_SCREEN_IDLE_MS / PTY_HOST_SCREEN_FEED_TICK_MS); i++) tick()
+    expect(screen.handed).toBeLessThan(10)
+    expect(clock.armed).not.toBeNull()
+    // Released: the quiet counts from here, so the screen catches up after the idle time, not at once.
+    held = false
+    tick()
+    expect(screen.handed).toBeLessThan(10)
+    let ticks = 1
+    while (clock.armed !== null) {
+      tick()
+      ticks += 1
+    }
+    expect(screen.handed).toBe(6_000)
+    expect(ticks).toBe(PTY_HOST_SCREEN_IDLE_MS / PTY_HOST_SCREEN_FEED_TICK_MS)
     history.dispose()
   })
   it('leaves a flooding session’s screen alone (its parse would be skipped) and parses it whole once idle', () => {
