@@ -20,7 +20,9 @@
  * under `--cpu-prof` (its profile is written when it exits: the script stops it with SIGTERM).
  * `--host-detail` also prints, per MB, the host's user and system time, its minor page faults and
  * its CPU by thread (main, V8 workers, libuv pool, …: `/proc/<pid>/task/<tid>/stat`), and the same
- * for the app (`/proc/self`) and for raw node-pty's app. `--host-strace <file prefix>` runs
+ * for the app (`/proc/self`) and for raw node-pty's app. `--ack-mb-per-s <rate>` makes the app a
+ * slow consumer (the controller sides acknowledge at most that many MB per second since the spawn,
+ * instead of every chunk at once), so flow control holds the PTY. `--host-strace <file prefix>` runs
  * `strace -c -p <each host thread>` over each measured flood (`<prefix>.<n>`: the host's syscalls by
  * kind; traced, the figures above are not the untraced ones).
  * Runs the published build (`dist/`), as `npm run bench` does: build it first (`npm run build`).
@@ -38,7 +40,7 @@ import { median, nowMs } from './stats.js'
 import { processCpuMs, processDetail, reportDetail, subtractDetail, type ProcessDetail } from './pty-host-cpu-detail.js'
 import { floodCommand, rawSample } from './figures/throughput.js'
 
-const FLAGS_WITH_VALUES = ['--host-cpu-prof', '--host-node-args', '--host-log', '--host-args', '--host-main', '--host-strace']
+const FLAGS_WITH_VALUES = ['--host-cpu-prof', '--host-node-args', '--host-log', '--host-args', '--host-main', '--host-strace', '--ack-mb-per-s']
 const positional = process.argv.slice(2).filter((arg, index, all) => !arg.startsWith('--') && !FLAGS_WITH_VALUES.includes(all[index - 1] ?? ''))
 const flag = (name: string): string | undefined => {
   const index = process.argv.indexOf(name)
@@ -50,6 +52,8 @@ const hostLog = flag('--host-log')
 const hostArgs = (flag('--host-args') ?? '').split(' ').filter((arg) => arg.length > 0)
 const detail = process.argv.includes('--host-detail')
 const stracePrefix = flag('--host-strace')
+const ackMbPerSecond = flag('--ack-mb-per-s') === undefined ? null : Number(flag('--ack-mb-per-s'))
+if (ackMbPerSecond !== null && !(ackMbPerSecond > 0)) throw new TypeError(`Expected --ack-mb-per-s to be a positive number, got ${flag('--ack-mb-per-s')}`)
 let straceRuns = 0
 const megabytes = Number(positional[0] ?? 100)
 const floods = Number(positional[1] ?? 4)
@@ -98,7 +102,18 @@ async function controllerFlood(side: PtykitSide, hostPid: () => number | null): 
   const t0 = nowMs()
   const handle = await side.controller.spawn({ file, args, cols: BENCH_COLS, rows: BENCH_ROWS })
   const tracked = side.tracker.get(handle.id)
+  // A slow app: acknowledges what it received, at most `ackMbPerSecond` since the spawn.
+  let acked = 0
+  const acking =
+    ackMbPerSecond === null
+      ? null
+      : setInterval(() => {
+          const allowed = Math.floor(Math.min(tracked.chars, ((nowMs() - t0) / 1000) * ackMbPerSecond * MB))
+          if (allowed > acked) side.controller.acknowledgeData(handle.id, allowed - acked)
+          acked = Math.max(acked, allowed)
+        }, 10)
   await tracked.exited
+  if (acking !== null) clearInterval(acking)
   side.tracker.forget(handle.id)
   const app = appCpuMs() - app0
   const host = pid === null ? 0 : processCpuMs(pid) - host0
@@ -142,7 +157,7 @@ async function runSide(name: string): Promise<void> {
     return report(name, samples)
   }
   if (name === 'ptykit') {
-    const side = createPtykitSide()
+    const side = createPtykitSide(undefined, { acknowledge: ackMbPerSecond === null })
     try {
       await controllerFlood(side, () => null)
       for (let i = 0; i < floods; i++) samples.push(await controllerFlood(side, () => null))
@@ -158,7 +173,7 @@ async function runSide(name: string): Promise<void> {
     hostLog === undefined
       ? { file: process.execPath, args: [...nodeArgs, hostMain, ...hostArgs] }
       : { file: '/bin/sh', args: ['-c', `exec "$0" "$@" >>'${hostLog}' 2>&1`, process.execPath, ...nodeArgs, hostMain, ...hostArgs] }
-  const side = createPtyHostSide({ hostCommand, stopSignal: hostProfileDir === undefined ? 'SIGKILL' : 'SIGTERM' })
+  const side = createPtyHostSide({ hostCommand, stopSignal: hostProfileDir === undefined ? 'SIGKILL' : 'SIGTERM', acknowledge: ackMbPerSecond === null })
   try {
     await controllerFlood(side, () => null) // Starts the host; warm-up.
     for (let i = 0; i < floods; i++) samples.push(await controllerFlood(side, side.hostPid))

@@ -17,6 +17,8 @@ export type PtyHostSideOptions = {
   hostCommand?: { file: string; args: string[] }
   /** The signal that stops the host on dispose (default SIGKILL; SIGTERM lets a profiled host write its profile). */
   stopSignal?: NodeJS.Signals
+  /** Whether the tracker acknowledges every chunk at once (default `true`; `false`: the caller acknowledges). */
+  acknowledge?: boolean
 }
 
 /** The pty-host side: a {@link PtykitSide} whose host's pid can be read (from its lock file). */
@@ -35,7 +37,7 @@ export function createPtyHostSide(options: PtyHostSideOptions = {}): PtyHostSide
     hostCommand: options.hostCommand ?? { file: process.execPath, args: [join(REPO_ROOT, 'dist/pty-host/host-main.js')] },
   })
   const controller = createPtyController({ provider })
-  const tracker = trackPtys(controller)
+  const tracker = trackPtys(controller, { acknowledge: options.acknowledge ?? true })
   const hostPid = (): number | null => {
     try {
       const pid = Number(readFileSync(`${socketPath}.lock`, 'utf8'))
