@@ -1,4 +1,5 @@
 import { readSync } from 'node:fs'
+import { withoutStackTraces } from './without-stack-traces.js'
 
 /**
  * How many bytes one read of a read-out asks for. A PTY master hands out at most what its line
@@ -41,12 +42,14 @@ export type MasterReadOutEnd = 'drained' | 'hung-up' | 'stopped' | 'failed'
  * as does reading {@link NODE_PTY_READ_OUT_BUDGET_BYTES}
  */
 export function readOutMaster(fd: number, deliver: (chunk: Buffer) => void, keepGoing: () => boolean): MasterReadOutEnd {
-  scratch ??= Buffer.allocUnsafe(NODE_PTY_READ_OUT_CHUNK_BYTES)
+  const buffer = (scratch ??= Buffer.allocUnsafe(NODE_PTY_READ_OUT_CHUNK_BYTES))
+  // Every read-out ends in an error (`EAGAIN` or `EIO`): its stack trace is not worth capturing.
+  const readOnce = (): number => readSync(fd, buffer, 0, buffer.length, null)
   for (let delivered = 0; ; ) {
     if (delivered > 0 && (delivered >= NODE_PTY_READ_OUT_BUDGET_BYTES || !keepGoing())) return 'stopped'
     let read: number
     try {
-      read = readSync(fd, scratch, 0, scratch.length, null)
+      read = withoutStackTraces(readOnce)
     } catch (error) {
       const code = (error as { code?: unknown }).code
       if (code === 'EAGAIN') return 'drained'
@@ -55,7 +58,7 @@ export function readOutMaster(fd: number, deliver: (chunk: Buffer) => void, keep
     }
     if (read <= 0) return 'failed'
     delivered += read
-    deliver(scratch.subarray(0, read))
+    deliver(buffer.subarray(0, read))
   }
 }
 

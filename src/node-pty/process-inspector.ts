@@ -10,6 +10,7 @@ import {
   readSync,
 } from 'node:fs'
 import { readdir, readlink } from 'node:fs/promises'
+import { withoutStackTraces } from './without-stack-traces.js'
 
 /**
  * How long one `ps` or `lsof` run may take before its answer counts as "cannot say". `ps -A` on a
@@ -142,7 +143,8 @@ export function parseLsofCwd(output: string): string | null {
 /** `true` when signal 0 proves the pid absent (ESRCH); a zombie still answers, so it is not "gone" here. */
 function signalZeroSaysGone(pid: number): boolean {
   try {
-    process.kill(pid, 0)
+    // `ESRCH` is the answer looked for, not a fault: no stack trace for it.
+    withoutStackTraces(() => process.kill(pid, 0))
     return false
   } catch (error) {
     return (error as { code?: unknown }).code === 'ESRCH'
