@@ -105,6 +105,29 @@ describe('createNodePtyLaunchPlan', () => {
     expect(await found()).toBe(true)
   })
 
+  it('asks on every spawn whether a program by path may be executed: removed or made non-executable since, it is refused', async () => {
+    const program = join(dir, 'by-path')
+    const accepted = async (): Promise<boolean> => (await createNodePtyLaunchPlan({ file: program }, context).catch(() => null)) !== null
+    // A directory admits X_OK, and is no program.
+    mkdirSync(program)
+    chmodSync(program, 0o755)
+    expect(await accepted()).toBe(false)
+    rmSync(program, { recursive: true })
+    writeFileSync(program, '#!/bin/sh\n')
+    chmodSync(program, 0o755)
+    expect(await accepted()).toBe(true)
+    chmodSync(program, 0o644)
+    expect(await accepted()).toBe(false)
+    chmodSync(program, 0o755)
+    expect(await accepted()).toBe(true)
+    rmSync(program)
+    expect(await accepted()).toBe(false)
+    // Refused while it was gone; accepted again once it is back.
+    writeFileSync(program, '#!/bin/sh\n')
+    chmodSync(program, 0o755)
+    expect(await accepted()).toBe(true)
+  })
+
   it('refuses each bad option, naming the option and the value', async () => {
     const cases: Array<[Record<string, unknown>, string, string]> = [
       [{ cols: 0 }, 'cols', '0 (number)'],
