@@ -158,11 +158,22 @@ export class SshConnection {
 
   /** Open a session channel running `command`, with a pty when `pty` is given. */
   exec(command: string, pty: Ssh2PtyRequest | undefined): Promise<Ssh2Channel> {
-    return this.openChannel(command, pty).then((opened) => opened.channel)
+    return this.#open(command, pty, (channel) => channel)
   }
 
   /** Like {@link SshConnection.exec}, with the command's end recorded from the channel's first moment (see {@link OpenedChannel}). */
   openChannel(command: string, pty: Ssh2PtyRequest | undefined): Promise<OpenedChannel> {
+    return this.#open(command, pty, (channel) => {
+      let reported: ChannelExitStatus | null = null
+      channel.on('exit', (code, signal) => {
+        reported ??= { code, signal }
+      })
+      return { channel, exitStatus: () => reported }
+    })
+  }
+
+  /** Open a session channel and hand it to `opened` in the callback that delivers it (before any of its events). */
+  #open<T>(command: string, pty: Ssh2PtyRequest | undefined, opened: (channel: Ssh2Channel) => T): Promise<T> {
     if (this.#lost) return Promise.reject(new SshProviderError('transport_lost', 'The SSH connection is gone'))
     return new Promise((resolve, reject) => {
       try {
@@ -171,11 +182,7 @@ export class SshConnection {
             reject(this.#lost ? new SshProviderError('transport_lost', 'The SSH connection dropped', { cause: error }) : error)
             return
           }
-          let reported: ChannelExitStatus | null = null
-          channel.on('exit', (code, signal) => {
-            reported ??= { code, signal }
-          })
-          resolve({ channel, exitStatus: () => reported })
+          resolve(opened(channel))
         })
       } catch (error) {
         reject(new SshProviderError('transport_lost', 'The SSH connection is gone', { cause: error }))
