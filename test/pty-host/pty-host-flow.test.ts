@@ -1,12 +1,12 @@
-import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
-import { createConnection, createServer } from 'node:net'
+import { existsSync, readFileSync } from 'node:fs'
+import { createConnection } from 'node:net'
 import { join } from 'node:path'
 import { PTY_HOST_PROTOCOL_VERSION, startPtyHost, type PtyHostServer, type PtyHostServerOptions } from 'ptykit/pty-host'
-import { encodeFrame, FrameDecoder } from '../../src/pty-host/frame-codec.js'
+import { encodeFrame } from '../../src/pty-host/frame-codec.js'
 import { PTY_HOST_ACK_HIGH_WATERMARK_CHARS } from '../../src/pty-host/session-flow.js'
 import { describe, expect, it } from 'vitest'
 import { isDead, waitFor } from '../node-pty/pty-test-support.js'
-import { killHostAndClean, makeSocketDir, providerOn, rawClient, useCleanups } from './pty-host-test-support.js'
+import { fakeHost, killHostAndClean, makeSocketDir, providerOn, rawClient, useCleanups } from './pty-host-test-support.js'
 
 const cleanups = useCleanups()
 
@@ -163,31 +163,19 @@ describe('pty host provider: a spawn whose reply was lost with the connection', 
   it('stops that session on the host as soon as it reconnects (the caller was told the spawn failed)', async () => {
     // A scripted host: the first connection takes the spawn and drops before replying; the
     // provider must come back and stop the session it minted.
-    const { dir, socketPath } = makeSocketDir()
-    cleanups.push(async () => rmSync(dir, { recursive: true, force: true }))
-    writeFileSync(`${socketPath}.secret`, 'scripted-secret\n', { mode: 0o600 })
     const requests: { connection: number; method: unknown; params: Record<string, unknown> }[] = []
+    // Connections numbered in the order of their first request (each one here sends at least one).
     let connections = 0
-    const server = createServer((socket) => {
-      const connection = ++connections
-      const decoder = new FrameDecoder()
-      socket.on('error', () => undefined)
-      socket.on('data', (chunk: Buffer) => {
-        for (const message of decoder.push(chunk) as Record<string, unknown>[]) {
-          if (message.type === 'hello') {
-            socket.write(encodeFrame({ v: PTY_HOST_PROTOCOL_VERSION, type: 'welcome', hostInstanceId: 'scripted-host', hostPid: process.pid }))
-            continue
-          }
-          requests.push({ connection, method: message.method, params: message.params as Record<string, unknown> })
-          if (message.method === 'spawn') socket.destroy()
-          else socket.write(encodeFrame({ v: PTY_HOST_PROTOCOL_VERSION, type: 'reply', id: message.id, ok: true, result: null }))
-        }
-      })
+    const connectionOf = new WeakMap<object, number>()
+    const host = await fakeHost((message, socket) => {
+      let connection = connectionOf.get(socket)
+      if (connection === undefined) connectionOf.set(socket, (connection = ++connections))
+      requests.push({ connection, method: message.method, params: message.params as Record<string, unknown> })
+      if (message.method === 'spawn') socket.destroy()
+      else socket.write(encodeFrame({ v: PTY_HOST_PROTOCOL_VERSION, type: 'reply', id: message.id, ok: true, result: null }))
     })
-    const previousUmask = process.umask(0o077)
-    await new Promise<void>((resolve) => server.listen(socketPath, resolve))
-    process.umask(previousUmask)
-    cleanups.push(() => new Promise<void>((resolve) => server.close(() => resolve())))
+    cleanups.push(() => host.close())
+    const { socketPath } = host
     const app = providerOn(socketPath, { autoStart: false })
     cleanups.push(() => app.detach())
 
