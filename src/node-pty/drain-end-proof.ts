@@ -43,13 +43,17 @@ export type DrainMasterSocket = {
 } & MasterStream
 
 /** What an end proof sees of its exit drain, and asks of it. */
-export interface DrainLink {
+export interface DrainLink<C extends DrainChunk> {
   /** The drain's state. */
   readonly state: ExitDrainState
+  /** `true` when the chunks are `Buffer`s (the provider's bytes mode). */
+  readonly bytes: boolean
   /** Whether the consumer has paused the producer. */
   readonly paused: boolean
   /** The drain's marker (minted on first use). */
   readonly marker: string
+  /** Deliver output, in order (the drain's hooks). */
+  emit(chunk: C): void
   /** Record how the end of the output was proven (what the drain's `proof` reports). */
   prove(proof: ExitDrainProof): void
   /**

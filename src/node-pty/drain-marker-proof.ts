@@ -24,9 +24,7 @@ export const NODE_PTY_DRAIN_RETRY_INTERVAL_MS = 2
  * node-pty reports the exit.
  */
 export class MarkerProof<C extends DrainChunk> implements DrainEndProof<C> {
-  readonly #link: DrainLink
-  readonly #sink: { emit(chunk: C): void }
-  readonly #bytes: boolean
+  readonly #link: DrainLink<C>
   /** The PTY's slave side, held from the spawn until the drain is released. */
   #slaveFd: number | null
   /** The read-out tried first at the death (the read-out on and the master readable), or `null`. */
@@ -38,17 +36,13 @@ export class MarkerProof<C extends DrainChunk> implements DrainEndProof<C> {
   #retryTimer: NodeJS.Timeout | null = null
 
   /**
-   * @param link - the drain this marker proves the end for
-   * @param sink - where output goes (the drain's hooks)
-   * @param bytes - `true` when the chunks are `Buffer`s: the marker is then found and cut in bytes,
-   * so no byte is decoded or changed
+   * @param link - the drain this marker proves the end for (and delivers output through; in bytes
+   * mode the marker is found and cut in bytes, so no byte is decoded or changed)
    * @param slaveFd - the PTY's slave side, opened by the drain (`O_NONBLOCK`); closed at the release
    * @param readOut - a read-out to try at the death before the marker, or `null`
    */
-  constructor(link: DrainLink, sink: { emit(chunk: C): void }, bytes: boolean, slaveFd: number, readOut: MasterReadOut<C> | null) {
+  constructor(link: DrainLink<C>, slaveFd: number, readOut: MasterReadOut<C> | null) {
     this.#link = link
-    this.#sink = sink
-    this.#bytes = bytes
     this.#slaveFd = slaveFd
     this.#readOut = readOut
   }
@@ -62,7 +56,7 @@ export class MarkerProof<C extends DrainChunk> implements DrainEndProof<C> {
   }
 
   awaitProof(): void {
-    this.#scanner ??= createMarkerScanner<C>(this.#link.marker, this.#bytes)
+    this.#scanner ??= createMarkerScanner<C>(this.#link.marker, this.#link.bytes)
     // Send the marker.
     this.#writeMarker()
   }
@@ -74,14 +68,14 @@ export class MarkerProof<C extends DrainChunk> implements DrainEndProof<C> {
   take(chunk: C): boolean {
     if (this.#markerOffset === 0 || this.#scanner === null || this.#scanner.spent) return false
     const scan = this.#scanner.push(chunk)
-    if (scan.before.length > 0) this.#sink.emit(scan.before)
+    if (scan.before.length > 0) this.#link.emit(scan.before)
     if (scan.found) {
       if (this.#link.state === 'marking') {
         this.#link.prove('marker')
         this.#link.release()
       }
       // Why: text after the marker was written later, by a process that outlived the leader.
-      if (scan.after.length > 0) this.#sink.emit(scan.after)
+      if (scan.after.length > 0) this.#link.emit(scan.after)
       return true
     }
     // The reader made room: a marker that did not fit may fit now.

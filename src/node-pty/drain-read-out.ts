@@ -12,26 +12,20 @@ import { readOutMaster, streamDeliverer, type MasterReadOutEnd, type MasterStrea
  * the chunks on as the master's stream would have (see {@link ReadOutProof}).
  */
 export class MasterReadOut<C extends DrainChunk> {
-  readonly #link: DrainLink
-  readonly #sink: { emit(chunk: C): void }
-  readonly #bytes: boolean
+  readonly #link: DrainLink<C>
   readonly #fd: number
   readonly #socket: MasterStream
   /** The stream's own (unwrapped) destroy; `null` when node-pty's stream has none. */
   readonly #destroySocket: ((...args: unknown[]) => unknown) | null
 
   /**
-   * @param link - the drain this read-out proves the end for
-   * @param sink - where output goes (the drain's hooks)
-   * @param bytes - `true` when the chunks are `Buffer`s (the provider's bytes mode)
+   * @param link - the drain this read-out proves the end for (and delivers output through)
    * @param fd - the master's file descriptor
    * @param socket - the master's stream
    * @param destroySocket - the stream's own (unwrapped) destroy, or `null` (then no read-out runs)
    */
-  constructor(link: DrainLink, sink: { emit(chunk: C): void }, bytes: boolean, fd: number, socket: MasterStream, destroySocket: ((...args: unknown[]) => unknown) | null) {
+  constructor(link: DrainLink<C>, fd: number, socket: MasterStream, destroySocket: ((...args: unknown[]) => unknown) | null) {
     this.#link = link
-    this.#sink = sink
-    this.#bytes = bytes
     this.#fd = fd
     this.#socket = socket
     this.#destroySocket = destroySocket
@@ -86,13 +80,21 @@ export class MasterReadOut<C extends DrainChunk> {
     // Each chunk is copied or decoded before it is emitted: the listeners may start another
     // drain's read-out, which reads into the same scratch buffer.
     // Held back data (a stream just resumed) comes out first (`null`); the next chunk tries again.
-    return streamDeliverer<C>(this.#socket, this.#bytes, this.#sink)
+    return streamDeliverer<C>(this.#socket, this.#link.bytes, this.#link)
   }
 
   /** Read the master until it has nothing left, the consumer pauses, or the drain stops marking. */
   #readDry(deliver: (chunk: Buffer) => void): MasterReadOutEnd {
     const unpaused = (): boolean => !this.#link.paused && this.#link.state === 'marking'
     return readOutMaster(this.#fd, deliver, unpaused)
+  }
+
+  /**
+   * Read the master to its end for the stream itself, paused or not (the catch of libuv's early
+   * end of file, {@link ReadOutProof}): each chunk to `deliver`, a view of a shared buffer.
+   */
+  readToEnd(deliver: (chunk: Buffer) => void): MasterReadOutEnd {
+    return readOutMaster(this.#fd, deliver, () => true)
   }
 
   /** `EAGAIN`: every byte the dead child wrote has been read. Release, then read once more. */
@@ -135,20 +137,21 @@ export class ReadOutProof<C extends DrainChunk> extends MasterReadOut<C> impleme
    * Start watching the master: wraps its stream's `push` (installed at once, before the event loop
    * turns).
    *
+   * @param link - the drain this proves the end for
+   * @param fd - the master's file descriptor
    * @param socket - the master's stream
    * @param push - the stream's own `push` (wrapped here)
+   * @param destroySocket - the stream's own (unwrapped) destroy, or `null` (then no read-out runs)
    */
   constructor(
-    link: DrainLink,
-    sink: { emit(chunk: C): void },
-    bytes: boolean,
+    link: DrainLink<C>,
     fd: number,
     socket: DrainMasterSocket,
     push: NonNullable<DrainMasterSocket['push']>,
     destroySocket: ((...args: unknown[]) => unknown) | null,
   ) {
-    super(link, sink, bytes, fd, socket, destroySocket)
-    this.#hookEndOfFile(link, fd, socket, push)
+    super(link, fd, socket, destroySocket)
+    this.#hookEndOfFile(link, socket, push)
   }
 
   get endQueued(): boolean {
@@ -196,7 +199,7 @@ export class ReadOutProof<C extends DrainChunk> extends MasterReadOut<C> impleme
    * with the master fd still open: read the master to its true end first and queue what was read
    * in the stream ahead of the end.
    */
-  #hookEndOfFile(link: DrainLink, fd: number, socket: DrainMasterSocket, push: NonNullable<DrainMasterSocket['push']>): void {
+  #hookEndOfFile(link: DrainLink<C>, socket: DrainMasterSocket, push: NonNullable<DrainMasterSocket['push']>): void {
     socket.push = (chunk: unknown, encoding?: unknown): boolean => {
       if (chunk === null && (link.state === 'watching' || link.state === 'marking')) {
         // Copied: the read-out's buffer is shared. Not paused by the consumer's pause: the stream
@@ -205,7 +208,7 @@ export class ReadOutProof<C extends DrainChunk> extends MasterReadOut<C> impleme
         // not start a read-out of its own meanwhile.
         this.#endQueued = true
         link.release()
-        const end = readOutMaster(fd, (bytes) => push.call(socket, Buffer.from(bytes)), () => true)
+        const end = this.readToEnd((bytes) => push.call(socket, Buffer.from(bytes)))
         link.prove(end === 'hung-up' ? 'end-of-file' : 'give-up')
       }
       return push.call(socket, chunk, encoding)

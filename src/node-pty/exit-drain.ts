@@ -93,7 +93,7 @@ export class ExitDrain<C extends DrainChunk = string> {
       // Linux: nothing to open (`drain-read-out.ts`); only the master and its stream are watched.
       this.#state = 'watching'
       const destroySocket = this.#hookSocket(socket)
-      this.#endProof = new ReadOutProof<C>(new ExitDrain.#Link(this), hooks, bytes, internals._fd, socket, socket.push, destroySocket)
+      this.#endProof = new ReadOutProof<C>(new ExitDrain.#Link(this), internals._fd, socket, socket.push, destroySocket)
       return
     }
     const ptsName = internals.ptsName
@@ -113,9 +113,9 @@ export class ExitDrain<C extends DrainChunk = string> {
     // The read-out is tried first at the death where it may apply (`drain-read-out.ts`).
     const readOutFirst =
       readOut && masterFd !== null && socket !== undefined && socket !== null && destroySocket !== null
-        ? new MasterReadOut<C>(link, hooks, bytes, masterFd, socket, destroySocket)
+        ? new MasterReadOut<C>(link, masterFd, socket, destroySocket)
         : null
-    this.#endProof = new MarkerProof<C>(link, hooks, bytes, slaveFd, readOutFirst)
+    this.#endProof = new MarkerProof<C>(link, slaveFd, readOutFirst)
   }
 
   /** The drain's state. */
@@ -271,7 +271,7 @@ export class ExitDrain<C extends DrainChunk = string> {
    * drain's private state, not an object of closures: one small object per PTY, whose idle memory
    * is budgeted (docs/performance.md).
    */
-  static readonly #Link = class Link implements DrainLink {
+  static readonly #Link = class Link implements DrainLink<DrainChunk> {
     readonly #drain: ExitDrain<DrainChunk>
 
     constructor(drain: ExitDrain<DrainChunk>) {
@@ -282,12 +282,20 @@ export class ExitDrain<C extends DrainChunk = string> {
       return this.#drain.#state
     }
 
+    get bytes(): boolean {
+      return this.#drain.#bytes
+    }
+
     get paused(): boolean {
       return this.#drain.#paused
     }
 
     get marker(): string {
       return this.#drain.marker
+    }
+
+    emit(chunk: DrainChunk): void {
+      this.#drain.#hooks.emit(chunk)
     }
 
     prove(proof: ExitDrainProof): void {
