@@ -1,6 +1,7 @@
 /**
- * The exit drain's end-of-output marker (where the drain holds the slave side: see `exit-drain.ts`):
- * minting markers nobody can guess, and the scanner that cuts one out of the output.
+ * The exit drain's end-of-output marker (where the drain holds the slave side: see
+ * `drain-marker-proof.ts`): minting markers nobody can guess, and the scanner that cuts one out of
+ * the output.
  */
 import { randomFillSync } from 'node:crypto'
 import { ByteSentinelScanner } from './byte-sentinel-scanner.js'
