@@ -117,14 +117,22 @@ export class ScreenCursor {
   }
 
   /**
+   * Whether flow control holds the session's PTY now (an app that does not keep up): its output
+   * has stopped until the app acknowledges, so the scheduler uses the pause to parse (in slices).
+   */
+  get producerHeld(): boolean {
+    return this.#isProducerHeld()
+  }
+
+  /**
    * Scheduler bookkeeping, once per look: how many looks in a row (this one included) saw no new
    * output since the previous one. The scheduler calls the session idle past a few.
    *
-   * A look while the producer is held (flow control paused the PTY: an app that does not keep up)
-   * never counts as quiet, and the count starts again after the hold. Why: a flood held for the
-   * app's acknowledgements is not idle — it goes on the moment the app catches up — and treating
-   * each hold as idle parsed the whole ring (~40 ms of the host's event loop, measured) on every
-   * stall, only to be outpaced again. A snapshot, resize or clear still catches up at once.
+   * A look while the producer is held never counts as quiet, and the count starts again after the
+   * hold. Why: a flood held for the app's acknowledgements is not idle — it goes on the moment the
+   * app catches up — so the hold must not end in a whole-ring parse (~40 ms of the host's event
+   * loop, measured) just as the next burst arrives; the scheduler parses a held screen in slices
+   * instead (the host's screen feeder).
    */
   quietLooks(): number {
     const seq = this.#ring.seq

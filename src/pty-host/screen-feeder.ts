@@ -21,6 +21,17 @@ export const PTY_HOST_SCREEN_FEED_TICK_MS = 20
  */
 export const PTY_HOST_SCREEN_IDLE_MS = 100
 
+/**
+ * While flow control holds a session's PTY, its screen parses up to this many chars per tick,
+ * outside the budget (128 Ki chars: ~3 ms of xterm's parse here). Why: a slow app's output arrives
+ * in bursts of up to a ring (the acknowledgement window), each one outpacing the screen; the holds
+ * between them are the screen's chance to catch up before the next burst evicts what it has not
+ * reached (a slow app's screen stays exact: in a simulation of the host's flow at its default sizes,
+ * a 20 MB flood acknowledged at 1.5–5 MB/s skipped nothing past its first burst). In slices, so no
+ * tick blocks the host for a whole ring (~40 ms).
+ */
+export const PTY_HOST_SCREEN_HELD_SLICE_CHARS = 128 * 1024
+
 /** The budget saved up while no ticks ran is capped at this many seconds' worth. */
 const BURST_SECONDS = 0.1
 
@@ -48,8 +59,10 @@ function defaultTimer(run: () => void, ms: number): () => void {
  * by every session with output to parse. Every {@link PTY_HOST_SCREEN_FEED_TICK_MS} while any
  * session has some, it
  *
+ * - hands a session whose PTY flow control holds (its app is behind) a slice of
+ *   {@link PTY_HOST_SCREEN_HELD_SLICE_CHARS} outside the budget;
  * - hands a session that produced no output for {@link PTY_HOST_SCREEN_IDLE_MS} while its PTY was
- *   not paused by flow control (it is idle) everything it has pending, outside the budget (at most the ring's size);
+ *   not held (it is idle) everything it has pending, outside the budget (at most the ring's size);
  * - shares the budget saved since the previous tick among the sessions still producing, except
  *   those whose output outruns their screen ({@link ScreenCursor.outpaced}: more than half their
  *   ring pending, a flood): their parsing would be skipped anyway, so they wait until idle.
@@ -116,9 +129,12 @@ export class ScreenFeeder implements ScreenScheduler {
     this.#lastTickAt = now
     const producing: ScreenCursor[] = []
     for (const cursor of this.#pending) {
-      if (cursor.quietLooks() * PTY_HOST_SCREEN_FEED_TICK_MS >= PTY_HOST_SCREEN_IDLE_MS) cursor.catchUp()
+      const quiet = cursor.quietLooks()
+      const held = cursor.producerHeld
+      if (held) cursor.feed(PTY_HOST_SCREEN_HELD_SLICE_CHARS)
+      else if (quiet * PTY_HOST_SCREEN_FEED_TICK_MS >= PTY_HOST_SCREEN_IDLE_MS) cursor.catchUp()
       if (cursor.pendingChars === 0) this.forget(cursor)
-      else if (!cursor.outpaced) producing.push(cursor)
+      else if (!held && !cursor.outpaced) producing.push(cursor)
     }
     for (let index = 0; index < producing.length && this.#tokens >= 1; index++) {
       const cursor = producing[index]!

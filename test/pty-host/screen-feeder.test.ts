@@ -2,7 +2,9 @@ import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import type { HeadlessScreen, ScreenSnapshot } from '../../src/pty-host/headless-screen.js'
 import { SCREEN_SKIP_CANCEL } from '../../src/pty-host/screen-cursor.js'
-import { PTY_HOST_SCREEN_FEED_TICK_MS, PTY_HOST_SCREEN_IDLE_MS, ScreenFeeder } from '../../src/pty-host/screen-feeder.js'
+import { PTY_HOST_DEFAULT_SCREEN_CHARS_PER_SECOND, PTY_HOST_SCREEN_FEED_TICK_MS, PTY_HOST_SCREEN_HELD_SLICE_CHARS, PTY_HOST_SCREEN_IDLE_MS, ScreenFeeder } from '../../src/pty-host/screen-feeder.js'
+import { PTY_HOST_DEFAULT_HISTORY_CHARS } from '../../src/pty-host/session-history.js'
+import { SessionFlow } from '../../src/pty-host/session-flow.js'
 import { SessionHistory } from '../../src/pty-host/session-history.js'
 
 /** Counts the output chars handed to it (the output here is all `x`; a skip's CAN is not output). */
@@ -88,6 +90,7 @@ describe('ScreenFeeder (the host’s background parse budget)', () => {
             tokens = Math.min(BURST, tokens + ((clock.now - lastTickAt) / 1000) * RATE)
             lastTickAt = clock.now
             const before = screens.map((screen) => screen.handed)
+            const pendingBefore = histories.map((history) => history.screen.pendingChars)
             const looked = histories.map((history) => history.screen.pendingChars > 0)
             // A flood (more than half the ring pending) is not fed from the budget: it would be skipped.
             const outpaced = histories.map((history) => history.screen.pendingChars > limitChars / 2)
@@ -101,7 +104,9 @@ describe('ScreenFeeder (the host’s background parse budget)', () => {
             let spent = 0
             histories.forEach((history, i) => {
               const handed = screens[i]!.handed - before[i]!
-              if (idle[i]) expect(history.screen.pendingChars).toBe(0)
+              // Held: a slice outside the budget (here always all of it: the rings are small).
+              if (looked[i] && held[i]) expect(handed).toBe(Math.min(pendingBefore[i]!, PTY_HOST_SCREEN_HELD_SLICE_CHARS))
+              else if (idle[i]) expect(history.screen.pendingChars).toBe(0)
               else if (outpaced[i]) expect(handed).toBe(0)
               else spent += handed
             })
@@ -142,29 +147,67 @@ describe('ScreenFeeder (the host’s background parse budget)', () => {
     expect(ticks).toBe(1 + PTY_HOST_SCREEN_IDLE_MS / PTY_HOST_SCREEN_FEED_TICK_MS)
     history.dispose()
   })
-  it('never takes a pause by flow control for idleness: a held flood is parsed only once it went quiet unheld', () => {
+  it('parses a held session’s screen in slices while flow control holds its PTY, and never takes the hold for idleness', () => {
     const { feeder, clock, advance } = feederOnTestClock(1)
     const screen = new CountingScreen()
     let held = false
-    const history = new SessionHistory(() => screen, feeder, { cols: 10, rows: 2, limitChars: 10_000, scrollbackRows: 0, isProducerHeld: () => held })
+    const history = new SessionHistory(() => screen, feeder, { cols: 10, rows: 2, limitChars: 1024 * 1024, scrollbackRows: 0, isProducerHeld: () => held })
     const tick = (): void => advance(PTY_HOST_SCREEN_FEED_TICK_MS)?.()
-    history.append('y'.repeat(6_000))
+    history.append('y'.repeat(300 * 1024))
     held = true
-    // Held far longer than the idle time: no catch-up (a budget of 1 char/s hands out next to nothing).
-    for (let i = 0; i < 5 * (PTY_HOST_SCREEN_IDLE_MS / PTY_HOST_SCREEN_FEED_TICK_MS); i++) tick()
-    expect(screen.handed).toBeLessThan(10)
-    expect(clock.armed).not.toBeNull()
-    // Released: the quiet counts from here, so the screen catches up after the idle time, not at once.
-    held = false
+    // Held: one slice per tick, never the whole ring in one turn.
     tick()
-    expect(screen.handed).toBeLessThan(10)
-    let ticks = 1
+    expect(screen.handed).toBe(PTY_HOST_SCREEN_HELD_SLICE_CHARS)
+    tick()
+    expect(screen.handed).toBe(2 * PTY_HOST_SCREEN_HELD_SLICE_CHARS)
+    // Released before the rest: the quiet counts from here (the budget, 1 char/s, hands out next to nothing).
+    held = false
+    let ticks = 0
     while (clock.armed !== null) {
       tick()
       ticks += 1
+      if (clock.armed !== null) expect(screen.handed).toBeLessThan(2 * PTY_HOST_SCREEN_HELD_SLICE_CHARS + 10)
     }
-    expect(screen.handed).toBe(6_000)
+    expect(screen.handed).toBe(300 * 1024)
     expect(ticks).toBe(PTY_HOST_SCREEN_IDLE_MS / PTY_HOST_SCREEN_FEED_TICK_MS)
+    history.dispose()
+  })
+
+  it('keeps a slow app’s screen exact through a flood many rings long: the holds between its bursts are parsed', () => {
+    // A flood through the host's default sizes, the app acknowledging 2.5 MB/s: flow control holds
+    // the PTY between bursts of about a ring each, every burst outpacing the budget.
+    const { feeder, clock, advance } = feederOnTestClock(PTY_HOST_DEFAULT_SCREEN_CHARS_PER_SECOND)
+    const screen = new CountingScreen()
+    const flow = new SessionFlow(
+      () => undefined,
+      () => undefined,
+    )
+    const history = new SessionHistory(() => screen, feeder, { cols: 10, rows: 2, limitChars: PTY_HOST_DEFAULT_HISTORY_CHARS, scrollbackRows: 0, isProducerHeld: () => flow.paused })
+    const app = {}
+    flow.acknowledge(app, 0)
+    const flood = 20_000_000
+    const producerCharsPerMs = 64 * 1024
+    const ackCharsPerMs = 2_500
+    let produced = 0
+    let armedAt = 0
+    for (let ms = 0; produced < flood || clock.armed !== null; ms++) {
+      if (!flow.paused && produced < flood) {
+        const chars = Math.min(producerCharsPerMs, flood - produced)
+        history.append('x'.repeat(chars))
+        produced += chars
+        flow.noteSent(app, chars)
+      }
+      flow.acknowledge(app, Math.min(flow.unacknowledged(app), ackCharsPerMs))
+      // The feeder's tick every 20 ms of this clock.
+      if (clock.armed !== null && ++armedAt >= PTY_HOST_SCREEN_FEED_TICK_MS) {
+        armedAt = 0
+        advance(PTY_HOST_SCREEN_FEED_TICK_MS)?.()
+      }
+      clock.now = ms
+    }
+    // Skipped: at most what the very first burst put past the ring before the first hold.
+    expect(history.screen.skippedChars).toBeLessThan(128 * 1024)
+    expect(screen.handed + history.screen.skippedChars).toBe(flood)
     history.dispose()
   })
   it('leaves a flooding session’s screen alone (its parse would be skipped) and parses it whole once idle', () => {
