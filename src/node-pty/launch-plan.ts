@@ -1,5 +1,5 @@
 import { accessSync, constants as fsConstants, statSync } from 'node:fs'
-import { delimiter, isAbsolute, join, resolve } from 'node:path'
+import { delimiter, isAbsolute, resolve } from 'node:path'
 import { MAX_PTY_DIMENSION, type PtyProcessLaunch } from '../contracts/index.js'
 import { NodePtyOptionError } from './node-pty-option-error.js'
 import { withoutStackTraces } from './without-stack-traces.js'
@@ -160,8 +160,9 @@ function searchPath(file: string, cwd: string, path: string | undefined): string
   if (remembered !== undefined && isExecutableFile(remembered)) return remembered
   lastFoundPrograms.delete(key)
   for (const dir of (path ?? '').split(delimiter)) {
-    // Why: an empty PATH entry means the current directory, as execvp reads it.
-    const candidate = join(dir === '' ? cwd : dir, file)
+    // Why against `cwd`: the child changes to it before its execvp, so a relative entry (`bin`)
+    // and an empty one (the current directory) name places under the spawn's cwd, not the host's.
+    const candidate = resolve(cwd, dir, file)
     if (isExecutableFile(candidate)) {
       lastFoundPrograms.set(key, candidate)
       // A Map iterates in insertion order: the first key is the oldest.

@@ -105,6 +105,16 @@ describe('createNodePtyLaunchPlan', () => {
     expect(await found()).toBe(true)
   })
 
+  it('looks a relative PATH entry up under the spawn’s cwd, where the child’s execvp will, not the host’s', async () => {
+    const project = join(dir, 'project')
+    mkdirSync(join(project, 'bin'), { recursive: true })
+    writeFileSync(join(project, 'bin', 'tool'), '#!/bin/sh\n')
+    chmodSync(join(project, 'bin', 'tool'), 0o755)
+    expect((await createNodePtyLaunchPlan({ file: 'tool', cwd: project, env: { PATH: 'bin:/usr/bin' } }, context)).file).toBe('tool')
+    // Under another cwd the same relative entry names nothing, whatever the host's own cwd holds.
+    expect((await refusal({ file: 'tool', cwd: dir, env: { PATH: 'bin:/usr/bin' } })).option).toBe('file')
+  })
+
   it('asks on every spawn whether a program by path may be executed: removed or made non-executable since, it is refused', async () => {
     const program = join(dir, 'by-path')
     const accepted = async (): Promise<boolean> => (await createNodePtyLaunchPlan({ file: program }, context).catch(() => null)) !== null
