@@ -1,8 +1,14 @@
 /**
- * Whether this realm lets `Error.stackTraceLimit` be set (a frozen realm, such as one locked down by
- * SES, does not; then errors keep their stack traces).
+ * Whether `Error.stackTraceLimit` may be set now: a writable data property (as Node's own
+ * `isErrorStackTraceLimitWritable` asks). A realm that froze `Error` — at start-up, or any time
+ * later (SES's lockdown, `Object.freeze(Error)`) — says no, and errors then keep their stack
+ * traces; an assignment there would throw in this strict module. Asked on every call: a freeze
+ * can come after this module loaded.
  */
-const STACK_TRACE_LIMIT_SETTABLE = Object.getOwnPropertyDescriptor(Error, 'stackTraceLimit')?.writable === true
+function stackTraceLimitSettable(): boolean {
+  const descriptor = Object.getOwnPropertyDescriptor(Error, 'stackTraceLimit')
+  return descriptor === undefined ? Object.isExtensible(Error) : descriptor.writable === true
+}
 
 /**
  * Run a synchronous system call whose failure is an expected answer rather than a fault — a PTY
@@ -18,7 +24,7 @@ const STACK_TRACE_LIMIT_SETTABLE = Object.getOwnPropertyDescriptor(Error, 'stack
  * (its own errors would lose their stacks too). The limit is restored before this returns or throws.
  */
 export function withoutStackTraces<T>(call: () => T): T {
-  if (!STACK_TRACE_LIMIT_SETTABLE) return call()
+  if (!stackTraceLimitSettable()) return call()
   const limit = Error.stackTraceLimit
   Error.stackTraceLimit = 0
   try {

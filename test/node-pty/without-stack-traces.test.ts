@@ -30,4 +30,22 @@ describe('withoutStackTraces', () => {
       expect(frames(error).length).toBeGreaterThan(0)
     }
   })
+
+  it('leaves the limit alone where it cannot be set (Error frozen after start-up): the call runs, its error keeps its stack', () => {
+    const descriptor = Object.getOwnPropertyDescriptor(Error, 'stackTraceLimit')!
+    Object.defineProperty(Error, 'stackTraceLimit', { ...descriptor, writable: false })
+    try {
+      let thrown: unknown
+      try {
+        withoutStackTraces(() => readSync(CLOSED_FD, Buffer.alloc(8), 0, 8, null))
+      } catch (error) {
+        thrown = error
+      }
+      expect((thrown as NodeJS.ErrnoException).code).toBe('EBADF')
+      expect(frames(thrown).length).toBeGreaterThan(0)
+      expect(withoutStackTraces(() => 'ran')).toBe('ran')
+    } finally {
+      Object.defineProperty(Error, 'stackTraceLimit', descriptor)
+    }
+  })
 })
