@@ -5,8 +5,9 @@ import type { ScreenCursor, ScreenScheduler } from './screen-cursor.js'
  * sessions together, by default (2 Mi chars/s). xterm's parser costs 20–26 ms of CPU per MB here
  * (plain text to `ls`-like colored lines), so the budget is ~5 % of one core whatever the number of
  * sessions — and above the sustained rate of interactive programs and build logs, whose screens
- * therefore stay current. A flood runs past it; its screen catches up when it goes idle or is
- * snapshotted, and what the ring drops before that is skipped (and counted).
+ * therefore stay current. A flood runs past it; its screen catches up while its app holds it (in
+ * slices, {@link PTY_HOST_SCREEN_HELD_SLICE_CHARS}), when it goes idle or when it is snapshotted,
+ * and what the ring drops before that is skipped (and counted).
  */
 export const PTY_HOST_DEFAULT_SCREEN_CHARS_PER_SECOND = 2 * 1024 * 1024
 
@@ -22,13 +23,14 @@ export const PTY_HOST_SCREEN_FEED_TICK_MS = 20
 export const PTY_HOST_SCREEN_IDLE_MS = 100
 
 /**
- * While flow control holds a session's PTY, its screen parses up to this many chars per tick,
- * outside the budget (128 Ki chars: ~3 ms of xterm's parse here). Why: a slow app's output arrives
- * in bursts of up to a ring (the acknowledgement window), each one outpacing the screen; the holds
- * between them are the screen's chance to catch up before the next burst evicts what it has not
- * reached (a slow app's screen stays exact: in a simulation of the host's flow at its default sizes,
- * a 20 MB flood acknowledged at 1.5–5 MB/s skipped nothing past its first burst). In slices, so no
- * tick blocks the host for a whole ring (~40 ms).
+ * While flow control holds sessions' PTYs, their screens parse up to this many chars per tick in
+ * all, outside the budget (128 Ki chars: ~3 ms of xterm's parse here; 6.4 Mi chars/s at most,
+ * ~15 % of one core, however many sessions are held). Held screens take turns: the one fed goes to
+ * the back of the line. Why: a slow app's output arrives in bursts of up to a ring (the
+ * acknowledgement window), each one outpacing the screen; the holds between them are the screen's
+ * chance to catch up before the next burst evicts what it has not reached (in a simulation of the
+ * host's flow at its default sizes, a 20 MB flood acknowledged at 1.5–5 MB/s skipped nothing after
+ * its first burst). In slices, so no tick blocks the host for a whole ring (~40 ms).
  */
 export const PTY_HOST_SCREEN_HELD_SLICE_CHARS = 128 * 1024
 
@@ -59,8 +61,8 @@ function defaultTimer(run: () => void, ms: number): () => void {
  * by every session with output to parse. Every {@link PTY_HOST_SCREEN_FEED_TICK_MS} while any
  * session has some, it
  *
- * - hands a session whose PTY flow control holds (its app is behind) a slice of
- *   {@link PTY_HOST_SCREEN_HELD_SLICE_CHARS} outside the budget;
+ * - hands the sessions whose PTYs flow control holds (their apps are behind) one slice of
+ *   {@link PTY_HOST_SCREEN_HELD_SLICE_CHARS} in all, outside the budget, taking turns;
  * - hands a session that produced no output for {@link PTY_HOST_SCREEN_IDLE_MS} while its PTY was
  *   not held (it is idle) everything it has pending, outside the budget (at most the ring's size);
  * - shares the budget saved since the previous tick among the sessions still producing, except
@@ -128,13 +130,25 @@ export class ScreenFeeder implements ScreenScheduler {
     this.#tokens = Math.min(this.#burst, this.#tokens + ((now - this.#lastTickAt) / 1000) * this.#charsPerSecond)
     this.#lastTickAt = now
     const producing: ScreenCursor[] = []
+    const held: ScreenCursor[] = []
     for (const cursor of this.#pending) {
       const quiet = cursor.quietLooks()
-      const held = cursor.producerHeld
-      if (held) cursor.feed(PTY_HOST_SCREEN_HELD_SLICE_CHARS)
-      else if (quiet * PTY_HOST_SCREEN_FEED_TICK_MS >= PTY_HOST_SCREEN_IDLE_MS) cursor.catchUp()
+      if (cursor.producerHeld) {
+        held.push(cursor)
+        continue
+      }
+      if (quiet * PTY_HOST_SCREEN_FEED_TICK_MS >= PTY_HOST_SCREEN_IDLE_MS) cursor.catchUp()
       if (cursor.pendingChars === 0) this.forget(cursor)
-      else if (!held && !cursor.outpaced) producing.push(cursor)
+      else if (!cursor.outpaced) producing.push(cursor)
+    }
+    // The held screens share one slice, in line order; each one fed goes to the back of the line.
+    let slice = PTY_HOST_SCREEN_HELD_SLICE_CHARS
+    for (let index = 0; index < held.length && slice > 0; index++) {
+      const cursor = held[index]!
+      slice -= cursor.feed(slice)
+      this.#pending.delete(cursor)
+      if (cursor.pendingChars > 0) this.#pending.add(cursor)
+      else this.forget(cursor)
     }
     for (let index = 0; index < producing.length && this.#tokens >= 1; index++) {
       const cursor = producing[index]!

@@ -173,43 +173,72 @@ describe('ScreenFeeder (the host’s background parse budget)', () => {
     history.dispose()
   })
 
-  it('keeps a slow app’s screen exact through a flood many rings long: the holds between its bursts are parsed', () => {
-    // A flood through the host's default sizes, the app acknowledging 2.5 MB/s: flow control holds
-    // the PTY between bursts of about a ring each, every burst outpacing the budget.
-    const { feeder, clock, advance } = feederOnTestClock(PTY_HOST_DEFAULT_SCREEN_CHARS_PER_SECOND)
-    const screen = new CountingScreen()
-    const flow = new SessionFlow(
-      () => undefined,
-      () => undefined,
-    )
-    const history = new SessionHistory(() => screen, feeder, { cols: 10, rows: 2, limitChars: PTY_HOST_DEFAULT_HISTORY_CHARS, scrollbackRows: 0, isProducerHeld: () => flow.paused })
-    const app = {}
-    flow.acknowledge(app, 0)
-    const flood = 20_000_000
-    const producerCharsPerMs = 64 * 1024
-    const ackCharsPerMs = 2_500
-    let produced = 0
-    let armedAt = 0
-    for (let ms = 0; produced < flood || clock.armed !== null; ms++) {
-      if (!flow.paused && produced < flood) {
-        const chars = Math.min(producerCharsPerMs, flood - produced)
-        history.append('x'.repeat(chars))
-        produced += chars
-        flow.noteSent(app, chars)
-      }
-      flow.acknowledge(app, Math.min(flow.unacknowledged(app), ackCharsPerMs))
-      // The feeder's tick every 20 ms of this clock.
-      if (clock.armed !== null && ++armedAt >= PTY_HOST_SCREEN_FEED_TICK_MS) {
-        armedAt = 0
-        advance(PTY_HOST_SCREEN_FEED_TICK_MS)?.()
-      }
-      clock.now = ms
+  it('shares one slice per tick among the held screens, taking turns, so many held apps still block the host for one slice', () => {
+    const { feeder, clock, advance } = feederOnTestClock(1)
+    const screens = [new CountingScreen(), new CountingScreen(), new CountingScreen()]
+    const histories = screens.map((screen) => new SessionHistory(() => screen, feeder, { cols: 10, rows: 2, limitChars: 1024 * 1024, scrollbackRows: 0, isProducerHeld: () => true }))
+    for (const history of histories) history.append('z'.repeat(200 * 1024))
+    const handed = (): number[] => screens.map((screen) => screen.handed)
+    let before = handed()
+    const firstFedAt = screens.map(() => -1)
+    for (let tick = 0; clock.armed !== null; tick++) {
+      advance(PTY_HOST_SCREEN_FEED_TICK_MS)?.()
+      const now = handed()
+      const fed = now.map((chars, i) => chars - before[i]!)
+      expect(fed.reduce((sum, chars) => sum + chars, 0)).toBeLessThanOrEqual(PTY_HOST_SCREEN_HELD_SLICE_CHARS)
+      fed.forEach((chars, i) => {
+        if (chars > 0 && firstFedAt[i]! < 0) firstFedAt[i] = tick
+      })
+      before = now
     }
-    // Skipped: at most what the very first burst put past the ring before the first hold.
-    expect(history.screen.skippedChars).toBeLessThan(128 * 1024)
-    expect(screen.handed + history.screen.skippedChars).toBe(flood)
-    history.dispose()
+    // Everything parsed, every screen's turn came within the first three ticks.
+    expect(handed()).toEqual(screens.map(() => 200 * 1024))
+    expect(Math.max(...firstFedAt)).toBeLessThanOrEqual(2)
+    for (const history of histories) history.dispose()
   })
+
+  it('keeps a slow app’s screen exact through a flood many rings long: nothing is skipped after the first hold', () => {
+    // A flood through the host's default sizes, the app acknowledging 2.5 or 5 MB/s: flow control
+    // holds the PTY between bursts of about a ring each, every burst outpacing the budget.
+    for (const ackCharsPerMs of [2_500, 5_000]) {
+      const { feeder, clock, advance } = feederOnTestClock(PTY_HOST_DEFAULT_SCREEN_CHARS_PER_SECOND)
+      const screen = new CountingScreen()
+      const flow = new SessionFlow(
+        () => undefined,
+        () => undefined,
+      )
+      const history = new SessionHistory(() => screen, feeder, { cols: 10, rows: 2, limitChars: PTY_HOST_DEFAULT_HISTORY_CHARS, scrollbackRows: 0, isProducerHeld: () => flow.paused })
+      const app = {}
+      flow.acknowledge(app, 0)
+      const flood = 20_000_000
+      const producerCharsPerMs = 64 * 1024
+      let produced = 0
+      let sinceTick = 0
+      // What the first burst put past the ring before the first hold (the app was not behind yet).
+      let skippedBeforeFirstHold: number | null = null
+      for (let ms = 0; produced < flood || clock.armed !== null; ms++) {
+        clock.now = ms
+        if (!flow.paused && produced < flood) {
+          const chars = Math.min(producerCharsPerMs, flood - produced)
+          history.append('x'.repeat(chars))
+          produced += chars
+          flow.noteSent(app, chars)
+        }
+        if (flow.paused) skippedBeforeFirstHold ??= history.screen.skippedChars
+        flow.acknowledge(app, Math.min(flow.unacknowledged(app), ackCharsPerMs))
+        // The feeder's tick every 20 ms of this clock.
+        if (clock.armed !== null && ++sinceTick >= PTY_HOST_SCREEN_FEED_TICK_MS) {
+          sinceTick = 0
+          advance(0)?.()
+        }
+      }
+      expect(skippedBeforeFirstHold).not.toBeNull()
+      expect(history.screen.skippedChars).toBe(skippedBeforeFirstHold)
+      expect(screen.handed + history.screen.skippedChars).toBe(flood)
+      history.dispose()
+    }
+  })
+
   it('leaves a flooding session’s screen alone (its parse would be skipped) and parses it whole once idle', () => {
     const { feeder, clock, advance } = feederOnTestClock(RATE)
     const limitChars = 1_000
