@@ -120,8 +120,7 @@ const knownRegularFiles = new Set<string>()
  */
 function isExecutableFile(path: string): boolean {
   try {
-    // A `PATH` search's misses end here (`ENOENT`): no stack trace for them.
-    withoutStackTraces(() => accessSync(path, fsConstants.X_OK))
+    accessSync(path, fsConstants.X_OK)
   } catch {
     knownRegularFiles.delete(path)
     return false
@@ -163,7 +162,8 @@ function searchPath(file: string, cwd: string, path: string | undefined): string
     // Why against `cwd`: the child changes to it before its execvp, so a relative entry (`bin`)
     // and an empty one (the current directory) name places under the spawn's cwd, not the host's.
     const candidate = resolve(cwd, dir, file)
-    if (isExecutableFile(candidate)) {
+    // Most entries miss (`ENOENT`, a thrown error): no stack trace for those.
+    if (withoutStackTraces(() => isExecutableFile(candidate))) {
       lastFoundPrograms.set(key, candidate)
       // A Map iterates in insertion order: the first key is the oldest.
       if (lastFoundPrograms.size > NODE_PTY_PROGRAM_LOOKUP_MEMORY) lastFoundPrograms.delete(lastFoundPrograms.keys().next().value as string)
@@ -173,13 +173,16 @@ function searchPath(file: string, cwd: string, path: string | undefined): string
   return null
 }
 
-/** Resolve a program the way execvp does: a name with a slash is a path, a bare name is searched on `PATH`. */
-function resolveProgram(file: string, cwd: string, path: string | undefined): string | null {
+/**
+ * Resolve a program the way execvp does: a name with a slash is a path, a bare name is searched on
+ * the child's `PATH` (`env`'s; read only for a bare name: a read of `process.env` costs a few µs).
+ */
+function resolveProgram(file: string, cwd: string, env: NodePtyLaunchPlan['env']): string | null {
   if (file.includes('/')) {
     const full = isAbsolute(file) ? file : resolve(cwd, file)
     return isExecutableFile(full) ? full : null
   }
-  return searchPath(file, cwd, path)
+  return searchPath(file, cwd, env['PATH'] ?? NODE_PTY_EXECVP_DEFAULT_PATH)
 }
 
 /** The user's shell: the host's choice, else `$SHELL` when it is a usable absolute path, else `/bin/sh`. */
@@ -277,7 +280,7 @@ export async function createNodePtyLaunchPlan(
   // one that counts. node-pty reports a missing program only after forking, as an exit with code 1 and an
   // execvp message on the screen. Checking here refuses it before any process exists. Windows
   // resolves programs differently (PATHEXT, App Paths), so it is left to node-pty there.
-  if (context.platform !== 'win32' && resolveProgram(file, cwd, env['PATH'] ?? NODE_PTY_EXECVP_DEFAULT_PATH) === null) {
+  if (context.platform !== 'win32' && resolveProgram(file, cwd, env) === null) {
     throw new NodePtyOptionError(
       'file',
       'an executable file (a path, or a name found on PATH)',

@@ -114,9 +114,8 @@ export function createNodePtySpawn(
 
     // The awaits above let other calls run: look again.
     context.assertNotDisposed('spawn')
-    const id = sessionId ?? mintFlatUuid()
-    if (sessions.live(id) !== undefined) {
-      throw new NodePtyProviderError('pty_id_in_use', `Cannot create PTY ${JSON.stringify(id)}: a live PTY already has that id`, { ptyId: id })
+    if (sessionId !== undefined && sessions.live(sessionId) !== undefined) {
+      throw new NodePtyProviderError('pty_id_in_use', `Cannot create PTY ${JSON.stringify(sessionId)}: a live PTY already has that id`, { ptyId: sessionId })
     }
 
     let terminal
@@ -133,9 +132,12 @@ export function createNodePtySpawn(
     } catch (error) {
       throw new NodePtyProviderError('spawn_failed', `node-pty could not start ${JSON.stringify(plan.file)}: ${error instanceof Error ? error.message : String(error)}`, {
         cause: error,
-        ptyId: id,
+        ptyId: sessionId,
       })
     }
+    // Minted after the fork: a fresh id cannot be in use, and the fork is the spawn's critical
+    // path (a few µs of entropy and string building there, cold, delayed every first byte).
+    const id = sessionId ?? mintFlatUuid()
     sessions.forgetExited(id)
     let session: NodePtySession
     try {
