@@ -2,26 +2,28 @@ import type { PtyProvider, PtySpawnResult } from '../contracts/index.js'
 import { incarnationOf, incarnationsAgree } from '../contracts/incarnation.js'
 import type { RuntimePtySpawnState } from './spawn-state.js'
 
-/** The providers each run already watches, so that a stage never subscribes twice. */
-const watchedProviders = new WeakMap<RuntimePtySpawnState, Set<PtyProvider>>()
+/** A journal step that runs on every path, success too. */
+const ALWAYS = { always: true } as const
 
 /**
  * Watch the provider's exits from just before the physical call until the end of the run. Why: an
  * exit can race the reply of a spawn whose id the runtime could not expect (no session id, no
- * slot owner), so no pending registration fences it; the watcher does.
+ * slot owner), so no pending registration fences it; the watcher does. A provider already watched
+ * by this run is not subscribed again.
  */
 export function watchExits(state: RuntimePtySpawnState, provider: PtyProvider): void {
-  const watched = watchedProviders.get(state) ?? new Set<PtyProvider>()
-  if (watched.has(provider)) {
+  // Kept on the state, not in a WeakMap keyed by it: this runs on every spawn's way to the fork.
+  const watched = state.exitWatchedProviders
+  if (watched?.includes(provider) === true) {
     return
   }
-  watched.add(provider)
-  watchedProviders.set(state, watched)
+  if (watched === null) state.exitWatchedProviders = [provider]
+  else watched.push(provider)
   const exits = state.observedExits
   const unsubscribe = provider.onExit((event) => {
     exits.push({ id: event.id, ...incarnationOf(event.incarnationId) })
   })
-  state.journal.record('stop watching exits', () => unsubscribe(), { always: true })
+  state.journal.record('stop watching exits', unsubscribe, ALWAYS)
 }
 
 /** Whether the watcher saw `result`'s process exit (same id, incarnations agreeing). */

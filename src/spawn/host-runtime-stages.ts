@@ -7,6 +7,9 @@ import type { ScopeSpawnLeaseRelease } from './types.js'
 // where a hook may answer later, the run awaits it in its own frame, and only when it did answer
 // with a promise (see runStages).
 
+/** Options of a journal step that runs on every path, success too. */
+const ALWAYS_STEP = { always: true } as const
+
 /**
  * Stage 1, asking: the runtime's answer to the scope's shared spawn lease — a release function, or
  * a promise of one while an exclusive holder keeps the scope; `undefined` when the runtime takes
@@ -21,7 +24,7 @@ export function requestScopeLease(state: RuntimePtySpawnState): ScopeSpawnLeaseR
 
 /** Stage 1, holding: the granted lease is released on every path (success too). */
 export function holdScopeLease(state: RuntimePtySpawnState, release: ScopeSpawnLeaseRelease): void {
-  state.journal.record('release scope lease', () => release(), { always: true })
+  state.journal.record('release scope lease', release, ALWAYS_STEP)
 }
 
 /** Stage 2: trust the caller's pre-allocated handle for this spawn only (revoked on every path). */

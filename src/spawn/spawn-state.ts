@@ -1,4 +1,4 @@
-import { LOCAL_EXECUTION_HOST_ID, type ExecutionHostId, type PtyIncarnationId, type PtySpawnOptions, type PtySpawnResult } from '../contracts/index.js'
+import { LOCAL_EXECUTION_HOST_ID, type ExecutionHostId, type PtyIncarnationId, type PtyProvider, type PtySpawnOptions, type PtySpawnResult } from '../contracts/index.js'
 import { PtySpawnError, type PtySpawnFailureOutcome } from './pty-spawn-error.js'
 import { RollbackJournal } from './rollback-journal.js'
 import type { PtySlotOwner, PtySpawnDeps, PtySpawnOutcome } from './types.js'
@@ -88,6 +88,8 @@ export type RuntimePtySpawnState = {
   joinedAnotherStart: boolean
   /** Exits the provider reported while this run watched (from the physical call to the end). */
   observedExits: ObservedExit[]
+  /** The providers whose exits this run watches (`null`: none yet); each is subscribed once. */
+  exitWatchedProviders: PtyProvider[] | null
   /** How the rollback's shutdown of a started process went, once it ran. */
   shutdownOutcome: Exclude<PtySpawnFailureOutcome, 'not_started'> | null
   /** The outcome of a successful run. */
@@ -145,6 +147,7 @@ export function createRuntimePtySpawnState(deps: PtySpawnDeps, args: PtySpawnOpt
     joinedAnotherStart: false,
     shutdownOutcome: null,
     observedExits: [],
+    exitWatchedProviders: null,
   }
   return state
 }
