@@ -6,7 +6,7 @@ import type { ScreenCursor, ScreenScheduler } from './screen-cursor.js'
  * (plain text to `ls`-like colored lines), so the budget is ~5 % of one core whatever the number of
  * sessions — and above the sustained rate of interactive programs and build logs, whose screens
  * therefore stay current. A flood runs past it; its screen catches up while its app holds it (in
- * slices, {@link PTY_HOST_SCREEN_HELD_SLICE_CHARS}), when it goes idle or when it is snapshotted,
+ * slices of `PTY_HOST_SCREEN_HELD_SLICE_CHARS`), when it goes idle or when it is snapshotted,
  * and what the ring drops before that is skipped (and counted).
  */
 export const PTY_HOST_DEFAULT_SCREEN_CHARS_PER_SECOND = 2 * 1024 * 1024
