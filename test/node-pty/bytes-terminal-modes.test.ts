@@ -5,17 +5,30 @@
  * encodes its strings back to UTF-8).
  */
 import { spawn as spawnChild, type ChildProcess } from 'node:child_process'
-import { afterAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { createNodePtyProvider, type NodePtyModule, type NodePtyProvider } from 'ptykit/node-pty'
 import { expectNoChildLeftBehind, standInTerminal } from './pty-test-support.js'
 
 const opened: NodePtyProvider[] = []
 const idle: ChildProcess[] = []
+// The idle children are stopped (and reaped: their exit seen) inside the cleanup, before the
+// check for children left behind — a separate hook could run after the check, or kill without
+// waiting for the reap, and the check then saw a child still dying (seen under load).
 expectNoChildLeftBehind(async () => {
   for (const provider of opened.splice(0)) await provider.dispose()
-})
-afterAll(() => {
-  for (const child of idle.splice(0)) child.kill('SIGKILL')
+  await Promise.all(
+    idle.splice(0).map(
+      (child) =>
+        new Promise<void>((resolve) => {
+          if (child.exitCode !== null || child.signalCode !== null) {
+            resolve()
+            return
+          }
+          child.once('exit', () => resolve())
+          child.kill('SIGKILL')
+        }),
+    ),
+  )
 })
 
 function provider(output: 'string' | 'bytes', loadNodePty?: () => Promise<NodePtyModule>): NodePtyProvider {
