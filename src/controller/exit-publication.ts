@@ -86,6 +86,8 @@ export class ExitPublication {
   }
 
   setLiveness(record: PtyRecord, verdict: PtyLivenessVerdict): void {
+    // A replaced incarnation publishes nothing (see #emitExit).
+    if (record.superseded) return
     this.#core.emit('liveness', { ptyId: record.ptyId, ...incarnationOf(record.incarnationId), verdict })
   }
 
@@ -132,6 +134,10 @@ export class ExitPublication {
    * (`diedBeforeStopRequest`) keeps its own cause (issue 13.4).
    */
   #emitExit(record: PtyRecord, code: number, observed: TerminalExitCause, event?: PtyExitEvent): void {
+    // An incarnation replaced under its id publishes no exit (docs/controller.md: its handle never
+    // resolves `exited`): hosts follow events by id, and the id now names the replacement. A stop
+    // still settles on its record (a stop in flight across the respawn gets its answer).
+    if (record.superseded) return
     const stopRequested = record.stopRequested && event?.diedBeforeStopRequest !== true
     const cause = settleExitCause(observed, { stopRequested })
     // Data before exit (R3): output held for coalescing goes out first.

@@ -34,7 +34,8 @@ export class PtyRecordTable {
   setState(record: PtyRecord, state: PtyRecord['state']): void {
     record.state = state
     record.stateListeners?.fire()
-    if (state === 'exited') this.#rememberExited(record)
+    // A superseded record is no longer the id's: it does not count against the exited memory.
+    if (state === 'exited' && !record.superseded) this.#rememberExited(record)
   }
 
   /** A superseded record no longer counts against the exited memory. */

@@ -1,0 +1,45 @@
+/**
+ * Calls and verdicts that arrive late, found by a bug hunt from the host's side (2 Dec): a stop
+ * that outlives its incarnation, and output that went by before the consumer began to acknowledge.
+ */
+import { describe, expect, it } from 'vitest'
+import { createPtyController } from 'ptykit/controller'
+import { createFakePtyProvider } from 'ptykit/testing'
+import { createManualClock } from '../../src/testing/manual-clock.js'
+
+/** Let the fake provider and the manual clock run until no timer is left (or `rounds` passed). */
+async function runDown(provider: ReturnType<typeof createFakePtyProvider>, clock: ReturnType<typeof createManualClock>, rounds = 50): Promise<void> {
+  for (let i = 0; i < rounds; i++) {
+    await provider.settle()
+    const next = clock.nextTimerAt()
+    if (next === null) return
+    clock.advance(Math.max(0, next - clock.now()))
+  }
+}
+
+describe('a stop that outlives its incarnation', () => {
+  it('publishes no exit and no liveness for the incarnation replaced while it was being stopped', async () => {
+    const provider = createFakePtyProvider({ scheduling: 'manual' })
+    const clock = createManualClock()
+    const controller = createPtyController({ provider, clock })
+    const events: { kind: string; incarnationId?: string }[] = []
+    controller.on('exit', (event) => events.push({ kind: 'exit', incarnationId: event.incarnationId }))
+    controller.on('liveness', (event) => events.push({ kind: `liveness:${event.verdict.kind}`, incarnationId: event.incarnationId }))
+    const first = await controller.spawn({ sessionId: 'x' })
+    provider.setShutdownBehaviour('x', 'never_confirm')
+    const stopping = controller.stopAndWait('x', { timeoutMs: 60_000 })
+    await provider.settle()
+    // Still live, still being stopped: nothing published about it yet but its spawn.
+    expect(events.filter((event) => event.kind === 'exit')).toEqual([])
+    events.length = 0
+    // Respawned under the same id while the stop is still looking at the first process.
+    const second = await controller.spawn({ sessionId: 'x', isNewSession: true })
+    expect(second.incarnationId).not.toBe(first.incarnationId)
+    await runDown(provider, clock)
+    await stopping
+    // Events are addressed by id, which names the replacement now: nothing about the first.
+    expect(events.filter((event) => event.incarnationId === first.incarnationId)).toEqual([])
+    expect(controller.terminal('x')?.incarnationId).toBe(second.incarnationId)
+    await controller.dispose()
+  })
+})
