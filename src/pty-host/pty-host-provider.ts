@@ -284,7 +284,14 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
       return liveConnection(id) !== null ? true : null
     },
     async probeLiveness(id: string): Promise<boolean | null> {
-      if (ptys.get(id)?.state === 'exited') return false
+      const record = ptys.get(id)
+      if (record?.state === 'exited') return false
+      // A PTY of another host instance (one that died; this app reconnected to its successor):
+      // the connected host never held its process, so its "no such session" proves nothing — the
+      // process may outlive its host (docs/pty-host.md: such PTYs stay unverifiable).
+      if (record !== undefined && record.hostInstanceId !== undefined && link.connection !== null && record.hostInstanceId !== link.connection.hostInstanceId) {
+        return null
+      }
       const answer = await ask<boolean>('probe', { ptyId: id })
       return typeof answer === 'boolean' ? answer : null
     },

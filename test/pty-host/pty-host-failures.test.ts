@@ -134,6 +134,33 @@ describe('pty host: reconnects and failures', () => {
   }, 40_000)
 })
 
+describe('pty host: a successor host', () => {
+  it('never takes a successor host’s “no such session” for the death of a PTY its dead predecessor held', async () => {
+    const { dir, socketPath } = makeSocketDir()
+    cleanups.push(() => killHostAndClean(socketPath, dir))
+    const app = provider(socketPath)
+    // A process that outlives its host (it ignores the hang-up of its terminal).
+    const { id, pid } = await app.spawn({ file: '/bin/sh', args: ['-c', "trap '' HUP; while :; do sleep 0.1; done"] })
+    cleanups.push(async () => {
+      try {
+        process.kill(pid!, 'SIGKILL')
+      } catch {
+        // Already gone.
+      }
+    })
+    process.kill(hostPid(socketPath)!, 'SIGKILL')
+    await waitFor(() => (app.connected ? undefined : true), 'the drop')
+    // Another host instance on the same socket; the app reconnects to it.
+    const successor = await startPtyHost({ socketPath, idleExitMs: 60_000 })
+    cleanups.push(() => successor.close())
+    await waitFor(() => (app.connected ? true : undefined), 'the reconnect to the successor', 10_000)
+    expect(isAlive(pid!)).toBe(true)
+    // Unverifiable, never "proven absent": the successor never held it.
+    expect(await app.probeLiveness(id)).toBeNull()
+    expect(app.hasPty(id)).toBeNull()
+  }, 30_000)
+})
+
 describe('pty host: one host per user, and only that user', () => {
   it('refuses a wrong secret, a socket owned by someone else, an open directory, and a second host', async () => {
     const { dir, socketPath } = makeSocketDir()
