@@ -92,7 +92,9 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
     if (typeof id !== 'string' || id.length === 0) throw invalidPtyHostOption('sessionId', 'a non-empty string', id)
     const opened = await link.ensureConnected(true)
     const known = ptys.get(id)
-    const replayFrom = attachOptions.replayFrom ?? (known !== undefined && known.state !== 'exited' ? known.lastSeq : 'retained')
+    const knownLive = known !== undefined && known.state !== 'exited'
+    const knownIncarnationId = known?.incarnationId
+    const replayFrom = attachOptions.replayFrom ?? (knownLive ? known.lastSeq : 'retained')
     const params: Record<string, unknown> = { ptyId: id, fromSeq: replayFrom === 'retained' ? null : replayFrom }
     if (attachOptions.expectedIncarnationId !== undefined) params.expectedIncarnationId = attachOptions.expectedIncarnationId
     // Registered first: the replay follows the reply at once.
@@ -107,13 +109,18 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
     const incarnationId = isPtyIncarnationId(reply.incarnationId) ? reply.incarnationId : undefined
     pty.incarnationId = incarnationId
     const replayStart = typeof reply.replayFrom === 'number' ? reply.replayFrom : 0
-    pty.lastSeq = replayStart
+    // Where the stream this app sees continues. Asked for no particular point, a re-attach to the
+    // incarnation it already follows never goes back over output it delivered: the replay of an
+    // earlier re-attach (the reconnect's own) or live output may have arrived since `lastSeq` was
+    // read, and the replay of this one then overlaps it (its overlap is dropped on arrival).
+    const continueFrom = attachOptions.replayFrom === undefined && knownLive && knownIncarnationId === incarnationId ? Math.max(pty.lastSeq, replayStart) : replayStart
+    pty.lastSeq = continueFrom
     if (pty.state !== 'exited') records.setState(pty, 'live')
     const result: PtySpawnResult = {
       id,
       pid: typeof reply.pid === 'number' ? reply.pid : null,
       isReattach: true,
-      providerSequence: { value: replayStart, generation: 'continued' },
+      providerSequence: { value: continueFrom, generation: 'continued' },
     }
     if (incarnationId !== undefined) result.incarnationId = incarnationId
     if (typeof reply.cols === 'number') result.cols = reply.cols

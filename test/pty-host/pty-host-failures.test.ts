@@ -134,6 +134,36 @@ describe('pty host: reconnects and failures', () => {
   }, 40_000)
 })
 
+describe('pty host: an explicit re-attach', () => {
+  it('after a dropped connection, delivers the output missed meanwhile exactly once, and continues the sequence after it', async () => {
+    const { dir, socketPath } = makeSocketDir()
+    const host = await startPtyHost({ socketPath, idleExitMs: 60_000 })
+    cleanups.push(async () => {
+      await host.close()
+      await killHostAndClean(socketPath, dir)
+    })
+    const app = provider(socketPath, { autoStart: false, reconnectAttempts: 0 })
+    const flag = join(dir, 'go')
+    let seen = ''
+    app.onData(({ data }) => (seen += data))
+    const { id } = await app.spawn({ file: '/bin/sh', args: ['-c', `echo first-XYZ; while [ ! -e '${flag}' ]; do sleep 0.05; done; echo second-XYZ; read line`] })
+    await waitFor(() => (seen.includes('first-XYZ') ? true : undefined), 'the first line')
+    host.dropConnections()
+    await waitFor(() => (app.connected ? undefined : true), 'the drop')
+    writeFileSync(flag, '')
+    // The host has the second line (another client's snapshot shows it) while this app is away.
+    const other = provider(socketPath, { autoStart: false })
+    await other.listProcesses() // connects it (a snapshot is asked only on an open connection)
+    await waitFor(async () => ((await other.getBufferSnapshot(id))?.data.includes('second-XYZ') ? true : undefined), 'the second line on the host')
+    // The app re-attaches by hand (a "reconnect" button): its reconnect replays the missed output,
+    // and the attach's own replay overlaps it.
+    const reply = await app.attach(id)
+    await new Promise((resolve) => setTimeout(resolve, 300))
+    expect(seen.split('second-XYZ').length - 1).toBe(1)
+    expect(reply.providerSequence).toEqual({ value: seen.length, generation: 'continued' })
+  }, 30_000)
+})
+
 describe('pty host: a successor host', () => {
   it('never takes a successor host’s “no such session” for the death of a PTY its dead predecessor held', async () => {
     const { dir, socketPath } = makeSocketDir()
