@@ -109,13 +109,26 @@ export function secretsMatch(presented: unknown, expected: string): boolean {
   return a.length === b.length && timingSafeEqual(a, b)
 }
 
+/**
+ * Whether `pid` names a running process. A zombie does not count (Linux: state `Z` in
+ * `/proc/<pid>/stat`): a host that died stays a zombie until its parent reaps it — often the app
+ * that started it, which may be restarting a host at that very moment — and its lock is stale.
+ */
 function isProcessAlive(pid: number): boolean {
   try {
     process.kill(pid, 0)
-    return true
   } catch (error) {
     return (error as NodeJS.ErrnoException).code === 'EPERM'
   }
+  let stat: string
+  try {
+    stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+  } catch (error) {
+    // Gone since the signal (Linux), or no procfs at all (macOS: the signal's answer stands).
+    return !(process.platform === 'linux' && (error as NodeJS.ErrnoException).code === 'ENOENT')
+  }
+  // The state follows the command name, which is in parentheses and may hold any character.
+  return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z'
 }
 
 /**

@@ -1,4 +1,5 @@
-import { existsSync, writeFileSync } from 'node:fs'
+import { spawn as spawnChild } from 'node:child_process'
+import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { createPtyController } from 'ptykit/controller'
 import type { TerminalExitCause } from 'ptykit/exit-cause'
@@ -191,6 +192,25 @@ describe('pty host: a successor host', () => {
   }, 30_000)
 })
 
+describe('pty host: the host lock', () => {
+  it('takes over a lock whose holder is a zombie (a host that died and was not reaped yet)', async () => {
+    const { dir, socketPath } = makeSocketDir()
+    cleanups.push(() => killHostAndClean(socketPath, dir))
+    // A zombie: the inner shell exits, and its parent (exec'd into sleep) never reaps it.
+    const parent = spawnChild('/bin/sh', ['-c', 'sh -c "exit 0" & echo $!; exec sleep 30'], { stdio: ['ignore', 'pipe', 'ignore'] })
+    cleanups.push(async () => {
+      parent.kill('SIGKILL')
+    })
+    const zombie = Number(await new Promise<string>((resolve) => parent.stdout!.once('data', (chunk: Buffer) => resolve(chunk.toString()))))
+    await waitFor(() => (isDead(zombie) ? true : undefined), 'the zombie')
+    expect(() => process.kill(zombie, 0)).not.toThrow()
+    writeFileSync(`${socketPath}.lock`, String(zombie), { mode: 0o600 })
+    const host = await startPtyHost({ socketPath, idleExitMs: 60_000 })
+    cleanups.push(() => host.close())
+    expect(Number(readFileSync(`${socketPath}.lock`, 'utf8'))).toBe(process.pid)
+  })
+})
+
 describe('pty host: one host per user, and only that user', () => {
   it('refuses a wrong secret, a socket owned by someone else, an open directory, and a second host', async () => {
     const { dir, socketPath } = makeSocketDir()
@@ -199,7 +219,7 @@ describe('pty host: one host per user, and only that user', () => {
     await owner.spawn({ file: 'cat' })
     await expect(startPtyHost({ socketPath })).rejects.toMatchObject({ code: 'host_already_running' })
 
-    const { readFileSync, chownSync, chmodSync } = await import('node:fs')
+    const { chownSync, chmodSync } = await import('node:fs')
     const secret = readFileSync(`${socketPath}.secret`, 'utf8')
     writeFileSync(`${socketPath}.secret`, 'f'.repeat(64), { mode: 0o600 })
     await expect(provider(socketPath, { autoStart: false }).listProcesses()).rejects.toMatchObject({ code: 'unauthorized' })
