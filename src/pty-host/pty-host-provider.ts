@@ -82,6 +82,12 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
     records,
   )
   let disposePromise: Promise<void> | null = null
+  /**
+   * What a spawn or attach asked for once `dispose()` began gets: nothing may outlive the dispose.
+   * (One already on its way is in the records as `spawning`: the dispose stops it, and the host's
+   * shutdown waits for a spawn of that id still starting.)
+   */
+  const disposingError = (operation: string): PtyHostError => new PtyHostError('provider_disposed', `Cannot ${operation}: the pty host provider is being disposed`)
   // Session ids this provider mints: a random prefix of its own (96 bits: unique among the apps of
   // a host, and across restarts) and a counter. Why not a `randomUUID()` per spawn: it was 7 % of
   // the app's spawn call (its text is built piece by piece), and nothing reads an id's shape.
@@ -89,6 +95,7 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
   let sessionIdCount = 0
 
   async function attach(id: string, attachOptions: { replayFrom?: PtyHostReplayFrom; expectedIncarnationId?: PtyIncarnationId } = {}): Promise<PtySpawnResult> {
+    if (disposePromise !== null) throw disposingError('attach')
     if (typeof id !== 'string' || id.length === 0) throw invalidPtyHostOption('sessionId', 'a non-empty string', id)
     const opened = await link.ensureConnected(true)
     const known = ptys.get(id)
@@ -195,6 +202,7 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
   // Not `async`: a fresh spawn answers with spawnFresh's own promise (no wrapping promise and its
   // turns per spawn); a refusal still arrives as a rejection.
   function spawn(spawnOptions: ProviderSpawnOptions): Promise<PtySpawnResult> {
+    if (disposePromise !== null) return Promise.reject(disposingError('spawn'))
     if (spawnOptions === null || typeof spawnOptions !== 'object') return Promise.reject(invalidPtyHostOption('options', 'an object', spawnOptions))
     const { sessionId } = spawnOptions
     if (sessionId !== undefined && (typeof sessionId !== 'string' || sessionId.length === 0)) return Promise.reject(invalidPtyHostOption('sessionId', 'a non-empty string', sessionId))

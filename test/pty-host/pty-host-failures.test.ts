@@ -192,6 +192,30 @@ describe('pty host: a successor host', () => {
   }, 30_000)
 })
 
+describe('pty host provider: dispose with spawns around it', () => {
+  it('stops a session whose spawn was in flight when dispose() began, and refuses a spawn asked for after', async () => {
+    const { dir, socketPath } = makeSocketDir()
+    const host = await startPtyHost({ socketPath, idleExitMs: 60_000 })
+    cleanups.push(async () => {
+      await host.close()
+      await killHostAndClean(socketPath, dir)
+    })
+    const app = providerOn(socketPath, { autoStart: false })
+    await app.spawn({ file: '/bin/sh', args: ['-c', 'read line'] })
+    const inFlight = app.spawn({ file: '/bin/sh', args: ['-c', 'read line'] })
+    const disposing = app.dispose()
+    // A UI that re-creates a terminal while the app shuts down.
+    const late = app.spawn({ file: '/bin/sh', args: ['-c', 'read line'] })
+    await expect(late).rejects.toMatchObject({ code: 'provider_disposed' })
+    await expect(app.attach('anything')).rejects.toMatchObject({ code: 'provider_disposed' })
+    const started = await inFlight
+    await disposing
+    const other = provider(socketPath, { autoStart: false })
+    await waitFor(async () => ((await other.listProcesses()).length === 0 ? true : undefined), 'every session of the disposed app to be stopped')
+    expect(isDead(started.pid!)).toBe(true)
+  }, 30_000)
+})
+
 describe('pty host: the host lock', () => {
   it('takes over a lock whose holder is a zombie (a host that died and was not reaped yet)', async () => {
     const { dir, socketPath } = makeSocketDir()
