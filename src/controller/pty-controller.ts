@@ -45,6 +45,7 @@ import { PtyControllerDisposedError, PtyControllerError } from './pty-controller
 import type { PtyRecord } from './pty-record.js'
 import type { PtyTerminal } from './pty-terminal.js'
 import { PtyTerminalRegistry } from './pty-terminal-registry.js'
+import { recordOfReply } from './spawn-publication.js'
 import { assertRendererSerializer } from './renderer-serializers.js'
 import { assertSlot } from './slot-adoption.js'
 import { resolveStopAndWaitRequest } from './stop-and-wait-request.js'
@@ -120,7 +121,10 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
   async spawnTerminal(options: PtySpawnOptions): Promise<PtyTerminal> {
     const terminals = this.#terminalRegistry()
     const reply = await this.spawn(options)
-    const terminal = terminals.handleFor(reply.id)
+    // The handle of the incarnation this spawn published: by the time this runs, a concurrent
+    // respawn of the same id may have replaced it (its handle is then fenced, as it should be).
+    const published = recordOfReply(reply)
+    const terminal = published === undefined ? terminals.handleFor(reply.id) : terminals.handleOfRecord(published)
     if (terminal === null) throw new PtyControllerError('bookkeeping_failed', `PTY ${reply.id} was forgotten before its handle was made`)
     return terminal
   }

@@ -18,6 +18,8 @@ export class PtyTerminalRegistry {
   readonly #controller: PtyTerminalHost
   readonly #lookup: PtyTerminalRecordLookup
   readonly #handles = new Map<string, TerminalHandle>()
+  /** Every handle made, by its record (weakly): a replaced incarnation's handle stays reachable for a spawn that published it. */
+  readonly #byRecord = new WeakMap<PtyTerminalRecordView, TerminalHandle>()
   #sweepAt = SWEEP_MIN_HANDLES
 
   /** Subscribe to `controller`'s events; `lookup` reads its current record of an id. */
@@ -41,6 +43,14 @@ export class PtyTerminalRegistry {
     if (existing !== undefined && existing.record === record) return existing
     if (record.state === 'exited') return null
     return this.#adopt(record, false)
+  }
+
+  /**
+   * The handle of exactly `record`'s incarnation: the one made when it was published, replaced or
+   * not (a replaced one is fenced: it refuses `stale_incarnation`), else the current one's.
+   */
+  handleOfRecord(record: PtyTerminalRecordView): PtyTerminal | null {
+    return this.#byRecord.get(record) ?? (this.#lookup(record.ptyId) === record ? this.handleFor(record.ptyId) : null)
   }
 
   #onSpawn(event: PtyControllerSpawnEvent): void {
@@ -72,6 +82,7 @@ export class PtyTerminalRegistry {
     this.#handles.get(record.ptyId)?.onReplaced()
     const handle = new TerminalHandle(this.#controller, this.#lookup, record, publishing)
     this.#handles.set(record.ptyId, handle)
+    this.#byRecord.set(record, handle)
     if (this.#handles.size > this.#sweepAt) this.#sweep()
     return handle
   }

@@ -260,11 +260,23 @@ function sizeOf(result: PtySpawnResult, requested: { cols?: number; rows?: numbe
   return { cols: result.cols ?? requested.cols ?? DEFAULT_COLS, rows: result.rows ?? requested.rows ?? DEFAULT_ROWS }
 }
 
+/** The record each spawn reply was made from (weakly: a reply nobody holds is forgotten with it). */
+const recordsOfReplies = new WeakMap<PtySpawnReply, PtyRecord>()
+
+/**
+ * The record a spawn reply was made from: the incarnation that spawn published, even when the id
+ * names a newer one by the time the caller reads the reply (a concurrent respawn of the same id).
+ */
+export function recordOfReply(reply: PtySpawnReply): PtyRecord | undefined {
+  return recordsOfReplies.get(reply)
+}
+
 function replyOf(record: PtyRecord, isReattach: boolean): PtySpawnReply {
   // Field by field, not spread: this runs once per spawn.
   const reply: PtySpawnReply = { id: record.ptyId, hostId: record.hostId, isReattach }
   if (record.pid !== undefined) reply.pid = record.pid
   if (record.incarnationId !== undefined) reply.incarnationId = record.incarnationId
+  recordsOfReplies.set(reply, record)
   return reply
 }
 

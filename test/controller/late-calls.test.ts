@@ -43,3 +43,23 @@ describe('a stop that outlives its incarnation', () => {
     await controller.dispose()
   })
 })
+
+describe('spawnTerminal across a concurrent respawn of its id', () => {
+  it('hands each caller the handle of the incarnation its own spawn published, the replaced one fenced', async () => {
+    const provider = createFakePtyProvider({ scheduling: 'manual' })
+    const controller = createPtyController({ provider })
+    const [first, second] = await Promise.all([
+      controller.spawnTerminal({ sessionId: 'x' }),
+      controller.spawnTerminal({ sessionId: 'x', isNewSession: true }),
+    ])
+    expect(first).not.toBe(second)
+    expect(first.incarnationId).not.toBe(second.incarnationId)
+    expect(controller.terminal('x')).toBe(second)
+    // The first process was replaced: its handle refuses, and never reaches the second process.
+    expect(first.write('to the first')).toBe(false)
+    expect(await first.writeWithSettlement('to the first')).toEqual({ kind: 'refused', reason: 'stale_incarnation' })
+    expect(second.write('to the second')).toBe(true)
+    await controller.dispose()
+  })
+})
+
