@@ -138,7 +138,10 @@ export class SpawnPublication {
       // The process died after the host answered, and its exit was already published.
       if (current !== undefined && isExitedProcess(current, provider, { ...result, isReattach: true })) return false
       if (current !== undefined && isSameProcess(current, provider, result.incarnationId)) {
-        this.#exits.reviveIfUnverified(current)
+        // Published again as the spawn path does for the same process (its stop went unverified):
+        // live again, a `spawn` event (re-attach) that reopens its handle's output, and the events
+        // held while this attach was in flight delivered.
+        this.#publish(current, inFlight, true)
         return true
       }
       if (current !== undefined && current.state === 'live') return true

@@ -63,3 +63,34 @@ describe('spawnTerminal across a concurrent respawn of its id', () => {
   })
 })
 
+describe('a terminal revived after an unverified stop', () => {
+  it.each(['attach', 'spawn'] as const)('reopens its handle’s output when revived through %s', async (via) => {
+    const provider = createFakePtyProvider({ scheduling: 'manual' })
+    const clock = createManualClock()
+    const controller = createPtyController({ provider, clock })
+    await controller.spawn({ sessionId: 'x' })
+    const terminal = controller.terminal('x')!
+    provider.setShutdownBehaviour('x', 'never_confirm')
+    expect(controller.kill('x')).toBe(true)
+    await provider.settle()
+    // Past the window after which a stop with no exit is published as `stop_unverified`.
+    clock.advance(60_000)
+    await provider.settle()
+    expect((await terminal.exited).cause).toEqual({ kind: 'unknown', reason: 'stop_unverified' })
+    // The host still holds it: a re-attach revives the same process.
+    if (via === 'attach') expect(await controller.attach('x')).toBe(true)
+    else await controller.spawn({ sessionId: 'x' })
+    expect(controller.hasPty('x')).toBe(true)
+    expect(controller.terminal('x')).toBe(terminal)
+    const output = terminal.output()
+    const pulled = output.next()
+    provider.emitData('x', 'after revive')
+    await provider.settle()
+    expect(await Promise.race([pulled, new Promise((resolve) => setTimeout(() => resolve('nothing'), 50))])).toEqual({ done: false, value: 'after revive' })
+    provider.setShutdownBehaviour('x', 'confirm')
+    const disposed = controller.dispose()
+    await runDown(provider, clock)
+    await disposed
+  })
+})
+
