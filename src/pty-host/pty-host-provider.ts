@@ -335,9 +335,23 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
     dispose(): Promise<void> {
       if (disposePromise !== null) return disposePromise
       disposePromise = (async () => {
-        if (link.state === 'open' && link.connection !== null) {
-          // An orphan of a timed-out spawn too: the host may run it, and this app started it.
-          const owned = [...ptys.values()].filter((record) => isLive(record.state) || record.orphaned)
+        let connection: PtyHostConnection | null = null
+        if (link.state === 'open') {
+          try {
+            // A brief drop (the host alive, this app between two connections) must not leave the
+            // app's sessions running: connect (no new host is started) and stop them.
+            connection = await link.ensureConnected(false)
+          } catch {
+            // No host to reach: its sessions died with it, and no other host ever held them.
+          }
+        }
+        if (connection !== null) {
+          const hostInstanceId = connection.hostInstanceId
+          // An orphan of a timed-out spawn too: the host may run it, and this app started it; and a
+          // session of this host whose state the drop left unknown.
+          const owned = [...ptys.values()].filter(
+            (record) => isLive(record.state) || record.orphaned || (record.state === 'unknown' && record.hostInstanceId === hostInstanceId),
+          )
           // Stop the sessions this app owns; their exits cross the wire before each reply.
           await Promise.allSettled(owned.map((record) => shutdown(record.id, { immediate: true })))
         }

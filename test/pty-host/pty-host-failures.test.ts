@@ -214,6 +214,23 @@ describe('pty host provider: dispose with spawns around it', () => {
     await waitFor(async () => ((await other.listProcesses()).length === 0 ? true : undefined), 'every session of the disposed app to be stopped')
     expect(isDead(started.pid!)).toBe(true)
   }, 30_000)
+
+  it('stops the app’s sessions when dispose() comes during a brief drop (the host alive)', async () => {
+    const { dir, socketPath } = makeSocketDir()
+    const host = await startPtyHost({ socketPath, idleExitMs: 60_000 })
+    cleanups.push(async () => {
+      await host.close()
+      await killHostAndClean(socketPath, dir)
+    })
+    const app = providerOn(socketPath, { autoStart: false })
+    const { pid } = await app.spawn({ file: '/bin/sh', args: ['-c', 'read line'] })
+    host.dropConnections()
+    await waitFor(() => (app.connected ? undefined : true), 'the drop')
+    await app.dispose()
+    const other = provider(socketPath, { autoStart: false })
+    await waitFor(async () => ((await other.listProcesses()).length === 0 ? true : undefined), 'the disposed app’s session to be stopped')
+    await waitFor(() => (isDead(pid!) ? true : undefined), 'its process to end')
+  }, 30_000)
 })
 
 describe('pty host: the host lock', () => {
