@@ -45,7 +45,6 @@ import { PtyControllerDisposedError, PtyControllerError } from './pty-controller
 import type { PtyRecord } from './pty-record.js'
 import type { PtyTerminal } from './pty-terminal.js'
 import { PtyTerminalRegistry } from './pty-terminal-registry.js'
-import { recordOfReply } from './spawn-publication.js'
 import { assertRendererSerializer } from './renderer-serializers.js'
 import { assertSlot } from './slot-adoption.js'
 import { resolveStopAndWaitRequest } from './stop-and-wait-request.js'
@@ -87,14 +86,19 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
   // Spawning and handles
 
   spawn(options: PtySpawnOptions): Promise<PtySpawnReply> {
+    return this.#spawn(options, undefined)
+  }
+
+  /** `spawn`, telling `published` (if given) which record the spawn published. */
+  #spawn(options: PtySpawnOptions, published: ((record: PtyRecord) => void) | undefined): Promise<PtySpawnReply> {
     // Not `async`: the caller gets the pipeline's own promise (`Promise.resolve` of a native
     // promise is that promise), without a wrapping promise and its turns per spawn. Every refusal
     // still arrives as a rejection, never as a throw.
     return callProvider(() => {
       this.#assertUsable('spawn')
       // Why: one slot's spawns (and claimSlotCreate claims) take turns, so two never create its PTY at once.
-      if (options.slot !== undefined) return this.#m.slotGate.run(options.slot, options.slotCreateClaim, () => this.#m.spawns.spawn(options))
-      return this.#m.spawns.spawn(options)
+      if (options.slot !== undefined) return this.#m.slotGate.run(options.slot, options.slotCreateClaim, () => this.#m.spawns.spawn(options, published))
+      return this.#m.spawns.spawn(options, published)
     })
   }
 
@@ -120,10 +124,12 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
    */
   async spawnTerminal(options: PtySpawnOptions): Promise<PtyTerminal> {
     const terminals = this.#terminalRegistry()
-    const reply = await this.spawn(options)
+    let published: PtyRecord | undefined
+    const reply = await this.#spawn(options, (record) => {
+      published = record
+    })
     // The handle of the incarnation this spawn published: by the time this runs, a concurrent
     // respawn of the same id may have replaced it (its handle is then fenced, as it should be).
-    const published = recordOfReply(reply)
     const terminal = published === undefined ? terminals.handleFor(reply.id) : terminals.handleOfRecord(published)
     if (terminal === null) throw new PtyControllerError('bookkeeping_failed', `PTY ${reply.id} was forgotten before its handle was made`)
     return terminal

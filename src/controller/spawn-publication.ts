@@ -72,8 +72,12 @@ export class SpawnPublication {
     }
   }
 
-  /** Run the spawn pipeline and publish its PTY; see `PtyController.spawn`. */
-  async spawn(options: PtySpawnOptions): Promise<PtySpawnReply> {
+  /**
+   * Run the spawn pipeline and publish its PTY; see `PtyController.spawn`. `published` (optional)
+   * learns the record published — the incarnation this spawn made, even when a concurrent respawn
+   * of the id replaces it before the caller resumes (`spawnTerminal` hands back its handle).
+   */
+  async spawn(options: PtySpawnOptions, published?: (record: PtyRecord) => void): Promise<PtySpawnReply> {
     const core = this.#core
     if (core.disposed()) throw new PtyControllerDisposedError('spawn')
     const inFlight = this.#intake.beginInFlight()
@@ -112,6 +116,7 @@ export class SpawnPublication {
         }, outcome.reconciledSequence)
       }
       this.#publish(record, inFlight, result.isReattach === true)
+      published?.(record)
       const reply = replyOf(record, result.isReattach === true)
       if (outcome.claimDisposition !== undefined) reply.claimDisposition = outcome.claimDisposition
       return reply
@@ -263,23 +268,11 @@ function sizeOf(result: PtySpawnResult, requested: { cols?: number; rows?: numbe
   return { cols: result.cols ?? requested.cols ?? DEFAULT_COLS, rows: result.rows ?? requested.rows ?? DEFAULT_ROWS }
 }
 
-/** The record each spawn reply was made from (weakly: a reply nobody holds is forgotten with it). */
-const recordsOfReplies = new WeakMap<PtySpawnReply, PtyRecord>()
-
-/**
- * The record a spawn reply was made from: the incarnation that spawn published, even when the id
- * names a newer one by the time the caller reads the reply (a concurrent respawn of the same id).
- */
-export function recordOfReply(reply: PtySpawnReply): PtyRecord | undefined {
-  return recordsOfReplies.get(reply)
-}
-
 function replyOf(record: PtyRecord, isReattach: boolean): PtySpawnReply {
   // Field by field, not spread: this runs once per spawn.
   const reply: PtySpawnReply = { id: record.ptyId, hostId: record.hostId, isReattach }
   if (record.pid !== undefined) reply.pid = record.pid
   if (record.incarnationId !== undefined) reply.incarnationId = record.incarnationId
-  recordsOfReplies.set(reply, record)
   return reply
 }
 
