@@ -96,14 +96,15 @@ export class SpawnPublication {
       if (existing !== undefined && isExitedProcess(existing, provider, result)) {
         this.#rejectExitedReattach(outcome, options)
       }
+      // The same process: a re-attach to it, or — with an attested incarnation — the start that a
+      // joined claim spawn published first (the joiner's reply came back before the creator's).
       const sameProcess =
         existing !== undefined &&
         isSameProcess(existing, provider, result.incarnationId) &&
-        result.isReattach === true &&
-        result.providerSequence?.generation !== 'reset'
+        (result.isReattach === true ? result.providerSequence?.generation !== 'reset' : result.incarnationId !== undefined)
       let record: PtyRecord
       if (sameProcess) {
-        // A re-attach to the same process keeps its facts, including a pending stop intent.
+        // The same process keeps its record and its facts, including a pending stop intent.
         record = existing
         record.size = sizeOf(result, options)
       } else {

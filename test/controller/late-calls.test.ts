@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest'
 import { createPtyController } from 'ptykit/controller'
 import { createFakePtyProvider } from 'ptykit/testing'
 import { createManualClock } from '../../src/testing/manual-clock.js'
+import { createClaimedOwnerRegistry } from 'ptykit/spawn'
 
 /** Let the fake provider and the manual clock run until no timer is left (or `rounds` passed). */
 async function runDown(provider: ReturnType<typeof createFakePtyProvider>, clock: ReturnType<typeof createManualClock>, rounds = 50): Promise<void> {
@@ -94,3 +95,26 @@ describe('a terminal revived after an unverified stop', () => {
   })
 })
 
+
+describe('two spawns that join one claim', () => {
+  it('share one record: a stop asked on the first spawn event is settled as an operator close', async () => {
+    const provider = createFakePtyProvider({ scheduling: 'manual' })
+    const controller = createPtyController({ provider, claims: createClaimedOwnerRegistry() })
+    const exits: { cause: unknown }[] = []
+    controller.on('exit', (event) => exits.push(event))
+    provider.scriptNextSpawn({ shutdown: 'never_confirm' })
+    let killed = false
+    controller.on('spawn', (event) => {
+      if (killed) return
+      killed = true
+      controller.kill(event.ptyId)
+    })
+    const claim = { key: 'agent-1' }
+    const [a, b] = await Promise.all([controller.spawn({ claim }), controller.spawn({ claim })])
+    expect(b.id).toBe(a.id)
+    await provider.settle()
+    // The process dies of the hang-up the stop sent.
+    provider.emitExit(a.id, { exitCode: 0, signal: 1 })
+    expect(exits).toEqual([expect.objectContaining({ cause: { kind: 'operator_close' } })])
+  })
+})
