@@ -6,7 +6,7 @@ import type { TerminalExitCause } from 'ptykit/exit-cause'
 import { isPtyHostError, startPtyHost, type PtyHostProvider, type PtyHostServer } from 'ptykit/pty-host'
 import { describe, expect, it } from 'vitest'
 import { isDead, waitFor } from '../node-pty/pty-test-support.js'
-import { hostPid, isAlive, killHostAndClean, makeSocketDir, providerOn, useCleanups } from './pty-host-test-support.js'
+import { hostPid, inProcessHost, isAlive, killHostAndClean, makeSocketDir, providerOn, useCleanups } from './pty-host-test-support.js'
 
 const cleanups = useCleanups()
 
@@ -137,12 +137,7 @@ describe('pty host: reconnects and failures', () => {
 
 describe('pty host: an explicit re-attach', () => {
   it('after a dropped connection, delivers the output missed meanwhile exactly once, and continues the sequence after it', async () => {
-    const { dir, socketPath } = makeSocketDir()
-    const host = await startPtyHost({ socketPath, idleExitMs: 60_000 })
-    cleanups.push(async () => {
-      await host.close()
-      await killHostAndClean(socketPath, dir)
-    })
+    const { host, dir, socketPath } = await inProcessHost(cleanups)
     const app = provider(socketPath, { autoStart: false, reconnectAttempts: 0 })
     const flag = join(dir, 'go')
     let seen = ''
@@ -194,12 +189,7 @@ describe('pty host: a successor host', () => {
 
 describe('pty host provider: dispose with spawns around it', () => {
   it('stops a session whose spawn was in flight when dispose() began, and refuses a spawn asked for after', async () => {
-    const { dir, socketPath } = makeSocketDir()
-    const host = await startPtyHost({ socketPath, idleExitMs: 60_000 })
-    cleanups.push(async () => {
-      await host.close()
-      await killHostAndClean(socketPath, dir)
-    })
+    const { socketPath } = await inProcessHost(cleanups)
     const app = providerOn(socketPath, { autoStart: false })
     await app.spawn({ file: '/bin/sh', args: ['-c', 'read line'] })
     const inFlight = app.spawn({ file: '/bin/sh', args: ['-c', 'read line'] })
@@ -216,12 +206,7 @@ describe('pty host provider: dispose with spawns around it', () => {
   }, 30_000)
 
   it('stops the app’s sessions when dispose() comes during a brief drop (the host alive)', async () => {
-    const { dir, socketPath } = makeSocketDir()
-    const host = await startPtyHost({ socketPath, idleExitMs: 60_000 })
-    cleanups.push(async () => {
-      await host.close()
-      await killHostAndClean(socketPath, dir)
-    })
+    const { host, socketPath } = await inProcessHost(cleanups)
     const app = providerOn(socketPath, { autoStart: false })
     const { pid } = await app.spawn({ file: '/bin/sh', args: ['-c', 'read line'] })
     host.dropConnections()

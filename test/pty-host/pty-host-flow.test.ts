@@ -1,24 +1,17 @@
 import { existsSync, readFileSync } from 'node:fs'
 import { createConnection } from 'node:net'
 import { join } from 'node:path'
-import { PTY_HOST_PROTOCOL_VERSION, startPtyHost, type PtyHostServer, type PtyHostServerOptions } from 'ptykit/pty-host'
+import { PTY_HOST_PROTOCOL_VERSION, type PtyHostServerOptions } from 'ptykit/pty-host'
 import { encodeFrame } from '../../src/pty-host/frame-codec.js'
 import { PTY_HOST_ACK_HIGH_WATERMARK_CHARS } from '../../src/pty-host/session-flow.js'
 import { describe, expect, it } from 'vitest'
 import { isDead, waitFor } from '../node-pty/pty-test-support.js'
-import { fakeHost, killHostAndClean, makeSocketDir, providerOn, rawClient, useCleanups } from './pty-host-test-support.js'
+import { fakeHost, inProcessHost as startInProcessHost, providerOn, rawClient, useCleanups } from './pty-host-test-support.js'
 
 const cleanups = useCleanups()
 
-async function inProcessHost(options: PtyHostServerOptions = {}): Promise<{ host: PtyHostServer; dir: string; socketPath: string }> {
-  const { dir, socketPath } = makeSocketDir()
-  const host = await startPtyHost({ socketPath, idleExitMs: 60_000, ...options })
-  cleanups.push(async () => {
-    await host.close()
-    await killHostAndClean(socketPath, dir)
-  })
-  return { host, dir, socketPath }
-}
+/** A pty host in this process for one test (see the support's `inProcessHost`). */
+const inProcessHost = (options: PtyHostServerOptions = {}) => startInProcessHost(cleanups, options)
 
 /** Resolve once `read()` has not changed across `polls` polls `everyMs` apart. */
 async function settled(read: () => number, polls = 4, everyMs = 150): Promise<number> {

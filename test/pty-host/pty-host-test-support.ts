@@ -5,7 +5,16 @@ import { join, resolve } from 'node:path'
 import { afterEach } from 'vitest'
 import { isDead } from '../node-pty/pty-test-support.js'
 import { nodeArgsFor } from '../support/node-entry-bundle.js'
-import { createPtyHostProvider, PTY_HOST_PROTOCOL_VERSION, type PtyHostCommand, type PtyHostProvider, type PtyHostProviderOptions } from 'ptykit/pty-host'
+import {
+  createPtyHostProvider,
+  PTY_HOST_PROTOCOL_VERSION,
+  startPtyHost,
+  type PtyHostCommand,
+  type PtyHostProvider,
+  type PtyHostProviderOptions,
+  type PtyHostServer,
+  type PtyHostServerOptions,
+} from 'ptykit/pty-host'
 import { encodeFrame, FrameDecoder } from '../../src/pty-host/frame-codec.js'
 import { ptyHostPaths, writeHostSecret } from '../../src/pty-host/socket-security.js'
 
@@ -152,4 +161,21 @@ export async function fakeHost(
       rmSync(dir, { recursive: true, force: true })
     },
   }
+}
+
+/**
+ * A pty host in this process on a fresh private socket (`idleExitMs` 60 s unless `options` say),
+ * closed and its directory removed by `cleanups` after the test.
+ */
+export async function inProcessHost(
+  cleanups: (() => Promise<void>)[],
+  options: PtyHostServerOptions = {},
+): Promise<{ host: PtyHostServer; dir: string; socketPath: string }> {
+  const { dir, socketPath } = makeSocketDir()
+  const host = await startPtyHost({ socketPath, idleExitMs: 60_000, ...options })
+  cleanups.push(async () => {
+    await host.close()
+    await killHostAndClean(socketPath, dir)
+  })
+  return { host, dir, socketPath }
 }

@@ -1,13 +1,12 @@
 import fc from 'fast-check'
 import { StringDecoder } from 'node:string_decoder'
-import { startPtyHost } from 'ptykit/pty-host'
 import { describe, expect, it } from 'vitest'
 import { encodeOutputFrame, FrameDecoder, OUTPUT_STRING_MAX_BYTES, type OutputFrame } from '../../src/pty-host/frame-codec.js'
 import type { ScreenScheduler } from '../../src/pty-host/screen-cursor.js'
 import { SessionHistory } from '../../src/pty-host/session-history.js'
 import { Utf8PieceCutter, unfinishedUtf8Tail } from '../../src/pty-host/utf8-pieces.js'
 import { waitFor } from '../node-pty/pty-test-support.js'
-import { killHostAndClean, makeSocketDir, providerOn, useCleanups } from './pty-host-test-support.js'
+import { inProcessHost, providerOn, useCleanups } from './pty-host-test-support.js'
 
 /** Output bytes: UTF-8 of any characters (1 to 4 bytes each), with stray bytes (invalid UTF-8) mixed in. */
 const outputBytes = fc
@@ -131,12 +130,7 @@ const cleanups = useCleanups()
 
 describe('pty host: multi-byte output through real reads', () => {
   it('a flood of multi-byte characters (split across PTY reads and frames) arrives whole, with chars counted as the app decodes them', async () => {
-    const { dir, socketPath } = makeSocketDir()
-    const host = await startPtyHost({ socketPath, idleExitMs: 60_000 })
-    cleanups.push(async () => {
-      await host.close()
-      await killHostAndClean(socketPath, dir)
-    })
+    const { socketPath } = await inProcessHost(cleanups)
     const app = providerOn(socketPath, { autoStart: false })
     cleanups.push(() => app.dispose())
     // 1, 2, 3 and 4 bytes per character: reads of a few KiB end inside characters many times.
