@@ -142,6 +142,21 @@ export class ProducerFlowControl {
   }
 
   /**
+   * A consumer that sees the output only from now on takes part (an `output()` iterator opened
+   * after some output went by): engage flow control for the PTY with nothing owed. Why: that
+   * consumer can acknowledge only what it is handed; output that went by before it could never be
+   * repaid, and counted as debt it held the producer paused until the cap forgave it, then reported
+   * the consumer as not acknowledging. A PTY already engaged (another consumer acknowledges) keeps
+   * its count.
+   */
+  engageFromNow(target: ProducerFlowTarget): void {
+    const entry = this.#entry(target)
+    if (entry.engaged) return
+    entry.engaged = true
+    entry.unacknowledged = 0
+  }
+
+  /**
    * Forget a PTY (on exit or stop): resume it if paused — a no-op for a dead process, but it leaves
    * no stale paused mark behind for a reused id — and cancel its timers.
    */

@@ -43,7 +43,7 @@ import type { ProducerFlowState } from './flow-control.js'
 import { resolveListingBudget } from './host-listing.js'
 import { PtyControllerDisposedError, PtyControllerError } from './pty-controller-error.js'
 import type { PtyRecord } from './pty-record.js'
-import type { PtyTerminal } from './pty-terminal.js'
+import type { PtyTerminal, PtyTerminalHost } from './pty-terminal.js'
 import { PtyTerminalRegistry } from './pty-terminal-registry.js'
 import { assertRendererSerializer } from './renderer-serializers.js'
 import { assertSlot } from './slot-adoption.js'
@@ -147,8 +147,29 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
   }
 
   #terminalRegistry(): PtyTerminalRegistry {
-    this.#terminals ??= new PtyTerminalRegistry(this, (ptyId) => this.#m.core.records.get(ptyId))
+    this.#terminals ??= new PtyTerminalRegistry(this.#terminalHost(), (ptyId) => this.#m.core.records.get(ptyId))
     return this.#terminals
+  }
+
+  /** What the terminal handles call: this controller's public calls, and the output iterators' opt-in. */
+  #terminalHost(): PtyTerminalHost {
+    const controller = this
+    return {
+      get disposed() {
+        return controller.disposed
+      },
+      on: (event, listener) => controller.on(event, listener),
+      write: (ptyId, data, inputKind) => controller.write(ptyId, data, inputKind),
+      writeWithSettlement: (ptyId, data, inputKind) => controller.writeWithSettlement(ptyId, data, inputKind),
+      resize: (ptyId, cols, rows) => controller.resize(ptyId, cols, rows),
+      kill: (ptyId) => controller.kill(ptyId),
+      stopAndWait: (ptyId, options) => controller.stopAndWait(ptyId, options),
+      acknowledgeData: (ptyId, chars) => controller.acknowledgeData(ptyId, chars),
+      acknowledgeDataFromNow: (ptyId) => {
+        const record = this.#tracked(ptyId)
+        if (record !== undefined && record.state === 'live') this.#m.output.acknowledgeFromNow(record)
+      },
+    }
   }
 
   // Writes, size and flow control

@@ -130,4 +130,9 @@ export type PtyTerminalHost = {
   stopAndWait(ptyId: string, options?: PtyStopAndWaitOptions): Promise<boolean>
   /** The controller's `acknowledgeData`. */
   acknowledgeData(ptyId: string, chars: number): void
+  /**
+   * A consumer that sees the PTY's output only from now on begins to acknowledge (an `output()`
+   * iterator): flow control engages with nothing owed for what went by before.
+   */
+  acknowledgeDataFromNow(ptyId: string): void
 }

@@ -120,9 +120,10 @@ export class TerminalHandle implements PtyTerminal {
   }
 
   output(options?: PtyTerminalOutputOptions): AsyncIterableIterator<string> {
-    // Why an empty ack: acknowledging is the controller's opt-in to flow control (where it engages
-    // only for consumers that acknowledge), so the iterator paces the process from its first chunk.
-    this.#acknowledge(0)
+    // The iterator opts in to flow control (where it engages only for consumers that acknowledge),
+    // so it paces the process from its first chunk — owing nothing for output that went by before
+    // it existed: it will never be handed that output, so it could never acknowledge it.
+    if (!this.#controller.disposed && this.record.state === 'live' && this.#isCurrent()) this.#controller.acknowledgeDataFromNow(this.id)
     return this.#feed.iterate(options)
   }
 

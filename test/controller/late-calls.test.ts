@@ -118,3 +118,24 @@ describe('two spawns that join one claim', () => {
     expect(exits).toEqual([expect.objectContaining({ cause: { kind: 'operator_close' } })])
   })
 })
+
+describe('an output() iterator opened after some output went by', () => {
+  it('owes nothing for what it was never handed: the producer runs while it keeps up', async () => {
+    const provider = createFakePtyProvider({ scheduling: 'manual' })
+    const controller = createPtyController({ provider, clock: createManualClock() })
+    const terminal = await controller.spawnTerminal({})
+    await new Promise((resolve) => setTimeout(resolve, 0))
+    // 150 000 chars nobody iterates yet (the view mounts a moment later): above the high watermark.
+    for (let i = 0; i < 30; i++) provider.emitData(terminal.id, 'x'.repeat(5_000))
+    const output = terminal.output()
+    const pull = async (): Promise<unknown> => {
+      const next = output.next()
+      provider.emitData(terminal.id, 'y')
+      return await Promise.race([next, new Promise((resolve) => setTimeout(() => resolve('stalled'), 50))])
+    }
+    expect(await pull()).toEqual({ done: false, value: 'y' })
+    expect(await pull()).toEqual({ done: false, value: 'y' })
+    expect(controller.getFlowControlState(terminal.id)).toMatchObject({ paused: false, engaged: true })
+    expect(provider.getPty(terminal.id)?.paused).toBe(false)
+  })
+})
