@@ -1,9 +1,7 @@
 import type { PtyProvider, PtySpawnResult } from '../contracts/index.js'
 import { incarnationOf, incarnationsAgree } from '../contracts/incarnation.js'
+import { RUN_ALWAYS } from './rollback-journal.js'
 import type { RuntimePtySpawnState } from './spawn-state.js'
-
-/** A journal step that runs on every path, success too. */
-const ALWAYS = { always: true } as const
 
 /**
  * Watch the provider's exits from just before the physical call until the end of the run. Why: an
@@ -23,7 +21,7 @@ export function watchExits(state: RuntimePtySpawnState, provider: PtyProvider): 
   const unsubscribe = provider.onExit((event) => {
     exits.push({ id: event.id, ...incarnationOf(event.incarnationId) })
   })
-  state.journal.record('stop watching exits', unsubscribe, ALWAYS)
+  state.journal.record('stop watching exits', unsubscribe, RUN_ALWAYS)
 }
 
 /** Whether the watcher saw `result`'s process exit (same id, incarnations agreeing). */

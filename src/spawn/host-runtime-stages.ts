@@ -1,4 +1,5 @@
 import type { ExecutionHostId, PtySpawnResult } from '../contracts/index.js'
+import { RUN_ALWAYS } from './rollback-journal.js'
 import type { RuntimePtySpawnState } from './spawn-state.js'
 import type { ScopeSpawnLeaseRelease } from './types.js'
 
@@ -6,9 +7,6 @@ import type { ScopeSpawnLeaseRelease } from './types.js'
 // hook, and records its undo in the run's journal as soon as its side effect happened. None awaits:
 // where a hook may answer later, the run awaits it in its own frame, and only when it did answer
 // with a promise (see runStages).
-
-/** Options of a journal step that runs on every path, success too. */
-const ALWAYS_STEP = { always: true } as const
 
 /**
  * Stage 1, asking: the runtime's answer to the scope's shared spawn lease — a release function, or
@@ -24,7 +22,7 @@ export function requestScopeLease(state: RuntimePtySpawnState): ScopeSpawnLeaseR
 
 /** Stage 1, holding: the granted lease is released on every path (success too). */
 export function holdScopeLease(state: RuntimePtySpawnState, release: ScopeSpawnLeaseRelease): void {
-  state.journal.record('release scope lease', release, ALWAYS_STEP)
+  state.journal.record('release scope lease', release, RUN_ALWAYS)
 }
 
 /** Stage 2: trust the caller's pre-allocated handle for this spawn only (revoked on every path). */
@@ -34,7 +32,7 @@ export function admitPreAllocatedHandle(state: RuntimePtySpawnState): void {
   const handle = state.args.preAllocatedHandle
   if (handle !== undefined && runtime?.admitHandle !== undefined) {
     runtime.admitHandle(handle)
-    state.journal.record('revoke admitted handle', () => runtime.revokeHandle?.(handle), { always: true })
+    state.journal.record('revoke admitted handle', () => runtime.revokeHandle?.(handle), RUN_ALWAYS)
   }
 }
 

@@ -21,6 +21,9 @@ export type RollbackFailure = {
   error: unknown
 }
 
+/** The options of a step that also runs after a success (`record(label, undo, RUN_ALWAYS)`): one object, not one per step. */
+export const RUN_ALWAYS = { always: true } as const
+
 /**
  * The rollback journal of one pipeline run: every stage records how to undo itself as soon as its
  * side effect happened, and a failure anywhere later runs the undos in reverse order.
