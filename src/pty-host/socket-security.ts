@@ -3,6 +3,7 @@ import { closeSync, lstatSync, mkdirSync, openSync, readFileSync, renameSync, un
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { PtyHostError } from './pty-host-error.js'
+import { parseProcStat } from '../node-pty/process-inspector.js'
 
 /**
  * Where a host's files live: the socket, and next to it the secret (`<socket>.secret`) and the
@@ -127,8 +128,7 @@ function isProcessAlive(pid: number): boolean {
     // Gone since the signal (Linux), or no procfs at all (macOS: the signal's answer stands).
     return !(process.platform === 'linux' && (error as NodeJS.ErrnoException).code === 'ENOENT')
   }
-  // The state follows the command name, which is in parentheses and may hold any character.
-  return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z'
+  return parseProcStat(stat)?.state !== 'Z'
 }
 
 /**
