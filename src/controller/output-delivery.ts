@@ -75,15 +75,15 @@ export class OutputDelivery {
     }
   }
 
-  /**
-   * The consumer processed `chars` more chars: credit them (never below zero), which may resume a
-   * paused producer, and forward the credit to the provider's own `acknowledgeData`.
-   */
   /** A consumer that sees `record`'s output only from now on begins to acknowledge (see `ProducerFlowControl.engageFromNow`). */
   acknowledgeFromNow(record: PtyRecord): void {
     if (this.#core.flow !== null && hasFlowControl(record.provider)) this.#core.flow.engageFromNow(record.flowTarget)
   }
 
+  /**
+   * The consumer processed `chars` more chars: credit them (never below zero), which may resume a
+   * paused producer, and forward the credit to the provider's own `acknowledgeData`.
+   */
   acknowledge(record: PtyRecord, chars: number): void {
     const flow = this.#core.flow
     // Without producer flow control there is no count to clamp against: forward the ack as given.
