@@ -123,7 +123,7 @@ export class TerminalHandle implements PtyTerminal {
     // The iterator opts in to flow control (where it engages only for consumers that acknowledge),
     // so it paces the process from its first chunk — owing nothing for output that went by before
     // it existed: it will never be handed that output, so it could never acknowledge it.
-    if (!this.#controller.disposed && this.record.state === 'live' && this.#isCurrent()) this.#controller.acknowledgeDataFromNow(this.id)
+    if (this.#mayAcknowledge()) this.#controller.acknowledgeDataFromNow(this.id)
     return this.#feed.iterate(options)
   }
 
@@ -168,10 +168,15 @@ export class TerminalHandle implements PtyTerminal {
   }
 
   #acknowledge(chars: number): void {
-    // Why the checks: an ack is addressed by id, and must never credit a replacement; a disposed
-    // controller has nothing left to credit.
-    if (this.#controller.disposed || this.record.state !== 'live' || !this.#isCurrent()) return
-    this.#controller.acknowledgeData(this.id, chars)
+    if (this.#mayAcknowledge()) this.#controller.acknowledgeData(this.id, chars)
+  }
+
+  /**
+   * Whether an ack (or an iterator's opt-in) may go out. Why the checks: it is addressed by id, and
+   * must never credit a replacement; a disposed controller has nothing left to credit.
+   */
+  #mayAcknowledge(): boolean {
+    return !this.#controller.disposed && this.record.state === 'live' && this.#isCurrent()
   }
 }
 
