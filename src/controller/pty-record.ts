@@ -33,8 +33,11 @@ export type PtyRecord = {
   readonly provider: PtyProvider
   /** The incarnation, when attested. */
   readonly incarnationId: PtyIncarnationId | undefined
-  /** The proven root pid, if published. */
-  readonly pid: number | undefined
+  /**
+   * The proven root pid, if published. Learned late once: a record a joined claim published first
+   * takes it from its creator's reply.
+   */
+  pid: number | undefined
   /** `false` when the spawn said a wrapper owns the exit status. */
   readonly hostReportsChildExitStatus: boolean
   /** The spawn's scope, slot and claim, for inventory and releasing ownership. */

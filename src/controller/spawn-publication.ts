@@ -32,6 +32,9 @@ type RecordOwnership = Pick<PtyRecordInit, 'scopeId' | 'slot' | 'claimKey' | 'ha
 
 const OWNS_NOTHING: RecordOwnership = { scopeId: undefined, slot: undefined, claimKey: undefined, handle: undefined }
 
+/** The event buffer's first mark: every event still held (the incarnation fence picks a record's own). */
+const ALL_HELD = 0
+
 /**
  * Publishing a PTY: running the spawn pipeline (or an attach-only adoption), turning the
  * provider's reply into a record (one `recordFromReply` for both), emitting `spawn`, then
@@ -107,6 +110,8 @@ export class SpawnPublication {
         // The same process keeps its record and its facts, including a pending stop intent.
         record = existing
         record.size = sizeOf(result, options)
+        // A joiner published it from the claim's owner, which names no pid; the creator's reply does.
+        if (record.pid === undefined && typeof result.pid === 'number') record.pid = result.pid
       } else {
         if (existing !== undefined) this.#exits.supersede(existing)
         record = this.#recordFromReply(outcome.hostId, provider, result, options, {
@@ -116,7 +121,18 @@ export class SpawnPublication {
           handle: options.preAllocatedHandle,
         }, outcome.reconciledSequence)
       }
-      this.#publish(record, inFlight, result.isReattach === true)
+      if (sameProcess && existing.state === 'live' && result.isReattach !== true) {
+        // The creator of a joined claim, whose joiner published the process first: it was announced
+        // once (one `spawn` event per process); only the output held for this spawn is left to deliver.
+        this.#intake.deliverHeld(this.#intake.takeHeld(record, inFlight.since))
+      } else if (outcome.joinedAnotherStart === true && record.incarnationId !== undefined) {
+        // A joiner that publishes first announces a process this controller just started (not a
+        // re-attach), with all its output so far: what it printed before this call started is held
+        // for the creator, still in flight, and belongs to the attested incarnation all the same.
+        this.#publish(record, inFlight, false, ALL_HELD)
+      } else {
+        this.#publish(record, inFlight, result.isReattach === true)
+      }
       published?.(record)
       const reply = replyOf(record, result.isReattach === true)
       if (outcome.claimDisposition !== undefined) reply.claimDisposition = outcome.claimDisposition
@@ -212,9 +228,12 @@ export class SpawnPublication {
     return record
   }
 
-  /** Emit `spawn` for the record, then deliver what was held for it while it was in flight. */
-  #publish(record: PtyRecord, inFlight: InFlightSpawn, isReattach: boolean): void {
-    const early = this.#intake.takeHeld(record, inFlight.since)
+  /**
+   * Emit `spawn` for the record, then deliver what was held for it while it was in flight (since
+   * `heldSince`, a mark of the event buffer; by default the start of this spawn).
+   */
+  #publish(record: PtyRecord, inFlight: InFlightSpawn, isReattach: boolean, heldSince = inFlight.since): void {
+    const early = this.#intake.takeHeld(record, heldSince)
     this.#intake.endInFlight(inFlight)
     this.#exits.reviveIfUnverified(record)
     // Built only for a listener, field by field: most hosts follow the spawn's reply, not the event.

@@ -48,7 +48,7 @@ export async function ensureClaim(state: RuntimePtySpawnState): Promise<ClaimBra
         // Why: joiners receive this error; give them a code, not a raw provider error.
         throw isPtySpawnError(error) ? error : ownSpawnError(state, codeOfFailure(state.stage ?? 'claim', error), messageOf(error), { cause: error })
       }
-      return { ptyId: spawned.id, ...incarnationOf(spawned.incarnationId) }
+      return { ptyId: spawned.id, ...incarnationOf(spawned.incarnationId), ...(typeof spawned.pid === 'number' ? { pid: spawned.pid } : {}) }
     },
     isLive: (owner) => proveOwnerLive(state.deps.resolveProvider, owner),
     onJoin: () => {
@@ -62,6 +62,7 @@ export async function ensureClaim(state: RuntimePtySpawnState): Promise<ClaimBra
     return { result: spawned, disposition: 'created', owner }
   }
   const result: PtySpawnResult = { id: owner.ptyId, isReattach: true, ...incarnationOf(owner.incarnationId) }
+  if (typeof owner.pid === 'number') result.pid = owner.pid
   state.result = result
   // No `onPtySpawnCommitted` here: adopting (or joining) an owner starts no process.
   return { result, disposition: 'adopted', owner }

@@ -109,6 +109,7 @@ export function createClaimedOwnerRegistry(options: ClaimedOwnerRegistryOptions 
       ptyId: spawned.ptyId,
       hostId: args.hostId,
       ...incarnationOf(spawned.incarnationId),
+      ...(typeof spawned.pid === 'number' ? { pid: spawned.pid } : {}),
       generation,
     }
     if (entries.get(claim.key) === reservation) {

@@ -64,6 +64,7 @@ async function runStages(state: RuntimePtySpawnState): Promise<PtySpawnOutcome> 
   if (claimBranch !== null) {
     outcome.claimDisposition = claimBranch.disposition
     outcome.claimOwner = claimBranch.owner
+    if (state.joinedAnotherStart) outcome.joinedAnotherStart = true
   }
   if (reconciledSequence !== undefined) {
     outcome.reconciledSequence = reconciledSequence

@@ -154,6 +154,8 @@ export type ClaimedOwner = {
   hostId: ExecutionHostId
   /** Its incarnation, when attested. */
   incarnationId?: PtyIncarnationId
+  /** Its root pid, when the provider reported one (what a joined spawn publishes). */
+  pid?: number
   /** A fresh id per reservation; releases and late liveness answers are fenced by it. */
   generation: string
 }
@@ -164,6 +166,8 @@ export type ClaimSpawnResult = {
   ptyId: string
   /** Its incarnation, when attested. */
   incarnationId?: PtyIncarnationId
+  /** Its root pid, when the provider reported one. */
+  pid?: number
 }
 
 /** Arguments of {@link ClaimedOwnerRegistry.ensure}. */
@@ -234,6 +238,11 @@ export type PtySpawnOutcome = {
   hostId: ExecutionHostId
   /** For claimed spawns: created or adopted. */
   claimDisposition?: 'created' | 'adopted'
+  /**
+   * For claimed spawns that joined another caller's start still in flight: `true`. The process is
+   * new (another call of the same pipeline started it), though this call adopted it.
+   */
+  joinedAnotherStart?: boolean
   /** The reconciled output sequence, when the provider sent one. */
   reconciledSequence?: number | null
   /**

@@ -2,11 +2,11 @@
  * Calls and verdicts that arrive late, found by a bug hunt from the host's side (2 Dec): a stop
  * that outlives its incarnation, and output that went by before the consumer began to acknowledge.
  */
-import { describe, expect, it } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
 import { createPtyController } from 'ptykit/controller'
 import { createFakePtyProvider } from 'ptykit/testing'
 import { createManualClock } from '../../src/testing/manual-clock.js'
-import { createClaimedOwnerRegistry } from 'ptykit/spawn'
+import { createClaimedOwnerRegistry, type ClaimedOwnerRegistry } from 'ptykit/spawn'
 
 /** Let the fake provider and the manual clock run until no timer is left (or `rounds` passed). */
 async function runDown(provider: ReturnType<typeof createFakePtyProvider>, clock: ReturnType<typeof createManualClock>, rounds = 50): Promise<void> {
@@ -116,6 +116,57 @@ describe('two spawns that join one claim', () => {
     // The process dies of the hang-up the stop sent.
     provider.emitExit(a.id, { exitCode: 0, signal: 1 })
     expect(exits).toEqual([expect.objectContaining({ cause: { kind: 'operator_close' } })])
+  })
+
+  it('announce the process once, as a start with its pid, whichever reply comes back first', async () => {
+    const provider = createFakePtyProvider({ scheduling: 'manual' })
+    const controller = createPtyController({ provider, claims: createClaimedOwnerRegistry() })
+    const spawns: unknown[] = []
+    controller.on('spawn', (event) => spawns.push(event))
+    provider.scriptNextSpawn({ pid: 4242 })
+    const claim = { key: 'agent-1' }
+    const [creator, joiner] = await Promise.all([controller.spawn({ claim }), controller.spawn({ claim })])
+    expect(joiner).toMatchObject({ id: creator.id, claimDisposition: 'adopted' })
+    expect(creator).toMatchObject({ claimDisposition: 'created', isReattach: false, pid: 4242 })
+    expect(spawns).toEqual([expect.objectContaining({ ptyId: creator.id, isReattach: false, pid: 4242 })])
+  })
+
+  it('deliver the output that came before the joiner started ahead of the output after it', async () => {
+    const provider = createFakePtyProvider({ scheduling: 'manual' })
+    // The creator's claim settles slowly (a host's own registry): the joiner publishes the process first.
+    const registry = createClaimedOwnerRegistry()
+    let releaseCreator!: () => void
+    const creatorReleased = new Promise<void>((resolve) => (releaseCreator = resolve))
+    const claims: ClaimedOwnerRegistry = {
+      ...registry,
+      ensure: async (args) => {
+        const ensured = await registry.ensure(args)
+        if (ensured.disposition === 'created') await creatorReleased
+        return ensured
+      },
+    }
+    const controller = createPtyController({ provider, claims })
+    const output: string[] = []
+    controller.on('data', (event) => output.push(event.data))
+    const spawns: { isReattach: boolean }[] = []
+    controller.on('spawn', (event) => spawns.push(event))
+    provider.scriptNextSpawn({ hang: true })
+    const claim = { key: 'agent-1' }
+    const creator = controller.spawn({ claim })
+    await vi.waitFor(() => expect(provider.pendingSpawnCount()).toBe(1))
+    const [ptyId] = provider.livePtyIds()
+    // It prints before the second caller arrives: held for the creator, still in flight.
+    provider.emitData(ptyId!, 'first ')
+    const joiner = controller.spawn({ claim })
+    await new Promise((resolve) => setTimeout(resolve, 0))
+    provider.releaseSpawn(ptyId)
+    await joiner
+    expect(spawns).toEqual([expect.objectContaining({ isReattach: false })])
+    provider.emitData(ptyId!, 'second')
+    releaseCreator()
+    await creator
+    expect(spawns).toHaveLength(1)
+    expect(output.join('')).toBe('first second')
   })
 })
 

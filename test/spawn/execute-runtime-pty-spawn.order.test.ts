@@ -103,7 +103,7 @@ describe('executeRuntimePtySpawn: order of side effects', () => {
     const b = w.caller()
     const outcome = await b.spawn({ claim, scopeId: 'ws' })
     expect(outcome.claimDisposition).toBe('adopted')
-    expect(outcome.result).toEqual({ id: first.result.id, isReattach: true, incarnationId: first.result.incarnationId })
+    expect(outcome.result).toEqual({ id: first.result.id, isReattach: true, incarnationId: first.result.incarnationId, pid: first.result.pid })
     expect(names(b.log)).toEqual([
       'runtime.acquireScopeSpawn',
       'claims.ensure',
