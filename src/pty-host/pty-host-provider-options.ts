@@ -75,8 +75,12 @@ export type PtyHostProvider = Omit<PtyProvider, 'getBufferSnapshot'> &
   > & {
     /** The host's headless screen at a sequence boundary, and how much output it skipped (`skippedChars`). */
     getBufferSnapshot(id: string, options?: { scrollbackRows?: number }): Promise<PtyHostBufferSnapshot | null>
-    /** Always true: the host holds every session, so a missing row proves absence. */
-    readonly authoritativeListings: true
+    /**
+     * True while every PTY this app holds belongs to the connected host instance, which holds every
+     * session it runs (a missing row then proves absence); false while the app holds PTYs a dead
+     * predecessor ran (the app reconnected to a successor host), whose absence no listing proves.
+     */
+    readonly authoritativeListings: boolean
     /**
      * Attach to a live session of the host; its output is replayed from `replayFrom` (default:
      * where this provider last was, else everything retained). Rejects `pty_absent` when the host

@@ -13,7 +13,7 @@ import {
   type PtySpawnResult,
   type WriteSettlement,
 } from '../contracts/index.js'
-import { ClientPtyRecords, isLive, type ClientPtyState } from './client-pty-records.js'
+import { ClientPtyRecords, isLive, type ClientPtyRecord, type ClientPtyState } from './client-pty-records.js'
 import { spawnRequestParams } from './spawn-request-params.js'
 import { isRequestTimeout, type PtyHostConnection } from './pty-host-connection.js'
 import { invalidPtyHostOption, isPtyHostError, PtyHostError } from './pty-host-error.js'
@@ -254,6 +254,16 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
     }
   }
 
+  /**
+   * Whether `record` is a PTY of another host instance than the connected one (one that died;
+   * this app reconnected to its successor): the connected host never held its process, so its
+   * "no such session" proves nothing — the process may outlive its host (docs/pty-host.md: such
+   * PTYs stay unverifiable).
+   */
+  function ofAnotherHostInstance(record: ClientPtyRecord): boolean {
+    return record.state !== 'exited' && record.hostInstanceId !== undefined && link.connection !== null && record.hostInstanceId !== link.connection.hostInstanceId
+  }
+
   /** The open connection when `id` is live on it, else `null`. */
   function liveConnection(id: string): PtyHostConnection | null {
     return link.state === 'open' && ptys.get(id)?.state === 'live' ? link.connection : null
@@ -261,7 +271,12 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
 
   return {
     name: options.name ?? 'pty-host',
-    authoritativeListings: true,
+    // The host lists every session it holds, so a missing row proves absence — except of a PTY a
+    // dead predecessor held, which no listing of the connected host can speak for.
+    get authoritativeListings(): boolean {
+      for (const record of ptys.values()) if (ofAnotherHostInstance(record)) return false
+      return true
+    },
     spawn,
     attach,
     write,
@@ -301,12 +316,7 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
     async probeLiveness(id: string): Promise<boolean | null> {
       const record = ptys.get(id)
       if (record?.state === 'exited') return false
-      // A PTY of another host instance (one that died; this app reconnected to its successor):
-      // the connected host never held its process, so its "no such session" proves nothing — the
-      // process may outlive its host (docs/pty-host.md: such PTYs stay unverifiable).
-      if (record !== undefined && record.hostInstanceId !== undefined && link.connection !== null && record.hostInstanceId !== link.connection.hostInstanceId) {
-        return null
-      }
+      if (record !== undefined && ofAnotherHostInstance(record)) return null
       const answer = await ask<boolean>('probe', { ptyId: id })
       return typeof answer === 'boolean' ? answer : null
     },

@@ -165,8 +165,12 @@ describe('pty host: a successor host', () => {
     const { dir, socketPath } = makeSocketDir()
     cleanups.push(() => killHostAndClean(socketPath, dir))
     const app = provider(socketPath)
+    const controller = createPtyController({ provider: app })
+    cleanups.push(() => controller.dispose())
+    const exits: unknown[] = []
+    controller.on('exit', (event) => exits.push(event))
     // A process that outlives its host (it ignores the hang-up of its terminal).
-    const { id, pid } = await app.spawn({ file: '/bin/sh', args: ['-c', "trap '' HUP; while :; do sleep 0.1; done"] })
+    const { id, pid } = await controller.spawn({ file: '/bin/sh', args: ['-c', "trap '' HUP; while :; do sleep 0.1; done"] })
     cleanups.push(async () => {
       try {
         process.kill(pid!, 'SIGKILL')
@@ -184,6 +188,11 @@ describe('pty host: a successor host', () => {
     // Unverifiable, never "proven absent": the successor never held it.
     expect(await app.probeLiveness(id)).toBeNull()
     expect(app.hasPty(id)).toBeNull()
+    // Nor its absence from the successor's listing: a stop of it is never verified.
+    expect(app.authoritativeListings).toBe(false)
+    expect(await controller.stopAndWait(id, { timeoutMs: 1_500 })).toBe(false)
+    expect(isAlive(pid!)).toBe(true)
+    expect(exits).not.toContainEqual(expect.objectContaining({ cause: { kind: 'operator_close' } }))
   }, 30_000)
 })
 
