@@ -48,7 +48,7 @@ describe('the frame buffer pool', () => {
     expect(pool.allocate(30_000)).toBe(small)
     expect(pool.spares).toBe(0)
   })
-  it('never allocates a frame anew while a buffer that could hold it has come back (the spares keep the largest returned)', () => {
+  it('lends the smallest spare that fits and allocates only when none does; full spares keep the largest returned (a model of the spares)', () => {
     // A flood's frames vary within a range (here within a factor of 4), a few in flight at a time.
     const stream = fc.integer({ min: FRAME_BUFFER_MIN_BYTES, max: FRAME_BUFFER_BYTES / 4 }).chain((low) =>
       fc.array(fc.record({ bytes: fc.integer({ min: low, max: 4 * low }), inFlight: fc.nat({ max: FRAME_BUFFER_SPARES }) }), { minLength: 1, maxLength: 200 }),
@@ -57,20 +57,33 @@ describe('the frame buffer pool', () => {
       fc.property(stream, (steps) => {
         const pool = new FrameBufferPool()
         const inFlight: Buffer[] = []
-        // Buffers whose writes completed and that were not lent again since.
-        const returned = new Set<Buffer>()
+        // The spares as the model keeps them: at most FRAME_BUFFER_SPARES; a buffer returned to
+        // full spares takes the smallest one's place if it is larger, else is let go.
+        const spares: Buffer[] = []
+        const seen = new Set<Buffer>()
         // Each step encodes a frame; then writes complete until at most `inFlight` remain.
         for (const { bytes, inFlight: keep } of steps) {
-          const couldReuse = [...returned].some((buffer) => buffer.length >= bytes)
+          const fitting = spares.filter((spare) => spare.length >= bytes).sort((a, b) => a.length - b.length)
           const buffer = pool.allocate(bytes)
           pool.takeLent()
-          if (couldReuse) expect(returned.has(buffer)).toBe(true)
-          returned.delete(buffer)
+          if (fitting.length > 0) {
+            expect(buffer.length).toBe(fitting[0]!.length)
+            expect(spares.includes(buffer)).toBe(true)
+            spares.splice(spares.indexOf(buffer), 1)
+          } else {
+            expect(seen.has(buffer)).toBe(false)
+          }
+          seen.add(buffer)
           inFlight.push(buffer)
           while (inFlight.length > keep) {
             const done = inFlight.shift()!
             pool.release(done)
-            returned.add(done)
+            if (spares.length < FRAME_BUFFER_SPARES) spares.push(done)
+            else {
+              const smallest = spares.reduce((a, b) => (b.length < a.length ? b : a))
+              if (done.length > smallest.length) spares[spares.indexOf(smallest)] = done
+            }
+            expect(pool.spares).toBe(spares.length)
           }
         }
       }),
