@@ -41,6 +41,7 @@ export {
   type PtyControllerExitEvent,
   type PtyControllerLivenessEvent,
   type PtyControllerOptions,
+  type PtyControllerOutputLossEvent,
   type PtyControllerSpawnEvent,
   type PtyTerminal,
 } from './controller/index.js'

@@ -41,6 +41,7 @@ export type {
   PtyBytesEvent,
   PtyDataEvent,
   PtyExitEvent,
+  PtyOutputLossEvent,
   PtyListProcessesOptions,
   PtyProvider,
   PtyShutdownOptions,

@@ -40,6 +40,27 @@ export type PtyBytesEvent = {
   incarnationId?: PtyIncarnationId
 }
 
+/**
+ * A provider's report that output of a PTY went by undelivered: the chars (bytes, for a bytes-mode
+ * PTY) `[fromSeq, toSeq)` of its stream never reached a data event, and the next one continues at
+ * `toSeq` — for example a pty host whose replay ring no longer held what a dropped connection
+ * missed. For a PTY the controller has published, it moves the output sequence on by
+ * `toSeq − fromSeq`, so the sequences after the gap still match the provider's (its snapshots'
+ * `seq`). A loss reported before a PTY is published (an attach whose `replayFrom` fell out of a
+ * ring) changes nothing there: the spawn result's `providerSequence` already places the stream.
+ * Plain serializable data.
+ */
+export type PtyOutputLossEvent = {
+  /** The PTY id. */
+  id: string
+  /** The first lost position, in the provider's own sequence of the PTY's output. */
+  fromSeq: number
+  /** Where delivery resumes (exclusive end of the loss). */
+  toSeq: number
+  /** The incarnation whose output was lost, when attested. */
+  incarnationId?: PtyIncarnationId
+}
+
 /** A provider's report that a PTY's process ended. Plain serializable data. */
 export type PtyExitEvent = {
   /** The PTY id. */
@@ -186,6 +207,12 @@ export interface PtyProvider {
   onBytes?(listener: (event: PtyBytesEvent) => void): Unsubscribe
   /** Subscribe to exits. */
   onExit(listener: (event: PtyExitEvent) => void): Unsubscribe
+  /**
+   * Subscribe to gaps in a PTY's delivered output (an optional capability, for providers that can
+   * lose output between a PTY and the app, such as the pty host over a dropped connection). A gap
+   * is reported in order with the PTY's data events, before the data that follows it.
+   */
+  onOutputLoss?(listener: (event: PtyOutputLossEvent) => void): Unsubscribe
   /** Stop every PTY this provider holds and release its resources. */
   dispose?(): Promise<void>
 }

@@ -54,6 +54,23 @@ export type PtyControllerBytesEvent = {
 }
 
 /**
+ * Output of a PTY went by undelivered (its provider reported a gap, such as a pty host whose ring
+ * no longer held what a dropped connection missed): the PTY's output sequence jumped from `fromSeq`
+ * to `toSeq`, and the next `data` (or `bytes`) event continues after `toSeq`. A view that follows
+ * the stream by `seq` repaints from a snapshot rather than go on as if nothing was missed.
+ */
+export type PtyControllerOutputLossEvent = {
+  /** The PTY id. */
+  ptyId: string
+  /** The incarnation whose output was lost, when attested. */
+  incarnationId?: PtyIncarnationId
+  /** The output sequence before the gap (the `seq` of the last output delivered). */
+  fromSeq: number
+  /** The output sequence after the gap: `toSeq − fromSeq` chars (bytes) were lost. */
+  toSeq: number
+}
+
+/**
  * A PTY's process ended (or a stop of it was never confirmed). At most one per incarnation — except
  * that a re-attach to an incarnation whose stop went unverified revives it, and its real exit is
  * then published as well.
@@ -108,6 +125,8 @@ export type PtyControllerEvents = {
   data: (event: PtyControllerDataEvent) => void
   /** A bytes-mode PTY produced output (see {@link PtyControllerBytesEvent}). */
   bytes: (event: PtyControllerBytesEvent) => void
+  /** Output of a PTY went by undelivered; its output sequence jumped past the gap. */
+  outputLoss: (event: PtyControllerOutputLossEvent) => void
   /** A PTY's process ended, or its stop was given up on (`unknown/stop_unverified`). */
   exit: (event: PtyControllerExitEvent) => void
   /** The liveness verdict of a PTY changed. */

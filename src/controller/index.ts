@@ -28,6 +28,7 @@ export type {
   PtyControllerExitEvent,
   PtyControllerInputModesResetEvent,
   PtyControllerLivenessEvent,
+  PtyControllerOutputLossEvent,
   PtyControllerSpawnEvent,
 } from './events.js'
 export type { ProducerFlowControlMode, ProducerFlowState } from './flow-control.js'

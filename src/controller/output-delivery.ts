@@ -24,19 +24,7 @@ export class OutputDelivery {
   /** Count a chunk of a live record's output and publish it (or batch it). Runs per output chunk. */
   deliver(record: PtyRecord, data: OutputChunk): void {
     const core = this.#core
-    let seq: number
-    const note = core.runtime.notePtyOutput
-    if (note !== undefined) {
-      try {
-        seq = note.call(core.runtime, record.ptyId, data.length)
-      } catch (error) {
-        core.report('bookkeeping_failed', 'The runtime threw from notePtyOutput', error, record.ptyId)
-        seq = record.outputSequence + data.length
-      }
-    } else {
-      seq = record.outputSequence + data.length
-    }
-    record.outputSequence = seq
+    const seq = this.#advance(record, data.length)
     // Counted before delivery, so a listener that acknowledges the chunk it is handed is credited
     // for it; a listener that stops the PTY releases this count again.
     if (core.flow !== null && record.state === 'live' && !record.stopRequested && hasFlowControl(record.provider)) {
@@ -44,6 +32,42 @@ export class OutputDelivery {
     }
     if (this.#batcher === null) this.#publish(record, data, seq)
     else this.#batcher.push(record, data, seq)
+  }
+
+  /**
+   * `lost` chars (bytes) of a live record's output went by undelivered (its provider reported the
+   * gap): publish what is batched, move the sequence past the gap, and emit `outputLoss`. Nothing
+   * is owed to flow control for output nobody was handed.
+   */
+  skip(record: PtyRecord, lost: number): void {
+    this.flush(record)
+    const fromSeq = record.outputSequence
+    const toSeq = this.#advance(record, lost)
+    if (!this.#core.listens('outputLoss')) return
+    const incarnationId = record.incarnationId
+    this.#core.emit(
+      'outputLoss',
+      incarnationId === undefined ? { ptyId: record.ptyId, fromSeq, toSeq } : { ptyId: record.ptyId, incarnationId, fromSeq, toSeq },
+    )
+  }
+
+  /** Count `chars` more of the record's output (through the runtime's `notePtyOutput` when it has one); returns the new sequence. */
+  #advance(record: PtyRecord, chars: number): number {
+    const core = this.#core
+    let seq: number
+    const note = core.runtime.notePtyOutput
+    if (note !== undefined) {
+      try {
+        seq = note.call(core.runtime, record.ptyId, chars)
+      } catch (error) {
+        core.report('bookkeeping_failed', 'The runtime threw from notePtyOutput', error, record.ptyId)
+        seq = record.outputSequence + chars
+      }
+    } else {
+      seq = record.outputSequence + chars
+    }
+    record.outputSequence = seq
+    return seq
   }
 
   /**

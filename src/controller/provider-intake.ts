@@ -1,4 +1,4 @@
-import type { PtyBytesEvent, PtyDataEvent, PtyExitEvent, PtyIncarnationId, PtyProvider, Unsubscribe } from '../contracts/index.js'
+import type { PtyBytesEvent, PtyDataEvent, PtyExitEvent, PtyIncarnationId, PtyOutputLossEvent, PtyProvider, Unsubscribe } from '../contracts/index.js'
 import type { Bookkeeping } from './bookkeeping.js'
 import type { ControllerCore } from './controller-core.js'
 import type { ExitPublication } from './exit-publication.js'
@@ -66,6 +66,18 @@ export class ProviderIntake {
           provider.onBytes((event) => {
             try {
               this.#onBytes(provider, event, true)
+            } catch (error) {
+              this.#reportFailure(error)
+            }
+          }),
+        )
+      }
+      // A provider that can lose output on its way (the pty host over a dropped connection).
+      if (typeof provider.onOutputLoss === 'function') {
+        this.#unsubscribes.push(
+          provider.onOutputLoss((event) => {
+            try {
+              this.#onOutputLoss(provider, event)
             } catch (error) {
               this.#reportFailure(error)
             }
@@ -151,6 +163,21 @@ export class ProviderIntake {
     }
     // Output attributed to the ended incarnation itself is dropped: nothing follows an exit.
     return incarnationId !== undefined && incarnationId === record.incarnationId
+  }
+
+  /**
+   * A gap in a live record's output moves its sequence on. Why not held for a spawn in flight like
+   * output: a gap before a PTY is published lies before the spawn's starting point, which the
+   * spawn result's `providerSequence` accounts for already; after its exit nothing follows.
+   */
+  #onOutputLoss(provider: PtyProvider, event: PtyOutputLossEvent): void {
+    if (typeof event !== 'object' || event === null || typeof event.id !== 'string') return
+    const record = this.#core.records.get(event.id)
+    if (record === undefined || record.provider !== provider || record.state !== 'live' || !eventBelongsTo(record, event.incarnationId)) return
+    const { fromSeq, toSeq } = event
+    // A malformed range is dropped, as any malformed provider event is.
+    if (!Number.isSafeInteger(fromSeq) || !Number.isSafeInteger(toSeq) || fromSeq < 0 || toSeq <= fromSeq) return
+    this.#output.skip(record, toSeq - fromSeq)
   }
 
   #onExit(provider: PtyProvider, event: PtyExitEvent): void {

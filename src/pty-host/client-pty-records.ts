@@ -5,9 +5,10 @@ import {
   type PtyDataEvent,
   type PtyExitEvent,
   type PtyIncarnationId,
+  type PtyOutputLossEvent,
 } from '../contracts/index.js'
 import { isTerminalExitCause } from '../exit-cause/index.js'
-import { PTY_HOST_EXITED_ID_MEMORY, type PtyHostOutputLossEvent } from './pty-host-provider-options.js'
+import { PTY_HOST_EXITED_ID_MEMORY } from './pty-host-provider-options.js'
 import type { PtyHostMessage } from './protocol.js'
 
 /** What the app knows of one PTY in the host. `unknown`: contact lost, no exit observed. */
@@ -44,7 +45,7 @@ export class ClientPtyRecords {
   /** `exit` listeners. */
   readonly exit = createListenerSet<PtyExitEvent>()
   /** Output-loss listeners. */
-  readonly loss = createListenerSet<PtyHostOutputLossEvent>()
+  readonly loss = createListenerSet<PtyOutputLossEvent>()
   /** Ids of the most recently exited records: older exited records are dropped from `ptys`. */
   readonly #exitedIds = createRecentIds(PTY_HOST_EXITED_ID_MEMORY)
   readonly #anyLiveChanged: () => void
@@ -137,11 +138,23 @@ export class ClientPtyRecords {
         return
       }
       case 'loss':
-        if (this.#ptys.has(message.ptyId)) this.loss.fire({ id: message.ptyId, fromSeq: message.fromSeq, toSeq: message.toSeq })
-        return
+        return this.#onLoss(message.ptyId, message.fromSeq, message.toSeq)
       default:
         return
     }
+  }
+
+  /**
+   * The host no longer had `[fromSeq, toSeq)` when this app re-attached: reported (with the
+   * incarnation, so the controller moves its sequence past the gap), and delivery resumes at `toSeq`.
+   */
+  #onLoss(ptyId: string, fromSeq: number, toSeq: number): void {
+    const record = this.#ptys.get(ptyId)
+    if (record === undefined || record.state === 'exited' || typeof fromSeq !== 'number' || typeof toSeq !== 'number') return
+    if (toSeq > record.lastSeq) record.lastSeq = toSeq
+    const event: PtyOutputLossEvent = { id: ptyId, fromSeq, toSeq }
+    if (record.incarnationId !== undefined) event.incarnationId = record.incarnationId
+    this.loss.fire(event)
   }
 
   /** Runs per output frame: drop what was already delivered (a replay that overlaps), never deliver twice. */

@@ -14,7 +14,6 @@ export {
   PTY_HOST_RECONNECT_MAX_ATTEMPTS,
   PTY_HOST_REQUEST_TIMEOUT_MS,
   createPtyHostProvider,
-  type PtyHostOutputLossEvent,
   type PtyHostProvider,
   type PtyHostProviderOptions,
   type PtyHostReplayFrom,

@@ -1,4 +1,4 @@
-import type { ExecutionHostId, PtyIncarnationId, PtyProvider, PtySpawnResult, Unsubscribe } from '../contracts/index.js'
+import type { ExecutionHostId, PtyIncarnationId, PtyProvider, PtySpawnResult } from '../contracts/index.js'
 import type { PtyHostCommand } from './launch-pty-host.js'
 import type { PtyHostBufferSnapshot } from './session-history.js'
 import { invalidPtyHostOption } from './pty-host-error.js'
@@ -43,16 +43,6 @@ export type PtyHostProviderOptions = {
   reconnectAttempts?: number
 }
 
-/** Output the host no longer had when a consumer re-attached: `[fromSeq, toSeq)` was never delivered. */
-export type PtyHostOutputLossEvent = {
-  /** The PTY id. */
-  id: string
-  /** The first lost sequence. */
-  fromSeq: number
-  /** The sequence delivery resumed at. */
-  toSeq: number
-}
-
 /** Where an attach starts the replay: an absolute sequence, everything retained, or only live output. */
 export type PtyHostReplayFrom = number | 'retained' | 'live'
 
@@ -70,6 +60,7 @@ export type PtyHostProvider = Omit<PtyProvider, 'getBufferSnapshot'> &
       | 'getForegroundProcess'
       | 'hasChildProcesses'
       | 'clearBuffer'
+      | 'onOutputLoss'
       | 'dispose'
     >
   > & {
@@ -89,8 +80,6 @@ export type PtyHostProvider = Omit<PtyProvider, 'getBufferSnapshot'> &
     attach(id: string, options?: { replayFrom?: PtyHostReplayFrom; expectedIncarnationId?: PtyIncarnationId }): Promise<PtySpawnResult>
     /** Close this app's connection and leave every session running. The provider is unusable afterwards. */
     detach(): Promise<void>
-    /** Hear about output that fell out of the host's ring before a re-attach could replay it. */
-    onOutputLoss(listener: (event: PtyHostOutputLossEvent) => void): Unsubscribe
     /** Whether a connection to the host is open now. */
     readonly connected: boolean
   }

@@ -38,7 +38,6 @@ export {
   PTY_HOST_RECONNECT_MAX_ATTEMPTS,
   PTY_HOST_RECONNECT_MAX_DELAY_MS,
   PTY_HOST_REQUEST_TIMEOUT_MS,
-  type PtyHostOutputLossEvent,
   type PtyHostProvider,
   type PtyHostProviderOptions,
   type PtyHostReplayFrom,

@@ -10,6 +10,7 @@ import {
   type PtyExitEvent,
   type PtyForegroundProcessEvidence,
   type PtyListProcessesOptions,
+  type PtyOutputLossEvent,
   type PtyProcessInfo,
   type PtyProviderBufferSnapshot,
   type PtyShutdownOptions,
@@ -220,6 +221,11 @@ export function createFakeProviderMethods(state: FakeProviderState): FakeProvide
     onExit(listener: (event: PtyExitEvent) => void): Unsubscribe {
       record('onExit', [listener])
       return events.exit.add(listener)
+    },
+
+    onOutputLoss(listener: (event: PtyOutputLossEvent) => void): Unsubscribe {
+      record('onOutputLoss', [listener])
+      return events.loss.add(listener)
     },
 
     dispose(): Promise<void> {

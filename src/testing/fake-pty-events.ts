@@ -5,6 +5,7 @@ import {
   type PtyDataEvent,
   type PtyExitEvent,
   type PtyIncarnationId,
+  type PtyOutputLossEvent,
 } from '../contracts/index.js'
 import { resolveProcessExitCause, type ProcessExitObservation } from '../exit-cause/index.js'
 import type { FakePtyRecord, HeldEvent } from './fake-pty-record.js'
@@ -19,8 +20,12 @@ export type FakePtyEvents = {
   readonly data: ListenerSet<PtyDataEvent>
   /** The `onExit` listeners. */
   readonly exit: ListenerSet<PtyExitEvent>
+  /** The `onOutputLoss` listeners. */
+  readonly loss: ListenerSet<PtyOutputLossEvent>
   /** The PTY prints `data`: delivered now, or held (in order) while paused or behind held output. */
   produceData(pty: FakePtyRecord, data: string): void
+  /** `chars` of the PTY's output go by undelivered: a loss event, in order with its data (held while paused, like output). */
+  produceLoss(pty: FakePtyRecord, chars: number): void
   /** The PTY's process ends with `exit`: the record is marked exited and the exit delivered after any held output. */
   endProcess(pty: FakePtyRecord, exit: FakeExit): void
   /** Deliver the PTY's held events, in order: while it is not paused, or all of them with `ignorePause`. */
@@ -41,9 +46,11 @@ export function createFakePtyEvents(providerHostReportsChildExitStatus: () => bo
   // listener that unsubscribes (or subscribes) while we deliver does not make anyone skip.
   const data = createListenerSet<PtyDataEvent>({ onListenerError: rethrowOnMicrotask })
   const exit = createListenerSet<PtyExitEvent>({ onListenerError: rethrowOnMicrotask })
+  const loss = createListenerSet<PtyOutputLossEvent>({ onListenerError: rethrowOnMicrotask })
 
   const deliver = (held: HeldEvent): void => {
     if (held.kind === 'data') data.fire(held.event)
+    else if (held.kind === 'loss') loss.fire(held.event)
     else exit.fire(held.event)
   }
 
@@ -63,6 +70,7 @@ export function createFakePtyEvents(providerHostReportsChildExitStatus: () => bo
   return {
     data,
     exit,
+    loss,
     exitEvent,
 
     produceData(pty, chunk) {
@@ -72,6 +80,15 @@ export function createFakePtyEvents(providerHostReportsChildExitStatus: () => bo
       // Why: output produced while paused (or behind held output) waits, in order, for resume.
       if (pty.paused || pty.held.length > 0) pty.held.push({ kind: 'data', event })
       else data.fire(event)
+    },
+
+    produceLoss(pty, chars) {
+      // Counted as produced: the fake's snapshots (`seq: producedChars`) stay on the PTY's own sequence.
+      const fromSeq = pty.producedChars
+      pty.producedChars += chars
+      const event: PtyOutputLossEvent = { id: pty.id, fromSeq, toSeq: pty.producedChars, incarnationId: pty.incarnationId }
+      if (pty.paused || pty.held.length > 0) pty.held.push({ kind: 'loss', event })
+      else loss.fire(event)
     },
 
     endProcess(pty, fakeExit) {

@@ -63,6 +63,7 @@ export type FakeProviderMethod =
   | 'getBufferSnapshot'
   | 'onData'
   | 'onExit'
+  | 'onOutputLoss'
   | 'dispose'
 
 /** What {@link FakePtyProvider.setProcessInfo} changes; an absent field is left as it is. */
@@ -189,6 +190,12 @@ export interface FakePtyProvider extends PtyProvider {
   scriptNextSpawn(script: FakeSpawnScript): void
   /** Emit output for a live PTY now (held while paused). */
   emitData(id: string, data: string): void
+  /**
+   * `chars` of a live PTY's output go by undelivered (as over a dropped link whose replay came too
+   * late): an `onOutputLoss` event now, in order with its output (held while paused). The PTY's
+   * sequence (its snapshots' `seq`) moves past them.
+   */
+  emitOutputLoss(id: string, chars: number): void
   /** End a live PTY now with this exit (or, with a foreign `incarnationId`, emit a stale exit). */
   emitExit(id: string, exit: FakeExit): void
   /** Override liveness answers for the PTY's current incarnation; `undefined` restores the default. */

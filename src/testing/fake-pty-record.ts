@@ -4,6 +4,7 @@ import type {
   PtyExitEvent,
   PtyForegroundProcessEvidence,
   PtyIncarnationId,
+  PtyOutputLossEvent,
   PtySpawnResult,
   WriteSettlement,
 } from '../contracts/index.js'
@@ -33,7 +34,7 @@ export const FAKE_DEFAULT_PROCESS_NAME = 'fake-shell'
 
 
 /** An event produced while the PTY's producer was paused (or behind such an event), waiting to be delivered in order. */
-export type HeldEvent = { kind: 'data'; event: PtyDataEvent } | { kind: 'exit'; event: PtyExitEvent }
+export type HeldEvent = { kind: 'data'; event: PtyDataEvent } | { kind: 'loss'; event: PtyOutputLossEvent } | { kind: 'exit'; event: PtyExitEvent }
 
 /** One incarnation behind a fake PTY id: its process state, its I/O so far, and what the test scripted for it. */
 export type FakePtyRecord = {

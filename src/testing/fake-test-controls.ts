@@ -14,6 +14,7 @@ export type FakeTestControls = Pick<
   FakePtyProvider,
   | 'scriptNextSpawn'
   | 'emitData'
+  | 'emitOutputLoss'
   | 'emitExit'
   | 'setLiveness'
   | 'setWriteSettlement'
@@ -48,6 +49,17 @@ export function createFakeTestControls(state: FakeProviderState): FakeTestContro
         )
       }
       state.events.produceData(pty, data)
+    },
+
+    emitOutputLoss(id: string, chars: number): void {
+      const pty = requireFakePty(state, id, 'emitOutputLoss')
+      if (!Number.isSafeInteger(chars) || chars <= 0) {
+        throw new TypeError(`Expected the \`chars\` argument of emitOutputLoss to be a positive integer, got ${describeValue(chars)}`)
+      }
+      if (pty.state !== 'live') {
+        throw new TypeError(`emitOutputLoss: the fake PTY ${JSON.stringify(id)} is not live; nothing of it follows its exit`)
+      }
+      state.events.produceLoss(pty, chars)
     },
 
     emitExit(id: string, exit: FakeExit): void {
@@ -113,7 +125,7 @@ export function createFakeTestControls(state: FakeProviderState): FakeTestContro
     },
 
     listenerCount(): number {
-      return state.events.data.size + state.events.exit.size
+      return state.events.data.size + state.events.exit.size + state.events.loss.size
     },
 
     settle(): Promise<void> {

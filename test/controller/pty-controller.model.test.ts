@@ -58,6 +58,10 @@ type Model = {
   emittingStale: boolean
   disposed: boolean
   violations: string[]
+  /** Per incarnation, the output sequence of its last `data` or `outputLoss` event. */
+  seqs: Map<PtyIncarnationId, number>
+  /** Every `outputLoss` event's gap (`toSeq − fromSeq`), in order. */
+  losses: number[]
 }
 
 type Real = {
@@ -131,9 +135,23 @@ function wire(model: Model, real: Real): void {
     const incarnation = event.incarnationId === undefined ? undefined : model.incarnations.get(event.incarnationId)
     if (incarnation === undefined) return violate(model, `data for unknown incarnation ${String(event.incarnationId)}`)
     if (incarnation.published !== null) violate(model, `data after exit for ${incarnation.incarnationId}`)
+    // The sequence runs on without a jump, except across an `outputLoss` (which moved it on).
+    const last = model.seqs.get(incarnation.incarnationId)
+    if (last !== undefined && event.seq !== last + event.data.length) violate(model, `data of ${incarnation.incarnationId} at seq ${event.seq} after ${last} + ${event.data.length}`)
+    model.seqs.set(incarnation.incarnationId, event.seq)
     if (model.current.get(event.ptyId) !== event.incarnationId) {
       violate(model, `data attributed to non-current incarnation ${incarnation.incarnationId}`)
     }
+  })
+  controller.on('outputLoss', (event) => {
+    const incarnation = event.incarnationId === undefined ? undefined : model.incarnations.get(event.incarnationId)
+    if (incarnation === undefined) return violate(model, `output loss for unknown incarnation ${String(event.incarnationId)}`)
+    if (incarnation.published !== null) violate(model, `output loss after exit for ${incarnation.incarnationId}`)
+    const last = model.seqs.get(incarnation.incarnationId)
+    if (last !== undefined && event.fromSeq !== last) violate(model, `output loss of ${incarnation.incarnationId} from ${event.fromSeq}, its sequence was ${last}`)
+    if (event.toSeq <= event.fromSeq) violate(model, `empty output loss ${JSON.stringify(event)}`)
+    model.seqs.set(incarnation.incarnationId, event.toSeq)
+    model.losses.push(event.toSeq - event.fromSeq)
   })
   controller.on('exit', (event) => {
     const incarnation = event.incarnationId === undefined ? undefined : model.incarnations.get(event.incarnationId)
@@ -515,6 +533,31 @@ class DataCommand extends BaseCommand {
   }
 }
 
+class LossCommand extends BaseCommand {
+  constructor(
+    readonly index: number,
+    readonly chars: number,
+  ) {
+    super()
+  }
+  async act(model: Model, real: Real): Promise<void> {
+    const { id } = pick(model, this.index)
+    const pty = real.provider.getPty(id)
+    if (pty?.live !== true) return
+    const incarnation = model.incarnations.get(pty.incarnationId)
+    // Reported now (not held behind a pause) for a published, live incarnation: the controller moves its sequence on.
+    const reportedNow = !model.disposed && !pty.paused && pty.heldEventCount === 0 && model.current.get(id) === pty.incarnationId && incarnation?.published === null
+    const before = model.losses.length
+    real.provider.emitOutputLoss(id, this.chars)
+    if (reportedNow && (model.losses.length !== before + 1 || model.losses[before] !== this.chars)) {
+      violate(model, `a loss of ${this.chars} chars of ${pty.incarnationId} was published as ${JSON.stringify(model.losses.slice(before))}`)
+    }
+  }
+  toString(): string {
+    return `Loss(${this.index}, ${this.chars})`
+  }
+}
+
 class AckCommand extends BaseCommand {
   constructor(
     readonly index: number,
@@ -649,6 +692,7 @@ const commandArbs: fc.Arbitrary<Command>[] = [
   ...Array.from({ length: 2 }, () =>
     fc.tuple(indexArb, fc.constantFrom(1, 100, 900, 5_000)).map(([index, chars]) => new AckCommand(index, chars)),
   ),
+  fc.tuple(indexArb, fc.constantFrom(1, 700, 40_000)).map(([index, chars]) => new LossCommand(index, chars)),
   ...Array.from({ length: 2 }, () => fc.constantFrom(1, 50, 199, 200, 1_000, 5_000, 10_000).map((ms) => new AdvanceCommand(ms))),
   fc.oneof({ weight: 1, arbitrary: fc.constant<Command>(new DisposeCommand()) }, { weight: 2, arbitrary: fc.constant<Command>(new AdvanceCommand(1)) }),
   fc.constant(new UseAfterDisposeCommand()),
@@ -669,6 +713,8 @@ describe('controller model', () => {
           emittingStale: false,
           disposed: false,
           violations: [],
+          seqs: new Map(),
+          losses: [],
         }
         // Subscribed before the controller, so the evidence is recorded before the controller acts on it.
         provider.onExit(providerExitListener(model))

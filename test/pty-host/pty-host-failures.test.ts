@@ -160,6 +160,48 @@ describe('pty host: an explicit re-attach', () => {
   }, 30_000)
 })
 
+describe('pty host: a reconnect whose replay lost output', () => {
+  it('moves the controller’s output sequence past the gap: the data after it and the host’s snapshot agree on seq', async () => {
+    // A ring of 64 chars: what the PTY prints while the app is away mostly falls out of it.
+    const { host, dir, socketPath } = await inProcessHost(cleanups, { historyChars: 64 })
+    const app = provider(socketPath, { autoStart: false, reconnectAttempts: 0 })
+    const controller = createPtyController({ provider: app })
+    cleanups.push(() => controller.dispose())
+    const flag = join(dir, 'go')
+    let output = ''
+    let lastSeq = 0
+    const losses: { fromSeq: number; toSeq: number }[] = []
+    controller.on('data', (event) => {
+      output += event.data
+      lastSeq = event.seq
+    })
+    controller.on('outputLoss', ({ fromSeq, toSeq }) => losses.push({ fromSeq, toSeq }))
+    const { id } = await controller.spawn({
+      file: '/bin/sh',
+      args: ['-c', `echo first-XYZ; while [ ! -e '${flag}' ]; do sleep 0.05; done; i=0; while [ $i -lt 40 ]; do echo line-$i; i=$((i+1)); done; echo last-XYZ; exec cat`],
+    })
+    await waitFor(() => (output.includes('first-XYZ') ? true : undefined), 'the first line')
+    const seqBeforeDrop = lastSeq
+    host.dropConnections()
+    await waitFor(() => (app.connected ? undefined : true), 'the drop')
+    writeFileSync(flag, '')
+    // The host has the last line while this app is away (another client's snapshot shows it).
+    const other = provider(socketPath, { autoStart: false })
+    await other.listProcesses()
+    await waitFor(async () => ((await other.getBufferSnapshot(id))?.data.includes('last-XYZ') ? true : undefined), 'the last line on the host')
+    // The app re-attaches (explicitly here; its reconnect does the same), from where it was.
+    await app.attach(id)
+    await waitFor(() => (output.includes('last-XYZ') ? true : undefined), 'the replay')
+    expect(losses).toHaveLength(1)
+    expect(losses[0]!.fromSeq).toBe(seqBeforeDrop)
+    expect(output).not.toContain('line-0\r\n')
+    const snapshot = await controller.serializeProviderBuffer(id)
+    expect(snapshot?.seq).toBe(lastSeq)
+    expect(losses[0]!.toSeq - losses[0]!.fromSeq + output.length).toBe(lastSeq)
+    await controller.stopAndWait(id, { timeoutMs: 5_000 })
+  }, 30_000)
+})
+
 describe('pty host: a successor host', () => {
   it('never takes a successor host’s “no such session” for the death of a PTY its dead predecessor held', async () => {
     const { dir, socketPath } = makeSocketDir()
@@ -169,8 +211,11 @@ describe('pty host: a successor host', () => {
     cleanups.push(() => controller.dispose())
     const exits: unknown[] = []
     controller.on('exit', (event) => exits.push(event))
+    let output = ''
+    controller.on('data', (event) => (output += event.data))
     // A process that outlives its host (it ignores the hang-up of its terminal).
-    const { id, pid } = await controller.spawn({ file: '/bin/sh', args: ['-c', "trap '' HUP; while :; do sleep 0.1; done"] })
+    const { id, pid } = await controller.spawn({ file: '/bin/sh', args: ['-c', "trap '' HUP; echo trapped; while :; do sleep 0.1; done"] })
+    await waitFor(() => (output.includes('trapped') ? true : undefined), 'the hang-up to be ignored')
     cleanups.push(async () => {
       try {
         process.kill(pid!, 'SIGKILL')

@@ -1,0 +1,124 @@
+/**
+ * A provider's report that output went by undelivered (`onOutputLoss`, the pty host after a
+ * reconnect whose replay came too late): the controller's output sequence moves past the gap, so
+ * it keeps matching the provider's own (its snapshots' `seq`).
+ */
+import { describe, expect, it } from 'vitest'
+import { createPtyController, type PtyControllerDataEvent, type PtyControllerOutputLossEvent } from 'ptykit/controller'
+import { createInMemoryPtyRuntime } from 'ptykit/spawn'
+import { createFakePtyProvider, createManualClock } from 'ptykit/testing'
+
+function listen(controller: ReturnType<typeof createPtyController>): { log: string[]; data: PtyControllerDataEvent[]; losses: PtyControllerOutputLossEvent[] } {
+  const log: string[] = []
+  const data: PtyControllerDataEvent[] = []
+  const losses: PtyControllerOutputLossEvent[] = []
+  controller.on('data', (event) => {
+    log.push(`data ${event.seq}`)
+    data.push(event)
+  })
+  controller.on('outputLoss', (event) => {
+    log.push(`loss ${event.fromSeq}-${event.toSeq}`)
+    losses.push(event)
+  })
+  return { log, data, losses }
+}
+
+describe('output a provider lost on its way', () => {
+  it('moves the output sequence past the gap: the next data and the provider’s snapshot agree on seq', async () => {
+    const provider = createFakePtyProvider({ scheduling: 'manual' })
+    const controller = createPtyController({ provider })
+    const { log, losses } = listen(controller)
+    const { id, incarnationId } = await controller.spawn({})
+    provider.emitData(id, 'abc')
+    provider.emitOutputLoss(id, 1_000)
+    provider.emitData(id, 'de')
+    expect(log).toEqual(['data 3', 'loss 3-1003', 'data 1005'])
+    expect(losses).toEqual([{ ptyId: id, incarnationId, fromSeq: 3, toSeq: 1_003 }])
+    expect((await controller.serializeProviderBuffer(id))?.seq).toBe(1_005)
+    await controller.dispose()
+  })
+
+  it('counts the gap through the runtime’s notePtyOutput, so a re-attach rebases on the right sequence', async () => {
+    const provider = createFakePtyProvider({ scheduling: 'manual' })
+    const runtime = createInMemoryPtyRuntime()
+    const controller = createPtyController({ provider, runtime })
+    const { data } = listen(controller)
+    const { id } = await controller.spawn({})
+    provider.emitData(id, 'abc')
+    provider.emitOutputLoss(id, 10)
+    expect(runtime.getPtyOutputSequence(id)).toBe(13)
+    provider.emitData(id, 'd')
+    expect(data.map((event) => event.seq)).toEqual([3, 14])
+    await controller.dispose()
+  })
+
+  it('with dataBatchMs, publishes the output batched before the gap first, at its own sequence', async () => {
+    const provider = createFakePtyProvider({ scheduling: 'manual' })
+    const clock = createManualClock()
+    const controller = createPtyController({ provider, clock, dataBatchMs: 5 })
+    const { log, data } = listen(controller)
+    const { id } = await controller.spawn({})
+    provider.emitData(id, 'a')
+    provider.emitData(id, 'bc')
+    provider.emitOutputLoss(id, 7)
+    provider.emitData(id, 'd')
+    clock.advance(5)
+    expect(log).toEqual(['data 1', 'data 3', 'loss 3-10', 'data 11'])
+    expect(data.map((event) => event.data)).toEqual(['a', 'bc', 'd'])
+    await controller.dispose()
+  })
+
+  it('owes flow control nothing for output nobody was handed', async () => {
+    const provider = createFakePtyProvider({ scheduling: 'manual' })
+    const controller = createPtyController({ provider, clock: createManualClock(), flowControl: { mode: 'always' } })
+    const { id } = await controller.spawn({})
+    provider.emitData(id, 'x'.repeat(100))
+    provider.emitOutputLoss(id, 1_000_000)
+    expect(controller.getFlowControlState(id)).toMatchObject({ unacknowledgedChars: 100, paused: false })
+    expect(provider.getPty(id)?.paused).toBe(false)
+    await controller.dispose()
+  })
+
+  it('changes nothing for a PTY not published yet (its spawn result places the stream) or one that ended', async () => {
+    const provider = createFakePtyProvider({ scheduling: 'manual' })
+    const controller = createPtyController({ provider })
+    const { log } = listen(controller)
+    provider.scriptNextSpawn({ hang: true })
+    const spawning = controller.spawn({})
+    await new Promise((resolve) => setTimeout(resolve, 0))
+    const [id] = provider.livePtyIds()
+    provider.emitOutputLoss(id!, 50)
+    provider.emitData(id!, 'ab')
+    provider.releaseSpawn(id)
+    await spawning
+    expect(log).toEqual(['data 2'])
+    provider.emitExit(id!, { exitCode: 0 })
+    await provider.settle()
+    expect(log).toEqual(['data 2'])
+    await controller.dispose()
+  })
+
+  it('ignores a loss of another incarnation, and a malformed range', async () => {
+    const provider = createFakePtyProvider({ scheduling: 'manual' })
+    let fire: ((event: unknown) => void) | undefined
+    const withRawLoss = Object.assign(Object.create(provider) as typeof provider, {
+      onOutputLoss: (listener: (event: unknown) => void) => {
+        fire = listener
+        return () => undefined
+      },
+    })
+    const controller = createPtyController({ provider: withRawLoss })
+    const { log } = listen(controller)
+    const { id, incarnationId } = await controller.spawn({})
+    fire!({ id, fromSeq: 0, toSeq: 5, incarnationId: 'fake-inc-other' })
+    fire!({ id, fromSeq: 5, toSeq: 5, incarnationId })
+    fire!({ id, fromSeq: -1, toSeq: 5, incarnationId })
+    fire!({ id, fromSeq: 0, toSeq: Number.NaN, incarnationId })
+    fire!(null)
+    provider.emitData(id, 'a')
+    expect(log).toEqual(['data 1'])
+    fire!({ id, fromSeq: 1, toSeq: 4, incarnationId })
+    expect(log).toEqual(['data 1', 'loss 1-4'])
+    await controller.dispose()
+  })
+})
