@@ -28,6 +28,7 @@ export class PtyTerminalRegistry {
     this.#lookup = lookup
     controller.on('spawn', (event) => this.#onSpawn(event))
     controller.on('data', (event) => this.#handles.get(event.ptyId)?.onDataEvent(event))
+    controller.on('outputLoss', (event) => this.#current(event.ptyId, event.incarnationId)?.onOutputLossEvent(event))
     controller.on('exit', (event) => this.#current(event.ptyId, event.incarnationId)?.onExitEvent(event))
     controller.on('liveness', (event) => this.#onLiveness(event))
   }

@@ -7,7 +7,7 @@ import type {
   WriteSettlement,
 } from '../contracts/index.js'
 import type { DisposableUnsubscribe } from './disposable.js'
-import type { PtyControllerDataEvent, PtyControllerEvents, PtyControllerExitEvent } from './events.js'
+import type { PtyControllerDataEvent, PtyControllerEvents, PtyControllerExitEvent, PtyControllerOutputLossEvent } from './events.js'
 import type { PtyTerminalOutputOptions } from './terminal-output.js'
 
 /**
@@ -63,6 +63,12 @@ export type PtyTerminal = AsyncDisposable & {
    * that may already have happened, await `exited`.
    */
   onExit(listener: (event: PtyControllerExitEvent) => void): DisposableUnsubscribe
+  /**
+   * Call `listener` when output of this incarnation went by undelivered (the controller's
+   * `outputLoss`: its provider reported a gap, and `seq` jumped past it). `output()` and `onData`
+   * go on after the gap; a view that follows by `seq` repaints from a snapshot.
+   */
+  onOutputLoss(listener: (event: PtyControllerOutputLossEvent) => void): DisposableUnsubscribe
   /** Write bytes; `true` only when accepted. Refused once the incarnation ended or was replaced. */
   write(data: string, inputKind?: TerminalInputKind): boolean
   /** Write and settle in three values; `refused('stale_incarnation')` once the id was respawned. */

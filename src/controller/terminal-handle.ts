@@ -8,7 +8,7 @@ import {
 } from '../contracts/index.js'
 import { assertNonNegativeNumber } from './argument-validation.js'
 import { disposableUnsubscribe, type DisposableUnsubscribe } from './disposable.js'
-import type { PtyControllerDataEvent, PtyControllerExitEvent } from './events.js'
+import type { PtyControllerDataEvent, PtyControllerExitEvent, PtyControllerOutputLossEvent } from './events.js'
 import type { PtyTerminal, PtyTerminalHost, PtyTerminalRecordLookup, PtyTerminalRecordView } from './pty-terminal.js'
 import { TerminalOutputFeed, type PtyTerminalOutputOptions } from './terminal-output.js'
 
@@ -21,6 +21,8 @@ export class TerminalHandle implements PtyTerminal {
   readonly #feed: TerminalOutputFeed
   readonly #dataListeners = new Set<(event: PtyControllerDataEvent) => void>()
   readonly #exitListeners = new Set<(event: PtyControllerExitEvent) => void>()
+  /** Created by the first listener: most terminals never lose output, nor have anyone ask. */
+  #lossListeners: Set<(event: PtyControllerOutputLossEvent) => void> | undefined
   #resolveExited: ((event: PtyControllerExitEvent) => void) | undefined
   #deathProven = false
   /** True during the turn that publishes the spawn: its output is kept for replay. */
@@ -91,6 +93,12 @@ export class TerminalHandle implements PtyTerminal {
     return disposableUnsubscribe(() => this.#exitListeners.delete(listener))
   }
 
+  onOutputLoss(listener: (event: PtyControllerOutputLossEvent) => void): DisposableUnsubscribe {
+    const listeners = (this.#lossListeners ??= new Set())
+    listeners.add(listener)
+    return disposableUnsubscribe(() => listeners.delete(listener))
+  }
+
   write(data: string, inputKind: TerminalInputKind = 'driving'): boolean {
     if (!this.#isCurrent()) return false
     return this.#controller.write(this.id, data, inputKind)
@@ -138,6 +146,11 @@ export class TerminalHandle implements PtyTerminal {
     if (!this.#publishing) this.#feed.dropReplay()
     this.#feed.push(event)
     if (this.#dataListeners.size > 0) callEach(this.#dataListeners, event)
+  }
+
+  /** An `outputLoss` event of this incarnation. */
+  onOutputLossEvent(event: PtyControllerOutputLossEvent): void {
+    if (this.#lossListeners !== undefined && this.#lossListeners.size > 0) callEach(this.#lossListeners, event)
   }
 
   onExitEvent(event: PtyControllerExitEvent): void {

@@ -87,6 +87,30 @@ describe('PtyTerminal: events fenced by incarnation', () => {
     await h.run(h.controller.dispose())
   })
 
+  it('hears the output loss of its own incarnation only; its output goes on after the gap', async () => {
+    const h = createHarness()
+    h.provider.scriptNextSpawn({ id: 'same' })
+    const first = await h.controller.spawnTerminal({})
+    const firstLoss = vi.fn()
+    first.onOutputLoss(firstLoss)
+    h.provider.scriptNextSpawn({ id: 'same' })
+    const second = await h.controller.spawnTerminal({})
+    const losses: unknown[] = []
+    const off = second.onOutputLoss((event) => losses.push(event))
+    const output = second.output()
+    h.provider.emitData('same', 'ab')
+    h.provider.emitOutputLoss('same', 500)
+    h.provider.emitData('same', 'c')
+    expect(losses).toEqual([{ ptyId: 'same', incarnationId: second.incarnationId, fromSeq: 2, toSeq: 502 }])
+    expect(firstLoss).not.toHaveBeenCalled()
+    expect(await output.next()).toEqual({ done: false, value: 'ab' })
+    expect(await output.next()).toEqual({ done: false, value: 'c' })
+    off()
+    h.provider.emitOutputLoss('same', 1)
+    expect(losses).toHaveLength(1)
+    await h.run(h.controller.dispose())
+  })
+
   it('unsubscribes are disposable and idempotent', async () => {
     const h = createHarness()
     const terminal = await h.controller.spawnTerminal({})
