@@ -44,11 +44,11 @@ export type PtyBytesEvent = {
  * A provider's report that output of a PTY went by undelivered: the chars (bytes, for a bytes-mode
  * PTY) `[fromSeq, toSeq)` of its stream never reached a data event, and the next one continues at
  * `toSeq` — for example a pty host whose replay ring no longer held what a dropped connection
- * missed. For a PTY the controller has published, it moves the output sequence on by
- * `toSeq − fromSeq`, so the sequences after the gap still match the provider's (its snapshots'
- * `seq`). A loss reported before a PTY is published (an attach whose `replayFrom` fell out of a
- * ring) changes nothing there: the spawn result's `providerSequence` already places the stream.
- * Plain serializable data.
+ * missed. The controller moves the PTY's output sequence on by `toSeq − fromSeq`, so the
+ * sequences after the gap still match the provider's (its snapshots' `seq`). A loss reported while
+ * the PTY's spawn or attach is in flight is held with the output around it, except one that ends
+ * at or before where the spawn result's `providerSequence` places the stream (an attach whose
+ * `replayFrom` fell out of a ring): that placement counts it already. Plain serializable data.
  */
 export type PtyOutputLossEvent = {
   /** The PTY id. */

@@ -1,4 +1,4 @@
-import type { PtyBytesEvent, PtyDataEvent, PtyExitEvent, PtyProvider } from '../contracts/index.js'
+import type { PtyBytesEvent, PtyDataEvent, PtyExitEvent, PtyOutputLossEvent, PtyProvider } from '../contracts/index.js'
 
 /**
  * The most output chars the controller holds for PTYs whose spawn may still be in flight. Past it
@@ -13,14 +13,20 @@ export const IN_FLIGHT_OUTPUT_BUFFER_MAX_CHARS = 1_000_000
 export type HeldProviderEvent =
   | { kind: 'data'; provider: PtyProvider; event: PtyDataEvent }
   | { kind: 'bytes'; provider: PtyProvider; event: PtyBytesEvent }
+  | { kind: 'loss'; provider: PtyProvider; event: PtyOutputLossEvent }
   | { kind: 'exit'; provider: PtyProvider; event: PtyExitEvent }
 
 type Entry = HeldProviderEvent & { seq: number }
 
-/** The output an entry holds, in its own unit (chars of text, bytes); 0 for an exit. */
+/** The output an entry holds, in its own unit (chars of text, bytes); 0 for an exit or a loss. */
 function outputLength(entry: HeldProviderEvent): number {
   if (entry.kind === 'data') return entry.event.data.length
   return entry.kind === 'bytes' ? entry.event.bytes.length : 0
+}
+
+/** Whether an entry holds output (which the cap may drop); exits and losses are tiny and always kept. */
+function holdsOutput(entry: HeldProviderEvent): boolean {
+  return entry.kind === 'data' || entry.kind === 'bytes'
 }
 
 /** One spawn (or attach) in flight: its token, and the mark of the first event it may claim. */
@@ -38,7 +44,7 @@ export type InFlightSpawn = {
  * An event can belong only to a spawn that was in flight when it arrived: a spawn claims only
  * events held since it started, and an event is dropped once every spawn in flight at its arrival
  * has ended. Output is bounded by a char cap (oldest output dropped first; exits, which are tiny
- * and decide a PTY's fate, are never dropped).
+ * and decide a PTY's fate, and output-loss reports, which keep its sequence, are never dropped).
  */
 export class InFlightEventBuffer {
   readonly #maxChars: number
@@ -83,7 +89,7 @@ export class InFlightEventBuffer {
   hold(held: HeldProviderEvent): boolean {
     if (this.#spawns.size === 0) return false
     this.#entries.push({ ...held, seq: this.#nextSeq++ })
-    if (held.kind !== 'exit') {
+    if (holdsOutput(held)) {
       this.#heldChars += outputLength(held)
       if (this.#heldChars > this.#maxChars) this.#dropOldestOutput()
     }
@@ -129,7 +135,7 @@ export class InFlightEventBuffer {
     const dropped: { id: string }[] = []
     let excess = this.#heldChars - this.#maxChars
     this.#keep((entry) => {
-      if (excess <= 0 || entry.kind === 'exit') return true
+      if (excess <= 0 || !holdsOutput(entry)) return true
       excess -= outputLength(entry)
       dropped.push(entry.event)
       return false

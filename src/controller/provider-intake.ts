@@ -77,7 +77,7 @@ export class ProviderIntake {
         this.#unsubscribes.push(
           provider.onOutputLoss((event) => {
             try {
-              this.#onOutputLoss(provider, event)
+              this.#onOutputLoss(provider, event, true)
             } catch (error) {
               this.#reportFailure(error)
             }
@@ -115,12 +115,18 @@ export class ProviderIntake {
     return this.#held.take(record.provider, record.ptyId, since, (held) => eventBelongsTo(record, held.event.incarnationId))
   }
 
-  /** Deliver taken events, right after the `spawn` event, as if they arrived now. */
-  deliverHeld(events: readonly HeldProviderEvent[]): void {
+  /**
+   * Deliver taken events, right after the `spawn` event, as if they arrived now. `streamStart` is
+   * where the spawn result's `providerSequence` placed the stream (in the provider's sequence): a
+   * loss that ends there or before it lies before the stream (the placement counts it already).
+   */
+  deliverHeld(events: readonly HeldProviderEvent[], streamStart: number | undefined): void {
     for (const entry of events) {
       if (entry.kind === 'data') this.#onData(entry.provider, entry.event, false)
       else if (entry.kind === 'bytes') this.#onBytes(entry.provider, entry.event, false)
-      else this.#routeExit(entry.provider, entry.event, false)
+      else if (entry.kind === 'loss') {
+        if (streamStart === undefined || entry.event.toSeq > streamStart) this.#onOutputLoss(entry.provider, entry.event, false)
+      } else this.#routeExit(entry.provider, entry.event, false)
     }
   }
 
@@ -166,18 +172,24 @@ export class ProviderIntake {
   }
 
   /**
-   * A gap in a live record's output moves its sequence on. Why not held for a spawn in flight like
-   * output: a gap before a PTY is published lies before the spawn's starting point, which the
-   * spawn result's `providerSequence` accounts for already; after its exit nothing follows.
+   * A gap in a live record's output moves its sequence on. For an id whose spawn may still be in
+   * flight it is held with the output around it and delivered in order when the spawn publishes
+   * (unless it lies before where the spawn result placed the stream); after an exit nothing follows.
    */
-  #onOutputLoss(provider: PtyProvider, event: PtyOutputLossEvent): void {
+  #onOutputLoss(provider: PtyProvider, event: PtyOutputLossEvent, allowBuffer: boolean): void {
     if (typeof event !== 'object' || event === null || typeof event.id !== 'string') return
-    const record = this.#core.records.get(event.id)
-    if (record === undefined || record.provider !== provider || record.state !== 'live' || !eventBelongsTo(record, event.incarnationId)) return
     const { fromSeq, toSeq } = event
     // A malformed range is dropped, as any malformed provider event is.
     if (!Number.isSafeInteger(fromSeq) || !Number.isSafeInteger(toSeq) || fromSeq < 0 || toSeq <= fromSeq) return
-    this.#output.skip(record, toSeq - fromSeq)
+    const record = this.#core.records.get(event.id)
+    if (record !== undefined && record.provider === provider && eventBelongsTo(record, event.incarnationId)) {
+      if (record.state === 'live') {
+        this.#output.skip(record, toSeq - fromSeq)
+        return
+      }
+      if (event.incarnationId !== undefined && event.incarnationId === record.incarnationId) return
+    }
+    if (allowBuffer) this.#held.hold({ kind: 'loss', provider, event })
   }
 
   #onExit(provider: PtyProvider, event: PtyExitEvent): void {

@@ -121,17 +121,18 @@ export class SpawnPublication {
           handle: options.preAllocatedHandle,
         }, outcome.reconciledSequence)
       }
-      if (sameProcess && existing.state === 'live' && result.isReattach !== true) {
-        // The creator of a joined claim, whose joiner published the process first: it was announced
-        // once (one `spawn` event per process); only the output held for this spawn is left to deliver.
-        this.#intake.deliverHeld(this.#intake.takeHeld(record, inFlight.since))
+      if (sameProcess && existing.state === 'live' && (result.isReattach !== true || outcome.joinedAnotherStart === true)) {
+        // The second of a joined claim's two spawns to come back (the creator, or the joiner):
+        // the other announced the process (one `spawn` event per process); only the events held
+        // for this spawn are left to deliver.
+        this.#intake.deliverHeld(this.#intake.takeHeld(record, inFlight.since), streamStartOf(result))
       } else if (outcome.joinedAnotherStart === true && record.incarnationId !== undefined) {
         // A joiner that publishes first announces a process this controller just started (not a
         // re-attach), with all its output so far: what it printed before this call started is held
         // for the creator, still in flight, and belongs to the attested incarnation all the same.
-        this.#publish(record, inFlight, false, ALL_HELD)
+        this.#publish(record, inFlight, false, result, ALL_HELD)
       } else {
-        this.#publish(record, inFlight, result.isReattach === true)
+        this.#publish(record, inFlight, result.isReattach === true, result)
       }
       published?.(record)
       const reply = replyOf(record, result.isReattach === true)
@@ -163,12 +164,12 @@ export class SpawnPublication {
         // Published again as the spawn path does for the same process (its stop went unverified):
         // live again, a `spawn` event (re-attach) that reopens its handle's output, and the events
         // held while this attach was in flight delivered.
-        this.#publish(current, inFlight, true)
+        this.#publish(current, inFlight, true, result)
         return true
       }
       if (current !== undefined && current.state === 'live') return true
       if (current !== undefined) this.#exits.supersede(current)
-      this.#publish(this.#recordFromReply(hostId, provider, result, {}, OWNS_NOTHING, undefined), inFlight, true)
+      this.#publish(this.#recordFromReply(hostId, provider, result, {}, OWNS_NOTHING, undefined), inFlight, true, result)
       return true
     } catch {
       return false
@@ -230,9 +231,10 @@ export class SpawnPublication {
 
   /**
    * Emit `spawn` for the record, then deliver what was held for it while it was in flight (since
-   * `heldSince`, a mark of the event buffer; by default the start of this spawn).
+   * `heldSince`, a mark of the event buffer; by default the start of this spawn), placed by the
+   * provider's `result`.
    */
-  #publish(record: PtyRecord, inFlight: InFlightSpawn, isReattach: boolean, heldSince = inFlight.since): void {
+  #publish(record: PtyRecord, inFlight: InFlightSpawn, isReattach: boolean, result: PtySpawnResult, heldSince = inFlight.since): void {
     const early = this.#intake.takeHeld(record, heldSince)
     this.#intake.endInFlight(inFlight)
     this.#exits.reviveIfUnverified(record)
@@ -243,7 +245,7 @@ export class SpawnPublication {
       if (record.pid !== undefined) event.pid = record.pid
       this.#core.emit('spawn', event)
     }
-    this.#intake.deliverHeld(early)
+    this.#intake.deliverHeld(early, streamStartOf(result))
   }
 
   /**
@@ -308,6 +310,15 @@ function isExitedProcess(record: PtyRecord, provider: PtyProvider, result: PtySp
     record.incarnationId !== undefined &&
     record.incarnationId === result.incarnationId
   )
+}
+
+/**
+ * Where a spawn result's `providerSequence` places the PTY's stream, in the provider's own
+ * sequence (`undefined` when it names none): an output loss that ends there lies before it.
+ */
+function streamStartOf(result: PtySpawnResult): number | undefined {
+  const value = result.providerSequence?.value
+  return typeof value === 'number' && Number.isFinite(value) ? value : undefined
 }
 
 /** A record of the same live-or-unverified process a provider just attached to. */

@@ -28,6 +28,11 @@ export type ClientPtyRecord = {
   readonly state: ClientPtyState
   incarnationId: PtyIncarnationId | undefined
   lastSeq: number
+  /**
+   * The end of the output this app delivered or reported lost (never moved by where an attach
+   * places the stream): a loss is reported only past it, so a gap is never reported twice.
+   */
+  accountedSeq: number
   hostInstanceId: string | undefined
   /** A spawn whose reply never came (the connection dropped, or it timed out): stop it as soon as the host is back. */
   orphaned: boolean
@@ -79,7 +84,7 @@ export class ClientPtyRecords {
       this.#ptys.delete(id)
       this.#exitedIds.forget(id)
     }
-    const fresh: ClientPtyRecord = { id, state: 'spawning', incarnationId, lastSeq: 0, hostInstanceId, orphaned: false }
+    const fresh: ClientPtyRecord = { id, state: 'spawning', incarnationId, lastSeq: 0, accountedSeq: 0, hostInstanceId, orphaned: false }
     this.#ptys.set(id, fresh)
     this.#countLive(1)
     return fresh
@@ -147,10 +152,16 @@ export class ClientPtyRecords {
   /**
    * The host no longer had `[fromSeq, toSeq)` when this app re-attached: reported (with the
    * incarnation, so the controller moves its sequence past the gap), and delivery resumes at `toSeq`.
+   * Trimmed like output: only what lies past what this app already delivered or reported — two
+   * re-attaches from the same point (a reconnect's and a caller's) each get the host's `loss`, and a
+   * gap reported twice would move the controller's sequence past the host's.
    */
-  #onLoss(ptyId: string, fromSeq: number, toSeq: number): void {
+  #onLoss(ptyId: string, lossFrom: number, toSeq: number): void {
     const record = this.#ptys.get(ptyId)
-    if (record === undefined || record.state === 'exited' || typeof fromSeq !== 'number' || typeof toSeq !== 'number') return
+    if (record === undefined || record.state === 'exited' || typeof lossFrom !== 'number' || typeof toSeq !== 'number') return
+    const fromSeq = Math.max(lossFrom, record.accountedSeq)
+    if (toSeq <= fromSeq) return
+    record.accountedSeq = toSeq
     if (toSeq > record.lastSeq) record.lastSeq = toSeq
     const event: PtyOutputLossEvent = { id: ptyId, fromSeq, toSeq }
     if (record.incarnationId !== undefined) event.incarnationId = record.incarnationId
@@ -165,6 +176,7 @@ export class ClientPtyRecords {
     const fresh = start >= record.lastSeq ? data : data.slice(record.lastSeq - start)
     if (seq > record.lastSeq) record.lastSeq = seq
     if (fresh.length === 0) return
+    if (seq > record.accountedSeq) record.accountedSeq = seq
     const known = record.incarnationId ?? (isPtyIncarnationId(incarnationId) ? incarnationId : undefined)
     this.data.fire(known === undefined ? { id: ptyId, data: fresh } : { id: ptyId, data: fresh, incarnationId: known })
   }

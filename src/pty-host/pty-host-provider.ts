@@ -273,7 +273,10 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
     // The host lists every session it holds, so a missing row proves absence — except of a PTY a
     // dead predecessor held, which no listing of the connected host can speak for.
     get authoritativeListings(): boolean {
-      for (const record of ptys.values()) if (ofAnotherHostInstance(record)) return false
+      for (const record of ptys.values()) {
+        // Disconnected, no PTY the app holds is known to be one the next host it reaches holds.
+        if (link.connection === null ? record.state !== 'exited' : ofAnotherHostInstance(record)) return false
+      }
       return true
     },
     spawn,

@@ -131,6 +131,33 @@ describe('two spawns that join one claim', () => {
     expect(spawns).toEqual([expect.objectContaining({ ptyId: creator.id, isReattach: false, pid: 4242 })])
   })
 
+  it('announce the process once when the creator publishes first and the joiner after', async () => {
+    const provider = createFakePtyProvider({ scheduling: 'manual' })
+    // The joiner's claim settles slowly (a host's own registry): the creator publishes first.
+    const registry = createClaimedOwnerRegistry()
+    let releaseJoiner!: () => void
+    const joinerReleased = new Promise<void>((resolve) => (releaseJoiner = resolve))
+    const claims: ClaimedOwnerRegistry = {
+      ...registry,
+      ensure: async (args) => {
+        const ensured = await registry.ensure(args)
+        if (ensured.disposition === 'adopted') await joinerReleased
+        return ensured
+      },
+    }
+    const controller = createPtyController({ provider, claims })
+    const spawns: unknown[] = []
+    controller.on('spawn', (event) => spawns.push(event))
+    provider.scriptNextSpawn({ pid: 77 })
+    const claim = { key: 'agent-1' }
+    const creator = controller.spawn({ claim })
+    const joiner = controller.spawn({ claim })
+    expect(await creator).toMatchObject({ claimDisposition: 'created', pid: 77 })
+    releaseJoiner()
+    expect(await joiner).toMatchObject({ claimDisposition: 'adopted', pid: 77 })
+    expect(spawns).toEqual([expect.objectContaining({ isReattach: false, pid: 77 })])
+  })
+
   it('deliver the output that came before the joiner started ahead of the output after it', async () => {
     const provider = createFakePtyProvider({ scheduling: 'manual' })
     // The creator's claim settles slowly (a host's own registry): the joiner publishes the process first.

@@ -3,9 +3,9 @@
  * reconnect whose replay came too late): the controller's output sequence moves past the gap, so
  * it keeps matching the provider's own (its snapshots' `seq`).
  */
-import { describe, expect, it } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
 import { createPtyController, type PtyControllerDataEvent, type PtyControllerOutputLossEvent } from 'ptykit/controller'
-import { createInMemoryPtyRuntime } from 'ptykit/spawn'
+import { createInMemoryPtyRuntime, createInMemorySlotStore, type PtySlotStore } from 'ptykit/spawn'
 import { createFakePtyProvider, createManualClock } from 'ptykit/testing'
 
 function listen(controller: ReturnType<typeof createPtyController>): { log: string[]; data: PtyControllerDataEvent[]; losses: PtyControllerOutputLossEvent[] } {
@@ -79,26 +79,54 @@ describe('output a provider lost on its way', () => {
     await controller.dispose()
   })
 
-  it('changes nothing for a PTY not published yet (its spawn result places the stream) or one that ended', async () => {
+  it('holds a gap reported while the spawn is still being published, in order with the output around it', async () => {
+    const provider = createFakePtyProvider({ scheduling: 'manual' })
+    // The slot store binds slowly: the provider has replied, the PTY is not published yet.
+    const slots = createInMemorySlotStore()
+    let bind!: () => void
+    const bound = new Promise<void>((resolve) => (bind = resolve))
+    const store: PtySlotStore = {
+      getLiveOwner: (slot) => slots.getLiveOwner(slot),
+      getPersistedOwner: (slot) => slots.getPersistedOwner(slot),
+      bindOwner: async (slot, owner) => {
+        await bound
+        slots.bindOwner(slot, owner)
+      },
+      retireOwner: (slot, owner) => slots.retireOwner(slot, owner),
+    }
+    const controller = createPtyController({ provider, store })
+    const { log } = listen(controller)
+    const spawning = controller.spawn({ slot: { key: 'main' } })
+    await vi.waitFor(() => expect(provider.livePtyIds()).toHaveLength(1))
+    const [id] = provider.livePtyIds()
+    provider.emitData(id!, 'ab')
+    provider.emitOutputLoss(id!, 100)
+    provider.emitData(id!, 'c')
+    bind()
+    await spawning
+    expect(log).toEqual(['data 2', 'loss 2-102', 'data 103'])
+    expect((await controller.serializeProviderBuffer(id!))?.seq).toBe(103)
+    await controller.dispose()
+  })
+
+  it('drops a gap that ends where the spawn result places the stream (its providerSequence counts it)', async () => {
     const provider = createFakePtyProvider({ scheduling: 'manual' })
     const controller = createPtyController({ provider })
     const { log } = listen(controller)
-    provider.scriptNextSpawn({ hang: true })
+    // An attach whose replay starts at 50: what fell out of the ring before it is no gap in the stream.
+    provider.scriptNextSpawn({ hang: true, providerSequence: { value: 50, generation: 'continued' } })
     const spawning = controller.spawn({})
-    await new Promise((resolve) => setTimeout(resolve, 0))
+    await vi.waitFor(() => expect(provider.pendingSpawnCount()).toBe(1))
     const [id] = provider.livePtyIds()
     provider.emitOutputLoss(id!, 50)
     provider.emitData(id!, 'ab')
     provider.releaseSpawn(id)
     await spawning
-    expect(log).toEqual(['data 2'])
-    provider.emitExit(id!, { exitCode: 0 })
-    await provider.settle()
-    expect(log).toEqual(['data 2'])
+    expect(log).toEqual(['data 52'])
     await controller.dispose()
   })
 
-  it('ignores a loss of another incarnation, and a malformed range', async () => {
+  it('ignores a loss of another incarnation, a malformed range, and one after the exit', async () => {
     const provider = createFakePtyProvider({ scheduling: 'manual' })
     let fire: ((event: unknown) => void) | undefined
     const withRawLoss = Object.assign(Object.create(provider) as typeof provider, {
@@ -119,6 +147,11 @@ describe('output a provider lost on its way', () => {
     expect(log).toEqual(['data 1'])
     fire!({ id, fromSeq: 1, toSeq: 4, incarnationId })
     expect(log).toEqual(['data 1', 'loss 1-4'])
+    // Nothing follows an exit.
+    provider.emitExit(id, { exitCode: 0 })
+    await provider.settle()
+    fire!({ id, fromSeq: 4, toSeq: 9, incarnationId })
+    expect(log.filter((entry) => entry.startsWith('loss'))).toEqual(['loss 1-4'])
     await controller.dispose()
   })
 })

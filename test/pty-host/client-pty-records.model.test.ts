@@ -5,6 +5,7 @@ import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { ClientPtyRecords, type ClientPtyState } from '../../src/pty-host/client-pty-records.js'
 import { PTY_HOST_EXITED_ID_MEMORY } from '../../src/pty-host/pty-host-provider-options.js'
+import { PTY_HOST_PROTOCOL_VERSION } from '../../src/pty-host/protocol.js'
 
 type Real = { records: ClientPtyRecords; flips: number }
 type Model = { lastAnswer: boolean; flips: number }
@@ -121,5 +122,32 @@ describe('client PTY records: the live count', () => {
     expect(records.anyLive()).toBe(scan(records))
     expect(records.anyLive()).toBe(true)
     expect(flips).toBe(2 * (PTY_HOST_EXITED_ID_MEMORY + 10) + 1)
+  })
+})
+
+describe('the app’s PTY records: output losses', () => {
+  it('report only what lies past what was delivered or reported already, so a gap is never counted twice', () => {
+    const records = new ClientPtyRecords(() => undefined)
+    const losses: { fromSeq: number; toSeq: number }[] = []
+    let delivered = ''
+    records.loss.add(({ fromSeq, toSeq }) => losses.push({ fromSeq, toSeq }))
+    records.data.add(({ data }) => (delivered += data))
+    const record = records.record('p', 'host', undefined)
+    records.setState(record, 'live')
+    const v = PTY_HOST_PROTOCOL_VERSION
+    records.onEvent({ type: 'data', ptyId: 'p', data: 'abcd', seq: 4 })
+    // Two re-attaches from seq 4 (a reconnect's and a caller's) each get the host's loss and replay.
+    for (let attach = 0; attach < 2; attach++) {
+      records.onEvent({ v, type: 'loss', ptyId: 'p', fromSeq: 4, toSeq: 10 })
+      records.onEvent({ type: 'data', ptyId: 'p', data: 'KLM', seq: 13 })
+    }
+    // A loss partly behind what was delivered, and one wholly behind it.
+    records.onEvent({ v, type: 'loss', ptyId: 'p', fromSeq: 11, toSeq: 20 })
+    records.onEvent({ v, type: 'loss', ptyId: 'p', fromSeq: 0, toSeq: 12 })
+    expect(losses).toEqual([
+      { fromSeq: 4, toSeq: 10 },
+      { fromSeq: 13, toSeq: 20 },
+    ])
+    expect(delivered).toBe('abcdKLM')
   })
 })
