@@ -1,23 +1,12 @@
-import { randomUUID } from 'node:crypto'
 import { toPtyIncarnationId, type ProviderSpawnOptions, type PtySpawnResult } from '../contracts/index.js'
 import { createNodePtyLaunchPlan } from './launch-plan.js'
+import { mintUuid } from './mint-uuid.js'
 import { loadNodePtyModule, type NodePtyModule } from './node-pty-module.js'
 import { NodePtyOptionError } from './node-pty-option-error.js'
 import { NodePtyProviderError } from './node-pty-provider-error.js'
 import { NodePtySession, type NodePtySessionHooks } from './node-pty-session.js'
 import type { NodePtyProviderContext } from './provider-context.js'
 import { NODE_PTY_DEFAULT_TERMINAL_NAME } from './provider-options.js'
-
-/**
- * A fresh random UUID as one flat string. `randomUUID()` builds its text by concatenation: a rope
- * of ~14 pieces (~0.5 KiB of heap, measured) that lives as long as the id does, and a PTY keeps
- * two (its id and its incarnation). Reading a character makes V8 flatten it in place (~80 B).
- */
-function mintFlatUuid(): string {
-  const uuid = randomUUID()
-  uuid.charCodeAt(0)
-  return uuid
-}
 
 /** The reply to a spawn that attached to a live session instead of starting a process. */
 function attachReply(session: NodePtySession): PtySpawnResult {
@@ -137,14 +126,14 @@ export function createNodePtySpawn(
     }
     // Minted after the fork: a fresh id cannot be in use, and the fork is the spawn's critical
     // path (a few µs of entropy and string building there, cold, delayed every first byte).
-    const id = sessionId ?? mintFlatUuid()
+    const id = sessionId ?? mintUuid()
     sessions.forgetExited(id)
     let session: NodePtySession
     try {
       session = new NodePtySession(
         {
           id,
-          incarnationId: toPtyIncarnationId(mintFlatUuid()),
+          incarnationId: toPtyIncarnationId(mintUuid()),
           terminal,
           file: plan.file,
           drainOutputAtExit: context.drainOutputAtExit && !isWindows,
