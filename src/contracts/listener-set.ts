@@ -65,9 +65,14 @@ export function createListenerSet<E>(options: ListenerSetOptions = {}): Listener
     throw new TypeError(`Expected the \`onListenerError\` option to be a function, got ${describeValue(onListenerError)}`)
   }
   type Entry = { readonly listener: (event: E) => void }
-  // Why copy-on-write: subscriptions change rarely, events fire per output chunk. `fire` reads the
-  // current array (its snapshot for free); `add`/removal build a new one, never mutate a fired one.
-  let entries: readonly Entry[] = []
+  // Why copied only while a `fire` walks the array: events fire per output chunk, and a spawn
+  // pipeline subscribes and unsubscribes once per spawn (its exit watch) — copying the array on
+  // every change made each change O(listeners) in garbage, 50 spawns at once O(n²). A `fire` that
+  // walks it marks it shared, and a change during that walk replaces it with a copy, so the walk
+  // keeps its snapshot (see ListenerSet: added during a fire, first called by the next one).
+  let entries: Entry[] = []
+  /** `fire`s walking `entries` right now (nested fires count twice): change a copy, not it. */
+  let walking = 0
 
   const call = (entry: Entry, event: E): void => {
     try {
@@ -77,29 +82,47 @@ export function createListenerSet<E>(options: ListenerSetOptions = {}): Listener
     }
   }
 
+  /** The array to change: `entries` itself, or its copy while a walk holds it. */
+  const writable = (): Entry[] => {
+    if (walking > 0) {
+      entries = entries.slice()
+      walking = 0
+    }
+    return entries
+  }
+
   return {
     add(listener) {
       if (typeof listener !== 'function') {
         throw new TypeError(`Expected the listener to be a function, got ${describeValue(listener)}`)
       }
       const entry: Entry = { listener }
-      entries = [...entries, entry]
+      writable().push(entry)
       return () => {
         const index = entries.indexOf(entry)
-        if (index >= 0) entries = [...entries.slice(0, index), ...entries.slice(index + 1)]
+        if (index >= 0) writable().splice(index, 1)
       }
     },
     fire(event) {
       const snapshot = entries
-      // The usual case (one controller per provider), per output chunk: no loop set-up.
+      // The usual case (one controller per provider), per output chunk: no loop set-up, and
+      // nothing to protect (a listener added now is not called by this fire anyway).
       if (snapshot.length === 1) {
         call(snapshot[0] as Entry, event)
         return
       }
-      for (const entry of snapshot) call(entry, event)
+      walking++
+      try {
+        for (let i = 0; i < snapshot.length; i++) call(snapshot[i] as Entry, event)
+      } finally {
+        // A change during the walk swapped `entries` for a copy (and reset the count): the
+        // snapshot is then nobody's, and this walk's mark is moot.
+        if (entries === snapshot && walking > 0) walking--
+      }
     },
     clear() {
       entries = []
+      walking = 0
     },
     get size() {
       return entries.length

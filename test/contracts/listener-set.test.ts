@@ -61,6 +61,59 @@ describe('createListenerSet', () => {
     )
   })
 
+  it('a fire from inside a listener calls the subscriptions live at that moment, and the outer fire keeps its own snapshot', () => {
+    type NestedReaction = Reaction | { kind: 'fire' }
+    const nestedArb = fc.oneof(reactionArb, fc.constant<NestedReaction>({ kind: 'fire' }))
+    fc.assert(
+      fc.property(fc.array(nestedArb, { minLength: 0, maxLength: 8 }), (reactions) => {
+        const set = createListenerSet<number>({ onListenerError: () => undefined })
+        const outerCalls: string[] = []
+        let nestedCalls: string[] = []
+        // Checked after the fires: an assertion inside a listener would reach onListenerError.
+        const nestedFires: Array<{ calls: string[]; expected: string[] }> = []
+        const unsubscribes: Array<() => void> = []
+        let live: string[] = []
+        const subscribe = (label: string, reaction: NestedReaction): void => {
+          const unsubscribe = set.add((event) => {
+            if (event === 2) {
+              nestedCalls.push(label) // a nested fire: recorded, no reaction
+              return
+            }
+            outerCalls.push(label)
+            if (reaction.kind === 'unsubscribe' && unsubscribes.length > 0) {
+              const index = reaction.target % unsubscribes.length
+              unsubscribes[index]?.()
+              live = live.filter((l) => l !== `s${index}`)
+            } else if (reaction.kind === 'add') {
+              subscribe(`s${unsubscribes.length}`, { kind: 'none' })
+            } else if (reaction.kind === 'fire') {
+              nestedCalls = []
+              // A probe added just now is live for the nested fire: it is called last.
+              const probe = set.add((nested) => {
+                if (nested === 2) nestedCalls.push('probe')
+              })
+              const expected = [...live, 'probe']
+              set.fire(2)
+              probe()
+              nestedFires.push({ calls: nestedCalls, expected })
+            }
+          })
+          unsubscribes.push(unsubscribe)
+          live.push(label)
+        }
+        reactions.forEach((reaction, index) => subscribe(`s${index}`, reaction))
+        const snapshot = [...live]
+        set.fire(1)
+        expect(outerCalls).toEqual(snapshot)
+        outerCalls.length = 0
+        const afterFirst = [...live]
+        set.fire(1)
+        expect(outerCalls).toEqual(afterFirst)
+        for (const nested of nestedFires) expect(nested.calls).toEqual(nested.expected)
+      }),
+    )
+  })
+
   it('unsubscribe is idempotent and removes only its own subscription (the same function added twice is two subscriptions)', () => {
     type Op = { kind: 'add'; fn: number } | { kind: 'unsubscribe'; target: number } | { kind: 'fire' } | { kind: 'clear' }
     const opArb: fc.Arbitrary<Op> = fc.oneof(
