@@ -7,14 +7,22 @@
 import type { DrainChunk, DrainEndProof, DrainLink, DrainMasterSocket, ExitDrainProof } from './drain-end-proof.js'
 import { readOutMaster, streamDeliverer, type MasterReadOutEnd, type MasterStream } from './master-read-out.js'
 
+/** Where the shared `push` of {@link ReadOutProof} finds the proof of the stream it was called on. */
+const PROOF_OF_STREAM = Symbol('ptykit.readOutProof')
+
+/** A master stream whose `push` a {@link ReadOutProof} watches. */
+type ProvenStream = DrainMasterSocket & { [PROOF_OF_STREAM]?: ReadOutProof<DrainChunk> }
+
 /**
  * The read-out of a PTY master at its child's death: read the master dry, synchronously, and hand
  * the chunks on as the master's stream would have (see {@link ReadOutProof}).
  */
 export class MasterReadOut<C extends DrainChunk> {
-  readonly #link: DrainLink<C>
+  /** The drain (protected: {@link ReadOutProof}'s shared `push` reaches it through the proof). */
+  protected readonly link: DrainLink<C>
   readonly #fd: number
-  readonly #socket: MasterStream
+  /** The master's stream (protected, as {@link MasterReadOut.link}). */
+  protected readonly socket: MasterStream
   /** The stream's own (unwrapped) destroy; `null` when node-pty's stream has none. */
   readonly #destroySocket: ((...args: unknown[]) => unknown) | null
 
@@ -25,9 +33,9 @@ export class MasterReadOut<C extends DrainChunk> {
    * @param destroySocket - the stream's own (unwrapped) destroy, or `null` (then no read-out runs)
    */
   constructor(link: DrainLink<C>, fd: number, socket: MasterStream, destroySocket: ((...args: unknown[]) => unknown) | null) {
-    this.#link = link
+    this.link = link
     this.#fd = fd
-    this.#socket = socket
+    this.socket = socket
     this.#destroySocket = destroySocket
   }
 
@@ -43,14 +51,14 @@ export class MasterReadOut<C extends DrainChunk> {
     // Linux never held a slave side: `EIO` here is the master's true end (the kernel flushed it
     // first), so nothing is left for anyone.
     const end = this.#readDry(deliver)
-    if (this.#link.state !== 'marking') return false
+    if (this.link.state !== 'marking') return false
     // `stopped` unpaused: the byte budget, spent after the death — more than the kernel can have
     // held for the dead child (master-read-out.ts), so all of its output is out; a survivor floods
     // the tty.
-    if (end === 'hung-up' || (end === 'stopped' && !this.#link.paused)) {
-      this.#link.prove('read-out')
-      this.#link.release()
-      if (end === 'hung-up' && this.#socket.destroyed !== true) this.#destroySocket?.call(this.#socket)
+    if (end === 'hung-up' || (end === 'stopped' && !this.link.paused)) {
+      this.link.prove('read-out')
+      this.link.release()
+      if (end === 'hung-up' && this.socket.destroyed !== true) this.#destroySocket?.call(this.socket)
       return true
     }
     if (end !== 'drained') return false
@@ -68,7 +76,7 @@ export class MasterReadOut<C extends DrainChunk> {
     if (deliver === null) return false
     // With a slave held, only `EAGAIN` can end it.
     const end = this.#readDry(deliver)
-    if (this.#link.state !== 'marking') return false
+    if (this.link.state !== 'marking') return false
     if (end !== 'drained') return false
     this.#settleDrained(deliver)
     return true
@@ -76,16 +84,16 @@ export class MasterReadOut<C extends DrainChunk> {
 
   /** Where the read-out's chunks go, or `null` when no read-out can run now. */
   #deliverer(): ((chunk: Buffer) => void) | null {
-    if (this.#link.paused || this.#destroySocket === null) return null
+    if (this.link.paused || this.#destroySocket === null) return null
     // Each chunk is copied or decoded before it is emitted: the listeners may start another
     // drain's read-out, which reads into the same scratch buffer.
     // Held back data (a stream just resumed) comes out first (`null`); the next chunk tries again.
-    return streamDeliverer<C>(this.#socket, this.#link.bytes, this.#link)
+    return streamDeliverer<C>(this.socket, this.link.bytes, this.link)
   }
 
   /** Read the master until it has nothing left, the consumer pauses, or the drain stops marking. */
   #readDry(deliver: (chunk: Buffer) => void): MasterReadOutEnd {
-    const unpaused = (): boolean => !this.#link.paused && this.#link.state === 'marking'
+    const unpaused = (): boolean => !this.link.paused && this.link.state === 'marking'
     return readOutMaster(this.#fd, deliver, unpaused)
   }
 
@@ -99,11 +107,11 @@ export class MasterReadOut<C extends DrainChunk> {
 
   /** `EAGAIN`: every byte the dead child wrote has been read. Release, then read once more. */
   #settleDrained(deliver: (chunk: Buffer) => void): void {
-    this.#link.prove('read-out')
-    this.#link.release()
-    if (this.#socket.destroyed === true) return
+    this.link.prove('read-out')
+    this.link.release()
+    if (this.socket.destroyed === true) return
     // What a surviving process wrote since, if anything; `EIO` is the master's end.
-    if (readOutMaster(this.#fd, deliver, () => !this.#link.paused) === 'hung-up') this.#destroySocket?.call(this.#socket)
+    if (readOutMaster(this.#fd, deliver, () => !this.link.paused) === 'hung-up') this.#destroySocket?.call(this.socket)
   }
 }
 
@@ -132,6 +140,8 @@ export class MasterReadOut<C extends DrainChunk> {
 export class ReadOutProof<C extends DrainChunk> extends MasterReadOut<C> implements DrainEndProof<C> {
   /** The stream's end is queued behind output the drain pushed into it (see the class comment). */
   #endQueued = false
+  /** The stream's own `push` (replaced with {@link ReadOutProof.#pushWatchingEndOfFile}). */
+  readonly #push: NonNullable<DrainMasterSocket['push']>
 
   /**
    * Start watching the master: wraps its stream's `push` (installed at once, before the event loop
@@ -151,7 +161,12 @@ export class ReadOutProof<C extends DrainChunk> extends MasterReadOut<C> impleme
     destroySocket: ((...args: unknown[]) => unknown) | null,
   ) {
     super(link, fd, socket, destroySocket)
-    this.#hookEndOfFile(link, socket, push)
+    this.#push = push
+    // Shared, not a closure per PTY: one function for every stream, which finds its proof through
+    // the stream (PROOF_OF_STREAM); a closure and its context per PTY were allocated between two
+    // forks on every spawn (docs/performance.md).
+    ;(socket as ProvenStream)[PROOF_OF_STREAM] = this as ReadOutProof<DrainChunk>
+    socket.push = ReadOutProof.#pushWatchingEndOfFile
   }
 
   get endQueued(): boolean {
@@ -194,24 +209,30 @@ export class ReadOutProof<C extends DrainChunk> extends MasterReadOut<C> impleme
     return (error as { code?: unknown }).code === 'EIO' ? 'end-of-file' : 'give-up'
   }
 
+  /** The stream's `push` while this proof watches it (`this` is the stream: node calls it as a method). */
+  static readonly #pushWatchingEndOfFile = function pushWatchingEndOfFile(this: ProvenStream, chunk: unknown, encoding?: unknown): boolean {
+    return (this[PROOF_OF_STREAM] as ReadOutProof<DrainChunk>).#onPush(chunk, encoding)
+  }
+
   /**
    * Catch libuv's early end of file (class comment). `push(null)` is how node's stream hears it,
    * with the master fd still open: read the master to its true end first and queue what was read
    * in the stream ahead of the end.
    */
-  #hookEndOfFile(link: DrainLink<C>, socket: DrainMasterSocket, push: NonNullable<DrainMasterSocket['push']>): void {
-    socket.push = (chunk: unknown, encoding?: unknown): boolean => {
-      if (chunk === null && (link.state === 'watching' || link.state === 'marking')) {
-        // Copied: the read-out's buffer is shared. Not paused by the consumer's pause: the stream
-        // buffers what the consumer does not take yet, and no slave fd is left to write more.
-        // Released first: the chunks pushed below reach the drain's own `handleData`, which must
-        // not start a read-out of its own meanwhile.
-        this.#endQueued = true
-        link.release()
-        const end = this.readToEnd((bytes) => push.call(socket, Buffer.from(bytes)))
-        link.prove(end === 'hung-up' ? 'end-of-file' : 'give-up')
-      }
-      return push.call(socket, chunk, encoding)
+  #onPush(chunk: unknown, encoding?: unknown): boolean {
+    const link = this.link
+    const socket = this.socket
+    const push = this.#push
+    if (chunk === null && (link.state === 'watching' || link.state === 'marking')) {
+      // Copied: the read-out's buffer is shared. Not paused by the consumer's pause: the stream
+      // buffers what the consumer does not take yet, and no slave fd is left to write more.
+      // Released first: the chunks pushed below reach the drain's own `handleData`, which must
+      // not start a read-out of its own meanwhile.
+      this.#endQueued = true
+      link.release()
+      const end = this.readToEnd((bytes) => push.call(socket, Buffer.from(bytes)))
+      link.prove(end === 'hung-up' ? 'end-of-file' : 'give-up')
     }
+    return push.call(socket, chunk, encoding)
   }
 }

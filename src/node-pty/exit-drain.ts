@@ -22,6 +22,15 @@ type UnixTerminalInternals = {
   _socket?: DrainMasterSocket
 }
 
+/**
+ * Where the shared socket hooks of {@link ExitDrain} find the drain of the stream they were
+ * called on (a property of node's stream object, as the hooks themselves are).
+ */
+const DRAIN_OF_SOCKET = Symbol('ptykit.exitDrain')
+
+/** A master stream the drain has hooked. */
+type HookedSocket = DrainMasterSocket & { [DRAIN_OF_SOCKET]?: ExitDrain<DrainChunk> }
+
 /** Callbacks of an {@link ExitDrain}. */
 export type ExitDrainHooks<C extends DrainChunk = string> = {
   /** Deliver output, in order. */
@@ -62,7 +71,10 @@ export class ExitDrain<C extends DrainChunk = string> {
   #state: ExitDrainState
   #paused = false
   #giveUpTimer: NodeJS.Timeout | null = null
-  #deferredDestroy: (() => void) | null = null
+  /** The arguments of a destroy of node-pty's held off until the end is proven (`null`: none). */
+  #deferredDestroyArgs: unknown[] | null = null
+  /** The master stream's own `destroy`, which {@link ExitDrain.#hookSocket} replaced; `null` when not hooked. */
+  #originalDestroy: ((...args: unknown[]) => unknown) | null = null
   #proof: ExitDrainProof | null = null
   /** How the end is proven: the read-out (Linux) or the marker; `null` while `unprotected`. */
   #endProof: DrainEndProof<C> | null = null
@@ -196,44 +208,65 @@ export class ExitDrain<C extends DrainChunk = string> {
   /**
    * Watch node-pty's socket for its native exit and hold off its early destroy. Returns the
    * socket's own destroy (`null` when there is none to hold).
+   *
+   * Shared, not a closure per PTY: the listener and the destroy installed here are the same two
+   * functions for every socket, and find their drain through the socket ({@link DRAIN_OF_SOCKET});
+   * the socket's own destroy is kept on the drain. Every PTY used to carry two closures and their
+   * context for this, allocated between two forks on every spawn (docs/performance.md).
    */
   #hookSocket(socket: DrainMasterSocket | undefined): ((...args: unknown[]) => unknown) | null {
     if (socket === undefined || socket === null || typeof socket.destroy !== 'function') return null
     const originalDestroy = socket.destroy
     this.#socket = socket
+    this.#originalDestroy = originalDestroy
+    ;(socket as HookedSocket)[DRAIN_OF_SOCKET] = this as ExitDrain<DrainChunk>
     // Why: node-pty's exit callback (run when its waitpid thread sees the child die) subscribes
     // to the socket's 'close'. Nothing else does after construction, so it is the earliest and
     // cheapest news of the death. It is only a hint: the owner confirms it from the OS.
-    socket.on?.('newListener', (event: unknown) => {
-      if (event === 'close') this.#hooks.onNativeExitHint()
-    })
+    socket.on?.('newListener', ExitDrain.#onSocketNewListener)
     // Why: node-pty destroys the socket 200 ms after the native exit even if unread output is
     // still queued (a paused consumer, a blocked event loop). Hold that destroy until the
     // end of the output is proven; then let it through.
-    socket.destroy = (...args: unknown[]) => {
-      if (args[0] instanceof Error && (this.#state === 'watching' || this.#state === 'marking')) {
-        // A read error may itself be the proven end (`EIO` with no slave fd held, Linux:
-        // `ReadOutProof.proofOfStreamError`): then nothing is left to wait for.
-        const proof = this.#endProof === null ? null : this.#endProof.proofOfStreamError(args[0])
-        if (proof !== null) {
-          this.#proof = proof
-          this.#release()
-          return originalDestroy.apply(socket, args)
-        }
-      }
-      if (this.#state === 'watching' || this.#state === 'marking') {
-        this.#deferredDestroy = () => originalDestroy.apply(socket, args)
-        this.#hooks.onNativeExitHint()
-        return socket
-      }
-      if (this.#endProof !== null && this.#endProof.endQueued && socket.readableEnded !== true && args.length === 0) {
-        // Output pushed ahead of the end still waits in the stream (a paused consumer): it ends
-        // (and then closes) on its own once that output is read.
-        return socket
-      }
-      return originalDestroy.apply(socket, args)
-    }
+    socket.destroy = ExitDrain.#destroySocketWhenProven
     return originalDestroy
+  }
+
+  /** The socket's `newListener` listener (`this` is the socket, as an EventEmitter calls it). */
+  static readonly #onSocketNewListener = function onSocketNewListener(this: HookedSocket, event: unknown): void {
+    const drain = this[DRAIN_OF_SOCKET]
+    if (event === 'close' && drain !== undefined) drain.#hooks.onNativeExitHint()
+  }
+
+  /** The socket's `destroy` while its drain lives (`this` is the socket: streams call it as a method). */
+  static readonly #destroySocketWhenProven = function destroySocketWhenProven(this: HookedSocket, ...args: unknown[]): unknown {
+    return (this[DRAIN_OF_SOCKET] as ExitDrain<DrainChunk>).#destroyWhenProven(args)
+  }
+
+  /** node-pty (or the stream itself, on a read error) destroys the master's stream with `args`. */
+  #destroyWhenProven(args: unknown[]): unknown {
+    const socket = this.#socket as DrainMasterSocket
+    const originalDestroy = this.#originalDestroy as (...args: unknown[]) => unknown
+    if (args[0] instanceof Error && (this.#state === 'watching' || this.#state === 'marking')) {
+      // A read error may itself be the proven end (`EIO` with no slave fd held, Linux:
+      // `ReadOutProof.proofOfStreamError`): then nothing is left to wait for.
+      const proof = this.#endProof === null ? null : this.#endProof.proofOfStreamError(args[0])
+      if (proof !== null) {
+        this.#proof = proof
+        this.#release()
+        return originalDestroy.apply(socket, args)
+      }
+    }
+    if (this.#state === 'watching' || this.#state === 'marking') {
+      this.#deferredDestroyArgs = args
+      this.#hooks.onNativeExitHint()
+      return socket
+    }
+    if (this.#endProof !== null && this.#endProof.endQueued && socket.readableEnded !== true && args.length === 0) {
+      // Output pushed ahead of the end still waits in the stream (a paused consumer): it ends
+      // (and then closes) on its own once that output is read.
+      return socket
+    }
+    return originalDestroy.apply(socket, args)
   }
 
   #armGiveUp(): void {
@@ -257,13 +290,13 @@ export class ExitDrain<C extends DrainChunk = string> {
     this.#state = 'released'
     this.#clearGiveUp()
     this.#endProof?.release()
-    const destroy = this.#deferredDestroy
-    this.#deferredDestroy = null
-    if (destroy === null) return
+    const args = this.#deferredDestroyArgs
+    this.#deferredDestroyArgs = null
+    if (args === null || this.#socket === null || this.#originalDestroy === null) return
     // node-pty's own destroy (its timer after the exit) must not drop output queued ahead of the
     // end: the stream closes on its own after it, which is what node-pty waits for.
-    if (this.#endProof !== null && this.#endProof.endQueued && this.#socket !== null && this.#socket.readableEnded !== true) return
-    destroy()
+    if (this.#endProof !== null && this.#endProof.endQueued && this.#socket.readableEnded !== true) return
+    this.#originalDestroy.apply(this.#socket, args)
   }
 
   /**
