@@ -75,6 +75,38 @@ export type NodePtySessionInit = {
   claimKey: string | undefined
   /** The leader's start time, when already known (`null`: learnt by the first look). */
   leaderStartTime: string | null
+  /**
+   * Listen to node-pty's master stream itself, where its `onData` and `onExit` forward from, when
+   * the terminal is node-pty's own Unix terminal (see `forwardingStreamOf`); otherwise, and by
+   * default, through `onData` and `onExit`. The provider sets it off Windows.
+   */
+  readMasterStream?: boolean
+}
+
+/**
+ * Where the shared stream listeners of {@link NodePtySession} find the session of the stream they
+ * were called on.
+ */
+const SESSION_OF_STREAM = Symbol('ptykit.nodePtySession')
+
+/** node-pty's master stream, as the session listens to it. */
+type SessionStream = {
+  on(event: string, listener: (...args: never[]) => void): unknown
+  [SESSION_OF_STREAM]?: NodePtySession
+}
+
+/**
+ * The master stream node-pty's terminal forwards its `onData` and `onExit` from, or `null`.
+ * node-pty 1.x's `Terminal` subscribes to its stream's `data` and `exit` events in
+ * `_forwardEvents` (and routes its own `emit('exit')` there): a terminal with that method and a
+ * stream that can be listened to is node-pty's own. A stand-in, a wrapper, or another shape
+ * answers `null`, and the session uses the public `onData` and `onExit`.
+ */
+function forwardingStreamOf(terminal: NodePtyTerminal): SessionStream | null {
+  const internals = terminal as unknown as { _forwardEvents?: unknown; _socket?: { on?: unknown } | null }
+  const stream = internals._socket
+  if (typeof internals._forwardEvents !== 'function' || typeof stream !== 'object' || stream === null || typeof stream.on !== 'function') return null
+  return stream as SessionStream
 }
 
 /** The exit as it was reported. */
@@ -91,8 +123,9 @@ export type NodePtySessionExit = {
  *
  * Every idle PTY carries one for its whole life, so it holds no closure it can do without: the
  * session is its drain's hooks object itself ({@link NodePtySession.emit},
- * {@link NodePtySession.onNativeExitHint}), and the queue of writes behind a launch command exists
- * only while one waits (issue 18, memory per idle PTY).
+ * {@link NodePtySession.onNativeExitHint}), node-pty's master stream reaches it through two
+ * listeners shared by every session (`readMasterStream`), and the queue of writes behind a launch
+ * command exists only while one waits (issue 18, memory per idle PTY).
  */
 export class NodePtySession implements ExitDrainHooks<DrainChunk> {
   /** The PTY id. */
@@ -160,19 +193,28 @@ export class NodePtySession implements ExitDrainHooks<DrainChunk> {
     this.leaderStartTime = init.leaderStartTime
     this.#hooks = hooks
     this.#bytes = init.bytes === true
-    // Why declared out here: both listeners below then share one closure context per session.
-    const drain = new ExitDrain<DrainChunk>(init.terminal, this, init.drainOutputAtExit, this.#bytes)
-    this.#drain = drain
+    this.#drain = new ExitDrain<DrainChunk>(init.terminal, this, init.drainOutputAtExit, this.#bytes)
     try {
       // Why subscribe at once: output read before a listener exists is lost (node-pty #652).
-      // node-pty types `onData` as strings; with its decoding stopped it hands Buffers.
-      if (this.#bytes) {
-        stopDecodingOutput(init.terminal)
-        init.terminal.onData((chunk: DrainChunk) => drain.handleData(asBytes(chunk)))
+      if (this.#bytes) stopDecodingOutput(init.terminal)
+      const stream = init.readMasterStream === true ? forwardingStreamOf(init.terminal) : null
+      if (stream !== null) {
+        // Shared, not a closure per PTY: the same two listeners on every node-pty master stream,
+        // which find their session through it (SESSION_OF_STREAM). Through node-pty's `onData` and
+        // `onExit` every PTY carried two closures, their context and node-pty's two lazily built
+        // `event` closures (and a `queue` array per chunk), allocated between two forks on every
+        // spawn (docs/performance.md). These are the very events node-pty forwards from (see
+        // forwardingStreamOf), heard right after it: same chunks, same order, same exit.
+        stream[SESSION_OF_STREAM] = this
+        stream.on('data', NodePtySession.#onStreamData)
+        stream.on('exit', NodePtySession.#onStreamExit)
       } else {
-        init.terminal.onData((chunk: DrainChunk) => drain.handleData(chunk))
+        // node-pty types `onData` as strings; with its decoding stopped it hands Buffers.
+        const drain = this.#drain
+        if (this.#bytes) init.terminal.onData((chunk: DrainChunk) => drain.handleData(asBytes(chunk)))
+        else init.terminal.onData((chunk: DrainChunk) => drain.handleData(chunk))
+        init.terminal.onExit((event) => this.#onExit(event.exitCode, event.signal))
       }
-      init.terminal.onExit((event) => this.#onExit(event))
     } catch (error) {
       // Release the drain (a held slave side); the provider kills the process it can no longer follow.
       this.#drain.finish()
@@ -338,7 +380,18 @@ export class NodePtySession implements ExitDrainHooks<DrainChunk> {
     if (queued !== null) for (const data of queued) this.write(data)
   }
 
-  #onExit(event: { exitCode: number; signal?: number }): void {
+  /** A chunk node-pty's master stream emitted (`this` is the stream, as an EventEmitter calls it). */
+  static readonly #onStreamData = function onStreamData(this: SessionStream, chunk: DrainChunk): void {
+    const session = this[SESSION_OF_STREAM] as NodePtySession
+    session.#drain.handleData(session.#bytes ? asBytes(chunk) : chunk)
+  }
+
+  /** node-pty's exit, as it emits it on the master stream (`this` is the stream). */
+  static readonly #onStreamExit = function onStreamExit(this: SessionStream, exitCode: number, signal?: number): void {
+    ;(this[SESSION_OF_STREAM] as NodePtySession).#onExit(exitCode, signal)
+  }
+
+  #onExit(exitCode: number, signal: number | undefined): void {
     if (this.#exit !== null) return
     // Before anyone hears of the exit (and respawns, reusing the master's fd number).
     dropQueuedInput(this.terminal)
@@ -352,11 +405,11 @@ export class NodePtySession implements ExitDrainHooks<DrainChunk> {
     // Why: some Windows hosts report `exitCode: undefined`. An absent status defaults to the
     // unverified sentinel, never to a number nobody observed (the cause, built from the raw
     // observation, says `cause_unreported`; the exit itself was still observed).
-    const code = Number.isSafeInteger(event.exitCode) ? event.exitCode : UNVERIFIED_PROCESS_EXIT_CODE
-    this.#exit = { code, signal: event.signal }
+    const code = Number.isSafeInteger(exitCode) ? exitCode : UNVERIFIED_PROCESS_EXIT_CODE
+    this.#exit = { code, signal }
     const cause = resolveProcessExitCause({
-      exitCode: event.exitCode,
-      signal: event.signal ?? null,
+      exitCode,
+      signal: signal ?? null,
       hostReportsChildExitStatus: this.hostReportsChildExitStatus,
     })
     try {

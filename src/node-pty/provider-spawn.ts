@@ -137,6 +137,8 @@ export function createNodePtySpawn(
           terminal,
           file: plan.file,
           drainOutputAtExit: context.drainOutputAtExit && !isWindows,
+          // Windows' terminal defers its output until its agent is ready: keep to its public events there.
+          readMasterStream: !isWindows,
           bytes: context.bytesOutput,
           hostReportsChildExitStatus: context.hostReportsChildExitStatus,
           command: plan.command,
