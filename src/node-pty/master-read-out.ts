@@ -17,6 +17,17 @@ export const NODE_PTY_READ_OUT_CHUNK_BYTES = 65_536
 export const NODE_PTY_READ_OUT_BUDGET_BYTES = 256 * 1024
 
 let scratch: Buffer | null = null
+/** The master {@link readScratchOnce} reads: set right before each call (a read-out's listeners may start another). */
+let readingFd = -1
+
+/**
+ * One read of {@link readingFd} into the scratch buffer. Shared, not a closure per read-out: the
+ * exit path runs one read-out per PTY, between two forks (docs/performance.md).
+ */
+function readScratchOnce(): number {
+  const buffer = scratch as Buffer
+  return readSync(readingFd, buffer, 0, buffer.length, null)
+}
 
 /**
  * How a read-out of a PTY master ended:
@@ -43,13 +54,13 @@ export type MasterReadOutEnd = 'drained' | 'hung-up' | 'stopped' | 'failed'
  */
 export function readOutMaster(fd: number, deliver: (chunk: Buffer) => void, keepGoing: () => boolean): MasterReadOutEnd {
   const buffer = (scratch ??= Buffer.allocUnsafe(NODE_PTY_READ_OUT_CHUNK_BYTES))
-  // Every read-out ends in an error (`EAGAIN` or `EIO`): its stack trace is not worth capturing.
-  const readOnce = (): number => readSync(fd, buffer, 0, buffer.length, null)
   for (let delivered = 0; ; ) {
     if (delivered > 0 && (delivered >= NODE_PTY_READ_OUT_BUDGET_BYTES || !keepGoing())) return 'stopped'
     let read: number
     try {
-      read = withoutStackTraces(readOnce)
+      // Every read-out ends in an error (`EAGAIN` or `EIO`): its stack trace is not worth capturing.
+      readingFd = fd
+      read = withoutStackTraces(readScratchOnce)
     } catch (error) {
       const code = (error as { code?: unknown }).code
       if (code === 'EAGAIN') return 'drained'

@@ -140,11 +140,23 @@ export function parseLsofCwd(output: string): string | null {
   return null
 }
 
+/** The pid {@link signalZeroToPid} signals: set right before each call. */
+let signalledPid = 0
+
+/**
+ * Signal 0 to {@link signalledPid}. Shared, not a closure per look: a SIGCHLD burst looks at every
+ * live session this way, between the forks of a burst of spawns (docs/performance.md).
+ */
+function signalZeroToPid(): boolean {
+  return process.kill(signalledPid, 0)
+}
+
 /** `true` when signal 0 proves the pid absent (ESRCH); a zombie still answers, so it is not "gone" here. */
 function signalZeroSaysGone(pid: number): boolean {
   try {
     // `ESRCH` is the answer looked for, not a fault: no stack trace for it.
-    withoutStackTraces(() => process.kill(pid, 0))
+    signalledPid = pid
+    withoutStackTraces(signalZeroToPid)
     return false
   } catch (error) {
     return (error as { code?: unknown }).code === 'ESRCH'

@@ -33,14 +33,19 @@ export function createNodePtySpawn(
 ): (options: ProviderSpawnOptions) => Promise<PtySpawnResult> {
   const { options, sessions, isWindows, platform } = context
   let modulePromise: Promise<NodePtyModule> | null = null
+  /** node-pty once loaded: a spawn then takes it as it is, not through another await of its promise. */
+  let loadedModule: NodePtyModule | null = null
 
   function loadModule(): Promise<NodePtyModule> {
     if (modulePromise === null) {
-      modulePromise = loadNodePtyModule(options.loadNodePty).catch((error: unknown) => {
-        // A failed load is retried on the next spawn (the host may install node-pty meanwhile).
-        modulePromise = null
-        throw error
-      })
+      modulePromise = loadNodePtyModule(options.loadNodePty).then(
+        (loaded) => (loadedModule = loaded),
+        (error: unknown) => {
+          // A failed load is retried on the next spawn (the host may install node-pty meanwhile).
+          modulePromise = null
+          throw error
+        },
+      )
     }
     return modulePromise
   }
@@ -99,7 +104,9 @@ export function createNodePtySpawn(
       platform,
       defaultShell: options.defaultShell,
     })
-    const nodePty = await loadModule()
+    // Why not always awaited: every await is a promise reaction and a turn per spawn, allocated
+    // between two forks; the launch plan's await above already lets other calls run first.
+    const nodePty = loadedModule ?? (await loadModule())
 
     // The awaits above let other calls run: look again.
     context.assertNotDisposed('spawn')
