@@ -86,8 +86,9 @@ export class ExitPublication {
   }
 
   setLiveness(record: PtyRecord, verdict: PtyLivenessVerdict): void {
-    // A replaced incarnation publishes nothing (see #emitExit).
-    if (record.superseded) return
+    // A replaced incarnation publishes nothing (see #emitExit). Built only for a listener: most
+    // hosts follow exits, and every exit would otherwise build two objects nobody reads.
+    if (record.superseded || !this.#core.listens('liveness')) return
     this.#core.emit('liveness', { ptyId: record.ptyId, ...incarnationOf(record.incarnationId), verdict })
   }
 

@@ -134,7 +134,8 @@ export function createNodePtySpawn(
     // Minted after the fork: a fresh id cannot be in use, and the fork is the spawn's critical
     // path (a few µs of entropy and string building there, cold, delayed every first byte).
     const id = sessionId ?? mintUuid()
-    sessions.forgetExited(id)
+    // A minted id never exited here: only a caller's id can be in the table of exited ids.
+    if (sessionId !== undefined) sessions.forgetExited(id)
     let session: NodePtySession
     try {
       session = new NodePtySession(

@@ -45,9 +45,13 @@ export class NodePtySessionTable {
     return this.#sessions.values()
   }
 
-  /** Track a freshly spawned session; its id no longer counts as exited. */
+  /**
+   * Track a freshly spawned session. Its id must no longer count as exited: the spawn calls
+   * {@link NodePtySessionTable.forgetExited} for a caller's id before it wires the session (a
+   * minted id never exited), so this does not look the id up again — each look touches the
+   * exited-id table's memory, which every fork makes the host fault on again (docs/performance.md).
+   */
   add(session: NodePtySession): void {
-    this.#exitedIds.forget(session.id)
     this.#sessions.set(session.id, session)
   }
 
