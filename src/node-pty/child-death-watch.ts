@@ -50,6 +50,9 @@ export class ChildDeathWatch {
   readonly #idleMs: number
   #active = false
   #installed = false
+  /** Whether the owner wants SIGCHLD heard (see {@link ChildDeathWatch.setSignalWanted}). */
+  #signalWanted = true
+  #listening = false
   #timer: NodeJS.Timeout | null = null
   #idleTimer: NodeJS.Timeout | null = null
   #signalCheck: NodeJS.Immediate | null = null
@@ -104,6 +107,21 @@ export class ChildDeathWatch {
     }
   }
 
+  /**
+   * Whether SIGCHLD should be heard while watching (default `true`): `false` when every watched
+   * child's death is reported some other way, so the poll alone stays as the safety net. Why it
+   * matters: a SIGCHLD listener makes the kernel deliver the signal on every child's death — a
+   * signal frame, libuv's self-pipe write and read, and a look at every watched child — work raw
+   * node-pty never pays (issue 18, concurrent spawns). Takes effect at once.
+   */
+  setSignalWanted(wanted: boolean): void {
+    if (wanted === this.#signalWanted) return
+    this.#signalWanted = wanted
+    if (!this.#installed) return
+    if (wanted) this.#listen()
+    else this.#unlisten()
+  }
+
   /** Stop watching now, without the idle delay (the owner is disposed). */
   stop(): void {
     this.#active = false
@@ -115,13 +133,7 @@ export class ChildDeathWatch {
   #install(): void {
     if (this.#installed) return
     this.#installed = true
-    if (this.#useSignal) {
-      try {
-        process.on('SIGCHLD', this.#onSignal)
-      } catch {
-        // No SIGCHLD here: the poll alone will do.
-      }
-    }
+    if (this.#signalWanted) this.#listen()
     this.#timer = setInterval(this.#onPoll, NODE_PTY_DEATH_POLL_INTERVAL_MS)
     this.#timer.unref()
   }
@@ -129,10 +141,25 @@ export class ChildDeathWatch {
   #uninstall(): void {
     if (!this.#installed) return
     this.#installed = false
-    if (this.#useSignal) process.off('SIGCHLD', this.#onSignal)
-    if (this.#signalCheck !== null) clearImmediate(this.#signalCheck)
-    this.#signalCheck = null
+    this.#unlisten()
     if (this.#timer !== null) clearInterval(this.#timer)
     this.#timer = null
+  }
+
+  #listen(): void {
+    if (!this.#useSignal || this.#listening) return
+    try {
+      process.on('SIGCHLD', this.#onSignal)
+      this.#listening = true
+    } catch {
+      // No SIGCHLD here: the poll alone will do.
+    }
+  }
+
+  #unlisten(): void {
+    if (this.#listening) process.off('SIGCHLD', this.#onSignal)
+    this.#listening = false
+    if (this.#signalCheck !== null) clearImmediate(this.#signalCheck)
+    this.#signalCheck = null
   }
 }

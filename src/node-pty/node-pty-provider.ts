@@ -13,9 +13,9 @@ import {
 } from '../contracts/index.js'
 import { ChildDeathWatch, NODE_PTY_DEATH_POLL_BATCH } from './child-death-watch.js'
 import { assertPtyDimension } from './launch-plan.js'
-import { isLeaderGoneNow } from './leader-identity.js'
+import { isLeaderGoneNow, reportsReaps } from './leader-identity.js'
 import { NodePtyProviderError } from './node-pty-provider-error.js'
-import type { NodePtySessionHooks } from './node-pty-session.js'
+import type { NodePtySession, NodePtySessionHooks } from './node-pty-session.js'
 import { createProcessInspector } from './process-inspector.js'
 import { LivenessScanner } from './liveness-scanner.js'
 import type { NodePtyProviderContext } from './provider-context.js'
@@ -103,6 +103,11 @@ export function createNodePtyProvider(options: NodePtyProviderOptions = {}): Nod
   // remains the thorough safety net, and looks at a bounded slice of the sessions per tick so
   // that an idle host's cost per tick does not grow with its PTYs (1 000 synchronous /proc reads
   // per second blocked the event loop for up to 300 ms).
+  // Sessions whose terminal does not report its leader's reap to JavaScript (a stand-in or a
+  // wrapper, not node-pty's own): only for them is SIGCHLD heard. node-pty's own terminal reports
+  // it (its native exit, heard at once through the drain's hint), so SIGCHLD would add nothing
+  // but a signal per child's death (see ChildDeathWatch.setSignalWanted).
+  const reapsUnreported = new Set<NodePtySession>()
   const deathWatch = new ChildDeathWatch(
     (reason) => {
       if (reason === 'poll') for (const session of sessions.nextSlice(NODE_PTY_DEATH_POLL_BATCH)) session.checkLeader(true)
@@ -117,6 +122,7 @@ export function createNodePtyProvider(options: NodePtyProviderOptions = {}): Nod
     emitExit: (event) => exitListeners.fire(event),
     onEnded: (session) => {
       sessions.ended(session)
+      if (reapsUnreported.delete(session)) deathWatch.setSignalWanted(reapsUnreported.size > 0)
       deathWatch.setActive(sessions.size > 0)
     },
     isLeaderGone: (session) => isLeaderGoneNow(inspector, session),
@@ -124,6 +130,8 @@ export function createNodePtyProvider(options: NodePtyProviderOptions = {}): Nod
   }
   const spawn = createNodePtySpawn(context, sessionHooks, (session) => {
     sessions.add(session)
+    if (!reportsReaps(session)) reapsUnreported.add(session)
+    deathWatch.setSignalWanted(reapsUnreported.size > 0)
     deathWatch.setActive(true)
   })
   const queries = createNodePtyQueries(context)

@@ -1,8 +1,9 @@
-import { execFile, spawnSync } from 'node:child_process'
-import { afterEach, describe, expect, it } from 'vitest'
+import { execFile, spawn, spawnSync } from 'node:child_process'
+import { afterEach, describe, expect, it, onTestFinished } from 'vitest'
 import { ChildDeathWatch, NODE_PTY_DEATH_WATCH_IDLE_MS, type ChildDeathCheckReason } from '../../src/node-pty/child-death-watch.js'
 import { createNodePtyProvider } from 'ptykit/node-pty'
-import { PtyEventLog } from './pty-test-support.js'
+import type { NodePtyModule } from '../../src/node-pty/node-pty-module.js'
+import { PtyEventLog, standInTerminal } from './pty-test-support.js'
 
 const watches: ChildDeathWatch[] = []
 afterEach(() => {
@@ -73,30 +74,78 @@ describe('ChildDeathWatch.stop', () => {
   })
 })
 
+describe('ChildDeathWatch.setSignalWanted', () => {
+  it('installs no SIGCHLD listener while not wanted (the poll still runs), and one at once when wanted again', async () => {
+    const baseline = process.listenerCount('SIGCHLD')
+    const reasons: ChildDeathCheckReason[] = []
+    const watch = new ChildDeathWatch((reason) => reasons.push(reason), { useSignal: true })
+    watches.push(watch)
+    watch.setSignalWanted(false)
+    watch.setActive(true)
+    expect(watch.installed).toBe(true)
+    expect(process.listenerCount('SIGCHLD')).toBe(baseline)
+    expect(await exitCodeOf('/bin/sh', ['-c', 'exit 0'])).toBe(0)
+    await new Promise((resolve) => setTimeout(resolve, 20))
+    expect(reasons).toEqual([])
+    watch.setSignalWanted(true)
+    expect(process.listenerCount('SIGCHLD')).toBe(baseline + 1)
+    expect(await exitCodeOf('/bin/sh', ['-c', 'exit 0'])).toBe(0)
+    await new Promise((resolve) => setTimeout(resolve, 20))
+    expect(reasons).toContain('signal')
+    watch.setSignalWanted(false)
+    expect(process.listenerCount('SIGCHLD')).toBe(baseline)
+    watch.stop()
+    watch.setSignalWanted(true)
+    expect(process.listenerCount('SIGCHLD')).toBe(baseline)
+  })
+})
+
 describe('the node-pty provider’s SIGCHLD listener', () => {
-  it('exists only while a PTY is live (and a short idle delay after), and child_process keeps working beside it', async () => {
+  it('is never installed for node-pty’s own PTYs, which report their reaps (child_process keeps working)', async () => {
     const baseline = process.listenerCount('SIGCHLD')
     const provider = createNodePtyProvider()
     const log = new PtyEventLog(provider)
-    expect(process.listenerCount('SIGCHLD')).toBe(baseline)
     const a = await provider.spawn({ file: 'cat' })
-    const b = await provider.spawn({ file: 'cat' })
-    expect(process.listenerCount('SIGCHLD')).toBe(baseline + 1)
-    // child_process children exit and are reported with their status while the provider listens.
+    const b = await provider.spawn({ file: 'sh', args: ['-c', 'exit 3'] })
+    expect(process.listenerCount('SIGCHLD')).toBe(baseline)
     const codes = await Promise.all([3, 0, 5].map((code) => exitCodeOf('/bin/sh', ['-c', `exit ${code}`])))
     expect(codes).toEqual([3, 0, 5])
     expect(spawnSync('/bin/sh', ['-c', 'exit 4']).status).toBe(4)
+    await log.exitOf(b.id)
+    expect(log.exits(b.id)).toEqual([expect.objectContaining({ cause: { kind: 'exited', exitCode: 3 } })])
     await provider.shutdown(a.id)
     expect(log.exits(a.id)).toHaveLength(1)
+    expect(process.listenerCount('SIGCHLD')).toBe(baseline)
+    await provider.dispose()
+  })
+
+  it('is installed while a stand-in’s PTY (no reap report) is live, and a short idle delay after', async () => {
+    const baseline = process.listenerCount('SIGCHLD')
+    // The stand-in's terminals name a real, idle process (every look at the OS answers "alive").
+    const idle = spawn('/bin/sleep', ['60'], { stdio: 'ignore' })
+    onTestFinished(() => {
+      idle.kill('SIGKILL')
+    })
+    const exits: Array<() => void> = []
+    const module: NodePtyModule = {
+      spawn(_file, _args, options) {
+        const { terminal, exit } = standInTerminal(idle.pid as number, options)
+        exits.push(() => exit({ exitCode: 0 }))
+        return terminal
+      },
+    }
+    const provider = createNodePtyProvider({ loadNodePty: () => Promise.resolve(module) })
+    const real = createNodePtyProvider()
+    await provider.spawn({ file: '/bin/sh' })
     expect(process.listenerCount('SIGCHLD')).toBe(baseline + 1)
-    await provider.shutdown(b.id)
-    expect(log.exits(b.id)).toHaveLength(1)
+    // A node-pty PTY beside it changes nothing; the stand-in's end takes the listener away.
+    const own = await real.spawn({ file: 'cat' })
+    expect(process.listenerCount('SIGCHLD')).toBe(baseline + 1)
+    exits.splice(0).forEach((exit) => exit())
     await pastIdleDelay()
     expect(process.listenerCount('SIGCHLD')).toBe(baseline)
-    // Dispose with a live PTY removes it too.
-    await provider.spawn({ file: 'cat' })
-    expect(process.listenerCount('SIGCHLD')).toBe(baseline + 1)
+    await real.shutdown(own.id)
     await provider.dispose()
-    expect(process.listenerCount('SIGCHLD')).toBe(baseline)
+    await real.dispose()
   })
 })
