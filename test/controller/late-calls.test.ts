@@ -96,6 +96,25 @@ describe('a terminal revived after an unverified stop', () => {
 })
 
 
+/**
+ * A host's own claim registry over the default one that holds back every ensure settling as
+ * `disposition` until `release()`: it decides which of two joined spawns comes back first.
+ */
+function claimsHoldingBack(disposition: 'created' | 'adopted'): { claims: ClaimedOwnerRegistry; release: () => void } {
+  const registry = createClaimedOwnerRegistry()
+  let release!: () => void
+  const released = new Promise<void>((resolve) => (release = resolve))
+  const claims: ClaimedOwnerRegistry = {
+    ...registry,
+    ensure: async (args) => {
+      const ensured = await registry.ensure(args)
+      if (ensured.disposition === disposition) await released
+      return ensured
+    },
+  }
+  return { claims, release }
+}
+
 describe('two spawns that join one claim', () => {
   it('share one record: a stop asked on the first spawn event is settled as an operator close', async () => {
     const provider = createFakePtyProvider({ scheduling: 'manual' })
@@ -134,17 +153,7 @@ describe('two spawns that join one claim', () => {
   it('announce the process once when the creator publishes first and the joiner after', async () => {
     const provider = createFakePtyProvider({ scheduling: 'manual' })
     // The joiner's claim settles slowly (a host's own registry): the creator publishes first.
-    const registry = createClaimedOwnerRegistry()
-    let releaseJoiner!: () => void
-    const joinerReleased = new Promise<void>((resolve) => (releaseJoiner = resolve))
-    const claims: ClaimedOwnerRegistry = {
-      ...registry,
-      ensure: async (args) => {
-        const ensured = await registry.ensure(args)
-        if (ensured.disposition === 'adopted') await joinerReleased
-        return ensured
-      },
-    }
+    const { claims, release: releaseJoiner } = claimsHoldingBack('adopted')
     const controller = createPtyController({ provider, claims })
     const spawns: unknown[] = []
     controller.on('spawn', (event) => spawns.push(event))
@@ -161,17 +170,7 @@ describe('two spawns that join one claim', () => {
   it('deliver the output that came before the joiner started ahead of the output after it', async () => {
     const provider = createFakePtyProvider({ scheduling: 'manual' })
     // The creator's claim settles slowly (a host's own registry): the joiner publishes the process first.
-    const registry = createClaimedOwnerRegistry()
-    let releaseCreator!: () => void
-    const creatorReleased = new Promise<void>((resolve) => (releaseCreator = resolve))
-    const claims: ClaimedOwnerRegistry = {
-      ...registry,
-      ensure: async (args) => {
-        const ensured = await registry.ensure(args)
-        if (ensured.disposition === 'created') await creatorReleased
-        return ensured
-      },
-    }
+    const { claims, release: releaseCreator } = claimsHoldingBack('created')
     const controller = createPtyController({ provider, claims })
     const output: string[] = []
     controller.on('data', (event) => output.push(event.data))
