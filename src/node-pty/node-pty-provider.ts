@@ -104,14 +104,15 @@ export function createNodePtyProvider(options: NodePtyProviderOptions = {}): Nod
   // that an idle host's cost per tick does not grow with its PTYs (1 000 synchronous /proc reads
   // per second blocked the event loop for up to 300 ms).
   // Sessions whose terminal does not report its leader's reap to JavaScript (a stand-in or a
-  // wrapper, not node-pty's own): only for them is SIGCHLD heard. node-pty's own terminal reports
-  // it (its native exit, heard at once through the drain's hint), so SIGCHLD would add nothing
+  // wrapper, not node-pty's own): only they are looked at on SIGCHLD, and only while there are any
+  // is SIGCHLD heard. node-pty's own terminal reports its reap itself (its native exit, heard at
+  // once through the drain's hint, `onNativeExitHint`), so a SIGCHLD listener would add nothing
   // but a signal per child's death (see ChildDeathWatch.setSignalWanted).
   const reapsUnreported = new Set<NodePtySession>()
   const deathWatch = new ChildDeathWatch(
     (reason) => {
       if (reason === 'poll') for (const session of sessions.nextSlice(NODE_PTY_DEATH_POLL_BATCH)) session.checkLeader(true)
-      else for (const session of sessions.values()) session.checkLeader(false)
+      else for (const session of reapsUnreported) session.checkLeader(false)
     },
     { useSignal: !isWindows },
   )

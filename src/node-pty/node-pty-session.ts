@@ -255,22 +255,13 @@ export class NodePtySession implements ExitDrainHooks<DrainChunk> {
    * Look whether the leader died; start the drain when it did. Safe to call often.
    *
    * @param thorough - `true` (default) reads the OS's view of the process (a zombie counts as
-   * dead); `false` is the cheap look for frequent callers such as SIGCHLD, which fires for every
-   * child of the host: on node-pty's own terminal it reads node-pty's report of its reap (no
-   * syscall: node-pty's `waitpid` reaps the leader and reports it to JavaScript, see
-   * {@link NodePtySession.onNativeExitHint}); on any other it asks whether the pid is free (one
-   * syscall). A leader that is merely a zombie, or reaped but not yet reported, is then left to
-   * node-pty's native exit or the next thorough look.
+   * dead); `false` only asks whether the pid is free (one syscall), for frequent callers such as
+   * SIGCHLD, which fires for every child of the host. A leader that is merely a zombie is then
+   * left to node-pty's native exit (which reaps it, see {@link NodePtySession}) or the next
+   * thorough look.
    */
   checkLeader(thorough = true): void {
     if (this.#leaderGone || this.#exit !== null) return
-    if (!thorough && reportsReaps(this)) {
-      // Why not signal 0 here too: a SIGCHLD burst (50 spawns ending at once) looked at every
-      // live session with a kill(2) each, between the forks of the spawns still starting; for
-      // node-pty's terminal the report arrives on its own, in the same poll phase as the signal.
-      if (reapReported(this)) this.#markLeaderGone()
-      return
-    }
     const gone = thorough ? this.#hooks.isLeaderGone(this) : this.#hooks.isLeaderReaped(this.pid)
     if (gone) this.#markLeaderGone()
   }
