@@ -10,11 +10,11 @@
  * Each FUNCTION named (e.g. `open`, `close`) also gets the stacks its self time was spent under,
  * as the chain of its nearest callers (up to eight frames), so a native call can be attributed.
  *
- * "ptykit self" is self time in files under `src/`; "under ptykit frames" also counts what they
- * call (node:fs, crypto…, and node-pty's own spawn), each sample counted once however many ptykit
- * frames its stack holds. "ptykit's own work" is the latter without what raw node-pty pays as
- * well: samples under node-pty's frames (its spawn, its fork) or under the destroy of its master
- * socket (which the drain only defers).
+ * "ptykit self" is self time in files under `src/` or `dist/` (the bench tools run the built
+ * package); "under ptykit frames" also counts what they call (node:fs, crypto…, and node-pty's own
+ * spawn), each sample counted once however many ptykit frames its stack holds. "ptykit's own
+ * work" is the latter without what raw node-pty pays as well: samples under node-pty's frames (its
+ * spawn, its fork) or under the destroy of its master socket (which the drain only defers).
  */
 import { readFileSync } from 'node:fs'
 
@@ -35,7 +35,7 @@ for (const node of profile.nodes) {
   for (const child of node.children ?? []) parentOf.set(child, node.id)
 }
 
-const isOurs = (url: string): boolean => url.includes('/src/') && !url.includes('node_modules')
+const isOurs = (url: string): boolean => (url.includes('/src/') || url.includes('/dist/')) && !url.includes('node_modules')
 const short = (url: string): string => url.replace(/^.*\/(src|bench|node_modules)\//, '$1/')
 const label = (frame: CallFrame): string => `${frame.functionName || "(anonymous)"} ${short(frame.url)}`
 
