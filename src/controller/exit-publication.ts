@@ -97,11 +97,14 @@ export class ExitPublication {
    * record is live again (writes are accepted, liveness `live`) and keeps its stop intent, so its
    * eventual exit is settled as an operator close and published — the one case where an
    * incarnation gets a second `exit` event, after the first one said "unverified".
+   *
+   * Returns whether it revived the record.
    */
-  reviveIfUnverified(record: PtyRecord): void {
-    if (record.state !== 'unverified') return
+  reviveIfUnverified(record: PtyRecord): boolean {
+    if (record.state !== 'unverified') return false
     this.#core.records.setState(record, 'live')
     this.setLiveness(record, { kind: 'live' })
+    return true
   }
 
   /** A newer incarnation replaces `record` under its id. */

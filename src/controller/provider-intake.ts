@@ -167,8 +167,11 @@ export class ProviderIntake {
       this.#output.deliver(record, chunk)
       return true
     }
-    // Output attributed to the ended incarnation itself is dropped: nothing follows an exit.
-    return incarnationId !== undefined && incarnationId === record.incarnationId
+    // Output attributed to the ended incarnation itself is dropped: nothing follows an exit. While
+    // that exit is unverified it is counted, for the gap a revival reports.
+    if (incarnationId === undefined || incarnationId !== record.incarnationId) return false
+    if (record.state === 'unverified') record.charsDroppedWhileUnverified += chunk.length
+    return true
   }
 
   /**

@@ -63,6 +63,12 @@ export type PtyRecord = {
   /** The controller's own output count, used when the runtime has no `notePtyOutput`. */
   outputSequence: number
   /**
+   * Characters of this incarnation's output dropped while it was `unverified` (its exit was
+   * published, so they reached nobody); a revival reports them as an `outputLoss`, so the output
+   * sequence keeps matching the provider's own.
+   */
+  charsDroppedWhileUnverified: number
+  /**
    * Fired whenever `state` changes (stop waiters); the waiters never throw. Created by the first
    * waiter ({@link waitForRecordState}): most PTYs never have one, and an idle PTY should not carry
    * a listener set (four closures and a Set, ~0.4 KiB of heap per PTY).
@@ -125,6 +131,7 @@ export function createPtyRecord(init: PtyRecordInit): PtyRecord {
     flowTarget: init.flowTarget,
     size: init.size,
     outputSequence: init.outputSequence,
+    charsDroppedWhileUnverified: 0,
     state: 'live',
     stopRequested: false,
     superseded: false,

@@ -237,13 +237,19 @@ export class SpawnPublication {
   #publish(record: PtyRecord, inFlight: InFlightSpawn, isReattach: boolean, result: PtySpawnResult, heldSince = inFlight.since): void {
     const early = this.#intake.takeHeld(record, heldSince)
     this.#intake.endInFlight(inFlight)
-    this.#exits.reviveIfUnverified(record)
+    const revived = this.#exits.reviveIfUnverified(record)
     // Built only for a listener, field by field: most hosts follow the spawn's reply, not the event.
     if (this.#core.listens('spawn')) {
       const event: PtyControllerSpawnEvent = { ptyId: record.ptyId, hostId: record.hostId, isReattach, cols: record.size.cols, rows: record.size.rows }
       if (record.incarnationId !== undefined) event.incarnationId = record.incarnationId
       if (record.pid !== undefined) event.pid = record.pid
       this.#core.emit('spawn', event)
+    }
+    if (revived && record.charsDroppedWhileUnverified > 0) {
+      // What it printed between its unverified exit and now reached nobody: a gap, in sequence.
+      const dropped = record.charsDroppedWhileUnverified
+      record.charsDroppedWhileUnverified = 0
+      this.#output.skip(record, dropped)
     }
     this.#intake.deliverHeld(early, streamStartOf(result))
   }

@@ -105,10 +105,12 @@ function spawnFresh(state: FakeProviderState, spawnOptions: ProviderSpawnOptions
     pid: pty.pid,
     incarnationId,
     isReattach: false,
+    // A new stream, as every real provider reports a fresh start (so a later re-attach's
+    // `continued` count does not move the runtime's sequence again).
+    providerSequence: script.providerSequence ?? { value: 0, generation: 'reset' },
     cols: pty.cols,
     rows: pty.rows,
   }
-  if (script.providerSequence !== undefined) result.providerSequence = script.providerSequence
   if (hostReports !== undefined) result.hostReportsChildExitStatus = hostReports
   if (script.exitBeforeReply !== undefined) {
     for (const chunk of script.output ?? []) state.events.produceData(pty, chunk)

@@ -126,6 +126,40 @@ describe('output a provider lost on its way', () => {
     await controller.dispose()
   })
 
+  it.each(['attach', 'spawn'] as const)(
+    'reports the output dropped while a stop was unverified as a gap when %s revives the PTY',
+    async (via) => {
+      const provider = createFakePtyProvider({ scheduling: 'manual' })
+      const clock = createManualClock()
+      const controller = createPtyController({ provider, clock })
+      const { log, losses } = listen(controller)
+      controller.on('spawn', (event) => log.push(`spawn${event.isReattach ? ' reattach' : ''}`))
+      controller.on('exit', (event) => log.push(`exit ${event.cause.kind}`))
+      const { incarnationId } = await controller.spawn({ sessionId: 'x' })
+      provider.emitData('x', 'abc')
+      provider.setShutdownBehaviour('x', 'never_confirm')
+      expect(controller.kill('x')).toBe(true)
+      await provider.settle()
+      clock.advance(60_000)
+      await provider.settle()
+      // Published as ended (unverified): what it prints now reaches nobody.
+      provider.emitData('x', 'lost!')
+      if (via === 'attach') expect(await controller.attach('x')).toBe(true)
+      else await controller.spawn({ sessionId: 'x' })
+      provider.emitData('x', 'de')
+      expect(log).toEqual(['spawn', 'data 3', 'exit unknown', 'spawn reattach', 'loss 3-8', 'data 10'])
+      expect(losses).toEqual([{ ptyId: 'x', incarnationId, fromSeq: 3, toSeq: 8 }])
+      expect((await controller.serializeProviderBuffer('x'))?.seq).toBe(10)
+      provider.setShutdownBehaviour('x', 'confirm')
+      const disposed = controller.dispose()
+      for (let i = 0; i < 20 && clock.nextTimerAt() !== null; i++) {
+        await provider.settle()
+        clock.advance(Math.max(0, clock.nextTimerAt()! - clock.now()))
+      }
+      await disposed
+    },
+  )
+
   it('ignores a loss of another incarnation, a malformed range, and one after the exit', async () => {
     const provider = createFakePtyProvider({ scheduling: 'manual' })
     let fire: ((event: unknown) => void) | undefined

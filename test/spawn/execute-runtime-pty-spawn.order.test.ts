@@ -141,6 +141,7 @@ describe('executeRuntimePtySpawn: order of side effects', () => {
       'committed',
       'runtime.beginPtyRegistration',
       'runtime.assertPtyRegistrationAllowed',
+      'runtime.synchronizePtyOutputSequenceFromProvider',
       'runtime.preparePtyExecutionContext',
       'runtime.commitPtyRegistration',
       'lease.release',

@@ -14,6 +14,8 @@ describe('createFakePtyProvider: spawning', () => {
       pid: expect.any(Number),
       incarnationId: expect.any(String),
       isReattach: false,
+      // A new stream, as the real providers report a fresh start.
+      providerSequence: { value: 0, generation: 'reset' },
       cols: FAKE_DEFAULT_COLS,
       rows: FAKE_DEFAULT_ROWS,
     })
