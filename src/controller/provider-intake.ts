@@ -190,7 +190,11 @@ export class ProviderIntake {
         this.#output.skip(record, toSeq - fromSeq)
         return
       }
-      if (event.incarnationId !== undefined && event.incarnationId === record.incarnationId) return
+      if (event.incarnationId !== undefined && event.incarnationId === record.incarnationId) {
+        // After its exit nothing follows; while that exit is unverified the gap is counted, for a revival.
+        if (record.state === 'unverified') record.charsDroppedWhileUnverified += toSeq - fromSeq
+        return
+      }
     }
     if (allowBuffer) this.#held.hold({ kind: 'loss', provider, event })
   }

@@ -142,14 +142,15 @@ describe('output a provider lost on its way', () => {
       await provider.settle()
       clock.advance(60_000)
       await provider.settle()
-      // Published as ended (unverified): what it prints now reaches nobody.
+      // Published as ended (unverified): what it prints now, and a gap its provider reports, reach nobody.
       provider.emitData('x', 'lost!')
+      provider.emitOutputLoss('x', 100)
       if (via === 'attach') expect(await controller.attach('x')).toBe(true)
       else await controller.spawn({ sessionId: 'x' })
       provider.emitData('x', 'de')
-      expect(log).toEqual(['spawn', 'data 3', 'exit unknown', 'spawn reattach', 'loss 3-8', 'data 10'])
-      expect(losses).toEqual([{ ptyId: 'x', incarnationId, fromSeq: 3, toSeq: 8 }])
-      expect((await controller.serializeProviderBuffer('x'))?.seq).toBe(10)
+      expect(log).toEqual(['spawn', 'data 3', 'exit unknown', 'spawn reattach', 'loss 3-108', 'data 110'])
+      expect(losses).toEqual([{ ptyId: 'x', incarnationId, fromSeq: 3, toSeq: 108 }])
+      expect((await controller.serializeProviderBuffer('x'))?.seq).toBe(110)
       provider.setShutdownBehaviour('x', 'confirm')
       const disposed = controller.dispose()
       for (let i = 0; i < 20 && clock.nextTimerAt() !== null; i++) {

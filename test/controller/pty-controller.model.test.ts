@@ -55,6 +55,8 @@ type Model = {
   ids: string[]
   requestedExits: Map<PtyIncarnationId, ModelExit>
   intent: SpawnIntent | undefined
+  /** An `attach` is in flight: a re-attach `spawn` event may come (a revival). */
+  reattaching: boolean
   emittingStale: boolean
   disposed: boolean
   violations: string[]
@@ -62,6 +64,8 @@ type Model = {
   seqs: Map<PtyIncarnationId, number>
   /** Every `outputLoss` event's gap (`toSeq − fromSeq`), in order. */
   losses: number[]
+  /** Per incarnation, its output sequence minus the provider's count of its output, when first compared. */
+  seqOffsets: Map<PtyIncarnationId, number>
 }
 
 type Real = {
@@ -105,6 +109,10 @@ function requestStop(incarnation: Incarnation | undefined, real: Real, model: Mo
   incarnation.stopRequestedAt ??= real.clock.now()
 }
 
+function isUnverifiedExit(event: PtyControllerExitEvent | null): boolean {
+  return event !== null && event.code === -1 && event.cause.kind === 'unknown' && event.cause.reason === 'stop_unverified'
+}
+
 function violate(model: Model, message: string): void {
   model.violations.push(message)
 }
@@ -115,6 +123,17 @@ function wire(model: Model, real: Real): void {
     const intent = model.intent
     const incarnationId = event.incarnationId
     if (incarnationId === undefined) return violate(model, `spawn without incarnation for ${event.ptyId}`)
+    if (event.isReattach) {
+      // Only an attach re-attaches here, and only an incarnation whose stop went unverified is
+      // published again (a revival): it is live once more, and may exit for real later.
+      const known = model.incarnations.get(incarnationId)
+      if (!model.reattaching || known === undefined) return violate(model, `unexpected re-attach of ${incarnationId}`)
+      if (!isUnverifiedExit(known.published)) return violate(model, `re-attach published ${incarnationId}, whose exit was ${JSON.stringify(known.published)}`)
+      known.published = null
+      // Its stop intent stays; a new stop request starts a new unconfirmed window.
+      known.stopRequestedAt = undefined
+      return
+    }
     if (intent === undefined) return violate(model, `unexpected spawn event for ${event.ptyId}`)
     model.current.set(event.ptyId, incarnationId)
     if (!model.ids.includes(event.ptyId)) model.ids.push(event.ptyId)
@@ -161,7 +180,7 @@ function wire(model: Model, real: Real): void {
     }
     // A second exit only follows a synthetic stop_unverified, carrying the real cause (issue 11.9).
     const first = incarnation.published
-    const afterSynthetic = first !== null && first.code === -1 && first.cause.kind === 'unknown' && first.cause.reason === 'stop_unverified'
+    const afterSynthetic = isUnverifiedExit(first)
     if (first !== null && !(afterSynthetic && incarnation.providerExit !== null)) violate(model, `second exit for ${incarnation.incarnationId}`)
     incarnation.published = event
     const evidence = incarnation.providerExit
@@ -278,6 +297,20 @@ function checkAfterCommand(model: Model, real: Real): void {
     if (!pty.live && pty.heldEventCount === 0 && incarnation.published === null) {
       violate(model, `the exit of ${incarnationId} was never published`)
     }
+  }
+  // The output sequence a live incarnation's consumers last saw keeps step with the provider's own
+  // count: every char was delivered or reported lost (a revival reports what went by while it stood
+  // unverified). The sequence is the id's, continued across respawns, so the two differ by a
+  // constant per incarnation.
+  for (const incarnationId of model.current.values()) {
+    const incarnation = model.incarnations.get(incarnationId)
+    const pty = incarnation === undefined ? undefined : provider.getPty(incarnation.ptyId)
+    const seq = model.seqs.get(incarnationId)
+    if (incarnation?.published !== null || pty?.incarnationId !== incarnationId || pty.heldEventCount > 0 || seq === undefined) continue
+    const offset = seq - pty.producedChars
+    const first = model.seqOffsets.get(incarnationId)
+    if (first === undefined) model.seqOffsets.set(incarnationId, offset)
+    else if (offset !== first) violate(model, `the output sequence of ${incarnationId} is ${seq} at the provider's ${pty.producedChars}, ${first} apart before`)
   }
   // A stop that nobody confirmed within the window is published as unverified.
   for (const incarnationId of model.current.values()) {
@@ -558,6 +591,35 @@ class LossCommand extends BaseCommand {
   }
 }
 
+class AttachCommand extends BaseCommand {
+  constructor(readonly index: number) {
+    super()
+  }
+  async act(model: Model, real: Real): Promise<void> {
+    const { id, incarnation } = pick(model, this.index)
+    const pty = real.provider.getPty(id)
+    // The host still holds the very process whose stop went unverified: the attach revives it.
+    const revivable =
+      incarnation !== undefined &&
+      isUnverifiedExit(incarnation.published) &&
+      pty?.live === true &&
+      pty.incarnationId === incarnation.incarnationId &&
+      pty.heldEventCount === 0
+    model.reattaching = true
+    let attached: boolean
+    try {
+      attached = await real.controller.attach(id)
+      await settle(real)
+    } finally {
+      model.reattaching = false
+    }
+    if (revivable && !attached) violate(model, `attach(${id}) refused ${incarnation.incarnationId}, alive after an unverified stop`)
+  }
+  toString(): string {
+    return `Attach(${this.index})`
+  }
+}
+
 class AckCommand extends BaseCommand {
   constructor(
     readonly index: number,
@@ -693,6 +755,7 @@ const commandArbs: fc.Arbitrary<Command>[] = [
     fc.tuple(indexArb, fc.constantFrom(1, 100, 900, 5_000)).map(([index, chars]) => new AckCommand(index, chars)),
   ),
   fc.tuple(indexArb, fc.constantFrom(1, 700, 40_000)).map(([index, chars]) => new LossCommand(index, chars)),
+  ...Array.from({ length: 2 }, () => indexArb.map((index) => new AttachCommand(index))),
   ...Array.from({ length: 2 }, () => fc.constantFrom(1, 50, 199, 200, 1_000, 5_000, 10_000).map((ms) => new AdvanceCommand(ms))),
   fc.oneof({ weight: 1, arbitrary: fc.constant<Command>(new DisposeCommand()) }, { weight: 2, arbitrary: fc.constant<Command>(new AdvanceCommand(1)) }),
   fc.constant(new UseAfterDisposeCommand()),
@@ -710,11 +773,13 @@ describe('controller model', () => {
           ids: [],
           requestedExits: new Map(),
           intent: undefined,
+          reattaching: false,
           emittingStale: false,
           disposed: false,
           violations: [],
           seqs: new Map(),
           losses: [],
+          seqOffsets: new Map(),
         }
         // Subscribed before the controller, so the evidence is recorded before the controller acts on it.
         provider.onExit(providerExitListener(model))
