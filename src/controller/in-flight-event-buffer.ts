@@ -9,11 +9,25 @@ import type { PtyBytesEvent, PtyDataEvent, PtyExitEvent, PtyOutputLossEvent, Pty
  */
 export const IN_FLIGHT_OUTPUT_BUFFER_MAX_CHARS = 1_000_000
 
-/** A provider event held for a spawn in flight. */
+/**
+ * Where output the cap dropped stood among the held events: `chars` chars (bytes) of one PTY's
+ * output, in the order they arrived, so the spawn that publishes the PTY reports them as a gap.
+ */
+export type DroppedOutput = {
+  /** The PTY id. */
+  id: string
+  /** The incarnation the dropped output named, if any. */
+  incarnationId?: PtyDataEvent['incarnationId']
+  /** How many chars (bytes) were dropped. */
+  chars: number
+}
+
+/** A provider event held for a spawn in flight, or the place of output the cap dropped. */
 export type HeldProviderEvent =
   | { kind: 'data'; provider: PtyProvider; event: PtyDataEvent }
   | { kind: 'bytes'; provider: PtyProvider; event: PtyBytesEvent }
   | { kind: 'loss'; provider: PtyProvider; event: PtyOutputLossEvent }
+  | { kind: 'dropped'; provider: PtyProvider; event: DroppedOutput }
   | { kind: 'exit'; provider: PtyProvider; event: PtyExitEvent }
 
 type Entry = HeldProviderEvent & { seq: number }
@@ -24,7 +38,7 @@ function outputLength(entry: HeldProviderEvent): number {
   return entry.kind === 'bytes' ? entry.event.bytes.length : 0
 }
 
-/** Whether an entry holds output (which the cap may drop); exits and losses are tiny and always kept. */
+/** Whether an entry holds output (which the cap may drop); exits, losses and drop marks are tiny and always kept. */
 function holdsOutput(entry: HeldProviderEvent): boolean {
   return entry.kind === 'data' || entry.kind === 'bytes'
 }
@@ -42,13 +56,15 @@ export type InFlightSpawn = {
  * that a PTY's early output and exit are delivered right after its `spawn` event.
  *
  * An event can belong only to a spawn that was in flight when it arrived: a spawn claims only
- * events held since it started, and an event is dropped once every spawn in flight at its arrival
- * has ended. Output is bounded by a char cap (oldest output dropped first; exits, which are tiny
- * and decide a PTY's fate, and output-loss reports, which keep its sequence, are never dropped).
+ * events held since it started, and an event is discarded (`onDiscard`) once every spawn in flight
+ * at its arrival has ended. Output is bounded by a char cap: the oldest output is dropped first and
+ * a `dropped` mark of its size keeps its place, so the PTY's sequence can move past it; exits,
+ * which are tiny and decide a PTY's fate, and output-loss reports are never dropped.
  */
 export class InFlightEventBuffer {
   readonly #maxChars: number
   readonly #onDrop: (event: { id: string }) => void
+  readonly #onDiscard: (held: HeldProviderEvent) => void
   readonly #spawns = new Map<symbol, number>()
   #entries: Entry[] = []
   #nextSeq = 0
@@ -57,11 +73,13 @@ export class InFlightEventBuffer {
 
   /**
    * Hold at most `maxChars` output chars. `onDrop` hears of the first output event the cap drops,
-   * and again only after every spawn in flight then has ended.
+   * and again only after every spawn in flight then has ended. `onDiscard` hears of every held
+   * event (or drop mark) no spawn claimed, when the last spawn that could have is over.
    */
-  constructor(maxChars: number, onDrop: (event: { id: string }) => void) {
+  constructor(maxChars: number, onDrop: (event: { id: string }) => void, onDiscard: (held: HeldProviderEvent) => void = () => undefined) {
     this.#maxChars = maxChars
     this.#onDrop = onDrop
+    this.#onDiscard = onDiscard
   }
 
   /** A spawn starts: events from now on may be its own. */
@@ -81,8 +99,14 @@ export class InFlightEventBuffer {
     }
     let floor = Number.POSITIVE_INFINITY
     for (const since of this.#spawns.values()) floor = Math.min(floor, since)
-    this.#keep((entry) => entry.seq >= floor)
+    const discarded: HeldProviderEvent[] = []
+    this.#keep((entry) => {
+      if (entry.seq >= floor) return true
+      discarded.push(entry)
+      return false
+    })
     if (this.#spawns.size === 0) this.#dropping = false
+    for (const held of discarded) this.#onDiscard(held)
   }
 
   /** Hold an event if some spawn is in flight; returns whether it was held. */
@@ -134,12 +158,38 @@ export class InFlightEventBuffer {
   #dropOldestOutput(): void {
     const dropped: { id: string }[] = []
     let excess = this.#heldChars - this.#maxChars
-    this.#keep((entry) => {
-      if (excess <= 0 || !holdsOutput(entry)) return true
-      excess -= outputLength(entry)
+    const kept: Entry[] = []
+    let chars = 0
+    // Per provider and id, the last entry kept so far: a drop right after that PTY's own mark
+    // (whatever other PTYs' events lie between) grows the mark instead of adding one.
+    const lastKept = new Map<PtyProvider, Map<string, Entry>>()
+    const keep = (entry: Entry): void => {
+      kept.push(entry)
+      let ofProvider = lastKept.get(entry.provider)
+      if (ofProvider === undefined) lastKept.set(entry.provider, (ofProvider = new Map()))
+      ofProvider.set(entry.event.id, entry)
+    }
+    for (const entry of this.#entries) {
+      if (excess <= 0 || !holdsOutput(entry)) {
+        keep(entry)
+        chars += outputLength(entry)
+        continue
+      }
+      const length = outputLength(entry)
+      excess -= length
       dropped.push(entry.event)
-      return false
-    })
+      // The place of what was dropped stays, one mark per run of one PTY's output.
+      const previous = lastKept.get(entry.provider)?.get(entry.event.id)
+      const incarnationId = entry.event.incarnationId
+      if (previous?.kind === 'dropped' && previous.event.incarnationId === incarnationId) {
+        previous.event.chars += length
+      } else {
+        const mark: DroppedOutput = incarnationId === undefined ? { id: entry.event.id, chars: length } : { id: entry.event.id, incarnationId, chars: length }
+        keep({ kind: 'dropped', provider: entry.provider, event: mark, seq: entry.seq })
+      }
+    }
+    this.#entries = kept
+    this.#heldChars = chars
     const [first] = dropped
     // Why once per episode: a flood past the cap would otherwise report every chunk it drops.
     if (first !== undefined && !this.#dropping) {

@@ -5,6 +5,7 @@ import type { ExitPublication } from './exit-publication.js'
 import {
   IN_FLIGHT_OUTPUT_BUFFER_MAX_CHARS,
   InFlightEventBuffer,
+  type DroppedOutput,
   type HeldProviderEvent,
   type InFlightSpawn,
 } from './in-flight-event-buffer.js'
@@ -29,13 +30,16 @@ export class ProviderIntake {
     this.#output = output
     this.#exits = exits
     this.#bookkeeping = bookkeeping
-    this.#held = new InFlightEventBuffer(IN_FLIGHT_OUTPUT_BUFFER_MAX_CHARS, (event) =>
-      core.report(
-        'output_dropped',
-        `Output held for spawns in flight passed ${IN_FLIGHT_OUTPUT_BUFFER_MAX_CHARS} chars; the oldest was dropped`,
-        undefined,
-        event.id,
-      ),
+    this.#held = new InFlightEventBuffer(
+      IN_FLIGHT_OUTPUT_BUFFER_MAX_CHARS,
+      (event) =>
+        core.report(
+          'output_dropped',
+          `Output held for spawns in flight passed ${IN_FLIGHT_OUTPUT_BUFFER_MAX_CHARS} chars; the oldest was dropped`,
+          undefined,
+          event.id,
+        ),
+      (held) => this.#onDiscarded(held),
     )
   }
 
@@ -126,7 +130,8 @@ export class ProviderIntake {
       else if (entry.kind === 'bytes') this.#onBytes(entry.provider, entry.event, false)
       else if (entry.kind === 'loss') {
         if (streamStart === undefined || entry.event.toSeq > streamStart) this.#onOutputLoss(entry.provider, entry.event, false)
-      } else this.#routeExit(entry.provider, entry.event, false)
+      } else if (entry.kind === 'dropped') this.#onDropped(entry.provider, entry.event)
+      else this.#routeExit(entry.provider, entry.event, false)
     }
   }
 
@@ -146,19 +151,22 @@ export class ProviderIntake {
     if (typeof event !== 'object' || event === null || typeof event.data !== 'string') return
     if (this.#deliverToLive(provider, event.id, event.incarnationId, event.data)) return
     // Output for an id whose spawn may still be in flight: hold it until the spawn publishes.
-    if (allowBuffer) this.#held.hold({ kind: 'data', provider, event })
+    if (allowBuffer && this.#held.hold({ kind: 'data', provider, event })) return
+    this.#noteUndelivered(provider, event.id, event.incarnationId, event.data.length)
   }
 
   #onBytes(provider: PtyProvider, event: PtyBytesEvent, allowBuffer: boolean): void {
     if (typeof event !== 'object' || event === null || !(event.bytes instanceof Uint8Array)) return
     if (this.#deliverToLive(provider, event.id, event.incarnationId, event.bytes)) return
-    if (allowBuffer) this.#held.hold({ kind: 'bytes', provider, event })
+    if (allowBuffer && this.#held.hold({ kind: 'bytes', provider, event })) return
+    this.#noteUndelivered(provider, event.id, event.incarnationId, event.bytes.length)
   }
 
   /**
    * Deliver output to the live record it belongs to. Returns `true` when it was handled (delivered,
-   * or dropped as output of an incarnation that already ended), `false` when it may belong to a
-   * spawn still in flight.
+   * or dropped as output of an incarnation whose exit is proven), `false` when it may belong to a
+   * spawn still in flight — or to an incarnation whose stop is unverified, which a re-attach in
+   * flight may revive (held for it, or else counted: {@link ProviderIntake.#noteUndelivered}).
    */
   #deliverToLive(provider: PtyProvider, id: string, incarnationId: PtyIncarnationId | undefined, chunk: string | Uint8Array): boolean {
     const record = this.#core.records.get(id)
@@ -167,17 +175,46 @@ export class ProviderIntake {
       this.#output.deliver(record, chunk)
       return true
     }
-    // Output attributed to the ended incarnation itself is dropped: nothing follows an exit. While
-    // that exit is unverified it is counted, for the gap a revival reports.
-    if (incarnationId === undefined || incarnationId !== record.incarnationId) return false
-    if (record.state === 'unverified') record.charsDroppedWhileUnverified += chunk.length
-    return true
+    // Output attributed to the ended incarnation itself is dropped: nothing follows a proven exit.
+    return record.state === 'exited' && incarnationId !== undefined && incarnationId === record.incarnationId
+  }
+
+  /**
+   * Output (or a gap) that reached no record and that no spawn in flight holds. For an incarnation
+   * whose stop went unverified it is counted: its process may be alive, and a re-attach that
+   * revives it reports the count as a gap, so its sequence keeps matching its provider's. Anything
+   * else is not this controller's to count (a PTY it never tracked, an exit that is proven).
+   */
+  #noteUndelivered(provider: PtyProvider, id: string, incarnationId: PtyIncarnationId | undefined, chars: number): void {
+    const record = this.#core.records.get(id)
+    if (record === undefined || record.state !== 'unverified' || record.provider !== provider || !eventBelongsTo(record, incarnationId)) return
+    record.charsDroppedWhileUnverified += chars
+  }
+
+  /** A held event (or drop mark) that no spawn claimed: see {@link ProviderIntake.#noteUndelivered}. */
+  #onDiscarded(held: HeldProviderEvent): void {
+    const { provider, event } = held
+    if (held.kind === 'data') this.#noteUndelivered(provider, event.id, event.incarnationId, held.event.data.length)
+    else if (held.kind === 'bytes') this.#noteUndelivered(provider, event.id, event.incarnationId, held.event.bytes.length)
+    else if (held.kind === 'dropped') this.#noteUndelivered(provider, event.id, event.incarnationId, held.event.chars)
+    else if (held.kind === 'loss') this.#noteUndelivered(provider, event.id, event.incarnationId, held.event.toSeq - held.event.fromSeq)
+  }
+
+  /** Output the in-flight cap dropped, now claimed by a published spawn: a gap in its sequence. */
+  #onDropped(provider: PtyProvider, dropped: DroppedOutput): void {
+    const record = this.#core.records.get(dropped.id)
+    if (record !== undefined && record.state === 'live' && record.provider === provider && eventBelongsTo(record, dropped.incarnationId)) {
+      this.#output.skip(record, dropped.chars)
+      return
+    }
+    this.#noteUndelivered(provider, dropped.id, dropped.incarnationId, dropped.chars)
   }
 
   /**
    * A gap in a live record's output moves its sequence on. For an id whose spawn may still be in
    * flight it is held with the output around it and delivered in order when the spawn publishes
-   * (unless it lies before where the spawn result placed the stream); after an exit nothing follows.
+   * (unless it lies before where the spawn result placed the stream); after a proven exit nothing
+   * follows; while a stop is unverified it is held or counted as output is.
    */
   #onOutputLoss(provider: PtyProvider, event: PtyOutputLossEvent, allowBuffer: boolean): void {
     if (typeof event !== 'object' || event === null || typeof event.id !== 'string') return
@@ -190,13 +227,10 @@ export class ProviderIntake {
         this.#output.skip(record, toSeq - fromSeq)
         return
       }
-      if (event.incarnationId !== undefined && event.incarnationId === record.incarnationId) {
-        // After its exit nothing follows; while that exit is unverified the gap is counted, for a revival.
-        if (record.state === 'unverified') record.charsDroppedWhileUnverified += toSeq - fromSeq
-        return
-      }
+      if (record.state === 'exited' && event.incarnationId !== undefined && event.incarnationId === record.incarnationId) return
     }
-    if (allowBuffer) this.#held.hold({ kind: 'loss', provider, event })
+    if (allowBuffer && this.#held.hold({ kind: 'loss', provider, event })) return
+    this.#noteUndelivered(provider, event.id, event.incarnationId, toSeq - fromSeq)
   }
 
   #onExit(provider: PtyProvider, event: PtyExitEvent): void {

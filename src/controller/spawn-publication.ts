@@ -154,6 +154,8 @@ export class SpawnPublication {
     const provider = core.options.providers.get(hostId)
     if (provider === undefined) return false
     const inFlight = this.#intake.beginInFlight()
+    // Stage 5 of the pipeline, for the sequence rebase below (stage 11).
+    const sequenceBefore = core.runtime.getPtyOutputSequence?.(ptyId) ?? 0
     try {
       const result = await raceAbort(Promise.resolve(provider.spawn({ sessionId: ptyId, attachOnly: true })), signal)
       if (result === ABORTED || result.id !== ptyId || result.exitedBeforeSpawnReply === true || core.disposed()) return false
@@ -169,7 +171,12 @@ export class SpawnPublication {
       }
       if (current !== undefined && current.state === 'live') return true
       if (current !== undefined) this.#exits.supersede(current)
-      this.#publish(this.#recordFromReply(hostId, provider, result, {}, OWNS_NOTHING, undefined), inFlight, true, result)
+      // As a spawn's re-attach does: the reply's providerSequence places the stream.
+      const reconciled =
+        result.providerSequence === undefined
+          ? undefined
+          : (core.runtime.synchronizePtyOutputSequenceFromProvider?.(result.id, result.providerSequence, sequenceBefore) ?? null)
+      this.#publish(this.#recordFromReply(hostId, provider, result, {}, OWNS_NOTHING, reconciled), inFlight, true, result)
       return true
     } catch {
       return false
@@ -251,7 +258,8 @@ export class SpawnPublication {
       record.charsDroppedWhileUnverified = 0
       this.#output.skip(record, dropped)
     }
-    this.#intake.deliverHeld(early, streamStartOf(result))
+    // A revived record keeps its own sequence (the reply does not place it): every held gap counts.
+    this.#intake.deliverHeld(early, revived ? undefined : streamStartOf(result))
   }
 
   /**

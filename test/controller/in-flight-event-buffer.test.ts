@@ -47,7 +47,7 @@ describe('InFlightEventBuffer', () => {
     expect(buffer.take(provider, 'p', spawn.since, all).map((held) => held.event)).toEqual([{ id: 'p', data: 'skip' }])
   })
 
-  it('caps held output: the oldest output goes first, exits stay, and the drop is reported once per episode', () => {
+  it('caps held output: the oldest output goes first, its place and size kept, exits stay, and the drop is reported once per episode', () => {
     const dropped: { id: string }[] = []
     const buffer = new InFlightEventBuffer(5, (event) => dropped.push(event))
     const spawn = buffer.begin()
@@ -56,12 +56,47 @@ describe('InFlightEventBuffer', () => {
     buffer.hold(data('p', 'def'))
     buffer.hold(data('p', 'ghi'))
     expect(dropped).toEqual([{ id: 'p', data: 'abc' }])
-    expect(buffer.take(provider, 'p', spawn.since, all).map((held) => held.event)).toEqual([{ id: 'p', data: 'ghi' }])
+    // One mark for the run of p's dropped output (x's exit between does not split it), then what is still held.
+    expect(buffer.take(provider, 'p', spawn.since, all).map((held) => [held.kind, held.event])).toEqual([
+      ['dropped', { id: 'p', chars: 6 }],
+      ['data', { id: 'p', data: 'ghi' }],
+    ])
     expect(buffer.take(provider, 'x', spawn.since, all)).toHaveLength(1)
     buffer.end(spawn.token)
     const again = buffer.begin()
     buffer.hold(data('p', '123456'))
     expect(dropped).toHaveLength(2)
-    expect(buffer.take(provider, 'p', again.since, all)).toEqual([])
+    expect(buffer.take(provider, 'p', again.since, all).map((held) => [held.kind, held.event])).toEqual([['dropped', { id: 'p', chars: 6 }]])
+  })
+
+  it('merges the marks of one PTY’s consecutive drops, and keeps another PTY’s apart', () => {
+    const buffer = new InFlightEventBuffer(4, () => undefined)
+    const spawn = buffer.begin()
+    buffer.hold(data('p', 'ab'))
+    buffer.hold(data('p', 'cd'))
+    buffer.hold(data('q', 'ef'))
+    buffer.hold(data('p', 'gh'))
+    buffer.hold(data('p', 'ij'))
+    expect(buffer.take(provider, 'p', spawn.since, all).map((held) => [held.kind, held.event])).toEqual([
+      ['dropped', { id: 'p', chars: 4 }],
+      ['data', { id: 'p', data: 'gh' }],
+      ['data', { id: 'p', data: 'ij' }],
+    ])
+    expect(buffer.take(provider, 'q', spawn.since, all).map((held) => [held.kind, held.event])).toEqual([['dropped', { id: 'q', chars: 2 }]])
+  })
+
+  it('hands every event no spawn claimed to onDiscard when the last spawn that could have is over', () => {
+    const discarded: unknown[] = []
+    const buffer = new InFlightEventBuffer(100, () => undefined, (held) => discarded.push(held.event))
+    const first = buffer.begin()
+    buffer.hold(data('p', 'early'))
+    const second = buffer.begin()
+    buffer.hold(data('p', 'late'))
+    buffer.end(first.token)
+    expect(discarded).toEqual([{ id: 'p', data: 'early' }])
+    expect(buffer.take(provider, 'p', second.since, all)).toHaveLength(1)
+    buffer.hold(data('q', 'unclaimed'))
+    buffer.end(second.token)
+    expect(discarded).toEqual([{ id: 'p', data: 'early' }, { id: 'q', data: 'unclaimed' }])
   })
 })
