@@ -1,5 +1,5 @@
 import type { PtyForegroundProcessEvidence } from '../contracts/index.js'
-import type { ProcessInspector, ProcessStat } from './process-inspector.js'
+import { isDefunct, type ProcessInspector, type ProcessStat } from './process-inspector.js'
 
 /**
  * The interval between the two reads that confirm a PTY's foreground. Long enough that a process
@@ -17,14 +17,14 @@ type ForegroundReading = { tpgid: number; process: ProcessStat }
  */
 async function readForegroundGroup(inspector: ProcessInspector, leaderPid: number): Promise<ForegroundReading | null> {
   const leader = await inspector.read(leaderPid)
-  if (leader === null || leader.state === 'Z') return null
+  if (leader === null || isDefunct(leader)) return null
   const tpgid = leader.tpgid
   if (tpgid === null || tpgid <= 0) return null
   if (tpgid === leaderPid) return { tpgid, process: leader }
   const foreground = await inspector.read(tpgid)
-  if (foreground !== null && foreground.state !== 'Z' && foreground.pgid === tpgid) return { tpgid, process: foreground }
+  if (foreground !== null && !isDefunct(foreground) && foreground.pgid === tpgid) return { tpgid, process: foreground }
   const table = await inspector.list()
-  const member = table?.find((row) => row.pgid === tpgid && row.state !== 'Z')
+  const member = table?.find((row) => row.pgid === tpgid && !isDefunct(row))
   return member === undefined ? null : { tpgid, process: member }
 }
 

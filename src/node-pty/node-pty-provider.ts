@@ -23,7 +23,7 @@ import { validateProviderOptions, type NodePtyProvider, type NodePtyProviderOpti
 import { createNodePtyQueries } from './provider-queries.js'
 import { createNodePtySpawn } from './provider-spawn.js'
 import { NodePtySessionTable } from './session-table.js'
-import { createStopLoop } from './stop-loop.js'
+import { createStopLoop, type SessionStopRequest } from './stop-loop.js'
 import { NODE_PTY_HANGUP_GRACE_MS, NODE_PTY_SHUTDOWN_DEADLINE_MS, NODE_PTY_TERMINATE_GRACE_MS } from './stop-schedule.js'
 
 export {
@@ -61,7 +61,7 @@ export function createNodePtyProvider(options: NodePtyProviderOptions = {}): Nod
   const inspector = createProcessInspector(platform)
   // One batched scan of the process table for every stop in flight (see LivenessScanner).
   const scanner = new LivenessScanner(() => inspector.list())
-  const stopSession = createStopLoop({
+  const stopLoop = createStopLoop({
     isWindows,
     sweepSession,
     inspector,
@@ -70,6 +70,26 @@ export function createNodePtyProvider(options: NodePtyProviderOptions = {}): Nod
     terminateGraceMs: options.terminateGraceMs ?? NODE_PTY_TERMINATE_GRACE_MS,
   })
   const sessions = new NodePtySessionTable()
+  /**
+   * Sessions whose stop is still in flight, by id, until it settles. A session leaves the table
+   * once its exit is delivered, but its stop goes on while the processes it covers live (a job
+   * that ignored the hang-up): a later `shutdown` of the id joins it (and escalates it), and
+   * `dispose` waits for it, rather than answer for a session that still runs.
+   */
+  const stopping = new Map<string, NodePtySession>()
+  /** Run (or join) a session's stop, tracked in {@link stopping} while it is in flight. */
+  const stopSession = (session: NodePtySession, request: SessionStopRequest): Promise<void> => {
+    const stopped = stopLoop(session, request)
+    const stop = session.stop
+    if (stop !== null && stopping.get(session.id) !== session) {
+      stopping.set(session.id, session)
+      const forget = (): void => {
+        if (stopping.get(session.id) === session) stopping.delete(session.id)
+      }
+      stop.done.then(forget, forget)
+    }
+    return stopped
+  }
   let disposed = false
   let disposePromise: Promise<void> | null = null
   const context: NodePtyProviderContext = {
@@ -137,12 +157,20 @@ export function createNodePtyProvider(options: NodePtyProviderOptions = {}): Nod
   })
   const queries = createNodePtyQueries(context)
 
+  /** The session a `shutdown` of `id` addresses: the one under the id, or one still being stopped. */
+  function sessionToStop(id: string, expectedIncarnationId: string | undefined): NodePtySession | undefined {
+    const current = sessions.get(id)
+    const lingering = stopping.get(id)
+    if (expectedIncarnationId === undefined) return current ?? lingering
+    for (const session of [current, lingering]) if (session?.incarnationId === expectedIncarnationId) return session
+    return undefined
+  }
+
   async function shutdown(id: string, shutdownOptions: PtyShutdownOptions = {}): Promise<void> {
     // Why resolved first: a malformed deadline is a programmer error even for an unknown id.
     const deadlineAt = resolveWaitDeadline(shutdownOptions, context.defaultDeadlineMs)
-    const session = sessions.get(id)
+    const session = sessionToStop(id, shutdownOptions.expectedIncarnationId)
     if (session === undefined) return
-    if (shutdownOptions.expectedIncarnationId !== undefined && session.incarnationId !== shutdownOptions.expectedIncarnationId) return
     session.noteStopRequested()
     await stopSession(session, { immediate: shutdownOptions.immediate === true, deadlineAt })
   }
@@ -152,7 +180,8 @@ export function createNodePtyProvider(options: NodePtyProviderOptions = {}): Nod
     disposed = true
     disposePromise = (async () => {
       const deadlineAt = Date.now() + context.defaultDeadlineMs
-      await Promise.allSettled([...sessions.values()].map((session) => stopSession(session, { deadlineAt })))
+      const toStop = new Set([...sessions.values(), ...stopping.values()])
+      await Promise.allSettled([...toStop].map((session) => stopSession(session, { deadlineAt })))
       dataListeners.clear()
       bytesListeners.clear()
       exitListeners.clear()

@@ -37,8 +37,16 @@ export type ProcessStat = {
   sid: number | null
   /** The foreground process group of the process's controlling terminal; `null` or ≤ 0 when none. */
   tpgid: number | null
-  /** The state letter (`R`, `S`, `Z`, `T`…); `Z` is a zombie: dead, not yet reaped. */
+  /**
+   * The state letter (`R`, `S`, `Z`, `T`…) of the process's first thread. `Z` alone does not make
+   * the process dead: see {@link isDefunct}.
+   */
   state: string
+  /**
+   * How many threads the process has (Linux `num_threads`); absent where the platform does not
+   * expose it cheaply (macOS `ps`).
+   */
+  threads?: number
   /** The process name (Linux `comm`, at most 15 characters; macOS the executable's base name). */
   name: string
   /**
@@ -71,9 +79,9 @@ export type ProcessInspector = {
   readNow(pid: number): ProcessStat | 'absent' | null
   /**
    * Synchronous and conservative: `true` only when the process is proven gone — no such pid, a
-   * zombie (dead, waiting to be reaped), or, when `startTime` is given and readable, a pid that
-   * now belongs to a process started at another time (the one we knew died and its pid was
-   * reused). Any doubt answers `false`.
+   * zombie (dead, waiting to be reaped; see {@link isDefunct}), or, when `startTime` is given and
+   * readable, a pid that now belongs to a process started at another time (the one we knew died
+   * and its pid was reused). Any doubt answers `false`.
    */
   isGone(pid: number, startTime?: string | null): boolean
   /**
@@ -94,7 +102,7 @@ export function parseProcStat(text: string): ProcessStat | null {
   if (open < 1 || close < open) return null
   const pid = Number(text.slice(0, open).trim())
   const fields = text.slice(close + 2).split(' ')
-  // fields: 0 state, 1 ppid, 2 pgrp, 3 session, 4 tty_nr, 5 tpgid, … 19 starttime
+  // fields: 0 state, 1 ppid, 2 pgrp, 3 session, 4 tty_nr, 5 tpgid, … 17 num_threads, … 19 starttime
   const [state, ppid, pgid, sid, , tpgid] = fields
   const numbers = [pid, Number(ppid), Number(pgid), Number(sid), Number(tpgid)]
   if (state === undefined || state.length === 0 || numbers.some((n) => !Number.isInteger(n))) return null
@@ -107,9 +115,21 @@ export function parseProcStat(text: string): ProcessStat | null {
     state: state.charAt(0),
     name: text.slice(open + 1, close),
   }
+  const threads = Number(fields[17])
+  if (Number.isInteger(threads) && threads > 0) stat.threads = threads
   const startTime = fields[19]?.trim()
   if (startTime !== undefined && /^\d+$/.test(startTime)) stat.startTime = startTime
   return stat
+}
+
+/**
+ * Whether a process row shows a dead process not yet reaped (a zombie). Linux shows a process whose
+ * main thread exited while other threads run (`pthread_exit` in `main`) as `Z` as well — its first
+ * thread is the zombie — yet the process lives on, printing and holding its PTY; its `threads`
+ * count says so. Where the count is unknown, `Z` means dead.
+ */
+export function isDefunct(stat: Pick<ProcessStat, 'state' | 'threads'>): boolean {
+  return stat.state === 'Z' && (stat.threads === undefined || stat.threads <= 1)
 }
 
 /**
@@ -235,7 +255,7 @@ export function isGoneBy(seen: ProcessStat | 'absent' | null, startTime?: string
   if (seen === null) return false
   // Why: after a reap the pid may already name another process; ours is gone all the same.
   if (startTime !== undefined && startTime !== null && seen.startTime !== undefined && seen.startTime !== startTime) return true
-  return seen.state === 'Z'
+  return isDefunct(seen)
 }
 
 /** Linux: everything from `/proc`, no subprocess. */

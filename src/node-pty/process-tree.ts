@@ -1,4 +1,4 @@
-import type { ProcessInspector, ProcessStat } from './process-inspector.js'
+import { isDefunct, type ProcessInspector, type ProcessStat } from './process-inspector.js'
 
 /**
  * The process whose name and directory describe what a PTY is doing: the leader of the terminal's
@@ -15,10 +15,10 @@ export async function foregroundOfLeader(inspector: ProcessInspector, leader: Pr
   const tpgid = leader.tpgid
   if (tpgid === null || tpgid <= 0 || tpgid === leader.pid) return leader
   const foreground = await inspector.read(tpgid)
-  if (foreground !== null && foreground.state !== 'Z') return foreground
+  if (foreground !== null && !isDefunct(foreground)) return foreground
   // Why: a group outlives its leader; any live member names the job as well.
   const table = await inspector.list()
-  const member = table?.find((row) => row.pgid === tpgid && row.state !== 'Z')
+  const member = table?.find((row) => row.pgid === tpgid && !isDefunct(row))
   return member ?? leader
 }
 
@@ -29,7 +29,7 @@ export async function foregroundOfLeader(inspector: ProcessInspector, leader: Pr
 export async function hasLiveChildren(inspector: ProcessInspector, leaderPid: number): Promise<boolean | null> {
   const table = await inspector.list()
   if (table === null) return null
-  return table.some((row) => row.ppid === leaderPid && row.state !== 'Z')
+  return table.some((row) => row.ppid === leaderPid && !isDefunct(row))
 }
 
 /**
@@ -57,7 +57,7 @@ export function selectSessionProcesses(
   const holder = index.byPid.get(leaderPid)
   if (leaderStartTime !== undefined && leaderStartTime !== null) {
     if (holder?.startTime !== undefined && holder.startTime !== leaderStartTime) return []
-  } else if (leaderReapedUnknown && holder !== undefined && holder.state !== 'Z') {
+  } else if (leaderReapedUnknown && holder !== undefined && !isDefunct(holder)) {
     return []
   }
   const chosen = new Set<number>()
@@ -76,7 +76,10 @@ export function selectSessionProcesses(
     }
   }
   return [...chosen]
-    .filter((pid) => pid > 1 && pid !== selfPid && index.byPid.get(pid)?.state !== 'Z')
+    .filter((pid) => {
+      const row = index.byPid.get(pid)
+      return pid > 1 && pid !== selfPid && (row === undefined || !isDefunct(row))
+    })
     .sort((a, b) => a - b)
 }
 

@@ -12,7 +12,7 @@ import { confirmForegroundProcess } from './foreground-evidence.js'
 import { reapReported, recognizeLeader } from './leader-identity.js'
 import { ListingPasses } from './listing-pass.js'
 import type { NodePtySession } from './node-pty-session.js'
-import type { ProcessInspector } from './process-inspector.js'
+import { isDefunct, type ProcessInspector } from './process-inspector.js'
 import { foregroundOfLeader, hasLiveChildren, readForegroundProcess } from './process-tree.js'
 import type { NodePtyProviderContext } from './provider-context.js'
 
@@ -43,7 +43,7 @@ async function describeSession(inspector: ProcessInspector, session: NodePtySess
     const unreportedAtRead = !reapReported(session)
     const leader = await inspector.read(session.pid)
     if (leader === null) return NO_DETAILS
-    if (leader.state === 'Z' || !recognizeLeader(session, leader, unreportedAtRead)) {
+    if (isDefunct(leader) || !recognizeLeader(session, leader, unreportedAtRead)) {
       // Dead or reaped: let the session notice (its drain starts), and describe nothing.
       session.checkLeader()
       return NO_DETAILS

@@ -2,7 +2,7 @@ import { clampTimerDelay } from '../contracts/index.js'
 import type { LivenessScanner, SessionLivenessWatch } from './liveness-scanner.js'
 import { NodePtyProviderError } from './node-pty-provider-error.js'
 import type { NodePtySession } from './node-pty-session.js'
-import type { ProcessInspector } from './process-inspector.js'
+import { isDefunct, type ProcessInspector } from './process-inspector.js'
 import { groupsOf, selectSessionProcesses, type ProcessTableIndex } from './process-tree.js'
 import { NODE_PTY_KILL_RESERVE_MS, planStopSchedule, type StopSignal } from './stop-schedule.js'
 
@@ -84,7 +84,7 @@ export function createStopLoop(options: StopLoopOptions): (session: NodePtySessi
     // start time, none learnt) the thorough look.
     const leaderRow = table?.byPid.get(session.pid)
     const known = session.leaderStartTime
-    if (leaderRow !== undefined && leaderRow.state !== 'Z' && known !== null && leaderRow.startTime === known) session.checkLeaderByReap()
+    if (leaderRow !== undefined && !isDefunct(leaderRow) && known !== null && leaderRow.startTime === known) session.checkLeaderByReap()
     else session.checkLeader()
     const groups = new Set<number>()
     if (!session.leaderGone) groups.add(session.pid)
@@ -94,7 +94,7 @@ export function createStopLoop(options: StopLoopOptions): (session: NodePtySessi
       for (const [pid, startTime] of [...remembered]) {
         const row = table.byPid.get(pid)
         const sameProcess = row !== undefined && (startTime === null || row.startTime === undefined || row.startTime === startTime)
-        if (!sameProcess || row.state === 'Z') remembered.delete(pid)
+        if (!sameProcess || isDefunct(row)) remembered.delete(pid)
       }
       for (const group of groupsOf(table, [...remembered.keys()])) if (group !== self?.pgid) groups.add(group)
     }
@@ -232,7 +232,11 @@ export function createStopLoop(options: StopLoopOptions): (session: NodePtySessi
               pause.cancel()
               if (woke === 'gone') return
             }
-            await signalSession(session, kill ? 'SIGKILL' : step.signal, remembered)
+            const signal = kill ? 'SIGKILL' : step.signal
+            await signalSession(session, signal, remembered)
+            // A kill asked for while this step's signal was on its way (its table read is awaited)
+            // is owed at once, and the loop ends here: the plan's own SIGKILL step would be skipped.
+            if (kill && signal !== 'SIGKILL') await signalSession(session, 'SIGKILL', remembered)
             if (kill) break
           }
           // Everything was sent; wait for the deaths, up to the latest deadline (a later stop may retry).

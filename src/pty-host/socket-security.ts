@@ -3,7 +3,7 @@ import { closeSync, lstatSync, mkdirSync, openSync, readFileSync, renameSync, un
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { PtyHostError } from './pty-host-error.js'
-import { parseProcStat } from '../node-pty/process-inspector.js'
+import { isDefunct, parseProcStat } from '../node-pty/process-inspector.js'
 
 /**
  * Where a host's files live: the socket, and next to it the secret (`<socket>.secret`) and the
@@ -128,7 +128,8 @@ function isProcessAlive(pid: number): boolean {
     // Gone since the signal (Linux), or no procfs at all (macOS: the signal's answer stands).
     return !(process.platform === 'linux' && (error as NodeJS.ErrnoException).code === 'ENOENT')
   }
-  return parseProcStat(stat)?.state !== 'Z'
+  const row = parseProcStat(stat)
+  return row === null || !isDefunct(row)
 }
 
 /**

@@ -9,6 +9,8 @@ import {
   createProcessInspector,
   createPsInspector,
   NODE_PTY_PROC_STAT_READ_BYTES,
+  isDefunct,
+  isGoneBy,
   parseLsofCwd,
   parseProcStat,
   parsePsLine,
@@ -66,6 +68,27 @@ describe('parseProcStat', () => {
     const stat = parseProcStat(readFileSync('/proc/self/stat', 'utf8'))
     expect(stat?.pid).toBe(process.pid)
     expect(stat?.ppid).toBe(process.ppid)
+    // Node runs a thread pool and V8's helper threads besides its main thread.
+    expect(stat?.threads).toBeGreaterThan(1)
+  })
+})
+
+describe('isDefunct', () => {
+  // state ppid pgrp session tty_nr tpgid flags minflt cminflt majflt cmajflt utime stime cutime cstime priority nice num_threads itrealvalue starttime
+  const row = (state: string, threads: number): string => `77 (mt) ${state} 1 77 77 34817 77 4194560 0 0 0 0 0 0 0 0 20 0 ${threads} 0 123456`
+
+  it('counts a zombie as dead, and a process whose main thread exited while others run (Z with threads) as alive', () => {
+    expect(parseProcStat(row('Z', 1))).toMatchObject({ state: 'Z', threads: 1, startTime: '123456' })
+    expect(isDefunct(parseProcStat(row('Z', 1))!)).toBe(true)
+    expect(isDefunct(parseProcStat(row('Z', 2))!)).toBe(false)
+    expect(isDefunct(parseProcStat(row('S', 1))!)).toBe(false)
+    // Where the thread count is unknown (ps), Z means dead.
+    expect(isDefunct({ state: 'Z' })).toBe(true)
+  })
+
+  it('decides isGoneBy: a Z leader with live threads is not gone', () => {
+    expect(isGoneBy(parseProcStat(row('Z', 3)), '123456')).toBe(false)
+    expect(isGoneBy(parseProcStat(row('Z', 1)), '123456')).toBe(true)
   })
 })
 
