@@ -54,11 +54,12 @@ export type PtyControllerBytesEvent = {
 }
 
 /**
- * Output of a PTY went by undelivered (its provider reported a gap, such as a pty host whose ring
- * no longer held what a dropped connection missed), or was printed while the PTY's stop stood
- * unverified and reached nobody (reported right after the `spawn` event of the re-attach that
- * revives it): the PTY's output sequence jumped from `fromSeq` to `toSeq`, and the next `data` (or
- * `bytes`) event continues after `toSeq`. A view that follows the stream by `seq` repaints from a
+ * Output of a PTY went by undelivered — its provider reported a gap (such as a pty host whose ring
+ * no longer held what a dropped connection missed), the controller's in-flight buffer dropped it
+ * past its cap (reported by the spawn that publishes the PTY, where it stood), or it was printed
+ * while the PTY's stop stood unverified and reached nobody (reported right after the `spawn` event
+ * of the re-attach that revives it): the PTY's output sequence jumped from `fromSeq` to `toSeq`,
+ * and the next `data` (or `bytes`) event continues after `toSeq`. A view that follows the stream by `seq` repaints from a
  * snapshot rather than go on as if nothing was missed.
  */
 export type PtyControllerOutputLossEvent = {

@@ -1,11 +1,12 @@
 import type { PtyBytesEvent, PtyDataEvent, PtyExitEvent, PtyOutputLossEvent, PtyProvider } from '../contracts/index.js'
 
 /**
- * The most output chars the controller holds for PTYs whose spawn may still be in flight. Past it
- * the oldest held output is dropped (and reported). Why: only a hung spawn plus a chatty PTY the
- * controller does not track can fill it — ten default high watermarks is far more than a PTY
- * produces between its physical start and its publication, and small enough not to pin a host's
- * memory.
+ * The most output chars the controller holds for PTYs whose spawn may still be in flight (and for
+ * PTYs whose stop stands unverified, while any spawn is in flight: a re-attach may revive them).
+ * Past it the oldest held output is dropped: reported on `error`, and as an `outputLoss` by the
+ * spawn that publishes the PTY. Why this size: only a hung spawn plus a chatty PTY can fill it —
+ * ten default high watermarks is far more than a PTY produces between its physical start and its
+ * publication, and small enough not to pin a host's memory.
  */
 export const IN_FLIGHT_OUTPUT_BUFFER_MAX_CHARS = 1_000_000
 
@@ -18,7 +19,7 @@ export type DroppedOutput = {
   id: string
   /** The incarnation the dropped output named, if any. */
   incarnationId?: PtyDataEvent['incarnationId']
-  /** How many chars (bytes) were dropped. */
+  /** How many chars were dropped (bytes, for a PTY whose provider delivers bytes). */
   chars: number
 }
 
@@ -32,7 +33,7 @@ export type HeldProviderEvent =
 
 type Entry = HeldProviderEvent & { seq: number }
 
-/** The output an entry holds, in its own unit (chars of text, bytes); 0 for an exit or a loss. */
+/** The output an entry holds, in its own unit (chars of text, bytes); 0 for an exit, a loss or a drop mark. */
 function outputLength(entry: HeldProviderEvent): number {
   if (entry.kind === 'data') return entry.event.data.length
   return entry.kind === 'bytes' ? entry.event.bytes.length : 0
@@ -109,6 +110,11 @@ export class InFlightEventBuffer {
     for (const held of discarded) this.#onDiscard(held)
   }
 
+  /** Whether a spawn is in flight, so that {@link InFlightEventBuffer.hold} would hold an event. */
+  get holding(): boolean {
+    return this.#spawns.size > 0
+  }
+
   /** Hold an event if some spawn is in flight; returns whether it was held. */
   hold(held: HeldProviderEvent): boolean {
     if (this.#spawns.size === 0) return false
@@ -155,6 +161,15 @@ export class InFlightEventBuffer {
     this.#heldChars = chars
   }
 
+  /**
+   * Whether a spawn in flight began after the event at `from` and by the one at `to`: it may claim
+   * the later event and not the earlier, so their drops must not share one mark.
+   */
+  #spawnBeganBetween(from: number, to: number): boolean {
+    for (const since of this.#spawns.values()) if (since > from && since <= to) return true
+    return false
+  }
+
   #dropOldestOutput(): void {
     const dropped: { id: string }[] = []
     let excess = this.#heldChars - this.#maxChars
@@ -181,7 +196,7 @@ export class InFlightEventBuffer {
       // The place of what was dropped stays, one mark per run of one PTY's output.
       const previous = lastKept.get(entry.provider)?.get(entry.event.id)
       const incarnationId = entry.event.incarnationId
-      if (previous?.kind === 'dropped' && previous.event.incarnationId === incarnationId) {
+      if (previous?.kind === 'dropped' && previous.event.incarnationId === incarnationId && !this.#spawnBeganBetween(previous.seq, entry.seq)) {
         previous.event.chars += length
       } else {
         const mark: DroppedOutput = incarnationId === undefined ? { id: entry.event.id, chars: length } : { id: entry.event.id, incarnationId, chars: length }

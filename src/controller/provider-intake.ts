@@ -120,6 +120,15 @@ export class ProviderIntake {
   }
 
   /**
+   * A re-attach revives `record` (its stop stood unverified): what is still held of its output
+   * from before that re-attach began (held for other spawns in flight, which cannot claim it) went
+   * by undelivered — counted now, with the rest of the gap the revival reports.
+   */
+  discardHeldBefore(record: PtyRecord): void {
+    for (const held of this.takeHeld(record, 0)) this.#onDiscarded(held)
+  }
+
+  /**
    * Deliver taken events, right after the `spawn` event, as if they arrived now. `streamStart` is
    * where the spawn result's `providerSequence` placed the stream (in the provider's sequence): a
    * loss that ends there or before it lies before the stream (the placement counts it already).
@@ -151,15 +160,15 @@ export class ProviderIntake {
     if (typeof event !== 'object' || event === null || typeof event.data !== 'string') return
     if (this.#deliverToLive(provider, event.id, event.incarnationId, event.data)) return
     // Output for an id whose spawn may still be in flight: hold it until the spawn publishes.
-    if (allowBuffer && this.#held.hold({ kind: 'data', provider, event })) return
-    this.#noteUndelivered(provider, event.id, event.incarnationId, event.data.length)
+    if (allowBuffer && this.#held.holding) this.#held.hold({ kind: 'data', provider, event })
+    else this.#noteUndelivered(provider, event.id, event.incarnationId, event.data.length)
   }
 
   #onBytes(provider: PtyProvider, event: PtyBytesEvent, allowBuffer: boolean): void {
     if (typeof event !== 'object' || event === null || !(event.bytes instanceof Uint8Array)) return
     if (this.#deliverToLive(provider, event.id, event.incarnationId, event.bytes)) return
-    if (allowBuffer && this.#held.hold({ kind: 'bytes', provider, event })) return
-    this.#noteUndelivered(provider, event.id, event.incarnationId, event.bytes.length)
+    if (allowBuffer && this.#held.holding) this.#held.hold({ kind: 'bytes', provider, event })
+    else this.#noteUndelivered(provider, event.id, event.incarnationId, event.bytes.length)
   }
 
   /**
@@ -229,8 +238,8 @@ export class ProviderIntake {
       }
       if (record.state === 'exited' && event.incarnationId !== undefined && event.incarnationId === record.incarnationId) return
     }
-    if (allowBuffer && this.#held.hold({ kind: 'loss', provider, event })) return
-    this.#noteUndelivered(provider, event.id, event.incarnationId, toSeq - fromSeq)
+    if (allowBuffer && this.#held.holding) this.#held.hold({ kind: 'loss', provider, event })
+    else this.#noteUndelivered(provider, event.id, event.incarnationId, toSeq - fromSeq)
   }
 
   #onExit(provider: PtyProvider, event: PtyExitEvent): void {

@@ -44,7 +44,8 @@ export function isPtyControllerDisposedError(value: unknown): value is PtyContro
  * - `bookkeeping_failed`: the runtime, slot store or claim registry threw while the controller
  *   recorded an exit or released an owner;
  * - `output_dropped`: output held for spawns in flight passed `IN_FLIGHT_OUTPUT_BUFFER_MAX_CHARS`
- *   (a hung spawn while a PTY the controller does not track kept writing); the oldest was dropped.
+ *   (a hung spawn while a chatty PTY kept writing); the oldest was dropped. The spawn that then
+ *   publishes the PTY also reports what was dropped as an `outputLoss`.
  */
 export type PtyControllerErrorCode =
   | 'listener_threw'

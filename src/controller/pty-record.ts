@@ -63,8 +63,9 @@ export type PtyRecord = {
   /** The controller's own output count, used when the runtime has no `notePtyOutput`. */
   outputSequence: number
   /**
-   * Characters of this incarnation's output dropped (or reported lost by its provider) while it was
-   * `unverified`: its exit was published, so they reached nobody. A revival reports them as one
+   * Characters (bytes, for a PTY whose provider delivers bytes) of this incarnation's output dropped
+   * or reported lost by its provider while it was `unverified`: its exit was published, so they
+   * reached nobody. A revival reports them as one
    * `outputLoss`, so the output sequence keeps matching the provider's own.
    */
   charsDroppedWhileUnverified: number

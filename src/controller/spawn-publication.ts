@@ -1,5 +1,6 @@
 import type {
   ExecutionHostId,
+  ProviderSequence,
   PtyIncarnationId,
   PtyProvider,
   PtySlot,
@@ -95,6 +96,12 @@ export class SpawnPublication {
         this.#abandonCommittedSpawn(provider, outcome, options)
         throw new PtyControllerDisposedError('spawn')
       }
+      if (result.isReattach !== true && result.providerSequence === undefined) {
+        // A process this spawn started streams from its first byte, whether or not its provider
+        // said so (`providerSequence` is optional): tell the runtime, as a `reset` would, or a later
+        // re-attach's `continued` count would be placed on top of what it already counted.
+        core.runtime.synchronizePtyOutputSequenceFromProvider?.(result.id, NEW_STREAM, core.runtime.getPtyOutputSequence?.(result.id) ?? 0)
+      }
       const existing = core.records.get(result.id)
       if (existing !== undefined && isExitedProcess(existing, provider, result)) {
         this.#rejectExitedReattach(outcome, options)
@@ -163,6 +170,12 @@ export class SpawnPublication {
       // The process died after the host answered, and its exit was already published.
       if (current !== undefined && isExitedProcess(current, provider, { ...result, isReattach: true })) return false
       if (current !== undefined && isSameProcess(current, provider, result.incarnationId)) {
+        if (current.state === 'live') {
+          // Another attach (or spawn) published it while this one was in flight: one `spawn`
+          // event per revival; only what is still held for this attach is left to deliver.
+          this.#intake.deliverHeld(this.#intake.takeHeld(current, inFlight.since), undefined)
+          return true
+        }
         // Published again as the spawn path does for the same process (its stop went unverified):
         // live again, a `spawn` event (re-attach) that reopens its handle's output, and the events
         // held while this attach was in flight delivered.
@@ -244,6 +257,7 @@ export class SpawnPublication {
   #publish(record: PtyRecord, inFlight: InFlightSpawn, isReattach: boolean, result: PtySpawnResult, heldSince = inFlight.since): void {
     const early = this.#intake.takeHeld(record, heldSince)
     this.#intake.endInFlight(inFlight)
+    if (record.state === 'unverified') this.#intake.discardHeldBefore(record)
     const revived = this.#exits.reviveIfUnverified(record)
     // Built only for a listener, field by field: most hosts follow the spawn's reply, not the event.
     if (this.#core.listens('spawn')) {
@@ -299,6 +313,9 @@ export class SpawnPublication {
     })
   }
 }
+
+/** A stream that begins with this process (see `rebaseOutputSequence`: the count stays, now placed). */
+const NEW_STREAM: ProviderSequence = Object.freeze({ value: 0, generation: 'reset' })
 
 function sizeOf(result: PtySpawnResult, requested: { cols?: number; rows?: number }): { cols: number; rows: number } {
   return { cols: result.cols ?? requested.cols ?? DEFAULT_COLS, rows: result.rows ?? requested.rows ?? DEFAULT_ROWS }

@@ -79,7 +79,7 @@ export type FakeSpawnScript = {
   writeSettlement?: WriteSettlement
   /** What a stop of this PTY does (default `confirm`). */
   shutdown?: FakeShutdownBehaviour
-  /** The provider sequence to return in the spawn result (omitted by default). */
+  /** The provider sequence to return in the spawn result (default `{ value: 0, generation: 'reset' }`, as real providers report a fresh start). */
   providerSequence?: ProviderSequence
   /** Returned in the spawn result, and used for this PTY's exit causes. */
   hostReportsChildExitStatus?: boolean

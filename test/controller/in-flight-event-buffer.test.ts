@@ -85,6 +85,23 @@ describe('InFlightEventBuffer', () => {
     expect(buffer.take(provider, 'q', spawn.since, all).map((held) => [held.kind, held.event])).toEqual([['dropped', { id: 'q', chars: 2 }]])
   })
 
+  it('does not merge output dropped after a spawn began into a mark from before it', () => {
+    const buffer = new InFlightEventBuffer(4, () => undefined)
+    buffer.begin()
+    buffer.hold(data('p', 'ab'))
+    buffer.hold(data('p', 'cd'))
+    // p's re-attach starts: it may claim what arrives from now on, and only that.
+    const spawn = buffer.begin()
+    buffer.hold(data('p', 'ef'))
+    buffer.hold(data('p', 'gh'))
+    buffer.hold(data('p', 'ij'))
+    expect(buffer.take(provider, 'p', spawn.since, all).map((held) => [held.kind, held.event])).toEqual([
+      ['dropped', { id: 'p', chars: 2 }],
+      ['data', { id: 'p', data: 'gh' }],
+      ['data', { id: 'p', data: 'ij' }],
+    ])
+  })
+
   it('hands every event no spawn claimed to onDiscard when the last spawn that could have is over', () => {
     const discarded: unknown[] = []
     const buffer = new InFlightEventBuffer(100, () => undefined, (held) => discarded.push(held.event))

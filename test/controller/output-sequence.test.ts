@@ -243,3 +243,70 @@ describe('attach, then a spawn re-attach of the same session', () => {
     await dispose(controller, provider, clock)
   })
 })
+
+describe('revivals that race other spawns and attaches (a review, 3 Dec)', () => {
+  it('counts output of an unverified PTY held for an unrelated spawn still in flight at its revival', async () => {
+    const provider = createFakePtyProvider({ scheduling: 'manual' })
+    const clock = createManualClock()
+    const controller = createPtyController({ provider, clock })
+    const { log } = listen(controller)
+    await controller.spawn({ sessionId: 'x' })
+    provider.emitData('x', 'abc')
+    await stopUnverified(controller, provider, clock)
+    provider.scriptNextSpawn({ hang: true, id: 'y' })
+    const other = controller.spawn({ sessionId: 'y' })
+    await provider.settle()
+    // Held for y's spawn (x may be revived by a re-attach), which cannot claim it.
+    provider.emitData('x', 'lost!')
+    expect(await controller.attach('x')).toBe(true)
+    provider.releaseSpawn('y')
+    await other
+    provider.emitData('x', 'de')
+    expect(log.filter((entry) => !entry.startsWith('spawn') && !entry.startsWith('exit'))).toEqual(['data abc 3', 'loss 3-8', 'data de 10'])
+    await dispose(controller, provider, clock)
+  })
+
+  it('publishes one revival when two attaches revive the same PTY at once', async () => {
+    const provider = createFakePtyProvider({ scheduling: 'manual' })
+    const clock = createManualClock()
+    const controller = createPtyController({ provider, clock })
+    const { log } = listen(controller)
+    await controller.spawn({ sessionId: 'x' })
+    provider.emitData('x', 'abc')
+    await stopUnverified(controller, provider, clock)
+    provider.emitData('x', 'lost!')
+    const first = controller.attach('x')
+    const second = controller.attach('x')
+    provider.emitData('x', 'mid')
+    expect(await first).toBe(true)
+    expect(await second).toBe(true)
+    expect(log).toEqual(['spawn', 'data abc 3', 'exit unknown', 'spawn reattach', 'loss 3-8', 'data mid 11'])
+    await dispose(controller, provider, clock)
+  })
+
+  it.each(['attach', 'spawn'] as const)(
+    'revival through %s keeps seq on the provider’s when its fresh spawn named no providerSequence (optional)',
+    async (via) => {
+      const fake = createFakePtyProvider({ scheduling: 'manual' })
+      const clock = createManualClock()
+      const provider = Object.assign(Object.create(fake) as Fake, {
+        spawn: async (options: Parameters<Fake['spawn']>[0]) => {
+          const result = await fake.spawn(options)
+          if (result.isReattach !== true) delete (result as { providerSequence?: unknown }).providerSequence
+          return result
+        },
+      })
+      const controller = createPtyController({ provider, clock })
+      const { log } = listen(controller)
+      await controller.spawn({ sessionId: 'x' })
+      fake.emitData('x', 'abc')
+      await stopUnverified(controller, fake, clock)
+      fake.emitData('x', 'lost!')
+      if (via === 'attach') expect(await controller.attach('x')).toBe(true)
+      else await controller.spawn({ sessionId: 'x' })
+      fake.emitData('x', 'de')
+      expect(log.filter((entry) => entry.startsWith('data') || entry.startsWith('loss'))).toEqual(['data abc 3', 'loss 3-8', 'data de 10'])
+      await dispose(controller, fake, clock)
+    },
+  )
+})
