@@ -2,55 +2,57 @@
  * The output sequence keeps step with the provider's own count on the paths where output reaches
  * nobody for a while — a stop that stood unverified until a re-attach revived it, an `attach` of a
  * PTY the controller did not track, output the in-flight buffer's cap dropped — found by a bug hunt
- * from the host's side (3 Dec). Each names the doc line it holds the controller to.
+ * and a review from the host's side (3 Dec). The fake's count of `x`'s output is the sum of what
+ * each test emits; the `seq` of every event is checked against it.
  */
 import { describe, expect, it } from 'vitest'
-import { createPtyController, type PtyControllerDataEvent, type PtyControllerOutputLossEvent } from 'ptykit/controller'
+import { createPtyController, type PtyControllerOptions } from 'ptykit/controller'
 import type { PtyProvider } from 'ptykit/contracts'
 import { createFakePtyProvider, createManualClock } from 'ptykit/testing'
 
 type Fake = ReturnType<typeof createFakePtyProvider>
-type Clock = ReturnType<typeof createManualClock>
+type Controller = ReturnType<typeof createPtyController>
 
-function listen(controller: ReturnType<typeof createPtyController>): { log: string[]; data: PtyControllerDataEvent[]; losses: PtyControllerOutputLossEvent[] } {
+/** A fake provider (seen through `wrap`, if given), a manual clock, a controller and its event log. */
+type World = { fake: Fake; clock: ReturnType<typeof createManualClock>; controller: Controller; log: string[] }
+
+function world(wrap?: (fake: Fake) => PtyProvider, options: Omit<PtyControllerOptions, 'provider' | 'providers' | 'clock'> = {}): World {
+  const fake = createFakePtyProvider({ scheduling: 'manual' })
+  const clock = createManualClock()
+  const controller = createPtyController({ ...options, provider: wrap === undefined ? fake : wrap(fake), clock })
   const log: string[] = []
-  const data: PtyControllerDataEvent[] = []
-  const losses: PtyControllerOutputLossEvent[] = []
   controller.on('spawn', (event) => log.push(`spawn${event.isReattach ? ' reattach' : ''}`))
   controller.on('exit', (event) => log.push(`exit ${event.cause.kind}`))
-  controller.on('data', (event) => {
-    log.push(`data ${event.data} ${event.seq}`)
-    data.push(event)
-  })
-  controller.on('outputLoss', (event) => {
-    log.push(`loss ${event.fromSeq}-${event.toSeq}`)
-    losses.push(event)
-  })
-  return { log, data, losses }
-}
-
-async function runDown(provider: Fake, clock: Clock, rounds = 50): Promise<void> {
-  for (let i = 0; i < rounds; i++) {
-    await provider.settle()
-    const next = clock.nextTimerAt()
-    if (next === null) return
-    clock.advance(Math.max(0, next - clock.now()))
-  }
+  controller.on('data', (event) => log.push(`data ${event.data} ${event.seq}`))
+  controller.on('outputLoss', (event) => log.push(`loss ${event.fromSeq}-${event.toSeq}`))
+  controller.on('error', () => undefined)
+  return { fake, clock, controller, log }
 }
 
 /** Stop 'x' and let the stop go unverified (published exit `stop_unverified`; the process lives on). */
-async function stopUnverified(controller: ReturnType<typeof createPtyController>, provider: Fake, clock: Clock): Promise<void> {
-  provider.setShutdownBehaviour('x', 'never_confirm')
+async function stopUnverified({ controller, fake, clock }: World): Promise<void> {
+  fake.setShutdownBehaviour('x', 'never_confirm')
   expect(controller.kill('x')).toBe(true)
-  await provider.settle()
+  await fake.settle()
   clock.advance(60_000)
-  await provider.settle()
+  await fake.settle()
 }
 
-async function dispose(controller: ReturnType<typeof createPtyController>, provider: Fake, clock: Clock): Promise<void> {
-  for (const id of provider.livePtyIds()) provider.setShutdownBehaviour(id, 'confirm')
+/** Spawn 'x' (with `options`), which prints `abc`; its stop goes unverified; it prints `lost!` (seq 3 → 8). */
+async function printedWhileUnverified(w: World, options: Parameters<Controller['spawn']>[0] = { sessionId: 'x' }): Promise<void> {
+  await w.controller.spawn(options)
+  w.fake.emitData('x', 'abc')
+  await stopUnverified(w)
+  w.fake.emitData('x', 'lost!')
+}
+
+async function dispose({ controller, fake, clock }: World): Promise<void> {
+  for (const id of fake.livePtyIds()) fake.setShutdownBehaviour(id, 'confirm')
   const disposed = controller.dispose()
-  await runDown(provider, clock)
+  for (let i = 0; i < 50 && clock.nextTimerAt() !== null; i++) {
+    await fake.settle()
+    clock.advance(Math.max(0, (clock.nextTimerAt() ?? clock.now()) - clock.now()))
+  }
   await disposed
 }
 
@@ -69,244 +71,166 @@ function withoutIncarnations(provider: Fake): PtyProvider {
   })
 }
 
-describe('output of an incarnation whose stop went unverified', () => {
+/** The fake, as a provider whose fresh spawn names no `providerSequence` (it is optional in the contract). */
+function withoutFreshSequence(provider: Fake): PtyProvider {
+  return Object.assign(Object.create(provider) as Fake, {
+    spawn: async (options: Parameters<Fake['spawn']>[0]) => {
+      const result = await provider.spawn(options)
+      if (result.isReattach !== true) delete (result as { providerSequence?: unknown }).providerSequence
+      return result
+    },
+  })
+}
 
-  it('a provider without incarnation ids: output dropped while unverified is reported at the revival', async () => {
-    // events.ts (outputLoss): printed "while the PTY's stop stood unverified and reached nobody
-    // (reported right after the spawn event of the re-attach that revives it)".
-    const fake = createFakePtyProvider({ scheduling: 'manual' })
-    const clock = createManualClock()
-    const controller = createPtyController({ provider: withoutIncarnations(fake), clock })
-    const { log } = listen(controller)
-    await controller.spawn({ sessionId: 'x' })
-    fake.emitData('x', 'abc')
-    await stopUnverified(controller, fake, clock)
-    fake.emitData('x', 'lost!')
-    expect(await controller.attach('x')).toBe(true)
-    fake.emitData('x', 'de')
-    expect((await controller.serializeProviderBuffer('x'))?.seq).toBe(10)
-    expect(log).toEqual(['spawn', 'data abc 3', 'exit unknown', 'spawn reattach', 'loss 3-8', 'data de 10'])
-    await dispose(controller, fake, clock)
+/** The events from the unverified exit on (the spawn and `data abc 3` before it are the same in every test). */
+const fromExit = (log: string[]): string[] => log.slice(log.indexOf('exit unknown'))
+
+describe('output of an incarnation whose stop went unverified, at its revival', () => {
+  // events.ts (outputLoss): printed "while the PTY's stop stood unverified and reached nobody
+  // (reported right after the spawn event of the re-attach that revives it)".
+  it.each([
+    ['attach', { sessionId: 'x' }],
+    ['a sessionId spawn', { sessionId: 'x' }],
+    ['a claim spawn', { sessionId: 'x', claim: { key: 'k' } }],
+    ['a slot spawn', { sessionId: 'x', slot: { key: 's' } }],
+  ] as const)('is one gap right after the re-attach when %s revives it', async (via, options) => {
+    const w = world()
+    await printedWhileUnverified(w, options)
+    if (via === 'attach') expect(await w.controller.attach('x')).toBe(true)
+    else expect((await w.controller.spawn(options)).isReattach).toBe(true)
+    w.fake.emitData('x', 'de')
+    expect(fromExit(w.log)).toEqual(['exit unknown', 'spawn reattach', 'loss 3-8', 'data de 10'])
+    await dispose(w)
   })
 
-  it('output that arrives while the reviving attach is in flight is delivered after its spawn event, not reported lost', async () => {
+  it('is counted for a provider without incarnation ids too', async () => {
+    const w = world(withoutIncarnations)
+    await printedWhileUnverified(w)
+    expect(await w.controller.attach('x')).toBe(true)
+    w.fake.emitData('x', 'de')
+    expect(w.log).toEqual(['spawn', 'data abc 3', 'exit unknown', 'spawn reattach', 'loss 3-8', 'data de 10'])
+    await dispose(w)
+  })
+
+  it('leaves output that arrives while the reviving attach is in flight to be delivered after it', async () => {
     // docs/controller.md, Ordering: "Output that arrived while the spawn was still in flight is held
-    // and delivered right after `spawn`. ... Only output that arrived *after* the spawn (or `attach`)
-    // started is delivered"; the attach reply placed the stream before it (providerSequence continued 8).
-    const provider = createFakePtyProvider({ scheduling: 'manual' })
-    const clock = createManualClock()
-    const controller = createPtyController({ provider, clock })
-    const { log } = listen(controller)
-    await controller.spawn({ sessionId: 'x' })
-    provider.emitData('x', 'abc')
-    await stopUnverified(controller, provider, clock)
-    provider.emitData('x', 'lost!')
-    const attaching = controller.attach('x')
-    provider.emitData('x', 'mid')
+    // and delivered right after `spawn`."
+    const w = world()
+    await printedWhileUnverified(w)
+    const attaching = w.controller.attach('x')
+    w.fake.emitData('x', 'mid')
     expect(await attaching).toBe(true)
-    expect(log.slice(2)).toEqual(['exit unknown', 'spawn reattach', 'loss 3-8', 'data mid 11'])
-    await dispose(controller, provider, clock)
-  })
-})
-
-describe('attach of a PTY the controller does not track', () => {
-  it('rebases seq on the provider sequence of the attach reply', async () => {
-    // docs/pty-host.md: "Attach (... a controller `attach` ...): the reply carries providerSequence:
-    // { value, generation: 'continued' } ... the consumer's count stays the host's absolute sequence".
-    const provider = createFakePtyProvider({ scheduling: 'manual' })
-    const clock = createManualClock()
-    const controller = createPtyController({ provider, clock })
-    const { log } = listen(controller)
-    const outside = await provider.spawn({ sessionId: 'x' })
-    provider.emitData(outside.id, 'before the app attached')
-    expect(await controller.attach('x')).toBe(true)
-    provider.emitData('x', 'de')
-    const snapshotSeq = (await controller.serializeProviderBuffer('x'))?.seq
-    expect(snapshotSeq).toBe(25)
-    expect(log).toEqual(['spawn reattach', 'data de 25'])
-    await dispose(controller, provider, clock)
-  })
-})
-
-describe('a revival through each path', () => {
-  it.each(['claim', 'slot'] as const)('revival through a %s spawn reports the gap and seq matches the provider', async (via) => {
-    const provider = createFakePtyProvider({ scheduling: 'manual' })
-    const clock = createManualClock()
-    const controller = createPtyController({ provider, clock })
-    const { log } = listen(controller)
-    const options = via === 'claim' ? { sessionId: 'x', claim: { key: 'k' } } : { sessionId: 'x', slot: { key: 's' } }
-    await controller.spawn(options)
-    provider.emitData('x', 'abc')
-    await stopUnverified(controller, provider, clock)
-    provider.emitData('x', 'lost!')
-    const reply = await controller.spawn(options)
-    provider.emitData('x', 'de')
-    expect({ reply: reply.isReattach, log: log.slice(2) }).toEqual({ reply: true, log: ['exit unknown', 'spawn reattach', 'loss 3-8', 'data de 10'] })
-    expect((await controller.serializeProviderBuffer('x'))?.seq).toBe(10)
-    await dispose(controller, provider, clock)
+    expect(fromExit(w.log)).toEqual(['exit unknown', 'spawn reattach', 'loss 3-8', 'data mid 11'])
+    await dispose(w)
   })
 
-  it('revival with dataBatchMs reports the gap and seq matches the provider', async () => {
-    const provider = createFakePtyProvider({ scheduling: 'manual' })
-    const clock = createManualClock()
-    const controller = createPtyController({ provider, clock, dataBatchMs: 5 })
-    const { log } = listen(controller)
-    await controller.spawn({ sessionId: 'x' })
-    provider.emitData('x', 'a')
-    provider.emitData('x', 'bc')
-    await stopUnverified(controller, provider, clock)
-    provider.emitData('x', 'lost!')
-    expect(await controller.attach('x')).toBe(true)
-    provider.emitData('x', 'd')
-    provider.emitData('x', 'e')
-    clock.advance(5)
-    expect(log).toEqual(['spawn', 'data a 1', 'data bc 3', 'exit unknown', 'spawn reattach', 'loss 3-8', 'data d 9', 'data e 10'])
-    await dispose(controller, provider, clock)
+  it('keeps its place with dataBatchMs', async () => {
+    const w = world(undefined, { dataBatchMs: 5 })
+    await printedWhileUnverified(w)
+    expect(await w.controller.attach('x')).toBe(true)
+    w.fake.emitData('x', 'd')
+    w.fake.emitData('x', 'e')
+    w.clock.advance(5)
+    expect(fromExit(w.log)).toEqual(['exit unknown', 'spawn reattach', 'loss 3-8', 'data d 9', 'data e 10'])
+    await dispose(w)
   })
 
-  it('a second unverified stop after a revival reports its own gap', async () => {
-    const provider = createFakePtyProvider({ scheduling: 'manual' })
-    const clock = createManualClock()
-    const controller = createPtyController({ provider, clock })
-    const { log } = listen(controller)
-    await controller.spawn({ sessionId: 'x' })
-    provider.emitData('x', 'abc')
-    await stopUnverified(controller, provider, clock)
-    provider.emitData('x', 'lost!')
-    expect(await controller.attach('x')).toBe(true)
-    provider.emitData('x', 'de')
-    await stopUnverified(controller, provider, clock)
-    provider.emitData('x', 'gone')
-    expect(await controller.attach('x')).toBe(true)
-    provider.emitData('x', 'f')
-    expect((await controller.serializeProviderBuffer('x'))?.seq).toBe(15)
-    expect(log.at(-1)).toBe('data f 15')
-    await dispose(controller, provider, clock)
+  it('is reported per revival when the stop goes unverified a second time', async () => {
+    const w = world()
+    await printedWhileUnverified(w)
+    expect(await w.controller.attach('x')).toBe(true)
+    w.fake.emitData('x', 'de')
+    await stopUnverified(w)
+    w.fake.emitData('x', 'gone')
+    expect(await w.controller.attach('x')).toBe(true)
+    w.fake.emitData('x', 'f')
+    expect(w.log.slice(-4)).toEqual(['exit unknown', 'spawn reattach', 'loss 10-14', 'data f 15'])
+    await dispose(w)
   })
 
-
-
-  it('spawn({ sessionId }) of an untracked live session rebases seq on the provider, as attach does', async () => {
-    const provider = createFakePtyProvider({ scheduling: 'manual' })
-    const clock = createManualClock()
-    const controller = createPtyController({ provider, clock })
-    const { log } = listen(controller)
-    await provider.spawn({ sessionId: 'x' })
-    provider.emitData('x', 'before the app attached')
-    await controller.spawn({ sessionId: 'x' })
-    provider.emitData('x', 'de')
-    expect(log).toEqual(['spawn reattach', 'data de 25'])
-    await dispose(controller, provider, clock)
-  })
-})
-
-describe('the in-flight buffer cap', () => {
-  it('output the in-flight cap drops is reported as an outputLoss, and seq stays the provider’s', async () => {
-    // events.ts: outputLoss — "Output of a PTY went by undelivered ... the PTY's output sequence
-    // jumped from fromSeq to toSeq"; docs/controller.md: seq "keeps matching the provider's snapshots".
-    const provider = createFakePtyProvider({ scheduling: 'manual' })
-    const clock = createManualClock()
-    const controller = createPtyController({ provider, clock })
-    const { losses, data } = listen(controller)
-    controller.on('error', () => undefined)
-    provider.scriptNextSpawn({ hang: true, id: 'p' })
-    const spawning = controller.spawn({})
-    await provider.settle()
-    const chunk = 'x'.repeat(100_000)
-    for (let i = 0; i < 12; i++) provider.emitData('p', chunk)
-    provider.releaseSpawn('p')
-    await spawning
-    provider.emitData('p', 'de')
-    const snap = (await controller.serializeProviderBuffer('p'))?.seq
-    expect(snap).toBe(1_200_002)
-    expect(data.at(-1)?.seq).toBe(snap)
-    expect(losses.length).toBe(1)
-    await dispose(controller, provider, clock)
-  })
-})
-
-describe('attach, then a spawn re-attach of the same session', () => {
-  it('seq stays the provider’s when a spawn({ sessionId }) re-attaches a PTY first adopted by attach()', async () => {
-    // docs/controller.md: seq "keeps matching the provider's snapshots".
-    const provider = createFakePtyProvider({ scheduling: 'manual' })
-    const clock = createManualClock()
-    const controller = createPtyController({ provider, clock })
-    const { log } = listen(controller)
-    await provider.spawn({ sessionId: 'x' })
-    expect(await controller.attach('x')).toBe(true)
-    provider.emitData('x', 'ab')
-    await controller.spawn({ sessionId: 'x' })
-    provider.emitData('x', 'c')
-    const snap = (await controller.serializeProviderBuffer('x'))?.seq
-    expect(snap).toBe(3)
-    expect(log).toEqual(['spawn reattach', 'data ab 2', 'spawn reattach', 'data c 3'])
-    await dispose(controller, provider, clock)
-  })
-})
-
-describe('revivals that race other spawns and attaches (a review, 3 Dec)', () => {
-  it('counts output of an unverified PTY held for an unrelated spawn still in flight at its revival', async () => {
-    const provider = createFakePtyProvider({ scheduling: 'manual' })
-    const clock = createManualClock()
-    const controller = createPtyController({ provider, clock })
-    const { log } = listen(controller)
-    await controller.spawn({ sessionId: 'x' })
-    provider.emitData('x', 'abc')
-    await stopUnverified(controller, provider, clock)
-    provider.scriptNextSpawn({ hang: true, id: 'y' })
-    const other = controller.spawn({ sessionId: 'y' })
-    await provider.settle()
-    // Held for y's spawn (x may be revived by a re-attach), which cannot claim it.
-    provider.emitData('x', 'lost!')
-    expect(await controller.attach('x')).toBe(true)
-    provider.releaseSpawn('y')
+  it('is counted when it was held for an unrelated spawn still in flight at the revival', async () => {
+    const w = world()
+    await w.controller.spawn({ sessionId: 'x' })
+    w.fake.emitData('x', 'abc')
+    await stopUnverified(w)
+    w.fake.scriptNextSpawn({ hang: true, id: 'y' })
+    const other = w.controller.spawn({ sessionId: 'y' })
+    await w.fake.settle()
+    // Held while y's spawn is in flight (a re-attach may revive x), yet y's spawn cannot claim it.
+    w.fake.emitData('x', 'lost!')
+    expect(await w.controller.attach('x')).toBe(true)
+    w.fake.releaseSpawn('y')
     await other
-    provider.emitData('x', 'de')
-    expect(log.filter((entry) => !entry.startsWith('spawn') && !entry.startsWith('exit'))).toEqual(['data abc 3', 'loss 3-8', 'data de 10'])
-    await dispose(controller, provider, clock)
+    w.fake.emitData('x', 'de')
+    expect(w.log.filter((entry) => entry.startsWith('data') || entry.startsWith('loss'))).toEqual(['data abc 3', 'loss 3-8', 'data de 10'])
+    await dispose(w)
   })
 
-  it('publishes one revival when two attaches revive the same PTY at once', async () => {
-    const provider = createFakePtyProvider({ scheduling: 'manual' })
-    const clock = createManualClock()
-    const controller = createPtyController({ provider, clock })
-    const { log } = listen(controller)
-    await controller.spawn({ sessionId: 'x' })
-    provider.emitData('x', 'abc')
-    await stopUnverified(controller, provider, clock)
-    provider.emitData('x', 'lost!')
-    const first = controller.attach('x')
-    const second = controller.attach('x')
-    provider.emitData('x', 'mid')
+  it('is published once when two attaches revive the PTY at once', async () => {
+    const w = world()
+    await printedWhileUnverified(w)
+    const first = w.controller.attach('x')
+    const second = w.controller.attach('x')
+    w.fake.emitData('x', 'mid')
     expect(await first).toBe(true)
     expect(await second).toBe(true)
-    expect(log).toEqual(['spawn', 'data abc 3', 'exit unknown', 'spawn reattach', 'loss 3-8', 'data mid 11'])
-    await dispose(controller, provider, clock)
+    expect(fromExit(w.log)).toEqual(['exit unknown', 'spawn reattach', 'loss 3-8', 'data mid 11'])
+    await dispose(w)
   })
 
-  it.each(['attach', 'spawn'] as const)(
-    'revival through %s keeps seq on the provider’s when its fresh spawn named no providerSequence (optional)',
-    async (via) => {
-      const fake = createFakePtyProvider({ scheduling: 'manual' })
-      const clock = createManualClock()
-      const provider = Object.assign(Object.create(fake) as Fake, {
-        spawn: async (options: Parameters<Fake['spawn']>[0]) => {
-          const result = await fake.spawn(options)
-          if (result.isReattach !== true) delete (result as { providerSequence?: unknown }).providerSequence
-          return result
-        },
-      })
-      const controller = createPtyController({ provider, clock })
-      const { log } = listen(controller)
-      await controller.spawn({ sessionId: 'x' })
-      fake.emitData('x', 'abc')
-      await stopUnverified(controller, fake, clock)
-      fake.emitData('x', 'lost!')
-      if (via === 'attach') expect(await controller.attach('x')).toBe(true)
-      else await controller.spawn({ sessionId: 'x' })
-      fake.emitData('x', 'de')
-      expect(log.filter((entry) => entry.startsWith('data') || entry.startsWith('loss'))).toEqual(['data abc 3', 'loss 3-8', 'data de 10'])
-      await dispose(controller, fake, clock)
-    },
-  )
+  it.each(['attach', 'spawn'] as const)('is counted once through %s when the fresh spawn named no providerSequence', async (via) => {
+    const w = world(withoutFreshSequence)
+    await printedWhileUnverified(w)
+    if (via === 'attach') expect(await w.controller.attach('x')).toBe(true)
+    else await w.controller.spawn({ sessionId: 'x' })
+    w.fake.emitData('x', 'de')
+    expect(w.log.filter((entry) => entry.startsWith('data') || entry.startsWith('loss'))).toEqual(['data abc 3', 'loss 3-8', 'data de 10'])
+    await dispose(w)
+  })
+})
+
+describe('a PTY the controller did not track, re-attached', () => {
+  // docs/pty-host.md, Attach: "the reply carries providerSequence: { value, generation: 'continued' }
+  // ... the consumer's count stays the host's absolute sequence".
+  it.each(['attach', 'spawn'] as const)('continues the provider’s count through %s', async (via) => {
+    const w = world()
+    await w.fake.spawn({ sessionId: 'x' })
+    w.fake.emitData('x', 'before the app attached')
+    if (via === 'attach') expect(await w.controller.attach('x')).toBe(true)
+    else await w.controller.spawn({ sessionId: 'x' })
+    w.fake.emitData('x', 'de')
+    expect(w.log).toEqual(['spawn reattach', 'data de 25'])
+    await dispose(w)
+  })
+
+  it('keeps the count when a spawn re-attaches what attach adopted', async () => {
+    const w = world()
+    await w.fake.spawn({ sessionId: 'x' })
+    expect(await w.controller.attach('x')).toBe(true)
+    w.fake.emitData('x', 'ab')
+    await w.controller.spawn({ sessionId: 'x' })
+    w.fake.emitData('x', 'c')
+    expect(w.log).toEqual(['spawn reattach', 'data ab 2', 'spawn reattach', 'data c 3'])
+    await dispose(w)
+  })
+})
+
+describe('output the in-flight buffer’s cap dropped', () => {
+  it('is reported as a gap where it stood when the spawn publishes, and seq stays the provider’s', async () => {
+    // docs/controller.md, Ordering: past the cap "the oldest held output is dropped … the spawn that
+    // then publishes the PTY reports what was dropped as an `outputLoss` where it stood".
+    const w = world()
+    w.fake.scriptNextSpawn({ hang: true, id: 'p' })
+    const spawning = w.controller.spawn({})
+    await w.fake.settle()
+    const chunk = 'x'.repeat(100_000)
+    for (let i = 0; i < 12; i++) w.fake.emitData('p', chunk)
+    w.fake.releaseSpawn('p')
+    await spawning
+    w.fake.emitData('p', 'de')
+    // Two of the twelve chunks were dropped (the oldest), ten delivered after the gap.
+    expect(w.log.filter((entry) => entry.startsWith('loss'))).toEqual(['loss 0-200000'])
+    expect(w.log.at(-1)).toBe('data de 1200002')
+    await dispose(w)
+  })
 })
