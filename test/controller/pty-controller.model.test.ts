@@ -22,7 +22,7 @@ import {
   settleExitCause,
   type TerminalExitCause,
 } from '../../src/exit-cause/index.js'
-import { isPtySpawnError } from '../../src/spawn/index.js'
+import { createInMemoryPtyRuntime, isPtySpawnError, type InMemoryPtyRuntime } from '../../src/spawn/index.js'
 import { createFakePtyProvider, type FakePtyProvider, type FakeShutdownBehaviour } from '../../src/testing/index.js'
 import { createManualClock, type ManualClock } from '../../src/testing/manual-clock.js'
 
@@ -64,12 +64,14 @@ type Model = {
   seqs: Map<PtyIncarnationId, number>
   /** Every `outputLoss` event's gap (`toSeq − fromSeq`), in order. */
   losses: number[]
-  /** Per incarnation, its output sequence minus the provider's count of its output, when first compared. */
-  seqOffsets: Map<PtyIncarnationId, number>
+  /** Per incarnation, the PTY id's output sequence when its `spawn` event was published: its stream starts there. */
+  streamStarts: Map<PtyIncarnationId, number>
 }
 
 type Real = {
   provider: FakePtyProvider
+  /** The controller's runtime: its `getPtyOutputSequence` is the `seq` the controller publishes. */
+  runtime: InMemoryPtyRuntime
   clock: ManualClock
   controller: PtyController
   /** Per id: when the open producer pause began. */
@@ -136,6 +138,7 @@ function wire(model: Model, real: Real): void {
     }
     if (intent === undefined) return violate(model, `unexpected spawn event for ${event.ptyId}`)
     model.current.set(event.ptyId, incarnationId)
+    model.streamStarts.set(incarnationId, real.runtime.getPtyOutputSequence(event.ptyId))
     if (!model.ids.includes(event.ptyId)) model.ids.push(event.ptyId)
     const known = model.incarnations.get(incarnationId)
     model.incarnations.set(incarnationId, {
@@ -298,19 +301,18 @@ function checkAfterCommand(model: Model, real: Real): void {
       violate(model, `the exit of ${incarnationId} was never published`)
     }
   }
-  // The output sequence a live incarnation's consumers last saw keeps step with the provider's own
-  // count: every char was delivered or reported lost (a revival reports what went by while it stood
-  // unverified). The sequence is the id's, continued across respawns, so the two differ by a
-  // constant per incarnation.
-  for (const incarnationId of model.current.values()) {
+  // A live incarnation's output sequence has moved on, since its stream started, by exactly its
+  // provider's count of its output: every char was delivered or reported lost (a revival reports
+  // what went by while its stop stood unverified). The sequence is the id's, continued across
+  // respawns (a fresh spawn's `reset`), so each incarnation's stream starts where its spawn event
+  // found it.
+  for (const [ptyId, incarnationId] of model.current) {
     const incarnation = model.incarnations.get(incarnationId)
-    const pty = incarnation === undefined ? undefined : provider.getPty(incarnation.ptyId)
-    const seq = model.seqs.get(incarnationId)
-    if (incarnation?.published !== null || pty?.incarnationId !== incarnationId || pty.heldEventCount > 0 || seq === undefined) continue
-    const offset = seq - pty.producedChars
-    const first = model.seqOffsets.get(incarnationId)
-    if (first === undefined) model.seqOffsets.set(incarnationId, offset)
-    else if (offset !== first) violate(model, `the output sequence of ${incarnationId} is ${seq} at the provider's ${pty.producedChars}, ${first} apart before`)
+    const pty = provider.getPty(ptyId)
+    const start = model.streamStarts.get(incarnationId)
+    if (incarnation?.published !== null || pty?.incarnationId !== incarnationId || pty.heldEventCount > 0 || start === undefined) continue
+    const seq = real.runtime.getPtyOutputSequence(ptyId)
+    if (seq - start !== pty.producedChars) violate(model, `the output sequence of ${incarnationId} moved ${seq - start} from its start ${start}, its provider's count is ${pty.producedChars}`)
   }
   // A stop that nobody confirmed within the window is published as unverified.
   for (const incarnationId of model.current.values()) {
@@ -779,12 +781,13 @@ describe('controller model', () => {
           violations: [],
           seqs: new Map(),
           losses: [],
-          seqOffsets: new Map(),
+          streamStarts: new Map(),
         }
         // Subscribed before the controller, so the evidence is recorded before the controller acts on it.
         provider.onExit(providerExitListener(model))
-        const controller = createPtyController({ provider, clock, flowControl: FLOW })
-        const real: Real = { provider, clock, controller, openPauses: new Map(), checkedCalls: 0 }
+        const runtime = createInMemoryPtyRuntime()
+        const controller = createPtyController({ provider, clock, runtime, flowControl: FLOW })
+        const real: Real = { provider, runtime, clock, controller, openPauses: new Map(), checkedCalls: 0 }
         wire(model, real)
         await fc.asyncModelRun(() => ({ model, real }), commands)
       }),
