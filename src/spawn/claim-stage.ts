@@ -12,6 +12,22 @@ import type { ClaimedOwner } from './types.js'
 /** What the claim branch settled on: the PTY, whether this run created or adopted it, and the registry's owner. */
 export type ClaimBranch = { result: PtySpawnResult; disposition: 'created' | 'adopted'; owner: ClaimedOwner }
 
+/** The promise that settles when this run is over (see `RuntimePtySpawnState.runSettled`), made once. */
+function settledOf(state: RuntimePtySpawnState): Promise<void> {
+  if (state.runSettled === null) {
+    let resolve!: () => void
+    let reject!: (error: unknown) => void
+    const promise = new Promise<void>((res, rej) => {
+      resolve = res
+      reject = rej
+    })
+    // Why: nobody may have joined; an unobserved rejection must not crash the host.
+    promise.catch(() => undefined)
+    state.runSettled = { promise, resolve, reject }
+  }
+  return state.runSettled.promise
+}
+
 /**
  * Branch 7a: the single-flight ensure of the claim. Its spawn callback runs the fresh spawn
  * (stages 6–9); a created owner's claim is released on a rollback, an adopted (or joined) one is
@@ -54,6 +70,7 @@ export async function ensureClaim(state: RuntimePtySpawnState): Promise<ClaimBra
     onJoin: () => {
       state.joinedAnotherStart = true
     },
+    runSettled: settledOf(state),
   })
   const owner = ensured.owner
   if (ensured.disposition === 'created' && spawned !== null) {

@@ -57,7 +57,9 @@ function conflict(claim: PtyClaim, heldScope: string | undefined): PtySpawnError
  * Create the default single-flight registry of claimed owners ("exactly one live PTY per key"):
  *
  * - concurrent ensures of one key spawn once: the first caller gets `created`, the joiners (their
- *   `onJoin` fires) get `adopted` with the same owner, or the creator's error;
+ *   `onJoin` fires) get `adopted` with the same owner, or the creator's error — once the creator's
+ *   whole run is over when it passes `runSettled` (its final error, after its rollback), else
+ *   once its `spawn` settles;
  * - an existing owner is re-proven with `isLive` before it is adopted; `false` releases it and
  *   spawns fresh; a throw (an unreachable host) fails the ensure — never read as absent;
  * - a late liveness answer cannot adopt a released or replaced generation (it re-checks after the
@@ -93,14 +95,18 @@ export function createClaimedOwnerRegistry(options: ClaimedOwnerRegistryOptions 
     ownerPromise.catch(() => undefined)
     const reservation: Reserved = { phase: 'reserved', claimKey: claim.key, scopeId: claim.scopeId, generation, owner: ownerPromise }
     entries.set(claim.key, reservation)
+    const dropReservation = (): void => {
+      if (entries.get(claim.key) === reservation) entries.delete(claim.key)
+    }
+    const { runSettled } = args
     let spawned
     try {
       spawned = await args.spawn()
     } catch (error) {
-      if (entries.get(claim.key) === reservation) {
-        entries.delete(claim.key)
-      }
-      settle.reject(error)
+      dropReservation()
+      // Joiners get the creator's final error, once its rollback said what became of its process.
+      if (runSettled === undefined) settle.reject(error)
+      else runSettled.then(() => settle.reject(error), settle.reject)
       throw error
     }
     const owner: ClaimedOwner = {
@@ -112,10 +118,20 @@ export function createClaimedOwnerRegistry(options: ClaimedOwnerRegistryOptions 
       ...(typeof spawned.pid === 'number' ? { pid: spawned.pid } : {}),
       generation,
     }
-    if (entries.get(claim.key) === reservation) {
-      entries.set(claim.key, { phase: 'live', claimKey: claim.key, scopeId: claim.scopeId, generation, owner })
+    const promote = (): void => {
+      if (entries.get(claim.key) === reservation) {
+        entries.set(claim.key, { phase: 'live', claimKey: claim.key, scopeId: claim.scopeId, generation, owner })
+      }
+      settle.resolve(owner)
     }
-    settle.resolve(owner)
+    if (runSettled === undefined) promote()
+    else {
+      // Reserved (and joined) until the creator committed: its rollback would stop this very PTY.
+      runSettled.then(promote, (error: unknown) => {
+        dropReservation()
+        settle.reject(error)
+      })
+    }
     return { disposition: 'created', owner }
   }
 

@@ -55,8 +55,10 @@ async function runStages(state: RuntimePtySpawnState): Promise<PtySpawnOutcome> 
   // Commit: bind the slot, then register.
   const binding = plannedSlotBinding(state, result, hostId)
   if (binding !== undefined) {
-    await binding.store.bindOwner(binding.slot, binding.owner)
+    // The undo first (rule SP1): a store whose write lands in part and then rejects must not keep
+    // the slot bound to the PTY the rollback stops (`retireOwner` retires only this very owner).
     recordSlotBindingUndo(state, binding)
+    await binding.store.bindOwner(binding.slot, binding.owner)
   }
   commitRegistration(state, result)
 
@@ -111,8 +113,12 @@ export async function executeRuntimePtySpawn(state: RuntimePtySpawnState): Promi
     const spawnError = failedSpawnError(state, failure, await state.journal.rollBack())
     state.status = 'failed'
     state.error = spawnError
+    // The joiners of a claim this run created learn its final error, after the rollback.
+    state.runSettled?.reject(spawnError)
     throw spawnError
   }
+  // Committed: the joiners of a claim this run created may adopt its PTY now.
+  state.runSettled?.resolve()
   // Why ignore `finish` failures: the PTY is committed; a lease/handle release that throws is the
   // host's bug and must not turn a published PTY into a reported failure.
   const finished = state.journal.finish()

@@ -39,8 +39,12 @@ export async function spawnFresh(state: RuntimePtySpawnState): Promise<PtySpawnR
   watchExits(state, provider)
   const result = await provider.spawn(freshSpawnOptions(state))
   state.result = result
-  takeChargeOfStartedProcess(state, provider, result)
-  reportSpawnCommitted(state)
+  // A `sessionId` the provider answered by attaching to its live session started nothing: that
+  // process is someone else's, neither reported as committed nor stopped by a rollback.
+  if (result.isReattach !== true) {
+    takeChargeOfStartedProcess(state, provider, result)
+    reportSpawnCommitted(state)
+  }
   rejectExitedReply(state, result)
   return result
 }

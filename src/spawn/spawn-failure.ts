@@ -54,9 +54,12 @@ export function codeOfFailure(stage: PtySpawnStage, error: unknown): PtySpawnErr
   return CODE_BY_STAGE[stage]
 }
 
-/** `{ option }` when the failure's cause is a provider's option refusal. */
+/**
+ * `{ option }` when the failure's cause is a provider's option refusal, or another run's
+ * `PtySpawnError` naming one (a joined claim's creator was refused it).
+ */
 function optionOf(cause: unknown): { option?: string } {
-  const option = providerRefusedOption(cause)
+  const option = isPtySpawnError(cause) ? cause.option : providerRefusedOption(cause)
   return option === undefined ? {} : { option }
 }
 

@@ -86,6 +86,11 @@ export type RuntimePtySpawnState = {
   startedProcess: boolean
   /** True when this run joined another caller's in-flight claim spawn. */
   joinedAnotherStart: boolean
+  /**
+   * Settled when this run is over (resolved on success, rejected with its final error), for the
+   * joiners of a claim it creates (`EnsureClaimArgs.runSettled`); `null` until a claim asks for it.
+   */
+  runSettled: { promise: Promise<void>; resolve: () => void; reject: (error: unknown) => void } | null
   /** Exits the provider reported while this run watched (from the physical call to the end). */
   observedExits: ObservedExit[]
   /** The providers whose exits this run watches (`null`: none yet); each is subscribed once. */
@@ -145,6 +150,7 @@ export function createRuntimePtySpawnState(deps: PtySpawnDeps, args: PtySpawnOpt
     result: null,
     startedProcess: false,
     joinedAnotherStart: false,
+    runSettled: null,
     shutdownOutcome: null,
     observedExits: [],
     exitWatchedProviders: null,

@@ -185,6 +185,14 @@ export type EnsureClaimArgs = {
   isLive: (owner: ClaimedOwner) => Promise<boolean>
   /** Called when this ensure joins another caller's in-flight spawn. */
   onJoin?: () => void
+  /**
+   * Settles when this caller's spawn is decided: resolves once it committed, rejects with its final
+   * error once it rolled back. When this caller creates the owner, a registry answers its
+   * joiners only then — a joiner must not adopt a PTY the creator's rollback then stops, nor take
+   * the creator's error before the rollback says whether its process was stopped. Without it,
+   * joiners are answered as soon as `spawn` settles.
+   */
+  runSettled?: Promise<void>
 }
 
 /** The outcome of an ensure: this caller created the owner, or adopted an existing one. */

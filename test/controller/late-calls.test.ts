@@ -6,7 +6,7 @@ import { describe, expect, it, vi } from 'vitest'
 import { createPtyController } from 'ptykit/controller'
 import { createFakePtyProvider } from 'ptykit/testing'
 import { createManualClock } from '../../src/testing/manual-clock.js'
-import { createClaimedOwnerRegistry, type ClaimedOwnerRegistry } from 'ptykit/spawn'
+import { createClaimedOwnerRegistry, createInMemoryPtyRuntime, type ClaimedOwnerRegistry } from 'ptykit/spawn'
 
 /** Let the fake provider and the manual clock run until no timer is left (or `rounds` passed). */
 async function runDown(provider: ReturnType<typeof createFakePtyProvider>, clock: ReturnType<typeof createManualClock>, rounds = 50): Promise<void> {
@@ -169,9 +169,26 @@ describe('two spawns that join one claim', () => {
 
   it('deliver the output that came before the joiner started ahead of the output after it', async () => {
     const provider = createFakePtyProvider({ scheduling: 'manual' })
-    // The creator's claim settles slowly (a host's own registry): the joiner publishes the process first.
-    const { claims, release: releaseCreator } = claimsHoldingBack('created')
-    const controller = createPtyController({ provider, claims })
+    // The creator's scope lease is released slowly (a host's own runtime): committed, its joiner
+    // goes on and publishes the process while the creator still waits to return.
+    const runtime = createInMemoryPtyRuntime()
+    let releaseCreator!: () => void
+    const creatorReleased = new Promise<void>((resolve) => (releaseCreator = resolve))
+    let leases = 0
+    const controller = createPtyController({
+      provider,
+      claims: createClaimedOwnerRegistry(),
+      runtime: Object.assign(Object.create(runtime) as typeof runtime, {
+        acquireScopeSpawn: (scopeId?: string) => {
+          const release = runtime.acquireScopeSpawn(scopeId)
+          if (++leases > 1 || typeof release !== 'function') return release
+          return async () => {
+            await creatorReleased
+            release()
+          }
+        },
+      }),
+    })
     const output: string[] = []
     controller.on('data', (event) => output.push(event.data))
     const spawns: { isReattach: boolean }[] = []
