@@ -6,6 +6,7 @@ import { certifiesDeath, observedExitCause } from './exit-evidence.js'
 import { PTY_LIVENESS_REASONS } from './liveness-reasons.js'
 import type { OutputDelivery } from './output-delivery.js'
 import { incarnationOf } from '../contracts/incarnation.js'
+import type { PtyControllerExitEvent } from './events.js'
 import type { PtyRecord } from './pty-record.js'
 
 /**
@@ -146,7 +147,9 @@ export class ExitPublication {
     const cause = settleExitCause(observed, { stopRequested })
     // Data before exit (R3): output held for coalescing goes out first.
     this.#output.flush(record)
-    this.#core.emit('exit', { ptyId: record.ptyId, ...incarnationOf(record.incarnationId), code, cause })
+    const exit: PtyControllerExitEvent = { ptyId: record.ptyId, ...incarnationOf(record.incarnationId), code, cause }
+    record.publishedExit = exit
+    this.#core.emit('exit', exit)
   }
 
   #releaseOwnership(record: PtyRecord): void {

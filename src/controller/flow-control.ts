@@ -93,6 +93,8 @@ export type ProducerFlowState = {
 type FlowEntry = {
   unacknowledged: number
   engaged: boolean
+  /** The consumer acknowledged through `acknowledgeData` (not only through `output()` iterators). */
+  acknowledgedByConsumer: boolean
   reportedNotAcknowledging: boolean
   pausedSince: number | null
   capTimer: PtyTimerHandle | undefined
@@ -128,11 +130,13 @@ export class ProducerFlowControl {
   /**
    * The consumer processed `chars` more chars. Clamped to what is in flight, so a duplicated or
    * corrupt ack cannot drive the count negative. Returns the credited amount. An ack engages flow
-   * control for the PTY (the consumer takes part in it).
+   * control for the PTY (the consumer takes part in it). `byIterator`: the ack of an `output()`
+   * iterator, whose leaving ({@link ProducerFlowControl.iteratorsLeft}) may disengage it again.
    */
-  acknowledge(target: ProducerFlowTarget, chars: number): number {
+  acknowledge(target: ProducerFlowTarget, chars: number, byIterator = false): number {
     const entry = this.#entry(target)
     entry.engaged = true
+    if (!byIterator) entry.acknowledgedByConsumer = true
     const credited = Math.min(chars, entry.unacknowledged)
     entry.unacknowledged -= credited
     if (entry.pausedSince !== null && entry.unacknowledged < this.#config.lowWatermarkChars) {
@@ -146,14 +150,30 @@ export class ProducerFlowControl {
    * after some output went by): engage flow control for the PTY with nothing owed. Why: that
    * consumer can acknowledge only what it is handed; output that went by before it could never be
    * repaid, and counted as debt it held the producer paused until the cap forgave it, then reported
-   * the consumer as not acknowledging. A PTY already engaged (another consumer acknowledges) keeps
-   * its count.
+   * the consumer as not acknowledging. `owed`: what it will be handed of that output all the same
+   * (a replay of the output published with the spawn), and so acknowledge. A PTY already engaged
+   * (another consumer acknowledges) keeps its count.
    */
-  engageFromNow(target: ProducerFlowTarget): void {
+  engageFromNow(target: ProducerFlowTarget, owed = 0): void {
     const entry = this.#entry(target)
     if (entry.engaged) return
     entry.engaged = true
+    entry.unacknowledged = Math.min(owed, entry.unacknowledged)
+  }
+
+  /**
+   * The last `output()` iterator of a PTY finished. In `'acknowledged'` mode, when nothing but
+   * iterators ever acknowledged, flow control disengages — nothing owed, a pause lifted — so a
+   * consumer that left never holds the process back (DESIGN §4: flow control only slows a
+   * producer for a consumer that takes part in it). A consumer that acknowledges through
+   * `acknowledgeData` keeps it engaged; `'always'` mode stays engaged.
+   */
+  iteratorsLeft(target: ProducerFlowTarget): void {
+    const entry = this.#entries.get(target)
+    if (entry === undefined || this.#config.mode !== 'acknowledged' || entry.acknowledgedByConsumer) return
+    entry.engaged = false
     entry.unacknowledged = 0
+    if (entry.pausedSince !== null) this.#resume(target, entry)
   }
 
   /**
@@ -200,6 +220,7 @@ export class ProducerFlowControl {
       entry = {
         unacknowledged: 0,
         engaged: this.#config.mode === 'always',
+        acknowledgedByConsumer: false,
         reportedNotAcknowledging: false,
         pausedSince: null,
         capTimer: undefined,

@@ -99,19 +99,28 @@ export class OutputDelivery {
     }
   }
 
-  /** A consumer that sees `record`'s output only from now on begins to acknowledge (see `ProducerFlowControl.engageFromNow`). */
-  acknowledgeFromNow(record: PtyRecord): void {
-    if (this.#core.flow !== null && hasFlowControl(record.provider)) this.#core.flow.engageFromNow(record.flowTarget)
+  /**
+   * A consumer that sees `record`'s output only from now on begins to acknowledge, owing `owed` of
+   * what went by (see `ProducerFlowControl.engageFromNow`).
+   */
+  acknowledgeFromNow(record: PtyRecord, owed: number): void {
+    if (this.#core.flow !== null && hasFlowControl(record.provider)) this.#core.flow.engageFromNow(record.flowTarget, owed)
+  }
+
+  /** The last `output()` iterator of `record`'s terminal finished (see `ProducerFlowControl.iteratorsLeft`). */
+  iteratorsLeft(record: PtyRecord): void {
+    if (this.#core.flow !== null && hasFlowControl(record.provider)) this.#core.flow.iteratorsLeft(record.flowTarget)
   }
 
   /**
    * The consumer processed `chars` more chars: credit them (never below zero), which may resume a
-   * paused producer, and forward the credit to the provider's own `acknowledgeData`.
+   * paused producer, and forward the credit to the provider's own `acknowledgeData`. `byIterator`:
+   * an `output()` iterator's ack, not the consumer's own call.
    */
-  acknowledge(record: PtyRecord, chars: number): void {
+  acknowledge(record: PtyRecord, chars: number, byIterator = false): void {
     const flow = this.#core.flow
     // Without producer flow control there is no count to clamp against: forward the ack as given.
-    const credited = flow !== null && hasFlowControl(record.provider) ? flow.acknowledge(record.flowTarget, chars) : chars
+    const credited = flow !== null && hasFlowControl(record.provider) ? flow.acknowledge(record.flowTarget, chars, byIterator) : chars
     if (credited > 0 && record.provider.acknowledgeData !== undefined) {
       try {
         record.provider.acknowledgeData(record.ptyId, credited)

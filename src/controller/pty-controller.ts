@@ -165,9 +165,17 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
       kill: (ptyId) => controller.kill(ptyId),
       stopAndWait: (ptyId, options) => controller.stopAndWait(ptyId, options),
       acknowledgeData: (ptyId, chars) => controller.acknowledgeData(ptyId, chars),
-      acknowledgeDataFromNow: (ptyId) => {
+      acknowledgeIteratedData: (ptyId, chars) => {
         const record = this.#tracked(ptyId)
-        if (record !== undefined && record.state === 'live') this.#m.output.acknowledgeFromNow(record)
+        if (record !== undefined && record.state === 'live') this.#m.output.acknowledge(record, chars, true)
+      },
+      acknowledgeDataFromNow: (ptyId, owed) => {
+        const record = this.#tracked(ptyId)
+        if (record !== undefined && record.state === 'live') this.#m.output.acknowledgeFromNow(record, owed)
+      },
+      iteratorsLeft: (ptyId) => {
+        const record = this.#tracked(ptyId)
+        if (record !== undefined && record.state === 'live') this.#m.output.iteratorsLeft(record)
       },
     }
   }

@@ -7,6 +7,7 @@ import {
   type PtySlot,
 } from '../contracts/index.js'
 import type { PtyTimerHandle } from './clock.js'
+import type { PtyControllerExitEvent } from './events.js'
 import type { ProducerFlowTarget } from './flow-control.js'
 
 /**
@@ -54,6 +55,11 @@ export type PtyRecord = {
   size: { cols: number; rows: number }
   /** See {@link PtyRecordState}. */
   state: PtyRecordState
+  /**
+   * The last `exit` event published for this incarnation (`undefined` before any): a terminal
+   * handle made after it resolves `exited` with it.
+   */
+  publishedExit: PtyControllerExitEvent | undefined
   /** A stop was requested for this incarnation (the operator-close rule). */
   stopRequested: boolean
   /** Replaced by a newer incarnation before its own exit was seen. */
@@ -134,6 +140,7 @@ export function createPtyRecord(init: PtyRecordInit): PtyRecord {
     outputSequence: init.outputSequence,
     charsDroppedWhileUnverified: 0,
     state: 'live',
+    publishedExit: undefined,
     stopRequested: false,
     superseded: false,
     unconfirmedTimer: undefined,

@@ -82,6 +82,9 @@ export class PtyTerminalRegistry {
   #adopt(record: PtyTerminalRecordView, publishing: boolean): TerminalHandle {
     this.#handles.get(record.ptyId)?.onReplaced()
     const handle = new TerminalHandle(this.#controller, this.#lookup, record, publishing)
+    // A handle made after its incarnation's exit was published (a stop that went unverified,
+    // before anyone asked for the handle) resolves `exited` with it, and its output has ended.
+    if (record.state !== 'live' && record.publishedExit !== undefined) handle.onExitEvent(record.publishedExit)
     this.#handles.set(record.ptyId, handle)
     this.#byRecord.set(record, handle)
     if (this.#handles.size > this.#sweepAt) this.#sweep()

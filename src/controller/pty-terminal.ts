@@ -109,6 +109,8 @@ export type PtyTerminalRecordView = {
   readonly size: PtySize
   /** `live`, `unverified` (exit published, death not proven) or `exited`. */
   readonly state: 'live' | 'unverified' | 'exited'
+  /** The last `exit` event published for this incarnation, if any. */
+  readonly publishedExit: PtyControllerExitEvent | undefined
 }
 
 /** Looks up the controller's current record of an id (`undefined` for ids it does not track). */
@@ -136,9 +138,14 @@ export type PtyTerminalHost = {
   stopAndWait(ptyId: string, options?: PtyStopAndWaitOptions): Promise<boolean>
   /** The controller's `acknowledgeData`. */
   acknowledgeData(ptyId: string, chars: number): void
+  /** An `output()` iterator's acknowledgement (its leaving may disengage flow control again). */
+  acknowledgeIteratedData(ptyId: string, chars: number): void
   /**
    * A consumer that sees the PTY's output only from now on begins to acknowledge (an `output()`
-   * iterator): flow control engages with nothing owed for what went by before.
+   * iterator): flow control engages owing only `owed`, what it will be handed of what went by
+   * before (a replay).
    */
-  acknowledgeDataFromNow(ptyId: string): void
+  acknowledgeDataFromNow(ptyId: string, owed: number): void
+  /** The PTY's terminal has no `output()` iterator left. */
+  iteratorsLeft(ptyId: string): void
 }

@@ -40,7 +40,14 @@ export class TerminalHandle implements PtyTerminal {
     this.exited = new Promise((resolve) => {
       this.#resolveExited = resolve
     })
-    this.#feed = new TerminalOutputFeed((chars) => this.#acknowledge(chars))
+    this.#feed = new TerminalOutputFeed(
+      (chars) => {
+        if (this.#mayAcknowledge()) this.#controller.acknowledgeIteratedData(this.id, chars)
+      },
+      () => {
+        if (this.#mayAcknowledge()) this.#controller.iteratorsLeft(this.id)
+      },
+    )
     this.#publishing = publishing
     if (publishing) {
       // Why: the controller delivers output held while the spawn was in flight right after the
@@ -130,8 +137,9 @@ export class TerminalHandle implements PtyTerminal {
   output(options?: PtyTerminalOutputOptions): AsyncIterableIterator<string> {
     // The iterator opts in to flow control (where it engages only for consumers that acknowledge),
     // so it paces the process from its first chunk — owing nothing for output that went by before
-    // it existed: it will never be handed that output, so it could never acknowledge it.
-    if (this.#mayAcknowledge()) this.#controller.acknowledgeDataFromNow(this.id)
+    // it existed (it will never be handed that output, so it could never acknowledge it) but the
+    // replay it is handed. One opened with an aborted signal yields nothing and opts in to nothing.
+    if (options?.signal?.aborted !== true && this.#mayAcknowledge()) this.#controller.acknowledgeDataFromNow(this.id, this.#feed.replayOwed())
     return this.#feed.iterate(options)
   }
 

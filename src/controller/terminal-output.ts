@@ -28,13 +28,18 @@ export type OutputChunk = {
  */
 export class TerminalOutputFeed {
   readonly #acknowledge: (chars: number) => void
+  readonly #onLastLeft: () => void
   readonly #cursors = new Set<OutputCursor>()
   #replay: OutputChunk[] | null = null
   #ended = false
 
-  /** Create a feed that acknowledges through `acknowledge` (which must not throw). */
-  constructor(acknowledge: (chars: number) => void) {
+  /**
+   * Create a feed that acknowledges through `acknowledge`, and tells `onLastLeft` when its last
+   * active iterator finished (neither may throw).
+   */
+  constructor(acknowledge: (chars: number) => void, onLastLeft: () => void = () => undefined) {
     this.#acknowledge = acknowledge
+    this.#onLastLeft = onLastLeft
   }
 
   /** Whether the incarnation's output has ended (its exit was published). */
@@ -45,6 +50,13 @@ export class TerminalOutputFeed {
   /** The chunks kept for replay, oldest first (empty when none are kept). */
   replayedEvents(): readonly PtyControllerDataEvent[] {
     return this.#replay === null ? [] : this.#replay.map((chunk) => chunk.event)
+  }
+
+  /** The chars a new iterator would be handed by the replay and acknowledge: those not acknowledged yet. */
+  replayOwed(): number {
+    let owed = 0
+    if (this.#replay !== null) for (const chunk of this.#replay) if (!chunk.acknowledged) owed += chunk.event.data.length
+    return owed
   }
 
   /** Keep the chunks pushed from now on for replay, until `dropReplay`. */
@@ -79,6 +91,8 @@ export class TerminalOutputFeed {
   /** A new iterator: the replay first (if kept), then every later chunk until the end. */
   iterate(options: PtyTerminalOutputOptions = {}): AsyncIterableIterator<string> {
     const cursor = new OutputCursor(this, options.signal)
+    // Opened with an aborted signal: it yields nothing, so it takes (and acknowledges) nothing.
+    if (cursor.finished) return cursor
     if (this.#replay !== null) {
       for (const chunk of this.#replay) {
         chunk.holders += 1
@@ -99,7 +113,7 @@ export class TerminalOutputFeed {
 
   /** An iterator finished: it holds nothing any more. */
   detach(cursor: OutputCursor): void {
-    this.#cursors.delete(cursor)
+    if (this.#cursors.delete(cursor) && this.#cursors.size === 0) this.#onLastLeft()
   }
 }
 
@@ -111,8 +125,11 @@ export class OutputCursor implements AsyncIterableIterator<string> {
   readonly #signal: AbortSignal | undefined
   readonly #queue: OutputChunk[] = []
   readonly #waiters: ((result: IteratorResult<string>) => void)[] = []
-  /** The chunk last yielded: held until the consumer asks for the next one. */
-  #current: OutputChunk | undefined
+  /**
+   * The chunks yielded and not let go of: held until the consumer asks for the next one. Usually
+   * one; more when it asked for several at once (`next()` calls that overlap).
+   */
+  readonly #yielded: OutputChunk[] = []
   #finished = false
   readonly #onAbort = (): void => this.#finish()
 
@@ -133,7 +150,7 @@ export class OutputCursor implements AsyncIterableIterator<string> {
 
   next(): Promise<IteratorResult<string>> {
     // Why here: asking for the next chunk is the consumer saying it is done with the last one.
-    this.#releaseCurrent()
+    this.#releaseYielded()
     if (this.#finished) return Promise.resolve(DONE)
     const chunk = this.#queue.shift()
     if (chunk !== undefined) return Promise.resolve(this.#yield(chunk))
@@ -165,15 +182,13 @@ export class OutputCursor implements AsyncIterableIterator<string> {
   }
 
   #yield(chunk: OutputChunk): IteratorResult<string> {
-    this.#current = chunk
+    this.#yielded.push(chunk)
     return { done: false, value: chunk.event.data }
   }
 
-  #releaseCurrent(): void {
-    const current = this.#current
-    if (current === undefined) return
-    this.#current = undefined
-    this.#feed.release(current)
+  #releaseYielded(): void {
+    if (this.#yielded.length === 0) return
+    for (const chunk of this.#yielded.splice(0)) this.#feed.release(chunk)
   }
 
   /** Stop: let go of every chunk held, answer every pending pull with done. */
@@ -181,9 +196,10 @@ export class OutputCursor implements AsyncIterableIterator<string> {
     if (this.#finished && this.#waiters.length === 0) return
     this.#finished = true
     this.#signal?.removeEventListener('abort', this.#onAbort)
-    this.#feed.detach(this)
-    this.#releaseCurrent()
+    // Let go first, then leave: the acknowledgements reach the PTY before the feed hears it is left.
+    this.#releaseYielded()
     for (const chunk of this.#queue.splice(0)) this.#feed.release(chunk)
+    this.#feed.detach(this)
     for (const waiter of this.#waiters.splice(0)) waiter(DONE)
   }
 }

@@ -1,0 +1,162 @@
+/**
+ * Terminal handles from the consumer's side — found by a bug hunt (3 Dec): overlapping `next()`
+ * calls leaked a hold; a replay over-credited flow control; a handle made after an unverified exit
+ * never resolved `exited`; an iterator that broke out (or was opened with an aborted signal) left
+ * flow control engaged, so later output nobody acknowledges paused the process.
+ */
+import { describe, expect, it } from 'vitest'
+import { STOP_UNCONFIRMED_AFTER_MS } from '../../src/controller/index.js'
+import { createHarness } from './controller-harness.js'
+
+const CHUNK = 'x'.repeat(1_000)
+
+describe('terminal handles: holds, replays and late handles', () => {
+  // docs/controller.md: "`break`, `return()`, or an aborted `signal` ends one iterator and
+  // **releases its hold**: what it held is acknowledged at once"
+  it('return() after two overlapping next() calls releases both chunks', async () => {
+    const h = createHarness()
+    const terminal = await h.controller.spawnTerminal({})
+    // The consumer also acknowledges on its own: flow control stays engaged after the iterator leaves.
+    terminal.acknowledgeData(0)
+    const output = terminal.output()
+    const a = output.next()
+    const b = output.next()
+    h.provider.emitData(terminal.id, CHUNK)
+    h.provider.emitData(terminal.id, CHUNK)
+    expect((await a).value).toBe(CHUNK)
+    expect((await b).value).toBe(CHUNK)
+    await output.return?.()
+    expect(h.controller.getFlowControlState(terminal.id)?.unacknowledgedChars).toBe(0)
+    await h.run(h.controller.dispose())
+  })
+
+  // docs/controller.md: "`exited` | `Promise` of the `exit` event: resolves once, never rejects; a
+  // stop given up on resolves it with `unknown/stop_unverified` (code −1)" and PtyTerminal.exited:
+  // "Resolves once — also when the exit came before anyone awaited it".
+  it('terminal(id) after an unverified stop published its exit: exited resolves', async () => {
+    const h = createHarness()
+    h.provider.scriptNextSpawn({ shutdown: 'never_confirm' })
+    const { id } = await h.controller.spawn({})
+    expect(h.controller.kill(id)).toBe(true)
+    h.clock.advance(STOP_UNCONFIRMED_AFTER_MS)
+    await h.settle()
+    expect(h.exits()).toHaveLength(1)
+    const terminal = h.controller.terminal(id)
+    expect(terminal).not.toBeNull()
+    let resolved = false
+    void terminal?.exited.then(() => {
+      resolved = true
+    })
+    await h.settle()
+    expect(resolved).toBe(true)
+  })
+
+  it('terminal(id) after an exit whose death is not certified: exited resolves', async () => {
+    const h = createHarness()
+    const { id } = await h.controller.spawn({})
+    h.provider.emitExit(id, { exitCode: -1, observed: 'synthetic' }) // a host that lost contact
+    await h.settle()
+    expect(h.exits()).toHaveLength(1)
+    const terminal = h.controller.terminal(id)
+    expect(terminal).not.toBeNull()
+    let resolved = false
+    void terminal?.exited.then(() => {
+      resolved = true
+    })
+    await h.settle()
+    expect(resolved).toBe(true)
+    await h.run(h.controller.dispose())
+  })
+
+  // docs/controller.md: "Opening it engages flow control for the PTY with nothing owed for output
+  // that went by before (it will never be handed that output)" and "a chunk is acknowledged when
+  // the last iterator holding it moves on".
+  it('a replayed chunk does not credit output the iterator still holds', async () => {
+    const h = createHarness({ controller: { flowControl: { highWatermarkChars: 1_000, lowWatermarkChars: 500 } } })
+    h.provider.scriptNextSpawn({ hang: true })
+    const pending = h.controller.spawnTerminal({})
+    await h.settle()
+    const [id] = h.provider.livePtyIds()
+    if (id === undefined) throw new Error('no spawn')
+    h.provider.emitData(id, 'p'.repeat(800)) // first prompt, during the in-flight spawn
+    h.provider.releaseSpawn(id)
+    const terminal = await pending
+    const output = terminal.output()
+    h.provider.emitData(id, 'y'.repeat(1_200)) // above the high watermark
+    expect(h.provider.getPty(id)?.paused).toBe(true)
+    expect((await output.next()).value).toBe('p'.repeat(800))
+    expect((await output.next()).value).toBe('y'.repeat(1_200)) // held by the consumer now
+    // The consumer holds 1 200 unacknowledged chars: above the high watermark, still paused.
+    expect(h.controller.getFlowControlState(id)?.unacknowledgedChars).toBe(1_200)
+    expect(h.provider.getPty(id)?.paused).toBe(true)
+    await h.run(h.controller.dispose())
+  })
+
+  it('write after exit is refused; await using after exit resolves', async () => {
+    const h = createHarness()
+    const terminal = await h.controller.spawnTerminal({})
+    h.provider.emitExit(terminal.id, { exitCode: 3 })
+    await h.settle()
+    expect(terminal.write('x')).toBe(false)
+    expect(await terminal.writeWithSettlement('x')).toMatchObject({ kind: 'refused' })
+    await h.run(Promise.resolve(terminal[Symbol.asyncDispose]()))
+    expect((await terminal.exited).code).toBe(3)
+    await h.run(h.controller.dispose())
+  })
+})
+
+describe('terminal handles across dispose and an exit before the reply', () => {
+  it('controller.dispose() ends a pending output() loop and resolves exited', async () => {
+    const h = createHarness()
+    const terminal = await h.controller.spawnTerminal({})
+    const output = terminal.output()
+    const pending = output.next()
+    await h.run(h.controller.dispose())
+    let done: unknown = 'pending'
+    void pending.then((r) => {
+      done = r.done
+    })
+    let exited = false
+    void terminal.exited.then(() => {
+      exited = true
+    })
+    await h.settle()
+    expect(done).toBe(true)
+    expect(exited).toBe(true)
+  })
+
+  it('spawnTerminal whose process exits before the reply rejects exited_during_start', async () => {
+    const h = createHarness()
+    h.provider.scriptNextSpawn({ exitBeforeReply: { exitCode: 2 }, output: ['boom'] })
+    const error: unknown = await h.run(h.controller.spawnTerminal({}).then(() => 'no error', (e: unknown) => e))
+    expect(error).toMatchObject({ code: 'exited_during_start' })
+  })
+})
+
+describe('terminal handles: a consumer that left', () => {
+  // docs/controller.md: "`break`, `return()`, or an aborted `signal` ends one iterator and **releases
+  // its hold**: what it held is acknowledged at once, so a consumer that left never holds the process
+  // back." DESIGN §4: "Flow control only ever slows a producer for a consumer that takes part in it".
+  it('after the only iterator broke out, later output is not paused', async () => {
+    const h = createHarness()
+    const terminal = await h.controller.spawnTerminal({})
+    const output = terminal.output()
+    h.provider.emitData(terminal.id, '$ ')
+    for await (const chunk of output) {
+      if (chunk.includes('$')) break // waited for the prompt, then left
+    }
+    for (let i = 0; i < 150; i += 1) h.provider.emitData(terminal.id, CHUNK)
+    expect(h.provider.getPty(terminal.id)?.paused).toBe(false)
+    await h.run(h.controller.dispose())
+  })
+
+  it('an output() opened with an already-aborted signal does not engage flow control', async () => {
+    const h = createHarness()
+    const terminal = await h.controller.spawnTerminal({})
+    const output = terminal.output({ signal: AbortSignal.abort() })
+    await expect(output.next()).resolves.toEqual({ done: true, value: undefined })
+    for (let i = 0; i < 150; i += 1) h.provider.emitData(terminal.id, CHUNK)
+    expect(h.provider.getPty(terminal.id)?.paused).toBe(false)
+    await h.run(h.controller.dispose())
+  })
+})
