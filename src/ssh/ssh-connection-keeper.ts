@@ -27,6 +27,8 @@ export class SshConnectionKeeper {
   #modulePromise: Promise<Ssh2Module> | null = null
   #connection: SshConnection | null = null
   #connecting: Promise<SshConnection> | null = null
+  /** Cuts the connect in flight short (the provider is being disposed). */
+  #connectAbort: AbortController | null = null
   #reconnectTimer: NodeJS.Timeout | null = null
 
   constructor(options: SshConnectionKeeperOptions) {
@@ -43,8 +45,9 @@ export class SshConnectionKeeper {
     const current = this.#connection
     if (current !== null && !current.lost) return Promise.resolve(current)
     this.#connecting ??= (async () => {
+      const abort = (this.#connectAbort = new AbortController())
       const module = await this.#loadModule()
-      const opened = await SshConnection.open(module, this.#options.settings, (lost) => this.#onConnectionLost(lost))
+      const opened = await SshConnection.open(module, this.#options.settings, (lost) => this.#onConnectionLost(lost), abort.signal)
       if (this.#options.isDisposed()) {
         opened.close()
         throw new SshProviderError('provider_disposed', 'The SSH provider was disposed while connecting')
@@ -54,6 +57,7 @@ export class SshConnectionKeeper {
       return opened
     })().finally(() => {
       this.#connecting = null
+      this.#connectAbort = null
     })
     return this.#connecting
   }
@@ -64,8 +68,9 @@ export class SshConnectionKeeper {
     this.#reconnectTimer = null
   }
 
-  /** Close the connection, once a connect in flight settled (its channels close with it). */
+  /** Close the connection, cutting a connect in flight short (its channels close with it). */
   async close(): Promise<void> {
+    this.#connectAbort?.abort()
     await this.#connecting?.catch(() => undefined)
     this.#connection?.close()
     this.#connection = null

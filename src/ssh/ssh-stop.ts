@@ -48,22 +48,36 @@ export function planSshStopSchedule(options: StopScheduleOptions): SshStopStep[]
   return planStopSchedule(options).map(({ signal, atMs }) => ({ signal: SSH_SIGNAL_NAME[signal], atMs }))
 }
 
-/** Wait until the session settles or `untilEpochMs`; true when it settled. */
+/**
+ * Wait until the session settles or `untilEpochMs`; true when it exited. A session that settled
+ * as `lost` — its connection dropped, or its channel closed without an exit status — rejects with
+ * `transport_lost`: the stop was not seen carried out, and the program may still run.
+ */
 async function settledBy(session: SshPtySession, untilEpochMs: number): Promise<boolean> {
   const settled = () => session.state === 'exited' || session.state === 'lost'
-  if (settled()) return true
-  const wait = remainingWaitMs(untilEpochMs)
-  if (wait <= 0) return false
-  await settleWithin(session.settled, wait, undefined)
-  return settled()
+  if (!settled()) {
+    const wait = remainingWaitMs(untilEpochMs)
+    if (wait <= 0) return false
+    await settleWithin(session.settled, wait, undefined)
+    if (!settled()) return false
+  }
+  if (session.state === 'lost') {
+    throw new SshProviderError(
+      'transport_lost',
+      `The stop of remote PTY ${JSON.stringify(session.id)} was not seen carried out: its SSH connection dropped, or its channel closed without an exit status`,
+      { ptyId: session.id },
+    )
+  }
+  return true
 }
 
 /**
  * Stop a remote PTY: for each step, the SSH `signal` request; when no exit follows within
  * {@link SSH_SIGNAL_REQUEST_VERIFY_MS} (OpenSSH ignores the request for root), the same signal to
  * the remote process group from a side exec channel, after checking the pid still names the
- * program; after the KILL, closing the channel. Resolves once the channel settled; rejects with
- * `shutdown_timeout` when it had not by `deadlineEpochMs`.
+ * program; after the KILL, closing the channel. Resolves once the channel reported the exit;
+ * rejects with `transport_lost` when the session was lost instead (see `settledBy`), and with
+ * `shutdown_timeout` when it had not settled by `deadlineEpochMs`.
  */
 export async function stopSshSession(
   session: SshPtySession,
