@@ -36,6 +36,11 @@ export type ClientPtyRecord = {
   hostInstanceId: string | undefined
   /** A spawn whose reply never came (the connection dropped, or it timed out): stop it as soon as the host is back. */
   orphaned: boolean
+  /**
+   * The app holds a pause of this PTY (`pauseProducer`, not yet `resumeProducer`). The host drops a
+   * connection's pauses when it closes, so a re-attach asks for it again.
+   */
+  appPaused: boolean
 }
 
 /**
@@ -70,21 +75,34 @@ export class ClientPtyRecords {
     return this.#ptys
   }
 
-  /** The record of `id` for a spawn or attach on host `hostInstanceId` (a fresh one, `spawning`, unless a record not exited exists). */
-  record(id: string, hostInstanceId: string, incarnationId: PtyIncarnationId | undefined): ClientPtyRecord {
+  /**
+   * The record of `id` for an attach on host `hostInstanceId`: a record not exited is returned as it
+   * is — what it says (its host, its incarnation, whether it is an orphan) changes only once the
+   * host answered the attach — else a fresh one, `spawning`.
+   */
+  recordForAttach(id: string, hostInstanceId: string, incarnationId: PtyIncarnationId | undefined): ClientPtyRecord {
     const existing = this.#ptys.get(id)
-    if (existing !== undefined && existing.state !== 'exited') {
-      existing.orphaned = false
-      existing.hostInstanceId = hostInstanceId
-      if (incarnationId !== undefined) existing.incarnationId = incarnationId
-      return existing
-    }
-    if (existing !== undefined) {
-      // A new PTY takes the id of an exited one (the fresh record goes last in the map's order).
-      this.#ptys.delete(id)
-      this.#exitedIds.forget(id)
-    }
-    const fresh: ClientPtyRecord = { id, state: 'spawning', incarnationId, lastSeq: 0, accountedSeq: 0, hostInstanceId, orphaned: false }
+    if (existing !== undefined && existing.state !== 'exited') return existing
+    return this.#fresh(id, hostInstanceId, incarnationId)
+  }
+
+  /**
+   * The record of `id` for a spawn on host `hostInstanceId`. A live (or spawning) record is
+   * returned as it is (the host refuses a second process under a live id); any other record —
+   * exited, or `unknown`: a process of an earlier connection, maybe of a host that died — gives
+   * way to a fresh one, so the new process's stream starts from nothing it did not print.
+   */
+  recordForSpawn(id: string, hostInstanceId: string): ClientPtyRecord {
+    const existing = this.#ptys.get(id)
+    if (existing !== undefined && isLive(existing.state)) return existing
+    return this.#fresh(id, hostInstanceId, undefined)
+  }
+
+  /** A fresh `spawning` record of `id`, replacing any earlier one (it goes last in the map's order). */
+  #fresh(id: string, hostInstanceId: string, incarnationId: PtyIncarnationId | undefined): ClientPtyRecord {
+    const existing = this.#ptys.get(id)
+    if (existing !== undefined) this.forget(existing)
+    const fresh: ClientPtyRecord = { id, state: 'spawning', incarnationId, lastSeq: 0, accountedSeq: 0, hostInstanceId, orphaned: false, appPaused: false }
     this.#ptys.set(id, fresh)
     this.#countLive(1)
     return fresh

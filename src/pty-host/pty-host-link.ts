@@ -186,6 +186,8 @@ export class PtyHostLink {
           if (record.incarnationId !== undefined) params.expectedIncarnationId = record.incarnationId
           await opened.request('attach', params, this.#settings.requestTimeoutMs)
           if (record.state === 'unknown') this.#records.setState(record, 'live')
+          // The pause this app still holds, which the host dropped with the old connection.
+          if (record.appPaused && record.state === 'live') opened.notify('pause', { ptyId: record.id })
         } catch {
           // Still unknown: the host no longer remembers it, and no exit was observed.
         }

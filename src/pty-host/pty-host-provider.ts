@@ -104,16 +104,22 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
     const params: Record<string, unknown> = { ptyId: id, fromSeq: replayFrom === 'retained' ? null : replayFrom }
     if (attachOptions.expectedIncarnationId !== undefined) params.expectedIncarnationId = attachOptions.expectedIncarnationId
     // Registered first: the replay follows the reply at once.
-    const pty = records.record(id, opened.hostInstanceId, attachOptions.expectedIncarnationId)
+    const pty = records.recordForAttach(id, opened.hostInstanceId, attachOptions.expectedIncarnationId)
     let reply: Record<string, unknown>
     try {
       reply = (await opened.request('attach', params, requestTimeoutMs)) as Record<string, unknown>
     } catch (error) {
+      // A record this app already had keeps what it said: a predecessor's PTY the successor never
+      // held stays another host instance's (its absence there proves nothing).
       if (pty.state === 'spawning') records.forget(pty)
       throw error
     }
     const incarnationId = isPtyIncarnationId(reply.incarnationId) ? reply.incarnationId : undefined
     pty.incarnationId = incarnationId
+    pty.hostInstanceId = opened.hostInstanceId
+    pty.orphaned = false
+    // A pause the app holds, on this connection too (idempotent on the host).
+    if (pty.appPaused) opened.notify('pause', { ptyId: id })
     const replayStart = typeof reply.replayFrom === 'number' ? reply.replayFrom : 0
     // Where the stream this app sees continues. Asked for no particular point, a re-attach to the
     // incarnation it already follows never goes back over output it delivered: the replay of an
@@ -140,7 +146,7 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
     // Why the client mints the id: after a drop mid-spawn it still knows which session to stop.
     const id = spawnOptions.sessionId ?? sessionIdPrefix + (sessionIdCount++).toString(36)
     const params = spawnRequestParams(id, spawnOptions)
-    const pty = records.record(id, opened.hostInstanceId, undefined)
+    const pty = records.recordForSpawn(id, opened.hostInstanceId)
     records.setState(pty, 'spawning')
     pty.lastSeq = 0
     let reply: Record<string, unknown>
@@ -293,9 +299,14 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
     },
     shutdown,
     pauseProducer(id: string): void {
+      // Kept, so a reconnect's re-attach asks for it again (the host drops a closed connection's pauses).
+      const record = ptys.get(id)
+      if (record !== undefined && record.state !== 'exited') record.appPaused = true
       liveConnection(id)?.notify('pause', { ptyId: id })
     },
     resumeProducer(id: string): void {
+      const record = ptys.get(id)
+      if (record !== undefined) record.appPaused = false
       liveConnection(id)?.notify('resume', { ptyId: id })
     },
     acknowledgeData(id: string, chars: number): void {

@@ -25,14 +25,17 @@ function checkAgainstScan(model: Model, real: Real): void {
 }
 
 class RecordCommand implements fc.Command<Model, Real> {
-  constructor(readonly id: string) {}
+  constructor(
+    readonly id: string,
+    readonly forSpawn: boolean,
+  ) {}
   check = (): boolean => true
   run(model: Model, real: Real): void {
-    const record = real.records.record(this.id, 'host', undefined)
+    const record = this.forSpawn ? real.records.recordForSpawn(this.id, 'host') : real.records.recordForAttach(this.id, 'host', undefined)
     expect(real.records.ptys.get(this.id)).toBe(record)
     checkAgainstScan(model, real)
   }
-  toString = (): string => `record(${this.id})`
+  toString = (): string => `${this.forSpawn ? 'recordForSpawn' : 'recordForAttach'}(${this.id})`
 }
 
 class SetStateCommand implements fc.Command<Model, Real> {
@@ -93,7 +96,7 @@ class MarkUnknownCommand implements fc.Command<Model, Real> {
 
 const id = fc.constantFrom(...IDS)
 const commands = [
-  id.map((ptyId) => new RecordCommand(ptyId)),
+  fc.tuple(id, fc.boolean()).map(([ptyId, forSpawn]) => new RecordCommand(ptyId, forSpawn)),
   fc.tuple(id, fc.constantFrom(...STATES), fc.boolean()).map(([ptyId, state, stale]) => new SetStateCommand(ptyId, state, stale)),
   id.map((ptyId) => new ExitEventCommand(ptyId)),
   id.map((ptyId) => new ForgetCommand(ptyId)),
@@ -114,11 +117,11 @@ describe('client PTY records: the live count', () => {
     let flips = 0
     const records = new ClientPtyRecords(() => flips++)
     for (let i = 0; i < PTY_HOST_EXITED_ID_MEMORY + 10; i++) {
-      records.record(`p${i}`, 'host', undefined)
+      records.recordForSpawn(`p${i}`, 'host')
       records.onEvent({ v: 2, type: 'exit', ptyId: `p${i}`, code: 0 })
     }
     expect(records.ptys.size).toBe(PTY_HOST_EXITED_ID_MEMORY)
-    records.record('live', 'host', undefined)
+    records.recordForSpawn('live', 'host')
     expect(records.anyLive()).toBe(scan(records))
     expect(records.anyLive()).toBe(true)
     expect(flips).toBe(2 * (PTY_HOST_EXITED_ID_MEMORY + 10) + 1)
@@ -132,7 +135,7 @@ describe('the app’s PTY records: output losses', () => {
     let delivered = ''
     records.loss.add(({ fromSeq, toSeq }) => losses.push({ fromSeq, toSeq }))
     records.data.add(({ data }) => (delivered += data))
-    const record = records.record('p', 'host', undefined)
+    const record = records.recordForSpawn('p', 'host')
     records.setState(record, 'live')
     const v = PTY_HOST_PROTOCOL_VERSION
     records.onEvent({ type: 'data', ptyId: 'p', data: 'abcd', seq: 4 })
