@@ -90,7 +90,14 @@ export type RuntimePtySpawnState = {
    * Settled when this run is over (resolved on success, rejected with its final error), for the
    * joiners of a claim it creates (`EnsureClaimArgs.runSettled`); `null` until a claim asks for it.
    */
-  runSettled: { promise: Promise<void>; resolve: () => void; reject: (error: unknown) => void } | null
+  runSettled: {
+    /** Settles with the run. */
+    promise: Promise<void>
+    /** The run committed. */
+    resolve: () => void
+    /** The run failed with `error`, after its rollback. */
+    reject: (error: unknown) => void
+  } | null
   /** Exits the provider reported while this run watched (from the physical call to the end). */
   observedExits: ObservedExit[]
   /** The providers whose exits this run watches (`null`: none yet); each is subscribed once. */
