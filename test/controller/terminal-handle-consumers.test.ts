@@ -33,39 +33,29 @@ describe('terminal handles: holds, replays and late handles', () => {
   // docs/controller.md: "`exited` | `Promise` of the `exit` event: resolves once, never rejects; a
   // stop given up on resolves it with `unknown/stop_unverified` (code −1)" and PtyTerminal.exited:
   // "Resolves once — also when the exit came before anyone awaited it".
-  it('terminal(id) after an unverified stop published its exit: exited resolves', async () => {
+  it.each([
+    ['a stop that went unverified', 'stop'],
+    ['an exit whose death is not certified (a host that lost contact)', 'synthetic'],
+  ] as const)('terminal(id) asked for after %s published its exit: exited resolves with it', async (_, how) => {
     const h = createHarness()
-    h.provider.scriptNextSpawn({ shutdown: 'never_confirm' })
+    if (how === 'stop') h.provider.scriptNextSpawn({ shutdown: 'never_confirm' })
     const { id } = await h.controller.spawn({})
-    expect(h.controller.kill(id)).toBe(true)
-    h.clock.advance(STOP_UNCONFIRMED_AFTER_MS)
+    if (how === 'stop') {
+      expect(h.controller.kill(id)).toBe(true)
+      h.clock.advance(STOP_UNCONFIRMED_AFTER_MS)
+    } else {
+      h.provider.emitExit(id, { exitCode: -1, observed: 'synthetic' })
+    }
     await h.settle()
     expect(h.exits()).toHaveLength(1)
     const terminal = h.controller.terminal(id)
     expect(terminal).not.toBeNull()
-    let resolved = false
-    void terminal?.exited.then(() => {
-      resolved = true
+    let exited: unknown = null
+    void terminal?.exited.then((event) => {
+      exited = event
     })
     await h.settle()
-    expect(resolved).toBe(true)
-  })
-
-  it('terminal(id) after an exit whose death is not certified: exited resolves', async () => {
-    const h = createHarness()
-    const { id } = await h.controller.spawn({})
-    h.provider.emitExit(id, { exitCode: -1, observed: 'synthetic' }) // a host that lost contact
-    await h.settle()
-    expect(h.exits()).toHaveLength(1)
-    const terminal = h.controller.terminal(id)
-    expect(terminal).not.toBeNull()
-    let resolved = false
-    void terminal?.exited.then(() => {
-      resolved = true
-    })
-    await h.settle()
-    expect(resolved).toBe(true)
-    await h.run(h.controller.dispose())
+    expect(exited).toEqual(h.exits()[0])
   })
 
   // docs/controller.md: "Opening it engages flow control for the PTY with nothing owed for output

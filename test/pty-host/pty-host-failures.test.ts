@@ -203,7 +203,10 @@ describe('pty host: a reconnect whose replay lost output', () => {
 })
 
 describe('pty host: a successor host', () => {
-  it('never takes a successor host’s “no such session” for the death of a PTY its dead predecessor held', async () => {
+  it.each([
+    ['', false],
+    [', also after the app tried to re-attach it there', true],
+  ] as const)('never takes a successor host’s “no such session” for the death of a PTY its dead predecessor held%s', async (_, afterFailedReattach) => {
     const { dir, socketPath } = makeSocketDir()
     cleanups.push(() => killHostAndClean(socketPath, dir))
     const app = provider(socketPath)
@@ -230,6 +233,9 @@ describe('pty host: a successor host', () => {
     cleanups.push(() => successor.close())
     await waitFor(() => (app.connected ? true : undefined), 'the reconnect to the successor', 10_000)
     expect(isAlive(pid!)).toBe(true)
+    // The app's "reconnect" button: the successor never held it (a bug hunt, 3 Dec: this failed
+    // attach used to make the PTY the successor's, and its absence there proof of its death).
+    if (afterFailedReattach) await expect(app.attach(id)).rejects.toMatchObject({ code: 'pty_absent' })
     // Unverifiable, never "proven absent": the successor never held it.
     expect(await app.probeLiveness(id)).toBeNull()
     expect(app.hasPty(id)).toBeNull()
