@@ -71,22 +71,35 @@ export function createNodePtyProvider(options: NodePtyProviderOptions = {}): Nod
   })
   const sessions = new NodePtySessionTable()
   /**
-   * Sessions whose stop is still in flight, by id, until it settles. A session leaves the table
-   * once its exit is delivered, but its stop goes on while the processes it covers live (a job
-   * that ignored the hang-up): a later `shutdown` of the id joins it (and escalates it), and
-   * `dispose` waits for it, rather than answer for a session that still runs.
+   * Sessions whose stop has not yet proven everything it covers gone, by id: a stop in flight, or
+   * one that gave up at its deadline with survivors. A session leaves the table once its exit is
+   * delivered, but its stop goes on while the processes it covers live (a job that ignored the
+   * hang-up): a later `shutdown` of its id (or of its incarnation) joins it, or tries again, and
+   * `dispose` waits for it — never answering for a session that still runs. An id can hold several
+   * (it was respawned while an earlier session's stop went on); a session leaves once a stop of
+   * it completed.
    */
-  const stopping = new Map<string, NodePtySession>()
-  /** Run (or join) a session's stop, tracked in {@link stopping} while it is in flight. */
+  const unfinishedStops = new Map<string, Set<NodePtySession>>()
+  /** The stops already followed (a join hands the same one back). */
+  const followedStops = new WeakSet<Promise<void>>()
+  /** Run (or join) a session's stop, tracked in {@link unfinishedStops} until one completes. */
   const stopSession = (session: NodePtySession, request: SessionStopRequest): Promise<void> => {
     const stopped = stopLoop(session, request)
     const stop = session.stop
-    if (stop !== null && stopping.get(session.id) !== session) {
-      stopping.set(session.id, session)
-      const forget = (): void => {
-        if (stopping.get(session.id) === session) stopping.delete(session.id)
-      }
-      stop.done.then(forget, forget)
+    if (stop !== null && !followedStops.has(stop.done)) {
+      followedStops.add(stop.done)
+      let ofId = unfinishedStops.get(session.id)
+      if (ofId === undefined) unfinishedStops.set(session.id, (ofId = new Set()))
+      ofId.add(session)
+      stop.done.then(
+        () => {
+          const current = unfinishedStops.get(session.id)
+          current?.delete(session)
+          if (current?.size === 0) unfinishedStops.delete(session.id)
+        },
+        // Kept: its survivors are still this provider's to stop (a later shutdown, or dispose).
+        () => undefined,
+      )
     }
     return stopped
   }
@@ -157,13 +170,16 @@ export function createNodePtyProvider(options: NodePtyProviderOptions = {}): Nod
   })
   const queries = createNodePtyQueries(context)
 
-  /** The session a `shutdown` of `id` addresses: the one under the id, or one still being stopped. */
+  /**
+   * The session a `shutdown` of `id` addresses: the one under the id (a live one takes precedence),
+   * else the latest whose stop has not completed; with `expectedIncarnationId`, only that one.
+   */
   function sessionToStop(id: string, expectedIncarnationId: string | undefined): NodePtySession | undefined {
     const current = sessions.get(id)
-    const lingering = stopping.get(id)
-    if (expectedIncarnationId === undefined) return current ?? lingering
-    for (const session of [current, lingering]) if (session?.incarnationId === expectedIncarnationId) return session
-    return undefined
+    const unfinished = [...(unfinishedStops.get(id) ?? [])]
+    if (expectedIncarnationId === undefined) return current ?? unfinished.at(-1)
+    if (current?.incarnationId === expectedIncarnationId) return current
+    return unfinished.find((session) => session.incarnationId === expectedIncarnationId)
   }
 
   async function shutdown(id: string, shutdownOptions: PtyShutdownOptions = {}): Promise<void> {
@@ -180,7 +196,8 @@ export function createNodePtyProvider(options: NodePtyProviderOptions = {}): Nod
     disposed = true
     disposePromise = (async () => {
       const deadlineAt = Date.now() + context.defaultDeadlineMs
-      const toStop = new Set([...sessions.values(), ...stopping.values()])
+      const toStop = new Set(sessions.values())
+      for (const ofId of unfinishedStops.values()) for (const session of ofId) toStop.add(session)
       await Promise.allSettled([...toStop].map((session) => stopSession(session, { deadlineAt })))
       dataListeners.clear()
       bytesListeners.clear()

@@ -118,8 +118,12 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
     pty.incarnationId = incarnationId
     pty.hostInstanceId = opened.hostInstanceId
     pty.orphaned = false
-    // A pause the app holds, on this connection too (idempotent on the host).
-    if (pty.appPaused) opened.notify('pause', { ptyId: id })
+    // A pause the app holds, on this connection too (idempotent on the host) — of the incarnation
+    // it paused: another one under the id was never paused by this app.
+    if (pty.appPaused) {
+      if (knownIncarnationId === undefined || knownIncarnationId === incarnationId) opened.notify('pause', { ptyId: id })
+      else pty.appPaused = false
+    }
     const replayStart = typeof reply.replayFrom === 'number' ? reply.replayFrom : 0
     // Where the stream this app sees continues. Asked for no particular point, a re-attach to the
     // incarnation it already follows never goes back over output it delivered: the replay of an

@@ -29,8 +29,10 @@ export function stopWithTimings(
 
 /**
  * The provider's `shutdown`: nothing for an unknown, exited or other-incarnation PTY; `transport_lost`
- * for one whose connection dropped (it cannot be reached); else one stop per PTY, which a later
- * call joins — except an `immediate` one, which starts its own KILL at once.
+ * for one whose connection dropped (it cannot be reached) — and from a stop during which it dropped,
+ * or whose channel closed without an exit status (not seen carried out); else one stop per PTY,
+ * which a later call joins while it runs (once it failed, a later call tries again) — except an
+ * `immediate` one, which starts its own KILL at once.
  */
 export async function shutdownSshPty(table: SshSessionTable, timings: SshStopTimings, id: string, options: PtyShutdownOptions): Promise<void> {
   const session = table.get(id)
@@ -42,8 +44,13 @@ export async function shutdownSshPty(table: SshSessionTable, timings: SshStopTim
   const deadlineEpochMs = resolveWaitDeadline(options, timings.shutdownDeadlineMs)
   if (session.stop === null || options.immediate === true) {
     const stop = stopWithTimings(session, timings, options.immediate === true, deadlineEpochMs)
-    session.stop ??= stop
-    stop.catch(() => undefined)
+    if (session.stop === null) {
+      session.stop = stop
+      // A stop that gave up is not joined by a later call: that one tries again.
+      stop.catch(() => {
+        if (session.stop === stop) session.stop = null
+      })
+    } else stop.catch(() => undefined)
     await stop
     return
   }

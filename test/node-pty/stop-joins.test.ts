@@ -49,7 +49,7 @@ describe('node-pty provider: stops that are joined late, and leaders that only l
     for (const delayMs of [1, 2, 3, 4, 6]) {
       const result = await provider.spawn(HUP_TERM_IGNORING)
       leftovers.push(result.pid!)
-      await waitFor(() => (log.output(result.id).length >= 0 && !isDead(result.pid!) ? true : undefined), 'the child')
+      await waitFor(() => (!isDead(result.pid!) ? true : undefined), 'the child')
       await sleep(50)
       const graceful = provider.shutdown(result.id, { timeoutMs: 4_000 }).then(
         () => 'resolved',
@@ -198,4 +198,70 @@ int main(void) { pthread_t t; pthread_create(&t, 0, run, 0); usleep(50000); pthr
     await log.exitOf(result.id)
     expect({ outcome, aliveAfter }).toEqual({ outcome: 'resolved', aliveAfter: false })
   })
+
+  // A review (3 Dec): one id can hold several unfinished stops once it was respawned.
+  const JOB = JOB_SURVIVES_HANGUP
+
+  it('dispose waits for the first incarnation’s unfinished stop after the id was respawned and stopped again', async () => {
+    const own = createNodePtyProvider()
+    const log = new PtyEventLog(own)
+    try {
+      const first = await own.spawn({ ...JOB, sessionId: 'reused' })
+      const job = await waitFor(() => {
+        const m = /BG=(\d+)/.exec(log.output(first.id))
+        return m === null ? undefined : Number(m[1])
+      }, 'job')
+      leftovers.push(job)
+      const graceful = own.shutdown('reused', { timeoutMs: 8_000 }).catch(() => undefined)
+      // The leader is gone; its stop still sweeps the job (HUP and TERM ignored, KILL at 1 s).
+      await log.exitOf('reused')
+      // The id is free again: a second process under it, stopped too.
+      const second = await own.spawn({ file: '/bin/sh', args: ['-c', "trap '' HUP; sleep 30"], sessionId: 'reused' })
+      leftovers.push(second.pid!)
+      const secondStop = own.shutdown('reused', { timeoutMs: 8_000 }).catch(() => undefined)
+      await own.dispose()
+      const jobDeadAfterDispose = isDead(job)
+      await Promise.all([graceful, secondStop])
+      expect(jobDeadAfterDispose).toBe(true)
+    } finally {
+      for (const pid of leftovers) {
+        try {
+          process.kill(pid, 'SIGKILL')
+        } catch {
+          // Gone.
+        }
+      }
+    }
+  }, 20_000)
+
+  it('a shutdown of the first incarnation (expectedIncarnationId) joins its unfinished stop after the id was respawned and stopped', async () => {
+    const own = createNodePtyProvider()
+    const log = new PtyEventLog(own)
+    try {
+      const first = await own.spawn({ ...JOB, sessionId: 'reused2' })
+      const job = await waitFor(() => {
+        const m = /BG=(\d+)/.exec(log.output(first.id))
+        return m === null ? undefined : Number(m[1])
+      }, 'job')
+      leftovers.push(job)
+      const graceful = own.shutdown('reused2', { timeoutMs: 8_000 }).catch(() => undefined)
+      await log.exitOf('reused2')
+      const second = await own.spawn({ file: '/bin/sh', args: ['-c', "trap '' HUP; sleep 30"], sessionId: 'reused2' })
+      leftovers.push(second.pid!)
+      const secondStop = own.shutdown('reused2', { timeoutMs: 8_000 }).catch(() => undefined)
+      await own.shutdown('reused2', { expectedIncarnationId: first.incarnationId!, immediate: true, timeoutMs: 5_000 })
+      const jobDead = isDead(job)
+      await Promise.all([graceful, secondStop])
+      await own.dispose()
+      expect(jobDead).toBe(true)
+    } finally {
+      for (const pid of leftovers) {
+        try {
+          process.kill(pid, 'SIGKILL')
+        } catch {
+          // Gone.
+        }
+      }
+    }
+  }, 20_000)
 })

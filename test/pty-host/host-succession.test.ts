@@ -131,4 +131,34 @@ describe('pty host: an app-held pause across a reconnect', () => {
     app.resumeProducer(id)
     await app.shutdown(id, { immediate: true })
   }, 30_000)
+
+  // A review (3 Dec): the pause is the incarnation's the app paused, not the id's.
+  const TICKER = { file: '/bin/sh', args: ['-c', 'while :; do echo tick; sleep 0.02; done'] }
+  const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms))
+
+  it('an attach that finds a new incarnation under the id does not pause it on the app’s behalf', async () => {
+    const { host, socketPath } = await inProcessHost(cleanups)
+    const app = provider(socketPath, { autoStart: false, reconnectAttempts: 0 })
+    let ticks = 0
+    app.onData(({ data }) => (ticks += data.split('tick').length - 1))
+    const first = await app.spawn({ ...TICKER, sessionId: 'x' })
+    await waitFor(() => (ticks > 3 ? true : undefined), 'ticks')
+    // Held for the first incarnation.
+    app.pauseProducer('x')
+    host.dropConnections()
+    await waitFor(() => (app.connected ? undefined : true), 'the drop')
+    // Meanwhile another app replaces the session: incarnation 2 under the same id.
+    const other = provider(socketPath, { autoStart: false })
+    await other.shutdown('x', { immediate: true })
+    const second = await other.spawn({ ...TICKER, sessionId: 'x', isNewSession: true })
+    expect(second.incarnationId).not.toBe(first.incarnationId)
+    // The app attaches to whatever now runs under the id (it never paused incarnation 2).
+    const attached = await app.attach('x')
+    expect(attached.incarnationId).toBe(second.incarnationId)
+    await sleep(300)
+    const before = ticks
+    await sleep(1_000)
+    expect(ticks - before).toBeGreaterThan(10)
+    await other.shutdown('x', { immediate: true })
+  }, 30_000)
 })
