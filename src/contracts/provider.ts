@@ -162,9 +162,18 @@ export interface PtyProvider {
   shutdown(id: string, options?: PtyShutdownOptions): Promise<void>
   /** Stop reading the PTY so the producer blocks (kernel backpressure). */
   pauseProducer?(id: string): void
-  /** Resume reading after {@link PtyProvider.pauseProducer}. */
+  /**
+   * Resume reading after {@link PtyProvider.pauseProducer}. Also sent when the PTY is not paused,
+   * to say its consumer no longer takes part in flow control: a provider that counts
+   * {@link PtyProvider.acknowledgeData} on its own forgives the debt and stops pausing on it until
+   * the next acknowledgement (nobody acknowledges until then). Must be harmless when not paused.
+   */
   resumeProducer?(id: string): void
-  /** The consumer processed `chars` more characters of output (for providers with their own flow control). */
+  /**
+   * The consumer processed `chars` more characters of output (for providers with their own flow
+   * control, which count output from the first acknowledgement until the next
+   * {@link PtyProvider.resumeProducer}).
+   */
   acknowledgeData?(id: string, chars: number): void
   /** The PTYs this provider currently holds. */
   listProcesses(options?: PtyListProcessesOptions): Promise<PtyProcessInfo[]>

@@ -83,7 +83,9 @@ export type ProducerFlowState = {
   paused: boolean
   /**
    * Whether flow control is engaged for this PTY: from the start in `'always'` mode; in
-   * `'acknowledged'` mode once its consumer acknowledged, until a forced resume disengages it.
+   * `'acknowledged'` mode once its consumer acknowledged (or an `output()` iterator began to), until
+   * a forced resume disengages it, or the last `output()` iterator leaves a PTY that nothing but
+   * iterators acknowledged.
    */
   engaged: boolean
   /** When the current pause began (clock time), or `null` when not paused. */
@@ -170,10 +172,12 @@ export class ProducerFlowControl {
    */
   iteratorsLeft(target: ProducerFlowTarget): void {
     const entry = this.#entries.get(target)
-    if (entry === undefined || this.#config.mode !== 'acknowledged' || entry.acknowledgedByConsumer) return
+    if (entry === undefined || !entry.engaged || this.#config.mode !== 'acknowledged' || entry.acknowledgedByConsumer) return
     entry.engaged = false
     entry.unacknowledged = 0
-    if (entry.pausedSince !== null) this.#resume(target, entry)
+    // Resumed also when not paused: the resume tells a provider that counts acknowledgements itself
+    // (the pty host) to forgive and stop counting, as nobody acknowledges from here on.
+    this.#resume(target, entry)
   }
 
   /**

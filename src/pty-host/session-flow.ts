@@ -2,9 +2,10 @@
  * Flow control of one session in the host, from two kinds of request by its subscribed clients:
  *
  * - **pause / resume** (the app's controller paused its producer);
- * - **acknowledged chars** (VS Code's model): once a client acknowledges at least once, the host
- *   counts the output it sent that client and not yet acknowledged; above the high watermark it
- *   pauses the PTY itself (no round trip per pause), below the low watermark it resumes.
+ * - **acknowledged chars** (VS Code's model): once a client acknowledges, the host counts the
+ *   output it sent that client and not yet acknowledged; above the high watermark it pauses the
+ *   PTY itself (no round trip per pause), below the low watermark it resumes. A resume from the
+ *   client forgives the debt and stops the count until its next ack.
  *
  * The PTY is paused while any subscriber wants it paused; nothing else pauses it (the session's
  * headless screen parses the replay ring behind the stream and never holds the producer). A
@@ -80,13 +81,16 @@ export class SessionFlow {
   }
 
   /**
-   * `subscriber` paused or resumed the producer. A resume also forgives its debt: the app's own
-   * flow control resumes a wedged consumer after its longest hold, and the host must follow.
+   * `subscriber` paused or resumed the producer. A resume also forgives its debt and stops counting
+   * until its next ack: the app's controller resumes when its consumer no longer takes part (a
+   * wedged consumer after the longest hold, an `output()` iterator that left), and from then on
+   * nobody acknowledges — a host still counting would pause the PTY one window later, for good.
    */
   setAppPaused(subscriber: object, paused: boolean): void {
     const flow = this.#entry(subscriber)
     flow.appPaused = paused
     if (!paused) {
+      flow.acking = false
       flow.unacked = 0
       flow.ackPaused = false
     }

@@ -10,14 +10,18 @@ const CONFIG = configFor('always')
 type Step =
   | { kind: 'output'; chars: number }
   | { kind: 'ack'; chars: number }
+  | { kind: 'iteratorAck'; chars: number }
   | { kind: 'advance'; ms: number }
   | { kind: 'release' }
+  | { kind: 'iteratorsLeft' }
 
 const stepArb: fc.Arbitrary<Step> = fc.oneof(
   fc.record({ kind: fc.constant('output' as const), chars: fc.integer({ min: 0, max: 800 }) }),
   fc.record({ kind: fc.constant('ack' as const), chars: fc.integer({ min: 0, max: 1_500 }) }),
   fc.record({ kind: fc.constant('advance' as const), ms: fc.integer({ min: 0, max: 200 }) }),
+  fc.record({ kind: fc.constant('iteratorAck' as const), chars: fc.integer({ min: 0, max: 1_500 }) }),
   fc.record({ kind: fc.constant('release' as const) }),
+  fc.record({ kind: fc.constant('iteratorsLeft' as const) }),
 )
 
 describe('ProducerFlowControl', () => {
@@ -29,8 +33,10 @@ describe('ProducerFlowControl', () => {
         const log: { call: 'pause' | 'resume'; at: number; inFlight: number }[] = []
         let inFlight = 0
         // The model: engaged from the start in 'always' mode, else from the first ack; a cap
-        // (forced resume) forgives the debt and, in 'acknowledged' mode, disengages.
+        // (forced resume) forgives the debt and, in 'acknowledged' mode, disengages; so does the
+        // last output() iterator leaving a PTY that only iterators acknowledged.
         let engaged = mode === 'always'
+        let consumerAcknowledged = false
         let notAcknowledgingReports = 0
         let reportsAllowed = 0
         // The count the controller holds at the moment of each call (checked against ours after each step).
@@ -45,21 +51,34 @@ describe('ProducerFlowControl', () => {
         const flow = new ProducerFlowControl(config, clock)
         let pausedSince: number | null = null
         for (const step of steps) {
-          const before = log.length
+          let before = log.length
           if (step.kind === 'output') {
             inFlight += step.chars
             flow.noteOutput(target, step.chars)
-          } else if (step.kind === 'ack') {
-            const credited = flow.acknowledge(target, step.chars)
+          } else if (step.kind === 'ack' || step.kind === 'iteratorAck') {
+            const credited = flow.acknowledge(target, step.chars, step.kind === 'iteratorAck')
             expect(credited).toBe(Math.min(step.chars, inFlight))
             inFlight -= credited
             engaged = true
+            if (step.kind === 'ack') consumerAcknowledged = true
           } else if (step.kind === 'advance') {
             clock.advance(step.ms)
+          } else if (step.kind === 'iteratorsLeft') {
+            const disengages = mode === 'acknowledged' && engaged && !consumerAcknowledged
+            flow.iteratorsLeft(target)
+            if (disengages) {
+              // One resume, paused or not: it tells a provider that counts acks itself to stop.
+              expect(log.slice(before)).toEqual([{ call: 'resume', at: clock.now(), inFlight: 0 }])
+              inFlight = 0
+              engaged = false
+              pausedSince = null
+            } else expect(log.length).toBe(before)
+            before = log.length
           } else {
             flow.release(target)
             inFlight = 0
             engaged = mode === 'always'
+            consumerAcknowledged = false
             reportsAllowed = notAcknowledgingReports + 1
           }
           for (const entry of log.slice(before)) {

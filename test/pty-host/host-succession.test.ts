@@ -10,7 +10,7 @@ import { join } from 'node:path'
 import { startPtyHost, type PtyHostProvider } from 'ptykit/pty-host'
 import { describe, expect, it } from 'vitest'
 import { waitFor } from '../node-pty/pty-test-support.js'
-import { hostPid, inProcessHost, isAlive, killHostAndClean, makeSocketDir, providerOn, useCleanups } from './pty-host-test-support.js'
+import { inProcessHost, isAlive, killHost, killHostAndClean, makeSocketDir, providerOn, useCleanups } from './pty-host-test-support.js'
 
 const cleanups = useCleanups()
 
@@ -41,7 +41,7 @@ async function predecessorPtyAndSuccessor(successorOptions: Parameters<typeof st
       // Gone.
     }
   })
-  process.kill(hostPid(socketPath)!, 'SIGKILL')
+  await killHost(socketPath)
   await waitFor(() => (app.connected ? undefined : true), 'the drop')
   const successor = await startPtyHost({ socketPath, idleExitMs: 60_000, ...successorOptions })
   cleanups.push(() => successor.close())

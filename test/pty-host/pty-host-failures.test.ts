@@ -6,7 +6,7 @@ import type { TerminalExitCause } from 'ptykit/exit-cause'
 import { isPtyHostError, startPtyHost, type PtyHostProvider, type PtyHostServer } from 'ptykit/pty-host'
 import { describe, expect, it } from 'vitest'
 import { isDead, waitFor } from '../node-pty/pty-test-support.js'
-import { hostPid, inProcessHost, isAlive, killHostAndClean, makeSocketDir, providerOn, useCleanups } from './pty-host-test-support.js'
+import { hostPid, inProcessHost, isAlive, killHost, killHostAndClean, makeSocketDir, providerOn, useCleanups } from './pty-host-test-support.js'
 
 const cleanups = useCleanups()
 
@@ -226,7 +226,7 @@ describe('pty host: a successor host', () => {
         // Already gone.
       }
     })
-    process.kill(hostPid(socketPath)!, 'SIGKILL')
+    await killHost(socketPath)
     await waitFor(() => (app.connected ? undefined : true), 'the drop')
     // Another host instance on the same socket; the app reconnects to it.
     const successor = await startPtyHost({ socketPath, idleExitMs: 60_000 })

@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs'
 import { createConnection } from 'node:net'
 import { join } from 'node:path'
+import { createPtyController, type PtyFlowControlOptions, type PtyTerminal } from 'ptykit/controller'
 import { PTY_HOST_PROTOCOL_VERSION, type PtyHostServerOptions } from 'ptykit/pty-host'
 import { encodeFrame } from '../../src/pty-host/frame-codec.js'
 import { PTY_HOST_ACK_HIGH_WATERMARK_CHARS } from '../../src/pty-host/session-flow.js'
@@ -178,5 +179,51 @@ describe('pty host provider: a spawn whose reply was lost with the connection', 
     // Not re-attached, not kept: the caller never learned of this session.
     expect(requests.some((request) => request.method === 'attach')).toBe(false)
     expect(app.hasPty('lost-reply')).toBeNull()
+  }, 30_000)
+})
+
+describe('pty host under the controller: a consumer that stops taking part', () => {
+  // DESIGN §4: flow control only slows a producer for a consumer that takes part in it. The host
+  // counts acknowledged chars on its own once the app acknowledged; when the controller stops
+  // acknowledging on a consumer's behalf (its last output() iterator left, or a pause was held for
+  // the maximum time and forgiven), the host must stop holding the process too, or it pauses it
+  // after its window (1 Mi chars) and nothing ever resumes it. Found by a review (3 Dec).
+  const lines = 400_000 // ~4.6 MB: several times the host's acknowledgement window
+  const flood = ['-c', `seq -f line-%g 0 ${lines - 1}; echo END`]
+
+  async function runToExit(consume: (terminal: PtyTerminal, firstOutput: Promise<void>) => Promise<void>, flowControl: PtyFlowControlOptions = {}) {
+    const { socketPath } = await inProcessHost()
+    const app = providerOn(socketPath, { autoStart: false })
+    const controller = createPtyController({ provider: app, flowControl })
+    cleanups.push(() => controller.dispose())
+    let received = 0
+    let sawOutput!: () => void
+    const firstOutput = new Promise<void>((resolve) => (sawOutput = resolve))
+    controller.on('data', (event) => {
+      received += event.data.length
+      sawOutput()
+    })
+    const terminal = await controller.spawnTerminal({ file: '/bin/sh', args: flood })
+    await consume(terminal, firstOutput)
+    const exit = await Promise.race([terminal.exited, new Promise<null>((resolve) => setTimeout(() => resolve(null), 20_000))])
+    expect(exit, `the process ran to its end (received ${received} chars)`).toMatchObject({ cause: { kind: 'exited', exitCode: 0 } })
+  }
+
+  it('runs the process to its end after its only output() iterator broke out', async () => {
+    await runToExit(async (terminal) => {
+      let chunks = 0
+      for await (const _ of terminal.output()) if (++chunks === 3) break
+    })
+  }, 30_000)
+
+  it('runs the process to its end after a consumer that acknowledged once stopped (one forgiven hold, then unthrottled)', async () => {
+    await runToExit(
+      async (terminal, firstOutput) => {
+        // A positive ack, so the controller forwards it and the host starts counting too.
+        await firstOutput
+        terminal.acknowledgeData(1)
+      },
+      { pauseMaxHoldMs: 300 },
+    )
   }, 30_000)
 })

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os'
 import { createConnection, createServer, type Server, type Socket } from 'node:net'
 import { join, resolve } from 'node:path'
 import { afterEach } from 'vitest'
-import { isDead } from '../node-pty/pty-test-support.js'
+import { isDead, waitFor } from '../node-pty/pty-test-support.js'
 import { nodeArgsFor } from '../support/node-entry-bundle.js'
 import {
   createPtyHostProvider,
@@ -53,6 +53,17 @@ export function hostPid(socketPath: string): number | null {
   } catch {
     return null
   }
+}
+
+/**
+ * SIGKILL the host serving `socketPath` and wait until it is gone. Why wait: its socket closes
+ * while the kernel is still tearing the process down, and a successor started in that window
+ * rightly refuses to start (the lock's holder still looks alive).
+ */
+export async function killHost(socketPath: string): Promise<void> {
+  const pid = hostPid(socketPath)!
+  process.kill(pid, 'SIGKILL')
+  await waitFor(() => (isDead(pid) ? true : undefined), `the killed host (pid ${pid}) to be gone`, 10_000)
 }
 
 /** Whether a process exists and is not a zombie. */

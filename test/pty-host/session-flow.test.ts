@@ -49,7 +49,7 @@ describe('SessionFlow (the host’s per-session pause state)', () => {
             flow.setAppPaused(subscriber, step.kind === 'pause')
             s.present = true
             s.appPaused = step.kind === 'pause'
-            if (step.kind === 'resume') Object.assign(s, { unacked: 0, ackPaused: false })
+            if (step.kind === 'resume') Object.assign(s, { acking: false, unacked: 0, ackPaused: false })
           }
           const expected = model.some((m) => m.present && (m.appPaused || m.ackPaused))
           expect(flow.paused).toBe(expected)

@@ -101,8 +101,11 @@ describe('docs: testing with the fake provider, with terminal handles', () => {
       if (received.length === 150 * chunk.length) break // a break releases the rest
     }
     expect(provider.getPty(terminal.id)?.paused).toBe(false)
+    // Paused by the flood, resumed as the loop caught up; the break then tells the provider that the
+    // PTY's only consumer left flow control (a resume, paused or not: nobody acknowledges from here on).
     expect(provider.calls.filter((c) => c.method.endsWith('Producer')).map((c) => c.method)).toEqual([
       'pauseProducer',
+      'resumeProducer',
       'resumeProducer',
     ])
     await controller.dispose()
