@@ -16,6 +16,14 @@ type Reserved = {
   scopeId: string | undefined
   generation: string
   owner: Promise<ClaimedOwner>
+  /** The PTY the creator's spawn started, once it did (a release names it). */
+  ptyId: string | undefined
+  /**
+   * Released while the creator's run was not settled (its rollback's first undo): no longer
+   * joinable. A new ensure waits for the run to settle — the rollback is stopping the PTY — and
+   * then starts over; a run that commits all the same is not made live.
+   */
+  released: boolean
 }
 
 type Live = {
@@ -66,7 +74,10 @@ function conflict(claim: PtyClaim, heldScope: string | undefined): PtySpawnError
  *   await and starts over);
  * - the same key in a different scope is `claim_conflict`; `find` never crosses scopes;
  * - past {@link CLAIMED_OWNER_REGISTRY_MAX_ENTRIES} entries a new key is `execution_owner_unavailable`;
- * - `release(ptyId, generation?)` is fenced by generation;
+ * - `release(ptyId, generation?)` is fenced by generation. Releasing an owner whose creator's run
+ *   is still settling (its rollback) closes it to joiners: a new ensure waits for that run to
+ *   settle and then starts over, so it neither takes the creator's error nor overlaps the PTY
+ *   being stopped; only ensures that joined before the release share the creator's outcome;
  * - `importOwner` adds an owner a host's listing advertises, unless the key is already held.
  */
 export function createClaimedOwnerRegistry(options: ClaimedOwnerRegistryOptions = {}): ClaimedOwnerRegistry {
@@ -93,7 +104,7 @@ export function createClaimedOwnerRegistry(options: ClaimedOwnerRegistryOptions 
     })
     // Why: nobody may join; an unobserved rejection must not crash the host.
     ownerPromise.catch(() => undefined)
-    const reservation: Reserved = { phase: 'reserved', claimKey: claim.key, scopeId: claim.scopeId, generation, owner: ownerPromise }
+    const reservation: Reserved = { phase: 'reserved', claimKey: claim.key, scopeId: claim.scopeId, generation, owner: ownerPromise, ptyId: undefined, released: false }
     entries.set(claim.key, reservation)
     const dropReservation = (): void => {
       if (entries.get(claim.key) === reservation) entries.delete(claim.key)
@@ -109,6 +120,7 @@ export function createClaimedOwnerRegistry(options: ClaimedOwnerRegistryOptions 
       else runSettled.then(() => settle.reject(error), settle.reject)
       throw error
     }
+    reservation.ptyId = spawned.ptyId
     const owner: ClaimedOwner = {
       claimKey: claim.key,
       ...(claim.scopeId === undefined ? {} : { scopeId: claim.scopeId }),
@@ -120,7 +132,8 @@ export function createClaimedOwnerRegistry(options: ClaimedOwnerRegistryOptions 
     }
     const promote = (): void => {
       if (entries.get(claim.key) === reservation) {
-        entries.set(claim.key, { phase: 'live', claimKey: claim.key, scopeId: claim.scopeId, generation, owner })
+        if (reservation.released) entries.delete(claim.key)
+        else entries.set(claim.key, { phase: 'live', claimKey: claim.key, scopeId: claim.scopeId, generation, owner })
       }
       settle.resolve(owner)
     }
@@ -145,6 +158,14 @@ export function createClaimedOwnerRegistry(options: ClaimedOwnerRegistryOptions 
       }
       if (entry.scopeId !== claim.scopeId) {
         throw conflict(claim, entry.scopeId)
+      }
+      if (entry.phase === 'reserved' && entry.released) {
+        // The creator's run is failing (or its PTY ended): never join it; start over once it settled.
+        await entry.owner.then(
+          () => undefined,
+          () => undefined,
+        )
+        continue
       }
       if (entry.phase === 'reserved') {
         args.onJoin?.()
@@ -178,9 +199,10 @@ export function createClaimedOwnerRegistry(options: ClaimedOwnerRegistryOptions 
     },
     release(ptyId: string, generation?: string): void {
       for (const [key, entry] of entries) {
-        if (entry.phase === 'live' && entry.owner.ptyId === ptyId && (generation === undefined || entry.generation === generation)) {
-          entries.delete(key)
-        }
+        if (generation !== undefined && entry.generation !== generation) continue
+        if (entry.phase === 'live' && entry.owner.ptyId === ptyId) entries.delete(key)
+        // Why kept, marked: the creator's rollback is still stopping this PTY (see `Reserved.released`).
+        else if (entry.phase === 'reserved' && entry.ptyId === ptyId) entry.released = true
       }
     },
     owners(): ClaimedOwner[] {

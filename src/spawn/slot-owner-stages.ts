@@ -137,7 +137,11 @@ export function plannedSlotBinding(state: RuntimePtySpawnState, result: PtySpawn
   return { store, slot, owner: { ptyId: result.id, hostId, ...incarnationOf(result.incarnationId) } }
 }
 
-/** Once bound: the binding of a PTY this run started is retired again on a rollback; a re-attached owner's stays. */
+/**
+ * Record, before `store.bindOwner` is awaited, that a rollback retires the binding of a PTY this
+ * run started (a bind that failed half-way, or a later stage that failed, leaves no slot pointing at
+ * a stopped PTY); a re-attached owner's binding stays.
+ */
 export function recordSlotBindingUndo(state: RuntimePtySpawnState, binding: SlotBinding): void {
   if (!state.startedProcess) return
   const { store, slot, owner } = binding

@@ -190,7 +190,8 @@ export type EnsureClaimArgs = {
    * error once it rolled back. When this caller creates the owner, a registry answers its
    * joiners only then — a joiner must not adopt a PTY the creator's rollback then stops, nor take
    * the creator's error before the rollback says whether its process was stopped. Without it,
-   * joiners are answered as soon as `spawn` settles.
+   * joiners are answered as soon as `spawn` settles. Never await it before answering this caller
+   * itself: the caller settles it only after its own `ensure` returned (awaiting it there deadlocks).
    */
   runSettled?: Promise<void>
 }
@@ -209,7 +210,11 @@ export type ClaimedOwnerRegistry = {
   ensure(args: EnsureClaimArgs): Promise<EnsureClaimResult>
   /** The current owner of a claim, if any. */
   find(claim: PtyClaim): ClaimedOwner | null
-  /** Release the claim held by a PTY (only if `generation` matches, when given). */
+  /**
+   * Release the claim held by a PTY (only if `generation` matches, when given). Also called by a
+   * creator's rollback while its `runSettled` is pending: from then on the key is not joinable, and
+   * a new ensure waits for that run to settle before it starts over.
+   */
   release(ptyId: string, generation?: string): void
   /**
    * Import an owner a host's listing advertises (the seed's `reconcileAgentSessionOwnerListings`),

@@ -1,5 +1,5 @@
 import fc from 'fast-check'
-import { describe, expect, it } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
 import { CLAIMED_OWNER_REGISTRY_MAX_ENTRIES } from '../../src/spawn/claimed-owner-registry.js'
 import {
   createClaimedOwnerRegistry,
@@ -141,5 +141,65 @@ describe('createClaimedOwnerRegistry', () => {
       new TypeError('Expected the `claim.key` option to be a non-empty string, got "" (string)'),
     )
     expect(() => createClaimedOwnerRegistry({ maxEntries: 0 })).toThrow(TypeError)
+  })
+
+  describe('a creator that rolls back after its spawn succeeded (a review, 3 Dec)', () => {
+    // The creator's run failed after its spawn; its rollback released the claim (its first undo)
+    // and is still stopping the PTY. Its reservation used to stay joinable until the rollback
+    // ended: a new ensure joined it and took the creator's error (or waited on a hung shutdown).
+    async function creatorRollingBack() {
+      const registry = createClaimedOwnerRegistry()
+      const run = deferred<void>()
+      run.promise.catch(() => undefined)
+      const earlyJoinerSpawn = vi.fn(async () => ({ ptyId: 'never' }))
+      const created = await registry.ensure(args({ spawn: async () => ({ ptyId: 'p1' }), runSettled: run.promise }))
+      expect(created.disposition).toBe('created')
+      // Joined before the failure: this one joined the creator's run and shares its fate.
+      const earlyJoiner = registry.ensure(args({ spawn: earlyJoinerSpawn }))
+      earlyJoiner.catch(() => undefined)
+      registry.release(created.owner.ptyId, created.owner.generation)
+      return { registry, run, created, earlyJoiner, earlyJoinerSpawn }
+    }
+
+    it('a new ensure does not join the failing run: it waits for the rollback, then spawns its own owner', async () => {
+      const { registry, run, earlyJoiner, earlyJoinerSpawn } = await creatorRollingBack()
+      const spawn = vi.fn(async () => ({ ptyId: 'p2' }))
+      let joined = false
+      const late = registry.ensure(args({ spawn, onJoin: () => (joined = true) }))
+      await Promise.resolve()
+      // Not while the creator's process may still be running: one live PTY per key.
+      expect(spawn).not.toHaveBeenCalled()
+      expect(registry.find({ key: 'k' })).toBeNull()
+      const failure = new Error('rolled back')
+      run.reject(failure)
+      await expect(earlyJoiner).rejects.toBe(failure)
+      expect(earlyJoinerSpawn).not.toHaveBeenCalled()
+      const result = await late
+      expect(result).toMatchObject({ disposition: 'created', owner: { ptyId: 'p2' } })
+      expect(joined).toBe(false)
+      expect(spawn).toHaveBeenCalledTimes(1)
+      expect(registry.owners().map((owner) => owner.ptyId)).toEqual(['p2'])
+    })
+
+    it('a released reservation whose run then commits (its PTY exited meanwhile) is not made live: the next ensure spawns anew', async () => {
+      const { registry, run, created, earlyJoiner } = await creatorRollingBack()
+      run.resolve()
+      // The early joiner joined the run, which committed: it adopts that owner.
+      expect((await earlyJoiner).owner).toEqual(created.owner)
+      expect(registry.owners()).toEqual([])
+      const next = await registry.ensure(args({ spawn: async () => ({ ptyId: 'p3' }) }))
+      expect(next).toMatchObject({ disposition: 'created', owner: { ptyId: 'p3' } })
+    })
+
+    it('release is fenced by generation for a reservation too', async () => {
+      const registry = createClaimedOwnerRegistry()
+      const run = deferred<void>()
+      const created = await registry.ensure(args({ spawn: async () => ({ ptyId: 'p1' }), runSettled: run.promise }))
+      registry.release('p1', 'another-generation')
+      const joiner = registry.ensure(args({ spawn: async () => ({ ptyId: 'p2' }) }))
+      run.resolve()
+      expect(await joiner).toMatchObject({ disposition: 'adopted', owner: created.owner })
+      expect(registry.owners()).toEqual([created.owner])
+    })
   })
 })

@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
 import { toPtyIncarnationId, type PtyProvider } from '../../src/contracts/index.js'
 import {
   createClaimedOwnerRegistry,
@@ -345,6 +345,44 @@ describe('executeRuntimePtySpawn: each error code', () => {
     expect(h.claims.owners().map((owner) => owner.ptyId)).toEqual([created.result.id])
     expect(h.runtime.inspect().registeredPtys.map((p) => p.ptyId)).toEqual([created.result.id])
     expect(h.runtime.inspect().pendingRegistrations).toEqual([])
+  })
+
+  it("a claim spawn that arrives while the creator rolls back does not join it: it waits for the PTY's stop, then starts its own (a review, 3 Dec)", async () => {
+    let refuseNext = true
+    const stopping: (() => void)[] = []
+    const h = createHarness({
+      runtimeOverrides: (runtime) => ({
+        assertPtyRegistrationAllowed: (...args) => {
+          if (refuseNext) {
+            refuseNext = false
+            throw new Error('quota exceeded')
+          }
+          return runtime.assertPtyRegistrationAllowed?.(...args)
+        },
+      }),
+      // The rollback's stop of the creator's PTY takes a while.
+      providerOverrides: (provider) => ({
+        shutdown: (id, options) => new Promise<void>((resolve) => stopping.push(() => resolve(provider.shutdown(id, options)))),
+      }),
+    })
+    const claim = { key: 'agent' }
+    const creating = expectSpawnError(h.spawn({ claim }), 'registration_refused')
+    await h.provider.settle()
+    await vi.waitFor(() => expect(stopping).toHaveLength(1))
+    const creatorPty = h.provider.livePtyIds()[0]
+    const lateState = h.state({ claim })
+    const late = executeRuntimePtySpawn(lateState)
+    await h.provider.settle()
+    // While the creator's PTY is being stopped, the late spawn starts nothing.
+    expect(h.provider.calls.filter((call) => call.method === 'spawn')).toHaveLength(1)
+    stopping.shift()!()
+    expect((await creating).outcome).toBe('rolled_back')
+    const outcome = await late
+    expect(outcome.claimDisposition).toBe('created')
+    expect(lateState.joinedAnotherStart).toBe(false)
+    expect(outcome.result.id).not.toBe(creatorPty)
+    expect(h.provider.livePtyIds()).toEqual([outcome.result.id])
+    expect(h.claims.owners().map((owner) => owner.ptyId)).toEqual([outcome.result.id])
   })
 
   it("a joiner gets the creator's code when the creator's spawn fails", async () => {
