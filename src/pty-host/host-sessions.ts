@@ -2,7 +2,7 @@ import type { PtyBytesEvent, PtyExitEvent } from '../contracts/index.js'
 import type { NodePtyProvider } from '../node-pty/index.js'
 import type { HostClient } from './host-client.js'
 import { PTY_HOST_PROTOCOL_VERSION, type PtyHostMessage } from './protocol.js'
-import { SessionFlow } from './session-flow.js'
+import { PTY_HOST_ACK_MAX_HOLD_MS, SessionFlow } from './session-flow.js'
 import type { HeadlessScreenFactory } from './headless-screen.js'
 import type { ScreenScheduler } from './screen-cursor.js'
 import { SessionHistory } from './session-history.js'
@@ -51,16 +51,25 @@ export class HostSessionStore {
   readonly #screens: HeadlessScreenFactory
   readonly #screenScheduler: ScreenScheduler
   readonly #history: { limitChars: number; scrollbackRows: number }
+  readonly #ackMaxHoldMs: number
 
   /**
    * A store over the host's node-pty provider, with headless screens opened from `screens` and
-   * their background parsing scheduled by `screenScheduler` (the host's screen feeder).
+   * their background parsing scheduled by `screenScheduler` (the host's screen feeder), each
+   * session's acknowledgement pauses held at most `ackMaxHoldMs`.
    */
-  constructor(provider: NodePtyProvider, screens: HeadlessScreenFactory, screenScheduler: ScreenScheduler, history: { limitChars: number; scrollbackRows: number }) {
+  constructor(
+    provider: NodePtyProvider,
+    screens: HeadlessScreenFactory,
+    screenScheduler: ScreenScheduler,
+    history: { limitChars: number; scrollbackRows: number },
+    ackMaxHoldMs = PTY_HOST_ACK_MAX_HOLD_MS,
+  ) {
     this.#provider = provider
     this.#screens = screens
     this.#screenScheduler = screenScheduler
     this.#history = history
+    this.#ackMaxHoldMs = ackMaxHoldMs
   }
 
   /** A new live session (registered before its spawn, so no output of a fast process is missed). */
@@ -74,6 +83,7 @@ export class HostSessionStore {
     const flow = new SessionFlow(
       () => provider.pauseProducer(id),
       () => provider.resumeProducer(id),
+      this.#ackMaxHoldMs,
     )
     const session: HostSession = {
       id,

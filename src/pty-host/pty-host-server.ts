@@ -53,6 +53,11 @@ export type PtyHostServerOptions = {
   screenCharsPerSecond?: number
   /** The largest frame accepted from a client. Default `PTY_HOST_MAX_FRAME_BYTES`. */
   maxFrameBytes?: number
+  /**
+   * The longest one client's acknowledgement pause of a session is held before the host forgives
+   * its debt. Default {@link PTY_HOST_ACK_MAX_HOLD_MS}.
+   */
+  ackMaxHoldMs?: number
   /** Options of the node-pty provider that runs the PTYs (its `output` is always `'bytes'`: the host forwards bytes). */
   nodePty?: NodePtyProviderOptions
   /** Called once the host has closed (idle exit or `close()`). */
@@ -111,6 +116,7 @@ export async function startPtyHost(options: PtyHostServerOptions = {}): Promise<
   assertScrollbackRowsFit(scrollbackRows)
   assertCount('screenCharsPerSecond', options.screenCharsPerSecond, 1)
   assertCount('maxFrameBytes', options.maxFrameBytes, 1)
+  assertCount('ackMaxHoldMs', options.ackMaxHoldMs, 1)
   const idleExitMs = options.idleExitMs ?? PTY_HOST_DEFAULT_IDLE_EXIT_MS
   const maxFrameBytes = options.maxFrameBytes ?? PTY_HOST_MAX_FRAME_BYTES
   const paths = ptyHostPaths(options.socketPath ?? defaultPtyHostSocketPath())
@@ -139,7 +145,7 @@ export async function startPtyHost(options: PtyHostServerOptions = {}): Promise<
   const sessions = new HostSessionStore(provider, screens, screenFeeder, {
     limitChars: options.historyChars ?? PTY_HOST_DEFAULT_HISTORY_CHARS,
     scrollbackRows,
-  })
+  }, options.ackMaxHoldMs)
   const clients = new Set<HostClient>()
   let idleTimer: NodeJS.Timeout | undefined
   let closePromise: Promise<void> | null = null

@@ -5,7 +5,8 @@
  * - **acknowledged chars** (VS Code's model): once a client acknowledges, the host counts the
  *   output it sent that client and not yet acknowledged; above the high watermark it pauses the
  *   PTY itself (no round trip per pause), below the low watermark it resumes. A resume from the
- *   client forgives the debt and stops the count until its next ack.
+ *   client forgives the debt and stops the count until its next ack; so does a pause held for
+ *   {@link PTY_HOST_ACK_MAX_HOLD_MS}.
  *
  * The PTY is paused while any subscriber wants it paused; nothing else pauses it (the session's
  * headless screen parses the replay ring behind the stream and never holds the producer). A
@@ -24,6 +25,34 @@ export const PTY_HOST_ACK_HIGH_WATERMARK_CHARS = 1024 * 1024
 /** Resume it once that client's unacknowledged chars fall below this (256 Ki chars: a frame still in flight keeps the pipe full). */
 export const PTY_HOST_ACK_LOW_WATERMARK_CHARS = 256 * 1024
 
+/**
+ * The longest the host holds one client's acknowledgement pause (10 s, as the controller's
+ * `PRODUCER_PAUSE_MAX_HOLD_MS`): then it forgives that client's debt and stops counting until its
+ * next ack. Why: a pause is never held forever (DESIGN §4). The controller's own cap resumes a
+ * wedged consumer's PTY through a `resume`, but a client that acknowledges without it — the
+ * controller with flow control turned off (acks forwarded as given), or an app using the provider
+ * directly — would otherwise leave the program frozen once its consumer stopped acknowledging.
+ */
+export const PTY_HOST_ACK_MAX_HOLD_MS = 10_000
+
+/** How a {@link SessionFlow} waits (the host's timers; a test's manual ones). */
+export type SessionFlowTimers = {
+  /** Call `run` once after `ms`; returns a handle for `cancel`. */
+  schedule(run: () => void, ms: number): unknown
+  /** Cancel a scheduled call. */
+  cancel(handle: unknown): void
+}
+
+const HOST_TIMERS: SessionFlowTimers = {
+  schedule(run, ms) {
+    // Why unref: a held pause alone must not keep a host alive that is otherwise done.
+    return setTimeout(run, ms).unref()
+  },
+  cancel(handle) {
+    clearTimeout(handle as ReturnType<typeof setTimeout>)
+  },
+}
+
 type SubscriberFlow = {
   /** The client asked for a pause (and no resume since). */
   appPaused: boolean
@@ -33,6 +62,8 @@ type SubscriberFlow = {
   unacked: number
   /** Paused by this client's acknowledgement debt (hysteresis between the watermarks). */
   ackPaused: boolean
+  /** The forced end of this client's acknowledgement pause, while one is held. */
+  holdTimer: unknown
 }
 
 /** One session's pause state; `pause` / `resume` drive its PTY and are called only on a change. */
@@ -40,12 +71,21 @@ export class SessionFlow {
   readonly #subscribers = new Map<object, SubscriberFlow>()
   readonly #pause: () => void
   readonly #resume: () => void
+  readonly #maxHoldMs: number
+  readonly #timers: SessionFlowTimers
   #paused = false
 
-  /** @param pause - stop reading the PTY; @param resume - read it again. */
-  constructor(pause: () => void, resume: () => void) {
+  /**
+   * @param pause - stop reading the PTY
+   * @param resume - read it again
+   * @param maxHoldMs - the longest one acknowledgement pause is held ({@link PTY_HOST_ACK_MAX_HOLD_MS})
+   * @param timers - how to wait (the host's timers by default)
+   */
+  constructor(pause: () => void, resume: () => void, maxHoldMs = PTY_HOST_ACK_MAX_HOLD_MS, timers: SessionFlowTimers = HOST_TIMERS) {
     this.#pause = pause
     this.#resume = resume
+    this.#maxHoldMs = maxHoldMs
+    this.#timers = timers
   }
 
   /** Whether the PTY is paused now. */
@@ -65,6 +105,11 @@ export class SessionFlow {
     flow.unacked += chars
     if (!flow.ackPaused && flow.unacked > PTY_HOST_ACK_HIGH_WATERMARK_CHARS) {
       flow.ackPaused = true
+      flow.holdTimer = this.#timers.schedule(() => {
+        flow.holdTimer = undefined
+        // The longest hold is over: forgive, and count again only from the client's next ack.
+        if (this.#subscribers.get(subscriber) === flow) this.#forgive(flow)
+      }, this.#maxHoldMs)
       this.#update()
     }
   }
@@ -76,6 +121,7 @@ export class SessionFlow {
     flow.unacked = Math.max(0, flow.unacked - chars)
     if (flow.ackPaused && flow.unacked < PTY_HOST_ACK_LOW_WATERMARK_CHARS) {
       flow.ackPaused = false
+      this.#cancelHold(flow)
       this.#update()
     }
   }
@@ -89,23 +135,38 @@ export class SessionFlow {
   setAppPaused(subscriber: object, paused: boolean): void {
     const flow = this.#entry(subscriber)
     flow.appPaused = paused
-    if (!paused) {
-      flow.acking = false
-      flow.unacked = 0
-      flow.ackPaused = false
-    }
-    this.#update()
+    if (paused) this.#update()
+    else this.#forgive(flow)
   }
 
   /** `subscriber` left: its requests no longer hold the PTY. */
   remove(subscriber: object): void {
-    if (this.#subscribers.delete(subscriber)) this.#update()
+    const flow = this.#subscribers.get(subscriber)
+    if (flow === undefined) return
+    this.#cancelHold(flow)
+    this.#subscribers.delete(subscriber)
+    this.#update()
+  }
+
+  /** Forgive a client's debt and stop counting until its next ack. */
+  #forgive(flow: SubscriberFlow): void {
+    flow.acking = false
+    flow.unacked = 0
+    flow.ackPaused = false
+    this.#cancelHold(flow)
+    this.#update()
+  }
+
+  #cancelHold(flow: SubscriberFlow): void {
+    if (flow.holdTimer === undefined) return
+    this.#timers.cancel(flow.holdTimer)
+    flow.holdTimer = undefined
   }
 
   #entry(subscriber: object): SubscriberFlow {
     let flow = this.#subscribers.get(subscriber)
     if (flow === undefined) {
-      flow = { appPaused: false, acking: false, unacked: 0, ackPaused: false }
+      flow = { appPaused: false, acking: false, unacked: 0, ackPaused: false, holdTimer: undefined }
       this.#subscribers.set(subscriber, flow)
     }
     return flow

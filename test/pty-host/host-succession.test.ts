@@ -20,11 +20,15 @@ function provider(socketPath: string, extra: Parameters<typeof providerOn>[1] = 
   return made
 }
 
-/** A host from the sources (started by the app), SIGKILLed once the app's PTY outlives it; then a successor in this process. */
-async function predecessorPtyAndSuccessor(successorOptions: Parameters<typeof startPtyHost>[0] = {}) {
+/**
+ * A host from the sources (started by the app), SIGKILLed once the app's PTY outlives it; then a
+ * successor in this process. An app with `reconnectAttempts: 0` is connected to it explicitly (a
+ * listing connects), as it must be after every later drop.
+ */
+async function predecessorPtyAndSuccessor(successorOptions: Parameters<typeof startPtyHost>[0] = {}, appOptions: Parameters<typeof providerOn>[1] = {}) {
   const { dir, socketPath } = makeSocketDir()
   cleanups.push(() => killHostAndClean(socketPath, dir))
-  const app = provider(socketPath)
+  const app = provider(socketPath, appOptions)
   let output = ''
   app.onData(({ data }) => (output += data))
   // A process that outlives its host (it ignores the hang-up of its terminal), after 3000 chars of output.
@@ -45,6 +49,7 @@ async function predecessorPtyAndSuccessor(successorOptions: Parameters<typeof st
   await waitFor(() => (app.connected ? undefined : true), 'the drop')
   const successor = await startPtyHost({ socketPath, idleExitMs: 60_000, ...successorOptions })
   cleanups.push(() => successor.close())
+  if (appOptions.reconnectAttempts === 0) await app.listProcesses()
   await waitFor(() => (app.connected ? true : undefined), 'the reconnect to the successor', 10_000)
   return { app, dir, socketPath, successor, spawned, outputSoFar: () => output }
 }
@@ -70,7 +75,10 @@ describe('pty host: a session id reused on a successor host', () => {
   // docs/pty-host.md: "Loss is reported, never silent. When the asked sequence fell out of the
   // ring, the provider emits onOutputLoss({ id, fromSeq, toSeq, incarnationId }) before the replay".
   it('reports the gap of the new session’s reconnect replay (no silent gap because the old session had delivered more)', async () => {
-    const { app, dir, socketPath, successor } = await predecessorPtyAndSuccessor({ historyChars: 64 })
+    // The app reconnects only when told (a listing connects): the burst below must be on the host,
+    // and out of its ring, before the app is back — with automatic reconnects (50 ms after the
+    // drop) a loaded machine let it return first and get the burst live.
+    const { app, dir, socketPath, successor } = await predecessorPtyAndSuccessor({ historyChars: 64 }, { reconnectAttempts: 0 })
     const flag = join(dir, 'go')
     let output = ''
     app.onData(({ id, data }) => {
@@ -94,6 +102,8 @@ describe('pty host: a session id reused on a successor host', () => {
     const other = provider(socketPath, { autoStart: false })
     await other.listProcesses()
     await waitFor(async () => ((await other.getBufferSnapshot('slot-1'))?.data.includes('last-XYZ') ? true : undefined), 'the last line on the host')
+    expect(app.connected).toBe(false)
+    await app.listProcesses()
     await waitFor(() => (output.includes('last-XYZ') ? true : undefined), 'the reconnect replay', 10_000)
     // The app did not get the start of the burst (it fell out of the ring) ...
     expect(output).not.toContain('line-0\r\n')

@@ -282,12 +282,16 @@ describe('pty host: the host lock', () => {
   it('takes over a lock whose holder is a zombie (a host that died and was not reaped yet)', async () => {
     const { dir, socketPath } = makeSocketDir()
     cleanups.push(() => killHostAndClean(socketPath, dir))
-    // A zombie: the inner shell exits, and its parent (exec'd into sleep) never reaps it.
-    const parent = spawnChild('/bin/sh', ['-c', 'sh -c "exit 0" & echo $!; exec sleep 30'], { stdio: ['ignore', 'pipe', 'ignore'] })
+    // A zombie: the inner shell exits once its parent has exec'd into sleep, which never reaps it.
+    // (Exiting at once, it could be reaped by the shell before the exec on a loaded machine.)
+    const exitNow = join(dir, 'exit-now')
+    const parent = spawnChild('/bin/sh', ['-c', `(while [ ! -e '${exitNow}' ]; do sleep 0.01; done) & echo $!; exec sleep 30`], { stdio: ['ignore', 'pipe', 'ignore'] })
     cleanups.push(async () => {
       parent.kill('SIGKILL')
     })
     const zombie = Number(await new Promise<string>((resolve) => parent.stdout!.once('data', (chunk: Buffer) => resolve(chunk.toString()))))
+    await waitFor(() => (readFileSync(`/proc/${parent.pid}/comm`, 'utf8').trim() === 'sleep' ? true : undefined), 'the parent to exec sleep')
+    writeFileSync(exitNow, '')
     await waitFor(() => (isDead(zombie) ? true : undefined), 'the zombie')
     expect(() => process.kill(zombie, 0)).not.toThrow()
     writeFileSync(`${socketPath}.lock`, String(zombie), { mode: 0o600 })

@@ -1,13 +1,14 @@
+import { spawnSync } from 'node:child_process'
 import { existsSync, readFileSync } from 'node:fs'
 import { createConnection } from 'node:net'
 import { join } from 'node:path'
 import { createPtyController, type PtyFlowControlOptions, type PtyTerminal } from 'ptykit/controller'
-import { PTY_HOST_PROTOCOL_VERSION, type PtyHostServerOptions } from 'ptykit/pty-host'
+import { isPtyHostError, PTY_HOST_PROTOCOL_VERSION, startPtyHost, type PtyHostServerOptions } from 'ptykit/pty-host'
 import { encodeFrame } from '../../src/pty-host/frame-codec.js'
 import { PTY_HOST_ACK_HIGH_WATERMARK_CHARS } from '../../src/pty-host/session-flow.js'
 import { describe, expect, it } from 'vitest'
 import { isDead, waitFor } from '../node-pty/pty-test-support.js'
-import { fakeHost, inProcessHost as startInProcessHost, providerOn, rawClient, useCleanups } from './pty-host-test-support.js'
+import { fakeHost, HOST_FROM_SOURCES, inProcessHost as startInProcessHost, killHostAndClean, makeSocketDir, providerOn, rawClient, useCleanups } from './pty-host-test-support.js'
 
 const cleanups = useCleanups()
 
@@ -191,8 +192,12 @@ describe('pty host under the controller: a consumer that stops taking part', () 
   const lines = 400_000 // ~4.6 MB: several times the host's acknowledgement window
   const flood = ['-c', `seq -f line-%g 0 ${lines - 1}; echo END`]
 
-  async function runToExit(consume: (terminal: PtyTerminal, firstOutput: Promise<void>) => Promise<void>, flowControl: PtyFlowControlOptions = {}) {
-    const { socketPath } = await inProcessHost()
+  async function runToExit(
+    consume: (terminal: PtyTerminal, firstOutput: Promise<void>) => Promise<void>,
+    flowControl: PtyFlowControlOptions = {},
+    hostOptions: PtyHostServerOptions = {},
+  ) {
+    const { socketPath } = await inProcessHost(hostOptions)
     const app = providerOn(socketPath, { autoStart: false })
     const controller = createPtyController({ provider: app, flowControl })
     cleanups.push(() => controller.dispose())
@@ -226,4 +231,45 @@ describe('pty host under the controller: a consumer that stops taking part', () 
       { pauseMaxHoldMs: 300 },
     )
   }, 30_000)
+
+  // DESIGN §4: a pause is never held forever. With the controller's flow control off, acks are
+  // forwarded as given and only the host's own count pauses the PTY; the host's longest hold
+  // (PTY_HOST_ACK_MAX_HOLD_MS, shortened here) then ends it, as the controller's cap would.
+  it('with flow control turned off, the host holds its own pause at most ackMaxHoldMs: the process runs to its end though its consumer acknowledged once and stopped', async () => {
+    await runToExit(
+      async (terminal, firstOutput) => {
+        await firstOutput
+        terminal.acknowledgeData(1)
+      },
+      { enabled: false },
+      { ackMaxHoldMs: 300 },
+    )
+  }, 30_000)
 })
+
+describe('pty host: the ackMaxHoldMs option', () => {
+  it.each([0, 1.5, -1, '300'])('refuses %j with invalid_option naming the option and the value, taking no lock', async (value) => {
+    const { dir, socketPath } = makeSocketDir()
+    cleanups.push(() => killHostAndClean(socketPath, dir))
+    const refused = await startPtyHost({ socketPath, ackMaxHoldMs: value as number }).catch((error: unknown) => error)
+    expect(isPtyHostError(refused) && refused.code).toBe('invalid_option')
+    expect((refused as Error).message).toContain('ackMaxHoldMs')
+    expect((refused as Error).message).toContain(String(value))
+    // Nothing held: a host with a valid setting starts on the same socket.
+    const host = await startPtyHost({ socketPath, ackMaxHoldMs: 300 })
+    await host.close()
+  })
+
+  it('is the --ack-max-hold-ms flag of the host command; a bad value fails the start naming it', () => {
+    const { dir, socketPath } = makeSocketDir()
+    cleanups.push(() => killHostAndClean(socketPath, dir))
+    const run = (value: string) => spawnSync(HOST_FROM_SOURCES.file, [...HOST_FROM_SOURCES.args, '--socket', socketPath, '--ack-max-hold-ms', value], { encoding: 'utf8', timeout: 20_000 })
+    const zero = run('0')
+    expect(zero.status).toBe(1)
+    expect(zero.stderr).toContain('ackMaxHoldMs')
+    const text = run('soon')
+    expect(text.status).toBe(2)
+    expect(text.stderr).toContain('--ack-max-hold-ms')
+  })
+})
+

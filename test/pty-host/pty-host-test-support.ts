@@ -1,4 +1,4 @@
-import { chmodSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { createConnection, createServer, type Server, type Socket } from 'node:net'
 import { join, resolve } from 'node:path'
@@ -56,14 +56,22 @@ export function hostPid(socketPath: string): number | null {
 }
 
 /**
- * SIGKILL the host serving `socketPath` and wait until it is gone. Why wait: its socket closes
- * while the kernel is still tearing the process down, and a successor started in that window
- * rightly refuses to start (the lock's holder still looks alive).
+ * SIGKILL the host serving `socketPath` and wait until it is gone, threads and all. Why wait: its
+ * socket closes while the kernel is still tearing the process down — its leader shows `Z` while
+ * its other threads still exit — and a successor started in that window rightly refuses to start
+ * (the lock's holder still looks alive).
  */
 export async function killHost(socketPath: string): Promise<void> {
   const pid = hostPid(socketPath)!
   process.kill(pid, 'SIGKILL')
-  await waitFor(() => (isDead(pid) ? true : undefined), `the killed host (pid ${pid}) to be gone`, 10_000)
+  const threads = (): number => {
+    try {
+      return readdirSync(`/proc/${pid}/task`).length
+    } catch {
+      return 0
+    }
+  }
+  await waitFor(() => (isDead(pid) && threads() <= 1 ? true : undefined), `the killed host (pid ${pid}) to be gone`, 10_000)
 }
 
 /** Whether a process exists and is not a zombie. */
