@@ -1,5 +1,5 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto'
-import { closeSync, lstatSync, mkdirSync, openSync, readFileSync, renameSync, unlinkSync, writeFileSync, type Stats } from 'node:fs'
+import { linkSync, lstatSync, mkdirSync, readFileSync, renameSync, unlinkSync, writeFileSync, type Stats } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { PtyHostError } from './pty-host-error.js'
@@ -133,32 +133,104 @@ function isProcessAlive(pid: number): boolean {
 }
 
 /**
- * Take the host lock (`O_EXCL` create, holding this pid). A lock held by a live process refuses
- * with `host_already_running`; a stale one (its process is gone) is taken over. Returns the release.
+ * How long a lock breaker (`<socket>.lock.break`) may stand before it counts as abandoned. A
+ * process holds it only while it removes a stale lock (microseconds); one that stands longer was
+ * left by a process that died in that window.
+ */
+const LOCK_BREAKER_ABANDONED_MS = 10_000
+
+/**
+ * Create `path` holding `content`, only if no file is there: the content is written to a private
+ * temporary file first and hard-linked into place, so no process ever sees the file empty or half
+ * written (an `O_EXCL` create followed by a write would show an empty lock for a moment, which a
+ * contender would take for a stale one). `false` when `path` exists.
+ */
+function createExclusively(path: string, content: string): boolean {
+  const temporary = `${path}.${process.pid}.${randomBytes(6).toString('hex')}`
+  writeFileSync(temporary, content, { mode: 0o600, flag: 'wx' })
+  try {
+    linkSync(temporary, path)
+    return true
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false
+    throw error
+  } finally {
+    unlinkIfPresent(temporary)
+  }
+}
+
+function unlinkIfPresent(path: string): void {
+  try {
+    unlinkSync(path)
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error
+  }
+}
+
+function readOrNull(path: string): string | null {
+  try {
+    return readFileSync(path, 'utf8')
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null
+    throw error
+  }
+}
+
+function anotherHostIsStarting(paths: PtyHostPaths): PtyHostError {
+  return new PtyHostError('host_already_running', `Could not take the pty host lock ${paths.lockPath}: another host is starting`)
+}
+
+/**
+ * Remove the lock whose content was `staleContent` (its process is gone) — only while holding the
+ * lock breaker, and only if the lock still holds that content. Without the breaker, two processes
+ * that both read the stale lock could both remove "it": the second would remove the lock the first
+ * had just created in its place, and both would run as the host.
+ */
+function breakStaleLock(paths: PtyHostPaths, staleContent: string): void {
+  const breaker = `${paths.lockPath}.break`
+  if (!createExclusively(breaker, String(process.pid))) {
+    const since = lstatOrNull(breaker)?.mtimeMs
+    if (since !== undefined && Date.now() - since > LOCK_BREAKER_ABANDONED_MS) {
+      unlinkIfPresent(breaker)
+      return
+    }
+    // Another process is taking the stale lock over: it (or one that comes after it) is the host.
+    throw anotherHostIsStarting(paths)
+  }
+  try {
+    if (readOrNull(paths.lockPath) === staleContent) unlinkIfPresent(paths.lockPath)
+  } finally {
+    unlinkIfPresent(breaker)
+  }
+}
+
+/**
+ * Take the host lock (`<socket>.lock`, created with its content in one step, holding this pid). A
+ * lock held by a live process refuses with `host_already_running`; a stale one (its process is
+ * gone, or no pid in it) is taken over — by one process only, however many start at once. Returns
+ * the release.
  */
 export function acquireHostLock(paths: PtyHostPaths): () => void {
-  for (let attempt = 0; attempt < 2; attempt++) {
-    try {
-      const fd = openSync(paths.lockPath, 'wx', 0o600)
-      writeFileSync(fd, String(process.pid))
-      closeSync(fd)
+  const own = String(process.pid)
+  for (let attempt = 0; attempt < 3; attempt++) {
+    if (createExclusively(paths.lockPath, own)) {
       return () => {
         try {
-          if (readFileSync(paths.lockPath, 'utf8').trim() === String(process.pid)) unlinkSync(paths.lockPath)
+          if (readOrNull(paths.lockPath)?.trim() === own) unlinkIfPresent(paths.lockPath)
         } catch {
-          // Already gone.
+          // Unreadable now: nothing of ours to remove.
         }
       }
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
-      const holder = Number(readFileSync(paths.lockPath, 'utf8').trim())
-      if (Number.isSafeInteger(holder) && holder > 0 && holder !== process.pid && isProcessAlive(holder)) {
-        throw new PtyHostError('host_already_running', `A pty host (pid ${holder}) already serves ${paths.socketPath}; refusing to start a second one`)
-      }
-      unlinkSync(paths.lockPath)
     }
+    const content = readOrNull(paths.lockPath)
+    if (content === null) continue // Released (or broken) since: try again.
+    const holder = Number(content.trim())
+    if (Number.isSafeInteger(holder) && holder > 0 && holder !== process.pid && isProcessAlive(holder)) {
+      throw new PtyHostError('host_already_running', `A pty host (pid ${holder}) already serves ${paths.socketPath}; refusing to start a second one`)
+    }
+    breakStaleLock(paths, content)
   }
-  throw new PtyHostError('host_already_running', `Could not take the pty host lock ${paths.lockPath}: another host is starting`)
+  throw anotherHostIsStarting(paths)
 }
 
 /** Remove a stale socket file left by a dead host (only called with the lock held). */
