@@ -104,7 +104,8 @@ if (process.argv[2] === '--app-1') {
 /** Stop the pty host serving `socketPath`, if one runs (its pid is in the lock file next to the socket). */
 function stopHostOf(socketPath: string): void {
   try {
-    process.kill(Number(readFileSync(`${socketPath}.lock`, 'utf8').trim()), 'SIGTERM')
+    // The lock's first line is the host's pid.
+    process.kill(Number.parseInt(readFileSync(`${socketPath}.lock`, 'utf8'), 10), 'SIGTERM')
   } catch {
     // No host (or it is gone already).
   }

@@ -110,26 +110,58 @@ export function secretsMatch(presented: unknown, expected: string): boolean {
   return a.length === b.length && timingSafeEqual(a, b)
 }
 
+/** Who holds a lock: a pid and, where the OS tells it (Linux), that process's start time. */
+type LockHolder = { pid: number; startTime: string | null }
+
 /**
- * Whether `pid` names a running process. A zombie does not count (Linux: state `Z` in
- * `/proc/<pid>/stat`): a host that died stays a zombie until its parent reaps it — often the app
- * that started it, which may be restarting a host at that very moment — and its lock is stale.
+ * What this process writes into a lock: its pid, and on Linux its start time on a second line (in
+ * clock ticks since boot, `/proc/<pid>/stat`). The first line stays the pid alone, so whoever reads
+ * the pid with `parseInt` still finds it.
  */
-function isProcessAlive(pid: number): boolean {
+function ownLockContent(): string {
+  let startTime: string | undefined
   try {
-    process.kill(pid, 0)
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM'
+    startTime = parseProcStat(readFileSync('/proc/self/stat', 'utf8'))?.startTime
+  } catch {
+    // No procfs (macOS): the pid alone.
   }
-  let stat: string
+  return startTime === undefined ? String(process.pid) : `${process.pid}\n${startTime}`
+}
+
+/** The holder a lock names, or `null` when it names none (empty, or no pid: a stale lock). */
+function parseLockHolder(content: string): LockHolder | null {
+  const [pidLine = '', startLine = ''] = content.split('\n')
+  const pid = Number(pidLine.trim())
+  if (!Number.isSafeInteger(pid) || pid <= 0) return null
+  const startTime = startLine.trim()
+  return { pid, startTime: /^\d+$/.test(startTime) ? startTime : null }
+}
+
+/**
+ * Whether the lock's holder still runs. A zombie does not count (Linux: state `Z` in
+ * `/proc/<pid>/stat`): a host that died stays a zombie until its parent reaps it — often the app
+ * that started it, which may be restarting a host at that very moment — and its lock is stale. Nor
+ * does another process with the holder's pid: a lock written with a start time is held only by the
+ * process that started then — without it, a host killed in a container that restarted (pids
+ * counting from 1 again) left a lock no later host could take while any process had that pid.
+ */
+function isHolderAlive(holder: LockHolder): boolean {
   try {
-    stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    process.kill(holder.pid, 0)
+  } catch (error) {
+    // EPERM: the pid runs as another user; its start time (below) tells whether it is the holder.
+    if ((error as NodeJS.ErrnoException).code !== 'EPERM') return false
+  }
+  let row: ReturnType<typeof parseProcStat>
+  try {
+    row = parseProcStat(readFileSync(`/proc/${holder.pid}/stat`, 'utf8'))
   } catch (error) {
     // Gone since the signal (Linux), or no procfs at all (macOS: the signal's answer stands).
     return !(process.platform === 'linux' && (error as NodeJS.ErrnoException).code === 'ENOENT')
   }
-  const row = parseProcStat(stat)
-  return row === null || !isDefunct(row)
+  if (row === null) return true
+  if (isDefunct(row)) return false
+  return holder.startTime === null || row.startTime === undefined || row.startTime === holder.startTime
 }
 
 /**
@@ -211,12 +243,12 @@ function breakStaleLock(paths: PtyHostPaths, staleContent: string): void {
  * the release.
  */
 export function acquireHostLock(paths: PtyHostPaths): () => void {
-  const own = String(process.pid)
+  const own = ownLockContent()
   for (let attempt = 0; attempt < 3; attempt++) {
     if (createExclusively(paths.lockPath, own)) {
       return () => {
         try {
-          if (readOrNull(paths.lockPath)?.trim() === own) unlinkIfPresent(paths.lockPath)
+          if (readOrNull(paths.lockPath) === own) unlinkIfPresent(paths.lockPath)
         } catch {
           // Unreadable now: nothing of ours to remove.
         }
@@ -224,9 +256,12 @@ export function acquireHostLock(paths: PtyHostPaths): () => void {
     }
     const content = readOrNull(paths.lockPath)
     if (content === null) continue // Released (or broken) since: try again.
-    const holder = Number(content.trim())
-    if (Number.isSafeInteger(holder) && holder > 0 && holder !== process.pid && isProcessAlive(holder)) {
-      throw new PtyHostError('host_already_running', `A pty host (pid ${holder}) already serves ${paths.socketPath}; refusing to start a second one`)
+    const holder = parseLockHolder(content)
+    // This very process holds it only if it wrote it (same start time); a lock with this pid and
+    // no start time was left by an earlier process that had the pid.
+    const held = holder !== null && (holder.pid === process.pid ? content === own && holder.startTime !== null : isHolderAlive(holder))
+    if (held) {
+      throw new PtyHostError('host_already_running', `A pty host (pid ${holder.pid}) already serves ${paths.socketPath}; refusing to start a second one`)
     }
     breakStaleLock(paths, content)
   }

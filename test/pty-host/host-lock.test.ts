@@ -89,7 +89,7 @@ describe('the pty host lock, taken by several processes at once', () => {
       const context = `round ${round} (lock ${LEFT_OVERS[round % LEFT_OVERS.length]}): ${JSON.stringify(outcomes)}`
       expect(winners, context).toHaveLength(1)
       expect(outcomes.filter((o) => o.outcome !== 'won').map((o) => o.outcome), context).toEqual(Array(CONTENDERS - 1).fill('host_already_running'))
-      expect(readFileSync(`${sockets[round]}.lock`, 'utf8').trim().split(' ')[0], context).toBe(String(winners[0]!.pid))
+      expect(readFileSync(`${sockets[round]}.lock`, 'utf8').split('\n')[0], context).toBe(String(winners[0]!.pid))
     }
   }, 60_000)
 })
@@ -113,7 +113,7 @@ describe('taking over a stale lock', () => {
     const longAgo = new Date(Date.now() - 60_000)
     utimesSync(`${paths.lockPath}.break`, longAgo, longAgo)
     const release = acquireHostLock(paths)
-    expect(readFileSync(paths.lockPath, 'utf8')).toBe(String(process.pid))
+    expect(readFileSync(paths.lockPath, 'utf8').split('\n')[0]).toBe(String(process.pid))
     expect(existsSync(`${paths.lockPath}.break`)).toBe(false)
     release()
     expect(existsSync(paths.lockPath)).toBe(false)
@@ -123,10 +123,62 @@ describe('taking over a stale lock', () => {
     dir = mkdtempSync(join(tmpdir(), 'ptykit-lock-'))
     const paths = ptyHostPaths(join(dir, 'host.sock'))
     const release = acquireHostLock(paths)
+    const ownLock = readFileSync(paths.lockPath, 'utf8')
     writeFileSync(paths.lockPath, String(process.ppid)) // a live holder (this process's parent)
     expect(() => acquireHostLock(paths)).toThrow(expect.objectContaining({ code: 'host_already_running' }))
-    writeFileSync(paths.lockPath, String(process.pid))
+    writeFileSync(paths.lockPath, ownLock)
     release()
     expect(readdirSync(dir)).toEqual([])
+  })
+})
+
+/** The start time `/proc/<pid>/stat` gives `pid` (clock ticks since boot). */
+function startTimeOf(pid: number | 'self'): string {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+  return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19]!
+}
+
+describe('who holds a lock', () => {
+  it('writes the pid on the first line and its start time on the second', () => {
+    dir = mkdtempSync(join(tmpdir(), 'ptykit-lock-'))
+    const paths = ptyHostPaths(join(dir, 'host.sock'))
+    const release = acquireHostLock(paths)
+    expect(readFileSync(paths.lockPath, 'utf8')).toBe(`${process.pid}\n${startTimeOf('self')}`)
+    release()
+  })
+
+  it('refuses while the holder runs, and takes over a lock whose pid now belongs to another process', async () => {
+    dir = mkdtempSync(join(tmpdir(), 'ptykit-lock-'))
+    const paths = ptyHostPaths(join(dir, 'host.sock'))
+    const other = spawn('sleep', ['30'], { stdio: 'ignore' })
+    children.push(other)
+    await new Promise((resolve) => other.once('spawn', resolve))
+    const pid = other.pid!
+    const started = startTimeOf(pid)
+
+    writeFileSync(paths.lockPath, `${pid}\n${started}`)
+    expect(() => acquireHostLock(paths)).toThrow(expect.objectContaining({ code: 'host_already_running', message: expect.stringContaining(`pid ${pid}`) }))
+    // A lock of 0.1.0 (the pid alone) cannot tell: a live pid holds it.
+    writeFileSync(paths.lockPath, String(pid))
+    expect(() => acquireHostLock(paths)).toThrow(expect.objectContaining({ code: 'host_already_running' }))
+
+    // The host that wrote this lock started at another time: the pid was reused since it died.
+    writeFileSync(paths.lockPath, `${pid}\n${Number(started) + 1}`)
+    const release = acquireHostLock(paths)
+    expect(readFileSync(paths.lockPath, 'utf8').split('\n')[0]).toBe(String(process.pid))
+    release()
+  })
+
+  it('refuses a second host in the process that holds the lock, and takes a lock an earlier process with this pid left', () => {
+    dir = mkdtempSync(join(tmpdir(), 'ptykit-lock-'))
+    const paths = ptyHostPaths(join(dir, 'host.sock'))
+    const release = acquireHostLock(paths)
+    expect(() => acquireHostLock(paths)).toThrow(expect.objectContaining({ code: 'host_already_running', message: expect.stringContaining(`pid ${process.pid}`) }))
+    release()
+    writeFileSync(paths.lockPath, `${process.pid}\n${Number(startTimeOf('self')) + 1}`)
+    acquireHostLock(paths)()
+    writeFileSync(paths.lockPath, String(process.pid))
+    acquireHostLock(paths)()
+    expect(existsSync(paths.lockPath)).toBe(false)
   })
 })

@@ -297,7 +297,7 @@ describe('pty host: the host lock', () => {
     writeFileSync(`${socketPath}.lock`, String(zombie), { mode: 0o600 })
     const host = await startPtyHost({ socketPath, idleExitMs: 60_000 })
     cleanups.push(() => host.close())
-    expect(Number(readFileSync(`${socketPath}.lock`, 'utf8'))).toBe(process.pid)
+    expect(Number.parseInt(readFileSync(`${socketPath}.lock`, 'utf8'), 10)).toBe(process.pid)
   })
 })
 

@@ -48,7 +48,8 @@ export function makeSocketDir(): { dir: string; socketPath: string } {
 /** The pid of the host serving `socketPath` (from its lock file), or null. */
 export function hostPid(socketPath: string): number | null {
   try {
-    const pid = Number(readFileSync(`${socketPath}.lock`, 'utf8').trim())
+    // The lock's first line is the pid (a second holds its start time).
+    const pid = Number.parseInt(readFileSync(`${socketPath}.lock`, 'utf8'), 10)
     return Number.isSafeInteger(pid) && pid > 0 ? pid : null
   } catch {
     return null
