@@ -237,10 +237,10 @@ function breakStaleLock(paths: PtyHostPaths, staleContent: string): void {
 }
 
 /**
- * Take the host lock (`<socket>.lock`, created with its content in one step, holding this pid). A
- * lock held by a live process refuses with `host_already_running`; a stale one (its process is
- * gone, or no pid in it) is taken over — by one process only, however many start at once. Returns
- * the release.
+ * Take the host lock (`<socket>.lock`, created with its content in one step: this pid and, on
+ * Linux, its start time). A lock held by a live process refuses with `host_already_running`; a
+ * stale one (its process is gone, its pid runs with another start time, or no pid in it) is taken
+ * over — by one process only, however many start at once. Returns the release.
  */
 export function acquireHostLock(paths: PtyHostPaths): () => void {
   const own = ownLockContent()
