@@ -47,6 +47,12 @@ export type PtyRecord = {
   slot: PtySlot | undefined
   /** The claim key the PTY holds, if any. */
   readonly claimKey: string | undefined
+  /**
+   * The claim owner's `generation` when a claimed spawn published this record: the start it came
+   * from. Of a claim's creator and a joiner, both publish the one start; for a provider without
+   * incarnation ids this is how the second to come back knows the first announced that very process.
+   */
+  readonly claimGeneration: string | undefined
   /** The pre-allocated handle, if any. */
   readonly handle: string | undefined
   /** Flow-control identity of this incarnation. */
@@ -114,6 +120,7 @@ export type PtyRecordInit = Pick<
   | 'scopeId'
   | 'slot'
   | 'claimKey'
+  | 'claimGeneration'
   | 'handle'
   | 'flowTarget'
   | 'size'
@@ -134,6 +141,7 @@ export function createPtyRecord(init: PtyRecordInit): PtyRecord {
     scopeId: init.scopeId,
     slot: init.slot,
     claimKey: init.claimKey,
+    claimGeneration: init.claimGeneration,
     handle: init.handle,
     flowTarget: init.flowTarget,
     size: init.size,

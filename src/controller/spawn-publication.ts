@@ -29,9 +29,9 @@ const DEFAULT_COLS = 80
 const DEFAULT_ROWS = 24
 
 /** What a record owns beyond its process: scope, slot, claim and pre-allocated handle. */
-type RecordOwnership = Pick<PtyRecordInit, 'scopeId' | 'slot' | 'claimKey' | 'handle'>
+type RecordOwnership = Pick<PtyRecordInit, 'scopeId' | 'slot' | 'claimKey' | 'claimGeneration' | 'handle'>
 
-const OWNS_NOTHING: RecordOwnership = { scopeId: undefined, slot: undefined, claimKey: undefined, handle: undefined }
+const OWNS_NOTHING: RecordOwnership = { scopeId: undefined, slot: undefined, claimKey: undefined, claimGeneration: undefined, handle: undefined }
 
 /** The event buffer's first mark: every event still held (the incarnation fence picks a record's own). */
 const ALL_HELD = 0
@@ -106,12 +106,15 @@ export class SpawnPublication {
       if (existing !== undefined && isExitedProcess(existing, provider, result)) {
         this.#rejectExitedReattach(outcome, options)
       }
-      // The same process: a re-attach to it, or — with an attested incarnation — the start that a
-      // joined claim spawn published first (the joiner's reply came back before the creator's).
+      // The same process: a re-attach to it, or the start that a joined claim spawn published first
+      // (the joiner's reply came back before the creator's) — attested by its incarnation id, or,
+      // for a provider without them, by the claim owner's generation the joiner published it with.
       const sameProcess =
         existing !== undefined &&
         isSameProcess(existing, provider, result.incarnationId) &&
-        (result.isReattach === true ? result.providerSequence?.generation !== 'reset' : result.incarnationId !== undefined)
+        (result.isReattach === true
+          ? result.providerSequence?.generation !== 'reset'
+          : result.incarnationId !== undefined || isPublishedStartOf(existing, outcome))
       let record: PtyRecord
       if (sameProcess) {
         // The same process keeps its record and its facts, including a pending stop intent.
@@ -125,6 +128,7 @@ export class SpawnPublication {
           scopeId: options.scopeId ?? options.slot?.scopeId ?? options.claim?.scopeId,
           slot: options.slot,
           claimKey: options.claim?.key,
+          claimGeneration: outcome.claimOwner?.generation,
           handle: options.preAllocatedHandle,
         }, outcome.reconciledSequence)
       }
@@ -133,10 +137,11 @@ export class SpawnPublication {
         // the other announced the process (one `spawn` event per process); only the events held
         // for this spawn are left to deliver.
         this.#intake.deliverHeld(this.#intake.takeHeld(record, inFlight.since), streamStartOf(result))
-      } else if (outcome.joinedAnotherStart === true && record.incarnationId !== undefined) {
+      } else if (outcome.joinedAnotherStart === true) {
         // A joiner that publishes first announces a process this controller just started (not a
         // re-attach), with all its output so far: what it printed before this call started is held
-        // for the creator, still in flight, and belongs to the attested incarnation all the same.
+        // for the creator, still in flight, and belongs to this process all the same (attested by
+        // its incarnation id, or — without one — by the join: the owner is the creator's start).
         this.#publish(record, inFlight, false, result, ALL_HELD)
       } else {
         this.#publish(record, inFlight, result.isReattach === true, result)
@@ -240,6 +245,7 @@ export class SpawnPublication {
       scopeId: ownership.scopeId,
       slot: ownership.slot,
       claimKey: ownership.claimKey,
+      claimGeneration: ownership.claimGeneration,
       handle: ownership.handle,
       flowTarget: this.#output.targetFor(provider, result.id),
       size: sizeOf(result, requested),
@@ -353,6 +359,14 @@ function streamStartOf(result: PtySpawnResult): number | undefined {
 }
 
 /** A record of the same live-or-unverified process a provider just attached to. */
+/**
+ * Whether `record` was published, by a joiner, from the very start this claim creator's `outcome`
+ * made: the same claim owner generation (minted per reservation, so no other start has it).
+ */
+function isPublishedStartOf(record: PtyRecord, outcome: PtySpawnOutcome): boolean {
+  return outcome.claimDisposition === 'created' && record.claimGeneration !== undefined && record.claimGeneration === outcome.claimOwner?.generation
+}
+
 function isSameProcess(record: PtyRecord, provider: PtyProvider, incarnationId: PtyIncarnationId | undefined): boolean {
   return record.provider === provider && record.state !== 'exited' && record.incarnationId === incarnationId
 }

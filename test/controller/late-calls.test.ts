@@ -7,6 +7,10 @@ import { createPtyController } from 'ptykit/controller'
 import { createFakePtyProvider } from 'ptykit/testing'
 import { createManualClock } from '../../src/testing/manual-clock.js'
 import { createClaimedOwnerRegistry, createInMemoryPtyRuntime, type ClaimedOwnerRegistry } from 'ptykit/spawn'
+import type { PtyProvider } from 'ptykit/contracts'
+import { withoutIncarnations } from '../support/without-incarnations.js'
+
+type Fake = ReturnType<typeof createFakePtyProvider>
 
 /** Let the fake provider and the manual clock run until no timer is left (or `rounds` passed). */
 async function runDown(provider: ReturnType<typeof createFakePtyProvider>, clock: ReturnType<typeof createManualClock>, rounds = 50): Promise<void> {
@@ -115,10 +119,15 @@ function claimsHoldingBack(disposition: 'created' | 'adopted'): { claims: Claime
   return { claims, release }
 }
 
-describe('two spawns that join one claim', () => {
+// A provider without incarnation ids cannot attest that the joiner's and the creator's replies name
+// one process; the claim owner's generation does.
+describe.each([
+  { kind: 'a provider with incarnation ids', asProvider: (fake: Fake): PtyProvider => fake },
+  { kind: 'a provider without incarnation ids', asProvider: withoutIncarnations },
+])('two spawns that join one claim, over $kind', ({ asProvider }) => {
   it('share one record: a stop asked on the first spawn event is settled as an operator close', async () => {
     const provider = createFakePtyProvider({ scheduling: 'manual' })
-    const controller = createPtyController({ provider, claims: createClaimedOwnerRegistry() })
+    const controller = createPtyController({ provider: asProvider(provider), claims: createClaimedOwnerRegistry() })
     const exits: { cause: unknown }[] = []
     controller.on('exit', (event) => exits.push(event))
     provider.scriptNextSpawn({ shutdown: 'never_confirm' })
@@ -139,7 +148,7 @@ describe('two spawns that join one claim', () => {
 
   it('announce the process once, as a start with its pid, whichever reply comes back first', async () => {
     const provider = createFakePtyProvider({ scheduling: 'manual' })
-    const controller = createPtyController({ provider, claims: createClaimedOwnerRegistry() })
+    const controller = createPtyController({ provider: asProvider(provider), claims: createClaimedOwnerRegistry() })
     const spawns: unknown[] = []
     controller.on('spawn', (event) => spawns.push(event))
     provider.scriptNextSpawn({ pid: 4242 })
@@ -154,7 +163,7 @@ describe('two spawns that join one claim', () => {
     const provider = createFakePtyProvider({ scheduling: 'manual' })
     // The joiner's claim settles slowly (a host's own registry): the creator publishes first.
     const { claims, release: releaseJoiner } = claimsHoldingBack('adopted')
-    const controller = createPtyController({ provider, claims })
+    const controller = createPtyController({ provider: asProvider(provider), claims })
     const spawns: unknown[] = []
     controller.on('spawn', (event) => spawns.push(event))
     provider.scriptNextSpawn({ pid: 77 })
@@ -176,7 +185,7 @@ describe('two spawns that join one claim', () => {
     const creatorReleased = new Promise<void>((resolve) => (releaseCreator = resolve))
     let leases = 0
     const controller = createPtyController({
-      provider,
+      provider: asProvider(provider),
       claims: createClaimedOwnerRegistry(),
       runtime: Object.assign(Object.create(runtime) as typeof runtime, {
         acquireScopeSpawn: (scopeId?: string) => {

@@ -9,6 +9,7 @@ import { describe, expect, it } from 'vitest'
 import { createPtyController, type PtyControllerOptions } from 'ptykit/controller'
 import type { PtyProvider } from 'ptykit/contracts'
 import { createFakePtyProvider, createManualClock } from 'ptykit/testing'
+import { withoutIncarnations } from '../support/without-incarnations.js'
 
 type Fake = ReturnType<typeof createFakePtyProvider>
 type Controller = ReturnType<typeof createPtyController>
@@ -54,21 +55,6 @@ async function dispose({ controller, fake, clock }: World): Promise<void> {
     clock.advance(Math.max(0, (clock.nextTimerAt() ?? clock.now()) - clock.now()))
   }
   await disposed
-}
-
-/** The fake, as a provider that attests no incarnation ids (events and replies carry none). */
-function withoutIncarnations(provider: Fake): PtyProvider {
-  const strip = <T extends { incarnationId?: unknown }>(value: T): T => {
-    const copy = { ...value }
-    delete copy.incarnationId
-    return copy
-  }
-  return Object.assign(Object.create(provider) as Fake, {
-    spawn: async (options: Parameters<Fake['spawn']>[0]) => strip(await provider.spawn(options)),
-    onData: (listener: (event: never) => void) => provider.onData((event) => listener(strip(event) as never)),
-    onExit: (listener: (event: never) => void) => provider.onExit((event) => listener(strip(event) as never)),
-    onOutputLoss: (listener: (event: never) => void) => provider.onOutputLoss!((event) => listener(strip(event) as never)),
-  })
 }
 
 /** The fake, as a provider whose fresh spawn names no `providerSequence` (it is optional in the contract). */
