@@ -1,7 +1,7 @@
-import { SshConnection, type SshConnectionSettings } from './ssh-connection.js'
+import { SshConnection, type OpenedChannel, type SshConnectionSettings } from './ssh-connection.js'
 import { SshProviderError } from './ssh-provider-error.js'
 import { SSH_RECONNECT_INITIAL_DELAY_MS, SSH_RECONNECT_MAX_DELAY_MS } from './ssh-provider-options.js'
-import { loadSsh2Module, type Ssh2Module } from './ssh2-module.js'
+import { loadSsh2Module, type Ssh2Module, type Ssh2PtyRequest } from './ssh2-module.js'
 
 /** What a {@link SshConnectionKeeper} needs from its provider. */
 export type SshConnectionKeeperOptions = {
@@ -18,48 +18,105 @@ export type SshConnectionKeeperOptions = {
 }
 
 /**
- * The provider's one SSH connection: opened on first use (loading `ssh2` then), shared by every
- * PTY, and after a drop retried in the background with a doubling delay, capped, for a bounded
- * number of attempts. Concurrent `connect` calls share one attempt.
+ * Why a server refused a session channel when it has no room for another on that connection:
+ * OpenSSH answers `open failed` with `connect failed` (2) or `administratively prohibited` (1) once
+ * a connection holds `MaxSessions` (10 by default) sessions; others say `resource shortage` (4).
+ */
+const NO_ROOM_FOR_A_SESSION: ReadonlySet<unknown> = new Set([1, 2, 4])
+
+function isSessionRefusal(error: unknown): boolean {
+  return error instanceof Error && !(error instanceof SshProviderError) && NO_ROOM_FOR_A_SESSION.has((error as { reason?: unknown }).reason)
+}
+
+/** What the keeper knows of one connection's PTY channels. */
+type ConnectionUse = {
+  /** PTY channels open on it now. */
+  open: number
+  /** PTY channel opens still waiting for the server's answer. */
+  opening: number
+  /** The server refused a session here while `open` channels ran: no room until one closes. */
+  full: boolean
+  /** Refused opens waiting for the others in flight to answer. */
+  whenSettled: Array<() => void>
+}
+
+/**
+ * The provider's SSH connections: the first opened on first use (loading `ssh2` then), shared by
+ * every PTY. A server allows a number of sessions per connection (OpenSSH's `MaxSessions`, 10 by
+ * default, the side shell being one of them); when it refuses a PTY's session on every open
+ * connection, another connection is opened for it (one at a time), and an extra connection is
+ * closed once its last PTY has ended. After the last connection drops, it is retried in the
+ * background with a doubling delay, capped, for a bounded number of attempts. Concurrent `connect`
+ * calls share one attempt.
  */
 export class SshConnectionKeeper {
   readonly #options: SshConnectionKeeperOptions
   #modulePromise: Promise<Ssh2Module> | null = null
-  #connection: SshConnection | null = null
+  /** The open connections, oldest first. */
+  #connections: SshConnection[] = []
+  readonly #uses = new Map<SshConnection, ConnectionUse>()
   #connecting: Promise<SshConnection> | null = null
-  /** Cuts the connect in flight short (the provider is being disposed). */
-  #connectAbort: AbortController | null = null
+  #openingExtra: Promise<SshConnection> | null = null
+  /** Cuts connects in flight short (the provider is being disposed). */
+  readonly #closing = new AbortController()
   #reconnectTimer: NodeJS.Timeout | null = null
 
   constructor(options: SshConnectionKeeperOptions) {
     this.#options = options
   }
 
-  /** Whether the connection is open right now. */
+  /** Whether a connection is open right now. */
   isConnected(): boolean {
-    return this.#connection !== null && !this.#connection.lost
+    return this.#connections.some((connection) => !connection.lost)
   }
 
-  /** The open connection, opening it when there is none. Rejects with a typed {@link SshProviderError}. */
+  /** An open connection (the oldest), opening one when there is none. Rejects with a typed {@link SshProviderError}. */
   connect(): Promise<SshConnection> {
-    const current = this.#connection
-    if (current !== null && !current.lost) return Promise.resolve(current)
-    this.#connecting ??= (async () => {
-      const abort = (this.#connectAbort = new AbortController())
-      const module = await this.#loadModule()
-      const opened = await SshConnection.open(module, this.#options.settings, (lost) => this.#onConnectionLost(lost), abort.signal)
-      if (this.#options.isDisposed()) {
-        opened.close()
-        throw new SshProviderError('provider_disposed', 'The SSH provider was disposed while connecting')
-      }
-      this.#connection = opened
-      opened.warmUpSideShell()
-      return opened
-    })().finally(() => {
+    const current = this.#connections.find((connection) => !connection.lost)
+    if (current !== undefined) return Promise.resolve(current)
+    this.#connecting ??= this.#open().finally(() => {
       this.#connecting = null
-      this.#connectAbort = null
     })
     return this.#connecting
+  }
+
+  /**
+   * Open a PTY's session channel on a connection with room for it, opening another connection when
+   * the server refuses the session on every open one. Rejects with the channel's error, or with
+   * `spawn_failed` when the server refuses a session on a connection that runs no PTY (it allows
+   * none to this login: another connection would be refused the same).
+   */
+  async openPtyChannel(command: string, pty: Ssh2PtyRequest): Promise<{ connection: SshConnection; opened: OpenedChannel }> {
+    for (;;) {
+      const connection = this.#connections.find((candidate) => !candidate.lost && this.#use(candidate).full === false) ?? (await this.#connectionWithRoom())
+      const use = this.#use(connection)
+      use.opening++
+      let opened: OpenedChannel
+      try {
+        opened = await connection.openChannel(command, pty)
+      } catch (error) {
+        this.#openSettled(use)
+        if (!isSessionRefusal(error) || connection.lost) throw error
+        // Why wait: ssh2 answers a PTY channel only after its pty and exec requests, so the opens
+        // the server accepted before this refusal may not have answered yet.
+        if (use.opening > 0) await new Promise<void>((resolve) => use.whenSettled.push(resolve))
+        if (connection.lost) throw new SshProviderError('transport_lost', 'The SSH connection dropped', { cause: error })
+        if (use.open === 0) {
+          const { host, port } = this.#options.settings
+          throw new SshProviderError(
+            'spawn_failed',
+            `The server ${host}:${port} refused a session on a connection that runs no PTY (${(error as Error).message}): it allows this login no more sessions than the provider's side shell — see sshd's MaxSessions`,
+            { cause: error },
+          )
+        }
+        use.full = true
+        continue
+      }
+      use.open++
+      this.#openSettled(use)
+      opened.channel.on('close', () => this.#channelClosed(connection))
+      return { connection, opened }
+    }
   }
 
   /** Cancel a pending reconnect (the provider is being disposed). */
@@ -68,12 +125,66 @@ export class SshConnectionKeeper {
     this.#reconnectTimer = null
   }
 
-  /** Close the connection, cutting a connect in flight short (its channels close with it). */
+  /** Close every connection, cutting a connect in flight short (their channels close with them). */
   async close(): Promise<void> {
-    this.#connectAbort?.abort()
-    await this.#connecting?.catch(() => undefined)
-    this.#connection?.close()
-    this.#connection = null
+    this.#closing.abort()
+    await Promise.all([this.#connecting?.catch(() => undefined), this.#openingExtra?.catch(() => undefined)])
+    for (const connection of this.#connections.splice(0)) connection.close()
+    this.#uses.clear()
+  }
+
+  #use(connection: SshConnection): ConnectionUse {
+    let use = this.#uses.get(connection)
+    if (use === undefined) {
+      use = { open: 0, opening: 0, full: false, whenSettled: [] }
+      this.#uses.set(connection, use)
+    }
+    return use
+  }
+
+  /** One PTY channel open got its answer; when none is left in flight, the refused ones decide. */
+  #openSettled(use: ConnectionUse): void {
+    use.opening--
+    if (use.opening === 0) for (const resolve of use.whenSettled.splice(0)) resolve()
+  }
+
+  /** A connection that may have room: the first one, or — when every open one is full — another. */
+  #connectionWithRoom(): Promise<SshConnection> {
+    if (!this.isConnected()) return this.connect()
+    this.#openingExtra ??= this.#open().finally(() => {
+      this.#openingExtra = null
+    })
+    return this.#openingExtra
+  }
+
+  async #open(): Promise<SshConnection> {
+    const module = await this.#loadModule()
+    const opened = await SshConnection.open(module, this.#options.settings, (lost) => this.#onConnectionLost(lost), this.#closing.signal)
+    if (this.#options.isDisposed()) {
+      opened.close()
+      throw new SshProviderError('provider_disposed', 'The SSH provider was disposed while connecting')
+    }
+    this.#connections.push(opened)
+    // Why now: its channel is asked for before any PTY's, so the side shell has its session.
+    opened.warmUpSideShell()
+    return opened
+  }
+
+  /** A PTY channel closed: its connection has room again, and an extra one with no PTY left is closed. */
+  #channelClosed(connection: SshConnection): void {
+    const use = this.#uses.get(connection)
+    if (use === undefined) return
+    use.open--
+    use.full = false
+    // Why a macrotask: the session's own close handler runs after this one, and a spawn may be
+    // about to open a channel on this connection; the counts are read again then.
+    setImmediate(() => {
+      if (use.open > 0 || use.opening > 0 || connection.lost || this.#connections[0] === connection) return
+      if (!this.#connections.includes(connection)) return
+      this.#connections = this.#connections.filter((open) => open !== connection)
+      this.#uses.delete(connection)
+      connection.close()
+    })
   }
 
   #loadModule(): Promise<Ssh2Module> {
@@ -85,9 +196,10 @@ export class SshConnectionKeeper {
   }
 
   #onConnectionLost(lost: SshConnection): void {
-    if (this.#connection === lost) this.#connection = null
+    this.#connections = this.#connections.filter((connection) => connection !== lost)
+    this.#uses.delete(lost)
     this.#options.onLost(lost)
-    if (!this.#options.isDisposed()) this.#scheduleReconnect(0)
+    if (!this.#options.isDisposed() && this.#connections.length === 0) this.#scheduleReconnect(0)
   }
 
   /** Retry a dropped connection with a doubling delay, capped, for a bounded number of attempts. */
@@ -96,7 +208,7 @@ export class SshConnectionKeeper {
     const delay = Math.min(SSH_RECONNECT_INITIAL_DELAY_MS * 2 ** attempt, SSH_RECONNECT_MAX_DELAY_MS)
     this.#reconnectTimer = setTimeout(() => {
       this.#reconnectTimer = null
-      if (this.#options.isDisposed() || this.#connection !== null) return
+      if (this.#options.isDisposed() || this.#connections.length > 0) return
       this.connect().catch(() => this.#scheduleReconnect(attempt + 1))
     }, delay)
     // A pending reconnect never keeps the host process alive on its own.

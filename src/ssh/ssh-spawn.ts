@@ -100,13 +100,14 @@ export async function spawnSshPty(context: SshSpawnContext, spawnOptions: Provid
   }
   // Every refusal of a bad option happens here, before anything connects.
   const launch = createRemoteLaunch(spawnOptions)
-  const conn = await context.keeper.connect()
+  await context.keeper.connect()
   context.assertNotDisposed('spawn')
   const id = sessionId ?? randomUUID()
   if (table.sessions.has(id)) throw idInUse(id)
+  let conn
   let opened
   try {
-    opened = await conn.openChannel(launch.command, { term: context.terminalName, cols: launch.cols, rows: launch.rows, width: 0, height: 0 })
+    ;({ connection: conn, opened } = await context.keeper.openPtyChannel(launch.command, { term: context.terminalName, cols: launch.cols, rows: launch.rows, width: 0, height: 0 }))
   } catch (error) {
     throw error instanceof SshProviderError
       ? error

@@ -3,10 +3,10 @@ import type { SshProviderOptions } from 'ptykit/ssh'
 import { SSH_TEST_USER, startSshd, type SshdFixture } from './sshd-fixture.js'
 
 /** Start one sshd for the file (beforeAll) and stop it after (afterAll); returns a getter. */
-export function useSshd(): () => SshdFixture {
+export function useSshd(options: Parameters<typeof startSshd>[0] = {}): () => SshdFixture {
   let fixture: SshdFixture | undefined
   beforeAll(async () => {
-    fixture = await startSshd()
+    fixture = await startSshd(options)
   }, 30_000)
   afterAll(async () => {
     await fixture?.stop()

@@ -39,6 +39,8 @@ export type SshdFixture = {
   hostPublicKey: string
   /** What sshd logged so far (for failure messages). */
   log(): string
+  /** How many client connections the server holds now (its per-connection sshd processes). */
+  connections(): number
   /** Kill the listener and every per-connection sshd: connections drop mid-session. */
   killAll(): Promise<void>
   /**
@@ -126,7 +128,7 @@ function waitForExit(child: ChildProcess): Promise<void> {
 /**
  * Start a throwaway sshd. FAILS (never skips) when sshd is missing, saying how to install it.
  */
-export async function startSshd(): Promise<SshdFixture> {
+export async function startSshd(options: { maxSessions?: number } = {}): Promise<SshdFixture> {
   requireSshd()
   ensureTestUser()
   mkdirSync('/run/sshd', { recursive: true, mode: 0o755 })
@@ -172,8 +174,9 @@ export async function startSshd(): Promise<SshdFixture> {
       'PasswordAuthentication no',
       'KbdInteractiveAuthentication no',
       'PubkeyAuthentication yes',
-      // The conformance suite and the scale checks open many sessions on one connection.
-      'MaxSessions 256',
+      // The conformance suite and the scale checks open many sessions on one connection; the
+      // session-limit tests set a stock server's limit (OpenSSH's default is 10).
+      `MaxSessions ${options.maxSessions ?? 256}`,
       'MaxStartups 100:30:200',
       'PrintMotd no',
       'PrintLastLog no',
@@ -259,6 +262,20 @@ export async function startSshd(): Promise<SshdFixture> {
     wrongKnownHostsPath,
     hostPublicKey,
     log: () => log,
+    connections: () => {
+      const pid = child.pid
+      if (pid === undefined) return 0
+      // The listener's children: one privileged sshd per connection (its own children serve it).
+      const listener = String(pid)
+      return descendantsOf(pid).filter((descendant) => {
+        try {
+          const stat = readFileSync(`/proc/${descendant}/stat`, 'utf8')
+          return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1] === listener
+        } catch {
+          return false
+        }
+      }).length
+    },
     killAll,
     stall,
     async stop() {

@@ -1,0 +1,88 @@
+/**
+ * A stock OpenSSH server allows 10 sessions per connection (`MaxSessions`), and the provider's side
+ * shell takes one of them: on one connection, the tenth PTY is refused. The provider opens another
+ * connection when the server refuses a session on each open one, and closes an extra connection
+ * once its last PTY has ended. Here the server allows 4 sessions per connection (3 PTYs and the side
+ * shell), so a few PTYs exercise what hundreds would on a stock server.
+ */
+import { afterEach, describe, expect, it } from 'vitest'
+import { createPtyController, type PtyControllerExitEvent } from 'ptykit/controller'
+import { createSshProvider, isSshProviderError } from 'ptykit/ssh'
+import { waitFor } from '../node-pty/pty-test-support.js'
+import { sshOptions, useSshd } from './ssh-test-support.js'
+
+const SESSIONS_PER_CONNECTION = 4
+const sshd = useSshd({ maxSessions: SESSIONS_PER_CONNECTION })
+
+const cleanups: Array<() => Promise<void>> = []
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup()
+})
+
+function controllerOverSsh(): { controller: ReturnType<typeof createPtyController>; exits: PtyControllerExitEvent[]; output: Map<string, string> } {
+  const provider = createSshProvider(sshOptions(sshd()))
+  const controller = createPtyController({ providers: { 'ssh:loopback': provider } })
+  cleanups.push(async () => {
+    await controller.dispose()
+    await provider.dispose()
+  })
+  const exits: PtyControllerExitEvent[] = []
+  const output = new Map<string, string>()
+  controller.on('data', ({ ptyId, data }) => {
+    output.set(ptyId, (output.get(ptyId) ?? '') + data)
+    controller.acknowledgeData(ptyId, data.length)
+  })
+  controller.on('exit', (event) => exits.push(event))
+  return { controller, exits, output }
+}
+
+describe('SSH provider on a server that limits sessions per connection', () => {
+  it('runs 16 PTYs at once over as many connections as it needs, each exact, and closes the extra connections after', async () => {
+    const { controller, exits, output } = controllerOverSsh()
+    const count = 16
+    // Each waits for a line of input, so all of them are live at once.
+    const replies = await Promise.all(
+      Array.from({ length: count }, (_, i) =>
+        controller.spawn({
+          hostId: 'ssh:loopback',
+          file: '/bin/sh',
+          args: ['-c', 'echo "pty $0 up"; read line; exit $0', String(i)],
+        }),
+      ),
+    )
+    expect(new Set(replies.map((reply) => reply.id)).size).toBe(count)
+    await waitFor(() => (replies.every((reply, i) => (output.get(reply.id) ?? '').includes(`pty ${i} up`)) ? true : undefined), 'every PTY to print its line', 20_000)
+    expect((await controller.listProcesses('ssh:loopback')).length).toBe(count)
+    // 3 PTYs per connection (the side shell takes the fourth session): at least 6 connections.
+    expect(sshd().connections()).toBeGreaterThanOrEqual(Math.ceil(count / (SESSIONS_PER_CONNECTION - 1)))
+
+    for (const reply of replies) controller.write(reply.id, '\r', 'driving')
+    await waitFor(() => (exits.length === count ? true : undefined), 'every exit', 20_000)
+    for (const [i, reply] of replies.entries()) {
+      expect(exits.find((exit) => exit.ptyId === reply.id)?.cause, `pty ${i}`).toEqual({ kind: 'exited', exitCode: i })
+    }
+    // The first connection stays (the provider's own, with its side shell); the others are closed.
+    await waitFor(() => (sshd().connections() === 1 ? true : undefined), 'the extra connections to close', 10_000)
+  }, 60_000)
+
+  it('stops 10 PTYs spread over several connections, each verified as an operator close', async () => {
+    const { controller, exits } = controllerOverSsh()
+    const replies = await Promise.all(Array.from({ length: 10 }, () => controller.spawn({ hostId: 'ssh:loopback', file: '/bin/sleep', args: ['600'] })))
+    expect(sshd().connections()).toBeGreaterThanOrEqual(4)
+    expect(await Promise.all(replies.map((reply) => controller.stopAndWait(reply.id)))).toEqual(Array(10).fill(true))
+    expect(exits.map((exit) => exit.cause)).toEqual(Array(10).fill({ kind: 'operator_close' }))
+  }, 60_000)
+})
+
+describe('SSH provider on a server that allows no session at all', () => {
+  const noSessions = useSshd({ maxSessions: 0 })
+
+  it('refuses the spawn with a typed error naming the limit, and opens no connection after connection', async () => {
+    const provider = createSshProvider(sshOptions(noSessions()))
+    cleanups.push(() => provider.dispose())
+    const error = await provider.spawn({ file: '/bin/true' }).catch((caught: unknown) => caught)
+    expect(isSshProviderError(error) && error.code).toBe('spawn_failed')
+    expect((error as Error).message).toMatch(/MaxSessions/)
+    expect(noSessions().connections()).toBe(1)
+  }, 30_000)
+})
