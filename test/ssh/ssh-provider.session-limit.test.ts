@@ -74,6 +74,34 @@ describe('SSH provider on a server that limits sessions per connection', () => {
   }, 60_000)
 })
 
+describe('SSH provider on a server that limits sessions per connection, when one connection drops', () => {
+  it('makes only that connection\'s PTYs unverifiable: the others run on, are listed, and exit exactly', async () => {
+    const provider = createSshProvider(sshOptions(sshd(), undefined, { reconnectMaxAttempts: 0 }))
+    cleanups.push(() => provider.dispose())
+    const exits = new Map<string, unknown>()
+    const output = new Map<string, string>()
+    provider.onExit((event) => exits.set(event.id, event))
+    provider.onData((event) => output.set(event.id, (output.get(event.id) ?? '') + event.data))
+    // 3 PTYs per connection: two connections, the second holding the last three.
+    const replies = []
+    for (let i = 0; i < 6; i++) replies.push(await provider.spawn({ file: '/bin/sh', args: ['-c', 'echo up; read line; exit 5'] }))
+    const ids = replies.map((reply) => reply.id)
+    await waitFor(() => (ids.every((id) => (output.get(id) ?? '').includes('up')) ? true : undefined), 'every PTY to start', 15_000)
+    expect(sshd().connections()).toBe(2)
+
+    sshd().killNewestConnection()
+    await waitFor(() => (ids.filter((id) => provider.hasPty(id) === null).length === 3 ? true : undefined), 'the dropped connection\'s PTYs to turn unverifiable', 15_000)
+    const live = ids.filter((id) => provider.hasPty(id) === true)
+    expect(live).toEqual(ids.slice(0, 3))
+    expect((await provider.listProcesses()).map((row) => row.id).sort()).toEqual([...live].sort())
+    for (const id of live) await provider.write(id, '\r')
+    await waitFor(() => (live.every((id) => exits.has(id)) ? true : undefined), 'the live PTYs to exit', 15_000)
+    for (const id of live) expect(exits.get(id)).toMatchObject({ code: 5, cause: { kind: 'exited' } })
+    // No exit for a PTY whose fate is unknown.
+    for (const id of ids.slice(3)) expect(exits.has(id)).toBe(false)
+  }, 60_000)
+})
+
 describe('SSH provider on a server that allows no session at all', () => {
   const noSessions = useSshd({ maxSessions: 0 })
 

@@ -41,6 +41,8 @@ export type SshdFixture = {
   log(): string
   /** How many client connections the server holds now (its per-connection sshd processes). */
   connections(): number
+  /** Kill the sshd processes of the newest connection: that connection drops, the others go on. */
+  killNewestConnection(): void
   /** Kill the listener and every per-connection sshd: connections drop mid-session. */
   killAll(): Promise<void>
   /**
@@ -207,6 +209,23 @@ export async function startSshd(options: { maxSessions?: number } = {}): Promise
     })
   })
 
+  /** The listener's children (one privileged sshd per connection), oldest first. */
+  const connectionProcesses = (): number[] => {
+    const pid = child.pid
+    if (pid === undefined) return []
+    const listener = String(pid)
+    return descendantsOf(pid)
+      .filter((descendant) => {
+        try {
+          const stat = readFileSync(`/proc/${descendant}/stat`, 'utf8')
+          return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1] === listener
+        } catch {
+          return false
+        }
+      })
+      .sort((a, b) => a - b)
+  }
+
   const killAll = async (): Promise<void> => {
     const pid = child.pid
     if (pid === undefined) return
@@ -262,19 +281,18 @@ export async function startSshd(options: { maxSessions?: number } = {}): Promise
     wrongKnownHostsPath,
     hostPublicKey,
     log: () => log,
-    connections: () => {
-      const pid = child.pid
-      if (pid === undefined) return 0
-      // The listener's children: one privileged sshd per connection (its own children serve it).
-      const listener = String(pid)
-      return descendantsOf(pid).filter((descendant) => {
+    connections: () => connectionProcesses().length,
+    killNewestConnection: () => {
+      const newest = connectionProcesses().at(-1)
+      if (newest === undefined) throw new Error('the server holds no connection')
+      // Only its sshd processes: the sessions' own programs see the link drop.
+      for (const pid of [newest, ...descendantsOf(newest)]) {
         try {
-          const stat = readFileSync(`/proc/${descendant}/stat`, 'utf8')
-          return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1] === listener
+          if (readFileSync(`/proc/${pid}/comm`, 'utf8').trim().startsWith('sshd')) process.kill(pid, 'SIGKILL')
         } catch {
-          return false
+          // Gone meanwhile.
         }
-      }).length
+      }
     },
     killAll,
     stall,
