@@ -83,3 +83,21 @@ export function clampTimerDelay(delayMs: number): number {
   if (!(delayMs > 0)) return 0
   return delayMs > MAX_TIMER_DELAY_MS ? MAX_TIMER_DELAY_MS : delayMs
 }
+
+/** The most a caller takes off the deadline it gives a provider (see {@link askedDeadline}). */
+export const PROVIDER_ANSWER_MARGIN_MS = 50
+
+/**
+ * The deadline to give a provider whose answer the caller awaits until `deadline`: a little
+ * earlier — a tenth of the wait, at most {@link PROVIDER_ANSWER_MARGIN_MS} — so an answer the
+ * provider makes at its deadline (with what it could read by then) arrives before the caller's wait
+ * ends. Given the same deadline, the caller's timer, armed first, fired first and the answer was lost.
+ *
+ * @param deadline - when the caller stops waiting (epoch milliseconds).
+ * @param now - the current time (defaults to `Date.now()`).
+ */
+export function askedDeadline(deadline: number, now: number = Date.now()): number {
+  const wait = deadline - now
+  if (!(wait > 0)) return deadline
+  return deadline - Math.min(PROVIDER_ANSWER_MARGIN_MS, Math.floor(wait / 10))
+}

@@ -1,4 +1,5 @@
 import { callProvider } from '../contracts/call-provider.js'
+import { askedDeadline } from '../contracts/deadline.js'
 import { assertAbortSignal } from './abort.js'
 import {
   remainingWaitMs,
@@ -88,7 +89,7 @@ export async function listOneHost(
     budget.signal?.addEventListener('abort', onAbort, { once: true })
   })
   try {
-    let pending: Promise<PtyProcessInfo[]> = callProvider(() => provider.listProcesses({ deadlineMs: budget.deadlineAt }))
+    let pending: Promise<PtyProcessInfo[]> = callProvider(() => provider.listProcesses({ deadlineMs: askedDeadline(budget.deadlineAt) }))
     if (budget.includeForegroundProcessEvidence) {
       pending = pending.then((rows) => (Array.isArray(rows) ? withForegroundEvidence(provider, rows, onForegroundEvidenceError) : rows))
     }

@@ -1,5 +1,6 @@
 import type { ExecutionHostId, PtyIncarnationId, PtyProvider } from '../contracts/index.js'
 import { callProvider } from '../contracts/call-provider.js'
+import { askedDeadline } from '../contracts/deadline.js'
 import { PtySpawnError } from './pty-spawn-error.js'
 
 /**
@@ -90,7 +91,7 @@ export async function listWithin(provider: PtyProvider, withinMs: number): Promi
     timer = setTimeout(() => reject(new Error(`The listing did not answer within ${withinMs} ms`)), withinMs)
   })
   try {
-    return await Promise.race([callProvider(() => provider.listProcesses({ deadlineMs: Date.now() + withinMs })), timeout])
+    return await Promise.race([callProvider(() => provider.listProcesses({ deadlineMs: askedDeadline(Date.now() + withinMs) })), timeout])
   } finally {
     clearTimeout(timer)
   }

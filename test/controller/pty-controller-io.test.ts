@@ -352,6 +352,22 @@ describe('multi-host routing', () => {
     )
   })
 
+  it('takes the rows of a provider that answers at the deadline it was given (what it could read by then)', async () => {
+    // A provider that reads details until its deadline and then answers with what it has (the SSH
+    // provider's cwd and title reads) must not lose the race with the controller's own wait.
+    const provider = createFakePtyProvider()
+    const controller = createPtyController({ provider })
+    await controller.spawn({})
+    const list = provider.listProcesses.bind(provider)
+    provider.listProcesses = async (options) => {
+      await new Promise((resolve) => setTimeout(resolve, Math.max(0, (options?.deadlineMs ?? Date.now()) - Date.now())))
+      return list()
+    }
+    for (let i = 0; i < 5; i++) await expect(controller.listProcesses(undefined, { timeoutMs: 60 })).resolves.toHaveLength(1)
+    await expect(controller.listProcessesWithHostScope({ deadlineMs: Date.now() + 60 })).resolves.toMatchObject({ hostIds: ['local'] })
+    await controller.dispose()
+  })
+
   it('rejects when the local host\'s listing hangs past the deadline (a remote one is left out: seed rule 11.3)', async () => {
     const h = createHarness()
     h.provider.listProcesses = () => new Promise(() => undefined)
