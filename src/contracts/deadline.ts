@@ -97,7 +97,19 @@ export const PROVIDER_ANSWER_MARGIN_MS = 50
  * @param now - the current time (defaults to `Date.now()`).
  */
 export function askedDeadline(deadline: number, now: number = Date.now()): number {
-  const wait = deadline - now
-  if (!(wait > 0)) return deadline
-  return deadline - Math.min(PROVIDER_ANSWER_MARGIN_MS, Math.floor(wait / 10))
+  return deadline - answerMarginMs(deadline - now)
+}
+
+/**
+ * The duration form of {@link askedDeadline}: what to give a provider as `timeoutMs` when the
+ * caller waits `waitMs` (on a clock that need not be the provider's).
+ *
+ * @param waitMs - how long the caller waits for the answer.
+ */
+export function askedTimeoutMs(waitMs: number): number {
+  return waitMs - answerMarginMs(waitMs)
+}
+
+function answerMarginMs(waitMs: number): number {
+  return waitMs > 0 ? Math.min(PROVIDER_ANSWER_MARGIN_MS, Math.floor(waitMs / 10)) : 0
 }

@@ -1,6 +1,6 @@
 import { incarnationsAgree } from '../contracts/incarnation.js'
 import { callProvider } from '../contracts/call-provider.js'
-import { askedDeadline } from '../contracts/deadline.js'
+import { askedTimeoutMs } from '../contracts/deadline.js'
 import type { PtyIncarnationId, PtyProvider } from '../contracts/index.js'
 
 /**
@@ -58,7 +58,7 @@ function isListed(rows: readonly unknown[], target: StopTarget): boolean {
 }
 
 async function listOnce(target: StopTarget, timing: StopVerificationTiming): Promise<{ rows: unknown[] } | { error: unknown } | 'deadline'> {
-  const listing: Promise<unknown> = callProvider(() => target.provider.listProcesses({ deadlineMs: askedDeadline(Date.now() + timing.remainingMs()), membershipOnly: true }))
+  const listing: Promise<unknown> = callProvider(() => target.provider.listProcesses({ timeoutMs: askedTimeoutMs(timing.remainingMs()), membershipOnly: true }))
   const answer = await Promise.race([
     listing.then(
       (rows) => (Array.isArray(rows) ? { rows: rows as unknown[] } : { error: new TypeError('The listing is not an array') }),

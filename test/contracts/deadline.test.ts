@@ -1,6 +1,7 @@
 import { describe, it, expect } from 'vitest'
 import fc from 'fast-check'
 import { MAX_TIMER_DELAY_MS, clampTimerDelay, remainingWaitMs, resolveWaitDeadline } from 'ptykit/contracts'
+import { PROVIDER_ANSWER_MARGIN_MS, askedDeadline, askedTimeoutMs } from '../../src/contracts/deadline.js'
 
 describe('resolveWaitDeadline: deadlineMs is a point in time, timeoutMs a duration', () => {
   it('reads deadlineMs as an absolute epoch time, as the seed origin passes it (Date.now() + 5000)', () => {
@@ -54,5 +55,25 @@ describe('timer delays never overflow', () => {
 
   it('turns a huge deadline into the longest wait setTimeout can hold, not 1 ms', () => {
     expect(remainingWaitMs(Number.MAX_SAFE_INTEGER, 0)).toBe(MAX_TIMER_DELAY_MS)
+  })
+})
+
+describe('askedDeadline: what a caller hands a provider it waits for until a deadline', () => {
+  it('is earlier by a tenth of the wait, at most PROVIDER_ANSWER_MARGIN_MS, never before now; a past deadline is left as it is', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: 2 ** 40 }), fc.integer({ min: -10_000, max: 10 ** 9 }), (now, wait) => {
+        const deadline = now + wait
+        const asked = askedDeadline(deadline, now)
+        if (wait <= 0) return asked === deadline
+        // The duration form agrees with the point-in-time form.
+        return asked <= deadline && deadline - asked <= PROVIDER_ANSWER_MARGIN_MS && asked - now >= wait * 0.9 && askedTimeoutMs(wait) === asked - now
+      }),
+    )
+  })
+
+  it('takes the whole margin off a wait of half a second or more', () => {
+    expect(askedDeadline(1_000 + 5_000, 1_000)).toBe(1_000 + 5_000 - PROVIDER_ANSWER_MARGIN_MS)
+    expect(askedTimeoutMs(300)).toBe(270)
+    expect(askedTimeoutMs(0)).toBe(0)
   })
 })
