@@ -87,6 +87,11 @@ export class RemoteShell {
       return channel
     })()
     const started = this.#channel
+    // A start that failed (the channel refused, or the shell never ready) is not kept: the next
+    // script tries again, as after a reset — kept, it answered every later script `null`.
+    void started.then((channel) => {
+      if (channel === null && this.#channel === started) this.#channel = null
+    })
     return started
   }
 
