@@ -32,8 +32,15 @@ describe('SSH: a stop across a dropped connection', () => {
     )
     let pid: number | undefined
     try {
-      const reply = await provider.spawn({ file: '/bin/sh', args: ['-c', "trap '' HUP TERM; while :; do sleep 0.2; done"] })
+      let output = ''
+      provider.onData((event) => {
+        output += event.data
+      })
+      const reply = await provider.spawn({ file: '/bin/sh', args: ['-c', "trap '' HUP TERM; echo armed; while :; do sleep 0.2; done"] })
       pid = reply.pid ?? undefined
+      // Why wait: the spawn answers once the program started, before its traps are set; a hang-up
+      // sent then kills it (signaled(1), a true verdict, but not the stop this test is about).
+      await waitFor(() => (output.includes('armed') ? true : undefined), 'the traps to be set', 10_000)
       const stopping = provider.shutdown(reply.id).then(
         () => 'resolved',
         (error: unknown) => (isSshProviderError(error) ? error.code : String(error)),
