@@ -8,6 +8,7 @@
  * @packageDocumentation
  */
 import { isPtyHostError } from './pty-host-error.js'
+import { PTY_HOST_ALREADY_RUNNING_EXIT_CODE } from './launch-pty-host.js'
 import { startPtyHost, type PtyHostServerOptions } from './pty-host-server.js'
 
 /** Parse the command line into server options (throws a TypeError naming a bad flag). */
@@ -52,7 +53,7 @@ async function main(): Promise<void> {
     for (const signal of ['SIGTERM', 'SIGINT'] as const) process.on(signal, () => void host.close())
   } catch (error) {
     process.stderr.write(`ptykit-pty-host: ${error instanceof Error ? error.message : String(error)}\n`)
-    process.exit(isPtyHostError(error) && error.code === 'host_already_running' ? 3 : 1)
+    process.exit(isPtyHostError(error) && error.code === 'host_already_running' ? PTY_HOST_ALREADY_RUNNING_EXIT_CODE : 1)
   }
 }
 

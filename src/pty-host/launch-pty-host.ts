@@ -62,14 +62,36 @@ export function ptyHostArgs(command: PtyHostCommand, flags: PtyHostLaunchFlags):
   return args
 }
 
+/** The exit code of a host that refused to start because another host holds the socket's lock. */
+export const PTY_HOST_ALREADY_RUNNING_EXIT_CODE = 3
+
+/** A host process this app started: its pid, and how it ended, once it did. */
+export type LaunchedPtyHost = {
+  /** Its pid (when the OS gave one). */
+  pid: number | undefined
+  /** Its exit code once it exited (`null` when a signal ended it), `undefined` while it runs. */
+  exitCode(): number | null | undefined
+}
+
+/** {@link launchPtyHost}, keeping track of the host's exit (its `exit` event still fires though the child is unref'd). */
+export function startPtyHostProcess(command: PtyHostCommand, flags: PtyHostLaunchFlags): LaunchedPtyHost {
+  const child = spawn(command.file, ptyHostArgs(command, flags), { detached: true, stdio: 'ignore' })
+  let exitCode: number | null | undefined
+  child.on('error', () => {
+    exitCode ??= null
+  })
+  child.once('exit', (code) => {
+    exitCode = code
+  })
+  child.unref()
+  return { pid: child.pid, exitCode: () => exitCode }
+}
+
 /**
  * Start a pty host in the background: detached (its own session, so the app's terminal and
  * process group do not reach it), no stdio, and unref'd, so the app may exit while it runs.
  * Returns its pid (when the OS gave one).
  */
 export function launchPtyHost(command: PtyHostCommand, flags: PtyHostLaunchFlags): number | undefined {
-  const child = spawn(command.file, ptyHostArgs(command, flags), { detached: true, stdio: 'ignore' })
-  child.on('error', () => undefined)
-  child.unref()
-  return child.pid
+  return startPtyHostProcess(command, flags).pid
 }

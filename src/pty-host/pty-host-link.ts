@@ -1,4 +1,4 @@
-import { defaultPtyHostCommand, launchPtyHost } from './launch-pty-host.js'
+import { PTY_HOST_ALREADY_RUNNING_EXIT_CODE, defaultPtyHostCommand, startPtyHostProcess, type PtyHostLaunchFlags } from './launch-pty-host.js'
 import type { ClientPtyRecord, ClientPtyRecords } from './client-pty-records.js'
 import { PtyHostConnection } from './pty-host-connection.js'
 import { isPtyHostError, PtyHostError } from './pty-host-error.js'
@@ -111,11 +111,12 @@ export class PtyHostLink {
     }
     const { paths, options, connectTimeoutMs } = this.#settings
     ensurePrivateSocketDir(paths.socketPath)
-    const flags: Parameters<typeof launchPtyHost>[1] = { socketPath: paths.socketPath }
+    const flags: PtyHostLaunchFlags = { socketPath: paths.socketPath }
     if (options.idleExitMs !== undefined) flags.idleExitMs = options.idleExitMs
     if (options.historyChars !== undefined) flags.historyChars = options.historyChars
     if (options.scrollbackRows !== undefined) flags.scrollbackRows = options.scrollbackRows
-    launchPtyHost(options.hostCommand ?? defaultPtyHostCommand(), flags)
+    const command = options.hostCommand ?? defaultPtyHostCommand()
+    let launched = startPtyHostProcess(command, flags)
     const deadline = Date.now() + connectTimeoutMs
     for (;;) {
       try {
@@ -123,6 +124,10 @@ export class PtyHostLink {
       } catch (error) {
         if (!isPtyHostError(error) || error.code !== 'host_unavailable' || Date.now() > deadline) throw error
       }
+      // The host this app started refused because another held the lock, yet none listens: that
+      // one is closing (it stops listening first, and lets go of the lock once its sessions are
+      // stopped). Start another, which takes the lock once it is free.
+      if (launched.exitCode() === PTY_HOST_ALREADY_RUNNING_EXIT_CODE) launched = startPtyHostProcess(command, flags)
       await delay(20)
     }
   }
