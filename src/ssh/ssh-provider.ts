@@ -84,8 +84,11 @@ export type SshProvider = PtyProvider &
  *   key refuses to connect with a typed error naming its fingerprint;
  * - each PTY is a session channel with a pty request; exits keep their cause across the wire
  *   (`exit-status n` → `exited(n)`, `exit-signal NAME` → `signaled(N)`);
+ * - PTYs share a connection until the server refuses another session on it (OpenSSH's
+ *   `MaxSessions`, 10 by default); then another connection is opened, and closed after its last PTY;
  * - a channel closed with neither, or a dropped connection, is not an exit: the PTY's liveness
- *   becomes unknown (`null`), its writes settle `unverifiable/transport_lost`, and listings reject;
+ *   becomes unknown (`null`), its writes settle `unverifiable/transport_lost`, and listings reject
+ *   while no connection is open;
  * - stops escalate HUP → TERM → KILL through `signal` requests, verified, with a side-channel
  *   fallback for servers that ignore them (OpenSSH for root logins).
  *
