@@ -358,7 +358,6 @@ function streamStartOf(result: PtySpawnResult): number | undefined {
   return typeof value === 'number' && Number.isFinite(value) ? value : undefined
 }
 
-/** A record of the same live-or-unverified process a provider just attached to. */
 /**
  * Whether `record` was published, by a joiner, from the very start this claim creator's `outcome`
  * made: the same claim owner generation (minted per reservation, so no other start has it).
@@ -367,6 +366,7 @@ function isPublishedStartOf(record: PtyRecord, outcome: PtySpawnOutcome): boolea
   return outcome.claimDisposition === 'created' && record.claimGeneration !== undefined && record.claimGeneration === outcome.claimOwner?.generation
 }
 
+/** A record of the same live-or-unverified process a provider just attached to. */
 function isSameProcess(record: PtyRecord, provider: PtyProvider, incarnationId: PtyIncarnationId | undefined): boolean {
   return record.provider === provider && record.state !== 'exited' && record.incarnationId === incarnationId
 }

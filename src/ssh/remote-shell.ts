@@ -51,7 +51,8 @@ export class RemoteShell {
   }
 
   #start(): Promise<Ssh2Channel | null> {
-    this.#channel ??= (async () => {
+    if (this.#channel !== null) return this.#channel
+    const started: Promise<Ssh2Channel | null> = (async () => {
       const ready = `ptykit-side-ready-${randomBytes(6).toString('hex')}`
       let channel: Ssh2Channel
       try {
@@ -86,7 +87,7 @@ export class RemoteShell {
       }
       return channel
     })()
-    const started = this.#channel
+    this.#channel = started
     // A start that failed (the channel refused, or the shell never ready) is not kept: the next
     // script tries again, as after a reset — kept, it answered every later script `null`.
     void started.then((channel) => {

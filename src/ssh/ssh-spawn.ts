@@ -104,16 +104,16 @@ export async function spawnSshPty(context: SshSpawnContext, spawnOptions: Provid
   context.assertNotDisposed('spawn')
   const id = sessionId ?? randomUUID()
   if (table.sessions.has(id)) throw idInUse(id)
-  let conn
-  let opened
+  let ptyChannel
   try {
-    ;({ connection: conn, opened } = await context.keeper.openPtyChannel(launch.command, { term: context.terminalName, cols: launch.cols, rows: launch.rows, width: 0, height: 0 }))
+    ptyChannel = await context.keeper.openPtyChannel(launch.command, { term: context.terminalName, cols: launch.cols, rows: launch.rows, width: 0, height: 0 })
   } catch (error) {
     throw error instanceof SshProviderError
       ? error
       : new SshProviderError('spawn_failed', `The server ${hostId} refused the session channel: ${error instanceof Error ? error.message : String(error)}`, { cause: error, ptyId: id })
   }
   table.exitedIds.forget(id)
+  const { connection: conn, opened } = ptyChannel
   const { channel, exitStatus } = opened
   const session = new SshPtySession(
     {

@@ -6,7 +6,7 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterEach, describe, expect, it } from 'vitest'
 import { acquireHostLock, ptyHostPaths } from '../../src/pty-host/socket-security.js'
@@ -30,6 +30,17 @@ const LEFT_OVERS: readonly LeftOver[] = ['none', 'dead-host', 'empty']
 
 const children: ChildProcess[] = []
 let dir = ''
+
+/** A fresh private directory for this test (removed after it). */
+function freshDir(): string {
+  dir = mkdtempSync(join(tmpdir(), 'ptykit-lock-'))
+  return dir
+}
+
+/** The host files of a socket in a fresh directory. */
+function freshLockPaths(): ReturnType<typeof ptyHostPaths> {
+  return ptyHostPaths(join(freshDir(), 'host.sock'))
+}
 
 afterEach(() => {
   for (const child of children.splice(0)) child.kill('SIGKILL')
@@ -67,8 +78,8 @@ function startContender(sockets: readonly string[]): { child: ChildProcess; line
 
 describe('the pty host lock, taken by several processes at once', () => {
   it('has exactly one winner per socket, whether the lock was absent, left by a dead host, or left empty', async () => {
-    dir = mkdtempSync(join(tmpdir(), 'ptykit-lock-'))
-    const sockets = Array.from({ length: ROUNDS }, (_, round) => join(dir, `round-${round}.sock`))
+    const root = freshDir()
+    const sockets = Array.from({ length: ROUNDS }, (_, round) => join(root, `round-${round}.sock`))
     sockets.forEach((socketPath, round) => {
       const leftOver = LEFT_OVERS[round % LEFT_OVERS.length]
       if (leftOver === 'dead-host') writeFileSync(`${socketPath}.lock`, String(deadPid()))
@@ -96,8 +107,7 @@ describe('the pty host lock, taken by several processes at once', () => {
 
 describe('taking over a stale lock', () => {
   it('waits for no one while another process is breaking it: that one becomes the host', () => {
-    dir = mkdtempSync(join(tmpdir(), 'ptykit-lock-'))
-    const paths = ptyHostPaths(join(dir, 'host.sock'))
+    const paths = freshLockPaths()
     writeFileSync(paths.lockPath, String(deadPid()))
     writeFileSync(`${paths.lockPath}.break`, '1')
     expect(() => acquireHostLock(paths)).toThrow(expect.objectContaining({ code: 'host_already_running', message: expect.stringContaining('another host is starting') }))
@@ -106,8 +116,7 @@ describe('taking over a stale lock', () => {
   })
 
   it('removes a breaker abandoned by a process that died while breaking, then takes the lock', () => {
-    dir = mkdtempSync(join(tmpdir(), 'ptykit-lock-'))
-    const paths = ptyHostPaths(join(dir, 'host.sock'))
+    const paths = freshLockPaths()
     writeFileSync(paths.lockPath, String(deadPid()))
     writeFileSync(`${paths.lockPath}.break`, '1')
     const longAgo = new Date(Date.now() - 60_000)
@@ -120,15 +129,14 @@ describe('taking over a stale lock', () => {
   })
 
   it('leaves no temporary file behind, won or refused', () => {
-    dir = mkdtempSync(join(tmpdir(), 'ptykit-lock-'))
-    const paths = ptyHostPaths(join(dir, 'host.sock'))
+    const paths = freshLockPaths()
     const release = acquireHostLock(paths)
     const ownLock = readFileSync(paths.lockPath, 'utf8')
     writeFileSync(paths.lockPath, String(process.ppid)) // a live holder (this process's parent)
     expect(() => acquireHostLock(paths)).toThrow(expect.objectContaining({ code: 'host_already_running' }))
     writeFileSync(paths.lockPath, ownLock)
     release()
-    expect(readdirSync(dir)).toEqual([])
+    expect(readdirSync(dirname(paths.socketPath))).toEqual([])
   })
 })
 
@@ -140,16 +148,14 @@ function startTimeOf(pid: number | 'self'): string {
 
 describe('who holds a lock', () => {
   it('writes the pid on the first line and its start time on the second', () => {
-    dir = mkdtempSync(join(tmpdir(), 'ptykit-lock-'))
-    const paths = ptyHostPaths(join(dir, 'host.sock'))
+    const paths = freshLockPaths()
     const release = acquireHostLock(paths)
     expect(readFileSync(paths.lockPath, 'utf8')).toBe(`${process.pid}\n${startTimeOf('self')}`)
     release()
   })
 
   it('refuses while the holder runs, and takes over a lock whose pid now belongs to another process', async () => {
-    dir = mkdtempSync(join(tmpdir(), 'ptykit-lock-'))
-    const paths = ptyHostPaths(join(dir, 'host.sock'))
+    const paths = freshLockPaths()
     const other = spawn('sleep', ['30'], { stdio: 'ignore' })
     children.push(other)
     await new Promise((resolve) => other.once('spawn', resolve))
@@ -170,8 +176,7 @@ describe('who holds a lock', () => {
   })
 
   it('refuses a second host in the process that holds the lock, and takes a lock an earlier process with this pid left', () => {
-    dir = mkdtempSync(join(tmpdir(), 'ptykit-lock-'))
-    const paths = ptyHostPaths(join(dir, 'host.sock'))
+    const paths = freshLockPaths()
     const release = acquireHostLock(paths)
     expect(() => acquireHostLock(paths)).toThrow(expect.objectContaining({ code: 'host_already_running', message: expect.stringContaining(`pid ${process.pid}`) }))
     release()

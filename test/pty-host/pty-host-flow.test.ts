@@ -221,29 +221,21 @@ describe('pty host under the controller: a consumer that stops taking part', () 
     })
   }, 30_000)
 
+  /** A consumer that acknowledges once — a positive ack, so the host starts counting too — and never again. */
+  async function acknowledgeOnceThenStop(terminal: PtyTerminal, firstOutput: Promise<void>): Promise<void> {
+    await firstOutput
+    terminal.acknowledgeData(1)
+  }
+
   it('runs the process to its end after a consumer that acknowledged once stopped (one forgiven hold, then unthrottled)', async () => {
-    await runToExit(
-      async (terminal, firstOutput) => {
-        // A positive ack, so the controller forwards it and the host starts counting too.
-        await firstOutput
-        terminal.acknowledgeData(1)
-      },
-      { pauseMaxHoldMs: 300 },
-    )
+    await runToExit(acknowledgeOnceThenStop, { pauseMaxHoldMs: 300 })
   }, 30_000)
 
   // DESIGN §4: a pause is never held forever. With the controller's flow control off, acks are
   // forwarded as given and only the host's own count pauses the PTY; the host's longest hold
   // (PTY_HOST_ACK_MAX_HOLD_MS, shortened here) then ends it, as the controller's cap would.
   it('with flow control turned off, the host holds its own pause at most ackMaxHoldMs: the process runs to its end though its consumer acknowledged once and stopped', async () => {
-    await runToExit(
-      async (terminal, firstOutput) => {
-        await firstOutput
-        terminal.acknowledgeData(1)
-      },
-      { enabled: false },
-      { ackMaxHoldMs: 300 },
-    )
+    await runToExit(acknowledgeOnceThenStop, { enabled: false }, { ackMaxHoldMs: 300 })
   }, 30_000)
 })
 

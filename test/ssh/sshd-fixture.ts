@@ -98,8 +98,8 @@ function keygen(file: string, passphrase: string): void {
   execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', passphrase, '-C', 'ptykit-fixture', '-f', file], { stdio: 'ignore' })
 }
 
-/** Every pid whose parent chain leads to `root` (not `root` itself). */
-function descendantsOf(root: number): number[] {
+/** Every process's parent, by pid. */
+function processParents(): Map<number, number> {
   const parents = new Map<number, number>()
   for (const name of readdirSync('/proc')) {
     if (!/^\d+$/.test(name)) continue
@@ -111,6 +111,20 @@ function descendantsOf(root: number): number[] {
       // Gone meanwhile.
     }
   }
+  return parents
+}
+
+/** The pids whose parent is `root`, lowest (oldest) first. */
+function childrenOf(root: number): number[] {
+  return [...processParents()]
+    .filter(([, ppid]) => ppid === root)
+    .map(([pid]) => pid)
+    .sort((a, b) => a - b)
+}
+
+/** Every pid whose parent chain leads to `root` (not `root` itself). */
+function descendantsOf(root: number): number[] {
+  const parents = processParents()
   const found: number[] = []
   let frontier = [root]
   while (frontier.length > 0) {
@@ -210,21 +224,7 @@ export async function startSshd(options: { maxSessions?: number } = {}): Promise
   })
 
   /** The listener's children (one privileged sshd per connection), oldest first. */
-  const connectionProcesses = (): number[] => {
-    const pid = child.pid
-    if (pid === undefined) return []
-    const listener = String(pid)
-    return descendantsOf(pid)
-      .filter((descendant) => {
-        try {
-          const stat = readFileSync(`/proc/${descendant}/stat`, 'utf8')
-          return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1] === listener
-        } catch {
-          return false
-        }
-      })
-      .sort((a, b) => a - b)
-  }
+  const connectionProcesses = (): number[] => (child.pid === undefined ? [] : childrenOf(child.pid))
 
   const killAll = async (): Promise<void> => {
     const pid = child.pid
