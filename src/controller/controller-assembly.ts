@@ -78,13 +78,17 @@ export function assembleController(options: PtyControllerOptions, emitter: Event
 }
 
 /**
- * What `dispose` does once every owned PTY's stop has settled: send the output still held by
- * `dataBatchMs`, cancel the timers (whoever still waits gives up), release flow control, unsubscribe from the providers, end every slot wait.
+ * What `dispose` does once every owned PTY's stop has settled (or, with `stopPtys: false`, at
+ * once): send the output still held by `dataBatchMs`, unsubscribe from the providers, release flow
+ * control, cancel the timers (whoever still waits gives up), end every slot wait. Why unsubscribe
+ * before releasing flow control: a PTY left running resumes, and a provider may hand over what it
+ * held back at once — noted, that output would pause the producer again and arm timers nobody
+ * cancels.
  */
 export function releaseController(modules: ControllerModules): void {
   modules.output.flushAll()
-  modules.core.timers.clearAll()
-  modules.core.flow?.releaseAll()
   modules.intake.close()
+  modules.core.flow?.releaseAll()
+  modules.core.timers.clearAll()
   modules.slotGate.close()
 }

@@ -16,3 +16,15 @@ export type PtyWriteOptions = {
 
 /** Options of `PtyController.inspectProcess` (the contract's {@link PtyInspectProcessOptions}). */
 export type PtyInspectOptions = PtyInspectProcessOptions
+
+/** Options of `PtyController.dispose`. */
+export type PtyControllerDisposeOptions = {
+  /**
+   * `true` (default): stop every PTY the controller owns, each an operator close. `false`: leave
+   * them running and let go of them — no stop, no `exit` event, no error; the runtime keeps their
+   * registrations. For providers whose processes outlive the app (the pty host: detach its
+   * provider too, and the next app attaches to them). A spawn still in flight is stopped either
+   * way: its caller never learns its id.
+   */
+  stopPtys?: boolean
+}

@@ -33,7 +33,7 @@ export type {
 } from './events.js'
 export type { ProducerFlowControlMode, ProducerFlowState } from './flow-control.js'
 export { PTY_LIVENESS_REASONS, type PtyLivenessReason } from './liveness-reasons.js'
-export type { PtyAttachOptions, PtyInspectOptions, PtyWriteOptions } from './controller-types.js'
+export type { PtyAttachOptions, PtyControllerDisposeOptions, PtyInspectOptions, PtyWriteOptions } from './controller-types.js'
 export { createPtyController } from './create-pty-controller.js'
 export { PtyController } from './pty-controller.js'
 export type { PtyTerminal } from './pty-terminal.js'

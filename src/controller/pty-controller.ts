@@ -34,10 +34,11 @@ import {
   assertOptionsObject,
   assertPtyId,
   assertWriteArguments,
+  describeValue,
 } from './argument-validation.js'
 import { assembleController, releaseController, type ControllerModules } from './controller-assembly.js'
 import type { PtyControllerOptions } from './controller-options.js'
-import type { PtyAttachOptions, PtyInspectOptions, PtyWriteOptions } from './controller-types.js'
+import type { PtyAttachOptions, PtyControllerDisposeOptions, PtyInspectOptions, PtyWriteOptions } from './controller-types.js'
 import type { PtyControllerEvents } from './events.js'
 import type { ProducerFlowState } from './flow-control.js'
 import { resolveListingBudget } from './host-listing.js'
@@ -391,13 +392,28 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
 
   /**
    * Stop every PTY the controller owns (operator close, each bounded by `stop.defaultDeadlineMs`;
-   * one still unconfirmed then is published as `stop_unverified`), cancel timers, unsubscribe from
-   * the providers and remove every listener (a `stopAndWait` or listing still waiting gives up at
-   * once). Idempotent: later calls return the same promise. Providers are not disposed: the host
-   * owns them.
+   * one still unconfirmed then is published as `stop_unverified`) — or, with `stopPtys: false`,
+   * leave them running and let go of them silently — then cancel timers, unsubscribe from the
+   * providers and remove every listener (a `stopAndWait` or listing still waiting gives up at
+   * once). Idempotent: later calls return the same promise (the first call's options decide).
+   * Providers are not disposed: the host owns them.
+   *
+   * @throws TypeError (rejects, disposing nothing) when `options` is not an object or `stopPtys`
+   *   not a boolean.
    */
-  dispose(): Promise<void> {
-    this.#disposePromise ??= this.#runDispose()
+  dispose(options?: PtyControllerDisposeOptions): Promise<void> {
+    if (this.#disposePromise === undefined) {
+      try {
+        assertOptionsObject('options', options)
+        const stopPtys = options?.stopPtys
+        if (stopPtys !== undefined && typeof stopPtys !== 'boolean') {
+          throw new TypeError(`Expected the \`stopPtys\` option to be a boolean, got ${describeValue(stopPtys)}`)
+        }
+      } catch (error) {
+        return Promise.reject(error)
+      }
+      this.#disposePromise = this.#runDispose(options?.stopPtys !== false)
+    }
     return this.#disposePromise
   }
 
@@ -411,8 +427,10 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
     return this.#disposePromise !== undefined
   }
 
-  async #runDispose(): Promise<void> {
-    await this.#m.stopping.stopAllOwned()
+  async #runDispose(stopPtys: boolean): Promise<void> {
+    if (stopPtys) await this.#m.stopping.stopAllOwned()
+    // Left running: no exit will end their handles' output, so it ends here.
+    else this.#terminals?.releaseAll()
     releaseController(this.#m)
     this.removeAllListeners()
   }

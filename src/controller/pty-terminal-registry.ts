@@ -54,6 +54,12 @@ export class PtyTerminalRegistry {
     return this.#byRecord.get(record) ?? (this.#lookup(record.ptyId) === record ? this.handleFor(record.ptyId) : null)
   }
 
+  /** The controller let go of every PTY without stopping it (`dispose({ stopPtys: false })`): every handle's output ends. */
+  releaseAll(): void {
+    for (const handle of this.#handles.values()) handle.onOutputEnded()
+    this.#handles.clear()
+  }
+
   #onSpawn(event: PtyControllerSpawnEvent): void {
     const record = this.#lookup(event.ptyId)
     if (record === undefined) return
@@ -80,7 +86,7 @@ export class PtyTerminalRegistry {
   }
 
   #adopt(record: PtyTerminalRecordView, publishing: boolean): TerminalHandle {
-    this.#handles.get(record.ptyId)?.onReplaced()
+    this.#handles.get(record.ptyId)?.onOutputEnded()
     const handle = new TerminalHandle(this.#controller, this.#lookup, record, publishing)
     // A handle made after its incarnation's exit was published (a stop that went unverified,
     // before anyone asked for the handle) resolves `exited` with it, and its output has ended.
@@ -94,7 +100,7 @@ export class PtyTerminalRegistry {
   #sweep(): void {
     for (const [ptyId, handle] of this.#handles) {
       if (this.#lookup(ptyId) === handle.record) continue
-      handle.onReplaced()
+      handle.onOutputEnded()
       this.#handles.delete(ptyId)
     }
     this.#sweepAt = Math.max(SWEEP_MIN_HANDLES, this.#handles.size * 2)

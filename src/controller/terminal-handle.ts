@@ -178,8 +178,11 @@ export class TerminalHandle implements PtyTerminal {
     if (this.record.state === 'live') this.#feed.reopen()
   }
 
-  /** Another incarnation took the id: nothing more will come for this one. */
-  onReplaced(): void {
+  /**
+   * Nothing more will come for this incarnation: another took the id, or the controller let go of
+   * it (disposed with `stopPtys: false`). Its output ends; `exited` stays pending (no exit was seen).
+   */
+  onOutputEnded(): void {
     this.#feed.dropReplay()
     this.#feed.end()
   }

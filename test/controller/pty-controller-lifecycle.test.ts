@@ -206,6 +206,48 @@ describe('dispose', () => {
     await expect(h.run(listing, 0)).rejects.toMatchObject({ code: 'listing_failed' })
   })
 
+  it('with stopPtys: false, leaves every PTY running and lets go of it silently: no stop, no exit, no error; handles\' output ends', async () => {
+    const runtime = createInMemoryPtyRuntime()
+    const h = createHarness({ controller: { runtime } })
+    const a = await h.controller.spawn({})
+    const terminal = await h.controller.spawnTerminal({})
+    // Paused by flow control: letting go resumes it (nobody is left to acknowledge).
+    h.controller.acknowledgeData(a.id, 0)
+    h.provider.emitData(a.id, 'x'.repeat(200_000))
+    expect(h.controller.getFlowControlState(a.id)).toMatchObject({ paused: true })
+    const iterator = terminal.output()[Symbol.asyncIterator]()
+    const pending = iterator.next()
+    const callsBefore = h.provider.calls.filter((call) => call.method === 'shutdown').length
+    await h.run(h.controller.dispose({ stopPtys: false }))
+    expect(h.provider.livePtyIds().sort()).toEqual([a.id, terminal.id].sort())
+    expect(h.provider.calls.filter((call) => call.method === 'shutdown').length).toBe(callsBefore)
+    expect(h.provider.calls.at(-1)).toMatchObject({ method: 'resumeProducer', args: [a.id] })
+    expect(h.exits()).toEqual([])
+    expect(h.errors()).toEqual([])
+    await expect(pending).resolves.toEqual({ done: true, value: undefined })
+    // The processes run on: the runtime keeps them registered; no timer, no subscription is left.
+    expect(runtime.inspect().registeredPtys.map((row) => row.ptyId).sort()).toEqual([a.id, terminal.id].sort())
+    expect(h.provider.listenerCount()).toBe(0)
+    expect(h.clock.pendingTimerCount()).toBe(0)
+    expect(h.controller.disposed).toBe(true)
+    // Later output and exits reach nobody; a second dispose is the same one (the first call decides).
+    h.provider.emitExit(a.id, { exitCode: 0 })
+    expect(h.exits()).toEqual([])
+    await expect(h.controller.dispose()).resolves.toBeUndefined()
+    expect(h.provider.livePtyIds()).toEqual([terminal.id])
+  })
+
+  it('rejects malformed dispose options with a TypeError naming them, and disposes nothing', async () => {
+    const h = createHarness()
+    const { id } = await h.controller.spawn({})
+    await expect(h.controller.dispose({ stopPtys: 'no' } as never)).rejects.toThrow('Expected the `stopPtys` option to be a boolean, got "no" (string)')
+    await expect(h.controller.dispose(false as never)).rejects.toThrow('Expected the `options` argument to be an object, got false (boolean)')
+    expect(h.controller.disposed).toBe(false)
+    expect(h.controller.write(id, 'still here', 'driving')).toBe(true)
+    await h.run(h.controller.dispose({}))
+    expect(h.exits()).toEqual([expect.objectContaining({ ptyId: id, cause: { kind: 'operator_close' } })])
+  })
+
   it('supports `await using` through Symbol.asyncDispose', async () => {
     const provider = createFakePtyProvider({ scheduling: 'manual' })
     {

@@ -290,7 +290,8 @@ function checkAfterCommand(model: Model, real: Real): void {
   for (const [id, since] of real.openPauses) {
     if (clock.now() - since > FLOW.pauseMaxHoldMs) violate(model, `pause of ${id} open for ${clock.now() - since} ms`)
   }
-  if (model.disposed) return
+  // After a dispose only what the dispose itself checked holds (nothing is published any more).
+  if (model.disposed) return throwIfViolated(model)
   // Completeness: every exit the provider delivered for a current incarnation was published.
   for (const id of model.ids) {
     const incarnationId = model.current.get(id)
@@ -322,6 +323,10 @@ function checkAfterCommand(model: Model, real: Real): void {
       violate(model, `the stop of ${incarnationId} went unconfirmed for ${clock.now() - since} ms without an exit`)
     }
   }
+  throwIfViolated(model)
+}
+
+function throwIfViolated(model: Model): void {
   if (model.violations.length > 0) throw new Error(model.violations.join('\n'))
 }
 
@@ -656,10 +661,15 @@ class AdvanceCommand extends BaseCommand {
 }
 
 class DisposeCommand extends BaseCommand {
+  /** `false`: `dispose({ stopPtys: false })`, which lets go of every PTY without stopping it. */
+  constructor(readonly stopPtys: boolean) {
+    super()
+  }
   override check(model: Readonly<Model>): boolean {
     return !model.disposed
   }
   async act(model: Model, real: Real): Promise<void> {
+    if (!this.stopPtys) return this.#letGo(model, real)
     const confirming: string[] = []
     for (const [id, incarnationId] of model.current) {
       const incarnation = model.incarnations.get(incarnationId)
@@ -681,13 +691,36 @@ class DisposeCommand extends BaseCommand {
     for (const id of confirming) {
       if (real.provider.getPty(id)?.live === true) violate(model, `dispose left confirming ${id} live`)
     }
-    if (real.provider.listenerCount() !== 1) violate(model, 'dispose left provider listeners behind')
-    if (real.controller.listenerCount('exit') !== 0) violate(model, 'dispose left controller listeners behind')
-    if (real.clock.pendingTimerCount() !== 0) violate(model, 'dispose left timers behind')
+    checkReleased(model, real)
+  }
+  async #letGo(model: Model, real: Real): Promise<void> {
+    // Live, published, no stop asked for: these must be left running, untouched.
+    const running = [...model.current].filter(([id, incarnationId]) => {
+      const incarnation = model.incarnations.get(incarnationId)
+      const pty = real.provider.getPty(id)
+      return incarnation !== undefined && !incarnation.stopRequested && incarnation.published === null && pty?.live === true && pty.incarnationId === incarnationId
+    })
+    const shutdowns = (): number => real.provider.calls.filter((call) => call.method === 'shutdown').length
+    const shutdownsBefore = shutdowns()
+    await drive(real, real.controller.dispose({ stopPtys: false }))
+    model.disposed = true
+    if (shutdowns() !== shutdownsBefore) violate(model, 'dispose({ stopPtys: false }) asked the provider to stop a PTY')
+    for (const [id, incarnationId] of running) {
+      if (real.provider.getPty(id)?.live !== true) violate(model, `dispose({ stopPtys: false }) ended ${incarnationId}`)
+      if (model.incarnations.get(incarnationId)?.published !== null) violate(model, `dispose({ stopPtys: false }) published an exit of ${incarnationId}`)
+    }
+    checkReleased(model, real)
   }
   toString(): string {
-    return 'Dispose'
+    return this.stopPtys ? 'Dispose' : 'Dispose({ stopPtys: false })'
   }
+}
+
+/** After a dispose: no subscription (but the model's own), listener or timer is left. */
+function checkReleased(model: Model, real: Real): void {
+  if (real.provider.listenerCount() !== 1) violate(model, 'dispose left provider listeners behind')
+  if (real.controller.listenerCount('exit') !== 0) violate(model, 'dispose left controller listeners behind')
+  if (real.clock.pendingTimerCount() !== 0) violate(model, 'dispose left timers behind')
 }
 
 class UseAfterDisposeCommand implements Command {
@@ -759,7 +792,10 @@ const commandArbs: fc.Arbitrary<Command>[] = [
   fc.tuple(indexArb, fc.constantFrom(1, 700, 40_000)).map(([index, chars]) => new LossCommand(index, chars)),
   ...Array.from({ length: 2 }, () => indexArb.map((index) => new AttachCommand(index))),
   ...Array.from({ length: 2 }, () => fc.constantFrom(1, 50, 199, 200, 1_000, 5_000, 10_000).map((ms) => new AdvanceCommand(ms))),
-  fc.oneof({ weight: 1, arbitrary: fc.constant<Command>(new DisposeCommand()) }, { weight: 2, arbitrary: fc.constant<Command>(new AdvanceCommand(1)) }),
+  fc.oneof(
+    { weight: 1, arbitrary: fc.constantFrom<Command>(new DisposeCommand(true), new DisposeCommand(false)) },
+    { weight: 2, arbitrary: fc.constant<Command>(new AdvanceCommand(1)) },
+  ),
   fc.constant(new UseAfterDisposeCommand()),
 ]
 
