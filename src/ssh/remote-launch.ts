@@ -75,8 +75,10 @@ export function createRemoteLaunch(options: ProviderSpawnOptions): RemoteLaunch 
   if (options.cwd !== undefined) lines.push(`cd -- ${shellQuote(options.cwd)} || exit 127`)
   const nonce = randomBytes(8).toString('hex')
   // `$$` inside `$(…)` is still the outer shell's pid; field 20 after the `) ` is field 22 (starttime).
+  // The boot id names this machine and boot: pid and start time identify the program only within it.
   lines.push(
-    `printf '\\033]ptykit-ssh;${nonce};%s;%s\\007' "$$" "$(sed 's/.*) //' /proc/$$/stat 2>/dev/null | cut -d' ' -f20)"`,
+    `b=; read -r b 2>/dev/null </proc/sys/kernel/random/boot_id`,
+    `printf '\\033]ptykit-ssh;${nonce};%s;%s;%s\\007' "$$" "$(sed 's/.*) //' /proc/$$/stat 2>/dev/null | cut -d' ' -f20)" "$b"`,
   )
   const file = options.file ?? null
   lines.push(file === null ? 'exec "${SHELL:-/bin/sh}" -l' : `exec ${[file, ...(options.args ?? [])].map(shellQuote).join(' ')}`)
@@ -90,8 +92,13 @@ export function createRemoteLaunch(options: ProviderSpawnOptions): RemoteLaunch 
   }
 }
 
-/** What the launch marker said. */
-export type LaunchMarker = { pid: number; startTime: string | null }
+/**
+ * What the launch marker said: the program's pid and start time (clock ticks after boot, `null`
+ * without a readable `/proc`), and the remote's boot id (`/proc/sys/kernel/random/boot_id`, `null`
+ * when unreadable). Within one boot id, pid and start time name exactly one process — so another
+ * connection that reads the same boot id is on the same machine and can tell whether it lives.
+ */
+export type LaunchMarker = { pid: number; startTime: string | null; bootId: string | null }
 
 /**
  * Finds the launch marker at the head of a PTY's output and strips it. Feed decoded text until
@@ -105,7 +112,7 @@ export class LaunchMarkerScanner {
 
   /** Create a scanner for one launch's nonce. */
   constructor(nonce: string) {
-    this.#pattern = new RegExp(`\\u001b\\]ptykit-ssh;${nonce};(\\d+);(\\d*)\\u0007`)
+    this.#pattern = new RegExp(`\\u001b\\]ptykit-ssh;${nonce};(\\d+);(\\d*);([0-9a-f-]*)\\u0007`)
   }
 
   /** Feed text; returns what to deliver (nothing until the marker was seen, then everything). */
@@ -114,7 +121,8 @@ export class LaunchMarkerScanner {
     this.#pending += text
     const match = this.#pattern.exec(this.#pending)
     if (match === null) return ''
-    this.marker = { pid: Number(match[1]), startTime: match[2] === '' || match[2] === undefined ? null : match[2] }
+    const optional = (field: string | undefined): string | null => (field === '' || field === undefined ? null : field)
+    this.marker = { pid: Number(match[1]), startTime: optional(match[2]), bootId: optional(match[3]) }
     const rest = this.#pending.slice(0, match.index) + this.#pending.slice(match.index + match[0].length)
     this.#pending = ''
     return rest

@@ -3,16 +3,25 @@ import type { SshConnection } from './ssh-connection.js'
 
 /**
  * Shell lines that set `alive` to `yes`/`no`/`unknown` for the marker's pid: `no` only when
- * `/proc` exists and proves the pid gone or reused (another start time).
+ * `/proc` exists and proves the pid gone or reused (another start time). With the marker's boot
+ * id, a shell on another boot or machine (a reboot, a load balancer's other backend) answers
+ * `elsewhere`: the pid names nothing there, so nothing may be signalled by it.
  */
 function identityCheck(marker: LaunchMarker): string {
-  return [
+  const check = [
     `p=${marker.pid}`,
     `s=${marker.startTime ?? ''}`,
     `cur=$(sed 's/.*) //' /proc/$p/stat 2>/dev/null | cut -d' ' -f20)`,
     'if [ -n "$cur" ]; then if [ -z "$s" ] || [ "$cur" = "$s" ]; then alive=yes; else alive=no; fi',
     'elif [ -d /proc/self ]; then alive=no',
     'elif kill -0 "$p" 2>/dev/null; then alive=yes; else alive=unknown; fi',
+  ].join('\n')
+  if (marker.bootId === null) return check
+  return [
+    'b=; read -r b 2>/dev/null </proc/sys/kernel/random/boot_id',
+    `if [ "$b" != '${marker.bootId}' ]; then alive=elsewhere; else`,
+    check,
+    'fi',
   ].join('\n')
 }
 
@@ -24,10 +33,25 @@ function identityCheck(marker: LaunchMarker): string {
 export async function signalRemoteProcessGroup(connection: SshConnection, marker: LaunchMarker, signal: string, timeoutMs: number): Promise<void> {
   const script = [
     identityCheck(marker),
-    'if [ "$alive" = no ]; then exit 0; fi',
+    'if [ "$alive" = no ] || [ "$alive" = elsewhere ]; then exit 0; fi',
     `kill -s ${signal} -- -$p 2>/dev/null; kill -s ${signal} $p 2>/dev/null; exit 0`,
   ].join('\n')
   await connection.run(script, timeoutMs)
+}
+
+/**
+ * Whether each marker's program is alive, from one script on `connection` — which may be another
+ * connection than the one that started them, when the markers carry a boot id (see
+ * {@link LaunchMarker}). `null` for a program the remote cannot tell about, or all `null` when the
+ * script did not run.
+ */
+export async function probeRemotePids(connection: SshConnection, markers: readonly LaunchMarker[], timeoutMs: number): Promise<(boolean | null)[]> {
+  if (markers.length === 0) return []
+  const script = markers.map((marker) => `${identityCheck(marker)}\necho "$alive"`).join('\n')
+  const lines = (await connection.run(script, timeoutMs))?.stdout.trim().split('\n') ?? []
+  // One answer per marker, or none trusted.
+  if (lines.length !== markers.length) return markers.map(() => null)
+  return lines.map((line) => (line === 'yes' ? true : line === 'no' ? false : null))
 }
 
 /** Whether the remote pid is alive: `null` when the remote cannot tell. */

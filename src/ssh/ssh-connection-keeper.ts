@@ -15,6 +15,8 @@ export type SshConnectionKeeperOptions = {
   isDisposed: () => boolean
   /** The connection dropped (called before a reconnect is scheduled). */
   onLost: (lost: SshConnection) => void
+  /** A connection opened (the first, a reconnect, or an extra one). */
+  onOpened?: (opened: SshConnection) => void
 }
 
 /**
@@ -70,10 +72,15 @@ export class SshConnectionKeeper {
     return this.#connections.some((connection) => !connection.lost)
   }
 
+  /** An open connection (the oldest), or `null` when none is open; never opens one. */
+  openConnection(): SshConnection | null {
+    return this.#connections.find((connection) => !connection.lost) ?? null
+  }
+
   /** An open connection (the oldest), opening one when there is none. Rejects with a typed {@link SshProviderError}. */
   connect(): Promise<SshConnection> {
-    const current = this.#connections.find((connection) => !connection.lost)
-    if (current !== undefined) return Promise.resolve(current)
+    const current = this.openConnection()
+    if (current !== null) return Promise.resolve(current)
     this.#connecting ??= this.#open().finally(() => {
       this.#connecting = null
     })
@@ -167,6 +174,7 @@ export class SshConnectionKeeper {
     this.#connections.push(opened)
     // Why now: its channel is asked for before any PTY's, so the side shell has its session.
     opened.warmUpSideShell()
+    this.#options.onOpened?.(opened)
     return opened
   }
 

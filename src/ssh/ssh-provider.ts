@@ -12,6 +12,7 @@ import {
 import { assertSshDimension } from './remote-launch.js'
 import type { SshConnectionSettings } from './ssh-connection.js'
 import { SshConnectionKeeper } from './ssh-connection-keeper.js'
+import { recheckLostSessions, SSH_LOST_RECHECK_DELAY_MS, SSH_LOST_RECHECK_MAX_DELAY_MS } from './ssh-lost-sessions.js'
 import { SshProviderError } from './ssh-provider-error.js'
 import {
   SSH_DEFAULT_CONNECT_TIMEOUT_MS,
@@ -86,9 +87,11 @@ export type SshProvider = PtyProvider &
  *   (`exit-status n` → `exited(n)`, `exit-signal NAME` → `signaled(N)`);
  * - PTYs share a connection until the server refuses another session on it (OpenSSH's
  *   `MaxSessions`, 10 by default); then another connection is opened, and closed after its last PTY;
- * - a channel closed with neither, or a dropped connection, is not an exit: the PTY's liveness
- *   becomes unknown (`null`), its writes settle `unverifiable/transport_lost`, and listings reject
- *   while no connection is open;
+ * - a channel closed with neither, or a dropped connection, is not an exit: the PTY is lost — its
+ *   writes settle `unverifiable/transport_lost`, listings reject while no connection is open, and
+ *   its liveness is unknown (`null`) until a connection to the same machine and boot is open
+ *   again; that connection's side shell then proves it gone (an exit, `unknown/cause_unreported`)
+ *   or alive (and stoppable);
  * - stops escalate HUP → TERM → KILL through `signal` requests, verified, with a side-channel
  *   fallback for servers that ignore them (OpenSSH for root logins).
  *
@@ -105,12 +108,39 @@ export function createSshProvider(options: SshProviderOptions): SshProvider {
   const table = new SshSessionTable()
   let disposed = false
   let disposePromise: Promise<void> | null = null
+  let recheck: { timer: NodeJS.Timeout; at: number } | null = null
+  /**
+   * Look up the lost PTYs again after `delayMs`, on whatever connection is open then; while some
+   * stay lost, again after twice the delay (capped at `SSH_LOST_RECHECK_MAX_DELAY_MS`: a server
+   * notices a dropped link only when its own keepalive gives up, and hangs up its sessions then).
+   * One look is pending at a time: an earlier one replaces a later one. Programs proven gone are
+   * reported as exits.
+   */
+  function recheckLostLater(delayMs: number): void {
+    const at = Date.now() + delayMs
+    if (disposed || (recheck !== null && recheck.at <= at) || table.inState('lost').length === 0) return
+    if (recheck !== null) clearTimeout(recheck.timer)
+    const timer = setTimeout(() => {
+      recheck = null
+      if (disposed) return
+      void recheckLostSessions(table, keeper)
+        .catch(() => undefined)
+        .then(() => recheckLostLater(Math.min(Math.max(delayMs, SSH_LOST_RECHECK_DELAY_MS) * 2, SSH_LOST_RECHECK_MAX_DELAY_MS)))
+    }, delayMs)
+    timer.unref()
+    recheck = { timer, at }
+  }
   const keeper = new SshConnectionKeeper({
     settings: connectionSettings(options),
     loadSsh2: options.loadSsh2,
     reconnectMaxAttempts: options.reconnectMaxAttempts ?? SSH_RECONNECT_MAX_ATTEMPTS,
     isDisposed: () => disposed,
-    onLost: (lost) => table.markLost(lost),
+    onLost: (lost) => {
+      table.markLost(lost)
+      // Another connection may be open already; else the reconnect's `onOpened` looks.
+      recheckLostLater(SSH_LOST_RECHECK_DELAY_MS)
+    },
+    onOpened: () => recheckLostLater(0),
   })
 
   function assertNotDisposed(method: string): void {
@@ -132,7 +162,9 @@ export function createSshProvider(options: SshProviderOptions): SshProvider {
     disposed = true
     disposePromise = (async () => {
       keeper.stopReconnecting()
-      await stopEverySession(table, timings)
+      if (recheck !== null) clearTimeout(recheck.timer)
+      recheck = null
+      await stopEverySession(table, keeper, timings)
       await keeper.close()
       table.dataListeners.clear()
       table.exitListeners.clear()
@@ -170,7 +202,7 @@ export function createSshProvider(options: SshProviderOptions): SshProvider {
       session.rows = rows
       return true
     },
-    shutdown: (id: string, shutdownOptions: PtyShutdownOptions = {}) => shutdownSshPty(table, timings, id, shutdownOptions),
+    shutdown: (id: string, shutdownOptions: PtyShutdownOptions = {}) => shutdownSshPty(table, keeper, timings, id, shutdownOptions),
     pauseProducer(id: string): void {
       table.live(id)?.pause()
     },

@@ -12,7 +12,8 @@ import type { Ssh2Channel } from './ssh2-module.js'
  * - `live`: the program runs (marker seen, no exit);
  * - `exited`: the server reported `exit-status` or `exit-signal` and the channel closed;
  * - `lost`: the channel closed with neither, or the connection dropped. The remote program may
- *   still run: liveness unverifiable, never an exit.
+ *   still run: never an exit by itself — only a shell on the same machine and boot that finds the
+ *   program gone turns it into one (`settleGone`).
  */
 export type SshPtyState = 'starting' | 'live' | 'exited' | 'lost'
 
@@ -160,6 +161,26 @@ export class SshPtySession {
       this.#hooks.onSettled(this)
       this.#resolveSettled()
     })
+  }
+
+  /**
+   * A lost session's program is proven gone (a shell on the same machine and boot found its pid
+   * gone or reused): report the exit. Its status went down with the connection, so the cause is
+   * `unknown/cause_unreported` — the death is proven, how it ended is not. Returns `false` when
+   * the session is not lost (its exit, if any, was reported already).
+   */
+  settleGone(): boolean {
+    if (this.state !== 'lost') return false
+    this.state = 'exited'
+    const event: PtyExitEvent = { id: this.id, incarnationId: this.incarnationId, code: 0, cause: { kind: 'unknown', reason: 'cause_unreported' } }
+    this.#deliver(() => {
+      try {
+        this.#hooks.emitExit(event)
+      } finally {
+        this.#hooks.onSettled(this)
+      }
+    })
+    return true
   }
 
   /** Stop reading: the window is not refilled, the server stops sending, the program blocks. */

@@ -2,6 +2,7 @@ import { basename } from 'node:path'
 import { settleWithin } from '../contracts/settle-within.js'
 import { remainingWaitMs, resolveWaitDeadline, type ExecutionHostId, type PtyListProcessesOptions, type PtyProcessInfo } from '../contracts/index.js'
 import { inspectRemoteProcess, probeRemotePid, type RemoteInspection } from './remote-process.js'
+import { probeLostSession } from './ssh-lost-sessions.js'
 import type { SshConnectionKeeper } from './ssh-connection-keeper.js'
 import { SshProviderError } from './ssh-provider-error.js'
 import type { SshPtySession, SshPtyState } from './ssh-pty-session.js'
@@ -87,7 +88,8 @@ export function createSshQueries(context: SshQueryContext): SshQueries {
     async probeLiveness(id: string): Promise<boolean | null> {
       const session = table.get(id)
       if (session === undefined || session.state === 'exited') return false
-      if (session.state === 'lost' || session.connection.lost) return null
+      // Asked of a connection on the same machine and boot, if one is open (its exit reported when proven gone).
+      if (session.state === 'lost' || session.connection.lost) return probeLostSession(session, context.keeper)
       if (session.marker === null) return true
       // The channel is open; the remote /proc confirms (or cannot tell: then the open channel is the evidence).
       const answer = await probeRemotePid(session.connection, session.marker, SSH_SIDE_COMMAND_TIMEOUT_MS)

@@ -1,4 +1,6 @@
 import { resolveWaitDeadline, type PtyShutdownOptions } from '../contracts/index.js'
+import type { SshConnectionKeeper } from './ssh-connection-keeper.js'
+import { judgeOfLostSession, stopLostSession } from './ssh-lost-sessions.js'
 import { SshProviderError } from './ssh-provider-error.js'
 import type { SshPtySession } from './ssh-pty-session.js'
 import type { SshSessionTable } from './ssh-session-table.js'
@@ -16,34 +18,45 @@ export type SshStopTimings = {
 
 /**
  * Stop one session with the provider's timings (HUP → TERM → KILL, or one KILL when `immediate`),
- * by `deadlineEpochMs` (default: the provider's shutdown deadline from now).
+ * by `deadlineEpochMs` (default: the provider's shutdown deadline from now): through its channel,
+ * or — a lost one, given the `keeper` — from a connection that can judge it (`stopLostSession`).
  */
 export function stopWithTimings(
   session: SshPtySession,
   timings: SshStopTimings,
   immediate: boolean,
   deadlineEpochMs: number = Date.now() + timings.shutdownDeadlineMs,
+  keeper?: SshConnectionKeeper,
 ): Promise<void> {
-  return stopSshSession(session, { immediate, deadlineEpochMs, hangupGraceMs: timings.hangupGraceMs, terminateGraceMs: timings.terminateGraceMs })
+  const schedule = { immediate, deadlineEpochMs, hangupGraceMs: timings.hangupGraceMs, terminateGraceMs: timings.terminateGraceMs }
+  return session.state === 'lost' && keeper !== undefined ? stopLostSession(session, keeper, schedule) : stopSshSession(session, schedule)
 }
 
 /**
- * The provider's `shutdown`: nothing for an unknown, exited or other-incarnation PTY; `transport_lost`
- * for one whose connection dropped (it cannot be reached) — and from a stop during which it dropped,
- * or whose channel closed without an exit status (not seen carried out); else one stop per PTY,
- * which a later call joins while it runs (once it failed, a later call tries again) — except an
- * `immediate` one, which starts its own KILL at once.
+ * The provider's `shutdown`: nothing for an unknown, exited or other-incarnation PTY. A lost PTY
+ * (its connection dropped, or its channel closed without an exit status) is stopped from a
+ * connection that can judge it (`judgeOfLostSession`: the same machine and boot), and settles once
+ * its program is proven gone; with none, `transport_lost` (it cannot be reached) — as from a stop
+ * during which the connection dropped (not seen carried out). One stop per PTY, which a later call
+ * joins while it runs (once it failed, a later call tries again) — except an `immediate` one,
+ * which starts its own KILL at once.
  */
-export async function shutdownSshPty(table: SshSessionTable, timings: SshStopTimings, id: string, options: PtyShutdownOptions): Promise<void> {
+export async function shutdownSshPty(
+  table: SshSessionTable,
+  keeper: SshConnectionKeeper,
+  timings: SshStopTimings,
+  id: string,
+  options: PtyShutdownOptions,
+): Promise<void> {
   const session = table.get(id)
   if (session === undefined || session.state === 'exited') return
   if (options.expectedIncarnationId !== undefined && session.incarnationId !== options.expectedIncarnationId) return
-  if (session.state === 'lost') {
+  if (session.state === 'lost' && judgeOfLostSession(session, keeper) === null) {
     throw new SshProviderError('transport_lost', `Cannot stop PTY ${JSON.stringify(id)}: its SSH connection dropped, so it cannot be reached`, { ptyId: id })
   }
   const deadlineEpochMs = resolveWaitDeadline(options, timings.shutdownDeadlineMs)
   if (session.stop === null || options.immediate === true) {
-    const stop = stopWithTimings(session, timings, options.immediate === true, deadlineEpochMs)
+    const stop = stopWithTimings(session, timings, options.immediate === true, deadlineEpochMs, keeper)
     if (session.stop === null) {
       session.stop = stop
       // A stop that gave up is not joined by a later call: that one tries again.
@@ -57,7 +70,12 @@ export async function shutdownSshPty(table: SshSessionTable, timings: SshStopTim
   await session.stop
 }
 
-/** The provider's disposal: stop every starting or live PTY (gracefully), whatever each stop's fate. */
-export async function stopEverySession(table: SshSessionTable, timings: SshStopTimings): Promise<void> {
-  await Promise.allSettled(table.inState('live', 'starting').map((session) => stopWithTimings(session, timings, false)))
+/**
+ * The provider's disposal: stop every starting or live PTY (gracefully), and every lost one a
+ * connection to its machine can still reach (it would be left running there), whatever each
+ * stop's fate.
+ */
+export async function stopEverySession(table: SshSessionTable, keeper: SshConnectionKeeper, timings: SshStopTimings): Promise<void> {
+  const reachableLost = table.inState('lost').filter((session) => judgeOfLostSession(session, keeper) !== null)
+  await Promise.allSettled([...table.inState('live', 'starting'), ...reachableLost].map((session) => stopWithTimings(session, timings, false, undefined, keeper)))
 }

@@ -94,7 +94,7 @@ describe('the stop schedule', () => {
 describe('the launch marker', () => {
   it('is found and stripped wherever the chunks split it, and the rest of the output is kept', () => {
     const nonce = 'a1b2c3d4e5f60718'
-    const marker = `\u001b]ptykit-ssh;${nonce};4242;987654\u0007`
+    const marker = `\u001b]ptykit-ssh;${nonce};4242;987654;0b1d2c3e-aaaa-4bbb-8ccc-0123456789ab\u0007`
     fc.assert(
       fc.property(fc.string({ unit: 'grapheme' }), fc.array(fc.nat(), { maxLength: 4 }), (after, cuts) => {
         const text = marker + after
@@ -106,7 +106,7 @@ describe('the launch marker', () => {
           out += scanner.push(text.slice(last, point))
           last = point
         }
-        expect(scanner.marker).toEqual({ pid: 4242, startTime: '987654' })
+        expect(scanner.marker).toEqual({ pid: 4242, startTime: '987654', bootId: '0b1d2c3e-aaaa-4bbb-8ccc-0123456789ab' })
         expect(out).toBe(after)
       }),
     )
@@ -151,7 +151,7 @@ describe('listing membership only', () => {
     for (let index = 0; index < count; index += 1) {
       const id = `pty-${index}`
       // The fields a listing row and an inspection read; the rest of a session is not reached.
-      const session = { id, incarnationId: `inc-${index}`, state: 'live', connection, marker: { pid: 100 + index, startTime: '1' }, launch: { file: '/bin/sh' } }
+      const session = { id, incarnationId: `inc-${index}`, state: 'live', connection, marker: { pid: 100 + index, startTime: '1', bootId: null }, launch: { file: '/bin/sh' } }
       table.sessions.set(id, session as unknown as SshPtySession)
     }
     return { table, commands: () => commands }

@@ -1,0 +1,116 @@
+import { remainingWaitMs } from '../contracts/index.js'
+import { probeRemotePids, signalRemoteProcessGroup } from './remote-process.js'
+import type { SshConnection } from './ssh-connection.js'
+import type { SshConnectionKeeper } from './ssh-connection-keeper.js'
+import { SshProviderError } from './ssh-provider-error.js'
+import type { SshPtySession } from './ssh-pty-session.js'
+import type { SshSessionTable } from './ssh-session-table.js'
+import { planSshStopSchedule, SSH_KILL_RESERVE_MS, SSH_SIDE_COMMAND_TIMEOUT_MS } from './ssh-stop.js'
+
+/**
+ * How long after a connection drops the lost PTYs are looked up again on another open connection
+ * (at once when a connection opens): the server hangs up a dropped connection's sessions when it
+ * notices the drop, and their programs (most of them) end on that hang-up. While some stay lost,
+ * the look is repeated at twice the delay, up to {@link SSH_LOST_RECHECK_MAX_DELAY_MS}.
+ */
+export const SSH_LOST_RECHECK_DELAY_MS = 1_000
+
+/** The longest delay between two looks at the lost PTYs (one side-shell script per connection). */
+export const SSH_LOST_RECHECK_MAX_DELAY_MS = 60_000
+
+/** How often a stop of a lost PTY looks again whether the program is gone, after its last signal. */
+const LOST_STOP_POLL_MS = 100
+
+/**
+ * The connection that can tell what became of a lost PTY's program: its own, while that is open
+ * (the channel closed without an exit status); else any open one, when the launch marker carries
+ * the remote's boot id — the check then runs only where the boot id matches (see `LaunchMarker`).
+ * `null` when nothing can tell (no marker: the program never reported its pid).
+ */
+export function judgeOfLostSession(session: SshPtySession, keeper: SshConnectionKeeper): SshConnection | null {
+  if (session.marker === null) return null
+  if (!session.connection.lost) return session.connection
+  return session.marker.bootId === null ? null : keeper.openConnection()
+}
+
+/**
+ * Look up the lost PTYs whose programs an open connection can judge, and report the exit of each
+ * one proven gone (`SshPtySession.settleGone`). One script per judging connection. Programs still
+ * alive (they outlived their terminal's hang-up) stay lost: a probe answers `true` for them, and a
+ * stop reaches them through {@link stopLostSession}.
+ */
+export async function recheckLostSessions(table: SshSessionTable, keeper: SshConnectionKeeper): Promise<void> {
+  const byJudge = new Map<SshConnection, SshPtySession[]>()
+  for (const session of table.inState('lost')) {
+    const judge = judgeOfLostSession(session, keeper)
+    if (judge === null) continue
+    const judged = byJudge.get(judge) ?? []
+    judged.push(session)
+    byJudge.set(judge, judged)
+  }
+  await Promise.all(
+    [...byJudge].map(async ([judge, sessions]) => {
+      const answers = await probeRemotePids(judge, sessions.map((session) => session.marker!), SSH_SIDE_COMMAND_TIMEOUT_MS)
+      answers.forEach((alive, index) => {
+        if (alive === false) sessions[index]!.settleGone()
+      })
+    }),
+  )
+}
+
+/**
+ * Whether a lost PTY's program lives, asked of a connection that can judge it: `true`, `false`
+ * (and its exit reported: proven gone), or `null` when nothing can tell.
+ */
+export async function probeLostSession(session: SshPtySession, keeper: SshConnectionKeeper): Promise<boolean | null> {
+  const judge = judgeOfLostSession(session, keeper)
+  if (judge === null) return null
+  const [alive = null] = await probeRemotePids(judge, [session.marker!], SSH_SIDE_COMMAND_TIMEOUT_MS)
+  if (alive === false) {
+    session.settleGone()
+    return false
+  }
+  return session.state === 'exited' ? false : alive
+}
+
+/**
+ * Stop a lost PTY's program from a connection that can judge it (HUP → TERM → KILL to its process
+ * group, each after the program's identity is checked, on the provider's schedule), and report its
+ * exit once it is proven gone. Rejects with `transport_lost` when nothing can reach it, or when it
+ * was not proven gone by the deadline (the signals may not have landed).
+ */
+export async function stopLostSession(
+  session: SshPtySession,
+  keeper: SshConnectionKeeper,
+  options: { immediate: boolean; deadlineEpochMs: number; hangupGraceMs: number; terminateGraceMs: number },
+): Promise<void> {
+  const unreachable = (why: string): SshProviderError =>
+    new SshProviderError('transport_lost', `Cannot stop PTY ${JSON.stringify(session.id)}: ${why}`, { ptyId: session.id })
+  const started = Date.now()
+  const deadline = options.deadlineEpochMs
+  const gone = async (): Promise<boolean> => (await probeLostSession(session, keeper)) === false || session.state === 'exited'
+  const steps = planSshStopSchedule({
+    immediate: options.immediate,
+    deadlineMs: Math.max(0, deadline - started),
+    hangupGraceMs: options.hangupGraceMs,
+    terminateGraceMs: options.terminateGraceMs,
+    killReserveMs: SSH_KILL_RESERVE_MS,
+  })
+  const alive = await probeLostSession(session, keeper)
+  if (alive === false) return
+  if (alive === null) throw unreachable('its SSH connection dropped, and no open connection to the same machine can tell whether its program runs')
+  for (const step of steps) {
+    const wait = started + step.atMs - Date.now()
+    if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait))
+    if (await gone()) return
+    const judge = judgeOfLostSession(session, keeper)
+    if (judge === null) throw unreachable('its SSH connection dropped, and no open connection to the same machine can reach its program')
+    await signalRemoteProcessGroup(judge, session.marker!, step.signal, SSH_SIDE_COMMAND_TIMEOUT_MS)
+  }
+  while (remainingWaitMs(deadline) > 0) {
+    if (await gone()) return
+    await new Promise((resolve) => setTimeout(resolve, Math.min(LOST_STOP_POLL_MS, remainingWaitMs(deadline))))
+  }
+  if (await gone()) return
+  throw unreachable(`its SSH connection dropped, and its program was not seen gone ${deadline - started} ms after the stop began`)
+}

@@ -1,0 +1,69 @@
+/**
+ * The remote `/proc` scripts, run by a local `/bin/sh` standing in for a connection's side shell
+ * (a loopback remote is this machine): a program is judged by pid, start time and boot id, and a
+ * shell on another boot — or machine — neither judges nor signals it.
+ */
+import { execFile, spawn } from 'node:child_process'
+import { readFileSync } from 'node:fs'
+import { afterEach, describe, expect, it } from 'vitest'
+import { probeRemotePids, signalRemoteProcessGroup } from '../../src/ssh/remote-process.js'
+import type { LaunchMarker } from '../../src/ssh/remote-launch.js'
+import type { SshConnection } from '../../src/ssh/ssh-connection.js'
+import { waitFor } from '../node-pty/pty-test-support.js'
+import { isAlive } from './ssh-test-support.js'
+
+/** A connection whose side shell is a local `/bin/sh`. */
+const localShell = {
+  run: (script: string, timeoutMs: number) =>
+    new Promise((resolve) => {
+      execFile('/bin/sh', ['-c', script], { timeout: timeoutMs }, (error, stdout) => {
+        resolve({ stdout, code: error === null ? 0 : typeof error.code === 'number' ? error.code : 1 })
+      })
+    }),
+} as unknown as SshConnection
+
+const BOOT_ID = readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim()
+const OTHER_BOOT_ID = BOOT_ID.replace(/^./, (c) => (c === '0' ? '1' : '0'))
+
+/** The marker a launch on this machine prints for `pid`. */
+function markerOf(pid: number, bootId: string | null = BOOT_ID): LaunchMarker {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+  return { pid, startTime: stat.slice(stat.lastIndexOf(') ') + 2).split(' ')[19]!, bootId }
+}
+
+const children: number[] = []
+afterEach(() => {
+  for (const pid of children.splice(0)) if (isAlive(pid)) process.kill(-pid, 'SIGKILL')
+})
+
+/** A program in a process group of its own (as a PTY's program is the leader of its session). */
+function startSleeper(): number {
+  const child = spawn('/bin/sleep', ['60'], { detached: true, stdio: 'ignore' })
+  children.push(child.pid!)
+  return child.pid!
+}
+
+describe('remote /proc scripts: identity by pid, start time and boot id', () => {
+  it('answers alive, gone (also for a reused pid: another start time) and — on another boot — cannot tell, in one script', async () => {
+    const sleeper = startSleeper()
+    const gone = { pid: 2 ** 22 + 7, startTime: '1', bootId: BOOT_ID }
+    const reused = { ...markerOf(sleeper), startTime: '1' }
+    expect(await probeRemotePids(localShell, [markerOf(sleeper), gone, reused, markerOf(sleeper, OTHER_BOOT_ID), markerOf(sleeper, null)], 5_000)).toEqual([
+      true,
+      false,
+      false,
+      null,
+      true,
+    ])
+    expect(await probeRemotePids(localShell, [], 5_000)).toEqual([])
+  })
+
+  it('signals the program only where its boot id matches: a shell elsewhere signals nothing', async () => {
+    const sleeper = startSleeper()
+    await signalRemoteProcessGroup(localShell, markerOf(sleeper, OTHER_BOOT_ID), 'TERM', 5_000)
+    await new Promise((resolve) => setTimeout(resolve, 200))
+    expect(isAlive(sleeper)).toBe(true)
+    await signalRemoteProcessGroup(localShell, markerOf(sleeper), 'TERM', 5_000)
+    await waitFor(() => (isAlive(sleeper) ? undefined : true), 'the program to end on TERM')
+  })
+})
