@@ -6,9 +6,8 @@
  * (`unauthorized`). While it autostarts, the app must read the secret again and retry; a secret
  * that is genuinely wrong still fails, typed and naming the cause, once `connectTimeoutMs` is up.
  *
- * The interleaving is made deterministic by holding the app's connect (this file's `node:net`
- * passes every connection through, except the ones `connectGate.hold` asks to wait): the app has
- * then read the secret, and the connect goes out once the new host listens with its own.
+ * The interleaving is made deterministic by holding the app's connect (`connect-gate.ts`): the app
+ * has then read the secret, and the connect goes out once the new host listens with its own.
  */
 import { spawn } from 'node:child_process'
 import { existsSync, readFileSync, writeFileSync } from 'node:fs'
@@ -17,28 +16,12 @@ import { resolve } from 'node:path'
 import type { PtyHostProvider } from 'ptykit/pty-host'
 import { describe, expect, it, vi } from 'vitest'
 import { waitFor } from '../node-pty/pty-test-support.js'
+import { connectGate } from './connect-gate.js'
 import { nodeArgsFor } from '../support/node-entry-bundle.js'
 import { launchPtyHost } from '../../src/pty-host/launch-pty-host.js'
 import { HOST_FROM_SOURCES, hostPid, inProcessHost, isAlive, killHost, killHostAndClean, makeSocketDir, providerOn, useCleanups } from './pty-host-test-support.js'
 
-const connectGate = vi.hoisted(() => ({
-  /** Called for every `createConnection` to a path: a promise holds that connect until it settles. */
-  hold: null as ((path: string) => Promise<void> | null) | null,
-}))
-
-vi.mock('node:net', async (importOriginal) => {
-  const actual = await importOriginal<typeof import('node:net')>()
-  const createConnection = (...args: unknown[]): import('node:net').Socket => {
-    const options = args[0] as import('node:net').NetConnectOpts
-    const wait = typeof options === 'object' && 'path' in options ? connectGate.hold?.(options.path) : null
-    if (wait === null || wait === undefined) return (actual.createConnection as (...a: unknown[]) => import('node:net').Socket)(...args)
-    // What `net.createConnection(options)` does, with the connect itself deferred.
-    const socket = new actual.Socket(options as import('node:net').SocketConstructorOpts)
-    void wait.then(() => socket.connect(options as import('node:net').IpcSocketConnectOpts))
-    return socket
-  }
-  return { ...actual, createConnection, connect: createConnection }
-})
+vi.mock('node:net', async (importOriginal) => (await import('./connect-gate.js')).gatedNet(await importOriginal()))
 
 const cleanups = useCleanups()
 
