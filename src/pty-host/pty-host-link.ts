@@ -17,6 +17,15 @@ function delay(ms: number, unref = false): Promise<void> {
   })
 }
 
+/**
+ * Whether a host this app started has exited without failing: idle or closed (exit code 0), or
+ * because another host held the lock ({@link PTY_HOST_ALREADY_RUNNING_EXIT_CODE}).
+ */
+function wentAway(launched: LaunchedPtyHost): boolean {
+  const code = launched.exitCode()
+  return code === 0 || code === PTY_HOST_ALREADY_RUNNING_EXIT_CODE
+}
+
 /** What the link needs to know of the provider around it. */
 export type PtyHostLinkSettings = {
   paths: PtyHostPaths
@@ -129,11 +138,13 @@ export class PtyHostLink {
     const command = options.hostCommand ?? defaultPtyHostCommand()
     let launched: LaunchedPtyHost | null = null
     for (;;) {
-      // None listens: start a host — or another, when the one this app started refused because
-      // another held the lock: that one is closing (it stops listening first, and lets go of the
-      // lock once its sessions are stopped), and the next takes the lock once it is free. (A host
-      // that refused the secret listens: none is started beside it.)
-      if (refusal.code === 'host_unavailable' && (launched === null || launched.exitCode() === PTY_HOST_ALREADY_RUNNING_EXIT_CODE)) {
+      // None listens: start a host — or another, when the one this app started is gone: it exited
+      // idle (its idle time ran out before this app's hello reached it: the app was busy, or the
+      // hello lost the race to the idle timer), or it refused because another held the lock —
+      // that one is closing (it stops listening first, and lets go of the lock once its sessions
+      // are stopped), and the next takes the lock once it is free. (One that failed to start is
+      // not started again; nor is a host started beside one that refused the secret: it listens.)
+      if (refusal.code === 'host_unavailable' && (launched === null || wentAway(launched))) {
         if (launched === null) ensurePrivateSocketDir(paths.socketPath)
         launched = startPtyHostProcess(command, flags)
       }
