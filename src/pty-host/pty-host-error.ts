@@ -8,7 +8,8 @@ import { defineErrorBrand } from '../contracts/error-brand.js'
  * - `transport_lost`: the connection dropped before the host answered a request;
  * - `insecure_socket`: the socket, its directory or the secret file is not owned by this user
  *   or is open to others; the provider refuses to connect (and the host to start);
- * - `unauthorized`: the host refused the client's secret;
+ * - `unauthorized`: the host refused the client's secret (a spawn or attach that may start a host
+ *   reads the secret again and retries until `connectTimeoutMs` first);
  * - `protocol_mismatch`: client and host speak different protocol versions (both are named);
  * - `host_already_running`: a second host was started for a socket path a live host holds;
  * - `pty_absent`: an attach named a PTY the host does not hold (a proven, host-reported absence);

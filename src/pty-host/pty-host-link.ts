@@ -1,4 +1,4 @@
-import { PTY_HOST_ALREADY_RUNNING_EXIT_CODE, defaultPtyHostCommand, startPtyHostProcess, type PtyHostLaunchFlags } from './launch-pty-host.js'
+import { PTY_HOST_ALREADY_RUNNING_EXIT_CODE, defaultPtyHostCommand, startPtyHostProcess, type LaunchedPtyHost, type PtyHostLaunchFlags } from './launch-pty-host.js'
 import type { ClientPtyRecord, ClientPtyRecords } from './client-pty-records.js'
 import { PtyHostConnection } from './pty-host-connection.js'
 import { isPtyHostError, PtyHostError } from './pty-host-error.js'
@@ -15,6 +15,15 @@ function delay(ms: number, unref = false): Promise<void> {
     const timer = setTimeout(resolve, ms)
     if (unref) timer.unref()
   })
+}
+
+/**
+ * Whether a host this app started has exited without failing: idle or closed (exit code 0), or
+ * because another host held the lock ({@link PTY_HOST_ALREADY_RUNNING_EXIT_CODE}).
+ */
+function wentAway(launched: LaunchedPtyHost): boolean {
+  const code = launched.exitCode()
+  return code === 0 || code === PTY_HOST_ALREADY_RUNNING_EXIT_CODE
 }
 
 /** What the link needs to know of the provider around it. */
@@ -103,31 +112,56 @@ export class PtyHostLink {
     return opened
   }
 
+  /**
+   * Connect; with `start`, also start a host when none answers and poll until `connectTimeoutMs`
+   * after the first failed try. While it polls, the app retries on `host_unavailable` (the started
+   * host is not listening yet) and on `unauthorized`: each try reads the secret again, and a host
+   * that started between the app's read of the secret file and its connect (replacing the file of
+   * one that died without removing it) refuses the secret the app read before. A secret refused
+   * until the deadline is genuinely not the listening host's: that fails `unauthorized`, naming the
+   * secret file.
+   */
   async #connectOrStart(start: boolean): Promise<PtyHostConnection> {
+    let refusal: PtyHostError
     try {
       return await this.#open()
     } catch (error) {
-      if (!start || !isPtyHostError(error) || error.code !== 'host_unavailable') throw error
+      if (!start || !isPtyHostError(error) || (error.code !== 'host_unavailable' && error.code !== 'unauthorized')) throw error
+      refusal = error
     }
     const { paths, options, connectTimeoutMs } = this.#settings
-    ensurePrivateSocketDir(paths.socketPath)
+    const deadline = Date.now() + connectTimeoutMs
     const flags: PtyHostLaunchFlags = { socketPath: paths.socketPath }
     if (options.idleExitMs !== undefined) flags.idleExitMs = options.idleExitMs
     if (options.historyChars !== undefined) flags.historyChars = options.historyChars
     if (options.scrollbackRows !== undefined) flags.scrollbackRows = options.scrollbackRows
     const command = options.hostCommand ?? defaultPtyHostCommand()
-    let launched = startPtyHostProcess(command, flags)
-    const deadline = Date.now() + connectTimeoutMs
+    let launched: LaunchedPtyHost | null = null
     for (;;) {
+      // None listens: start a host — or another, when the one this app started is gone: it exited
+      // idle (its idle time ran out before this app's hello reached it: the app was busy, or the
+      // hello lost the race to the idle timer), or it refused because another held the lock —
+      // that one is closing (it stops listening first, and lets go of the lock once its sessions
+      // are stopped), and the next takes the lock once it is free. (One that failed to start is
+      // not started again; nor is a host started beside one that refused the secret: it listens.)
+      if (refusal.code === 'host_unavailable' && (launched === null || wentAway(launched))) {
+        if (launched === null) ensurePrivateSocketDir(paths.socketPath)
+        launched = startPtyHostProcess(command, flags)
+      }
       try {
         return await this.#open()
       } catch (error) {
-        if (!isPtyHostError(error) || error.code !== 'host_unavailable' || Date.now() > deadline) throw error
+        if (!isPtyHostError(error) || (error.code !== 'host_unavailable' && error.code !== 'unauthorized')) throw error
+        refusal = error
       }
-      // The host this app started refused because another held the lock, yet none listens: that
-      // one is closing (it stops listening first, and lets go of the lock once its sessions are
-      // stopped). Start another, which takes the lock once it is free.
-      if (launched.exitCode() === PTY_HOST_ALREADY_RUNNING_EXIT_CODE) launched = startPtyHostProcess(command, flags)
+      if (Date.now() > deadline) {
+        if (refusal.code !== 'unauthorized') throw refusal
+        throw new PtyHostError(
+          'unauthorized',
+          `The pty host on ${paths.socketPath} refused the secret in ${paths.secretPath} (read again at each try for ${connectTimeoutMs} ms): the file is not the listening host's secret`,
+          { cause: refusal },
+        )
+      }
       await delay(20)
     }
   }

@@ -1,0 +1,128 @@
+/**
+ * An app that autostarts a host reads the secret file, then connects. A host that died without
+ * cleaning up (SIGKILL, the OOM killer) leaves its socket and its secret behind; the host the app
+ * starts replaces both — and when it writes its secret and starts listening between the app's read
+ * and the app's connect, the app presents the dead host's secret to the live one and is refused
+ * (`unauthorized`). While it autostarts, the app must read the secret again and retry; a secret
+ * that is genuinely wrong still fails, typed and naming the cause, once `connectTimeoutMs` is up.
+ *
+ * The interleaving is made deterministic by holding the app's connect (`connect-gate.ts`): the app
+ * has then read the secret, and the connect goes out once the new host listens with its own.
+ */
+import { spawn } from 'node:child_process'
+import { existsSync, readFileSync, writeFileSync } from 'node:fs'
+import { createConnection } from 'node:net'
+import { resolve } from 'node:path'
+import type { PtyHostProvider } from 'ptykit/pty-host'
+import { describe, expect, it, vi } from 'vitest'
+import { waitFor } from '../node-pty/pty-test-support.js'
+import { connectGate } from './connect-gate.js'
+import { nodeArgsFor } from '../support/node-entry-bundle.js'
+import { launchPtyHost } from '../../src/pty-host/launch-pty-host.js'
+import { HOST_FROM_SOURCES, hostPid, inProcessHost, isAlive, killHost, killHostAndClean, makeSocketDir, providerOn, useCleanups } from './pty-host-test-support.js'
+
+vi.mock('node:net', async (importOriginal) => (await import('./connect-gate.js')).gatedNet(await importOriginal()))
+
+const cleanups = useCleanups()
+
+function provider(socketPath: string, extra: Parameters<typeof providerOn>[1] = {}): PtyHostProvider {
+  const made = providerOn(socketPath, extra)
+  cleanups.push(async () => {
+    await made.dispose()
+  })
+  return made
+}
+
+/** Whether something accepts a connection on `socketPath` now (the connection is closed at once). */
+function listens(socketPath: string): Promise<boolean> {
+  return new Promise((done) => {
+    const socket = createConnection(socketPath)
+    socket.once('connect', () => {
+      socket.destroy()
+      done(true)
+    })
+    socket.once('error', () => done(false))
+  })
+}
+
+function readSecret(socketPath: string): string | null {
+  try {
+    return readFileSync(`${socketPath}.secret`, 'utf8').trim()
+  } catch {
+    return null
+  }
+}
+
+describe('pty host: an app that autostarts a host reads a dead host’s secret', () => {
+  it('reads the secret again and connects when the host it started refused the stale one', async () => {
+    const { dir, socketPath } = makeSocketDir()
+    cleanups.push(async () => {
+      connectGate.hold = null
+      await killHostAndClean(socketPath, dir)
+    })
+    // A host that dies without cleaning up: its socket, secret and lock stay.
+    launchPtyHost(HOST_FROM_SOURCES, { socketPath, idleExitMs: 60_000 })
+    await waitFor(async () => (readSecret(socketPath) !== null && (await listens(socketPath)) ? true : undefined), 'the first host to listen', 10_000)
+    const deadPid = hostPid(socketPath)!
+    await killHost(socketPath)
+    const staleSecret = readSecret(socketPath)!
+    expect(existsSync(socketPath)).toBe(true)
+
+    // Every connect to the socket except the app's first (which finds nobody listening and starts a
+    // host) is held while the secret file is the dead host's, until the new host listens: it has
+    // then replaced the secret the app just read.
+    let connects = 0
+    let held = 0
+    connectGate.hold = (path) => {
+      if (path !== socketPath) return null
+      connects += 1
+      if (connects === 1 || readSecret(socketPath) !== staleSecret) return null
+      held += 1
+      return waitFor(
+        async () => {
+          const secret = readSecret(socketPath)
+          return secret !== null && secret !== staleSecret && (await listens(socketPath)) ? true : undefined
+        },
+        'the started host to listen with its own secret',
+        10_000,
+      ).then(() => undefined)
+    }
+
+    const app = provider(socketPath, { connectTimeoutMs: 8_000 })
+    const outcome = await app.spawn({ file: 'cat' }).then(
+      (result) => ({ ok: true as const, id: result.id }),
+      (error: unknown) => ({ ok: false as const, code: (error as { code?: unknown }).code, message: String(error) }),
+    )
+    // The race was provoked: a connect went out with the dead host's secret to the new host.
+    expect(held).toBeGreaterThanOrEqual(1)
+    expect(outcome).toEqual({ ok: true, id: expect.any(String) })
+    expect(hostPid(socketPath)).not.toBe(deadPid)
+    expect(isAlive(hostPid(socketPath)!)).toBe(true)
+  }, 30_000)
+
+  it('fails with unauthorized, naming the secret file, after connectTimeoutMs when the secret is genuinely wrong — and leaves nothing holding the app open', async () => {
+    const { socketPath } = await inProcessHost(cleanups)
+    // The secret file no longer matches the host that listens (written by hand, still 0600).
+    writeFileSync(`${socketPath}.secret`, `${'0'.repeat(64)}\n`, { mode: 0o600 })
+    const connectTimeoutMs = 1_500
+    // An app process whose only work is this spawn: it must end on its own once the spawn failed.
+    const app = spawn(
+      process.execPath,
+      [...nodeArgsFor(resolve(import.meta.dirname, 'fixtures/app-spawns-once.ts')), socketPath, JSON.stringify(HOST_FROM_SOURCES), String(connectTimeoutMs)],
+      { stdio: ['ignore', 'pipe', 'inherit'] },
+    )
+    cleanups.push(async () => {
+      if (app.exitCode === null && app.signalCode === null) app.kill('SIGKILL')
+    })
+    let printed = ''
+    app.stdout.setEncoding('utf8').on('data', (chunk: string) => (printed += chunk))
+    const exitCode = await new Promise<number | null>((done) => app.once('exit', (code) => done(code)))
+    expect(exitCode).toBe(0)
+    const result = JSON.parse(printed.trim()) as { ok: boolean; code?: string; message?: string; afterMs: number; before: string[]; after: string[] }
+    expect(result).toMatchObject({ ok: false, code: 'unauthorized' })
+    expect(result.message).toContain(`${socketPath}.secret`)
+    expect(result.afterMs).toBeGreaterThanOrEqual(connectTimeoutMs)
+    // Nothing the provider opened is left: no connection, no timer.
+    expect(result.after.sort()).toEqual(result.before.sort())
+  }, 30_000)
+})
