@@ -58,8 +58,9 @@ export class PtyTerminalRegistry {
     const record = this.#lookup(event.ptyId)
     if (record === undefined) return
     const existing = this.#handles.get(event.ptyId)
+    // Made before this event: by a `spawn` listener that ran before this one, or a re-attach.
     if (existing !== undefined && existing.record === record) {
-      existing.onRevived()
+      existing.onPublished()
       return
     }
     this.#adopt(record, true)

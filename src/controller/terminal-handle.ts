@@ -48,16 +48,8 @@ export class TerminalHandle implements PtyTerminal {
         if (this.#mayAcknowledge()) this.#controller.iteratorsLeft(this.id)
       },
     )
-    this.#publishing = publishing
-    if (publishing) {
-      // Why: the controller delivers output held while the spawn was in flight right after the
-      // `spawn` event, in the same synchronous turn — before `spawnTerminal` could hand the handle
-      // over. Keep it for whoever subscribes right after getting the handle.
-      this.#feed.startReplay()
-      queueMicrotask(() => {
-        this.#publishing = false
-      })
-    }
+    this.#publishing = false
+    if (publishing) this.#startPublishing()
   }
 
   get id(): string {
@@ -173,15 +165,35 @@ export class TerminalHandle implements PtyTerminal {
     this.#deathProven = true
   }
 
-  /** A re-attach to this very incarnation (it may revive one whose stop went unverified). */
-  onRevived(): void {
+  /**
+   * A `spawn` event of this very incarnation, for a handle made before it: asked for by a `spawn`
+   * listener that ran before the registry's, or a re-attach (which may revive an incarnation whose
+   * stop went unverified). Its output may follow again, and the output delivered in this turn is
+   * kept for replay, as for a handle made by the spawn event.
+   */
+  onPublished(): void {
     if (this.record.state === 'live') this.#feed.reopen()
+    this.#startPublishing()
   }
 
   /** Another incarnation took the id: nothing more will come for this one. */
   onReplaced(): void {
     this.#feed.dropReplay()
     this.#feed.end()
+  }
+
+  /**
+   * Why: the controller delivers output held while the spawn was in flight right after the `spawn`
+   * event, in the same synchronous turn — before `spawnTerminal` could hand the handle over. Keep
+   * it for whoever subscribes right after getting the handle.
+   */
+  #startPublishing(): void {
+    if (this.#publishing) return
+    this.#publishing = true
+    this.#feed.startReplay()
+    queueMicrotask(() => {
+      this.#publishing = false
+    })
   }
 
   #isCurrent(): boolean {

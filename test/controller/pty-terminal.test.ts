@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from 'vitest'
-import { STOP_UNCONFIRMED_AFTER_MS, createPtyController, type PtyControllerSpawnEvent } from '../../src/controller/index.js'
+import { STOP_UNCONFIRMED_AFTER_MS, createPtyController, type PtyControllerSpawnEvent, type PtyTerminal } from '../../src/controller/index.js'
 import { createFakePtyProvider } from '../../src/testing/index.js'
 import { createHarness } from './controller-harness.js'
 
@@ -222,6 +222,32 @@ describe('PtyTerminal: output delivered before the handle was handed over', () =
     for await (const chunk of output) chunks.push(chunk)
     expect(chunks).toEqual(['$ ', 'ls\r\n', 'done'])
     expect(late.mock.calls.map(([event]) => event.data)).toEqual(['done'])
+  })
+
+  it('replays it also when a spawn listener asked for the handle before spawnTerminal handed it over', async () => {
+    const h = createHarness()
+    // An extension that tracks every terminal, subscribed before its first spawnTerminal.
+    const tracked: (PtyTerminal | null)[] = []
+    h.controller.on('spawn', ({ ptyId }) => tracked.push(h.controller.terminal(ptyId)))
+    h.provider.scriptNextSpawn({ hang: true })
+    const pending = h.controller.spawnTerminal({})
+    await h.settle()
+    const [id] = h.provider.livePtyIds()
+    if (id === undefined) throw new Error('the spawn did not reach the provider')
+    h.provider.emitData(id, '$ ')
+    h.provider.releaseSpawn(id)
+    const terminal = await pending
+
+    expect(tracked).toEqual([terminal])
+    const listener = vi.fn()
+    terminal.onData(listener)
+    const output = terminal.output()
+    expect(listener.mock.calls.map(([event]) => event.data)).toEqual(['$ '])
+    h.provider.emitData(id, 'ls\r\n')
+    h.provider.emitExit(id, { exitCode: 0 })
+    const chunks: string[] = []
+    for await (const chunk of output) chunks.push(chunk)
+    expect(chunks).toEqual(['$ ', 'ls\r\n'])
   })
 })
 
