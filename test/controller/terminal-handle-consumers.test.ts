@@ -4,6 +4,7 @@
  * never resolved `exited`; an iterator that broke out (or was opened with an aborted signal) left
  * flow control engaged, so later output nobody acknowledges paused the process.
  */
+import { getEventListeners } from 'node:events'
 import { describe, expect, it } from 'vitest'
 import { STOP_UNCONFIRMED_AFTER_MS } from '../../src/controller/index.js'
 import { createHarness } from './controller-harness.js'
@@ -147,6 +148,45 @@ describe('terminal handles: a consumer that left', () => {
     await expect(output.next()).resolves.toEqual({ done: true, value: undefined })
     for (let i = 0; i < 150; i += 1) h.provider.emitData(terminal.id, CHUNK)
     expect(h.provider.getPty(terminal.id)?.paused).toBe(false)
+    await h.run(h.controller.dispose())
+  })
+
+  // An extension passes one signal (aborted at deactivate) to every output() it opens, reads a
+  // little of each, and goes on without calling return().
+  it('an iterator its consumer stopped pulling lets go of its signal once the terminal ended', async () => {
+    const h = createHarness()
+    const deactivate = new AbortController()
+    const iterators: AsyncIterator<string>[] = []
+    for (let i = 0; i < 12; i += 1) {
+      const terminal = await h.controller.spawnTerminal({})
+      const output = terminal.output({ signal: deactivate.signal })
+      iterators.push(output)
+      h.provider.emitData(terminal.id, '$ ')
+      await expect(output.next()).resolves.toEqual({ done: false, value: '$ ' })
+      // Output it never pulled: still yielded after the end, then done.
+      if (i === 0) h.provider.emitData(terminal.id, 'bye')
+      h.provider.emitExit(terminal.id, { exitCode: 0 })
+      await terminal.exited
+    }
+    expect(getEventListeners(deactivate.signal, 'abort')).toHaveLength(0)
+    await expect(iterators[0]!.next()).resolves.toEqual({ done: false, value: 'bye' })
+    await expect(iterators[0]!.next()).resolves.toEqual({ done: true, value: undefined })
+    await expect(iterators[1]!.next()).resolves.toEqual({ done: true, value: undefined })
+    await h.run(h.controller.dispose())
+  })
+
+  it('an abort after the end still ends an iterator that holds output it did not pull', async () => {
+    const h = createHarness()
+    const terminal = await h.controller.spawnTerminal({})
+    const abort = new AbortController()
+    const output = terminal.output({ signal: abort.signal })
+    h.provider.emitData(terminal.id, 'one')
+    h.provider.emitData(terminal.id, 'two')
+    h.provider.emitExit(terminal.id, { exitCode: 0 })
+    await terminal.exited
+    await expect(output.next()).resolves.toEqual({ done: false, value: 'one' })
+    abort.abort()
+    await expect(output.next()).resolves.toEqual({ done: true, value: undefined })
     await h.run(h.controller.dispose())
   })
 })
