@@ -46,6 +46,8 @@ export type PtyTerminal = AsyncDisposable & {
    * Listening does not acknowledge anything: call `acknowledgeData` (below) as the
    * output is consumed (e.g. from a renderer's write callback), or use `output()`, to take part in
    * flow control.
+   *
+   * @throws TypeError when `listener` is not a function (as `onExit` and `onOutputLoss`).
    */
   onData(listener: (event: PtyControllerDataEvent) => void): DisposableUnsubscribe
   /**
@@ -69,7 +71,13 @@ export type PtyTerminal = AsyncDisposable & {
    * go on after the gap; a view that follows by `seq` repaints from a snapshot.
    */
   onOutputLoss(listener: (event: PtyControllerOutputLossEvent) => void): DisposableUnsubscribe
-  /** Write bytes; `true` only when accepted. Refused once the incarnation ended or was replaced. */
+  /**
+   * Write bytes; `true` when handed over (as the controller's `write`). Refused once the incarnation
+   * ended or was replaced.
+   *
+   * @throws TypeError for malformed `data` or `inputKind` (as the controller's), also on a handle
+   * whose incarnation ended or was replaced — as every call below with a malformed argument.
+   */
   write(data: string, inputKind?: TerminalInputKind): boolean
   /** Write and settle in three values; `refused('stale_incarnation')` once the id was respawned. */
   writeWithSettlement(data: string, inputKind?: TerminalInputKind): WriteSettlement | Promise<WriteSettlement>
@@ -80,6 +88,7 @@ export type PtyTerminal = AsyncDisposable & {
   /**
    * Stop with escalation and wait (`controller.stopAndWait`, options passed through): `true` only
    * when the stop was verified. For a replaced incarnation: `true` if its death was proven, else `false`.
+   * Rejects with a `TypeError` naming a malformed option.
    */
   stop(options?: PtyStopAndWaitOptions): Promise<boolean>
   /**
@@ -89,6 +98,8 @@ export type PtyTerminal = AsyncDisposable & {
    * iterator and every listener gets every chunk; the slowest active iterator sets the pace, and
    * a `break` (or an aborted `signal`) releases that iterator's hold. Opening an iterator opts the
    * terminal into flow control (an acknowledgement of 0 chars).
+   *
+   * @throws TypeError when `options` is not an object or its `signal` not an `AbortSignal`.
    */
   output(options?: PtyTerminalOutputOptions): AsyncIterableIterator<string>
   /** Stop the terminal and wait for the verification (`stop()`); for `await using`. */

@@ -1,4 +1,5 @@
 import {
+  assertPtyDimension,
   refusedWrite,
   type ExecutionHostId,
   type PtyIncarnationId,
@@ -6,10 +7,12 @@ import {
   type TerminalInputKind,
   type WriteSettlement,
 } from '../contracts/index.js'
-import { assertNonNegativeNumber } from './argument-validation.js'
+import { assertAbortSignal } from './abort.js'
+import { assertNonNegativeNumber, assertOptionsObject, assertWriteArguments, describeValue } from './argument-validation.js'
 import { disposableUnsubscribe, type DisposableUnsubscribe } from './disposable.js'
 import type { PtyControllerDataEvent, PtyControllerExitEvent, PtyControllerOutputLossEvent } from './events.js'
 import type { PtyTerminal, PtyTerminalHost, PtyTerminalRecordLookup, PtyTerminalRecordView } from './pty-terminal.js'
+import { assertStopAndWaitOptions } from './stop-and-wait-request.js'
 import { TerminalOutputFeed, type PtyTerminalOutputOptions } from './terminal-output.js'
 
 /** The {@link PtyTerminal} of one incarnation. */
@@ -77,6 +80,7 @@ export class TerminalHandle implements PtyTerminal {
   }
 
   onData(listener: (event: PtyControllerDataEvent) => void): DisposableUnsubscribe {
+    assertListener(listener)
     this.#dataListeners.add(listener)
     for (const event of this.#feed.replayedEvents()) listener(event)
     return disposableUnsubscribe(() => this.#dataListeners.delete(listener))
@@ -88,17 +92,23 @@ export class TerminalHandle implements PtyTerminal {
   }
 
   onExit(listener: (event: PtyControllerExitEvent) => void): DisposableUnsubscribe {
+    assertListener(listener)
     this.#exitListeners.add(listener)
     return disposableUnsubscribe(() => this.#exitListeners.delete(listener))
   }
 
   onOutputLoss(listener: (event: PtyControllerOutputLossEvent) => void): DisposableUnsubscribe {
+    assertListener(listener)
     const listeners = (this.#lossListeners ??= new Set())
     listeners.add(listener)
     return disposableUnsubscribe(() => listeners.delete(listener))
   }
 
+  // Why each call checks its arguments before the fence: a malformed call is the caller's bug, a
+  // TypeError whatever became of the incarnation (as the controller's calls are after `dispose`).
+
   write(data: string, inputKind: TerminalInputKind = 'driving'): boolean {
+    assertWriteArguments(data, inputKind)
     if (!this.#isCurrent()) return false
     return this.#controller.write(this.id, data, inputKind)
   }
@@ -107,11 +117,14 @@ export class TerminalHandle implements PtyTerminal {
     data: string,
     inputKind: TerminalInputKind = 'driving',
   ): WriteSettlement | Promise<WriteSettlement> {
+    assertWriteArguments(data, inputKind)
     if (!this.#isCurrent()) return refusedWrite('stale_incarnation')
     return this.#controller.writeWithSettlement(this.id, data, inputKind)
   }
 
   resize(cols: number, rows: number): boolean {
+    assertPtyDimension('cols', cols, 'argument')
+    assertPtyDimension('rows', rows, 'argument')
     if (!this.#isCurrent()) return false
     return this.#controller.resize(this.id, cols, rows)
   }
@@ -122,11 +135,18 @@ export class TerminalHandle implements PtyTerminal {
   }
 
   stop(options: PtyStopAndWaitOptions = {}): Promise<boolean> {
+    try {
+      assertStopAndWaitOptions(options)
+    } catch (error) {
+      return Promise.reject(error as Error)
+    }
     if (!this.#isCurrent()) return Promise.resolve(this.#deathProven || this.record.state === 'exited')
     return this.#controller.stopAndWait(this.id, options)
   }
 
   output(options?: PtyTerminalOutputOptions): AsyncIterableIterator<string> {
+    assertOptionsObject('options', options)
+    assertAbortSignal(options?.signal)
     // The iterator opts in to flow control (where it engages only for consumers that acknowledge),
     // so it paces the process from its first chunk — owing nothing for output that went by before
     // it existed (it will never be handed that output, so it could never acknowledge it) but the
@@ -210,6 +230,13 @@ export class TerminalHandle implements PtyTerminal {
    */
   #mayAcknowledge(): boolean {
     return !this.#controller.disposed && this.record.state === 'live' && this.#isCurrent()
+  }
+}
+
+/** @throws TypeError naming the `listener` argument unless it is a function. */
+function assertListener(listener: unknown): void {
+  if (typeof listener !== 'function') {
+    throw new TypeError(`Expected the \`listener\` argument to be a function, got ${describeValue(listener)}`)
   }
 }
 

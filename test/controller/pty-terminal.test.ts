@@ -143,6 +143,31 @@ describe('PtyTerminal: events fenced by incarnation', () => {
   })
 })
 
+describe('PtyTerminal: malformed arguments', () => {
+  // A handle that outlived its incarnation still gets the caller's bugs reported, as the controller
+  // does after dispose: the fence answers a well-formed late call, not a malformed one.
+  it.each(['live', 'replaced'] as const)('are TypeErrors naming the argument and the value, on a %s handle', async (state) => {
+    const h = createHarness()
+    h.provider.scriptNextSpawn({ id: 'same' })
+    const terminal = await h.controller.spawnTerminal({})
+    if (state === 'replaced') {
+      h.provider.scriptNextSpawn({ id: 'same' })
+      await h.controller.spawnTerminal({})
+    }
+    const loose = terminal as unknown as Record<string, (...args: unknown[]) => unknown>
+    expect(() => loose['write']!(42)).toThrow(new TypeError('Expected the `data` argument to be a string, got 42 (number)'))
+    expect(() => loose['writeWithSettlement']!('ls', 'typing')).toThrow(/`inputKind` argument .* got "typing"/)
+    expect(() => loose['resize']!(Number.NaN, 24)).toThrow(/`cols` argument .* got NaN/)
+    await expect(loose['stop']!({ timeoutMs: -1 })).rejects.toThrow(/`timeoutMs` option .* got -1/)
+    expect(() => loose['output']!({ signal: 'stop' })).toThrow(/`signal` option to be an AbortSignal, got "stop"/)
+    expect(() => loose['output']!(null)).toThrow(/`options` argument to be an object, got null/)
+    for (const method of ['onData', 'onExit', 'onOutputLoss']) {
+      expect(() => loose[method]!(undefined)).toThrow(/`listener` argument to be a function, got undefined/)
+    }
+    await h.run(h.controller.dispose())
+  })
+})
+
 describe('PtyTerminal: exited', () => {
   it('resolves with the cause of an exit that came before anyone awaited it', async () => {
     const h = createHarness()
