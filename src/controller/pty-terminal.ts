@@ -87,7 +87,8 @@ export type PtyTerminal = AsyncDisposable & {
   kill(): boolean
   /**
    * Stop with escalation and wait (`controller.stopAndWait`, options passed through): `true` only
-   * when the stop was verified. For a replaced incarnation: `true` if its death was proven, else `false`.
+   * when the stop was verified. `true` at once once this incarnation's end was proven (also after
+   * the id was respawned or the controller disposed); for one replaced or disposed before that, `false`.
    * Rejects with a `TypeError` naming a malformed option.
    */
   stop(options?: PtyStopAndWaitOptions): Promise<boolean>

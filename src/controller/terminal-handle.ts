@@ -140,7 +140,10 @@ export class TerminalHandle implements PtyTerminal {
     } catch (error) {
       return Promise.reject(error as Error)
     }
-    if (!this.#isCurrent()) return Promise.resolve(this.#deathProven || this.record.state === 'exited')
+    // Proven ended: nothing left to stop, also once the id was respawned or the controller disposed
+    // (whose `stopAndWait` answers `false` for every id).
+    if (this.#deathProven || this.record.state === 'exited') return Promise.resolve(true)
+    if (!this.#isCurrent()) return Promise.resolve(false)
     return this.#controller.stopAndWait(this.id, options)
   }
 

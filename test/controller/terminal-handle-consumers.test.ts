@@ -116,6 +116,24 @@ describe('terminal handles across dispose and an exit before the reply', () => {
     expect(exited).toBe(true)
   })
 
+  // An extension's deactivate disposes the controller; a tab's close handler runs later.
+  it('stop() after dispose answers true for a terminal whose end was proven, false for one left unverified', async () => {
+    const h = createHarness()
+    const stopped = await h.controller.spawnTerminal({})
+    const ended = await h.controller.spawnTerminal({})
+    const stuck = await h.controller.spawnTerminal({})
+    h.provider.emitExit(ended.id, { exitCode: 3 })
+    h.provider.setShutdownBehaviour(stuck.id, 'never_confirm')
+    await h.run(h.controller.dispose())
+    expect((await stopped.exited).cause).toEqual({ kind: 'operator_close' })
+    expect((await ended.exited).cause).toEqual({ kind: 'exited', exitCode: 3 })
+    expect((await stuck.exited).cause).toEqual({ kind: 'unknown', reason: 'stop_unverified' })
+    await expect(stopped.stop()).resolves.toBe(true)
+    await expect(ended.stop()).resolves.toBe(true)
+    await expect(stuck.stop()).resolves.toBe(false)
+    await expect(stopped[Symbol.asyncDispose]()).resolves.toBeUndefined()
+  })
+
   it('spawnTerminal whose process exits before the reply rejects exited_during_start', async () => {
     const h = createHarness()
     h.provider.scriptNextSpawn({ exitBeforeReply: { exitCode: 2 }, output: ['boom'] })
