@@ -158,6 +158,7 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
       get disposed() {
         return controller.disposed
       },
+      dispose: () => controller.dispose(),
       on: (event, listener) => controller.on(event, listener),
       write: (ptyId, data, inputKind) => controller.write(ptyId, data, inputKind),
       writeWithSettlement: (ptyId, data, inputKind) => controller.writeWithSettlement(ptyId, data, inputKind),

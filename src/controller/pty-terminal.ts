@@ -103,7 +103,10 @@ export type PtyTerminal = AsyncDisposable & {
    * @throws TypeError when `options` is not an object or its `signal` not an `AbortSignal`.
    */
   output(options?: PtyTerminalOutputOptions): AsyncIterableIterator<string>
-  /** Stop the terminal and wait for the verification (`stop()`); for `await using`. */
+  /**
+   * Stop the terminal and wait for the verification (`stop()`); for `await using`. While the
+   * controller is being disposed, wait for the dispose instead (it stops every terminal it owns).
+   */
   [Symbol.asyncDispose](): Promise<void>
 }
 
@@ -136,6 +139,8 @@ export type PtyTerminalRecordLookup = (ptyId: string) => PtyTerminalRecordView |
 export type PtyTerminalHost = {
   /** Whether the controller was disposed. */
   readonly disposed: boolean
+  /** The controller's `dispose()`: the same promise on every call, settled once it stopped what it owned. */
+  dispose(): Promise<void>
   /** Subscribe to one of the controller's public events. */
   on<E extends keyof PtyControllerEvents>(event: E, listener: PtyControllerEvents[E]): unknown
   /** The controller's `write`. */

@@ -159,9 +159,11 @@ export class TerminalHandle implements PtyTerminal {
   }
 
   async [Symbol.asyncDispose](): Promise<void> {
-    // A disposed controller already stopped everything it owned.
-    if (this.#controller.disposed) return
-    await this.stop()
+    // A disposed controller stops everything it owns: wait until it has (its `dispose()` is the
+    // same promise on every call), as `stop()` waits — a scope left while the dispose is still
+    // stopping this terminal must not end with its process running.
+    if (this.#controller.disposed) await this.#controller.dispose()
+    else await this.stop()
   }
 
   /** A `data` event of this id (the controller emits output only for the current incarnation). */

@@ -134,6 +134,21 @@ describe('terminal handles across dispose and an exit before the reply', () => {
     await expect(stopped[Symbol.asyncDispose]()).resolves.toBeUndefined()
   })
 
+  // A task leaves its `await using` scope while the extension's deactivate is disposing the controller.
+  it('await using, left while the controller is being disposed, ends once the dispose decided the terminal\'s stop', async () => {
+    const h = createHarness()
+    const terminal = await h.controller.spawnTerminal({})
+    // A process the stop never gets confirmed for: the dispose takes its whole deadline over it.
+    h.provider.setShutdownBehaviour(terminal.id, 'never_confirm')
+    const disposing = h.controller.dispose()
+    let settled: unknown = 'not yet'
+    void terminal.exited.then(({ cause }) => (settled = cause))
+    await h.run(Promise.resolve(terminal[Symbol.asyncDispose]()))
+    // Left as `stop()` leaves it: once the stop was decided, here given up on.
+    expect(settled).toEqual({ kind: 'unknown', reason: 'stop_unverified' })
+    await h.run(disposing)
+  })
+
   it('spawnTerminal whose process exits before the reply rejects exited_during_start', async () => {
     const h = createHarness()
     h.provider.scriptNextSpawn({ exitBeforeReply: { exitCode: 2 }, output: ['boom'] })

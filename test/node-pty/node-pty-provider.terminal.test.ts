@@ -78,4 +78,23 @@ describe('terminal handles over real PTYs (node-pty)', () => {
     await waitFor(() => (isDead(child) ? true : undefined), 'the sleep child to die')
     expect(liveChildrenOf(pid)).toEqual([])
   })
+
+  it('await using left while the controller is being disposed returns once the process is gone', async () => {
+    const own = createPtyController({ provider })
+    let pid = 0
+    let disposing: Promise<void> | undefined
+    {
+      // Ignores the hang-up: the dispose has to escalate to a kill, which takes a while.
+      await using terminal = await own.spawnTerminal({ file: '/bin/sh', args: ['-c', 'trap "" HUP; echo READY; while :; do sleep 1; done'] })
+      pid = terminal.pid!
+      let screen = ''
+      terminal.onData(({ data }) => {
+        screen += data
+      })
+      await waitFor(() => (screen.includes('READY') ? true : undefined), 'READY')
+      disposing = own.dispose() // the extension's deactivate, as the scope ends
+    }
+    expect(isDead(pid)).toBe(true)
+    await disposing
+  })
 })
