@@ -98,7 +98,8 @@ export type PtyTerminal = AsyncDisposable & {
    * watermark) with no ack code in the host. Ends after the last chunk before the exit. Every
    * iterator and every listener gets every chunk; the slowest active iterator sets the pace, and
    * a `break` (or an aborted `signal`) releases that iterator's hold. Opening an iterator opts the
-   * terminal into flow control (an acknowledgement of 0 chars).
+   * terminal into flow control (an acknowledgement of 0 chars). Text only: for a PTY whose
+   * provider delivers bytes (the controller's `bytes` event) it yields nothing and holds nothing back.
    *
    * @throws TypeError when `options` is not an object or its `signal` not an `AbortSignal`.
    */

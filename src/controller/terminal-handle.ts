@@ -28,6 +28,8 @@ export class TerminalHandle implements PtyTerminal {
   #lossListeners: Set<(event: PtyControllerOutputLossEvent) => void> | undefined
   #resolveExited: ((event: PtyControllerExitEvent) => void) | undefined
   #deathProven = false
+  /** The PTY delivers its output as bytes (`bytes` events), which handles do not carry. */
+  #bytes = false
   /** True during the turn that publishes the spawn: its output is kept for replay. */
   #publishing: boolean
 
@@ -154,7 +156,10 @@ export class TerminalHandle implements PtyTerminal {
     // so it paces the process from its first chunk — owing nothing for output that went by before
     // it existed (it will never be handed that output, so it could never acknowledge it) but the
     // replay it is handed. One opened with an aborted signal yields nothing and opts in to nothing.
-    if (options?.signal?.aborted !== true && this.#mayAcknowledge()) this.#controller.acknowledgeDataFromNow(this.id, this.#feed.replayOwed())
+    // An iterator of a bytes PTY is never handed a chunk: it opts in to nothing either.
+    if (options?.signal?.aborted !== true && !this.#bytes && this.#mayAcknowledge()) {
+      this.#controller.acknowledgeDataFromNow(this.id, this.#feed.replayOwed())
+    }
     return this.#feed.iterate(options)
   }
 
@@ -171,6 +176,18 @@ export class TerminalHandle implements PtyTerminal {
     if (!this.#publishing) this.#feed.dropReplay()
     this.#feed.push(event)
     if (this.#dataListeners.size > 0) callEach(this.#dataListeners, event)
+  }
+
+  /**
+   * A `bytes` event of this id: the PTY delivers bytes, which handles do not carry. Why tell flow
+   * control: iterators opened before anyone knew will never be handed a chunk, so they can never
+   * acknowledge one, and their opt-in would hold the process paused until the cap forgave it. A
+   * consumer that acknowledges through `acknowledgeData` keeps flow control engaged.
+   */
+  onBytesEvent(): void {
+    if (this.#bytes) return
+    this.#bytes = true
+    if (this.#mayAcknowledge()) this.#controller.iteratorsLeft(this.id)
   }
 
   /** An `outputLoss` event of this incarnation. */
