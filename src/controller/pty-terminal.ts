@@ -60,9 +60,11 @@ export type PtyTerminal = AsyncDisposable & {
    */
   acknowledgeData(chars: number): void
   /**
-   * Call `listener` with each exit event of this incarnation published from now on (one, except
-   * after a re-attach revived an unverified stop; see the controller's `exit` event). For an exit
-   * that may already have happened, await `exited`.
+   * Call `listener` with each exit event of this incarnation published from now on: one, except
+   * after an unverified stop — its `stop_unverified` exit is followed by a second with the real
+   * cause when the process's end is seen later, also after a re-attach revived it (see the
+   * controller's `exit` event; `exited` keeps the first). For an exit that may already have
+   * happened, await `exited`.
    */
   onExit(listener: (event: PtyControllerExitEvent) => void): DisposableUnsubscribe
   /**
