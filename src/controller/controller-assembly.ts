@@ -87,4 +87,5 @@ export function releaseController(modules: ControllerModules): void {
   modules.core.flow?.releaseAll()
   modules.intake.close()
   modules.slotGate.close()
+  modules.renderers.close()
 }
