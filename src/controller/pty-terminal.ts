@@ -47,7 +47,8 @@ export type PtyTerminal = AsyncDisposable & {
    * output is consumed (e.g. from a renderer's write callback), or use `output()`, to take part in
    * flow control.
    *
-   * @throws TypeError when `listener` is not a function (as `onExit` and `onOutputLoss`).
+   * @throws TypeError when `listener` is not a function (as `onExit` and `onOutputLoss`); what the
+   * listener throws while it is handed that earlier output (it is then not subscribed).
    */
   onData(listener: (event: PtyControllerDataEvent) => void): DisposableUnsubscribe
   /**

@@ -83,8 +83,10 @@ export class TerminalHandle implements PtyTerminal {
 
   onData(listener: (event: PtyControllerDataEvent) => void): DisposableUnsubscribe {
     assertListener(listener)
-    this.#dataListeners.add(listener)
+    // Replayed before it is added: one that throws reaches the caller unsubscribed (it would
+    // otherwise stay subscribed with no unsubscribe ever handed back). Nothing arrives in between.
     for (const event of this.#feed.replayedEvents()) listener(event)
+    this.#dataListeners.add(listener)
     return disposableUnsubscribe(() => this.#dataListeners.delete(listener))
   }
 

@@ -249,6 +249,26 @@ describe('PtyTerminal: output delivered before the handle was handed over', () =
     expect(late.mock.calls.map(([event]) => event.data)).toEqual(['done'])
   })
 
+  it('a listener that throws on the replay is not left subscribed: onData throws, and nothing can leak', async () => {
+    const h = createHarness()
+    h.provider.scriptNextSpawn({ hang: true })
+    const pending = h.controller.spawnTerminal({})
+    await h.settle()
+    const [id] = h.provider.livePtyIds()
+    if (id === undefined) throw new Error('the spawn did not reach the provider')
+    h.provider.emitData(id, '$ ')
+    h.provider.releaseSpawn(id)
+    const terminal = await pending
+    const listener = vi.fn(() => {
+      throw new Error('view not ready')
+    })
+    expect(() => terminal.onData(listener)).toThrow('view not ready')
+    h.provider.emitData(id, 'later')
+    expect(listener).toHaveBeenCalledTimes(1) // the replay only: the caller got no unsubscribe
+    expect(h.errors()).toEqual([])
+    await h.run(h.controller.dispose())
+  })
+
   it('replays it also when a spawn listener asked for the handle before spawnTerminal handed it over', async () => {
     const h = createHarness()
     // An extension that tracks every terminal, subscribed before its first spawnTerminal.
