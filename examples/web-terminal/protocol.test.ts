@@ -65,6 +65,10 @@ describe('parseClientMessage', () => {
       validMessage.filter((m) => m.type === 'input').map((m) => ({ ...m, kind: 'launch' })),
       validMessage.filter((m) => m.type === 'ack').map((m) => ({ ...m, chars: -1 })),
       validMessage.filter((m) => m.type === 'ack').map((m) => ({ ...m, chars: 1.5 })),
+      // A lone surrogate has no UTF-8: the controller refuses to write it (a TypeError, which would
+      // escape the socket handler and take the server down).
+      validMessage.filter((m) => m.type === 'input').map((m) => ({ ...m, data: `${m.data}\uD800` })),
+      validMessage.filter((m) => m.type === 'open').map((m) => ({ ...m, command: '\uDC00echo' })),
     )
     fc.assert(
       fc.property(broken, (message) => {

@@ -108,8 +108,11 @@ export function parseClientMessage(frame: string): ClientMessage {
     case 'open': {
       expectKeys(message, ['type', 'cols', 'rows'], ['command'])
       const command = message['command']
-      if (command !== undefined && (typeof command !== 'string' || command.length === 0 || command.length > MAX_COMMAND_LENGTH)) {
-        throw new WebTerminalProtocolError(`open.command must be a non-empty string of at most ${MAX_COMMAND_LENGTH} chars`)
+      if (
+        command !== undefined &&
+        (typeof command !== 'string' || command.length === 0 || command.length > MAX_COMMAND_LENGTH || !isWellFormed(command))
+      ) {
+        throw new WebTerminalProtocolError(`open.command must be a well-formed, non-empty string of at most ${MAX_COMMAND_LENGTH} chars`)
       }
       const size = { cols: dimension(message, 'cols', MAX_TERMINAL_COLS), rows: dimension(message, 'rows', MAX_TERMINAL_ROWS) }
       return command === undefined ? { type: 'open', ...size } : { type: 'open', ...size, command }
@@ -120,8 +123,11 @@ export function parseClientMessage(frame: string): ClientMessage {
       if (!PAGE_INPUT_KINDS.includes(kind as PageInputKind)) {
         throw new WebTerminalProtocolError(`input.kind must be one of ${PAGE_INPUT_KINDS.join(', ')}`)
       }
-      if (typeof message['data'] !== 'string') throw new WebTerminalProtocolError('input.data must be a string')
-      return { type: 'input', id: terminalId(message), data: message['data'], kind: kind as PageInputKind }
+      const data = message['data']
+      // Why well-formed: a lone surrogate has no UTF-8, so the controller refuses to write it with a
+      // TypeError — thrown from this socket's message handler, it would take the whole server down.
+      if (typeof data !== 'string' || !isWellFormed(data)) throw new WebTerminalProtocolError('input.data must be a well-formed string')
+      return { type: 'input', id: terminalId(message), data, kind: kind as PageInputKind }
     }
     case 'resize':
       expectKeys(message, ['type', 'id', 'cols', 'rows'])
@@ -145,6 +151,14 @@ export function parseClientMessage(frame: string): ClientMessage {
     default:
       throw new WebTerminalProtocolError('frame has no known type')
   }
+}
+
+/** A high surrogate not followed by a low one, or a low surrogate not preceded by a high one. */
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/
+
+/** Whether `text` is well-formed UTF-16 (has a UTF-8 encoding): no lone surrogate. */
+function isWellFormed(text: string): boolean {
+  return !LONE_SURROGATE.test(text)
 }
 
 function expectKeys(message: Record<string, unknown>, required: string[], optional: string[] = []): void {

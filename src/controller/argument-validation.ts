@@ -31,6 +31,19 @@ export function assertOptionsObject(name: string, value: unknown): void {
   }
 }
 
+/**
+ * Throw a `TypeError` naming the argument or option unless `options` is `undefined` or an object
+ * whose `scrollbackRows` is absent or a non-negative integer (`serializeBuffer` and
+ * `serializeProviderBuffer`).
+ */
+export function assertBufferOptions(options: unknown): void {
+  assertOptionsObject('options', options)
+  const rows = (options as { scrollbackRows?: unknown } | undefined)?.scrollbackRows
+  if (rows !== undefined && (typeof rows !== 'number' || !Number.isInteger(rows) || rows < 0)) {
+    throw new TypeError(`Expected the \`scrollbackRows\` option to be a non-negative integer, got ${describeValue(rows)}`)
+  }
+}
+
 /** A high surrogate not followed by a low one, or a low surrogate not preceded by a high one. */
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/
 

@@ -91,4 +91,5 @@ export function releaseController(modules: ControllerModules): void {
   modules.core.flow?.releaseAll()
   modules.core.timers.clearAll()
   modules.slotGate.close()
+  modules.renderers.close()
 }

@@ -1,3 +1,4 @@
+import { clampTimerDelay } from '../contracts/index.js'
 import type { PtyClock, PtyTimerHandle } from './clock.js'
 
 /** A one-shot timer as a promise, with a way to cancel it. */
@@ -28,7 +29,10 @@ export class ControllerTimers {
     this.#onError = onError
   }
 
-  /** Call `callback` once after `ms` milliseconds. */
+  /**
+   * Call `callback` once after `ms` milliseconds — at most `MAX_TIMER_DELAY_MS` (~24.8 days): a
+   * longer delay (a caller's "as good as forever") would fire after 1 ms on Node's timers.
+   */
   set(callback: () => void, ms: number): PtyTimerHandle {
     const handle: PtyTimerHandle = this.#clock.setTimeout(() => {
       this.#handles.delete(handle)
@@ -37,7 +41,7 @@ export class ControllerTimers {
       } catch (error) {
         this.#onError(error)
       }
-    }, ms)
+    }, clampTimerDelay(ms))
     this.#handles.add(handle)
     return handle
   }

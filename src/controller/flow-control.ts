@@ -1,3 +1,4 @@
+import { clampTimerDelay } from '../contracts/index.js'
 import type { PtyClock, PtyTimerHandle } from './clock.js'
 
 /**
@@ -238,10 +239,11 @@ export class ProducerFlowControl {
   #pause(target: ProducerFlowTarget, entry: FlowEntry): void {
     entry.pausedSince = this.#clock.now()
     target.pause()
+    // Clamped, as the re-assert below: a hold longer than a timer holds (~24.8 days) would end after 1 ms.
     entry.capTimer = this.#clock.setTimeout(() => {
       entry.capTimer = undefined
       if (entry.pausedSince !== null) this.#forceResume(target, entry)
-    }, this.#config.pauseMaxHoldMs)
+    }, clampTimerDelay(this.#config.pauseMaxHoldMs))
     this.#scheduleReassert(target, entry)
   }
 
@@ -252,7 +254,7 @@ export class ProducerFlowControl {
       // Re-asserting never extends the ceiling: the cap timer keeps its original deadline.
       if (entry.unacknowledged > this.#config.highWatermarkChars) target.pause()
       this.#scheduleReassert(target, entry)
-    }, this.#config.pauseReassertIntervalMs)
+    }, clampTimerDelay(this.#config.pauseReassertIntervalMs))
   }
 
   /**

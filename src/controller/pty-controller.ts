@@ -29,6 +29,7 @@ import {
 import { callProvider } from '../contracts/call-provider.js'
 import { assertAbortSignal } from './abort.js'
 import {
+  assertBufferOptions,
   assertCwdOf,
   assertNonNegativeNumber,
   assertOptionsObject,
@@ -159,6 +160,7 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
       get disposed() {
         return controller.disposed
       },
+      dispose: () => controller.dispose(),
       on: (event, listener) => controller.on(event, listener),
       write: (ptyId, data, inputKind) => controller.write(ptyId, data, inputKind),
       writeWithSettlement: (ptyId, data, inputKind) => controller.writeWithSettlement(ptyId, data, inputKind),
@@ -316,6 +318,7 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
 
   async serializeProviderBuffer(ptyId: string, options: { scrollbackRows?: number } = {}): Promise<PtyProviderBufferSnapshot | null> {
     assertPtyId(ptyId)
+    assertBufferOptions(options)
     return this.disposed ? null : this.#m.questions.providerBuffer(ptyId, options)
   }
 
@@ -342,6 +345,8 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
   // Renderer snapshots and slots
 
   async serializeBuffer(ptyId: string, options: { scrollbackRows?: number } = {}): Promise<PtyBufferSerialization | null> {
+    assertPtyId(ptyId)
+    assertBufferOptions(options)
     if (this.disposed) return null
     const onRendererError = (error: unknown): void => this.#m.core.report('provider_threw', 'A renderer serializer threw', error, ptyId)
     return this.#m.renderers.serialize(ptyId, options, () => this.serializeProviderBuffer(ptyId, options), onRendererError)
@@ -356,14 +361,18 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
   }
 
   hasRendererSerializer(ptyId: string): boolean {
+    assertPtyId(ptyId)
     return !this.disposed && this.#m.renderers.has(ptyId)
   }
 
   getRendererSerializerGeneration(ptyId: string): number {
+    assertPtyId(ptyId)
     return this.#m.renderers.generation(ptyId)
   }
 
   async waitForRendererSerializer(ptyId: string, afterGeneration: number, timeoutMs?: number, signal?: AbortSignal): Promise<boolean> {
+    assertPtyId(ptyId)
+    assertAbortSignal(signal)
     if (this.disposed) {
       // Malformed arguments are TypeErrors, disposed or not (the live path checks them in `wait`).
       assertNonNegativeNumber('argument', 'afterGeneration', afterGeneration)

@@ -10,9 +10,10 @@ import { TerminalHandle } from './terminal-handle.js'
 const SWEEP_MIN_HANDLES = 64
 
 /**
- * The handles of one controller, kept current from its public events (`spawn`, `data`, `exit`,
- * `liveness`). Created on the first `spawnTerminal`/`terminal` call; from then on each published
- * spawn gets a handle (cheap: it holds listeners and a feed, nothing while nobody subscribes).
+ * The handles of one controller, kept current from its public events (`spawn`, `data`, `bytes`,
+ * `outputLoss`, `exit`, `liveness`). Created on the first `spawnTerminal`/`terminal` call; from
+ * then on each published spawn gets a handle (cheap: it holds listeners and a feed, nothing while
+ * nobody subscribes).
  */
 export class PtyTerminalRegistry {
   readonly #controller: PtyTerminalHost
@@ -28,6 +29,7 @@ export class PtyTerminalRegistry {
     this.#lookup = lookup
     controller.on('spawn', (event) => this.#onSpawn(event))
     controller.on('data', (event) => this.#handles.get(event.ptyId)?.onDataEvent(event))
+    controller.on('bytes', (event) => this.#handles.get(event.ptyId)?.onBytesEvent())
     controller.on('outputLoss', (event) => this.#current(event.ptyId, event.incarnationId)?.onOutputLossEvent(event))
     controller.on('exit', (event) => this.#current(event.ptyId, event.incarnationId)?.onExitEvent(event))
     controller.on('liveness', (event) => this.#onLiveness(event))
@@ -64,8 +66,9 @@ export class PtyTerminalRegistry {
     const record = this.#lookup(event.ptyId)
     if (record === undefined) return
     const existing = this.#handles.get(event.ptyId)
+    // Made before this event: by a `spawn` listener that ran before this one, or a re-attach.
     if (existing !== undefined && existing.record === record) {
-      existing.onRevived()
+      existing.onPublished()
       return
     }
     this.#adopt(record, true)

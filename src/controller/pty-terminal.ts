@@ -46,6 +46,9 @@ export type PtyTerminal = AsyncDisposable & {
    * Listening does not acknowledge anything: call `acknowledgeData` (below) as the
    * output is consumed (e.g. from a renderer's write callback), or use `output()`, to take part in
    * flow control.
+   *
+   * @throws TypeError when `listener` is not a function (as `onExit` and `onOutputLoss`); what the
+   * listener throws while it is handed that earlier output (it is then not subscribed).
    */
   onData(listener: (event: PtyControllerDataEvent) => void): DisposableUnsubscribe
   /**
@@ -58,9 +61,11 @@ export type PtyTerminal = AsyncDisposable & {
    */
   acknowledgeData(chars: number): void
   /**
-   * Call `listener` with each exit event of this incarnation published from now on (one, except
-   * after a re-attach revived an unverified stop; see the controller's `exit` event). For an exit
-   * that may already have happened, await `exited`.
+   * Call `listener` with each exit event of this incarnation published from now on: one, except
+   * after an unverified stop — its `stop_unverified` exit is followed by a second with the real
+   * cause when the process's end is seen later, also after a re-attach revived it (see the
+   * controller's `exit` event; `exited` keeps the first). For an exit that may already have
+   * happened, await `exited`.
    */
   onExit(listener: (event: PtyControllerExitEvent) => void): DisposableUnsubscribe
   /**
@@ -69,7 +74,13 @@ export type PtyTerminal = AsyncDisposable & {
    * go on after the gap; a view that follows by `seq` repaints from a snapshot.
    */
   onOutputLoss(listener: (event: PtyControllerOutputLossEvent) => void): DisposableUnsubscribe
-  /** Write bytes; `true` only when accepted. Refused once the incarnation ended or was replaced. */
+  /**
+   * Write bytes; `true` when handed over (as the controller's `write`). Refused once the incarnation
+   * ended or was replaced.
+   *
+   * @throws TypeError for malformed `data` or `inputKind` (as the controller's), also on a handle
+   * whose incarnation ended or was replaced — as every call below with a malformed argument.
+   */
   write(data: string, inputKind?: TerminalInputKind): boolean
   /** Write and settle in three values; `refused('stale_incarnation')` once the id was respawned. */
   writeWithSettlement(data: string, inputKind?: TerminalInputKind): WriteSettlement | Promise<WriteSettlement>
@@ -79,7 +90,9 @@ export type PtyTerminal = AsyncDisposable & {
   kill(): boolean
   /**
    * Stop with escalation and wait (`controller.stopAndWait`, options passed through): `true` only
-   * when the stop was verified. For a replaced incarnation: `true` if its death was proven, else `false`.
+   * when the stop was verified. `true` at once once this incarnation's end was proven (also after
+   * the id was respawned or the controller disposed); for one replaced or disposed before that, `false`.
+   * Rejects with a `TypeError` naming a malformed option.
    */
   stop(options?: PtyStopAndWaitOptions): Promise<boolean>
   /**
@@ -88,10 +101,16 @@ export type PtyTerminal = AsyncDisposable & {
    * watermark) with no ack code in the host. Ends after the last chunk before the exit. Every
    * iterator and every listener gets every chunk; the slowest active iterator sets the pace, and
    * a `break` (or an aborted `signal`) releases that iterator's hold. Opening an iterator opts the
-   * terminal into flow control (an acknowledgement of 0 chars).
+   * terminal into flow control (an acknowledgement of 0 chars). Text only: for a PTY whose
+   * provider delivers bytes (the controller's `bytes` event) it yields nothing and holds nothing back.
+   *
+   * @throws TypeError when `options` is not an object or its `signal` not an `AbortSignal`.
    */
   output(options?: PtyTerminalOutputOptions): AsyncIterableIterator<string>
-  /** Stop the terminal and wait for the verification (`stop()`); for `await using`. */
+  /**
+   * Stop the terminal and wait for the verification (`stop()`); for `await using`. While the
+   * controller is being disposed, wait for the dispose instead (it stops every terminal it owns).
+   */
   [Symbol.asyncDispose](): Promise<void>
 }
 
@@ -124,6 +143,8 @@ export type PtyTerminalRecordLookup = (ptyId: string) => PtyTerminalRecordView |
 export type PtyTerminalHost = {
   /** Whether the controller was disposed. */
   readonly disposed: boolean
+  /** The controller's `dispose()`: the same promise on every call, settled once it stopped what it owned. */
+  dispose(): Promise<void>
   /** Subscribe to one of the controller's public events. */
   on<E extends keyof PtyControllerEvents>(event: E, listener: PtyControllerEvents[E]): unknown
   /** The controller's `write`. */

@@ -10,7 +10,20 @@ import type { PendingTimer } from './controller-timers.js'
 /** How long `waitForRendererSerializer` waits when no timeout is given. */
 export const RENDERER_SERIALIZER_WAIT_DEFAULT_MS = 5_000
 
-type Registration = { serializer: PtyRendererSerializer; generation: number }
+/**
+ * One registration. `waiting` holds the callbacks of the answers it owes, called when its view is
+ * gone — the registration disposed, or the controller disposed — so they are no longer waited for;
+ * `null` once it is.
+ */
+type Registration = { serializer: PtyRendererSerializer; generation: number; waiting: Set<() => void> | null }
+
+/** Retire a registration: every answer still waited for from it is given up on. */
+function retire(registration: Registration): void {
+  const waiting = registration.waiting
+  registration.waiting = null
+  for (const giveUp of waiting ?? []) giveUp()
+}
+
 type Waiter = { afterGeneration: number; resolve: (registered: boolean) => void }
 
 /** @throws TypeError when `serializer` is not a function (disposed controller or not). */
@@ -29,6 +42,8 @@ export class RendererSerializerRegistry {
   readonly #current = new Map<string, Registration>()
   readonly #generations = new Map<string, number>()
   readonly #waiters = new Map<string, Set<Waiter>>()
+  /** How to give up each renderer answer in flight (the controller's dispose gives up on all). */
+  readonly #answering = new Set<() => void>()
 
   /** `after` arms the wait timers (the controller's, so `dispose` ends every wait). */
   constructor(after: (ms: number) => PendingTimer) {
@@ -45,7 +60,7 @@ export class RendererSerializerRegistry {
     assertRendererSerializer(serializer)
     const generation = (this.#generations.get(ptyId) ?? 0) + 1
     this.#generations.set(ptyId, generation)
-    const registration: Registration = { serializer, generation }
+    const registration: Registration = { serializer, generation, waiting: new Set() }
     this.#current.set(ptyId, registration)
     const waiters = this.#waiters.get(ptyId)
     for (const waiter of waiters ?? []) {
@@ -54,8 +69,14 @@ export class RendererSerializerRegistry {
     return {
       dispose: () => {
         if (this.#current.get(ptyId) === registration) this.#current.delete(ptyId)
+        retire(registration)
       },
     }
+  }
+
+  /** The controller was disposed: no renderer's answer is waited for any more. */
+  close(): void {
+    for (const giveUp of [...this.#answering]) giveUp()
   }
 
   /** Whether a serializer is registered for the PTY now. */
@@ -68,14 +89,38 @@ export class RendererSerializerRegistry {
     return this.#generations.get(ptyId) ?? 0
   }
 
-  /** `serializeBuffer`: the current serializer's snapshot, else the provider's (see {@link serializeBufferFor}). */
+  /**
+   * `serializeBuffer`: the current serializer's snapshot, else the provider's (see
+   * {@link serializeBufferFor}) — also once the serializer's registration is disposed, or the
+   * controller, before it answered.
+   */
   serialize(
     ptyId: string,
     options: { scrollbackRows?: number },
     providerSnapshot: () => Promise<PtyProviderBufferSnapshot | null>,
     onRendererError: (error: unknown) => void,
   ): Promise<PtyBufferSerialization | null> {
-    return serializeBufferFor(this.#current.get(ptyId)?.serializer, options, providerSnapshot, onRendererError)
+    const registration = this.#current.get(ptyId)
+    if (registration === undefined) return serializeBufferFor(undefined, options, providerSnapshot, onRendererError)
+    const untilRetired = (giveUp: () => void): (() => void) => {
+      const waiting = registration.waiting
+      if (waiting === null) {
+        giveUp()
+        return () => undefined
+      }
+      const stop = (): void => {
+        waiting.delete(onRetired)
+        this.#answering.delete(onRetired)
+      }
+      const onRetired = (): void => {
+        stop()
+        giveUp()
+      }
+      waiting.add(onRetired)
+      this.#answering.add(onRetired)
+      return stop
+    }
+    return serializeBufferFor(registration.serializer, options, providerSnapshot, onRendererError, untilRetired)
   }
 
   /**
@@ -144,17 +189,20 @@ export function serializationOfSnapshot(snapshot: PtyProviderBufferSnapshot): Pt
 
 /**
  * `serializeBuffer`: the registered renderer's snapshot, else (no renderer, or it answered `null`,
- * something malformed, or threw) the provider's.
+ * something malformed, or threw, or its view went away without answering: `untilRetired` calls
+ * back) the provider's. `untilRetired(giveUp)` returns how to stop listening.
  */
 export async function serializeBufferFor(
   serializer: PtyRendererSerializer | undefined,
   options: { scrollbackRows?: number },
   providerSnapshot: () => Promise<PtyProviderBufferSnapshot | null>,
   onRendererError: (error: unknown) => void,
+  untilRetired?: (giveUp: () => void) => () => void,
 ): Promise<PtyBufferSerialization | null> {
   if (serializer !== undefined) {
     try {
-      const answer = await serializer(options)
+      const answering = serializer(options)
+      const answer = untilRetired === undefined ? await answering : await answerUnlessRetired(answering, untilRetired)
       if (isSerialization(answer)) return answer
     } catch (error) {
       onRendererError(error)
@@ -162,4 +210,24 @@ export async function serializeBufferFor(
   }
   const snapshot = await providerSnapshot()
   return snapshot === null ? null : serializationOfSnapshot(snapshot)
+}
+
+/**
+ * The renderer's answer, or `undefined` once its view went away first (an answer still owed then
+ * is nobody's any more: a later rejection of it is dropped).
+ */
+function answerUnlessRetired(answering: unknown, untilRetired: (giveUp: () => void) => () => void): Promise<unknown> {
+  return new Promise((resolve, reject) => {
+    const stop = untilRetired(() => resolve(undefined))
+    Promise.resolve(answering).then(
+      (answer) => {
+        stop()
+        resolve(answer)
+      },
+      (error: unknown) => {
+        stop()
+        reject(error)
+      },
+    )
+  })
 }

@@ -36,3 +36,13 @@ export function resolveStopAndWaitRequest(options: unknown, defaultTimeoutMs: nu
   }
   return request
 }
+
+/**
+ * Check the options of `stopAndWait` without resolving them (a terminal handle whose incarnation
+ * was replaced answers without a stop, but still reports a malformed call).
+ *
+ * @throws TypeError naming the option, as {@link resolveStopAndWaitRequest} does.
+ */
+export function assertStopAndWaitOptions(options: unknown): void {
+  resolveStopAndWaitRequest(options, 0, 0)
+}

@@ -1,4 +1,5 @@
 import {
+  assertPtyDimension,
   refusedWrite,
   type ExecutionHostId,
   type PtyIncarnationId,
@@ -6,10 +7,12 @@ import {
   type TerminalInputKind,
   type WriteSettlement,
 } from '../contracts/index.js'
-import { assertNonNegativeNumber } from './argument-validation.js'
+import { assertAbortSignal } from './abort.js'
+import { assertNonNegativeNumber, assertOptionsObject, assertWriteArguments, describeValue } from './argument-validation.js'
 import { disposableUnsubscribe, type DisposableUnsubscribe } from './disposable.js'
 import type { PtyControllerDataEvent, PtyControllerExitEvent, PtyControllerOutputLossEvent } from './events.js'
 import type { PtyTerminal, PtyTerminalHost, PtyTerminalRecordLookup, PtyTerminalRecordView } from './pty-terminal.js'
+import { assertStopAndWaitOptions } from './stop-and-wait-request.js'
 import { TerminalOutputFeed, type PtyTerminalOutputOptions } from './terminal-output.js'
 
 /** The {@link PtyTerminal} of one incarnation. */
@@ -25,6 +28,8 @@ export class TerminalHandle implements PtyTerminal {
   #lossListeners: Set<(event: PtyControllerOutputLossEvent) => void> | undefined
   #resolveExited: ((event: PtyControllerExitEvent) => void) | undefined
   #deathProven = false
+  /** The PTY delivers its output as bytes (`bytes` events), which handles do not carry. */
+  #bytes = false
   /** True during the turn that publishes the spawn: its output is kept for replay. */
   #publishing: boolean
 
@@ -48,16 +53,8 @@ export class TerminalHandle implements PtyTerminal {
         if (this.#mayAcknowledge()) this.#controller.iteratorsLeft(this.id)
       },
     )
-    this.#publishing = publishing
-    if (publishing) {
-      // Why: the controller delivers output held while the spawn was in flight right after the
-      // `spawn` event, in the same synchronous turn — before `spawnTerminal` could hand the handle
-      // over. Keep it for whoever subscribes right after getting the handle.
-      this.#feed.startReplay()
-      queueMicrotask(() => {
-        this.#publishing = false
-      })
-    }
+    this.#publishing = false
+    if (publishing) this.#startPublishing()
   }
 
   get id(): string {
@@ -85,8 +82,11 @@ export class TerminalHandle implements PtyTerminal {
   }
 
   onData(listener: (event: PtyControllerDataEvent) => void): DisposableUnsubscribe {
-    this.#dataListeners.add(listener)
+    assertListener(listener)
+    // Replayed before it is added: one that throws reaches the caller unsubscribed (it would
+    // otherwise stay subscribed with no unsubscribe ever handed back). Nothing arrives in between.
     for (const event of this.#feed.replayedEvents()) listener(event)
+    this.#dataListeners.add(listener)
     return disposableUnsubscribe(() => this.#dataListeners.delete(listener))
   }
 
@@ -96,17 +96,23 @@ export class TerminalHandle implements PtyTerminal {
   }
 
   onExit(listener: (event: PtyControllerExitEvent) => void): DisposableUnsubscribe {
+    assertListener(listener)
     this.#exitListeners.add(listener)
     return disposableUnsubscribe(() => this.#exitListeners.delete(listener))
   }
 
   onOutputLoss(listener: (event: PtyControllerOutputLossEvent) => void): DisposableUnsubscribe {
+    assertListener(listener)
     const listeners = (this.#lossListeners ??= new Set())
     listeners.add(listener)
     return disposableUnsubscribe(() => listeners.delete(listener))
   }
 
+  // Why each call checks its arguments before the fence: a malformed call is the caller's bug, a
+  // TypeError whatever became of the incarnation (as the controller's calls are after `dispose`).
+
   write(data: string, inputKind: TerminalInputKind = 'driving'): boolean {
+    assertWriteArguments(data, inputKind)
     if (!this.#isCurrent()) return false
     return this.#controller.write(this.id, data, inputKind)
   }
@@ -115,11 +121,14 @@ export class TerminalHandle implements PtyTerminal {
     data: string,
     inputKind: TerminalInputKind = 'driving',
   ): WriteSettlement | Promise<WriteSettlement> {
+    assertWriteArguments(data, inputKind)
     if (!this.#isCurrent()) return refusedWrite('stale_incarnation')
     return this.#controller.writeWithSettlement(this.id, data, inputKind)
   }
 
   resize(cols: number, rows: number): boolean {
+    assertPtyDimension('cols', cols, 'argument')
+    assertPtyDimension('rows', rows, 'argument')
     if (!this.#isCurrent()) return false
     return this.#controller.resize(this.id, cols, rows)
   }
@@ -130,23 +139,38 @@ export class TerminalHandle implements PtyTerminal {
   }
 
   stop(options: PtyStopAndWaitOptions = {}): Promise<boolean> {
-    if (!this.#isCurrent()) return Promise.resolve(this.#deathProven || this.record.state === 'exited')
+    try {
+      assertStopAndWaitOptions(options)
+    } catch (error) {
+      return Promise.reject(error as Error)
+    }
+    // Proven ended: nothing left to stop, also once the id was respawned or the controller disposed
+    // (whose `stopAndWait` answers `false` for every id).
+    if (this.#deathProven || this.record.state === 'exited') return Promise.resolve(true)
+    if (!this.#isCurrent()) return Promise.resolve(false)
     return this.#controller.stopAndWait(this.id, options)
   }
 
   output(options?: PtyTerminalOutputOptions): AsyncIterableIterator<string> {
+    assertOptionsObject('options', options)
+    assertAbortSignal(options?.signal)
     // The iterator opts in to flow control (where it engages only for consumers that acknowledge),
     // so it paces the process from its first chunk — owing nothing for output that went by before
     // it existed (it will never be handed that output, so it could never acknowledge it) but the
     // replay it is handed. One opened with an aborted signal yields nothing and opts in to nothing.
-    if (options?.signal?.aborted !== true && this.#mayAcknowledge()) this.#controller.acknowledgeDataFromNow(this.id, this.#feed.replayOwed())
+    // An iterator of a bytes PTY is never handed a chunk: it opts in to nothing either.
+    if (options?.signal?.aborted !== true && !this.#bytes && this.#mayAcknowledge()) {
+      this.#controller.acknowledgeDataFromNow(this.id, this.#feed.replayOwed())
+    }
     return this.#feed.iterate(options)
   }
 
   async [Symbol.asyncDispose](): Promise<void> {
-    // A disposed controller already stopped everything it owned.
-    if (this.#controller.disposed) return
-    await this.stop()
+    // A disposed controller stops everything it owns: wait until it has (its `dispose()` is the
+    // same promise on every call), as `stop()` waits — a scope left while the dispose is still
+    // stopping this terminal must not end with its process running.
+    if (this.#controller.disposed) await this.#controller.dispose()
+    else await this.stop()
   }
 
   /** A `data` event of this id (the controller emits output only for the current incarnation). */
@@ -154,6 +178,18 @@ export class TerminalHandle implements PtyTerminal {
     if (!this.#publishing) this.#feed.dropReplay()
     this.#feed.push(event)
     if (this.#dataListeners.size > 0) callEach(this.#dataListeners, event)
+  }
+
+  /**
+   * A `bytes` event of this id: the PTY delivers bytes, which handles do not carry. Why tell flow
+   * control: iterators opened before anyone knew will never be handed a chunk, so they can never
+   * acknowledge one, and their opt-in would hold the process paused until the cap forgave it. A
+   * consumer that acknowledges through `acknowledgeData` keeps flow control engaged.
+   */
+  onBytesEvent(): void {
+    if (this.#bytes) return
+    this.#bytes = true
+    if (this.#mayAcknowledge()) this.#controller.iteratorsLeft(this.id)
   }
 
   /** An `outputLoss` event of this incarnation. */
@@ -173,9 +209,15 @@ export class TerminalHandle implements PtyTerminal {
     this.#deathProven = true
   }
 
-  /** A re-attach to this very incarnation (it may revive one whose stop went unverified). */
-  onRevived(): void {
+  /**
+   * A `spawn` event of this very incarnation, for a handle made before it: asked for by a `spawn`
+   * listener that ran before the registry's, or a re-attach (which may revive an incarnation whose
+   * stop went unverified). Its output may follow again, and the output delivered in this turn is
+   * kept for replay, as for a handle made by the spawn event.
+   */
+  onPublished(): void {
     if (this.record.state === 'live') this.#feed.reopen()
+    this.#startPublishing()
   }
 
   /**
@@ -185,6 +227,20 @@ export class TerminalHandle implements PtyTerminal {
   onOutputEnded(): void {
     this.#feed.dropReplay()
     this.#feed.end()
+  }
+
+  /**
+   * Why: the controller delivers output held while the spawn was in flight right after the `spawn`
+   * event, in the same synchronous turn — before `spawnTerminal` could hand the handle over. Keep
+   * it for whoever subscribes right after getting the handle.
+   */
+  #startPublishing(): void {
+    if (this.#publishing) return
+    this.#publishing = true
+    this.#feed.startReplay()
+    queueMicrotask(() => {
+      this.#publishing = false
+    })
   }
 
   #isCurrent(): boolean {
@@ -201,6 +257,13 @@ export class TerminalHandle implements PtyTerminal {
    */
   #mayAcknowledge(): boolean {
     return !this.#controller.disposed && this.record.state === 'live' && this.#isCurrent()
+  }
+}
+
+/** @throws TypeError naming the `listener` argument unless it is a function. */
+function assertListener(listener: unknown): void {
+  if (typeof listener !== 'function') {
+    throw new TypeError(`Expected the \`listener\` argument to be a function, got ${describeValue(listener)}`)
   }
 }
 

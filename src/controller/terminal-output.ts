@@ -42,11 +42,6 @@ export class TerminalOutputFeed {
     this.#onLastLeft = onLastLeft
   }
 
-  /** Whether the incarnation's output has ended (its exit was published). */
-  get ended(): boolean {
-    return this.#ended
-  }
-
   /** The chunks kept for replay, oldest first (empty when none are kept). */
   replayedEvents(): readonly PtyControllerDataEvent[] {
     return this.#replay === null ? [] : this.#replay.map((chunk) => chunk.event)
@@ -77,10 +72,18 @@ export class TerminalOutputFeed {
     for (const cursor of this.#cursors) cursor.deliver(chunk)
   }
 
-  /** The output ended: every iterator finishes once it has yielded what it holds. */
+  /**
+   * The output ended: every iterator finishes once it has yielded what it holds, and leaves the
+   * feed now. Why now: an iterator its consumer stopped pulling (without `return()`) would
+   * otherwise stay reachable from the feed, and from its `signal` (an abort listener per ended
+   * terminal on a long-lived signal), for as long as the handle lives. Output after a revival
+   * (`reopen`) goes to the iterators opened from then on.
+   */
   end(): void {
     this.#ended = true
-    for (const cursor of this.#cursors) cursor.wake()
+    const cursors = [...this.#cursors]
+    this.#cursors.clear()
+    for (const cursor of cursors) cursor.end()
   }
 
   /** The incarnation was revived (a re-attach after an unverified stop): output may follow again. */
@@ -99,7 +102,8 @@ export class TerminalOutputFeed {
         cursor.deliver(chunk)
       }
     }
-    if (!cursor.finished) this.#cursors.add(cursor)
+    if (this.#ended) cursor.end()
+    else if (!cursor.finished) this.#cursors.add(cursor)
     return cursor
   }
 
@@ -131,6 +135,8 @@ export class OutputCursor implements AsyncIterableIterator<string> {
    */
   readonly #yielded: OutputChunk[] = []
   #finished = false
+  /** The feed ended for this iterator: it yields what it holds, then is done. */
+  #ended = false
   readonly #onAbort = (): void => this.#finish()
 
   constructor(feed: TerminalOutputFeed, signal: AbortSignal | undefined) {
@@ -151,10 +157,12 @@ export class OutputCursor implements AsyncIterableIterator<string> {
   next(): Promise<IteratorResult<string>> {
     // Why here: asking for the next chunk is the consumer saying it is done with the last one.
     this.#releaseYielded()
+    // After the end the abort listener is gone: an abort since then is seen here.
+    if (this.#signal?.aborted === true) this.#finish()
     if (this.#finished) return Promise.resolve(DONE)
     const chunk = this.#queue.shift()
     if (chunk !== undefined) return Promise.resolve(this.#yield(chunk))
-    if (this.#feed.ended) {
+    if (this.#ended) {
       this.#finish()
       return Promise.resolve(DONE)
     }
@@ -176,8 +184,13 @@ export class OutputCursor implements AsyncIterableIterator<string> {
     else waiter(this.#yield(chunk))
   }
 
-  /** The feed ended: answer the waiting pulls (a cursor with queued chunks still yields them). */
-  wake(): void {
+  /**
+   * The feed ended (and let go of this iterator): answer the waiting pulls, and drop the abort
+   * listener — nothing can wait any more. A cursor with queued chunks still yields them.
+   */
+  end(): void {
+    this.#ended = true
+    this.#signal?.removeEventListener('abort', this.#onAbort)
     if (this.#waiters.length > 0 && this.#queue.length === 0) this.#finish()
   }
 

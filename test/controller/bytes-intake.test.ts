@@ -104,4 +104,42 @@ describe('bytes output through the controller', () => {
     expect(controller.getFlowControlState(id)?.unacknowledgedChars).toBe(0)
     await controller.dispose()
   })
+
+  // docs/controller.md: the handles carry text only. An output() loop opened on a bytes PTY by
+  // someone who did not read that gets nothing; it must not hold the process back either (DESIGN
+  // §4: flow control only slows a producer for a consumer that takes part in it).
+  it('an output() iterator of a bytes PTY holds nothing back: the producer is never paused for it', async () => {
+    const { fake, provider, emitBytes } = bytesCapableProvider()
+    const controller = createPtyController({ provider, clock: createManualClock() })
+    const errors: string[] = []
+    controller.on('error', (error) => errors.push(error.code))
+    const terminal = await controller.spawnTerminal({})
+    const early = terminal.output()
+    const incarnationId = fake.getPty(terminal.id)?.incarnationId
+    for (let i = 0; i < 150; i += 1) emitBytes({ id: terminal.id, bytes: new Uint8Array(1_000), incarnationId })
+    const late = terminal.output() // opened once the PTY is known to deliver bytes
+    for (let i = 0; i < 150; i += 1) emitBytes({ id: terminal.id, bytes: new Uint8Array(1_000), incarnationId })
+    expect(fake.getPty(terminal.id)?.paused).toBe(false)
+    expect(controller.getFlowControlState(terminal.id)).toMatchObject({ paused: false, engaged: false })
+    fake.emitExit(terminal.id, { exitCode: 0 })
+    await fake.settle()
+    await expect(early.next()).resolves.toEqual({ done: true, value: undefined })
+    await expect(late.next()).resolves.toEqual({ done: true, value: undefined })
+    expect(errors).toEqual([])
+    await controller.dispose()
+  })
+
+  it('a consumer that acknowledges a bytes PTY itself keeps flow control, iterator or not', async () => {
+    const { fake, provider, emitBytes } = bytesCapableProvider()
+    const controller = createPtyController({ provider, clock: createManualClock() })
+    const terminal = await controller.spawnTerminal({})
+    terminal.acknowledgeData(0)
+    terminal.output()
+    const incarnationId = fake.getPty(terminal.id)?.incarnationId
+    for (let i = 0; i < 150; i += 1) emitBytes({ id: terminal.id, bytes: new Uint8Array(1_000), incarnationId })
+    expect(fake.getPty(terminal.id)?.paused).toBe(true)
+    terminal.acknowledgeData(150_000)
+    expect(fake.getPty(terminal.id)?.paused).toBe(false)
+    await controller.dispose()
+  })
 })

@@ -51,4 +51,25 @@ describe('controller argument validation', () => {
     // A whole pair is fine.
     expect(h.controller.write(id, 'A\uD83D\uDE00B', 'driving')).toBe(true)
   })
+
+  // Renderer views and snapshots: a late call from a view (unmounted, disposed) answers
+  // harmlessly, but a malformed one is the caller's bug, live or disposed.
+  it.each([false, true])('renderer serializer and snapshot calls check their arguments (disposed: %s)', async (disposed) => {
+    const h = createHarness()
+    const { id } = await h.controller.spawn({})
+    if (disposed) await h.run(h.controller.dispose())
+    const c = h.controller
+    await expect(c.waitForRendererSerializer(id, 0, 1_000, 'stop' as never)).rejects.toThrow(
+      new TypeError('Expected the `signal` option to be an AbortSignal, got "stop" (string)'),
+    )
+    await expect(c.waitForRendererSerializer(undefined as never, 0)).rejects.toThrow('`ptyId` argument')
+    expect(() => c.hasRendererSerializer(42 as never)).toThrow('Expected the `ptyId` argument to be a non-empty string, got 42 (number)')
+    expect(() => c.getRendererSerializerGeneration('' as never)).toThrow('`ptyId` argument')
+    await expect(c.serializeBuffer(null as never)).rejects.toThrow('`ptyId` argument')
+    await expect(c.serializeBuffer(id, 'all' as never)).rejects.toThrow('Expected the `options` argument to be an object, got "all" (string)')
+    await expect(c.serializeBuffer(id, { scrollbackRows: -1 })).rejects.toThrow(
+      new TypeError('Expected the `scrollbackRows` option to be a non-negative integer, got -1 (number)'),
+    )
+    await expect(c.serializeProviderBuffer(id, { scrollbackRows: 'all' as never })).rejects.toThrow('`scrollbackRows` option')
+  })
 })

@@ -156,6 +156,28 @@ describe('renderer serializers and serializeBuffer', () => {
     expect(h.controller.getRendererSerializerGeneration(id)).toBe(1)
   })
 
+  // A webview's serializer posts to the webview and awaits its reply; the panel closes first.
+  it('a renderer that never answers: its unmount falls back to the provider, dispose answers null', async () => {
+    const h = createHarness()
+    const { id } = await h.controller.spawn({})
+    h.provider.emitData(id, 'abc')
+    const registration = h.controller.registerRendererSerializer(id, () => new Promise(() => {}))
+    let answer: unknown = 'pending'
+    void h.controller.serializeBuffer(id).then((snapshot) => (answer = snapshot))
+    await h.settle()
+    expect(answer).toBe('pending') // the renderer is still registered: it may yet answer
+    registration.dispose() // the view unmounted
+    await h.settle()
+    expect(answer).toEqual({ data: 'abc', cols: 80, rows: 24, seq: 3 })
+
+    h.controller.registerRendererSerializer(id, () => new Promise(() => {}))
+    let late: unknown = 'pending'
+    void h.controller.serializeBuffer(id).then((snapshot) => (late = snapshot))
+    await h.run(h.controller.dispose())
+    await h.settle()
+    expect(late).toBeNull()
+  })
+
   it('a stale registration’s dispose leaves a newer one in place', async () => {
     const h = createHarness()
     const { id } = await h.controller.spawn({})

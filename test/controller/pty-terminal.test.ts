@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from 'vitest'
-import { STOP_UNCONFIRMED_AFTER_MS, createPtyController, type PtyControllerSpawnEvent } from '../../src/controller/index.js'
+import { STOP_UNCONFIRMED_AFTER_MS, createPtyController, type PtyControllerSpawnEvent, type PtyTerminal } from '../../src/controller/index.js'
 import { createFakePtyProvider } from '../../src/testing/index.js'
 import { createHarness } from './controller-harness.js'
 
@@ -143,6 +143,31 @@ describe('PtyTerminal: events fenced by incarnation', () => {
   })
 })
 
+describe('PtyTerminal: malformed arguments', () => {
+  // A handle that outlived its incarnation still gets the caller's bugs reported, as the controller
+  // does after dispose: the fence answers a well-formed late call, not a malformed one.
+  it.each(['live', 'replaced'] as const)('are TypeErrors naming the argument and the value, on a %s handle', async (state) => {
+    const h = createHarness()
+    h.provider.scriptNextSpawn({ id: 'same' })
+    const terminal = await h.controller.spawnTerminal({})
+    if (state === 'replaced') {
+      h.provider.scriptNextSpawn({ id: 'same' })
+      await h.controller.spawnTerminal({})
+    }
+    const loose = terminal as unknown as Record<string, (...args: unknown[]) => unknown>
+    expect(() => loose['write']!(42)).toThrow(new TypeError('Expected the `data` argument to be a string, got 42 (number)'))
+    expect(() => loose['writeWithSettlement']!('ls', 'typing')).toThrow(/`inputKind` argument .* got "typing"/)
+    expect(() => loose['resize']!(Number.NaN, 24)).toThrow(/`cols` argument .* got NaN/)
+    await expect(loose['stop']!({ timeoutMs: -1 })).rejects.toThrow(/`timeoutMs` option .* got -1/)
+    expect(() => loose['output']!({ signal: 'stop' })).toThrow(/`signal` option to be an AbortSignal, got "stop"/)
+    expect(() => loose['output']!(null)).toThrow(/`options` argument to be an object, got null/)
+    for (const method of ['onData', 'onExit', 'onOutputLoss']) {
+      expect(() => loose[method]!(undefined)).toThrow(/`listener` argument to be a function, got undefined/)
+    }
+    await h.run(h.controller.dispose())
+  })
+})
+
 describe('PtyTerminal: exited', () => {
   it('resolves with the cause of an exit that came before anyone awaited it', async () => {
     const h = createHarness()
@@ -222,6 +247,52 @@ describe('PtyTerminal: output delivered before the handle was handed over', () =
     for await (const chunk of output) chunks.push(chunk)
     expect(chunks).toEqual(['$ ', 'ls\r\n', 'done'])
     expect(late.mock.calls.map(([event]) => event.data)).toEqual(['done'])
+  })
+
+  it('a listener that throws on the replay is not left subscribed: onData throws, and nothing can leak', async () => {
+    const h = createHarness()
+    h.provider.scriptNextSpawn({ hang: true })
+    const pending = h.controller.spawnTerminal({})
+    await h.settle()
+    const [id] = h.provider.livePtyIds()
+    if (id === undefined) throw new Error('the spawn did not reach the provider')
+    h.provider.emitData(id, '$ ')
+    h.provider.releaseSpawn(id)
+    const terminal = await pending
+    const listener = vi.fn(() => {
+      throw new Error('view not ready')
+    })
+    expect(() => terminal.onData(listener)).toThrow('view not ready')
+    h.provider.emitData(id, 'later')
+    expect(listener).toHaveBeenCalledTimes(1) // the replay only: the caller got no unsubscribe
+    expect(h.errors()).toEqual([])
+    await h.run(h.controller.dispose())
+  })
+
+  it('replays it also when a spawn listener asked for the handle before spawnTerminal handed it over', async () => {
+    const h = createHarness()
+    // An extension that tracks every terminal, subscribed before its first spawnTerminal.
+    const tracked: (PtyTerminal | null)[] = []
+    h.controller.on('spawn', ({ ptyId }) => tracked.push(h.controller.terminal(ptyId)))
+    h.provider.scriptNextSpawn({ hang: true })
+    const pending = h.controller.spawnTerminal({})
+    await h.settle()
+    const [id] = h.provider.livePtyIds()
+    if (id === undefined) throw new Error('the spawn did not reach the provider')
+    h.provider.emitData(id, '$ ')
+    h.provider.releaseSpawn(id)
+    const terminal = await pending
+
+    expect(tracked).toEqual([terminal])
+    const listener = vi.fn()
+    terminal.onData(listener)
+    const output = terminal.output()
+    expect(listener.mock.calls.map(([event]) => event.data)).toEqual(['$ '])
+    h.provider.emitData(id, 'ls\r\n')
+    h.provider.emitExit(id, { exitCode: 0 })
+    const chunks: string[] = []
+    for await (const chunk of output) chunks.push(chunk)
+    expect(chunks).toEqual(['$ ', 'ls\r\n'])
   })
 })
 

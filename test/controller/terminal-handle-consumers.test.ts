@@ -4,6 +4,7 @@
  * never resolved `exited`; an iterator that broke out (or was opened with an aborted signal) left
  * flow control engaged, so later output nobody acknowledges paused the process.
  */
+import { getEventListeners } from 'node:events'
 import { describe, expect, it } from 'vitest'
 import { STOP_UNCONFIRMED_AFTER_MS } from '../../src/controller/index.js'
 import { createHarness } from './controller-harness.js'
@@ -115,6 +116,39 @@ describe('terminal handles across dispose and an exit before the reply', () => {
     expect(exited).toBe(true)
   })
 
+  // An extension's deactivate disposes the controller; a tab's close handler runs later.
+  it('stop() after dispose answers true for a terminal whose end was proven, false for one left unverified', async () => {
+    const h = createHarness()
+    const stopped = await h.controller.spawnTerminal({})
+    const ended = await h.controller.spawnTerminal({})
+    const stuck = await h.controller.spawnTerminal({})
+    h.provider.emitExit(ended.id, { exitCode: 3 })
+    h.provider.setShutdownBehaviour(stuck.id, 'never_confirm')
+    await h.run(h.controller.dispose())
+    expect((await stopped.exited).cause).toEqual({ kind: 'operator_close' })
+    expect((await ended.exited).cause).toEqual({ kind: 'exited', exitCode: 3 })
+    expect((await stuck.exited).cause).toEqual({ kind: 'unknown', reason: 'stop_unverified' })
+    await expect(stopped.stop()).resolves.toBe(true)
+    await expect(ended.stop()).resolves.toBe(true)
+    await expect(stuck.stop()).resolves.toBe(false)
+    await expect(stopped[Symbol.asyncDispose]()).resolves.toBeUndefined()
+  })
+
+  // A task leaves its `await using` scope while the extension's deactivate is disposing the controller.
+  it('await using, left while the controller is being disposed, ends once the dispose decided the terminal\'s stop', async () => {
+    const h = createHarness()
+    const terminal = await h.controller.spawnTerminal({})
+    // A process the stop never gets confirmed for: the dispose takes its whole deadline over it.
+    h.provider.setShutdownBehaviour(terminal.id, 'never_confirm')
+    const disposing = h.controller.dispose()
+    let settled: unknown = 'not yet'
+    void terminal.exited.then(({ cause }) => (settled = cause))
+    await h.run(Promise.resolve(terminal[Symbol.asyncDispose]()))
+    // Left as `stop()` leaves it: once the stop was decided, here given up on.
+    expect(settled).toEqual({ kind: 'unknown', reason: 'stop_unverified' })
+    await h.run(disposing)
+  })
+
   it('spawnTerminal whose process exits before the reply rejects exited_during_start', async () => {
     const h = createHarness()
     h.provider.scriptNextSpawn({ exitBeforeReply: { exitCode: 2 }, output: ['boom'] })
@@ -147,6 +181,45 @@ describe('terminal handles: a consumer that left', () => {
     await expect(output.next()).resolves.toEqual({ done: true, value: undefined })
     for (let i = 0; i < 150; i += 1) h.provider.emitData(terminal.id, CHUNK)
     expect(h.provider.getPty(terminal.id)?.paused).toBe(false)
+    await h.run(h.controller.dispose())
+  })
+
+  // An extension passes one signal (aborted at deactivate) to every output() it opens, reads a
+  // little of each, and goes on without calling return().
+  it('an iterator its consumer stopped pulling lets go of its signal once the terminal ended', async () => {
+    const h = createHarness()
+    const deactivate = new AbortController()
+    const iterators: AsyncIterator<string>[] = []
+    for (let i = 0; i < 12; i += 1) {
+      const terminal = await h.controller.spawnTerminal({})
+      const output = terminal.output({ signal: deactivate.signal })
+      iterators.push(output)
+      h.provider.emitData(terminal.id, '$ ')
+      await expect(output.next()).resolves.toEqual({ done: false, value: '$ ' })
+      // Output it never pulled: still yielded after the end, then done.
+      if (i === 0) h.provider.emitData(terminal.id, 'bye')
+      h.provider.emitExit(terminal.id, { exitCode: 0 })
+      await terminal.exited
+    }
+    expect(getEventListeners(deactivate.signal, 'abort')).toHaveLength(0)
+    await expect(iterators[0]!.next()).resolves.toEqual({ done: false, value: 'bye' })
+    await expect(iterators[0]!.next()).resolves.toEqual({ done: true, value: undefined })
+    await expect(iterators[1]!.next()).resolves.toEqual({ done: true, value: undefined })
+    await h.run(h.controller.dispose())
+  })
+
+  it('an abort after the end still ends an iterator that holds output it did not pull', async () => {
+    const h = createHarness()
+    const terminal = await h.controller.spawnTerminal({})
+    const abort = new AbortController()
+    const output = terminal.output({ signal: abort.signal })
+    h.provider.emitData(terminal.id, 'one')
+    h.provider.emitData(terminal.id, 'two')
+    h.provider.emitExit(terminal.id, { exitCode: 0 })
+    await terminal.exited
+    await expect(output.next()).resolves.toEqual({ done: false, value: 'one' })
+    abort.abort()
+    await expect(output.next()).resolves.toEqual({ done: true, value: undefined })
     await h.run(h.controller.dispose())
   })
 })

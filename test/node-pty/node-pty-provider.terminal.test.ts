@@ -78,4 +78,48 @@ describe('terminal handles over real PTYs (node-pty)', () => {
     await waitFor(() => (isDead(child) ? true : undefined), 'the sleep child to die')
     expect(liveChildrenOf(pid)).toEqual([])
   })
+
+  it("an output() loop over a bytes-mode terminal (which it cannot read) does not hold the process back", async () => {
+    const bytesProvider = createNodePtyProvider({ output: 'bytes' })
+    const own = createPtyController({ provider: bytesProvider })
+    const errors: string[] = []
+    own.on('error', (error) => errors.push(error.code))
+    let delivered = 0
+    own.on('bytes', ({ bytes }) => {
+      delivered += bytes.length
+    })
+    try {
+      const total = 1_000_000
+      const terminal = await own.spawnTerminal({ file: '/bin/sh', args: ['-c', `head -c ${total} /dev/zero | tr '\\0' x`] })
+      const chunks: string[] = []
+      for await (const chunk of terminal.output()) chunks.push(chunk)
+      expect(chunks).toEqual([]) // handles carry text only
+      await expect(terminal.exited).resolves.toMatchObject({ cause: { kind: 'exited', exitCode: 0 } })
+      expect(delivered).toBe(total)
+      // Not paused for an iterator that can never acknowledge (it was, until the cap forgave it: reported).
+      expect(errors).toEqual([])
+    } finally {
+      await own.dispose()
+      await bytesProvider.dispose()
+    }
+  })
+
+  it('await using left while the controller is being disposed returns once the process is gone', async () => {
+    const own = createPtyController({ provider })
+    let pid = 0
+    let disposing: Promise<void> | undefined
+    {
+      // Ignores the hang-up: the dispose has to escalate to a kill, which takes a while.
+      await using terminal = await own.spawnTerminal({ file: '/bin/sh', args: ['-c', 'trap "" HUP; echo READY; while :; do sleep 1; done'] })
+      pid = terminal.pid!
+      let screen = ''
+      terminal.onData(({ data }) => {
+        screen += data
+      })
+      await waitFor(() => (screen.includes('READY') ? true : undefined), 'READY')
+      disposing = own.dispose() // the extension's deactivate, as the scope ends
+    }
+    expect(isDead(pid)).toBe(true)
+    await disposing
+  })
 })
