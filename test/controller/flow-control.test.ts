@@ -26,6 +26,7 @@ const stepArb: fc.Arbitrary<Step> = fc.oneof(
 
 describe('ProducerFlowControl', () => {
   it('keeps the books: in-flight is delivered minus credited, never negative; engages, pauses, resumes and caps by the rules', () => {
+    let abovePaused = 0
     fc.assert(
       fc.property(fc.constantFrom<ProducerFlowControlMode>('always', 'acknowledged'), fc.array(stepArb, { maxLength: 60 }), (mode, steps) => {
         const config = configFor(mode)
@@ -108,6 +109,14 @@ describe('ProducerFlowControl', () => {
           expect(state.unacknowledgedChars).toBe(inFlight)
           expect(state.paused).toBe(pausedSince !== null)
           expect(state.engaged).toBe(engaged)
+          // And the other way round: output that leaves an engaged PTY above the high watermark
+          // pauses its producer (the checks above only judge the pauses that happened, so one never
+          // made went unseen). Only output decides a pause: an ack that engages a PTY already above
+          // the watermark leaves the pause to its next output.
+          if (step.kind === 'output' && engaged && inFlight > config.highWatermarkChars) {
+            abovePaused += 1
+            expect(state.paused).toBe(true)
+          }
           if (pausedSince !== null) expect(clock.now() - pausedSince).toBeLessThanOrEqual(config.pauseMaxHoldMs)
           // Reported at most once per tracked PTY (a release forgets it).
           expect(notAcknowledgingReports).toBeLessThanOrEqual(Math.max(reportsAllowed, 1))
@@ -115,6 +124,7 @@ describe('ProducerFlowControl', () => {
       }),
       { numRuns: 300 },
     )
+    expect(abovePaused).toBeGreaterThan(0)
   })
 
   it('forgets a target without resuming it', () => {
