@@ -15,17 +15,22 @@ type Step =
   | { kind: 'release' }
   | { kind: 'iteratorsLeft' }
 
-const stepArb: fc.Arbitrary<Step> = fc.oneof(
-  fc.record({ kind: fc.constant('output' as const), chars: fc.integer({ min: 0, max: 800 }) }),
+const stepArb: fc.Arbitrary<Step | { kind: 'ackLeaving'; keep: number }> = fc.oneof(
+  // Output weighs most: else the acks keep the count low and a pause is rare (8 of 300 runs had one).
+  { weight: 5, arbitrary: fc.record({ kind: fc.constant('output' as const), chars: fc.integer({ min: 0, max: 800 }) }) },
   fc.record({ kind: fc.constant('ack' as const), chars: fc.integer({ min: 0, max: 1_500 }) }),
   fc.record({ kind: fc.constant('advance' as const), ms: fc.integer({ min: 0, max: 200 }) }),
   fc.record({ kind: fc.constant('iteratorAck' as const), chars: fc.integer({ min: 0, max: 1_500 }) }),
   fc.record({ kind: fc.constant('release' as const) }),
   fc.record({ kind: fc.constant('iteratorsLeft' as const) }),
+  // An ack of all but `keep` chars in flight: lands a paused PTY near the low watermark, on either side.
+  { weight: 2, arbitrary: fc.record({ kind: fc.constant('ackLeaving' as const), keep: fc.integer({ min: 0, max: 2 * TIMINGS.lowWatermarkChars }) }) },
 )
 
 describe('ProducerFlowControl', () => {
   it('keeps the books: in-flight is delivered minus credited, never negative; engages, pauses, resumes and caps by the rules', () => {
+    let abovePaused = 0
+    let belowResumed = 0
     fc.assert(
       fc.property(fc.constantFrom<ProducerFlowControlMode>('always', 'acknowledged'), fc.array(stepArb, { maxLength: 60 }), (mode, steps) => {
         const config = configFor(mode)
@@ -50,8 +55,10 @@ describe('ProducerFlowControl', () => {
         }
         const flow = new ProducerFlowControl(config, clock)
         let pausedSince: number | null = null
-        for (const step of steps) {
+        for (const generated of steps) {
+          const step: Step = generated.kind === 'ackLeaving' ? { kind: 'ack', chars: Math.max(0, inFlight - generated.keep) } : generated
           let before = log.length
+          const wasPaused = pausedSince !== null
           if (step.kind === 'output') {
             inFlight += step.chars
             flow.noteOutput(target, step.chars)
@@ -108,6 +115,19 @@ describe('ProducerFlowControl', () => {
           expect(state.unacknowledgedChars).toBe(inFlight)
           expect(state.paused).toBe(pausedSince !== null)
           expect(state.engaged).toBe(engaged)
+          // And the other way round: output that leaves an engaged PTY above the high watermark
+          // pauses its producer (the checks above only judge the pauses that happened, so one never
+          // made went unseen). Only output decides a pause: an ack that engages a PTY already above
+          // the watermark leaves the pause to its next output.
+          if (step.kind === 'output' && engaged && inFlight > config.highWatermarkChars) {
+            abovePaused += 1
+            expect(state.paused).toBe(true)
+          }
+          // Likewise a resume: an ack that brings a paused PTY below the low watermark resumes it.
+          if ((step.kind === 'ack' || step.kind === 'iteratorAck') && wasPaused && inFlight < config.lowWatermarkChars) {
+            belowResumed += 1
+            expect(state.paused).toBe(false)
+          }
           if (pausedSince !== null) expect(clock.now() - pausedSince).toBeLessThanOrEqual(config.pauseMaxHoldMs)
           // Reported at most once per tracked PTY (a release forgets it).
           expect(notAcknowledgingReports).toBeLessThanOrEqual(Math.max(reportsAllowed, 1))
@@ -115,6 +135,8 @@ describe('ProducerFlowControl', () => {
       }),
       { numRuns: 300 },
     )
+    expect(abovePaused).toBeGreaterThan(0)
+    expect(belowResumed).toBeGreaterThan(0)
   })
 
   it('forgets a target without resuming it', () => {

@@ -13,6 +13,8 @@ type ModelIterator = {
   /** `next()` calls made. */
   calls: number
   finished: boolean
+  /** A pull of this iterator was answered `done` (the end reached it, or it was returned or finished). */
+  answeredDone: boolean
 }
 
 type Model = {
@@ -56,6 +58,11 @@ async function check(model: Model, real: Real): Promise<void> {
     const yielded = Math.min(it.calls, it.received.length)
     const expected = it.received.slice(0, yielded).map((index) => chunkText(index, model.chunks[index]!.length))
     expect(real.iterators[i]!.values).toEqual(expected)
+    // A pull past what it received waits until a chunk or the end (then it is answered done).
+    expect({ pending: real.iterators[i]!.pending !== undefined, done: real.iterators[i]!.done }).toEqual({
+      pending: !it.finished && it.calls > it.received.length,
+      done: it.answeredDone,
+    })
   }
 }
 
@@ -64,7 +71,7 @@ class CreateIterator implements fc.AsyncCommand<Model, Real> {
     return model.iterators.length < MAX_ITERATORS
   }
   async run(model: Model, real: Real): Promise<void> {
-    model.iterators.push({ received: [], calls: 0, finished: false })
+    model.iterators.push({ received: [], calls: 0, finished: false, answeredDone: false })
     real.iterators.push({ iterator: real.feed.iterate(), values: [], pending: undefined, done: false })
     await check(model, real)
   }
@@ -104,6 +111,7 @@ class Pull implements fc.AsyncCommand<Model, Real> {
     await flush()
     if (entry.pending !== undefined || entry.done) return // one pull at a time, as for-await does
     if (!it.finished) it.calls += 1
+    else it.answeredDone = true
     entry.pending = entry.iterator.next().then((result) => {
       entry.pending = undefined
       if (result.done === true) entry.done = true
@@ -111,7 +119,7 @@ class Pull implements fc.AsyncCommand<Model, Real> {
     })
     await flush()
     // A pull past everything after the end finishes the iterator (it lets go of what it held).
-    if (model.ended && it.calls > it.received.length) it.finished = true
+    if (model.ended && it.calls > it.received.length) it.finished = it.answeredDone = true
     await check(model, real)
   }
   toString(): string {
@@ -127,7 +135,8 @@ class Return implements fc.AsyncCommand<Model, Real> {
   async run(model: Model, real: Real): Promise<void> {
     const i = this.which % model.iterators.length
     const it = model.iterators[i]!
-    // A pending pull gets nothing more: what it would have received is not "yielded".
+    // A pending pull gets nothing more: what it would have received is not "yielded"; it is answered done.
+    if (!it.finished && it.calls > it.received.length) it.answeredDone = true
     it.calls = Math.min(it.calls, it.received.length)
     it.finished = true
     await real.iterators[i]!.iterator.return?.()
@@ -145,7 +154,7 @@ class End implements fc.AsyncCommand<Model, Real> {
   }
   async run(model: Model, real: Real): Promise<void> {
     model.ended = true
-    for (const it of model.iterators) if (it.calls > it.received.length) it.finished = true
+    for (const it of model.iterators) if (it.calls > it.received.length) it.finished = it.answeredDone = true
     real.feed.end()
     await check(model, real)
   }

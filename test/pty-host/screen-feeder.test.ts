@@ -37,6 +37,15 @@ const step: fc.Arbitrary<Step> = fc.oneof(
 )
 
 /**
+ * The steps, with quiet spells: a run of ticks with no output in between, long enough for a
+ * session to go idle. Without them a session was never idle (no 80-step sequence of 300 runs had
+ * five looks in a row without output), so the idle branch of the property never ran.
+ */
+const steps: fc.Arbitrary<Step[]> = fc
+  .array(fc.oneof({ weight: 6, arbitrary: step.map((s) => [s]) }, { weight: 1, arbitrary: fc.constant(Array.from({ length: 8 }, (): Step => ({ kind: 'tick', ms: PTY_HOST_SCREEN_FEED_TICK_MS }))) }), { maxLength: 80 })
+  .map((groups) => groups.flat())
+
+/**
  * A feeder on a clock the test moves by hand. The feeder arms at most one tick at a time (checked
  * at each arming); `advance(ms)` moves the clock and hands over the armed tick, not yet run.
  */
@@ -64,8 +73,10 @@ function feederOnTestClock(charsPerSecond: number) {
 
 describe('ScreenFeeder (the host’s background parse budget)', () => {
   it('spends at most the token bucket on sessions still producing and not outpaced, parses an idle session whole, and ticks only while a screen has work', () => {
+    // Each kind of look the property checks, counted over all runs: each must have been seen.
+    const seen = { held: 0, idle: 0, outpaced: 0, budgeted: 0 }
     fc.assert(
-      fc.property(fc.array(step, { maxLength: 80 }), fc.integer({ min: 40, max: 2_000 }), (steps, limitChars) => {
+      fc.property(steps, fc.integer({ min: 40, max: 2_000 }), (steps, limitChars) => {
         const { feeder, clock, advance } = feederOnTestClock(RATE)
         const screens = Array.from({ length: SESSIONS }, () => new CountingScreen())
         // Whether flow control holds each session's PTY (a held session's quiet is not idleness).
@@ -105,10 +116,19 @@ describe('ScreenFeeder (the host’s background parse budget)', () => {
             histories.forEach((history, i) => {
               const handed = screens[i]!.handed - before[i]!
               // Held: a slice outside the budget (here always all of it: the rings are small).
-              if (looked[i] && held[i]) expect(handed).toBe(Math.min(pendingBefore[i]!, PTY_HOST_SCREEN_HELD_SLICE_CHARS))
-              else if (idle[i]) expect(history.screen.pendingChars).toBe(0)
-              else if (outpaced[i]) expect(handed).toBe(0)
-              else spent += handed
+              if (looked[i] && held[i]) {
+                seen.held += 1
+                expect(handed).toBe(Math.min(pendingBefore[i]!, PTY_HOST_SCREEN_HELD_SLICE_CHARS))
+              } else if (idle[i]) {
+                seen.idle += 1
+                expect(history.screen.pendingChars).toBe(0)
+              } else if (outpaced[i]) {
+                seen.outpaced += 1
+                expect(handed).toBe(0)
+              } else {
+                if (looked[i]) seen.budgeted += 1
+                spent += handed
+              }
             })
             // The budget: never more than what the bucket held (shares round up by less than a char).
             expect(spent).toBeLessThan(tokens + 1)
@@ -129,6 +149,7 @@ describe('ScreenFeeder (the host’s background parse budget)', () => {
       }),
       { numRuns: 300 },
     )
+    expect(Object.entries(seen).filter(([, count]) => count === 0)).toEqual([])
   })
 
   it('parses everything pending once a session has been quiet for the idle time, whatever the budget', () => {
