@@ -220,7 +220,11 @@ function wire(model: Model, real: Real): void {
       incarnation.provenDead = true
     }
   })
-  controller.on('error', () => undefined)
+  // Provider failures are expected here (scripted stops that fail); a check above that threw is a
+  // violation — the controller reports a throwing listener as an error instead of throwing.
+  controller.on('error', (error) => {
+    if (error.code === 'listener_threw') violate(model, `a model check threw: ${String(error.cause)}`)
+  })
 }
 
 function providerExitListener(model: Model): (event: PtyExitEvent) => void {
