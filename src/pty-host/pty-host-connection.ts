@@ -1,4 +1,5 @@
 import { createConnection, type Socket } from 'node:net'
+import { clampTimerDelay } from '../contracts/deadline.js'
 import { ConnectionReader, readThrough } from './connection-reader.js'
 import { encodeFrame, encodeFrames, encodeFramesInto } from './frame-codec.js'
 import { protocolMismatchMessage, PTY_HOST_PROTOCOL_VERSION, type PtyHostMessage, type PtyHostMethod, type PtyHostWireError } from './protocol.js'
@@ -111,7 +112,7 @@ export class PtyHostConnection {
         socket.destroy()
         reject(error)
       }
-      const timer = setTimeout(() => fail(new PtyHostError('host_unavailable', `The pty host on ${paths.socketPath} did not answer within ${timeoutMs} ms`)), timeoutMs)
+      const timer = setTimeout(() => fail(new PtyHostError('host_unavailable', `The pty host on ${paths.socketPath} did not answer within ${timeoutMs} ms`)), clampTimerDelay(timeoutMs))
       socket.on('error', (error: NodeJS.ErrnoException) =>
         fail(new PtyHostError('host_unavailable', `No pty host answers on ${paths.socketPath} (${error.code ?? error.message})`, { cause: error })),
       )

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto'
 import { chmodSync, unlinkSync } from 'node:fs'
 import { createServer, type Server } from 'node:net'
 import { callProvider } from '../contracts/call-provider.js'
+import { clampTimerDelay } from '../contracts/deadline.js'
 import { createNodePtyProvider, type NodePtyProvider, type NodePtyProviderOptions } from '../node-pty/index.js'
 import { FrameDecoder, PTY_HOST_MAX_FRAME_BYTES } from './frame-codec.js'
 import { HostClient } from './host-client.js'
@@ -154,7 +155,8 @@ export async function startPtyHost(options: PtyHostServerOptions = {}): Promise<
     clearTimeout(idleTimer)
     idleTimer = undefined
     if (closePromise !== null || sessions.live.size > 0 || clients.size > 0) return
-    idleTimer = setTimeout(() => void close(), idleExitMs)
+    // Clamped: a longer wait (`Number.MAX_SAFE_INTEGER` for "never") would overflow Node's timer and fire at once.
+    idleTimer = setTimeout(() => void close(), clampTimerDelay(idleExitMs))
   }
 
   provider.onBytes((event) => sessions.onBytes(event))

@@ -1,3 +1,4 @@
+import { clampTimerDelay } from '../contracts/deadline.js'
 /**
  * The request timeouts of one connection, with one timer for all of them.
  *
@@ -35,7 +36,7 @@ export type DeadlineClock = {
 export const SYSTEM_DEADLINE_CLOCK: DeadlineClock = {
   now: () => performance.now(),
   setTimer(callback, ms) {
-    const timer = setTimeout(callback, Math.ceil(ms))
+    const timer = setTimeout(callback, clampTimerDelay(Math.ceil(ms)))
     timer.unref()
     return timer
   },

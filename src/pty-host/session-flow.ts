@@ -1,3 +1,4 @@
+import { clampTimerDelay } from '../contracts/deadline.js'
 /**
  * Flow control of one session in the host, from two kinds of request by its subscribed clients:
  *
@@ -46,7 +47,7 @@ export type SessionFlowTimers = {
 const HOST_TIMERS: SessionFlowTimers = {
   schedule(run, ms) {
     // Why unref: a held pause alone must not keep a host alive that is otherwise done.
-    return setTimeout(run, ms).unref()
+    return setTimeout(run, clampTimerDelay(ms)).unref()
   },
   cancel(handle) {
     clearTimeout(handle as ReturnType<typeof setTimeout>)

@@ -1,4 +1,4 @@
-import { remainingWaitMs } from '../contracts/index.js'
+import { clampTimerDelay, remainingWaitMs } from '../contracts/index.js'
 import { probeRemotePids, signalRemoteProcessGroup } from './remote-process.js'
 import type { SshConnection } from './ssh-connection.js'
 import type { SshConnectionKeeper } from './ssh-connection-keeper.js'
@@ -101,7 +101,7 @@ export async function stopLostSession(
   if (alive === null) throw unreachable('its SSH connection dropped, and no open connection to the same machine can tell whether its program runs')
   for (const step of steps) {
     const wait = started + step.atMs - Date.now()
-    if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait))
+    if (wait > 0) await new Promise((resolve) => setTimeout(resolve, clampTimerDelay(wait)))
     if (await gone()) return
     const judge = judgeOfLostSession(session, keeper)
     if (judge === null) throw unreachable('its SSH connection dropped, and no open connection to the same machine can reach its program')

@@ -1,4 +1,5 @@
 import {
+  clampTimerDelay,
   refusedWrite,
   unverifiableWrite,
   WRITE_ACCEPTED,
@@ -53,9 +54,11 @@ function connectionSettings(options: SshProviderOptions): SshConnectionSettings 
       hostVerifier: options.hostVerifier,
       policy: options.hostKeyPolicy ?? 'strict',
     },
-    connectTimeoutMs: options.connectTimeoutMs ?? SSH_DEFAULT_CONNECT_TIMEOUT_MS,
-    handshakeTimeoutMs: options.handshakeTimeoutMs ?? SSH_DEFAULT_HANDSHAKE_TIMEOUT_MS,
-    keepaliveIntervalMs: options.keepaliveIntervalMs ?? SSH_DEFAULT_KEEPALIVE_INTERVAL_MS,
+    // Clamped to what a timer holds (~24.8 days): a longer one (`Number.MAX_SAFE_INTEGER` for
+    // "never") overflows Node's timers and fires at once — a keepalive every millisecond.
+    connectTimeoutMs: clampTimerDelay(options.connectTimeoutMs ?? SSH_DEFAULT_CONNECT_TIMEOUT_MS),
+    handshakeTimeoutMs: clampTimerDelay(options.handshakeTimeoutMs ?? SSH_DEFAULT_HANDSHAKE_TIMEOUT_MS),
+    keepaliveIntervalMs: clampTimerDelay(options.keepaliveIntervalMs ?? SSH_DEFAULT_KEEPALIVE_INTERVAL_MS),
     keepaliveCountMax: options.keepaliveCountMax ?? SSH_DEFAULT_KEEPALIVE_COUNT_MAX,
   }
 }

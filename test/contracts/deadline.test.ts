@@ -2,6 +2,7 @@ import { describe, it, expect } from 'vitest'
 import fc from 'fast-check'
 import { MAX_TIMER_DELAY_MS, clampTimerDelay, remainingWaitMs, resolveWaitDeadline } from 'ptykit/contracts'
 import { PROVIDER_ANSWER_MARGIN_MS, askedDeadline, askedTimeoutMs } from '../../src/contracts/deadline.js'
+import { settleWithin } from '../../src/contracts/settle-within.js'
 
 describe('resolveWaitDeadline: deadlineMs is a point in time, timeoutMs a duration', () => {
   it('reads deadlineMs as an absolute epoch time, as the seed origin passes it (Date.now() + 5000)', () => {
@@ -55,6 +56,12 @@ describe('timer delays never overflow', () => {
 
   it('turns a huge deadline into the longest wait setTimeout can hold, not 1 ms', () => {
     expect(remainingWaitMs(Number.MAX_SAFE_INTEGER, 0)).toBe(MAX_TIMER_DELAY_MS)
+  })
+
+  it('a provider\'s bounded wait of a "never" duration does not give up at once (settleWithin)', async () => {
+    const waited = settleWithin(new Promise<string>(() => undefined), Number.MAX_SAFE_INTEGER, 'gave up')
+    const first = await Promise.race([waited, new Promise((resolve) => setTimeout(() => resolve('still waiting'), 50))])
+    expect(first).toBe('still waiting')
   })
 })
 
