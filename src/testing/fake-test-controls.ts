@@ -43,6 +43,7 @@ export function createFakeTestControls(state: FakeProviderState): FakeTestContro
 
     emitData(id: string, data: string): void {
       const pty = requireFakePty(state, id, 'emitData')
+      if (typeof data !== 'string') throw new TypeError(`Expected the \`data\` argument of emitData to be a string, got ${describeValue(data)}`)
       if (pty.state !== 'live') {
         throw new TypeError(
           `emitData: the fake PTY ${JSON.stringify(id)} is not live; output after its exit would break the data-before-exit rule`,
@@ -64,6 +65,7 @@ export function createFakeTestControls(state: FakeProviderState): FakeTestContro
 
     emitExit(id: string, exit: FakeExit): void {
       const pty = requireFakePty(state, id, 'emitExit')
+      assertFakeExit(exit)
       if (exit.incarnationId !== undefined && exit.incarnationId !== pty.incarnationId) {
         // A stale exit of an older process: reported as such, and the current process lives on.
         state.events.exit.fire(state.events.exitEvent(pty, exit, exit.incarnationId))
@@ -76,15 +78,27 @@ export function createFakeTestControls(state: FakeProviderState): FakeTestContro
     },
 
     setLiveness(id: string, value: boolean | null | undefined): void {
-      requireFakePty(state, id, 'setLiveness').liveness = value
+      const pty = requireFakePty(state, id, 'setLiveness')
+      if (value !== true && value !== false && value !== null && value !== undefined) {
+        throw new TypeError(`Expected the \`value\` argument of setLiveness to be true, false, null or undefined, got ${describeValue(value)}`)
+      }
+      pty.liveness = value
     },
 
     setWriteSettlement(id: string, settlement: WriteSettlement | undefined): void {
-      requireFakePty(state, id, 'setWriteSettlement').writeSettlement = settlement
+      const pty = requireFakePty(state, id, 'setWriteSettlement')
+      if (settlement !== undefined && !(isPlainObject(settlement) && ['accepted', 'refused', 'unverifiable'].includes((settlement as { kind?: unknown }).kind as string))) {
+        throw new TypeError(`Expected the \`settlement\` argument of setWriteSettlement to be a WriteSettlement or undefined, got ${describeValue(settlement)}`)
+      }
+      pty.writeSettlement = settlement
     },
 
     setShutdownBehaviour(id: string, behaviour: FakeShutdownBehaviour): void {
-      requireFakePty(state, id, 'setShutdownBehaviour').shutdownBehaviour = behaviour
+      const pty = requireFakePty(state, id, 'setShutdownBehaviour')
+      if (behaviour !== 'confirm' && behaviour !== 'never_confirm' && behaviour !== 'fail') {
+        throw new TypeError(`Expected the \`behaviour\` argument of setShutdownBehaviour to be 'confirm', 'never_confirm' or 'fail', got ${describeValue(behaviour)}`)
+      }
+      pty.shutdownBehaviour = behaviour
     },
 
     setProcessInfo(id: string, info: FakeProcessInfo): void {
@@ -131,5 +145,15 @@ export function createFakeTestControls(state: FakeProviderState): FakeTestContro
     settle(): Promise<void> {
       return state.deliveries.settle()
     },
+  }
+}
+
+/** Throw a `TypeError` naming the field unless `exit` is a {@link FakeExit}: a test's typo must not become a malformed provider event. */
+function assertFakeExit(exit: unknown): asserts exit is FakeExit {
+  if (!isPlainObject(exit)) throw new TypeError(`Expected the \`exit\` argument of emitExit to be a FakeExit object, got ${describeValue(exit)}`)
+  const { exitCode, signal } = exit as { exitCode?: unknown; signal?: unknown }
+  if (!Number.isInteger(exitCode)) throw new TypeError(`Expected the \`exitCode\` of emitExit to be an integer, got ${describeValue(exitCode)}`)
+  if (signal !== undefined && signal !== null && typeof signal !== 'number') {
+    throw new TypeError(`Expected the \`signal\` of emitExit to be a number, null or undefined, got ${describeValue(signal)}`)
   }
 }

@@ -1,0 +1,35 @@
+import { describe, expect, it } from 'vitest'
+import { createFakePtyProvider } from 'ptykit/testing'
+
+// A test author's typo in a control must fail loudly, naming the argument — not become a malformed
+// provider event the controller silently drops (output that never arrives) or mis-reads.
+describe('fake provider controls refuse malformed arguments', () => {
+  it('throws a TypeError naming the argument and value, and leaves the PTY as it was', async () => {
+    const provider = createFakePtyProvider({ scheduling: 'manual' })
+    const { id } = await provider.spawn({})
+    const data: unknown[] = []
+    const exits: unknown[] = []
+    provider.onData((event) => data.push(event.data))
+    provider.onExit((event) => exits.push(event))
+    expect(() => provider.emitData(id, 42 as never)).toThrow('Expected the `data` argument of emitData to be a string, got 42 (number)')
+    expect(() => provider.emitExit(id, undefined as never)).toThrow('Expected the `exit` argument of emitExit to be a FakeExit object, got undefined')
+    expect(() => provider.emitExit(id, { exitCode: 'x' } as never)).toThrow('Expected the `exitCode` of emitExit to be an integer, got "x" (string)')
+    expect(() => provider.emitExit(id, { exitCode: 0, signal: '9' } as never)).toThrow('Expected the `signal` of emitExit to be a number, null or undefined, got "9" (string)')
+    expect(() => provider.setLiveness(id, 'yes' as never)).toThrow('setLiveness to be true, false, null or undefined, got "yes" (string)')
+    expect(() => provider.setWriteSettlement(id, { kind: 'ok' } as never)).toThrow('setWriteSettlement to be a WriteSettlement or undefined')
+    expect(() => provider.setShutdownBehaviour(id, 'ignore' as never)).toThrow("setShutdownBehaviour to be 'confirm', 'never_confirm' or 'fail', got \"ignore\" (string)")
+    await provider.settle()
+    expect(data).toEqual([])
+    expect(exits).toEqual([])
+    expect(provider.livePtyIds()).toEqual([id])
+    // Well-formed calls still work.
+    provider.setLiveness(id, null)
+    provider.setWriteSettlement(id, { kind: 'refused', reason: 'pty_exited' })
+    provider.setShutdownBehaviour(id, 'never_confirm')
+    provider.emitData(id, 'ok')
+    provider.emitExit(id, { exitCode: -1, signal: null })
+    await provider.settle()
+    expect(data).toEqual(['ok'])
+    expect(exits).toHaveLength(1)
+  })
+})
