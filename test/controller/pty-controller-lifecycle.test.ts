@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest'
-import { PtyControllerDisposedError, STOP_UNCONFIRMED_AFTER_MS, createPtyController, isPtyControllerDisposedError, isPtyControllerError } from '../../src/controller/index.js'
+import type { PtyExitEvent } from '../../src/contracts/index.js'
+import { type PtyControllerExitEvent, PtyControllerDisposedError, STOP_UNCONFIRMED_AFTER_MS, createPtyController, isPtyControllerDisposedError, isPtyControllerError } from '../../src/controller/index.js'
 import { EXITED_PTY_RECORDS_KEPT } from '../../src/controller/pty-record.js'
 import { createFakePtyProvider } from '../../src/testing/index.js'
 import { createClaimedOwnerRegistry, createInMemoryPtyRuntime, createInMemorySlotStore } from '../../src/spawn/index.js'
@@ -256,6 +257,26 @@ describe('dispose', () => {
     }
     expect(provider.livePtyIds()).toEqual([])
     expect(provider.listenerCount()).toBe(0)
+  })
+})
+
+describe('malformed provider exits', () => {
+  it('publishes a numeric code and an unknown cause for an exit whose code is not an integer', async () => {
+    const fake = createFakePtyProvider({ scheduling: 'manual' })
+    const exitListeners: ((event: PtyExitEvent) => void)[] = []
+    const provider = { ...fake, onExit: (listener: (event: PtyExitEvent) => void) => (exitListeners.push(listener), fake.onExit(listener)) }
+    const controller = createPtyController({ provider })
+    const exits: PtyControllerExitEvent[] = []
+    controller.on('exit', (event) => exits.push(event))
+    const a = await controller.spawn({})
+    const b = await controller.spawn({})
+    for (const listener of exitListeners) listener({ id: a.id, incarnationId: a.incarnationId!, code: 'x' as never })
+    for (const listener of exitListeners) listener({ id: b.id, incarnationId: b.incarnationId!, code: Number.NaN })
+    expect(exits).toEqual([
+      { ptyId: a.id, incarnationId: a.incarnationId, code: 0, cause: { kind: 'unknown', reason: 'cause_unreported' } },
+      { ptyId: b.id, incarnationId: b.incarnationId, code: 0, cause: { kind: 'unknown', reason: 'cause_unreported' } },
+    ])
+    await controller.dispose()
   })
 })
 
