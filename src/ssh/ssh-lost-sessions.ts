@@ -5,7 +5,7 @@ import type { SshConnectionKeeper } from './ssh-connection-keeper.js'
 import { SshProviderError } from './ssh-provider-error.js'
 import type { SshPtySession } from './ssh-pty-session.js'
 import type { SshSessionTable } from './ssh-session-table.js'
-import { planSshStopSchedule, SSH_KILL_RESERVE_MS, SSH_SIDE_COMMAND_TIMEOUT_MS } from './ssh-stop.js'
+import { SSH_SIDE_COMMAND_TIMEOUT_MS, sshStopSteps, type SshStopOptions } from './ssh-stop.js'
 
 /**
  * How long after a connection drops the lost PTYs are looked up again on another open connection
@@ -79,27 +79,16 @@ export async function probeLostSession(session: SshPtySession, keeper: SshConnec
  * exit once it is proven gone. Rejects with `transport_lost` when nothing can reach it, or when it
  * was not proven gone by the deadline (the signals may not have landed).
  */
-export async function stopLostSession(
-  session: SshPtySession,
-  keeper: SshConnectionKeeper,
-  options: { immediate: boolean; deadlineEpochMs: number; hangupGraceMs: number; terminateGraceMs: number },
-): Promise<void> {
+export async function stopLostSession(session: SshPtySession, keeper: SshConnectionKeeper, options: SshStopOptions): Promise<void> {
   const unreachable = (why: string): SshProviderError =>
     new SshProviderError('transport_lost', `Cannot stop PTY ${JSON.stringify(session.id)}: ${why}`, { ptyId: session.id })
   const started = Date.now()
   const deadline = options.deadlineEpochMs
   const gone = async (): Promise<boolean> => (await probeLostSession(session, keeper)) === false || session.state === 'exited'
-  const steps = planSshStopSchedule({
-    immediate: options.immediate,
-    deadlineMs: Math.max(0, deadline - started),
-    hangupGraceMs: options.hangupGraceMs,
-    terminateGraceMs: options.terminateGraceMs,
-    killReserveMs: SSH_KILL_RESERVE_MS,
-  })
   const alive = await probeLostSession(session, keeper)
   if (alive === false) return
   if (alive === null) throw unreachable('its SSH connection dropped, and no open connection to the same machine can tell whether its program runs')
-  for (const step of steps) {
+  for (const step of sshStopSteps(options, started)) {
     const wait = started + step.atMs - Date.now()
     if (wait > 0) await new Promise((resolve) => setTimeout(resolve, clampTimerDelay(wait)))
     if (await gone()) return

@@ -48,6 +48,20 @@ export function planSshStopSchedule(options: StopScheduleOptions): SshStopStep[]
   return planStopSchedule(options).map(({ signal, atMs }) => ({ signal: SSH_SIGNAL_NAME[signal], atMs }))
 }
 
+/** When and how a stop runs: its escalation (see {@link planSshStopSchedule}) and its deadline. */
+export type SshStopOptions = { immediate: boolean; deadlineEpochMs: number; hangupGraceMs: number; terminateGraceMs: number }
+
+/** The steps of a stop that began at `startedEpochMs`, compressed to fit its deadline. */
+export function sshStopSteps(options: SshStopOptions, startedEpochMs: number): SshStopStep[] {
+  return planSshStopSchedule({
+    immediate: options.immediate,
+    deadlineMs: Math.max(0, options.deadlineEpochMs - startedEpochMs),
+    hangupGraceMs: options.hangupGraceMs,
+    terminateGraceMs: options.terminateGraceMs,
+    killReserveMs: SSH_KILL_RESERVE_MS,
+  })
+}
+
 /**
  * Wait until the session settles or `untilEpochMs`; true when it exited. A session that settled
  * as `lost` — its connection dropped, or its channel closed without an exit status — rejects with
@@ -79,10 +93,7 @@ async function settledBy(session: SshPtySession, untilEpochMs: number): Promise<
  * rejects with `transport_lost` when the session was lost instead (see `settledBy`), and with
  * `shutdown_timeout` when it had not settled by `deadlineEpochMs`.
  */
-export async function stopSshSession(
-  session: SshPtySession,
-  options: { immediate: boolean; deadlineEpochMs: number; hangupGraceMs: number; terminateGraceMs: number },
-): Promise<void> {
+export async function stopSshSession(session: SshPtySession, options: SshStopOptions): Promise<void> {
   session.stopping = true
   // The program is being stopped: its remaining output is bounded, so a pause must not hold the exit back.
   if (session.paused) {
@@ -91,14 +102,7 @@ export async function stopSshSession(
   }
   const started = Date.now()
   const deadline = options.deadlineEpochMs
-  const steps = planSshStopSchedule({
-    immediate: options.immediate,
-    deadlineMs: Math.max(0, deadline - started),
-    hangupGraceMs: options.hangupGraceMs,
-    terminateGraceMs: options.terminateGraceMs,
-    killReserveMs: SSH_KILL_RESERVE_MS,
-  })
-  for (const step of steps) {
+  for (const step of sshStopSteps(options, started)) {
     if (await settledBy(session, started + step.atMs)) return
     try {
       session.channel.signal(step.signal)

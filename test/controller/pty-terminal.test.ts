@@ -6,6 +6,18 @@ import { createHarness } from './controller-harness.js'
 const CHUNK = 'x'.repeat(1_000)
 
 /** Pull `count` chunks from an iterator (each pull acknowledges the chunk before it). */
+/** `spawnTerminal` whose PTY prints its first prompt (`$ `) while the spawn reply is still in flight. */
+async function spawnTerminalWithPromptInFlight(h: ReturnType<typeof createHarness>): Promise<{ id: string; terminal: PtyTerminal }> {
+  h.provider.scriptNextSpawn({ hang: true })
+  const pending = h.controller.spawnTerminal({})
+  await h.settle()
+  const [id] = h.provider.livePtyIds()
+  if (id === undefined) throw new Error('the spawn did not reach the provider')
+  h.provider.emitData(id, '$ ')
+  h.provider.releaseSpawn(id)
+  return { id, terminal: await pending }
+}
+
 async function pull(iterator: AsyncIterator<string>, count: number): Promise<string[]> {
   const chunks: string[] = []
   for (let i = 0; i < count; i += 1) {
@@ -225,14 +237,7 @@ describe('PtyTerminal: exited', () => {
 describe('PtyTerminal: output delivered before the handle was handed over', () => {
   it('replays it to subscribers of that turn, and only to them', async () => {
     const h = createHarness()
-    h.provider.scriptNextSpawn({ hang: true })
-    const pending = h.controller.spawnTerminal({})
-    await h.settle()
-    const [id] = h.provider.livePtyIds()
-    if (id === undefined) throw new Error('the spawn did not reach the provider')
-    h.provider.emitData(id, '$ ') // the first prompt, while the spawn reply is in flight
-    h.provider.releaseSpawn(id)
-    const terminal = await pending
+    const { id, terminal } = await spawnTerminalWithPromptInFlight(h)
 
     const listener = vi.fn()
     terminal.onData(listener)
@@ -251,14 +256,7 @@ describe('PtyTerminal: output delivered before the handle was handed over', () =
 
   it('a listener that throws on the replay is not left subscribed: onData throws, and nothing can leak', async () => {
     const h = createHarness()
-    h.provider.scriptNextSpawn({ hang: true })
-    const pending = h.controller.spawnTerminal({})
-    await h.settle()
-    const [id] = h.provider.livePtyIds()
-    if (id === undefined) throw new Error('the spawn did not reach the provider')
-    h.provider.emitData(id, '$ ')
-    h.provider.releaseSpawn(id)
-    const terminal = await pending
+    const { id, terminal } = await spawnTerminalWithPromptInFlight(h)
     const listener = vi.fn(() => {
       throw new Error('view not ready')
     })
@@ -274,14 +272,7 @@ describe('PtyTerminal: output delivered before the handle was handed over', () =
     // An extension that tracks every terminal, subscribed before its first spawnTerminal.
     const tracked: (PtyTerminal | null)[] = []
     h.controller.on('spawn', ({ ptyId }) => tracked.push(h.controller.terminal(ptyId)))
-    h.provider.scriptNextSpawn({ hang: true })
-    const pending = h.controller.spawnTerminal({})
-    await h.settle()
-    const [id] = h.provider.livePtyIds()
-    if (id === undefined) throw new Error('the spawn did not reach the provider')
-    h.provider.emitData(id, '$ ')
-    h.provider.releaseSpawn(id)
-    const terminal = await pending
+    const { id, terminal } = await spawnTerminalWithPromptInFlight(h)
 
     expect(tracked).toEqual([terminal])
     const listener = vi.fn()

@@ -8,19 +8,13 @@ import { startPtyHost, type PtyHostProvider } from 'ptykit/pty-host'
 import { describe, expect, it, vi } from 'vitest'
 import { isDead, waitFor } from '../node-pty/pty-test-support.js'
 import { connectGate } from './connect-gate.js'
-import { hostPid, isAlive, killHostAndClean, makeSocketDir, providerOn, useCleanups } from './pty-host-test-support.js'
+import { hostPid, isAlive, killHostAndClean, makeSocketDir, providerDisposedAfter, providerOn, useCleanups } from './pty-host-test-support.js'
 
 vi.mock('node:net', async (importOriginal) => (await import('./connect-gate.js')).gatedNet(await importOriginal()))
 
 const cleanups = useCleanups()
 
-function provider(socketPath: string, extra: Parameters<typeof providerOn>[1] = {}): PtyHostProvider {
-  const made = providerOn(socketPath, extra)
-  cleanups.push(async () => {
-    await made.dispose()
-  })
-  return made
-}
+const provider = (socketPath: string, extra: Parameters<typeof providerOn>[1] = {}): PtyHostProvider => providerDisposedAfter(cleanups, socketPath, extra)
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms))
 

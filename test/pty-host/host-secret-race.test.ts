@@ -19,19 +19,13 @@ import { waitFor } from '../node-pty/pty-test-support.js'
 import { connectGate } from './connect-gate.js'
 import { nodeArgsFor } from '../support/node-entry-bundle.js'
 import { launchPtyHost } from '../../src/pty-host/launch-pty-host.js'
-import { HOST_FROM_SOURCES, hostPid, inProcessHost, isAlive, killHost, killHostAndClean, makeSocketDir, providerOn, useCleanups } from './pty-host-test-support.js'
+import { HOST_FROM_SOURCES, hostPid, inProcessHost, isAlive, killHost, killHostAndClean, makeSocketDir, providerDisposedAfter, providerOn, useCleanups } from './pty-host-test-support.js'
 
 vi.mock('node:net', async (importOriginal) => (await import('./connect-gate.js')).gatedNet(await importOriginal()))
 
 const cleanups = useCleanups()
 
-function provider(socketPath: string, extra: Parameters<typeof providerOn>[1] = {}): PtyHostProvider {
-  const made = providerOn(socketPath, extra)
-  cleanups.push(async () => {
-    await made.dispose()
-  })
-  return made
-}
+const provider = (socketPath: string, extra: Parameters<typeof providerOn>[1] = {}): PtyHostProvider => providerDisposedAfter(cleanups, socketPath, extra)
 
 /** Whether something accepts a connection on `socketPath` now (the connection is closed at once). */
 function listens(socketPath: string): Promise<boolean> {

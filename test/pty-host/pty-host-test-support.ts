@@ -100,6 +100,19 @@ export function providerOn(socketPath: string, extra: PtyHostProviderOptions = {
   return createPtyHostProvider({ socketPath, hostCommand: HOST_FROM_SOURCES, idleExitMs: 60_000, ...extra })
 }
 
+/** A provider on `socketPath` (see {@link providerOn}), disposed by `cleanups` after the test. */
+export function providerDisposedAfter(
+  cleanups: (() => Promise<void>)[],
+  socketPath: string,
+  extra: PtyHostProviderOptions = {},
+): PtyHostProvider {
+  const made = providerOn(socketPath, extra)
+  cleanups.push(async () => {
+    await made.dispose()
+  })
+  return made
+}
+
 /** A raw authenticated connection that sends `request` frames and resolves with their replies. */
 export async function rawClient(socketPath: string): Promise<{ request(method: string, params: Record<string, unknown>): Promise<Record<string, unknown>>; readonly closed: boolean; close(): void }> {
   const socket: Socket = createConnection(socketPath)
