@@ -1,3 +1,5 @@
+import { clampTimerDelay } from '../contracts/index.js'
+
 /**
  * An opaque timer handle returned by {@link PtyClock.setTimeout}; only ever handed back to
  * {@link PtyClock.clearTimeout}.
@@ -31,5 +33,18 @@ export function createSystemClock(): PtyClock {
     clearTimeout: (handle) => {
       globalThis.clearTimeout(handle as Parameters<typeof globalThis.clearTimeout>[0])
     },
+  }
+}
+
+/**
+ * `clock` with every delay clamped to what a timer holds (`MAX_TIMER_DELAY_MS`, ~24.8 days): a
+ * longer one — a caller's "as good as forever" — fires after 1 ms on Node's timers. The controller
+ * arms every timer through the clock it wraps with this, the system's or a host's.
+ */
+export function withClampedDelays(clock: PtyClock): PtyClock {
+  return {
+    now: () => clock.now(),
+    setTimeout: (callback, ms) => clock.setTimeout(callback, clampTimerDelay(ms)),
+    clearTimeout: (handle) => clock.clearTimeout(handle),
   }
 }

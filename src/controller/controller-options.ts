@@ -8,7 +8,7 @@ import {
   type PtySpawnRuntime,
 } from '../spawn/index.js'
 import { describeValue } from './argument-validation.js'
-import { createSystemClock, type PtyClock } from './clock.js'
+import { createSystemClock, withClampedDelays, type PtyClock } from './clock.js'
 import {
   FLOW_CONTROL_HIGH_WATERMARK_CHARS,
   FLOW_CONTROL_LOW_WATERMARK_CHARS,
@@ -232,7 +232,7 @@ function resolveFlowControl(option: PtyControllerOptions['flowControl']): Produc
 }
 
 function resolveClock(clock: unknown): PtyClock {
-  if (clock === undefined) return createSystemClock()
+  if (clock === undefined) return withClampedDelays(createSystemClock())
   const candidate = clock as Record<string, unknown> | null
   if (
     typeof candidate !== 'object' ||
@@ -245,7 +245,7 @@ function resolveClock(clock: unknown): PtyClock {
       `Expected the \`clock\` option to have now, setTimeout and clearTimeout, got ${describeValue(clock)}`,
     )
   }
-  return clock as PtyClock
+  return withClampedDelays(clock as PtyClock)
 }
 
 /**

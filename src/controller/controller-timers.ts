@@ -1,4 +1,3 @@
-import { clampTimerDelay } from '../contracts/index.js'
 import type { PtyClock, PtyTimerHandle } from './clock.js'
 
 /** A one-shot timer as a promise, with a way to cancel it. */
@@ -29,10 +28,7 @@ export class ControllerTimers {
     this.#onError = onError
   }
 
-  /**
-   * Call `callback` once after `ms` milliseconds — at most `MAX_TIMER_DELAY_MS` (~24.8 days): a
-   * longer delay (a caller's "as good as forever") would fire after 1 ms on Node's timers.
-   */
+  /** Call `callback` once after `ms` milliseconds (at most ~24.8 days: the clock clamps, see `withClampedDelays`). */
   set(callback: () => void, ms: number): PtyTimerHandle {
     const handle: PtyTimerHandle = this.#clock.setTimeout(() => {
       this.#handles.delete(handle)
@@ -41,7 +37,7 @@ export class ControllerTimers {
       } catch (error) {
         this.#onError(error)
       }
-    }, clampTimerDelay(ms))
+    }, ms)
     this.#handles.add(handle)
     return handle
   }

@@ -1,4 +1,3 @@
-import { clampTimerDelay } from '../contracts/index.js'
 import type { PtyClock, PtyTimerHandle } from './clock.js'
 
 /**
@@ -239,11 +238,10 @@ export class ProducerFlowControl {
   #pause(target: ProducerFlowTarget, entry: FlowEntry): void {
     entry.pausedSince = this.#clock.now()
     target.pause()
-    // Clamped, as the re-assert below: a hold longer than a timer holds (~24.8 days) would end after 1 ms.
     entry.capTimer = this.#clock.setTimeout(() => {
       entry.capTimer = undefined
       if (entry.pausedSince !== null) this.#forceResume(target, entry)
-    }, clampTimerDelay(this.#config.pauseMaxHoldMs))
+    }, this.#config.pauseMaxHoldMs)
     this.#scheduleReassert(target, entry)
   }
 
@@ -254,7 +252,7 @@ export class ProducerFlowControl {
       // Re-asserting never extends the ceiling: the cap timer keeps its original deadline.
       if (entry.unacknowledged > this.#config.highWatermarkChars) target.pause()
       this.#scheduleReassert(target, entry)
-    }, clampTimerDelay(this.#config.pauseReassertIntervalMs))
+    }, this.#config.pauseReassertIntervalMs)
   }
 
   /**
