@@ -59,6 +59,48 @@ export async function recheckLostSessions(table: SshSessionTable, keeper: SshCon
 }
 
 /**
+ * The provider's looks at its lost PTYs ({@link recheckLostSessions}) over time: after
+ * `lookAgainAfter(delayMs)`, on whatever connection is open then, and while some stay lost again
+ * after twice the delay, up to {@link SSH_LOST_RECHECK_MAX_DELAY_MS} (a server notices a dropped
+ * link only when its own keepalive gives up, and hangs up its sessions then). One look is pending
+ * at a time: an earlier one replaces a later one.
+ */
+export class LostSessionRechecks {
+  readonly #table: SshSessionTable
+  readonly #keeper: SshConnectionKeeper
+  #pending: { timer: NodeJS.Timeout; at: number } | null = null
+  #stopped = false
+
+  constructor(table: SshSessionTable, keeper: SshConnectionKeeper) {
+    this.#table = table
+    this.#keeper = keeper
+  }
+
+  /** Look at the lost PTYs after `delayMs` (nothing when none is lost, or an earlier look is due). */
+  lookAgainAfter(delayMs: number): void {
+    const at = Date.now() + delayMs
+    if (this.#stopped || (this.#pending !== null && this.#pending.at <= at) || this.#table.inState('lost').length === 0) return
+    if (this.#pending !== null) clearTimeout(this.#pending.timer)
+    const timer = setTimeout(() => {
+      this.#pending = null
+      if (this.#stopped) return
+      void recheckLostSessions(this.#table, this.#keeper)
+        .catch(() => undefined)
+        .then(() => this.lookAgainAfter(Math.min(Math.max(delayMs, SSH_LOST_RECHECK_DELAY_MS) * 2, SSH_LOST_RECHECK_MAX_DELAY_MS)))
+    }, delayMs)
+    timer.unref()
+    this.#pending = { timer, at }
+  }
+
+  /** No more looks (the provider is being disposed). */
+  stop(): void {
+    this.#stopped = true
+    if (this.#pending !== null) clearTimeout(this.#pending.timer)
+    this.#pending = null
+  }
+}
+
+/**
  * Whether a lost PTY's program lives, asked of a connection that can judge it: `true`, `false`
  * (and its exit reported: proven gone), or `null` when nothing can tell.
  */

@@ -13,7 +13,7 @@ import {
 import { assertSshDimension } from './remote-launch.js'
 import type { SshConnectionSettings } from './ssh-connection.js'
 import { SshConnectionKeeper } from './ssh-connection-keeper.js'
-import { recheckLostSessions, SSH_LOST_RECHECK_DELAY_MS, SSH_LOST_RECHECK_MAX_DELAY_MS } from './ssh-lost-sessions.js'
+import { LostSessionRechecks, SSH_LOST_RECHECK_DELAY_MS } from './ssh-lost-sessions.js'
 import { SshProviderError } from './ssh-provider-error.js'
 import {
   SSH_DEFAULT_CONNECT_TIMEOUT_MS,
@@ -111,28 +111,6 @@ export function createSshProvider(options: SshProviderOptions): SshProvider {
   const table = new SshSessionTable()
   let disposed = false
   let disposePromise: Promise<void> | null = null
-  let recheck: { timer: NodeJS.Timeout; at: number } | null = null
-  /**
-   * Look up the lost PTYs again after `delayMs`, on whatever connection is open then; while some
-   * stay lost, again after twice the delay (capped at `SSH_LOST_RECHECK_MAX_DELAY_MS`: a server
-   * notices a dropped link only when its own keepalive gives up, and hangs up its sessions then).
-   * One look is pending at a time: an earlier one replaces a later one. Programs proven gone are
-   * reported as exits.
-   */
-  function recheckLostLater(delayMs: number): void {
-    const at = Date.now() + delayMs
-    if (disposed || (recheck !== null && recheck.at <= at) || table.inState('lost').length === 0) return
-    if (recheck !== null) clearTimeout(recheck.timer)
-    const timer = setTimeout(() => {
-      recheck = null
-      if (disposed) return
-      void recheckLostSessions(table, keeper)
-        .catch(() => undefined)
-        .then(() => recheckLostLater(Math.min(Math.max(delayMs, SSH_LOST_RECHECK_DELAY_MS) * 2, SSH_LOST_RECHECK_MAX_DELAY_MS)))
-    }, delayMs)
-    timer.unref()
-    recheck = { timer, at }
-  }
   const keeper = new SshConnectionKeeper({
     settings: connectionSettings(options),
     loadSsh2: options.loadSsh2,
@@ -141,10 +119,11 @@ export function createSshProvider(options: SshProviderOptions): SshProvider {
     onLost: (lost) => {
       table.markLost(lost)
       // Another connection may be open already; else the reconnect's `onOpened` looks.
-      recheckLostLater(SSH_LOST_RECHECK_DELAY_MS)
+      lostSessions.lookAgainAfter(SSH_LOST_RECHECK_DELAY_MS)
     },
-    onOpened: () => recheckLostLater(0),
+    onOpened: () => lostSessions.lookAgainAfter(0),
   })
+  const lostSessions = new LostSessionRechecks(table, keeper)
 
   function assertNotDisposed(method: string): void {
     if (disposed) throw new SshProviderError('provider_disposed', `Cannot call \`${method}\` on a disposed SSH provider`)
@@ -165,8 +144,7 @@ export function createSshProvider(options: SshProviderOptions): SshProvider {
     disposed = true
     disposePromise = (async () => {
       keeper.stopReconnecting()
-      if (recheck !== null) clearTimeout(recheck.timer)
-      recheck = null
+      lostSessions.stop()
       await stopEverySession(table, keeper, timings)
       await keeper.close()
       table.dataListeners.clear()
