@@ -26,6 +26,14 @@ function wentAway(launched: LaunchedPtyHost): boolean {
   return code === 0 || code === PTY_HOST_ALREADY_RUNNING_EXIT_CODE
 }
 
+/**
+ * A refusal the connect poll of an autostart waits out: no host listens yet (`host_unavailable`),
+ * or the one listening refused a secret read before it wrote its own (`unauthorized`).
+ */
+function isRetriedWhileStarting(error: unknown): error is PtyHostError {
+  return isPtyHostError(error) && (error.code === 'host_unavailable' || error.code === 'unauthorized')
+}
+
 /** What the link needs to know of the provider around it. */
 export type PtyHostLinkSettings = {
   paths: PtyHostPaths
@@ -126,7 +134,7 @@ export class PtyHostLink {
     try {
       return await this.#open()
     } catch (error) {
-      if (!start || !isPtyHostError(error) || (error.code !== 'host_unavailable' && error.code !== 'unauthorized')) throw error
+      if (!start || !isRetriedWhileStarting(error)) throw error
       refusal = error
     }
     const { paths, options, connectTimeoutMs } = this.#settings
@@ -151,7 +159,7 @@ export class PtyHostLink {
       try {
         return await this.#open()
       } catch (error) {
-        if (!isPtyHostError(error) || (error.code !== 'host_unavailable' && error.code !== 'unauthorized')) throw error
+        if (!isRetriedWhileStarting(error)) throw error
         refusal = error
       }
       if (Date.now() > deadline) {
