@@ -1,5 +1,5 @@
 import { describeValue } from '../contracts/describe-value.js'
-import type { WriteSettlement } from '../contracts/index.js'
+import { isWriteSettlement, type WriteSettlement } from '../contracts/index.js'
 import type { FakeProcessInfo, FakePtyInspection, FakePtyProvider } from './fake-pty-provider-types.js'
 import { inspectFakePty } from './fake-pty-record.js'
 import { requireFakePty, type FakeProviderState } from './fake-provider-state.js'
@@ -87,7 +87,7 @@ export function createFakeTestControls(state: FakeProviderState): FakeTestContro
 
     setWriteSettlement(id: string, settlement: WriteSettlement | undefined): void {
       const pty = requireFakePty(state, id, 'setWriteSettlement')
-      if (settlement !== undefined && !(isPlainObject(settlement) && ['accepted', 'refused', 'unverifiable'].includes((settlement as { kind?: unknown }).kind as string))) {
+      if (settlement !== undefined && !isWriteSettlement(settlement)) {
         throw new TypeError(`Expected the \`settlement\` argument of setWriteSettlement to be a WriteSettlement or undefined, got ${describeValue(settlement)}`)
       }
       pty.writeSettlement = settlement
