@@ -9,17 +9,14 @@
  * The interleaving is made deterministic by holding the app's connect (`connect-gate.ts`): the app
  * has then read the secret, and the connect goes out once the new host listens with its own.
  */
-import { spawn } from 'node:child_process'
 import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { createConnection } from 'node:net'
-import { resolve } from 'node:path'
 import type { PtyHostProvider } from 'ptykit/pty-host'
 import { describe, expect, it, vi } from 'vitest'
 import { waitFor } from '../node-pty/pty-test-support.js'
 import { connectGate } from './connect-gate.js'
-import { nodeArgsFor } from '../support/node-entry-bundle.js'
 import { launchPtyHost } from '../../src/pty-host/launch-pty-host.js'
-import { HOST_FROM_SOURCES, hostPid, inProcessHost, isAlive, killHost, killHostAndClean, makeSocketDir, providerDisposedAfter, providerOn, useCleanups } from './pty-host-test-support.js'
+import { HOST_FROM_SOURCES, hostPid, inProcessHost, isAlive, killHost, killHostAndClean, makeSocketDir, providerDisposedAfter, providerOn, runAppToEnd, useCleanups } from './pty-host-test-support.js'
 
 vi.mock('node:net', async (importOriginal) => (await import('./connect-gate.js')).gatedNet(await importOriginal()))
 
@@ -100,17 +97,7 @@ describe('pty host: an app that autostarts a host reads a dead host’s secret',
     writeFileSync(`${socketPath}.secret`, `${'0'.repeat(64)}\n`, { mode: 0o600 })
     const connectTimeoutMs = 1_500
     // An app process whose only work is this spawn: it must end on its own once the spawn failed.
-    const app = spawn(
-      process.execPath,
-      [...nodeArgsFor(resolve(import.meta.dirname, 'fixtures/app-spawns-once.ts')), socketPath, JSON.stringify(HOST_FROM_SOURCES), String(connectTimeoutMs)],
-      { stdio: ['ignore', 'pipe', 'inherit'] },
-    )
-    cleanups.push(async () => {
-      if (app.exitCode === null && app.signalCode === null) app.kill('SIGKILL')
-    })
-    let printed = ''
-    app.stdout.setEncoding('utf8').on('data', (chunk: string) => (printed += chunk))
-    const exitCode = await new Promise<number | null>((done) => app.once('exit', (code) => done(code)))
+    const { code: exitCode, printed } = await runAppToEnd(cleanups, 'app-spawns-once.ts', [socketPath, JSON.stringify(HOST_FROM_SOURCES), String(connectTimeoutMs)])
     expect(exitCode).toBe(0)
     const result = JSON.parse(printed.trim()) as { ok: boolean; code?: string; message?: string; afterMs: number; before: string[]; after: string[] }
     expect(result).toMatchObject({ ok: false, code: 'unauthorized' })

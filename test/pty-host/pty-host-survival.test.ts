@@ -6,7 +6,7 @@ import type { PtyHostProvider } from 'ptykit/pty-host'
 import { describe, expect, it } from 'vitest'
 import { isDead, waitFor } from '../node-pty/pty-test-support.js'
 import { nodeArgsFor } from '../support/node-entry-bundle.js'
-import { HOST_FROM_SOURCES, hostPid, isAlive, killHostAndClean, makeSocketDir, providerOn, useCleanups } from './pty-host-test-support.js'
+import { HOST_FROM_SOURCES, hostPid, isAlive, killHostAndClean, makeSocketDir, providerOn, runAppToEnd, useCleanups } from './pty-host-test-support.js'
 
 const cleanups = useCleanups()
 
@@ -84,17 +84,7 @@ describe('pty host: sessions outlive the app', () => {
 
   it('keeps an app whose only work is a PTY alive until the PTY exits, then lets it end', async () => {
     const { socketPath } = hostFixture()
-    const app = spawn(
-      process.execPath,
-      [...nodeArgsFor(resolve(import.meta.dirname, 'fixtures/app-awaits-exit.ts')), socketPath, JSON.stringify(HOST_FROM_SOURCES)],
-      { stdio: ['ignore', 'pipe', 'inherit'] },
-    )
-    cleanups.push(async () => {
-      if (app.exitCode === null && app.signalCode === null) app.kill('SIGKILL')
-    })
-    let printed = ''
-    app.stdout.setEncoding('utf8').on('data', (chunk: string) => (printed += chunk))
-    const code = await new Promise<number | null>((done) => app.once('exit', (exitCode) => done(exitCode)))
+    const { code, printed } = await runAppToEnd(cleanups, 'app-awaits-exit.ts', [socketPath, JSON.stringify(HOST_FROM_SOURCES)])
     expect(code).toBe(0)
     expect(JSON.parse(printed.trim())).toEqual({ kind: 'exited', exitCode: 5 })
   }, 40_000)

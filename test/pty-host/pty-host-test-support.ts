@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process'
 import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { createConnection, createServer, type Server, type Socket } from 'node:net'
@@ -211,4 +212,19 @@ export async function inProcessHost(
     await killHostAndClean(socketPath, dir)
   })
   return { host, dir, socketPath }
+}
+
+/**
+ * Run a fixture app (`fixtures/<name>`, from the sources) in its own Node process until it exits;
+ * resolves with its exit code and what it printed. Killed by `cleanups` if the test ends first.
+ */
+export async function runAppToEnd(cleanups: (() => Promise<void>)[], name: string, args: string[]): Promise<{ code: number | null; printed: string }> {
+  const app = spawn(process.execPath, [...nodeArgsFor(resolve(import.meta.dirname, 'fixtures', name)), ...args], { stdio: ['ignore', 'pipe', 'inherit'] })
+  cleanups.push(async () => {
+    if (app.exitCode === null && app.signalCode === null) app.kill('SIGKILL')
+  })
+  let printed = ''
+  app.stdout.setEncoding('utf8').on('data', (chunk: string) => (printed += chunk))
+  const code = await new Promise<number | null>((done) => app.once('exit', (exitCode) => done(exitCode)))
+  return { code, printed }
 }
