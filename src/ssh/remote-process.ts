@@ -56,9 +56,8 @@ export async function probeRemotePids(connection: SshConnection, markers: readon
 
 /** Whether the remote pid is alive: `null` when the remote cannot tell. */
 export async function probeRemotePid(connection: SshConnection, marker: LaunchMarker, timeoutMs: number): Promise<boolean | null> {
-  const result = await connection.run(`${identityCheck(marker)}\necho "$alive"`, timeoutMs)
-  const answer = result?.stdout.trim()
-  return answer === 'yes' ? true : answer === 'no' ? false : null
+  const [alive = null] = await probeRemotePids(connection, [marker], timeoutMs)
+  return alive
 }
 
 /** What a Linux remote's `/proc` says about a PTY's program. */

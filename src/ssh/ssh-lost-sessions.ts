@@ -1,5 +1,5 @@
 import { clampTimerDelay, remainingWaitMs } from '../contracts/index.js'
-import { probeRemotePids, signalRemoteProcessGroup } from './remote-process.js'
+import { probeRemotePid, probeRemotePids, signalRemoteProcessGroup } from './remote-process.js'
 import type { SshConnection } from './ssh-connection.js'
 import type { SshConnectionKeeper } from './ssh-connection-keeper.js'
 import { SshProviderError } from './ssh-provider-error.js'
@@ -107,7 +107,7 @@ export class LostSessionRechecks {
 export async function probeLostSession(session: SshPtySession, keeper: SshConnectionKeeper): Promise<boolean | null> {
   const judge = judgeOfLostSession(session, keeper)
   if (judge === null) return null
-  const [alive = null] = await probeRemotePids(judge, [session.marker!], SSH_SIDE_COMMAND_TIMEOUT_MS)
+  const alive = await probeRemotePid(judge, session.marker!, SSH_SIDE_COMMAND_TIMEOUT_MS)
   if (alive === false) {
     session.settleGone()
     return false
