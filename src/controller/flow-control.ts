@@ -120,6 +120,17 @@ export class ProducerFlowControl {
     this.#clock = clock
   }
 
+  /**
+   * Start following a PTY before its first output: its state is made now, not on its first
+   * chunk. Why: the spawn calls this right after the fork, while the child is still starting; the
+   * first chunk's path is a spawn's first-byte latency, and making the state there cost that path
+   * an allocation and a write to this table (each a page fault after a fork, 13–15 µs on a VM:
+   * docs/performance.md). Idempotent.
+   */
+  track(target: ProducerFlowTarget): void {
+    this.#entry(target)
+  }
+
   /** Count `chars` delivered to the consumer; pauses the producer above the high watermark. */
   noteOutput(target: ProducerFlowTarget, chars: number): void {
     const entry = this.#entry(target)

@@ -146,7 +146,10 @@ export class OutputDelivery {
 
   /** The flow-control identity of a new incarnation: how to pause and resume its producer. */
   targetFor(provider: PtyProvider, ptyId: string): PtyRecord['flowTarget'] {
-    return new ProviderFlowTarget(this.#core.report, provider, ptyId)
+    const target = new ProviderFlowTarget(this.#core.report, provider, ptyId)
+    // Followed from now, off the first output chunk's path (see ProducerFlowControl.track).
+    if (this.#core.flow !== null && hasFlowControl(provider)) this.#core.flow.track(target)
+    return target
   }
 }
 

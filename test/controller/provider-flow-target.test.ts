@@ -88,12 +88,25 @@ describe('ProviderFlowTarget', () => {
   it("is what the controller's output delivery hands each new incarnation", () => {
     const { provider, calls } = providerRecording()
     const { report } = reports()
-    const delivery = new OutputDelivery({ options: { dataBatchMs: 0 }, report } as unknown as ControllerCore)
+    const delivery = new OutputDelivery({ options: { dataBatchMs: 0 }, report, flow: null } as unknown as ControllerCore)
     const a = delivery.targetFor(provider, 'a')
     const b = delivery.targetFor(provider, 'b')
     expect(a).toBeInstanceOf(ProviderFlowTarget)
     expect(a.pause).toBe(b.pause)
     b.pause()
     expect(calls).toEqual(['pause b'])
+  })
+
+  it('is followed by flow control from its creation, before any output, when its provider takes part (issue 18: off the first chunk)', () => {
+    const { provider } = providerRecording()
+    const { report } = reports()
+    const tracked: unknown[] = []
+    const flow = { track: (target: unknown) => tracked.push(target) }
+    const delivery = new OutputDelivery({ options: { dataBatchMs: 0 }, report, flow } as unknown as ControllerCore)
+    const a = delivery.targetFor(provider, 'a')
+    expect(tracked).toEqual([a])
+    // A provider without pause/resume has no producer flow control: nothing to follow.
+    delivery.targetFor({ name: 'plain' } as unknown as PtyProvider, 'b')
+    expect(tracked).toEqual([a])
   })
 })
