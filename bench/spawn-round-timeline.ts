@@ -24,14 +24,15 @@ const FILE = '/bin/sh'
 const ARGS = ['-c', 'exit 0']
 
 /** Each fork's start and end in the current round. */
-let forks: { start: number; end: number; faults: number }[] = []
+let forks: { start: number; end: number; faults: number; faultsBefore: number; faultsAfter: number }[] = []
 const fork = nodePtyNative.fork.bind(nodePtyNative)
 nodePtyNative.fork = (...args) => {
   const f0 = process.resourceUsage().minorPageFault
   const start = nowMs()
   const result = fork(...args)
   const end = nowMs()
-  forks.push({ start, end, faults: process.resourceUsage().minorPageFault - f0 })
+  const f1 = process.resourceUsage().minorPageFault
+  forks.push({ start, end, faults: f1 - f0, faultsBefore: f0, faultsAfter: f1 })
   return result
 }
 
@@ -68,7 +69,7 @@ async function controllerRound(): Promise<number> {
   return last
 }
 
-type RoundParts = { total: number; toFirstFork: number; forks: number; gaps: number; tail: number; forkFaults: number }
+type RoundParts = { total: number; toFirstFork: number; forks: number; gaps: number; tail: number; forkFaults: number; gapFaults: number }
 const parts: Record<'raw' | 'controller', RoundParts[]> = { raw: [], controller: [] }
 
 for (let round = 0; round < ROUNDS + WARM_UP_ROUNDS; round++) {
@@ -80,15 +81,19 @@ for (let round = 0; round < ROUNDS + WARM_UP_ROUNDS; round++) {
     if (round < WARM_UP_ROUNDS) continue
     let forkTime = 0
     let gaps = 0
+    let gapFaults = 0
     forks.forEach((f, i) => {
       forkTime += f.end - f.start
       const previous = forks[i - 1]
-      if (previous !== undefined) gaps += f.start - previous.end
+      if (previous !== undefined) {
+        gaps += f.start - previous.end
+        gapFaults += f.faultsBefore - previous.faultsAfter
+      }
     })
     const first = forks[0]
     const last = forks.at(-1)
     if (first === undefined || last === undefined) throw new Error(`No fork was seen in a ${side} round`)
-    parts[side].push({ total: lastExit - start, toFirstFork: first.start - start, forks: forkTime, gaps, tail: lastExit - last.end, forkFaults: forks.reduce((sum, f) => sum + f.faults, 0) })
+    parts[side].push({ total: lastExit - start, toFirstFork: first.start - start, forks: forkTime, gaps, tail: lastExit - last.end, forkFaults: forks.reduce((sum, f) => sum + f.faults, 0), gapFaults })
   }
 }
 
@@ -102,4 +107,6 @@ for (const key of ['total', 'toFirstFork', 'forks', 'gaps', 'tail'] as const) {
 }
 const faultsPerFork = (side: 'raw' | 'controller'): string => (median(parts[side].map((p) => p.forkFaults)) / AT_ONCE).toFixed(1)
 process.stdout.write(`minor page faults in the parent per native fork call: raw ${faultsPerFork('raw')}, controller ${faultsPerFork('controller')}\n`)
+const faultsPerGap = (side: 'raw' | 'controller'): string => (median(parts[side].map((p) => p.gapFaults)) / (AT_ONCE - 1)).toFixed(1)
+process.stdout.write(`minor page faults in the parent between two forks: raw ${faultsPerGap('raw')}, controller ${faultsPerGap('controller')}\n`)
 await controller.dispose()
