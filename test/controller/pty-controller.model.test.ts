@@ -115,6 +115,16 @@ function isUnverifiedExit(event: PtyControllerExitEvent | null): boolean {
   return event !== null && event.code === -1 && event.cause.kind === 'unknown' && event.cause.reason === 'stop_unverified'
 }
 
+/**
+ * The text a PTY's output holds at provider offset `from` on, `length` chars of it: the letters
+ * a–z in turn, so any chunk lost, repeated, reordered or published at the wrong sequence shows.
+ */
+function outputAt(from: number, length: number): string {
+  let text = ''
+  for (let i = 0; i < length; i++) text += String.fromCharCode(97 + ((from + i) % 26))
+  return text
+}
+
 function violate(model: Model, message: string): void {
   model.violations.push(message)
 }
@@ -161,6 +171,13 @@ function wire(model: Model, real: Real): void {
     const last = model.seqs.get(incarnation.incarnationId)
     if (last !== undefined && event.seq !== last + event.data.length) violate(model, `data of ${incarnation.incarnationId} at seq ${event.seq} after ${last} + ${event.data.length}`)
     model.seqs.set(incarnation.incarnationId, event.seq)
+    // The content: each chunk is the provider's output at its place in the incarnation's stream
+    // (`DataCommand` writes `outputAt(producedChars, size)`; a loss moves `producedChars` on).
+    const start = model.streamStarts.get(incarnation.incarnationId)
+    if (start !== undefined) {
+      const expected = outputAt(event.seq - event.data.length - start, event.data.length)
+      if (event.data !== expected) violate(model, `data of ${incarnation.incarnationId} at seq ${event.seq} is ${JSON.stringify(event.data.slice(0, 30))}…, its provider wrote ${JSON.stringify(expected.slice(0, 30))}… there`)
+    }
     if (model.current.get(event.ptyId) !== event.incarnationId) {
       violate(model, `data attributed to non-current incarnation ${incarnation.incarnationId}`)
     }
@@ -569,8 +586,9 @@ class DataCommand extends BaseCommand {
   }
   async act(model: Model, real: Real): Promise<void> {
     const { id } = pick(model, this.index)
-    if (real.provider.getPty(id)?.live !== true) return
-    real.provider.emitData(id, 'x'.repeat(this.size))
+    const pty = real.provider.getPty(id)
+    if (pty?.live !== true) return
+    real.provider.emitData(id, outputAt(pty.producedChars, this.size))
   }
   toString(): string {
     return `Data(${this.index}, ${this.size})`
@@ -760,7 +778,11 @@ const freshSpawnArb = fc
   .tuple(
     behaviourArb,
     fc.boolean(),
-    fc.array(fc.constantFrom('a', 'hello', 'x'.repeat(600)), { maxLength: 3 }),
+    // The scripted output's chunk sizes, written as `outputAt` text from the stream's start on.
+    fc.array(fc.constantFrom(1, 5, 600), { maxLength: 3 }).map((sizes) => {
+      let at = 0
+      return sizes.map((size) => outputAt((at += size) - size, size))
+    }),
     fc.oneof(
       { weight: 5, arbitrary: fc.constant(undefined) },
       { weight: 1, arbitrary: fc.record({ code: fc.constantFrom(0, 2), signal: fc.constantFrom(9, 15) }, { requiredKeys: ['code'] }) },
