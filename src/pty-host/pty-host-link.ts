@@ -27,11 +27,14 @@ function wentAway(launched: LaunchedPtyHost): boolean {
 }
 
 /**
- * A refusal the connect poll of an autostart waits out: no host listens yet (`host_unavailable`),
- * or the one listening refused a secret read before it wrote its own (`unauthorized`).
+ * A refusal the connect poll waits out. `unauthorized` always: the host listening refused a secret
+ * read before it wrote its own — a host that started between the app's read of the secret file and
+ * its connect (replacing the file of one that died without removing it) — and the next try reads
+ * the file again. `host_unavailable` only while the app starts a host (`start`): it is not
+ * listening yet; without `start` nobody listens and nothing will start one, so it fails at once.
  */
-function isRetriedWhileStarting(error: unknown): error is PtyHostError {
-  return isPtyHostError(error) && (error.code === 'host_unavailable' || error.code === 'unauthorized')
+function isRetried(error: unknown, start: boolean): error is PtyHostError {
+  return isPtyHostError(error) && (error.code === 'unauthorized' || (start && error.code === 'host_unavailable'))
 }
 
 /** What the link needs to know of the provider around it. */
@@ -121,20 +124,21 @@ export class PtyHostLink {
   }
 
   /**
-   * Connect; with `start`, also start a host when none answers and poll until `connectTimeoutMs`
-   * after the first failed try. While it polls, the app retries on `host_unavailable` (the started
-   * host is not listening yet) and on `unauthorized`: each try reads the secret again, and a host
-   * that started between the app's read of the secret file and its connect (replacing the file of
-   * one that died without removing it) refuses the secret the app read before. A secret refused
-   * until the deadline is genuinely not the listening host's: that fails `unauthorized`, naming the
-   * secret file.
+   * Connect, polling until `connectTimeoutMs` after the first failed try. Each try reads the secret
+   * again, and a refused secret (`unauthorized`) is retried, with or without `start`: a host that
+   * started between the app's read of the secret file and its connect (replacing the file of one
+   * that died without removing it) refuses the secret the app read before. With `start`, the poll
+   * also starts a host when none answers and retries `host_unavailable` while it comes up; without
+   * it, `host_unavailable` fails at once and no host is ever started. A secret refused until the
+   * deadline is genuinely not the listening host's: that fails `unauthorized`, naming the secret
+   * file.
    */
   async #connectOrStart(start: boolean): Promise<PtyHostConnection> {
     let refusal: PtyHostError
     try {
       return await this.#open()
     } catch (error) {
-      if (!start || !isRetriedWhileStarting(error)) throw error
+      if (!isRetried(error, start)) throw error
       refusal = error
     }
     const { paths, options, connectTimeoutMs } = this.#settings
@@ -152,14 +156,14 @@ export class PtyHostLink {
       // that one is closing (it stops listening first, and lets go of the lock once its sessions
       // are stopped), and the next takes the lock once it is free. (One that failed to start is
       // not started again; nor is a host started beside one that refused the secret: it listens.)
-      if (refusal.code === 'host_unavailable' && (launched === null || wentAway(launched))) {
+      if (start && refusal.code === 'host_unavailable' && (launched === null || wentAway(launched))) {
         if (launched === null) ensurePrivateSocketDir(paths.socketPath)
         launched = startPtyHostProcess(command, flags)
       }
       try {
         return await this.#open()
       } catch (error) {
-        if (!isRetriedWhileStarting(error)) throw error
+        if (!isRetried(error, start)) throw error
         refusal = error
       }
       if (Date.now() > deadline) {
