@@ -151,11 +151,12 @@ export class PtyHostLink {
     let launched: LaunchedPtyHost | null = null
     for (;;) {
       // None listens: start a host — or another, when the one this app started is gone: it exited
-      // idle (its idle time ran out before this app's hello reached it: the app was busy, or the
-      // hello lost the race to the idle timer), or it refused because another held the lock —
-      // that one is closing (it stops listening first, and lets go of the lock once its sessions
-      // are stopped), and the next takes the lock once it is free. (One that failed to start is
-      // not started again; nor is a host started beside one that refused the secret: it listens.)
+      // idle (its idle time ran out before this app's hello reached it: the app was busy for longer
+      // than the host's first-client grace, or the hello lost the race to the idle timer), or it
+      // refused because another held the lock — that one is closing (it stops listening first, and
+      // lets go of the lock once its sessions are stopped), and the next takes the lock once it is
+      // free. (One that failed to start is not started again; nor is a host started beside one
+      // that refused the secret: it listens.)
       if (start && refusal.code === 'host_unavailable' && (launched === null || wentAway(launched))) {
         if (launched === null) ensurePrivateSocketDir(paths.socketPath)
         launched = startPtyHostProcess(command, flags)
