@@ -57,6 +57,8 @@ export class PtyHostLink {
   state: 'open' | 'detached' | 'disposed' = 'open'
   #connection: PtyHostConnection | null = null
   #connecting: Promise<PtyHostConnection> | null = null
+  /** Whether a caller other than a background reconnect waits for `#connecting`: its poll then holds the app open. */
+  #connectingHoldsApp = false
   #reconnecting = false
   readonly #settings: PtyHostLinkSettings
   readonly #records: ClientPtyRecords
@@ -77,16 +79,22 @@ export class PtyHostLink {
     this.#connection?.holdOpen(this.#records.anyLive())
   }
 
-  /** The open connection, connecting first (and starting a host when `start` and `autoStart`). */
-  ensureConnected(start: boolean): Promise<PtyHostConnection> {
+  /**
+   * The open connection, connecting first (and starting a host when `start` and `autoStart`).
+   * `holdsApp: false` for a background connect nobody awaits (a reconnect): the pauses of its poll
+   * do not keep the app alive on their own, unless another caller waits for the same connect.
+   */
+  ensureConnected(start: boolean, options: { holdsApp?: boolean } = {}): Promise<PtyHostConnection> {
     if (this.state !== 'open') return Promise.reject(this.#closedError())
     const open = this.connection
     if (open !== null) return Promise.resolve(open)
     if (this.#connecting === null) {
+      this.#connectingHoldsApp = false
       this.#connecting = this.#connectOrStart(start && this.#settings.autoStart).finally(() => {
         this.#connecting = null
       })
     }
+    if (options.holdsApp !== false) this.#connectingHoldsApp = true
     return this.#connecting
   }
 
@@ -175,7 +183,7 @@ export class PtyHostLink {
           { cause: refusal },
         )
       }
-      await delay(20)
+      await delay(20, !this.#connectingHoldsApp)
     }
   }
 
@@ -196,7 +204,7 @@ export class PtyHostLink {
         await delay(Math.min(PTY_HOST_RECONNECT_INITIAL_DELAY_MS * 2 ** attempt, PTY_HOST_RECONNECT_MAX_DELAY_MS), true)
         if (this.state !== 'open' || this.#connection !== null) return
         try {
-          await this.ensureConnected(false)
+          await this.ensureConnected(false, { holdsApp: false })
           return
         } catch {
           // Try again after a longer pause.

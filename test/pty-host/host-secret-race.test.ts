@@ -205,6 +205,19 @@ describe('pty host: a call that starts no host reads a secret replaced since', (
     expect(recording.started()).toBe(false)
   }, 30_000)
 
+  it('a reconnect after a drop whose secret is refused does not hold the app open: an app with nothing else to do ends on its own', async () => {
+    const { dir, socketPath } = makeSocketDir()
+    cleanups.push(() => killHostAndClean(socketPath, dir))
+    const connectTimeoutMs = 20_000
+    const { code, printed } = await runAppToEnd(cleanups, 'app-reconnect-refused.ts', [socketPath, String(connectTimeoutMs)])
+    expect(code).toBe(0)
+    const result = JSON.parse(printed.trim()) as { refusals: number; exitAfterRefusalMs: number | null }
+    // The reconnect was refused, and the app ended without polling on until connectTimeoutMs.
+    expect(result.refusals).toBeGreaterThanOrEqual(1)
+    expect(result.exitAfterRefusalMs).not.toBeNull()
+    expect(result.exitAfterRefusalMs!).toBeLessThan(connectTimeoutMs / 4)
+  }, 40_000)
+
   it('without a host listening, a call that starts none fails host_unavailable at once (no poll until connectTimeoutMs)', async () => {
     const { dir, socketPath } = makeSocketDir()
     cleanups.push(() => killHostAndClean(socketPath, dir))
