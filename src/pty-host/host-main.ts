@@ -2,14 +2,14 @@
 /**
  * The pty host process (`ptykit-pty-host`): `ptykit-pty-host [--socket <path>] [--idle-exit-ms <n>]
  * [--history-chars <n>] [--scrollback-rows <n>] [--screen-chars-per-second <n>] [--ack-max-hold-ms <n>]`. Started on demand by `createPtyHostProvider`, or
- * by hand. Exits 0 when idle or on SIGTERM/SIGINT, 3 when another host already serves the socket,
- * 1 on any other start failure.
+ * by hand. Exits 0 when idle (not before `PTY_HOST_FIRST_CLIENT_GRACE_MS` while no client has come)
+ * or on SIGTERM/SIGINT, 3 when another host already serves the socket, 1 on any other start failure.
  *
  * @packageDocumentation
  */
 import { isPtyHostError } from './pty-host-error.js'
 import { PTY_HOST_ALREADY_RUNNING_EXIT_CODE } from './launch-pty-host.js'
-import { startPtyHost, type PtyHostServerOptions } from './pty-host-server.js'
+import { PTY_HOST_FIRST_CLIENT_GRACE_MS, startPtyHost, type PtyHostServerOptions } from './pty-host-server.js'
 
 /** Parse the command line into server options (throws a TypeError naming a bad flag). */
 export function parsePtyHostArgs(argv: readonly string[]): PtyHostServerOptions {
@@ -49,7 +49,9 @@ async function main(): Promise<void> {
   process.on('unhandledRejection', (error) => process.stderr.write(`ptykit-pty-host: unhandled rejection: ${String(error)}\n`))
   process.on('SIGHUP', () => undefined)
   try {
-    const host = await startPtyHost({ ...options, onClosed: () => process.exit(0) })
+    // The grace: the app that started this process connects once it listens; an idle exit before
+    // its hello would make it start another (see PTY_HOST_FIRST_CLIENT_GRACE_MS).
+    const host = await startPtyHost({ ...options, firstClientGraceMs: PTY_HOST_FIRST_CLIENT_GRACE_MS, onClosed: () => process.exit(0) })
     for (const signal of ['SIGTERM', 'SIGINT'] as const) process.on(signal, () => void host.close())
   } catch (error) {
     process.stderr.write(`ptykit-pty-host: ${error instanceof Error ? error.message : String(error)}\n`)

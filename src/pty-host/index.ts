@@ -20,6 +20,7 @@ export {
 } from './pty-host-provider.js'
 export {
   PTY_HOST_DEFAULT_IDLE_EXIT_MS,
+  PTY_HOST_FIRST_CLIENT_GRACE_MS,
   startPtyHost,
   type PtyHostServer,
   type PtyHostServerOptions,

@@ -27,11 +27,14 @@ function wentAway(launched: LaunchedPtyHost): boolean {
 }
 
 /**
- * A refusal the connect poll of an autostart waits out: no host listens yet (`host_unavailable`),
- * or the one listening refused a secret read before it wrote its own (`unauthorized`).
+ * A refusal the connect poll waits out. `unauthorized` always: the host listening refused a secret
+ * read before it wrote its own — a host that started between the app's read of the secret file and
+ * its connect (replacing the file of one that died without removing it) — and the next try reads
+ * the file again. `host_unavailable` only while the app starts a host (`start`): it is not
+ * listening yet; without `start` nobody listens and nothing will start one, so it fails at once.
  */
-function isRetriedWhileStarting(error: unknown): error is PtyHostError {
-  return isPtyHostError(error) && (error.code === 'host_unavailable' || error.code === 'unauthorized')
+function isRetried(error: unknown, start: boolean): error is PtyHostError {
+  return isPtyHostError(error) && (error.code === 'unauthorized' || (start && error.code === 'host_unavailable'))
 }
 
 /** What the link needs to know of the provider around it. */
@@ -54,6 +57,8 @@ export class PtyHostLink {
   state: 'open' | 'detached' | 'disposed' = 'open'
   #connection: PtyHostConnection | null = null
   #connecting: Promise<PtyHostConnection> | null = null
+  /** Whether a caller other than a background reconnect waits for `#connecting`: its poll then holds the app open. */
+  #connectingHoldsApp = false
   #reconnecting = false
   readonly #settings: PtyHostLinkSettings
   readonly #records: ClientPtyRecords
@@ -74,16 +79,22 @@ export class PtyHostLink {
     this.#connection?.holdOpen(this.#records.anyLive())
   }
 
-  /** The open connection, connecting first (and starting a host when `start` and `autoStart`). */
-  ensureConnected(start: boolean): Promise<PtyHostConnection> {
+  /**
+   * The open connection, connecting first (and starting a host when `start` and `autoStart`).
+   * `holdsApp: false` for a background connect nobody awaits (a reconnect): the pauses of its poll
+   * do not keep the app alive on their own, unless another caller waits for the same connect.
+   */
+  ensureConnected(start: boolean, options: { holdsApp?: boolean } = {}): Promise<PtyHostConnection> {
     if (this.state !== 'open') return Promise.reject(this.#closedError())
     const open = this.connection
     if (open !== null) return Promise.resolve(open)
     if (this.#connecting === null) {
+      this.#connectingHoldsApp = false
       this.#connecting = this.#connectOrStart(start && this.#settings.autoStart).finally(() => {
         this.#connecting = null
       })
     }
+    if (options.holdsApp !== false) this.#connectingHoldsApp = true
     return this.#connecting
   }
 
@@ -121,20 +132,21 @@ export class PtyHostLink {
   }
 
   /**
-   * Connect; with `start`, also start a host when none answers and poll until `connectTimeoutMs`
-   * after the first failed try. While it polls, the app retries on `host_unavailable` (the started
-   * host is not listening yet) and on `unauthorized`: each try reads the secret again, and a host
-   * that started between the app's read of the secret file and its connect (replacing the file of
-   * one that died without removing it) refuses the secret the app read before. A secret refused
-   * until the deadline is genuinely not the listening host's: that fails `unauthorized`, naming the
-   * secret file.
+   * Connect, polling until `connectTimeoutMs` after the first failed try. Each try reads the secret
+   * again, and a refused secret (`unauthorized`) is retried, with or without `start`: a host that
+   * started between the app's read of the secret file and its connect (replacing the file of one
+   * that died without removing it) refuses the secret the app read before. With `start`, the poll
+   * also starts a host when none answers and retries `host_unavailable` while it comes up; without
+   * it, `host_unavailable` fails at once and no host is ever started. A secret refused until the
+   * deadline is genuinely not the listening host's: that fails `unauthorized`, naming the secret
+   * file.
    */
   async #connectOrStart(start: boolean): Promise<PtyHostConnection> {
     let refusal: PtyHostError
     try {
       return await this.#open()
     } catch (error) {
-      if (!start || !isRetriedWhileStarting(error)) throw error
+      if (!isRetried(error, start)) throw error
       refusal = error
     }
     const { paths, options, connectTimeoutMs } = this.#settings
@@ -147,19 +159,20 @@ export class PtyHostLink {
     let launched: LaunchedPtyHost | null = null
     for (;;) {
       // None listens: start a host — or another, when the one this app started is gone: it exited
-      // idle (its idle time ran out before this app's hello reached it: the app was busy, or the
-      // hello lost the race to the idle timer), or it refused because another held the lock —
-      // that one is closing (it stops listening first, and lets go of the lock once its sessions
-      // are stopped), and the next takes the lock once it is free. (One that failed to start is
-      // not started again; nor is a host started beside one that refused the secret: it listens.)
-      if (refusal.code === 'host_unavailable' && (launched === null || wentAway(launched))) {
+      // idle (its idle time ran out before this app's hello reached it: the app was busy for longer
+      // than the host's first-client grace, or the hello lost the race to the idle timer), or it
+      // refused because another held the lock — that one is closing (it stops listening first, and
+      // lets go of the lock once its sessions are stopped), and the next takes the lock once it is
+      // free. (One that failed to start is not started again; nor is a host started beside one
+      // that refused the secret: it listens.)
+      if (start && refusal.code === 'host_unavailable' && (launched === null || wentAway(launched))) {
         if (launched === null) ensurePrivateSocketDir(paths.socketPath)
         launched = startPtyHostProcess(command, flags)
       }
       try {
         return await this.#open()
       } catch (error) {
-        if (!isRetriedWhileStarting(error)) throw error
+        if (!isRetried(error, start)) throw error
         refusal = error
       }
       if (Date.now() > deadline) {
@@ -170,7 +183,7 @@ export class PtyHostLink {
           { cause: refusal },
         )
       }
-      await delay(20)
+      await delay(20, !this.#connectingHoldsApp)
     }
   }
 
@@ -191,7 +204,7 @@ export class PtyHostLink {
         await delay(Math.min(PTY_HOST_RECONNECT_INITIAL_DELAY_MS * 2 ** attempt, PTY_HOST_RECONNECT_MAX_DELAY_MS), true)
         if (this.state !== 'open' || this.#connection !== null) return
         try {
-          await this.ensureConnected(false)
+          await this.ensureConnected(false, { holdsApp: false })
           return
         } catch {
           // Try again after a longer pause.

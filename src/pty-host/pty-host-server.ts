@@ -29,6 +29,17 @@ export { PTY_HOST_EXITED_SESSION_MEMORY } from './host-sessions.js'
 /** How long a host with no session and no client waits before it exits, by default (30 s). */
 export const PTY_HOST_DEFAULT_IDLE_EXIT_MS = 30_000
 
+/**
+ * How long the `ptykit-pty-host` process waits, from the moment it listens, before it may exit idle
+ * while no client has yet been welcomed (3 s). Why: the app that started the host connects only
+ * once it listens, and a host with a small `idleExitMs` could exit before that app's hello reached
+ * it (a busy app, or a hello that lost the race to the idle timer); the app then started another,
+ * which could exit the same way. Once a client has been welcomed (and left), `idleExitMs` alone
+ * counts, as before. A few seconds: far beyond an app's usual hello (it polls the socket every
+ * 20 ms), and short enough that a host whose starter died before connecting does not linger.
+ */
+export const PTY_HOST_FIRST_CLIENT_GRACE_MS = 3_000
+
 /** How long a new connection may take to present its hello. */
 export const PTY_HOST_HELLO_TIMEOUT_MS = 5_000
 
@@ -38,6 +49,13 @@ export type PtyHostServerOptions = {
   socketPath?: string
   /** Exit after this long with no session and no client. Default {@link PTY_HOST_DEFAULT_IDLE_EXIT_MS}. */
   idleExitMs?: number
+  /**
+   * Until a first client has been welcomed, the host exits idle no earlier than this long after it
+   * started listening (even when `idleExitMs` is shorter); a client refused at its hello does not
+   * count. Default 0 (no grace) for a host started in-process; the `ptykit-pty-host` process uses
+   * {@link PTY_HOST_FIRST_CLIENT_GRACE_MS}, so the app that started it is not raced by its idle exit.
+   */
+  firstClientGraceMs?: number
   /** Raw output chars kept per session for replay. Default {@link PTY_HOST_DEFAULT_HISTORY_CHARS}. */
   historyChars?: number
   /**
@@ -111,6 +129,7 @@ export async function startPtyHost(options: PtyHostServerOptions = {}): Promise<
     throw invalidPtyHostOption('socketPath', 'a non-empty path', options.socketPath)
   }
   assertCount('idleExitMs', options.idleExitMs, 0)
+  assertCount('firstClientGraceMs', options.firstClientGraceMs, 0)
   assertCount('historyChars', options.historyChars, 1)
   assertCount('scrollbackRows', options.scrollbackRows, 0)
   const scrollbackRows = options.scrollbackRows ?? PTY_HOST_DEFAULT_SCROLLBACK_ROWS
@@ -148,6 +167,8 @@ export async function startPtyHost(options: PtyHostServerOptions = {}): Promise<
     scrollbackRows,
   }, options.ackMaxHoldMs)
   const clients = new Set<HostClient>()
+  // Until a client is welcomed, the idle exit comes no earlier than this (monotonic ms).
+  let graceEndsAt: number | null = performance.now() + (options.firstClientGraceMs ?? 0)
   let idleTimer: NodeJS.Timeout | undefined
   let closePromise: Promise<void> | null = null
 
@@ -155,8 +176,9 @@ export async function startPtyHost(options: PtyHostServerOptions = {}): Promise<
     clearTimeout(idleTimer)
     idleTimer = undefined
     if (closePromise !== null || sessions.live.size > 0 || clients.size > 0) return
+    const delay = graceEndsAt === null ? idleExitMs : Math.max(idleExitMs, graceEndsAt - performance.now())
     // Clamped: a longer wait (`Number.MAX_SAFE_INTEGER` for "never") would overflow Node's timer and fire at once.
-    idleTimer = setTimeout(() => void close(), clampTimerDelay(idleExitMs))
+    idleTimer = setTimeout(() => void close(), clampTimerDelay(delay))
   }
 
   provider.onBytes((event) => sessions.onBytes(event))
@@ -190,6 +212,7 @@ export async function startPtyHost(options: PtyHostServerOptions = {}): Promise<
     if (message.v !== PTY_HOST_PROTOCOL_VERSION) return (refuse(client, 'protocol_mismatch', protocolMismatchMessage(message.v, PTY_HOST_PROTOCOL_VERSION)), false)
     if (!secretsMatch(message.secret, secret)) return (refuse(client, 'unauthorized', 'The pty host refused the secret'), false)
     client.authenticated = true
+    graceEndsAt = null
     client.send({ v: PTY_HOST_PROTOCOL_VERSION, type: 'welcome', hostInstanceId, hostPid: process.pid, scrollbackRows })
     return true
   }

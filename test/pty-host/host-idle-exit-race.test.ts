@@ -2,13 +2,16 @@
  * A host exits once it has had no session and no client for `idleExitMs`. An app's hello that
  * arrives as the host decides to exit must end served — by that host, or, when it is gone, by
  * another the app starts (autostart) — never hanging, never with a spawn accepted by a host that
- * then exits with the PTY.
+ * then exits with the PTY. And a host process the app started waits for its first client before
+ * any idle exit (`PTY_HOST_FIRST_CLIENT_GRACE_MS`), however small `idleExitMs`: the app's hello is
+ * not raced by it, and the app does not start host after host.
  */
-import { startPtyHost, type PtyHostProvider } from 'ptykit/pty-host'
+import { PTY_HOST_FIRST_CLIENT_GRACE_MS, startPtyHost, type PtyHostProvider } from 'ptykit/pty-host'
 import { describe, expect, it, vi } from 'vitest'
+import { rmSync, writeFileSync } from 'node:fs'
 import { isDead, waitFor } from '../node-pty/pty-test-support.js'
 import { connectGate } from './connect-gate.js'
-import { hostPid, isAlive, killHostAndClean, makeSocketDir, providerDisposedAfter, providerOn, useCleanups } from './pty-host-test-support.js'
+import { hostPid, isAlive, killHostAndClean, makeSocketDir, providerDisposedAfter, providerOn, rawClient, useCleanups } from './pty-host-test-support.js'
 
 vi.mock('node:net', async (importOriginal) => (await import('./connect-gate.js')).gatedNet(await importOriginal()))
 
@@ -69,7 +72,7 @@ describe('pty host: a hello that arrives as the idle host exits', () => {
     const idleExitMs = 200
     // The app's first connect to the host it started (it has found the socket and read the
     // secret) goes out only once that host has gone idle and exited: an app busy for longer than
-    // the host's idle time, or a hello that lost the race to the idle timer.
+    // the host's idle time and its first-client grace (PTY_HOST_FIRST_CLIENT_GRACE_MS).
     let firstHostPid: number | null = null
     let held = 0
     connectGate.hold = (path) => {
@@ -95,4 +98,85 @@ describe('pty host: a hello that arrives as the idle host exits', () => {
     expect(isAlive((outcome as { pid: number }).pid)).toBe(true)
     expect((await app.listProcesses()).map((row) => row.id)).toEqual([(outcome as { id: string }).id])
   }, 30_000)
+
+  it('the host the app started, with a tiny idleExitMs, waits for the app’s first hello: held past idleExitMs, the app is served by that very host', async () => {
+    const { dir, socketPath } = makeSocketDir()
+    cleanups.push(async () => {
+      connectGate.hold = null
+      await killHostAndClean(socketPath, dir)
+    })
+    const idleExitMs = 20
+    // The app's first connect to the host it started goes out only after many times idleExitMs
+    // (well within the grace): an app busy for a moment after its host started listening.
+    const holdMs = 600
+    let firstHostPid: number | null = null
+    let held = 0
+    connectGate.hold = (path) => {
+      if (path !== socketPath || held > 0) return null
+      held += 1
+      firstHostPid = hostPid(socketPath)
+      return sleep(holdMs)
+    }
+    const app = provider(socketPath, { idleExitMs, connectTimeoutMs: 8_000 })
+    const outcome = await app.spawn({ file: 'cat' }).then(
+      (result) => ({ ok: true as const, id: result.id, pid: result.pid }),
+      (error: unknown) => ({ ok: false as const, code: (error as { code?: unknown }).code, message: String(error) }),
+    )
+    expect(held).toBe(1)
+    expect(firstHostPid).not.toBeNull()
+    expect(outcome).toEqual({ ok: true, id: expect.any(String), pid: expect.any(Number) })
+    // Served by the host it started first: that one did not exit idle under the held hello, and
+    // no second host was started.
+    expect(hostPid(socketPath)).toBe(firstHostPid)
+    expect(isAlive(firstHostPid!)).toBe(true)
+    expect((await app.listProcesses()).map((row) => row.id)).toEqual([(outcome as { id: string }).id])
+    // The hold was well within the grace (a hello that late is expected to be served).
+    expect(holdMs).toBeLessThan(PTY_HOST_FIRST_CLIENT_GRACE_MS / 2)
+  }, 30_000)
+})
+
+describe('pty host: the first-client grace (firstClientGraceMs)', () => {
+  it('a host no client has come to exits idle no earlier than the grace, however small idleExitMs — a client refused at its hello does not end the grace', async () => {
+    const { dir, socketPath } = makeSocketDir()
+    cleanups.push(() => killHostAndClean(socketPath, dir))
+    const firstClientGraceMs = 800
+    let closedAt: number | null = null
+    const startedAt = Date.now()
+    const host = await startPtyHost({ socketPath, idleExitMs: 10, firstClientGraceMs, onClosed: () => (closedAt = Date.now()) })
+    cleanups.push(() => host.close())
+    await sleep(200)
+    expect(closedAt).toBeNull()
+    // A connection refused at its hello (a stale secret) comes and goes: still no client.
+    writeFileSync(`${socketPath}.secret`, `${'0'.repeat(64)}\n`, { mode: 0o600 })
+    await expect(rawClient(socketPath)).rejects.toThrow(/refused the hello/)
+    await sleep(200)
+    expect(closedAt).toBeNull()
+    await waitFor(() => (closedAt !== null ? true : undefined), 'the host to exit idle once the grace is over', 10_000)
+    expect(closedAt! - startedAt).toBeGreaterThanOrEqual(firstClientGraceMs)
+  })
+
+  it('once a client has come and gone, idleExitMs alone counts again (the grace is over)', async () => {
+    const { dir, socketPath } = makeSocketDir()
+    cleanups.push(() => killHostAndClean(socketPath, dir))
+    let closedAt: number | null = null
+    // A grace far longer than the test: only the client's visit can end it.
+    const host = await startPtyHost({ socketPath, idleExitMs: 50, firstClientGraceMs: 60_000, onClosed: () => (closedAt = Date.now()) })
+    cleanups.push(() => host.close())
+    const client = await rawClient(socketPath)
+    const leftAt = Date.now()
+    client.close()
+    await waitFor(() => (closedAt !== null ? true : undefined), 'the host to exit idle after its client left', 10_000)
+    expect(closedAt! - leftAt).toBeGreaterThanOrEqual(40)
+  })
+
+  it('refuses a firstClientGraceMs that is not a non-negative integer', async () => {
+    const { dir, socketPath } = makeSocketDir()
+    const starting = startPtyHost({ socketPath, firstClientGraceMs: -1 })
+    // Should it start after all, it is closed (never SIGKILLed: it would be this process).
+    cleanups.push(async () => {
+      await (await starting.catch(() => null))?.close()
+      rmSync(dir, { recursive: true, force: true })
+    })
+    await expect(starting).rejects.toMatchObject({ code: 'invalid_option' })
+  })
 })

@@ -6,12 +6,17 @@
  * (`unauthorized`). While it autostarts, the app must read the secret again and retry; a secret
  * that is genuinely wrong still fails, typed and naming the cause, once `connectTimeoutMs` is up.
  *
+ * A call that starts no host (a listing, a shutdown, dispose's connect, a reconnect, every call
+ * with `autoStart: false`) meets the same race when a host started meanwhile (by another app): it
+ * retries the refused secret the same way, and never starts a host.
+ *
  * The interleaving is made deterministic by holding the app's connect (`connect-gate.ts`): the app
  * has then read the secret, and the connect goes out once the new host listens with its own.
  */
 import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { createConnection } from 'node:net'
-import type { PtyHostProvider } from 'ptykit/pty-host'
+import { join } from 'node:path'
+import { startPtyHost, type PtyHostCommand, type PtyHostProvider } from 'ptykit/pty-host'
 import { describe, expect, it, vi } from 'vitest'
 import { waitFor } from '../node-pty/pty-test-support.js'
 import { connectGate } from './connect-gate.js'
@@ -42,6 +47,30 @@ function readSecret(socketPath: string): string | null {
   } catch {
     return null
   }
+}
+
+/**
+ * A host command that only records that it ran (one line in `marker`) and exits 0: a provider given
+ * it shows whether it ever started a host.
+ */
+function recordingHostCommand(dir: string): { command: PtyHostCommand; started: () => boolean } {
+  const marker = join(dir, 'host-started')
+  return {
+    command: { file: '/bin/sh', args: ['-c', 'echo started >> "$0"', marker] },
+    started: () => existsSync(marker),
+  }
+}
+
+/**
+ * Leftovers of a host that died without cleaning up (a real host process, SIGKILLed): its socket,
+ * secret and lock stay. Resolves with the dead host's secret.
+ */
+async function deadHostLeftovers(socketPath: string): Promise<string> {
+  launchPtyHost(HOST_FROM_SOURCES, { socketPath, idleExitMs: 60_000 })
+  await waitFor(async () => (readSecret(socketPath) !== null && (await listens(socketPath)) ? true : undefined), 'the first host to listen', 10_000)
+  await killHost(socketPath)
+  expect(existsSync(socketPath)).toBe(true)
+  return readSecret(socketPath)!
 }
 
 describe('pty host: an app that autostarts a host reads a dead host’s secret', () => {
@@ -105,5 +134,102 @@ describe('pty host: an app that autostarts a host reads a dead host’s secret',
     expect(result.afterMs).toBeGreaterThanOrEqual(connectTimeoutMs)
     // Nothing the provider opened is left: no connection, no timer.
     expect(result.after.sort()).toEqual(result.before.sort())
+  }, 30_000)
+})
+
+describe('pty host: a call that starts no host reads a secret replaced since', () => {
+  // Each call connects without starting a host: a listing (whatever `autoStart` says) and a spawn
+  // of a provider with `autoStart: false`.
+  const calls = [
+    { name: 'listProcesses (autoStart on)', autoStart: true, call: (app: PtyHostProvider) => app.listProcesses().then(() => undefined) },
+    { name: 'spawn (autoStart: false)', autoStart: false, call: (app: PtyHostProvider) => app.spawn({ file: 'cat' }).then(() => undefined) },
+  ]
+  for (const { name, autoStart, call } of calls) {
+    it(`${name}: reads the secret again and connects when a host that started after its read refused the stale one, starting none`, async () => {
+      const { dir, socketPath } = makeSocketDir()
+      cleanups.push(async () => {
+        connectGate.hold = null
+        await killHostAndClean(socketPath, dir)
+      })
+      const staleSecret = await deadHostLeftovers(socketPath)
+      const recording = recordingHostCommand(dir)
+
+      // The app's first connect (it has read the dead host's secret) is held while another host
+      // (here, in this process: another app's) starts, replaces the secret and listens; then it
+      // goes out, with the stale secret, to the new host.
+      let connects = 0
+      let successor: Awaited<ReturnType<typeof startPtyHost>> | null = null
+      connectGate.hold = (path) => {
+        if (path !== socketPath) return null
+        connects += 1
+        if (connects > 1) return null
+        expect(readSecret(socketPath)).toBe(staleSecret)
+        return startPtyHost({ socketPath, idleExitMs: 60_000 }).then((host) => {
+          successor = host
+          cleanups.push(() => host.close())
+        })
+      }
+
+      const app = provider(socketPath, { autoStart, hostCommand: recording.command, connectTimeoutMs: 5_000 })
+      const outcome = await call(app).then(
+        () => ({ ok: true as const }),
+        (error: unknown) => ({ ok: false as const, code: (error as { code?: unknown }).code, message: String(error) }),
+      )
+      // The race was provoked: the held connect presented the dead host's secret to the new host.
+      expect(successor).not.toBeNull()
+      expect(readSecret(socketPath)).not.toBe(staleSecret)
+      expect(outcome).toEqual({ ok: true })
+      // Connected again with the new secret, to the host that started meanwhile; none was started.
+      expect(connects).toBeGreaterThanOrEqual(2)
+      expect(app.connected).toBe(true)
+      expect(hostPid(socketPath)).toBe(process.pid)
+      expect(recording.started()).toBe(false)
+    }, 30_000)
+  }
+
+  it('a listing fails with unauthorized, naming the secret file, after connectTimeoutMs when the secret is genuinely wrong — and starts no host', async () => {
+    const { dir, socketPath } = await inProcessHost(cleanups)
+    writeFileSync(`${socketPath}.secret`, `${'0'.repeat(64)}\n`, { mode: 0o600 })
+    const recording = recordingHostCommand(dir)
+    const connectTimeoutMs = 600
+    const app = provider(socketPath, { hostCommand: recording.command, connectTimeoutMs })
+    const started = Date.now()
+    const error = await app.listProcesses().then(
+      () => null,
+      (failed: unknown) => failed as { code?: unknown; message?: unknown },
+    )
+    const afterMs = Date.now() - started
+    expect(error).toMatchObject({ code: 'unauthorized' })
+    expect(String(error!.message)).toContain(`${socketPath}.secret`)
+    expect(afterMs).toBeGreaterThanOrEqual(connectTimeoutMs)
+    expect(recording.started()).toBe(false)
+  }, 30_000)
+
+  it('a reconnect after a drop whose secret is refused does not hold the app open: an app with nothing else to do ends on its own', async () => {
+    const { dir, socketPath } = makeSocketDir()
+    cleanups.push(() => killHostAndClean(socketPath, dir))
+    const connectTimeoutMs = 20_000
+    const { code, printed } = await runAppToEnd(cleanups, 'app-reconnect-refused.ts', [socketPath, String(connectTimeoutMs)])
+    expect(code).toBe(0)
+    const result = JSON.parse(printed.trim()) as { refusals: number; exitAfterRefusalMs: number | null }
+    // The reconnect was refused, and the app ended without polling on until connectTimeoutMs.
+    expect(result.refusals).toBeGreaterThanOrEqual(1)
+    expect(result.exitAfterRefusalMs).not.toBeNull()
+    expect(result.exitAfterRefusalMs!).toBeLessThan(connectTimeoutMs / 4)
+  }, 40_000)
+
+  it('without a host listening, a call that starts none fails host_unavailable at once (no poll until connectTimeoutMs)', async () => {
+    const { dir, socketPath } = makeSocketDir()
+    cleanups.push(() => killHostAndClean(socketPath, dir))
+    await deadHostLeftovers(socketPath)
+    const recording = recordingHostCommand(dir)
+    const connectTimeoutMs = 5_000
+    const listing = provider(socketPath, { hostCommand: recording.command, connectTimeoutMs })
+    const noStart = provider(socketPath, { autoStart: false, hostCommand: recording.command, connectTimeoutMs })
+    const started = Date.now()
+    await expect(listing.listProcesses()).rejects.toMatchObject({ code: 'host_unavailable' })
+    await expect(noStart.spawn({ file: 'cat' })).rejects.toMatchObject({ code: 'host_unavailable' })
+    expect(Date.now() - started).toBeLessThan(connectTimeoutMs / 2)
+    expect(recording.started()).toBe(false)
   }, 30_000)
 })
