@@ -203,6 +203,9 @@ export class HostSessionStore {
     }
     if (replay.data.length > 0) {
       client.queueOutput(session.id, replay.data, current, session.incarnationId)
+      // Owed like any output sent: a client that acknowledges will acknowledge the replay too, and
+      // uncounted, those acks would forgive as much of the output it still owes.
+      session.flow.noteSent(client, replay.data.length)
       client.flushOutput()
     }
     if (session.exit !== null) client.send(exitMessage(session.id, session.exit))
