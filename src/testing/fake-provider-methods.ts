@@ -93,6 +93,10 @@ export function createFakeProviderMethods(state: FakeProviderState): FakeProvide
           return Promise.reject(new Error(`Fake shutdown of PTY ${JSON.stringify(id)} failed (scripted)`))
         case 'never_confirm':
           return Promise.resolve()
+        case 'exit_unreported':
+          // Gone, and nobody is told: no exit event, ever (held output still comes out on resume).
+          pty.state = 'exited'
+          return Promise.resolve()
         case 'confirm':
           events.endProcess(pty, {
             exitCode: 0,

@@ -39,9 +39,16 @@ export type FakeExit = {
  * - `confirm` (default): emits the exit — signal 1 (SIGHUP) for a graceful stop, 9 (SIGKILL) for an
  *   immediate one, code 0 as node-pty reports it — then resolves;
  * - `never_confirm`: resolves, but the PTY stays live and no exit ever comes (a lost stop);
- * - `fail`: rejects with an `Error` and the PTY stays live (the stop could not be dispatched).
+ * - `fail`: rejects with an `Error` and the PTY stays live (the stop could not be dispatched);
+ * - `exit_unreported`: the process ends (listings no longer have it; `hasPty` and `probeLiveness`
+ *   answer `false` with authoritative listings), then resolves, but no exit event ever comes (the
+ *   report was lost on its way, as over a dropped connection). Output it wrote before is still
+ *   delivered (after a pause, once resumed).
  */
-export type FakeShutdownBehaviour = 'confirm' | 'never_confirm' | 'fail'
+export type FakeShutdownBehaviour = 'confirm' | 'never_confirm' | 'fail' | 'exit_unreported'
+
+/** Every {@link FakeShutdownBehaviour}, for checking one given at run time. */
+export const FAKE_SHUTDOWN_BEHAVIOURS: readonly FakeShutdownBehaviour[] = Object.freeze(['confirm', 'never_confirm', 'fail', 'exit_unreported'])
 
 /**
  * How one spawn of the fake provider behaves. Queue one per spawn with

@@ -4,7 +4,7 @@ import type { FakeProcessInfo, FakePtyInspection, FakePtyProvider } from './fake
 import { inspectFakePty } from './fake-pty-record.js'
 import { requireFakePty, type FakeProviderState } from './fake-provider-state.js'
 import { failFakeSpawn, releaseFakeSpawn } from './fake-spawning.js'
-import { isPlainObject, type FakeExit, type FakeShutdownBehaviour, type FakeSpawnScript } from './fake-spawn-script.js'
+import { FAKE_SHUTDOWN_BEHAVIOURS, isPlainObject, type FakeExit, type FakeShutdownBehaviour, type FakeSpawnScript } from './fake-spawn-script.js'
 
 // The test controls of the fake: what a test scripts, emits, overrides and inspects beyond the
 // `PtyProvider` contract. They throw a `TypeError` naming the control for an id never spawned.
@@ -37,6 +37,9 @@ export function createFakeTestControls(state: FakeProviderState): FakeTestContro
     scriptNextSpawn(script: FakeSpawnScript): void {
       if (!isPlainObject(script)) {
         throw new TypeError(`Expected the \`script\` argument to be a FakeSpawnScript object, got ${describeValue(script)}`)
+      }
+      if (script.shutdown !== undefined && !FAKE_SHUTDOWN_BEHAVIOURS.includes(script.shutdown)) {
+        throw new TypeError(`Expected the script's \`shutdown\` to be one of ${quotedShutdownBehaviours()}, got ${describeValue(script.shutdown)}`)
       }
       state.scriptQueue.push(script)
     },
@@ -95,8 +98,8 @@ export function createFakeTestControls(state: FakeProviderState): FakeTestContro
 
     setShutdownBehaviour(id: string, behaviour: FakeShutdownBehaviour): void {
       const pty = requireFakePty(state, id, 'setShutdownBehaviour')
-      if (behaviour !== 'confirm' && behaviour !== 'never_confirm' && behaviour !== 'fail') {
-        throw new TypeError(`Expected the \`behaviour\` argument of setShutdownBehaviour to be 'confirm', 'never_confirm' or 'fail', got ${describeValue(behaviour)}`)
+      if (!FAKE_SHUTDOWN_BEHAVIOURS.includes(behaviour)) {
+        throw new TypeError(`Expected the \`behaviour\` argument of setShutdownBehaviour to be one of ${quotedShutdownBehaviours()}, got ${describeValue(behaviour)}`)
       }
       pty.shutdownBehaviour = behaviour
     },
@@ -156,4 +159,9 @@ function assertFakeExit(exit: unknown): asserts exit is FakeExit {
   if (signal !== undefined && signal !== null && typeof signal !== 'number') {
     throw new TypeError(`Expected the \`signal\` of emitExit to be a number, null or undefined, got ${describeValue(signal)}`)
   }
+}
+
+/** `'confirm', 'never_confirm', …` for an error message. */
+function quotedShutdownBehaviours(): string {
+  return FAKE_SHUTDOWN_BEHAVIOURS.map((behaviour) => `'${behaviour}'`).join(', ')
 }

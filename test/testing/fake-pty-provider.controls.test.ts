@@ -17,7 +17,12 @@ describe('fake provider controls refuse malformed arguments', () => {
     expect(() => provider.emitExit(id, { exitCode: 0, signal: '9' } as never)).toThrow('Expected the `signal` of emitExit to be a number, null or undefined, got "9" (string)')
     expect(() => provider.setLiveness(id, 'yes' as never)).toThrow('setLiveness to be true, false, null or undefined, got "yes" (string)')
     expect(() => provider.setWriteSettlement(id, { kind: 'ok' } as never)).toThrow('setWriteSettlement to be a WriteSettlement or undefined')
-    expect(() => provider.setShutdownBehaviour(id, 'ignore' as never)).toThrow("setShutdownBehaviour to be 'confirm', 'never_confirm' or 'fail', got \"ignore\" (string)")
+    expect(() => provider.setShutdownBehaviour(id, 'ignore' as never)).toThrow(
+      "setShutdownBehaviour to be one of 'confirm', 'never_confirm', 'fail', 'exit_unreported', got \"ignore\" (string)",
+    )
+    expect(() => provider.scriptNextSpawn({ shutdown: 'ignore' as never })).toThrow(
+      "Expected the script's `shutdown` to be one of 'confirm', 'never_confirm', 'fail', 'exit_unreported', got \"ignore\" (string)",
+    )
     await provider.settle()
     expect(data).toEqual([])
     expect(exits).toEqual([])
@@ -31,5 +36,23 @@ describe('fake provider controls refuse malformed arguments', () => {
     await provider.settle()
     expect(data).toEqual(['ok'])
     expect(exits).toHaveLength(1)
+  })
+
+  it("'exit_unreported': the stop ends the process without an exit event; listings and probes say it is gone", async () => {
+    const provider = createFakePtyProvider({ scheduling: 'manual' })
+    provider.scriptNextSpawn({ shutdown: 'exit_unreported' })
+    const { id } = await provider.spawn({})
+    const exits: unknown[] = []
+    provider.onExit((event) => exits.push(event))
+    await provider.shutdown(id)
+    await provider.settle()
+    expect(exits).toEqual([])
+    expect(provider.livePtyIds()).toEqual([])
+    expect(provider.getPty(id)?.live).toBe(false)
+    expect(await provider.listProcesses()).toEqual([])
+    expect(provider.hasPty(id)).toBe(false)
+    expect(await provider.probeLiveness(id)).toBe(false)
+    // Nothing of it follows: output and exits of a process that is gone are refused.
+    expect(() => provider.emitData(id, 'late')).toThrow('not live')
   })
 })
