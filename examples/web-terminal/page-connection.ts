@@ -12,7 +12,7 @@ import {
   type ClientMessage,
   type ServerMessage,
 } from './protocol.js'
-import type { TerminalRegistry } from './server.js'
+import type { TerminalRegistry } from './terminal-registry.js'
 import type { TerminalViewer } from './terminal-session.js'
 
 /** A page connected over one WebSocket. */
