@@ -64,7 +64,14 @@ export class PageConnection implements TerminalViewer {
     }
     if (message.type === 'open') {
       this.#registry.open(message).then(
-        (session) => session.attach(this, true),
+        (session) => {
+          // The page may have left while the spawn was in flight: then its close handler has run
+          // already, so attaching now would bind the terminal to a page that is gone (owing its
+          // output forever). Leave it as a leaving page leaves every terminal: detached, running,
+          // for the next page to attach.
+          if (this.#socket.readyState !== this.#socket.OPEN) return
+          session.attach(this, true)
+        },
         (error: unknown) => this.send({ type: 'error', message: `could not open a terminal: ${String(error)}` }),
       )
       return

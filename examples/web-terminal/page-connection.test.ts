@@ -1,0 +1,174 @@
+// One page's connection over a stand-in WebSocket (its readyState, bufferedAmount and close are the
+// test's), the real terminal registry and sessions, and the real controller over the fake provider:
+// what the server sends a page, and what it holds for it, when the page leaves at an awkward time.
+import { EventEmitter } from 'node:events'
+import { createPtyController } from 'ptykit/controller'
+import { createFakePtyProvider } from 'ptykit/testing'
+import { afterEach, describe, expect, it } from 'vitest'
+import type { WebSocket } from 'ws'
+import { PageConnection } from './page-connection.js'
+import type { ClientMessage, ServerMessage } from './protocol.js'
+import { createTerminalRegistry, type TerminalRegistry } from './terminal-registry.js'
+import type { TerminalSession } from './terminal-session.js'
+
+/** The parts of a `ws` WebSocket a page connection uses, played by the test. */
+class StandInSocket extends EventEmitter {
+  readonly CONNECTING = 0
+  readonly OPEN = 1
+  readonly CLOSING = 2
+  readonly CLOSED = 3
+  readyState = 1
+  /** Bytes queued and not yet written out: set by the test. */
+  bufferedAmount = 0
+  /** Every message sent while the socket was open. */
+  sent: ServerMessage[] = []
+  /** Sends attempted once it was no longer open (`ws` drops them; none should be attempted). */
+  sendsAfterClose = 0
+  /** Callbacks of sends not yet written out (run by {@link StandInSocket.drain}). */
+  unwritten: ((error?: Error) => void)[] = []
+
+  send(data: string, callback?: (error?: Error) => void): void {
+    if (this.readyState !== this.OPEN) {
+      this.sendsAfterClose += 1
+      return
+    }
+    this.sent.push(JSON.parse(data) as ServerMessage)
+    if (callback !== undefined) this.unwritten.push(callback)
+  }
+
+  close(): void {
+    this.leave()
+  }
+
+  terminate(): void {
+    this.leave()
+  }
+
+  /** The page sends `message`. */
+  receive(message: ClientMessage): void {
+    this.emit('message', Buffer.from(JSON.stringify(message)), false)
+  }
+
+  /** The page goes away: the socket closes, as `ws` reports it. */
+  leave(): void {
+    if (this.readyState === this.CLOSED) return
+    this.readyState = this.CLOSED
+    this.emit('close', 1001, Buffer.alloc(0))
+  }
+
+  /** The page read everything: the buffer empties and every pending send's callback runs. */
+  drain(): void {
+    this.bufferedAmount = 0
+    for (const callback of this.unwritten.splice(0)) callback()
+  }
+
+  /** The messages sent about terminal `id`, by type. */
+  typesFor(id: string): string[] {
+    return this.sent.filter((message) => 'id' in message && message.id === id).map((message) => message.type)
+  }
+}
+
+type Harness = {
+  provider: ReturnType<typeof createFakePtyProvider>
+  controller: ReturnType<typeof createPtyController>
+  registry: TerminalRegistry
+  log: string[]
+  /** A new page: its socket and connection. */
+  connect(): { socket: StandInSocket; connection: PageConnection }
+  /** The controller's count of a terminal's unacknowledged output chars. */
+  unacknowledged(id: string): number
+}
+
+let cleanups: (() => Promise<void>)[] = []
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0)) await cleanup()
+})
+
+function harness(): Harness {
+  const provider = createFakePtyProvider()
+  const controller = createPtyController({ provider })
+  const registry = createTerminalRegistry(controller, { shell: '/bin/sh' })
+  const log: string[] = []
+  cleanups.push(async () => {
+    for (const session of registry.sessions.values()) session.dispose()
+    await controller.dispose()
+    await provider.dispose()
+  })
+  return {
+    provider,
+    controller,
+    registry,
+    log,
+    connect() {
+      const socket = new StandInSocket()
+      const connection = new PageConnection(socket as unknown as WebSocket, registry, (line) => log.push(line))
+      return { socket, connection }
+    },
+    unacknowledged: (id) => controller.getFlowControlState(id)?.unacknowledgedChars ?? -1,
+  }
+}
+
+/** Wait (a few event-loop turns at most) until `condition` holds. */
+async function until(condition: () => boolean, what: string): Promise<void> {
+  for (let turn = 0; turn < 200; turn += 1) {
+    if (condition()) return
+    await new Promise((resolve) => setImmediate(resolve))
+  }
+  throw new Error(`timed out waiting for ${what}`)
+}
+
+/** The only terminal the registry holds, once it holds one. */
+async function onlySession(registry: TerminalRegistry): Promise<TerminalSession> {
+  await until(() => registry.sessions.size === 1, 'the terminal to be opened')
+  return [...registry.sessions.values()][0] as TerminalSession
+}
+
+describe('a page that leaves while its open request is in flight', () => {
+  it('gets nothing attached: the terminal keeps running detached, acknowledged by the server, for the next page', async () => {
+    const { provider, registry, connect, unacknowledged } = harness()
+    const { socket } = connect()
+    provider.scriptNextSpawn({ hang: true })
+    socket.receive({ type: 'open', cols: 80, rows: 24 })
+    await until(() => provider.pendingSpawnCount() === 1, 'the spawn to start')
+
+    socket.leave() // the page leaves before the spawn answers
+    provider.releaseSpawn()
+    const session = await onlySession(registry)
+    provider.emitData(session.id, 'printed after the page left\r\n')
+    await session.settled()
+
+    // Detached, as every terminal of a page that leaves: nobody owes its output, so the process is
+    // never held back for a page that is gone, and it keeps running.
+    expect(unacknowledged(session.id)).toBe(0)
+    expect(session.isLive).toBe(true)
+    expect(socket.sent).toEqual([])
+    expect(socket.sendsAfterClose).toBe(0)
+
+    // The next page gets it, with what it printed meanwhile.
+    const next = connect().socket
+    next.receive({ type: 'attach' })
+    await session.settled()
+    const attached = next.sent.find((message) => message.type === 'attached')
+    expect(attached).toMatchObject({ id: session.id, opened: false })
+    expect(attached?.type === 'attached' && attached.snapshot).toContain('printed after the page left')
+    provider.emitData(session.id, 'seen by the next page\r\n')
+    await session.settled()
+    expect(next.sent.at(-1)).toEqual({ type: 'output', id: session.id, data: 'seen by the next page\r\n' })
+    expect(unacknowledged(session.id)).toBe('seen by the next page\r\n'.length) // owed by the next page only
+  })
+
+  it('whose spawn then fails is sent no error, and nothing is opened', async () => {
+    const { provider, registry, connect } = harness()
+    const { socket } = connect()
+    provider.scriptNextSpawn({ hang: true })
+    socket.receive({ type: 'open', cols: 80, rows: 24 })
+    await until(() => provider.pendingSpawnCount() === 1, 'the spawn to start')
+    socket.leave()
+    provider.failSpawn(undefined, new Error('no such shell'))
+    await until(() => provider.pendingSpawnCount() === 0, 'the spawn to fail')
+    await provider.settle()
+    expect(registry.sessions.size).toBe(0)
+    expect(socket.sent).toEqual([])
+    expect(socket.sendsAfterClose).toBe(0)
+  })
+})
