@@ -4,7 +4,7 @@
 import { EventEmitter } from 'node:events'
 import { createPtyController } from 'ptykit/controller'
 import { createFakePtyProvider } from 'ptykit/testing'
-import { afterEach, describe, expect, it } from 'vitest'
+import { afterEach, describe, expect, it, vi } from 'vitest'
 import type { WebSocket } from 'ws'
 import { PageConnection } from './page-connection.js'
 import type { ClientMessage, ServerMessage } from './protocol.js'
@@ -169,6 +169,103 @@ describe('a page that leaves while its open request is in flight', () => {
     await provider.settle()
     expect(registry.sessions.size).toBe(0)
     expect(socket.sent).toEqual([])
+    expect(socket.sendsAfterClose).toBe(0)
+  })
+})
+
+/** A harness with one terminal open and shown on a first page (its snapshot sent). */
+async function withShownTerminal(): Promise<Harness & { socket: StandInSocket; session: TerminalSession }> {
+  const h = harness()
+  const { socket } = h.connect()
+  socket.receive({ type: 'open', cols: 80, rows: 24 })
+  const session = await onlySession(h.registry)
+  await session.settled()
+  expect(socket.typesFor(session.id)).toEqual(['attached'])
+  return { ...h, socket, session }
+}
+
+describe('what a page is sent once it no longer shows a terminal', () => {
+  it('a page another page took the terminal from gets one `detached`, then nothing: no output, no exit; its acks, keys and resizes are ignored', async () => {
+    const { provider, connect, socket, session, unacknowledged } = await withShownTerminal()
+    provider.emitData(session.id, 'before\r\n')
+    await session.settled()
+    const other = connect().socket
+    other.receive({ type: 'attach' })
+    await session.settled()
+    expect(socket.typesFor(session.id)).toEqual(['attached', 'output', 'detached'])
+    expect(other.typesFor(session.id)).toEqual(['attached'])
+
+    provider.emitData(session.id, 'after\r\n')
+    await session.settled()
+    const owedByOther = unacknowledged(session.id)
+    expect(owedByOther).toBe('after\r\n'.length)
+    socket.receive({ type: 'ack', id: session.id, chars: 1_000 })
+    socket.receive({ type: 'input', id: session.id, data: 'from the old page\r', kind: 'driving' })
+    socket.receive({ type: 'resize', id: session.id, cols: 100, rows: 30 })
+    expect(unacknowledged(session.id)).toBe(owedByOther) // the old page cannot pay the new page's debt
+    expect(provider.getPty(session.id)?.written).toBe('')
+    expect(provider.getPty(session.id)).toMatchObject({ cols: 80, rows: 24 })
+
+    provider.emitExit(session.id, { exitCode: 0 })
+    await until(() => other.typesFor(session.id).includes('exit'), 'the exit to reach the page showing it')
+    await session.settled()
+    expect(socket.typesFor(session.id)).toEqual(['attached', 'output', 'detached'])
+    expect(other.typesFor(session.id)).toEqual(['attached', 'output', 'exit'])
+  })
+
+  it('a page whose socket closed is sent nothing, not even `detached`, and owes nothing: output and the exit are acknowledged by the server', async () => {
+    const { provider, socket, session, unacknowledged, log } = await withShownTerminal()
+    provider.emitData(session.id, 'drawn?\r\n') // sent, never acknowledged by the page
+    await session.settled()
+    provider.emitData(session.id, 'coalesced when the page left\r\n') // its frame not sent yet
+    socket.leave()
+    await session.settled()
+    expect(unacknowledged(session.id)).toBe(0)
+
+    provider.emitData(session.id, 'x'.repeat(50_000))
+    await session.settled()
+    expect(unacknowledged(session.id)).toBe(0)
+    provider.emitExit(session.id, { exitCode: 3 })
+    await session.settled()
+    await provider.settle()
+    expect(socket.typesFor(session.id)).toEqual(['attached', 'output'])
+    expect(socket.sendsAfterClose).toBe(0)
+    expect(log).toEqual([])
+  })
+
+  it('a page that leaves while its snapshot is being taken is sent no snapshot and holds nothing', async () => {
+    const { provider, connect, socket, session, unacknowledged } = await withShownTerminal()
+    const next = connect().socket
+    next.receive({ type: 'attach' }) // its snapshot waits for the mirror
+    provider.emitData(session.id, 'held for the snapshot\r\n')
+    next.leave()
+    await session.settled()
+    expect(next.sent).toEqual([])
+    expect(next.sendsAfterClose).toBe(0)
+    expect(unacknowledged(session.id)).toBe(0)
+    expect(socket.typesFor(session.id)).toEqual(['attached', 'detached'])
+  })
+
+  it('a page detached before it was sent the terminal is told nothing about it', async () => {
+    const { connect, session } = await withShownTerminal()
+    const first = connect().socket
+    const second = connect().socket
+    first.receive({ type: 'attach' }) // its snapshot waits for the mirror…
+    second.receive({ type: 'attach' }) // …when the second page takes the terminal
+    await session.settled()
+    expect(first.typesFor(session.id)).toEqual([])
+    expect(second.typesFor(session.id)).toEqual(['attached'])
+  })
+
+  it('a page that asked to close a terminal and left before the stop was verified is sent nothing', async () => {
+    const { registry, socket, session } = await withShownTerminal()
+    const close = vi.spyOn(registry, 'close')
+    socket.receive({ type: 'close', id: session.id })
+    socket.leave()
+    expect(await close.mock.results[0]?.value).toBe(true) // the stop in flight was verified…
+    await new Promise((resolve) => setImmediate(resolve)) // …and its answer handled
+    expect(registry.sessions.size).toBe(0)
+    expect(socket.typesFor(session.id)).toEqual(['attached'])
     expect(socket.sendsAfterClose).toBe(0)
   })
 })

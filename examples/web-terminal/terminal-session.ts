@@ -196,10 +196,12 @@ export class TerminalSession {
     const previous = this.#viewer
     if (previous === undefined) return
     this.#viewer = undefined
+    // A page whose snapshot was still being taken was never shown the terminal: nothing to tell it.
+    const shown = this.#heldForSnapshot === undefined
     this.#heldForSnapshot = undefined
     this.#coalesced = '' // counted in #unacknowledged, acknowledged just below
     if (this.#unacknowledged > 0) this.#terminal.acknowledgeData(this.#unacknowledged)
     this.#unacknowledged = 0
-    if (notify) previous.send({ type: 'detached', id: this.id })
+    if (notify && shown) previous.send({ type: 'detached', id: this.id })
   }
 }
