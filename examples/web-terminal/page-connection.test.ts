@@ -6,7 +6,7 @@ import { createPtyController } from 'ptykit/controller'
 import { createFakePtyProvider } from 'ptykit/testing'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import type { WebSocket } from 'ws'
-import { PageConnection } from './page-connection.js'
+import { PageConnection, SOCKET_BACKLOG_LIMIT_BYTES, SOCKET_DRAINED_BYTES } from './page-connection.js'
 import type { ClientMessage, ServerMessage } from './protocol.js'
 import { createTerminalRegistry, type TerminalRegistry } from './terminal-registry.js'
 import type { TerminalSession } from './terminal-session.js'
@@ -84,9 +84,9 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0)) await cleanup()
 })
 
-function harness(): Harness {
+function harness(controllerOptions: Omit<Parameters<typeof createPtyController>[0], 'provider'> = {}): Harness {
   const provider = createFakePtyProvider()
-  const controller = createPtyController({ provider })
+  const controller = createPtyController({ provider, ...controllerOptions })
   const registry = createTerminalRegistry(controller, { shell: '/bin/sh' })
   const log: string[] = []
   cleanups.push(async () => {
@@ -108,13 +108,13 @@ function harness(): Harness {
   }
 }
 
-/** Wait (a few event-loop turns at most) until `condition` holds. */
+/** Wait (5 s at most) until `condition` holds. */
 async function until(condition: () => boolean, what: string): Promise<void> {
-  for (let turn = 0; turn < 200; turn += 1) {
-    if (condition()) return
-    await new Promise((resolve) => setImmediate(resolve))
+  const deadline = Date.now() + 5_000
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
+    await new Promise((resolve) => setTimeout(resolve, 1))
   }
-  throw new Error(`timed out waiting for ${what}`)
 }
 
 /** The only terminal the registry holds, once it holds one. */
@@ -174,8 +174,10 @@ describe('a page that leaves while its open request is in flight', () => {
 })
 
 /** A harness with one terminal open and shown on a first page (its snapshot sent). */
-async function withShownTerminal(): Promise<Harness & { socket: StandInSocket; session: TerminalSession }> {
-  const h = harness()
+async function withShownTerminal(
+  controllerOptions: Parameters<typeof harness>[0] = {},
+): Promise<Harness & { socket: StandInSocket; session: TerminalSession }> {
+  const h = harness(controllerOptions)
   const { socket } = h.connect()
   socket.receive({ type: 'open', cols: 80, rows: 24 })
   const session = await onlySession(h.registry)
@@ -267,5 +269,139 @@ describe('what a page is sent once it no longer shows a terminal', () => {
     expect(registry.sessions.size).toBe(0)
     expect(socket.typesFor(session.id)).toEqual(['attached'])
     expect(socket.sendsAfterClose).toBe(0)
+  })
+})
+
+/** Output as node-pty delivers a flood: `total` chars in 4 KB reads, numbered lines. */
+function emitFlood(provider: Harness['provider'], id: string, total: number, tag: string): string {
+  let text = ''
+  for (let line = 0; text.length < total; line += 1) text += `${tag}-${String(line).padStart(7, '0')}\r\n`
+  for (let at = 0; at < text.length; at += 4096) provider.emitData(id, text.slice(at, at + 4096))
+  return text
+}
+
+/** The output the page was sent for `id` (after its last `attached`), joined. */
+function outputSince(socket: StandInSocket, id: string, from = 0): string {
+  return socket.sent
+    .slice(from)
+    .map((message) => (message.type === 'output' && message.id === id ? message.data : ''))
+    .join('')
+}
+
+/** Bytes of frames sent from index `from` on. */
+function bytesSince(socket: StandInSocket, from: number): number {
+  return socket.sent.slice(from).reduce((sum, message) => sum + JSON.stringify(message).length, 0)
+}
+
+describe("output to a page is bounded by its socket's buffer", () => {
+  it('a page whose socket is backed up is sent no output and the process is paused, until the socket drains; then it gets every char, in order', async () => {
+    const { provider, socket, session, unacknowledged } = await withShownTerminal()
+    provider.emitData(session.id, 'hello\r\n')
+    await session.settled()
+    socket.receive({ type: 'ack', id: session.id, chars: 7 }) // the page takes part in flow control
+    const before = socket.sent.length
+
+    socket.bufferedAmount = SOCKET_BACKLOG_LIMIT_BYTES + 1 // the page stopped reading
+    const flood = emitFlood(provider, session.id, 150_000, 'held')
+    await session.settled()
+    expect(socket.sent.length).toBe(before) // nothing more is queued on the backed-up socket
+    expect(provider.getPty(session.id)?.paused).toBe(true) // held unacknowledged: the process stopped
+    expect(unacknowledged(session.id)).toBeGreaterThan(100_000)
+
+    expect(socket.unwritten.length).toBeGreaterThan(1)
+    socket.bufferedAmount = SOCKET_DRAINED_BYTES + 1 // one send written out, more pending: not drained yet
+    socket.unwritten.shift()?.()
+    await session.settled()
+    expect(socket.sent.length).toBe(before)
+
+    socket.drain()
+    await session.settled()
+    expect(outputSince(socket, session.id, before)).toBe(flood.slice(0, outputSince(socket, session.id, before).length))
+    socket.receive({ type: 'ack', id: session.id, chars: outputSince(socket, session.id, before).length })
+    await until(() => provider.getPty(session.id)?.paused === false, 'the process to resume')
+    await session.settled()
+    socket.drain()
+    await session.settled()
+    expect(outputSince(socket, session.id, before)).toBe(flood)
+  })
+
+  it("after the controller's cap lets the process run again, a page still backed up has at most one frame held for it; once drained it is repainted from the mirror", async () => {
+    // The cap (the longest a pause is held, 10 s by default) made short so the test waits for it.
+    const { provider, socket, session, unacknowledged } = await withShownTerminal({ flowControl: { pauseMaxHoldMs: 50 } })
+    provider.emitData(session.id, 'hello\r\n')
+    await session.settled()
+    socket.receive({ type: 'ack', id: session.id, chars: 7 })
+    const before = socket.sent.length
+    socket.bufferedAmount = SOCKET_BACKLOG_LIMIT_BYTES + 1
+
+    emitFlood(provider, session.id, 150_000, 'first')
+    await session.settled()
+    expect(provider.getPty(session.id)?.paused).toBe(true)
+    await until(() => provider.getPty(session.id)?.paused === false, 'the cap to resume the process')
+    // The page never acknowledges and its socket stays full: 2 MB more reach the server.
+    const flood = emitFlood(provider, session.id, 2_000_000, 'second')
+    await session.settled()
+    await session.settled()
+    expect(bytesSince(socket, before)).toBe(0) // the socket's buffer did not grow
+    // Nothing is held for the page: the dropped output was acknowledged once the mirror parsed it.
+    expect(unacknowledged(session.id)).toBe(0)
+    expect(provider.getPty(session.id)?.paused).toBe(false)
+
+    socket.drain()
+    await session.settled()
+    expect(socket.typesFor(session.id).slice(-1)).toEqual(['attached'])
+    const repaint = socket.sent.at(-1)
+    const lastLine = flood.trimEnd().split('\r\n').at(-1) ?? ''
+    expect(repaint).toMatchObject({ type: 'attached', id: session.id, opened: false, status: { state: 'live' } })
+    expect(repaint?.type === 'attached' && repaint.snapshot).toContain(lastLine)
+
+    // From the repaint on, output flows again, owed by the page as usual.
+    provider.emitData(session.id, 'after the repaint\r\n')
+    await session.settled()
+    expect(socket.sent.at(-1)).toEqual({ type: 'output', id: session.id, data: 'after the repaint\r\n' })
+    expect(unacknowledged(session.id)).toBe('after the repaint\r\n'.length)
+  })
+
+  it('an exit while output is held goes out after that output, once the socket drained', async () => {
+    const { provider, socket, session } = await withShownTerminal()
+    const before = socket.sent.length
+    socket.bufferedAmount = SOCKET_BACKLOG_LIMIT_BYTES + 1
+    provider.emitData(session.id, 'last words\r\n')
+    provider.emitExit(session.id, { exitCode: 2 })
+    await session.settled()
+    await provider.settle()
+    expect(socket.sent.length).toBe(before)
+    socket.drain()
+    await session.settled()
+    expect(socket.typesFor(session.id).slice(1)).toEqual(['output', 'exit'])
+    expect(outputSince(socket, session.id, before)).toBe('last words\r\n')
+  })
+
+  it('a page that leaves or is detached while output is held for it is sent nothing more, and nothing waits for its drain', async () => {
+    const { provider, connect, socket, session, unacknowledged } = await withShownTerminal()
+    socket.bufferedAmount = SOCKET_BACKLOG_LIMIT_BYTES + 1
+    const before = socket.sent.length
+    provider.emitData(session.id, 'held\r\n')
+    await session.settled()
+    const other = connect().socket
+    other.receive({ type: 'attach' })
+    await session.settled()
+    expect(unacknowledged(session.id)).toBe(0) // what was held for the old page is acknowledged
+    socket.drain() // the old page's socket drains after all: nothing is sent on it for this terminal
+    await session.settled()
+    expect(socket.typesFor(session.id).slice(-1)).toEqual(['detached'])
+    expect(outputSince(socket, session.id, before)).toBe('')
+
+    other.bufferedAmount = SOCKET_BACKLOG_LIMIT_BYTES + 1
+    provider.emitData(session.id, 'held for the other page\r\n')
+    await session.settled()
+    other.leave()
+    other.drain()
+    await session.settled()
+    expect(other.sendsAfterClose).toBe(0)
+    expect(unacknowledged(session.id)).toBe(0)
+    provider.emitData(session.id, 'nobody watches\r\n')
+    await session.settled()
+    expect(unacknowledged(session.id)).toBe(0)
   })
 })
