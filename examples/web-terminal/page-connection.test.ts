@@ -3,7 +3,7 @@
 // what the server sends a page, and what it holds for it, when the page leaves at an awkward time.
 import { EventEmitter } from 'node:events'
 import { createPtyController } from 'ptykit/controller'
-import { createFakePtyProvider } from 'ptykit/testing'
+import { createFakePtyProvider, createManualClock } from 'ptykit/testing'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import type { WebSocket } from 'ws'
 import { PageConnection, SOCKET_BACKLOG_LIMIT_BYTES, SOCKET_DRAINED_BYTES } from './page-connection.js'
@@ -326,8 +326,10 @@ describe("output to a page is bounded by its socket's buffer", () => {
   })
 
   it("after the controller's cap lets the process run again, a page still backed up has at most one frame held for it; once drained it is repainted from the mirror", async () => {
-    // The cap (the longest a pause is held, 10 s by default) made short so the test waits for it.
-    const { provider, socket, session, unacknowledged } = await withShownTerminal({ flowControl: { pauseMaxHoldMs: 50 } })
+    // The controller's timers on a manual clock: the cap (the longest a pause is held) fires when the test says.
+    const clock = createManualClock()
+    const maxHoldMs = 1_000
+    const { provider, socket, session, unacknowledged } = await withShownTerminal({ clock, flowControl: { pauseMaxHoldMs: maxHoldMs } })
     provider.emitData(session.id, 'hello\r\n')
     await session.settled()
     socket.receive({ type: 'ack', id: session.id, chars: 7 })
@@ -337,7 +339,8 @@ describe("output to a page is bounded by its socket's buffer", () => {
     emitFlood(provider, session.id, 150_000, 'first')
     await session.settled()
     expect(provider.getPty(session.id)?.paused).toBe(true)
-    await until(() => provider.getPty(session.id)?.paused === false, 'the cap to resume the process')
+    clock.advance(maxHoldMs)
+    expect(provider.getPty(session.id)?.paused).toBe(false) // the cap forgave the page and resumed the process
     // The page never acknowledges and its socket stays full: 2 MB more reach the server.
     const flood = emitFlood(provider, session.id, 2_000_000, 'second')
     await session.settled()
