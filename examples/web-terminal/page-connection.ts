@@ -4,6 +4,10 @@
 //
 // A frame that fails validation closes THIS socket (1008) and nothing else: its terminals keep
 // running and are acknowledged by the server until a page attaches again.
+//
+// A page that reads its socket slowly backs it up: past SOCKET_BACKLOG_LIMIT_BYTES unsent, its
+// terminals hold their output (see terminal-session.ts) until the socket has drained to
+// SOCKET_DRAINED_BYTES, which the connection learns from its sends' write callbacks.
 import type { WebSocket } from 'ws'
 import {
   PROTOCOL_VIOLATION_CLOSE_CODE,
@@ -12,14 +16,26 @@ import {
   type ClientMessage,
   type ServerMessage,
 } from './protocol.js'
-import type { TerminalRegistry } from './server.js'
+import type { TerminalRegistry } from './terminal-registry.js'
 import type { TerminalViewer } from './terminal-session.js'
+
+/**
+ * Bytes a page's socket may hold unsent (`bufferedAmount`) before its terminals' output waits: 16
+ * full output frames of plain text, far more than a page that keeps up (its acknowledgements let
+ * about 100 000 chars be in flight) ever leaves in it.
+ */
+export const SOCKET_BACKLOG_LIMIT_BYTES = 4 * 1024 * 1024
+
+/** A backed-up socket has drained once it holds no more than this unsent. */
+export const SOCKET_DRAINED_BYTES = 1024 * 1024
 
 /** A page connected over one WebSocket. */
 export class PageConnection implements TerminalViewer {
   #socket: WebSocket
   #registry: TerminalRegistry
   #log: (line: string) => void
+  /** Terminals waiting for the socket to drain. */
+  #drainListeners = new Set<() => void>()
 
   constructor(socket: WebSocket, registry: TerminalRegistry, log: (line: string) => void) {
     this.#socket = socket
@@ -28,6 +44,7 @@ export class PageConnection implements TerminalViewer {
     socket.on('message', (frame, isBinary) => this.#receive(frame, isBinary))
     socket.on('close', () => {
       for (const session of registry.sessions.values()) session.detach(this)
+      this.#drainListeners.clear() // detaching unsubscribed them; a closed socket never drains
     })
     // A socket error (a frame over maxPayload, a broken connection) ends this socket only.
     socket.on('error', (error) => log(`web-terminal: socket error: ${error.message}`))
@@ -35,12 +52,38 @@ export class PageConnection implements TerminalViewer {
 
   /** Send one message, if the socket is still open. */
   send(message: ServerMessage): void {
-    if (this.#socket.readyState === this.#socket.OPEN) this.#socket.send(JSON.stringify(message))
+    if (this.#socket.readyState !== this.#socket.OPEN) return
+    this.#socket.send(JSON.stringify(message), () => this.#written())
+  }
+
+  /** Whether the socket holds more than {@link SOCKET_BACKLOG_LIMIT_BYTES} unsent. */
+  isBackedUp(): boolean {
+    return this.#socket.bufferedAmount > SOCKET_BACKLOG_LIMIT_BYTES
+  }
+
+  /** Call `listener` once the socket holds no more than {@link SOCKET_DRAINED_BYTES} unsent. */
+  onDrain(listener: () => void): () => void {
+    this.#drainListeners.add(listener)
+    return () => {
+      this.#drainListeners.delete(listener)
+    }
   }
 
   /** Drop the connection at once (server shutdown). */
   terminate(): void {
     this.#socket.terminate()
+  }
+
+  /**
+   * A send was written out (or failed: the socket closed). Why here: `bufferedAmount` falls only as
+   * sends are written, and a backed-up socket has sends pending, so one of these callbacks sees it
+   * drained.
+   */
+  #written(): void {
+    if (this.#drainListeners.size === 0 || this.#socket.bufferedAmount > SOCKET_DRAINED_BYTES) return
+    const listeners = [...this.#drainListeners]
+    this.#drainListeners.clear()
+    for (const listener of listeners) listener()
   }
 
   #receive(frame: unknown, isBinary: boolean): void {
@@ -64,7 +107,14 @@ export class PageConnection implements TerminalViewer {
     }
     if (message.type === 'open') {
       this.#registry.open(message).then(
-        (session) => session.attach(this, true),
+        (session) => {
+          // The page may have left while the spawn was in flight: then its close handler has run
+          // already, so attaching now would bind the terminal to a page that is gone (owing its
+          // output forever). Leave it as a leaving page leaves every terminal: detached, running,
+          // for the next page to attach.
+          if (this.#socket.readyState !== this.#socket.OPEN) return
+          session.attach(this, true)
+        },
         (error: unknown) => this.send({ type: 'error', message: `could not open a terminal: ${String(error)}` }),
       )
       return

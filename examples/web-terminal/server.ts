@@ -17,7 +17,7 @@ import { WebSocketServer, type WebSocket } from 'ws'
 import { checkUpgradeAccess, createAccessToken } from './access.js'
 import { MAX_CLIENT_MESSAGE_BYTES } from './protocol.js'
 import { PageConnection } from './page-connection.js'
-import { TerminalSession } from './terminal-session.js'
+import { createTerminalRegistry } from './terminal-registry.js'
 
 /** The only interface the server listens on: a terminal server must not be reachable from the network. */
 export const LOOPBACK_HOST = '127.0.0.1'
@@ -53,15 +53,7 @@ export type WebTerminalServer = {
   close(): Promise<void>
 }
 
-/** The registry of terminals the pages share. */
-export type TerminalRegistry = {
-  /** Every terminal not closed yet, in the order they were opened. */
-  sessions: Map<string, TerminalSession>
-  /** Open a terminal; rejects when the spawn fails. */
-  open(request: { cols: number; rows: number; command?: string }): Promise<TerminalSession>
-  /** Stop a terminal with a verified stop and forget it. */
-  close(id: string): Promise<boolean>
-}
+export type { TerminalRegistry } from './terminal-registry.js'
 
 const here = (path: string): string => fileURLToPath(new URL(path, import.meta.url))
 
@@ -114,37 +106,6 @@ export async function startWebTerminalServer(options: WebTerminalServerOptions =
         await controller.dispose() // stops every PTY it still owns, each a verified stop
         await provider.dispose()
       })()),
-  }
-}
-
-function createTerminalRegistry(
-  controller: ReturnType<typeof createPtyController>,
-  options: WebTerminalServerOptions,
-): TerminalRegistry {
-  const sessions = new Map<string, TerminalSession>()
-  const shell = options.shell ?? process.env['SHELL'] ?? '/bin/sh'
-  return {
-    sessions,
-    async open({ cols, rows, command }) {
-      const terminal = await controller.spawnTerminal({
-        file: command === undefined ? shell : '/bin/sh',
-        args: command === undefined ? [] : ['-c', command],
-        cols,
-        rows,
-        ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
-        env: { TERM: 'xterm-256color', COLORTERM: 'truecolor', ...options.env },
-      })
-      // In the turn the handle was handed over, so the session hears the output that came before.
-      const session = new TerminalSession(terminal, command ?? shell)
-      sessions.set(session.id, session)
-      return session
-    },
-    async close(id) {
-      const session = sessions.get(id)
-      if (session === undefined) return false
-      sessions.delete(id)
-      return session.stop()
-    },
   }
 }
 

@@ -7,6 +7,16 @@
 //   - by the mirror's own write callback, when none is (so a terminal nobody watches keeps running
 //     at the mirror's pace instead of pausing forever);
 //   - by the server on the page's behalf, for what was still unacknowledged when the page left.
+//
+// Back-pressure from the page's socket: output is sent only while the socket holds less than its
+// limit (the viewer's `isBackedUp`). Past it, output is held for the page, unacknowledged, so the
+// controller pauses the process at its high watermark — the server stops reading it — until the
+// socket drains, then the held output goes out. The controller's cap ends a pause after its
+// maximum hold (10 s) whatever the page does, forgiving the debt; so the held output is bounded
+// too (MAX_HELD_OUTPUT_CHARS): past that it is dropped (the mirror keeps it), later output is
+// acknowledged at the mirror's pace as if nobody watched, and once the socket drains the page is
+// repainted from the mirror (a fresh `attached`). A slow page costs the server at most the socket's
+// limit, one frame and the held output, however long it stays slow.
 import { createRequire } from 'node:module'
 import type { PtyControllerExitEvent, PtyTerminal } from 'ptykit/controller'
 import { describeTerminalExitCause } from 'ptykit/exit-cause'
@@ -27,8 +37,24 @@ export const MIRROR_SCROLLBACK_ROWS = 1_000
  */
 export const MAX_OUTPUT_FRAME_CHARS = 256 * 1024
 
-/** A page connection, as a terminal sees it: somewhere to send messages. */
-export type TerminalViewer = { send(message: ServerMessage): void }
+/**
+ * The most output held for a page whose socket is backed up (see the file's header): more than the
+ * controller's high watermark (100 000 chars), so it is reached only once the controller's cap has
+ * let the process run again, or when the page never acknowledged (flow control never engaged).
+ */
+export const MAX_HELD_OUTPUT_CHARS = MAX_OUTPUT_FRAME_CHARS
+
+/**
+ * A page connection, as a terminal sees it: somewhere to send messages, and optionally whether its
+ * socket is backed up (a viewer without `isBackedUp` and `onDrain` never is).
+ */
+export type TerminalViewer = {
+  send(message: ServerMessage): void
+  /** Whether the socket holds more unsent data than it may: output then waits for {@link onDrain}. */
+  isBackedUp?(): boolean
+  /** Call `listener` once, when the backed-up socket has drained; answers its unsubscribe. */
+  onDrain?(listener: () => void): () => void
+}
 
 /** One terminal: PTY, screen mirror and the page that shows it. */
 export class TerminalSession {
@@ -50,6 +76,12 @@ export class TerminalSession {
   /** Output not yet framed for the viewer (see {@link MAX_OUTPUT_FRAME_CHARS}). */
   #coalesced = ''
   #flushScheduled = false
+  /** Unsubscribes from the viewer's drain while output is held for it; `undefined` when none is. */
+  #waitingForDrain: (() => void) | undefined
+  /** Output was dropped while the viewer was backed up: repaint it from the mirror once it drained. */
+  #repaintOnDrain = false
+  /** The exit, when it came while output was held for the viewer (it goes out after that output). */
+  #exitOnDrain: ServerMessage | undefined
 
   /**
    * Keep `terminal`. Construct it in the turn `spawnTerminal` resolved in: the handle replays the
@@ -78,13 +110,17 @@ export class TerminalSession {
   /** Output of the process, in order. */
   #output(data: string): void {
     const viewer = this.#viewer
-    if (viewer === undefined) {
+    if (viewer === undefined || this.#repaintOnDrain) {
       this.#mirror.write(data, () => this.#terminal.acknowledgeData(data.length))
       return
     }
     this.#mirror.write(data)
     this.#unacknowledged += data.length
     this.#coalesced += data
+    if (this.#waitingForDrain !== undefined) {
+      if (this.#coalesced.length > MAX_HELD_OUTPUT_CHARS) this.#dropHeldOutput()
+      return
+    }
     if (this.#coalesced.length >= MAX_OUTPUT_FRAME_CHARS) this.#flushOutput()
     else if (!this.#flushScheduled) {
       this.#flushScheduled = true
@@ -100,7 +136,9 @@ export class TerminalSession {
     const status: TerminalStatus & { state: 'ended' } = { state: 'ended', kind: cause.kind, description: describeTerminalExitCause(cause) }
     this.#status = status
     this.#flushOutput() // every byte before the exit
-    this.#deliver({ type: 'exit', id: this.id, status })
+    const exit: ServerMessage = { type: 'exit', id: this.id, status }
+    if (this.#waitingForDrain !== undefined) this.#exitOnDrain = exit
+    else this.#deliver(exit)
   }
 
   /**
@@ -111,6 +149,11 @@ export class TerminalSession {
     this.#flushOutput()
     this.#releaseViewer()
     this.#viewer = viewer
+    this.#showSnapshot(viewer, opened)
+  }
+
+  /** Send `viewer` the current screen, then what was held while it was taken. */
+  #showSnapshot(viewer: TerminalViewer, opened: boolean): void {
     const held: ServerMessage[] = []
     this.#heldForSnapshot = held
     // The status is read now, with the output seen so far: a later exit is among the held messages.
@@ -176,15 +219,57 @@ export class TerminalSession {
 
   /** Forget the terminal without stopping it (server shutdown: the controller stops every PTY). */
   dispose(): void {
+    this.#waitingForDrain?.()
+    this.#waitingForDrain = undefined
     this.#viewer = undefined
     this.#mirror.dispose()
   }
 
   #flushOutput(): void {
-    if (this.#coalesced.length === 0) return
+    if (this.#coalesced.length === 0 || this.#waitingForDrain !== undefined) return
+    const viewer = this.#viewer
+    if (this.#heldForSnapshot === undefined && viewer?.onDrain !== undefined && viewer.isBackedUp?.() === true) {
+      // Hold it, unacknowledged: the controller pauses the process at its high watermark.
+      this.#waitingForDrain = viewer.onDrain(() => this.#drained(viewer))
+      return
+    }
     const data = this.#coalesced
     this.#coalesced = ''
     this.#deliver({ type: 'output', id: this.id, data })
+  }
+
+  /** The viewer's socket drained: send what was held (or repaint the page when output was dropped). */
+  #drained(viewer: TerminalViewer): void {
+    if (this.#viewer !== viewer) return
+    this.#waitingForDrain = undefined
+    const exit = this.#exitOnDrain
+    this.#exitOnDrain = undefined
+    if (this.#repaintOnDrain) {
+      this.#repaintOnDrain = false
+      // The page's screen lacks the dropped output: the repaint replaces it (the page draws a new
+      // terminal from the snapshot), so what it still owed for the old one is forgiven. A later
+      // exit shows in the snapshot's status.
+      if (this.#unacknowledged > 0) this.#terminal.acknowledgeData(this.#unacknowledged)
+      this.#unacknowledged = 0
+      this.#showSnapshot(viewer, false)
+      return
+    }
+    this.#flushOutput() // may hold again, when the socket filled up meanwhile
+    if (exit === undefined) return
+    if (this.#waitingForDrain !== undefined) this.#exitOnDrain = exit
+    else this.#deliver(exit)
+  }
+
+  /**
+   * More output than {@link MAX_HELD_OUTPUT_CHARS} waits for a backed-up page: drop it (the mirror
+   * has it, and acknowledges it once parsed) and repaint the page once its socket drained.
+   */
+  #dropHeldOutput(): void {
+    const dropped = this.#coalesced.length
+    this.#coalesced = ''
+    this.#unacknowledged -= dropped
+    this.#repaintOnDrain = true
+    this.#mirror.write('', () => this.#terminal.acknowledgeData(dropped))
   }
 
   #deliver(message: ServerMessage): void {
@@ -196,10 +281,16 @@ export class TerminalSession {
     const previous = this.#viewer
     if (previous === undefined) return
     this.#viewer = undefined
+    // A page whose snapshot was still being taken was never shown the terminal: nothing to tell it.
+    const shown = this.#heldForSnapshot === undefined
     this.#heldForSnapshot = undefined
     this.#coalesced = '' // counted in #unacknowledged, acknowledged just below
+    this.#waitingForDrain?.()
+    this.#waitingForDrain = undefined
+    this.#repaintOnDrain = false
+    this.#exitOnDrain = undefined
     if (this.#unacknowledged > 0) this.#terminal.acknowledgeData(this.#unacknowledged)
     this.#unacknowledged = 0
-    if (notify) previous.send({ type: 'detached', id: this.id })
+    if (notify && shown) previous.send({ type: 'detached', id: this.id })
   }
 }

@@ -96,7 +96,10 @@ function receive(message: ServerMessage): void {
 }
 
 function attach(message: ServerMessage & { type: 'attached' }): void {
+  // A terminal this page already shows is attached again when the server repaints it (the page
+  // fell behind and output was dropped): the new tab replaces it, and stays the active one.
   const previous = tabs.get(message.id)
+  const wasActive = previous !== undefined && activeId === message.id
   if (previous !== undefined) remove(previous)
   const section = document.createElement('section')
   section.className = 'terminal-pane'
@@ -153,7 +156,7 @@ function attach(message: ServerMessage & { type: 'attached' }): void {
   updateCounts(tab)
   if (message.status.state === 'ended') showStatus(tab, message.status)
   else setState(tab, 'live', 'running')
-  if (message.opened || activeId === undefined) activate(tab)
+  if (message.opened || wasActive || activeId === undefined) activate(tab)
   else section.hidden = true
 }
 
