@@ -184,6 +184,9 @@ export class HostSessionStore {
     const replay = session.historyDropped
       ? { replayFrom: current, lostChars: from === null || from === 'live' ? 0 : Math.max(0, current - from), data: '' }
       : session.history.replay(from === 'live' ? current : from)
+    // A client already subscribed has been sent the live output up to `current`: its app drops the
+    // replay as overlap. Only a new subscriber's app delivers (and acknowledges) the replay.
+    const newSubscriber = !session.subscribers.has(client)
     this.subscribe(client, session)
     const size = this.#provider.getSize(session.id)
     client.send(
@@ -203,9 +206,7 @@ export class HostSessionStore {
     }
     if (replay.data.length > 0) {
       client.queueOutput(session.id, replay.data, current, session.incarnationId)
-      // Owed like any output sent: a client that acknowledges will acknowledge the replay too, and
-      // uncounted, those acks would forgive as much of the output it still owes.
-      session.flow.noteSent(client, replay.data.length)
+      if (newSubscriber) session.flow.noteReplay(client, replay.data.length)
       client.flushOutput()
     }
     if (session.exit !== null) client.send(exitMessage(session.id, session.exit))

@@ -115,6 +115,18 @@ export class SessionFlow {
     }
   }
 
+  /**
+   * A new subscriber was sent `chars` of replay. Owed from now on, even before its first ack: its
+   * app delivers the replay and acknowledges it like any output, often after it began to
+   * acknowledge (and the host to count) the live output behind it; uncounted, those acks would
+   * forgive as much of the live output it still owes.
+   */
+  noteReplay(subscriber: object, chars: number): void {
+    const flow = this.#entry(subscriber)
+    if (flow.acking) this.noteSent(subscriber, chars)
+    else flow.unacked += chars
+  }
+
   /** `subscriber` processed `chars` more chars (its first ack turns counting on). */
   acknowledge(subscriber: object, chars: number): void {
     const flow = this.#entry(subscriber)

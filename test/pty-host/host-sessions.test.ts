@@ -37,30 +37,51 @@ describe('HostSessionStore', () => {
     store.dropHistory(session)
   })
 
-  it('counts a replay in the acknowledgement debt of a client that acknowledges: its acks of the replay credit nothing else', () => {
-    const provider = { pauseProducer: vi.fn(), resumeProducer: vi.fn(), getSize: () => ({ cols: 10, rows: 2 }), getPid: () => 42 } as unknown as NodePtyProvider
-    const scheduler: ScreenScheduler = { schedule: () => undefined, forget: () => undefined }
-    const store = new HostSessionStore(provider, () => new NullScreen(), scheduler, { limitChars: 1_000, scrollbackRows: 0 })
-    const session = store.create('s', 10, 2)
+  it("counts a new subscriber's replay as owed, so its acks of the replay forgive none of the live output after it", () => {
+    const { store, session, client, queued } = attachSetup()
     session.history.append('x'.repeat(600))
-    const queued: number[] = []
-    const client = {
-      subscriptions: new Set<string>(),
-      send: () => undefined,
-      queueOutput: (_id: string, data: string) => void queued.push(data.length),
-      flushOutput: () => undefined,
-    } as unknown as HostClient
-    // A client that already acknowledges, with 300 chars of this session's output sent and not
-    // yet acknowledged, re-attaches on its connection and asks for everything retained.
-    session.flow.acknowledge(client, 0)
-    session.flow.noteSent(client, 300)
-    store.attach(client, session, null, () => ({ v: 1, type: 'attached' }) as never)
+    store.attach(client, session, null, ATTACHED)
     expect(queued).toEqual([600])
-    // The 600 replayed chars are owed like any output sent…
-    expect(session.flow.unacknowledged(client)).toBe(900)
-    // …so acknowledging them leaves the 300 still owed (uncounted, the replay's acks forgave them).
-    session.flow.acknowledge(client, 600)
-    expect(session.flow.unacknowledged(client)).toBe(300)
+    // Owed before the client's first ack: its app delivers the replay and acknowledges it.
+    expect(session.flow.unacknowledged(client)).toBe(600)
+    // It begins acknowledging (100 of the replay), 1 000 chars of live output follow, then it
+    // acknowledges the rest of the replay: the live output is still owed, all of it.
+    session.flow.acknowledge(client, 100)
+    session.flow.noteSent(client, 1_000)
+    session.flow.acknowledge(client, 500)
+    expect(session.flow.unacknowledged(client)).toBe(1_000)
+    store.dropHistory(session)
+  })
+
+  it('does not count the replay of a client that was already subscribed: it was sent that output live, and its app drops the replay as overlap', () => {
+    const { store, session, client, queued } = attachSetup()
+    store.attach(client, session, 'live', ATTACHED)
+    session.flow.acknowledge(client, 0)
+    // Live output sent to it (and counted), then it re-attaches on the same connection from
+    // before that output: the replay repeats what it was sent.
+    session.history.append('x'.repeat(600))
+    session.flow.noteSent(client, 600)
+    store.attach(client, session, 0, ATTACHED)
+    expect(queued).toEqual([600])
+    expect(session.flow.unacknowledged(client)).toBe(600)
     store.dropHistory(session)
   })
 })
+
+const ATTACHED = (): never => ({ v: 1, type: 'attached' }) as never
+
+/** A store with one session and a stand-in client that records the output queued for it. */
+function attachSetup(): { store: HostSessionStore; session: ReturnType<HostSessionStore['create']>; client: HostClient; queued: number[] } {
+  const provider = { pauseProducer: vi.fn(), resumeProducer: vi.fn(), getSize: () => ({ cols: 10, rows: 2 }), getPid: () => 42 } as unknown as NodePtyProvider
+  const scheduler: ScreenScheduler = { schedule: () => undefined, forget: () => undefined }
+  const store = new HostSessionStore(provider, () => new NullScreen(), scheduler, { limitChars: 1_000, scrollbackRows: 0 })
+  const session = store.create('s', 10, 2)
+  const queued: number[] = []
+  const client = {
+    subscriptions: new Set<string>(),
+    send: () => undefined,
+    queueOutput: (_id: string, data: string) => void queued.push(data.length),
+    flushOutput: () => undefined,
+  } as unknown as HostClient
+  return { store, session, client, queued }
+}
