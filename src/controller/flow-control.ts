@@ -131,6 +131,11 @@ export class ProducerFlowControl {
     this.#entry(target)
   }
 
+  /** How many PTYs it follows now (tracked, or with output counted, and not released or forgotten). */
+  get followedCount(): number {
+    return this.#entries.size
+  }
+
   /** Count `chars` delivered to the consumer; pauses the producer above the high watermark. */
   noteOutput(target: ProducerFlowTarget, chars: number): void {
     const entry = this.#entry(target)

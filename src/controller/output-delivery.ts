@@ -146,10 +146,16 @@ export class OutputDelivery {
 
   /** The flow-control identity of a new incarnation: how to pause and resume its producer. */
   targetFor(provider: PtyProvider, ptyId: string): PtyRecord['flowTarget'] {
-    const target = new ProviderFlowTarget(this.#core.report, provider, ptyId)
-    // Followed from now, off the first output chunk's path (see ProducerFlowControl.track).
-    if (this.#core.flow !== null && hasFlowControl(provider)) this.#core.flow.track(target)
-    return target
+    return new ProviderFlowTarget(this.#core.report, provider, ptyId)
+  }
+
+  /**
+   * A record was just committed: flow control follows its producer from now on, before its first
+   * output (see `ProducerFlowControl.track`: off the first chunk's path). Its end releases it
+   * (`releaseForStop`, the exit's publication, a supersede, dispose).
+   */
+  follow(record: PtyRecord): void {
+    if (this.#core.flow !== null && hasFlowControl(record.provider)) this.#core.flow.track(record.flowTarget)
   }
 }
 

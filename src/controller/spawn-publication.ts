@@ -252,6 +252,7 @@ export class SpawnPublication {
       outputSequence: reconciledSequence ?? this.#core.runtime.getPtyOutputSequence?.(result.id) ?? 0,
     })
     this.#core.records.set(record)
+    this.#output.follow(record)
     return record
   }
 

@@ -139,6 +139,30 @@ describe('ProducerFlowControl', () => {
     expect(belowResumed).toBeGreaterThan(0)
   })
 
+  it('follows a tracked target before its output, changing none of its state, until it is released or forgotten', () => {
+    for (const mode of ['acknowledged', 'always'] as const) {
+      const flow = new ProducerFlowControl(configFor(mode), createManualClock())
+      const calls: string[] = []
+      const target = (name: string): ProducerFlowTarget => ({ pause: () => calls.push(`pause ${name}`), resume: () => calls.push(`resume ${name}`) })
+      const a = target('a')
+      const b = target('b')
+      const before = flow.state(a)
+      flow.track(a)
+      flow.track(a)
+      flow.track(b)
+      expect(flow.followedCount).toBe(2)
+      expect(flow.state(a)).toEqual(before)
+      expect(flow.state(a)).toEqual({ unacknowledgedChars: 0, paused: false, engaged: mode === 'always', pausedSince: null })
+      flow.noteOutput(a, 10)
+      expect(flow.state(a).unacknowledgedChars).toBe(10)
+      flow.release(a)
+      flow.forget(b)
+      expect(flow.followedCount).toBe(0)
+      // Neither was paused: nothing was resumed.
+      expect(calls).toEqual([])
+    }
+  })
+
   it('forgets a target without resuming it', () => {
     const clock = createManualClock()
     const calls: string[] = []

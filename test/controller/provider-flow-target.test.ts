@@ -3,6 +3,7 @@ import type { PtyProvider } from '../../src/contracts/index.js'
 import type { ControllerCore, ControllerReport } from '../../src/controller/controller-core.js'
 import { OutputDelivery } from '../../src/controller/output-delivery.js'
 import { ProviderFlowTarget } from '../../src/controller/provider-flow-target.js'
+import type { PtyRecord } from '../../src/controller/pty-record.js'
 
 type Report = Parameters<ControllerReport>
 
@@ -97,16 +98,21 @@ describe('ProviderFlowTarget', () => {
     expect(calls).toEqual(['pause b'])
   })
 
-  it('is followed by flow control from its creation, before any output, when its provider takes part (issue 18: off the first chunk)', () => {
+  it('is followed by flow control once its record is committed, before any output, when its provider takes part (issue 18: off the first chunk)', () => {
     const { provider } = providerRecording()
     const { report } = reports()
     const tracked: unknown[] = []
     const flow = { track: (target: unknown) => tracked.push(target) }
     const delivery = new OutputDelivery({ options: { dataBatchMs: 0 }, report, flow } as unknown as ControllerCore)
     const a = delivery.targetFor(provider, 'a')
+    // Making the target follows nothing: a record that is never committed leaves no state behind.
+    expect(tracked).toEqual([])
+    delivery.follow({ provider, flowTarget: a } as unknown as PtyRecord)
     expect(tracked).toEqual([a])
     // A provider without pause/resume has no producer flow control: nothing to follow.
-    delivery.targetFor({ name: 'plain' } as unknown as PtyProvider, 'b')
+    const plain = { name: 'plain' } as unknown as PtyProvider
+    delivery.follow({ provider: plain, flowTarget: delivery.targetFor(plain, 'b') } as unknown as PtyRecord)
     expect(tracked).toEqual([a])
   })
+
 })
