@@ -59,6 +59,8 @@ export class PtyHostLink {
   #connecting: Promise<PtyHostConnection> | null = null
   /** Whether a caller other than a background reconnect waits for `#connecting`: its poll then holds the app open. */
   #connectingHoldsApp = false
+  /** The connect poll's pause under way, if any (ref'd when a caller that holds the app joins it). */
+  #pollPause: NodeJS.Timeout | null = null
   #reconnecting = false
   readonly #settings: PtyHostLinkSettings
   readonly #records: ClientPtyRecords
@@ -94,7 +96,11 @@ export class PtyHostLink {
         this.#connecting = null
       })
     }
-    if (options.holdsApp !== false) this.#connectingHoldsApp = true
+    if (options.holdsApp !== false) {
+      this.#connectingHoldsApp = true
+      // Joining inside an unref'd pause: from now on the poll holds the app.
+      this.#pollPause?.ref()
+    }
     return this.#connecting
   }
 
@@ -149,13 +155,8 @@ export class PtyHostLink {
       if (!isRetried(error, start)) throw error
       refusal = error
     }
-    const { paths, options, connectTimeoutMs } = this.#settings
+    const { paths, connectTimeoutMs } = this.#settings
     const deadline = Date.now() + connectTimeoutMs
-    const flags: PtyHostLaunchFlags = { socketPath: paths.socketPath }
-    if (options.idleExitMs !== undefined) flags.idleExitMs = options.idleExitMs
-    if (options.historyChars !== undefined) flags.historyChars = options.historyChars
-    if (options.scrollbackRows !== undefined) flags.scrollbackRows = options.scrollbackRows
-    const command = options.hostCommand ?? defaultPtyHostCommand()
     let launched: LaunchedPtyHost | null = null
     for (;;) {
       // None listens: start a host — or another, when the one this app started is gone: it exited
@@ -167,7 +168,7 @@ export class PtyHostLink {
       // that refused the secret: it listens.)
       if (start && refusal.code === 'host_unavailable' && (launched === null || wentAway(launched))) {
         if (launched === null) ensurePrivateSocketDir(paths.socketPath)
-        launched = startPtyHostProcess(command, flags)
+        launched = this.#startHost()
       }
       try {
         return await this.#open()
@@ -183,8 +184,22 @@ export class PtyHostLink {
           { cause: refusal },
         )
       }
-      await delay(20, !this.#connectingHoldsApp)
+      await new Promise<void>((resolve) => {
+        this.#pollPause = setTimeout(resolve, 20)
+        if (!this.#connectingHoldsApp) this.#pollPause.unref()
+      })
+      this.#pollPause = null
     }
+  }
+
+  /** Start a host process with the provider's flags (only a connect that may start one gets here). */
+  #startHost(): LaunchedPtyHost {
+    const { paths, options } = this.#settings
+    const flags: PtyHostLaunchFlags = { socketPath: paths.socketPath }
+    if (options.idleExitMs !== undefined) flags.idleExitMs = options.idleExitMs
+    if (options.historyChars !== undefined) flags.historyChars = options.historyChars
+    if (options.scrollbackRows !== undefined) flags.scrollbackRows = options.scrollbackRows
+    return startPtyHostProcess(options.hostCommand ?? defaultPtyHostCommand(), flags)
   }
 
   #onClosed(closed: PtyHostConnection): void {

@@ -218,6 +218,18 @@ describe('pty host: a call that starts no host reads a secret replaced since', (
     expect(result.exitAfterRefusalMs!).toBeLessThan(connectTimeoutMs / 4)
   }, 40_000)
 
+  it('a call that joins a background reconnect holds the app until it settles, even when it joins inside the poll’s pause', async () => {
+    const { dir, socketPath } = makeSocketDir()
+    cleanups.push(() => killHostAndClean(socketPath, dir))
+    const connectTimeoutMs = 1_500
+    const { code, printed } = await runAppToEnd(cleanups, 'app-reconnect-refused.ts', [socketPath, String(connectTimeoutMs), 'join'])
+    expect(code).toBe(0)
+    const result = JSON.parse(printed.trim()) as { refusals: number; exitAfterRefusalMs: number | null; joined: string | null }
+    // The listing waited for the poll (refused until its deadline), instead of the app ending under it.
+    expect(result.joined).toBe('unauthorized')
+    expect(result.exitAfterRefusalMs!).toBeGreaterThanOrEqual(connectTimeoutMs - 100)
+  }, 30_000)
+
   it('without a host listening, a call that starts none fails host_unavailable at once (no poll until connectTimeoutMs)', async () => {
     const { dir, socketPath } = makeSocketDir()
     cleanups.push(() => killHostAndClean(socketPath, dir))
