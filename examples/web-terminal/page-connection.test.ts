@@ -62,6 +62,17 @@ class StandInSocket extends EventEmitter {
     for (const callback of this.unwritten.splice(0)) callback()
   }
 
+  /** The page acknowledges `chars` of terminal `id`'s output, as drawn since the last `attached` it got for it. */
+  ack(id: string, chars: number): void {
+    this.receive({ type: 'ack', id, chars, generation: this.generationOf(id) })
+  }
+
+  /** The `generation` of the last `attached` sent about terminal `id` (0: none was). */
+  generationOf(id: string): number {
+    const attached = this.sent.filter((message) => message.type === 'attached' && message.id === id).at(-1)
+    return attached?.type === 'attached' ? attached.generation : 0
+  }
+
   /** The messages sent about terminal `id`, by type. */
   typesFor(id: string): string[] {
     return this.sent.filter((message) => 'id' in message && message.id === id).map((message) => message.type)
@@ -201,7 +212,7 @@ describe('what a page is sent once it no longer shows a terminal', () => {
     await session.settled()
     const owedByOther = unacknowledged(session.id)
     expect(owedByOther).toBe('after\r\n'.length)
-    socket.receive({ type: 'ack', id: session.id, chars: 1_000 })
+    socket.ack(session.id, 1_000)
     socket.receive({ type: 'input', id: session.id, data: 'from the old page\r', kind: 'driving' })
     socket.receive({ type: 'resize', id: session.id, cols: 100, rows: 30 })
     expect(unacknowledged(session.id)).toBe(owedByOther) // the old page cannot pay the new page's debt
@@ -298,7 +309,7 @@ describe("output to a page is bounded by its socket's buffer", () => {
     const { provider, socket, session, unacknowledged } = await withShownTerminal()
     provider.emitData(session.id, 'hello\r\n')
     await session.settled()
-    socket.receive({ type: 'ack', id: session.id, chars: 7 }) // the page takes part in flow control
+    socket.ack(session.id, 7) // the page takes part in flow control
     const before = socket.sent.length
 
     socket.bufferedAmount = SOCKET_BACKLOG_LIMIT_BYTES + 1 // the page stopped reading
@@ -317,7 +328,7 @@ describe("output to a page is bounded by its socket's buffer", () => {
     socket.drain()
     await session.settled()
     expect(outputSince(socket, session.id, before)).toBe(flood.slice(0, outputSince(socket, session.id, before).length))
-    socket.receive({ type: 'ack', id: session.id, chars: outputSince(socket, session.id, before).length })
+    socket.ack(session.id, outputSince(socket, session.id, before).length)
     await until(() => provider.getPty(session.id)?.paused === false, 'the process to resume')
     await session.settled()
     socket.drain()
@@ -332,7 +343,7 @@ describe("output to a page is bounded by its socket's buffer", () => {
     const { provider, socket, session, unacknowledged } = await withShownTerminal({ clock, flowControl: { pauseMaxHoldMs: maxHoldMs } })
     provider.emitData(session.id, 'hello\r\n')
     await session.settled()
-    socket.receive({ type: 'ack', id: session.id, chars: 7 })
+    socket.ack(session.id, 7)
     const before = socket.sent.length
     socket.bufferedAmount = SOCKET_BACKLOG_LIMIT_BYTES + 1
 
@@ -363,6 +374,31 @@ describe("output to a page is bounded by its socket's buffer", () => {
     await session.settled()
     expect(socket.sent.at(-1)).toEqual({ type: 'output', id: session.id, data: 'after the repaint\r\n' })
     expect(unacknowledged(session.id)).toBe('after the repaint\r\n'.length)
+    // A late ack of output the page drew before the repaint (the repaint forgave it) pays nothing
+    // of what was sent after it: acks name the `attached` they follow.
+    socket.receive({ type: 'ack', id: session.id, chars: 1_000, generation: socket.generationOf(session.id) - 1 })
+    expect(unacknowledged(session.id)).toBe('after the repaint\r\n'.length)
+    socket.ack(session.id, 'after the repaint\r\n'.length)
+    expect(unacknowledged(session.id)).toBe(0)
+  })
+
+  it('a page being repainted when another window takes the terminal is told it was detached', async () => {
+    const clock = createManualClock()
+    const maxHoldMs = 1_000
+    const { provider, connect, socket, session } = await withShownTerminal({ clock, flowControl: { pauseMaxHoldMs: maxHoldMs } })
+    socket.bufferedAmount = SOCKET_BACKLOG_LIMIT_BYTES + 1
+    emitFlood(provider, session.id, 150_000, 'first')
+    await session.settled()
+    clock.advance(maxHoldMs)
+    emitFlood(provider, session.id, 600_000, 'second') // past the held frame: dropped, a repaint is due
+    await session.settled()
+    const before = socket.sent.length
+    socket.drain() // the repaint's snapshot is being taken (the mirror's callback has not run yet)…
+    const other = connect().socket
+    other.receive({ type: 'attach' }) // …when another window takes the terminal
+    await session.settled()
+    expect(socket.sent.slice(before).map((message) => message.type)).toEqual(['detached'])
+    expect(other.typesFor(session.id)).toEqual(['attached'])
   })
 
   it('an exit while output is held goes out after that output, once the socket drained', async () => {

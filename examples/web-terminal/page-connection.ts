@@ -129,7 +129,7 @@ export class PageConnection implements TerminalViewer {
         session?.resize(this, message.cols, message.rows)
         return
       case 'ack':
-        session?.acknowledge(this, message.chars)
+        session?.acknowledge(this, message.chars, message.generation)
         return
       case 'close':
         if (session === undefined) {

@@ -24,7 +24,7 @@ const validMessage: fc.Arbitrary<ClientMessage> = fc.oneof(
   fc.record({ type: fc.constant('open' as const), cols, rows, command: fc.string({ minLength: 1, maxLength: 200 }) }),
   fc.record({ type: fc.constant('input' as const), id, data: fc.string(), kind: fc.constantFrom(...PAGE_INPUT_KINDS) }),
   fc.record({ type: fc.constant('resize' as const), id, cols, rows }),
-  fc.record({ type: fc.constant('ack' as const), id, chars: fc.nat() }),
+  fc.record({ type: fc.constant('ack' as const), id, chars: fc.nat(), generation: fc.nat() }),
   fc.record({ type: fc.constant('close' as const), id }),
 )
 
@@ -70,7 +70,11 @@ function isWellFormed(value: unknown): boolean {
     case 'resize':
       return keys === 'cols,id,rows,type' && isId(m['id']) && isSize
     case 'ack':
-      return keys === 'chars,id,type' && isId(m['id']) && typeof m['chars'] === 'number' && Number.isSafeInteger(m['chars']) && m['chars'] >= 0
+      return (
+        keys === 'chars,generation,id,type' &&
+        isId(m['id']) &&
+        [m['chars'], m['generation']].every((n) => typeof n === 'number' && Number.isSafeInteger(n) && n >= 0)
+      )
     case 'close':
       return keys === 'id,type' && isId(m['id'])
     default:
@@ -130,6 +134,8 @@ describe('parseClientMessage', () => {
       validMessage.filter((m) => m.type === 'input').map((m) => ({ ...m, kind: 'launch' })),
       validMessage.filter((m) => m.type === 'ack').map((m) => ({ ...m, chars: -1 })),
       validMessage.filter((m) => m.type === 'ack').map((m) => ({ ...m, chars: 1.5 })),
+      validMessage.filter((m) => m.type === 'ack').map((m) => ({ ...m, generation: -1 })),
+      validMessage.filter((m) => m.type === 'ack').map(({ generation: _, ...m }) => m),
       // A lone surrogate has no UTF-8: the controller refuses to write it (a TypeError, which would
       // escape the socket handler and take the server down).
       validMessage.filter((m) => m.type === 'input').map((m) => ({ ...m, data: `${m.data}\uD800` })),

@@ -39,8 +39,11 @@ export type ClientMessage =
   | { type: 'input'; id: string; data: string; kind: PageInputKind }
   /** The terminal's container changed size. */
   | { type: 'resize'; id: string; cols: number; rows: number }
-  /** xterm.js finished parsing `chars` more characters of this terminal's output. */
-  | { type: 'ack'; id: string; chars: number }
+  /**
+   * xterm.js finished parsing `chars` more characters of this terminal's output, as shown since the
+   * `attached` with this `generation` (an ack of output shown before a repaint is not counted).
+   */
+  | { type: 'ack'; id: string; chars: number; generation: number }
   /** The user closed the tab: stop the process and forget the terminal. */
   | { type: 'close'; id: string }
 
@@ -65,6 +68,8 @@ export type ServerMessage =
       snapshot: string
       status: TerminalStatus
       opened: boolean
+      /** Counts this terminal's `attached` messages: the page's acks name the one they follow. */
+      generation: number
     }
   /** Output, in order; the page acknowledges it once xterm.js has parsed it. */
   | { type: 'output'; id: string; data: string }
@@ -138,12 +143,16 @@ export function parseClientMessage(frame: string): ClientMessage {
         rows: dimension(message, 'rows', MAX_TERMINAL_ROWS),
       }
     case 'ack': {
-      expectKeys(message, ['type', 'id', 'chars'])
+      expectKeys(message, ['type', 'id', 'chars', 'generation'])
       const chars = message['chars']
       if (typeof chars !== 'number' || !Number.isSafeInteger(chars) || chars < 0) {
         throw new WebTerminalProtocolError('ack.chars must be a non-negative integer')
       }
-      return { type: 'ack', id: terminalId(message), chars }
+      const generation = message['generation']
+      if (typeof generation !== 'number' || !Number.isSafeInteger(generation) || generation < 0) {
+        throw new WebTerminalProtocolError('ack.generation must be a non-negative integer')
+      }
+      return { type: 'ack', id: terminalId(message), chars, generation }
     }
     case 'close':
       expectKeys(message, ['type', 'id'])

@@ -28,6 +28,11 @@ class RecordingViewer implements TerminalViewer {
       .join('')
     return { snapshot: attached?.type === 'attached' ? attached.snapshot : undefined, output }
   }
+  /** The `generation` of the last `attached` it got (0: none): its acks name it, as the page's do. */
+  generation(): number {
+    const attached = this.messages.findLast((message) => message.type === 'attached')
+    return attached?.type === 'attached' ? attached.generation : 0
+  }
 }
 
 type Model = {
@@ -92,7 +97,10 @@ class Acknowledge implements fc.AsyncCommand<Model, Real> {
   constructor(readonly viewer: number, readonly chars: number) {}
   check = (): boolean => true
   async run(model: Model, real: Real): Promise<void> {
-    real.session.acknowledge(real.viewers[this.viewer] as RecordingViewer, this.chars)
+    // A page acknowledges only output it drew, so after the `attached` it drew it under.
+    await real.session.settled()
+    const viewer = real.viewers[this.viewer] as RecordingViewer
+    real.session.acknowledge(viewer, this.chars, viewer.generation())
     if (model.viewer === this.viewer) model.owed -= Math.min(this.chars, model.owed)
   }
   toString = (): string => `ack(${this.viewer}, ${this.chars})`

@@ -71,6 +71,10 @@ export class TerminalSession {
   #viewer: TerminalViewer | undefined
   /** Chars sent to the viewer that it has not acknowledged yet. */
   #unacknowledged = 0
+  /** How many `attached` messages were sent (the current one's `generation`); acks name theirs. */
+  #generation = 0
+  /** The viewer that was sent an `attached` for the current viewing (`undefined` until it is). */
+  #shownTo: TerminalViewer | undefined
   /** Messages held while the viewer's snapshot is being taken; `undefined` when none is. */
   #heldForSnapshot: ServerMessage[] | undefined
   /** Output not yet framed for the viewer (see {@link MAX_OUTPUT_FRAME_CHARS}). */
@@ -165,7 +169,9 @@ export class TerminalSession {
     this.#mirror.write('', () => {
       if (this.#viewer !== viewer) return
       const snapshot = this.#serializer.serialize({ scrollback: MIRROR_SCROLLBACK_ROWS })
-      viewer.send({ type: 'attached', id: this.id, title: this.title, cols, rows, snapshot, status, opened })
+      this.#generation += 1
+      viewer.send({ type: 'attached', id: this.id, title: this.title, cols, rows, snapshot, status, opened, generation: this.#generation })
+      this.#shownTo = viewer
       this.#heldForSnapshot = undefined
       for (const message of held) viewer.send(message)
     })
@@ -176,9 +182,14 @@ export class TerminalSession {
     if (this.#viewer === viewer) this.#releaseViewer()
   }
 
-  /** The viewer drew `chars` more chars. Acks from a page that no longer shows the terminal are ignored. */
-  acknowledge(viewer: TerminalViewer, chars: number): void {
-    if (this.#viewer !== viewer) return
+  /**
+   * The viewer drew `chars` more chars of what it was shown since the `attached` of `generation`.
+   * Acks from a page that no longer shows the terminal are ignored, and so are those of output
+   * shown before a repaint: the repaint forgave what that output still owed, and counted, they
+   * would pay off output sent after it.
+   */
+  acknowledge(viewer: TerminalViewer, chars: number, generation: number): void {
+    if (this.#viewer !== viewer || generation !== this.#generation) return
     const credited = Math.min(chars, this.#unacknowledged)
     this.#unacknowledged -= credited
     if (credited > 0) this.#terminal.acknowledgeData(credited)
@@ -281,8 +292,10 @@ export class TerminalSession {
     const previous = this.#viewer
     if (previous === undefined) return
     this.#viewer = undefined
-    // A page whose snapshot was still being taken was never shown the terminal: nothing to tell it.
-    const shown = this.#heldForSnapshot === undefined
+    // A page that was never sent the terminal's `attached` has nothing to be told. (A pending
+    // snapshot alone does not say so: a repaint takes one for a page that shows the terminal.)
+    const shown = this.#shownTo === previous
+    this.#shownTo = undefined
     this.#heldForSnapshot = undefined
     this.#coalesced = '' // counted in #unacknowledged, acknowledged just below
     this.#waitingForDrain?.()

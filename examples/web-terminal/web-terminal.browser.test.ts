@@ -213,7 +213,7 @@ describe('web terminal in Chromium', () => {
         JSON.stringify({ type: 'open', cols: 0, rows: 24 }),
         JSON.stringify({ type: 'input', id, data: 'echo pwned\r', kind: 'launch' }),
         JSON.stringify({ type: 'input', id, data: 'echo pwned\r', kind: 'driving', extra: 1 }),
-        JSON.stringify({ type: 'ack', id, chars: -5 }),
+        JSON.stringify({ type: 'ack', id, chars: -5, generation: 1 }),
         JSON.stringify({ type: 'input', id, data: 'a\uD800', kind: 'driving' }), // a lone surrogate: no UTF-8 for it
         JSON.stringify({ type: 'resize', id, cols: 80, rows: 1e9 }),
         Buffer.from([0xde, 0xad]),

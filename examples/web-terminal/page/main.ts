@@ -34,6 +34,8 @@ type Tab = {
   drawn: number
   /** Drawn chars not acknowledged yet. */
   unacknowledged: number
+  /** The `generation` of the `attached` this tab was drawn from: its acks name it. */
+  generation: number
 }
 
 const tabs = new Map<string, Tab>()
@@ -132,7 +134,7 @@ function attach(message: ServerMessage & { type: 'attached' }): void {
     fontSize: 14,
     scrollback: 5_000,
   })
-  const tab: Tab = { id: message.id, terminal, section, screen, status, label, state: 'live', received: 0, drawn: 0, unacknowledged: 0 }
+  const tab: Tab = { id: message.id, terminal, section, screen, status, label, state: 'live', received: 0, drawn: 0, unacknowledged: 0, generation: message.generation }
   tabs.set(message.id, tab)
   terminal.open(screen)
   // The snapshot repaints the screen as the server's mirror has it; it is not PTY output, so it is
@@ -167,7 +169,7 @@ function write(tab: Tab, data: string): void {
     tab.unacknowledged += data.length
     // Batch acks, but never leave drawn output unacknowledged once the page has caught up.
     if (tab.unacknowledged >= ACK_BATCH_CHARS || tab.drawn === tab.received) {
-      send({ type: 'ack', id: tab.id, chars: tab.unacknowledged })
+      send({ type: 'ack', id: tab.id, chars: tab.unacknowledged, generation: tab.generation })
       tab.unacknowledged = 0
     }
     updateCounts(tab)
