@@ -40,7 +40,7 @@ export function createPtyHostSide(options: PtyHostSideOptions = {}): PtyHostSide
   const tracker = trackPtys(controller, { acknowledge: options.acknowledge ?? true })
   const hostPid = (): number | null => {
     try {
-      // The lock holds the host's pid, then (on Linux) its start time: `<pid> <start time>`.
+      // The lock holds the host's pid, then (on Linux) its start time on a second line.
       const pid = Number(readFileSync(`${socketPath}.lock`, 'utf8').trim().split(/\s+/)[0])
       return Number.isInteger(pid) && pid > 0 ? pid : null
     } catch {

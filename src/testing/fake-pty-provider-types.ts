@@ -126,7 +126,10 @@ export type FakePtyInspection = {
   producedChars: number
   /** Events produced while paused that are not delivered yet. */
   heldEventCount: number
-  /** The exit that ended this incarnation, once it did. */
+  /**
+   * The exit that ended this incarnation, once it did — `null` also after a stop with the
+   * `'exit_unreported'` behaviour, which ends the process without any exit (see `live`).
+   */
   exit: PtyExitEvent | null
   /** The options it was spawned with. */
   spawnOptions: ProviderSpawnOptions

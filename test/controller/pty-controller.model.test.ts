@@ -492,9 +492,10 @@ class StopAndWaitCommand extends BaseCommand {
     const { id, incarnation } = pick(model, this.index)
     requestStop(incarnation, real, model)
     const before = real.provider.getPty(id)
+    // `confirm` reports the exit; `exit_unreported` ends the process unreported, and the listing proves it.
     const wasLiveAndConfirming =
       incarnation?.published === null &&
-      incarnation.behaviour === 'confirm' &&
+      (incarnation.behaviour === 'confirm' || incarnation.behaviour === 'exit_unreported') &&
       before?.live === true &&
       before.incarnationId === incarnation.incarnationId
     const verified = await drive(
