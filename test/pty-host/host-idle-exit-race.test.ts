@@ -21,6 +21,34 @@ const provider = (socketPath: string, extra: Parameters<typeof providerOn>[1] = 
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms))
 
+/**
+ * Hold the app's first connect to `socketPath` (the host it started is listening then) until
+ * `release(firstHostPid)` settles; later connects go through. Cleaned up with the test's socket dir.
+ */
+function holdFirstConnect(socketPath: string, dir: string, release: (firstHostPid: number | null) => Promise<unknown>): { held(): number; firstHostPid(): number | null } {
+  cleanups.push(async () => {
+    connectGate.hold = null
+    await killHostAndClean(socketPath, dir)
+  })
+  let firstHostPid: number | null = null
+  let held = 0
+  connectGate.hold = (path) => {
+    if (path !== socketPath || held > 0) return null
+    held += 1
+    firstHostPid = hostPid(socketPath)
+    return release(firstHostPid)
+  }
+  return { held: () => held, firstHostPid: () => firstHostPid }
+}
+
+/** The app's spawn of `cat`, as its outcome. */
+function spawnOutcome(app: PtyHostProvider): Promise<{ ok: true; id: string; pid: number | null | undefined } | { ok: false; code: unknown; message: string }> {
+  return app.spawn({ file: 'cat' }).then(
+    (result) => ({ ok: true as const, id: result.id, pid: result.pid }),
+    (error: unknown) => ({ ok: false as const, code: (error as { code?: unknown }).code, message: String(error) }),
+  )
+}
+
 describe('pty host: a hello that arrives as the idle host exits', () => {
   it('the app connects while the host’s idle exit fires: it sees that host gone at once and is served by the one it starts', async () => {
     const { dir, socketPath } = makeSocketDir()
@@ -65,33 +93,20 @@ describe('pty host: a hello that arrives as the idle host exits', () => {
 
   it('the host the app started exits idle before the app’s hello reaches it: the app starts another, and the PTY lives', async () => {
     const { dir, socketPath } = makeSocketDir()
-    cleanups.push(async () => {
-      connectGate.hold = null
-      await killHostAndClean(socketPath, dir)
-    })
     const idleExitMs = 200
     // The app's first connect to the host it started (it has found the socket and read the
     // secret) goes out only once that host has gone idle and exited: an app busy for longer than
     // the host's idle time and its first-client grace (PTY_HOST_FIRST_CLIENT_GRACE_MS).
-    let firstHostPid: number | null = null
-    let held = 0
-    connectGate.hold = (path) => {
-      if (path !== socketPath || held > 0) return null
-      held += 1
-      firstHostPid = hostPid(socketPath)
-      return waitFor(() => (firstHostPid !== null && isDead(firstHostPid) ? true : undefined), 'the started host to exit idle', 10_000)
-    }
-    const app = provider(socketPath, { idleExitMs, connectTimeoutMs: 8_000 })
-    const started = Date.now()
-    const outcome = await app.spawn({ file: 'cat' }).then(
-      (result) => ({ ok: true as const, id: result.id, pid: result.pid }),
-      (error: unknown) => ({ ok: false as const, code: (error as { code?: unknown }).code, afterMs: Date.now() - started, message: String(error) }),
+    const gate = holdFirstConnect(socketPath, dir, (firstHostPid) =>
+      waitFor(() => (firstHostPid !== null && isDead(firstHostPid) ? true : undefined), 'the started host to exit idle', 10_000),
     )
-    expect(held).toBe(1)
-    expect(firstHostPid).not.toBeNull()
+    const app = provider(socketPath, { idleExitMs, connectTimeoutMs: 8_000 })
+    const outcome = await spawnOutcome(app)
+    expect(gate.held()).toBe(1)
+    expect(gate.firstHostPid()).not.toBeNull()
     expect(outcome).toEqual({ ok: true, id: expect.any(String), pid: expect.any(Number) })
     const serving = hostPid(socketPath)!
-    expect(serving).not.toBe(firstHostPid)
+    expect(serving).not.toBe(gate.firstHostPid())
     // The host holding the PTY does not exit idle under it.
     await sleep(idleExitMs * 3)
     expect(isAlive(serving)).toBe(true)
@@ -101,35 +116,21 @@ describe('pty host: a hello that arrives as the idle host exits', () => {
 
   it('the host the app started, with a tiny idleExitMs, waits for the app’s first hello: held past idleExitMs, the app is served by that very host', async () => {
     const { dir, socketPath } = makeSocketDir()
-    cleanups.push(async () => {
-      connectGate.hold = null
-      await killHostAndClean(socketPath, dir)
-    })
     const idleExitMs = 20
     // The app's first connect to the host it started goes out only after many times idleExitMs
     // (well within the grace: a hello that late is expected to be served): an app busy for a
     // moment after its host started listening.
     const holdMs = Math.min(600, PTY_HOST_FIRST_CLIENT_GRACE_MS / 2)
-    let firstHostPid: number | null = null
-    let held = 0
-    connectGate.hold = (path) => {
-      if (path !== socketPath || held > 0) return null
-      held += 1
-      firstHostPid = hostPid(socketPath)
-      return sleep(holdMs)
-    }
+    const gate = holdFirstConnect(socketPath, dir, () => sleep(holdMs))
     const app = provider(socketPath, { idleExitMs, connectTimeoutMs: 8_000 })
-    const outcome = await app.spawn({ file: 'cat' }).then(
-      (result) => ({ ok: true as const, id: result.id, pid: result.pid }),
-      (error: unknown) => ({ ok: false as const, code: (error as { code?: unknown }).code, message: String(error) }),
-    )
-    expect(held).toBe(1)
-    expect(firstHostPid).not.toBeNull()
+    const outcome = await spawnOutcome(app)
+    expect(gate.held()).toBe(1)
+    expect(gate.firstHostPid()).not.toBeNull()
     expect(outcome).toEqual({ ok: true, id: expect.any(String), pid: expect.any(Number) })
     // Served by the host it started first: that one did not exit idle under the held hello, and
     // no second host was started.
-    expect(hostPid(socketPath)).toBe(firstHostPid)
-    expect(isAlive(firstHostPid!)).toBe(true)
+    expect(hostPid(socketPath)).toBe(gate.firstHostPid())
+    expect(isAlive(gate.firstHostPid()!)).toBe(true)
     expect((await app.listProcesses()).map((row) => row.id)).toEqual([(outcome as { id: string }).id])
   }, 30_000)
 })
