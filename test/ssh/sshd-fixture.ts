@@ -98,28 +98,37 @@ function keygen(file: string, passphrase: string): void {
   execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', passphrase, '-C', 'ptykit-fixture', '-f', file], { stdio: 'ignore' })
 }
 
-/** Every process's parent, by pid. */
-function processParents(): Map<number, number> {
-  const parents = new Map<number, number>()
+/** Every process's parent and start time (clock ticks since boot), by pid. */
+function processTable(): Map<number, { ppid: number; startTime: number }> {
+  const table = new Map<number, { ppid: number; startTime: number }>()
   for (const name of readdirSync('/proc')) {
     if (!/^\d+$/.test(name)) continue
     try {
       const stat = readFileSync(`/proc/${name}/stat`, 'utf8')
+      // After the command's closing parenthesis: 0 state, 1 ppid, … 19 starttime.
       const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-      parents.set(Number(name), Number(fields[1]))
+      table.set(Number(name), { ppid: Number(fields[1]), startTime: Number(fields[19]) })
     } catch {
       // Gone meanwhile.
     }
   }
-  return parents
+  return table
 }
 
-/** The pids whose parent is `root`, lowest (oldest) first. */
+/** Every process's parent, by pid. */
+function processParents(): Map<number, number> {
+  return new Map([...processTable()].map(([pid, { ppid }]) => [pid, ppid]))
+}
+
+/**
+ * The pids whose parent is `root`, oldest first: by start time, not by pid — pids wrap around
+ * (`pid_max` is 32 768 on the CI machines), so a newer process can have a lower pid.
+ */
 function childrenOf(root: number): number[] {
-  return [...processParents()]
-    .filter(([, ppid]) => ppid === root)
+  return [...processTable()]
+    .filter(([, { ppid }]) => ppid === root)
+    .sort(([pidA, a], [pidB, b]) => a.startTime - b.startTime || pidA - pidB)
     .map(([pid]) => pid)
-    .sort((a, b) => a - b)
 }
 
 /** Every pid whose parent chain leads to `root` (not `root` itself). */
