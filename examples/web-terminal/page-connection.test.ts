@@ -168,6 +168,57 @@ describe('a page that leaves while its open request is in flight', () => {
     expect(unacknowledged(session.id)).toBe('seen by the next page\r\n'.length) // owed by the next page only
   })
 
+  it('and reloads gets the terminal on its reloaded page, as a new tab, even when that page attached before the spawn answered', async () => {
+    const { provider, registry, connect, unacknowledged } = harness()
+    const { socket } = connect()
+    socket.receive({ type: 'attach' })
+    provider.scriptNextSpawn({ hang: true })
+    socket.receive({ type: 'open', cols: 80, rows: 24 })
+    await until(() => provider.pendingSpawnCount() === 1, 'the spawn to start')
+
+    socket.leave() // the page reloads: its socket closes…
+    const reloaded = connect().socket
+    reloaded.receive({ type: 'attach' }) // …and the new page attaches while the spawn is still in flight
+    provider.releaseSpawn()
+    const session = await onlySession(registry)
+    await session.settled()
+    expect(reloaded.typesFor(session.id)).toEqual(['attached'])
+    expect(reloaded.sent.at(-1)).toMatchObject({ type: 'attached', id: session.id, opened: true, status: { state: 'live' } })
+    expect(socket.sent).toEqual([])
+    expect(socket.sendsAfterClose).toBe(0)
+
+    // The reloaded page owns it: its output reaches that page and is owed by it, its keys reach the process.
+    provider.emitData(session.id, 'hello\r\n')
+    await session.settled()
+    expect(reloaded.sent.at(-1)).toEqual({ type: 'output', id: session.id, data: 'hello\r\n' })
+    expect(unacknowledged(session.id)).toBe('hello\r\n'.length)
+    reloaded.receive({ type: 'input', id: session.id, data: 'echo hi\r', kind: 'driving' })
+    expect(provider.getPty(session.id)?.written).toBe('echo hi\r')
+    reloaded.ack(session.id, 'hello\r\n'.length)
+    expect(unacknowledged(session.id)).toBe(0)
+  })
+
+  it('has it shown on the connected page that attached last, never on one that left since', async () => {
+    const { provider, registry, connect } = harness()
+    const asker = connect().socket
+    const older = connect().socket
+    const newer = connect().socket
+    provider.scriptNextSpawn({ hang: true })
+    asker.receive({ type: 'open', cols: 80, rows: 24 })
+    await until(() => provider.pendingSpawnCount() === 1, 'the spawn to start')
+    older.receive({ type: 'attach' })
+    newer.receive({ type: 'attach' })
+    asker.leave()
+    newer.leave() // the page that attached last leaves too: the one before it is still there
+    provider.releaseSpawn()
+    const session = await onlySession(registry)
+    await session.settled()
+    expect(older.typesFor(session.id)).toEqual(['attached'])
+    expect(newer.sent).toEqual([])
+    expect(newer.sendsAfterClose).toBe(0)
+    expect(asker.sendsAfterClose).toBe(0)
+  })
+
   it('whose spawn then fails is sent no error, and nothing is opened', async () => {
     const { provider, registry, connect } = harness()
     const { socket } = connect()
@@ -181,6 +232,23 @@ describe('a page that leaves while its open request is in flight', () => {
     expect(registry.sessions.size).toBe(0)
     expect(socket.sent).toEqual([])
     expect(socket.sendsAfterClose).toBe(0)
+  })
+})
+
+describe('a page whose open request is in flight', () => {
+  it('gets its terminal while it is connected, even when another page attached meanwhile', async () => {
+    const { provider, registry, connect } = harness()
+    const asker = connect().socket
+    provider.scriptNextSpawn({ hang: true })
+    asker.receive({ type: 'open', cols: 80, rows: 24 })
+    await until(() => provider.pendingSpawnCount() === 1, 'the spawn to start')
+    const other = connect().socket
+    other.receive({ type: 'attach' })
+    provider.releaseSpawn()
+    const session = await onlySession(registry)
+    await session.settled()
+    expect(asker.sent).toMatchObject([{ type: 'attached', id: session.id, opened: true }])
+    expect(other.typesFor(session.id)).toEqual([])
   })
 })
 

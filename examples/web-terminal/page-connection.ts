@@ -43,7 +43,7 @@ export class PageConnection implements TerminalViewer {
     this.#log = log
     socket.on('message', (frame, isBinary) => this.#receive(frame, isBinary))
     socket.on('close', () => {
-      for (const session of registry.sessions.values()) session.detach(this)
+      registry.detachAll(this)
       this.#drainListeners.clear() // detaching unsubscribed them; a closed socket never drains
     })
     // A socket error (a frame over maxPayload, a broken connection) ends this socket only.
@@ -102,21 +102,13 @@ export class PageConnection implements TerminalViewer {
 
   #handle(message: ClientMessage): void {
     if (message.type === 'attach') {
-      for (const session of this.#registry.sessions.values()) session.attach(this, false)
+      this.#registry.attachAll(this)
       return
     }
     if (message.type === 'open') {
-      this.#registry.open(message).then(
-        (session) => {
-          // The page may have left while the spawn was in flight: then its close handler has run
-          // already, so attaching now would bind the terminal to a page that is gone (owing its
-          // output forever). Leave it as a leaving page leaves every terminal: detached, running,
-          // for the next page to attach.
-          if (this.#socket.readyState !== this.#socket.OPEN) return
-          session.attach(this, true)
-        },
-        (error: unknown) => this.send({ type: 'error', message: `could not open a terminal: ${String(error)}` }),
-      )
+      // The registry shows the terminal here, or — when this page left while the spawn was in
+      // flight (a reload) — on the page that attached since.
+      this.#registry.open(message, this).catch((error: unknown) => this.send({ type: 'error', message: `could not open a terminal: ${String(error)}` }))
       return
     }
     // An id that is not (or no longer) a terminal is not malformed: keys and acks race a close.

@@ -2,14 +2,27 @@
 // (or the server stops). A page that leaves only detaches from them.
 import type { createPtyController } from 'ptykit/controller'
 import type { WebTerminalServerOptions } from './server.js'
-import { TerminalSession } from './terminal-session.js'
+import { TerminalSession, type TerminalViewer } from './terminal-session.js'
 
 /** The registry of terminals the pages share. */
 export type TerminalRegistry = {
   /** Every terminal not closed yet, in the order they were opened. */
   sessions: Map<string, TerminalSession>
-  /** Open a terminal; rejects when the spawn fails. */
-  open(request: { cols: number; rows: number; command?: string }): Promise<TerminalSession>
+  /**
+   * Show `page` every terminal, taking each from any page that showed it (the page's `attach`,
+   * sent on connect). From now on `page` is also where a terminal goes whose page left while it
+   * was starting (see {@link TerminalRegistry.open}), until another page attaches or `page` leaves.
+   */
+  attachAll(page: TerminalViewer): void
+  /** `page` left (its socket closed): it stops showing every terminal, and is given none any more. */
+  detachAll(page: TerminalViewer): void
+  /**
+   * Open a terminal for `page` and show it there (`opened: true`); rejects when the spawn fails.
+   * When `page` left while the spawn was in flight — a reload — the terminal is shown, as a new
+   * one, on the connected page that attached last (the reloaded page); with no page connected it
+   * runs detached until one attaches, like every terminal of a page that left.
+   */
+  open(request: { cols: number; rows: number; command?: string }, page: TerminalViewer): Promise<TerminalSession>
   /** Stop a terminal with a verified stop and forget it. */
   close(id: string): Promise<boolean>
 }
@@ -21,9 +34,31 @@ export function createTerminalRegistry(
 ): TerminalRegistry {
   const sessions = new Map<string, TerminalSession>()
   const shell = options.shell ?? process.env['SHELL'] ?? '/bin/sh'
+  /** The connected pages that sent `attach`, the latest last. */
+  const attachedPages: TerminalViewer[] = []
+  /**
+   * The pages that left. Why kept: a spawn that answers after its page left must not bind the
+   * terminal to that page (nobody would ever see or acknowledge its output).
+   */
+  const leftPages = new WeakSet<TerminalViewer>()
+  const forget = (page: TerminalViewer): void => {
+    const at = attachedPages.indexOf(page)
+    if (at !== -1) attachedPages.splice(at, 1)
+  }
   return {
     sessions,
-    async open({ cols, rows, command }) {
+    attachAll(page) {
+      if (leftPages.has(page)) return
+      forget(page)
+      attachedPages.push(page)
+      for (const session of sessions.values()) session.attach(page, false)
+    },
+    detachAll(page) {
+      leftPages.add(page)
+      forget(page)
+      for (const session of sessions.values()) session.detach(page)
+    },
+    async open({ cols, rows, command }, page) {
       const terminal = await controller.spawnTerminal({
         file: command === undefined ? shell : '/bin/sh',
         args: command === undefined ? [] : ['-c', command],
@@ -35,6 +70,11 @@ export function createTerminalRegistry(
       // In the turn the handle was handed over, so the session hears the output that came before.
       const session = new TerminalSession(terminal, command ?? shell)
       sessions.set(session.id, session)
+      // A page that reloaded while the spawn was in flight is a new page, which attached (and was
+      // shown every terminal) before this one existed: it gets this one too, as the user who asked
+      // for it expects. Still a new terminal to the user, so `opened`: the page shows its tab.
+      const shownOn = leftPages.has(page) ? attachedPages.at(-1) : page
+      if (shownOn !== undefined) session.attach(shownOn, true)
       return session
     },
     async close(id) {
