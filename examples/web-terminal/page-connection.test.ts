@@ -338,6 +338,34 @@ describe('what a page is sent once it no longer shows a terminal', () => {
     expect(second.typesFor(session.id)).toEqual(['attached'])
   })
 
+  it('a page showing a terminal that another page closes is sent `closed` once the stop is verified, as the closing page is', async () => {
+    const { provider, registry, connect, socket, session } = await withShownTerminal()
+    const other = connect().socket
+    other.receive({ type: 'attach' }) // the other window takes the terminal…
+    await session.settled()
+    expect(other.typesFor(session.id)).toEqual(['attached'])
+    socket.receive({ type: 'close', id: session.id }) // …and the first one closes it (its close raced the take-over)
+    await until(() => socket.typesFor(session.id).includes('closed'), 'the closing page to be answered')
+    await new Promise((resolve) => setImmediate(resolve))
+    expect(registry.sessions.size).toBe(0)
+    expect(provider.getPty(session.id)?.live).toBe(false)
+    expect(socket.sent.at(-1)).toEqual({ type: 'closed', id: session.id, verified: true })
+    expect(other.typesFor(session.id)).toEqual(['attached', 'closed'])
+    expect(other.sent.at(-1)).toEqual({ type: 'closed', id: session.id, verified: true })
+  })
+
+  it('a page closing the terminal it shows is sent one `closed`; a page it was taken from is sent none', async () => {
+    const { connect, socket, session } = await withShownTerminal()
+    const other = connect().socket
+    other.receive({ type: 'attach' })
+    await session.settled()
+    other.receive({ type: 'close', id: session.id })
+    await until(() => other.typesFor(session.id).includes('closed'), 'the closing page to be answered')
+    await new Promise((resolve) => setImmediate(resolve))
+    expect(other.typesFor(session.id)).toEqual(['attached', 'closed'])
+    expect(socket.typesFor(session.id)).toEqual(['attached', 'detached'])
+  })
+
   it('a page that asked to close a terminal and left before the stop was verified is sent nothing', async () => {
     const { registry, socket, session } = await withShownTerminal()
     const close = vi.spyOn(registry, 'close')

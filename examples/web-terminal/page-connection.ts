@@ -128,7 +128,7 @@ export class PageConnection implements TerminalViewer {
           this.send({ type: 'closed', id: message.id, verified: false })
           return
         }
-        this.#registry.close(message.id).then(
+        this.#registry.close(message.id, this).then(
           (verified) => this.send({ type: 'closed', id: message.id, verified }),
           (error: unknown) => this.send({ type: 'error', message: `could not close ${message.id}: ${String(error)}` }),
         )

@@ -75,7 +75,10 @@ export type ServerMessage =
   | { type: 'output'; id: string; data: string }
   /** The process ended. Sent after every byte of its output. */
   | { type: 'exit'; id: string; status: TerminalStatus & { state: 'ended' } }
-  /** The tab's terminal was stopped (`verified`: the stop was proven) and forgotten. */
+  /**
+   * The tab's terminal was stopped (`verified`: the stop was proven) and forgotten: at this page's
+   * `close`, or at another page's while this page showed it.
+   */
   | { type: 'closed'; id: string; verified: boolean }
   /** Another page took this terminal over; this page no longer receives its output. */
   | { type: 'detached'; id: string }

@@ -23,8 +23,11 @@ export type TerminalRegistry = {
    * runs detached until one attaches, like every terminal of a page that left.
    */
   open(request: { cols: number; rows: number; command?: string }, page: TerminalViewer): Promise<TerminalSession>
-  /** Stop a terminal with a verified stop and forget it. */
-  close(id: string): Promise<boolean>
+  /**
+   * Stop a terminal with a verified stop and forget it; `false` for an unknown id. The page showing
+   * it, when that is not `page` (the one that asked), is sent `closed` too.
+   */
+  close(id: string, page?: TerminalViewer): Promise<boolean>
 }
 
 /** The registry over `controller`: spawns with the server's shell, working directory and environment. */
@@ -77,11 +80,11 @@ export function createTerminalRegistry(
       if (shownOn !== undefined) session.attach(shownOn, true)
       return session
     },
-    async close(id) {
+    async close(id, page) {
       const session = sessions.get(id)
       if (session === undefined) return false
       sessions.delete(id)
-      return session.stop()
+      return session.stop(page)
     },
   }
 }

@@ -212,14 +212,22 @@ export class TerminalSession {
     this.#mirror.write('', () => this.#mirror.resize(cols, rows))
   }
 
-  /** Stop the process (hang-up, then kill) and wait for the verified stop; then drop the mirror. */
-  async stop(): Promise<boolean> {
+  /**
+   * Stop the process (hang-up, then kill) and wait for the verified stop; then drop the mirror.
+   * The page showing the terminal is sent `closed` once the stop is known, unless it is `closer`
+   * (the page that asked, which is answered by its own request): the terminal is gone from the
+   * server, so its tab there must not stay live.
+   */
+  async stop(closer?: TerminalViewer): Promise<boolean> {
+    // Only a page that was sent the terminal's `attached` has a tab to take down.
+    const shownTo = this.#shownTo !== undefined && this.#shownTo === this.#viewer ? this.#shownTo : undefined
     this.#releaseViewer({ notify: false })
     // A relative budget would be `{ timeoutMs }`; the default deadline (10 s) is what we want anyway.
     const verified = await this.#terminal.stop()
     // Output after an unverified stop no longer reaches the mirror this session disposes.
     this.#stopOutput()
     this.#mirror.dispose()
+    if (shownTo !== undefined && shownTo !== closer) shownTo.send({ type: 'closed', id: this.id, verified })
     return verified
   }
 
