@@ -101,7 +101,7 @@ function harness(controllerOptions: Omit<Parameters<typeof createPtyController>[
   const registry = createTerminalRegistry(controller, { shell: '/bin/sh' })
   const log: string[] = []
   cleanups.push(async () => {
-    for (const session of registry.sessions.values()) session.dispose()
+    registry.dispose()
     await controller.dispose()
     await provider.dispose()
   })
@@ -249,6 +249,49 @@ describe('a page whose open request is in flight', () => {
     await session.settled()
     expect(asker.sent).toMatchObject([{ type: 'attached', id: session.id, opened: true }])
     expect(other.typesFor(session.id)).toEqual([])
+  })
+})
+
+describe('a spawn that answers after the server closed', () => {
+  it('is stopped and never kept: no terminal (so no mirror) outlives the close, and the open is refused', async () => {
+    const { provider, registry, connect } = harness()
+    const { socket } = connect()
+    const open = vi.spyOn(registry, 'open')
+    provider.scriptNextSpawn({ hang: true })
+    socket.receive({ type: 'open', cols: 80, rows: 24 })
+    await until(() => provider.pendingSpawnCount() === 1, 'the spawn to start')
+    const [id] = provider.livePtyIds()
+    expect(id).toBeDefined()
+
+    socket.leave()
+    registry.dispose() // the server closes (before it disposes the controller: see server.ts)
+    provider.releaseSpawn()
+    await expect(open.mock.results[0]?.value).rejects.toThrow(/closed/)
+    expect(registry.sessions.size).toBe(0)
+    await until(() => provider.getPty(id ?? '')?.live === false, 'the late PTY to be stopped')
+    expect(socket.sendsAfterClose).toBe(0)
+  })
+
+  it('in the turns between the spawn being published and its handle handed over is stopped and never kept too', async () => {
+    const { provider, controller, registry, connect } = harness()
+    const { socket } = connect()
+    const open = vi.spyOn(registry, 'open')
+    provider.scriptNextSpawn({ hang: true })
+    socket.receive({ type: 'open', cols: 80, rows: 24 })
+    await until(() => provider.pendingSpawnCount() === 1, 'the spawn to start')
+    // The server's close lands once the controller published the PTY, before the registry hears
+    // of it: the registry's terminals are disposed, then the controller (which stops what it owns).
+    let controllerDisposed: Promise<void> | undefined
+    controller.on('spawn', () => {
+      socket.leave()
+      registry.dispose()
+      controllerDisposed = controller.dispose()
+    })
+    provider.releaseSpawn()
+    await expect(open.mock.results[0]?.value).rejects.toThrow(/closed/)
+    expect(registry.sessions.size).toBe(0)
+    await controllerDisposed
+    expect(provider.livePtyIds()).toEqual([])
   })
 })
 

@@ -100,9 +100,10 @@ export async function startWebTerminalServer(options: WebTerminalServerOptions =
     close: () =>
       (closing ??= (async () => {
         for (const connection of connections) connection.terminate()
+        // First: from here a spawn still in flight is stopped when it answers, never kept.
+        registry.dispose()
         sockets.close()
         await new Promise<void>((resolve) => http.close(() => resolve()))
-        for (const session of registry.sessions.values()) session.dispose()
         await controller.dispose() // stops every PTY it still owns, each a verified stop
         await provider.dispose()
       })()),

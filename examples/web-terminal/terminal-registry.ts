@@ -28,6 +28,12 @@ export type TerminalRegistry = {
    * it, when that is not `page` (the one that asked), is sent `closed` too.
    */
   close(id: string, page?: TerminalViewer): Promise<boolean>
+  /**
+   * Server shutdown, before the controller is disposed (its dispose stops every PTY it owns):
+   * dispose every terminal's session and forget it. A spawn that answers afterwards is stopped and
+   * never kept — no session, no mirror — and its `open` rejects.
+   */
+  dispose(): void
 }
 
 /** The registry over `controller`: spawns with the server's shell, working directory and environment. */
@@ -44,6 +50,7 @@ export function createTerminalRegistry(
    * terminal to that page (nobody would ever see or acknowledge its output).
    */
   const leftPages = new WeakSet<TerminalViewer>()
+  let disposed = false
   const forget = (page: TerminalViewer): void => {
     const at = attachedPages.indexOf(page)
     if (at !== -1) attachedPages.splice(at, 1)
@@ -70,6 +77,14 @@ export function createTerminalRegistry(
         ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
         env: { TERM: 'xterm-256color', COLORTERM: 'truecolor', ...options.env },
       })
+      if (disposed) {
+        // The server closed while the spawn was in flight, after it disposed every session: a
+        // session made now would be nobody's to dispose. The PTY is stopped here because the
+        // controller may not be disposed yet (once it is, its dispose stops the PTY, and this
+        // stop answers `false`).
+        void terminal.stop()
+        throw new Error('the server closed while the terminal was starting')
+      }
       // In the turn the handle was handed over, so the session hears the output that came before.
       const session = new TerminalSession(terminal, command ?? shell)
       sessions.set(session.id, session)
@@ -85,6 +100,11 @@ export function createTerminalRegistry(
       if (session === undefined) return false
       sessions.delete(id)
       return session.stop(page)
+    },
+    dispose() {
+      disposed = true
+      for (const session of sessions.values()) session.dispose()
+      sessions.clear()
     },
   }
 }
