@@ -219,9 +219,7 @@ export class TerminalSession {
    * server, so its tab there must not stay live.
    */
   async stop(closer?: TerminalViewer): Promise<boolean> {
-    // Only a page that was sent the terminal's `attached` has a tab to take down.
-    const shownTo = this.#shownTo !== undefined && this.#shownTo === this.#viewer ? this.#shownTo : undefined
-    this.#releaseViewer({ notify: false })
+    const shownTo = this.#releaseViewer({ notify: false })
     // A relative budget would be `{ timeoutMs }`; the default deadline (10 s) is what we want anyway.
     const verified = await this.#terminal.stop()
     // Output after an unverified stop no longer reaches the mirror this session disposes.
@@ -296,9 +294,14 @@ export class TerminalSession {
     else this.#viewer?.send(message)
   }
 
-  #releaseViewer({ notify = true }: { notify?: boolean } = {}): void {
+  /**
+   * Let go of the page viewing the terminal (acknowledging what it still owed) and tell it
+   * `detached` unless `notify` is false. Returns that page when it had been shown the terminal
+   * (sent its `attached`): only such a page has a tab to take down.
+   */
+  #releaseViewer({ notify = true }: { notify?: boolean } = {}): TerminalViewer | undefined {
     const previous = this.#viewer
-    if (previous === undefined) return
+    if (previous === undefined) return undefined
     this.#viewer = undefined
     // A page that was never sent the terminal's `attached` has nothing to be told. (A pending
     // snapshot alone does not say so: a repaint takes one for a page that shows the terminal.)
@@ -312,6 +315,8 @@ export class TerminalSession {
     this.#exitOnDrain = undefined
     if (this.#unacknowledged > 0) this.#terminal.acknowledgeData(this.#unacknowledged)
     this.#unacknowledged = 0
-    if (notify && shown) previous.send({ type: 'detached', id: this.id })
+    if (!shown) return undefined
+    if (notify) previous.send({ type: 'detached', id: this.id })
+    return previous
   }
 }
