@@ -248,7 +248,7 @@ export function createNodePtyProvider(options: NodePtyProviderOptions = {}): Nod
     },
     listProcesses: queries.listProcesses,
     hasPty(id: string): boolean {
-      return sessions.live(id) !== undefined
+      return sessions.running(id) !== undefined
     },
     probeLiveness: queries.probeLiveness,
     getCwd: queries.getCwd,

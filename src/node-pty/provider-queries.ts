@@ -81,15 +81,8 @@ export function createNodePtyQueries(context: NodePtyProviderContext): NodePtyQu
   const { inspector, sessions, hostId } = context
   const passes = new ListingPasses<NodePtySession, ListingDetails>((session) => describeSession(inspector, session))
 
-  /** The live session of `id` whose leader is not known gone (looked at now: a pid may be reused). */
-  function describable(id: string): NodePtySession | undefined {
-    const session = sessions.live(id)
-    session?.checkLeader()
-    return session === undefined || session.leaderGone ? undefined : session
-  }
-
   async function getCwd(id: string, options: PtyCwdOptions = {}): Promise<string | null> {
-    const session = describable(id)
+    const session = sessions.running(id)
     if (session === undefined) return null
     if (options.of === 'leader') return inspector.cwd(session.pid)
     return foregroundCwd(inspector, await readForegroundProcess(inspector, session.pid), session.pid)
@@ -113,12 +106,12 @@ export function createNodePtyQueries(context: NodePtyProviderContext): NodePtyQu
   return {
     getCwd,
     async getForegroundProcess(id) {
-      const session = describable(id)
+      const session = sessions.running(id)
       if (session === undefined) return null
       return (await readForegroundProcess(inspector, session.pid))?.name ?? null
     },
     async confirmForeground(id) {
-      const session = describable(id)
+      const session = sessions.running(id)
       if (session === undefined) return null
       const evidence = await confirmForegroundProcess(inspector, session.pid)
       // Why check again: the leader may have been reaped (and its pid reused) during the interval.
@@ -126,15 +119,12 @@ export function createNodePtyQueries(context: NodePtyProviderContext): NodePtyQu
       return session.leaderGone || sessions.live(id) !== session ? null : evidence
     },
     async hasChildProcesses(id) {
-      const session = describable(id)
+      const session = sessions.running(id)
       if (session === undefined) return null
       return hasLiveChildren(inspector, session.pid)
     },
     async probeLiveness(id) {
-      const session = sessions.live(id)
-      if (session === undefined) return false
-      session.checkLeader()
-      return !session.leaderGone
+      return sessions.running(id) !== undefined
     },
     async listProcesses(listOptions: PtyListProcessesOptions = {}) {
       // Membership is known at once; the deadline (absolute `deadlineMs` or relative `timeoutMs`)

@@ -50,39 +50,53 @@ export function createNodePtySpawn(
     return modulePromise
   }
 
-  /** A spawn that names a live session: attach to it, or refuse. `undefined`: start a process. */
+  /**
+   * The refusal of a new process under an id a session still holds. Its leader may already be
+   * dead, its exit still on the way: the id is free once that exit is delivered, and the message
+   * says so rather than calling a dead process live.
+   */
+  function idInUse(session: NodePtySession): NodePtyProviderError {
+    const { id, incarnationId } = session
+    const why = session.leaderGone
+      ? `PTY ${JSON.stringify(id)} has exited; its exit is still being delivered, and the id is free once it is`
+      : 'a live PTY already has that id'
+    return new NodePtyProviderError('pty_id_in_use', `Cannot create PTY ${JSON.stringify(id)}: ${why}`, { ptyId: id, liveIncarnationId: incarnationId })
+  }
+
+  /**
+   * A spawn that names a session this provider holds: attach to it, or refuse. `undefined`: start
+   * a process. An attach is a claim that the process runs, so the leader is looked at now (one
+   * read of its pid): one that died while its exit is still on the way is absent to an attach.
+   */
   function attachOrRefuse(spawnOptions: ProviderSpawnOptions): PtySpawnResult | undefined {
     const { sessionId, expectedIncarnationId } = spawnOptions
+    const held = sessionId === undefined ? undefined : sessions.live(sessionId)
+    const running = held === undefined ? undefined : sessions.running(held.id)
     if (spawnOptions.attachOnly === true) {
       // node-pty cannot re-attach to a process it did not start in this host process: only a
-      // live session of this provider can be attached to.
-      const live = sessionId === undefined ? undefined : sessions.live(sessionId)
-      if (live === undefined) {
+      // running session of this provider can be attached to.
+      if (running === undefined) {
+        const why = held === undefined ? 'no live PTY has that id here' : 'its process has exited (its exit is still being delivered)'
         throw new NodePtyProviderError(
           'pty_absent',
-          `Cannot attach to PTY ${sessionId === undefined ? '(no session id)' : JSON.stringify(sessionId)}: no live PTY has that id here`,
+          `Cannot attach to PTY ${sessionId === undefined ? '(no session id)' : JSON.stringify(sessionId)}: ${why}`,
           { ptyId: sessionId, expectedIncarnationId },
         )
       }
-      if (expectedIncarnationId !== undefined && live.incarnationId !== expectedIncarnationId) {
+      if (expectedIncarnationId !== undefined && running.incarnationId !== expectedIncarnationId) {
         // Why not `pty_absent`: a process holds the id, so the expected one is not proven gone.
         throw new NodePtyProviderError(
           'pty_live_other_incarnation',
-          `Cannot attach to PTY ${JSON.stringify(sessionId)}: the live process is incarnation ${JSON.stringify(live.incarnationId)}, not ${JSON.stringify(expectedIncarnationId)}`,
-          { ptyId: sessionId, expectedIncarnationId, liveIncarnationId: live.incarnationId },
+          `Cannot attach to PTY ${JSON.stringify(sessionId)}: the live process is incarnation ${JSON.stringify(running.incarnationId)}, not ${JSON.stringify(expectedIncarnationId)}`,
+          { ptyId: sessionId, expectedIncarnationId, liveIncarnationId: running.incarnationId },
         )
       }
-      return attachReply(live)
+      return attachReply(running)
     }
-    const live = sessionId === undefined ? undefined : sessions.live(sessionId)
-    if (live === undefined) return undefined
-    if (spawnOptions.isNewSession === true) {
-      throw new NodePtyProviderError('pty_id_in_use', `Cannot create PTY ${JSON.stringify(sessionId)}: a live PTY already has that id`, {
-        ptyId: sessionId,
-        liveIncarnationId: live.incarnationId,
-      })
-    }
-    return attachReply(live)
+    if (held === undefined) return undefined
+    // A dead leader's id cannot be attached to, nor reused before its exit is delivered.
+    if (spawnOptions.isNewSession === true || running === undefined) throw idInUse(held)
+    return attachReply(running)
   }
 
   return async function spawn(spawnOptions: ProviderSpawnOptions): Promise<PtySpawnResult> {
@@ -110,9 +124,8 @@ export function createNodePtySpawn(
 
     // The awaits above let other calls run: look again.
     context.assertNotDisposed('spawn')
-    if (sessionId !== undefined && sessions.live(sessionId) !== undefined) {
-      throw new NodePtyProviderError('pty_id_in_use', `Cannot create PTY ${JSON.stringify(sessionId)}: a live PTY already has that id`, { ptyId: sessionId })
-    }
+    const holder = sessionId === undefined ? undefined : sessions.live(sessionId)
+    if (holder !== undefined) throw idInUse(holder)
 
     let terminal
     try {

@@ -33,6 +33,19 @@ export class NodePtySessionTable {
     return session !== undefined && session.exit === null ? session : undefined
   }
 
+  /**
+   * The session under `id` whose leader runs, as the OS shows it now (one read of its pid): not one
+   * whose leader died while its exit is still on its way to JavaScript (node-pty's `waitpid` has
+   * not handed it over, or its output is draining). For the answers that claim a process runs — an
+   * attach, `hasPty`, a liveness probe — where {@link NodePtySessionTable.live} would vouch for a
+   * dead one.
+   */
+  running(id: string): NodePtySession | undefined {
+    const session = this.live(id)
+    session?.checkLeader()
+    return session === undefined || session.leaderGone ? undefined : session
+  }
+
   /** Every session whose exit is not delivered, in spawn order. */
   liveSessions(): NodePtySession[] {
     const live: NodePtySession[] = []

@@ -38,7 +38,9 @@ function unavailable(owner: OwnerIdentity, why: string, cause?: unknown): PtySpa
  *   runs a later process);
  * - a provider with authoritative listings: the row proves it live;
  * - any other provider: live only on an **exact** incarnation match (its rows cannot bind a claim
- *   to a process, so only the incarnation can say the row is the owner).
+ *   to a process, so only the incarnation can say the row is the owner);
+ * - either way, not live when the host's `probeLiveness` then proves the process dead (`false`): a
+ *   row is a PTY the host still holds, which may be one whose exit is still on its way.
  *
  * Why it throws instead of answering `false` when the host cannot be asked: an owner on a host that
  * cannot be reached is unknown, never absent — treating it as absent would spawn a second owner.
@@ -54,6 +56,8 @@ export async function proveOwnerLive(
   if (provider === undefined) {
     throw unavailable(owner, 'no provider is registered for its host')
   }
+  // One deadline for the whole proof: the listing and the liveness probe after it.
+  const deadline = Date.now() + OWNER_LISTING_DEADLINE_MS
   let rows: unknown
   try {
     rows = await listWithin(provider, OWNER_LISTING_DEADLINE_MS)
@@ -75,23 +79,42 @@ export async function proveOwnerLive(
   if (owner.claimKey !== undefined && row.claimKey !== undefined && row.claimKey !== owner.claimKey) {
     return false
   }
-  if (provider.authoritativeListings === true) {
-    return true
+  const rowIsOwner = provider.authoritativeListings === true || (owner.incarnationId !== undefined && row.incarnationId === owner.incarnationId)
+  return rowIsOwner && !(await provenDead(provider, owner.ptyId, deadline))
+}
+
+/**
+ * Whether the host proves the PTY's process dead now: its `probeLiveness` answers `false`. A listed
+ * row is a PTY the host still holds — possibly one whose process died while its exit is still on
+ * the way (node-pty's reap not yet handed over, its output draining) — so a row alone would adopt
+ * a dead owner. Unknown (`null`), no probe, a failed probe or no answer by `deadline`: not proven.
+ */
+async function provenDead(provider: PtyProvider, ptyId: string, deadline: number): Promise<boolean> {
+  if (typeof provider.probeLiveness !== 'function') return false
+  try {
+    return (await settleWithin(callProvider(() => provider.probeLiveness?.(ptyId)), deadline - Date.now(), 'The liveness probe')) === false
+  } catch {
+    return false
   }
-  return owner.incarnationId !== undefined && row.incarnationId === owner.incarnationId
 }
 
 /**
  * A provider's listing with an absolute deadline `withinMs` from now, which also bounds the wait
  * (a provider that ignores the deadline must not hang the spawn). Rejects on failure or timeout.
  */
-export async function listWithin(provider: PtyProvider, withinMs: number): Promise<unknown> {
+export function listWithin(provider: PtyProvider, withinMs: number): Promise<unknown> {
+  const listing = callProvider(() => provider.listProcesses({ deadlineMs: askedDeadline(Date.now() + withinMs) }))
+  return settleWithin(listing, withinMs, 'The listing')
+}
+
+/** `answer`, or a rejection naming `what` when it does not settle within `ms`. */
+async function settleWithin<T>(answer: Promise<T>, ms: number, what: string): Promise<T> {
   let timer: ReturnType<typeof setTimeout> | undefined
   const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`The listing did not answer within ${withinMs} ms`)), withinMs)
+    timer = setTimeout(() => reject(new Error(`${what} did not answer within ${ms} ms`)), Math.max(0, ms))
   })
   try {
-    return await Promise.race([callProvider(() => provider.listProcesses({ deadlineMs: askedDeadline(Date.now() + withinMs) })), timeout])
+    return await Promise.race([answer, timeout])
   } finally {
     clearTimeout(timer)
   }

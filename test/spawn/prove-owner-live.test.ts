@@ -1,7 +1,7 @@
-import { describe, expect, it } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
 import { toPtyIncarnationId, type PtyProvider } from '../../src/contracts/index.js'
 import { isPtySpawnError } from '../../src/spawn/index.js'
-import { proveOwnerLive } from '../../src/spawn/prove-owner-live.js'
+import { OWNER_LISTING_DEADLINE_MS, proveOwnerLive } from '../../src/spawn/prove-owner-live.js'
 import { createFakePtyProvider } from '../../src/testing/index.js'
 import { rejectionOf } from './harness.js'
 
@@ -40,6 +40,27 @@ describe('proveOwnerLive', () => {
     const { id } = await provider.spawn({ claimKey: 'other' })
     expect(await proveOwnerLive(resolveTo(provider), { ptyId: id, hostId: 'local', claimKey: 'mine' })).toBe(false)
     expect(await proveOwnerLive(resolveTo(provider), { ptyId: id, hostId: 'local', claimKey: 'other' })).toBe(true)
+  })
+
+  it('a listed row whose process the host proves dead (its exit still on the way) is not live; an unknown probe leaves the row its say', async () => {
+    const provider = createFakePtyProvider()
+    const { id, incarnationId } = await provider.spawn({ claimKey: 'k' })
+    const owner = { ptyId: id, hostId: 'local', claimKey: 'k', ...(incarnationId ? { incarnationId } : {}) }
+    provider.setLiveness(id, false)
+    expect(provider.livePtyIds()).toContain(id)
+    expect(await proveOwnerLive(resolveTo(provider), owner)).toBe(false)
+    provider.setLiveness(id, null)
+    expect(await proveOwnerLive(resolveTo(provider), owner)).toBe(true)
+    // A probe that never answers is not proof of death either, and does not hang the proof.
+    const hanging: PtyProvider = { ...provider, listProcesses: provider.listProcesses, probeLiveness: () => new Promise(() => undefined) }
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] })
+    try {
+      const proof = proveOwnerLive(resolveTo(hanging), owner)
+      await vi.advanceTimersByTimeAsync(OWNER_LISTING_DEADLINE_MS)
+      expect(await proof).toBe(true)
+    } finally {
+      vi.useRealTimers()
+    }
   })
 
   it('a failing listing is execution_owner_unavailable: unknown, never absent', async () => {
