@@ -153,6 +153,8 @@ export class ClientPtyRecords {
         if (incarnationId !== undefined) event.incarnationId = incarnationId
         // The host's node-pty provider built the cause from the real status: carried unchanged.
         if (isTerminalExitCause(message.cause)) event.cause = message.cause
+        // The host saw the process end before any stop of it reached the host (see `exitMessage`).
+        if (message.diedBeforeStopRequest === true) event.diedBeforeStopRequest = true
         for (const forgotten of this.#exitedIds.remember(message.ptyId)) {
           const old = this.#ptys.get(forgotten)
           if (old?.state === 'exited') this.forget(old)

@@ -101,8 +101,14 @@ export function createHostRequestHandlers({ provider, sessions, activityChanged,
       const rawFrom = request.params.fromSeq
       const fromSeq = rawFrom === 'live' ? 'live' : (countParam(request.params, 'fromSeq') ?? null)
       const expected = request.params.expectedIncarnationId
-      const session = live.get(id) ?? (request.params.includeExited === true ? exited.get(id) : undefined)
+      const includeExited = request.params.includeExited === true
+      const session = live.get(id) ?? (includeExited ? exited.get(id) : undefined)
       if (session === undefined) throw absent(id, 'the pty host holds no live PTY with that id')
+      // An attach says the process runs: not one that died while its exit is still on its way (the
+      // host's provider looks at the leader). A reconnect's re-attach takes it, to get its exit.
+      if (!includeExited && session.exit === null && provider.hasPty?.(id) === false) {
+        throw absent(id, 'its process has exited (its exit is still being delivered)')
+      }
       if (typeof expected === 'string' && session.incarnationId !== expected) {
         if (!live.has(id)) throw absent(id, `the PTY that exited was incarnation ${JSON.stringify(session.incarnationId)}, not ${JSON.stringify(expected)}`)
         throw new PtyHostError(
@@ -142,6 +148,7 @@ export function createHostRequestHandlers({ provider, sessions, activityChanged,
       await spawnsInFlight.get(id)?.catch(() => undefined)
       const session = live.get(id)
       if (session !== undefined && (shutdownOptions.expectedIncarnationId === undefined || session.incarnationId === shutdownOptions.expectedIncarnationId)) {
+        session.stopRequested = true
         session.dropHistoryAtExit = keepHistory !== true
       } else if (session === undefined && keepHistory !== true) {
         const ended = exited.get(id)

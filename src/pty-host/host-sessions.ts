@@ -19,6 +19,12 @@ export type HostSession = {
   readonly flow: SessionFlow
   incarnationId: string | undefined
   exit: PtyExitEvent | null
+  /**
+   * Whether a client asked the host to stop this incarnation before its exit. An exit without one
+   * ended on its own, whatever stop an app had on its way: its message says so
+   * (`diedBeforeStopRequest`), so that app keeps the real cause rather than an operator close.
+   */
+  stopRequested: boolean
   dropHistoryAtExit: boolean
   historyDropped: boolean
 }
@@ -98,6 +104,7 @@ export class HostSessionStore {
       flow,
       incarnationId: undefined,
       exit: null,
+      stopRequested: false,
       dropHistoryAtExit: false,
       historyDropped: false,
     }
@@ -163,7 +170,7 @@ export class HostSessionStore {
     if (!session.historyDropped) this.#deliver(session, session.history.endOfOutput(), event.incarnationId)
     session.exit = event
     this.live.delete(event.id)
-    for (const client of session.subscribers) client.send(exitMessage(session.id, event))
+    for (const client of session.subscribers) client.send(exitMessage(session, event))
     this.exited.delete(session.id)
     this.exited.set(session.id, session)
     if (session.dropHistoryAtExit) this.dropHistory(session)
@@ -209,13 +216,19 @@ export class HostSessionStore {
       if (newSubscriber) session.flow.noteReplay(client, replay.data.length)
       client.flushOutput()
     }
-    if (session.exit !== null) client.send(exitMessage(session.id, session.exit))
+    if (session.exit !== null) client.send(exitMessage(session, session.exit))
   }
 }
 
-function exitMessage(ptyId: string, exit: PtyExitEvent): PtyHostMessage {
-  const message: PtyHostMessage = { v: PTY_HOST_PROTOCOL_VERSION, type: 'exit', ptyId, code: exit.code }
+/**
+ * The exit message of an exited session. `diedBeforeStopRequest` when the process ended before a
+ * stop of it reached the host — the host's node-pty provider found it dead at the request, or no
+ * request came before its exit (an app's stop still on the wire cannot have ended it).
+ */
+function exitMessage(session: HostSession, exit: PtyExitEvent): PtyHostMessage {
+  const message: PtyHostMessage = { v: PTY_HOST_PROTOCOL_VERSION, type: 'exit', ptyId: session.id, code: exit.code }
   if (exit.cause !== undefined) message.cause = exit.cause
   if (exit.incarnationId !== undefined) message.incarnationId = exit.incarnationId
+  if (exit.diedBeforeStopRequest === true || !session.stopRequested) message.diedBeforeStopRequest = true
   return message
 }

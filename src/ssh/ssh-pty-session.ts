@@ -56,6 +56,11 @@ export class SshPtySession {
   readonly #decoder = new StringDecoder('utf8')
   readonly #scanner: LaunchMarkerScanner
   readonly #exitStatus: () => ChannelExitStatus | null
+  /**
+   * Whether the server had reported the program's end when a stop of it was first requested
+   * (`null`: none requested). Its exit then says it ended on its own (`diedBeforeStopRequest`).
+   */
+  #exitReportedAtStopRequest: boolean | null = null
   /** Events held until the spawn reply reached the caller (see {@link SshPtySession.release}). */
   #held: Array<() => void> | null = []
   #resolveSettled!: () => void
@@ -103,6 +108,20 @@ export class SshPtySession {
     channel.on('close', () => this.#onClose())
   }
 
+  /**
+   * True once the server reported the program's end (`exit-status` or `exit-signal`): it is dead,
+   * though its exit event waits for the channel to close (behind output a pause holds).
+   */
+  get exitReported(): boolean {
+    return this.#exitStatus() !== null
+  }
+
+  /** A stop of this session was requested: note whether its end was already reported. Only the first request counts. */
+  noteStopRequested(): void {
+    if (this.#exitReportedAtStopRequest !== null || this.state === 'exited') return
+    this.#exitReportedAtStopRequest = this.exitReported
+  }
+
   /** The text still held back before the marker (the output of a launch that failed). */
   takeLaunchOutput(): string {
     return this.#scanner.takePending()
@@ -140,6 +159,7 @@ export class SshPtySession {
     if (tail.length > 0) this.#onText(tail)
     const status = this.#exitStatus()
     const exitEvent = this.marker === null ? null : exitEventOf(this, status)
+    if (exitEvent !== null && this.#exitReportedAtStopRequest === true) exitEvent.diedBeforeStopRequest = true
     this.state = exitEvent === null ? 'lost' : 'exited'
     this.#resolveStarted()
     this.#deliver(() => {

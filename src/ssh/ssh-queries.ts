@@ -83,11 +83,12 @@ export function createSshQueries(context: SshQueryContext): SshQueries {
       const session = table.get(id)
       if (session === undefined) return false
       if (session.state === 'lost') return null
-      return session.state !== 'exited'
+      return session.state !== 'exited' && !session.exitReported
     },
     async probeLiveness(id: string): Promise<boolean | null> {
       const session = table.get(id)
-      if (session === undefined || session.state === 'exited') return false
+      // The server reported the end: dead, even while its exit waits behind output.
+      if (session === undefined || session.state === 'exited' || session.exitReported) return false
       // Asked of a connection on the same machine and boot, if one is open (its exit reported when proven gone).
       if (session.state === 'lost' || session.connection.lost) return probeLostSession(session, context.keeper)
       if (session.marker === null) return true

@@ -52,7 +52,9 @@ function attachReply(session: SshPtySession): PtySpawnResult {
  */
 function attachOnly(context: SshSpawnContext, sessionId: string | undefined, expectedIncarnationId: ProviderSpawnOptions['expectedIncarnationId']): PtySpawnResult {
   const { table, hostId } = context
-  const live = sessionId === undefined ? undefined : table.live(sessionId)
+  const held = sessionId === undefined ? undefined : table.live(sessionId)
+  // An attach says the program runs: not one whose end the server reported (its exit on its way).
+  const live = held === undefined || held.exitReported ? undefined : held
   if (live !== undefined && expectedIncarnationId !== undefined && live.incarnationId !== expectedIncarnationId) {
     // Live under another incarnation is not an absence: the caller must not start a second process.
     throw new SshProviderError(
@@ -64,19 +66,21 @@ function attachOnly(context: SshSpawnContext, sessionId: string | undefined, exp
   if (live === undefined) {
     // A lost session is not proven absent: it may still run, so that is no typed absence.
     const lost = sessionId !== undefined && table.get(sessionId)?.state === 'lost'
+    const why = held !== undefined ? 'its program has exited (its exit is still being delivered)' : `no live PTY has that id (or incarnation) on ${hostId}`
     throw new SshProviderError(
       lost ? 'transport_lost' : 'pty_absent',
       lost
         ? `Cannot attach to PTY ${JSON.stringify(sessionId)}: its SSH connection dropped and its fate is unknown`
-        : `Cannot attach to PTY ${JSON.stringify(sessionId ?? null)}: no live PTY has that id (or incarnation) on ${hostId}`,
+        : `Cannot attach to PTY ${JSON.stringify(sessionId ?? null)}: ${why}`,
       { ptyId: sessionId },
     )
   }
   return attachReply(live)
 }
 
-function idInUse(id: string): SshProviderError {
-  return new SshProviderError('pty_id_in_use', `Cannot create PTY ${JSON.stringify(id)}: a PTY with that id is still held`, { ptyId: id })
+function idInUse(id: string, exited = false): SshProviderError {
+  const why = exited ? 'its program has exited; its exit is still being delivered, and the id is free once it is' : 'a PTY with that id is still held'
+  return new SshProviderError('pty_id_in_use', `Cannot create PTY ${JSON.stringify(id)}: ${why}`, { ptyId: id })
 }
 
 /**
@@ -95,8 +99,9 @@ export async function spawnSshPty(context: SshSpawnContext, spawnOptions: Provid
   if (spawnOptions.attachOnly === true) return attachOnly(context, sessionId, expectedIncarnationId)
   if (sessionId !== undefined && table.sessions.has(sessionId)) {
     const existing = table.get(sessionId)
-    if (existing?.state === 'live' && spawnOptions.isNewSession !== true) return attachReply(existing)
-    throw idInUse(sessionId)
+    const exited = existing?.exitReported === true
+    if (existing?.state === 'live' && !exited && spawnOptions.isNewSession !== true) return attachReply(existing)
+    throw idInUse(sessionId, exited)
   }
   // Every refusal of a bad option happens here, before anything connects.
   const launch = createRemoteLaunch(spawnOptions)

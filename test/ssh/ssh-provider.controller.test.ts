@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createPtyController, type PtyController, type PtyControllerExitEvent } from 'ptykit/controller'
 import { createNodePtyProvider } from 'ptykit/node-pty'
@@ -52,6 +53,15 @@ async function exitOf(s: Setup, ptyId: string, timeoutMs = 15_000): Promise<PtyC
     throw new Error(`${(error as Error).message} (${known})`, { cause: error })
   }
 }
+/** The command name of a (loopback, so local) process: `sleep` once the shell exec'd it. */
+function commandOf(pid: number): string | undefined {
+  try {
+    return readFileSync(`/proc/${pid}/comm`, 'utf8').trim()
+  } catch {
+    return undefined
+  }
+}
+
 const outputOf = (s: Setup, ptyId: string, text: string, timeoutMs = 15_000) =>
   waitFor(() => ((s.output.get(ptyId) ?? '').includes(text) ? true : undefined), `${JSON.stringify(text)} from ${ptyId}`, timeoutMs)
 
@@ -84,6 +94,26 @@ describe('SSH provider (non-root login) under the controller', () => {
     expect(await s().controller.stopAndWait(reply.id)).toBe(true)
     expect((await exitOf(s(), reply.id)).cause).toEqual({ kind: 'operator_close' })
     expect(isAlive(reply.pid!)).toBe(false)
+  })
+
+  it('a program killed from outside while its output is held: no attach, not live, and its stop keeps signaled(9)', async () => {
+    const reply = await s().controller.spawn({ hostId: 'ssh:loopback', file: '/bin/sh', args: ['-c', 'echo READY; read line; echo "after-$line"; exec sleep 30'] })
+    await outputOf(s(), reply.id, 'READY')
+    // The app stops reading: what the program prints next, and the channel's close, wait behind it.
+    s().provider.pauseProducer(reply.id)
+    expect(s().controller.write(reply.id, 'held\r', 'driving')).toBe(true)
+    await waitFor(() => (commandOf(reply.pid!) === 'sleep' ? true : undefined), 'the program to print and exec sleep')
+    process.kill(reply.pid!, 'SIGKILL')
+    // The server reports the end at once; the exit event waits for the held output.
+    await waitFor(() => (s().provider.hasPty(reply.id) === false ? true : undefined), 'hasPty false once the server reported the end')
+    expect(await s().provider.probeLiveness(reply.id)).toBe(false)
+    expect(s().exits.find((e) => e.ptyId === reply.id)).toBeUndefined()
+    await expect(s().provider.spawn({ sessionId: reply.id, attachOnly: true })).rejects.toMatchObject({ code: 'pty_absent', message: expect.stringMatching(/has exited/) })
+    await expect(s().provider.spawn({ sessionId: reply.id, isNewSession: true, file: '/bin/true' })).rejects.toMatchObject({ code: 'pty_id_in_use', message: expect.stringMatching(/has exited/) })
+    // The app's stop comes after the death: the cause stays the signal, not an operator close.
+    expect(s().controller.kill(reply.id)).toBe(true)
+    expect((await exitOf(s(), reply.id)).cause).toEqual({ kind: 'signaled', signal: 9 })
+    expect(s().outputAtExit.get(reply.id)).toContain('after-held')
   })
 
   it('delivers 300 000 bytes written just before the exit, none lost, before the exit', async () => {

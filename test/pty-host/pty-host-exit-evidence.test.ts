@@ -1,0 +1,88 @@
+import { readFileSync } from 'node:fs'
+import { createPtyController, type PtyControllerExitEvent } from 'ptykit/controller'
+import type { PtyHostProvider } from 'ptykit/pty-host'
+import { describe, expect, it } from 'vitest'
+import { isDead, procRow, waitFor } from '../node-pty/pty-test-support.js'
+import { inProcessHost, providerOn, useCleanups } from './pty-host-test-support.js'
+
+// What a pty host reports of a process that ended on its own must be what in-process node-pty
+// reports: an outside SIGKILL is `signaled(9)` even when the app's stop of it was on its way, and a
+// process that died while its exit is still on its way is not attached to as if it ran.
+
+const cleanups = useCleanups()
+
+/** SIGKILL `pid` and busy-wait (no event-loop turn) until the kernel shows it dead. */
+function killAndSpinUntilDead(pid: number): void {
+  process.kill(pid, 'SIGKILL')
+  const deadline = Date.now() + 5_000
+  while (!isDead(pid)) {
+    if (Date.now() > deadline) throw new Error(`pid ${pid} still alive 5 s after SIGKILL: ${JSON.stringify(procRow(pid))}`)
+  }
+}
+
+async function appOnHost(): Promise<{ app: PtyHostProvider; exits: PtyControllerExitEvent[]; output: Map<string, string>; controller: ReturnType<typeof createPtyController> }> {
+  const { socketPath } = await inProcessHost(cleanups)
+  const app = providerOn(socketPath, { autoStart: false })
+  cleanups.push(() => app.dispose())
+  const controller = createPtyController({ provider: app })
+  cleanups.push(() => controller.dispose())
+  const exits: PtyControllerExitEvent[] = []
+  const output = new Map<string, string>()
+  controller.on('exit', (event) => exits.push(event))
+  controller.on('data', ({ ptyId, data }) => output.set(ptyId, (output.get(ptyId) ?? '') + data))
+  return { app, exits, output, controller }
+}
+
+describe('pty host: exit evidence of a process that ended on its own', () => {
+  it('an outside SIGKILL, then the app kills the PTY at once: signaled(9), not an operator close', async () => {
+    const { exits, output, controller } = await appOnHost()
+    for (let round = 0; round < 5; round++) {
+      const reply = await controller.spawn({ file: '/bin/sh', args: ['-c', 'echo READY; exec sleep 30'] })
+      await waitFor(() => ((output.get(reply.id) ?? '').includes('READY') ? true : undefined), 'READY')
+      killAndSpinUntilDead(reply.pid!)
+      controller.kill(reply.id)
+      const exit = await waitFor(() => exits.find((e) => e.ptyId === reply.id), 'the exit')
+      expect(exit.cause).toEqual({ kind: 'signaled', signal: 9 })
+    }
+  })
+
+  it('the app kills a running PTY: still an operator close', async () => {
+    const { exits, output, controller } = await appOnHost()
+    const reply = await controller.spawn({ file: '/bin/sh', args: ['-c', 'echo READY; exec sleep 30'] })
+    await waitFor(() => ((output.get(reply.id) ?? '').includes('READY') ? true : undefined), 'READY')
+    expect(await controller.stopAndWait(reply.id, { timeoutMs: 5_000 })).toBe(true)
+    const exit = await waitFor(() => exits.find((e) => e.ptyId === reply.id), 'the exit')
+    expect(exit.cause).toEqual({ kind: 'operator_close' })
+    expect(isDead(reply.pid!)).toBe(true)
+  })
+
+  it('a process dead behind held output: an attach is refused as absent, a stop keeps signaled(9), and the output arrives first', async () => {
+    const { app, exits, output, controller } = await appOnHost()
+    const reply = await controller.spawn({ file: '/bin/sh', args: ['-c', 'echo READY; read line; echo "after-$line"; exec sleep 30'] })
+    await waitFor(() => ((output.get(reply.id) ?? '').includes('READY') ? true : undefined), 'READY')
+    // The host stops reading the PTY: what the shell prints next waits in the kernel, and so does
+    // the exit, which the host delivers only after that output.
+    app.pauseProducer(reply.id)
+    await app.write(reply.id, 'held\r')
+    await waitFor(() => (commandOf(reply.pid!) === 'sleep' ? true : undefined), 'the shell to print and exec sleep')
+    killAndSpinUntilDead(reply.pid!)
+
+    const attach = app.spawn({ sessionId: reply.id, attachOnly: true })
+    await expect(attach).rejects.toMatchObject({ code: 'pty_absent', message: expect.stringMatching(/has exited/) })
+    expect(exits.find((e) => e.ptyId === reply.id)).toBeUndefined()
+
+    controller.kill(reply.id)
+    const exit = await waitFor(() => exits.find((e) => e.ptyId === reply.id), 'the exit')
+    expect(exit.cause).toEqual({ kind: 'signaled', signal: 9 })
+    expect(output.get(reply.id)).toContain('after-held')
+  })
+})
+
+/** The command name of `pid` (`/proc/<pid>/comm`: `sleep` once the shell exec'd it). */
+function commandOf(pid: number): string | undefined {
+  try {
+    return readFileSync(`/proc/${pid}/comm`, 'utf8').trim()
+  } catch {
+    return undefined
+  }
+}
