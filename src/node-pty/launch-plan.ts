@@ -73,6 +73,12 @@ export type NodePtyLaunchContext = {
   env: Readonly<Record<string, string | undefined>>
   /** The directory used when the spawn names no `cwd`. */
   defaultCwd: string
+  /**
+   * True when `defaultCwd` is the provider's `defaultCwd` option: a spawn without `cwd` then checks
+   * it is still a directory (one stat), and a refusal names that option. (`process.cwd()` just
+   * answered, so it exists.)
+   */
+  defaultCwdIsOption?: boolean
   /** `process.platform`, or a stand-in. */
   platform: NodeJS.Platform
   /** A default shell chosen by the host; wins over `$SHELL`. */
@@ -185,6 +191,40 @@ function resolveProgram(file: string, cwd: string, env: NodePtyLaunchPlan['env']
   return searchPath(file, cwd, env['PATH'] ?? NODE_PTY_EXECVP_DEFAULT_PATH)
 }
 
+/**
+ * Refuse `path` unless it is a directory the host can see. `given` is the value as the caller
+ * wrote it; a relative one is shown with the absolute path it resolved to.
+ */
+function assertDirectory(option: 'cwd' | 'defaultCwd', given: string, path: string): void {
+  const where = given === path ? 'it' : `it (${JSON.stringify(path)})`
+  let isDirectory = false
+  try {
+    // Synchronous for the reason given at isExecutableFile.
+    isDirectory = statSync(path).isDirectory()
+  } catch (error) {
+    const code = (error as { code?: unknown }).code
+    throw new NodePtyOptionError(option, 'an existing directory', given, `${where} cannot be read (${String(code)})`)
+  }
+  if (!isDirectory) throw new NodePtyOptionError(option, 'an existing directory', given, `${where} is not a directory`)
+}
+
+/** Why a program did not resolve (the refusal's detail): missing, not a file, or not executable. */
+function whyNotExecutable(file: string, cwd: string): string {
+  if (!file.includes('/')) return 'no executable of that name on the PATH'
+  const full = isAbsolute(file) ? file : resolve(cwd, file)
+  const where = full === file ? 'it' : `it (${JSON.stringify(full)})`
+  const stat = withoutStackTraces(() => {
+    try {
+      return statSync(full, { throwIfNoEntry: false })
+    } catch {
+      return undefined
+    }
+  })
+  if (stat === undefined) return `${where} does not exist`
+  if (!stat.isFile()) return `${where} is not a regular file`
+  return `${where} is not executable`
+}
+
 /** The user's shell: the host's choice, else `$SHELL` when it is a usable absolute path, else `/bin/sh`. */
 export async function resolveDefaultShell(context: NodePtyLaunchContext): Promise<string> {
   if (context.platform === 'win32') {
@@ -247,15 +287,9 @@ export async function createNodePtyLaunchPlan(
   if (launch.cwd !== undefined) {
     assertCString('cwd', launch.cwd, false)
     cwd = resolve(context.defaultCwd, launch.cwd)
-    let isDirectory = false
-    try {
-      // Synchronous for the reason given at isExecutableFile.
-      isDirectory = statSync(cwd).isDirectory()
-    } catch (error) {
-      const code = (error as { code?: unknown }).code
-      throw new NodePtyOptionError('cwd', 'an existing directory', launch.cwd, `it cannot be read (${String(code)})`)
-    }
-    if (!isDirectory) throw new NodePtyOptionError('cwd', 'an existing directory', launch.cwd, 'it is not a directory')
+    assertDirectory('cwd', launch.cwd, cwd)
+  } else if (context.defaultCwdIsOption === true) {
+    assertDirectory('defaultCwd', cwd, cwd)
   }
 
   let args: string[] = []
@@ -281,12 +315,7 @@ export async function createNodePtyLaunchPlan(
   // execvp message on the screen. Checking here refuses it before any process exists. Windows
   // resolves programs differently (PATHEXT, App Paths), so it is left to node-pty there.
   if (context.platform !== 'win32' && resolveProgram(file, cwd, env) === null) {
-    throw new NodePtyOptionError(
-      'file',
-      'an executable file (a path, or a name found on PATH)',
-      launch.file ?? file,
-      'no such executable',
-    )
+    throw new NodePtyOptionError('file', 'an executable file (a path, or a name found on PATH)', launch.file ?? file, whyNotExecutable(file, cwd))
   }
 
   let command: string | undefined

@@ -1,3 +1,4 @@
+import { isAbsolute } from 'node:path'
 import type { ExecutionHostId, PtyProvider } from '../contracts/index.js'
 import { NodePtyOptionError } from './node-pty-option-error.js'
 import type { NODE_PTY_HANGUP_GRACE_MS, NODE_PTY_SHUTDOWN_DEADLINE_MS, NODE_PTY_TERMINATE_GRACE_MS } from './stop-schedule.js'
@@ -107,6 +108,10 @@ export function validateProviderOptions(options: NodePtyProviderOptions): void {
     if (value !== undefined && (typeof value !== 'string' || value.length === 0)) {
       throw new NodePtyOptionError(key, 'a non-empty string', value)
     }
+  }
+  // Why absolute: a relative default would follow the host's current directory, which changes.
+  if (options.defaultCwd !== undefined && !isAbsolute(options.defaultCwd)) {
+    throw new NodePtyOptionError('defaultCwd', 'an absolute path', options.defaultCwd)
   }
   for (const key of ['hostReportsChildExitStatus', 'drainOutputAtExit', 'sweepSession'] as const) {
     const value = options[key]

@@ -115,6 +115,7 @@ export function createNodePtySpawn(
     const plan = await createNodePtyLaunchPlan(spawnOptions, {
       env: options.inheritedEnv ?? process.env,
       defaultCwd: options.defaultCwd ?? process.cwd(),
+      defaultCwdIsOption: options.defaultCwd !== undefined,
       platform,
       defaultShell: options.defaultShell,
     })

@@ -55,8 +55,11 @@ export type PtyHostHello = { v: number; type: 'hello'; secret: string }
  */
 export type PtyHostRequest = { v: number; type: 'request' | 'notify'; id: number | null; method: PtyHostMethod; params: Record<string, unknown> }
 
-/** An error crossing the wire: a stable code, a message, and the original error's name. */
-export type PtyHostWireError = { code: string; message: string; name?: string }
+/**
+ * An error crossing the wire: a stable code, a message, and the original error's name; for an
+ * option refusal also the option's name and, when it is a plain JSON scalar, the refused value.
+ */
+export type PtyHostWireError = { code: string; message: string; name?: string; option?: string; value?: string | number | boolean | null }
 
 /** What a host sends. */
 export type PtyHostMessage =
@@ -110,12 +113,17 @@ export function countParam(params: Record<string, unknown>, name: string): numbe
 /** An error as it crosses the wire: its `code` (or `host_error`), message and name. */
 export function toWireError(error: unknown): PtyHostWireError {
   if (error instanceof Error) {
-    const code = (error as { code?: unknown }).code
-    return {
+    const { code, option, value } = error as { code?: unknown; option?: unknown; value?: unknown }
+    const wire: PtyHostWireError = {
       code: typeof code === 'string' ? code : error instanceof TypeError ? 'invalid_option' : 'host_error',
       message: error.message,
       name: error.name,
     }
+    if (typeof option === 'string') {
+      wire.option = option
+      if (value === null || typeof value === 'string' || typeof value === 'boolean' || (typeof value === 'number' && Number.isFinite(value))) wire.value = value
+    }
+    return wire
   }
   return { code: 'host_error', message: String(error) }
 }

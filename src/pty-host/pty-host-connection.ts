@@ -46,8 +46,14 @@ type Pending = DeadlineEntry & {
 /** An error a host sent back, rebuilt with its code. */
 export function fromWireError(error: PtyHostWireError, ptyId?: string): PtyHostError {
   const known = ['pty_absent', 'pty_live_other_incarnation', 'pty_id_in_use', 'invalid_option'] as const
+  const option = typeof error.option === 'string' ? { option: error.option, value: error.value } : {}
+  // The host's provider refused a spawn option: the refusal keeps its code, so the spawn pipeline
+  // reports it as the caller's bad option (`invalid_spawn_options`), not as a failed spawn.
+  if (error.code === 'invalid_spawn_option' && option.option !== undefined) {
+    return new PtyHostError('invalid_spawn_option', error.message, { ptyId, hostCode: error.code, ...option })
+  }
   const code = (known as readonly string[]).includes(error.code) ? (error.code as (typeof known)[number]) : 'host_error'
-  return new PtyHostError(code, error.message, { ptyId, hostCode: error.code })
+  return new PtyHostError(code, error.message, { ptyId, hostCode: error.code, ...option })
 }
 
 /**

@@ -18,7 +18,10 @@ import { defineErrorBrand } from '../contracts/error-brand.js'
  * - `pty_id_in_use`: a create named an id that is live on the host;
  * - `host_error`: the host's node-pty provider refused or failed the call (its code is kept in `hostCode`);
  * - `provider_detached` / `provider_disposed`: the provider was used after `detach()` / `dispose()`;
- * - `invalid_option`: a malformed option (also thrown as this error, naming the option and value).
+ * - `invalid_option`: a malformed option (also thrown as this error, naming the option and value);
+ * - `invalid_spawn_option`: the host's node-pty provider refused a spawn option before starting
+ *   anything (`option` names it, `value` is the refused value when it is a JSON scalar); the spawn
+ *   pipeline reports it as `invalid_spawn_options`.
  */
 export type PtyHostErrorCode =
   | 'host_unavailable'
@@ -34,6 +37,7 @@ export type PtyHostErrorCode =
   | 'provider_detached'
   | 'provider_disposed'
   | 'invalid_option'
+  | 'invalid_spawn_option'
 
 /** The typed error of `ptykit/pty-host`, on the client and in the host. */
 export class PtyHostError extends Error {
@@ -43,17 +47,23 @@ export class PtyHostError extends Error {
   readonly ptyId: string | undefined
   /** For `host_error`: the code of the error the host's provider raised, when it had one. */
   readonly hostCode: string | undefined
+  /** For an option refusal: the refused option's name, when known. */
+  readonly option: string | undefined
+  /** For an option refusal: the refused value, when known. */
+  readonly value: unknown
 
   /** Create the error. */
   constructor(
     code: PtyHostErrorCode,
     message: string,
-    options: { cause?: unknown; ptyId?: string | undefined; hostCode?: string | undefined } = {},
+    options: { cause?: unknown; ptyId?: string | undefined; hostCode?: string | undefined; option?: string; value?: unknown } = {},
   ) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause })
     this.code = code
     this.ptyId = options.ptyId
     this.hostCode = options.hostCode
+    this.option = options.option
+    this.value = options.value
     PTY_HOST_ERROR_BRAND.mark(this)
   }
 }
@@ -66,5 +76,5 @@ export function isPtyHostError(value: unknown): value is PtyHostError {
 
 /** A malformed option: names the option and the value it got. */
 export function invalidPtyHostOption(option: string, expected: string, value: unknown): PtyHostError {
-  return new PtyHostError('invalid_option', `Expected the \`${option}\` option to be ${expected}, got ${describeValue(value)}`)
+  return new PtyHostError('invalid_option', `Expected the \`${option}\` option to be ${expected}, got ${describeValue(value)}`, { option, value })
 }

@@ -1,19 +1,31 @@
 /**
  * The contract by which a provider says "I refuse this spawn option, and started nothing": it
- * throws (or rejects with) an error whose `code` is `'invalid_spawn_option'` and whose `option` is
- * the option's name (the node-pty provider's `NodePtyOptionError` is one). The pipeline reports it
- * as `invalid_spawn_options` with that name, like a refusal of its own validation — not as
- * `provider_spawn_failed`.
+ * throws (or rejects with) an error whose `code` is `'invalid_spawn_option'`, whose `option` is
+ * the option's name and whose `value` is the refused value (the node-pty provider's
+ * `NodePtyOptionError` and the SSH provider's `SshOptionError` are such errors). The pipeline
+ * reports it as `invalid_spawn_options` with that name and value, like a refusal of its own
+ * validation — not as `provider_spawn_failed`.
  */
 
-/** The refused option's name when `error` is a provider's option refusal, else `undefined`. */
-export function providerRefusedOption(error: unknown): string | undefined {
+/** A refused option: its name and the value given. */
+export type OptionRefusal = { option: string; value: unknown }
+
+/** The refused option when `error` is an option refusal (a provider's, or the pipeline's own), else `undefined`. */
+export function refusedOptionOf(error: unknown): OptionRefusal | undefined {
   if (typeof error !== 'object' || error === null) return undefined
   try {
-    const candidate = error as { code?: unknown; option?: unknown }
+    const candidate = error as { code?: unknown; option?: unknown; value?: unknown }
     if (candidate.code !== 'invalid_spawn_option' || typeof candidate.option !== 'string') return undefined
-    return candidate.option
+    return { option: candidate.option, value: candidate.value }
   } catch {
     return undefined
   }
+}
+
+/**
+ * The pipeline's own refusal of a spawn option: a `TypeError` that names the option and the value,
+ * shaped as a provider's refusal (above), so both reach the caller the same way.
+ */
+export function spawnOptionRefusal(option: string, value: unknown, message: string): TypeError & OptionRefusal & { code: 'invalid_spawn_option' } {
+  return Object.assign(new TypeError(message), { code: 'invalid_spawn_option' as const, option, value })
 }

@@ -52,22 +52,25 @@ export class PtySpawnError extends Error {
   /** The PTY id involved, when one was known. */
   readonly ptyId: string | undefined
   /**
-   * For `invalid_spawn_options` raised by the provider's refusal: the refused option's name
-   * (`file`, `cwd`, `cols`…); the refusal itself is the `cause`.
+   * For `invalid_spawn_options`: the refused option's name (`file`, `cwd`, `cols`, `slot.key`…),
+   * whether the pipeline or the provider refused it; the refusal itself is the `cause`.
    */
   readonly option: string | undefined
+  /** For `invalid_spawn_options`: the refused value, as given (`undefined` when none was). */
+  readonly value: unknown
 
   /** Create a spawn error. */
   constructor(
     code: PtySpawnErrorCode,
     message: string,
-    options: { cause?: unknown; outcome?: PtySpawnFailureOutcome; ptyId?: string; option?: string } = {},
+    options: { cause?: unknown; outcome?: PtySpawnFailureOutcome; ptyId?: string; option?: string; value?: unknown } = {},
   ) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause })
     this.code = code
     this.outcome = options.outcome ?? 'not_started'
     this.ptyId = options.ptyId
     this.option = options.option
+    this.value = options.value
     PTY_SPAWN_ERROR_BRAND.mark(this)
   }
 }

@@ -1,4 +1,4 @@
-import { providerRefusedOption } from './provider-option-refusal.js'
+import { refusedOptionOf } from './provider-option-refusal.js'
 import { isPtySpawnError, PtySpawnError, type PtySpawnErrorCode } from './pty-spawn-error.js'
 import type { RollbackFailure } from './rollback-journal.js'
 import type { PtySpawnStage, RuntimePtySpawnState } from './spawn-state.js'
@@ -50,7 +50,7 @@ export function messageOf(error: unknown): string {
  * refusal of an option (before any process started) is `invalid_spawn_options`.
  */
 export function codeOfFailure(stage: PtySpawnStage, error: unknown): PtySpawnErrorCode {
-  if (stage === 'provider_spawn' && providerRefusedOption(error) !== undefined) return 'invalid_spawn_options'
+  if (stage === 'provider_spawn' && refusedOptionOf(error) !== undefined) return 'invalid_spawn_options'
   return CODE_BY_STAGE[stage]
 }
 
@@ -58,9 +58,9 @@ export function codeOfFailure(stage: PtySpawnStage, error: unknown): PtySpawnErr
  * `{ option }` when the failure's cause is a provider's option refusal, or another run's
  * `PtySpawnError` naming one (a joined claim's creator was refused it).
  */
-function optionOf(cause: unknown): { option?: string } {
-  const option = isPtySpawnError(cause) ? cause.option : providerRefusedOption(cause)
-  return option === undefined ? {} : { option }
+function optionOf(cause: unknown): { option?: string; value?: unknown } {
+  if (isPtySpawnError(cause)) return cause.option === undefined ? {} : { option: cause.option, value: cause.value }
+  return refusedOptionOf(cause) ?? {}
 }
 
 function describeFailures(failures: RollbackFailure[]): string {

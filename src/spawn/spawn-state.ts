@@ -1,4 +1,5 @@
 import { LOCAL_EXECUTION_HOST_ID, type ExecutionHostId, type PtyIncarnationId, type PtyProvider, type PtySpawnOptions, type PtySpawnResult } from '../contracts/index.js'
+import { refusedOptionOf } from './provider-option-refusal.js'
 import { PtySpawnError, type PtySpawnFailureOutcome } from './pty-spawn-error.js'
 import { RollbackJournal } from './rollback-journal.js'
 import type { PtySlotOwner, PtySpawnDeps, PtySpawnOutcome } from './types.js'
@@ -126,7 +127,7 @@ export function createRuntimePtySpawnState(deps: PtySpawnDeps, args: PtySpawnOpt
     validatePtySpawnOptions(args)
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error)
-    throw new PtySpawnError('invalid_spawn_options', message, { cause: error })
+    throw new PtySpawnError('invalid_spawn_options', message, { cause: error, ...refusedOptionOf(error) })
   }
   validatePtySpawnDeps(deps, args)
   const state: RuntimePtySpawnState = {

@@ -1,10 +1,18 @@
 import { describeValue } from '../contracts/describe-value.js'
 import { assertPtyDimension, type PtySpawnOptions } from '../contracts/index.js'
+import { spawnOptionRefusal } from './provider-option-refusal.js'
 import type { PtySpawnDeps } from './types.js'
 
-
 function fail(option: string, expected: string, value: unknown): never {
-  throw new TypeError(`Expected the \`${option}\` option to be ${expected}, got ${describeValue(value)}`)
+  throw spawnOptionRefusal(option, value, `Expected the \`${option}\` option to be ${expected}, got ${describeValue(value)}`)
+}
+
+function checkDimension(option: 'cols' | 'rows', value: unknown): void {
+  try {
+    assertPtyDimension(option, value)
+  } catch (error) {
+    throw spawnOptionRefusal(option, value, (error as Error).message)
+  }
 }
 
 function checkNonEmptyString(option: string, value: unknown): void {
@@ -34,12 +42,12 @@ function checkKeyed(option: 'slot' | 'claim', value: unknown): void {
  */
 export function validatePtySpawnOptions(options: PtySpawnOptions): void {
   if (typeof options !== 'object' || options === null) {
-    throw new TypeError(`Expected the spawn options to be an object, got ${describeValue(options)}`)
+    throw spawnOptionRefusal('options', options, `Expected the spawn options to be an object, got ${describeValue(options)}`)
   }
   // Each check runs only for an option that is present: this runs once per spawn, in the caller's
   // turn, mostly over options that set a few of these.
-  if (options.cols !== undefined) assertPtyDimension('cols', options.cols)
-  if (options.rows !== undefined) assertPtyDimension('rows', options.rows)
+  if (options.cols !== undefined) checkDimension('cols', options.cols)
+  if (options.rows !== undefined) checkDimension('rows', options.rows)
   if (options.hostId !== undefined) checkNonEmptyString('hostId', options.hostId)
   if (options.scopeId !== undefined) checkNonEmptyString('scopeId', options.scopeId)
   if (options.sessionId !== undefined) checkNonEmptyString('sessionId', options.sessionId)
@@ -47,7 +55,9 @@ export function validatePtySpawnOptions(options: PtySpawnOptions): void {
   if (options.slot !== undefined) checkKeyed('slot', options.slot)
   if (options.claim !== undefined) checkKeyed('claim', options.claim)
   if (options.slot !== undefined && options.claim !== undefined) {
-    throw new TypeError(
+    throw spawnOptionRefusal(
+      'claim',
+      options.claim,
       `Expected at most one of the \`slot\` and \`claim\` options, got both (slot ${JSON.stringify(options.slot.key)}, claim ${JSON.stringify(options.claim.key)})`,
     )
   }

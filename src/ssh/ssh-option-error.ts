@@ -3,14 +3,18 @@ import { describeValue } from '../contracts/describe-value.js'
 
 /**
  * A provider, spawn or resize option the SSH provider refuses. Raised before any connection or
- * channel is opened. A `TypeError` (a programmer error) with a stable `code` and the option's
- * name. Secret options (`privateKey`, `passphrase`) are never echoed: their value reads `[redacted]`.
+ * channel is opened. A `TypeError` (a programmer error) with a stable `code`, the option's name and
+ * the refused value — the shape of every provider's option refusal, so the spawn pipeline reports
+ * a refused spawn option as `invalid_spawn_options` naming it. Secret options (`privateKey`,
+ * `passphrase`) are never echoed: their value reads `[redacted]` and `value` is not kept.
  */
 export class SshOptionError extends TypeError {
-  /** The stable code; match on it, never on the message. */
-  readonly code = 'invalid_ssh_option' as const
+  /** The stable code (the one the node-pty provider's option errors carry too); match on it, never on the message. */
+  readonly code = 'invalid_spawn_option' as const
   /** The name of the refused option (`port`, `knownHostsPath`, `cols`…). */
   readonly option: string
+  /** The refused value, as given; `undefined` for a secret option. */
+  readonly value: unknown
 
   /**
    * Create the error.
@@ -23,6 +27,7 @@ export class SshOptionError extends TypeError {
   constructor(option: string, expected: string, value: unknown, secret = false) {
     super(`Expected the \`${option}\` option to be ${expected}, got ${secret ? '[redacted]' : describeValue(value)}`)
     this.option = option
+    this.value = secret ? undefined : value
     SSH_OPTION_ERROR_BRAND.mark(this)
   }
 }

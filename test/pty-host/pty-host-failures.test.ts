@@ -16,6 +16,24 @@ function provider(socketPath: string, extra: Parameters<typeof providerOn>[1] = 
   return made
 }
 
+describe('pty host: option refusals', () => {
+  it("a spawn option the host's provider refuses reaches a controller caller as invalid_spawn_options naming the option and the value", async () => {
+    const { socketPath } = await inProcessHost(cleanups)
+    const app = provider(socketPath, { autoStart: false })
+    const controller = createPtyController({ provider: app })
+    cleanups.push(() => controller.dispose())
+    for (const [options, option, value] of [
+      [{ cwd: '/nonexistent/ptykit-no-such-dir' }, 'cwd', '/nonexistent/ptykit-no-such-dir'],
+      [{ file: '/etc/passwd' }, 'file', '/etc/passwd'],
+    ] as const) {
+      const error = await controller.spawn(options).catch((caught: unknown) => caught)
+      expect(error).toMatchObject({ code: 'invalid_spawn_options', option, value, outcome: 'not_started' })
+      expect(isPtyHostError((error as Error).cause) && (error as { cause: { code: string } }).cause.code).toBe('invalid_spawn_option')
+    }
+    expect(await app.listProcesses()).toEqual([])
+  })
+})
+
 describe('pty host: reconnects and failures', () => {
   it('carries 100 sessions across a dropped connection: the provider reconnects, re-attaches, and every exit cause is exact', async () => {
     const { dir, socketPath } = makeSocketDir()

@@ -110,6 +110,20 @@ describe('SSH provider: host keys and credentials', () => {
       return null
     })()
     expect(secretError?.message).toContain('[redacted]')
+    // The refused value is kept, except a secret's.
+    expect(secretError).toMatchObject({ code: 'invalid_spawn_option', option: 'passphrase', value: undefined })
+  })
+
+  it('a spawn option it refuses reaches a controller caller as invalid_spawn_options naming the option and the value', async () => {
+    const provider = track(createSshProvider(sshOptions(sshd())))
+    const controller = createPtyController({ provider })
+    try {
+      const error = await controller.spawn({ file: '/bin/true', env: { LANG: 42 as never } }).catch((caught: unknown) => caught)
+      expect(error).toMatchObject({ code: 'invalid_spawn_options', option: 'env.LANG', value: 42, outcome: 'not_started' })
+      expect(isSshOptionError((error as Error).cause)).toBe(true)
+    } finally {
+      await controller.dispose()
+    }
   })
 
   it('refuses a missing cwd as spawn_failed and leaves nothing held', async () => {
