@@ -147,7 +147,7 @@ describe('createNodePtyLaunchPlan', () => {
       [{ cwd: join(dir, 'missing') }, 'cwd', 'missing'],
       [{ cwd: plainFile }, 'cwd', 'not a directory'],
       [{ cwd: '' }, 'cwd', '"" (string)'],
-      [{ file: join(dir, 'nope') }, 'file', 'no such executable'],
+      [{ file: join(dir, 'nope') }, 'file', 'does not exist'],
       [{ file: plainFile }, 'file', 'plain.txt'],
       [{ file: 'no-such-program-ptykit' }, 'file', 'no-such-program-ptykit'],
       [{ file: '' }, 'file', '"" (string)'],
