@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createPtyController, type PtyController, type PtyControllerExitEvent } from 'ptykit/controller'
 import { createNodePtyProvider, type NodePtyProvider } from 'ptykit/node-pty'
-import { isDead, procRow, waitFor, expectNoChildLeftBehind } from './pty-test-support.js'
+import { isDead, killAndSpinUntilDead, waitFor, expectNoChildLeftBehind } from './pty-test-support.js'
 
 // A process that died while its exit is still on its way to JavaScript (node-pty's waitpid thread
 // has not handed it over, or its output is still draining) is dead: nothing may re-attach to it,
@@ -28,15 +28,6 @@ beforeAll(() => {
 afterAll(() => {
   exits.length = 0
 })
-
-/** SIGKILL `pid` and busy-wait (no event-loop turn) until the kernel shows it dead. */
-function killAndSpinUntilDead(pid: number): void {
-  process.kill(pid, 'SIGKILL')
-  const deadline = Date.now() + 5_000
-  while (!isDead(pid)) {
-    if (Date.now() > deadline) throw new Error(`pid ${pid} still alive 5 s after SIGKILL: ${JSON.stringify(procRow(pid))}`)
-  }
-}
 
 async function startReadyShell(options: Parameters<PtyController['spawn']>[0]) {
   const reply = await controller.spawn({ file: '/bin/sh', args: ['-c', 'echo READY; exec sleep 30'], ...options })

@@ -25,6 +25,27 @@ export function isDead(pid: number): boolean {
   return row === null || row.state === 'Z'
 }
 
+/**
+ * SIGKILL `pid` and busy-wait — no event-loop turn, so no exit can be delivered meanwhile — until
+ * the kernel shows it dead: the state of a process that died while its exit is on its way.
+ */
+export function killAndSpinUntilDead(pid: number): void {
+  process.kill(pid, 'SIGKILL')
+  const deadline = Date.now() + 5_000
+  while (!isDead(pid)) {
+    if (Date.now() > deadline) throw new Error(`pid ${pid} still alive 5 s after SIGKILL: ${JSON.stringify(procRow(pid))}`)
+  }
+}
+
+/** The command name of `pid` (`/proc/<pid>/comm`: `sleep` once a shell exec'd it), or `undefined`. */
+export function commandOf(pid: number): string | undefined {
+  try {
+    return readFileSync(`/proc/${pid}/comm`, 'utf8').trim()
+  } catch {
+    return undefined
+  }
+}
+
 /** Every live (non-zombie) child of `pid`. */
 export function liveChildrenOf(pid: number): number[] {
   return readdirSync('/proc')

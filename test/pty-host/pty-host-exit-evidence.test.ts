@@ -1,8 +1,7 @@
-import { readFileSync } from 'node:fs'
 import { createPtyController, type PtyControllerExitEvent } from 'ptykit/controller'
 import type { PtyHostProvider } from 'ptykit/pty-host'
 import { describe, expect, it } from 'vitest'
-import { isDead, procRow, waitFor } from '../node-pty/pty-test-support.js'
+import { commandOf, isDead, killAndSpinUntilDead, waitFor } from '../node-pty/pty-test-support.js'
 import { inProcessHost, providerOn, useCleanups } from './pty-host-test-support.js'
 
 // What a pty host reports of a process that ended on its own must be what in-process node-pty
@@ -10,15 +9,6 @@ import { inProcessHost, providerOn, useCleanups } from './pty-host-test-support.
 // process that died while its exit is still on its way is not attached to as if it ran.
 
 const cleanups = useCleanups()
-
-/** SIGKILL `pid` and busy-wait (no event-loop turn) until the kernel shows it dead. */
-function killAndSpinUntilDead(pid: number): void {
-  process.kill(pid, 'SIGKILL')
-  const deadline = Date.now() + 5_000
-  while (!isDead(pid)) {
-    if (Date.now() > deadline) throw new Error(`pid ${pid} still alive 5 s after SIGKILL: ${JSON.stringify(procRow(pid))}`)
-  }
-}
 
 async function appOnHost(): Promise<{ app: PtyHostProvider; exits: PtyControllerExitEvent[]; output: Map<string, string>; controller: ReturnType<typeof createPtyController> }> {
   const { socketPath } = await inProcessHost(cleanups)
@@ -77,12 +67,3 @@ describe('pty host: exit evidence of a process that ended on its own', () => {
     expect(output.get(reply.id)).toContain('after-held')
   })
 })
-
-/** The command name of `pid` (`/proc/<pid>/comm`: `sleep` once the shell exec'd it). */
-function commandOf(pid: number): string | undefined {
-  try {
-    return readFileSync(`/proc/${pid}/comm`, 'utf8').trim()
-  } catch {
-    return undefined
-  }
-}

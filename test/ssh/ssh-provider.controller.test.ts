@@ -1,9 +1,8 @@
-import { readFileSync } from 'node:fs'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createPtyController, type PtyController, type PtyControllerExitEvent } from 'ptykit/controller'
 import { createNodePtyProvider } from 'ptykit/node-pty'
 import { createSshProvider, type SshProvider } from 'ptykit/ssh'
-import { waitFor } from '../node-pty/pty-test-support.js'
+import { commandOf, waitFor } from '../node-pty/pty-test-support.js'
 import { SSH_TEST_USER } from './sshd-fixture.js'
 import { isAlive, sshOptions, useSshd } from './ssh-test-support.js'
 
@@ -53,15 +52,6 @@ async function exitOf(s: Setup, ptyId: string, timeoutMs = 15_000): Promise<PtyC
     throw new Error(`${(error as Error).message} (${known})`, { cause: error })
   }
 }
-/** The command name of a (loopback, so local) process: `sleep` once the shell exec'd it. */
-function commandOf(pid: number): string | undefined {
-  try {
-    return readFileSync(`/proc/${pid}/comm`, 'utf8').trim()
-  } catch {
-    return undefined
-  }
-}
-
 const outputOf = (s: Setup, ptyId: string, text: string, timeoutMs = 15_000) =>
   waitFor(() => ((s.output.get(ptyId) ?? '').includes(text) ? true : undefined), `${JSON.stringify(text)} from ${ptyId}`, timeoutMs)
 
