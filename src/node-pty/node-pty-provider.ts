@@ -209,7 +209,12 @@ export function createNodePtyProvider(options: NodePtyProviderOptions = {}): Nod
   }
 
   /** The live session of `id` whose leader is not known gone. */
-  function running(id: string) {
+  /**
+   * The session of `id` unless its leader is known gone — without reading the OS, for `resize` and
+   * `getSize`, which act on the terminal (it outlives the leader while its output drains). The
+   * answers that say a process runs look at the leader first (`sessions.running`).
+   */
+  function notKnownGone(id: string) {
     const session = sessions.live(id)
     return session === undefined || session.leaderGone ? undefined : session
   }
@@ -226,7 +231,7 @@ export function createNodePtyProvider(options: NodePtyProviderOptions = {}): Nod
     resize(id: string, cols: number, rows: number): boolean {
       assertPtyDimension('cols', cols)
       assertPtyDimension('rows', rows)
-      const session = running(id)
+      const session = notKnownGone(id)
       if (session === undefined) return false
       try {
         session.terminal.resize(cols, rows)
@@ -236,7 +241,7 @@ export function createNodePtyProvider(options: NodePtyProviderOptions = {}): Nod
       }
     },
     getSize(id: string) {
-      const session = running(id)
+      const session = notKnownGone(id)
       return session === undefined ? null : { cols: session.terminal.cols, rows: session.terminal.rows }
     },
     shutdown,

@@ -58,12 +58,15 @@ export function createHostRequestHandlers({ provider, sessions, activityChanged,
   return {
     async spawn(client, request) {
       const id = stringParam(request.params, 'sessionId')
-      if (live.has(id)) throw new PtyHostError('pty_id_in_use', `Cannot create PTY ${JSON.stringify(id)}: a live PTY already has that id`, { ptyId: id })
+      if (live.has(id)) {
+        const why = live.get(id)?.incarnationId !== undefined && provider.hasPty?.(id) === false ? 'its process has exited; its exit is still being delivered, and the id is free once it is' : 'a live PTY already has that id'
+        throw new PtyHostError('pty_id_in_use', `Cannot create PTY ${JSON.stringify(id)}: ${why}`, { ptyId: id })
+      }
       const spawnOptions = launchOptions(request.params, id)
       const cols = typeof spawnOptions.cols === 'number' && spawnOptions.cols > 0 ? spawnOptions.cols : NODE_PTY_DEFAULT_COLS
       const rows = typeof spawnOptions.rows === 'number' && spawnOptions.rows > 0 ? spawnOptions.rows : NODE_PTY_DEFAULT_ROWS
       // Before the session exists: a refused spawn leaves no session, no screen, no process.
-      assertScreenWithinLimit({ cols, rows, scrollbackRows })
+      assertScreenWithinLimit({ cols, rows, scrollbackRows }, 'invalid_spawn_option')
       const session = sessions.create(id, cols, rows)
       sessions.subscribe(client, session)
       activityChanged()
@@ -84,6 +87,7 @@ export function createHostRequestHandlers({ provider, sessions, activityChanged,
       const orphaned = (): void => {
         for (const other of session.subscribers) if (other !== client && !other.socket.destroyed) return
         session.dropHistoryAtExit = true
+        session.stopRequested = true
         void provider.shutdown(id, { immediate: true }).catch(() => undefined)
       }
       if (client.socket.destroyed) {
@@ -106,7 +110,8 @@ export function createHostRequestHandlers({ provider, sessions, activityChanged,
       if (session === undefined) throw absent(id, 'the pty host holds no live PTY with that id')
       // An attach says the process runs: not one that died while its exit is still on its way (the
       // host's provider looks at the leader). A reconnect's re-attach takes it, to get its exit.
-      if (!includeExited && session.exit === null && provider.hasPty?.(id) === false) {
+      // (A session whose spawn is still in flight has no process to look at yet: not refused.)
+      if (!includeExited && session.exit === null && session.incarnationId !== undefined && !spawnsInFlight.has(id) && provider.hasPty?.(id) === false) {
         throw absent(id, 'its process has exited (its exit is still being delivered)')
       }
       if (typeof expected === 'string' && session.incarnationId !== expected) {

@@ -15,11 +15,16 @@ export const PTY_HOST_MAX_SCREEN_CELLS = 8 * 1024 * 1024
 /**
  * The one screen-cost rule, on the host (where spawn and resize requests arrive) and in the
  * provider (before it sends them): unless `cols × (rows + scrollbackRows)` is at most
- * {@link PTY_HOST_MAX_SCREEN_CELLS}, throw `PtyHostError` `invalid_option` naming the larger of
- * `cols` and `rows` and its value (the message also gives the whole product). Sizes that are not numbers are left to the size
- * validator of the provider that runs the PTY.
+ * {@link PTY_HOST_MAX_SCREEN_CELLS}, throw `PtyHostError` with `code` (`invalid_option` for a
+ * resize, `invalid_spawn_option` for a spawn, which the spawn pipeline then reports as the caller's
+ * bad option) naming the larger of `cols` and `rows` in `option` and its `value` (the message also
+ * gives the whole product). Sizes that are not numbers are left to the size validator of the
+ * provider that runs the PTY.
  */
-export function assertScreenWithinLimit(size: { cols: unknown; rows: unknown; scrollbackRows: number }): void {
+export function assertScreenWithinLimit(
+  size: { cols: unknown; rows: unknown; scrollbackRows: number },
+  code: 'invalid_option' | 'invalid_spawn_option' = 'invalid_option',
+): void {
   const { cols, rows, scrollbackRows } = size
   if (typeof cols !== 'number' || typeof rows !== 'number') return
   const cells = cols * (rows + scrollbackRows)
@@ -27,8 +32,9 @@ export function assertScreenWithinLimit(size: { cols: unknown; rows: unknown; sc
   const option = cols >= rows ? 'cols' : 'rows'
   const value = option === 'cols' ? cols : rows
   throw new PtyHostError(
-    'invalid_option',
+    code,
     `Expected the \`${option}\` option to keep the pty host's screen within ${PTY_HOST_MAX_SCREEN_CELLS} cells (cols × (rows + ${scrollbackRows} scrollback rows)), got ${value}: ${cols} × (${rows} + ${scrollbackRows}) = ${cells} cells`,
+    { option, value },
   )
 }
 

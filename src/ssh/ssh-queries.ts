@@ -81,9 +81,10 @@ export function createSshQueries(context: SshQueryContext): SshQueries {
     },
     hasPty(id: string): boolean | null {
       const session = table.get(id)
-      if (session === undefined) return false
+      // The server reported the end: dead, even while its exit waits behind output (or was lost with the link).
+      if (session === undefined || session.exitReported) return false
       if (session.state === 'lost') return null
-      return session.state !== 'exited' && !session.exitReported
+      return session.state !== 'exited'
     },
     async probeLiveness(id: string): Promise<boolean | null> {
       const session = table.get(id)

@@ -52,9 +52,11 @@ function attachReply(session: SshPtySession): PtySpawnResult {
  */
 function attachOnly(context: SshSpawnContext, sessionId: string | undefined, expectedIncarnationId: ProviderSpawnOptions['expectedIncarnationId']): PtySpawnResult {
   const { table, hostId } = context
-  const held = sessionId === undefined ? undefined : table.live(sessionId)
-  // An attach says the program runs: not one whose end the server reported (its exit on its way).
-  const live = held === undefined || held.exitReported ? undefined : held
+  const known = sessionId === undefined ? undefined : table.get(sessionId)
+  // An attach says the program runs: not one whose end the server reported (its exit on its way,
+  // or lost with the link after the report).
+  const ended = known?.exitReported === true
+  const live = known?.state === 'live' && !ended ? known : undefined
   if (live !== undefined && expectedIncarnationId !== undefined && live.incarnationId !== expectedIncarnationId) {
     // Live under another incarnation is not an absence: the caller must not start a second process.
     throw new SshProviderError(
@@ -64,9 +66,9 @@ function attachOnly(context: SshSpawnContext, sessionId: string | undefined, exp
     )
   }
   if (live === undefined) {
-    // A lost session is not proven absent: it may still run, so that is no typed absence.
-    const lost = sessionId !== undefined && table.get(sessionId)?.state === 'lost'
-    const why = held !== undefined ? 'its program has exited (its exit is still being delivered)' : `no live PTY has that id (or incarnation) on ${hostId}`
+    // A lost session is not proven absent (it may still run), unless the server reported its end.
+    const lost = known?.state === 'lost' && !ended
+    const why = ended ? 'its program has exited (its exit is still being delivered)' : `no live PTY has that id (or incarnation) on ${hostId}`
     throw new SshProviderError(
       lost ? 'transport_lost' : 'pty_absent',
       lost

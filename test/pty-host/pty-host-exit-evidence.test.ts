@@ -46,6 +46,28 @@ describe('pty host: exit evidence of a process that ended on its own', () => {
     expect(isDead(reply.pid!)).toBe(true)
   })
 
+  it('an attach while the spawn of that id is still starting is not refused as if the process had exited', async () => {
+    // node-pty loads slowly on this host, so the session exists before its process does.
+    const { socketPath } = await inProcessHost(cleanups, {
+      nodePty: {
+        loadNodePty: async () => {
+          await new Promise((resolve) => setTimeout(resolve, 300))
+          return import('node-pty')
+        },
+      },
+    })
+    const first = providerOn(socketPath, { autoStart: false })
+    const second = providerOn(socketPath, { autoStart: false })
+    cleanups.push(() => first.dispose(), () => second.dispose())
+    const spawning = first.spawn({ sessionId: 'shared', isNewSession: true, file: '/bin/sh', args: ['-c', 'exec sleep 30'] })
+    await new Promise((resolve) => setTimeout(resolve, 100))
+    const attached = await second.spawn({ sessionId: 'shared', attachOnly: true }).catch((error: unknown) => error)
+    expect(attached).not.toMatchObject({ message: expect.stringMatching(/has exited/) })
+    const spawned = await spawning
+    expect(isDead(spawned.pid!)).toBe(false)
+    await first.shutdown('shared', { immediate: true })
+  })
+
   it('a process dead behind held output: an attach is refused as absent, a stop keeps signaled(9), and the output arrives first', async () => {
     const { app, exits, output, controller } = await appOnHost()
     const reply = await controller.spawn({ file: '/bin/sh', args: ['-c', 'echo READY; read line; echo "after-$line"; exec sleep 30'] })

@@ -51,13 +51,14 @@ describe('pty host: one session screen cannot exhaust the host (PTY_HOST_MAX_SCR
     }
   }
 
-  it('refuses an oversized spawn with invalid_option naming the option and value, leaving no session and no process', async () => {
+  it('refuses an oversized spawn with invalid_spawn_option naming the option and value, leaving no session and no process', async () => {
     const marker = `oversized-${randomUUID()}`
     const refused = await app.spawn({ file: '/bin/sh', args: ['-c', `sleep 30 # ${marker}`], cols: 65_535, rows: 65_535 }).then(
       () => null,
       (error: unknown) => error,
     )
-    expect(isPtyHostError(refused) && refused.code).toBe('invalid_option')
+    expect(isPtyHostError(refused) && refused.code).toBe('invalid_spawn_option')
+    expect(refused).toMatchObject({ option: 'cols', value: 65_535 })
     expect((refused as Error).message).toContain('`cols` option')
     expect((refused as Error).message).toContain('got 65535')
     expect((refused as Error).message).toContain(String(PTY_HOST_MAX_SCREEN_CELLS))
@@ -75,7 +76,7 @@ describe('pty host: one session screen cannot exhaust the host (PTY_HOST_MAX_SCR
     const raw = await rawClient(host.socketPath)
     try {
       const refused = await raw.request('resize', { ptyId: id, cols: 200, rows: 65_535 })
-      expect(refused).toMatchObject({ ok: false, error: { code: 'invalid_option' } })
+      expect(refused).toMatchObject({ ok: false, error: { code: 'invalid_option', option: 'rows', value: 65_535 } })
       expect(String((refused.error as { message: string }).message)).toContain('`rows` option')
       expect(String((refused.error as { message: string }).message)).toContain('got 65535')
       expect(await ttySize(id)).toBe('24 80')
