@@ -37,6 +37,21 @@ export type RemoteLaunch = {
 }
 
 /**
+ * Refuse a NUL anywhere in a string the launch sends: the exec request is a C string on the
+ * server, and OpenSSH drops the whole connection (every PTY on it) on one that holds a NUL.
+ */
+function checkNoNul(options: ProviderSpawnOptions): void {
+  const check = (option: string, value: unknown): void => {
+    if (typeof value === 'string' && value.includes('\0')) throw new SshOptionError(option, 'a string without NUL characters', value)
+  }
+  check('file', options.file)
+  check('cwd', options.cwd)
+  check('command', options.command)
+  if (Array.isArray(options.args)) options.args.forEach((arg, index) => check(`args[${index}]`, arg))
+  for (const [name, value] of Object.entries(options.env ?? {})) check(`env.${name}`, value)
+}
+
+/**
  * Build the remote command of a spawn: a small POSIX `sh` preamble that applies `env` /
  * `envToDelete` / `cwd`, prints the launch marker (an OSC sequence, `ESC ] ptykit-ssh; nonce; pid;
  * start time BEL`, which terminals ignore should one leak; pid and start time of the shell, which then
@@ -46,6 +61,7 @@ export type RemoteLaunch = {
  * @throws SshOptionError when an option is malformed.
  */
 export function createRemoteLaunch(options: ProviderSpawnOptions): RemoteLaunch {
+  checkNoNul(options)
   const cols = options.cols ?? SSH_DEFAULT_COLS
   const rows = options.rows ?? SSH_DEFAULT_ROWS
   assertSshDimension('cols', cols)
@@ -73,6 +89,15 @@ export function createRemoteLaunch(options: ProviderSpawnOptions): RemoteLaunch 
     lines.push(`export ${name}=${shellQuote(value)}`)
   }
   if (options.cwd !== undefined) lines.push(`cd -- ${shellQuote(options.cwd)} || exit 127`)
+  const file = options.file ?? null
+  if (file !== null) {
+    // Before the marker: a program that cannot start fails the spawn (`spawn_failed`, with this
+    // line as its message) instead of starting a PTY that exits 126 or 127 at once.
+    const quoted = shellQuote(file)
+    const test = file.includes('/') ? `[ -f ${quoted} ] && [ -x ${quoted} ]` : `command -v -- ${quoted} >/dev/null 2>&1`
+    const why = file.includes('/') ? 'not an executable file' : 'not found on the PATH'
+    lines.push(`${test} || { printf '%s\\n' ${shellQuote(`cannot run ${file}: ${why}`)} >&2; exit 127; }`)
+  }
   const nonce = randomBytes(8).toString('hex')
   // `$$` inside `$(…)` is still the outer shell's pid; field 20 after the `) ` is field 22 (starttime).
   // The boot id names this machine and boot: pid and start time identify the program only within it.
@@ -80,7 +105,6 @@ export function createRemoteLaunch(options: ProviderSpawnOptions): RemoteLaunch 
     `b=; read -r b 2>/dev/null </proc/sys/kernel/random/boot_id`,
     `printf '\\033]ptykit-ssh;${nonce};%s;%s;%s\\007' "$$" "$(sed 's/.*) //' /proc/$$/stat 2>/dev/null | cut -d' ' -f20)" "$b"`,
   )
-  const file = options.file ?? null
   lines.push(file === null ? 'exec "${SHELL:-/bin/sh}" -l' : `exec ${[file, ...(options.args ?? [])].map(shellQuote).join(' ')}`)
   return {
     command: `exec /bin/sh -c ${shellQuote(lines.join('\n'))}`,

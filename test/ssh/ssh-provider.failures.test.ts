@@ -126,6 +126,37 @@ describe('SSH provider: host keys and credentials', () => {
     }
   })
 
+  it('refuses a program that cannot start as spawn_failed saying why, before anything is committed', async () => {
+    const provider = track(createSshProvider(sshOptions(sshd())))
+    for (const [file, why] of [
+      ['/no/such/program', 'not an executable file'],
+      ['/etc/passwd', 'not an executable file'],
+      ['ptykit-no-such-program', 'not found on the PATH'],
+    ] as const) {
+      const failure = await provider.spawn({ file }).catch((error: unknown) => error)
+      expect(isSshProviderError(failure) && failure.code).toBe('spawn_failed')
+      expect((failure as Error).message).toContain(`cannot run ${file}: ${why}`)
+    }
+    expect(await provider.listProcesses()).toEqual([])
+  })
+
+  it('refuses a NUL in a launch string naming the option, and the connection and its other PTYs carry on', async () => {
+    const provider = track(createSshProvider(sshOptions(sshd())))
+    const running = await provider.spawn({ file: '/bin/sh', args: ['-c', 'sleep 30'] })
+    for (const [options, option] of [
+      [{ file: '/bin/e\0cho' }, 'file'],
+      [{ file: '/bin/echo', args: ['a', 'b\0c'] }, 'args[1]'],
+      [{ cwd: '/tmp\0x' }, 'cwd'],
+      [{ env: { A: 'x\0y' } }, 'env.A'],
+    ] as const) {
+      const refused = await provider.spawn(options).catch((error: unknown) => error)
+      expect(isSshOptionError(refused) && refused.option).toBe(option)
+    }
+    expect(provider.hasPty(running.id)).toBe(true)
+    expect(await provider.probeLiveness(running.id)).toBe(true)
+    await provider.shutdown(running.id, { immediate: true })
+  })
+
   it('refuses a missing cwd as spawn_failed and leaves nothing held', async () => {
     const provider = track(createSshProvider(sshOptions(sshd())))
     const failure = await provider.spawn({ file: '/bin/true', cwd: '/no/such/dir' }).catch((error: unknown) => error)
