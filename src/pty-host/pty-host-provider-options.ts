@@ -3,6 +3,7 @@ import type { PtyHostCommand } from './launch-pty-host.js'
 import type { PtyHostBufferSnapshot } from './session-history.js'
 import { invalidPtyHostOption } from './pty-host-error.js'
 import { assertScrollbackRowsFit } from './screen-limit.js'
+import { assertSocketPathFits } from './socket-security.js'
 
 /** How long the provider waits for a host to answer a connection (and for a started host to listen). */
 export const PTY_HOST_CONNECT_TIMEOUT_MS = 10_000
@@ -91,6 +92,7 @@ export function validatePtyHostProviderOptions(options: PtyHostProviderOptions):
     const value = options[key]
     if (value !== undefined && (typeof value !== 'string' || value.length === 0)) throw invalidPtyHostOption(key, 'a non-empty string', value)
   }
+  if (options.socketPath !== undefined) assertSocketPathFits(options.socketPath)
   if (options.autoStart !== undefined && typeof options.autoStart !== 'boolean') throw invalidPtyHostOption('autoStart', 'a boolean', options.autoStart)
   for (const key of ['idleExitMs', 'historyChars', 'scrollbackRows', 'connectTimeoutMs', 'requestTimeoutMs', 'reconnectAttempts'] as const) {
     const value = options[key]

@@ -96,6 +96,10 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
   async function attach(id: string, attachOptions: { replayFrom?: PtyHostReplayFrom; expectedIncarnationId?: PtyIncarnationId } = {}): Promise<PtySpawnResult> {
     if (disposePromise !== null) throw disposingError('attach')
     if (typeof id !== 'string' || id.length === 0) throw invalidPtyHostOption('sessionId', 'a non-empty string', id)
+    const { replayFrom: asked } = attachOptions
+    if (asked !== undefined && asked !== 'retained' && asked !== 'live' && !(typeof asked === 'number' && Number.isSafeInteger(asked) && asked >= 0)) {
+      throw invalidPtyHostOption('replayFrom', "a non-negative integer (an output sequence), 'retained' or 'live'", asked)
+    }
     const opened = await link.ensureConnected(true)
     const known = ptys.get(id)
     const knownLive = known !== undefined && known.state !== 'exited'

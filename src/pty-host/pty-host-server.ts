@@ -16,6 +16,7 @@ import { PTY_HOST_DEFAULT_HISTORY_CHARS, PTY_HOST_DEFAULT_SCROLLBACK_ROWS } from
 import { assertScrollbackRowsFit } from './screen-limit.js'
 import {
   acquireHostLock,
+  assertSocketPathFits,
   defaultPtyHostSocketPath,
   ensurePrivateSocketDir,
   ptyHostPaths,
@@ -140,6 +141,8 @@ export async function startPtyHost(options: PtyHostServerOptions = {}): Promise<
   const idleExitMs = options.idleExitMs ?? PTY_HOST_DEFAULT_IDLE_EXIT_MS
   const maxFrameBytes = options.maxFrameBytes ?? PTY_HOST_MAX_FRAME_BYTES
   const paths = ptyHostPaths(options.socketPath ?? defaultPtyHostSocketPath())
+  // Before the lock, the secret or the directory: a refused path leaves nothing behind.
+  assertSocketPathFits(paths.socketPath)
   const hostInstanceId = randomUUID()
 
   ensurePrivateSocketDir(paths.socketPath)

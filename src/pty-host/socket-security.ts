@@ -2,7 +2,7 @@ import { randomBytes, timingSafeEqual } from 'node:crypto'
 import { linkSync, lstatSync, mkdirSync, readFileSync, renameSync, unlinkSync, writeFileSync, type Stats } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
-import { PtyHostError } from './pty-host-error.js'
+import { invalidPtyHostOption, PtyHostError } from './pty-host-error.js'
 import { isDefunct, parseProcStat } from '../node-pty/process-inspector.js'
 
 /**
@@ -24,6 +24,28 @@ export function defaultPtyHostSocketPath(): string {
   const runtimeDir = process.env.XDG_RUNTIME_DIR
   const dir = runtimeDir !== undefined && runtimeDir.length > 0 ? join(runtimeDir, 'ptykit') : join(tmpdir(), `ptykit-${uid}`)
   return join(dir, 'pty-host.sock')
+}
+
+/**
+ * The longest socket path, in bytes, a Unix socket address holds here (`sun_path` less its NUL:
+ * 107 on Linux, 103 on macOS and the BSDs); `undefined` on Windows (named pipes).
+ */
+export function maxSocketPathBytes(platform: NodeJS.Platform = process.platform): number | undefined {
+  if (platform === 'win32') return undefined
+  return platform === 'linux' || platform === 'android' ? 107 : 103
+}
+
+/**
+ * Refuse a socket path longer than a Unix socket address holds: the kernel would bind a truncated
+ * path — outside the directory whose privacy was checked — and a client would never find it.
+ *
+ * @throws PtyHostError `invalid_option` naming `socketPath`, its value and the limit.
+ */
+export function assertSocketPathFits(socketPath: string): void {
+  const max = maxSocketPathBytes()
+  if (max !== undefined && Buffer.byteLength(socketPath) > max) {
+    throw invalidPtyHostOption('socketPath', `a path of at most ${max} bytes (the longest a Unix socket address holds)`, socketPath)
+  }
 }
 
 /** The files of the host on `socketPath`. */

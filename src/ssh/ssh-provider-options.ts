@@ -78,7 +78,7 @@ function nonEmptyString(options: Record<string, unknown>, key: string, required:
 function nonNegativeInteger(options: Record<string, unknown>, key: string): void {
   const value = options[key]
   if (value === undefined) return
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < 0) throw new SshOptionError(key, 'a non-negative integer', value)
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) throw new SshOptionError(key, 'a non-negative integer', value)
 }
 
 /**
@@ -108,6 +108,8 @@ export function validateSshProviderOptions(options: SshProviderOptions): void {
   ]) {
     nonNegativeInteger(record, key)
   }
+  // 0 would fail every spawn before its program could print its marker.
+  if (options.launchTimeoutMs === 0) throw new SshOptionError('launchTimeoutMs', 'a positive integer', 0)
   if (options.privateKey !== undefined && !(typeof options.privateKey === 'string' || Buffer.isBuffer(options.privateKey)) ) {
     throw new SshOptionError('privateKey', 'a string or a Buffer', options.privateKey, true)
   }

@@ -1,5 +1,5 @@
 import { spawn as spawnChild } from 'node:child_process'
-import { existsSync, readFileSync, writeFileSync } from 'node:fs'
+import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { createPtyController } from 'ptykit/controller'
 import type { TerminalExitCause } from 'ptykit/exit-cause'
@@ -31,6 +31,29 @@ describe('pty host: option refusals', () => {
       expect(isPtyHostError((error as Error).cause) && (error as { cause: { code: string } }).cause.code).toBe('invalid_spawn_option')
     }
     expect(await app.listProcesses()).toEqual([])
+  })
+
+  it('a socket path longer than a Unix socket address holds is refused naming it, by the host and the provider, leaving no file', async () => {
+    const { dir } = makeSocketDir()
+    cleanups.push(async () => rmSync(dir, { recursive: true, force: true }))
+    const socketPath = join(dir, `${'s'.repeat(120)}.sock`)
+    const refusedHost = await startPtyHost({ socketPath }).catch((error: unknown) => error)
+    expect(isPtyHostError(refusedHost) && refusedHost).toMatchObject({ code: 'invalid_option', option: 'socketPath', value: socketPath })
+    expect((refusedHost as Error).message).toContain('at most 107 bytes')
+    expect(readdirSync(dir)).toEqual([])
+    expect(() => providerOn(socketPath)).toThrow(expect.objectContaining({ code: 'invalid_option', option: 'socketPath' }))
+  })
+
+  it('an attach with a replayFrom that is no output sequence is refused naming replayFrom and the value', async () => {
+    const { socketPath } = await inProcessHost(cleanups)
+    const app = provider(socketPath, { autoStart: false })
+    const { id } = await app.spawn({ file: '/bin/sh', args: ['-c', 'sleep 30'] })
+    for (const replayFrom of [-1, 1.5, 'bogus']) {
+      const refused = await app.attach(id, { replayFrom: replayFrom as never }).catch((error: unknown) => error)
+      expect(refused).toMatchObject({ code: 'invalid_option', option: 'replayFrom', value: replayFrom })
+    }
+    expect((await app.attach(id, { replayFrom: 'live' })).id).toBe(id)
+    await app.shutdown(id, { immediate: true })
   })
 })
 

@@ -89,6 +89,8 @@ describe('SSH provider: host keys and credentials', () => {
       [{ privateKey: undefined }, 'privateKey'],
       [{ hostKeyPolicy: 'yolo' }, 'hostKeyPolicy'],
       [{ passphrase: 42 }, 'passphrase'],
+      [{ launchTimeoutMs: 0 }, 'launchTimeoutMs'],
+      [{ hangupGraceMs: 1e20 }, 'hangupGraceMs'],
     ]
     for (const [patch, option] of cases) {
       const error = (() => {
