@@ -208,7 +208,6 @@ export function createNodePtyProvider(options: NodePtyProviderOptions = {}): Nod
     return disposePromise
   }
 
-  /** The live session of `id` whose leader is not known gone. */
   /**
    * The session of `id` unless its leader is known gone — without reading the OS, for `resize` and
    * `getSize`, which act on the terminal (it outlives the leader while its output drains). The

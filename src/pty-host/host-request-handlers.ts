@@ -50,6 +50,13 @@ export function createHostRequestHandlers({ provider, sessions, activityChanged,
    * provider cannot stop a process it has not started, and the session would live on unowned.
    */
   const spawnsInFlight = new Map<string, Promise<unknown>>()
+  /**
+   * Whether a session the host holds has a process that died while its exit is still on its way
+   * (the host's provider looks at the leader). A session whose spawn is still in flight has no
+   * process to look at yet: not dead.
+   */
+  const diedOnItsWay = (session: HostSession): boolean =>
+    session.exit === null && session.incarnationId !== undefined && !spawnsInFlight.has(session.id) && provider.hasPty?.(session.id) === false
   /** The live session a request names, when `client` is subscribed to it. */
   const subscribedSession = (client: HostClient, request: PtyHostRequest): HostSession | undefined => {
     const session = live.get(stringParam(request.params, 'ptyId'))
@@ -58,8 +65,9 @@ export function createHostRequestHandlers({ provider, sessions, activityChanged,
   return {
     async spawn(client, request) {
       const id = stringParam(request.params, 'sessionId')
-      if (live.has(id)) {
-        const why = live.get(id)?.incarnationId !== undefined && provider.hasPty?.(id) === false ? 'its process has exited; its exit is still being delivered, and the id is free once it is' : 'a live PTY already has that id'
+      const holder = live.get(id)
+      if (holder !== undefined) {
+        const why = diedOnItsWay(holder) ? 'its process has exited; its exit is still being delivered, and the id is free once it is' : 'a live PTY already has that id'
         throw new PtyHostError('pty_id_in_use', `Cannot create PTY ${JSON.stringify(id)}: ${why}`, { ptyId: id })
       }
       const spawnOptions = launchOptions(request.params, id)
@@ -108,10 +116,9 @@ export function createHostRequestHandlers({ provider, sessions, activityChanged,
       const includeExited = request.params.includeExited === true
       const session = live.get(id) ?? (includeExited ? exited.get(id) : undefined)
       if (session === undefined) throw absent(id, 'the pty host holds no live PTY with that id')
-      // An attach says the process runs: not one that died while its exit is still on its way (the
-      // host's provider looks at the leader). A reconnect's re-attach takes it, to get its exit.
-      // (A session whose spawn is still in flight has no process to look at yet: not refused.)
-      if (!includeExited && session.exit === null && session.incarnationId !== undefined && !spawnsInFlight.has(id) && provider.hasPty?.(id) === false) {
+      // An attach says the process runs: not one that died while its exit is still on its way. A
+      // reconnect's re-attach takes it, to get its exit.
+      if (!includeExited && diedOnItsWay(session)) {
         throw absent(id, 'its process has exited (its exit is still being delivered)')
       }
       if (typeof expected === 'string' && session.incarnationId !== expected) {

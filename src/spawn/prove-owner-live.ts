@@ -1,6 +1,7 @@
 import type { ExecutionHostId, PtyIncarnationId, PtyProvider } from '../contracts/index.js'
 import { callProvider } from '../contracts/call-provider.js'
 import { askedDeadline } from '../contracts/deadline.js'
+import { settleWithin } from '../contracts/settle-within.js'
 import { PtySpawnError } from './pty-spawn-error.js'
 
 /**
@@ -92,30 +93,22 @@ export async function proveOwnerLive(
 async function provenDead(provider: PtyProvider, ptyId: string, deadline: number): Promise<boolean> {
   if (typeof provider.probeLiveness !== 'function') return false
   try {
-    return (await settleWithin(callProvider(() => provider.probeLiveness?.(ptyId)), deadline - Date.now(), 'The liveness probe')) === false
+    return (await settleWithin(callProvider(() => provider.probeLiveness?.(ptyId)), deadline - Date.now(), null)) === false
   } catch {
     return false
   }
 }
 
+/** What {@link listWithin}'s wait settles to when the listing did not answer in time. */
+const LISTING_TIMED_OUT = Symbol('listing timed out')
+
 /**
  * A provider's listing with an absolute deadline `withinMs` from now, which also bounds the wait
  * (a provider that ignores the deadline must not hang the spawn). Rejects on failure or timeout.
  */
-export function listWithin(provider: PtyProvider, withinMs: number): Promise<unknown> {
+export async function listWithin(provider: PtyProvider, withinMs: number): Promise<unknown> {
   const listing = callProvider(() => provider.listProcesses({ deadlineMs: askedDeadline(Date.now() + withinMs) }))
-  return settleWithin(listing, withinMs, 'The listing')
-}
-
-/** `answer`, or a rejection naming `what` when it does not settle within `ms`. */
-async function settleWithin<T>(answer: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what} did not answer within ${ms} ms`)), Math.max(0, ms))
-  })
-  try {
-    return await Promise.race([answer, timeout])
-  } finally {
-    clearTimeout(timer)
-  }
+  const rows = await settleWithin<unknown>(listing, withinMs, LISTING_TIMED_OUT)
+  if (rows === LISTING_TIMED_OUT) throw new Error(`The listing did not answer within ${withinMs} ms`)
+  return rows
 }

@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest'
 import { createPtyController, type PtyController, type PtyControllerExitEvent } from 'ptykit/controller'
 import { createNodePtyProvider, type NodePtyProvider } from 'ptykit/node-pty'
-import { isDead, liveChildrenOf, waitFor, expectNoChildLeftBehind } from './pty-test-support.js'
+import { isDead, killAndSpinUntilDead, liveChildrenOf, waitFor, expectNoChildLeftBehind } from './pty-test-support.js'
 
 let provider: NodePtyProvider
 let controller: PtyController
@@ -44,5 +44,74 @@ describe('node-pty provider under the controller', () => {
     const exit = await waitFor(() => exits.find((e) => e.ptyId === reply.id), 'the exit')
     expect(exit.cause).toEqual({ kind: 'signaled', signal: 9 })
     expect(outputAtExit.get(reply.id)).toBe('b'.repeat(50_000))
+  })
+})
+
+// A process that died while its exit is still on its way to JavaScript (node-pty's waitpid thread
+// has not handed it over, or its output is still draining) is dead: nothing may re-attach to it,
+// call it live, or answer for it as if it ran. These tests kill the leader and spin, without
+// yielding to the event loop, until the kernel shows it dead: its exit cannot have been delivered.
+
+async function startReadyShell(options: Parameters<PtyController['spawn']>[0]) {
+  const reply = await controller.spawn({ file: '/bin/sh', args: ['-c', 'echo READY; exec sleep 30'], ...options })
+  await waitFor(() => ((output.get(reply.id) ?? '').includes('READY') ? true : undefined), 'READY')
+  return reply
+}
+
+describe('a leader that died before its exit was delivered', () => {
+  it('is not re-attached to by a slot spawn: the slot gets a new process', async () => {
+    const slot = { key: 'dead-owner-slot' }
+    for (let round = 0; round < 5; round++) {
+      const first = await startReadyShell({ slot })
+      killAndSpinUntilDead(first.pid!)
+      const second = await controller.spawn({ file: '/bin/sh', args: ['-c', 'echo READY; exec sleep 30'], slot })
+      expect(second.isReattach).not.toBe(true)
+      expect(second.incarnationId).not.toBe(first.incarnationId)
+      expect(second.pid).not.toBe(first.pid)
+      expect(isDead(second.pid!)).toBe(false)
+      const firstExit = await waitFor(() => exits.find((e) => e.ptyId === first.id && e.incarnationId === first.incarnationId), 'the first exit')
+      expect(firstExit.cause).toEqual({ kind: 'signaled', signal: 9 })
+      // The second process is the slot's owner, and stays live after the first one's exit.
+      expect(controller.hasPty(second.id)).toBe(true)
+      const again = await controller.spawn({ slot })
+      expect(again).toMatchObject({ id: second.id, isReattach: true, incarnationId: second.incarnationId })
+      expect(await controller.stopAndWait(second.id, { timeoutMs: 3_000 })).toBe(true)
+    }
+  })
+
+  it('is not adopted by a claim spawn: the claim gets a new process', async () => {
+    const claim = { key: 'dead-owner-claim' }
+    for (let round = 0; round < 3; round++) {
+      // A background child keeps the terminal open: the exit waits behind the output drain, so the
+      // host's listing still holds the PTY while its leader is dead.
+      const first = await controller.spawn({ file: '/bin/sh', args: ['-c', 'sleep 30 & echo READY; exec sleep 30'], claim })
+      await waitFor(() => ((output.get(first.id) ?? '').includes('READY') ? true : undefined), 'READY')
+      killAndSpinUntilDead(first.pid!)
+      const second = await controller.spawn({ file: '/bin/sh', args: ['-c', 'echo READY; exec sleep 30'], claim })
+      expect(second.isReattach).not.toBe(true)
+      expect(second.incarnationId).not.toBe(first.incarnationId)
+      expect(isDead(second.pid!)).toBe(false)
+      const firstExit = await waitFor(() => exits.find((e) => e.ptyId === first.id && e.incarnationId === first.incarnationId), 'the first exit')
+      expect(firstExit.cause).toEqual({ kind: 'signaled', signal: 9 })
+      expect(controller.hasPty(second.id)).toBe(true)
+      expect(await controller.stopAndWait(second.id, { timeoutMs: 3_000 })).toBe(true)
+    }
+  })
+
+  it('is not live to hasPty, and its id is refused for a new session with a message saying it ended', async () => {
+    const reply = await startReadyShell({ sessionId: 'dead-leader-id' })
+    killAndSpinUntilDead(reply.pid!)
+    expect(provider.hasPty(reply.id)).toBe(false)
+    expect(await provider.probeLiveness(reply.id)).toBe(false)
+    await expect(provider.spawn({ sessionId: reply.id, isNewSession: true, file: '/bin/true' })).rejects.toMatchObject({
+      code: 'pty_id_in_use',
+      message: expect.stringMatching(/has exited; its exit is still being delivered/),
+    })
+    await expect(provider.spawn({ sessionId: reply.id, attachOnly: true })).rejects.toMatchObject({
+      code: 'pty_absent',
+      message: expect.stringMatching(/has exited/),
+    })
+    const exit = await waitFor(() => exits.find((e) => e.ptyId === reply.id), 'the exit')
+    expect(exit.cause).toEqual({ kind: 'signaled', signal: 9 })
   })
 })
