@@ -102,9 +102,14 @@ export class LostSessionRechecks {
 
 /**
  * Whether a lost PTY's program lives, asked of a connection that can judge it: `true`, `false`
- * (and its exit reported: proven gone), or `null` when nothing can tell.
+ * (and its exit reported: proven gone), or `null` when nothing can tell. `false` without asking
+ * when the server reported the program's end before its connection dropped.
  */
 export async function probeLostSession(session: SshPtySession, keeper: SshConnectionKeeper): Promise<boolean | null> {
+  if (session.exitReported) {
+    session.settleGone()
+    return false
+  }
   const judge = judgeOfLostSession(session, keeper)
   if (judge === null) return null
   const alive = await probeRemotePid(judge, session.marker!, SSH_SIDE_COMMAND_TIMEOUT_MS)
@@ -124,6 +129,7 @@ export async function probeLostSession(session: SshPtySession, keeper: SshConnec
 export async function stopLostSession(session: SshPtySession, keeper: SshConnectionKeeper, options: SshStopOptions): Promise<void> {
   const unreachable = (why: string): SshProviderError =>
     new SshProviderError('transport_lost', `Cannot stop PTY ${JSON.stringify(session.id)}: ${why}`, { ptyId: session.id })
+  session.beginStop()
   const started = Date.now()
   const deadline = options.deadlineEpochMs
   const gone = async (): Promise<boolean> => (await probeLostSession(session, keeper)) === false || session.state === 'exited'

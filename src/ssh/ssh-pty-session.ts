@@ -12,8 +12,10 @@ import type { Ssh2Channel } from './ssh2-module.js'
  * - `live`: the program runs (marker seen, no exit);
  * - `exited`: the server reported `exit-status` or `exit-signal` and the channel closed;
  * - `lost`: the channel closed with neither, or the connection dropped. The remote program may
- *   still run: never an exit by itself — only a shell on the same machine and boot that finds the
- *   program gone turns it into one (`settleGone`).
+ *   still run: never an exit by itself — only evidence turns it into one (`settleGone`): a shell on
+ *   the same machine and boot that finds the program gone, or the server's own report of its end
+ *   (`exit-status`/`exit-signal` received before the drop), published once the channel has handed
+ *   over every byte it received.
  */
 export type SshPtyState = 'starting' | 'live' | 'exited' | 'lost'
 
@@ -61,6 +63,10 @@ export class SshPtySession {
    * (`null`: none requested). Its exit then says it ended on its own (`diedBeforeStopRequest`).
    */
   #exitReportedAtStopRequest: boolean | null = null
+  /** True once the channel closed: every byte it received has been handed over. */
+  #channelClosed = false
+  /** A lost session's end is proven; its exit waits for the channel to hand over what it received. */
+  #goneAwaitingClose = false
   /** Events held until the spawn reply reached the caller (see {@link SshPtySession.release}). */
   #held: Array<() => void> | null = []
   #resolveSettled!: () => void
@@ -116,10 +122,26 @@ export class SshPtySession {
     return this.#exitStatus() !== null
   }
 
-  /** A stop of this session was requested: note whether its end was already reported. Only the first request counts. */
-  noteStopRequested(): void {
-    if (this.#exitReportedAtStopRequest !== null || this.state === 'exited') return
-    this.#exitReportedAtStopRequest = this.exitReported
+  /**
+   * True once the program's end is proven — the server reported it, or (lost) a look found it
+   * gone — even while its exit waits for the channel to hand over the output it received.
+   */
+  get endProven(): boolean {
+    return this.state === 'exited' || this.#goneAwaitingClose || this.exitReported
+  }
+
+  /**
+   * A stop of this session begins (through its channel, or — lost — from another connection):
+   * note whether its end was already reported (only the first request counts), and read on — the
+   * program is being stopped, its remaining output is bounded, so a pause must not hold its exit back.
+   */
+  beginStop(): void {
+    if (this.#exitReportedAtStopRequest === null && this.state !== 'exited') this.#exitReportedAtStopRequest = this.exitReported
+    this.stopping = true
+    if (this.paused) {
+      this.paused = false
+      this.channel.resume()
+    }
   }
 
   /** The text still held back before the marker (the output of a launch that failed). */
@@ -154,12 +176,18 @@ export class SshPtySession {
   }
 
   #onClose(): void {
-    if (this.state === 'exited' || this.state === 'lost') return
+    if (this.state === 'exited') return
+    this.#channelClosed = true
     const tail = this.#decoder.end()
     if (tail.length > 0) this.#onText(tail)
-    const status = this.#exitStatus()
-    const exitEvent = this.marker === null ? null : exitEventOf(this, status)
-    if (exitEvent !== null && this.#exitReportedAtStopRequest === true) exitEvent.diedBeforeStopRequest = true
+    if (this.state === 'lost') {
+      // The connection dropped first (ssh2 closes its channels after it says so), and this close
+      // comes after the last byte the channel received — a paused channel closes once resumed.
+      // The server's report of the program's end, received before the drop, is evidence of it.
+      if (this.exitReported || this.#goneAwaitingClose) this.#publishGone()
+      return
+    }
+    const exitEvent = this.#reportedExitEvent()
     this.state = exitEvent === null ? 'lost' : 'exited'
     this.#resolveStarted()
     this.#deliver(() => {
@@ -185,14 +213,29 @@ export class SshPtySession {
 
   /**
    * A lost session's program is proven gone (a shell on the same machine and boot found its pid
-   * gone or reused): report the exit. Its status went down with the connection, so the cause is
-   * `unknown/cause_unreported` — the death is proven, how it ended is not. Returns `false` when
-   * the session is not lost (its exit, if any, was reported already).
+   * gone or reused, or the server reported its end before the connection dropped): report the
+   * exit, once the channel has handed over every byte it received. Its cause is the status the
+   * server reported, if it did; else `unknown/cause_unreported` — the status went down with the
+   * connection: the death is proven, how it ended is not. Returns `false` when the session is not
+   * lost (its exit, if any, was reported already).
    */
   settleGone(): boolean {
     if (this.state !== 'lost') return false
+    // Why wait for the close: output the channel received but has not handed over (a paused
+    // reader) must come before the exit, never after it.
+    if (this.#channelClosed) this.#publishGone()
+    else this.#goneAwaitingClose = true
+    return true
+  }
+
+  #publishGone(): void {
     this.state = 'exited'
-    const event: PtyExitEvent = { id: this.id, incarnationId: this.incarnationId, code: 0, cause: { kind: 'unknown', reason: 'cause_unreported' } }
+    const event: PtyExitEvent = this.#reportedExitEvent() ?? {
+      id: this.id,
+      incarnationId: this.incarnationId,
+      code: 0,
+      cause: { kind: 'unknown', reason: 'cause_unreported' },
+    }
     this.#deliver(() => {
       try {
         this.#hooks.emitExit(event)
@@ -200,7 +243,17 @@ export class SshPtySession {
         this.#hooks.onSettled(this)
       }
     })
-    return true
+  }
+
+  /**
+   * The exit the server reported (`exit-status` or `exit-signal`) for a program that started, with
+   * `diedBeforeStopRequest` when that report had come before a stop was asked for; `null` when
+   * there is none.
+   */
+  #reportedExitEvent(): PtyExitEvent | null {
+    const exitEvent = this.marker === null ? null : exitEventOf(this, this.#exitStatus())
+    if (exitEvent !== null && this.#exitReportedAtStopRequest === true) exitEvent.diedBeforeStopRequest = true
+    return exitEvent
   }
 
   /** Stop reading: the window is not refilled, the server stops sending, the program blocks. */

@@ -81,15 +81,15 @@ export function createSshQueries(context: SshQueryContext): SshQueries {
     },
     hasPty(id: string): boolean | null {
       const session = table.get(id)
-      // The server reported the end: dead, even while its exit waits behind output (or was lost with the link).
-      if (session === undefined || session.exitReported) return false
+      // The end is proven (the server reported it, or a look found it gone): dead, even while its exit waits behind output.
+      if (session === undefined || session.endProven) return false
       if (session.state === 'lost') return null
       return session.state !== 'exited'
     },
     async probeLiveness(id: string): Promise<boolean | null> {
       const session = table.get(id)
-      // The server reported the end: dead, even while its exit waits behind output.
-      if (session === undefined || session.state === 'exited' || session.exitReported) return false
+      // The end is proven: dead, even while its exit waits behind output.
+      if (session === undefined || session.endProven) return false
       // Asked of a connection on the same machine and boot, if one is open (its exit reported when proven gone).
       if (session.state === 'lost' || session.connection.lost) return probeLostSession(session, context.keeper)
       if (session.marker === null) return true

@@ -53,9 +53,9 @@ function attachReply(session: SshPtySession): PtySpawnResult {
 function attachOnly(context: SshSpawnContext, sessionId: string | undefined, expectedIncarnationId: ProviderSpawnOptions['expectedIncarnationId']): PtySpawnResult {
   const { table, hostId } = context
   const known = sessionId === undefined ? undefined : table.get(sessionId)
-  // An attach says the program runs: not one whose end the server reported (its exit on its way,
-  // or lost with the link after the report).
-  const ended = known?.exitReported === true
+  // An attach says the program runs: not one whose end is proven (its exit on its way behind the
+  // output its channel holds).
+  const ended = known?.endProven === true
   const live = known?.state === 'live' && !ended ? known : undefined
   if (live !== undefined && expectedIncarnationId !== undefined && live.incarnationId !== expectedIncarnationId) {
     // Live under another incarnation is not an absence: the caller must not start a second process.
@@ -66,7 +66,7 @@ function attachOnly(context: SshSpawnContext, sessionId: string | undefined, exp
     )
   }
   if (live === undefined) {
-    // A lost session is not proven absent (it may still run), unless the server reported its end.
+    // A lost session is not proven absent (it may still run), unless its end is proven.
     const lost = known?.state === 'lost' && !ended
     const why = ended ? 'its program has exited (its exit is still being delivered)' : `no live PTY has that id (or incarnation) on ${hostId}`
     throw new SshProviderError(
@@ -101,7 +101,7 @@ export async function spawnSshPty(context: SshSpawnContext, spawnOptions: Provid
   if (spawnOptions.attachOnly === true) return attachOnly(context, sessionId, expectedIncarnationId)
   if (sessionId !== undefined && table.sessions.has(sessionId)) {
     const existing = table.get(sessionId)
-    const exited = existing?.exitReported === true
+    const exited = existing?.endProven === true
     if (existing?.state === 'live' && !exited && spawnOptions.isNewSession !== true) return attachReply(existing)
     throw idInUse(sessionId, exited)
   }

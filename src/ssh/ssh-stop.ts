@@ -94,13 +94,7 @@ async function settledBy(session: SshPtySession, untilEpochMs: number): Promise<
  * `shutdown_timeout` when it had not settled by `deadlineEpochMs`.
  */
 export async function stopSshSession(session: SshPtySession, options: SshStopOptions): Promise<void> {
-  session.noteStopRequested()
-  session.stopping = true
-  // The program is being stopped: its remaining output is bounded, so a pause must not hold the exit back.
-  if (session.paused) {
-    session.paused = false
-    session.channel.resume()
-  }
+  session.beginStop()
   const started = Date.now()
   const deadline = options.deadlineEpochMs
   for (const step of sshStopSteps(options, started)) {

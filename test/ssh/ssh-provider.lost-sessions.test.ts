@@ -2,9 +2,12 @@
  * PTYs of a dropped connection are looked up again once a connection to the same machine and
  * boot is open: a program that ended on the hang-up is reported gone (its status went down with
  * the link: `unknown/cause_unreported`), one that outlived it answers alive and can be stopped.
+ * A program whose end the server reported before the drop exits with that status; either way the
+ * exit comes after every byte the channel received, a paused reader's too.
  */
 import { afterEach, describe, expect, it } from 'vitest'
 import { createPtyController, type PtyControllerExitEvent } from 'ptykit/controller'
+import type { PtyDataEvent, PtyExitEvent } from 'ptykit/contracts'
 import { createSshProvider, type SshProvider } from 'ptykit/ssh'
 import { waitFor } from '../node-pty/pty-test-support.js'
 import { isAlive, sshOptions, useSshd } from './ssh-test-support.js'
@@ -66,5 +69,64 @@ describe('SSH provider: PTYs of a dropped connection, after a reconnect', () => 
     await waitFor(async () => ((await provider.probeLiveness(survivor.id)) === true ? true : undefined), 'a new connection to find it alive', 15_000)
     await provider.dispose()
     expect(isAlive(survivor.pid!)).toBe(false)
+  }, 60_000)
+
+  it('a program whose end the server reported just before the drop: a stop resolves, then the output its paused reader held, then the reported exit', async () => {
+    // No reconnect: nothing but the server's report can prove this end.
+    const provider: SshProvider = createSshProvider(sshOptions(sshd(), undefined, { reconnectMaxAttempts: 0 }))
+    cleanups.push(() => provider.dispose())
+    const events: (PtyDataEvent | PtyExitEvent)[] = []
+    provider.onData((event) => events.push(event))
+    provider.onExit((event) => events.push(event))
+    const reply = await provider.spawn({ file: '/bin/sh', args: ['-c', 'sleep 0.3; seq 1 3000; exit 7'] })
+    // The consumer stops reading: the lines, the exit status and the channel's close wait in ssh2.
+    provider.pauseProducer(reply.id)
+    await waitFor(() => (provider.hasPty(reply.id) === false ? true : undefined), 'the server to report the exit', 15_000)
+    expect(events.some((event) => !('data' in event))).toBe(false)
+
+    sshd().killNewestConnection()
+    await waitFor(() => (provider.isConnected() ? undefined : true), 'the connection to drop')
+    // A stop after the report: it resolves (the program is gone; it once failed transport_lost
+    // with no connection to ask) and reads on, and the exit says the program ended on its own.
+    await provider.shutdown(reply.id)
+    const exit = await waitFor(() => events.find((event): event is PtyExitEvent => !('data' in event)), 'the exit', 15_000)
+    // Before: the PTY stayed lost (no exit) for good, its end reported and known to be dead.
+    expect(exit.cause).toEqual({ kind: 'exited', exitCode: 7 })
+    expect(exit.diedBeforeStopRequest).toBe(true)
+    expect(exit.incarnationId).toBe(reply.incarnationId)
+    expect(events.at(-1)).toBe(exit)
+    const text = events.map((event) => ('data' in event ? event.data : '')).join('')
+    const expected = Array.from({ length: 3000 }, (_, i) => String(i + 1)).join('\r\n') + '\r\n'
+    expect(text.endsWith(expected)).toBe(true)
+  }, 60_000)
+
+  it('a paused PTY of a dropped connection proven gone after a reconnect: its held output, then its exit', async () => {
+    const provider: SshProvider = createSshProvider(sshOptions(sshd()))
+    cleanups.push(() => provider.dispose())
+    const events: (PtyDataEvent | PtyExitEvent)[] = []
+    provider.onData((event) => events.push(event))
+    provider.onExit((event) => events.push(event))
+    const reply = await provider.spawn({ file: '/bin/sh', args: ['-c', 'sleep 0.3; seq 1 3000; exec sleep 60'] })
+    cleanups.push(async () => void (isAlive(reply.pid!) && process.kill(reply.pid!, 'SIGKILL')))
+    provider.pauseProducer(reply.id)
+    // The lines reached ssh2's buffer: the server's window shrank by them (no exit: the program sleeps).
+    await new Promise((resolve) => setTimeout(resolve, 1_000))
+    expect(events).toEqual([])
+
+    sshd().killNewestConnection()
+    // The hang-up ends the sleep; a reconnect proves it gone — but its exit waits behind the held lines.
+    await waitFor(() => (isAlive(reply.pid!) ? undefined : true), 'the hang-up to end the program')
+    await waitFor(async () => ((await provider.probeLiveness(reply.id)) === false ? true : undefined), 'a new connection to prove it gone', 15_000)
+    expect(events).toEqual([])
+    // Proven gone, its exit on its way: dead to every question, not unverifiable.
+    expect(provider.hasPty(reply.id)).toBe(false)
+    expect(await provider.spawn({ sessionId: reply.id, attachOnly: true }).catch((error: { code?: string }) => error.code)).toBe('pty_absent')
+    provider.resumeProducer(reply.id)
+    const exit = await waitFor(() => events.find((event): event is PtyExitEvent => !('data' in event)), 'the exit', 15_000)
+    expect(exit.cause).toEqual({ kind: 'unknown', reason: 'cause_unreported' })
+    // Before: the exit came at the proof, and the lines after it — output after the exit.
+    expect(events.at(-1)).toBe(exit)
+    const text = events.map((event) => ('data' in event ? event.data : '')).join('')
+    expect(text.endsWith(Array.from({ length: 3000 }, (_, i) => String(i + 1)).join('\r\n') + '\r\n')).toBe(true)
   }, 60_000)
 })
