@@ -33,6 +33,11 @@ export function judgeOfLostSession(session: SshPtySession, keeper: SshConnection
   return session.marker.bootId === null ? null : keeper.openConnection()
 }
 
+/** The lost PTYs whose end is not proven yet (a proven one waits only for its channel to close). */
+function unjudgedLostSessions(table: SshSessionTable): SshPtySession[] {
+  return table.inState('lost').filter((session) => !session.endProven)
+}
+
 /**
  * Look up the lost PTYs whose programs an open connection can judge, and report the exit of each
  * one proven gone (`SshPtySession.settleGone`). One script per judging connection. Programs still
@@ -41,7 +46,7 @@ export function judgeOfLostSession(session: SshPtySession, keeper: SshConnection
  */
 export async function recheckLostSessions(table: SshSessionTable, keeper: SshConnectionKeeper): Promise<void> {
   const byJudge = new Map<SshConnection, SshPtySession[]>()
-  for (const session of table.inState('lost')) {
+  for (const session of unjudgedLostSessions(table)) {
     const judge = judgeOfLostSession(session, keeper)
     if (judge === null) continue
     const judged = byJudge.get(judge) ?? []
@@ -79,7 +84,7 @@ export class LostSessionRechecks {
   /** Look at the lost PTYs after `delayMs` (nothing when none is lost, or an earlier look is due). */
   lookAgainAfter(delayMs: number): void {
     const at = Date.now() + delayMs
-    if (this.#stopped || (this.#pending !== null && this.#pending.at <= at) || this.#table.inState('lost').length === 0) return
+    if (this.#stopped || (this.#pending !== null && this.#pending.at <= at) || unjudgedLostSessions(this.#table).length === 0) return
     if (this.#pending !== null) clearTimeout(this.#pending.timer)
     const timer = setTimeout(() => {
       this.#pending = null
