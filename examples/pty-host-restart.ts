@@ -3,9 +3,11 @@
 //   npx tsx examples/pty-host-restart.ts
 //
 // 1. "App 1" (a child Node process) spawns a shell session in a pty host — the host is started on
-//    demand, detached, on a private socket — and is then killed with SIGKILL, as a crash would.
-// 2. The session keeps running in the host and prints while no app is attached.
-// 3. "App 2" (this process, the restarted app) lists the host's sessions, paints a snapshot of the
+//    demand, detached, on a private socket — and a short job, and is then killed with SIGKILL, as
+//    a crash would.
+// 2. The session keeps running in the host and prints while no app is attached; the job ends.
+// 3. "App 2" (this process, the restarted app) learns how the job ended (`listExits`), lists the
+//    host's running sessions, paints a snapshot of the
 //    screen, attaches through a controller (the output it missed is replayed), types a command,
 //    and closes the terminal: an operator close, verified.
 //
@@ -41,7 +43,8 @@ if (process.argv[2] === '--app-1') {
     cols: 80,
     rows: 12,
   })
-  console.log(id)
+  const job = await provider.spawn({ file: '/bin/sh', args: ['-c', 'sleep 0.3; exit 3'] })
+  console.log(`${id} ${job.id}`)
   setInterval(() => undefined, 1_000)
 } else {
   const watchdog = setTimeout(() => {
@@ -61,13 +64,17 @@ if (process.argv[2] === '--app-1') {
     })
     let printed = ''
     app1.stdout!.setEncoding('utf8').on('data', (chunk: string) => (printed += chunk))
-    const id = await until(() => (printed.includes('\n') ? printed.trim() : undefined), 'app 1 to spawn its session')
+    const [id, jobId] = (await until(() => (printed.includes('\n') ? printed.trim() : undefined), 'app 1 to spawn its session')).split(' ') as [string, string]
     app1.kill('SIGKILL')
-    console.log(`app 1 spawned session ${id} and was killed with SIGKILL`)
+    console.log(`app 1 spawned session ${id} and job ${jobId}, and was killed with SIGKILL`)
     await new Promise((resolve) => setTimeout(resolve, 800))
 
     // ---- App 2: the restarted app -------------------------------------------------------------------
     const provider = createPtyHostProvider({ socketPath, autoStart: false })
+    // What ended while no app was there: an attach cannot tell (an ended session is absent to it).
+    const jobExit = await until(async () => (await provider.listExits()).find((exit) => exit.id === jobId), 'the job to end')
+    console.log(`the job ended while no app was attached: ${jobExit.cause === undefined ? `code ${jobExit.code}` : describeTerminalExitCause(jobExit.cause)}`)
+    if (jobExit.cause?.kind !== 'exited' || jobExit.cause.exitCode !== 3) throw new Error(`expected the job to exit 3, got ${JSON.stringify(jobExit.cause)}`)
     const sessions = await provider.listProcesses()
     console.log(`app 2 sees ${sessions.length} session(s) in the pty host: ${sessions.map((row) => row.id).join(', ')}`)
     const snapshot = await provider.getBufferSnapshot(id)

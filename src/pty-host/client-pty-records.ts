@@ -11,6 +11,21 @@ import { isTerminalExitCause } from '../exit-cause/index.js'
 import { PTY_HOST_EXITED_ID_MEMORY } from './pty-host-provider-options.js'
 import type { PtyHostMessage } from './protocol.js'
 
+/**
+ * The exit event an `exit` message of the host describes; `incarnationId` when the message names
+ * none (the one this app knows the PTY by).
+ */
+export function exitEventOfMessage(message: Extract<PtyHostMessage, { type: 'exit' }>, incarnationId?: PtyIncarnationId): PtyExitEvent {
+  const event: PtyExitEvent = { id: message.ptyId, code: typeof message.code === 'number' ? message.code : Number.NaN }
+  const attested = isPtyIncarnationId(message.incarnationId) ? message.incarnationId : incarnationId
+  if (attested !== undefined) event.incarnationId = attested
+  // The host's node-pty provider built the cause from the real status: carried unchanged.
+  if (isTerminalExitCause(message.cause)) event.cause = message.cause
+  // The host saw the process end before any stop of it reached the host (see `exitMessage`).
+  if (message.diedBeforeStopRequest === true) event.diedBeforeStopRequest = true
+  return event
+}
+
 /** What the app knows of one PTY in the host. `unknown`: contact lost, no exit observed. */
 export type ClientPtyState = 'spawning' | 'live' | 'unknown' | 'exited'
 
@@ -148,13 +163,7 @@ export class ClientPtyRecords {
         const record = this.#ptys.get(message.ptyId)
         if (record === undefined || record.state === 'exited') return
         this.setState(record, 'exited')
-        const event: PtyExitEvent = { id: message.ptyId, code: typeof message.code === 'number' ? message.code : Number.NaN }
-        const incarnationId = isPtyIncarnationId(message.incarnationId) ? message.incarnationId : record.incarnationId
-        if (incarnationId !== undefined) event.incarnationId = incarnationId
-        // The host's node-pty provider built the cause from the real status: carried unchanged.
-        if (isTerminalExitCause(message.cause)) event.cause = message.cause
-        // The host saw the process end before any stop of it reached the host (see `exitMessage`).
-        if (message.diedBeforeStopRequest === true) event.diedBeforeStopRequest = true
+        const event = exitEventOfMessage(message, record.incarnationId)
         for (const forgotten of this.#exitedIds.remember(message.ptyId)) {
           const old = this.#ptys.get(forgotten)
           if (old?.state === 'exited') this.forget(old)

@@ -192,6 +192,9 @@ export function createHostRequestHandlers({ provider, sessions, activityChanged,
       const rows = await provider.listProcesses(listOptions)
       return rows.filter((row) => live.has(row.id))
     },
+    async exits() {
+      return sessions.exitMessages()
+    },
     async probe(_client, request) {
       const id = stringParam(request.params, 'ptyId')
       // The host holds every session: one it does not hold is proven absent.

@@ -183,6 +183,17 @@ export class HostSessionStore {
   }
 
   /**
+   * The exit messages of the ended sessions the host remembers (the latest
+   * {@link PTY_HOST_EXITED_SESSION_MEMORY}), oldest first: how an app that was away learns why
+   * each one ended.
+   */
+  exitMessages(): PtyHostMessage[] {
+    const messages: PtyHostMessage[] = []
+    for (const session of this.exited.values()) if (session.exit !== null) messages.push(exitMessage(session, session.exit))
+    return messages
+  }
+
+  /**
    * Attach `client`: subscribe it, reply with `reply` around the attach facts, then send what
    * fell out of the ring (a `loss`), the replay from `from`, and the exit if the session ended.
    */

@@ -26,6 +26,7 @@ export const PTY_HOST_METHODS = [
   'resume',
   'ack',
   'list',
+  'exits',
   'probe',
   'cwd',
   'foreground',
@@ -63,7 +64,7 @@ export type PtyHostWireError = { code: string; message: string; name?: string; o
 
 /** What a host sends. */
 export type PtyHostMessage =
-  | { v: number; type: 'welcome'; hostInstanceId: string; hostPid: number; scrollbackRows?: number }
+  | { v: number; type: 'welcome'; hostInstanceId: string; hostPid: number; scrollbackRows?: number; methods?: readonly string[] }
   | { v: number; type: 'refused'; code: string; message: string }
   | { v: number; type: 'reply'; id: number; ok: true; result: unknown }
   | { v: number; type: 'reply'; id: number; ok: false; error: PtyHostWireError }

@@ -56,6 +56,9 @@ export function fromWireError(error: PtyHostWireError, ptyId?: string): PtyHostE
   return new PtyHostError(code, error.message, { ptyId, hostCode: error.code, ...option })
 }
 
+/** The methods a host of ptykit 0.1.0 (whose welcome lists none) does not answer. */
+const METHODS_ADDED_SINCE_0_1_0: ReadonlySet<PtyHostMethod> = new Set<PtyHostMethod>(['exits'])
+
 /**
  * One authenticated connection to a pty host: requests with replies, and a stream of the host's
  * events. Events (and replies) are handed on in arrival order; after each reply the next message
@@ -66,6 +69,12 @@ export class PtyHostConnection {
   readonly hostInstanceId: string
   /** The host's scrollback rows per screen, from its welcome (`undefined` from a host that does not say). */
   readonly hostScrollbackRows: number | undefined
+  /**
+   * The methods the host answers, from its welcome; `undefined` from a host that does not list
+   * them (one of ptykit 0.1.0, which answers the methods it had then and drops the connection of
+   * a client that calls any other). Ask {@link PtyHostConnection.answers} before a newer method.
+   */
+  readonly hostMethods: ReadonlySet<string> | undefined
   readonly #socket: Socket
   readonly #pending = new Map<number, Pending>()
   /** How many of the pending requests hold the app open. */
@@ -90,10 +99,16 @@ export class PtyHostConnection {
   #onEvent: (message: PtyHostMessage) => void = () => undefined
   #onClose: () => void = () => undefined
 
-  private constructor(socket: Socket, hostInstanceId: string, hostScrollbackRows: number | undefined, reader: ConnectionReader, leftover: PtyHostMessage[]) {
+  private constructor(
+    socket: Socket,
+    welcome: { hostInstanceId: string; hostScrollbackRows: number | undefined; hostMethods: ReadonlySet<string> | undefined },
+    reader: ConnectionReader,
+    leftover: PtyHostMessage[],
+  ) {
     this.#socket = socket
-    this.hostInstanceId = hostInstanceId
-    this.hostScrollbackRows = hostScrollbackRows
+    this.hostInstanceId = welcome.hostInstanceId
+    this.hostScrollbackRows = welcome.hostScrollbackRows
+    this.hostMethods = welcome.hostMethods
     reader.onMessages = (messages) => this.#enqueue(messages as PtyHostMessage[])
     socket.on('close', () => this.#closedNow())
     socket.unref()
@@ -148,10 +163,19 @@ export class PtyHostConnection {
         socket.removeAllListeners('error')
         socket.on('error', () => undefined)
         reader.onBadFrame = () => socket.destroy()
-        const scrollbackRows = Number.isSafeInteger(first.scrollbackRows) ? (first.scrollbackRows as number) : undefined
-        resolve(new PtyHostConnection(socket, first.hostInstanceId, scrollbackRows, reader, messages.slice(1) as PtyHostMessage[]))
+        const hostScrollbackRows = Number.isSafeInteger(first.scrollbackRows) ? (first.scrollbackRows as number) : undefined
+        const hostMethods = Array.isArray(first.methods) ? new Set(first.methods.filter((method): method is string => typeof method === 'string')) : undefined
+        resolve(new PtyHostConnection(socket, { hostInstanceId: first.hostInstanceId, hostScrollbackRows, hostMethods }, reader, messages.slice(1) as PtyHostMessage[]))
       }
     })
+  }
+
+  /**
+   * Whether the host answers `method`: a host that lists no methods (ptykit 0.1.0) answers only
+   * those it had then, all but the ones added since (`exits`).
+   */
+  answers(method: PtyHostMethod): boolean {
+    return this.hostMethods === undefined ? !METHODS_ADDED_SINCE_0_1_0.has(method) : this.hostMethods.has(method)
   }
 
   /** Whether the connection is still open. */

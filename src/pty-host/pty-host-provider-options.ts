@@ -1,4 +1,4 @@
-import type { ExecutionHostId, PtyIncarnationId, PtyProvider, PtySpawnResult } from '../contracts/index.js'
+import type { ExecutionHostId, PtyExitEvent, PtyIncarnationId, PtyProvider, PtySpawnResult } from '../contracts/index.js'
 import type { PtyHostCommand } from './launch-pty-host.js'
 import type { PtyHostBufferSnapshot } from './session-history.js'
 import { invalidPtyHostOption } from './pty-host-error.js'
@@ -81,6 +81,15 @@ export type PtyHostProvider = Omit<PtyProvider, 'getBufferSnapshot'> &
     attach(id: string, options?: { replayFrom?: PtyHostReplayFrom; expectedIncarnationId?: PtyIncarnationId }): Promise<PtySpawnResult>
     /** Close this app's connection and leave every session running. The provider is unusable afterwards. */
     detach(): Promise<void>
+    /**
+     * The exits of the sessions that ended in the host, as the host remembers them (the latest
+     * `PTY_HOST_EXITED_SESSION_MEMORY`, oldest first), whoever spawned them: how an app that was
+     * away (restarted, or crashed) learns why each of its sessions ended — an attach answers
+     * `pty_absent` for an ended one. Each carries the cause the host's node-pty provider built from
+     * the real status, and `diedBeforeStopRequest` when no stop reached the host before the end.
+     * Starts no host; rejects `host_unavailable` when none answers (never an empty list).
+     */
+    listExits(): Promise<PtyExitEvent[]>
     /** Whether a connection to the host is open now. */
     readonly connected: boolean
   }

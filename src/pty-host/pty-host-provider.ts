@@ -5,6 +5,7 @@ import {
   refusedWrite,
   unverifiableWrite,
   type ProviderSpawnOptions,
+  type PtyExitEvent,
   type PtyIncarnationId,
   type PtyListProcessesOptions,
   type PtyProcessInfo,
@@ -13,11 +14,12 @@ import {
   type PtySpawnResult,
   type WriteSettlement,
 } from '../contracts/index.js'
-import { ClientPtyRecords, isLive, type ClientPtyRecord, type ClientPtyState } from './client-pty-records.js'
+import { ClientPtyRecords, exitEventOfMessage, isLive, type ClientPtyRecord, type ClientPtyState } from './client-pty-records.js'
 import { spawnRequestParams } from './spawn-request-params.js'
 import { isRequestTimeout, type PtyHostConnection } from './pty-host-connection.js'
 import { invalidPtyHostOption, isPtyHostError, PtyHostError } from './pty-host-error.js'
 import { PtyHostLink } from './pty-host-link.js'
+import type { PtyHostMessage } from './protocol.js'
 import {
   PTY_HOST_CONNECT_TIMEOUT_MS,
   PTY_HOST_RECONNECT_MAX_ATTEMPTS,
@@ -330,6 +332,20 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
       const rows = (await opened.request('list', params, requestTimeoutMs)) as PtyProcessInfo[]
       return (Array.isArray(rows) ? rows : []).map((row) => ({ ...row, hostId }))
     },
+    async listExits(): Promise<PtyExitEvent[]> {
+      const opened = await link.ensureConnected(false)
+      if (!opened.answers('exits')) {
+        // Why not just ask: a host that does not know a method drops the connection that calls it.
+        throw new PtyHostError('protocol_mismatch', 'The running pty host is of an older ptykit, which does not list exits: restart it (its sessions end with it) to use listExits')
+      }
+      const messages = await opened.request('exits', {}, requestTimeoutMs)
+      if (!Array.isArray(messages)) return []
+      const exits: PtyExitEvent[] = []
+      for (const message of messages as unknown[]) {
+        if (isExitMessage(message)) exits.push(exitEventOfMessage(message))
+      }
+      return exits
+    },
     hasPty(id: string): boolean | null {
       if (ptys.get(id)?.state === 'exited') return false
       return liveConnection(id) !== null ? true : null
@@ -394,4 +410,11 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
       return disposePromise
     },
   }
+}
+
+/** An `exit` message of the host, as a reply lists them (what else a row holds is checked when read). */
+function isExitMessage(value: unknown): value is Extract<PtyHostMessage, { type: 'exit' }> {
+  if (value === null || typeof value !== 'object') return false
+  const message = value as Record<string, unknown>
+  return message.type === 'exit' && typeof message.ptyId === 'string'
 }

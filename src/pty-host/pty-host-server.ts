@@ -8,7 +8,7 @@ import { FrameDecoder, PTY_HOST_MAX_FRAME_BYTES } from './frame-codec.js'
 import { HostClient } from './host-client.js'
 import { createHostRequestHandlers, REPLIED } from './host-request-handlers.js'
 import { HostSessionStore } from './host-sessions.js'
-import { parseRequest, protocolMismatchMessage, PTY_HOST_PROTOCOL_VERSION, toWireError, type PtyHostRequest } from './protocol.js'
+import { parseRequest, protocolMismatchMessage, PTY_HOST_METHODS, PTY_HOST_PROTOCOL_VERSION, toWireError, type PtyHostRequest } from './protocol.js'
 import { invalidPtyHostOption } from './pty-host-error.js'
 import { loadHeadlessScreens, type HeadlessScreenFactory } from './headless-screen.js'
 import { PTY_HOST_DEFAULT_SCREEN_CHARS_PER_SECOND, ScreenFeeder } from './screen-feeder.js'
@@ -216,7 +216,7 @@ export async function startPtyHost(options: PtyHostServerOptions = {}): Promise<
     if (!secretsMatch(message.secret, secret)) return (refuse(client, 'unauthorized', 'The pty host refused the secret'), false)
     client.authenticated = true
     graceEndsAt = null
-    client.send({ v: PTY_HOST_PROTOCOL_VERSION, type: 'welcome', hostInstanceId, hostPid: process.pid, scrollbackRows })
+    client.send({ v: PTY_HOST_PROTOCOL_VERSION, type: 'welcome', hostInstanceId, hostPid: process.pid, scrollbackRows, methods: PTY_HOST_METHODS })
     return true
   }
 

@@ -2,7 +2,9 @@ import { createPtyController, type PtyControllerExitEvent } from 'ptykit/control
 import type { PtyHostProvider } from 'ptykit/pty-host'
 import { describe, expect, it } from 'vitest'
 import { commandOf, isDead, killAndSpinUntilDead, waitFor } from '../node-pty/pty-test-support.js'
-import { inProcessHost, providerOn, useCleanups } from './pty-host-test-support.js'
+import { encodeFrame } from '../../src/pty-host/frame-codec.js'
+import { PTY_HOST_PROTOCOL_VERSION } from '../../src/pty-host/protocol.js'
+import { fakeHost, inProcessHost, providerOn, useCleanups } from './pty-host-test-support.js'
 
 // What a pty host reports of a process that ended on its own must be what in-process node-pty
 // reports: an outside SIGKILL is `signaled(9)` even when the app's stop of it was on its way, and a
@@ -87,5 +89,68 @@ describe('pty host: exit evidence of a process that ended on its own', () => {
     const exit = await waitFor(() => exits.find((e) => e.ptyId === reply.id), 'the exit')
     expect(exit.cause).toEqual({ kind: 'signaled', signal: 9 })
     expect(output.get(reply.id)).toContain('after-held')
+  })
+})
+
+describe('pty host: the exits an app learns after it was away', () => {
+  it('listExits gives a new app the cause of every session that ended while no app watched, and whether a stop ended it', async () => {
+    const { socketPath } = await inProcessHost(cleanups)
+    const first = providerOn(socketPath, { autoStart: false })
+    cleanups.push(() => first.dispose())
+    const endings = ['exit 0', 'exit 3', 'kill -9 $$']
+    const ended = await Promise.all(endings.map((ending) => first.spawn({ file: '/bin/sh', args: ['-c', `sleep 0.2; ${ending}`] })))
+    const stopped = await first.spawn({ file: '/bin/sh', args: ['-c', 'exec sleep 30'] })
+    const running = await first.spawn({ file: '/bin/sh', args: ['-c', 'exec sleep 30'] })
+    await first.shutdown(stopped.id)
+    // The first app goes away and leaves its sessions running; they end while no app is connected.
+    await first.detach()
+    await waitFor(() => ([...ended, stopped].every((reply) => isDead(reply.pid!)) ? true : undefined), 'the sessions to end')
+
+    const second = providerOn(socketPath, { autoStart: false })
+    cleanups.push(() => second.dispose())
+    // An attach cannot tell it: an ended session is absent to it.
+    await expect(second.attach(ended[1]!.id)).rejects.toMatchObject({ code: 'pty_absent' })
+    const exits = await waitFor(async () => {
+      const listed = await second.listExits()
+      return [...ended, stopped].every((reply) => listed.some((exit) => exit.id === reply.id)) ? listed : undefined
+    }, 'the host to remember every exit')
+    const exitOf = (id: string) => exits.find((exit) => exit.id === id)
+    expect(ended.map((reply) => exitOf(reply.id)?.cause)).toEqual([
+      { kind: 'exited', exitCode: 0 },
+      { kind: 'exited', exitCode: 3 },
+      { kind: 'signaled', signal: 9 },
+    ])
+    for (const reply of ended) {
+      expect(exitOf(reply.id)).toMatchObject({ incarnationId: reply.incarnationId, diedBeforeStopRequest: true })
+    }
+    // The stop reached the host before the end: no `diedBeforeStopRequest`, so it reads as the
+    // operator close it was (the host's cause is the signal that ended it).
+    expect(exitOf(stopped.id)).toMatchObject({ incarnationId: stopped.incarnationId, cause: { kind: 'signaled', signal: 1 } })
+    expect(exitOf(stopped.id)?.diedBeforeStopRequest).toBeUndefined()
+    // A session still running is not among the exits.
+    expect(exitOf(running.id)).toBeUndefined()
+    await second.shutdown(running.id, { immediate: true })
+  })
+
+  it('listExits starts no host and never answers an empty list for one that is not there', async () => {
+    const { socketPath } = await inProcessHost(cleanups)
+    const app = providerOn(`${socketPath}.none`, { autoStart: false, connectTimeoutMs: 500 })
+    cleanups.push(() => app.dispose())
+    await expect(app.listExits()).rejects.toMatchObject({ code: 'host_unavailable' })
+  })
+
+  it('a host of ptykit 0.1.0 (its welcome lists no methods) is never sent `exits`, which would drop the connection: protocol_mismatch', async () => {
+    const methods: unknown[] = []
+    const host = await fakeHost((message, socket) => {
+      methods.push(message.method)
+      socket.write(encodeFrame({ v: PTY_HOST_PROTOCOL_VERSION, type: 'reply', id: message.id, ok: true, result: [] }))
+    })
+    cleanups.push(() => host.close())
+    const app = providerOn(host.socketPath, { autoStart: false })
+    cleanups.push(() => app.dispose())
+    await expect(app.listExits()).rejects.toMatchObject({ code: 'protocol_mismatch', message: expect.stringMatching(/older ptykit/) })
+    expect(methods).not.toContain('exits')
+    expect(app.connected).toBe(true)
+    await expect(app.listProcesses()).resolves.toEqual([])
   })
 })
