@@ -321,11 +321,16 @@ export function createJsonLinesPtyProvider(options: JsonLinesPtyProviderOptions 
     return result
   }
 
-  async function write(id: string, data: string): Promise<WriteSettlement> {
+  function write(id: string, data: string): WriteSettlement | Promise<WriteSettlement> {
     if (typeof data !== 'string') throw new TypeError(`Expected the \`data\` argument to be a string, got ${typeof data}`)
-    // Proven that no byte leaves: refused. Anything after the bytes went down the pipe is unverifiable.
+    // Proven that no byte leaves: refused, and at once — a controller's boolean `write` reads a
+    // pending settlement as "handed over". Anything after the bytes went down the pipe is unverifiable.
     if (ptys.get(id)?.state === 'exited') return refusedWrite('pty_exited')
     if (hostGone || disposePromise !== null) return refusedWrite('provider_refused_write')
+    return settleHostWrite(id, data)
+  }
+
+  async function settleHostWrite(id: string, data: string): Promise<WriteSettlement> {
     try {
       return toWriteSettlement(await request('write', { id, data }))
     } catch {

@@ -243,11 +243,21 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
     await opened.request('shutdown', params)
   }
 
-  async function write(id: string, data: string): Promise<WriteSettlement> {
+  /**
+   * A write: refused at once (synchronously) when it cannot be handed to a host — the PTY exited,
+   * or no connection is open (the host died, or the provider is reconnecting) — else the host's
+   * settlement. Why synchronous refusals: a caller's boolean `write` reads a pending settlement as
+   * "handed over", so a refusal known before any I/O must not come back as a promise.
+   */
+  function write(id: string, data: string): WriteSettlement | Promise<WriteSettlement> {
     const pty = ptys.get(id)
     if (pty?.state === 'exited') return refusedWrite('pty_exited')
     const connection = link.connection
     if (link.state !== 'open' || connection === null) return refusedWrite('provider_refused_write')
+    return settleHostWrite(connection, id, data)
+  }
+
+  async function settleHostWrite(connection: PtyHostConnection, id: string, data: string): Promise<WriteSettlement> {
     try {
       const settlement = (await connection.request('write', { ptyId: id, data }, requestTimeoutMs)) as WriteSettlement
       if (settlement?.kind === 'accepted' || settlement?.kind === 'refused' || settlement?.kind === 'unverifiable') return settlement

@@ -9,11 +9,15 @@ export function inventoryConformanceChecks(options: PtyProviderConformanceOption
   const capabilities = options.capabilities ?? {}
   return [
     {
-      name: 'never accepts a write after exit, nor to an unknown id',
+      name: 'never accepts a write after exit, nor to an unknown id, and refuses one after an exit it reported at once',
       async run(h) {
         const result = await h.spawn(options.spawnExit(0))
         await h.waitForExit(result.id)
-        const afterExit = await h.provider.write(result.id, 'too late\r')
+        const answer = h.provider.write(result.id, 'too late\r')
+        // Why at once: the controller's boolean `write` reads a pending settlement as "handed
+        // over", so a refusal the provider knows before any I/O must not come back as a promise.
+        expect(answer instanceof Promise, 'a write after the exit this provider reported answers its refusal synchronously, not as a promise').toBe(false)
+        const afterExit = await answer
         expect(afterExit.kind).not.toBe('accepted')
         const unknown = await h.provider.write('ptykit-conformance-no-such-pty', 'hello\r')
         expect(unknown.kind).not.toBe('accepted')

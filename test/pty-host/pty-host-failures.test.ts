@@ -143,7 +143,7 @@ describe('pty host: reconnects and failures', () => {
     await waitFor(async () => ((await observer.listProcesses()).length === 0 ? true : undefined), 'the host to hold no session')
   })
 
-  it('turns every PTY unverifiable when the pty host is SIGKILLed, settles a write in flight as transport_lost, and refuses spawns with a typed error', async () => {
+  it('turns every PTY unverifiable when the pty host is SIGKILLed, settles a write in flight as transport_lost, refuses later writes at once, and refuses spawns with a typed error', async () => {
     const { dir, socketPath } = makeSocketDir()
     cleanups.push(() => killHostAndClean(socketPath, dir))
     const starter = provider(socketPath)
@@ -165,6 +165,10 @@ describe('pty host: reconnects and failures', () => {
     expect(app.hasPty(second.id)).toBeNull()
     expect(await app.probeLiveness(second.id)).toBeNull()
     expect(await controller.probePtyLiveness(second.id)).toBeNull()
+    // Nothing can be handed over now: refused at once, and the boolean write says so (it once
+    // answered `true`, reading the provider's promised refusal as "handed over").
+    expect(app.write(second.id, 'lost\r')).toEqual({ kind: 'refused', reason: 'provider_refused_write' })
+    expect(controller.write(second.id, 'lost\r', 'driving')).toBe(false)
     await waitFor(() => (starter.connected ? undefined : true), 'the other app to see the drop')
     expect(starter.hasPty(first.id)).toBeNull()
     await expect(app.listProcesses()).rejects.toSatisfy(isPtyHostError)

@@ -61,6 +61,7 @@ const cases: Array<[string, string, () => PtyProvider]> = [
   }))],
   ['immediate stop', 'reports a kill as a clean exit', broken(rewriteExits((e) => ({ ...e, cause: { kind: 'exited', exitCode: 0 } })))],
   ['write after exit', 'accepts writes after exit', broken(() => ({ write: () => ({ kind: 'accepted' }) }))],
+  ['write after exit', 'wraps its refusal of a write after exit in a promise', broken((fake) => ({ write: async (id: string, data: string) => fake.write(id, data) }))],
   ['never answers `false`', 'denies a live PTY in hasPty', broken(() => ({ hasPty: () => false }))],
   ['never answers `false`', 'denies a live PTY in probeLiveness', broken(() => ({ probeLiveness: async () => false }))],
   ['never answers `false`', 'refuses writes to a live PTY', broken(() => ({ write: () => ({ kind: 'refused', reason: 'provider_refused_write' }) }))],
