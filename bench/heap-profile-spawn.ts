@@ -17,6 +17,7 @@
 import { Session } from 'node:inspector/promises'
 import { createPtyController } from 'ptykit/controller'
 import { createNodePtyProvider } from 'ptykit/node-pty'
+import { ExitWaits } from './exit-waits.js'
 import { pty, rawExit, rawSpawnOptions, BENCH_COLS, BENCH_ROWS } from './raw-pty.js'
 
 type SamplingNode = {
@@ -36,21 +37,8 @@ if (!Number.isInteger(count) || count < AT_ONCE) throw new TypeError(`Expected a
 
 const provider = createNodePtyProvider()
 const controller = side === 'controller' ? createPtyController({ provider }) : null
-/** Exit promises by PTY id, made by whichever comes first: the exit event or the spawn reply. */
-const exits = new Map<string, { done: Promise<void>; resolve: () => void }>()
-function exitOf(id: string): { done: Promise<void>; resolve: () => void } {
-  let entry = exits.get(id)
-  if (entry === undefined) {
-    let resolve!: () => void
-    const done = new Promise<void>((r) => {
-      resolve = r
-    })
-    entry = { done, resolve }
-    exits.set(id, entry)
-  }
-  return entry
-}
-controller?.on('exit', ({ ptyId }) => exitOf(ptyId).resolve())
+const exits = new ExitWaits()
+controller?.on('exit', ({ ptyId }) => exits.exited(ptyId))
 
 async function once(): Promise<void> {
   if (controller === null) {
@@ -58,8 +46,7 @@ async function once(): Promise<void> {
     return
   }
   const { id } = await controller.spawn({ file: FILE, args: ARGS, cols: BENCH_COLS, rows: BENCH_ROWS })
-  await exitOf(id).done
-  exits.delete(id)
+  await exits.exitOf(id)
 }
 
 async function run(n: number): Promise<void> {

@@ -18,6 +18,7 @@
 import { createPtyController } from 'ptykit/controller'
 import { createNodePtyProvider } from 'ptykit/node-pty'
 import { pty, rawExit, rawSpawnOptions, BENCH_COLS, BENCH_ROWS } from './raw-pty.js'
+import { ExitWaits } from './exit-waits.js'
 import { nowMs } from './stats.js'
 
 const side = process.argv[2] ?? 'controller'
@@ -33,26 +34,9 @@ if (shape !== 'sequential' && shape !== 'concurrent') throw new TypeError(`Expec
 
 const provider = createNodePtyProvider()
 const controller = side === 'controller' ? createPtyController({ provider }) : null
-/** Exit promises by PTY id, created by whichever comes first: the exit event or the spawn reply. */
-const exits = new Map<string, { done: Promise<void>; resolve: () => void }>()
-function exitOf(id: string): Promise<void> {
-  let entry = exits.get(id)
-  if (entry === undefined) {
-    let resolve!: () => void
-    const done = new Promise<void>((r) => {
-      resolve = r
-    })
-    entry = { done, resolve }
-    exits.set(id, entry)
-  }
-  return entry.done
-}
-const onExit = (id: string): void => {
-  void exitOf(id)
-  exits.get(id)?.resolve()
-}
-if (controller !== null) controller.on('exit', ({ ptyId }) => onExit(ptyId))
-else provider.onExit(({ id }) => onExit(id))
+const exits = new ExitWaits()
+if (controller !== null) controller.on('exit', ({ ptyId }) => exits.exited(ptyId))
+else provider.onExit(({ id }) => exits.exited(id))
 
 /** One spawn, resolved at its exit event. */
 async function once(): Promise<void> {
@@ -62,8 +46,7 @@ async function once(): Promise<void> {
   }
   const launch = { file: FILE, args: ARGS, cols: BENCH_COLS, rows: BENCH_ROWS }
   const { id } = controller !== null ? await controller.spawn(launch) : await provider.spawn(launch)
-  await exitOf(id)
-  exits.delete(id)
+  await exits.exitOf(id)
 }
 
 async function run(n: number): Promise<void> {
