@@ -18,6 +18,7 @@ import { ClientPtyRecords, exitEventOfMessage, isLive, type ClientPtyRecord, typ
 import { spawnRequestParams } from './spawn-request-params.js'
 import { isRequestTimeout, type PtyHostConnection } from './pty-host-connection.js'
 import { invalidPtyHostOption, isPtyHostError, PtyHostError } from './pty-host-error.js'
+import { describeValue } from '../contracts/describe-value.js'
 import { PtyHostLink } from './pty-host-link.js'
 import type { PtyHostMessage } from './protocol.js'
 import {
@@ -349,12 +350,11 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
         throw new PtyHostError('protocol_mismatch', 'The running pty host is of an older ptykit, which does not list exits: restart it (its sessions end with it) to use listExits')
       }
       const messages = await opened.request('exits', {}, requestTimeoutMs)
-      if (!Array.isArray(messages)) return []
-      const exits: PtyExitEvent[] = []
-      for (const message of messages as unknown[]) {
-        if (isExitMessage(message)) exits.push(exitEventOfMessage(message))
+      // Never an empty list for an answer that is not one: "nothing ended" would be a false verdict.
+      if (!Array.isArray(messages) || !messages.every(isExitMessage)) {
+        throw new PtyHostError('host_error', `The pty host answered \`exits\` with something that is not a list of exit messages: ${describeValue(messages)}`)
       }
-      return exits
+      return messages.map((message) => exitEventOfMessage(message))
     },
     hasPty(id: string): boolean | null {
       if (ptys.get(id)?.state === 'exited') return false
@@ -422,9 +422,9 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
   }
 }
 
-/** An `exit` message of the host, as a reply lists them (what else a row holds is checked when read). */
+/** An `exit` message of the host, as a reply lists them (the cause and incarnation are checked when read). */
 function isExitMessage(value: unknown): value is Extract<PtyHostMessage, { type: 'exit' }> {
   if (value === null || typeof value !== 'object') return false
   const message = value as Record<string, unknown>
-  return message.type === 'exit' && typeof message.ptyId === 'string'
+  return message.type === 'exit' && typeof message.ptyId === 'string' && typeof message.code === 'number'
 }

@@ -107,7 +107,7 @@ export class LostSessionRechecks {
 
 /**
  * Whether a lost PTY's program lives, asked of a connection that can judge it: `true`, `false`
- * (and its exit reported: proven gone), or `null` when nothing can tell. `false` without asking
+ * (proven gone: its exit follows, see `SshPtySession.settleGone`), or `null` when nothing can tell. `false` without asking
  * when the server reported the program's end before its connection dropped.
  */
 export async function probeLostSession(session: SshPtySession, keeper: SshConnectionKeeper): Promise<boolean | null> {
@@ -127,8 +127,9 @@ export async function probeLostSession(session: SshPtySession, keeper: SshConnec
 
 /**
  * Stop a lost PTY's program from a connection that can judge it (HUP → TERM → KILL to its process
- * group, each after the program's identity is checked, on the provider's schedule), and report its
- * exit once it is proven gone. Rejects with `transport_lost` when nothing can reach it, or when it
+ * group, each after the program's identity is checked, on the provider's schedule), and resolve once
+ * it is proven gone; its exit follows once its channel has handed over what it received
+ * (`SshPtySession.settleGone`). Rejects with `transport_lost` when nothing can reach it, or when it
  * was not proven gone by the deadline (the signals may not have landed).
  */
 export async function stopLostSession(session: SshPtySession, keeper: SshConnectionKeeper, options: SshStopOptions): Promise<void> {

@@ -10,7 +10,8 @@ import type { Ssh2Channel } from './ssh2-module.js'
  * Where a remote PTY stands:
  * - `starting`: the channel is open, the launch marker not seen yet;
  * - `live`: the program runs (marker seen, no exit);
- * - `exited`: the server reported `exit-status` or `exit-signal` and the channel closed;
+ * - `exited`: the server reported `exit-status` or `exit-signal` and the channel closed — or, lost,
+ *   its end was proven (`settleGone`) and its exit published;
  * - `lost`: the channel closed with neither, or the connection dropped. The remote program may
  *   still run: never an exit by itself — only evidence turns it into one (`settleGone`): a shell on
  *   the same machine and boot that finds the program gone, or the server's own report of its end
@@ -23,7 +24,10 @@ export type SshPtyState = 'starting' | 'live' | 'exited' | 'lost'
 export type SshPtySessionHooks = {
   emitData(event: PtyDataEvent): void
   emitExit(event: PtyExitEvent): void
-  /** The session exited or was lost (called once, after the exit event if any). */
+  /**
+   * The session exited or was lost, after its exit event if any. A lost session later proven gone
+   * calls it again, after its exit event.
+   */
   onSettled(session: SshPtySession): void
 }
 
@@ -60,7 +64,9 @@ export class SshPtySession {
   readonly #exitStatus: () => ChannelExitStatus | null
   /**
    * Whether the server had reported the program's end when a stop of it was first requested
-   * (`null`: none requested). Its exit then says it ended on its own (`diedBeforeStopRequest`).
+   * (`null`: none requested). Its exit says it ended on its own (`diedBeforeStopRequest`) unless a
+   * stop was requested before that report (`false`) — as the pty host says of a stop that had not
+   * reached it: a controller whose stop was still on its way keeps the real cause.
    */
   #exitReportedAtStopRequest: boolean | null = null
   /** True once the channel closed: every byte it received has been handed over. */
@@ -138,6 +144,12 @@ export class SshPtySession {
   beginStop(): void {
     if (this.#exitReportedAtStopRequest === null && this.state !== 'exited') this.#exitReportedAtStopRequest = this.exitReported
     this.stopping = true
+    this.#readOn()
+  }
+
+  /** Resume reading for good: the output still to come is bounded, and the exit waits behind it. */
+  #readOn(): void {
+    this.stopping = true
     if (this.paused) {
       this.paused = false
       this.channel.resume()
@@ -184,7 +196,8 @@ export class SshPtySession {
       // The connection dropped first (ssh2 closes its channels after it says so), and this close
       // comes after the last byte the channel received — a paused channel closes once resumed.
       // The server's report of the program's end, received before the drop, is evidence of it.
-      if (this.exitReported || this.#goneAwaitingClose) this.#publishGone()
+      // Without a marker the program never started: its spawn failed, and no exit is owed.
+      if (this.marker !== null && (this.exitReported || this.#goneAwaitingClose)) this.#publishGone()
       return
     }
     const exitEvent = this.#reportedExitEvent()
@@ -204,6 +217,9 @@ export class SshPtySession {
   markLost(): void {
     if (this.state === 'exited' || this.state === 'lost') return
     this.state = 'lost'
+    // Its end reported, the connection gone: the channel's held output is all there will be, and
+    // its close (which publishes the exit) waits until that is read.
+    if (this.exitReported) this.#readOn()
     this.#resolveStarted()
     this.#deliver(() => {
       this.#hooks.onSettled(this)
@@ -214,7 +230,8 @@ export class SshPtySession {
   /**
    * A lost session's program is proven gone (a shell on the same machine and boot found its pid
    * gone or reused, or the server reported its end before the connection dropped): report the
-   * exit, once the channel has handed over every byte it received. Its cause is the status the
+   * exit, once the channel has handed over every byte it received (it reads on: a pause no longer
+   * holds the exit back, the output still to come being bounded). Its cause is the status the
    * server reported, if it did; else `unknown/cause_unreported` — the status went down with the
    * connection: the death is proven, how it ended is not. Returns `false` when the session is not
    * lost (its exit, if any, was reported already).
@@ -223,8 +240,14 @@ export class SshPtySession {
     if (this.state !== 'lost') return false
     // Why wait for the close: output the channel received but has not handed over (a paused
     // reader) must come before the exit, never after it.
-    if (this.#channelClosed) this.#publishGone()
-    else this.#goneAwaitingClose = true
+    if (this.#channelClosed) {
+      this.#publishGone()
+    } else {
+      this.#goneAwaitingClose = true
+      // The program is gone and the connection with it: what the channel holds is all there will
+      // be, so a pause must not hold the exit back for good.
+      this.#readOn()
+    }
     return true
   }
 
@@ -247,12 +270,11 @@ export class SshPtySession {
 
   /**
    * The exit the server reported (`exit-status` or `exit-signal`) for a program that started, with
-   * `diedBeforeStopRequest` when that report had come before a stop was asked for; `null` when
-   * there is none.
+   * `diedBeforeStopRequest` unless a stop was asked for before that report; `null` when there is none.
    */
   #reportedExitEvent(): PtyExitEvent | null {
     const exitEvent = this.marker === null ? null : exitEventOf(this, this.#exitStatus())
-    if (exitEvent !== null && this.#exitReportedAtStopRequest === true) exitEvent.diedBeforeStopRequest = true
+    if (exitEvent !== null && this.#exitReportedAtStopRequest !== false) exitEvent.diedBeforeStopRequest = true
     return exitEvent
   }
 

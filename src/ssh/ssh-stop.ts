@@ -75,7 +75,9 @@ async function settledBy(session: SshPtySession, untilEpochMs: number): Promise<
     await settleWithin(session.settled, wait, undefined)
     if (!settled()) return false
   }
-  if (session.state === 'lost') {
+  // Lost, but its end proven (the server reported it before the drop): the stop is carried out,
+  // and its exit follows once the channel hands over what it received.
+  if (session.state === 'lost' && !session.endProven) {
     throw new SshProviderError(
       'transport_lost',
       `The stop of remote PTY ${JSON.stringify(session.id)} was not seen carried out: its SSH connection dropped, or its channel closed without an exit status`,

@@ -153,4 +153,16 @@ describe('pty host: the exits an app learns after it was away', () => {
     expect(app.connected).toBe(true)
     await expect(app.listProcesses()).resolves.toEqual([])
   })
+
+  it('an `exits` answer that is not a list of exit messages is a host_error, never an empty list', async () => {
+    for (const result of [null, { exits: [] }, [{ type: 'exit', ptyId: 'a' }]]) {
+      const host = await fakeHost((message, socket) => {
+        socket.write(encodeFrame({ v: PTY_HOST_PROTOCOL_VERSION, type: 'reply', id: message.id, ok: true, result }))
+      }, { welcome: { methods: ['list', 'exits'] } })
+      cleanups.push(() => host.close())
+      const app = providerOn(host.socketPath, { autoStart: false })
+      cleanups.push(() => app.dispose())
+      await expect(app.listExits()).rejects.toMatchObject({ code: 'host_error', message: expect.stringMatching(/not a list of exit messages/) })
+    }
+  })
 })

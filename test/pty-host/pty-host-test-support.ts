@@ -160,13 +160,13 @@ export async function rawClient(socketPath: string): Promise<{ request(method: s
 }
 
 /**
- * A scripted stand-in for a pty host: welcomes the client, then hands each decoded message to
- * `onMessage`. With `unref`, its own server and sockets never hold the process open (for tests of
- * what the client holds).
+ * A scripted stand-in for a pty host: welcomes the client (as a host of ptykit 0.1.0 does, plus
+ * the `welcome` fields given), then hands each decoded message to `onMessage`. With `unref`, its
+ * own server and sockets never hold the process open (for tests of what the client holds).
  */
 export async function fakeHost(
   onMessage: (message: Record<string, unknown>, socket: Socket) => void,
-  options: { unref?: boolean } = {},
+  options: { unref?: boolean; welcome?: Record<string, unknown> } = {},
 ): Promise<{ socketPath: string; close(): Promise<void> }> {
   const { dir, socketPath } = makeSocketDir()
   const paths = ptyHostPaths(socketPath)
@@ -179,7 +179,7 @@ export async function fakeHost(
     socket.on('error', () => undefined)
     socket.on('data', (chunk: Buffer) => {
       for (const message of decoder.push(chunk) as Record<string, unknown>[]) {
-        if (message.type === 'hello') socket.write(encodeFrame({ v: PTY_HOST_PROTOCOL_VERSION, type: 'welcome', hostInstanceId: 'fake-host', hostPid: process.pid }))
+        if (message.type === 'hello') socket.write(encodeFrame({ v: PTY_HOST_PROTOCOL_VERSION, type: 'welcome', hostInstanceId: 'fake-host', hostPid: process.pid, ...options.welcome }))
         else onMessage(message, socket)
       }
     })
