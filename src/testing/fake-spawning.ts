@@ -6,6 +6,7 @@ import {
   type PtySpawnResult,
 } from '../contracts/index.js'
 import { FakePtyAbsentError } from './fake-pty-absent-error.js'
+import { FakePtyIdInUseError } from './fake-pty-id-in-use-error.js'
 import { FakePtyLiveOtherIncarnationError } from './fake-pty-live-other-incarnation-error.js'
 import { createFakePtyRecord, type FakePtyRecord, type PendingSpawn } from './fake-pty-record.js'
 import type { FakeProviderState } from './fake-provider-state.js'
@@ -73,11 +74,15 @@ function spawnFresh(state: FakeProviderState, spawnOptions: ProviderSpawnOptions
   if (script.fail !== undefined) return Promise.reject(script.fail)
   const id = script.id ?? spawnOptions.sessionId ?? `${state.idPrefix}${++state.ptyCount}`
   const previous = state.ptys.get(id)
-  if (previous !== undefined && previous.state === 'live') {
-    // Why: a reused id replaces the old process silently (a daemon that lost track of it); the
-    // test can still emit the old incarnation's late exit with `emitExit(id, { incarnationId })`.
+  const exitStillHeld = previous !== undefined && previous.state !== 'live' && previous.held.length > 0
+  if (previous !== undefined && (previous.state === 'live' || exitStillHeld)) {
+    // A caller's session id that a PTY still holds is refused, as every real provider refuses it.
+    if (script.id === undefined) return Promise.reject(new FakePtyIdInUseError(id, previous.incarnationId, exitStillHeld))
+    // Why: a script's reused id replaces the old process silently (a daemon that lost track of
+    // it), its held output and exit delivered first; the test can still emit the old
+    // incarnation's late exit with `emitExit(id, { incarnationId })`.
     state.events.flushHeld(previous, true)
-    previous.state = 'replaced'
+    if (previous.state === 'live') previous.state = 'replaced'
   }
   state.incarnationCount += 1
   const incarnationId = toPtyIncarnationId(`${state.idPrefix}inc-${state.incarnationCount}`)

@@ -43,6 +43,7 @@ export {
   type FakeSpawnScript,
 } from './fake-spawn-script.js'
 export { FakePtyAbsentError, isFakePtyAbsentError } from './fake-pty-absent-error.js'
+export { FakePtyIdInUseError, isFakePtyIdInUseError } from './fake-pty-id-in-use-error.js'
 export {
   FakePtyLiveOtherIncarnationError,
   isFakePtyLiveOtherIncarnationError,

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it, vi } from 'vitest'
 import { createPtyController } from 'ptykit/controller'
-import { createFakePtyProvider } from 'ptykit/testing'
+import { createFakePtyProvider, fakeScriptMetadata } from 'ptykit/testing'
 import { createManualClock } from '../../src/testing/manual-clock.js'
 import { createClaimedOwnerRegistry, createInMemoryPtyRuntime, type ClaimedOwnerRegistry } from 'ptykit/spawn'
 import type { PtyProvider } from 'ptykit/contracts'
@@ -37,8 +37,9 @@ describe('a stop that outlives its incarnation', () => {
     // Still live, still being stopped: nothing published about it yet but its spawn.
     expect(events.filter((event) => event.kind === 'exit')).toEqual([])
     events.length = 0
-    // Respawned under the same id while the stop is still looking at the first process.
-    const second = await controller.spawn({ sessionId: 'x', isNewSession: true })
+    // Respawned under the same id while the stop is still looking at the first process (a script's
+    // own id replaces the live process; a caller's `sessionId` would be refused as in use).
+    const second = await controller.spawn({ metadata: fakeScriptMetadata({ id: 'x' }) })
     expect(second.incarnationId).not.toBe(first.incarnationId)
     await runDown(provider, clock)
     await stopping
@@ -55,7 +56,7 @@ describe('spawnTerminal across a concurrent respawn of its id', () => {
     const controller = createPtyController({ provider })
     const [first, second] = await Promise.all([
       controller.spawnTerminal({ sessionId: 'x' }),
-      controller.spawnTerminal({ sessionId: 'x', isNewSession: true }),
+      controller.spawnTerminal({ metadata: fakeScriptMetadata({ id: 'x' }) }),
     ])
     expect(first).not.toBe(second)
     expect(first.incarnationId).not.toBe(second.incarnationId)

@@ -1,6 +1,7 @@
 import { describe, it, expect, vi } from 'vitest'
 import { isPtyIncarnationId } from 'ptykit/contracts'
-import { FAKE_DEFAULT_COLS, FAKE_DEFAULT_ROWS, createFakePtyProvider, fakeScriptMetadata } from 'ptykit/testing'
+import { FAKE_DEFAULT_COLS, FAKE_DEFAULT_ROWS, createFakePtyProvider, fakeScriptMetadata, isFakePtyIdInUseError } from 'ptykit/testing'
+import { createPtyController, type PtyControllerExitEvent } from 'ptykit/controller'
 import { setup } from './fake-pty-provider-harness.js'
 
 describe('createFakePtyProvider: spawning', () => {
@@ -105,5 +106,48 @@ describe('createFakePtyProvider: spawning', () => {
     provider.releaseSpawn()
     await spawning
     expect(committed).toHaveBeenCalledTimes(1)
+  })
+})
+
+describe('createFakePtyProvider: a session id a PTY still holds', () => {
+  it('refuses a new session under a live id with pty_id_in_use, as every real provider does, and the first process runs on', async () => {
+    const provider = createFakePtyProvider()
+    const first = await provider.spawn({ sessionId: 'tab-1', isNewSession: true })
+    const refusal = await provider.spawn({ sessionId: 'tab-1', isNewSession: true }).catch((error: unknown) => error)
+    expect(isFakePtyIdInUseError(refusal)).toBe(true)
+    expect(refusal).toMatchObject({ code: 'pty_id_in_use', ptyId: 'tab-1', liveIncarnationId: first.incarnationId })
+    // Before: the second spawn replaced the first, which never got an exit, not even at dispose.
+    expect(provider.getPty('tab-1')?.incarnationId).toBe(first.incarnationId)
+    expect(provider.hasPty('tab-1')).toBe(true)
+  })
+
+  it('refuses an id whose exit is still held behind paused output, and delivers that output and exit once resumed', async () => {
+    const provider = createFakePtyProvider()
+    const controller = createPtyController({ provider })
+    let chars = 0
+    const exits: PtyControllerExitEvent[] = []
+    controller.on('data', ({ data }) => (chars += data.length))
+    controller.on('exit', (event) => exits.push(event))
+    await controller.spawn({ sessionId: 'tab-1', isNewSession: true })
+    controller.acknowledgeData('tab-1', 0) // flow control engaged: unacknowledged output pauses the producer
+    for (let i = 0; i < 150; i++) provider.emitData('tab-1', 'x'.repeat(1_000))
+    provider.emitExit('tab-1', { exitCode: 3 })
+    expect(provider.getPty('tab-1')?.heldEventCount).toBeGreaterThan(0)
+    const refusal = await controller.spawn({ sessionId: 'tab-1', isNewSession: true }).catch((error: { cause?: unknown }) => error.cause)
+    expect(refusal).toMatchObject({ code: 'pty_id_in_use', message: expect.stringMatching(/still held behind paused output/) })
+    controller.acknowledgeData('tab-1', 150_000)
+    await provider.settle()
+    // Before: the respawn overwrote the record, and 49 000 chars and the exit were lost.
+    expect(chars).toBe(150_000)
+    expect(exits.map((event) => event.cause)).toEqual([{ kind: 'exited', exitCode: 3 }])
+    await controller.dispose()
+  })
+
+  it("a script's own id still replaces a live process (the fake's way to test stale incarnations), its held events delivered first", async () => {
+    const provider = createFakePtyProvider()
+    const first = await provider.spawn({})
+    const second = await provider.spawn({ metadata: fakeScriptMetadata({ id: first.id }) })
+    expect(second.id).toBe(first.id)
+    expect(second.incarnationId).not.toBe(first.incarnationId)
   })
 })
