@@ -150,4 +150,18 @@ describe('createFakePtyProvider: a session id a PTY still holds', () => {
     expect(second.id).toBe(first.id)
     expect(second.incarnationId).not.toBe(first.incarnationId)
   })
+
+  it("a script's id reuse of an id whose exit is held delivers that output and exit first, never drops them", async () => {
+    const provider = createFakePtyProvider()
+    const seen: string[] = []
+    provider.onData(({ data }) => seen.push(data))
+    provider.onExit(({ code }) => seen.push(`exit ${code}`))
+    const first = await provider.spawn({})
+    provider.pauseProducer(first.id)
+    provider.emitData(first.id, 'held')
+    provider.emitExit(first.id, { exitCode: 3 })
+    await provider.spawn({ metadata: fakeScriptMetadata({ id: first.id }) })
+    // Before: the record was overwritten with its held events, and neither ever came.
+    expect(seen).toEqual(['held', 'exit 3'])
+  })
 })
