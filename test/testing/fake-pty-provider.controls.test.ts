@@ -14,7 +14,16 @@ describe('fake provider controls refuse malformed arguments', () => {
     expect(() => provider.emitData(id, 42 as never)).toThrow('Expected the `data` argument of emitData to be a string, got 42 (number)')
     expect(() => provider.emitExit(id, undefined as never)).toThrow('Expected the `exit` argument of emitExit to be a FakeExit object, got undefined')
     expect(() => provider.emitExit(id, { exitCode: 'x' } as never)).toThrow('Expected the `exitCode` of emitExit to be an integer, got "x" (string)')
-    expect(() => provider.emitExit(id, { exitCode: 0, signal: '9' } as never)).toThrow('Expected the `signal` of emitExit to be a number, null or undefined, got "9" (string)')
+    expect(() => provider.emitExit(id, { exitCode: 0, signal: '9' } as never)).toThrow('Expected the `signal` of emitExit to be an integer, null or undefined, got "9" (string)')
+    // Typos that once became a verdict the test never asked for (`exited(0)`):
+    expect(() => provider.emitExit(id, { exitCode: 0, signal: Number.NaN })).toThrow('Expected the `signal` of emitExit to be an integer')
+    expect(() => provider.emitExit(id, { exitCode: 0, withoutCause: 'true' } as never)).toThrow('Expected the `withoutCause` of emitExit to be a boolean or undefined, got "true" (string)')
+    expect(() => provider.emitExit(id, { exitCode: 0, hostReportsChildExitStatus: 'false' } as never)).toThrow('`hostReportsChildExitStatus` of emitExit')
+    expect(() => provider.scriptNextSpawn({ exit: { exitCode: 0, signal: '9' } as never })).toThrow("Expected the `signal` of the script's `exit` to be an integer")
+    expect(() => provider.scriptNextSpawn({ exit: { exitCode: 'x' } as never })).toThrow("Expected the `exitCode` of the script's `exit` to be an integer")
+    expect(() => provider.scriptNextSpawn({ exitBeforeReply: null as never })).toThrow("Expected the script's `exitBeforeReply` to be a FakeExit object, got null")
+    expect(() => provider.scriptNextSpawn({ output: [42, 'ok'] as never })).toThrow("Expected the script's `output` to be an array of strings")
+    expect(() => provider.scriptNextSpawn({ output: 'abc' as never })).toThrow("Expected the script's `output` to be an array of strings, got \"abc\" (string)")
     expect(() => provider.setLiveness(id, 'yes' as never)).toThrow('setLiveness to be true, false, null or undefined, got "yes" (string)')
     expect(() => provider.setWriteSettlement(id, { kind: 'ok' } as never)).toThrow('setWriteSettlement to be a WriteSettlement or undefined')
     expect(() => provider.setShutdownBehaviour(id, 'ignore' as never)).toThrow(
