@@ -137,5 +137,39 @@ export function scriptFromMetadata(metadata: Readonly<Record<string, unknown>> |
       `Expected the \`metadata.${FAKE_SCRIPT_METADATA_KEY}\` option to be a FakeSpawnScript object, got ${describeValue(fromMetadata)}`,
     )
   }
+  assertScriptEvents(fromMetadata as FakeSpawnScript)
   return fromMetadata as FakeSpawnScript
+}
+
+/**
+ * Throw a `TypeError` naming the field unless `exit` is a {@link FakeExit}: a test's typo must not
+ * become a malformed provider event, nor a verdict it did not ask for (a `withoutCause: 'true'`
+ * read as `false` publishes `exited(0)`). `where` names the exit in the message (`emitExit`, the
+ * script's `exit`).
+ */
+export function assertFakeExit(exit: unknown, where = 'emitExit'): asserts exit is FakeExit {
+  if (!isPlainObject(exit)) {
+    throw new TypeError(`Expected ${where === 'emitExit' ? 'the `exit` argument of emitExit' : where} to be a FakeExit object, got ${describeValue(exit)}`)
+  }
+  const { exitCode, signal, hostReportsChildExitStatus, withoutCause, observed } = exit as Record<string, unknown>
+  if (!Number.isInteger(exitCode)) throw new TypeError(`Expected the \`exitCode\` of ${where} to be an integer, got ${describeValue(exitCode)}`)
+  if (signal !== undefined && signal !== null && !Number.isInteger(signal)) {
+    throw new TypeError(`Expected the \`signal\` of ${where} to be an integer, null or undefined, got ${describeValue(signal)}`)
+  }
+  for (const [name, value] of [['hostReportsChildExitStatus', hostReportsChildExitStatus], ['withoutCause', withoutCause]] as const) {
+    if (value !== undefined && typeof value !== 'boolean') throw new TypeError(`Expected the \`${name}\` of ${where} to be a boolean or undefined, got ${describeValue(value)}`)
+  }
+  if (observed !== undefined && observed !== 'provider' && observed !== 'synthetic') {
+    throw new TypeError(`Expected the \`observed\` of ${where} to be 'provider', 'synthetic' or undefined, got ${describeValue(observed)}`)
+  }
+}
+
+/** Throw a `TypeError` naming the field unless the script's scripted events are well formed. */
+export function assertScriptEvents(script: FakeSpawnScript): void {
+  const { output, exit, exitBeforeReply } = script as Record<string, unknown>
+  if (output !== undefined && (!Array.isArray(output) || !output.every((chunk) => typeof chunk === 'string'))) {
+    throw new TypeError(`Expected the script's \`output\` to be an array of strings, got ${describeValue(output)}`)
+  }
+  if (exit !== undefined) assertFakeExit(exit, "the script's `exit`")
+  if (exitBeforeReply !== undefined) assertFakeExit(exitBeforeReply, "the script's `exitBeforeReply`")
 }

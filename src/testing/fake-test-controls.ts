@@ -4,7 +4,7 @@ import type { FakeProcessInfo, FakePtyInspection, FakePtyProvider } from './fake
 import { inspectFakePty } from './fake-pty-record.js'
 import { requireFakePty, type FakeProviderState } from './fake-provider-state.js'
 import { failFakeSpawn, releaseFakeSpawn } from './fake-spawning.js'
-import { FAKE_SHUTDOWN_BEHAVIOURS, isPlainObject, type FakeExit, type FakeShutdownBehaviour, type FakeSpawnScript } from './fake-spawn-script.js'
+import { assertFakeExit, assertScriptEvents, FAKE_SHUTDOWN_BEHAVIOURS, isPlainObject, type FakeExit, type FakeShutdownBehaviour, type FakeSpawnScript } from './fake-spawn-script.js'
 
 // The test controls of the fake: what a test scripts, emits, overrides and inspects beyond the
 // `PtyProvider` contract. They throw a `TypeError` naming the control for an id never spawned.
@@ -150,39 +150,6 @@ export function createFakeTestControls(state: FakeProviderState): FakeTestContro
       return state.deliveries.settle()
     },
   }
-}
-
-/**
- * Throw a `TypeError` naming the field unless `exit` is a {@link FakeExit}: a test's typo must not
- * become a malformed provider event, nor a verdict it did not ask for (a `withoutCause: 'true'`
- * read as `false` publishes `exited(0)`). `where` names the exit in the message (`emitExit`, the
- * script's `exit`).
- */
-function assertFakeExit(exit: unknown, where = 'emitExit'): asserts exit is FakeExit {
-  if (!isPlainObject(exit)) {
-    throw new TypeError(`Expected ${where === 'emitExit' ? 'the `exit` argument of emitExit' : where} to be a FakeExit object, got ${describeValue(exit)}`)
-  }
-  const { exitCode, signal, hostReportsChildExitStatus, withoutCause, observed } = exit as Record<string, unknown>
-  if (!Number.isInteger(exitCode)) throw new TypeError(`Expected the \`exitCode\` of ${where} to be an integer, got ${describeValue(exitCode)}`)
-  if (signal !== undefined && signal !== null && !Number.isInteger(signal)) {
-    throw new TypeError(`Expected the \`signal\` of ${where} to be an integer, null or undefined, got ${describeValue(signal)}`)
-  }
-  for (const [name, value] of [['hostReportsChildExitStatus', hostReportsChildExitStatus], ['withoutCause', withoutCause]] as const) {
-    if (value !== undefined && typeof value !== 'boolean') throw new TypeError(`Expected the \`${name}\` of ${where} to be a boolean or undefined, got ${describeValue(value)}`)
-  }
-  if (observed !== undefined && observed !== 'provider' && observed !== 'synthetic') {
-    throw new TypeError(`Expected the \`observed\` of ${where} to be 'provider', 'synthetic' or undefined, got ${describeValue(observed)}`)
-  }
-}
-
-/** Throw a `TypeError` naming the field unless the script's scripted events are well formed. */
-function assertScriptEvents(script: FakeSpawnScript): void {
-  const { output, exit, exitBeforeReply } = script as Record<string, unknown>
-  if (output !== undefined && (!Array.isArray(output) || !output.every((chunk) => typeof chunk === 'string'))) {
-    throw new TypeError(`Expected the script's \`output\` to be an array of strings, got ${describeValue(output)}`)
-  }
-  if (exit !== undefined) assertFakeExit(exit, "the script's `exit`")
-  if (exitBeforeReply !== undefined) assertFakeExit(exitBeforeReply, "the script's `exitBeforeReply`")
 }
 
 /** `'confirm', 'never_confirm', …` for an error message. */

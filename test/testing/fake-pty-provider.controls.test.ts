@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { createFakePtyProvider } from 'ptykit/testing'
+import { createFakePtyProvider, fakeScriptMetadata } from 'ptykit/testing'
 
 // A test author's typo in a control must fail loudly, naming the argument — not become a malformed
 // provider event the controller silently drops (output that never arrives) or mis-reads.
@@ -24,6 +24,10 @@ describe('fake provider controls refuse malformed arguments', () => {
     expect(() => provider.scriptNextSpawn({ exitBeforeReply: null as never })).toThrow("Expected the script's `exitBeforeReply` to be a FakeExit object, got null")
     expect(() => provider.scriptNextSpawn({ output: [42, 'ok'] as never })).toThrow("Expected the script's `output` to be an array of strings")
     expect(() => provider.scriptNextSpawn({ output: 'abc' as never })).toThrow("Expected the script's `output` to be an array of strings, got \"abc\" (string)")
+    // A script carried in the spawn's metadata is checked the same way: the spawn rejects, naming it.
+    await expect(provider.spawn({ metadata: fakeScriptMetadata({ exit: { exitCode: 0, withoutCause: 'yes' } as never }) })).rejects.toThrow(
+      "Expected the `withoutCause` of the script's `exit` to be a boolean or undefined",
+    )
     expect(() => provider.setLiveness(id, 'yes' as never)).toThrow('setLiveness to be true, false, null or undefined, got "yes" (string)')
     expect(() => provider.setWriteSettlement(id, { kind: 'ok' } as never)).toThrow('setWriteSettlement to be a WriteSettlement or undefined')
     expect(() => provider.setShutdownBehaviour(id, 'ignore' as never)).toThrow(
