@@ -7,9 +7,9 @@
 //    a crash would.
 // 2. The session keeps running in the host and prints while no app is attached; the job ends.
 // 3. "App 2" (this process, the restarted app) learns how the job ended (`listExits`), lists the
-//    host's running sessions, paints a snapshot of the
-//    screen, attaches through a controller (the output it missed is replayed), types a command,
-//    and closes the terminal: an operator close, verified.
+//    host's running sessions, paints a snapshot of the screen, attaches through a controller (the
+//    output it missed is replayed), types a command, and closes the terminal: an operator close,
+//    verified.
 //
 // POSIX only. Exits non-zero if any step does not happen.
 import { spawn } from 'node:child_process'

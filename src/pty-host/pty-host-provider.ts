@@ -14,11 +14,11 @@ import {
   type PtySpawnResult,
   type WriteSettlement,
 } from '../contracts/index.js'
+import { describeValue } from '../contracts/describe-value.js'
 import { ClientPtyRecords, exitEventOfMessage, isLive, type ClientPtyRecord, type ClientPtyState } from './client-pty-records.js'
 import { spawnRequestParams } from './spawn-request-params.js'
 import { isRequestTimeout, type PtyHostConnection } from './pty-host-connection.js'
 import { invalidPtyHostOption, isPtyHostError, PtyHostError } from './pty-host-error.js'
-import { describeValue } from '../contracts/describe-value.js'
 import { PtyHostLink } from './pty-host-link.js'
 import type { PtyHostMessage } from './protocol.js'
 import {

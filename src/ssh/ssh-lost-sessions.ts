@@ -107,8 +107,8 @@ export class LostSessionRechecks {
 
 /**
  * Whether a lost PTY's program lives, asked of a connection that can judge it: `true`, `false`
- * (proven gone: its exit follows, see `SshPtySession.settleGone`), or `null` when nothing can tell. `false` without asking
- * when the server reported the program's end before its connection dropped.
+ * (proven gone: its exit follows, see `SshPtySession.settleGone`), or `null` when nothing can
+ * tell. `false` without asking when the server reported the program's end before the drop.
  */
 export async function probeLostSession(session: SshPtySession, keeper: SshConnectionKeeper): Promise<boolean | null> {
   if (session.exitReported) {

@@ -143,7 +143,6 @@ export class SshPtySession {
    */
   beginStop(): void {
     if (this.#exitReportedAtStopRequest === null && this.state !== 'exited') this.#exitReportedAtStopRequest = this.exitReported
-    this.stopping = true
     this.#readOn()
   }
 

@@ -37,10 +37,9 @@ export function stopWithTimings(
  * (its connection dropped, or its channel closed without an exit status) is stopped from a
  * connection that can judge it (`judgeOfLostSession`: the same machine and boot), and settles once
  * its program is proven gone (at once when the server reported its end before the drop); with
- * none, `transport_lost` (it cannot be reached) — as from a stop
- * during which the connection dropped (not seen carried out). One stop per PTY, which a later call
- * joins while it runs (once it failed, a later call tries again) — except an `immediate` one,
- * which starts its own KILL at once.
+ * none, `transport_lost` (it cannot be reached) — as from a stop during which the connection
+ * dropped (not seen carried out). One stop per PTY, which a later call joins while it runs (once it
+ * failed, a later call tries again) — except an `immediate` one, which starts its own KILL at once.
  */
 export async function shutdownSshPty(
   table: SshSessionTable,

@@ -144,13 +144,11 @@ export function scriptFromMetadata(metadata: Readonly<Record<string, unknown>> |
 /**
  * Throw a `TypeError` naming the field unless `exit` is a {@link FakeExit}: a test's typo must not
  * become a malformed provider event, nor a verdict it did not ask for (a `withoutCause: 'true'`
- * read as `false` publishes `exited(0)`). `where` names the exit in the message (`emitExit`, the
- * script's `exit`).
+ * read as `false` publishes `exited(0)`). The messages name the exit as `where` (whose field:
+ * `emitExit`, the script's `exit`) and the whole object as `whole`.
  */
-export function assertFakeExit(exit: unknown, where = 'emitExit'): asserts exit is FakeExit {
-  if (!isPlainObject(exit)) {
-    throw new TypeError(`Expected ${where === 'emitExit' ? 'the `exit` argument of emitExit' : where} to be a FakeExit object, got ${describeValue(exit)}`)
-  }
+export function assertFakeExit(exit: unknown, where: string, whole: string = where): asserts exit is FakeExit {
+  if (!isPlainObject(exit)) throw new TypeError(`Expected ${whole} to be a FakeExit object, got ${describeValue(exit)}`)
   const { exitCode, signal, hostReportsChildExitStatus, withoutCause, observed } = exit as Record<string, unknown>
   if (!Number.isInteger(exitCode)) throw new TypeError(`Expected the \`exitCode\` of ${where} to be an integer, got ${describeValue(exitCode)}`)
   if (signal !== undefined && signal !== null && !Number.isInteger(signal)) {

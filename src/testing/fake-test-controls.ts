@@ -69,7 +69,7 @@ export function createFakeTestControls(state: FakeProviderState): FakeTestContro
 
     emitExit(id: string, exit: FakeExit): void {
       const pty = requireFakePty(state, id, 'emitExit')
-      assertFakeExit(exit)
+      assertFakeExit(exit, 'emitExit', 'the `exit` argument of emitExit')
       if (exit.incarnationId !== undefined && exit.incarnationId !== pty.incarnationId) {
         // A stale exit of an older process: reported as such, and the current process lives on.
         state.events.exit.fire(state.events.exitEvent(pty, exit, exit.incarnationId))

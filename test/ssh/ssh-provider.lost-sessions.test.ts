@@ -19,6 +19,10 @@ afterEach(async () => {
 })
 
 const HUP_PROOF = ['-c', "trap '' HUP; while :; do sleep 0.2; done"]
+/** What `seq 1 3000` prints on a terminal. */
+const SEQ_3000 = Array.from({ length: 3000 }, (_, i) => String(i + 1)).join('\r\n') + '\r\n'
+/** The output among a provider's events, in order. */
+const textOf = (events: (PtyDataEvent | PtyExitEvent)[]): string => events.map((event) => ('data' in event ? event.data : '')).join('')
 
 describe('SSH provider: PTYs of a dropped connection, after a reconnect', () => {
   it('reports the programs the hang-up ended as gone, answers alive for the one that outlived it, and stops that one for real', async () => {
@@ -96,9 +100,7 @@ describe('SSH provider: PTYs of a dropped connection, after a reconnect', () => 
     expect(exit.diedBeforeStopRequest).toBe(true)
     expect(exit.incarnationId).toBe(reply.incarnationId)
     expect(events.at(-1)).toBe(exit)
-    const text = events.map((event) => ('data' in event ? event.data : '')).join('')
-    const expected = Array.from({ length: 3000 }, (_, i) => String(i + 1)).join('\r\n') + '\r\n'
-    expect(text.endsWith(expected)).toBe(true)
+    expect(textOf(events).endsWith(SEQ_3000)).toBe(true)
   }, 60_000)
 
   it('a paused PTY of a dropped connection proven gone after a reconnect: its held output, then its exit', async () => {
@@ -126,7 +128,6 @@ describe('SSH provider: PTYs of a dropped connection, after a reconnect', () => 
     expect(exit.cause).toEqual({ kind: 'unknown', reason: 'cause_unreported' })
     // Before: the exit came at the proof, and the lines after it — output after the exit.
     expect(events.at(-1)).toBe(exit)
-    const text = events.map((event) => ('data' in event ? event.data : '')).join('')
-    expect(text.endsWith(Array.from({ length: 3000 }, (_, i) => String(i + 1)).join('\r\n') + '\r\n')).toBe(true)
+    expect(textOf(events).endsWith(SEQ_3000)).toBe(true)
   }, 60_000)
 })
