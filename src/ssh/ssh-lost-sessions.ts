@@ -108,10 +108,12 @@ export class LostSessionRechecks {
 /**
  * Whether a lost PTY's program lives, asked of a connection that can judge it: `true`, `false`
  * (proven gone: its exit follows, see `SshPtySession.settleGone`), or `null` when nothing can
- * tell. `false` without asking when the server reported the program's end before the drop.
+ * tell. `false` without asking once its end is proven (`SshPtySession.endProven`: the server
+ * reported it before the drop, or an earlier look found the program gone) — whether or not a
+ * connection that could judge it is still open.
  */
 export async function probeLostSession(session: SshPtySession, keeper: SshConnectionKeeper): Promise<boolean | null> {
-  if (session.exitReported) {
+  if (session.endProven) {
     session.settleGone()
     return false
   }

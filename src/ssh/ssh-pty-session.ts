@@ -63,12 +63,13 @@ export class SshPtySession {
   readonly #scanner: LaunchMarkerScanner
   readonly #exitStatus: () => ChannelExitStatus | null
   /**
-   * Whether the server had reported the program's end when a stop of it was first requested
-   * (`null`: none requested). Its exit says it ended on its own (`diedBeforeStopRequest`) unless a
-   * stop was requested before that report (`false`) — as the pty host says of a stop that had not
-   * reached it: a controller whose stop was still on its way keeps the real cause.
+   * Whether the program's end was proven (`endProven`: the server reported it, or a look found a
+   * lost program gone) when a stop of it was first requested (`null`: none requested). Its exit
+   * says it ended on its own (`diedBeforeStopRequest`) unless a stop was requested before that
+   * proof (`false`) — as the pty host says of a stop that had not reached it: a controller whose
+   * stop was still on its way keeps the real cause.
    */
-  #exitReportedAtStopRequest: boolean | null = null
+  #endProvenAtStopRequest: boolean | null = null
   /** True once the channel closed: every byte it received has been handed over. */
   #channelClosed = false
   /** A lost session's end is proven; its exit waits for the channel to hand over what it received. */
@@ -138,11 +139,11 @@ export class SshPtySession {
 
   /**
    * A stop of this session begins (through its channel, or — lost — from another connection):
-   * note whether its end was already reported (only the first request counts), and read on — the
+   * note whether its end was already proven (only the first request counts), and read on — the
    * program is being stopped, its remaining output is bounded, so a pause must not hold its exit back.
    */
   beginStop(): void {
-    if (this.#exitReportedAtStopRequest === null && this.state !== 'exited') this.#exitReportedAtStopRequest = this.exitReported
+    if (this.#endProvenAtStopRequest === null && this.state !== 'exited') this.#endProvenAtStopRequest = this.endProven
     this.#readOn()
   }
 
@@ -257,6 +258,7 @@ export class SshPtySession {
       incarnationId: this.incarnationId,
       code: 0,
       cause: { kind: 'unknown', reason: 'cause_unreported' },
+      ...(this.#endProvenAtStopRequest !== false && { diedBeforeStopRequest: true }),
     }
     this.#deliver(() => {
       try {
@@ -273,7 +275,7 @@ export class SshPtySession {
    */
   #reportedExitEvent(): PtyExitEvent | null {
     const exitEvent = this.marker === null ? null : exitEventOf(this, this.#exitStatus())
-    if (exitEvent !== null && this.#exitReportedAtStopRequest !== false) exitEvent.diedBeforeStopRequest = true
+    if (exitEvent !== null && this.#endProvenAtStopRequest !== false) exitEvent.diedBeforeStopRequest = true
     return exitEvent
   }
 

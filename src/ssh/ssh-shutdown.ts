@@ -36,7 +36,7 @@ export function stopWithTimings(
  * The provider's `shutdown`: nothing for an unknown, exited or other-incarnation PTY. A lost PTY
  * (its connection dropped, or its channel closed without an exit status) is stopped from a
  * connection that can judge it (`judgeOfLostSession`: the same machine and boot), and settles once
- * its program is proven gone (at once when the server reported its end before the drop); with
+ * its program is proven gone (at once when its end is proven already: `SshPtySession.endProven`); with
  * none, `transport_lost` (it cannot be reached) — as from a stop during which the connection
  * dropped (not seen carried out). One stop per PTY, which a later call joins while it runs (once it
  * failed, a later call tries again) — except an `immediate` one, which starts its own KILL at once.
@@ -51,8 +51,9 @@ export async function shutdownSshPty(
   const session = table.get(id)
   if (session === undefined || session.state === 'exited') return
   if (options.expectedIncarnationId !== undefined && session.incarnationId !== options.expectedIncarnationId) return
-  // A lost PTY whose end the server reported before the drop needs no judge: it is gone.
-  if (session.state === 'lost' && !session.exitReported && judgeOfLostSession(session, keeper) === null) {
+  // A lost PTY whose end is proven (reported by the server before the drop, or found gone by an
+  // earlier look) needs no judge: it is gone, its exit waits only for its channel to close.
+  if (session.state === 'lost' && !session.endProven && judgeOfLostSession(session, keeper) === null) {
     throw new SshProviderError('transport_lost', `Cannot stop PTY ${JSON.stringify(id)}: its SSH connection dropped, so it cannot be reached`, { ptyId: id })
   }
   const deadlineEpochMs = resolveWaitDeadline(options, timings.shutdownDeadlineMs)

@@ -10,7 +10,10 @@ import { shellQuote } from '../../src/ssh/remote-launch.js'
 import { LaunchMarkerScanner } from '../../src/ssh/remote-launch.js'
 import { loadSsh2Module } from '../../src/ssh/ssh2-module.js'
 import type { SshConnectionKeeper } from '../../src/ssh/ssh-connection-keeper.js'
-import type { SshPtySession } from '../../src/ssh/ssh-pty-session.js'
+import { SshPtySession as SshPtySessionClass, type SshPtySession } from '../../src/ssh/ssh-pty-session.js'
+import { probeLostSession } from '../../src/ssh/ssh-lost-sessions.js'
+import { shutdownSshPty } from '../../src/ssh/ssh-shutdown.js'
+import type { PtyExitEvent } from 'ptykit/contracts'
 import { SshConnection } from '../../src/ssh/ssh-connection.js'
 import { createSshQueries } from '../../src/ssh/ssh-queries.js'
 import { SshSessionTable } from '../../src/ssh/ssh-session-table.js'
@@ -192,5 +195,56 @@ describe('a session channel whose command ends at once', () => {
     const connection = new (SshConnection as unknown as new (client: unknown) => SshConnection)(client)
     const opened = await connection.openChannel('kill -9 $$', undefined)
     expect(opened.exitStatus()).toEqual({ code: null, signal: 'KILL' })
+  })
+})
+
+/** A live session on a fake channel, then lost with its connection; its exits are collected. */
+function lostSession(): { session: SshPtySession; channel: EventEmitter; table: SshSessionTable; exits: PtyExitEvent[] } {
+  const noop = () => undefined
+  const channel = Object.assign(new EventEmitter(), { stderr: Object.assign(new EventEmitter(), { resume: noop }), pause: noop, resume: noop, signal: noop, close: noop })
+  const connection = { lost: false }
+  const table = new SshSessionTable()
+  const launch = { command: 'sh', nonce: 'n', cols: 80, rows: 24, file: null, startupCommand: undefined }
+  const fields = { id: 'p', incarnationId: 'i', channel, exitStatus: () => null, connection, launch, scopeId: undefined, slotKey: undefined, claimKey: undefined }
+  const session = new (SshPtySessionClass as unknown as new (fields: unknown, hooks: unknown) => SshPtySession)(fields, table.sessionHooks)
+  table.sessions.set('p', session)
+  const exits: PtyExitEvent[] = []
+  table.exitListeners.add((event) => exits.push(event))
+  session.marker = { pid: 4242, startTime: '1', bootId: 'boot' }
+  session.state = 'live'
+  session.release()
+  connection.lost = true
+  table.markLost(connection as unknown as SshConnection)
+  return { session, channel, table, exits }
+}
+const UNREPORTED = { id: 'p', incarnationId: 'i', code: 0, cause: { kind: 'unknown', reason: 'cause_unreported' } }
+
+describe('a lost PTY proven gone whose channel has not closed yet', () => {
+  it('answers dead and is stopped at once, even when no connection is open any more', async () => {
+    // The window between a look that proved the program gone (its exit then waits for the channel
+    // to hand over what it received) and the channel's close. If the judging connection drops in
+    // it too, nothing needs a judge: the end is proven.
+    const { session, channel, table, exits } = lostSession()
+    expect(session.settleGone()).toBe(true)
+    expect(session.endProven).toBe(true)
+    const noConnection = { openConnection: () => null } as unknown as SshConnectionKeeper
+
+    // Before: both asked for a judge first — the probe answered null, the stop rejected transport_lost.
+    expect(await probeLostSession(session, noConnection)).toBe(false)
+    const timings = { hangupGraceMs: 100, terminateGraceMs: 100, shutdownDeadlineMs: 1_000 }
+    await expect(shutdownSshPty(table, noConnection, timings, 'p', {})).resolves.toBeUndefined()
+    expect(exits).toEqual([])
+    channel.emit('close')
+    // Proven gone before the stop was asked for: it ended on its own (before: no such flag, so a
+    // controller took the stop for its cause).
+    expect(exits).toEqual([{ ...UNREPORTED, diedBeforeStopRequest: true }])
+  })
+
+  it('keeps a stop asked for before the proof as the cause', () => {
+    const { session, channel, exits } = lostSession()
+    session.beginStop()
+    session.settleGone()
+    channel.emit('close')
+    expect(exits).toEqual([UNREPORTED])
   })
 })
