@@ -249,6 +249,7 @@ export function createFakeProviderMethods(state: FakeProviderState): FakeProvide
       state.deliveries.clear()
       events.data.clear()
       events.exit.clear()
+      events.loss.clear()
       return Promise.resolve()
     },
   }

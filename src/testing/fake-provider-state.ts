@@ -4,7 +4,7 @@ import { createFakeDeliveryQueue, type FakeDeliveryQueue } from './fake-delivery
 import { createFakePtyEvents, type FakePtyEvents } from './fake-pty-events.js'
 import type { FakeProviderCall, FakeProviderMethod, FakePtyProviderOptions } from './fake-pty-provider-types.js'
 import type { FakePtyRecord, PendingSpawn } from './fake-pty-record.js'
-import type { FakeSpawnScript } from './fake-spawn-script.js'
+import { assertFakeSpawnScript, type FakeSpawnScript } from './fake-spawn-script.js'
 
 // The state one fake provider shares between its spawning, its `PtyProvider` methods and its test
 // controls: the PTY table, the scripts and hung spawns waiting, the call log, the event side and
@@ -57,6 +57,15 @@ export function createFakeProviderState(options: FakePtyProviderOptions): FakePr
       `Expected the \`scheduling\` option to be 'macrotask', 'microtask' or 'manual', got ${describeValue(scheduling)}`,
     )
   }
+  for (const name of ['authoritativeListings', 'hostReportsChildExitStatus', 'foregroundProcessEvidence'] as const) {
+    const value: unknown = options[name]
+    if (value !== undefined && typeof value !== 'boolean') throw new TypeError(`Expected the \`${name}\` option to be a boolean or undefined, got ${describeValue(value)}`)
+  }
+  if (typeof hostId !== 'string') throw new TypeError(`Expected the \`hostId\` option to be a string, got ${describeValue(hostId)}`)
+  if (options.now !== undefined && typeof options.now !== 'function') {
+    throw new TypeError(`Expected the \`now\` option to be a function or undefined, got ${describeValue(options.now)}`)
+  }
+  if (options.defaultScript !== undefined) assertFakeSpawnScript(options.defaultScript, 'the `defaultScript` option')
   let tick = 0
   const now = options.now ?? ((): number => ++tick)
   const calls: FakeProviderCall[] = []

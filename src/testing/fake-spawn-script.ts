@@ -1,4 +1,4 @@
-import type { ProviderSequence, PtyIncarnationId, WriteSettlement } from '../contracts/index.js'
+import { isWriteSettlement, type ProviderSequence, type PtyIncarnationId, type WriteSettlement } from '../contracts/index.js'
 import { describeValue } from '../contracts/describe-value.js'
 
 /**
@@ -49,6 +49,11 @@ export type FakeShutdownBehaviour = 'confirm' | 'never_confirm' | 'fail' | 'exit
 
 /** Every {@link FakeShutdownBehaviour}, for checking one given at run time. */
 export const FAKE_SHUTDOWN_BEHAVIOURS: readonly FakeShutdownBehaviour[] = Object.freeze(['confirm', 'never_confirm', 'fail', 'exit_unreported'])
+
+/** The behaviours quoted for an error message: `'confirm', 'never_confirm', …`. */
+export function quotedFakeShutdownBehaviours(): string {
+  return FAKE_SHUTDOWN_BEHAVIOURS.map((behaviour) => `'${behaviour}'`).join(', ')
+}
 
 /**
  * How one spawn of the fake provider behaves. Queue one per spawn with
@@ -127,18 +132,13 @@ export function isPlainObject(value: unknown): value is Record<string, unknown> 
 
 /**
  * The script carried in the spawn options' `metadata.fakeScript`: `undefined` when there is none,
- * a `TypeError` naming the option when it is not an object.
+ * a `TypeError` naming the option or the field when it is not a well-formed script.
  */
 export function scriptFromMetadata(metadata: Readonly<Record<string, unknown>> | undefined): FakeSpawnScript | undefined {
   const fromMetadata = metadata?.[FAKE_SCRIPT_METADATA_KEY]
   if (fromMetadata === undefined) return undefined
-  if (!isPlainObject(fromMetadata)) {
-    throw new TypeError(
-      `Expected the \`metadata.${FAKE_SCRIPT_METADATA_KEY}\` option to be a FakeSpawnScript object, got ${describeValue(fromMetadata)}`,
-    )
-  }
-  assertScriptEvents(fromMetadata as FakeSpawnScript)
-  return fromMetadata as FakeSpawnScript
+  assertFakeSpawnScript(fromMetadata, `the \`metadata.${FAKE_SCRIPT_METADATA_KEY}\` option`)
+  return fromMetadata
 }
 
 /**
@@ -162,11 +162,33 @@ export function assertFakeExit(exit: unknown, where: string, whole: string = whe
   }
 }
 
-/** Throw a `TypeError` naming the field unless the script's scripted events are well formed. */
-export function assertScriptEvents(script: FakeSpawnScript): void {
-  const { output, exit, exitBeforeReply } = script as Record<string, unknown>
+/**
+ * Throw a `TypeError` naming the field unless `script` is a {@link FakeSpawnScript} — wherever a
+ * script comes from (`scriptNextSpawn`, a spawn's metadata, the `defaultScript` option), so that a
+ * test's typo fails where it was made instead of playing a spawn the test did not ask for (a
+ * `hang: 'false'` read as `true`, a `liveness: 'false'` answered as is). `what` names the script
+ * as a whole in the message. `fail` and `providerSequence` are passed on as given: a test may
+ * script a malformed value there on purpose, to see the controller refuse it.
+ */
+export function assertFakeSpawnScript(script: unknown, what: string): asserts script is FakeSpawnScript {
+  if (!isPlainObject(script)) throw new TypeError(`Expected ${what} to be a FakeSpawnScript object, got ${describeValue(script)}`)
+  const field = (name: string, expected: string): TypeError =>
+    new TypeError(`Expected the script's \`${name}\` to be ${expected}, got ${describeValue(script[name])}`)
+  const { id, pid, hang, liveness, shutdown, writeSettlement, hostReportsChildExitStatus, cols, rows, commitOnSpawn, output, exit, exitBeforeReply } = script
+  if (id !== undefined && typeof id !== 'string') throw field('id', 'a string or undefined')
+  for (const [name, value] of [['pid', pid], ['cols', cols], ['rows', rows]] as const) {
+    if (value !== undefined && !Number.isInteger(value)) throw field(name, 'an integer or undefined')
+  }
+  for (const [name, value] of [['hang', hang], ['hostReportsChildExitStatus', hostReportsChildExitStatus], ['commitOnSpawn', commitOnSpawn]] as const) {
+    if (value !== undefined && typeof value !== 'boolean') throw field(name, 'a boolean or undefined')
+  }
+  if (liveness !== undefined && liveness !== null && typeof liveness !== 'boolean') throw field('liveness', 'a boolean, null or undefined')
+  if (shutdown !== undefined && !FAKE_SHUTDOWN_BEHAVIOURS.includes(shutdown as FakeShutdownBehaviour)) {
+    throw field('shutdown', `one of ${quotedFakeShutdownBehaviours()}`)
+  }
+  if (writeSettlement !== undefined && !isWriteSettlement(writeSettlement)) throw field('writeSettlement', 'a WriteSettlement or undefined')
   if (output !== undefined && (!Array.isArray(output) || !output.every((chunk) => typeof chunk === 'string'))) {
-    throw new TypeError(`Expected the script's \`output\` to be an array of strings, got ${describeValue(output)}`)
+    throw field('output', 'an array of strings')
   }
   if (exit !== undefined) assertFakeExit(exit, "the script's `exit`")
   if (exitBeforeReply !== undefined) assertFakeExit(exitBeforeReply, "the script's `exitBeforeReply`")

@@ -10,12 +10,7 @@ import { FakePtyIdInUseError } from './fake-pty-id-in-use-error.js'
 import { FakePtyLiveOtherIncarnationError } from './fake-pty-live-other-incarnation-error.js'
 import { createFakePtyRecord, type FakePtyRecord, type PendingSpawn } from './fake-pty-record.js'
 import type { FakeProviderState } from './fake-provider-state.js'
-import {
-  FAKE_SCRIPT_METADATA_KEY,
-  isPlainObject,
-  scriptFromMetadata,
-  type FakeSpawnScript,
-} from './fake-spawn-script.js'
+import { scriptFromMetadata, type FakeSpawnScript } from './fake-spawn-script.js'
 
 // Spawning: which script a spawn plays, a fresh incarnation or an attach to a live one, spawns
 // whose reply a script holds (`hang`), and the scripted events that follow a reply.
@@ -28,11 +23,9 @@ import {
 export function startFakeSpawn(state: FakeProviderState, spawnOptions: ProviderSpawnOptions): Promise<PtySpawnResult> {
   if (spawnOptions.cols !== undefined) assertPtyDimension('cols', spawnOptions.cols)
   if (spawnOptions.rows !== undefined) assertPtyDimension('rows', spawnOptions.rows)
-  if (spawnOptions.attachOnly === true) {
-    const fromMetadata = spawnOptions.metadata?.[FAKE_SCRIPT_METADATA_KEY]
-    return attach(state, spawnOptions, isPlainObject(fromMetadata) ? (fromMetadata as FakeSpawnScript) : undefined)
-  }
-  const script = scriptFromMetadata(spawnOptions.metadata) ?? state.scriptQueue.shift() ?? state.options.defaultScript ?? {}
+  const fromMetadata = scriptFromMetadata(spawnOptions.metadata)
+  if (spawnOptions.attachOnly === true) return attach(state, spawnOptions, fromMetadata)
+  const script = fromMetadata ?? state.scriptQueue.shift() ?? state.options.defaultScript ?? {}
   const existing = spawnOptions.sessionId === undefined ? undefined : state.ptys.get(spawnOptions.sessionId)
   // A persistent-session spawn of a live session attaches to it, as a daemon would.
   if (existing !== undefined && existing.state === 'live' && spawnOptions.isNewSession !== true && script.id === undefined) {

@@ -4,7 +4,16 @@ import type { FakeProcessInfo, FakePtyInspection, FakePtyProvider } from './fake
 import { inspectFakePty } from './fake-pty-record.js'
 import { requireFakePty, type FakeProviderState } from './fake-provider-state.js'
 import { failFakeSpawn, releaseFakeSpawn } from './fake-spawning.js'
-import { assertFakeExit, assertScriptEvents, FAKE_SHUTDOWN_BEHAVIOURS, isPlainObject, type FakeExit, type FakeShutdownBehaviour, type FakeSpawnScript } from './fake-spawn-script.js'
+import {
+  assertFakeExit,
+  assertFakeSpawnScript,
+  FAKE_SHUTDOWN_BEHAVIOURS,
+  isPlainObject,
+  quotedFakeShutdownBehaviours,
+  type FakeExit,
+  type FakeShutdownBehaviour,
+  type FakeSpawnScript,
+} from './fake-spawn-script.js'
 
 // The test controls of the fake: what a test scripts, emits, overrides and inspects beyond the
 // `PtyProvider` contract. They throw a `TypeError` naming the control for an id never spawned.
@@ -35,13 +44,7 @@ export type FakeTestControls = Pick<
 export function createFakeTestControls(state: FakeProviderState): FakeTestControls {
   return {
     scriptNextSpawn(script: FakeSpawnScript): void {
-      if (!isPlainObject(script)) {
-        throw new TypeError(`Expected the \`script\` argument to be a FakeSpawnScript object, got ${describeValue(script)}`)
-      }
-      if (script.shutdown !== undefined && !FAKE_SHUTDOWN_BEHAVIOURS.includes(script.shutdown)) {
-        throw new TypeError(`Expected the script's \`shutdown\` to be one of ${quotedShutdownBehaviours()}, got ${describeValue(script.shutdown)}`)
-      }
-      assertScriptEvents(script)
+      assertFakeSpawnScript(script, 'the `script` argument')
       state.scriptQueue.push(script)
     },
 
@@ -100,13 +103,14 @@ export function createFakeTestControls(state: FakeProviderState): FakeTestContro
     setShutdownBehaviour(id: string, behaviour: FakeShutdownBehaviour): void {
       const pty = requireFakePty(state, id, 'setShutdownBehaviour')
       if (!FAKE_SHUTDOWN_BEHAVIOURS.includes(behaviour)) {
-        throw new TypeError(`Expected the \`behaviour\` argument of setShutdownBehaviour to be one of ${quotedShutdownBehaviours()}, got ${describeValue(behaviour)}`)
+        throw new TypeError(`Expected the \`behaviour\` argument of setShutdownBehaviour to be one of ${quotedFakeShutdownBehaviours()}, got ${describeValue(behaviour)}`)
       }
       pty.shutdownBehaviour = behaviour
     },
 
     setProcessInfo(id: string, info: FakeProcessInfo): void {
       const pty = requireFakePty(state, id, 'setProcessInfo')
+      assertFakeProcessInfo(info)
       if (info.foregroundEvidence !== undefined) pty.foregroundEvidence = info.foregroundEvidence === null ? null : { ...info.foregroundEvidence }
       if (info.foregroundProcess !== undefined) pty.foregroundProcess = info.foregroundProcess
       if (info.hasChildProcesses !== undefined) pty.hasChildProcesses = info.hasChildProcesses
@@ -152,7 +156,22 @@ export function createFakeTestControls(state: FakeProviderState): FakeTestContro
   }
 }
 
-/** `'confirm', 'never_confirm', …` for an error message. */
-function quotedShutdownBehaviours(): string {
-  return FAKE_SHUTDOWN_BEHAVIOURS.map((behaviour) => `'${behaviour}'`).join(', ')
+/** Throw a `TypeError` naming the field unless `info` is a {@link FakeProcessInfo}. */
+function assertFakeProcessInfo(info: unknown): asserts info is FakeProcessInfo {
+  const where = 'the `info` argument of setProcessInfo'
+  if (!isPlainObject(info)) throw new TypeError(`Expected ${where} to be a FakeProcessInfo object, got ${describeValue(info)}`)
+  const { foregroundProcess, hasChildProcesses, foregroundEvidence } = info
+  if (foregroundProcess !== undefined && foregroundProcess !== null && typeof foregroundProcess !== 'string') {
+    throw new TypeError(`Expected the \`foregroundProcess\` of ${where} to be a string, null or undefined, got ${describeValue(foregroundProcess)}`)
+  }
+  if (hasChildProcesses !== undefined && hasChildProcesses !== null && typeof hasChildProcesses !== 'boolean') {
+    throw new TypeError(`Expected the \`hasChildProcesses\` of ${where} to be a boolean, null or undefined, got ${describeValue(hasChildProcesses)}`)
+  }
+  const isEvidence = (value: unknown): boolean =>
+    isPlainObject(value) && typeof value.foregroundProcess === 'string' && typeof value.shellForeground === 'boolean'
+  if (foregroundEvidence !== undefined && foregroundEvidence !== null && !isEvidence(foregroundEvidence)) {
+    throw new TypeError(
+      `Expected the \`foregroundEvidence\` of ${where} to be { foregroundProcess: string, shellForeground: boolean }, null or undefined, got ${describeValue(foregroundEvidence)}`,
+    )
+  }
 }

@@ -51,6 +51,60 @@ describe('fake provider controls refuse malformed arguments', () => {
     expect(exits).toHaveLength(1)
   })
 
+  it('checks every script the same way, wherever it comes from: scriptNextSpawn, metadata, the defaultScript option', async () => {
+    const provider = createFakePtyProvider({ scheduling: 'manual' })
+    // Typos that once played a spawn the test never asked for: a hang read as true, a liveness
+    // answered as a string, a settlement the controller cannot read.
+    expect(() => provider.scriptNextSpawn({ hang: 'false' } as never)).toThrow("Expected the script's `hang` to be a boolean or undefined, got \"false\" (string)")
+    expect(() => provider.scriptNextSpawn({ liveness: 'false' } as never)).toThrow("Expected the script's `liveness` to be a boolean, null or undefined, got \"false\" (string)")
+    expect(() => provider.scriptNextSpawn({ writeSettlement: { kind: 'ok' } } as never)).toThrow("Expected the script's `writeSettlement` to be a WriteSettlement or undefined")
+    expect(() => provider.scriptNextSpawn({ pid: '42' } as never)).toThrow("Expected the script's `pid` to be an integer or undefined, got \"42\" (string)")
+    expect(() => provider.scriptNextSpawn({ cols: 80.5 } as never)).toThrow("Expected the script's `cols` to be an integer or undefined, got 80.5 (number)")
+    expect(() => provider.scriptNextSpawn({ id: 7 } as never)).toThrow("Expected the script's `id` to be a string or undefined, got 7 (number)")
+    expect(() => provider.scriptNextSpawn({ commitOnSpawn: 0 } as never)).toThrow("Expected the script's `commitOnSpawn` to be a boolean or undefined")
+    expect(() => provider.scriptNextSpawn(null as never)).toThrow('Expected the `script` argument to be a FakeSpawnScript object, got null')
+    // In metadata, `shutdown` was not checked at all: a typo stopped the PTY as 'confirm' would.
+    await expect(provider.spawn({ metadata: fakeScriptMetadata({ shutdown: 'ignore' } as never) })).rejects.toThrow("Expected the script's `shutdown` to be one of")
+    await expect(provider.spawn({ metadata: { fakeScript: 'hang' } })).rejects.toThrow('Expected the `metadata.fakeScript` option to be a FakeSpawnScript object, got "hang" (string)')
+    await expect(provider.spawn({ attachOnly: true, sessionId: 'x', metadata: { fakeScript: [] } })).rejects.toThrow('`metadata.fakeScript` option')
+    expect(() => createFakePtyProvider({ defaultScript: { exit: { exitCode: 0, signal: '15' } } as never })).toThrow("Expected the `signal` of the script's `exit` to be an integer")
+    expect(() => createFakePtyProvider({ defaultScript: 'confirm' as never })).toThrow('Expected the `defaultScript` option to be a FakeSpawnScript object, got "confirm" (string)')
+    expect(provider.livePtyIds()).toEqual([])
+    expect(provider.pendingSpawnCount()).toBe(0)
+    // Well-formed scripts still play.
+    provider.scriptNextSpawn({ hang: false, liveness: null, pid: 42, cols: 100, commitOnSpawn: true, writeSettlement: { kind: 'accepted' } })
+    expect((await provider.spawn({})).pid).toBe(42)
+  })
+
+  it("refuses malformed provider options, naming each, and setProcessInfo's malformed info", async () => {
+    expect(() => createFakePtyProvider({ authoritativeListings: 'false' } as never)).toThrow('Expected the `authoritativeListings` option to be a boolean or undefined, got "false" (string)')
+    expect(() => createFakePtyProvider({ hostReportsChildExitStatus: 0 } as never)).toThrow('Expected the `hostReportsChildExitStatus` option to be a boolean or undefined, got 0 (number)')
+    expect(() => createFakePtyProvider({ foregroundProcessEvidence: 'no' } as never)).toThrow('`foregroundProcessEvidence` option')
+    expect(() => createFakePtyProvider({ hostId: 1 } as never)).toThrow('Expected the `hostId` option to be a string, got 1 (number)')
+    expect(() => createFakePtyProvider({ now: 5 } as never)).toThrow('Expected the `now` option to be a function or undefined, got 5 (number)')
+
+    const provider = createFakePtyProvider()
+    const { id } = await provider.spawn({})
+    // Before: a TypeError from reading a property of null, naming nothing.
+    expect(() => provider.setProcessInfo(id, null as never)).toThrow('Expected the `info` argument of setProcessInfo to be a FakeProcessInfo object, got null')
+    expect(() => provider.setProcessInfo(id, { hasChildProcesses: 'yes' } as never)).toThrow('Expected the `hasChildProcesses` of the `info` argument of setProcessInfo to be a boolean, null or undefined')
+    expect(() => provider.setProcessInfo(id, { foregroundProcess: 3 } as never)).toThrow('`foregroundProcess` of the `info` argument')
+    expect(() => provider.setProcessInfo(id, { foregroundEvidence: { foregroundProcess: 'vim' } } as never)).toThrow('`foregroundEvidence` of the `info` argument')
+    provider.setProcessInfo(id, { foregroundProcess: 'vim', hasChildProcesses: true, foregroundEvidence: { foregroundProcess: 'vim', shellForeground: false } })
+    expect(await provider.getForegroundProcess(id)).toBe('vim')
+    expect(await provider.hasChildProcesses(id)).toBe(true)
+  })
+
+  it('dispose drops every listener, the output-loss ones too', async () => {
+    const provider = createFakePtyProvider()
+    provider.onData(() => undefined)
+    provider.onExit(() => undefined)
+    provider.onOutputLoss(() => undefined)
+    expect(provider.listenerCount()).toBe(3)
+    await provider.dispose()
+    expect(provider.listenerCount()).toBe(0)
+  })
+
   it("'exit_unreported': the stop ends the process without an exit event; listings and probes say it is gone", async () => {
     const provider = createFakePtyProvider({ scheduling: 'manual' })
     provider.scriptNextSpawn({ shutdown: 'exit_unreported' })
