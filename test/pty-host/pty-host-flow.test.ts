@@ -150,7 +150,7 @@ describe('pty host: a connection that drops in the middle of a spawn', () => {
     cleanups.push(() => next.detach())
     const exit = await waitFor(async () => (await next.listExits()).find((event) => event.id === sessionId), 'the unowned session to be stopped', 10_000)
     // Stopped by the host (SIGHUP, or a later step of its stop), not ended on its own.
-    expect(exit.cause.kind).toBe('signaled')
+    expect(exit.cause?.kind).toBe('signaled')
     expect(exit.diedBeforeStopRequest).not.toBe(true)
     const written = existsSync(pidFile) ? readFileSync(pidFile, 'utf8').trim() : ''
     if (written !== '') expect(isDead(Number(written))).toBe(true)

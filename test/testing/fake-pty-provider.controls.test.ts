@@ -99,7 +99,7 @@ describe('fake provider controls refuse malformed arguments', () => {
     const provider = createFakePtyProvider()
     provider.onData(() => undefined)
     provider.onExit(() => undefined)
-    provider.onOutputLoss(() => undefined)
+    provider.onOutputLoss?.(() => undefined)
     expect(provider.listenerCount()).toBe(3)
     await provider.dispose()
     expect(provider.listenerCount()).toBe(0)
