@@ -9,17 +9,17 @@
 // 3. "App 2" (this process, the restarted app) learns how the job ended (`listExits`), lists the
 //    host's running sessions, paints a snapshot of the screen, attaches through a controller (the
 //    output it missed is replayed), types a command, and closes the terminal: an operator close,
-//    verified.
+//    verified. Then it stops the host (`stopPtyHost`).
 //
 // POSIX only. Exits non-zero if any step does not happen.
 import { spawn } from 'node:child_process'
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { createPtyController } from 'ptykit/controller'
 import { describeTerminalExitCause } from 'ptykit/exit-cause'
-import { createPtyHostProvider } from 'ptykit/pty-host'
+import { createPtyHostProvider, stopPtyHost } from 'ptykit/pty-host'
 
 /** The longest this example may take. */
 export const EXAMPLE_DEADLINE_MS = 30_000
@@ -96,24 +96,16 @@ if (process.argv[2] === '--app-1') {
     if (!stopped) process.exitCode = 1
     await controller.dispose()
     await provider.detach()
+    // Left alone, the idle host would exit after its idleExitMs; an app's "restart the terminal
+    // host" command stops it at once (every session it still held would be stopped too).
+    console.log(`host stopped: ${await stopPtyHost({ socketPath })}`)
     finished = true
   } finally {
-    // A failed run must not leave app 1, the host or its session behind: the host's lock file
-    // names its pid, and a host stopped with SIGTERM stops its sessions.
+    // A failed run must not leave app 1, the host or its session behind.
     if (!finished) {
       app1?.kill('SIGKILL')
-      stopHostOf(socketPath)
+      await stopPtyHost({ socketPath }).catch(() => undefined)
     }
     rmSync(dir, { recursive: true, force: true })
-  }
-}
-
-/** Stop the pty host serving `socketPath`, if one runs (its pid is in the lock file next to the socket). */
-function stopHostOf(socketPath: string): void {
-  try {
-    // The lock's first line is the host's pid.
-    process.kill(Number.parseInt(readFileSync(`${socketPath}.lock`, 'utf8'), 10), 'SIGTERM')
-  } catch {
-    // No host (or it is gone already).
   }
 }

@@ -21,7 +21,9 @@ import { defineErrorBrand } from '../contracts/error-brand.js'
  * - `invalid_option`: a malformed option (also thrown as this error, naming the option and value);
  * - `invalid_spawn_option`: the host's node-pty provider refused a spawn option before starting
  *   anything (`option` names it, `value` is the refused value when it is a JSON scalar); the spawn
- *   pipeline reports it as `invalid_spawn_options`.
+ *   pipeline reports it as `invalid_spawn_options`;
+ * - `stop_timeout`: `stopPtyHost` signalled the host, and it had not exited by `timeoutMs` (its
+ *   sessions may still be stopping).
  */
 export type PtyHostErrorCode =
   | 'host_unavailable'
@@ -38,6 +40,7 @@ export type PtyHostErrorCode =
   | 'provider_disposed'
   | 'invalid_option'
   | 'invalid_spawn_option'
+  | 'stop_timeout'
 
 /** The typed error of `ptykit/pty-host`, on the client and in the host. */
 export class PtyHostError extends Error {

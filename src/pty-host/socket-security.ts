@@ -133,7 +133,7 @@ export function secretsMatch(presented: unknown, expected: string): boolean {
 }
 
 /** Who holds a lock: a pid and, where the OS tells it (Linux), that process's start time. */
-type LockHolder = { pid: number; startTime: string | null }
+export type LockHolder = { pid: number; startTime: string | null }
 
 /**
  * What this process writes into a lock: its pid, and on Linux its start time on a second line (in
@@ -160,6 +160,16 @@ function parseLockHolder(content: string): LockHolder | null {
 }
 
 /**
+ * The holder the host lock of `paths` names, alive or not: `null` when there is no lock or it
+ * names no pid. (Whether that process still runs, and is the one that wrote the lock:
+ * {@link isHolderAlive}.)
+ */
+export function readLockHolder(paths: PtyHostPaths): LockHolder | null {
+  const content = readOrNull(paths.lockPath)
+  return content === null ? null : parseLockHolder(content)
+}
+
+/**
  * Whether the lock's holder still runs. A zombie does not count (Linux: state `Z` in
  * `/proc/<pid>/stat`): a host that died stays a zombie until its parent reaps it — often the app
  * that started it, which may be restarting a host at that very moment — and its lock is stale. Nor
@@ -167,7 +177,7 @@ function parseLockHolder(content: string): LockHolder | null {
  * process that started then — without it, a host killed in a container that restarted (pids
  * counting from 1 again) left a lock no later host could take while any process had that pid.
  */
-function isHolderAlive(holder: LockHolder): boolean {
+export function isHolderAlive(holder: LockHolder): boolean {
   try {
     process.kill(holder.pid, 0)
   } catch (error) {

@@ -17,7 +17,7 @@ import {
   type PtyHostServerOptions,
 } from 'ptykit/pty-host'
 import { encodeFrame, FrameDecoder } from '../../src/pty-host/frame-codec.js'
-import { ptyHostPaths, writeHostSecret } from '../../src/pty-host/socket-security.js'
+import { ptyHostPaths, readLockHolder, writeHostSecret } from '../../src/pty-host/socket-security.js'
 
 /**
  * Starts the host from the sources (tests run the sources; dist/ may be stale under `npx vitest run`):
@@ -49,9 +49,7 @@ export function makeSocketDir(): { dir: string; socketPath: string } {
 /** The pid of the host serving `socketPath` (from its lock file), or null. */
 export function hostPid(socketPath: string): number | null {
   try {
-    // The lock's first line is the pid (a second holds its start time).
-    const pid = Number.parseInt(readFileSync(`${socketPath}.lock`, 'utf8'), 10)
-    return Number.isSafeInteger(pid) && pid > 0 ? pid : null
+    return readLockHolder(ptyHostPaths(socketPath))?.pid ?? null
   } catch {
     return null
   }
