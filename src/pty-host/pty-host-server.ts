@@ -92,7 +92,10 @@ export type PtyHostServer = {
   readonly hostInstanceId: string
   /** Close every client connection; sessions keep running (clients reconnect and re-attach). */
   dropConnections(): void
-  /** Stop every session, close every connection, remove the socket, secret and lock. */
+  /**
+   * Stop listening, stop every session (each connected client receives its sessions' exits, after
+   * their last output), close every connection, remove the socket, secret and lock.
+   */
   close(): Promise<void>
 }
 
@@ -100,6 +103,30 @@ function assertCount(option: string, value: unknown, min: number): void {
   if (value !== undefined && (typeof value !== 'number' || !Number.isSafeInteger(value) || value < min)) {
     throw invalidPtyHostOption(option, `an integer ≥ ${min}`, value)
   }
+}
+
+/**
+ * How long a closing host waits for its clients' connections to take what was written to them
+ * (the sessions' last output and exits) before it drops them: a client that stopped reading must
+ * not hold the host open.
+ */
+export const PTY_HOST_CLOSE_FLUSH_MS = 1_000
+
+/** End every connection once its written frames are out, and destroy those still open after `flushMs`. */
+async function endConnections(clients: readonly HostClient[], flushMs: number): Promise<void> {
+  const closed = clients.map(
+    (client) =>
+      new Promise<void>((resolve) => {
+        if (client.socket.destroyed) return resolve()
+        client.socket.once('close', () => resolve())
+        client.flushOutput()
+        client.socket.end()
+      }),
+  )
+  let timer: NodeJS.Timeout | undefined
+  await Promise.race([Promise.all(closed), new Promise((resolve) => (timer = setTimeout(resolve, flushMs)))])
+  clearTimeout(timer)
+  for (const client of clients) client.socket.destroy()
 }
 
 /** Listen on the socket, born 0600 (under umask 077) and chmod'ed to be sure. */
@@ -268,8 +295,11 @@ export async function startPtyHost(options: PtyHostServerOptions = {}): Promise<
     closePromise = (async () => {
       clearTimeout(idleTimer)
       server.close()
-      for (const client of clients) client.socket.destroy()
+      // Why stop the sessions before dropping the clients: each connected app then receives how
+      // each of its sessions ended (after its last output), where a drop first left them all
+      // unverifiable to it for good.
       await provider.dispose().catch(() => undefined)
+      await endConnections([...clients], PTY_HOST_CLOSE_FLUSH_MS)
       for (const session of [...sessions.live.values(), ...sessions.exited.values()]) sessions.dropHistory(session)
       screenFeeder.dispose()
       for (const path of [paths.socketPath, paths.secretPath]) {

@@ -6,6 +6,7 @@ import { spawn } from 'node:child_process'
 import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
+import { createPtyController, type PtyControllerExitEvent } from 'ptykit/controller'
 import { isPtyHostError, stopPtyHost } from 'ptykit/pty-host'
 import { parseProcStat } from '../../src/node-pty/process-inspector.js'
 import { isDead, waitFor } from '../node-pty/pty-test-support.js'
@@ -40,11 +41,17 @@ const codeOf = (promise: Promise<unknown>): Promise<unknown> =>
   )
 
 describe('stopPtyHost', () => {
-  it('stops a running host and every session it holds, and its files go with it', async () => {
+  it('stops a running host and every session it holds; a connected app learns how each ended; the files go', async () => {
     const { socketPath } = socketDir()
     const app = providerOn(socketPath)
-    cleanups.push(() => app.dispose())
-    const sessions = await Promise.all([1, 2, 3].map(() => app.spawn({ file: '/bin/sleep', args: ['600'] })))
+    const controller = createPtyController({ provider: app })
+    cleanups.push(() => app.dispose(), () => controller.dispose())
+    const exits: PtyControllerExitEvent[] = []
+    controller.on('exit', (event) => exits.push(event))
+    let output = ''
+    controller.on('data', ({ data }) => (output += data))
+    const sessions = await Promise.all(['a', 'b', 'c'].map((name) => controller.spawn({ file: '/bin/sh', args: ['-c', `echo ready-${name}; exec sleep 600`] })))
+    await waitFor(() => (['a', 'b', 'c'].every((name) => output.includes(`ready-${name}`)) ? true : undefined), 'the sessions to run')
     const host = hostPid(socketPath)!
     expect(isAlive(host)).toBe(true)
 
@@ -52,7 +59,11 @@ describe('stopPtyHost', () => {
     expect(isDead(host)).toBe(true)
     for (const { pid } of sessions) expect(isDead(pid!)).toBe(true)
     for (const file of [socketPath, `${socketPath}.secret`, `${socketPath}.lock`]) expect(existsSync(file)).toBe(false)
-    // The app sees its host gone (its sessions' state is unknown to it: it did not stop them).
+    // The app saw each session end, by the host's hang-up — not its own stop, and not unverifiable
+    // (before: the host dropped its clients first, and every session stayed unknown to the app).
+    await waitFor(() => (exits.length === 3 ? true : undefined), 'the exits of the three sessions')
+    expect(exits.map((exit) => exit.cause)).toEqual([1, 2, 3].map(() => ({ kind: 'signaled', signal: 1 })))
+    expect(exits.map((exit) => exit.incarnationId).sort()).toEqual(sessions.map((reply) => reply.incarnationId).sort())
     await waitFor(() => (app.connected ? undefined : true), 'the app to see the host gone')
     // Nothing left to stop.
     expect(await stopPtyHost({ socketPath })).toBe(false)
