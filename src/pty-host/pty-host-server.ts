@@ -220,6 +220,14 @@ export async function startPtyHost(options: PtyHostServerOptions = {}): Promise<
   const handlers = createHostRequestHandlers({ provider, sessions, activityChanged: scheduleIdleExit, scrollbackRows })
 
   const handleRequest = (client: HostClient, request: PtyHostRequest): void => {
+    // A closing host is stopping its sessions: it starts none (its provider would refuse as
+    // disposed, which the app would read as its own provider's state).
+    if (closePromise !== null && request.method === 'spawn') {
+      if (request.id !== null) {
+        client.send({ v: PTY_HOST_PROTOCOL_VERSION, type: 'reply', id: request.id, ok: false, error: { code: 'host_unavailable', message: 'The pty host is closing: it starts no session' } })
+      }
+      return
+    }
     void callProvider(() => handlers[request.method](client, request)).then(
       (result) => {
         if (result !== REPLIED && request.id !== null) client.send({ v: PTY_HOST_PROTOCOL_VERSION, type: 'reply', id: request.id, ok: true, result: result ?? null })

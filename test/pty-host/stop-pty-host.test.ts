@@ -6,6 +6,7 @@ import { spawn } from 'node:child_process'
 import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
+import type { PtyExitEvent } from 'ptykit/contracts'
 import { createPtyController, type PtyControllerExitEvent } from 'ptykit/controller'
 import { isPtyHostError, stopPtyHost } from 'ptykit/pty-host'
 import { parseProcStat } from '../../src/node-pty/process-inspector.js'
@@ -68,6 +69,25 @@ describe('stopPtyHost', () => {
     // Nothing left to stop.
     expect(await stopPtyHost({ socketPath })).toBe(false)
   }, 30_000)
+
+  it('while a host closes, a spawn is refused host_unavailable, and the stubborn session still gets its exit', async () => {
+    const { host, socketPath } = await inProcessHost(cleanups)
+    const app = providerOn(socketPath, { autoStart: false })
+    cleanups.push(() => app.detach())
+    const exits: PtyExitEvent[] = []
+    app.onExit((event) => exits.push(event))
+    let output = ''
+    app.onData(({ data }) => (output += data))
+    // Ignores the hang-up and SIGTERM: the host's stop of it takes its full graces.
+    const stubborn = await app.spawn({ file: '/bin/sh', args: ['-c', "trap '' HUP TERM; echo ready; while :; do sleep 0.05; done"] })
+    await waitFor(() => (output.includes('ready') ? true : undefined), 'the session to run')
+    const closing = host.close()
+    // Before: the host's disposed provider refused it, which the app read as `host_error` with
+    // `provider_disposed` — the state of a provider, not that the host is going away.
+    await expect(app.spawn({ file: 'cat' })).rejects.toMatchObject({ code: 'host_unavailable', message: expect.stringMatching(/closing/) })
+    await closing
+    expect(exits.map((exit) => [exit.id, exit.cause])).toEqual([[stubborn.id, { kind: 'signaled', signal: 9 }]])
+  }, 20_000)
 
   it('answers false where no host runs: no directory, no lock, a lock of a dead process', async () => {
     const { dir, socketPath } = socketDir()
