@@ -113,6 +113,8 @@ export class ProducerFlowControl {
   readonly #config: ProducerFlowControlConfig
   readonly #clock: PtyClock
   readonly #entries = new Map<ProducerFlowTarget, FlowEntry>()
+  /** The PTYs whose state {@link ProducerFlowControl.release} is resuming right now. */
+  readonly #releasing = new Set<ProducerFlowTarget>()
 
   /** Create a flow controller over validated settings and a clock. */
   constructor(config: ProducerFlowControlConfig, clock: PtyClock) {
@@ -138,9 +140,29 @@ export class ProducerFlowControl {
 
   /** Count `chars` delivered to the consumer; pauses the producer above the high watermark. */
   noteOutput(target: ProducerFlowTarget, chars: number): void {
-    const entry = this.#entry(target)
-    entry.unacknowledged += chars
-    if (entry.engaged && entry.pausedSince === null && entry.unacknowledged > this.#config.highWatermarkChars) {
+    this.countOutput(target, chars)
+    this.pauseIfOverHighWatermark(target)
+  }
+
+  /**
+   * Count `chars` about to be delivered to the consumer, without pausing (see
+   * {@link ProducerFlowControl.pauseIfOverHighWatermark}). Nothing while the PTY's state is being
+   * released: output its provider hands over from inside that resume is not owed by anyone.
+   */
+  countOutput(target: ProducerFlowTarget, chars: number): void {
+    if (this.#releasing.has(target)) return
+    this.#entry(target).unacknowledged += chars
+  }
+
+  /**
+   * Pause the producer if what is unacknowledged is above the high watermark (once engaged). Why
+   * apart from the count: the count comes before the chunk's delivery (a listener that acknowledges
+   * it is credited), the pause after it — a provider may report from inside its `pauseProducer`
+   * (an exit it saw, output it had read), and that must come after the chunk that caused the pause.
+   */
+  pauseIfOverHighWatermark(target: ProducerFlowTarget): void {
+    const entry = this.#entries.get(target)
+    if (entry !== undefined && entry.engaged && entry.pausedSince === null && entry.unacknowledged > this.#config.highWatermarkChars) {
       this.#pause(target, entry)
     }
   }
@@ -152,6 +174,8 @@ export class ProducerFlowControl {
    * iterator, whose leaving ({@link ProducerFlowControl.iteratorsLeft}) may disengage it again.
    */
   acknowledge(target: ProducerFlowTarget, chars: number, byIterator = false): number {
+    // An ack of output handed over from inside the release's resume: nothing is counted any more.
+    if (this.#releasing.has(target)) return chars
     const entry = this.#entry(target)
     entry.engaged = true
     if (!byIterator) entry.acknowledgedByConsumer = true
@@ -203,8 +227,19 @@ export class ProducerFlowControl {
   release(target: ProducerFlowTarget): void {
     const entry = this.#entries.get(target)
     if (entry === undefined) return
-    if (entry.pausedSince !== null) this.#resume(target, entry)
+    // Forgotten before the resume: a provider may hand over output it held from inside
+    // `resumeProducer`, and counting it must neither bring this state back nor pause again (whose
+    // timers would outlive the PTY, and leave its producer paused).
     this.#entries.delete(target)
+    this.#clearTimers(entry)
+    if (entry.pausedSince === null) return
+    entry.pausedSince = null
+    this.#releasing.add(target)
+    try {
+      target.resume()
+    } finally {
+      this.#releasing.delete(target)
+    }
   }
 
   /**
@@ -253,12 +288,14 @@ export class ProducerFlowControl {
 
   #pause(target: ProducerFlowTarget, entry: FlowEntry): void {
     entry.pausedSince = this.#clock.now()
-    target.pause()
+    // The timers first: a provider that reports the exit from inside the pause releases this
+    // state there, and the release must find (and cancel) them.
     entry.capTimer = this.#clock.setTimeout(() => {
       entry.capTimer = undefined
       if (entry.pausedSince !== null) this.#forceResume(target, entry)
     }, this.#config.pauseMaxHoldMs)
     this.#scheduleReassert(target, entry)
+    target.pause()
   }
 
   #scheduleReassert(target: ProducerFlowTarget, entry: FlowEntry): void {

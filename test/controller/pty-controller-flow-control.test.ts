@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { FLOW_CONTROL_ACK_SIZE_CHARS, FLOW_CONTROL_HIGH_WATERMARK_CHARS, FLOW_CONTROL_LOW_WATERMARK_CHARS, PRODUCER_PAUSE_MAX_HOLD_MS, PRODUCER_PAUSE_REASSERT_INTERVAL_MS } from '../../src/controller/flow-control.js'
+import type { PtyDataEvent } from '../../src/contracts/index.js'
 import { createHarness } from './controller-harness.js'
 
 type H = ReturnType<typeof createHarness>
@@ -221,5 +222,77 @@ describe('flow control', () => {
       'Expected the `chars` argument to be a non-negative number, got -1 (number)',
     )
     expect(() => h.controller.acknowledgeData(id, Number.NaN)).toThrow(TypeError)
+  })
+
+  // A provider may act from inside the controller's pause or resume — report an exit it already
+  // saw, or hand over output it had already read — as every method may be called while another is
+  // in flight (docs/writing-a-provider.md). Order and the flow state must hold all the same.
+  describe('a provider that reports from inside pauseProducer or resumeProducer', () => {
+    const tight = (): H => createHarness({ controller: { flowControl: { mode: 'always', highWatermarkChars: 5, lowWatermarkChars: 2 } } })
+    const ofPty = (h: H, id: string): string[] =>
+      h.events.flatMap((entry) =>
+        entry.type === 'data' && entry.event.ptyId === id ? [`data ${entry.event.data} @${entry.event.seq}`] : entry.type === 'exit' && entry.event.ptyId === id ? ['exit'] : [],
+      )
+
+    it('an exit reported from inside the pause comes after the chunk that caused the pause', async () => {
+      const h = tight()
+      const { id } = await h.controller.spawn({})
+      h.provider.pauseProducer = (ptyId: string) => h.provider.emitExit(ptyId, { exitCode: 0 })
+      h.provider.emitData(id, 'abcdefghij')
+      // Before: the exit, then the chunk — output after its exit.
+      expect(ofPty(h, id)).toEqual(['data abcdefghij @10', 'exit'])
+      await h.controller.dispose()
+      expect(h.clock.pendingTimerCount()).toBe(0)
+    })
+
+    it('output handed over from inside the pause comes after the chunk that caused it, in sequence order', async () => {
+      const h = tight()
+      const { id } = await h.controller.spawn({})
+      let pauses = 0
+      h.provider.pauseProducer = (ptyId: string) => {
+        if (++pauses === 1) h.provider.emitData(ptyId, '[rest]')
+      }
+      h.provider.emitData(id, 'abcdefghij')
+      // Before: '[rest]' at 16, then 'abcdefghij' at 10 — text and seq backwards.
+      expect(ofPty(h, id)).toEqual(['data abcdefghij @10', 'data [rest] @16'])
+    })
+
+    it('with dataBatchMs too', async () => {
+      const h = createHarness({ controller: { dataBatchMs: 5, flowControl: { mode: 'always', highWatermarkChars: 5, lowWatermarkChars: 2 } } })
+      const { id } = await h.controller.spawn({})
+      h.provider.pauseProducer = (ptyId: string) => h.provider.emitExit(ptyId, { exitCode: 0 })
+      h.provider.emitData(id, 'abcdefghij')
+      expect(ofPty(h, id)).toEqual(['data abcdefghij @10', 'exit'])
+    })
+
+    it('output handed over from inside the resume at the exit neither pauses the dead PTY again nor leaves a timer', async () => {
+      const h = tight()
+      const { id, incarnationId } = await h.controller.spawn({})
+      // A provider that holds what it reads while paused, and hands it over from inside the resume
+      // (straight to the controller's listener: the fake refuses output of a PTY it saw exit).
+      const toController = h.provider.calls.find((call) => call.method === 'onData')!.args[0] as (event: PtyDataEvent) => void
+      let paused = false
+      const held: string[] = []
+      h.provider.pauseProducer = () => {
+        paused = true
+      }
+      h.provider.resumeProducer = (ptyId: string) => {
+        paused = false
+        for (const data of held.splice(0)) toController({ id: ptyId, data, incarnationId: incarnationId! })
+      }
+      h.provider.emitData(id, 'abcdefghij')
+      expect(paused).toBe(true)
+      held.push('x'.repeat(20))
+      // The process ends; the provider reports it without holding the exit behind what it holds.
+      h.provider.emitExit(id, { exitCode: 0 })
+      // Before: the handed-over output paused it again, and that pause's timers outlived the exit
+      // (and dispose), the provider left paused.
+      expect(paused).toBe(false)
+      expect(h.clock.pendingTimerCount()).toBe(0)
+      expect(h.controller.getFlowControlState(id)).toMatchObject({ paused: false, unacknowledgedChars: 0 })
+      await h.controller.dispose()
+      expect(h.clock.pendingTimerCount()).toBe(0)
+      expect(paused).toBe(false)
+    })
   })
 })
