@@ -1,4 +1,5 @@
 import { callProvider } from '../contracts/call-provider.js'
+import { malformedListing } from '../contracts/listing-rows.js'
 import { askedDeadline } from '../contracts/deadline.js'
 import { assertAbortSignal } from './abort.js'
 import {
@@ -106,9 +107,8 @@ export async function listOneHost(
       return { kind: 'failed', message: `Host ${hostId} did not list its processes within ${budget.waitMs} ms`, cause: undefined }
     }
     if ('error' in answer) return { kind: 'failed', message: `Host ${hostId} failed to list its processes`, cause: answer.error }
-    if (!Array.isArray(answer.rows)) {
-      return { kind: 'failed', message: `Host ${hostId} answered the listing with something other than an array`, cause: undefined }
-    }
+    const malformed = malformedListing(answer.rows)
+    if (malformed !== undefined) return { kind: 'failed', message: `Host ${hostId} answered a malformed listing: ${malformed}`, cause: undefined }
     return { kind: 'rows', rows: answer.rows.map((row) => ({ ...row, hostId })) }
   } finally {
     deadline.cancel()

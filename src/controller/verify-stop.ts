@@ -1,5 +1,6 @@
 import { incarnationsAgree } from '../contracts/incarnation.js'
 import { callProvider } from '../contracts/call-provider.js'
+import { malformedListing } from '../contracts/listing-rows.js'
 import { askedTimeoutMs } from '../contracts/deadline.js'
 import type { PtyIncarnationId, PtyProvider } from '../contracts/index.js'
 
@@ -61,7 +62,10 @@ async function listOnce(target: StopTarget, timing: StopVerificationTiming): Pro
   const listing: Promise<unknown> = callProvider(() => target.provider.listProcesses({ timeoutMs: askedTimeoutMs(timing.remainingMs()), membershipOnly: true }))
   const answer = await Promise.race([
     listing.then(
-      (rows) => (Array.isArray(rows) ? { rows: rows as unknown[] } : { error: new TypeError('The listing is not an array') }),
+      (rows) => {
+        const malformed = malformedListing(rows)
+        return malformed === undefined ? { rows: rows as unknown[] } : { error: new TypeError(`Provider ${target.provider.name}: ${malformed}`) }
+      },
       (error: unknown) => ({ error }),
     ),
     timing.deadlinePassed,

@@ -1,5 +1,6 @@
 import type { ExecutionHostId, PtyIncarnationId, PtyProvider } from '../contracts/index.js'
 import { callProvider } from '../contracts/call-provider.js'
+import { malformedListing } from '../contracts/listing-rows.js'
 import { askedDeadline } from '../contracts/deadline.js'
 import { settleWithin } from '../contracts/settle-within.js'
 import { PtySpawnError } from './pty-spawn-error.js'
@@ -104,11 +105,14 @@ const LISTING_TIMED_OUT = Symbol('listing timed out')
 
 /**
  * A provider's listing with an absolute deadline `withinMs` from now, which also bounds the wait
- * (a provider that ignores the deadline must not hang the spawn). Rejects on failure or timeout.
+ * (a provider that ignores the deadline must not hang the spawn). Rejects on failure or timeout,
+ * and on a listing it cannot read (`malformedListing`).
  */
 export async function listWithin(provider: PtyProvider, withinMs: number): Promise<unknown> {
   const listing = callProvider(() => provider.listProcesses({ deadlineMs: askedDeadline(Date.now() + withinMs) }))
   const rows = await settleWithin<unknown>(listing, withinMs, LISTING_TIMED_OUT)
   if (rows === LISTING_TIMED_OUT) throw new Error(`The listing did not answer within ${withinMs} ms`)
+  const malformed = malformedListing(rows)
+  if (malformed !== undefined) throw new TypeError(`Provider ${provider.name}: ${malformed}`)
   return rows
 }

@@ -90,6 +90,26 @@ describe('stopAndWait', () => {
     expect(h.exits().map((exit) => exit.cause)).toEqual([{ kind: 'unknown', reason: 'stop_unverified' }])
   })
 
+  it.each([
+    ['rows that are not objects', [null, 5, 'x']],
+    ['a row whose id is not a string', [{ id: 5, incarnationId: 'x' }]],
+    ['a row whose incarnationId is null (a JSON relay)', 'NULL_INCARNATION'],
+    ['a row whose incarnationId is a number', 'NUMERIC_INCARNATION'],
+  ])('is false when the listing has %s: a row it cannot read proves no absence', async (_name, rows) => {
+    const h = createHarness()
+    h.provider.scriptNextSpawn({ shutdown: 'never_confirm' })
+    const { id } = await h.controller.spawn({})
+    const listing =
+      rows === 'NULL_INCARNATION' ? [{ id, incarnationId: null }] : rows === 'NUMERIC_INCARNATION' ? [{ id, incarnationId: 42 }] : (rows as unknown[])
+    h.provider.listProcesses = async () => listing as never
+    // Before: the stopped PTY was not among the rows it could read, so it counted as gone —
+    // verified, operator_close — while the process still ran.
+    await expect(h.run(h.controller.stopAndWait(id))).resolves.toBe(false)
+    expect(h.exits().map((exit) => exit.cause)).not.toContainEqual({ kind: 'operator_close' })
+    expect(h.errors().map((error) => `${error.message}: ${String((error.cause as Error | undefined)?.message)}`).join('\n')).toMatch(/of the listing|in the listing/)
+    await expect(h.controller.listProcesses()).rejects.toMatchObject({ code: 'listing_failed', message: expect.stringMatching(/malformed listing/) })
+  })
+
   it('is true when the forced stop lands', async () => {
     const h = createHarness()
     h.provider.scriptNextSpawn({ shutdown: 'never_confirm' })
