@@ -66,8 +66,10 @@ export type PtyExitEvent = {
   /** The PTY id. */
   id: string
   /**
-   * The status the host forwarded; a negative code (see `UNVERIFIED_PROCESS_EXIT_CODE`) means
-   * the host could not vouch for the death.
+   * The status the host forwarded. A negative code (see `UNVERIFIED_PROCESS_EXIT_CODE`) says the
+   * host could not vouch for the status; whether the death is proven is `observed`'s to say — an
+   * exit the provider observed certifies it whatever the code, so a provider that could not vouch
+   * for the death sends `observed: 'synthetic'` with it.
    */
   code: number
   /** The incarnation that exited, when attested; the controller fences exits by it. */
