@@ -21,6 +21,14 @@ export class ControllerTimers {
   readonly #handles = new Set<PtyTimerHandle>()
   /** The pending {@link ControllerTimers.after} timers, with how to resolve them early. */
   readonly #waiters = new Map<PtyTimerHandle, () => void>()
+  #resolveCleared!: () => void
+  /**
+   * Resolves once {@link ControllerTimers.clearAll} ran (dispose): for a wait that has no timer of
+   * its own — a question to a provider that never answers — to give up with the rest.
+   */
+  readonly cleared: Promise<'cleared'> = new Promise((resolve) => {
+    this.#resolveCleared = () => resolve('cleared')
+  })
 
   /** Track timers on `clock`; errors thrown by callbacks go to `onError`. */
   constructor(clock: PtyClock, onError: (error: unknown) => void) {
@@ -80,5 +88,15 @@ export class ControllerTimers {
     const waiters = [...this.#waiters.values()]
     this.#waiters.clear()
     for (const fire of waiters) fire()
+    this.#resolveCleared()
+  }
+
+  /**
+   * `answer`, or `fallback` once every timer is cleared (dispose) if it has not settled by then:
+   * a caller awaiting a provider that never answers is released by `dispose`.
+   */
+  async orAtDispose<T, F>(answer: Promise<T>, fallback: F): Promise<T | F> {
+    const settled = await Promise.race([answer.then((value) => ({ value })), this.cleared])
+    return settled === 'cleared' ? fallback : settled.value
   }
 }

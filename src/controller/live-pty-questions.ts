@@ -72,8 +72,9 @@ export class LivePtyQuestions {
   async confirmForeground(ptyId: string): Promise<Awaited<ReturnType<typeof confirmForegroundOf>> | null> {
     const record = this.#core.records.get(ptyId)
     if (record === undefined || record.state !== 'live') return null
-    return confirmForegroundOf(record.provider, ptyId, (error) =>
-      reportProviderThrow(this.#core, record.provider, 'confirmForeground', error, ptyId),
+    return this.#core.timers.orAtDispose(
+      confirmForegroundOf(record.provider, ptyId, (error) => reportProviderThrow(this.#core, record.provider, 'confirmForeground', error, ptyId)),
+      null,
     )
   }
 
@@ -99,7 +100,8 @@ export class LivePtyQuestions {
     const record = this.#core.records.get(ptyId)
     if (record === undefined || record.state !== 'live') return null
     try {
-      const answer = await ask(record.provider)
+      // Given up at dispose: a provider that never answers must not hold its caller for good.
+      const answer = await this.#core.timers.orAtDispose(Promise.resolve(ask(record.provider)), undefined)
       return answer === undefined ? null : answer
     } catch (error) {
       reportProviderThrow(this.#core, record.provider, what, error, ptyId)

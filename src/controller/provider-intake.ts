@@ -1,4 +1,5 @@
 import type { PtyBytesEvent, PtyDataEvent, PtyExitEvent, PtyIncarnationId, PtyOutputLossEvent, PtyProvider, Unsubscribe } from '../contracts/index.js'
+import { describeThrownValue, describeValue } from '../contracts/describe-value.js'
 import type { Bookkeeping } from './bookkeeping.js'
 import type { ControllerCore } from './controller-core.js'
 import type { ExitPublication } from './exit-publication.js'
@@ -50,54 +51,86 @@ export class ProviderIntake {
    */
   subscribe(): void {
     const subscribed = new Set<PtyProvider>()
-    for (const provider of this.#core.options.providers.values()) {
+    for (const [hostId, provider] of this.#core.options.providers) {
       if (subscribed.has(provider)) continue
       subscribed.add(provider)
-      // Why a try/catch per handler, not a shared guard: these run per output chunk; a closure
-      // per event was avoidable garbage. Nothing ever throws back into the provider.
-      this.#unsubscribes.push(
-        provider.onData((event) => {
-          try {
-            this.#onData(provider, event, true)
-          } catch (error) {
-            this.#reportFailure(error)
-          }
-        }),
-      )
-      // A provider that can deliver bytes: its bytes-mode PTYs report output only there.
-      if (typeof provider.onBytes === 'function') {
-        this.#unsubscribes.push(
-          provider.onBytes((event) => {
-            try {
-              this.#onBytes(provider, event, true)
-            } catch (error) {
-              this.#reportFailure(error)
-            }
-          }),
+      try {
+        this.#subscribeTo(provider)
+      } catch (error) {
+        // The controller is not made: leave no listener of it on the providers subscribed so far.
+        this.close()
+        throw new TypeError(
+          `Expected the provider of host ${JSON.stringify(hostId)} (${JSON.stringify(String(provider.name))}) to take the controller's listeners, but ${(error as Error).message}`,
+          { cause: (error as Error).cause ?? error },
         )
       }
-      // A provider that can lose output on its way (the pty host over a dropped connection).
-      if (typeof provider.onOutputLoss === 'function') {
-        this.#unsubscribes.push(
-          provider.onOutputLoss((event) => {
-            try {
-              this.#onOutputLoss(provider, event, true)
-            } catch (error) {
-              this.#reportFailure(error)
-            }
-          }),
-        )
-      }
-      this.#unsubscribes.push(
-        provider.onExit((event) => {
+    }
+  }
+
+  /** Subscribe the controller's handlers to one provider's events. */
+  #subscribeTo(provider: PtyProvider): void {
+    // Why a try/catch per handler, not a shared guard: these run per output chunk; a closure
+    // per event was avoidable garbage. Nothing ever throws back into the provider.
+    this.#listen('onData', () =>
+      provider.onData((event) => {
+        try {
+          this.#onData(provider, event, true)
+        } catch (error) {
+          this.#reportFailure(error)
+        }
+      }),
+    )
+    // A provider that can deliver bytes: its bytes-mode PTYs report output only there.
+    if (typeof provider.onBytes === 'function') {
+      this.#listen('onBytes', () =>
+        provider.onBytes!((event) => {
           try {
-            this.#onExit(provider, event)
+            this.#onBytes(provider, event, true)
           } catch (error) {
             this.#reportFailure(error)
           }
         }),
       )
     }
+    // A provider that can lose output on its way (the pty host over a dropped connection).
+    if (typeof provider.onOutputLoss === 'function') {
+      this.#listen('onOutputLoss', () =>
+        provider.onOutputLoss!((event) => {
+          try {
+            this.#onOutputLoss(provider, event, true)
+          } catch (error) {
+            this.#reportFailure(error)
+          }
+        }),
+      )
+    }
+    this.#listen('onExit', () =>
+      provider.onExit((event) => {
+        try {
+          this.#onExit(provider, event)
+        } catch (error) {
+          this.#reportFailure(error)
+        }
+      }),
+    )
+  }
+
+  /**
+   * Subscribe through one of a provider's `on…` methods, and keep what it returned to call at
+   * `close`: the `Unsubscribe` function the contract asks for — or, leniently, a disposable
+   * (`{ dispose() }`, as VS Code's events return). Anything else would leave the controller's
+   * listener on the provider for good: refused, as a throw is (an `Error` saying which method).
+   */
+  #listen(method: string, subscribe: () => unknown): void {
+    let unsubscribe: unknown
+    try {
+      unsubscribe = subscribe()
+    } catch (error) {
+      throw new Error(`its ${method} threw ${describeThrownValue(error)}`, { cause: error })
+    }
+    if (typeof unsubscribe === 'function') this.#unsubscribes.push(unsubscribe as Unsubscribe)
+    else if (typeof (unsubscribe as { dispose?: unknown } | null)?.dispose === 'function') this.#unsubscribes.push(() => (unsubscribe as { dispose(): void }).dispose())
+    else throw new Error(`its ${method} returned ${describeValue(unsubscribe)}, not an unsubscribe function`)
   }
 
   /** Start holding events for a spawn in flight. */

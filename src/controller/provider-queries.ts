@@ -43,12 +43,14 @@ export class ProviderQueries {
   /** Whether the process is alive, probing the provider; see `PtyController.probePtyLiveness`. */
   async probeLiveness(ptyId: string): Promise<boolean | null> {
     const record = this.#core.records.get(ptyId)
+    // Each probe is given up (`null`) at dispose: a provider that never answers must not hold its caller.
+    const probeOf = (provider: PtyProvider): Promise<boolean | null> => this.#core.timers.orAtDispose(probe(provider, ptyId), null)
     if (record === undefined) {
-      const answers = await Promise.all([...this.#uniqueProviders()].map((provider) => probe(provider, ptyId)))
+      const answers = await Promise.all([...this.#uniqueProviders()].map(probeOf))
       return combineAnswers(answers)
     }
     if (record.state === 'exited') return false
-    const answer = await probe(record.provider, ptyId)
+    const answer = await probeOf(record.provider)
     if (record.state === 'unverified' && this.#core.records.isCurrent(record)) {
       if (answer === false) this.#exits.confirmDeath(record)
       else if (answer === true) this.#exits.setLiveness(record, { kind: 'live' })

@@ -55,6 +55,37 @@ describe('error isolation', () => {
   })
 })
 
+describe('construction with a provider that cannot take listeners', () => {
+  it('throws a TypeError naming the host and the method, and leaves no listener on the providers it had subscribed to', () => {
+    const healthy = createFakePtyProvider()
+    const broken = Object.assign(createFakePtyProvider({ name: 'broken' }), {
+      onExit: () => {
+        throw new Error('no exits here')
+      },
+    })
+    for (let attempt = 0; attempt < 3; attempt++) {
+      expect(() => createPtyController({ providers: { local: healthy, other: broken } })).toThrow(
+        new TypeError('Expected the provider of host "other" ("broken") to take the controller\'s listeners, but its onExit threw Error: no exits here'),
+      )
+    }
+    // Before: each failed construction left its listeners on the healthy provider (6 after 3).
+    expect(healthy.listenerCount()).toBe(0)
+    const silent = Object.assign(createFakePtyProvider({ name: 'silent' }), { onData: () => undefined })
+    expect(() => createPtyController({ providers: { local: healthy, other: silent } })).toThrow(/its onData returned undefined \(undefined\), not an unsubscribe function/)
+    expect(healthy.listenerCount()).toBe(0)
+  })
+
+  it('takes a disposable ({ dispose() }) for an unsubscribe, and disposes it at dispose', async () => {
+    const provider = createFakePtyProvider()
+    const onData = provider.onData.bind(provider)
+    const vscodeStyle = Object.assign(provider, { onData: (listener: Parameters<typeof onData>[0]) => ({ dispose: onData(listener) }) })
+    const controller = createPtyController({ provider: vscodeStyle })
+    expect(provider.listenerCount()).toBeGreaterThan(0)
+    await controller.dispose()
+    expect(provider.listenerCount()).toBe(0)
+  })
+})
+
 describe('dispose', () => {
   it('stops every PTY as an operator close, unsubscribes, drops listeners, and is idempotent', async () => {
     const h = createHarness()
@@ -205,6 +236,24 @@ describe('dispose', () => {
     await expect(h.run(stopping, 0)).resolves.toBe(false)
     // The local host never answered: the listing rejects (seed rule 11.3) rather than hang.
     await expect(h.run(listing, 0)).rejects.toMatchObject({ code: 'listing_failed' })
+  })
+
+  it("releases a caller's question that the provider never answers (liveness, cwd, foreground, inspection) when dispose finishes", async () => {
+    const h = createHarness()
+    const { id } = await h.controller.spawn({})
+    const never = (): Promise<never> => new Promise<never>(() => undefined)
+    Object.assign(h.provider, { probeLiveness: never, getCwd: never, getForegroundProcess: never, hasChildProcesses: never, getBufferSnapshot: never })
+    const questions = [
+      h.controller.probePtyLiveness(id),
+      h.controller.probePtyLiveness('unknown-id'),
+      h.controller.getCwd(id),
+      h.controller.getForegroundProcess(id),
+      h.controller.inspectProcess(id, { scanChildProcesses: true }),
+      h.controller.serializeProviderBuffer(id),
+    ]
+    await h.run(h.controller.dispose({ stopPtys: false }))
+    // Before: each stayed pending for good, though dispose says waiting calls give up.
+    await expect(h.run(Promise.all(questions), 0)).resolves.toEqual([null, null, null, null, { foregroundProcess: null, hasChildProcesses: null }, null])
   })
 
   it('with stopPtys: false, leaves every PTY running and lets go of it silently: no stop, no exit, no error; handles\' output ends', async () => {
