@@ -1,19 +1,41 @@
 import { expect } from 'vitest'
 import type { PtyExitEvent, PtySpawnResult } from '../contracts/index.js'
 import { isTerminalExitCause } from '../exit-cause/index.js'
-import type { PtyProviderConformanceCheck, PtyProviderConformanceOptions } from './conformance-types.js'
+import { CONFORMANCE_POLL_INTERVAL_MS } from './conformance-harness.js'
+import type { PtyProviderConformanceCheck, PtyProviderConformanceHarness, PtyProviderConformanceOptions } from './conformance-types.js'
 
 // The conformance checks of a PTY's events and its end: output before the single exit, exit codes
 // and causes, plain data, unsubscribing, and the exits that stops lead to.
 
+/** A cause, when sent, must be a `TerminalExitCause`: the message says what was sent and how to build one. */
+export function expectValidCause(exit: PtyExitEvent): void {
+  if (exit.cause === undefined) return
+  expect(
+    isTerminalExitCause(exit.cause),
+    `the exit's cause ${JSON.stringify(exit.cause)} is not a TerminalExitCause: build it with resolveProcessExitCause, or leave it out`,
+  ).toBe(true)
+}
+
 /** A cause, when sent, must be valid and must not contradict the code the process exited with. */
 export function expectCauseAgreesWithCode(exit: PtyExitEvent, code: number, result: PtySpawnResult): void {
   if (exit.cause === undefined) return
-  expect(isTerminalExitCause(exit.cause)).toBe(true)
+  expectValidCause(exit)
   if (result.hostReportsChildExitStatus === false) {
     expect(exit.cause).toEqual({ kind: 'unknown', reason: 'host_status_unavailable' })
   } else {
     expect(exit.cause).toEqual({ kind: 'exited', exitCode: code })
+  }
+}
+
+/** How long a check listens on after a PTY's exit for anything that must not follow it. */
+const CONFORMANCE_LINGER_AFTER_EXIT_MS = 100
+
+/** Keep driving the provider for {@link CONFORMANCE_LINGER_AFTER_EXIT_MS}, so late events are recorded. */
+async function lingerAfterExit(h: PtyProviderConformanceHarness, options: PtyProviderConformanceOptions): Promise<void> {
+  const until = Date.now() + CONFORMANCE_LINGER_AFTER_EXIT_MS
+  while (Date.now() < until) {
+    await options.drive?.(h.provider)
+    await new Promise((resolve) => setTimeout(resolve, CONFORMANCE_POLL_INTERVAL_MS))
   }
 }
 
@@ -27,19 +49,22 @@ export function eventAndExitConformanceChecks(options: PtyProviderConformanceOpt
         const text = 'ptykit-conformance-echo'
         const result = await h.spawn(options.spawnEcho(text))
         const exit = await h.waitForExit(result.id)
+        // A second exit, or output, a moment later (a timer, a late callback) is caught too.
+        await lingerAfterExit(h, options)
         const ordered = h.eventsOf(result.id)
         const exitIndex = ordered.findIndex((recorded) => recorded.kind === 'exit')
-        expect(ordered.slice(exitIndex + 1)).toEqual([])
+        expect(ordered.slice(exitIndex + 1), 'nothing of a PTY may follow its exit: no second exit, no output').toEqual([])
         expect(h.outputOf(result.id)).toContain(text)
         expect(h.exitsOf(result.id)).toHaveLength(1)
         expect(exit.code).toBe(0)
         expectCauseAgreesWithCode(exit, 0, result)
         if (result.incarnationId !== undefined) {
-          expect(exit.incarnationId).toBe(result.incarnationId)
+          expect(exit.incarnationId, 'the exit carries the incarnation the spawn returned').toBe(result.incarnationId)
           for (const recorded of ordered) {
-            if (recorded.kind === 'data' && recorded.event.incarnationId !== undefined) {
-              expect(recorded.event.incarnationId).toBe(result.incarnationId)
-            }
+            if (recorded.kind !== 'data') continue
+            // Why every data event: the controller drops output that names no incarnation of a PTY
+            // whose spawn named one (it cannot tell it from an older process's late output).
+            expect(recorded.event.incarnationId, 'every data event carries the incarnation the spawn returned').toBe(result.incarnationId)
           }
         }
       },
@@ -77,7 +102,13 @@ export function eventAndExitConformanceChecks(options: PtyProviderConformanceOpt
         unsubscribeData()
         unsubscribeExit()
         const result = await h.spawn(options.spawnEcho('ptykit-conformance-unsubscribed'))
-        await h.waitForExit(result.id)
+        try {
+          await h.waitForExit(result.id)
+        } catch (error) {
+          throw new Error(
+            `${(error as Error).message}. The suite's own listener heard no exit after another listener unsubscribed twice: a second unsubscribe must not remove a different listener (splice(indexOf(listener), 1) removes the last one when indexOf answers -1)`,
+          )
+        }
         expect(heard).toEqual([])
       },
     },
@@ -88,7 +119,7 @@ export function eventAndExitConformanceChecks(options: PtyProviderConformanceOpt
         await h.provider.shutdown(result.id)
         const exit = await h.waitForExit(result.id)
         if (result.incarnationId !== undefined) expect(exit.incarnationId).toBe(result.incarnationId)
-        if (exit.cause !== undefined) expect(isTerminalExitCause(exit.cause)).toBe(true)
+        expectValidCause(exit)
       },
     },
     {
@@ -98,7 +129,7 @@ export function eventAndExitConformanceChecks(options: PtyProviderConformanceOpt
         await h.provider.shutdown(result.id, { immediate: true })
         const exit = await h.waitForExit(result.id)
         if (exit.cause !== undefined) {
-          expect(isTerminalExitCause(exit.cause)).toBe(true)
+          expectValidCause(exit)
           // A kill is a signal where signals exist: never a clean `exited(0)`.
           if (capabilities.signals !== false && result.hostReportsChildExitStatus !== false) {
             expect(exit.cause).not.toEqual({ kind: 'exited', exitCode: 0 })

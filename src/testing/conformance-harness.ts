@@ -1,3 +1,4 @@
+import { describeValue } from '../contracts/describe-value.js'
 import type { PtyExitEvent, PtyProvider, Unsubscribe } from '../contracts/index.js'
 import {
   CONFORMANCE_DEFAULT_TIMEOUT_MS,
@@ -25,10 +26,18 @@ class EventRecorder {
   private wake: (() => void) | undefined
 
   constructor(provider: PtyProvider) {
-    this.unsubscribes = [
-      provider.onData((event) => this.push({ kind: 'data', event })),
-      provider.onExit((event) => this.push({ kind: 'exit', event })),
-    ]
+    this.unsubscribes = []
+    for (const [method, subscribe] of [
+      ['onData', () => provider.onData((event) => this.push({ kind: 'data', event }))],
+      ['onExit', () => provider.onExit((event) => this.push({ kind: 'exit', event }))],
+    ] as const) {
+      const unsubscribe: unknown = subscribe()
+      if (typeof unsubscribe !== 'function') {
+        this.dispose()
+        throw new Error(`provider.${method}(listener) must return an unsubscribe function (one that removes that listener), got ${describeValue(unsubscribe)}`)
+      }
+      this.unsubscribes.push(unsubscribe as Unsubscribe)
+    }
   }
 
   private push(recorded: RecordedEvent): void {
@@ -85,15 +94,17 @@ export async function runPtyProviderConformanceCheck(
   let disposedByCheck = false
   // Why a proxy: the clean-up must not dispose a provider twice when the check already did, and
   // methods are bound to the real provider so class-based providers (private fields) still work.
+  // Every promise a method returns is bounded by `timeoutMs`: a provider call that never settles
+  // fails the check naming the call, instead of hanging it (and its clean-up) for good.
   const provider = new Proxy(made, {
     get(target, key) {
       const value: unknown = Reflect.get(target, key, target)
       if (typeof value !== 'function') return value
       const bound = (value as (...args: unknown[]) => unknown).bind(target)
-      if (key !== 'dispose') return bound
       return (...args: unknown[]) => {
-        disposedByCheck = true
-        return bound(...args)
+        if (key === 'dispose') disposedByCheck = true
+        const answer = bound(...args)
+        return isThenable(answer) ? settleOrFail(answer, timeoutMs, `provider.${String(key)}(${describeArguments(args)})`) : answer
       }
     },
   })
@@ -147,10 +158,36 @@ export async function runPtyProviderConformanceCheck(
     }
     events.dispose()
     try {
-      if (!disposedByCheck) await made.dispose?.()
+      if (!disposedByCheck && made.dispose !== undefined) await settleOrFail(made.dispose(), timeoutMs, 'provider.dispose()')
     } catch (error) {
       // Why: a failing cleanup must not hide the check's own failure; it is reported otherwise.
       if (!failed) throw error
     }
+  }
+}
+
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return (typeof value === 'object' || typeof value === 'function') && value !== null && typeof (value as { then?: unknown }).then === 'function'
+}
+
+/** The arguments of a call, short, for a message: strings quoted, objects elided. */
+function describeArguments(args: readonly unknown[]): string {
+  return args.map((arg) => (typeof arg === 'string' ? JSON.stringify(arg) : typeof arg === 'object' && arg !== null ? '{…}' : String(arg))).join(', ')
+}
+
+/**
+ * `answer`, or a rejection naming `call` once `timeoutMs` passed: every provider method must
+ * settle (a provider bounds its own I/O), or its callers — the controller's stops, listings and
+ * probes — would wait for good.
+ */
+async function settleOrFail<T>(answer: PromiseLike<T>, timeoutMs: number, call: string): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined
+  const hang = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${call} did not settle within ${timeoutMs} ms: every provider method must settle (bound its I/O with a timeout)`)), timeoutMs)
+  })
+  try {
+    return await Promise.race([answer, hang])
+  } finally {
+    clearTimeout(timer)
   }
 }

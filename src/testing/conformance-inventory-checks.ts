@@ -1,5 +1,7 @@
 import { expect } from 'vitest'
-import type { PtyProviderConformanceCheck, PtyProviderConformanceOptions } from './conformance-types.js'
+import { isWriteSettlement, type PtyProcessInfo, type WriteSettlement } from '../contracts/index.js'
+import { malformedListing } from '../contracts/listing-rows.js'
+import { CONFORMANCE_DEFAULT_TIMEOUT_MS, type PtyProviderConformanceCheck, type PtyProviderConformanceHarness, type PtyProviderConformanceOptions } from './conformance-types.js'
 
 // The conformance checks of what a provider answers about its PTYs: writes, liveness, listings,
 // size, process inspection, and that dispose leaves nothing running.
@@ -14,12 +16,13 @@ export function inventoryConformanceChecks(options: PtyProviderConformanceOption
         const result = await h.spawn(options.spawnExit(0))
         await h.waitForExit(result.id)
         const answer = h.provider.write(result.id, 'too late\r')
+        // Settled first: a rejected promise must fail this check, not escape it unhandled.
+        const afterExit = await settlementOf(answer)
         // Why at once: the controller's boolean `write` reads a pending settlement as "handed
         // over", so a refusal the provider knows before any I/O must not come back as a promise.
         expect(answer instanceof Promise, 'a write after the exit this provider reported answers its refusal synchronously, not as a promise').toBe(false)
-        const afterExit = await answer
         expect(afterExit.kind).not.toBe('accepted')
-        const unknown = await h.provider.write('ptykit-conformance-no-such-pty', 'hello\r')
+        const unknown = await settlementOf(h.provider.write('ptykit-conformance-no-such-pty', 'hello\r'))
         expect(unknown.kind).not.toBe('accepted')
       },
     },
@@ -29,7 +32,7 @@ export function inventoryConformanceChecks(options: PtyProviderConformanceOption
         const result = await h.spawn(options.spawnLongRunning())
         if (h.provider.hasPty !== undefined) expect(h.provider.hasPty(result.id)).not.toBe(false)
         if (h.provider.probeLiveness !== undefined) expect(await h.provider.probeLiveness(result.id)).not.toBe(false)
-        const settlement = await h.provider.write(result.id, '\r')
+        const settlement = await settlementOf(h.provider.write(result.id, '\r'))
         expect(['accepted', 'unverifiable']).toContain(settlement.kind)
       },
     },
@@ -38,7 +41,7 @@ export function inventoryConformanceChecks(options: PtyProviderConformanceOption
       async run(h) {
         const first = await h.spawn(options.spawnLongRunning())
         const second = await h.spawn(options.spawnLongRunning())
-        const listed = await h.provider.listProcesses()
+        const listed = await readableListing(h)
         for (const result of [first, second]) {
           const row = listed.find((candidate) => candidate.id === result.id)
           expect(row, `listing row of ${result.id}`).toBeDefined()
@@ -50,9 +53,61 @@ export function inventoryConformanceChecks(options: PtyProviderConformanceOption
         await h.provider.shutdown(first.id, { immediate: true })
         await h.waitForExit(first.id)
         if (capabilities.authoritativeListings ?? h.provider.authoritativeListings === true) {
-          const after = (await h.provider.listProcesses()).map((row) => row.id)
+          const after = (await readableListing(h)).map((row) => row.id)
           expect(after).not.toContain(first.id)
           expect(after).toContain(second.id)
+        }
+      },
+    },
+    {
+      name: 'keeps a PTY in an authoritative listing until its exit is reported (a stop in flight proves nothing early)',
+      async run(h) {
+        if (!(capabilities.authoritativeListings ?? h.provider.authoritativeListings === true)) return
+        const result = await h.spawn(options.spawnLongRunning())
+        const stopping = h.provider.shutdown(result.id).then(
+          () => undefined,
+          () => undefined,
+        )
+        // Why: the controller reads an absence from an authoritative listing as proof the process
+        // is gone, and verifies a stop by it; absent before the exit report, the process may
+        // still run (a kill not landed yet), and the stop would be "verified" while it does.
+        const deadline = Date.now() + (options.timeoutMs ?? CONFORMANCE_DEFAULT_TIMEOUT_MS)
+        for (;;) {
+          if (Date.now() > deadline) throw new Error(`No exit of PTY ${JSON.stringify(result.id)} was reported within the timeout after its stop`)
+          const listed = (await readableListing(h)).some((row) => row.id === result.id)
+          const exited = h.exitsOf(result.id).length > 0
+          expect(
+            listed || exited,
+            `PTY ${JSON.stringify(result.id)} left the authoritative listing before its exit was reported: keep it listed until the exit event is sent`,
+          ).toBe(true)
+          if (exited && !listed) break
+          if (exited) {
+            await h.waitForExit(result.id)
+            expect((await readableListing(h)).map((row) => row.id), 'an exited PTY leaves an authoritative listing').not.toContain(result.id)
+            break
+          }
+          await options.drive?.(h.provider)
+          await new Promise((resolve) => setTimeout(resolve, 2))
+        }
+        await stopping
+      },
+    },
+    {
+      name: 'lists the new incarnation after a respawn under the same id (when it takes a caller’s session id)',
+      async run(h) {
+        const first = await h.spawn(options.spawnLongRunning())
+        await h.provider.shutdown(first.id, { immediate: true })
+        await h.waitForExit(first.id)
+        const second = await h.spawn({ ...options.spawnLongRunning(), sessionId: first.id, isNewSession: true })
+        // A provider that mints its own ids, or attests no incarnation, has nothing to mix up here.
+        if (second.id !== first.id || second.incarnationId === undefined || first.incarnationId === undefined) return
+        expect(second.incarnationId, 'a respawn under the same id is a new incarnation').not.toBe(first.incarnationId)
+        const rows = (await readableListing(h)).filter((row) => row.id === second.id)
+        expect(rows, 'one row for the respawned id').toHaveLength(1)
+        // Why: a row of another incarnation reads as a replacement — the old one counts as gone.
+        // A row that kept the first incarnation would "verify" a stop of the new one while it runs.
+        if (rows[0]?.incarnationId !== undefined) {
+          expect(rows[0].incarnationId, 'the row of a respawned id carries the incarnation now live, not the first one').toBe(second.incarnationId)
         }
       },
     },
@@ -132,10 +187,33 @@ export function inventoryConformanceChecks(options: PtyProviderConformanceOption
           expect(listed).not.toContain(second.id)
         }
         if (listed !== undefined && h.provider.hasPty !== undefined) {
-          expect(h.provider.hasPty(first.id)).not.toBe(true)
-          expect(h.provider.hasPty(second.id)).not.toBe(true)
+          for (const result of [first, second]) {
+            expect(h.provider.hasPty(result.id), `hasPty(${JSON.stringify(result.id)}) after dispose, which stopped it: it must not answer true`).not.toBe(true)
+          }
         }
       },
     },
   ]
+}
+
+/**
+ * A write's answer once settled — synchronous or not — failing the check, with a message, when it
+ * rejects or is not a `WriteSettlement`: the contract's `write` never rejects.
+ */
+async function settlementOf(answer: WriteSettlement | Promise<WriteSettlement>): Promise<WriteSettlement> {
+  let settled: unknown
+  try {
+    settled = await answer
+  } catch (error) {
+    throw new Error(`write rejected (${String(error)}): it must settle with a WriteSettlement, never reject — answer refused(...) or unverifiable(...) instead`)
+  }
+  expect(isWriteSettlement(settled), `write answered ${JSON.stringify(settled)}, not a WriteSettlement`).toBe(true)
+  return settled as WriteSettlement
+}
+
+/** The provider's listing, failing the check with the first row the controller could not read. */
+async function readableListing(h: PtyProviderConformanceHarness): Promise<PtyProcessInfo[]> {
+  const rows = await h.provider.listProcesses()
+  expect(malformedListing(rows), 'every listing row is an object with a non-empty string `id` and, if any, a non-empty string `incarnationId`').toBeUndefined()
+  return rows
 }

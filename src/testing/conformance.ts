@@ -23,13 +23,18 @@ export const CONFORMANCE_TEST_TIMEOUT_FACTOR = 6
 /**
  * The checks every {@link PtyProvider} must pass, given how to drive it:
  *
- * - spawn → data → exit ordering: all of a PTY's data before its exit, exactly one exit;
- * - the exit carries the spawned incarnation (and data events too, when they carry one);
+ * - spawn → data → exit ordering: all of a PTY's data before its exit, exactly one exit (nothing
+ *   follows it, also a moment later);
+ * - the exit and every data event carry the spawned incarnation, when the spawn attested one;
  * - exit codes arrive as spawned, and a cause, when sent, is valid and agrees with the code;
  * - a stop (graceful and immediate) leads to an exit;
  * - writes after exit (and to unknown ids) are refused or unverifiable, never accepted;
  * - `hasPty` and `probeLiveness` never answer `false` for a live PTY;
- * - listings contain every live PTY (and, when authoritative, no exited one);
+ * - listings contain every live PTY (and, when authoritative, no exited one), every row readable
+ *   (a string `id`, a string `incarnationId` or none); an authoritative listing keeps a PTY until
+ *   its exit is reported; after a respawn under the same id, its row names the new incarnation;
+ * - every method's promise settles (within `timeoutMs`), `write` never rejects, and `onData` /
+ *   `onExit` return an unsubscribe function that removes only its own listener;
  * - a resize is reflected in the size read back, where the provider can read it;
  * - foreground evidence (`confirmForeground`, when present) is plain, well-formed, or `null`, and
  *   `null` for unknown and exited PTYs; `resetInputModes` (when present) neither fails nor stops;

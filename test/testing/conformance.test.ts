@@ -94,6 +94,59 @@ const cases: Array<[string, string, () => PtyProvider]> = [
     spawn: ({ expectedIncarnationId: _ignored, ...options }) => fake.spawn(options),
   }))],
   ['names the spawned incarnation on every exit', 'drops incarnations from exits', broken(rewriteExits((e) => ({ id: e.id, code: e.code, ...(e.cause ? { cause: e.cause } : {}) })))],
+  // Found by a user-side hunt of custom providers: each passed the suite, then misled the controller.
+  ['output before its single exit', 'leaves the incarnation off its data events', broken((fake) => ({
+    onData: (listener: (event: PtyDataEvent) => void) => fake.onData(({ incarnationId: _dropped, ...event }) => listener(event)),
+  }))],
+  ['output before its single exit', 'reports its exit again a moment later', broken((fake) => ({
+    onExit: (listener: (event: PtyExitEvent) => void) => fake.onExit((event) => { listener(event); setTimeout(() => listener(event), 20) }),
+  }))],
+  ['until its exit is reported', 'drops a PTY from its listing at the stop, and reports the exit later', broken((fake) => {
+    const stopping = new Set<string>()
+    return {
+      listProcesses: async (options) => (await fake.listProcesses(options)).filter((row) => !stopping.has(row.id)),
+      shutdown: async (id: string, options) => {
+        stopping.add(id)
+        fake.setShutdownBehaviour(id, 'never_confirm')
+        await fake.shutdown(id, options)
+        setTimeout(() => {
+          // Unless the suite's clean-up ended it first.
+          if (fake.livePtyIds().includes(id)) fake.emitExit(id, { exitCode: 0, signal: 1 })
+        }, 30)
+      },
+    }
+  })],
+  ['new incarnation after a respawn', 'keeps the first incarnation in its listing rows after a respawn', broken((fake) => {
+    const first = new Map<string, string>()
+    return {
+      spawn: async (options) => {
+        const result = await fake.spawn(options)
+        if (!first.has(result.id) && result.incarnationId !== undefined) first.set(result.id, result.incarnationId)
+        return result
+      },
+      listProcesses: async (options) => (await fake.listProcesses(options)).map((row) => ({ ...row, incarnationId: (first.get(row.id) ?? row.incarnationId) as never })),
+    }
+  })],
+]
+
+// Mistakes whose failure must also say what to fix (a bare "expected false to be true" did not).
+const explained: Array<[string, string, () => PtyProvider, RegExp]> = [
+  ['graceful stop', 'never settles a stop', broken(() => ({ shutdown: () => new Promise<void>(() => undefined) })), /provider\.shutdown\("fake-1"\) did not settle within 100 ms: every provider method must settle/],
+  ['never answers `false`', 'never settles a liveness probe', broken(() => ({ probeLiveness: () => new Promise<never>(() => undefined) })), /provider\.probeLiveness\("fake-1"\) did not settle/],
+  ['write after exit', 'rejects a write (an async write that throws)', broken(() => ({ write: async () => { throw new Error('closed') } })), /write rejected \(Error: closed\): it must settle with a WriteSettlement, never reject/],
+  ['graceful stop', 'returns nothing from onData', broken((fake) => ({ onData: (listener: (event: PtyDataEvent) => void) => void fake.onData(listener) as never })), /provider\.onData\(listener\) must return an unsubscribe function/],
+  ['lists every live PTY', 'puts null into its listing', broken((fake) => ({ listProcesses: async () => [...(await fake.listProcesses()), null as never] })), /every listing row is an object with a non-empty string `id`/],
+  ['graceful stop', 'names a signal in its cause', broken(rewriteExits((e) => ({ ...e, cause: { kind: 'signaled', signal: 'SIGHUP' as never } }))), /is not a TerminalExitCause: build it with resolveProcessExitCause/],
+  ['once it unsubscribed', 'removes another listener on a second unsubscribe (splice of indexOf -1)', broken((fake) => {
+    const listeners: ((event: PtyExitEvent) => void)[] = []
+    fake.onExit((event) => { for (const listener of [...listeners]) listener(event) })
+    return {
+      onExit: (listener: (event: PtyExitEvent) => void) => {
+        listeners.push(listener)
+        return () => void listeners.splice(listeners.indexOf(listener), 1)
+      },
+    }
+  }), /a second unsubscribe must not remove a different listener/],
 ]
 
 describe('ptyProviderConformanceChecks', () => {
@@ -106,6 +159,10 @@ describe('ptyProviderConformanceChecks', () => {
     await expect(runPtyProviderConformanceCheck(check, makeBroken, drivers)).rejects.toThrow()
     // Control: the same check passes for the healthy fake, so the failure is the breakage's.
     await expect(runPtyProviderConformanceCheck(check, () => createFakePtyProvider(), drivers)).resolves.toBeUndefined()
+  })
+
+  it.each(explained)('should fail the “%s” check for a provider that %s, saying what to fix', async (fragment, _what, makeBroken, message) => {
+    await expect(runPtyProviderConformanceCheck(checkNamed(fragment), makeBroken, drivers)).rejects.toThrow(message)
   })
 
   it('should accept a provider that refuses calls after dispose when it reported the exits', async () => {
