@@ -18,17 +18,32 @@ export function createAccessToken(): string {
 }
 
 /** Why an upgrade was refused, as an HTTP status and a reason (the reason is logged, never sent). */
-export type AccessRefusal = { status: 401 | 403 | 404; reason: string }
+export type AccessRefusal = { status: 400 | 401 | 403 | 404; reason: string }
+
+/**
+ * The request's target as a URL against `origin`, or `undefined` when it is not one. Why never
+ * throw: any client, token or not, chooses the target, and an absolute-form target with a bad host
+ * (`GET http://[/ HTTP/1.1`) makes `new URL` throw — thrown from a request or upgrade handler, it
+ * would take the whole server down, with every terminal.
+ */
+export function parseRequestTarget(request: IncomingMessage, origin: string): URL | undefined {
+  try {
+    return new URL(request.url ?? '/', origin)
+  } catch {
+    return undefined
+  }
+}
 
 /**
  * Check one WebSocket upgrade request against the server's origin (`http://127.0.0.1:<port>`),
- * path and token. Answers `undefined` when the request may proceed.
+ * path and token. Answers `undefined` when the request may proceed; never throws.
  */
 export function checkUpgradeAccess(
   request: IncomingMessage,
   expected: { origin: string; path: string; token: string },
 ): AccessRefusal | undefined {
-  const url = new URL(request.url ?? '/', expected.origin)
+  const url = parseRequestTarget(request, expected.origin)
+  if (url === undefined) return { status: 400, reason: 'the request target is not a URL' }
   if (url.pathname !== expected.path) return { status: 404, reason: `no WebSocket at ${url.pathname}` }
   if (`http://${request.headers.host ?? ''}` !== expected.origin) {
     return { status: 403, reason: `Host ${JSON.stringify(request.headers.host)} is not this server` }

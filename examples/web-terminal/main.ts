@@ -1,6 +1,9 @@
 // Start the web terminal and print its URL:
 //
-//   npm run example:web
+//   npm run example:web        (node --import tsx examples/web-terminal/main.ts)
+//
+// Run it under `node --import tsx`, not the `tsx` command: tsx's wrapper process relays Ctrl-C and
+// kills this process moments later, before a server busy with output has stopped its terminals.
 //
 // Open the printed URL in a browser on this machine. The URL carries a random token: anyone who has
 // it has a shell as you, so do not share it. Ctrl-C stops every terminal and the server.

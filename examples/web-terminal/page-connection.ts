@@ -3,7 +3,8 @@
 // page's requests to the terminals and their output back.
 //
 // A frame that fails validation closes THIS socket (1008) and nothing else: its terminals keep
-// running and are acknowledged by the server until a page attaches again.
+// running and are acknowledged by the server until a page attaches again. Nothing the page sent
+// after it is carried out, not even frames that came in the same packet.
 //
 // A page that reads its socket slowly backs it up: past SOCKET_BACKLOG_LIMIT_BYTES unsent, its
 // terminals hold their output (see terminal-session.ts) until the socket has drained to
@@ -29,6 +30,15 @@ export const SOCKET_BACKLOG_LIMIT_BYTES = 4 * 1024 * 1024
 /** A backed-up socket has drained once it holds no more than this unsent. */
 export const SOCKET_DRAINED_BYTES = 1024 * 1024
 
+/** WebSocket close code of a server shutdown (1001: going away). */
+export const SERVER_SHUTDOWN_CLOSE_CODE = 1001
+
+/**
+ * How long a page's socket may take to close at server shutdown before it is dropped: a page that
+ * stopped reading never answers the close, and must not hold the shutdown.
+ */
+export const SHUTDOWN_CLOSE_TIMEOUT_MS = 1_000
+
 /** A page connected over one WebSocket. */
 export class PageConnection implements TerminalViewer {
   #socket: WebSocket
@@ -36,13 +46,27 @@ export class PageConnection implements TerminalViewer {
   #log: (line: string) => void
   /** Terminals waiting for the socket to drain. */
   #drainListeners = new Set<() => void>()
+  /**
+   * Set once the socket is closing for a protocol violation, or closed. Why a flag: `ws` goes on
+   * emitting `message` for the frames it already read (the rest of the packet, and any until the
+   * close handshake ends), and none of them may be carried out.
+   */
+  #ignoringMessages = false
+  /** Resolves once the socket closed. */
+  #closed: Promise<void>
 
   constructor(socket: WebSocket, registry: TerminalRegistry, log: (line: string) => void) {
     this.#socket = socket
     this.#registry = registry
     this.#log = log
-    socket.on('message', (frame, isBinary) => this.#receive(frame, isBinary))
+    socket.on('message', (frame, isBinary) => {
+      if (!this.#ignoringMessages) this.#receive(frame, isBinary)
+    })
+    let closed!: () => void
+    this.#closed = new Promise((resolve) => (closed = resolve))
     socket.on('close', () => {
+      this.#ignoringMessages = true
+      closed()
       registry.detachAll(this)
       this.#drainListeners.clear() // detaching unsubscribed them; a closed socket never drains
     })
@@ -69,9 +93,30 @@ export class PageConnection implements TerminalViewer {
     }
   }
 
-  /** Drop the connection at once (server shutdown). */
+  /** Drop the connection at once. */
   terminate(): void {
+    this.#ignoringMessages = true
     this.#socket.terminate()
+  }
+
+  /**
+   * Server shutdown, once every terminal was stopped (and the page told so, with `closed`): close
+   * the socket with {@link SERVER_SHUTDOWN_CLOSE_CODE}, so the page knows the server went away
+   * rather than that the connection broke. A socket not closed within `timeoutMs` (a page that
+   * stopped reading never answers the close) is dropped. Resolves once the socket is closed.
+   */
+  async shutDown(timeoutMs = SHUTDOWN_CLOSE_TIMEOUT_MS): Promise<void> {
+    // From here nothing the page sends is carried out: the server is going away.
+    this.#ignoringMessages = true
+    this.#socket.close(SERVER_SHUTDOWN_CLOSE_CODE, 'server shutting down')
+    let timer: NodeJS.Timeout | undefined
+    const timedOut = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), timeoutMs)))
+    const outcome = await Promise.race([this.#closed, timedOut])
+    clearTimeout(timer)
+    if (outcome === 'timeout') {
+      this.#socket.terminate()
+      await this.#closed
+    }
   }
 
   /**
@@ -94,6 +139,7 @@ export class PageConnection implements TerminalViewer {
     } catch (error) {
       if (!(error instanceof WebTerminalProtocolError)) throw error
       this.#log(`web-terminal: closing a socket: ${error.message}`)
+      this.#ignoringMessages = true
       this.#socket.close(PROTOCOL_VIOLATION_CLOSE_CODE, 'malformed message')
       return
     }
@@ -124,10 +170,8 @@ export class PageConnection implements TerminalViewer {
         session?.acknowledge(this, message.chars, message.generation)
         return
       case 'close':
-        if (session === undefined) {
-          this.send({ type: 'closed', id: message.id, verified: false })
-          return
-        }
+        // Asked of the registry even when the id is no longer a session: a close while an earlier
+        // one is stopping the terminal (a double click on ×) joins that stop and gets its verdict.
         this.#registry.close(message.id, this).then(
           (verified) => this.send({ type: 'closed', id: message.id, verified }),
           (error: unknown) => this.send({ type: 'error', message: `could not close ${message.id}: ${String(error)}` }),

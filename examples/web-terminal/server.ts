@@ -6,7 +6,7 @@
 // Terminals belong to the server, not to a page: a reload (or a second window) re-attaches to every
 // terminal still known, repainting each one's current screen from the server's headless mirror.
 import { readFile } from 'node:fs/promises'
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
+import { createServer, STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http'
 import { createRequire } from 'node:module'
 import type { AddressInfo, Socket } from 'node:net'
 import { fileURLToPath } from 'node:url'
@@ -14,7 +14,7 @@ import { build, stop as stopEsbuild } from 'esbuild'
 import { createPtyController } from 'ptykit/controller'
 import { createNodePtyProvider } from 'ptykit/node-pty'
 import { WebSocketServer, type WebSocket } from 'ws'
-import { checkUpgradeAccess, createAccessToken } from './access.js'
+import { checkUpgradeAccess, createAccessToken, parseRequestTarget } from './access.js'
 import { MAX_CLIENT_MESSAGE_BYTES } from './protocol.js'
 import { PageConnection } from './page-connection.js'
 import { createTerminalRegistry } from './terminal-registry.js'
@@ -49,7 +49,10 @@ export type WebTerminalServer = {
   origin: string
   /** The access token every WebSocket must present. */
   token: string
-  /** Stop every terminal (verified stops), close every socket and the HTTP server. */
+  /**
+   * Stop every terminal (verified stops; each page is sent `closed` for the terminals it showed),
+   * close every socket (1001, or dropped when a page does not close it in time) and the HTTP server.
+   */
   close(): Promise<void>
 }
 
@@ -71,11 +74,18 @@ export async function startWebTerminalServer(options: WebTerminalServerOptions =
   const http = createServer((request, response) => serveAsset(assets, request, response, origin))
   const sockets = new WebSocketServer({ noServer: true, maxPayload: MAX_CLIENT_MESSAGE_BYTES })
   const connections = new Set<PageConnection>()
+  /** Set once `close` was called: the shutdown in progress. */
+  let closing: Promise<void> | undefined
   http.on('upgrade', (request: IncomingMessage, socket: Socket, head: Buffer) => {
+    if (closing !== undefined) {
+      // Shutting down: a page connecting now would be shown terminals being stopped.
+      socket.end(`HTTP/1.1 503 ${STATUS_CODES[503]}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`)
+      return
+    }
     const refusal = checkUpgradeAccess(request, { origin, path: WEBSOCKET_PATH, token })
     if (refusal !== undefined) {
       log(`web-terminal: refused a WebSocket: ${refusal.reason}`)
-      socket.end(`HTTP/1.1 ${refusal.status} ${refusal.status === 401 ? 'Unauthorized' : 'Forbidden'}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`)
+      socket.end(`HTTP/1.1 ${refusal.status} ${STATUS_CODES[refusal.status]}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`)
       return
     }
     sockets.handleUpgrade(request, socket, head, (webSocket: WebSocket) => {
@@ -92,19 +102,23 @@ export async function startWebTerminalServer(options: WebTerminalServerOptions =
   const { port } = http.address() as AddressInfo
   const origin = `http://${LOOPBACK_HOST}:${port}`
 
-  let closing: Promise<void> | undefined
   return {
     url: `${origin}/?token=${token}`,
     origin,
     token,
     close: () =>
       (closing ??= (async () => {
-        for (const connection of connections) connection.terminate()
-        // First: from here a spawn still in flight is stopped when it answers, never kept.
+        // First: from here a spawn still in flight is stopped when it answers, never kept. Each
+        // terminal is stopped while its page is still connected, so the page learns the verdict
+        // (`closed`) instead of guessing from a dropped socket.
+        await registry.stopAll()
         registry.dispose()
+        // Then the pages are told the server is going away (1001). A page that stopped reading is
+        // dropped after a short bound: it must not hold the shutdown.
+        await Promise.all([...connections].map((connection) => connection.shutDown()))
         sockets.close()
         await new Promise<void>((resolve) => http.close(() => resolve()))
-        await controller.dispose() // stops every PTY it still owns, each a verified stop
+        await controller.dispose() // stops every PTY it still owns (a stop that failed above), each a verified stop
         await provider.dispose()
       })()),
   }
@@ -142,7 +156,11 @@ async function bundlePage(): Promise<PageAssets> {
 }
 
 function serveAsset(assets: PageAssets, request: IncomingMessage, response: ServerResponse, origin: string): void {
-  const path = new URL(request.url ?? '/', origin).pathname
+  const path = parseRequestTarget(request, origin)?.pathname
+  if (path === undefined) {
+    response.writeHead(400).end() // a target that is no URL (`GET http://[/`): answered, never thrown
+    return
+  }
   const asset = request.method === 'GET' ? assets.get(path) : undefined
   if (asset === undefined || `http://${request.headers.host ?? ''}` !== origin) {
     response.writeHead(404).end()

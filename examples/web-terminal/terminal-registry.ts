@@ -25,9 +25,17 @@ export type TerminalRegistry = {
   open(request: { cols: number; rows: number; command?: string }, page: TerminalViewer): Promise<TerminalSession>
   /**
    * Stop a terminal with a verified stop and forget it; `false` for an unknown id. The page showing
-   * it, when that is not `page` (the one that asked), is sent `closed` too.
+   * it, when that is not `page` (the one that asked), is sent `closed` too. A close of a terminal
+   * whose stop is already running joins that stop: it answers the same verdict, once it is known.
    */
   close(id: string, page?: TerminalViewer): Promise<boolean>
+  /**
+   * Server shutdown, before the pages' sockets are closed: from now on a spawn that answers is
+   * stopped and never kept (as after {@link TerminalRegistry.dispose}); then every terminal is
+   * stopped, each with a verified stop, and the page showing it is sent `closed` with the verdict.
+   * Resolves once every stop, including those pages asked for before, has answered.
+   */
+  stopAll(): Promise<void>
   /**
    * Server shutdown, before the controller is disposed (its dispose stops every PTY it owns):
    * dispose every terminal's session and forget it. A spawn that answers afterwards is stopped and
@@ -50,10 +58,26 @@ export function createTerminalRegistry(
    * terminal to that page (nobody would ever see or acknowledge its output).
    */
   const leftPages = new WeakSet<TerminalViewer>()
+  /**
+   * The stops running, by terminal id. Why kept: the session is forgotten when its stop starts (no
+   * key or ack reaches it any more), yet a second close of it — the page's × clicked twice — must
+   * get the stop's verdict, not an early `false` while the process may still be running.
+   */
+  const stopping = new Map<string, Promise<boolean>>()
   let disposed = false
   const forget = (page: TerminalViewer): void => {
     const at = attachedPages.indexOf(page)
     if (at !== -1) attachedPages.splice(at, 1)
+  }
+  const close = (id: string, page?: TerminalViewer): Promise<boolean> => {
+    const running = stopping.get(id)
+    if (running !== undefined) return running
+    const session = sessions.get(id)
+    if (session === undefined) return Promise.resolve(false)
+    sessions.delete(id)
+    const stop = session.stop(page).finally(() => stopping.delete(id))
+    stopping.set(id, stop)
+    return stop
   }
   return {
     sessions,
@@ -95,11 +119,13 @@ export function createTerminalRegistry(
       if (shownOn !== undefined) session.attach(shownOn, true)
       return session
     },
-    async close(id, page) {
-      const session = sessions.get(id)
-      if (session === undefined) return false
-      sessions.delete(id)
-      return session.stop(page)
+    close,
+    async stopAll() {
+      disposed = true
+      const stops = [...sessions.keys()].map((id) => close(id))
+      // A stop that fails is not waited for again here: the controller's dispose, which follows,
+      // stops every PTY it still owns.
+      await Promise.allSettled([...stops, ...stopping.values()])
     },
     dispose() {
       disposed = true

@@ -22,6 +22,8 @@ let server: WebTerminalServer
 let browser: Browser
 let page: Page
 const serverLog: string[] = []
+/** Every frame the page sent over its WebSockets, parsed. */
+const sentByPage: { type?: string; id?: string }[] = []
 
 expectNoChildLeftBehind(async () => {
   await browser?.close()
@@ -35,6 +37,7 @@ beforeAll(async () => {
   server = await startWebTerminalServer({ shell: '/bin/sh', env: { PS1: '$ ' }, log: (line) => serverLog.push(line) })
   browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-gpu'] })
   page = await browser.newPage({ viewport: { width: 1000, height: 600 } })
+  page.on('websocket', (socket) => socket.on('framesent', ({ payload }) => sentByPage.push(JSON.parse(String(payload)) as { type?: string; id?: string })))
   await page.goto(server.url)
   await page.waitForSelector('body[data-connection="open"]')
 }, 60_000)
@@ -151,6 +154,17 @@ describe('web terminal in Chromium', () => {
     expect(isDead(shellPid as number)).toBe(true)
     expect(isDead(jobPid as number)).toBe(true)
     expect(await attribute(keep, 'data-state')).toBe('live')
+  })
+
+  it('a tab whose × is clicked twice sends one close, and goes once its process is gone', async () => {
+    // Hang-up and TERM ignored: the stop takes the grace period and a kill, time for the second click.
+    const id = await openTerminal(`trap '' HUP TERM; sleep 4646 & echo "PIDS:$$:$!"; wait`)
+    const [, shellPid, jobPid] = (await waitForScreen(id, /PIDS:(\d+):(\d+)/)).map(Number)
+    await page.locator(`.tab[data-id="${id}"] .close`).click({ clickCount: 2 })
+    await page.waitForSelector(`.terminal-pane[data-id="${id}"]`, { state: 'detached', timeout: SHOW_TIMEOUT_MS })
+    expect(isDead(shellPid as number)).toBe(true)
+    expect(isDead(jobPid as number)).toBe(true)
+    expect(sentByPage.filter((frame) => frame.type === 'close' && frame.id === id)).toHaveLength(1)
   })
 
   it('a reload re-attaches to the running terminal and repaints its screen', async () => {

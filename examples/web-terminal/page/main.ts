@@ -59,8 +59,10 @@ socket.addEventListener('open', () => {
   setConnection('open', 'connected')
   send({ type: 'attach' }) // show every terminal the server holds: a reload picks up where it was
 })
-socket.addEventListener('close', () => {
-  setConnection('closed', 'disconnected from the server: reload the page to re-attach')
+socket.addEventListener('close', (event) => {
+  // 1001 (going away) is the server's shutdown: it stopped every terminal first and sent `closed`
+  // for each, so the tabs are gone; any other close is a broken connection.
+  setConnection('closed', event.code === 1001 ? 'the server stopped, and every terminal with it' : 'disconnected from the server: reload the page to re-attach')
   for (const tab of tabs.values()) {
     if (tab.state === 'live' || tab.state === 'closing') {
       setState(tab, 'disconnected', 'disconnected: state unknown (reload to re-attach)')
@@ -213,6 +215,9 @@ function closeTab(tab: Tab): void {
     remove(tab) // nothing to stop from here: the server still holds it for the next page
     return
   }
+  // Its close was sent: the server answers `closed` once that stop is known. A second one would
+  // only ask again (the server makes it join the running stop, so it gains nothing).
+  if (tab.state === 'closing') return
   setState(tab, 'closing', 'stopping…')
   send({ type: 'close', id: tab.id })
 }
