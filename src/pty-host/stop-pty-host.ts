@@ -23,10 +23,10 @@ export type StopPtyHostOptions = {
 }
 
 /**
- * Stop the pty host serving a socket, as its `SIGTERM` does: it stops listening, drops its
- * clients (their providers see the host gone), stops every session, and exits. For an app's
- * "restart the terminal host" command, an uninstall, or a test's teardown; a host left alone
- * exits by itself once it has no session and no client for its `idleExitMs`.
+ * Stop the pty host serving a socket, as its `SIGTERM` does: it stops listening, stops every
+ * session (each connected app receives its sessions' exits), drops its clients, and exits. For
+ * an app's "restart the terminal host" command, an uninstall, or a test's teardown; a host left
+ * alone exits by itself once it has no session and no client for its `idleExitMs`.
  *
  * The host is found by its lock (`<socket>.lock`) and trusted only as the process that wrote it:
  * the socket's directory must be this user's and private, and on Linux the running process must
