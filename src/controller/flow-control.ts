@@ -140,18 +140,21 @@ export class ProducerFlowControl {
 
   /** Count `chars` delivered to the consumer; pauses the producer above the high watermark. */
   noteOutput(target: ProducerFlowTarget, chars: number): void {
-    this.countOutput(target, chars)
-    this.pauseIfOverHighWatermark(target)
+    if (this.countOutput(target, chars)) this.pauseIfOverHighWatermark(target)
   }
 
   /**
-   * Count `chars` about to be delivered to the consumer, without pausing (see
-   * {@link ProducerFlowControl.pauseIfOverHighWatermark}). Nothing while the PTY's state is being
-   * released: output its provider hands over from inside that resume is not owed by anyone.
+   * Count `chars` about to be delivered to the consumer, without pausing; `true` when that puts an
+   * engaged, unpaused producer above the high watermark — then call
+   * {@link ProducerFlowControl.pauseIfOverHighWatermark} once the chunk is delivered. Nothing while
+   * the PTY's state is being released: output its provider hands over from inside that resume is
+   * not owed by anyone.
    */
-  countOutput(target: ProducerFlowTarget, chars: number): void {
-    if (this.#releasing.has(target)) return
-    this.#entry(target).unacknowledged += chars
+  countOutput(target: ProducerFlowTarget, chars: number): boolean {
+    if (this.#releasing.has(target)) return false
+    const entry = this.#entry(target)
+    entry.unacknowledged += chars
+    return entry.engaged && entry.pausedSince === null && entry.unacknowledged > this.#config.highWatermarkChars
   }
 
   /**

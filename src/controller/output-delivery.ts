@@ -28,12 +28,13 @@ export class OutputDelivery {
     // Counted before delivery, so a listener that acknowledges the chunk it is handed is credited
     // for it; a listener that stops the PTY releases this count again.
     const flow = core.flow !== null && record.state === 'live' && !record.stopRequested && hasFlowControl(record.provider) ? core.flow : null
-    flow?.countOutput(record.flowTarget, data.length)
+    const overHighWatermark = flow !== null && flow.countOutput(record.flowTarget, data.length)
     if (this.#batcher === null) this.#publish(record, data, seq)
     else this.#batcher.push(record, data, seq)
     // Paused after delivery: what the provider reports from inside its pause (an exit, output it
-    // had read) comes after this chunk. Not once a listener ended or stopped the PTY.
-    if (flow !== null && record.state === 'live' && !record.stopRequested) flow.pauseIfOverHighWatermark(record.flowTarget)
+    // had read) comes after this chunk. Not once a listener ended or stopped the PTY (nor when its
+    // ack brought the count back under the watermark: that is looked at again).
+    if (overHighWatermark && record.state === 'live' && !record.stopRequested) flow.pauseIfOverHighWatermark(record.flowTarget)
   }
 
   /**
