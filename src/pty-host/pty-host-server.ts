@@ -8,7 +8,7 @@ import { FrameDecoder, PTY_HOST_MAX_FRAME_BYTES } from './frame-codec.js'
 import { HostClient } from './host-client.js'
 import { createHostRequestHandlers, REPLIED } from './host-request-handlers.js'
 import { HostSessionStore } from './host-sessions.js'
-import { parseRequest, protocolMismatchMessage, PTY_HOST_METHODS, PTY_HOST_PROTOCOL_VERSION, toWireError, type PtyHostRequest } from './protocol.js'
+import { parseRequest, protocolMismatchMessage, PTY_HOST_METHODS, PTY_HOST_PROTOCOL_VERSION, toWireError, type PtyHostRequest, type PtyHostWireError } from './protocol.js'
 import { invalidPtyHostOption } from './pty-host-error.js'
 import { loadHeadlessScreens, type HeadlessScreenFactory } from './headless-screen.js'
 import { PTY_HOST_DEFAULT_SCREEN_CHARS_PER_SECOND, ScreenFeeder } from './screen-feeder.js'
@@ -219,22 +219,24 @@ export async function startPtyHost(options: PtyHostServerOptions = {}): Promise<
 
   const handlers = createHostRequestHandlers({ provider, sessions, activityChanged: scheduleIdleExit, scrollbackRows })
 
+  /**
+   * The answer to a spawn that reaches a closing host: its provider is being disposed (and would
+   * refuse as `provider_disposed`, which the app would read as its own provider's state). Other
+   * calls go on: a stop joins the close's stop of its session, a question is answered.
+   */
+  const CLOSING: PtyHostWireError = { code: 'host_unavailable', message: 'The pty host is closing: it is stopping every session and starts none' }
+
   const handleRequest = (client: HostClient, request: PtyHostRequest): void => {
-    // A closing host is stopping its sessions: it starts none (its provider would refuse as
-    // disposed, which the app would read as its own provider's state).
-    if (closePromise !== null && request.method === 'spawn') {
-      if (request.id !== null) {
-        client.send({ v: PTY_HOST_PROTOCOL_VERSION, type: 'reply', id: request.id, ok: false, error: { code: 'host_unavailable', message: 'The pty host is closing: it starts no session' } })
-      }
-      return
+    const reply = (message: { ok: true; result: unknown } | { ok: false; error: PtyHostWireError }): void => {
+      if (request.id !== null) client.send({ v: PTY_HOST_PROTOCOL_VERSION, type: 'reply', id: request.id, ...message })
     }
+    // A closing host starts no session.
+    if (closePromise !== null && request.method === 'spawn') return reply({ ok: false, error: CLOSING })
     void callProvider(() => handlers[request.method](client, request)).then(
       (result) => {
-        if (result !== REPLIED && request.id !== null) client.send({ v: PTY_HOST_PROTOCOL_VERSION, type: 'reply', id: request.id, ok: true, result: result ?? null })
+        if (result !== REPLIED) reply({ ok: true, result: result ?? null })
       },
-      (error: unknown) => {
-        if (request.id !== null) client.send({ v: PTY_HOST_PROTOCOL_VERSION, type: 'reply', id: request.id, ok: false, error: toWireError(error) })
-      },
+      (error: unknown) => reply({ ok: false, error: toWireError(error) }),
     )
   }
 

@@ -70,7 +70,7 @@ describe('stopPtyHost', () => {
     expect(await stopPtyHost({ socketPath })).toBe(false)
   }, 30_000)
 
-  it('while a host closes, a spawn is refused host_unavailable, and the stubborn session still gets its exit', async () => {
+  it('while a host closes, a spawn is refused host_unavailable, a stop joins the close, and the stubborn session still gets its exit', async () => {
     const { host, socketPath } = await inProcessHost(cleanups)
     const app = providerOn(socketPath, { autoStart: false })
     cleanups.push(() => app.detach())
@@ -85,7 +85,12 @@ describe('stopPtyHost', () => {
     // Before: the host's disposed provider refused it, which the app read as `host_error` with
     // `provider_disposed` — the state of a provider, not that the host is going away.
     await expect(app.spawn({ file: 'cat' })).rejects.toMatchObject({ code: 'host_unavailable', message: expect.stringMatching(/closing/) })
+    // A question is still answered.
+    expect(await app.getCwd(stubborn.id)).toEqual(expect.any(String))
+    // A stop racing the close joins the close's stop of that session: it resolves once it ended.
+    const stop = app.shutdown(stubborn.id)
     await closing
+    await expect(stop).resolves.toBeUndefined()
     expect(exits.map((exit) => [exit.id, exit.cause])).toEqual([[stubborn.id, { kind: 'signaled', signal: 9 }]])
   }, 20_000)
 
