@@ -21,14 +21,13 @@ export class ControllerTimers {
   readonly #handles = new Set<PtyTimerHandle>()
   /** The pending {@link ControllerTimers.after} timers, with how to resolve them early. */
   readonly #waiters = new Map<PtyTimerHandle, () => void>()
-  #resolveCleared!: () => void
   /**
-   * Resolves once {@link ControllerTimers.clearAll} ran (dispose): for a wait that has no timer of
-   * its own — a question to a provider that never answers — to give up with the rest.
+   * The pending {@link ControllerTimers.orAtDispose} waits, with how to give each up. Why a set and
+   * not one shared "disposed" promise to race: every race adds a reaction to the promise it races,
+   * and a shared one pending for the controller's life would keep one per question ever asked.
    */
-  readonly cleared: Promise<'cleared'> = new Promise((resolve) => {
-    this.#resolveCleared = () => resolve('cleared')
-  })
+  readonly #disposeWaiters = new Set<() => void>()
+  #cleared = false
 
   /** Track timers on `clock`; errors thrown by callbacks go to `onError`. */
   constructor(clock: PtyClock, onError: (error: unknown) => void) {
@@ -88,15 +87,37 @@ export class ControllerTimers {
     const waiters = [...this.#waiters.values()]
     this.#waiters.clear()
     for (const fire of waiters) fire()
-    this.#resolveCleared()
+    this.#cleared = true
+    const disposeWaiters = [...this.#disposeWaiters]
+    this.#disposeWaiters.clear()
+    for (const giveUp of disposeWaiters) giveUp()
+  }
+
+  /** How many {@link ControllerTimers.orAtDispose} waits are pending (for inspection and tests). */
+  get pendingDisposeWaits(): number {
+    return this.#disposeWaiters.size
   }
 
   /**
    * `answer`, or `fallback` once every timer is cleared (dispose) if it has not settled by then:
-   * a caller awaiting a provider that never answers is released by `dispose`.
+   * a caller awaiting a provider that never answers is released by `dispose`. A wait has no timer
+   * of its own, and leaves nothing behind once `answer` settles.
    */
-  async orAtDispose<T, F>(answer: Promise<T>, fallback: F): Promise<T | F> {
-    const settled = await Promise.race([answer.then((value) => ({ value })), this.cleared])
-    return settled === 'cleared' ? fallback : settled.value
+  orAtDispose<T, F>(answer: Promise<T>, fallback: F): Promise<T | F> {
+    if (this.#cleared) return Promise.resolve(fallback)
+    return new Promise<T | F>((resolve, reject) => {
+      const giveUp = (): void => resolve(fallback)
+      this.#disposeWaiters.add(giveUp)
+      answer.then(
+        (value) => {
+          this.#disposeWaiters.delete(giveUp)
+          resolve(value)
+        },
+        (error: unknown) => {
+          this.#disposeWaiters.delete(giveUp)
+          reject(error)
+        },
+      )
+    })
   }
 }
