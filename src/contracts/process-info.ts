@@ -52,3 +52,13 @@ export type PtyProcessInspection = {
   /** Set when the PTY is gone or its host unreachable, so nothing could be inspected. */
   unavailable?: true
 }
+
+/**
+ * Internal (not exported from `ptykit/contracts`): whether `value` reads as a
+ * {@link PtyForegroundProcessEvidence} — a provider's answer, or a test's scripted one.
+ */
+export function isPtyForegroundProcessEvidence(value: unknown): value is PtyForegroundProcessEvidence {
+  if (typeof value !== 'object' || value === null) return false
+  const evidence = value as Partial<PtyForegroundProcessEvidence>
+  return typeof evidence.foregroundProcess === 'string' && typeof evidence.shellForeground === 'boolean'
+}

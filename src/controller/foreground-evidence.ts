@@ -1,4 +1,5 @@
 import type { PtyForegroundProcessEvidence, PtyProcessInfo, PtyProvider } from '../contracts/index.js'
+import { isPtyForegroundProcessEvidence } from '../contracts/process-info.js'
 
 /** Whether a provider can give foreground evidence: it has `confirmForeground` and does not deny support. */
 export function providerSupportsForegroundEvidence(provider: PtyProvider): boolean {
@@ -15,17 +16,11 @@ export async function confirmForegroundOf(
   if (!providerSupportsForegroundEvidence(provider)) return null
   try {
     const evidence = await provider.confirmForeground?.(ptyId)
-    return isEvidence(evidence) ? { foregroundProcess: evidence.foregroundProcess, shellForeground: evidence.shellForeground } : null
+    return isPtyForegroundProcessEvidence(evidence) ? { foregroundProcess: evidence.foregroundProcess, shellForeground: evidence.shellForeground } : null
   } catch (error) {
     onError(error)
     return null
   }
-}
-
-function isEvidence(value: unknown): value is PtyForegroundProcessEvidence {
-  if (typeof value !== 'object' || value === null) return false
-  const evidence = value as Partial<PtyForegroundProcessEvidence>
-  return typeof evidence.foregroundProcess === 'string' && typeof evidence.shellForeground === 'boolean'
 }
 
 /** The rows with each PTY's confirmed evidence added (`null` where the provider could not confirm). */

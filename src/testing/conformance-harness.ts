@@ -1,4 +1,5 @@
 import { describeValue } from '../contracts/describe-value.js'
+import { settleWithin } from '../contracts/settle-within.js'
 import type { PtyExitEvent, PtyProvider, Unsubscribe } from '../contracts/index.js'
 import {
   CONFORMANCE_DEFAULT_TIMEOUT_MS,
@@ -170,9 +171,19 @@ function isThenable(value: unknown): value is PromiseLike<unknown> {
   return (typeof value === 'object' || typeof value === 'function') && value !== null && typeof (value as { then?: unknown }).then === 'function'
 }
 
-/** The arguments of a call, short, for a message: strings quoted, objects elided. */
+/** The arguments of a call, for a message: strings and options as JSON (long ones cut), the rest as text. */
 function describeArguments(args: readonly unknown[]): string {
-  return args.map((arg) => (typeof arg === 'string' ? JSON.stringify(arg) : typeof arg === 'object' && arg !== null ? '{…}' : String(arg))).join(', ')
+  const describe = (arg: unknown): string => {
+    if (typeof arg !== 'string' && (typeof arg !== 'object' || arg === null)) return String(arg)
+    let shown: string
+    try {
+      shown = JSON.stringify(arg) ?? String(arg)
+    } catch {
+      shown = '{…}'
+    }
+    return shown.length > 80 ? `${shown.slice(0, 80)}…` : shown
+  }
+  return args.map(describe).join(', ')
 }
 
 /**
@@ -181,13 +192,10 @@ function describeArguments(args: readonly unknown[]): string {
  * probes — would wait for good.
  */
 async function settleOrFail<T>(answer: PromiseLike<T>, timeoutMs: number, call: string): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined
-  const hang = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${call} did not settle within ${timeoutMs} ms: every provider method must settle (bound its I/O with a timeout)`)), timeoutMs)
-  })
-  try {
-    return await Promise.race([answer, hang])
-  } finally {
-    clearTimeout(timer)
-  }
+  const settled = await settleWithin<T | typeof HUNG>(Promise.resolve(answer), timeoutMs, HUNG)
+  if (settled === HUNG) throw new Error(`${call} did not settle within ${timeoutMs} ms: every provider method must settle (bound its I/O with a timeout)`)
+  return settled
 }
+
+/** What {@link settleOrFail}'s wait settles to when the call did not answer in time. */
+const HUNG = Symbol('hung')

@@ -51,7 +51,7 @@ export function ptyProviderConformanceChecks(options: PtyProviderConformanceOpti
   return [
     ...eventAndExitConformanceChecks(options),
     ...inventoryConformanceChecks(options),
-    ...seedRuleConformanceChecks(options, options.timeoutMs ?? CONFORMANCE_DEFAULT_TIMEOUT_MS),
+    ...seedRuleConformanceChecks(options),
   ]
 }
 

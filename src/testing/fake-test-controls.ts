@@ -1,4 +1,5 @@
 import { describeValue } from '../contracts/describe-value.js'
+import { isPtyForegroundProcessEvidence } from '../contracts/process-info.js'
 import { isWriteSettlement, type WriteSettlement } from '../contracts/index.js'
 import type { FakeProcessInfo, FakePtyInspection, FakePtyProvider } from './fake-pty-provider-types.js'
 import { inspectFakePty } from './fake-pty-record.js'
@@ -167,9 +168,7 @@ function assertFakeProcessInfo(info: unknown): asserts info is FakeProcessInfo {
   if (hasChildProcesses !== undefined && hasChildProcesses !== null && typeof hasChildProcesses !== 'boolean') {
     throw new TypeError(`Expected the \`hasChildProcesses\` of ${where} to be a boolean, null or undefined, got ${describeValue(hasChildProcesses)}`)
   }
-  const isEvidence = (value: unknown): boolean =>
-    isPlainObject(value) && typeof value.foregroundProcess === 'string' && typeof value.shellForeground === 'boolean'
-  if (foregroundEvidence !== undefined && foregroundEvidence !== null && !isEvidence(foregroundEvidence)) {
+  if (foregroundEvidence !== undefined && foregroundEvidence !== null && !isPtyForegroundProcessEvidence(foregroundEvidence)) {
     throw new TypeError(
       `Expected the \`foregroundEvidence\` of ${where} to be { foregroundProcess: string, shellForeground: boolean }, null or undefined, got ${describeValue(foregroundEvidence)}`,
     )
