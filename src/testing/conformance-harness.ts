@@ -193,8 +193,16 @@ function describeArguments(args: readonly unknown[]): string {
  */
 async function settleOrFail<T>(answer: PromiseLike<T>, timeoutMs: number, call: string): Promise<T> {
   const settled = await settleWithin<T | typeof HUNG>(Promise.resolve(answer), timeoutMs, HUNG)
-  if (settled === HUNG) throw new Error(`${call} did not settle within ${timeoutMs} ms: every provider method must settle (bound its I/O with a timeout)`)
+  if (settled === HUNG) throw new ProviderCallHungError(`${call} did not settle within ${timeoutMs} ms: every provider method must settle (bound its I/O with a timeout)`)
   return settled
+}
+
+/**
+ * Internal: the failure of a provider call that did not settle in time — so a check that takes a
+ * refusal as an answer can still tell a hang, which is always a failure.
+ */
+export class ProviderCallHungError extends Error {
+  override readonly name = 'ProviderCallHungError'
 }
 
 /** What {@link settleOrFail}'s wait settles to when the call did not answer in time. */

@@ -1,6 +1,7 @@
 import { expect } from 'vitest'
 import { isPtyLiveOtherIncarnationError, isWriteSettlement, toPtyIncarnationId } from '../contracts/index.js'
 import type { PtyProviderConformanceCheck, PtyProviderConformanceOptions } from './conformance-types.js'
+import { ProviderCallHungError } from './conformance-harness.js'
 
 /** An incarnation id no provider mints: the "other incarnation" an attach check expects. */
 const FOREIGN_INCARNATION_ID = toPtyIncarnationId('ptykit-conformance-foreign-incarnation')
@@ -31,7 +32,7 @@ export function seedRuleConformanceChecks(options: PtyProviderConformanceOptions
           past = await h.provider.listProcesses({ deadlineMs: Date.now() - 1 })
         } catch (error) {
           // A hang is a failure (the harness bounds every call); a refusal is an answer.
-          if (error instanceof Error && error.message.includes('did not settle')) throw error
+          if (error instanceof ProviderCallHungError) throw error
           past = undefined
         }
         if (past !== undefined) expect(past.map((row) => row.id)).toContain(result.id)
