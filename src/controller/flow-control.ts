@@ -307,7 +307,9 @@ export class ProducerFlowControl {
       if (entry.pausedSince === null) return
       // Re-asserting never extends the ceiling: the cap timer keeps its original deadline.
       if (entry.unacknowledged > this.#config.highWatermarkChars) target.pause()
-      this.#scheduleReassert(target, entry)
+      // A provider that reports the exit from inside that pause has released this state there:
+      // re-arm only while it is still the PTY's and still paused.
+      if (this.#entries.get(target) === entry && entry.pausedSince !== null) this.#scheduleReassert(target, entry)
     }, this.#config.pauseReassertIntervalMs)
   }
 

@@ -294,5 +294,23 @@ describe('flow control', () => {
       expect(h.clock.pendingTimerCount()).toBe(0)
       expect(paused).toBe(false)
     })
+
+    it('an exit reported from inside a re-asserted pause leaves no timer behind', async () => {
+      const h = createHarness({ controller: { flowControl: { mode: 'always', highWatermarkChars: 5, lowWatermarkChars: 2, pauseReassertIntervalMs: 1_000 } } })
+      const { id } = await h.controller.spawn({})
+      let pauses = 0
+      // A provider that learns of the exit when the pause is re-asserted (it looks at the process).
+      h.provider.pauseProducer = (ptyId: string) => {
+        if (++pauses === 2) h.provider.emitExit(ptyId, { exitCode: 0 })
+      }
+      h.provider.emitData(id, 'abcdefghij')
+      h.clock.advance(1_000)
+      expect(pauses).toBe(2)
+      expect(ofPty(h, id)).toEqual(['data abcdefghij @10', 'exit'])
+      // Before: the re-assert re-armed itself on the released state, and that timer outlived dispose.
+      expect(h.clock.pendingTimerCount()).toBe(0)
+      await h.controller.dispose()
+      expect(h.clock.pendingTimerCount()).toBe(0)
+    })
   })
 })
