@@ -218,6 +218,6 @@ async function settlementOf(answer: WriteSettlement | Promise<WriteSettlement>):
 /** The provider's listing, failing the check with the first row the controller could not read. */
 async function readableListing(h: PtyProviderConformanceHarness): Promise<PtyProcessInfo[]> {
   const rows = await h.provider.listProcesses()
-  expect(malformedListing(rows), 'every listing row is an object with a non-empty string `id` and, if any, a non-empty string `incarnationId`').toBeUndefined()
+  expect(malformedListing(rows), 'every listing row is an object with a non-empty string `id`, and `incarnationId`, `claimKey`, `scopeId` and `slotKey` each absent or a non-empty string').toBeUndefined()
   return rows
 }

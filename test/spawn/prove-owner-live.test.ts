@@ -42,6 +42,18 @@ describe('proveOwnerLive', () => {
     expect(await proveOwnerLive(resolveTo(provider), { ptyId: id, hostId: 'local', claimKey: 'other' })).toBe(true)
   })
 
+  it.each(['claimKey', 'scopeId', 'slotKey'])('a listing whose row has a %s of null (a JSON relay) is execution_owner_unavailable, never "not live"', async (field) => {
+    const provider = createFakePtyProvider()
+    const { id, incarnationId } = await provider.spawn({ claimKey: 'agent:1' })
+    const real = provider.listProcesses.bind(provider)
+    provider.listProcesses = async (options) => (await real(options)).map((row) => ({ ...row, [field]: null }) as never)
+    // Before: a claimKey of null passed as "another claim", so the running owner was not live and
+    // a second one could start.
+    const error = await rejectionOf(proveOwnerLive(resolveTo(provider), { ptyId: id, hostId: 'local', claimKey: 'agent:1', ...(incarnationId ? { incarnationId } : {}) }))
+    expect(isPtySpawnError(error) && error.code).toBe('execution_owner_unavailable')
+    expect(String((error as Error & { cause?: Error }).cause?.message)).toContain(`a ${field} that is not a non-empty string, got null`)
+  })
+
   it('a listed row whose process the host proves dead (its exit still on the way) is not live; an unknown probe leaves the row its say', async () => {
     const provider = createFakePtyProvider()
     const { id, incarnationId } = await provider.spawn({ claimKey: 'k' })
