@@ -2,17 +2,22 @@ import type { LaunchMarker } from './remote-launch.js'
 import type { SshConnection } from './ssh-connection.js'
 
 /**
- * Shell lines that set `alive` to `yes`/`no`/`unknown` for the marker's pid: `no` only when
- * `/proc` exists and proves the pid gone or reused (another start time). With the marker's boot
- * id, a shell on another boot or machine (a reboot, a load balancer's other backend) answers
- * `elsewhere`: the pid names nothing there, so nothing may be signalled by it.
+ * Shell lines that set `alive` to `yes`/`no`/`exited`/`unknown` for the marker's pid: `no` only
+ * when `/proc` exists and proves the pid gone or reused (another start time); `exited` when it
+ * names the program, ended and not yet reaped (a zombie: nothing runs, but its process group may
+ * still hold its children). With the marker's boot id, a shell on another boot or machine (a
+ * reboot, a load balancer's other backend) answers `elsewhere`: the pid names nothing there, so
+ * nothing may be signalled by it. Shell builtins only: a stop or a look at many lost PTYs runs it
+ * once per PTY.
  */
 function identityCheck(marker: LaunchMarker): string {
   const check = [
     `p=${marker.pid}`,
     `s=${marker.startTime ?? ''}`,
-    `cur=$(sed 's/.*) //' /proc/$p/stat 2>/dev/null | cut -d' ' -f20)`,
-    'if [ -n "$cur" ]; then if [ -z "$s" ] || [ "$cur" = "$s" ]; then alive=yes; else alive=no; fi',
+    // After `) `: state is field 1 and the start time field 20 (fields 3 and 22 of the whole line).
+    'st=; cur=; state=; read -r st 2>/dev/null </proc/$p/stat',
+    'if [ -n "$st" ]; then set -f; set -- ${st##*) }; state=$1; cur=${20}; set +f; fi',
+    'if [ -n "$cur" ]; then if [ -n "$s" ] && [ "$cur" != "$s" ]; then alive=no; elif [ "$state" = Z ]; then alive=exited; else alive=yes; fi',
     'elif [ -d /proc/self ]; then alive=no',
     'elif kill -0 "$p" 2>/dev/null; then alive=yes; else alive=unknown; fi',
   ].join('\n')
@@ -42,8 +47,8 @@ export async function signalRemoteProcessGroup(connection: SshConnection, marker
 /**
  * Whether each marker's program is alive, from one script on `connection` — which may be another
  * connection than the one that started them, when the markers carry a boot id (see
- * {@link LaunchMarker}). `null` for a program the remote cannot tell about, or all `null` when the
- * script did not run.
+ * {@link LaunchMarker}). `false` for a program gone, or ended and not yet reaped; `null` for a
+ * program the remote cannot tell about, or all `null` when the script did not run.
  */
 export async function probeRemotePids(connection: SshConnection, markers: readonly LaunchMarker[], timeoutMs: number): Promise<(boolean | null)[]> {
   if (markers.length === 0) return []
@@ -51,7 +56,7 @@ export async function probeRemotePids(connection: SshConnection, markers: readon
   const lines = (await connection.run(script, timeoutMs))?.stdout.trim().split('\n') ?? []
   // One answer per marker, or none trusted.
   if (lines.length !== markers.length) return markers.map(() => null)
-  return lines.map((line) => (line === 'yes' ? true : line === 'no' ? false : null))
+  return lines.map((line) => (line === 'yes' ? true : line === 'no' || line === 'exited' ? false : null))
 }
 
 /** Whether the remote pid is alive: `null` when the remote cannot tell. */

@@ -66,4 +66,25 @@ describe('remote /proc scripts: identity by pid, start time and boot id', () => 
     await signalRemoteProcessGroup(localShell, markerOf(sleeper), 'TERM', 5_000)
     await waitFor(() => (isAlive(sleeper) ? undefined : true), 'the program to end on TERM')
   })
+
+  it('a program that ended and is not yet reaped (a zombie) is gone; its process group is still signalled', async () => {
+    // A group leader that exits under a parent that never reaps it, leaving a child in its group
+    // (a shell whose background job outlived it, reparented to a pid 1 that reaps late).
+    const parent = spawn('/bin/sh', ['-c', 'setsid /bin/sh -c "sleep 60 & echo \\$!; exit 0" & echo $!; exec sleep 60'], { detached: true, stdio: ['ignore', 'pipe', 'ignore'] })
+    children.push(parent.pid!)
+    let out = ''
+    parent.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString()))
+    const [leader, member] = await waitFor(() => {
+      const pids = out.trim().split('\n').map(Number)
+      return pids.length === 2 && pids.every((pid) => pid > 0) ? pids : undefined
+    }, 'the two pids')
+    children.push(leader!)
+    await waitFor(() => (readFileSync(`/proc/${leader}/stat`, 'utf8').includes(') Z ') ? true : undefined), 'the leader to be a zombie')
+    const marker = markerOf(leader!)
+    // Before: the zombie answered alive, so a stop of it waited for an end that had come.
+    expect(await probeRemotePids(localShell, [marker], 5_000)).toEqual([false])
+    expect(isAlive(member!)).toBe(true)
+    await signalRemoteProcessGroup(localShell, marker, 'TERM', 5_000)
+    await waitFor(() => (isAlive(member!) ? undefined : true), 'the group member to end on TERM')
+  })
 })

@@ -39,4 +39,38 @@ describe('the side shell', () => {
     expect(opens).toBe(2)
     shell.close()
   })
+
+  it('writes the scripts asked for together in one write, and answers each with its own output, in order', async () => {
+    const writes: string[] = []
+    let hang = ''
+    const shell = new RemoteShell(async (command) => {
+      const channel = answeringChannel(command, '')
+      const answer = (text: string): boolean => {
+        writes.push(text)
+        // Answer every script of the write with its own `echo` argument (none for the one told to hang).
+        const replies = [...text.matchAll(/echo (\S+)\n\) <\/dev\/null 2>\/dev\/null\nprintf '\\n(ptykit-side-end-[0-9a-f]+)/g)]
+          .filter(([, word]) => word !== hang)
+          .map(([, word, end]) => `${word}\n${end}:0\n`)
+        setImmediate(() => (channel as unknown as EventEmitter).emit('data', Buffer.from(replies.join(''))))
+        return true
+      }
+      ;(channel as unknown as { write: (text: string) => boolean }).write = answer
+      return channel
+    })
+    expect(await shell.run('echo started', 1_000)).toEqual({ stdout: 'started\n', code: 0 })
+    // Five asked at once (as 60 stops of lost PTYs poll at once): one write, not a round trip each.
+    const words = ['one', 'two', 'three', 'four', 'five']
+    const answers = await Promise.all(words.map((word) => shell.run(`echo ${word}`, 1_000)))
+    expect(answers.map((result) => result?.stdout)).toEqual(words.map((word) => `${word}\n`))
+    expect(writes).toHaveLength(2)
+
+    // A script that does not answer in time: it and the ones after it in its write answer null,
+    // the ones before it their output; the next script runs on a fresh shell.
+    hang = 'stuck'
+    const batch = [shell.run('echo six', 1_000), shell.run('echo before', 1_000), shell.run('echo stuck', 50), shell.run('echo after', 1_000)]
+    expect((await Promise.all(batch)).map((result) => result?.stdout ?? null)).toEqual(['six\n', 'before\n', null, null])
+    hang = ''
+    expect(await shell.run('echo again', 1_000)).toEqual({ stdout: 'again\n', code: 0 })
+    shell.close()
+  })
 })

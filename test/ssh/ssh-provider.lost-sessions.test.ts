@@ -62,6 +62,28 @@ describe('SSH provider: PTYs of a dropped connection, after a reconnect', () => 
     expect(exits.filter((exit) => exit.ptyId === survivor.id).map((exit) => exit.cause)).toEqual([{ kind: 'operator_close' }])
   }, 60_000)
 
+  it('stops 60 programs that outlived their dropped connections at once, each verified, nothing left running', async () => {
+    const provider: SshProvider = createSshProvider(sshOptions(sshd()))
+    const controller = createPtyController({ providers: { 'ssh:loopback': provider } })
+    cleanups.push(() => provider.dispose(), () => controller.dispose())
+    const exits: PtyControllerExitEvent[] = []
+    controller.on('exit', (event) => exits.push(event))
+    const survivors = await Promise.all(Array.from({ length: 60 }, () => controller.spawn({ hostId: 'ssh:loopback', file: '/bin/sh', args: HUP_PROOF })))
+    for (const { pid } of survivors) cleanups.push(async () => void (isAlive(pid!) && process.kill(pid!, 'SIGKILL')))
+    for (let count = sshd().connections(); count > 0; count--) sshd().killNewestConnection()
+    await waitFor(() => (survivors.every(({ id }) => provider.hasPty(id) !== true) ? true : undefined), 'every PTY to be lost')
+    const alive = async (): Promise<boolean[]> => Promise.all(survivors.map(({ id }) => provider.probeLiveness(id).then((answer) => answer === true)))
+    await waitFor(async () => ((await alive()).every(Boolean) ? true : undefined), 'a new connection to find them all alive', 15_000)
+
+    // Before: each stop ran its probes and signals one script at a time through the connection's
+    // side shell (~33 ms each, ~14 per stop): 60 stops missed a 15 s deadline and left them running.
+    const verdicts = await Promise.all(survivors.map(({ id }) => controller.stopAndWait(id, { timeoutMs: 15_000 })))
+    expect(verdicts.filter((verdict) => !verdict)).toEqual([])
+    expect(survivors.filter(({ pid }) => isAlive(pid!))).toEqual([])
+    expect(new Set(exits.map((exit) => JSON.stringify(exit.cause)))).toEqual(new Set([JSON.stringify({ kind: 'operator_close' })]))
+    expect(exits).toHaveLength(60)
+  }, 90_000)
+
   it('dispose stops a program that outlived its dropped connection, from the new one: nothing is left running', async () => {
     const provider: SshProvider = createSshProvider(sshOptions(sshd()))
     cleanups.push(() => provider.dispose())

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs'
 import { afterAll, beforeAll } from 'vitest'
 import type { SshProviderOptions } from 'ptykit/ssh'
 import { SSH_TEST_USER, startSshd, type SshdFixture } from './sshd-fixture.js'
@@ -41,12 +42,17 @@ export function sshOptions(
   return options as SshProviderOptions
 }
 
-/** The remote pid of `pid` is alive (loopback: the remote is this machine). */
+/**
+ * The remote pid of `pid` runs (loopback: the remote is this machine): it exists and is not a
+ * zombie. A program whose sshd session was killed is reparented to pid 1, which in this
+ * sandbox reaps late: its zombie answers `kill -0` but runs nothing.
+ */
 export function isAlive(pid: number): boolean {
+  let stat: string
   try {
-    process.kill(pid, 0)
-    return true
+    stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
   } catch {
     return false
   }
+  return stat.slice(stat.lastIndexOf(') ') + 2, stat.lastIndexOf(') ') + 3) !== 'Z'
 }
