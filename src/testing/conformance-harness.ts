@@ -109,7 +109,19 @@ export async function runPtyProviderConformanceCheck(
       }
     },
   })
-  const events = new EventRecorder(provider)
+  /** Dispose the provider the check made, unless the check did; bounded like every call. */
+  const disposeProvider = async (): Promise<void> => {
+    if (!disposedByCheck && made.dispose !== undefined) await settleOrFail(made.dispose(), timeoutMs, 'provider.dispose()')
+  }
+  let events: EventRecorder
+  try {
+    events = new EventRecorder(provider)
+  } catch (error) {
+    // The provider failed a subscription (no unsubscribe): the check fails, and what it made — a
+    // connection, a child process — is still let go.
+    await disposeProvider().catch(() => undefined)
+    throw error
+  }
   const spawnedIds: string[] = []
 
   const waitUntil = async (condition: () => boolean, what: string): Promise<void> => {
@@ -159,7 +171,7 @@ export async function runPtyProviderConformanceCheck(
     }
     events.dispose()
     try {
-      if (!disposedByCheck && made.dispose !== undefined) await settleOrFail(made.dispose(), timeoutMs, 'provider.dispose()')
+      await disposeProvider()
     } catch (error) {
       // Why: a failing cleanup must not hide the check's own failure; it is reported otherwise.
       if (!failed) throw error

@@ -165,6 +165,24 @@ describe('ptyProviderConformanceChecks', () => {
     await expect(runPtyProviderConformanceCheck(checkNamed(fragment), makeBroken, drivers)).rejects.toThrow(message)
   })
 
+  it('should still dispose a provider whose subscription it refuses (nothing the provider made is leaked)', async () => {
+    let disposed = 0
+    const leaky = (): PtyProvider => {
+      const fake = createFakePtyProvider()
+      return {
+        ...fake,
+        onData: (listener: (event: PtyDataEvent) => void) => void fake.onData(listener) as never,
+        dispose: async () => {
+          disposed += 1
+          await fake.dispose()
+        },
+      }
+    }
+    await expect(runPtyProviderConformanceCheck(checkNamed('graceful stop'), leaky, drivers)).rejects.toThrow(/must return an unsubscribe function/)
+    // Before: the recorder threw before the clean-up was armed, and the provider was never disposed.
+    expect(disposed).toBe(1)
+  })
+
   it('should accept a provider that refuses calls after dispose when it reported the exits', async () => {
     const strict = (): PtyProvider => {
       const fake = createFakePtyProvider()
