@@ -46,9 +46,13 @@ export class ExitPublication {
     this.confirmDeath(record)
   }
 
+  /** Publish the exit of a live record (nothing when the provider's own exit came first). */
   publishExit(record: PtyRecord, code: number, observed: TerminalExitCause, verdict: PtyLivenessVerdict, event?: PtyExitEvent): void {
     this.clearUnconfirmed(record)
     this.#core.flow?.release(record.flowTarget)
+    // The release resumes a paused provider, which may hand over the output it held and the exit
+    // behind it from inside: that exit is published there, and it is the incarnation's one.
+    if (record.state !== 'live') return
     this.#core.records.setState(record, verdict.kind === 'exited' ? 'exited' : 'unverified')
     this.#emitExit(record, code, observed, event)
     this.setLiveness(record, verdict)

@@ -260,6 +260,23 @@ describe('retireRejectedPty', () => {
     expect(h.liveness().at(-1)?.verdict).toEqual({ kind: 'unverifiable', reason: PTY_LIVENESS_REASONS.retireUnconfirmed })
   })
 
+  it.each([true, false])('of a paused PTY whose exit is held behind its output (stop confirmed: %s) publishes one exit, after that output', async (stopConfirmed) => {
+    const h = createHarness({ controller: { flowControl: { mode: 'always', highWatermarkChars: 5, lowWatermarkChars: 2 } } })
+    const { id, incarnationId } = await h.controller.spawn({})
+    h.provider.emitData(id, 'abcdefghij')
+    expect(h.controller.getFlowControlState(id)?.paused).toBe(true)
+    // Held by the paused provider, the exit behind the output.
+    h.provider.emitData(id, '[held]')
+    h.provider.emitExit(id, { exitCode: 3 })
+    h.controller.retireRejectedPty(id, stopConfirmed, incarnationId)
+    await h.settle()
+    // Before: the retirement's release handed over the held exit (published), then published its own.
+    const ofPty = h.events.flatMap((entry) => (entry.type === 'data' && entry.event.ptyId === id ? [entry.event.data] : entry.type === 'exit' && entry.event.ptyId === id ? ['exit'] : []))
+    expect(ofPty).toEqual(['abcdefghij', '[held]', 'exit'])
+    expect(h.exits()).toHaveLength(1)
+    expect(h.controller.hasPty(id)).toBe(false)
+  })
+
   it('leaves a same-id respawn alone', async () => {
     const h = createHarness()
     h.provider.scriptNextSpawn({ id: 'slot' })
