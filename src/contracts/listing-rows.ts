@@ -23,7 +23,7 @@ export function malformedListing(rows: unknown): string | undefined {
     for (const field of OPTIONAL_IDENTITY_FIELDS) {
       const value = (row as Record<string, unknown>)[field]
       if (value !== undefined && (typeof value !== 'string' || value.length === 0)) {
-        return `the row of PTY ${JSON.stringify(id)} in the listing has a ${field} that is not a non-empty string, got ${describeValue(value)}`
+        return `the row of PTY ${JSON.stringify(id)} in the listing: its ${field} is not a non-empty string, got ${describeValue(value)}`
       }
     }
   }

@@ -92,7 +92,8 @@ export async function listOneHost(
   try {
     let pending: Promise<PtyProcessInfo[]> = callProvider(() => provider.listProcesses({ deadlineMs: askedDeadline(budget.deadlineAt) }))
     if (budget.includeForegroundProcessEvidence) {
-      pending = pending.then((rows) => (Array.isArray(rows) ? withForegroundEvidence(provider, rows, onForegroundEvidenceError) : rows))
+      // Only for a listing that can be read: a malformed one fails below, and its rows are asked nothing.
+      pending = pending.then((rows) => (malformedListing(rows) === undefined ? withForegroundEvidence(provider, rows, onForegroundEvidenceError) : rows))
     }
     const answer = await Promise.race([
       pending.then(

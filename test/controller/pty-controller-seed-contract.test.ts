@@ -78,6 +78,18 @@ describe('foreground evidence', () => {
     expect(byId.get(second.id)).toBeNull()
   })
 
+  it('a malformed listing asks for no foreground evidence, and fails as malformed', async () => {
+    const h = createHarness()
+    const { id } = await h.controller.spawn({})
+    h.provider.listProcesses = async () => [{ id, hostId: 'local', cwd: null, title: 'x', incarnationId: null }] as never
+    await expect(h.run(h.controller.listProcessesWithHostScope({ includeForegroundProcessEvidence: true }))).rejects.toMatchObject({
+      code: 'listing_failed',
+      message: expect.stringMatching(/malformed listing/),
+    })
+    // Before: each row's foreground was confirmed first, for rows the listing then refused.
+    expect(h.provider.calls.some((call) => call.method === 'confirmForeground')).toBe(false)
+  })
+
   it('inspectProcess scans children only when asked', async () => {
     const h = createHarness()
     const { id } = await h.controller.spawn({})

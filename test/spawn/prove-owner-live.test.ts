@@ -51,7 +51,7 @@ describe('proveOwnerLive', () => {
     // a second one could start.
     const error = await rejectionOf(proveOwnerLive(resolveTo(provider), { ptyId: id, hostId: 'local', claimKey: 'agent:1', ...(incarnationId ? { incarnationId } : {}) }))
     expect(isPtySpawnError(error) && error.code).toBe('execution_owner_unavailable')
-    expect(String((error as Error & { cause?: Error }).cause?.message)).toContain(`a ${field} that is not a non-empty string, got null`)
+    expect(String((error as Error & { cause?: Error }).cause?.message)).toContain(`its ${field} is not a non-empty string, got null`)
   })
 
   it('a listed row whose process the host proves dead (its exit still on the way) is not live; an unknown probe leaves the row its say', async () => {
