@@ -3,6 +3,7 @@ import { chmodSync, unlinkSync } from 'node:fs'
 import { createServer, type Server } from 'node:net'
 import { callProvider } from '../contracts/call-provider.js'
 import { clampTimerDelay } from '../contracts/deadline.js'
+import { settleWithin } from '../contracts/settle-within.js'
 import { createNodePtyProvider, type NodePtyProvider, type NodePtyProviderOptions } from '../node-pty/index.js'
 import { FrameDecoder, PTY_HOST_MAX_FRAME_BYTES } from './frame-codec.js'
 import { HostClient } from './host-client.js'
@@ -226,18 +227,25 @@ export async function startPtyHost(options: PtyHostServerOptions = {}): Promise<
    */
   const CLOSING: PtyHostWireError = { code: 'host_unavailable', message: 'The pty host is closing: it is stopping every session and starts none' }
 
+  /** The requests being handled, until each has replied: a closing host answers them before it drops its clients. */
+  const pendingRequests = new Set<Promise<void>>()
+
   const handleRequest = (client: HostClient, request: PtyHostRequest): void => {
     const reply = (message: { ok: true; result: unknown } | { ok: false; error: PtyHostWireError }): void => {
       if (request.id !== null) client.send({ v: PTY_HOST_PROTOCOL_VERSION, type: 'reply', id: request.id, ...message })
     }
     // A closing host starts no session.
     if (closePromise !== null && request.method === 'spawn') return reply({ ok: false, error: CLOSING })
-    void callProvider(() => handlers[request.method](client, request)).then(
+    const handled = callProvider(() => handlers[request.method](client, request)).then(
       (result) => {
         if (result !== REPLIED) reply({ ok: true, result: result ?? null })
       },
-      (error: unknown) => reply({ ok: false, error: toWireError(error) }),
+      // A spawn the close overtook was refused by the provider being disposed: the host's state, not the app's.
+      (error: unknown) => reply({ ok: false, error: closePromise !== null && request.method === 'spawn' ? CLOSING : toWireError(error) }),
     )
+    const settled = (): void => void pendingRequests.delete(handled)
+    pendingRequests.add(handled)
+    handled.then(settled, settled)
   }
 
   const refuse = (client: HostClient, code: string, message: string): void => {
@@ -309,6 +317,9 @@ export async function startPtyHost(options: PtyHostServerOptions = {}): Promise<
       // each of its sessions ended (after its last output), where a drop first left them all
       // unverifiable to it for good.
       await provider.dispose().catch(() => undefined)
+      // A request already in its handler (a spawn the close overtook) gets its reply, bounded: it
+      // was lost with the connection, which the app reads as `transport_lost`.
+      await settleWithin(Promise.allSettled(pendingRequests), PTY_HOST_CLOSE_FLUSH_MS, undefined)
       await endConnections([...clients], PTY_HOST_CLOSE_FLUSH_MS)
       for (const session of [...sessions.live.values(), ...sessions.exited.values()]) sessions.dropHistory(session)
       screenFeeder.dispose()

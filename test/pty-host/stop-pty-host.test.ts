@@ -4,6 +4,7 @@
  */
 import { spawn } from 'node:child_process'
 import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs'
+import { Socket } from 'node:net'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import type { PtyExitEvent } from 'ptykit/contracts'
@@ -92,6 +93,32 @@ describe('stopPtyHost', () => {
     await closing
     await expect(stop).resolves.toBeUndefined()
     expect(exits.map((exit) => [exit.id, exit.cause])).toEqual([[stubborn.id, { kind: 'signaled', signal: 9 }]])
+  }, 20_000)
+
+  it('a spawn already in the host\'s hands when it starts closing is refused host_unavailable, its reply not lost', async () => {
+    const { host, socketPath } = await inProcessHost(cleanups)
+    const app = providerOn(socketPath, { autoStart: false })
+    cleanups.push(() => app.detach())
+    await app.listProcesses()
+    // The host begins to close right after its side of the connection read the spawn request.
+    const emit = Socket.prototype.emit
+    let closing: Promise<void> | undefined
+    Socket.prototype.emit = function (this: Socket, event: string | symbol, ...args: unknown[]): boolean {
+      const handled = emit.call(this, event, ...args)
+      if (closing === undefined && event === 'data' && String(args[0]).includes('"spawn"')) closing = host.close()
+      return handled
+    } as typeof Socket.prototype.emit
+    let outcome: unknown
+    try {
+      outcome = await codeOf(app.spawn({ file: '/bin/sh', args: ['-c', 'sleep 5'] }))
+    } finally {
+      Socket.prototype.emit = emit
+    }
+    expect(closing).toBeDefined()
+    await closing
+    // Before: the host dropped the connection before the spawn's handler replied: transport_lost,
+    // which leaves the app unsure whether a session started.
+    expect(outcome).toBe('host_unavailable')
   }, 20_000)
 
   it('answers false where no host runs: no directory, no lock, a lock of a dead process', async () => {
