@@ -104,7 +104,7 @@ describe('stopPtyHost', () => {
     const emit = Socket.prototype.emit
     let closing: Promise<void> | undefined
     Socket.prototype.emit = function (this: Socket, event: string | symbol, ...args: unknown[]): boolean {
-      const handled = emit.call(this, event, ...args)
+      const handled = (emit as (this: Socket, event: string | symbol, ...rest: unknown[]) => boolean).call(this, event, ...args)
       if (closing === undefined && event === 'data' && String(args[0]).includes('"spawn"')) closing = host.close()
       return handled
     } as typeof Socket.prototype.emit
