@@ -81,3 +81,15 @@ export function isPtyHostError(value: unknown): value is PtyHostError {
 export function invalidPtyHostOption(option: string, expected: string, value: unknown): PtyHostError {
   return new PtyHostError('invalid_option', `Expected the \`${option}\` option to be ${expected}, got ${describeValue(value)}`, { option, value })
 }
+
+/**
+ * Refuse an option that is given but not an integer of at least `min` (a safe integer: `NaN`,
+ * `Infinity` and fractions are refused too).
+ *
+ * @throws PtyHostError `invalid_option` naming the option, what it expects and the value.
+ */
+export function assertIntegerOption(option: string, value: unknown, min: 0 | 1): void {
+  if (value !== undefined && (typeof value !== 'number' || !Number.isSafeInteger(value) || value < min)) {
+    throw invalidPtyHostOption(option, min === 0 ? 'a non-negative integer' : 'a positive integer', value)
+  }
+}

@@ -1,9 +1,9 @@
 import type { ExecutionHostId, PtyExitEvent, PtyIncarnationId, PtyProvider, PtySpawnResult } from '../contracts/index.js'
 import type { PtyHostCommand } from './launch-pty-host.js'
 import type { PtyHostBufferSnapshot } from './session-history.js'
-import { invalidPtyHostOption } from './pty-host-error.js'
+import { assertIntegerOption, invalidPtyHostOption } from './pty-host-error.js'
 import { assertScrollbackRowsFit } from './screen-limit.js'
-import { assertSocketPathFits } from './socket-security.js'
+import { assertSocketPathOption } from './socket-security.js'
 
 /** How long the provider waits for a host to answer a connection (and for a started host to listen). */
 export const PTY_HOST_CONNECT_TIMEOUT_MS = 10_000
@@ -24,7 +24,7 @@ export type PtyHostProviderOptions = {
   name?: string
   /** The host id of listing rows. Default `'local'`. */
   hostId?: ExecutionHostId
-  /** The host's socket. Default `defaultPtyHostSocketPath()`. */
+  /** The host's socket, an absolute path. Default `defaultPtyHostSocketPath()`. */
   socketPath?: string
   /** Start a host (detached) when none answers on a spawn or attach. Default `true`. */
   autoStart?: boolean
@@ -38,7 +38,7 @@ export type PtyHostProviderOptions = {
   scrollbackRows?: number
   /** Connect timeout. Default {@link PTY_HOST_CONNECT_TIMEOUT_MS}. */
   connectTimeoutMs?: number
-  /** Request timeout. Default {@link PTY_HOST_REQUEST_TIMEOUT_MS}. */
+  /** Request timeout, at least 1 ms. Default {@link PTY_HOST_REQUEST_TIMEOUT_MS}. */
   requestTimeoutMs?: number
   /** Reconnect attempts after a drop. Default {@link PTY_HOST_RECONNECT_MAX_ATTEMPTS}. */
   reconnectAttempts?: number
@@ -97,20 +97,16 @@ export type PtyHostProvider = Omit<PtyProvider, 'getBufferSnapshot'> &
 /** Check the options of `createPtyHostProvider`; throws `invalid_option` naming the first bad one. */
 export function validatePtyHostProviderOptions(options: PtyHostProviderOptions): void {
   if (options === null || typeof options !== 'object') throw invalidPtyHostOption('options', 'an object', options)
-  for (const key of ['name', 'hostId', 'socketPath'] as const) {
+  for (const key of ['name', 'hostId'] as const) {
     const value = options[key]
     if (value !== undefined && (typeof value !== 'string' || value.length === 0)) throw invalidPtyHostOption(key, 'a non-empty string', value)
   }
-  if (options.socketPath !== undefined) assertSocketPathFits(options.socketPath)
+  if (options.socketPath !== undefined) assertSocketPathOption(options.socketPath)
   if (options.autoStart !== undefined && typeof options.autoStart !== 'boolean') throw invalidPtyHostOption('autoStart', 'a boolean', options.autoStart)
-  for (const key of ['idleExitMs', 'historyChars', 'scrollbackRows', 'connectTimeoutMs', 'requestTimeoutMs', 'reconnectAttempts'] as const) {
-    const value = options[key]
-    if (value !== undefined && (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0)) {
-      throw invalidPtyHostOption(key, 'a non-negative integer', value)
-    }
-  }
-  // The host keeps at least one char of history (as `startPtyHost` requires).
-  if (options.historyChars === 0) throw invalidPtyHostOption('historyChars', 'a positive integer', options.historyChars)
+  for (const key of ['idleExitMs', 'scrollbackRows', 'connectTimeoutMs', 'reconnectAttempts'] as const) assertIntegerOption(key, options[key], 0)
+  // At least 1: the host keeps at least one char of history (as `startPtyHost` requires), and a
+  // request timeout of 0 would fail every request before the host could answer.
+  for (const key of ['historyChars', 'requestTimeoutMs'] as const) assertIntegerOption(key, options[key], 1)
   if (options.scrollbackRows !== undefined) assertScrollbackRowsFit(options.scrollbackRows)
   const command = options.hostCommand
   if (command !== undefined && (command === null || typeof command.file !== 'string' || !Array.isArray(command.args))) {

@@ -10,7 +10,7 @@ import { HostClient } from './host-client.js'
 import { createHostRequestHandlers, REPLIED } from './host-request-handlers.js'
 import { HostSessionStore } from './host-sessions.js'
 import { parseRequest, protocolMismatchMessage, PTY_HOST_METHODS, PTY_HOST_PROTOCOL_VERSION, toWireError, type PtyHostRequest, type PtyHostWireError } from './protocol.js'
-import { invalidPtyHostOption } from './pty-host-error.js'
+import { assertIntegerOption, invalidPtyHostOption } from './pty-host-error.js'
 import { loadHeadlessScreens, type HeadlessScreenFactory } from './headless-screen.js'
 import { PTY_HOST_DEFAULT_SCREEN_CHARS_PER_SECOND, ScreenFeeder } from './screen-feeder.js'
 import { PTY_HOST_DEFAULT_HISTORY_CHARS, PTY_HOST_DEFAULT_SCROLLBACK_ROWS } from './session-history.js'
@@ -18,6 +18,7 @@ import { assertScrollbackRowsFit } from './screen-limit.js'
 import {
   acquireHostLock,
   assertSocketPathFits,
+  assertSocketPathOption,
   defaultPtyHostSocketPath,
   ensurePrivateSocketDir,
   ptyHostPaths,
@@ -47,7 +48,7 @@ export const PTY_HOST_HELLO_TIMEOUT_MS = 5_000
 
 /** Options of {@link startPtyHost}. */
 export type PtyHostServerOptions = {
-  /** The socket to listen on. Default {@link defaultPtyHostSocketPath}. */
+  /** The socket to listen on, an absolute path. Default {@link defaultPtyHostSocketPath}. */
   socketPath?: string
   /** Exit after this long with no session and no client. Default {@link PTY_HOST_DEFAULT_IDLE_EXIT_MS}. */
   idleExitMs?: number
@@ -100,12 +101,6 @@ export type PtyHostServer = {
   close(): Promise<void>
 }
 
-function assertCount(option: string, value: unknown, min: number): void {
-  if (value !== undefined && (typeof value !== 'number' || !Number.isSafeInteger(value) || value < min)) {
-    throw invalidPtyHostOption(option, `an integer ≥ ${min}`, value)
-  }
-}
-
 /**
  * How long a closing host waits for its clients' connections to take what was written to them
  * (the sessions' last output and exits) before it drops them: a client that stopped reading must
@@ -154,18 +149,16 @@ async function listenPrivately(server: Server, socketPath: string): Promise<void
  */
 export async function startPtyHost(options: PtyHostServerOptions = {}): Promise<PtyHostServer> {
   if (options === null || typeof options !== 'object') throw invalidPtyHostOption('options', 'an object', options)
-  if (options.socketPath !== undefined && (typeof options.socketPath !== 'string' || options.socketPath.length === 0)) {
-    throw invalidPtyHostOption('socketPath', 'a non-empty path', options.socketPath)
-  }
-  assertCount('idleExitMs', options.idleExitMs, 0)
-  assertCount('firstClientGraceMs', options.firstClientGraceMs, 0)
-  assertCount('historyChars', options.historyChars, 1)
-  assertCount('scrollbackRows', options.scrollbackRows, 0)
+  if (options.socketPath !== undefined) assertSocketPathOption(options.socketPath)
+  assertIntegerOption('idleExitMs', options.idleExitMs, 0)
+  assertIntegerOption('firstClientGraceMs', options.firstClientGraceMs, 0)
+  assertIntegerOption('historyChars', options.historyChars, 1)
+  assertIntegerOption('scrollbackRows', options.scrollbackRows, 0)
   const scrollbackRows = options.scrollbackRows ?? PTY_HOST_DEFAULT_SCROLLBACK_ROWS
   assertScrollbackRowsFit(scrollbackRows)
-  assertCount('screenCharsPerSecond', options.screenCharsPerSecond, 1)
-  assertCount('maxFrameBytes', options.maxFrameBytes, 1)
-  assertCount('ackMaxHoldMs', options.ackMaxHoldMs, 1)
+  assertIntegerOption('screenCharsPerSecond', options.screenCharsPerSecond, 1)
+  assertIntegerOption('maxFrameBytes', options.maxFrameBytes, 1)
+  assertIntegerOption('ackMaxHoldMs', options.ackMaxHoldMs, 1)
   const idleExitMs = options.idleExitMs ?? PTY_HOST_DEFAULT_IDLE_EXIT_MS
   const maxFrameBytes = options.maxFrameBytes ?? PTY_HOST_MAX_FRAME_BYTES
   const paths = ptyHostPaths(options.socketPath ?? defaultPtyHostSocketPath())

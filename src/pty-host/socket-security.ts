@@ -1,7 +1,7 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto'
 import { linkSync, lstatSync, mkdirSync, readFileSync, renameSync, unlinkSync, writeFileSync, type Stats } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { dirname, join } from 'node:path'
+import { dirname, isAbsolute, join } from 'node:path'
 import { invalidPtyHostOption, PtyHostError } from './pty-host-error.js'
 import { isDefunct, parseProcStat } from '../node-pty/process-inspector.js'
 
@@ -33,6 +33,17 @@ export function defaultPtyHostSocketPath(): string {
 export function maxSocketPathBytes(platform: NodeJS.Platform = process.platform): number | undefined {
   if (platform === 'win32') return undefined
   return platform === 'linux' || platform === 'android' ? 107 : 103
+}
+
+/**
+ * Check a `socketPath` option: a non-empty absolute path that fits a Unix socket address. Why
+ * absolute: the app, the host it starts (in another working directory) and `stopPtyHost` must all
+ * name the same socket, lock and secret.
+ */
+export function assertSocketPathOption(socketPath: unknown): asserts socketPath is string {
+  if (typeof socketPath !== 'string' || socketPath.length === 0) throw invalidPtyHostOption('socketPath', 'a non-empty string', socketPath)
+  if (!isAbsolute(socketPath)) throw invalidPtyHostOption('socketPath', 'an absolute path', socketPath)
+  assertSocketPathFits(socketPath)
 }
 
 /**

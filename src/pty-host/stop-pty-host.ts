@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs'
 import { dirname } from 'node:path'
 import { clampTimerDelay, remainingWaitMs } from '../contracts/index.js'
 import { invalidPtyHostOption, PtyHostError } from './pty-host-error.js'
-import { assertSocketDirPrivate, assertSocketPathFits, defaultPtyHostSocketPath, isHolderAlive, ptyHostPaths, readLockHolder } from './socket-security.js'
+import { assertSocketDirPrivate, assertSocketPathOption, defaultPtyHostSocketPath, isHolderAlive, ptyHostPaths, readLockHolder } from './socket-security.js'
 
 /**
  * How long {@link stopPtyHost} waits, by default, for the host to exit after its `SIGTERM`. The
@@ -16,7 +16,7 @@ const STOP_POLL_MS = 20
 
 /** Options of {@link stopPtyHost}. */
 export type StopPtyHostOptions = {
-  /** The socket of the host to stop. Default: {@link defaultPtyHostSocketPath}. */
+  /** The socket of the host to stop, an absolute path. Default: {@link defaultPtyHostSocketPath}. */
   socketPath?: string
   /** How long to wait for the host to exit, in ms. Default {@link PTY_HOST_STOP_TIMEOUT_MS}. */
   timeoutMs?: number
@@ -44,11 +44,10 @@ export type StopPtyHostOptions = {
 export async function stopPtyHost(options: StopPtyHostOptions = {}): Promise<boolean> {
   if (options === null || typeof options !== 'object') throw invalidPtyHostOption('options', 'an object', options)
   const { socketPath = defaultPtyHostSocketPath(), timeoutMs = PTY_HOST_STOP_TIMEOUT_MS } = options
-  if (typeof socketPath !== 'string' || socketPath.length === 0) throw invalidPtyHostOption('socketPath', 'a non-empty string', socketPath)
+  assertSocketPathOption(socketPath)
   if (typeof timeoutMs !== 'number' || !Number.isFinite(timeoutMs) || timeoutMs < 0) {
     throw invalidPtyHostOption('timeoutMs', 'a non-negative finite number', timeoutMs)
   }
-  assertSocketPathFits(socketPath)
   if (!existsSync(dirname(socketPath))) return false
   // Why first: a lock in a directory others can write could name any process.
   assertSocketDirPrivate(socketPath)

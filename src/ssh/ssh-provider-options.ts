@@ -53,7 +53,7 @@ export type SshProviderOptions = {
   handshakeTimeoutMs?: number
   /** Keepalive interval; 0 disables keepalives. Default {@link SSH_DEFAULT_KEEPALIVE_INTERVAL_MS}. */
   keepaliveIntervalMs?: number
-  /** Unanswered keepalives before the link counts as dropped. Default {@link SSH_DEFAULT_KEEPALIVE_COUNT_MAX}. */
+  /** Unanswered keepalives before the link counts as dropped (at least 1). Default {@link SSH_DEFAULT_KEEPALIVE_COUNT_MAX}. */
   keepaliveCountMax?: number
   /** How long a spawn waits for its program to start. Default {@link SSH_DEFAULT_LAUNCH_TIMEOUT_MS}. */
   launchTimeoutMs?: number
@@ -75,10 +75,12 @@ function nonEmptyString(options: Record<string, unknown>, key: string, required:
   if (typeof value !== 'string' || value.length === 0) throw new SshOptionError(key, 'a non-empty string', value)
 }
 
-function nonNegativeInteger(options: Record<string, unknown>, key: string): void {
+function integerOption(options: Record<string, unknown>, key: string, min: 0 | 1): void {
   const value = options[key]
   if (value === undefined) return
-  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) throw new SshOptionError(key, 'a non-negative integer', value)
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < min) {
+    throw new SshOptionError(key, min === 0 ? 'a non-negative integer' : 'a positive integer', value)
+  }
 }
 
 /**
@@ -95,21 +97,10 @@ export function validateSshProviderOptions(options: SshProviderOptions): void {
   if (options.port !== undefined && (!Number.isInteger(options.port) || options.port < 1 || options.port > 65_535)) {
     throw new SshOptionError('port', 'an integer from 1 to 65535', options.port)
   }
-  for (const key of [
-    'connectTimeoutMs',
-    'handshakeTimeoutMs',
-    'keepaliveIntervalMs',
-    'keepaliveCountMax',
-    'launchTimeoutMs',
-    'reconnectMaxAttempts',
-    'hangupGraceMs',
-    'terminateGraceMs',
-    'shutdownDeadlineMs',
-  ]) {
-    nonNegativeInteger(record, key)
-  }
-  // 0 would fail every spawn before its program could print its marker.
-  if (options.launchTimeoutMs === 0) throw new SshOptionError('launchTimeoutMs', 'a positive integer', 0)
+  for (const key of ['keepaliveIntervalMs', 'reconnectMaxAttempts', 'hangupGraceMs', 'terminateGraceMs']) integerOption(record, key, 0)
+  // At least 1: a 0 would fail every connect, handshake, spawn or default shutdown before it could
+  // succeed, and a `keepaliveCountMax` of 0 drops an idle link at its first keepalive (ssh2).
+  for (const key of ['connectTimeoutMs', 'handshakeTimeoutMs', 'keepaliveCountMax', 'launchTimeoutMs', 'shutdownDeadlineMs']) integerOption(record, key, 1)
   if (options.privateKey !== undefined && !(typeof options.privateKey === 'string' || Buffer.isBuffer(options.privateKey)) ) {
     throw new SshOptionError('privateKey', 'a string or a Buffer', options.privateKey, true)
   }

@@ -3,7 +3,7 @@ import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'no
 import { join } from 'node:path'
 import { createPtyController } from 'ptykit/controller'
 import type { TerminalExitCause } from 'ptykit/exit-cause'
-import { isPtyHostError, startPtyHost, type PtyHostProvider, type PtyHostServer } from 'ptykit/pty-host'
+import { createPtyHostProvider, isPtyHostError, startPtyHost, stopPtyHost, type PtyHostProvider, type PtyHostServer } from 'ptykit/pty-host'
 import { describe, expect, it } from 'vitest'
 import { isDead, waitFor } from '../node-pty/pty-test-support.js'
 import { hostPid, inProcessHost, isAlive, killHost, killHostAndClean, makeSocketDir, providerOn, useCleanups } from './pty-host-test-support.js'
@@ -42,6 +42,28 @@ describe('pty host: option refusals', () => {
     expect((refusedHost as Error).message).toContain('at most 107 bytes')
     expect(readdirSync(dir)).toEqual([])
     expect(() => providerOn(socketPath)).toThrow(expect.objectContaining({ code: 'invalid_option', option: 'socketPath' }))
+  })
+
+  it('a relative socket path is refused naming it, by the host, the provider and stopPtyHost, leaving no file', async () => {
+    // Relative: the app, the host it starts in another directory, and stopPtyHost would each name another socket.
+    const socketPath = 'host.sock'
+    const refusedHost = await startPtyHost({ socketPath }).catch((error: unknown) => error)
+    expect(isPtyHostError(refusedHost) && refusedHost).toMatchObject({ code: 'invalid_option', option: 'socketPath', value: socketPath })
+    expect((refusedHost as Error).message).toContain('an absolute path')
+    expect(() => createPtyHostProvider({ socketPath, autoStart: false })).toThrow(expect.objectContaining({ code: 'invalid_option', option: 'socketPath' }))
+    await expect(stopPtyHost({ socketPath })).rejects.toMatchObject({ code: 'invalid_option', option: 'socketPath' })
+    expect(existsSync(socketPath)).toBe(false)
+  })
+
+  it.each([
+    ['requestTimeoutMs', 0, 'a positive integer'],
+    ['historyChars', 0, 'a positive integer'],
+    ['connectTimeoutMs', -1, 'a non-negative integer'],
+  ])('the provider refuses %s: %j, saying it expects %s', (option, value, expected) => {
+    // Before: a requestTimeoutMs of 0 was taken, and failed every request before the host could answer.
+    expect(() => createPtyHostProvider({ [option]: value, autoStart: false })).toThrow(
+      expect.objectContaining({ code: 'invalid_option', option, value, message: expect.stringContaining(`${expected}, got ${value}`) }),
+    )
   })
 
   it('an attach with a replayFrom that is no output sequence is refused naming replayFrom and the value', async () => {

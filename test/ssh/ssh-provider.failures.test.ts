@@ -91,6 +91,11 @@ describe('SSH provider: host keys and credentials', () => {
       [{ passphrase: 42 }, 'passphrase'],
       [{ launchTimeoutMs: 0 }, 'launchTimeoutMs'],
       [{ hangupGraceMs: 1e20 }, 'hangupGraceMs'],
+      // 0 would fail every attempt at once, or (keepaliveCountMax) drop an idle link at its first keepalive.
+      [{ connectTimeoutMs: 0 }, 'connectTimeoutMs'],
+      [{ handshakeTimeoutMs: 0 }, 'handshakeTimeoutMs'],
+      [{ keepaliveCountMax: 0 }, 'keepaliveCountMax'],
+      [{ shutdownDeadlineMs: 0 }, 'shutdownDeadlineMs'],
     ]
     for (const [patch, option] of cases) {
       const error = (() => {
@@ -102,7 +107,11 @@ describe('SSH provider: host keys and credentials', () => {
         }
       })()
       expect(isSshOptionError(error) && error.option).toBe(option)
+      // The message says what is expected of what it refuses (before: "non-negative" for a refused 0).
+      if (patch[option] === 0 && option !== 'port') expect((error as Error).message).toContain('a positive integer, got 0')
     }
+    // 0 keepalive interval is documented: no keepalives.
+    expect(() => createSshProvider({ ...base, keepaliveIntervalMs: 0 })).not.toThrow()
     const secretError = (() => {
       try {
         createSshProvider({ ...base, passphrase: 12345 as never })
