@@ -90,7 +90,12 @@ export class ExitPublication {
     }
   }
 
+  /** Publish `verdict` as `record`'s liveness, when it differs from the last one known. */
   setLiveness(record: PtyRecord, verdict: PtyLivenessVerdict): void {
+    // Only a change is news ("what is known changed"): a probe or a listing that finds again what
+    // was known (a live PTY probed every second, a host failing listing after listing) is not.
+    if (sameVerdict(record.liveness, verdict)) return
+    record.liveness = verdict
     // A replaced incarnation publishes nothing (see #emitExit). Built only for a listener: most
     // hosts follow exits, and every exit would otherwise build two objects nobody reads.
     if (record.superseded || !this.#core.listens('liveness')) return
@@ -168,4 +173,8 @@ export class ExitPublication {
       this.#bookkeeping.retireSlot(record.slot, { ptyId: record.ptyId, hostId: record.hostId, ...incarnationOf(record.incarnationId) })
     }
   }
+}
+
+function sameVerdict(a: PtyLivenessVerdict, b: PtyLivenessVerdict): boolean {
+  return a.kind === b.kind && (a.kind !== 'unverifiable' || a.reason === (b as typeof a).reason)
 }

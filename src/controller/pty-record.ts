@@ -3,6 +3,7 @@ import {
   type ExecutionHostId,
   type ListenerSet,
   type PtyIncarnationId,
+  type PtyLivenessVerdict,
   type PtyProvider,
   type PtySlot,
 } from '../contracts/index.js'
@@ -10,6 +11,9 @@ import type { PtyTimerHandle } from './clock.js'
 import type { PtyControllerExitEvent } from './events.js'
 import type { ProducerFlowTarget } from './flow-control.js'
 
+
+/** The verdict of a running incarnation (shared: records only point to it). */
+const LIVE: PtyLivenessVerdict = Object.freeze({ kind: 'live' })
 /**
  * Where one incarnation of a PTY stands, as the controller knows it:
  *
@@ -72,6 +76,11 @@ export type PtyRecord = {
   superseded: boolean
   /** The timer that publishes `stop_unverified` when no exit follows a stop. */
   unconfirmedTimer: PtyTimerHandle | undefined
+  /**
+   * The last liveness verdict known of this incarnation (`live` at spawn, when none is published):
+   * a `liveness` event is published only when a verdict differs from it.
+   */
+  liveness: PtyLivenessVerdict
   /** The controller's own output count, used when the runtime has no `notePtyOutput`. */
   outputSequence: number
   /**
@@ -152,6 +161,7 @@ export function createPtyRecord(init: PtyRecordInit): PtyRecord {
     stopRequested: false,
     superseded: false,
     unconfirmedTimer: undefined,
+    liveness: LIVE,
     stateListeners: undefined,
   }
 }

@@ -177,6 +177,9 @@ describe('queries', () => {
     await h.settle()
     await expect(h.controller.probePtyLiveness(id)).resolves.toBe(true)
     expect(h.liveness().at(-1)?.verdict).toEqual({ kind: 'live' })
+    // Probed again, still alive: nothing known changed, so no second event (before: one per probe).
+    await expect(h.controller.probePtyLiveness(id)).resolves.toBe(true)
+    expect(h.liveness().map((event) => event.verdict.kind)).toEqual(['unverifiable', 'live'])
     h.provider.setLiveness(id, false)
     await expect(h.controller.probePtyLiveness(id)).resolves.toBe(false)
     expect(h.liveness().at(-1)?.verdict).toEqual({ kind: 'exited' })

@@ -82,8 +82,9 @@ describe('stopAndWait', () => {
     expect(calls[0]?.[1]).not.toHaveProperty('immediate')
     expect(calls[1]?.[1]).toMatchObject({ immediate: true })
     expect(h.clock.now()).toBe(STOP_FORCE_AFTER_MS)
-    // Still listed: liveness live, and no exit claimed.
-    expect(h.liveness().at(-1)?.verdict).toEqual({ kind: 'live' })
+    // Still listed: it stays live — no liveness event, as nothing known changed — and no exit claimed.
+    expect(h.liveness()).toEqual([])
+    expect(h.controller.hasPty(id)).toBe(true)
     expect(h.exits()).toEqual([])
     // The stop was requested and never confirmed: unverified when the window ends.
     h.clock.advance(STOP_UNCONFIRMED_AFTER_MS - STOP_FORCE_AFTER_MS)
