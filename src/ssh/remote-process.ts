@@ -79,8 +79,8 @@ export type RemoteInspection = {
 export async function inspectRemoteProcess(connection: SshConnection, marker: LaunchMarker, timeoutMs: number): Promise<RemoteInspection | null> {
   const script = [
     identityCheck(marker),
-    // Shell builtins only from here (`read`, `cd`, `pwd -P`): a listing runs this once per PTY, and
-    // with `sed`, `cut`, `cat`, `readlink` and `tr` it cost ~35 ms of the remote's CPU, now ~15.
+    // Shell builtins only, and no `$(…)`: a listing runs this once per PTY, and with `sed`, `cut`,
+    // `cat`, `readlink` and `tr` it cost ~35 ms of the remote's CPU.
     'if [ "$alive" != yes ] || ! read -r st 2>/dev/null </proc/$p/stat; then exit 3; fi',
     // After `) `: state ppid pgrp session tty_nr tpgid — the terminal's foreground group is field 6.
     'set -f',
@@ -89,8 +89,11 @@ export async function inspectRemoteProcess(connection: SshConnection, marker: La
     'set +f',
     'c=; read -r c 2>/dev/null </proc/$fg/comm',
     'printf "fg=%s\\n" "$c"',
-    'printf "fgcwd=%s\\n" "$(cd /proc/$fg/cwd 2>/dev/null && pwd -P)"',
-    'printf "cwd=%s\\n" "$(cd /proc/$p/cwd 2>/dev/null && pwd -P)"',
+    // `cd -P` sets `$PWD` to the physical path, as `pwd -P` prints it, without the fork of a
+    // `$(…)`. Where getcwd fails (a deleted directory) dash leaves `$PWD` empty and bash at the
+    // link's own path under /proc: either is left out (unknown, never a wrong directory).
+    'if cd -P /proc/$fg/cwd 2>/dev/null; then case $PWD in /proc/*) ;; /*) printf "fgcwd=%s\\n" "$PWD";; esac; fi',
+    'if cd -P /proc/$p/cwd 2>/dev/null; then case $PWD in /proc/*) ;; /*) printf "cwd=%s\\n" "$PWD";; esac; fi',
     'if [ -r /proc/$p/task/$p/children ]; then k=; for f in /proc/$p/task/*/children; do c=; read -r c 2>/dev/null <"$f"; k="$k$c"; done; printf "children=%s\\n" "$k"; else echo "children=?"; fi',
   ].join('\n')
   const result = await connection.run(script, timeoutMs)

@@ -4,23 +4,27 @@
  * shell on another boot — or machine — neither judges nor signals it.
  */
 import { execFile, spawn } from 'node:child_process'
-import { readFileSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
-import { probeRemotePids, signalRemoteProcessGroup } from '../../src/ssh/remote-process.js'
+import { inspectRemoteProcess, probeRemotePids, signalRemoteProcessGroup } from '../../src/ssh/remote-process.js'
 import type { LaunchMarker } from '../../src/ssh/remote-launch.js'
 import type { SshConnection } from '../../src/ssh/ssh-connection.js'
 import { waitFor } from '../node-pty/pty-test-support.js'
 import { isAlive } from './ssh-test-support.js'
 
-/** A connection whose side shell is a local `/bin/sh`. */
-const localShell = {
-  run: (script: string, timeoutMs: number) =>
-    new Promise((resolve) => {
-      execFile('/bin/sh', ['-c', script], { timeout: timeoutMs }, (error, stdout) => {
-        resolve({ stdout, code: error === null ? 0 : typeof error.code === 'number' ? error.code : 1 })
-      })
-    }),
-} as unknown as SshConnection
+/** A connection whose side shell is a local `shell` (a remote's `/bin/sh` may be dash or bash). */
+const shellConnection = (shell: string): SshConnection =>
+  ({
+    run: (script: string, timeoutMs: number) =>
+      new Promise((resolve) => {
+        execFile(shell, ['-c', script], { timeout: timeoutMs }, (error, stdout) => {
+          resolve({ stdout, code: error === null ? 0 : typeof error.code === 'number' ? error.code : 1 })
+        })
+      }),
+  }) as unknown as SshConnection
+const localShell = shellConnection('/bin/sh')
 
 const BOOT_ID = readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim()
 const OTHER_BOOT_ID = BOOT_ID.replace(/^./, (c) => (c === '0' ? '1' : '0'))
@@ -86,5 +90,18 @@ describe('remote /proc scripts: identity by pid, start time and boot id', () => 
     expect(isAlive(member!)).toBe(true)
     await signalRemoteProcessGroup(localShell, marker, 'TERM', 5_000)
     await waitFor(() => (isAlive(member!) ? undefined : true), 'the group member to end on TERM')
+  })
+
+  it.each(['/bin/sh', '/bin/bash'])('inspects with %s: the working directory, unknown (never a wrong path) once it was deleted, and the children', async (shell) => {
+    const connection = shellConnection(shell)
+    const dir = mkdtempSync(join(tmpdir(), 'ptykit-cwd-'))
+    const program = spawn('/bin/sh', ['-c', 'sleep 60 & wait'], { cwd: dir, detached: true, stdio: 'ignore' })
+    children.push(program.pid!)
+    await waitFor(() => (readFileSync(`/proc/${program.pid}/task/${program.pid}/children`, 'utf8').trim() !== '' ? true : undefined), 'the child')
+    // No terminal: no foreground group, so the program's own directory.
+    expect(await inspectRemoteProcess(connection, markerOf(program.pid!), 5_000)).toEqual({ cwd: dir, foreground: null, hasChildren: true })
+    rmSync(dir, { recursive: true })
+    // Before the check: bash's `cd -P` into a deleted directory left `$PWD` at /proc/<pid>/cwd.
+    expect(await inspectRemoteProcess(connection, markerOf(program.pid!), 5_000)).toEqual({ cwd: null, foreground: null, hasChildren: true })
   })
 })
