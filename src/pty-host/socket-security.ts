@@ -1,7 +1,7 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto'
 import { linkSync, lstatSync, mkdirSync, readFileSync, renameSync, unlinkSync, writeFileSync, type Stats } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { dirname, isAbsolute, join } from 'node:path'
+import { dirname, isAbsolute, join, resolve } from 'node:path'
 import { invalidPtyHostOption, PtyHostError } from './pty-host-error.js'
 import { isDefunct, parseProcStat } from '../node-pty/process-inspector.js'
 
@@ -18,11 +18,16 @@ export type PtyHostPaths = {
   lockPath: string
 }
 
-/** The user's default socket path: `$XDG_RUNTIME_DIR/ptykit/pty-host.sock`, else `<tmpdir>/ptykit-<uid>/pty-host.sock`. */
+/**
+ * The user's default socket path, always absolute: `$XDG_RUNTIME_DIR/ptykit/pty-host.sock`, else
+ * `<tmpdir>/ptykit-<uid>/pty-host.sock`. A relative `XDG_RUNTIME_DIR` is ignored, as the XDG base
+ * directory spec says, and a relative temporary directory is resolved against the working
+ * directory (an app and the host it starts must name the same socket).
+ */
 export function defaultPtyHostSocketPath(): string {
   const uid = process.getuid?.() ?? 0
   const runtimeDir = process.env.XDG_RUNTIME_DIR
-  const dir = runtimeDir !== undefined && runtimeDir.length > 0 ? join(runtimeDir, 'ptykit') : join(tmpdir(), `ptykit-${uid}`)
+  const dir = runtimeDir !== undefined && isAbsolute(runtimeDir) ? join(runtimeDir, 'ptykit') : resolve(tmpdir(), `ptykit-${uid}`)
   return join(dir, 'pty-host.sock')
 }
 

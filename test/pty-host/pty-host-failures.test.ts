@@ -3,8 +3,8 @@ import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'no
 import { join } from 'node:path'
 import { createPtyController } from 'ptykit/controller'
 import type { TerminalExitCause } from 'ptykit/exit-cause'
-import { createPtyHostProvider, isPtyHostError, startPtyHost, stopPtyHost, type PtyHostProvider, type PtyHostServer } from 'ptykit/pty-host'
-import { describe, expect, it } from 'vitest'
+import { createPtyHostProvider, defaultPtyHostSocketPath, isPtyHostError, startPtyHost, stopPtyHost, type PtyHostProvider, type PtyHostServer } from 'ptykit/pty-host'
+import { describe, expect, it, vi } from 'vitest'
 import { isDead, waitFor } from '../node-pty/pty-test-support.js'
 import { hostPid, inProcessHost, isAlive, killHost, killHostAndClean, makeSocketDir, providerOn, useCleanups } from './pty-host-test-support.js'
 
@@ -53,6 +53,21 @@ describe('pty host: option refusals', () => {
     expect(() => createPtyHostProvider({ socketPath, autoStart: false })).toThrow(expect.objectContaining({ code: 'invalid_option', option: 'socketPath' }))
     await expect(stopPtyHost({ socketPath })).rejects.toMatchObject({ code: 'invalid_option', option: 'socketPath' })
     expect(existsSync(socketPath)).toBe(false)
+  })
+
+  it('the default socket path is absolute even where XDG_RUNTIME_DIR and TMPDIR are relative, so the defaults are never refused', async () => {
+    vi.stubEnv('XDG_RUNTIME_DIR', 'run-relative')
+    vi.stubEnv('TMPDIR', 'tmp-relative')
+    try {
+      const socketPath = defaultPtyHostSocketPath()
+      // The relative XDG_RUNTIME_DIR is ignored (XDG base directory spec); the temporary directory is resolved.
+      expect(socketPath).toBe(join(process.cwd(), 'tmp-relative', `ptykit-${process.getuid!()}`, 'pty-host.sock'))
+      // Before: the relative default made a provider, a host and stopPtyHost() with no options refuse their own default.
+      expect(() => createPtyHostProvider({ autoStart: false })).not.toThrow()
+      expect(await stopPtyHost()).toBe(false)
+    } finally {
+      vi.unstubAllEnvs()
+    }
   })
 
   it.each([
