@@ -106,8 +106,11 @@ export class RemoteShell {
   }
 
   async #reset(): Promise<void> {
-    const channel = await this.#channel?.catch(() => null)
+    // Forgotten at once, before any await: the next script must start a fresh shell, never be
+    // written to this one while it is being closed.
+    const closing = this.#channel
     this.#channel = null
+    const channel = await closing?.catch(() => null)
     try {
       channel?.close()
     } catch {
@@ -120,6 +123,10 @@ export class RemoteShell {
     this.#busy = true
     try {
       while (this.#queue.length > 0) {
+        if (this.#closed) {
+          for (const request of this.#queue.splice(0)) request.resolve(null)
+          break
+        }
         const channel = await this.#start()
         const batch = this.#queue.splice(0, SIDE_SHELL_BATCH_MAX)
         if (channel === null || this.#closed) {
@@ -135,9 +142,10 @@ export class RemoteShell {
 
   /**
    * Write every script of `batch` at once and read their answers in order. Each script gets its
-   * `timeoutMs` from the moment the one before it answered (when it starts running); one that does
-   * not answer in time, or a shell that closes, answers it and the rest of the batch `null` and
-   * resets the shell.
+   * `timeoutMs` from the moment the one before it answered (when it starts running). One that does
+   * not answer in time, or is running when the shell closes, answers `null` and resets the shell;
+   * the scripts after it run again on the fresh shell (they are probes and signals: running one
+   * twice, should the old shell have got to it, is harmless).
    */
   #runBatchOn(channel: Ssh2Channel, batch: Request[]): Promise<void> {
     const ends = batch.map(() => `ptykit-side-end-${randomBytes(6).toString('hex')}`)
@@ -153,7 +161,10 @@ export class RemoteShell {
         channel.removeListener?.('data', onData)
         channel.removeListener?.('close', onClose)
         if (failed) {
-          for (const request of batch.slice(answered)) request.resolve(null)
+          // The script that did not answer in time (or the one running when the shell closed)
+          // answers null; the ones after it never started, and go first to the fresh shell.
+          batch[answered]?.resolve(null)
+          this.#queue.unshift(...batch.slice(answered + 1))
           void this.#reset()
         }
         done()

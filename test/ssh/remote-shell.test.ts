@@ -43,7 +43,9 @@ describe('the side shell', () => {
   it('writes the scripts asked for together in one write, and answers each with its own output, in order', async () => {
     const writes: string[] = []
     let hang = ''
+    let opens = 0
     const shell = new RemoteShell(async (command) => {
+      opens += 1
       const channel = answeringChannel(command, '')
       const answer = (text: string): boolean => {
         writes.push(text)
@@ -64,13 +66,25 @@ describe('the side shell', () => {
     expect(answers.map((result) => result?.stdout)).toEqual(words.map((word) => `${word}\n`))
     expect(writes).toHaveLength(2)
 
-    // A script that does not answer in time: it and the ones after it in its write answer null,
-    // the ones before it their output; the next script runs on a fresh shell.
+    // A script that does not answer in time answers null; the ones before it their output, and the
+    // ones after it (which never started) theirs, from a fresh shell.
     hang = 'stuck'
+    const opensBefore = opens
     const batch = [shell.run('echo six', 1_000), shell.run('echo before', 1_000), shell.run('echo stuck', 50), shell.run('echo after', 1_000)]
-    expect((await Promise.all(batch)).map((result) => result?.stdout ?? null)).toEqual(['six\n', 'before\n', null, null])
+    expect((await Promise.all(batch)).map((result) => result?.stdout ?? null)).toEqual(['six\n', 'before\n', null, 'after\n'])
+    expect(opens).toBe(opensBefore + 1)
+    // Asked the moment a script timed out: it runs on a fresh shell, never on the one being closed
+    // (before: written to that one, it answered null without running).
+    hang = 'stuck-again'
+    const stuck = shell.run('echo stuck-again', 50)
+    const late = stuck.then(() => shell.run('echo late', 1_000))
+    expect(await stuck).toBeNull()
+    expect(await late).toEqual({ stdout: 'late\n', code: 0 })
     hang = ''
     expect(await shell.run('echo again', 1_000)).toEqual({ stdout: 'again\n', code: 0 })
     shell.close()
+    // Closed: nothing runs, and no shell is opened again.
+    expect(await shell.run('echo closed', 1_000)).toBeNull()
+    expect(opens).toBe(opensBefore + 2)
   })
 })
