@@ -51,8 +51,12 @@ export class ExitPublication {
     this.clearUnconfirmed(record)
     this.#core.flow?.release(record.flowTarget)
     // The release resumes a paused provider, which may hand over the output it held and the exit
-    // behind it from inside: that exit is published there, and it is the incarnation's one.
-    if (record.state !== 'live') return
+    // behind it from inside: that exit is published there, and it is the incarnation's one. If it
+    // left the death unproven (a provider's synthetic exit) and this one proves it, confirm it.
+    if (record.state !== 'live') {
+      if (verdict.kind === 'exited') this.confirmDeath(record)
+      return
+    }
     this.#core.records.setState(record, verdict.kind === 'exited' ? 'exited' : 'unverified')
     this.#emitExit(record, code, observed, event)
     this.setLiveness(record, verdict)

@@ -278,6 +278,20 @@ describe('retireRejectedPty', () => {
     expect(h.controller.hasPty(id)).toBe(false)
   })
 
+  it('confirmed, of a paused PTY whose provider held a synthetic exit (death unproven) behind its output: one exit, and the death is proven', async () => {
+    const h = createHarness({ controller: { flowControl: { mode: 'always', highWatermarkChars: 5, lowWatermarkChars: 2 } } })
+    const { id, incarnationId } = await h.controller.spawn({})
+    h.provider.emitData(id, 'abcdefghij')
+    h.provider.emitData(id, '[held]')
+    h.provider.emitExit(id, { exitCode: -1, observed: 'synthetic' })
+    h.controller.retireRejectedPty(id, true, incarnationId)
+    await h.settle()
+    expect(h.exits().map((exit) => exit.cause)).toEqual([{ kind: 'unknown', reason: 'stop_unverified' }])
+    // The retirement's confirmed stop proves the death the held exit could not.
+    expect(h.liveness().map((event) => event.verdict.kind)).toEqual(['unverifiable', 'exited'])
+    expect(h.controller.hasPty(id)).toBe(false)
+  })
+
   it('leaves a same-id respawn alone', async () => {
     const h = createHarness()
     h.provider.scriptNextSpawn({ id: 'slot' })
