@@ -36,7 +36,7 @@ export type PtyHostProviderOptions = {
   historyChars?: number
   /** Scrollback rows of a started host's headless screens. */
   scrollbackRows?: number
-  /** Connect timeout. Default {@link PTY_HOST_CONNECT_TIMEOUT_MS}. */
+  /** Connect timeout, at least 1 ms. Default {@link PTY_HOST_CONNECT_TIMEOUT_MS}. */
   connectTimeoutMs?: number
   /** Request timeout, at least 1 ms. Default {@link PTY_HOST_REQUEST_TIMEOUT_MS}. */
   requestTimeoutMs?: number
@@ -103,10 +103,10 @@ export function validatePtyHostProviderOptions(options: PtyHostProviderOptions):
   }
   if (options.socketPath !== undefined) assertSocketPathOption(options.socketPath)
   if (options.autoStart !== undefined && typeof options.autoStart !== 'boolean') throw invalidPtyHostOption('autoStart', 'a boolean', options.autoStart)
-  for (const key of ['idleExitMs', 'scrollbackRows', 'connectTimeoutMs', 'reconnectAttempts'] as const) assertIntegerOption(key, options[key], 0)
+  for (const key of ['idleExitMs', 'scrollbackRows', 'reconnectAttempts'] as const) assertIntegerOption(key, options[key], 0)
   // At least 1: the host keeps at least one char of history (as `startPtyHost` requires), and a
-  // request timeout of 0 would fail every request before the host could answer.
-  for (const key of ['historyChars', 'requestTimeoutMs'] as const) assertIntegerOption(key, options[key], 1)
+  // connect or request timeout of 0 would fail every connect or request before the host could answer.
+  for (const key of ['historyChars', 'connectTimeoutMs', 'requestTimeoutMs'] as const) assertIntegerOption(key, options[key], 1)
   if (options.scrollbackRows !== undefined) assertScrollbackRowsFit(options.scrollbackRows)
   const command = options.hostCommand
   if (command !== undefined && (command === null || typeof command.file !== 'string' || !Array.isArray(command.args))) {

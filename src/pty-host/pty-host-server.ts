@@ -4,7 +4,7 @@ import { createServer, type Server } from 'node:net'
 import { callProvider } from '../contracts/call-provider.js'
 import { clampTimerDelay } from '../contracts/deadline.js'
 import { settleWithin } from '../contracts/settle-within.js'
-import { createNodePtyProvider, type NodePtyProvider, type NodePtyProviderOptions } from '../node-pty/index.js'
+import { createNodePtyProvider, isNodePtyProviderError, type NodePtyProvider, type NodePtyProviderOptions } from '../node-pty/index.js'
 import { FrameDecoder, PTY_HOST_MAX_FRAME_BYTES } from './frame-codec.js'
 import { HostClient } from './host-client.js'
 import { createHostRequestHandlers, REPLIED } from './host-request-handlers.js'
@@ -233,8 +233,9 @@ export async function startPtyHost(options: PtyHostServerOptions = {}): Promise<
       (result) => {
         if (result !== REPLIED) reply({ ok: true, result: result ?? null })
       },
-      // A spawn the close overtook was refused by the provider being disposed: the host's state, not the app's.
-      (error: unknown) => reply({ ok: false, error: closePromise !== null && request.method === 'spawn' ? CLOSING : toWireError(error) }),
+      // A spawn the close overtook, refused by the provider being disposed: the host's state, not
+      // the app's. Any other refusal (a bad cwd, an option) is the spawn's own, and says so.
+      (error: unknown) => reply({ ok: false, error: isNodePtyProviderError(error) && error.code === 'provider_disposed' ? CLOSING : toWireError(error) }),
     )
     const settled = (): void => void pendingRequests.delete(handled)
     pendingRequests.add(handled)

@@ -72,8 +72,9 @@ describe('pty host: option refusals', () => {
 
   it.each([
     ['requestTimeoutMs', 0, 'a positive integer'],
+    ['connectTimeoutMs', 0, 'a positive integer'],
     ['historyChars', 0, 'a positive integer'],
-    ['connectTimeoutMs', -1, 'a non-negative integer'],
+    ['reconnectAttempts', -1, 'a non-negative integer'],
   ])('the provider refuses %s: %j, saying it expects %s', (option, value, expected) => {
     // Before: a requestTimeoutMs of 0 was taken, and failed every request before the host could answer.
     expect(() => createPtyHostProvider({ [option]: value, autoStart: false })).toThrow(
