@@ -340,8 +340,13 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
       const params: Record<string, unknown> = {}
       if (listOptions.deadlineMs !== undefined) params.deadlineMs = listOptions.deadlineMs
       if (listOptions.timeoutMs !== undefined) params.timeoutMs = listOptions.timeoutMs
-      const rows = (await opened.request('list', params, requestTimeoutMs)) as PtyProcessInfo[]
-      return (Array.isArray(rows) ? rows : []).map((row) => ({ ...row, hostId }))
+      const rows: unknown = await opened.request('list', params, requestTimeoutMs)
+      // Never an empty list for an answer that is not one: an authoritative "nothing runs" would
+      // prove every PTY gone. Rows are checked by whoever reads them (`malformedListing`).
+      if (!Array.isArray(rows)) {
+        throw new PtyHostError('host_error', `The pty host answered \`list\` with something that is not a list of processes: ${describeValue(rows)}`)
+      }
+      return rows.map((row: PtyProcessInfo) => ({ ...row, hostId }))
     },
     async listExits(): Promise<PtyExitEvent[]> {
       const opened = await link.ensureConnected(false)

@@ -165,4 +165,17 @@ describe('pty host: the exits an app learns after it was away', () => {
       await expect(app.listExits()).rejects.toMatchObject({ code: 'host_error', message: expect.stringMatching(/not a list of exit messages/) })
     }
   })
+
+  it('a `list` answer that is not a list is a host_error, never an empty (authoritative) listing', async () => {
+    for (const result of [null, { processes: [] }, 'none']) {
+      const host = await fakeHost((message, socket) => {
+        socket.write(encodeFrame({ v: PTY_HOST_PROTOCOL_VERSION, type: 'reply', id: message.id, ok: true, result }))
+      }, { welcome: { methods: ['list'] } })
+      cleanups.push(() => host.close())
+      const app = providerOn(host.socketPath, { autoStart: false })
+      cleanups.push(() => app.dispose())
+      // Before: read as [], which proves every PTY of the host gone.
+      await expect(app.listProcesses()).rejects.toMatchObject({ code: 'host_error', message: expect.stringMatching(/not a list of processes/) })
+    }
+  })
 })
