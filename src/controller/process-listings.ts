@@ -92,10 +92,29 @@ export class ProcessListings {
   #noteListing(hostId: ExecutionHostId, answer: HostListingAnswer): void {
     if (answer.kind === 'rows') {
       this.#answeredHosts.add(hostId)
+      this.#markHostRecovered(hostId, answer.rows)
       return
     }
     this.#answeredHosts.delete(hostId)
     if (answer.kind === 'failed') this.#core.report('listing_failed', answer.message, answer.cause)
+  }
+
+  /**
+   * A host answered again after a failed listing: each of its PTYs it lists (this incarnation) is
+   * vouched for again, and reads as live — else a host that failed once left them unverifiable
+   * for good.
+   */
+  #markHostRecovered(hostId: ExecutionHostId, rows: readonly PtyProcessInfo[]): void {
+    let listed: Map<string, PtyProcessInfo> | undefined
+    for (const record of this.#core.records.values()) {
+      if (record.hostId !== hostId || record.state !== 'live' || record.superseded) continue
+      const { liveness } = record
+      if (liveness.kind !== 'unverifiable' || liveness.reason !== PTY_LIVENESS_REASONS.hostListingFailed) continue
+      listed ??= new Map(rows.map((row) => [row.id, row]))
+      const row = listed.get(record.ptyId)
+      if (row === undefined || (row.incarnationId !== undefined && row.incarnationId !== record.incarnationId)) continue
+      this.#exits.setLiveness(record, { kind: 'live' })
+    }
   }
 
   /** A remote host failed a listing: contact with its PTYs is lost, so none of them reads as live. */

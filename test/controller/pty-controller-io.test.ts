@@ -7,7 +7,7 @@ import {
   type PtyProvider,
   type WriteSettlement,
 } from '../../src/contracts/index.js'
-import { createPtyController, isPtyControllerError } from '../../src/controller/index.js'
+import { createPtyController, isPtyControllerError, PTY_LIVENESS_REASONS } from '../../src/controller/index.js'
 import { createFakePtyProvider } from '../../src/testing/index.js'
 import { createManualClock } from '../../src/testing/manual-clock.js'
 import { createHarness } from './controller-harness.js'
@@ -353,6 +353,22 @@ describe('multi-host routing', () => {
     await expect(controller.listProcesses('nowhere')).rejects.toThrow(
       'Expected the `hostId` argument to name a registered host, got "nowhere" (string)',
     )
+  })
+
+  it('a remote host whose listing failed makes its PTYs unverifiable once, and live again once it lists them', async () => {
+    const { remote, controller } = twoHosts()
+    const there = await controller.spawn({ hostId: 'ssh:box' })
+    const verdicts: string[] = []
+    controller.on('liveness', (event) => verdicts.push(event.verdict.kind === 'unverifiable' ? `unverifiable:${event.verdict.reason}` : event.verdict.kind))
+    remote.setListingFailure(new Error('ssh down'))
+    await controller.listProcessesWithHostScope()
+    await controller.listProcessesWithHostScope()
+    remote.setListingFailure(undefined)
+    await controller.listProcessesWithHostScope()
+    await controller.listProcessesWithHostScope()
+    // Before: `unverifiable` at every failed listing, and never `live` again once the host answered.
+    expect(verdicts).toEqual([`unverifiable:${PTY_LIVENESS_REASONS.hostListingFailed}`, 'live'])
+    expect(controller.hasPty(there.id)).toBe(true)
   })
 
   it('takes the rows of a provider that answers at the deadline it was given (what it could read by then)', async () => {
