@@ -167,19 +167,25 @@ export function createPtyRecord(init: PtyRecordInit): PtyRecord {
 }
 
 /** Resolves once the record reaches `state` (at once if it is there); `cancel` stops listening. */
-export function waitForRecordState(
-  record: PtyRecord,
-  state: PtyRecordState,
-): { promise: Promise<void>; cancel: () => void } {
+export function waitForRecordState(record: PtyRecord, state: PtyRecordState): { promise: Promise<void>; cancel: () => void } {
+  return waitForRecord(record, () => record.state === state)
+}
+
+/** Resolves once the record has left `state` (at once if it is elsewhere); `cancel` stops listening. */
+export function waitForRecordToLeave(record: PtyRecord, state: PtyRecordState): { promise: Promise<void>; cancel: () => void } {
+  return waitForRecord(record, () => record.state !== state)
+}
+
+function waitForRecord(record: PtyRecord, reached: () => boolean): { promise: Promise<void>; cancel: () => void } {
   let unsubscribe: (() => void) | undefined
   const promise = new Promise<void>((resolve) => {
-    if (record.state === state) {
+    if (reached()) {
       resolve()
       return
     }
     record.stateListeners ??= createListenerSet<void>()
     unsubscribe = record.stateListeners.add(() => {
-      if (record.state === state) resolve()
+      if (reached()) resolve()
     })
   })
   return {

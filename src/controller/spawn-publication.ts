@@ -1,15 +1,16 @@
-import type {
-  ExecutionHostId,
-  ProviderSequence,
-  PtyIncarnationId,
-  PtyProvider,
-  PtySlot,
-  PtySlotAdoption,
-  PtySpawnOptions,
-  PtySpawnReply,
-  PtySpawnResult,
+import {
+  LOCAL_EXECUTION_HOST_ID,
+  type ExecutionHostId,
+  type ProviderSequence,
+  type PtyIncarnationId,
+  type PtyProvider,
+  type PtySlot,
+  type PtySlotAdoption,
+  type PtySpawnOptions,
+  type PtySpawnReply,
+  type PtySpawnResult,
 } from '../contracts/index.js'
-import { PtySpawnError, createRuntimePtySpawnState, executeRuntimePtySpawn, type PtySpawnDeps, type PtySpawnOutcome } from '../spawn/index.js'
+import { PtySpawnError, createRuntimePtySpawnState, executeRuntimePtySpawn, slotStoreKey, type PtySpawnDeps, type PtySpawnOutcome } from '../spawn/index.js'
 import { ABORTED, raceAbort } from './abort.js'
 import { describeValue } from './argument-validation.js'
 import type { Bookkeeping } from './bookkeeping.js'
@@ -21,7 +22,7 @@ import type { InFlightSpawn } from './in-flight-event-buffer.js'
 import type { OutputDelivery } from './output-delivery.js'
 import type { ProviderIntake } from './provider-intake.js'
 import { adoptSlotOwner } from './slot-adoption.js'
-import { createPtyRecord, type PtyRecord, type PtyRecordInit } from './pty-record.js'
+import { createPtyRecord, waitForRecordToLeave, type PtyRecord, type PtyRecordInit } from './pty-record.js'
 import type { Stopping } from './stopping.js'
 
 /** Default PTY size when neither the spawn options nor the provider say (the usual VT100 size). */
@@ -83,6 +84,8 @@ export class SpawnPublication {
    */
   async spawn(options: PtySpawnOptions, published?: (record: PtyRecord) => void): Promise<PtySpawnReply> {
     const core = this.#core
+    if (core.disposed()) throw new PtyControllerDisposedError('spawn')
+    await this.#awaitStopsOfItsPtys(options)
     if (core.disposed()) throw new PtyControllerDisposedError('spawn')
     const inFlight = this.#intake.beginInFlight()
     try {
@@ -153,6 +156,43 @@ export class SpawnPublication {
     } finally {
       this.#intake.endInFlight(inFlight)
     }
+  }
+
+  /**
+   * A spawn for a session id, slot or claim whose live PTY this controller is stopping waits until
+   * that stop settles — its exit, or its window (`stop.unconfirmedAfterMs`), the caller's abort or
+   * `dispose`, whichever comes first — so it starts a new process instead of re-attaching to (or
+   * adopting) the one being stopped: "restart the terminal" is `kill()` then `spawn()`.
+   */
+  async #awaitStopsOfItsPtys(options: PtySpawnOptions): Promise<void> {
+    const stopping = this.#stoppingPtysOf(options)
+    if (stopping.length === 0) return
+    const window = this.#core.timers.after(this.#core.options.stop.unconfirmedAfterMs)
+    const settled = stopping.map((record) => waitForRecordToLeave(record, 'live'))
+    try {
+      await raceAbort(Promise.race([Promise.all(settled.map(({ promise }) => promise)), window.promise]), options.signal)
+    } finally {
+      window.cancel()
+      for (const { cancel } of settled) cancel()
+    }
+  }
+
+  /** The live PTYs with a stop requested that hold the session id, slot or claim `options` names. */
+  #stoppingPtysOf(options: PtySpawnOptions): PtyRecord[] {
+    const { sessionId, slot, claim } = options
+    if (sessionId === undefined && slot === undefined && claim === undefined) return []
+    const hostId = options.hostId ?? LOCAL_EXECUTION_HOST_ID
+    const slotKey = slot === undefined ? undefined : slotStoreKey(slot)
+    const stopping: PtyRecord[] = []
+    for (const record of this.#core.records.values()) {
+      if (record.state !== 'live' || !record.stopRequested || record.superseded) continue
+      const holdsIt =
+        (sessionId !== undefined && record.ptyId === sessionId && record.hostId === hostId) ||
+        (slotKey !== undefined && record.slot !== undefined && slotStoreKey(record.slot) === slotKey) ||
+        (claim !== undefined && record.claimKey === claim.key)
+      if (holdsIt) stopping.push(record)
+    }
+    return stopping
   }
 
   /**

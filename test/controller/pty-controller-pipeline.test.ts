@@ -31,11 +31,13 @@ describe('spawn pipeline integration', () => {
     const h = createHarness()
     h.provider.scriptNextSpawn({ shutdown: 'never_confirm' })
     const slot = { key: 'pane' }
-    const { id } = await h.controller.spawn({ slot })
+    const { id, incarnationId } = await h.controller.spawn({ slot })
     h.controller.kill(id)
-    await h.controller.spawn({ slot })
+    // The slot's spawn waits for the stop; its window ends unverified, and the process the host
+    // still holds is re-attached to (see pty-controller-respawn-while-stopping.test.ts).
+    await expect(h.run(h.controller.spawn({ slot }))).resolves.toMatchObject({ id, incarnationId, isReattach: true })
     h.provider.emitExit(id, { exitCode: 0, signal: 1 })
-    expect(h.exits().map((exit) => exit.cause)).toEqual([{ kind: 'operator_close' }])
+    expect(h.exits().map((exit) => exit.cause)).toEqual([{ kind: 'unknown', reason: 'stop_unverified' }, { kind: 'operator_close' }])
   })
 
   it('revives a PTY whose stop went unverified when its slot re-attaches to it', async () => {
