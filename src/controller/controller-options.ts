@@ -249,6 +249,21 @@ function resolveClock(clock: unknown): PtyClock {
 }
 
 /**
+ * `value` when it is absent or an object with each of `methods`; else a `TypeError` naming the
+ * option (a store of `5` used to fail only at the first slot spawn, as "store.getLiveOwner is not a
+ * function", without naming the option).
+ */
+function withMethods<T>(option: string, value: T | undefined, methods: readonly string[]): T | undefined {
+  if (value === undefined) return undefined
+  const candidate = value as Record<string, unknown> | null
+  if (typeof candidate !== 'object' || candidate === null || methods.some((method) => typeof candidate[method] !== 'function')) {
+    const expected = methods.length === 0 ? 'an object' : `an object with ${methods.join(', ')}`
+    throw new TypeError(`Expected the \`${option}\` option to be ${expected}, got ${describeValue(value)}`)
+  }
+  return value
+}
+
+/**
  * Apply defaults and validate. Throws a `TypeError` naming the option for every malformed value
  * (a programmer error).
  */
@@ -262,9 +277,9 @@ export function resolvePtyControllerOptions(options: PtyControllerOptions): Reso
   }
   return {
     providers: resolveProviders(options),
-    store: options.store ?? createInMemorySlotStore(),
-    runtime: options.runtime ?? createInMemoryPtyRuntime(),
-    claims: options.claims ?? createClaimedOwnerRegistry(),
+    store: withMethods('store', options.store, ['getLiveOwner', 'getPersistedOwner', 'bindOwner', 'retireOwner']) ?? createInMemorySlotStore(),
+    runtime: withMethods('runtime', options.runtime, []) ?? createInMemoryPtyRuntime(),
+    claims: withMethods('claims', options.claims, ['ensure', 'find', 'release', 'owners']) ?? createClaimedOwnerRegistry(),
     clock: resolveClock(options.clock),
     flowControl: resolveFlowControl(options.flowControl),
     stop: {

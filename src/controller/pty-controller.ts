@@ -99,7 +99,8 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
     return callProvider(() => {
       this.#assertUsable('spawn')
       // Why: one slot's spawns (and claimSlotCreate claims) take turns, so two never create its PTY at once.
-      if (options.slot !== undefined) return this.#m.slotGate.run(options.slot, options.slotCreateClaim, () => this.#m.spawns.spawn(options, published))
+      // (Options that are not an object go on to the pipeline, which refuses them naming the value.)
+      if (typeof options === 'object' && options !== null && options.slot !== undefined) return this.#m.slotGate.run(options.slot, options.slotCreateClaim, () => this.#m.spawns.spawn(options, published))
       return this.#m.spawns.spawn(options, published)
     })
   }
@@ -113,6 +114,7 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
   async attach(ptyId: string, options: PtyAttachOptions = {}): Promise<boolean> {
     this.#assertUsable('attach')
     assertPtyId(ptyId)
+    assertOptionsObject('options', options)
     assertAbortSignal(options.signal)
     return this.#m.spawns.attach(ptyId, options.hostId ?? 'local', options.signal)
   }

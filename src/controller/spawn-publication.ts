@@ -85,11 +85,13 @@ export class SpawnPublication {
   async spawn(options: PtySpawnOptions, published?: (record: PtyRecord) => void): Promise<PtySpawnReply> {
     const core = this.#core
     if (core.disposed()) throw new PtyControllerDisposedError('spawn')
+    // Checks the options (before the wait reads them).
+    const state = createRuntimePtySpawnState(this.#deps, options)
     await this.#awaitStopsOfItsPtys(options)
     if (core.disposed()) throw new PtyControllerDisposedError('spawn')
     const inFlight = this.#intake.beginInFlight()
     try {
-      const outcome = await executeRuntimePtySpawn(createRuntimePtySpawnState(this.#deps, options))
+      const outcome = await executeRuntimePtySpawn(state)
       const provider = core.options.providers.get(outcome.hostId)
       const result = outcome.result
       if (provider === undefined) {

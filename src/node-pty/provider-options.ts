@@ -126,5 +126,18 @@ export function validateProviderOptions(options: NodePtyProviderOptions): void {
   if (options.loadNodePty !== undefined && typeof options.loadNodePty !== 'function') {
     throw new NodePtyOptionError('loadNodePty', 'a function', options.loadNodePty)
   }
+  // Checked once here, as a spawn's `env` is at each spawn: an array would become variables named "0", "1"….
+  const inherited: unknown = options.inheritedEnv
+  if (inherited !== undefined) {
+    if (inherited === null || typeof inherited !== 'object' || Array.isArray(inherited)) {
+      throw new NodePtyOptionError('inheritedEnv', 'an object of string values (like process.env)', inherited)
+    }
+    for (const [key, value] of Object.entries(inherited)) {
+      if (key.length === 0 || key.includes('=') || key.includes('\0')) {
+        throw new NodePtyOptionError('inheritedEnv', 'an object whose keys are non-empty and contain neither "=" nor NUL', key)
+      }
+      if (value !== undefined && typeof value !== 'string') throw new NodePtyOptionError(`inheritedEnv.${key}`, 'a string', value)
+    }
+  }
 }
 

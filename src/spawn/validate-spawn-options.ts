@@ -38,7 +38,8 @@ function checkKeyed(option: 'slot' | 'claim', value: unknown): void {
  * @throws TypeError naming the option and the value: `cols`/`rows` not a positive integer up to
  * `MAX_PTY_DIMENSION` (65 535); `slot` together with `claim`; an empty `slot.key`, `claim.key`,
  * `hostId`, `scopeId`, `sessionId` or `preAllocatedHandle`; a `signal` that is not an AbortSignal;
- * an `onPtySpawnCommitted` that is not a function.
+ * an `onPtySpawnCommitted` that is not a function; an `isNewSession` that is not a boolean; a
+ * `metadata` that is not an object; a `slotCreateClaim` that is not a function, or without `slot`.
  */
 export function validatePtySpawnOptions(options: PtySpawnOptions): void {
   if (typeof options !== 'object' || options === null) {
@@ -67,6 +68,16 @@ export function validatePtySpawnOptions(options: PtySpawnOptions): void {
   }
   if (options.onPtySpawnCommitted !== undefined && typeof options.onPtySpawnCommitted !== 'function') {
     fail('onPtySpawnCommitted', 'a function', options.onPtySpawnCommitted)
+  }
+  if (options.isNewSession !== undefined && typeof options.isNewSession !== 'boolean') fail('isNewSession', 'a boolean', options.isNewSession)
+  const metadata: unknown = options.metadata
+  if (metadata !== undefined && (typeof metadata !== 'object' || metadata === null || Array.isArray(metadata))) {
+    fail('metadata', 'an object', metadata)
+  }
+  if (options.slotCreateClaim !== undefined) {
+    if (typeof options.slotCreateClaim !== 'function') fail('slotCreateClaim', 'a function (the release `claimSlotCreate` returned)', options.slotCreateClaim)
+    // A claim is of a slot: without one it would be ignored, and the create it was taken for run unguarded.
+    if (options.slot === undefined) fail('slotCreateClaim', 'given only with the `slot` it was claimed for', options.slotCreateClaim)
   }
 }
 

@@ -26,6 +26,9 @@ describe('controller options', () => {
     [{ providers: {} }, 'Expected the `providers` option to register at least one host, got an empty registry'],
     [{ providers: { local: 3 } }, 'Expected `providers["local"]` to be a PtyProvider, got 3 (number)'],
     [{ provider, clock: {} }, 'Expected the `clock` option to have now, setTimeout and clearTimeout, got {} (object)'],
+    [{ provider, store: 5 }, 'Expected the `store` option to be an object with getLiveOwner, getPersistedOwner, bindOwner, retireOwner, got 5 (number)'],
+    [{ provider, claims: [] }, 'Expected the `claims` option to be an object with ensure, find, release, owners, got [] (array)'],
+    [{ provider, runtime: null }, 'Expected the `runtime` option to be an object, got null (null)'],
     [{ provider, flowControl: true }, 'Expected the `flowControl` option to be an object or false, got true (boolean)'],
     [
       { provider, flowControl: { highWatermarkChars: 0 } },

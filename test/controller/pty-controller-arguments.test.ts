@@ -72,4 +72,14 @@ describe('controller argument validation', () => {
     )
     await expect(c.serializeProviderBuffer(id, { scrollbackRows: 'all' as never })).rejects.toThrow('`scrollbackRows` option')
   })
+
+  it('spawn options that are not an object are refused as invalid_spawn_options naming them; attach options as a TypeError', async () => {
+    const h = createHarness()
+    // Before: a bare TypeError "Cannot read properties of null (reading 'slot')".
+    for (const spawn of [() => h.controller.spawn(null as never), () => h.controller.spawnTerminal(null as never), () => h.controller.spawn(42 as never)]) {
+      await expect(spawn()).rejects.toMatchObject({ code: 'invalid_spawn_options', option: 'options', message: expect.stringMatching(/the spawn options to be an object/) })
+    }
+    await expect(h.controller.attach('p', null as never)).rejects.toThrow(new TypeError('Expected the `options` argument to be an object, got null (null)'))
+    expect(h.provider.calls.filter((call) => call.method === 'spawn')).toEqual([])
+  })
 })

@@ -53,6 +53,22 @@ describe('options the provider refuses before starting a process', () => {
   })
 })
 
+describe('the provider option `inheritedEnv`', () => {
+  it.each([
+    [['FOO=bar'], 'inheritedEnv'],
+    [null, 'inheritedEnv'],
+    [{ 'A=B': 'x' }, 'inheritedEnv'],
+    [{ PATH: 42 }, 'inheritedEnv.PATH'],
+  ])('%j is refused when the provider is made, naming the option', (inheritedEnv, option) => {
+    // Before: an array became variables named "0", "1"… in every child.
+    expect(() => createNodePtyProvider({ inheritedEnv: inheritedEnv as never })).toThrow(expect.objectContaining({ code: 'invalid_spawn_option', option }))
+  })
+
+  it('takes an object of strings (undefined values left out)', () => {
+    expect(() => createNodePtyProvider({ inheritedEnv: { PATH: '/usr/bin', GONE: undefined } })).not.toThrow()
+  })
+})
+
 describe('the provider option `defaultCwd`', () => {
   it('must be an absolute path: a relative one is refused when the provider is made', () => {
     expect(() => createNodePtyProvider({ defaultCwd: 'relative/dir' })).toThrow(expect.objectContaining({ code: 'invalid_spawn_option', option: 'defaultCwd', value: 'relative/dir' }))

@@ -32,6 +32,10 @@ describe('createRuntimePtySpawnState: validation before any side effect', () => 
     [{ claim: { key: 'a' }, slot: { key: 'b' } }, 'Expected at most one of the `slot` and `claim` options'],
     [{ sessionId: '' }, 'Expected the `sessionId` option to be a non-empty string'],
     [{ signal: {} }, 'Expected the `signal` option to be an AbortSignal'],
+    [{ isNewSession: 'yes' }, 'Expected the `isNewSession` option to be a boolean, got "yes" (string)'],
+    [{ metadata: 'x' }, 'Expected the `metadata` option to be an object, got "x" (string)'],
+    [{ slotCreateClaim: 'release' }, 'Expected the `slotCreateClaim` option to be a function'],
+    [{ slotCreateClaim: () => undefined }, 'Expected the `slotCreateClaim` option to be given only with the `slot` it was claimed for'],
   ])('%j is invalid_spawn_options with a TypeError cause naming the option and value', (options, message) => {
     const h = createHarness({ record: true })
     let thrown: unknown
