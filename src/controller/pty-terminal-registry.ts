@@ -36,15 +36,17 @@ export class PtyTerminalRegistry {
   }
 
   /**
-   * The handle of the incarnation the controller tracks under `ptyId`: the same object on every
-   * call. `null` for an unknown id, and for an exited PTY whose exit this registry did not see.
+   * The handle of the incarnation the controller tracks under `ptyId` (an exited one too, while the
+   * controller remembers it): the same object on every call. `null` for an unknown id.
    */
   handleFor(ptyId: string): PtyTerminal | null {
     const record = this.#lookup(ptyId)
     if (record === undefined) return null
     const existing = this.#handles.get(ptyId)
     if (existing !== undefined && existing.record === record) return existing
-    if (record.state === 'exited') return null
+    // An incarnation whose exit was published gets a handle too, resolved `exited` with it: the
+    // same answer whether or not a handle was made before (by `spawnTerminal`, or any handle's
+    // registry following every spawn) — before, it was `null` or a handle depending on that.
     return this.#adopt(record, false)
   }
 

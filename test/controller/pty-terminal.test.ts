@@ -54,6 +54,19 @@ describe('PtyTerminal: identity and size', () => {
     expect(h.controller.terminal('nope')).toBeNull()
     expect(() => h.controller.terminal('')).toThrow(/`ptyId`/)
   })
+
+  it.each([false, true])('answers a handle resolved with the exit for a PTY spawned with spawn() that exited (a handle asked for before: %s)', async (askedBefore) => {
+    const h = createHarness()
+    // Asking for any handle makes the registry that follows every spawn; before, that decided
+    // whether an exited PTY's terminal(id) was null or a handle.
+    if (askedBefore) h.controller.terminal('anything')
+    const { id } = await h.controller.spawn({})
+    h.provider.emitExit(id, { exitCode: 4 })
+    const terminal = h.controller.terminal(id)
+    expect(terminal).not.toBeNull()
+    expect((await terminal!.exited).cause).toEqual({ kind: 'exited', exitCode: 4 })
+    expect(h.controller.terminal(id)).toBe(terminal)
+  })
 })
 
 describe('PtyTerminal: events fenced by incarnation', () => {
