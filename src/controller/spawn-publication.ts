@@ -250,6 +250,9 @@ export class SpawnPublication {
    * the controller does not track it live.
    */
   adoptSlot(slot: PtySlot, attach: (ptyId: string, hostId: ExecutionHostId) => Promise<boolean>): Promise<PtySlotAdoption | null> {
+    // Checked here, after the slot's turn: an adoption that waited behind a claim when the
+    // controller was disposed is refused, as a spawn is — not answered "the slot has no owner".
+    if (this.#core.disposed()) return Promise.reject(new PtyControllerDisposedError('adoptSlot'))
     const records = this.#core.records
     return adoptSlotOwner(
       {

@@ -221,6 +221,21 @@ describe('dispose', () => {
     expect(runtime.inspect().executionContexts).toEqual([])
   })
 
+  it('refuses an adoptSlot that waited behind a slot create claim when the controller was disposed, as a spawn', async () => {
+    const h = createHarness()
+    const slot = { key: 'pane' }
+    await h.controller.spawn({ slot })
+    const release = h.controller.claimSlotCreate(slot)
+    const adoption = h.controller.adoptSlot({ slot })
+    const spawn = h.controller.spawn({ slot })
+    await h.settle()
+    await h.run(h.controller.dispose())
+    release()
+    // Before: the adoption answered null, "the slot has no owner", though it had a live one.
+    await expect(adoption).rejects.toMatchObject({ code: 'controller_disposed', method: 'adoptSlot' })
+    await expect(spawn).rejects.toMatchObject({ code: 'controller_disposed', method: 'spawn' })
+  })
+
   it('settles a caller\'s stopAndWait and listing that were still waiting when dispose finished', async () => {
     const h = createHarness({ controller: { stop: { defaultDeadlineMs: 2_000 } } })
     h.provider.scriptNextSpawn({ shutdown: 'never_confirm' })
