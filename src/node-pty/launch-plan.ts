@@ -315,7 +315,9 @@ export async function createNodePtyLaunchPlan(
   // execvp message on the screen. Checking here refuses it before any process exists. Windows
   // resolves programs differently (PATHEXT, App Paths), so it is left to node-pty there.
   if (context.platform !== 'win32' && resolveProgram(file, cwd, env) === null) {
-    throw new NodePtyOptionError('file', 'an executable file (a path, or a name found on PATH)', launch.file ?? file, whyNotExecutable(file, cwd))
+    // Name what the caller set: their `file`, or the provider's `defaultShell` a spawn without one runs.
+    const option = launch.file === undefined && context.defaultShell !== undefined ? 'defaultShell' : 'file'
+    throw new NodePtyOptionError(option, 'an executable file (a path, or a name found on PATH)', launch.file ?? file, whyNotExecutable(file, cwd))
   }
 
   let command: string | undefined

@@ -69,6 +69,21 @@ describe('the provider option `inheritedEnv`', () => {
   })
 })
 
+describe('the provider option `defaultShell`', () => {
+  it('naming no executable: a spawn without `file` is refused naming `defaultShell`, nothing started; with `file` it runs', async () => {
+    const provider = createNodePtyProvider({ defaultShell: '/no/such/shell' })
+    const controller = createPtyController({ provider })
+    try {
+      // Before: refused naming `file`, an option this caller never gave.
+      await expect(controller.spawn({})).rejects.toMatchObject({ code: 'invalid_spawn_options', option: 'defaultShell', value: '/no/such/shell', outcome: 'not_started' })
+      const reply = await controller.spawnTerminal({ file: '/bin/sh', args: ['-c', 'exit 3'] })
+      expect((await reply.exited).cause).toEqual({ kind: 'exited', exitCode: 3 })
+    } finally {
+      await controller.dispose()
+    }
+  })
+})
+
 describe('the provider option `defaultCwd`', () => {
   it('must be an absolute path: a relative one is refused when the provider is made', () => {
     expect(() => createNodePtyProvider({ defaultCwd: 'relative/dir' })).toThrow(expect.objectContaining({ code: 'invalid_spawn_option', option: 'defaultCwd', value: 'relative/dir' }))
