@@ -14,9 +14,12 @@ export class PtyControllerDisposedError extends Error {
   /** The method that was called. */
   readonly method: string
 
-  /** Create the error for a call to `method`. */
-  constructor(method: string) {
-    super(`Cannot call \`${method}\` on a disposed PTY controller`)
+  /**
+   * Create the error for a call to `method`: made after `dispose()`, or (`inFlight`) made before
+   * and overtaken by it.
+   */
+  constructor(method: string, inFlight = false) {
+    super(inFlight ? `The PTY controller was disposed while \`${method}\` was in flight` : `Cannot call \`${method}\` on a disposed PTY controller`)
     this.method = method
     DISPOSED_ERROR_BRAND.mark(this)
   }

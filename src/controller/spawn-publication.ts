@@ -84,11 +84,11 @@ export class SpawnPublication {
    */
   async spawn(options: PtySpawnOptions, published?: (record: PtyRecord) => void): Promise<PtySpawnReply> {
     const core = this.#core
-    if (core.disposed()) throw new PtyControllerDisposedError('spawn')
+    if (core.disposed()) throw new PtyControllerDisposedError('spawn', true)
     // Checks the options (before the wait reads them).
     const state = createRuntimePtySpawnState(this.#deps, options)
     await this.#awaitStopsOfItsPtys(options)
-    if (core.disposed()) throw new PtyControllerDisposedError('spawn')
+    if (core.disposed()) throw new PtyControllerDisposedError('spawn', true)
     const inFlight = this.#intake.beginInFlight()
     try {
       const outcome = await executeRuntimePtySpawn(state)
@@ -99,7 +99,7 @@ export class SpawnPublication {
       }
       if (core.disposed()) {
         this.#abandonCommittedSpawn(provider, outcome, options)
-        throw new PtyControllerDisposedError('spawn')
+        throw new PtyControllerDisposedError('spawn', true)
       }
       if (result.isReattach !== true && result.providerSequence === undefined) {
         // A process this spawn started streams from its first byte, whether or not its provider
@@ -252,7 +252,7 @@ export class SpawnPublication {
   adoptSlot(slot: PtySlot, attach: (ptyId: string, hostId: ExecutionHostId) => Promise<boolean>): Promise<PtySlotAdoption | null> {
     // Checked here, after the slot's turn: an adoption that waited behind a claim when the
     // controller was disposed is refused, as a spawn is — not answered "the slot has no owner".
-    if (this.#core.disposed()) return Promise.reject(new PtyControllerDisposedError('adoptSlot'))
+    if (this.#core.disposed()) return Promise.reject(new PtyControllerDisposedError('adoptSlot', true))
     const records = this.#core.records
     return adoptSlotOwner(
       {

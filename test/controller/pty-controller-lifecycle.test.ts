@@ -232,8 +232,9 @@ describe('dispose', () => {
     await h.run(h.controller.dispose())
     release()
     // Before: the adoption answered null, "the slot has no owner", though it had a live one.
-    await expect(adoption).rejects.toMatchObject({ code: 'controller_disposed', method: 'adoptSlot' })
-    await expect(spawn).rejects.toMatchObject({ code: 'controller_disposed', method: 'spawn' })
+    await expect(adoption).rejects.toMatchObject({ code: 'controller_disposed', method: 'adoptSlot', message: 'The PTY controller was disposed while `adoptSlot` was in flight' })
+    // Called before dispose: the message says it was overtaken (before: "Cannot call `spawn` on a disposed PTY controller").
+    await expect(spawn).rejects.toMatchObject({ code: 'controller_disposed', method: 'spawn', message: 'The PTY controller was disposed while `spawn` was in flight' })
   })
 
   it('settles a caller\'s stopAndWait and listing that were still waiting when dispose finished', async () => {
