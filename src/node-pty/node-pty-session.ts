@@ -285,6 +285,10 @@ export class NodePtySession implements ExitDrainHooks<DrainChunk> {
 
   #markLeaderGone(): void {
     this.#leaderGone = true
+    // A dead producer has nothing left to throttle: what it wrote is bounded (the kernel's buffer,
+    // and the read-out's budget for a survivor that keeps writing). Read it out now, so its exit
+    // is not held until a consumer that is behind catches up.
+    if (this.#paused) this.resume()
     this.#drain.noteChildGone()
   }
 
@@ -341,9 +345,9 @@ export class NodePtySession implements ExitDrainHooks<DrainChunk> {
     return WRITE_ACCEPTED
   }
 
-  /** Stop reading the master (kernel backpressure). */
+  /** Stop reading the master (kernel backpressure); nothing once the leader is gone (see `#markLeaderGone`). */
   pause(): void {
-    if (this.#exit !== null || this.#paused) return
+    if (this.#exit !== null || this.#paused || this.#leaderGone) return
     this.#paused = true
     this.#drain.notePaused()
     this.terminal.pause()

@@ -104,18 +104,23 @@ describe('node-pty provider: the tail of the output is never lost', () => {
     }
   })
 
-  it('dispose during a drain (consumer paused, leader already dead) still delivers the whole tail, then the exit', async () => {
+  it('a consumer that paused the producer and never resumes: the leader’s death reads the whole tail out, then the exit', async () => {
     const own = createNodePtyProvider()
     const ownLog = new PtyEventLog(own)
     // 10 000 bytes fit in the kernel's buffer, so the child exits although nobody reads.
     const result = await own.spawn({ file: '/bin/sh', args: ['-c', `head -c 10000 /dev/zero | tr '\\0' a`] })
     own.pauseProducer(result.id)
     await waitFor(() => (isDead(result.pid!) ? true : undefined), 'the leader’s death')
-    expect(ownLog.exits(result.id)).toEqual([])
-    await own.dispose()
-    expect(ownLog.exits(result.id)).toHaveLength(1)
+    // Before: held until a resume (through the controller, its flow control's 10 s ceiling) — a
+    // dead process's exit kept a slot, a claim and a tab's status waiting for nothing.
+    const exit = await waitFor(() => ownLog.exits(result.id)[0], 'the exit, with no resume', 10_000)
+    expect(exit.cause).toEqual({ kind: 'exited', exitCode: 0 })
     expect(ownLog.output(result.id)).toBe('a'.repeat(10_000))
     expect(ownLog.dataAfterExit(result.id)).toBe(false)
+    // A pause asked for after the death changes nothing.
+    own.pauseProducer(result.id)
+    await own.dispose()
+    expect(ownLog.exits(result.id)).toHaveLength(1)
   })
 
   it('keeps the tail when the event loop is blocked past node-pty’s 200 ms destroy timer', async () => {
