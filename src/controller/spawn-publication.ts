@@ -34,6 +34,9 @@ type RecordOwnership = Pick<PtyRecordInit, 'scopeId' | 'slot' | 'claimKey' | 'cl
 
 const OWNS_NOTHING: RecordOwnership = { scopeId: undefined, slot: undefined, claimKey: undefined, claimGeneration: undefined, handle: undefined }
 
+/** No records (the answer for most spawns, shared). */
+const NO_RECORDS: readonly PtyRecord[] = Object.freeze([])
+
 /** The event buffer's first mark: every event still held (the incarnation fence picks a record's own). */
 const ALL_HELD = 0
 
@@ -87,8 +90,12 @@ export class SpawnPublication {
     if (core.disposed()) throw new PtyControllerDisposedError('spawn', true)
     // Checks the options (before the wait reads them).
     const state = createRuntimePtySpawnState(this.#deps, options)
-    await this.#awaitStopsOfItsPtys(options)
-    if (core.disposed()) throw new PtyControllerDisposedError('spawn', true)
+    // Awaited only when there is something to wait for: a spawn's path takes no extra turn otherwise.
+    const stopping = this.#stoppingPtysOf(options)
+    if (stopping.length > 0) {
+      await this.#awaitStops(stopping, options.signal)
+      if (core.disposed()) throw new PtyControllerDisposedError('spawn', true)
+    }
     const inFlight = this.#intake.beginInFlight()
     try {
       const outcome = await executeRuntimePtySpawn(state)
@@ -166,13 +173,11 @@ export class SpawnPublication {
    * `dispose`, whichever comes first — so it starts a new process instead of re-attaching to (or
    * adopting) the one being stopped: "restart the terminal" is `kill()` then `spawn()`.
    */
-  async #awaitStopsOfItsPtys(options: PtySpawnOptions): Promise<void> {
-    const stopping = this.#stoppingPtysOf(options)
-    if (stopping.length === 0) return
+  async #awaitStops(stopping: readonly PtyRecord[], signal: AbortSignal | undefined): Promise<void> {
     const window = this.#core.timers.after(this.#core.options.stop.unconfirmedAfterMs)
     const settled = stopping.map((record) => waitForRecordToLeave(record, 'live'))
     try {
-      await raceAbort(Promise.race([Promise.all(settled.map(({ promise }) => promise)), window.promise]), options.signal)
+      await raceAbort(Promise.race([Promise.all(settled.map(({ promise }) => promise)), window.promise]), signal)
     } finally {
       window.cancel()
       for (const { cancel } of settled) cancel()
@@ -180,9 +185,9 @@ export class SpawnPublication {
   }
 
   /** The live PTYs with a stop requested that hold the session id, slot or claim `options` names. */
-  #stoppingPtysOf(options: PtySpawnOptions): PtyRecord[] {
+  #stoppingPtysOf(options: PtySpawnOptions): readonly PtyRecord[] {
     const { sessionId, slot, claim } = options
-    if (sessionId === undefined && slot === undefined && claim === undefined) return []
+    if (sessionId === undefined && slot === undefined && claim === undefined) return NO_RECORDS
     const hostId = options.hostId ?? LOCAL_EXECUTION_HOST_ID
     const slotKey = slot === undefined ? undefined : slotStoreKey(slot)
     const stopping: PtyRecord[] = []
