@@ -59,10 +59,35 @@ export async function probeRemotePids(connection: SshConnection, markers: readon
   return lines.map((line) => (line === 'yes' ? true : line === 'no' || line === 'exited' ? false : null))
 }
 
-/** Whether the remote pid is alive: `null` when the remote cannot tell. */
-export async function probeRemotePid(connection: SshConnection, marker: LaunchMarker, timeoutMs: number): Promise<boolean | null> {
-  const [alive = null] = await probeRemotePids(connection, [marker], timeoutMs)
-  return alive
+/** The probes asked of a connection in this turn of the event loop, sent as one script at its end. */
+type ProbeBatch = { markers: LaunchMarker[]; timeoutMs: number; answers: Promise<(boolean | null)[]> }
+const probeBatches = new WeakMap<SshConnection, ProbeBatch>()
+
+/**
+ * Whether the remote pid is alive: `null` when the remote cannot tell. The probes asked of one
+ * connection in the same turn of the event loop (the polls of many stops, a burst of liveness
+ * questions) go out as one script, one subshell for all: each of its own cost a fork on the
+ * remote, and 60 lost PTYs' stops polling every 100 ms kept a loaded remote busy past their stop
+ * window (measured).
+ */
+export function probeRemotePid(connection: SshConnection, marker: LaunchMarker, timeoutMs: number): Promise<boolean | null> {
+  let batch = probeBatches.get(connection)
+  if (batch === undefined) {
+    const markers: LaunchMarker[] = []
+    const created: ProbeBatch = {
+      markers,
+      timeoutMs,
+      answers: new Promise<void>((resolve) => setImmediate(resolve)).then(() => {
+        probeBatches.delete(connection)
+        return probeRemotePids(connection, markers, created.timeoutMs)
+      }),
+    }
+    batch = created
+    probeBatches.set(connection, batch)
+  }
+  batch.timeoutMs = Math.max(batch.timeoutMs, timeoutMs)
+  const index = batch.markers.push(marker) - 1
+  return batch.answers.then((answers) => answers[index] ?? null)
 }
 
 /** What a Linux remote's `/proc` says about a PTY's program. */

@@ -80,8 +80,11 @@ describe('SSH provider: PTYs of a dropped connection, after a reconnect', () => 
     const verdicts = await Promise.all(survivors.map(({ id }) => controller.stopAndWait(id, { timeoutMs: 15_000 })))
     expect(verdicts.filter((verdict) => !verdict)).toEqual([])
     expect(survivors.filter(({ pid }) => isAlive(pid!))).toEqual([])
-    expect(new Set(exits.map((exit) => JSON.stringify(exit.cause)))).toEqual(new Set([JSON.stringify({ kind: 'operator_close' })]))
-    expect(exits).toHaveLength(60)
+    // Each ends as an operator close. (Idle, all 60 within ~1.5 s; with the whole suite on two
+    // cores a stop can outlast the controller's 10 s stop window, which publishes the honest
+    // `stop_unverified` first and the real end after it — so the last exit of each is asserted.)
+    const lastCause = (id: string): unknown => exits.filter((exit) => exit.ptyId === id).at(-1)?.cause
+    expect(survivors.map(({ id }) => lastCause(id))).toEqual(survivors.map(() => ({ kind: 'operator_close' })))
   }, 90_000)
 
   it('dispose stops a program that outlived its dropped connection, from the new one: nothing is left running', async () => {
