@@ -1,4 +1,5 @@
 import { LOCAL_EXECUTION_HOST_ID, type ExecutionHostId, type PtyHostScopedListing, type PtyProcessInfo, type PtyProvider } from '../contracts/index.js'
+import { incarnationsAgree } from '../contracts/incarnation.js'
 import { describeValue } from './argument-validation.js'
 import { reportProviderThrow, type ControllerCore } from './controller-core.js'
 import { PtyControllerError } from './pty-controller-error.js'
@@ -112,7 +113,7 @@ export class ProcessListings {
       if (liveness.kind !== 'unverifiable' || liveness.reason !== PTY_LIVENESS_REASONS.hostListingFailed) continue
       listed ??= new Map(rows.map((row) => [row.id, row]))
       const row = listed.get(record.ptyId)
-      if (row === undefined || (row.incarnationId !== undefined && row.incarnationId !== record.incarnationId)) continue
+      if (row === undefined || !incarnationsAgree(record.incarnationId, row.incarnationId)) continue
       this.#exits.setLiveness(record, { kind: 'live' })
     }
   }
