@@ -4,7 +4,7 @@
  * adopted) the process being stopped, which then died under the caller as its "new" terminal.
  */
 import { describe, expect, it } from 'vitest'
-import type { PtySpawnOptions } from '../../src/contracts/index.js'
+import type { PtySpawnOptions, PtySpawnReply } from '../../src/contracts/index.js'
 import { STOP_UNCONFIRMED_AFTER_MS } from '../../src/controller/index.js'
 import { createHarness } from './controller-harness.js'
 
@@ -14,12 +14,18 @@ const identities: Array<[string, PtySpawnOptions]> = [
   ['claim', { claim: { key: 'agent-1' } }],
 ]
 
+/** A PTY spawned for `identity` whose stop (`kill`) is under way: it ends only when the test says. */
+async function stopping(identity: PtySpawnOptions): Promise<{ h: ReturnType<typeof createHarness>; old: PtySpawnReply }> {
+  const h = createHarness()
+  h.provider.scriptNextSpawn({ shutdown: 'never_confirm' })
+  const old = await h.controller.spawn(identity)
+  h.controller.kill(old.id)
+  return { h, old }
+}
+
 describe('a spawn for the session id, slot or claim of a PTY being stopped', () => {
   it.each(identities)('(%s) waits for the stop and starts a new process', async (_name, identity) => {
-    const h = createHarness()
-    h.provider.scriptNextSpawn({ shutdown: 'never_confirm' })
-    const old = await h.controller.spawn(identity)
-    h.controller.kill(old.id)
+    const { h, old } = await stopping(identity)
     let settled = false
     const fresh = h.controller.spawn(identity).finally(() => (settled = true))
     await h.settle()
@@ -34,10 +40,7 @@ describe('a spawn for the session id, slot or claim of a PTY being stopped', () 
   })
 
   it('waits no longer than the stop window: a process that outlives its stop is re-attached to, and live again', async () => {
-    const h = createHarness()
-    h.provider.scriptNextSpawn({ shutdown: 'never_confirm' })
-    const old = await h.controller.spawn({ sessionId: 'tab-1' })
-    h.controller.kill(old.id)
+    const { h, old } = await stopping({ sessionId: 'tab-1' })
     const started = h.clock.now()
     const reply = await h.run(h.controller.spawn({ sessionId: 'tab-1' }))
     expect(h.clock.now() - started).toBe(STOP_UNCONFIRMED_AFTER_MS)
@@ -47,21 +50,15 @@ describe('a spawn for the session id, slot or claim of a PTY being stopped', () 
     expect(h.controller.hasPty(old.id)).toBe(true)
   })
 
-  it('a spawn for another identity, or a stop that is not of this controller, does not wait', async () => {
-    const h = createHarness()
-    h.provider.scriptNextSpawn({ shutdown: 'never_confirm' })
-    const old = await h.controller.spawn({ sessionId: 'tab-1' })
-    h.controller.kill(old.id)
+  it('a spawn for another session id does not wait', async () => {
+    const { h } = await stopping({ sessionId: 'tab-1' })
     const other = await h.controller.spawn({ sessionId: 'tab-2' })
     expect(other.id).toBe('tab-2')
     expect(h.clock.now()).toBe(0)
   })
 
   it('an abort ends the wait, and the spawn is refused as aborted, starting nothing', async () => {
-    const h = createHarness()
-    h.provider.scriptNextSpawn({ shutdown: 'never_confirm' })
-    const old = await h.controller.spawn({ sessionId: 'tab-1' })
-    h.controller.kill(old.id)
+    const { h } = await stopping({ sessionId: 'tab-1' })
     const abort = new AbortController()
     const fresh = h.controller.spawn({ sessionId: 'tab-1', signal: abort.signal })
     await h.settle()
@@ -71,10 +68,7 @@ describe('a spawn for the session id, slot or claim of a PTY being stopped', () 
   })
 
   it('dispose ends the wait: the spawn is refused as controller_disposed', async () => {
-    const h = createHarness()
-    h.provider.scriptNextSpawn({ shutdown: 'never_confirm' })
-    const old = await h.controller.spawn({ sessionId: 'tab-1' })
-    h.controller.kill(old.id)
+    const { h } = await stopping({ sessionId: 'tab-1' })
     const fresh = h.controller.spawn({ sessionId: 'tab-1' })
     await h.settle()
     const disposed = h.controller.dispose()

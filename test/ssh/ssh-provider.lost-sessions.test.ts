@@ -24,13 +24,19 @@ const SEQ_3000 = Array.from({ length: 3000 }, (_, i) => String(i + 1)).join('\r\
 /** The output among a provider's events, in order. */
 const textOf = (events: (PtyDataEvent | PtyExitEvent)[]): string => events.map((event) => ('data' in event ? event.data : '')).join('')
 
+/** A controller over an SSH provider to the fixture (both disposed after the test), and the exits it publishes. */
+function controllerOverSsh(): { provider: SshProvider; controller: ReturnType<typeof createPtyController>; exits: PtyControllerExitEvent[] } {
+  const provider: SshProvider = createSshProvider(sshOptions(sshd()))
+  const controller = createPtyController({ providers: { 'ssh:loopback': provider } })
+  cleanups.push(() => provider.dispose(), () => controller.dispose())
+  const exits: PtyControllerExitEvent[] = []
+  controller.on('exit', (event) => exits.push(event))
+  return { provider, controller, exits }
+}
+
 describe('SSH provider: PTYs of a dropped connection, after a reconnect', () => {
   it('reports the programs the hang-up ended as gone, answers alive for the one that outlived it, and stops that one for real', async () => {
-    const provider: SshProvider = createSshProvider(sshOptions(sshd()))
-    const controller = createPtyController({ providers: { 'ssh:loopback': provider } })
-    cleanups.push(() => provider.dispose(), () => controller.dispose())
-    const exits: PtyControllerExitEvent[] = []
-    controller.on('exit', (event) => exits.push(event))
+    const { provider, controller, exits } = controllerOverSsh()
     const ended = await Promise.all([1, 2].map(() => controller.spawn({ hostId: 'ssh:loopback', file: '/bin/sleep', args: ['60'] })))
     const survivor = await controller.spawn({ hostId: 'ssh:loopback', file: '/bin/sh', args: HUP_PROOF })
     for (const { pid } of [...ended, survivor]) cleanups.push(async () => void (isAlive(pid!) && process.kill(pid!, 'SIGKILL')))
@@ -63,11 +69,7 @@ describe('SSH provider: PTYs of a dropped connection, after a reconnect', () => 
   }, 60_000)
 
   it('stops 60 programs that outlived their dropped connections at once, each verified, nothing left running', async () => {
-    const provider: SshProvider = createSshProvider(sshOptions(sshd()))
-    const controller = createPtyController({ providers: { 'ssh:loopback': provider } })
-    cleanups.push(() => provider.dispose(), () => controller.dispose())
-    const exits: PtyControllerExitEvent[] = []
-    controller.on('exit', (event) => exits.push(event))
+    const { provider, controller, exits } = controllerOverSsh()
     const survivors = await Promise.all(Array.from({ length: 60 }, () => controller.spawn({ hostId: 'ssh:loopback', file: '/bin/sh', args: HUP_PROOF })))
     for (const { pid } of survivors) cleanups.push(async () => void (isAlive(pid!) && process.kill(pid!, 'SIGKILL')))
     for (let count = sshd().connections(); count > 0; count--) sshd().killNewestConnection()
