@@ -49,8 +49,12 @@ export class SshPtySession {
   /** Output chars delivered so far. */
   charsEmitted = 0
   paused = false
-  /** True once a stop was asked for (the stop also resumes reading, so the tail drains). */
-  stopping = false
+  /**
+   * True once the output still to come is bounded — the server reported the program's end, a stop
+   * was asked for, or (lost) its end was proven: reading resumes for good and later pauses are
+   * ignored, so the tail drains and the exit is not held behind a consumer that stopped reading.
+   */
+  readingToEnd = false
   /** The running stop, joined by later shutdown calls. */
   stop: Promise<void> | null = null
   /** Resolves when the session exited or was lost. */
@@ -119,11 +123,16 @@ export class SshPtySession {
     channel.stderr.resume()
     channel.on('error', () => undefined)
     channel.on('close', () => this.#onClose())
+    // The program is dead once the server reports its end: nothing is left to throttle, and its
+    // exit (published at the channel's close) must not wait for a consumer that stopped reading.
+    channel.on('exit', () => this.#readOn())
+    if (this.exitReported) this.#readOn()
   }
 
   /**
    * True once the server reported the program's end (`exit-status` or `exit-signal`): it is dead,
-   * though its exit event waits for the channel to close (behind output a pause holds).
+   * though its exit event waits for the channel to close (after the output still in flight; a
+   * pause no longer holds it, the channel reads on).
    */
   get exitReported(): boolean {
     return this.#exitStatus() !== null
@@ -149,7 +158,7 @@ export class SshPtySession {
 
   /** Resume reading for good: the output still to come is bounded, and the exit waits behind it. */
   #readOn(): void {
-    this.stopping = true
+    this.readingToEnd = true
     if (this.paused) {
       this.paused = false
       this.channel.resume()
@@ -217,9 +226,6 @@ export class SshPtySession {
   markLost(): void {
     if (this.state === 'exited' || this.state === 'lost') return
     this.state = 'lost'
-    // Its end reported, the connection gone: the channel's held output is all there will be, and
-    // its close (which publishes the exit) waits until that is read.
-    if (this.exitReported) this.#readOn()
     this.#resolveStarted()
     this.#deliver(() => {
       this.#hooks.onSettled(this)
@@ -281,7 +287,7 @@ export class SshPtySession {
 
   /** Stop reading: the window is not refilled, the server stops sending, the program blocks. */
   pause(): void {
-    if (this.paused || this.stopping) return
+    if (this.paused || this.readingToEnd) return
     this.paused = true
     this.channel.pause()
   }

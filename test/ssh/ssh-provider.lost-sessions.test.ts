@@ -102,34 +102,6 @@ describe('SSH provider: PTYs of a dropped connection, after a reconnect', () => 
     expect(isAlive(survivor.pid!)).toBe(false)
   }, 60_000)
 
-  it('a program whose end the server reported just before the drop: the output its paused reader held, then the reported exit, and a stop resolves', async () => {
-    // No reconnect: nothing but the server's report can prove this end.
-    const provider: SshProvider = createSshProvider(sshOptions(sshd(), undefined, { reconnectMaxAttempts: 0 }))
-    cleanups.push(() => provider.dispose())
-    const events: (PtyDataEvent | PtyExitEvent)[] = []
-    provider.onData((event) => events.push(event))
-    provider.onExit((event) => events.push(event))
-    const reply = await provider.spawn({ file: '/bin/sh', args: ['-c', 'sleep 0.3; seq 1 3000; exit 7'] })
-    // The consumer stops reading: the lines, the exit status and the channel's close wait in ssh2.
-    provider.pauseProducer(reply.id)
-    await waitFor(() => (provider.hasPty(reply.id) === false ? true : undefined), 'the server to report the exit', 15_000)
-    expect(events.some((event) => !('data' in event))).toBe(false)
-
-    sshd().killNewestConnection()
-    await waitFor(() => (provider.isConnected() ? undefined : true), 'the connection to drop')
-    // A stop now resolves, with no connection to ask (it once failed transport_lost): the program
-    // is gone. The consumer never resumes: the channel reads on by itself, its held output being
-    // all there will be, and the exit says the program ended on its own.
-    await provider.shutdown(reply.id)
-    const exit = await waitFor(() => events.find((event): event is PtyExitEvent => !('data' in event)), 'the exit', 15_000)
-    // Before: the PTY stayed lost (no exit) for good, its end reported and known to be dead.
-    expect(exit.cause).toEqual({ kind: 'exited', exitCode: 7 })
-    expect(exit.diedBeforeStopRequest).toBe(true)
-    expect(exit.incarnationId).toBe(reply.incarnationId)
-    expect(events.at(-1)).toBe(exit)
-    expect(textOf(events).endsWith(SEQ_3000)).toBe(true)
-  }, 60_000)
-
   it('a paused PTY of a dropped connection proven gone after a reconnect: its held output, then its exit', async () => {
     const provider: SshProvider = createSshProvider(sshOptions(sshd()))
     cleanups.push(() => provider.dispose())

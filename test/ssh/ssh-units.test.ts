@@ -14,7 +14,7 @@ import { SshPtySession as SshPtySessionClass, type SshPtySession } from '../../s
 import { probeLostSession } from '../../src/ssh/ssh-lost-sessions.js'
 import { shutdownSshPty } from '../../src/ssh/ssh-shutdown.js'
 import type { PtyExitEvent } from 'ptykit/contracts'
-import { SshConnection } from '../../src/ssh/ssh-connection.js'
+import { SshConnection, type ChannelExitStatus } from '../../src/ssh/ssh-connection.js'
 import { createSshQueries } from '../../src/ssh/ssh-queries.js'
 import { SshSessionTable } from '../../src/ssh/ssh-session-table.js'
 
@@ -198,14 +198,26 @@ describe('a session channel whose command ends at once', () => {
   })
 })
 
-/** A live session on a fake channel, then lost with its connection; its exits are collected. */
-function lostSession(): { session: SshPtySession; channel: EventEmitter; table: SshSessionTable; exits: PtyExitEvent[] } {
+/**
+ * A live session on a fake channel (which records the server's exit report as `openChannel` does,
+ * and whether reading is paused); its exits are collected.
+ */
+function liveSession(): { session: SshPtySession; channel: EventEmitter & { reading: boolean }; table: SshSessionTable; exits: PtyExitEvent[]; loseConnection(): void } {
   const noop = () => undefined
-  const channel = Object.assign(new EventEmitter(), { stderr: Object.assign(new EventEmitter(), { resume: noop }), pause: noop, resume: noop, signal: noop, close: noop })
+  const channel = Object.assign(new EventEmitter(), {
+    reading: true,
+    stderr: Object.assign(new EventEmitter(), { resume: noop }),
+    pause: () => void (channel.reading = false),
+    resume: () => void (channel.reading = true),
+    signal: noop,
+    close: noop,
+  })
+  let reported: ChannelExitStatus | null = null
+  channel.on('exit', (code: number | null, signal?: string) => void (reported ??= { code, signal }))
   const connection = { lost: false }
   const table = new SshSessionTable()
   const launch = { command: 'sh', nonce: 'n', cols: 80, rows: 24, file: null, startupCommand: undefined }
-  const fields = { id: 'p', incarnationId: 'i', channel, exitStatus: () => null, connection, launch, scopeId: undefined, slotKey: undefined, claimKey: undefined }
+  const fields = { id: 'p', incarnationId: 'i', channel, exitStatus: () => reported, connection, launch, scopeId: undefined, slotKey: undefined, claimKey: undefined }
   const session = new (SshPtySessionClass as unknown as new (fields: unknown, hooks: unknown) => SshPtySession)(fields, table.sessionHooks)
   table.sessions.set('p', session)
   const exits: PtyExitEvent[] = []
@@ -213,9 +225,18 @@ function lostSession(): { session: SshPtySession; channel: EventEmitter; table: 
   session.marker = { pid: 4242, startTime: '1', bootId: 'boot' }
   session.state = 'live'
   session.release()
-  connection.lost = true
-  table.markLost(connection as unknown as SshConnection)
-  return { session, channel, table, exits }
+  const loseConnection = () => {
+    connection.lost = true
+    table.markLost(connection as unknown as SshConnection)
+  }
+  return { session, channel, table, exits, loseConnection }
+}
+
+/** A live session on a fake channel, then lost with its connection. */
+function lostSession(): ReturnType<typeof liveSession> {
+  const live = liveSession()
+  live.loseConnection()
+  return live
 }
 const UNREPORTED = { id: 'p', incarnationId: 'i', code: 0, cause: { kind: 'unknown', reason: 'cause_unreported' } }
 
@@ -246,5 +267,37 @@ describe('a lost PTY proven gone whose channel has not closed yet', () => {
     session.settleGone()
     channel.emit('close')
     expect(exits).toEqual([UNREPORTED])
+  })
+})
+
+describe('a program whose end the server reported', () => {
+  it('is read to its end: a pause in force resumes and later pauses are ignored, so its exit is not held', () => {
+    const { session, channel, exits } = liveSession()
+    session.pause()
+    expect(channel.reading).toBe(false)
+    channel.emit('exit', 7)
+    // Before: the channel stayed paused, and the exit (published at the close, after the output
+    // the pause held) waited for a consumer that had stopped reading.
+    expect(channel.reading).toBe(true)
+    session.pause()
+    expect(channel.reading).toBe(true)
+    channel.emit('close')
+    expect(exits).toEqual([{ id: 'p', incarnationId: 'i', code: 7, cause: { kind: 'exited', exitCode: 7 }, diedBeforeStopRequest: true }])
+  })
+
+  it('just before its connection dropped, the channel still open: the reported exit at the close, and a stop resolves with no connection', async () => {
+    const { session, channel, table, exits, loseConnection } = liveSession()
+    channel.emit('exit', null, 'TERM')
+    loseConnection()
+    expect(session.state).toBe('lost')
+    expect(session.endProven).toBe(true)
+    // No connection to judge it: the server's report is the proof.
+    const noConnection = { openConnection: () => null } as unknown as SshConnectionKeeper
+    expect(await probeLostSession(session, noConnection)).toBe(false)
+    const timings = { hangupGraceMs: 100, terminateGraceMs: 100, shutdownDeadlineMs: 1_000 }
+    await expect(shutdownSshPty(table, noConnection, timings, 'p', {})).resolves.toBeUndefined()
+    expect(exits).toEqual([])
+    channel.emit('close')
+    expect(exits).toEqual([{ id: 'p', incarnationId: 'i', code: 143, cause: { kind: 'signaled', signal: 15 }, diedBeforeStopRequest: true }])
   })
 })
