@@ -345,6 +345,22 @@ describe('11.13 a claim imports proven owners from the hosts’ listings first, 
     expect(provider.livePtyIds()).toEqual([owner.id])
   })
 
+  it('reads only the hosts’ membership: a host whose full rows (cwd, title) never come still decides claims', async () => {
+    const provider = createFakePtyProvider()
+    const owner = await track(createPtyController({ provider })).spawn({ claim: { key: 'agent-11', scopeId: 'ws' } })
+    // Full rows hang, as node-pty's `/proc` reads did behind a burst of synchronous forks; the
+    // identity a claim reads is known at once.
+    const fullRowsHang = Object.assign(Object.create(provider) as FakePtyProvider, {
+      listProcesses: (options?: Parameters<PtyProvider['listProcesses']>[0]) =>
+        options?.membershipOnly === true ? provider.listProcesses(options) : new Promise<PtyProcessInfo[]>(() => undefined),
+    })
+    const second = track(createPtyController({ provider: fullRowsHang, claims: createClaimedOwnerRegistry() }))
+    // Before: the import and the re-proof each waited out their 5 s budget, then claim_ownership_unknown.
+    const reply = await second.spawn({ claim: { key: 'agent-11', scopeId: 'ws' } })
+    expect(reply).toMatchObject({ id: owner.id, incarnationId: owner.incarnationId, claimDisposition: 'adopted' })
+    expect(provider.livePtyIds()).toEqual([owner.id])
+  })
+
   it('a listing failure fails closed with claim_ownership_unknown and starts nothing', async () => {
     const local = createFakePtyProvider()
     const remote = createFakePtyProvider({ hostId: 'ssh:box' })

@@ -115,11 +115,13 @@ export type PtyShutdownOptions = PtyWaitBudget & {
  */
 export type PtyListProcessesOptions = PtyWaitBudget & {
   /**
-   * The caller reads only which PTYs are listed (`id`, `incarnationId`), as a stop verification
-   * does: a provider may then skip reading `cwd` and `title` from the OS and answer them `null` /
-   * its fallback title. A hint: a provider that ignores it is still correct. The controller sets
-   * it when it verifies a stop, so a thousand concurrent `stopAndWait` calls do not each read
-   * every live PTY from the OS (issue 18).
+   * The caller reads only which PTYs are listed and what each holds (`id`, `incarnationId`,
+   * `claimKey`, `scopeId`, `slotKey` — these stay required), as a stop verification and an
+   * owner's proof do: a provider may then skip reading `cwd` and `title` from the OS and answer
+   * them `null` / its fallback title. A hint: a provider that ignores it is still correct. The
+   * controller sets it when it verifies a stop (so a thousand concurrent `stopAndWait` calls do not
+   * each read every live PTY from the OS) and when a spawn imports or re-proves claim owners (so a
+   * burst of claim spawns does not either).
    */
   membershipOnly?: boolean
 }

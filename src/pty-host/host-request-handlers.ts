@@ -1,4 +1,4 @@
-import type { PtyShutdownOptions, ProviderSpawnOptions } from '../contracts/index.js'
+import type { PtyListProcessesOptions, PtyShutdownOptions, ProviderSpawnOptions } from '../contracts/index.js'
 import type { NodePtyProvider } from '../node-pty/index.js'
 import { NODE_PTY_DEFAULT_COLS, NODE_PTY_DEFAULT_ROWS } from '../node-pty/launch-plan.js'
 import type { HostClient } from './host-client.js'
@@ -185,10 +185,11 @@ export function createHostRequestHandlers({ provider, sessions, activityChanged,
       return null
     },
     async list(_client, request) {
-      const { deadlineMs, timeoutMs } = request.params
-      const listOptions: { deadlineMs?: number; timeoutMs?: number } = {}
+      const { deadlineMs, timeoutMs, membershipOnly } = request.params
+      const listOptions: PtyListProcessesOptions = {}
       if (typeof deadlineMs === 'number') listOptions.deadlineMs = deadlineMs
       if (typeof timeoutMs === 'number') listOptions.timeoutMs = timeoutMs
+      if (membershipOnly === true) listOptions.membershipOnly = true
       const rows = await provider.listProcesses(listOptions)
       return rows.filter((row) => live.has(row.id))
     },

@@ -340,6 +340,8 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
       const params: Record<string, unknown> = {}
       if (listOptions.deadlineMs !== undefined) params.deadlineMs = listOptions.deadlineMs
       if (listOptions.timeoutMs !== undefined) params.timeoutMs = listOptions.timeoutMs
+      // A host of ptykit 0.1.0 ignores the parameter (it is a hint) and reads every row in full.
+      if (listOptions.membershipOnly === true) params.membershipOnly = true
       const rows: unknown = await opened.request('list', params, requestTimeoutMs)
       // Never an empty list for an answer that is not one: an authoritative "nothing runs" would
       // prove every PTY gone. Rows are checked by whoever reads them (`malformedListing`).

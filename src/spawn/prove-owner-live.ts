@@ -104,12 +104,18 @@ async function provenDead(provider: PtyProvider, ptyId: string, deadline: number
 const LISTING_TIMED_OUT = Symbol('listing timed out')
 
 /**
- * A provider's listing with an absolute deadline `withinMs` from now, which also bounds the wait
- * (a provider that ignores the deadline must not hang the spawn). Rejects on failure or timeout,
- * and on a listing it cannot read (`malformedListing`).
+ * A provider's listing of who owns what, with an absolute deadline `withinMs` from now, which also
+ * bounds the wait (a provider that ignores the deadline must not hang the spawn). Rejects on
+ * failure or timeout, and on a listing it cannot read (`malformedListing`).
+ *
+ * Why `membershipOnly`: an owner's proof reads only each row's identity (`id`, `incarnationId`,
+ * `claimKey`, `scopeId`), never its `cwd` or title. Without it node-pty read both from `/proc` for
+ * every live PTY, and a burst of claim spawns (each one lists) queued those reads behind the
+ * synchronous forks of the others until listings outran their 5 s budget: ~1 % of claim spawns
+ * failed `claim_ownership_unknown` with 150 in flight.
  */
 export async function listWithin(provider: PtyProvider, withinMs: number): Promise<unknown> {
-  const listing = callProvider(() => provider.listProcesses({ deadlineMs: askedDeadline(Date.now() + withinMs) }))
+  const listing = callProvider(() => provider.listProcesses({ deadlineMs: askedDeadline(Date.now() + withinMs), membershipOnly: true }))
   const rows = await settleWithin<unknown>(listing, withinMs, LISTING_TIMED_OUT)
   if (rows === LISTING_TIMED_OUT) throw new Error(`The listing did not answer within ${withinMs} ms`)
   const malformed = malformedListing(rows)
