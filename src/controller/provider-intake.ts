@@ -25,6 +25,8 @@ export class ProviderIntake {
   readonly #bookkeeping: Bookkeeping
   readonly #held: InFlightEventBuffer
   readonly #unsubscribes: Unsubscribe[] = []
+  /** The malformed-event kinds already reported, per provider (`data.data`, `exit.id` …). */
+  readonly #malformedReported = new WeakMap<PtyProvider, Set<string>>()
 
   constructor(core: ControllerCore, output: OutputDelivery, exits: ExitPublication, bookkeeping: Bookkeeping) {
     this.#core = core
@@ -190,7 +192,10 @@ export class ProviderIntake {
   }
 
   #onData(provider: PtyProvider, event: PtyDataEvent, allowBuffer: boolean): void {
-    if (typeof event !== 'object' || event === null || typeof event.data !== 'string') return
+    if (typeof event !== 'object' || event === null || typeof event.id !== 'string' || typeof event.data !== 'string') {
+      this.#reportMalformed(provider, 'data', event, 'data', 'a string')
+      return
+    }
     if (this.#deliverToLive(provider, event.id, event.incarnationId, event.data)) return
     // Output for an id whose spawn may still be in flight: hold it until the spawn publishes.
     if (allowBuffer && this.#held.holding) this.#held.hold({ kind: 'data', provider, event })
@@ -198,7 +203,10 @@ export class ProviderIntake {
   }
 
   #onBytes(provider: PtyProvider, event: PtyBytesEvent, allowBuffer: boolean): void {
-    if (typeof event !== 'object' || event === null || !(event.bytes instanceof Uint8Array)) return
+    if (typeof event !== 'object' || event === null || typeof event.id !== 'string' || !(event.bytes instanceof Uint8Array)) {
+      this.#reportMalformed(provider, 'bytes', event, 'bytes', 'a Uint8Array')
+      return
+    }
     if (this.#deliverToLive(provider, event.id, event.incarnationId, event.bytes)) return
     if (allowBuffer && this.#held.holding) this.#held.hold({ kind: 'bytes', provider, event })
     else this.#noteUndelivered(provider, event.id, event.incarnationId, event.bytes.length)
@@ -259,10 +267,16 @@ export class ProviderIntake {
    * follows; while a stop is unverified it is held or counted as output is.
    */
   #onOutputLoss(provider: PtyProvider, event: PtyOutputLossEvent, allowBuffer: boolean): void {
-    if (typeof event !== 'object' || event === null || typeof event.id !== 'string') return
+    if (typeof event !== 'object' || event === null || typeof event.id !== 'string') {
+      this.#reportMalformed(provider, 'outputLoss', event)
+      return
+    }
     const { fromSeq, toSeq } = event
     // A malformed range is dropped, as any malformed provider event is.
-    if (!Number.isSafeInteger(fromSeq) || !Number.isSafeInteger(toSeq) || fromSeq < 0 || toSeq <= fromSeq) return
+    if (!Number.isSafeInteger(fromSeq) || !Number.isSafeInteger(toSeq) || fromSeq < 0 || toSeq <= fromSeq) {
+      this.#reportMalformed(provider, 'outputLoss', event, 'range', 'safe integers with 0 <= fromSeq < toSeq', { fromSeq, toSeq })
+      return
+    }
     const record = this.#core.records.get(event.id)
     if (record !== undefined && record.provider === provider && eventBelongsTo(record, event.incarnationId)) {
       if (record.state === 'live') {
@@ -276,10 +290,48 @@ export class ProviderIntake {
   }
 
   #onExit(provider: PtyProvider, event: PtyExitEvent): void {
-    if (typeof event !== 'object' || event === null || typeof event.id !== 'string') return
+    if (typeof event !== 'object' || event === null || typeof event.id !== 'string') {
+      this.#reportMalformed(provider, 'exit', event)
+      return
+    }
     // Why first: the runtime's early-exit fence must see the exit before a racing spawn is admitted.
     this.#bookkeeping.noteRuntimeExit(event.id, event.incarnationId)
     this.#routeExit(provider, event, true)
+  }
+
+  /**
+   * A provider event the controller cannot read was dropped: say so on `error`
+   * (`provider_event_malformed`), naming the provider, the event and what was wrong — once per
+   * provider, event and field, since a provider that emits, say, `Buffer` chunks would otherwise
+   * report every chunk. Without it a third-party provider's output or exits vanished in silence.
+   * `field` and `expected` describe the payload; the `id` (a non-empty string) and the event
+   * object itself are checked first.
+   */
+  #reportMalformed(provider: PtyProvider, kind: string, event: unknown, field?: string, expected?: string, value?: unknown): void {
+    const record = event as { id?: unknown } | null
+    let what: string
+    let key: string
+    if (typeof event !== 'object' || event === null) {
+      key = 'event'
+      what = `that is ${describeValue(event)}, not an event object`
+    } else if (typeof record?.id !== 'string' || record.id.length === 0) {
+      key = 'id'
+      what = `whose id is ${describeValue(record?.id)}, not a non-empty string`
+    } else {
+      key = field ?? 'event'
+      what = `whose ${key} is ${describeValue(value ?? (event as Record<string, unknown>)[key])}, not ${expected}`
+    }
+    let reported = this.#malformedReported.get(provider)
+    if (reported === undefined) this.#malformedReported.set(provider, (reported = new Set()))
+    if (reported.has(`${kind}.${key}`)) return
+    reported.add(`${kind}.${key}`)
+    const ptyId = typeof record?.id === 'string' ? record.id : undefined
+    this.#core.report(
+      'provider_event_malformed',
+      `Provider ${provider.name} emitted ${/^[aeiou]/i.test(kind) ? 'an' : 'a'} ${kind} event ${what}; it was dropped (reported once per provider, event and field)`,
+      undefined,
+      ptyId,
+    )
   }
 
   #routeExit(provider: PtyProvider, event: PtyExitEvent, allowBuffer: boolean): void {

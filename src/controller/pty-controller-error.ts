@@ -48,7 +48,10 @@ export function isPtyControllerDisposedError(value: unknown): value is PtyContro
  *   recorded an exit or released an owner;
  * - `output_dropped`: output held for spawns in flight passed `IN_FLIGHT_OUTPUT_BUFFER_MAX_CHARS`
  *   (a hung spawn while a chatty PTY kept writing); the oldest was dropped. The spawn that then
- *   publishes the PTY also reports what was dropped as an `outputLoss`.
+ *   publishes the PTY also reports what was dropped as an `outputLoss`;
+ * - `provider_event_malformed`: a provider emitted an event the controller cannot read (not an
+ *   object, no id, `data` that is not a string, `bytes` that is not a `Uint8Array`, an output-loss
+ *   range that is not one); it was dropped. Reported once per provider, event and field.
  */
 export type PtyControllerErrorCode =
   | 'listener_threw'
@@ -59,6 +62,7 @@ export type PtyControllerErrorCode =
   | 'listing_failed'
   | 'bookkeeping_failed'
   | 'output_dropped'
+  | 'provider_event_malformed'
 
 /**
  * A fault the controller survived, reported on its `error` event. The original error is `cause`.
