@@ -238,6 +238,14 @@ function lostSession(): ReturnType<typeof liveSession> {
   live.loseConnection()
   return live
 }
+/** With no connection open to ask, a proven end still answers: the probe `false`, a stop resolves at once. */
+async function expectDeadWithNoConnection(session: SshPtySession, table: SshSessionTable): Promise<void> {
+  const noConnection = { openConnection: () => null } as unknown as SshConnectionKeeper
+  expect(await probeLostSession(session, noConnection)).toBe(false)
+  const timings = { hangupGraceMs: 100, terminateGraceMs: 100, shutdownDeadlineMs: 1_000 }
+  await expect(shutdownSshPty(table, noConnection, timings, session.id, {})).resolves.toBeUndefined()
+}
+
 const UNREPORTED = { id: 'p', incarnationId: 'i', code: 0, cause: { kind: 'unknown', reason: 'cause_unreported' } }
 
 describe('a lost PTY proven gone whose channel has not closed yet', () => {
@@ -248,12 +256,8 @@ describe('a lost PTY proven gone whose channel has not closed yet', () => {
     const { session, channel, table, exits } = lostSession()
     expect(session.settleGone()).toBe(true)
     expect(session.endProven).toBe(true)
-    const noConnection = { openConnection: () => null } as unknown as SshConnectionKeeper
-
     // Before: both asked for a judge first — the probe answered null, the stop rejected transport_lost.
-    expect(await probeLostSession(session, noConnection)).toBe(false)
-    const timings = { hangupGraceMs: 100, terminateGraceMs: 100, shutdownDeadlineMs: 1_000 }
-    await expect(shutdownSshPty(table, noConnection, timings, 'p', {})).resolves.toBeUndefined()
+    await expectDeadWithNoConnection(session, table)
     expect(exits).toEqual([])
     channel.emit('close')
     // Proven gone before the stop was asked for: it ended on its own (before: no such flag, so a
@@ -292,10 +296,7 @@ describe('a program whose end the server reported', () => {
     expect(session.state).toBe('lost')
     expect(session.endProven).toBe(true)
     // No connection to judge it: the server's report is the proof.
-    const noConnection = { openConnection: () => null } as unknown as SshConnectionKeeper
-    expect(await probeLostSession(session, noConnection)).toBe(false)
-    const timings = { hangupGraceMs: 100, terminateGraceMs: 100, shutdownDeadlineMs: 1_000 }
-    await expect(shutdownSshPty(table, noConnection, timings, 'p', {})).resolves.toBeUndefined()
+    await expectDeadWithNoConnection(session, table)
     expect(exits).toEqual([])
     channel.emit('close')
     expect(exits).toEqual([{ id: 'p', incarnationId: 'i', code: 143, cause: { kind: 'signaled', signal: 15 }, diedBeforeStopRequest: true }])
