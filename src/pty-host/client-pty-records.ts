@@ -56,6 +56,12 @@ export type ClientPtyRecord = {
    * connection's pauses when it closes, so a re-attach asks for it again.
    */
   appPaused: boolean
+  /**
+   * This app asked the host to stop the PTY (`shutdown`). An end proven without the host's exit
+   * message (its exit forgotten, see {@link ClientPtyRecords.settleForgotten}) says it ended on its
+   * own (`diedBeforeStopRequest`) only when no stop was asked.
+   */
+  stopAsked: boolean
 }
 
 /**
@@ -117,7 +123,7 @@ export class ClientPtyRecords {
   #fresh(id: string, hostInstanceId: string, incarnationId: PtyIncarnationId | undefined): ClientPtyRecord {
     const existing = this.#ptys.get(id)
     if (existing !== undefined) this.forget(existing)
-    const fresh: ClientPtyRecord = { id, state: 'spawning', incarnationId, lastSeq: 0, accountedSeq: 0, hostInstanceId, orphaned: false, appPaused: false }
+    const fresh: ClientPtyRecord = { id, state: 'spawning', incarnationId, lastSeq: 0, accountedSeq: 0, hostInstanceId, orphaned: false, appPaused: false, stopAsked: false }
     this.#ptys.set(id, fresh)
     this.#countLive(1)
     return fresh
@@ -162,13 +168,7 @@ export class ClientPtyRecords {
       case 'exit': {
         const record = this.#ptys.get(message.ptyId)
         if (record === undefined || record.state === 'exited') return
-        this.setState(record, 'exited')
-        const event = exitEventOfMessage(message, record.incarnationId)
-        for (const forgotten of this.#exitedIds.remember(message.ptyId)) {
-          const old = this.#ptys.get(forgotten)
-          if (old?.state === 'exited') this.forget(old)
-        }
-        this.exit.fire(event)
+        this.#publishExit(record, exitEventOfMessage(message, record.incarnationId))
         return
       }
       case 'loss':
@@ -176,6 +176,33 @@ export class ClientPtyRecords {
       default:
         return
     }
+  }
+
+  /**
+   * The host that runs `record`'s PTY (the same host process) holds no session of it and no longer
+   * remembers its exit (it keeps the last `PTY_HOST_EXITED_SESSION_MEMORY`): its process is proven
+   * ended — the host holds every session it runs — and how it ended is not known. Reported as an
+   * exit, `unknown/cause_unreported`, with `diedBeforeStopRequest` unless this app had asked for a
+   * stop. Why: left `unknown`, a PTY that ended while the app was disconnected stayed unverifiable
+   * for good (hasPty `null`) though the host answered that it was gone — 44 of 300 sessions that
+   * ended during one drop.
+   */
+  settleForgotten(record: ClientPtyRecord): void {
+    if (this.#ptys.get(record.id) !== record || record.state === 'exited') return
+    const event: PtyExitEvent = { id: record.id, code: 0, cause: { kind: 'unknown', reason: 'cause_unreported' } }
+    if (record.incarnationId !== undefined) event.incarnationId = record.incarnationId
+    if (!record.stopAsked) event.diedBeforeStopRequest = true
+    this.#publishExit(record, event)
+  }
+
+  /** `record` exited: remember it among the recent exits (older exited records are dropped) and tell the listeners. */
+  #publishExit(record: ClientPtyRecord, event: PtyExitEvent): void {
+    this.setState(record, 'exited')
+    for (const forgotten of this.#exitedIds.remember(record.id)) {
+      const old = this.#ptys.get(forgotten)
+      if (old?.state === 'exited') this.forget(old)
+    }
+    this.exit.fire(event)
   }
 
   /**

@@ -263,8 +263,13 @@ export class PtyHostLink {
           if (record.state === 'unknown') this.#records.setState(record, 'live')
           // The pause this app still holds, which the host dropped with the old connection.
           if (record.appPaused && record.state === 'live') opened.notify('pause', { ptyId: record.id })
-        } catch {
-          // Still unknown: the host no longer remembers it, and no exit was observed.
+        } catch (error) {
+          // The same host process answered that it holds neither this PTY's session nor its
+          // exit (or that the id now runs a later incarnation): it ended, how is forgotten. Any
+          // other failure (a timeout, another drop) leaves it unknown.
+          if (isPtyHostError(error) && (error.code === 'pty_absent' || error.code === 'pty_live_other_incarnation') && record.state === 'unknown') {
+            this.#records.settleForgotten(record)
+          }
         }
       }),
     )

@@ -235,6 +235,7 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
   async function shutdown(id: string, shutdownOptions: PtyShutdownOptions = {}): Promise<void> {
     const pty = ptys.get(id)
     if (pty?.state === 'exited') return
+    if (pty !== undefined) pty.stopAsked = true
     const opened = await link.ensureConnected(false)
     const params: Record<string, unknown> = { ptyId: id }
     for (const key of ['immediate', 'deadlineMs', 'timeoutMs', 'expectedIncarnationId', 'keepHistory'] as const) {

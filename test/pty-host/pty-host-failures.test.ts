@@ -1,9 +1,19 @@
-import { spawn as spawnChild } from 'node:child_process'
+import { execFileSync, spawn as spawnChild } from 'node:child_process'
 import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { createPtyController } from 'ptykit/controller'
 import type { TerminalExitCause } from 'ptykit/exit-cause'
-import { createPtyHostProvider, defaultPtyHostSocketPath, isPtyHostError, startPtyHost, stopPtyHost, type PtyHostProvider, type PtyHostServer } from 'ptykit/pty-host'
+import type { PtyExitEvent } from 'ptykit/contracts'
+import {
+  createPtyHostProvider,
+  defaultPtyHostSocketPath,
+  isPtyHostError,
+  PTY_HOST_EXITED_SESSION_MEMORY,
+  startPtyHost,
+  stopPtyHost,
+  type PtyHostProvider,
+  type PtyHostServer,
+} from 'ptykit/pty-host'
 import { describe, expect, it, vi } from 'vitest'
 import { isDead, waitFor } from '../node-pty/pty-test-support.js'
 import { hostPid, inProcessHost, isAlive, killHost, killHostAndClean, makeSocketDir, providerOn, useCleanups } from './pty-host-test-support.js'
@@ -141,6 +151,55 @@ describe('pty host: reconnects and failures', () => {
       expect(exits.get(session.id), session.id).toEqual(session.expected)
       expect(output.get(session.id)).toContain(`done-${session.index}`)
     }
+  }, 90_000)
+
+  it('more sessions end while the app is disconnected than the host remembers exits of: the forgotten ones still end, unknown/cause_unreported', async () => {
+    const { dir, socketPath } = makeSocketDir()
+    const host: PtyHostServer = await startPtyHost({ socketPath, idleExitMs: 60_000 })
+    cleanups.push(async () => {
+      await host.close()
+      await killHostAndClean(socketPath, dir)
+    })
+    // The app reconnects only when asked (a listing connects): every session ends while it is away.
+    const app = provider(socketPath, { autoStart: false, reconnectAttempts: 0 })
+    const observer = provider(socketPath, { autoStart: false })
+    const exits = new Map<string, PtyExitEvent>()
+    app.onExit((event) => exits.set(event.id, event))
+    // Each session waits on a lock (no polling: a fork storm slows node-pty's own forks to seconds);
+    // the first FORGOTTEN end first, so theirs are the exits the host forgets.
+    const FORGOTTEN = 4
+    const early = await lockHeldUntilReleased(join(dir, 'early.lock'))
+    const late = await lockHeldUntilReleased(join(dir, 'late.lock'))
+    cleanups.push(async () => (early.release(), late.release()))
+    const sessions: { id: string; pid: number }[] = []
+    for (let start = 0; start < PTY_HOST_EXITED_SESSION_MEMORY + FORGOTTEN; start += 50) {
+      const count = Math.min(50, PTY_HOST_EXITED_SESSION_MEMORY + FORGOTTEN - start)
+      const batch = await Promise.all(
+        Array.from({ length: count }, (_, offset) => {
+          const lock = start + offset < FORGOTTEN ? early.path : late.path
+          return app.spawn({ file: '/bin/sh', args: ['-c', `flock '${lock}' true; exit 3`] })
+        }),
+      )
+      sessions.push(...batch.map((reply) => ({ id: reply.id, pid: reply.pid! })))
+    }
+    host.dropConnections()
+    await waitFor(() => (app.connected ? undefined : true), 'the drop to be seen')
+    early.release()
+    await waitFor(async () => ((await observer.listProcesses()).length === PTY_HOST_EXITED_SESSION_MEMORY ? true : undefined), 'the first sessions to end', 20_000)
+    late.release()
+    await waitFor(async () => ((await observer.listProcesses()).length === 0 ? true : undefined), 'every session to end', 30_000)
+    // The app asks to stop one forgotten session while away: its end then keeps no "died first" flag.
+    const stopAsked = app.shutdown(sessions[0]!.id).catch(() => undefined)
+    await app.listProcesses()
+    await stopAsked
+    await waitFor(() => (exits.size === sessions.length ? true : undefined), 'an exit for every session', 20_000)
+    // Before: the forgotten ones stayed unknown for good (hasPty null, no exit), though the host
+    // answered that it held no such session.
+    const forgotten = sessions.slice(0, FORGOTTEN).map((session) => exits.get(session.id))
+    expect(forgotten[0]).toEqual({ id: sessions[0]!.id, incarnationId: expect.any(String), code: 0, cause: { kind: 'unknown', reason: 'cause_unreported' } })
+    for (const exit of forgotten.slice(1)) expect(exit).toMatchObject({ code: 0, cause: { kind: 'unknown', reason: 'cause_unreported' }, diedBeforeStopRequest: true })
+    for (const session of sessions.slice(FORGOTTEN)) expect(exits.get(session.id)?.cause).toEqual({ kind: 'exited', exitCode: 3 })
+    for (const session of sessions) expect(app.hasPty(session.id)).toBe(false)
   }, 90_000)
 
   it('stops a spawn whose request timed out on a connection that stays open, even one the host had not started yet', async () => {
@@ -411,3 +470,32 @@ describe('pty host: one host per user, and only that user', () => {
     expect(existsSync(`${socketPath}.lock`)).toBe(true)
   }, 40_000)
 })
+
+/**
+ * A lock file held by a `flock` process of its own until `release()` (idempotent): sessions that
+ * run `flock <path> true` wait on it without using the CPU, and all go on at the release.
+ */
+async function lockHeldUntilReleased(path: string): Promise<{ path: string; release(): void }> {
+  const holder = spawnChild('flock', [path, 'sleep', '600'], { stdio: 'ignore', detached: true })
+  await waitFor(() => {
+    try {
+      execFileSync('flock', ['-n', path, 'true'])
+      return undefined // Not held yet.
+    } catch {
+      return true
+    }
+  }, `flock to hold ${path}`)
+  let released = false
+  return {
+    path,
+    release() {
+      if (released) return
+      released = true
+      try {
+        process.kill(-holder.pid!, 'SIGKILL')
+      } catch {
+        // Gone already.
+      }
+    },
+  }
+}
