@@ -150,7 +150,13 @@ export interface PtyProvider {
    * that cannot serialize their own state (or list only partially) leave it false.
    */
   readonly authoritativeListings?: boolean
-  /** Start (or attach to) a PTY. Rejects on a failed launch; never leaves a process it did not report. */
+  /**
+   * Start (or attach to) a PTY. Rejects on a failed launch; never leaves a process it did not
+   * report. A provider that cannot tell whether its launch went through (a remote host that did
+   * not answer a spawn request it may have received) rejects with an error whose
+   * `processMayExist` is `true`, and still stops that process once it can: the spawn then fails
+   * with outcome `unknown`, never `not_started`.
+   */
   spawn(options: ProviderSpawnOptions): Promise<PtySpawnResult>
   /** Write bytes and settle the outcome (three-valued; may settle synchronously). */
   write(id: string, data: string): WriteSettlement | Promise<WriteSettlement>

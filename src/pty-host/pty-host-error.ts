@@ -54,12 +54,18 @@ export class PtyHostError extends Error {
   readonly option: string | undefined
   /** For an option refusal: the refused value, when known. */
   readonly value: unknown
+  /**
+   * For a spawn: `true` when the host may have started the process though the app got no answer
+   * (the request timed out, or the connection dropped with it in flight). The provider stops such
+   * a process once it can (an orphan); a controller's spawn fails with outcome `unknown`.
+   */
+  readonly processMayExist: boolean
 
   /** Create the error. */
   constructor(
     code: PtyHostErrorCode,
     message: string,
-    options: { cause?: unknown; ptyId?: string | undefined; hostCode?: string | undefined; option?: string; value?: unknown } = {},
+    options: { cause?: unknown; ptyId?: string | undefined; hostCode?: string | undefined; option?: string; value?: unknown; processMayExist?: boolean } = {},
   ) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause })
     this.code = code
@@ -67,6 +73,7 @@ export class PtyHostError extends Error {
     this.hostCode = options.hostCode
     this.option = options.option
     this.value = options.value
+    this.processMayExist = options.processMayExist === true
     PTY_HOST_ERROR_BRAND.mark(this)
   }
 }

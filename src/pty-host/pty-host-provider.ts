@@ -174,7 +174,10 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
         // now (the host's shutdown waits for a spawn still starting). Should this fail too, the
         // orphan is still stopped at the next reconnect. Its answer does not hold the app open.
         if (isRequestTimeout(error)) void link.stopOrphan(opened, pty, { holdsApp: false })
-      } else records.forget(pty)
+        // Said in the error: a caller told "not started" would be told a guess.
+        throw new PtyHostError(error.code, error.message, { cause: error, ptyId: id, processMayExist: true })
+      }
+      records.forget(pty)
       throw error
     }
     const incarnationId = isPtyIncarnationId(reply.incarnationId) ? reply.incarnationId : undefined

@@ -39,7 +39,9 @@ export type PtySpawnErrorCode =
  * Whether a physical process may exist after the failure:
  * - `not_started`: no process was started;
  * - `rolled_back`: a process started and was stopped again by the rollback;
- * - `unknown`: a process started and its stop could not be confirmed.
+ * - `unknown`: a process started and its stop could not be confirmed — or the provider could not
+ *   tell whether its launch went through (its rejection says `processMayExist`: a remote host that
+ *   did not answer the spawn request); the provider stops such a process once it can.
  */
 export type PtySpawnFailureOutcome = 'not_started' | 'rolled_back' | 'unknown'
 

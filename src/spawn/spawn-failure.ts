@@ -40,6 +40,11 @@ export function ownSpawnError(
   return error
 }
 
+/** Whether a provider's rejection says its launch may have gone through (`processMayExist: true`). */
+function processMayExist(error: unknown): boolean {
+  return typeof error === 'object' && error !== null && (error as { processMayExist?: unknown }).processMayExist === true
+}
+
 /** The message of a thrown value, whatever was thrown. */
 export function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error)
@@ -102,7 +107,9 @@ export function classifyFailure(state: RuntimePtySpawnState, error: unknown): Cl
 export function failedSpawnError(state: RuntimePtySpawnState, failure: ClassifiedFailure, undoFailures: RollbackFailure[]): PtySpawnError {
   const { error, ownError } = failure
   let cause = failure.cause
-  const foreignOutcome = isPtySpawnError(error) && !ownError ? error.outcome : 'not_started'
+  // A provider that could not tell whether its launch went through says so (`processMayExist`,
+  // see `PtyProvider.spawn`): "no process was started" would be a guess.
+  const foreignOutcome = isPtySpawnError(error) && !ownError ? error.outcome : processMayExist(error) ? 'unknown' : 'not_started'
   const outcome = state.startedProcess ? (state.shutdownOutcome ?? 'unknown') : foreignOutcome
   if (undoFailures.length > 0) {
     cause = new AggregateError(

@@ -238,6 +238,18 @@ describe('executeRuntimePtySpawn: each error code', () => {
     expect(h.runtime.inspect()).toEqual(EMPTY_RUNTIME)
   })
 
+  it('provider_spawn_failed with processMayExist: the provider could not tell whether its launch went through, so the outcome is unknown', async () => {
+    const h = createHarness()
+    // A remote host that did not answer a spawn request it may have received (the pty host's timeout).
+    const failure = Object.assign(new Error('The pty host did not answer spawn within 30000 ms'), { processMayExist: true })
+    h.provider.scriptNextSpawn({ fail: failure })
+    const error = await expectSpawnError(h.spawn({ sessionId: 's' }), 'provider_spawn_failed')
+    expect(error.cause).toBe(failure)
+    // Before: not_started — "no process was started", a guess the provider never made.
+    expect(error.outcome).toBe('unknown')
+    expect(h.runtime.inspect()).toEqual(EMPTY_RUNTIME)
+  })
+
   it('exited_during_start: the reply says the process already exited; it is stopped anyway and never registered', async () => {
     const h = createHarness()
     let committed = 0
