@@ -20,6 +20,16 @@ import type { Ssh2Channel } from './ssh2-module.js'
  */
 export type SshPtyState = 'starting' | 'live' | 'exited' | 'lost'
 
+/**
+ * How many bytes a channel reads past a pause once the server reported its program's end. A dead
+ * program's tail is at most what `ssh2` buffered behind the pause (its channel's 2 MiB
+ * `highWaterMark`) plus what the server may still send within the window it was granted (2 MiB);
+ * reading more means some live process (a background job that kept the terminal) still writes, and
+ * the consumer's pause holds again — the app never buffers it without bound. OpenSSH hangs up the
+ * terminal ~0.1 s after the report, so the channel closes long before.
+ */
+export const SSH_END_READ_OUT_BUDGET_BYTES = 4 * 1024 * 1024
+
 /** What a session reports to its provider. */
 export type SshPtySessionHooks = {
   emitData(event: PtyDataEvent): void
@@ -50,9 +60,9 @@ export class SshPtySession {
   charsEmitted = 0
   paused = false
   /**
-   * True once the output still to come is bounded — the server reported the program's end, a stop
-   * was asked for, or (lost) its end was proven: reading resumes for good and later pauses are
-   * ignored, so the tail drains and the exit is not held behind a consumer that stopped reading.
+   * True once a stop was asked for or (lost) the program's end was proven: the output still to
+   * come is bounded, reading resumes for good and later pauses are ignored, so the tail drains and
+   * the exit is not held behind a consumer that stopped reading.
    */
   readingToEnd = false
   /** The running stop, joined by later shutdown calls. */
@@ -78,6 +88,13 @@ export class SshPtySession {
   #channelClosed = false
   /** A lost session's end is proven; its exit waits for the channel to hand over what it received. */
   #goneAwaitingClose = false
+  /** The consumer asked for a pause (`pause`) and has not resumed, whether or not the channel is paused. */
+  #consumerPaused = false
+  /**
+   * Bytes the channel still reads past a pause since the server reported the program's end
+   * ({@link SSH_END_READ_OUT_BUDGET_BYTES}); `null` before that report.
+   */
+  #endReadOutLeft: number | null = null
   /** Events held until the spawn reply reached the caller (see {@link SshPtySession.release}). */
   #held: Array<() => void> | null = []
   #resolveSettled!: () => void
@@ -118,15 +135,19 @@ export class SshPtySession {
       this.#resolveStarted = resolve
     })
     const channel = fields.channel
-    channel.on('data', (chunk) => this.#onText(this.#decoder.write(chunk)))
+    channel.on('data', (chunk) => {
+      if (this.#endReadOutLeft !== null) this.#countEndReadOut(chunk.length)
+      this.#onText(this.#decoder.write(chunk))
+    })
     // A pty merges stderr into the terminal; drain the (empty) stream so it never holds the window.
     channel.stderr.resume()
     channel.on('error', () => undefined)
     channel.on('close', () => this.#onClose())
-    // The program is dead once the server reports its end: nothing is left to throttle, and its
-    // exit (published at the channel's close) must not wait for a consumer that stopped reading.
-    channel.on('exit', () => this.#readOn())
-    if (this.exitReported) this.#readOn()
+    // The program is dead once the server reports its end: its exit (published at the channel's
+    // close) must not wait for a consumer that stopped reading — within a budget, past which a
+    // surviving writer is throttled again.
+    channel.on('exit', () => this.#readOutEnd())
+    if (this.exitReported) this.#readOutEnd()
   }
 
   /**
@@ -154,6 +175,26 @@ export class SshPtySession {
   beginStop(): void {
     if (this.#endProvenAtStopRequest === null && this.state !== 'exited') this.#endProvenAtStopRequest = this.endProven
     this.#readOn()
+  }
+
+  /** The server reported the program's end: read its tail out past any pause, up to the budget. */
+  #readOutEnd(): void {
+    if (this.#endReadOutLeft !== null) return
+    this.#endReadOutLeft = SSH_END_READ_OUT_BUDGET_BYTES
+    if (this.paused) {
+      this.paused = false
+      this.channel.resume()
+    }
+  }
+
+  #countEndReadOut(bytes: number): void {
+    const left = (this.#endReadOutLeft as number) - bytes
+    this.#endReadOutLeft = Math.max(0, left)
+    // Past the budget a live process still writes: the consumer's pause holds again.
+    if (left <= 0 && this.#consumerPaused && !this.paused && !this.readingToEnd) {
+      this.paused = true
+      this.channel.pause()
+    }
   }
 
   /** Resume reading for good: the output still to come is bounded, and the exit waits behind it. */
@@ -287,13 +328,17 @@ export class SshPtySession {
 
   /** Stop reading: the window is not refilled, the server stops sending, the program blocks. */
   pause(): void {
+    this.#consumerPaused = true
     if (this.paused || this.readingToEnd) return
+    // The end reported: its tail is read out first (see SSH_END_READ_OUT_BUDGET_BYTES).
+    if (this.#endReadOutLeft !== null && this.#endReadOutLeft > 0) return
     this.paused = true
     this.channel.pause()
   }
 
   /** Resume reading. */
   resume(): void {
+    this.#consumerPaused = false
     if (!this.paused) return
     this.paused = false
     this.channel.resume()

@@ -10,7 +10,7 @@ import { shellQuote } from '../../src/ssh/remote-launch.js'
 import { LaunchMarkerScanner } from '../../src/ssh/remote-launch.js'
 import { loadSsh2Module } from '../../src/ssh/ssh2-module.js'
 import type { SshConnectionKeeper } from '../../src/ssh/ssh-connection-keeper.js'
-import { SshPtySession as SshPtySessionClass, type SshPtySession } from '../../src/ssh/ssh-pty-session.js'
+import { SSH_END_READ_OUT_BUDGET_BYTES, SshPtySession as SshPtySessionClass, type SshPtySession } from '../../src/ssh/ssh-pty-session.js'
 import { probeLostSession } from '../../src/ssh/ssh-lost-sessions.js'
 import { shutdownSshPty } from '../../src/ssh/ssh-shutdown.js'
 import type { PtyExitEvent } from 'ptykit/contracts'
@@ -287,6 +287,24 @@ describe('a program whose end the server reported', () => {
     expect(channel.reading).toBe(true)
     channel.emit('close')
     expect(exits).toEqual([{ id: 'p', incarnationId: 'i', code: 7, cause: { kind: 'exited', exitCode: 7 }, diedBeforeStopRequest: true }])
+  })
+
+  it('reads past a pause only up to a budget: a background job still writing after the end is throttled again', () => {
+    const { session, channel, exits } = liveSession()
+    session.pause()
+    channel.emit('exit', 0)
+    expect(channel.reading).toBe(true)
+    // The tail ssh2 buffered behind the pause and the window in flight: read out.
+    channel.emit('data', Buffer.alloc(SSH_END_READ_OUT_BUDGET_BYTES - 1, 'x'))
+    expect(channel.reading).toBe(true)
+    // More than a dead program can have left: a live writer (a server that keeps the channel open
+    // past the report may let it write on). Before: read for good, buffered without bound in the app.
+    channel.emit('data', Buffer.alloc(1, 'x'))
+    expect(channel.reading).toBe(false)
+    session.resume()
+    expect(channel.reading).toBe(true)
+    channel.emit('close')
+    expect(exits).toHaveLength(1)
   })
 
   it('just before its connection dropped, the channel still open: the reported exit at the close, and a stop resolves with no connection', async () => {
