@@ -50,17 +50,25 @@ export class SshProviderError extends Error {
   readonly ptyId: string | undefined
   /** For host key errors: the server key's `SHA256:…` fingerprint (as `ssh-keygen -l` prints it). */
   readonly fingerprint: string | undefined
+  /**
+   * For a spawn: `true` when the program may run on the server though the spawn failed — its start
+   * was not seen within `launchTimeoutMs` (or the connection dropped first), and the server did not
+   * report its end after the provider stopped it. A controller's spawn then fails with outcome
+   * `unknown`, never `not_started`.
+   */
+  readonly processMayExist: boolean
 
   /** Create the error. */
   constructor(
     code: SshProviderErrorCode,
     message: string,
-    options: { cause?: unknown; ptyId?: string | undefined; fingerprint?: string | undefined } = {},
+    options: { cause?: unknown; ptyId?: string | undefined; fingerprint?: string | undefined; processMayExist?: boolean } = {},
   ) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause })
     this.code = code
     this.ptyId = options.ptyId
     this.fingerprint = options.fingerprint
+    this.processMayExist = options.processMayExist === true
     SSH_PROVIDER_ERROR_BRAND.mark(this)
   }
 }

@@ -97,6 +97,7 @@ export class SshPtySession {
   #endReadOutLeft: number | null = null
   /** Events held until the spawn reply reached the caller (see {@link SshPtySession.release}). */
   #held: Array<() => void> | null = []
+  #abandoned = false
   #resolveSettled!: () => void
   #resolveStarted!: () => void
 
@@ -211,6 +212,17 @@ export class SshPtySession {
     return this.#scanner.takePending()
   }
 
+  /**
+   * The spawn gave this session up before its program was seen to start: none of its events is
+   * delivered, held or later (a marker that arrives after all must not announce a PTY whose spawn
+   * failed), and its `settled` resolves now.
+   */
+  abandon(): void {
+    this.#abandoned = true
+    this.#held = null
+    this.#resolveSettled()
+  }
+
   /** Deliver the events held while the spawn reply was on its way; later ones flow directly. */
   release(): void {
     const held = this.#held
@@ -219,6 +231,7 @@ export class SshPtySession {
   }
 
   #deliver(deliver: () => void): void {
+    if (this.#abandoned) return
     if (this.#held === null) deliver()
     else this.#held.push(deliver)
   }

@@ -14,6 +14,7 @@ import { SshProviderError } from './ssh-provider-error.js'
 import { SshPtySession } from './ssh-pty-session.js'
 import type { SshSessionTable } from './ssh-session-table.js'
 import { stopWithTimings, type SshStopTimings } from './ssh-shutdown.js'
+import { SSH_SIGNAL_REQUEST_VERIFY_MS } from './ssh-stop.js'
 
 /** What a spawn needs from its provider. */
 export type SshSpawnContext = {
@@ -86,6 +87,46 @@ function idInUse(id: string, exited = false): SshProviderError {
 }
 
 /**
+ * Stops whatever a launch whose start was not seen left running on its channel, and answers
+ * whether the server reported its end (then nothing of it runs): the SSH `signal` request
+ * (`KILL`, to the launch's process — the script, or the program it became), a wait of up to
+ * {@link SSH_SIGNAL_REQUEST_VERIFY_MS} for the report, then the channel's close. OpenSSH ignores the
+ * request for root; the close still hangs the pty up, but only a report proves the end.
+ */
+async function endAbandonedLaunch(session: SshPtySession): Promise<boolean> {
+  const { channel } = session
+  if (!session.exitReported && !session.connection.lost) {
+    try {
+      channel.signal('KILL')
+    } catch {
+      // The channel is closing.
+    }
+    await channelEvent(channel, SSH_SIGNAL_REQUEST_VERIFY_MS)
+  }
+  try {
+    channel.close()
+  } catch {
+    // Already closed.
+  }
+  return session.exitReported
+}
+
+/** Resolves at the channel's first `exit` or `close` event, or after `ms`. */
+function channelEvent(channel: SshPtySession['channel'], ms: number): Promise<void> {
+  return new Promise((resolve) => {
+    const done = (): void => {
+      clearTimeout(timer)
+      channel.removeListener?.('exit', done)
+      channel.removeListener?.('close', done)
+      resolve()
+    }
+    const timer = setTimeout(done, ms)
+    channel.on('exit', done)
+    channel.on('close', done)
+  })
+}
+
+/**
  * The provider's `spawn`: an attach-only request answers from the table; a session id already
  * held re-attaches (live, not `isNewSession`) or is refused; otherwise the program is launched on a
  * session channel with a pty request, and the reply waits for its launch marker (the remote pid).
@@ -139,20 +180,20 @@ export async function spawnSshPty(context: SshSpawnContext, spawnOptions: Provid
   table.sessions.set(id, session)
   await settleWithin(session.started, context.launchTimeoutMs, undefined)
   if (session.marker === null) {
-    // The program never started: nothing to commit, nothing left behind.
+    // Its start was not seen: nothing is committed, and none of its events is delivered.
     table.sessions.delete(id)
+    session.abandon()
     const lost = session.state === 'lost' && conn.lost
-    try {
-      channel.close()
-    } catch {
-      // Already closed.
-    }
-    session.release()
+    const timedOut = session.state === 'starting'
+    // It may have started all the same — a marker still in flight when the timeout passed; a
+    // program that ignores the hangup a closed channel sends survives that close. Stop it first.
+    const ended = await endAbandonedLaunch(session)
     const output = session.takeLaunchOutput().trim()
+    const program = JSON.stringify(launch.file ?? 'the login shell')
     throw new SshProviderError(
       lost ? 'transport_lost' : 'spawn_failed',
-      `Could not start ${JSON.stringify(launch.file ?? 'the login shell')} on ${hostId}${session.state === 'starting' ? ` within ${context.launchTimeoutMs} ms` : ''}${output === '' ? '' : `: ${output.slice(0, 500)}`}`,
-      { ptyId: id },
+      `Could not start ${program} on ${hostId}${timedOut ? ` within ${context.launchTimeoutMs} ms` : ''}${output === '' ? '' : `: ${output.slice(0, 500)}`}${ended ? '' : `; it may run on the server all the same (its end was not reported after it was stopped)`}`,
+      { ptyId: id, processMayExist: !ended },
     )
   }
   try {

@@ -1,9 +1,11 @@
+import { spawnSync } from 'node:child_process'
 import { writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { createPtyController, type PtyControllerExitEvent } from 'ptykit/controller'
 import type { PtyExitEvent } from 'ptykit/contracts'
-import { createSshProvider, isSshOptionError, isSshProviderError, sshKeyFingerprint, type SshProvider } from 'ptykit/ssh'
+import { isPtySpawnError, type PtySpawnError } from 'ptykit/spawn'
+import { createSshProvider, isSshOptionError, isSshProviderError, sshKeyFingerprint, type SshProvider, type SshProviderError } from 'ptykit/ssh'
 import { waitFor } from '../node-pty/pty-test-support.js'
 import { SSH_TEST_KEY_PASSPHRASE, startSshd } from './sshd-fixture.js'
 import { isAlive, sshOptions, useSshd } from './ssh-test-support.js'
@@ -17,6 +19,36 @@ afterEach(async () => {
 function track(provider: SshProvider): SshProvider {
   providers.push(provider)
   return provider
+}
+
+/**
+ * Makes the host busy for `busyMs` right after a timer of exactly `delayMs` is armed — the launch
+ * timeout, armed as the session channel's exec reply is read — until the returned function is
+ * called. Output that arrives meanwhile waits in the socket, and the timer, due when the busy turn
+ * ends, fires before it is read (timers run before I/O in a loop turn): a launch marker in flight.
+ */
+function busyWhenTimerArmed(delayMs: number, busyMs: number): () => void {
+  const original = globalThis.setTimeout
+  globalThis.setTimeout = ((callback: () => void, ms?: number, ...rest: unknown[]) => {
+    if (ms === delayMs) {
+      setImmediate(() => {
+        const end = performance.now() + busyMs
+        while (performance.now() < end) {
+          // Busy, as a host's synchronous work would be.
+        }
+      })
+    }
+    return original(callback, ms, ...rest)
+  }) as typeof setTimeout
+  return () => {
+    globalThis.setTimeout = original
+  }
+}
+
+/** How many processes on this machine (the loopback server's) run `commandLine`. */
+function processesRunning(commandLine: string): number {
+  const found = spawnSync('pgrep', ['-fc', commandLine], { encoding: 'utf8' })
+  return Number(found.stdout.trim() || '0')
 }
 
 const hostFingerprint = (): string => sshKeyFingerprint(Buffer.from(sshd().hostPublicKey.split(' ')[1]!, 'base64'))
@@ -174,6 +206,32 @@ describe('SSH provider: host keys and credentials', () => {
     expect(isSshProviderError(failure) && failure.code).toBe('spawn_failed')
     expect(await provider.listProcesses()).toEqual([])
   })
+
+  it('stops a program whose start it did not see within launchTimeoutMs, and says not_started only once the server reported its end', async () => {
+    // The host is busy for 300 ms as the channel opens: the 7 ms launch timeout fires while the
+    // launch marker waits unread in the socket — and meanwhile the program, which ignores the
+    // hangup a closed channel sends, has started on the server.
+    const provider = track(createSshProvider(sshOptions(sshd(), undefined, { launchTimeoutMs: 7 })))
+    const controller = createPtyController({ provider })
+    const program = `sleep 3${process.pid}.${Date.now() % 1000}`
+    const stopBusy = busyWhenTimerArmed(7, 300)
+    const failure = await controller.spawn({ file: '/bin/sh', args: ['-c', `trap '' HUP; exec ${program}`] }).catch((error: unknown) => error)
+    stopBusy()
+    try {
+      expect(isPtySpawnError(failure) && failure.code, JSON.stringify(failure)).toBe('provider_spawn_failed')
+      const cause = (failure as PtySpawnError).cause
+      expect(isSshProviderError(cause) && cause.code).toBe('spawn_failed')
+      // Before: the channel was closed and nothing else — the program survived the hangup, and the
+      // spawn said not_started. Now it is killed, and the server's report of its end proves it.
+      await waitFor(() => (processesRunning(program) === 0 ? true : undefined), `no ${program} left on the server`, 5_000)
+      expect((cause as SshProviderError).processMayExist).toBe(false)
+      expect((failure as PtySpawnError).outcome).toBe('not_started')
+      expect(await provider.listProcesses()).toEqual([])
+    } finally {
+      spawnSync('pkill', ['-f', program])
+      await controller.dispose()
+    }
+  }, 30_000)
 })
 
 describe('SSH provider: sshd killed mid-session', () => {

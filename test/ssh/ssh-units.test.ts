@@ -17,6 +17,7 @@ import type { PtyExitEvent } from 'ptykit/contracts'
 import { SshConnection, type ChannelExitStatus } from '../../src/ssh/ssh-connection.js'
 import { createSshQueries } from '../../src/ssh/ssh-queries.js'
 import { SshSessionTable } from '../../src/ssh/ssh-session-table.js'
+import { spawnSshPty } from '../../src/ssh/ssh-spawn.js'
 
 /** A fake host key blob in SSH wire format: string type, then random bytes. */
 function keyBlob(type: string, body: Uint8Array): Buffer {
@@ -318,5 +319,79 @@ describe('a program whose end the server reported', () => {
     expect(exits).toEqual([])
     channel.emit('close')
     expect(exits).toEqual([{ id: 'p', incarnationId: 'i', code: 143, cause: { kind: 'signaled', signal: 15 }, diedBeforeStopRequest: true }])
+  })
+})
+
+describe('a launch whose start was not seen within launchTimeoutMs', () => {
+  /**
+   * A spawn on a fake channel that never shows the launch marker in time; `answerKill` says
+   * whether the server answers the `KILL` request with the program's end (OpenSSH ignores it for
+   * root). Returns the spawn's failure, the requests the channel got in order, and what the
+   * provider's listeners heard.
+   */
+  async function launchNotSeen(answerKill: boolean) {
+    const requests: string[] = []
+    const channel = Object.assign(new EventEmitter(), {
+      stderr: Object.assign(new EventEmitter(), { resume: () => undefined }),
+      pause: () => undefined,
+      resume: () => undefined,
+      write: () => true,
+      signal: (name: string) => {
+        requests.push(`signal ${name}`)
+        if (answerKill) setTimeout(() => channel.emit('exit', null, name), 5)
+      },
+      close: () => {
+        requests.push('close')
+        // A marker still in flight, read after the spawn gave up: it must announce nothing.
+        channel.emit('data', Buffer.from(`\x1b]ptykit-ssh;${nonce};4242;1;boot\x07late output`))
+        channel.emit('close')
+      },
+    })
+    let reported: ChannelExitStatus | null = null
+    channel.on('exit', (code: number | null, signal?: string) => void (reported ??= { code, signal }))
+    const connection = { lost: false }
+    let nonce = ''
+    const keeper = {
+      connect: async () => connection,
+      openPtyChannel: async (command: string) => {
+        nonce = /ptykit-ssh;([0-9a-f]+);/.exec(command)?.[1] ?? ''
+        return { connection, opened: { channel, exitStatus: () => reported } }
+      },
+    }
+    const table = new SshSessionTable()
+    const heard: string[] = []
+    table.dataListeners.add((event) => heard.push(`data ${event.data}`))
+    table.exitListeners.add((event) => heard.push(`exit ${event.id}`))
+    const context = {
+      hostId: 'ssh:test',
+      table,
+      keeper: keeper as unknown as SshConnectionKeeper,
+      terminalName: 'xterm',
+      launchTimeoutMs: 20,
+      timings: { hangupGraceMs: 100, terminateGraceMs: 100, shutdownDeadlineMs: 1_000 },
+      assertNotDisposed: () => undefined,
+    }
+    const failure = await spawnSshPty(context, { file: '/bin/sh' }).catch((error: unknown) => error)
+    return { failure, requests, heard, table }
+  }
+
+  it('kills what it may have started before closing, and says not started once the server reported the end', async () => {
+    const { failure, requests, heard, table } = await launchNotSeen(true)
+    expect(isSshProviderError(failure) && failure.code).toBe('spawn_failed')
+    expect((failure as { processMayExist: boolean }).processMayExist).toBe(false)
+    // Before: the channel was closed and nothing else (a program ignoring the hangup survived).
+    expect(requests).toEqual(['signal KILL', 'close'])
+    expect(heard).toEqual([])
+    expect(table.sessions.size).toBe(0)
+  })
+
+  it('says the program may exist when the server never reported its end (a root login ignores the request)', async () => {
+    const { failure, requests, heard } = await launchNotSeen(false)
+    expect(isSshProviderError(failure) && failure.code).toBe('spawn_failed')
+    // Before: a plain spawn_failed, which a controller reports as outcome not_started.
+    expect((failure as { processMayExist: boolean }).processMayExist).toBe(true)
+    expect((failure as Error).message).toContain('may run on the server')
+    expect(requests).toEqual(['signal KILL', 'close'])
+    expect(heard).toEqual([])
   })
 })
