@@ -95,7 +95,8 @@ function idInUse(id: string, exited = false): SshProviderError {
  */
 async function endAbandonedLaunch(session: SshPtySession): Promise<boolean> {
   const { channel } = session
-  if (!session.exitReported && !session.connection.lost) {
+  // Still starting: the channel is open (a lost session's channel closed, or its connection dropped).
+  if (session.state === 'starting' && !session.exitReported && !session.connection.lost) {
     try {
       channel.signal('KILL')
     } catch {
