@@ -80,6 +80,13 @@ export class ExitDrain<C extends DrainChunk = string> {
   #endProof: DrainEndProof<C> | null = null
   /** The master's stream; `null` when node-pty's shape is unknown. */
   #socket: DrainMasterSocket | null = null
+  /**
+   * True once the child is proven gone ({@link ExitDrain.noteChildGone}, or node-pty's exit).
+   * Until then the master is never closed, whatever its stream does: a program that let go of the
+   * terminal (no fd on it: the master's read answers `EIO`, libuv ends the stream) still runs, and
+   * closing the master would hang it up — a death nobody asked for.
+   */
+  #childGone = false
 
   /**
    * Start watching a freshly spawned terminal. Call it synchronously after `spawn()`, before the
@@ -166,6 +173,10 @@ export class ExitDrain<C extends DrainChunk = string> {
    * resume or the stream (Linux) or send the marker (a held slave side). Idempotent.
    */
   noteChildGone(): void {
+    this.#childGone = true
+    // The output's end was proven while the child lived (it let go of the terminal): the master,
+    // kept open for it, may close now.
+    if (this.#state === 'released') this.#destroyDeferred()
     const endProof = this.#endProof
     if (this.#state !== 'watching' || endProof === null) return
     this.#state = 'marking'
@@ -198,6 +209,8 @@ export class ExitDrain<C extends DrainChunk = string> {
    * still held (deliver it before the exit; empty when none is). Idempotent.
    */
   finish(): C {
+    // node-pty reports the exit once its waitpid returned: the child is gone.
+    this.#childGone = true
     const held = this.#endProof?.flush() ?? ((this.#bytes ? Buffer.alloc(0) : '') as C)
     if (this.#state === 'watching' || this.#state === 'marking') this.#release()
     this.#endProof?.stopRetrying()
@@ -252,8 +265,10 @@ export class ExitDrain<C extends DrainChunk = string> {
       const proof = this.#endProof === null ? null : this.#endProof.proofOfStreamError(args[0])
       if (proof !== null) {
         this.#proof = proof
+        // Closed once the child is gone (at once when it is: the usual end), never before.
+        this.#deferredDestroyArgs = args
         this.#release()
-        return originalDestroy.apply(socket, args)
+        return socket
       }
     }
     if (this.#state === 'watching' || this.#state === 'marking') {
@@ -264,6 +279,11 @@ export class ExitDrain<C extends DrainChunk = string> {
     if (this.#endProof !== null && this.#endProof.endQueued && socket.readableEnded !== true && args.length === 0) {
       // Output pushed ahead of the end still waits in the stream (a paused consumer): it ends
       // (and then closes) on its own once that output is read.
+      return socket
+    }
+    if (!this.#childGone) {
+      // The stream ended while the child lives (it let go of the terminal): keep the master open.
+      this.#deferredDestroyArgs = args
       return socket
     }
     return originalDestroy.apply(socket, args)
@@ -290,9 +310,15 @@ export class ExitDrain<C extends DrainChunk = string> {
     this.#state = 'released'
     this.#clearGiveUp()
     this.#endProof?.release()
+    this.#destroyDeferred()
+  }
+
+  /** Let a held-off destroy through, once the child is gone (until then the master stays open). */
+  #destroyDeferred(): void {
     const args = this.#deferredDestroyArgs
+    if (args === null || !this.#childGone) return
     this.#deferredDestroyArgs = null
-    if (args === null || this.#socket === null || this.#originalDestroy === null) return
+    if (this.#socket === null || this.#originalDestroy === null) return
     // node-pty's own destroy (its timer after the exit) must not drop output queued ahead of the
     // end: the stream closes on its own after it, which is what node-pty waits for.
     if (this.#endProof !== null && this.#endProof.endQueued && this.#socket.readableEnded !== true) return

@@ -157,7 +157,9 @@ describe('ExitDrain: libuv’s early end of file (Linux, no slave side held)', (
       socket.push(null)
       expect(drain.state).toBe('released')
       expect(emitted).toEqual(['head'])
-      // node-pty's destroy 200 ms after the exit must not drop what the paused stream holds.
+      // node-pty's destroy 200 ms after the exit (whose callback proved the child gone) must not
+      // drop what the paused stream holds.
+      drain.noteChildGone()
       socket.destroy()
       expect(socket.destroyed).toBe(false)
       socket.resume()
@@ -166,6 +168,38 @@ describe('ExitDrain: libuv’s early end of file (Linux, no slave side held)', (
       expect(ended).toBe(true)
       // The stream closed itself after its end (which is what node-pty waits for to report the exit).
       expect(socket.destroyed).toBe(true)
+    } finally {
+      closeSync(fd)
+    }
+  })
+
+  it('an end while the child lives (it let go of the terminal) keeps the master open until the child is gone', async () => {
+    const fifo = join(dir, 'master-fifo-live')
+    makeFifo(fifo)
+    const fd = openSync(fifo, fsConstants.O_RDWR | fsConstants.O_NONBLOCK)
+    try {
+      const socket = new Readable({ read() {} })
+      const terminal = { _fd: fd, _socket: socket, ptsName: join(dir, 'never-opened') } as unknown as NodePtyTerminal
+      const drain = new ExitDrain<Buffer>(terminal, { emit: () => {}, onNativeExitHint: () => {} }, true, true, true)
+      socket.on('data', (chunk: Buffer) => drain.handleData(chunk))
+      let closed = false
+      socket.on('close', () => (closed = true))
+      const errors: string[] = []
+      socket.on('error', (error: NodeJS.ErrnoException) => errors.push(String(error.code)))
+      // libuv's end at the master's hang-up: no process holds the terminal any more.
+      socket.push(null)
+      await new Promise((resolve) => setImmediate(resolve))
+      expect(drain.state).toBe('released')
+      // The stream ended and destroyed itself (autoDestroy), and node-pty's stream would close the
+      // master with it — whose hang-up kills a program that still runs. Held:
+      expect(socket.destroyed).toBe(false)
+      socket.destroy(Object.assign(new Error('read EIO'), { code: 'EIO' }))
+      expect(socket.destroyed).toBe(false)
+      drain.noteChildGone()
+      expect(socket.destroyed).toBe(true)
+      await new Promise((resolve) => setImmediate(resolve))
+      expect(closed).toBe(true)
+      expect(errors).toEqual(['EIO'])
     } finally {
       closeSync(fd)
     }

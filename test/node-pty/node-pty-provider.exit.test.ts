@@ -55,6 +55,19 @@ describe('node-pty provider: exit causes (real processes)', () => {
     expect(log.dataAfterExit(result.id)).toBe(false)
   })
 
+  it('a program that lets go of its terminal (no fd on it) lives on to its own exit: the provider never hangs it up', async () => {
+    // The master's read answers EIO once no process holds the terminal. Raw node-pty (and this
+    // provider before) took that for the end and closed the master, whose hangup killed the
+    // still-running program: signaled(1) ~0.1 s later, a death nobody asked for.
+    const { id } = await provider.spawn({ file: '/bin/sh', args: ['-c', 'echo READY; exec </dev/null >/dev/null 2>&1; sleep 1; exit 3'] })
+    await waitFor(() => (log.output(id).includes('READY') ? true : undefined), 'READY')
+    await new Promise((resolve) => setTimeout(resolve, 500))
+    expect(log.exits(id)).toEqual([])
+    expect(provider.hasPty(id)).toBe(true)
+    expect(await provider.probeLiveness(id)).toBe(true)
+    expect((await log.exitOf(id)).cause).toEqual({ kind: 'exited', exitCode: 3 })
+  })
+
   it('a wrapper host (hostReportsChildExitStatus: false) reports unknown/host_status_unavailable', async () => {
     const wrapper = createNodePtyProvider({ hostReportsChildExitStatus: false })
     const wrapperLog = new PtyEventLog(wrapper)
