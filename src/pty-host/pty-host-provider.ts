@@ -32,6 +32,7 @@ import {
 } from './pty-host-provider-options.js'
 import { PTY_HOST_DEFAULT_SCROLLBACK_ROWS, type PtyHostBufferSnapshot } from './session-history.js'
 import { assertScreenWithinLimit } from './screen-limit.js'
+import { combinePieceSettlements, writePieces } from './write-pieces.js'
 import { defaultPtyHostSocketPath, ptyHostPaths } from './socket-security.js'
 
 export {
@@ -259,7 +260,10 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
     if (pty?.state === 'exited') return refusedWrite('pty_exited')
     const connection = link.connection
     if (link.state !== 'open' || connection === null) return refusedWrite('provider_refused_write')
-    return settleHostWrite(connection, id, data)
+    const pieces = writePieces(data)
+    if (pieces.length === 1) return settleHostWrite(connection, id, data)
+    // Every piece is requested now, in order, so no later write can come between two of them.
+    return Promise.all(pieces.map((piece) => settleHostWrite(connection, id, piece))).then(combinePieceSettlements)
   }
 
   async function settleHostWrite(connection: PtyHostConnection, id: string, data: string): Promise<WriteSettlement> {

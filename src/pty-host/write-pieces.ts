@@ -1,0 +1,61 @@
+import { unverifiableWrite, WRITE_ACCEPTED, type WriteSettlement } from '../contracts/write-settlement.js'
+import { PTY_HOST_MAX_FRAME_BYTES } from './frame-codec.js'
+
+/**
+ * The most UTF-16 code units one `write` request carries to the host: a longer write (a big paste,
+ * a file piped in) is sent as several requests, in order. Why: a request is one JSON frame, and a
+ * code unit can take 6 bytes of it (`\u0001`), so 1 Mi units stay below the frame limit both sides
+ * enforce ({@link PTY_HOST_MAX_FRAME_BYTES}, 16 MiB) — a larger frame made the host drop the
+ * connection, and every PTY of the app became unverifiable until the reconnect.
+ */
+export const PTY_HOST_WRITE_PIECE_CHARS = 1024 * 1024
+
+// The guarantee above, checked where the two numbers meet: 6 bytes per unit plus the envelope.
+if (6 * PTY_HOST_WRITE_PIECE_CHARS + 64 * 1024 > PTY_HOST_MAX_FRAME_BYTES) throw new Error('PTY_HOST_WRITE_PIECE_CHARS outgrows the frame limit')
+
+/**
+ * `data` cut into pieces of at most `maxChars` code units, never between the two halves of a
+ * surrogate pair (each half alone would reach the program as U+FFFD). `[data]` when it fits.
+ */
+export function writePieces(data: string, maxChars: number = PTY_HOST_WRITE_PIECE_CHARS): string[] {
+  if (data.length <= maxChars) return [data]
+  const pieces: string[] = []
+  let start = 0
+  while (data.length - start > maxChars) {
+    let end = start + maxChars
+    const code = data.charCodeAt(end - 1)
+    // A high surrogate last: its low half opens the next piece instead (maxChars ≥ 2 keeps progress).
+    if (code >= 0xd800 && code <= 0xdbff && maxChars > 1) end -= 1
+    pieces.push(data.slice(start, end))
+    start = end
+  }
+  pieces.push(data.slice(start))
+  return pieces
+}
+
+/**
+ * One settlement for a write sent as pieces, in order: `accepted` when every piece was; the first
+ * refusal when every piece was refused (no byte left); `unverifiable('partial_write')` when some
+ * pieces were accepted and others not; otherwise (none accepted, some unverifiable) the first
+ * unverifiable reason, with bytes handed to the transport if any piece may have handed some.
+ */
+export function combinePieceSettlements(settlements: readonly WriteSettlement[]): WriteSettlement {
+  if (settlements.length === 1) return settlements[0] as WriteSettlement
+  let accepted = 0
+  let refused = 0
+  let firstUnverifiable: WriteSettlement | undefined
+  let handedOn = false
+  for (const settlement of settlements) {
+    if (settlement.kind === 'accepted') accepted += 1
+    else if (settlement.kind === 'refused') refused += 1
+    else {
+      firstUnverifiable ??= settlement
+      if (settlement.bytesHandedToTransport) handedOn = true
+    }
+  }
+  if (accepted === settlements.length) return WRITE_ACCEPTED
+  if (refused === settlements.length) return settlements[0] as WriteSettlement
+  if (accepted > 0) return unverifiableWrite('partial_write', true)
+  const unverifiable = firstUnverifiable as Extract<WriteSettlement, { kind: 'unverifiable' }>
+  return unverifiableWrite(unverifiable.reason, handedOn)
+}

@@ -1,0 +1,91 @@
+/**
+ * Writes through the pty host: a write is one request frame, and both sides drop a connection
+ * that sends a frame over their limit. A large write (a paste, a file piped in) must reach the
+ * program whole, in order, without costing the app its connection.
+ */
+import { createHash } from 'node:crypto'
+import fc from 'fast-check'
+import { describe, expect, it } from 'vitest'
+import type { WriteSettlement } from 'ptykit/contracts'
+import { PTY_HOST_MAX_FRAME_BYTES } from '../../src/pty-host/frame-codec.js'
+import { combinePieceSettlements, PTY_HOST_WRITE_PIECE_CHARS, writePieces } from '../../src/pty-host/write-pieces.js'
+import { waitFor } from '../node-pty/pty-test-support.js'
+import { inProcessHost as startInProcessHost, providerOn, useCleanups } from './pty-host-test-support.js'
+
+const cleanups = useCleanups()
+
+describe('pty host: a write larger than a frame', () => {
+  it('reaches the program whole and in order, and the connection and the other PTYs carry on', async () => {
+    const { socketPath } = await startInProcessHost(cleanups)
+    const app = providerOn(socketPath, { autoStart: false })
+    cleanups.push(() => app.dispose())
+    const output = new Map<string, string>()
+    app.onData((event) => output.set(event.id, (output.get(event.id) ?? '') + event.data))
+    const bystander = await app.spawn({ file: '/bin/sh', args: ['-c', 'sleep 60'] })
+    // 20 MiB of text, then 3 Mi control characters (6 bytes each in JSON: 18 MiB as one frame).
+    const text = 'a'.repeat(20 * 1024 * 1024)
+    const controls = '\u0001'.repeat(3 * 1024 * 1024)
+    const total = text.length + controls.length
+    const sink = await app.spawn({ file: '/bin/sh', args: ['-c', `stty raw -echo; echo READY; head -c ${total} | md5sum; sleep 60`] })
+    await waitFor(() => ((output.get(sink.id) ?? '').includes('READY') ? true : undefined), 'the sink to be ready')
+    // Before: each was one frame over 16 MiB; the host dropped the app's connection, and both
+    // writes settled unverifiable/transport_lost with every PTY of the app unverifiable.
+    expect(await app.write(sink.id, text)).toEqual({ kind: 'accepted' })
+    expect(await app.write(sink.id, controls)).toEqual({ kind: 'accepted' })
+    // Every byte, in order: the program's digest of what it read is the digest of the two writes.
+    const expected = createHash('md5').update(text).update(controls).digest('hex')
+    await waitFor(() => ((output.get(sink.id) ?? '').includes(expected) ? true : undefined), `the digest ${expected} of what the sink read`, 60_000)
+    expect(app.hasPty(bystander.id)).toBe(true)
+    expect(await app.write(bystander.id, 'x')).toEqual({ kind: 'accepted' })
+  }, 90_000)
+})
+
+describe('write pieces', () => {
+  const unitArb = fc.oneof(fc.constantFrom('a', '\u0001', 'é', '€', '\ud83d\ude00', '\ud800', '\udc00'))
+  const textArb = fc.array(unitArb, { maxLength: 60 }).map((units) => units.join(''))
+
+  it('join back to the write, each within the limit, never splitting a surrogate pair', () => {
+    fc.assert(
+      fc.property(textArb, fc.integer({ min: 2, max: 9 }), (data, maxChars) => {
+        const pieces = writePieces(data, maxChars)
+        expect(pieces.join('')).toBe(data)
+        for (const piece of pieces) expect(piece.length).toBeLessThanOrEqual(maxChars)
+        if (data.length > 0) for (const piece of pieces) expect(piece.length).toBeGreaterThan(0)
+        for (let i = 1; i < pieces.length; i++) {
+          const last = pieces[i - 1]!.charCodeAt(pieces[i - 1]!.length - 1)
+          const first = pieces[i]!.charCodeAt(0)
+          expect(last >= 0xd800 && last <= 0xdbff && first >= 0xdc00 && first <= 0xdfff).toBe(false)
+        }
+      }),
+    )
+  })
+
+  it('fit a frame at the worst JSON escaping (6 bytes per code unit)', () => {
+    const frame = Buffer.byteLength(JSON.stringify({ v: 2, type: 'request', id: 1, method: 'write', params: { ptyId: 'x'.repeat(200), data: '\u0001'.repeat(PTY_HOST_WRITE_PIECE_CHARS) } }))
+    expect(frame).toBeLessThanOrEqual(PTY_HOST_MAX_FRAME_BYTES)
+  })
+
+  const settlementArb: fc.Arbitrary<WriteSettlement> = fc.oneof(
+    fc.constant<WriteSettlement>({ kind: 'accepted' }),
+    fc.constantFrom<WriteSettlement>({ kind: 'refused', reason: 'pty_exited' }, { kind: 'refused', reason: 'provider_refused_write' }),
+    fc.record({ kind: fc.constant('unverifiable' as const), reason: fc.constantFrom('transport_lost' as const, 'settlement_timeout' as const), bytesHandedToTransport: fc.boolean() }),
+  )
+
+  it('settle as one write: accepted only if every piece was, refused only if every piece was, else unverifiable', () => {
+    fc.assert(
+      fc.property(fc.array(settlementArb, { minLength: 1, maxLength: 6 }), (settlements) => {
+        const combined = combinePieceSettlements(settlements)
+        const kinds = settlements.map((s) => s.kind)
+        if (kinds.every((k) => k === 'accepted')) expect(combined).toEqual({ kind: 'accepted' })
+        else if (kinds.every((k) => k === 'refused')) expect(combined).toEqual(settlements[0])
+        else {
+          expect(combined.kind).toBe('unverifiable')
+          // Bytes may have left whenever a piece was accepted or may have handed some on.
+          const mayHaveLeft = settlements.some((s) => s.kind === 'accepted' || (s.kind === 'unverifiable' && s.bytesHandedToTransport))
+          expect(combined.kind === 'unverifiable' && combined.bytesHandedToTransport).toBe(mayHaveLeft)
+          if (kinds.includes('accepted')) expect(combined).toEqual({ kind: 'unverifiable', reason: 'partial_write', bytesHandedToTransport: true })
+        }
+      }),
+    )
+  })
+})
