@@ -1,3 +1,4 @@
+import { describeCodeUnit, loneSurrogateIndex } from '../contracts/well-formed-text.js'
 import { isTerminalInputKind } from '../contracts/index.js'
 import { describeThrownValue, describeValue } from '../contracts/describe-value.js'
 
@@ -44,9 +45,6 @@ export function assertBufferOptions(options: unknown): void {
   }
 }
 
-/** A high surrogate not followed by a low one, or a low surrogate not preceded by a high one. */
-const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/
-
 /**
  * Throw a `TypeError` naming the `data` argument and the index unless `data` is well-formed
  * UTF-16. Why refuse rather than send: a PTY carries UTF-8, where a lone surrogate has no
@@ -54,12 +52,9 @@ const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[
  * a surrogate pair split by the caller's own chunking).
  */
 export function assertWellFormedData(data: string): void {
-  const index = data.search(LONE_SURROGATE)
+  const index = loneSurrogateIndex(data)
   if (index === -1) return
-  const unit = data.charCodeAt(index).toString(16).toUpperCase()
-  throw new TypeError(
-    `Expected the \`data\` argument to be well-formed UTF-16, got a lone surrogate U+${unit} at index ${index}`,
-  )
+  throw new TypeError(`Expected the \`data\` argument to be well-formed UTF-16, got a lone surrogate ${describeCodeUnit(data, index)} at index ${index}`)
 }
 
 /**

@@ -1,3 +1,4 @@
+import { describeCodeUnit, loneSurrogateIndex } from '../contracts/well-formed-text.js'
 import { describeValue } from '../contracts/describe-value.js'
 import { assertPtyDimension, type PtySpawnOptions } from '../contracts/index.js'
 import { spawnOptionRefusal } from './provider-option-refusal.js'
@@ -21,6 +22,31 @@ function checkNonEmptyString(option: string, value: unknown): void {
   }
 }
 
+/**
+ * Refuse launch text that is not well-formed UTF-16 (a lone surrogate): the program would get
+ * U+FFFD in its place, not what the caller wrote. Type checks are the provider's.
+ */
+function checkWellFormed(option: string, value: unknown): void {
+  if (typeof value !== 'string') return
+  const index = loneSurrogateIndex(value)
+  if (index !== -1) fail(option, `well-formed UTF-16 (a lone surrogate, ${describeCodeUnit(value, index)} at index ${index}, would reach the program as U+FFFD)`, value)
+}
+
+/** {@link checkWellFormed} over the launch options a program receives: file, args, command, cwd, env. */
+function checkLaunchText(options: PtySpawnOptions): void {
+  checkWellFormed('file', options.file)
+  checkWellFormed('command', options.command)
+  checkWellFormed('cwd', options.cwd)
+  if (Array.isArray(options.args)) options.args.forEach((arg, index) => checkWellFormed(`args[${index}]`, arg))
+  const env: unknown = options.env
+  if (typeof env === 'object' && env !== null) {
+    for (const [name, value] of Object.entries(env)) {
+      checkWellFormed(`env.${name}`, name)
+      checkWellFormed(`env.${name}`, value)
+    }
+  }
+}
+
 function checkKeyed(option: 'slot' | 'claim', value: unknown): void {
   if (typeof value !== 'object' || value === null) {
     fail(option, 'an object with a non-empty `key`', value)
@@ -39,7 +65,8 @@ function checkKeyed(option: 'slot' | 'claim', value: unknown): void {
  * `MAX_PTY_DIMENSION` (65 535); `slot` together with `claim`; an empty `slot.key`, `claim.key`,
  * `hostId`, `scopeId`, `sessionId` or `preAllocatedHandle`; a `signal` that is not an AbortSignal;
  * an `onPtySpawnCommitted` that is not a function; an `isNewSession` that is not a boolean; a
- * `metadata` that is not an object; a `slotCreateClaim` that is not a function, or without `slot`.
+ * `metadata` that is not an object; a `slotCreateClaim` that is not a function, or without `slot`;
+ * a `file`, `args[i]`, `command`, `cwd` or `env` name or value holding a lone surrogate.
  */
 export function validatePtySpawnOptions(options: PtySpawnOptions): void {
   if (typeof options !== 'object' || options === null) {
@@ -47,6 +74,7 @@ export function validatePtySpawnOptions(options: PtySpawnOptions): void {
   }
   // Each check runs only for an option that is present: this runs once per spawn, in the caller's
   // turn, mostly over options that set a few of these.
+  checkLaunchText(options)
   if (options.cols !== undefined) checkDimension('cols', options.cols)
   if (options.rows !== undefined) checkDimension('rows', options.rows)
   if (options.hostId !== undefined) checkNonEmptyString('hostId', options.hostId)

@@ -1,4 +1,6 @@
+import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
+import { isPtySpawnError, type PtySpawnError } from 'ptykit/spawn'
 import { createHarness } from './controller-harness.js'
 
 // Programmer errors are TypeErrors naming the argument, never a quiet `false` or a default.
@@ -50,6 +52,35 @@ describe('controller argument validation', () => {
     expect(h.provider.calls.filter((call) => call.method === 'write')).toEqual([])
     // A whole pair is fine.
     expect(h.controller.write(id, 'A\uD83D\uDE00B', 'driving')).toBe(true)
+  })
+
+  it('a spawn whose launch text holds a lone surrogate is refused naming the option, before anything starts', async () => {
+    // The program would get U+FFFD in its place (the helper-97 review: a startup `command` was
+    // sent altered while `write` refused the same text).
+    await fc.assert(
+      fc.asyncProperty(
+        fc.constantFrom('file', 'command', 'cwd', 'args', 'envValue', 'envName'),
+        fc.constantFrom('\uD800', '\uDC00', 'x\uD83D'),
+        fc.nat(3),
+        async (where, lone, argIndex) => {
+          const h = createHarness()
+          const args = Array.from({ length: argIndex + 1 }, (_, index) => (index === argIndex && where === 'args' ? lone : 'ok'))
+          const options =
+            where === 'file' ? { file: lone } : where === 'command' ? { command: `echo ${lone}` } : where === 'cwd' ? { cwd: `/tmp/${lone}` } : where === 'args' ? { args }
+            : where === 'envValue' ? { env: { A: lone } } : { env: { [`B${lone}`]: '1' } }
+          const option = where === 'args' ? `args[${argIndex}]` : where === 'envValue' ? 'env.A' : where === 'envName' ? `env.B${lone}` : where
+          const failure = await h.controller.spawn(options).catch((error: unknown) => error)
+          expect(isPtySpawnError(failure) && failure.code).toBe('invalid_spawn_options')
+          expect((failure as PtySpawnError).option).toBe(option)
+          expect((failure as Error).message).toContain('lone surrogate')
+          expect(h.provider.calls.filter((call) => call.method === 'spawn')).toEqual([])
+        },
+      ),
+      { numRuns: 40 },
+    )
+    // A whole pair is fine.
+    const h = createHarness()
+    await expect(h.controller.spawn({ command: 'echo \uD83D\uDE00', args: ['\uD83D\uDE00'] })).resolves.toMatchObject({ isReattach: false })
   })
 
   // Renderer views and snapshots: a late call from a view (unmounted, disposed) answers
