@@ -160,7 +160,12 @@ export interface PtyProvider {
   spawn(options: ProviderSpawnOptions): Promise<PtySpawnResult>
   /** Write bytes and settle the outcome (three-valued; may settle synchronously). */
   write(id: string, data: string): WriteSettlement | Promise<WriteSettlement>
-  /** Resize; returns false when the PTY is unknown or gone. */
+  /**
+   * Resize; returns false when the PTY is unknown or gone. A size past a limit of the provider's
+   * own (within 1 to `MAX_PTY_DIMENSION`, which the controller checks first) is refused by throwing
+   * an error with `code: 'invalid_option'`, `option` (`'cols'` or `'rows'`) and `value`; the
+   * controller passes it to its caller. Any other throw is reported as `provider_threw`.
+   */
   resize(id: string, cols: number, rows: number): boolean
   /** The size the PTY actually has, read back; `null` when it cannot be confirmed. */
   getSize?(id: string): PtySize | null

@@ -44,7 +44,13 @@ export class PtyInput {
     return settlementFromProviderWrite(settlement)
   }
 
-  /** Resize a live PTY; `false` when it is unknown, not live, or the provider refused or threw. */
+  /**
+   * Resize a live PTY; `false` when it is unknown, not live, or the provider refused or threw.
+   *
+   * @throws the provider's refusal of the size itself (a limit of its own, such as the pty host's
+   * screen cells: an error with `code: 'invalid_option'` naming `cols` or `rows` and the value),
+   * as the caller's error — not reported as a provider failure.
+   */
   resize(ptyId: string, cols: number, rows: number): boolean {
     const record = this.#core.records.get(ptyId)
     if (record === undefined || record.state !== 'live') return false
@@ -53,6 +59,7 @@ export class PtyInput {
       if (applied) record.size = { cols, rows }
       return applied
     } catch (error) {
+      if (isSizeRefusal(error)) throw error
       reportProviderThrow(this.#core, record.provider, 'resize', error, ptyId)
       return false
     }
@@ -69,5 +76,16 @@ export class PtyInput {
       reportProviderThrow(this.#core, record.provider, 'getSize', error, ptyId)
     }
     return { ...record.size }
+  }
+}
+
+/** A provider's refusal of a size past a limit of its own (`code: 'invalid_option'`, `option` `cols` or `rows`). */
+function isSizeRefusal(error: unknown): boolean {
+  if (typeof error !== 'object' || error === null) return false
+  try {
+    const candidate = error as { code?: unknown; option?: unknown }
+    return candidate.code === 'invalid_option' && (candidate.option === 'cols' || candidate.option === 'rows')
+  } catch {
+    return false
   }
 }

@@ -127,6 +127,30 @@ describe('size', () => {
     const { id } = await h.controller.spawn({})
     expect(() => h.controller.resize(id, cols, 10)).toThrow(/^Expected the `cols` argument to be an integer from 1 to 65535, got /)
   })
+
+  it('passes a provider\'s refusal of the size (a limit of its own) to the caller; any other throw is provider_threw and false', async () => {
+    const fake = createFakePtyProvider()
+    const refusal = Object.assign(new Error('Expected the `cols` option to keep the screen within 8388608 cells, got 5000'), { code: 'invalid_option', option: 'cols', value: 5000 })
+    let resizeThrows: unknown = refusal
+    const provider: PtyProvider = Object.assign(Object.create(fake) as PtyProvider, {
+      resize: (id: string, cols: number, rows: number) => {
+        if (cols === 5000) throw resizeThrows
+        return fake.resize(id, cols, rows)
+      },
+    })
+    const controller = createPtyController({ provider })
+    const errors: string[] = []
+    controller.on('error', (error) => errors.push(error.code))
+    const { id } = await controller.spawn({})
+    // Before: false, and an `error` event (provider_threw) the caller of resize never sees.
+    expect(() => controller.resize(id, 5000, 5000)).toThrow(refusal)
+    expect(errors).toEqual([])
+    expect(controller.resize(id, 120, 40)).toBe(true)
+    resizeThrows = new Error('the provider broke')
+    expect(controller.resize(id, 5000, 10)).toBe(false)
+    expect(errors).toEqual(['provider_threw'])
+    await controller.dispose()
+  })
 })
 
 describe('queries', () => {
