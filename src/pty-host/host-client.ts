@@ -1,6 +1,9 @@
 import type { Socket } from 'node:net'
 import { FrameBufferPool } from './frame-buffer-pool.js'
-import { encodeFrame, encodeOutputFrame } from './frame-codec.js'
+import { encodeFrame, encodeOutputFrame, PTY_HOST_MAX_FRAME_BYTES } from './frame-codec.js'
+
+/** The length prefix before each frame's body. */
+const FRAME_HEADER_BYTES = 4
 import type { PtyHostMessage } from './protocol.js'
 
 /**
@@ -148,7 +151,20 @@ export class HostClient {
       return
     }
     this.flushOutput()
-    if (written === undefined) this.socket.write(encodeFrame(message))
-    else this.socket.write(encodeFrame(message), (error) => written(error === undefined || error === null))
+    let frame = encodeFrame(message)
+    if (frame.length - FRAME_HEADER_BYTES > PTY_HOST_MAX_FRAME_BYTES) {
+      // The client would drop the connection (and every PTY on it) at a frame over the limit:
+      // a reply that large answers as a failed call instead.
+      if (message.type !== 'reply') return written?.(false)
+      frame = encodeFrame({
+        v: message.v,
+        type: 'reply',
+        id: message.id,
+        ok: false,
+        error: { code: 'host_error', message: `The reply (${frame.length - FRAME_HEADER_BYTES} bytes) is larger than a frame holds (${PTY_HOST_MAX_FRAME_BYTES} bytes)` },
+      })
+    }
+    if (written === undefined) this.socket.write(frame)
+    else this.socket.write(frame, (error) => written(error === undefined || error === null))
   }
 }

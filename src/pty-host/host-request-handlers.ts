@@ -6,6 +6,8 @@ import type { HostSession, HostSessionStore } from './host-sessions.js'
 import { countParam, PTY_HOST_PROTOCOL_VERSION, SPAWN_LAUNCH_KEYS, stringParam, type PtyHostMethod, type PtyHostRequest } from './protocol.js'
 import { PtyHostError } from './pty-host-error.js'
 import { assertScreenWithinLimit } from './screen-limit.js'
+import { PTY_HOST_MAX_FRAME_BYTES } from './frame-codec.js'
+import type { PtyHostBufferSnapshot, SessionHistory } from './session-history.js'
 
 /** What a handler resolves with: a result to reply with, or {@link REPLIED} when it sent the reply itself. */
 export type HostHandlerResult = Promise<unknown>
@@ -215,11 +217,46 @@ export function createHostRequestHandlers({ provider, sessions, activityChanged,
       const id = stringParam(request.params, 'ptyId')
       const session = live.get(id) ?? exited.get(id)
       if (session === undefined || session.historyDropped) return null
-      return session.history.snapshot(countParam(request.params, 'scrollbackRows'))
+      return snapshotWithinFrame(session.history, countParam(request.params, 'scrollbackRows'))
     },
     async clear(_client, request) {
       live.get(stringParam(request.params, 'ptyId'))?.history.clear()
       return null
     },
   }
+}
+
+/**
+ * The most JSON bytes of a snapshot's `data` a reply carries: the frame limit less room for the
+ * envelope. A larger reply would make the app drop the connection (and every PTY on it).
+ */
+const PTY_HOST_SNAPSHOT_MAX_JSON_BYTES = PTY_HOST_MAX_FRAME_BYTES - 64 * 1024
+
+/**
+ * A snapshot whose reply fits one frame: with `scrollbackRows` (all the screen holds when
+ * `undefined`), or — when that serializes past {@link PTY_HOST_SNAPSHOT_MAX_JSON_BYTES} (a wide
+ * screen of true-colour output: ~50 JSON bytes a cell) — with half as many scrollback rows as it
+ * held, again, down to none. The snapshot is then the latest rows that fit: a caller that asked for
+ * more gets fewer lines, never a dropped connection. Throws `host_error` when even the screen
+ * without scrollback does not fit.
+ */
+async function snapshotWithinFrame(history: SessionHistory, scrollbackRows: number | undefined): Promise<PtyHostBufferSnapshot> {
+  let rows = scrollbackRows
+  for (;;) {
+    const snapshot = await history.snapshot(rows)
+    if (Buffer.byteLength(JSON.stringify(snapshot.data), 'utf8') <= PTY_HOST_SNAPSHOT_MAX_JSON_BYTES) return snapshot
+    // The scrollback it held: its lines less the screen's own rows.
+    const held = Math.max(0, countLines(snapshot.data) - snapshot.rows)
+    if (rows === 0 || held === 0) {
+      throw new PtyHostError('host_error', `The screen of this PTY serializes to more than a frame holds (${PTY_HOST_MAX_FRAME_BYTES} bytes) even without scrollback`)
+    }
+    rows = Math.floor(Math.min(rows ?? held, held) / 2)
+  }
+}
+
+/** How many lines `text` holds (line feeds + 1). */
+function countLines(text: string): number {
+  let lines = 1
+  for (let index = text.indexOf('\n'); index !== -1; index = text.indexOf('\n', index + 1)) lines += 1
+  return lines
 }

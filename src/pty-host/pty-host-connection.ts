@@ -1,7 +1,7 @@
 import { createConnection, type Socket } from 'node:net'
 import { clampTimerDelay } from '../contracts/deadline.js'
 import { ConnectionReader, readThrough } from './connection-reader.js'
-import { encodeFrame, encodeFrames, encodeFramesInto } from './frame-codec.js'
+import { encodeFrame, encodeFrames, encodeFramesInto, PTY_HOST_MAX_FRAME_BYTES } from './frame-codec.js'
 import { protocolMismatchMessage, PTY_HOST_PROTOCOL_VERSION, type PtyHostMessage, type PtyHostMethod, type PtyHostWireError } from './protocol.js'
 import { PtyHostError } from './pty-host-error.js'
 import { RequestDeadlines, type DeadlineEntry } from './request-deadlines.js'
@@ -75,6 +75,11 @@ export class PtyHostConnection {
    * a client that calls any other). Ask {@link PtyHostConnection.answers} before a newer method.
    */
   readonly hostMethods: ReadonlySet<string> | undefined
+  /**
+   * The largest frame the host accepts, from its welcome (its `maxFrameBytes`); the default limit
+   * for a host that does not say (ptykit 0.1.0 and hosts before this field, which use it).
+   */
+  readonly hostMaxFrameBytes: number
   readonly #socket: Socket
   readonly #pending = new Map<number, Pending>()
   /** How many of the pending requests hold the app open. */
@@ -101,7 +106,7 @@ export class PtyHostConnection {
 
   private constructor(
     socket: Socket,
-    welcome: { hostInstanceId: string; hostScrollbackRows: number | undefined; hostMethods: ReadonlySet<string> | undefined },
+    welcome: { hostInstanceId: string; hostScrollbackRows: number | undefined; hostMethods: ReadonlySet<string> | undefined; hostMaxFrameBytes?: number | undefined },
     reader: ConnectionReader,
     leftover: PtyHostMessage[],
   ) {
@@ -109,6 +114,7 @@ export class PtyHostConnection {
     this.hostInstanceId = welcome.hostInstanceId
     this.hostScrollbackRows = welcome.hostScrollbackRows
     this.hostMethods = welcome.hostMethods
+    this.hostMaxFrameBytes = welcome.hostMaxFrameBytes ?? PTY_HOST_MAX_FRAME_BYTES
     reader.onMessages = (messages) => this.#enqueue(messages as PtyHostMessage[])
     socket.on('close', () => this.#closedNow())
     socket.unref()
@@ -165,7 +171,8 @@ export class PtyHostConnection {
         reader.onBadFrame = () => socket.destroy()
         const hostScrollbackRows = Number.isSafeInteger(first.scrollbackRows) ? (first.scrollbackRows as number) : undefined
         const hostMethods = Array.isArray(first.methods) ? new Set(first.methods.filter((method): method is string => typeof method === 'string')) : undefined
-        resolve(new PtyHostConnection(socket, { hostInstanceId: first.hostInstanceId, hostScrollbackRows, hostMethods }, reader, messages.slice(1) as PtyHostMessage[]))
+        const hostMaxFrameBytes = Number.isSafeInteger(first.maxFrameBytes) && (first.maxFrameBytes as number) > 0 ? (first.maxFrameBytes as number) : undefined
+        resolve(new PtyHostConnection(socket, { hostInstanceId: first.hostInstanceId, hostScrollbackRows, hostMethods, hostMaxFrameBytes }, reader, messages.slice(1) as PtyHostMessage[]))
       }
     })
   }

@@ -255,7 +255,7 @@ export async function startPtyHost(options: PtyHostServerOptions = {}): Promise<
     if (!secretsMatch(message.secret, secret)) return (refuse(client, 'unauthorized', 'The pty host refused the secret'), false)
     client.authenticated = true
     graceEndsAt = null
-    client.send({ v: PTY_HOST_PROTOCOL_VERSION, type: 'welcome', hostInstanceId, hostPid: process.pid, scrollbackRows, methods: PTY_HOST_METHODS })
+    client.send({ v: PTY_HOST_PROTOCOL_VERSION, type: 'welcome', hostInstanceId, hostPid: process.pid, scrollbackRows, methods: PTY_HOST_METHODS, maxFrameBytes })
     return true
   }
 

@@ -10,8 +10,20 @@ import { PTY_HOST_MAX_FRAME_BYTES } from './frame-codec.js'
  */
 export const PTY_HOST_WRITE_PIECE_CHARS = 1024 * 1024
 
+/** Room in a write request's frame for everything but the data (the envelope, the PTY id). */
+const WRITE_ENVELOPE_BYTES = 64 * 1024
+
 // The guarantee above, checked where the two numbers meet: 6 bytes per unit plus the envelope.
-if (6 * PTY_HOST_WRITE_PIECE_CHARS + 64 * 1024 > PTY_HOST_MAX_FRAME_BYTES) throw new Error('PTY_HOST_WRITE_PIECE_CHARS outgrows the frame limit')
+if (6 * PTY_HOST_WRITE_PIECE_CHARS + WRITE_ENVELOPE_BYTES > PTY_HOST_MAX_FRAME_BYTES) throw new Error('PTY_HOST_WRITE_PIECE_CHARS outgrows the frame limit')
+
+/**
+ * The piece size for a host that accepts frames of at most `maxFrameBytes` (its welcome says; a
+ * host started with a smaller `maxFrameBytes` than the default): {@link PTY_HOST_WRITE_PIECE_CHARS}
+ * or less, at least 2 code units (a surrogate pair).
+ */
+export function writePieceCharsFor(maxFrameBytes: number): number {
+  return Math.max(2, Math.min(PTY_HOST_WRITE_PIECE_CHARS, Math.floor((maxFrameBytes - WRITE_ENVELOPE_BYTES) / 6)))
+}
 
 /**
  * `data` cut into pieces of at most `maxChars` code units, never between the two halves of a
