@@ -56,6 +56,9 @@ export function fromWireError(error: PtyHostWireError, ptyId?: string): PtyHostE
   return new PtyHostError(code, error.message, { ptyId, hostCode: error.code, ...option })
 }
 
+/** Room in a request's frame for the envelope around its params (version, type, id, method). */
+const REQUEST_ENVELOPE_BYTES = 256
+
 /** The methods a host of ptykit 0.1.0 (whose welcome lists none) does not answer. */
 const METHODS_ADDED_SINCE_0_1_0: ReadonlySet<PtyHostMethod> = new Set<PtyHostMethod>(['exits'])
 
@@ -203,6 +206,14 @@ export class PtyHostConnection {
    */
   request(method: PtyHostMethod, params: Record<string, unknown>, timeoutMs?: number, options?: { holdsApp?: boolean }): Promise<unknown> {
     if (this.#closed) return Promise.reject(new PtyHostError('transport_lost', `The connection to the pty host is closed (${method})`))
+    // A frame over the host's limit would make it drop this connection, and every PTY on it: such
+    // a call fails alone, before anything is sent. (Writes are cut to fit by the provider.)
+    if (method !== 'write') {
+      const bytes = Buffer.byteLength(JSON.stringify(params), 'utf8') + REQUEST_ENVELOPE_BYTES
+      if (bytes > this.hostMaxFrameBytes) {
+        return Promise.reject(new PtyHostError('invalid_option', `The ${method} request (${bytes} bytes) is larger than the pty host accepts in a frame (${this.hostMaxFrameBytes} bytes); nothing was sent`))
+      }
+    }
     const id = this.#nextId++
     return new Promise<unknown>((resolve, reject) => {
       const holdsApp = options?.holdsApp !== false

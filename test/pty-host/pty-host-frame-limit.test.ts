@@ -12,6 +12,7 @@ import type { Socket } from 'node:net'
 import { FrameDecoder, PTY_HOST_MAX_FRAME_BYTES } from '../../src/pty-host/frame-codec.js'
 import { HostClient } from '../../src/pty-host/host-client.js'
 import { combinePieceSettlements, PTY_HOST_WRITE_PIECE_CHARS, writePieceCharsFor, writePieces } from '../../src/pty-host/write-pieces.js'
+import { isPtyHostError } from 'ptykit/pty-host'
 import { waitFor } from '../node-pty/pty-test-support.js'
 import { inProcessHost as startInProcessHost, providerOn, useCleanups } from './pty-host-test-support.js'
 
@@ -44,7 +45,7 @@ describe('pty host: a write larger than a frame', () => {
 })
 
 describe('pty host: a host that accepts only small frames', () => {
-  it('is sent writes in pieces its welcome allows', async () => {
+  it('is sent writes in pieces its welcome allows, and no larger call', async () => {
     const { socketPath } = await startInProcessHost(cleanups, { maxFrameBytes: 256 * 1024 })
     const app = providerOn(socketPath, { autoStart: false })
     cleanups.push(() => app.dispose())
@@ -60,6 +61,13 @@ describe('pty host: a host that accepts only small frames', () => {
     const expected = createHash('md5').update(text).digest('hex')
     await waitFor(() => (output.includes(expected) ? true : undefined), 'the digest of what the sink read', 30_000)
     expect(app.hasPty(sink.id)).toBe(true)
+    // Any other call that large fails alone, before anything is sent (before: the host dropped the
+    // connection, and the sink with every other PTY of the app became unverifiable).
+    const refused = await app.spawn({ file: '/bin/sh', env: { BIG: 'x'.repeat(300 * 1024) } }).catch((error: unknown) => error)
+    expect(isPtyHostError(refused) && refused.code).toBe('invalid_option')
+    expect((refused as Error).message).toContain('larger than the pty host accepts')
+    expect(app.hasPty(sink.id)).toBe(true)
+    expect(await app.write(sink.id, 'x')).toEqual({ kind: 'accepted' })
   }, 60_000)
 })
 
