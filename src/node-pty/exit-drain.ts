@@ -266,13 +266,13 @@ export class ExitDrain<C extends DrainChunk = string> {
       if (proof !== null) {
         this.#proof = proof
         // Closed once the child is gone (at once when it is: the usual end), never before.
-        this.#deferredDestroyArgs = args
+        this.#holdDestroy(args)
         this.#release()
         return socket
       }
     }
     if (this.#state === 'watching' || this.#state === 'marking') {
-      this.#deferredDestroyArgs = args
+      this.#holdDestroy(args)
       this.#hooks.onNativeExitHint()
       return socket
     }
@@ -283,10 +283,22 @@ export class ExitDrain<C extends DrainChunk = string> {
     }
     if (!this.#childGone) {
       // The stream ended while the child lives (it let go of the terminal): keep the master open.
-      this.#deferredDestroyArgs = args
+      this.#holdDestroy(args)
       return socket
     }
     return originalDestroy.apply(socket, args)
+  }
+
+  /**
+   * Hold off a destroy of the master's stream with `args`. The first error held is the one that
+   * goes through: a later one — a read restarted (a consumer's resume) on a master that already
+   * answered `EIO` fails with `ENOTCONN` — would reach node-pty's `error` listener, which throws
+   * any error but `EIO`.
+   */
+  #holdDestroy(args: unknown[]): void {
+    const held = this.#deferredDestroyArgs
+    if (held !== null && held[0] instanceof Error) return
+    this.#deferredDestroyArgs = args
   }
 
   #armGiveUp(): void {

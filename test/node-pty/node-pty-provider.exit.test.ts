@@ -65,6 +65,10 @@ describe('node-pty provider: exit causes (real processes)', () => {
     expect(log.exits(id)).toEqual([])
     expect(provider.hasPty(id)).toBe(true)
     expect(await provider.probeLiveness(id)).toBe(true)
+    // A consumer's pause and resume of a stream that ended (libuv's end at the master's hang-up)
+    // change nothing: the master stays open, and the exit comes.
+    provider.pauseProducer(id)
+    provider.resumeProducer(id)
     expect((await log.exitOf(id)).cause).toEqual({ kind: 'exited', exitCode: 3 })
   })
 
