@@ -217,7 +217,7 @@ export function createHostRequestHandlers({ provider, sessions, activityChanged,
       const id = stringParam(request.params, 'ptyId')
       const session = live.get(id) ?? exited.get(id)
       if (session === undefined || session.historyDropped) return null
-      return snapshotWithinFrame(session.history, countParam(request.params, 'scrollbackRows'))
+      return snapshotWithinFrame(session.history, countParam(request.params, 'scrollbackRows'), scrollbackRows)
     },
     async clear(_client, request) {
       live.get(stringParam(request.params, 'ptyId'))?.history.clear()
@@ -235,28 +235,23 @@ const PTY_HOST_SNAPSHOT_MAX_JSON_BYTES = PTY_HOST_MAX_FRAME_BYTES - 64 * 1024
 /**
  * A snapshot whose reply fits one frame: with `scrollbackRows` (all the screen holds when
  * `undefined`), or — when that serializes past {@link PTY_HOST_SNAPSHOT_MAX_JSON_BYTES} (a wide
- * screen of true-colour output: ~50 JSON bytes a cell) — with half as many scrollback rows as it
- * held, again, down to none. The snapshot is then the latest rows that fit: a caller that asked for
- * more gets fewer lines, never a dropped connection. Throws `host_error` when even the screen
- * without scrollback does not fit.
+ * screen of true-colour output: ~50 JSON bytes a cell) — with half as many scrollback rows, again,
+ * down to none. The snapshot is then the latest rows that fit: a caller that asked for more gets
+ * fewer lines, never a dropped connection. Throws `host_error` when even the screen without
+ * scrollback does not fit.
+ *
+ * @param screenScrollbackRows - the scrollback rows the host's screens keep (the most there can be)
  */
-async function snapshotWithinFrame(history: SessionHistory, scrollbackRows: number | undefined): Promise<PtyHostBufferSnapshot> {
-  let rows = scrollbackRows
+async function snapshotWithinFrame(history: SessionHistory, scrollbackRows: number | undefined, screenScrollbackRows: number): Promise<PtyHostBufferSnapshot> {
+  let rows = Math.min(scrollbackRows ?? screenScrollbackRows, screenScrollbackRows)
+  let snapshot = await history.snapshot(scrollbackRows)
   for (;;) {
-    const snapshot = await history.snapshot(rows)
     if (Buffer.byteLength(JSON.stringify(snapshot.data), 'utf8') <= PTY_HOST_SNAPSHOT_MAX_JSON_BYTES) return snapshot
-    // The scrollback it held: its lines less the screen's own rows.
-    const held = Math.max(0, countLines(snapshot.data) - snapshot.rows)
-    if (rows === 0 || held === 0) {
+    if (rows === 0) {
       throw new PtyHostError('host_error', `The screen of this PTY serializes to more than a frame holds (${PTY_HOST_MAX_FRAME_BYTES} bytes) even without scrollback`)
     }
-    rows = Math.floor(Math.min(rows ?? held, held) / 2)
+    // Why not count the rows the data held: a long line wrapped over many rows is one line of it.
+    rows = Math.floor(rows / 2)
+    snapshot = await history.snapshot(rows)
   }
-}
-
-/** How many lines `text` holds (line feeds + 1). */
-function countLines(text: string): number {
-  let lines = 1
-  for (let index = text.indexOf('\n'); index !== -1; index = text.indexOf('\n', index + 1)) lines += 1
-  return lines
 }

@@ -72,7 +72,7 @@ describe('pty host: a host that accepts only small frames', () => {
 })
 
 describe('pty host: a snapshot larger than a frame', () => {
-  it('comes back with the latest scrollback rows that fit, and the connection and the other PTYs carry on', async () => {
+  it.each([false, true])('comes back with the latest scrollback rows that fit, and the connection and the other PTYs carry on (one long wrapped line: %s)', async (wrapped) => {
     const { socketPath } = await startInProcessHost(cleanups, { scrollbackRows: 1_000, historyChars: 64 * 1024 * 1024, screenCharsPerSecond: 1_000_000_000 })
     const app = providerOn(socketPath, { autoStart: false })
     cleanups.push(() => app.dispose())
@@ -84,10 +84,11 @@ describe('pty host: a snapshot larger than a frame', () => {
     // 1 100 lines of 500 true-colour cells (two SGRs each, ~50 bytes a cell as JSON): the whole
     // screen with its 1 000 scrollback rows serializes to ~25 MiB of JSON.
     const script = [
+      `const WRAPPED = ${String(wrapped)}`,
       "let out = ''",
       'for (let y = 0; y < 1100; y++) {',
       "  for (let x = 0; x < 500; x++) out += `\x1b[38;2;${(x * 7) % 256};${(y * 3) % 256};${(x + y) % 256}m\x1b[48;2;${(x * 5) % 256};${(y * 11) % 256};${(x * y) % 256}m${String.fromCharCode(65 + (x % 26))}`",
-      "  out += `\x1b[0m line ${y}\r\n`",
+      "  out += `\x1b[0m line ${y}${WRAPPED ? ' ' : '\\r\\n'}`",
       '}',
       "process.stdout.write(out + 'DONE\\r\\n', () => setTimeout(() => {}, 60000))",
     ].join('\n')
@@ -100,8 +101,10 @@ describe('pty host: a snapshot larger than a frame', () => {
       return taken !== null && taken.data.includes('DONE') ? taken : undefined
     }, 'a snapshot of the whole output', 30_000)
     expect(snapshot.data).toContain('line 1099')
-    // Fewer scrollback rows than asked: the latest that fit (line 49 of the 1 100 is among the
-    // oldest the screen kept, and it is gone from the snapshot).
+    // Fewer scrollback rows than asked: the latest that fit (line 60 of the 1 100 is among the
+    // oldest the screen kept, and it is gone from the snapshot). Wrapped, the whole output is one
+    // line of the serialization: the rows to keep are halved all the same.
+    expect(snapshot.data).not.toContain('line 60 ')
     expect(snapshot.data).not.toContain('line 60\r')
     expect(Buffer.byteLength(JSON.stringify(snapshot.data))).toBeLessThanOrEqual(PTY_HOST_MAX_FRAME_BYTES)
     expect(app.hasPty(bystander.id)).toBe(true)
