@@ -1,9 +1,18 @@
 import { constants as fsConstants, openSync } from 'node:fs'
+import { StringDecoder } from 'node:string_decoder'
 import type { NodePtyTerminal } from './node-pty-module.js'
 import type { DrainChunk, DrainEndProof, DrainLink, DrainMasterSocket, ExitDrainProof, ExitDrainState } from './drain-end-proof.js'
 import { mintMarker } from './drain-marker.js'
 import { MarkerProof } from './drain-marker-proof.js'
 import { MasterReadOut, ReadOutProof } from './drain-read-out.js'
+import { readOutMaster } from './master-read-out.js'
+
+/**
+ * While a PTY's stream has ended but its leader lives (it let go of the terminal), how often the
+ * drain reads the master itself: a process of the session may open the terminal again
+ * (`/dev/tty`) and write, and libuv no longer reads it.
+ */
+export const NODE_PTY_LATE_OUTPUT_POLL_MS = 100
 
 export type { DrainChunk, ExitDrainProof, ExitDrainState } from './drain-end-proof.js'
 
@@ -87,6 +96,12 @@ export class ExitDrain<C extends DrainChunk = string> {
    * closing the master would hang it up — a death nobody asked for.
    */
   #childGone = false
+  /** The master's fd where the drain may read it itself (Linux read-out); `null` otherwise. */
+  #masterFd: number | null = null
+  /** The poll of the master while its stream has ended and the leader lives; `null` when none. */
+  #latePoll: NodeJS.Timeout | null = null
+  /** Decodes what the late poll reads (string mode); made on its first read. */
+  #lateDecoder: StringDecoder | null = null
 
   /**
    * Start watching a freshly spawned terminal. Call it synchronously after `spawn()`, before the
@@ -112,6 +127,7 @@ export class ExitDrain<C extends DrainChunk = string> {
       // Linux: nothing to open (`drain-read-out.ts`); only the master and its stream are watched.
       this.#state = 'watching'
       const destroySocket = this.#hookSocket(socket)
+      this.#masterFd = internals._fd
       this.#endProof = new ReadOutProof<C>(new ExitDrain.#Link(this), internals._fd, socket, socket.push, destroySocket)
       return
     }
@@ -211,6 +227,7 @@ export class ExitDrain<C extends DrainChunk = string> {
   finish(): C {
     // node-pty reports the exit once its waitpid returned: the child is gone.
     this.#childGone = true
+    this.#stopLatePoll()
     const held = this.#endProof?.flush() ?? ((this.#bytes ? Buffer.alloc(0) : '') as C)
     if (this.#state === 'watching' || this.#state === 'marking') this.#release()
     this.#endProof?.stopRetrying()
@@ -297,8 +314,47 @@ export class ExitDrain<C extends DrainChunk = string> {
    */
   #holdDestroy(args: unknown[]): void {
     const held = this.#deferredDestroyArgs
-    if (held !== null && held[0] instanceof Error) return
-    this.#deferredDestroyArgs = args
+    if (held === null || !(held[0] instanceof Error)) this.#deferredDestroyArgs = args
+    // Held past the output's proven end (the stream is done): watch the master until the leader goes.
+    if (this.#state === 'released') this.#startLatePoll()
+  }
+
+  /** Start reading the master on a timer (see {@link NODE_PTY_LATE_OUTPUT_POLL_MS}), where the drain can. */
+  #startLatePoll(): void {
+    if (this.#latePoll !== null || this.#masterFd === null || this.#childGone) return
+    this.#latePoll = setInterval(ExitDrain.#pollLateOutput, NODE_PTY_LATE_OUTPUT_POLL_MS, this)
+    this.#latePoll.unref()
+  }
+
+  #stopLatePoll(): void {
+    if (this.#latePoll !== null) clearInterval(this.#latePoll)
+    this.#latePoll = null
+  }
+
+  static readonly #pollLateOutput = (drain: ExitDrain<DrainChunk>): void => {
+    if (!drain.#paused) drain.#readLateOutput()
+  }
+
+  /**
+   * Read what the master holds now and deliver it, in order after everything the stream delivered:
+   * output a process wrote after opening the terminal again. Stops at the consumer's pause.
+   */
+  #readLateOutput(): void {
+    const fd = this.#masterFd
+    if (fd === null) return
+    const end = readOutMaster(
+      fd,
+      (bytes) => {
+        if (this.#bytes) {
+          this.#hooks.emit(Buffer.from(bytes) as C)
+          return
+        }
+        const text = (this.#lateDecoder ??= new StringDecoder('utf8')).write(bytes)
+        if (text.length > 0) this.#hooks.emit(text as C)
+      },
+      () => !this.#paused,
+    )
+    if (end === 'failed') this.#stopLatePoll()
   }
 
   #armGiveUp(): void {
@@ -323,6 +379,8 @@ export class ExitDrain<C extends DrainChunk = string> {
     this.#clearGiveUp()
     this.#endProof?.release()
     this.#destroyDeferred()
+    // A destroy still held: the leader lives on past its output's end (see #holdDestroy).
+    if (this.#deferredDestroyArgs !== null) this.#startLatePoll()
   }
 
   /** Let a held-off destroy through, once the child is gone (until then the master stays open). */
@@ -330,6 +388,13 @@ export class ExitDrain<C extends DrainChunk = string> {
     const args = this.#deferredDestroyArgs
     if (args === null || !this.#childGone) return
     this.#deferredDestroyArgs = null
+    if (this.#latePoll !== null) {
+      // The leader is gone: what its session wrote last is read before the master closes.
+      this.#stopLatePoll()
+      this.#readLateOutput()
+      const tail = this.#lateDecoder?.end() ?? ''
+      if (tail.length > 0) this.#hooks.emit(tail as C)
+    }
     if (this.#socket === null || this.#originalDestroy === null) return
     // node-pty's own destroy (its timer after the exit) must not drop output queued ahead of the
     // end: the stream closes on its own after it, which is what node-pty waits for.

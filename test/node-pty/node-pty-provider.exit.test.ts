@@ -72,6 +72,16 @@ describe('node-pty provider: exit causes (real processes)', () => {
     expect((await log.exitOf(id)).cause).toEqual({ kind: 'exited', exitCode: 3 })
   })
 
+  it('reads what such a program writes after opening its terminal again, in order, and the exit comes after it', async () => {
+    // The stream has ended (no process held the terminal); libuv reads no more. Before, a write
+    // of more than the terminal's buffer blocked for good (no exit), and a small one was lost.
+    const script = "echo READY; exec </dev/null >/dev/null 2>&1; sleep 0.3; printf 'late ' >/dev/tty; head -c 100000 /dev/zero | tr '\\0' b >/dev/tty; printf ' end' >/dev/tty; exit 3"
+    const { id } = await provider.spawn({ file: '/bin/sh', args: ['-c', script] })
+    expect((await log.exitOf(id, 15_000)).cause).toEqual({ kind: 'exited', exitCode: 3 })
+    const output = log.output(id)
+    expect(output).toMatch(/READY\r\nlate b{100000} end$/)
+  })
+
   it('a wrapper host (hostReportsChildExitStatus: false) reports unknown/host_status_unavailable', async () => {
     const wrapper = createNodePtyProvider({ hostReportsChildExitStatus: false })
     const wrapperLog = new PtyEventLog(wrapper)
