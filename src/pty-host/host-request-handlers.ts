@@ -246,12 +246,18 @@ async function snapshotWithinFrame(history: SessionHistory, scrollbackRows: numb
   let rows = Math.min(scrollbackRows ?? screenScrollbackRows, screenScrollbackRows)
   let snapshot = await history.snapshot(scrollbackRows)
   for (;;) {
-    if (Buffer.byteLength(JSON.stringify(snapshot.data), 'utf8') <= PTY_HOST_SNAPSHOT_MAX_JSON_BYTES) return snapshot
+    const bytes = Buffer.byteLength(JSON.stringify(snapshot.data), 'utf8')
+    if (bytes <= PTY_HOST_SNAPSHOT_MAX_JSON_BYTES) return snapshot
     if (rows === 0) {
       throw new PtyHostError('host_error', `The screen of this PTY serializes to more than a frame holds (${PTY_HOST_MAX_FRAME_BYTES} bytes) even without scrollback`)
     }
-    // Why not count the rows the data held: a long line wrapped over many rows is one line of it.
-    rows = Math.floor(rows / 2)
+    // Each try serializes the whole screen (the host's loop waits): aim at the rows that fit at
+    // this try's bytes per row (at most half as many as tried), so a screen too large even without
+    // scrollback is known after two tries, not a dozen. Why not count the rows the data held: a
+    // long line wrapped over many rows is one line of it.
+    const bytesPerRow = bytes / (rows + snapshot.rows)
+    const fitting = Math.floor((0.9 * PTY_HOST_SNAPSHOT_MAX_JSON_BYTES) / bytesPerRow) - snapshot.rows
+    rows = Math.max(0, Math.min(Math.floor(rows / 2), fitting))
     snapshot = await history.snapshot(rows)
   }
 }

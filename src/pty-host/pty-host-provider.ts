@@ -260,7 +260,7 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
     if (pty?.state === 'exited') return refusedWrite('pty_exited')
     const connection = link.connection
     if (link.state !== 'open' || connection === null) return refusedWrite('provider_refused_write')
-    const pieces = writePieces(data, writePieceCharsFor(connection.hostMaxFrameBytes))
+    const pieces = writePieces(data, writePieceCharsFor(connection.hostMaxFrameBytes, id.length))
     if (pieces.length === 1) return settleHostWrite(connection, id, data)
     // Every piece is requested now, in order, so no later write can come between two of them.
     return Promise.all(pieces.map((piece) => settleHostWrite(connection, id, piece))).then(combinePieceSettlements)

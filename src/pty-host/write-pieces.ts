@@ -10,19 +10,20 @@ import { PTY_HOST_MAX_FRAME_BYTES } from './frame-codec.js'
  */
 export const PTY_HOST_WRITE_PIECE_CHARS = 1024 * 1024
 
-/** Room in a write request's frame for everything but the data (the envelope, the PTY id). */
-const WRITE_ENVELOPE_BYTES = 64 * 1024
+/** Room in a write request's frame for the envelope around its data and PTY id (version, type, id, keys). */
+const WRITE_ENVELOPE_BYTES = 256
 
-// The guarantee above, checked where the two numbers meet: 6 bytes per unit plus the envelope.
-if (6 * PTY_HOST_WRITE_PIECE_CHARS + WRITE_ENVELOPE_BYTES > PTY_HOST_MAX_FRAME_BYTES) throw new Error('PTY_HOST_WRITE_PIECE_CHARS outgrows the frame limit')
+// The guarantee above, checked where the two numbers meet: 6 bytes per unit, a PTY id of 64 KiB.
+if (6 * (PTY_HOST_WRITE_PIECE_CHARS + 64 * 1024) + WRITE_ENVELOPE_BYTES > PTY_HOST_MAX_FRAME_BYTES) throw new Error('PTY_HOST_WRITE_PIECE_CHARS outgrows the frame limit')
 
 /**
  * The piece size for a host that accepts frames of at most `maxFrameBytes` (its welcome says; a
- * host started with a smaller `maxFrameBytes` than the default): {@link PTY_HOST_WRITE_PIECE_CHARS}
- * or less, at least 2 code units (a surrogate pair).
+ * host may be started with a smaller `maxFrameBytes` than the default), for a PTY id of
+ * `ptyIdLength` code units: {@link PTY_HOST_WRITE_PIECE_CHARS} or less, so that a piece of the
+ * worst escaping (6 JSON bytes a code unit) fits; at least 2 code units (a surrogate pair).
  */
-export function writePieceCharsFor(maxFrameBytes: number): number {
-  return Math.max(2, Math.min(PTY_HOST_WRITE_PIECE_CHARS, Math.floor((maxFrameBytes - WRITE_ENVELOPE_BYTES) / 6)))
+export function writePieceCharsFor(maxFrameBytes: number, ptyIdLength = 0): number {
+  return Math.max(2, Math.min(PTY_HOST_WRITE_PIECE_CHARS, Math.floor((maxFrameBytes - WRITE_ENVELOPE_BYTES) / 6) - ptyIdLength))
 }
 
 /**
