@@ -14,6 +14,13 @@ import { readOutMaster } from './master-read-out.js'
  */
 export const NODE_PTY_LATE_OUTPUT_POLL_MS = 100
 
+/**
+ * The longest wait between two such reads: each read that finds nothing doubles the wait, up to
+ * this, and one that finds output starts again at {@link NODE_PTY_LATE_OUTPUT_POLL_MS} — so 300 such
+ * PTYs idle cost a few ms of CPU per second, and a prompt written to `/dev/tty` shows within 0.8 s.
+ */
+export const NODE_PTY_LATE_OUTPUT_POLL_MAX_MS = 800
+
 export type { DrainChunk, ExitDrainProof, ExitDrainState } from './drain-end-proof.js'
 
 /**
@@ -100,6 +107,8 @@ export class ExitDrain<C extends DrainChunk = string> {
   #masterFd: number | null = null
   /** The poll of the master while its stream has ended and the leader lives; `null` when none. */
   #latePoll: NodeJS.Timeout | null = null
+  /** The wait before the next late read (see {@link NODE_PTY_LATE_OUTPUT_POLL_MAX_MS}). */
+  #lateDelayMs = NODE_PTY_LATE_OUTPUT_POLL_MS
   /** Decodes what the late poll reads (string mode); made on its first read. */
   #lateDecoder: StringDecoder | null = null
 
@@ -322,29 +331,41 @@ export class ExitDrain<C extends DrainChunk = string> {
   /** Start reading the master on a timer (see {@link NODE_PTY_LATE_OUTPUT_POLL_MS}), where the drain can. */
   #startLatePoll(): void {
     if (this.#latePoll !== null || this.#masterFd === null || this.#childGone) return
-    this.#latePoll = setInterval(ExitDrain.#pollLateOutput, NODE_PTY_LATE_OUTPUT_POLL_MS, this)
+    this.#armLatePoll()
+  }
+
+  #armLatePoll(): void {
+    this.#latePoll = setTimeout(ExitDrain.#pollLateOutput, this.#lateDelayMs, this)
     this.#latePoll.unref()
   }
 
   #stopLatePoll(): void {
-    if (this.#latePoll !== null) clearInterval(this.#latePoll)
+    if (this.#latePoll !== null) clearTimeout(this.#latePoll)
     this.#latePoll = null
   }
 
   static readonly #pollLateOutput = (drain: ExitDrain<DrainChunk>): void => {
-    if (!drain.#paused) drain.#readLateOutput()
+    if (drain.#latePoll === null) return
+    if (!drain.#paused) {
+      const found = drain.#readLateOutput()
+      drain.#lateDelayMs = found ? NODE_PTY_LATE_OUTPUT_POLL_MS : Math.min(2 * drain.#lateDelayMs, NODE_PTY_LATE_OUTPUT_POLL_MAX_MS)
+    }
+    // Stopped while reading (a read error, or the delivery led to the leader's end): not re-armed.
+    if (drain.#latePoll !== null) drain.#armLatePoll()
   }
 
   /**
    * Read what the master holds now and deliver it, in order after everything the stream delivered:
    * output a process wrote after opening the terminal again. Stops at the consumer's pause.
    */
-  #readLateOutput(): void {
+  #readLateOutput(): boolean {
     const fd = this.#masterFd
-    if (fd === null) return
+    if (fd === null) return false
+    let found = false
     const end = readOutMaster(
       fd,
       (bytes) => {
+        found = true
         if (this.#bytes) {
           this.#hooks.emit(Buffer.from(bytes) as C)
           return
@@ -355,6 +376,7 @@ export class ExitDrain<C extends DrainChunk = string> {
       () => !this.#paused,
     )
     if (end === 'failed') this.#stopLatePoll()
+    return found
   }
 
   #armGiveUp(): void {
