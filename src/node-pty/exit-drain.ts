@@ -16,8 +16,9 @@ export const NODE_PTY_LATE_OUTPUT_POLL_MS = 100
 
 /**
  * The longest wait between two such reads: each read that finds nothing doubles the wait, up to
- * this, and one that finds output starts again at {@link NODE_PTY_LATE_OUTPUT_POLL_MS} — so 300 such
- * PTYs idle cost a few ms of CPU per second, and a prompt written to `/dev/tty` shows within 0.8 s.
+ * this, and one that finds output reads again within 1 ms (a writer blocked on the terminal's
+ * buffer flows) — so 300 such PTYs idle cost a few ms of CPU per second, and a prompt written to
+ * `/dev/tty` shows within 0.8 s.
  */
 export const NODE_PTY_LATE_OUTPUT_POLL_MAX_MS = 800
 
@@ -348,7 +349,8 @@ export class ExitDrain<C extends DrainChunk = string> {
     if (drain.#latePoll === null) return
     if (!drain.#paused) {
       const found = drain.#readLateOutput()
-      drain.#lateDelayMs = found ? NODE_PTY_LATE_OUTPUT_POLL_MS : Math.min(2 * drain.#lateDelayMs, NODE_PTY_LATE_OUTPUT_POLL_MAX_MS)
+      // Output flowing (a writer blocked on the terminal's 4 KiB buffer): read again at once.
+      drain.#lateDelayMs = found ? 1 : Math.min(2 * drain.#lateDelayMs, NODE_PTY_LATE_OUTPUT_POLL_MAX_MS)
     }
     // Stopped while reading (a read error, or the delivery led to the leader's end): not re-armed.
     if (drain.#latePoll !== null) drain.#armLatePoll()
