@@ -108,6 +108,10 @@ export class ExitDrain<C extends DrainChunk = string> {
   #masterFd: number | null = null
   /** The poll of the master while its stream has ended and the leader lives; `null` when none. */
   #latePoll: NodeJS.Timeout | null = null
+  /** True while the master is watched that way (the timer may be off meanwhile: a consumer's pause). */
+  #lateWatching = false
+  /** True once the master's close is under way: nothing reads its fd any more (it may name another file). */
+  #masterClosing = false
   /** The wait before the next late read (see {@link NODE_PTY_LATE_OUTPUT_POLL_MAX_MS}). */
   #lateDelayMs = NODE_PTY_LATE_OUTPUT_POLL_MS
   /** Decodes what the late poll reads (string mode); made on its first read. */
@@ -224,6 +228,11 @@ export class ExitDrain<C extends DrainChunk = string> {
   /** The consumer resumed the producer. */
   noteResumed(): void {
     this.#paused = false
+    // The late read, held while paused, goes on at once.
+    if (this.#lateWatching && this.#latePoll === null) {
+      this.#lateDelayMs = 1
+      this.#armLatePoll()
+    }
     if (this.#state === 'marking') {
       this.#armGiveUp()
       this.#endProof?.retry()
@@ -331,7 +340,8 @@ export class ExitDrain<C extends DrainChunk = string> {
 
   /** Start reading the master on a timer (see {@link NODE_PTY_LATE_OUTPUT_POLL_MS}), where the drain can. */
   #startLatePoll(): void {
-    if (this.#latePoll !== null || this.#masterFd === null || this.#childGone) return
+    if (this.#lateWatching || this.#masterFd === null || this.#childGone || this.#masterClosing) return
+    this.#lateWatching = true
     this.#armLatePoll()
   }
 
@@ -341,19 +351,20 @@ export class ExitDrain<C extends DrainChunk = string> {
   }
 
   #stopLatePoll(): void {
+    this.#lateWatching = false
     if (this.#latePoll !== null) clearTimeout(this.#latePoll)
     this.#latePoll = null
   }
 
   static readonly #pollLateOutput = (drain: ExitDrain<DrainChunk>): void => {
-    if (drain.#latePoll === null) return
-    if (!drain.#paused) {
-      const found = drain.#readLateOutput()
-      // Output flowing (a writer blocked on the terminal's 4 KiB buffer): read again at once.
-      drain.#lateDelayMs = found ? 1 : Math.min(2 * drain.#lateDelayMs, NODE_PTY_LATE_OUTPUT_POLL_MAX_MS)
-    }
+    drain.#latePoll = null
+    // Paused: not re-armed until the consumer resumes (noteResumed), so no timer spins meanwhile.
+    if (!drain.#lateWatching || drain.#paused) return
+    const found = drain.#readLateOutput()
+    // Output flowing (a writer blocked on the terminal's 4 KiB buffer): read again at once.
+    drain.#lateDelayMs = found ? 1 : Math.min(2 * drain.#lateDelayMs, NODE_PTY_LATE_OUTPUT_POLL_MAX_MS)
     // Stopped while reading (a read error, or the delivery led to the leader's end): not re-armed.
-    if (drain.#latePoll !== null) drain.#armLatePoll()
+    if (drain.#lateWatching && drain.#latePoll === null && !drain.#paused) drain.#armLatePoll()
   }
 
   /**
@@ -362,7 +373,7 @@ export class ExitDrain<C extends DrainChunk = string> {
    */
   #readLateOutput(): boolean {
     const fd = this.#masterFd
-    if (fd === null) return false
+    if (fd === null || this.#masterClosing) return false
     let found = false
     const end = readOutMaster(
       fd,
@@ -375,7 +386,9 @@ export class ExitDrain<C extends DrainChunk = string> {
         const text = (this.#lateDecoder ??= new StringDecoder('utf8')).write(bytes)
         if (text.length > 0) this.#hooks.emit(text as C)
       },
-      () => !this.#paused,
+      // A delivery can lead to the leader's end and the master's close (a listener that looks at the
+      // process): never read on from an fd that may name another file by then.
+      () => !this.#paused && !this.#masterClosing,
     )
     if (end === 'failed') this.#stopLatePoll()
     return found
@@ -412,7 +425,7 @@ export class ExitDrain<C extends DrainChunk = string> {
     const args = this.#deferredDestroyArgs
     if (args === null || !this.#childGone) return
     this.#deferredDestroyArgs = null
-    if (this.#latePoll !== null) {
+    if (this.#lateWatching) {
       // The leader is gone: what its session wrote last is read before the master closes.
       this.#stopLatePoll()
       this.#readLateOutput()
@@ -420,6 +433,7 @@ export class ExitDrain<C extends DrainChunk = string> {
       if (tail.length > 0) this.#hooks.emit(tail as C)
     }
     if (this.#socket === null || this.#originalDestroy === null) return
+    this.#masterClosing = true
     // node-pty's own destroy (its timer after the exit) must not drop output queued ahead of the
     // end: the stream closes on its own after it, which is what node-pty waits for.
     if (this.#endProof !== null && this.#endProof.endQueued && this.#socket.readableEnded !== true) return

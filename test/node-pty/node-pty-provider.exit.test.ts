@@ -1,3 +1,4 @@
+import { closeSync, openSync } from 'node:fs'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { createNodePtyProvider, type NodePtyProvider } from 'ptykit/node-pty'
 import { PtyEventLog, isDead, waitFor, expectNoChildLeftBehind } from './pty-test-support.js'
@@ -80,6 +81,84 @@ describe('node-pty provider: exit causes (real processes)', () => {
     expect((await log.exitOf(id, 15_000)).cause).toEqual({ kind: 'exited', exitCode: 3 })
     const output = log.output(id)
     expect(output).toMatch(/READY\r\nlate b{100000} end$/)
+  })
+
+  it('never reads such a master once it closed — a listener whose look at the process ends it mid-read, and its fd then names another file', async () => {
+    // helper-99's case: the loop is busy while the program writes through /dev/tty and exits, so
+    // the drain's late read runs before node-pty's exit callback; a listener asks hasPty on each
+    // chunk (the look proves the leader gone and closes the master, inside the read) and then opens
+    // a file, which gets the master's fd number. Before: the read went on from that fd — 262 144
+    // NUL bytes of /dev/zero delivered as the PTY's output.
+    const own = createNodePtyProvider()
+    try {
+      let id = ''
+      let output = ''
+      let opened: number | null = null
+      let busySet = false
+      own.onData((event) => {
+        if (event.id !== id) return
+        output += event.data
+        if (!busySet && output.includes('READY')) {
+          busySet = true
+          setTimeout(() => setImmediate(() => {
+            const end = Date.now() + 1_000
+            while (Date.now() < end) {
+              // The host is busy while the program writes and exits.
+            }
+          }), 400)
+        }
+        if (opened === null && !own.hasPty(id)) opened = openSync('/dev/zero', 'r')
+      })
+      const exited = new Promise<void>((resolve) => own.onExit((event) => event.id === id && resolve()))
+      const script = "echo READY; exec </dev/null >/dev/null 2>&1; sleep 0.5; head -c 3000 /dev/zero | tr '\\0' b >/dev/tty; exit 3"
+      id = (await own.spawn({ file: '/bin/sh', args: ['-c', script] })).id
+      await exited
+      if (opened !== null) closeSync(opened)
+      expect(output).toBe(`READY\r\n${'b'.repeat(3000)}`)
+    } finally {
+      await own.dispose()
+    }
+  })
+
+  it('reads nothing of such a master while the consumer pauses, and spins no timer meanwhile', async () => {
+    const own = createNodePtyProvider()
+    try {
+      let output = ''
+      let id = ''
+      let pausedOnce = false
+      own.onData((event) => {
+        if (event.id !== id) return
+        output += event.data
+        if (!pausedOnce && output.includes('b')) {
+          pausedOnce = true
+          own.pauseProducer(id)
+        }
+      })
+      const script = "echo READY; exec </dev/null >/dev/null 2>&1; sleep 0.3; while :; do head -c 20000 /dev/zero | tr '\\0' b >/dev/tty; done"
+      id = (await own.spawn({ file: '/bin/sh', args: ['-c', script] })).id
+      await waitFor(() => (output.includes('b') ? true : undefined), 'the late output')
+      await new Promise((resolve) => setTimeout(resolve, 100))
+      const before = output.length
+      // Count the 1 ms timers armed while paused. Before: the read's timer re-armed every 1 ms
+      // while the consumer paused (28 ms of CPU a second for 20 such PTYs); now none.
+      const original = globalThis.setTimeout
+      let shortTimers = 0
+      globalThis.setTimeout = ((callback: () => void, ms?: number, ...rest: unknown[]) => {
+        if (ms === 1) shortTimers += 1
+        return original(callback, ms, ...rest)
+      }) as typeof setTimeout
+      try {
+        await new Promise((resolve) => original(resolve, 500))
+      } finally {
+        globalThis.setTimeout = original
+      }
+      expect(output.length).toBe(before)
+      expect(shortTimers).toBe(0)
+      own.resumeProducer(id)
+      await waitFor(() => (output.length > before + 20_000 ? true : undefined), 'the late output to flow again on resume')
+    } finally {
+      await own.dispose()
+    }
   })
 
   it('a wrapper host (hostReportsChildExitStatus: false) reports unknown/host_status_unavailable', async () => {
