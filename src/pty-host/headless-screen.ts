@@ -1,8 +1,11 @@
 import { loadOptionalPeer } from '../contracts/optional-peer.js'
 import { PtyHostError } from './pty-host-error.js'
 
-/** What a screen answers a snapshot with (the session adds `seq` and `source`). */
-export type ScreenSnapshot = { data: string; cols: number; rows: number; lastTitle?: string }
+/**
+ * What a screen answers a snapshot with (the session adds `seq` and `source`); `scrollbackRowsHeld`:
+ * how many scrollback rows `data` holds, when the screen can tell (not sent to the app).
+ */
+export type ScreenSnapshot = { data: string; cols: number; rows: number; lastTitle?: string; scrollbackRowsHeld?: number }
 
 /**
  * One session's headless terminal: fed the raw output in order, resized and cleared with the
@@ -23,6 +26,8 @@ export type HeadlessScreenFactory = (options: { cols: number; rows: number; scro
 type HeadlessTerminal = {
   readonly cols: number
   readonly rows: number
+  /** The active buffer: `length` counts its scrollback rows and the screen's. */
+  readonly buffer: { readonly active: { readonly length: number } }
   write(data: string, callback?: () => void): void
   resize(cols: number, rows: number): void
   clear(): void
@@ -83,6 +88,8 @@ export async function loadHeadlessScreens(): Promise<HeadlessScreenFactory> {
                 data: serializer.serialize(scrollback === undefined ? {} : { scrollback }),
                 cols: terminal.cols,
                 rows: terminal.rows,
+                // The serializer takes the latest `scrollback` rows of those the buffer holds above the screen.
+                scrollbackRowsHeld: Math.max(0, Math.min(scrollback ?? Infinity, terminal.buffer.active.length - terminal.rows)),
               }
               if (lastTitle !== undefined) snapshot.lastTitle = lastTitle
               resolve(snapshot)

@@ -235,29 +235,45 @@ const PTY_HOST_SNAPSHOT_MAX_JSON_BYTES = PTY_HOST_MAX_FRAME_BYTES - 64 * 1024
 /**
  * A snapshot whose reply fits one frame: with `scrollbackRows` (all the screen holds when
  * `undefined`), or — when that serializes past {@link PTY_HOST_SNAPSHOT_MAX_JSON_BYTES} (a wide
- * screen of true-colour output: ~50 JSON bytes a cell) — with half as many scrollback rows, again,
- * down to none. The snapshot is then the latest rows that fit: a caller that asked for more gets
- * fewer lines, never a dropped connection. Throws `host_error` when even the screen without
- * scrollback does not fit.
+ * screen of true-colour output: ~50 JSON bytes a cell) — with fewer scrollback rows: the latest
+ * that fit. Each try serializes the whole screen while the host's loop waits, so the tries are
+ * few: the screen alone next (when even that does not fit, `host_error` after two tries), then the
+ * rows its bytes per scrollback row say fit (halved while still over, in case rows differ much).
+ * A caller that asked for more gets fewer lines, never a dropped connection.
  *
  * @param screenScrollbackRows - the scrollback rows the host's screens keep (the most there can be)
+ * @param maxJsonBytes - the most JSON bytes of `data` a reply may carry (a parameter for tests)
  */
-async function snapshotWithinFrame(history: SessionHistory, scrollbackRows: number | undefined, screenScrollbackRows: number): Promise<PtyHostBufferSnapshot> {
-  let rows = Math.min(scrollbackRows ?? screenScrollbackRows, screenScrollbackRows)
-  let snapshot = await history.snapshot(scrollbackRows)
+export async function snapshotWithinFrame(
+  history: Pick<SessionHistory, 'snapshotAndRowsHeld'>,
+  scrollbackRows: number | undefined,
+  screenScrollbackRows: number,
+  maxJsonBytes: number = PTY_HOST_SNAPSHOT_MAX_JSON_BYTES,
+): Promise<PtyHostBufferSnapshot> {
+  const asked = Math.min(scrollbackRows ?? screenScrollbackRows, screenScrollbackRows)
+  const first = await history.snapshotAndRowsHeld(scrollbackRows)
+  const firstBytes = jsonBytes(first.snapshot.data)
+  if (firstBytes <= maxJsonBytes) return first.snapshot
+  // The rows it held: as the screen tells, else as asked (the most it can have held).
+  const held = Math.min(asked, first.scrollbackRowsHeld ?? asked)
+  const tooLarge = (): PtyHostError =>
+    new PtyHostError('host_error', `The screen of this PTY serializes to more than a frame holds (${PTY_HOST_MAX_FRAME_BYTES} bytes) even without scrollback`)
+  if (held === 0) throw tooLarge()
+  const bare = await history.snapshotAndRowsHeld(0)
+  const bareBytes = jsonBytes(bare.snapshot.data)
+  if (bareBytes > maxJsonBytes) throw tooLarge()
+  // Why not count the rows the data held: a long line wrapped over many rows is one line of it.
+  const bytesPerRow = Math.max(1, (firstBytes - bareBytes) / held)
+  let rows = Math.min(Math.floor(held / 2), Math.floor((0.9 * maxJsonBytes - bareBytes) / bytesPerRow))
   for (;;) {
-    const bytes = Buffer.byteLength(JSON.stringify(snapshot.data), 'utf8')
-    if (bytes <= PTY_HOST_SNAPSHOT_MAX_JSON_BYTES) return snapshot
-    if (rows === 0) {
-      throw new PtyHostError('host_error', `The screen of this PTY serializes to more than a frame holds (${PTY_HOST_MAX_FRAME_BYTES} bytes) even without scrollback`)
-    }
-    // Each try serializes the whole screen (the host's loop waits): aim at the rows that fit at
-    // this try's bytes per row (at most half as many as tried), so a screen too large even without
-    // scrollback is known after two tries, not a dozen. Why not count the rows the data held: a
-    // long line wrapped over many rows is one line of it.
-    const bytesPerRow = bytes / (rows + snapshot.rows)
-    const fitting = Math.floor((0.9 * PTY_HOST_SNAPSHOT_MAX_JSON_BYTES) / bytesPerRow) - snapshot.rows
-    rows = Math.max(0, Math.min(Math.floor(rows / 2), fitting))
-    snapshot = await history.snapshot(rows)
+    if (rows <= 0) return bare.snapshot
+    const taken = await history.snapshotAndRowsHeld(rows)
+    if (jsonBytes(taken.snapshot.data) <= maxJsonBytes) return taken.snapshot
+    rows = Math.floor(rows / 2)
   }
+}
+
+/** The UTF-8 bytes of `text` as JSON. */
+function jsonBytes(text: string): number {
+  return Buffer.byteLength(JSON.stringify(text), 'utf8')
 }

@@ -190,10 +190,15 @@ export class SessionHistory implements ScreenRing {
    * cursor first, and serializes after that, so the snapshot is exactly the screen at `seq`.
    */
   async snapshot(scrollbackRows: number | undefined): Promise<PtyHostBufferSnapshot> {
+    return (await this.snapshotAndRowsHeld(scrollbackRows)).snapshot
+  }
+
+  /** {@link SessionHistory.snapshot}, with how many scrollback rows it holds when the screen can tell. */
+  async snapshotAndRowsHeld(scrollbackRows: number | undefined): Promise<{ snapshot: PtyHostBufferSnapshot; scrollbackRowsHeld: number | undefined }> {
     const screen = await this.#screen.snapshot(scrollbackRows)
     const snapshot: PtyHostBufferSnapshot = { data: screen.data, cols: screen.cols, rows: screen.rows, seq: screen.seq, source: 'headless', skippedChars: screen.skippedChars }
     if (screen.lastTitle !== undefined) snapshot.lastTitle = screen.lastTitle
-    return snapshot
+    return { snapshot, scrollbackRowsHeld: screen.scrollbackRowsHeld }
   }
 
   /** Release the headless terminal and the ring. */

@@ -11,6 +11,7 @@ import type { WriteSettlement } from 'ptykit/contracts'
 import type { Socket } from 'node:net'
 import { FrameDecoder, PTY_HOST_MAX_FRAME_BYTES } from '../../src/pty-host/frame-codec.js'
 import { HostClient } from '../../src/pty-host/host-client.js'
+import { snapshotWithinFrame } from '../../src/pty-host/host-request-handlers.js'
 import { combinePieceSettlements, PTY_HOST_WRITE_PIECE_CHARS, writePieceCharsFor, writePieces } from '../../src/pty-host/write-pieces.js'
 import { isPtyHostError } from 'ptykit/pty-host'
 import { waitFor } from '../node-pty/pty-test-support.js'
@@ -110,6 +111,47 @@ describe('pty host: a snapshot larger than a frame', () => {
     expect(app.hasPty(bystander.id)).toBe(true)
     expect(await app.write(bystander.id, 'x')).toEqual({ kind: 'accepted' })
   }, 90_000)
+})
+
+describe('the snapshot retry', () => {
+  /**
+   * A history whose screen serializes to `screenBytes` of JSON plus `rowBytes` per scrollback row
+   * it holds (at most `held`); counts the serializations.
+   */
+  function fakeHistory(screenBytes: number, rowBytes: number, held: number) {
+    let serializations = 0
+    return {
+      get serializations() {
+        return serializations
+      },
+      snapshotAndRowsHeld: async (rows: number | undefined) => {
+        serializations += 1
+        const kept = Math.min(rows ?? held, held)
+        return { snapshot: { data: 'x'.repeat(screenBytes + kept * rowBytes - 2), cols: 80, rows: 24, seq: 0, source: 'headless' as const, skippedChars: 0 }, scrollbackRowsHeld: kept }
+      },
+    }
+  }
+
+  it('fits within three serializations when the screen alone fits, and knows in two when it does not — whatever the scrollback held', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.integer({ min: 0, max: 1_000 }), fc.integer({ min: 1, max: 2_000 }), fc.boolean(), async (held, rowBytes, screenFits) => {
+        // A 64 KiB limit stands for the 16 MiB one (the same arithmetic, cheap strings).
+        const limit = 64 * 1024
+        const screenBytes = screenFits ? 4 * 1024 : limit + 1
+        const history = fakeHistory(screenBytes, rowBytes, held)
+        const result = await snapshotWithinFrame(history, 1_000, 1_000, limit).then(
+          (snapshot) => snapshot,
+          (error: unknown) => error,
+        )
+        if (screenFits) expect(Buffer.byteLength(JSON.stringify((result as { data: string }).data))).toBeLessThanOrEqual(limit)
+        else expect(isPtyHostError(result) && result.code).toBe('host_error')
+        // Before: halving from the rows asked — up to 11 serializations of a screen too large.
+        if (!screenFits) expect(history.serializations).toBe(held === 0 ? 1 : 2)
+        else expect(history.serializations).toBeLessThanOrEqual(3)
+      }),
+      { numRuns: 200 },
+    )
+  })
 })
 
 describe('the host\'s replies', () => {
