@@ -7,6 +7,7 @@ import {
   type WriteSettlement,
 } from '../contracts/index.js'
 import { isPromiseLike } from '../contracts/promise-like.js'
+import { refusedOptionOf } from '../spawn/provider-option-refusal.js'
 import { reportProviderThrow, type ControllerCore } from './controller-core.js'
 
 /**
@@ -59,7 +60,9 @@ export class PtyInput {
       if (applied) record.size = { cols, rows }
       return applied
     } catch (error) {
-      if (isSizeRefusal(error)) throw error
+      // A provider's refusal of the size itself is the caller's error, not the provider's failure.
+      const refused = refusedOptionOf(error, 'invalid_option')?.option
+      if (refused === 'cols' || refused === 'rows') throw error
       reportProviderThrow(this.#core, record.provider, 'resize', error, ptyId)
       return false
     }
@@ -76,16 +79,5 @@ export class PtyInput {
       reportProviderThrow(this.#core, record.provider, 'getSize', error, ptyId)
     }
     return { ...record.size }
-  }
-}
-
-/** A provider's refusal of a size past a limit of its own (`code: 'invalid_option'`, `option` `cols` or `rows`). */
-function isSizeRefusal(error: unknown): boolean {
-  if (typeof error !== 'object' || error === null) return false
-  try {
-    const candidate = error as { code?: unknown; option?: unknown }
-    return candidate.code === 'invalid_option' && (candidate.option === 'cols' || candidate.option === 'rows')
-  } catch {
-    return false
   }
 }

@@ -19,7 +19,14 @@ import { unfinishedUtf8Tail } from './utf8-pieces.js'
 
 export { PtyHostFrameError }
 
-const HEADER_BYTES = 4
+/** The length prefix before each frame's body (a 4-byte big-endian length). */
+export const HEADER_BYTES = 4
+
+/**
+ * Room in a request's frame for everything around its params (version, type, id, method, keys):
+ * what a sender adds to a request's JSON size when it checks it against the peer's frame limit.
+ */
+export const PTY_HOST_REQUEST_ENVELOPE_BYTES = 256
 
 /** The first body byte of an output frame (never the first byte of a JSON object). */
 export const OUTPUT_FRAME_KIND = 0x01

@@ -1,10 +1,8 @@
 import type { Socket } from 'node:net'
 import { FrameBufferPool } from './frame-buffer-pool.js'
-import { encodeFrame, encodeOutputFrame, PTY_HOST_MAX_FRAME_BYTES } from './frame-codec.js'
-
-/** The length prefix before each frame's body. */
-const FRAME_HEADER_BYTES = 4
+import { encodeFrame, encodeOutputFrame, HEADER_BYTES, PTY_HOST_MAX_FRAME_BYTES } from './frame-codec.js'
 import type { PtyHostMessage } from './protocol.js'
+import { textPieces } from './write-pieces.js'
 
 /**
  * While output streams (the previous flush, less than this long ago, carried at least
@@ -119,16 +117,12 @@ export class HostClient {
         continue
       }
       const data = queued.parts.map((part) => (typeof part === 'string' ? part : Buffer.from(part.buffer, part.byteOffset, part.byteLength).toString('utf8'))).join('')
-      let start = 0
-      while (data.length - start > PTY_HOST_OUTPUT_FRAME_MAX_CHARS) {
-        let end = start + PTY_HOST_OUTPUT_FRAME_MAX_CHARS
-        // Never between the two halves of a surrogate pair (each half alone would not survive UTF-8).
-        const code = data.charCodeAt(end)
-        if (code >= 0xdc00 && code <= 0xdfff) end -= 1
-        this.#writeFrame(encodeOutputFrame(ptyId, queued.seq - (data.length - end), data.slice(start, end), queued.incarnationId, this.#frameBuffers.allocate))
-        start = end
+      // Never between the two halves of a surrogate pair (each half alone would not survive UTF-8).
+      let end = queued.seq - data.length
+      for (const piece of textPieces(data, PTY_HOST_OUTPUT_FRAME_MAX_CHARS)) {
+        end += piece.length
+        this.#writeFrame(encodeOutputFrame(ptyId, end, piece, queued.incarnationId, this.#frameBuffers.allocate))
       }
-      this.#writeFrame(encodeOutputFrame(ptyId, queued.seq, start === 0 ? data : data.slice(start), queued.incarnationId, this.#frameBuffers.allocate))
     }
     this.#queued.clear()
     this.socket.uncork()
@@ -152,7 +146,8 @@ export class HostClient {
     }
     this.flushOutput()
     let frame = encodeFrame(message)
-    if (frame.length - FRAME_HEADER_BYTES > PTY_HOST_MAX_FRAME_BYTES) {
+    const bodyBytes = frame.length - HEADER_BYTES
+    if (bodyBytes > PTY_HOST_MAX_FRAME_BYTES) {
       // The client would drop the connection (and every PTY on it) at a frame over the limit:
       // a reply that large answers as a failed call instead.
       if (message.type !== 'reply') return written?.(false)
@@ -161,7 +156,7 @@ export class HostClient {
         type: 'reply',
         id: message.id,
         ok: false,
-        error: { code: 'host_error', message: `The reply (${frame.length - FRAME_HEADER_BYTES} bytes) is larger than a frame holds (${PTY_HOST_MAX_FRAME_BYTES} bytes)` },
+        error: { code: 'host_error', message: `The reply (${bodyBytes} bytes) is larger than a frame holds (${PTY_HOST_MAX_FRAME_BYTES} bytes)` },
       })
     }
     if (written === undefined) this.socket.write(frame)

@@ -1,7 +1,7 @@
 import { createConnection, type Socket } from 'node:net'
 import { clampTimerDelay } from '../contracts/deadline.js'
 import { ConnectionReader, readThrough } from './connection-reader.js'
-import { encodeFrame, encodeFrames, encodeFramesInto, PTY_HOST_MAX_FRAME_BYTES } from './frame-codec.js'
+import { encodeFrame, encodeFrames, encodeFramesInto, PTY_HOST_MAX_FRAME_BYTES, PTY_HOST_REQUEST_ENVELOPE_BYTES } from './frame-codec.js'
 import { protocolMismatchMessage, PTY_HOST_PROTOCOL_VERSION, type PtyHostMessage, type PtyHostMethod, type PtyHostWireError } from './protocol.js'
 import { PtyHostError } from './pty-host-error.js'
 import { RequestDeadlines, type DeadlineEntry } from './request-deadlines.js'
@@ -55,9 +55,6 @@ export function fromWireError(error: PtyHostWireError, ptyId?: string): PtyHostE
   const code = (known as readonly string[]).includes(error.code) ? (error.code as (typeof known)[number]) : 'host_error'
   return new PtyHostError(code, error.message, { ptyId, hostCode: error.code, ...option })
 }
-
-/** Room in a request's frame for the envelope around its params (version, type, id, method). */
-const REQUEST_ENVELOPE_BYTES = 256
 
 /** The methods a host of ptykit 0.1.0 (whose welcome lists none) does not answer. */
 const METHODS_ADDED_SINCE_0_1_0: ReadonlySet<PtyHostMethod> = new Set<PtyHostMethod>(['exits'])
@@ -209,7 +206,7 @@ export class PtyHostConnection {
     // A frame over the host's limit would make it drop this connection, and every PTY on it: such
     // a call fails alone, before anything is sent. (Writes are cut to fit by the provider.)
     if (method !== 'write') {
-      const bytes = Buffer.byteLength(JSON.stringify(params), 'utf8') + REQUEST_ENVELOPE_BYTES
+      const bytes = Buffer.byteLength(JSON.stringify(params), 'utf8') + PTY_HOST_REQUEST_ENVELOPE_BYTES
       if (bytes > this.hostMaxFrameBytes) {
         return Promise.reject(new PtyHostError('invalid_option', `The ${method} request (${bytes} bytes) is larger than the pty host accepts in a frame (${this.hostMaxFrameBytes} bytes); nothing was sent`))
       }

@@ -32,7 +32,7 @@ import {
 } from './pty-host-provider-options.js'
 import { PTY_HOST_DEFAULT_SCROLLBACK_ROWS, type PtyHostBufferSnapshot } from './session-history.js'
 import { assertScreenWithinLimit } from './screen-limit.js'
-import { combinePieceSettlements, writePieceCharsFor, writePieces } from './write-pieces.js'
+import { combinePieceSettlements, textPieces, writePieceCharsFor } from './write-pieces.js'
 import { defaultPtyHostSocketPath, ptyHostPaths } from './socket-security.js'
 
 export {
@@ -260,7 +260,7 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
     if (pty?.state === 'exited') return refusedWrite('pty_exited')
     const connection = link.connection
     if (link.state !== 'open' || connection === null) return refusedWrite('provider_refused_write')
-    const pieces = writePieces(data, writePieceCharsFor(connection.hostMaxFrameBytes, id.length))
+    const pieces = textPieces(data, writePieceCharsFor(connection.hostMaxFrameBytes, id.length))
     if (pieces.length === 1) return settleHostWrite(connection, id, data)
     // Every piece is requested now, in order, so no later write can come between two of them.
     return Promise.all(pieces.map((piece) => settleHostWrite(connection, id, piece))).then(combinePieceSettlements)

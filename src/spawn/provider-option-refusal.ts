@@ -10,12 +10,16 @@
 /** A refused option: its name and the value given. */
 export type OptionRefusal = { option: string; value: unknown }
 
-/** The refused option when `error` is an option refusal (a provider's, or the pipeline's own), else `undefined`. */
-export function refusedOptionOf(error: unknown): OptionRefusal | undefined {
+/**
+ * The refused option when `error` is an option refusal (a provider's, or the pipeline's own), else
+ * `undefined`. `code`: the refusal's code — `invalid_spawn_option` for a spawn, `invalid_option`
+ * for another call (a provider refusing a `resize` past a limit of its own).
+ */
+export function refusedOptionOf(error: unknown, code: 'invalid_spawn_option' | 'invalid_option' = 'invalid_spawn_option'): OptionRefusal | undefined {
   if (typeof error !== 'object' || error === null) return undefined
   try {
     const candidate = error as { code?: unknown; option?: unknown; value?: unknown }
-    if (candidate.code !== 'invalid_spawn_option' || typeof candidate.option !== 'string') return undefined
+    if (candidate.code !== code || typeof candidate.option !== 'string') return undefined
     return { option: candidate.option, value: candidate.value }
   } catch {
     return undefined

@@ -12,7 +12,7 @@ import type { Socket } from 'node:net'
 import { FrameDecoder, PTY_HOST_MAX_FRAME_BYTES } from '../../src/pty-host/frame-codec.js'
 import { HostClient } from '../../src/pty-host/host-client.js'
 import { snapshotWithinFrame } from '../../src/pty-host/host-request-handlers.js'
-import { combinePieceSettlements, PTY_HOST_WRITE_PIECE_CHARS, writePieceCharsFor, writePieces } from '../../src/pty-host/write-pieces.js'
+import { combinePieceSettlements, PTY_HOST_WRITE_PIECE_CHARS, textPieces, writePieceCharsFor } from '../../src/pty-host/write-pieces.js'
 import { isPtyHostError } from 'ptykit/pty-host'
 import { waitFor } from '../node-pty/pty-test-support.js'
 import { inProcessHost as startInProcessHost, providerOn, useCleanups } from './pty-host-test-support.js'
@@ -177,7 +177,7 @@ describe('write pieces', () => {
   it('join back to the write, each within the limit, never splitting a surrogate pair', () => {
     fc.assert(
       fc.property(textArb, fc.integer({ min: 2, max: 9 }), (data, maxChars) => {
-        const pieces = writePieces(data, maxChars)
+        const pieces = textPieces(data, maxChars)
         expect(pieces.join('')).toBe(data)
         for (const piece of pieces) expect(piece.length).toBeLessThanOrEqual(maxChars)
         if (data.length > 0) for (const piece of pieces) expect(piece.length).toBeGreaterThan(0)
