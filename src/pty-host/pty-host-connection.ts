@@ -56,6 +56,28 @@ export function fromWireError(error: PtyHostWireError, ptyId?: string): PtyHostE
   return new PtyHostError(code, error.message, { ptyId, hostCode: error.code, ...option })
 }
 
+/**
+ * The refusal of a request too large for one frame. It names the request's largest parameter —
+ * a spawn's `env`, `args` or `command`, the one the caller would shrink — as the refused option,
+ * so a spawn reports `invalid_spawn_options` with that option, as any other refused spawn option,
+ * not `provider_spawn_failed`. The value itself is attached, never printed (it is that large).
+ */
+function oversizedRequestError(method: PtyHostMethod, params: Record<string, unknown>, bytes: number, limit: number): PtyHostError {
+  let option: string | undefined
+  let largestBytes = -1
+  for (const [name, value] of Object.entries(params)) {
+    const size = Buffer.byteLength(JSON.stringify(value) ?? '', 'utf8')
+    if (size > largestBytes) {
+      largestBytes = size
+      option = name
+    }
+  }
+  const part = option === undefined ? '' : `; its largest part is \`${option}\` (${largestBytes} bytes)`
+  const message = `The ${method} request (${bytes} bytes) is larger than the pty host accepts in a frame (${limit} bytes)${part}; nothing was sent`
+  const code = method === 'spawn' && option !== undefined ? 'invalid_spawn_option' : 'invalid_option'
+  return new PtyHostError(code, message, option === undefined ? {} : { option, value: params[option] })
+}
+
 /** The methods a host of ptykit 0.1.0 (whose welcome lists none) does not answer. */
 const METHODS_ADDED_SINCE_0_1_0: ReadonlySet<PtyHostMethod> = new Set<PtyHostMethod>(['exits'])
 
@@ -207,9 +229,7 @@ export class PtyHostConnection {
     // a call fails alone, before anything is sent. (Writes are cut to fit by the provider.)
     if (method !== 'write') {
       const bytes = Buffer.byteLength(JSON.stringify(params), 'utf8') + PTY_HOST_REQUEST_ENVELOPE_BYTES
-      if (bytes > this.hostMaxFrameBytes) {
-        return Promise.reject(new PtyHostError('invalid_option', `The ${method} request (${bytes} bytes) is larger than the pty host accepts in a frame (${this.hostMaxFrameBytes} bytes); nothing was sent`))
-      }
+      if (bytes > this.hostMaxFrameBytes) return Promise.reject(oversizedRequestError(method, params, bytes, this.hostMaxFrameBytes))
     }
     const id = this.#nextId++
     return new Promise<unknown>((resolve, reject) => {

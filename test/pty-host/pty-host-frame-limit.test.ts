@@ -14,6 +14,8 @@ import { HostClient } from '../../src/pty-host/host-client.js'
 import { snapshotWithinFrame } from '../../src/pty-host/host-request-handlers.js'
 import { combinePieceSettlements, PTY_HOST_WRITE_PIECE_CHARS, textPieces, writePieceCharsFor } from '../../src/pty-host/write-pieces.js'
 import { isPtyHostError } from 'ptykit/pty-host'
+import { createPtyController } from 'ptykit/controller'
+import { isPtySpawnError } from 'ptykit/spawn'
 import { waitFor } from '../node-pty/pty-test-support.js'
 import { inProcessHost as startInProcessHost, providerOn, useCleanups } from './pty-host-test-support.js'
 
@@ -63,10 +65,17 @@ describe('pty host: a host that accepts only small frames', () => {
     await waitFor(() => (output.includes(expected) ? true : undefined), 'the digest of what the sink read', 30_000)
     expect(app.hasPty(sink.id)).toBe(true)
     // Any other call that large fails alone, before anything is sent (before: the host dropped the
-    // connection, and the sink with every other PTY of the app became unverifiable).
-    const refused = await app.spawn({ file: '/bin/sh', env: { BIG: 'x'.repeat(300 * 1024) } }).catch((error: unknown) => error)
-    expect(isPtyHostError(refused) && refused.code).toBe('invalid_option')
-    expect((refused as Error).message).toContain('larger than the pty host accepts')
+    // connection, and the sink with every other PTY of the app became unverifiable). A spawn names
+    // its largest part as the refused option (before: \`invalid_option\` naming nothing, which the
+    // pipeline reported as \`provider_spawn_failed\`).
+    const env = { BIG: 'x'.repeat(300 * 1024) }
+    const refused = await app.spawn({ file: '/bin/sh', env }).catch((error: unknown) => error)
+    expect(isPtyHostError(refused) && [refused.code, refused.option, refused.value]).toEqual(['invalid_spawn_option', 'env', env])
+    expect((refused as Error).message).toMatch(/^The spawn request \(\d+ bytes\) is larger than the pty host accepts in a frame \(262144 bytes\); its largest part is `env` \(\d+ bytes\); nothing was sent$/)
+    const controller = createPtyController({ provider: app })
+    cleanups.push(() => controller.dispose())
+    const viaController = await controller.spawn({ file: '/bin/sh', env }).catch((error: unknown) => error)
+    expect(isPtySpawnError(viaController) && [viaController.code, viaController.option, viaController.outcome]).toEqual(['invalid_spawn_options', 'env', 'not_started'])
     expect(app.hasPty(sink.id)).toBe(true)
     expect(await app.write(sink.id, 'x')).toEqual({ kind: 'accepted' })
   }, 60_000)
