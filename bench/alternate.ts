@@ -89,3 +89,26 @@ export async function alternate(options: AlternateOptions): Promise<PairedSample
   }
   return pairedSamples(ptykitSamples, rawSamples)
 }
+
+/**
+ * The research scripts' loop: `warmupPairs + pairs` pairs in the alternating order of
+ * {@link alternate}, where each side records its own observations (many per spawn) instead of
+ * returning one sample; `keep` is `false` during the warm-up pairs.
+ */
+export async function alternateRecording(
+  pairs: number,
+  warmupPairs: number,
+  raw: (keep: boolean) => Promise<void>,
+  ptykit: (keep: boolean) => Promise<void>,
+): Promise<void> {
+  for (let i = 0; i < warmupPairs + pairs; i++) {
+    const keep = i >= warmupPairs
+    if (runsRawFirst(i)) {
+      await raw(keep)
+      await ptykit(keep)
+    } else {
+      await ptykit(keep)
+      await raw(keep)
+    }
+  }
+}

@@ -12,6 +12,7 @@
 import tty from 'node:tty'
 import { createPtyController } from 'ptykit/controller'
 import { createNodePtyProvider } from 'ptykit/node-pty'
+import { alternateRecording } from './alternate.js'
 import { nodePtyNative } from './node-pty-native.js'
 import { pty, rawExit, rawSpawnOptions, BENCH_COLS, BENCH_ROWS } from './raw-pty.js'
 import { nowMs } from './stats.js'
@@ -86,16 +87,7 @@ async function ptykitOnce(keep: boolean): Promise<void> {
   if (keep) record('ptykit', start, firstChunk)
 }
 
-for (let i = 0; i < SPAWNS + WARM_UP; i++) {
-  const keep = i >= WARM_UP
-  if (i % 2 === 0) {
-    await rawOnce(keep)
-    await ptykitOnce(keep)
-  } else {
-    await ptykitOnce(keep)
-    await rawOnce(keep)
-  }
-}
+await alternateRecording(SPAWNS, WARM_UP, rawOnce, ptykitOnce)
 
 const median = (values: number[]): number => values.slice().sort((a, b) => a - b)[values.length >> 1] ?? Number.NaN
 process.stdout.write(`${SPAWNS} spawns per side of ${FILE} ${ARGS.join(' ')}, alternating; medians\n`)

@@ -15,6 +15,7 @@ import fs from 'node:fs'
 import { syncBuiltinESMExports } from 'node:module'
 import { createPtyController } from 'ptykit/controller'
 import { createNodePtyProvider } from 'ptykit/node-pty'
+import { alternateRecording } from './alternate.js'
 import { nodePtyNative } from './node-pty-native.js'
 import { pty, rawExit, rawSpawnOptions, BENCH_COLS, BENCH_ROWS } from './raw-pty.js'
 import { median, nowMs } from './stats.js'
@@ -112,16 +113,7 @@ async function ptykitOnce(keep: boolean): Promise<void> {
   afterFork('ptykit', at)
 }
 
-for (let i = 0; i < SPAWNS + WARM_UP; i++) {
-  const keep = i >= WARM_UP
-  if (i % 2 === 0) {
-    await rawOnce(keep)
-    await ptykitOnce(keep)
-  } else {
-    await ptykitOnce(keep)
-    await rawOnce(keep)
-  }
-}
+await alternateRecording(SPAWNS, WARM_UP, rawOnce, ptykitOnce)
 process.stdout.write(`${SPAWNS} spawns per side of ${FILE} ${ARGS.join(' ')}, alternating; medians\n`)
 for (const [row, values] of [...rows].sort(([a], [b]) => (a.startsWith('raw') === b.startsWith('raw') ? 0 : a.startsWith('raw') ? -1 : 1))) {
   process.stdout.write(`${row.padEnd(44)} ${median(values).toFixed(1).padStart(8)}\n`)
