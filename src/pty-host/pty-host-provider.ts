@@ -158,7 +158,11 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
     // Why the client mints the id: after a drop mid-spawn it still knows which session to stop.
     const id = spawnOptions.sessionId ?? sessionIdPrefix + (sessionIdCount++).toString(36)
     const params = spawnRequestParams(id, spawnOptions)
+    // A live record of the id is reused (the host refuses a second process under it): what it
+    // said before is kept, to put back when the host refuses.
+    const liveBefore = ptys.get(id)
     const pty = records.recordForSpawn(id, opened.hostInstanceId)
+    const reused = pty === liveBefore ? { state: pty.state, lastSeq: pty.lastSeq } : null
     records.setState(pty, 'spawning')
     pty.lastSeq = 0
     let reply: Record<string, unknown>
@@ -178,7 +182,14 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
         // Said in the error: a caller told "not started" would be told a guess.
         throw new PtyHostError(error.code, error.message, { cause: error, ptyId: id, processMayExist: true })
       }
-      records.forget(pty)
+      if (reused === null) records.forget(pty)
+      else {
+        // Refused (\`pty_id_in_use\`, an oversized request): the live PTY of that id goes on as it
+        // was — before, its record was dropped, and the app lost a running process. Output it
+        // delivered meanwhile moved its sequence on.
+        if (pty.state === 'spawning') records.setState(pty, reused.state)
+        pty.lastSeq = Math.max(pty.lastSeq, reused.lastSeq)
+      }
       throw error
     }
     const incarnationId = isPtyIncarnationId(reply.incarnationId) ? reply.incarnationId : undefined

@@ -105,6 +105,29 @@ describe('pty host: option refusals', () => {
   })
 })
 
+describe('pty host: a refused spawn under a live session id', () => {
+  it.each([
+    ['the host refuses the id (pty_id_in_use)', false],
+    ['the request is too large for a frame', true],
+  ])('%s: the live PTY goes on as it was — its record, its state, its output after', async (_, oversized) => {
+    const { socketPath } = await inProcessHost(cleanups, { maxFrameBytes: 64 * 1024 })
+    const app = provider(socketPath, { autoStart: false })
+    let output = ''
+    app.onData((event) => {
+      if (event.id === 'S1') output += event.data
+    })
+    await app.spawn({ file: '/bin/sh', args: ['-c', 'stty -echo; echo READY; while read line; do echo "got $line"; done'], sessionId: 'S1', isNewSession: true })
+    await waitFor(() => (output.includes('READY') ? true : undefined), 'the live PTY to be ready')
+    const env = oversized ? { BIG: 'x'.repeat(100 * 1024) } : { SMALL: 'y' }
+    const refused = await app.spawn({ file: '/bin/sh', sessionId: 'S1', isNewSession: true, env }).catch((error: unknown) => error)
+    expect(isPtyHostError(refused) && refused.code).toBe(oversized ? 'invalid_spawn_option' : 'pty_id_in_use')
+    // Before: the refused spawn dropped the live PTY's record — hasPty null, its output and exit lost.
+    expect(app.hasPty('S1')).toBe(true)
+    expect(await app.write('S1', 'after\n')).toEqual({ kind: 'accepted' })
+    await waitFor(() => (output.includes('got after') ? true : undefined), 'the live PTY to answer after the refusal')
+  })
+})
+
 describe('pty host: reconnects and failures', () => {
   it('carries 100 sessions across a dropped connection: the provider reconnects, re-attaches, and every exit cause is exact', async () => {
     const { dir, socketPath } = makeSocketDir()
