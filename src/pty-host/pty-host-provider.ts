@@ -16,7 +16,7 @@ import {
 } from '../contracts/index.js'
 import { describeValue } from '../contracts/describe-value.js'
 import { ClientPtyRecords, exitEventOfMessage, isLive, type ClientPtyRecord, type ClientPtyState } from './client-pty-records.js'
-import { spawnRequestParams } from './spawn-request-params.js'
+import { asCallerOptionRefusal, asSessionIdRefusal, spawnRequestParams } from './spawn-request-params.js'
 import { isRequestTimeout, type PtyHostConnection } from './pty-host-connection.js'
 import { invalidPtyHostOption, isPtyHostError, PtyHostError } from './pty-host-error.js'
 import { PtyHostLink } from './pty-host-link.js'
@@ -190,7 +190,7 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
         if (pty.state === 'spawning') records.setState(pty, reused.state)
         pty.lastSeq = Math.max(pty.lastSeq, reused.lastSeq)
       }
-      throw error
+      throw asCallerOptionRefusal(error)
     }
     const incarnationId = isPtyIncarnationId(reply.incarnationId) ? reply.incarnationId : undefined
     pty.incarnationId = incarnationId
@@ -225,7 +225,7 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
     try {
       return await attach(sessionId)
     } catch (error) {
-      if (!(isPtyHostError(error) && error.code === 'pty_absent')) throw error
+      if (!(isPtyHostError(error) && error.code === 'pty_absent')) throw asSessionIdRefusal(error)
     }
     return spawnFresh(spawnOptions)
   }
@@ -241,7 +241,9 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
       if (sessionId === undefined) return Promise.reject(new PtyHostError('pty_absent', 'Cannot attach: no session id given'))
       const attachOptions: { expectedIncarnationId?: PtyIncarnationId } = {}
       if (spawnOptions.expectedIncarnationId !== undefined) attachOptions.expectedIncarnationId = spawnOptions.expectedIncarnationId
-      return attach(sessionId, attachOptions)
+      return attach(sessionId, attachOptions).catch((error: unknown) => {
+        throw asSessionIdRefusal(error)
+      })
     }
     if (sessionId !== undefined && spawnOptions.isNewSession !== true) return attachOrSpawn(sessionId, spawnOptions)
     return spawnFresh(spawnOptions)

@@ -51,9 +51,9 @@ function checkLaunchText(options: PtySpawnOptions): void {
   }
   const env: unknown = options.env
   if (typeof env === 'object' && env !== null) {
-    for (const name in env) {
-      if (!Object.hasOwn(env, name)) continue
-      const value: unknown = (env as Record<string, unknown>)[name]
+    // `Object.entries`, not `for…in`: the same keys as before for any object — a getter that hides
+    // a later key, a proxy on the prototype chain — and every value read before any is checked.
+    for (const [name, value] of Object.entries(env)) {
       if (isIllFormed(name) || isIllFormed(value)) {
         checkWellFormed(`env.${name}`, name)
         checkWellFormed(`env.${name}`, value)

@@ -83,6 +83,22 @@ describe('controller argument validation', () => {
     await expect(h.controller.spawn({ command: 'echo \uD83D\uDE00', args: ['\uD83D\uDE00'] })).resolves.toMatchObject({ isReattach: false })
   })
 
+  it("the lone-surrogate check reads an env's own enumerable string keys only, as Object.entries does", async () => {
+    const lone = '\uD800'
+    const inherited = Object.create({ INHERITED: lone }) as Record<string, string>
+    const hidden = Object.defineProperty({ A: 'ok' }, 'HIDDEN', { value: lone, enumerable: false })
+    const bare = Object.assign(Object.create(null) as Record<string, string>, { B: lone })
+    const withSymbol = { C: 'ok', [Symbol('s')]: lone }
+    const h = createHarness()
+    // Not own, not enumerable, or not a string key: not part of the environment, not refused.
+    for (const env of [inherited, hidden, withSymbol]) {
+      await expect(h.controller.spawn({ env: env as never })).resolves.toMatchObject({ isReattach: false })
+    }
+    // An object without a prototype is read like any other.
+    const failure = await h.controller.spawn({ env: bare }).catch((error: unknown) => error)
+    expect(isPtySpawnError(failure) && [failure.code, failure.option]).toEqual(['invalid_spawn_options', 'env.B'])
+  })
+
   // Renderer views and snapshots: a late call from a view (unmounted, disposed) answers
   // harmlessly, but a malformed one is the caller's bug, live or disposed.
   it.each([false, true])('renderer serializer and snapshot calls check their arguments (disposed: %s)', async (disposed) => {

@@ -76,6 +76,23 @@ describe('pty host: a host that accepts only small frames', () => {
     cleanups.push(() => controller.dispose())
     const viaController = await controller.spawn({ file: '/bin/sh', env }).catch((error: unknown) => error)
     expect(isPtySpawnError(viaController) && [viaController.code, viaController.option, viaController.outcome]).toEqual(['invalid_spawn_options', 'env', 'not_started'])
+    // Named as the caller wrote it: a slot's key is \`slot.key\` (\`slotKey\` on the wire), and a
+    // session id too large is the \`sessionId\` option, also when the spawn first asks to attach to it.
+    const huge = 'k'.repeat(300 * 1024)
+    for (const [options, option] of [
+      [{ file: '/bin/sh', slotKey: huge }, 'slot.key'],
+      [{ file: '/bin/sh', claimKey: huge }, 'claim.key'],
+      [{ file: '/bin/sh', sessionId: huge, isNewSession: true }, 'sessionId'],
+      [{ file: '/bin/sh', sessionId: huge }, 'sessionId'],
+      [{ sessionId: huge, attachOnly: true }, 'sessionId'],
+    ] as const) {
+      const refusal = await app.spawn(options).catch((error: unknown) => error)
+      expect(isPtyHostError(refusal) && [refusal.code, refusal.option, refusal.value === huge]).toEqual(['invalid_spawn_option', option, true])
+      expect((refusal as Error).message).toContain(`its largest part is \`${option}\``)
+    }
+    const hugeId = await controller.spawn({ file: '/bin/sh', sessionId: huge }).catch((error: unknown) => error)
+    expect(isPtySpawnError(hugeId) && [hugeId.code, hugeId.option, hugeId.outcome]).toEqual(['invalid_spawn_options', 'sessionId', 'not_started'])
+    expect(app.hasPty(huge)).not.toBe(true)
     expect(app.hasPty(sink.id)).toBe(true)
     expect(await app.write(sink.id, 'x')).toEqual({ kind: 'accepted' })
   }, 60_000)
