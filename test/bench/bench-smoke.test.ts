@@ -15,6 +15,7 @@ const EXPECTED_IDS = [
   'spawn-exit',
   'spawn-exit-no-drain',
   'concurrent-spawns',
+  'concurrent-spawns-faults',
   'write-echo',
   'write-echo-batched',
   'byte-path',
