@@ -184,7 +184,7 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
       }
       if (reused === null) records.forget(pty)
       else {
-        // Refused (\`pty_id_in_use\`, an oversized request): the live PTY of that id goes on as it
+        // Refused (`pty_id_in_use`, an oversized request): the live PTY of that id goes on as it
         // was — before, its record was dropped, and the app lost a running process. Output it
         // delivered meanwhile moved its sequence on.
         if (pty.state === 'spawning') records.setState(pty, reused.state)

@@ -31,7 +31,7 @@ const CALLER_OPTION_OF_PARAM: Readonly<Record<string, string>> = { slotKey: 'slo
 
 /**
  * A refusal of a spawn request's param (a request too large for a frame names its largest part),
- * renamed to the option the caller wrote (\`slot.key\`, not \`slotKey\`), as every other refused
+ * renamed to the option the caller wrote (`slot.key`, not `slotKey`), as every other refused
  * spawn option is named; any other error is returned as it is.
  */
 export function asCallerOptionRefusal(error: unknown): unknown {
@@ -42,9 +42,9 @@ export function asCallerOptionRefusal(error: unknown): unknown {
 }
 
 /**
- * An \`attach\` that a spawn under a known session id sends first, refused for its \`ptyId\` (too large
- * for a frame): the caller's \`sessionId\` is the option at fault, refused as a spawn option (the
- * pipeline's \`invalid_spawn_options\`, nothing started) rather than as a failed spawn.
+ * An `attach` that a spawn under a known session id sends first, refused for its `ptyId` (too large
+ * for a frame): the caller's `sessionId` is the option at fault, refused as a spawn option (the
+ * pipeline's `invalid_spawn_options`, nothing started) rather than as a failed spawn.
  */
 export function asSessionIdRefusal(error: unknown): unknown {
   if (!isPtyHostError(error) || error.code !== 'invalid_option' || error.option !== 'ptyId') return error

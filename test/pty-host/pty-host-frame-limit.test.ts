@@ -66,8 +66,8 @@ describe('pty host: a host that accepts only small frames', () => {
     expect(app.hasPty(sink.id)).toBe(true)
     // Any other call that large fails alone, before anything is sent (before: the host dropped the
     // connection, and the sink with every other PTY of the app became unverifiable). A spawn names
-    // its largest part as the refused option (before: \`invalid_option\` naming nothing, which the
-    // pipeline reported as \`provider_spawn_failed\`).
+    // its largest part as the refused option (before: `invalid_option` naming nothing, which the
+    // pipeline reported as `provider_spawn_failed`).
     const env = { BIG: 'x'.repeat(300 * 1024) }
     const refused = await app.spawn({ file: '/bin/sh', env }).catch((error: unknown) => error)
     expect(isPtyHostError(refused) && [refused.code, refused.option, refused.value]).toEqual(['invalid_spawn_option', 'env', env])
@@ -76,8 +76,8 @@ describe('pty host: a host that accepts only small frames', () => {
     cleanups.push(() => controller.dispose())
     const viaController = await controller.spawn({ file: '/bin/sh', env }).catch((error: unknown) => error)
     expect(isPtySpawnError(viaController) && [viaController.code, viaController.option, viaController.outcome]).toEqual(['invalid_spawn_options', 'env', 'not_started'])
-    // Named as the caller wrote it: a slot's key is \`slot.key\` (\`slotKey\` on the wire), and a
-    // session id too large is the \`sessionId\` option, also when the spawn first asks to attach to it.
+    // Named as the caller wrote it: a slot's key is `slot.key` (`slotKey` on the wire), and a
+    // session id too large is the `sessionId` option, also when the spawn first asks to attach to it.
     const huge = 'k'.repeat(300 * 1024)
     for (const [options, option] of [
       [{ file: '/bin/sh', slotKey: huge }, 'slot.key'],
