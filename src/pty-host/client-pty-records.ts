@@ -109,7 +109,8 @@ export class ClientPtyRecords {
 
   /**
    * The record of `id` for a spawn on host `hostInstanceId`. A live (or spawning) record is
-   * returned as it is (the host refuses a second process under a live id); any other record —
+   * returned as it is (the provider refuses a spawn under an id live here before it asks for a
+   * record, so it never takes one over); any other record —
    * exited, or `unknown`: a process of an earlier connection, maybe of a host that died — gives
    * way to a fresh one, so the new process's stream starts from nothing it did not print.
    */

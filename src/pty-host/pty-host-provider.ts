@@ -16,7 +16,7 @@ import {
 } from '../contracts/index.js'
 import { describeValue } from '../contracts/describe-value.js'
 import { ClientPtyRecords, exitEventOfMessage, isLive, type ClientPtyRecord, type ClientPtyState } from './client-pty-records.js'
-import { asCallerOptionRefusal, asSessionIdRefusal, spawnRequestParams } from './spawn-request-params.js'
+import { asSessionIdRefusal, spawnRequestParams } from './spawn-request-params.js'
 import { isRequestTimeout, type PtyHostConnection } from './pty-host-connection.js'
 import { invalidPtyHostOption, isPtyHostError, PtyHostError } from './pty-host-error.js'
 import { PtyHostLink } from './pty-host-link.js'
@@ -152,17 +152,31 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
     return result
   }
 
+  /** Refuse a spawn under `id` while a record of it is live here (see spawnFresh). */
+  function assertIdFree(id: string): void {
+    const held = ptys.get(id)
+    if (held !== undefined && isLive(held.state)) {
+      throw new PtyHostError('pty_id_in_use', `Cannot create PTY ${JSON.stringify(id)}: a live PTY already has that id (or its exit is still being delivered)`, { ptyId: id })
+    }
+  }
+
   async function spawnFresh(spawnOptions: ProviderSpawnOptions): Promise<PtySpawnResult> {
+    const { sessionId } = spawnOptions
+    // A caller's id that is live here (running, starting, or ended on the host with its exit still
+    // on the way) is refused at once, nothing sent, its PTY untouched — as the node-pty provider
+    // refuses it. Before, the spawn took over the live PTY's record while the host answered: the
+    // PTY was half-disconnected meanwhile (resize, pause, acks dropped), a drop or a timeout then
+    // stopped it as an orphan, an overlapping attach replayed its output twice, and a refusal
+    // forgot it (helper-100's and helper-101's reviews).
+    if (sessionId !== undefined) assertIdFree(sessionId)
     // An open connection is used at once: a spawn's request is queued in the caller's turn.
     const opened = link.connection ?? (await link.ensureConnected(true))
     // Why the client mints the id: after a drop mid-spawn it still knows which session to stop.
-    const id = spawnOptions.sessionId ?? sessionIdPrefix + (sessionIdCount++).toString(36)
+    const id = sessionId ?? sessionIdPrefix + (sessionIdCount++).toString(36)
     const params = spawnRequestParams(id, spawnOptions)
-    // A live record of the id is reused (the host refuses a second process under it): what it
-    // said before is kept, to put back when the host refuses.
-    const liveBefore = ptys.get(id)
+    // Looked at again: a spawn of the same id may have started while the connection opened.
+    assertIdFree(id)
     const pty = records.recordForSpawn(id, opened.hostInstanceId)
-    const reused = pty === liveBefore ? { state: pty.state, lastSeq: pty.lastSeq } : null
     records.setState(pty, 'spawning')
     pty.lastSeq = 0
     let reply: Record<string, unknown>
@@ -182,15 +196,8 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
         // Said in the error: a caller told "not started" would be told a guess.
         throw new PtyHostError(error.code, error.message, { cause: error, ptyId: id, processMayExist: true })
       }
-      if (reused === null) records.forget(pty)
-      else {
-        // Refused (`pty_id_in_use`, an oversized request): the live PTY of that id goes on as it
-        // was — before, its record was dropped, and the app lost a running process. Output it
-        // delivered meanwhile moved its sequence on.
-        if (pty.state === 'spawning') records.setState(pty, reused.state)
-        pty.lastSeq = Math.max(pty.lastSeq, reused.lastSeq)
-      }
-      throw asCallerOptionRefusal(error)
+      records.forget(pty)
+      throw error
     }
     const incarnationId = isPtyIncarnationId(reply.incarnationId) ? reply.incarnationId : undefined
     pty.incarnationId = incarnationId

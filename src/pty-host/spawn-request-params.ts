@@ -26,21 +26,6 @@ export function spawnRequestParams(sessionId: string, options: ProviderSpawnOpti
   return params
 }
 
-/** The caller's name of each spawn request param whose name on the wire differs from it. */
-const CALLER_OPTION_OF_PARAM: Readonly<Record<string, string>> = { slotKey: 'slot.key', claimKey: 'claim.key' }
-
-/**
- * A refusal of a spawn request's param (a request too large for a frame names its largest part),
- * renamed to the option the caller wrote (`slot.key`, not `slotKey`), as every other refused
- * spawn option is named; any other error is returned as it is.
- */
-export function asCallerOptionRefusal(error: unknown): unknown {
-  if (!isPtyHostError(error) || error.code !== 'invalid_spawn_option' || error.option === undefined) return error
-  const option = CALLER_OPTION_OF_PARAM[error.option]
-  if (option === undefined) return error
-  return new PtyHostError('invalid_spawn_option', error.message.replace(`\`${error.option}\``, `\`${option}\``), { cause: error.cause, ptyId: error.ptyId, hostCode: error.hostCode, option, value: error.value })
-}
-
 /**
  * An `attach` that a spawn under a known session id sends first, refused for its `ptyId` (too large
  * for a frame): the caller's `sessionId` is the option at fault, refused as a spawn option (the
@@ -48,5 +33,5 @@ export function asCallerOptionRefusal(error: unknown): unknown {
  */
 export function asSessionIdRefusal(error: unknown): unknown {
   if (!isPtyHostError(error) || error.code !== 'invalid_option' || error.option !== 'ptyId') return error
-  return new PtyHostError('invalid_spawn_option', error.message.replace('`ptyId`', '`sessionId`'), { cause: error, ptyId: error.ptyId, option: 'sessionId', value: error.value })
+  return new PtyHostError('invalid_spawn_option', error.message.replace('`ptyId`', '`sessionId`'), { cause: error, ptyId: error.ptyId, hostCode: error.hostCode, option: 'sessionId', value: error.value })
 }

@@ -1,4 +1,4 @@
-import type { ProviderSpawnOptions, PtySpawnResult } from '../contracts/index.js'
+import type { ProviderSpawnOptions, PtySpawnOptions, PtySpawnResult } from '../contracts/index.js'
 import { watchExits } from './exit-watch.js'
 import { checkAbort, providerFor, rejectExitedReply, reportSpawnCommitted, takeChargeOfStartedProcess } from './provider-call.js'
 import type { RuntimePtySpawnState } from './spawn-state.js'
@@ -25,6 +25,22 @@ function freshSpawnOptions(state: RuntimePtySpawnState): ProviderSpawnOptions {
   if (a.claim !== undefined) options.claimKey = a.claim.key
   if (a.metadata !== undefined) options.metadata = a.metadata
   return options
+}
+
+/**
+ * The caller's name of a provider spawn option that {@link freshSpawnOptions} renamed, so a
+ * provider's refusal of it names the option the caller wrote: `slotKey` is the caller's `slot.key`,
+ * `claimKey` its `claim.key`, `scopeId` whichever of `scopeId`, `slot.scopeId` and `claim.scopeId`
+ * it came from. Others keep their names.
+ */
+export function callerSpawnOptionName(args: PtySpawnOptions, providerOption: string): string {
+  if (providerOption === 'slotKey') return 'slot.key'
+  if (providerOption === 'claimKey') return 'claim.key'
+  if (providerOption === 'scopeId' && args.scopeId === undefined) {
+    if (args.slot?.scopeId !== undefined) return 'slot.scopeId'
+    if (args.claim?.scopeId !== undefined) return 'claim.scopeId'
+  }
+  return providerOption
 }
 
 /**

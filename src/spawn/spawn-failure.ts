@@ -1,3 +1,4 @@
+import { callerSpawnOptionName } from './fresh-spawn-stage.js'
 import { refusedOptionOf } from './provider-option-refusal.js'
 import { isPtySpawnError, PtySpawnError, type PtySpawnErrorCode } from './pty-spawn-error.js'
 import type { RollbackFailure } from './rollback-journal.js'
@@ -63,9 +64,11 @@ export function codeOfFailure(stage: PtySpawnStage, error: unknown): PtySpawnErr
  * `{ option }` when the failure's cause is a provider's option refusal, or another run's
  * `PtySpawnError` naming one (a joined claim's creator was refused it).
  */
-function optionOf(cause: unknown): { option?: string; value?: unknown } {
+function optionOf(state: RuntimePtySpawnState, cause: unknown): { option?: string; value?: unknown } {
   if (isPtySpawnError(cause)) return cause.option === undefined ? {} : { option: cause.option, value: cause.value }
-  return refusedOptionOf(cause) ?? {}
+  const refused = refusedOptionOf(cause)
+  // A provider names its own options (`slotKey`); the caller is told the one it wrote (`slot.key`).
+  return refused === undefined ? {} : { option: callerSpawnOptionName(state.args, refused.option), value: refused.value }
 }
 
 function describeFailures(failures: RollbackFailure[]): string {
@@ -122,6 +125,6 @@ export function failedSpawnError(state: RuntimePtySpawnState, failure: Classifie
     ...(cause === undefined ? {} : { cause }),
     outcome,
     ...(ptyId === undefined ? {} : { ptyId }),
-    ...optionOf(failure.cause),
+    ...optionOf(state, failure.cause),
   })
 }

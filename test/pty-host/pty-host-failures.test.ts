@@ -105,26 +105,56 @@ describe('pty host: option refusals', () => {
   })
 })
 
-describe('pty host: a refused spawn under a live session id', () => {
-  it.each([
-    ['the host refuses the id (pty_id_in_use)', false],
-    ['the request is too large for a frame', true],
-  ])('%s: the live PTY goes on as it was — its record, its state, its output after', async (_, oversized) => {
-    const { socketPath } = await inProcessHost(cleanups, { maxFrameBytes: 64 * 1024 })
+describe('pty host: a spawn under a session id that is live here', () => {
+  it('is refused at once as pty_id_in_use, nothing sent: the live PTY stays whole — during the call, after it, across a drop', async () => {
+    const { socketPath } = await inProcessHost(cleanups)
     const app = provider(socketPath, { autoStart: false })
     let output = ''
     app.onData((event) => {
       if (event.id === 'S1') output += event.data
     })
-    await app.spawn({ file: '/bin/sh', args: ['-c', 'stty -echo; echo READY; while read line; do echo "got $line"; done'], sessionId: 'S1', isNewSession: true })
+    const exits: PtyExitEvent[] = []
+    app.onExit((event) => exits.push(event))
+    const live = await app.spawn({ file: '/bin/sh', args: ['-c', 'stty -echo; echo READY; while read line; do echo "got $line"; done'], sessionId: 'S1', isNewSession: true })
     await waitFor(() => (output.includes('READY') ? true : undefined), 'the live PTY to be ready')
-    const env = oversized ? { BIG: 'x'.repeat(100 * 1024) } : { SMALL: 'y' }
-    const refused = await app.spawn({ file: '/bin/sh', sessionId: 'S1', isNewSession: true, env }).catch((error: unknown) => error)
-    expect(isPtyHostError(refused) && refused.code).toBe(oversized ? 'invalid_spawn_option' : 'pty_id_in_use')
-    // Before: the refused spawn dropped the live PTY's record — hasPty null, its output and exit lost.
+    for (const options of [{ isNewSession: true }, { isNewSession: true, env: { BIG: 'x'.repeat(20 * 1024 * 1024) } }]) {
+      const refusing = app.spawn({ file: '/bin/sh', sessionId: 'S1', ...options })
+      // While the call is out, the live PTY is untouched (before: it was taken over while the host
+      // answered, and its resize, pause, resume and acks were dropped meanwhile).
+      expect(app.hasPty('S1')).toBe(true)
+      expect(app.resize('S1', 100, 30)).toBe(true)
+      const refused = await refusing.catch((error: unknown) => error)
+      expect(isPtyHostError(refused) && [refused.code, refused.ptyId]).toEqual(['pty_id_in_use', 'S1'])
+    }
     expect(app.hasPty('S1')).toBe(true)
+    // The host never heard of the refused spawns: one process, the first one.
+    expect((await app.listProcesses()).map((row) => [row.id, row.incarnationId])).toEqual([['S1', live.incarnationId]])
     expect(await app.write('S1', 'after\n')).toEqual({ kind: 'accepted' })
-    await waitFor(() => (output.includes('got after') ? true : undefined), 'the live PTY to answer after the refusal')
+    await waitFor(() => (output.includes('got after') ? true : undefined), 'the live PTY to answer after the refusals')
+    // Output once: nothing replayed.
+    expect(output.split('READY').length - 1).toBe(1)
+    expect(exits).toEqual([])
+  })
+
+  it('an id whose process ended but whose exit is still on the way is refused until the exit is delivered, then spawns', async () => {
+    const { socketPath } = await inProcessHost(cleanups)
+    const app = provider(socketPath, { autoStart: false })
+    const exited = new Set<string>()
+    app.onExit((event) => exited.add(event.incarnationId ?? ''))
+    const first = await app.spawn({ file: '/bin/sh', args: ['-c', 'exit 0'], sessionId: 'S2', isNewSession: true })
+    // Asked again at once: either the exit is not delivered yet (refused), or it is (a new process).
+    const second = await app.spawn({ file: '/bin/sh', args: ['-c', 'sleep 30'], sessionId: 'S2', isNewSession: true }).catch((error: unknown) => error)
+    if (isPtyHostError(second)) {
+      expect(second.code).toBe('pty_id_in_use')
+      expect(exited.has(first.incarnationId ?? '')).toBe(false)
+      await waitFor(() => (exited.has(first.incarnationId ?? '') ? true : undefined), 'the first exit')
+    }
+    const running = isPtyHostError(second) ? await app.spawn({ file: '/bin/sh', args: ['-c', 'sleep 30'], sessionId: 'S2', isNewSession: true }) : (second as Awaited<ReturnType<typeof app.spawn>>)
+    expect(running.incarnationId).not.toBe(first.incarnationId)
+    // Before: a spawn accepted while the old exit was in flight was recorded as exited with its
+    // process running (its output dropped, dispose not stopping it).
+    expect(app.hasPty('S2')).toBe(true)
+    expect((await app.listProcesses()).map((row) => [row.id, row.incarnationId])).toEqual([['S2', running.incarnationId]])
   })
 })
 

@@ -76,12 +76,13 @@ describe('pty host: a host that accepts only small frames', () => {
     cleanups.push(() => controller.dispose())
     const viaController = await controller.spawn({ file: '/bin/sh', env }).catch((error: unknown) => error)
     expect(isPtySpawnError(viaController) && [viaController.code, viaController.option, viaController.outcome]).toEqual(['invalid_spawn_options', 'env', 'not_started'])
-    // Named as the caller wrote it: a slot's key is `slot.key` (`slotKey` on the wire), and a
-    // session id too large is the `sessionId` option, also when the spawn first asks to attach to it.
+    // Named as the provider's option (the pipeline tells a controller's caller `slot.key` for
+    // `slotKey`), and a session id too large is the `sessionId` option, also when the spawn first
+    // asks to attach to it.
     const huge = 'k'.repeat(300 * 1024)
     for (const [options, option] of [
-      [{ file: '/bin/sh', slotKey: huge }, 'slot.key'],
-      [{ file: '/bin/sh', claimKey: huge }, 'claim.key'],
+      [{ file: '/bin/sh', slotKey: huge }, 'slotKey'],
+      [{ file: '/bin/sh', claimKey: huge }, 'claimKey'],
       [{ file: '/bin/sh', sessionId: huge, isNewSession: true }, 'sessionId'],
       [{ file: '/bin/sh', sessionId: huge }, 'sessionId'],
       [{ sessionId: huge, attachOnly: true }, 'sessionId'],

@@ -339,6 +339,22 @@ describe('executeRuntimePtySpawn: each error code', () => {
     expect(error.option).toBe('cwd')
   })
 
+  it.each([
+    ['slotKey', { slot: { key: 'pane' } }, 'slot.key'],
+    ['claimKey', { claim: { key: 'agent' } }, 'claim.key'],
+    ['scopeId', { slot: { key: 'pane', scopeId: 'w' } }, 'slot.scopeId'],
+    ['scopeId', { claim: { key: 'agent', scopeId: 'w' } }, 'claim.scopeId'],
+    ['scopeId', { scopeId: 'w', slot: { key: 'pane', scopeId: 'w' } }, 'scopeId'],
+    ['cwd', { cwd: '/nope' }, 'cwd'],
+  ] as const)('a provider refusing its option %s names the one the caller wrote (%j → %s)', async (providerOption, options, callerOption) => {
+    const refusal = Object.assign(new Error(`refused ${providerOption}`), { code: 'invalid_spawn_option', option: providerOption, value: 'v' })
+    const h = createHarness()
+    h.provider.scriptNextSpawn({ fail: refusal })
+    const error = await expectSpawnError(h.spawn(options as never), 'invalid_spawn_options')
+    expect([error.option, error.value, error.outcome]).toEqual([callerOption, 'v', 'not_started'])
+    expect(error.cause).toBe(refusal)
+  })
+
   it("a joined claim that fails in its own admission never stops the creator's PTY nor releases its claim", async () => {
     const h = createHarness()
     const refusal = new Error('joiner refused')
