@@ -22,12 +22,6 @@ export { PtyHostFrameError }
 /** The length prefix before each frame's body (a 4-byte big-endian length). */
 export const HEADER_BYTES = 4
 
-/**
- * Room in a request's frame for everything around its params (version, type, id, method, keys):
- * what a sender adds to a request's JSON size when it checks it against the peer's frame limit.
- */
-export const PTY_HOST_REQUEST_ENVELOPE_BYTES = 256
-
 /** The first body byte of an output frame (never the first byte of a JSON object). */
 export const OUTPUT_FRAME_KIND = 0x01
 
@@ -49,7 +43,7 @@ export function encodeFrame(message: unknown): Buffer {
 
 /** Encode several messages as consecutive JSON frames in one buffer (one socket write for all). */
 export function encodeFrames(messages: readonly unknown[]): Buffer {
-  return encodeJsonTexts(messages.map((message) => JSON.stringify(message)))
+  return encodeJsonFrames(messages.map((message) => JSON.stringify(message)))
 }
 
 /**
@@ -61,14 +55,19 @@ export function encodeFrames(messages: readonly unknown[]): Buffer {
  * 3 bytes of UTF-8. The caller must not pass `memory` while a socket may still hold it.
  */
 export function encodeFramesInto(messages: readonly unknown[], memory: Buffer): Buffer {
-  const jsons = messages.map((message) => JSON.stringify(message))
+  return encodeJsonFramesInto(messages.map((message) => JSON.stringify(message)), memory)
+}
+
+/** {@link encodeFramesInto} of messages already serialized (`JSON.stringify` of each). */
+export function encodeJsonFramesInto(jsons: readonly string[], memory: Buffer): Buffer {
   let bound = 0
   for (const json of jsons) bound += HEADER_BYTES + 3 * json.length
-  if (bound > memory.length) return encodeJsonTexts(jsons)
+  if (bound > memory.length) return encodeJsonFrames(jsons)
   return memory.subarray(0, writeJsonFrames(jsons, memory))
 }
 
-function encodeJsonTexts(jsons: readonly string[]): Buffer {
+/** {@link encodeFrames} of messages already serialized (`JSON.stringify` of each). */
+export function encodeJsonFrames(jsons: readonly string[]): Buffer {
   let size = 0
   for (const json of jsons) size += HEADER_BYTES + Buffer.byteLength(json, 'utf8')
   const frames = Buffer.allocUnsafe(size)

@@ -1,7 +1,7 @@
 import { createConnection, type Socket } from 'node:net'
 import { clampTimerDelay } from '../contracts/deadline.js'
 import { ConnectionReader, readThrough } from './connection-reader.js'
-import { encodeFrame, encodeFrames, encodeFramesInto, PTY_HOST_MAX_FRAME_BYTES, PTY_HOST_REQUEST_ENVELOPE_BYTES } from './frame-codec.js'
+import { encodeFrame, encodeJsonFrames, encodeJsonFramesInto, PTY_HOST_MAX_FRAME_BYTES } from './frame-codec.js'
 import { protocolMismatchMessage, PTY_HOST_PROTOCOL_VERSION, type PtyHostMessage, type PtyHostMethod, type PtyHostWireError } from './protocol.js'
 import { PtyHostError } from './pty-host-error.js'
 import { RequestDeadlines, type DeadlineEntry } from './request-deadlines.js'
@@ -109,7 +109,7 @@ export class PtyHostConnection {
   readonly #deadlines = new RequestDeadlines<Pending>((pending) => this.#timedOut(pending))
   #nextId = 1
   #closed = false
-  #outbox: Record<string, unknown>[] = []
+  #outbox: string[] = []
   /** Reused memory for outgoing frames (its own allocation, never a slice of Node's pool). */
   readonly #writeBuffer = Buffer.allocUnsafeSlow(WRITE_BUFFER_BYTES)
   /** False from a write of `#writeBuffer` until the socket is done with it (the write's callback). */
@@ -225,13 +225,16 @@ export class PtyHostConnection {
    */
   request(method: PtyHostMethod, params: Record<string, unknown>, timeoutMs?: number, options?: { holdsApp?: boolean }): Promise<unknown> {
     if (this.#closed) return Promise.reject(new PtyHostError('transport_lost', `The connection to the pty host is closed (${method})`))
+    const id = this.#nextId++
+    // Serialized once, here: its size is checked, and the flush only encodes it.
+    const json = JSON.stringify({ v: PTY_HOST_PROTOCOL_VERSION, type: 'request', id, method, params })
     // A frame over the host's limit would make it drop this connection, and every PTY on it: such
-    // a call fails alone, before anything is sent. (Writes are cut to fit by the provider.)
-    if (method !== 'write') {
-      const bytes = Buffer.byteLength(JSON.stringify(params), 'utf8') + PTY_HOST_REQUEST_ENVELOPE_BYTES
+    // a call fails alone, before anything is sent. (The provider cuts writes to fit.) A UTF-16 code
+    // unit is at most 3 bytes of UTF-8: most requests need no measuring.
+    if (3 * json.length > this.hostMaxFrameBytes) {
+      const bytes = Buffer.byteLength(json, 'utf8')
       if (bytes > this.hostMaxFrameBytes) return Promise.reject(oversizedRequestError(method, params, bytes, this.hostMaxFrameBytes))
     }
-    const id = this.#nextId++
     return new Promise<unknown>((resolve, reject) => {
       const holdsApp = options?.holdsApp !== false
       const pending: Pending = { id, holdsApp, method, timeoutMs, resolve, reject, deadline: 0, waiting: false }
@@ -239,7 +242,7 @@ export class PtyHostConnection {
       if (holdsApp) this.#holdingRequests += 1
       if (timeoutMs !== undefined) this.#deadlines.add(pending, timeoutMs)
       this.#updateRef()
-      this.#send({ v: PTY_HOST_PROTOCOL_VERSION, type: 'request', id, method, params })
+      this.#send(json)
     })
   }
 
@@ -279,16 +282,17 @@ export class PtyHostConnection {
   /** Send a one-way message (no reply is sent or awaited): acks, pause, resume, resize. */
   notify(method: PtyHostMethod, params: Record<string, unknown>): void {
     if (this.#closed) return
-    this.#send({ v: PTY_HOST_PROTOCOL_VERSION, type: 'notify', method, params })
+    this.#send(JSON.stringify({ v: PTY_HOST_PROTOCOL_VERSION, type: 'notify', method, params }))
   }
 
   /**
-   * Queue a message for the next flush. Why not written at once: the caller's turn (a spawn runs
-   * the spawn pipeline in it) then only queues, and the encoding and the socket write run as a task
-   * of their own at the end of the event-loop turn — one write for every message of the turn.
+   * Queue a serialized message for the next flush. Why not written at once: the caller's turn (a
+   * spawn runs the spawn pipeline in it) then only queues, and the encoding and the socket write
+   * run as a task of their own at the end of the event-loop turn — one write for every message of
+   * the turn.
    */
-  #send(message: Record<string, unknown>): void {
-    this.#outbox.push(message)
+  #send(json: string): void {
+    this.#outbox.push(json)
     if (this.#outbox.length === 1) setImmediate(this.#flush)
   }
 
@@ -296,7 +300,7 @@ export class PtyHostConnection {
     const messages = this.#outbox
     this.#outbox = []
     if (this.#closed || messages.length === 0) return
-    const frames = this.#writeBufferFree ? encodeFramesInto(messages, this.#writeBuffer) : encodeFrames(messages)
+    const frames = this.#writeBufferFree ? encodeJsonFramesInto(messages, this.#writeBuffer) : encodeJsonFrames(messages)
     if (frames.buffer !== this.#writeBuffer.buffer) {
       this.#socket.write(frames)
       return

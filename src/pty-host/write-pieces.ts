@@ -1,5 +1,8 @@
 import { unverifiableWrite, WRITE_ACCEPTED, type WriteSettlement } from '../contracts/write-settlement.js'
-import { PTY_HOST_MAX_FRAME_BYTES, PTY_HOST_REQUEST_ENVELOPE_BYTES } from './frame-codec.js'
+import { PTY_HOST_MAX_FRAME_BYTES } from './frame-codec.js'
+
+/** Room in a write request's frame for everything around its text (version, type, id, method, keys). */
+const WRITE_ENVELOPE_BYTES = 256
 
 /**
  * The most UTF-16 code units one `write` request carries to the host: a longer write (a big paste,
@@ -11,7 +14,7 @@ import { PTY_HOST_MAX_FRAME_BYTES, PTY_HOST_REQUEST_ENVELOPE_BYTES } from './fra
 export const PTY_HOST_WRITE_PIECE_CHARS = 1024 * 1024
 
 // The guarantee above, checked where the two numbers meet: 6 bytes per unit, a PTY id of 64 KiB.
-if (6 * (PTY_HOST_WRITE_PIECE_CHARS + 64 * 1024) + PTY_HOST_REQUEST_ENVELOPE_BYTES > PTY_HOST_MAX_FRAME_BYTES) throw new Error('PTY_HOST_WRITE_PIECE_CHARS outgrows the frame limit')
+if (6 * (PTY_HOST_WRITE_PIECE_CHARS + 64 * 1024) + WRITE_ENVELOPE_BYTES > PTY_HOST_MAX_FRAME_BYTES) throw new Error('PTY_HOST_WRITE_PIECE_CHARS outgrows the frame limit')
 
 /**
  * The piece size for a host that accepts frames of at most `maxFrameBytes` (its welcome says; a
@@ -20,7 +23,7 @@ if (6 * (PTY_HOST_WRITE_PIECE_CHARS + 64 * 1024) + PTY_HOST_REQUEST_ENVELOPE_BYT
  * worst escaping (6 JSON bytes a code unit) fits; at least 2 code units (a surrogate pair).
  */
 export function writePieceCharsFor(maxFrameBytes: number, ptyIdLength = 0): number {
-  return Math.max(2, Math.min(PTY_HOST_WRITE_PIECE_CHARS, Math.floor((maxFrameBytes - PTY_HOST_REQUEST_ENVELOPE_BYTES) / 6) - ptyIdLength))
+  return Math.max(2, Math.min(PTY_HOST_WRITE_PIECE_CHARS, Math.floor((maxFrameBytes - WRITE_ENVELOPE_BYTES) / 6) - ptyIdLength))
 }
 
 /**
