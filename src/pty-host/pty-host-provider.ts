@@ -152,30 +152,23 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
     return result
   }
 
-  /** Refuse a spawn under `id` while a record of it is live here (see spawnFresh). */
-  function assertIdFree(id: string): void {
-    const held = ptys.get(id)
-    if (held !== undefined && isLive(held.state)) {
-      throw new PtyHostError('pty_id_in_use', `Cannot create PTY ${JSON.stringify(id)}: a live PTY already has that id (or its exit is still being delivered)`, { ptyId: id })
-    }
-  }
-
   async function spawnFresh(spawnOptions: ProviderSpawnOptions): Promise<PtySpawnResult> {
-    const { sessionId } = spawnOptions
-    // A caller's id that is live here (running, starting, or ended on the host with its exit still
-    // on the way) is refused at once, nothing sent, its PTY untouched — as the node-pty provider
-    // refuses it. Before, the spawn took over the live PTY's record while the host answered: the
-    // PTY was half-disconnected meanwhile (resize, pause, acks dropped), a drop or a timeout then
-    // stopped it as an orphan, an overlapping attach replayed its output twice, and a refusal
-    // forgot it (helper-100's and helper-101's reviews).
-    if (sessionId !== undefined) assertIdFree(sessionId)
     // An open connection is used at once: a spawn's request is queued in the caller's turn.
     const opened = link.connection ?? (await link.ensureConnected(true))
+    const { sessionId } = spawnOptions
+    // A caller's id that is live here (running, starting, or ended on the host with its exit still
+    // on the way) is refused, nothing sent, its PTY untouched — as the node-pty provider refuses it.
+    // Before, the spawn took over the live PTY's record while the host answered: the PTY was
+    // half-disconnected meanwhile (resize, pause, acks dropped), a drop or a timeout then stopped it
+    // as an orphan, an overlapping attach replayed its output twice, and a refusal forgot it
+    // (helper-100's and helper-101's reviews). (A record is live only on an open connection.)
+    const held = sessionId === undefined ? undefined : ptys.get(sessionId)
+    if (held !== undefined && isLive(held.state)) {
+      throw new PtyHostError('pty_id_in_use', `Cannot create PTY ${JSON.stringify(sessionId)}: a live PTY already has that id (or its exit is still being delivered)`, { ptyId: sessionId })
+    }
     // Why the client mints the id: after a drop mid-spawn it still knows which session to stop.
     const id = sessionId ?? sessionIdPrefix + (sessionIdCount++).toString(36)
     const params = spawnRequestParams(id, spawnOptions)
-    // Looked at again: a spawn of the same id may have started while the connection opened.
-    assertIdFree(id)
     const pty = records.recordForSpawn(id, opened.hostInstanceId)
     records.setState(pty, 'spawning')
     pty.lastSeq = 0
