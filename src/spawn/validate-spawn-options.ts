@@ -32,32 +32,17 @@ function checkWellFormed(option: string, value: unknown): void {
   if (index !== -1) fail(option, `well-formed UTF-16 (a lone surrogate, ${describeCodeUnit(value, index)} at index ${index}, would reach the program as U+FFFD)`, value)
 }
 
-/** Whether `value` is a string holding a lone surrogate (what {@link checkWellFormed} refuses). */
-function isIllFormed(value: unknown): boolean {
-  return typeof value === 'string' && loneSurrogateIndex(value) !== -1
-}
-
 /** {@link checkWellFormed} over the launch options a program receives: file, args, command, cwd, env. */
 function checkLaunchText(options: PtySpawnOptions): void {
   checkWellFormed('file', options.file)
   checkWellFormed('command', options.command)
   checkWellFormed('cwd', options.cwd)
-  // The option's name is only built for a refusal: this runs on every spawn's way to the fork.
-  const args: unknown = options.args
-  if (Array.isArray(args)) {
-    for (let index = 0; index < args.length; index++) {
-      if (isIllFormed(args[index])) checkWellFormed(`args[${index}]`, args[index])
-    }
-  }
+  if (Array.isArray(options.args)) options.args.forEach((arg, index) => checkWellFormed(`args[${index}]`, arg))
   const env: unknown = options.env
   if (typeof env === 'object' && env !== null) {
-    // `Object.entries`, not `for…in`: the same keys as before for any object — a getter that hides
-    // a later key, a proxy on the prototype chain — and every value read before any is checked.
     for (const [name, value] of Object.entries(env)) {
-      if (isIllFormed(name) || isIllFormed(value)) {
-        checkWellFormed(`env.${name}`, name)
-        checkWellFormed(`env.${name}`, value)
-      }
+      checkWellFormed(`env.${name}`, name)
+      checkWellFormed(`env.${name}`, value)
     }
   }
 }
