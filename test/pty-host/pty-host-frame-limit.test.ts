@@ -17,15 +17,14 @@ import { isPtyHostError } from 'ptykit/pty-host'
 import { createPtyController } from 'ptykit/controller'
 import { isPtySpawnError } from 'ptykit/spawn'
 import { waitFor } from '../node-pty/pty-test-support.js'
-import { inProcessHost as startInProcessHost, providerOn, useCleanups } from './pty-host-test-support.js'
+import { inProcessHost as startInProcessHost, providerDisposedAfter, useCleanups } from './pty-host-test-support.js'
 
 const cleanups = useCleanups()
 
 describe('pty host: a write larger than a frame', () => {
   it('reaches the program whole and in order, and the connection and the other PTYs carry on', async () => {
     const { socketPath } = await startInProcessHost(cleanups)
-    const app = providerOn(socketPath, { autoStart: false })
-    cleanups.push(() => app.dispose())
+    const app = providerDisposedAfter(cleanups, socketPath, { autoStart: false })
     const output = new Map<string, string>()
     app.onData((event) => output.set(event.id, (output.get(event.id) ?? '') + event.data))
     const bystander = await app.spawn({ file: '/bin/sh', args: ['-c', 'sleep 60'] })
@@ -50,8 +49,7 @@ describe('pty host: a write larger than a frame', () => {
 describe('pty host: a host that accepts only small frames', () => {
   it('is sent writes in pieces its welcome allows, and no larger call', async () => {
     const { socketPath } = await startInProcessHost(cleanups, { maxFrameBytes: 256 * 1024 })
-    const app = providerOn(socketPath, { autoStart: false })
-    cleanups.push(() => app.dispose())
+    const app = providerDisposedAfter(cleanups, socketPath, { autoStart: false })
     let output = ''
     app.onData((event) => {
       output += event.data
@@ -102,8 +100,7 @@ describe('pty host: a host that accepts only small frames', () => {
 describe('pty host: a snapshot larger than a frame', () => {
   it.each([false, true])('comes back with the latest scrollback rows that fit, and the connection and the other PTYs carry on (one long wrapped line: %s)', async (wrapped) => {
     const { socketPath } = await startInProcessHost(cleanups, { scrollbackRows: 1_000, historyChars: 64 * 1024 * 1024, screenCharsPerSecond: 1_000_000_000 })
-    const app = providerOn(socketPath, { autoStart: false })
-    cleanups.push(() => app.dispose())
+    const app = providerDisposedAfter(cleanups, socketPath, { autoStart: false })
     let tail = ''
     app.onData((event) => {
       tail = (tail + event.data).slice(-200)
