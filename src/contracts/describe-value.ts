@@ -40,6 +40,16 @@ export function describeValue(value: unknown): string {
 }
 
 /**
+ * How a refusal shows a value that may be a secret — an environment variable's value, a private
+ * key, a passphrase: its type (and a string's length), never its contents. Error messages end up
+ * in logs; such a refusal keeps no `value` on the error either.
+ */
+export function describeSecretValue(value: unknown): string {
+  const type = value === null ? 'null' : Array.isArray(value) ? 'array' : typeof value
+  return typeof value === 'string' ? `[redacted] (string of ${value.length} characters)` : `[redacted] (${type})`
+}
+
+/**
  * A thrown value, for a report's message: `Name: message` for an error-like value, else
  * {@link describeValue}. Total: an object whose `message` getter throws, or a `Proxy` whose
  * traps throw, is still described.

@@ -96,10 +96,10 @@ export function assertPtyDimension(option: 'cols' | 'rows', value: unknown): ass
 }
 
 /** A string fit to cross into C: NUL would silently truncate it there. */
-function assertCString(option: string, value: unknown, allowEmpty: boolean): asserts value is string {
-  if (typeof value !== 'string') throw new NodePtyOptionError(option, 'a string', value)
-  if (!allowEmpty && value.length === 0) throw new NodePtyOptionError(option, 'a non-empty string', value)
-  if (value.includes('\0')) throw new NodePtyOptionError(option, 'a string without NUL characters', value)
+function assertCString(option: string, value: unknown, allowEmpty: boolean, secret = false): asserts value is string {
+  if (typeof value !== 'string') throw new NodePtyOptionError(option, 'a string', value, undefined, secret)
+  if (!allowEmpty && value.length === 0) throw new NodePtyOptionError(option, 'a non-empty string', value, undefined, secret)
+  if (value.includes('\0')) throw new NodePtyOptionError(option, 'a string without NUL characters', value, undefined, secret)
 }
 
 /** How many program paths remember that they name a regular file (see {@link isExecutableFile}). */
@@ -246,13 +246,14 @@ function buildEnvironment(launch: PtyProcessLaunch, inherited: NodePtyLaunchCont
   }
   if (launch.env !== undefined) {
     if (launch.env === null || typeof launch.env !== 'object' || Array.isArray(launch.env)) {
-      throw new NodePtyOptionError('env', 'an object of string values', launch.env)
+      throw new NodePtyOptionError('env', 'an object of string values', launch.env, undefined, true)
     }
     for (const [key, value] of Object.entries(launch.env)) {
       if (key.length === 0 || key.includes('=') || key.includes('\0')) {
         throw new NodePtyOptionError('env', 'an object whose keys are non-empty and contain neither "=" nor NUL', key)
       }
-      assertCString(`env.${key}`, value, true)
+      // An environment value may be a secret (a token, a password): a refusal never echoes it.
+      assertCString(`env.${key}`, value, true, true)
       env[key] = value
     }
   }

@@ -1,19 +1,21 @@
 import { defineErrorBrand } from '../contracts/error-brand.js'
-import { describeValue } from '../contracts/describe-value.js'
+import { describeSecretValue, describeValue } from '../contracts/describe-value.js'
 
 /**
  * A spawn, resize or provider option the node-pty provider refuses. Raised before any process is
  * started (or touched), so a refused spawn never leaves anything behind.
  *
  * It is a `TypeError` because a bad option is a programmer error, and it carries a stable `code`
- * and the option's name so that a host can still tell it apart without parsing the message.
+ * and the option's name so that a host can still tell it apart without parsing the message. An
+ * environment value (`env`, `env.NAME`) may be a secret: it is never echoed — the message shows
+ * its type only, and `value` is not kept.
  */
 export class NodePtyOptionError extends TypeError {
   /** The stable code; match on it, never on the message. */
   readonly code = 'invalid_spawn_option' as const
   /** The name of the refused option (`cols`, `cwd`, `env.PATH`…). */
   readonly option: string
-  /** The refused value, as given. */
+  /** The refused value, as given; `undefined` for a secret one (an environment value). */
   readonly value: unknown
 
   /**
@@ -23,13 +25,14 @@ export class NodePtyOptionError extends TypeError {
    * @param expected - what the option must be, as a phrase ("a positive integer")
    * @param value - the refused value
    * @param detail - an optional extra sentence (why the value fails)
+   * @param secret - true for a value that may be a secret (an environment value): it is not shown
    */
-  constructor(option: string, expected: string, value: unknown, detail?: string) {
+  constructor(option: string, expected: string, value: unknown, detail?: string, secret = false) {
     super(
-      `Expected the \`${option}\` option to be ${expected}, got ${describeValue(value)}${detail === undefined ? '' : `: ${detail}`}`,
+      `Expected the \`${option}\` option to be ${expected}, got ${secret ? describeSecretValue(value) : describeValue(value)}${detail === undefined ? '' : `: ${detail}`}`,
     )
     this.option = option
-    this.value = value
+    this.value = secret ? undefined : value
     NODE_PTY_OPTION_ERROR_BRAND.mark(this)
   }
 }

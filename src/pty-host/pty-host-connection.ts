@@ -60,7 +60,8 @@ export function fromWireError(error: PtyHostWireError, ptyId?: string): PtyHostE
  * The refusal of a request too large for one frame. It names the request's largest parameter —
  * a spawn's `env`, `args` or `command`, the one the caller would shrink — as the refused option,
  * so a spawn reports `invalid_spawn_options` with that option, as any other refused spawn option,
- * not `provider_spawn_failed`. The value itself is attached, never printed (it is that large).
+ * not `provider_spawn_failed`. The value itself is attached, never printed (it is that large) —
+ * except an `env`, whose values may be secrets.
  */
 function oversizedRequestError(method: PtyHostMethod, params: Record<string, unknown>, bytes: number, limit: number): PtyHostError {
   let option: string | undefined
@@ -75,7 +76,8 @@ function oversizedRequestError(method: PtyHostMethod, params: Record<string, unk
   const part = option === undefined ? '' : `; its largest part is \`${option}\` (${largestBytes} bytes)`
   const message = `The ${method} request (${bytes} bytes) is larger than the pty host accepts in a frame (${limit} bytes)${part}; nothing was sent`
   const code = method === 'spawn' && option !== undefined ? 'invalid_spawn_option' : 'invalid_option'
-  return new PtyHostError(code, message, option === undefined ? {} : { option, value: params[option] })
+  // An `env` is not kept: its values may be secrets, and the error may be logged whole.
+  return new PtyHostError(code, message, option === undefined ? {} : { option, value: option === 'env' ? undefined : params[option] })
 }
 
 /** The methods a host of ptykit 0.1.0 (whose welcome lists none) does not answer. */

@@ -58,7 +58,10 @@ export class PtySpawnError extends Error {
    * whether the pipeline or the provider refused it; the refusal itself is the `cause`.
    */
   readonly option: string | undefined
-  /** For `invalid_spawn_options`: the refused value, as given (`undefined` when none was). */
+  /**
+   * For `invalid_spawn_options`: the refused value, as given (`undefined` when none was, and for an
+   * environment value, which may be a secret and is never kept or shown).
+   */
   readonly value: unknown
 
   /** Create a spawn error. */

@@ -1,11 +1,13 @@
 import { describeCodeUnit, loneSurrogateIndex } from '../contracts/well-formed-text.js'
-import { describeValue } from '../contracts/describe-value.js'
+import { describeSecretValue, describeValue } from '../contracts/describe-value.js'
 import { assertPtyDimension, type PtySpawnOptions } from '../contracts/index.js'
 import { spawnOptionRefusal } from './provider-option-refusal.js'
 import type { PtySpawnDeps } from './types.js'
 
-function fail(option: string, expected: string, value: unknown): never {
-  throw spawnOptionRefusal(option, value, `Expected the \`${option}\` option to be ${expected}, got ${describeValue(value)}`)
+/** `secret`: a value that may be a secret (an environment value) is neither shown nor kept on the error. */
+function fail(option: string, expected: string, value: unknown, secret = false): never {
+  const shown = secret ? describeSecretValue(value) : describeValue(value)
+  throw spawnOptionRefusal(option, secret ? undefined : value, `Expected the \`${option}\` option to be ${expected}, got ${shown}`)
 }
 
 function checkDimension(option: 'cols' | 'rows', value: unknown): void {
@@ -26,10 +28,10 @@ function checkNonEmptyString(option: string, value: unknown): void {
  * Refuse launch text that is not well-formed UTF-16 (a lone surrogate): the program would get
  * U+FFFD in its place, not what the caller wrote. Type checks are the provider's.
  */
-function checkWellFormed(option: string, value: unknown): void {
+function checkWellFormed(option: string, value: unknown, secret = false): void {
   if (typeof value !== 'string') return
   const index = loneSurrogateIndex(value)
-  if (index !== -1) fail(option, `well-formed UTF-16 (a lone surrogate, ${describeCodeUnit(value, index)} at index ${index}, would reach the program as U+FFFD)`, value)
+  if (index !== -1) fail(option, `well-formed UTF-16 (a lone surrogate, ${describeCodeUnit(value, index)} at index ${index}, would reach the program as U+FFFD)`, value, secret)
 }
 
 /** {@link checkWellFormed} over the launch options a program receives: file, args, command, cwd, env. */
@@ -42,7 +44,7 @@ function checkLaunchText(options: PtySpawnOptions): void {
   if (typeof env === 'object' && env !== null) {
     for (const [name, value] of Object.entries(env)) {
       checkWellFormed(`env.${name}`, name)
-      checkWellFormed(`env.${name}`, value)
+      checkWellFormed(`env.${name}`, value, true)
     }
   }
 }

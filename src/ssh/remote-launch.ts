@@ -83,9 +83,13 @@ export function createRemoteLaunch(options: ProviderSpawnOptions): RemoteLaunch 
     if (typeof name !== 'string' || !ENV_NAME.test(name)) throw new SshOptionError('envToDelete', 'an array of variable names', options.envToDelete)
     lines.push(`unset ${name}`)
   }
+  if (options.env !== undefined && (options.env === null || typeof options.env !== 'object' || Array.isArray(options.env))) {
+    throw new SshOptionError('env', 'an object of string values', options.env, true)
+  }
   for (const [name, value] of Object.entries(options.env ?? {})) {
     if (!ENV_NAME.test(name)) throw new SshOptionError(`env.${name}`, 'a variable name of letters, digits and `_`', name)
-    if (typeof value !== 'string') throw new SshOptionError(`env.${name}`, 'a string', value)
+    // An environment value may be a secret (a token, a password): never echoed.
+    if (typeof value !== 'string') throw new SshOptionError(`env.${name}`, 'a string', value, true)
     lines.push(`export ${name}=${shellQuote(value)}`)
   }
   if (options.cwd !== undefined) lines.push(`cd -- ${shellQuote(options.cwd)} || exit 127`)

@@ -1,12 +1,13 @@
 import { defineErrorBrand } from '../contracts/error-brand.js'
-import { describeValue } from '../contracts/describe-value.js'
+import { describeSecretValue, describeValue } from '../contracts/describe-value.js'
 
 /**
  * A provider, spawn or resize option the SSH provider refuses. Raised before any connection or
  * channel is opened. A `TypeError` (a programmer error) with a stable `code`, the option's name and
  * the refused value — the shape of every provider's option refusal, so the spawn pipeline reports
- * a refused spawn option as `invalid_spawn_options` naming it. Secret options (`privateKey`,
- * `passphrase`) are never echoed: their value reads `[redacted]` and `value` is not kept.
+ * a refused spawn option as `invalid_spawn_options` naming it. Secret values (`privateKey`,
+ * `passphrase`, an `env` value) are never echoed: the message shows their type only, and `value`
+ * is not kept.
  */
 export class SshOptionError extends TypeError {
   /** The stable code (the one the node-pty provider's option errors carry too); match on it, never on the message. */
@@ -22,10 +23,10 @@ export class SshOptionError extends TypeError {
    * @param option - the option's name, as the caller spelled it
    * @param expected - what the option must be, as a phrase ("a positive integer")
    * @param value - the refused value (never shown for a secret option)
-   * @param secret - true for a secret option: its value is not shown
+   * @param secret - true for a secret value (a key, a passphrase, an environment value): it is not shown
    */
   constructor(option: string, expected: string, value: unknown, secret = false) {
-    super(`Expected the \`${option}\` option to be ${expected}, got ${secret ? '[redacted]' : describeValue(value)}`)
+    super(`Expected the \`${option}\` option to be ${expected}, got ${secret ? describeSecretValue(value) : describeValue(value)}`)
     this.option = option
     this.value = secret ? undefined : value
     SSH_OPTION_ERROR_BRAND.mark(this)

@@ -138,7 +138,7 @@ describe('createNodePtyLaunchPlan', () => {
     expect(await accepted()).toBe(true)
   })
 
-  it('refuses each bad option, naming the option and the value', async () => {
+  it('refuses each bad option, naming the option and the value (an environment value by its type only)', async () => {
     const cases: Array<[Record<string, unknown>, string, string]> = [
       [{ cols: 0 }, 'cols', '0 (number)'],
       [{ cols: 1.5 }, 'cols', '1.5 (number)'],
@@ -153,9 +153,11 @@ describe('createNodePtyLaunchPlan', () => {
       [{ file: '' }, 'file', '"" (string)'],
       [{ args: 'ls -l' }, 'args', '"ls -l" (string)'],
       [{ args: ['ok', 'bad\0'] }, 'args[1]', 'NUL'],
-      [{ env: { A: 1 } }, 'env.A', '1 (number)'],
+      // An environment value may be a secret: its type is shown, never the value (secret-env-values.test.ts).
+      [{ env: { A: 1 } }, 'env.A', '[redacted] (number)'],
+      [{ env: { A: 'x\0y' } }, 'env.A', '[redacted] (string of 3 characters)'],
       [{ env: { 'A=B': 'x' } }, 'env', '"A=B"'],
-      [{ env: ['x'] }, 'env', '(array)'],
+      [{ env: ['x'] }, 'env', '[redacted] (array)'],
       [{ envToDelete: 'HOME' }, 'envToDelete', '"HOME" (string)'],
       [{ envToDelete: [''] }, 'envToDelete[0]', '"" (string)'],
       [{ command: 'echo \0' }, 'command', 'NUL'],

@@ -68,7 +68,8 @@ describe('pty host: a host that accepts only small frames', () => {
     // pipeline reported as `provider_spawn_failed`).
     const env = { BIG: 'x'.repeat(300 * 1024) }
     const refused = await app.spawn({ file: '/bin/sh', env }).catch((error: unknown) => error)
-    expect(isPtyHostError(refused) && [refused.code, refused.option, refused.value]).toEqual(['invalid_spawn_option', 'env', env])
+    // The env is not kept on the error: its values may be secrets, and errors get logged whole.
+    expect(isPtyHostError(refused) && [refused.code, refused.option, refused.value]).toEqual(['invalid_spawn_option', 'env', undefined])
     expect((refused as Error).message).toMatch(/^The spawn request \(\d+ bytes\) is larger than the pty host accepts in a frame \(262144 bytes\); its largest part is `env` \(\d+ bytes\); nothing was sent$/)
     const controller = createPtyController({ provider: app })
     cleanups.push(() => controller.dispose())

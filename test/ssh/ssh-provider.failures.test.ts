@@ -1,3 +1,4 @@
+import { inspect } from 'node:util'
 import { spawnSync } from 'node:child_process'
 import { writeFileSync } from 'node:fs'
 import path from 'node:path'
@@ -161,9 +162,14 @@ describe('SSH provider: host keys and credentials', () => {
     const provider = track(createSshProvider(sshOptions(sshd())))
     const controller = createPtyController({ provider })
     try {
-      const error = await controller.spawn({ file: '/bin/true', env: { LANG: 42 as never } }).catch((caught: unknown) => caught)
-      expect(error).toMatchObject({ code: 'invalid_spawn_options', option: 'env.LANG', value: 42, outcome: 'not_started' })
+      const error = await controller.spawn({ file: '/bin/true', cwd: 42 as never }).catch((caught: unknown) => caught)
+      expect(error).toMatchObject({ code: 'invalid_spawn_options', option: 'cwd', value: 42, outcome: 'not_started' })
       expect(isSshOptionError((error as Error).cause)).toBe(true)
+      // An environment value may be a secret: named, never shown nor kept.
+      const envError = await controller.spawn({ file: '/bin/true', env: { TOKEN: 4242424242 as never } }).catch((caught: unknown) => caught)
+      expect(envError).toMatchObject({ code: 'invalid_spawn_options', option: 'env.TOKEN', value: undefined, outcome: 'not_started' })
+      expect(inspect(envError, { depth: 10 })).not.toContain('4242424242')
+      expect(isSshOptionError((envError as Error).cause)).toBe(true)
     } finally {
       await controller.dispose()
     }
