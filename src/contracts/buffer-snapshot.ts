@@ -1,3 +1,5 @@
+import type { PtyIncarnationId } from './incarnation.js'
+
 /**
  * A provider-owned snapshot of a PTY's screen, aligned to an output sequence boundary.
  *
@@ -15,6 +17,13 @@ export type PtyProviderBufferSnapshot = {
   seq: number
   /** What produced it, for example `'headless'` for a headless terminal emulator. */
   source: string
+  /**
+   * The incarnation whose screen this is, when the provider knows it. A controller answers the
+   * snapshot of an ended PTY (a provider that keeps history after the exit, as the pty host does)
+   * only when it carries the ended incarnation's id: without it the screen could be a later
+   * process's under the same id. A live PTY's snapshot naming another incarnation is refused too.
+   */
+  incarnationId?: PtyIncarnationId
   /** Kitty keyboard flags proven at this snapshot's own `seq`; absent when unknown. */
   kittyKeyboardFlags?: number
   /** The last window title seen, if any. */

@@ -272,7 +272,12 @@ export type RuntimePtyController = {
    * (rejecting when that includes the local host), without touching liveness.
    */
   listProcessesWithHostScope?(options?: PtyListOptions): Promise<PtyHostScopedListing>
-  /** The provider-owned screen snapshot of a live PTY, when the provider keeps one; `null` otherwise or on error. */
+  /**
+   * The provider-owned screen snapshot of a PTY, when the provider keeps one: a live PTY's, or an
+   * ended one's that its provider kept (the pty host keeps it after an exit of its own and after a
+   * `stopAndWait` with `keepHistory: true`) — only when the snapshot names that incarnation
+   * (`incarnationId`). `null` otherwise, or on error.
+   */
   serializeProviderBuffer?(
     ptyId: string,
     options?: { scrollbackRows?: number },

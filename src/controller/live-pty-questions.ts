@@ -14,7 +14,8 @@ import { incarnationOf } from '../contracts/incarnation.js'
 /**
  * Questions to the provider of a live PTY — working directory, foreground process, children,
  * buffer, foreground evidence, input-mode resets — each answered `null` (or nothing) for an
- * unknown or ended PTY, a missing capability, or a provider failure (reported `provider_threw`).
+ * unknown or ended PTY (the buffer: see {@link LivePtyQuestions.providerBuffer}), a missing
+ * capability, or a provider failure (reported `provider_threw`).
  */
 export class LivePtyQuestions {
   readonly #core: ControllerCore
@@ -62,10 +63,21 @@ export class LivePtyQuestions {
     await this.#askLive(ptyId, 'clearBuffer', (provider) => provider.clearBuffer?.(ptyId))
   }
 
-  /** See `PtyController.serializeProviderBuffer`. */
+  /**
+   * See `PtyController.serializeProviderBuffer`: a live PTY's snapshot, or an ended one's from a
+   * provider that kept its history (the pty host does, `keepHistory` on a stop). A snapshot must
+   * be the record's incarnation's: one naming another is refused, and an ended PTY's must name its
+   * own — without that proof the screen could be a later process's under the same id.
+   */
   async providerBuffer(ptyId: string, options: { scrollbackRows?: number }): Promise<PtyProviderBufferSnapshot | null> {
-    const snapshot = await this.#askLive(ptyId, 'getBufferSnapshot', (provider) => provider.getBufferSnapshot?.(ptyId, options))
-    return snapshot ?? null
+    const record = this.#core.records.get(ptyId)
+    if (record === undefined || record.state === 'unverified') return null
+    const ended = record.state === 'exited'
+    if (ended && record.incarnationId === undefined) return null
+    const snapshot = await this.#ask(record.provider, ptyId, 'getBufferSnapshot', (provider) => provider.getBufferSnapshot?.(ptyId, options))
+    if (snapshot === null || typeof snapshot !== 'object') return null
+    const proven = ended ? snapshot.incarnationId === record.incarnationId : snapshot.incarnationId === undefined || snapshot.incarnationId === record.incarnationId
+    return proven ? snapshot : null
   }
 
   /** The foreground evidence the owning provider confirms for a live PTY; `null` otherwise. */
@@ -99,12 +111,17 @@ export class LivePtyQuestions {
   async #askLive<T>(ptyId: string, what: string, ask: (provider: PtyProvider) => T | Promise<T> | undefined): Promise<T | null> {
     const record = this.#core.records.get(ptyId)
     if (record === undefined || record.state !== 'live') return null
+    return this.#ask(record.provider, ptyId, what, ask)
+  }
+
+  /** `ask` of `provider`; `null` for no answer, or a throw (reported `provider_threw`). */
+  async #ask<T>(provider: PtyProvider, ptyId: string, what: string, ask: (provider: PtyProvider) => T | Promise<T> | undefined): Promise<T | null> {
     try {
       // Given up at dispose: a provider that never answers must not hold its caller for good.
-      const answer = await this.#core.timers.orAtDispose(Promise.resolve(ask(record.provider)), undefined)
+      const answer = await this.#core.timers.orAtDispose(Promise.resolve(ask(provider)), undefined)
       return answer === undefined ? null : answer
     } catch (error) {
-      reportProviderThrow(this.#core, record.provider, what, error, ptyId)
+      reportProviderThrow(this.#core, provider, what, error, ptyId)
       return null
     }
   }

@@ -217,7 +217,9 @@ export function createHostRequestHandlers({ provider, sessions, activityChanged,
       const id = stringParam(request.params, 'ptyId')
       const session = live.get(id) ?? exited.get(id)
       if (session === undefined || session.historyDropped) return null
-      return snapshotWithinFrame(session.history, countParam(request.params, 'scrollbackRows'), scrollbackRows)
+      const snapshot = await snapshotWithinFrame(session.history, countParam(request.params, 'scrollbackRows'), scrollbackRows)
+      // Whose screen it is: an app answers an ended PTY's snapshot only with this proof.
+      return { ...snapshot, incarnationId: session.incarnationId }
     },
     async clear(_client, request) {
       live.get(stringParam(request.params, 'ptyId'))?.history.clear()

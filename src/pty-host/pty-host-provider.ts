@@ -406,6 +406,7 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
       if (snapshotOptions.scrollbackRows !== undefined) params.scrollbackRows = snapshotOptions.scrollbackRows
       const snapshot = await ask<PtyHostBufferSnapshot>('snapshot', params)
       if (snapshot === null || typeof snapshot.data !== 'string' || typeof snapshot.seq !== 'number') return null
+      if (snapshot.incarnationId !== undefined && typeof snapshot.incarnationId !== 'string') return null
       return snapshot
     },
     onData: (listener) => records.data.add(listener),

@@ -214,7 +214,7 @@ export function createFakeProviderMethods(state: FakeProviderState): FakeProvide
       record('getBufferSnapshot', snapshotOptions === undefined ? [id] : [id, snapshotOptions])
       const pty = ptys.get(id)
       if (pty === undefined || pty.state !== 'live') return Promise.resolve(null)
-      return Promise.resolve({ data: pty.buffer, cols: pty.cols, rows: pty.rows, seq: pty.producedChars, source: 'fake' })
+      return Promise.resolve({ data: pty.buffer, cols: pty.cols, rows: pty.rows, seq: pty.producedChars, source: 'fake', incarnationId: pty.incarnationId })
     },
 
     onData(listener: (event: PtyDataEvent) => void): Unsubscribe {

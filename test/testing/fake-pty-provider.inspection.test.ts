@@ -54,10 +54,11 @@ describe('createFakePtyProvider: size, listings, inspection', () => {
 
   it('should keep a buffer snapshot aligned to the produced chars, clear it, and count acknowledgements', async () => {
     const provider = createFakePtyProvider()
-    const { id } = await provider.spawn({})
+    const { id, incarnationId } = await provider.spawn({})
     provider.emitData(id, 'abc')
     provider.emitData(id, 'de')
-    expect(await provider.getBufferSnapshot(id)).toEqual({ data: 'abcde', cols: 80, rows: 24, seq: 5, source: 'fake' })
+    // It names the incarnation whose screen it is (a controller refuses another's).
+    expect(await provider.getBufferSnapshot(id)).toEqual({ data: 'abcde', cols: 80, rows: 24, seq: 5, source: 'fake', incarnationId })
     await provider.clearBuffer(id)
     expect((await provider.getBufferSnapshot(id))?.data).toBe('')
     provider.acknowledgeData(id, 3)
