@@ -4,13 +4,15 @@
  * host logs such errors whole (`util.inspect`, a logger's error serializer), so the check here is
  * the inspected error, as deep as it goes, through every layer that refuses an `env`: the spawn
  * pipeline's own validation, the node-pty provider, the pty host (its host-side provider and its
- * frame limit). The SSH provider's refusal is tested with its sshd (ssh-provider.failures.test.ts).
+ * frame limit) and the SSH provider (which refuses before it connects; a value that is not a
+ * string is tested with a real sshd in ssh-provider.failures.test.ts).
  */
 import { inspect } from 'node:util'
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { createPtyController } from 'ptykit/controller'
 import { createNodePtyProvider } from 'ptykit/node-pty'
+import { createSshProvider } from 'ptykit/ssh'
 import { isPtySpawnError } from 'ptykit/spawn'
 import { createHarness } from './controller/controller-harness.js'
 import { inProcessHost, providerDisposedAfter, useCleanups } from './pty-host/pty-host-test-support.js'
@@ -67,6 +69,22 @@ describe('a refused environment value is never echoed', () => {
     cleanups.push(() => controller.dispose())
     const error = await controller.spawn({ file: '/bin/sh', env: env as never }).catch((caught: unknown) => caught)
     expectRefusedWithoutSecret(error, option)
+  })
+
+  it.each([
+    ['a value with a NUL', { TOKEN: `${SECRET}\0tail` }, 'env.TOKEN'],
+    ['an env that is not an object', [`TOKEN=${SECRET}\0`], 'env'],
+  ])('by the SSH provider, before it connects: %s', async (_what, env, option) => {
+    // Nothing listens on port 1: the refusal must come before any connection is tried.
+    const provider = createSshProvider({ host: '127.0.0.1', port: 1, username: 'nobody', agent: '/nonexistent/agent.sock', hostVerifier: () => true })
+    const controller = createPtyController({ provider })
+    try {
+      const error = await controller.spawn({ file: '/bin/true', env: env as never }).catch((caught: unknown) => caught)
+      expectRefusedWithoutSecret(error, option)
+    } finally {
+      await controller.dispose()
+      await provider.dispose()
+    }
   })
 
   it("by the pty host's frame limit: an env too large to send is named, and not kept", async () => {

@@ -219,7 +219,12 @@ export interface PtyProvider {
   resetInputModes?(id: string): Promise<void>
   /** Clear the provider's buffered screen, if it keeps one. */
   clearBuffer?(id: string): Promise<void>
-  /** A snapshot of the provider-owned screen, if it keeps one. */
+  /**
+   * A snapshot of the provider-owned screen, if it keeps one; `null` for an id it has no screen
+   * of. A controller also asks for an ended PTY's (a provider may keep the last screen: set
+   * `incarnationId`, without which that answer is not used); a throw for an ended PTY is taken as
+   * `null`, for a live one it is reported as the provider's fault.
+   */
   getBufferSnapshot?(id: string, options?: { scrollbackRows?: number }): Promise<PtyProviderBufferSnapshot | null>
   /** Subscribe to output (decoded text). */
   onData(listener: (event: PtyDataEvent) => void): Unsubscribe

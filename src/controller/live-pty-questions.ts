@@ -74,7 +74,8 @@ export class LivePtyQuestions {
     if (record === undefined || record.state === 'unverified') return null
     const ended = record.state === 'exited'
     if (ended && record.incarnationId === undefined) return null
-    const snapshot = await this.#ask(record.provider, ptyId, 'getBufferSnapshot', (provider) => provider.getBufferSnapshot?.(ptyId, options))
+    // An ended PTY's provider may have forgotten it and throw: no kept screen, not a provider fault.
+    const snapshot = await this.#ask(record.provider, ptyId, ended ? null : 'getBufferSnapshot', (provider) => provider.getBufferSnapshot?.(ptyId, options))
     if (snapshot === null || typeof snapshot !== 'object') return null
     const proven = ended ? snapshot.incarnationId === record.incarnationId : snapshot.incarnationId === undefined || snapshot.incarnationId === record.incarnationId
     return proven ? snapshot : null
@@ -114,14 +115,17 @@ export class LivePtyQuestions {
     return this.#ask(record.provider, ptyId, what, ask)
   }
 
-  /** `ask` of `provider`; `null` for no answer, or a throw (reported `provider_threw`). */
-  async #ask<T>(provider: PtyProvider, ptyId: string, what: string, ask: (provider: PtyProvider) => T | Promise<T> | undefined): Promise<T | null> {
+  /**
+   * `ask` of `provider`; `null` for no answer, or a throw — reported `provider_threw` as a fault of
+   * `what`, unless `what` is `null` (a question a provider may well refuse).
+   */
+  async #ask<T>(provider: PtyProvider, ptyId: string, what: string | null, ask: (provider: PtyProvider) => T | Promise<T> | undefined): Promise<T | null> {
     try {
       // Given up at dispose: a provider that never answers must not hold its caller for good.
       const answer = await this.#core.timers.orAtDispose(Promise.resolve(ask(provider)), undefined)
       return answer === undefined ? null : answer
     } catch (error) {
-      reportProviderThrow(this.#core, provider, what, error, ptyId)
+      if (what !== null) reportProviderThrow(this.#core, provider, what, error, ptyId)
       return null
     }
   }

@@ -216,7 +216,8 @@ export function createHostRequestHandlers({ provider, sessions, activityChanged,
     async snapshot(_client, request) {
       const id = stringParam(request.params, 'ptyId')
       const session = live.get(id) ?? exited.get(id)
-      if (session === undefined || session.historyDropped) return null
+      // A session whose spawn is still in flight has no incarnation yet: no screen to prove as its.
+      if (session === undefined || session.historyDropped || session.incarnationId === undefined) return null
       const snapshot = await snapshotWithinFrame(session.history, countParam(request.params, 'scrollbackRows'), scrollbackRows)
       // Whose screen it is: an app answers an ended PTY's snapshot only with this proof.
       return { ...snapshot, incarnationId: session.incarnationId }

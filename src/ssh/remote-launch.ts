@@ -41,14 +41,18 @@ export type RemoteLaunch = {
  * server, and OpenSSH drops the whole connection (every PTY on it) on one that holds a NUL.
  */
 function checkNoNul(options: ProviderSpawnOptions): void {
-  const check = (option: string, value: unknown): void => {
-    if (typeof value === 'string' && value.includes('\0')) throw new SshOptionError(option, 'a string without NUL characters', value)
+  const check = (option: string, value: unknown, secret = false): void => {
+    if (typeof value === 'string' && value.includes('\0')) throw new SshOptionError(option, 'a string without NUL characters', value, secret)
   }
   check('file', options.file)
   check('cwd', options.cwd)
   check('command', options.command)
   if (Array.isArray(options.args)) options.args.forEach((arg, index) => check(`args[${index}]`, arg))
-  for (const [name, value] of Object.entries(options.env ?? {})) check(`env.${name}`, value)
+  if (options.env !== undefined && (options.env === null || typeof options.env !== 'object' || Array.isArray(options.env))) {
+    throw new SshOptionError('env', 'an object of string values', options.env, true)
+  }
+  // An environment value may be a secret (a token, a password): never echoed.
+  for (const [name, value] of Object.entries(options.env ?? {})) check(`env.${name}`, value, true)
 }
 
 /**
@@ -82,9 +86,6 @@ export function createRemoteLaunch(options: ProviderSpawnOptions): RemoteLaunch 
   for (const name of options.envToDelete ?? []) {
     if (typeof name !== 'string' || !ENV_NAME.test(name)) throw new SshOptionError('envToDelete', 'an array of variable names', options.envToDelete)
     lines.push(`unset ${name}`)
-  }
-  if (options.env !== undefined && (options.env === null || typeof options.env !== 'object' || Array.isArray(options.env))) {
-    throw new SshOptionError('env', 'an object of string values', options.env, true)
   }
   for (const [name, value] of Object.entries(options.env ?? {})) {
     if (!ENV_NAME.test(name)) throw new SshOptionError(`env.${name}`, 'a variable name of letters, digits and `_`', name)

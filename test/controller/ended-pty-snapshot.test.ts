@@ -55,6 +55,18 @@ describe('the snapshot of an ended PTY', () => {
     expect(await h.controller.serializeProviderBuffer(id)).toBeNull()
   })
 
+  it('is null, and no provider fault, when the provider throws for the ended PTY (it forgot it)', async () => {
+    const { h, id } = await endedPty(() => {
+      throw new Error('no such PTY')
+    })
+    expect(await h.controller.serializeBuffer(id)).toBeNull()
+    expect(h.errors()).toEqual([])
+    // A live PTY's throw is the provider's fault, and reported.
+    const { id: live } = await h.controller.spawn({})
+    expect(await h.controller.serializeProviderBuffer(live)).toBeNull()
+    expect(h.errors().map((error) => error.code)).toEqual(['provider_threw'])
+  })
+
   it('is not asked of a provider for a PTY the controller never had', async () => {
     const h = createHarness()
     let asked = 0
