@@ -8,6 +8,16 @@ import { NodePtySession, type NodePtySessionHooks } from './node-pty-session.js'
 import type { NodePtyProviderContext } from './provider-context.js'
 import { NODE_PTY_DEFAULT_TERMINAL_NAME } from './provider-options.js'
 
+/** Kill a process just started that no session follows (nobody would ever stop it otherwise). */
+function killStarted(terminal: { kill(signal?: string): void }, isWindows: boolean): void {
+  try {
+    if (isWindows) terminal.kill()
+    else terminal.kill('SIGKILL')
+  } catch {
+    // Already gone.
+  }
+}
+
 /** The reply to a spawn that attached to a live session instead of starting a process. */
 function attachReply(session: NodePtySession): PtySpawnResult {
   return {
@@ -145,6 +155,21 @@ export function createNodePtySpawn(
         ptyId: sessionId,
       })
     }
+    // The session is wired one microtask after the fork. Why: spawns issued together reach their
+    // forks in the same turn, and whatever runs between two forks writes pages the last fork made
+    // copy-on-write — each page written then faults once per fork (~14 µs a fault on a VM). Wiring
+    // after the await runs every spawn's wiring after the turn's last fork: ~4 fewer faults per
+    // spawn in rounds of 50 (docs/performance.md, thirteenth session). No event can come in
+    // between: node-pty delivers output and exits from the event loop, never in a microtask.
+    await undefined
+    try {
+      context.assertNotDisposed('spawn')
+    } catch (error) {
+      // Disposed in that microtask (by a caller's callback): the provider no longer stops what it
+      // holds, and this process is in none of its tables — kill it rather than leave it running.
+      killStarted(terminal, isWindows)
+      throw error
+    }
     // Minted after the fork: a fresh id cannot be in use, and the fork is the spawn's critical
     // path (a few µs of entropy and string building there, cold, delayed every first byte).
     const id = sessionId ?? mintUuid()
@@ -176,12 +201,7 @@ export function createNodePtySpawn(
       )
     } catch (error) {
       // The process exists but cannot be followed: nobody would ever stop it, so kill it now.
-      try {
-        if (isWindows) terminal.kill()
-        else terminal.kill('SIGKILL')
-      } catch {
-        // Already gone.
-      }
+      killStarted(terminal, isWindows)
       throw new NodePtyProviderError('spawn_failed', `Could not wire up the PTY of ${JSON.stringify(plan.file)}: ${error instanceof Error ? error.message : String(error)}`, {
         cause: error,
         ptyId: id,

@@ -144,6 +144,35 @@ describe('node-pty provider: spawn options', () => {
   })
 })
 
+describe('node-pty provider: disposed while a spawn is being wired', () => {
+  it('kills the process it just started and refuses the spawn as provider_disposed: nothing is left running', async () => {
+    // The session is wired one microtask after the fork (see provider-spawn.ts): a dispose from a
+    // callback that runs in that microtask must not leave the new process unfollowed.
+    let disposing: Promise<void> | undefined
+    let started: NodePtyTerminal | undefined
+    const own: NodePtyProvider = createNodePtyProvider({
+      loadNodePty: async () => {
+        const real = (await import('node-pty')) as unknown as NodePtyModule & { default?: NodePtyModule }
+        const nodePty = real.default ?? real
+        return {
+          spawn: (...args: Parameters<NodePtyModule['spawn']>) => {
+            started = nodePty.spawn(...args)
+            queueMicrotask(() => {
+              disposing = own.dispose()
+            })
+            return started
+          },
+        }
+      },
+    })
+    const error = await own.spawn({ file: '/bin/sh', args: ['-c', 'sleep 60'] }).catch((caught: unknown) => caught)
+    expect(isNodePtyProviderError(error) && error.code).toBe('provider_disposed')
+    expect(started).toBeDefined()
+    await waitFor(() => (isDead(started!.pid) ? true : undefined), 'the unfollowed process to be killed')
+    await disposing
+  })
+})
+
 describe('node-pty provider: attach', () => {
   it('attaches only to a live PTY of the expected incarnation; another live incarnation is pty_live_other_incarnation, a missing PTY a typed absence', async () => {
     const live = await provider.spawn({ sessionId: 'attach-me', file: 'cat' })
