@@ -1,5 +1,5 @@
 import { toPtyIncarnationId, type ProviderSpawnOptions, type PtySpawnResult } from '../contracts/index.js'
-import { createNodePtyLaunchPlan } from './launch-plan.js'
+import { createNodePtyLaunchPlan, type NodePtyLaunchPlan } from './launch-plan.js'
 import { mintUuid } from './mint-uuid.js'
 import { loadNodePtyModule, type NodePtyModule } from './node-pty-module.js'
 import { NodePtyOptionError } from './node-pty-option-error.js'
@@ -109,35 +109,9 @@ export function createNodePtySpawn(
     return attachReply(running)
   }
 
-  return async function spawn(spawnOptions: ProviderSpawnOptions): Promise<PtySpawnResult> {
-    context.assertNotDisposed('spawn')
-    if (spawnOptions === null || typeof spawnOptions !== 'object') {
-      throw new NodePtyOptionError('options', 'an object', spawnOptions)
-    }
+  /** Fork through node-pty, wire the new session (one microtask later, see below) and reply. */
+  async function forkAndWire(spawnOptions: ProviderSpawnOptions, plan: NodePtyLaunchPlan, nodePty: NodePtyModule): Promise<PtySpawnResult> {
     const { sessionId } = spawnOptions
-    if (sessionId !== undefined && (typeof sessionId !== 'string' || sessionId.length === 0)) {
-      throw new NodePtyOptionError('sessionId', 'a non-empty string', sessionId)
-    }
-    const attached = attachOrRefuse(spawnOptions)
-    if (attached !== undefined) return attached
-
-    // Every refusal happens here, before node-pty is even loaded.
-    const plan = await createNodePtyLaunchPlan(spawnOptions, {
-      env: options.inheritedEnv ?? process.env,
-      defaultCwd: options.defaultCwd ?? process.cwd(),
-      defaultCwdIsOption: options.defaultCwd !== undefined,
-      platform,
-      defaultShell: options.defaultShell,
-    })
-    // Why not always awaited: every await is a promise reaction and a turn per spawn, allocated
-    // between two forks; the launch plan's await above already lets other calls run first.
-    const nodePty = loadedModule ?? (await loadModule())
-
-    // The awaits above let other calls run: look again.
-    context.assertNotDisposed('spawn')
-    const holder = sessionId === undefined ? undefined : sessions.live(sessionId)
-    if (holder !== undefined) throw idInUse(holder)
-
     let terminal
     try {
       terminal = nodePty.spawn(plan.file, plan.args, {
@@ -230,5 +204,52 @@ export function createNodePtySpawn(
     }
     if (session.exit !== null) result.exitedBeforeSpawnReply = true
     return result
+  }
+
+  /** Caller-named ids whose process is forked and whose session is not yet wired. */
+  const idsBeingWired = new Set<string>()
+
+  function idBeingWired(id: string): NodePtyProviderError {
+    return new NodePtyProviderError('pty_id_in_use', `Cannot create PTY ${JSON.stringify(id)}: another spawn under that id has just started its process`, { ptyId: id })
+  }
+
+  return async function spawn(spawnOptions: ProviderSpawnOptions): Promise<PtySpawnResult> {
+    context.assertNotDisposed('spawn')
+    if (spawnOptions === null || typeof spawnOptions !== 'object') {
+      throw new NodePtyOptionError('options', 'an object', spawnOptions)
+    }
+    const { sessionId } = spawnOptions
+    if (sessionId !== undefined && (typeof sessionId !== 'string' || sessionId.length === 0)) {
+      throw new NodePtyOptionError('sessionId', 'a non-empty string', sessionId)
+    }
+    const attached = attachOrRefuse(spawnOptions)
+    if (attached !== undefined) return attached
+
+    // Every refusal happens here, before node-pty is even loaded.
+    const plan = await createNodePtyLaunchPlan(spawnOptions, {
+      env: options.inheritedEnv ?? process.env,
+      defaultCwd: options.defaultCwd ?? process.cwd(),
+      defaultCwdIsOption: options.defaultCwd !== undefined,
+      platform,
+      defaultShell: options.defaultShell,
+    })
+    // Why not always awaited: every await is a promise reaction and a turn per spawn, allocated
+    // between two forks; the launch plan's await above already lets other calls run first.
+    const nodePty = loadedModule ?? (await loadModule())
+
+    // The awaits above let other calls run: look again.
+    context.assertNotDisposed('spawn')
+    if (sessionId === undefined) return forkAndWire(spawnOptions, plan, nodePty)
+    const holder = sessions.live(sessionId)
+    if (holder !== undefined) throw idInUse(holder)
+    if (idsBeingWired.has(sessionId)) throw idBeingWired(sessionId)
+    // Held from the fork until the session is in the table (a microtask later, see forkAndWire):
+    // no other spawn may start a second process under this id meanwhile.
+    idsBeingWired.add(sessionId)
+    try {
+      return await forkAndWire(spawnOptions, plan, nodePty)
+    } finally {
+      idsBeingWired.delete(sessionId)
+    }
   }
 }

@@ -173,6 +173,22 @@ describe('node-pty provider: disposed while a spawn is being wired', () => {
   })
 })
 
+describe('node-pty provider: two spawns under one session id at once', () => {
+  it('starts one process: the other is refused pty_id_in_use, whatever the order of their awaits', async () => {
+    const children = liveChildrenOf(process.pid)
+    const [a, b] = await Promise.allSettled([
+      provider.spawn({ sessionId: 'same-at-once', isNewSession: true, file: '/bin/sh', args: ['-c', 'sleep 60'] }),
+      provider.spawn({ sessionId: 'same-at-once', isNewSession: true, file: '/bin/sh', args: ['-c', 'sleep 60'] }),
+    ])
+    const started = [a, b].filter((result) => result.status === 'fulfilled')
+    const refused = [a, b].flatMap((result) => (result.status === 'rejected' ? [result.reason as unknown] : []))
+    expect(started).toHaveLength(1)
+    expect(refused.map((error) => isNodePtyProviderError(error) && error.code)).toEqual(['pty_id_in_use'])
+    expect(liveChildrenOf(process.pid).filter((pid) => !children.includes(pid))).toHaveLength(1)
+    await provider.shutdown('same-at-once', { immediate: true })
+  })
+})
+
 describe('node-pty provider: attach', () => {
   it('attaches only to a live PTY of the expected incarnation; another live incarnation is pty_live_other_incarnation, a missing PTY a typed absence', async () => {
     const live = await provider.spawn({ sessionId: 'attach-me', file: 'cat' })
