@@ -195,6 +195,10 @@ export function createNodePtyProvider(options: NodePtyProviderOptions = {}): Nod
     if (disposePromise !== null) return disposePromise
     disposed = true
     disposePromise = (async () => {
+      // One microtask first: a spawn that forked before this call wires its session one microtask
+      // after its fork (provider-spawn.ts), and that wiring is queued ahead of this. Past it, every
+      // process this provider started is in the table read below — none is left unfollowed.
+      await undefined
       const deadlineAt = Date.now() + context.defaultDeadlineMs
       const toStop = new Set(sessions.values())
       for (const ofId of unfinishedStops.values()) for (const session of ofId) toStop.add(session)

@@ -109,8 +109,8 @@ export function createNodePtySpawn(
     return attachReply(running)
   }
 
-  /** Fork through node-pty, wire the new session (one microtask later, see below) and reply. */
-  async function forkAndWire(spawnOptions: ProviderSpawnOptions, plan: NodePtyLaunchPlan, nodePty: NodePtyModule): Promise<PtySpawnResult> {
+  /** Fork through node-pty and wire the new session one microtask later (see below): once this resolves, the process is followed. */
+  async function forkSession(spawnOptions: ProviderSpawnOptions, plan: NodePtyLaunchPlan, nodePty: NodePtyModule): Promise<{ id: string; session: NodePtySession }> {
     const { sessionId } = spawnOptions
     let terminal
     try {
@@ -134,16 +134,10 @@ export function createNodePtySpawn(
     // copy-on-write — each page written then faults once per fork (~14 µs a fault on a VM). Wiring
     // after the await runs every spawn's wiring after the turn's last fork: ~4 fewer faults per
     // spawn in rounds of 50 (docs/performance.md, thirteenth session). No event can come in
-    // between: node-pty delivers output and exits from the event loop, never in a microtask.
+    // between: node-pty delivers output and exits from the event loop, never in a microtask. A
+    // dispose called meanwhile waits one microtask before it reads the table (see the provider's
+    // `dispose`), so this session is in it, and stopped as every other one is.
     await undefined
-    try {
-      context.assertNotDisposed('spawn')
-    } catch (error) {
-      // Disposed in that microtask (by a caller's callback): the provider no longer stops what it
-      // holds, and this process is in none of its tables — kill it rather than leave it running.
-      killStarted(terminal, isWindows)
-      throw error
-    }
     // Minted after the fork: a fresh id cannot be in use, and the fork is the spawn's critical
     // path (a few µs of entropy and string building there, cold, delayed every first byte).
     const id = sessionId ?? mintUuid()
@@ -183,6 +177,22 @@ export function createNodePtySpawn(
     }
     // A stand-in (or a future node-pty) may report the exit while the session is being wired.
     if (session.exit === null) onStarted(session)
+    return { id, session }
+  }
+
+  /**
+   * Fork and wire the session ({@link forkSession}), then commit and reply. A caller-named id held
+   * by `spawn` (`idsBeingWired`) is released once the session is wired or its wiring failed — not
+   * after the commit hook, whose rollback stop may outlast the exit.
+   */
+  async function forkAndWire(spawnOptions: ProviderSpawnOptions, plan: NodePtyLaunchPlan, nodePty: NodePtyModule): Promise<PtySpawnResult> {
+    let started: { id: string; session: NodePtySession }
+    try {
+      started = await forkSession(spawnOptions, plan, nodePty)
+    } finally {
+      if (spawnOptions.sessionId !== undefined) idsBeingWired.delete(spawnOptions.sessionId)
+    }
+    const { id, session } = started
 
     try {
       spawnOptions.onPtySpawnCommitted?.()
@@ -243,13 +253,9 @@ export function createNodePtySpawn(
     const holder = sessions.live(sessionId)
     if (holder !== undefined) throw idInUse(holder)
     if (idsBeingWired.has(sessionId)) throw idBeingWired(sessionId)
-    // Held from the fork until the session is in the table (a microtask later, see forkAndWire):
+    // Held from the fork until the session is in the table (a microtask later; forkAndWire releases it):
     // no other spawn may start a second process under this id meanwhile.
     idsBeingWired.add(sessionId)
-    try {
-      return await forkAndWire(spawnOptions, plan, nodePty)
-    } finally {
-      idsBeingWired.delete(sessionId)
-    }
+    return forkAndWire(spawnOptions, plan, nodePty)
   }
 }

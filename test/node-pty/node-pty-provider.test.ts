@@ -1,5 +1,5 @@
 import { UNVERIFIED_PROCESS_EXIT_CODE } from '../../src/exit-cause/index.js'
-import { mkdirSync, mkdtempSync, realpathSync, rmSync } from 'node:fs'
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { beforeAll, describe, expect, it, vi } from 'vitest'
@@ -145,31 +145,88 @@ describe('node-pty provider: spawn options', () => {
 })
 
 describe('node-pty provider: disposed while a spawn is being wired', () => {
-  it('kills the process it just started and refuses the spawn as provider_disposed: nothing is left running', async () => {
-    // The session is wired one microtask after the fork (see provider-spawn.ts): a dispose from a
-    // callback that runs in that microtask must not leave the new process unfollowed.
+  it("stops that spawn's whole session as dispose stops every other: no job of it is left running", async () => {
+    // The session is wired one microtask after the fork (provider-spawn.ts), and after every other
+    // fork of the turn: the first spawn's child runs its job while the second forks. A dispose from
+    // a callback in that window must still find the first session and stop it, jobs and all
+    // (helper-103's repro: the first version killed the leader only, and the job ran on).
+    const jobDir = mkdtempSync(join(tmpdir(), 'ptykit-wiring-'))
+    const pidFile = join(jobDir, 'job.pid')
+    let calls = 0
     let disposing: Promise<void> | undefined
-    let started: NodePtyTerminal | undefined
+    let first: NodePtyTerminal | undefined
+    let firstWiredWhenSecondForked: boolean | undefined
     const own: NodePtyProvider = createNodePtyProvider({
       loadNodePty: async () => {
         const real = (await import('node-pty')) as unknown as NodePtyModule & { default?: NodePtyModule }
         const nodePty = real.default ?? real
         return {
           spawn: (...args: Parameters<NodePtyModule['spawn']>) => {
-            started = nodePty.spawn(...args)
-            queueMicrotask(() => {
-              disposing = own.dispose()
-            })
-            return started
+            calls += 1
+            if (calls === 1) {
+              first = nodePty.spawn(...args)
+              queueMicrotask(() => {
+                disposing = own.dispose()
+              })
+              return first
+            }
+            firstWiredWhenSecondForked = own.getPid('first') !== null
+            const until = Date.now() + 5_000
+            while (!existsSync(pidFile) || readFileSync(pidFile, 'utf8').trim() === '') {
+              if (Date.now() > until) throw new Error('the job never started')
+            }
+            return nodePty.spawn(...args)
           },
         }
       },
     })
-    const error = await own.spawn({ file: '/bin/sh', args: ['-c', 'sleep 60'] }).catch((caught: unknown) => caught)
-    expect(isNodePtyProviderError(error) && error.code).toBe('provider_disposed')
-    expect(started).toBeDefined()
-    await waitFor(() => (isDead(started!.pid) ? true : undefined), 'the unfollowed process to be killed')
-    await disposing
+    try {
+      const job = `trap '' HUP TERM; sleep 60 & echo $! > ${pidFile}; wait`
+      const settled = await Promise.allSettled([
+        own.spawn({ sessionId: 'first', file: '/bin/sh', args: ['-c', job] }),
+        own.spawn({ sessionId: 'second', file: '/bin/sh', args: ['-c', 'sleep 60'] }),
+      ])
+      expect(firstWiredWhenSecondForked).toBe(false)
+      // Both forked before the dispose (the second's check ran before the disposing callback):
+      // both are started, and stopped by the dispose.
+      expect(settled.map((result) => result.status)).toEqual(['fulfilled', 'fulfilled'])
+      await disposing
+      expect(isDead(first!.pid)).toBe(true)
+      const jobPid = Number(readFileSync(pidFile, 'utf8').trim())
+      await waitFor(() => (isDead(jobPid) ? true : undefined), "the first session's job to be stopped")
+    } finally {
+      await disposing
+      rmSync(jobDir, { recursive: true, force: true })
+    }
+  })
+
+  it('frees a caller-named id once its session is wired, not after a failed commit hook rolls the spawn back', async () => {
+    // helper-103's repro: the id was held until the rollback stop ended, after the exit was
+    // delivered, so a respawn from the exit listener was refused `pty_id_in_use`.
+    const own = createNodePtyProvider({ loadNodePty: () => import('node-pty') })
+    let respawn: Promise<unknown> | undefined
+    own.onExit(({ id }) => {
+      if (id === 'held' && respawn === undefined) {
+        respawn = own.spawn({ sessionId: 'held', isNewSession: true, file: '/bin/sh', args: ['-c', 'sleep 60'] }).catch((error: unknown) => error)
+      }
+    })
+    try {
+      const failed = await own
+        .spawn({
+          sessionId: 'held',
+          file: '/bin/sh',
+          args: ['-c', 'sleep 60'],
+          onPtySpawnCommitted: () => {
+            throw new Error('hook failed')
+          },
+        })
+        .catch((error: unknown) => error)
+      expect((failed as Error).message).toBe('hook failed')
+      expect(respawn).toBeDefined()
+      expect(await respawn).toMatchObject({ id: 'held', isReattach: false })
+    } finally {
+      await own.dispose()
+    }
   })
 })
 
