@@ -41,24 +41,15 @@ export function encodeFrame(message: unknown): Buffer {
   return frame
 }
 
-/** Encode several messages as consecutive JSON frames in one buffer (one socket write for all). */
-export function encodeFrames(messages: readonly unknown[]): Buffer {
-  return encodeJsonFrames(messages.map((message) => JSON.stringify(message)))
-}
-
 /**
- * Encode messages as consecutive JSON frames (the bytes {@link encodeFrames} makes) into `memory`
- * from its start, and return the view of `memory` they fill; or, when they might not fit, into a
- * fresh buffer as {@link encodeFrames} does. Why: a connection's small control frames (a spawn
- * request, a write) then reuse one buffer instead of measuring each JSON text's UTF-8 length and
- * allocating for it. Whether they fit is decided without measuring: a UTF-16 code unit is at most
- * 3 bytes of UTF-8. The caller must not pass `memory` while a socket may still hold it.
+ * Encode serialized messages (`JSON.stringify` of each) as consecutive JSON frames (the bytes
+ * {@link encodeJsonFrames} makes) into `memory` from its start, and return the view of `memory`
+ * they fill; or, when they might not fit, into a fresh buffer as {@link encodeJsonFrames} does.
+ * Why: a connection's small control frames (a spawn request, a write) then reuse one buffer
+ * instead of measuring each JSON text's UTF-8 length and allocating for it. Whether they fit is
+ * decided without measuring: a UTF-16 code unit is at most 3 bytes of UTF-8. The caller must not
+ * pass `memory` while a socket may still hold it.
  */
-export function encodeFramesInto(messages: readonly unknown[], memory: Buffer): Buffer {
-  return encodeJsonFramesInto(messages.map((message) => JSON.stringify(message)), memory)
-}
-
-/** {@link encodeFramesInto} of messages already serialized (`JSON.stringify` of each). */
 export function encodeJsonFramesInto(jsons: readonly string[], memory: Buffer): Buffer {
   let bound = 0
   for (const json of jsons) bound += HEADER_BYTES + 3 * json.length
@@ -66,7 +57,7 @@ export function encodeJsonFramesInto(jsons: readonly string[], memory: Buffer): 
   return memory.subarray(0, writeJsonFrames(jsons, memory))
 }
 
-/** {@link encodeFrames} of messages already serialized (`JSON.stringify` of each). */
+/** Encode serialized messages (`JSON.stringify` of each) as consecutive JSON frames in one buffer (one socket write for all). */
 export function encodeJsonFrames(jsons: readonly string[]): Buffer {
   let size = 0
   for (const json of jsons) size += HEADER_BYTES + Buffer.byteLength(json, 'utf8')

@@ -1,11 +1,14 @@
 import { type Socket } from 'node:net'
 import fc from 'fast-check'
 import { afterEach, describe, expect, it } from 'vitest'
-import { encodeFrame, encodeFrames, encodeFramesInto, encodeOutputFrame, FrameDecoder } from '../../src/pty-host/frame-codec.js'
+import { encodeFrame, encodeJsonFrames, encodeJsonFramesInto, encodeOutputFrame, FrameDecoder } from '../../src/pty-host/frame-codec.js'
 import { PTY_HOST_PROTOCOL_VERSION } from '../../src/pty-host/protocol.js'
 import { isRequestTimeout, PtyHostConnection } from '../../src/pty-host/pty-host-connection.js'
 import { ptyHostPaths } from '../../src/pty-host/socket-security.js'
 import { fakeHost } from './pty-host-test-support.js'
+
+/** Several messages as consecutive JSON frames in one buffer, as a connection sends them. */
+const encodeFrames = (messages: readonly unknown[]): Buffer => encodeJsonFrames(messages.map((message) => JSON.stringify(message)))
 
 describe('frame decoder over a reused read buffer', () => {
   it('decodes every message exactly when each read lands in one buffer that the next read overwrites', () => {
@@ -49,7 +52,7 @@ describe('frame decoder over a reused read buffer', () => {
     fc.assert(
       fc.property(fc.array(fc.dictionary(fc.string({ unit: 'binary' }), fc.jsonValue()), { minLength: 1, maxLength: 6 }), fc.nat({ max: 2_000 }), (messages, size) => {
         const memory = Buffer.alloc(size, 0xee)
-        const frames = encodeFramesInto(messages, memory)
+        const frames = encodeJsonFramesInto(messages.map((message) => JSON.stringify(message)), memory)
         expect(frames).toEqual(encodeFrames(messages))
         const bound = messages.reduce((sum: number, m) => sum + 4 + 3 * JSON.stringify(m).length, 0)
         expect(frames.buffer === memory.buffer).toBe(bound <= size)
