@@ -96,6 +96,19 @@ describe('a refused environment value is never echoed', () => {
     expect(inspect(error, { depth: 20 })).not.toContain(SECRET)
   })
 
+  it('a value whose inspection throws (a revoked proxy) is still refused as that variable', async () => {
+    const { proxy, revoke } = Proxy.revocable({}, {})
+    revoke()
+    const controller = createPtyController({ provider: createNodePtyProvider() })
+    try {
+      const error = await controller.spawn({ file: '/bin/sh', env: { TOKEN: proxy as never } }).catch((caught: unknown) => caught)
+      expect(isPtySpawnError(error) && [error.code, error.option]).toEqual(['invalid_spawn_options', 'env.TOKEN'])
+      expect((error as Error).message).toContain('[redacted] (object)')
+    } finally {
+      await controller.dispose()
+    }
+  })
+
   it('other refused options still show their value', async () => {
     const controller = createPtyController({ provider: createNodePtyProvider() })
     try {

@@ -14,13 +14,7 @@ export const DESCRIBED_VALUE_MAX_CHARS = 200
  */
 export function describeValue(value: unknown): string {
   let shown: string
-  let type: string
-  try {
-    type = value === null ? 'null' : Array.isArray(value) ? 'array' : typeof value
-  } catch {
-    // Why: `Array.isArray` throws for a revoked proxy.
-    type = typeof value
-  }
+  const type = typeNameOf(value)
   try {
     if (typeof value === 'string') shown = JSON.stringify(value)
     else if (typeof value === 'function') shown = '[function]'
@@ -45,8 +39,16 @@ export function describeValue(value: unknown): string {
  * in logs; such a refusal keeps no `value` on the error either.
  */
 export function describeSecretValue(value: unknown): string {
-  const type = value === null ? 'null' : Array.isArray(value) ? 'array' : typeof value
-  return typeof value === 'string' ? `[redacted] (string of ${value.length} characters)` : `[redacted] (${type})`
+  return typeof value === 'string' ? `[redacted] (string of ${value.length} characters)` : `[redacted] (${typeNameOf(value)})`
+}
+
+/** `null`, `array`, or `typeof` the value. Total: `Array.isArray` throws for a revoked proxy. */
+function typeNameOf(value: unknown): string {
+  try {
+    return value === null ? 'null' : Array.isArray(value) ? 'array' : typeof value
+  } catch {
+    return typeof value
+  }
 }
 
 /**
