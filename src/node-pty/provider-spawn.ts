@@ -8,16 +8,6 @@ import { NodePtySession, type NodePtySessionHooks } from './node-pty-session.js'
 import type { NodePtyProviderContext } from './provider-context.js'
 import { NODE_PTY_DEFAULT_TERMINAL_NAME } from './provider-options.js'
 
-/** Kill a process just started that no session follows (nobody would ever stop it otherwise). */
-function killStarted(terminal: { kill(signal?: string): void }, isWindows: boolean): void {
-  try {
-    if (isWindows) terminal.kill()
-    else terminal.kill('SIGKILL')
-  } catch {
-    // Already gone.
-  }
-}
-
 /** The reply to a spawn that attached to a live session instead of starting a process. */
 function attachReply(session: NodePtySession): PtySpawnResult {
   return {
@@ -109,6 +99,13 @@ export function createNodePtySpawn(
     return attachReply(running)
   }
 
+  /** Caller-named ids whose process is forked and whose session is not yet wired. */
+  const idsBeingWired = new Set<string>()
+
+  function idBeingWired(id: string): NodePtyProviderError {
+    return new NodePtyProviderError('pty_id_in_use', `Cannot create PTY ${JSON.stringify(id)}: another spawn under that id has just started its process`, { ptyId: id })
+  }
+
   /** Fork through node-pty and wire the new session one microtask later (see below): once this resolves, the process is followed. */
   async function forkSession(spawnOptions: ProviderSpawnOptions, plan: NodePtyLaunchPlan, nodePty: NodePtyModule): Promise<{ id: string; session: NodePtySession }> {
     const { sessionId } = spawnOptions
@@ -169,7 +166,12 @@ export function createNodePtySpawn(
       )
     } catch (error) {
       // The process exists but cannot be followed: nobody would ever stop it, so kill it now.
-      killStarted(terminal, isWindows)
+      try {
+        if (isWindows) terminal.kill()
+        else terminal.kill('SIGKILL')
+      } catch {
+        // Already gone.
+      }
       throw new NodePtyProviderError('spawn_failed', `Could not wire up the PTY of ${JSON.stringify(plan.file)}: ${error instanceof Error ? error.message : String(error)}`, {
         cause: error,
         ptyId: id,
@@ -214,13 +216,6 @@ export function createNodePtySpawn(
     }
     if (session.exit !== null) result.exitedBeforeSpawnReply = true
     return result
-  }
-
-  /** Caller-named ids whose process is forked and whose session is not yet wired. */
-  const idsBeingWired = new Set<string>()
-
-  function idBeingWired(id: string): NodePtyProviderError {
-    return new NodePtyProviderError('pty_id_in_use', `Cannot create PTY ${JSON.stringify(id)}: another spawn under that id has just started its process`, { ptyId: id })
   }
 
   return async function spawn(spawnOptions: ProviderSpawnOptions): Promise<PtySpawnResult> {

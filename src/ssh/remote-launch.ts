@@ -48,9 +48,6 @@ function checkNoNul(options: ProviderSpawnOptions): void {
   check('cwd', options.cwd)
   check('command', options.command)
   if (Array.isArray(options.args)) options.args.forEach((arg, index) => check(`args[${index}]`, arg))
-  if (options.env !== undefined && (options.env === null || typeof options.env !== 'object' || Array.isArray(options.env))) {
-    throw new SshOptionError('env', 'an object of string values', options.env, true)
-  }
   // An environment value may be a secret (a token, a password): never echoed.
   for (const [name, value] of Object.entries(options.env ?? {})) check(`env.${name}`, value, true)
 }
@@ -65,6 +62,10 @@ function checkNoNul(options: ProviderSpawnOptions): void {
  * @throws SshOptionError when an option is malformed.
  */
 export function createRemoteLaunch(options: ProviderSpawnOptions): RemoteLaunch {
+  // First: the checks below read `env`'s entries (an array's or a string's would pass for variables).
+  if (options.env !== undefined && (options.env === null || typeof options.env !== 'object' || Array.isArray(options.env))) {
+    throw new SshOptionError('env', 'an object of string values', options.env, true)
+  }
   checkNoNul(options)
   const cols = options.cols ?? SSH_DEFAULT_COLS
   const rows = options.rows ?? SSH_DEFAULT_ROWS
