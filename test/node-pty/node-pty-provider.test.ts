@@ -13,7 +13,7 @@ import {
   type NodePtyTerminal,
 } from 'ptykit/node-pty'
 import { NODE_PTY_DEATH_WATCH_IDLE_MS } from '../../src/node-pty/child-death-watch.js'
-import { PtyEventLog, isDead, liveChildrenOf, waitFor, expectNoChildLeftBehind } from './pty-test-support.js'
+import { PtyEventLog, isDead, liveChildrenOf, nodePtyAround, waitFor, expectNoChildLeftBehind } from './pty-test-support.js'
 
 let provider: NodePtyProvider
 let log: PtyEventLog
@@ -157,28 +157,22 @@ describe('node-pty provider: disposed while a spawn is being wired', () => {
     let first: NodePtyTerminal | undefined
     let firstWiredWhenSecondForked: boolean | undefined
     const own: NodePtyProvider = createNodePtyProvider({
-      loadNodePty: async () => {
-        const real = (await import('node-pty')) as unknown as NodePtyModule & { default?: NodePtyModule }
-        const nodePty = real.default ?? real
-        return {
-          spawn: (...args: Parameters<NodePtyModule['spawn']>) => {
-            calls += 1
-            if (calls === 1) {
-              first = nodePty.spawn(...args)
-              queueMicrotask(() => {
-                disposing = own.dispose()
-              })
-              return first
-            }
-            firstWiredWhenSecondForked = own.getPid('first') !== null
-            const until = Date.now() + 5_000
-            while (!existsSync(pidFile) || readFileSync(pidFile, 'utf8').trim() === '') {
-              if (Date.now() > until) throw new Error('the job never started')
-            }
-            return nodePty.spawn(...args)
-          },
+      loadNodePty: nodePtyAround((spawn, ...args) => {
+        calls += 1
+        if (calls === 1) {
+          first = spawn(...args)
+          queueMicrotask(() => {
+            disposing = own.dispose()
+          })
+          return first
         }
-      },
+        firstWiredWhenSecondForked = own.getPid('first') !== null
+        const until = Date.now() + 5_000
+        while (!existsSync(pidFile) || readFileSync(pidFile, 'utf8').trim() === '') {
+          if (Date.now() > until) throw new Error('the job never started')
+        }
+        return spawn(...args)
+      }),
     })
     try {
       const job = `trap '' HUP TERM; sleep 60 & echo $! > ${pidFile}; wait`

@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process'
 import { readFileSync, readdirSync } from 'node:fs'
 import type { PtyDataEvent, PtyExitEvent, PtyProvider } from 'ptykit/contracts'
-import type { NodePtyTerminal } from '../../src/node-pty/node-pty-module.js'
+import { loadNodePtyModule, type NodePtyModule, type NodePtyTerminal } from '../../src/node-pty/node-pty-module.js'
 import { afterAll, beforeAll, expect } from 'vitest'
 
 /** One line of /proc/<pid>/stat, read independently of the code under test. */
@@ -204,4 +204,17 @@ export function standInTerminal(pid: number, size: { cols: number; rows: number 
 export function makeFifo(path: string): void {
   const made = spawnSync('mkfifo', [path])
   if (made.status !== 0) throw new Error(`mkfifo failed (install coreutils: apt-get install -y coreutils): ${made.error?.message ?? made.stderr.toString()}`)
+}
+
+/**
+ * A `loadNodePty` giving the real node-pty whose `spawn` goes through `around` (which forks by
+ * calling the `spawn` it is handed): a test sees or acts at each fork.
+ */
+export function nodePtyAround(
+  around: (spawn: NodePtyModule['spawn'], ...args: Parameters<NodePtyModule['spawn']>) => NodePtyTerminal,
+): () => Promise<NodePtyModule> {
+  return async () => {
+    const real = await loadNodePtyModule()
+    return { spawn: (...args) => around(real.spawn.bind(real), ...args) }
+  }
 }

@@ -8,8 +8,8 @@
  */
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { createNodePtyProvider, isNodePtyProviderError, type NodePtyModule } from 'ptykit/node-pty'
-import { liveChildrenOf, waitFor } from './pty-test-support.js'
+import { createNodePtyProvider, isNodePtyProviderError } from 'ptykit/node-pty'
+import { liveChildrenOf, nodePtyAround, waitFor } from './pty-test-support.js'
 
 /** A spawn under a caller's id (`A`, `B`) or a minted one (`null`). */
 const spawnOp = fc.constantFrom<'A' | 'B' | null>('A', 'B', null)
@@ -25,17 +25,11 @@ describe('node-pty provider: spawns and a dispose in any interleaving', () => {
       fc.asyncProperty(fc.array(spawnOp, { minLength: 1, maxLength: 5 }), fc.nat(12), async (ids, disposeAfterHops) => {
         const forked: number[] = []
         const provider = createNodePtyProvider({
-          loadNodePty: async () => {
-            const real = (await import('node-pty')) as unknown as NodePtyModule & { default?: NodePtyModule }
-            const nodePty = real.default ?? real
-            return {
-              spawn: (...args: Parameters<NodePtyModule['spawn']>) => {
-                const terminal = nodePty.spawn(...args)
-                forked.push(terminal.pid)
-                return terminal
-              },
-            }
-          },
+          loadNodePty: nodePtyAround((spawn, ...args) => {
+            const terminal = spawn(...args)
+            forked.push(terminal.pid)
+            return terminal
+          }),
         })
         // node-pty loaded before the race, as in a warm host.
         await provider.spawn({ file: '/bin/sh', args: ['-c', 'exit 0'] })
