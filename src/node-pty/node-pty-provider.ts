@@ -139,7 +139,7 @@ export function createNodePtyProvider(options: NodePtyProviderOptions = {}): Nod
   // Sessions whose terminal does not report its leader's reap to JavaScript (a stand-in or a
   // wrapper, not node-pty's own): only they are looked at on SIGCHLD, and only while there are any
   // is SIGCHLD heard. node-pty's own terminal reports its reap itself (its native exit, heard at
-  // once through the drain's hint, `onNativeExitHint`), so a SIGCHLD listener would add nothing
+  // once through the drain's hint, `onDeathHint`), so a SIGCHLD listener would add nothing
   // but a signal per child's death (see ChildDeathWatch.setSignalWanted).
   const reapsUnreported = new Set<NodePtySession>()
   const deathWatch = new ChildDeathWatch(

@@ -88,7 +88,7 @@ describe('ExitDrain in bytes mode', () => {
         const socket = Object.assign(new EventEmitter(), { destroy: () => {} })
         const terminal = { ptsName, _socket: socket } as unknown as NodePtyTerminal
         const emitted: Buffer[] = []
-        const drain = new ExitDrain<Buffer>(terminal, { emit: (chunk) => emitted.push(chunk), onNativeExitHint: () => {} }, true, true)
+        const drain = new ExitDrain<Buffer>(terminal, { emit: (chunk) => emitted.push(chunk), onDeathHint: () => {} }, true, true)
         drain.noteChildGone()
         // What the drain wrote into the slave side is its marker, byte for byte.
         const marker = readFileSync(ptsName)

@@ -33,7 +33,7 @@ function fakeTerminal() {
 function drainOver(fake: ReturnType<typeof fakeTerminal>) {
   const emitted: string[] = []
   let hints = 0
-  const drain = new ExitDrain(fake.terminal, { emit: (data) => emitted.push(data), onNativeExitHint: () => (hints += 1) }, true)
+  const drain = new ExitDrain(fake.terminal, { emit: (data) => emitted.push(data), onDeathHint: () => (hints += 1) }, true)
   return { drain, emitted, hints: () => hints }
 }
 
@@ -119,9 +119,9 @@ describe('ExitDrain', () => {
 
   it('does nothing when asked not to protect, or when there is no slave side to hold', () => {
     const fake = fakeTerminal()
-    const off = new ExitDrain(fake.terminal, { emit: () => {}, onNativeExitHint: () => {} }, false)
+    const off = new ExitDrain(fake.terminal, { emit: () => {}, onDeathHint: () => {} }, false)
     expect(off.state).toBe('unprotected')
-    const none = new ExitDrain({} as NodePtyTerminal, { emit: () => {}, onNativeExitHint: () => {} }, true)
+    const none = new ExitDrain({} as NodePtyTerminal, { emit: () => {}, onDeathHint: () => {} }, true)
     expect(none.state).toBe('unprotected')
     none.noteChildGone()
     expect(none.state).toBe('unprotected')
@@ -141,7 +141,7 @@ describe('ExitDrain: libuv’s early end of file (Linux, no slave side held)', (
       socket.setEncoding('utf8')
       const terminal = { _fd: fd, _socket: socket, ptsName: join(dir, 'never-opened') } as unknown as NodePtyTerminal
       const emitted: string[] = []
-      const drain = new ExitDrain<string>(terminal, { emit: (chunk) => emitted.push(chunk), onNativeExitHint: () => {} }, true, false, true)
+      const drain = new ExitDrain<string>(terminal, { emit: (chunk) => emitted.push(chunk), onDeathHint: () => {} }, true, false, true)
       expect(drain.state).toBe('watching')
       let ended = false
       socket.on('end', () => (ended = true))
@@ -173,6 +173,37 @@ describe('ExitDrain: libuv’s early end of file (Linux, no slave side held)', (
     }
   })
 
+  it('an end of the stream asks the owner to look at the child once; a look that proves it gone closes the master in that call, with no poll', async () => {
+    // What an exit usually looks like: the child's death closed its last fd on the terminal, the
+    // master hangs up, and node-pty's report of the reap is still on its way. The master must close
+    // now, as node-pty's own stream does, not only once that report comes (issue 18, spawn → exit).
+    vi.useFakeTimers({ toFake: ['setTimeout'] })
+    const fifo = join(dir, 'master-fifo-dead')
+    makeFifo(fifo)
+    const fd = openSync(fifo, fsConstants.O_RDWR | fsConstants.O_NONBLOCK)
+    try {
+      const socket = new Readable({ read() {} })
+      const terminal = { _fd: fd, _socket: socket, ptsName: join(dir, 'never-opened') } as unknown as NodePtyTerminal
+      let looks = 0
+      const drain: ExitDrain<Buffer> = new ExitDrain<Buffer>(terminal, { emit: () => {}, onDeathHint: () => ((looks += 1), drain.noteChildGone()) }, true, true, true)
+      socket.on('data', (chunk: Buffer) => drain.handleData(chunk))
+      const errors: string[] = []
+      socket.on('error', (error: NodeJS.ErrnoException) => errors.push(String(error.code)))
+      // libuv's read at the hang-up: EIO, the end of the output (Linux flushed every byte first).
+      socket.destroy(Object.assign(new Error('read EIO'), { code: 'EIO' }))
+      expect(looks).toBe(1)
+      expect(drain.state).toBe('released')
+      expect(drain.proof).toBe('end-of-file')
+      expect(socket.destroyed).toBe(true)
+      // No late poll of the master was armed for a child proven gone.
+      expect(vi.getTimerCount()).toBe(0)
+      await new Promise((resolve) => setImmediate(resolve))
+      expect(errors).toEqual(['EIO'])
+    } finally {
+      closeSync(fd)
+    }
+  })
+
   it('an end while the child lives (it let go of the terminal) keeps the master open until the child is gone', async () => {
     const fifo = join(dir, 'master-fifo-live')
     makeFifo(fifo)
@@ -180,18 +211,23 @@ describe('ExitDrain: libuv’s early end of file (Linux, no slave side held)', (
     try {
       const socket = new Readable({ read() {} })
       const terminal = { _fd: fd, _socket: socket, ptsName: join(dir, 'never-opened') } as unknown as NodePtyTerminal
-      const drain = new ExitDrain<Buffer>(terminal, { emit: () => {}, onNativeExitHint: () => {} }, true, true, true)
+      let looks = 0
+      const drain = new ExitDrain<Buffer>(terminal, { emit: () => {}, onDeathHint: () => (looks += 1) }, true, true, true)
       socket.on('data', (chunk: Buffer) => drain.handleData(chunk))
       let closed = false
       socket.on('close', () => (closed = true))
       const errors: string[] = []
       socket.on('error', (error: NodeJS.ErrnoException) => errors.push(String(error.code)))
+      // (A 'close' listener is node-pty's sign of its native exit: not counted here.)
+      looks = 0
       // libuv's end at the master's hang-up: no process holds the terminal any more.
       socket.push(null)
       await new Promise((resolve) => setImmediate(resolve))
       expect(drain.state).toBe('released')
       // The stream ended and destroyed itself (autoDestroy), and node-pty's stream would close the
-      // master with it — whose hang-up kills a program that still runs. Held:
+      // master with it — whose hang-up kills a program that still runs. The owner looked once and
+      // found the child alive. Held:
+      expect(looks).toBe(1)
       expect(socket.destroyed).toBe(false)
       socket.destroy(Object.assign(new Error('read EIO'), { code: 'EIO' }))
       expect(socket.destroyed).toBe(false)

@@ -35,7 +35,7 @@ async function spawnDrained<C extends DrainChunk>(script: string, options: { byt
   const chunks: C[] = []
   const drain: ExitDrain<C> = new ExitDrain<C>(
     terminal,
-    { emit: (chunk) => chunks.push(chunk), onNativeExitHint: () => drain.noteChildGone() },
+    { emit: (chunk) => chunks.push(chunk), onDeathHint: () => drain.noteChildGone() },
     true,
     bytes,
     options.readOut ?? true,

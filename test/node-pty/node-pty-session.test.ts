@@ -104,9 +104,20 @@ describe('NodePtySession: proving the leader gone', () => {
   it('treats any other close subscription as a mere hint and confirms it from the OS', () => {
     const { session, socket, looks } = sessionOver({ gone: false, reaped: false })
     socket.once('close', () => {})
-    expect(looks).toEqual({ thorough: 1, cheap: 0 })
+    // The pid is not free: the thorough look decides.
+    expect(looks).toEqual({ thorough: 1, cheap: 1 })
     expect(session.leaderGone).toBe(false)
     expect(session.drainState).toBe('watching')
+  })
+
+  it('a hint while the pid is free (node-pty’s waitpid thread reaped it) proves the leader gone without reading /proc', () => {
+    // The usual end: the master's stream ended because the leader died, and its reap is not yet
+    // reported to JavaScript. One cheap look settles it (issue 18: every exit used to wait for the report).
+    const { session, socket, looks } = sessionOver({ gone: true, reaped: true })
+    socket.once('close', () => {})
+    expect(looks).toEqual({ thorough: 0, cheap: 1 })
+    expect(session.leaderGone).toBe(true)
+    expect(session.drainState).toBe('marking')
   })
 
   it('looks cheaply when asked to (SIGCHLD) and thoroughly by default (the poll)', () => {
