@@ -350,7 +350,8 @@ export class ExitDrain<C extends DrainChunk = string> {
     // owner's look proves it (`noteChildGone`, within this call) and the master closes in this turn,
     // as node-pty's own stream does, while node-pty's report of the reap is still on its way. Held
     // until that report, the master's close and everything after it ran only once the report came:
-    // +0.4–0.7 ms on every exit (docs/performance.md, 5 Dec, fourteenth session).
+    // the exit event 0.5–0.7 ms after it, raw node-pty's 0.03 ms (docs/performance.md, 5 Dec,
+    // fourteenth session).
     this.#hooks.onDeathHint()
     if (this.#childGone || this.#masterClosing) return
     this.#lateWatching = true
