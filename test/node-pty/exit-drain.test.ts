@@ -128,6 +128,25 @@ describe('ExitDrain', () => {
   })
 })
 
+/**
+ * A FIFO standing in for a PTY master (the drain's reads of it answer `EAGAIN`) and a node stream
+ * for node-pty's socket over it, its errors' codes collected; the FIFO is closed after `run`.
+ */
+async function overMasterFifo(name: string, run: (master: { socket: Readable; terminal: NodePtyTerminal; errors: string[] }) => Promise<void>): Promise<void> {
+  const fifo = join(dir, name)
+  makeFifo(fifo)
+  const fd = openSync(fifo, fsConstants.O_RDWR | fsConstants.O_NONBLOCK)
+  try {
+    const socket = new Readable({ read() {} })
+    const terminal = { _fd: fd, _socket: socket, ptsName: join(dir, 'never-opened') } as unknown as NodePtyTerminal
+    const errors: string[] = []
+    socket.on('error', (error: NodeJS.ErrnoException) => errors.push(String(error.code)))
+    await run({ socket, terminal, errors })
+  } finally {
+    closeSync(fd)
+  }
+}
+
 describe('ExitDrain: libuv’s early end of file (Linux, no slave side held)', () => {
   it('what the master still holds is queued in the stream ahead of the end; a paused consumer gets it on resume, and node-pty’s destroy waits for the end', async () => {
     // A FIFO stands in for the master: the bytes written into it are what the kernel still holds
@@ -178,17 +197,10 @@ describe('ExitDrain: libuv’s early end of file (Linux, no slave side held)', (
     // master hangs up, and node-pty's report of the reap is still on its way. The master must close
     // now, as node-pty's own stream does, not only once that report comes (issue 18, spawn → exit).
     vi.useFakeTimers({ toFake: ['setTimeout'] })
-    const fifo = join(dir, 'master-fifo-dead')
-    makeFifo(fifo)
-    const fd = openSync(fifo, fsConstants.O_RDWR | fsConstants.O_NONBLOCK)
-    try {
-      const socket = new Readable({ read() {} })
-      const terminal = { _fd: fd, _socket: socket, ptsName: join(dir, 'never-opened') } as unknown as NodePtyTerminal
+    await overMasterFifo('master-fifo-dead', async ({ socket, terminal, errors }) => {
       let looks = 0
       const drain: ExitDrain<Buffer> = new ExitDrain<Buffer>(terminal, { emit: () => {}, onDeathHint: () => ((looks += 1), drain.noteChildGone()) }, true, true, true)
       socket.on('data', (chunk: Buffer) => drain.handleData(chunk))
-      const errors: string[] = []
-      socket.on('error', (error: NodeJS.ErrnoException) => errors.push(String(error.code)))
       // libuv's read at the hang-up: EIO, the end of the output (Linux flushed every byte first).
       socket.destroy(Object.assign(new Error('read EIO'), { code: 'EIO' }))
       expect(looks).toBe(1)
@@ -199,25 +211,16 @@ describe('ExitDrain: libuv’s early end of file (Linux, no slave side held)', (
       expect(vi.getTimerCount()).toBe(0)
       await new Promise((resolve) => setImmediate(resolve))
       expect(errors).toEqual(['EIO'])
-    } finally {
-      closeSync(fd)
-    }
+    })
   })
 
   it('an end while the child lives (it let go of the terminal) keeps the master open until the child is gone', async () => {
-    const fifo = join(dir, 'master-fifo-live')
-    makeFifo(fifo)
-    const fd = openSync(fifo, fsConstants.O_RDWR | fsConstants.O_NONBLOCK)
-    try {
-      const socket = new Readable({ read() {} })
-      const terminal = { _fd: fd, _socket: socket, ptsName: join(dir, 'never-opened') } as unknown as NodePtyTerminal
+    await overMasterFifo('master-fifo-live', async ({ socket, terminal, errors }) => {
       let looks = 0
       const drain = new ExitDrain<Buffer>(terminal, { emit: () => {}, onDeathHint: () => (looks += 1) }, true, true, true)
       socket.on('data', (chunk: Buffer) => drain.handleData(chunk))
       let closed = false
       socket.on('close', () => (closed = true))
-      const errors: string[] = []
-      socket.on('error', (error: NodeJS.ErrnoException) => errors.push(String(error.code)))
       // (A 'close' listener is node-pty's sign of its native exit: not counted here.)
       looks = 0
       // libuv's end at the master's hang-up: no process holds the terminal any more.
@@ -239,8 +242,6 @@ describe('ExitDrain: libuv’s early end of file (Linux, no slave side held)', (
       await new Promise((resolve) => setImmediate(resolve))
       expect(closed).toBe(true)
       expect(errors).toEqual(['EIO'])
-    } finally {
-      closeSync(fd)
-    }
+    })
   })
 })
