@@ -9,8 +9,9 @@ export const NODE_PTY_DEATH_POLL_INTERVAL_MS = 1_000
  * How many sessions one poll looks at (thoroughly: one `/proc/<pid>/stat` read each), taking
  * turns: with N PTYs every one is looked at within ceil(N / 32) polls, and an idle host's poll
  * costs the same ~1 ms with 10 PTYs or 1 000 (it used to read all of them every second, ~80 ms
- * of blocked event loop at 1 000 on a loaded machine). The poll is the third line of defence:
- * node-pty's native exit and SIGCHLD report a death first.
+ * of blocked event loop at 1 000 on a loaded machine). The poll is the last line of defence:
+ * the master's stream ending (the drain's look), node-pty's native exit and SIGCHLD report a
+ * death first.
  */
 export const NODE_PTY_DEATH_POLL_BATCH = 32
 

@@ -272,8 +272,9 @@ export class ExitDrain<C extends DrainChunk = string> {
     this.#originalDestroy = originalDestroy
     ;(socket as HookedSocket)[DRAIN_OF_SOCKET] = this as ExitDrain<DrainChunk>
     // Why: node-pty's exit callback (run when its waitpid thread sees the child die) subscribes
-    // to the socket's 'close'. Nothing else does after construction, so it is the earliest and
-    // cheapest news of the death. It is only a hint: the owner confirms it from the OS.
+    // to the socket's 'close'. Nothing else does after construction, so it is news of the death
+    // that costs nothing (the stream's end, `#startLatePoll`, usually comes first). It is only a
+    // hint: the owner confirms it from the OS.
     socket.on?.('newListener', ExitDrain.#onSocketNewListener)
     // Why: node-pty destroys the socket 200 ms after the native exit even if unread output is
     // still queued (a paused consumer, a blocked event loop). Hold that destroy until the
