@@ -18,7 +18,7 @@ import { createNodePtyProvider } from 'ptykit/node-pty'
 import { alternateRecording } from './alternate.js'
 import { nodePtyNative } from './node-pty-native.js'
 import { pty, rawExit, rawSpawnOptions, BENCH_COLS, BENCH_ROWS } from './raw-pty.js'
-import { nowMs } from './stats.js'
+import { median, nowMs } from './stats.js'
 
 const SPAWNS = Number(process.argv[2] ?? 300)
 const WARM_UP = 30
@@ -95,7 +95,6 @@ async function ptykitOnce(keep: boolean): Promise<void> {
 
 await alternateRecording(SPAWNS, WARM_UP, rawOnce, ptykitOnce)
 
-const median = (values: number[]): number => values.slice().sort((a, b) => a - b)[values.length >> 1] ?? Number.NaN
 process.stdout.write(`${SPAWNS} spawns per side of ${FILE} ${ARGS.join(' ')}, alternating, drain ${DRAIN ? 'on' : 'off'}; medians\n`)
 for (const key of PHASES) {
   const raw = median(phases.raw.map((p) => p[key])) * 1000

@@ -12,7 +12,7 @@
 import tty from 'node:tty'
 import { nodePtyNative } from './node-pty-native.js'
 import { pty, rawExit, rawSpawnOptions } from './raw-pty.js'
-import { nowMs } from './stats.js'
+import { median, nowMs } from './stats.js'
 
 const SPAWNS = Number(process.argv[2] ?? 300)
 const SPIN_MS = Number(process.argv[3] ?? 300) / 1000
@@ -50,7 +50,6 @@ for (let i = 0; i < SPAWNS + WARM_UP; i++) {
     if (i >= WARM_UP && socketData > 0) samples[mode].push(socketData - forkEnd)
   }
 }
-const median = (values: number[]): number => values.slice().sort((a, b) => a - b)[values.length >> 1] ?? Number.NaN
 const still = median(samples.still) * 1000
 const spinning = median(samples.spinning) * 1000
 process.stdout.write(`fork returned → first data, median of ${SPAWNS}: still ${still.toFixed(0)} µs, spinning ${SPIN_MS * 1000} µs ${spinning.toFixed(0)} µs (${(spinning - still).toFixed(0)} µs later)\n`)
