@@ -123,12 +123,20 @@ export function parseProcStat(text: string): ProcessStat | null {
 }
 
 /**
- * Whether a process row shows a dead process not yet reaped (a zombie). Linux shows a process whose
- * main thread exited while other threads run (`pthread_exit` in `main`) as `Z` as well — its first
- * thread is the zombie — yet the process lives on, printing and holding its PTY; its `threads`
- * count says so. Where the count is unknown, `Z` means dead.
+ * Whether a process row shows a dead process whose pid is not yet free: a zombie (dead, waiting to
+ * be reaped), or one being reaped right now. Linux shows a process whose main thread exited while
+ * other threads run (`pthread_exit` in `main`) as `Z` as well — its first thread is the zombie —
+ * yet the process lives on, printing and holding its PTY; its `threads` count says so. Where the
+ * count is unknown, `Z` means dead.
+ *
+ * `X` (`x` on Linux 2.6.33–3.13) is a process its parent is reaping at this moment: `waitpid` has
+ * claimed the zombie and not yet freed its pid, so `/proc/<pid>/stat` still reads, with 1 or 0
+ * threads. A leader is never reaped while any of its threads runs, so `X` is dead whatever the
+ * count. Measured here: a reader spinning on a killed PTY leader's stat while node-pty's `waitpid`
+ * thread reaped it saw `X` in 20 of 500 deaths.
  */
 export function isDefunct(stat: Pick<ProcessStat, 'state' | 'threads'>): boolean {
+  if (stat.state === 'X' || stat.state === 'x') return true
   return stat.state === 'Z' && (stat.threads === undefined || stat.threads <= 1)
 }
 

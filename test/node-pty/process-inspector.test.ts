@@ -86,6 +86,16 @@ describe('isDefunct', () => {
     expect(isDefunct({ state: 'Z' })).toBe(true)
   })
 
+  it('counts a process being reaped (X, x on older kernels) as dead, whatever its thread count', () => {
+    // Between its parent's waitpid claiming the zombie and the pid being freed, stat reads X, with
+    // the thread count already 0 (or still 1): the window in which a killed leader read as alive.
+    expect(parseProcStat(row('X', 0))).toMatchObject({ state: 'X' })
+    expect(isDefunct(parseProcStat(row('X', 0))!)).toBe(true)
+    expect(isDefunct(parseProcStat(row('X', 1))!)).toBe(true)
+    expect(isDefunct({ state: 'x' })).toBe(true)
+    expect(isGoneBy(parseProcStat(row('X', 0)), '123456')).toBe(true)
+  })
+
   it('decides isGoneBy: a Z leader with live threads is not gone', () => {
     expect(isGoneBy(parseProcStat(row('Z', 3)), '123456')).toBe(false)
     expect(isGoneBy(parseProcStat(row('Z', 1)), '123456')).toBe(true)

@@ -19,10 +19,18 @@ export function procRow(pid: number): ProcRow | null {
   return { pid, state: state ?? '?', ppid: Number(ppid), pgid: Number(pgid), sid: Number(sid) }
 }
 
-/** True when the process is gone or a zombie (dead; reaping is its new parent's business). */
+/**
+ * Whether a /proc state letter is a dead process's: a zombie (`Z`), or one its parent is reaping
+ * right now (`X`; `x` on older kernels), whose stat still reads until its pid is freed.
+ */
+export function isDeadState(state: string): boolean {
+  return state === 'Z' || state === 'X' || state === 'x'
+}
+
+/** True when the process is gone, a zombie or being reaped (dead; reaping is its parent's business). */
 export function isDead(pid: number): boolean {
   const row = procRow(pid)
-  return row === null || row.state === 'Z'
+  return row === null || isDeadState(row.state)
 }
 
 /**
@@ -51,7 +59,7 @@ export function liveChildrenOf(pid: number): number[] {
   return readdirSync('/proc')
     .filter((entry) => /^\d+$/.test(entry))
     .map((entry) => procRow(Number(entry)))
-    .filter((row): row is ProcRow => row !== null && row.ppid === pid && row.state !== 'Z')
+    .filter((row): row is ProcRow => row !== null && row.ppid === pid && !isDeadState(row.state))
     .map((row) => row.pid)
 }
 

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest'
 import { createPtyController, type PtyControllerExitEvent } from 'ptykit/controller'
 import type { PtyControllerError } from 'ptykit/controller'
 import { createNodePtyProvider } from 'ptykit/node-pty'
-import { expectNoChildLeftBehind, isDead, procRow, waitFor } from './pty-test-support.js'
+import { expectNoChildLeftBehind, isDead, isDeadState, procRow, waitFor } from './pty-test-support.js'
 
 /** PTYs per scale test: enough to saturate the old per-stop /proc polling, small enough for `npm test`. */
 const PTYS_AT_SCALE = 200
@@ -49,7 +49,7 @@ function sessionMembers(leaders: ReadonlySet<number>): number[] {
   return readdirSync('/proc')
     .filter((entry) => /^\d+$/.test(entry))
     .map((entry) => procRow(Number(entry)))
-    .filter((row) => row !== null && row.state !== 'Z' && leaders.has(row.sid))
+    .filter((row) => row !== null && !isDeadState(row.state) && leaders.has(row.sid))
     .map((row) => row!.pid)
 }
 
@@ -120,7 +120,7 @@ describe('stops at scale (issue 13)', () => {
         readdirSync('/proc')
           .filter((entry) => /^\d+$/.test(entry))
           .map((entry) => procRow(Number(entry)))
-          .find((row) => row !== null && row.ppid === reply.pid && row.sid !== reply.pid && row.state !== 'Z')?.pid,
+          .find((row) => row !== null && row.ppid === reply.pid && row.sid !== reply.pid && !isDeadState(row.state))?.pid,
       'the setsid grandchild',
     )
     // Wait for its trap: `exec sleep 301` replaces the shell once the trap is set.

@@ -54,5 +54,6 @@ export function isAlive(pid: number): boolean {
   } catch {
     return false
   }
-  return stat.slice(stat.lastIndexOf(') ') + 2, stat.lastIndexOf(') ') + 3) !== 'Z'
+  // Z: a zombie; X (x on older kernels): being reaped right now, its stat still readable.
+  return !['Z', 'X', 'x'].includes(stat.slice(stat.lastIndexOf(') ') + 2, stat.lastIndexOf(') ') + 3))
 }
