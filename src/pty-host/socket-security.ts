@@ -204,8 +204,10 @@ export function isHolderAlive(holder: LockHolder): boolean {
   try {
     row = parseProcStat(readFileSync(`/proc/${holder.pid}/stat`, 'utf8'))
   } catch (error) {
-    // Gone since the signal (Linux), or no procfs at all (macOS: the signal's answer stands).
-    return !(process.platform === 'linux' && (error as NodeJS.ErrnoException).code === 'ENOENT')
+    // Gone since the signal (Linux: no such file, or ESRCH from a process that died between the
+    // file's open and its read), or no procfs at all (macOS: the signal's answer stands).
+    const code = (error as NodeJS.ErrnoException).code
+    return !(process.platform === 'linux' && (code === 'ENOENT' || code === 'ESRCH'))
   }
   if (row === null) return true
   if (isDefunct(row)) return false

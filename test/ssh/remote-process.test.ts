@@ -4,7 +4,7 @@
  * shell on another boot — or machine — neither judges nor signals it.
  */
 import { execFile, spawn } from 'node:child_process'
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
@@ -90,6 +90,30 @@ describe('remote /proc scripts: identity by pid, start time and boot id', () => 
     expect(isAlive(member!)).toBe(true)
     await signalRemoteProcessGroup(localShell, marker, 'TERM', 5_000)
     await waitFor(() => (isAlive(member!) ? undefined : true), 'the group member to end on TERM')
+  })
+
+  it.each(['/bin/sh', '/bin/bash'])('with %s, judges a program by its stat state: running or sleeping alive, a zombie or one being reaped (X, x) ended', async (shell) => {
+    // A remote whose /proc is fabricated: the connection runs the script against a directory in
+    // its place, so each state is read exactly as the kernel shows it, the reap's X included
+    // (a real process shows it for microseconds, between its parent's waitpid and its pid's release).
+    const root = mkdtempSync(join(tmpdir(), 'ptykit-proc-'))
+    const fabricated = shellConnection(shell)
+    const connection = { run: (script: string, timeoutMs: number) => fabricated.run(script.replaceAll('/proc/', `${root}/`), timeoutMs) } as unknown as SshConnection
+    try {
+      mkdirSync(join(root, 'sys/kernel/random'), { recursive: true })
+      writeFileSync(join(root, 'sys/kernel/random/boot_id'), `${BOOT_ID}\n`)
+      const states = ['R', 'S', 'Z', 'X', 'x']
+      const markers = states.map((state, i) => {
+        const pid = 4000 + i
+        mkdirSync(join(root, String(pid)))
+        // state ppid pgrp session tty_nr tpgid flags minflt cminflt majflt cmajflt utime stime cutime cstime priority nice num_threads itrealvalue starttime
+        writeFileSync(join(root, String(pid), 'stat'), `${pid} (prog) ${state} 1 ${pid} ${pid} 34817 ${pid} 4194560 0 0 0 0 0 0 0 0 20 0 ${state === 'X' ? 0 : 1} 0 777\n`)
+        return { pid, startTime: '777', bootId: BOOT_ID }
+      })
+      expect(await probeRemotePids(connection, markers, 5_000)).toEqual([true, true, false, false, false])
+    } finally {
+      rmSync(root, { recursive: true, force: true })
+    }
   })
 
   it.each(['/bin/sh', '/bin/bash'])('inspects with %s: the working directory, unknown (never a wrong path) once it was deleted, and the children', async (shell) => {
