@@ -129,14 +129,19 @@ export function parseProcStat(text: string): ProcessStat | null {
  * yet the process lives on, printing and holding its PTY; its `threads` count says so. Where the
  * count is unknown, `Z` means dead.
  *
- * `X` (`x` on Linux 2.6.33–3.13) is a process its parent is reaping at this moment: `waitpid` has
- * claimed the zombie and not yet freed its pid, so `/proc/<pid>/stat` still reads, with 1 or 0
- * threads. A leader is never reaped while any of its threads runs, so `X` is dead whatever the
- * count. Measured here: a reader spinning on a killed PTY leader's stat while node-pty's `waitpid`
- * thread reaped it saw `X` in 20 of 500 deaths.
+ * `X` (`x` on Linux 2.6.33–3.13) is mostly a process its parent is reaping at this moment:
+ * `waitpid` has claimed the zombie and not yet freed its pid, so `/proc/<pid>/stat` still reads,
+ * with 1 or 0 threads (a reader spinning on killed PTY leaders saw it in 20 of 500 deaths). But a
+ * live process shows it too, for a moment, when a thread other than its main one calls `execve`:
+ * the kernel gives that thread the process's pid and releases the old main thread as `X` (0
+ * threads, the same start time), and a read that reached the old thread sees it (helper-105: 2–5
+ * times in 130 000–190 000 reads of a program doing that in a loop). The row alone cannot tell the
+ * two apart, so the `/proc` inspector reads a pid again when it sees `X` ({@link isBeingReaped}) and
+ * answers the second read: the reaped process is gone or still `X`, the exec'd one runs. A row
+ * that reaches this function with `X` has been read twice, and is dead.
  */
 export function isDefunct(stat: Pick<ProcessStat, 'state' | 'threads'>): boolean {
-  if (stat.state === 'X' || stat.state === 'x') return true
+  if (isBeingReaped(stat)) return true
   return stat.state === 'Z' && (stat.threads === undefined || stat.threads <= 1)
 }
 
@@ -266,19 +271,38 @@ export function isGoneBy(seen: ProcessStat | 'absent' | null, startTime?: string
   return isDefunct(seen)
 }
 
+/**
+ * Whether a row shows state `X` (`x` on Linux 2.6.33–3.13): a process being reaped, or — for a
+ * moment — a live one whose non-main thread called `execve`. Read the pid again to tell which
+ * (see {@link isDefunct}).
+ */
+export function isBeingReaped(stat: Pick<ProcessStat, 'state'>): boolean {
+  return stat.state === 'X' || stat.state === 'x'
+}
+
 /** Linux: everything from `/proc`, no subprocess. */
 export function createProcFsInspector(procRoot = '/proc'): ProcessInspector {
   // Reads go through readSmallProcFile (its TSDoc says why not `readFile`).
-  const read = async (pid: number): Promise<ProcessStat | null> => {
+  const readOnce = async (pid: number): Promise<ProcessStat | null> => {
     const text = await readSmallProcFile(`${procRoot}/${pid}/stat`)
     return text === null ? null : parseProcStat(text)
   }
-  const readNow = (pid: number): ProcessStat | 'absent' | null => {
+  const readNowOnce = (pid: number): ProcessStat | 'absent' | null => {
     const text = readSmallProcFileNow(`${procRoot}/${pid}/stat`)
     if (text === 'absent') return 'absent'
     // Why signal 0 on an unreadable file: only its ESRCH proves anything.
     if (text === null) return signalZeroSaysGone(pid) ? 'absent' : null
     return parseProcStat(text)
+  }
+  // An `X` row is read again, and the second read answers: gone or `X` again for a reaped
+  // process, the running process for one whose thread exec'd (isDefunct says why).
+  const read = async (pid: number): Promise<ProcessStat | null> => {
+    const seen = await readOnce(pid)
+    return seen !== null && isBeingReaped(seen) ? readOnce(pid) : seen
+  }
+  const readNow = (pid: number): ProcessStat | 'absent' | null => {
+    const seen = readNowOnce(pid)
+    return seen !== null && seen !== 'absent' && isBeingReaped(seen) ? readNowOnce(pid) : seen
   }
   return {
     kind: 'procfs',

@@ -1,17 +1,20 @@
 /**
- * A lock holder that dies between the liveness signal and the read of its `/proc` stat: Linux
- * answers the read of a process that died after the file was opened with `ESRCH`. Such a holder is
- * gone, like one whose file no longer exists — not a live host keeping its lock. `node:fs` is
- * mocked so the read fails exactly that way, which no real process can be timed to do.
+ * A lock holder caught as it dies. Linux answers the read of a process that died after its stat
+ * file was opened with `ESRCH`, and shows a process being reaped in state `X` — as it shows, for a
+ * moment, a live process whose non-main thread called `execve`. The first is gone, like one whose
+ * file no longer exists; an `X` is read again, and the second read answers. `node:fs` is mocked so
+ * that the reads fail or answer exactly so, which no real process can be timed to do.
  */
 import { describe, expect, it, vi } from 'vitest'
 
-const failures = vi.hoisted(() => new Map<string, string>())
+/** Per path, what its next reads do: fail with an error code, or answer a stat line. */
+const reads = vi.hoisted(() => new Map<string, ({ code: string } | { text: string })[]>())
 vi.mock('node:fs', async (importOriginal) => {
   const fs = await importOriginal<typeof import('node:fs')>()
   const readFileSync = ((path: unknown, ...rest: unknown[]) => {
-    const code = failures.get(String(path))
-    if (code !== undefined) throw Object.assign(new Error(`${code}: read of ${String(path)}`), { code })
+    const next = reads.get(String(path))?.shift()
+    if (next !== undefined && 'code' in next) throw Object.assign(new Error(`${next.code}: read of ${String(path)}`), { code: next.code })
+    if (next !== undefined) return next.text
     return Reflect.apply(fs.readFileSync, fs, [path, ...rest])
   }) as typeof fs.readFileSync
   return { ...fs, default: { ...fs, readFileSync }, readFileSync }
@@ -19,14 +22,33 @@ vi.mock('node:fs', async (importOriginal) => {
 
 const { isHolderAlive } = await import('../../src/pty-host/socket-security.js')
 
-describe('isHolderAlive (Linux), on a stat read that fails', () => {
+const self = { pid: process.pid, startTime: null }
+const statPath = `/proc/${process.pid}/stat`
+// state ppid pgrp session tty_nr tpgid flags minflt cminflt majflt cmajflt utime stime cutime cstime priority nice num_threads itrealvalue starttime
+const statLine = (state: string, threads: number): string => `${process.pid} (node) ${state} 1 1 1 0 -1 4194560 0 0 0 0 0 0 0 0 20 0 ${threads} 0 777\n`
+
+/** Whether the holder counts as alive when its stat reads answer `answers` in turn. */
+function aliveWhenReadsAnswer(...answers: ({ code: string } | { text: string })[]): boolean {
+  reads.set(statPath, answers)
+  try {
+    return isHolderAlive(self)
+  } finally {
+    reads.clear()
+  }
+}
+
+describe('isHolderAlive (Linux), on a stat read that fails or shows X', () => {
   it('counts a holder whose stat read answers ESRCH (it died after the open) or ENOENT as gone, and one it cannot read (EACCES) as holding', () => {
-    const self = { pid: process.pid, startTime: null }
     expect(isHolderAlive(self)).toBe(true)
-    for (const [code, alive] of [['ESRCH', false], ['ENOENT', false], ['EACCES', true]] as const) {
-      failures.set(`/proc/${process.pid}/stat`, code)
-      expect({ code, alive: isHolderAlive(self) }).toEqual({ code, alive })
-    }
-    failures.clear()
+    expect(aliveWhenReadsAnswer({ code: 'ESRCH' })).toBe(false)
+    expect(aliveWhenReadsAnswer({ code: 'ENOENT' })).toBe(false)
+    expect(aliveWhenReadsAnswer({ code: 'EACCES' })).toBe(true)
+  })
+
+  it('reads an X holder again: running then (a thread called execve) holds the lock; gone or X again does not', () => {
+    expect(aliveWhenReadsAnswer({ text: statLine('X', 0) }, { text: statLine('R', 1) })).toBe(true)
+    expect(aliveWhenReadsAnswer({ text: statLine('X', 0) }, { code: 'ENOENT' })).toBe(false)
+    expect(aliveWhenReadsAnswer({ text: statLine('X', 1) }, { text: statLine('X', 0) })).toBe(false)
+    expect(aliveWhenReadsAnswer({ text: statLine('Z', 1) }, { text: statLine('R', 1) })).toBe(false)
   })
 })
