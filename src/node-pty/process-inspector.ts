@@ -133,15 +133,15 @@ export function parseProcStat(text: string): ProcessStat | null {
  * `waitpid` has claimed the zombie and not yet freed its pid, so `/proc/<pid>/stat` still reads,
  * with 1 or 0 threads (a reader spinning on killed PTY leaders saw it in 20 of 500 deaths). But a
  * live process shows it too, for a moment, when a thread other than its main one calls `execve`:
- * the kernel gives that thread the process's pid and releases the old main thread as `X` (0
- * threads, the same start time), and a read that reached the old thread sees it (helper-105: 2–5
+ * the kernel gives that thread the process's pid and releases the old main thread as `X` (0 or 1
+ * threads as a reader catches it, the same start time), and a read that reached the old thread sees it (helper-105: 2–5
  * times in 130 000–190 000 reads of a program doing that in a loop). The row alone cannot tell the
- * two apart, so the `/proc` inspector reads a pid again when it sees `X` ({@link isBeingReaped}) and
+ * two apart, so the `/proc` inspector reads a pid again when it sees `X` ({@link showsStateX}) and
  * answers the second read: the reaped process is gone or still `X`, the exec'd one runs. A row
  * that reaches this function with `X` has been read twice, and is dead.
  */
 export function isDefunct(stat: Pick<ProcessStat, 'state' | 'threads'>): boolean {
-  if (isBeingReaped(stat)) return true
+  if (showsStateX(stat)) return true
   return stat.state === 'Z' && (stat.threads === undefined || stat.threads <= 1)
 }
 
@@ -260,8 +260,9 @@ function readSmallProcFileNow(path: string): string | 'absent' | null {
 }
 
 /**
- * The verdict of {@link ProcessInspector.isGone} from one read: `true` only when the process is
- * proven gone — absent, a zombie, or a pid that now names a process started at another time.
+ * The verdict of {@link ProcessInspector.isGone} from one look (one read, or two when the first
+ * showed `X`): `true` only when the process is proven gone — absent, a zombie, or a pid that now
+ * names a process started at another time.
  */
 export function isGoneBy(seen: ProcessStat | 'absent' | null, startTime?: string | null): boolean {
   if (seen === 'absent') return true
@@ -276,7 +277,7 @@ export function isGoneBy(seen: ProcessStat | 'absent' | null, startTime?: string
  * moment — a live one whose non-main thread called `execve`. Read the pid again to tell which
  * (see {@link isDefunct}).
  */
-export function isBeingReaped(stat: Pick<ProcessStat, 'state'>): boolean {
+export function showsStateX(stat: Pick<ProcessStat, 'state'>): boolean {
   return stat.state === 'X' || stat.state === 'x'
 }
 
@@ -298,11 +299,11 @@ export function createProcFsInspector(procRoot = '/proc'): ProcessInspector {
   // process, the running process for one whose thread exec'd (isDefunct says why).
   const read = async (pid: number): Promise<ProcessStat | null> => {
     const seen = await readOnce(pid)
-    return seen !== null && isBeingReaped(seen) ? readOnce(pid) : seen
+    return seen !== null && showsStateX(seen) ? readOnce(pid) : seen
   }
   const readNow = (pid: number): ProcessStat | 'absent' | null => {
     const seen = readNowOnce(pid)
-    return seen !== null && seen !== 'absent' && isBeingReaped(seen) ? readNowOnce(pid) : seen
+    return seen !== null && seen !== 'absent' && showsStateX(seen) ? readNowOnce(pid) : seen
   }
   return {
     kind: 'procfs',

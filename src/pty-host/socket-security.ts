@@ -3,7 +3,7 @@ import { linkSync, lstatSync, mkdirSync, readFileSync, renameSync, unlinkSync, w
 import { tmpdir } from 'node:os'
 import { dirname, isAbsolute, join, resolve } from 'node:path'
 import { invalidPtyHostOption, PtyHostError } from './pty-host-error.js'
-import { isBeingReaped, isDefunct, parseProcStat, type ProcessStat } from '../node-pty/process-inspector.js'
+import { isDefunct, parseProcStat, showsStateX, type ProcessStat } from '../node-pty/process-inspector.js'
 
 /**
  * Where a host's files live: the socket, and next to it the secret (`<socket>.secret`) and the
@@ -216,7 +216,7 @@ export function isHolderAlive(holder: LockHolder): boolean {
   }
   let row = readHolderStat(holder.pid)
   // X: being reaped, or a live process whose thread exec'd; the second read tells (see isDefunct).
-  if (row !== 'gone' && row !== null && isBeingReaped(row)) row = readHolderStat(holder.pid)
+  if (row !== 'gone' && row !== null && showsStateX(row)) row = readHolderStat(holder.pid)
   if (row === 'gone') return false
   if (row === null) return true
   if (isDefunct(row)) return false

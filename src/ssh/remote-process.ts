@@ -21,7 +21,7 @@ function identityCheck(marker: LaunchMarker): string {
     // thread other than its main one called execve. A second read tells: gone or X again for the
     // first, the running program for the second (process-inspector.ts isDefunct).
     'case $state in X|x) st=; cur=; state=; read -r st 2>/dev/null </proc/$p/stat; if [ -n "$st" ]; then set -f; set -- ${st##*) }; state=$1; cur=${20}; set +f; fi;; esac',
-    // Z: ended, not yet reaped.
+    // Z, or X on both reads: ended, not yet reaped.
     'if [ -n "$cur" ]; then if [ -n "$s" ] && [ "$cur" != "$s" ]; then alive=no; else case $state in Z|X|x) alive=exited;; *) alive=yes;; esac; fi',
     'elif [ -d /proc/self ]; then alive=no',
     'elif kill -0 "$p" 2>/dev/null; then alive=yes; else alive=unknown; fi',

@@ -119,7 +119,7 @@ describe('remote /proc scripts: identity by pid, start time and boot id', () => 
   it.each(['/bin/sh', '/bin/bash'])('with %s, reads an X program again: one whose thread called execve runs on (X, then running) and is alive', async (shell) => {
     // The fabricated /proc answers the script's second read of the stat file from another file:
     // X first, then the running program — as a live program whose non-main thread calls execve
-    // shows for a moment. (Were the second read gone, the program would be judged ended.)
+    // shows for a moment; X then gone (a reaped program's pid freed between the reads) is gone.
     const root = mkdtempSync(join(tmpdir(), 'ptykit-proc-'))
     const fabricated = shellConnection(shell)
     const connection = {
@@ -132,17 +132,20 @@ describe('remote /proc scripts: identity by pid, start time and boot id', () => 
     try {
       mkdirSync(join(root, 'sys/kernel/random'), { recursive: true })
       writeFileSync(join(root, 'sys/kernel/random/boot_id'), `${BOOT_ID}\n`)
+      // A /proc that has `self`: a stat file missing there proves the process gone.
+      mkdirSync(join(root, 'self'))
       const line = (pid: number, state: string, threads: number) => `${pid} (prog) ${state} 1 ${pid} ${pid} 34817 ${pid} 4194560 0 0 0 0 0 0 0 0 20 0 ${threads} 0 777\n`
       const cases = [
         { first: 'X', again: 'R', alive: true },
         { first: 'X', again: 'X', alive: false },
         { first: 'X', again: 'Z', alive: false },
+        { first: 'X', again: null, alive: false },
       ]
       for (const [i, { first, again, alive }] of cases.entries()) {
         const pid = 4100 + i
         mkdirSync(join(root, String(pid)))
         writeFileSync(join(root, String(pid), 'stat'), line(pid, first, 0))
-        writeFileSync(join(root, String(pid), 'stat.again'), line(pid, again, 1))
+        if (again !== null) writeFileSync(join(root, String(pid), 'stat.again'), line(pid, again, 1))
         expect({ first, again, alive: (await probeRemotePids(connection, [{ pid, startTime: '777', bootId: BOOT_ID }], 5_000))[0] }).toEqual({ first, again, alive })
       }
     } finally {
