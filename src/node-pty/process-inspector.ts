@@ -136,9 +136,9 @@ export function parseProcStat(text: string): ProcessStat | null {
  * the kernel gives that thread the process's pid and releases the old main thread as `X` (0 or 1
  * threads as a reader catches it, the same start time), and a read that reached the old thread
  * sees it (helper-105: 2–5 times in 130 000–190 000 reads of a program doing that in a loop). The
- * row alone cannot tell the two apart, so the `/proc` inspector reads a pid again when it sees `X` ({@link showsStateX}) and
- * answers the second read: the reaped process is gone or still `X`, the exec'd one runs. A row
- * that reaches this function with `X` has been read twice, and is dead.
+ * row alone cannot tell the two apart, so the `/proc` inspector reads a pid again when it sees `X`
+ * ({@link showsStateX}) and answers the second read: the reaped process is gone or still `X`, the
+ * exec'd one runs. A row that reaches this function with `X` has been read twice, and is dead.
  */
 export function isDefunct(stat: Pick<ProcessStat, 'state' | 'threads'>): boolean {
   if (showsStateX(stat)) return true

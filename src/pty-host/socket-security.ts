@@ -3,7 +3,10 @@ import { linkSync, lstatSync, mkdirSync, readFileSync, renameSync, unlinkSync, w
 import { tmpdir } from 'node:os'
 import { dirname, isAbsolute, join, resolve } from 'node:path'
 import { invalidPtyHostOption, PtyHostError } from './pty-host-error.js'
-import { isDefunct, parseProcStat, showsStateX, type ProcessStat } from '../node-pty/process-inspector.js'
+import { createProcFsInspector, parseProcStat } from '../node-pty/process-inspector.js'
+
+/** How {@link isHolderAlive} reads a lock holder's `/proc` row (Linux). */
+const procFs = createProcFsInspector()
 
 /**
  * Where a host's files live: the socket, and next to it the secret (`<socket>.secret`) and the
@@ -186,20 +189,6 @@ export function readLockHolder(paths: PtyHostPaths): LockHolder | null {
 }
 
 /**
- * The lock holder's `/proc` stat row: `'gone'` when it no longer exists (Linux: no such file, or
- * ESRCH from a process that died between the file's open and its read), `null` when it cannot be
- * read (no procfs at all, as on macOS: the liveness signal's answer stands) or parsed.
- */
-function readHolderStat(pid: number): ProcessStat | 'gone' | null {
-  try {
-    return parseProcStat(readFileSync(`/proc/${pid}/stat`, 'utf8'))
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code
-    return process.platform === 'linux' && (code === 'ENOENT' || code === 'ESRCH') ? 'gone' : null
-  }
-}
-
-/**
  * Whether the lock's holder still runs. A zombie does not count (Linux: state `Z` in
  * `/proc/<pid>/stat`): a host that died stays a zombie until its parent reaps it — often the app
  * that started it, which may be restarting a host at that very moment — and its lock is stale. Nor
@@ -214,13 +203,11 @@ export function isHolderAlive(holder: LockHolder): boolean {
     // EPERM: the pid runs as another user; its start time (below) tells whether it is the holder.
     if ((error as NodeJS.ErrnoException).code !== 'EPERM') return false
   }
-  let row = readHolderStat(holder.pid)
-  // X: being reaped, or a live process whose thread exec'd; the second read tells (see isDefunct).
-  if (row !== 'gone' && row !== null && showsStateX(row)) row = readHolderStat(holder.pid)
-  if (row === 'gone') return false
-  if (row === null) return true
-  if (isDefunct(row)) return false
-  return holder.startTime === null || row.startTime === undefined || row.startTime === holder.startTime
+  // No procfs (macOS and other Unixes): the signal's answer stands.
+  if (process.platform !== 'linux') return true
+  // The provider's own look at a pid: gone (no such process, or it died mid-read), a zombie or one
+  // being reaped (an `X` is read twice), or a pid now naming a process started at another time.
+  return !procFs.isGone(holder.pid, holder.startTime)
 }
 
 /**

@@ -15,12 +15,11 @@ function identityCheck(marker: LaunchMarker): string {
     `p=${marker.pid}`,
     `s=${marker.startTime ?? ''}`,
     // After `) `: state is field 1 and the start time field 20 (fields 3 and 22 of the whole line).
-    'st=; cur=; state=; read -r st 2>/dev/null </proc/$p/stat',
-    'if [ -n "$st" ]; then set -f; set -- ${st##*) }; state=$1; cur=${20}; set +f; fi',
+    'look() { st=; cur=; state=; read -r st 2>/dev/null </proc/$p/stat; if [ -n "$st" ]; then set -f; set -- ${st##*) }; state=$1; cur=${20}; set +f; fi; }',
     // X (x before Linux 3.14): being reaped right now, or — for a moment — a live program whose
-    // thread other than its main one called execve. A second read tells: gone or X again for the
+    // thread other than its main one called execve. A second look tells: gone or X again for the
     // first, the running program for the second (process-inspector.ts isDefunct).
-    'case $state in X|x) st=; cur=; state=; read -r st 2>/dev/null </proc/$p/stat; if [ -n "$st" ]; then set -f; set -- ${st##*) }; state=$1; cur=${20}; set +f; fi;; esac',
+    'look; case $state in X|x) look;; esac',
     // Z, or X on both reads: ended, not yet reaped.
     'if [ -n "$cur" ]; then if [ -n "$s" ] && [ "$cur" != "$s" ]; then alive=no; else case $state in Z|X|x) alive=exited;; *) alive=yes;; esac; fi',
     'elif [ -d /proc/self ]; then alive=no',

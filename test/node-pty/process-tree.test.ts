@@ -2,6 +2,7 @@ import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import type { ProcessInspector, ProcessStat } from '../../src/node-pty/process-inspector.js'
 import { groupsOf, hasLiveChildren, readForegroundProcess, selectSessionProcesses } from '../../src/node-pty/process-tree.js'
+import { isDeadState } from './pty-test-support.js'
 
 const row = (pid: number, ppid: number, pgid: number, sid: number | null, extra: Partial<ProcessStat> = {}): ProcessStat => ({
   pid,
@@ -87,7 +88,6 @@ describe('selectSessionProcesses', () => {
 
   it('P-tree-1: never selects pid 0/1, the caller, or a dead process (a zombie, or one being reaped); always selects every live session member', () => {
     // X rows reach the selection only after the inspector read them twice (process-inspector.ts).
-    const dead = (state: string): boolean => state === 'Z' || state === 'X'
     const tables = fc.uniqueArray(
       fc.record({
         pid: fc.integer({ min: 0, max: 40 }),
@@ -106,10 +106,10 @@ describe('selectSessionProcesses', () => {
         for (const pid of chosen) {
           expect(pid).toBeGreaterThan(1)
           expect(pid).not.toBe(self)
-          expect(dead(rows.find((r) => r.pid === pid)?.state ?? '')).toBe(false)
+          expect(isDeadState(rows.find((r) => r.pid === pid)?.state ?? '')).toBe(false)
         }
         for (const r of rows) {
-          if (r.sid === leader && r.pid > 1 && r.pid !== self && !dead(r.state)) expect(chosen).toContain(r.pid)
+          if (r.sid === leader && r.pid > 1 && r.pid !== self && !isDeadState(r.state)) expect(chosen).toContain(r.pid)
         }
       }),
     )

@@ -9,15 +9,35 @@ import { describe, expect, it, vi } from 'vitest'
 
 /** Per path, what its next reads do: fail with an error code, or answer a stat line. */
 const reads = vi.hoisted(() => new Map<string, ({ code: string } | { text: string })[]>())
+/** Descriptors whose read fails, with the error code it fails with (ESRCH: died after the open). */
+const failingReads = vi.hoisted(() => new Map<number, string>())
 vi.mock('node:fs', async (importOriginal) => {
   const fs = await importOriginal<typeof import('node:fs')>()
-  const readFileSync = ((path: unknown, ...rest: unknown[]) => {
+  const { tmpdir } = await import('node:os')
+  const scratch = fs.mkdtempSync(`${tmpdir()}/ptykit-lock-stat-`)
+  const fail = (code: string, path: unknown): never => {
+    throw Object.assign(new Error(`${code}: read of ${String(path)}`), { code })
+  }
+  // An answer is served from a scratch file, opened in the stat file's place.
+  const openSync = ((path: unknown, ...rest: unknown[]) => {
     const next = reads.get(String(path))?.shift()
-    if (next !== undefined && 'code' in next) throw Object.assign(new Error(`${next.code}: read of ${String(path)}`), { code: next.code })
-    if (next !== undefined) return next.text
-    return Reflect.apply(fs.readFileSync, fs, [path, ...rest])
-  }) as typeof fs.readFileSync
-  return { ...fs, default: { ...fs, readFileSync }, readFileSync }
+    if (next === undefined) return Reflect.apply(fs.openSync, fs, [path, ...rest])
+    if ('code' in next && next.code !== 'ESRCH') fail(next.code, path)
+    const stand = `${scratch}/stat`
+    fs.writeFileSync(stand, 'text' in next ? next.text : '')
+    const fd = fs.openSync(stand, 'r')
+    if ('code' in next) failingReads.set(fd, next.code)
+    return fd
+  }) as typeof fs.openSync
+  const readSync = ((fd: number, ...rest: unknown[]) => {
+    const code = failingReads.get(fd)
+    if (code !== undefined) {
+      failingReads.delete(fd)
+      fail(code, `fd ${fd}`)
+    }
+    return Reflect.apply(fs.readSync, fs, [fd, ...rest])
+  }) as typeof fs.readSync
+  return { ...fs, default: { ...fs, openSync, readSync }, openSync, readSync }
 })
 
 const { isHolderAlive } = await import('../../src/pty-host/socket-security.js')

@@ -117,17 +117,15 @@ describe('remote /proc scripts: identity by pid, start time and boot id', () => 
   })
 
   it.each(['/bin/sh', '/bin/bash'])('with %s, reads an X program again: one whose thread called execve runs on (X, then running) and is alive', async (shell) => {
-    // The fabricated /proc answers the script's second read of the stat file from another file:
-    // X first, then the running program — as a live program whose non-main thread calls execve
-    // shows for a moment; X then gone (a reaped program's pid freed between the reads) is gone.
+    // The fabricated /proc answers each read of the stat file from a file of its own, counted by
+    // the script's shell (`stat.1`, `stat.2`): X first, then the running program — as a live
+    // program whose non-main thread calls execve shows for a moment; X then gone (a reaped
+    // program's pid freed between the reads) is gone.
     const root = mkdtempSync(join(tmpdir(), 'ptykit-proc-'))
     const fabricated = shellConnection(shell)
     const connection = {
-      run: (script: string, timeoutMs: number) => {
-        let reads = 0
-        const twoReads = script.replace(/\/proc\/\$p\/stat/g, () => `/proc/$p/${++reads === 2 ? 'stat.again' : 'stat'}`)
-        return fabricated.run(twoReads.replaceAll('/proc/', `${root}/`), timeoutMs)
-      },
+      run: (script: string, timeoutMs: number) =>
+        fabricated.run(script.replaceAll('/proc/$p/stat', '/proc/$p/stat.$((reads = reads + 1))').replaceAll('/proc/', `${root}/`), timeoutMs),
     } as unknown as SshConnection
     try {
       mkdirSync(join(root, 'sys/kernel/random'), { recursive: true })
@@ -144,8 +142,8 @@ describe('remote /proc scripts: identity by pid, start time and boot id', () => 
       for (const [i, { first, again, alive }] of cases.entries()) {
         const pid = 4100 + i
         mkdirSync(join(root, String(pid)))
-        writeFileSync(join(root, String(pid), 'stat'), line(pid, first, 0))
-        if (again !== null) writeFileSync(join(root, String(pid), 'stat.again'), line(pid, again, 1))
+        writeFileSync(join(root, String(pid), 'stat.1'), line(pid, first, 0))
+        if (again !== null) writeFileSync(join(root, String(pid), 'stat.2'), line(pid, again, 1))
         expect({ first, again, alive: (await probeRemotePids(connection, [{ pid, startTime: '777', bootId: BOOT_ID }], 5_000))[0] }).toEqual({ first, again, alive })
       }
     } finally {

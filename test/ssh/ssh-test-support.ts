@@ -1,6 +1,6 @@
-import { readFileSync } from 'node:fs'
 import { afterAll, beforeAll } from 'vitest'
 import type { SshProviderOptions } from 'ptykit/ssh'
+import { isDead } from '../node-pty/pty-test-support.js'
 import { SSH_TEST_USER, startSshd, type SshdFixture } from './sshd-fixture.js'
 
 /** Start one sshd for the file (beforeAll) and stop it after (afterAll); returns a getter. */
@@ -43,17 +43,10 @@ export function sshOptions(
 }
 
 /**
- * The remote pid of `pid` runs (loopback: the remote is this machine): it exists and is not a
- * zombie. A program whose sshd session was killed is reparented to pid 1, which in this
- * sandbox reaps late: its zombie answers `kill -0` but runs nothing.
+ * The remote pid of `pid` runs (loopback: the remote is this machine): it exists and is neither
+ * a zombie nor being reaped. A program whose sshd session was killed is reparented to pid 1,
+ * which in this sandbox reaps late: its zombie answers `kill -0` but runs nothing.
  */
 export function isAlive(pid: number): boolean {
-  let stat: string
-  try {
-    stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
-  } catch {
-    return false
-  }
-  // Z: a zombie; X (x on older kernels): being reaped right now, its stat still readable.
-  return !['Z', 'X', 'x'].includes(stat.slice(stat.lastIndexOf(') ') + 2, stat.lastIndexOf(') ') + 3))
+  return !isDead(pid)
 }
