@@ -2,7 +2,7 @@
  * The seed's meaning of the stop members, one `describe` per rule (issue 11 items 1 — the stop
  * half —, 9 and 10; issue 13 items 4 and 5). The other items walk in `seed-semantics.test.ts`.
  */
-import { describe, expect, it } from 'vitest'
+import { afterEach, describe, expect, it, vi } from 'vitest'
 import type { PtyProcessInfo } from '../src/contracts/index.js'
 import { createPtyController } from '../src/controller/index.js'
 import { createNodePtyProvider } from '../src/node-pty/index.js'
@@ -33,13 +33,31 @@ async function warningsDuring(work: () => Promise<unknown>): Promise<string[]> {
 }
 
 describe('11.1: a stop deadline (`deadlineMs`) is an absolute epoch time; `timeoutMs` is a duration', () => {
-  it('stopAndWait(id, { deadlineMs: now + 5 000 }) waits up to that time, and hands the provider the time left', async () => {
+  // The harness's manual clock starts at 0, as `createManualClock()` does: the deadline is read
+  // against `Date.now()` (held still here, so the time left is exact), the wait counted on the clock.
+  const EPOCH_NOW = 1_800_000_000_000
+  afterEach(() => {
+    vi.restoreAllMocks()
+  })
+
+  it('stopAndWait(id, { deadlineMs: Date.now() + 5 000 }) waits up to that time on a controller clock of its own, and hands the provider the time left', async () => {
+    vi.spyOn(Date, 'now').mockReturnValue(EPOCH_NOW)
     const h = createHarness()
-    h.clock.advance(1_700_000_000_000) // an epoch-like "now"
     const { id } = await h.controller.spawn({})
-    await expect(h.run(h.controller.stopAndWait(id, { deadlineMs: h.clock.now() + 5_000 }))).resolves.toBe(true)
+    await expect(h.run(h.controller.stopAndWait(id, { deadlineMs: Date.now() + 5_000 }))).resolves.toBe(true)
     expect(shutdownOptions(h)[0]).toMatchObject({ timeoutMs: 5_000 })
     expect(h.exits().map((exit) => exit.cause)).toEqual([{ kind: 'operator_close' }])
+  })
+
+  it('a stop that never confirms answers false once that time has passed on the clock (not ~57 years later)', async () => {
+    vi.spyOn(Date, 'now').mockReturnValue(EPOCH_NOW)
+    const h = createHarness()
+    h.provider.scriptNextSpawn({ shutdown: 'never_confirm' })
+    const { id } = await h.controller.spawn({})
+    await expect(h.run(h.controller.stopAndWait(id, { deadlineMs: Date.now() + 5_000 }))).resolves.toBe(false)
+    // Forced at half the time left, found still there: false within the 5 s, on the clock.
+    expect(h.clock.now()).toBe(2_500)
+    expect(shutdownOptions(h)).toEqual([expect.objectContaining({ timeoutMs: 5_000 }), expect.objectContaining({ immediate: true, timeoutMs: 2_500 })])
   })
 
   it('a deadline already past means "check once, do not wait"', async () => {
@@ -48,7 +66,7 @@ describe('11.1: a stop deadline (`deadlineMs`) is an absolute epoch time; `timeo
     h.provider.scriptNextSpawn({ shutdown: 'never_confirm' })
     const { id } = await h.controller.spawn({})
     const before = h.clock.now()
-    await expect(h.run(h.controller.stopAndWait(id, { deadlineMs: before - 1 }))).resolves.toBe(false)
+    await expect(h.run(h.controller.stopAndWait(id, { deadlineMs: Date.now() - 1 }))).resolves.toBe(false)
     expect(h.clock.now()).toBe(before)
   })
 

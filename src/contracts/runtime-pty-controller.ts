@@ -151,8 +151,9 @@ export type RuntimePtyController = {
    * (`shutdown({ immediate: true })`) within the deadline, and answer `true` only once a shutdown
    * completed and a fresh listing of the owning host (polled with `keepHistory`) verifies the
    * incarnation gone; `false` on any doubt, at the deadline, or when `signal` aborts.
-   * `deadlineMs` is an absolute epoch time on the controller's clock, `timeoutMs` a duration (at
-   * most one; default `stop.defaultDeadlineMs`). An id the controller does not track is asked of
+   * `deadlineMs` is an absolute epoch time (`Date.now() + 5_000`, read against `Date.now()` also
+   * when the controller runs on an injected clock), `timeoutMs` a duration (at most one; default
+   * `stop.defaultDeadlineMs`). An id the controller does not track is asked of
    * the hosts. Verified without a provider exit ⇒ the controller publishes the exit itself (code 0,
    * `operator_close`).
    *

@@ -2,7 +2,7 @@ import { resolveWaitDeadline, type PtyStopAndWaitOptions } from '../contracts/in
 import { assertAbortSignal } from './abort.js'
 import { describeValue } from './argument-validation.js'
 
-/** A `stopAndWait` call's options, checked and resolved against the controller's clock. */
+/** A `stopAndWait` call's options, checked, with the deadline moved onto the controller's clock. */
 export type StopAndWaitRequest = {
   /** The absolute time (on the controller's clock) after which the stop answers `false`. */
   deadlineAt: number
@@ -13,17 +13,20 @@ export type StopAndWaitRequest = {
 }
 
 /**
- * Check and resolve the options of `stopAndWait`: `deadlineMs` is an absolute epoch time on the
- * controller's clock (`Date.now() + 5_000`, as the seed origin passes it), `timeoutMs` a duration;
- * neither gives `defaultTimeoutMs`. Throws a `TypeError` naming the option for anything malformed.
+ * Check and resolve the options of `stopAndWait`: `deadlineMs` is an absolute epoch time, read
+ * against `epochNow` (`Date.now()`: the caller took it from there, `Date.now() + 5_000` as the seed
+ * origin passes it), `timeoutMs` a duration; neither gives `defaultTimeoutMs`. The wait left is then
+ * counted from `clockNow` on the controller's clock, whose origin is its own (a manual clock in a
+ * test starts at 0), as listings do (`resolveListingBudget`). Throws a `TypeError` naming the option
+ * for anything malformed.
  */
-export function resolveStopAndWaitRequest(options: unknown, defaultTimeoutMs: number, now: number): StopAndWaitRequest {
-  if (options === undefined) return { deadlineAt: now + defaultTimeoutMs }
+export function resolveStopAndWaitRequest(options: unknown, defaultTimeoutMs: number, clockNow: number, epochNow: number = Date.now()): StopAndWaitRequest {
+  if (options === undefined) return { deadlineAt: clockNow + defaultTimeoutMs }
   if (typeof options !== 'object' || options === null) {
     throw new TypeError(`Expected the \`options\` argument to be an object, got ${describeValue(options)}`)
   }
   const given = options as PtyStopAndWaitOptions & { signal?: unknown }
-  const request: StopAndWaitRequest = { deadlineAt: resolveWaitDeadline(given, defaultTimeoutMs, now) }
+  const request: StopAndWaitRequest = { deadlineAt: clockNow + (resolveWaitDeadline(given, defaultTimeoutMs, epochNow) - epochNow) }
   if (given.keepHistory !== undefined) {
     if (typeof given.keepHistory !== 'boolean') {
       throw new TypeError(`Expected the \`keepHistory\` option to be a boolean, got ${describeValue(given.keepHistory)}`)
@@ -44,5 +47,5 @@ export function resolveStopAndWaitRequest(options: unknown, defaultTimeoutMs: nu
  * @throws TypeError naming the option, as {@link resolveStopAndWaitRequest} does.
  */
 export function assertStopAndWaitOptions(options: unknown): void {
-  resolveStopAndWaitRequest(options, 0, 0)
+  resolveStopAndWaitRequest(options, 0, 0, 0)
 }

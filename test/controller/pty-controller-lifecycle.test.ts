@@ -241,7 +241,7 @@ describe('dispose', () => {
     const h = createHarness({ controller: { stop: { defaultDeadlineMs: 2_000 } } })
     h.provider.scriptNextSpawn({ shutdown: 'never_confirm' })
     const { id } = await h.controller.spawn({})
-    const stopping = h.controller.stopAndWait(id, { deadlineMs: 60_000 })
+    const stopping = h.controller.stopAndWait(id, { timeoutMs: 60_000 })
     const hungListing = new Promise<never>(() => undefined)
     h.provider.listProcesses = () => hungListing
     const listing = h.controller.listProcesses(undefined, { timeoutMs: 60_000 })

@@ -126,8 +126,7 @@ describe('stopAndWait', () => {
     const h = createHarness()
     h.provider.scriptNextSpawn({ shutdown: 'never_confirm' })
     const { id } = await h.controller.spawn({})
-    // The manual clock starts at 0: the absolute deadline 100 is 100 ms away.
-    await expect(h.run(h.controller.stopAndWait(id, { deadlineMs: 100 }))).resolves.toBe(false)
+    await expect(h.run(h.controller.stopAndWait(id, { timeoutMs: 100 }))).resolves.toBe(false)
     expect(h.clock.now()).toBe(50)
     expect(shutdownCalls(h).map((call) => call[1])).toEqual([
       expect.not.objectContaining({ immediate: true }),
@@ -203,7 +202,7 @@ describe('stopAndWait', () => {
     const controller = createPtyController({ provider, clock })
     const { id, incarnationId } = await controller.spawn({})
     rows = [{ id, hostId: 'local', cwd: null, title: 'sh', ...(incarnationId === undefined ? {} : { incarnationId }) }]
-    const stillListed = controller.stopAndWait(id, { deadlineMs: 1_000 })
+    const stillListed = controller.stopAndWait(id, { timeoutMs: 1_000 })
     await new Promise((resolve) => setImmediate(resolve))
     clock.advance(1_000)
     await expect(stillListed).resolves.toBe(false)
