@@ -93,6 +93,14 @@ export class ControllerTimers {
     for (const giveUp of disposeWaiters) giveUp()
   }
 
+  /**
+   * Whether {@link ControllerTimers.clearAll} ran (dispose): a {@link ControllerTimers.after} promise
+   * resolved since then was cut short, it did not come due.
+   */
+  get cleared(): boolean {
+    return this.#cleared
+  }
+
   /** How many {@link ControllerTimers.orAtDispose} waits are pending (for inspection and tests). */
   get pendingDisposeWaits(): number {
     return this.#disposeWaiters.size

@@ -105,7 +105,9 @@ export async function listOneHost(
     ])
     if (answer === 'aborted') return { kind: 'aborted' }
     if (answer === 'deadline') {
-      return { kind: 'failed', message: `Host ${hostId} did not list its processes within ${budget.waitMs} ms`, cause: undefined }
+      // The timer resolves early when dispose clears every timer: say that, not "too slow".
+      const why = timers.cleared ? `before the PTY controller was disposed (the wait was cut short)` : `within ${budget.waitMs} ms`
+      return { kind: 'failed', message: `Host ${hostId} did not list its processes ${why}`, cause: undefined }
     }
     if ('error' in answer) return { kind: 'failed', message: `Host ${hostId} failed to list its processes`, cause: answer.error }
     const malformed = malformedListing(answer.rows)

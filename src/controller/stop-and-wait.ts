@@ -59,7 +59,9 @@ export async function stopAndWaitTracked(context: StopPhaseContext, record: PtyR
   const stop: TrackedStop = { record, budget, keepHistory: request.keepHistory }
   const { deadlinePassed } = budget
   const exitObserved = exited.promise.then(() => 'exit' as const)
-  const forceDue = force.promise.then(() => 'force' as const)
+  // A force timer cut short by dispose (its timers cleared) is no reason to force: with
+  // `stopPtys: false` dispose promises to leave the process as it is, so this wait gives up.
+  const forceDue = force.promise.then(() => (core.timers.cleared ? ('deadline' as const) : ('force' as const)))
   // Why the waiting is here and not inside the phases: each phase is one step, and the awaits of
   // the whole stop stay in one place (callers on a manual clock count on how many turns it takes).
   try {
@@ -80,7 +82,7 @@ export async function stopAndWaitTracked(context: StopPhaseContext, record: PtyR
       }
     }
     // 2. Force: the hang-up failed, is still running at the force delay, or did not prove the process gone.
-    if (budget.remainingMs() <= 0) return false
+    if (budget.remainingMs() <= 0 || core.timers.cleared) return false
     const forced = await Promise.race([forceStop(context, stop), deadlinePassed])
     if (forced === 'deadline') return false
     if (forced === 'shutdown_rejected') {

@@ -250,8 +250,25 @@ describe('dispose', () => {
     expect(h.clock.now()).toBe(2_000)
     // Neither waits for its own (cancelled) timers: both give up at once.
     await expect(h.run(stopping, 0)).resolves.toBe(false)
-    // The local host never answered: the listing rejects (seed rule 11.3) rather than hang.
-    await expect(h.run(listing, 0)).rejects.toMatchObject({ code: 'listing_failed' })
+    // The local host never answered: the listing rejects (seed rule 11.3) rather than hang, and
+    // says dispose cut it short (its 60 s had not run out).
+    await expect(h.run(listing, 0)).rejects.toMatchObject({ code: 'listing_failed', message: expect.stringContaining('before the PTY controller was disposed') })
+  })
+
+  it('dispose({ stopPtys: false }) leaves a PTY being stopped as it is: a stopAndWait in its hang-up gives up, never forces', async () => {
+    const h = createHarness({ controller: { stop: { defaultDeadlineMs: 10_000, forceAfterMs: 3_000 } } })
+    h.provider.scriptNextSpawn({ shutdown: 'never_confirm' })
+    const { id } = await h.controller.spawn({})
+    const stopping = h.controller.stopAndWait(id, { timeoutMs: 10_000 })
+    await h.settle()
+    expect(h.provider.calls.filter((call) => call.method === 'shutdown')).toHaveLength(1)
+    await h.controller.dispose({ stopPtys: false })
+    await expect(h.run(stopping, 0)).resolves.toBe(false)
+    await h.settle()
+    // Only the hang-up went out; no `shutdown({ immediate: true })` after dispose, no timer left.
+    expect(h.provider.calls.filter((call) => call.method === 'shutdown').map((call) => call.args[1])).toEqual([expect.not.objectContaining({ immediate: true })])
+    expect(h.clock.pendingTimerCount()).toBe(0)
+    expect(h.provider.livePtyIds()).toEqual([id])
   })
 
   it("releases a caller's question that the provider never answers (liveness, cwd, foreground, inspection) when dispose finishes", async () => {
