@@ -7,6 +7,8 @@ import type { PtyControllerEvents } from './events.js'
 /**
  * Emit to each listener separately, so that one that throws neither hides the event from the
  * others nor reaches the caller (a provider's callback); the throw is reported `listener_threw`.
+ * So is the rejection of a promise a listener returns (an `async` listener whose `await` fails):
+ * left alone it would be an unhandled rejection, which ends a Node process by default.
  */
 export function emitToEachListener<E extends Exclude<keyof PtyControllerEvents, 'error'>>(
   emitter: EventEmitter,
@@ -16,10 +18,28 @@ export function emitToEachListener<E extends Exclude<keyof PtyControllerEvents, 
 ): void {
   for (const listener of emitter.rawListeners(event)) {
     try {
-      ;(listener as (value: typeof payload) => void).call(emitter, payload)
+      const returned: unknown = (listener as (value: typeof payload) => unknown).call(emitter, payload)
+      // Most listeners return nothing: one comparison per listener on the per-chunk path.
+      if (returned !== undefined) reportRejection(returned, event, payload.ptyId, report)
     } catch (error) {
       report('listener_threw', `A \`${event}\` listener threw ${describeThrownValue(error)}`, error, payload.ptyId)
     }
+  }
+}
+
+/** When a listener returned a promise (a thenable), report its rejection as `listener_threw`. */
+function reportRejection(returned: unknown, event: string, ptyId: string, report: ControllerReport): void {
+  if ((typeof returned !== 'object' && typeof returned !== 'function') || returned === null) return
+  const then: unknown = (returned as { then?: unknown }).then
+  if (typeof then !== 'function') return
+  const onRejected = (error: unknown): void => {
+    report('listener_threw', `A \`${event}\` listener's promise rejected with ${describeThrownValue(error)}`, error, ptyId)
+  }
+  try {
+    ;(then as (onFulfilled: undefined, onRejected: (error: unknown) => void) => unknown).call(returned, undefined, onRejected)
+  } catch (error) {
+    // A thenable whose `then` throws: as good as a rejection.
+    onRejected(error)
   }
 }
 

@@ -116,8 +116,8 @@ export type PtyControllerInputModesResetEvent = {
 /**
  * The controller's events (a `typed-emitter` map over `node:events`).
  *
- * Listeners are isolated: one that throws is reported on `error` (code `listener_threw`) and the
- * remaining listeners still run; nothing ever throws back into a provider's callback. With no
+ * Listeners are isolated: one that throws, or returns a promise that rejects (an `async` listener),
+ * is reported on `error` (code `listener_threw`) and the remaining listeners still run; nothing ever throws back into a provider's callback. With no
  * `error` listener, faults are dropped silently — the controller never crashes the process over
  * them (unlike a bare `EventEmitter`, which throws an unhandled `'error'`).
  */

@@ -35,7 +35,8 @@ export function isPtyControllerDisposedError(value: unknown): value is PtyContro
  * Stable codes of {@link PtyControllerError}, the faults reported on the controller's `error`
  * event:
  *
- * - `listener_threw`: one of your event listeners threw; the other listeners still ran;
+ * - `listener_threw`: one of your event listeners threw, or the promise it returned rejected; the
+ *   other listeners still ran;
  * - `provider_threw`: a provider callback or query threw where the controller could carry on;
  * - `shutdown_failed`: a provider rejected (or threw from) a shutdown;
  * - `flow_control_failed`: a provider's `pauseProducer`/`resumeProducer`/`acknowledgeData` threw

@@ -174,10 +174,10 @@ export class TerminalHandle implements PtyTerminal {
   }
 
   /** A `data` event of this id (the controller emits output only for the current incarnation). */
-  onDataEvent(event: PtyControllerDataEvent): void {
+  onDataEvent(event: PtyControllerDataEvent): Promise<void> | undefined {
     if (!this.#publishing) this.#feed.dropReplay()
     this.#feed.push(event)
-    if (this.#dataListeners.size > 0) callEach(this.#dataListeners, event)
+    return this.#dataListeners.size > 0 ? callEach(this.#dataListeners, event) : undefined
   }
 
   /**
@@ -193,16 +193,16 @@ export class TerminalHandle implements PtyTerminal {
   }
 
   /** An `outputLoss` event of this incarnation. */
-  onOutputLossEvent(event: PtyControllerOutputLossEvent): void {
-    if (this.#lossListeners !== undefined && this.#lossListeners.size > 0) callEach(this.#lossListeners, event)
+  onOutputLossEvent(event: PtyControllerOutputLossEvent): Promise<void> | undefined {
+    return this.#lossListeners !== undefined && this.#lossListeners.size > 0 ? callEach(this.#lossListeners, event) : undefined
   }
 
-  onExitEvent(event: PtyControllerExitEvent): void {
+  onExitEvent(event: PtyControllerExitEvent): Promise<void> | undefined {
     this.#feed.end()
     const resolve = this.#resolveExited
     this.#resolveExited = undefined
     resolve?.(event)
-    if (this.#exitListeners.size > 0) callEach(this.#exitListeners, event)
+    return this.#exitListeners.size > 0 ? callEach(this.#exitListeners, event) : undefined
   }
 
   onDeathProven(): void {
@@ -270,15 +270,34 @@ function assertListener(listener: unknown): void {
 /**
  * Call every listener even when one throws; then rethrow the first failure, so the controller
  * reports it on its `error` event (`listener_threw`) like a throw from any of its own listeners.
+ * Promises the listeners return (`async` listeners) come back as one promise, which rejects with
+ * the first rejection once all have settled: the controller reports that one the same way. With a
+ * throw as well, the throw is the failure reported, and the rejections are handled unreported.
  */
-function callEach<T>(listeners: ReadonlySet<(value: T) => void>, value: T): void {
+function callEach<T>(listeners: ReadonlySet<(value: T) => unknown>, value: T): Promise<void> | undefined {
   let failure: { error: unknown } | undefined
+  let returned: unknown[] | undefined
   for (const listener of [...listeners]) {
     try {
-      listener(value)
+      const result = listener(value)
+      if (result !== undefined) (returned ??= []).push(result)
     } catch (error) {
       failure ??= { error }
     }
   }
-  if (failure !== undefined) throw failure.error
+  const settled = returned === undefined ? undefined : firstRejection(returned)
+  if (failure !== undefined) {
+    void settled?.catch(() => undefined)
+    throw failure.error
+  }
+  return settled
+}
+
+/** Resolves once every thenable among `values` settled; rejects with the first rejection. `undefined` when none is a thenable. */
+function firstRejection(values: readonly unknown[]): Promise<void> | undefined {
+  const thenables = values.filter((value) => (typeof value === 'object' || typeof value === 'function') && value !== null && typeof (value as { then?: unknown }).then === 'function')
+  if (thenables.length === 0) return undefined
+  return Promise.allSettled(thenables).then((results) => {
+    for (const result of results) if (result.status === 'rejected') throw result.reason
+  })
 }

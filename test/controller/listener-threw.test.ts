@@ -78,3 +78,58 @@ describe('listener_threw for hostile thrown values', () => {
     )
   })
 })
+
+describe('listener_threw for an async listener whose promise rejects', () => {
+  /** Unhandled rejections seen while `work` runs (each would end a Node process by default). */
+  async function unhandledDuring(work: () => Promise<void>): Promise<unknown[]> {
+    const seen: unknown[] = []
+    const onUnhandled = (reason: unknown): void => {
+      seen.push(reason)
+    }
+    process.on('unhandledRejection', onUnhandled)
+    try {
+      await work()
+      // An unhandled rejection is announced after the microtasks of the turn it happened in.
+      await new Promise((resolve) => setTimeout(resolve, 10))
+    } finally {
+      process.off('unhandledRejection', onUnhandled)
+    }
+    return seen
+  }
+
+  it.each(['spawn', 'data', 'exit'] as const)('a rejecting `%s` listener is reported, never unhandled, and the others still run', async (event) => {
+    const h = createHarness()
+    const failure = new Error(`${event} listener bug`)
+    let laterListenerRan = false
+    const unhandled = await unhandledDuring(async () => {
+      h.controller.on(event, async () => {
+        await Promise.resolve()
+        throw failure
+      })
+      h.controller.on(event, () => {
+        laterListenerRan = true
+      })
+      const { id } = await h.controller.spawn({})
+      h.provider.emitData(id, 'x')
+      h.provider.emitExit(id, { exitCode: 0 })
+      await h.settle()
+    })
+    expect(unhandled).toEqual([])
+    expect(laterListenerRan).toBe(true)
+    const errors = h.errors()
+    expect(errors.map((error) => error.code)).toEqual(['listener_threw'])
+    expect(errors[0]?.message).toMatch(new RegExp(`^A \`${event}\` listener's promise rejected with `))
+    expect(errors[0]?.cause).toBe(failure)
+  })
+
+  it('a listener returning a promise that fulfils, or a non-thenable value, reports nothing', async () => {
+    const h = createHarness()
+    h.controller.on('data', async () => undefined)
+    h.controller.on('data', (() => ({ then: 'not a function' })) as () => void)
+    h.controller.on('data', (() => 42) as () => void)
+    const { id } = await h.controller.spawn({})
+    h.provider.emitData(id, 'x')
+    await h.settle()
+    expect(h.errors()).toEqual([])
+  })
+})

@@ -168,6 +168,41 @@ describe('PtyTerminal: events fenced by incarnation', () => {
   })
 })
 
+describe('PtyTerminal: async listeners', () => {
+  it('a rejecting onData or onExit listener is reported as listener_threw, never an unhandled rejection', async () => {
+    const unhandled: unknown[] = []
+    const onUnhandled = (reason: unknown): void => {
+      unhandled.push(reason)
+    }
+    process.on('unhandledRejection', onUnhandled)
+    try {
+      const h = createHarness()
+      const terminal = await h.controller.spawnTerminal({})
+      const other = vi.fn()
+      terminal.onData(async () => {
+        throw new Error('data bug')
+      })
+      terminal.onData(other)
+      terminal.onExit(async () => {
+        throw new Error('exit bug')
+      })
+      h.provider.emitData(terminal.id, 'a')
+      h.provider.emitExit(terminal.id, { exitCode: 0 })
+      await h.settle()
+      await new Promise((resolve) => setTimeout(resolve, 10))
+      expect(other).toHaveBeenCalledTimes(1)
+      expect(h.errors().map((error) => [error.code, (error.cause as Error).message])).toEqual([
+        ['listener_threw', 'data bug'],
+        ['listener_threw', 'exit bug'],
+      ])
+      await h.run(h.controller.dispose())
+    } finally {
+      process.off('unhandledRejection', onUnhandled)
+    }
+    expect(unhandled).toEqual([])
+  })
+})
+
 describe('PtyTerminal: malformed arguments', () => {
   // A handle that outlived its incarnation still gets the caller's bugs reported, as the controller
   // does after dispose: the fence answers a well-formed late call, not a malformed one.
