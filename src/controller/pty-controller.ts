@@ -127,6 +127,8 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
    * @throws what `spawn` throws.
    */
   async spawnTerminal(options: PtySpawnOptions): Promise<PtyTerminal> {
+    // Before the registry: made now, it would subscribe to a controller whose listeners are gone.
+    this.#assertUsable('spawnTerminal')
     const terminals = this.#terminalRegistry()
     let published: PtyRecord | undefined
     const reply = await this.#spawn(options, (record) => {

@@ -130,6 +130,9 @@ describe('dispose', () => {
     await h.run(h.controller.dispose())
     const providerCallsBefore = h.provider.calls.length
     await expect(h.controller.spawn({})).rejects.toMatchObject({ code: 'controller_disposed', method: 'spawn' })
+    // Refused before it subscribes anything: dispose removed every listener, and none comes back.
+    await expect(h.controller.spawnTerminal({})).rejects.toMatchObject({ code: 'controller_disposed', method: 'spawnTerminal' })
+    expect(h.controller.eventNames()).toEqual([])
     await expect(h.controller.attach(id)).rejects.toSatisfy(isPtyControllerDisposedError)
     expect(() => h.controller.claimSlotCreate({ key: 'pane' })).toThrow(PtyControllerDisposedError)
     await expect(h.controller.adoptSlot({ slot: { key: 'pane' } })).rejects.toMatchObject({ code: 'controller_disposed', method: 'adoptSlot' })
