@@ -85,8 +85,9 @@ export type PtyControllerExitEvent = {
   incarnationId?: PtyIncarnationId
   /**
    * The code the provider forwarded; `UNVERIFIED_PROCESS_EXIT_CODE` (−1) when the controller gave
-   * up waiting for a stop's confirmation; `0` when a stop was verified by the host's listing
-   * without the provider ever reporting an exit.
+   * up waiting for a stop's confirmation, or the provider's code was not an integer (`NaN`, `1.5`:
+   * no status, which the seed never reads as `0`); `0` when a stop was verified by the host's
+   * listing without the provider ever reporting an exit.
    */
   code: number
   /** The cause, settled by the operator-close rule (`settleExitCause`). */

@@ -1,5 +1,5 @@
 import type { PtyExitEvent } from '../contracts/index.js'
-import { exitCauseFromWire, type TerminalExitCause } from '../exit-cause/index.js'
+import { exitCauseFromWire, isProvenProcessExit, type TerminalExitCause } from '../exit-cause/index.js'
 
 /**
  * The cause a provider's exit event is evidence for, before the operator-close rule.
@@ -36,9 +36,12 @@ export function combineAnswers(answers: readonly (boolean | null)[]): boolean | 
 /**
  * Whether a provider's exit event certifies the death: any exit the provider itself observed
  * (`observed` absent or `'provider'`), whatever its code — as the seed origin's
- * `providerExitObserved` does; a `'synthetic'` one only when its cause is not `stop_unverified`.
+ * `providerExitObserved` does; a `'synthetic'` one only with a code that proves an exit
+ * (`isProvenProcessExit`: an integer ≥ 0, the origin's `exitCode >= 0`) and a cause that is not
+ * `stop_unverified`. A synthetic exit with a negative or malformed code (`NaN`, `1.5`) proves
+ * nothing: the process may still run.
  */
 export function certifiesDeath(event: PtyExitEvent, hostReportsChildExitStatus: boolean): boolean {
   if (event.observed !== 'synthetic') return true
-  return !isUnverifiedCause(observedExitCause(event, hostReportsChildExitStatus))
+  return isProvenProcessExit(event.code) && !isUnverifiedCause(observedExitCause(event, hostReportsChildExitStatus))
 }

@@ -160,9 +160,10 @@ export class ExitPublication {
     const cause = settleExitCause(observed, { stopRequested })
     // Data before exit (R3): output held for coalescing goes out first.
     this.#output.flush(record)
-    // A provider's malformed code (a string, NaN) never reaches hosts that read `code` as a number:
-    // its cause is already `cause_unreported` (or the provider's own); `0` is the code that claims nothing.
-    const publishedCode = Number.isSafeInteger(code) ? code : 0
+    // A provider's malformed code (a string, NaN, 1.5) never reaches hosts that read `code` as a
+    // number: its cause is already `cause_unreported` (or the provider's own), and the code is the
+    // seed's "no status" (−1), never `0` — `0` reads as a clean finish to `isProvenProcessExit`.
+    const publishedCode = Number.isSafeInteger(code) ? code : UNVERIFIED_PROCESS_EXIT_CODE
     const exit: PtyControllerExitEvent = { ptyId: record.ptyId, ...incarnationOf(record.incarnationId), code: publishedCode, cause }
     record.publishedExit = exit
     this.#core.emit('exit', exit)

@@ -1,7 +1,8 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { combineAnswers, isUnverifiedCause, observedExitCause } from '../../src/controller/exit-evidence.js'
-import { resolveProcessExitCause, resolveUnreportedExitCause } from '../../src/exit-cause/index.js'
+import { certifiesDeath, combineAnswers, isUnverifiedCause, observedExitCause } from '../../src/controller/exit-evidence.js'
+import { isProvenProcessExit, resolveProcessExitCause, resolveUnreportedExitCause } from '../../src/exit-cause/index.js'
+import { arbitraryTerminalExitCause } from '../../src/testing/index.js'
 
 const codeArb = fc.oneof(fc.integer({ min: -2, max: 255 }), fc.constantFrom(Number.NaN, 0.5))
 const signalArb = fc.option(fc.integer({ min: -1, max: 64 }), { nil: undefined })
@@ -52,6 +53,31 @@ describe('combineAnswers', () => {
         if (answers.includes(true)) expect(combined).toBe(true)
         else if (answers.length > 0 && !answers.includes(null)) expect(combined).toBe(false)
         else expect(combined).toBeNull()
+      }),
+    )
+  })
+})
+
+describe('certifiesDeath', () => {
+  const anyCode = fc.oneof(fc.integer({ min: -3, max: 300 }), fc.constantFrom(Number.NaN, 0.5, -1.5, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY))
+  const anyCause = fc.option(arbitraryTerminalExitCause(), { nil: undefined })
+
+  it('an exit the provider observed certifies the death whatever its code and cause', () => {
+    fc.assert(
+      fc.property(anyCode, anyCause, fc.constantFrom(undefined, 'provider' as const), fc.boolean(), (code, cause, observed, hostReports) => {
+        expect(certifiesDeath({ id: 'p', code, ...(cause === undefined ? {} : { cause }), ...(observed === undefined ? {} : { observed }) }, hostReports)).toBe(true)
+      }),
+    )
+  })
+
+  it("a synthetic exit certifies it only with a code that proves an exit (an integer >= 0, the origin's exitCode >= 0) and no stop_unverified cause", () => {
+    fc.assert(
+      fc.property(anyCode, anyCause, fc.boolean(), (code, cause, hostReports) => {
+        const event = { id: 'p', code, observed: 'synthetic' as const, ...(cause === undefined ? {} : { cause }) }
+        const provesAnExit = Number.isSafeInteger(code) && code >= 0
+        const saysUnverified = cause !== undefined && isUnverifiedCause(cause)
+        expect(certifiesDeath(event, hostReports)).toBe(provesAnExit && !saysUnverified)
+        expect(isProvenProcessExit(code)).toBe(provesAnExit)
       }),
     )
   })

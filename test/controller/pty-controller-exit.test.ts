@@ -103,6 +103,14 @@ describe('exit settlement', () => {
     expect(h.controller.hasPty(id)).toBeNull()
   })
 
+  it('a synthetic exit with a code >= 0 certifies the death, as the seed origin\'s exitCode >= 0', async () => {
+    const h = createHarness()
+    const { id } = await h.controller.spawn({})
+    h.provider.emitExit(id, { exitCode: 3, observed: 'synthetic' })
+    expect(h.liveness().at(-1)?.verdict).toEqual({ kind: 'exited' })
+    expect(h.controller.hasPty(id)).toBe(false)
+  })
+
   it('a provider-observed exit with a negative code still certifies the death (issue 11.9)', async () => {
     for (const observed of [undefined, 'provider'] as const) {
       const h = createHarness()

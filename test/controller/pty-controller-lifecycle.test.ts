@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest'
-import type { PtyExitEvent } from '../../src/contracts/index.js'
-import { type PtyControllerExitEvent, PtyControllerDisposedError, STOP_UNCONFIRMED_AFTER_MS, createPtyController, isPtyControllerDisposedError, isPtyControllerError } from '../../src/controller/index.js'
+import type { PtyExitEvent, PtyLivenessVerdict } from '../../src/contracts/index.js'
+import { isProvenProcessExit } from '../../src/exit-cause/index.js'
+import { PTY_LIVENESS_REASONS, type PtyControllerExitEvent, PtyControllerDisposedError, STOP_UNCONFIRMED_AFTER_MS, createPtyController, isPtyControllerDisposedError, isPtyControllerError } from '../../src/controller/index.js'
 import { EXITED_PTY_RECORDS_KEPT } from '../../src/controller/pty-record.js'
 import { createFakePtyProvider } from '../../src/testing/index.js'
 import { createClaimedOwnerRegistry, createInMemoryPtyRuntime, createInMemorySlotStore } from '../../src/spawn/index.js'
@@ -358,11 +359,30 @@ describe('malformed provider exits', () => {
     for (const listener of exitListeners) listener({ id: a.id, incarnationId: a.incarnationId!, code: 'x' as never })
     for (const listener of exitListeners) listener({ id: b.id, incarnationId: b.incarnationId!, code: Number.NaN })
     expect(exits).toEqual([
-      { ptyId: a.id, incarnationId: a.incarnationId, code: 0, cause: { kind: 'unknown', reason: 'cause_unreported' } },
-      { ptyId: b.id, incarnationId: b.incarnationId, code: 0, cause: { kind: 'unknown', reason: 'cause_unreported' } },
+      { ptyId: a.id, incarnationId: a.incarnationId, code: -1, cause: { kind: 'unknown', reason: 'cause_unreported' } },
+      { ptyId: b.id, incarnationId: b.incarnationId, code: -1, cause: { kind: 'unknown', reason: 'cause_unreported' } },
     ])
+    // The seed: a reader missing a status defaults to -1, never 0 (0 would read as a clean finish).
+    expect(exits.map((exit) => isProvenProcessExit(exit.code))).toEqual([false, false])
     await controller.dispose()
   })
+
+  it.each([Number.NaN, 1.5, -1.5, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY])(
+    'a synthetic exit with the malformed code %s proves no death: liveness unverifiable, hasPty null',
+    async (code) => {
+      const fake = createFakePtyProvider({ scheduling: 'manual' })
+      const exitListeners: ((event: PtyExitEvent) => void)[] = []
+      const provider = { ...fake, onExit: (listener: (event: PtyExitEvent) => void) => (exitListeners.push(listener), fake.onExit(listener)) }
+      const controller = createPtyController({ provider })
+      const verdicts: PtyLivenessVerdict[] = []
+      controller.on('liveness', (event) => verdicts.push(event.verdict))
+      const { id, incarnationId } = await controller.spawn({})
+      for (const listener of exitListeners) listener({ id, incarnationId: incarnationId!, code, observed: 'synthetic' })
+      expect(verdicts.at(-1)).toEqual({ kind: 'unverifiable', reason: PTY_LIVENESS_REASONS.exitUnconfirmed })
+      expect(controller.hasPty(id)).toBeNull()
+      await controller.dispose({ stopPtys: false })
+    },
+  )
 })
 
 describe('default clock', () => {
