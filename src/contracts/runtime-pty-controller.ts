@@ -130,8 +130,10 @@ export type RuntimePtyController = {
   /**
    * Stop a PTY: marks the stop for its current incarnation first (so the exit that follows is
    * `operator_close`), then dispatches `provider.shutdown(id, { expectedIncarnationId })`. Returns
-   * whether a stop was dispatched: `false` for unknown and exited ids. A PTY whose earlier stop
-   * went unconfirmed can be killed again (ownership is kept so a retry can reach it).
+   * whether a stop was dispatched: `false` for unknown and exited ids — an id this controller does
+   * not track (a PTY that outlived an earlier run of the app) is not looked for: `attach` it first,
+   * or call `stopAndWait`, which asks the hosts. A PTY whose earlier stop went unconfirmed can be
+   * killed again (ownership is kept so a retry can reach it).
    *
    * If the provider rejects, or reports no exit within `stop.unconfirmedAfterMs`, the controller
    * publishes `exit` with code −1 and cause `unknown/stop_unverified`, and liveness `unverifiable`
