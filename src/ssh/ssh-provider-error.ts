@@ -20,7 +20,9 @@ import { defineErrorBrand } from '../contracts/error-brand.js'
  * - `spawn_failed`: the server refused the channel, the pty or the command, or the command could
  *   not start (missing `cwd`, a program that exits before its preamble ran);
  * - `shutdown_timeout`: the remote process was still alive at the shutdown's deadline;
- * - `provider_disposed`: the provider was used after `dispose()`.
+ * - `provider_disposed`: the provider was used after `dispose()`, or disposed while a spawn was in
+ *   flight (the disposal stops what that spawn started; `processMayExist` when its end was not
+ *   reported).
  */
 export type SshProviderErrorCode =
   | 'ssh2_unavailable'
@@ -52,9 +54,10 @@ export class SshProviderError extends Error {
   readonly fingerprint: string | undefined
   /**
    * For a spawn: `true` when the program may run on the server though the spawn failed — its start
-   * was not seen within `launchTimeoutMs` (or the connection dropped first), and the server did not
-   * report its end after the provider stopped it. A controller's spawn then fails with outcome
-   * `unknown`, never `not_started`.
+   * was not seen within `launchTimeoutMs` (or the connection dropped first, or the provider was
+   * disposed while it started: `provider_disposed`), and the server did not report its end after
+   * the provider stopped it. A controller's spawn then fails with outcome `unknown`, never
+   * `not_started`.
    */
   readonly processMayExist: boolean
 

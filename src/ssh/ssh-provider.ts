@@ -10,6 +10,7 @@ import {
   type Unsubscribe,
   type WriteSettlement,
 } from '../contracts/index.js'
+import { settleWithin } from '../contracts/settle-within.js'
 import { assertSshDimension } from './remote-launch.js'
 import type { SshConnectionSettings } from './ssh-connection.js'
 import { SshConnectionKeeper } from './ssh-connection-keeper.js'
@@ -129,6 +130,26 @@ export function createSshProvider(options: SshProviderOptions): SshProvider {
     if (disposed) throw new SshProviderError('provider_disposed', `Cannot call \`${method}\` on a disposed SSH provider`)
   }
 
+  /** Spawns' channel work that the disposal lets finish first (see `SshSpawnContext.holdConnection`). */
+  const heldChannelWork = new Set<Promise<unknown>>()
+
+  function holdConnection<T>(work: () => Promise<T>): Promise<T> {
+    let done!: () => void
+    const held = new Promise<void>((resolve) => {
+      done = resolve
+    })
+    heldChannelWork.add(held)
+    let result: Promise<T>
+    try {
+      result = work()
+    } catch (error) {
+      result = Promise.reject(error)
+    }
+    result.then(done, done)
+    void held.then(() => heldChannelWork.delete(held))
+    return result
+  }
+
   const spawnContext = {
     hostId,
     table,
@@ -137,6 +158,8 @@ export function createSshProvider(options: SshProviderOptions): SshProvider {
     launchTimeoutMs: options.launchTimeoutMs ?? SSH_DEFAULT_LAUNCH_TIMEOUT_MS,
     timings,
     assertNotDisposed,
+    disposal: () => disposePromise,
+    holdConnection,
   }
 
   async function dispose(): Promise<void> {
@@ -145,6 +168,11 @@ export function createSshProvider(options: SshProviderOptions): SshProvider {
     disposePromise = (async () => {
       keeper.stopReconnecting()
       lostSessions.stop()
+      // A spawn whose channel is opening has no session in the table yet: wait for it (its spawn
+      // then rejects with `provider_disposed`), so its program is stopped below with the others,
+      // not cut off by the close — but no longer than a stop may take: a server that never
+      // answers the open does not hold the disposal up for good.
+      await settleWithin(Promise.allSettled(heldChannelWork), timings.shutdownDeadlineMs, undefined)
       await stopEverySession(table, keeper, timings)
       await keeper.close()
       table.dataListeners.clear()

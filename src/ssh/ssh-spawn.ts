@@ -7,10 +7,10 @@ import {
   type ProviderSpawnOptions,
   type PtySpawnResult,
 } from '../contracts/index.js'
-import { createRemoteLaunch } from './remote-launch.js'
+import { createRemoteLaunch, type RemoteLaunch } from './remote-launch.js'
 import type { SshConnectionKeeper } from './ssh-connection-keeper.js'
 import { SshOptionError } from './ssh-option-error.js'
-import { SshProviderError } from './ssh-provider-error.js'
+import { isSshProviderError, SshProviderError } from './ssh-provider-error.js'
 import { SshPtySession } from './ssh-pty-session.js'
 import type { SshSessionTable } from './ssh-session-table.js'
 import { stopWithTimings, type SshStopTimings } from './ssh-shutdown.js'
@@ -32,6 +32,18 @@ export type SshSpawnContext = {
   timings: SshStopTimings
   /** Throws `provider_disposed` once the provider is disposed. */
   assertNotDisposed(method: string): void
+  /**
+   * The provider's disposal once `dispose()` was called (it resolves when every PTY was stopped
+   * and the connections were closed); `null` before.
+   */
+  disposal(): Promise<void> | null
+  /**
+   * Run `work` — channel work the disposal lets finish before it stops the PTYs and closes the
+   * connections: a PTY's channel being opened (until its session is in the table), a launch being
+   * stopped — so that no program is cut off unstopped. Held from before `work` starts (a disposal
+   * called from within it waits for it too); returns its promise.
+   */
+  holdConnection<T>(work: () => Promise<T>): Promise<T>
 }
 
 /** The reply of a spawn that found its PTY already live: a re-attach, its sequence continued. */
@@ -128,9 +140,76 @@ function channelEvent(channel: SshPtySession['channel'], ms: number): Promise<vo
 }
 
 /**
+ * Open the PTY's session channel and put its session (`starting`) in the table. Rejects with the
+ * channel's typed error, `spawn_failed` for an untyped one — or `provider_disposed` once the
+ * provider is disposed (see {@link disposedDuringSpawn}).
+ */
+async function openSession(context: SshSpawnContext, spawnOptions: ProviderSpawnOptions, launch: RemoteLaunch, id: string): Promise<SshPtySession> {
+  const { table, hostId } = context
+  let ptyChannel
+  try {
+    ptyChannel = await context.keeper.openPtyChannel(launch.command, { term: context.terminalName, cols: launch.cols, rows: launch.rows, width: 0, height: 0 })
+  } catch (error) {
+    // A transport error here is the disposal's close (it waited for this open, then gave up): the
+    // exec request may have reached the server. A refusal started nothing.
+    if (context.disposal() !== null) throw disposedDuringSpawn(context, launch, id, isSshProviderError(error) && error.code === 'transport_lost', error)
+    throw error instanceof SshProviderError
+      ? error
+      : new SshProviderError('spawn_failed', `The server ${hostId} refused the session channel: ${error instanceof Error ? error.message : String(error)}`, { cause: error, ptyId: id })
+  }
+  table.exitedIds.forget(id)
+  const { connection, opened } = ptyChannel
+  const session = new SshPtySession(
+    {
+      id,
+      incarnationId: toPtyIncarnationId(randomUUID()),
+      channel: opened.channel,
+      exitStatus: opened.exitStatus,
+      connection,
+      launch,
+      scopeId: spawnOptions.scopeId,
+      slotKey: spawnOptions.slotKey,
+      claimKey: spawnOptions.claimKey,
+    },
+    table.sessionHooks,
+  )
+  table.sessions.set(id, session)
+  return session
+}
+
+/**
+ * The rejection of a spawn the provider's disposal overtook: `provider_disposed`, naming the
+ * program, the host and the PTY id, and `processMayExist` when the program may run on the server
+ * all the same (the disposal did not see its end reported).
+ */
+function disposedDuringSpawn(context: SshSpawnContext, launch: RemoteLaunch, id: string, mayExist: boolean, cause?: unknown): SshProviderError {
+  const program = JSON.stringify(launch.file ?? 'the login shell')
+  return new SshProviderError(
+    'provider_disposed',
+    `Could not start ${program} on ${context.hostId}: the SSH provider was disposed while the spawn was in flight${mayExist ? '; it may run on the server all the same (its end was not reported before the connection closed)' : ''}`,
+    { cause, ptyId: id, processMayExist: mayExist },
+  )
+}
+
+/**
+ * A spawn the disposal overtook after its channel opened: nothing is committed, none of its events
+ * is delivered. The disposal stops its program with the other PTYs (its session was in the table
+ * before the stops began); the rejection waits for the disposal, so it can tell whether the
+ * program's end was reported (else `processMayExist`).
+ */
+async function refuseDisposedSpawn(context: SshSpawnContext, session: SshPtySession): Promise<never> {
+  await context.disposal()?.catch(() => undefined)
+  if (context.table.sessions.get(session.id) === session) context.table.sessions.delete(session.id)
+  session.abandon()
+  throw disposedDuringSpawn(context, session.launch, session.id, !session.endProven)
+}
+
+/**
  * The provider's `spawn`: an attach-only request answers from the table; a session id already
  * held re-attaches (live, not `isNewSession`) or is refused; otherwise the program is launched on a
  * session channel with a pty request, and the reply waits for its launch marker (the remote pid).
+ * A spawn the provider's disposal overtakes rejects with `provider_disposed` (its program stopped
+ * by the disposal), never with the transport or launch error the disposal's stop and close caused.
  */
 export async function spawnSshPty(context: SshSpawnContext, spawnOptions: ProviderSpawnOptions): Promise<PtySpawnResult> {
   const { table, hostId } = context
@@ -153,33 +232,13 @@ export async function spawnSshPty(context: SshSpawnContext, spawnOptions: Provid
   context.assertNotDisposed('spawn')
   const id = sessionId ?? randomUUID()
   if (table.sessions.has(id)) throw idInUse(id)
-  let ptyChannel
-  try {
-    ptyChannel = await context.keeper.openPtyChannel(launch.command, { term: context.terminalName, cols: launch.cols, rows: launch.rows, width: 0, height: 0 })
-  } catch (error) {
-    throw error instanceof SshProviderError
-      ? error
-      : new SshProviderError('spawn_failed', `The server ${hostId} refused the session channel: ${error instanceof Error ? error.message : String(error)}`, { cause: error, ptyId: id })
-  }
-  table.exitedIds.forget(id)
-  const { connection: conn, opened } = ptyChannel
-  const { channel, exitStatus } = opened
-  const session = new SshPtySession(
-    {
-      id,
-      incarnationId: toPtyIncarnationId(randomUUID()),
-      channel,
-      exitStatus,
-      connection: conn,
-      launch,
-      scopeId: spawnOptions.scopeId,
-      slotKey: spawnOptions.slotKey,
-      claimKey: spawnOptions.claimKey,
-    },
-    table.sessionHooks,
-  )
-  table.sessions.set(id, session)
-  await settleWithin(session.started, context.launchTimeoutMs, undefined)
+  // Held for the disposal: until its session is in the table, a disposal's stops would miss it.
+  const session = await context.holdConnection(() => openSession(context, spawnOptions, launch, id))
+  const { channel, connection: conn } = session
+  // Once disposed no marker is awaited: the disposal stops this session with the other PTYs.
+  if (context.disposal() === null) await settleWithin(session.started, context.launchTimeoutMs, undefined)
+  // Looked at again after every wait: a spawn the disposal overtook commits nothing.
+  if (context.disposal() !== null) return refuseDisposedSpawn(context, session)
   if (session.marker === null) {
     // Its start was not seen: nothing is committed, and none of its events is delivered.
     table.sessions.delete(id)
@@ -187,8 +246,9 @@ export async function spawnSshPty(context: SshSpawnContext, spawnOptions: Provid
     const lost = session.state === 'lost' && conn.lost
     const timedOut = session.state === 'starting'
     // It may have started all the same — a marker still in flight when the timeout passed; a
-    // program that ignores the hangup a closed channel sends survives that close. Stop it first.
-    const ended = await endAbandonedLaunch(session)
+    // program that ignores the hangup a closed channel sends survives that close. Stop it first
+    // (a disposal that begins meanwhile waits for this stop before it closes the connection).
+    const ended = await context.holdConnection(() => endAbandonedLaunch(session))
     const output = session.takeLaunchOutput().trim()
     const program = JSON.stringify(launch.file ?? 'the login shell')
     throw new SshProviderError(

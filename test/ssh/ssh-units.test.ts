@@ -370,6 +370,8 @@ describe('a launch whose start was not seen within launchTimeoutMs', () => {
       launchTimeoutMs: 20,
       timings: { hangupGraceMs: 100, terminateGraceMs: 100, shutdownDeadlineMs: 1_000 },
       assertNotDisposed: () => undefined,
+      disposal: () => null,
+      holdConnection: <T>(work: () => Promise<T>) => work(),
     }
     const failure = await spawnSshPty(context, { file: '/bin/sh' }).catch((error: unknown) => error)
     return { failure, requests, heard, table }

@@ -3,10 +3,12 @@
  * stop resolved the stop as carried out while the program survived; `dispose()` during a handshake
  * the server never answered waited the whole handshake timeout.
  */
+import { readdirSync, readFileSync } from 'node:fs'
 import { createServer, type Socket } from 'node:net'
 import { describe, expect, it } from 'vitest'
 import { createPtyController } from 'ptykit/controller'
-import { createSshProvider, isSshProviderError } from 'ptykit/ssh'
+import { createSshProvider, isSshProviderError, type SshProvider } from 'ptykit/ssh'
+import type { Ssh2Channel, Ssh2Client, Ssh2PtyRequest } from '../../src/ssh/ssh2-module.js'
 import { waitFor } from '../node-pty/pty-test-support.js'
 import { startSshd } from './sshd-fixture.js'
 import { isAlive, sshOptions, useSshd } from './ssh-test-support.js'
@@ -84,6 +86,108 @@ describe('SSH: dispose during a handshake', () => {
       await new Promise((resolve) => silent.close(resolve))
     }
   }, 30_000)
+})
+
+/** Where a PTY's spawn is when the test disposes its provider. */
+type DisposeMoment = 'exec request sent' | 'channel opened' | 'first output'
+
+/**
+ * The real `ssh2`, with one hook on the first PTY channel (the side shell's channel has no pty):
+ * `dispose` is called the moment the spawn reaches `moment` — its exec request just sent, its
+ * channel just handed over (before the provider sees it), or its first output (the launch marker)
+ * just arrived (before the provider reads it). The connection and the server are untouched.
+ */
+function loadSsh2DisposingAt(moment: DisposeMoment, dispose: () => void): () => Promise<unknown> {
+  return async () => {
+    const ssh2 = (await import('ssh2')) as unknown as { Client: new () => Ssh2Client }
+    let armed = true
+    class DisposingClient extends ssh2.Client {
+      override exec(command: string, options: { pty?: Ssh2PtyRequest | false }, callback: (error: Error | undefined, channel: Ssh2Channel) => void): boolean {
+        if (!armed || options.pty === undefined || options.pty === false) return super.exec(command, options, callback)
+        armed = false
+        if (moment === 'exec request sent') {
+          const sent = super.exec(command, options, callback)
+          dispose()
+          return sent
+        }
+        return super.exec(command, options, (error, channel) => {
+          if (error !== undefined && error !== null) return callback(error, channel)
+          if (moment === 'channel opened') dispose()
+          else disposeAtFirstOutput(channel, dispose)
+          callback(error, channel)
+        })
+      }
+    }
+    return { Client: DisposingClient }
+  }
+}
+
+/** Call `dispose` when the first chunk of `channel`'s output arrives, before its reader sees it. */
+function disposeAtFirstOutput(channel: Ssh2Channel, dispose: () => void): void {
+  const on = channel.on.bind(channel) as (event: string, listener: (...args: never[]) => void) => Ssh2Channel
+  let seen = false
+  ;(channel as { on: typeof on }).on = (event, listener) => {
+    if (event !== 'data') return on(event, listener)
+    return on('data', (chunk: Buffer) => {
+      if (!seen) {
+        seen = true
+        dispose()
+      }
+      ;(listener as (chunk: Buffer) => void)(chunk)
+    })
+  }
+}
+
+/** The live processes whose environment holds `PTYKIT_DISPOSE_TAG=<tag>` (loopback: the remote is this machine). */
+function taggedProcesses(tag: string): number[] {
+  const entry = `PTYKIT_DISPOSE_TAG=${tag}\0`
+  const found: number[] = []
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue
+    let environ: string
+    try {
+      environ = readFileSync(`/proc/${name}/environ`, 'latin1')
+    } catch {
+      continue // Gone meanwhile.
+    }
+    if (environ.includes(entry) && isAlive(Number(name))) found.push(Number(name))
+  }
+  return found
+}
+
+describe('SSH: dispose while a spawn is in flight', () => {
+  // Found by an audit: a spawn overtaken by `dispose()` on a live connection rejected with
+  // `transport_lost` ("The SSH connection dropped") or `spawn_failed`, or resolved after the
+  // disposal had begun — nothing had dropped; the provider was disposed.
+  it.each<DisposeMoment>(['exec request sent', 'channel opened', 'first output'])(
+    'disposed when the spawn\'s %s: the spawn rejects with provider_disposed, and its program is stopped',
+    async (moment) => {
+      const tag = `${process.pid}-${moment.replaceAll(' ', '-')}`
+      let provider: SshProvider | undefined
+      let disposing: Promise<void> | undefined
+      provider = createSshProvider(sshOptions(sshd(), undefined, { loadSsh2: loadSsh2DisposingAt(moment, () => (disposing = provider?.dispose())) }))
+      try {
+        // Ignores the hang-up and TERM (a single process: `exec`): only the KILL of a stop ends it.
+        const spawning = provider.spawn({ file: '/bin/sh', args: ['-c', "trap '' HUP TERM; exec sleep 300"], env: { PTYKIT_DISPOSE_TAG: tag } })
+        const error = await spawning.then(
+          () => undefined,
+          (rejection: unknown) => rejection,
+        )
+        expect(disposing).toBeDefined()
+        await disposing
+        expect(isSshProviderError(error)).toBe(true)
+        expect(error).toMatchObject({ code: 'provider_disposed', processMayExist: false })
+        expect((error as Error).message).toContain('"/bin/sh"')
+        expect((error as Error).message).toContain('disposed while the spawn was in flight')
+        // The disposal stopped it: nothing it started runs on the server.
+        expect(taggedProcesses(tag)).toEqual([])
+      } finally {
+        for (const pid of taggedProcesses(tag)) process.kill(pid, 'SIGKILL')
+        await provider.dispose()
+      }
+    },
+    30_000,
+  )
 })
 
 describe('SSH: a terminal handle', () => {
