@@ -91,14 +91,17 @@ async function settledBy(session: SshPtySession, untilEpochMs: number): Promise<
  * Stop a remote PTY: for each step, the SSH `signal` request; when no exit follows within
  * {@link SSH_SIGNAL_REQUEST_VERIFY_MS} (OpenSSH ignores the request for root), the same signal to
  * the remote process group from a side exec channel, after checking the pid still names the
- * program; after the KILL, closing the channel. Resolves once the channel reported the exit;
- * rejects with `transport_lost` when the session was lost instead (see `settledBy`), and with
- * `shutdown_timeout` when it had not settled by `deadlineEpochMs`.
+ * program — for a PTY still starting, once its launch marker names the pid: a marker that comes
+ * only after the KILL step (a login shell's slow rc files) still gets the group its KILL, before
+ * the deadline's reserve; after the KILL, closing the channel. Resolves once the channel reported
+ * the exit; rejects with `transport_lost` when the session was lost instead (see `settledBy`), and
+ * with `shutdown_timeout` when it had not settled by `deadlineEpochMs`.
  */
 export async function stopSshSession(session: SshPtySession, options: SshStopOptions): Promise<void> {
   session.beginStop()
   const started = Date.now()
   const deadline = options.deadlineEpochMs
+  let groupKilled = false
   for (const step of sshStopSteps(options, started)) {
     if (await settledBy(session, started + step.atMs)) return
     try {
@@ -110,6 +113,17 @@ export async function stopSshSession(session: SshPtySession, options: SshStopOpt
     // Never trust the request: signal the group directly (the script checks the pid's identity).
     if (session.marker !== null) {
       await signalRemoteProcessGroup(session.connection, session.marker, step.signal, SSH_SIDE_COMMAND_TIMEOUT_MS)
+      if (step.signal === 'KILL') groupKilled = true
+    }
+  }
+  if (!groupKilled && session.marker === null) {
+    // Still starting at the KILL step: its signals went only as requests, which a root login
+    // ignores, and the close below only hangs up a program that may ignore that. Its marker may
+    // yet come (`started` resolves then, or when the session settles): the group gets the KILL.
+    const wait = remainingWaitMs(deadline - SSH_KILL_RESERVE_MS)
+    if (wait > 0) await settleWithin(session.started, wait, undefined)
+    if (session.marker !== null && session.state !== 'exited' && session.state !== 'lost') {
+      await signalRemoteProcessGroup(session.connection, session.marker, 'KILL', SSH_SIDE_COMMAND_TIMEOUT_MS)
     }
   }
   // Leave half the reserve for the closed channel's own answer.

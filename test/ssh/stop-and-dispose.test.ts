@@ -8,6 +8,7 @@ import { createServer, type Socket } from 'node:net'
 import { describe, expect, it } from 'vitest'
 import { createPtyController } from 'ptykit/controller'
 import { createSshProvider, isSshProviderError, type SshProvider } from 'ptykit/ssh'
+import { SSH_SIGNAL_REQUEST_VERIFY_MS } from '../../src/ssh/ssh-stop.js'
 import type { Ssh2Channel, Ssh2Client, Ssh2PtyRequest } from '../../src/ssh/ssh2-module.js'
 import { waitFor } from '../node-pty/pty-test-support.js'
 import { startSshd } from './sshd-fixture.js'
@@ -188,6 +189,74 @@ describe('SSH: dispose while a spawn is in flight', () => {
     },
     30_000,
   )
+})
+
+/**
+ * The real `ssh2`, with one hook on the first PTY channel: `dispose` is called as the channel is
+ * handed over; the channel's `signal` requests are dropped, as OpenSSH silently drops them for a
+ * root login (docs/ssh-provider.md, Stopping); and its output — the launch marker first — reaches
+ * the provider only `markerDelayMs` after the stop's KILL request, as from a login shell whose rc
+ * files take that long. So only the KILL to the remote process group, from the side shell once
+ * the marker named the pid, can stop the program.
+ */
+function loadSsh2WithLateMarker(dispose: () => void, markerDelayMs: number): () => Promise<unknown> {
+  return async () => {
+    const ssh2 = (await import('ssh2')) as unknown as { Client: new () => Ssh2Client }
+    let armed = true
+    class LateMarkerClient extends ssh2.Client {
+      override exec(command: string, options: { pty?: Ssh2PtyRequest | false }, callback: (error: Error | undefined, channel: Ssh2Channel) => void): boolean {
+        if (!armed || options.pty === undefined || options.pty === false) return super.exec(command, options, callback)
+        armed = false
+        return super.exec(command, options, (error, channel) => {
+          if (error !== undefined && error !== null) return callback(error, channel)
+          const held: Array<() => void> = []
+          let release: (() => void) | null = () => {
+            release = null
+            for (const deliver of held.splice(0)) deliver()
+          }
+          ;(channel as { signal(name: string): void }).signal = (name) => {
+            if (name === 'KILL' && release !== null) setTimeout(release, markerDelayMs)
+          }
+          const on = channel.on.bind(channel) as (event: string, listener: (...args: never[]) => void) => Ssh2Channel
+          ;(channel as { on: typeof on }).on = (event, listener) => {
+            if (event !== 'data') return on(event, listener)
+            const reader = listener as (chunk: Buffer) => void
+            return on('data', (chunk: Buffer) => (release === null ? reader(chunk) : held.push(() => reader(chunk))))
+          }
+          dispose()
+          callback(error, channel)
+        })
+      }
+    }
+    return { Client: LateMarkerClient }
+  }
+}
+
+describe('SSH: dispose stops a spawn whose launch marker comes late', () => {
+  // The stop escalates HUP → TERM → KILL; each signal reaches the process group from the side
+  // shell only once the marker has named the pid. Before, a marker that came after the KILL step
+  // was not used: the stop closed the channel at its deadline, and a program that ignores the
+  // hang-up ran on — the spawn said `processMayExist`, the disposal left it running.
+  it('the KILL reaches the process group once the marker arrives, before the deadline', async () => {
+    const tag = `${process.pid}-late-marker`
+    let provider: SshProvider | undefined
+    let disposing: Promise<void> | undefined
+    const markerDelayMs = 3 * SSH_SIGNAL_REQUEST_VERIFY_MS
+    provider = createSshProvider(sshOptions(sshd(), undefined, { loadSsh2: loadSsh2WithLateMarker(() => (disposing = provider?.dispose()), markerDelayMs) }))
+    try {
+      const error = await provider.spawn({ file: '/bin/sh', args: ['-c', "trap '' HUP TERM; exec sleep 300"], env: { PTYKIT_DISPOSE_TAG: tag } }).then(
+        () => undefined,
+        (rejection: unknown) => rejection,
+      )
+      expect(disposing).toBeDefined()
+      await disposing
+      expect(error).toMatchObject({ code: 'provider_disposed', processMayExist: false })
+      expect(taggedProcesses(tag)).toEqual([])
+    } finally {
+      for (const pid of taggedProcesses(tag)) process.kill(pid, 'SIGKILL')
+      await provider.dispose()
+    }
+  }, 30_000)
 })
 
 describe('SSH: a terminal handle', () => {
