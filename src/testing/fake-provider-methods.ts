@@ -19,6 +19,7 @@ import {
   type WriteSettlement,
 } from '../contracts/index.js'
 import type { FakeProviderMethod, FakePtyProvider } from './fake-pty-provider-types.js'
+import { FakePtyProviderDisposedError } from './fake-pty-provider-disposed-error.js'
 import { FAKE_DEFAULT_PROCESS_NAME, FAKE_GRACEFUL_STOP_SIGNAL, FAKE_IMMEDIATE_STOP_SIGNAL } from './fake-pty-record.js'
 import { fakeLivenessOf, type FakeProviderState } from './fake-provider-state.js'
 import { rejectPendingFakeSpawns, startFakeSpawn } from './fake-spawning.js'
@@ -37,7 +38,8 @@ export function createFakeProviderMethods(state: FakeProviderState): FakeProvide
   return {
     spawn(spawnOptions: ProviderSpawnOptions): Promise<PtySpawnResult> {
       record('spawn', [spawnOptions])
-      if (state.disposed) return Promise.reject(new Error(`The fake PTY provider "${state.name}" was disposed`))
+      // Typed, with the code every real provider refuses it with (use after dispose).
+      if (state.disposed) return Promise.reject(new FakePtyProviderDisposedError(state.name, 'spawn'))
       // A refused option rejects (never throws): the same single failure path as every provider.
       return callProvider(() => startFakeSpawn(state, spawnOptions))
     },

@@ -184,7 +184,12 @@ export interface FakePtyProvider extends PtyProvider {
   clearBuffer(id: string): Promise<void>
   /** All output produced so far as the "screen", with `seq` = produced chars. */
   getBufferSnapshot(id: string, options?: { scrollbackRows?: number }): Promise<PtyProviderBufferSnapshot | null>
-  /** Kills every PTY (their exits are emitted), rejects pending spawns, then drops every listener. */
+  /**
+   * Kills every PTY (their exits are emitted), rejects pending spawns, then drops every listener.
+   * A pending spawn, and every spawn after, rejects with `FakePtyProviderDisposedError`
+   * (`code: 'provider_disposed'`, as the real providers); the other methods keep answering (the
+   * PTYs are gone: refused writes, `false`, `null`, empty listings).
+   */
   dispose(): Promise<void>
   /** Same as `dispose()`, for `await using provider = createFakePtyProvider()`. */
   [Symbol.asyncDispose](): Promise<void>

@@ -8,6 +8,7 @@ import {
 import { FakePtyAbsentError } from './fake-pty-absent-error.js'
 import { FakePtyIdInUseError } from './fake-pty-id-in-use-error.js'
 import { FakePtyLiveOtherIncarnationError } from './fake-pty-live-other-incarnation-error.js'
+import { FakePtyProviderDisposedError } from './fake-pty-provider-disposed-error.js'
 import { createFakePtyRecord, type FakePtyRecord, type PendingSpawn } from './fake-pty-record.js'
 import type { FakeProviderState } from './fake-provider-state.js'
 import { scriptFromMetadata, type FakeSpawnScript } from './fake-spawn-script.js'
@@ -185,6 +186,6 @@ export function failFakeSpawn(state: FakeProviderState, id: string | undefined, 
 export function rejectPendingFakeSpawns(state: FakeProviderState): void {
   for (const entry of state.pendingSpawns.splice(0)) {
     entry.record.spawnPending = false
-    entry.reject(new Error(`The fake PTY provider "${state.name}" was disposed while the spawn of ${JSON.stringify(entry.record.id)} was pending`))
+    entry.reject(new FakePtyProviderDisposedError(state.name, 'spawn', entry.record.id))
   }
 }

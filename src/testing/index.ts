@@ -44,6 +44,7 @@ export {
 } from './fake-spawn-script.js'
 export { FakePtyAbsentError, isFakePtyAbsentError } from './fake-pty-absent-error.js'
 export { FakePtyIdInUseError, isFakePtyIdInUseError } from './fake-pty-id-in-use-error.js'
+export { FakePtyProviderDisposedError, isFakePtyProviderDisposedError } from './fake-pty-provider-disposed-error.js'
 export {
   FakePtyLiveOtherIncarnationError,
   isFakePtyLiveOtherIncarnationError,

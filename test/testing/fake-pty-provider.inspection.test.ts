@@ -1,5 +1,5 @@
 import { describe, it, expect } from 'vitest'
-import { FAKE_DEFAULT_PROCESS_NAME, createFakePtyProvider } from 'ptykit/testing'
+import { FAKE_DEFAULT_PROCESS_NAME, FakePtyProviderDisposedError, createFakePtyProvider, isFakePtyProviderDisposedError } from 'ptykit/testing'
 import { setup, kinds, exitsOf } from './fake-pty-provider-harness.js'
 
 describe('createFakePtyProvider: size, listings, inspection', () => {
@@ -176,6 +176,38 @@ describe('createFakePtyProvider: listeners and dispose', () => {
     expect(exitsOf(log).every((exit) => exit.cause?.kind === 'signaled')).toBe(true)
     await expect(provider.spawn({})).rejects.toThrow('The fake PTY provider "fake" was disposed')
     await expect(provider.dispose()).resolves.toBeUndefined()
+  })
+
+  // Found by an audit: the fake rejected both with a plain `Error` (no `code`), where node-pty,
+  // the pty host and SSH reject with `code: 'provider_disposed'` — a host tested against the fake
+  // could not match on the code its real provider sends.
+  it('should refuse a spawn after dispose, and a hung spawn dispose overtook, with a typed provider_disposed error, as the real providers do', async () => {
+    const provider = createFakePtyProvider({ name: 'fake-under-test' })
+    provider.scriptNextSpawn({ hang: true, id: 'hung' })
+    const overtaken = provider.spawn({}).catch((error: unknown) => error)
+    await provider.dispose()
+    const late = await provider.spawn({ file: '/bin/sh' }).catch((error: unknown) => error)
+    const attach = await provider.spawn({ attachOnly: true, sessionId: 'hung' }).catch((error: unknown) => error)
+
+    expect(late).toBeInstanceOf(FakePtyProviderDisposedError)
+    expect(isFakePtyProviderDisposedError(late)).toBe(true)
+    expect(late).toMatchObject({
+      code: 'provider_disposed',
+      providerName: 'fake-under-test',
+      method: 'spawn',
+      ptyId: undefined,
+      message: 'The fake PTY provider "fake-under-test" was disposed: cannot call `spawn`',
+    })
+    expect(attach).toMatchObject({ code: 'provider_disposed', method: 'spawn' })
+    expect(isFakePtyProviderDisposedError(await overtaken)).toBe(true)
+    expect(await overtaken).toMatchObject({
+      code: 'provider_disposed',
+      providerName: 'fake-under-test',
+      method: 'spawn',
+      ptyId: 'hung',
+      message: 'The fake PTY provider "fake-under-test" was disposed while the spawn of "hung" was pending',
+    })
+    expect(isFakePtyProviderDisposedError(new Error('The fake PTY provider "fake-under-test" was disposed'))).toBe(false)
   })
 
   it('should throw a TypeError for a listener that is not a function, and for a non-object script', () => {

@@ -1,0 +1,40 @@
+import { defineErrorBrand } from '../contracts/error-brand.js'
+
+/**
+ * The refusal the fake provider rejects a spawn with once it is disposed — a spawn called after
+ * `dispose()`, or a hung spawn (`{ hang: true }`) that `dispose()` overtook (`ptyId` names it) —
+ * with the code every real provider uses for it (`provider_disposed`: node-pty, the pty host and
+ * SSH), so that a host tested against the fake matches on the code its real provider sends.
+ */
+export class FakePtyProviderDisposedError extends Error {
+  /** The stable code; match on it, never on the message. */
+  readonly code = 'provider_disposed' as const
+  /** The provider's `name`. */
+  readonly providerName: string
+  /** The method that was refused (`'spawn'`). */
+  readonly method: string
+  /** The id of the hung spawn that `dispose()` overtook; `undefined` for a call after `dispose()`. */
+  readonly ptyId: string | undefined
+
+  /**
+   * Create the refusal of a call to `method` on the provider `providerName`: made after
+   * `dispose()`, or — given `pendingPtyId` — a spawn of that PTY still pending when it was disposed.
+   */
+  constructor(providerName: string, method: string, pendingPtyId?: string) {
+    super(
+      pendingPtyId === undefined
+        ? `The fake PTY provider ${JSON.stringify(providerName)} was disposed: cannot call \`${method}\``
+        : `The fake PTY provider ${JSON.stringify(providerName)} was disposed while the ${method} of ${JSON.stringify(pendingPtyId)} was pending`,
+    )
+    this.providerName = providerName
+    this.method = method
+    this.ptyId = pendingPtyId
+    FAKE_PTY_PROVIDER_DISPOSED_ERROR_BRAND.mark(this)
+  }
+}
+const FAKE_PTY_PROVIDER_DISPOSED_ERROR_BRAND = defineErrorBrand(FakePtyProviderDisposedError, 'FakePtyProviderDisposedError')
+
+/** True for a {@link FakePtyProviderDisposedError}, also across duplicate copies of the package. */
+export function isFakePtyProviderDisposedError(value: unknown): value is FakePtyProviderDisposedError {
+  return FAKE_PTY_PROVIDER_DISPOSED_ERROR_BRAND.is(value)
+}
