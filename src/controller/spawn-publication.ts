@@ -11,6 +11,7 @@ import {
   type PtySpawnResult,
 } from '../contracts/index.js'
 import { PtySpawnError, createRuntimePtySpawnState, executeRuntimePtySpawn, slotStoreKey, type PtySpawnDeps, type PtySpawnOutcome } from '../spawn/index.js'
+import { malformedReplyField } from '../spawn/provider-call.js'
 import { ABORTED, raceAbort } from './abort.js'
 import { describeValue } from './argument-validation.js'
 import type { Bookkeeping } from './bookkeeping.js'
@@ -217,7 +218,8 @@ export class SpawnPublication {
     const sequenceBefore = core.runtime.getPtyOutputSequence?.(ptyId) ?? 0
     try {
       const result = await raceAbort(Promise.resolve(provider.spawn({ sessionId: ptyId, attachOnly: true })), signal)
-      if (result === ABORTED || result.id !== ptyId || result.exitedBeforeSpawnReply === true || core.disposed()) return false
+      // A malformed reply (an incarnation id that is not one, a pid that is not) is no proof of the process.
+      if (result === ABORTED || malformedReplyField(result) !== undefined || result.id !== ptyId || result.exitedBeforeSpawnReply === true || core.disposed()) return false
       const current = core.records.get(ptyId)
       // The process died after the host answered, and its exit was already published.
       if (current !== undefined && isExitedProcess(current, provider, { ...result, isReattach: true })) return false

@@ -1,6 +1,6 @@
 import type { ProviderSpawnOptions, PtySpawnOptions, PtySpawnResult } from '../contracts/index.js'
 import { watchExits } from './exit-watch.js'
-import { checkAbort, providerFor, rejectExitedReply, reportSpawnCommitted, takeChargeOfStartedProcess } from './provider-call.js'
+import { assertProviderReply, checkAbort, providerFor, rejectExitedReply, reportSpawnCommitted, takeChargeOfStartedProcess } from './provider-call.js'
 import type { RuntimePtySpawnState } from './spawn-state.js'
 
 /** The provider options of a fresh spawn: the caller's launch fields, the commit hook, and the ownership keys. */
@@ -53,7 +53,8 @@ export async function spawnFresh(state: RuntimePtySpawnState): Promise<PtySpawnR
   checkAbort(state)
   state.stage = 'provider_spawn'
   watchExits(state, provider)
-  const result = await provider.spawn(freshSpawnOptions(state))
+  const result: unknown = await provider.spawn(freshSpawnOptions(state))
+  assertProviderReply(state, provider, result)
   state.result = result
   // A `sessionId` the provider answered by attaching to its live session started nothing: that
   // process is someone else's, neither reported as committed nor stopped by a rollback.

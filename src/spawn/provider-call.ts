@@ -1,5 +1,5 @@
 import { describeValue } from '../contracts/describe-value.js'
-import type { PtyProvider, PtySpawnResult } from '../contracts/index.js'
+import { MAX_PTY_DIMENSION, isPtyIncarnationId, type PtyProvider, type PtySpawnResult } from '../contracts/index.js'
 import { sawExitOf } from './exit-watch.js'
 import { messageOf, ownSpawnError } from './spawn-failure.js'
 import type { RuntimePtySpawnState } from './spawn-state.js'
@@ -61,6 +61,59 @@ export function takeChargeOfStartedProcess(state: RuntimePtySpawnState, provider
       throw error
     }
   })
+}
+
+/**
+ * What is wrong with a provider's `spawn` reply, as `[field, expected, value]`; `undefined` for a
+ * well-formed one. Only the fields the pipeline and the controller build on: a hand-written
+ * provider that answers `{ id: 42 }` must not have `42` published as an id no call then accepts.
+ */
+export function malformedReplyField(reply: unknown): [field: string, expected: string, value: unknown] | undefined {
+  if (typeof reply !== 'object' || reply === null || Array.isArray(reply)) return ['reply', 'an object ({ id, … })', reply]
+  const r = reply as Record<string, unknown>
+  if (typeof r['id'] !== 'string' || r['id'].length === 0) return ['id', 'a non-empty string', r['id']]
+  if (r['incarnationId'] !== undefined && !isPtyIncarnationId(r['incarnationId'])) return ['incarnationId', 'absent, or a string of 1–128 characters', r['incarnationId']]
+  const pid = r['pid']
+  if (pid !== undefined && pid !== null && !(Number.isSafeInteger(pid) && (pid as number) > 0)) return ['pid', 'absent, null, or a positive integer', pid]
+  for (const flag of ['isReattach', 'exitedBeforeSpawnReply', 'hostReportsChildExitStatus'] as const) {
+    if (r[flag] !== undefined && typeof r[flag] !== 'boolean') return [flag, 'absent, or a boolean', r[flag]]
+  }
+  for (const size of ['cols', 'rows'] as const) {
+    const value = r[size]
+    if (value !== undefined && !(Number.isInteger(value) && (value as number) >= 1 && (value as number) <= MAX_PTY_DIMENSION)) {
+      return [size, `absent, or an integer from 1 to ${MAX_PTY_DIMENSION}`, value]
+    }
+  }
+  return undefined
+}
+
+/**
+ * Stage 6's answer, read before anything is built on it: a malformed reply fails the spawn with
+ * `provider_spawn_failed`, naming the field and the value. The provider may have started a process
+ * all the same: unless the reply says it attached to an existing one, the run takes charge of
+ * stopping it by the id the provider gave (its own, however malformed); a reply without one leaves
+ * the outcome `unknown`.
+ */
+export function assertProviderReply(state: RuntimePtySpawnState, provider: PtyProvider, reply: unknown): asserts reply is PtySpawnResult {
+  const malformed = malformedReplyField(reply)
+  if (malformed === undefined) return
+  const [field, expected, value] = malformed
+  const r = typeof reply === 'object' && reply !== null ? (reply as Record<string, unknown>) : undefined
+  if (r?.['isReattach'] !== true) {
+    const id = r?.['id']
+    // Stopped by the id as given, fenced only by an incarnation id that is one (a malformed one
+    // would make the provider refuse the stop of the very process it just started).
+    const incarnationId = r?.['incarnationId']
+    const target = { id, ...(isPtyIncarnationId(incarnationId) ? { incarnationId } : {}) } as PtySpawnResult
+    if ((typeof id === 'string' && id.length > 0) || typeof id === 'number') takeChargeOfStartedProcess(state, provider, target)
+    else state.startedProcess = true
+  }
+  state.stage = 'check_reply'
+  throw ownSpawnError(
+    state,
+    'provider_spawn_failed',
+    `Provider ${JSON.stringify(provider.name)} answered spawn with a malformed reply: expected ${field === 'reply' ? 'the reply' : `\`${field}\``} to be ${expected}, got ${describeValue(value)}`,
+  )
 }
 
 /**

@@ -2,7 +2,7 @@ import { isPtyLiveOtherIncarnationError, type ExecutionHostId, type ProviderSpaw
 import { watchExits } from './exit-watch.js'
 import { incarnationOf } from '../contracts/incarnation.js'
 import { agreeOnSlotOwner, describeSlotOwnerConflict } from './slot-owner-views.js'
-import { checkAbort, providerFor, rejectExitedReply, reportSpawnCommitted, takeChargeOfStartedProcess } from './provider-call.js'
+import { assertProviderReply, checkAbort, providerFor, rejectExitedReply, reportSpawnCommitted, takeChargeOfStartedProcess } from './provider-call.js'
 import { messageOf, ownSpawnError } from './spawn-failure.js'
 import type { RuntimePtySpawnState } from './spawn-state.js'
 import { isPtyAbsentError, type PtySlotOwner, type PtySlotStore } from './types.js'
@@ -102,6 +102,7 @@ export async function attachToSlotOwner(state: RuntimePtySpawnState, owner: PtyS
     state.slotOwner = null
     return null
   }
+  assertProviderReply(state, provider, attached)
   state.result = attached
   if (attached.isReattach !== true) {
     // Why: the provider started a process on an attach-only request; it is ours to stop.
