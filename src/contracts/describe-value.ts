@@ -39,7 +39,18 @@ export function describeValue(value: unknown): string {
  * in logs; such a refusal keeps no `value` on the error either.
  */
 export function describeSecretValue(value: unknown): string {
-  return typeof value === 'string' ? `[redacted] (string of ${value.length} characters)` : `[redacted] (${typeNameOf(value)})`
+  return typeof value === 'string' ? `[redacted] (string of ${value.length} characters)` : `[redacted] (${collectionNameOf(value) ?? typeNameOf(value)})`
+}
+
+/** `Map`, `Set` and such built-in collections by name (their contents stay unshown); `undefined` for anything else. */
+function collectionNameOf(value: unknown): string | undefined {
+  try {
+    if (typeof value !== 'object' || value === null) return undefined
+    const tag = Object.prototype.toString.call(value).slice(8, -1)
+    return tag === 'Map' || tag === 'Set' || tag === 'WeakMap' || tag === 'WeakSet' ? tag : undefined
+  } catch {
+    return undefined
+  }
 }
 
 /** `null`, `array`, or `typeof` the value. Total: `Array.isArray` throws for a revoked proxy. */

@@ -1,3 +1,4 @@
+import { ENVIRONMENT_RECORD_EXPECTED, isEnvironmentRecord } from '../contracts/environment-record.js'
 import { accessSync, constants as fsConstants, statSync } from 'node:fs'
 import { delimiter, isAbsolute, resolve } from 'node:path'
 import { MAX_PTY_DIMENSION, type PtyProcessLaunch } from '../contracts/index.js'
@@ -245,8 +246,8 @@ function buildEnvironment(launch: PtyProcessLaunch, inherited: NodePtyLaunchCont
     if (value !== undefined && !NODE_PTY_INHERITED_ENV_EXCLUDED.includes(key)) env[key] = value
   }
   if (launch.env !== undefined) {
-    if (launch.env === null || typeof launch.env !== 'object' || Array.isArray(launch.env)) {
-      throw new NodePtyOptionError('env', 'an object of string values', launch.env, undefined, true)
+    if (!isEnvironmentRecord(launch.env)) {
+      throw new NodePtyOptionError('env', ENVIRONMENT_RECORD_EXPECTED, launch.env, undefined, true)
     }
     for (const [key, value] of Object.entries(launch.env)) {
       if (key.length === 0 || key.includes('=') || key.includes('\0')) {

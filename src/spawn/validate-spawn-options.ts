@@ -1,3 +1,4 @@
+import { ENVIRONMENT_RECORD_EXPECTED, isEnvironmentRecord } from '../contracts/environment-record.js'
 import { describeCodeUnit, loneSurrogateIndex } from '../contracts/well-formed-text.js'
 import { describeSecretValue, describeValue } from '../contracts/describe-value.js'
 import { assertPtyDimension, type PtySpawnOptions } from '../contracts/index.js'
@@ -76,6 +77,9 @@ export function validatePtySpawnOptions(options: PtySpawnOptions): void {
   }
   // Each check runs only for an option that is present: this runs once per spawn, in the caller's
   // turn, mostly over options that set a few of these.
+  // Before the launch text is read from it: a Map's variables are not its entries (they would be
+  // dropped in silence by every provider). Its values may be secrets: never shown.
+  if (options.env !== undefined && !isEnvironmentRecord(options.env)) fail('env', ENVIRONMENT_RECORD_EXPECTED, options.env, true)
   checkLaunchText(options)
   if (options.cols !== undefined) checkDimension('cols', options.cols)
   if (options.rows !== undefined) checkDimension('rows', options.rows)

@@ -1,3 +1,4 @@
+import { ENVIRONMENT_RECORD_EXPECTED, isEnvironmentRecord } from '../contracts/environment-record.js'
 import { randomBytes } from 'node:crypto'
 import { MAX_PTY_DIMENSION, type ProviderSpawnOptions } from '../contracts/index.js'
 import { SshOptionError } from './ssh-option-error.js'
@@ -63,8 +64,12 @@ function checkNoNul(options: ProviderSpawnOptions): void {
  */
 export function createRemoteLaunch(options: ProviderSpawnOptions): RemoteLaunch {
   // First: the checks below read `env`'s entries (an array's or a string's would pass for variables).
-  if (options.env !== undefined && (options.env === null || typeof options.env !== 'object' || Array.isArray(options.env))) {
-    throw new SshOptionError('env', 'an object of string values', options.env, true)
+  if (options.env !== undefined && !isEnvironmentRecord(options.env)) {
+    throw new SshOptionError('env', ENVIRONMENT_RECORD_EXPECTED, options.env, true)
+  }
+  // Before it is walked: a string's characters would pass for variable names (`'PATH'` unset P, A, T, H).
+  if (options.envToDelete !== undefined && !Array.isArray(options.envToDelete)) {
+    throw new SshOptionError('envToDelete', 'an array of variable names', options.envToDelete)
   }
   checkNoNul(options)
   const cols = options.cols ?? SSH_DEFAULT_COLS

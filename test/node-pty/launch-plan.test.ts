@@ -158,6 +158,8 @@ describe('createNodePtyLaunchPlan', () => {
       [{ env: { A: 'x\0y' } }, 'env.A', '[redacted] (string of 3 characters)'],
       [{ env: { 'A=B': 'x' } }, 'env', '"A=B"'],
       [{ env: ['x'] }, 'env', '[redacted] (array)'],
+      // A Map's variables are not its entries: refused, never dropped in silence (its values unshown).
+      [{ env: new Map([['TOKEN', 'secret-value']]) }, 'env', 'not a Map, not an array), got [redacted] (Map)'],
       [{ envToDelete: 'HOME' }, 'envToDelete', '"HOME" (string)'],
       [{ envToDelete: [''] }, 'envToDelete[0]', '"" (string)'],
       [{ command: 'echo \0' }, 'command', 'NUL'],

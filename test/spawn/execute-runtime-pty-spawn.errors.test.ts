@@ -36,6 +36,8 @@ describe('createRuntimePtySpawnState: validation before any side effect', () => 
     [{ metadata: 'x' }, 'Expected the `metadata` option to be an object, got "x" (string)'],
     [{ slotCreateClaim: 'release' }, 'Expected the `slotCreateClaim` option to be a function'],
     [{ slotCreateClaim: () => undefined }, 'Expected the `slotCreateClaim` option to be given only with the `slot` it was claimed for'],
+    // Before any provider: a Map's variables are not its entries, every provider dropped them.
+    [{ env: new Map([['TOKEN', 'secret-value']]) }, 'Expected the `env` option to be an object of string values (a record: not a Map, not an array), got [redacted] (Map)'],
   ])('%j is invalid_spawn_options with a TypeError cause naming the option and value', (options, message) => {
     const h = createHarness({ record: true })
     let thrown: unknown

@@ -6,7 +6,8 @@ import { describe, expect, it } from 'vitest'
 import { isSshProviderError, knownHostsName, lookUpKnownHosts } from 'ptykit/ssh'
 import { SSH_SIGNAL_NUMBERS, sshSignalNumber } from '../../src/ssh/ssh-signal-table.js'
 import { planSshStopSchedule } from '../../src/ssh/ssh-stop.js'
-import { shellQuote } from '../../src/ssh/remote-launch.js'
+import { createRemoteLaunch, shellQuote } from '../../src/ssh/remote-launch.js'
+import { isSshOptionError } from '../../src/ssh/ssh-option-error.js'
 import { LaunchMarkerScanner } from '../../src/ssh/remote-launch.js'
 import { loadSsh2Module } from '../../src/ssh/ssh2-module.js'
 import type { SshConnectionKeeper } from '../../src/ssh/ssh-connection-keeper.js'
@@ -125,6 +126,30 @@ describe('shell quoting', () => {
       }),
       { numRuns: 40 },
     )
+  })
+})
+
+describe('the launch options a program receives', () => {
+  /** The refusal `createRemoteLaunch` throws for `options`. */
+  function refusal(options: Record<string, unknown>): { option: string; message: string } {
+    try {
+      createRemoteLaunch(options as never)
+    } catch (error) {
+      if (isSshOptionError(error)) return { option: error.option, message: error.message }
+      throw error
+    }
+    throw new Error(`accepted ${JSON.stringify(options)}`)
+  }
+
+  it("refuses an envToDelete that is a string: its characters are not variable names ('PATH' would unset P, A, T and H)", () => {
+    expect(refusal({ file: '/bin/sh', envToDelete: 'PATH' })).toEqual({ option: 'envToDelete', message: expect.stringContaining('an array of variable names') })
+  })
+
+  it('refuses an env that is a Map (its variables would be dropped), never showing its values', () => {
+    const { option, message } = refusal({ file: '/bin/sh', env: new Map([['TOKEN', 'secret-value']]) })
+    expect(option).toBe('env')
+    expect(message).toContain('got [redacted] (Map)')
+    expect(message).not.toContain('secret-value')
   })
 })
 
