@@ -149,7 +149,8 @@ function resolveProviders(options: PtyControllerOptions): Map<ExecutionHostId, P
   const registry = options.providers
   let entries: [string, unknown][]
   if (registry instanceof Map) entries = [...(registry as ReadonlyMap<string, unknown>).entries()]
-  else if (typeof registry === 'object' && registry !== null) entries = Object.entries(registry)
+  // Not an array: its indexes would register hosts "0", "1"… and every spawn would find "local" unreachable.
+  else if (typeof registry === 'object' && registry !== null && !Array.isArray(registry)) entries = Object.entries(registry)
   else throw new TypeError(`Expected the \`providers\` option to be a record or a Map, got ${describeValue(registry)}`)
   if (entries.length === 0) {
     throw new TypeError('Expected the `providers` option to register at least one host, got an empty registry')

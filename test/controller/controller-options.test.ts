@@ -24,6 +24,8 @@ describe('controller options', () => {
     [{ provider, providers: { local: provider } }, 'Expected exactly one of the `provider` and `providers` options, got both'],
     [{ provider: { name: 'x' } }, 'Expected the `provider` option to be a PtyProvider, got {"name":"x"} (object)'],
     [{ providers: {} }, 'Expected the `providers` option to register at least one host, got an empty registry'],
+    // An array would register hosts "0", "1"…, and every spawn would find "local" unreachable.
+    [{ providers: [{ name: 'p' }] }, 'Expected the `providers` option to be a record or a Map, got [{"name":"p"}] (array)'],
     [{ providers: { local: 3 } }, 'Expected `providers["local"]` to be a PtyProvider, got 3 (number)'],
     [{ provider, clock: {} }, 'Expected the `clock` option to have now, setTimeout and clearTimeout, got {} (object)'],
     [{ provider, store: 5 }, 'Expected the `store` option to be an object with getLiveOwner, getPersistedOwner, bindOwner, retireOwner, got 5 (number)'],
