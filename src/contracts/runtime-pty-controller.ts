@@ -246,7 +246,7 @@ export type RuntimePtyController = {
    * against what is in flight (never below zero), may resume a paused producer, and is forwarded to
    * the provider's own `acknowledgeData`. Acks for unknown or ended PTYs are ignored.
    *
-   * @throws TypeError when `chars` is not a non-negative finite number.
+   * @throws TypeError when `chars` is not a non-negative integer (a count of chars: a provider counts whole ones).
    */
   acknowledgeData?(ptyId: string, chars: number): void
   /**

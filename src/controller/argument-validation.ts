@@ -1,5 +1,5 @@
 import { describeCodeUnit, loneSurrogateIndex } from '../contracts/well-formed-text.js'
-import { isTerminalInputKind } from '../contracts/index.js'
+import { isPtyIncarnationId, isTerminalInputKind } from '../contracts/index.js'
 import { describeThrownValue, describeValue } from '../contracts/describe-value.js'
 
 export { describeThrownValue, describeValue }
@@ -22,6 +22,31 @@ export function assertPositiveInteger(name: string, value: unknown): void {
 export function assertNonNegativeNumber(kind: 'argument' | 'option', name: string, value: unknown): void {
   if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
     throw new TypeError(`Expected the \`${name}\` ${kind} to be a non-negative number, got ${describeValue(value)}`)
+  }
+}
+
+/**
+ * Throw a `TypeError` naming the argument unless it is a non-negative integer: a count of chars
+ * (an acknowledgement). Why not a fraction: a provider counts whole chars, and one that drops an
+ * acknowledgement it cannot count (the pty host does) would never see its count go down.
+ */
+export function assertCharCount(name: string, value: unknown): void {
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) {
+    throw new TypeError(`Expected the \`${name}\` argument to be a non-negative integer (a count of chars), got ${describeValue(value)}`)
+  }
+}
+
+/** Throw a `TypeError` naming the option unless it is absent or a well-formed incarnation id. */
+export function assertOptionalIncarnationId(name: string, value: unknown): void {
+  if (value !== undefined && !isPtyIncarnationId(value)) {
+    throw new TypeError(`Expected the \`${name}\` option to be an incarnation id (a string of 1–128 characters), got ${describeValue(value)}`)
+  }
+}
+
+/** Throw a `TypeError` naming the option unless it is absent or a boolean. */
+export function assertOptionalBoolean(name: string, value: unknown): void {
+  if (value !== undefined && typeof value !== 'boolean') {
+    throw new TypeError(`Expected the \`${name}\` option to be a boolean, got ${describeValue(value)}`)
   }
 }
 

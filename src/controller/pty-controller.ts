@@ -31,7 +31,10 @@ import { assertAbortSignal } from './abort.js'
 import {
   assertBufferOptions,
   assertCwdOf,
+  assertCharCount,
   assertNonNegativeNumber,
+  assertOptionalBoolean,
+  assertOptionalIncarnationId,
   assertOptionsObject,
   assertPtyId,
   assertWriteArguments,
@@ -204,6 +207,7 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
     assertPtyId(ptyId)
     assertOptionsObject('options', options)
     assertWriteArguments(data, inputKind)
+    assertOptionalIncarnationId('expectedIncarnationId', options?.expectedIncarnationId)
     return this.#m.input.write(ptyId, data, options?.expectedIncarnationId)
   }
 
@@ -221,7 +225,7 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
 
   acknowledgeData(ptyId: string, chars: number): void {
     assertPtyId(ptyId)
-    assertNonNegativeNumber('argument', 'chars', chars)
+    assertCharCount('chars', chars)
     const record = this.#tracked(ptyId)
     if (record !== undefined && record.state === 'live') this.#m.output.acknowledge(record, chars)
   }
@@ -286,6 +290,10 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
    * (none before any), so an id is never read as absent on a host nobody heard from.
    */
   inventory(scopeId?: string): PtyControllerInventory {
+    // A number or an options object would answer an empty inventory: "nothing live" by mistake.
+    if (scopeId !== undefined && (typeof scopeId !== 'string' || scopeId.length === 0)) {
+      throw new TypeError(`Expected the \`scopeId\` argument to be absent or a non-empty string, got ${describeValue(scopeId)}`)
+    }
     return this.#m.queries.inventory(scopeId, this.#m.listings.answeredHosts())
   }
 
@@ -311,6 +319,7 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
   async inspectProcess(ptyId: string, options: PtyInspectOptions = {}): Promise<PtyProcessInspection> {
     assertPtyId(ptyId)
     assertOptionsObject('options', options)
+    assertOptionalBoolean('scanChildProcesses', options.scanChildProcesses)
     if (this.disposed) return { foregroundProcess: null, hasChildProcesses: null, unavailable: true }
     return this.#m.questions.inspect(ptyId, options)
   }
@@ -327,21 +336,27 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
   }
 
   async confirmForegroundProcess(ptyId: string): Promise<string | null> {
+    assertPtyId(ptyId)
     if (this.disposed) return null
     return (await this.#m.questions.confirmForeground(ptyId))?.foregroundProcess ?? null
   }
 
   async confirmShellForeground(ptyId: string): Promise<boolean> {
+    assertPtyId(ptyId)
     if (this.disposed) return false
     return (await this.#m.questions.confirmForeground(ptyId))?.shellForeground === true
   }
 
   async supportsForegroundProcessEvidence(hostId: ExecutionHostId = 'local'): Promise<boolean> {
+    if (typeof hostId !== 'string' || hostId.length === 0) {
+      throw new TypeError(`Expected the \`hostId\` argument to be a non-empty host id, got ${describeValue(hostId)}`)
+    }
     if (this.disposed) return false
     return this.#m.questions.supportsForegroundEvidence(hostId)
   }
 
   async resetInputModes(ptyId: string): Promise<void> {
+    assertPtyId(ptyId)
     if (this.disposed) return
     await this.#m.questions.resetInputModes(ptyId)
   }

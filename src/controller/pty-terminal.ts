@@ -57,7 +57,7 @@ export type PtyTerminal = AsyncDisposable & {
    * respawned, the terminal ended, or the controller was disposed — does nothing: it never
    * credits the process that replaced this one.
    *
-   * @throws TypeError when `chars` is not a non-negative number.
+   * @throws TypeError when `chars` is not a non-negative integer.
    */
   acknowledgeData(chars: number): void
   /**

@@ -8,7 +8,7 @@ import {
   type WriteSettlement,
 } from '../contracts/index.js'
 import { assertAbortSignal } from './abort.js'
-import { assertNonNegativeNumber, assertOptionsObject, assertWriteArguments, describeValue } from './argument-validation.js'
+import { assertCharCount, assertOptionsObject, assertWriteArguments, describeValue } from './argument-validation.js'
 import { disposableUnsubscribe, type DisposableUnsubscribe } from './disposable.js'
 import type { PtyControllerDataEvent, PtyControllerExitEvent, PtyControllerOutputLossEvent } from './events.js'
 import type { PtyTerminal, PtyTerminalHost, PtyTerminalRecordLookup, PtyTerminalRecordView } from './pty-terminal.js'
@@ -91,7 +91,7 @@ export class TerminalHandle implements PtyTerminal {
   }
 
   acknowledgeData(chars: number): void {
-    assertNonNegativeNumber('argument', 'chars', chars)
+    assertCharCount('chars', chars)
     this.#acknowledge(chars)
   }
 

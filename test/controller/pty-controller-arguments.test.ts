@@ -14,6 +14,11 @@ describe('controller argument validation', () => {
     ['resize(7, 10, 10)', (h: ReturnType<typeof createHarness>) => h.controller.resize(7 as never, 10, 10), '`ptyId` argument', '7 (number)'],
     ['hasPty({})', (h: ReturnType<typeof createHarness>) => h.controller.hasPty({} as never), '`ptyId` argument', '{} (object)'],
     ['acknowledgeData(undefined, 1)', (h: ReturnType<typeof createHarness>) => h.controller.acknowledgeData(undefined as never, 1), '`ptyId` argument', 'undefined (undefined)'],
+    // A fraction of a char: a provider that counts whole chars (the pty host) would drop it, and its count never go down.
+    ['acknowledgeData(id, 1.5)', (h: ReturnType<typeof createHarness>) => h.controller.acknowledgeData('a', 1.5), '`chars` argument to be a non-negative integer', '1.5 (number)'],
+    ["write(id, 'x', kind, { expectedIncarnationId: 5 })", (h: ReturnType<typeof createHarness>) => h.controller.write('a', 'x', 'driving', { expectedIncarnationId: 5 as never }), '`expectedIncarnationId` option', '5 (number)'],
+    ['inventory(42)', (h: ReturnType<typeof createHarness>) => h.controller.inventory(42 as never), '`scopeId` argument', '42 (number)'],
+    ['inventory({ scopeId })', (h: ReturnType<typeof createHarness>) => h.controller.inventory({ scopeId: 's' } as never), '`scopeId` argument', '{"scopeId":"s"} (object)'],
   ])('%s throws a TypeError naming the argument and the value', (_name, call, argument, value) => {
     const h = createHarness()
     expect(() => call(h)).toThrow(TypeError)
@@ -32,6 +37,18 @@ describe('controller argument validation', () => {
     await expect(h.controller.stopAndWait(id, options as never)).rejects.toThrow(new TypeError(message))
     expect(h.provider.calls.filter((call) => call.method === 'shutdown')).toEqual([])
     expect(h.controller.hasPty(id)).toBe(true)
+  })
+
+  it.each([
+    ['confirmForegroundProcess(42)', (h: ReturnType<typeof createHarness>) => h.controller.confirmForegroundProcess(42 as never), '`ptyId` argument'],
+    ['confirmShellForeground()', (h: ReturnType<typeof createHarness>) => h.controller.confirmShellForeground(undefined as never), '`ptyId` argument'],
+    ['resetInputModes({})', (h: ReturnType<typeof createHarness>) => h.controller.resetInputModes({} as never), '`ptyId` argument'],
+    ['supportsForegroundProcessEvidence(42)', (h: ReturnType<typeof createHarness>) => h.controller.supportsForegroundProcessEvidence(42 as never), '`hostId` argument'],
+    ["inspectProcess(id, { scanChildProcesses: 'yes' })", (h: ReturnType<typeof createHarness>) => h.controller.inspectProcess('a', { scanChildProcesses: 'yes' as never }), '`scanChildProcesses` option'],
+  ])('%s rejects with a TypeError naming it, not a quiet null or false', async (_name, call, argument) => {
+    const h = createHarness()
+    await expect(call(h)).rejects.toThrow(TypeError)
+    await expect(call(h)).rejects.toThrow(argument)
   })
 
   it('stopAndWait(123) rejects naming `ptyId`', async () => {

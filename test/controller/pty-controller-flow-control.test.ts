@@ -219,7 +219,7 @@ describe('flow control', () => {
     const h = createHarness()
     const { id } = await h.controller.spawn({})
     expect(() => h.controller.acknowledgeData(id, -1)).toThrow(
-      'Expected the `chars` argument to be a non-negative number, got -1 (number)',
+      'Expected the `chars` argument to be a non-negative integer (a count of chars), got -1 (number)',
     )
     expect(() => h.controller.acknowledgeData(id, Number.NaN)).toThrow(TypeError)
   })
