@@ -158,7 +158,11 @@ export interface PtyProvider {
    * with outcome `unknown`, never `not_started`.
    */
   spawn(options: ProviderSpawnOptions): Promise<PtySpawnResult>
-  /** Write bytes and settle the outcome (three-valued; may settle synchronously). */
+  /**
+   * Write bytes and settle the outcome (three-valued; may settle synchronously). `data` that is
+   * not a string is a programmer error: throw a `TypeError` naming it — never settle it
+   * `unverifiable` with `bytesHandedToTransport: true`, which claims bytes were handed over.
+   */
   write(id: string, data: string): WriteSettlement | Promise<WriteSettlement>
   /**
    * Resize; returns false when the PTY is unknown or gone. A size past a limit of the provider's

@@ -1,3 +1,4 @@
+import { describeValue } from './describe-value.js'
 /**
  * Why a write was refused: it is proven that no byte reached the transport.
  *
@@ -143,4 +144,13 @@ export function settlementFromProviderWrite(value: unknown): WriteSettlement {
   if (value === false) return refusedWrite('provider_refused_write')
   if (value === true) return WRITE_ACCEPTED
   return unverifiableWrite('provider_threw_after_handoff', true)
+}
+
+/**
+ * Internal (not exported from `ptykit/contracts`): a provider's `write` refuses `data` that is not
+ * a string with a `TypeError` naming it, before anything is handed to a transport (see
+ * `PtyProvider.write`).
+ */
+export function assertWriteData(data: unknown): asserts data is string {
+  if (typeof data !== 'string') throw new TypeError(`Expected the \`data\` argument to be a string, got ${describeValue(data)}`)
 }

@@ -1,3 +1,4 @@
+import { assertWriteData } from '../contracts/write-settlement.js'
 import {
   LOCAL_EXECUTION_HOST_ID,
   createListenerSet,
@@ -227,6 +228,7 @@ export function createNodePtyProvider(options: NodePtyProviderOptions = {}): Nod
     authoritativeListings: true,
     spawn,
     write(id: string, data: string): WriteSettlement {
+      assertWriteData(data)
       const session = sessions.get(id)
       if (session === undefined) return refusedWrite(sessions.hasExited(id) ? 'pty_exited' : 'pty_not_found')
       return session.write(data)

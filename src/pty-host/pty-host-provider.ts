@@ -1,3 +1,4 @@
+import { assertWriteData } from '../contracts/write-settlement.js'
 import { randomBytes } from 'node:crypto'
 import {
   isPtyIncarnationId,
@@ -269,6 +270,7 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
    * "handed over", so a refusal known before any I/O must not come back as a promise.
    */
   function write(id: string, data: string): WriteSettlement | Promise<WriteSettlement> {
+    assertWriteData(data)
     const pty = ptys.get(id)
     if (pty?.state === 'exited') return refusedWrite('pty_exited')
     const connection = link.connection

@@ -1,3 +1,4 @@
+import { assertWriteData } from '../contracts/write-settlement.js'
 import {
   clampTimerDelay,
   refusedWrite,
@@ -186,6 +187,7 @@ export function createSshProvider(options: SshProviderOptions): SshProvider {
     authoritativeListings: false,
     spawn: (spawnOptions) => spawnSshPty(spawnContext, spawnOptions),
     write(id: string, data: string): WriteSettlement {
+      assertWriteData(data)
       const session = table.get(id)
       if (session === undefined) return refusedWrite(table.exitedIds.has(id) ? 'pty_exited' : 'pty_not_found')
       if (session.state === 'exited') return refusedWrite('pty_exited')

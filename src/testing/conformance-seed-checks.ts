@@ -53,6 +53,26 @@ export function seedRuleConformanceChecks(options: PtyProviderConformanceOptions
       },
     },
     {
+      name: 'refuses a write whose data is not a string with a TypeError, never a settlement claiming bytes were handed over',
+      async run(h) {
+        const live = await h.spawn(options.spawnLongRunning())
+        for (const data of [42, Buffer.from('x'), undefined]) {
+          let answer: unknown
+          let thrown: unknown
+          try {
+            answer = await h.provider.write(live.id, data as never)
+          } catch (error) {
+            thrown = error
+          }
+          expect(thrown, `write(id, ${typeof data}) answered ${JSON.stringify(answer)}`).toBeInstanceOf(TypeError)
+          expect((thrown as TypeError).message).toContain('`data`')
+        }
+        // The PTY is unharmed: a well-formed write after them is not refused.
+        const after = await h.provider.write(live.id, '\r')
+        expect(isWriteSettlement(after) && after.kind !== 'refused', `write after them answered ${JSON.stringify(after)}`).toBe(true)
+      },
+    },
+    {
       name: 'refuses an attach-only spawn of a live PTY under another incarnation with `pty_live_other_incarnation`, never `pty_absent`, and starts nothing',
       async run(h) {
         const result = await h.spawn(options.spawnLongRunning())

@@ -1,4 +1,5 @@
 import type { PtyCwdOptions } from '../contracts/index.js'
+import { assertWriteData } from '../contracts/write-settlement.js'
 import { callProvider } from '../contracts/call-provider.js'
 import {
   assertPtyDimension,
@@ -45,6 +46,7 @@ export function createFakeProviderMethods(state: FakeProviderState): FakeProvide
     },
 
     write(id: string, data: string): WriteSettlement {
+      assertWriteData(data)
       record('write', [id, data])
       const pty = ptys.get(id)
       if (pty === undefined) return refusedWrite('pty_not_found')
