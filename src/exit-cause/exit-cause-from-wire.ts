@@ -25,6 +25,9 @@ export type WireExit = {
  * ```
  */
 export function exitCauseFromWire(exit: WireExit): TerminalExitCause {
+  if (typeof exit !== 'object' || exit === null) {
+    throw new TypeError(`Expected the wire exit to be an object ({ code, cause? }), got ${exit === null ? 'null' : typeof exit}`)
+  }
   if (isTerminalExitCause(exit.cause)) return exit.cause
   // Why: a newer sender may say `unknown` with a reason this receiver has never heard of. Reading
   // its code instead would turn "the sender could not tell" into `exited(n)` — narrower than it

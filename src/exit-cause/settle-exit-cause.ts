@@ -17,6 +17,9 @@ export type ExitSettlementContext = {
  *
  * Pure and idempotent: settling a settled cause changes nothing.
  *
+ * @throws TypeError when `context` is not an object whose `stopRequested` is a boolean (a bare
+ *   `true` in its place would otherwise read as "no stop", and an operator close as a signal).
+ *
  * @example
  * ```ts
  * settleExitCause({ kind: 'signaled', signal: 1 }, { stopRequested: true }) // operator_close
@@ -26,7 +29,14 @@ export function settleExitCause(
   observed: TerminalExitCause,
   context: ExitSettlementContext,
 ): TerminalExitCause {
-  if (!context.stopRequested) return observed
+  const isObject = typeof context === 'object' && context !== null
+  const stopRequested: unknown = isObject ? context.stopRequested : undefined
+  if (typeof stopRequested !== 'boolean') {
+    throw new TypeError(
+      `Expected the settlement context to be { stopRequested: boolean }, got ${isObject ? `{ stopRequested: ${typeof stopRequested} }` : typeof context}`,
+    )
+  }
+  if (!stopRequested) return observed
   if (observed.kind === 'unknown' && observed.reason === 'stop_unverified') return observed
   return OPERATOR_CLOSE_EXIT_CAUSE
 }

@@ -155,3 +155,13 @@ describe('exitCauseFromWire', () => {
     ).toEqual({ kind: 'unknown', reason: 'host_status_unavailable' })
   })
 })
+
+describe('exitCauseFromWire: no wire exit at all', () => {
+  it.each([
+    [undefined, 'undefined'],
+    [null, 'null'],
+    [0, 'number'],
+  ])('%s is a TypeError naming what it wanted', (exit, got) => {
+    expect(() => exitCauseFromWire(exit as never)).toThrow(new TypeError(`Expected the wire exit to be an object ({ code, cause? }), got ${got}`))
+  })
+})

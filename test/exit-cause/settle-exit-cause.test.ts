@@ -93,3 +93,16 @@ describe('settleExitCause', () => {
     })
   })
 })
+
+describe('settleExitCause: a context that is not { stopRequested: boolean }', () => {
+  it.each([
+    ['true', true, 'got boolean'],
+    ['undefined', undefined, 'got undefined'],
+    ["{ stopRequested: 'yes' }", { stopRequested: 'yes' }, 'got { stopRequested: string }'],
+    ['{}', {}, 'got { stopRequested: undefined }'],
+  ])('%s is a TypeError, never a quiet "no stop" that keeps a signal where the operator closed', (_name, context, got) => {
+    expect(() => settleExitCause({ kind: 'signaled', signal: 1 }, context as never)).toThrow(
+      new TypeError(`Expected the settlement context to be { stopRequested: boolean }, got ${got.replace(/^got /, '')}`),
+    )
+  })
+})
