@@ -48,6 +48,150 @@ export async function signalRemoteProcessGroup(connection: SshConnection, marker
   await connection.run(script, timeoutMs)
 }
 
+/** A process of a stopped PTY's session or group, other than its leader, still alive: its pid and start time. */
+export type RemoteSurvivor = {
+  /** The remote pid. */
+  pid: number
+  /** Its start time (`/proc/<pid>/stat` field 22): with the pid, it names one process for good. */
+  startTime: string
+}
+
+/**
+ * What a look at a PTY's session found: the processes of it still alive besides the leader
+ * (`survivors`), or `unobservable` when the remote cannot show them (no `/proc`, or a shell on
+ * another boot or machine: the pid names nothing there).
+ */
+export type RemoteSessionLook = { survivors: RemoteSurvivor[] } | 'unobservable'
+
+/** One look asked of a connection: at the session of `marker`'s program, sending `signal` to what is found. */
+type SweepRequest = { marker: LaunchMarker; signal: string | null }
+
+/**
+ * The script of {@link sweepRemoteSessions}. For each request, the leader's identity check; a
+ * leader alive or not yet reaped gets the signal to its group and its pid (as
+ * {@link signalRemoteProcessGroup} sends it). Then one pass over `/proc` for all of them: each
+ * process whose session (field 6) or process group (field 5) is one of the leaders' pids gets
+ * that leader's signals and is printed `m <leader> <pid> <start time>` — unless it is dead (a
+ * zombie with one thread; `X`, read twice as `identityCheck` does). The leader itself is left to
+ * its channel; pid 1, the script's own subshell, the side shell and its parent are never touched.
+ * A leader's pid that another process now owns (another start time) is not looked up: the kernel
+ * hands out a pid again only once no process has it as its session or group id, so nothing of the
+ * old session can be left — and what has that id now is the new owner's. Each request then ends
+ * with `r <index> ok` (looked), `r <index> none` (its pid reused) or `r <index> na` (the remote
+ * cannot show its session).
+ */
+function sweepScript(requests: readonly SweepRequest[]): string {
+  const lines = ["keys=' '"]
+  requests.forEach(({ marker, signal }, index) => {
+    // Never a session of pid 0 or 1 (a marker cannot name them; a malformed one is not obeyed).
+    if (!Number.isSafeInteger(marker.pid) || marker.pid <= 1) {
+      lines.push(`echo 'r ${index} na'`)
+      return
+    }
+    const signalGroup = signal === null ? ':' : `kill -s ${signal} -- -$p 2>/dev/null; kill -s ${signal} $p 2>/dev/null`
+    // The leader's pid is a number (checked above): `g_<pid>` names its signals without an `eval`.
+    const look = `keys="$keys$p "; g_${marker.pid}="\${g_${marker.pid}-}${signal === null ? '' : ` ${signal}`}"; echo 'r ${index} ok'`
+    lines.push(
+      identityCheck(marker),
+      'case $alive in',
+      `elsewhere) echo 'r ${index} na';;`,
+      // No /proc: the group is signalled as before, the session cannot be looked at.
+      `unknown) ${signalGroup}; echo 'r ${index} na';;`,
+      // Gone: its session and group may outlive it. Reused: nothing of them is left.
+      `no) if [ -e /proc/$p ]; then echo 'r ${index} none'; else ${look}; fi;;`,
+      `*) ${signalGroup}; ${look};;`,
+      'esac',
+    )
+  })
+  lines.push(
+    'if [ "$keys" != " " ]; then',
+    'me=; read -r me 2>/dev/null </proc/self/stat; me=${me%% *}',
+    'for d in /proc/[0-9]*; do',
+    'q=${d#/proc/}',
+    'case $q in 1|"$me"|"$$"|"$PPID") continue;; esac',
+    'l=; read -r l 2>/dev/null <$d/stat || continue',
+    // After `) `: state is field 1, pgrp 3, session 4, num_threads 18, start time 20.
+    'set -f; set -- ${l##*) }; set +f',
+    'case $keys in *" $4 "*) k=$4;; *) case $keys in *" $3 "*) k=$3;; *) continue;; esac;; esac',
+    '[ "$q" = "$k" ] && continue',
+    'z=$1; t=${18}; w=${20}',
+    // X: being reaped, or a live program whose other thread called execve: read again.
+    'case $z in X|x) l=; read -r l 2>/dev/null <$d/stat; [ -n "$l" ] || continue; set -f; set -- ${l##*) }; set +f; [ "${20}" = "$w" ] || continue; z=$1; t=${18};; esac',
+    // Dead: X on both reads, or a zombie with one thread (with more, its other threads run).
+    'case $z in X|x) continue;; Z) [ "$t" -gt 1 ] 2>/dev/null || continue;; esac',
+    'eval "g=\\${g_$k-}"',
+    'for sig in $g; do kill -s $sig $q 2>/dev/null; done',
+    'echo "m $k $q $w"',
+    'done',
+    'fi',
+    'echo end',
+  )
+  return lines.join('\n')
+}
+
+/**
+ * Look at the sessions of `requests`' programs from one script on `connection`, sending each
+ * request's signal (none: only look) to its leader's group and pid — unless the pid is proven gone
+ * or reused, as {@link signalRemoteProcessGroup} does — and to every other process of its session
+ * or group found in `/proc`. One answer per request, in order: what it found alive (before its
+ * signal), `unobservable`, or `null` each when the script did not answer.
+ */
+export async function sweepRemoteSessions(connection: SshConnection, requests: readonly SweepRequest[], timeoutMs: number): Promise<(RemoteSessionLook | null)[]> {
+  if (requests.length === 0) return []
+  const result = await connection.run(sweepScript(requests), timeoutMs)
+  const lines = result?.stdout.split('\n') ?? []
+  if (!lines.includes('end')) return requests.map(() => null)
+  const found = new Map<number, RemoteSurvivor[]>()
+  const status: (string | undefined)[] = []
+  for (const line of lines) {
+    const [kind, first, second, third] = line.trim().split(' ')
+    if (kind === 'r') status[Number(first)] = second
+    else if (kind === 'm' && third !== undefined) {
+      const members = found.get(Number(first)) ?? []
+      members.push({ pid: Number(second), startTime: third })
+      found.set(Number(first), members)
+    }
+  }
+  return requests.map(({ marker }, index) => {
+    if (status[index] === 'na') return 'unobservable'
+    // Its pid reused: nothing of its session is left (what has that id now is the new owner's).
+    if (status[index] === 'none') return { survivors: [] }
+    if (status[index] !== 'ok') return null
+    return { survivors: found.get(marker.pid) ?? [] }
+  })
+}
+
+/** The sweeps asked of a connection in this turn of the event loop, sent as one script at its end. */
+type SweepBatch = { requests: SweepRequest[]; timeoutMs: number; answers: Promise<(RemoteSessionLook | null)[]> }
+const sweepBatches = new WeakMap<SshConnection, SweepBatch>()
+
+/**
+ * Look at the session of `marker`'s program — its leader's group and every process whose session
+ * or group is the leader's pid — sending `signal` to what is found (`null`: only look); see
+ * {@link sweepRemoteSessions}. The sweeps asked of one connection in the same turn of the event
+ * loop (the steps and looks of many stops) go out as one script with one pass over `/proc`: each
+ * of its own would read every process's stat file, once per PTY.
+ */
+export function sweepRemoteSession(connection: SshConnection, marker: LaunchMarker, signal: string | null, timeoutMs: number): Promise<RemoteSessionLook | null> {
+  let batch = sweepBatches.get(connection)
+  if (batch === undefined) {
+    const requests: SweepRequest[] = []
+    const created: SweepBatch = {
+      requests,
+      timeoutMs,
+      answers: new Promise<void>((resolve) => setImmediate(resolve)).then(() => {
+        sweepBatches.delete(connection)
+        return sweepRemoteSessions(connection, requests, created.timeoutMs)
+      }),
+    }
+    batch = created
+    sweepBatches.set(connection, batch)
+  }
+  batch.timeoutMs = Math.max(batch.timeoutMs, timeoutMs)
+  const index = batch.requests.push({ marker, signal }) - 1
+  return batch.answers.then((answers) => answers[index] ?? null)
+}
+
 /**
  * Whether each marker's program is alive, from one script on `connection` — which may be another
  * connection than the one that started them, when the markers carry a boot id (see

@@ -3,7 +3,7 @@ import { remainingWaitMs } from '../contracts/index.js'
 import { planStopSchedule, type StopScheduleOptions, type StopSignal } from '../contracts/stop-schedule.js'
 import { SshProviderError } from './ssh-provider-error.js'
 import type { SshPtySession } from './ssh-pty-session.js'
-import { signalRemoteProcessGroup } from './remote-process.js'
+import { sweepRemoteSession, type RemoteSurvivor } from './remote-process.js'
 
 /** Grace after HUP before TERM: the node-pty provider's, for the same reasons (programs saving state on hang-up). */
 export const SSH_HANGUP_GRACE_MS = 500
@@ -25,6 +25,12 @@ export const SSH_SHUTDOWN_DEADLINE_MS = 5_000
 export const SSH_SIGNAL_REQUEST_VERIFY_MS = 200
 /** How long a side command (a signal, a /proc read) may take before it counts as unanswered. */
 export const SSH_SIDE_COMMAND_TIMEOUT_MS = 3_000
+/**
+ * How often a stop whose leader has exited looks again at what is left of its session (one pass
+ * over the remote `/proc`). The looks fall on multiples of this on the clock, so the stops in
+ * flight on one connection share one script per look (`sweepRemoteSession`).
+ */
+export const SSH_STOP_SWEEP_POLL_MS = 100
 
 /** A signal of a stop, by the name an SSH `signal` request carries. */
 export type SshStopSignal = 'HUP' | 'TERM' | 'KILL'
@@ -88,31 +94,107 @@ async function settledBy(session: SshPtySession, untilEpochMs: number): Promise<
 }
 
 /**
- * Stop a remote PTY: for each step, the SSH `signal` request; when no exit follows within
- * {@link SSH_SIGNAL_REQUEST_VERIFY_MS} (OpenSSH ignores the request for root), the same signal to
- * the remote process group from a side exec channel, after checking the pid still names the
- * program — for a PTY still starting, once its launch marker names the pid: a marker that comes
- * only after the KILL step (a login shell's slow rc files) still gets the group its KILL, before
- * the deadline's reserve; after the KILL, closing the channel. Resolves once the channel reported
- * the exit; rejects with `transport_lost` when the session was lost instead (see `settledBy`), and
- * with `shutdown_timeout` when it had not settled by `deadlineEpochMs`.
+ * What a stop knows of the rest of its PTY's session — the processes whose session or process
+ * group is the leader's pid — from its last look through the side shell.
+ */
+class SessionLook {
+  /** What the last answered look found alive besides the leader. */
+  survivors: RemoteSurvivor[] = []
+  /** A look after the leader's exit answered (or the remote cannot show the session): `survivors` is current. */
+  lookedAfterEnd = false
+  /** The last look went unanswered (the side shell timed out or could not run it). */
+  unanswered = false
+
+  constructor(readonly session: SshPtySession) {}
+
+  /** The leader's exit was reported (or, lost, its end proven). */
+  get leaderEnded(): boolean {
+    return this.session.state === 'exited' || (this.session.state === 'lost' && this.session.endProven)
+  }
+
+  /** The stop is complete: the leader's exit reported, and the last look after it found nothing else. */
+  get done(): boolean {
+    return this.leaderEnded && this.lookedAfterEnd && this.survivors.length === 0
+  }
+
+  /**
+   * Look at the session, sending `signal` (none: only look) to the leader's group — the leader's
+   * identity checked — and to every other member found. A PTY without a launch marker, or whose
+   * connection dropped, cannot be looked at: its stop ends with the leader's exit, as the remote
+   * cannot show more. Returns {@link SessionLook.done}.
+   */
+  async look(signal: SshStopSignal | null): Promise<boolean> {
+    const ended = this.leaderEnded
+    const { marker, connection } = this.session
+    if (marker === null || connection.lost) {
+      this.survivors = []
+      this.lookedAfterEnd = ended
+      return this.done
+    }
+    const found = await sweepRemoteSession(connection, marker, signal, SSH_SIDE_COMMAND_TIMEOUT_MS)
+    this.unanswered = found === null
+    if (found === null) return false
+    this.survivors = found === 'unobservable' ? [] : found.survivors
+    // Only a look begun after the exit vouches for the session after it.
+    if (ended) this.lookedAfterEnd = true
+    return this.done
+  }
+}
+
+/**
+ * Wait until the stop is complete — the leader's exit reported and a look after it found nothing
+ * else of its session alive — or `untilEpochMs`; true when complete. Once the leader has exited,
+ * looks every {@link SSH_STOP_SWEEP_POLL_MS}. Rejects like `settledBy` when the session was lost.
+ */
+async function completeBy(look: SessionLook, untilEpochMs: number): Promise<boolean> {
+  if (!(await settledBy(look.session, untilEpochMs))) return false
+  for (;;) {
+    if (!look.lookedAfterEnd || look.unanswered) {
+      if (await look.look(null)) return true
+    } else if (look.done) return true
+    const wait = Math.min(SSH_STOP_SWEEP_POLL_MS - (Date.now() % SSH_STOP_SWEEP_POLL_MS), remainingWaitMs(untilEpochMs))
+    if (wait <= 0) return false
+    await new Promise((resolve) => setTimeout(resolve, wait))
+    if (await look.look(null)) return true
+    if (remainingWaitMs(untilEpochMs) <= 0) return false
+  }
+}
+
+/**
+ * Stop a remote PTY and what runs in its session. For each step, the SSH `signal` request while
+ * the leader runs (OpenSSH delivers it to the leader's process group, and ignores it for root),
+ * then — never trusting it, nor that it reached more than that group — from the side shell the
+ * same signal to the leader's group, after checking the pid still names the program, and to every
+ * other process of the leader's session or group found in the remote `/proc` (background jobs in
+ * groups of their own; members left after the leader died). For a PTY still starting, this waits
+ * for its launch marker to name the pid: a marker that comes only after the KILL step (a login
+ * shell's slow rc files) still gets the group its KILL, before the deadline's reserve. After the
+ * KILL, the channel is closed. Resolves once the channel reported the leader's exit **and** a look
+ * after it found nothing else of the session alive (the remote cannot always show it: without
+ * `/proc`, or its connection dropped, the leader's exit ends the stop); rejects with
+ * `transport_lost` when the session was lost instead (see `settledBy`), and with
+ * `shutdown_timeout` when it was not complete by `deadlineEpochMs`, naming what survived.
  */
 export async function stopSshSession(session: SshPtySession, options: SshStopOptions): Promise<void> {
   session.beginStop()
   const started = Date.now()
   const deadline = options.deadlineEpochMs
+  const look = new SessionLook(session)
   let groupKilled = false
   for (const step of sshStopSteps(options, started)) {
-    if (await settledBy(session, started + step.atMs)) return
-    try {
-      session.channel.signal(step.signal)
-    } catch {
-      // The channel is closing; the side channel below still reaches the process.
+    if (await completeBy(look, started + step.atMs)) return
+    if (!look.leaderEnded) {
+      try {
+        session.channel.signal(step.signal)
+      } catch {
+        // The channel is closing; the side shell below still reaches the process.
+      }
+      await settledBy(session, Math.min(Date.now() + SSH_SIGNAL_REQUEST_VERIFY_MS, deadline))
     }
-    if (await settledBy(session, Math.min(Date.now() + SSH_SIGNAL_REQUEST_VERIFY_MS, deadline))) return
-    // Never trust the request: signal the group directly (the script checks the pid's identity).
+    // Never trust the request, nor that it reached more than the leader's group: the side shell
+    // signals the group (the script checks the pid's identity) and the rest of the session.
     if (session.marker !== null) {
-      await signalRemoteProcessGroup(session.connection, session.marker, step.signal, SSH_SIDE_COMMAND_TIMEOUT_MS)
+      if (await look.look(step.signal)) return
       if (step.signal === 'KILL') groupKilled = true
     }
   }
@@ -123,18 +205,29 @@ export async function stopSshSession(session: SshPtySession, options: SshStopOpt
     const wait = remainingWaitMs(deadline - SSH_KILL_RESERVE_MS)
     if (wait > 0) await settleWithin(session.started, wait, undefined)
     if (session.marker !== null && session.state !== 'exited' && session.state !== 'lost') {
-      await signalRemoteProcessGroup(session.connection, session.marker, 'KILL', SSH_SIDE_COMMAND_TIMEOUT_MS)
+      if (await look.look('KILL')) return
     }
   }
   // Leave half the reserve for the closed channel's own answer.
-  if (await settledBy(session, deadline - SSH_KILL_RESERVE_MS / 2)) return
-  try {
-    session.channel.close()
-  } catch {
-    // Already closed.
+  if (await completeBy(look, deadline - SSH_KILL_RESERVE_MS / 2)) return
+  if (!look.leaderEnded) {
+    try {
+      session.channel.close()
+    } catch {
+      // Already closed.
+    }
   }
-  if (await settledBy(session, deadline)) return
-  throw new SshProviderError('shutdown_timeout', `Remote PTY ${JSON.stringify(session.id)} was still alive ${deadline - started} ms after its stop began`, {
-    ptyId: session.id,
-  })
+  if (await completeBy(look, deadline)) return
+  throw new SshProviderError('shutdown_timeout', timeoutMessage(look, deadline - started), { ptyId: session.id })
+}
+
+/** Why a stop did not complete: the leader alive, members of its session alive (named), or no look answered. */
+function timeoutMessage(look: SessionLook, elapsedMs: number): string {
+  const id = JSON.stringify(look.session.id)
+  if (!look.leaderEnded) return `Remote PTY ${id} was still alive ${elapsedMs} ms after its stop began`
+  if (!look.lookedAfterEnd || look.unanswered) {
+    return `Remote PTY ${id} exited, but what is left of its session could not be looked at (the side shell did not answer) ${elapsedMs} ms after its stop began`
+  }
+  const named = look.survivors.map(({ pid, startTime }) => `pid ${pid} (start time ${startTime})`).join(', ')
+  return `Remote PTY ${id} exited, but ${look.survivors.length} process(es) of its session were still alive ${elapsedMs} ms after its stop began: ${named}`
 }
