@@ -8,7 +8,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
-import { inspectRemoteProcess, probeRemotePids, signalRemoteProcessGroup } from '../../src/ssh/remote-process.js'
+import { inspectRemoteProcess, probeRemotePids, signalRemoteProcessGroup, sweepRemoteSessions } from '../../src/ssh/remote-process.js'
 import type { LaunchMarker } from '../../src/ssh/remote-launch.js'
 import type { SshConnection } from '../../src/ssh/ssh-connection.js'
 import { waitFor } from '../node-pty/pty-test-support.js'
@@ -162,5 +162,80 @@ describe('remote /proc scripts: identity by pid, start time and boot id', () => 
     rmSync(dir, { recursive: true })
     // Before the check: bash's `cd -P` into a deleted directory left `$PWD` at /proc/<pid>/cwd.
     expect(await inspectRemoteProcess(connection, markerOf(program.pid!), 5_000)).toEqual({ cwd: null, foreground: null, hasChildren: true })
+  })
+
+  it.each(['/bin/sh', '/bin/bash'])('sweeps with %s: every member of the session and group is found and signalled, also after the leader died', async (shell) => {
+    const connection = shellConnection(shell)
+    // A session leader (detached: setsid) whose background child ignores the hang-up it dies of.
+    const leader = spawn('/bin/sh', ['-c', `sh -c "trap '' HUP; exec sleep 60" & echo $!; wait`], { detached: true, stdio: ['ignore', 'pipe', 'ignore'] })
+    children.push(leader.pid!)
+    let out = ''
+    leader.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString()))
+    const member = await waitFor(() => (/^\d+\n/.test(out) ? Number(out.trim()) : undefined), 'the member')
+    await waitFor(() => (readFileSync(`/proc/${member}/comm`, 'utf8').trim() === 'sleep' ? true : undefined), 'the member to run sleep')
+    const marker = markerOf(leader.pid!)
+    const memberStart = markerOf(member).startTime!
+    // A look signals nothing; a marker of another boot, or a pid now owned by another start time, looks up nothing.
+    expect(await sweepRemoteSessions(connection, [{ marker, signal: null }, { marker: markerOf(leader.pid!, OTHER_BOOT_ID), signal: 'KILL' }, { marker: { ...marker, startTime: '1' }, signal: 'KILL' }], 5_000)).toEqual([
+      { survivors: [{ pid: member, startTime: memberStart }] },
+      'unobservable',
+      { survivors: [] },
+    ])
+    expect(isAlive(leader.pid!) && isAlive(member)).toBe(true)
+    // HUP: the leader dies of it, the member ignores it.
+    expect(await sweepRemoteSessions(connection, [{ marker, signal: 'HUP' }], 5_000)).toEqual([{ survivors: [{ pid: member, startTime: memberStart }] }])
+    await waitFor(() => (isAlive(leader.pid!) ? undefined : true), 'the leader to die of HUP')
+    expect(isAlive(member)).toBe(true)
+    // The leader gone, its session id lives on in the member: found, and killed.
+    expect(await sweepRemoteSessions(connection, [{ marker, signal: 'KILL' }], 5_000)).toEqual([{ survivors: [{ pid: member, startTime: memberStart }] }])
+    await waitFor(() => (isAlive(member) ? undefined : true), 'the member to die of KILL')
+    expect(await sweepRemoteSessions(connection, [{ marker, signal: null }], 5_000)).toEqual([{ survivors: [] }])
+  })
+
+  it.each(['/bin/sh', '/bin/bash'])('sweeps with %s a fabricated /proc: members by session or group, the dead left out (X read twice, a one-thread zombie), pid 1 never', async (shell) => {
+    const root = mkdtempSync(join(tmpdir(), 'ptykit-proc-'))
+    const fabricated = shellConnection(shell)
+    const killed: string[] = []
+    // Each read of a process's stat file in the pass reads a file of its own (`stat.1`, `stat.2`),
+    // counted in a file beside it; `kill` is recorded, not sent.
+    const connection = {
+      run: (script: string, timeoutMs: number) =>
+        fabricated.run(
+          `kill() { echo "kill $*" >>${root}/kills; }\n` +
+            `nextstat() { n=$(cat "$1/reads" 2>/dev/null || echo 0); n=$((n + 1)); echo $n >"$1/reads"; echo "$1/stat.$n"; }\n` +
+            script.replaceAll('/proc/$p/stat', '/proc/$p/stat.1').replaceAll('<$d/stat', '<$(nextstat $d)').replaceAll('/proc/', `${root}/`),
+          timeoutMs,
+        ),
+    } as unknown as SshConnection
+    try {
+      mkdirSync(join(root, 'sys/kernel/random'), { recursive: true })
+      mkdirSync(join(root, 'self'))
+      writeFileSync(join(root, 'self/stat'), '3 (sh) R 1 3 3 0 -1\n')
+      writeFileSync(join(root, 'sys/kernel/random/boot_id'), `${BOOT_ID}\n`)
+      const line = (pid: number, state: string, pgrp: number, session: number, threads: number) =>
+        `${pid} (p r) ${state} 1 ${pgrp} ${session} 34817 ${pgrp} 4194560 0 0 0 0 0 0 0 0 20 0 ${threads} 0 ${pid}00\n`
+      const procs: Array<[number, string[]]> = [
+        [500, [line(500, 'S', 500, 500, 1)]], // the leader
+        [501, [line(501, 'S', 500, 500, 1)]], // its group
+        [502, [line(502, 'S', 502, 500, 1)]], // a job in a group of its own
+        [503, [line(503, 'Z', 503, 500, 1)]], // dead: a one-thread zombie
+        [504, [line(504, 'Z', 504, 500, 3)]], // alive: its main thread exited, others run
+        [505, [line(505, 'X', 505, 500, 0)]], // dead: X, then gone
+        [506, [line(506, 'X', 506, 500, 0), line(506, 'X', 506, 500, 0)]], // dead: X twice
+        [507, [line(507, 'X', 507, 500, 0), line(507, 'R', 507, 500, 1)]], // alive: X, then running (execve by a thread)
+        [508, [line(508, 'S', 508, 508, 1)]], // another session
+        [1, [line(1, 'S', 500, 500, 1)]], // never pid 1
+      ]
+      for (const [pid, reads] of procs) {
+        mkdirSync(join(root, String(pid)))
+        reads.forEach((text, i) => writeFileSync(join(root, String(pid), `stat.${i + 1}`), text))
+      }
+      const answers = await sweepRemoteSessions(connection, [{ marker: { pid: 500, startTime: '50000', bootId: BOOT_ID }, signal: 'TERM' }], 5_000)
+      expect(answers).toEqual([{ survivors: [501, 502, 504, 507].map((pid) => ({ pid, startTime: `${pid}00` })) }])
+      killed.push(...readFileSync(join(root, 'kills'), 'utf8').trim().split('\n'))
+      expect(killed).toEqual(['kill -s TERM -- -500', 'kill -s TERM 500', 'kill -s TERM 501', 'kill -s TERM 502', 'kill -s TERM 504', 'kill -s TERM 507'])
+    } finally {
+      rmSync(root, { recursive: true, force: true })
+    }
   })
 })
