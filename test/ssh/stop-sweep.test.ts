@@ -1,6 +1,6 @@
 /**
  * What an SSH stop covers (docs/ssh-provider.md, Stopping): the leader, its process group and its
- * session — as the node-pty provider's stop does. Found by review (9 Dec): a stop resolved as soon
+ * session — as the node-pty provider's stop does. Found by review (6 Dec): a stop resolved as soon
  * as the channel reported the leader's exit. Its signals reached the leader's group (OpenSSH's
  * `killpg` for a non-root login's `signal` request, the side shell's group signal for root) but
  * nothing else of the session, and nothing after that exit: a group member that ignores the
