@@ -184,7 +184,7 @@ function searchPath(file: string, cwd: string, path: string | undefined): string
  * Resolve a program the way execvp does: a name with a slash is a path, a bare name is searched on
  * the child's `PATH` (`env`'s; read only for a bare name: a read of `process.env` costs a few µs).
  */
-function resolveProgram(file: string, cwd: string, env: NodePtyLaunchPlan['env']): string | null {
+export function resolveProgram(file: string, cwd: string, env: NodePtyLaunchPlan['env']): string | null {
   if (file.includes('/')) {
     const full = isAbsolute(file) ? file : resolve(cwd, file)
     return isExecutableFile(full) ? full : null
@@ -210,7 +210,7 @@ function assertDirectory(option: 'cwd' | 'defaultCwd', given: string, path: stri
 }
 
 /** Why a program did not resolve (the refusal's detail): missing, not a file, or not executable. */
-function whyNotExecutable(file: string, cwd: string): string {
+export function whyNotExecutable(file: string, cwd: string): string {
   if (!file.includes('/')) return 'no executable of that name on the PATH'
   const full = isAbsolute(file) ? file : resolve(cwd, file)
   const where = full === file ? 'it' : `it (${JSON.stringify(full)})`

@@ -2,6 +2,11 @@ import { spawn } from 'node:child_process'
 import { existsSync, readFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { describeValue } from '../contracts/describe-value.js'
+import { resolveProgram, whyNotExecutable } from '../node-pty/launch-plan.js'
+import { assertIntegerOption, invalidPtyHostOption, PtyHostError } from './pty-host-error.js'
+import { assertScrollbackRowsFit } from './screen-limit.js'
+import { assertSocketPathOption } from './socket-security.js'
 
 /** A command that starts the pty host: a program and its arguments (the host's flags are appended). */
 export type PtyHostCommand = {
@@ -73,8 +78,58 @@ export type LaunchedPtyHost = {
   exitCode(): number | null | undefined
 }
 
-/** {@link launchPtyHost}, keeping track of the host's exit (its `exit` event still fires though the child is unref'd). */
-export function startPtyHostProcess(command: PtyHostCommand, flags: PtyHostLaunchFlags): LaunchedPtyHost {
+/**
+ * Refuse a host command that is not `{ file: string, args: string[] }`: `file` a non-empty string,
+ * each argument a string, none with a NUL (a C string ends there). `option` is the caller's name
+ * for it (`command` of {@link launchPtyHost}, `hostCommand` of the provider).
+ *
+ * @throws PtyHostError `invalid_option` naming the option (or its bad part) and the value.
+ */
+export function assertPtyHostCommand(option: string, command: unknown): asserts command is PtyHostCommand {
+  if (command === null || typeof command !== 'object') throw invalidPtyHostOption(option, 'an object { file: string, args: string[] }', command)
+  const { file, args } = command as { file?: unknown; args?: unknown }
+  if (typeof file !== 'string' || file.length === 0 || file.includes('\0')) {
+    throw invalidPtyHostOption(`${option}.file`, 'a non-empty string without NUL characters', file)
+  }
+  if (!Array.isArray(args)) throw invalidPtyHostOption(`${option}.args`, 'an array of strings', args)
+  args.forEach((arg: unknown, index) => {
+    if (typeof arg !== 'string' || arg.includes('\0')) throw invalidPtyHostOption(`${option}.args[${index}]`, 'a string without NUL characters', arg)
+  })
+}
+
+/**
+ * Refuse launch flags a host would refuse at its start (it would exit at once, its stderr
+ * discarded): an object with an absolute `socketPath`, and integer `idleExitMs`,
+ * `historyChars` and `scrollbackRows` within the host's bounds — as `createPtyHostProvider` checks
+ * the options of the same names.
+ *
+ * @throws PtyHostError `invalid_option` naming the option and the value.
+ */
+export function assertPtyHostLaunchFlags(flags: unknown): asserts flags is PtyHostLaunchFlags {
+  if (flags === null || typeof flags !== 'object') throw invalidPtyHostOption('flags', 'an object { socketPath: string, … }', flags)
+  const { socketPath, idleExitMs, historyChars, scrollbackRows } = flags as Record<string, unknown>
+  assertSocketPathOption(socketPath)
+  assertIntegerOption('idleExitMs', idleExitMs, 0)
+  assertIntegerOption('historyChars', historyChars, 1)
+  assertIntegerOption('scrollbackRows', scrollbackRows, 0)
+  if (scrollbackRows !== undefined) assertScrollbackRowsFit(scrollbackRows as number)
+}
+
+/**
+ * {@link launchPtyHost}, keeping track of the host's exit (its `exit` event still fires though the
+ * child is unref'd). Refuses a program that does not resolve to an executable file (as the child's
+ * `execvp` would: a path, or a name on `PATH`), naming `<option>.file`: the spawn would fail
+ * after this returned, with no pid and nobody to tell.
+ *
+ * @throws PtyHostError `invalid_option` naming `<option>.file` and the program.
+ */
+export function startPtyHostProcess(command: PtyHostCommand, flags: PtyHostLaunchFlags, option = 'command'): LaunchedPtyHost {
+  const cwd = process.cwd()
+  if (resolveProgram(command.file, cwd, process.env) === null) {
+    const refused = `${option}.file`
+    const message = `Expected the \`${refused}\` option to be an executable file (a path, or a name found on PATH), got ${describeValue(command.file)}: ${whyNotExecutable(command.file, cwd)}`
+    throw new PtyHostError('invalid_option', message, { option: refused, value: command.file })
+  }
   const child = spawn(command.file, ptyHostArgs(command, flags), { detached: true, stdio: 'ignore' })
   let exitCode: number | null | undefined
   child.on('error', () => {
@@ -91,7 +146,17 @@ export function startPtyHostProcess(command: PtyHostCommand, flags: PtyHostLaunc
  * Start a pty host in the background: detached (its own session, so the app's terminal and
  * process group do not reach it), no stdio, and unref'd, so the app may exit while it runs.
  * Returns its pid (when the OS gave one).
+ *
+ * Every argument is checked first, nothing started on a refusal: a host given a bad flag would
+ * exit at once, its stderr discarded, and the pid returned would name a process already gone.
+ *
+ * @throws PtyHostError `invalid_option` naming the bad option and its value: `command` (or
+ * `command.file`, `command.args[i]`; a `command.file` that is no executable file, as a path or a
+ * name on `PATH`), `flags`, `socketPath` (missing, or not absolute), `idleExitMs`,
+ * `historyChars`, `scrollbackRows`.
  */
 export function launchPtyHost(command: PtyHostCommand, flags: PtyHostLaunchFlags): number | undefined {
+  assertPtyHostCommand('command', command)
+  assertPtyHostLaunchFlags(flags)
   return startPtyHostProcess(command, flags).pid
 }

@@ -199,7 +199,7 @@ export class PtyHostLink {
     if (options.idleExitMs !== undefined) flags.idleExitMs = options.idleExitMs
     if (options.historyChars !== undefined) flags.historyChars = options.historyChars
     if (options.scrollbackRows !== undefined) flags.scrollbackRows = options.scrollbackRows
-    return startPtyHostProcess(options.hostCommand ?? defaultPtyHostCommand(), flags)
+    return startPtyHostProcess(options.hostCommand ?? defaultPtyHostCommand(), flags, 'hostCommand')
   }
 
   #onClosed(closed: PtyHostConnection): void {
