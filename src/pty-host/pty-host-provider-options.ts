@@ -1,5 +1,5 @@
 import type { ExecutionHostId, PtyExitEvent, PtyIncarnationId, PtyProvider, PtySpawnResult } from '../contracts/index.js'
-import type { PtyHostCommand } from './launch-pty-host.js'
+import { assertPtyHostCommand, type PtyHostCommand } from './launch-pty-host.js'
 import type { PtyHostBufferSnapshot } from './session-history.js'
 import { assertIntegerOption, invalidPtyHostOption } from './pty-host-error.js'
 import { assertScrollbackRowsFit } from './screen-limit.js'
@@ -28,7 +28,11 @@ export type PtyHostProviderOptions = {
   socketPath?: string
   /** Start a host (detached) when none answers on a spawn or attach. Default `true`. */
   autoStart?: boolean
-  /** How to start the host. Default `defaultPtyHostCommand()`. */
+  /**
+   * How to start the host. Default `defaultPtyHostCommand()`. `file` a non-empty string, `args`
+   * strings (refused at creation otherwise, naming `hostCommand.file` or `hostCommand.args[i]`);
+   * a `file` that names no executable file fails the spawn that would start the host, at once.
+   */
   hostCommand?: PtyHostCommand
   /** `idleExitMs` of a host this provider starts. */
   idleExitMs?: number
@@ -108,9 +112,8 @@ export function validatePtyHostProviderOptions(options: PtyHostProviderOptions):
   // connect or request timeout of 0 would fail every connect or request before the host could answer.
   for (const key of ['historyChars', 'connectTimeoutMs', 'requestTimeoutMs'] as const) assertIntegerOption(key, options[key], 1)
   if (options.scrollbackRows !== undefined) assertScrollbackRowsFit(options.scrollbackRows)
-  const command = options.hostCommand
-  if (command !== undefined && (command === null || typeof command.file !== 'string' || !Array.isArray(command.args))) {
-    throw invalidPtyHostOption('hostCommand', 'an object { file: string, args: string[] }', command)
-  }
+  // Each part: an empty `file` or an argument that is no string failed only at the first spawn
+  // (or was passed on as "1"). Whether `file` names a program is asked when a host is started.
+  if (options.hostCommand !== undefined) assertPtyHostCommand('hostCommand', options.hostCommand)
 }
 

@@ -92,6 +92,20 @@ describe('pty host: option refusals', () => {
     )
   })
 
+  it.each<[string, unknown, string, unknown]>([
+    // Before: accepted; the first spawn passed "1" to the host, or failed "The argument 'file' cannot be empty".
+    ['an argument that is no string', { file: process.execPath, args: [1] }, 'hostCommand.args[0]', 1],
+    ['an argument with a NUL', { file: process.execPath, args: ['ok', 'a\0b'] }, 'hostCommand.args[1]', 'a\0b'],
+    ['an empty file', { file: '', args: [] }, 'hostCommand.file', ''],
+    ['no file', { args: [] }, 'hostCommand.file', undefined],
+    ['args that are no array', { file: process.execPath, args: 'x' }, 'hostCommand.args', 'x'],
+    ['null', null, 'hostCommand', null],
+  ])('the provider refuses a hostCommand with %s, naming the part and the value', (_label, hostCommand, option, value) => {
+    expect(() => createPtyHostProvider({ hostCommand: hostCommand as never, autoStart: false })).toThrow(
+      expect.objectContaining({ code: 'invalid_option', option, value, message: expect.stringContaining(`\`${option}\` option`) }),
+    )
+  })
+
   it('an attach with a replayFrom that is no output sequence is refused naming replayFrom and the value', async () => {
     const { socketPath } = await inProcessHost(cleanups)
     const app = provider(socketPath, { autoStart: false })
