@@ -74,8 +74,17 @@ export const PTY_HOST_ALREADY_RUNNING_EXIT_CODE = 3
 export type LaunchedPtyHost = {
   /** Its pid (when the OS gave one). */
   pid: number | undefined
-  /** Its exit code once it exited (`null` when a signal ended it), `undefined` while it runs. */
+  /** Its exit code once it exited (`null` when a signal ended it, or it never started), `undefined` while it runs. */
   exitCode(): number | null | undefined
+  /** How it ended, in words (`exit code 1`, `signal SIGKILL`, `a start error: …`), `undefined` while it runs. */
+  exitDescription(): string | undefined
+  /** The command line it was started with, quoted as for a POSIX shell: a failure names it, to run it by hand. */
+  readonly commandLine: string
+}
+
+/** `words` as one POSIX shell command line: a word with anything but safe characters single-quoted. */
+function shellCommandLine(words: readonly string[]): string {
+  return words.map((word) => (/^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replaceAll("'", "'\\''")}'`)).join(' ')
 }
 
 /**
@@ -130,16 +139,21 @@ export function startPtyHostProcess(command: PtyHostCommand, flags: PtyHostLaunc
     const message = `Expected the \`${refused}\` option to be an executable file (a path, or a name found on PATH), got ${describeValue(command.file)}: ${whyNotExecutable(command.file, cwd)}`
     throw new PtyHostError('invalid_option', message, { option: refused, value: command.file })
   }
-  const child = spawn(command.file, ptyHostArgs(command, flags), { detached: true, stdio: 'ignore' })
+  const args = ptyHostArgs(command, flags)
+  const child = spawn(command.file, args, { detached: true, stdio: 'ignore' })
   let exitCode: number | null | undefined
-  child.on('error', () => {
-    exitCode ??= null
+  let exitDescription: string | undefined
+  child.on('error', (error) => {
+    if (exitCode !== undefined) return
+    exitCode = null
+    exitDescription = `a start error: ${error.message}`
   })
-  child.once('exit', (code) => {
+  child.once('exit', (code, signal) => {
     exitCode = code
+    exitDescription = code === null ? `signal ${String(signal)}` : `exit code ${code}`
   })
   child.unref()
-  return { pid: child.pid, exitCode: () => exitCode }
+  return { pid: child.pid, exitCode: () => exitCode, exitDescription: () => exitDescription, commandLine: shellCommandLine([command.file, ...args]) }
 }
 
 /**

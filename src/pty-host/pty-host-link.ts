@@ -27,6 +27,28 @@ function wentAway(launched: LaunchedPtyHost): boolean {
 }
 
 /**
+ * Whether a host this app started has exited and failed (any other end than {@link wentAway}: an
+ * exit code other than 0 and {@link PTY_HOST_ALREADY_RUNNING_EXIT_CODE}, a signal, a start error):
+ * a host that never listened, and none will while nothing starts another.
+ */
+function failedToStart(launched: LaunchedPtyHost): boolean {
+  return launched.exitCode() !== undefined && !wentAway(launched)
+}
+
+/**
+ * The refusal of a connect whose host failed to start: `host_unavailable`, naming the command (to
+ * run it by hand: its stderr is discarded) and how it ended. The host exits 2 on a command line it
+ * refuses and 1 on any other start failure (an insecure socket directory, a bad option…).
+ */
+function startFailure(launched: LaunchedPtyHost, socketPath: string, refusal: PtyHostError): PtyHostError {
+  return new PtyHostError(
+    'host_unavailable',
+    `No pty host listens on ${socketPath}: the host this app started ended (${launched.exitDescription() ?? 'unknown'}) before it listened. Its stderr is discarded; run its command to see why: ${launched.commandLine}`,
+    { cause: refusal },
+  )
+}
+
+/**
  * A refusal the connect poll waits out. `unauthorized` always: the host listening refused a secret
  * read before it wrote its own — a host that started between the app's read of the secret file and
  * its connect (replacing the file of one that died without removing it) — and the next try reads
@@ -145,7 +167,9 @@ export class PtyHostLink {
    * also starts a host when none answers and retries `host_unavailable` while it comes up; without
    * it, `host_unavailable` fails at once and no host is ever started. A secret refused until the
    * deadline is genuinely not the listening host's: that fails `unauthorized`, naming the secret
-   * file.
+   * file. A host this app started that exits before anyone listens, other than idle (code 0) or
+   * beaten to the lock ({@link PTY_HOST_ALREADY_RUNNING_EXIT_CODE}) — both start another — fails
+   * the connect at once, `host_unavailable` naming its command and how it ended.
    */
   async #connectOrStart(start: boolean): Promise<PtyHostConnection> {
     let refusal: PtyHostError
@@ -164,8 +188,8 @@ export class PtyHostLink {
       // than the host's first-client grace, or the hello lost the race to the idle timer), or it
       // refused because another held the lock — that one is closing (it stops listening first, and
       // lets go of the lock once its sessions are stopped), and the next takes the lock once it is
-      // free. (One that failed to start is not started again; nor is a host started beside one
-      // that refused the secret: it listens.)
+      // free. (One that failed to start is not started again: the connect fails at once, below;
+      // nor is a host started beside one that refused the secret: it listens.)
       if (start && refusal.code === 'host_unavailable' && (launched === null || wentAway(launched))) {
         if (launched === null) ensurePrivateSocketDir(paths.socketPath)
         launched = this.#startHost()
@@ -176,6 +200,10 @@ export class PtyHostLink {
         if (!isRetried(error, start)) throw error
         refusal = error
       }
+      // None listens and the host this app started failed (exited, not idle nor beaten to the
+      // lock): none will listen, as it is not started again. Before, the poll went on until
+      // connectTimeoutMs and failed naming neither the command nor how it ended.
+      if (refusal.code === 'host_unavailable' && launched !== null && failedToStart(launched)) throw startFailure(launched, paths.socketPath, refusal)
       if (Date.now() > deadline) {
         if (refusal.code !== 'unauthorized') throw refusal
         throw new PtyHostError(

@@ -40,7 +40,11 @@ export type PtyHostProviderOptions = {
   historyChars?: number
   /** Scrollback rows of a started host's headless screens. */
   scrollbackRows?: number
-  /** Connect timeout, at least 1 ms. Default {@link PTY_HOST_CONNECT_TIMEOUT_MS}. */
+  /**
+   * Connect timeout, at least 1 ms. Default {@link PTY_HOST_CONNECT_TIMEOUT_MS}. A host this
+   * provider started that fails before it listens (exits non-zero, other than when another host
+   * holds the lock) fails the connect at once, `host_unavailable` naming its command and exit.
+   */
   connectTimeoutMs?: number
   /** Request timeout, at least 1 ms. Default {@link PTY_HOST_REQUEST_TIMEOUT_MS}. */
   requestTimeoutMs?: number

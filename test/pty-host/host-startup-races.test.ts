@@ -3,7 +3,7 @@
  * while another host is starting or closing must end connected (to whichever host serves the
  * socket), never with a failed spawn.
  */
-import { existsSync } from 'node:fs'
+import { existsSync, rmSync } from 'node:fs'
 import type { PtyHostProvider } from 'ptykit/pty-host'
 import { describe, expect, it } from 'vitest'
 import { waitFor } from '../node-pty/pty-test-support.js'
@@ -43,4 +43,22 @@ describe('pty host: an app that starts a host while the previous one is closing'
     expect(outcome).toEqual({ ok: true, id: expect.any(String) })
     expect(hostPid(socketPath)).not.toBe(oldPid)
   }, 20_000)
+})
+
+describe('pty host: a host the app started that fails before it listens', () => {
+  it.each([
+    ['exits with a failure code', 'echo boom >&2; exit 7', 'exit code 7'],
+    ['is killed by a signal', 'kill -KILL $$', 'signal SIGKILL'],
+  ])('%s: the spawn fails at once, host_unavailable naming the command and how it ended — not after connectTimeoutMs', async (_label, script, ended) => {
+    const { dir, socketPath } = makeSocketDir()
+    cleanups.push(async () => rmSync(dir, { recursive: true, force: true }))
+    // A connect timeout far beyond the test's: before, the spawn polled the socket until then and
+    // failed "No pty host listens on …", naming neither the command nor its exit.
+    const app = provider(socketPath, { hostCommand: { file: '/bin/sh', args: ['-c', script, 'failing-host'] }, connectTimeoutMs: 600_000 })
+    const refused = await app.spawn({ file: 'cat' }).catch((error: unknown) => error)
+    expect(refused).toMatchObject({ code: 'host_unavailable' })
+    const { message } = refused as Error
+    expect(message).toContain(`ended (${ended}) before it listened`)
+    expect(message).toContain(`/bin/sh -c '${script}' failing-host --socket ${socketPath}`)
+  })
 })
