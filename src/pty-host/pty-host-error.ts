@@ -22,8 +22,9 @@ import { defineErrorBrand } from '../contracts/error-brand.js'
  * - `invalid_spawn_option`: the host's node-pty provider refused a spawn option before starting
  *   anything (`option` names it, `value` is the refused value when it is a JSON scalar), or the
  *   spawn request was too large for one frame (`option` names its largest part, `value` is it —
- *   except an `env`, whose values may be secrets) and was never sent; the spawn pipeline reports
- *   it as `invalid_spawn_options`;
+ *   except an `env`, whose values may be secrets) and was never sent, or the app refused a spawn
+ *   option that would not reach the host as given (a `metadata` JSON cannot serialize) before
+ *   connecting; the spawn pipeline reports it as `invalid_spawn_options`;
  * - `stop_timeout`: `stopPtyHost` signalled the host, and it had not exited by `timeoutMs` (its
  *   sessions may still be stopping).
  */

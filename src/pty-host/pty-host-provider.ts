@@ -17,7 +17,7 @@ import {
 } from '../contracts/index.js'
 import { describeValue } from '../contracts/describe-value.js'
 import { ClientPtyRecords, exitEventOfMessage, isLive, type ClientPtyRecord, type ClientPtyState } from './client-pty-records.js'
-import { asSessionIdRefusal, spawnRequestParams } from './spawn-request-params.js'
+import { asSessionIdRefusal, spawnOptionsRefusal, spawnRequestParams } from './spawn-request-params.js'
 import { isRequestTimeout, type PtyHostConnection } from './pty-host-connection.js'
 import { invalidPtyHostOption, isPtyHostError, PtyHostError } from './pty-host-error.js'
 import { PtyHostLink } from './pty-host-link.js'
@@ -246,6 +246,9 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
         throw asSessionIdRefusal(error)
       })
     }
+    // Before connecting (or starting a host), and before the attach a known session id sends first.
+    const refusal = spawnOptionsRefusal(spawnOptions)
+    if (refusal !== undefined) return Promise.reject(refusal)
     if (sessionId !== undefined && spawnOptions.isNewSession !== true) return attachOrSpawn(sessionId, spawnOptions)
     return spawnFresh(spawnOptions)
   }

@@ -27,6 +27,33 @@ export function spawnRequestParams(sessionId: string, options: ProviderSpawnOpti
 }
 
 /**
+ * The refusal of spawn options the host would not receive as given, or `undefined`: a spawn
+ * request crosses to the host as JSON. A `metadata` JSON cannot serialize (a BigInt, a circular
+ * object, a `toJSON` that throws) is refused — before, the request failed to serialize and the
+ * spawn failed `provider_spawn_failed` with JSON's message, naming no option. (What JSON drops —
+ * a function, an `undefined` — is dropped, as for any JSON payload.) Checked before the provider
+ * connects or sends anything: the pipeline reports it as `invalid_spawn_options`, nothing started.
+ * The refusal keeps no `value` (the metadata is no JSON scalar); JSON's reason is its `cause`.
+ */
+export function spawnOptionsRefusal(options: ProviderSpawnOptions): PtyHostError | undefined {
+  const { metadata } = options
+  if (metadata !== undefined) {
+    try {
+      JSON.stringify(metadata)
+    } catch (error) {
+      // The first line: V8's message for a circle goes on to draw it, property by property.
+      const why = error instanceof Error ? error.message.split('\n')[0] : String(error)
+      return new PtyHostError(
+        'invalid_spawn_option',
+        `Expected the \`metadata\` option to be a value JSON can serialize (it crosses to the pty host as JSON), got one it cannot: ${why}`,
+        { cause: error, option: 'metadata' },
+      )
+    }
+  }
+  return undefined
+}
+
+/**
  * An `attach` that a spawn under a known session id sends first, refused for its `ptyId` (too large
  * for a frame): the caller's `sessionId` is the option at fault, refused as a spawn option (the
  * pipeline's `invalid_spawn_options`, nothing started) rather than as a failed spawn.

@@ -106,6 +106,29 @@ describe('pty host: option refusals', () => {
     )
   })
 
+  it('metadata JSON cannot serialize is refused as invalid_spawn_options naming metadata, before the provider connects', async () => {
+    const { dir, socketPath } = makeSocketDir()
+    cleanups.push(async () => rmSync(dir, { recursive: true, force: true }))
+    // No host and none started: a refusal that came after the connect would be host_unavailable.
+    const app = provider(socketPath, { autoStart: false })
+    const controller = createPtyController({ provider: app })
+    cleanups.push(() => controller.dispose())
+    const circular: Record<string, unknown> = {}
+    circular['self'] = circular
+    for (const [spawnOptions, why] of [
+      [{ file: '/bin/sh', metadata: { big: 10n } }, 'serialize a BigInt'],
+      [{ file: '/bin/sh', metadata: circular }, 'circular structure'],
+    ] as const) {
+      const error = await controller.spawn(spawnOptions).catch((caught: unknown) => caught)
+      // Before: provider_spawn_failed "Do not know how to serialize a BigInt", naming no option.
+      expect(error).toMatchObject({ code: 'invalid_spawn_options', option: 'metadata', outcome: 'not_started' })
+      expect((error as Error).cause).toMatchObject({ code: 'invalid_spawn_option', option: 'metadata', message: expect.stringContaining(why) })
+    }
+    // A known session id: refused before the attach it sends first.
+    await expect(app.spawn({ sessionId: 'known', file: '/bin/sh', metadata: circular })).rejects.toMatchObject({ code: 'invalid_spawn_option', option: 'metadata' })
+    expect(existsSync(socketPath)).toBe(false)
+  })
+
   it('an attach with a replayFrom that is no output sequence is refused naming replayFrom and the value', async () => {
     const { socketPath } = await inProcessHost(cleanups)
     const app = provider(socketPath, { autoStart: false })

@@ -2,7 +2,7 @@ import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import type { ProviderSpawnOptions } from '../../src/contracts/index.js'
 import { SPAWN_LAUNCH_KEYS } from '../../src/pty-host/protocol.js'
-import { spawnRequestParams } from '../../src/pty-host/spawn-request-params.js'
+import { spawnOptionsRefusal, spawnRequestParams } from '../../src/pty-host/spawn-request-params.js'
 
 /** Launch fields (any JSON-ish value, or absent) and fields that must never cross the wire. */
 const spawnOptionsArb = fc.record(
@@ -29,5 +29,31 @@ describe('spawnRequestParams', () => {
         expect(spawnRequestParams(sessionId, options as ProviderSpawnOptions)).toStrictEqual(expected)
       }),
     )
+  })
+})
+
+describe('spawnOptionsRefusal: metadata', () => {
+  const circular: Record<string, unknown> = { name: 'loop' }
+  circular['self'] = circular
+  it.each<[string, unknown, string]>([
+    ['a BigInt', { big: 10n }, 'Do not know how to serialize a BigInt'],
+    ['a circular object', circular, 'Converting circular structure to JSON'],
+    ['a toJSON that throws', { toJSON: () => { throw new Error('no JSON for you') } }, 'no JSON for you'],
+  ])('refuses metadata with %s as invalid_spawn_option naming metadata and why', (_label, metadata, why) => {
+    const refusal = spawnOptionsRefusal({ file: '/bin/sh', metadata: metadata as Record<string, unknown> })
+    expect(refusal).toMatchObject({ code: 'invalid_spawn_option', option: 'metadata', value: undefined })
+    expect(refusal?.message).toContain('`metadata` option to be a value JSON can serialize')
+    expect(refusal?.message).toContain(why)
+    // One line: not V8's drawing of the circle.
+    expect(refusal?.message).not.toContain('\n')
+  })
+
+  it('accepts any metadata JSON serializes (what it drops, such as a function, is dropped as for any JSON payload), and none', () => {
+    fc.assert(
+      fc.property(fc.option(fc.jsonValue(), { nil: undefined }), (metadata) => {
+        expect(spawnOptionsRefusal({ metadata: metadata as Record<string, unknown> })).toBeUndefined()
+      }),
+    )
+    expect(spawnOptionsRefusal({ metadata: { run: () => 1, missing: undefined } })).toBeUndefined()
   })
 })
