@@ -23,8 +23,9 @@ import { defineErrorBrand } from '../contracts/error-brand.js'
  *   anything (`option` names it, `value` is the refused value when it is a JSON scalar), or the
  *   spawn request was too large for one frame (`option` names its largest part, `value` is it —
  *   except an `env`, whose values may be secrets) and was never sent, or the app refused a spawn
- *   option that would not reach the host as given (a `metadata` JSON cannot serialize) before
- *   connecting; the spawn pipeline reports it as `invalid_spawn_options`;
+ *   option that would not reach the host as given (a `metadata` JSON cannot serialize, an `env`
+ *   that is no plain object of string values) before connecting; the spawn pipeline reports it
+ *   as `invalid_spawn_options`;
  * - `stop_timeout`: `stopPtyHost` signalled the host, and it had not exited by `timeoutMs` (its
  *   sessions may still be stopping).
  */

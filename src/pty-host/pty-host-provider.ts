@@ -247,7 +247,13 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
       })
     }
     // Before connecting (or starting a host), and before the attach a known session id sends first.
-    const refusal = spawnOptionsRefusal(spawnOptions)
+    let refusal: PtyHostError | undefined
+    try {
+      refusal = spawnOptionsRefusal(spawnOptions)
+    } catch (error) {
+      // A Proxy whose traps throw: a rejection all the same, never a throw from spawn().
+      return Promise.reject(error)
+    }
     if (refusal !== undefined) return Promise.reject(refusal)
     if (sessionId !== undefined && spawnOptions.isNewSession !== true) return attachOrSpawn(sessionId, spawnOptions)
     return spawnFresh(spawnOptions)

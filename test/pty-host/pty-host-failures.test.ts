@@ -2,6 +2,7 @@ import { execFileSync, spawn as spawnChild } from 'node:child_process'
 import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { createPtyController } from 'ptykit/controller'
+import { createNodePtyProvider } from 'ptykit/node-pty'
 import type { TerminalExitCause } from 'ptykit/exit-cause'
 import type { PtyExitEvent } from 'ptykit/contracts'
 import {
@@ -126,6 +127,36 @@ describe('pty host: option refusals', () => {
     }
     // A known session id: refused before the attach it sends first.
     await expect(app.spawn({ sessionId: 'known', file: '/bin/sh', metadata: circular })).rejects.toMatchObject({ code: 'invalid_spawn_option', option: 'metadata' })
+    expect(existsSync(socketPath)).toBe(false)
+  })
+
+  it('an env that is no plain object of strings is refused as invalid_spawn_options naming it, before the provider connects, its values never shown — as the node-pty provider refuses it', async () => {
+    const { dir, socketPath } = makeSocketDir()
+    cleanups.push(async () => rmSync(dir, { recursive: true, force: true }))
+    // No host and none started: a refusal that came after the connect would be host_unavailable.
+    const app = provider(socketPath, { autoStart: false })
+    const controller = createPtyController({ provider: app })
+    cleanups.push(() => controller.dispose())
+    const local = createNodePtyProvider()
+    cleanups.push(() => local.dispose())
+    const secret = 'hunter2-secret'
+    for (const [env, option] of [
+      // Before: serialized to {} and the spawn went ahead without it.
+      [new Map([['TOKEN', secret]]), 'env'],
+      // Before: JSON dropped the key and the spawn went ahead; the node-pty provider refuses it.
+      [{ PATH: '/usr/bin:/bin', TOKEN: undefined }, 'env.TOKEN'],
+    ] as const) {
+      const error = await controller.spawn({ file: '/bin/sh', env: env as never }).catch((caught: unknown) => caught)
+      expect(error).toMatchObject({ code: 'invalid_spawn_options', option, value: undefined, outcome: 'not_started' })
+      const cause = (error as Error).cause as Error
+      expect(cause).toMatchObject({ code: 'invalid_spawn_option', option, value: undefined })
+      expect(`${(error as Error).message} ${cause.message}`).not.toContain(secret)
+      if (option === 'env.TOKEN') {
+        // The same refusal, word for word, as the node-pty provider's.
+        const localError = await local.spawn({ file: '/bin/sh', env: env as never }).catch((caught: unknown) => caught)
+        expect(localError).toMatchObject({ code: 'invalid_spawn_option', option, message: cause.message })
+      }
+    }
     expect(existsSync(socketPath)).toBe(false)
   })
 

@@ -57,3 +57,39 @@ describe('spawnOptionsRefusal: metadata', () => {
     expect(spawnOptionsRefusal({ metadata: { run: () => 1, missing: undefined } })).toBeUndefined()
   })
 })
+
+describe('spawnOptionsRefusal: env', () => {
+  const SECRET = 'hunter2-secret'
+  class Settings {
+    TOKEN = SECRET
+  }
+  it.each<[string, unknown, string, string]>([
+    // Before: serialized to {} and silently dropped.
+    ['a Map', new Map([['TOKEN', SECRET]]), 'env', '[redacted] (Map)'],
+    // Before: its fields crossed, as if it were a plain object.
+    ['a class instance', new Settings(), 'env', '[redacted] (Settings)'],
+    ['an object with a non-Object prototype', Object.create({ inherited: SECRET }), 'env', '[redacted] (Object)'],
+    ['a string', `TOKEN=${SECRET}`, 'env', '[redacted] (string of 20 characters)'],
+    ['an array', [SECRET], 'env', '[redacted] (array)'],
+    // Before: JSON dropped the key, while the node-pty provider refuses it.
+    ['an undefined value', { PATH: '/bin', TOKEN: undefined }, 'env.TOKEN', '[redacted] (undefined)'],
+    ['a number value', { TOKEN: 42 }, 'env.TOKEN', '[redacted] (number)'],
+  ])('refuses an env that is %s as invalid_spawn_option naming the option, never showing nor keeping a value', (_label, env, option, shown) => {
+    const refusal = spawnOptionsRefusal({ file: '/bin/sh', env: env as Record<string, string> })
+    expect(refusal).toMatchObject({ code: 'invalid_spawn_option', option, value: undefined })
+    expect(refusal?.message).toContain(`\`${option}\` option to be`)
+    expect(refusal?.message).toContain(`got ${shown}`)
+    expect(refusal?.message).not.toContain(SECRET)
+    expect(refusal?.message).not.toContain('42')
+  })
+
+  it('accepts a plain object of strings, also one without a prototype, and no env', () => {
+    fc.assert(
+      fc.property(fc.dictionary(fc.string(), fc.string()), (env) => {
+        expect(spawnOptionsRefusal({ env })).toBeUndefined()
+        expect(spawnOptionsRefusal({ env: Object.assign(Object.create(null) as Record<string, string>, env) })).toBeUndefined()
+      }),
+    )
+    expect(spawnOptionsRefusal({ file: '/bin/sh' })).toBeUndefined()
+  })
+})
