@@ -24,7 +24,7 @@ import { defineErrorBrand } from '../contracts/error-brand.js'
  *   spawn request was too large for one frame (`option` names its largest part, `value` is it —
  *   except an `env`, whose values may be secrets) and was never sent, or the app refused a spawn
  *   option that would not reach the host as given (a `metadata` JSON cannot serialize, an `env`
- *   that is no plain object of string values) before connecting; the spawn pipeline reports it
+ *   that is no record of string values: a `Map`, an array) before connecting; the spawn pipeline reports it
  *   as `invalid_spawn_options`;
  * - `stop_timeout`: `stopPtyHost` signalled the host, and it had not exited by `timeoutMs` (its
  *   sessions may still be stopping).

@@ -1,5 +1,6 @@
 import type { ProviderSpawnOptions } from '../contracts/index.js'
 import { describeSecretValue } from '../contracts/describe-value.js'
+import { ENVIRONMENT_RECORD_EXPECTED, isEnvironmentRecord } from '../contracts/environment-record.js'
 import { isPtyHostError, PtyHostError } from './pty-host-error.js'
 
 /**
@@ -32,37 +33,18 @@ function envOptionError(option: string, expected: string, shown: string): PtyHos
   return new PtyHostError('invalid_spawn_option', `Expected the \`${option}\` option to be ${expected}, got ${shown}`, { option })
 }
 
-/** The kind of a non-plain object, for a refusal that may not show it: its constructor's name. */
-function objectKind(value: object): string {
-  try {
-    const name: unknown = (Object.getPrototypeOf(value) as { constructor?: { name?: unknown } } | null)?.constructor?.name
-    return typeof name === 'string' && name.length > 0 ? name : 'object'
-  } catch {
-    return 'object'
-  }
-}
-
 /**
  * The refusal of an `env` the host would not receive as given, as the node-pty provider refuses
- * it (its `buildEnvironment`): a plain object (prototype `Object.prototype` or `null`) whose every
- * value is a string. JSON keeps only an object's own enumerable properties, so a `Map` (or a class
- * instance) arrived as `{}` or as its fields, its entries silently dropped; and it drops an
- * `undefined` value, which the node-pty provider refuses. Keys and the rest (NUL, `=`) are left
- * to the host's provider, which refuses them with the same messages. Never shows a value.
+ * it (its `buildEnvironment`): a record (`isEnvironmentRecord`: no array, no `Map` or other
+ * iterable — JSON would send a `Map` as `{}`, its entries dropped in silence) whose every value is
+ * a string (JSON drops an `undefined` value, which the node-pty provider refuses). `process.env`
+ * passes. Keys and the rest (NUL, `=`) are left to the host's provider, which refuses them with
+ * the same messages. Never shows a value.
  */
 function envRefusal(env: unknown): PtyHostError | undefined {
-  if (env === null || typeof env !== 'object' || Array.isArray(env)) return envOptionError('env', 'an object of string values', describeSecretValue(env))
-  const prototype: unknown = Object.getPrototypeOf(env)
-  // A null-prototype object, an object literal — also of another realm (whose Object.prototype's own prototype is null).
-  if (prototype !== null && prototype !== Object.prototype && Object.getPrototypeOf(prototype) !== null) {
-    return envOptionError(
-      'env',
-      'a plain object of string values (it crosses to the pty host as JSON, which would drop the entries of a Map or the prototype of a class instance)',
-      `[redacted] (${objectKind(env)})`,
-    )
-  }
-  for (const key in env) {
-    const value: unknown = (env as Record<string, unknown>)[key]
+  if (!isEnvironmentRecord(env)) return envOptionError('env', ENVIRONMENT_RECORD_EXPECTED, describeSecretValue(env))
+  // Own enumerable properties, as JSON sends them and the node-pty provider reads them.
+  for (const [key, value] of Object.entries(env)) {
     if (typeof value !== 'string') return envOptionError(`env.${key}`, 'a string', describeSecretValue(value))
   }
   return undefined
@@ -70,7 +52,7 @@ function envRefusal(env: unknown): PtyHostError | undefined {
 
 /**
  * The refusal of spawn options the host would not receive as given, or `undefined`: a spawn
- * request crosses to the host as JSON. An `env` that is no plain object of strings is refused
+ * request crosses to the host as JSON. An `env` that is no record of strings (a `Map`, an array) is refused
  * (see `envRefusal`; option `env` or `env.<key>`, the value never shown nor kept). A `metadata` JSON cannot serialize (a BigInt, a circular
  * object, a `toJSON` that throws) is refused — before, the request failed to serialize and the
  * spawn failed `provider_spawn_failed` with JSON's message, naming no option. (What JSON drops —

@@ -146,9 +146,12 @@ describe('pty host: option refusals', () => {
       // Before: JSON dropped the key and the spawn went ahead; the node-pty provider refuses it.
       [{ PATH: '/usr/bin:/bin', TOKEN: undefined }, 'env.TOKEN'],
     ] as const) {
+      // The provider's own refusal (a Map never reaches it through a controller: the pipeline refuses it first).
+      const direct = await app.spawn({ file: '/bin/sh', env: env as never }).catch((caught: unknown) => caught)
+      expect(direct).toMatchObject({ code: 'invalid_spawn_option', option, value: undefined })
       const error = await controller.spawn({ file: '/bin/sh', env: env as never }).catch((caught: unknown) => caught)
       expect(error).toMatchObject({ code: 'invalid_spawn_options', option, value: undefined, outcome: 'not_started' })
-      const cause = (error as Error).cause as Error
+      const cause = option === 'env' ? (direct as Error) : ((error as Error).cause as Error)
       expect(cause).toMatchObject({ code: 'invalid_spawn_option', option, value: undefined })
       expect(`${(error as Error).message} ${cause.message}`).not.toContain(secret)
       if (option === 'env.TOKEN') {

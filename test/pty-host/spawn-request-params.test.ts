@@ -66,9 +66,6 @@ describe('spawnOptionsRefusal: env', () => {
   it.each<[string, unknown, string, string]>([
     // Before: serialized to {} and silently dropped.
     ['a Map', new Map([['TOKEN', SECRET]]), 'env', '[redacted] (Map)'],
-    // Before: its fields crossed, as if it were a plain object.
-    ['a class instance', new Settings(), 'env', '[redacted] (Settings)'],
-    ['an object with a non-Object prototype', Object.create({ inherited: SECRET }), 'env', '[redacted] (Object)'],
     ['a string', `TOKEN=${SECRET}`, 'env', '[redacted] (string of 20 characters)'],
     ['an array', [SECRET], 'env', '[redacted] (array)'],
     // Before: JSON dropped the key, while the node-pty provider refuses it.
@@ -91,5 +88,10 @@ describe('spawnOptionsRefusal: env', () => {
       }),
     )
     expect(spawnOptionsRefusal({ file: '/bin/sh' })).toBeUndefined()
+  })
+
+  it('accepts what the node-pty provider reads as a record: process.env (whose prototype is its own) and a class instance (its own fields, as JSON sends them)', () => {
+    expect(spawnOptionsRefusal({ env: process.env as Record<string, string> })).toBeUndefined()
+    expect(spawnOptionsRefusal({ env: new Settings() as unknown as Record<string, string> })).toBeUndefined()
   })
 })
