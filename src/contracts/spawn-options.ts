@@ -125,9 +125,13 @@ export type ProviderSpawnOptions = PtyProcessLaunch & {
 
 /** A provider's reply to a spawn or attach. */
 export type PtySpawnResult = {
-  /** The PTY id, globally routable within its host. */
+  /**
+   * The PTY id, globally routable within its host: a non-empty string. The spawn pipeline checks
+   * every reply (`provider_spawn_failed` naming the field, the started process stopped again) —
+   * this field and those below, each as its description says.
+   */
   id: string
-  /** The root process id; `null` when the provider does not publish it. */
+  /** The root process id, a positive integer; `null` (or absent) when the provider does not publish it. */
   pid?: number | null
   /** The incarnation the provider minted for this process. */
   incarnationId?: PtyIncarnationId
@@ -145,8 +149,8 @@ export type PtySpawnResult = {
    * wrapper, not the child). Exits of this PTY then resolve to `unknown/host_status_unavailable`.
    */
   hostReportsChildExitStatus?: boolean
-  /** Columns the PTY actually has. */
+  /** Columns the PTY actually has: an integer from 1 to `MAX_PTY_DIMENSION`. */
   cols?: number
-  /** Rows the PTY actually has. */
+  /** Rows the PTY actually has: an integer from 1 to `MAX_PTY_DIMENSION`. */
   rows?: number
 }

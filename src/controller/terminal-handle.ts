@@ -270,22 +270,25 @@ function assertListener(listener: unknown): void {
 /**
  * Call every listener even when one throws; then rethrow the first failure, so the controller
  * reports it on its `error` event (`listener_threw`) like a throw from any of its own listeners.
- * Promises the listeners return (`async` listeners) come back as one promise, which rejects with
- * the first rejection once all have settled: the controller reports that one the same way. With a
- * throw as well, the throw is the failure reported, and the rejections are handled unreported.
+ * Promises the listeners return (`async` listeners) come back as one promise, which rejects as
+ * soon as one of them rejects — a sibling that never settles does not hold the report back — and
+ * resolves once all have settled: the controller reports that first rejection the same way (later
+ * ones are handled, unreported, as later throws are). With a throw as well, the throw is the
+ * failure reported.
  */
 function callEach<T>(listeners: ReadonlySet<(value: T) => unknown>, value: T): Promise<void> | undefined {
   let failure: { error: unknown } | undefined
-  let returned: unknown[] | undefined
+  let thenables: PromiseLike<unknown>[] | undefined
   for (const listener of [...listeners]) {
     try {
       const result = listener(value)
-      if (result !== undefined) (returned ??= []).push(result)
+      // Most listeners return nothing (or a number, `push`'s): one comparison, no allocation.
+      if (result !== undefined && isThenable(result)) (thenables ??= []).push(result)
     } catch (error) {
       failure ??= { error }
     }
   }
-  const settled = returned === undefined ? undefined : firstRejection(returned)
+  const settled = thenables === undefined ? undefined : firstRejection(thenables)
   if (failure !== undefined) {
     void settled?.catch(() => undefined)
     throw failure.error
@@ -293,11 +296,19 @@ function callEach<T>(listeners: ReadonlySet<(value: T) => unknown>, value: T): P
   return settled
 }
 
-/** Resolves once every thenable among `values` settled; rejects with the first rejection. `undefined` when none is a thenable. */
-function firstRejection(values: readonly unknown[]): Promise<void> | undefined {
-  const thenables = values.filter((value) => (typeof value === 'object' || typeof value === 'function') && value !== null && typeof (value as { then?: unknown }).then === 'function')
-  if (thenables.length === 0) return undefined
-  return Promise.allSettled(thenables).then((results) => {
-    for (const result of results) if (result.status === 'rejected') throw result.reason
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return (typeof value === 'object' || typeof value === 'function') && value !== null && typeof (value as { then?: unknown }).then === 'function'
+}
+
+/** Rejects with the first of `thenables` to reject, at once; resolves once all have fulfilled. */
+function firstRejection(thenables: readonly PromiseLike<unknown>[]): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    let pending = thenables.length
+    for (const thenable of thenables) {
+      Promise.resolve(thenable).then(() => {
+        pending -= 1
+        if (pending === 0) resolve()
+      }, reject)
+    }
   })
 }

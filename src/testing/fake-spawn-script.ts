@@ -1,4 +1,4 @@
-import { isWriteSettlement, type ProviderSequence, type PtyIncarnationId, type WriteSettlement } from '../contracts/index.js'
+import { MAX_PTY_DIMENSION, isWriteSettlement, type ProviderSequence, type PtyIncarnationId, type WriteSettlement } from '../contracts/index.js'
 import { describeValue } from '../contracts/describe-value.js'
 
 /**
@@ -63,7 +63,7 @@ export function quotedFakeShutdownBehaviours(): string {
 export type FakeSpawnScript = {
   /** Reuse this PTY id. A new incarnation is minted on every spawn, so old and new stay apart. */
   id?: string
-  /** The pid to report. Default: a counter from 1000. */
+  /** The pid to report (a positive integer, as a spawn reply's must be). Default: a counter from 1000. */
   pid?: number
   /** The spawn rejects with this value (when not `undefined`); nothing is left running. */
   fail?: unknown
@@ -175,9 +175,14 @@ export function assertFakeSpawnScript(script: unknown, what: string): asserts sc
   const field = (name: string, expected: string): TypeError =>
     new TypeError(`Expected the script's \`${name}\` to be ${expected}, got ${describeValue(script[name])}`)
   const { id, pid, hang, liveness, shutdown, writeSettlement, hostReportsChildExitStatus, cols, rows, commitOnSpawn, output, exit, exitBeforeReply } = script
-  if (id !== undefined && typeof id !== 'string') throw field('id', 'a string or undefined')
-  for (const [name, value] of [['pid', pid], ['cols', cols], ['rows', rows]] as const) {
-    if (value !== undefined && !Number.isInteger(value)) throw field(name, 'an integer or undefined')
+  // As a spawn reply must be (`PtySpawnResult`): refused here, when the test scripts it, rather
+  // than as a spawn that fails `provider_spawn_failed` later.
+  if (id !== undefined && (typeof id !== 'string' || id.length === 0)) throw field('id', 'a non-empty string or undefined')
+  if (pid !== undefined && !(Number.isSafeInteger(pid) && (pid as number) > 0)) throw field('pid', 'a positive integer or undefined')
+  for (const [name, value] of [['cols', cols], ['rows', rows]] as const) {
+    if (value !== undefined && !(Number.isInteger(value) && (value as number) >= 1 && (value as number) <= MAX_PTY_DIMENSION)) {
+      throw field(name, `an integer from 1 to ${MAX_PTY_DIMENSION} or undefined`)
+    }
   }
   for (const [name, value] of [['hang', hang], ['hostReportsChildExitStatus', hostReportsChildExitStatus], ['commitOnSpawn', commitOnSpawn]] as const) {
     if (value !== undefined && typeof value !== 'boolean') throw field(name, 'a boolean or undefined')

@@ -203,6 +203,21 @@ describe('PtyTerminal: async listeners', () => {
   })
 })
 
+describe('PtyTerminal: an async listener that never settles', () => {
+  it('does not hold back the report of a sibling listener whose promise rejects', async () => {
+    const h = createHarness()
+    const terminal = await h.controller.spawnTerminal({})
+    terminal.onExit(() => new Promise<void>(() => undefined))
+    terminal.onExit(async () => {
+      throw new Error('save failed')
+    })
+    h.provider.emitExit(terminal.id, { exitCode: 0 })
+    await h.settle()
+    expect(h.errors().map((error) => [error.code, (error.cause as Error).message])).toEqual([['listener_threw', 'save failed']])
+    await h.run(h.controller.dispose())
+  })
+})
+
 describe('PtyTerminal: malformed arguments', () => {
   // A handle that outlived its incarnation still gets the caller's bugs reported, as the controller
   // does after dispose: the fence answers a well-formed late call, not a malformed one.

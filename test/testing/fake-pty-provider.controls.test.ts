@@ -58,9 +58,13 @@ describe('fake provider controls refuse malformed arguments', () => {
     expect(() => provider.scriptNextSpawn({ hang: 'false' } as never)).toThrow("Expected the script's `hang` to be a boolean or undefined, got \"false\" (string)")
     expect(() => provider.scriptNextSpawn({ liveness: 'false' } as never)).toThrow("Expected the script's `liveness` to be a boolean, null or undefined, got \"false\" (string)")
     expect(() => provider.scriptNextSpawn({ writeSettlement: { kind: 'ok' } } as never)).toThrow("Expected the script's `writeSettlement` to be a WriteSettlement or undefined")
-    expect(() => provider.scriptNextSpawn({ pid: '42' } as never)).toThrow("Expected the script's `pid` to be an integer or undefined, got \"42\" (string)")
-    expect(() => provider.scriptNextSpawn({ cols: 80.5 } as never)).toThrow("Expected the script's `cols` to be an integer or undefined, got 80.5 (number)")
-    expect(() => provider.scriptNextSpawn({ id: 7 } as never)).toThrow("Expected the script's `id` to be a string or undefined, got 7 (number)")
+    expect(() => provider.scriptNextSpawn({ pid: '42' } as never)).toThrow("Expected the script's `pid` to be a positive integer or undefined, got \"42\" (string)")
+    // As a spawn reply must be (the pipeline refuses others): refused when scripted, not at the spawn.
+    expect(() => provider.scriptNextSpawn({ pid: 0 })).toThrow("Expected the script's `pid` to be a positive integer or undefined, got 0 (number)")
+    expect(() => provider.scriptNextSpawn({ cols: 80.5 } as never)).toThrow("Expected the script's `cols` to be an integer from 1 to 65535 or undefined, got 80.5 (number)")
+    expect(() => provider.scriptNextSpawn({ rows: 0 })).toThrow("Expected the script's `rows` to be an integer from 1 to 65535 or undefined, got 0 (number)")
+    expect(() => provider.scriptNextSpawn({ id: 7 } as never)).toThrow("Expected the script's `id` to be a non-empty string or undefined, got 7 (number)")
+    expect(() => provider.scriptNextSpawn({ id: '' })).toThrow("Expected the script's `id` to be a non-empty string or undefined, got \"\" (string)")
     expect(() => provider.scriptNextSpawn({ commitOnSpawn: 0 } as never)).toThrow("Expected the script's `commitOnSpawn` to be a boolean or undefined")
     expect(() => provider.scriptNextSpawn(null as never)).toThrow('Expected the `script` argument to be a FakeSpawnScript object, got null')
     // In metadata, `shutdown` was not checked at all: a typo stopped the PTY as 'confirm' would.
