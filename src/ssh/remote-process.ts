@@ -161,9 +161,8 @@ export async function sweepRemoteSessions(connection: SshConnection, requests: r
   })
 }
 
-/** The sweeps asked of a connection in this turn of the event loop, sent as one script at its end. */
-type SweepBatch = { requests: SweepRequest[]; timeoutMs: number; answers: Promise<(RemoteSessionLook | null)[]> }
-const sweepBatches = new WeakMap<SshConnection, SweepBatch>()
+/** One sweep script per connection and turn of the event loop, for every sweep asked in it. */
+const sweepPerTurn = batchedPerTurn(sweepRemoteSessions)
 
 /**
  * Look at the session of `marker`'s program — its leader's group and every process whose session
@@ -173,23 +172,7 @@ const sweepBatches = new WeakMap<SshConnection, SweepBatch>()
  * of its own would read every process's stat file, once per PTY.
  */
 export function sweepRemoteSession(connection: SshConnection, marker: LaunchMarker, signal: string | null, timeoutMs: number): Promise<RemoteSessionLook | null> {
-  let batch = sweepBatches.get(connection)
-  if (batch === undefined) {
-    const requests: SweepRequest[] = []
-    const created: SweepBatch = {
-      requests,
-      timeoutMs,
-      answers: new Promise<void>((resolve) => setImmediate(resolve)).then(() => {
-        sweepBatches.delete(connection)
-        return sweepRemoteSessions(connection, requests, created.timeoutMs)
-      }),
-    }
-    batch = created
-    sweepBatches.set(connection, batch)
-  }
-  batch.timeoutMs = Math.max(batch.timeoutMs, timeoutMs)
-  const index = batch.requests.push({ marker, signal }) - 1
-  return batch.answers.then((answers) => answers[index] ?? null)
+  return sweepPerTurn(connection, { marker, signal }, timeoutMs)
 }
 
 /**
@@ -207,9 +190,8 @@ export async function probeRemotePids(connection: SshConnection, markers: readon
   return lines.map((line) => (line === 'yes' ? true : line === 'no' || line === 'exited' ? false : null))
 }
 
-/** The probes asked of a connection in this turn of the event loop, sent as one script at its end. */
-type ProbeBatch = { markers: LaunchMarker[]; timeoutMs: number; answers: Promise<(boolean | null)[]> }
-const probeBatches = new WeakMap<SshConnection, ProbeBatch>()
+/** One probe script per connection and turn of the event loop, for every probe asked in it. */
+const probePerTurn = batchedPerTurn(probeRemotePids)
 
 /**
  * Whether the remote pid is alive: `null` when the remote cannot tell. The probes asked of one
@@ -219,23 +201,7 @@ const probeBatches = new WeakMap<SshConnection, ProbeBatch>()
  * window (measured).
  */
 export function probeRemotePid(connection: SshConnection, marker: LaunchMarker, timeoutMs: number): Promise<boolean | null> {
-  let batch = probeBatches.get(connection)
-  if (batch === undefined) {
-    const markers: LaunchMarker[] = []
-    const created: ProbeBatch = {
-      markers,
-      timeoutMs,
-      answers: new Promise<void>((resolve) => setImmediate(resolve)).then(() => {
-        probeBatches.delete(connection)
-        return probeRemotePids(connection, markers, created.timeoutMs)
-      }),
-    }
-    batch = created
-    probeBatches.set(connection, batch)
-  }
-  batch.timeoutMs = Math.max(batch.timeoutMs, timeoutMs)
-  const index = batch.markers.push(marker) - 1
-  return batch.answers.then((answers) => answers[index] ?? null)
+  return probePerTurn(connection, marker, timeoutMs)
 }
 
 /** What a Linux remote's `/proc` says about a PTY's program. */
@@ -282,5 +248,36 @@ export async function inspectRemoteProcess(connection: SshConnection, marker: La
     cwd: nonEmpty(fields.get('fgcwd')) ?? nonEmpty(fields.get('cwd')),
     foreground: nonEmpty(fields.get('fg')),
     hasChildren: children === undefined || children === '?' ? null : children.length > 0,
+  }
+}
+
+/**
+ * `run` of a whole batch made per-request: the requests asked of one connection in the same turn of
+ * the event loop go out as one `run` at its end (after `setImmediate`), with the longest timeout any
+ * of them asked for; each gets its own answer, `null` when `run` gave none for it.
+ */
+function batchedPerTurn<Q, A>(
+  run: (connection: SshConnection, requests: readonly Q[], timeoutMs: number) => Promise<readonly (A | null)[]>,
+): (connection: SshConnection, request: Q, timeoutMs: number) => Promise<A | null> {
+  type Batch = { requests: Q[]; timeoutMs: number; answers: Promise<readonly (A | null)[]> }
+  const batches = new WeakMap<SshConnection, Batch>()
+  return (connection, request, timeoutMs) => {
+    let batch = batches.get(connection)
+    if (batch === undefined) {
+      const requests: Q[] = []
+      const created: Batch = {
+        requests,
+        timeoutMs,
+        answers: new Promise<void>((resolve) => setImmediate(resolve)).then(() => {
+          batches.delete(connection)
+          return run(connection, requests, created.timeoutMs)
+        }),
+      }
+      batch = created
+      batches.set(connection, batch)
+    }
+    batch.timeoutMs = Math.max(batch.timeoutMs, timeoutMs)
+    const index = batch.requests.push(request) - 1
+    return batch.answers.then((answers) => answers[index] ?? null)
   }
 }
