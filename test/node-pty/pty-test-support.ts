@@ -20,6 +20,41 @@ export function procRow(pid: number): ProcRow | null {
 }
 
 /**
+ * A process as seen at one moment: its pid and its start time (`/proc/<pid>/stat` field 22), which
+ * together name it for good — a pid alone names whatever process holds it now, and `pid_max` is
+ * 32 768 here: the whole suite wraps it.
+ */
+export type ProcessIdentity = { readonly pid: number; readonly startTime: string }
+
+/** The identity of the process `pid` names now; `null` when there is none. */
+export function processIdentity(pid: number): ProcessIdentity | null {
+  let text: string
+  try {
+    text = readFileSync(`/proc/${pid}/stat`, 'utf8')
+  } catch {
+    return null
+  }
+  const startTime = text.slice(text.lastIndexOf(')') + 2).split(' ')[19]
+  return startTime === undefined ? null : { pid, startTime }
+}
+
+/**
+ * Signal (SIGKILL by default) the process `identity` names — with `group`, its process group — if
+ * it is still that process and not dead. For cleanups that run after a test: the process they
+ * remember may have died long since, and its pid been given to another test's process.
+ */
+export function killIfStill(identity: ProcessIdentity | null | undefined, options: { group?: boolean; signal?: NodeJS.Signals } = {}): void {
+  if (identity === null || identity === undefined) return
+  const now = processIdentity(identity.pid)
+  if (now === null || now.startTime !== identity.startTime || isDead(identity.pid)) return
+  try {
+    process.kill(options.group === true ? -identity.pid : identity.pid, options.signal ?? 'SIGKILL')
+  } catch {
+    // Gone meanwhile.
+  }
+}
+
+/**
  * Whether a /proc state letter is a dead process's: a zombie (`Z`), or one its parent is reaping
  * right now (`X`; `x` on older kernels), whose stat still reads until its pid is freed.
  */

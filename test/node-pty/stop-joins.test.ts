@@ -12,21 +12,16 @@ import { join } from 'node:path'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { createNodePtyProvider, type NodePtyProvider } from 'ptykit/node-pty'
 import { createPtyController } from 'ptykit/controller'
-import { PtyEventLog, isDead, procRow, waitFor, expectNoChildLeftBehind } from './pty-test-support.js'
+import { PtyEventLog, isDead, killIfStill, procRow, processIdentity, waitFor, expectNoChildLeftBehind, type ProcessIdentity } from './pty-test-support.js'
 
 let provider: NodePtyProvider
 let log: PtyEventLog
-const leftovers: number[] = []
+const leftovers: (ProcessIdentity | null)[] = []
 
 expectNoChildLeftBehind(async () => {
   await provider.dispose().catch(() => undefined)
-  for (const pid of leftovers) {
-    try {
-      process.kill(pid, 'SIGKILL')
-    } catch {
-      // gone
-    }
-  }
+  // Known by pid and start time: a leftover that died long ago is never a later process with its pid.
+  for (const leftover of leftovers.splice(0)) killIfStill(leftover)
   await new Promise((resolve) => setTimeout(resolve, 100))
 })
 
@@ -48,7 +43,7 @@ describe('node-pty provider: stops that are joined late, and leaders that only l
     const failures: string[] = []
     for (const delayMs of [1, 2, 3, 4, 6]) {
       const result = await provider.spawn(HUP_TERM_IGNORING)
-      leftovers.push(result.pid!)
+      leftovers.push(processIdentity(result.pid!))
       await waitFor(() => (!isDead(result.pid!) ? true : undefined), 'the child')
       await sleep(50)
       const graceful = provider.shutdown(result.id, { timeoutMs: 4_000 }).then(
@@ -82,7 +77,7 @@ describe('node-pty provider: stops that are joined late, and leaders that only l
       const match = /BG=(\d+)/.exec(l.output(result.id))
       return match === null ? undefined : Number(match[1])
     }, 'the job pid')
-    leftovers.push(job)
+    leftovers.push(processIdentity(job))
     return { result, job }
   }
 
@@ -112,7 +107,7 @@ describe('node-pty provider: stops that are joined late, and leaders that only l
         const match = /BG=(\d+)/.exec(ownLog.output(reply.id))
         return match === null ? undefined : Number(match[1])
       }, 'the job pid')
-      leftovers.push(job)
+      leftovers.push(processIdentity(job))
       const verdict = await controller.stopAndWait(reply.id, { deadlineMs: Date.now() + 1_500 })
       const jobDeadAtVerdict = isDead(job)
       expect({ verdict, jobDeadAtVerdict }).toEqual({ verdict: true, jobDeadAtVerdict: true })
@@ -162,7 +157,7 @@ int main(void) { pthread_t t; pthread_create(&t, 0, run, 0); usleep(50000); pthr
     // the PTY absent)".
     const binary = buildThreadedLeader()
     const result = await provider.spawn({ file: binary, args: [] })
-    leftovers.push(result.pid!)
+    leftovers.push(processIdentity(result.pid!))
     await waitFor(() => (log.output(result.id).includes('tick 2') ? true : undefined), 'the thread’s output')
     expect(procRow(result.pid!)?.state).toBe('Z') // what the provider sees: a "zombie" leader
     const liveness = await provider.probeLiveness(result.id)
@@ -183,7 +178,7 @@ int main(void) { pthread_t t; pthread_create(&t, 0, run, 0); usleep(50000); pthr
     // exit"; "`shutdown` resolves only when everything the stop covers is gone".
     const binary = buildThreadedLeader()
     const result = await provider.spawn({ file: binary, args: [] })
-    leftovers.push(result.pid!)
+    leftovers.push(processIdentity(result.pid!))
     await waitFor(() => (log.output(result.id).includes('tick 2') ? true : undefined), 'the thread’s output')
     const outcome = await provider.shutdown(result.id, { timeoutMs: 2_000 }).then(
       () => 'resolved',
@@ -211,26 +206,20 @@ int main(void) { pthread_t t; pthread_create(&t, 0, run, 0); usleep(50000); pthr
         const m = /BG=(\d+)/.exec(log.output(first.id))
         return m === null ? undefined : Number(m[1])
       }, 'job')
-      leftovers.push(job)
+      leftovers.push(processIdentity(job))
       const graceful = own.shutdown('reused', { timeoutMs: 8_000 }).catch(() => undefined)
       // The leader is gone; its stop still sweeps the job (HUP and TERM ignored, KILL at 1 s).
       await log.exitOf('reused')
       // The id is free again: a second process under it, stopped too.
       const second = await own.spawn({ file: '/bin/sh', args: ['-c', "trap '' HUP; sleep 30"], sessionId: 'reused' })
-      leftovers.push(second.pid!)
+      leftovers.push(processIdentity(second.pid!))
       const secondStop = own.shutdown('reused', { timeoutMs: 8_000 }).catch(() => undefined)
       await own.dispose()
       const jobDeadAfterDispose = isDead(job)
       await Promise.all([graceful, secondStop])
       expect(jobDeadAfterDispose).toBe(true)
     } finally {
-      for (const pid of leftovers) {
-        try {
-          process.kill(pid, 'SIGKILL')
-        } catch {
-          // Gone.
-        }
-      }
+      for (const leftover of leftovers) killIfStill(leftover)
     }
   }, 20_000)
 
@@ -243,11 +232,11 @@ int main(void) { pthread_t t; pthread_create(&t, 0, run, 0); usleep(50000); pthr
         const m = /BG=(\d+)/.exec(log.output(first.id))
         return m === null ? undefined : Number(m[1])
       }, 'job')
-      leftovers.push(job)
+      leftovers.push(processIdentity(job))
       const graceful = own.shutdown('reused2', { timeoutMs: 8_000 }).catch(() => undefined)
       await log.exitOf('reused2')
       const second = await own.spawn({ file: '/bin/sh', args: ['-c', "trap '' HUP; sleep 30"], sessionId: 'reused2' })
-      leftovers.push(second.pid!)
+      leftovers.push(processIdentity(second.pid!))
       const secondStop = own.shutdown('reused2', { timeoutMs: 8_000 }).catch(() => undefined)
       await own.shutdown('reused2', { expectedIncarnationId: first.incarnationId!, immediate: true, timeoutMs: 5_000 })
       const jobDead = isDead(job)
@@ -255,13 +244,7 @@ int main(void) { pthread_t t; pthread_create(&t, 0, run, 0); usleep(50000); pthr
       await own.dispose()
       expect(jobDead).toBe(true)
     } finally {
-      for (const pid of leftovers) {
-        try {
-          process.kill(pid, 'SIGKILL')
-        } catch {
-          // Gone.
-        }
-      }
+      for (const leftover of leftovers) killIfStill(leftover)
     }
   }, 20_000)
 })

@@ -16,7 +16,7 @@ import {
   type PtyHostServer,
 } from 'ptykit/pty-host'
 import { describe, expect, it, vi } from 'vitest'
-import { isDead, waitFor } from '../node-pty/pty-test-support.js'
+import { isDead, killIfStill, processIdentity, waitFor } from '../node-pty/pty-test-support.js'
 import { hostPid, inProcessHost, isAlive, killHost, killHostAndClean, makeSocketDir, providerOn, useCleanups } from './pty-host-test-support.js'
 
 const cleanups = useCleanups()
@@ -486,13 +486,8 @@ describe('pty host: a successor host', () => {
     // A process that outlives its host (it ignores the hang-up of its terminal).
     const { id, pid } = await controller.spawn({ file: '/bin/sh', args: ['-c', "trap '' HUP; echo trapped; while :; do sleep 0.1; done"] })
     await waitFor(() => (output.includes('trapped') ? true : undefined), 'the hang-up to be ignored')
-    cleanups.push(async () => {
-      try {
-        process.kill(pid!, 'SIGKILL')
-      } catch {
-        // Already gone.
-      }
-    })
+    const started = processIdentity(pid!)
+    cleanups.push(async () => killIfStill(started))
     await killHost(socketPath)
     await waitFor(() => (app.connected ? undefined : true), 'the drop')
     // Another host instance on the same socket; the app reconnects to it.

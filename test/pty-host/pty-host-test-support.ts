@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os'
 import { createConnection, createServer, type Server, type Socket } from 'node:net'
 import { join, resolve } from 'node:path'
 import { afterEach } from 'vitest'
-import { isDead, waitFor } from '../node-pty/pty-test-support.js'
+import { isDead, processIdentity, waitFor } from '../node-pty/pty-test-support.js'
 import { nodeArgsFor } from '../support/node-entry-bundle.js'
 import {
   createPtyHostProvider,
@@ -17,7 +17,7 @@ import {
   type PtyHostServerOptions,
 } from 'ptykit/pty-host'
 import { encodeFrame, FrameDecoder } from '../../src/pty-host/frame-codec.js'
-import { ptyHostPaths, readLockHolder, writeHostSecret } from '../../src/pty-host/socket-security.js'
+import { ptyHostPaths, readLockHolder, writeHostSecret, type LockHolder } from '../../src/pty-host/socket-security.js'
 
 /**
  * Starts the host from the sources (tests run the sources; dist/ may be stale under `npx vitest run`):
@@ -48,8 +48,13 @@ export function makeSocketDir(): { dir: string; socketPath: string } {
 
 /** The pid of the host serving `socketPath` (from its lock file), or null. */
 export function hostPid(socketPath: string): number | null {
+  return hostHolder(socketPath)?.pid ?? null
+}
+
+/** The host lock's holder (its pid, and on Linux the start time it wrote), or `null`. */
+function hostHolder(socketPath: string): LockHolder | null {
   try {
-    return readLockHolder(ptyHostPaths(socketPath))?.pid ?? null
+    return readLockHolder(ptyHostPaths(socketPath))
   } catch {
     return null
   }
@@ -81,7 +86,10 @@ export function isAlive(pid: number): boolean {
 
 /** SIGKILL the host of `socketPath` (and its PTYs' process groups die with their master), then remove the dir. */
 export async function killHostAndClean(socketPath: string, dir: string): Promise<void> {
-  const pid = hostPid(socketPath)
+  // The lock names a pid, and on Linux the start time its host wrote: a host that died long ago
+  // left its pid to whatever process took it since, which is not this cleanup's to kill.
+  const holder = hostHolder(socketPath)
+  const pid = holder !== null && (holder.startTime === null || processIdentity(holder.pid)?.startTime === holder.startTime) ? holder.pid : null
   if (pid !== null && isAlive(pid)) {
     try {
       process.kill(pid, 'SIGKILL')

@@ -11,7 +11,7 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { inspectRemoteProcess, probeRemotePids, signalRemoteProcessGroup, sweepRemoteSessions } from '../../src/ssh/remote-process.js'
 import type { LaunchMarker } from '../../src/ssh/remote-launch.js'
 import type { SshConnection } from '../../src/ssh/ssh-connection.js'
-import { waitFor } from '../node-pty/pty-test-support.js'
+import { killIfStill, processIdentity, waitFor, type ProcessIdentity } from '../node-pty/pty-test-support.js'
 import { isAlive } from './ssh-test-support.js'
 
 /** A connection whose side shell is a local `shell` (a remote's `/bin/sh` may be dash or bash). */
@@ -35,15 +35,16 @@ function markerOf(pid: number, bootId: string | null = BOOT_ID): LaunchMarker {
   return { pid, startTime: stat.slice(stat.lastIndexOf(') ') + 2).split(' ')[19]!, bootId }
 }
 
-const children: number[] = []
+/** What the tests started, known by pid and start time (a pid reused since is never signalled). */
+const children: (ProcessIdentity | null)[] = []
 afterEach(() => {
-  for (const pid of children.splice(0)) if (isAlive(pid)) process.kill(-pid, 'SIGKILL')
+  for (const child of children.splice(0)) killIfStill(child, { group: true })
 })
 
 /** A program in a process group of its own (as a PTY's program is the leader of its session). */
 function startSleeper(): number {
   const child = spawn('/bin/sleep', ['60'], { detached: true, stdio: 'ignore' })
-  children.push(child.pid!)
+  children.push(processIdentity(child.pid!))
   return child.pid!
 }
 
@@ -75,14 +76,14 @@ describe('remote /proc scripts: identity by pid, start time and boot id', () => 
     // A group leader that exits under a parent that never reaps it, leaving a child in its group
     // (a shell whose background job outlived it, reparented to a pid 1 that reaps late).
     const parent = spawn('/bin/sh', ['-c', 'setsid /bin/sh -c "sleep 60 & echo \\$!; exit 0" & echo $!; exec sleep 60'], { detached: true, stdio: ['ignore', 'pipe', 'ignore'] })
-    children.push(parent.pid!)
+    children.push(processIdentity(parent.pid!))
     let out = ''
     parent.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString()))
     const [leader, member] = await waitFor(() => {
       const pids = out.trim().split('\n').map(Number)
       return pids.length === 2 && pids.every((pid) => pid > 0) ? pids : undefined
     }, 'the two pids')
-    children.push(leader!)
+    children.push(processIdentity(leader!))
     await waitFor(() => (readFileSync(`/proc/${leader}/stat`, 'utf8').includes(') Z ') ? true : undefined), 'the leader to be a zombie')
     const marker = markerOf(leader!)
     // Before: the zombie answered alive, so a stop of it waited for an end that had come.
@@ -155,7 +156,7 @@ describe('remote /proc scripts: identity by pid, start time and boot id', () => 
     const connection = shellConnection(shell)
     const dir = mkdtempSync(join(tmpdir(), 'ptykit-cwd-'))
     const program = spawn('/bin/sh', ['-c', 'sleep 60 & wait'], { cwd: dir, detached: true, stdio: 'ignore' })
-    children.push(program.pid!)
+    children.push(processIdentity(program.pid!))
     await waitFor(() => (readFileSync(`/proc/${program.pid}/task/${program.pid}/children`, 'utf8').trim() !== '' ? true : undefined), 'the child')
     // No terminal: no foreground group, so the program's own directory.
     expect(await inspectRemoteProcess(connection, markerOf(program.pid!), 5_000)).toEqual({ cwd: dir, foreground: null, hasChildren: true })
@@ -168,7 +169,7 @@ describe('remote /proc scripts: identity by pid, start time and boot id', () => 
     const connection = shellConnection(shell)
     // A session leader (detached: setsid) whose background child ignores the hang-up it dies of.
     const leader = spawn('/bin/sh', ['-c', `sh -c "trap '' HUP; exec sleep 60" & echo $!; wait`], { detached: true, stdio: ['ignore', 'pipe', 'ignore'] })
-    children.push(leader.pid!)
+    children.push(processIdentity(leader.pid!))
     let out = ''
     leader.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString()))
     const member = await waitFor(() => (/^\d+\n/.test(out) ? Number(out.trim()) : undefined), 'the member')

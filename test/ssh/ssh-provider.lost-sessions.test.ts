@@ -9,7 +9,7 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { createPtyController, type PtyControllerExitEvent } from 'ptykit/controller'
 import type { PtyDataEvent, PtyExitEvent } from 'ptykit/contracts'
 import { createSshProvider, type SshProvider } from 'ptykit/ssh'
-import { waitFor } from '../node-pty/pty-test-support.js'
+import { killIfStill, processIdentity, waitFor } from '../node-pty/pty-test-support.js'
 import { isAlive, sshOptions, useSshd } from './ssh-test-support.js'
 
 const sshd = useSshd()
@@ -39,7 +39,10 @@ describe('SSH provider: PTYs of a dropped connection, after a reconnect', () => 
     const { provider, controller, exits } = controllerOverSsh()
     const ended = await Promise.all([1, 2].map(() => controller.spawn({ hostId: 'ssh:loopback', file: '/bin/sleep', args: ['60'] })))
     const survivor = await controller.spawn({ hostId: 'ssh:loopback', file: '/bin/sh', args: HUP_PROOF })
-    for (const { pid } of [...ended, survivor]) cleanups.push(async () => void (isAlive(pid!) && process.kill(pid!, 'SIGKILL')))
+    for (const { pid } of [...ended, survivor]) {
+      const started = processIdentity(pid!)
+      cleanups.push(async () => killIfStill(started))
+    }
     await waitFor(async () => ((await controller.probePtyLiveness(survivor.id)) === true ? true : undefined), 'the survivor to run')
 
     sshd().killNewestConnection()
@@ -71,7 +74,10 @@ describe('SSH provider: PTYs of a dropped connection, after a reconnect', () => 
   it('stops 60 programs that outlived their dropped connections at once, each verified, nothing left running', async () => {
     const { provider, controller, exits } = controllerOverSsh()
     const survivors = await Promise.all(Array.from({ length: 60 }, () => controller.spawn({ hostId: 'ssh:loopback', file: '/bin/sh', args: HUP_PROOF })))
-    for (const { pid } of survivors) cleanups.push(async () => void (isAlive(pid!) && process.kill(pid!, 'SIGKILL')))
+    for (const { pid } of survivors) {
+      const started = processIdentity(pid!)
+      cleanups.push(async () => killIfStill(started))
+    }
     for (let count = sshd().connections(); count > 0; count--) sshd().killNewestConnection()
     await waitFor(() => (survivors.every(({ id }) => provider.hasPty(id) !== true) ? true : undefined), 'every PTY to be lost')
     const alive = async (): Promise<boolean[]> => Promise.all(survivors.map(({ id }) => provider.probeLiveness(id).then((answer) => answer === true)))
@@ -93,7 +99,8 @@ describe('SSH provider: PTYs of a dropped connection, after a reconnect', () => 
     const provider: SshProvider = createSshProvider(sshOptions(sshd()))
     cleanups.push(() => provider.dispose())
     const survivor = await provider.spawn({ file: '/bin/sh', args: HUP_PROOF })
-    cleanups.push(async () => void (isAlive(survivor.pid!) && process.kill(survivor.pid!, 'SIGKILL')))
+    const survivorStarted = processIdentity(survivor.pid!)
+    cleanups.push(async () => killIfStill(survivorStarted))
     await waitFor(async () => ((await provider.probeLiveness(survivor.id)) === true ? true : undefined), 'the program to run')
     sshd().killNewestConnection()
     await waitFor(() => (provider.hasPty(survivor.id) === null ? true : undefined), 'the PTY to be lost')
@@ -109,7 +116,8 @@ describe('SSH provider: PTYs of a dropped connection, after a reconnect', () => 
     provider.onData((event) => events.push(event))
     provider.onExit((event) => events.push(event))
     const reply = await provider.spawn({ file: '/bin/sh', args: ['-c', 'sleep 0.3; seq 1 3000; exec sleep 60'] })
-    cleanups.push(async () => void (isAlive(reply.pid!) && process.kill(reply.pid!, 'SIGKILL')))
+    const replyStarted = processIdentity(reply.pid!)
+    cleanups.push(async () => killIfStill(replyStarted))
     provider.pauseProducer(reply.id)
     // The lines reached ssh2's buffer: the server's window shrank by them (no exit: the program sleeps).
     await new Promise((resolve) => setTimeout(resolve, 1_000))

@@ -10,7 +10,7 @@ import { createPtyController } from 'ptykit/controller'
 import { createSshProvider, isSshProviderError, type SshProvider } from 'ptykit/ssh'
 import { SSH_SIGNAL_REQUEST_VERIFY_MS } from '../../src/ssh/ssh-stop.js'
 import type { Ssh2Channel, Ssh2Client, Ssh2PtyRequest } from '../../src/ssh/ssh2-module.js'
-import { waitFor } from '../node-pty/pty-test-support.js'
+import { killIfStill, processIdentity, waitFor, type ProcessIdentity } from '../node-pty/pty-test-support.js'
 import { startSshd } from './sshd-fixture.js'
 import { isAlive, sshOptions, useSshd } from './ssh-test-support.js'
 
@@ -34,6 +34,7 @@ describe('SSH: a stop across a dropped connection', () => {
       }),
     )
     let pid: number | undefined
+    let started: ProcessIdentity | null = null
     try {
       let output = ''
       provider.onData((event) => {
@@ -41,6 +42,7 @@ describe('SSH: a stop across a dropped connection', () => {
       })
       const reply = await provider.spawn({ file: '/bin/sh', args: ['-c', "trap '' HUP TERM; echo armed; while :; do sleep 0.2; done"] })
       pid = reply.pid ?? undefined
+      started = pid === undefined ? null : processIdentity(pid)
       // Why wait: the spawn answers once the program started, before its traps are set; a hang-up
       // sent then kills it (signaled(1), a true verdict, but not the stop this test is about).
       await waitFor(() => (output.includes('armed') ? true : undefined), 'the traps to be set', 10_000)
@@ -56,7 +58,7 @@ describe('SSH: a stop across a dropped connection', () => {
       // It did survive: the stop was not carried out.
       expect(pid !== undefined && isAlive(pid)).toBe(true)
     } finally {
-      if (pid !== undefined && isAlive(pid)) process.kill(pid, 'SIGKILL')
+      killIfStill(started)
       await provider.dispose()
       await server.stop()
     }
