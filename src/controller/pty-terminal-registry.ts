@@ -28,8 +28,8 @@ export class PtyTerminalRegistry {
     this.#controller = controller
     this.#lookup = lookup
     controller.on('spawn', (event) => this.#onSpawn(event))
-    controller.on('data', (event) => this.#handles.get(event.ptyId)?.onDataEvent(event))
-    controller.on('bytes', (event) => this.#handles.get(event.ptyId)?.onBytesEvent())
+    controller.on('data', (event) => this.#forOutput(event.ptyId)?.onDataEvent(event))
+    controller.on('bytes', (event) => this.#forOutput(event.ptyId)?.onBytesEvent())
     controller.on('outputLoss', (event) => this.#current(event.ptyId, event.incarnationId)?.onOutputLossEvent(event))
     controller.on('exit', (event) => this.#current(event.ptyId, event.incarnationId)?.onExitEvent(event))
     controller.on('liveness', (event) => this.#onLiveness(event))
@@ -79,6 +79,23 @@ export class PtyTerminalRegistry {
   #onLiveness(event: PtyControllerLivenessEvent): void {
     if (event.verdict.kind !== 'exited') return
     this.#current(event.ptyId, event.incarnationId)?.onDeathProven()
+  }
+
+  /**
+   * The handle that hears output of `ptyId`: the current incarnation's (the controller emits output
+   * of no other). A handle of a replaced incarnation never does. Why a look-up and not the table
+   * alone: a host `spawn` listener registered before this registry's runs first, and may make the
+   * provider emit the new process's output at once — before this registry saw the spawn, while the
+   * table still holds the old incarnation's handle. The new incarnation's handle is then made here,
+   * publishing (it keeps the output for whoever subscribes when the spawn resolves), and the spawn
+   * event that follows finds it. An id with no handle at all gets none from its output.
+   */
+  #forOutput(ptyId: string): TerminalHandle | undefined {
+    const handle = this.#handles.get(ptyId)
+    if (handle === undefined) return undefined
+    const record = this.#lookup(ptyId)
+    if (handle.record === record) return handle
+    return record === undefined ? undefined : this.#adopt(record, true)
   }
 
   #current(ptyId: string, incarnationId: PtyIncarnationId | undefined): TerminalHandle | undefined {

@@ -168,6 +168,34 @@ describe('PtyTerminal: events fenced by incarnation', () => {
   })
 })
 
+describe('PtyTerminal: output of a respawn emitted from a host spawn listener', () => {
+  // A host listener registered before the first handle (so before the handle registry's) makes the
+  // provider emit the new process's first output at once, while the registry still holds the
+  // replaced incarnation's handle (helper-114's audit: the old handle heard it, the new one never).
+  it('reaches the new incarnation\'s handle and iterator, never the replaced one', async () => {
+    const h = createHarness()
+    h.controller.on('spawn', (event) => h.provider.emitData(event.ptyId, `hello from ${event.incarnationId}`))
+    h.provider.scriptNextSpawn({ id: 'same' })
+    const first = await h.controller.spawnTerminal({})
+    const firstHeard: string[] = []
+    first.onData((event) => firstHeard.push(event.data))
+    h.provider.emitExit('same', { exitCode: 0 })
+    await first.exited
+    firstHeard.length = 0
+    h.provider.scriptNextSpawn({ id: 'same' })
+    const second = await h.controller.spawnTerminal({})
+    const secondHeard: string[] = []
+    second.onData((event) => secondHeard.push(event.data))
+    const iterator = second.output()
+    expect(second.incarnationId).not.toBe(first.incarnationId)
+    expect(secondHeard).toEqual([`hello from ${second.incarnationId}`])
+    await expect(iterator.next()).resolves.toEqual({ done: false, value: `hello from ${second.incarnationId}` })
+    expect(firstHeard).toEqual([])
+    await iterator.return!()
+    await h.run(h.controller.dispose())
+  })
+})
+
 describe('PtyTerminal: async listeners', () => {
   it('a rejecting onData or onExit listener is reported as listener_threw, never an unhandled rejection', async () => {
     const unhandled: unknown[] = []
