@@ -228,6 +228,9 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
     } catch (error) {
       if (!(isPtyHostError(error) && error.code === 'pty_absent')) throw asSessionIdRefusal(error)
     }
+    // Looked at again after the attach's round trip: a dispose begun meanwhile has already taken
+    // the table it stops, and a process started now would outlive it with nobody to stop it.
+    if (disposePromise !== null) throw disposingError('spawn')
     return spawnFresh(spawnOptions)
   }
 

@@ -527,6 +527,21 @@ describe('pty host provider: dispose with spawns around it', () => {
     expect(isDead(started.pid!)).toBe(true)
   }, 30_000)
 
+  it('refuses a spawn under a session id whose attach was on the wire when dispose() began: nothing outlives the dispose', async () => {
+    // helper-115's audit: the attach answered pty_absent after dispose() had taken the table it
+    // stops, and the fresh spawn that followed left a PTY nobody owned. Thirty sessions make the
+    // dispose long enough for that answer to come back within it.
+    const { socketPath } = await inProcessHost(cleanups)
+    const app = providerOn(socketPath, { autoStart: false })
+    await Promise.all(Array.from({ length: 30 }, () => app.spawn({ file: '/bin/sh', args: ['-c', "trap '' HUP TERM; while :; do sleep 1; done"] })))
+    const late = app.spawn({ file: '/bin/sh', args: ['-c', 'sleep 60'], sessionId: 'late-one' })
+    const disposing = app.dispose()
+    await expect(late).rejects.toMatchObject({ code: 'provider_disposed' })
+    await disposing
+    const other = provider(socketPath, { autoStart: false })
+    await waitFor(async () => ((await other.listProcesses()).length === 0 ? true : undefined), 'every session of the disposed app to be stopped')
+  }, 30_000)
+
   it('stops the app’s sessions when dispose() comes during a brief drop (the host alive)', async () => {
     const { host, socketPath } = await inProcessHost(cleanups)
     const app = providerOn(socketPath, { autoStart: false })
