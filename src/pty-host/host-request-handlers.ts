@@ -1,4 +1,4 @@
-import type { PtyListProcessesOptions, PtyShutdownOptions, ProviderSpawnOptions } from '../contracts/index.js'
+import { refusedWrite, type PtyListProcessesOptions, type PtyShutdownOptions, type ProviderSpawnOptions } from '../contracts/index.js'
 import type { NodePtyProvider } from '../node-pty/index.js'
 import { NODE_PTY_DEFAULT_COLS, NODE_PTY_DEFAULT_ROWS } from '../node-pty/launch-plan.js'
 import type { HostClient } from './host-client.js'
@@ -137,7 +137,16 @@ export function createHostRequestHandlers({ provider, sessions, activityChanged,
       return REPLIED
     },
     async write(_client, request) {
-      return provider.write(stringParam(request.params, 'ptyId'), typeof request.params.data === 'string' ? request.params.data : '')
+      const id = stringParam(request.params, 'ptyId')
+      // The incarnation the app wrote to: a write for an ended one must never reach a process spawned
+      // under the same id since (another app's, or after a host restart).
+      const expected = request.params.expectedIncarnationId
+      if (typeof expected === 'string') {
+        const session = live.get(id)
+        if (session === undefined) return refusedWrite(exited.has(id) ? 'pty_exited' : 'pty_not_found')
+        if (session.incarnationId !== undefined && session.incarnationId !== expected) return refusedWrite('stale_incarnation')
+      }
+      return provider.write(id, typeof request.params.data === 'string' ? request.params.data : '')
     },
     async resize(_client, request) {
       const id = stringParam(request.params, 'ptyId')

@@ -285,17 +285,25 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
     assertWriteData(data)
     const pty = ptys.get(id)
     if (pty?.state === 'exited') return refusedWrite('pty_exited')
+    // A PTY whose contact was lost (a drop not yet recovered, or its host died and this app reached
+    // a successor) is not written to: the id may name another process by now — another app's,
+    // spawned under the same id (helper-115's audit: the bytes went into it, `accepted`).
+    if (pty !== undefined && pty.state === 'unknown') return refusedWrite('provider_refused_write')
     const connection = link.connection
     if (link.state !== 'open' || connection === null) return refusedWrite('provider_refused_write')
+    // Fenced on the host too: it refuses the write when the id names another incarnation now.
+    const incarnationId = pty?.incarnationId
     const pieces = textPieces(data, writePieceCharsFor(connection.hostMaxFrameBytes, id.length))
-    if (pieces.length === 1) return settleHostWrite(connection, id, data)
+    if (pieces.length === 1) return settleHostWrite(connection, id, data, incarnationId)
     // Every piece is requested now, in order, so no later write can come between two of them.
-    return Promise.all(pieces.map((piece) => settleHostWrite(connection, id, piece))).then(combinePieceSettlements)
+    return Promise.all(pieces.map((piece) => settleHostWrite(connection, id, piece, incarnationId))).then(combinePieceSettlements)
   }
 
-  async function settleHostWrite(connection: PtyHostConnection, id: string, data: string): Promise<WriteSettlement> {
+  async function settleHostWrite(connection: PtyHostConnection, id: string, data: string, expectedIncarnationId: PtyIncarnationId | undefined): Promise<WriteSettlement> {
     try {
-      const settlement = (await connection.request('write', { ptyId: id, data }, requestTimeoutMs)) as WriteSettlement
+      const params: Record<string, unknown> = { ptyId: id, data }
+      if (expectedIncarnationId !== undefined) params['expectedIncarnationId'] = expectedIncarnationId
+      const settlement = (await connection.request('write', params, requestTimeoutMs)) as WriteSettlement
       if (settlement?.kind === 'accepted' || settlement?.kind === 'refused' || settlement?.kind === 'unverifiable') return settlement
       return unverifiableWrite('provider_threw_after_handoff', true)
     } catch (error) {

@@ -1,0 +1,66 @@
+/**
+ * A write is fenced to the incarnation the app wrote to (helper-115's audit): an app whose PTY
+ * ended while its connection was down must never write into another app's PTY spawned since under
+ * the same id — its write was `accepted` and the bytes went into the other process.
+ */
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { createPtyController } from 'ptykit/controller'
+import { createPtyHostProvider } from 'ptykit/pty-host'
+import { expect, it } from 'vitest'
+import { inProcessHost, rawClient, useCleanups } from './pty-host-test-support.js'
+
+const cleanups = useCleanups()
+
+it("a write the host receives for an incarnation that is not the id's live one is refused stale_incarnation, and reaches nothing", async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'ptykit-write-fence-'))
+  cleanups.push(async () => rmSync(dir, { recursive: true, force: true }))
+  const sink = join(dir, 'sink.txt')
+  const { socketPath } = await inProcessHost(cleanups)
+  const client = await rawClient(socketPath)
+  cleanups.push(async () => client.close())
+  const spawned = await client.request('spawn', { sessionId: 'term-1', file: '/bin/sh', args: ['-c', `cat > '${sink}'`] })
+  expect(spawned.ok).toBe(true)
+  const { incarnationId } = spawned.result as { incarnationId: string }
+  const stale = await client.request('write', { ptyId: 'term-1', data: 'INTRUDER\n', expectedIncarnationId: 'an-earlier-incarnation' })
+  expect(stale.result).toEqual({ kind: 'refused', reason: 'stale_incarnation' })
+  const own = await client.request('write', { ptyId: 'term-1', data: 'mine\n', expectedIncarnationId: incarnationId })
+  expect(own.result).toEqual({ kind: 'accepted' })
+  await new Promise((resolve) => setTimeout(resolve, 200))
+  const got = existsSync(sink) ? readFileSync(sink, 'utf8') : ''
+  expect(got).toContain('mine')
+  expect(got).not.toContain('INTRUDER')
+})
+
+it('an app whose PTY died while its connection was down writes nothing into the PTY another app spawned since under that id', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'ptykit-write-fence-'))
+  cleanups.push(async () => rmSync(dir, { recursive: true, force: true }))
+  const sink = join(dir, 'sink.txt')
+  const { host, socketPath } = await inProcessHost(cleanups)
+  const provider1 = createPtyHostProvider({ socketPath, autoStart: false })
+  const controller1 = createPtyController({ provider: provider1 })
+  cleanups.push(() => controller1.dispose({ stopPtys: false }).then(() => provider1.dispose()))
+  const first = await controller1.spawn({ file: '/bin/sh', args: ['-c', 'exec sleep 60'], sessionId: 'term-1', isNewSession: true })
+  process.kill(first.pid!, 'SIGKILL')
+  host.dropConnections()
+  // Another app takes the id as soon as the host has let go of the dead PTY.
+  const app2 = await rawClient(socketPath)
+  cleanups.push(async () => app2.close())
+  let respawned = false
+  for (let i = 0; i < 2_000 && !respawned; i++) {
+    const reply = await app2.request('spawn', { sessionId: 'term-1', file: '/bin/sh', args: ['-c', `cat > '${sink}'`] })
+    if (reply.ok === true) respawned = true
+    else await new Promise((resolve) => setTimeout(resolve, 2))
+  }
+  expect(respawned).toBe(true)
+  // App 1 writes the moment its provider is connected again (a queued keystroke).
+  let settlement: unknown
+  for (let i = 0; i < 20_000 && settlement === undefined; i++) {
+    if (provider1.connected) settlement = await controller1.writeWithSettlement('term-1', 'INTRUDER\n', 'driving')
+    else await new Promise((resolve) => setImmediate(resolve))
+  }
+  expect(settlement).toMatchObject({ kind: 'refused' })
+  await new Promise((resolve) => setTimeout(resolve, 300))
+  expect(existsSync(sink) ? readFileSync(sink, 'utf8') : '').not.toContain('INTRUDER')
+})
