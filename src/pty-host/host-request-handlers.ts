@@ -25,6 +25,11 @@ export type HostHandlerContext = {
   activityChanged: () => void
   /** Scrollback rows of each session's headless screen (they count towards its cell limit). */
   scrollbackRows: number
+  /**
+   * This host took its lock over from a host that died holding it (`takeHostLock`): processes of
+   * that host's sessions may still run, so an id this host never held is unknown here, not absent.
+   */
+  succeedsDeadHost?: boolean
 }
 
 /** Marks a handler that sent its own reply. */
@@ -44,7 +49,7 @@ const absent = (ptyId: string, why: string): PtyHostError => new PtyHostError('p
  * The host's request handlers, one per protocol method. A spawn whose client is gone by the time
  * the PTY is up is stopped at once (see `spawn`): a session nobody was told about has no owner.
  */
-export function createHostRequestHandlers({ provider, sessions, activityChanged, scrollbackRows }: HostHandlerContext): Record<PtyHostMethod, HostRequestHandler> {
+export function createHostRequestHandlers({ provider, sessions, activityChanged, scrollbackRows, succeedsDeadHost = false }: HostHandlerContext): Record<PtyHostMethod, HostRequestHandler> {
   const { live, exited } = sessions
   /**
    * Spawns whose PTY is not up yet, by session id. A shutdown that arrives meanwhile (the app's
@@ -209,8 +214,9 @@ export function createHostRequestHandlers({ provider, sessions, activityChanged,
     },
     async probe(_client, request) {
       const id = stringParam(request.params, 'ptyId')
-      // The host holds every session: one it does not hold is proven absent.
-      if (!live.has(id)) return false
+      // The host holds every session it started: one it does not hold is proven absent — unless
+      // it never held it and a dead predecessor may have (its orphans outlive it): unknown.
+      if (!live.has(id)) return succeedsDeadHost && !exited.has(id) ? null : false
       return provider.probeLiveness(id)
     },
     async cwd(_client, request) {

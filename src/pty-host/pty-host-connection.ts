@@ -94,6 +94,11 @@ export class PtyHostConnection {
   /** The host's scrollback rows per screen, from its welcome (`undefined` from a host that does not say). */
   readonly hostScrollbackRows: number | undefined
   /**
+   * The host took its lock over from a host that died holding it (its welcome says so): processes
+   * of that host's sessions may still run, and this host's listings cannot speak for them.
+   */
+  readonly hostSucceedsDeadHost: boolean
+  /**
    * The methods the host answers, from its welcome; `undefined` from a host that does not list
    * them (one of ptykit 0.1.0, which answers the methods it had then and drops the connection of
    * a client that calls any other). Ask {@link PtyHostConnection.answers} before a newer method.
@@ -130,13 +135,14 @@ export class PtyHostConnection {
 
   private constructor(
     socket: Socket,
-    welcome: { hostInstanceId: string; hostScrollbackRows: number | undefined; hostMethods: ReadonlySet<string> | undefined; hostMaxFrameBytes?: number | undefined },
+    welcome: { hostInstanceId: string; hostScrollbackRows: number | undefined; hostMethods: ReadonlySet<string> | undefined; hostMaxFrameBytes?: number | undefined; hostSucceedsDeadHost?: boolean },
     reader: ConnectionReader,
     leftover: PtyHostMessage[],
   ) {
     this.#socket = socket
     this.hostInstanceId = welcome.hostInstanceId
     this.hostScrollbackRows = welcome.hostScrollbackRows
+    this.hostSucceedsDeadHost = welcome.hostSucceedsDeadHost === true
     this.hostMethods = welcome.hostMethods
     this.hostMaxFrameBytes = welcome.hostMaxFrameBytes ?? PTY_HOST_MAX_FRAME_BYTES
     reader.onMessages = (messages) => this.#enqueue(messages as PtyHostMessage[])
@@ -196,7 +202,8 @@ export class PtyHostConnection {
         const hostScrollbackRows = Number.isSafeInteger(first.scrollbackRows) ? (first.scrollbackRows as number) : undefined
         const hostMethods = Array.isArray(first.methods) ? new Set(first.methods.filter((method): method is string => typeof method === 'string')) : undefined
         const hostMaxFrameBytes = Number.isSafeInteger(first.maxFrameBytes) && (first.maxFrameBytes as number) > 0 ? (first.maxFrameBytes as number) : undefined
-        resolve(new PtyHostConnection(socket, { hostInstanceId: first.hostInstanceId, hostScrollbackRows, hostMethods, hostMaxFrameBytes }, reader, messages.slice(1) as PtyHostMessage[]))
+        const hostSucceedsDeadHost = first.succeedsDeadHost === true
+        resolve(new PtyHostConnection(socket, { hostInstanceId: first.hostInstanceId, hostScrollbackRows, hostMethods, hostMaxFrameBytes, hostSucceedsDeadHost }, reader, messages.slice(1) as PtyHostMessage[]))
       }
     })
   }

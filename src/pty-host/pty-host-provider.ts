@@ -341,8 +341,12 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
   return {
     name: options.name ?? 'pty-host',
     // The host lists every session it holds, so a missing row proves absence — except of a PTY a
-    // dead predecessor held, which no listing of the connected host can speak for.
+    // dead predecessor held, which no listing of the connected host can speak for (nor any
+    // listing of a host that took over a dead host's lock).
     get authoritativeListings(): boolean {
+      // A host that took over a dead host's lock cannot list what that host's sessions left
+      // running — an app that restarted holds no record of them, and would read absence as proof.
+      if (link.connection?.hostSucceedsDeadHost === true) return false
       for (const record of ptys.values()) {
         // Disconnected, no PTY the app holds is known to be one the next host it reaches holds.
         if (link.connection === null ? record.state !== 'exited' : ofAnotherHostInstance(record)) return false

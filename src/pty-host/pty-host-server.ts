@@ -16,7 +16,7 @@ import { PTY_HOST_DEFAULT_SCREEN_CHARS_PER_SECOND, ScreenFeeder } from './screen
 import { PTY_HOST_DEFAULT_HISTORY_CHARS, PTY_HOST_DEFAULT_SCROLLBACK_ROWS } from './session-history.js'
 import { assertScrollbackRowsFit } from './screen-limit.js'
 import {
-  acquireHostLock,
+  takeHostLock,
   assertSocketPathFits,
   assertSocketPathOption,
   defaultPtyHostSocketPath,
@@ -167,7 +167,7 @@ export async function startPtyHost(options: PtyHostServerOptions = {}): Promise<
   const hostInstanceId = randomUUID()
 
   ensurePrivateSocketDir(paths.socketPath)
-  const releaseLock = acquireHostLock(paths)
+  const { release: releaseLock, succeedsDeadHost } = takeHostLock(paths)
   let screens: HeadlessScreenFactory
   let secret: string
   let server: Server
@@ -211,7 +211,7 @@ export async function startPtyHost(options: PtyHostServerOptions = {}): Promise<
     scheduleIdleExit()
   })
 
-  const handlers = createHostRequestHandlers({ provider, sessions, activityChanged: scheduleIdleExit, scrollbackRows })
+  const handlers = createHostRequestHandlers({ provider, sessions, activityChanged: scheduleIdleExit, scrollbackRows, succeedsDeadHost })
 
   /**
    * The answer to a spawn that reaches a closing host: its provider is being disposed (and would
@@ -255,7 +255,16 @@ export async function startPtyHost(options: PtyHostServerOptions = {}): Promise<
     if (!secretsMatch(message.secret, secret)) return (refuse(client, 'unauthorized', 'The pty host refused the secret'), false)
     client.authenticated = true
     graceEndsAt = null
-    client.send({ v: PTY_HOST_PROTOCOL_VERSION, type: 'welcome', hostInstanceId, hostPid: process.pid, scrollbackRows, methods: PTY_HOST_METHODS, maxFrameBytes })
+    client.send({
+      v: PTY_HOST_PROTOCOL_VERSION,
+      type: 'welcome',
+      hostInstanceId,
+      hostPid: process.pid,
+      scrollbackRows,
+      methods: PTY_HOST_METHODS,
+      maxFrameBytes,
+      ...(succeedsDeadHost ? { succeedsDeadHost: true } : {}),
+    })
     return true
   }
 

@@ -289,16 +289,29 @@ function breakStaleLock(paths: PtyHostPaths, staleContent: string): void {
  * over — by one process only, however many start at once. Returns the release.
  */
 export function acquireHostLock(paths: PtyHostPaths): () => void {
+  return takeHostLock(paths).release
+}
+
+/**
+ * {@link acquireHostLock}, also saying whether the lock was taken over from a host that died
+ * without releasing it (`succeedsDeadHost`). Why it matters: a host that exits cleanly stops its
+ * sessions first, but one killed (SIGKILL, a crash) leaves processes that ignored their terminal's
+ * hang-up running, which its successor never held — so the successor's "no such session" proves
+ * nothing for an id it never held.
+ */
+export function takeHostLock(paths: PtyHostPaths): { release: () => void; succeedsDeadHost: boolean } {
   const own = ownLockContent()
+  let succeedsDeadHost = false
   for (let attempt = 0; attempt < 3; attempt++) {
     if (createExclusively(paths.lockPath, own)) {
-      return () => {
+      const release = (): void => {
         try {
           if (readOrNull(paths.lockPath) === own) unlinkIfPresent(paths.lockPath)
         } catch {
           // Unreadable now: nothing of ours to remove.
         }
       }
+      return { release, succeedsDeadHost }
     }
     const content = readOrNull(paths.lockPath)
     if (content === null) continue // Released (or broken) since: try again.
@@ -310,6 +323,7 @@ export function acquireHostLock(paths: PtyHostPaths): () => void {
       throw new PtyHostError('host_already_running', `A pty host (pid ${holder.pid}) already serves ${paths.socketPath}; refusing to start a second one`)
     }
     breakStaleLock(paths, content)
+    succeedsDeadHost = true
   }
   throw anotherHostIsStarting(paths)
 }
