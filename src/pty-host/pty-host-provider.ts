@@ -4,6 +4,7 @@ import {
   isPtyIncarnationId,
   LOCAL_EXECUTION_HOST_ID,
   refusedWrite,
+  resolveWaitDeadline,
   unverifiableWrite,
   type ProviderSpawnOptions,
   type PtyExitEvent,
@@ -382,6 +383,10 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
       if (Number.isSafeInteger(chars) && chars > 0) liveConnection(id)?.notify('ack', { ptyId: id, chars })
     },
     async listProcesses(listOptions: PtyListProcessesOptions = {}): Promise<PtyProcessInfo[]> {
+      if (typeof listOptions !== 'object' || listOptions === null) throw invalidPtyHostOption('options', 'an object', listOptions)
+      // Checked here, as the node-pty provider does (a TypeError naming the option): the host would
+      // drop a `deadlineMs` that is no number in silence, and its own refusal crosses without `option`.
+      resolveWaitDeadline(listOptions, 0)
       // A host that cannot be reached rejects: never an empty (and falsely authoritative) list.
       const opened = await link.ensureConnected(false)
       const params: Record<string, unknown> = {}

@@ -44,6 +44,16 @@ describe('pty host: option refusals', () => {
     expect(await app.listProcesses()).toEqual([])
   })
 
+  it('a listing budget that is no number is refused naming it, before anything is sent (the host would drop it in silence)', async () => {
+    const { socketPath } = await inProcessHost(cleanups)
+    const app = provider(socketPath, { autoStart: false })
+    await expect(app.listProcesses({ deadlineMs: 'soon' as never })).rejects.toThrow(new TypeError('Expected the `deadlineMs` option to be a finite absolute epoch time in milliseconds (for example Date.now() + 5000), got "soon" (string)'))
+    await expect(app.listProcesses({ timeoutMs: -5 })).rejects.toThrow(/`timeoutMs` option/)
+    await expect(app.listProcesses('now' as never)).rejects.toMatchObject({ code: 'invalid_option', option: 'options' })
+    expect(app.connected).toBe(false)
+    expect(await app.listProcesses({ timeoutMs: 5_000 })).toEqual([])
+  })
+
   it('a socket path longer than a Unix socket address holds is refused naming it, by the host and the provider, leaving no file', async () => {
     const { dir } = makeSocketDir()
     cleanups.push(async () => rmSync(dir, { recursive: true, force: true }))
