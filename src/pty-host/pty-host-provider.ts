@@ -273,6 +273,10 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
       // Passed through unchanged: `deadlineMs` is an absolute epoch time on both sides.
       if (shutdownOptions[key] !== undefined) params[key] = shutdownOptions[key]
     }
+    // A stop of a PTY this app holds is fenced to that incarnation even when the caller names none
+    // (the controller always does): a process spawned since under the same id — another app's —
+    // is never stopped by it.
+    if (params['expectedIncarnationId'] === undefined && pty?.incarnationId !== undefined) params['expectedIncarnationId'] = pty.incarnationId
     await opened.request('shutdown', params)
   }
 

@@ -64,3 +64,26 @@ it('an app whose PTY died while its connection was down writes nothing into the 
   await new Promise((resolve) => setTimeout(resolve, 300))
   expect(existsSync(sink) ? readFileSync(sink, 'utf8') : '').not.toContain('INTRUDER')
 })
+
+it('a direct provider.shutdown(id) of a PTY the app held stops only that incarnation, never the PTY another app spawned since under the id', async () => {
+  const { host, socketPath } = await inProcessHost(cleanups)
+  const provider1 = createPtyHostProvider({ socketPath, autoStart: false })
+  cleanups.push(() => provider1.dispose())
+  const first = await provider1.spawn({ file: '/bin/sh', args: ['-c', 'exec sleep 60'], sessionId: 'term-1', isNewSession: true })
+  process.kill(first.pid!, 'SIGKILL')
+  host.dropConnections()
+  const app2 = await rawClient(socketPath)
+  cleanups.push(async () => app2.close())
+  let second: { incarnationId: string; pid: number } | undefined
+  for (let i = 0; i < 2_000 && second === undefined; i++) {
+    const reply = await app2.request('spawn', { sessionId: 'term-1', file: '/bin/sh', args: ['-c', 'exec sleep 60'] })
+    if (reply.ok === true) second = reply.result as { incarnationId: string; pid: number }
+    else await new Promise((resolve) => setTimeout(resolve, 2))
+  }
+  expect(second).toBeDefined()
+  await provider1.shutdown('term-1', { immediate: true, timeoutMs: 2_000 }).catch(() => undefined)
+  await new Promise((resolve) => setTimeout(resolve, 200))
+  const probe = await app2.request('probe', { ptyId: 'term-1' })
+  expect(probe.result).toBe(true)
+  await app2.request('shutdown', { ptyId: 'term-1', immediate: true, expectedIncarnationId: second!.incarnationId })
+})
