@@ -1,4 +1,5 @@
 import type { EventEmitter } from 'node:events'
+import { isPromiseLike } from '../contracts/promise-like.js'
 import { describeThrownValue } from './argument-validation.js'
 import type { ControllerReport } from './controller-core.js'
 import { PtyControllerError, type PtyControllerErrorCode } from './pty-controller-error.js'
@@ -29,14 +30,12 @@ export function emitToEachListener<E extends Exclude<keyof PtyControllerEvents, 
 
 /** When a listener returned a promise (a thenable), report its rejection as `listener_threw`. */
 function reportRejection(returned: unknown, event: string, ptyId: string, report: ControllerReport): void {
-  if ((typeof returned !== 'object' && typeof returned !== 'function') || returned === null) return
-  const then: unknown = (returned as { then?: unknown }).then
-  if (typeof then !== 'function') return
+  if (!isPromiseLike(returned)) return
   const onRejected = (error: unknown): void => {
     report('listener_threw', `A \`${event}\` listener's promise rejected with ${describeThrownValue(error)}`, error, ptyId)
   }
   try {
-    ;(then as (onFulfilled: undefined, onRejected: (error: unknown) => void) => unknown).call(returned, undefined, onRejected)
+    returned.then(undefined, onRejected)
   } catch (error) {
     // A thenable whose `then` throws: as good as a rejection.
     onRejected(error)

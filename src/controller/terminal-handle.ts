@@ -8,6 +8,7 @@ import {
   type WriteSettlement,
 } from '../contracts/index.js'
 import { assertAbortSignal } from './abort.js'
+import { isPromiseLike } from '../contracts/promise-like.js'
 import { assertCharCount, assertOptionsObject, assertWriteArguments, describeValue } from './argument-validation.js'
 import { disposableUnsubscribe, type DisposableUnsubscribe } from './disposable.js'
 import type { PtyControllerDataEvent, PtyControllerExitEvent, PtyControllerOutputLossEvent } from './events.js'
@@ -283,7 +284,7 @@ function callEach<T>(listeners: ReadonlySet<(value: T) => unknown>, value: T): P
     try {
       const result = listener(value)
       // Most listeners return nothing (or a number, `push`'s): one comparison, no allocation.
-      if (result !== undefined && isThenable(result)) (thenables ??= []).push(result)
+      if (result !== undefined && isPromiseLike(result)) (thenables ??= []).push(result)
     } catch (error) {
       failure ??= { error }
     }
@@ -294,10 +295,6 @@ function callEach<T>(listeners: ReadonlySet<(value: T) => unknown>, value: T): P
     throw failure.error
   }
   return settled
-}
-
-function isThenable(value: unknown): value is PromiseLike<unknown> {
-  return (typeof value === 'object' || typeof value === 'function') && value !== null && typeof (value as { then?: unknown }).then === 'function'
 }
 
 /** Rejects with the first of `thenables` to reject, at once; resolves once all have fulfilled. */
