@@ -8,6 +8,15 @@ import { describeValue } from './describe-value.js'
 export const MAX_PTY_DIMENSION = 65_535
 
 /**
+ * Whether `value` is a size a PTY can have: an integer from 1 to {@link MAX_PTY_DIMENSION}.
+ * Internal (not exported from `ptykit/contracts`): for checks that report in their own words (a
+ * provider's reply, a fake's script); {@link assertPtyDimension} throws the standard refusal.
+ */
+export function isPtyDimension(value: unknown): value is number {
+  return typeof value === 'number' && Number.isInteger(value) && value >= 1 && value <= MAX_PTY_DIMENSION
+}
+
+/**
  * The one size validator: throw a `TypeError` naming the option or argument and the value unless
  * `value` is an integer from 1 to {@link MAX_PTY_DIMENSION}.
  */
@@ -16,7 +25,7 @@ export function assertPtyDimension(
   value: unknown,
   kind: 'option' | 'argument' = 'option',
 ): asserts value is number {
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > MAX_PTY_DIMENSION) {
+  if (!isPtyDimension(value)) {
     throw new TypeError(
       `Expected the \`${name}\` ${kind} to be an integer from 1 to ${MAX_PTY_DIMENSION}, got ${describeValue(value)}`,
     )

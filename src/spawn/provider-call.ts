@@ -1,4 +1,5 @@
 import { describeValue } from '../contracts/describe-value.js'
+import { isPtyDimension } from '../contracts/pty-dimension.js'
 import { MAX_PTY_DIMENSION, isPtyIncarnationId, type PtyProvider, type PtySpawnResult } from '../contracts/index.js'
 import { sawExitOf } from './exit-watch.js'
 import { messageOf, ownSpawnError } from './spawn-failure.js'
@@ -80,7 +81,7 @@ export function malformedReplyField(reply: unknown): [field: string, expected: s
   }
   for (const size of ['cols', 'rows'] as const) {
     const value = r[size]
-    if (value !== undefined && !(Number.isInteger(value) && (value as number) >= 1 && (value as number) <= MAX_PTY_DIMENSION)) {
+    if (value !== undefined && !isPtyDimension(value)) {
       return [size, `absent, or an integer from 1 to ${MAX_PTY_DIMENSION}`, value]
     }
   }

@@ -1,5 +1,6 @@
 import { MAX_PTY_DIMENSION, isWriteSettlement, type ProviderSequence, type PtyIncarnationId, type WriteSettlement } from '../contracts/index.js'
 import { describeValue } from '../contracts/describe-value.js'
+import { isPtyDimension } from '../contracts/pty-dimension.js'
 
 /**
  * An exit the fake provider reports for a PTY.
@@ -180,7 +181,7 @@ export function assertFakeSpawnScript(script: unknown, what: string): asserts sc
   if (id !== undefined && (typeof id !== 'string' || id.length === 0)) throw field('id', 'a non-empty string or undefined')
   if (pid !== undefined && !(Number.isSafeInteger(pid) && (pid as number) > 0)) throw field('pid', 'a positive integer or undefined')
   for (const [name, value] of [['cols', cols], ['rows', rows]] as const) {
-    if (value !== undefined && !(Number.isInteger(value) && (value as number) >= 1 && (value as number) <= MAX_PTY_DIMENSION)) {
+    if (value !== undefined && !isPtyDimension(value)) {
       throw field(name, `an integer from 1 to ${MAX_PTY_DIMENSION} or undefined`)
     }
   }
