@@ -433,10 +433,7 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
     if (this.#disposePromise === undefined) {
       try {
         assertOptionsObject('options', options)
-        const stopPtys = options?.stopPtys
-        if (stopPtys !== undefined && typeof stopPtys !== 'boolean') {
-          throw new TypeError(`Expected the \`stopPtys\` option to be a boolean, got ${describeValue(stopPtys)}`)
-        }
+        assertOptionalBoolean('stopPtys', options?.stopPtys)
       } catch (error) {
         return Promise.reject(error)
       }

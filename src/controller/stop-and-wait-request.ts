@@ -1,6 +1,6 @@
 import { resolveWaitDeadline, type PtyStopAndWaitOptions } from '../contracts/index.js'
 import { assertAbortSignal } from './abort.js'
-import { describeValue } from './argument-validation.js'
+import { assertOptionalBoolean, describeValue } from './argument-validation.js'
 
 /** A `stopAndWait` call's options, checked, with the deadline moved onto the controller's clock. */
 export type StopAndWaitRequest = {
@@ -27,12 +27,8 @@ export function resolveStopAndWaitRequest(options: unknown, defaultTimeoutMs: nu
   }
   const given = options as PtyStopAndWaitOptions & { signal?: unknown }
   const request: StopAndWaitRequest = { deadlineAt: clockNow + (resolveWaitDeadline(given, defaultTimeoutMs, epochNow) - epochNow) }
-  if (given.keepHistory !== undefined) {
-    if (typeof given.keepHistory !== 'boolean') {
-      throw new TypeError(`Expected the \`keepHistory\` option to be a boolean, got ${describeValue(given.keepHistory)}`)
-    }
-    request.keepHistory = given.keepHistory
-  }
+  assertOptionalBoolean('keepHistory', given.keepHistory)
+  if (given.keepHistory !== undefined) request.keepHistory = given.keepHistory
   if (given.signal !== undefined) {
     assertAbortSignal(given.signal)
     request.signal = given.signal
