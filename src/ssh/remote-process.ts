@@ -40,12 +40,13 @@ function identityCheck(marker: LaunchMarker): string {
  * outcome through the PTY's own channel.
  */
 export async function signalRemoteProcessGroup(connection: SshConnection, marker: LaunchMarker, signal: string, timeoutMs: number): Promise<void> {
-  const script = [
-    identityCheck(marker),
-    'if [ "$alive" = no ] || [ "$alive" = elsewhere ]; then exit 0; fi',
-    `kill -s ${signal} -- -$p 2>/dev/null; kill -s ${signal} $p 2>/dev/null; exit 0`,
-  ].join('\n')
+  const script = [identityCheck(marker), 'if [ "$alive" = no ] || [ "$alive" = elsewhere ]; then exit 0; fi', `${signalLeaderAndGroup(signal)}; exit 0`].join('\n')
   await connection.run(script, timeoutMs)
+}
+
+/** The shell lines that send `signal` to the group `$p` leads and to `$p` itself (after `identityCheck`). */
+function signalLeaderAndGroup(signal: string): string {
+  return `kill -s ${signal} -- -$p 2>/dev/null; kill -s ${signal} $p 2>/dev/null`
 }
 
 /** A process of a stopped PTY's session or group, other than its leader, still alive: its pid and start time. */
@@ -88,7 +89,7 @@ function sweepScript(requests: readonly SweepRequest[]): string {
       lines.push(`echo 'r ${index} na'`)
       return
     }
-    const signalGroup = signal === null ? ':' : `kill -s ${signal} -- -$p 2>/dev/null; kill -s ${signal} $p 2>/dev/null`
+    const signalGroup = signal === null ? ':' : signalLeaderAndGroup(signal)
     // The leader's pid is a number (checked above): `g_<pid>` names its signals without an `eval`.
     const look = `keys="$keys$p "; g_${marker.pid}="\${g_${marker.pid}-}${signal === null ? '' : ` ${signal}`}"; echo 'r ${index} ok'`
     lines.push(
