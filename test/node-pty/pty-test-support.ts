@@ -4,8 +4,8 @@ import type { PtyDataEvent, PtyExitEvent, PtyProvider } from 'ptykit/contracts'
 import { loadNodePtyModule, type NodePtyModule, type NodePtyTerminal } from '../../src/node-pty/node-pty-module.js'
 import { afterAll, beforeAll, expect } from 'vitest'
 
-/** One line of /proc/<pid>/stat, read independently of the code under test. */
-export type ProcRow = { pid: number; state: string; ppid: number; pgid: number; sid: number }
+/** One line of /proc/<pid>/stat, read independently of the code under test (`startTime`: field 22). */
+export type ProcRow = { pid: number; state: string; ppid: number; pgid: number; sid: number; startTime: string }
 
 /** /proc/<pid>/stat as a row; `null` when the process does not exist. */
 export function procRow(pid: number): ProcRow | null {
@@ -15,8 +15,9 @@ export function procRow(pid: number): ProcRow | null {
   } catch {
     return null
   }
-  const [state, ppid, pgid, sid] = text.slice(text.lastIndexOf(')') + 2).split(' ')
-  return { pid, state: state ?? '?', ppid: Number(ppid), pgid: Number(pgid), sid: Number(sid) }
+  const fields = text.slice(text.lastIndexOf(')') + 2).split(' ')
+  const [state, ppid, pgid, sid] = fields
+  return { pid, state: state ?? '?', ppid: Number(ppid), pgid: Number(pgid), sid: Number(sid), startTime: fields[19] ?? '' }
 }
 
 /**
@@ -28,14 +29,8 @@ export type ProcessIdentity = { readonly pid: number; readonly startTime: string
 
 /** The identity of the process `pid` names now; `null` when there is none. */
 export function processIdentity(pid: number): ProcessIdentity | null {
-  let text: string
-  try {
-    text = readFileSync(`/proc/${pid}/stat`, 'utf8')
-  } catch {
-    return null
-  }
-  const startTime = text.slice(text.lastIndexOf(')') + 2).split(' ')[19]
-  return startTime === undefined ? null : { pid, startTime }
+  const row = procRow(pid)
+  return row === null ? null : { pid, startTime: row.startTime }
 }
 
 /**
@@ -45,8 +40,8 @@ export function processIdentity(pid: number): ProcessIdentity | null {
  */
 export function killIfStill(identity: ProcessIdentity | null | undefined, options: { group?: boolean; signal?: NodeJS.Signals } = {}): void {
   if (identity === null || identity === undefined) return
-  const now = processIdentity(identity.pid)
-  if (now === null || now.startTime !== identity.startTime || isDead(identity.pid)) return
+  const now = procRow(identity.pid)
+  if (now === null || now.startTime !== identity.startTime || isDeadState(now.state)) return
   try {
     process.kill(options.group === true ? -identity.pid : identity.pid, options.signal ?? 'SIGKILL')
   } catch {
