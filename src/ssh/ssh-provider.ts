@@ -135,19 +135,13 @@ export function createSshProvider(options: SshProviderOptions): SshProvider {
   const heldChannelWork = new Set<Promise<unknown>>()
 
   function holdConnection<T>(work: () => Promise<T>): Promise<T> {
+    // Held before `work` starts: a disposal called from within it waits for it too.
     let done!: () => void
-    const held = new Promise<void>((resolve) => {
-      done = resolve
-    })
+    const held = new Promise<void>((resolve) => (done = resolve)).then(() => void heldChannelWork.delete(held))
     heldChannelWork.add(held)
-    let result: Promise<T>
-    try {
-      result = work()
-    } catch (error) {
-      result = Promise.reject(error)
-    }
+    // An async wrapper, so a `work` that throws at once rejects like one that rejects later.
+    const result = (async () => work())()
     result.then(done, done)
-    void held.then(() => heldChannelWork.delete(held))
     return result
   }
 
