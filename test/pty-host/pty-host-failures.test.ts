@@ -27,6 +27,19 @@ function provider(socketPath: string, extra: Parameters<typeof providerOn>[1] = 
   return made
 }
 
+/**
+ * A controller over a provider whose socket has no host, and which starts none: a spawn refusal
+ * that came after a connect would be host_unavailable, so any other proves it came before.
+ */
+function withoutHost(): { socketPath: string; app: PtyHostProvider; controller: ReturnType<typeof createPtyController> } {
+  const { dir, socketPath } = makeSocketDir()
+  cleanups.push(async () => rmSync(dir, { recursive: true, force: true }))
+  const app = provider(socketPath, { autoStart: false })
+  const controller = createPtyController({ provider: app })
+  cleanups.push(() => controller.dispose())
+  return { socketPath, app, controller }
+}
+
 describe('pty host: option refusals', () => {
   it("a spawn option the host's provider refuses reaches a controller caller as invalid_spawn_options naming the option and the value", async () => {
     const { socketPath } = await inProcessHost(cleanups)
@@ -118,12 +131,7 @@ describe('pty host: option refusals', () => {
   })
 
   it('metadata JSON cannot serialize is refused as invalid_spawn_options naming metadata, before the provider connects', async () => {
-    const { dir, socketPath } = makeSocketDir()
-    cleanups.push(async () => rmSync(dir, { recursive: true, force: true }))
-    // No host and none started: a refusal that came after the connect would be host_unavailable.
-    const app = provider(socketPath, { autoStart: false })
-    const controller = createPtyController({ provider: app })
-    cleanups.push(() => controller.dispose())
+    const { socketPath, app, controller } = withoutHost()
     const circular: Record<string, unknown> = {}
     circular['self'] = circular
     for (const [spawnOptions, why] of [
@@ -141,12 +149,7 @@ describe('pty host: option refusals', () => {
   })
 
   it('an env that is no plain object of strings is refused as invalid_spawn_options naming it, before the provider connects, its values never shown — as the node-pty provider refuses it', async () => {
-    const { dir, socketPath } = makeSocketDir()
-    cleanups.push(async () => rmSync(dir, { recursive: true, force: true }))
-    // No host and none started: a refusal that came after the connect would be host_unavailable.
-    const app = provider(socketPath, { autoStart: false })
-    const controller = createPtyController({ provider: app })
-    cleanups.push(() => controller.dispose())
+    const { socketPath, app, controller } = withoutHost()
     const local = createNodePtyProvider()
     cleanups.push(() => local.dispose())
     const secret = 'hunter2-secret'
