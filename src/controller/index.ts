@@ -37,6 +37,6 @@ export type { PtyAttachOptions, PtyControllerDisposeOptions, PtyInspectOptions, 
 export { createPtyController } from './create-pty-controller.js'
 export { PtyController } from './pty-controller.js'
 export type { PtyTerminal } from './pty-terminal.js'
-export type { PtyTerminalOutputOptions } from './terminal-output.js'
+export { OUTPUT_ITERATOR_MAX_QUEUED_CHARS, type PtyTerminalOutputOptions } from './terminal-output.js'
 export type { DisposableUnsubscribe } from './disposable.js'
 export { STOP_UNCONFIRMED_AFTER_MS } from './stop-constants.js'

@@ -52,7 +52,11 @@ export function isPtyControllerDisposedError(value: unknown): value is PtyContro
  *   publishes the PTY also reports what was dropped as an `outputLoss`;
  * - `provider_event_malformed`: a provider emitted an event the controller cannot read (not an
  *   object, no id, `data` that is not a string, `bytes` that is not a `Uint8Array`, an output-loss
- *   range that is not one); it was dropped. Reported once per provider, event and field.
+ *   range that is not one); it was dropped. Reported once per provider, event and field;
+ * - `output_overrun`: a terminal handle's `output()` iterator queued more output than its
+ *   `maxQueuedChars` without being pulled (opened and forgotten, or read more slowly than the
+ *   program writes once flow control let the program run); it dropped that output and ended, and
+ *   its next pull rejects with the same code.
  */
 export type PtyControllerErrorCode =
   | 'listener_threw'
@@ -64,12 +68,14 @@ export type PtyControllerErrorCode =
   | 'bookkeeping_failed'
   | 'output_dropped'
   | 'provider_event_malformed'
+  | 'output_overrun'
 
 /**
  * A fault the controller survived, reported on its `error` event. The original error is `cause`.
  * The controller reports it and carries on; the one call that also rejects with it is a
  * single-host `listProcesses(hostId)` whose host did not answer (`listing_failed`), because an
- * empty answer would claim the host runs nothing.
+ * empty answer would claim the host runs nothing; and an `output()` iterator's next pull rejects
+ * with the `output_overrun` that ended it.
  */
 export class PtyControllerError extends Error {
   /** The stable code. */

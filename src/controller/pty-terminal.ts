@@ -9,6 +9,7 @@ import type {
 import type { DisposableUnsubscribe } from './disposable.js'
 import type { PtyControllerDataEvent, PtyControllerEvents, PtyControllerExitEvent, PtyControllerOutputLossEvent } from './events.js'
 import type { PtyTerminalOutputOptions } from './terminal-output.js'
+import type { PtyControllerError } from './pty-controller-error.js'
 
 /**
  * One terminal: one incarnation of a PTY the controller tracks, as an object — the per-terminal
@@ -104,7 +105,11 @@ export type PtyTerminal = AsyncDisposable & {
    * terminal into flow control (an acknowledgement of 0 chars). Text only: for a PTY whose
    * provider delivers bytes (the controller's `bytes` event) it yields nothing and holds nothing back.
    *
-   * @throws TypeError when `options` is not an object or its `signal` not an `AbortSignal`.
+   * An iterator nobody pulls is bounded: once it holds more than `maxQueuedChars` (default 8 Mi
+   * chars) it drops what it holds, leaves, and its next pull rejects with `output_overrun`.
+   *
+   * @throws TypeError when `options` is not an object, its `signal` not an `AbortSignal` or its
+   * `maxQueuedChars` not a positive integer (or `Infinity`).
    */
   output(options?: PtyTerminalOutputOptions): AsyncIterableIterator<string>
   /**
@@ -169,4 +174,6 @@ export type PtyTerminalHost = {
   acknowledgeDataFromNow(ptyId: string, owed: number): void
   /** The PTY's terminal has no `output()` iterator left. */
   iteratorsLeft(ptyId: string): void
+  /** Report a fault of a handle's on the controller's `error` event (an iterator's overrun). */
+  report(error: PtyControllerError): void
 }

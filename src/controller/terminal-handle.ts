@@ -14,7 +14,7 @@ import { disposableUnsubscribe, type DisposableUnsubscribe } from './disposable.
 import type { PtyControllerDataEvent, PtyControllerExitEvent, PtyControllerOutputLossEvent } from './events.js'
 import type { PtyTerminal, PtyTerminalHost, PtyTerminalRecordLookup, PtyTerminalRecordView } from './pty-terminal.js'
 import { assertStopAndWaitOptions } from './stop-and-wait-request.js'
-import { TerminalOutputFeed, type PtyTerminalOutputOptions } from './terminal-output.js'
+import { TerminalOutputFeed, assertMaxQueuedChars, type PtyTerminalOutputOptions } from './terminal-output.js'
 
 /** The {@link PtyTerminal} of one incarnation. */
 export class TerminalHandle implements PtyTerminal {
@@ -53,6 +53,7 @@ export class TerminalHandle implements PtyTerminal {
       () => {
         if (this.#mayAcknowledge()) this.#controller.iteratorsLeft(this.id)
       },
+      (error) => this.#controller.report(error),
     )
     this.#publishing = false
     if (publishing) this.#startPublishing()
@@ -155,6 +156,7 @@ export class TerminalHandle implements PtyTerminal {
   output(options?: PtyTerminalOutputOptions): AsyncIterableIterator<string> {
     assertOptionsObject('options', options)
     assertAbortSignal(options?.signal)
+    assertMaxQueuedChars(options?.maxQueuedChars)
     // The iterator opts in to flow control (where it engages only for consumers that acknowledge),
     // so it paces the process from its first chunk — owing nothing for output that went by before
     // it existed (it will never be handed that output, so it could never acknowledge it) but the

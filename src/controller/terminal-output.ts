@@ -1,9 +1,37 @@
 import type { PtyControllerDataEvent } from './events.js'
+import { describeValue } from './argument-validation.js'
+import { PtyControllerError } from './pty-controller-error.js'
+
+/**
+ * The most output chars one `output()` iterator keeps queued for its consumer (yielded chunks not
+ * counted) before it is ended as overrun: 8 Mi chars, 80 times flow control's high watermark, so an
+ * iterator that flow control paces never comes near it. What it bounds is an iterator that is not
+ * paced: opened and never pulled (or dropped without `return()`) once flow control forgave it
+ * (`flowControl.pauseMaxHoldMs`), or one read more slowly than the program writes with flow
+ * control off — each of which would otherwise queue a flooding program's output without bound.
+ */
+export const OUTPUT_ITERATOR_MAX_QUEUED_CHARS = 8 * 1024 * 1024
 
 /** Options of `PtyTerminal.output()`. */
 export type PtyTerminalOutputOptions = {
   /** Ends the iteration (and releases its hold on flow control) when aborted. */
   signal?: AbortSignal
+  /**
+   * The most chars this iterator keeps queued for its consumer: once the output it has not pulled
+   * yet passes this, it drops that output (acknowledging it), leaves the terminal, and its next
+   * pull rejects with a `PtyControllerError` of code `output_overrun` (reported on the
+   * controller's `error` event too) — never a silent gap in what it yields. A positive integer, or
+   * `Infinity` for no bound. Default {@link OUTPUT_ITERATOR_MAX_QUEUED_CHARS} (8 Mi chars).
+   */
+  maxQueuedChars?: number
+}
+
+/** Throw a `TypeError` naming the option unless it is absent, a positive integer or `Infinity`. */
+export function assertMaxQueuedChars(value: unknown): void {
+  if (value === undefined || value === Number.POSITIVE_INFINITY) return
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value <= 0) {
+    throw new TypeError(`Expected the \`maxQueuedChars\` option to be a positive integer or Infinity, got ${describeValue(value)}`)
+  }
 }
 
 /**
@@ -29,17 +57,24 @@ export type OutputChunk = {
 export class TerminalOutputFeed {
   readonly #acknowledge: (chars: number) => void
   readonly #onLastLeft: () => void
+  readonly #onOverrun: (error: PtyControllerError) => void
   readonly #cursors = new Set<OutputCursor>()
   #replay: OutputChunk[] | null = null
   #ended = false
 
   /**
-   * Create a feed that acknowledges through `acknowledge`, and tells `onLastLeft` when its last
-   * active iterator finished (neither may throw).
+   * Create a feed that acknowledges through `acknowledge`, tells `onLastLeft` when its last active
+   * iterator finished, and `onOverrun` when an iterator was ended for queuing more than its
+   * `maxQueuedChars` (none may throw).
    */
-  constructor(acknowledge: (chars: number) => void, onLastLeft: () => void = () => undefined) {
+  constructor(
+    acknowledge: (chars: number) => void,
+    onLastLeft: () => void = () => undefined,
+    onOverrun: (error: PtyControllerError) => void = () => undefined,
+  ) {
     this.#acknowledge = acknowledge
     this.#onLastLeft = onLastLeft
+    this.#onOverrun = onOverrun
   }
 
   /** The chunks kept for replay, oldest first (empty when none are kept). */
@@ -93,9 +128,11 @@ export class TerminalOutputFeed {
 
   /** A new iterator: the replay first (if kept), then every later chunk until the end. */
   iterate(options: PtyTerminalOutputOptions = {}): AsyncIterableIterator<string> {
-    const cursor = new OutputCursor(this, options.signal)
+    const cursor = new OutputCursor(this, options.signal, options.maxQueuedChars ?? OUTPUT_ITERATOR_MAX_QUEUED_CHARS)
     // Opened with an aborted signal: it yields nothing, so it takes (and acknowledges) nothing.
     if (cursor.finished) return cursor
+    // Joined before the replay: one whose replay alone overruns it leaves as any iterator does.
+    if (!this.#ended) this.#cursors.add(cursor)
     if (this.#replay !== null) {
       for (const chunk of this.#replay) {
         chunk.holders += 1
@@ -103,7 +140,6 @@ export class TerminalOutputFeed {
       }
     }
     if (this.#ended) cursor.end()
-    else if (!cursor.finished) this.#cursors.add(cursor)
     return cursor
   }
 
@@ -119,6 +155,11 @@ export class TerminalOutputFeed {
   detach(cursor: OutputCursor): void {
     if (this.#cursors.delete(cursor) && this.#cursors.size === 0) this.#onLastLeft()
   }
+
+  /** An iterator was ended for queuing more than its `maxQueuedChars` (it already let go and left). */
+  overran(error: PtyControllerError): void {
+    this.#onOverrun(error)
+  }
 }
 
 const DONE: IteratorReturnResult<undefined> = Object.freeze({ done: true, value: undefined })
@@ -128,6 +169,11 @@ export class OutputCursor implements AsyncIterableIterator<string> {
   readonly #feed: TerminalOutputFeed
   readonly #signal: AbortSignal | undefined
   readonly #queue: OutputChunk[] = []
+  /** The chars in `#queue`. */
+  #queuedChars = 0
+  readonly #maxQueuedChars: number
+  /** Why it was ended for falling behind: the next pull rejects with it (once). */
+  #overrun: PtyControllerError | undefined
   readonly #waiters: ((result: IteratorResult<string>) => void)[] = []
   /**
    * The chunks yielded and not let go of: held until the consumer asks for the next one. Usually
@@ -139,9 +185,10 @@ export class OutputCursor implements AsyncIterableIterator<string> {
   #ended = false
   readonly #onAbort = (): void => this.#finish()
 
-  constructor(feed: TerminalOutputFeed, signal: AbortSignal | undefined) {
+  constructor(feed: TerminalOutputFeed, signal: AbortSignal | undefined, maxQueuedChars: number) {
     this.#feed = feed
     this.#signal = signal
+    this.#maxQueuedChars = maxQueuedChars
     if (signal?.aborted === true) this.#finished = true
     else signal?.addEventListener('abort', this.#onAbort, { once: true })
   }
@@ -159,9 +206,17 @@ export class OutputCursor implements AsyncIterableIterator<string> {
     this.#releaseYielded()
     // After the end the abort listener is gone: an abort since then is seen here.
     if (this.#signal?.aborted === true) this.#finish()
+    const overrun = this.#overrun
+    if (overrun !== undefined) {
+      this.#overrun = undefined
+      return Promise.reject(overrun)
+    }
     if (this.#finished) return Promise.resolve(DONE)
     const chunk = this.#queue.shift()
-    if (chunk !== undefined) return Promise.resolve(this.#yield(chunk))
+    if (chunk !== undefined) {
+      this.#queuedChars -= chunk.event.data.length
+      return Promise.resolve(this.#yield(chunk))
+    }
     if (this.#ended) {
       this.#finish()
       return Promise.resolve(DONE)
@@ -170,6 +225,8 @@ export class OutputCursor implements AsyncIterableIterator<string> {
   }
 
   return(): Promise<IteratorResult<string>> {
+    // The consumer left: it will not ask why the iterator ended (the `error` event told the host).
+    this.#overrun = undefined
     this.#finish()
     return Promise.resolve(DONE)
   }
@@ -180,8 +237,33 @@ export class OutputCursor implements AsyncIterableIterator<string> {
       return
     }
     const waiter = this.#waiters.shift()
-    if (waiter === undefined) this.#queue.push(chunk)
-    else waiter(this.#yield(chunk))
+    if (waiter !== undefined) {
+      waiter(this.#yield(chunk))
+      return
+    }
+    this.#queue.push(chunk)
+    this.#queuedChars += chunk.event.data.length
+    if (this.#queuedChars > this.#maxQueuedChars) this.#fallBehind()
+  }
+
+  /**
+   * More output is queued than the consumer allowed: drop it (acknowledged, as a `return()` would)
+   * and leave, so an iterator nobody pulls — dropped without `return()`, or held and forgotten —
+   * costs at most its bound. Why an error and not a silent skip: what it would yield next would
+   * not follow what it yielded last.
+   */
+  #fallBehind(): void {
+    const last = this.#queue[this.#queue.length - 1]!.event
+    const error = new PtyControllerError(
+      'output_overrun',
+      `An \`output()\` iterator of PTY ${last.ptyId} queued more than ${this.#maxQueuedChars} chars its consumer had not pulled ` +
+        `(\`maxQueuedChars\`) and was ended: it dropped ${this.#queuedChars} chars of output up to seq ${last.seq}. ` +
+        'Open a new iterator (and repaint from a snapshot) to follow the output again.',
+      { ptyId: last.ptyId },
+    )
+    this.#finish()
+    this.#overrun = error
+    this.#feed.overran(error)
   }
 
   /**
@@ -211,6 +293,7 @@ export class OutputCursor implements AsyncIterableIterator<string> {
     this.#signal?.removeEventListener('abort', this.#onAbort)
     // Let go first, then leave: the acknowledgements reach the PTY before the feed hears it is left.
     this.#releaseYielded()
+    this.#queuedChars = 0
     for (const chunk of this.#queue.splice(0)) this.#feed.release(chunk)
     this.#feed.detach(this)
     for (const waiter of this.#waiters.splice(0)) waiter(DONE)

@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from 'vitest'
-import { STOP_UNCONFIRMED_AFTER_MS, createPtyController, type PtyControllerSpawnEvent, type PtyTerminal } from '../../src/controller/index.js'
+import { PtyControllerError, STOP_UNCONFIRMED_AFTER_MS, createPtyController, type PtyControllerSpawnEvent, type PtyTerminal } from '../../src/controller/index.js'
 import { createFakePtyProvider } from '../../src/testing/index.js'
 import { createHarness } from './controller-harness.js'
 
@@ -264,6 +264,9 @@ describe('PtyTerminal: malformed arguments', () => {
     await expect(loose['stop']!({ timeoutMs: -1 })).rejects.toThrow(/`timeoutMs` option .* got -1/)
     expect(() => loose['output']!({ signal: 'stop' })).toThrow(/`signal` option to be an AbortSignal, got "stop"/)
     expect(() => loose['output']!(null)).toThrow(/`options` argument to be an object, got null/)
+    for (const bound of [0, -1, 1.5, Number.NaN, '100']) {
+      expect(() => loose['output']!({ maxQueuedChars: bound })).toThrow(/`maxQueuedChars` option to be a positive integer or Infinity, got /)
+    }
     for (const method of ['onData', 'onExit', 'onOutputLoss']) {
       expect(() => loose[method]!(undefined)).toThrow(/`listener` argument to be a function, got undefined/)
     }
@@ -491,6 +494,78 @@ describe('PtyTerminal: output() drives flow control', () => {
     const terminal = await h.controller.spawnTerminal({})
     await h.settle()
     await expect(terminal.output().next()).resolves.toEqual({ done: true, value: undefined })
+  })
+})
+
+describe('PtyTerminal: output() iterators nobody pulls are bounded (maxQueuedChars)', () => {
+  it('one opened and never pulled, once flow control forgave it, drops its queue and ends with output_overrun', async () => {
+    const flowControl = { highWatermarkChars: 10 * CHUNK.length, lowWatermarkChars: CHUNK.length, pauseMaxHoldMs: 50 }
+    const h = createHarness({ controller: { flowControl } })
+    const terminal = await h.controller.spawnTerminal({})
+    const forgotten = terminal.output({ maxQueuedChars: 20 * CHUNK.length })
+    for (let i = 0; i < 11; i += 1) h.provider.emitData(terminal.id, CHUNK)
+    expect(h.provider.getPty(terminal.id)?.paused).toBe(true) // paced while it could still pull
+    await h.run(new Promise<void>((resolve) => h.controller.on('error', (error) => error.code === 'consumer_not_acknowledging' && resolve())))
+    expect(h.provider.getPty(terminal.id)?.paused).toBe(false) // forgiven: the program runs on
+
+    // Without the bound every later chunk would stay queued for the forgotten iterator.
+    for (let i = 0; i < 1_000; i += 1) h.provider.emitData(terminal.id, CHUNK)
+    const overruns = h.errors().filter((error) => error.code === 'output_overrun')
+    expect(overruns).toHaveLength(1)
+    expect(overruns[0]).toMatchObject({ ptyId: terminal.id })
+    expect(overruns[0]?.message).toMatch(/queued more than 20000 chars .*\(`maxQueuedChars`\) and was ended: it dropped 21000 chars of output up to seq 21000\b/)
+    // It let go of what it held (the 11 chunks of the pause included) and left: flow control, which
+    // only iterators had engaged, is off again (the model test counts the acknowledgements).
+    expect(h.controller.getFlowControlState(terminal.id)).toMatchObject({ engaged: false, paused: false })
+
+    // Its consumer, if it comes back, is told once — never handed output that skips a gap.
+    const told = forgotten.next()
+    await expect(told).rejects.toBeInstanceOf(PtyControllerError)
+    await expect(told).rejects.toMatchObject({ code: 'output_overrun', ptyId: terminal.id })
+    await expect(forgotten.next()).resolves.toEqual({ done: true, value: undefined })
+    // A new iterator follows the output from where it is.
+    const fresh = terminal.output()
+    h.provider.emitData(terminal.id, 'after')
+    await expect(fresh.next()).resolves.toEqual({ done: false, value: 'after' })
+    await h.run(h.controller.dispose())
+  })
+
+  it('a paced iterator never overruns, and one whose consumer returned is not told', async () => {
+    const h = createHarness({ controller: { flowControl: { highWatermarkChars: 10 * CHUNK.length, lowWatermarkChars: CHUNK.length } } })
+    const terminal = await h.controller.spawnTerminal({})
+    const paced = terminal.output({ maxQueuedChars: 12 * CHUNK.length })
+    const left = terminal.output({ maxQueuedChars: 5 * CHUNK.length })
+    const received: string[] = []
+    for (let round = 0; round < 20; round += 1) {
+      // The program writes while it may (the test stops at the pause), then the consumer reads it all.
+      let written = 0
+      for (; h.provider.getPty(terminal.id)?.paused !== true; written += 1) h.provider.emitData(terminal.id, CHUNK)
+      received.push(...(await pull(paced, written)))
+      if (round === 0) {
+        await expect(left.next()).rejects.toMatchObject({ code: 'output_overrun' })
+      }
+    }
+    expect(received.join('')).toBe(CHUNK.repeat(received.length))
+    expect(h.errors().filter((error) => error.code === 'output_overrun')).toHaveLength(1) // `left`'s only
+    const returned = terminal.output({ maxQueuedChars: 1 })
+    h.provider.emitData(terminal.id, CHUNK)
+    h.provider.emitData(terminal.id, CHUNK)
+    await expect(returned.return?.()).resolves.toEqual({ done: true, value: undefined })
+    await expect(returned.next()).resolves.toEqual({ done: true, value: undefined })
+    await h.run(h.controller.dispose())
+  })
+
+  it('one whose replay alone passes the bound overruns at once and leaves flow control as it found it', async () => {
+    const h = createHarness()
+    const { terminal } = await spawnTerminalWithPromptInFlight(h)
+    const output = terminal.output({ maxQueuedChars: 1 })
+    expect(h.errors().map((error) => error.code)).toEqual(['output_overrun'])
+    await expect(output.next()).rejects.toMatchObject({ code: 'output_overrun' })
+    // It was the only iterator: its leaving disengaged flow control again.
+    expect(h.controller.getFlowControlState(terminal.id)).toMatchObject({ engaged: false, unacknowledgedChars: 0 })
+    const unbounded = terminal.output({ maxQueuedChars: Number.POSITIVE_INFINITY })
+    await expect(unbounded.next()).resolves.toEqual({ done: false, value: '$ ' })
+    await h.run(h.controller.dispose())
   })
 })
 

@@ -1,7 +1,9 @@
 // fc.commands model of the output feed behind `PtyTerminal.output()`: any interleaving of chunks,
-// iterators created, pulled, returned and the end. Checks what each iterator yields (every chunk
-// pushed while it was active, in order, then done after the end) and what is acknowledged (a chunk
-// exactly when the last iterator holding it asked for the next one or let go; nothing else).
+// iterators created (some with a small `maxQueuedChars`), pulled, returned and the end. Checks what
+// each iterator yields (every chunk pushed while it was active, in order, then done after the end),
+// when one overruns (its unpulled chunks passed its bound: it lets go of everything, and its next
+// pull rejects once) and what is acknowledged (a chunk exactly when the last iterator holding it
+// asked for the next one or let go; nothing else).
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import type { PtyControllerDataEvent } from '../../src/controller/index.js'
@@ -15,6 +17,14 @@ type ModelIterator = {
   finished: boolean
   /** A pull of this iterator was answered `done` (the end reached it, or it was returned or finished). */
   answeredDone: boolean
+  /** Its `maxQueuedChars`, or `undefined` for the default (never reached here). */
+  cap: number | undefined
+  /** It overran and its consumer has not been told yet (its next pull rejects). */
+  overrunPending: boolean
+  /** Its pulls that rejected with `output_overrun`. */
+  rejections: number
+  /** It overran (its bound was passed), told or not. */
+  overran: boolean
 }
 
 type Model = {
@@ -26,7 +36,8 @@ type Model = {
 type Real = {
   feed: TerminalOutputFeed
   acknowledged: number[]
-  iterators: { iterator: AsyncIterableIterator<string>; values: string[]; pending: Promise<void> | undefined; done: boolean }[]
+  iterators: { iterator: AsyncIterableIterator<string>; values: string[]; pending: Promise<void> | undefined; done: boolean; rejections: number }[]
+  overruns: number
 }
 
 const MAX_ITERATORS = 3
@@ -59,24 +70,28 @@ async function check(model: Model, real: Real): Promise<void> {
     const expected = it.received.slice(0, yielded).map((index) => chunkText(index, model.chunks[index]!.length))
     expect(real.iterators[i]!.values).toEqual(expected)
     // A pull past what it received waits until a chunk or the end (then it is answered done).
-    expect({ pending: real.iterators[i]!.pending !== undefined, done: real.iterators[i]!.done }).toEqual({
+    expect({ pending: real.iterators[i]!.pending !== undefined, done: real.iterators[i]!.done, rejections: real.iterators[i]!.rejections }).toEqual({
       pending: !it.finished && it.calls > it.received.length,
       done: it.answeredDone,
+      rejections: it.rejections,
     })
   }
+  expect(real.overruns).toBe(model.iterators.filter((it) => it.overran).length)
 }
 
 class CreateIterator implements fc.AsyncCommand<Model, Real> {
+  constructor(readonly cap: number | undefined) {}
   check(model: Readonly<Model>): boolean {
     return model.iterators.length < MAX_ITERATORS
   }
   async run(model: Model, real: Real): Promise<void> {
-    model.iterators.push({ received: [], calls: 0, finished: false, answeredDone: false })
-    real.iterators.push({ iterator: real.feed.iterate(), values: [], pending: undefined, done: false })
+    model.iterators.push({ received: [], calls: 0, finished: false, answeredDone: false, cap: this.cap, overran: false, overrunPending: false, rejections: 0 })
+    const iterator = real.feed.iterate(this.cap === undefined ? {} : { maxQueuedChars: this.cap })
+    real.iterators.push({ iterator, values: [], pending: undefined, done: false, rejections: 0 })
     await check(model, real)
   }
   toString(): string {
-    return 'iterate'
+    return this.cap === undefined ? 'iterate' : `iterate(maxQueuedChars ${this.cap})`
   }
 }
 
@@ -89,7 +104,15 @@ class Push implements fc.AsyncCommand<Model, Real> {
     const index = model.chunks.length
     const holders = model.iterators.flatMap((it, i) => (it.finished ? [] : [i]))
     model.chunks.push({ length: this.length, holders })
-    for (const i of holders) model.iterators[i]!.received.push(index)
+    for (const i of holders) {
+      const it = model.iterators[i]!
+      it.received.push(index)
+      // Queued (not handed to a waiting pull): past its bound it overruns, letting go of everything.
+      const queued = it.received.slice(it.calls).reduce((sum, chunk) => sum + model.chunks[chunk]!.length, 0)
+      if (it.cap !== undefined && queued > it.cap) {
+        it.finished = it.overran = it.overrunPending = true
+      }
+    }
     const event: PtyControllerDataEvent = { ptyId: 'p', data: chunkText(index, this.length), seq: index }
     real.feed.push(event)
     await check(model, real)
@@ -110,13 +133,23 @@ class Pull implements fc.AsyncCommand<Model, Real> {
     const it = model.iterators[i]!
     await flush()
     if (entry.pending !== undefined || entry.done) return // one pull at a time, as for-await does
-    if (!it.finished) it.calls += 1
+    if (it.overrunPending) {
+      it.overrunPending = false
+      it.rejections += 1
+    } else if (!it.finished) it.calls += 1
     else it.answeredDone = true
-    entry.pending = entry.iterator.next().then((result) => {
-      entry.pending = undefined
-      if (result.done === true) entry.done = true
-      else entry.values.push(result.value)
-    })
+    entry.pending = entry.iterator.next().then(
+      (result) => {
+        entry.pending = undefined
+        if (result.done === true) entry.done = true
+        else entry.values.push(result.value)
+      },
+      (error: unknown) => {
+        entry.pending = undefined
+        expect(error).toMatchObject({ code: 'output_overrun' })
+        entry.rejections += 1
+      },
+    )
     await flush()
     // A pull past everything after the end finishes the iterator (it lets go of what it held).
     if (model.ended && it.calls > it.received.length) it.finished = it.answeredDone = true
@@ -139,6 +172,7 @@ class Return implements fc.AsyncCommand<Model, Real> {
     if (!it.finished && it.calls > it.received.length) it.answeredDone = true
     it.calls = Math.min(it.calls, it.received.length)
     it.finished = true
+    it.overrunPending = false // the consumer left: it is not told why the iterator had ended
     await real.iterators[i]!.iterator.return?.()
     await check(model, real)
     expect(real.iterators[i]!.pending).toBeUndefined()
@@ -166,7 +200,7 @@ class End implements fc.AsyncCommand<Model, Real> {
 describe('terminal output feed (model)', () => {
   it('yields every chunk to every active iterator and acknowledges each once its slowest holder moves on', async () => {
     const commands = [
-      fc.constant(new CreateIterator()),
+      fc.constantFrom(undefined, 3, 8).map((cap) => new CreateIterator(cap)),
       fc.integer({ min: 1, max: 5 }).map((length) => new Push(length)),
       fc.nat(MAX_ITERATORS - 1).map((which) => new Pull(which)),
       fc.nat(MAX_ITERATORS - 1).map((which) => new Return(which)),
@@ -175,7 +209,19 @@ describe('terminal output feed (model)', () => {
     await fc.assert(
       fc.asyncProperty(fc.commands(commands, { maxCommands: 40 }), async (cmds) => {
         const acknowledged: number[] = []
-        const real: Real = { feed: new TerminalOutputFeed((chars) => acknowledged.push(chars)), acknowledged, iterators: [] }
+        const real: Real = {
+          feed: new TerminalOutputFeed(
+            (chars) => acknowledged.push(chars),
+            () => undefined,
+            (error) => {
+              expect(error).toMatchObject({ code: 'output_overrun', ptyId: 'p' })
+              real.overruns += 1
+            },
+          ),
+          acknowledged,
+          iterators: [],
+          overruns: 0,
+        }
         const model: Model = { chunks: [], iterators: [], ended: false }
         await fc.asyncModelRun(() => ({ model, real }), cmds)
         // Once everyone let go, every chunk that reached an iterator is acknowledged exactly once.

@@ -58,6 +58,29 @@ describe('terminal handles over real PTYs (node-pty)', () => {
     expect(controller.getFlowControlState(terminal.id)?.paused).toBe(false)
   })
 
+  it('an iterator opened and forgotten under a real flood is bounded: it overruns, and the program runs on', async () => {
+    const forgiving = createPtyController({ provider, flowControl: { pauseMaxHoldMs: 200 } })
+    const faults: string[] = []
+    forgiving.on('error', (error) => faults.push(error.code))
+    try {
+      const terminal = await forgiving.spawnTerminal({ file: '/bin/sh', args: ['-c', 'exec yes'] })
+      let delivered = 0
+      terminal.onData(({ data }) => {
+        delivered += data.length
+      })
+      const forgotten = terminal.output({ maxQueuedChars: 1_000_000 })
+      // Held paused for the maximum hold, then forgiven; from there the flood fills its queue.
+      await waitFor(() => (faults.includes('output_overrun') ? true : undefined), 'the overrun', 10_000)
+      expect(faults.slice(0, 2)).toEqual(['consumer_not_acknowledging', 'output_overrun'])
+      const atOverrun = delivered
+      await waitFor(() => (delivered > atOverrun + 2_000_000 ? true : undefined), 'output after the overrun')
+      await expect(forgotten.next()).rejects.toMatchObject({ code: 'output_overrun', ptyId: terminal.id })
+      await expect(terminal.stop()).resolves.toBe(true)
+    } finally {
+      await forgiving.dispose()
+    }
+  })
+
   it('await using leaves no process behind (checked in /proc)', async () => {
     let pid = 0
     let child = 0
