@@ -18,6 +18,19 @@ export function observedExitCause(event: PtyExitEvent, hostReportsChildExitStatu
     : { kind: 'unknown', reason: 'host_status_unavailable' }
 }
 
+/**
+ * Whether the operator-close rule applies to a provider's exit `event`: a stop of its incarnation
+ * was requested while the process lived — this controller's own (`ownStopRequested`, its record's
+ * mark) or one the provider attests (`stopRequestedBeforeDeath`: an earlier run of the app, or
+ * another app on a shared host, asked for it) — and the provider did not know the process dead
+ * before the stop request (`diedBeforeStopRequest`, which wins: the process ended on its own).
+ * Without an event (a synthetic exit of the controller's own) only its own mark counts.
+ */
+export function stopRequestedBeforeExit(ownStopRequested: boolean, event: PtyExitEvent | undefined): boolean {
+  if (event?.diedBeforeStopRequest === true) return false
+  return ownStopRequested || event?.stopRequestedBeforeDeath === true
+}
+
 /** True for `unknown/stop_unverified`: the death was not confirmed, so the process may be alive. */
 export function isUnverifiedCause(cause: TerminalExitCause): boolean {
   return cause.kind === 'unknown' && cause.reason === 'stop_unverified'

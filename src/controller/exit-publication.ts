@@ -2,7 +2,7 @@ import type { PtyExitEvent, PtyLivenessVerdict } from '../contracts/index.js'
 import { UNVERIFIED_PROCESS_EXIT_CODE, exitCauseFromWire, settleExitCause, type TerminalExitCause } from '../exit-cause/index.js'
 import type { Bookkeeping } from './bookkeeping.js'
 import type { ControllerCore } from './controller-core.js'
-import { certifiesDeath, observedExitCause } from './exit-evidence.js'
+import { certifiesDeath, observedExitCause, stopRequestedBeforeExit } from './exit-evidence.js'
 import { PTY_LIVENESS_REASONS } from './liveness-reasons.js'
 import type { OutputDelivery } from './output-delivery.js'
 import { incarnationOf } from '../contracts/incarnation.js'
@@ -148,15 +148,16 @@ export class ExitPublication {
 
   /**
    * Emit `exit` with the cause settled by the operator-close rule. The rule applies to a stop
-   * requested while the process lived: a provider that knew it dead before the stop request
-   * (`diedBeforeStopRequest`) keeps its own cause (issue 13.4).
+   * requested while the process lived — this controller's, or one the provider attests
+   * (`stopRequestedBeforeDeath`: an earlier run's or another app's) — and a provider that knew it
+   * dead before the stop request (`diedBeforeStopRequest`) keeps its own cause (issue 13.4).
    */
   #emitExit(record: PtyRecord, code: number, observed: TerminalExitCause, event?: PtyExitEvent): void {
     // An incarnation replaced under its id publishes no exit (docs/controller.md: its handle never
     // resolves `exited`): hosts follow events by id, and the id now names the replacement. A stop
     // still settles on its record (a stop in flight across the respawn gets its answer).
     if (record.superseded) return
-    const stopRequested = record.stopRequested && event?.diedBeforeStopRequest !== true
+    const stopRequested = stopRequestedBeforeExit(record.stopRequested, event)
     const cause = settleExitCause(observed, { stopRequested })
     // Data before exit (R3): output held for coalescing goes out first.
     this.#output.flush(record)

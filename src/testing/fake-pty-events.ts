@@ -57,6 +57,7 @@ export function createFakePtyEvents(providerHostReportsChildExitStatus: () => bo
   const exitEvent = (pty: FakePtyRecord, fakeExit: FakeExit, incarnationId: PtyIncarnationId): PtyExitEvent => {
     const event: PtyExitEvent = { id: pty.id, code: fakeExit.exitCode, incarnationId }
     if (fakeExit.observed !== undefined) event.observed = fakeExit.observed
+    if (fakeExit.stopRequestedBeforeDeath === true) event.stopRequestedBeforeDeath = true
     if (fakeExit.withoutCause !== true) {
       const hostReports =
         fakeExit.hostReportsChildExitStatus ?? pty.hostReportsChildExitStatus ?? providerHostReportsChildExitStatus()

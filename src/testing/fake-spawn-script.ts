@@ -28,6 +28,13 @@ export type FakeExit = {
    */
   observed?: 'provider' | 'synthetic'
   /**
+   * Send `stopRequestedBeforeDeath: true`: play a provider that attests a stop of this
+   * incarnation was requested through it before the death — by another app sharing its host, or
+   * an earlier run of this one (the pty host does). Absent: the field is left out, as the fake's
+   * own stops leave it (the controller that asked knows it asked).
+   */
+  stopRequestedBeforeDeath?: boolean
+  /**
    * Report this incarnation instead of the live one, to simulate a stale exit: a late exit of an
    * older process behind a reused id. A stale exit does not end the current process.
    */
@@ -150,12 +157,16 @@ export function scriptFromMetadata(metadata: Readonly<Record<string, unknown>> |
  */
 export function assertFakeExit(exit: unknown, where: string, whole: string = where): asserts exit is FakeExit {
   if (!isPlainObject(exit)) throw new TypeError(`Expected ${whole} to be a FakeExit object, got ${describeValue(exit)}`)
-  const { exitCode, signal, hostReportsChildExitStatus, withoutCause, observed } = exit as Record<string, unknown>
+  const { exitCode, signal, hostReportsChildExitStatus, withoutCause, observed, stopRequestedBeforeDeath } = exit as Record<string, unknown>
   if (!Number.isInteger(exitCode)) throw new TypeError(`Expected the \`exitCode\` of ${where} to be an integer, got ${describeValue(exitCode)}`)
   if (signal !== undefined && signal !== null && !Number.isInteger(signal)) {
     throw new TypeError(`Expected the \`signal\` of ${where} to be an integer, null or undefined, got ${describeValue(signal)}`)
   }
-  for (const [name, value] of [['hostReportsChildExitStatus', hostReportsChildExitStatus], ['withoutCause', withoutCause]] as const) {
+  for (const [name, value] of [
+    ['hostReportsChildExitStatus', hostReportsChildExitStatus],
+    ['withoutCause', withoutCause],
+    ['stopRequestedBeforeDeath', stopRequestedBeforeDeath],
+  ] as const) {
     if (value !== undefined && typeof value !== 'boolean') throw new TypeError(`Expected the \`${name}\` of ${where} to be a boolean or undefined, got ${describeValue(value)}`)
   }
   if (observed !== undefined && observed !== 'provider' && observed !== 'synthetic') {

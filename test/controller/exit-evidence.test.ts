@@ -1,6 +1,6 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { certifiesDeath, combineAnswers, isUnverifiedCause, observedExitCause } from '../../src/controller/exit-evidence.js'
+import { certifiesDeath, combineAnswers, isUnverifiedCause, observedExitCause, stopRequestedBeforeExit } from '../../src/controller/exit-evidence.js'
 import { isProvenProcessExit, resolveProcessExitCause, resolveUnreportedExitCause } from '../../src/exit-cause/index.js'
 import { arbitraryTerminalExitCause } from '../../src/testing/index.js'
 
@@ -42,6 +42,26 @@ describe('observedExitCause', () => {
       kind: 'unknown',
       reason: 'cause_unreported',
     })
+  })
+})
+
+describe('stopRequestedBeforeExit', () => {
+  const flag = fc.option(fc.boolean(), { nil: undefined })
+
+  it("is the controller's own stop or the provider's attested one, unless the provider knew the process dead before the stop request", () => {
+    fc.assert(
+      fc.property(fc.boolean(), flag, flag, fc.boolean(), (own, attested, diedBefore, withEvent) => {
+        const event = { id: 'p', code: 0, ...(attested !== undefined && { stopRequestedBeforeDeath: attested }), ...(diedBefore !== undefined && { diedBeforeStopRequest: diedBefore }) }
+        const settled = stopRequestedBeforeExit(own, withEvent ? event : undefined)
+        if (!withEvent) expect(settled).toBe(own)
+        else expect(settled).toBe(diedBefore !== true && (own || attested === true))
+      }),
+    )
+  })
+
+  it('reads only an exact true as evidence', () => {
+    expect(stopRequestedBeforeExit(false, { id: 'p', code: 0, stopRequestedBeforeDeath: 'yes' as never })).toBe(false)
+    expect(stopRequestedBeforeExit(true, { id: 'p', code: 0, diedBeforeStopRequest: 1 as never })).toBe(true)
   })
 })
 

@@ -237,3 +237,57 @@ describe('exit settlement', () => {
     expect(h.events.filter((entry) => entry.type !== 'error')).toEqual([])
   })
 })
+
+describe('an exit whose stop the provider attests (stopRequestedBeforeDeath)', () => {
+  // A provider whose PTYs outlive the controller (the pty host) can attest that a stop reached it
+  // before the death — an earlier run of the app asked, or another app sharing the host did.
+
+  it('a PTY this controller attached and never stopped is an operator close, its death proven', async () => {
+    const h = createHarness()
+    // Another app (or this app's earlier run) spawned it on the provider's host.
+    const spawned = await h.provider.spawn({ sessionId: 'shared' })
+    expect(await h.controller.attach('shared')).toBe(true)
+    h.provider.emitExit('shared', { exitCode: 0, signal: 1, stopRequestedBeforeDeath: true })
+    expect(h.exits()).toEqual([{ ptyId: 'shared', incarnationId: spawned.incarnationId, code: 0, cause: { kind: 'operator_close' } }])
+    expect(h.liveness().at(-1)?.verdict).toEqual({ kind: 'exited' })
+    expect(h.controller.hasPty('shared')).toBe(false)
+  })
+
+  it('the same for a PTY this controller spawned, whatever the observed cause', async () => {
+    for (const exit of [{ exitCode: 0, signal: 9 }, { exitCode: 3 }, { exitCode: 0, withoutCause: true }, { exitCode: 0, hostReportsChildExitStatus: false }]) {
+      const h = createHarness()
+      const { id } = await h.controller.spawn({})
+      h.provider.emitExit(id, { ...exit, stopRequestedBeforeDeath: true })
+      expect(h.exits().map((event) => event.cause)).toEqual([{ kind: 'operator_close' }])
+    }
+  })
+
+  it('an unconfirmed stop stays unknown/stop_unverified, and the process possibly alive', async () => {
+    const h = createHarness()
+    const { id } = await h.controller.spawn({})
+    h.provider.emitExit(id, { exitCode: UNVERIFIED_PROCESS_EXIT_CODE, observed: 'synthetic', stopRequestedBeforeDeath: true })
+    expect(h.exits().map((event) => event.cause)).toEqual([{ kind: 'unknown', reason: 'stop_unverified' }])
+    expect(h.liveness().at(-1)?.verdict).toEqual({ kind: 'unverifiable', reason: PTY_LIVENESS_REASONS.exitUnconfirmed })
+    expect(h.controller.hasPty(id)).toBeNull()
+  })
+
+  it('a death before the stop request keeps its real cause: diedBeforeStopRequest wins', async () => {
+    const h = createHarness({ controller: { flowControl: { mode: 'always' } } })
+    const { id } = await h.controller.spawn({})
+    // The exit waits behind held output, so the controller's stop comes after the death.
+    h.provider.emitData(id, 'x'.repeat(200_000))
+    h.provider.emitData(id, 'held')
+    h.provider.emitExit(id, { exitCode: 0, signal: 15, stopRequestedBeforeDeath: true })
+    expect(h.exits()).toEqual([])
+    h.controller.kill(id)
+    expect(h.exits().map((event) => event.cause)).toEqual([{ kind: 'signaled', signal: 15 }])
+  })
+
+  it('without the attestation, an exit of a PTY this controller never stopped keeps its cause', async () => {
+    const h = createHarness()
+    await h.provider.spawn({ sessionId: 'shared' })
+    expect(await h.controller.attach('shared')).toBe(true)
+    h.provider.emitExit('shared', { exitCode: 0, signal: 1 })
+    expect(h.exits().map((event) => event.cause)).toEqual([{ kind: 'signaled', signal: 1 }])
+  })
+})

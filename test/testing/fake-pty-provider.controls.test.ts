@@ -19,6 +19,9 @@ describe('fake provider controls refuse malformed arguments', () => {
     expect(() => provider.emitExit(id, { exitCode: 0, signal: Number.NaN })).toThrow('Expected the `signal` of emitExit to be an integer')
     expect(() => provider.emitExit(id, { exitCode: 0, withoutCause: 'true' } as never)).toThrow('Expected the `withoutCause` of emitExit to be a boolean or undefined, got "true" (string)')
     expect(() => provider.emitExit(id, { exitCode: 0, hostReportsChildExitStatus: 'false' } as never)).toThrow('`hostReportsChildExitStatus` of emitExit')
+    expect(() => provider.emitExit(id, { exitCode: 0, stopRequestedBeforeDeath: 'true' } as never)).toThrow(
+      'Expected the `stopRequestedBeforeDeath` of emitExit to be a boolean or undefined, got "true" (string)',
+    )
     expect(() => provider.scriptNextSpawn({ exit: { exitCode: 0, signal: '9' } as never })).toThrow("Expected the `signal` of the script's `exit` to be an integer")
     expect(() => provider.scriptNextSpawn({ exit: { exitCode: 'x' } as never })).toThrow("Expected the `exitCode` of the script's `exit` to be an integer")
     expect(() => provider.scriptNextSpawn({ exitBeforeReply: null as never })).toThrow("Expected the script's `exitBeforeReply` to be a FakeExit object, got null")

@@ -97,6 +97,18 @@ describe('createFakePtyProvider: scripted output and exits', () => {
     expect(exit !== undefined && 'cause' in exit).toBe(false)
   })
 
+  it('should attest a stop only when the exit scripts stopRequestedBeforeDeath (its own stops leave it out)', async () => {
+    const { provider, log } = setup()
+    provider.scriptNextSpawn({ exit: { exitCode: 0, signal: 1, stopRequestedBeforeDeath: true } })
+    await provider.spawn({})
+    await provider.settle()
+    const stopped = await provider.spawn({})
+    await provider.shutdown(stopped.id)
+    const declined = await provider.spawn({})
+    provider.emitExit(declined.id, { exitCode: 0, stopRequestedBeforeDeath: false })
+    expect(exitsOf(log).map((exit) => exit.stopRequestedBeforeDeath)).toEqual([true, undefined, undefined])
+  })
+
   it('should resolve hostReportsChildExitStatus with exit over script over provider precedence', async () => {
     const { provider, log } = setup({ hostReportsChildExitStatus: false })
     const a = await provider.spawn({})
