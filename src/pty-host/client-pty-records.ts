@@ -23,6 +23,10 @@ export function exitEventOfMessage(message: Extract<PtyHostMessage, { type: 'exi
   if (isTerminalExitCause(message.cause)) event.cause = message.cause
   // The host saw the process end before any stop of it reached the host (see `exitMessage`).
   if (message.diedBeforeStopRequest === true) event.diedBeforeStopRequest = true
+  // A stop of this incarnation reached the host while it lived — maybe another app's, or an
+  // earlier run's: the controller settles it as an operator close though it never asked. Only
+  // when the host says so (a host older than the field says nothing, which proves no stop).
+  else if (message.stopRequestedBeforeDeath === true) event.stopRequestedBeforeDeath = true
   return event
 }
 

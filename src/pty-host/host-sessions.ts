@@ -22,7 +22,10 @@ export type HostSession = {
   /**
    * Whether a client asked the host to stop this incarnation before its exit. An exit without one
    * ended on its own, whatever stop an app had on its way: its message says so
-   * (`diedBeforeStopRequest`), so that app keeps the real cause rather than an operator close.
+   * (`diedBeforeStopRequest`), so that app keeps the real cause rather than an operator close. An
+   * exit after one says that instead (`stopRequestedBeforeDeath`, unless the process was found
+   * dead at the request), so every app that hears it — also one that was not the one to ask (an
+   * earlier run's stop, another app's) — reads it as the operator close it was.
    */
   stopRequested: boolean
   dropHistoryAtExit: boolean
@@ -234,12 +237,17 @@ export class HostSessionStore {
 /**
  * The exit message of an exited session. `diedBeforeStopRequest` when the process ended before a
  * stop of it reached the host — the host's node-pty provider found it dead at the request, or no
- * request came before its exit (an app's stop still on the wire cannot have ended it).
+ * request came before its exit (an app's stop still on the wire cannot have ended it);
+ * `stopRequestedBeforeDeath` otherwise: a client's stop of this incarnation reached the host while
+ * the process lived. Exactly one of the two, so an app of this version never reads an absence;
+ * an app must not read the absence of either as the other (a host older than the field sends
+ * neither, or only `diedBeforeStopRequest`).
  */
 function exitMessage(session: HostSession, exit: PtyExitEvent): PtyHostMessage {
   const message: PtyHostMessage = { v: PTY_HOST_PROTOCOL_VERSION, type: 'exit', ptyId: session.id, code: exit.code }
   if (exit.cause !== undefined) message.cause = exit.cause
   if (exit.incarnationId !== undefined) message.incarnationId = exit.incarnationId
   if (exit.diedBeforeStopRequest === true || !session.stopRequested) message.diedBeforeStopRequest = true
+  else message.stopRequestedBeforeDeath = true
   return message
 }

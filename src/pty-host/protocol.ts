@@ -69,7 +69,7 @@ export type PtyHostMessage =
   | { v: number; type: 'reply'; id: number; ok: true; result: unknown }
   | { v: number; type: 'reply'; id: number; ok: false; error: PtyHostWireError }
   | OutputFrame
-  | { v: number; type: 'exit'; ptyId: string; code: number; cause?: unknown; incarnationId?: string; diedBeforeStopRequest?: boolean }
+  | { v: number; type: 'exit'; ptyId: string; code: number; cause?: unknown; incarnationId?: string; diedBeforeStopRequest?: boolean; stopRequestedBeforeDeath?: boolean }
   | { v: number; type: 'loss'; ptyId: string; fromSeq: number; toSeq: number }
 
 /** The error text for a version mismatch, naming both versions. */

@@ -94,7 +94,8 @@ export type PtyHostProvider = Omit<PtyProvider, 'getBufferSnapshot'> &
      * `PTY_HOST_EXITED_SESSION_MEMORY`, oldest first), whoever spawned them: how an app that was
      * away (restarted, or crashed) learns why each of its sessions ended — an attach answers
      * `pty_absent` for an ended one. Each carries the cause the host's node-pty provider built from
-     * the real status, and `diedBeforeStopRequest` when no stop reached the host before the end.
+     * the real status, and `diedBeforeStopRequest` when no stop reached the host before the end,
+     * else `stopRequestedBeforeDeath` (a stop of it reached the host, from any app, while it lived).
      * Starts no host; rejects `host_unavailable` when none answers (never an empty list).
      */
     listExits(): Promise<PtyExitEvent[]>

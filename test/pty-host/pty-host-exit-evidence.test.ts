@@ -119,10 +119,11 @@ describe('pty host: the exits an app learns after it was away', () => {
     ])
     for (const reply of ended) {
       expect(exitOf(reply.id)).toMatchObject({ incarnationId: reply.incarnationId, diedBeforeStopRequest: true })
+      expect(exitOf(reply.id)?.stopRequestedBeforeDeath).toBeUndefined()
     }
-    // The stop reached the host before the end: no `diedBeforeStopRequest`, so it reads as the
-    // operator close it was (the host's cause is the signal that ended it).
-    expect(exitOf(stopped.id)).toMatchObject({ incarnationId: stopped.incarnationId, cause: { kind: 'signaled', signal: 1 } })
+    // The stop reached the host before the end: the host says so (`stopRequestedBeforeDeath`), so
+    // it reads as the operator close it was (the host's cause is the signal that ended it).
+    expect(exitOf(stopped.id)).toMatchObject({ incarnationId: stopped.incarnationId, cause: { kind: 'signaled', signal: 1 }, stopRequestedBeforeDeath: true })
     expect(exitOf(stopped.id)?.diedBeforeStopRequest).toBeUndefined()
     // A session still running is not among the exits.
     expect(exitOf(running.id)).toBeUndefined()
@@ -174,5 +175,89 @@ describe('pty host: the exits an app learns after it was away', () => {
       // Before: read as [], which proves every PTY of the host gone.
       await expect(app.listProcesses()).rejects.toMatchObject({ code: 'host_error', message: expect.stringMatching(/not a list of processes/) })
     }
+  })
+})
+
+describe('pty host: a stop that reached the host from another app, or from an earlier run of this one', () => {
+  // The PTY survives its HUP and TERM (the trap prints them) and dies of the host's SIGKILL about
+  // a second after the stop: long enough for the app that asked to go away and another to attach.
+  const STUBBORN = ['-c', "trap 'echo HUPPED' HUP; trap 'echo TERMED' TERM; echo READY; while :; do sleep 0.05; done"]
+
+  /** A controller over its own provider on `socketPath`, with its exits and output. */
+  function appAt(socketPath: string): { provider: PtyHostProvider; controller: ReturnType<typeof createPtyController>; exits: PtyControllerExitEvent[]; output: Map<string, string> } {
+    const provider = providerOn(socketPath, { autoStart: false })
+    const controller = createPtyController({ provider })
+    cleanups.push(() => provider.dispose(), () => controller.dispose())
+    const exits: PtyControllerExitEvent[] = []
+    const output = new Map<string, string>()
+    controller.on('exit', (event) => exits.push(event))
+    controller.on('data', ({ ptyId, data }) => output.set(ptyId, (output.get(ptyId) ?? '') + data))
+    return { provider, controller, exits, output }
+  }
+
+  it('a restarted app that re-attached a PTY an earlier run had stopped sees its end as the operator close it was, not the signal', async () => {
+    const { socketPath } = await inProcessHost(cleanups)
+    const run1 = appAt(socketPath)
+    const reply = await run1.controller.spawn({ file: '/bin/sh', args: STUBBORN })
+    await waitFor(() => ((run1.output.get(reply.id) ?? '').includes('READY') ? true : undefined), 'READY')
+    expect(run1.controller.kill(reply.id)).toBe(true)
+    // The stop reached the host (the trap ran); the first run goes away before the PTY dies.
+    await waitFor(() => ((run1.output.get(reply.id) ?? '').includes('HUPPED') ? true : undefined), 'the hang-up')
+    await run1.provider.detach()
+    await run1.controller.dispose({ stopPtys: false })
+
+    const run2 = appAt(socketPath)
+    expect(await run2.controller.attach(reply.id)).toBe(true)
+    const exit = await waitFor(() => run2.exits.find((e) => e.ptyId === reply.id), 'the exit', 10_000)
+    expect(isDead(reply.pid!)).toBe(true)
+    expect(exit).toMatchObject({ incarnationId: reply.incarnationId, cause: { kind: 'operator_close' } })
+  })
+
+  it('a PTY another app stopped is an operator close to the app that spawned it too', async () => {
+    const { socketPath } = await inProcessHost(cleanups)
+    const owner = appAt(socketPath)
+    const other = appAt(socketPath)
+    const reply = await owner.controller.spawn({ file: '/bin/sh', args: ['-c', 'echo READY; exec sleep 30'] })
+    await waitFor(() => ((owner.output.get(reply.id) ?? '').includes('READY') ? true : undefined), 'READY')
+    // The other app does not track the PTY: its stop asks the host, which stops it at once.
+    expect(await other.controller.stopAndWait(reply.id, { timeoutMs: 5_000 })).toBe(true)
+    const exit = await waitFor(() => owner.exits.find((e) => e.ptyId === reply.id), 'the exit')
+    expect(exit).toMatchObject({ incarnationId: reply.incarnationId, cause: { kind: 'operator_close' } })
+  })
+})
+
+describe('pty host: the stop flags of an exit message, as the app reads them', () => {
+  it('only a host that says a stop reached it makes an operator close: an older host’s silence proves no stop, and diedBeforeStopRequest wins', async () => {
+    // Each spawn's `file` names the flags its exit carries; every exit is a hang-up's signal.
+    const flags: Record<string, Record<string, boolean>> = {
+      silent: {},
+      stopped: { stopRequestedBeforeDeath: true },
+      died: { diedBeforeStopRequest: true },
+      both: { diedBeforeStopRequest: true, stopRequestedBeforeDeath: true },
+    }
+    const host = await fakeHost((message, socket) => {
+      if (message.type !== 'request' || message.method !== 'spawn') return
+      const v = PTY_HOST_PROTOCOL_VERSION
+      const params = message.params as { sessionId: string; file: string }
+      const incarnationId = `inc-${params.file}`
+      socket.write(encodeFrame({ v, type: 'reply', id: message.id, ok: true, result: { pid: 1, incarnationId } }))
+      const exit = { v, type: 'exit', ptyId: params.sessionId, code: 0, cause: { kind: 'signaled', signal: 1 }, incarnationId, ...flags[params.file] }
+      setTimeout(() => socket.write(encodeFrame(exit)), 50)
+    })
+    cleanups.push(() => host.close())
+    const app = providerOn(host.socketPath, { autoStart: false })
+    cleanups.push(() => app.detach())
+    const controller = createPtyController({ provider: app })
+    cleanups.push(() => controller.dispose({ stopPtys: false }))
+    const causes = new Map<string, unknown>()
+    controller.on('exit', ({ incarnationId, cause }) => causes.set(String(incarnationId).slice('inc-'.length), cause))
+    for (const file of Object.keys(flags)) await controller.spawn({ file })
+    await waitFor(() => (causes.size === 4 ? true : undefined), 'the four exits')
+    expect(Object.fromEntries(causes)).toEqual({
+      silent: { kind: 'signaled', signal: 1 },
+      stopped: { kind: 'operator_close' },
+      died: { kind: 'signaled', signal: 1 },
+      both: { kind: 'signaled', signal: 1 },
+    })
   })
 })
