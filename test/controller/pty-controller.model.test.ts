@@ -29,7 +29,8 @@ import { createManualClock, type ManualClock } from '../../src/testing/manual-cl
 const FLOW = { mode: 'always' as const, highWatermarkChars: 1_000, lowWatermarkChars: 100, pauseReassertIntervalMs: 50, pauseMaxHoldMs: 200 }
 const MAX_PTY_IDS = 5
 
-type ModelExit = { code: number; signal?: number; withoutCause?: boolean; hostReports?: boolean }
+/** `stopAttested`: the provider attests a stop reached it before the death (`stopRequestedBeforeDeath`: another app's, an earlier run's). */
+type ModelExit = { code: number; signal?: number; withoutCause?: boolean; hostReports?: boolean; stopAttested?: boolean }
 
 type Incarnation = {
   ptyId: string
@@ -220,9 +221,9 @@ function wire(model: Model, real: Real): void {
       if (verifiedByListing) reached.exitsVerifiedByListing += 1
       return
     }
-    const expected = settleExitCause(modelObserved(evidence, incarnation.spawnSaysNoStatus), {
-      stopRequested: incarnation.stopRequested && incarnation.diedBeforeStop !== true,
-    })
+    // A death the provider saw before this controller's stop keeps its cause, whatever else it attests.
+    const stopRequested = incarnation.diedBeforeStop !== true && (incarnation.stopRequested || evidence.stopAttested === true)
+    const expected = settleExitCause(modelObserved(evidence, incarnation.spawnSaysNoStatus), { stopRequested })
     if (JSON.stringify(expected) !== JSON.stringify(event.cause) || event.code !== evidence.code) {
       violate(
         model,
@@ -533,6 +534,7 @@ class ProviderExitCommand extends BaseCommand {
       ...(this.exit.signal === undefined ? {} : { signal: this.exit.signal }),
       ...(this.exit.withoutCause === true ? { withoutCause: true } : {}),
       ...(this.exit.hostReports === undefined ? {} : { hostReportsChildExitStatus: this.exit.hostReports }),
+      ...(this.exit.stopAttested === undefined ? {} : { stopRequestedBeforeDeath: this.exit.stopAttested }),
     })
   }
   toString(): string {
@@ -773,6 +775,7 @@ const modelExitArb: fc.Arbitrary<ModelExit> = fc.record(
     signal: fc.constantFrom(1, 9, 15),
     withoutCause: fc.boolean(),
     hostReports: fc.boolean(),
+    stopAttested: fc.boolean(),
   },
   { requiredKeys: ['code'] },
 )
