@@ -175,11 +175,15 @@ export class ProducerFlowControl {
    * corrupt ack cannot drive the count negative. Returns the credited amount. An ack engages flow
    * control for the PTY (the consumer takes part in it). `byIterator`: the ack of an `output()`
    * iterator, whose leaving ({@link ProducerFlowControl.iteratorsLeft}) may disengage it again.
+   * `dropped`: output an overrun iterator let go of unread — credited where flow control is engaged,
+   * but it never engages it (nobody took part: after a forced resume, a second forgotten iterator
+   * would otherwise hold the producer once more).
    */
-  acknowledge(target: ProducerFlowTarget, chars: number, byIterator = false): number {
+  acknowledge(target: ProducerFlowTarget, chars: number, byIterator = false, dropped = false): number {
     // An ack of output handed over from inside the release's resume: nothing is counted any more.
     if (this.#releasing.has(target)) return chars
     const entry = this.#entry(target)
+    if (dropped && !entry.engaged) return 0
     entry.engaged = true
     if (!byIterator) entry.acknowledgedByConsumer = true
     const credited = Math.min(chars, entry.unacknowledged)

@@ -120,10 +120,10 @@ export class OutputDelivery {
    * paused producer, and forward the credit to the provider's own `acknowledgeData`. `byIterator`:
    * an `output()` iterator's ack, not the consumer's own call.
    */
-  acknowledge(record: PtyRecord, chars: number, byIterator = false): void {
+  acknowledge(record: PtyRecord, chars: number, byIterator = false, dropped = false): void {
     const flow = this.#core.flow
     // Without producer flow control there is no count to clamp against: forward the ack as given.
-    const credited = flow !== null && hasFlowControl(record.provider) ? flow.acknowledge(record.flowTarget, chars, byIterator) : chars
+    const credited = flow !== null && hasFlowControl(record.provider) ? flow.acknowledge(record.flowTarget, chars, byIterator, dropped) : chars
     if (credited > 0 && record.provider.acknowledgeData !== undefined) {
       try {
         record.provider.acknowledgeData(record.ptyId, credited)

@@ -50,6 +50,7 @@ import { PtyControllerDisposedError, PtyControllerError } from './pty-controller
 import type { PtyRecord } from './pty-record.js'
 import type { PtyTerminal, PtyTerminalHost } from './pty-terminal.js'
 import { PtyTerminalRegistry } from './pty-terminal-registry.js'
+import { defaultOutputQueueBound } from './terminal-output.js'
 import { assertRendererSerializer } from './renderer-serializers.js'
 import { assertSlot } from './slot-adoption.js'
 import { resolveStopAndWaitRequest } from './stop-and-wait-request.js'
@@ -175,9 +176,9 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
       kill: (ptyId) => controller.kill(ptyId),
       stopAndWait: (ptyId, options) => controller.stopAndWait(ptyId, options),
       acknowledgeData: (ptyId, chars) => controller.acknowledgeData(ptyId, chars),
-      acknowledgeIteratedData: (ptyId, chars) => {
+      acknowledgeIteratedData: (ptyId, chars, dropped) => {
         const record = this.#tracked(ptyId)
-        if (record !== undefined && record.state === 'live') this.#m.output.acknowledge(record, chars, true)
+        if (record !== undefined && record.state === 'live') this.#m.output.acknowledge(record, chars, true, dropped)
       },
       acknowledgeDataFromNow: (ptyId, owed) => {
         const record = this.#tracked(ptyId)
@@ -188,6 +189,7 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
         if (record !== undefined && record.state === 'live') this.#m.output.iteratorsLeft(record)
       },
       report: (error) => this.#m.core.report(error.code, error.message, undefined, error.ptyId),
+      defaultMaxQueuedChars: defaultOutputQueueBound(this.#m.core.options.flowControl),
     }
   }
 

@@ -164,8 +164,11 @@ export type PtyTerminalHost = {
   stopAndWait(ptyId: string, options?: PtyStopAndWaitOptions): Promise<boolean>
   /** The controller's `acknowledgeData`. */
   acknowledgeData(ptyId: string, chars: number): void
-  /** An `output()` iterator's acknowledgement (its leaving may disengage flow control again). */
-  acknowledgeIteratedData(ptyId: string, chars: number): void
+  /**
+   * An `output()` iterator's acknowledgement (its leaving may disengage flow control again).
+   * `dropped`: of output an overrun iterator let go of unread, which never engages flow control.
+   */
+  acknowledgeIteratedData(ptyId: string, chars: number, dropped: boolean): void
   /**
    * A consumer that sees the PTY's output only from now on begins to acknowledge (an `output()`
    * iterator): flow control engages owing only `owed`, what it will be handed of what went by
@@ -176,4 +179,6 @@ export type PtyTerminalHost = {
   iteratorsLeft(ptyId: string): void
   /** Report a fault of a handle's on the controller's `error` event (an iterator's overrun). */
   report(error: PtyControllerError): void
+  /** An `output()` iterator's `maxQueuedChars` when it gives none (see `defaultOutputQueueBound`). */
+  readonly defaultMaxQueuedChars: number
 }

@@ -47,8 +47,8 @@ export class TerminalHandle implements PtyTerminal {
       this.#resolveExited = resolve
     })
     this.#feed = new TerminalOutputFeed(
-      (chars) => {
-        if (this.#mayAcknowledge()) this.#controller.acknowledgeIteratedData(this.id, chars)
+      (chars, dropped) => {
+        if (this.#mayAcknowledge()) this.#controller.acknowledgeIteratedData(this.id, chars, dropped)
       },
       () => {
         if (this.#mayAcknowledge()) this.#controller.iteratorsLeft(this.id)
@@ -165,7 +165,7 @@ export class TerminalHandle implements PtyTerminal {
     if (options?.signal?.aborted !== true && !this.#bytes && this.#mayAcknowledge()) {
       this.#controller.acknowledgeDataFromNow(this.id, this.#feed.replayOwed())
     }
-    return this.#feed.iterate(options)
+    return this.#feed.iterate({ ...options, maxQueuedChars: options?.maxQueuedChars ?? this.#controller.defaultMaxQueuedChars })
   }
 
   async [Symbol.asyncDispose](): Promise<void> {

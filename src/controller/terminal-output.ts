@@ -4,13 +4,27 @@ import { PtyControllerError } from './pty-controller-error.js'
 
 /**
  * The most output chars one `output()` iterator keeps queued for its consumer (yielded chunks not
- * counted) before it is ended as overrun: 8 Mi chars, 80 times flow control's high watermark, so an
- * iterator that flow control paces never comes near it. What it bounds is an iterator that is not
- * paced: opened and never pulled (or dropped without `return()`) once flow control forgave it
- * (`flowControl.pauseMaxHoldMs`), or one read more slowly than the program writes with flow
- * control off — each of which would otherwise queue a flooding program's output without bound.
+ * counted) before it is ended as overrun, by default: 8 Mi chars, 80 times flow control's default
+ * high watermark (with a higher `flowControl.highWatermarkChars`, 80 times that), so an iterator
+ * that flow control paces never comes near it. What it bounds is an iterator that is not paced:
+ * opened and never pulled (or dropped without `return()`), or whose consumer stalled, once flow
+ * control forgave it (`flowControl.pauseMaxHoldMs`); or one read more slowly than the program
+ * writes with flow control off, or beside a faster consumer that acknowledges for itself — each of
+ * which would otherwise queue a flooding program's output without bound.
  */
 export const OUTPUT_ITERATOR_MAX_QUEUED_CHARS = 8 * 1024 * 1024
+
+/**
+ * How many high watermarks an iterator's default bound holds: far above what a paced iterator
+ * queues (one watermark, plus what was in flight when the producer paused).
+ */
+const QUEUE_BOUND_HIGH_WATERMARKS = 80
+
+/** The default `maxQueuedChars` of a controller's iterators, given its flow-control settings. */
+export function defaultOutputQueueBound(flowControl: { highWatermarkChars: number } | null): number {
+  if (flowControl === null) return OUTPUT_ITERATOR_MAX_QUEUED_CHARS
+  return Math.max(OUTPUT_ITERATOR_MAX_QUEUED_CHARS, QUEUE_BOUND_HIGH_WATERMARKS * flowControl.highWatermarkChars)
+}
 
 /** Options of `PtyTerminal.output()`. */
 export type PtyTerminalOutputOptions = {
@@ -21,7 +35,8 @@ export type PtyTerminalOutputOptions = {
    * yet passes this, it drops that output (acknowledging it), leaves the terminal, and its next
    * pull rejects with a `PtyControllerError` of code `output_overrun` (reported on the
    * controller's `error` event too) — never a silent gap in what it yields. A positive integer, or
-   * `Infinity` for no bound. Default {@link OUTPUT_ITERATOR_MAX_QUEUED_CHARS} (8 Mi chars).
+   * `Infinity` for no bound. Default {@link OUTPUT_ITERATOR_MAX_QUEUED_CHARS} (8 Mi chars), or 80
+   * times `flowControl.highWatermarkChars` when that is more.
    */
   maxQueuedChars?: number
 }
@@ -55,7 +70,7 @@ export type OutputChunk = {
  * kept as a replay, given to each iterator created before the replay is dropped.
  */
 export class TerminalOutputFeed {
-  readonly #acknowledge: (chars: number) => void
+  readonly #acknowledge: (chars: number, dropped: boolean) => void
   readonly #onLastLeft: () => void
   readonly #onOverrun: (error: PtyControllerError) => void
   readonly #cursors = new Set<OutputCursor>()
@@ -63,12 +78,13 @@ export class TerminalOutputFeed {
   #ended = false
 
   /**
-   * Create a feed that acknowledges through `acknowledge`, tells `onLastLeft` when its last active
-   * iterator finished, and `onOverrun` when an iterator was ended for queuing more than its
+   * Create a feed that acknowledges through `acknowledge` (`dropped`: output an overrun iterator
+   * let go of unread, see `ProducerFlowControl.acknowledge`), tells `onLastLeft` when its last
+   * active iterator finished, and `onOverrun` when an iterator was ended for queuing more than its
    * `maxQueuedChars` (none may throw).
    */
   constructor(
-    acknowledge: (chars: number) => void,
+    acknowledge: (chars: number, dropped: boolean) => void,
     onLastLeft: () => void = () => undefined,
     onOverrun: (error: PtyControllerError) => void = () => undefined,
   ) {
@@ -131,8 +147,6 @@ export class TerminalOutputFeed {
     const cursor = new OutputCursor(this, options.signal, options.maxQueuedChars ?? OUTPUT_ITERATOR_MAX_QUEUED_CHARS)
     // Opened with an aborted signal: it yields nothing, so it takes (and acknowledges) nothing.
     if (cursor.finished) return cursor
-    // Joined before the replay: one whose replay alone overruns it leaves as any iterator does.
-    if (!this.#ended) this.#cursors.add(cursor)
     if (this.#replay !== null) {
       for (const chunk of this.#replay) {
         chunk.holders += 1
@@ -140,15 +154,16 @@ export class TerminalOutputFeed {
       }
     }
     if (this.#ended) cursor.end()
+    else this.#cursors.add(cursor)
     return cursor
   }
 
-  /** An iterator moved past `chunk` (or let go of it). */
-  release(chunk: OutputChunk): void {
+  /** An iterator moved past `chunk` (or let go of it; `dropped`: unread, as it overran). */
+  release(chunk: OutputChunk, dropped = false): void {
     chunk.holders -= 1
     if (chunk.holders > 0 || chunk.acknowledged) return
     chunk.acknowledged = true
-    this.#acknowledge(chunk.event.data.length)
+    this.#acknowledge(chunk.event.data.length, dropped)
   }
 
   /** An iterator finished: it holds nothing any more. */
@@ -174,6 +189,8 @@ export class OutputCursor implements AsyncIterableIterator<string> {
   readonly #maxQueuedChars: number
   /** Why it was ended for falling behind: the next pull rejects with it (once). */
   #overrun: PtyControllerError | undefined
+  /** Its queue passed the bound: the overrun is decided in a microtask (see `deliver`). */
+  #overrunCheckQueued = false
   readonly #waiters: ((result: IteratorResult<string>) => void)[] = []
   /**
    * The chunks yielded and not let go of: held until the consumer asks for the next one. Usually
@@ -204,8 +221,12 @@ export class OutputCursor implements AsyncIterableIterator<string> {
   next(): Promise<IteratorResult<string>> {
     // Why here: asking for the next chunk is the consumer saying it is done with the last one.
     this.#releaseYielded()
-    // After the end the abort listener is gone: an abort since then is seen here.
-    if (this.#signal?.aborted === true) this.#finish()
+    // After the end the abort listener is gone: an abort since then is seen here. An abort is a
+    // consumer that left, as `return()` is: it is not told why the iterator had ended.
+    if (this.#signal?.aborted === true) {
+      this.#overrun = undefined
+      this.#finish()
+    }
     const overrun = this.#overrun
     if (overrun !== undefined) {
       this.#overrun = undefined
@@ -243,14 +264,24 @@ export class OutputCursor implements AsyncIterableIterator<string> {
     }
     this.#queue.push(chunk)
     this.#queuedChars += chunk.event.data.length
-    if (this.#queuedChars > this.#maxQueuedChars) this.#fallBehind()
+    // Why not at once: this runs inside the delivery of a `data` event (or the replay of
+    // `iterate()`). Leaving may resume the provider, which can hand over held output from inside
+    // `resumeProducer`, and the report runs `error` listeners, which may open iterators: neither
+    // may cut into the chunk being delivered. A microtask runs once that delivery is over.
+    if (this.#queuedChars > this.#maxQueuedChars && !this.#overrunCheckQueued) {
+      this.#overrunCheckQueued = true
+      queueMicrotask(() => {
+        this.#overrunCheckQueued = false
+        if (!this.#finished && this.#queuedChars > this.#maxQueuedChars) this.#fallBehind()
+      })
+    }
   }
 
   /**
-   * More output is queued than the consumer allowed: drop it (acknowledged, as a `return()` would)
-   * and leave, so an iterator nobody pulls — dropped without `return()`, or held and forgotten —
-   * costs at most its bound. Why an error and not a silent skip: what it would yield next would
-   * not follow what it yielded last.
+   * More output is queued than the consumer allowed: drop it (acknowledged, as a `return()` would,
+   * without engaging flow control on its own) and leave, so an iterator nobody pulls — dropped
+   * without `return()`, or held and forgotten — costs at most its bound. Why an error and not a
+   * silent skip: what it would yield next would not follow what it yielded last.
    */
   #fallBehind(): void {
     const last = this.#queue[this.#queue.length - 1]!.event
@@ -261,7 +292,7 @@ export class OutputCursor implements AsyncIterableIterator<string> {
         'Open a new iterator (and repaint from a snapshot) to follow the output again.',
       { ptyId: last.ptyId },
     )
-    this.#finish()
+    this.#finish(true)
     this.#overrun = error
     this.#feed.overran(error)
   }
@@ -281,20 +312,20 @@ export class OutputCursor implements AsyncIterableIterator<string> {
     return { done: false, value: chunk.event.data }
   }
 
-  #releaseYielded(): void {
+  #releaseYielded(dropped = false): void {
     if (this.#yielded.length === 0) return
-    for (const chunk of this.#yielded.splice(0)) this.#feed.release(chunk)
+    for (const chunk of this.#yielded.splice(0)) this.#feed.release(chunk, dropped)
   }
 
-  /** Stop: let go of every chunk held, answer every pending pull with done. */
-  #finish(): void {
+  /** Stop: let go of every chunk held (`dropped`: unread, as it overran), answer every pending pull with done. */
+  #finish(dropped = false): void {
     if (this.#finished && this.#waiters.length === 0) return
     this.#finished = true
     this.#signal?.removeEventListener('abort', this.#onAbort)
     // Let go first, then leave: the acknowledgements reach the PTY before the feed hears it is left.
-    this.#releaseYielded()
+    this.#releaseYielded(dropped)
     this.#queuedChars = 0
-    for (const chunk of this.#queue.splice(0)) this.#feed.release(chunk)
+    for (const chunk of this.#queue.splice(0)) this.#feed.release(chunk, dropped)
     this.#feed.detach(this)
     for (const waiter of this.#waiters.splice(0)) waiter(DONE)
   }

@@ -4,9 +4,12 @@ import type {
   DisposableUnsubscribe,
   PtyController,
   PtyControllerDataEvent,
+  PtyControllerErrorCode,
   PtyControllerExitEvent,
   PtyTerminal,
+  PtyTerminalOutputOptions,
 } from 'ptykit/controller'
+import { OUTPUT_ITERATOR_MAX_QUEUED_CHARS } from 'ptykit/controller'
 import type { TerminalExitCause } from 'ptykit/exit-cause'
 
 declare const controller: PtyController
@@ -34,6 +37,12 @@ describe('PtyTerminal types', () => {
     for await (const chunk of terminal.output({ signal: AbortSignal.timeout(1) })) {
       expectTypeOf(chunk).toBeString()
     }
+    expectTypeOf(terminal.output).parameter(0).toEqualTypeOf<PtyTerminalOutputOptions | undefined>()
+    expectTypeOf<PtyTerminalOutputOptions['maxQueuedChars']>().toEqualTypeOf<number | undefined>()
+    expectTypeOf(OUTPUT_ITERATOR_MAX_QUEUED_CHARS).toBeNumber()
+    expectTypeOf<PtyControllerErrorCode>().extract<'output_overrun'>().toEqualTypeOf<'output_overrun'>()
+    // @ts-expect-error -- the bound is a count
+    terminal.output({ maxQueuedChars: '8M' })
 
     expectTypeOf(terminal.id).toBeString()
     expectTypeOf(terminal.pid).toEqualTypeOf<number | undefined>()

@@ -498,22 +498,38 @@ describe('PtyTerminal: output() drives flow control', () => {
 })
 
 describe('PtyTerminal: output() iterators nobody pulls are bounded (maxQueuedChars)', () => {
+  const SMALL_WINDOW = { highWatermarkChars: 10 * CHUNK.length, lowWatermarkChars: CHUNK.length }
+  /** Resolves at the first `consumer_not_acknowledging`: the forced resume that forgives the debt. */
+  const forgiven = (h: ReturnType<typeof createHarness>): Promise<void> =>
+    h.run(new Promise<void>((resolve) => h.controller.on('error', (error) => error.code === 'consumer_not_acknowledging' && resolve())))
+  /** `spawnTerminal` whose PTY prints `chunks` while the spawn reply is in flight: the handle's replay. */
+  async function spawnTerminalWithReplay(h: ReturnType<typeof createHarness>, chunks: string[]): Promise<PtyTerminal> {
+    h.provider.scriptNextSpawn({ hang: true })
+    const pending = h.controller.spawnTerminal({})
+    await h.settle()
+    const [id] = h.provider.livePtyIds()
+    if (id === undefined) throw new Error('the spawn did not reach the provider')
+    for (const chunk of chunks) h.provider.emitData(id, chunk)
+    h.provider.releaseSpawn(id)
+    return pending
+  }
+
   it('one opened and never pulled, once flow control forgave it, drops its queue and ends with output_overrun', async () => {
-    const flowControl = { highWatermarkChars: 10 * CHUNK.length, lowWatermarkChars: CHUNK.length, pauseMaxHoldMs: 50 }
-    const h = createHarness({ controller: { flowControl } })
+    const h = createHarness({ controller: { flowControl: { ...SMALL_WINDOW, pauseMaxHoldMs: 50 } } })
     const terminal = await h.controller.spawnTerminal({})
     const forgotten = terminal.output({ maxQueuedChars: 20 * CHUNK.length })
     for (let i = 0; i < 11; i += 1) h.provider.emitData(terminal.id, CHUNK)
     expect(h.provider.getPty(terminal.id)?.paused).toBe(true) // paced while it could still pull
-    await h.run(new Promise<void>((resolve) => h.controller.on('error', (error) => error.code === 'consumer_not_acknowledging' && resolve())))
-    expect(h.provider.getPty(terminal.id)?.paused).toBe(false) // forgiven: the program runs on
+    await forgiven(h)
+    expect(h.provider.getPty(terminal.id)?.paused).toBe(false) // the program runs on
 
     // Without the bound every later chunk would stay queued for the forgotten iterator.
     for (let i = 0; i < 1_000; i += 1) h.provider.emitData(terminal.id, CHUNK)
+    await h.settle() // decided once the delivery that passed the bound is over
     const overruns = h.errors().filter((error) => error.code === 'output_overrun')
     expect(overruns).toHaveLength(1)
     expect(overruns[0]).toMatchObject({ ptyId: terminal.id })
-    expect(overruns[0]?.message).toMatch(/queued more than 20000 chars .*\(`maxQueuedChars`\) and was ended: it dropped 21000 chars of output up to seq 21000\b/)
+    expect(overruns[0]?.message).toMatch(/queued more than 20000 chars .*\(`maxQueuedChars`\) and was ended: it dropped 1011000 chars of output up to seq 1011000\b/)
     // It let go of what it held (the 11 chunks of the pause included) and left: flow control, which
     // only iterators had engaged, is off again (the model test counts the acknowledgements).
     expect(h.controller.getFlowControlState(terminal.id)).toMatchObject({ engaged: false, paused: false })
@@ -521,7 +537,7 @@ describe('PtyTerminal: output() iterators nobody pulls are bounded (maxQueuedCha
     // Its consumer, if it comes back, is told once — never handed output that skips a gap.
     const told = forgotten.next()
     await expect(told).rejects.toBeInstanceOf(PtyControllerError)
-    await expect(told).rejects.toMatchObject({ code: 'output_overrun', ptyId: terminal.id })
+    await expect(told).rejects.toMatchObject({ code: 'output_overrun', ptyId: terminal.id, message: overruns[0]?.message })
     await expect(forgotten.next()).resolves.toEqual({ done: true, value: undefined })
     // A new iterator follows the output from where it is.
     const fresh = terminal.output()
@@ -530,8 +546,8 @@ describe('PtyTerminal: output() iterators nobody pulls are bounded (maxQueuedCha
     await h.run(h.controller.dispose())
   })
 
-  it('a paced iterator never overruns, and one whose consumer returned is not told', async () => {
-    const h = createHarness({ controller: { flowControl: { highWatermarkChars: 10 * CHUNK.length, lowWatermarkChars: CHUNK.length } } })
+  it('a paced iterator never overruns; one whose consumer returned or aborted is not told', async () => {
+    const h = createHarness({ controller: { flowControl: SMALL_WINDOW } })
     const terminal = await h.controller.spawnTerminal({})
     const paced = terminal.output({ maxQueuedChars: 12 * CHUNK.length })
     const left = terminal.output({ maxQueuedChars: 5 * CHUNK.length })
@@ -541,30 +557,135 @@ describe('PtyTerminal: output() iterators nobody pulls are bounded (maxQueuedCha
       let written = 0
       for (; h.provider.getPty(terminal.id)?.paused !== true; written += 1) h.provider.emitData(terminal.id, CHUNK)
       received.push(...(await pull(paced, written)))
-      if (round === 0) {
-        await expect(left.next()).rejects.toMatchObject({ code: 'output_overrun' })
-      }
+      if (round === 0) await expect(left.next()).rejects.toMatchObject({ code: 'output_overrun' })
     }
     expect(received.join('')).toBe(CHUNK.repeat(received.length))
     expect(h.errors().filter((error) => error.code === 'output_overrun')).toHaveLength(1) // `left`'s only
+
+    await paced.return?.() // the last iterator left: the program runs free again
+    const abort = new AbortController()
     const returned = terminal.output({ maxQueuedChars: 1 })
+    const aborted = terminal.output({ maxQueuedChars: 1, signal: abort.signal })
     h.provider.emitData(terminal.id, CHUNK)
-    h.provider.emitData(terminal.id, CHUNK)
+    await h.settle()
+    expect(h.errors().filter((error) => error.code === 'output_overrun')).toHaveLength(3)
     await expect(returned.return?.()).resolves.toEqual({ done: true, value: undefined })
     await expect(returned.next()).resolves.toEqual({ done: true, value: undefined })
+    abort.abort()
+    await expect(aborted.next()).resolves.toEqual({ done: true, value: undefined })
     await h.run(h.controller.dispose())
   })
 
-  it('one whose replay alone passes the bound overruns at once and leaves flow control as it found it', async () => {
-    const h = createHarness()
-    const { terminal } = await spawnTerminalWithPromptInFlight(h)
+  it('one whose replay passes the bound overruns right after it opened, and leaves flow control as it found it', async () => {
+    const h = createHarness({ controller: { flowControl: SMALL_WINDOW } })
+    const terminal = await spawnTerminalWithReplay(h, ['$ ', 'motd\r\n'])
     const output = terminal.output({ maxQueuedChars: 1 })
+    await h.settle()
     expect(h.errors().map((error) => error.code)).toEqual(['output_overrun'])
     await expect(output.next()).rejects.toMatchObject({ code: 'output_overrun' })
-    // It was the only iterator: its leaving disengaged flow control again.
+    // It was the only iterator: its leaving disengaged flow control again, so a flood runs free.
     expect(h.controller.getFlowControlState(terminal.id)).toMatchObject({ engaged: false, unacknowledgedChars: 0 })
     const unbounded = terminal.output({ maxQueuedChars: Number.POSITIVE_INFINITY })
-    await expect(unbounded.next()).resolves.toEqual({ done: false, value: '$ ' })
+    expect(await pull(unbounded, 2)).toEqual(['$ ', 'motd\r\n'])
+    await unbounded.return?.()
+    for (let i = 0; i < 11; i += 1) h.provider.emitData(terminal.id, CHUNK)
+    expect(h.provider.getPty(terminal.id)?.paused).toBe(false)
+    await h.run(h.controller.dispose())
+  })
+
+  it('after the forgiveness, one forgotten iterator overrunning does not hold the program for another', async () => {
+    const h = createHarness({ controller: { flowControl: { ...SMALL_WINDOW, pauseMaxHoldMs: 50 } } })
+    const terminal = await h.controller.spawnTerminal({})
+    terminal.output({ maxQueuedChars: 20 * CHUNK.length })
+    h.provider.emitData(terminal.id, CHUNK) // held by the first alone: its release would be an acknowledgement
+    terminal.output({ maxQueuedChars: 1_000 * CHUNK.length })
+    for (let i = 0; i < 10; i += 1) h.provider.emitData(terminal.id, CHUNK)
+    expect(h.provider.getPty(terminal.id)?.paused).toBe(true)
+    await forgiven(h)
+    for (let i = 0; i < 30; i += 1) h.provider.emitData(terminal.id, CHUNK) // the first overruns on the way
+    await h.settle()
+    expect(h.errors().map((error) => error.code)).toEqual(['consumer_not_acknowledging', 'output_overrun'])
+    // A wedged consumer costs at most one hold: what the overrun let go of unread engages nothing.
+    expect(h.controller.getFlowControlState(terminal.id)).toMatchObject({ engaged: false, paused: false })
+    for (let i = 0; i < 30; i += 1) h.provider.emitData(terminal.id, CHUNK)
+    expect(h.provider.getPty(terminal.id)?.paused).toBe(false)
+    await h.run(h.controller.dispose())
+  })
+
+  it('an error listener that opens a new iterator at the overrun: it follows from the next chunk, holding nothing of the others', async () => {
+    const h = createHarness()
+    const terminal = await h.controller.spawnTerminal({})
+    const slow = terminal.output()
+    terminal.output({ maxQueuedChars: 5 })
+    let fresh: AsyncIterableIterator<string> | undefined
+    h.controller.on('error', (error) => {
+      if (error.code === 'output_overrun') fresh = terminal.output()
+    })
+    h.provider.emitData(terminal.id, 'abcdef')
+    await h.settle()
+    h.provider.emitData(terminal.id, 'ghi')
+    expect(await fresh?.next()).toEqual({ done: false, value: 'ghi' })
+    void fresh?.next() // moves past 'ghi'
+    await h.settle()
+    // `slow` pulled nothing: both chunks are still owed.
+    expect(h.controller.getFlowControlState(terminal.id)?.unacknowledgedChars).toBe(9)
+    expect(h.provider.getPty(terminal.id)?.acknowledgedChars).toBe(0)
+    expect(await slow.next()).toEqual({ done: false, value: 'abcdef' })
+    await h.run(h.controller.dispose())
+  })
+
+  it('an overrun during the output a forced resume hands over keeps every listener in seq order', async () => {
+    const h = createHarness({ controller: { flowControl: { ...SMALL_WINDOW, pauseMaxHoldMs: 50 } } })
+    const terminal = await h.controller.spawnTerminal({})
+    const handleSeqs: number[] = []
+    const controllerSeqs: number[] = []
+    terminal.onData((event) => handleSeqs.push(event.seq))
+    h.controller.on('data', (event) => controllerSeqs.push(event.seq)) // after the handle registry's listener
+    terminal.output({ maxQueuedChars: 15 * CHUNK.length })
+    for (let i = 0; i < 11; i += 1) h.provider.emitData(terminal.id, CHUNK)
+    expect(h.provider.getPty(terminal.id)?.paused).toBe(true)
+    for (let i = 0; i < 10; i += 1) h.provider.emitData(terminal.id, CHUNK) // held by the paused producer
+    await forgiven(h)
+    await h.settle()
+    expect(h.errors().map((error) => error.code)).toContain('output_overrun')
+    const ascending = (seqs: number[]): number[] => [...seqs].sort((a, b) => a - b)
+    expect(controllerSeqs).toHaveLength(21)
+    expect(controllerSeqs).toEqual(ascending(controllerSeqs))
+    expect(handleSeqs).toEqual(controllerSeqs)
+    await h.run(h.controller.dispose())
+  })
+
+  it('the default bound follows a raised high watermark, so a paced iterator is never ended before the pause', async () => {
+    const big = 'y'.repeat(1024 * 1024)
+    const h = createHarness({ controller: { flowControl: { highWatermarkChars: 16 * 1024 * 1024 } } })
+    const terminal = await h.controller.spawnTerminal({})
+    const output = terminal.output()
+    for (let i = 0; i < 17; i += 1) h.provider.emitData(terminal.id, big)
+    await h.settle()
+    expect(h.provider.getPty(terminal.id)?.paused).toBe(true)
+    expect(h.errors()).toEqual([])
+    await expect(output.next()).resolves.toEqual({ done: false, value: big })
+    await h.run(h.controller.dispose())
+  })
+
+  it('a consumer that stalled past the forgiveness while the program flooded: its for-await loop throws output_overrun', async () => {
+    const h = createHarness({ controller: { flowControl: { ...SMALL_WINDOW, pauseMaxHoldMs: 50 } } })
+    const terminal = await h.controller.spawnTerminal({})
+    let unstall: () => void = () => undefined
+    const stalled = new Promise<void>((resolve) => (unstall = resolve))
+    let received = 0
+    const loop = (async () => {
+      for await (const chunk of terminal.output({ maxQueuedChars: 100 * CHUNK.length })) {
+        received += chunk.length
+        await stalled // a view whose write never returns (a blocked pipe, a wedged socket)
+      }
+    })()
+    for (let i = 0; i < 11; i += 1) h.provider.emitData(terminal.id, CHUNK)
+    await forgiven(h)
+    for (let i = 0; i < 101; i += 1) h.provider.emitData(terminal.id, CHUNK)
+    unstall()
+    await expect(loop).rejects.toMatchObject({ code: 'output_overrun' })
+    expect(received).toBe(CHUNK.length) // it had the first chunk; the rest it would have had with a gap
     await h.run(h.controller.dispose())
   })
 })
