@@ -43,6 +43,7 @@ export type {
   PtyExitEvent,
   PtyOutputLossEvent,
   PtyListProcessesOptions,
+  PtyLivenessProbeOptions,
   PtyProvider,
   PtyShutdownOptions,
   PtySize,

@@ -120,6 +120,22 @@ export type PtyShutdownOptions = PtyWaitBudget & {
 }
 
 /**
+ * Options of {@link PtyProvider.probeLiveness}: which incarnation the question is about.
+ *
+ * Why a probe names one: a PTY id outlives its process. A provider may hold **another incarnation**
+ * under the id by the time it is asked — a pty host shared by two apps, where app B spawned a new
+ * `term-1` after app A's `term-1` died while A's connection was down. Asked by id alone, the
+ * provider would answer `true` about B's process, and A's controller would call its dead PTY live.
+ */
+export type PtyLivenessProbeOptions = {
+  /**
+   * The incarnation asked about (the one the caller's record holds). When given, the answer is
+   * about that incarnation only; when absent, about whatever process holds the id.
+   */
+  incarnationId?: PtyIncarnationId
+}
+
+/**
  * Options for a process listing: `deadlineMs` (absolute epoch time) or `timeoutMs` (a duration),
  * at most one, after which the listing gives up; and `membershipOnly`.
  */
@@ -150,7 +166,8 @@ export type Unsubscribe = () => void
  * - a PTY's data events all precede its exit event;
  * - an exit carries the incarnation that was spawned;
  * - a write after exit is refused or unverifiable, never silently accepted;
- * - liveness and `hasPty` never answer `false` for a live PTY: `null` is the honest "unknown".
+ * - liveness and `hasPty` never answer `false` for a live PTY: `null` is the honest "unknown";
+ * - a liveness probe that names an incarnation never answers `true` about another one.
  */
 export interface PtyProvider {
   /** A short name for messages and listings (`'node-pty'`, `'fake'`, `'ssh'`). */
@@ -208,8 +225,24 @@ export interface PtyProvider {
   listProcesses(options?: PtyListProcessesOptions): Promise<PtyProcessInfo[]>
   /** Synchronous existence check; `null` when unknown. Never `false` for a live PTY. */
   hasPty?(id: string): boolean | null
-  /** Whether the PTY's process is alive: `false` only when proven absent, `null` when unknown. */
-  probeLiveness?(id: string): Promise<boolean | null>
+  /**
+   * Whether the PTY's process is alive: `true` only when it runs, `false` only when proven absent,
+   * `null` when unknown.
+   *
+   * With `options.incarnationId`, the question is about **that incarnation**, not about the id:
+   * `true` only when the process holding the id is that incarnation (never `true` about another
+   * one — a caller that reads it as its own process revives a dead PTY). When the provider holds
+   * another incarnation under the id (or none), it answers `false` only when it can prove the asked
+   * one gone — it saw that incarnation end, or it alone starts processes under the id and never
+   * holds two at once, so a later incarnation under the id means the asked one ended (the node-pty
+   * and SSH providers) — and `null` otherwise. Why not `false` whenever it holds another: holding
+   * a newer process proves nothing about one it never held or lost track of (the orphan of a pty
+   * host that died, a process a daemon replaced without stopping it), and `false` is the one answer
+   * a caller acts on as proof — it would "verify" a stop while that process still runs. A provider
+   * that attests no incarnations cannot tell them apart: asked about one, it answers `null`, unless
+   * it never reuses an id (then the id's answer is the incarnation's).
+   */
+  probeLiveness?(id: string, options?: PtyLivenessProbeOptions): Promise<boolean | null>
   /**
    * The current working directory of the PTY's foreground process (default), or of its leader
    * (the shell) with `{ of: 'leader' }`; `null` when unreadable.

@@ -290,7 +290,10 @@ export type RuntimePtyController = {
   /**
    * Whether the PTY's process is alive: `false` only when proven absent (an observed exit, or the
    * owning provider's probe), `null` when unknown — including every provider error. A probe that
-   * answers for a PTY whose stop was unverified updates its liveness (`exited` or `live`).
+   * answers for a PTY whose stop was unverified updates its liveness (`exited` or `live`). For a
+   * PTY the controller tracks, the provider is asked about the tracked incarnation
+   * (`PtyLivenessProbeOptions.incarnationId`), so a process spawned under the same id since (by
+   * another app sharing a pty host) is never taken for it.
    */
   probePtyLiveness?(ptyId: string): Promise<boolean | null>
 }

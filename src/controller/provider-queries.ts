@@ -1,4 +1,4 @@
-import type { ExecutionHostId, PtyControllerInventory, PtyControllerTerminalIdentity, PtyProvider } from '../contracts/index.js'
+import type { ExecutionHostId, PtyControllerInventory, PtyControllerTerminalIdentity, PtyIncarnationId, PtyProvider } from '../contracts/index.js'
 import { reportProviderThrow, type ControllerCore } from './controller-core.js'
 import type { ExitPublication } from './exit-publication.js'
 import { combineAnswers } from './exit-evidence.js'
@@ -44,13 +44,16 @@ export class ProviderQueries {
   async probeLiveness(ptyId: string): Promise<boolean | null> {
     const record = this.#core.records.get(ptyId)
     // Each probe is given up (`null`) at dispose: a provider that never answers must not hold its caller.
-    const probeOf = (provider: PtyProvider): Promise<boolean | null> => this.#core.timers.orAtDispose(probe(provider, ptyId), null)
+    const probeOf = (provider: PtyProvider, incarnationId?: PtyIncarnationId): Promise<boolean | null> =>
+      this.#core.timers.orAtDispose(probe(provider, ptyId, incarnationId), null)
     if (record === undefined) {
-      const answers = await Promise.all([...this.#uniqueProviders()].map(probeOf))
+      const answers = await Promise.all([...this.#uniqueProviders()].map((provider) => probeOf(provider)))
       return combineAnswers(answers)
     }
     if (record.state === 'exited') return false
-    const answer = await probeOf(record.provider)
+    // About the record's incarnation: the provider may hold another one under the id by now
+    // (another app's, on a shared pty host), whose `true` would revive this dead PTY.
+    const answer = await probeOf(record.provider, record.incarnationId)
     if (record.state === 'unverified' && this.#core.records.isCurrent(record)) {
       if (answer === false) this.#exits.confirmDeath(record)
       else if (answer === true) this.#exits.setLiveness(record, { kind: 'live' })
@@ -101,10 +104,14 @@ export class ProviderQueries {
   }
 }
 
-async function probe(provider: PtyProvider, ptyId: string): Promise<boolean | null> {
+/**
+ * A provider's liveness probe, three-valued (`null` for a missing probe, a throw or a malformed
+ * answer); about `incarnationId` when given (the argument is left out otherwise, as before it existed).
+ */
+async function probe(provider: PtyProvider, ptyId: string, incarnationId?: PtyIncarnationId): Promise<boolean | null> {
   if (provider.probeLiveness === undefined) return null
   try {
-    const answer = await provider.probeLiveness(ptyId)
+    const answer = await (incarnationId === undefined ? provider.probeLiveness(ptyId) : provider.probeLiveness(ptyId, { incarnationId }))
     return typeof answer === 'boolean' ? answer : null
   } catch {
     return null

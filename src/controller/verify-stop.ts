@@ -95,7 +95,9 @@ export async function verifyStop(target: StopTarget, timing: StopVerificationTim
   const provider = target.provider
   if (provider.authoritativeListings === true) return { kind: 'absent' }
   if (provider.probeLiveness !== undefined) {
-    const probe: Promise<unknown> = callProvider(() => provider.probeLiveness!(target.ptyId))
+    // About the stopped incarnation: a `true` about a replacement under the id is no presence of it.
+    const { ptyId, incarnationId } = target
+    const probe: Promise<unknown> = callProvider(() => (incarnationId === undefined ? provider.probeLiveness!(ptyId) : provider.probeLiveness!(ptyId, { incarnationId })))
     const answer = await Promise.race([probe.catch(() => null), timing.deadlinePassed])
     if (answer === 'deadline') return { kind: 'deadline' }
     if (answer === false) return { kind: 'absent' }

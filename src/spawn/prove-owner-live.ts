@@ -82,7 +82,7 @@ export async function proveOwnerLive(
     return false
   }
   const rowIsOwner = provider.authoritativeListings === true || (owner.incarnationId !== undefined && row.incarnationId === owner.incarnationId)
-  return rowIsOwner && !(await provenDead(provider, owner.ptyId, deadline))
+  return rowIsOwner && !(await provenDead(provider, owner, deadline))
 }
 
 /**
@@ -91,10 +91,14 @@ export async function proveOwnerLive(
  * the way (node-pty's reap not yet handed over, its output draining) — so a row alone would adopt
  * a dead owner. Unknown (`null`), no probe, a failed probe or no answer by `deadline`: not proven.
  */
-async function provenDead(provider: PtyProvider, ptyId: string, deadline: number): Promise<boolean> {
+async function provenDead(provider: PtyProvider, owner: OwnerIdentity, deadline: number): Promise<boolean> {
   if (typeof provider.probeLiveness !== 'function') return false
+  // About the owner's incarnation, when attested (the probe's answer is then about it, not the id).
+  const { ptyId, incarnationId } = owner
+  const ask = (): Promise<boolean | null> | undefined =>
+    incarnationId === undefined ? provider.probeLiveness?.(ptyId) : provider.probeLiveness?.(ptyId, { incarnationId })
   try {
-    return (await settleWithin(callProvider(() => provider.probeLiveness?.(ptyId)), deadline - Date.now(), null)) === false
+    return (await settleWithin(callProvider(ask), deadline - Date.now(), null)) === false
   } catch {
     return false
   }

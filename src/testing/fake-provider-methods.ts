@@ -1,4 +1,4 @@
-import type { PtyCwdOptions } from '../contracts/index.js'
+import type { PtyCwdOptions, PtyLivenessProbeOptions } from '../contracts/index.js'
 import { assertWriteData } from '../contracts/write-settlement.js'
 import { callProvider } from '../contracts/call-provider.js'
 import {
@@ -165,9 +165,9 @@ export function createFakeProviderMethods(state: FakeProviderState): FakeProvide
       return fakeLivenessOf(state, id)
     },
 
-    probeLiveness(id: string): Promise<boolean | null> {
-      record('probeLiveness', [id])
-      return Promise.resolve(fakeLivenessOf(state, id))
+    probeLiveness(id: string, options?: PtyLivenessProbeOptions): Promise<boolean | null> {
+      record('probeLiveness', options === undefined ? [id] : [id, options])
+      return Promise.resolve(fakeLivenessOf(state, id, options?.incarnationId))
     },
 
     getCwd(id: string, options?: PtyCwdOptions): Promise<string | null> {

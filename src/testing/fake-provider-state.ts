@@ -24,6 +24,11 @@ export type FakeProviderState = {
   readonly ptys: Map<string, FakePtyRecord>
   /** Every incarnation ever minted under each id, oldest first. */
   readonly incarnationsById: Map<string, PtyIncarnationId[]>
+  /**
+   * Incarnations a script's reused id replaced while they ran: the fake lost track of them (as a
+   * daemon that lost track of a process would), so whether they still run is unknown.
+   */
+  readonly replacedIncarnations: Set<PtyIncarnationId>
   /** Scripts queued with `scriptNextSpawn`, oldest first. */
   readonly scriptQueue: FakeSpawnScript[]
   /** Spawns a `hang` script holds, oldest first. */
@@ -78,6 +83,7 @@ export function createFakeProviderState(options: FakePtyProviderOptions): FakePr
     calls,
     ptys: new Map(),
     incarnationsById: new Map(),
+    replacedIncarnations: new Set(),
     scriptQueue: [],
     pendingSpawns: [],
     events: createFakePtyEvents(() => options.hostReportsChildExitStatus),
@@ -99,9 +105,18 @@ export function requireFakePty(state: FakeProviderState, id: string, control: st
   return pty
 }
 
-/** What `hasPty`/`probeLiveness` answer: the scripted override, else live ⇒ `true`, else proven absence or `null`. */
-export function fakeLivenessOf(state: FakeProviderState, id: string): boolean | null {
+/**
+ * What `hasPty`/`probeLiveness` answer: the scripted override, else live ⇒ `true`, else proven
+ * absence or `null`. Asked about an incarnation (`incarnationId`) the id does not hold now: never
+ * `true`; `false` with authoritative listings (the fake saw it end, or never minted it), except for
+ * one a reused id replaced while it ran (`null`: the fake lost track of it), else `null`.
+ */
+export function fakeLivenessOf(state: FakeProviderState, id: string, incarnationId?: PtyIncarnationId): boolean | null {
   const pty = state.ptys.get(id)
+  if (incarnationId !== undefined && pty?.incarnationId !== incarnationId) {
+    if (state.replacedIncarnations.has(incarnationId)) return null
+    return state.authoritativeListings ? false : null
+  }
   if (pty !== undefined && pty.liveness !== undefined) return pty.liveness
   if (pty !== undefined && pty.state === 'live') return true
   return state.authoritativeListings ? false : null

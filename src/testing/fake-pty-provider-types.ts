@@ -5,6 +5,7 @@ import type {
   PtyExitEvent,
   PtyForegroundProcessEvidence,
   PtyIncarnationId,
+  PtyLivenessProbeOptions,
   PtyProvider,
   PtyProviderBufferSnapshot,
   WriteSettlement,
@@ -166,8 +167,13 @@ export interface FakePtyProvider extends PtyProvider {
   acknowledgeData(id: string, chars: number): void
   /** The scripted liveness, or the default (see {@link FakeSpawnScript.liveness}). */
   hasPty(id: string): boolean | null
-  /** Same answer as {@link FakePtyProvider.hasPty}, asynchronously. */
-  probeLiveness(id: string): Promise<boolean | null>
+  /**
+   * Same answer as {@link FakePtyProvider.hasPty}, asynchronously. Asked about an incarnation the
+   * id does not hold now, never `true`: `false` with authoritative listings (it ended, or the fake
+   * never minted it) except for one a script's reused id replaced while it ran, which is `null`
+   * (its fate is unknown), as it is without authoritative listings.
+   */
+  probeLiveness(id: string, options?: PtyLivenessProbeOptions): Promise<boolean | null>
   /** The spawn's `cwd`, or `null` (the fake's foreground process and leader share it). */
   getCwd(id: string, options?: PtyCwdOptions): Promise<string | null>
   /** The scripted foreground process name, or `null` for an exited PTY. */

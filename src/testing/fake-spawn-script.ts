@@ -92,7 +92,8 @@ export type FakeSpawnScript = {
   exit?: FakeExit
   /**
    * What `hasPty` and `probeLiveness` answer for this incarnation, overriding the default (`true`
-   * while live; after exit `false` with authoritative listings, otherwise `null`).
+   * while live; after exit `false` with authoritative listings, otherwise `null`), while the id
+   * holds it (a probe naming it after a later spawn took the id: see `FakePtyProvider.probeLiveness`).
    */
   liveness?: boolean | null
   /** The settlement every write to this PTY gets while it is live (default `accepted`). */

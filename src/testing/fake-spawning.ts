@@ -76,7 +76,11 @@ function spawnFresh(state: FakeProviderState, spawnOptions: ProviderSpawnOptions
     // it), its held output and exit delivered first; the test can still emit the old
     // incarnation's late exit with `emitExit(id, { incarnationId })`.
     state.events.flushHeld(previous, true)
-    if (previous.state === 'live') previous.state = 'replaced'
+    if (previous.state === 'live') {
+      previous.state = 'replaced'
+      // Its fate is unknown from now on: a liveness probe about it answers `null`, never `false`.
+      state.replacedIncarnations.add(previous.incarnationId)
+    }
   }
   state.incarnationCount += 1
   const incarnationId = toPtyIncarnationId(`${state.idPrefix}inc-${state.incarnationCount}`)
