@@ -5,6 +5,7 @@ import {
   type PtyCwdOptions,
   type PtyForegroundProcessEvidence,
   type PtyListProcessesOptions,
+  type PtyLivenessProbeOptions,
   type PtyProcessInfo,
 } from '../contracts/index.js'
 import { settleWithin } from '../contracts/settle-within.js'
@@ -66,7 +67,7 @@ export type NodePtyQueries = {
   /** See `PtyProvider.hasChildProcesses`. */
   hasChildProcesses(id: string): Promise<boolean | null>
   /** See `PtyProvider.probeLiveness`. */
-  probeLiveness(id: string): Promise<boolean | null>
+  probeLiveness(id: string, options?: PtyLivenessProbeOptions): Promise<boolean | null>
   /** See `PtyProvider.listProcesses`. */
   listProcesses(options?: PtyListProcessesOptions): Promise<PtyProcessInfo[]>
 }
@@ -123,8 +124,15 @@ export function createNodePtyQueries(context: NodePtyProviderContext): NodePtyQu
       if (session === undefined) return null
       return hasLiveChildren(inspector, session.pid)
     },
-    async probeLiveness(id) {
-      return sessions.running(id) !== undefined
+    async probeLiveness(id, probeOptions) {
+      // About an incarnation: only its own process is it. Any other is `false`, proven: this provider
+      // alone starts processes under its ids and holds one per id until that one's exit was
+      // delivered, so a later incarnation under the id means the asked one ended (and one it never
+      // minted never ran here).
+      const session = sessions.running(id)
+      if (session === undefined) return false
+      const asked = probeOptions?.incarnationId
+      return asked === undefined || session.incarnationId === asked
     },
     async listProcesses(listOptions: PtyListProcessesOptions = {}) {
       // Membership is known at once; the deadline (absolute `deadlineMs` or relative `timeoutMs`)

@@ -1,6 +1,6 @@
 import { basename } from 'node:path'
 import { settleWithin } from '../contracts/settle-within.js'
-import { remainingWaitMs, resolveWaitDeadline, type ExecutionHostId, type PtyListProcessesOptions, type PtyProcessInfo } from '../contracts/index.js'
+import { remainingWaitMs, resolveWaitDeadline, type ExecutionHostId, type PtyListProcessesOptions, type PtyLivenessProbeOptions, type PtyProcessInfo } from '../contracts/index.js'
 import { inspectRemoteProcess, probeRemotePid, type RemoteInspection } from './remote-process.js'
 import { probeLostSession } from './ssh-lost-sessions.js'
 import type { SshConnectionKeeper } from './ssh-connection-keeper.js'
@@ -25,7 +25,7 @@ export type SshQueryContext = {
 export type SshQueries = {
   listProcesses(options?: PtyListProcessesOptions): Promise<PtyProcessInfo[]>
   hasPty(id: string): boolean | null
-  probeLiveness(id: string): Promise<boolean | null>
+  probeLiveness(id: string, options?: PtyLivenessProbeOptions): Promise<boolean | null>
   getCwd(id: string): Promise<string | null>
   getForegroundProcess(id: string): Promise<string | null>
   hasChildProcesses(id: string): Promise<boolean | null>
@@ -86,10 +86,15 @@ export function createSshQueries(context: SshQueryContext): SshQueries {
       if (session.state === 'lost') return null
       return session.state !== 'exited'
     },
-    async probeLiveness(id: string): Promise<boolean | null> {
+    async probeLiveness(id: string, probeOptions?: PtyLivenessProbeOptions): Promise<boolean | null> {
       const session = table.get(id)
       // The end is proven: dead, even while its exit waits behind output.
       if (session === undefined || session.endProven) return false
+      // About another incarnation than the id's: proven gone. The table holds one session per id —
+      // a lost one too — until its exit was delivered, and only this provider starts sessions under
+      // its ids, so a later incarnation means the asked one ended (or never ran here).
+      const asked = probeOptions?.incarnationId
+      if (asked !== undefined && asked !== session.incarnationId) return false
       // Asked of a connection on the same machine and boot, if one is open (its exit reported when proven gone).
       if (session.state === 'lost' || session.connection.lost) return probeLostSession(session, context.keeper)
       if (session.marker === null) return true

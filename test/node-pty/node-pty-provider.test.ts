@@ -124,6 +124,18 @@ describe('node-pty provider: spawn options', () => {
     expect(log.exits('reused').map((e) => e.incarnationId)).toEqual([first.incarnationId, second.incarnationId])
   })
 
+  it('answers a liveness probe about an incarnation: false for an earlier one under a reused id, never true about its successor', async () => {
+    const first = await provider.spawn({ sessionId: 'probed', isNewSession: true, file: '/bin/sh', args: ['-c', 'exit 0'] })
+    await log.exitOf('probed')
+    const second = await provider.spawn({ sessionId: 'probed', isNewSession: true, file: 'cat' })
+    // By id: the process the id holds now. About the first incarnation: it ended (its exit was delivered).
+    expect(await provider.probeLiveness('probed')).toBe(true)
+    expect(await provider.probeLiveness('probed', { incarnationId: second.incarnationId! })).toBe(true)
+    expect(await provider.probeLiveness('probed', { incarnationId: first.incarnationId! })).toBe(false)
+    await provider.shutdown('probed', { immediate: true })
+    expect(await provider.probeLiveness('probed', { incarnationId: second.incarnationId! })).toBe(false)
+  })
+
   it('passes env and envToDelete to the child, and runs the default shell when no file is named', async () => {
     const result = await provider.spawn({
       file: '/bin/sh',

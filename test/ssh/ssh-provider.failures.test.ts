@@ -206,6 +206,20 @@ describe('SSH provider: host keys and credentials', () => {
     await provider.shutdown(running.id, { immediate: true })
   })
 
+  it('answers a liveness probe about an incarnation: false for an earlier one under a reused id, never true about its successor', async () => {
+    const provider = track(createSshProvider(sshOptions(sshd())))
+    const exits: PtyExitEvent[] = []
+    provider.onExit((event) => exits.push(event))
+    const first = await provider.spawn({ sessionId: 'probed', isNewSession: true, file: '/bin/sh', args: ['-c', 'exit 0'] })
+    await waitFor(async () => (exits.some((event) => event.incarnationId === first.incarnationId) ? true : undefined), 'the first exit')
+    const second = await provider.spawn({ sessionId: 'probed', isNewSession: true, file: '/bin/sh', args: ['-c', 'sleep 30'] })
+    expect(second.incarnationId).not.toBe(first.incarnationId)
+    expect(await provider.probeLiveness('probed')).toBe(true)
+    expect(await provider.probeLiveness('probed', { incarnationId: second.incarnationId! })).toBe(true)
+    expect(await provider.probeLiveness('probed', { incarnationId: first.incarnationId! })).toBe(false)
+    await provider.shutdown('probed', { immediate: true })
+  })
+
   it('refuses a missing cwd as spawn_failed and leaves nothing held', async () => {
     const provider = track(createSshProvider(sshOptions(sshd())))
     const failure = await provider.spawn({ file: '/bin/true', cwd: '/no/such/dir' }).catch((error: unknown) => error)
