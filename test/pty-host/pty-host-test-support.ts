@@ -166,6 +166,26 @@ export async function rawClient(socketPath: string): Promise<{ request(method: s
 }
 
 /**
+ * Another app's client spawns `term-1` (`/bin/sh` with `args`) as soon as the host has let go of
+ * the dead PTY that had the id (its exit is delivered first: the id is refused until then); its
+ * connection is closed by `cleanups`.
+ */
+export async function spawnAsAnotherApp(
+  cleanups: (() => Promise<void>)[],
+  socketPath: string,
+  args: string[],
+): Promise<{ app2: Awaited<ReturnType<typeof rawClient>>; second: { incarnationId: string; pid: number } }> {
+  const app2 = await rawClient(socketPath)
+  cleanups.push(async () => app2.close())
+  for (let i = 0; i < 2_000; i++) {
+    const reply = await app2.request('spawn', { sessionId: 'term-1', file: '/bin/sh', args })
+    if (reply.ok === true) return { app2, second: reply.result as { incarnationId: string; pid: number } }
+    await new Promise((resolve) => setTimeout(resolve, 2))
+  }
+  throw new Error('another app could not spawn term-1 within 2 000 tries')
+}
+
+/**
  * A scripted stand-in for a pty host: welcomes the client (as a host of ptykit 0.1.0 does, plus
  * the `welcome` fields given), then hands each decoded message to `onMessage`. With `unref`, its
  * own server and sockets never hold the process open (for tests of what the client holds).

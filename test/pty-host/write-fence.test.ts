@@ -9,24 +9,9 @@ import { join } from 'node:path'
 import { createPtyController } from 'ptykit/controller'
 import { createPtyHostProvider } from 'ptykit/pty-host'
 import { expect, it } from 'vitest'
-import { inProcessHost, rawClient, useCleanups } from './pty-host-test-support.js'
+import { inProcessHost, rawClient, spawnAsAnotherApp, useCleanups } from './pty-host-test-support.js'
 
 const cleanups = useCleanups()
-
-/**
- * Another app's client spawns `term-1` (`/bin/sh` with `args`) as soon as the host has let go of
- * the dead PTY that had the id (its exit is delivered first: the id is refused until then).
- */
-async function spawnAsAnotherApp(socketPath: string, args: string[]): Promise<{ app2: Awaited<ReturnType<typeof rawClient>>; second: { incarnationId: string; pid: number } }> {
-  const app2 = await rawClient(socketPath)
-  cleanups.push(async () => app2.close())
-  for (let i = 0; i < 2_000; i++) {
-    const reply = await app2.request('spawn', { sessionId: 'term-1', file: '/bin/sh', args })
-    if (reply.ok === true) return { app2, second: reply.result as { incarnationId: string; pid: number } }
-    await new Promise((resolve) => setTimeout(resolve, 2))
-  }
-  throw new Error('another app could not spawn term-1 within 2 000 tries')
-}
 
 it("a write the host receives for an incarnation that is not the id's live one is refused stale_incarnation, and reaches nothing", async () => {
   const dir = mkdtempSync(join(tmpdir(), 'ptykit-write-fence-'))
@@ -60,7 +45,7 @@ it('an app whose PTY died while its connection was down writes nothing into the 
   process.kill(first.pid!, 'SIGKILL')
   host.dropConnections()
   // Another app takes the id as soon as the host has let go of the dead PTY.
-  await spawnAsAnotherApp(socketPath, ['-c', `cat > '${sink}'`])
+  await spawnAsAnotherApp(cleanups, socketPath, ['-c', `cat > '${sink}'`])
   // App 1 writes the moment its provider is connected again (a queued keystroke).
   let settlement: unknown
   for (let i = 0; i < 20_000 && settlement === undefined; i++) {
@@ -79,7 +64,7 @@ it('a direct provider.shutdown(id) of a PTY the app held stops only that incarna
   const first = await provider1.spawn({ file: '/bin/sh', args: ['-c', 'exec sleep 60'], sessionId: 'term-1', isNewSession: true })
   process.kill(first.pid!, 'SIGKILL')
   host.dropConnections()
-  const { app2, second } = await spawnAsAnotherApp(socketPath, ['-c', 'exec sleep 60'])
+  const { app2, second } = await spawnAsAnotherApp(cleanups, socketPath, ['-c', 'exec sleep 60'])
   await provider1.shutdown('term-1', { immediate: true, timeoutMs: 2_000 }).catch(() => undefined)
   await new Promise((resolve) => setTimeout(resolve, 200))
   const probe = await app2.request('probe', { ptyId: 'term-1' })
