@@ -1,4 +1,4 @@
-import { refusedWrite, type PtyListProcessesOptions, type PtyShutdownOptions, type ProviderSpawnOptions } from '../contracts/index.js'
+import { isPtyIncarnationId, refusedWrite, type PtyListProcessesOptions, type PtyShutdownOptions, type ProviderSpawnOptions } from '../contracts/index.js'
 import type { NodePtyProvider } from '../node-pty/index.js'
 import { NODE_PTY_DEFAULT_COLS, NODE_PTY_DEFAULT_ROWS } from '../node-pty/launch-plan.js'
 import type { HostClient } from './host-client.js'
@@ -214,6 +214,17 @@ export function createHostRequestHandlers({ provider, sessions, activityChanged,
     },
     async probe(_client, request) {
       const id = stringParam(request.params, 'ptyId')
+      // The incarnation the app asks about (its PTY's): the id may hold another app's process by
+      // now, spawned under the same id since — never answered `true` for it.
+      const expected = request.params.expectedIncarnationId
+      if (typeof expected === 'string') {
+        const session = live.get(id)
+        if (isPtyIncarnationId(expected) && session?.incarnationId === expected) return provider.probeLiveness(id, { incarnationId: expected })
+        // Not the live one (a spawn in flight is a new incarnation). Gone when this host saw it
+        // end, or when no dead predecessor could hold it: the host holds every session it starts.
+        if (exited.get(id)?.incarnationId === expected) return false
+        return succeedsDeadHost ? null : false
+      }
       // The host holds every session it started: one it does not hold is proven absent — unless
       // it never held it and a dead predecessor may have (its orphans outlive it): unknown.
       if (!live.has(id)) return succeedsDeadHost && !exited.has(id) ? null : false

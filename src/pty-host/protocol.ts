@@ -64,7 +64,21 @@ export type PtyHostWireError = { code: string; message: string; name?: string; o
 
 /** What a host sends. */
 export type PtyHostMessage =
-  | { v: number; type: 'welcome'; hostInstanceId: string; hostPid: number; scrollbackRows?: number; methods?: readonly string[]; maxFrameBytes?: number; succeedsDeadHost?: boolean }
+  | {
+      v: number
+      type: 'welcome'
+      hostInstanceId: string
+      hostPid: number
+      scrollbackRows?: number
+      methods?: readonly string[]
+      maxFrameBytes?: number
+      succeedsDeadHost?: boolean
+      /**
+       * The host answers a `probe` that carries `expectedIncarnationId` about that incarnation (a
+       * host without it answers by id, whatever process holds the id now).
+       */
+      probeFencesIncarnation?: boolean
+    }
   | { v: number; type: 'refused'; code: string; message: string }
   | { v: number; type: 'reply'; id: number; ok: true; result: unknown }
   | { v: number; type: 'reply'; id: number; ok: false; error: PtyHostWireError }

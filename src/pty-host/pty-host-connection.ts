@@ -99,6 +99,11 @@ export class PtyHostConnection {
    */
   readonly hostSucceedsDeadHost: boolean
   /**
+   * The host answers a `probe` naming an incarnation about that incarnation (its welcome says
+   * so); an older host answers by id, so its `true` may be about another process under the id.
+   */
+  readonly hostFencesProbe: boolean
+  /**
    * The methods the host answers, from its welcome; `undefined` from a host that does not list
    * them (one of ptykit 0.1.0, which answers the methods it had then and drops the connection of
    * a client that calls any other). Ask {@link PtyHostConnection.answers} before a newer method.
@@ -135,7 +140,14 @@ export class PtyHostConnection {
 
   private constructor(
     socket: Socket,
-    welcome: { hostInstanceId: string; hostScrollbackRows: number | undefined; hostMethods: ReadonlySet<string> | undefined; hostMaxFrameBytes?: number | undefined; hostSucceedsDeadHost?: boolean },
+    welcome: {
+      hostInstanceId: string
+      hostScrollbackRows: number | undefined
+      hostMethods: ReadonlySet<string> | undefined
+      hostMaxFrameBytes?: number | undefined
+      hostSucceedsDeadHost?: boolean
+      hostFencesProbe?: boolean
+    },
     reader: ConnectionReader,
     leftover: PtyHostMessage[],
   ) {
@@ -143,6 +155,7 @@ export class PtyHostConnection {
     this.hostInstanceId = welcome.hostInstanceId
     this.hostScrollbackRows = welcome.hostScrollbackRows
     this.hostSucceedsDeadHost = welcome.hostSucceedsDeadHost === true
+    this.hostFencesProbe = welcome.hostFencesProbe === true
     this.hostMethods = welcome.hostMethods
     this.hostMaxFrameBytes = welcome.hostMaxFrameBytes ?? PTY_HOST_MAX_FRAME_BYTES
     reader.onMessages = (messages) => this.#enqueue(messages as PtyHostMessage[])
@@ -203,7 +216,9 @@ export class PtyHostConnection {
         const hostMethods = Array.isArray(first.methods) ? new Set(first.methods.filter((method): method is string => typeof method === 'string')) : undefined
         const hostMaxFrameBytes = Number.isSafeInteger(first.maxFrameBytes) && (first.maxFrameBytes as number) > 0 ? (first.maxFrameBytes as number) : undefined
         const hostSucceedsDeadHost = first.succeedsDeadHost === true
-        resolve(new PtyHostConnection(socket, { hostInstanceId: first.hostInstanceId, hostScrollbackRows, hostMethods, hostMaxFrameBytes, hostSucceedsDeadHost }, reader, messages.slice(1) as PtyHostMessage[]))
+        const hostFencesProbe = first.probeFencesIncarnation === true
+        const welcome = { hostInstanceId: first.hostInstanceId, hostScrollbackRows, hostMethods, hostMaxFrameBytes, hostSucceedsDeadHost, hostFencesProbe }
+        resolve(new PtyHostConnection(socket, welcome, reader, messages.slice(1) as PtyHostMessage[]))
       }
     })
   }

@@ -10,6 +10,7 @@ import {
   type PtyExitEvent,
   type PtyIncarnationId,
   type PtyListProcessesOptions,
+  type PtyLivenessProbeOptions,
   type PtyProcessInfo,
   type PtyProvider,
   type PtyShutdownOptions,
@@ -318,11 +319,42 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
   }
 
   /** Ask the host; `null` when it cannot be asked or does not answer. */
-  async function ask<T>(method: 'probe' | 'cwd' | 'foreground' | 'children' | 'snapshot', params: Record<string, unknown>): Promise<T | null> {
+  async function ask<T>(method: 'cwd' | 'foreground' | 'children' | 'snapshot', params: Record<string, unknown>): Promise<T | null> {
     const connection = link.connection
     if (link.state !== 'open' || connection === null) return null
     try {
       return (await connection.request(method, params, requestTimeoutMs)) as T | null
+    } catch {
+      return null
+    }
+  }
+
+  /**
+   * Whether the PTY's process is alive — about `asked.incarnationId` when given, else about the
+   * incarnation this app holds under the id (as a stop is fenced), else about the id. The id may
+   * hold another app's process by now (one spawned under the same id after this app's ended while
+   * its connection was down): the host is asked about the incarnation (`expectedIncarnationId`),
+   * and a host that does not say it answers so (`probeFencesIncarnation`, an older ptykit) has its
+   * `true` checked against its listing's row of the id.
+   */
+  async function probeLiveness(id: string, asked: PtyLivenessProbeOptions = {}): Promise<boolean | null> {
+    const record = ptys.get(id)
+    const incarnationId = asked.incarnationId ?? record?.incarnationId
+    // This app's record speaks for the incarnation it holds (not for a later one under the id).
+    const ofRecord = record !== undefined && (incarnationId === undefined || record.incarnationId === incarnationId)
+    if (ofRecord && record.state === 'exited') return false
+    if (ofRecord && ofAnotherHostInstance(record)) return null
+    const connection = link.connection
+    if (link.state !== 'open' || connection === null) return null
+    const params: Record<string, unknown> = { ptyId: id }
+    if (incarnationId !== undefined) params['expectedIncarnationId'] = incarnationId
+    try {
+      const answer: unknown = await connection.request('probe', params, requestTimeoutMs)
+      if (answer !== true || incarnationId === undefined || connection.hostFencesProbe) return typeof answer === 'boolean' ? answer : null
+      // An older host answered by id: `true` only when the process it lists under the id is the one asked about.
+      const rows: unknown = await connection.request('list', { membershipOnly: true }, requestTimeoutMs)
+      const row = Array.isArray(rows) ? (rows as { id?: unknown; incarnationId?: unknown }[]).find((candidate) => candidate?.id === id) : undefined
+      return row?.incarnationId === incarnationId ? true : null
     } catch {
       return null
     }
@@ -423,13 +455,7 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
       if (ptys.get(id)?.state === 'exited') return false
       return liveConnection(id) !== null ? true : null
     },
-    async probeLiveness(id: string): Promise<boolean | null> {
-      const record = ptys.get(id)
-      if (record?.state === 'exited') return false
-      if (record !== undefined && ofAnotherHostInstance(record)) return null
-      const answer = await ask<boolean>('probe', { ptyId: id })
-      return typeof answer === 'boolean' ? answer : null
-    },
+    probeLiveness,
     getCwd: (id) => ask<string>('cwd', { ptyId: id }),
     getForegroundProcess: (id) => ask<string>('foreground', { ptyId: id }),
     hasChildProcesses: (id) => ask<boolean>('children', { ptyId: id }),

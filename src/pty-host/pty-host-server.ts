@@ -264,6 +264,7 @@ export async function startPtyHost(options: PtyHostServerOptions = {}): Promise<
       methods: PTY_HOST_METHODS,
       maxFrameBytes,
       ...(succeedsDeadHost ? { succeedsDeadHost: true } : {}),
+      probeFencesIncarnation: true,
     })
     return true
   }
