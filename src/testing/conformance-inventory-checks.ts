@@ -2,6 +2,7 @@ import { expect } from 'vitest'
 import { isWriteSettlement, type PtyProcessInfo, type WriteSettlement } from '../contracts/index.js'
 import { malformedListing } from '../contracts/listing-rows.js'
 import { CONFORMANCE_DEFAULT_TIMEOUT_MS, type PtyProviderConformanceCheck, type PtyProviderConformanceHarness, type PtyProviderConformanceOptions } from './conformance-types.js'
+import { FOREIGN_INCARNATION_ID } from './conformance-seed-checks.js'
 
 // The conformance checks of what a provider answers about its PTYs: writes, liveness, listings,
 // size, process inspection, and that dispose leaves nothing running.
@@ -34,6 +35,41 @@ export function inventoryConformanceChecks(options: PtyProviderConformanceOption
         if (h.provider.probeLiveness !== undefined) expect(await h.provider.probeLiveness(result.id)).not.toBe(false)
         const settlement = await settlementOf(h.provider.write(result.id, '\r'))
         expect(['accepted', 'unverifiable']).toContain(settlement.kind)
+      },
+    },
+    {
+      name: 'answers a liveness probe naming an incarnation about that one: never `false` for the live one, never `true` about another (when it attests incarnations)',
+      async run(h) {
+        if (h.provider.probeLiveness === undefined) return
+        const result = await h.spawn(options.spawnLongRunning())
+        if (result.incarnationId === undefined) return
+        expect(await h.provider.probeLiveness(result.id, { incarnationId: result.incarnationId }), 'probeLiveness(id, { incarnationId }) of the live incarnation').not.toBe(false)
+        // Why: a controller asks about the incarnation it holds; a `true` about whatever process
+        // holds the id now would call its dead PTY live.
+        expect(
+          await h.provider.probeLiveness(result.id, { incarnationId: FOREIGN_INCARNATION_ID }),
+          'probeLiveness(id, { incarnationId }) of another incarnation than the live one must not answer true: answer about the incarnation named (false when proven gone, else null)',
+        ).not.toBe(true)
+      },
+    },
+    {
+      name: 'never answers a liveness probe `true` about an incarnation its id no longer holds (after a respawn under the same id)',
+      async run(h) {
+        if (h.provider.probeLiveness === undefined) return
+        const first = await h.spawn(options.spawnLongRunning())
+        await h.provider.shutdown(first.id, { immediate: true })
+        await h.waitForExit(first.id)
+        const second = await h.spawn({ ...options.spawnLongRunning(), sessionId: first.id, isNewSession: true }).catch((error: unknown) => {
+          // A provider that never reuses an id (it refuses it as in use) has nothing to mix up here.
+          if ((error as { code?: unknown } | null)?.code === 'pty_id_in_use') return undefined
+          throw error
+        })
+        if (second === undefined || second.id !== first.id || second.incarnationId === undefined || first.incarnationId === undefined) return
+        expect(
+          await h.provider.probeLiveness(first.id, { incarnationId: first.incarnationId }),
+          'probeLiveness(id, { incarnationId }) of an ended incarnation whose id a respawn took must not answer true about the respawned process',
+        ).not.toBe(true)
+        expect(await h.provider.probeLiveness(second.id, { incarnationId: second.incarnationId }), 'probeLiveness of the respawned incarnation').not.toBe(false)
       },
     },
     {

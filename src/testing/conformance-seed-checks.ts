@@ -3,8 +3,8 @@ import { isPtyLiveOtherIncarnationError, isWriteSettlement, toPtyIncarnationId }
 import type { PtyProviderConformanceCheck, PtyProviderConformanceOptions } from './conformance-types.js'
 import { ProviderCallHungError } from './conformance-harness.js'
 
-/** An incarnation id no provider mints: the "other incarnation" an attach check expects. */
-const FOREIGN_INCARNATION_ID = toPtyIncarnationId('ptykit-conformance-foreign-incarnation')
+/** An incarnation id no provider mints: the "other incarnation" an attach (or liveness probe) check names. */
+export const FOREIGN_INCARNATION_ID = toPtyIncarnationId('ptykit-conformance-foreign-incarnation')
 
 /**
  * The provider-side rules a host ported from the seed origin relies on (issue 11): listings read

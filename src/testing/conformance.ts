@@ -29,7 +29,9 @@ export const CONFORMANCE_TEST_TIMEOUT_FACTOR = 6
  * - exit codes arrive as spawned, and a cause, when sent, is valid and agrees with the code;
  * - a stop (graceful and immediate) leads to an exit;
  * - writes after exit (and to unknown ids) are refused or unverifiable, never accepted;
- * - `hasPty` and `probeLiveness` never answer `false` for a live PTY;
+ * - `hasPty` and `probeLiveness` never answer `false` for a live PTY; a probe naming an
+ *   incarnation never answers `true` about another one (a made-up one, or the ended one whose id
+ *   a respawn took);
  * - listings contain every live PTY (and, when authoritative, no exited one), every row readable
  *   (a string `id`, a string `incarnationId` or none); an authoritative listing keeps a PTY until
  *   its exit is reported; after a respawn under the same id, its row names the new incarnation;

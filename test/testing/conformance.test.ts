@@ -116,6 +116,8 @@ const cases: Array<[string, string, () => PtyProvider]> = [
       },
     }
   })],
+  ['naming an incarnation about that one', 'answers a liveness probe by id, whatever incarnation it names', broken((fake) => ({ probeLiveness: (id: string) => fake.probeLiveness(id) }))],
+  ['no longer holds', 'answers a liveness probe by id, whatever incarnation it names', broken((fake) => ({ probeLiveness: (id: string) => fake.probeLiveness(id) }))],
   ['new incarnation after a respawn', 'keeps the first incarnation in its listing rows after a respawn', broken((fake) => {
     const first = new Map<string, string>()
     return {
