@@ -4,15 +4,13 @@
  * PTY must never be answered `true` about B's process (before, the host answered by id: `true`).
  */
 import { createPtyHostProvider } from 'ptykit/pty-host'
-import type { PtyIncarnationId } from 'ptykit/contracts'
+import { toPtyIncarnationId } from 'ptykit/contracts'
 import { encodeFrame } from '../../src/pty-host/frame-codec.js'
 import { PTY_HOST_PROTOCOL_VERSION } from '../../src/pty-host/protocol.js'
 import { describe, expect, it } from 'vitest'
 import { fakeHost, inProcessHost, rawClient, spawnAsAnotherApp, useCleanups } from './pty-host-test-support.js'
 
 const cleanups = useCleanups()
-
-const incarnation = (id: string): PtyIncarnationId => id as PtyIncarnationId
 
 describe('the host answers a probe about the incarnation it names', () => {
   it("answers false for an incarnation that is not the id's live one, never true about the live one", async () => {
@@ -54,7 +52,7 @@ describe('two apps on one host', () => {
     }
     expect(answers).toEqual([false, false])
     // Another app's process is not this app's to answer for, but asked about it by its incarnation: live.
-    expect(await provider1.probeLiveness('term-1', { incarnationId: incarnation(second.incarnationId) })).toBe(true)
+    expect(await provider1.probeLiveness('term-1', { incarnationId: toPtyIncarnationId(second.incarnationId) })).toBe(true)
     await app2.request('shutdown', { ptyId: 'term-1', immediate: true, expectedIncarnationId: second.incarnationId })
   })
 })
@@ -84,8 +82,8 @@ describe('an older host, which answers a probe by id', () => {
     const provider = createPtyHostProvider({ socketPath: other.socketPath, autoStart: false })
     cleanups.push(() => provider.dispose())
     await provider.listProcesses()
-    expect(await provider.probeLiveness('term-1', { incarnationId: incarnation('inc-1') })).toBeNull()
-    expect(await provider.probeLiveness('term-1', { incarnationId: incarnation('inc-2') })).toBe(true)
+    expect(await provider.probeLiveness('term-1', { incarnationId: toPtyIncarnationId('inc-1') })).toBeNull()
+    expect(await provider.probeLiveness('term-1', { incarnationId: toPtyIncarnationId('inc-2') })).toBe(true)
     // Asked by id, the host's answer stands.
     expect(await provider.probeLiveness('term-1')).toBe(true)
   })
@@ -96,7 +94,7 @@ describe('an older host, which answers a probe by id', () => {
     cleanups.push(() => provider.dispose())
     await provider.listProcesses()
     fencing.asked.length = 0
-    expect(await provider.probeLiveness('term-1', { incarnationId: incarnation('inc-1') })).toBe(true)
+    expect(await provider.probeLiveness('term-1', { incarnationId: toPtyIncarnationId('inc-1') })).toBe(true)
     expect(fencing.asked).toEqual(['probe'])
   })
 })
