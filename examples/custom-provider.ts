@@ -33,6 +33,7 @@ import {
   type PtyExitEvent,
   type PtyIncarnationId,
   type PtyListProcessesOptions,
+  type PtyLivenessProbeOptions,
   type PtyProcessInfo,
   type PtyProvider,
   type PtyShutdownOptions,
@@ -354,12 +355,18 @@ export function createJsonLinesPtyProvider(options: JsonLinesPtyProviderOptions 
     })
   }
 
-  async function probeLiveness(id: string): Promise<boolean | null> {
-    if (ptys.get(id)?.state === 'exited') return false
+  async function probeLiveness(id: string, probeOptions: PtyLivenessProbeOptions = {}): Promise<boolean | null> {
+    const known = ptys.get(id)
+    // Asked about an incarnation other than the one this provider holds under the id: the host
+    // answers by id, about whichever process it holds now, so its `true` may be about another
+    // process — never pass that on. Its `false` (no process under the id at all) still holds.
+    const another = probeOptions.incarnationId !== undefined && known?.incarnationId !== probeOptions.incarnationId
+    if (!another && known?.state === 'exited') return false
     if (hostGone) return null
     try {
       const answer = await request('probe', { id })
-      return typeof answer === 'boolean' ? answer : null
+      if (typeof answer !== 'boolean') return null
+      return another && answer ? null : answer
     } catch {
       return null
     }
