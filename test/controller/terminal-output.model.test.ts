@@ -1,9 +1,10 @@
 // fc.commands model of the output feed behind `PtyTerminal.output()`: any interleaving of chunks,
-// iterators created (some with a small `maxQueuedChars`), pulled, returned and the end. Checks what
-// each iterator yields (every chunk pushed while it was active, in order, then done after the end),
-// when one overruns (its unpulled chunks passed its bound: it lets go of everything, and its next
-// pull rejects once) and what is acknowledged (a chunk exactly when the last iterator holding it
-// asked for the next one or let go; nothing else).
+// iterators created (some with a small `maxQueuedChars`), pulled, returned, a replay kept and
+// dropped, and the end; in some runs an `error` listener opens a new iterator at each overrun (as
+// the docs advise). Checks what each iterator yields (the replay, then every chunk pushed while it
+// was active, in order, then done after the end), when one overruns (its unpulled chunks passed its
+// bound: it lets go of everything, and its next pull rejects once) and what is acknowledged (a chunk
+// exactly when the last iterator holding it asked for the next one or let go; nothing else).
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import type { PtyControllerDataEvent } from '../../src/controller/index.js'
@@ -27,10 +28,17 @@ type ModelIterator = {
   overran: boolean
 }
 
+type ModelChunk = { length: number; holders: number[]; acknowledged: boolean }
+
 type Model = {
-  chunks: { length: number; holders: number[] }[]
+  /** `acknowledged`: set once every holder let go; a replay hands it to later iterators all the same. */
+  chunks: ModelChunk[]
   iterators: ModelIterator[]
   ended: boolean
+  /** The chunks kept for replay (by index), or `null` when none is kept. */
+  replay: number[] | null
+  /** An `error` listener opens a new iterator at each overrun (up to `MAX_ALL_ITERATORS`). */
+  reopenOnOverrun: boolean
 }
 
 type Real = {
@@ -41,19 +49,62 @@ type Real = {
 }
 
 const MAX_ITERATORS = 3
+/** With the iterators opened at overruns. */
+const MAX_ALL_ITERATORS = MAX_ITERATORS + 2
+
+/**
+ * A new iterator in the model: handed the replay first (holding each chunk), overrunning at once if
+ * that alone passes its bound; an overrun opens another when the run's listener does so.
+ */
+function openModelIterator(model: Model, cap: number | undefined): void {
+  const index = model.iterators.length
+  const it: ModelIterator = { received: [], calls: 0, finished: false, answeredDone: false, cap, overran: false, overrunPending: false, rejections: 0 }
+  model.iterators.push(it)
+  for (const chunk of model.replay ?? []) {
+    const replayed = model.chunks[chunk]!
+    // Acknowledged before this iterator came: it is handed the chunk, and owes nothing for it.
+    if (released(model, replayed, chunk)) replayed.acknowledged = true
+    it.received.push(chunk)
+    replayed.holders.push(index)
+  }
+  overrunIfPastBound(model, [index])
+}
+
+/** Iterators (by index, in the order the feed delivers to them) whose queue passed their bound overrun. */
+function overrunIfPastBound(model: Model, indices: readonly number[]): void {
+  const overran: number[] = []
+  for (const i of indices) {
+    const it = model.iterators[i]!
+    if (it.finished || it.cap === undefined) continue
+    const queued = it.received.slice(it.calls).reduce((sum, chunk) => sum + model.chunks[chunk]!.length, 0)
+    if (queued > it.cap) {
+      it.finished = it.overran = it.overrunPending = true
+      overran.push(i)
+    }
+  }
+  // Reported once the delivery is over, in that order; each report may open an iterator.
+  for (const _ of overran) if (model.reopenOnOverrun && model.iterators.length < MAX_ALL_ITERATORS) openModelIterator(model, undefined)
+}
+
+/** Whether every holder of a chunk that reached an iterator moved past it or let go. */
+function released(model: Model, chunk: ModelChunk, index: number): boolean {
+  if (chunk.holders.length === 0) return false
+  return chunk.holders.every((holder) => {
+    const it = model.iterators[holder]!
+    return it.finished || it.calls >= it.received.indexOf(index) + 2
+  })
+}
 
 /** The chars the model says are acknowledged: chunks whose every holder moved past them or let go. */
 function expectedAcknowledged(model: Model): number {
   let total = 0
-  for (const [index, chunk] of model.chunks.entries()) {
-    if (chunk.holders.length === 0) continue
-    const released = chunk.holders.every((holder) => {
-      const it = model.iterators[holder]!
-      return it.finished || it.calls >= it.received.indexOf(index) + 2
-    })
-    if (released) total += chunk.length
-  }
+  for (const [index, chunk] of model.chunks.entries()) if (chunk.acknowledged || released(model, chunk, index)) total += chunk.length
   return total
+}
+
+function openRealIterator(real: Real, cap: number | undefined): void {
+  const iterator = real.feed.iterate(cap === undefined ? {} : { maxQueuedChars: cap })
+  real.iterators.push({ iterator, values: [], pending: undefined, done: false, rejections: 0 })
 }
 
 const chunkText = (index: number, length: number): string => String.fromCharCode(97 + (index % 26)).repeat(length)
@@ -85,9 +136,8 @@ class CreateIterator implements fc.AsyncCommand<Model, Real> {
     return model.iterators.length < MAX_ITERATORS
   }
   async run(model: Model, real: Real): Promise<void> {
-    model.iterators.push({ received: [], calls: 0, finished: false, answeredDone: false, cap: this.cap, overran: false, overrunPending: false, rejections: 0 })
-    const iterator = real.feed.iterate(this.cap === undefined ? {} : { maxQueuedChars: this.cap })
-    real.iterators.push({ iterator, values: [], pending: undefined, done: false, rejections: 0 })
+    openModelIterator(model, this.cap)
+    openRealIterator(real, this.cap)
     await check(model, real)
   }
   toString(): string {
@@ -103,16 +153,11 @@ class Push implements fc.AsyncCommand<Model, Real> {
   async run(model: Model, real: Real): Promise<void> {
     const index = model.chunks.length
     const holders = model.iterators.flatMap((it, i) => (it.finished ? [] : [i]))
-    model.chunks.push({ length: this.length, holders })
-    for (const i of holders) {
-      const it = model.iterators[i]!
-      it.received.push(index)
-      // Queued (not handed to a waiting pull): past its bound it overruns, letting go of everything.
-      const queued = it.received.slice(it.calls).reduce((sum, chunk) => sum + model.chunks[chunk]!.length, 0)
-      if (it.cap !== undefined && queued > it.cap) {
-        it.finished = it.overran = it.overrunPending = true
-      }
-    }
+    model.chunks.push({ length: this.length, holders: [...holders], acknowledged: false })
+    model.replay?.push(index)
+    for (const i of holders) model.iterators[i]!.received.push(index)
+    // Queued (not handed to a waiting pull): past its bound it overruns, letting go of everything.
+    overrunIfPastBound(model, holders)
     const event: PtyControllerDataEvent = { ptyId: 'p', data: chunkText(index, this.length), seq: index }
     real.feed.push(event)
     await check(model, real)
@@ -182,6 +227,34 @@ class Return implements fc.AsyncCommand<Model, Real> {
   }
 }
 
+class StartReplay implements fc.AsyncCommand<Model, Real> {
+  check(): boolean {
+    return true
+  }
+  async run(model: Model, real: Real): Promise<void> {
+    model.replay = []
+    real.feed.startReplay()
+    await check(model, real)
+  }
+  toString(): string {
+    return 'startReplay'
+  }
+}
+
+class DropReplay implements fc.AsyncCommand<Model, Real> {
+  check(model: Readonly<Model>): boolean {
+    return model.replay !== null
+  }
+  async run(model: Model, real: Real): Promise<void> {
+    model.replay = null
+    real.feed.dropReplay()
+    await check(model, real)
+  }
+  toString(): string {
+    return 'dropReplay'
+  }
+}
+
 class End implements fc.AsyncCommand<Model, Real> {
   check(model: Readonly<Model>): boolean {
     return !model.ended
@@ -202,12 +275,14 @@ describe('terminal output feed (model)', () => {
     const commands = [
       fc.constantFrom(undefined, 3, 8).map((cap) => new CreateIterator(cap)),
       fc.integer({ min: 1, max: 5 }).map((length) => new Push(length)),
-      fc.nat(MAX_ITERATORS - 1).map((which) => new Pull(which)),
-      fc.nat(MAX_ITERATORS - 1).map((which) => new Return(which)),
+      fc.nat(MAX_ALL_ITERATORS - 1).map((which) => new Pull(which)),
+      fc.nat(MAX_ALL_ITERATORS - 1).map((which) => new Return(which)),
       fc.constant(new End()),
+      fc.constant(new StartReplay()),
+      fc.constant(new DropReplay()),
     ]
     await fc.assert(
-      fc.asyncProperty(fc.commands(commands, { maxCommands: 40 }), async (cmds) => {
+      fc.asyncProperty(fc.commands(commands, { maxCommands: 40 }), fc.boolean(), async (cmds, reopenOnOverrun) => {
         const acknowledged: number[] = []
         const real: Real = {
           feed: new TerminalOutputFeed(
@@ -216,13 +291,14 @@ describe('terminal output feed (model)', () => {
             (error) => {
               expect(error).toMatchObject({ code: 'output_overrun', ptyId: 'p' })
               real.overruns += 1
+              if (reopenOnOverrun && real.iterators.length < MAX_ALL_ITERATORS) openRealIterator(real, undefined)
             },
           ),
           acknowledged,
           iterators: [],
           overruns: 0,
         }
-        const model: Model = { chunks: [], iterators: [], ended: false }
+        const model: Model = { chunks: [], iterators: [], ended: false, replay: null, reopenOnOverrun }
         await fc.asyncModelRun(() => ({ model, real }), cmds)
         // Once everyone let go, every chunk that reached an iterator is acknowledged exactly once.
         for (const entry of real.iterators) await entry.iterator.return?.()
@@ -230,7 +306,7 @@ describe('terminal output feed (model)', () => {
         expect(acknowledged).toHaveLength(reached.length)
         expect(acknowledged.reduce((a, b) => a + b, 0)).toBe(reached.reduce((a, c) => a + c.length, 0))
       }),
-      { numRuns: 200 },
+      { numRuns: 3_000 },
     )
   })
 })
