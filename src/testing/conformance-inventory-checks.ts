@@ -1,5 +1,5 @@
 import { expect } from 'vitest'
-import { isWriteSettlement, type PtyProcessInfo, type WriteSettlement } from '../contracts/index.js'
+import { isWriteSettlement, type PtyIncarnationId, type PtyProcessInfo, type PtySpawnResult, type WriteSettlement } from '../contracts/index.js'
 import { malformedListing } from '../contracts/listing-rows.js'
 import { CONFORMANCE_DEFAULT_TIMEOUT_MS, type PtyProviderConformanceCheck, type PtyProviderConformanceHarness, type PtyProviderConformanceOptions } from './conformance-types.js'
 import { FOREIGN_INCARNATION_ID } from './conformance-seed-checks.js'
@@ -56,15 +56,9 @@ export function inventoryConformanceChecks(options: PtyProviderConformanceOption
       name: 'never answers a liveness probe `true` about an incarnation its id no longer holds (after a respawn under the same id)',
       async run(h) {
         if (h.provider.probeLiveness === undefined) return
-        const first = await h.spawn(options.spawnLongRunning())
-        await h.provider.shutdown(first.id, { immediate: true })
-        await h.waitForExit(first.id)
-        const second = await h.spawn({ ...options.spawnLongRunning(), sessionId: first.id, isNewSession: true }).catch((error: unknown) => {
-          // A provider that never reuses an id (it refuses it as in use) has nothing to mix up here.
-          if ((error as { code?: unknown } | null)?.code === 'pty_id_in_use') return undefined
-          throw error
-        })
-        if (second === undefined || second.id !== first.id || second.incarnationId === undefined || first.incarnationId === undefined) return
+        const respawned = await respawnUnderSameId(h, options)
+        if (respawned === undefined) return
+        const { first, second } = respawned
         expect(
           await h.provider.probeLiveness(first.id, { incarnationId: first.incarnationId }),
           'probeLiveness(id, { incarnationId }) of an ended incarnation whose id a respawn took must not answer true about the respawned process',
@@ -131,16 +125,9 @@ export function inventoryConformanceChecks(options: PtyProviderConformanceOption
     {
       name: 'lists the new incarnation after a respawn under the same id (when it takes a caller’s session id)',
       async run(h) {
-        const first = await h.spawn(options.spawnLongRunning())
-        await h.provider.shutdown(first.id, { immediate: true })
-        await h.waitForExit(first.id)
-        const second = await h.spawn({ ...options.spawnLongRunning(), sessionId: first.id, isNewSession: true }).catch((error: unknown) => {
-          // A provider that never reuses an id (it refuses it as in use) has nothing to mix up here.
-          if ((error as { code?: unknown } | null)?.code === 'pty_id_in_use') return undefined
-          throw error
-        })
-        // Nor has one that mints its own ids, or attests no incarnation.
-        if (second === undefined || second.id !== first.id || second.incarnationId === undefined || first.incarnationId === undefined) return
+        const respawned = await respawnUnderSameId(h, options)
+        if (respawned === undefined) return
+        const { first, second } = respawned
         expect(second.incarnationId, 'a respawn under the same id is a new incarnation').not.toBe(first.incarnationId)
         const rows = (await readableListing(h)).filter((row) => row.id === second.id)
         expect(rows, 'one row for the respawned id').toHaveLength(1)
@@ -252,6 +239,26 @@ async function settlementOf(answer: WriteSettlement | Promise<WriteSettlement>):
 }
 
 /** The provider's listing, failing the check with the first row the controller could not read. */
+/**
+ * A long-running PTY stopped, then respawned under its id (a caller's session id). `undefined` when
+ * the provider has nothing to mix up there: it never reuses an id (refuses it as in use), mints
+ * its own ids, or attests no incarnation.
+ */
+async function respawnUnderSameId(
+  h: PtyProviderConformanceHarness,
+  options: PtyProviderConformanceOptions,
+): Promise<{ first: PtySpawnResult & { incarnationId: PtyIncarnationId }; second: PtySpawnResult & { incarnationId: PtyIncarnationId } } | undefined> {
+  const first = await h.spawn(options.spawnLongRunning())
+  await h.provider.shutdown(first.id, { immediate: true })
+  await h.waitForExit(first.id)
+  const second = await h.spawn({ ...options.spawnLongRunning(), sessionId: first.id, isNewSession: true }).catch((error: unknown) => {
+    if ((error as { code?: unknown } | null)?.code === 'pty_id_in_use') return undefined
+    throw error
+  })
+  if (second === undefined || second.id !== first.id || second.incarnationId === undefined || first.incarnationId === undefined) return undefined
+  return { first: { ...first, incarnationId: first.incarnationId }, second: { ...second, incarnationId: second.incarnationId } }
+}
+
 async function readableListing(h: PtyProviderConformanceHarness): Promise<PtyProcessInfo[]> {
   const rows = await h.provider.listProcesses()
   expect(malformedListing(rows), 'every listing row is an object with a non-empty string `id`, and `incarnationId`, `claimKey`, `scopeId` and `slotKey` each absent or a non-empty string').toBeUndefined()

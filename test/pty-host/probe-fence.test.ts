@@ -8,7 +8,7 @@ import { toPtyIncarnationId } from 'ptykit/contracts'
 import { encodeFrame } from '../../src/pty-host/frame-codec.js'
 import { PTY_HOST_PROTOCOL_VERSION } from '../../src/pty-host/protocol.js'
 import { describe, expect, it } from 'vitest'
-import { fakeHost, inProcessHost, rawClient, spawnAsAnotherApp, useCleanups } from './pty-host-test-support.js'
+import { fakeHost, inProcessHost, ptyDiedWhileDisconnected, rawClient, spawnAsAnotherApp, useCleanups } from './pty-host-test-support.js'
 
 const cleanups = useCleanups()
 
@@ -37,12 +37,7 @@ describe('the host answers a probe about the incarnation it names', () => {
 
 describe('two apps on one host', () => {
   it('an app whose PTY died while its connection was down is never told it lives when another app spawned the id since', async () => {
-    const { host, socketPath } = await inProcessHost(cleanups)
-    const provider1 = createPtyHostProvider({ socketPath, autoStart: false })
-    cleanups.push(() => provider1.dispose())
-    const first = await provider1.spawn({ file: '/bin/sh', args: ['-c', 'exec sleep 60'], sessionId: 'term-1', isNewSession: true })
-    process.kill(first.pid!, 'SIGKILL')
-    host.dropConnections()
+    const { socketPath, provider1, first } = await ptyDiedWhileDisconnected(cleanups)
     const { app2, second } = await spawnAsAnotherApp(cleanups, socketPath, ['-c', 'exec sleep 60'])
     // App 1 probes the moment its provider is connected again (before its re-attach settled the PTY).
     let answers: (boolean | null)[] | undefined

@@ -170,6 +170,23 @@ export async function rawClient(socketPath: string): Promise<{ request(method: s
  * the dead PTY that had the id (its exit is delivered first: the id is refused until then); its
  * connection is closed by `cleanups`.
  */
+/**
+ * App 1 (a provider, no controller) spawns `term-1` (`sleep 60`) on an in-process host; its process
+ * is SIGKILLed and the connection dropped at once, so app 1 holds a PTY that died unseen — the
+ * start of every "another app took the id since" test (with {@link spawnAsAnotherApp}).
+ */
+export async function ptyDiedWhileDisconnected(
+  cleanups: (() => Promise<void>)[],
+): Promise<{ socketPath: string; provider1: PtyHostProvider; first: Awaited<ReturnType<PtyHostProvider['spawn']>> }> {
+  const { host, socketPath } = await inProcessHost(cleanups)
+  const provider1 = createPtyHostProvider({ socketPath, autoStart: false })
+  cleanups.push(() => provider1.dispose())
+  const first = await provider1.spawn({ file: '/bin/sh', args: ['-c', 'exec sleep 60'], sessionId: 'term-1', isNewSession: true })
+  process.kill(first.pid!, 'SIGKILL')
+  host.dropConnections()
+  return { socketPath, provider1, first }
+}
+
 export async function spawnAsAnotherApp(
   cleanups: (() => Promise<void>)[],
   socketPath: string,

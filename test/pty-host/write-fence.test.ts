@@ -9,7 +9,7 @@ import { join } from 'node:path'
 import { createPtyController } from 'ptykit/controller'
 import { createPtyHostProvider } from 'ptykit/pty-host'
 import { expect, it } from 'vitest'
-import { inProcessHost, rawClient, spawnAsAnotherApp, useCleanups } from './pty-host-test-support.js'
+import { inProcessHost, ptyDiedWhileDisconnected, rawClient, spawnAsAnotherApp, useCleanups } from './pty-host-test-support.js'
 
 const cleanups = useCleanups()
 
@@ -58,12 +58,7 @@ it('an app whose PTY died while its connection was down writes nothing into the 
 })
 
 it('a direct provider.shutdown(id) of a PTY the app held stops only that incarnation, never the PTY another app spawned since under the id', async () => {
-  const { host, socketPath } = await inProcessHost(cleanups)
-  const provider1 = createPtyHostProvider({ socketPath, autoStart: false })
-  cleanups.push(() => provider1.dispose())
-  const first = await provider1.spawn({ file: '/bin/sh', args: ['-c', 'exec sleep 60'], sessionId: 'term-1', isNewSession: true })
-  process.kill(first.pid!, 'SIGKILL')
-  host.dropConnections()
+  const { socketPath, provider1 } = await ptyDiedWhileDisconnected(cleanups)
   const { app2, second } = await spawnAsAnotherApp(cleanups, socketPath, ['-c', 'exec sleep 60'])
   await provider1.shutdown('term-1', { immediate: true, timeoutMs: 2_000 }).catch(() => undefined)
   await new Promise((resolve) => setTimeout(resolve, 200))
