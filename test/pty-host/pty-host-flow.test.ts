@@ -225,6 +225,18 @@ describe('pty host under the controller: a consumer that stops taking part', () 
     })
   }, 30_000)
 
+  it('runs the process to its end past an output() iterator opened and never read (forgiven once, then overrun)', async () => {
+    let forgotten: AsyncIterableIterator<string> | undefined
+    await runToExit(
+      async (terminal) => {
+        forgotten = terminal.output({ maxQueuedChars: 200_000 })
+      },
+      { pauseMaxHoldMs: 300 },
+    )
+    // Ended at its bound, not holding the whole flood: its next pull says so.
+    await expect(forgotten?.next()).rejects.toMatchObject({ code: 'output_overrun' })
+  }, 30_000)
+
   /** A consumer that acknowledges once — a positive ack, so the host starts counting too — and never again. */
   async function acknowledgeOnceThenStop(terminal: PtyTerminal, firstOutput: Promise<void>): Promise<void> {
     await firstOutput
