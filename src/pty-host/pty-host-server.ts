@@ -319,7 +319,10 @@ export async function startPtyHost(options: PtyHostServerOptions = {}): Promise<
       server.close()
       // Why stop the sessions before dropping the clients: each connected app then receives how
       // each of its sessions ended (after its last output), where a drop first left them all
-      // unverifiable to it for good.
+      // unverifiable to it for good. Marked as stopped first: a close is asked for (`SIGTERM`,
+      // `stopPtyHost`), so each exit says a stop reached the host while the process lived, and
+      // apps publish the operator close it was — never "died before any stop request".
+      for (const session of sessions.live.values()) session.stopRequested = true
       await provider.dispose().catch(() => undefined)
       // A request already in its handler (a spawn the close overtook) gets its reply, bounded: it
       // was lost with the connection, which the app reads as `transport_lost`.

@@ -61,10 +61,11 @@ describe('stopPtyHost', () => {
     expect(isDead(host)).toBe(true)
     for (const { pid } of sessions) expect(isDead(pid!)).toBe(true)
     for (const file of [socketPath, `${socketPath}.secret`, `${socketPath}.lock`]) expect(existsSync(file)).toBe(false)
-    // The app saw each session end, by the host's hang-up — not its own stop, and not unverifiable
-    // (before: the host dropped its clients first, and every session stayed unknown to the app).
+    // The app saw each session end — not unverifiable (before: the host dropped its clients first,
+    // and every session stayed unknown to the app) — as the operator close a host's stop is, not as
+    // the hang-up's signal (before 6 Dec: signaled(1), the exit claiming no stop had been asked).
     await waitFor(() => (exits.length === 3 ? true : undefined), 'the exits of the three sessions')
-    expect(exits.map((exit) => exit.cause)).toEqual([1, 2, 3].map(() => ({ kind: 'signaled', signal: 1 })))
+    expect(exits.map((exit) => exit.cause)).toEqual([1, 2, 3].map(() => ({ kind: 'operator_close' })))
     expect(exits.map((exit) => exit.incarnationId).sort()).toEqual(sessions.map((reply) => reply.incarnationId).sort())
     await waitFor(() => (app.connected ? undefined : true), 'the app to see the host gone')
     // Nothing left to stop.
