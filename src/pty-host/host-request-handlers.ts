@@ -8,6 +8,8 @@ import { PtyHostError } from './pty-host-error.js'
 import { assertScreenWithinLimit } from './screen-limit.js'
 import { PTY_HOST_MAX_FRAME_BYTES } from './frame-codec.js'
 import type { PtyHostBufferSnapshot, SessionHistory } from './session-history.js'
+import type { SessionJournal } from './session-journal.js'
+import type { PredecessorOrphans } from './predecessor-orphans.js'
 
 /** What a handler resolves with: a result to reply with, or {@link REPLIED} when it sent the reply itself. */
 export type HostHandlerResult = Promise<unknown>
@@ -30,6 +32,13 @@ export type HostHandlerContext = {
    * that host's sessions may still run, so an id this host never held is unknown here, not absent.
    */
   succeedsDeadHost?: boolean
+  /**
+   * This host's session journal: a spawn is recorded before it forks (refused when it cannot be),
+   * and its process once it started.
+   */
+  journal?: SessionJournal
+  /** What this host knows of a predecessor's sessions (its journal): answers probes and stops of them. */
+  orphans?: PredecessorOrphans
 }
 
 /** Marks a handler that sent its own reply. */
@@ -49,8 +58,13 @@ const absent = (ptyId: string, why: string): PtyHostError => new PtyHostError('p
  * The host's request handlers, one per protocol method. A spawn whose client is gone by the time
  * the PTY is up is stopped at once (see `spawn`): a session nobody was told about has no owner.
  */
-export function createHostRequestHandlers({ provider, sessions, activityChanged, scrollbackRows, succeedsDeadHost = false }: HostHandlerContext): Record<PtyHostMethod, HostRequestHandler> {
+export function createHostRequestHandlers({ provider, sessions, activityChanged, scrollbackRows, succeedsDeadHost = false, journal, orphans }: HostHandlerContext): Record<PtyHostMethod, HostRequestHandler> {
   const { live, exited } = sessions
+  /**
+   * Whether a predecessor may have held a process under `id` that this host cannot name (so its
+   * "no such session" proves nothing): without a journal of it, whenever the lock was a dead host's.
+   */
+  const predecessorMayHold = (id: string): boolean => (orphans === undefined ? succeedsDeadHost : orphans.mayHoldUnnamed(id))
   /**
    * Spawns whose PTY is not up yet, by session id. A shutdown that arrives meanwhile (the app's
    * spawn request timed out, so it stops what the host may still start) waits for it: the
@@ -83,6 +97,17 @@ export function createHostRequestHandlers({ provider, sessions, activityChanged,
       // Before the session exists: a refused spawn leaves no session, no screen, no process.
       assertScreenWithinLimit({ cols, rows, scrollbackRows }, 'invalid_spawn_option')
       const session = sessions.create(id, cols, rows)
+      // Recorded before the fork: a host that dies after it leaves a session its successor knows of.
+      // A spawn the journal cannot record does not happen (its process could outlive this host
+      // with nobody able to find it).
+      if (journal !== undefined) {
+        try {
+          session.journalKey = journal.intent(id)
+        } catch (error) {
+          sessions.discard(session)
+          throw new PtyHostError('host_error', `Cannot create PTY ${JSON.stringify(id)}: the pty host could not write its session journal (${String(error)})`, { ptyId: id })
+        }
+      }
       sessions.subscribe(client, session)
       activityChanged()
       let result: Awaited<ReturnType<NodePtyProvider['spawn']>>
@@ -92,12 +117,15 @@ export function createHostRequestHandlers({ provider, sessions, activityChanged,
         result = await spawning
       } catch (error) {
         sessions.discard(session)
+        journal?.ended(session.journalKey)
         activityChanged()
         throw error
       } finally {
         if (spawnsInFlight.get(id) === spawning) spawnsInFlight.delete(id)
       }
       session.incarnationId = result.incarnationId
+      // Unless its exit came first (then the journal has its end already).
+      if (session.exit === null) journal?.spawned(session.journalKey!, result.incarnationId, result.pid ?? null)
       // Why stop it: the reply cannot reach its client, so no app knows this session exists.
       const orphaned = (): void => {
         for (const other of session.subscribers) if (other !== client && !other.socket.destroyed) return
@@ -175,6 +203,21 @@ export function createHostRequestHandlers({ provider, sessions, activityChanged,
       // A spawn of this id still starting: stop what it starts (a failed spawn leaves nothing).
       await spawnsInFlight.get(id)?.catch(() => undefined)
       const session = live.get(id)
+      // A dead predecessor's process (its journal's): the one asked for, or — asked by id, with no
+      // session of this host under it — every one running under the id. Resolves once gone.
+      if (orphans !== undefined) {
+        const asked = shutdownOptions.expectedIncarnationId
+        const targets = asked !== undefined ? (orphans.hasIncarnation(asked) ? [asked] : []) : session === undefined ? orphans.runningUnder(id) : []
+        if (targets.length > 0) {
+          const deadlineAt = shutdownOptions.deadlineMs ?? (shutdownOptions.timeoutMs === undefined ? undefined : Date.now() + shutdownOptions.timeoutMs)
+          const stopOptions: { immediate?: boolean; deadlineAt?: number } = {}
+          if (shutdownOptions.immediate === true) stopOptions.immediate = true
+          if (deadlineAt !== undefined) stopOptions.deadlineAt = deadlineAt
+          await Promise.all(targets.map((incarnationId) => orphans.stop(incarnationId, stopOptions)))
+          activityChanged()
+          return null
+        }
+      }
       if (session !== undefined && (shutdownOptions.expectedIncarnationId === undefined || session.incarnationId === shutdownOptions.expectedIncarnationId)) {
         session.stopRequested = true
         session.dropHistoryAtExit = keepHistory !== true
@@ -221,14 +264,22 @@ export function createHostRequestHandlers({ provider, sessions, activityChanged,
         const session = live.get(id)
         if (isPtyIncarnationId(expected) && session?.incarnationId === expected) return provider.probeLiveness(id, { incarnationId: expected })
         // Not the live one (a spawn in flight is a new incarnation). Gone when this host saw it
-        // end, or when no dead predecessor could hold it: the host holds every session it starts.
+        // end. A dead predecessor's, as its journal tells: running (same pid and start time) or
+        // proven gone.
         if (exited.get(id)?.incarnationId === expected) return false
-        return succeedsDeadHost ? null : false
+        const predecessors = orphans?.probeIncarnation(expected)
+        if (predecessors !== undefined) return predecessors
+        // Gone when no predecessor could hold it unnamed: the host holds every session it starts,
+        // and its journal names every one its predecessors left running.
+        return predecessorMayHold(id) ? null : false
       }
+      if (live.has(id)) return provider.probeLiveness(id)
+      // A predecessor's process under the id, as its journal tells (running, or proven gone).
+      const predecessors = orphans?.probeId(id)
+      if (predecessors === true || predecessors === null) return predecessors
       // The host holds every session it started: one it does not hold is proven absent — unless
-      // it never held it and a dead predecessor may have (its orphans outlive it): unknown.
-      if (!live.has(id)) return succeedsDeadHost && !exited.has(id) ? null : false
-      return provider.probeLiveness(id)
+      // it never held it and a dead predecessor may have, unnamed (its orphans outlive it): unknown.
+      return predecessorMayHold(id) && !exited.has(id) ? null : false
     },
     async cwd(_client, request) {
       return provider.getCwd(stringParam(request.params, 'ptyId'))

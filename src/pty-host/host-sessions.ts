@@ -30,6 +30,8 @@ export type HostSession = {
   stopRequested: boolean
   dropHistoryAtExit: boolean
   historyDropped: boolean
+  /** The session's key in the host's journal (`session-journal.ts`), once its spawn was recorded there. */
+  journalKey?: number
 }
 
 /** Where an attach replays from: an absolute sequence, everything retained (`null`), or nothing old. */

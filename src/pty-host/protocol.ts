@@ -72,7 +72,17 @@ export type PtyHostMessage =
       scrollbackRows?: number
       methods?: readonly string[]
       maxFrameBytes?: number
+      /**
+       * Something a predecessor host left (it died holding the lock, or closed leaving processes it
+       * could not account for as ended) may still run unaccounted for: this host's listings do not
+       * speak for it.
+       */
       succeedsDeadHost?: boolean
+      /**
+       * The host read its predecessor's session journal: it answers `probe` (with
+       * `expectedIncarnationId`) and `shutdown` of that host's PTYs.
+       */
+      predecessorJournal?: boolean
       /**
        * The host answers a `probe` that carries `expectedIncarnationId` about that incarnation (a
        * host without it answers by id, whatever process holds the id now).

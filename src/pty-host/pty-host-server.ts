@@ -15,6 +15,9 @@ import { loadHeadlessScreens, type HeadlessScreenFactory } from './headless-scre
 import { PTY_HOST_DEFAULT_SCREEN_CHARS_PER_SECOND, ScreenFeeder } from './screen-feeder.js'
 import { PTY_HOST_DEFAULT_HISTORY_CHARS, PTY_HOST_DEFAULT_SCROLLBACK_ROWS } from './session-history.js'
 import { assertScrollbackRowsFit } from './screen-limit.js'
+import { PredecessorOrphans } from './predecessor-orphans.js'
+import { readPredecessorJournal, SessionJournal } from './session-journal.js'
+import { createProcessInspector } from '../node-pty/process-inspector.js'
 import {
   takeHostLock,
   assertSocketPathFits,
@@ -171,17 +174,28 @@ export async function startPtyHost(options: PtyHostServerOptions = {}): Promise<
   let screens: HeadlessScreenFactory
   let secret: string
   let server: Server
+  let orphans: PredecessorOrphans
+  let journal: SessionJournal | undefined
   try {
+    // With the lock held: the journal found is a predecessor's (one that died, or closed leaving
+    // processes it could not account for as ended). Judged before this host starts anything.
+    const inspector = createProcessInspector(process.platform)
+    orphans = new PredecessorOrphans(readPredecessorJournal(paths.journalPath), succeedsDeadHost, inspector)
+    journal = new SessionJournal(paths.journalPath, inspector, orphans.carried())
+    orphans.useJournal(journal)
     screens = await loadHeadlessScreens()
     removeStaleSocket(paths)
     secret = writeHostSecret(paths)
     server = createServer()
     await listenPrivately(server, paths.socketPath)
   } catch (error) {
+    // The journal (if created) still holds what the predecessor left: kept for the next host.
+    journal?.close()
     releaseLock()
     throw error
   }
 
+  const ownJournal: SessionJournal = journal
   // Why bytes: the host forwards and keeps the output as the PTY produced it, never as strings
   // (see session-history.ts); the app decodes it once.
   const provider: NodePtyProvider = createNodePtyProvider({ ...options.nodePty, output: 'bytes' })
@@ -207,11 +221,13 @@ export async function startPtyHost(options: PtyHostServerOptions = {}): Promise<
 
   provider.onBytes((event) => sessions.onBytes(event))
   provider.onExit((event) => {
+    const ended = sessions.live.get(event.id)
     sessions.onExit(event)
+    if (ended !== undefined) ownJournal.ended(ended.journalKey)
     scheduleIdleExit()
   })
 
-  const handlers = createHostRequestHandlers({ provider, sessions, activityChanged: scheduleIdleExit, scrollbackRows, succeedsDeadHost })
+  const handlers = createHostRequestHandlers({ provider, sessions, activityChanged: scheduleIdleExit, scrollbackRows, succeedsDeadHost, journal: ownJournal, orphans })
 
   /**
    * The answer to a spawn that reaches a closing host: its provider is being disposed (and would
@@ -263,7 +279,11 @@ export async function startPtyHost(options: PtyHostServerOptions = {}): Promise<
       scrollbackRows,
       methods: PTY_HOST_METHODS,
       maxFrameBytes,
-      ...(succeedsDeadHost ? { succeedsDeadHost: true } : {}),
+      // Whether something a predecessor left may still run unaccounted for (no listing of this
+      // host speaks for it): judged at each welcome, as orphans end.
+      ...(orphans.unsettled ? { succeedsDeadHost: true } : {}),
+      // This host read its predecessor's journal: it answers probes and stops of that host's PTYs.
+      ...(orphans.journalRead ? { predecessorJournal: true } : {}),
       probeFencesIncarnation: true,
     })
     return true
@@ -337,6 +357,8 @@ export async function startPtyHost(options: PtyHostServerOptions = {}): Promise<
           // Already gone.
         }
       }
+      // Removed when nothing is left to account for; else kept (cut down) for the next host.
+      ownJournal.close()
       releaseLock()
       options.onClosed?.()
     })()

@@ -19,6 +19,8 @@ export type PtyHostPaths = {
   secretPath: string
   /** The lock that keeps a second host off the same socket path. */
   lockPath: string
+  /** The session journal (`session-journal.ts`): how a successor finds this host's sessions again. */
+  journalPath: string
 }
 
 /**
@@ -69,7 +71,7 @@ export function assertSocketPathFits(socketPath: string): void {
 
 /** The files of the host on `socketPath`. */
 export function ptyHostPaths(socketPath: string): PtyHostPaths {
-  return { socketPath, secretPath: `${socketPath}.secret`, lockPath: `${socketPath}.lock` }
+  return { socketPath, secretPath: `${socketPath}.secret`, lockPath: `${socketPath}.lock`, journalPath: `${socketPath}.journal` }
 }
 
 function currentUid(): number | null {
