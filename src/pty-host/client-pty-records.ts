@@ -200,6 +200,20 @@ export class ClientPtyRecords {
     this.#publishExit(record, event)
   }
 
+  /**
+   * `record`'s PTY was a host's that died, and the host that took its place proved its process
+   * gone (from the dead host's session journal). Not that host's child, so no status of it was
+   * seen: reported as an exit, `unknown/host_status_unavailable`, and with neither
+   * `diedBeforeStopRequest` nor `stopRequestedBeforeDeath` (whose stop ended it, if one did, is
+   * not known here: the controller's own stop settles it as an operator close).
+   */
+  settlePredecessorEnd(record: ClientPtyRecord): void {
+    if (this.#ptys.get(record.id) !== record || record.state === 'exited') return
+    const event: PtyExitEvent = { id: record.id, code: 0, cause: { kind: 'unknown', reason: 'host_status_unavailable' } }
+    if (record.incarnationId !== undefined) event.incarnationId = record.incarnationId
+    this.#publishExit(record, event)
+  }
+
   /** `record` exited: remember it among the recent exits (older exited records are dropped) and tell the listeners. */
   #publishExit(record: ClientPtyRecord, event: PtyExitEvent): void {
     this.setState(record, 'exited')

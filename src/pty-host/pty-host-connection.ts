@@ -104,6 +104,12 @@ export class PtyHostConnection {
    */
   readonly hostFencesProbe: boolean
   /**
+   * The host read its predecessor's session journal (its welcome says so): it answers a probe of a
+   * predecessor's incarnation (`true` while its process runs, `false` once proven gone) and stops
+   * such a process on `shutdown`.
+   */
+  readonly hostReadsPredecessorJournal: boolean
+  /**
    * The methods the host answers, from its welcome; `undefined` from a host that does not list
    * them (one of ptykit 0.1.0, which answers the methods it had then and drops the connection of
    * a client that calls any other). Ask {@link PtyHostConnection.answers} before a newer method.
@@ -147,6 +153,7 @@ export class PtyHostConnection {
       hostMaxFrameBytes?: number | undefined
       hostSucceedsDeadHost?: boolean
       hostFencesProbe?: boolean
+      hostReadsPredecessorJournal?: boolean
     },
     reader: ConnectionReader,
     leftover: PtyHostMessage[],
@@ -156,6 +163,7 @@ export class PtyHostConnection {
     this.hostScrollbackRows = welcome.hostScrollbackRows
     this.hostSucceedsDeadHost = welcome.hostSucceedsDeadHost === true
     this.hostFencesProbe = welcome.hostFencesProbe === true
+    this.hostReadsPredecessorJournal = welcome.hostReadsPredecessorJournal === true
     this.hostMethods = welcome.hostMethods
     this.hostMaxFrameBytes = welcome.hostMaxFrameBytes ?? PTY_HOST_MAX_FRAME_BYTES
     reader.onMessages = (messages) => this.#enqueue(messages as PtyHostMessage[])
@@ -217,7 +225,8 @@ export class PtyHostConnection {
         const hostMaxFrameBytes = Number.isSafeInteger(first.maxFrameBytes) && (first.maxFrameBytes as number) > 0 ? (first.maxFrameBytes as number) : undefined
         const hostSucceedsDeadHost = first.succeedsDeadHost === true
         const hostFencesProbe = first.probeFencesIncarnation === true
-        const welcome = { hostInstanceId: first.hostInstanceId, hostScrollbackRows, hostMethods, hostMaxFrameBytes, hostSucceedsDeadHost, hostFencesProbe }
+        const hostReadsPredecessorJournal = first.predecessorJournal === true
+        const welcome = { hostInstanceId: first.hostInstanceId, hostScrollbackRows, hostMethods, hostMaxFrameBytes, hostSucceedsDeadHost, hostFencesProbe, hostReadsPredecessorJournal }
         resolve(new PtyHostConnection(socket, welcome, reader, messages.slice(1) as PtyHostMessage[]))
       }
     })
