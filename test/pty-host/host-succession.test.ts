@@ -55,18 +55,18 @@ async function predecessorPtyAndSuccessor(successorOptions: Parameters<typeof st
 }
 
 describe('pty host: a predecessor’s PTY after a failed attach on the successor', () => {
-  // docs/pty-host.md: "Once the app is connected to a successor host ... `probeLiveness` of a
-  // predecessor's PTY answers `null`, and the provider's `authoritativeListings` is `false` while
-  // the app holds such PTYs".
-  it('keeps probeLiveness null and listings non-authoritative after the app tries to re-attach it (pty_absent)', async () => {
+  // docs/pty-host.md ("The host dies"): the successor read the dead host's session journal, so it
+  // answers for the predecessor's PTY (`true` while its process runs); its listings still cannot
+  // speak for it, and a failed re-attach (the successor never held the session) changes neither.
+  it('keeps probeLiveness true (from the journal) and listings non-authoritative after the app tries to re-attach it (pty_absent)', async () => {
     const { app, spawned } = await predecessorPtyAndSuccessor()
     expect(isAlive(spawned.pid!)).toBe(true)
-    expect(await app.probeLiveness(spawned.id)).toBeNull()
+    expect(await app.probeLiveness(spawned.id)).toBe(true)
     expect(app.authoritativeListings).toBe(false)
     // A slot re-attach (what the controller sends for a known session) — the successor never held it.
     await expect(app.spawn({ sessionId: spawned.id, attachOnly: true })).rejects.toMatchObject({ code: 'pty_absent' })
     expect(isAlive(spawned.pid!)).toBe(true)
-    expect(await app.probeLiveness(spawned.id)).toBeNull()
+    expect(await app.probeLiveness(spawned.id)).toBe(true)
     expect(app.authoritativeListings).toBe(false)
   }, 40_000)
 })

@@ -1,0 +1,194 @@
+/**
+ * A host that dies hard (SIGKILL) leaves running what ignored its terminals' hang-up. Its
+ * successor reads the dead host's session journal and answers for those processes: a probe is
+ * `true` while one runs and `false` once it is proven gone, a stop stops it and is verified —
+ * from the app that spawned it and from a restarted one. Before, the PTY stayed unverifiable
+ * (`null`) and the process ran on as an orphan no ptykit call could stop.
+ */
+import { spawn as spawnChild } from 'node:child_process'
+import { readFileSync, statSync, existsSync, writeFileSync } from 'node:fs'
+import { createPtyController, type PtyController } from 'ptykit/controller'
+import type { PtyExitEvent } from 'ptykit/contracts'
+import { startPtyHost, type PtyHostProvider } from 'ptykit/pty-host'
+import { describe, expect, it } from 'vitest'
+import { isDeadState, killIfStill, procRow, processIdentity, waitFor, type ProcessIdentity } from '../node-pty/pty-test-support.js'
+import { inProcessHost, killHost, killHostAndClean, makeSocketDir, providerOn, rawClient, useCleanups } from './pty-host-test-support.js'
+
+const cleanups = useCleanups()
+
+/** A program that ignores its terminal's hang-up (inherited across the exec), prints its pid and waits. */
+const HUP_IGNORING = ['-c', "trap '' HUP; echo ready-$$; exec sleep 1000"]
+
+/** Whether the process `identity` names is gone (no such pid, a zombie, or another process at the pid). */
+function isGone(identity: ProcessIdentity): boolean {
+  const row = procRow(identity.pid)
+  return row === null || row.startTime !== identity.startTime || isDeadState(row.state)
+}
+
+/** A provider and controller on `socketPath` (a host from the sources when it starts one), disposed of after the test without stopping anything. */
+function appOn(socketPath: string, extra: Parameters<typeof providerOn>[1] = {}): { provider: PtyHostProvider; controller: PtyController; exits: PtyExitEvent[] } {
+  const provider = providerOn(socketPath, extra)
+  const controller = createPtyController({ provider })
+  const exits: PtyExitEvent[] = []
+  provider.onExit((event) => exits.push(event))
+  cleanups.push(async () => {
+    await provider.detach()
+    await controller.dispose({ stopPtys: false })
+  })
+  return { provider, controller, exits }
+}
+
+/**
+ * An app whose host (from the sources) runs `count` HUP-ignoring PTYs, then is SIGKILLed; the
+ * PTYs outlive it. Each PTY's process is returned with its identity (pid and start time).
+ */
+async function orphansOfAKilledHost(count = 1) {
+  const { dir, socketPath } = makeSocketDir()
+  cleanups.push(() => killHostAndClean(socketPath, dir))
+  const app = appOn(socketPath, { reconnectAttempts: 0 })
+  let output = ''
+  app.provider.onData(({ data }) => (output += data))
+  const ptys: { id: string; identity: ProcessIdentity; incarnationId: string | undefined }[] = []
+  for (let index = 0; index < count; index++) {
+    const spawned = await app.controller.spawn({ file: '/bin/sh', args: HUP_IGNORING })
+    ptys.push({ id: spawned.id, identity: null as never, incarnationId: spawned.incarnationId })
+  }
+  const pids = await waitFor(() => {
+    const found = [...output.matchAll(/ready-(\d+)/g)].map((match) => Number(match[1]))
+    return found.length === count ? found : undefined
+  }, `${count} PTYs ready`, 30_000)
+  // Which pid is which PTY's: the listing's.
+  const rows = await app.provider.listProcesses()
+  for (const pty of ptys) {
+    const pid = rows.find((row) => row.id === pty.id)?.pid
+    expect(pids).toContain(pid)
+    pty.identity = processIdentity(pid!)!
+    const identity = pty.identity
+    cleanups.push(async () => killIfStill(identity, { group: true }))
+  }
+  await killHost(socketPath)
+  await waitFor(() => (app.provider.connected ? undefined : true), 'the drop')
+  for (const pty of ptys) expect(isGone(pty.identity)).toBe(false)
+  return { dir, socketPath, app, ptys }
+}
+
+/** A successor host in this process on `socketPath`. */
+async function successorOn(socketPath: string) {
+  const successor = await startPtyHost({ socketPath, idleExitMs: 60_000 })
+  cleanups.push(() => successor.close())
+  return successor
+}
+
+describe('pty host: the successor of a SIGKILLed host answers for its HUP-ignoring processes', () => {
+  it('the app that spawned it: probe true, stopAndWait verified, the process gone, the exit an operator close', async () => {
+    const { socketPath, app, ptys } = await orphansOfAKilledHost()
+    const [pty] = ptys
+    await successorOn(socketPath)
+    await app.provider.listProcesses() // connects to the successor
+    await expect(app.controller.probePtyLiveness(pty!.id)).resolves.toBe(true)
+    const exited = new Promise<{ cause: unknown }>((resolve) => app.controller.once('exit', (event) => resolve(event)))
+    await expect(app.controller.stopAndWait(pty!.id, { timeoutMs: 8_000 })).resolves.toBe(true)
+    expect(isGone(pty!.identity)).toBe(true)
+    expect((await exited).cause).toEqual({ kind: 'operator_close' })
+    await expect(app.controller.probePtyLiveness(pty!.id)).resolves.toBe(false)
+  }, 40_000)
+
+  it('a restarted app, by id: probe true, stopAndWait verified, the process gone, then probe false', async () => {
+    const { socketPath, ptys } = await orphansOfAKilledHost()
+    const [pty] = ptys
+    await successorOn(socketPath)
+    const restarted = appOn(socketPath, { autoStart: false })
+    await restarted.provider.listProcesses() // connects (a probe asks only an open connection)
+    await expect(restarted.controller.probePtyLiveness(pty!.id)).resolves.toBe(true)
+    await expect(restarted.controller.stopAndWait(pty!.id, { timeoutMs: 8_000 })).resolves.toBe(true)
+    expect(isGone(pty!.identity)).toBe(true)
+    await expect(restarted.controller.probePtyLiveness(pty!.id)).resolves.toBe(false)
+  }, 40_000)
+
+  it('an orphan that died meanwhile is answered false (its PTY’s end reported, cause unknown/host_status_unavailable)', async () => {
+    const { socketPath, app, ptys } = await orphansOfAKilledHost()
+    const [pty] = ptys
+    await successorOn(socketPath)
+    await app.provider.listProcesses()
+    await expect(app.provider.probeLiveness(pty!.id)).resolves.toBe(true)
+    process.kill(pty!.identity.pid, 'SIGKILL')
+    await waitFor(() => (isGone(pty!.identity) ? true : undefined), 'the orphan’s death')
+    const restarted = appOn(socketPath, { autoStart: false })
+    await restarted.provider.listProcesses() // connects (a probe asks only an open connection)
+    await expect(restarted.controller.probePtyLiveness(pty!.id)).resolves.toBe(false)
+    await expect(app.provider.probeLiveness(pty!.id)).resolves.toBe(false)
+    const exit = app.exits.find((event) => event.id === pty!.id)
+    expect(exit).toMatchObject({ cause: { kind: 'unknown', reason: 'host_status_unavailable' }, incarnationId: pty!.incarnationId })
+    expect(exit?.diedBeforeStopRequest).toBeUndefined()
+    // Proven gone, the PTY is no longer in doubt.
+    expect(app.provider.hasPty(pty!.id)).toBe(false)
+  }, 40_000)
+
+  it('accounts for 100 journalled sessions: the running ones true, the killed ones false, all stopped and verified', async () => {
+    const { socketPath, ptys } = await orphansOfAKilledHost(100)
+    const killed = ptys.filter((_, index) => index % 3 === 0)
+    for (const pty of killed) process.kill(pty.identity.pid, 'SIGKILL')
+    await waitFor(() => (killed.every((pty) => isGone(pty.identity)) ? true : undefined), 'the killed ones gone')
+    await successorOn(socketPath)
+    const restarted = appOn(socketPath, { autoStart: false })
+    await restarted.provider.listProcesses() // connects (a probe asks only an open connection)
+    const answers = await Promise.all(ptys.map((pty) => restarted.controller.probePtyLiveness(pty.id)))
+    expect(answers).toEqual(ptys.map((pty) => !killed.includes(pty)))
+    const stopped = await Promise.all(ptys.map((pty) => restarted.controller.stopAndWait(pty.id, { timeoutMs: 15_000 })))
+    expect(stopped.every((verified) => verified)).toBe(true)
+    expect(ptys.filter((pty) => !isGone(pty.identity))).toEqual([])
+    // Nothing of the predecessor is left unaccounted for: a new connection's listings are authoritative again.
+    const later = appOn(socketPath, { autoStart: false })
+    await later.provider.listProcesses()
+    expect(later.provider.authoritativeListings).toBe(true)
+  }, 90_000)
+})
+
+describe('pty host: the session journal', () => {
+  it('is private (0600) beside the lock while the host runs, and removed when it closes cleanly', async () => {
+    const { host, socketPath } = await inProcessHost(cleanups)
+    const app = appOn(socketPath, { autoStart: false })
+    const { id } = await app.controller.spawn({ file: '/bin/sh', args: ['-c', 'exec sleep 1000'] })
+    const journalPath = `${socketPath}.journal`
+    expect(statSync(journalPath).mode & 0o777).toBe(0o600)
+    expect(readFileSync(journalPath, 'utf8')).toContain(JSON.stringify(id))
+    await app.controller.stopAndWait(id, { timeoutMs: 5_000 })
+    await host.close()
+    expect(existsSync(journalPath)).toBe(false)
+  }, 20_000)
+
+  it('never signals a process whose pid a journal entry names with another start time (a reused pid)', async () => {
+    const { dir, socketPath } = makeSocketDir()
+    cleanups.push(() => killHostAndClean(socketPath, dir))
+    // An unrelated process in a session of its own, as a PTY leader's would be.
+    const victim = spawnChild('sleep', ['1000'], { stdio: 'ignore', detached: true })
+    const victimIdentity = await waitFor(() => {
+      const row = victim.pid === undefined ? null : procRow(victim.pid)
+      return row !== null && row.sid === victim.pid ? processIdentity(victim.pid) ?? undefined : undefined
+    }, 'the victim process')
+    cleanups.push(async () => killIfStill(victimIdentity))
+    const bootId = readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim()
+    // A dead host's lock and journal: its session's leader had the victim's pid, started at another time.
+    writeFileSync(`${socketPath}.lock`, '4194305\n', { mode: 0o600 })
+    const reusedStart = String(Number(victimIdentity.startTime) - 1)
+    writeFileSync(
+      `${socketPath}.journal`,
+      [
+        JSON.stringify({ ptykitJournal: 1, bootId, unaccounted: false }),
+        JSON.stringify({ t: 'i', k: 1, id: 'reused' }),
+        JSON.stringify({ t: 's', k: 1, inc: 'inc-reused', pid: victimIdentity.pid, st: reusedStart, pg: victimIdentity.pid, sid: victimIdentity.pid }),
+        '',
+      ].join('\n'),
+      { mode: 0o600 },
+    )
+    await successorOn(socketPath)
+    const client = await rawClient(socketPath)
+    cleanups.push(async () => client.close())
+    expect((await client.request('probe', { ptyId: 'reused' })).result).toBe(false)
+    expect((await client.request('probe', { ptyId: 'reused', expectedIncarnationId: 'inc-reused' })).result).toBe(false)
+    expect((await client.request('shutdown', { ptyId: 'reused', immediate: true })).ok).toBe(true)
+    expect((await client.request('shutdown', { ptyId: 'reused', expectedIncarnationId: 'inc-reused' })).ok).toBe(true)
+    await new Promise((resolve) => setTimeout(resolve, 200))
+    expect(isGone(victimIdentity)).toBe(false)
+  }, 20_000)
+})
