@@ -124,6 +124,22 @@ describe('pty host: the successor of a SIGKILLed host answers for its HUP-ignori
     expect(app.provider.hasPty(pty!.id)).toBe(false)
   }, 40_000)
 
+  it('across two dead hosts: the second carried the first one’s orphan into its journal', async () => {
+    const { socketPath, ptys } = await orphansOfAKilledHost()
+    const [pty] = ptys
+    // The second host, from the sources, started by a restarted app; killed in turn.
+    const second = appOn(socketPath)
+    await second.controller.spawn({ file: '/bin/sh', args: ['-c', 'exec sleep 1000'] })
+    await expect(second.provider.probeLiveness(pty!.id)).resolves.toBe(true)
+    await killHost(socketPath)
+    await successorOn(socketPath)
+    const third = appOn(socketPath, { autoStart: false })
+    await third.provider.listProcesses()
+    await expect(third.controller.probePtyLiveness(pty!.id)).resolves.toBe(true)
+    await expect(third.controller.stopAndWait(pty!.id, { timeoutMs: 8_000 })).resolves.toBe(true)
+    expect(isGone(pty!.identity)).toBe(true)
+  }, 40_000)
+
   it('accounts for 100 journalled sessions: the running ones true, the killed ones false, all stopped and verified', async () => {
     const { socketPath, ptys } = await orphansOfAKilledHost(100)
     const killed = ptys.filter((_, index) => index % 3 === 0)
