@@ -244,12 +244,28 @@ export class PredecessorOrphans {
    * cannot be read.
    */
   async #sessionMembers(orphan: Orphan): Promise<ProcessStat[] | null> {
-    const table = await this.#inspector.list()
+    const table = await this.#freshTable()
     if (table === null) return null
     const members = table.filter((row) => row.sid === orphan.process.sid && !isDefunct(row))
     // The leader's pid counts only as the recorded process (its start time); another process at
     // that pid would be in another session anyway.
     return members.filter((row) => row.pid !== orphan.process.pid || row.startTime === orphan.process.startTime)
+  }
+
+  /** The next read of the process table, not yet begun, that callers of this turn share. */
+  #nextTable: Promise<ProcessStat[] | null> | null = null
+
+  /**
+   * A read of the process table that begins after this call: the stops under way share one
+   * (every read is of every process: a hundred stops each reading it every poll saturated a
+   * loaded host). A caller joins only a read that has not begun, so what it reads is fresh.
+   */
+  #freshTable(): Promise<ProcessStat[] | null> {
+    this.#nextTable ??= new Promise<void>((resolve) => setImmediate(resolve)).then(() => {
+      this.#nextTable = null
+      return this.#inspector.list()
+    })
+    return this.#nextTable
   }
 
   /** Whether no process of the orphan's session is left (the leader gone as well). */
