@@ -208,6 +208,16 @@ export class PredecessorOrphans {
   }
 
   /**
+   * Stop every orphan still running (see `stop`): for a host that closes on request, which must
+   * leave nothing of its own or of its predecessors running. Settles once each stop settled; an
+   * orphan whose stop failed stays in the journal for the next host.
+   */
+  async stopAll(options: { deadlineAt?: number } = {}): Promise<void> {
+    const running = [...this.#byIncarnation.values()].filter((orphan) => this.#isGone(orphan) !== true)
+    await Promise.allSettled(running.map((orphan) => this.stop(orphan.process.incarnationId, options)))
+  }
+
+  /**
    * Whether the orphan's leader is gone (looked at now; once gone, for good — and its journal entry
    * ends); `null` when its pid cannot be read now.
    */

@@ -343,7 +343,9 @@ export async function startPtyHost(options: PtyHostServerOptions = {}): Promise<
       // `stopPtyHost`), so each exit says a stop reached the host while the process lived, and
       // apps publish the operator close it was — never "died before any stop request".
       for (const session of sessions.live.values()) session.stopRequested = true
-      await provider.dispose().catch(() => undefined)
+      // A predecessor's processes this host answers for are stopped too: a host closed on request
+      // leaves nothing running that it knows of.
+      await Promise.all([provider.dispose().catch(() => undefined), orphans.stopAll()])
       // A request already in its handler (a spawn the close overtook) gets its reply, bounded: it
       // was lost with the connection, which the app reads as `transport_lost`.
       await settleWithin(Promise.allSettled(pendingRequests), PTY_HOST_CLOSE_FLUSH_MS, undefined)

@@ -124,6 +124,14 @@ describe('pty host: the successor of a SIGKILLed host answers for its HUP-ignori
     expect(app.provider.hasPty(pty!.id)).toBe(false)
   }, 40_000)
 
+  it('a successor closed on request stops its predecessor’s orphans too, and leaves no journal', async () => {
+    const { socketPath, ptys } = await orphansOfAKilledHost(2)
+    const successor = await successorOn(socketPath)
+    await successor.close()
+    for (const pty of ptys) expect(isGone(pty.identity)).toBe(true)
+    expect(existsSync(`${socketPath}.journal`)).toBe(false)
+  }, 40_000)
+
   it('across two dead hosts: the second carried the first one’s orphan into its journal', async () => {
     const { socketPath, ptys } = await orphansOfAKilledHost()
     const [pty] = ptys
