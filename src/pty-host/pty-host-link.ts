@@ -273,8 +273,29 @@ export class PtyHostLink {
   }
 
   /**
+   * The probe of a PTY of a host that died, asked of the host that took its place: only one that
+   * read its predecessor's session journal answers for that host's processes (`true` while it runs,
+   * `false` once proven gone — then the PTY's end is reported, see `settlePredecessorEnd`), and
+   * only about the incarnation this app holds; anything else is `null` (the connected host never
+   * held it, so its "no such session" proves nothing).
+   */
+  async probePredecessorPty(connection: PtyHostConnection, record: ClientPtyRecord): Promise<boolean | null> {
+    const incarnationId = record.incarnationId
+    if (!connection.hostReadsPredecessorJournal || incarnationId === undefined) return null
+    try {
+      const answer: unknown = await connection.request('probe', { ptyId: record.id, expectedIncarnationId: incarnationId }, this.#settings.requestTimeoutMs)
+      if (answer === false && record.incarnationId === incarnationId) this.#records.settlePredecessorEnd(record)
+      return typeof answer === 'boolean' ? answer : null
+    } catch {
+      return null
+    }
+  }
+
+  /**
    * On a connection to the same host process: re-attach every PTY this provider lost contact
-   * with, and stop every orphan (a spawn whose reply was lost: its caller was told it failed).
+   * with, and stop every orphan (a spawn whose reply was lost: its caller was told it failed). On
+   * a connection to a host that took a dead host's place and read its journal: ask it about every
+   * PTY of the dead host, so those that ended since are reported ended now, not at the first probe.
    */
   async #recover(opened: PtyHostConnection): Promise<void> {
     const lost = [...this.#records.ptys.values()].filter((record) => record.state === 'unknown' && record.hostInstanceId === opened.hostInstanceId)
@@ -303,5 +324,11 @@ export class PtyHostLink {
     )
     // Orphans of another host instance died with it.
     for (const record of [...this.#records.ptys.values()]) if (record.orphaned) this.#records.forget(record)
+    if (opened.hostReadsPredecessorJournal) {
+      const ofDeadHost = [...this.#records.ptys.values()].filter(
+        (record) => record.state === 'unknown' && record.hostInstanceId !== undefined && record.hostInstanceId !== opened.hostInstanceId,
+      )
+      await Promise.all(ofDeadHost.map((record) => this.probePredecessorPty(opened, record)))
+    }
   }
 }

@@ -281,7 +281,7 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
     await opened.request('shutdown', params)
     // A dead host's PTY, stopped by the host that took its place (from its journal): its shutdown
     // resolved once the process was gone, which a probe now proves and reports as the PTY's end.
-    if (pty !== undefined && ofAnotherHostInstance(pty) && link.connection === opened) await probePredecessorPty(opened, pty)
+    if (pty !== undefined && ofAnotherHostInstance(pty) && link.connection === opened) await link.probePredecessorPty(opened, pty)
   }
 
   /**
@@ -348,7 +348,7 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
     if (ofRecord && record.state === 'exited') return false
     const connection = link.connection
     if (link.state !== 'open' || connection === null) return null
-    if (ofRecord && ofAnotherHostInstance(record)) return probePredecessorPty(connection, record)
+    if (ofRecord && ofAnotherHostInstance(record)) return link.probePredecessorPty(connection, record)
     const params: Record<string, unknown> = { ptyId: id }
     if (incarnationId !== undefined) params['expectedIncarnationId'] = incarnationId
     try {
@@ -358,25 +358,6 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
       const rows: unknown = await connection.request('list', { membershipOnly: true }, requestTimeoutMs)
       const row = Array.isArray(rows) ? (rows as { id?: unknown; incarnationId?: unknown }[]).find((candidate) => candidate?.id === id) : undefined
       return row?.incarnationId === incarnationId ? true : null
-    } catch {
-      return null
-    }
-  }
-
-  /**
-   * The probe of a PTY of a host that died, asked of the host that took its place: only one that
-   * read its predecessor's session journal answers for that host's processes (`true` while it runs,
-   * `false` once proven gone — then the PTY's end is reported, see `settlePredecessorEnd`), and
-   * only about the incarnation this app holds; anything else is `null` (the connected host never
-   * held it, so its "no such session" proves nothing).
-   */
-  async function probePredecessorPty(connection: PtyHostConnection, record: ClientPtyRecord): Promise<boolean | null> {
-    const incarnationId = record.incarnationId
-    if (!connection.hostReadsPredecessorJournal || incarnationId === undefined) return null
-    try {
-      const answer: unknown = await connection.request('probe', { ptyId: record.id, expectedIncarnationId: incarnationId }, requestTimeoutMs)
-      if (answer === false && record.incarnationId === incarnationId) records.settlePredecessorEnd(record)
-      return typeof answer === 'boolean' ? answer : null
     } catch {
       return null
     }

@@ -124,6 +124,19 @@ describe('pty host: the successor of a SIGKILLed host answers for its HUP-ignori
     expect(app.provider.hasPty(pty!.id)).toBe(false)
   }, 40_000)
 
+  it('an app that reconnects to the successor learns at once which of the dead host’s PTYs ended meanwhile', async () => {
+    const { socketPath, app, ptys } = await orphansOfAKilledHost(2)
+    const [ended, running] = ptys
+    process.kill(ended!.identity.pid, 'SIGKILL')
+    await waitFor(() => (isGone(ended!.identity) ? true : undefined), 'the orphan’s death')
+    await successorOn(socketPath)
+    await app.provider.listProcesses() // connects; nobody probes
+    expect(app.exits.map((event) => event.id)).toEqual([ended!.id])
+    expect(app.exits[0]).toMatchObject({ cause: { kind: 'unknown', reason: 'host_status_unavailable' }, incarnationId: ended!.incarnationId })
+    expect(app.provider.hasPty(running!.id)).toBeNull() // still running, still the app's to stop
+    await expect(app.controller.stopAndWait(running!.id, { timeoutMs: 8_000 })).resolves.toBe(true)
+  }, 40_000)
+
   it('a successor closed on request stops its predecessor’s orphans too, and leaves no journal', async () => {
     const { socketPath, ptys } = await orphansOfAKilledHost(2)
     const successor = await successorOn(socketPath)
