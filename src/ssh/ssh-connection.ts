@@ -91,6 +91,24 @@ function openSocket(settings: SshConnectionSettings, signal: AbortSignal | undef
 }
 
 /**
+ * The messages of `ssh2`'s `exec` failures that come before its `exec` request is sent (it sends
+ * the open, then the pty request once the open is confirmed, then `exec` once the pty request is
+ * answered): the pty request refused or its channel closed (`Unable to request a pseudo-terminal`),
+ * a request on a channel no longer open (`Channel is not open`), and an open the connection's end
+ * left unanswered (`No response from server`: only the open's callback gets that error).
+ */
+const BEFORE_EXEC_REQUEST_MESSAGES: ReadonlySet<string> = new Set(['Unable to request a pseudo-terminal', 'Channel is not open', 'No response from server'])
+
+/**
+ * Whether an `ssh2` `exec` failure came before the `exec` request was sent: a channel open the
+ * server refused (its error carries the server's `reason`) or one of
+ * {@link BEFORE_EXEC_REQUEST_MESSAGES}. Anything else may have come after it — never assumed not to.
+ */
+function failedBeforeExecRequest(error: Error): boolean {
+  return (error as { reason?: unknown }).reason !== undefined || BEFORE_EXEC_REQUEST_MESSAGES.has(error.message)
+}
+
+/**
  * One authenticated SSH connection. `onLost` fires once when it drops (never after
  * {@link SshConnection.close}).
  */
@@ -208,7 +226,7 @@ export class SshConnection {
       try {
         this.#client.exec(command, pty === undefined ? {} : { pty }, (error, channel) => {
           if (error !== undefined && error !== null) {
-            reject(this.#lost ? new SshProviderError('transport_lost', 'The SSH connection dropped', { cause: error }) : error)
+            reject(this.#openFailure(error))
             return
           }
           resolve(opened(channel))
@@ -217,6 +235,23 @@ export class SshConnection {
         reject(new SshProviderError('transport_lost', 'The SSH connection is gone', { cause: error }))
       }
     })
+  }
+
+  /**
+   * The error of a session channel whose `exec` callback failed. A failure before the `exec`
+   * request went out (the open refused with the server's `reason`, or never answered; the pty
+   * request refused; the channel gone before the request) proves the command never ran: the
+   * error as `ssh2` gave it (a refusal keeps its `reason`), `transport_lost` when the connection
+   * dropped. Any other failure came after the request may have reached the server — a drop while
+   * its reply was on its way (the command ran, its reply went down with the link), or a channel
+   * closed before the reply (`ssh2` reports both as `Unable to exec`): `transport_lost` or
+   * `spawn_failed`, with `processMayExist`.
+   */
+  #openFailure(error: Error): Error {
+    if (failedBeforeExecRequest(error)) return this.#lost ? new SshProviderError('transport_lost', 'The SSH connection dropped', { cause: error }) : error
+    return this.#lost
+      ? new SshProviderError('transport_lost', 'The SSH connection dropped after the command was sent; it may run on the server all the same', { cause: error, processMayExist: true })
+      : new SshProviderError('spawn_failed', `The server did not confirm the command (${error.message}); it may run on the server all the same`, { cause: error, processMayExist: true })
   }
 
   /**

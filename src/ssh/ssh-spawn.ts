@@ -151,8 +151,9 @@ async function openSession(context: SshSpawnContext, spawnOptions: ProviderSpawn
     ptyChannel = await context.keeper.openPtyChannel(launch.command, { term: context.terminalName, cols: launch.cols, rows: launch.rows, width: 0, height: 0 })
   } catch (error) {
     // A transport error here is the disposal's close (it waited for this open, then gave up): the
-    // exec request may have reached the server. A refusal started nothing.
-    if (context.disposal() !== null) throw disposedDuringSpawn(context, launch, id, isSshProviderError(error) && error.code === 'transport_lost', error)
+    // channel's error says whether the exec request may have reached the server
+    // (`processMayExist`). A refusal started nothing.
+    if (context.disposal() !== null) throw disposedDuringSpawn(context, launch, id, isSshProviderError(error) && error.processMayExist, error)
     throw error instanceof SshProviderError
       ? error
       : new SshProviderError('spawn_failed', `The server ${hostId} refused the session channel: ${error instanceof Error ? error.message : String(error)}`, { cause: error, ptyId: id })
