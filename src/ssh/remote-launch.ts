@@ -23,11 +23,21 @@ export function assertSshDimension(option: 'cols' | 'rows', value: unknown): ass
   }
 }
 
+/**
+ * The environment variable every launch runs under: its nonce (16 hex digits, random per launch).
+ * A launch given up before its marker arrived (the link dropped, or the marker came too late) has
+ * no pid to be found by; its processes are found by this variable in the remote
+ * `/proc/<pid>/environ` instead (see `findLaunchesByNonce` in `remote-process.ts`). Set by `env`
+ * before the launch's shell starts, so the shell running the preamble carries it too, and so does
+ * every process the program starts that keeps its environment.
+ */
+export const SSH_LAUNCH_NONCE_VARIABLE = 'PTYKIT_SSH_LAUNCH'
+
 /** A spawn turned into what goes over the wire. */
 export type RemoteLaunch = {
   /** The `exec` request's command (run by the login user's shell). */
   command: string
-  /** The nonce of this launch's marker. */
+  /** The nonce of this launch's marker, and of its {@link SSH_LAUNCH_NONCE_VARIABLE}. */
   nonce: string
   cols: number
   rows: number
@@ -58,7 +68,9 @@ function checkNoNul(options: ProviderSpawnOptions): void {
  * `envToDelete` / `cwd`, prints the launch marker (an OSC sequence, `ESC ] ptykit-ssh; nonce; pid;
  * start time BEL`, which terminals ignore should one leak; pid and start time of the shell, which then
  * `exec`s the program, so the pid is the program's) and `exec`s `file` + `args`, or the login
- * shell. Why not `env` requests: sshd accepts only the names its `AcceptEnv` lists, silently.
+ * shell — all under {@link SSH_LAUNCH_NONCE_VARIABLE}, set to the nonce by `env` before the
+ * preamble's shell starts. Why not `env` requests: sshd accepts only the names its `AcceptEnv`
+ * lists, silently.
  *
  * @throws SshOptionError when an option is malformed.
  */
@@ -118,7 +130,7 @@ export function createRemoteLaunch(options: ProviderSpawnOptions): RemoteLaunch 
   )
   lines.push(file === null ? 'exec "${SHELL:-/bin/sh}" -l' : `exec ${[file, ...(options.args ?? [])].map(shellQuote).join(' ')}`)
   return {
-    command: `exec /bin/sh -c ${shellQuote(lines.join('\n'))}`,
+    command: `exec env ${SSH_LAUNCH_NONCE_VARIABLE}=${nonce} /bin/sh -c ${shellQuote(lines.join('\n'))}`,
     nonce,
     cols,
     rows,

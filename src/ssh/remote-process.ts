@@ -1,4 +1,4 @@
-import type { LaunchMarker } from './remote-launch.js'
+import { SSH_LAUNCH_NONCE_VARIABLE, type LaunchMarker } from './remote-launch.js'
 import type { SshConnection } from './ssh-connection.js'
 
 /**
@@ -160,6 +160,61 @@ export async function sweepRemoteSessions(connection: SshConnection, requests: r
     if (status[index] !== 'ok') return null
     return { survivors: found.get(marker.pid) ?? [] }
   })
+}
+
+/**
+ * What a look for abandoned launches found: for each nonce asked, the processes alive under it
+ * (pid and start time, as found — before the signal), or `unobservable` when the remote cannot
+ * show them (no `/proc`, no `grep`).
+ */
+export type RemoteLaunchLook = Map<string, RemoteSurvivor[]> | 'unobservable'
+
+/**
+ * Find the processes of launches that never reported a pid — whose environment holds
+ * `SSH_LAUNCH_NONCE_VARIABLE=<nonce>` (`remote-launch.ts`) — in one pass over the remote
+ * `/proc/<pid>/environ` (one `grep` for every nonce), and send each one found alive `signal`
+ * (`null`: only look). The nonce names one launch (64 random bits, never reused): what carries it
+ * is that launch's shell, its program, or a child that kept its environment, on whatever machine
+ * the connection reaches — so this may run on any connection. As {@link sweepRemoteSessions}: a
+ * zombie with one thread, or a process shown `X` twice, is dead and left alone; pid 1, the
+ * script's own subshell, the side shell and its parent are never touched; each one found is named
+ * by pid and start time (with the pid, it names one process for good). Only the login's own
+ * processes (and, for root, all) can be read. `null` when the script did not answer.
+ */
+export async function findLaunchesByNonce(connection: SshConnection, nonces: readonly string[], signal: string | null, timeoutMs: number): Promise<RemoteLaunchLook | null> {
+  // A nonce is hex (remote-launch.ts); anything else is not put in a script.
+  const asked = nonces.filter((nonce) => /^[0-9a-f]+$/.test(nonce))
+  if (asked.length === 0) return new Map()
+  const patterns = asked.map((nonce) => `-e '${SSH_LAUNCH_NONCE_VARIABLE}=${nonce}'`).join(' ')
+  const script = [
+    "if [ ! -d /proc/self ] || ! command -v grep >/dev/null 2>&1; then echo na; echo end; exit 0; fi",
+    'me=; read -r me 2>/dev/null </proc/self/stat; me=${me%% *}',
+    // `-o -H`: one `/proc/<pid>/environ:<variable>=<nonce>` line per match; unreadable files are skipped.
+    `for f in $(grep -aoH -F ${patterns} /proc/[0-9]*/environ 2>/dev/null); do`,
+    'q=${f#/proc/}; q=${q%%/*}; n=${f##*=}',
+    'case $q in 1|"$me"|"$$"|"$PPID") continue;; esac',
+    'l=; read -r l 2>/dev/null </proc/$q/stat || continue',
+    // After `) `: state is field 1, num_threads 18, start time 20.
+    'set -f; set -- ${l##*) }; set +f',
+    'z=$1; t=${18}; w=${20}',
+    'case $z in X|x) l=; read -r l 2>/dev/null </proc/$q/stat; [ -n "$l" ] || continue; set -f; set -- ${l##*) }; set +f; [ "${20}" = "$w" ] || continue; z=$1; t=${18};; esac',
+    'case $z in X|x) continue;; Z) [ "$t" -gt 1 ] 2>/dev/null || continue;; esac',
+    signal === null ? ':' : `kill -s ${signal} $q 2>/dev/null`,
+    'echo "a $n $q $w"',
+    'done',
+    'echo end',
+  ].join('\n')
+  const result = await connection.run(script, timeoutMs)
+  const lines = result?.stdout.split('\n').map((line) => line.trim()) ?? []
+  if (!lines.includes('end')) return null
+  if (lines.includes('na')) return 'unobservable'
+  const found = new Map<string, RemoteSurvivor[]>(asked.map((nonce) => [nonce, []]))
+  for (const line of lines) {
+    const [kind, nonce, pid, startTime] = line.split(' ')
+    if (kind !== 'a' || nonce === undefined || startTime === undefined) continue
+    found.get(nonce)?.push({ pid: Number(pid), startTime })
+  }
+  return found
 }
 
 /** One sweep script per connection and turn of the event loop, for every sweep asked in it. */

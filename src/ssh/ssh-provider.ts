@@ -15,6 +15,7 @@ import { settleWithin } from '../contracts/settle-within.js'
 import { assertSshDimension } from './remote-launch.js'
 import type { SshConnectionSettings } from './ssh-connection.js'
 import { SshConnectionKeeper } from './ssh-connection-keeper.js'
+import { AbandonedLaunches } from './ssh-abandoned-launches.js'
 import { LostSessionRechecks, SSH_LOST_RECHECK_DELAY_MS } from './ssh-lost-sessions.js'
 import { SshProviderError } from './ssh-provider-error.js'
 import {
@@ -123,9 +124,15 @@ export function createSshProvider(options: SshProviderOptions): SshProvider {
       // Another connection may be open already; else the reconnect's `onOpened` looks.
       lostSessions.lookAgainAfter(SSH_LOST_RECHECK_DELAY_MS)
     },
-    onOpened: () => lostSessions.lookAgainAfter(0),
+    onOpened: () => {
+      lostSessions.lookAgainAfter(0)
+      abandonedLaunches.lookAgainAfter(0)
+    },
   })
   const lostSessions = new LostSessionRechecks(table, keeper)
+  const launchTimeoutMs = options.launchTimeoutMs ?? SSH_DEFAULT_LAUNCH_TIMEOUT_MS
+  // Launches given up before their marker arrived, which may run on the server (see ssh-spawn.ts).
+  const abandonedLaunches = new AbandonedLaunches(keeper, launchTimeoutMs)
 
   function assertNotDisposed(method: string): void {
     if (disposed) throw new SshProviderError('provider_disposed', `Cannot call \`${method}\` on a disposed SSH provider`)
@@ -149,8 +156,9 @@ export function createSshProvider(options: SshProviderOptions): SshProvider {
     hostId,
     table,
     keeper,
+    abandonedLaunches,
     terminalName: options.terminalName ?? SSH_DEFAULT_TERMINAL_NAME,
-    launchTimeoutMs: options.launchTimeoutMs ?? SSH_DEFAULT_LAUNCH_TIMEOUT_MS,
+    launchTimeoutMs,
     timings,
     assertNotDisposed,
     disposal: () => disposePromise,
@@ -168,7 +176,17 @@ export function createSshProvider(options: SshProviderOptions): SshProvider {
       // not cut off by the close — but no longer than a stop may take: a server that never
       // answers the open does not hold the disposal up for good.
       await settleWithin(Promise.allSettled(heldChannelWork), timings.shutdownDeadlineMs, undefined)
-      await stopEverySession(table, keeper, timings)
+      // Beside the stops: the launches given up before their marker arrived, and those of spawns
+      // still starting (no pid yet to stop them by), looked for by their nonce and killed while a
+      // connection is open.
+      const starting = table.inState('starting', 'lost').filter((session) => session.marker === null)
+      await Promise.all([
+        stopEverySession(table, keeper, timings),
+        abandonedLaunches.stopAtDisposal(
+          Date.now() + timings.shutdownDeadlineMs,
+          starting.map((session) => session.launch.nonce),
+        ),
+      ])
       await keeper.close()
       table.dataListeners.clear()
       table.exitListeners.clear()

@@ -8,6 +8,7 @@ import {
   type PtySpawnResult,
 } from '../contracts/index.js'
 import { createRemoteLaunch, type RemoteLaunch } from './remote-launch.js'
+import type { AbandonedLaunches } from './ssh-abandoned-launches.js'
 import type { SshConnectionKeeper } from './ssh-connection-keeper.js'
 import { SshOptionError } from './ssh-option-error.js'
 import { isSshProviderError, SshProviderError } from './ssh-provider-error.js'
@@ -24,6 +25,11 @@ export type SshSpawnContext = {
   table: SshSessionTable
   /** The connection a new PTY's channel opens on. */
   keeper: SshConnectionKeeper
+  /**
+   * Where a launch given up before its marker arrived goes while it may run on the server: it is
+   * looked for by its nonce, and stopped, once a connection is open.
+   */
+  abandonedLaunches: Pick<AbandonedLaunches, 'add' | 'remove'>
   /** `$TERM` of the pty request. */
   terminalName: string
   /** How long a launch may take to show its marker. */
@@ -150,6 +156,9 @@ async function openSession(context: SshSpawnContext, spawnOptions: ProviderSpawn
   try {
     ptyChannel = await context.keeper.openPtyChannel(launch.command, { term: context.terminalName, cols: launch.cols, rows: launch.rows, width: 0, height: 0 })
   } catch (error) {
+    // The exec request may have reached the server (its reply did not come back): the program may
+    // run with no channel and no pid to reach it by — looked for by its nonce from now on.
+    if (isSshProviderError(error) && error.processMayExist) context.abandonedLaunches.add(launch.nonce)
     // A transport error here is the disposal's close (it waited for this open, then gave up): the
     // channel's error says whether the exec request may have reached the server
     // (`processMayExist`). A refusal started nothing.
@@ -246,10 +255,15 @@ export async function spawnSshPty(context: SshSpawnContext, spawnOptions: Provid
     session.abandon()
     const lost = session.state === 'lost' && conn.lost
     const timedOut = session.state === 'starting'
-    // It may have started all the same — a marker still in flight when the timeout passed; a
-    // program that ignores the hangup a closed channel sends survives that close. Stop it first
-    // (a disposal that begins meanwhile waits for this stop before it closes the connection).
+    // It may have started all the same — a marker still in flight when the timeout passed, or lost
+    // with the link; a program that ignores the hangup a closed channel sends survives that close.
+    // Stop it first (a disposal that begins meanwhile waits for this stop before it closes the
+    // connection). With no pid to reach it by, it is looked for by its nonce (at once, on an open
+    // connection, and once one opens again) until it is found gone — unless the server reported
+    // its end.
+    context.abandonedLaunches.add(launch.nonce)
     const ended = await context.holdConnection(() => endAbandonedLaunch(session))
+    if (ended) context.abandonedLaunches.remove(launch.nonce)
     const output = session.takeLaunchOutput().trim()
     const program = JSON.stringify(launch.file ?? 'the login shell')
     throw new SshProviderError(

@@ -387,10 +387,12 @@ describe('a launch whose start was not seen within launchTimeoutMs', () => {
     const heard: string[] = []
     table.dataListeners.add((event) => heard.push(`data ${event.data}`))
     table.exitListeners.add((event) => heard.push(`exit ${event.id}`))
+    const abandoned = new Set<string>()
     const context = {
       hostId: 'ssh:test',
       table,
       keeper: keeper as unknown as SshConnectionKeeper,
+      abandonedLaunches: { add: (added: string) => void abandoned.add(added), remove: (removed: string) => void abandoned.delete(removed) },
       terminalName: 'xterm',
       launchTimeoutMs: 20,
       timings: { hangupGraceMs: 100, terminateGraceMs: 100, shutdownDeadlineMs: 1_000 },
@@ -399,26 +401,30 @@ describe('a launch whose start was not seen within launchTimeoutMs', () => {
       holdConnection: <T>(work: () => Promise<T>) => work(),
     }
     const failure = await spawnSshPty(context, { file: '/bin/sh' }).catch((error: unknown) => error)
-    return { failure, requests, heard, table }
+    return { failure, requests, heard, table, abandoned: [...abandoned], nonce }
   }
 
   it('kills what it may have started before closing, and says not started once the server reported the end', async () => {
-    const { failure, requests, heard, table } = await launchNotSeen(true)
+    const { failure, requests, heard, table, abandoned } = await launchNotSeen(true)
     expect(isSshProviderError(failure) && failure.code).toBe('spawn_failed')
     expect((failure as { processMayExist: boolean }).processMayExist).toBe(false)
     // Before: the channel was closed and nothing else (a program ignoring the hangup survived).
     expect(requests).toEqual(['signal KILL', 'close'])
     expect(heard).toEqual([])
     expect(table.sessions.size).toBe(0)
+    // Its end is proven: nothing is left to look for.
+    expect(abandoned).toEqual([])
   })
 
   it('says the program may exist when the server never reported its end (a root login ignores the request)', async () => {
-    const { failure, requests, heard } = await launchNotSeen(false)
+    const { failure, requests, heard, abandoned, nonce } = await launchNotSeen(false)
     expect(isSshProviderError(failure) && failure.code).toBe('spawn_failed')
     // Before: a plain spawn_failed, which a controller reports as outcome not_started.
     expect((failure as { processMayExist: boolean }).processMayExist).toBe(true)
     expect((failure as Error).message).toContain('may run on the server')
     expect(requests).toEqual(['signal KILL', 'close'])
     expect(heard).toEqual([])
+    // It may run with no pid to reach it by: it is looked for by its launch's nonce.
+    expect(abandoned).toEqual([nonce])
   })
 })
