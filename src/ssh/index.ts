@@ -40,6 +40,7 @@ export {
 export {
   SSH_DEFAULT_COLS,
   SSH_DEFAULT_ROWS,
+  SSH_LAUNCH_NONCE_VARIABLE,
 } from './remote-launch.js'
 export { SSH_LOST_RECHECK_DELAY_MS, SSH_LOST_RECHECK_MAX_DELAY_MS } from './ssh-lost-sessions.js'
 export { SSH2_PACKAGE_NAME } from './ssh2-module.js'
