@@ -1,3 +1,4 @@
+import { readdirSync, readFileSync } from 'node:fs'
 import { afterAll, beforeAll } from 'vitest'
 import type { SshProviderOptions } from 'ptykit/ssh'
 import { isDead } from '../node-pty/pty-test-support.js'
@@ -49,4 +50,40 @@ export function sshOptions(
  */
 export function isAlive(pid: number): boolean {
   return !isDead(pid)
+}
+
+/** A live process of a PTY: its pid, name, process group and session. */
+export type TaggedProcess = { pid: number; comm: string; pgrp: number; session: number }
+
+/**
+ * The live processes whose environment holds `PTYKIT_SWEEP_TAG=<tag>` (loopback: the remote is this
+ * machine, so a test finds a PTY's processes by a variable its launch exported — inherited by
+ * everything the PTY starts).
+ */
+export function taggedProcesses(tag: string): TaggedProcess[] {
+  const entry = `PTYKIT_SWEEP_TAG=${tag}\0`
+  const found: TaggedProcess[] = []
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue
+    try {
+      if (!readFileSync(`/proc/${name}/environ`, 'latin1').includes(entry) || !isAlive(Number(name))) continue
+      const stat = readFileSync(`/proc/${name}/stat`, 'utf8')
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+      found.push({ pid: Number(name), comm: readFileSync(`/proc/${name}/comm`, 'utf8').trim(), pgrp: Number(fields[2]), session: Number(fields[3]) })
+    } catch {
+      // Gone meanwhile.
+    }
+  }
+  return found
+}
+
+/** SIGKILL every live process {@link taggedProcesses} finds (a test's clean-up). */
+export function killTagged(tag: string): void {
+  for (const { pid } of taggedProcesses(tag)) {
+    try {
+      process.kill(pid, 'SIGKILL')
+    } catch {
+      // Gone meanwhile.
+    }
+  }
 }

@@ -10,47 +10,15 @@
  * Loopback: the remote is this machine, so the test finds a PTY's processes by an environment
  * variable its launch exported (inherited by everything it starts).
  */
-import { readdirSync, readFileSync } from 'node:fs'
 import { describe, expect, it } from 'vitest'
 import { createPtyController } from 'ptykit/controller'
 import { createSshProvider, type SshProvider, type SshProviderOptions } from 'ptykit/ssh'
 import type { Ssh2Channel, Ssh2Client, Ssh2PtyRequest } from '../../src/ssh/ssh2-module.js'
 import { waitFor } from '../node-pty/pty-test-support.js'
 import { SSH_TEST_USER } from './sshd-fixture.js'
-import { isAlive, sshOptions, useSshd } from './ssh-test-support.js'
+import { killTagged, sshOptions, taggedProcesses, useSshd } from './ssh-test-support.js'
 
 const sshd = useSshd()
-
-/** A live process of a PTY: its pid, name, process group and session. */
-type Tagged = { pid: number; comm: string; pgrp: number; session: number }
-
-/** The live processes whose environment holds `PTYKIT_SWEEP_TAG=<tag>`. */
-function taggedProcesses(tag: string): Tagged[] {
-  const entry = `PTYKIT_SWEEP_TAG=${tag}\0`
-  const found: Tagged[] = []
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue
-    try {
-      if (!readFileSync(`/proc/${name}/environ`, 'latin1').includes(entry) || !isAlive(Number(name))) continue
-      const stat = readFileSync(`/proc/${name}/stat`, 'utf8')
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-      found.push({ pid: Number(name), comm: readFileSync(`/proc/${name}/comm`, 'utf8').trim(), pgrp: Number(fields[2]), session: Number(fields[3]) })
-    } catch {
-      // Gone meanwhile.
-    }
-  }
-  return found
-}
-
-function killTagged(tag: string): void {
-  for (const { pid } of taggedProcesses(tag)) {
-    try {
-      process.kill(pid, 'SIGKILL')
-    } catch {
-      // Gone meanwhile.
-    }
-  }
-}
 
 /** The users the fixture logs in as: OpenSSH honours `signal` requests for the first, ignores them for root. */
 const USERS = [SSH_TEST_USER, 'root'] as const
