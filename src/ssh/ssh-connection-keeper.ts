@@ -40,6 +40,12 @@ type ConnectionUse = {
   full: boolean
   /** Refused opens waiting for the others in flight to answer. */
   whenSettled: Array<() => void>
+  /**
+   * Stops of its PTYs still running ({@link SshConnectionKeeper.holdForStop}): a stop goes on after
+   * its PTY's channel closed (it looks at what is left of the session through the side shell), so
+   * the connection is kept until they settle.
+   */
+  stopping: number
 }
 
 /**
@@ -47,9 +53,9 @@ type ConnectionUse = {
  * every PTY. A server allows a number of sessions per connection (OpenSSH's `MaxSessions`, 10 by
  * default, the side shell being one of them); when it refuses a PTY's session on every open
  * connection, another connection is opened for it (one at a time), and an extra connection is
- * closed once its last PTY has ended. After the last connection drops, it is retried in the
- * background with a doubling delay, capped, for a bounded number of attempts. Concurrent `connect`
- * calls share one attempt.
+ * closed once its last PTY has ended and no stop of one runs on it any more. After the last
+ * connection drops, it is retried in the background with a doubling delay, capped, for a bounded
+ * number of attempts. Concurrent `connect` calls share one attempt.
  */
 export class SshConnectionKeeper {
   readonly #options: SshConnectionKeeperOptions
@@ -62,6 +68,8 @@ export class SshConnectionKeeper {
   /** Cuts connects in flight short (the provider is being disposed). */
   readonly #closing = new AbortController()
   #reconnectTimer: NodeJS.Timeout | null = null
+  /** Waiting for {@link SshConnectionKeeper.stopsSettled}. */
+  #whenStopsSettled: Array<() => void> = []
 
   constructor(options: SshConnectionKeeperOptions) {
     this.#options = options
@@ -126,6 +134,33 @@ export class SshConnectionKeeper {
     }
   }
 
+  /**
+   * Keep `connection` open while a stop of one of its PTYs runs: an extra connection is closed
+   * once it has no PTY channel left, and a PTY's channel closes at its leader's exit — before the
+   * stop has looked at what is left of its session (its background jobs) through the side shell.
+   * Returns the release (idempotent); the connection is closed then if it is an extra one with
+   * nothing left on it. Nothing to hold on a connection that is gone.
+   */
+  holdForStop(connection: SshConnection): () => void {
+    const use = this.#uses.get(connection)
+    if (use === undefined || connection.lost) return () => undefined
+    use.stopping++
+    let released = false
+    return () => {
+      if (released) return
+      released = true
+      use.stopping--
+      this.#closeIfIdle(connection, use)
+    }
+  }
+
+  /** Resolves once no stop holds a connection open ({@link SshConnectionKeeper.holdForStop}). */
+  async stopsSettled(): Promise<void> {
+    while ([...this.#uses.values()].some((use) => use.stopping > 0)) {
+      await new Promise<void>((resolve) => this.#whenStopsSettled.push(resolve))
+    }
+  }
+
   /** Cancel a pending reconnect (the provider is being disposed). */
   stopReconnecting(): void {
     if (this.#reconnectTimer !== null) clearTimeout(this.#reconnectTimer)
@@ -138,12 +173,13 @@ export class SshConnectionKeeper {
     await Promise.all([this.#connecting?.catch(() => undefined), this.#openingExtra?.catch(() => undefined)])
     for (const connection of this.#connections.splice(0)) connection.close()
     this.#uses.clear()
+    for (const resolve of this.#whenStopsSettled.splice(0)) resolve()
   }
 
   #use(connection: SshConnection): ConnectionUse {
     let use = this.#uses.get(connection)
     if (use === undefined) {
-      use = { open: 0, opening: 0, full: false, whenSettled: [] }
+      use = { open: 0, opening: 0, full: false, whenSettled: [], stopping: 0 }
       this.#uses.set(connection, use)
     }
     return use
@@ -186,13 +222,21 @@ export class SshConnectionKeeper {
     use.full = false
     // Why a macrotask: the session's own close handler runs after this one, and a spawn may be
     // about to open a channel on this connection; the counts are read again then.
-    setImmediate(() => {
-      if (use.open > 0 || use.opening > 0 || connection.lost || this.#connections[0] === connection) return
-      if (!this.#connections.includes(connection)) return
-      this.#connections = this.#connections.filter((open) => open !== connection)
-      this.#uses.delete(connection)
-      connection.close()
-    })
+    setImmediate(() => this.#closeIfIdle(connection, use))
+  }
+
+  /**
+   * Close an extra connection with nothing left on it: no PTY channel open or opening, and no stop
+   * of its PTYs still running (one still looks at what is left of its session through this
+   * connection's side shell). The first connection stays.
+   */
+  #closeIfIdle(connection: SshConnection, use: ConnectionUse): void {
+    if (use.stopping === 0) for (const resolve of this.#whenStopsSettled.splice(0)) resolve()
+    if (use.open > 0 || use.opening > 0 || use.stopping > 0 || connection.lost || this.#connections[0] === connection) return
+    if (!this.#connections.includes(connection)) return
+    this.#connections = this.#connections.filter((open) => open !== connection)
+    this.#uses.delete(connection)
+    connection.close()
   }
 
   #loadModule(): Promise<Ssh2Module> {
@@ -206,6 +250,8 @@ export class SshConnectionKeeper {
   #onConnectionLost(lost: SshConnection): void {
     this.#connections = this.#connections.filter((connection) => connection !== lost)
     this.#uses.delete(lost)
+    // Its stops no longer hold anything open.
+    for (const resolve of this.#whenStopsSettled.splice(0)) resolve()
     this.#options.onLost(lost)
     if (!this.#options.isDisposed() && this.#connections.length === 0) this.#scheduleReconnect(0)
   }

@@ -115,6 +115,7 @@ function failedBeforeExecRequest(error: Error): boolean {
 export class SshConnection {
   #client: Ssh2Client
   #lost = false
+  #closedOnPurpose = false
   readonly #sideShell = new RemoteShell((command) => this.exec(command, undefined))
 
   private constructor(client: Ssh2Client) {
@@ -124,6 +125,15 @@ export class SshConnection {
   /** True once the connection dropped or was closed. */
   get lost(): boolean {
     return this.#lost
+  }
+
+  /**
+   * True once the provider closed the connection itself ({@link SshConnection.close}) rather than
+   * losing it. Its sessions' programs were not hung up by a drop; what a closed side shell no
+   * longer answers is unknown, never "nothing left".
+   */
+  get closedOnPurpose(): boolean {
+    return this.#closedOnPurpose
   }
 
   /**
@@ -269,6 +279,7 @@ export class SshConnection {
 
   /** Close the connection (its channels close with it). */
   close(): void {
+    if (!this.#lost) this.#closedOnPurpose = true
     this.#lost = true
     this.#sideShell.close()
     try {

@@ -187,6 +187,10 @@ export function createSshProvider(options: SshProviderOptions): SshProvider {
           starting.map((session) => session.launch.nonce),
         ),
       ])
+      // A stop asked for earlier may still look at what is left of its PTY's session (its leader
+      // exited, so the disposal has nothing to stop there): closing its side shell under it would
+      // leave that stop unverified. No longer than a stop may take.
+      await settleWithin(keeper.stopsSettled(), timings.shutdownDeadlineMs, undefined)
       await keeper.close()
       table.dataListeners.clear()
       table.exitListeners.clear()

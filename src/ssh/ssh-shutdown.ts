@@ -20,8 +20,11 @@ export type SshStopTimings = {
  * Stop one session with the provider's timings (HUP → TERM → KILL, or one KILL when `immediate`),
  * by `deadlineEpochMs` (default: the provider's shutdown deadline from now): through its channel,
  * or — a lost one, given the `keeper` — from a connection that can judge it (`stopLostSession`).
+ * Given the `keeper`, the session's connection is held open until the stop settles
+ * (`SshConnectionKeeper.holdForStop`): the stop looks at what is left of the session after its
+ * channel closed, and an extra connection would otherwise close with that channel.
  */
-export function stopWithTimings(
+export async function stopWithTimings(
   session: SshPtySession,
   timings: SshStopTimings,
   immediate: boolean,
@@ -29,7 +32,13 @@ export function stopWithTimings(
   keeper?: SshConnectionKeeper,
 ): Promise<void> {
   const schedule = { immediate, deadlineEpochMs, hangupGraceMs: timings.hangupGraceMs, terminateGraceMs: timings.terminateGraceMs }
-  return session.state === 'lost' && keeper !== undefined ? stopLostSession(session, keeper, schedule) : stopSshSession(session, schedule)
+  if (keeper === undefined) return stopSshSession(session, schedule)
+  const release = keeper.holdForStop(session.connection)
+  try {
+    await (session.state === 'lost' ? stopLostSession(session, keeper, schedule) : stopSshSession(session, schedule))
+  } finally {
+    release()
+  }
 }
 
 /**

@@ -121,12 +121,13 @@ class SessionLook {
    * Look at the session, sending `signal` (none: only look) to the leader's group — the leader's
    * identity checked — and to every other member found. A PTY without a launch marker, or whose
    * connection dropped, cannot be looked at: its stop ends with the leader's exit, as the remote
-   * cannot show more. Returns {@link SessionLook.done}.
+   * cannot show more. A connection the provider closed itself (its disposal) is no such proof: the
+   * look goes unanswered. Returns {@link SessionLook.done}.
    */
   async look(signal: SshStopSignal | null): Promise<boolean> {
     const ended = this.leaderEnded
     const { marker, connection } = this.session
-    if (marker === null || connection.lost) {
+    if (marker === null || (connection.lost && !connection.closedOnPurpose)) {
       this.survivors = []
       this.lookedAfterEnd = ended
       return this.done

@@ -9,7 +9,7 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { createPtyController, type PtyControllerExitEvent } from 'ptykit/controller'
 import { createSshProvider, isSshProviderError } from 'ptykit/ssh'
 import { waitFor } from '../node-pty/pty-test-support.js'
-import { sshOptions, useSshd } from './ssh-test-support.js'
+import { killTagged, sshOptions, taggedProcesses, useSshd } from './ssh-test-support.js'
 
 const SESSIONS_PER_CONNECTION = 4
 const sshd = useSshd({ maxSessions: SESSIONS_PER_CONNECTION })
@@ -71,6 +71,37 @@ describe('SSH provider on a server that limits sessions per connection', () => {
     expect(sshd().connections()).toBeGreaterThanOrEqual(4)
     expect(await Promise.all(replies.map((reply) => controller.stopAndWait(reply.id)))).toEqual(Array(10).fill(true))
     expect(exits.map((exit) => exit.cause)).toEqual(Array(10).fill({ kind: 'operator_close' }))
+  }, 60_000)
+
+  // Found by audit (helper-120): the keeper closed an extra connection as soon as its last PTY
+  // channel closed — at the leader's exit, in the middle of the stop — and the stop read the closed
+  // connection as "the remote cannot show more": `stopAndWait` said true while the background job
+  // ran on. On the first connection (kept open) the same stop swept it.
+  it('a stop of the only PTY on an extra connection sweeps its session as on the first one before the connection closes', async () => {
+    const { controller, output } = controllerOverSsh()
+    const tag = `${process.pid}-extra-connection`
+    cleanups.push(async () => killTagged(tag))
+    // A background job in a process group of its own (job control on), in the PTY's session; the
+    // shell dies of the hang-up, the job (which ignores nothing) is left to the sweep.
+    const ids: string[] = []
+    for (let i = 0; i < SESSIONS_PER_CONNECTION; i++) {
+      const { id } = await controller.spawn({ hostId: 'ssh:loopback', file: '/bin/sh', env: { PTYKIT_SWEEP_TAG: `${tag}-${i}` }, args: ['-c', 'set -m; sleep 1000 & echo up; read line'] })
+      ids.push(id)
+    }
+    await waitFor(() => (ids.every((id) => (output.get(id) ?? '').includes('up')) ? true : undefined), 'every PTY to start its job', 20_000)
+    // 3 PTYs on the first connection, the fourth alone on an extra one.
+    expect(sshd().connections()).toBe(2)
+    const jobs = (i: number): string[] => taggedProcesses(`${tag}-${i}`).map((p) => p.comm).filter((comm) => comm === 'sleep')
+    for (let i = 0; i < ids.length; i++) cleanups.push(async () => killTagged(`${tag}-${i}`))
+    expect(jobs(0)).toEqual(['sleep'])
+    expect(jobs(3)).toEqual(['sleep'])
+
+    expect(await controller.stopAndWait(ids[0]!)).toBe(true)
+    expect(jobs(0)).toEqual([])
+    expect(await controller.stopAndWait(ids[3]!)).toBe(true)
+    expect(jobs(3)).toEqual([])
+    // Its stop settled: the extra connection, with no PTY left, is closed.
+    await waitFor(() => (sshd().connections() === 1 ? true : undefined), 'the extra connection to close', 10_000)
   }, 60_000)
 })
 

@@ -5,7 +5,7 @@ import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { isSshProviderError, knownHostsName, lookUpKnownHosts } from 'ptykit/ssh'
 import { SSH_SIGNAL_NUMBERS, sshSignalNumber } from '../../src/ssh/ssh-signal-table.js'
-import { planSshStopSchedule } from '../../src/ssh/ssh-stop.js'
+import { planSshStopSchedule, stopSshSession } from '../../src/ssh/ssh-stop.js'
 import { createRemoteLaunch, shellQuote } from '../../src/ssh/remote-launch.js'
 import { isSshOptionError } from '../../src/ssh/ssh-option-error.js'
 import { LaunchMarkerScanner } from '../../src/ssh/remote-launch.js'
@@ -228,19 +228,27 @@ describe('a session channel whose command ends at once', () => {
  * A live session on a fake channel (which records the server's exit report as `openChannel` does,
  * and whether reading is paused); its exits are collected.
  */
-function liveSession(): { session: SshPtySession; channel: EventEmitter & { reading: boolean }; table: SshSessionTable; exits: PtyExitEvent[]; loseConnection(): void } {
+function liveSession(): {
+  session: SshPtySession
+  channel: EventEmitter & { reading: boolean; signals: string[] }
+  connection: { lost: boolean; closedOnPurpose?: boolean; run?: (script: string) => Promise<unknown> }
+  table: SshSessionTable
+  exits: PtyExitEvent[]
+  loseConnection(): void
+} {
   const noop = () => undefined
   const channel = Object.assign(new EventEmitter(), {
     reading: true,
     stderr: Object.assign(new EventEmitter(), { resume: noop }),
     pause: () => void (channel.reading = false),
     resume: () => void (channel.reading = true),
-    signal: noop,
+    signals: [] as string[],
+    signal: (name: string) => void channel.signals.push(name),
     close: noop,
   })
   let reported: ChannelExitStatus | null = null
   channel.on('exit', (code: number | null, signal?: string) => void (reported ??= { code, signal }))
-  const connection = { lost: false }
+  const connection: ReturnType<typeof liveSession>['connection'] = { lost: false }
   const table = new SshSessionTable()
   const launch = { command: 'sh', nonce: 'n', cols: 80, rows: 24, file: null, startupCommand: undefined }
   const fields = { id: 'p', incarnationId: 'i', channel, exitStatus: () => reported, connection, launch, scopeId: undefined, slotKey: undefined, claimKey: undefined }
@@ -255,7 +263,7 @@ function liveSession(): { session: SshPtySession; channel: EventEmitter & { read
     connection.lost = true
     table.markLost(connection as unknown as SshConnection)
   }
-  return { session, channel, table, exits, loseConnection }
+  return { session, channel, connection, table, exits, loseConnection }
 }
 
 /** A live session on a fake channel, then lost with its connection. */
@@ -266,7 +274,7 @@ function lostSession(): ReturnType<typeof liveSession> {
 }
 /** With no connection open to ask, a proven end still answers: the probe `false`, a stop resolves at once. */
 async function expectDeadWithNoConnection(session: SshPtySession, table: SshSessionTable): Promise<void> {
-  const noConnection = { openConnection: () => null } as unknown as SshConnectionKeeper
+  const noConnection = { openConnection: () => null, holdForStop: () => () => undefined } as unknown as SshConnectionKeeper
   expect(await probeLostSession(session, noConnection)).toBe(false)
   const timings = { hangupGraceMs: 100, terminateGraceMs: 100, shutdownDeadlineMs: 1_000 }
   await expect(shutdownSshPty(table, noConnection, timings, session.id, {})).resolves.toBeUndefined()
@@ -344,6 +352,21 @@ describe('a program whose end the server reported', () => {
     expect(exits).toEqual([])
     channel.emit('close')
     expect(exits).toEqual([{ id: 'p', incarnationId: 'i', code: 143, cause: { kind: 'signaled', signal: 15 }, diedBeforeStopRequest: true }])
+  })
+})
+
+describe('a stop whose connection the provider closed itself', () => {
+  // A dropped connection hung its sessions up, and no look can tell more: the leader's exit ends
+  // the stop (documented). A connection the provider closed (its disposal, or — before 9 Dec — an
+  // extra connection closed as its last PTY channel closed, in the middle of the stop) is no such
+  // evidence: what is left of the session is unknown.
+  it('is not verified by the leader\'s exit alone: it times out, saying the side shell did not answer', async () => {
+    const { session, channel, connection } = liveSession()
+    channel.emit('exit', 0)
+    channel.emit('close')
+    Object.assign(connection, { lost: true, closedOnPurpose: true, run: async () => null })
+    const stop = stopSshSession(session, { immediate: false, deadlineEpochMs: Date.now() + 400, hangupGraceMs: 50, terminateGraceMs: 50 })
+    await expect(stop).rejects.toMatchObject({ code: 'shutdown_timeout', message: expect.stringMatching(/could not be looked at/) })
   })
 })
 
