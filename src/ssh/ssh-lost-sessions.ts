@@ -1,11 +1,11 @@
 import { clampTimerDelay, remainingWaitMs } from '../contracts/index.js'
-import { probeRemotePid, probeRemotePids, signalRemoteProcessGroup } from './remote-process.js'
+import { probeRemotePid, probeRemotePids } from './remote-process.js'
 import type { SshConnection } from './ssh-connection.js'
 import type { SshConnectionKeeper } from './ssh-connection-keeper.js'
 import { SshProviderError } from './ssh-provider-error.js'
 import type { SshPtySession } from './ssh-pty-session.js'
 import type { SshSessionTable } from './ssh-session-table.js'
-import { SSH_SIDE_COMMAND_TIMEOUT_MS, sshStopSteps, type SshStopOptions } from './ssh-stop.js'
+import { SessionLook, SSH_SIDE_COMMAND_TIMEOUT_MS, sshStopSteps, timeoutMessage, type SshStopOptions } from './ssh-stop.js'
 
 /**
  * How long after a connection drops the lost PTYs are looked up again on another open connection
@@ -18,7 +18,7 @@ export const SSH_LOST_RECHECK_DELAY_MS = 1_000
 /** The longest delay between two looks at the lost PTYs (one side-shell script per connection). */
 export const SSH_LOST_RECHECK_MAX_DELAY_MS = 60_000
 
-/** How often a stop of a lost PTY looks again whether the program is gone, after its last signal. */
+/** How often a stop of a lost PTY looks again whether the program is gone, and then what is left of its session. */
 const LOST_STOP_POLL_MS = 100
 
 /**
@@ -128,11 +128,16 @@ export async function probeLostSession(session: SshPtySession, keeper: SshConnec
 }
 
 /**
- * Stop a lost PTY's program from a connection that can judge it (HUP → TERM → KILL to its process
- * group, each after the program's identity is checked, on the provider's schedule), and resolve once
- * it is proven gone; its exit follows once its channel has handed over what it received
- * (`SshPtySession.settleGone`). Rejects with `transport_lost` when nothing can reach it, or when it
- * was not proven gone by the deadline (the signals may not have landed).
+ * Stop a lost PTY's program and what runs in its session from a connection that can judge it, on
+ * the provider's schedule (HUP → TERM → KILL): each step sends the signal to the leader's process
+ * group, after the program's identity is checked, and to every other process of its session or
+ * group found in the remote `/proc` — as a stop on a live connection does (`SessionLook`). Resolves
+ * once the program is proven gone (its exit follows once its channel has handed over what it
+ * received: `SshPtySession.settleGone`) **and** a look after that found nothing else of its session
+ * alive (the remote cannot always show it: without `/proc`, or with no connection left to look
+ * from, the program's proven end ends the stop). Rejects with `transport_lost` when nothing can
+ * reach it, or when it was not proven gone by the deadline (the signals may not have landed); with
+ * `shutdown_timeout` when it was, but members of its session survived (named) or no look answered.
  */
 export async function stopLostSession(session: SshPtySession, keeper: SshConnectionKeeper, options: SshStopOptions): Promise<void> {
   const unreachable = (why: string): SshProviderError =>
@@ -140,22 +145,32 @@ export async function stopLostSession(session: SshPtySession, keeper: SshConnect
   session.beginStop()
   const started = Date.now()
   const deadline = options.deadlineEpochMs
-  const gone = async (): Promise<boolean> => (await probeLostSession(session, keeper)) === false || session.state === 'exited'
+  const look = new SessionLook(session, () => judgeOfLostSession(session, keeper))
   const alive = await probeLostSession(session, keeper)
-  if (alive === false) return
   if (alive === null) throw unreachable('its SSH connection dropped, and no open connection to the same machine can tell whether its program runs')
   for (const step of sshStopSteps(options, started)) {
-    const wait = started + step.atMs - Date.now()
-    if (wait > 0) await new Promise((resolve) => setTimeout(resolve, clampTimerDelay(wait)))
-    if (await gone()) return
-    const judge = judgeOfLostSession(session, keeper)
-    if (judge === null) throw unreachable('its SSH connection dropped, and no open connection to the same machine can reach its program')
-    await signalRemoteProcessGroup(judge, session.marker!, step.signal, SSH_SIDE_COMMAND_TIMEOUT_MS)
+    if (await lostStopCompleteBy(look, keeper, started + step.atMs)) return
+    if (!look.leaderEnded && judgeOfLostSession(session, keeper) === null) {
+      throw unreachable('its SSH connection dropped, and no open connection to the same machine can reach its program')
+    }
+    if (await look.look(step.signal)) return
   }
-  while (remainingWaitMs(deadline) > 0) {
-    if (await gone()) return
-    await new Promise((resolve) => setTimeout(resolve, Math.min(LOST_STOP_POLL_MS, remainingWaitMs(deadline))))
+  if (await lostStopCompleteBy(look, keeper, deadline)) return
+  if (!look.leaderEnded) throw unreachable(`its SSH connection dropped, and its program was not seen gone ${deadline - started} ms after the stop began`)
+  throw new SshProviderError('shutdown_timeout', timeoutMessage(look, deadline - started), { ptyId: session.id })
+}
+
+/**
+ * Wait until a lost PTY's stop is complete — its program proven gone, and a look after that found
+ * nothing else of its session — or `untilEpochMs`; true when complete. Asks again every
+ * {@link LOST_STOP_POLL_MS}: whether the program lives, then (once it is gone) what is left.
+ */
+async function lostStopCompleteBy(look: SessionLook, keeper: SshConnectionKeeper, untilEpochMs: number): Promise<boolean> {
+  for (;;) {
+    if (look.leaderEnded && (await look.look(null))) return true
+    const wait = Math.min(LOST_STOP_POLL_MS, remainingWaitMs(untilEpochMs))
+    if (wait <= 0) return false
+    await new Promise((resolve) => setTimeout(resolve, clampTimerDelay(wait)))
+    if (!look.leaderEnded) await probeLostSession(look.session, keeper)
   }
-  if (await gone()) return
-  throw unreachable(`its SSH connection dropped, and its program was not seen gone ${deadline - started} ms after the stop began`)
 }

@@ -2,6 +2,7 @@ import { settleWithin } from '../contracts/settle-within.js'
 import { remainingWaitMs } from '../contracts/index.js'
 import { planStopSchedule, type StopScheduleOptions, type StopSignal } from '../contracts/stop-schedule.js'
 import { SshProviderError } from './ssh-provider-error.js'
+import type { SshConnection } from './ssh-connection.js'
 import type { SshPtySession } from './ssh-pty-session.js'
 import { sweepRemoteSession, type RemoteSurvivor } from './remote-process.js'
 
@@ -94,10 +95,21 @@ async function settledBy(session: SshPtySession, untilEpochMs: number): Promise<
 }
 
 /**
- * What a stop knows of the rest of its PTY's session — the processes whose session or process
- * group is the leader's pid — from its last look through the side shell.
+ * The connection whose side shell looks at a PTY's session during its stop: its own — `null` once
+ * it dropped (the server hung the session up, and nothing can show more), but not once the
+ * provider closed it itself: a look there goes unanswered, what is left of the session unknown.
  */
-class SessionLook {
+function ownConnectionToLookFrom(session: SshPtySession): SshConnection | null {
+  const { connection } = session
+  return connection.lost && !connection.closedOnPurpose ? null : connection
+}
+
+/**
+ * What a stop knows of the rest of its PTY's session — the processes whose session or process
+ * group is the leader's pid — from its last look through a side shell: by default its own
+ * connection's; a lost PTY's stop looks from a connection that can judge it (`stopLostSession`).
+ */
+export class SessionLook {
   /** What the last answered look found alive besides the leader. */
   survivors: RemoteSurvivor[] = []
   /** A look after the leader's exit answered (or the remote cannot show the session): `survivors` is current. */
@@ -105,7 +117,11 @@ class SessionLook {
   /** The last look went unanswered (the side shell timed out or could not run it). */
   unanswered = false
 
-  constructor(readonly session: SshPtySession) {}
+  constructor(
+    readonly session: SshPtySession,
+    /** Where to look from; `null` when nothing can (the leader's end then ends the stop). */
+    readonly lookFrom: () => SshConnection | null = () => ownConnectionToLookFrom(session),
+  ) {}
 
   /** The leader's exit was reported (or, lost, its end proven). */
   get leaderEnded(): boolean {
@@ -119,15 +135,16 @@ class SessionLook {
 
   /**
    * Look at the session, sending `signal` (none: only look) to the leader's group — the leader's
-   * identity checked — and to every other member found. A PTY without a launch marker, or whose
-   * connection dropped, cannot be looked at: its stop ends with the leader's exit, as the remote
-   * cannot show more. A connection the provider closed itself (its disposal) is no such proof: the
-   * look goes unanswered. Returns {@link SessionLook.done}.
+   * identity checked — and to every other member found. A PTY without a launch marker, or with
+   * nothing to look from (its connection dropped), cannot be looked at: its stop ends with the
+   * leader's exit, as the remote cannot show more. A connection the provider closed itself (its
+   * disposal) is no such proof: the look goes unanswered. Returns {@link SessionLook.done}.
    */
   async look(signal: SshStopSignal | null): Promise<boolean> {
     const ended = this.leaderEnded
-    const { marker, connection } = this.session
-    if (marker === null || (connection.lost && !connection.closedOnPurpose)) {
+    const { marker } = this.session
+    const connection = marker === null ? null : this.lookFrom()
+    if (marker === null || connection === null) {
       this.survivors = []
       this.lookedAfterEnd = ended
       return this.done
@@ -223,7 +240,7 @@ export async function stopSshSession(session: SshPtySession, options: SshStopOpt
 }
 
 /** Why a stop did not complete: the leader alive, members of its session alive (named), or no look answered. */
-function timeoutMessage(look: SessionLook, elapsedMs: number): string {
+export function timeoutMessage(look: SessionLook, elapsedMs: number): string {
   const id = JSON.stringify(look.session.id)
   if (!look.leaderEnded) return `Remote PTY ${id} was still alive ${elapsedMs} ms after its stop began`
   if (!look.lookedAfterEnd || look.unanswered) {

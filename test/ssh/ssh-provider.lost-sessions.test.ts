@@ -10,7 +10,7 @@ import { createPtyController, type PtyControllerExitEvent } from 'ptykit/control
 import type { PtyDataEvent, PtyExitEvent } from 'ptykit/contracts'
 import { createSshProvider, type SshProvider } from 'ptykit/ssh'
 import { killIfStill, processIdentity, waitFor } from '../node-pty/pty-test-support.js'
-import { isAlive, sshOptions, useSshd } from './ssh-test-support.js'
+import { isAlive, killTagged, sshOptions, taggedProcesses, useSshd } from './ssh-test-support.js'
 
 const sshd = useSshd()
 const cleanups: (() => Promise<void>)[] = []
@@ -69,6 +69,32 @@ describe('SSH provider: PTYs of a dropped connection, after a reconnect', () => 
     expect(await controller.stopAndWait(survivor.id)).toBe(true)
     expect(isAlive(survivor.pid!)).toBe(false)
     expect(exits.filter((exit) => exit.ptyId === survivor.id).map((exit) => exit.cause)).toEqual([{ kind: 'operator_close' }])
+  }, 60_000)
+
+  // Found by audit (helper-120): a lost PTY's stop signalled only its leader's process group and
+  // ended with the leader — a background job in a group of its own (the PTY's session) ran on after
+  // stopAndWait said true. A stop on a live connection sweeps the whole session (stop-sweep.test.ts).
+  it('a stop of a lost PTY sweeps its whole session: a background job in a group of its own is gone when it says true', async () => {
+    const { controller, exits } = controllerOverSsh()
+    const tag = `${process.pid}-lost-session`
+    cleanups.push(async () => killTagged(tag))
+    // Ignores the hang-up; its background job (job control on: a group of its own) too, as `sleep`
+    // inherits the ignored HUP.
+    const { id } = await controller.spawn({
+      hostId: 'ssh:loopback',
+      file: '/bin/sh',
+      env: { PTYKIT_SWEEP_TAG: tag },
+      args: ['-c', "trap '' HUP; set -m; sleep 1000 & set +m; while :; do sleep 0.2; done"],
+    })
+    const job = await waitFor(() => taggedProcesses(tag).find((p) => p.comm === 'sleep' && p.pgrp !== p.session), 'the background job', 20_000)
+    sshd().killNewestConnection()
+    await waitFor(() => (controller.hasPty(id) === null ? true : undefined), 'the PTY to be lost')
+    await waitFor(async () => ((await controller.probePtyLiveness(id)) === true ? true : undefined), 'a new connection to find it alive', 15_000)
+    expect(taggedProcesses(tag).some((p) => p.pid === job.pid)).toBe(true)
+
+    expect(await controller.stopAndWait(id)).toBe(true)
+    expect(taggedProcesses(tag)).toEqual([])
+    expect(exits.filter((exit) => exit.ptyId === id).map((exit) => exit.cause)).toEqual([{ kind: 'operator_close' }])
   }, 60_000)
 
   it('stops 60 programs that outlived their dropped connections at once, each verified, nothing left running', async () => {
