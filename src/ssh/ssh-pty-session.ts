@@ -84,6 +84,13 @@ export class SshPtySession {
    * stop was still on its way keeps the real cause.
    */
   #endProvenAtStopRequest: boolean | null = null
+  /** The numbers of the signals the stops of this session sent it so far (see {@link SshPtySession.noteStopSignal}). */
+  readonly #stopSignalsSent = new Set<number>()
+  /**
+   * The signal numbers the stops had sent when the server reported the program's end (`null`
+   * before that report): a signal the report names that is not among them was not the stops'.
+   */
+  #stopSignalsSentAtReport: ReadonlySet<number> | null = null
   /** True once the channel closed: every byte it received has been handed over. */
   #channelClosed = false
   /** A lost session's end is proven; its exit waits for the channel to hand over what it received. */
@@ -147,8 +154,14 @@ export class SshPtySession {
     // The program is dead once the server reports its end: its exit (published at the channel's
     // close) must not wait for a consumer that stopped reading — within a budget, past which a
     // surviving writer is throttled again.
-    channel.on('exit', () => this.#readOutEnd())
-    if (this.exitReported) this.#readOutEnd()
+    channel.on('exit', () => this.#onEndReported())
+    if (this.exitReported) this.#onEndReported()
+  }
+
+  /** The server reported the program's end: note what the stops had sent by then, and read the tail out. */
+  #onEndReported(): void {
+    this.#stopSignalsSentAtReport ??= new Set(this.#stopSignalsSent)
+    this.#readOutEnd()
   }
 
   /**
@@ -176,6 +189,33 @@ export class SshPtySession {
   beginStop(): void {
     if (this.#endProvenAtStopRequest === null && this.state !== 'exited') this.#endProvenAtStopRequest = this.endProven
     this.#readOn()
+  }
+
+  /**
+   * A stop is about to send `signal` (a name as SSH carries it: `HUP`, `TERM`, `KILL`) to the
+   * program — by a `signal` request, from a side shell, or, for `HUP`, by closing the channel (the
+   * terminal's hang-up). Noted before it is sent: an end the server reports later naming a signal
+   * no stop had sent by then was not the stops' doing (see {@link SshPtySession.diedOfAnotherSignal}).
+   */
+  noteStopSignal(signal: string): void {
+    const number = sshSignalNumber(signal)
+    if (number !== null) this.#stopSignalsSent.add(number)
+  }
+
+  /**
+   * True when the server reported the program's death by a signal (one of the table, so its number
+   * is known) that no stop had sent when the report came: something else killed it — the stop's
+   * hang-up, say, crossed on the wire an outside `kill -9` that had already ended it. A death by a
+   * signal a stop had sent (the stop's own KILL crossing an outside one) stays the stop's: true
+   * either way. An exit code tells nothing of the kind (a program that ends on its own right at
+   * the hang-up looks like one that exits on it), and neither does a signal name outside the table.
+   */
+  get diedOfAnotherSignal(): boolean {
+    const sent = this.#stopSignalsSentAtReport
+    const status = this.#exitStatus()
+    if (sent === null || status === null || typeof status.code === 'number' || typeof status.signal !== 'string') return false
+    const number = sshSignalNumber(status.signal)
+    return number !== null && !sent.has(number)
   }
 
   /** The server reported the program's end: read its tail out past any pause, up to the budget. */
@@ -331,11 +371,13 @@ export class SshPtySession {
 
   /**
    * The exit the server reported (`exit-status` or `exit-signal`) for a program that started, with
-   * `diedBeforeStopRequest` unless a stop was asked for before that report; `null` when there is none.
+   * `diedBeforeStopRequest` unless a stop was asked for before that report — or one was, but the
+   * report names a signal no stop had sent ({@link SshPtySession.diedOfAnotherSignal}): the death was
+   * not the stop's, its cause is kept. `null` when there is none.
    */
   #reportedExitEvent(): PtyExitEvent | null {
     const exitEvent = this.marker === null ? null : exitEventOf(this, this.#exitStatus())
-    if (exitEvent !== null && this.#endProvenAtStopRequest !== false) exitEvent.diedBeforeStopRequest = true
+    if (exitEvent !== null && (this.#endProvenAtStopRequest !== false || this.diedOfAnotherSignal)) exitEvent.diedBeforeStopRequest = true
     return exitEvent
   }
 

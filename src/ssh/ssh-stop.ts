@@ -143,6 +143,7 @@ export class SessionLook {
   async look(signal: SshStopSignal | null): Promise<boolean> {
     const ended = this.leaderEnded
     const { marker } = this.session
+    if (signal !== null) this.session.noteStopSignal(signal)
     const connection = marker === null ? null : this.lookFrom()
     if (marker === null || connection === null) {
       this.survivors = []
@@ -202,6 +203,7 @@ export async function stopSshSession(session: SshPtySession, options: SshStopOpt
   for (const step of sshStopSteps(options, started)) {
     if (await completeBy(look, started + step.atMs)) return
     if (!look.leaderEnded) {
+      session.noteStopSignal(step.signal)
       try {
         session.channel.signal(step.signal)
       } catch {
@@ -229,6 +231,8 @@ export async function stopSshSession(session: SshPtySession, options: SshStopOpt
   // Leave half the reserve for the closed channel's own answer.
   if (await completeBy(look, deadline - SSH_KILL_RESERVE_MS / 2)) return
   if (!look.leaderEnded) {
+    // The server hangs the terminal up: the program gets a HUP from it.
+    session.noteStopSignal('HUP')
     try {
       session.channel.close()
     } catch {

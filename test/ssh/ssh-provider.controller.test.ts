@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createPtyController, type PtyController, type PtyControllerExitEvent } from 'ptykit/controller'
 import { createNodePtyProvider } from 'ptykit/node-pty'
 import { createSshProvider, type SshProvider } from 'ptykit/ssh'
+import { readFileSync } from 'node:fs'
 import { commandOf, waitFor } from '../node-pty/pty-test-support.js'
 import { SSH_TEST_USER } from './sshd-fixture.js'
 import { isAlive, sshOptions, useSshd } from './ssh-test-support.js'
@@ -9,6 +10,12 @@ import { isAlive, sshOptions, useSshd } from './ssh-test-support.js'
 // Every exit cause of the issue, through a controller that routes `local` to node-pty and
 // `ssh:loopback` to a real OpenSSH server on 127.0.0.1, for a non-root login and a root login.
 const sshd = useSshd()
+
+/** The parent pid of a local process (loopback: a remote program's parent is its sshd session process). */
+function parentOf(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+  return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1])
+}
 
 type Setup = { controller: PtyController; provider: SshProvider; exits: PtyControllerExitEvent[]; output: Map<string, string>; outputAtExit: Map<string, string> }
 
@@ -105,6 +112,47 @@ describe('SSH provider (non-root login) under the controller', () => {
     // A pause asked for after the end changes nothing.
     s().provider.pauseProducer(reply.id)
   })
+
+  // Found by audit (helper-120): a PTY killed from outside, dead before the stop request, was
+  // published `operator_close` whenever the server's report of its death had not reached the
+  // provider when the stop was asked for (30 of 30 at 60 PTYs under load). The report names a
+  // signal the stop never sent — the stop had sent only HUP — so the death was not the stop's.
+  // Here the report is held back deterministically: the connection's sshd session process is
+  // frozen while the program is killed and the stops are asked for, so it crosses the stop's HUP.
+  it('a program killed from outside before the stop request, its end not reported yet: signaled(9), not an operator close', async () => {
+    // A long hang-up grace: the stop's TERM and KILL must not follow before the frozen server answers.
+    const provider = createSshProvider(sshOptions(sshd(), SSH_TEST_USER, { hangupGraceMs: 4_000, shutdownDeadlineMs: 10_000 }))
+    const controller = createPtyController({ providers: { 'ssh:loopback': provider } })
+    const exits: PtyControllerExitEvent[] = []
+    controller.on('exit', (event) => exits.push(event))
+    try {
+      const [killed, stopped] = await Promise.all([0, 1].map(() => controller.spawn({ hostId: 'ssh:loopback', file: '/bin/sleep', args: ['600'] })))
+      // Both on the provider's one connection: their parent is its sshd session process.
+      const server = parentOf(killed!.pid!)
+      expect(parentOf(stopped!.pid!)).toBe(server)
+      expect(commandOf(server)).toMatch(/^sshd/)
+      let verdicts: Promise<boolean[]>
+      process.kill(server, 'SIGSTOP')
+      try {
+        process.kill(killed!.pid!, 'SIGKILL')
+        // Dead (a zombie: its parent, frozen, cannot reap it nor report it).
+        await waitFor(() => (isAlive(killed!.pid!) ? undefined : true), 'the kill')
+        verdicts = Promise.all([killed!, stopped!].map(({ id }) => controller.stopAndWait(id)))
+        // The stops' hang-ups are on the wire, ahead of the server's report of the death.
+        await new Promise((resolve) => setTimeout(resolve, 300))
+      } finally {
+        process.kill(server, 'SIGCONT')
+      }
+      expect(await verdicts).toEqual([true, true])
+      const causeOf = (id: string): unknown => exits.find((exit) => exit.ptyId === id)?.cause
+      expect(causeOf(killed!.id)).toEqual({ kind: 'signaled', signal: 9 })
+      // The stop's own hang-up ended the other one: an operator close.
+      expect(causeOf(stopped!.id)).toEqual({ kind: 'operator_close' })
+    } finally {
+      await controller.dispose()
+      await provider.dispose()
+    }
+  }, 30_000)
 
   it('delivers 300 000 bytes written just before the exit, none lost, before the exit', async () => {
     const reply = await s().controller.spawn({ hostId: 'ssh:loopback', file: '/bin/sh', args: ['-c', "head -c 300000 /dev/zero | tr '\\0' x; exit 7"] })

@@ -230,7 +230,7 @@ describe('a session channel whose command ends at once', () => {
  */
 function liveSession(): {
   session: SshPtySession
-  channel: EventEmitter & { reading: boolean; signals: string[] }
+  channel: EventEmitter & { reading: boolean; signals: string[]; signal: (name: string) => void }
   connection: { lost: boolean; closedOnPurpose?: boolean; run?: (script: string) => Promise<unknown> }
   table: SshSessionTable
   exits: PtyExitEvent[]
@@ -352,6 +352,64 @@ describe('a program whose end the server reported', () => {
     expect(exits).toEqual([])
     channel.emit('close')
     expect(exits).toEqual([{ id: 'p', incarnationId: 'i', code: 143, cause: { kind: 'signaled', signal: 15 }, diedBeforeStopRequest: true }])
+  })
+})
+
+describe('a program whose end the server reported after a stop was asked for', () => {
+  // The sweep script's answer when it found nothing of the session but the leader.
+  const nothingLeft = async () => ({ stdout: 'r 0 ok\nend\n', code: 0 })
+  const timings = { immediate: false, hangupGraceMs: 2_000, terminateGraceMs: 2_000 }
+
+  it('killed by a signal the stop never sent: it died on its own, its cause is kept (diedBeforeStopRequest)', async () => {
+    const { session, channel, connection, exits } = liveSession()
+    connection.run = nothingLeft
+    // The server's report of an outside `kill -9` crosses the stop's hang-up on the wire.
+    channel.signal = (name: string) => {
+      channel.signals.push(name)
+      setTimeout(() => {
+        channel.emit('exit', null, 'SIGKILL')
+        channel.emit('close')
+      }, 5)
+    }
+    await stopSshSession(session, { ...timings, deadlineEpochMs: Date.now() + 5_000 })
+    expect(channel.signals).toEqual(['HUP'])
+    // Before: no flag — the controller published an operator close for a program the stop never reached.
+    expect(exits).toEqual([{ id: 'p', incarnationId: 'i', code: 137, cause: { kind: 'signaled', signal: 9 }, diedBeforeStopRequest: true }])
+  })
+
+  it('killed by a signal the stop had sent by the report (its own KILL crossing an outside one), or by its hang-up: the stop\'s', () => {
+    for (const [sent, reported] of [
+      [['HUP', 'TERM', 'KILL'], 'SIGKILL'],
+      [['HUP'], 'SIGHUP'],
+      // Closing the channel hangs the terminal up.
+      [['KILL', 'HUP'], 'HUP'],
+    ] as const) {
+      const { session, channel, exits } = liveSession()
+      session.beginStop()
+      for (const signal of sent) session.noteStopSignal(signal)
+      channel.emit('exit', null, reported)
+      channel.emit('close')
+      expect(exits, `${sent.join(',')} then ${reported}`).toHaveLength(1)
+      expect(exits[0]!.diedBeforeStopRequest, `${sent.join(',')} then ${reported}`).toBeUndefined()
+    }
+  })
+
+  it('a signal sent only after the report does not count; an exit code or a signal outside the table is no evidence', () => {
+    const late = liveSession()
+    late.session.beginStop()
+    late.session.noteStopSignal('HUP')
+    late.channel.emit('exit', null, 'SIGTERM')
+    late.session.noteStopSignal('TERM')
+    late.channel.emit('close')
+    expect(late.exits[0]).toMatchObject({ cause: { kind: 'signaled', signal: 15 }, diedBeforeStopRequest: true })
+    for (const report of [[0], [1], [null, 'SIGWHATEVER']] as const) {
+      const { session, channel, exits } = liveSession()
+      session.beginStop()
+      session.noteStopSignal('HUP')
+      channel.emit('exit', ...report)
+      channel.emit('close')
+      expect(exits[0]!.diedBeforeStopRequest, JSON.stringify(report)).toBeUndefined()
+    }
   })
 })
 
