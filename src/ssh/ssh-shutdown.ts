@@ -45,7 +45,8 @@ export async function stopWithTimings(
  * The provider's `shutdown`: nothing for an unknown, exited or other-incarnation PTY. A lost PTY
  * (its connection dropped, or its channel closed without an exit status) is stopped from a
  * connection that can judge it (`judgeOfLostSession`: the same machine and boot), and settles once
- * its program is proven gone (at once when its end is proven already: `SshPtySession.endProven`);
+ * its program is proven gone and nothing else of its session is found alive (`stopLostSession`;
+ * with no connection to look from, at once when its end is proven already: `SshPtySession.endProven`);
  * with none, `transport_lost` (it cannot be reached) — as from a stop during which the connection
  * dropped (not seen carried out). One stop per PTY, which a later call joins while it runs (once
  * it failed, a later call tries again) — except an `immediate` one, which starts its own KILL at
