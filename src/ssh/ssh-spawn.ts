@@ -276,7 +276,7 @@ export async function spawnSshPty(context: SshSpawnContext, spawnOptions: Provid
     spawnOptions.onPtySpawnCommitted?.()
   } catch (error) {
     session.release()
-    await stopWithTimings(session, context.timings, true).catch(() => undefined)
+    await stopWithTimings(session, context.timings, true, undefined, context.keeper).catch(() => undefined)
     throw error
   }
   if (launch.startupCommand !== undefined && launch.startupCommand.length > 0) channel.write(`${launch.startupCommand}\r`)
