@@ -34,16 +34,6 @@ function identityCheck(marker: LaunchMarker): string {
   ].join('\n')
 }
 
-/**
- * Send `signal` to the remote process group led by the marker's pid (and the pid itself), from a
- * side exec channel, unless the pid is proven gone or reused. Best effort: the stop verifies the
- * outcome through the PTY's own channel.
- */
-export async function signalRemoteProcessGroup(connection: SshConnection, marker: LaunchMarker, signal: string, timeoutMs: number): Promise<void> {
-  const script = [identityCheck(marker), 'if [ "$alive" = no ] || [ "$alive" = elsewhere ]; then exit 0; fi', `${signalLeaderAndGroup(signal)}; exit 0`].join('\n')
-  await connection.run(script, timeoutMs)
-}
-
 /** The shell lines that send `signal` to the group `$p` leads and to `$p` itself (after `identityCheck`). */
 function signalLeaderAndGroup(signal: string): string {
   return `kill -s ${signal} -- -$p 2>/dev/null; kill -s ${signal} $p 2>/dev/null`
@@ -69,8 +59,7 @@ type SweepRequest = { marker: LaunchMarker; signal: string | null }
 
 /**
  * The script of {@link sweepRemoteSessions}. For each request, the leader's identity check; a
- * leader alive or not yet reaped gets the signal to its group and its pid (as
- * {@link signalRemoteProcessGroup} sends it). Then one pass over `/proc` for all of them: each
+ * leader alive or not yet reaped gets the signal to its group and its pid. Then one pass over `/proc` for all of them: each
  * process whose session (field 6) or process group (field 5) is one of the leaders' pids gets
  * that leader's signals and is printed `m <leader> <pid> <start time>` — unless it is dead (a
  * zombie with one thread; `X`, read twice as `identityCheck` does). The leader itself is left to
@@ -133,7 +122,7 @@ function sweepScript(requests: readonly SweepRequest[]): string {
 /**
  * Look at the sessions of `requests`' programs from one script on `connection`, sending each
  * request's signal (none: only look) to its leader's group and pid — unless the pid is proven gone
- * or reused, as {@link signalRemoteProcessGroup} does — and to every other process of its session
+ * or reused — and to every other process of its session
  * or group found in `/proc`. One answer per request, in order: what it found alive (before its
  * signal), `unobservable`, or `null` each when the script did not answer.
  */

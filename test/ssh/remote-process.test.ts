@@ -8,7 +8,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
-import { inspectRemoteProcess, probeRemotePids, signalRemoteProcessGroup, sweepRemoteSessions } from '../../src/ssh/remote-process.js'
+import { inspectRemoteProcess, probeRemotePids, sweepRemoteSessions } from '../../src/ssh/remote-process.js'
 import type { LaunchMarker } from '../../src/ssh/remote-launch.js'
 import type { SshConnection } from '../../src/ssh/ssh-connection.js'
 import { killIfStill, processIdentity, waitFor, type ProcessIdentity } from '../node-pty/pty-test-support.js'
@@ -65,10 +65,10 @@ describe('remote /proc scripts: identity by pid, start time and boot id', () => 
 
   it('signals the program only where its boot id matches: a shell elsewhere signals nothing', async () => {
     const sleeper = startSleeper()
-    await signalRemoteProcessGroup(localShell, markerOf(sleeper, OTHER_BOOT_ID), 'TERM', 5_000)
+    await sweepRemoteSessions(localShell, [{ marker: markerOf(sleeper, OTHER_BOOT_ID), signal: 'TERM' }], 5_000)
     await new Promise((resolve) => setTimeout(resolve, 200))
     expect(isAlive(sleeper)).toBe(true)
-    await signalRemoteProcessGroup(localShell, markerOf(sleeper), 'TERM', 5_000)
+    await sweepRemoteSessions(localShell, [{ marker: markerOf(sleeper), signal: 'TERM' }], 5_000)
     await waitFor(() => (isAlive(sleeper) ? undefined : true), 'the program to end on TERM')
   })
 
@@ -89,7 +89,7 @@ describe('remote /proc scripts: identity by pid, start time and boot id', () => 
     // Before: the zombie answered alive, so a stop of it waited for an end that had come.
     expect(await probeRemotePids(localShell, [marker], 5_000)).toEqual([false])
     expect(isAlive(member!)).toBe(true)
-    await signalRemoteProcessGroup(localShell, marker, 'TERM', 5_000)
+    await sweepRemoteSessions(localShell, [{ marker, signal: 'TERM' }], 5_000)
     await waitFor(() => (isAlive(member!) ? undefined : true), 'the group member to end on TERM')
   })
 
