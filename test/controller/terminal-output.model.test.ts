@@ -70,20 +70,20 @@ function openModelIterator(model: Model, cap: number | undefined): void {
   overrunIfPastBound(model, [index])
 }
 
-/** Iterators (by index, in the order the feed delivers to them) whose queue passed their bound overrun. */
+/**
+ * Iterators (by index, in the order the feed delivers to them) whose queue passed their bound
+ * overrun — each once the delivery is over, one after the other: it lets go, is reported, and the
+ * report may open an iterator (handed the replay) before the next one lets go.
+ */
 function overrunIfPastBound(model: Model, indices: readonly number[]): void {
-  const overran: number[] = []
   for (const i of indices) {
     const it = model.iterators[i]!
     if (it.finished || it.cap === undefined) continue
     const queued = it.received.slice(it.calls).reduce((sum, chunk) => sum + model.chunks[chunk]!.length, 0)
-    if (queued > it.cap) {
-      it.finished = it.overran = it.overrunPending = true
-      overran.push(i)
-    }
+    if (queued <= it.cap) continue
+    it.finished = it.overran = it.overrunPending = true
+    if (model.reopenOnOverrun && model.iterators.length < MAX_ALL_ITERATORS) openModelIterator(model, undefined)
   }
-  // Reported once the delivery is over, in that order; each report may open an iterator.
-  for (const _ of overran) if (model.reopenOnOverrun && model.iterators.length < MAX_ALL_ITERATORS) openModelIterator(model, undefined)
 }
 
 /** Whether every holder of a chunk that reached an iterator moved past it or let go. */
