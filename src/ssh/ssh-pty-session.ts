@@ -6,6 +6,9 @@ import type { ChannelExitStatus, SshConnection } from './ssh-connection.js'
 import { sshSignalNumber } from './ssh-signal-table.js'
 import type { Ssh2Channel } from './ssh2-module.js'
 
+/** `KILL`'s number: the one signal whose report proves a killer other than the stop (see `diedOfAnotherSignal`). */
+const SIGKILL_NUMBER = 9
+
 /**
  * Where a remote PTY stands:
  * - `starting`: the channel is open, the launch marker not seen yet;
@@ -203,19 +206,22 @@ export class SshPtySession {
   }
 
   /**
-   * True when the server reported the program's death by a signal (one of the table, so its number
-   * is known) that no stop had sent when the report came: something else killed it — the stop's
-   * hang-up, say, crossed on the wire an outside `kill -9` that had already ended it. A death by a
-   * signal a stop had sent (the stop's own KILL crossing an outside one) stays the stop's: true
-   * either way. An exit code tells nothing of the kind (a program that ends on its own right at
-   * the hang-up looks like one that exits on it), and neither does a signal name outside the table.
+   * True when the server reported the program's death by `KILL` while no stop had sent `KILL` when
+   * the report came: something else killed it — an outside `kill -9`, the OOM killer — whose report
+   * crossed the stop's hang-up on the wire. Why `KILL` alone: it cannot be caught, ignored or raised
+   * in reaction to anything, so it is evidence of a killer other than the stop; any other signal may
+   * be the stop's own doing at one remove (a program whose pipe reader the hang-up ended dies of
+   * `PIPE`; one that handles `HUP` by aborting dies of `ABRT`), and such a death came after the stop
+   * request. A death by the stop's own `KILL` (crossing an outside one) stays the stop's: true
+   * either way. An exit code tells nothing of the kind, and neither does a signal name outside the
+   * table.
    */
   get diedOfAnotherSignal(): boolean {
     const sent = this.#stopSignalsSentAtReport
     const status = this.#exitStatus()
     if (sent === null || status === null || typeof status.code === 'number' || typeof status.signal !== 'string') return false
     const number = sshSignalNumber(status.signal)
-    return number !== null && !sent.has(number)
+    return number === SIGKILL_NUMBER && !sent.has(number)
   }
 
   /** The server reported the program's end: read its tail out past any pause, up to the budget. */
@@ -372,7 +378,7 @@ export class SshPtySession {
   /**
    * The exit the server reported (`exit-status` or `exit-signal`) for a program that started, with
    * `diedBeforeStopRequest` unless a stop was asked for before that report — or one was, but the
-   * report names a signal no stop had sent ({@link SshPtySession.diedOfAnotherSignal}): the death was
+   * report names a `KILL` no stop had sent ({@link SshPtySession.diedOfAnotherSignal}): the death was
    * not the stop's, its cause is kept. `null` when there is none.
    */
   #reportedExitEvent(): PtyExitEvent | null {

@@ -154,6 +154,17 @@ describe('SSH provider (non-root login) under the controller', () => {
     }
   }, 30_000)
 
+  // Found by review (helper-125): the rule above first counted any signal no stop had sent as
+  // proof of an outside killer; a program the stop's hang-up ends at one remove dies of another.
+  it('a program whose pipe reader the stop\'s hang-up ended dies of SIGPIPE after the stop request: an operator close', async () => {
+    // The leader ignores HUP (a "reload" signal to it) and writes into a reader of its own group.
+    const script = "exec 3> >(cat > /dev/null); trap '' HUP; exec yes >&3"
+    const reply = await s().controller.spawn({ hostId: 'ssh:loopback', file: '/bin/bash', args: ['-c', script] })
+    await waitFor(() => (reply.pid !== undefined && isAlive(reply.pid) ? true : undefined), 'the program to run')
+    expect(await s().controller.stopAndWait(reply.id)).toBe(true)
+    expect((await exitOf(s(), reply.id)).cause).toEqual({ kind: 'operator_close' })
+  })
+
   it('delivers 300 000 bytes written just before the exit, none lost, before the exit', async () => {
     const reply = await s().controller.spawn({ hostId: 'ssh:loopback', file: '/bin/sh', args: ['-c', "head -c 300000 /dev/zero | tr '\\0' x; exit 7"] })
     const exit = await exitOf(s(), reply.id, 30_000)

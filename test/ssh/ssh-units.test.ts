@@ -394,15 +394,17 @@ describe('a program whose end the server reported after a stop was asked for', (
     }
   })
 
-  it('a signal sent only after the report does not count; an exit code or a signal outside the table is no evidence', () => {
+  it('a KILL sent only after the report does not count; an exit code, another signal or one outside the table is no evidence', () => {
     const late = liveSession()
     late.session.beginStop()
     late.session.noteStopSignal('HUP')
-    late.channel.emit('exit', null, 'SIGTERM')
-    late.session.noteStopSignal('TERM')
+    late.channel.emit('exit', null, 'SIGKILL')
+    late.session.noteStopSignal('KILL')
     late.channel.emit('close')
-    expect(late.exits[0]).toMatchObject({ cause: { kind: 'signaled', signal: 15 }, diedBeforeStopRequest: true })
-    for (const report of [[0], [1], [null, 'SIGWHATEVER']] as const) {
+    expect(late.exits[0]).toMatchObject({ cause: { kind: 'signaled', signal: 9 }, diedBeforeStopRequest: true })
+    // PIPE, ABRT, TERM: what the stop's hang-up may cause at one remove (a pipe's reader it ended, a
+    // HUP handler that aborts) — the death came after the stop request, so it stays the stop's.
+    for (const report of [[0], [1], [null, 'SIGWHATEVER'], [null, 'SIGPIPE'], [null, 'SIGABRT'], [null, 'SIGTERM']] as const) {
       const { session, channel, exits } = liveSession()
       session.beginStop()
       session.noteStopSignal('HUP')
@@ -415,7 +417,7 @@ describe('a program whose end the server reported after a stop was asked for', (
 
 describe('a stop whose connection the provider closed itself', () => {
   // A dropped connection hung its sessions up, and no look can tell more: the leader's exit ends
-  // the stop (documented). A connection the provider closed (its disposal, or — before 9 Dec — an
+  // the stop (documented). A connection the provider closed (its disposal, or — before 6 Dec — an
   // extra connection closed as its last PTY channel closed, in the middle of the stop) is no such
   // evidence: what is left of the session is unknown.
   it('is not verified by the leader\'s exit alone: it times out, saying the side shell did not answer', async () => {
