@@ -1,5 +1,8 @@
 import { randomBytes } from 'node:crypto'
-import { closeSync, constants, lstatSync, openSync, readFileSync, renameSync, unlinkSync, writeFileSync, writeSync } from 'node:fs'
+import { execFileSync } from 'node:child_process'
+import { closeSync, constants, fstatSync, ftruncateSync, lstatSync, openSync, readdirSync, readFileSync, readSync, renameSync, unlinkSync, writeFileSync, writeSync } from 'node:fs'
+import { endianness } from 'node:os'
+import { basename, dirname, join } from 'node:path'
 import { isDefunct, type ProcessInspector } from '../node-pty/process-inspector.js'
 
 /**
@@ -16,9 +19,13 @@ import { isDefunct, type ProcessInspector } from '../node-pty/process-inspector.
  *
  * - `{ "t": "i", "k", "id" }` — a spawn of PTY `id` is about to fork (written **before** the fork:
  *   a host that dies after it leaves a session its successor knows of, even without a pid);
- * - `{ "t": "s", "k", "inc", "pid", "st", "pg", "sid" }` — the spawn's process: incarnation id,
- *   leader pid, its start time (`/proc/<pid>/stat` field 22, which with the pid names it for good),
- *   its process group and session;
+ * - `{ "t": "s", "k", "inc", "pid", "st", "pg", "sid", "at"? }` — the spawn's process: incarnation
+ *   id, leader pid, its start time (`/proc/<pid>/stat` field 22, which with the pid names it for
+ *   good), its process group and session (both its pid: a line with others is malformed), and
+ *   `at`: a time (clock ticks since boot, as the start times are) at which the session held its
+ *   number — its leader was seen alive then. Every process with that session id started before
+ *   `at` is the session's (the kernel hands no pid number out while a process uses it as its
+ *   pid, group or session id); see `predecessor-orphans.ts`;
  * - `{ "t": "e", "k" }` — that session ended (its exit observed, or its spawn failed).
  *
  * **Cost.** One `write(2)` of one short line per spawn (two: before and after the fork) and per
@@ -45,6 +52,59 @@ const JOURNAL_VERSION = 1
  */
 export const PTY_HOST_JOURNAL_COMPACT_LINES = 4_096
 
+/**
+ * The largest journal a successor reads (bytes). A journal stays proportional to the sessions that
+ * run (compaction); a larger file is not one a host wrote, and is answered as unreadable.
+ */
+export const PTY_HOST_JOURNAL_MAX_READ_BYTES = 64 * 1024 * 1024
+
+/** The kernel's clock ticks per second (`getconf CLK_TCK`), read once: `null` where it cannot be. */
+let clockTicksPerSecond: number | null | undefined
+
+function readClockTicksPerSecond(): number | null {
+  // The auxiliary vector's AT_CLKTCK (17), as libc's sysconf(_SC_CLK_TCK) reads it: no subprocess.
+  try {
+    const auxv = readFileSync('/proc/self/auxv')
+    const little = endianness() === 'LE'
+    for (let offset = 0; offset + 16 <= auxv.length; offset += 16) {
+      const type = little ? auxv.readBigUInt64LE(offset) : auxv.readBigUInt64BE(offset)
+      if (type === 0n) break
+      if (type === 17n) {
+        const value = Number(little ? auxv.readBigUInt64LE(offset + 8) : auxv.readBigUInt64BE(offset + 8))
+        if (Number.isSafeInteger(value) && value > 0) return value
+      }
+    }
+  } catch {
+    // Not readable here: ask getconf.
+  }
+  try {
+    const value = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8', timeout: 2_000, stdio: ['ignore', 'pipe', 'ignore'] }).trim())
+    return Number.isSafeInteger(value) && value > 0 ? value : null
+  } catch {
+    return null
+  }
+}
+
+/**
+ * Now, in the unit of the start times (`/proc/<pid>/stat` field 22: clock ticks since boot), never
+ * later than the true time (`/proc/uptime` is cut down to hundredths, and so is this): a process
+ * whose start time is below it started before it. `null` where it cannot be read (no `/proc`).
+ */
+export function bootTicksNow(): number | null {
+  clockTicksPerSecond ??= readClockTicksPerSecond()
+  if (clockTicksPerSecond === null) return null
+  let text: string
+  try {
+    text = readFileSync('/proc/uptime', 'utf8')
+  } catch {
+    return null
+  }
+  const match = /^(\d+)\.(\d{2})\s/.exec(text)
+  if (match === null) return null
+  const hundredths = Number(match[1]) * 100 + Number(match[2])
+  return Math.floor((hundredths * clockTicksPerSecond) / 100)
+}
+
 /** A session's process as the journal records it. */
 export type JournalProcess = {
   /** The PTY's incarnation id. */
@@ -57,6 +117,11 @@ export type JournalProcess = {
   pgid: number
   /** The leader's session id. */
   sid: number
+  /**
+   * A time (clock ticks since boot) at which the session was seen holding its number (a known
+   * member alive): a process with its session id that started before it is the session's.
+   */
+  heldAt?: number
 }
 
 /** A session a journal shows open (spawned, or about to be, and not ended). */
@@ -97,13 +162,22 @@ export function currentBootId(): string | null {
 export function readPredecessorJournal(path: string, bootId: string | null = currentBootId()): PredecessorJournal | 'absent' | 'unreadable' {
   let text: string
   try {
-    const stats = lstatSync(path)
-    const uid = process.getuid?.()
-    if (!stats.isFile() || (uid !== undefined && stats.uid !== uid) || (stats.mode & 0o077) !== 0) return 'unreadable'
-    // O_NOFOLLOW: the file checked is the file read.
-    const fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW)
+    // Opened first, then judged by what is open (`fstat`): the file checked is the file read.
+    // O_NOFOLLOW: no symlink; O_NONBLOCK: a FIFO put in its place cannot hold this host (and the
+    // lock it holds) waiting for a writer.
+    const fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK)
     try {
-      text = readFileSync(fd, 'utf8')
+      const stats = fstatSync(fd)
+      const uid = process.getuid?.()
+      if (!stats.isFile() || (uid !== undefined && stats.uid !== uid) || (stats.mode & 0o077) !== 0 || stats.size > PTY_HOST_JOURNAL_MAX_READ_BYTES) return 'unreadable'
+      const buffer = Buffer.alloc(stats.size)
+      let filled = 0
+      while (filled < buffer.length) {
+        const read = readSync(fd, buffer, filled, buffer.length - filled, null)
+        if (read === 0) break
+        filled += read
+      }
+      text = buffer.subarray(0, filled).toString('utf8')
     } finally {
       closeSync(fd)
     }
@@ -130,9 +204,17 @@ export function readPredecessorJournal(path: string, bootId: string | null = cur
     if (entry.t === 'i' && typeof entry.id === 'string') open.set(key, { id: entry.id })
     else if (entry.t === 's' && isJournalProcess(entry)) {
       const session = open.get(key)
-      if (session !== undefined) session.process = { incarnationId: entry.inc, pid: entry.pid, startTime: entry.st, pgid: entry.pg, sid: entry.sid }
-    } else if (entry.t === 'e') open.delete(key)
-    else unaccounted = true
+      // An `s` without its `i`: the journal lost a session's intent (it never writes one so):
+      // whatever it names may run unnamed.
+      if (session === undefined) unaccounted = true
+      else {
+        session.process = { incarnationId: entry.inc, pid: entry.pid, startTime: entry.st, pgid: entry.pg, sid: entry.sid }
+        if (Number.isSafeInteger(entry.at) && (entry.at as number) >= 0) session.process.heldAt = entry.at as number
+      }
+    } else if (entry.t === 'e') {
+      // An `e` without its `i`: likewise.
+      if (!open.delete(key)) unaccounted = true
+    } else unaccounted = true
   }
   return { open: [...open.values()], unaccounted }
 }
@@ -146,15 +228,17 @@ function parseLine(line: string): Record<string, unknown> | null {
   }
 }
 
-function isJournalProcess(entry: Record<string, unknown>): entry is { inc: string; pid: number; st: string; pg: number; sid: number } {
+function isJournalProcess(entry: Record<string, unknown>): entry is { inc: string; pid: number; st: string; pg: number; sid: number; at?: unknown } {
   return (
     typeof entry.inc === 'string' &&
     Number.isSafeInteger(entry.pid) &&
-    (entry.pid as number) > 0 &&
+    (entry.pid as number) > 1 &&
     typeof entry.st === 'string' &&
     /^\d+$/.test(entry.st) &&
-    Number.isSafeInteger(entry.pg) &&
-    Number.isSafeInteger(entry.sid)
+    // A PTY's leader leads its session and group (node-pty's child calls setsid): a line that says
+    // otherwise is not one this journal writes, and is not trusted to name what to signal.
+    entry.pg === entry.pid &&
+    entry.sid === entry.pid
   )
 }
 
@@ -167,9 +251,14 @@ export class SessionJournal {
   readonly #path: string
   readonly #bootId: string | null
   readonly #inspector: ProcessInspector
+  readonly #compactLines: number
   #unaccounted: boolean
   #fd: number | null = null
+  /** Closed by {@link close}: nothing is appended any more (else a lost descriptor is reopened). */
+  #closed = false
   #lines = 0
+  /** The file's length as this host wrote it: where a torn append is cut back to. */
+  #bytes = 0
   #nextKey = 1
   /** The open sessions by key: what a compaction keeps. */
   readonly #open = new Map<number, JournalSession>()
@@ -180,14 +269,26 @@ export class SessionJournal {
    * Create the journal at `path` (replacing a predecessor's, already read), holding `carried`: the
    * sessions this host takes over from its predecessor. `unaccounted` is carried too.
    *
+   * Temporary files a host of this journal left behind (its rewrite's, cut short by its death) are
+   * removed first: this host holds the lock, so no other host is writing one.
+   *
+   * @param options.compactLines - the fewest lines before a compaction ({@link PTY_HOST_JOURNAL_COMPACT_LINES}; tests lower it)
    * @throws when the file cannot be created (the host then refuses to start: its sessions would
    * outlive it untraceably).
    */
-  constructor(path: string, inspector: ProcessInspector, carried: { open: readonly JournalSession[]; unaccounted: boolean }, bootId: string | null = currentBootId()) {
+  constructor(
+    path: string,
+    inspector: ProcessInspector,
+    carried: { open: readonly JournalSession[]; unaccounted: boolean },
+    bootId: string | null = currentBootId(),
+    options: { compactLines?: number } = {},
+  ) {
     this.#path = path
     this.#bootId = bootId
     this.#inspector = inspector
+    this.#compactLines = options.compactLines ?? PTY_HOST_JOURNAL_COMPACT_LINES
     this.#unaccounted = carried.unaccounted
+    removeStaleTemporaries(path)
     const keys: number[] = []
     for (const session of carried.open) {
       const key = this.#nextKey++
@@ -210,8 +311,15 @@ export class SessionJournal {
    */
   intent(id: string): number {
     const key = this.#nextKey++
-    this.#append({ t: 'i', k: key, id })
+    // Open before the append: a compaction the append sets off keeps it (it rewrites the open
+    // sessions); undone when the line could not be written (the spawn does not happen).
     this.#open.set(key, { id })
+    try {
+      this.#append({ t: 'i', k: key, id })
+    } catch (error) {
+      this.#open.delete(key)
+      throw error
+    }
     return key
   }
 
@@ -224,6 +332,8 @@ export class SessionJournal {
   spawned(key: number, incarnationId: string | undefined, pid: number | null): void {
     const session = this.#open.get(key)
     if (session === undefined || incarnationId === undefined || pid === null) return
+    // Read before the row: the leader, seen alive after it, held its number at that time.
+    const heldAt = bootTicksNow()
     const row = this.#inspector.readNow(pid)
     if (row === null || row === 'absent' || isDefunct(row) || row.startTime === undefined) return
     // A PTY leader is this host's child. Its group and session are its own pid by construction
@@ -231,8 +341,9 @@ export class SessionJournal {
     // child may not have called it yet, and the row would show this host's.
     if (row.ppid !== process.pid) return
     const recorded: JournalProcess = { incarnationId, pid, startTime: row.startTime, pgid: pid, sid: pid }
+    if (heldAt !== null) recorded.heldAt = heldAt
     session.process = recorded
-    this.#tryAppend({ t: 's', k: key, inc: incarnationId, pid, st: recorded.startTime, pg: recorded.pgid, sid: recorded.sid })
+    this.#tryAppend(processLine(key, recorded))
   }
 
   /** The session of `key` ended (its exit was observed, its spawn failed, or its process was proven gone). */
@@ -252,6 +363,7 @@ export class SessionJournal {
    * unaccounted for) for the next host.
    */
   close(): void {
+    this.#closed = true
     this.#closeFd()
     if (this.#open.size === 0 && !this.#unaccounted) {
       try {
@@ -268,12 +380,52 @@ export class SessionJournal {
     }
   }
 
+  /**
+   * Append one line, whole or not at all: a write cut short (a full disk) is cut back off the file
+   * and throws, so no torn line is left for a later line to be glued to — and the caller (a spawn)
+   * learns the line is not there.
+   */
   #append(entry: Record<string, unknown>): void {
-    if (this.#fd === null) throw new Error('The session journal is closed')
-    writeSync(this.#fd, `${JSON.stringify(entry)}\n`)
+    if (this.#closed) throw new Error('The session journal is closed')
+    // A descriptor lost to a failed compaction is reopened here, at each append until it is.
+    if (this.#fd === null) this.#reopen()
+    const fd = this.#fd!
+    const line = Buffer.from(`${JSON.stringify(entry)}\n`)
+    let written = 0
+    try {
+      written = writeSync(fd, line)
+    } catch (error) {
+      this.#cutBack(fd)
+      throw error
+    }
+    if (written !== line.length) {
+      this.#cutBack(fd)
+      throw new Error(`The session journal's line was cut short (${written} of ${line.length} bytes written: is the disk full?)`)
+    }
+    this.#bytes += line.length
     this.#lines += 1
     // Four times what the open sessions need (two lines each, and the header).
-    if (this.#lines > PTY_HOST_JOURNAL_COMPACT_LINES && this.#lines > 4 * (2 * this.#open.size + 1)) this.#compact()
+    if (this.#lines > this.#compactLines && this.#lines > 4 * (2 * this.#open.size + 1)) this.#compact()
+  }
+
+  /** Cut a torn append back off the file (to what this host wrote before it). */
+  #cutBack(fd: number): void {
+    try {
+      ftruncateSync(fd, this.#bytes)
+    } catch {
+      // Then the torn piece stays: a successor reads it as a malformed line (unaccounted).
+    }
+  }
+
+  #reopen(): void {
+    const fd = openSync(this.#path, constants.O_WRONLY | constants.O_APPEND | constants.O_NOFOLLOW)
+    try {
+      this.#bytes = fstatSync(fd).size
+    } catch (error) {
+      closeSync(fd)
+      throw error
+    }
+    this.#fd = fd
   }
 
   /** An append that may fail without failing its caller: the journal then says less, never something false. */
@@ -290,8 +442,14 @@ export class SessionJournal {
     try {
       this.#rewrite()
     } catch {
-      // Keep appending to the old file (still reopened when the rewrite failed before the rename).
-      if (this.#fd === null) this.#fd = openSync(this.#path, constants.O_WRONLY | constants.O_APPEND | constants.O_NOFOLLOW)
+      // Keep appending to the file in place (reopened by the next append when the descriptor was lost).
+      if (this.#fd === null) {
+        try {
+          this.#reopen()
+        } catch {
+          // The next append tries again.
+        }
+      }
     }
   }
 
@@ -299,19 +457,19 @@ export class SessionJournal {
   #rewrite(): void {
     this.#writeWhole()
     this.#closeFd()
-    this.#fd = openSync(this.#path, constants.O_WRONLY | constants.O_APPEND | constants.O_NOFOLLOW)
+    this.#reopen()
   }
 
   #writeWhole(): void {
     const lines = [JSON.stringify({ ptykitJournal: JOURNAL_VERSION, bootId: this.#bootId, unaccounted: this.#unaccounted })]
     for (const [key, session] of this.#open) {
       lines.push(JSON.stringify({ t: 'i', k: key, id: session.id }))
-      const recorded = session.process
-      if (recorded !== undefined) lines.push(JSON.stringify({ t: 's', k: key, inc: recorded.incarnationId, pid: recorded.pid, st: recorded.startTime, pg: recorded.pgid, sid: recorded.sid }))
+      if (session.process !== undefined) lines.push(JSON.stringify(processLine(key, session.process)))
     }
     const temporary = `${this.#path}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`
     try {
-      writeFileSync(temporary, `${lines.join('\n')}\n`, { mode: 0o600, flag: 'wx' })
+      const text = `${lines.join('\n')}\n`
+      writeFileSync(temporary, text, { mode: 0o600, flag: 'wx' })
       renameSync(temporary, this.#path)
     } catch (error) {
       try {
@@ -332,5 +490,39 @@ export class SessionJournal {
       // Closed already.
     }
     this.#fd = null
+  }
+}
+
+/** The `s` line of a session's process. */
+function processLine(key: number, recorded: JournalProcess): Record<string, unknown> {
+  const line: Record<string, unknown> = { t: 's', k: key, inc: recorded.incarnationId, pid: recorded.pid, st: recorded.startTime, pg: recorded.pgid, sid: recorded.sid }
+  if (recorded.heldAt !== undefined) line.at = recorded.heldAt
+  return line
+}
+
+/**
+ * Remove the temporary files of this journal's rewrites that a host left (it died mid-rewrite):
+ * only this user's regular files named as a rewrite names them (`<journal>.<pid>.<12 hex>.tmp`).
+ */
+function removeStaleTemporaries(path: string): void {
+  const directory = dirname(path)
+  const prefix = `${basename(path)}.`
+  const pattern = /^\d+\.[0-9a-f]{12}\.tmp$/
+  let names: string[]
+  try {
+    names = readdirSync(directory)
+  } catch {
+    return
+  }
+  const uid = process.getuid?.()
+  for (const name of names) {
+    if (!name.startsWith(prefix) || !pattern.test(name.slice(prefix.length))) continue
+    const file = join(directory, name)
+    try {
+      const stats = lstatSync(file)
+      if (stats.isFile() && (uid === undefined || stats.uid === uid)) unlinkSync(file)
+    } catch {
+      // Gone meanwhile, or not ours to remove.
+    }
   }
 }

@@ -2,11 +2,14 @@
  * The session journal's file: appended per spawn and exit, compacted when it grows, read back by a
  * successor as the sessions that were open — and, when it cannot tell, saying so (`unaccounted`).
  */
-import { appendFileSync, chmodSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
-import { join } from 'node:path'
+import { execFileSync, spawn as spawnChild, spawnSync } from 'node:child_process'
+import { appendFileSync, chmodSync, existsSync, readFileSync, rmSync, truncateSync, writeFileSync } from 'node:fs'
+import { join, resolve } from 'node:path'
 import { afterEach, expect, it } from 'vitest'
 import { createNullInspector, createProcFsInspector } from '../../src/node-pty/process-inspector.js'
-import { PTY_HOST_JOURNAL_COMPACT_LINES, readPredecessorJournal, SessionJournal } from '../../src/pty-host/session-journal.js'
+import { bootTicksNow, PTY_HOST_JOURNAL_COMPACT_LINES, PTY_HOST_JOURNAL_MAX_READ_BYTES, readPredecessorJournal, SessionJournal } from '../../src/pty-host/session-journal.js'
+import { procRow, waitFor } from '../node-pty/pty-test-support.js'
+import { nodeArgsFor } from '../support/node-entry-bundle.js'
 import { makeSocketDir } from './pty-host-test-support.js'
 
 const dirs: string[] = []
@@ -68,4 +71,114 @@ it('a journal of another boot holds no running process', () => {
   const path = journalPath()
   writeFileSync(path, [JSON.stringify({ ptykitJournal: 1, bootId: 'another-boot', unaccounted: true }), JSON.stringify({ t: 'i', k: 1, id: 'x' }), ''].join('\n'), { mode: 0o600 })
   expect(readPredecessorJournal(path, 'this-boot')).toEqual({ open: [], unaccounted: false })
+})
+
+it('keeps the session whose own intent sets off the compaction (and its process line after it)', async () => {
+  // Every position of the triggering intent among a handful of thresholds: before the fix the
+  // session whose `i` line crossed the threshold was left out of the rewritten file, and its `s`
+  // line, appended after, was then ignored — a successor answered "absent" while it ran.
+  for (let compactLines = 40; compactLines <= 45; compactLines++) {
+    const path = journalPath()
+    const journal = new SessionJournal(path, createProcFsInspector(), { open: [], unaccounted: false }, null, { compactLines })
+    journal.intent('long-lived')
+    // Sessions that come and go (i, e) until the file holds exactly `compactLines` lines (with a
+    // few open, so that it is more than four times what they need).
+    while (lineCount(path) < compactLines - 1) journal.ended(journal.intent('short'))
+    if (lineCount(path) === compactLines - 1) journal.intent('pad')
+    expect(lineCount(path)).toBe(compactLines)
+    const child = spawnChild('sleep', ['1000'], { stdio: 'ignore' })
+    try {
+      await waitFor(() => (child.pid !== undefined && procRow(child.pid) !== null ? true : undefined), 'the child')
+      const key = journal.intent('victim') // the line past the threshold: compacts
+      expect(lineCount(path)).toBeLessThan(10) // compacted
+      journal.spawned(key, 'inc-victim', child.pid!)
+      const read = readPredecessorJournal(path, null)
+      expect(read).toMatchObject({ unaccounted: false })
+      const victim = typeof read === 'object' ? read.open.find((session) => session.id === 'victim') : undefined
+      expect(victim?.process).toMatchObject({ incarnationId: 'inc-victim', pid: child.pid, startTime: procRow(child.pid!)!.startTime })
+    } finally {
+      child.kill('SIGKILL')
+      journal.close()
+    }
+  }
+})
+
+it('an `s` or `e` line whose `i` is missing makes the journal unaccounted', () => {
+  const path = journalPath()
+  const header = JSON.stringify({ ptykitJournal: 1, bootId: null, unaccounted: false })
+  writeFileSync(path, [header, JSON.stringify({ t: 's', k: 7, inc: 'x', pid: 123, st: '5', pg: 123, sid: 123 }), ''].join('\n'), { mode: 0o600 })
+  expect(readPredecessorJournal(path, null)).toEqual({ open: [], unaccounted: true })
+  writeFileSync(path, [header, JSON.stringify({ t: 'e', k: 7 }), ''].join('\n'), { mode: 0o600 })
+  expect(readPredecessorJournal(path, null)).toEqual({ open: [], unaccounted: true })
+})
+
+it('trusts no `s` line whose group or session is not its leader’s pid: the session stays unknown (an intent), the journal unaccounted', () => {
+  const path = journalPath()
+  writeFileSync(
+    path,
+    [
+      JSON.stringify({ ptykitJournal: 1, bootId: null, unaccounted: false }),
+      JSON.stringify({ t: 'i', k: 1, id: 'a' }),
+      JSON.stringify({ t: 's', k: 1, inc: 'x', pid: 123, st: '5', pg: 456, sid: 456 }),
+      '',
+    ].join('\n'),
+    { mode: 0o600 },
+  )
+  expect(readPredecessorJournal(path, null)).toEqual({ open: [{ id: 'a' }], unaccounted: true })
+})
+
+it('records when the session held its number (`at`, in boot clock ticks) and reads it back', async () => {
+  const path = journalPath()
+  const journal = new SessionJournal(path, createProcFsInspector(), { open: [], unaccounted: false }, null)
+  const child = spawnChild('sleep', ['1000'], { stdio: 'ignore' })
+  try {
+    await waitFor(() => (child.pid !== undefined && procRow(child.pid) !== null ? true : undefined), 'the child')
+    const before = bootTicksNow()!
+    journal.spawned(journal.intent('a'), 'inc-a', child.pid!)
+    const read = readPredecessorJournal(path, null)
+    const heldAt = typeof read === 'object' ? read.open[0]?.process?.heldAt : undefined
+    expect(heldAt).toBeGreaterThanOrEqual(before)
+    expect(heldAt).toBeLessThanOrEqual(bootTicksNow()!)
+    expect(Number(procRow(child.pid!)!.startTime)).toBeLessThanOrEqual(heldAt!)
+  } finally {
+    child.kill('SIGKILL')
+    journal.close()
+  }
+})
+
+it('a line cut short (a full disk: here a file-size limit) is cut back off and refuses its spawn: no torn line is left', () => {
+  const path = journalPath()
+  // `ulimit -f 4`: 2 048 bytes; SIGXFSZ ignored, so a write past it is cut short (then EFBIG).
+  const result = spawnSync('/bin/sh', ['-c', `ulimit -f 4; trap '' XFSZ; exec "$0" "$@"`, process.execPath, ...nodeArgsFor(resolve(import.meta.dirname, 'fixtures/journal-fill.ts')), path], { encoding: 'utf8' })
+  const report = JSON.parse(result.stdout) as { accepted: number; refusal: string | null; open: number }
+  expect(report.refusal).not.toBeNull()
+  // The refused intent is not counted open.
+  expect(report.open).toBe(report.accepted)
+  const text = readFileSync(path, 'utf8')
+  expect(text.endsWith('\n')).toBe(true)
+  expect(readPredecessorJournal(path, null)).toMatchObject({ unaccounted: false })
+  const read = readPredecessorJournal(path, null)
+  expect(typeof read === 'object' ? read.open.length : -1).toBe(report.accepted)
+})
+
+it('never blocks on a FIFO in the journal’s place, and reads no file larger than a host writes', () => {
+  const path = journalPath()
+  execFileSync('mkfifo', ['-m', '600', path])
+  expect(readPredecessorJournal(path, null)).toBe('unreadable')
+  rmSync(path)
+  writeFileSync(path, `${JSON.stringify({ ptykitJournal: 1, bootId: null, unaccounted: false })}\n`, { mode: 0o600 })
+  truncateSync(path, PTY_HOST_JOURNAL_MAX_READ_BYTES + 1)
+  expect(readPredecessorJournal(path, null)).toBe('unreadable')
+})
+
+it('removes the temporary files a dead host’s rewrite left — only its own kind', () => {
+  const path = journalPath()
+  const stale = `${path}.12345.0123456789ab.tmp`
+  const foreign = `${path}.notes.tmp`
+  writeFileSync(stale, 'x', { mode: 0o600 })
+  writeFileSync(foreign, 'x', { mode: 0o600 })
+  const journal = new SessionJournal(path, createNullInspector(), { open: [], unaccounted: false }, null)
+  expect(existsSync(stale)).toBe(false)
+  expect(existsSync(foreign)).toBe(true)
+  journal.close()
 })
