@@ -1,7 +1,8 @@
 import { isDefunct, type ProcessInspector, type ProcessStat } from '../node-pty/process-inspector.js'
 import { NODE_PTY_HANGUP_GRACE_MS, NODE_PTY_SHUTDOWN_DEADLINE_MS, NODE_PTY_TERMINATE_GRACE_MS, NodePtyProviderError } from '../node-pty/index.js'
 import { NODE_PTY_KILL_RESERVE_MS, planStopSchedule, type StopSignal } from '../node-pty/stop-schedule.js'
-import type { JournalProcess, JournalSession, PredecessorJournal, SessionJournal } from './session-journal.js'
+import { readdirSync } from 'node:fs'
+import { bootTicksNow, type JournalProcess, type JournalSession, type PredecessorJournal, type SessionJournal } from './session-journal.js'
 
 /**
  * How often an orphan's stop looks whether its session is gone (one read of the process table).
@@ -9,16 +10,58 @@ import type { JournalProcess, JournalSession, PredecessorJournal, SessionJournal
  */
 export const PTY_HOST_ORPHAN_STOP_POLL_MS = 20
 
-/** A process a dead predecessor host's session left running (it ignored its terminal's hang-up). */
+/**
+ * A dead predecessor host's session, as its journal recorded it: its leader (pid and start time),
+ * its session id (the leader's pid), and what this host has learnt of its members since.
+ *
+ * **Who is a member.** The kernel hands no pid number out again while any process uses it as its
+ * pid, group id or session id. So while one process known to be the session's is alive, every
+ * process with the session id is the session's too; once none known is alive, the session may have
+ * ended and its number been taken by a new session. A process with the id is proven a member when a
+ * known member is alive in the same look and it started before the look began, or when it started
+ * before a time the session was seen holding its number (`heldAt`). Anything else with the id is
+ * *ambiguous*: never signalled, and while it is there the session is neither proven running nor
+ * proven ended.
+ */
 type Orphan = {
   readonly id: string
   readonly process: JournalProcess
   /** Its key in this host's own journal (so a successor of this host finds it too). */
   readonly key: number
-  /** Proven gone: its leader no longer runs as the process the journal recorded. */
+  /** Proven ended: no process of its session left (or its number taken by another process). */
   gone: boolean
+  /** Processes proven its members (pid → start time), the leader first. */
+  readonly known: Map<number, string>
+  /** The latest time (boot clock ticks) the session was seen holding its number; `null`: never. */
+  heldAt: number | null
   /** The stop in progress, if any (callers join it). */
   stop: { done: Promise<void>; escalate: () => void; waitUntil: (at: number) => void } | null
+}
+
+/** One look at the process table: when it began (boot clock ticks; `null`: unknown) and what it saw (`null`: unreadable). */
+type Look = { ticks: number | null; table: ProcessStat[] | null }
+
+/**
+ * What one look tells of an orphan: ended; or its proven members (`held`: one known is alive) —
+ * or, not held, the processes with its id that cannot be proven its (`ambiguous`) and whether the
+ * look could not tell at all (`unreadable`).
+ */
+type Judgement = { gone: true } | { gone: false; held: boolean; members: ProcessStat[]; ambiguous: ProcessStat[]; unreadable: boolean }
+
+/** Test seams: the process table read now, the clock, and the signal sent. */
+export type PredecessorOrphansSeams = {
+  /** Every process, read now (synchronously); `null` when it cannot be. Default: `/proc`. */
+  scanNow?: () => ProcessStat[] | null
+  /** Now in boot clock ticks ({@link bootTicksNow}). */
+  ticksNow?: () => number | null
+  /** Send a signal (`process.kill`). */
+  kill?: (target: number, signal: StopSignal) => void
+}
+
+/** Whether a row's start time is before `ticks`, by more than a tick (the clocks round down): `false` when either is unknown. */
+function startedBefore(row: ProcessStat, ticks: number | null): boolean {
+  if (ticks === null || row.startTime === undefined) return false
+  return Number(row.startTime) + 1 < ticks
 }
 
 /** The sleep of a stop step, cut short by `wake`. */
@@ -50,39 +93,70 @@ export class PredecessorOrphans {
   readonly unaccounted: boolean
   readonly #byIncarnation = new Map<string, Orphan>()
   readonly #byId = new Map<string, Orphan[]>()
-  /** Ids of spawns the predecessor died in the middle of (no process recorded): unknown. */
+  /** Ids of spawns the predecessor died in the middle of (no process recorded), or whose record does not match its process: unknown. */
   readonly #unresolved = new Set<string>()
   readonly #inspector: ProcessInspector
+  readonly #scanNow: () => ProcessStat[] | null
+  readonly #ticksNow: () => number | null
+  readonly #kill: (target: number, signal: StopSignal) => void
   #journal: SessionJournal | null = null
 
   /**
-   * Judge the predecessor's journal: each open session whose leader still runs with the recorded
-   * start time is an orphan; one whose leader is gone is proven ended (and forgotten).
+   * Judge the predecessor's journal, with one look at the process table: a session whose leader
+   * runs (same pid, start time, session and group) is an orphan, and its processes then are its
+   * known members; one whose leader is gone is proven ended only when no process has its session
+   * or group id (or its pid names another process now: its number was freed) — else it stays, and
+   * what runs with its id is its only if provable (see {@link Orphan}), else unknown.
    *
    * @param journal - what {@link readPredecessorJournal} read (`'absent'` / `'unreadable'` included)
    * @param succeedsDeadHost - the lock was taken over from a host that died holding it
    */
-  constructor(journal: PredecessorJournal | 'absent' | 'unreadable', succeedsDeadHost: boolean, inspector: ProcessInspector) {
+  constructor(journal: PredecessorJournal | 'absent' | 'unreadable', succeedsDeadHost: boolean, inspector: ProcessInspector, seams: PredecessorOrphansSeams = {}) {
     this.#inspector = inspector
+    this.#scanNow = seams.scanNow ?? (() => scanProcNow(inspector))
+    this.#ticksNow = seams.ticksNow ?? bootTicksNow
+    this.#kill = seams.kill ?? ((target, signal) => process.kill(target, signal))
     this.journalRead = typeof journal === 'object'
     this.unaccounted = typeof journal === 'object' ? journal.unaccounted : journal === 'unreadable' || succeedsDeadHost
     if (typeof journal !== 'object') return
+    let look: Look | null = null
     for (const session of journal.open) {
       if (session.process === undefined || inspector.kind !== 'procfs') {
         this.#unresolved.add(session.id)
         continue
       }
-      if (this.#leaderRuns(session.process) !== false) {
-        const orphan: Orphan = { id: session.id, process: session.process, key: 0, gone: false, stop: null }
-        this.#byIncarnation.set(session.process.incarnationId, orphan)
-        this.#byId.set(session.id, [...(this.#byId.get(session.id) ?? []), orphan])
+      const recorded = session.process
+      look ??= this.#lookNow()
+      // The leader runs, but not as the leader of the recorded session: the record is not its.
+      const leader = look.table?.find((row) => row.pid === recorded.pid)
+      if (leader !== undefined && leader.startTime === recorded.startTime && !isDefunct(leader) && (leader.sid !== recorded.sid || leader.pgid !== recorded.pgid)) {
+        this.#unresolved.add(session.id)
+        continue
       }
+      const orphan: Orphan = {
+        id: session.id,
+        process: recorded,
+        key: 0,
+        gone: false,
+        known: new Map([[recorded.pid, recorded.startTime]]),
+        heldAt: recorded.heldAt ?? null,
+        stop: null,
+      }
+      if (this.#judge(orphan, look).gone) continue
+      this.#byIncarnation.set(recorded.incarnationId, orphan)
+      this.#byId.set(session.id, [...(this.#byId.get(session.id) ?? []), orphan])
     }
   }
 
-  /** What this host's own journal carries over: the orphans still running, and the unresolved spawns. */
+  /**
+   * What this host's own journal carries over: the orphans not proven ended (with the latest time
+   * each was seen holding its number), and the unresolved spawns.
+   */
   carried(): { open: JournalSession[]; unaccounted: boolean } {
-    const open: JournalSession[] = [...this.#byIncarnation.values()].map((orphan) => ({ id: orphan.id, process: orphan.process }))
+    const open: JournalSession[] = [...this.#byIncarnation.values()].map((orphan) => ({
+      id: orphan.id,
+      process: { ...orphan.process, ...(orphan.heldAt === null ? {} : { heldAt: Math.max(orphan.heldAt, orphan.process.heldAt ?? 0) }) },
+    }))
     for (const id of this.#unresolved) open.push({ id })
     return { open, unaccounted: this.unaccounted }
   }
@@ -96,12 +170,12 @@ export class PredecessorOrphans {
   }
 
   /**
-   * Whether anything of the predecessor is still not accounted for: an orphan that may run, a
+   * Whether anything of the predecessor is still not accounted for: an orphan not proven ended, a
    * spawn it died in, or ids no journal names. While so, no listing of this host is authoritative.
    */
   get unsettled(): boolean {
     if (this.unaccounted || this.#unresolved.size > 0) return true
-    for (const orphan of this.#byIncarnation.values()) if (this.#isGone(orphan) !== true) return true
+    for (const orphan of this.#byIncarnation.values()) if (this.#runs(orphan) !== false) return true
     return false
   }
 
@@ -111,23 +185,23 @@ export class PredecessorOrphans {
   }
 
   /**
-   * The answer about a predecessor's incarnation: `true` while its orphan runs, `false` once it is
-   * proven gone, `null` when its pid cannot be read now; `undefined` when the journal names no such
-   * incarnation.
+   * The answer about a predecessor's incarnation: `true` while a process of its session is proven
+   * to run, `false` once it is proven ended, `null` when neither can be proven now; `undefined`
+   * when the journal names no such incarnation.
    */
   probeIncarnation(incarnationId: string): boolean | null | undefined {
     const orphan = this.#byIncarnation.get(incarnationId)
-    return orphan === undefined ? undefined : negate(this.#isGone(orphan))
+    return orphan === undefined ? undefined : this.#runs(orphan)
   }
 
   /**
-   * Whether an orphan under `id` runs (`true`), every one is proven gone (`false`), or none is
-   * known (`undefined`); `null` when none is seen running and one cannot be read now.
+   * Whether an orphan under `id` runs (`true`), every one is proven ended (`false`), or none is
+   * known (`undefined`); `null` when none is proven running and one is not proven ended.
    */
   probeId(id: string): boolean | null | undefined {
     const orphans = this.#byId.get(id)
     if (orphans === undefined) return undefined
-    const answers = orphans.map((orphan) => negate(this.#isGone(orphan)))
+    const answers = orphans.map((orphan) => this.#runs(orphan))
     return answers.includes(true) ? true : answers.includes(null) ? null : false
   }
 
@@ -136,17 +210,18 @@ export class PredecessorOrphans {
     return this.#byIncarnation.has(incarnationId)
   }
 
-  /** The running orphans under `id`. */
+  /** The orphans under `id` not proven ended. */
   runningUnder(id: string): string[] {
-    return (this.#byId.get(id) ?? []).filter((orphan) => this.#isGone(orphan) !== true).map((orphan) => orphan.process.incarnationId)
+    return (this.#byId.get(id) ?? []).filter((orphan) => this.#runs(orphan) !== false).map((orphan) => orphan.process.incarnationId)
   }
 
   /**
    * Stop the orphan of `incarnationId` as the host stops its own sessions — hang-up, then SIGTERM,
-   * then SIGKILL (`immediate`: SIGKILL at once), to every process group of its session — each
-   * signal only after the leader's identity (pid with start time) or the session's is checked
-   * again; resolves once no process of its session is left, rejects (`shutdown_timeout`) at the
-   * deadline. A process that left the session (`setsid`) is not reached.
+   * then SIGKILL (`immediate`: SIGKILL at once) — to the process group of each of its proven
+   * members, each signal after a fresh look at the process table; resolves once no process of its
+   * session is left. Rejects (`shutdown_timeout`) at the deadline, and at once when processes with
+   * its session id cannot be proven its (they are never signalled: the stop cannot be verified).
+   * A process that left the session (`setsid`) is not reached.
    */
   stop(incarnationId: string, options: { immediate?: boolean; deadlineAt?: number } = {}): Promise<void> {
     const orphan = this.#byIncarnation.get(incarnationId)
@@ -162,6 +237,15 @@ export class PredecessorOrphans {
     let kill = options.immediate === true
     let waitUntil = deadlineAt
     const started = Date.now()
+    let signalled = false
+    let last: Judgement | null = null
+    /** A fresh look: `true` when the session is proven ended; throws when nothing of it can be proven and this stop has signalled nothing. */
+    const ended = async (): Promise<boolean> => {
+      last = this.#judge(orphan, await this.#freshLook())
+      if (last.gone) return true
+      if (!last.held && !signalled) throw this.#unverified(orphan, last)
+      return false
+    }
     const run = async (): Promise<void> => {
       const steps = planStopSchedule({
         immediate: kill,
@@ -174,18 +258,25 @@ export class PredecessorOrphans {
         if (!kill) {
           const at = started + step.atMs
           while (Date.now() < at && !kill) {
-            if (await this.#sessionGone(orphan)) return
+            if (await ended()) return
             await sleepUntil(Math.min(at, Date.now() + PTY_HOST_ORPHAN_STOP_POLL_MS), escalated)
           }
         }
-        if (await this.#signalSession(orphan, kill ? 'SIGKILL' : step.signal)) return
+        if (await ended()) return
+        const judged = last as Judgement | null
+        if (judged !== null && !judged.gone && judged.held) {
+          this.#signalGroups(judged.members, kill ? 'SIGKILL' : step.signal)
+          signalled = true
+        }
         if (kill) break
       }
       for (;;) {
-        if (await this.#sessionGone(orphan)) return
+        if (await ended()) return
         if (Date.now() >= waitUntil) break
         await sleepUntil(Math.min(waitUntil, Date.now() + PTY_HOST_ORPHAN_STOP_POLL_MS), new Promise(() => undefined))
       }
+      const judged = last as Judgement | null
+      if (judged !== null && !judged.gone && !judged.held) throw this.#unverified(orphan, judged)
       throw new NodePtyProviderError('shutdown_timeout', `The predecessor host's PTY ${JSON.stringify(orphan.id)} (pid ${orphan.process.pid}) could not be stopped by its deadline`, {
         ptyId: orphan.id,
       })
@@ -208,113 +299,140 @@ export class PredecessorOrphans {
   }
 
   /**
-   * Stop every orphan still running (see `stop`): for a host that closes on request, which must
+   * Stop every orphan not proven ended (see `stop`): for a host that closes on request, which must
    * leave nothing of its own or of its predecessors running. Settles once each stop settled; an
-   * orphan whose stop failed stays in the journal for the next host.
+   * orphan whose stop failed (or could not be verified) stays in the journal for the next host.
    */
   async stopAll(options: { deadlineAt?: number } = {}): Promise<void> {
-    const running = [...this.#byIncarnation.values()].filter((orphan) => this.#isGone(orphan) !== true)
+    const running = [...this.#byIncarnation.values()].filter((orphan) => this.#runs(orphan) !== false)
     await Promise.allSettled(running.map((orphan) => this.stop(orphan.process.incarnationId, options)))
   }
 
-  /**
-   * Whether the orphan's leader is gone (looked at now; once gone, for good — and its journal entry
-   * ends); `null` when its pid cannot be read now.
-   */
-  #isGone(orphan: Orphan): boolean | null {
-    if (orphan.gone) return true
-    const runs = this.#leaderRuns(orphan.process)
-    if (runs !== false) return runs === null ? null : false
-    this.#markGone(orphan)
-    return true
-  }
-
-  #markGone(orphan: Orphan): void {
-    if (orphan.gone) return
-    orphan.gone = true
-    this.#journal?.ended(orphan.key)
+  /** The refusal of a stop that cannot be verified: processes with the session's id not proven its. */
+  #unverified(orphan: Orphan, judged: Extract<Judgement, { gone: false }>): NodePtyProviderError {
+    const why = judged.unreadable
+      ? 'the process table cannot be read'
+      : `${judged.ambiguous.length} process(es) with its session id (${judged.ambiguous.map((row) => row.pid).join(', ')}) cannot be proven its: none known to be its runs (its session may have ended and its number been reused), so they are not signalled`
+    return new NodePtyProviderError('shutdown_timeout', `The predecessor host's PTY ${JSON.stringify(orphan.id)} (session ${orphan.process.sid}) cannot be stopped verifiably: ${why}`, { ptyId: orphan.id })
   }
 
   /**
-   * One look at the leader's pid: the recorded process, alive (not a zombie)? `false` when no
-   * process, a zombie or another process (another start time) is there; `null` when the pid cannot
-   * be read (it proves nothing).
+   * Whether the orphan runs now (`true`: a process of its session is proven to), is proven ended
+   * (`false`; for good, and its journal entry ends), or neither can be told (`null`).
    */
-  #leaderRuns(recorded: JournalProcess): boolean | null {
-    const row = this.#inspector.readNow(recorded.pid)
-    if (row === 'absent') return false
-    if (row === null) return null
-    return row.startTime === recorded.startTime && !isDefunct(row)
+  #runs(orphan: Orphan): boolean | null {
+    if (orphan.gone) return false
+    // The cheap look first: the leader, as recorded, alive (read after the clock: it held the number then).
+    const ticks = this.#ticksNow()
+    const leader = this.#inspector.readNow(orphan.process.pid)
+    if (leader !== null && leader !== 'absent' && leader.startTime === orphan.process.startTime && !isDefunct(leader)) {
+      if (ticks !== null) orphan.heldAt = Math.max(orphan.heldAt ?? 0, ticks)
+      return true
+    }
+    const judged = this.#judge(orphan, this.#lookNow())
+    if (judged.gone) return false
+    return judged.held ? true : null
   }
 
   /**
-   * The live processes of the orphan's session, from a fresh read of the process table: those whose
-   * session id is the recorded one. Trusted as the orphan's because its session id is in use by them:
-   * the kernel hands no pid out while it is any process's session or group id. `null` when the table
-   * cannot be read.
+   * Judge the orphan by one look (see {@link Orphan}): proven ended — marked gone, its journal
+   * entry ended — or its proven members (recorded as known) or what cannot be proven.
    */
-  async #sessionMembers(orphan: Orphan): Promise<ProcessStat[] | null> {
-    const table = await this.#freshTable()
-    if (table === null) return null
-    const members = table.filter((row) => row.sid === orphan.process.sid && !isDefunct(row))
-    // The leader's pid counts only as the recorded process (its start time); another process at
-    // that pid would be in another session anyway.
-    return members.filter((row) => row.pid !== orphan.process.pid || row.startTime === orphan.process.startTime)
+  #judge(orphan: Orphan, look: Look): Judgement {
+    if (orphan.gone) return { gone: true }
+    const recorded = orphan.process
+    if (look.table === null) return { gone: false, held: false, members: [], ambiguous: [], unreadable: true }
+    const atLeaderPid = look.table.find((row) => row.pid === recorded.pid)
+    // Another process at the leader's pid: the number was freed (no process of the session was
+    // left), and what has the id now is another session's.
+    if (atLeaderPid?.startTime !== undefined && atLeaderPid.startTime !== recorded.startTime) return this.#markGone(orphan)
+    const withId = look.table.filter((row) => (row.sid === recorded.sid || row.pgid === recorded.pgid) && !isDefunct(row))
+    if (withId.length === 0) {
+      // Nothing with its id in the table — unless the leader's own row could not be read.
+      const leader = atLeaderPid ?? this.#inspector.readNow(recorded.pid)
+      if (leader === null) return { gone: false, held: false, members: [], ambiguous: [], unreadable: true }
+      if (leader === 'absent' || leader.startTime !== recorded.startTime || isDefunct(leader)) return this.#markGone(orphan)
+      return { gone: false, held: false, members: [], ambiguous: [], unreadable: true }
+    }
+    const isKnown = (row: ProcessStat): boolean => row.startTime !== undefined && orphan.known.get(row.pid) === row.startTime
+    const held = withId.some((row) => isKnown(row) || startedBefore(row, orphan.heldAt))
+    if (!held) return { gone: false, held: false, members: [], ambiguous: withId, unreadable: false }
+    // A known member alive at this look, which began at `look.ticks`: whatever had the id and had
+    // started before that was alive together with it, so had its number. One started since (a
+    // fork during the look) is proven at the next look.
+    const members = withId.filter((row) => isKnown(row) || startedBefore(row, look.ticks) || startedBefore(row, orphan.heldAt))
+    const alive = new Map(members.map((row) => [row.pid, row.startTime!] as const))
+    orphan.known.clear()
+    for (const [pid, startTime] of alive) orphan.known.set(pid, startTime)
+    if (look.ticks !== null) orphan.heldAt = Math.max(orphan.heldAt ?? 0, look.ticks)
+    return { gone: false, held: true, members, ambiguous: [], unreadable: false }
   }
+
+  #markGone(orphan: Orphan): { gone: true } {
+    if (!orphan.gone) {
+      orphan.gone = true
+      orphan.known.clear()
+      this.#journal?.ended(orphan.key)
+    }
+    return { gone: true }
+  }
+
+  /** A look at the process table now (synchronously), shared by the calls of this turn. */
+  #lookNow(): Look {
+    if (this.#currentLook === null) {
+      const ticks = this.#ticksNow()
+      this.#currentLook = { ticks, table: this.#scanNow() }
+      setImmediate(() => (this.#currentLook = null))
+    }
+    return this.#currentLook
+  }
+
+  #currentLook: Look | null = null
 
   /** The next read of the process table, not yet begun, that callers of this turn share. */
-  #nextTable: Promise<ProcessStat[] | null> | null = null
+  #nextLook: Promise<Look> | null = null
 
   /**
-   * A read of the process table that begins after this call: the stops under way share one
+   * A look at the process table that begins after this call: the stops under way share one
    * (every read is of every process: a hundred stops each reading it every poll saturated a
-   * loaded host). A caller joins only a read that has not begun, so what it reads is fresh.
+   * loaded host). A caller joins only a read that has not begun, so what it reads is fresh. Its
+   * time is read before the table.
    */
-  #freshTable(): Promise<ProcessStat[] | null> {
-    this.#nextTable ??= new Promise<void>((resolve) => setImmediate(resolve)).then(() => {
-      this.#nextTable = null
-      return this.#inspector.list()
+  #freshLook(): Promise<Look> {
+    this.#nextLook ??= new Promise<void>((resolve) => setImmediate(resolve)).then(async () => {
+      this.#nextLook = null
+      const ticks = this.#ticksNow()
+      return { ticks, table: await this.#inspector.list() }
     })
-    return this.#nextTable
+    return this.#nextLook
   }
 
-  /** Whether no process of the orphan's session is left (the leader gone as well). */
-  async #sessionGone(orphan: Orphan): Promise<boolean> {
-    if (this.#isGone(orphan) !== true) return false
-    const members = await this.#sessionMembers(orphan)
-    return members !== null && members.length === 0
-  }
-
-  /**
-   * Send `signal` to every process group of the orphan's session, as a table read right before
-   * shows them (the leader among them only as the recorded process: its start time). `true` when
-   * nothing was left to signal.
-   */
-  async #signalSession(orphan: Orphan, signal: StopSignal): Promise<boolean> {
-    const members = await this.#sessionMembers(orphan)
-    if (members === null) {
-      // No table (not on Linux, where orphans are judged): the leader's group, its identity just checked.
-      if (this.#isGone(orphan) !== false) return this.#isGone(orphan) === true
-      signalTargets([-orphan.process.pgid], signal)
-      return false
+  /** Send `signal` to the process group of each proven member (never to this host's own group). */
+  #signalGroups(members: readonly ProcessStat[], signal: StopSignal): void {
+    for (const group of new Set(members.map((row) => row.pgid))) {
+      if (group <= 1 || group === process.pid) continue
+      try {
+        this.#kill(-group, signal)
+      } catch {
+        // Gone meanwhile (ESRCH), or not ours to signal: the next look tells.
+      }
     }
-    if (members.length === 0) return this.#isGone(orphan) === true
-    signalTargets([...new Set(members.map((row) => -row.pgid))], signal)
-    return false
   }
 }
 
-function negate(gone: boolean | null): boolean | null {
-  return gone === null ? null : !gone
-}
-
-function signalTargets(targets: readonly number[], signal: StopSignal): void {
-  for (const target of targets) {
-    if (target === 0 || target === -process.pid) continue
-    try {
-      process.kill(target, signal)
-    } catch {
-      // Gone meanwhile (ESRCH), or not ours to signal: the next look tells.
-    }
+/** Every process in `/proc`, each read now; `null` when `/proc` cannot be listed. */
+function scanProcNow(inspector: ProcessInspector): ProcessStat[] | null {
+  let entries: string[]
+  try {
+    entries = readdirSync('/proc')
+  } catch {
+    return null
   }
+  const rows: ProcessStat[] = []
+  for (const entry of entries) {
+    if (!/^\d+$/.test(entry)) continue
+    const row = inspector.readNow(Number(entry))
+    if (row !== null && row !== 'absent') rows.push(row)
+  }
+  return rows
 }
