@@ -99,7 +99,9 @@ export type PtyHostServer = {
   dropConnections(): void
   /**
    * Stop listening, stop every session (each connected client receives its sessions' exits, after
-   * their last output), close every connection, remove the socket, secret and lock.
+   * their last output), close every connection, remove the socket, secret and lock. A close
+   * asked for (this, `SIGTERM`, `SIGINT`, `stopPtyHost`) stops a dead predecessor's orphans too;
+   * the idle exit does not (they stay in the journal for the next host).
    */
   close(): Promise<void>
 }
@@ -216,7 +218,7 @@ export async function startPtyHost(options: PtyHostServerOptions = {}): Promise<
     if (closePromise !== null || sessions.live.size > 0 || clients.size > 0) return
     const delay = graceEndsAt === null ? idleExitMs : Math.max(idleExitMs, graceEndsAt - performance.now())
     // Clamped: a longer wait (`Number.MAX_SAFE_INTEGER` for "never") would overflow Node's timer and fire at once.
-    idleTimer = setTimeout(() => void close(), clampTimerDelay(delay))
+    idleTimer = setTimeout(() => void close('idle'), clampTimerDelay(delay))
   }
 
   provider.onBytes((event) => sessions.onBytes(event))
@@ -332,7 +334,12 @@ export async function startPtyHost(options: PtyHostServerOptions = {}): Promise<
     })
   })
 
-  async function close(): Promise<void> {
+  /**
+   * Close the host. `requested` (`SIGTERM`, `SIGINT`, `stopPtyHost`, the API's `close()`): a stop
+   * asked of the host, which stops its predecessor's orphans too. `idle` (no session, no client):
+   * stops nothing of a predecessor — its orphans stay in the journal for the next host.
+   */
+  async function close(reason: 'requested' | 'idle'): Promise<void> {
     if (closePromise !== null) return closePromise
     closePromise = (async () => {
       clearTimeout(idleTimer)
@@ -343,9 +350,10 @@ export async function startPtyHost(options: PtyHostServerOptions = {}): Promise<
       // `stopPtyHost`), so each exit says a stop reached the host while the process lived, and
       // apps publish the operator close it was — never "died before any stop request".
       for (const session of sessions.live.values()) session.stopRequested = true
-      // A predecessor's processes this host answers for are stopped too: a host closed on request
-      // leaves nothing running that it knows of.
-      await Promise.all([provider.dispose().catch(() => undefined), orphans.stopAll()])
+      // A predecessor's processes this host answers for are stopped too when the close was asked
+      // for: such a host leaves nothing running that it knows of. An idle exit leaves them (in the
+      // journal) for the next host: nobody asked to stop them.
+      await Promise.all([provider.dispose().catch(() => undefined), reason === 'requested' ? orphans.stopAll() : undefined])
       // A request already in its handler (a spawn the close overtook) gets its reply, bounded: it
       // was lost with the connection, which the app reads as `transport_lost`.
       await settleWithin(Promise.allSettled(pendingRequests), PTY_HOST_CLOSE_FLUSH_MS, undefined)
@@ -374,6 +382,6 @@ export async function startPtyHost(options: PtyHostServerOptions = {}): Promise<
     dropConnections: () => {
       for (const client of clients) client.socket.destroy()
     },
-    close,
+    close: () => close('requested'),
   }
 }

@@ -5,8 +5,8 @@
  * from the app that spawned it and from a restarted one. Before, the PTY stayed unverifiable
  * (`null`) and the process ran on as an orphan no ptykit call could stop.
  */
-import { spawn as spawnChild } from 'node:child_process'
-import { readFileSync, statSync, existsSync, writeFileSync } from 'node:fs'
+import { spawn as spawnChild, type ChildProcess } from 'node:child_process'
+import { readdirSync, readFileSync, statSync, existsSync, writeFileSync } from 'node:fs'
 import { createPtyController, type PtyController } from 'ptykit/controller'
 import type { PtyExitEvent } from 'ptykit/contracts'
 import { startPtyHost, type PtyHostProvider } from 'ptykit/pty-host'
@@ -228,4 +228,152 @@ describe('pty host: the session journal', () => {
     await new Promise((resolve) => setTimeout(resolve, 200))
     expect(isGone(victimIdentity)).toBe(false)
   }, 20_000)
+})
+
+/** The live processes whose session id is `sid`. */
+function sessionMembers(sid: number): ProcessIdentity[] {
+  const found: ProcessIdentity[] = []
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue
+    const row = procRow(Number(entry))
+    if (row !== null && row.sid === sid && !isDeadState(row.state)) found.push({ pid: row.pid, startTime: row.startTime })
+  }
+  return found
+}
+
+/** A HUP-ignoring process in a session of its own (as a PTY's leader), recorded in a dead host's journal at `socketPath`. */
+async function journalledOrphan(socketPath: string): Promise<{ child: ChildProcess; identity: ProcessIdentity }> {
+  const child = spawnChild('/bin/sh', ['-c', "trap '' HUP; exec sleep 1000"], { stdio: 'ignore', detached: true })
+  const identity = await waitFor(() => {
+    const row = child.pid === undefined ? null : procRow(child.pid)
+    return row !== null && row.sid === child.pid && row.startTime !== '' ? processIdentity(child.pid) ?? undefined : undefined
+  }, 'the orphan')
+  cleanups.push(async () => killIfStill(identity))
+  const bootId = readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim()
+  writeFileSync(`${socketPath}.lock`, '4194305\n', { mode: 0o600 }) // a dead host's lock
+  writeFileSync(
+    `${socketPath}.journal`,
+    [
+      JSON.stringify({ ptykitJournal: 1, bootId, unaccounted: false }),
+      JSON.stringify({ t: 'i', k: 1, id: 'pty-1' }),
+      JSON.stringify({ t: 's', k: 1, inc: 'inc-1', pid: identity.pid, st: identity.startTime, pg: identity.pid, sid: identity.pid }),
+      '',
+    ].join('\n'),
+    { mode: 0o600 },
+  )
+  return { child, identity }
+}
+
+/** Start `sh -c 'sleep 1000 & wait'` in a new session whose leader gets `pid` (root: `ns_last_pid`; retried, other forks may race). */
+async function unrelatedSessionAt(pid: number): Promise<ChildProcess> {
+  for (let attempt = 0; attempt < 200; attempt++) {
+    writeFileSync('/proc/sys/kernel/ns_last_pid', String(pid - 1))
+    const child = spawnChild('/bin/sh', ['-c', 'sleep 1000 & wait'], { stdio: 'ignore', detached: true })
+    if (child.pid === pid) return child
+    child.kill('SIGKILL')
+    await new Promise((resolve) => child.once('exit', resolve))
+  }
+  throw new Error(`could not get pid ${pid}`)
+}
+
+describe('pty host: what a successor may not say or do about a dead host’s session', () => {
+  it('an idle exit stops none of its predecessor’s orphans: they stay in the journal for the next host', async () => {
+    const { dir, socketPath } = makeSocketDir()
+    cleanups.push(() => killHostAndClean(socketPath, dir))
+    const { identity } = await journalledOrphan(socketPath)
+    let closed = false
+    const successor = await startPtyHost({ socketPath, idleExitMs: 200, onClosed: () => (closed = true) })
+    cleanups.push(() => successor.close())
+    await waitFor(() => (closed ? true : undefined), 'the idle exit', 20_000)
+    expect(isGone(identity)).toBe(false)
+    expect(readFileSync(`${socketPath}.journal`, 'utf8')).toContain('"inc-1"')
+    // The next host answers for it (and, closed on request, stops it).
+    const next = await successorOn(socketPath)
+    const client = await rawClient(socketPath)
+    cleanups.push(async () => client.close())
+    expect((await client.request('probe', { ptyId: 'pty-1', expectedIncarnationId: 'inc-1' })).result).toBe(true)
+    await next.close()
+    expect(isGone(identity)).toBe(true)
+  }, 30_000)
+
+  it('a session whose leader died at the hang-up while its `nohup` job runs on is not “proven ended”: probe unknown, stopAndWait false, the job never signalled', async () => {
+    const { dir, socketPath } = makeSocketDir()
+    cleanups.push(() => killHostAndClean(socketPath, dir))
+    const app = appOn(socketPath, { reconnectAttempts: 0 })
+    let output = ''
+    app.provider.onData(({ data }) => (output += data))
+    // A shell-like leader (ends at the hang-up) with a `nohup` job in its session, started after its spawn.
+    const pty = await app.controller.spawn({ file: '/bin/sh', args: ['-c', 'sleep 0.3; nohup sleep 1000 >/dev/null 2>&1 & echo job-$!; exec sleep 1000'] })
+    const jobPid = await waitFor(() => Number(/job-(\d+)/.exec(output)?.[1]) || undefined, 'the job')
+    const job = processIdentity(jobPid)!
+    cleanups.push(async () => killIfStill(job))
+    const leaderPid = (await app.provider.listProcesses()).find((row) => row.id === pty.id)!.pid!
+    await killHost(socketPath)
+    await waitFor(() => (app.provider.connected ? undefined : true), 'the drop')
+    await waitFor(() => (procRow(leaderPid) === null || isDeadState(procRow(leaderPid)!.state) ? true : undefined), 'the leader’s end at the hang-up')
+    expect(procRow(jobPid)!.sid).toBe(leaderPid) // the job is in the PTY's session
+    await successorOn(socketPath)
+    await app.provider.listProcesses() // connects to the successor (asks about the dead host's PTYs)
+    expect(app.exits).toEqual([])
+    const restarted = appOn(socketPath, { autoStart: false })
+    await restarted.provider.listProcesses()
+    await expect(restarted.controller.probePtyLiveness(pty.id)).resolves.toBeNull()
+    await expect(app.controller.stopAndWait(pty.id, { timeoutMs: 3_000 })).resolves.toBe(false)
+    expect(isGone(job)).toBe(false)
+    expect(restarted.provider.authoritativeListings).toBe(false)
+  }, 60_000)
+
+  it.skipIf(process.getuid?.() !== 0)('a stop of an orphan that ended unseen, its number now another session’s id (root: ns_last_pid), signals nothing of that session', async () => {
+    const { dir, socketPath } = makeSocketDir()
+    cleanups.push(() => killHostAndClean(socketPath, dir))
+    const { child, identity } = await journalledOrphan(socketPath)
+    await successorOn(socketPath)
+    const client = await rawClient(socketPath)
+    cleanups.push(async () => client.close())
+    expect((await client.request('probe', { ptyId: 'pty-1', expectedIncarnationId: 'inc-1' })).result).toBe(true)
+    // The orphan ends on its own, unseen; its number is then taken by a new session (a leader
+    // and its child): its leader at the orphan's pid first, then that leader gone, its child left.
+    child.kill('SIGKILL')
+    await new Promise((resolve) => child.once('exit', resolve))
+    const unrelated = await unrelatedSessionAt(identity.pid)
+    const members = await waitFor(() => {
+      const found = sessionMembers(unrelated.pid!)
+      return found.length === 2 ? found : undefined
+    }, 'the unrelated session and its child')
+    for (const member of members) cleanups.push(async () => killIfStill(member))
+    const [leader] = members.filter((member) => member.pid === identity.pid)
+    const [other] = members.filter((member) => member.pid !== identity.pid)
+    // Another process at the orphan's pid: proven ended, nothing signalled (the stop asked first:
+    // a probe would have marked it ended before).
+    expect((await client.request('shutdown', { ptyId: 'pty-1', expectedIncarnationId: 'inc-1', immediate: true })).ok).toBe(true)
+    await new Promise((resolve) => setTimeout(resolve, 200))
+    expect(members.filter(isGone)).toEqual([])
+    expect((await client.request('probe', { ptyId: 'pty-1', expectedIncarnationId: 'inc-1' })).result).toBe(false)
+    // Again on a fresh successor, after the new session's leader left: only its child has the id.
+    process.kill(leader!.pid, 'SIGKILL')
+    // Reaped (no zombie left at the pid: another process there would prove the orphan's session ended).
+    await waitFor(() => (procRow(leader!.pid) === null ? true : undefined), 'the unrelated leader reaped')
+    const bootId = readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim()
+    const { dir: dir2, socketPath: socketPath2 } = makeSocketDir()
+    cleanups.push(() => killHostAndClean(socketPath2, dir2))
+    writeFileSync(`${socketPath2}.lock`, '4194305\n', { mode: 0o600 })
+    writeFileSync(
+      `${socketPath2}.journal`,
+      [
+        JSON.stringify({ ptykitJournal: 1, bootId, unaccounted: false }),
+        JSON.stringify({ t: 'i', k: 1, id: 'pty-1' }),
+        JSON.stringify({ t: 's', k: 1, inc: 'inc-1', pid: identity.pid, st: identity.startTime, pg: identity.pid, sid: identity.pid }),
+        '',
+      ].join('\n'),
+      { mode: 0o600 },
+    )
+    await successorOn(socketPath2)
+    const client2 = await rawClient(socketPath2)
+    cleanups.push(async () => client2.close())
+    expect((await client2.request('probe', { ptyId: 'pty-1', expectedIncarnationId: 'inc-1' })).result).toBeNull()
+    const refused = await client2.request('shutdown', { ptyId: 'pty-1', expectedIncarnationId: 'inc-1', immediate: true })
+    expect(refused).toMatchObject({ ok: false, error: { code: 'shutdown_timeout' } })
+    await new Promise((resolve) => setTimeout(resolve, 200))
+    expect(isGone(other!)).toBe(false)
+  }, 60_000)
 })
