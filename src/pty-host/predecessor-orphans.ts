@@ -74,9 +74,11 @@ function sleepUntil(at: number, wake: Promise<unknown>): Promise<void> {
 
 /**
  * What a host that took a dead host's place knows of that host's sessions, from its journal
- * (`session-journal.ts`): the processes still running (same pid, same start time) — the
- * **predecessor orphans** — which it answers `probe` and `shutdown` for; the sessions proven
- * ended; and what it cannot tell (a spawn the predecessor died in the middle of, or a journal
+ * (`session-journal.ts`): the sessions not proven ended — the **predecessor orphans**, each
+ * running (a process proven its member runs: see {@link Orphan}) or, while only processes that
+ * cannot be proven its have its session id, neither proven running nor proven ended — which it
+ * answers `probe` and `shutdown` for; the sessions proven ended; and what it cannot tell (a spawn
+ * the predecessor died in the middle of, a record that does not match its process, or a journal
  * that was missing or unreadable).
  *
  * An orphan is no child of this host: it gets no exit status of it (its end is unknown/
