@@ -160,7 +160,7 @@ describe('SSH provider (non-root login) under the controller', () => {
     // The leader ignores HUP (a "reload" signal to it) and writes into a reader of its own group.
     const script = "exec 3> >(cat > /dev/null); trap '' HUP; exec yes >&3"
     const reply = await s().controller.spawn({ hostId: 'ssh:loopback', file: '/bin/bash', args: ['-c', script] })
-    await waitFor(() => (reply.pid !== undefined && isAlive(reply.pid) ? true : undefined), 'the program to run')
+    await waitFor(() => (typeof reply.pid === 'number' && isAlive(reply.pid) ? true : undefined), 'the program to run')
     expect(await s().controller.stopAndWait(reply.id)).toBe(true)
     expect((await exitOf(s(), reply.id)).cause).toEqual({ kind: 'operator_close' })
   })
