@@ -204,20 +204,8 @@ describe('pty host: the session journal', () => {
       return row !== null && row.sid === victim.pid ? processIdentity(victim.pid) ?? undefined : undefined
     }, 'the victim process')
     cleanups.push(async () => killIfStill(victimIdentity))
-    const bootId = readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim()
     // A dead host's lock and journal: its session's leader had the victim's pid, started at another time.
-    writeFileSync(`${socketPath}.lock`, '4194305\n', { mode: 0o600 })
-    const reusedStart = String(Number(victimIdentity.startTime) - 1)
-    writeFileSync(
-      `${socketPath}.journal`,
-      [
-        JSON.stringify({ ptykitJournal: 1, bootId, unaccounted: false }),
-        JSON.stringify({ t: 'i', k: 1, id: 'reused' }),
-        JSON.stringify({ t: 's', k: 1, inc: 'inc-reused', pid: victimIdentity.pid, st: reusedStart, pg: victimIdentity.pid, sid: victimIdentity.pid }),
-        '',
-      ].join('\n'),
-      { mode: 0o600 },
-    )
+    writeDeadHostJournal(socketPath, { id: 'reused', inc: 'inc-reused', pid: victimIdentity.pid, startTime: String(Number(victimIdentity.startTime) - 1) })
     await successorOn(socketPath)
     const client = await rawClient(socketPath)
     cleanups.push(async () => client.close())
@@ -241,6 +229,19 @@ function sessionMembers(sid: number): ProcessIdentity[] {
   return found
 }
 
+/**
+ * The lock and session journal a host left when it died holding the lock (its pid is above
+ * pid_max: no such process): one session, `id`/`inc`, whose leader was `pid` started at
+ * `startTime` (its own session and group).
+ */
+function writeDeadHostJournal(socketPath: string, session: { id: string; inc: string; pid: number; startTime: string }): void {
+  const bootId = readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim()
+  writeFileSync(`${socketPath}.lock`, '4194305\n', { mode: 0o600 })
+  const { id, inc, pid, startTime } = session
+  const lines = [{ ptykitJournal: 1, bootId, unaccounted: false }, { t: 'i', k: 1, id }, { t: 's', k: 1, inc, pid, st: startTime, pg: pid, sid: pid }]
+  writeFileSync(`${socketPath}.journal`, `${lines.map((line) => JSON.stringify(line)).join('\n')}\n`, { mode: 0o600 })
+}
+
 /** A HUP-ignoring process in a session of its own (as a PTY's leader), recorded in a dead host's journal at `socketPath`. */
 async function journalledOrphan(socketPath: string): Promise<{ child: ChildProcess; identity: ProcessIdentity }> {
   const child = spawnChild('/bin/sh', ['-c', "trap '' HUP; exec sleep 1000"], { stdio: 'ignore', detached: true })
@@ -249,18 +250,7 @@ async function journalledOrphan(socketPath: string): Promise<{ child: ChildProce
     return row !== null && row.sid === child.pid && row.startTime !== '' ? processIdentity(child.pid) ?? undefined : undefined
   }, 'the orphan')
   cleanups.push(async () => killIfStill(identity))
-  const bootId = readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim()
-  writeFileSync(`${socketPath}.lock`, '4194305\n', { mode: 0o600 }) // a dead host's lock
-  writeFileSync(
-    `${socketPath}.journal`,
-    [
-      JSON.stringify({ ptykitJournal: 1, bootId, unaccounted: false }),
-      JSON.stringify({ t: 'i', k: 1, id: 'pty-1' }),
-      JSON.stringify({ t: 's', k: 1, inc: 'inc-1', pid: identity.pid, st: identity.startTime, pg: identity.pid, sid: identity.pid }),
-      '',
-    ].join('\n'),
-    { mode: 0o600 },
-  )
+  writeDeadHostJournal(socketPath, { id: 'pty-1', inc: 'inc-1', pid: identity.pid, startTime: identity.startTime })
   return { child, identity }
 }
 
@@ -353,20 +343,9 @@ describe('pty host: what a successor may not say or do about a dead host’s ses
     process.kill(leader!.pid, 'SIGKILL')
     // Reaped (no zombie left at the pid: another process there would prove the orphan's session ended).
     await waitFor(() => (procRow(leader!.pid) === null ? true : undefined), 'the unrelated leader reaped')
-    const bootId = readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim()
     const { dir: dir2, socketPath: socketPath2 } = makeSocketDir()
     cleanups.push(() => killHostAndClean(socketPath2, dir2))
-    writeFileSync(`${socketPath2}.lock`, '4194305\n', { mode: 0o600 })
-    writeFileSync(
-      `${socketPath2}.journal`,
-      [
-        JSON.stringify({ ptykitJournal: 1, bootId, unaccounted: false }),
-        JSON.stringify({ t: 'i', k: 1, id: 'pty-1' }),
-        JSON.stringify({ t: 's', k: 1, inc: 'inc-1', pid: identity.pid, st: identity.startTime, pg: identity.pid, sid: identity.pid }),
-        '',
-      ].join('\n'),
-      { mode: 0o600 },
-    )
+    writeDeadHostJournal(socketPath2, { id: 'pty-1', inc: 'inc-1', pid: identity.pid, startTime: identity.startTime })
     await successorOn(socketPath2)
     const client2 = await rawClient(socketPath2)
     cleanups.push(async () => client2.close())
