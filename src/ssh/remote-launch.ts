@@ -24,12 +24,15 @@ export function assertSshDimension(option: 'cols' | 'rows', value: unknown): ass
 }
 
 /**
- * The environment variable every launch runs under: its nonce (16 hex digits, random per launch).
- * A launch given up before its marker arrived (the link dropped, or the marker came too late) has
- * no pid to be found by; its processes are found by this variable in the remote
- * `/proc/<pid>/environ` instead (see `findLaunchesByNonce` in `remote-process.ts`). Set by `env`
- * before the launch's shell starts, so the shell running the preamble carries it too, and so does
- * every process the program starts that keeps its environment.
+ * The environment variable every launch runs under. A launch given up before its marker arrived
+ * (the link dropped, or the marker came too late) has no pid to be found by; its processes are
+ * found by this variable in the remote `/proc/<pid>/environ` instead (see `findLaunchesByNonce` in
+ * `remote-process.ts`). Set to the nonce (16 hex digits, random per launch) by `env` before the
+ * launch's shell starts, so the shell running the preamble carries it; then, after the spawn's
+ * `env`/`envToDelete` and right before the program is `exec`ed, to `<nonce>:<pid>` — the pid of
+ * the launch's shell, which sshd made a session leader: the program, and every process it starts
+ * that keeps its environment, name the launch's session. A spawn's `env` and `envToDelete` may not
+ * name it (`SshOptionError`).
  */
 export const SSH_LAUNCH_NONCE_VARIABLE = 'PTYKIT_SSH_LAUNCH'
 
@@ -68,8 +71,8 @@ function checkNoNul(options: ProviderSpawnOptions): void {
  * `envToDelete` / `cwd`, prints the launch marker (an OSC sequence, `ESC ] ptykit-ssh; nonce; pid;
  * start time BEL`, which terminals ignore should one leak; pid and start time of the shell, which then
  * `exec`s the program, so the pid is the program's) and `exec`s `file` + `args`, or the login
- * shell — all under {@link SSH_LAUNCH_NONCE_VARIABLE}, set to the nonce by `env` before the
- * preamble's shell starts. Why not `env` requests: sshd accepts only the names its `AcceptEnv`
+ * shell — all under {@link SSH_LAUNCH_NONCE_VARIABLE}: the nonce, set by `env` before the
+ * preamble's shell starts, then `<nonce>:<the shell's pid>` right before the `exec`. Why not `env` requests: sshd accepts only the names its `AcceptEnv`
  * lists, silently.
  *
  * @throws SshOptionError when an option is malformed.
@@ -103,10 +106,15 @@ export function createRemoteLaunch(options: ProviderSpawnOptions): RemoteLaunch 
   const lines: string[] = []
   for (const name of options.envToDelete ?? []) {
     if (typeof name !== 'string' || !ENV_NAME.test(name)) throw new SshOptionError('envToDelete', 'an array of variable names', options.envToDelete)
+    // The launch's own: without it (or with another value) an abandoned launch could not be found.
+    if (name === SSH_LAUNCH_NONCE_VARIABLE) throw new SshOptionError('envToDelete', `variable names other than ${SSH_LAUNCH_NONCE_VARIABLE} (set by the provider)`, name)
     lines.push(`unset ${name}`)
   }
   for (const [name, value] of Object.entries(options.env ?? {})) {
     if (!ENV_NAME.test(name)) throw new SshOptionError(`env.${name}`, 'a variable name of letters, digits and `_`', name)
+    // Not its value: it may be a secret, or another launch's nonce (an `env` copied from a process
+    // that runs in a ptykit SSH PTY).
+    if (name === SSH_LAUNCH_NONCE_VARIABLE) throw new SshOptionError(`env.${name}`, `a variable other than ${SSH_LAUNCH_NONCE_VARIABLE} (set by the provider)`, name)
     // An environment value may be a secret (a token, a password): never echoed.
     if (typeof value !== 'string') throw new SshOptionError(`env.${name}`, 'a string', value, true)
     lines.push(`export ${name}=${shellQuote(value)}`)
@@ -128,6 +136,9 @@ export function createRemoteLaunch(options: ProviderSpawnOptions): RemoteLaunch 
     `b=; read -r b 2>/dev/null </proc/sys/kernel/random/boot_id`,
     `printf '\\033]ptykit-ssh;${nonce};%s;%s;%s\\007' "$$" "$(sed 's/.*) //' /proc/$$/stat 2>/dev/null | cut -d' ' -f20)" "$b"`,
   )
+  // After `env`/`envToDelete`: what the program (and what it starts) carries names the launch's
+  // session — `$$`, the shell sshd made a session leader, whose pid the program takes.
+  lines.push(`export ${SSH_LAUNCH_NONCE_VARIABLE}=${nonce}:$$`)
   lines.push(file === null ? 'exec "${SHELL:-/bin/sh}" -l' : `exec ${[file, ...(options.args ?? [])].map(shellQuote).join(' ')}`)
   return {
     command: `exec env ${SSH_LAUNCH_NONCE_VARIABLE}=${nonce} /bin/sh -c ${shellQuote(lines.join('\n'))}`,

@@ -151,59 +151,144 @@ export async function sweepRemoteSessions(connection: SshConnection, requests: r
   })
 }
 
-/**
- * What a look for abandoned launches found: for each nonce asked, the processes alive under it
- * (pid and start time, as found — before the signal), or `unobservable` when the remote cannot
- * show them (no `/proc`, no `grep`).
- */
-export type RemoteLaunchLook = Map<string, RemoteSurvivor[]> | 'unobservable'
+/** What a look found of one abandoned launch. */
+export type RemoteLaunchFinding = {
+  /** The processes of its session or group, alive when found, that got the signal (before it). */
+  signalled: RemoteSurvivor[]
+  /**
+   * The processes alive that hold its nonce and were left alone: in a session of their own (a
+   * daemon it started with `setsid`), or its session could not be told (see `unreachable`).
+   */
+  leftAlone: RemoteSurvivor[]
+  /**
+   * Processes hold its nonce but the look could not tell its session (no holder names it, or the
+   * process that has that pid now is not the launch's): nothing was signalled — seen, not stopped.
+   */
+  unreachable: boolean
+}
 
 /**
- * Find the processes of launches that never reported a pid — whose environment holds
- * `SSH_LAUNCH_NONCE_VARIABLE=<nonce>` (`remote-launch.ts`) — in one pass over the remote
- * `/proc/<pid>/environ` (one `grep` for every nonce), and send each one found alive `signal`
- * (`null`: only look). The nonce names one launch (64 random bits, never reused): what carries it
- * is that launch's shell, its program, or a child that kept its environment, on whatever machine
- * the connection reaches — so this may run on any connection. As {@link sweepRemoteSessions}: a
- * zombie with one thread, or a process shown `X` twice, is dead and left alone; pid 1, the
- * script's own subshell, the side shell and its parent are never touched; each one found is named
- * by pid and start time (with the pid, it names one process for good). Only the login's own
- * processes (and, for root, all) can be read. `null` when the script did not answer.
+ * What a look for abandoned launches found, for each nonce asked; `unobservable` when the remote
+ * cannot show them (no `/proc`, no `grep`, or a `grep` without `-a`, `-o`, `-H` and `-E`).
+ */
+export type RemoteLaunchLook = Map<string, RemoteLaunchFinding> | 'unobservable'
+
+/** A `/proc/<pid>/stat` read into `z` (state), `t` (threads), `g` (pgrp), `o` (session), `w` (start time); `$1` the file, unset `l` when gone. */
+const READ_STAT = [
+  'rd() { l=; read -r l 2>/dev/null <"$1" || return 1; [ -n "$l" ] || return 1; set -f; set -- ${l##*) }; set +f; z=$1; g=$3; o=$4; t=${18}; w=${20}; }',
+  // Alive: not X on two reads (being reaped, or for a moment a live program whose other thread
+  // called execve), not a zombie with one thread (with more, its other threads run).
+  'live() { rd "$1" || return 1; case $z in X|x) vv=$w; rd "$1" || return 1; [ "$w" = "$vv" ] || return 1; case $z in X|x) return 1;; esac;; esac; case $z in Z) [ "$t" -gt 1 ] 2>/dev/null || return 1;; esac; return 0; }',
+].join('\n')
+
+/**
+ * Find the processes of launches that never reported a pid and send them `signal` (`null`: only
+ * look), from one script on `connection`. A launch's processes hold `SSH_LAUNCH_NONCE_VARIABLE`
+ * (`remote-launch.ts`): `<nonce>` in its preamble's shell, `<nonce>:<X>` in its program and what
+ * that starts, X being the pid of the launch's shell — the leader of the session sshd made for it.
+ * One `grep` over the remote `/proc/<pid>/environ` finds the holders; X is learned from a value
+ * that names it, or from a holder of the bare nonce that leads its own session (the preamble's
+ * shell). The signal then reaches only the launch's own session and group: the process with pid X
+ * when it holds the nonce and is the oldest of its holders (it is the one every holder descends
+ * from; a younger one has that pid by reuse), and every process whose session or process group is
+ * X — while X is alive, or gone with no process owning its pid: the kernel hands out no pid that a
+ * live process uses as its session or group id, so what has that id is the launch's. A holder in
+ * a session of its own (a daemon the program started with `setsid`: a tmux server, and the panes
+ * it starts for other clients) is left alone, as a stop's sweep leaves it. When holders show but
+ * X is unknown, or pid X now belongs to another process, nothing is signalled
+ * ({@link RemoteLaunchFinding.unreachable}). Before each signal the process's start time and
+ * session or group are read again. As {@link sweepRemoteSessions}: the dead are left alone; pid 1,
+ * the script's own subshell, the side shell and its parent are never touched; each one found is
+ * named by pid and start time. Only the login's own processes (and, for root, all) can be read.
+ * `null` when the script did not answer.
  */
 export async function findLaunchesByNonce(connection: SshConnection, nonces: readonly string[], signal: string | null, timeoutMs: number): Promise<RemoteLaunchLook | null> {
   // A nonce is hex (remote-launch.ts); anything else is not put in a script.
   const asked = nonces.filter((nonce) => /^[0-9a-f]+$/.test(nonce))
   if (asked.length === 0) return new Map()
-  const patterns = asked.map((nonce) => `-e '${SSH_LAUNCH_NONCE_VARIABLE}=${nonce}'`).join(' ')
+  const variable = SSH_LAUNCH_NONCE_VARIABLE
+  const kill = signal === null ? ':' : `kill -s ${signal} $q 2>/dev/null`
   const script = [
-    "if [ ! -d /proc/self ] || ! command -v grep >/dev/null 2>&1; then echo na; echo end; exit 0; fi",
+    'if [ ! -d /proc/self ] || ! command -v grep >/dev/null 2>&1; then echo na; echo end; exit 0; fi',
+    // A grep that refuses an option would find nothing: that is "cannot see", not "none".
+    `case $(printf 'x${variable}=ab:12y\\n' | grep -aoH -E -e '${variable}=(ab|cd)(:[0-9]+)?' 2>/dev/null) in *:${variable}=ab:12) ;; *) echo na; echo end; exit 0;; esac`,
+    READ_STAT,
     'me=; read -r me 2>/dev/null </proc/self/stat; me=${me%% *}',
-    // `-o -H`: one `/proc/<pid>/environ:<variable>=<nonce>` line per match; unreadable files are skipped.
-    `for f in $(grep -aoH -F ${patterns} /proc/[0-9]*/environ 2>/dev/null); do`,
-    'q=${f#/proc/}; q=${q%%/*}; n=${f##*=}',
+    // Holders: `pid nonce value-pid session start` per line, in `$h`.
+    'h=',
+    // `-o -H`: one `/proc/<pid>/environ:<variable>=<value>` line per match; unreadable files are skipped.
+    `for f in $(grep -aoH -E -e '${variable}=(${asked.join('|')})(:[0-9]+)?' /proc/[0-9]*/environ 2>/dev/null); do`,
+    'q=${f#/proc/}; q=${q%%/*}; v=${f#*:}; v=${v#*=}; n=${v%%:*}; x=${v#"$n"}; x=${x#:}',
     'case $q in 1|"$me"|"$$"|"$PPID") continue;; esac',
-    'l=; read -r l 2>/dev/null </proc/$q/stat || continue',
-    // After `) `: state is field 1, num_threads 18, start time 20.
-    'set -f; set -- ${l##*) }; set +f',
-    'z=$1; t=${18}; w=${20}',
-    'case $z in X|x) l=; read -r l 2>/dev/null </proc/$q/stat; [ -n "$l" ] || continue; set -f; set -- ${l##*) }; set +f; [ "${20}" = "$w" ] || continue; z=$1; t=${18};; esac',
-    'case $z in X|x) continue;; Z) [ "$t" -gt 1 ] 2>/dev/null || continue;; esac',
-    signal === null ? ':' : `kill -s ${signal} $q 2>/dev/null`,
+    'live /proc/$q/stat || continue',
+    // The bare nonce: the preamble's shell (X is its pid, it leads its session) or a child of it.
+    '[ -z "$x" ] && [ "$o" = "$q" ] && x=$q',
+    'h="$h$q $n ${x:--} $o $w',
+    '"',
     'echo "a $n $q $w"',
     'done',
+    // Each nonce's X: the value its holders name. Valid when pid X holds the nonce and is the
+    // oldest holder, or when no process has pid X (its session and group outlive it).
+    "keys=' '",
+    `for n in ${asked.join(' ')}; do`,
+    'xs=; oldest=; seen=',
+    'while read -r q m x o w; do [ "$m" = "$n" ] || continue; seen=1; [ "$x" = - ] || case " $xs " in *" $x "*) ;; *) xs="$xs $x";; esac; if [ -z "$oldest" ] || [ "$w" -lt "$oldest" ]; then oldest=$w; fi; done <<EOF',
+    '$h',
+    'EOF',
+    '[ -n "$seen" ] || continue',
+    'ok=',
+    'for x in $xs; do',
+    'case $x in 0|1|"$me"|"$$"|"$PPID") continue;; esac',
+    'if [ ! -e /proc/$x ]; then ok=1; keys="$keys$x "; eval "n_$x=$n"; continue; fi',
+    'xw=',
+    'while read -r q m y o w; do [ "$q" = "$x" ] && [ "$m" = "$n" ] && xw=$w; done <<EOF',
+    '$h',
+    'EOF',
+    '[ -n "$xw" ] && [ "$xw" -le "$oldest" ] || continue',
+    'ok=1; keys="$keys$x "; eval "n_$x=$n"',
+    // pid X itself: read again right before the signal.
+    `q=$x; if live /proc/$q/stat && [ "$w" = "$xw" ]; then ${kill}; echo "k $n $q $w"; fi`,
+    'done',
+    '[ -n "$ok" ] || echo "u $n"',
+    'done',
+    // One pass over /proc: every process whose session or group is a valid X.
+    'if [ "$keys" != " " ]; then',
+    'for d in /proc/[0-9]*; do',
+    'q=${d#/proc/}',
+    'case $q in 1|"$me"|"$$"|"$PPID") continue;; esac',
+    'case $keys in *" $q "*) continue;; esac',
+    'live $d/stat || continue',
+    'case $keys in *" $o "*) k=$o;; *) case $keys in *" $g "*) k=$g;; *) continue;; esac;; esac',
+    'eval "n=\\${n_$k}"',
+    // Read again right before the signal: the same process, still of that session or group.
+    `v=$w; live $d/stat && [ "$w" = "$v" ] && { [ "$o" = "$k" ] || [ "$g" = "$k" ]; } || continue`,
+    kill,
+    'echo "k $n $q $w"',
+    'done',
+    'fi',
     'echo end',
   ].join('\n')
   const result = await connection.run(script, timeoutMs)
   const lines = result?.stdout.split('\n').map((line) => line.trim()) ?? []
   if (!lines.includes('end')) return null
   if (lines.includes('na')) return 'unobservable'
-  const found = new Map<string, RemoteSurvivor[]>(asked.map((nonce) => [nonce, []]))
+  const seen = new Map<string, Map<number, string>>(asked.map((nonce) => [nonce, new Map()]))
+  const signalled = new Map<string, Map<number, string>>(asked.map((nonce) => [nonce, new Map()]))
+  const unreachable = new Set<string>()
   for (const line of lines) {
     const [kind, nonce, pid, startTime] = line.split(' ')
-    if (kind !== 'a' || nonce === undefined || startTime === undefined) continue
-    found.get(nonce)?.push({ pid: Number(pid), startTime })
+    if (nonce === undefined) continue
+    if (kind === 'u') unreachable.add(nonce)
+    else if (startTime !== undefined) (kind === 'a' ? seen : kind === 'k' ? signalled : undefined)?.get(nonce)?.set(Number(pid), startTime)
   }
-  return found
+  const list = (processes: Map<number, string>): RemoteSurvivor[] => [...processes].map(([pid, startTime]) => ({ pid, startTime }))
+  return new Map(
+    asked.map((nonce) => {
+      const hit = signalled.get(nonce) ?? new Map<number, string>()
+      const left = new Map([...(seen.get(nonce) ?? [])].filter(([pid]) => !hit.has(pid)))
+      return [nonce, { signalled: list(hit), leftAlone: list(left), unreachable: unreachable.has(nonce) }]
+    }),
+  )
 }
 
 /** One sweep script per connection and turn of the event loop, for every sweep asked in it. */

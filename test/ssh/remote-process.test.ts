@@ -4,11 +4,12 @@
  * shell on another boot — or machine — neither judges nor signals it.
  */
 import { execFile, spawn } from 'node:child_process'
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { randomBytes } from 'node:crypto'
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
-import { inspectRemoteProcess, probeRemotePids, sweepRemoteSessions } from '../../src/ssh/remote-process.js'
+import { findLaunchesByNonce, inspectRemoteProcess, probeRemotePids, sweepRemoteSessions } from '../../src/ssh/remote-process.js'
 import type { LaunchMarker } from '../../src/ssh/remote-launch.js'
 import type { SshConnection } from '../../src/ssh/ssh-connection.js'
 import { killIfStill, processIdentity, waitFor, type ProcessIdentity } from '../node-pty/pty-test-support.js'
@@ -237,6 +238,82 @@ describe('remote /proc scripts: identity by pid, start time and boot id', () => 
       expect(killed).toEqual(['kill -s TERM -- -500', 'kill -s TERM 500', 'kill -s TERM 501', 'kill -s TERM 502', 'kill -s TERM 504', 'kill -s TERM 507'])
     } finally {
       rmSync(root, { recursive: true, force: true })
+    }
+  })
+})
+
+describe('remote /proc scripts: abandoned launches by nonce', () => {
+  /** Live local processes whose environment holds `PTYKIT_SSH_LAUNCH=<value>` exactly. */
+  function holders(value: string): number[] {
+    const found: number[] = []
+    for (const name of readdirSync('/proc')) {
+      if (!/^\d+$/.test(name)) continue
+      try {
+        if (readFileSync(`/proc/${name}/environ`, 'latin1').split('\0').includes(`PTYKIT_SSH_LAUNCH=${value}`) && isAlive(Number(name))) found.push(Number(name))
+      } catch {
+        // Gone meanwhile.
+      }
+    }
+    return found
+  }
+  const nonce = (): string => randomBytes(8).toString('hex')
+  /** `program` run as a launch runs it: in a session of its own, under `<nonce>`, then `<nonce>:$$`. */
+  function startLaunch(n: string, program: string): number {
+    const inner = `export PTYKIT_SSH_LAUNCH=${n}:$$; exec /bin/sh -c '${program}'`
+    const child = spawn('/usr/bin/env', [`PTYKIT_SSH_LAUNCH=${n}`, '/bin/sh', '-c', inner], { detached: true, stdio: 'ignore' })
+    children.push(processIdentity(child.pid!))
+    return child.pid!
+  }
+
+  it.each(['/bin/sh', '/bin/bash'])("with %s, kills the launch's session and group; a holder in a session of its own (setsid) is left alone", async (shell) => {
+    const n = nonce()
+    const leader = startLaunch(n, 'sleep 60 & setsid sleep 61 & exec sleep 62')
+    await waitFor(() => (holders(`${n}:${leader}`).length === 3 ? true : undefined), 'the launch and its children')
+    const all = holders(`${n}:${leader}`)
+    const daemon = all.find((pid) => readFileSync(`/proc/${pid}/cmdline`, 'latin1') === 'sleep\x0061\x00')!
+    children.push(processIdentity(daemon))
+    const look = await findLaunchesByNonce(shellConnection(shell), [n], 'KILL', 5_000)
+    expect(look === 'unobservable' || look === null ? look : look.get(n)?.signalled.map(({ pid }) => pid).sort()).toEqual(all.filter((pid) => pid !== daemon).sort())
+    expect(look !== null && look !== 'unobservable' && look.get(n)?.leftAlone.map(({ pid }) => pid)).toEqual([daemon])
+    await waitFor(() => (all.every((pid) => pid === daemon || !isAlive(pid)) ? true : undefined), 'the session killed')
+    expect(isAlive(daemon)).toBe(true)
+    // Its session is gone: a look now finds the daemon only, and leaves it alone.
+    const again = await findLaunchesByNonce(shellConnection(shell), [n], 'KILL', 5_000)
+    expect(again).toEqual(new Map([[n, { signalled: [], leftAlone: [expect.objectContaining({ pid: daemon })], unreachable: false }]]))
+  })
+
+  it.each(['/bin/sh', '/bin/bash'])('with %s, a holder whose session cannot be told, or whose named pid another process owns: seen, nothing signalled', async (shell) => {
+    // The bare nonce in a process that leads no session (here: of this test's session).
+    const bare = nonce()
+    const orphan = spawn('/usr/bin/env', [`PTYKIT_SSH_LAUNCH=${bare}`, 'sleep', '60'], { stdio: 'ignore' })
+    children.push(processIdentity(orphan.pid!))
+    // `<nonce>:<X>` where pid X is an unrelated program (the launch's pid reused).
+    const unrelated = startSleeper()
+    const reused = nonce()
+    const holder = spawn('/usr/bin/env', [`PTYKIT_SSH_LAUNCH=${reused}:${unrelated}`, 'sleep', '60'], { detached: true, stdio: 'ignore' })
+    children.push(processIdentity(holder.pid!))
+    await waitFor(() => (holders(bare).length === 1 && holders(`${reused}:${unrelated}`).length === 1 ? true : undefined), 'the holders')
+    const look = await findLaunchesByNonce(shellConnection(shell), [bare, reused], 'KILL', 5_000)
+    expect(look).toEqual(
+      new Map([
+        [bare, { signalled: [], leftAlone: [expect.objectContaining({ pid: orphan.pid })], unreachable: true }],
+        [reused, { signalled: [], leftAlone: [expect.objectContaining({ pid: holder.pid })], unreachable: true }],
+      ]),
+    )
+    await new Promise((resolve) => setTimeout(resolve, 100))
+    expect([isAlive(orphan.pid!), isAlive(unrelated), isAlive(holder.pid!)]).toEqual([true, true, true])
+  })
+
+  it('a grep that refuses -a, -o, -H or -E: cannot see (unobservable), not "found nothing"', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'ptykit-grep-'))
+    try {
+      writeFileSync(join(dir, 'grep'), "#!/bin/sh\necho 'grep: unrecognized option' >&2\nexit 2\n")
+      chmodSync(join(dir, 'grep'), 0o755)
+      const connection = { run: (script: string, timeoutMs: number) => localShell.run(`PATH='${dir}':$PATH\n${script}`, timeoutMs) } as unknown as SshConnection
+      expect(await findLaunchesByNonce(connection, [nonce()], 'KILL', 5_000)).toBe('unobservable')
+      expect(await findLaunchesByNonce(localShell, [nonce()], 'KILL', 5_000)).toEqual(new Map([[expect.any(String), { signalled: [], leftAlone: [], unreachable: false }]]))
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
     }
   })
 })
