@@ -313,7 +313,9 @@ describe('pty host: what a successor may not say or do about a dead host’s ses
     expect(restarted.provider.authoritativeListings).toBe(false)
   }, 60_000)
 
-  it.skipIf(process.getuid?.() !== 0)('a stop of an orphan that ended unseen, its number now another session’s id (root: ns_last_pid), signals nothing of that session', async () => {
+  it('a stop of an orphan that ended unseen, its number now another session’s id (root: ns_last_pid), signals nothing of that session', async () => {
+    // Never skipped: the reuse is forced through /proc/sys/kernel/ns_last_pid, which only root may write (CI runs as root).
+    if (process.getuid?.() !== 0) throw new Error('This test forces a pid number onto a new session through /proc/sys/kernel/ns_last_pid: run the tests as root (as .ci/run does).')
     const { dir, socketPath } = makeSocketDir()
     cleanups.push(() => killHostAndClean(socketPath, dir))
     const { child, identity } = await journalledOrphan(socketPath)
