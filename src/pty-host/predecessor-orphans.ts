@@ -1,7 +1,7 @@
 import { isDefunct, type ProcessInspector, type ProcessStat } from '../node-pty/process-inspector.js'
 import { NODE_PTY_HANGUP_GRACE_MS, NODE_PTY_SHUTDOWN_DEADLINE_MS, NODE_PTY_TERMINATE_GRACE_MS, NodePtyProviderError } from '../node-pty/index.js'
 import { NODE_PTY_KILL_RESERVE_MS, planStopSchedule, type StopSignal } from '../node-pty/stop-schedule.js'
-import { readdirSync } from 'node:fs'
+import { readdirSync, readFileSync } from 'node:fs'
 import { bootTicksNow, type JournalProcess, type JournalSession, type PredecessorJournal, type SessionJournal } from './session-journal.js'
 
 /**
@@ -115,7 +115,7 @@ export class PredecessorOrphans {
    */
   constructor(journal: PredecessorJournal | 'absent' | 'unreadable', succeedsDeadHost: boolean, inspector: ProcessInspector, seams: PredecessorOrphansSeams = {}) {
     this.#inspector = inspector
-    this.#scanNow = seams.scanNow ?? (() => scanProcNow(inspector))
+    this.#scanNow = seams.scanNow ?? (() => (procHidesProcesses() ? null : scanProcNow(inspector)))
     this.#ticksNow = seams.ticksNow ?? bootTicksNow
     this.#kill = seams.kill ?? ((target, signal) => process.kill(target, signal))
     this.journalRead = typeof journal === 'object'
@@ -356,13 +356,18 @@ export class PredecessorOrphans {
       if (leader === 'absent' || leader.startTime !== recorded.startTime || isDefunct(leader)) return this.#markGone(orphan)
       return { gone: false, held: false, members: [], ambiguous: [], unreadable: true }
     }
-    const isKnown = (row: ProcessStat): boolean => row.startTime !== undefined && orphan.known.get(row.pid) === row.startTime
-    const held = withId.some((row) => isKnown(row) || startedBefore(row, orphan.heldAt))
+    // Only the session id proves membership: a process's session id is fixed from its fork (its
+    // start time says since when it has had it); its group id is not (`setpgid`) — a process of
+    // another session may have joined a group that reused the number. A row with only the group id
+    // is never a member (it stays ambiguous: never signalled).
+    const inSession = (row: ProcessStat): boolean => row.sid === recorded.sid
+    const isKnown = (row: ProcessStat): boolean => inSession(row) && row.startTime !== undefined && orphan.known.get(row.pid) === row.startTime
+    const held = withId.some((row) => isKnown(row) || (inSession(row) && startedBefore(row, orphan.heldAt)))
     if (!held) return { gone: false, held: false, members: [], ambiguous: withId, unreadable: false }
     // A known member alive at this look, which began at `look.ticks`: whatever had the id and had
     // started before that was alive together with it, so had its number. One started since (a
     // fork during the look) is proven at the next look.
-    const members = withId.filter((row) => isKnown(row) || startedBefore(row, look.ticks) || startedBefore(row, orphan.heldAt))
+    const members = withId.filter((row) => inSession(row) && (isKnown(row) || startedBefore(row, look.ticks) || startedBefore(row, orphan.heldAt)))
     const alive = new Map(members.map((row) => [row.pid, row.startTime!] as const))
     orphan.known.clear()
     for (const [pid, startTime] of alive) orphan.known.set(pid, startTime)
@@ -404,7 +409,8 @@ export class PredecessorOrphans {
     this.#nextLook ??= new Promise<void>((resolve) => setImmediate(resolve)).then(async () => {
       this.#nextLook = null
       const ticks = this.#ticksNow()
-      return { ticks, table: await this.#inspector.list() }
+      // A /proc that hides other users' processes (hidepid) lists no proof of absence.
+      return { ticks, table: procHidesProcesses() ? null : await this.#inspector.list() }
     })
     return this.#nextLook
   }
@@ -422,8 +428,12 @@ export class PredecessorOrphans {
   }
 }
 
-/** Every process in `/proc`, each read now; `null` when `/proc` cannot be listed. */
-function scanProcNow(inspector: ProcessInspector): ProcessStat[] | null {
+/**
+ * Every process in `/proc`, each read now; `null` when `/proc` cannot be listed, or when a process
+ * listed could not be read (EACCES, EMFILE): a table missing a row proves no process absent — a
+ * session's running member left out would read as "ended".
+ */
+export function scanProcNow(inspector: ProcessInspector): ProcessStat[] | null {
   let entries: string[]
   try {
     entries = readdirSync('/proc')
@@ -434,7 +444,32 @@ function scanProcNow(inspector: ProcessInspector): ProcessStat[] | null {
   for (const entry of entries) {
     if (!/^\d+$/.test(entry)) continue
     const row = inspector.readNow(Number(entry))
-    if (row !== null && row !== 'absent') rows.push(row)
+    if (row === null) return null
+    if (row !== 'absent') rows.push(row)
   }
   return rows
+}
+
+let hidesProcesses: boolean | undefined
+
+/**
+ * Whether `/proc` may hide other users' processes from this one (mounted `hidepid=` other than 0,
+ * or `subset=pid`, and this host is not root): then no table read here proves a process absent.
+ * Read once; `true` when the mount table cannot be read.
+ */
+function procHidesProcesses(): boolean {
+  if (hidesProcesses !== undefined) return hidesProcesses
+  try {
+    const procMount = readFileSync('/proc/self/mountinfo', 'utf8')
+      .split('\n')
+      .filter((line) => line.split(' ')[4] === '/proc')
+      .pop()
+    const options = procMount?.split(' - ')[1]?.split(' ')[2] ?? ''
+    const hidepid = /(?:^|,)hidepid=([^,]+)/.exec(options)?.[1]
+    const hides = (hidepid !== undefined && hidepid !== '0' && hidepid !== 'off') || /(?:^|,)subset=pid(?:,|$)/.test(options)
+    hidesProcesses = process.getuid?.() !== 0 && hides
+  } catch {
+    hidesProcesses = true
+  }
+  return hidesProcesses
 }

@@ -188,6 +188,9 @@ export function readPredecessorJournal(path: string, bootId: string | null = cur
   const header = parseLine(lines[0] ?? '')
   if (header === null || header.ptykitJournal !== JOURNAL_VERSION) return 'unreadable'
   if (typeof header.bootId === 'string' && bootId !== null && header.bootId !== bootId) return { open: [], unaccounted: false }
+  // A journal whose boot cannot be compared with this one's may be another boot's: its `at` times
+  // (another boot's clock) are not trusted to prove membership.
+  const sameBoot = typeof header.bootId === 'string' && bootId !== null
   let unaccounted = header.unaccounted === true
   const open = new Map<number, JournalSession>()
   for (let index = 1; index < lines.length; index++) {
@@ -209,7 +212,7 @@ export function readPredecessorJournal(path: string, bootId: string | null = cur
       if (session === undefined) unaccounted = true
       else {
         session.process = { incarnationId: entry.inc, pid: entry.pid, startTime: entry.st, pgid: entry.pg, sid: entry.sid }
-        if (Number.isSafeInteger(entry.at) && (entry.at as number) >= 0) session.process.heldAt = entry.at as number
+        if (sameBoot && Number.isSafeInteger(entry.at) && (entry.at as number) >= 0) session.process.heldAt = entry.at as number
       }
     } else if (entry.t === 'e') {
       // An `e` without its `i`: likewise.

@@ -9,7 +9,7 @@
  */
 import { describe, expect, it } from 'vitest'
 import type { ProcessInspector, ProcessStat } from '../../src/node-pty/process-inspector.js'
-import { PredecessorOrphans } from '../../src/pty-host/predecessor-orphans.js'
+import { PredecessorOrphans, scanProcNow } from '../../src/pty-host/predecessor-orphans.js'
 import type { JournalProcess, PredecessorJournal } from '../../src/pty-host/session-journal.js'
 
 /**
@@ -148,5 +148,31 @@ describe('a dead host’s session: membership by the session id', () => {
     const { inspector, seams } = world([row(SID, LEADER_START)], 2_000)
     const orphans = new PredecessorOrphans(journalOf({ heldAt: 1_200 }), true, inspector, seams)
     expect(orphans.carried().open[0]?.process?.heldAt).toBe(2_000)
+  })
+
+  // Found by review (helper-127): the group id proved membership too, but `setpgid` can put a
+  // process of another session into a group that reused the number.
+  it('a process of another session in a group that reused the number (setpgid) is never a member: not true, never signalled', async () => {
+    // The session ended unseen; its number went to P (session Y), which made group SID and exited;
+    // an old process R of session Y (started before the journal's `at`) had joined group SID.
+    const Y = 4_000_000
+    const { state, inspector, seams } = world([row(Y, 500, Y, Y), row(4_000_010, 1_100, Y, SID)], 9_000)
+    const orphans = new PredecessorOrphans(journalOf({ heldAt: 1_200 }), true, inspector, seams)
+    expect(orphans.probeIncarnation('inc-1')).not.toBe(true)
+    await nextTurn()
+    await expect(orphans.stop('inc-1', { immediate: true, deadlineAt: Date.now() + 300 })).rejects.toMatchObject({ code: 'shutdown_timeout' })
+    expect(state.signals).toEqual([])
+    expect(orphans.carried().open[0]?.process?.heldAt).toBe(1_200)
+  })
+
+  it('a table with a row it could not read proves nothing absent (a running member left out would read as ended)', () => {
+    const unreadable: ProcessInspector = { ...world([], 0).inspector, readNow: (pid) => (pid === process.pid ? null : 'absent') }
+    expect(scanProcNow(unreadable)).toBeNull()
+    const readable: ProcessInspector = { ...world([], 0).inspector, readNow: () => 'absent' }
+    expect(scanProcNow(readable)).toEqual([])
+    // And a null table leaves the session unknown, its entry kept.
+    const orphans = new PredecessorOrphans(journalOf({ heldAt: 1_600 }), true, world([], 3_000).inspector, { ...world([], 3_000).seams, scanNow: () => null })
+    expect(orphans.hasIncarnation('inc-1')).toBe(true)
+    expect(orphans.probeIncarnation('inc-1')).toBeNull()
   })
 })

@@ -7,7 +7,7 @@ import { appendFileSync, chmodSync, existsSync, readFileSync, rmSync, truncateSy
 import { join, resolve } from 'node:path'
 import { afterEach, expect, it } from 'vitest'
 import { createNullInspector, createProcFsInspector } from '../../src/node-pty/process-inspector.js'
-import { bootTicksNow, PTY_HOST_JOURNAL_COMPACT_LINES, PTY_HOST_JOURNAL_MAX_READ_BYTES, readPredecessorJournal, SessionJournal } from '../../src/pty-host/session-journal.js'
+import { bootTicksNow, currentBootId, PTY_HOST_JOURNAL_COMPACT_LINES, PTY_HOST_JOURNAL_MAX_READ_BYTES, readPredecessorJournal, SessionJournal } from '../../src/pty-host/session-journal.js'
 import { procRow, waitFor } from '../node-pty/pty-test-support.js'
 import { nodeArgsFor } from '../support/node-entry-bundle.js'
 import { makeSocketDir } from './pty-host-test-support.js'
@@ -129,13 +129,13 @@ it('trusts no `s` line whose group or session is not its leader’s pid: the ses
 
 it('records when the session held its number (`at`, in boot clock ticks) and reads it back', async () => {
   const path = journalPath()
-  const journal = new SessionJournal(path, createProcFsInspector(), { open: [], unaccounted: false }, null)
+  const journal = new SessionJournal(path, createProcFsInspector(), { open: [], unaccounted: false }, currentBootId())
   const child = spawnChild('sleep', ['1000'], { stdio: 'ignore' })
   try {
     await waitFor(() => (child.pid !== undefined && procRow(child.pid) !== null ? true : undefined), 'the child')
     const before = bootTicksNow()!
     journal.spawned(journal.intent('a'), 'inc-a', child.pid!)
-    const read = readPredecessorJournal(path, null)
+    const read = readPredecessorJournal(path, currentBootId())
     const heldAt = typeof read === 'object' ? read.open[0]?.process?.heldAt : undefined
     expect(heldAt).toBeGreaterThanOrEqual(before)
     expect(heldAt).toBeLessThanOrEqual(bootTicksNow()!)
@@ -181,4 +181,19 @@ it('removes the temporary files a dead host’s rewrite left — only its own ki
   expect(existsSync(stale)).toBe(false)
   expect(existsSync(foreign)).toBe(true)
   journal.close()
+})
+
+// Found by review (helper-127): with either boot id unknown, a journal of another boot was trusted
+// with its `at` — another boot's clock, which could make any process with the number a member.
+it('trusts no `at` when the journal\'s boot cannot be compared with this one\'s', () => {
+  const path = journalPath()
+  const lines = [
+    { ptykitJournal: 1, bootId: 'old-boot', unaccounted: false },
+    { t: 'i', k: 1, id: 'pty-1' },
+    { t: 's', k: 1, inc: 'inc-1', pid: 5_000_000, st: '1000', pg: 5_000_000, sid: 5_000_000, at: 50_000_000 },
+  ]
+  writeFileSync(path, `${lines.map((line) => JSON.stringify(line)).join('\n')}\n`, { mode: 0o600 })
+  const read = readPredecessorJournal(path, null)
+  expect(typeof read === 'object' ? read.open[0]?.process : undefined).toMatchObject({ pid: 5_000_000 })
+  expect(typeof read === 'object' ? read.open[0]?.process?.heldAt : 'unread').toBeUndefined()
 })
