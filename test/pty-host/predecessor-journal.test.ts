@@ -72,6 +72,17 @@ async function orphansOfAKilledHost(count = 1) {
   return { dir, socketPath, app, ptys }
 }
 
+/** Whether `pid` runs `sleep` with SIGHUP ignored (`SigIgn` in its status, bit 0). */
+function ignoresHangUp(pid: number): boolean {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8')
+    const ignored = /^SigIgn:\s*([0-9a-f]+)$/m.exec(status)?.[1]
+    return /^Name:\s*sleep$/m.test(status) && ignored !== undefined && (BigInt(`0x${ignored}`) & 1n) === 1n
+  } catch {
+    return false
+  }
+}
+
 /** A successor host in this process on `socketPath`. */
 async function successorOn(socketPath: string) {
   const successor = await startPtyHost({ socketPath, idleExitMs: 60_000 })
@@ -295,6 +306,9 @@ describe('pty host: what a successor may not say or do about a dead host’s ses
     // A shell-like leader (ends at the hang-up) with a `nohup` job in its session, started after its spawn.
     const pty = await app.controller.spawn({ file: '/bin/sh', args: ['-c', 'sleep 0.3; nohup sleep 1000 >/dev/null 2>&1 & echo job-$!; exec sleep 1000'] })
     const jobPid = await waitFor(() => Number(/job-(\d+)/.exec(output)?.[1]) || undefined, 'the job')
+    // `echo` runs right after the fork: wait until nohup has set the hang-up aside and exec'd the
+    // sleep (SigIgn's bit 0), or a loaded machine's hang-up below could end the job first.
+    await waitFor(() => (ignoresHangUp(jobPid) ? true : undefined), 'the job to ignore the hang-up')
     const job = processIdentity(jobPid)!
     cleanups.push(async () => killIfStill(job))
     const leaderPid = (await app.provider.listProcesses()).find((row) => row.id === pty.id)!.pid!
@@ -302,6 +316,7 @@ describe('pty host: what a successor may not say or do about a dead host’s ses
     await waitFor(() => (app.provider.connected ? undefined : true), 'the drop')
     await waitFor(() => (procRow(leaderPid) === null || isDeadState(procRow(leaderPid)!.state) ? true : undefined), 'the leader’s end at the hang-up')
     expect(procRow(jobPid)!.sid).toBe(leaderPid) // the job is in the PTY's session
+    expect(isGone(job), 'the job outlived the hang-up').toBe(false)
     await successorOn(socketPath)
     await app.provider.listProcesses() // connects to the successor (asks about the dead host's PTYs)
     expect(app.exits).toEqual([])

@@ -12,7 +12,7 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { findLaunchesByNonce, inspectRemoteProcess, probeRemotePids, sweepRemoteSessions } from '../../src/ssh/remote-process.js'
 import type { LaunchMarker } from '../../src/ssh/remote-launch.js'
 import type { SshConnection } from '../../src/ssh/ssh-connection.js'
-import { killIfStill, processIdentity, waitFor, type ProcessIdentity } from '../node-pty/pty-test-support.js'
+import { killIfStill, procRow, processIdentity, waitFor, type ProcessIdentity } from '../node-pty/pty-test-support.js'
 import { isAlive } from './ssh-test-support.js'
 
 /** A connection whose side shell is a local `shell` (a remote's `/bin/sh` may be dash or bash). */
@@ -268,9 +268,19 @@ describe('remote /proc scripts: abandoned launches by nonce', () => {
   it.each(['/bin/sh', '/bin/bash'])("with %s, kills the launch's session and group; a holder in a session of its own (setsid) is left alone", async (shell) => {
     const n = nonce()
     const leader = startLaunch(n, 'sleep 60 & setsid sleep 61 & exec sleep 62')
-    await waitFor(() => (holders(`${n}:${leader}`).length === 3 ? true : undefined), 'the launch and its children')
-    const all = holders(`${n}:${leader}`)
-    const daemon = all.find((pid) => readFileSync(`/proc/${pid}/cmdline`, 'latin1') === 'sleep\x0061\x00')!
+    // Until the daemon has called setsid and exec'd its sleep, it is still in the launch's session.
+    const isDaemon = (pid: number): boolean => {
+      try {
+        return readFileSync(`/proc/${pid}/cmdline`, 'latin1') === 'sleep\x0061\x00' && procRow(pid)?.sid === pid
+      } catch {
+        return false
+      }
+    }
+    const all = await waitFor(() => {
+      const found = holders(`${n}:${leader}`)
+      return found.length === 3 && found.some(isDaemon) ? found : undefined
+    }, 'the launch and its children, the daemon in a session of its own')
+    const daemon = all.find(isDaemon)!
     children.push(processIdentity(daemon))
     const look = await findLaunchesByNonce(shellConnection(shell), [n], 'KILL', 5_000)
     expect(look === 'unobservable' || look === null ? look : look.get(n)?.signalled.map(({ pid }) => pid).sort()).toEqual(all.filter((pid) => pid !== daemon).sort())
