@@ -5,12 +5,12 @@ import { execFileSync } from 'node:child_process'
 import { afterEach, describe, expect, it } from 'vitest'
 import { createPtyController, type PtyController, type PtyControllerExitEvent } from 'ptykit/controller'
 import type { PtySpawnError } from 'ptykit/spawn'
-import { createSshProvider, isSshOptionError, SSH_LAUNCH_NONCE_VARIABLE, type SshProvider, type SshProviderOptions } from 'ptykit/ssh'
+import { createSshProvider, isSshOptionError, SSH_LAUNCH_NONCE_VARIABLE, type SshProviderOptions } from 'ptykit/ssh'
 import { createRemoteLaunch } from '../../src/ssh/remote-launch.js'
 import { waitFor } from '../node-pty/pty-test-support.js'
-import { startSshLinkProxy, type SshLinkProxy } from './ssh-link-proxy.js'
+import type { SshLinkProxy } from './ssh-link-proxy.js'
 import { SSH_TEST_USER } from './sshd-fixture.js'
-import { isAlive, sshOptions, useSshd } from './ssh-test-support.js'
+import { isAlive, providerThroughProxy, sshOptions, useSshd } from './ssh-test-support.js'
 
 // An abandoned launch (its marker never arrived) is looked for by its nonce; only its own session
 // and group are killed — not daemons it started in sessions of their own, which may serve other,
@@ -60,26 +60,8 @@ function scratchDir(): string {
   return dir
 }
 
-async function throughProxy(extra: Partial<SshProviderOptions> = {}): Promise<{ proxy: SshLinkProxy; provider: SshProvider; controller: PtyController }> {
-  const proxy = await startSshLinkProxy(sshd())
-  cleanups.push(() => proxy.close())
-  const hostKey = sshd().hostPublicKey.split(' ')[1]
-  const provider = createSshProvider({
-    ...sshOptions(sshd(), undefined, { knownHostsPath: undefined, hostVerifier: ({ keyBase64 }) => keyBase64 === hostKey, ...extra }),
-    port: proxy.port,
-  })
-  const controller = createPtyController({ providers: { 'ssh:loopback': provider } })
-  controller.on('error', () => undefined)
-  cleanups.push(async () => {
-    await controller.dispose()
-    await provider.dispose()
-  })
-  const { id } = await controller.spawn({ hostId: 'ssh:loopback', file: '/bin/sleep', args: ['300'] })
-  expect(await provider.listProcesses()).toHaveLength(1)
-  await new Promise((resolve) => setTimeout(resolve, 200))
-  expect(controller.hasPty(id)).toBe(true)
-  return { proxy, provider, controller }
-}
+/** A provider and controller through a fresh proxy, connected (side shell warm) and idle. */
+const throughProxy = (extra: Partial<SshProviderOptions> = {}) => providerThroughProxy(sshd(), cleanups, extra)
 
 /** Spawn `options` with the exec reply lost and the link dropped once `ran()`; returns the failure. */
 async function abandonedSpawn(proxy: SshLinkProxy, controller: PtyController, options: Parameters<PtyController['spawn']>[0], ran: () => boolean): Promise<PtySpawnError> {

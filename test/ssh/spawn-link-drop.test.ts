@@ -2,12 +2,10 @@ import { existsSync, mkdtempSync, chmodSync, readdirSync, readFileSync, rmSync }
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
-import { createPtyController, type PtyController } from 'ptykit/controller'
 import { isPtySpawnError, type PtySpawnError } from 'ptykit/spawn'
-import { createSshProvider, isSshProviderError, type SshProvider, type SshProviderOptions } from 'ptykit/ssh'
+import { isSshProviderError, type SshProviderOptions } from 'ptykit/ssh'
 import { waitFor } from '../node-pty/pty-test-support.js'
-import { startSshLinkProxy, type SshLinkProxy } from './ssh-link-proxy.js'
-import { isAlive, sshOptions, useSshd } from './ssh-test-support.js'
+import { isAlive, providerThroughProxy, useSshd } from './ssh-test-support.js'
 
 // Found by an audit (helper-120): a link that dies while a spawn is in flight, after the server
 // ran the program. The spawn's verdict must not say `not_started`, and the program (one that
@@ -33,27 +31,7 @@ function tagged(tag: string): number[] {
 }
 
 /** A provider and controller through a fresh proxy, connected (side shell warm) and idle. */
-async function throughProxy(extra: Partial<SshProviderOptions> = {}): Promise<{ proxy: SshLinkProxy; provider: SshProvider; controller: PtyController }> {
-  const proxy = await startSshLinkProxy(sshd())
-  cleanups.push(() => proxy.close())
-  const hostKey = sshd().hostPublicKey.split(' ')[1]
-  const provider = createSshProvider({
-    ...sshOptions(sshd(), undefined, { knownHostsPath: undefined, hostVerifier: ({ keyBase64 }) => keyBase64 === hostKey, ...extra }),
-    port: proxy.port,
-  })
-  const controller = createPtyController({ providers: { 'ssh:loopback': provider } })
-  controller.on('error', () => undefined)
-  cleanups.push(async () => {
-    await controller.dispose()
-    await provider.dispose()
-  })
-  // Connect; then let the side shell's start go quiet, so the next chunks are the spawn's.
-  const { id } = await controller.spawn({ hostId: 'ssh:loopback', file: '/bin/sleep', args: ['300'] })
-  expect(await provider.listProcesses()).toHaveLength(1)
-  await new Promise((resolve) => setTimeout(resolve, 200))
-  expect(controller.hasPty(id)).toBe(true)
-  return { proxy, provider, controller }
-}
+const throughProxy = (extra: Partial<SshProviderOptions> = {}) => providerThroughProxy(sshd(), cleanups, extra)
 
 /** A program that ignores the hang-up, touches `mark` once it runs, then sleeps; tagged `tag`. */
 function hangupProofProgram(tag: string, mark: string) {

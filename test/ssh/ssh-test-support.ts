@@ -1,7 +1,9 @@
 import { readdirSync, readFileSync } from 'node:fs'
-import { afterAll, beforeAll } from 'vitest'
-import type { SshProviderOptions } from 'ptykit/ssh'
+import { afterAll, beforeAll, expect } from 'vitest'
+import { createPtyController, type PtyController } from 'ptykit/controller'
+import { createSshProvider, type SshProvider, type SshProviderOptions } from 'ptykit/ssh'
 import { isDead } from '../node-pty/pty-test-support.js'
+import { startSshLinkProxy, type SshLinkProxy } from './ssh-link-proxy.js'
 import { SSH_TEST_USER, startSshd, type SshdFixture } from './sshd-fixture.js'
 
 /** Start one sshd for the file (beforeAll) and stop it after (afterAll); returns a getter. */
@@ -86,4 +88,34 @@ export function killTagged(tag: string): void {
       // Gone meanwhile.
     }
   }
+}
+
+/**
+ * A provider and controller (host `ssh:loopback`) on `fixture`'s sshd through a fresh
+ * {@link startSshLinkProxy} proxy, connected — one PTY spawned, the side shell warm — and idle,
+ * so the next chunks through the proxy are the next spawn's. Disposed through `cleanups`.
+ */
+export async function providerThroughProxy(
+  fixture: SshdFixture,
+  cleanups: Array<() => Promise<void> | void>,
+  extra: Partial<SshProviderOptions> = {},
+): Promise<{ proxy: SshLinkProxy; provider: SshProvider; controller: PtyController }> {
+  const proxy = await startSshLinkProxy(fixture)
+  cleanups.push(() => proxy.close())
+  const hostKey = fixture.hostPublicKey.split(' ')[1]
+  const provider = createSshProvider({
+    ...sshOptions(fixture, undefined, { knownHostsPath: undefined, hostVerifier: ({ keyBase64 }) => keyBase64 === hostKey, ...extra }),
+    port: proxy.port,
+  })
+  const controller = createPtyController({ providers: { 'ssh:loopback': provider } })
+  controller.on('error', () => undefined)
+  cleanups.push(async () => {
+    await controller.dispose()
+    await provider.dispose()
+  })
+  const { id } = await controller.spawn({ hostId: 'ssh:loopback', file: '/bin/sleep', args: ['300'] })
+  expect(await provider.listProcesses()).toHaveLength(1)
+  await new Promise((resolve) => setTimeout(resolve, 200))
+  expect(controller.hasPty(id)).toBe(true)
+  return { proxy, provider, controller }
 }
