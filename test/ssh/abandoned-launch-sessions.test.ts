@@ -10,7 +10,7 @@ import { createRemoteLaunch } from '../../src/ssh/remote-launch.js'
 import { waitFor } from '../node-pty/pty-test-support.js'
 import type { SshLinkProxy } from './ssh-link-proxy.js'
 import { SSH_TEST_USER } from './sshd-fixture.js'
-import { isAlive, providerThroughProxy, sshOptions, useSshd } from './ssh-test-support.js'
+import { isAlive, providerThroughProxy, spawnWithLinkLost, sshOptions, useSshd } from './ssh-test-support.js'
 
 // An abandoned launch (its marker never arrived) is looked for by its nonce; only its own session
 // and group are killed — not daemons it started in sessions of their own, which may serve other,
@@ -65,14 +65,7 @@ const throughProxy = (extra: Partial<SshProviderOptions> = {}) => providerThroug
 
 /** Spawn `options` with the exec reply lost and the link dropped once `ran()`; returns the failure. */
 async function abandonedSpawn(proxy: SshLinkProxy, controller: PtyController, options: Parameters<PtyController['spawn']>[0], ran: () => boolean): Promise<PtySpawnError> {
-  proxy.holdServerAfter(3, 0)
-  const spawning = controller.spawn(options).then(
-    () => null,
-    (error: unknown) => error,
-  )
-  await waitFor(() => (ran() ? true : undefined), 'the program ran on the server', 10_000)
-  proxy.dropAll()
-  const failure = (await spawning) as PtySpawnError
+  const failure = (await spawnWithLinkLost(proxy, controller, options, ran)) as PtySpawnError
   expect(failure.outcome).toBe('unknown')
   return failure
 }

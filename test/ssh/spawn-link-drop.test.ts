@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { isPtySpawnError, type PtySpawnError } from 'ptykit/spawn'
 import { isSshProviderError, type SshProviderOptions } from 'ptykit/ssh'
 import { waitFor } from '../node-pty/pty-test-support.js'
-import { isAlive, providerThroughProxy, useSshd } from './ssh-test-support.js'
+import { isAlive, providerThroughProxy, spawnWithLinkLost, useSshd } from './ssh-test-support.js'
 
 // Found by an audit (helper-120): a link that dies while a spawn is in flight, after the server
 // ran the program. The spawn's verdict must not say `not_started`, and the program (one that
@@ -62,14 +62,7 @@ describe('SSH: the link drops while a spawn is in flight, after the server ran t
     const mark = markFile()
     // The spawn's channel open, pty request and exec request go through; the server's replies
     // after the exec request (or after its reply) never reach the client.
-    proxy.holdServerAfter(3, serverChunksToPass)
-    const spawning = controller.spawn(hangupProofProgram(tag, mark)).then(
-      () => null,
-      (error: unknown) => error,
-    )
-    await waitFor(() => (existsSync(mark) ? true : undefined), 'the program ran on the server', 10_000)
-    proxy.dropAll()
-    const failure = await spawning
+    const failure = await spawnWithLinkLost(proxy, controller, hangupProofProgram(tag, mark), () => existsSync(mark), serverChunksToPass)
     expect(isPtySpawnError(failure) && failure.code, String(failure)).toBe('provider_spawn_failed')
     const cause = (failure as PtySpawnError).cause
     expect(isSshProviderError(cause) && cause.code).toBe('transport_lost')
@@ -95,14 +88,7 @@ describe('SSH: the link drops while a spawn is in flight, after the server ran t
     })
     const { proxy, controller } = await throughProxy()
     const mark = markFile()
-    proxy.holdServerAfter(3, 1)
-    const spawning = controller.spawn(hangupProofProgram(tag, mark)).then(
-      () => null,
-      (error: unknown) => error,
-    )
-    await waitFor(() => (existsSync(mark) ? true : undefined), 'the program ran on the server', 10_000)
-    proxy.dropAll()
-    const failure = await spawning
+    const failure = await spawnWithLinkLost(proxy, controller, hangupProofProgram(tag, mark), () => existsSync(mark), 1)
     expect((failure as PtySpawnError).outcome).toBe('unknown')
     await waitFor(() => (tagged(tag).length === 0 ? true : undefined), 'the abandoned launch stopped after the reconnect', 15_000)
   }, 40_000)

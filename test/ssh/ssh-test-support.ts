@@ -2,7 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs'
 import { afterAll, beforeAll, expect } from 'vitest'
 import { createPtyController, type PtyController } from 'ptykit/controller'
 import { createSshProvider, type SshProvider, type SshProviderOptions } from 'ptykit/ssh'
-import { isDead } from '../node-pty/pty-test-support.js'
+import { isDead, waitFor } from '../node-pty/pty-test-support.js'
 import { startSshLinkProxy, type SshLinkProxy } from './ssh-link-proxy.js'
 import { SSH_TEST_USER, startSshd, type SshdFixture } from './sshd-fixture.js'
 
@@ -118,4 +118,27 @@ export async function providerThroughProxy(
   await new Promise((resolve) => setTimeout(resolve, 200))
   expect(controller.hasPty(id)).toBe(true)
   return { proxy, provider, controller }
+}
+
+/**
+ * Spawn `options` through `proxy` with the link lost mid-spawn: the channel open, pty request and
+ * `exec` request reach the server, whose replies after `serverChunksToPass` more chunks are held;
+ * once `ran()` (the program ran on the server) every connection is dropped. Resolves with what the
+ * spawn rejected with (`null` had it succeeded).
+ */
+export async function spawnWithLinkLost(
+  proxy: SshLinkProxy,
+  controller: PtyController,
+  options: Parameters<PtyController['spawn']>[0],
+  ran: () => boolean,
+  serverChunksToPass = 0,
+): Promise<unknown> {
+  proxy.holdServerAfter(3, serverChunksToPass)
+  const spawning = controller.spawn(options).then(
+    () => null,
+    (error: unknown) => error,
+  )
+  await waitFor(() => (ran() ? true : undefined), 'the program ran on the server', 10_000)
+  proxy.dropAll()
+  return spawning
 }
