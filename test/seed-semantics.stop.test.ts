@@ -90,6 +90,34 @@ describe('11.1: a stop deadline (`deadlineMs`) is an absolute epoch time; `timeo
     await expect(h.provider.shutdown(id, { deadlineMs: 1, timeoutMs: 1 })).rejects.toThrow(TypeError)
   })
 
+  it('a duration given as deadlineMs (5 000: 1970) is a TypeError naming the option and timeoutMs, and stops nothing (stopAndWait, a handle, listProcesses)', async () => {
+    // Read as the epoch time it is, it would be a deadline 56 years past: "no grace", a KILL at once.
+    const h = createHarness()
+    const terminal = await h.controller.spawnTerminal({})
+    const durationError = /`deadlineMs`.*got 5000, which is 1970-01-01T00:00:05\.000Z.*`timeoutMs`/
+    await expect(h.controller.stopAndWait(terminal.id, { deadlineMs: 5_000 })).rejects.toThrow(durationError)
+    await expect(terminal.stop({ deadlineMs: 5_000 })).rejects.toThrow(durationError)
+    await expect(h.controller.listProcesses(null, { deadlineMs: 5_000 })).rejects.toThrow(durationError)
+    await expect(h.provider.shutdown(terminal.id, { deadlineMs: 5_000 })).rejects.toThrow(durationError)
+    expect(shutdownOptions(h)).toEqual([{ deadlineMs: 5_000 }])
+    expect(h.provider.livePtyIds()).toEqual([terminal.id])
+    expect(h.exits()).toEqual([])
+  })
+
+  it('node-pty: stopAndWait(id, { deadlineMs: 5 000 }) is refused and the shell keeps running; timeoutMs: 5 000 then stops it', async () => {
+    const controller = createPtyController({ provider: createNodePtyProvider() })
+    try {
+      const { id } = await controller.spawn({ file: '/bin/sleep', args: ['30'] })
+      await expect(controller.stopAndWait(id, { deadlineMs: 5_000 })).rejects.toThrow(TypeError)
+      await new Promise((resolve) => setTimeout(resolve, 100))
+      expect(controller.hasPty(id)).toBe(true)
+      expect(controller.getSize(id)).not.toBeNull()
+      await expect(controller.stopAndWait(id, { timeoutMs: 5_000 })).resolves.toBe(true)
+    } finally {
+      await controller.dispose()
+    }
+  })
+
   it('node-pty: shutdown({ deadlineMs: Date.now() + 3 000 }) stops the process; a huge deadline waits until done, without TimeoutOverflowWarning', async () => {
     const provider = createNodePtyProvider()
     try {

@@ -8,14 +8,32 @@ import { describeValue } from './describe-value.js'
 export const MAX_TIMER_DELAY_MS = 2 ** 31 - 1
 
 /**
+ * How far in the past a positive `deadlineMs` may lie before it is refused as a duration misread:
+ * `{ deadlineMs: 5_000 }` meaning "within five seconds" is 1970-01-01T00:00:05Z as an epoch time —
+ * a deadline long past, which a stop reads as "no grace: SIGKILL now" and a listing as "do not
+ * wait". No clock reading that old is a deadline anyone means, so it is refused with a `TypeError`
+ * that names the option and points at `timeoutMs`. The limit is the longest wait a timer can hold
+ * (about 24.8 days): a deadline computed from a real clock and used late is never that stale, and a
+ * test's fake clock that starts near 0 is not affected (the limit is counted back from its `now`).
+ * Zero and negative values are kept (read either way, they mean "check once, do not wait").
+ */
+export const LONG_PAST_DEADLINE_MS = MAX_TIMER_DELAY_MS
+
+/**
  * How long a call may wait, in either of two forms. Give at most one.
  *
  * - `deadlineMs`: a **point in time**, in epoch milliseconds (`Date.now() + 5_000`), as the seed
- *   origin passes it. A deadline already past means "check once, do not wait".
+ *   origin passes it. A deadline already past means "check once, do not wait"; a positive one
+ *   further back than {@link LONG_PAST_DEADLINE_MS} (about 24.8 days: `5_000` is in 1970) is
+ *   refused, as a duration given in the wrong option.
  * - `timeoutMs`: a duration from now, in milliseconds.
  */
 export type PtyWaitBudget = {
-  /** An absolute epoch time in milliseconds (`Date.now() + 5_000`) after which the call gives up. */
+  /**
+   * An absolute epoch time in milliseconds (`Date.now() + 5_000`) after which the call gives up.
+   * Not a duration: a positive value more than about 24.8 days in the past (`5_000` is in 1970) is
+   * refused with a `TypeError`; use `timeoutMs` for a duration.
+   */
   deadlineMs?: number
   /** A duration in milliseconds from the call, after which it gives up. */
   timeoutMs?: number
@@ -24,8 +42,10 @@ export type PtyWaitBudget = {
 /**
  * Turn a {@link PtyWaitBudget} into one absolute deadline (epoch milliseconds on the given clock).
  *
- * Throws a `TypeError` naming the option when both forms are given, or when either is not a finite
- * number (or `timeoutMs` is negative). With neither, the deadline is `now + defaultTimeoutMs`.
+ * Throws a `TypeError` naming the option when both forms are given, when either is not a finite
+ * number (or `timeoutMs` is negative), or when `deadlineMs` is positive and more than
+ * {@link LONG_PAST_DEADLINE_MS} before `now` (a duration given as `deadlineMs`: `5_000` is in 1970,
+ * and a stop would read it as "no grace"). With neither, the deadline is `now + defaultTimeoutMs`.
  *
  * @param budget - the caller's options (only `deadlineMs` and `timeoutMs` are read); `undefined` means neither.
  * @param defaultTimeoutMs - the duration used when the caller gives neither form.
@@ -48,6 +68,11 @@ export function resolveWaitDeadline(
     if (typeof deadlineMs !== 'number' || !Number.isFinite(deadlineMs)) {
       throw new TypeError(
         `Expected the \`deadlineMs\` option to be a finite absolute epoch time in milliseconds (for example Date.now() + 5000), got ${describeValue(deadlineMs)}`,
+      )
+    }
+    if (deadlineMs > 0 && deadlineMs < now - LONG_PAST_DEADLINE_MS) {
+      throw new TypeError(
+        `Expected the \`deadlineMs\` option to be an absolute epoch time in milliseconds (for example Date.now() + ${deadlineMs}), got ${deadlineMs}, which is ${new Date(deadlineMs).toISOString()}, long past: for a duration, give the \`timeoutMs\` option`,
       )
     }
     return deadlineMs

@@ -12,6 +12,7 @@ export {
 } from './attach-refusal.js'
 export type { PtyProviderBufferSnapshot } from './buffer-snapshot.js'
 export {
+  LONG_PAST_DEADLINE_MS,
   MAX_TIMER_DELAY_MS,
   clampTimerDelay,
   remainingWaitMs,

@@ -43,5 +43,5 @@ export function resolveStopAndWaitRequest(options: unknown, defaultTimeoutMs: nu
  * @throws TypeError naming the option, as {@link resolveStopAndWaitRequest} does.
  */
 export function assertStopAndWaitOptions(options: unknown): void {
-  resolveStopAndWaitRequest(options, 0, 0, 0)
+  resolveStopAndWaitRequest(options, 0, 0)
 }

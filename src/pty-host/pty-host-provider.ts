@@ -265,6 +265,9 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
   }
 
   async function shutdown(id: string, shutdownOptions: PtyShutdownOptions = {}): Promise<void> {
+    // Checked here, as every provider does (a TypeError naming the option, even for an unknown or
+    // ended PTY): the host's own refusal would cross without \`option\`, after the stop was noted.
+    resolveWaitDeadline(shutdownOptions, 0)
     const pty = ptys.get(id)
     if (pty?.state === 'exited') return
     if (pty !== undefined) pty.stopAsked = true

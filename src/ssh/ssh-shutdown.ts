@@ -59,6 +59,9 @@ export async function shutdownSshPty(
   id: string,
   options: PtyShutdownOptions,
 ): Promise<void> {
+  // Checked first, as every provider does: a malformed deadline is a programmer error even for an
+  // unknown or ended PTY.
+  const deadlineEpochMs = resolveWaitDeadline(options, timings.shutdownDeadlineMs)
   const session = table.get(id)
   if (session === undefined || session.state === 'exited') return
   if (options.expectedIncarnationId !== undefined && session.incarnationId !== options.expectedIncarnationId) return
@@ -67,7 +70,6 @@ export async function shutdownSshPty(
   if (session.state === 'lost' && !session.endProven && judgeOfLostSession(session, keeper) === null) {
     throw new SshProviderError('transport_lost', `Cannot stop PTY ${JSON.stringify(id)}: its SSH connection dropped, so it cannot be reached`, { ptyId: id })
   }
-  const deadlineEpochMs = resolveWaitDeadline(options, timings.shutdownDeadlineMs)
   if (session.stop === null || options.immediate === true) {
     const stop = stopWithTimings(session, timings, options.immediate === true, deadlineEpochMs, keeper)
     if (session.stop === null) {

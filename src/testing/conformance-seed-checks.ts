@@ -8,7 +8,7 @@ export const FOREIGN_INCARNATION_ID = toPtyIncarnationId('ptykit-conformance-for
 
 /**
  * The provider-side rules a host ported from the seed origin relies on (issue 11): listings read
- * `deadlineMs` as an absolute epoch time, writes settle with a `WriteSettlement`, an attach to a
+ * `deadlineMs` as an absolute epoch time (and refuse a duration given in its place), writes settle with a `WriteSettlement`, an attach to a
  * live PTY of another incarnation is refused as such (never as an absence), and every exit names
  * the incarnation its spawn attested (the controller drops exits that name none).
  * A listing that hangs fails the check: the harness bounds every provider call by the suite's
@@ -36,6 +36,31 @@ export function seedRuleConformanceChecks(options: PtyProviderConformanceOptions
           past = undefined
         }
         if (past !== undefined) expect(past.map((row) => row.id)).toContain(result.id)
+      },
+    },
+    {
+      name: 'refuses a duration given as `deadlineMs` (`5000` is in 1970) with a TypeError naming it, in a stop and a listing, and stops nothing',
+      async run(h) {
+        // Read as the epoch time it is, 5000 is a deadline 56 years past: a stop would skip its
+        // grace and KILL at once. Every provider refuses it (`resolveWaitDeadline` does).
+        const live = await h.spawn(options.spawnLongRunning())
+        const calls: [string, () => Promise<unknown>][] = [
+          ['shutdown(id, { deadlineMs: 5000 })', () => h.provider.shutdown(live.id, { deadlineMs: 5_000 })],
+          ['listProcesses({ deadlineMs: 5000 })', () => h.provider.listProcesses({ deadlineMs: 5_000 })],
+        ]
+        for (const [call, run] of calls) {
+          let thrown: unknown
+          try {
+            await run()
+          } catch (error) {
+            thrown = error
+          }
+          expect(thrown, `${call} must reject with a TypeError`).toBeInstanceOf(TypeError)
+          expect((thrown as Error).message, `${call}: the error names the option`).toMatch(/`deadlineMs`/)
+        }
+        if (h.provider.probeLiveness !== undefined) expect(await h.provider.probeLiveness(live.id), 'the PTY after the refused stop').not.toBe(false)
+        const rows = await h.provider.listProcesses({ timeoutMs: 5_000 })
+        expect(rows.map((row) => row.id), 'the PTY after the refused stop').toContain(live.id)
       },
     },
     {

@@ -1,6 +1,6 @@
 import { describe, it, expect } from 'vitest'
 import fc from 'fast-check'
-import { MAX_TIMER_DELAY_MS, clampTimerDelay, remainingWaitMs, resolveWaitDeadline } from 'ptykit/contracts'
+import { LONG_PAST_DEADLINE_MS, MAX_TIMER_DELAY_MS, clampTimerDelay, remainingWaitMs, resolveWaitDeadline } from 'ptykit/contracts'
 import { PROVIDER_ANSWER_MARGIN_MS, askedDeadline, askedTimeoutMs } from '../../src/contracts/deadline.js'
 import { settleWithin } from '../../src/contracts/settle-within.js'
 
@@ -22,6 +22,28 @@ describe('resolveWaitDeadline: deadlineMs is a point in time, timeoutMs a durati
   it('keeps a deadline already past (check once, do not wait)', () => {
     expect(resolveWaitDeadline({ deadlineMs: 5 }, 1_000, 10_000)).toBe(5)
     expect(remainingWaitMs(5, 10_000)).toBe(0)
+  })
+
+  it('refuses a duration given as deadlineMs (5000 is in 1970): a TypeError naming the option, the date and timeoutMs', () => {
+    const now = Date.parse('2026-12-06T10:00:00Z')
+    for (const duration of [1, 5_000, 30_000, 86_400_000, now - LONG_PAST_DEADLINE_MS - 1]) {
+      expect(() => resolveWaitDeadline({ deadlineMs: duration }, 1_000, now)).toThrow(TypeError)
+    }
+    expect(() => resolveWaitDeadline({ deadlineMs: 5_000 }, 1_000, now)).toThrow(/`deadlineMs`.*got 5000, which is 1970-01-01T00:00:05\.000Z.*`timeoutMs`/)
+  })
+
+  it('keeps every deadline less than LONG_PAST_DEADLINE_MS in the past, and 0 or negative ones (both readings mean "do not wait")', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: LONG_PAST_DEADLINE_MS + 1, max: 4_000_000_000_000 }), fc.integer({ min: 0, max: LONG_PAST_DEADLINE_MS }), (now, ago) => {
+        expect(resolveWaitDeadline({ deadlineMs: now - ago }, 1_000, now)).toBe(now - ago)
+      }),
+    )
+    expect(resolveWaitDeadline({ deadlineMs: 0 }, 1_000, Date.now())).toBe(0)
+    expect(resolveWaitDeadline({ deadlineMs: -1 }, 1_000, Date.now())).toBe(-1)
+  })
+
+  it('counts back from the given now: on a test clock that starts at 0, 5000 is a deadline ahead', () => {
+    expect(resolveWaitDeadline({ deadlineMs: 5_000 }, 1_000, 0)).toBe(5_000)
   })
 
   it('refuses both forms at once with a TypeError naming both', () => {

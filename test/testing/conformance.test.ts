@@ -83,6 +83,19 @@ const cases: Array<[string, string, () => PtyProvider]> = [
   ['`deadlineMs` as an absolute time', 'hangs on a past deadline', broken((fake) => ({
     listProcesses: (options) => (options?.deadlineMs !== undefined && options.deadlineMs < Date.now() ? new Promise(() => undefined) : fake.listProcesses(options)),
   }))],
+  ['duration given as `deadlineMs`', 'takes deadlineMs 5000 as a deadline long past and KILLs at once', broken((fake) => ({
+    shutdown: (id: string, options) => fake.shutdown(id, options?.deadlineMs !== undefined && options.deadlineMs < Date.now() ? { immediate: true } : options),
+    listProcesses: (options) => fake.listProcesses(options?.deadlineMs === undefined ? options : { timeoutMs: 0 }),
+  }))],
+  ['duration given as `deadlineMs`', 'refuses the listing but still stops the PTY', broken((fake) => ({
+    shutdown: async (id: string, options) => {
+      if (options?.deadlineMs !== undefined) {
+        void fake.shutdown(id, { immediate: true })
+        throw new TypeError('Expected the `deadlineMs` option to be an epoch time')
+      }
+      return fake.shutdown(id, options)
+    },
+  }))],
   ['well-formed WriteSettlement', 'answers writes with a bare boolean', broken((fake) => ({
     write: (id: string, data: string) => (fake.write(id, data).kind === 'accepted') as never,
   }))],

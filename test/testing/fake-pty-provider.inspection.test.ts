@@ -97,7 +97,7 @@ describe('createFakePtyProvider: controls', () => {
     provider.resize(id, 91, 25)
     provider.hasPty(id)
     await provider.probeLiveness(id)
-    await provider.listProcesses({ deadlineMs: 5 })
+    await provider.listProcesses({ timeoutMs: 5 })
     await provider.shutdown(id, { immediate: true })
     expect(provider.calls.map((call) => [call.method, call.at])).toEqual([
       ['spawn', 110],
