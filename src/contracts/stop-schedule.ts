@@ -19,8 +19,11 @@ export type StopStep = {
 export type StopScheduleOptions = {
   /** Go straight to SIGKILL. */
   immediate: boolean
-  /** The shutdown's deadline, in ms after it began. */
-  deadlineMs: number
+  /**
+   * The shutdown's deadline as a duration: ms after the stop began (not an epoch time — the
+   * callers subtract the stop's start from their absolute `deadlineMs`).
+   */
+  deadlineAfterMs: number
   /** Grace after SIGHUP. */
   hangupGraceMs: number
   /** Grace after SIGTERM. */
@@ -39,7 +42,7 @@ export type StopScheduleOptions = {
  */
 export function planStopSchedule(options: StopScheduleOptions): StopStep[] {
   if (options.immediate) return [{ signal: 'SIGKILL', atMs: 0 }]
-  const latestKill = Math.max(0, options.deadlineMs - options.killReserveMs)
+  const latestKill = Math.max(0, options.deadlineAfterMs - options.killReserveMs)
   const killAt = Math.min(options.hangupGraceMs + options.terminateGraceMs, latestKill)
   const termAt = Math.min(options.hangupGraceMs, killAt)
   const steps: StopStep[] = []

@@ -220,7 +220,7 @@ export function createStopLoop(options: StopLoopOptions): (session: NodePtySessi
         try {
           const steps = planStopSchedule({
             immediate: request.immediate === true,
-            deadlineMs: Math.max(0, request.deadlineAt - started),
+            deadlineAfterMs: Math.max(0, request.deadlineAt - started),
             hangupGraceMs: options.hangupGraceMs,
             terminateGraceMs: options.terminateGraceMs,
             killReserveMs: NODE_PTY_KILL_RESERVE_MS,

@@ -251,7 +251,7 @@ export class PredecessorOrphans {
     const run = async (): Promise<void> => {
       const steps = planStopSchedule({
         immediate: kill,
-        deadlineMs: Math.max(0, deadlineAt - started),
+        deadlineAfterMs: Math.max(0, deadlineAt - started),
         hangupGraceMs: NODE_PTY_HANGUP_GRACE_MS,
         terminateGraceMs: NODE_PTY_TERMINATE_GRACE_MS,
         killReserveMs: NODE_PTY_KILL_RESERVE_MS,

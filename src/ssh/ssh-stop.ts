@@ -62,7 +62,7 @@ export type SshStopOptions = { immediate: boolean; deadlineEpochMs: number; hang
 export function sshStopSteps(options: SshStopOptions, startedEpochMs: number): SshStopStep[] {
   return planSshStopSchedule({
     immediate: options.immediate,
-    deadlineMs: Math.max(0, options.deadlineEpochMs - startedEpochMs),
+    deadlineAfterMs: Math.max(0, options.deadlineEpochMs - startedEpochMs),
     hangupGraceMs: options.hangupGraceMs,
     terminateGraceMs: options.terminateGraceMs,
     killReserveMs: SSH_KILL_RESERVE_MS,

@@ -10,7 +10,7 @@ import {
 
 const options = fc.record({
   immediate: fc.boolean(),
-  deadlineMs: fc.nat({ max: 20_000 }),
+  deadlineAfterMs: fc.nat({ max: 20_000 }),
   hangupGraceMs: fc.nat({ max: 5_000 }),
   terminateGraceMs: fc.nat({ max: 5_000 }),
   killReserveMs: fc.nat({ max: 1_000 }),
@@ -33,7 +33,7 @@ describe('planStopSchedule', () => {
     fc.assert(
       fc.property(options, (o) => {
         const kill = planStopSchedule(o).at(-1)!
-        expect(kill.atMs).toBeLessThanOrEqual(Math.max(0, o.deadlineMs - o.killReserveMs))
+        expect(kill.atMs).toBeLessThanOrEqual(Math.max(0, o.deadlineAfterMs - o.killReserveMs))
       }),
     )
   })
@@ -51,7 +51,7 @@ describe('planStopSchedule', () => {
       fc.property(options, (o) => {
         const order = planStopSchedule({ ...o, immediate: false }).map((s) => s.signal)
         expect(['SIGHUP,SIGTERM,SIGKILL', 'SIGHUP,SIGKILL', 'SIGKILL']).toContain(order.join(','))
-        fc.pre(o.hangupGraceMs > 0 && o.terminateGraceMs > 0 && o.deadlineMs >= o.hangupGraceMs + o.terminateGraceMs + o.killReserveMs)
+        fc.pre(o.hangupGraceMs > 0 && o.terminateGraceMs > 0 && o.deadlineAfterMs >= o.hangupGraceMs + o.terminateGraceMs + o.killReserveMs)
         expect(planStopSchedule({ ...o, immediate: false })).toEqual([
           { signal: 'SIGHUP', atMs: 0 },
           { signal: 'SIGTERM', atMs: o.hangupGraceMs },
@@ -65,7 +65,7 @@ describe('planStopSchedule', () => {
     expect(
       planStopSchedule({
         immediate: false,
-        deadlineMs: NODE_PTY_SHUTDOWN_DEADLINE_MS,
+        deadlineAfterMs: NODE_PTY_SHUTDOWN_DEADLINE_MS,
         hangupGraceMs: NODE_PTY_HANGUP_GRACE_MS,
         terminateGraceMs: NODE_PTY_TERMINATE_GRACE_MS,
         killReserveMs: NODE_PTY_KILL_RESERVE_MS,
@@ -79,7 +79,7 @@ describe('planStopSchedule', () => {
 
   it('a deadline shorter than the reserve goes straight to KILL', () => {
     expect(
-      planStopSchedule({ immediate: false, deadlineMs: 100, hangupGraceMs: 500, terminateGraceMs: 500, killReserveMs: 250 }),
+      planStopSchedule({ immediate: false, deadlineAfterMs: 100, hangupGraceMs: 500, terminateGraceMs: 500, killReserveMs: 250 }),
     ).toEqual([{ signal: 'SIGKILL', atMs: 0 }])
   })
 })

@@ -81,14 +81,14 @@ describe('known_hosts lookup', () => {
 describe('the stop schedule', () => {
   it('starts at 0, strictly increases, ends with KILL, and keeps the KILL reserve before the deadline', () => {
     fc.assert(
-      fc.property(fc.boolean(), fc.nat(20_000), fc.nat(2_000), fc.nat(2_000), fc.nat(2_000), (immediate, deadlineMs, hangupGraceMs, terminateGraceMs, killReserveMs) => {
-        const steps = planSshStopSchedule({ immediate, deadlineMs, hangupGraceMs, terminateGraceMs, killReserveMs })
+      fc.property(fc.boolean(), fc.nat(20_000), fc.nat(2_000), fc.nat(2_000), fc.nat(2_000), (immediate, deadlineAfterMs, hangupGraceMs, terminateGraceMs, killReserveMs) => {
+        const steps = planSshStopSchedule({ immediate, deadlineAfterMs, hangupGraceMs, terminateGraceMs, killReserveMs })
         expect(steps[0]?.atMs).toBe(0)
         expect(steps.at(-1)?.signal).toBe('KILL')
         for (let i = 1; i < steps.length; i++) expect(steps[i]!.atMs).toBeGreaterThan(steps[i - 1]!.atMs)
-        expect(steps.at(-1)!.atMs).toBeLessThanOrEqual(Math.max(0, deadlineMs - killReserveMs))
+        expect(steps.at(-1)!.atMs).toBeLessThanOrEqual(Math.max(0, deadlineAfterMs - killReserveMs))
         if (immediate) expect(steps).toEqual([{ signal: 'KILL', atMs: 0 }])
-        else if (deadlineMs - killReserveMs >= hangupGraceMs + terminateGraceMs && hangupGraceMs > 0 && terminateGraceMs > 0) {
+        else if (deadlineAfterMs - killReserveMs >= hangupGraceMs + terminateGraceMs && hangupGraceMs > 0 && terminateGraceMs > 0) {
           expect(steps.map((step) => step.signal)).toEqual(['HUP', 'TERM', 'KILL'])
         }
       }),
