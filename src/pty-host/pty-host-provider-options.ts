@@ -87,7 +87,13 @@ export type PtyHostProvider = Omit<PtyProvider, 'getBufferSnapshot'> &
      * holds no such live PTY (or another incarnation).
      */
     attach(id: string, options?: { replayFrom?: PtyHostReplayFrom; expectedIncarnationId?: PtyIncarnationId }): Promise<PtySpawnResult>
-    /** Close this app's connection and leave every session running. The provider is unusable afterwards. */
+    /**
+     * Close this app's connection and leave every session running. The provider is unusable
+     * afterwards: spawns and attaches asked for once it began are refused `provider_detached`.
+     * Those already sent to the host finish first (within the request timeout), so a spawn in
+     * flight resolves and its session stays running like the others; the call resolves once the
+     * connection is closed.
+     */
     detach(): Promise<void>
     /**
      * The exits of the sessions that ended in the host, as the host remembers them (the latest

@@ -94,6 +94,23 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
    * shutdown waits for a spawn of that id still starting.)
    */
   const disposingError = (operation: string): PtyHostError => new PtyHostError('provider_disposed', `Cannot ${operation}: the pty host provider is being disposed`)
+  let detachPromise: Promise<void> | null = null
+  /** What a spawn or attach asked for once `detach()` began gets (as one asked for after it). */
+  const detachingError = (operation: string): PtyHostError => new PtyHostError('provider_detached', `Cannot ${operation}: the pty host provider was detached`)
+  /**
+   * Spawns and attaches whose request went out, until they settle. `detach()` lets them finish
+   * before it closes the connection: a spawn cut off by it was told `transport_lost` ("may
+   * exist") while the host stopped the session for want of anyone to answer — or, its reply
+   * already on the wire, kept a session nobody knew of. Once settled, a spawned session is the
+   * app's and is left running like the others.
+   */
+  const sessionRequestsSent = new Set<Promise<unknown>>()
+  function trackSent<T>(request: Promise<T>): Promise<T> {
+    sessionRequestsSent.add(request)
+    const forget = (): void => void sessionRequestsSent.delete(request)
+    request.then(forget, forget)
+    return request
+  }
   // Session ids this provider mints: a random prefix of its own (96 bits: unique among the apps of
   // a host, and across restarts) and a counter. Why not a `randomUUID()` per spawn: it was 7 % of
   // the app's spawn call (its text is built piece by piece), and nothing reads an id's shape.
@@ -102,12 +119,15 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
 
   async function attach(id: string, attachOptions: { replayFrom?: PtyHostReplayFrom; expectedIncarnationId?: PtyIncarnationId } = {}): Promise<PtySpawnResult> {
     if (disposePromise !== null) throw disposingError('attach')
+    if (detachPromise !== null) throw detachingError('attach')
     if (typeof id !== 'string' || id.length === 0) throw invalidPtyHostOption('sessionId', 'a non-empty string', id)
     const { replayFrom: asked } = attachOptions
     if (asked !== undefined && asked !== 'retained' && asked !== 'live' && !(typeof asked === 'number' && Number.isSafeInteger(asked) && asked >= 0)) {
       throw invalidPtyHostOption('replayFrom', "a non-negative integer (an output sequence), 'retained' or 'live'", asked)
     }
     const opened = await link.ensureConnected(true)
+    // Asked for while connecting, detached meanwhile: nothing was sent, nothing is attached.
+    if (detachPromise !== null) throw detachingError('attach')
     const known = ptys.get(id)
     const knownLive = known !== undefined && known.state !== 'exited'
     const knownIncarnationId = known?.incarnationId
@@ -118,7 +138,7 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
     const pty = records.recordForAttach(id, opened.hostInstanceId, attachOptions.expectedIncarnationId)
     let reply: Record<string, unknown>
     try {
-      reply = (await opened.request('attach', params, requestTimeoutMs)) as Record<string, unknown>
+      reply = (await trackSent(opened.request('attach', params, requestTimeoutMs))) as Record<string, unknown>
     } catch (error) {
       // A record this app already had keeps what it said: a predecessor's PTY the successor never
       // held stays another host instance's (its absence there proves nothing).
@@ -158,6 +178,15 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
   async function spawnFresh(spawnOptions: ProviderSpawnOptions): Promise<PtySpawnResult> {
     // An open connection is used at once: a spawn's request is queued in the caller's turn.
     const opened = link.connection ?? (await link.ensureConnected(true))
+    // Asked for while connecting, detached meanwhile: nothing was sent, nothing started.
+    if (detachPromise !== null) throw detachingError('spawn')
+    // Tracked to its end, not only its request: a stop it makes (its commit hook threw) must go
+    // out before a detach closes the connection.
+    return trackSent(spawnOnConnection(opened, spawnOptions))
+  }
+
+  /** A fresh spawn's request on `opened`, and what its reply makes of it. */
+  async function spawnOnConnection(opened: PtyHostConnection, spawnOptions: ProviderSpawnOptions): Promise<PtySpawnResult> {
     const { sessionId } = spawnOptions
     // A caller's id that is live here (running, starting, or ended on the host with its exit still
     // on the way) is refused, nothing sent, its PTY untouched — as the node-pty provider refuses it.
@@ -240,6 +269,7 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
   // turns per spawn); a refusal still arrives as a rejection.
   function spawn(spawnOptions: ProviderSpawnOptions): Promise<PtySpawnResult> {
     if (disposePromise !== null) return Promise.reject(disposingError('spawn'))
+    if (detachPromise !== null) return Promise.reject(detachingError('spawn'))
     if (spawnOptions === null || typeof spawnOptions !== 'object') return Promise.reject(invalidPtyHostOption('options', 'an object', spawnOptions))
     const { sessionId } = spawnOptions
     if (sessionId !== undefined && (typeof sessionId !== 'string' || sessionId.length === 0)) return Promise.reject(invalidPtyHostOption('sessionId', 'a non-empty string', sessionId))
@@ -482,8 +512,15 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
     get connected() {
       return link.connection !== null
     },
-    async detach(): Promise<void> {
-      if (link.state === 'open') link.close('detached')
+    detach(): Promise<void> {
+      if (detachPromise !== null) return detachPromise
+      if (link.state !== 'open') return Promise.resolve()
+      // New spawns and attaches are refused from now on; those already sent finish first (each
+      // within the request timeout), so a session they made is the app's and stays running.
+      detachPromise = Promise.allSettled([...sessionRequestsSent]).then(() => {
+        if (link.state === 'open') link.close('detached')
+      })
+      return detachPromise
     },
     dispose(): Promise<void> {
       if (disposePromise !== null) return disposePromise

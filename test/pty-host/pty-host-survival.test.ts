@@ -110,6 +110,25 @@ describe('pty host: sessions outlive the app', () => {
     await waitFor(() => (isAlive(host!) ? undefined : true), 'the idle host to exit', 10_000)
   }, 40_000)
 
+  it('detach during spawns: the spawns already sent resolve and their sessions keep running; one asked for meanwhile is refused provider_detached', async () => {
+    const { socketPath } = hostFixture()
+    const first = provider(socketPath)
+    const kept = await first.spawn({ file: 'cat' }) // connected: the spawns below are sent in the caller's turn
+    const spawning = Array.from({ length: 5 }, () => first.spawn({ file: 'cat' }))
+    const detaching = first.detach()
+    await expect(first.spawn({ file: 'cat' })).rejects.toMatchObject({ code: 'provider_detached' })
+    const spawned = await Promise.all(spawning)
+    await detaching
+    expect(first.connected).toBe(false)
+    await expect(first.spawn({ file: 'cat' })).rejects.toMatchObject({ code: 'provider_detached' })
+    for (const { pid } of spawned) expect(isAlive(pid!)).toBe(true)
+
+    const second = provider(socketPath, { autoStart: false })
+    expect((await second.listProcesses()).map((row) => row.id).sort()).toEqual([kept, ...spawned].map((result) => result.id).sort())
+    const attached = await second.attach(spawned[0]!.id)
+    expect(attached.incarnationId).toBe(spawned[0]!.incarnationId)
+  }, 40_000)
+
   it('reports output that fell out of the ring on re-attach, and replays the rest from where it resumes', async () => {
     const { socketPath } = hostFixture()
     const first = provider(socketPath, { historyChars: 64 })
