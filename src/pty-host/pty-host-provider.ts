@@ -15,6 +15,7 @@ import {
   type PtyProvider,
   type PtyShutdownOptions,
   type PtySpawnResult,
+  type PtyWaitBudget,
   type WriteSettlement,
 } from '../contracts/index.js'
 import { describeValue } from '../contracts/describe-value.js'
@@ -297,14 +298,13 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
   async function shutdown(id: string, shutdownOptions: PtyShutdownOptions = {}): Promise<void> {
     // Checked here, as every provider does (a TypeError naming the option, even for an unknown or
     // ended PTY): the host's own refusal would cross without \`option\`, after the stop was noted.
-    resolveWaitDeadline(shutdownOptions, 0)
+    const budget = wireBudget(shutdownOptions)
     const pty = ptys.get(id)
     if (pty?.state === 'exited') return
     if (pty !== undefined) pty.stopAsked = true
     const opened = await link.ensureConnected(false)
-    const params: Record<string, unknown> = { ptyId: id }
-    for (const key of ['immediate', 'deadlineMs', 'timeoutMs', 'expectedIncarnationId', 'keepHistory'] as const) {
-      // Passed through unchanged: `deadlineMs` is an absolute epoch time on both sides.
+    const params: Record<string, unknown> = { ptyId: id, ...budget }
+    for (const key of ['immediate', 'expectedIncarnationId', 'keepHistory'] as const) {
       if (shutdownOptions[key] !== undefined) params[key] = shutdownOptions[key]
     }
     // A stop of a PTY this app holds is fenced to that incarnation even when the caller names none
@@ -458,12 +458,10 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
       if (typeof listOptions !== 'object' || listOptions === null) throw invalidPtyHostOption('options', 'an object', listOptions)
       // Checked here, as the node-pty provider does (a TypeError naming the option): the host would
       // drop a `deadlineMs` that is no number in silence, and its own refusal crosses without `option`.
-      resolveWaitDeadline(listOptions, 0)
+      const budget = wireBudget(listOptions)
       // A host that cannot be reached rejects: never an empty (and falsely authoritative) list.
       const opened = await link.ensureConnected(false)
-      const params: Record<string, unknown> = {}
-      if (listOptions.deadlineMs !== undefined) params.deadlineMs = listOptions.deadlineMs
-      if (listOptions.timeoutMs !== undefined) params.timeoutMs = listOptions.timeoutMs
+      const params: Record<string, unknown> = { ...budget }
       // A host of ptykit 0.1.0 ignores the parameter (it is a hint) and reads every row in full.
       if (listOptions.membershipOnly === true) params.membershipOnly = true
       const rows: unknown = await opened.request('list', params, requestTimeoutMs)
@@ -560,4 +558,20 @@ function isExitMessage(value: unknown): value is Extract<PtyHostMessage, { type:
   if (value === null || typeof value !== 'object') return false
   const message = value as Record<string, unknown>
   return message.type === 'exit' && typeof message.ptyId === 'string' && typeof message.code === 'number'
+}
+
+/**
+ * A caller's wait budget as it crosses to the host: checked here (a `TypeError` naming the option),
+ * and always as a duration (`timeoutMs`). Why not `deadlineMs` as given: it was taken from this
+ * process's `Date.now()`, and the host reads an epoch time against its own — the same clock in
+ * production, but not under a test's mocked `Date` (`vi.setSystemTime`), where a deadline 5 s
+ * ahead here was a deadline long past there (refused as a duration given as `deadlineMs`, or read
+ * as "no grace"). A duration means the same on both sides (the controller's stops send one too).
+ */
+function wireBudget(options: PtyWaitBudget | undefined): { timeoutMs?: number } {
+  const now = Date.now()
+  const deadline = resolveWaitDeadline(options, 0, now)
+  if (options?.deadlineMs !== undefined) return { timeoutMs: Math.max(0, deadline - now) }
+  if (options?.timeoutMs !== undefined) return { timeoutMs: options.timeoutMs }
+  return {}
 }
