@@ -1,4 +1,4 @@
-import { isPtyIncarnationId, refusedWrite, type PtyListProcessesOptions, type PtyShutdownOptions, type ProviderSpawnOptions } from '../contracts/index.js'
+import { isPtyIncarnationId, refusedWrite, resolveWaitDeadline, type PtyListProcessesOptions, type PtyShutdownOptions, type ProviderSpawnOptions } from '../contracts/index.js'
 import type { NodePtyProvider } from '../node-pty/index.js'
 import { NODE_PTY_DEFAULT_COLS, NODE_PTY_DEFAULT_ROWS } from '../node-pty/launch-plan.js'
 import type { HostClient } from './host-client.js'
@@ -200,6 +200,10 @@ export function createHostRequestHandlers({ provider, sessions, activityChanged,
       if (typeof deadlineMs === 'number') shutdownOptions.deadlineMs = deadlineMs
       if (typeof timeoutMs === 'number') shutdownOptions.timeoutMs = timeoutMs
       if (typeof expectedIncarnationId === 'string') shutdownOptions.expectedIncarnationId = expectedIncarnationId as never
+      // Refused before anything is noted or stopped (a client that does not check its budget, as
+      // an app of an earlier ptykit): the session's stop mark would turn the process's own later
+      // death into a stop's, and a predecessor's orphan would be stopped by a deadline long past.
+      resolveWaitDeadline(shutdownOptions, 0)
       // A spawn of this id still starting: stop what it starts (a failed spawn leaves nothing).
       await spawnsInFlight.get(id)?.catch(() => undefined)
       const session = live.get(id)

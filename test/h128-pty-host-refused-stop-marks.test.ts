@@ -1,0 +1,34 @@
+import { describe, expect, it } from 'vitest'
+import type { PtyExitEvent } from 'ptykit/contracts'
+import { waitFor } from './node-pty/pty-test-support.js'
+import { inProcessHost, providerOn, rawClient, useCleanups } from './pty-host/pty-host-test-support.js'
+
+const cleanups = useCleanups()
+
+// A shutdown the host refuses (a `deadlineMs` long past: an app of an older ptykit sends it
+// unchecked, or an app whose Date differs from the host's) must change nothing: the host noted
+// the stop (stopRequested, dropHistoryAtExit) before its node-pty provider refused it, so the
+// process's own later death is reported as a stop's (the controller settles it as an operator
+// close) and its history is dropped.
+describe('h128: a shutdown the pty host refuses leaves no stop behind', () => {
+  it('a later natural exit is still diedBeforeStopRequest', async () => {
+    const { socketPath } = await inProcessHost(cleanups)
+    const app = providerOn(socketPath, { autoStart: false })
+    cleanups.push(() => app.dispose())
+    const exits: PtyExitEvent[] = []
+    app.onExit((event) => exits.push(event))
+    const reply = await app.spawn({ file: '/bin/sh', args: ['-c', 'sleep 1; exit 3'] })
+    cleanups.push(() => app.shutdown(reply.id, { immediate: true }).catch(() => undefined))
+
+    const other = await rawClient(socketPath)
+    cleanups.push(async () => other.close())
+    const answer = await other.request('shutdown', { ptyId: reply.id, deadlineMs: 5_000 })
+    expect(answer.ok).toBe(false)
+    expect(JSON.stringify(answer.error)).toMatch(/deadlineMs/)
+
+    const exit = await waitFor(() => exits.find((event) => event.id === reply.id), 'the exit', 10_000)
+    expect(exit.code).toBe(3)
+    expect(exit.stopRequestedBeforeDeath).toBeUndefined()
+    expect(exit.diedBeforeStopRequest).toBe(true)
+  })
+})
