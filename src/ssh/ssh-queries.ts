@@ -63,13 +63,15 @@ export function createSshQueries(context: SshQueryContext): SshQueries {
 
   return {
     async listProcesses(listOptions: PtyListProcessesOptions = {}): Promise<PtyProcessInfo[]> {
+      // Checked first, as shutdown does: a malformed budget is a programmer error, never hidden
+      // behind a dropped connection or a disposed provider.
+      // Membership is known at once; the deadline bounds only the remote reads of cwd and title.
+      const deadline = resolveWaitDeadline(listOptions, SSH_SIDE_COMMAND_TIMEOUT_MS)
       context.assertNotDisposed('listProcesses')
       // An unreachable host must never answer with a list: its PTYs are unknown, not absent.
       if (!context.keeper.isConnected()) {
         throw new SshProviderError('transport_lost', `The SSH connection to ${hostId} is down: its PTYs cannot be listed`)
       }
-      // Membership is known at once; the deadline bounds only the remote reads of cwd and title.
-      const deadline = resolveWaitDeadline(listOptions, SSH_SIDE_COMMAND_TIMEOUT_MS)
       // A caller that reads only membership (a stop verification) costs no remote command.
       if (listOptions.membershipOnly === true) return table.inState('live').map((session) => listingRow(session, null))
       return Promise.all(
