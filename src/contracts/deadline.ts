@@ -72,7 +72,7 @@ export function resolveWaitDeadline(
     }
     if (deadlineMs > 0 && deadlineMs < now - LONG_PAST_DEADLINE_MS) {
       throw new TypeError(
-        `Expected the \`deadlineMs\` option to be an absolute epoch time in milliseconds (for example Date.now() + ${deadlineMs}), got ${deadlineMs}, which is ${new Date(deadlineMs).toISOString()}, long past: for a duration, give the \`timeoutMs\` option`,
+        `Expected the \`deadlineMs\` option to be an absolute epoch time in milliseconds (for example Date.now() + 5000), got ${deadlineMs}, which is ${new Date(deadlineMs).toISOString()}, long past: for a duration, give the \`timeoutMs\` option (epoch seconds are not milliseconds)`,
       )
     }
     return deadlineMs
