@@ -13,9 +13,12 @@ export const MAX_TIMER_DELAY_MS = 2 ** 31 - 1
  * a deadline long past, which a stop reads as "no grace: SIGKILL now" and a listing as "do not
  * wait". No clock reading that old is a deadline anyone means, so it is refused with a `TypeError`
  * that names the option and points at `timeoutMs`. The limit is the longest wait a timer can hold
- * (about 24.8 days): a deadline computed from a real clock and used late is never that stale, and a
- * test's fake clock that starts near 0 is not affected (the limit is counted back from its `now`).
- * Zero and negative values are kept (read either way, they mean "check once, do not wait").
+ * (about 24.8 days): a deadline computed from a real clock and used late is never that stale. The
+ * limit is counted back from the `now` given to {@link resolveWaitDeadline} — `Date.now()` wherever
+ * a caller's option is read (the controller too, also when given a `clock` of its own: a deadline
+ * taken from a manual clock that starts at 0 is refused, as it is no epoch time). A `Date` a test
+ * set near 0 (`vi.setSystemTime(0)`) refuses nothing. Zero and negative values are kept (read
+ * either way, they mean "check once, do not wait").
  */
 export const LONG_PAST_DEADLINE_MS = MAX_TIMER_DELAY_MS
 

@@ -12,7 +12,9 @@ import { createFakeTestControls } from './fake-test-controls.js'
 // `fake-spawn-script.ts`, the public types in `fake-pty-provider-types.ts`.
 
 /**
- * Create a deterministic fake {@link PtyProvider}: no OS, no real timers, no wall clock.
+ * Create a deterministic fake {@link PtyProvider}: no OS, no real timers, no wall clock — except
+ * that `shutdown` and `listProcesses` refuse a `deadlineMs` long before `Date.now()` (a duration
+ * given in its place), as every provider does.
  *
  * Script spawns with `scriptNextSpawn`, `metadata.fakeScript` or `defaultScript`; drive live PTYs
  * with `emitData`/`emitExit`; assert on `calls`, `getPty(id)` and the events. Scripted output and
