@@ -4,8 +4,8 @@ import { createSshProvider } from 'ptykit/ssh'
 // The SSH provider's shutdown checks `deadlineMs` before anything else (20cf789); its listing
 // checks it only once the connection is up, so a duration given as `deadlineMs` is reported as
 // `transport_lost` (or `provider_disposed`) — the programmer error is hidden behind a transient one.
-describe('h128: SSH listProcesses refuses a duration given as deadlineMs first', () => {
-  const options = { host: '127.0.0.1', port: 9, username: 'nobody', privateKey: 'unused', hostVerifier: () => false, hostId: 'ssh:h128' } as never
+describe('SSH listProcesses refuses a duration given as deadlineMs first', () => {
+  const options = { host: '127.0.0.1', port: 9, username: 'nobody', privateKey: 'unused', hostVerifier: () => false, hostId: 'ssh:listing-budget' } as never
 
   it('with no connection open', async () => {
     const provider = createSshProvider(options)

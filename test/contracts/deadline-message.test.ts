@@ -3,7 +3,7 @@ import { resolveWaitDeadline } from 'ptykit/contracts'
 
 // The refusal's example is built from the refused value: right for a duration (5000 -> "Date.now() + 5000"),
 // nonsense for what else lands there — a deadline in epoch seconds, or a stale epoch time in ms.
-describe('h128: the long-past deadlineMs refusal suggests a sensible example', () => {
+describe('the long-past deadlineMs refusal suggests a sensible example', () => {
   const now = Date.parse('2026-12-06T10:00:00Z')
   it.each([
     ['epoch seconds', Math.floor(now / 1000) + 5],

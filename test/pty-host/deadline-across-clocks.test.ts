@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { createPtyController } from 'ptykit/controller'
-import { killHostAndClean, makeSocketDir, providerOn, useCleanups } from './pty-host/pty-host-test-support.js'
+import { killHostAndClean, makeSocketDir, providerOn, useCleanups } from './pty-host-test-support.js'
 
 const cleanups = useCleanups()
 afterEach(() => {
@@ -10,7 +10,7 @@ afterEach(() => {
 // The app's Date is mocked (`vi.setSystemTime` alone mocks only Date.*, as a snapshot test does for
 // stable timestamps); the pty host is another process, on the real clock. A deadline the app took
 // from its Date (`Date.now() + 5_000`, or the controller's own listing deadline) is 2024 to the host.
-describe('h128: a pty host reads an app deadline against its own clock', () => {
+describe('a pty host reads an app deadline against its own clock', () => {
   it('controller.listProcesses(null) through an out-of-process pty host, with the app Date set to 2024', async () => {
     const { dir, socketPath } = makeSocketDir()
     cleanups.push(() => killHostAndClean(socketPath, dir))

@@ -11,7 +11,7 @@ afterEach(() => {
 // controller's `clock` (createManualClock, starts at 0) is not that `now`: the controller counts
 // back from Date.now(), so a deadline taken from the manual clock is refused (before 20cf789 it
 // was read as 1970: answered false, no grace). The TSDoc now says so; this pins the behaviour.
-describe('h128: LONG_PAST_DEADLINE_MS on a controller with a manual clock', () => {
+describe('LONG_PAST_DEADLINE_MS on a controller with a manual clock', () => {
   it('deadlineMs: clock.now() + 5000 is refused, nothing stopped; Date.now() + 5000 stops', async () => {
     const clock = createManualClock()
     const provider = createFakePtyProvider()

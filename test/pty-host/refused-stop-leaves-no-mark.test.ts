@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import type { PtyExitEvent } from 'ptykit/contracts'
-import { waitFor } from './node-pty/pty-test-support.js'
-import { inProcessHost, providerOn, rawClient, useCleanups } from './pty-host/pty-host-test-support.js'
+import { waitFor } from '../node-pty/pty-test-support.js'
+import { inProcessHost, providerOn, rawClient, useCleanups } from './pty-host-test-support.js'
 
 const cleanups = useCleanups()
 
@@ -10,7 +10,7 @@ const cleanups = useCleanups()
 // the stop (stopRequested, dropHistoryAtExit) before its node-pty provider refused it, so the
 // process's own later death is reported as a stop's (the controller settles it as an operator
 // close) and its history is dropped.
-describe('h128: a shutdown the pty host refuses leaves no stop behind', () => {
+describe('a shutdown the pty host refuses leaves no stop behind', () => {
   it('a later natural exit is still diedBeforeStopRequest', async () => {
     const { socketPath } = await inProcessHost(cleanups)
     const app = providerOn(socketPath, { autoStart: false })
