@@ -303,7 +303,7 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
     if (pty?.state === 'exited') return
     if (pty !== undefined) pty.stopAsked = true
     const opened = await link.ensureConnected(false)
-    const params: Record<string, unknown> = { ptyId: id, ...budget }
+    const params: Record<string, unknown> = { ptyId: id, ...budget() }
     for (const key of ['immediate', 'expectedIncarnationId', 'keepHistory'] as const) {
       if (shutdownOptions[key] !== undefined) params[key] = shutdownOptions[key]
     }
@@ -461,7 +461,7 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
       const budget = wireBudget(listOptions)
       // A host that cannot be reached rejects: never an empty (and falsely authoritative) list.
       const opened = await link.ensureConnected(false)
-      const params: Record<string, unknown> = { ...budget }
+      const params: Record<string, unknown> = { ...budget() }
       // A host of ptykit 0.1.0 ignores the parameter (it is a hint) and reads every row in full.
       if (listOptions.membershipOnly === true) params.membershipOnly = true
       const rows: unknown = await opened.request('list', params, requestTimeoutMs)
@@ -567,11 +567,15 @@ function isExitMessage(value: unknown): value is Extract<PtyHostMessage, { type:
  * production, but not under a test's mocked `Date` (`vi.setSystemTime`), where a deadline 5 s
  * ahead here was a deadline long past there (refused as a duration given as `deadlineMs`, or read
  * as "no grace"). A duration means the same on both sides (the controller's stops send one too).
+ * Returns the parameters to send, made when the request goes out.
  */
-function wireBudget(options: PtyWaitBudget | undefined): { timeoutMs?: number } {
-  const now = Date.now()
-  const deadline = resolveWaitDeadline(options, 0, now)
-  if (options?.deadlineMs !== undefined) return { timeoutMs: Math.max(0, deadline - now) }
-  if (options?.timeoutMs !== undefined) return { timeoutMs: options.timeoutMs }
-  return {}
+function wireBudget(options: PtyWaitBudget | undefined): () => { timeoutMs?: number } {
+  if (options?.deadlineMs === undefined && options?.timeoutMs === undefined) {
+    resolveWaitDeadline(options, 0)
+    return () => ({})
+  }
+  // Counted from the call, sent as what is left when the request goes out: a connect on the way
+  // (a reconnect after a drop) is spent from the caller's budget, not added to it.
+  const deadline = resolveWaitDeadline(options, 0)
+  return () => ({ timeoutMs: Math.max(0, deadline - Date.now()) })
 }
