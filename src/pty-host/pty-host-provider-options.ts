@@ -89,10 +89,15 @@ export type PtyHostProvider = Omit<PtyProvider, 'getBufferSnapshot'> &
     attach(id: string, options?: { replayFrom?: PtyHostReplayFrom; expectedIncarnationId?: PtyIncarnationId }): Promise<PtySpawnResult>
     /**
      * Close this app's connection and leave every session running. The provider is unusable
-     * afterwards: spawns and attaches asked for once it began are refused `provider_detached`.
-     * Those already sent to the host finish first (within the request timeout), so a spawn in
-     * flight resolves and its session stays running like the others; the call resolves once the
-     * connection is closed.
+     * afterwards: spawns and attaches not sent to the host when it began are refused
+     * `provider_detached` — also an `attach` or a spawn with a `sessionId` (attach or spawn) asked
+     * for in the same turn just before it (they are sent a turn later, unlike a fresh spawn on an
+     * open connection), and the spawn of an attach-or-spawn whose attach found no session. Those
+     * already sent finish first, as they would have without the detach, so a spawn in flight
+     * resolves and its session stays running like the others; a stop asked for meanwhile (a
+     * rollback of such a spawn) is waited for too. The wait is bounded by `requestTimeoutMs`; the
+     * call resolves once the connection is closed. A `dispose()` called meanwhile waits for it and
+     * stops nothing; once a `dispose()` began, `detach()` returns its promise.
      */
     detach(): Promise<void>
     /**

@@ -19,6 +19,7 @@ import {
   type WriteSettlement,
 } from '../contracts/index.js'
 import { describeValue } from '../contracts/describe-value.js'
+import { clampTimerDelay } from '../contracts/deadline.js'
 import { ClientPtyRecords, exitEventOfMessage, isLive, type ClientPtyRecord, type ClientPtyState } from './client-pty-records.js'
 import { asSessionIdRefusal, spawnOptionsRefusal, spawnRequestParams } from './spawn-request-params.js'
 import { isRequestTimeout, type PtyHostConnection } from './pty-host-connection.js'
@@ -103,7 +104,10 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
    * before it closes the connection: a spawn cut off by it was told `transport_lost` ("may
    * exist") while the host stopped the session for want of anyone to answer — or, its reply
    * already on the wire, kept a session nobody knew of. Once settled, a spawned session is the
-   * app's and is left running like the others.
+   * app's and is left running like the others. A stop asked for while a detach waits is tracked
+   * too: the one a caller sends on a spawn's answer (a controller rolls back a spawn whose commit
+   * hook threw) must reach the host, and its answer the caller. (A stop asked for before is not
+   * waited for: a detach does not wait out a stop's graces.)
    */
   const sessionRequestsSent = new Set<Promise<unknown>>()
   function trackSent<T>(request: Promise<T>): Promise<T> {
@@ -311,7 +315,9 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
     // (the controller always does): a process spawned since under the same id — another app's —
     // is never stopped by it.
     if (params['expectedIncarnationId'] === undefined && pty?.incarnationId !== undefined) params['expectedIncarnationId'] = pty.incarnationId
-    await opened.request('shutdown', params)
+    const stopping = opened.request('shutdown', params)
+    // Asked while a detach waits (a caller's rollback of a spawn it just got): waited for too.
+    await (detachPromise !== null ? trackSent(stopping) : stopping)
     // A dead host's PTY, stopped by the host that took its place (from its journal): its shutdown
     // resolved once the process was gone, which a probe now proves and reports as the PTY's end.
     if (pty !== undefined && ofAnotherHostInstance(pty) && link.connection === opened) await link.probePredecessorPty(opened, pty)
@@ -512,17 +518,47 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
     },
     detach(): Promise<void> {
       if (detachPromise !== null) return detachPromise
+      // A dispose begun stops the app's sessions ("nothing may outlive the dispose"): a detach
+      // called meanwhile must not close the connection under its stops.
+      if (disposePromise !== null) return disposePromise
       if (link.state !== 'open') return Promise.resolve()
-      // New spawns and attaches are refused from now on; those already sent finish first (each
-      // within the request timeout), so a session they made is the app's and stays running.
-      detachPromise = Promise.allSettled([...sessionRequestsSent]).then(() => {
+      // Nothing sent is pending: closed in the caller's turn, as before any spawn was waited for.
+      if (sessionRequestsSent.size === 0) {
+        link.close('detached')
+        detachPromise = Promise.resolve()
+        return detachPromise
+      }
+      // New spawns and attaches are refused from now on; those already sent finish first, so a
+      // session they made is the app's and stays running. Then a turn more, until nothing is
+      // pending: what a caller did on an answer (a stop of a spawn it rolls back) goes out too.
+      // Bounded by the request timeout (a stop has none of its own): then the connection closes.
+      detachPromise = (async () => {
+        let timer: NodeJS.Timeout | undefined
+        let timedOut = false
+        const deadline = new Promise<void>((resolve) => {
+          timer = setTimeout(() => {
+            timedOut = true
+            resolve()
+          }, clampTimerDelay(requestTimeoutMs))
+        })
+        try {
+          while (sessionRequestsSent.size > 0 && !timedOut) {
+            await Promise.race([Promise.allSettled([...sessionRequestsSent]), deadline])
+            await new Promise<void>((resolve) => setImmediate(resolve))
+          }
+        } finally {
+          clearTimeout(timer)
+        }
         if (link.state === 'open') link.close('detached')
-      })
+      })()
       return detachPromise
     },
     dispose(): Promise<void> {
       if (disposePromise !== null) return disposePromise
       disposePromise = (async () => {
+        // A detach begun keeps the app's sessions running: the dispose after it stops none (as
+        // after a detach that ended), and does not race its close with stops.
+        if (detachPromise !== null) await detachPromise
         let connection: PtyHostConnection | null = null
         if (link.state === 'open') {
           try {
