@@ -7,7 +7,7 @@ const reply = (id: unknown, result: unknown): Buffer => encodeFrame({ v: PTY_HOS
 const within = <T>(promise: Promise<T>, ms: number): Promise<T | 'still waiting'> =>
   Promise.race([promise, new Promise<'still waiting'>((resolve) => setTimeout(() => resolve('still waiting'), ms))])
 
-describe('h129: how long detach() waits', () => {
+describe('how long detach() waits', () => {
   let host: Awaited<ReturnType<typeof fakeHost>> | null = null
   afterEach(async () => {
     await host?.close()

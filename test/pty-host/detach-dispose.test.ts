@@ -11,7 +11,7 @@ function hostFixture(): { dir: string; socketPath: string } {
 
 const settle = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms))
 
-describe('h129: detach() and dispose() overlapping', () => {
+describe('detach() and dispose() overlapping', () => {
   // detach() began first: the sessions it keeps must not be stopped by a dispose() called while it
   // waits for the spawns in flight (as they are not by a dispose() after a detach that finished, and
   // as they were not before c7aadc4, whose detach closed the link in the caller's turn).

@@ -24,7 +24,7 @@ function onSpawnCalls(provider: PtyHostProvider, count: number, whenSent: () => 
 
 const settle = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms))
 
-describe('h129: detach during spawns through a controller', () => {
+describe('detach during spawns through a controller', () => {
   it('the documented sequence (await detach, then dispose stopPtys:false) with spawns in flight: each published, none exited, all running', async () => {
     const { socketPath } = hostFixture()
     const app = providerOn(socketPath)

@@ -11,7 +11,7 @@ const outcome = (pending: Promise<{ id: string }>): Promise<string> =>
     (error: { code?: string; processMayExist?: boolean }) => `${error.code}${error.processMayExist === true ? ' (may exist)' : ''}`,
   )
 
-describe('h129: detach() interleavings that are fine', () => {
+describe('detach() interleavings that are fine', () => {
   it('detach while the spawn waits for the host it started: refused provider_detached at once, no session left', async () => {
     const { dir, socketPath } = makeSocketDir()
     cleanups.push(() => killHostAndClean(socketPath, dir))

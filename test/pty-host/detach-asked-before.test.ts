@@ -15,7 +15,7 @@ const outcome = (pending: Promise<{ id: string }>): Promise<string> =>
     (error: { code?: string }) => String(error.code),
   )
 
-describe('h129: spawns asked for before detach() began', () => {
+describe('spawns asked for before detach() began', () => {
   // At c7aadc4 docs/pty-host.md said only a spawn or attach "asked for once the detach began" is
   // refused; an attach and a spawn with a session id (attach or spawn) asked for in the same turn
   // before detach() are refused too (they are sent a turn later, unlike a fresh spawn). Documented
@@ -26,7 +26,7 @@ describe('h129: spawns asked for before detach() began', () => {
     cleanups.push(() => app.detach())
     const live = await app.spawn({ file: 'cat' })
     const fresh = outcome(app.spawn({ file: 'cat' }))
-    const attachOrSpawn = outcome(app.spawn({ file: 'cat', sessionId: 'h129-restored' }))
+    const attachOrSpawn = outcome(app.spawn({ file: 'cat', sessionId: 'restored-session' }))
     const attachOnly = outcome(app.spawn({ file: 'cat', sessionId: live.id, attachOnly: true }))
     const attached = outcome(app.attach(live.id))
     await app.detach()
@@ -38,6 +38,6 @@ describe('h129: spawns asked for before detach() began', () => {
     })
     const next = providerOn(socketPath, { autoStart: false })
     cleanups.push(() => next.detach())
-    expect((await next.listProcesses()).map((row) => row.id)).not.toContain('h129-restored')
+    expect((await next.listProcesses()).map((row) => row.id)).not.toContain('restored-session')
   }, 30_000)
 })
