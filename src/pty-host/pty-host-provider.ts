@@ -301,7 +301,7 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
 
   async function shutdown(id: string, shutdownOptions: PtyShutdownOptions = {}): Promise<void> {
     // Checked here, as every provider does (a TypeError naming the option, even for an unknown or
-    // ended PTY): the host's own refusal would cross without \`option\`, after the stop was noted.
+    // ended PTY): the host's own refusal would cross without `option`, after the stop was noted.
     const budget = wireBudget(shutdownOptions)
     const pty = ptys.get(id)
     if (pty?.state === 'exited') return
