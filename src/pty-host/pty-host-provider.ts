@@ -20,6 +20,7 @@ import {
 } from '../contracts/index.js'
 import { describeValue } from '../contracts/describe-value.js'
 import { clampTimerDelay } from '../contracts/deadline.js'
+import { NODE_PTY_SHUTDOWN_DEADLINE_MS } from '../node-pty/stop-schedule.js'
 import { ClientPtyRecords, exitEventOfMessage, isLive, type ClientPtyRecord, type ClientPtyState } from './client-pty-records.js'
 import { asSessionIdRefusal, spawnOptionsRefusal, spawnRequestParams } from './spawn-request-params.js'
 import { isRequestTimeout, type PtyHostConnection } from './pty-host-connection.js'
@@ -307,7 +308,8 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
     if (pty?.state === 'exited') return
     if (pty !== undefined) pty.stopAsked = true
     const opened = await link.ensureConnected(false)
-    const params: Record<string, unknown> = { ptyId: id, ...budget() }
+    const sentBudget = budget()
+    const params: Record<string, unknown> = { ptyId: id, ...sentBudget }
     for (const key of ['immediate', 'expectedIncarnationId', 'keepHistory'] as const) {
       if (shutdownOptions[key] !== undefined) params[key] = shutdownOptions[key]
     }
@@ -315,7 +317,12 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
     // (the controller always does): a process spawned since under the same id — another app's —
     // is never stopped by it.
     if (params['expectedIncarnationId'] === undefined && pty?.incarnationId !== undefined) params['expectedIncarnationId'] = pty.incarnationId
-    const stopping = opened.request('shutdown', params)
+    // Bounded, as every provider call: a host stuck on the stop (alive, never answering) held the
+    // caller for ever — and a spawn whose commit hook threw, which waits for its stop. The host
+    // answers within the stop's budget (its own default when none is sent), after a spawn of the id
+    // still starting; the request timeout on top covers that and the reply's way back.
+    const answerWithinMs = (sentBudget.timeoutMs ?? NODE_PTY_SHUTDOWN_DEADLINE_MS) + requestTimeoutMs
+    const stopping = opened.request('shutdown', params, answerWithinMs)
     // Asked while a detach waits (a caller's rollback of a spawn it just got): waited for too.
     await (detachPromise !== null ? trackSent(stopping) : stopping)
     // A dead host's PTY, stopped by the host that took its place (from its journal): its shutdown
