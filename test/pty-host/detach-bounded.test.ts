@@ -1,9 +1,7 @@
-import { PTY_HOST_PROTOCOL_VERSION, createPtyHostProvider } from 'ptykit/pty-host'
+import { createPtyHostProvider } from 'ptykit/pty-host'
 import { afterEach, describe, expect, it } from 'vitest'
-import { encodeFrame } from '../../src/pty-host/frame-codec.js'
-import { fakeHost } from './pty-host-test-support.js'
+import { fakeHost, okReplyFrame } from './pty-host-test-support.js'
 
-const reply = (id: unknown, result: unknown): Buffer => encodeFrame({ v: PTY_HOST_PROTOCOL_VERSION, type: 'reply', id, ok: true, result })
 const within = <T>(promise: Promise<T>, ms: number): Promise<T | 'still waiting'> =>
   Promise.race([promise, new Promise<'still waiting'>((resolve) => setTimeout(() => resolve('still waiting'), ms))])
 
@@ -22,7 +20,7 @@ describe('how long detach() waits', () => {
     host = await fakeHost((message, socket) => {
       if (message.type !== 'request') return
       asked.push(String(message.method))
-      if (message.method === 'spawn') socket.write(reply(message.id, { pid: 4242, incarnationId: 'inc-1' }))
+      if (message.method === 'spawn') socket.write(okReplyFrame(message.id, { pid: 4242, incarnationId: 'inc-1' }))
       // `shutdown`: never answered (a host stuck on the stop).
     })
     const app = createPtyHostProvider({ socketPath: host.socketPath, autoStart: false, requestTimeoutMs: 300 })

@@ -5,7 +5,7 @@ import { encodeFrame, encodeJsonFrames, encodeJsonFramesInto, encodeOutputFrame,
 import { PTY_HOST_PROTOCOL_VERSION } from '../../src/pty-host/protocol.js'
 import { isRequestTimeout, PtyHostConnection } from '../../src/pty-host/pty-host-connection.js'
 import { ptyHostPaths } from '../../src/pty-host/socket-security.js'
-import { fakeHost } from './pty-host-test-support.js'
+import { fakeHost, okReplyFrame } from './pty-host-test-support.js'
 
 /** Several messages as consecutive JSON frames in one buffer, as a connection sends them. */
 const encodeFrames = (messages: readonly unknown[]): Buffer => encodeJsonFrames(messages.map((message) => JSON.stringify(message)))
@@ -61,7 +61,6 @@ describe('frame decoder over a reused read buffer', () => {
   })
 })
 
-const reply = (id: unknown, result: unknown): Buffer => encodeFrame({ v: PTY_HOST_PROTOCOL_VERSION, type: 'reply', id, ok: true, result })
 
 describe('pty host connection (app side)', () => {
   let host: Awaited<ReturnType<typeof fakeHost>> | null = null
@@ -79,7 +78,7 @@ describe('pty host connection (app side)', () => {
       if (asked.length < ANSWERED + 1) return
       // The replies and the end of the connection in one write (each reply is handed on one
       // macrotask after the previous one, so the close is seen before the last ones): all count.
-      socket.end(Buffer.concat(asked.slice(1).map((request) => reply(request.id, request.params))))
+      socket.end(Buffer.concat(asked.slice(1).map((request) => okReplyFrame(request.id, request.params))))
     })
     const connection = await PtyHostConnection.open(ptyHostPaths(host.socketPath), 5_000)
     let closed = false
@@ -98,7 +97,7 @@ describe('pty host connection (app side)', () => {
     const received: unknown[] = []
     host = await fakeHost((message, socket) => {
       received.push([message.type, message.method])
-      if (message.type === 'request') socket.write(reply(message.id, null))
+      if (message.type === 'request') socket.write(okReplyFrame(message.id, null))
     })
     const connection = await PtyHostConnection.open(ptyHostPaths(host.socketPath), 5_000)
     connection.listen(() => undefined, () => undefined)
@@ -127,7 +126,7 @@ describe('pty host connection (app side)', () => {
 
   it('fails a request the host does not answer within its timeout, with the method and the timeout named, and only that one', async () => {
     host = await fakeHost((message, socket) => {
-      if (message.type === 'request' && message.method === 'probe') socket.write(reply(message.id, true))
+      if (message.type === 'request' && message.method === 'probe') socket.write(okReplyFrame(message.id, true))
     })
     const connection = await PtyHostConnection.open(ptyHostPaths(host.socketPath), 5_000)
     connection.listen(() => undefined, () => undefined)

@@ -202,6 +202,9 @@ export async function spawnAsAnotherApp(
   throw new Error('another app could not spawn term-1 within 2 000 tries')
 }
 
+/** A `reply` frame answering request `id` with `result` (what a fake host writes back). */
+export const okReplyFrame = (id: unknown, result: unknown): Buffer => encodeFrame({ v: PTY_HOST_PROTOCOL_VERSION, type: 'reply', id, ok: true, result })
+
 /**
  * A scripted stand-in for a pty host: welcomes the client (as a host of ptykit 0.1.0 does, plus
  * the `welcome` fields given), then hands each decoded message to `onMessage`. With `unref`, its

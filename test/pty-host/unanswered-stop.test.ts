@@ -2,13 +2,11 @@
  * A host that is alive but never answers a stop (stuck on it): every provider call settles, so the
  * provider's `shutdown` gives up once the stop's budget and the request timeout have passed.
  */
-import { PTY_HOST_PROTOCOL_VERSION, createPtyHostProvider } from 'ptykit/pty-host'
+import { createPtyHostProvider } from 'ptykit/pty-host'
 import { afterEach, describe, expect, it } from 'vitest'
-import { encodeFrame } from '../../src/pty-host/frame-codec.js'
 import { isRequestTimeout } from '../../src/pty-host/pty-host-connection.js'
-import { fakeHost } from './pty-host-test-support.js'
+import { fakeHost, okReplyFrame } from './pty-host-test-support.js'
 
-const reply = (id: unknown, result: unknown): Buffer => encodeFrame({ v: PTY_HOST_PROTOCOL_VERSION, type: 'reply', id, ok: true, result })
 
 describe('pty host provider: a stop the host never answers', () => {
   let host: Awaited<ReturnType<typeof fakeHost>> | null = null
@@ -22,7 +20,7 @@ describe('pty host provider: a stop the host never answers', () => {
     host = await fakeHost((message, socket) => {
       if (message.type !== 'request') return
       asked.push({ method: String(message.method), params: message.params as Record<string, unknown> })
-      if (message.method === 'spawn') socket.write(reply(message.id, { pid: 4242, incarnationId: 'inc-1' }))
+      if (message.method === 'spawn') socket.write(okReplyFrame(message.id, { pid: 4242, incarnationId: 'inc-1' }))
       // `shutdown`: never answered.
     })
     const app = createPtyHostProvider({ socketPath: host.socketPath, autoStart: false, requestTimeoutMs: 300 })
