@@ -152,6 +152,10 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
       throw error
     }
     const incarnationId = isPtyIncarnationId(reply.incarnationId) ? reply.incarnationId : undefined
+    // Whether the record already follows this incarnation now: a concurrent attach of the same id
+    // (two restore paths of a window) may have been answered while this one waited, and its replay
+    // delivered; this one's replay must not go back over it.
+    const followsNow = pty.state === 'live' && pty.incarnationId !== undefined && pty.incarnationId === incarnationId
     pty.incarnationId = incarnationId
     pty.hostInstanceId = opened.hostInstanceId
     pty.orphaned = false
@@ -166,7 +170,8 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
     // incarnation it already follows never goes back over output it delivered: the replay of an
     // earlier re-attach (the reconnect's own) or live output may have arrived since `lastSeq` was
     // read, and the replay of this one then overlaps it (its overlap is dropped on arrival).
-    const continueFrom = attachOptions.replayFrom === undefined && knownLive && knownIncarnationId === incarnationId ? Math.max(pty.lastSeq, replayStart) : replayStart
+    const continueFrom =
+      attachOptions.replayFrom === undefined && ((knownLive && knownIncarnationId === incarnationId) || followsNow) ? Math.max(pty.lastSeq, replayStart) : replayStart
     pty.lastSeq = continueFrom
     if (pty.state !== 'exited') records.setState(pty, 'live')
     const result: PtySpawnResult = {

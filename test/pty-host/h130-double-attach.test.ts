@@ -1,0 +1,59 @@
+import { createPtyController } from 'ptykit/controller'
+import { describe, expect, it } from 'vitest'
+import { killHostAndClean, makeSocketDir, providerOn, useCleanups } from './pty-host-test-support.js'
+
+const cleanups = useCleanups()
+const log = (...args: unknown[]): void => console.log('[h130]', ...args)
+const ticker = { file: '/bin/sh', args: ['-c', 'i=0; while :; do i=$((i+1)); echo tick $i; sleep 0.05; done'] }
+
+function ticksOk(text: string): { ok: boolean; numbers: number[] } {
+  const numbers = [...text.matchAll(/tick (\d+)/g)].map((m) => Number(m[1]))
+  return { ok: numbers.length > 0 && numbers[0] === 1 && numbers.every((n, i) => n === i + 1), numbers }
+}
+
+describe('h130: the new window re-attaches the same session twice at once (two restore paths)', () => {
+  it.each(['controller+controller'])('%s: one stream, no duplicated replay', async (mode) => {
+    const { dir, socketPath } = makeSocketDir()
+    cleanups.push(() => killHostAndClean(socketPath, dir))
+    const p1 = providerOn(socketPath, { idleExitMs: 1_500 })
+    const c1 = createPtyController({ provider: p1 })
+    const ids = (await Promise.all(Array.from({ length: 10 }, () => c1.spawn(ticker)))).map((r) => r.id)
+    await new Promise((r) => setTimeout(r, 500))
+    await p1.detach()
+    await c1.dispose({ stopPtys: false })
+
+    const p2 = providerOn(socketPath, { idleExitMs: 1_500 })
+    const c2 = createPtyController({ provider: p2 })
+    cleanups.push(async () => {
+      await c2.dispose()
+      await p2.dispose()
+    })
+    const text = new Map<string, string>()
+    const seqBad: string[] = []
+    c2.on('data', ({ ptyId, data, seq }) => {
+      text.set(ptyId, (text.get(ptyId) ?? '') + data)
+      if (seq !== text.get(ptyId)!.length) seqBad.push(`${ptyId} seq ${seq} vs ${text.get(ptyId)!.length}`)
+    })
+    const spawnEvents: string[] = []
+    c2.on('spawn', ({ ptyId }) => spawnEvents.push(ptyId))
+    const results = await Promise.all(
+      ids.flatMap((id) => [
+        mode === 'controller+controller' ? c2.attach(id) : p2.attach(id).then(() => 'provider'),
+        c2.attach(id),
+      ]),
+    )
+    log(mode, 'results', results.slice(0, 6))
+    await new Promise((r) => setTimeout(r, 600))
+    let bad = 0
+    for (const id of ids) {
+      const { ok, numbers } = ticksOk(text.get(id) ?? '')
+      if (!ok) {
+        bad++
+        if (bad <= 2) log(mode, id, 'ticks', numbers.slice(0, 30).join(','))
+      }
+    }
+    log(mode, 'spawn events', spawnEvents.length, 'bad streams', bad)
+    expect(bad).toBe(0)
+    expect(seqBad.slice(0, 3)).toEqual([])
+  }, 30_000)
+})
