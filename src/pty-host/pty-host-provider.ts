@@ -19,7 +19,7 @@ import {
   type WriteSettlement,
 } from '../contracts/index.js'
 import { describeValue } from '../contracts/describe-value.js'
-import { clampTimerDelay } from '../contracts/deadline.js'
+import { settleWithin } from '../contracts/settle-within.js'
 import { NODE_PTY_SHUTDOWN_DEADLINE_MS } from '../node-pty/stop-schedule.js'
 import { ClientPtyRecords, exitEventOfMessage, isLive, type ClientPtyRecord, type ClientPtyState } from './client-pty-records.js'
 import { asSessionIdRefusal, spawnOptionsRefusal, spawnRequestParams } from './spawn-request-params.js'
@@ -543,26 +543,16 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
       // New spawns and attaches are refused from now on; those already sent finish first, so a
       // session they made is the app's and stays running. Then a turn more, until nothing is
       // pending: what a caller did on an answer (a stop of a spawn it rolls back) goes out too.
-      // Bounded by the request timeout (a stop has none of its own): then the connection closes.
-      detachPromise = (async () => {
-        let timer: NodeJS.Timeout | undefined
-        let timedOut = false
-        const deadline = new Promise<void>((resolve) => {
-          timer = setTimeout(() => {
-            timedOut = true
-            resolve()
-          }, clampTimerDelay(requestTimeoutMs))
-        })
-        try {
-          while (sessionRequestsSent.size > 0 && !timedOut) {
-            await Promise.race([Promise.allSettled([...sessionRequestsSent]), deadline])
-            await new Promise<void>((resolve) => setImmediate(resolve))
-          }
-        } finally {
-          clearTimeout(timer)
+      // Bounded by the request timeout: then the connection closes (which settles what is left).
+      const sentSettled = async (): Promise<void> => {
+        while (sessionRequestsSent.size > 0) {
+          await Promise.allSettled([...sessionRequestsSent])
+          await new Promise<void>((resolve) => setImmediate(resolve))
         }
+      }
+      detachPromise = settleWithin(sentSettled(), requestTimeoutMs, undefined).then(() => {
         if (link.state === 'open') link.close('detached')
-      })()
+      })
       return detachPromise
     },
     dispose(): Promise<void> {

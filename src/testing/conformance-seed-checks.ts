@@ -6,11 +6,21 @@ import { ProviderCallHungError } from './conformance-harness.js'
 /** An incarnation id no provider mints: the "other incarnation" an attach (or liveness probe) check names. */
 export const FOREIGN_INCARNATION_ID = toPtyIncarnationId('ptykit-conformance-foreign-incarnation')
 
+/** What a provider call answered, or what it threw (synchronously or as a rejection). */
+async function outcomeOf(call: () => unknown): Promise<{ answer?: unknown; thrown?: unknown }> {
+  try {
+    return { answer: await call() }
+  } catch (error) {
+    return { thrown: error }
+  }
+}
+
 /**
  * The provider-side rules a host ported from the seed origin relies on (issue 11): listings read
- * `deadlineMs` as an absolute epoch time (and refuse a duration given in its place), writes settle with a `WriteSettlement`, an attach to a
- * live PTY of another incarnation is refused as such (never as an absence), and every exit names
- * the incarnation its spawn attested (the controller drops exits that name none).
+ * `deadlineMs` as an absolute epoch time (and refuse a duration given in its place), writes settle
+ * with a `WriteSettlement`, an attach to a live PTY of another incarnation is refused as such
+ * (never as an absence), and every exit names the incarnation its spawn attested (the controller
+ * drops exits that name none).
  * A listing that hangs fails the check: the harness bounds every provider call by the suite's
  * `timeoutMs`.
  *
@@ -49,12 +59,7 @@ export function seedRuleConformanceChecks(options: PtyProviderConformanceOptions
           ['listProcesses({ deadlineMs: 5000 })', () => h.provider.listProcesses({ deadlineMs: 5_000 })],
         ]
         for (const [call, run] of calls) {
-          let thrown: unknown
-          try {
-            await run()
-          } catch (error) {
-            thrown = error
-          }
+          const { thrown } = await outcomeOf(run)
           expect(thrown, `${call} must reject with a TypeError`).toBeInstanceOf(TypeError)
           expect((thrown as Error).message, `${call}: the error names the option`).toMatch(/`deadlineMs`/)
         }
@@ -82,13 +87,7 @@ export function seedRuleConformanceChecks(options: PtyProviderConformanceOptions
       async run(h) {
         const live = await h.spawn(options.spawnLongRunning())
         for (const data of [42, Buffer.from('x'), undefined]) {
-          let answer: unknown
-          let thrown: unknown
-          try {
-            answer = await h.provider.write(live.id, data as never)
-          } catch (error) {
-            thrown = error
-          }
+          const { answer, thrown } = await outcomeOf(() => h.provider.write(live.id, data as never))
           expect(thrown, `write(id, ${typeof data}) answered ${JSON.stringify(answer)}`).toBeInstanceOf(TypeError)
         }
         // The PTY is unharmed: a well-formed write after them is not refused.

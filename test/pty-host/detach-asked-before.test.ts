@@ -1,13 +1,7 @@
 import { describe, expect, it } from 'vitest'
-import { killHostAndClean, makeSocketDir, providerOn, useCleanups } from './pty-host-test-support.js'
+import { hostFixture, providerOn, useCleanups } from './pty-host-test-support.js'
 
 const cleanups = useCleanups()
-
-function hostFixture(): { dir: string; socketPath: string } {
-  const fixture = makeSocketDir()
-  cleanups.push(() => killHostAndClean(fixture.socketPath, fixture.dir))
-  return fixture
-}
 
 const outcome = (pending: Promise<{ id: string }>): Promise<string> =>
   pending.then(
@@ -21,7 +15,7 @@ describe('spawns asked for before detach() began', () => {
   // before detach() are refused too (they are sent a turn later, unlike a fresh spawn). Documented
   // now; what matters is that none of them leaves a session behind.
   it('on an open connection: a fresh spawn asked for just before detach() resolves; an attach or attach-or-spawn is refused, leaving nothing', async () => {
-    const { socketPath } = hostFixture()
+    const { socketPath } = hostFixture(cleanups)
     const app = providerOn(socketPath)
     cleanups.push(() => app.detach())
     const live = await app.spawn({ file: 'cat' })

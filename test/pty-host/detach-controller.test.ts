@@ -1,15 +1,10 @@
+import { setTimeout as settle } from 'node:timers/promises'
 import { createPtyController } from 'ptykit/controller'
 import type { PtyHostProvider } from 'ptykit/pty-host'
 import { describe, expect, it } from 'vitest'
-import { isAlive, killHostAndClean, makeSocketDir, providerOn, useCleanups } from './pty-host-test-support.js'
+import { hostFixture, isAlive, providerOn, useCleanups } from './pty-host-test-support.js'
 
 const cleanups = useCleanups()
-
-function hostFixture(): { dir: string; socketPath: string } {
-  const fixture = makeSocketDir()
-  cleanups.push(() => killHostAndClean(fixture.socketPath, fixture.dir))
-  return fixture
-}
 
 /** Calls `whenSent` right after the provider's `count`-th spawn call returned (its request is queued then). */
 function onSpawnCalls(provider: PtyHostProvider, count: number, whenSent: () => void): void {
@@ -22,11 +17,9 @@ function onSpawnCalls(provider: PtyHostProvider, count: number, whenSent: () => 
   }
 }
 
-const settle = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms))
-
 describe('detach during spawns through a controller', () => {
   it('the documented sequence (await detach, then dispose stopPtys:false) with spawns in flight: each published, none exited, all running', async () => {
-    const { socketPath } = hostFixture()
+    const { socketPath } = hostFixture(cleanups)
     const app = providerOn(socketPath)
     const controller = createPtyController({ provider: app })
     const events: string[] = []
@@ -52,7 +45,7 @@ describe('detach during spawns through a controller', () => {
   // the rollback's stop never goes out: the caller is told commit_failed, the process runs on, and
   // no app knows of it.
   it('a controller spawn whose onPtySpawnCommitted throws while a detach waits leaves no process running', async () => {
-    const { socketPath } = hostFixture()
+    const { socketPath } = hostFixture(cleanups)
     const app = providerOn(socketPath)
     const controller = createPtyController({ provider: app })
     cleanups.push(() => controller.dispose({ stopPtys: false }))

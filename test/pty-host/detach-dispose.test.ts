@@ -1,22 +1,15 @@
+import { setTimeout as settle } from 'node:timers/promises'
 import { describe, expect, it } from 'vitest'
-import { isAlive, killHostAndClean, makeSocketDir, providerOn, useCleanups } from './pty-host-test-support.js'
+import { hostFixture, isAlive, providerOn, useCleanups } from './pty-host-test-support.js'
 
 const cleanups = useCleanups()
-
-function hostFixture(): { dir: string; socketPath: string } {
-  const fixture = makeSocketDir()
-  cleanups.push(() => killHostAndClean(fixture.socketPath, fixture.dir))
-  return fixture
-}
-
-const settle = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms))
 
 describe('detach() and dispose() overlapping', () => {
   // detach() began first: the sessions it keeps must not be stopped by a dispose() called while it
   // waits for the spawns in flight (as they are not by a dispose() after a detach that finished, and
   // as they were not before c7aadc4, whose detach closed the link in the caller's turn).
   it('a dispose() called while a detach waits for a spawn in flight stops nothing', async () => {
-    const { socketPath } = hostFixture()
+    const { socketPath } = hostFixture(cleanups)
     const app = providerOn(socketPath)
     const kept = await app.spawn({ file: 'cat' })
     const spawning = app.spawn({ file: 'cat' })
@@ -34,7 +27,7 @@ describe('detach() and dispose() overlapping', () => {
   // The same calls with nothing in flight keep both sessions already (the detach's close wins by a
   // microtask): the outcome of `detach(); dispose()` must not depend on whether a spawn was in flight.
   it('control: a dispose() right after a detach() with nothing in flight stops nothing', async () => {
-    const { socketPath } = hostFixture()
+    const { socketPath } = hostFixture(cleanups)
     const app = providerOn(socketPath)
     const kept = await app.spawn({ file: 'cat' })
     const detaching = app.detach()
@@ -48,7 +41,7 @@ describe('detach() and dispose() overlapping', () => {
   // stops the app's sessions closes the connection under it (a microtask later, nothing in flight),
   // and the stops never go out.
   it('a detach() called while a dispose() stops the sessions does not keep them running', async () => {
-    const { socketPath } = hostFixture()
+    const { socketPath } = hostFixture(cleanups)
     const app = providerOn(socketPath)
     const owned = await app.spawn({ file: 'cat' })
     const disposing = app.dispose()

@@ -6,15 +6,9 @@ import type { PtyHostProvider } from 'ptykit/pty-host'
 import { describe, expect, it } from 'vitest'
 import { isDead, waitFor } from '../node-pty/pty-test-support.js'
 import { nodeArgsFor } from '../support/node-entry-bundle.js'
-import { HOST_FROM_SOURCES, hostPid, isAlive, killHostAndClean, makeSocketDir, providerOn, runAppToEnd, useCleanups } from './pty-host-test-support.js'
+import { HOST_FROM_SOURCES, hostFixture, hostPid, isAlive, providerOn, runAppToEnd, useCleanups } from './pty-host-test-support.js'
 
 const cleanups = useCleanups()
-
-function hostFixture(): { dir: string; socketPath: string } {
-  const fixture = makeSocketDir()
-  cleanups.push(() => killHostAndClean(fixture.socketPath, fixture.dir))
-  return fixture
-}
 
 function provider(socketPath: string, extra: Parameters<typeof providerOn>[1] = {}): PtyHostProvider {
   const made = providerOn(socketPath, extra)
@@ -44,7 +38,7 @@ async function spawnFromChildApp(socketPath: string, flagFile: string): Promise<
 
 describe('pty host: sessions outlive the app', () => {
   it('keeps a session of a SIGKILLed app running, replays what it printed meanwhile, snapshots its screen, and stops it for good', async () => {
-    const { dir, socketPath } = hostFixture()
+    const { dir, socketPath } = hostFixture(cleanups)
     const flagFile = join(dir, 'go')
     const app = await spawnFromChildApp(socketPath, flagFile)
     process.kill(app.appPid, 'SIGKILL')
@@ -83,14 +77,14 @@ describe('pty host: sessions outlive the app', () => {
   }, 40_000)
 
   it('keeps an app whose only work is a PTY alive until the PTY exits, then lets it end', async () => {
-    const { socketPath } = hostFixture()
+    const { socketPath } = hostFixture(cleanups)
     const { code, printed } = await runAppToEnd(cleanups, 'app-awaits-exit.ts', [socketPath, JSON.stringify(HOST_FROM_SOURCES)])
     expect(code).toBe(0)
     expect(JSON.parse(printed.trim())).toEqual({ kind: 'exited', exitCode: 5 })
   }, 40_000)
 
   it('detach leaves sessions running; dispose stops only the app’s own; the idle host exits', async () => {
-    const { socketPath } = hostFixture()
+    const { socketPath } = hostFixture(cleanups)
     const first = provider(socketPath, { idleExitMs: 300 })
     const kept = await first.spawn({ file: 'cat' })
     await first.detach()
@@ -111,7 +105,7 @@ describe('pty host: sessions outlive the app', () => {
   }, 40_000)
 
   it('detach during spawns: the spawns already sent resolve and their sessions keep running; one asked for meanwhile is refused provider_detached', async () => {
-    const { socketPath } = hostFixture()
+    const { socketPath } = hostFixture(cleanups)
     const first = provider(socketPath)
     const kept = await first.spawn({ file: 'cat' }) // connected: the spawns below are sent in the caller's turn
     const spawning = Array.from({ length: 5 }, () => first.spawn({ file: 'cat' }))
@@ -130,7 +124,7 @@ describe('pty host: sessions outlive the app', () => {
   }, 40_000)
 
   it('reports output that fell out of the ring on re-attach, and replays the rest from where it resumes', async () => {
-    const { socketPath } = hostFixture()
+    const { socketPath } = hostFixture(cleanups)
     const first = provider(socketPath, { historyChars: 64 })
     const spawned = await first.spawn({ file: '/bin/sh', args: ['-c', "i=0; while [ $i -lt 50 ]; do printf 'line-%02d\\n' $i; i=$((i+1)); done; exec cat"] })
     await waitFor(async () => ((await first.getBufferSnapshot(spawned.id))?.data.includes('line-49') === true ? true : undefined), 'all lines')

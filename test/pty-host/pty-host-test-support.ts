@@ -102,6 +102,13 @@ export async function killHostAndClean(socketPath: string, dir: string): Promise
   rmSync(dir, { recursive: true, force: true })
 }
 
+/** A fresh private socket directory; `cleanups` kill its host and remove the directory after the test. */
+export function hostFixture(cleanups: (() => Promise<void>)[]): { dir: string; socketPath: string } {
+  const fixture = makeSocketDir()
+  cleanups.push(() => killHostAndClean(fixture.socketPath, fixture.dir))
+  return fixture
+}
+
 /** A provider on `socketPath` that starts the host from the sources. */
 export function providerOn(socketPath: string, extra: PtyHostProviderOptions = {}): PtyHostProvider {
   return createPtyHostProvider({ socketPath, hostCommand: HOST_FROM_SOURCES, idleExitMs: 60_000, ...extra })
