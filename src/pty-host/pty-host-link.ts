@@ -1,4 +1,5 @@
 import { PTY_HOST_ALREADY_RUNNING_EXIT_CODE, defaultPtyHostCommand, startPtyHostProcess, type LaunchedPtyHost, type PtyHostLaunchFlags } from './launch-pty-host.js'
+import { isPtyIncarnationId } from '../contracts/index.js'
 import type { ClientPtyRecord, ClientPtyRecords } from './client-pty-records.js'
 import { PtyHostConnection } from './pty-host-connection.js'
 import { isPtyHostError, PtyHostError } from './pty-host-error.js'
@@ -308,7 +309,11 @@ export class PtyHostLink {
         try {
           const params: Record<string, unknown> = { ptyId: record.id, fromSeq: record.lastSeq, includeExited: true }
           if (record.incarnationId !== undefined) params.expectedIncarnationId = record.incarnationId
-          await opened.request('attach', params, this.#settings.requestTimeoutMs)
+          const reply = (await opened.request('attach', params, this.#settings.requestTimeoutMs)) as { incarnationId?: unknown } | null
+          // A record that never learned its incarnation (its first attach was cut off by the drop)
+          // follows the one re-attached now: a caller's attach overlapping this one then continues
+          // the stream this replay delivered (the provider's `followsNow`), never replays it again.
+          if (record.incarnationId === undefined && isPtyIncarnationId(reply?.incarnationId)) record.incarnationId = reply.incarnationId
           if (record.state === 'unknown') this.#records.setState(record, 'live')
           // The pause this app still holds, which the host dropped with the old connection.
           if (record.appPaused && record.state === 'live') opened.notify('pause', { ptyId: record.id })

@@ -1,0 +1,68 @@
+/**
+ * helper-131: a caller's attach overlapping the reconnect's own re-attach of a session whose record
+ * never learned its incarnation (its first attach was cut off by the drop). The reconnect's
+ * re-attach delivered the replay; the caller's reply then reset the stream to its replay's start
+ * (`followsNow` was false: the reconnect never recorded the incarnation), and the same output
+ * arrived twice.
+ */
+import { createPtyHostProvider } from 'ptykit/pty-host'
+import { afterEach, describe, expect, it } from 'vitest'
+import { encodeOutputFrame } from '../../src/pty-host/frame-codec.js'
+import { fakeHost, okReplyFrame } from './pty-host-test-support.js'
+
+describe('pty host provider: a caller attach overlapping the reconnect re-attach (helper-131)', () => {
+  let host: Awaited<ReturnType<typeof fakeHost>> | null = null
+  afterEach(async () => {
+    await host?.close()
+    host = null
+  })
+
+  it('delivers the retained output once', async () => {
+    const text = 'hello world\r\n'
+    let connections = 0
+    const seen = new WeakSet<object>()
+    const held: Record<string, unknown>[] = []
+    host = await fakeHost((message, socket) => {
+      if (!seen.has(socket)) {
+        seen.add(socket)
+        connections++
+      }
+      if (message.type !== 'request') return
+      if (message.method !== 'attach') {
+        socket.write(okReplyFrame(message.id, null))
+        return
+      }
+      // The first connection drops under the first attach (no reply).
+      if (connections === 1) {
+        socket.destroy()
+        return
+      }
+      // The reconnect's re-attach is answered once the caller's attach has arrived too (both
+      // sent before either is answered: the overlap), in the order they came.
+      held.push(message)
+      if (held.length < 2) return
+      for (const request of held.splice(0)) {
+        const params = request.params as { ptyId: string; fromSeq: number | null }
+        const from = Math.min(params.fromSeq ?? 0, text.length)
+        socket.write(okReplyFrame(request.id, { id: params.ptyId, pid: 4242, incarnationId: 'inc-1', replayFrom: from, lostChars: 0, exited: false }))
+        if (from < text.length) socket.write(encodeOutputFrame(params.ptyId, text.length, text.slice(from), 'inc-1'))
+      }
+    })
+    const app = createPtyHostProvider({ socketPath: host.socketPath, autoStart: false, requestTimeoutMs: 2_000 })
+    let delivered = ''
+    app.onData(({ data }) => {
+      delivered += data
+    })
+    // Cut off by the drop: the record stays, unknown, with no incarnation.
+    await expect(app.attach('s1')).rejects.toMatchObject({ code: 'transport_lost' })
+    // The caller tries again as soon as the reconnect's connection is there (its recovery in flight).
+    for (let i = 0; i < 200 && !app.connected; i++) await new Promise((resolve) => setTimeout(resolve, 5))
+    expect(app.connected).toBe(true)
+    await app.attach('s1')
+    await new Promise((resolve) => setTimeout(resolve, 200))
+    expect(delivered).toBe(text)
+    await host.close()
+    host = null
+    await app.dispose().catch(() => undefined)
+  }, 10_000)
+})
