@@ -111,6 +111,10 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
    * waited for: a detach does not wait out a stop's graces.)
    */
   const sessionRequestsSent = new Set<Promise<unknown>>()
+  /** Attaches waiting for their reply, by the record they share (a failed one forgets it only alone). */
+  const attachesInFlight = new Map<ClientPtyRecord, number>()
+  /** Records an attach made (not a spawn's): the last attach of one to fail while it is still `spawning` forgets it. */
+  const recordsOfAttaches = new WeakSet<ClientPtyRecord>()
   function trackSent<T>(request: Promise<T>): Promise<T> {
     sessionRequestsSent.add(request)
     const forget = (): void => void sessionRequestsSent.delete(request)
@@ -142,14 +146,22 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
     if (attachOptions.expectedIncarnationId !== undefined) params.expectedIncarnationId = attachOptions.expectedIncarnationId
     // Registered first: the replay follows the reply at once.
     const pty = records.recordForAttach(id, opened.hostInstanceId, attachOptions.expectedIncarnationId)
+    if (pty !== known) recordsOfAttaches.add(pty)
+    attachesInFlight.set(pty, (attachesInFlight.get(pty) ?? 0) + 1)
     let reply: Record<string, unknown>
     try {
       reply = (await trackSent(opened.request('attach', params, requestTimeoutMs))) as Record<string, unknown>
     } catch (error) {
       // A record this app already had keeps what it said: a predecessor's PTY the successor never
-      // held stays another host instance's (its absence there proves nothing).
-      if (pty.state === 'spawning') records.forget(pty)
+      // held stays another host instance's (its absence there proves nothing). Nor is one forgotten
+      // that another attach of the id still waits on (two restore paths, this one refused): that
+      // one's reply and output would go to a record no longer in the table (its output dropped).
+      if (pty.state === 'spawning' && recordsOfAttaches.has(pty) && attachesInFlight.get(pty) === 1) records.forget(pty)
       throw error
+    } finally {
+      const left = (attachesInFlight.get(pty) ?? 1) - 1
+      if (left === 0) attachesInFlight.delete(pty)
+      else attachesInFlight.set(pty, left)
     }
     const incarnationId = isPtyIncarnationId(reply.incarnationId) ? reply.incarnationId : undefined
     // Whether the record already follows this incarnation now: a concurrent attach of the same id
