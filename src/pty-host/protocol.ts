@@ -72,6 +72,8 @@ export type PtyHostMessage =
       scrollbackRows?: number
       methods?: readonly string[]
       maxFrameBytes?: number
+      /** The deadline (ms) the host gives a `shutdown` that names no budget (an app waits for its answer that long, plus its request timeout). */
+      shutdownDeadlineMs?: number
       /**
        * Something a predecessor host left (it died holding the lock, or closed leaving processes it
        * could not account for as ended) may still run unaccounted for: this host's listings do not

@@ -104,6 +104,12 @@ export class PtyHostConnection {
    */
   readonly hostFencesProbe: boolean
   /**
+   * The deadline the host gives a stop that names none, in ms (its welcome says so; `undefined`
+   * from a host that does not: then the node-pty default). A host started with a longer one
+   * (`startPtyHost({ nodePty: { shutdownDeadlineMs } })`) answers such a stop that much later.
+   */
+  readonly hostShutdownDeadlineMs: number | undefined
+  /**
    * The host read its predecessor's session journal (its welcome says so): it answers a probe of a
    * predecessor's incarnation (`true` while its process runs, `false` once proven gone) and stops
    * such a process on `shutdown`.
@@ -154,6 +160,7 @@ export class PtyHostConnection {
       hostSucceedsDeadHost?: boolean
       hostFencesProbe?: boolean
       hostReadsPredecessorJournal?: boolean
+      hostShutdownDeadlineMs?: number | undefined
     },
     reader: ConnectionReader,
     leftover: PtyHostMessage[],
@@ -163,6 +170,7 @@ export class PtyHostConnection {
     this.hostScrollbackRows = welcome.hostScrollbackRows
     this.hostSucceedsDeadHost = welcome.hostSucceedsDeadHost === true
     this.hostFencesProbe = welcome.hostFencesProbe === true
+    this.hostShutdownDeadlineMs = welcome.hostShutdownDeadlineMs
     this.hostReadsPredecessorJournal = welcome.hostReadsPredecessorJournal === true
     this.hostMethods = welcome.hostMethods
     this.hostMaxFrameBytes = welcome.hostMaxFrameBytes ?? PTY_HOST_MAX_FRAME_BYTES
@@ -226,7 +234,8 @@ export class PtyHostConnection {
         const hostSucceedsDeadHost = first.succeedsDeadHost === true
         const hostFencesProbe = first.probeFencesIncarnation === true
         const hostReadsPredecessorJournal = first.predecessorJournal === true
-        const welcome = { hostInstanceId: first.hostInstanceId, hostScrollbackRows, hostMethods, hostMaxFrameBytes, hostSucceedsDeadHost, hostFencesProbe, hostReadsPredecessorJournal }
+        const hostShutdownDeadlineMs = Number.isSafeInteger(first.shutdownDeadlineMs) && (first.shutdownDeadlineMs as number) >= 0 ? (first.shutdownDeadlineMs as number) : undefined
+        const welcome = { hostInstanceId: first.hostInstanceId, hostScrollbackRows, hostMethods, hostMaxFrameBytes, hostSucceedsDeadHost, hostFencesProbe, hostReadsPredecessorJournal, hostShutdownDeadlineMs }
         resolve(new PtyHostConnection(socket, welcome, reader, messages.slice(1) as PtyHostMessage[]))
       }
     })

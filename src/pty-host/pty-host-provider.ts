@@ -338,7 +338,8 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
     // caller for ever — and a spawn whose commit hook threw, which waits for its stop. The host
     // answers within the stop's budget (its own default when none is sent), after a spawn of the id
     // still starting; the request timeout on top covers that and the reply's way back.
-    const answerWithinMs = (sentBudget.timeoutMs ?? NODE_PTY_SHUTDOWN_DEADLINE_MS) + requestTimeoutMs
+    // (A host started with a longer default says so in its welcome.)
+    const answerWithinMs = (sentBudget.timeoutMs ?? opened.hostShutdownDeadlineMs ?? NODE_PTY_SHUTDOWN_DEADLINE_MS) + requestTimeoutMs
     const stopping = opened.request('shutdown', params, answerWithinMs)
     // Asked while a detach waits (a caller's rollback of a spawn it just got): waited for too.
     await (detachPromise !== null ? trackSent(stopping) : stopping)

@@ -4,7 +4,7 @@ import { createServer, type Server } from 'node:net'
 import { callProvider } from '../contracts/call-provider.js'
 import { clampTimerDelay } from '../contracts/deadline.js'
 import { settleWithin } from '../contracts/settle-within.js'
-import { createNodePtyProvider, isNodePtyProviderError, type NodePtyProvider, type NodePtyProviderOptions } from '../node-pty/index.js'
+import { createNodePtyProvider, isNodePtyProviderError, NODE_PTY_SHUTDOWN_DEADLINE_MS, type NodePtyProvider, type NodePtyProviderOptions } from '../node-pty/index.js'
 import { FrameDecoder, PTY_HOST_MAX_FRAME_BYTES } from './frame-codec.js'
 import { HostClient } from './host-client.js'
 import { createHostRequestHandlers, REPLIED } from './host-request-handlers.js'
@@ -287,6 +287,9 @@ export async function startPtyHost(options: PtyHostServerOptions = {}): Promise<
       // This host read its predecessor's journal: it answers probes and stops of that host's PTYs.
       ...(orphans.journalRead ? { predecessorJournal: true } : {}),
       probeFencesIncarnation: true,
+      // The deadline of a stop that names none: an app waits for the answer that long (plus its
+      // request timeout) before it gives up on a stop.
+      shutdownDeadlineMs: options.nodePty?.shutdownDeadlineMs ?? NODE_PTY_SHUTDOWN_DEADLINE_MS,
     })
     return true
   }
