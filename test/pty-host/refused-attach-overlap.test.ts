@@ -1,5 +1,5 @@
 /**
- * helper-131: two concurrent attaches of one session, the first answered a refusal (its
+ * Two concurrent attaches of one session, the first answered a refusal (its
  * `expectedIncarnationId` is stale), the second accepted. The refused one forgot the shared record
  * (still `spawning`) while the accepted one waited: that one then resolved on a record no longer
  * in the table, and the session's output was dropped.
@@ -10,7 +10,7 @@ import { encodeFrame, encodeOutputFrame } from '../../src/pty-host/frame-codec.j
 import { PTY_HOST_PROTOCOL_VERSION } from '../../src/pty-host/protocol.js'
 import { fakeHost, okReplyFrame } from './pty-host-test-support.js'
 
-describe('pty host provider: a refused attach overlapping an accepted one (helper-131)', () => {
+describe('pty host provider: a refused attach overlapping an accepted one', () => {
   let host: Awaited<ReturnType<typeof fakeHost>> | null = null
   afterEach(async () => {
     await host?.close()

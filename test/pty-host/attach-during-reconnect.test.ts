@@ -1,5 +1,5 @@
 /**
- * helper-131: a caller's attach overlapping the reconnect's own re-attach of a session whose record
+ * A caller's attach overlapping the reconnect's own re-attach of a session whose record
  * never learned its incarnation (its first attach was cut off by the drop). The reconnect's
  * re-attach delivered the replay; the caller's reply then reset the stream to its replay's start
  * (`followsNow` was false: the reconnect never recorded the incarnation), and the same output
@@ -10,7 +10,7 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { encodeOutputFrame } from '../../src/pty-host/frame-codec.js'
 import { fakeHost, okReplyFrame } from './pty-host-test-support.js'
 
-describe('pty host provider: a caller attach overlapping the reconnect re-attach (helper-131)', () => {
+describe('pty host provider: a caller attach overlapping the reconnect re-attach', () => {
   let host: Awaited<ReturnType<typeof fakeHost>> | null = null
   afterEach(async () => {
     await host?.close()
