@@ -1,8 +1,24 @@
+import { readdirSync, readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
-import { defineConfig } from 'vitest/config'
+import { configDefaults, defineConfig } from 'vitest/config'
 import { SlowFilesFirstSequencer } from './test/support/slow-files-first-sequencer.js'
 
 const src = (p: string): string => fileURLToPath(new URL(`./src/${p}`, import.meta.url))
+
+/**
+ * The test files that replace a module (`vi.mock` / `vi.doMock`: a gated `node:net`, a counting
+ * `node:fs`). Only these run isolated, each in a fresh module graph: a module replaced for one file
+ * must not be what the next file in the same worker imports. Every other file shares its worker's
+ * modules with the files before it, which spares the suite re-importing ptykit, fast-check and
+ * their dependencies once per file (about 0.4 s of CPU a file, a third of the suite's time on two
+ * cores). Found by reading the files, so a new file that mocks a module is isolated without a list.
+ */
+const filesThatMockModules = ['test', 'examples'].flatMap((dir) =>
+  readdirSync(dir, { recursive: true, encoding: 'utf8' })
+    .filter((name) => name.endsWith('.test.ts'))
+    .map((name) => `${dir}/${name.split('\\').join('/')}`)
+    .filter((file) => /\bvi\.(?:mock|doMock)\(/.test(readFileSync(file, 'utf8'))),
+)
 
 export default defineConfig({
   resolve: {
@@ -12,15 +28,8 @@ export default defineConfig({
     ],
   },
   test: {
-    include: ['test/**/*.test.ts', 'examples/**/*.test.ts'],
-    // The type tests (`*.test-d.ts`). `npm test` turns them off here (`--typecheck.enabled=false`):
-    // its typecheck step has just compiled the same files with the same tsconfig, and a second tsc
-    // beside the test workers costs tens of seconds of CPU on 2 cores. `npx vitest run` keeps them.
-    typecheck: {
-      enabled: true,
-      include: ['test/**/*.test-d.ts'],
-      tsconfig: './tsconfig.json',
-    },
+    // The files are named by the two projects below (vitest concatenates a project's `include`
+    // with the root's, so the root names none).
     // Two test files at a time even on a 2-core machine (vitest's default there is one): most of
     // the slow files wait on real processes, sshd or Chromium rather than on the CPU. The real-process
     // tests assert counts and causes, never times. (The SSH test that once failed with two workers
@@ -32,5 +41,20 @@ export default defineConfig({
     hookTimeout: 20_000,
     allowOnly: false,
     passWithNoTests: false,
+    projects: [
+      {
+        extends: true,
+        test: { name: 'shared-modules', isolate: false, include: ['test/**/*.test.ts', 'examples/**/*.test.ts'], exclude: [...configDefaults.exclude, ...filesThatMockModules] },
+      },
+      { extends: true, test: { name: 'isolated', isolate: true, include: filesThatMockModules } },
+      // The type tests (`*.test-d.ts`), compiled by tsc. `npm test` leaves this project out
+      // (`--project '!types'`): its typecheck step has just compiled the same files with the same
+      // tsconfig, and a second tsc beside the test workers costs tens of seconds of CPU on 2 cores.
+      // `npx vitest run` keeps them.
+      {
+        extends: true,
+        test: { name: 'types', include: [], typecheck: { enabled: true, only: true, include: ['test/**/*.test-d.ts'], tsconfig: './tsconfig.json' } },
+      },
+    ],
   },
 })
