@@ -605,7 +605,8 @@ describe('pty host: one host per user, and only that user', () => {
     const { chownSync, chmodSync } = await import('node:fs')
     const secret = readFileSync(`${socketPath}.secret`, 'utf8')
     writeFileSync(`${socketPath}.secret`, 'f'.repeat(64), { mode: 0o600 })
-    await expect(provider(socketPath, { autoStart: false }).listProcesses()).rejects.toMatchObject({ code: 'unauthorized' })
+    // A wrong secret is read again until connectTimeoutMs (a host may be writing its new one): 1 s here.
+    await expect(provider(socketPath, { autoStart: false, connectTimeoutMs: 1_000 }).listProcesses()).rejects.toMatchObject({ code: 'unauthorized' })
     writeFileSync(`${socketPath}.secret`, secret, { mode: 0o600 })
 
     chownSync(socketPath, 65534, 65534)
