@@ -5,6 +5,7 @@
  * (see `frame-codec.ts`), which carry no `v`: the hello already settled the version.
  */
 import type { OutputFrame } from './frame-codec.js'
+import { PtyHostError } from './pty-host-error.js'
 
 /**
  * The protocol version this copy of ptykit speaks. Bump it on any incompatible change. 2: output
@@ -118,22 +119,26 @@ export function parseRequest(message: Record<string, unknown>): PtyHostRequest |
   return { v: PTY_HOST_PROTOCOL_VERSION, type, id, method: method as PtyHostMethod, params: params as Record<string, unknown> }
 }
 
-/** A required string parameter, or throws a TypeError naming it. */
+/**
+ * A request parameter the host refuses: `invalid_option` naming the parameter (`option`) and the
+ * value, which cross the wire with the refusal (a plain TypeError crossed with neither).
+ */
+function invalidParam(name: string, expected: string, value: unknown): PtyHostError {
+  return new PtyHostError('invalid_option', `Expected the \`${name}\` parameter to be ${expected}, got ${JSON.stringify(value)}`, { option: name, value })
+}
+
+/** A required string parameter, or throws `invalid_option` naming it. */
 export function stringParam(params: Record<string, unknown>, name: string): string {
   const value = params[name]
-  if (typeof value !== 'string' || value.length === 0) {
-    throw new TypeError(`Expected the \`${name}\` parameter to be a non-empty string, got ${JSON.stringify(value)}`)
-  }
+  if (typeof value !== 'string' || value.length === 0) throw invalidParam(name, 'a non-empty string', value)
   return value
 }
 
-/** An optional non-negative integer parameter, or throws a TypeError naming it. */
+/** An optional non-negative integer parameter, or throws `invalid_option` naming it. */
 export function countParam(params: Record<string, unknown>, name: string): number | undefined {
   const value = params[name]
   if (value === undefined || value === null) return undefined
-  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) {
-    throw new TypeError(`Expected the \`${name}\` parameter to be a non-negative integer, got ${JSON.stringify(value)}`)
-  }
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) throw invalidParam(name, 'a non-negative integer', value)
   return value
 }
 

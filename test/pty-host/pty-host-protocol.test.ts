@@ -139,6 +139,18 @@ describe('pty host: hostile clients', () => {
     expect(String(reply[0]?.message)).toContain(`version ${PTY_HOST_PROTOCOL_VERSION}`)
   })
 
+  it('refuses a malformed request parameter as invalid_option naming the parameter and its value', async () => {
+    const hello = encodeFrame({ v: PTY_HOST_PROTOCOL_VERSION, type: 'hello', secret: secret() })
+    const request = (id: number, method: string, params: Record<string, unknown>): Buffer => encodeFrame({ v: PTY_HOST_PROTOCOL_VERSION, type: 'request', id, method, params })
+    const replies = (new FrameDecoder().push(await exchange([hello, request(1, 'attach', { ptyId: '' }), request(2, 'attach', { ptyId: 'p1', fromSeq: -3 })])) as Record<string, unknown>[]).filter(
+      (message) => message.type === 'reply',
+    )
+    expect(replies).toEqual([
+      { v: PTY_HOST_PROTOCOL_VERSION, type: 'reply', id: 1, ok: false, error: expect.objectContaining({ code: 'invalid_option', option: 'ptyId', value: '' }) },
+      { v: PTY_HOST_PROTOCOL_VERSION, type: 'reply', id: 2, ok: false, error: expect.objectContaining({ code: 'invalid_option', option: 'fromSeq', value: -3 }) },
+    ])
+  })
+
   it('survives any fuzzed frame stream, before and after the hello, and still serves a proper client', async () => {
     const hello = (): Buffer => encodeFrame({ v: PTY_HOST_PROTOCOL_VERSION, type: 'hello', secret: secret() })
     const frames = fc.oneof(
