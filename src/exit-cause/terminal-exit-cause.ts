@@ -191,17 +191,21 @@ export function resolveUnreportedExitCause(exitCode: number): TerminalExitCause 
  *
  * The sentences are a stored contract (hosts persist them as a "last failure"); they are kept
  * word for word from the origin app. Each of the six leaves gets its own sentence.
+ *
+ * @throws TypeError when `cause` is not a cause — say the whole exit event instead of its
+ * `cause` — naming what it got (never a sentence about `undefined`).
  */
 export function describeTerminalExitCause(cause: TerminalExitCause): string {
-  switch (cause.kind) {
-    case 'operator_close':
-      return 'Terminal closed by operator request'
-    case 'signaled':
-      return `Agent process killed by signal ${cause.signal}`
-    case 'exited':
-      return `Agent process exited with code ${cause.exitCode}`
-    case 'unknown':
-      switch (cause.reason) {
+  // Read through `unknown`: a JavaScript caller (or an `any`) may hand over anything, say the whole
+  // exit event instead of its `cause`; that is refused by name rather than described as `undefined`.
+  const value: unknown = cause
+  if (typeof value === 'object' && value !== null) {
+    const { kind, signal, exitCode, reason } = value as Record<string, unknown>
+    if (kind === 'operator_close') return 'Terminal closed by operator request'
+    if (kind === 'signaled' && typeof signal === 'number') return `Agent process killed by signal ${signal}`
+    if (kind === 'exited' && typeof exitCode === 'number') return `Agent process exited with code ${exitCode}`
+    if (kind === 'unknown') {
+      switch (reason) {
         case 'stop_unverified':
           return 'Agent process stop was requested but never confirmed'
         case 'host_status_unavailable':
@@ -209,7 +213,28 @@ export function describeTerminalExitCause(cause: TerminalExitCause): string {
         case 'cause_unreported':
           return 'Agent process ended; the reporting host did not say why'
       }
+    }
   }
+  throw new TypeError(notACauseMessage(value))
+}
+
+/** Why `value` is not a {@link TerminalExitCause}, naming it (and the likely mix-up: an exit event). */
+function notACauseMessage(value: unknown): string {
+  let shown: string
+  try {
+    shown = typeof value === 'object' && value !== null ? (JSON.stringify(value) ?? String(value)) : typeof value === 'string' ? JSON.stringify(value) : String(value)
+  } catch {
+    shown = Object.prototype.toString.call(value)
+  }
+  if (shown.length > 200) shown = `${shown.slice(0, 200)}…`
+  const hint =
+    typeof value === 'object' && value !== null && 'cause' in value
+      ? ' — it has a `cause`: pass that (an exit event carries its cause as `event.cause`)'
+      : ''
+  return (
+    "Expected a TerminalExitCause ({ kind: 'operator_close' }, { kind: 'signaled', signal }, { kind: 'exited', exitCode } " +
+    `or { kind: 'unknown', reason } with a known reason), got ${shown}${hint}`
+  )
 }
 
 /** True when a run that ended this way was torn down deliberately rather than lost: only `operator_close`. */

@@ -343,6 +343,32 @@ describe('describeTerminalExitCause', () => {
     )
   })
 
+  it('D2: anything that is not a cause is refused with a TypeError naming it, never described as undefined', () => {
+    fc.assert(
+      fc.property(fc.anything({ withBigInt: true, withMap: true, withSet: true, withNullPrototype: true }), (value) => {
+        let outcome: unknown
+        try {
+          outcome = describeTerminalExitCause(value as TerminalExitCause)
+        } catch (error) {
+          outcome = error
+        }
+        // A valid cause gets its sentence; nothing else gets one.
+        if (isTerminalExitCause(value)) expect(outcome).toBe(seedSentence(value))
+        else if (typeof outcome === 'string') expect(outcome).toMatch(/^(Terminal closed|Agent process)/)
+        else expect(outcome).toBeInstanceOf(TypeError)
+      }),
+    )
+  })
+
+  it('refuses an exit event passed whole, pointing at its cause', () => {
+    const event = { ptyId: 'p1', exitCode: 0, cause: { kind: 'signaled', signal: 9 } }
+    expect(() => describeTerminalExitCause(event as never)).toThrow(TypeError)
+    expect(() => describeTerminalExitCause(event as never)).toThrow(/got \{"ptyId":"p1".*pass that.*event\.cause/)
+    for (const value of [undefined, null, 'exited', { kind: 'unknown', reason: 'gone' }, { kind: 'exited' }]) {
+      expect(() => describeTerminalExitCause(value as never)).toThrow(/Expected a TerminalExitCause/)
+    }
+  })
+
   it('the six sentences, word for word', () => {
     expect(describeTerminalExitCause({ kind: 'operator_close' })).toBe('Terminal closed by operator request')
     expect(describeTerminalExitCause({ kind: 'signaled', signal: 9 })).toBe('Agent process killed by signal 9')
