@@ -112,7 +112,7 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
    */
   const sessionRequestsSent = new Set<Promise<unknown>>()
   /** Attaches waiting for their reply, by the record they share (a failed one forgets it only alone). */
-  const attachesInFlight = new Map<ClientPtyRecord, number>()
+  const attachesInFlight = new Map<ClientPtyRecord, Set<Promise<unknown>>>()
   /** Records an attach made (not a spawn's): the last attach of one to fail while it is still `spawning` forgets it. */
   const recordsOfAttaches = new WeakSet<ClientPtyRecord>()
   function trackSent<T>(request: Promise<T>): Promise<T> {
@@ -146,22 +146,32 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
     if (attachOptions.expectedIncarnationId !== undefined) params.expectedIncarnationId = attachOptions.expectedIncarnationId
     // Registered first: the replay follows the reply at once.
     const pty = records.recordForAttach(id, opened.hostInstanceId, attachOptions.expectedIncarnationId)
+    const seededIncarnation = pty !== known ? attachOptions.expectedIncarnationId : undefined
     if (pty !== known) recordsOfAttaches.add(pty)
-    attachesInFlight.set(pty, (attachesInFlight.get(pty) ?? 0) + 1)
+    let waiting = attachesInFlight.get(pty)
+    if (waiting === undefined) attachesInFlight.set(pty, (waiting = new Set()))
+    const request = trackSent(opened.request('attach', params, requestTimeoutMs))
+    waiting.add(request)
     let reply: Record<string, unknown>
     try {
-      reply = (await trackSent(opened.request('attach', params, requestTimeoutMs))) as Record<string, unknown>
+      reply = (await request) as Record<string, unknown>
     } catch (error) {
       // A record this app already had keeps what it said: a predecessor's PTY the successor never
       // held stays another host instance's (its absence there proves nothing). Nor is one forgotten
       // that another attach of the id still waits on (two restore paths, this one refused): that
       // one's reply and output would go to a record no longer in the table (its output dropped).
-      if (pty.state === 'spawning' && recordsOfAttaches.has(pty) && attachesInFlight.get(pty) === 1) records.forget(pty)
+      if (pty.state === 'spawning' && recordsOfAttaches.has(pty)) {
+        if (waiting.size === 1) records.forget(pty)
+        // Kept for the other attach: the incarnation this one expected (the record was made with
+        // it) is proven not the live one — a reconnect must not fence its re-attach to it.
+        else if (seededIncarnation !== undefined && pty.incarnationId === seededIncarnation && isPtyHostError(error) && (error.code === 'pty_live_other_incarnation' || error.code === 'pty_absent')) {
+          pty.incarnationId = undefined
+        }
+      }
       throw error
     } finally {
-      const left = (attachesInFlight.get(pty) ?? 1) - 1
-      if (left === 0) attachesInFlight.delete(pty)
-      else attachesInFlight.set(pty, left)
+      waiting.delete(request)
+      if (waiting.size === 0 && attachesInFlight.get(pty) === waiting) attachesInFlight.delete(pty)
     }
     const incarnationId = isPtyIncarnationId(reply.incarnationId) ? reply.incarnationId : undefined
     // Whether the record already follows this incarnation now: a concurrent attach of the same id
@@ -281,6 +291,15 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
       return await attach(sessionId)
     } catch (error) {
       if (!(isPtyHostError(error) && error.code === 'pty_absent')) throw asSessionIdRefusal(error)
+    }
+    // Other attaches of the id still waiting (another restore path of the window) keep its record
+    // `spawning`, which a spawn reads as the id in use: their answers come first (a refusal forgets
+    // the record, an acceptance makes the id truly live here).
+    for (;;) {
+      const held = ptys.get(sessionId)
+      const others = held?.state === 'spawning' ? attachesInFlight.get(held) : undefined
+      if (others === undefined) break
+      await Promise.allSettled([...others])
     }
     // Looked at again after the attach's round trip: a dispose begun meanwhile has already taken
     // the table it stops, and a process started now would outlive it with nobody to stop it.
