@@ -2,7 +2,7 @@ import { inspect } from 'node:util'
 import { spawnSync } from 'node:child_process'
 import { writeFileSync } from 'node:fs'
 import path from 'node:path'
-import { afterEach, describe, expect, it } from 'vitest'
+import { afterEach, describe, expect, it, onTestFinished } from 'vitest'
 import { createPtyController, type PtyControllerExitEvent } from 'ptykit/controller'
 import type { PtyExitEvent } from 'ptykit/contracts'
 import { isPtySpawnError, type PtySpawnError } from 'ptykit/spawn'
@@ -235,6 +235,9 @@ describe('SSH provider: host keys and credentials', () => {
     const controller = createPtyController({ provider })
     const program = `sleep 3${process.pid}.${Date.now() % 1000}`
     const stopBusy = busyWhenTimerArmed(7, 300)
+    // Undone at the test's end too, should the spawn never settle: the patched setTimeout must not
+    // outlive this test (test files share their worker's globals).
+    onTestFinished(stopBusy)
     const failure = await controller.spawn({ file: '/bin/sh', args: ['-c', `trap '' HUP; exec ${program}`] }).catch((error: unknown) => error)
     stopBusy()
     try {
