@@ -58,6 +58,17 @@ export type PredecessorOrphansSeams = {
   kill?: (target: number, signal: StopSignal) => void
 }
 
+/**
+ * How the host stops an orphan, as it stops its own sessions: the node-pty provider's graces and
+ * its default deadline for a stop that names none (the host's welcome names that deadline, and an
+ * app waits that long for the answer). Each defaults to node-pty's.
+ */
+export type OrphanStopTimings = {
+  hangupGraceMs?: number | undefined
+  terminateGraceMs?: number | undefined
+  shutdownDeadlineMs?: number | undefined
+}
+
 /** Whether a row's start time is before `ticks`, by more than a tick (the clocks round down): `false` when either is unknown. */
 function startedBefore(row: ProcessStat, ticks: number | null): boolean {
   if (ticks === null || row.startTime === undefined) return false
@@ -101,6 +112,7 @@ export class PredecessorOrphans {
   readonly #scanNow: () => ProcessStat[] | null
   readonly #ticksNow: () => number | null
   readonly #kill: (target: number, signal: StopSignal) => void
+  readonly #stopTimings: Required<{ [K in keyof OrphanStopTimings]: number }>
   #journal: SessionJournal | null = null
 
   /**
@@ -112,9 +124,21 @@ export class PredecessorOrphans {
    *
    * @param journal - what {@link readPredecessorJournal} read (`'absent'` / `'unreadable'` included)
    * @param succeedsDeadHost - the lock was taken over from a host that died holding it
+   * @param stopTimings - the host's own stop graces and default deadline (node-pty's by default)
    */
-  constructor(journal: PredecessorJournal | 'absent' | 'unreadable', succeedsDeadHost: boolean, inspector: ProcessInspector, seams: PredecessorOrphansSeams = {}) {
+  constructor(
+    journal: PredecessorJournal | 'absent' | 'unreadable',
+    succeedsDeadHost: boolean,
+    inspector: ProcessInspector,
+    seams: PredecessorOrphansSeams = {},
+    stopTimings: OrphanStopTimings = {},
+  ) {
     this.#inspector = inspector
+    this.#stopTimings = {
+      hangupGraceMs: stopTimings.hangupGraceMs ?? NODE_PTY_HANGUP_GRACE_MS,
+      terminateGraceMs: stopTimings.terminateGraceMs ?? NODE_PTY_TERMINATE_GRACE_MS,
+      shutdownDeadlineMs: stopTimings.shutdownDeadlineMs ?? NODE_PTY_SHUTDOWN_DEADLINE_MS,
+    }
     this.#scanNow = seams.scanNow ?? (() => (procHidesProcesses() ? null : scanProcNow(inspector)))
     this.#ticksNow = seams.ticksNow ?? bootTicksNow
     this.#kill = seams.kill ?? ((target, signal) => process.kill(target, signal))
@@ -228,7 +252,7 @@ export class PredecessorOrphans {
   stop(incarnationId: string, options: { immediate?: boolean; deadlineAt?: number } = {}): Promise<void> {
     const orphan = this.#byIncarnation.get(incarnationId)
     if (orphan === undefined || orphan.gone) return Promise.resolve()
-    const deadlineAt = options.deadlineAt ?? Date.now() + NODE_PTY_SHUTDOWN_DEADLINE_MS
+    const deadlineAt = options.deadlineAt ?? Date.now() + this.#stopTimings.shutdownDeadlineMs
     if (orphan.stop !== null) {
       orphan.stop.waitUntil(deadlineAt)
       if (options.immediate === true) orphan.stop.escalate()
@@ -252,8 +276,8 @@ export class PredecessorOrphans {
       const steps = planStopSchedule({
         immediate: kill,
         deadlineAfterMs: Math.max(0, deadlineAt - started),
-        hangupGraceMs: NODE_PTY_HANGUP_GRACE_MS,
-        terminateGraceMs: NODE_PTY_TERMINATE_GRACE_MS,
+        hangupGraceMs: this.#stopTimings.hangupGraceMs,
+        terminateGraceMs: this.#stopTimings.terminateGraceMs,
         killReserveMs: NODE_PTY_KILL_RESERVE_MS,
       })
       for (const step of steps) {

@@ -4,13 +4,13 @@ import { createServer, type Server } from 'node:net'
 import { callProvider } from '../contracts/call-provider.js'
 import { clampTimerDelay } from '../contracts/deadline.js'
 import { settleWithin } from '../contracts/settle-within.js'
-import { createNodePtyProvider, isNodePtyProviderError, NODE_PTY_SHUTDOWN_DEADLINE_MS, type NodePtyProvider, type NodePtyProviderOptions } from '../node-pty/index.js'
+import { createNodePtyProvider, isNodePtyOptionError, isNodePtyProviderError, NODE_PTY_SHUTDOWN_DEADLINE_MS, type NodePtyProvider, type NodePtyProviderOptions } from '../node-pty/index.js'
 import { FrameDecoder, PTY_HOST_MAX_FRAME_BYTES } from './frame-codec.js'
 import { HostClient } from './host-client.js'
 import { createHostRequestHandlers, REPLIED } from './host-request-handlers.js'
 import { HostSessionStore } from './host-sessions.js'
 import { parseRequest, protocolMismatchMessage, PTY_HOST_METHODS, PTY_HOST_PROTOCOL_VERSION, toWireError, type PtyHostRequest, type PtyHostWireError } from './protocol.js'
-import { assertIntegerOption, invalidPtyHostOption } from './pty-host-error.js'
+import { assertIntegerOption, invalidPtyHostOption, PtyHostError } from './pty-host-error.js'
 import { loadHeadlessScreens, type HeadlessScreenFactory } from './headless-screen.js'
 import { PTY_HOST_DEFAULT_SCREEN_CHARS_PER_SECOND, ScreenFeeder } from './screen-feeder.js'
 import { PTY_HOST_DEFAULT_HISTORY_CHARS, PTY_HOST_DEFAULT_SCROLLBACK_ROWS } from './session-history.js'
@@ -18,6 +18,7 @@ import { assertScrollbackRowsFit } from './screen-limit.js'
 import { PredecessorOrphans } from './predecessor-orphans.js'
 import { readPredecessorJournal, SessionJournal } from './session-journal.js'
 import { createProcessInspector } from '../node-pty/process-inspector.js'
+import { validateProviderOptions } from '../node-pty/provider-options.js'
 import {
   takeHostLock,
   assertSocketPathFits,
@@ -147,6 +148,17 @@ async function listenPrivately(server: Server, socketPath: string): Promise<void
   chmodSync(socketPath, 0o600)
 }
 
+/** The `nodePty` option, checked as the node-pty provider checks it; refused as `invalid_option` naming `nodePty.<option>`. */
+function assertNodePtyOptions(nodePty: NodePtyProviderOptions): void {
+  try {
+    validateProviderOptions(nodePty)
+  } catch (error) {
+    if (!isNodePtyOptionError(error)) throw error
+    const option = error.option === 'options' ? 'nodePty' : `nodePty.${error.option}`
+    throw new PtyHostError('invalid_option', error.message.replace(`\`${error.option}\` option`, `\`${option}\` option`), { option, value: error.value, cause: error })
+  }
+}
+
 /**
  * Start a pty host: take the lock (a second host for the same path refuses with
  * `host_already_running`), write a fresh secret (0600), listen on the socket (0600, in a 0700
@@ -164,6 +176,9 @@ export async function startPtyHost(options: PtyHostServerOptions = {}): Promise<
   assertIntegerOption('screenCharsPerSecond', options.screenCharsPerSecond, 1)
   assertIntegerOption('maxFrameBytes', options.maxFrameBytes, 1)
   assertIntegerOption('ackMaxHoldMs', options.ackMaxHoldMs, 1)
+  // The node-pty provider's options, checked here with the rest: refused once the lock is taken and
+  // the socket listens, they would leave both held by a host that never started.
+  if (options.nodePty !== undefined) assertNodePtyOptions(options.nodePty)
   const idleExitMs = options.idleExitMs ?? PTY_HOST_DEFAULT_IDLE_EXIT_MS
   const maxFrameBytes = options.maxFrameBytes ?? PTY_HOST_MAX_FRAME_BYTES
   const paths = ptyHostPaths(options.socketPath ?? defaultPtyHostSocketPath())
@@ -182,7 +197,9 @@ export async function startPtyHost(options: PtyHostServerOptions = {}): Promise<
     // With the lock held: the journal found is a predecessor's (one that died, or closed leaving
     // processes it could not account for as ended). Judged before this host starts anything.
     const inspector = createProcessInspector(process.platform)
-    orphans = new PredecessorOrphans(readPredecessorJournal(paths.journalPath), succeedsDeadHost, inspector)
+    // Its orphans are stopped as its own sessions are: the same graces, the same default deadline.
+    const { hangupGraceMs, terminateGraceMs, shutdownDeadlineMs } = options.nodePty ?? {}
+    orphans = new PredecessorOrphans(readPredecessorJournal(paths.journalPath), succeedsDeadHost, inspector, {}, { hangupGraceMs, terminateGraceMs, shutdownDeadlineMs })
     journal = new SessionJournal(paths.journalPath, inspector, orphans.carried())
     orphans.useJournal(journal)
     screens = await loadHeadlessScreens()

@@ -8,6 +8,7 @@
  * number — never signalled, and the session then neither proven running nor proven ended.
  */
 import { describe, expect, it } from 'vitest'
+import { NODE_PTY_HANGUP_GRACE_MS, NODE_PTY_SHUTDOWN_DEADLINE_MS } from '../../src/node-pty/index.js'
 import type { ProcessInspector, ProcessStat } from '../../src/node-pty/process-inspector.js'
 import { PredecessorOrphans, scanProcNow } from '../../src/pty-host/predecessor-orphans.js'
 import type { JournalProcess, PredecessorJournal } from '../../src/pty-host/session-journal.js'
@@ -119,6 +120,26 @@ describe('a dead host’s session: membership by the session id', () => {
     await orphans.stop('inc-1', { immediate: true, deadlineAt: Date.now() + 2_000 })
     expect(state.signals).toEqual([[-5_000_001, 'SIGKILL']])
     expect(orphans.probeIncarnation('inc-1')).toBe(false)
+  })
+
+  it("is stopped on the host's own graces and default deadline when given (startPtyHost's nodePty), not node-pty's", async () => {
+    const timings = { hangupGraceMs: 40, terminateGraceMs: 40, shutdownDeadlineMs: 600 }
+    // Dies of the SIGKILL only (it ignores the hang-up and SIGTERM): its stop escalates on the graces.
+    const dying = world([row(SID, LEADER_START)], 2_000)
+    const stopped = new PredecessorOrphans(journalOf(), true, dying.inspector, dying.seams, timings)
+    let started = Date.now()
+    await stopped.stop('inc-1')
+    expect(Date.now() - started).toBeLessThan(NODE_PTY_HANGUP_GRACE_MS)
+    expect(dying.state.signals.map(([, signal]) => signal)).toEqual(['SIGHUP', 'SIGTERM', 'SIGKILL'])
+    // Survives even the SIGKILL (a process stuck in the kernel): refused at the host's 600 ms
+    // deadline, which its welcome names and an app waits for — not node-pty's 5 s.
+    const stuck = world([row(SID, LEADER_START)], 2_000)
+    const survivor = new PredecessorOrphans(journalOf(), true, stuck.inspector, { ...stuck.seams, kill: (target, signal) => void stuck.state.signals.push([target, signal]) }, timings)
+    started = Date.now()
+    await expect(survivor.stop('inc-1')).rejects.toMatchObject({ code: 'shutdown_timeout' })
+    const took = Date.now() - started
+    expect(took).toBeGreaterThanOrEqual(550)
+    expect(took).toBeLessThan(NODE_PTY_SHUTDOWN_DEADLINE_MS - 1_000)
   })
 
   it('a start time within a tick of the `at` is not proven before it (the clocks round down)', () => {

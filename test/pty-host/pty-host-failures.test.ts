@@ -117,6 +117,23 @@ describe('pty host: option refusals', () => {
   })
 
   it.each<[string, unknown, string, unknown]>([
+    ['a negative grace', { hangupGraceMs: -1 }, 'nodePty.hangupGraceMs', -1],
+    ['a fractional deadline', { shutdownDeadlineMs: 1.5 }, 'nodePty.shutdownDeadlineMs', 1.5],
+    ['a relative default cwd', { defaultCwd: 'relative/dir' }, 'nodePty.defaultCwd', 'relative/dir'],
+    ['no object', 'bytes', 'nodePty', 'bytes'],
+  ])('startPtyHost refuses nodePty with %s as invalid_option naming nodePty.<option>, holding nothing after', async (_label, nodePty, option, value) => {
+    const { dir, socketPath } = makeSocketDir()
+    cleanups.push(() => killHostAndClean(socketPath, dir))
+    const refused = await startPtyHost({ socketPath, nodePty: nodePty as never }).catch((error: unknown) => error)
+    expect(refused).toMatchObject({ code: 'invalid_option', option, value, message: expect.stringContaining(`\`${option}\` option`) })
+    // Before: refused after the lock was taken and the socket listened — both stayed held, and
+    // the next host on the path failed host_already_running.
+    expect(existsSync(socketPath)).toBe(false)
+    const next = await startPtyHost({ socketPath, idleExitMs: 60_000 })
+    await next.close()
+  })
+
+  it.each<[string, unknown, string, unknown]>([
     // Before: accepted; the first spawn passed "1" to the host, or failed "The argument 'file' cannot be empty".
     ['an argument that is no string', { file: process.execPath, args: [1] }, 'hostCommand.args[0]', 1],
     ['an argument with a NUL', { file: process.execPath, args: ['ok', 'a\0b'] }, 'hostCommand.args[1]', 'a\0b'],
