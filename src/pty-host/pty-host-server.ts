@@ -179,6 +179,9 @@ export async function startPtyHost(options: PtyHostServerOptions = {}): Promise<
   // The node-pty provider's options, checked here with the rest: refused once the lock is taken and
   // the socket listens, they would leave both held by a host that never started.
   if (options.nodePty !== undefined) assertNodePtyOptions(options.nodePty)
+  // Called last in close(): a value that is no function would throw there, in a close that
+  // callers do not expect to reject (the idle exit's, say).
+  if (options.onClosed !== undefined && typeof options.onClosed !== 'function') throw invalidPtyHostOption('onClosed', 'a function', options.onClosed)
   const idleExitMs = options.idleExitMs ?? PTY_HOST_DEFAULT_IDLE_EXIT_MS
   const maxFrameBytes = options.maxFrameBytes ?? PTY_HOST_MAX_FRAME_BYTES
   const paths = ptyHostPaths(options.socketPath ?? defaultPtyHostSocketPath())

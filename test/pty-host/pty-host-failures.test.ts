@@ -117,14 +117,16 @@ describe('pty host: option refusals', () => {
   })
 
   it.each<[string, unknown, string, unknown]>([
-    ['a negative grace', { hangupGraceMs: -1 }, 'nodePty.hangupGraceMs', -1],
-    ['a fractional deadline', { shutdownDeadlineMs: 1.5 }, 'nodePty.shutdownDeadlineMs', 1.5],
-    ['a relative default cwd', { defaultCwd: 'relative/dir' }, 'nodePty.defaultCwd', 'relative/dir'],
-    ['no object', 'bytes', 'nodePty', 'bytes'],
-  ])('startPtyHost refuses nodePty with %s as invalid_option naming nodePty.<option>, holding nothing after', async (_label, nodePty, option, value) => {
+    ['nodePty with a negative grace', { hangupGraceMs: -1 }, 'nodePty.hangupGraceMs', -1],
+    ['nodePty with a fractional deadline', { shutdownDeadlineMs: 1.5 }, 'nodePty.shutdownDeadlineMs', 1.5],
+    ['nodePty with a relative default cwd', { defaultCwd: 'relative/dir' }, 'nodePty.defaultCwd', 'relative/dir'],
+    ['nodePty that is no object', 'bytes', 'nodePty', 'bytes'],
+    ['an onClosed that is no function', 'done', 'onClosed', 'done'],
+  ])('startPtyHost refuses %s as invalid_option naming the option, holding nothing after', async (_label, refusedValue, option, value) => {
     const { dir, socketPath } = makeSocketDir()
     cleanups.push(() => killHostAndClean(socketPath, dir))
-    const refused = await startPtyHost({ socketPath, nodePty: nodePty as never }).catch((error: unknown) => error)
+    const given = option === 'onClosed' ? { onClosed: refusedValue } : { nodePty: refusedValue }
+    const refused = await startPtyHost({ socketPath, ...(given as object) }).catch((error: unknown) => error)
     expect(refused).toMatchObject({ code: 'invalid_option', option, value, message: expect.stringContaining(`\`${option}\` option`) })
     // Before: refused after the lock was taken and the socket listened — both stayed held, and
     // the next host on the path failed host_already_running.
