@@ -136,7 +136,8 @@ describe('pty host: an app-held pause across a reconnect', () => {
     // Whatever the drop let through has arrived by now; the app still holds its pause.
     await new Promise((resolve) => setTimeout(resolve, 300))
     const afterReconnect = ticks
-    await new Promise((resolve) => setTimeout(resolve, 1_000))
+    // Unpaused, it would tick every 20 ms (and first flush what its tty held): ~25 ticks in 500 ms.
+    await new Promise((resolve) => setTimeout(resolve, 500))
     expect(ticks - afterReconnect).toBe(0)
     app.resumeProducer(id)
     await app.shutdown(id, { immediate: true })
