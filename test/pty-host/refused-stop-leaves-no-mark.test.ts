@@ -17,7 +17,8 @@ describe('a shutdown the pty host refuses leaves no stop behind', () => {
     cleanups.push(() => app.dispose())
     const exits: PtyExitEvent[] = []
     app.onExit((event) => exits.push(event))
-    const reply = await app.spawn({ file: '/bin/sh', args: ['-c', 'sleep 1; exit 3'] })
+    // It exits on its own once told to, after the refused stop (a line on its terminal: no timing).
+    const reply = await app.spawn({ file: '/bin/sh', args: ['-c', 'read line; exit 3'] })
     cleanups.push(() => app.shutdown(reply.id, { immediate: true }).catch(() => undefined))
 
     const other = await rawClient(socketPath)
@@ -25,6 +26,7 @@ describe('a shutdown the pty host refuses leaves no stop behind', () => {
     const answer = await other.request('shutdown', { ptyId: reply.id, deadlineMs: 5_000 })
     expect(answer.ok).toBe(false)
     expect(JSON.stringify(answer.error)).toMatch(/deadlineMs/)
+    expect(await app.write(reply.id, 'go\r')).toEqual({ kind: 'accepted' })
 
     const exit = await waitFor(() => exits.find((event) => event.id === reply.id), 'the exit', 10_000)
     expect(exit.code).toBe(3)
