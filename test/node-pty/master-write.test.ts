@@ -66,11 +66,14 @@ describe('the node-pty provider\'s write to a program that let go of its termina
     // read answers EIO, and node-pty's stream ends with no exit yet. The provider keeps the
     // master open (its close would hang the program up), so a write still lands in the
     // terminal's input, which nobody reads.
-    const { id } = await provider.spawn({ file: '/bin/sh', args: ['-c', 'echo READY; exec </dev/null >/dev/null 2>&1; sleep 1; exit 4'] })
+    // It exits once the test lets it (a file appears), not after a fixed time.
+    const go = join(dir, 'let-go-exit')
+    const { id } = await provider.spawn({ file: '/bin/sh', args: ['-c', `echo READY; exec </dev/null >/dev/null 2>&1; while [ ! -e '${go}' ]; do sleep 0.02; done; exit 4`] })
     await waitFor(() => (log.output(id).includes('READY') ? true : undefined), 'READY')
     await new Promise((resolve) => setTimeout(resolve, 300))
     expect(await provider.write(id, 'x')).toEqual({ kind: 'accepted' })
     expect(log.exits(id)).toEqual([])
+    writeFileSync(go, '')
     expect((await log.exitOf(id)).cause).toEqual({ kind: 'exited', exitCode: 4 })
     await provider.dispose()
   })
