@@ -1,4 +1,6 @@
-import { closeSync, openSync } from 'node:fs'
+import { closeSync, mkdtempSync, openSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { dirname, join } from 'node:path'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { createNodePtyProvider, type NodePtyProvider } from 'ptykit/node-pty'
 import { PtyEventLog, isDead, waitFor, expectNoChildLeftBehind } from './pty-test-support.js'
@@ -60,7 +62,9 @@ describe('node-pty provider: exit causes (real processes)', () => {
     // The master's read answers EIO once no process holds the terminal. Raw node-pty (and this
     // provider before) took that for the end and closed the master, whose hangup killed the
     // still-running program: signaled(1) ~0.1 s later, a death nobody asked for.
-    const { id } = await provider.spawn({ file: '/bin/sh', args: ['-c', 'echo READY; exec </dev/null >/dev/null 2>&1; sleep 1; exit 3'] })
+    // It exits once the test lets it (a file appears), not after a fixed time.
+    const go = join(mkdtempSync(join(tmpdir(), 'ptykit-let-go-')), 'exit')
+    const { id } = await provider.spawn({ file: '/bin/sh', args: ['-c', `echo READY; exec </dev/null >/dev/null 2>&1; while [ ! -e '${go}' ]; do sleep 0.02; done; exit 3`] })
     await waitFor(() => (log.output(id).includes('READY') ? true : undefined), 'READY')
     await new Promise((resolve) => setTimeout(resolve, 500))
     expect(log.exits(id)).toEqual([])
@@ -70,7 +74,9 @@ describe('node-pty provider: exit causes (real processes)', () => {
     // change nothing: the master stays open, and the exit comes.
     provider.pauseProducer(id)
     provider.resumeProducer(id)
+    writeFileSync(go, '')
     expect((await log.exitOf(id)).cause).toEqual({ kind: 'exited', exitCode: 3 })
+    rmSync(dirname(go), { recursive: true, force: true })
   })
 
   it('reads what such a program writes after opening its terminal again, in order, and the exit comes after it', async () => {
