@@ -98,7 +98,8 @@ describe('node-pty provider: stops that are joined late, and leaders that only l
     // docs/controller.md: "`stopAndWait` resolves `true` only when a shutdown completed and the stop
     // was verified"; docs/node-pty-provider.md: "`shutdown` resolves only when everything the stop
     // covers is gone — which is why the controller's `stopAndWait` waits for the shutdown to complete".
-    const own = createNodePtyProvider()
+    // Short graces: the job (HUP and TERM ignored) dies of the KILL 0.4 s into the stop, not 1 s.
+    const own = createNodePtyProvider({ hangupGraceMs: 200, terminateGraceMs: 200 })
     const ownLog = new PtyEventLog(own)
     const controller = createPtyController({ provider: own })
     try {
