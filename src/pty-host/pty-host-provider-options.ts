@@ -95,7 +95,8 @@ export type PtyHostProvider = Omit<PtyProvider, 'getBufferSnapshot'> &
      * open connection), and the spawn of an attach-or-spawn whose attach found no session. Those
      * already sent finish first, as they would have without the detach, so a spawn in flight
      * resolves and its session stays running like the others; a stop asked for meanwhile (a
-     * rollback of such a spawn) is waited for too. The wait is bounded by `requestTimeoutMs`; the
+     * rollback of such a spawn) is waited for too. The wait is bounded by `requestTimeoutMs` (and a
+     * quarter second, so the requests' own timeouts come first); the
      * call resolves once the connection is closed. A `dispose()` called meanwhile waits for it and
      * stops nothing; once a `dispose()` began, `detach()` returns its promise.
      */

@@ -41,6 +41,12 @@ import { assertScreenWithinLimit } from './screen-limit.js'
 import { combinePieceSettlements, textPieces, writePieceCharsFor } from './write-pieces.js'
 import { defaultPtyHostSocketPath, ptyHostPaths } from './socket-security.js'
 
+/**
+ * How much longer than the request timeout `detach()` waits for the requests already sent: their
+ * own timeouts (armed earlier, each fired at most a loop turn late) come first.
+ */
+const DETACH_AFTER_REQUEST_TIMEOUT_MS = 250
+
 export {
   PTY_HOST_CONNECT_TIMEOUT_MS,
   PTY_HOST_EXITED_ID_MEMORY,
@@ -575,14 +581,18 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
       // New spawns and attaches are refused from now on; those already sent finish first, so a
       // session they made is the app's and stays running. Then a turn more, until nothing is
       // pending: what a caller did on an answer (a stop of a spawn it rolls back) goes out too.
-      // Bounded by the request timeout: then the connection closes (which settles what is left).
+      // Bounded by the request timeout, and a little more: the requests' own timeouts, armed when
+      // they were sent (before this), must fire first — a spawn that times out sends its orphan's
+      // stop, which goes out before the close — and a request's timer may fire a loop turn late
+      // (it never expires early: see RequestDeadlines). Then the connection closes (which settles
+      // what is left).
       const sentSettled = async (): Promise<void> => {
         while (sessionRequestsSent.size > 0) {
           await Promise.allSettled([...sessionRequestsSent])
           await new Promise<void>((resolve) => setImmediate(resolve))
         }
       }
-      detachPromise = settleWithin(sentSettled(), requestTimeoutMs, undefined).then(() => {
+      detachPromise = settleWithin(sentSettled(), requestTimeoutMs + DETACH_AFTER_REQUEST_TIMEOUT_MS, undefined).then(() => {
         if (link.state === 'open') link.close('detached')
       })
       return detachPromise
