@@ -2,77 +2,20 @@
  * Runs one measurement in a fresh Node process. Figures that read the parent's memory (idle
  * PTYs, flood) or need a big heap (spawn blocking) must not share a heap with the rest of the
  * benchmark, or one figure's garbage would become another's growth.
- *
- * A child runs as one esbuild bundle of its script under plain `node`, not through `tsx`: tsx
- * loads itself and transforms every imported source in each child (about a second of CPU a start,
- * and a run starts dozens), and leaves its loader thread in the child. The bundle holds the
- * script and the bench's own modules; `ptykit/*` stays an import of the published build (`dist/`,
- * where this process resolves it: see bench/tsconfig.dist.json) and the other packages are
- * imported from node_modules, as in a user's app. Each script is bundled once per run.
  */
 import { spawn } from 'node:child_process'
-import { createHash } from 'node:crypto'
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs'
-import { basename, join } from 'node:path'
-import { fileURLToPath, pathToFileURL } from 'node:url'
-import { build, type Plugin } from 'esbuild'
+import { fileURLToPath } from 'node:url'
 
 /** Longest a child measurement may take before it is killed: a hung child must not hang the run. */
 export const CHILD_TIMEOUT_MS = 180_000
 
-/** The repository root (children run there). */
+/** The repository root (children run there so `tsx` and the tsconfig path aliases resolve). */
 export const REPO_ROOT = fileURLToPath(new URL('..', import.meta.url))
 
-/** Where the children's bundles are written: inside node_modules, so their packages resolve from there. */
-const CHILD_BUNDLE_DIR = join(REPO_ROOT, 'node_modules', '.cache', 'ptykit-bench-bundles')
-
-/**
- * `ptykit` and `ptykit/<subpath>` stay imports of the file this process resolves them to (the
- * published build), and every bundled source keeps its own `import.meta.url` (a module of the
- * bench finds files next to itself).
- */
-const childBundlePlugin: Plugin = {
-  name: 'ptykit-bench-child',
-  setup(build) {
-    build.onResolve({ filter: /^ptykit(\/.*)?$/ }, (args) => ({ path: fileURLToPath(import.meta.resolve(args.path)), external: true }))
-    build.onLoad({ filter: /\.ts$/ }, (args) => ({
-      contents: readFileSync(args.path, 'utf8').replaceAll('import.meta.url', JSON.stringify(pathToFileURL(args.path).href)),
-      loader: 'ts',
-    }))
-  },
-}
-
-const childBundles = new Map<string, Promise<string>>()
-
-/** The bundle of `script` (relative to the repository root), built on first use in this run. */
-function childBundle(script: string): Promise<string> {
-  let bundle = childBundles.get(script)
-  if (bundle === undefined) childBundles.set(script, (bundle = bundleChild(script)))
-  return bundle
-}
-
-async function bundleChild(script: string): Promise<string> {
-  const result = await build({
-    entryPoints: [join(REPO_ROOT, script)],
-    bundle: true,
-    platform: 'node',
-    format: 'esm',
-    target: 'node20',
-    packages: 'external',
-    plugins: [childBundlePlugin],
-    write: false,
-    logLevel: 'silent',
-  })
-  const [output] = result.outputFiles
-  if (output === undefined) throw new Error(`esbuild produced no bundle for ${script}`)
-  mkdirSync(CHILD_BUNDLE_DIR, { recursive: true })
-  // Named by its content: runs of the same sources share it; a changed source gets a new file.
-  const hash = createHash('sha256').update(output.contents).digest('hex').slice(0, 16)
-  const bundle = join(CHILD_BUNDLE_DIR, `${basename(script, '.ts')}-${hash}.mjs`)
-  // Written aside, then renamed: a concurrent run never starts a half-written bundle.
-  writeFileSync(`${bundle}.${process.pid}.partial`, output.contents)
-  renameSync(`${bundle}.${process.pid}.partial`, bundle)
-  return bundle
+/** The loader flags that make a child run TypeScript: the ones this process runs under, or `tsx`'s. */
+function typeScriptLoaderArgs(): string[] {
+  const own = process.execArgv.filter((a, i, all) => a.includes('tsx') || (i + 1 < all.length && (all[i + 1] ?? '').includes('tsx')))
+  return own.length > 0 ? own : ['--import', 'tsx']
 }
 
 /** Options of {@link runChild}. */
@@ -89,10 +32,9 @@ export type RunChildOptions = {
  *
  * Rejects when the child fails, times out or prints no JSON; the error carries its stderr.
  */
-export async function runChild<T>(script: string, args: readonly string[], options: RunChildOptions = {}): Promise<T> {
-  const bundle = await childBundle(script)
+export function runChild<T>(script: string, args: readonly string[], options: RunChildOptions = {}): Promise<T> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [...(options.nodeFlags ?? []), bundle, ...args], {
+    const child = spawn(process.execPath, [...typeScriptLoaderArgs(), ...(options.nodeFlags ?? []), script, ...args], {
       cwd: REPO_ROOT,
       stdio: ['ignore', 'pipe', 'pipe'],
     })
