@@ -6,23 +6,19 @@
  * arrived twice.
  */
 import { createPtyHostProvider } from 'ptykit/pty-host'
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { encodeOutputFrame } from '../../src/pty-host/frame-codec.js'
-import { fakeHost, okReplyFrame } from './pty-host-test-support.js'
+import { fakeHostClosedAfter, okReplyFrame, useCleanups } from './pty-host-test-support.js'
+
+const cleanups = useCleanups()
 
 describe('pty host provider: a caller attach overlapping the reconnect re-attach', () => {
-  let host: Awaited<ReturnType<typeof fakeHost>> | null = null
-  afterEach(async () => {
-    await host?.close()
-    host = null
-  })
-
   it('delivers the retained output once', async () => {
     const text = 'hello world\r\n'
     let connections = 0
     const seen = new WeakSet<object>()
     const held: Record<string, unknown>[] = []
-    host = await fakeHost((message, socket) => {
+    const host = await fakeHostClosedAfter(cleanups, (message, socket) => {
       if (!seen.has(socket)) {
         seen.add(socket)
         connections++
@@ -62,7 +58,6 @@ describe('pty host provider: a caller attach overlapping the reconnect re-attach
     await new Promise((resolve) => setTimeout(resolve, 200))
     expect(delivered).toBe(text)
     await host.close()
-    host = null
     await app.dispose().catch(() => undefined)
   }, 10_000)
 })

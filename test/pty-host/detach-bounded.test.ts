@@ -1,23 +1,19 @@
 import { createPtyHostProvider } from 'ptykit/pty-host'
-import { afterEach, describe, expect, it } from 'vitest'
-import { fakeHost, okReplyFrame } from './pty-host-test-support.js'
+import { describe, expect, it } from 'vitest'
+import { fakeHostClosedAfter, okReplyFrame, useCleanups } from './pty-host-test-support.js'
+
+const cleanups = useCleanups()
 
 const within = <T>(promise: Promise<T>, ms: number): Promise<T | 'still waiting'> =>
   Promise.race([promise, new Promise<'still waiting'>((resolve) => setTimeout(() => resolve('still waiting'), ms))])
 
 describe('how long detach() waits', () => {
-  let host: Awaited<ReturnType<typeof fakeHost>> | null = null
-  afterEach(async () => {
-    await host?.close()
-    host = null
-  })
-
   // TSDoc of detach: the requests already sent "finish first (within the request timeout)". A spawn
   // whose onPtySpawnCommitted throws is tracked to its end, and its end is a stop sent without any
   // timeout: a host that answers the spawn but never that stop holds the detach open for ever.
   it('resolves within the request timeout when a spawn in flight has a commit hook that throws and the host never answers the stop', async () => {
     const asked: string[] = []
-    host = await fakeHost((message, socket) => {
+    const host = await fakeHostClosedAfter(cleanups, (message, socket) => {
       if (message.type !== 'request') return
       asked.push(String(message.method))
       if (message.method === 'spawn') socket.write(okReplyFrame(message.id, { pid: 4242, incarnationId: 'inc-1' }))
@@ -46,7 +42,7 @@ describe('how long detach() waits', () => {
   // (the orphan's) is written before the connection closes.
   it('control: a spawn never answered holds the detach for the request timeout, and its stop goes out first', async () => {
     const asked: string[] = []
-    host = await fakeHost((message) => {
+    const host = await fakeHostClosedAfter(cleanups, (message) => {
       if (message.type === 'request') asked.push(String(message.method))
     })
     const app = createPtyHostProvider({ socketPath: host.socketPath, autoStart: false, requestTimeoutMs: 300 })

@@ -7,21 +7,15 @@
  * stopping, and the controller then reported `stop_unverified` for a stop that succeeded.
  */
 import { createPtyHostProvider } from 'ptykit/pty-host'
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { NODE_PTY_SHUTDOWN_DEADLINE_MS } from '../../src/node-pty/index.js'
 import { isRequestTimeout, PtyHostConnection } from '../../src/pty-host/pty-host-connection.js'
 import { ptyHostPaths } from '../../src/pty-host/socket-security.js'
-import { fakeHost, inProcessHost, okReplyFrame, useCleanups } from './pty-host-test-support.js'
+import { fakeHostClosedAfter, inProcessHost, okReplyFrame, useCleanups } from './pty-host-test-support.js'
 
 const cleanups = useCleanups()
 
 describe("pty host: the host's default stop deadline", () => {
-  let host: Awaited<ReturnType<typeof fakeHost>> | null = null
-  afterEach(async () => {
-    await host?.close()
-    host = null
-  })
-
   it('is named in the welcome of a host started with a longer one, and node-pty\'s 5 s otherwise', async () => {
     for (const [nodePty, expected] of [
       [{ shutdownDeadlineMs: 12_000 }, 12_000],
@@ -36,7 +30,8 @@ describe("pty host: the host's default stop deadline", () => {
 
   it("bounds the wait for a stop without a budget: the welcome's deadline plus the request timeout", async () => {
     // A deliberately short default, so the test shows the provider uses the host's figure, not 5 s.
-    host = await fakeHost(
+    const host = await fakeHostClosedAfter(
+      cleanups,
       (message, socket) => {
         if (message.type !== 'request') return
         if (message.method === 'spawn') socket.write(okReplyFrame(message.id, { pid: 4242, incarnationId: 'inc-1' }))
@@ -56,12 +51,11 @@ describe("pty host: the host's default stop deadline", () => {
     expect(took).toBeGreaterThanOrEqual(680)
     expect(took).toBeLessThan(NODE_PTY_SHUTDOWN_DEADLINE_MS)
     await host.close()
-    host = null
     await app.dispose().catch(() => undefined)
   }, 10_000)
 
   it('is unknown (undefined) from a host whose welcome does not name it', async () => {
-    host = await fakeHost((message, socket) => {
+    const host = await fakeHostClosedAfter(cleanups, (message, socket) => {
       if (message.type === 'request' && message.method === 'spawn') socket.write(okReplyFrame(message.id, { pid: 4242, incarnationId: 'inc-1' }))
     })
     const connection = await PtyHostConnection.open(ptyHostPaths(host.socketPath), 5_000)

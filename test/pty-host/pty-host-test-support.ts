@@ -250,6 +250,17 @@ export async function fakeHost(
   }
 }
 
+/** A {@link fakeHost} that `cleanups` close after the test (closing it earlier in the test is fine). */
+export async function fakeHostClosedAfter(
+  cleanups: (() => Promise<void>)[],
+  onMessage: (message: Record<string, unknown>, socket: Socket) => void,
+  options: { unref?: boolean; welcome?: Record<string, unknown> } = {},
+): Promise<{ socketPath: string; close(): Promise<void> }> {
+  const host = await fakeHost(onMessage, options)
+  cleanups.push(() => host.close())
+  return host
+}
+
 /**
  * A pty host in this process on a fresh private socket (`idleExitMs` 60 s unless `options` say),
  * closed and its directory removed by `cleanups` after the test.

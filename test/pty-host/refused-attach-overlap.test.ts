@@ -6,23 +6,17 @@
  * (`spawn({ sessionId })`) nor keep the incarnation the refusal proved stale.
  */
 import { createPtyHostProvider } from 'ptykit/pty-host'
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { encodeFrame, encodeOutputFrame } from '../../src/pty-host/frame-codec.js'
 import { PTY_HOST_PROTOCOL_VERSION } from '../../src/pty-host/protocol.js'
-import { fakeHost, inProcessHost, okReplyFrame, useCleanups } from './pty-host-test-support.js'
+import { fakeHostClosedAfter, inProcessHost, okReplyFrame, useCleanups } from './pty-host-test-support.js'
 
 const cleanups = useCleanups()
 
 describe('pty host provider: a refused attach overlapping an accepted one', () => {
-  let host: Awaited<ReturnType<typeof fakeHost>> | null = null
-  afterEach(async () => {
-    await host?.close()
-    host = null
-  })
-
   it('keeps the record the accepted attach follows: its output is delivered', async () => {
     const text = 'hello world\r\n'
-    host = await fakeHost((message, socket) => {
+    const host = await fakeHostClosedAfter(cleanups, (message, socket) => {
       if (message.type !== 'request') return
       if (message.method !== 'attach') {
         socket.write(okReplyFrame(message.id, null))
@@ -52,11 +46,10 @@ describe('pty host provider: a refused attach overlapping an accepted one', () =
     expect(app.hasPty('s1')).toBe(true)
     expect(delivered).toBe(text)
     await host.close()
-    host = null
     await app.dispose().catch(() => undefined)
   }, 10_000)
   it('forgets the record once the last of the overlapping attaches is refused too', async () => {
-    host = await fakeHost((message, socket) => {
+    const host = await fakeHostClosedAfter(cleanups, (message, socket) => {
       if (message.type !== 'request') return
       if (message.method !== 'attach') {
         socket.write(okReplyFrame(message.id, message.method === 'spawn' ? { pid: 4243, incarnationId: 'inc-2' } : null))
@@ -72,7 +65,6 @@ describe('pty host provider: a refused attach overlapping an accepted one', () =
     // Nothing left behind that holds the id (a spawn under it is not refused as in use).
     await expect(app.spawn({ file: 'cat', sessionId: 's1', isNewSession: true })).resolves.toMatchObject({ id: 's1', incarnationId: 'inc-2' })
     await host.close()
-    host = null
     await app.dispose().catch(() => undefined)
   }, 10_000)
 })
@@ -81,15 +73,9 @@ const refusal = (id: unknown, code: string): Buffer =>
   encodeFrame({ v: PTY_HOST_PROTOCOL_VERSION, type: 'reply', id, ok: false, error: { code, message: code } })
 
 describe('pty host provider: the record a refused attach keeps for another attach of the id', () => {
-  let host: Awaited<ReturnType<typeof fakeHost>> | null = null
-  afterEach(async () => {
-    await host?.close()
-    host = null
-  })
-
   it("spawn({ sessionId }) (attach, else spawn) overlapping an attach-only restore of an absent session spawns it: the attach's record does not make the id 'in use'", async () => {
     let attaches = 0
-    host = await fakeHost((message, socket) => {
+    const host = await fakeHostClosedAfter(cleanups, (message, socket) => {
       if (message.type !== 'request') return
       if (message.method === 'attach') {
         // The first attach (the restore path) is answered late, the second (spawn's) at once: both absent.
@@ -108,14 +94,13 @@ describe('pty host provider: the record a refused attach keeps for another attac
     // Before b13191e the spawn went ahead; since, it is refused as pty_id_in_use though no PTY holds the id.
     expect(created).toMatchObject({ status: 'fulfilled', value: { id: 's1', incarnationId: 'inc-2' } })
     await host.close()
-    host = null
     await app.dispose().catch(() => undefined)
   }, 10_000)
 
   it("a reconnect does not fence the kept record to the refused attach's stale incarnation (no exit reported for it)", async () => {
     let connections = 0
     const seen = new WeakSet<object>()
-    host = await fakeHost((message, socket) => {
+    const host = await fakeHostClosedAfter(cleanups, (message, socket) => {
       if (!seen.has(socket)) {
         seen.add(socket)
         connections++
@@ -150,7 +135,6 @@ describe('pty host provider: the record a refused attach keeps for another attac
     // The session runs (inc-1): no exit is reported, least of all one of inc-0, which this app never held.
     expect(exits).toEqual([])
     await host.close()
-    host = null
     await app.dispose().catch(() => undefined)
   }, 10_000)
 })

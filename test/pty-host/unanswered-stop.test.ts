@@ -3,21 +3,16 @@
  * provider's `shutdown` gives up once the stop's budget and the request timeout have passed.
  */
 import { createPtyHostProvider } from 'ptykit/pty-host'
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { isRequestTimeout } from '../../src/pty-host/pty-host-connection.js'
-import { fakeHost, okReplyFrame } from './pty-host-test-support.js'
+import { fakeHostClosedAfter, okReplyFrame, useCleanups } from './pty-host-test-support.js'
 
+const cleanups = useCleanups()
 
 describe('pty host provider: a stop the host never answers', () => {
-  let host: Awaited<ReturnType<typeof fakeHost>> | null = null
-  afterEach(async () => {
-    await host?.close()
-    host = null
-  })
-
   it('rejects transport_lost (a request timeout) once the budget and the request timeout have passed, never hangs', async () => {
     const asked: { method: string; params: Record<string, unknown> }[] = []
-    host = await fakeHost((message, socket) => {
+    const host = await fakeHostClosedAfter(cleanups, (message, socket) => {
       if (message.type !== 'request') return
       asked.push({ method: String(message.method), params: message.params as Record<string, unknown> })
       if (message.method === 'spawn') socket.write(okReplyFrame(message.id, { pid: 4242, incarnationId: 'inc-1' }))
@@ -41,7 +36,6 @@ describe('pty host provider: a stop the host never answers', () => {
     expect(stop?.params.timeoutMs).toBeLessThanOrEqual(200)
     // Gone before the dispose, which would otherwise send its own stop to the stuck host.
     await host.close()
-    host = null
     await app.dispose().catch(() => undefined)
   }, 10_000)
 })
