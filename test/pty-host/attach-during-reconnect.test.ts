@@ -7,29 +7,17 @@
  */
 import { createPtyHostProvider } from 'ptykit/pty-host'
 import { describe, expect, it } from 'vitest'
-import { encodeOutputFrame } from '../../src/pty-host/frame-codec.js'
-import { fakeHostClosedAfter, okReplyFrame, useCleanups } from './pty-host-test-support.js'
+import { answerAttach, fakeAttachHost, useCleanups, type FakeAttachRequest } from './pty-host-test-support.js'
 
 const cleanups = useCleanups()
 
 describe('pty host provider: a caller attach overlapping the reconnect re-attach', () => {
   it('delivers the retained output once', async () => {
     const text = 'hello world\r\n'
-    let connections = 0
-    const seen = new WeakSet<object>()
-    const held: Record<string, unknown>[] = []
-    const host = await fakeHostClosedAfter(cleanups, (message, socket) => {
-      if (!seen.has(socket)) {
-        seen.add(socket)
-        connections++
-      }
-      if (message.type !== 'request') return
-      if (message.method !== 'attach') {
-        socket.write(okReplyFrame(message.id, null))
-        return
-      }
+    const held: FakeAttachRequest[] = []
+    const host = await fakeAttachHost(cleanups, (message, socket, connection) => {
       // The first connection drops under the first attach (no reply).
-      if (connections === 1) {
+      if (connection === 1) {
         socket.destroy()
         return
       }
@@ -37,12 +25,7 @@ describe('pty host provider: a caller attach overlapping the reconnect re-attach
       // sent before either is answered: the overlap), in the order they came.
       held.push(message)
       if (held.length < 2) return
-      for (const request of held.splice(0)) {
-        const params = request.params as { ptyId: string; fromSeq: number | null }
-        const from = Math.min(params.fromSeq ?? 0, text.length)
-        socket.write(okReplyFrame(request.id, { id: params.ptyId, pid: 4242, incarnationId: 'inc-1', replayFrom: from, lostChars: 0, exited: false }))
-        if (from < text.length) socket.write(encodeOutputFrame(params.ptyId, text.length, text.slice(from), 'inc-1'))
-      }
+      for (const request of held.splice(0)) answerAttach(socket, request, text)
     })
     const app = createPtyHostProvider({ socketPath: host.socketPath, autoStart: false, requestTimeoutMs: 2_000 })
     let delivered = ''

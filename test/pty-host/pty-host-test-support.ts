@@ -16,7 +16,7 @@ import {
   type PtyHostServer,
   type PtyHostServerOptions,
 } from 'ptykit/pty-host'
-import { encodeFrame, FrameDecoder } from '../../src/pty-host/frame-codec.js'
+import { encodeFrame, encodeOutputFrame, FrameDecoder } from '../../src/pty-host/frame-codec.js'
 import { ptyHostPaths, readLockHolder, writeHostSecret, type LockHolder } from '../../src/pty-host/socket-security.js'
 
 /**
@@ -259,6 +259,44 @@ export async function fakeHostClosedAfter(
   const host = await fakeHost(onMessage, options)
   cleanups.push(() => host.close())
   return host
+}
+
+/** A refusal reply frame (an error with `code`, its message the code), as a host sends it. */
+export function refusalFrame(id: unknown, code: string): Buffer {
+  return encodeFrame({ v: PTY_HOST_PROTOCOL_VERSION, type: 'reply', id, ok: false, error: { code, message: code } })
+}
+
+/** An `attach` request as {@link fakeAttachHost} hands it over. */
+export type FakeAttachRequest = { id: unknown; params: { ptyId: string; fromSeq: number | null; expectedIncarnationId?: string } }
+
+/**
+ * Answer an attach as a host holding a live session (pid 4242, `incarnationId`) whose retained
+ * output is `retained`: its reply, then the replay from the request's `fromSeq`.
+ */
+export function answerAttach(socket: Socket, { id, params }: FakeAttachRequest, retained: string, incarnationId = 'inc-1'): void {
+  const from = Math.min(params.fromSeq ?? 0, retained.length)
+  socket.write(okReplyFrame(id, { id: params.ptyId, pid: 4242, incarnationId, replayFrom: from, lostChars: 0, exited: false }))
+  if (from < retained.length) socket.write(encodeOutputFrame(params.ptyId, retained.length, retained.slice(from), incarnationId))
+}
+
+/**
+ * A {@link fakeHost}, closed by `cleanups`, that hands each `attach` request to `onAttach` with the
+ * number of the connection it came on (1 for the first to send a request) and answers every other
+ * request ok: a spawn with `spawnReply`, the rest with `null`.
+ */
+export async function fakeAttachHost(
+  cleanups: (() => Promise<void>)[],
+  onAttach: (request: FakeAttachRequest, socket: Socket, connection: number) => void,
+  spawnReply: Record<string, unknown> | null = null,
+): Promise<{ socketPath: string; close(): Promise<void> }> {
+  const connectionNumbers = new WeakMap<Socket, number>()
+  let connections = 0
+  return await fakeHostClosedAfter(cleanups, (message, socket) => {
+    if (!connectionNumbers.has(socket)) connectionNumbers.set(socket, ++connections)
+    if (message.type !== 'request') return
+    if (message.method === 'attach') onAttach(message as FakeAttachRequest, socket, connectionNumbers.get(socket)!)
+    else socket.write(okReplyFrame(message.id, message.method === 'spawn' ? spawnReply : null))
+  })
 }
 
 /**

@@ -7,31 +7,17 @@
  */
 import { createPtyHostProvider } from 'ptykit/pty-host'
 import { describe, expect, it } from 'vitest'
-import { encodeFrame, encodeOutputFrame } from '../../src/pty-host/frame-codec.js'
-import { PTY_HOST_PROTOCOL_VERSION } from '../../src/pty-host/protocol.js'
-import { fakeHostClosedAfter, inProcessHost, okReplyFrame, useCleanups } from './pty-host-test-support.js'
+import { answerAttach, fakeAttachHost, inProcessHost, okReplyFrame, refusalFrame, useCleanups } from './pty-host-test-support.js'
 
 const cleanups = useCleanups()
 
 describe('pty host provider: a refused attach overlapping an accepted one', () => {
   it('keeps the record the accepted attach follows: its output is delivered', async () => {
     const text = 'hello world\r\n'
-    const host = await fakeHostClosedAfter(cleanups, (message, socket) => {
-      if (message.type !== 'request') return
-      if (message.method !== 'attach') {
-        socket.write(okReplyFrame(message.id, null))
-        return
-      }
-      const params = message.params as { ptyId: string; fromSeq: number | null; expectedIncarnationId?: string }
-      if (params.expectedIncarnationId !== undefined && params.expectedIncarnationId !== 'inc-1') {
-        socket.write(
-          encodeFrame({ v: PTY_HOST_PROTOCOL_VERSION, type: 'reply', id: message.id, ok: false, error: { code: 'pty_live_other_incarnation', message: 'another incarnation' } }),
-        )
-        return
-      }
-      const from = Math.min(params.fromSeq ?? 0, text.length)
-      socket.write(okReplyFrame(message.id, { id: params.ptyId, pid: 4242, incarnationId: 'inc-1', replayFrom: from, lostChars: 0, exited: false }))
-      if (from < text.length) socket.write(encodeOutputFrame(params.ptyId, text.length, text.slice(from), 'inc-1'))
+    const host = await fakeAttachHost(cleanups, (request, socket) => {
+      const expected = request.params.expectedIncarnationId
+      if (expected !== undefined && expected !== 'inc-1') socket.write(refusalFrame(request.id, 'pty_live_other_incarnation'))
+      else answerAttach(socket, request, text)
     })
     const app = createPtyHostProvider({ socketPath: host.socketPath, autoStart: false, requestTimeoutMs: 2_000 })
     let delivered = ''
@@ -49,14 +35,7 @@ describe('pty host provider: a refused attach overlapping an accepted one', () =
     await app.dispose().catch(() => undefined)
   }, 10_000)
   it('forgets the record once the last of the overlapping attaches is refused too', async () => {
-    const host = await fakeHostClosedAfter(cleanups, (message, socket) => {
-      if (message.type !== 'request') return
-      if (message.method !== 'attach') {
-        socket.write(okReplyFrame(message.id, message.method === 'spawn' ? { pid: 4243, incarnationId: 'inc-2' } : null))
-        return
-      }
-      socket.write(encodeFrame({ v: PTY_HOST_PROTOCOL_VERSION, type: 'reply', id: message.id, ok: false, error: { code: 'pty_absent', message: 'no such session' } }))
-    })
+    const host = await fakeAttachHost(cleanups, ({ id }, socket) => socket.write(refusalFrame(id, 'pty_absent')), { pid: 4243, incarnationId: 'inc-2' })
     const app = createPtyHostProvider({ socketPath: host.socketPath, autoStart: false, requestTimeoutMs: 2_000 })
     const first = app.attach('s1', { expectedIncarnationId: 'inc-0' as never })
     const second = app.attach('s1')
@@ -69,23 +48,19 @@ describe('pty host provider: a refused attach overlapping an accepted one', () =
   }, 10_000)
 })
 
-const refusal = (id: unknown, code: string): Buffer =>
-  encodeFrame({ v: PTY_HOST_PROTOCOL_VERSION, type: 'reply', id, ok: false, error: { code, message: code } })
-
 describe('pty host provider: the record a refused attach keeps for another attach of the id', () => {
   it("spawn({ sessionId }) (attach, else spawn) overlapping an attach-only restore of an absent session spawns it: the attach's record does not make the id 'in use'", async () => {
     let attaches = 0
-    const host = await fakeHostClosedAfter(cleanups, (message, socket) => {
-      if (message.type !== 'request') return
-      if (message.method === 'attach') {
+    const host = await fakeAttachHost(
+      cleanups,
+      ({ id }, socket) => {
         // The first attach (the restore path) is answered late, the second (spawn's) at once: both absent.
         const late = attaches++ === 0
-        if (late) setTimeout(() => socket.write(refusal(message.id, 'pty_absent')), 150)
-        else socket.write(refusal(message.id, 'pty_absent'))
-        return
-      }
-      socket.write(okReplyFrame(message.id, message.method === 'spawn' ? { pid: 4243, incarnationId: 'inc-2' } : null))
-    })
+        if (late) setTimeout(() => socket.write(refusalFrame(id, 'pty_absent')), 150)
+        else socket.write(refusalFrame(id, 'pty_absent'))
+      },
+      { pid: 4243, incarnationId: 'inc-2' },
+    )
     const app = createPtyHostProvider({ socketPath: host.socketPath, autoStart: false, requestTimeoutMs: 2_000 })
     const restore = app.attach('s1')
     const create = app.spawn({ file: 'cat', sessionId: 's1' })
@@ -98,29 +73,17 @@ describe('pty host provider: the record a refused attach keeps for another attac
   }, 10_000)
 
   it("a reconnect does not fence the kept record to the refused attach's stale incarnation (no exit reported for it)", async () => {
-    let connections = 0
-    const seen = new WeakSet<object>()
-    const host = await fakeHostClosedAfter(cleanups, (message, socket) => {
-      if (!seen.has(socket)) {
-        seen.add(socket)
-        connections++
-      }
-      if (message.type !== 'request') return
-      if (message.method !== 'attach') {
-        socket.write(okReplyFrame(message.id, null))
-        return
-      }
-      const params = message.params as { ptyId: string; fromSeq: number | null; expectedIncarnationId?: string }
+    const host = await fakeAttachHost(cleanups, ({ id, params }, socket, connection) => {
       if (params.expectedIncarnationId !== undefined && params.expectedIncarnationId !== 'inc-1') {
-        socket.write(refusal(message.id, 'pty_live_other_incarnation'))
+        socket.write(refusalFrame(id, 'pty_live_other_incarnation'))
         return
       }
       // The first connection drops under the plain attach (its reply never comes).
-      if (connections === 1) {
+      if (connection === 1) {
         setTimeout(() => socket.destroy(), 50)
         return
       }
-      socket.write(okReplyFrame(message.id, { id: params.ptyId, pid: 4242, incarnationId: 'inc-1', replayFrom: params.fromSeq ?? 0, lostChars: 0, exited: false }))
+      socket.write(okReplyFrame(id, { id: params.ptyId, pid: 4242, incarnationId: 'inc-1', replayFrom: params.fromSeq ?? 0, lostChars: 0, exited: false }))
     })
     const app = createPtyHostProvider({ socketPath: host.socketPath, autoStart: false, requestTimeoutMs: 2_000 })
     const exits: unknown[] = []
