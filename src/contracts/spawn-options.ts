@@ -142,7 +142,11 @@ export type PtySpawnResult = {
    * rejects such a reply (`exited_during_start`) rather than publish a dead PTY.
    */
   exitedBeforeSpawnReply?: boolean
-  /** The provider's output sequence, to rebase the controller's count. */
+  /**
+   * The provider's output sequence, to rebase the controller's count. Output the provider
+   * delivered while this call was in flight counts after `value` (the controller holds it during
+   * the call and places it there): `value` is where the first of it began.
+   */
   providerSequence?: ProviderSequence
   /**
    * `false` when a wrapper owns the reported exit status (its code and signal describe the

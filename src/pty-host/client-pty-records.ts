@@ -69,6 +69,13 @@ export type ClientPtyRecord = {
 }
 
 /**
+ * What a call in flight (an attach) learns of the output delivered for its PTY meanwhile: where the
+ * first of it began (`undefined` while none was). A caller that holds what arrives during its call
+ * (the controller does) places that output by it, not after the reply's position.
+ */
+export type DeliveryWatch = { deliveredFrom: number | undefined }
+
+/**
  * The app side's PTY records and its event listeners: turns the host's events into `data` (never
  * twice: overlapping replays are trimmed by sequence), `exit` and output-loss events.
  */
@@ -86,6 +93,8 @@ export class ClientPtyRecords {
   readonly #anyLiveChanged: () => void
   /** Records in `#ptys` whose state is `live` or `spawning` (kept by {@link setState}, {@link record} and {@link forget}). */
   #live = 0
+  /** Watches of calls in flight, by PTY id (see {@link watchDeliveries}); empty almost always. */
+  readonly #deliveryWatches = new Map<string, Set<DeliveryWatch>>()
 
   /**
    * @param anyLiveChanged - called when {@link anyLive} changes: the first PTY becomes live or
@@ -93,6 +102,32 @@ export class ClientPtyRecords {
    */
   constructor(anyLiveChanged: () => void) {
     this.#anyLiveChanged = anyLiveChanged
+  }
+
+  /**
+   * Note where the output delivered for `id` from now on begins (the first chunk's or loss's start),
+   * until {@link unwatchDeliveries}.
+   */
+  watchDeliveries(id: string): DeliveryWatch {
+    const watch: DeliveryWatch = { deliveredFrom: undefined }
+    let watches = this.#deliveryWatches.get(id)
+    if (watches === undefined) this.#deliveryWatches.set(id, (watches = new Set()))
+    watches.add(watch)
+    return watch
+  }
+
+  /** Stop a {@link watchDeliveries} watch. */
+  unwatchDeliveries(id: string, watch: DeliveryWatch): void {
+    const watches = this.#deliveryWatches.get(id)
+    if (watches === undefined) return
+    watches.delete(watch)
+    if (watches.size === 0) this.#deliveryWatches.delete(id)
+  }
+
+  #noteDelivered(id: string, from: number): void {
+    const watches = this.#deliveryWatches.get(id)
+    if (watches === undefined) return
+    for (const watch of watches) if (watch.deliveredFrom === undefined) watch.deliveredFrom = from
   }
 
   /** The records by PTY id (read-only: records enter through {@link record} and leave through {@link forget}). */
@@ -238,6 +273,7 @@ export class ClientPtyRecords {
     if (toSeq <= fromSeq) return
     record.accountedSeq = toSeq
     if (toSeq > record.lastSeq) record.lastSeq = toSeq
+    if (this.#deliveryWatches.size !== 0) this.#noteDelivered(ptyId, fromSeq)
     const event: PtyOutputLossEvent = { id: ptyId, fromSeq, toSeq }
     if (record.incarnationId !== undefined) event.incarnationId = record.incarnationId
     this.loss.fire(event)
@@ -252,6 +288,7 @@ export class ClientPtyRecords {
     if (seq > record.lastSeq) record.lastSeq = seq
     if (fresh.length === 0) return
     if (seq > record.accountedSeq) record.accountedSeq = seq
+    if (this.#deliveryWatches.size !== 0) this.#noteDelivered(ptyId, seq - fresh.length)
     const known = record.incarnationId ?? (isPtyIncarnationId(incarnationId) ? incarnationId : undefined)
     this.data.fire(known === undefined ? { id: ptyId, data: fresh } : { id: ptyId, data: fresh, incarnationId: known })
   }

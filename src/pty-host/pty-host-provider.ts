@@ -21,7 +21,7 @@ import {
 import { describeValue } from '../contracts/describe-value.js'
 import { settleWithin } from '../contracts/settle-within.js'
 import { NODE_PTY_SHUTDOWN_DEADLINE_MS } from '../node-pty/stop-schedule.js'
-import { ClientPtyRecords, exitEventOfMessage, isLive, type ClientPtyRecord, type ClientPtyState } from './client-pty-records.js'
+import { ClientPtyRecords, exitEventOfMessage, isLive, type ClientPtyRecord, type ClientPtyState, type DeliveryWatch } from './client-pty-records.js'
 import { asSessionIdRefusal, spawnOptionsRefusal, spawnRequestParams } from './spawn-request-params.js'
 import { isRequestTimeout, type PtyHostConnection } from './pty-host-connection.js'
 import { invalidPtyHostOption, isPtyHostError, PtyHostError } from './pty-host-error.js'
@@ -141,6 +141,18 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
     if (asked !== undefined && asked !== 'retained' && asked !== 'live' && !(typeof asked === 'number' && Number.isSafeInteger(asked) && asked >= 0)) {
       throw invalidPtyHostOption('replayFrom', "a non-negative integer (an output sequence), 'retained' or 'live'", asked)
     }
+    // Where the output delivered for the id during this call begins: such output raced the reply
+    // (another attach's replay, live output), and a caller that holds it meanwhile places it by the
+    // sequence this call answers — which must then not already count it.
+    const raced = records.watchDeliveries(id)
+    try {
+      return await attachWatched(id, attachOptions, raced)
+    } finally {
+      records.unwatchDeliveries(id, raced)
+    }
+  }
+
+  async function attachWatched(id: string, attachOptions: { replayFrom?: PtyHostReplayFrom; expectedIncarnationId?: PtyIncarnationId }, raced: DeliveryWatch): Promise<PtySpawnResult> {
     const opened = await link.ensureConnected(true)
     // Asked for while connecting, detached meanwhile: nothing was sent, nothing is attached.
     if (detachPromise !== null) throw detachingError('attach')
@@ -206,7 +218,9 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
       id,
       pid: typeof reply.pid === 'number' ? reply.pid : null,
       isReattach: true,
-      providerSequence: { value: continueFrom, generation: 'continued' },
+      // Output delivered during the call (before this answer reaches the caller) that lies before
+      // `continueFrom` — another attach's replay of this incarnation — is placed where it began.
+      providerSequence: { value: raced.deliveredFrom === undefined ? continueFrom : Math.min(continueFrom, raced.deliveredFrom), generation: 'continued' },
     }
     if (incarnationId !== undefined) result.incarnationId = incarnationId
     if (typeof reply.cols === 'number') result.cols = reply.cols

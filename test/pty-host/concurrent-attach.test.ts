@@ -11,7 +11,10 @@ function ticksOk(text: string): { ok: boolean; numbers: number[] } {
 }
 
 describe('the new window re-attaches the same session twice at once (two restore paths)', () => {
-  it('two controller.attach(id) at once: one stream, its retained output replayed once, seq counting what arrived', async () => {
+  // `provider`: the window's other restore path asks the pty host provider itself (before: the
+  // controller's seq counted the provider attach's replay twice, seq 198 for 99 chars — that replay
+  // raced the controller's attach, and the provider's answer placed the stream after it).
+  it.each(['controller', 'provider'] as const)('a %s attach and a controller.attach(id) at once: one stream, its retained output replayed once, seq counting what arrived', async (other) => {
     const { dir, socketPath } = makeSocketDir()
     cleanups.push(() => killHostAndClean(socketPath, dir))
     const p1 = providerOn(socketPath, { idleExitMs: 1_500 })
@@ -35,9 +38,7 @@ describe('the new window re-attaches the same session twice at once (two restore
     })
     const spawnEvents: string[] = []
     c2.on('spawn', ({ ptyId }) => spawnEvents.push(ptyId))
-    const results = await Promise.all(
-      ids.flatMap((id) => [c2.attach(id), c2.attach(id)]),
-    )
+    const results = await Promise.all(ids.flatMap((id) => [other === 'controller' ? c2.attach(id) : p2.attach(id).then(() => true), c2.attach(id)]))
     expect(results.every((attached) => attached === true)).toBe(true)
     await new Promise((r) => setTimeout(r, 600))
     // Every stream counts tick 1, 2, 3 … once (before: 1…11, then 1, 2, 3 … again).
