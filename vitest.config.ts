@@ -11,13 +11,17 @@ const src = (p: string): string => fileURLToPath(new URL(`./src/${p}`, import.me
  * must not be what the next file in the same worker imports. Every other file shares its worker's
  * modules with the files before it, which spares the suite re-importing ptykit, fast-check and
  * their dependencies once per file (about 0.4 s of CPU a file, a third of the suite's time on two
- * cores). Found by reading the files, so a new file that mocks a module is isolated without a list.
+ * cores). Found by reading the files, so a new file that mocks a module is isolated without a list
+ * (read when vitest starts: restart a watching `npx vitest` after adding a `vi.mock` to a file).
  */
+// Read from the config's own directory, not the working directory: vitest finds this config from a
+// subdirectory too (`cd test/pty-host && npx vitest run x`), or with `--root`.
+const repo = (p: string): string => fileURLToPath(new URL(`./${p}`, import.meta.url))
 const filesThatMockModules = ['test', 'examples'].flatMap((dir) =>
-  readdirSync(dir, { recursive: true, encoding: 'utf8' })
+  readdirSync(repo(dir), { recursive: true, encoding: 'utf8' })
     .filter((name) => name.endsWith('.test.ts'))
     .map((name) => `${dir}/${name.split('\\').join('/')}`)
-    .filter((file) => /\bvi\.(?:mock|doMock)\(/.test(readFileSync(file, 'utf8'))),
+    .filter((file) => /\bvi\.(?:mock|doMock)\(/.test(readFileSync(repo(file), 'utf8'))),
 )
 
 export default defineConfig({
@@ -28,6 +32,8 @@ export default defineConfig({
     ],
   },
   test: {
+    // The repository, wherever vitest is started from (the projects' globs and the list above are relative to it).
+    root: repo('.'),
     // The files are named by the two projects below (vitest concatenates a project's `include`
     // with the root's, so the root names none).
     // Two test files at a time even on a 2-core machine (vitest's default there is one): most of

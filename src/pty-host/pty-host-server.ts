@@ -155,7 +155,7 @@ function assertNodePtyOptions(nodePty: NodePtyProviderOptions): void {
   } catch (error) {
     if (!isNodePtyOptionError(error)) throw error
     const option = error.option === 'options' ? 'nodePty' : `nodePty.${error.option}`
-    throw new PtyHostError('invalid_option', error.message.replace(`\`${error.option}\` option`, `\`${option}\` option`), { option, value: error.value, cause: error })
+    throw new PtyHostError('invalid_option', error.message.replace(`\`${error.option}\` option`, () => `\`${option}\` option`), { option, value: error.value, cause: error })
   }
 }
 
