@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto'
-import { chmodSync, unlinkSync } from 'node:fs'
+import { chmodSync, rmSync, unlinkSync } from 'node:fs'
 import { createServer, type Server } from 'node:net'
 import { callProvider } from '../contracts/call-provider.js'
 import { clampTimerDelay } from '../contracts/deadline.js'
@@ -193,9 +193,10 @@ export async function startPtyHost(options: PtyHostServerOptions = {}): Promise<
   const { release: releaseLock, succeedsDeadHost } = takeHostLock(paths)
   let screens: HeadlessScreenFactory
   let secret: string
-  let server: Server
+  let server: Server | undefined
   let orphans: PredecessorOrphans
   let journal: SessionJournal | undefined
+  let secretWritten = false
   try {
     // With the lock held: the journal found is a predecessor's (one that died, or closed leaving
     // processes it could not account for as ended). Judged before this host starts anything.
@@ -208,14 +209,20 @@ export async function startPtyHost(options: PtyHostServerOptions = {}): Promise<
     screens = await loadHeadlessScreens()
     removeStaleSocket(paths)
     secret = writeHostSecret(paths)
+    secretWritten = true
     server = createServer()
     await listenPrivately(server, paths.socketPath)
   } catch (error) {
-    // The journal (if created) still holds what the predecessor left: kept for the next host.
+    // Nothing of this host is left: no listening server (its socket is removed with it), no secret
+    // a client would read for a host that never served, no lock. The journal (if created) still
+    // holds what the predecessor left: kept for the next host.
+    server?.close()
+    if (secretWritten) rmSync(paths.secretPath, { force: true })
     journal?.close()
     releaseLock()
     throw error
   }
+  const listening: Server = server
 
   const ownJournal: SessionJournal = journal
   // Why bytes: the host forwards and keeps the output as the PTY produced it, never as strings
@@ -314,7 +321,7 @@ export async function startPtyHost(options: PtyHostServerOptions = {}): Promise<
     return true
   }
 
-  server.on('connection', (socket) => {
+  listening.on('connection', (socket) => {
     const client = new HostClient(socket)
     clients.add(client)
     clearTimeout(idleTimer)
@@ -366,7 +373,7 @@ export async function startPtyHost(options: PtyHostServerOptions = {}): Promise<
     if (closePromise !== null) return closePromise
     closePromise = (async () => {
       clearTimeout(idleTimer)
-      server.close()
+      listening.close()
       // Why stop the sessions before dropping the clients: each connected app then receives how
       // each of its sessions ended (after its last output), where a drop first left them all
       // unverifiable to it for good. Marked as stopped first: a close is asked for (`SIGTERM`,
