@@ -5,7 +5,7 @@
  * (see `frame-codec.ts`), which carry no `v`: the hello already settled the version.
  */
 import type { OutputFrame } from './frame-codec.js'
-import { PtyHostError } from './pty-host-error.js'
+import { assertIntegerOption, invalidPtyHostOption } from './pty-host-error.js'
 
 /**
  * The protocol version this copy of ptykit speaks. Bump it on any incompatible change. 2: output
@@ -120,26 +120,21 @@ export function parseRequest(message: Record<string, unknown>): PtyHostRequest |
 }
 
 /**
- * A request parameter the host refuses: `invalid_option` naming the parameter (`option`) and the
- * value, which cross the wire with the refusal (a plain TypeError crossed with neither).
+ * A required string parameter, or throws `invalid_option` naming it and the value — which cross the
+ * wire with the refusal (see {@link toWireError}).
  */
-function invalidParam(name: string, expected: string, value: unknown): PtyHostError {
-  return new PtyHostError('invalid_option', `Expected the \`${name}\` parameter to be ${expected}, got ${JSON.stringify(value)}`, { option: name, value })
-}
-
-/** A required string parameter, or throws `invalid_option` naming it. */
 export function stringParam(params: Record<string, unknown>, name: string): string {
   const value = params[name]
-  if (typeof value !== 'string' || value.length === 0) throw invalidParam(name, 'a non-empty string', value)
+  if (typeof value !== 'string' || value.length === 0) throw invalidPtyHostOption(name, 'a non-empty string', value)
   return value
 }
 
-/** An optional non-negative integer parameter, or throws `invalid_option` naming it. */
+/** An optional non-negative integer parameter, or throws `invalid_option` naming it and the value. */
 export function countParam(params: Record<string, unknown>, name: string): number | undefined {
   const value = params[name]
   if (value === undefined || value === null) return undefined
-  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) throw invalidParam(name, 'a non-negative integer', value)
-  return value
+  assertIntegerOption(name, value, 0)
+  return value as number
 }
 
 /** An error as it crosses the wire: its `code` (or `host_error`), message and name. */
