@@ -183,6 +183,9 @@ export async function startPtyHost(options: PtyHostServerOptions = {}): Promise<
   // callers do not expect to reject (the idle exit's, say).
   if (options.onClosed !== undefined && typeof options.onClosed !== 'function') throw invalidPtyHostOption('onClosed', 'a function', options.onClosed)
   const idleExitMs = options.idleExitMs ?? PTY_HOST_DEFAULT_IDLE_EXIT_MS
+  // The deadline of a stop that names none (its sessions' and a predecessor's orphans'); the
+  // welcome names it, and an app waits for a stop's answer that long (plus its request timeout).
+  const shutdownDeadlineMs = options.nodePty?.shutdownDeadlineMs ?? NODE_PTY_SHUTDOWN_DEADLINE_MS
   const maxFrameBytes = options.maxFrameBytes ?? PTY_HOST_MAX_FRAME_BYTES
   const paths = ptyHostPaths(options.socketPath ?? defaultPtyHostSocketPath())
   // Before the lock, the secret or the directory: a refused path leaves nothing behind.
@@ -202,7 +205,7 @@ export async function startPtyHost(options: PtyHostServerOptions = {}): Promise<
     // processes it could not account for as ended). Judged before this host starts anything.
     const inspector = createProcessInspector(process.platform)
     // Its orphans are stopped as its own sessions are: the same graces, the same default deadline.
-    const { hangupGraceMs, terminateGraceMs, shutdownDeadlineMs } = options.nodePty ?? {}
+    const { hangupGraceMs, terminateGraceMs } = options.nodePty ?? {}
     orphans = new PredecessorOrphans(readPredecessorJournal(paths.journalPath), succeedsDeadHost, inspector, {}, { hangupGraceMs, terminateGraceMs, shutdownDeadlineMs })
     journal = new SessionJournal(paths.journalPath, inspector, orphans.carried())
     orphans.useJournal(journal)
@@ -314,9 +317,7 @@ export async function startPtyHost(options: PtyHostServerOptions = {}): Promise<
       // This host read its predecessor's journal: it answers probes and stops of that host's PTYs.
       ...(orphans.journalRead ? { predecessorJournal: true } : {}),
       probeFencesIncarnation: true,
-      // The deadline of a stop that names none: an app waits for the answer that long (plus its
-      // request timeout) before it gives up on a stop.
-      shutdownDeadlineMs: options.nodePty?.shutdownDeadlineMs ?? NODE_PTY_SHUTDOWN_DEADLINE_MS,
+      shutdownDeadlineMs,
     })
     return true
   }
