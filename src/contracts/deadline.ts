@@ -10,9 +10,9 @@ export const MAX_TIMER_DELAY_MS = 2 ** 31 - 1
 /**
  * How far in the past a positive `deadlineMs` may lie before it is refused as a duration misread:
  * a `deadlineMs` of 5 000 meant as "within five seconds" (that is `timeoutMs`) is
- * 1970-01-01T00:00:05Z — a deadline long past, which a stop reads as "no grace: SIGKILL now" and a listing as "do not
- * wait". No clock reading that old is a deadline anyone means, so it is refused with a `TypeError`
- * that names the option and points at `timeoutMs`. The limit is the longest wait a timer can hold
+ * 1970-01-01T00:00:05Z — a deadline long past, which a stop reads as "no grace: SIGKILL now" and a
+ * listing as "do not wait". No clock reading that old is a deadline anyone means, so it is refused
+ * with a `TypeError` that names the option and points at `timeoutMs`. The limit is the longest wait a timer can hold
  * (about 24.8 days): a deadline computed from a real clock and used late is never that stale. The
  * limit is counted back from the `now` given to {@link resolveWaitDeadline} — `Date.now()` wherever
  * a caller's option is read (the controller too, also when given a `clock` of its own: a deadline
