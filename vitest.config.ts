@@ -3,7 +3,10 @@ import { fileURLToPath } from 'node:url'
 import { configDefaults, defineConfig } from 'vitest/config'
 import { SlowFilesFirstSequencer } from './test/support/slow-files-first-sequencer.js'
 
-const src = (p: string): string => fileURLToPath(new URL(`./src/${p}`, import.meta.url))
+// Paths from the config's own directory, not the working directory: vitest finds this config from
+// a subdirectory too (`cd test/pty-host && npx vitest run x`), or with `--root`.
+const repo = (p: string): string => fileURLToPath(new URL(`./${p}`, import.meta.url))
+const src = (p: string): string => repo(`src/${p}`)
 
 /**
  * The test files that replace a module (`vi.mock` / `vi.doMock`: a gated `node:net`, a counting
@@ -14,9 +17,6 @@ const src = (p: string): string => fileURLToPath(new URL(`./src/${p}`, import.me
  * cores). Found by reading the files, so a new file that mocks a module is isolated without a list
  * (read when vitest starts: restart a watching `npx vitest` after adding a `vi.mock` to a file).
  */
-// Read from the config's own directory, not the working directory: vitest finds this config from a
-// subdirectory too (`cd test/pty-host && npx vitest run x`), or with `--root`.
-const repo = (p: string): string => fileURLToPath(new URL(`./${p}`, import.meta.url))
 const filesThatMockModules = ['test', 'examples'].flatMap((dir) =>
   readdirSync(repo(dir), { recursive: true, encoding: 'utf8' })
     .filter((name) => name.endsWith('.test.ts'))
@@ -32,10 +32,9 @@ export default defineConfig({
     ],
   },
   test: {
-    // The repository, wherever vitest is started from (the projects' globs and the list above are relative to it).
+    // The repository, wherever vitest is started from (the projects' globs and the list of files
+    // that mock a module are relative to it).
     root: repo('.'),
-    // The files are named by the two projects below (vitest concatenates a project's `include`
-    // with the root's, so the root names none).
     // Two test files at a time even on a 2-core machine (vitest's default there is one): most of
     // the slow files wait on real processes, sshd or Chromium rather than on the CPU. The real-process
     // tests assert counts and causes, never times. (The SSH test that once failed with two workers
@@ -47,6 +46,8 @@ export default defineConfig({
     hookTimeout: 20_000,
     allowOnly: false,
     passWithNoTests: false,
+    // The files are named by the projects (vitest concatenates a project's `include` with the
+    // root's, so the root names none).
     projects: [
       {
         extends: true,
