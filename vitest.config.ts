@@ -42,6 +42,8 @@ export default defineConfig({
     maxWorkers: 2,
     // A clean clone has no durations cached: start the known slow files first (see the sequencer).
     sequence: { sequencer: SlowFilesFirstSequencer },
+    // One scratch TMPDIR for the run, removed at its end; a test's own scratch left in it fails the run.
+    globalSetup: [repo('test/support/run-scratch-dir.ts')],
     testTimeout: 20_000,
     hookTimeout: 20_000,
     allowOnly: false,

@@ -6,10 +6,10 @@
  * /proc, yet alive) was taken for dead.
  */
 import { spawnSync } from 'node:child_process'
-import { mkdtempSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createNodePtyProvider, type NodePtyProvider } from 'ptykit/node-pty'
 import { createPtyController } from 'ptykit/controller'
 import { PtyEventLog, isDead, killIfStill, procRow, processIdentity, waitFor, expectNoChildLeftBehind, type ProcessIdentity } from './pty-test-support.js'
@@ -28,6 +28,12 @@ expectNoChildLeftBehind(async () => {
 beforeAll(() => {
   provider = createNodePtyProvider()
   log = new PtyEventLog(provider)
+})
+
+/** Where the threaded leader is compiled (once for the file), removed with it. */
+let buildDir: string | undefined
+afterAll(() => {
+  if (buildDir !== undefined) rmSync(buildDir, { recursive: true, force: true })
 })
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
@@ -136,7 +142,9 @@ describe('node-pty provider: stops that are joined late, and leaders that only l
   // Linux shows the thread-group leader as `Z` in /proc/<pid>/stat, yet the process lives (its
   // num_threads field is 2). node-pty has not reaped it (waitpid has not returned).
   function buildThreadedLeader(): string {
-    const dir = mkdtempSync(join(tmpdir(), 'ptykit-hunt-'))
+    const dir = (buildDir ??= mkdtempSync(join(tmpdir(), 'ptykit-threaded-leader-')))
+    const binary = join(dir, 'mt')
+    if (existsSync(binary)) return binary
     const source = join(dir, 'mt.c')
     writeFileSync(
       source,
@@ -147,7 +155,6 @@ static void *run(void *arg) { for (int i = 0; i < 600; i++) { printf("tick %d\\n
 int main(void) { pthread_t t; pthread_create(&t, 0, run, 0); usleep(50000); pthread_exit(0); }
 `,
     )
-    const binary = join(dir, 'mt')
     const built = spawnSync('gcc', ['-pthread', '-o', binary, source])
     if (built.status !== 0) throw new Error(`gcc failed (apt-get install -y gcc): ${built.stderr?.toString() ?? built.error?.message}`)
     return binary

@@ -5,16 +5,19 @@
  * file no longer exists; an `X` is read again, and the second read answers. `node:fs` is mocked so
  * that the reads fail or answer exactly so, which no real process can be timed to do.
  */
-import { describe, expect, it, vi } from 'vitest'
+import { afterAll, describe, expect, it, vi } from 'vitest'
 
 /** Per path, what its next reads do: fail with an error code, or answer a stat line. */
 const reads = vi.hoisted(() => new Map<string, ({ code: string } | { text: string })[]>())
 /** Descriptors whose read fails, with the error code it fails with (ESRCH: died after the open). */
 const failingReads = vi.hoisted(() => new Map<number, string>())
+/** The scratch directory the stand-in stat files are written in (made by the mock, removed after the file). */
+const scratchDir = vi.hoisted(() => ({ path: undefined as string | undefined }))
 vi.mock('node:fs', async (importOriginal) => {
   const fs = await importOriginal<typeof import('node:fs')>()
   const { tmpdir } = await import('node:os')
   const scratch = fs.mkdtempSync(`${tmpdir()}/ptykit-lock-stat-`)
+  scratchDir.path = scratch
   const fail = (code: string, path: unknown): never => {
     throw Object.assign(new Error(`${code}: read of ${String(path)}`), { code })
   }
@@ -41,6 +44,10 @@ vi.mock('node:fs', async (importOriginal) => {
 })
 
 const { isHolderAlive } = await import('../../src/pty-host/socket-security.js')
+const { rmSync } = await import('node:fs')
+afterAll(() => {
+  if (scratchDir.path !== undefined) rmSync(scratchDir.path, { recursive: true, force: true })
+})
 
 const self = { pid: process.pid, startTime: null }
 const statPath = `/proc/${process.pid}/stat`
