@@ -96,11 +96,13 @@ export type PtyExitEvent = {
   /**
    * `true` when the provider attests that a stop of this incarnation was requested through it
    * before the process died — by a controller that no longer follows the PTY (an earlier run of
-   * the app, whose pty host session outlived it) or by another app sharing the provider's host.
-   * The controller then applies the operator-close rule as for a stop it requested itself, so the
-   * exit is `operator_close` rather than the signal the stop sent. Affirmative evidence only:
-   * leave it out when you cannot tell (its absence never means "no stop"); an unconfirmed stop
-   * stays `unknown/stop_unverified`, and `diedBeforeStopRequest` wins over it.
+   * the app, whose pty host session outlived it), by another app sharing the provider's host, or
+   * by the host calling the provider's `shutdown` or `dispose` itself (the bundled providers send
+   * it whenever their own stop found the process not yet dead; a controller's own stop may carry
+   * it too). The controller then applies the operator-close rule as for a stop it requested
+   * itself, so the exit is `operator_close` rather than the signal the stop sent. Affirmative
+   * evidence only: leave it out when you cannot tell (its absence never means "no stop"); an
+   * unconfirmed stop stays `unknown/stop_unverified`, and `diedBeforeStopRequest` wins over it.
    */
   stopRequestedBeforeDeath?: boolean
 }

@@ -203,6 +203,8 @@ export function createNodePtyProvider(options: NodePtyProviderOptions = {}): Nod
       const deadlineAt = Date.now() + context.defaultDeadlineMs
       const toStop = new Set(sessions.values())
       for (const ofId of unfinishedStops.values()) for (const session of ofId) toStop.add(session)
+      // A stop as a shutdown's is: each exit says whether it came before the death or after.
+      for (const session of toStop) session.noteStopRequested()
       await Promise.allSettled([...toStop].map((session) => stopSession(session, { deadlineAt })))
       dataListeners.clear()
       bytesListeners.clear()

@@ -318,8 +318,8 @@ export class NodePtySession implements ExitDrainHooks<DrainChunk> {
 
   /**
    * A stop of this session was requested: note whether the leader was already known dead then
-   * (its exit held back behind output), so the exit can say it ended on its own (issue 13.4).
-   * Only the first request counts.
+   * (its exit held back behind output), so the exit can say it ended on its own (issue 13.4), or
+   * else that the stop came first (`stopRequestedBeforeDeath`). Only the first request counts.
    */
   noteStopRequested(): void {
     if (this.#stopRequestedAfterDeath !== null || this.#exit !== null) return
@@ -426,7 +426,11 @@ export class NodePtySession implements ExitDrainHooks<DrainChunk> {
         incarnationId: this.incarnationId,
         cause,
         observed: 'provider',
+        // A stop requested through this provider (its `shutdown` or `dispose`, whoever called
+        // it) attests the order either way: a host that stops a PTY on the provider directly, or
+        // disposes the provider before its controller, still gets an operator close.
         ...(this.#stopRequestedAfterDeath === true ? { diedBeforeStopRequest: true } : {}),
+        ...(this.#stopRequestedAfterDeath === false ? { stopRequestedBeforeDeath: true } : {}),
       })
     } finally {
       this.#hooks.onEnded(this)

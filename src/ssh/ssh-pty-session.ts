@@ -379,11 +379,15 @@ export class SshPtySession {
    * The exit the server reported (`exit-status` or `exit-signal`) for a program that started, with
    * `diedBeforeStopRequest` unless a stop was asked for before that report — or one was, but the
    * report names a `KILL` no stop had sent ({@link SshPtySession.diedOfAnotherSignal}): the death was
-   * not the stop's, its cause is kept. `null` when there is none.
+   * not the stop's, its cause is kept. Otherwise a stop came first, and the exit says so
+   * (`stopRequestedBeforeDeath`): a stop requested on this provider directly (its `shutdown` or
+   * `dispose`, not a controller's) is an operator close too. `null` when there is none.
    */
   #reportedExitEvent(): PtyExitEvent | null {
     const exitEvent = this.marker === null ? null : exitEventOf(this, this.#exitStatus())
-    if (exitEvent !== null && (this.#endProvenAtStopRequest !== false || this.diedOfAnotherSignal)) exitEvent.diedBeforeStopRequest = true
+    if (exitEvent === null) return null
+    if (this.#endProvenAtStopRequest !== false || this.diedOfAnotherSignal) exitEvent.diedBeforeStopRequest = true
+    else exitEvent.stopRequestedBeforeDeath = true
     return exitEvent
   }
 

@@ -102,9 +102,12 @@ export function createFakeProviderMethods(state: FakeProviderState): FakeProvide
           pty.state = 'exited'
           return Promise.resolve()
         case 'confirm':
+          // As the real providers attest a stop that reached a live process (a controller reads
+          // it as an operator close even when the stop was not its own).
           events.endProcess(pty, {
             exitCode: 0,
             signal: shutdownOptions?.immediate === true ? FAKE_IMMEDIATE_STOP_SIGNAL : FAKE_GRACEFUL_STOP_SIGNAL,
+            stopRequestedBeforeDeath: true,
           })
           return Promise.resolve()
       }
@@ -247,7 +250,7 @@ export function createFakeProviderMethods(state: FakeProviderState): FakeProvide
         }
         pty.paused = false
         events.flushHeld(pty, true)
-        events.endProcess(pty, { exitCode: 0, signal: FAKE_IMMEDIATE_STOP_SIGNAL })
+        events.endProcess(pty, { exitCode: 0, signal: FAKE_IMMEDIATE_STOP_SIGNAL, stopRequestedBeforeDeath: true })
       }
       rejectPendingFakeSpawns(state)
       state.deliveries.clear()

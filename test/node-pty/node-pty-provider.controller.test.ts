@@ -1,6 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest'
 import { createPtyController, type PtyController, type PtyControllerExitEvent } from 'ptykit/controller'
 import { createNodePtyProvider, type NodePtyProvider } from 'ptykit/node-pty'
+import type { PtyExitEvent } from 'ptykit/contracts'
 import { isDead, killAndSpinUntilDead, liveChildrenOf, waitFor, expectNoChildLeftBehind } from './pty-test-support.js'
 
 let provider: NodePtyProvider
@@ -113,5 +114,61 @@ describe('a leader that died before its exit was delivered', () => {
     })
     const exit = await waitFor(() => exits.find((e) => e.ptyId === reply.id), 'the exit')
     expect(exit.cause).toEqual({ kind: 'signaled', signal: 9 })
+  })
+})
+
+// A host may stop a PTY on the provider itself — its `shutdown`, or disposing the provider before
+// the controller. The controller did not ask, so only the provider can say the stop came first
+// (`stopRequestedBeforeDeath`); before, such a stop read as `signaled(1)`, a death nobody asked for.
+describe('node-pty provider: a stop requested on the provider directly', () => {
+  it('is an operator close through the controller, and the provider attests the order on its exit', async () => {
+    const providerExits: PtyExitEvent[] = []
+    const unsubscribe = provider.onExit((event) => providerExits.push(event))
+    try {
+      const reply = await startReadyShell({})
+      await provider.shutdown(reply.id, { timeoutMs: 3_000 })
+      const exit = await waitFor(() => exits.find((e) => e.ptyId === reply.id), 'the exit')
+      expect(exit.cause).toEqual({ kind: 'operator_close' })
+      const attested = providerExits.find((e) => e.id === reply.id)
+      expect(attested).toMatchObject({ stopRequestedBeforeDeath: true, cause: { kind: 'signaled', signal: 1 } })
+      expect(attested?.diedBeforeStopRequest).toBeUndefined()
+    } finally {
+      unsubscribe()
+    }
+  })
+
+  it('keeps the real cause of a leader killed from outside before the stop reached the provider', async () => {
+    const providerExits: PtyExitEvent[] = []
+    const unsubscribe = provider.onExit((event) => providerExits.push(event))
+    try {
+      const reply = await startReadyShell({})
+      // Dead in the kernel, its exit not delivered yet (no turn of the event loop in between).
+      killAndSpinUntilDead(reply.pid!)
+      const stopping = provider.shutdown(reply.id, { timeoutMs: 3_000 })
+      const exit = await waitFor(() => exits.find((e) => e.ptyId === reply.id), 'the exit')
+      await stopping
+      expect(exit.cause).toEqual({ kind: 'signaled', signal: 9 })
+      const attested = providerExits.find((e) => e.id === reply.id)
+      expect(attested).toMatchObject({ diedBeforeStopRequest: true })
+      expect(attested?.stopRequestedBeforeDeath).toBeUndefined()
+    } finally {
+      unsubscribe()
+    }
+  })
+
+  it("a provider disposed before its controller: each live PTY's exit is an operator close", async () => {
+    const ownProvider = createNodePtyProvider()
+    const own = createPtyController({ provider: ownProvider })
+    const ownExits: PtyControllerExitEvent[] = []
+    own.on('exit', (event) => ownExits.push(event))
+    try {
+      const replies = await Promise.all([0, 1, 2].map(() => own.spawn({ file: '/bin/sh', args: ['-c', 'exec sleep 30'] })))
+      await ownProvider.dispose()
+      await waitFor(() => (ownExits.length === replies.length ? true : undefined), 'the three exits')
+      expect(ownExits.map((e) => e.cause)).toEqual(replies.map(() => ({ kind: 'operator_close' })))
+      for (const reply of replies) expect(isDead(reply.pid!)).toBe(true)
+    } finally {
+      await own.dispose()
+    }
   })
 })

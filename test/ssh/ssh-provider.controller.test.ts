@@ -93,6 +93,14 @@ describe('SSH provider (non-root login) under the controller', () => {
     expect(isAlive(reply.pid!)).toBe(false)
   })
 
+  it('a stop requested on the provider itself, not through the controller, is an operator close too', async () => {
+    const reply = await s().controller.spawn({ hostId: 'ssh:loopback', file: '/bin/sh', args: ['-c', 'echo READY; exec sleep 30'] })
+    await outputOf(s(), reply.id, 'READY')
+    await s().provider.shutdown(reply.id, { timeoutMs: 10_000 })
+    expect((await exitOf(s(), reply.id)).cause).toEqual({ kind: 'operator_close' })
+    expect(isAlive(reply.pid!)).toBe(false)
+  })
+
   it('a program killed from outside while its output is held: its tail and its signaled(9) exit come with no resume; an attach is refused as absent', async () => {
     const reply = await s().controller.spawn({ hostId: 'ssh:loopback', file: '/bin/sh', args: ['-c', 'echo READY; read line; echo "after-$line"; exec sleep 30'] })
     await outputOf(s(), reply.id, 'READY')

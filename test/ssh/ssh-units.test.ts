@@ -391,6 +391,8 @@ describe('a program whose end the server reported after a stop was asked for', (
       channel.emit('close')
       expect(exits, `${sent.join(',')} then ${reported}`).toHaveLength(1)
       expect(exits[0]!.diedBeforeStopRequest, `${sent.join(',')} then ${reported}`).toBeUndefined()
+      // Said outright: a stop made on the provider itself (no controller asked) is an operator close too.
+      expect(exits[0]!.stopRequestedBeforeDeath, `${sent.join(',')} then ${reported}`).toBe(true)
     }
   })
 
@@ -402,6 +404,7 @@ describe('a program whose end the server reported after a stop was asked for', (
     late.session.noteStopSignal('KILL')
     late.channel.emit('close')
     expect(late.exits[0]).toMatchObject({ cause: { kind: 'signaled', signal: 9 }, diedBeforeStopRequest: true })
+    expect(late.exits[0]!.stopRequestedBeforeDeath).toBeUndefined()
     // PIPE, ABRT, TERM: what the stop's hang-up may cause at one remove (a pipe's reader it ended, a
     // HUP handler that aborts) — the death came after the stop request, so it stays the stop's.
     for (const report of [[0], [1], [null, 'SIGWHATEVER'], [null, 'SIGPIPE'], [null, 'SIGABRT'], [null, 'SIGTERM']] as const) {
@@ -411,6 +414,7 @@ describe('a program whose end the server reported after a stop was asked for', (
       channel.emit('exit', ...report)
       channel.emit('close')
       expect(exits[0]!.diedBeforeStopRequest, JSON.stringify(report)).toBeUndefined()
+      expect(exits[0]!.stopRequestedBeforeDeath, JSON.stringify(report)).toBe(true)
     }
   })
 })

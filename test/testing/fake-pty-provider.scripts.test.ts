@@ -97,7 +97,7 @@ describe('createFakePtyProvider: scripted output and exits', () => {
     expect(exit !== undefined && 'cause' in exit).toBe(false)
   })
 
-  it('should attest a stop only when the exit scripts stopRequestedBeforeDeath (its own stops leave it out)', async () => {
+  it('should attest a stop when the exit scripts stopRequestedBeforeDeath, and on every stop of its own that reached a live PTY', async () => {
     const { provider, log } = setup()
     provider.scriptNextSpawn({ exit: { exitCode: 0, signal: 1, stopRequestedBeforeDeath: true } })
     await provider.spawn({})
@@ -106,7 +106,7 @@ describe('createFakePtyProvider: scripted output and exits', () => {
     await provider.shutdown(stopped.id)
     const declined = await provider.spawn({})
     provider.emitExit(declined.id, { exitCode: 0, stopRequestedBeforeDeath: false })
-    expect(exitsOf(log).map((exit) => exit.stopRequestedBeforeDeath)).toEqual([true, undefined, undefined])
+    expect(exitsOf(log).map((exit) => exit.stopRequestedBeforeDeath)).toEqual([true, true, undefined])
   })
 
   it('should resolve hostReportsChildExitStatus with exit over script over provider precedence', async () => {

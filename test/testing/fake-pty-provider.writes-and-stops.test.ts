@@ -91,15 +91,15 @@ describe('createFakePtyProvider: writes', () => {
 })
 
 describe('createFakePtyProvider: shutdown', () => {
-  it('should confirm a graceful stop with SIGHUP and an immediate one with SIGKILL', async () => {
+  it('should confirm a graceful stop with SIGHUP and an immediate one with SIGKILL, each attesting the stop came first', async () => {
     const { provider, log } = setup()
     const a = await provider.spawn({})
     const b = await provider.spawn({})
     await provider.shutdown(a.id)
     await provider.shutdown(b.id, { immediate: true })
     expect(exitsOf(log)).toEqual([
-      { id: a.id, code: 0, incarnationId: a.incarnationId, cause: { kind: 'signaled', signal: FAKE_GRACEFUL_STOP_SIGNAL } },
-      { id: b.id, code: 0, incarnationId: b.incarnationId, cause: { kind: 'signaled', signal: FAKE_IMMEDIATE_STOP_SIGNAL } },
+      { id: a.id, code: 0, incarnationId: a.incarnationId, cause: { kind: 'signaled', signal: FAKE_GRACEFUL_STOP_SIGNAL }, stopRequestedBeforeDeath: true },
+      { id: b.id, code: 0, incarnationId: b.incarnationId, cause: { kind: 'signaled', signal: FAKE_IMMEDIATE_STOP_SIGNAL }, stopRequestedBeforeDeath: true },
     ])
     expect(provider.livePtyIds()).toEqual([])
   })
