@@ -8,7 +8,8 @@
  * @packageDocumentation
  */
 import { isPtyHostError } from './pty-host-error.js'
-import { PTY_HOST_ALREADY_RUNNING_EXIT_CODE } from './launch-pty-host.js'
+import { PTY_HOST_ALREADY_RUNNING_EXIT_CODE, PTY_HOST_PEER_MISSING_EXIT_CODE } from './launch-pty-host.js'
+import { loadHeadlessScreens } from './headless-screen.js'
 import { PTY_HOST_FIRST_CLIENT_GRACE_MS, startPtyHost, type PtyHostServerOptions } from './pty-host-server.js'
 
 /** Parse the command line into server options (throws a TypeError naming a bad flag). */
@@ -48,6 +49,14 @@ async function main(): Promise<void> {
   process.on('uncaughtException', (error) => process.stderr.write(`ptykit-pty-host: uncaught: ${error.stack ?? String(error)}\n`))
   process.on('unhandledRejection', (error) => process.stderr.write(`ptykit-pty-host: unhandled rejection: ${String(error)}\n`))
   process.on('SIGHUP', () => undefined)
+  try {
+    // Loaded first (the server loads them again, from the module cache): a host without its peers
+    // says so by its exit code, which the app that started it reads (its stderr is discarded).
+    await loadHeadlessScreens()
+  } catch (error) {
+    process.stderr.write(`ptykit-pty-host: ${error instanceof Error ? error.message : String(error)}\n`)
+    process.exit(PTY_HOST_PEER_MISSING_EXIT_CODE)
+  }
   try {
     // The grace: the app that started this process connects once it listens; an idle exit before
     // its hello would make it start another (see PTY_HOST_FIRST_CLIENT_GRACE_MS).

@@ -70,6 +70,13 @@ export function ptyHostArgs(command: PtyHostCommand, flags: PtyHostLaunchFlags):
 /** The exit code of a host that refused to start because another host holds the socket's lock. */
 export const PTY_HOST_ALREADY_RUNNING_EXIT_CODE = 3
 
+/**
+ * The exit code of a host that could not start because `@xterm/headless` or
+ * `@xterm/addon-serialize` (optional peers it needs for its screens) cannot be loaded where it
+ * runs: its stderr is discarded, so the code is what tells the app.
+ */
+export const PTY_HOST_PEER_MISSING_EXIT_CODE = 4
+
 /** A host process this app started: its pid, and how it ended, once it did. */
 export type LaunchedPtyHost = {
   /** Its pid (when the OS gave one). */

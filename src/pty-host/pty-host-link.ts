@@ -1,4 +1,4 @@
-import { PTY_HOST_ALREADY_RUNNING_EXIT_CODE, defaultPtyHostCommand, startPtyHostProcess, type LaunchedPtyHost, type PtyHostLaunchFlags } from './launch-pty-host.js'
+import { PTY_HOST_ALREADY_RUNNING_EXIT_CODE, PTY_HOST_PEER_MISSING_EXIT_CODE, defaultPtyHostCommand, startPtyHostProcess, type LaunchedPtyHost, type PtyHostLaunchFlags } from './launch-pty-host.js'
 import { isPtyIncarnationId } from '../contracts/index.js'
 import type { ClientPtyRecord, ClientPtyRecords } from './client-pty-records.js'
 import { PtyHostConnection } from './pty-host-connection.js'
@@ -39,9 +39,18 @@ function failedToStart(launched: LaunchedPtyHost): boolean {
 /**
  * The refusal of a connect whose host failed to start: `host_unavailable`, naming the command (to
  * run it by hand: its stderr is discarded) and how it ended. The host exits 2 on a command line it
- * refuses and 1 on any other start failure (an insecure socket directory, a bad option…).
+ * refuses, {@link PTY_HOST_PEER_MISSING_EXIT_CODE} when its `@xterm` peers cannot be loaded (the
+ * message says what to install) and 1 on any other start failure (an insecure socket directory, a
+ * bad option…).
  */
 function startFailure(launched: LaunchedPtyHost, socketPath: string, refusal: PtyHostError): PtyHostError {
+  if (launched.exitCode() === PTY_HOST_PEER_MISSING_EXIT_CODE) {
+    return new PtyHostError(
+      'host_unavailable',
+      `No pty host listens on ${socketPath}: the host this app started could not load @xterm/headless or @xterm/addon-serialize, optional peers of ptykit it needs — npm install @xterm/headless @xterm/addon-serialize where ptykit is installed (its command: ${launched.commandLine})`,
+      { cause: refusal },
+    )
+  }
   return new PtyHostError(
     'host_unavailable',
     `No pty host listens on ${socketPath}: the host this app started ended (${launched.exitDescription() ?? 'unknown'}) before it listened. Its stderr is discarded; run its command to see why: ${launched.commandLine}`,

@@ -53,3 +53,29 @@ describe('launchPtyHost: every argument is checked before anything starts', () =
     await expect(app.spawn({ file: '/bin/sh' })).rejects.toMatchObject({ code: 'invalid_option', option: 'hostCommand.file', value: file })
   })
 })
+
+/**
+ * A Node flag that makes `@xterm/*` unresolvable in the process it starts, as in a project that
+ * installed ptykit without the pty host's optional peers.
+ */
+const WITHOUT_XTERM = [
+  '--import',
+  `data:text/javascript,import { register } from 'node:module'; register(${JSON.stringify(
+    "data:text/javascript,export async function resolve(specifier, context, next) { if (specifier.startsWith('@xterm/')) throw Object.assign(new Error('Cannot find package ' + specifier), { code: 'ERR_MODULE_NOT_FOUND' }); return next(specifier, context) }",
+  )})`,
+]
+
+describe('a host that cannot load its @xterm peers', () => {
+  it('fails the spawn with host_unavailable saying what to install (before: "ended (exit code 1) … run its command to see why")', async () => {
+    const { dir, socketPath } = socketDir()
+    const hostCommand = { file: process.execPath, args: [...WITHOUT_XTERM, ...HOST_FROM_SOURCES.args] }
+    const app = providerOn(socketPath, { hostCommand, connectTimeoutMs: 600_000 })
+    cleanups.push(() => app.dispose())
+    await expect(app.spawn({ file: '/bin/sh' })).rejects.toMatchObject({
+      code: 'host_unavailable',
+      message: expect.stringContaining('could not load @xterm/headless or @xterm/addon-serialize, optional peers of ptykit it needs — npm install @xterm/headless @xterm/addon-serialize'),
+    })
+    // Nothing of a host is left: no socket, no secret.
+    expect(readdirSync(dir).filter((name) => !name.endsWith('.journal'))).toEqual([])
+  })
+})
