@@ -104,6 +104,19 @@ describe('11.1: a stop deadline (`deadlineMs`) is an absolute epoch time; `timeo
     expect(h.exits()).toEqual([])
   })
 
+  it('a point in time given as timeoutMs (Date.now() + 5 000: a wait of 56 years) is a TypeError naming the option and deadlineMs, and stops nothing', async () => {
+    const h = createHarness()
+    const terminal = await h.controller.spawnTerminal({})
+    const timeoutMs = Date.now() + 5_000
+    const pointInTimeError = /`timeoutMs`.*which reads as the time .*`deadlineMs`/
+    await expect(h.controller.stopAndWait(terminal.id, { timeoutMs })).rejects.toThrow(pointInTimeError)
+    await expect(terminal.stop({ timeoutMs })).rejects.toThrow(pointInTimeError)
+    await expect(h.controller.listProcesses(null, { timeoutMs })).rejects.toThrow(pointInTimeError)
+    await expect(h.provider.shutdown(terminal.id, { timeoutMs })).rejects.toThrow(pointInTimeError)
+    expect(h.provider.livePtyIds()).toEqual([terminal.id])
+    expect(h.exits()).toEqual([])
+  })
+
   it('node-pty: stopAndWait(id, { deadlineMs: 5 000 }) is refused and the shell keeps running; timeoutMs: 5 000 then stops it', async () => {
     const controller = createPtyController({ provider: createNodePtyProvider() })
     try {

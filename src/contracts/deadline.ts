@@ -38,7 +38,11 @@ export type PtyWaitBudget = {
    * refused with a `TypeError`; use `timeoutMs` for a duration.
    */
   deadlineMs?: number
-  /** A duration in milliseconds from the call, after which it gives up. */
+  /**
+   * A duration in milliseconds from the call, after which it gives up. Not a point in time: a
+   * value longer than about 24.8 days that is within as much of the current epoch time
+   * (`Date.now() + 5_000`) is refused with a `TypeError`; use `deadlineMs` for that.
+   */
   timeoutMs?: number
 }
 
@@ -46,9 +50,12 @@ export type PtyWaitBudget = {
  * Turn a {@link PtyWaitBudget} into one absolute deadline (epoch milliseconds on the given clock).
  *
  * Throws a `TypeError` naming the option when both forms are given, when either is not a finite
- * number (or `timeoutMs` is negative), or when `deadlineMs` is positive and more than
+ * number (or `timeoutMs` is negative), when `deadlineMs` is positive and more than
  * {@link LONG_PAST_DEADLINE_MS} before `now` (a duration given as `deadlineMs`: `5_000` is in 1970,
- * and a stop would read it as "no grace"). With neither, the deadline is `now + defaultTimeoutMs`.
+ * and a stop would read it as "no grace"), or when `timeoutMs` is longer than
+ * {@link LONG_PAST_DEADLINE_MS} and within as much of `now` (a point in time given as
+ * `timeoutMs`: `Date.now() + 5_000` would wait 56 years). With neither, the deadline is
+ * `now + defaultTimeoutMs`.
  *
  * @param budget - the caller's options (only `deadlineMs` and `timeoutMs` are read); `undefined` means neither.
  * @param defaultTimeoutMs - the duration used when the caller gives neither form.
@@ -84,6 +91,14 @@ export function resolveWaitDeadline(
     if (typeof timeoutMs !== 'number' || !Number.isFinite(timeoutMs) || timeoutMs < 0) {
       throw new TypeError(
         `Expected the \`timeoutMs\` option to be a non-negative finite duration in milliseconds, got ${describeValue(timeoutMs)}`,
+      )
+    }
+    // The mirror of the check above: a point in time given as a duration (`Date.now() + 5000`
+    // would wait 56 years). A duration longer than a timer can hold that reads as a time within
+    // as much of now is nothing else; a test clock near 0 refuses nothing.
+    if (timeoutMs > LONG_PAST_DEADLINE_MS && Math.abs(timeoutMs - now) <= LONG_PAST_DEADLINE_MS) {
+      throw new TypeError(
+        `Expected the \`timeoutMs\` option to be a duration in milliseconds (for example 5000), got ${timeoutMs}, which reads as the time ${new Date(timeoutMs).toISOString()}: for a point in time, give the \`deadlineMs\` option`,
       )
     }
     return now + timeoutMs

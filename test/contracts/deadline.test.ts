@@ -42,6 +42,31 @@ describe('resolveWaitDeadline: deadlineMs is a point in time, timeoutMs a durati
     expect(resolveWaitDeadline({ deadlineMs: -1 }, 1_000, Date.now())).toBe(-1)
   })
 
+  it('refuses a point in time given as timeoutMs (Date.now() + 5000 would wait 56 years): a TypeError naming the option, the date and deadlineMs', () => {
+    const now = Date.parse('2026-12-06T10:00:00Z')
+    expect(() => resolveWaitDeadline({ timeoutMs: now + 5_000 }, 1_000, now)).toThrow(
+      /`timeoutMs`.*got 1796551205000, which reads as the time 2026-12-06T10:00:05\.000Z.*`deadlineMs`/,
+    )
+    fc.assert(
+      fc.property(fc.integer({ min: 2 * LONG_PAST_DEADLINE_MS + 1, max: 4_000_000_000_000 }), fc.integer({ min: -LONG_PAST_DEADLINE_MS, max: LONG_PAST_DEADLINE_MS }), (at, offset) => {
+        expect(() => resolveWaitDeadline({ timeoutMs: at + offset }, 1_000, at)).toThrow(TypeError)
+      }),
+    )
+  })
+
+  it("keeps every other timeoutMs: up to a timer's longest wait at any time, longer ones that read as no time near now, and any on a test clock near 0", () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: 4_000_000_000_000 }), fc.integer({ min: 0, max: 8_000_000_000_000 }), (now, timeoutMs) => {
+        const pointInTime = timeoutMs > LONG_PAST_DEADLINE_MS && Math.abs(timeoutMs - now) <= LONG_PAST_DEADLINE_MS
+        fc.pre(!pointInTime)
+        expect(resolveWaitDeadline({ timeoutMs }, 1_000, now)).toBe(now + timeoutMs)
+      }),
+    )
+    expect(resolveWaitDeadline({ timeoutMs: LONG_PAST_DEADLINE_MS }, 1_000, LONG_PAST_DEADLINE_MS)).toBe(2 * LONG_PAST_DEADLINE_MS)
+    const now = Date.parse('2026-12-06T10:00:00Z')
+    expect(resolveWaitDeadline({ timeoutMs: Number.MAX_SAFE_INTEGER }, 1_000, now)).toBe(now + Number.MAX_SAFE_INTEGER)
+  })
+
   it('counts back from the given now: on a test clock that starts at 0, 5000 is a deadline ahead', () => {
     expect(resolveWaitDeadline({ deadlineMs: 5_000 }, 1_000, 0)).toBe(5_000)
   })
