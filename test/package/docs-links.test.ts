@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
@@ -30,5 +31,14 @@ describe('documentation links', () => {
       return !fs.existsSync(resolved)
     })
     expect(broken).toEqual([])
+  })
+
+  it('the README links only to pages the published package ships (read on npm or in node_modules, the guides are there)', () => {
+    // The file list `npm pack` would publish (no build: `files` decides, not dist/'s state).
+    const packed = JSON.parse(execFileSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: root, encoding: 'utf8' })) as { files: { path: string }[] }[]
+    const shipped = new Set(packed[0]!.files.map((file) => file.path))
+    const readmeLinks = relativeLinks(fs.readFileSync(path.join(root, 'README.md'), 'utf8')).map((target) => path.posix.normalize(target))
+    expect(readmeLinks.filter((target) => target.startsWith('docs/')).length).toBeGreaterThan(5)
+    expect(readmeLinks.filter((target) => !shipped.has(target) && !target.startsWith('docs/api'))).toEqual([])
   })
 })
