@@ -231,7 +231,7 @@ export class ProducerFlowControl {
    * Forget a PTY (on exit or stop): resume it if paused — a no-op for a dead process, but it leaves
    * no stale paused mark behind for a reused id — and cancel its timers.
    */
-  release(target: ProducerFlowTarget): void {
+  release(target: ProducerFlowTarget, forgive = false): void {
     const entry = this.#entries.get(target)
     if (entry === undefined) return
     // Forgotten before the resume: a provider may hand over output it held from inside
@@ -239,7 +239,10 @@ export class ProducerFlowControl {
     // timers would outlive the PTY, and leave its producer paused).
     this.#entries.delete(target)
     this.#clearTimers(entry)
-    if (entry.pausedSince === null) return
+    // `forgive` (dispose): resumed also when engaged but not paused, so that a provider that counts
+    // acknowledgements itself (the pty host) forgives and stops counting — nobody acknowledges from
+    // here on, and a PTY left running must not be paused by it (h136).
+    if (entry.pausedSince === null && !(forgive && entry.engaged)) return
     entry.pausedSince = null
     this.#releasing.add(target)
     try {
@@ -262,7 +265,7 @@ export class ProducerFlowControl {
 
   /** Release every PTY (on dispose). */
   releaseAll(): void {
-    for (const target of [...this.#entries.keys()]) this.release(target)
+    for (const target of [...this.#entries.keys()]) this.release(target, true)
   }
 
   /** The state of one PTY, for inspection and tests. */

@@ -149,6 +149,9 @@ export class TerminalHandle implements PtyTerminal {
     // Proven ended: nothing left to stop, also once the id was respawned or the controller disposed
     // (whose `stopAndWait` answers `false` for every id).
     if (this.#deathProven || this.record.state === 'exited') return Promise.resolve(true)
+    // A disposing controller is stopping this terminal itself (or, with `stopPtys: false`, lets it
+    // go): answer what its stop proved, as `[Symbol.asyncDispose]` waits for it (h136).
+    if (this.#controller.disposed) return this.#controller.dispose().then(() => this.#deathProven || this.record.state === 'exited')
     if (!this.#isCurrent()) return Promise.resolve(false)
     return this.#controller.stopAndWait(this.id, options)
   }
