@@ -102,7 +102,10 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
    * (One already on its way is in the records as `spawning`: the dispose stops it, and the host's
    * shutdown waits for a spawn of that id still starting.)
    */
-  const disposingError = (operation: string): PtyHostError => new PtyHostError('provider_disposed', `Cannot ${operation}: the pty host provider is being disposed`)
+  /** Set once `dispose()` has finished: the refusals then say "has been disposed", not "is being". */
+  let disposed = false
+  const disposingError = (operation: string): PtyHostError =>
+    new PtyHostError('provider_disposed', `Cannot ${operation}: the pty host provider ${disposed ? 'has been' : 'is being'} disposed`)
   let detachPromise: Promise<void> | null = null
   /** What a spawn or attach asked for once `detach()` began gets (as one asked for after it). */
   const detachingError = (operation: string): PtyHostError => new PtyHostError('provider_detached', `Cannot ${operation}: the pty host provider was detached`)
@@ -641,6 +644,7 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
         records.data.clear()
         records.exit.clear()
         records.loss.clear()
+        disposed = true
       })()
       return disposePromise
     },

@@ -558,10 +558,12 @@ describe('pty host provider: dispose with spawns around it', () => {
     const disposing = app.dispose()
     // A UI that re-creates a terminal while the app shuts down.
     const late = app.spawn({ file: '/bin/sh', args: ['-c', 'read line'] })
-    await expect(late).rejects.toMatchObject({ code: 'provider_disposed' })
+    await expect(late).rejects.toMatchObject({ code: 'provider_disposed', message: expect.stringContaining('is being disposed') })
     await expect(app.attach('anything')).rejects.toMatchObject({ code: 'provider_disposed' })
     const started = await inFlight
     await disposing
+    // Once the dispose has finished, a refusal says so (before: "is being disposed" for good).
+    await expect(app.spawn({ file: '/bin/sh' })).rejects.toMatchObject({ code: 'provider_disposed', message: expect.stringContaining('has been disposed') })
     const other = provider(socketPath, { autoStart: false })
     await waitFor(async () => ((await other.listProcesses()).length === 0 ? true : undefined), 'every session of the disposed app to be stopped')
     expect(isDead(started.pid!)).toBe(true)
