@@ -202,8 +202,12 @@ export function describeTerminalExitCause(cause: TerminalExitCause): string {
   if (typeof value === 'object' && value !== null) {
     const { kind, signal, exitCode, reason } = value as Record<string, unknown>
     if (kind === 'operator_close') return 'Terminal closed by operator request'
-    if (kind === 'signaled' && typeof signal === 'number') return `Agent process killed by signal ${signal}`
-    if (kind === 'exited' && typeof exitCode === 'number') return `Agent process exited with code ${exitCode}`
+    // Only a number a cause may hold: "killed by signal -1" or "exited with code NaN" would state
+    // what no evidence says (`isTerminalExitCause`'s rules; extra fields are not looked at here).
+    if (kind === 'signaled' && isSignalEvidence(signal)) return `Agent process killed by signal ${signal}`
+    if (kind === 'exited' && typeof exitCode === 'number' && Number.isSafeInteger(exitCode) && exitCode >= 0) {
+      return `Agent process exited with code ${exitCode}`
+    }
     if (kind === 'unknown') {
       switch (reason) {
         case 'stop_unverified':

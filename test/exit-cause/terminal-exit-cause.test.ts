@@ -354,8 +354,13 @@ describe('describeTerminalExitCause', () => {
         }
         // A valid cause gets its sentence; nothing else gets one.
         if (isTerminalExitCause(value)) expect(outcome).toBe(seedSentence(value))
-        else if (typeof outcome === 'string') expect(outcome).toMatch(/^(Terminal closed|Agent process)/)
-        else expect(outcome).toBeInstanceOf(TypeError)
+        else if (typeof outcome === 'string') {
+          // A cause's shape with a field too many may still be described, never with a number no
+          // cause may hold.
+          expect(outcome).toMatch(/^(Terminal closed|Agent process)/)
+          const number = /(?:signal|code) (\S+)$/.exec(outcome)?.[1]
+          if (number !== undefined) expect(Number.isSafeInteger(Number(number)) && Number(number) >= 0).toBe(true)
+        } else expect(outcome).toBeInstanceOf(TypeError)
       }),
     )
   })
@@ -364,7 +369,19 @@ describe('describeTerminalExitCause', () => {
     const event = { ptyId: 'p1', exitCode: 0, cause: { kind: 'signaled', signal: 9 } }
     expect(() => describeTerminalExitCause(event as never)).toThrow(TypeError)
     expect(() => describeTerminalExitCause(event as never)).toThrow(/got \{"ptyId":"p1".*pass that.*event\.cause/)
-    for (const value of [undefined, null, 'exited', { kind: 'unknown', reason: 'gone' }, { kind: 'exited' }]) {
+    for (const value of [
+      undefined,
+      null,
+      'exited',
+      { kind: 'unknown', reason: 'gone' },
+      { kind: 'exited' },
+      // A number no cause holds (before: "killed by signal -1", "exited with code NaN").
+      { kind: 'signaled', signal: -1 },
+      { kind: 'signaled', signal: 0 },
+      { kind: 'signaled', signal: 1.5 },
+      { kind: 'exited', exitCode: -1 },
+      { kind: 'exited', exitCode: Number.NaN },
+    ]) {
       expect(() => describeTerminalExitCause(value as never)).toThrow(/Expected a TerminalExitCause/)
     }
   })
