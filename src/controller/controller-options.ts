@@ -8,6 +8,7 @@ import {
   type PtySpawnRuntime,
 } from '../spawn/index.js'
 import { describeValue } from './argument-validation.js'
+import { assertKnownOptions } from '../contracts/known-options.js'
 import { createSystemClock, withClampedDelays, type PtyClock } from './clock.js'
 import {
   FLOW_CONTROL_HIGH_WATERMARK_CHARS,
@@ -124,6 +125,15 @@ export type ResolvedPtyControllerOptions = {
   dataBatchMs: number
 }
 
+/** Every option `createPtyController` reads, and those of its `flowControl` and `stop` objects. */
+const CONTROLLER_OPTION_NAMES = ['provider', 'providers', 'store', 'runtime', 'claims', 'clock', 'flowControl', 'stop', 'dataBatchMs'] as const satisfies readonly (keyof PtyControllerOptions)[]
+const FLOW_CONTROL_OPTION_NAMES = ['mode', 'enabled', 'highWatermarkChars', 'lowWatermarkChars', 'pauseReassertIntervalMs', 'pauseMaxHoldMs'] as const satisfies readonly (keyof PtyFlowControlOptions)[]
+const STOP_OPTION_NAMES = ['forceAfterMs', 'unconfirmedAfterMs', 'defaultDeadlineMs'] as const satisfies readonly (keyof PtyStopTimingOptions)[]
+// Each list names every option of its type: adding an option without listing it fails to compile.
+true satisfies [Exclude<keyof PtyControllerOptions, (typeof CONTROLLER_OPTION_NAMES)[number]>] extends [never] ? true : never
+true satisfies [Exclude<keyof PtyFlowControlOptions, (typeof FLOW_CONTROL_OPTION_NAMES)[number]>] extends [never] ? true : never
+true satisfies [Exclude<keyof PtyStopTimingOptions, (typeof STOP_OPTION_NAMES)[number]>] extends [never] ? true : never
+
 function isProvider(value: unknown): value is PtyProvider {
   if (typeof value !== 'object' || value === null) return false
   const candidate = value as Record<string, unknown>
@@ -203,6 +213,7 @@ function resolveFlowControl(option: PtyControllerOptions['flowControl']): Produc
   if (typeof option !== 'object' || option === null) {
     throw new TypeError(`Expected the \`flowControl\` option to be an object or false, got ${describeValue(option)}`)
   }
+  assertKnownOptions('flowControl.', option, FLOW_CONTROL_OPTION_NAMES)
   if (option.enabled !== undefined && typeof option.enabled !== 'boolean') {
     throw new TypeError(`Expected the \`flowControl.enabled\` option to be a boolean, got ${describeValue(option.enabled)}`)
   }
@@ -272,10 +283,13 @@ export function resolvePtyControllerOptions(options: PtyControllerOptions): Reso
   if (typeof options !== 'object' || options === null) {
     throw new TypeError(`Expected the controller options to be an object, got ${describeValue(options)}`)
   }
+  // A misspelt option (`flowcontrol`, `stop.forceAfter`) would be ignored, its default used: refused.
+  assertKnownOptions('', options, CONTROLLER_OPTION_NAMES)
   const stop = options.stop ?? {}
   if (typeof stop !== 'object' || stop === null) {
     throw new TypeError(`Expected the \`stop\` option to be an object, got ${describeValue(stop)}`)
   }
+  assertKnownOptions('stop.', stop, STOP_OPTION_NAMES)
   return {
     providers: resolveProviders(options),
     store: withMethods('store', options.store, ['getLiveOwner', 'getPersistedOwner', 'bindOwner', 'retireOwner']) ?? createInMemorySlotStore(),

@@ -13,7 +13,8 @@ import { PtyController } from './pty-controller.js'
  * ```
  *
  * @throws TypeError naming the option when the options are malformed (for example both or
- * neither of `provider` and `providers`).
+ * neither of `provider` and `providers`), or name an option it does not know (a misspelling such
+ * as `flowcontrol` or `stop.forceAfter`, which would otherwise be ignored).
  */
 export function createPtyController(options: PtyControllerOptions): PtyController {
   return new PtyController(options)

@@ -27,6 +27,7 @@ import {
   type WriteSettlement,
 } from '../contracts/index.js'
 import { callProvider } from '../contracts/call-provider.js'
+import { assertKnownOptions } from '../contracts/known-options.js'
 import { assertAbortSignal } from './abort.js'
 import {
   assertBufferOptions,
@@ -56,6 +57,11 @@ import { assertSlot } from './slot-adoption.js'
 import { resolveStopAndWaitRequest } from './stop-and-wait-request.js'
 
 const TypedEventEmitter = EventEmitter as new () => TypedEmitter<PtyControllerEvents>
+
+/** Every option `dispose` reads (the type below fails to compile when one is missing). */
+const DISPOSE_OPTION_NAMES = ['stopPtys'] as const satisfies readonly (keyof PtyControllerDisposeOptions)[]
+type UnlistedDisposeOption = Exclude<keyof PtyControllerDisposeOptions, (typeof DISPOSE_OPTION_NAMES)[number]>
+true satisfies [UnlistedDisposeOption] extends [never] ? true : never
 
 /**
  * The default {@link RuntimePtyController}: routes each PTY to the provider of its host, runs
@@ -429,13 +435,15 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
    * once). Idempotent: later calls return the same promise (the first call's options decide).
    * Providers are not disposed: the host owns them.
    *
-   * @throws TypeError (rejects, disposing nothing) when `options` is not an object or `stopPtys`
-   *   not a boolean.
+   * @throws TypeError (rejects, disposing nothing) when `options` is not an object, names an
+   *   option other than `stopPtys` (a misspelling), or `stopPtys` is not a boolean.
    */
   dispose(options?: PtyControllerDisposeOptions): Promise<void> {
     if (this.#disposePromise === undefined) {
       try {
         assertOptionsObject('options', options)
+        // A misspelt `stopPtys: false` would stop every PTY it meant to keep: refused, not ignored.
+        assertKnownOptions('', options, DISPOSE_OPTION_NAMES)
         assertOptionalBoolean('stopPtys', options?.stopPtys)
       } catch (error) {
         return Promise.reject(error)

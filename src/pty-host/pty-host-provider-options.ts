@@ -1,9 +1,10 @@
 import type { ExecutionHostId, PtyExitEvent, PtyIncarnationId, PtyProvider, PtySpawnResult } from '../contracts/index.js'
 import { assertPtyHostCommand, type PtyHostCommand } from './launch-pty-host.js'
 import type { PtyHostBufferSnapshot } from './session-history.js'
-import { assertIntegerOption, invalidPtyHostOption } from './pty-host-error.js'
+import { assertIntegerOption, invalidPtyHostOption, PtyHostError } from './pty-host-error.js'
 import { assertScrollbackRowsFit } from './screen-limit.js'
 import { assertSocketPathOption } from './socket-security.js'
+import { findUnknownOption } from '../contracts/known-options.js'
 
 /** How long the provider waits for a host to answer a connection (and for a started host to listen). */
 export const PTY_HOST_CONNECT_TIMEOUT_MS = 10_000
@@ -115,9 +116,31 @@ export type PtyHostProvider = Omit<PtyProvider, 'getBufferSnapshot'> &
     readonly connected: boolean
   }
 
-/** Check the options of `createPtyHostProvider`; throws `invalid_option` naming the first bad one. */
+/** Every option `createPtyHostProvider` reads (the check below fails to compile when one is missing). */
+const PTY_HOST_PROVIDER_OPTION_NAMES = [
+  'name',
+  'hostId',
+  'socketPath',
+  'autoStart',
+  'hostCommand',
+  'idleExitMs',
+  'historyChars',
+  'scrollbackRows',
+  'connectTimeoutMs',
+  'requestTimeoutMs',
+  'reconnectAttempts',
+] as const satisfies readonly (keyof PtyHostProviderOptions)[]
+true satisfies [Exclude<keyof PtyHostProviderOptions, (typeof PTY_HOST_PROVIDER_OPTION_NAMES)[number]>] extends [never] ? true : never
+
+/** Check the options of `createPtyHostProvider`; throws `invalid_option` naming the first bad one (or one it does not know). */
 export function validatePtyHostProviderOptions(options: PtyHostProviderOptions): void {
   if (options === null || typeof options !== 'object') throw invalidPtyHostOption('options', 'an object', options)
+  // A misspelt option would be ignored, its default used (`sockPath`: the default socket, another
+  // host): refused, naming the one meant. Its value is not shown: nobody knows what it holds.
+  const unknown = findUnknownOption(options, PTY_HOST_PROVIDER_OPTION_NAMES)
+  if (unknown !== undefined) {
+    throw new PtyHostError('invalid_option', `Unknown option \`${unknown.name}\`: ${unknown.hint} (an unknown option would be ignored)`, { option: unknown.name })
+  }
   for (const key of ['name', 'hostId'] as const) {
     const value = options[key]
     if (value !== undefined && (typeof value !== 'string' || value.length === 0)) throw invalidPtyHostOption(key, 'a non-empty string', value)

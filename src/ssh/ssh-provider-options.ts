@@ -1,6 +1,7 @@
 import type { ExecutionHostId } from '../contracts/index.js'
 import type { SshHostKeyPolicy, SshHostVerifier } from './host-key-verification.js'
 import { SshOptionError } from './ssh-option-error.js'
+import { findUnknownOption } from '../contracts/known-options.js'
 
 /** Default TCP connect timeout: a reachable host answers a SYN in well under a second; 10 s covers slow VPNs. */
 export const SSH_DEFAULT_CONNECT_TIMEOUT_MS = 10_000
@@ -83,6 +84,33 @@ function integerOption(options: Record<string, unknown>, key: string, min: 0 | 1
   }
 }
 
+/** Every option `createSshProvider` reads (the check below fails to compile when one is missing). */
+const SSH_PROVIDER_OPTION_NAMES = [
+  'host',
+  'port',
+  'username',
+  'privateKey',
+  'passphrase',
+  'agent',
+  'knownHostsPath',
+  'hostVerifier',
+  'hostKeyPolicy',
+  'name',
+  'hostId',
+  'terminalName',
+  'connectTimeoutMs',
+  'handshakeTimeoutMs',
+  'keepaliveIntervalMs',
+  'keepaliveCountMax',
+  'launchTimeoutMs',
+  'reconnectMaxAttempts',
+  'hangupGraceMs',
+  'terminateGraceMs',
+  'shutdownDeadlineMs',
+  'loadSsh2',
+] as const satisfies readonly (keyof SshProviderOptions)[]
+true satisfies [Exclude<keyof SshProviderOptions, (typeof SSH_PROVIDER_OPTION_NAMES)[number]>] extends [never] ? true : never
+
 /**
  * Refuse malformed options before anything connects.
  *
@@ -90,6 +118,12 @@ function integerOption(options: Record<string, unknown>, key: string, min: 0 | 1
  */
 export function validateSshProviderOptions(options: SshProviderOptions): void {
   if (options === null || typeof options !== 'object') throw new SshOptionError('options', 'an object', options)
+  // A misspelt option would be ignored, its default used (`knownHostPath`: no host key check as
+  // asked): refused, naming the one meant. Its value is not shown (a misspelt `passphrase`).
+  const unknown = findUnknownOption(options, SSH_PROVIDER_OPTION_NAMES)
+  if (unknown !== undefined) {
+    throw new SshOptionError(unknown.name, `left out: no such option (${unknown.hint})`, (options as Record<string, unknown>)[unknown.name], true)
+  }
   const record = options as unknown as Record<string, unknown>
   nonEmptyString(record, 'host', true)
   nonEmptyString(record, 'username', true)

@@ -1,0 +1,61 @@
+/**
+ * Option names nobody reads. TypeScript catches a misspelt option in an object literal, but not in
+ * plain JavaScript nor in an object built elsewhere, and a misspelt option was silently ignored:
+ * `dispose({ stopPTYs: false })` stopped every PTY it was meant to keep running. Checked where an
+ * ignored option would do something else than asked (lifecycle and configuration: the controller's
+ * and the providers' options, `dispose`), not on per-call records a host may pass around whole
+ * (spawn options).
+ */
+
+/** The first option of `options` not in `known`, and a hint at the option meant; `undefined` when all are known. */
+export function findUnknownOption(options: object | undefined, known: readonly string[]): { name: string; hint: string } | undefined {
+  if (options === undefined) return undefined
+  for (const name of Object.keys(options)) {
+    if (known.includes(name)) continue
+    const meant = closestOption(name, known)
+    const hint = meant === undefined ? `the known ones are ${known.map((option) => `\`${option}\``).join(', ')}` : `did you mean \`${meant}\`?`
+    return { name, hint }
+  }
+  return undefined
+}
+
+/**
+ * The known option `name` most likely misspells: the same but for case and underscores, or at most
+ * two edits away (a letter dropped, added, changed, or two swapped) for a name of five letters or
+ * more; `undefined` when none is that close.
+ */
+function closestOption(name: string, known: readonly string[]): string | undefined {
+  const loose = (text: string): string => text.toLowerCase().replaceAll('_', '')
+  const given = loose(name)
+  const same = known.find((candidate) => loose(candidate) === given)
+  if (same !== undefined || given.length < 5) return same
+  let best: { option: string; distance: number } | undefined
+  for (const candidate of known) {
+    const distance = editDistance(given, loose(candidate))
+    if (distance <= 2 && (best === undefined || distance < best.distance)) best = { option: candidate, distance }
+  }
+  return best?.option
+}
+
+/** Edits (insertions, deletions, substitutions, swaps of neighbours) from `a` to `b`. */
+function editDistance(a: string, b: string): number {
+  const rows: number[][] = Array.from({ length: a.length + 1 }, (_, i) => Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)))
+  for (let i = 1; i <= a.length; i++) {
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1
+      let best = Math.min(rows[i - 1]![j]! + 1, rows[i]![j - 1]! + 1, rows[i - 1]![j - 1]! + cost)
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) best = Math.min(best, rows[i - 2]![j - 2]! + 1)
+      rows[i]![j] = best
+    }
+  }
+  return rows[a.length]![b.length]!
+}
+
+/**
+ * Throw a `TypeError` naming the first unknown option (with its place, e.g. `flowControl.`) and
+ * the option it likely misspells, or else the known ones.
+ */
+export function assertKnownOptions(place: string, options: object | undefined, known: readonly string[]): void {
+  const unknown = findUnknownOption(options, known)
+  if (unknown !== undefined) throw new TypeError(`Unknown option \`${place}${unknown.name}\`: ${unknown.hint} (an unknown option would be ignored)`)
+}
