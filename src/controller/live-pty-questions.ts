@@ -55,6 +55,8 @@ export class LivePtyQuestions {
       this.foregroundProcess(ptyId),
       options.scanChildProcesses === true ? this.hasChildProcesses(ptyId) : null,
     ])
+    // Ended, or its id respawned, while the provider answered: the answer is not this incarnation's.
+    if (!this.#stillLive(ptyId, record, record.incarnationId)) return { foregroundProcess: null, hasChildProcesses: null, unavailable: true }
     return { foregroundProcess, hasChildProcesses }
   }
 
@@ -85,10 +87,14 @@ export class LivePtyQuestions {
   async confirmForeground(ptyId: string): Promise<Awaited<ReturnType<typeof confirmForegroundOf>> | null> {
     const record = this.#core.records.get(ptyId)
     if (record === undefined || record.state !== 'live') return null
-    return this.#core.timers.orAtDispose(
+    const incarnationId = record.incarnationId
+    const evidence = await this.#core.timers.orAtDispose(
       confirmForegroundOf(record.provider, ptyId, (error) => reportProviderThrow(this.#core, record.provider, 'confirmForeground', error, ptyId)),
       null,
     )
+    // A confirmation that outlives the process it was about cannot authorize its successor under
+    // the same id (nor speak for one that ended meanwhile): "null / false on doubt".
+    return this.#stillLive(ptyId, record, incarnationId) ? evidence : null
   }
 
   /** Whether the host's provider can give foreground evidence; `false` for a host with no provider. */
@@ -112,7 +118,16 @@ export class LivePtyQuestions {
   async #askLive<T>(ptyId: string, what: string, ask: (provider: PtyProvider) => T | Promise<T> | undefined): Promise<T | null> {
     const record = this.#core.records.get(ptyId)
     if (record === undefined || record.state !== 'live') return null
-    return this.#ask(record.provider, ptyId, what, ask)
+    const incarnationId = record.incarnationId
+    const answer = await this.#ask(record.provider, ptyId, what, ask)
+    // Ended, or its id respawned, while the provider answered: `null`, as for an ended PTY — the
+    // answer may describe a process that is gone, or its successor.
+    return this.#stillLive(ptyId, record, incarnationId) ? answer : null
+  }
+
+  /** Whether `record` is still the live PTY of `ptyId`, in the incarnation it had when a question was asked. */
+  #stillLive(ptyId: string, record: { state: string; incarnationId: unknown }, incarnationId: unknown): boolean {
+    return this.#core.records.get(ptyId) === record && record.state === 'live' && record.incarnationId === incarnationId
   }
 
   /**

@@ -356,7 +356,9 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
     return (await this.#m.questions.confirmForeground(ptyId))?.shellForeground === true
   }
 
-  async supportsForegroundProcessEvidence(hostId: ExecutionHostId = 'local'): Promise<boolean> {
+  async supportsForegroundProcessEvidence(host: ExecutionHostId | null = 'local'): Promise<boolean> {
+    // `null` is the local host, as in `listProcesses(null)` (a host id the origin passes as `null`).
+    const hostId = host ?? 'local'
     if (typeof hostId !== 'string' || hostId.length === 0) {
       throw new TypeError(`Expected the \`hostId\` argument to be a non-empty host id, got ${describeValue(hostId)}`)
     }

@@ -210,7 +210,10 @@ export class SpawnPublication {
   async attach(ptyId: string, hostId: ExecutionHostId, signal: AbortSignal | undefined): Promise<boolean> {
     if (signal?.aborted === true) return false
     const core = this.#core
-    if (core.records.get(ptyId)?.state === 'live') return true
+    const tracked = core.records.get(ptyId)
+    // Tracked live already: attached, if on the host asked about — a PTY of another host (an
+    // SSH-scoped id asked of `local`) is not this host's to attach ("false on doubt").
+    if (tracked?.state === 'live') return tracked.hostId === hostId
     const provider = core.options.providers.get(hostId)
     if (provider === undefined) return false
     const inFlight = this.#intake.beginInFlight()
@@ -236,7 +239,7 @@ export class SpawnPublication {
         this.#publish(current, inFlight, true, result)
         return true
       }
-      if (current !== undefined && current.state === 'live') return true
+      if (current !== undefined && current.state === 'live') return current.hostId === hostId
       if (current !== undefined) this.#exits.supersede(current)
       // As a spawn's re-attach does: the reply's providerSequence places the stream.
       const reconciled =
