@@ -59,3 +59,14 @@ export function assertKnownOptions(place: string, options: object | undefined, k
   const unknown = findUnknownOption(options, known)
   if (unknown !== undefined) throw new TypeError(`Unknown option \`${place}${unknown.name}\`: ${unknown.hint} (an unknown option would be ignored)`)
 }
+
+/**
+ * The names of every option of `T`, checked at compile time to be complete: call
+ * `optionNamesOf<T>()('a', 'b', …)`; leaving one of `T`'s options out is a type error naming it,
+ * so an option added to a type cannot be refused as unknown by a list that missed it.
+ */
+export function optionNamesOf<T>() {
+  return <const N extends readonly (keyof T & string)[]>(
+    ...names: N & ([Exclude<keyof T, N[number]>] extends [never] ? unknown : { missingOptions: Exclude<keyof T, N[number]> })
+  ): readonly (keyof T & string)[] => names
+}

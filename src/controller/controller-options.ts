@@ -8,7 +8,7 @@ import {
   type PtySpawnRuntime,
 } from '../spawn/index.js'
 import { describeValue } from './argument-validation.js'
-import { assertKnownOptions } from '../contracts/known-options.js'
+import { assertKnownOptions, optionNamesOf } from '../contracts/known-options.js'
 import { createSystemClock, withClampedDelays, type PtyClock } from './clock.js'
 import {
   FLOW_CONTROL_HIGH_WATERMARK_CHARS,
@@ -125,14 +125,12 @@ export type ResolvedPtyControllerOptions = {
   dataBatchMs: number
 }
 
-/** Every option `createPtyController` reads, and those of its `flowControl` and `stop` objects. */
-const CONTROLLER_OPTION_NAMES = ['provider', 'providers', 'store', 'runtime', 'claims', 'clock', 'flowControl', 'stop', 'dataBatchMs'] as const satisfies readonly (keyof PtyControllerOptions)[]
-const FLOW_CONTROL_OPTION_NAMES = ['mode', 'enabled', 'highWatermarkChars', 'lowWatermarkChars', 'pauseReassertIntervalMs', 'pauseMaxHoldMs'] as const satisfies readonly (keyof PtyFlowControlOptions)[]
-const STOP_OPTION_NAMES = ['forceAfterMs', 'unconfirmedAfterMs', 'defaultDeadlineMs'] as const satisfies readonly (keyof PtyStopTimingOptions)[]
-// Each list names every option of its type: adding an option without listing it fails to compile.
-true satisfies [Exclude<keyof PtyControllerOptions, (typeof CONTROLLER_OPTION_NAMES)[number]>] extends [never] ? true : never
-true satisfies [Exclude<keyof PtyFlowControlOptions, (typeof FLOW_CONTROL_OPTION_NAMES)[number]>] extends [never] ? true : never
-true satisfies [Exclude<keyof PtyStopTimingOptions, (typeof STOP_OPTION_NAMES)[number]>] extends [never] ? true : never
+/** Every option `createPtyController` reads, and those of its `flowControl` and `stop` objects (complete: checked at compile time). */
+const CONTROLLER_OPTION_NAMES = optionNamesOf<PtyControllerOptions>()('provider', 'providers', 'store', 'runtime', 'claims', 'clock', 'flowControl', 'stop', 'dataBatchMs')
+const FLOW_CONTROL_OPTION_NAMES = optionNamesOf<PtyFlowControlOptions>()(
+  'mode', 'enabled', 'highWatermarkChars', 'lowWatermarkChars', 'pauseReassertIntervalMs', 'pauseMaxHoldMs',
+)
+const STOP_OPTION_NAMES = optionNamesOf<PtyStopTimingOptions>()('forceAfterMs', 'unconfirmedAfterMs', 'defaultDeadlineMs')
 
 function isProvider(value: unknown): value is PtyProvider {
   if (typeof value !== 'object' || value === null) return false

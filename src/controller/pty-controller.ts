@@ -27,7 +27,7 @@ import {
   type WriteSettlement,
 } from '../contracts/index.js'
 import { callProvider } from '../contracts/call-provider.js'
-import { assertKnownOptions } from '../contracts/known-options.js'
+import { assertKnownOptions, optionNamesOf } from '../contracts/known-options.js'
 import { assertAbortSignal } from './abort.js'
 import {
   assertBufferOptions,
@@ -58,10 +58,8 @@ import { resolveStopAndWaitRequest } from './stop-and-wait-request.js'
 
 const TypedEventEmitter = EventEmitter as new () => TypedEmitter<PtyControllerEvents>
 
-/** Every option `dispose` reads (the type below fails to compile when one is missing). */
-const DISPOSE_OPTION_NAMES = ['stopPtys'] as const satisfies readonly (keyof PtyControllerDisposeOptions)[]
-type UnlistedDisposeOption = Exclude<keyof PtyControllerDisposeOptions, (typeof DISPOSE_OPTION_NAMES)[number]>
-true satisfies [UnlistedDisposeOption] extends [never] ? true : never
+/** Every option `dispose` reads (complete: checked at compile time). */
+const DISPOSE_OPTION_NAMES = optionNamesOf<PtyControllerDisposeOptions>()('stopPtys')
 
 /**
  * The default {@link RuntimePtyController}: routes each PTY to the provider of its host, runs

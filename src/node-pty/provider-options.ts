@@ -2,7 +2,7 @@ import { isAbsolute } from 'node:path'
 import type { ExecutionHostId, PtyProvider } from '../contracts/index.js'
 import { NodePtyOptionError } from './node-pty-option-error.js'
 import type { NODE_PTY_HANGUP_GRACE_MS, NODE_PTY_SHUTDOWN_DEADLINE_MS, NODE_PTY_TERMINATE_GRACE_MS } from './stop-schedule.js'
-import { findUnknownOption } from '../contracts/known-options.js'
+import { findUnknownOption, optionNamesOf } from '../contracts/known-options.js'
 
 /** The `$TERM` of spawned PTYs unless the host names another: what xterm.js and VS Code emulate. */
 export const NODE_PTY_DEFAULT_TERMINAL_NAME = 'xterm-256color'
@@ -101,25 +101,11 @@ function assertNonNegativeInteger(option: string, value: unknown): void {
   }
 }
 
-/** Every option `createNodePtyProvider` reads (the check below fails to compile when one is missing). */
-const NODE_PTY_PROVIDER_OPTION_NAMES = [
-  'name',
-  'hostId',
-  'hostReportsChildExitStatus',
-  'terminalName',
-  'defaultShell',
-  'defaultCwd',
-  'inheritedEnv',
-  'drainOutputAtExit',
-  'output',
-  'sweepSession',
-  'hangupGraceMs',
-  'terminateGraceMs',
-  'shutdownDeadlineMs',
-  'loadNodePty',
-  'platform',
-] as const satisfies readonly (keyof NodePtyProviderOptions)[]
-true satisfies [Exclude<keyof NodePtyProviderOptions, (typeof NODE_PTY_PROVIDER_OPTION_NAMES)[number]>] extends [never] ? true : never
+/** Every option `createNodePtyProvider` reads (complete: checked at compile time). */
+const NODE_PTY_PROVIDER_OPTION_NAMES = optionNamesOf<NodePtyProviderOptions>()(
+  'name', 'hostId', 'hostReportsChildExitStatus', 'terminalName', 'defaultShell', 'defaultCwd', 'inheritedEnv', 'drainOutputAtExit',
+  'output', 'sweepSession', 'hangupGraceMs', 'terminateGraceMs', 'shutdownDeadlineMs', 'loadNodePty', 'platform',
+)
 
 /** Check every provider option; throws {@link NodePtyOptionError} naming the first bad one. */
 export function validateProviderOptions(options: NodePtyProviderOptions): void {

@@ -4,7 +4,7 @@ import type { PtyHostBufferSnapshot } from './session-history.js'
 import { assertIntegerOption, invalidPtyHostOption, PtyHostError } from './pty-host-error.js'
 import { assertScrollbackRowsFit } from './screen-limit.js'
 import { assertSocketPathOption } from './socket-security.js'
-import { findUnknownOption } from '../contracts/known-options.js'
+import { findUnknownOption, optionNamesOf } from '../contracts/known-options.js'
 
 /** How long the provider waits for a host to answer a connection (and for a started host to listen). */
 export const PTY_HOST_CONNECT_TIMEOUT_MS = 10_000
@@ -116,21 +116,11 @@ export type PtyHostProvider = Omit<PtyProvider, 'getBufferSnapshot'> &
     readonly connected: boolean
   }
 
-/** Every option `createPtyHostProvider` reads (the check below fails to compile when one is missing). */
-const PTY_HOST_PROVIDER_OPTION_NAMES = [
-  'name',
-  'hostId',
-  'socketPath',
-  'autoStart',
-  'hostCommand',
-  'idleExitMs',
-  'historyChars',
-  'scrollbackRows',
-  'connectTimeoutMs',
-  'requestTimeoutMs',
-  'reconnectAttempts',
-] as const satisfies readonly (keyof PtyHostProviderOptions)[]
-true satisfies [Exclude<keyof PtyHostProviderOptions, (typeof PTY_HOST_PROVIDER_OPTION_NAMES)[number]>] extends [never] ? true : never
+/** Every option `createPtyHostProvider` reads (complete: checked at compile time). */
+const PTY_HOST_PROVIDER_OPTION_NAMES = optionNamesOf<PtyHostProviderOptions>()(
+  'name', 'hostId', 'socketPath', 'autoStart', 'hostCommand', 'idleExitMs',
+  'historyChars', 'scrollbackRows', 'connectTimeoutMs', 'requestTimeoutMs', 'reconnectAttempts',
+)
 
 /** Check the options of `createPtyHostProvider`; throws `invalid_option` naming the first bad one (or one it does not know). */
 export function validatePtyHostProviderOptions(options: PtyHostProviderOptions): void {

@@ -1,7 +1,7 @@
 import type { ExecutionHostId } from '../contracts/index.js'
 import type { SshHostKeyPolicy, SshHostVerifier } from './host-key-verification.js'
 import { SshOptionError } from './ssh-option-error.js'
-import { findUnknownOption } from '../contracts/known-options.js'
+import { findUnknownOption, optionNamesOf } from '../contracts/known-options.js'
 
 /** Default TCP connect timeout: a reachable host answers a SYN in well under a second; 10 s covers slow VPNs. */
 export const SSH_DEFAULT_CONNECT_TIMEOUT_MS = 10_000
@@ -84,32 +84,12 @@ function integerOption(options: Record<string, unknown>, key: string, min: 0 | 1
   }
 }
 
-/** Every option `createSshProvider` reads (the check below fails to compile when one is missing). */
-const SSH_PROVIDER_OPTION_NAMES = [
-  'host',
-  'port',
-  'username',
-  'privateKey',
-  'passphrase',
-  'agent',
-  'knownHostsPath',
-  'hostVerifier',
-  'hostKeyPolicy',
-  'name',
-  'hostId',
-  'terminalName',
-  'connectTimeoutMs',
-  'handshakeTimeoutMs',
-  'keepaliveIntervalMs',
-  'keepaliveCountMax',
-  'launchTimeoutMs',
-  'reconnectMaxAttempts',
-  'hangupGraceMs',
-  'terminateGraceMs',
-  'shutdownDeadlineMs',
-  'loadSsh2',
-] as const satisfies readonly (keyof SshProviderOptions)[]
-true satisfies [Exclude<keyof SshProviderOptions, (typeof SSH_PROVIDER_OPTION_NAMES)[number]>] extends [never] ? true : never
+/** Every option `createSshProvider` reads (complete: checked at compile time). */
+const SSH_PROVIDER_OPTION_NAMES = optionNamesOf<SshProviderOptions>()(
+  'host', 'port', 'username', 'privateKey', 'passphrase', 'agent', 'knownHostsPath', 'hostVerifier', 'hostKeyPolicy', 'name', 'hostId',
+  'terminalName', 'connectTimeoutMs', 'handshakeTimeoutMs', 'keepaliveIntervalMs', 'keepaliveCountMax', 'launchTimeoutMs',
+  'reconnectMaxAttempts', 'hangupGraceMs', 'terminateGraceMs', 'shutdownDeadlineMs', 'loadSsh2',
+)
 
 /**
  * Refuse malformed options before anything connects.
