@@ -184,7 +184,9 @@ export interface PtyProvider {
    * report. A provider that cannot tell whether its launch went through (a remote host that did
    * not answer a spawn request it may have received) rejects with an error whose
    * `processMayExist` is `true`, and still stops that process once it can: the spawn then fails
-   * with outcome `unknown`, never `not_started`.
+   * with outcome `unknown`, never `not_started`. One that started a process for this spawn and
+   * stopped it again before rejecting (its end proven; say, disposed meanwhile) sets
+   * `processStarted: true` on its error: the spawn then fails with outcome `rolled_back`.
    */
   spawn(options: ProviderSpawnOptions): Promise<PtySpawnResult>
   /**

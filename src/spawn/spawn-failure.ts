@@ -46,6 +46,11 @@ function processMayExist(error: unknown): boolean {
   return typeof error === 'object' && error !== null && (error as { processMayExist?: unknown }).processMayExist === true
 }
 
+/** Whether a provider's rejection says its launch started a process, which it then stopped (`processStarted`, see `PtyProvider.spawn`). */
+function processStarted(error: unknown): boolean {
+  return typeof error === 'object' && error !== null && (error as { processStarted?: unknown }).processStarted === true
+}
+
 /** The message of a thrown value, whatever was thrown. */
 export function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error)
@@ -111,8 +116,10 @@ export function failedSpawnError(state: RuntimePtySpawnState, failure: Classifie
   const { error, ownError } = failure
   let cause = failure.cause
   // A provider that could not tell whether its launch went through says so (`processMayExist`,
-  // see `PtyProvider.spawn`): "no process was started" would be a guess.
-  const foreignOutcome = isPtySpawnError(error) && !ownError ? error.outcome : processMayExist(error) ? 'unknown' : 'not_started'
+  // see `PtyProvider.spawn`): "no process was started" would be a guess; one that started a
+  // process and stopped it again says that (`processStarted`): "not started" would be false.
+  const foreignOutcome =
+    isPtySpawnError(error) && !ownError ? error.outcome : processMayExist(error) ? 'unknown' : processStarted(error) ? 'rolled_back' : 'not_started'
   const outcome = state.startedProcess ? (state.shutdownOutcome ?? 'unknown') : foreignOutcome
   if (undoFailures.length > 0) {
     cause = new AggregateError(

@@ -60,18 +60,25 @@ export class SshProviderError extends Error {
    * `not_started`.
    */
   readonly processMayExist: boolean
+  /**
+   * For a spawn: `true` when its launch ran on the server (its channel opened) before the spawn
+   * failed, and the provider stopped it — with `processMayExist` `false`, its end was reported: a
+   * controller's spawn then fails with outcome `rolled_back`, never `not_started`.
+   */
+  readonly processStarted: boolean
 
   /** Create the error. */
   constructor(
     code: SshProviderErrorCode,
     message: string,
-    options: { cause?: unknown; ptyId?: string | undefined; fingerprint?: string | undefined; processMayExist?: boolean } = {},
+    options: { cause?: unknown; ptyId?: string | undefined; fingerprint?: string | undefined; processMayExist?: boolean; processStarted?: boolean } = {},
   ) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause })
     this.code = code
     this.ptyId = options.ptyId
     this.fingerprint = options.fingerprint
     this.processMayExist = options.processMayExist === true
+    this.processStarted = options.processStarted === true
     SSH_PROVIDER_ERROR_BRAND.mark(this)
   }
 }

@@ -162,7 +162,7 @@ async function openSession(context: SshSpawnContext, spawnOptions: ProviderSpawn
     // A transport error here is the disposal's close (it waited for this open, then gave up): the
     // channel's error says whether the exec request may have reached the server
     // (`processMayExist`). A refusal started nothing.
-    if (context.disposal() !== null) throw disposedDuringSpawn(context, launch, id, isSshProviderError(error) && error.processMayExist, error)
+    if (context.disposal() !== null) throw disposedDuringSpawn(context, launch, id, isSshProviderError(error) && error.processMayExist, false, error)
     throw error instanceof SshProviderError
       ? error
       : new SshProviderError('spawn_failed', `The server ${hostId} refused the session channel: ${error instanceof Error ? error.message : String(error)}`, { cause: error, ptyId: id })
@@ -192,12 +192,17 @@ async function openSession(context: SshSpawnContext, spawnOptions: ProviderSpawn
  * program, the host and the PTY id, and `processMayExist` when the program may run on the server
  * all the same (the disposal did not see its end reported).
  */
-function disposedDuringSpawn(context: SshSpawnContext, launch: RemoteLaunch, id: string, mayExist: boolean, cause?: unknown): SshProviderError {
+function disposedDuringSpawn(context: SshSpawnContext, launch: RemoteLaunch, id: string, mayExist: boolean, started: boolean, cause?: unknown): SshProviderError {
   const program = JSON.stringify(launch.file ?? 'the login shell')
+  const fate = mayExist
+    ? '; it may run on the server all the same (its end was not reported before the connection closed)'
+    : started
+      ? '; it had started, and the disposal stopped it'
+      : ''
   return new SshProviderError(
     'provider_disposed',
-    `Could not start ${program} on ${context.hostId}: the SSH provider was disposed while the spawn was in flight${mayExist ? '; it may run on the server all the same (its end was not reported before the connection closed)' : ''}`,
-    { cause, ptyId: id, processMayExist: mayExist },
+    `Could not start ${program} on ${context.hostId}: the SSH provider was disposed while the spawn was in flight${fate}`,
+    { cause, ptyId: id, processMayExist: mayExist, processStarted: started },
   )
 }
 
@@ -205,13 +210,14 @@ function disposedDuringSpawn(context: SshSpawnContext, launch: RemoteLaunch, id:
  * A spawn the disposal overtook after its channel opened: nothing is committed, none of its events
  * is delivered. The disposal stops its program with the other PTYs (its session was in the table
  * before the stops began); the rejection waits for the disposal, so it can tell whether the
- * program's end was reported (else `processMayExist`).
+ * program's end was reported (else `processMayExist`). Its launch ran (`processStarted`): "not
+ * started" would be false — helper-137 found 1–9 of 120 such programs running at the disposal.
  */
 async function refuseDisposedSpawn(context: SshSpawnContext, session: SshPtySession): Promise<never> {
   await context.disposal()?.catch(() => undefined)
   if (context.table.sessions.get(session.id) === session) context.table.sessions.delete(session.id)
   session.abandon()
-  throw disposedDuringSpawn(context, session.launch, session.id, !session.endProven)
+  throw disposedDuringSpawn(context, session.launch, session.id, !session.endProven, true)
 }
 
 /**

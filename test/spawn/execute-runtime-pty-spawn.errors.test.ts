@@ -252,6 +252,23 @@ describe('executeRuntimePtySpawn: each error code', () => {
     expect(h.runtime.inspect()).toEqual(EMPTY_RUNTIME)
   })
 
+  it('provider_spawn_failed with processStarted: the provider started a process and stopped it again, so the outcome is rolled_back (unknown when it may still exist)', async () => {
+    // An SSH spawn overtaken by the provider's disposal after its launch ran (helper-137).
+    for (const [flags, outcome] of [
+      [{ processStarted: true }, 'rolled_back'],
+      [{ processStarted: true, processMayExist: true }, 'unknown'],
+      [{ processStarted: 'yes' }, 'not_started'],
+    ] as const) {
+      const h = createHarness()
+      const failure = Object.assign(new Error('The SSH provider was disposed while the spawn was in flight'), flags)
+      h.provider.scriptNextSpawn({ fail: failure })
+      const error = await expectSpawnError(h.spawn({ sessionId: 's' }), 'provider_spawn_failed')
+      expect(error.cause).toBe(failure)
+      expect(error.outcome, JSON.stringify(flags)).toBe(outcome)
+      expect(h.runtime.inspect()).toEqual(EMPTY_RUNTIME)
+    }
+  })
+
   it('exited_during_start: the reply says the process already exited; it is stopped anyway and never registered', async () => {
     const h = createHarness()
     let committed = 0

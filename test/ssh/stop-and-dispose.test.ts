@@ -180,6 +180,9 @@ describe('SSH: dispose while a spawn is in flight', () => {
         await disposing
         expect(isSshProviderError(error)).toBe(true)
         expect(error).toMatchObject({ code: 'provider_disposed', processMayExist: false })
+        // Once its channel opened, its launch ran on the server: a controller's spawn says
+        // `rolled_back`, never `not_started` (helper-137 found such programs running).
+        if (moment !== 'exec request sent') expect(error).toMatchObject({ processStarted: true, message: expect.stringContaining('it had started, and the disposal stopped it') })
         expect((error as Error).message).toContain('"/bin/sh"')
         expect((error as Error).message).toContain('disposed while the spawn was in flight')
         // The disposal stopped it: nothing it started runs on the server.
