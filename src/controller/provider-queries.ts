@@ -23,7 +23,9 @@ export class ProviderQueries {
   hasPty(ptyId: string): boolean | null {
     const record = this.#core.records.get(ptyId)
     if (record !== undefined) {
-      if (record.state === 'exited') return false
+      // Ended — unless a spawn or attach of its id is in flight here: then a new process may hold
+      // the id already, and "absent" is no longer proven (the seed: never a denial on doubt).
+      if (record.state === 'exited') return this.#core.records.isComing(ptyId) ? null : false
       if (record.state === 'unverified') return null
       // Why null without hasPty (the seed's rule): the provider cannot answer, and the controller's
       // record only says no exit was seen yet. A provider that answers null, or throws, cannot tell
@@ -50,7 +52,7 @@ export class ProviderQueries {
       const answers = await Promise.all([...this.#uniqueProviders()].map((provider) => probeOf(provider)))
       return combineAnswers(answers)
     }
-    if (record.state === 'exited') return false
+    if (record.state === 'exited') return this.#core.records.isComing(ptyId) ? null : false
     // About the record's incarnation: the provider may hold another one under the id by now
     // (another app's, on a shared pty host), whose `true` would revive this dead PTY.
     const answer = await probeOf(record.provider, record.incarnationId)

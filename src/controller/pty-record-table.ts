@@ -9,6 +9,30 @@ export class PtyRecordTable {
   readonly #records = new Map<string, PtyRecord>()
   /** Exited records still in `#records`, oldest first; bounded by `EXITED_PTY_RECORDS_KEPT`. */
   readonly #exited = new Set<PtyRecord>()
+  /** Ids a spawn (`sessionId`) or an attach of this controller is bringing up, with how many are. */
+  readonly #coming = new Map<string, number>()
+
+  /**
+   * A spawn or attach of `ptyId` is in flight: until the returned release is called, {@link
+   * PtyRecordTable.isComing} says so — an ended record under the id may be replaced any moment, so
+   * "absent" is no longer proven (`hasPty` and liveness answer `null`, not `false`).
+   */
+  expectComing(ptyId: string): () => void {
+    this.#coming.set(ptyId, (this.#coming.get(ptyId) ?? 0) + 1)
+    let released = false
+    return () => {
+      if (released) return
+      released = true
+      const left = (this.#coming.get(ptyId) ?? 1) - 1
+      if (left === 0) this.#coming.delete(ptyId)
+      else this.#coming.set(ptyId, left)
+    }
+  }
+
+  /** Whether a spawn or attach of `ptyId` is in flight (see {@link PtyRecordTable.expectComing}). */
+  isComing(ptyId: string): boolean {
+    return this.#coming.has(ptyId)
+  }
 
   /** The record tracked under `ptyId`, if any. */
   get(ptyId: string): PtyRecord | undefined {

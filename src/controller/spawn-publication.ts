@@ -98,6 +98,8 @@ export class SpawnPublication {
       if (core.disposed()) throw new PtyControllerDisposedError('spawn', true)
     }
     const inFlight = this.#intake.beginInFlight()
+    // A caller's id being respawned: its ended record no longer proves the id absent meanwhile.
+    const releaseComing = typeof options.sessionId === 'string' ? core.records.expectComing(options.sessionId) : undefined
     try {
       const outcome = await executeRuntimePtySpawn(state)
       const provider = core.options.providers.get(outcome.hostId)
@@ -164,6 +166,7 @@ export class SpawnPublication {
       if (outcome.claimDisposition !== undefined) reply.claimDisposition = outcome.claimDisposition
       return reply
     } finally {
+      releaseComing?.()
       this.#intake.endInFlight(inFlight)
     }
   }
@@ -217,6 +220,7 @@ export class SpawnPublication {
     const provider = core.options.providers.get(hostId)
     if (provider === undefined) return false
     const inFlight = this.#intake.beginInFlight()
+    const releaseComing = core.records.expectComing(ptyId)
     // Stage 5 of the pipeline, for the sequence rebase below (stage 11).
     const sequenceBefore = core.runtime.getPtyOutputSequence?.(ptyId) ?? 0
     try {
@@ -251,6 +255,7 @@ export class SpawnPublication {
     } catch {
       return false
     } finally {
+      releaseComing()
       this.#intake.endInFlight(inFlight)
     }
   }

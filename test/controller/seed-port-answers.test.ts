@@ -141,3 +141,31 @@ describe('questions to a live PTY: an answer that outlived the PTY is not passed
     expect(await Promise.all(asking)).toEqual([null, null])
   })
 })
+
+describe('hasPty / probePtyLiveness of an ended id while this controller brings it up again', () => {
+  it('answer null (not false) while a respawn of the id is in flight, true once it is published, false again after a failed one', async () => {
+    const h = createHarness()
+    await h.controller.spawn({ sessionId: 'S', isNewSession: true })
+    h.provider.emitExit('S', { exitCode: 0 })
+    await h.settle()
+    expect(h.controller.hasPty('S')).toBe(false)
+    h.provider.scriptNextSpawn({ id: 'S', hang: true })
+    const respawn = h.controller.spawn({ sessionId: 'S', isNewSession: true })
+    await h.settle()
+    // The provider holds a live process under the id already: "absent" is not proven.
+    expect(h.provider.hasPty('S')).toBe(true)
+    expect(h.controller.hasPty('S')).toBeNull()
+    expect(await h.controller.probePtyLiveness('S')).toBeNull()
+    h.provider.releaseSpawn('S')
+    await h.settle()
+    await respawn
+    expect(h.controller.hasPty('S')).toBe(true)
+    // Ended again, and a respawn that fails: back to false once it failed.
+    h.provider.emitExit('S', { exitCode: 0 })
+    await h.settle()
+    h.provider.scriptNextSpawn({ fail: new Error('no') })
+    await expect(h.controller.spawn({ sessionId: 'S', isNewSession: true })).rejects.toThrow()
+    expect(h.controller.hasPty('S')).toBe(false)
+    expect(await h.controller.probePtyLiveness('S')).toBe(false)
+  })
+})
