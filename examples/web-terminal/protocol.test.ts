@@ -7,9 +7,11 @@ import {
   MAX_CLIENT_MESSAGE_BYTES,
   MAX_COMMAND_LENGTH,
   MAX_TERMINAL_COLS,
+  MAX_INPUT_FRAME_CHARS,
   MAX_TERMINAL_ROWS,
   PAGE_INPUT_KINDS,
   parseClientMessage,
+  splitInput,
   WebTerminalProtocolError,
   type ClientMessage,
 } from './protocol.js'
@@ -155,5 +157,31 @@ describe('parseClientMessage', () => {
   it('refuses an oversized frame before parsing it', () => {
     const frame = JSON.stringify({ type: 'input', id: 'a', data: 'x'.repeat(MAX_CLIENT_MESSAGE_BYTES), kind: 'driving' })
     expect(() => parseClientMessage(frame)).toThrow(/exceeds/)
+  })
+})
+
+describe('splitInput: a paste longer than a frame, as consecutive input frames', () => {
+  it('cuts any text into pieces of at most the given length that join back to it, never inside a surrogate pair; each piece a frame the server reads', () => {
+    fc.assert(
+      fc.property(fc.string({ unit: 'binary', maxLength: 400 }), fc.integer({ min: 2, max: 50 }), (data, maxChars) => {
+        const pieces = splitInput(data, maxChars)
+        expect(pieces.join('')).toBe(data)
+        let offset = 0
+        for (const piece of pieces) {
+          expect(piece.length).toBeGreaterThan(0)
+          expect(piece.length).toBeLessThanOrEqual(maxChars)
+          // No cut between a pair's first half (ending one piece) and its second (starting the next).
+          const isHigh = (unit: number): boolean => unit >= 0xd800 && unit <= 0xdbff
+          const isLow = (unit: number): boolean => unit >= 0xdc00 && unit <= 0xdfff
+          if (offset > 0) expect(isHigh(data.charCodeAt(offset - 1)) && isLow(data.charCodeAt(offset))).toBe(false)
+          offset += piece.length
+        }
+      }),
+    )
+    // The worst case for the frame's size — control characters, each escaped to six bytes — still fits.
+    const piece = splitInput('\u0001'.repeat(3 * MAX_INPUT_FRAME_CHARS))[0]!
+    const frame = JSON.stringify({ type: 'input', id: 'x'.repeat(128), data: piece, kind: 'driving' })
+    expect(Buffer.byteLength(frame, 'utf8')).toBeLessThanOrEqual(MAX_CLIENT_MESSAGE_BYTES)
+    expect(parseClientMessage(frame)).toMatchObject({ type: 'input', data: piece })
   })
 })

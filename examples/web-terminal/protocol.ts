@@ -17,6 +17,31 @@ export const MAX_TERMINAL_ROWS = 500
 /** The longest command the page may ask the server to run in a new terminal. */
 export const MAX_COMMAND_LENGTH = 4_096
 
+/**
+ * The most UTF-16 code units of input one `input` frame carries. A paste can be far longer than a
+ * frame may be ({@link MAX_CLIENT_MESSAGE_BYTES}): the page sends it as consecutive frames of at
+ * most this many units. Each unit is at most 6 bytes of JSON (a control character's `\u001b`), so a
+ * frame stays under the limit whatever the text.
+ */
+export const MAX_INPUT_FRAME_CHARS = 8_192
+
+/**
+ * `data` cut into pieces of at most `maxChars` code units, never between the two halves of a
+ * surrogate pair (a lone half is refused as malformed). The pieces joined are `data`.
+ */
+export function splitInput(data: string, maxChars: number = MAX_INPUT_FRAME_CHARS): string[] {
+  const pieces: string[] = []
+  for (let start = 0; start < data.length; ) {
+    let end = Math.min(start + maxChars, data.length)
+    const last = data.charCodeAt(end - 1)
+    // Ends on a pair's first half with its second half next: end one unit earlier.
+    if (end < data.length && end - start > 1 && last >= 0xd800 && last <= 0xdbff) end -= 1
+    pieces.push(data.slice(start, end))
+    start = end
+  }
+  return pieces
+}
+
 /** WebSocket close code the server uses for a malformed frame (1008: policy violation). */
 export const PROTOCOL_VIOLATION_CLOSE_CODE = 1008
 

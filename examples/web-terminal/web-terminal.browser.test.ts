@@ -82,6 +82,43 @@ async function waitForState(id: string, state: string, timeoutMs = SHOW_TIMEOUT_
 }
 
 describe('web terminal in Chromium', () => {
+  it('a paste longer than one frame reaches the program whole, and the page stays connected', async () => {
+    // 40 000 ASCII chars and 10 000 CJK ones: 70 000 bytes, more than one 64 KiB frame holds.
+    // Before: the server closed the page's socket (1009), and the paste was lost.
+    const id = await openTerminal("stty raw -echo; head -c 70000 | wc -c")
+    await page.click(`.terminal-pane[data-id="${id}"] .xterm-screen`)
+    await page.evaluate(
+      ({ id, text }) => {
+        const area = document.querySelector(`.terminal-pane[data-id="${id}"] textarea`) as HTMLTextAreaElement
+        const clipboard = new DataTransfer()
+        clipboard.setData('text/plain', text)
+        area.dispatchEvent(new ClipboardEvent('paste', { clipboardData: clipboard, bubbles: true, cancelable: true }))
+      },
+      { id, text: 'b'.repeat(40_000) + '\u6f22'.repeat(10_000) },
+    )
+    await waitForScreen(id, /^\s*70000\s*$/m)
+    expect(await page.locator('body').getAttribute('data-connection')).toBe('open')
+  })
+
+  it('a command longer than the server runs is refused in the page, and the connection stays open', async () => {
+    const before = await terminalIds()
+    // Typed or pasted, the field holds at most 4096 chars (maxlength); a value set by a script is
+    // not cut, and the page refuses it before it reaches the server. Before: the server closed the
+    // page's socket (1008), every tab "disconnected".
+    await page.fill('#command', `echo ${'x'.repeat(5_000)}`)
+    expect(await page.$eval('#command', (input) => (input as HTMLInputElement).value.length)).toBe(4_096)
+    await page.$eval('#command', (input) => {
+      ;(input as HTMLInputElement).value = `echo ${'x'.repeat(5_000)}`
+    })
+    await page.click('#open')
+    const refusal = await page.$eval('#command', (input) => (input as HTMLInputElement).validationMessage)
+    expect(refusal).toContain('the server runs at most 4096')
+    await new Promise((resolve) => setTimeout(resolve, 300))
+    expect(await page.locator('body').getAttribute('data-connection')).toBe('open')
+    expect(await terminalIds()).toEqual(before)
+    await page.fill('#command', '')
+  })
+
   it('draws what the shell prints for typed keys', async () => {
     const id = await openTerminal()
     await typeLine(id, 'echo hi')

@@ -10,7 +10,7 @@
 // Each terminal's <section> carries its state in data attributes (state, cols, rows, received and
 // drawn chars) so tests and tools can read what the page shows.
 import { Terminal } from '@xterm/xterm'
-import type { ClientMessage, ServerMessage, TerminalStatus } from '../protocol.js'
+import { MAX_COMMAND_LENGTH, splitInput, type ClientMessage, type ServerMessage, type TerminalStatus } from '../protocol.js'
 import { fitTerminal } from './fit.js'
 
 /** Acknowledge at least this many drawn chars at once (ptykit's FLOW_CONTROL_ACK_SIZE_CHARS). */
@@ -143,7 +143,9 @@ function attach(message: ServerMessage & { type: 'attached' }): void {
   // neither counted nor acknowledged.
   terminal.write(message.snapshot)
   terminal.onData((data) => {
-    if (tab.state === 'live') send({ type: 'input', id: tab.id, data, kind: 'driving' })
+    // A paste may be longer than one frame may be: consecutive frames, in order (the server writes
+    // them in order), never one the server would refuse by closing the page's socket.
+    if (tab.state === 'live') for (const piece of splitInput(data)) send({ type: 'input', id: tab.id, data: piece, kind: 'driving' })
   })
   terminal.onResize(({ cols, rows }) => {
     section.dataset['cols'] = String(cols)
@@ -239,11 +241,26 @@ function setConnection(state: 'open' | 'closed', text: string): void {
   connection.textContent = text
 }
 
+// A refusal shown on the field lasts until it is edited (else the form stays invalid for good).
+commandInput.addEventListener('input', () => commandInput.setCustomValidity(''))
+
 openForm.addEventListener('submit', (event) => {
   event.preventDefault()
   const active = activeId === undefined ? undefined : tabs.get(activeId)
   const size = active === undefined ? DEFAULT_SIZE : { cols: active.terminal.cols, rows: active.terminal.rows }
   const command = commandInput.value.trim()
+  // Refused here, not by the server (which closes the page's socket on a malformed frame).
+  const refusal =
+    command.length > MAX_COMMAND_LENGTH
+      ? `The command is ${command.length} characters long; the server runs at most ${MAX_COMMAND_LENGTH}.`
+      : (command as { isWellFormed?: () => boolean }).isWellFormed?.() === false
+        ? 'The command contains a lone surrogate (text that is not well-formed).'
+        : ''
+  commandInput.setCustomValidity(refusal)
+  if (refusal !== '') {
+    commandInput.reportValidity()
+    return
+  }
   send(command === '' ? { type: 'open', ...size } : { type: 'open', ...size, command })
   commandInput.value = ''
 })
