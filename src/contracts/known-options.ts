@@ -7,8 +7,11 @@
  * (spawn options).
  */
 
-/** The first option of `options` not in `known`, and a hint at the option meant; `undefined` when all are known. */
-export function findUnknownOption(options: object | undefined, known: readonly string[]): { name: string; hint: string } | undefined {
+/** An option nobody reads: its name, and a hint at the option meant (or the known ones). */
+export type UnknownOption = { name: string; hint: string }
+
+/** The first option of `options` not in `known`; `undefined` when all are known. */
+export function findUnknownOption(options: object | undefined, known: readonly string[]): UnknownOption | undefined {
   if (options === undefined) return undefined
   for (const name of Object.keys(options)) {
     if (known.includes(name)) continue
@@ -51,13 +54,23 @@ function editDistance(a: string, b: string): number {
   return rows[a.length]![b.length]!
 }
 
+/** The message refusing `unknown` (with its place, e.g. `flowControl.`), for an error that carries its own message. */
+export function unknownOptionMessage(place: string, unknown: UnknownOption): string {
+  return `Unknown option \`${place}${unknown.name}\`: ${unknown.hint} (an unknown option would be ignored)`
+}
+
+/** What `unknown` is expected to be, for an option error phrased "Expected the `x` option to be …". */
+export function unknownOptionExpectation(unknown: UnknownOption): string {
+  return `left out: no such option (${unknown.hint})`
+}
+
 /**
  * Throw a `TypeError` naming the first unknown option (with its place, e.g. `flowControl.`) and
  * the option it likely misspells, or else the known ones.
  */
 export function assertKnownOptions(place: string, options: object | undefined, known: readonly string[]): void {
   const unknown = findUnknownOption(options, known)
-  if (unknown !== undefined) throw new TypeError(`Unknown option \`${place}${unknown.name}\`: ${unknown.hint} (an unknown option would be ignored)`)
+  if (unknown !== undefined) throw new TypeError(unknownOptionMessage(place, unknown))
 }
 
 /**

@@ -10,6 +10,7 @@ import type { PtyInspectOptions } from './controller-types.js'
 import { confirmForegroundOf, providerSupportsForegroundEvidence } from './foreground-evidence.js'
 import { INPUT_MODE_RESET_SEQUENCE } from './input-mode-reset.js'
 import { incarnationOf } from '../contracts/incarnation.js'
+import type { PtyRecord } from './pty-record.js'
 
 /**
  * Questions to the provider of a live PTY — working directory, foreground process, children,
@@ -46,18 +47,16 @@ export class LivePtyQuestions {
 
   /** See `PtyController.inspectProcess`. */
   async inspect(ptyId: string, options: PtyInspectOptions): Promise<PtyProcessInspection> {
-    const record = this.#core.records.get(ptyId)
     const expected = options.expectedIncarnationId
-    if (record === undefined || record.state !== 'live' || (expected !== undefined && expected !== record.incarnationId)) {
-      return { foregroundProcess: null, hasChildProcesses: null, unavailable: true }
-    }
-    const [foregroundProcess, hasChildProcesses] = await Promise.all([
-      this.foregroundProcess(ptyId),
-      options.scanChildProcesses === true ? this.hasChildProcesses(ptyId) : null,
-    ])
-    // Ended, or its id respawned, while the provider answered: the answer is not this incarnation's.
-    if (!this.#stillLive(ptyId, record, record.incarnationId)) return { foregroundProcess: null, hasChildProcesses: null, unavailable: true }
-    return { foregroundProcess, hasChildProcesses }
+    const answered = await this.#ofLive(ptyId, async (record) => {
+      if (expected !== undefined && expected !== record.incarnationId) return null
+      const [foregroundProcess, hasChildProcesses] = await Promise.all([
+        this.foregroundProcess(ptyId),
+        options.scanChildProcesses === true ? this.hasChildProcesses(ptyId) : null,
+      ])
+      return { foregroundProcess, hasChildProcesses }
+    })
+    return answered ?? { foregroundProcess: null, hasChildProcesses: null, unavailable: true }
   }
 
   /** See `PtyController.clearBuffer`. */
@@ -85,16 +84,14 @@ export class LivePtyQuestions {
 
   /** The foreground evidence the owning provider confirms for a live PTY; `null` otherwise. */
   async confirmForeground(ptyId: string): Promise<Awaited<ReturnType<typeof confirmForegroundOf>> | null> {
-    const record = this.#core.records.get(ptyId)
-    if (record === undefined || record.state !== 'live') return null
-    const incarnationId = record.incarnationId
-    const evidence = await this.#core.timers.orAtDispose(
-      confirmForegroundOf(record.provider, ptyId, (error) => reportProviderThrow(this.#core, record.provider, 'confirmForeground', error, ptyId)),
-      null,
-    )
     // A confirmation that outlives the process it was about cannot authorize its successor under
     // the same id (nor speak for one that ended meanwhile): "null / false on doubt".
-    return this.#stillLive(ptyId, record, incarnationId) ? evidence : null
+    return this.#ofLive(ptyId, (record) =>
+      this.#core.timers.orAtDispose(
+        confirmForegroundOf(record.provider, ptyId, (error) => reportProviderThrow(this.#core, record.provider, 'confirmForeground', error, ptyId)),
+        null,
+      ),
+    )
   }
 
   /** Whether the host's provider can give foreground evidence; `false` for a host with no provider. */
@@ -116,18 +113,22 @@ export class LivePtyQuestions {
    * a throw (reported `provider_threw`, naming `what`).
    */
   async #askLive<T>(ptyId: string, what: string, ask: (provider: PtyProvider) => T | Promise<T> | undefined): Promise<T | null> {
+    return this.#ofLive(ptyId, (record) => this.#ask(record.provider, ptyId, what, ask))
+  }
+
+  /**
+   * `answer` about the live PTY of `ptyId` (`null` when there is none), kept only if the same
+   * incarnation is still the id's live PTY once it settles: one that ended, or whose id was
+   * respawned, while the provider answered gets `null`, as an ended PTY does — the answer may
+   * describe a process that is gone, or its successor.
+   */
+  async #ofLive<T>(ptyId: string, answer: (record: PtyRecord) => Promise<T | null>): Promise<T | null> {
     const record = this.#core.records.get(ptyId)
     if (record === undefined || record.state !== 'live') return null
     const incarnationId = record.incarnationId
-    const answer = await this.#ask(record.provider, ptyId, what, ask)
-    // Ended, or its id respawned, while the provider answered: `null`, as for an ended PTY — the
-    // answer may describe a process that is gone, or its successor.
-    return this.#stillLive(ptyId, record, incarnationId) ? answer : null
-  }
-
-  /** Whether `record` is still the live PTY of `ptyId`, in the incarnation it had when a question was asked. */
-  #stillLive(ptyId: string, record: { state: string; incarnationId: unknown }, incarnationId: unknown): boolean {
-    return this.#core.records.get(ptyId) === record && record.state === 'live' && record.incarnationId === incarnationId
+    const value = await answer(record)
+    const stillLive = this.#core.records.get(ptyId) === record && record.state === 'live' && record.incarnationId === incarnationId
+    return stillLive ? value : null
   }
 
   /**

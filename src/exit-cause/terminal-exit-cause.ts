@@ -205,9 +205,7 @@ export function describeTerminalExitCause(cause: TerminalExitCause): string {
     // Only a number a cause may hold: "killed by signal -1" or "exited with code NaN" would state
     // what no evidence says (`isTerminalExitCause`'s rules; extra fields are not looked at here).
     if (kind === 'signaled' && isSignalEvidence(signal)) return `Agent process killed by signal ${signal}`
-    if (kind === 'exited' && typeof exitCode === 'number' && Number.isSafeInteger(exitCode) && exitCode >= 0) {
-      return `Agent process exited with code ${exitCode}`
-    }
+    if (kind === 'exited' && isWellFormedExitCode(exitCode) && exitCode >= 0) return `Agent process exited with code ${exitCode}`
     if (kind === 'unknown') {
       switch (reason) {
         case 'stop_unverified':

@@ -2,7 +2,7 @@ import { isAbsolute } from 'node:path'
 import type { ExecutionHostId, PtyProvider } from '../contracts/index.js'
 import { NodePtyOptionError } from './node-pty-option-error.js'
 import type { NODE_PTY_HANGUP_GRACE_MS, NODE_PTY_SHUTDOWN_DEADLINE_MS, NODE_PTY_TERMINATE_GRACE_MS } from './stop-schedule.js'
-import { findUnknownOption, optionNamesOf } from '../contracts/known-options.js'
+import { findUnknownOption, optionNamesOf, unknownOptionExpectation } from '../contracts/known-options.js'
 
 /** The `$TERM` of spawned PTYs unless the host names another: what xterm.js and VS Code emulate. */
 export const NODE_PTY_DEFAULT_TERMINAL_NAME = 'xterm-256color'
@@ -114,7 +114,7 @@ export function validateProviderOptions(options: NodePtyProviderOptions): void {
   const unknown = findUnknownOption(options, NODE_PTY_PROVIDER_OPTION_NAMES)
   if (unknown !== undefined) {
     // Its value is not shown: nobody knows what it holds (a misspelt `inheritedEnv` holds secrets).
-    throw new NodePtyOptionError(unknown.name, `left out: no such option (${unknown.hint})`, (options as Record<string, unknown>)[unknown.name], undefined, true)
+    throw new NodePtyOptionError(unknown.name, unknownOptionExpectation(unknown), (options as Record<string, unknown>)[unknown.name], undefined, true)
   }
   for (const key of ['name', 'hostId', 'terminalName', 'defaultShell', 'defaultCwd'] as const) {
     const value = options[key]

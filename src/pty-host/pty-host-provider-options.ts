@@ -4,7 +4,7 @@ import type { PtyHostBufferSnapshot } from './session-history.js'
 import { assertIntegerOption, invalidPtyHostOption, PtyHostError } from './pty-host-error.js'
 import { assertScrollbackRowsFit } from './screen-limit.js'
 import { assertSocketPathOption } from './socket-security.js'
-import { findUnknownOption, optionNamesOf } from '../contracts/known-options.js'
+import { findUnknownOption, optionNamesOf, unknownOptionMessage } from '../contracts/known-options.js'
 
 /** How long the provider waits for a host to answer a connection (and for a started host to listen). */
 export const PTY_HOST_CONNECT_TIMEOUT_MS = 10_000
@@ -129,7 +129,7 @@ export function validatePtyHostProviderOptions(options: PtyHostProviderOptions):
   // host): refused, naming the one meant. Its value is not shown: nobody knows what it holds.
   const unknown = findUnknownOption(options, PTY_HOST_PROVIDER_OPTION_NAMES)
   if (unknown !== undefined) {
-    throw new PtyHostError('invalid_option', `Unknown option \`${unknown.name}\`: ${unknown.hint} (an unknown option would be ignored)`, { option: unknown.name })
+    throw new PtyHostError('invalid_option', unknownOptionMessage('', unknown), { option: unknown.name })
   }
   for (const key of ['name', 'hostId'] as const) {
     const value = options[key]

@@ -97,13 +97,13 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
     records,
   )
   let disposePromise: Promise<void> | null = null
+  /** Set once `dispose()` has finished: the refusals then say "has been disposed", not "is being". */
+  let disposed = false
   /**
    * What a spawn or attach asked for once `dispose()` began gets: nothing may outlive the dispose.
    * (One already on its way is in the records as `spawning`: the dispose stops it, and the host's
    * shutdown waits for a spawn of that id still starting.)
    */
-  /** Set once `dispose()` has finished: the refusals then say "has been disposed", not "is being". */
-  let disposed = false
   const disposingError = (operation: string): PtyHostError =>
     new PtyHostError('provider_disposed', `Cannot ${operation}: the pty host provider ${disposed ? 'has been' : 'is being'} disposed`)
   let detachPromise: Promise<void> | null = null

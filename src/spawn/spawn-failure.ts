@@ -41,14 +41,13 @@ export function ownSpawnError(
   return error
 }
 
-/** Whether a provider's rejection says its launch may have gone through (`processMayExist: true`). */
-function processMayExist(error: unknown): boolean {
-  return typeof error === 'object' && error !== null && (error as { processMayExist?: unknown }).processMayExist === true
-}
-
-/** Whether a provider's rejection says its launch started a process, which it then stopped (`processStarted`, see `PtyProvider.spawn`). */
-function processStarted(error: unknown): boolean {
-  return typeof error === 'object' && error !== null && (error as { processStarted?: unknown }).processStarted === true
+/**
+ * Whether a provider's rejection says `flag`, exactly `true` (see `PtyProvider.spawn`):
+ * `processMayExist`, its launch may have gone through; `processStarted`, it started a process and
+ * stopped it again.
+ */
+function saysTrue(error: unknown, flag: 'processMayExist' | 'processStarted'): boolean {
+  return typeof error === 'object' && error !== null && (error as Record<string, unknown>)[flag] === true
 }
 
 /** The message of a thrown value, whatever was thrown. */
@@ -119,7 +118,7 @@ export function failedSpawnError(state: RuntimePtySpawnState, failure: Classifie
   // see `PtyProvider.spawn`): "no process was started" would be a guess; one that started a
   // process and stopped it again says that (`processStarted`): "not started" would be false.
   const foreignOutcome =
-    isPtySpawnError(error) && !ownError ? error.outcome : processMayExist(error) ? 'unknown' : processStarted(error) ? 'rolled_back' : 'not_started'
+    isPtySpawnError(error) && !ownError ? error.outcome : saysTrue(error, 'processMayExist') ? 'unknown' : saysTrue(error, 'processStarted') ? 'rolled_back' : 'not_started'
   const outcome = state.startedProcess ? (state.shutdownOutcome ?? 'unknown') : foreignOutcome
   if (undoFailures.length > 0) {
     cause = new AggregateError(

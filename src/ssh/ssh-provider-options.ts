@@ -1,7 +1,7 @@
 import type { ExecutionHostId } from '../contracts/index.js'
 import type { SshHostKeyPolicy, SshHostVerifier } from './host-key-verification.js'
 import { SshOptionError } from './ssh-option-error.js'
-import { findUnknownOption, optionNamesOf } from '../contracts/known-options.js'
+import { findUnknownOption, optionNamesOf, unknownOptionExpectation } from '../contracts/known-options.js'
 
 /** Default TCP connect timeout: a reachable host answers a SYN in well under a second; 10 s covers slow VPNs. */
 export const SSH_DEFAULT_CONNECT_TIMEOUT_MS = 10_000
@@ -102,7 +102,7 @@ export function validateSshProviderOptions(options: SshProviderOptions): void {
   // asked): refused, naming the one meant. Its value is not shown (a misspelt `passphrase`).
   const unknown = findUnknownOption(options, SSH_PROVIDER_OPTION_NAMES)
   if (unknown !== undefined) {
-    throw new SshOptionError(unknown.name, `left out: no such option (${unknown.hint})`, (options as Record<string, unknown>)[unknown.name], true)
+    throw new SshOptionError(unknown.name, unknownOptionExpectation(unknown), (options as Record<string, unknown>)[unknown.name], true)
   }
   const record = options as unknown as Record<string, unknown>
   nonEmptyString(record, 'host', true)

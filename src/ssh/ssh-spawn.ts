@@ -162,7 +162,7 @@ async function openSession(context: SshSpawnContext, spawnOptions: ProviderSpawn
     // A transport error here is the disposal's close (it waited for this open, then gave up): the
     // channel's error says whether the exec request may have reached the server
     // (`processMayExist`). A refusal started nothing.
-    if (context.disposal() !== null) throw disposedDuringSpawn(context, launch, id, isSshProviderError(error) && error.processMayExist, false, error)
+    if (context.disposal() !== null) throw disposedDuringSpawn(context, launch, id, { mayExist: isSshProviderError(error) && error.processMayExist, started: false }, error)
     throw error instanceof SshProviderError
       ? error
       : new SshProviderError('spawn_failed', `The server ${hostId} refused the session channel: ${error instanceof Error ? error.message : String(error)}`, { cause: error, ptyId: id })
@@ -192,7 +192,13 @@ async function openSession(context: SshSpawnContext, spawnOptions: ProviderSpawn
  * program, the host and the PTY id, and `processMayExist` when the program may run on the server
  * all the same (the disposal did not see its end reported).
  */
-function disposedDuringSpawn(context: SshSpawnContext, launch: RemoteLaunch, id: string, mayExist: boolean, started: boolean, cause?: unknown): SshProviderError {
+function disposedDuringSpawn(
+  context: SshSpawnContext,
+  launch: RemoteLaunch,
+  id: string,
+  { mayExist, started }: { mayExist: boolean; started: boolean },
+  cause?: unknown,
+): SshProviderError {
   const program = JSON.stringify(launch.file ?? 'the login shell')
   const fate = mayExist
     ? '; it may run on the server all the same (its end was not reported before the connection closed)'
@@ -217,7 +223,7 @@ async function refuseDisposedSpawn(context: SshSpawnContext, session: SshPtySess
   await context.disposal()?.catch(() => undefined)
   if (context.table.sessions.get(session.id) === session) context.table.sessions.delete(session.id)
   session.abandon()
-  throw disposedDuringSpawn(context, session.launch, session.id, !session.endProven, true)
+  throw disposedDuringSpawn(context, session.launch, session.id, { mayExist: !session.endProven, started: true })
 }
 
 /**

@@ -7,15 +7,8 @@
 import { describe, expect, it } from 'vitest'
 import { createPtyController } from '../../src/controller/index.js'
 import { createFakePtyProvider } from '../../src/testing/index.js'
+import { deferred } from '../support/deferred.js'
 import { createHarness } from './controller-harness.js'
-
-function deferred<T>(): { promise: Promise<T>; resolve: (value: T) => void } {
-  let resolve!: (value: T) => void
-  const promise = new Promise<T>((r) => {
-    resolve = r
-  })
-  return { promise, resolve }
-}
 
 describe('inspectProcess({ expectedIncarnationId }) answers only about that incarnation', () => {
   it('stale expected incarnation ⇒ unavailable; unknown id ⇒ unavailable; exited ⇒ unavailable', async () => {

@@ -1,11 +1,12 @@
 import { beforeAll, describe, expect, it } from 'vitest'
 import { createPtyController, type PtyController, type PtyControllerExitEvent } from 'ptykit/controller'
 import { createNodePtyProvider, type NodePtyProvider } from 'ptykit/node-pty'
-import type { PtyExitEvent } from 'ptykit/contracts'
-import { isDead, killAndSpinUntilDead, liveChildrenOf, waitFor, expectNoChildLeftBehind } from './pty-test-support.js'
+import { isDead, killAndSpinUntilDead, liveChildrenOf, waitFor, expectNoChildLeftBehind, PtyEventLog } from './pty-test-support.js'
 
 let provider: NodePtyProvider
 let controller: PtyController
+/** The provider's own events (what a provider attests on an exit, before the controller settles it). */
+let providerLog: PtyEventLog
 const exits: PtyControllerExitEvent[] = []
 const output = new Map<string, string>()
 /** Each PTY's output as it stood when its exit was emitted. */
@@ -18,6 +19,7 @@ expectNoChildLeftBehind(async () => {
 
 beforeAll(() => {
   provider = createNodePtyProvider()
+  providerLog = new PtyEventLog(provider)
   controller = createPtyController({ provider })
   controller.on('exit', (event) => {
     outputAtExit.set(event.ptyId, output.get(event.ptyId) ?? '')
@@ -122,38 +124,26 @@ describe('a leader that died before its exit was delivered', () => {
 // (`stopRequestedBeforeDeath`); before, such a stop read as `signaled(1)`, a death nobody asked for.
 describe('node-pty provider: a stop requested on the provider directly', () => {
   it('is an operator close through the controller, and the provider attests the order on its exit', async () => {
-    const providerExits: PtyExitEvent[] = []
-    const unsubscribe = provider.onExit((event) => providerExits.push(event))
-    try {
-      const reply = await startReadyShell({})
-      await provider.shutdown(reply.id, { timeoutMs: 3_000 })
-      const exit = await waitFor(() => exits.find((e) => e.ptyId === reply.id), 'the exit')
-      expect(exit.cause).toEqual({ kind: 'operator_close' })
-      const attested = providerExits.find((e) => e.id === reply.id)
-      expect(attested).toMatchObject({ stopRequestedBeforeDeath: true, cause: { kind: 'signaled', signal: 1 } })
-      expect(attested?.diedBeforeStopRequest).toBeUndefined()
-    } finally {
-      unsubscribe()
-    }
+    const reply = await startReadyShell({})
+    await provider.shutdown(reply.id, { timeoutMs: 3_000 })
+    const exit = await waitFor(() => exits.find((e) => e.ptyId === reply.id), 'the exit')
+    expect(exit.cause).toEqual({ kind: 'operator_close' })
+    const attested = providerLog.exits(reply.id)[0]
+    expect(attested).toMatchObject({ stopRequestedBeforeDeath: true, cause: { kind: 'signaled', signal: 1 } })
+    expect(attested?.diedBeforeStopRequest).toBeUndefined()
   })
 
   it('keeps the real cause of a leader killed from outside before the stop reached the provider', async () => {
-    const providerExits: PtyExitEvent[] = []
-    const unsubscribe = provider.onExit((event) => providerExits.push(event))
-    try {
-      const reply = await startReadyShell({})
-      // Dead in the kernel, its exit not delivered yet (no turn of the event loop in between).
-      killAndSpinUntilDead(reply.pid!)
-      const stopping = provider.shutdown(reply.id, { timeoutMs: 3_000 })
-      const exit = await waitFor(() => exits.find((e) => e.ptyId === reply.id), 'the exit')
-      await stopping
-      expect(exit.cause).toEqual({ kind: 'signaled', signal: 9 })
-      const attested = providerExits.find((e) => e.id === reply.id)
-      expect(attested).toMatchObject({ diedBeforeStopRequest: true })
-      expect(attested?.stopRequestedBeforeDeath).toBeUndefined()
-    } finally {
-      unsubscribe()
-    }
+    const reply = await startReadyShell({})
+    // Dead in the kernel, its exit not delivered yet (no turn of the event loop in between).
+    killAndSpinUntilDead(reply.pid!)
+    const stopping = provider.shutdown(reply.id, { timeoutMs: 3_000 })
+    const exit = await waitFor(() => exits.find((e) => e.ptyId === reply.id), 'the exit')
+    await stopping
+    expect(exit.cause).toEqual({ kind: 'signaled', signal: 9 })
+    const attested = providerLog.exits(reply.id)[0]
+    expect(attested).toMatchObject({ diedBeforeStopRequest: true })
+    expect(attested?.stopRequestedBeforeDeath).toBeUndefined()
   })
 
   it("a provider disposed before its controller: each live PTY's exit is an operator close", async () => {

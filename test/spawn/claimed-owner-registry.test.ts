@@ -8,16 +8,7 @@ import {
   type EnsureClaimArgs,
 } from '../../src/spawn/index.js'
 import { rejectionOf } from './harness.js'
-
-function deferred<T>() {
-  let resolve!: (value: T) => void
-  let reject!: (error: unknown) => void
-  const promise = new Promise<T>((res, rej) => {
-    resolve = res
-    reject = rej
-  })
-  return { promise, resolve, reject }
-}
+import { deferred } from '../support/deferred.js'
 
 function args(overrides: Partial<EnsureClaimArgs> & Pick<EnsureClaimArgs, 'spawn'>): EnsureClaimArgs {
   return { claim: { key: 'k' }, hostId: 'local', isLive: async () => true, ...overrides }

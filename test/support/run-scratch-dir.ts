@@ -20,7 +20,7 @@ const KEY = Symbol.for('ptykit.test.runScratchDir')
 const shared = globalThis as { [KEY]?: RunScratch }
 
 /** The entries a run's own tests left behind: their scratch directories are named `ptykit-…`. */
-export function leftScratch(dir: string): string[] {
+function leftScratch(dir: string): string[] {
   return readdirSync(dir).filter((name) => name.startsWith('ptykit-'))
 }
 
