@@ -8,6 +8,7 @@ import {
   readFile as readFileCallback,
   readFileSync,
   readSync,
+  readdirSync,
 } from 'node:fs'
 import { readdir, readlink } from 'node:fs/promises'
 import { withoutStackTraces } from './without-stack-traces.js'
@@ -279,6 +280,28 @@ export function isGoneBy(seen: ProcessStat | 'absent' | null, startTime?: string
  */
 export function showsStateX(stat: Pick<ProcessStat, 'state'>): boolean {
   return stat.state === 'X' || stat.state === 'x'
+}
+
+/**
+ * Every process in `/proc`, each read now; `null` when `/proc` cannot be listed, or when a process
+ * listed could not be read (EACCES, EMFILE): a table missing a row proves no process absent — a
+ * session's running member left out would read as "ended".
+ */
+export function scanProcNow(inspector: ProcessInspector): ProcessStat[] | null {
+  let entries: string[]
+  try {
+    entries = readdirSync('/proc')
+  } catch {
+    return null
+  }
+  const rows: ProcessStat[] = []
+  for (const entry of entries) {
+    if (!/^\d+$/.test(entry)) continue
+    const row = inspector.readNow(Number(entry))
+    if (row === null) return null
+    if (row !== 'absent') rows.push(row)
+  }
+  return rows
 }
 
 /** Linux: everything from `/proc`, no subprocess. */

@@ -46,6 +46,23 @@ export type NodePtyProviderOptions = {
    * process groups of their own), not only the leader's process group. Default `true`.
    */
   sweepSession?: boolean
+  /**
+   * When the app's process ends without having disposed this provider — `process.exit()`, an
+   * uncaught exception, or a `SIGINT`/`SIGTERM`/`SIGHUP` it has no listener for — SIGKILL every
+   * process its PTYs still run (each PTY's session, as a stop covers it), synchronously, before
+   * the process is gone. Without it, what survives the app is what survives raw node-pty: programs
+   * that ignore the hang-up, `nohup` jobs, and — as node-pty leaves every master descriptor open in
+   * later children (see Platform notes in the node-pty guide) — the earlier terminals those hold.
+   *
+   * A signal the app listens for itself is left to the app (if it then exits, the exit kills); a
+   * signal nobody else listens for is sent again after the kill, so the app still dies of it. The
+   * guard listens only while the provider has spawned and is not disposed. `dispose()` remains the graceful stop
+   * (hang-up, then TERM, then KILL); this is the last resort. A `SIGKILL` of the app itself or a
+   * crash of Node runs no code: only a separate process (the pty host) survives that. Not on
+   * Windows. Default `true` (the pty host's own provider defaults to `false`: its sessions are
+   * meant to outlive it, see the pty host guide).
+   */
+  killOnProcessExit?: boolean
   /** Grace after SIGHUP before SIGTERM. Default {@link NODE_PTY_HANGUP_GRACE_MS}. */
   hangupGraceMs?: number
   /** Grace after SIGTERM before SIGKILL. Default {@link NODE_PTY_TERMINATE_GRACE_MS}. */
@@ -104,7 +121,7 @@ function assertNonNegativeInteger(option: string, value: unknown): void {
 /** Every option `createNodePtyProvider` reads (complete: checked at compile time). */
 const NODE_PTY_PROVIDER_OPTION_NAMES = optionNamesOf<NodePtyProviderOptions>()(
   'name', 'hostId', 'hostReportsChildExitStatus', 'terminalName', 'defaultShell', 'defaultCwd', 'inheritedEnv', 'drainOutputAtExit',
-  'output', 'sweepSession', 'hangupGraceMs', 'terminateGraceMs', 'shutdownDeadlineMs', 'loadNodePty', 'platform',
+  'output', 'sweepSession', 'killOnProcessExit', 'hangupGraceMs', 'terminateGraceMs', 'shutdownDeadlineMs', 'loadNodePty', 'platform',
 )
 
 /** Check every provider option; throws {@link NodePtyOptionError} naming the first bad one. */
@@ -126,7 +143,7 @@ export function validateProviderOptions(options: NodePtyProviderOptions): void {
   if (options.defaultCwd !== undefined && !isAbsolute(options.defaultCwd)) {
     throw new NodePtyOptionError('defaultCwd', 'an absolute path', options.defaultCwd)
   }
-  for (const key of ['hostReportsChildExitStatus', 'drainOutputAtExit', 'sweepSession'] as const) {
+  for (const key of ['hostReportsChildExitStatus', 'drainOutputAtExit', 'sweepSession', 'killOnProcessExit'] as const) {
     const value = options[key]
     if (value !== undefined && typeof value !== 'boolean') throw new NodePtyOptionError(key, 'a boolean', value)
   }

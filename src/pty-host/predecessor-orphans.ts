@@ -1,7 +1,7 @@
-import { isDefunct, type ProcessInspector, type ProcessStat } from '../node-pty/process-inspector.js'
+import { isDefunct, scanProcNow, type ProcessInspector, type ProcessStat } from '../node-pty/process-inspector.js'
 import { NODE_PTY_HANGUP_GRACE_MS, NODE_PTY_SHUTDOWN_DEADLINE_MS, NODE_PTY_TERMINATE_GRACE_MS, NodePtyProviderError } from '../node-pty/index.js'
 import { NODE_PTY_KILL_RESERVE_MS, planStopSchedule, type StopSignal } from '../node-pty/stop-schedule.js'
-import { readdirSync, readFileSync } from 'node:fs'
+import { readFileSync } from 'node:fs'
 import { bootTicksNow, type JournalProcess, type JournalSession, type PredecessorJournal, type SessionJournal } from './session-journal.js'
 
 /**
@@ -450,28 +450,6 @@ export class PredecessorOrphans {
       }
     }
   }
-}
-
-/**
- * Every process in `/proc`, each read now; `null` when `/proc` cannot be listed, or when a process
- * listed could not be read (EACCES, EMFILE): a table missing a row proves no process absent — a
- * session's running member left out would read as "ended".
- */
-export function scanProcNow(inspector: ProcessInspector): ProcessStat[] | null {
-  let entries: string[]
-  try {
-    entries = readdirSync('/proc')
-  } catch {
-    return null
-  }
-  const rows: ProcessStat[] = []
-  for (const entry of entries) {
-    if (!/^\d+$/.test(entry)) continue
-    const row = inspector.readNow(Number(entry))
-    if (row === null) return null
-    if (row !== 'absent') rows.push(row)
-  }
-  return rows
 }
 
 let hidesProcesses: boolean | undefined

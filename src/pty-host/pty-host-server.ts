@@ -84,7 +84,11 @@ export type PtyHostServerOptions = {
    * its debt. Default {@link PTY_HOST_ACK_MAX_HOLD_MS}.
    */
   ackMaxHoldMs?: number
-  /** Options of the node-pty provider that runs the PTYs (its `output` is always `'bytes'`: the host forwards bytes). */
+  /**
+   * Options of the node-pty provider that runs the PTYs (its `output` is always `'bytes'`: the host
+   * forwards bytes). Its `killOnProcessExit` defaults to `false` here: a host that dies leaves its
+   * sessions to its successor, which stops them as orphans.
+   */
   nodePty?: NodePtyProviderOptions
   /** Called once the host has closed (idle exit or `close()`). */
   onClosed?: () => void
@@ -229,8 +233,11 @@ export async function startPtyHost(options: PtyHostServerOptions = {}): Promise<
 
   const ownJournal: SessionJournal = journal
   // Why bytes: the host forwards and keeps the output as the PTY produced it, never as strings
-  // (see session-history.ts); the app decodes it once.
-  const provider: NodePtyProvider = createNodePtyProvider({ ...options.nodePty, output: 'bytes' })
+  // (see session-history.ts); the app decodes it once. Why no kill at the host's exit by default:
+  // a host that dies leaves its sessions to its successor, which finds them in the journal and
+  // stops them as a host stops its own (predecessor-orphans.ts); a host closed on request stops
+  // them itself.
+  const provider: NodePtyProvider = createNodePtyProvider({ killOnProcessExit: false, ...options.nodePty, output: 'bytes' })
   const screenFeeder = new ScreenFeeder({ charsPerSecond: options.screenCharsPerSecond ?? PTY_HOST_DEFAULT_SCREEN_CHARS_PER_SECOND })
   const sessions = new HostSessionStore(provider, screens, screenFeeder, {
     limitChars: options.historyChars ?? PTY_HOST_DEFAULT_HISTORY_CHARS,

@@ -9,8 +9,8 @@
  */
 import { describe, expect, it } from 'vitest'
 import { NODE_PTY_HANGUP_GRACE_MS, NODE_PTY_SHUTDOWN_DEADLINE_MS } from '../../src/node-pty/index.js'
-import type { ProcessInspector, ProcessStat } from '../../src/node-pty/process-inspector.js'
-import { PredecessorOrphans, scanProcNow } from '../../src/pty-host/predecessor-orphans.js'
+import { scanProcNow, type ProcessInspector, type ProcessStat } from '../../src/node-pty/process-inspector.js'
+import { PredecessorOrphans } from '../../src/pty-host/predecessor-orphans.js'
 import type { JournalProcess, PredecessorJournal } from '../../src/pty-host/session-journal.js'
 
 /**

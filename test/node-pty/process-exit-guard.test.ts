@@ -1,0 +1,162 @@
+// An app that ends without disposing its node-pty provider: `killOnProcessExit` (default on)
+// kills what its PTYs still run, as the process ends — real apps, real shells, real signals.
+import { spawn } from 'node:child_process'
+import { resolve } from 'node:path'
+import { afterEach, describe, expect, it } from 'vitest'
+import { guardProcessExit } from '../../src/node-pty/process-exit-guard.js'
+import { nodeArgsFor } from '../support/node-entry-bundle.js'
+import { createNodePtyProvider } from '../../src/node-pty/index.js'
+import { isDead, killIfStill, processIdentity, PtyEventLog, waitFor, type ProcessIdentity } from './pty-test-support.js'
+
+const APP = resolve(import.meta.dirname, 'fixtures', 'app-ends-without-dispose.ts')
+
+type RunningApp = {
+  readonly pids: number[]
+  /** Resolves with how the app ended. */
+  readonly ended: Promise<{ code: number | null; signal: NodeJS.Signals | null }>
+  readonly printed: () => string
+  kill(signal: NodeJS.Signals): void
+}
+
+const leftovers: (ProcessIdentity | null)[] = []
+const apps: RunningApp[] = []
+afterEach(() => {
+  for (const app of apps.splice(0)) app.kill('SIGKILL')
+  for (const identity of leftovers.splice(0)) killIfStill(identity)
+})
+
+/** Start the app and wait for the processes of its three PTYs. */
+async function startApp(ending: string, providerOptions: object = {}, copies = 1): Promise<RunningApp> {
+  const command = [process.execPath, ...nodeArgsFor(APP), ending, JSON.stringify(providerOptions), String(copies)]
+  const child = spawn(command[0]!, command.slice(1), { stdio: ['ignore', 'pipe', 'pipe'] })
+  let printed = ''
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (printed += chunk))
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (printed += chunk))
+  const ended = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((done) => child.once('exit', (code, signal) => done({ code, signal })))
+  const line = await waitFor(() => /^\{"pids".*\}$/m.exec(printed)?.[0], 'the app to print its PTYs\' processes', 30_000)
+  const { pids } = JSON.parse(line) as { pids: number[] }
+  leftovers.push(...pids.map(processIdentity))
+  const app: RunningApp = {
+    pids,
+    ended,
+    printed: () => printed,
+    kill: (signal) => {
+      if (child.exitCode === null && child.signalCode === null) child.kill(signal)
+    },
+  }
+  apps.push(app)
+  return app
+}
+
+/** Wait until every process is dead (gone, or a zombie nobody reaped yet). */
+async function expectAllDead(pids: number[]): Promise<void> {
+  await waitFor(() => (pids.every(isDead) ? true : undefined), `every PTY process dead (alive: ${pids.filter((pid) => !isDead(pid)).join(' ')})`, 5_000)
+}
+
+describe('killOnProcessExit: an app that ends without disposing leaves no PTY process behind', () => {
+  it('process.exit(): every process of every PTY is killed — hang-up ignorers and a job in its own group included', async () => {
+    const app = await startApp('exit')
+    expect(app.pids).toHaveLength(4)
+    expect(await app.ended).toEqual({ code: 0, signal: null })
+    await expectAllDead(app.pids)
+  })
+
+  it('at scale: 300 PTYs (400 processes) of an app that exits are all killed', async () => {
+    const app = await startApp('exit', {}, 100)
+    expect(app.pids).toHaveLength(400)
+    expect(await app.ended).toEqual({ code: 0, signal: null })
+    await expectAllDead(app.pids)
+  }, 60_000)
+
+  it('an uncaught exception: the same, and the app still fails with its error', async () => {
+    const app = await startApp('throw')
+    expect(await app.ended).toEqual({ code: 1, signal: null })
+    expect(app.printed()).toContain('the app fails')
+    await expectAllDead(app.pids)
+  })
+
+  it.each(['SIGTERM', 'SIGINT', 'SIGHUP'] as const)('%s with no listener of the app: everything killed, and the app still dies of the signal', async (signal) => {
+    const app = await startApp('wait')
+    app.kill(signal)
+    expect(await app.ended).toEqual({ code: null, signal })
+    await expectAllDead(app.pids)
+  })
+
+  it('a signal the app handles itself is left to it: nothing is killed until the app exits', async () => {
+    const app = await startApp('handles-SIGTERM')
+    app.kill('SIGTERM')
+    await waitFor(() => (app.printed().includes('handled') ? true : undefined), 'the app to handle SIGTERM')
+    expect(app.pids.filter(isDead)).toEqual([])
+    expect(await app.ended).toEqual({ code: 5, signal: null })
+    await expectAllDead(app.pids)
+  })
+
+  it('the getting-started guide\'s handler (process.once, dispose, die of the signal) runs to its end first', async () => {
+    const app = await startApp('disposes-on-SIGTERM')
+    app.kill('SIGTERM')
+    expect(await app.ended).toEqual({ code: null, signal: 'SIGTERM' })
+    expect(app.printed()).toContain('disposed')
+    await expectAllDead(app.pids)
+  })
+
+  it('killOnProcessExit: false keeps raw node-pty\'s behaviour: the hang-up ignorers survive the app', async () => {
+    const app = await startApp('exit', { killOnProcessExit: false })
+    expect(await app.ended).toEqual({ code: 0, signal: null })
+    await new Promise((done) => setTimeout(done, 300))
+    const [ignorer, , job] = app.pids
+    expect([ignorer, job].map((pid) => isDead(pid!))).toEqual([false, false])
+  })
+})
+
+describe('the node-pty provider and the exit guard', () => {
+  it('a provider listens from its first spawn until its dispose, and one that never spawned not at all', async () => {
+    const before = process.listenerCount('exit')
+    const idle = createNodePtyProvider()
+    const provider = createNodePtyProvider()
+    const optedOut = createNodePtyProvider({ killOnProcessExit: false })
+    expect(process.listenerCount('exit')).toBe(before)
+    const exits = new PtyEventLog(provider)
+    const { id } = await provider.spawn({ file: '/bin/sh', args: ['-c', 'exit 0'] })
+    await optedOut.spawn({ file: '/bin/sh', args: ['-c', 'exit 0'] })
+    expect(process.listenerCount('exit')).toBe(before + 1)
+    await exits.exitOf(id)
+    // Still listening with no PTY left: the guard is the provider's until it is disposed.
+    expect(process.listenerCount('exit')).toBe(before + 1)
+    await Promise.all([idle.dispose(), provider.dispose(), optedOut.dispose()])
+    expect(process.listenerCount('exit')).toBe(before)
+  })
+
+  it('refuses a killOnProcessExit that is not a boolean, naming it', () => {
+    expect(() => createNodePtyProvider({ killOnProcessExit: 'yes' as unknown as boolean })).toThrow(/killOnProcessExit/)
+  })
+})
+
+describe('guardProcessExit', () => {
+  it('listens once per process however many providers register, and stops listening when the last one leaves', () => {
+    const before = { exit: process.listenerCount('exit'), term: process.listenerCount('SIGTERM') }
+    const releaseA = guardProcessExit(() => undefined)
+    const releaseB = guardProcessExit(() => undefined)
+    expect(process.listenerCount('exit')).toBe(before.exit + 1)
+    expect(process.listenerCount('SIGTERM')).toBe(before.term + 1)
+    releaseA()
+    releaseA()
+    expect(process.listenerCount('exit')).toBe(before.exit + 1)
+    releaseB()
+    expect(process.listenerCount('exit')).toBe(before.exit)
+    expect(process.listenerCount('SIGTERM')).toBe(before.term)
+  })
+
+  it('a signal another listener handles does not kill: the app decides', () => {
+    let kills = 0
+    const release = guardProcessExit(() => (kills += 1))
+    const appListener = (): void => undefined
+    process.on('SIGTERM', appListener)
+    try {
+      process.emit('SIGTERM', 'SIGTERM')
+      expect(kills).toBe(0)
+    } finally {
+      process.removeListener('SIGTERM', appListener)
+      release()
+    }
+  })
+})
