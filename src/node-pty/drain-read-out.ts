@@ -232,6 +232,13 @@ export class ReadOutProof<C extends DrainChunk> extends MasterReadOut<C> impleme
       link.release()
       const end = this.readToEnd((bytes) => push.call(socket, Buffer.from(bytes)))
       link.prove(end === 'hung-up' ? 'end-of-file' : 'give-up')
+    } else if (chunk === null && link.state === 'released' && !this.#endQueued && socket.destroyed !== true) {
+      // The end was proven at the leader's death (`EAGAIN`) while a process of its session kept
+      // the terminal (a background job that ignored the hang-up) and wrote on through libuv. Its
+      // own end hangs the master up, and libuv's early end of file would drop the tail it wrote
+      // (up to ~9 KB): read the master to its true end first, as above. The proof stays.
+      this.#endQueued = true
+      this.readToEnd((bytes) => push.call(socket, Buffer.from(bytes)))
     }
     return push.call(socket, chunk, encoding)
   }
