@@ -67,7 +67,10 @@ export async function loadHeadlessScreens(): Promise<HeadlessScreenFactory> {
     }),
   ])
   return ({ cols, rows, scrollbackRows }) => {
-    const terminal = new Terminal({ cols, rows, scrollback: scrollbackRows, allowProposedApi: true })
+    // `logLevel: 'off'`: at its default xterm logs every byte its parser rejects (binary output:
+    // thousands of multi-line objects per MB, several times the parse's own CPU) to the console —
+    // the app's, for a host started in its process.
+    const terminal = new Terminal({ cols, rows, scrollback: scrollbackRows, allowProposedApi: true, logLevel: 'off' })
     const serializer = new SerializeAddon()
     terminal.loadAddon(serializer)
     let lastTitle: string | undefined
