@@ -19,7 +19,7 @@ import { NodePtyProviderError } from './node-pty-provider-error.js'
 import type { NodePtySession, NodePtySessionHooks } from './node-pty-session.js'
 import { guardProcessExit } from './process-exit-guard.js'
 import { createProcessInspector, scanProcNow } from './process-inspector.js'
-import { groupsOf, indexProcessTable, selectSessionProcesses } from './process-tree.js'
+import { exitKillTargets, indexProcessTable } from './process-tree.js'
 import { LivenessScanner } from './liveness-scanner.js'
 import type { NodePtyProviderContext } from './provider-context.js'
 import { validateProviderOptions, type NodePtyProvider, type NodePtyProviderOptions } from './provider-options.js'
@@ -169,9 +169,8 @@ export function createNodePtyProvider(options: NodePtyProviderOptions = {}): Nod
    * `killOnProcessExit`'s kill: SIGKILL, synchronously, every process this provider's sessions
    * still have — each live session's and each unfinished stop's — while the host process ends
    * without having disposed the provider. A session's leader group, and, when sweeping, every
-   * group of its session and its descendants, found in one synchronous `/proc` pass (where there
-   * is none, the leader's group alone). A leader whose pid the table shows started at another
-   * time is not ours any more: its pid is not signalled (as in a stop).
+   * group of its session and its descendants, found in one synchronous `/proc` pass
+   * ({@link exitKillTargets}; where there is none, the group of a leader not known gone).
    */
   function killEverySessionNow(): void {
     const toKill = new Set(sessions.values())
@@ -181,17 +180,7 @@ export function createNodePtyProvider(options: NodePtyProviderOptions = {}): Nod
     const index = table === null ? null : indexProcessTable(table)
     const selfGroup = index?.byPid.get(process.pid)?.pgid
     for (const session of toKill) {
-      const targets = new Set<number>()
-      if (index === null) {
-        if (!session.leaderGone) targets.add(-session.pid).add(session.pid)
-      } else {
-        const members = selectSessionProcesses(index, session.pid, process.pid, session.leaderStartTime)
-        for (const group of groupsOf(index, members)) if (group !== selfGroup) targets.add(-group)
-        // The leader by its pid only when it left the groups just signalled (a second kill(2)
-        // per PTY doubled the time this takes: ~0.2 s for 1 000 PTYs).
-        const leader = index.byPid.get(session.pid)
-        if (leader !== undefined && members.includes(session.pid) && !targets.has(-leader.pgid)) targets.add(session.pid)
-      }
+      const targets = index === null ? (session.leaderGone ? [] : [-session.pid, session.pid]) : exitKillTargets(index, session, process.pid, selfGroup)
       for (const target of targets) {
         try {
           process.kill(target, 'SIGKILL')

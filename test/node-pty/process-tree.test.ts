@@ -1,7 +1,7 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import type { ProcessInspector, ProcessStat } from '../../src/node-pty/process-inspector.js'
-import { groupsOf, hasLiveChildren, readForegroundProcess, selectSessionProcesses } from '../../src/node-pty/process-tree.js'
+import { exitKillTargets, groupsOf, hasLiveChildren, indexProcessTable, readForegroundProcess, selectSessionProcesses } from '../../src/node-pty/process-tree.js'
 import { isDeadState } from './pty-test-support.js'
 
 const row = (pid: number, ppid: number, pgid: number, sid: number | null, extra: Partial<ProcessStat> = {}): ProcessStat => ({
@@ -113,6 +113,53 @@ describe('selectSessionProcesses', () => {
         }
       }),
     )
+  })
+})
+
+describe('exitKillTargets (killOnProcessExit)', () => {
+  // The host (1000, group 1000) spawned the leader (200, started at tick 5000); its session holds a
+  // background job in a group of its own (300, 301) and a setsid'd child (400, 401).
+  const table = [
+    row(1, 0, 1, 1),
+    row(1000, 1, 1000, 1000),
+    row(200, 1000, 200, 200, { startTime: '5000' }),
+    row(300, 200, 300, 200),
+    row(301, 300, 300, 200),
+    row(400, 200, 400, 400),
+    row(401, 400, 400, 400),
+    row(500, 1, 500, 500),
+  ]
+  const live = { pid: 200, leaderStartTime: '5000', leaderGone: false }
+
+  it('signals every group of the PTY once, never the host\'s own group, and the leader by pid only when it left its group', () => {
+    expect(exitKillTargets(indexProcessTable(table), live, 1000, 1000).sort((a, b) => a - b)).toEqual([-400, -300, -200])
+    // A job the host's own group holds (it joined the host's group): never the host's group.
+    const joined = [...table, row(302, 200, 1000, 200)]
+    expect(exitKillTargets(indexProcessTable(joined), live, 1000, 1000)).not.toContain(-1000)
+    // A leader that moved to another process group of its own session: signalled by its pid too.
+    const moved = table.map((r) => (r.pid === 200 ? { ...r, pgid: 300 } : r))
+    expect(exitKillTargets(indexProcessTable(moved), live, 1000, 1000).sort((a, b) => a - b)).toEqual([-400, -300])
+    const movedAway = table.map((r) => (r.pid === 200 ? { ...r, pgid: 1000 } : r))
+    expect(exitKillTargets(indexProcessTable(movedAway), live, 1000, 1000)).toContain(200)
+  })
+
+  it('a leader known gone whose pid another process now holds names nothing of the PTY: that process and its children are spared', () => {
+    // The leader was reaped before its start time was learnt, and nothing of its session is left
+    // (else the kernel would not hand its pid out again): pid 200 is an unrelated session leader.
+    const reused = [
+      ...table.filter((r) => ![200, 300, 301, 400, 401].includes(r.pid)),
+      row(200, 1, 200, 200, { startTime: '9000', name: 'unrelated' }),
+      row(210, 200, 200, 200, { name: 'unrelated-child' }),
+    ]
+    const gone = { pid: 200, leaderStartTime: null, leaderGone: true }
+    expect(exitKillTargets(indexProcessTable(reused), gone, 1000, 1000)).toEqual([])
+    // With the start time learnt, the same table is recognised as someone else's.
+    expect(exitKillTargets(indexProcessTable(reused), { ...live, leaderGone: true }, 1000, 1000)).toEqual([])
+  })
+
+  it('a leader gone, its pid free: the members its session still has are signalled', () => {
+    const orphaned = table.filter((r) => r.pid !== 200).map((r) => (r.ppid === 200 ? { ...r, ppid: 1 } : r))
+    expect(exitKillTargets(indexProcessTable(orphaned), { pid: 200, leaderStartTime: null, leaderGone: true }, 1000, 1000)).toEqual([-300])
   })
 })
 
