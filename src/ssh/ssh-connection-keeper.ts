@@ -171,9 +171,12 @@ export class SshConnectionKeeper {
   async close(): Promise<void> {
     this.#closing.abort()
     await Promise.all([this.#connecting?.catch(() => undefined), this.#openingExtra?.catch(() => undefined)])
-    for (const connection of this.#connections.splice(0)) connection.close()
+    const closing = this.#connections.splice(0).map((connection) => connection.close())
     this.#uses.clear()
     for (const resolve of this.#whenStopsSettled.splice(0)) resolve()
+    // Why waited: once `dispose()` resolves, the server has seen every session end (a test that
+    // looks at the remote, or a host that exits, right after).
+    await Promise.all(closing)
   }
 
   #use(connection: SshConnection): ConnectionUse {
@@ -204,7 +207,7 @@ export class SshConnectionKeeper {
     const module = await this.#loadModule()
     const opened = await SshConnection.open(module, this.#options.settings, (lost) => this.#onConnectionLost(lost), this.#closing.signal)
     if (this.#options.isDisposed()) {
-      opened.close()
+      void opened.close()
       throw new SshProviderError('provider_disposed', 'The SSH provider was disposed while connecting')
     }
     this.#connections.push(opened)
@@ -236,7 +239,7 @@ export class SshConnectionKeeper {
     if (!this.#connections.includes(connection)) return
     this.#connections = this.#connections.filter((open) => open !== connection)
     this.#uses.delete(connection)
-    connection.close()
+    void connection.close()
   }
 
   #loadModule(): Promise<Ssh2Module> {

@@ -109,17 +109,29 @@ function failedBeforeExecRequest(error: Error): boolean {
 }
 
 /**
+ * How long closing a connection waits for the server to close its end before the socket is
+ * destroyed: the server sees every session end once the connection is closed, so a disposal waits
+ * for that, but not on a server (or a network) that stopped answering.
+ */
+export const SSH_CLOSE_WAIT_MS = 2_000
+
+/**
  * One authenticated SSH connection. `onLost` fires once when it drops (never after
  * {@link SshConnection.close}).
  */
 export class SshConnection {
   #client: Ssh2Client
+  readonly #socket: Socket
   #lost = false
   #closedOnPurpose = false
   readonly #sideShell = new RemoteShell((command) => this.exec(command, undefined))
+  /** Settles once the TCP connection is closed (the client's `'close'`). */
+  readonly #socketClosed: Promise<void>
 
-  private constructor(client: Ssh2Client) {
+  private constructor(client: Ssh2Client, socket: Socket) {
     this.#client = client
+    this.#socket = socket
+    this.#socketClosed = new Promise((resolve) => socket.once('close', () => resolve()))
   }
 
   /** True once the connection dropped or was closed. */
@@ -150,7 +162,7 @@ export class SshConnection {
     if (signal?.aborted === true) throw disposedWhileConnecting()
     const socket = await openSocket(settings, signal)
     const client = new module.Client()
-    const connection = new SshConnection(client)
+    const connection = new SshConnection(client, socket)
     return new Promise<SshConnection>((resolve, reject) => {
       let ready = false
       let hostKeyError: SshProviderError | null = null
@@ -277,8 +289,12 @@ export class SshConnection {
     this.#sideShell.warmUp()
   }
 
-  /** Close the connection (its channels close with it). */
-  close(): void {
+  /**
+   * Close the connection (its channels close with it). Resolves once its TCP connection is closed
+   * — the server has then seen the end of every session on it — or, when the server does not
+   * answer the end within {@link SSH_CLOSE_WAIT_MS}, once the socket was destroyed.
+   */
+  close(): Promise<void> {
     if (!this.#lost) this.#closedOnPurpose = true
     this.#lost = true
     this.#sideShell.close()
@@ -287,5 +303,13 @@ export class SshConnection {
     } catch {
       // Already closed.
     }
+    let timer: ReturnType<typeof setTimeout> | undefined
+    const cutShort = new Promise<void>((resolve) => {
+      timer = setTimeout(() => {
+        this.#socket.destroy()
+        resolve()
+      }, SSH_CLOSE_WAIT_MS)
+    })
+    return Promise.race([this.#socketClosed, cutShort]).finally(() => clearTimeout(timer))
   }
 }

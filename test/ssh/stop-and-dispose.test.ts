@@ -280,3 +280,18 @@ describe('SSH: a terminal handle', () => {
     }
   }, 30_000)
 })
+
+describe('SSH: dispose closes its connections before it resolves', () => {
+  // Once `await provider.dispose()` returns, the server has seen every session end: a host that
+  // exits, or a test that looks at the remote, right after must not race the connection's close.
+  it('no TCP connection of the provider is left open when dispose() resolves', async () => {
+    const tcpSockets = (): number => process.getActiveResourcesInfo().filter((name) => name === 'TCPSocketWrap').length
+    const before = tcpSockets()
+    const provider = createSshProvider(sshOptions(sshd()))
+    const { id } = await provider.spawn({ file: '/bin/sh', args: ['-c', 'exec sleep 30'] })
+    expect(provider.hasPty(id)).toBe(true)
+    expect(tcpSockets()).toBeGreaterThan(before)
+    await provider.dispose()
+    expect(tcpSockets()).toBe(before)
+  })
+})
