@@ -218,7 +218,7 @@ describe('a session channel whose command ends at once', () => {
         channel.emit('exit', 0) // A second report does not replace the first.
       },
     }
-    const connection = new (SshConnection as unknown as new (client: unknown) => SshConnection)(client)
+    const connection = new (SshConnection as unknown as new (client: unknown, socket: unknown) => SshConnection)(client, new EventEmitter())
     const opened = await connection.openChannel('kill -9 $$', undefined)
     expect(opened.exitStatus()).toEqual({ code: null, signal: 'KILL' })
   })
