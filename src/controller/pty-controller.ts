@@ -192,7 +192,7 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
         const record = this.#tracked(ptyId)
         if (record !== undefined && record.state === 'live') this.#m.output.iteratorsLeft(record)
       },
-      report: (error) => this.#m.core.report(error.code, error.message, undefined, error.ptyId),
+      report: (error) => this.#m.core.report(error.code, error.message, error.cause, error.ptyId),
       defaultMaxQueuedChars: defaultOutputQueueBound(this.#m.core.options.flowControl),
     }
   }

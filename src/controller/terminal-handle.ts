@@ -9,7 +9,8 @@ import {
 } from '../contracts/index.js'
 import { assertAbortSignal } from './abort.js'
 import { isPromiseLike } from '../contracts/promise-like.js'
-import { assertCharCount, assertOptionsObject, assertWriteArguments, describeValue } from './argument-validation.js'
+import { assertCharCount, assertOptionsObject, assertWriteArguments, describeThrownValue, describeValue } from './argument-validation.js'
+import { PtyControllerError } from './pty-controller-error.js'
 import { disposableUnsubscribe, type DisposableUnsubscribe } from './disposable.js'
 import type { PtyControllerDataEvent, PtyControllerExitEvent, PtyControllerOutputLossEvent } from './events.js'
 import type { PtyTerminal, PtyTerminalHost, PtyTerminalRecordLookup, PtyTerminalRecordView } from './pty-terminal.js'
@@ -87,7 +88,7 @@ export class TerminalHandle implements PtyTerminal {
     assertListener(listener)
     // Replayed before it is added: one that throws reaches the caller unsubscribed (it would
     // otherwise stay subscribed with no unsubscribe ever handed back). Nothing arrives in between.
-    for (const event of this.#feed.replayedEvents()) listener(event)
+    for (const event of this.#feed.replayedEvents()) this.#replayTo(listener, event)
     this.#dataListeners.add(listener)
     return disposableUnsubscribe(() => this.#dataListeners.delete(listener))
   }
@@ -246,6 +247,25 @@ export class TerminalHandle implements PtyTerminal {
     this.#feed.startReplay()
     queueMicrotask(() => {
       this.#publishing = false
+    })
+  }
+
+  /**
+   * Hand `listener` one replayed chunk. A throw goes to `onData`'s caller (above); a promise the
+   * listener returns is watched as the controller's emit watches one: its rejection is reported
+   * `listener_threw`, where it would otherwise be an unhandled rejection, which ends a Node process
+   * by default.
+   */
+  #replayTo(listener: (event: PtyControllerDataEvent) => unknown, event: PtyControllerDataEvent): void {
+    const returned = listener(event)
+    if (returned === undefined || !isPromiseLike(returned)) return
+    Promise.resolve(returned).then(undefined, (error: unknown) => {
+      this.#controller.report(
+        new PtyControllerError('listener_threw', `A \`data\` listener's promise rejected with ${describeThrownValue(error)}`, {
+          cause: error,
+          ptyId: event.ptyId,
+        }),
+      )
     })
   }
 
