@@ -3,6 +3,7 @@ import { Bookkeeping } from './bookkeeping.js'
 import type { ControllerCore, ControllerReport } from './controller-core.js'
 import { resolvePtyControllerOptions, type PtyControllerOptions } from './controller-options.js'
 import { ControllerTimers } from './controller-timers.js'
+import { DeliveryGate } from './delivery-gate.js'
 import { emitToEachListener, reportToErrorListeners } from './event-dispatch.js'
 import { ExitPublication } from './exit-publication.js'
 import { ProducerFlowControl } from './flow-control.js'
@@ -51,6 +52,7 @@ export function assembleController(options: PtyControllerOptions, emitter: Event
     flow: resolved.flowControl === null ? null : new ProducerFlowControl(resolved.flowControl, resolved.clock),
     records: new PtyRecordTable(),
     emit: (event, payload) => emitToEachListener(emitter, event, payload, report),
+    delivery: new DeliveryGate(),
     listens: (event) => emitter.listenerCount(event) > 0,
     report,
     disposed,

@@ -1,5 +1,7 @@
 import type { PtyProvider } from '../contracts/index.js'
 import type { PtyClock } from './clock.js'
+import type { DeliveryGate } from './delivery-gate.js'
+import type { HeldProviderEvent } from './in-flight-event-buffer.js'
 import type { PtyControllerRuntime, ResolvedPtyControllerOptions } from './controller-options.js'
 import type { ControllerTimers } from './controller-timers.js'
 import type { PtyControllerErrorCode } from './pty-controller-error.js'
@@ -30,6 +32,8 @@ export type ControllerCore = {
   readonly flow: ProducerFlowControl | null
   readonly records: PtyRecordTable
   readonly emit: ControllerEmit
+  /** One PTY's provider events in order when a listener re-enters (see `delivery-gate.ts`). */
+  readonly delivery: DeliveryGate<HeldProviderEvent>
   /** Whether `event` has a listener: an event nobody listens to need not be built. */
   readonly listens: (event: Exclude<keyof PtyControllerEvents, 'error'>) => boolean
   readonly report: ControllerReport

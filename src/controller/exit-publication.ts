@@ -49,10 +49,12 @@ export class ExitPublication {
   /** Publish the exit of a live record (nothing when the provider's own exit came first). */
   publishExit(record: PtyRecord, code: number, observed: TerminalExitCause, verdict: PtyLivenessVerdict, event?: PtyExitEvent): void {
     this.clearUnconfirmed(record)
-    this.#core.flow?.release(record.flowTarget)
     // The release resumes a paused provider, which may hand over the output it held and the exit
     // behind it from inside: that exit is published there, and it is the incarnation's one. If it
     // left the death unproven (a provider's synthetic exit) and this one proves it, confirm it.
+    // Let through at once, also while this exit is being delivered: what it hands over precedes it.
+    const flow = this.#core.flow
+    if (flow !== null) this.#core.delivery.letThrough(record.ptyId, () => flow.release(record.flowTarget))
     if (record.state !== 'live') {
       if (verdict.kind === 'exited') this.confirmDeath(record)
       return

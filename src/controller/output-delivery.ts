@@ -18,7 +18,7 @@ export class OutputDelivery {
   constructor(core: ControllerCore) {
     this.#core = core
     const windowMs = core.options.dataBatchMs
-    this.#batcher = windowMs > 0 ? new OutputBatcher(windowMs, core.timers, (record, chunk, seq) => this.#publish(record, chunk, seq)) : null
+    this.#batcher = windowMs > 0 ? new OutputBatcher(windowMs, core.timers, (record, chunk, seq) => this.#publishWindow(record, chunk, seq)) : null
   }
 
   /** Count a chunk of a live record's output and publish it (or batch it). Runs per output chunk. */
@@ -84,6 +84,21 @@ export class OutputDelivery {
   /** Publish every PTY's held output (dispose). */
   flushAll(): void {
     this.#batcher?.flushAll()
+  }
+
+  /**
+   * Publish a coalesced window: one delivery of the PTY's events (`delivery-gate.ts`), so an exit a
+   * listener of it causes (a `kill` on a provider that reports the exit from inside `shutdown`)
+   * reaches every listener after this output.
+   */
+  #publishWindow(record: PtyRecord, chunk: OutputChunk, seq: number): void {
+    const gate = this.#core.delivery
+    const entered = gate.enter(record.ptyId)
+    try {
+      this.#publish(record, chunk, seq)
+    } finally {
+      if (entered) gate.leave(record.ptyId)
+    }
   }
 
   #publish(record: PtyRecord, chunk: OutputChunk, seq: number): void {

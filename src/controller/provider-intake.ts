@@ -2,6 +2,7 @@ import type { PtyBytesEvent, PtyDataEvent, PtyExitEvent, PtyIncarnationId, PtyOu
 import { describeThrownValue, describeValue } from '../contracts/describe-value.js'
 import type { Bookkeeping } from './bookkeeping.js'
 import type { ControllerCore } from './controller-core.js'
+import type { DeliveryGate } from './delivery-gate.js'
 import type { ExitPublication } from './exit-publication.js'
 import {
   IN_FLIGHT_OUTPUT_BUFFER_MAX_CHARS,
@@ -24,6 +25,8 @@ export class ProviderIntake {
   readonly #exits: ExitPublication
   readonly #bookkeeping: Bookkeeping
   readonly #held: InFlightEventBuffer
+  /** One PTY's events in order when a listener re-enters (see `delivery-gate.ts`). */
+  readonly #gate: DeliveryGate<HeldProviderEvent>
   readonly #unsubscribes: Unsubscribe[] = []
   /** The malformed-event kinds already reported, per provider (`data.data`, `exit.id` …). */
   readonly #malformedReported = new WeakMap<PtyProvider, Set<string>>()
@@ -33,6 +36,8 @@ export class ProviderIntake {
     this.#output = output
     this.#exits = exits
     this.#bookkeeping = bookkeeping
+    this.#gate = core.delivery
+    this.#gate.setHandler((held) => this.#handleDeferred(held))
     this.#held = new InFlightEventBuffer(
       IN_FLIGHT_OUTPUT_BUFFER_MAX_CHARS,
       (event) =>
@@ -76,7 +81,7 @@ export class ProviderIntake {
     this.#listen('onData', () =>
       provider.onData((event) => {
         try {
-          this.#onData(provider, event, true)
+          this.#onData(provider, event)
         } catch (error) {
           this.#reportFailure(error)
         }
@@ -87,7 +92,7 @@ export class ProviderIntake {
       this.#listen('onBytes', () =>
         provider.onBytes!((event) => {
           try {
-            this.#onBytes(provider, event, true)
+            this.#onBytes(provider, event)
           } catch (error) {
             this.#reportFailure(error)
           }
@@ -99,7 +104,7 @@ export class ProviderIntake {
       this.#listen('onOutputLoss', () =>
         provider.onOutputLoss!((event) => {
           try {
-            this.#onOutputLoss(provider, event, true)
+            this.#onOutputLoss(provider, event)
           } catch (error) {
             this.#reportFailure(error)
           }
@@ -168,14 +173,34 @@ export class ProviderIntake {
    * where the spawn result's `providerSequence` placed the stream (in the provider's sequence): a
    * loss that ends there or before it lies before the stream (the placement counts it already).
    */
-  deliverHeld(events: readonly HeldProviderEvent[], streamStart: number | undefined): void {
-    for (const entry of events) {
-      if (entry.kind === 'data') this.#onData(entry.provider, entry.event, false)
-      else if (entry.kind === 'bytes') this.#onBytes(entry.provider, entry.event, false)
-      else if (entry.kind === 'loss') {
-        if (streamStart === undefined || entry.event.toSeq > streamStart) this.#onOutputLoss(entry.provider, entry.event, false)
-      } else if (entry.kind === 'dropped') this.#onDropped(entry.provider, entry.event)
-      else this.#routeExit(entry.provider, entry.event, false)
+  deliverHeld(record: PtyRecord, events: readonly HeldProviderEvent[], streamStart: number | undefined): void {
+    if (events.length === 0) return
+    // Gated (unless the spawn's publication already is): an exit a listener of this output causes
+    // comes after the rest of it.
+    const entered = this.#gate.enter(record.ptyId)
+    try {
+      for (const entry of events) {
+        if (entry.kind === 'data') this.#dataNow(entry.provider, entry.event, false)
+        else if (entry.kind === 'bytes') this.#bytesNow(entry.provider, entry.event, false)
+        else if (entry.kind === 'loss') {
+          if (streamStart === undefined || entry.event.toSeq > streamStart) this.#lossNow(entry.provider, entry.event, false)
+        } else if (entry.kind === 'dropped') this.#onDropped(entry.provider, entry.event)
+        else this.#routeExit(entry.provider, entry.event, false)
+      }
+    } finally {
+      if (entered) this.#gate.leave(record.ptyId)
+    }
+  }
+
+  /** A provider event deferred while its PTY's delivery was under way: handled as if it arrived now. */
+  #handleDeferred(held: HeldProviderEvent): void {
+    try {
+      if (held.kind === 'data') this.#dataNow(held.provider, held.event, true)
+      else if (held.kind === 'bytes') this.#bytesNow(held.provider, held.event, true)
+      else if (held.kind === 'loss') this.#lossNow(held.provider, held.event, true)
+      else if (held.kind === 'exit') this.#routeExit(held.provider, held.event, true)
+    } catch (error) {
+      this.#reportFailure(error)
     }
   }
 
@@ -191,22 +216,45 @@ export class ProviderIntake {
     this.#held.clear()
   }
 
-  #onData(provider: PtyProvider, event: PtyDataEvent, allowBuffer: boolean): void {
+  #onData(provider: PtyProvider, event: PtyDataEvent): void {
     if (typeof event !== 'object' || event === null || typeof event.id !== 'string' || typeof event.data !== 'string') {
       this.#reportMalformed(provider, 'data', event, 'data', 'a string')
       return
     }
+    // Why inline, not through a helper taking a callback: this runs per output chunk.
+    const gate = this.#gate
+    if (gate.busy(event.id)) return gate.defer(event.id, { kind: 'data', provider, event })
+    const entered = gate.enter(event.id)
+    try {
+      this.#dataNow(provider, event, true)
+    } finally {
+      if (entered) gate.leave(event.id)
+    }
+  }
+
+  #dataNow(provider: PtyProvider, event: PtyDataEvent, allowBuffer: boolean): void {
     if (this.#deliverToLive(provider, event.id, event.incarnationId, event.data)) return
     // Output for an id whose spawn may still be in flight: hold it until the spawn publishes.
     if (allowBuffer && this.#held.holding) this.#held.hold({ kind: 'data', provider, event })
     else this.#noteUndelivered(provider, event.id, event.incarnationId, event.data.length)
   }
 
-  #onBytes(provider: PtyProvider, event: PtyBytesEvent, allowBuffer: boolean): void {
+  #onBytes(provider: PtyProvider, event: PtyBytesEvent): void {
     if (typeof event !== 'object' || event === null || typeof event.id !== 'string' || !(event.bytes instanceof Uint8Array)) {
       this.#reportMalformed(provider, 'bytes', event, 'bytes', 'a Uint8Array')
       return
     }
+    const gate = this.#gate
+    if (gate.busy(event.id)) return gate.defer(event.id, { kind: 'bytes', provider, event })
+    const entered = gate.enter(event.id)
+    try {
+      this.#bytesNow(provider, event, true)
+    } finally {
+      if (entered) gate.leave(event.id)
+    }
+  }
+
+  #bytesNow(provider: PtyProvider, event: PtyBytesEvent, allowBuffer: boolean): void {
     if (this.#deliverToLive(provider, event.id, event.incarnationId, event.bytes)) return
     if (allowBuffer && this.#held.holding) this.#held.hold({ kind: 'bytes', provider, event })
     else this.#noteUndelivered(provider, event.id, event.incarnationId, event.bytes.length)
@@ -266,7 +314,7 @@ export class ProviderIntake {
    * (unless it lies before where the spawn result placed the stream); after a proven exit nothing
    * follows; while a stop is unverified it is held or counted as output is.
    */
-  #onOutputLoss(provider: PtyProvider, event: PtyOutputLossEvent, allowBuffer: boolean): void {
+  #onOutputLoss(provider: PtyProvider, event: PtyOutputLossEvent): void {
     if (typeof event !== 'object' || event === null || typeof event.id !== 'string') {
       this.#reportMalformed(provider, 'outputLoss', event)
       return
@@ -277,6 +325,18 @@ export class ProviderIntake {
       this.#reportMalformed(provider, 'outputLoss', event, 'range', 'safe integers with 0 <= fromSeq < toSeq', { fromSeq, toSeq })
       return
     }
+    const gate = this.#gate
+    if (gate.busy(event.id)) return gate.defer(event.id, { kind: 'loss', provider, event })
+    const entered = gate.enter(event.id)
+    try {
+      this.#lossNow(provider, event, true)
+    } finally {
+      if (entered) gate.leave(event.id)
+    }
+  }
+
+  #lossNow(provider: PtyProvider, event: PtyOutputLossEvent, allowBuffer: boolean): void {
+    const { fromSeq, toSeq } = event
     const record = this.#core.records.get(event.id)
     if (record !== undefined && record.provider === provider && eventBelongsTo(record, event.incarnationId)) {
       if (record.state === 'live') {
@@ -296,7 +356,14 @@ export class ProviderIntake {
     }
     // Why first: the runtime's early-exit fence must see the exit before a racing spawn is admitted.
     this.#bookkeeping.noteRuntimeExit(event.id, event.incarnationId)
-    this.#routeExit(provider, event, true)
+    const gate = this.#gate
+    if (gate.busy(event.id)) return gate.defer(event.id, { kind: 'exit', provider, event })
+    const entered = gate.enter(event.id)
+    try {
+      this.#routeExit(provider, event, true)
+    } finally {
+      if (entered) gate.leave(event.id)
+    }
   }
 
   /**

@@ -151,7 +151,7 @@ export class SpawnPublication {
         // The second of a joined claim's two spawns to come back (the creator, or the joiner):
         // the other announced the process (one `spawn` event per process); only the events held
         // for this spawn are left to deliver.
-        this.#intake.deliverHeld(this.#intake.takeHeld(record, inFlight.since), streamStartOf(result))
+        this.#intake.deliverHeld(record, this.#intake.takeHeld(record, inFlight.since), streamStartOf(result))
       } else if (outcome.joinedAnotherStart === true) {
         // A joiner that publishes first announces a process this controller just started (not a
         // re-attach), with all its output so far: what it printed before this call started is held
@@ -234,7 +234,7 @@ export class SpawnPublication {
         if (current.state === 'live') {
           // Another attach (or spawn) published it while this one was in flight: one `spawn`
           // event per revival; only what is still held for this attach is left to deliver.
-          this.#intake.deliverHeld(this.#intake.takeHeld(current, inFlight.since), undefined)
+          this.#intake.deliverHeld(current, this.#intake.takeHeld(current, inFlight.since), undefined)
           return true
         }
         // Published again as the spawn path does for the same process (its stop went unverified):
@@ -325,22 +325,32 @@ export class SpawnPublication {
     const early = this.#intake.takeHeld(record, heldSince)
     this.#intake.endInFlight(inFlight)
     if (record.state === 'unverified') this.#intake.discardHeldBefore(record)
-    const revived = this.#exits.reviveIfUnverified(record)
-    // Built only for a listener, field by field: most hosts follow the spawn's reply, not the event.
-    if (this.#core.listens('spawn')) {
-      const event: PtyControllerSpawnEvent = { ptyId: record.ptyId, hostId: record.hostId, isReattach, cols: record.size.cols, rows: record.size.rows }
-      if (record.incarnationId !== undefined) event.incarnationId = record.incarnationId
-      if (record.pid !== undefined) event.pid = record.pid
-      this.#core.emit('spawn', event)
+    // The publication is one delivery (`delivery-gate.ts`): what a `liveness` or `spawn` listener's
+    // stop makes the provider report meanwhile (an exit from inside `shutdown`) comes after the
+    // output held for the spawn, not before it (when that output was dropped).
+    const gate = this.#core.delivery
+    const entered = gate.enter(record.ptyId)
+    let revived = false
+    try {
+      revived = this.#exits.reviveIfUnverified(record)
+      // Built only for a listener, field by field: most hosts follow the spawn's reply, not the event.
+      if (this.#core.listens('spawn')) {
+        const event: PtyControllerSpawnEvent = { ptyId: record.ptyId, hostId: record.hostId, isReattach, cols: record.size.cols, rows: record.size.rows }
+        if (record.incarnationId !== undefined) event.incarnationId = record.incarnationId
+        if (record.pid !== undefined) event.pid = record.pid
+        this.#core.emit('spawn', event)
+      }
+      if (revived && record.charsDroppedWhileUnverified > 0) {
+        // What it printed between its unverified exit and now reached nobody: a gap, in sequence.
+        const dropped = record.charsDroppedWhileUnverified
+        record.charsDroppedWhileUnverified = 0
+        this.#output.skip(record, dropped)
+      }
+      // A revived record keeps its own sequence (the reply does not place it): every held gap counts.
+      this.#intake.deliverHeld(record, early, revived ? undefined : streamStartOf(result))
+    } finally {
+      if (entered) gate.leave(record.ptyId)
     }
-    if (revived && record.charsDroppedWhileUnverified > 0) {
-      // What it printed between its unverified exit and now reached nobody: a gap, in sequence.
-      const dropped = record.charsDroppedWhileUnverified
-      record.charsDroppedWhileUnverified = 0
-      this.#output.skip(record, dropped)
-    }
-    // A revived record keeps its own sequence (the reply does not place it): every held gap counts.
-    this.#intake.deliverHeld(early, revived ? undefined : streamStartOf(result))
   }
 
   /**
