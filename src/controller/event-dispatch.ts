@@ -59,9 +59,15 @@ export function reportToErrorListeners(
   })
   for (const listener of emitter.rawListeners('error')) {
     try {
-      ;(listener as (value: PtyControllerError) => void).call(emitter, error)
+      const returned: unknown = (listener as (value: PtyControllerError) => unknown).call(emitter, error)
+      // An `async` one's rejection likewise, which would otherwise be an unhandled rejection: it
+      // ends a Node process by default, over a fault the controller survived.
+      if (returned !== undefined && isPromiseLike(returned)) Promise.resolve(returned).then(undefined, ignoreRejection)
     } catch {
       // An `error` listener that throws has nowhere left to report to.
     }
   }
 }
+
+/** The rejection of an `error` listener's promise: it has nowhere left to report to. */
+function ignoreRejection(): void {}
