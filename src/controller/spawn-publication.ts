@@ -13,7 +13,8 @@ import {
 import { PtySpawnError, createRuntimePtySpawnState, executeRuntimePtySpawn, slotStoreKey, type PtySpawnDeps, type PtySpawnOutcome } from '../spawn/index.js'
 import { malformedReplyField } from '../spawn/provider-call.js'
 import { ABORTED, raceAbort } from './abort.js'
-import { describeValue } from './argument-validation.js'
+import { describeThrownValue, describeValue } from './argument-validation.js'
+import { isPromiseLike } from '../contracts/promise-like.js'
 import type { Bookkeeping } from './bookkeeping.js'
 import type { ControllerCore } from './controller-core.js'
 import type { PtyControllerSpawnEvent } from './events.js'
@@ -90,7 +91,7 @@ export class SpawnPublication {
     const core = this.#core
     if (core.disposed()) throw new PtyControllerDisposedError('spawn', true)
     // Checks the options (before the wait reads them).
-    const state = createRuntimePtySpawnState(this.#deps, options)
+    const state = createRuntimePtySpawnState(this.#deps, this.#withObservedCommitHook(options))
     // Awaited only when there is something to wait for: a spawn's path takes no extra turn otherwise.
     const stopping = this.#stoppingPtysOf(options)
     if (stopping.length > 0) {
@@ -314,6 +315,28 @@ export class SpawnPublication {
     this.#core.records.set(record)
     this.#output.follow(record)
     return record
+  }
+
+  /**
+   * `options` with an `async` `onPtySpawnCommitted` hook's rejection observed: reported on `error`
+   * (`listener_threw`), where it would otherwise be an unhandled rejection, which ends a Node
+   * process by default. (A hook that throws still fails the spawn with `commit_failed`: the
+   * pipeline does not wait for a promise, so a rejection can only be reported.)
+   */
+  #withObservedCommitHook(options: PtySpawnOptions): PtySpawnOptions {
+    const hook: unknown = typeof options === 'object' && options !== null ? options.onPtySpawnCommitted : undefined
+    if (typeof hook !== 'function') return options
+    const report = this.#core.report
+    return {
+      ...options,
+      onPtySpawnCommitted: () => {
+        const returned: unknown = (hook as () => unknown)()
+        if (returned === undefined || !isPromiseLike(returned)) return
+        Promise.resolve(returned).then(undefined, (error: unknown) => {
+          report('listener_threw', `The \`onPtySpawnCommitted\` hook's promise rejected with ${describeThrownValue(error)}`, error)
+        })
+      },
+    }
   }
 
   /**
