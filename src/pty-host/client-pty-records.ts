@@ -66,6 +66,13 @@ export type ClientPtyRecord = {
    * own (`diedBeforeStopRequest`) only when no stop was asked.
    */
   stopAsked: boolean
+  /**
+   * The host answered this app's last `shutdown` of the PTY with `shutdown_timeout` or
+   * `shutdown_failed`: something of its session may live on (its exit does not say otherwise). A
+   * later `shutdown` then still goes to the host — whose provider keeps that stop unfinished and
+   * tries again, or says so — rather than resolving at once as for an ended PTY.
+   */
+  stopUnfinished: boolean
 }
 
 /**
@@ -163,7 +170,7 @@ export class ClientPtyRecords {
   #fresh(id: string, hostInstanceId: string, incarnationId: PtyIncarnationId | undefined): ClientPtyRecord {
     const existing = this.#ptys.get(id)
     if (existing !== undefined) this.forget(existing)
-    const fresh: ClientPtyRecord = { id, state: 'spawning', incarnationId, lastSeq: 0, accountedSeq: 0, hostInstanceId, orphaned: false, appPaused: false, stopAsked: false }
+    const fresh: ClientPtyRecord = { id, state: 'spawning', incarnationId, lastSeq: 0, accountedSeq: 0, hostInstanceId, orphaned: false, appPaused: false, stopAsked: false, stopUnfinished: false }
     this.#ptys.set(id, fresh)
     this.#countLive(1)
     return fresh

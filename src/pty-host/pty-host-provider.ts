@@ -364,7 +364,8 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
     // ended PTY): the host's own refusal would cross without `option`, after the stop was noted.
     const budget = wireBudget(shutdownOptions)
     const pty = ptys.get(id)
-    if (pty?.state === 'exited') return
+    // An ended PTY needs no stop — unless the host could not complete the last one (see `stopUnfinished`).
+    if (pty?.state === 'exited' && !pty.stopUnfinished) return
     if (pty !== undefined) pty.stopAsked = true
     const opened = await link.ensureConnected(false)
     const sentBudget = budget()
@@ -382,7 +383,16 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
     // still starting; the request timeout on top covers that and the reply's way back.
     // (A host started with a longer default says so in its welcome.)
     const answerWithinMs = (sentBudget.timeoutMs ?? opened.hostShutdownDeadlineMs ?? NODE_PTY_SHUTDOWN_DEADLINE_MS) + requestTimeoutMs
-    const stopping = opened.request('shutdown', params, answerWithinMs)
+    const stopping = opened.request('shutdown', params, answerWithinMs).then(
+      (answer) => {
+        if (pty !== undefined) pty.stopUnfinished = false
+        return answer
+      },
+      (error: unknown) => {
+        if (pty !== undefined && isPtyHostError(error) && (error.hostCode === 'shutdown_timeout' || error.hostCode === 'shutdown_failed')) pty.stopUnfinished = true
+        throw error
+      },
+    )
     // Asked while a detach waits (a caller's rollback of a spawn it just got): waited for too.
     await (detachPromise !== null ? trackSent(stopping) : stopping)
     // A dead host's PTY, stopped by the host that took its place (from its journal): its shutdown

@@ -1,0 +1,54 @@
+// A stop the pty host could not complete stays unverified in the app. The host's node-pty provider
+// rejects a stop it cannot prove (here: the host has no file descriptor left to read the process
+// table with, so the PTY's `setsid` child is never seen) and keeps it unfinished. The app's
+// provider used to answer a second `shutdown` of the ended PTY at once, without asking the host:
+// the controller's forced step then "succeeded", and `stopAndWait` answered true with the child alive.
+import { execFileSync } from 'node:child_process'
+import { readdirSync, readFileSync } from 'node:fs'
+import { createPtyController } from 'ptykit/controller'
+import { beforeAll, describe, expect, it } from 'vitest'
+import { isDead, killIfStill, processIdentity, waitFor } from '../node-pty/pty-test-support.js'
+import { hostPid, killHostAndClean, makeSocketDir, providerOn, useCleanups } from './pty-host-test-support.js'
+import { requirePrlimit } from '../support/prlimit.js'
+
+const cleanups = useCleanups()
+
+/** `pid`'s open-file limits and how many descriptors it has open. */
+function descriptorsOf(pid: number): { soft: string; hard: string; open: number } {
+  const line = readFileSync(`/proc/${pid}/limits`, 'utf8').split('\n').find((l) => l.startsWith('Max open files'))
+  const [soft, hard] = line!.slice('Max open files'.length).trim().split(/\s+/)
+  return { soft: soft!, hard: hard!, open: readdirSync(`/proc/${pid}/fd`).length }
+}
+
+describe('a stop the pty host could not complete', () => {
+  beforeAll(requirePrlimit)
+
+  it('is not verified by the app while a setsid child of the PTY lives', async () => {
+    const { dir, socketPath } = makeSocketDir()
+    cleanups.push(() => killHostAndClean(socketPath, dir))
+    const provider = providerOn(socketPath)
+    cleanups.push(() => provider.dispose())
+    const controller = createPtyController({ provider })
+    cleanups.push(() => controller.dispose())
+    controller.on('error', () => undefined) // the failed stop is reported there too
+    let output = ''
+    controller.on('data', ({ data }) => (output += data))
+    const { id } = await controller.spawn({ file: '/bin/sh', args: ['-c', 'setsid sleep 1000 & echo "job=$!"; wait'] })
+    const pid = Number(await waitFor(() => /job=(\d+)/.exec(output)?.[1], 'the job pid'))
+    const job = processIdentity(pid)
+    cleanups.push(async () => killIfStill(job))
+    await waitFor(() => (readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === 'sleep' ? true : undefined), 'setsid to exec sleep')
+
+    // The host: below the descriptors it holds, so it can open none until the limit is restored.
+    const host = hostPid(socketPath)!
+    const { soft, hard, open } = descriptorsOf(host)
+    execFileSync('prlimit', ['--pid', String(host), `--nofile=${open - 4}:${hard}`])
+    let verified: boolean
+    try {
+      verified = await controller.stopAndWait(id, { deadlineMs: Date.now() + 3_000 })
+    } finally {
+      execFileSync('prlimit', ['--pid', String(host), `--nofile=${soft}:${hard}`])
+    }
+    expect({ verified, jobAlive: !isDead(pid) }).not.toEqual({ verified: true, jobAlive: true })
+  })
+})
