@@ -1,3 +1,5 @@
+import { mapBounded, NODE_PTY_PROC_READS_IN_FLIGHT } from './bounded-map.js'
+
 /**
  * One shared pass of OS reads for every listing in flight that needs details, whatever asks for it
  * (a host's `listProcesses`, a spawn's proof of a slot owner; a stop verification asks for
@@ -65,10 +67,9 @@ export class ListingPasses<K, V> {
 
   async #run(keys: ReadonlySet<K>, results: Map<K, V>): Promise<void> {
     this.#passes += 1
-    await Promise.all(
-      [...keys].map(async (key) => {
-        results.set(key, await this.#read(key))
-      }),
-    )
+    // Bounded: each read holds a descriptor or two while it waits (see NODE_PTY_PROC_READS_IN_FLIGHT).
+    await mapBounded([...keys], NODE_PTY_PROC_READS_IN_FLIGHT, async (key) => {
+      results.set(key, await this.#read(key))
+    })
   }
 }

@@ -11,6 +11,7 @@ import {
   readdirSync,
 } from 'node:fs'
 import { readdir, readlink } from 'node:fs/promises'
+import { mapBounded, NODE_PTY_PROC_READS_IN_FLIGHT } from './bounded-map.js'
 import { withoutStackTraces } from './without-stack-traces.js'
 
 /**
@@ -67,7 +68,10 @@ export type ProcessInspector = {
   readonly kind: 'procfs' | 'ps' | 'none'
   /** One process; `null` when it does not exist or cannot be read. */
   read(pid: number): Promise<ProcessStat | null>
-  /** Every visible process; `null` when this platform cannot list them. */
+  /**
+   * Every visible process; `null` when this platform cannot list them, or when the table could not
+   * be read whole now (the process ran out of descriptors): `null` never proves a process absent.
+   */
   list(): Promise<ProcessStat[] | null>
   /** A process's working directory; `null` when it cannot be read. */
   cwd(pid: number): Promise<string | null>
@@ -206,19 +210,31 @@ function signalZeroSaysGone(pid: number): boolean {
  * FileHandle per read, measurably dearer. A file that fills the buffer is read again whole.
  */
 export function readSmallProcFile(path: string): Promise<string | null> {
+  return readSmallProcFileOrError(path).then((read) => (typeof read === 'string' ? read : null))
+}
+
+/**
+ * The errors of a `/proc` read that say nothing about the process but that this process ran out
+ * of something (descriptors, kernel memory) right now: the read would have shown it. A table
+ * with such a hole proves no process absent.
+ */
+const RESOURCE_ERROR_CODES: ReadonlySet<unknown> = new Set(['EMFILE', 'ENFILE', 'ENOMEM', 'EAGAIN'])
+
+/** {@link readSmallProcFile}, with the error code of a failed read (`{ code }`) instead of `null`. */
+function readSmallProcFileOrError(path: string): Promise<string | { code: unknown }> {
   return new Promise((resolveRead) => {
     openCallback(path, 'r', (openError, fd) => {
       if (openError !== null) {
-        resolveRead(null)
+        resolveRead({ code: openError.code })
         return
       }
       const buffer = Buffer.allocUnsafe(NODE_PTY_PROC_STAT_READ_BYTES)
       readCallback(fd, buffer, 0, buffer.length, 0, (readError, bytes) => {
         closeCallback(fd, () => {
-          if (readError !== null) resolveRead(null)
+          if (readError !== null) resolveRead({ code: readError.code })
           else if (bytes < buffer.length) resolveRead(buffer.toString('utf8', 0, bytes))
           // Filled to the brim: the line may be longer; read it whole the ordinary way.
-          else readFileCallback(path, 'utf8', (error, text) => resolveRead(error === null ? text : null))
+          else readFileCallback(path, 'utf8', (error, text) => resolveRead(error === null ? text : { code: error.code }))
         })
       })
     })
@@ -307,9 +323,16 @@ export function scanProcNow(inspector: ProcessInspector): ProcessStat[] | null {
 /** Linux: everything from `/proc`, no subprocess. */
 export function createProcFsInspector(procRoot = '/proc'): ProcessInspector {
   // Reads go through readSmallProcFile (its TSDoc says why not `readFile`).
+  // `'incomplete'`: the read failed for want of a resource (RESOURCE_ERROR_CODES), not because
+  // the process is gone; a table missing that row would prove nothing.
+  const readOnceOrIncomplete = async (pid: number): Promise<ProcessStat | 'incomplete' | null> => {
+    const read = await readSmallProcFileOrError(`${procRoot}/${pid}/stat`)
+    if (typeof read !== 'string') return RESOURCE_ERROR_CODES.has(read.code) ? 'incomplete' : null
+    return parseProcStat(read)
+  }
   const readOnce = async (pid: number): Promise<ProcessStat | null> => {
-    const text = await readSmallProcFile(`${procRoot}/${pid}/stat`)
-    return text === null ? null : parseProcStat(text)
+    const seen = await readOnceOrIncomplete(pid)
+    return seen === 'incomplete' ? null : seen
   }
   const readNowOnce = (pid: number): ProcessStat | 'absent' | null => {
     const text = readSmallProcFileNow(`${procRoot}/${pid}/stat`)
@@ -339,8 +362,20 @@ export function createProcFsInspector(procRoot = '/proc'): ProcessInspector {
         return null
       }
       const pids = entries.filter((entry) => /^\d+$/.test(entry)).map(Number)
-      const stats = await Promise.all(pids.map(read))
-      return stats.filter((s): s is ProcessStat => s !== null)
+      const readRow = async (pid: number): Promise<ProcessStat | 'incomplete' | null> => {
+        const seen = await readOnceOrIncomplete(pid)
+        return seen !== null && seen !== 'incomplete' && showsStateX(seen) ? readOnceOrIncomplete(pid) : seen
+      }
+      const stats = await mapBounded(pids, NODE_PTY_PROC_READS_IN_FLIGHT, readRow)
+      // Short of descriptors for the reads in flight: read the missing rows again one at a time,
+      // which needs a single free descriptor.
+      for (let index = 0; index < stats.length; index += 1) {
+        if (stats[index] === 'incomplete') stats[index] = await readRow(pids[index]!)
+      }
+      // A row missing for want of a descriptor would read as a process gone: no table at all
+      // ("cannot say") rather than one that silently leaves a live process out.
+      if (stats.includes('incomplete')) return null
+      return stats.filter((s): s is ProcessStat => s !== null && s !== 'incomplete')
     },
     async cwd(pid) {
       try {

@@ -1,4 +1,6 @@
 import { toPtyIncarnationId, type ProviderSpawnOptions, type PtySpawnResult } from '../contracts/index.js'
+import { descriptorShortage, NODE_PTY_LOAD_DESCRIPTOR_HEADROOM } from './descriptor-headroom.js'
+import { describeForkFailure } from './fork-failure.js'
 import { createNodePtyLaunchPlan, type NodePtyLaunchPlan } from './launch-plan.js'
 import { mintUuid } from './mint-uuid.js'
 import { loadNodePtyModule, type NodePtyModule } from './node-pty-module.js'
@@ -38,6 +40,15 @@ export function createNodePtySpawn(
 
   function loadModule(): Promise<NodePtyModule> {
     if (modulePromise === null) {
+      // Not loaded out of descriptors: Node would remember node-pty as absent for good (see
+      // descriptorShortage). Refused instead, and loaded by a later spawn.
+      const shortage = descriptorShortage(NODE_PTY_LOAD_DESCRIPTOR_HEADROOM)
+      if (shortage !== null) {
+        const what = shortage === 'EMFILE' ? 'this process has no file descriptor free (EMFILE: its open-file limit, `ulimit -n`, is reached)' : "the system's open-file table is full (ENFILE)"
+        return Promise.reject(
+          new NodePtyProviderError('spawn_failed', `Could not load node-pty to start a PTY: ${what}; nothing was loaded, and the next spawn tries again`),
+        )
+      }
       modulePromise = loadNodePtyModule(options.loadNodePty).then(
         (loaded) => (loadedModule = loaded),
         (error: unknown) => {
@@ -121,7 +132,10 @@ export function createNodePtySpawn(
         encoding: 'utf8',
       })
     } catch (error) {
-      throw new NodePtyProviderError('spawn_failed', `node-pty could not start ${JSON.stringify(plan.file)}: ${error instanceof Error ? error.message : String(error)}`, {
+      // node-pty's message drops errno ("forkpty(3) failed."): say what ran out, asked now.
+      const ranOut = isWindows ? null : describeForkFailure()
+      const detail = `${error instanceof Error ? error.message : String(error)}${ranOut === null ? '' : ` (${ranOut})`}`
+      throw new NodePtyProviderError('spawn_failed', `node-pty could not start ${JSON.stringify(plan.file)}: ${detail}`, {
         cause: error,
         ptyId: sessionId,
       })

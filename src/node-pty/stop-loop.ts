@@ -1,5 +1,5 @@
 import { clampTimerDelay } from '../contracts/index.js'
-import type { LivenessScanner, SessionLivenessWatch } from './liveness-scanner.js'
+import { NODE_PTY_SCAN_MIN_INTERVAL_MS, type LivenessScanner, type SessionLivenessWatch } from './liveness-scanner.js'
 import { NodePtyProviderError } from './node-pty-provider-error.js'
 import type { NodePtySession } from './node-pty-session.js'
 import { isDefunct, type ProcessInspector } from './process-inspector.js'
@@ -29,6 +29,15 @@ export type SessionStopRequest = {
   /** Absolute epoch milliseconds; a time already past means "signal and check once". */
   deadlineAt: number
 }
+
+/**
+ * How long a signalling step waits for a process table it could not read (the host is out of
+ * descriptors) before it signals a live leader anyway. Why wait: the table is where the leader's
+ * descendants in sessions or groups of their own (`setsid` children) are found, and once the leader
+ * dies they are reparented and out of reach. Half a second is one grace period: descriptors freed
+ * by PTYs ending meanwhile are usually back by then. Never past the deadline's KILL reserve.
+ */
+const NODE_PTY_UNREADABLE_TABLE_WAIT_MS = 500
 
 /** Resolve at `at` (epoch ms), however far away: the timer is re-armed in clamped steps. */
 function sleepUntil(at: number): { done: Promise<void>; cancel: () => void } {
@@ -71,12 +80,21 @@ export function createStopLoop(options: StopLoopOptions): (session: NodePtySessi
    * that left the session's reach (reparented to init after a `setsid`) is still stopped, and a
    * pid that meanwhile names another process is never signalled.
    */
-  async function signalSession(session: NodePtySession, signal: StopSignal, remembered: Map<number, string | null>): Promise<void> {
+  async function signalSession(session: NodePtySession, signal: StopSignal, remembered: Map<number, string | null>, deadlineAt: number): Promise<void> {
     if (isWindows) {
       session.terminal.kill()
       return
     }
-    const table = sweepSession ? await scanner.freshTable() : null
+    let table = sweepSession ? await scanner.freshTable() : null
+    if (sweepSession && table === null && !session.leaderGone && inspector.kind !== 'none') {
+      // Unreadable (out of descriptors): look again for a while before signalling the leader blind.
+      const giveUpAt = Math.min(Date.now() + NODE_PTY_UNREADABLE_TABLE_WAIT_MS, deadlineAt - NODE_PTY_KILL_RESERVE_MS)
+      while (table === null && Date.now() < giveUpAt) {
+        const pause = sleepUntil(Math.min(giveUpAt, Date.now() + NODE_PTY_SCAN_MIN_INTERVAL_MS))
+        await pause.done
+        table = await scanner.freshTable()
+      }
+    }
     // Why here, after the await and right before the kills: a leader reaped meanwhile may have
     // had its pid reused; its pid (and group id) must then never be signalled. When the table
     // just read shows the leader alive as the process learnt, node-pty's reap report settles it
@@ -88,6 +106,10 @@ export function createStopLoop(options: StopLoopOptions): (session: NodePtySessi
     else session.checkLeader()
     const groups = new Set<number>()
     if (!session.leaderGone) groups.add(session.pid)
+    // Signalling a live leader without having seen its session: a descendant in a session or group
+    // of its own (a `setsid` child) is unknown, and once the leader dies it is reparented and out
+    // of reach. No later table can prove it absent, so this stop can never be verified.
+    if (sweepSession && table === null && !session.leaderGone && inspector.kind !== 'none') sweptUnseen.add(session)
     if (table !== null) {
       rememberSession(session, table, remembered)
       const self = table.byPid.get(process.pid)
@@ -136,7 +158,9 @@ export function createStopLoop(options: StopLoopOptions): (session: NodePtySessi
 
   /** The stop's view of its session for the shared scan. */
   function watchOf(session: NodePtySession, remembered: Map<number, string | null>): SessionLivenessWatch {
-    const needsTable = !isWindows && sweepSession
+    // Why the inspector's kind: one that can never list (an unknown platform) cannot prove a
+    // sweep complete, nor ever will; the leader's delivered exit is all there is to wait for.
+    const needsTable = !isWindows && sweepSession && inspector.kind !== 'none'
     return {
       needsTable,
       mayBeGone() {
@@ -153,7 +177,14 @@ export function createStopLoop(options: StopLoopOptions): (session: NodePtySessi
         return remembered.size === 0
       },
       isGoneIn(table) {
-        if (!needsTable || table === null) return true
+        if (!needsTable) return true
+        if (sweptUnseen.has(session)) return false
+        // No table (unreadable now: out of descriptors) proves nothing gone; the next look retries.
+        if (table === null) {
+          tableUnreadable.add(session)
+          return false
+        }
+        tableUnreadable.delete(session)
         // Found ones are remembered, so the next looks check them one by one.
         return rememberSession(session, table, remembered).length === 0
       },
@@ -166,11 +197,19 @@ export function createStopLoop(options: StopLoopOptions): (session: NodePtySessi
   /** What each session's stop has found of its session so far (shared by the stop's callers). */
   const rememberedBySession = new WeakMap<NodePtySession, Map<number, string | null>>()
 
+  /** Sessions whose stop's last look found the process table unreadable (see `isGoneIn`). */
+  const tableUnreadable = new WeakSet<NodePtySession>()
+
+  /** Sessions whose live leader was signalled while the process table could not be read (see `signalSession`). */
+  const sweptUnseen = new WeakSet<NodePtySession>()
+
   /** The processes of the session still alive, for an error message: `; still alive: pids 12, 34`. */
   function survivorsOf(session: NodePtySession): string {
     const pids = [...(rememberedBySession.get(session)?.keys() ?? [])]
     if (!session.leaderGone && !pids.includes(session.pid)) pids.unshift(session.pid)
-    return pids.length === 0 ? '' : `; still alive: pids ${pids.join(', ')}`
+    const alive = pids.length === 0 ? '' : `; still alive: pids ${pids.join(', ')}`
+    if (sweptUnseen.has(session)) return `${alive}; its leader was signalled while the process table could not be read (out of file descriptors?): processes of its session that left its group may live on, unseen`
+    return tableUnreadable.has(session) ? `${alive}; the process table could not be read (out of file descriptors?), so the rest of its session could not be looked for` : alive
   }
 
   /** One look of a caller's own, at its deadline: gone now, or not. */
@@ -215,6 +254,12 @@ export function createStopLoop(options: StopLoopOptions): (session: NodePtySessi
       // rather than failing at the first caller's earlier one.
       let waitUntil = request.deadlineAt
       const run = async (): Promise<void> => {
+        // An earlier stop signalled the leader unseen (see signalSession) and the leader is dead:
+        // nothing is left to signal, and what may live on can never be found. Say so at once
+        // rather than wait for a deadline (every later shutdown and `dispose` tries again).
+        if (sweptUnseen.has(session) && session.exit !== null) {
+          throw new NodePtyProviderError('shutdown_timeout', `PTY ${JSON.stringify(session.id)} cannot be proven stopped${survivorsOf(session)}`, { ptyId: session.id })
+        }
         const watching = scanner.untilGone(watchOf(session, remembered))
         const gone = watching.gone.then(() => 'gone' as const)
         try {
@@ -233,14 +278,17 @@ export function createStopLoop(options: StopLoopOptions): (session: NodePtySessi
               if (woke === 'gone') return
             }
             const signal = kill ? 'SIGKILL' : step.signal
-            await signalSession(session, signal, remembered)
+            await signalSession(session, signal, remembered, waitUntil)
             // A kill asked for while this step's signal was on its way (its table read is awaited)
             // is owed at once, and the loop ends here: the plan's own SIGKILL step would be skipped.
-            if (kill && signal !== 'SIGKILL') await signalSession(session, 'SIGKILL', remembered)
+            if (kill && signal !== 'SIGKILL') await signalSession(session, 'SIGKILL', remembered, waitUntil)
             if (kill) break
           }
           // Everything was sent; wait for the deaths, up to the latest deadline (a later stop may retry).
           for (;;) {
+            // A stop that signalled its leader unseen is not proven by waiting longer once the
+            // leader is dead (a joiner's later deadline included): see `run`'s first check.
+            if (sweptUnseen.has(session) && session.exit !== null && remembered.size === 0) break
             const until = waitUntil
             const pause = sleepUntil(until)
             const woke = await Promise.race([gone, pause.done.then(() => 'deadline' as const)])

@@ -1,3 +1,4 @@
+import { descriptorShortage, SSH2_LOAD_DESCRIPTOR_HEADROOM } from './descriptor-headroom.js'
 import { SshConnection, type OpenedChannel, type SshConnectionSettings } from './ssh-connection.js'
 import { SshProviderError } from './ssh-provider-error.js'
 import { SSH_RECONNECT_INITIAL_DELAY_MS, SSH_RECONNECT_MAX_DELAY_MS } from './ssh-provider-options.js'
@@ -243,6 +244,14 @@ export class SshConnectionKeeper {
   }
 
   #loadModule(): Promise<Ssh2Module> {
+    if (this.#modulePromise === null) {
+      // Not loaded out of descriptors: Node would remember ssh2 as absent for good (see descriptorShortage).
+      const shortage = descriptorShortage(SSH2_LOAD_DESCRIPTOR_HEADROOM)
+      if (shortage !== null) {
+        const what = shortage === 'EMFILE' ? 'this process has no file descriptor free (EMFILE: its open-file limit, `ulimit -n`, is reached)' : "the system's open-file table is full (ENFILE)"
+        return Promise.reject(new SshProviderError('connection_failed', `Could not load ssh2 to connect: ${what}; nothing was loaded, and the next use tries again`))
+      }
+    }
     this.#modulePromise ??= loadSsh2Module(this.#options.loadSsh2).catch((error: unknown) => {
       this.#modulePromise = null
       throw error
