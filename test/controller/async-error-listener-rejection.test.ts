@@ -1,6 +1,7 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { createPtyController } from '../../src/controller/index.js'
 import { createFakePtyProvider } from '../../src/testing/index.js'
+import { recordUnhandledRejections } from '../support/unhandled-rejections.js'
 
 /**
  * An `error` listener that throws has nowhere left to report to, so the controller drops its
@@ -9,17 +10,7 @@ import { createFakePtyProvider } from '../../src/testing/index.js'
  * ends a Node process by default, over a fault the controller survived.
  */
 describe('an async error listener whose promise rejects', () => {
-  const unhandled: unknown[] = []
-  const onUnhandled = (reason: unknown): void => {
-    unhandled.push(reason)
-  }
-  beforeEach(() => {
-    unhandled.length = 0
-    process.on('unhandledRejection', onUnhandled)
-  })
-  afterEach(() => {
-    process.off('unhandledRejection', onUnhandled)
-  })
+  const unhandled = recordUnhandledRejections()
 
   it('is no unhandled rejection, and the other error listeners still get the fault', async () => {
     const provider = createFakePtyProvider()

@@ -1,6 +1,7 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { createPtyController, type PtyControllerError } from '../../src/controller/index.js'
 import { createFakePtyProvider } from '../../src/testing/index.js'
+import { recordUnhandledRejections } from '../support/unhandled-rejections.js'
 
 /**
  * `onPtySpawnCommitted` is a host callback the controller calls as soon as the process exists. An
@@ -9,17 +10,7 @@ import { createFakePtyProvider } from '../../src/testing/index.js'
  * (`listener_threw`) instead; the spawn, which does not wait for the hook, goes on.
  */
 describe('an async onPtySpawnCommitted hook whose promise rejects', () => {
-  const unhandled: unknown[] = []
-  const onUnhandled = (reason: unknown): void => {
-    unhandled.push(reason)
-  }
-  beforeEach(() => {
-    unhandled.length = 0
-    process.on('unhandledRejection', onUnhandled)
-  })
-  afterEach(() => {
-    process.off('unhandledRejection', onUnhandled)
-  })
+  const unhandled = recordUnhandledRejections()
 
   it('is reported listener_threw, not an unhandled rejection', async () => {
     const provider = createFakePtyProvider()

@@ -1,6 +1,7 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { createPtyController, type PtyControllerError } from '../../src/controller/index.js'
 import { createFakePtyProvider } from '../../src/testing/index.js'
+import { recordUnhandledRejections } from '../support/unhandled-rejections.js'
 
 /**
  * A terminal handle replays the output delivered while its spawn was in flight (a shell's first
@@ -9,17 +10,7 @@ import { createFakePtyProvider } from '../../src/testing/index.js'
  * on every later chunk — never an unhandled rejection, which ends a Node process by default.
  */
 describe('a terminal handle replaying held output to an async onData listener', () => {
-  const unhandled: unknown[] = []
-  const onUnhandled = (reason: unknown): void => {
-    unhandled.push(reason)
-  }
-  beforeEach(() => {
-    unhandled.length = 0
-    process.on('unhandledRejection', onUnhandled)
-  })
-  afterEach(() => {
-    process.off('unhandledRejection', onUnhandled)
-  })
+  const unhandled = recordUnhandledRejections()
 
   it('reports its rejection as listener_threw, with the cause, and keeps it subscribed', async () => {
     const provider = createFakePtyProvider()
