@@ -195,7 +195,7 @@ export function createNodePtyProvider(options: NodePtyProviderOptions = {}): Nod
   const guardsProcessExit = (options.killOnProcessExit ?? true) && !isWindows
 
   const spawn = createNodePtySpawn(context, sessionHooks, (session) => {
-    if (guardsProcessExit && releaseExitGuard === null && !disposed) releaseExitGuard = guardProcessExit(killEverySessionNow, platform)
+    if (guardsProcessExit && releaseExitGuard === null && !disposed) releaseExitGuard = guardProcessExit(killEverySessionNow)
     sessions.add(session)
     if (!reportsReaps(session)) reapsUnreported.add(session)
     deathWatch.setSignalWanted(reapsUnreported.size > 0)

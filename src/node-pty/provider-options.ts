@@ -48,19 +48,21 @@ export type NodePtyProviderOptions = {
   sweepSession?: boolean
   /**
    * When the app's process ends without having disposed this provider — `process.exit()`, an
-   * uncaught exception, or a `SIGINT`/`SIGTERM`/`SIGHUP` it has no listener for — SIGKILL every
-   * process its PTYs still run (each PTY's session, as a stop covers it), synchronously, before
-   * the process is gone. Without it, what survives the app is what survives raw node-pty: programs
-   * that ignore the hang-up, `nohup` jobs, and — as node-pty leaves every master descriptor open in
-   * later children (see Platform notes in the node-pty guide) — the earlier terminals those hold.
+   * uncaught exception or unhandled rejection: whatever emits the process's `'exit'` — SIGKILL
+   * every process its PTYs still run (each PTY's session, as a stop covers it), synchronously,
+   * before the process is gone. Without it, what survives the app is what survives raw node-pty:
+   * programs that ignore the hang-up, `nohup` jobs, and — as node-pty leaves every master
+   * descriptor open in later children (see Platform notes in the node-pty guide) — the earlier
+   * terminals those hold.
    *
-   * A signal the app listens for itself is left to the app (if it then exits, the exit kills); a
-   * signal nobody else listens for is sent again after the kill, so the app still dies of it. The
-   * guard listens only while the provider has spawned and is not disposed. `dispose()` remains the graceful stop
-   * (hang-up, then TERM, then KILL); this is the last resort. A `SIGKILL` of the app itself or a
-   * crash of Node runs no code: only a separate process (the pty host) survives that. Not on
-   * Windows. Default `true` (the pty host's own provider defaults to `false`: its sessions are
-   * meant to outlive it, see the pty host guide).
+   * No signal is listened for: an app that dies of an unhandled `SIGINT`/`SIGTERM`/`SIGHUP` runs no
+   * `'exit'` listener, and leaves what raw node-pty leaves. Handle the signal (dispose, then die of
+   * it, as the getting-started guide shows; or call `process.exit()`). Registered from the first
+   * spawn until `dispose()` resolves; not in a worker thread. `dispose()` remains the graceful stop
+   * (hang-up, then TERM, then KILL); this is the last resort. A `SIGKILL` of the app or a crash of
+   * Node runs no code: only a separate process (the pty host) survives that. Not on Windows.
+   * Default `true` (the pty host's own provider defaults to `false`: its sessions are meant to
+   * outlive it, see the pty host guide).
    */
   killOnProcessExit?: boolean
   /** Grace after SIGHUP before SIGTERM. Default {@link NODE_PTY_HANGUP_GRACE_MS}. */

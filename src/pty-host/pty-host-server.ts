@@ -237,7 +237,7 @@ export async function startPtyHost(options: PtyHostServerOptions = {}): Promise<
   // a host that dies leaves its sessions to its successor, which finds them in the journal and
   // stops them as a host stops its own (predecessor-orphans.ts); a host closed on request stops
   // them itself.
-  const provider: NodePtyProvider = createNodePtyProvider({ killOnProcessExit: false, ...options.nodePty, output: 'bytes' })
+  const provider: NodePtyProvider = createNodePtyProvider({ ...options.nodePty, killOnProcessExit: options.nodePty?.killOnProcessExit ?? false, output: 'bytes' })
   const screenFeeder = new ScreenFeeder({ charsPerSecond: options.screenCharsPerSecond ?? PTY_HOST_DEFAULT_SCREEN_CHARS_PER_SECOND })
   const sessions = new HostSessionStore(provider, screens, screenFeeder, {
     limitChars: options.historyChars ?? PTY_HOST_DEFAULT_HISTORY_CHARS,

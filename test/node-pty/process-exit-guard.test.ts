@@ -1,17 +1,22 @@
 // An app that ends without disposing its node-pty provider: `killOnProcessExit` (default on)
 // kills what its PTYs still run, as the process ends — real apps, real shells, real signals.
 import { spawn } from 'node:child_process'
+import { Worker } from 'node:worker_threads'
 import { resolve } from 'node:path'
+import { pathToFileURL } from 'node:url'
 import { afterEach, describe, expect, it } from 'vitest'
 import { guardProcessExit } from '../../src/node-pty/process-exit-guard.js'
-import { nodeArgsFor } from '../support/node-entry-bundle.js'
+import { bundleNodeEntry, nodeArgsFor } from '../support/node-entry-bundle.js'
 import { createNodePtyProvider } from '../../src/node-pty/index.js'
 import { isDead, killIfStill, processIdentity, PtyEventLog, waitFor, type ProcessIdentity } from './pty-test-support.js'
 
 const APP = resolve(import.meta.dirname, 'fixtures', 'app-ends-without-dispose.ts')
+const GUARD = resolve(import.meta.dirname, '../../src/node-pty/process-exit-guard.ts')
 
 type RunningApp = {
   readonly pids: number[]
+  /** How many listeners the app has of SIGINT, SIGTERM and SIGHUP (together), and of 'exit', once its PTYs ran. */
+  readonly listeners: { signal: number; exit: number }
   /** Resolves with how the app ended. */
   readonly ended: Promise<{ code: number | null; signal: NodeJS.Signals | null }>
   readonly printed: () => string
@@ -34,10 +39,11 @@ async function startApp(ending: string, providerOptions: object = {}, copies = 1
   child.stderr.setEncoding('utf8').on('data', (chunk: string) => (printed += chunk))
   const ended = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((done) => child.once('exit', (code, signal) => done({ code, signal })))
   const line = await waitFor(() => /^\{"pids".*\}$/m.exec(printed)?.[0], 'the app to print its PTYs\' processes', 30_000)
-  const { pids } = JSON.parse(line) as { pids: number[] }
+  const { pids, signalListeners, exitListeners } = JSON.parse(line) as { pids: number[]; signalListeners: number; exitListeners: number }
   leftovers.push(...pids.map(processIdentity))
   const app: RunningApp = {
     pids,
+    listeners: { signal: signalListeners, exit: exitListeners },
     ended,
     printed: () => printed,
     kill: (signal) => {
@@ -68,21 +74,24 @@ describe('killOnProcessExit: an app that ends without disposing leaves no PTY pr
     await expectAllDead(app.pids)
   }, 60_000)
 
-  it('an uncaught exception: the same, and the app still fails with its error', async () => {
-    const app = await startApp('throw')
+  it.each(['throw', 'reject'] as const)('an uncaught exception or unhandled rejection (%s): the same, and the app still fails with its error', async (ending) => {
+    const app = await startApp(ending)
     expect(await app.ended).toEqual({ code: 1, signal: null })
     expect(app.printed()).toContain('the app fails')
     await expectAllDead(app.pids)
   })
 
-  it.each(['SIGTERM', 'SIGINT', 'SIGHUP'] as const)('%s with no listener of the app: everything killed, and the app still dies of the signal', async (signal) => {
+  it('an unhandled SIGTERM ends the app by its default action, as without ptykit: no signal is listened for, and what survives is what raw node-pty leaves', async () => {
     const app = await startApp('wait')
-    app.kill(signal)
-    expect(await app.ended).toEqual({ code: null, signal })
-    await expectAllDead(app.pids)
+    expect(app.listeners.signal).toBe(0)
+    app.kill('SIGTERM')
+    expect(await app.ended).toEqual({ code: null, signal: 'SIGTERM' })
+    await new Promise((done) => setTimeout(done, 300))
+    // The hang-up ignorer outlives its terminal (the afterEach kills it).
+    expect(isDead(app.pids[0]!)).toBe(false)
   })
 
-  it('a signal the app handles itself is left to it: nothing is killed until the app exits', async () => {
+  it('a signal the app handles by exiting: the exit kills', async () => {
     const app = await startApp('handles-SIGTERM')
     app.kill('SIGTERM')
     await waitFor(() => (app.printed().includes('handled') ? true : undefined), 'the app to handle SIGTERM')
@@ -141,33 +150,38 @@ describe('the node-pty provider and the exit guard', () => {
 })
 
 describe('guardProcessExit', () => {
-  it('listens once per process however many providers register, and stops listening when the last one leaves', () => {
+  it('listens for the process\'s exit once however many providers register, for no signal, and stops when the last one leaves', () => {
     // With a provider of an earlier file still registered, the guard listens already.
     const listening = registeredKillers() > 0 ? 0 : 1
-    const before = { exit: process.listenerCount('exit'), term: process.listenerCount('SIGTERM') }
+    const signals = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const
+    const signalListeners = (): number[] => signals.map((signal) => process.listenerCount(signal))
+    const before = { exit: process.listenerCount('exit'), signals: signalListeners() }
     const releaseA = guardProcessExit(() => undefined)
     const releaseB = guardProcessExit(() => undefined)
     expect(process.listenerCount('exit')).toBe(before.exit + listening)
-    expect(process.listenerCount('SIGTERM')).toBe(before.term + listening)
+    expect(signalListeners()).toEqual(before.signals)
     releaseA()
     releaseA()
     expect(process.listenerCount('exit')).toBe(before.exit + listening)
     releaseB()
     expect(process.listenerCount('exit')).toBe(before.exit)
-    expect(process.listenerCount('SIGTERM')).toBe(before.term)
   })
 
-  it('a signal another listener handles does not kill: the app decides', () => {
-    let kills = 0
-    const release = guardProcessExit(() => (kills += 1))
-    const appListener = (): void => undefined
-    process.on('SIGTERM', appListener)
-    try {
-      process.emit('SIGTERM', 'SIGTERM')
-      expect(kills).toBe(0)
-    } finally {
-      process.removeListener('SIGTERM', appListener)
-      release()
-    }
+  it('registers nothing in a worker thread (a kill during its teardown would abort the process)', async () => {
+    const worker = new Worker(
+      `import(${JSON.stringify(pathToFileURL(bundleNodeEntry(GUARD)).href)}).then(({ guardProcessExit }) => {
+         const before = process.listenerCount('exit');
+         guardProcessExit(() => {});
+         const registry = globalThis[Symbol.for('ptykit.processExitGuard.v1')];
+         require('node:worker_threads').parentPort.postMessage({ killers: registry === undefined ? 0 : registry.killers.size, addedExitListeners: process.listenerCount('exit') - before });
+       })`,
+      { eval: true },
+    )
+    const seen = await new Promise<unknown>((resolveSeen, rejectSeen) => {
+      worker.once('message', resolveSeen)
+      worker.once('error', rejectSeen)
+    })
+    await worker.terminate()
+    expect(seen).toEqual({ killers: 0, addedExitListeners: 0 })
   })
 })
