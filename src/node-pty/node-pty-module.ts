@@ -75,7 +75,11 @@ function unavailable(cause: unknown, why: string): NodePtyProviderError {
   return new NodePtyProviderError(
     'node_pty_unavailable',
     `The node-pty provider needs the optional peer dependency \`${NODE_PTY_PACKAGE_NAME}\`, which ${why}. ` +
-      `Install it with \`npm install ${NODE_PTY_PACKAGE_NAME}\` (it builds a native module; under Electron, rebuild it for Electron's ABI).`,
+      `Install it with \`npm install ${NODE_PTY_PACKAGE_NAME}\` (it builds a native module; under Electron, rebuild it for Electron's ABI). ` +
+      // Why: an app bundled into one file (an IDE extension) that inlined node-pty, or shipped
+      // without it, is installed where it was built: "npm install" alone does not help it.
+      `An app bundled into one file (esbuild, webpack) must keep it out of the bundle (esbuild \`--external:${NODE_PTY_PACKAGE_NAME}\`, webpack \`externals\`) ` +
+      `and ship \`node_modules/${NODE_PTY_PACKAGE_NAME}\` beside the bundle, or pass the \`loadNodePty\` option.`,
     { cause },
   )
 }

@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process'
 import { existsSync, readFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { describeValue } from '../contracts/describe-value.js'
@@ -34,28 +35,71 @@ function thisFile(): string {
 }
 
 /**
- * How this copy of ptykit starts its host: `node <package>/dist/pty-host/host-main.js` from the
- * built package, or `node --import tsx src/pty-host/host-main.ts` when running from the sources.
+ * How this copy of ptykit starts its host, the first of:
+ *
+ * 1. `node <package>/dist/pty-host/host-main.js` when this code runs from the built package (the
+ *    `ptykit` package.json above this file), or `node --import tsx src/pty-host/host-main.ts` when
+ *    it runs from the sources;
+ * 2. `node <dir>/host-main.js` when that file exists, `<dir>` being the directory of the file this
+ *    code was bundled into (an app that bundles ptykit ships ptykit's host there, bundled too);
+ * 3. `node <package>/dist/pty-host/host-main.js` of a `ptykit` package installed where that bundle
+ *    runs (Node's resolution from the bundle's directory);
+ * 4. else `node <dir>/host-main.js`, which does not exist: the provider then refuses to start it,
+ *    `host_unavailable` naming the file and what to ship or pass (see {@link missingDefaultHostProgram}).
  */
 export function defaultPtyHostCommand(): PtyHostCommand {
   const here = thisFile()
   if (here.endsWith('.ts')) {
     return { file: process.execPath, args: ['--import', 'tsx', join(dirname(here), 'host-main.ts')] }
   }
+  const beside = join(dirname(here), 'host-main.js')
+  const packageDir = ptykitPackageAbove(here) ?? (existsSync(beside) ? null : installedPtykitPackage(here))
+  return { file: process.execPath, args: [packageDir === null ? beside : join(packageDir, 'dist', 'pty-host', 'host-main.js')] }
+}
+
+/** The directory of the `ptykit` package this file is part of, or `null` (a bundle of an app). */
+function ptykitPackageAbove(here: string): string | null {
   for (let dir = dirname(here); ; dir = dirname(dir)) {
     const manifest = join(dir, 'package.json')
     if (existsSync(manifest)) {
       try {
-        if ((JSON.parse(readFileSync(manifest, 'utf8')) as { name?: unknown }).name === 'ptykit') {
-          return { file: process.execPath, args: [join(dir, 'dist', 'pty-host', 'host-main.js')] }
-        }
+        if ((JSON.parse(readFileSync(manifest, 'utf8')) as { name?: unknown }).name === 'ptykit') return dir
       } catch {
         // Not ours; keep looking.
       }
     }
-    if (dirname(dir) === dir) break
+    if (dirname(dir) === dir) return null
   }
-  return { file: process.execPath, args: [join(dirname(here), 'host-main.js')] }
+}
+
+/** The directory of a `ptykit` package Node resolves from `here` (in a `node_modules` above it), or `null`. */
+function installedPtykitPackage(here: string): string | null {
+  try {
+    return dirname(createRequire(here).resolve('ptykit/package.json'))
+  } catch {
+    return null
+  }
+}
+
+/**
+ * Why the default host command cannot start a host — its program file (the script `node` would
+ * run) does not exist — or `null` when it can. This happens to an app that bundled ptykit into its
+ * own file (an IDE extension, an Electron app) and shipped neither `node_modules/ptykit` nor a
+ * bundled host beside its bundle: the host would exit 1 at once, its stderr discarded.
+ */
+export function missingDefaultHostProgram(command: PtyHostCommand): PtyHostError | null {
+  const program = command.args.at(-1)
+  if (program === undefined || existsSync(program)) return null
+  const here = thisFile()
+  return new PtyHostError(
+    'host_unavailable',
+    `ptykit cannot start its pty host: the host program ${program} does not exist. ptykit runs here from ${here}, ` +
+      'not from an installed ptykit package: an app that bundles ptykit (esbuild, webpack) must ship the host too — ' +
+      `bundle ptykit's dist/pty-host/host-main.js into ${program} (node-pty kept external, and shipped with @xterm/headless ` +
+      'and @xterm/addon-serialize unless bundled), or ship node_modules/ptykit, or pass the `hostCommand` option ' +
+      "({ file: process.execPath, args: ['<path of a host-main.js>'] }). See \"Bundling\" in ptykit's docs/pty-host.md.",
+    { option: 'hostCommand', value: command },
+  )
 }
 
 /** The command line for a host with these flags. */

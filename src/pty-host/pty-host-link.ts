@@ -1,4 +1,4 @@
-import { PTY_HOST_ALREADY_RUNNING_EXIT_CODE, PTY_HOST_PEER_MISSING_EXIT_CODE, defaultPtyHostCommand, startPtyHostProcess, type LaunchedPtyHost, type PtyHostLaunchFlags } from './launch-pty-host.js'
+import { PTY_HOST_ALREADY_RUNNING_EXIT_CODE, PTY_HOST_PEER_MISSING_EXIT_CODE, defaultPtyHostCommand, missingDefaultHostProgram, startPtyHostProcess, type LaunchedPtyHost, type PtyHostLaunchFlags } from './launch-pty-host.js'
 import { isPtyIncarnationId } from '../contracts/index.js'
 import type { ClientPtyRecord, ClientPtyRecords } from './client-pty-records.js'
 import { PtyHostConnection } from './pty-host-connection.js'
@@ -237,7 +237,13 @@ export class PtyHostLink {
     if (options.idleExitMs !== undefined) flags.idleExitMs = options.idleExitMs
     if (options.historyChars !== undefined) flags.historyChars = options.historyChars
     if (options.scrollbackRows !== undefined) flags.scrollbackRows = options.scrollbackRows
-    return startPtyHostProcess(options.hostCommand ?? defaultPtyHostCommand(), flags, 'hostCommand')
+    if (options.hostCommand !== undefined) return startPtyHostProcess(options.hostCommand, flags, 'hostCommand')
+    // The default names a script beside a bundle when ptykit was bundled into an app: one that was
+    // not shipped fails here, saying what to ship or pass, not as a host that "ended (exit code 1)".
+    const command = defaultPtyHostCommand()
+    const missing = missingDefaultHostProgram(command)
+    if (missing !== null) throw missing
+    return startPtyHostProcess(command, flags, 'hostCommand')
   }
 
   #onClosed(closed: PtyHostConnection): void {

@@ -69,7 +69,11 @@ function unavailable(cause: unknown, why: string): SshProviderError {
   return new SshProviderError(
     'ssh2_unavailable',
     `The SSH provider needs the optional peer dependency \`${SSH2_PACKAGE_NAME}\`, which ${why}. ` +
-      `Install it with \`npm install ${SSH2_PACKAGE_NAME}\` (pure JavaScript; its optional native speed-ups are not needed).`,
+      `Install it with \`npm install ${SSH2_PACKAGE_NAME}\` (pure JavaScript; its optional native speed-ups are not needed). ` +
+      // Why: an app bundled into one file (an IDE extension) that shipped without it, or an ESM
+      // bundle that inlined it (CommonJS requiring Node's built-ins), is installed where it was built.
+      `An app bundled into one file (esbuild, webpack) that does not bundle it (in an ESM bundle it fails on its \`require\` of Node's built-ins) must keep it out of the bundle ` +
+      `(esbuild \`--external:${SSH2_PACKAGE_NAME}\`, webpack \`externals\`) and ship \`node_modules/${SSH2_PACKAGE_NAME}\` beside the bundle, or pass the \`loadSsh2\` option.`,
     { cause },
   )
 }
