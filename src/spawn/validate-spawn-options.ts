@@ -69,7 +69,9 @@ function checkKeyed(option: 'slot' | 'claim', value: unknown): void {
  * `hostId`, `scopeId`, `sessionId` or `preAllocatedHandle`; a `signal` that is not an AbortSignal;
  * an `onPtySpawnCommitted` that is not a function; an `isNewSession` that is not a boolean; a
  * `metadata` that is not an object; a `slotCreateClaim` that is not a function, or without `slot`;
- * a `file`, `args[i]`, `command`, `cwd` or `env` name or value holding a lone surrogate.
+ * a `file`, `args[i]`, `command`, `cwd` or `env` name or value holding a lone surrogate; a
+ * provider's attach option (`attachOnly`, `expectedIncarnationId`), which a spawn would ignore
+ * and start a process.
  */
 export function validatePtySpawnOptions(options: PtySpawnOptions): void {
   if (typeof options !== 'object' || options === null) {
@@ -107,6 +109,19 @@ export function validatePtySpawnOptions(options: PtySpawnOptions): void {
   const metadata: unknown = options.metadata
   if (metadata !== undefined && (typeof metadata !== 'object' || metadata === null || Array.isArray(metadata))) {
     fail('metadata', 'an object', metadata)
+  }
+  // A provider's attach options, given to a spawn: it would start a process where the caller
+  // asked never to start one (spawn options are otherwise not checked for names they do not know:
+  // hosts pass their own records).
+  const asProvider = options as { attachOnly?: unknown; expectedIncarnationId?: unknown }
+  for (const option of ['attachOnly', 'expectedIncarnationId'] as const) {
+    if (asProvider[option] !== undefined) {
+      throw spawnOptionRefusal(
+        option,
+        asProvider[option],
+        `\`${option}\` is a provider's attach option, not a spawn option: a spawn starts a process (or re-attaches to its slot's live owner). To attach to a live PTY without ever starting one, call \`controller.attach(id)\``,
+      )
+    }
   }
   if (options.slotCreateClaim !== undefined) {
     if (typeof options.slotCreateClaim !== 'function') fail('slotCreateClaim', 'a function (the release `claimSlotCreate` returned)', options.slotCreateClaim)

@@ -146,4 +146,17 @@ describe('controller argument validation', () => {
     await expect(h.controller.attach('p', null as never)).rejects.toThrow(new TypeError('Expected the `options` argument to be an object, got null (null)'))
     expect(h.provider.calls.filter((call) => call.method === 'spawn')).toEqual([])
   })
+
+  // A host ported from the seed, whose provider `attach(id)` became `spawn({ sessionId, attachOnly })`:
+  // given to the controller's spawn, the attach options were ignored and a process was started
+  // where the caller asked never to start one.
+  it.each([{ attachOnly: true }, { expectedIncarnationId: 'inc-1' }])('a provider attach option given to spawn (%j) is refused naming it, and nothing starts', async (extra) => {
+    const h = createHarness()
+    const failure = await h.controller.spawn({ sessionId: 'nope', ...extra } as never).catch((error: unknown) => error)
+    const [option] = Object.keys(extra)
+    expect(isPtySpawnError(failure) && [failure.code, failure.option]).toEqual(['invalid_spawn_options', option])
+    expect((failure as Error).message).toMatch(/controller\.attach\(id\)/)
+    expect(h.provider.calls.filter((call) => call.method === 'spawn')).toEqual([])
+    expect(h.controller.hasPty('nope')).toBe(false)
+  })
 })
