@@ -45,7 +45,7 @@ function thisFile(): string {
  * 3. `node <package>/dist/pty-host/host-main.js` of a `ptykit` package installed where that bundle
  *    runs (Node's resolution from the bundle's directory);
  * 4. else `node <dir>/host-main.js`, which does not exist: the provider then refuses to start it,
- *    `host_unavailable` naming the file and what to ship or pass (see {@link missingDefaultHostProgram}).
+ *    `host_unavailable` naming the file and what to ship or pass.
  */
 export function defaultPtyHostCommand(): PtyHostCommand {
   const here = thisFile()
