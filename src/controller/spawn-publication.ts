@@ -330,7 +330,9 @@ export class SpawnPublication {
     return {
       ...options,
       onPtySpawnCommitted: () => {
-        const returned: unknown = (hook as () => unknown)()
+        // Called on the caller's options, as the pipeline calls the hook (`args.onPtySpawnCommitted()`):
+        // a hook written as a method keeps its `this`.
+        const returned: unknown = (hook as (this: PtySpawnOptions) => unknown).call(options)
         if (returned === undefined || !isPromiseLike(returned)) return
         Promise.resolve(returned).then(undefined, (error: unknown) => {
           report('listener_threw', `The \`onPtySpawnCommitted\` hook's promise rejected with ${describeThrownValue(error)}`, error)

@@ -176,7 +176,8 @@ export function createNodePtyProvider(options: NodePtyProviderOptions = {}): Nod
     const toKill = new Set(sessions.values())
     for (const ofId of unfinishedStops.values()) for (const session of ofId) toKill.add(session)
     if (toKill.size === 0) return
-    const table = sweepSession ? scanProcNow(inspector) : null
+    // Every row that can be read (one another user's `hidepid` hides is not ours to kill anyway).
+    const table = sweepSession ? scanProcNow(inspector, true) : null
     const index = table === null ? null : indexProcessTable(table)
     const selfGroup = index?.byPid.get(process.pid)?.pgid
     for (const session of toKill) {

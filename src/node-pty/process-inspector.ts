@@ -301,9 +301,11 @@ export function showsStateX(stat: Pick<ProcessStat, 'state'>): boolean {
 /**
  * Every process in `/proc`, each read now; `null` when `/proc` cannot be listed, or when a process
  * listed could not be read (EACCES, EMFILE): a table missing a row proves no process absent — a
- * session's running member left out would read as "ended".
+ * session's running member left out would read as "ended". With `skipUnreadable`, such a row is
+ * left out instead: for choosing what to signal (the exit kill), where every row that could be read
+ * is worth having, and nothing is concluded from a row's absence.
  */
-export function scanProcNow(inspector: ProcessInspector): ProcessStat[] | null {
+export function scanProcNow(inspector: ProcessInspector, skipUnreadable = false): ProcessStat[] | null {
   let entries: string[]
   try {
     entries = readdirSync('/proc')
@@ -314,8 +316,8 @@ export function scanProcNow(inspector: ProcessInspector): ProcessStat[] | null {
   for (const entry of entries) {
     if (!/^\d+$/.test(entry)) continue
     const row = inspector.readNow(Number(entry))
-    if (row === null) return null
-    if (row !== 'absent') rows.push(row)
+    if (row === null && !skipUnreadable) return null
+    if (row !== null && row !== 'absent') rows.push(row)
   }
   return rows
 }
@@ -369,12 +371,14 @@ export function createProcFsInspector(procRoot = '/proc'): ProcessInspector {
       const stats = await mapBounded(pids, NODE_PTY_PROC_READS_IN_FLIGHT, readRow)
       // Short of descriptors for the reads in flight: read the missing rows again one at a time,
       // which needs a single free descriptor.
-      for (let index = 0; index < stats.length; index += 1) {
-        if (stats[index] === 'incomplete') stats[index] = await readRow(pids[index]!)
-      }
       // A row missing for want of a descriptor would read as a process gone: no table at all
-      // ("cannot say") rather than one that silently leaves a live process out.
-      if (stats.includes('incomplete')) return null
+      // ("cannot say") rather than one that silently leaves a live process out — at the first
+      // row that even a read on its own cannot get (the next look tries again).
+      for (let index = 0; index < stats.length; index += 1) {
+        if (stats[index] !== 'incomplete') continue
+        stats[index] = await readRow(pids[index]!)
+        if (stats[index] === 'incomplete') return null
+      }
       return stats.filter((s): s is ProcessStat => s !== null && s !== 'incomplete')
     },
     async cwd(pid) {

@@ -24,6 +24,9 @@ function attachReply(session: NodePtySession): PtySpawnResult {
   }
 }
 
+/** node-pty 1.1's native failures to open a PTY or start its process, which drop `errno` (`pty.cc`). */
+const NODE_PTY_FORK_FAILURE_MESSAGE = /^(?:forkpty\(3\)|openpty\(3\)|posix_spawnp) failed\.$/
+
 /**
  * The node-pty provider's `spawn`: attach to a live session of this provider, or validate the
  * options, fork through node-pty and wire the new session (`onStarted` tracks it).
@@ -132,9 +135,12 @@ export function createNodePtySpawn(
         encoding: 'utf8',
       })
     } catch (error) {
-      // node-pty's message drops errno ("forkpty(3) failed."): say what ran out, asked now.
-      const ranOut = isWindows ? null : describeForkFailure()
-      const detail = `${error instanceof Error ? error.message : String(error)}${ranOut === null ? '' : ` (${ranOut})`}`
+      // node-pty's message drops errno ("forkpty(3) failed."): say what ran out, asked now. Only for
+      // such a failure: another throw (a JavaScript one) is not a fork's, and must not be blamed on
+      // a process limit.
+      const message = error instanceof Error ? error.message : String(error)
+      const ranOut = isWindows || !NODE_PTY_FORK_FAILURE_MESSAGE.test(message) ? null : describeForkFailure()
+      const detail = `${message}${ranOut === null ? '' : ` (${ranOut})`}`
       throw new NodePtyProviderError('spawn_failed', `node-pty could not start ${JSON.stringify(plan.file)}: ${detail}`, {
         cause: error,
         ptyId: sessionId,

@@ -68,6 +68,8 @@ export class SshConnectionKeeper {
   #openingExtra: Promise<SshConnection> | null = null
   /** Cuts connects in flight short (the provider is being disposed). */
   readonly #closing = new AbortController()
+  /** Closes of connections let go before `close()` (an idle extra one, one opened too late): it waits for them too. */
+  readonly #closesInFlight = new Set<Promise<void>>()
   #reconnectTimer: NodeJS.Timeout | null = null
   /** Waiting for {@link SshConnectionKeeper.stopsSettled}. */
   #whenStopsSettled: Array<() => void> = []
@@ -172,12 +174,19 @@ export class SshConnectionKeeper {
   async close(): Promise<void> {
     this.#closing.abort()
     await Promise.all([this.#connecting?.catch(() => undefined), this.#openingExtra?.catch(() => undefined)])
-    const closing = this.#connections.splice(0).map((connection) => connection.close())
+    const closing = [...this.#closesInFlight, ...this.#connections.splice(0).map((connection) => connection.close())]
     this.#uses.clear()
     for (const resolve of this.#whenStopsSettled.splice(0)) resolve()
     // Why waited: once `dispose()` resolves, the server has seen every session end (a test that
     // looks at the remote, or a host that exits, right after).
     await Promise.all(closing)
+  }
+
+  /** Close a connection no longer used, followed in {@link SshConnectionKeeper.close}'s wait. */
+  #letGo(connection: SshConnection): void {
+    const closed = connection.close()
+    this.#closesInFlight.add(closed)
+    void closed.finally(() => this.#closesInFlight.delete(closed))
   }
 
   #use(connection: SshConnection): ConnectionUse {
@@ -208,7 +217,7 @@ export class SshConnectionKeeper {
     const module = await this.#loadModule()
     const opened = await SshConnection.open(module, this.#options.settings, (lost) => this.#onConnectionLost(lost), this.#closing.signal)
     if (this.#options.isDisposed()) {
-      void opened.close()
+      this.#letGo(opened)
       throw new SshProviderError('provider_disposed', 'The SSH provider was disposed while connecting')
     }
     this.#connections.push(opened)
@@ -240,7 +249,7 @@ export class SshConnectionKeeper {
     if (!this.#connections.includes(connection)) return
     this.#connections = this.#connections.filter((open) => open !== connection)
     this.#uses.delete(connection)
-    void connection.close()
+    this.#letGo(connection)
   }
 
   #loadModule(): Promise<Ssh2Module> {

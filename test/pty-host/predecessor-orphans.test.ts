@@ -189,6 +189,10 @@ describe('a dead host’s session: membership by the session id', () => {
   it('a table with a row it could not read proves nothing absent (a running member left out would read as ended)', () => {
     const unreadable: ProcessInspector = { ...world([], 0).inspector, readNow: (pid) => (pid === process.pid ? null : 'absent') }
     expect(scanProcNow(unreadable)).toBeNull()
+    // For choosing what to signal (the exit kill), the rows that could be read are kept.
+    const table = scanProcNow({ ...unreadable, readNow: (pid) => (pid === process.pid ? null : { pid, ppid: 1, pgid: pid, sid: pid, tpgid: -1, state: 'S', name: 'p' }) }, true)
+    expect(table?.length).toBeGreaterThan(0)
+    expect(table?.some((row) => row.pid === process.pid)).toBe(false)
     const readable: ProcessInspector = { ...world([], 0).inspector, readNow: () => 'absent' }
     expect(scanProcNow(readable)).toEqual([])
     // And a null table leaves the session unknown, its entry kept.

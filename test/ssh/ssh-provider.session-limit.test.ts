@@ -73,6 +73,19 @@ describe('SSH provider on a server that limits sessions per connection', () => {
     expect(exits.map((exit) => exit.cause)).toEqual(Array(10).fill({ kind: 'operator_close' }))
   }, 60_000)
 
+  // Found by review (helper-147): the extra connections a disposal's stops leave idle were closed
+  // without being waited for, so `dispose()` resolved with their sockets still open.
+  it('dispose() of PTYs spread over several connections resolves with every connection closed', async () => {
+    const tcpSockets = (): number => process.getActiveResourcesInfo().filter((name) => name === 'TCPSocketWrap').length
+    const before = tcpSockets()
+    const provider = createSshProvider(sshOptions(sshd()))
+    const replies = await Promise.all(Array.from({ length: 10 }, () => provider.spawn({ file: '/bin/sleep', args: ['600'] })))
+    expect(new Set(replies.map((reply) => reply.id)).size).toBe(10)
+    expect(sshd().connections()).toBeGreaterThanOrEqual(4)
+    await provider.dispose()
+    expect(tcpSockets()).toBe(before)
+  }, 60_000)
+
   // Found by audit (helper-120): the keeper closed an extra connection as soon as its last PTY
   // channel closed — at the leader's exit, in the middle of the stop — and the stop read the closed
   // connection as "the remote cannot show more": `stopAndWait` said true while the background job
