@@ -6,6 +6,7 @@ import type {
 } from '../contracts/index.js'
 import { assertNonNegativeNumber, describeValue } from './argument-validation.js'
 import type { PendingTimer } from './controller-timers.js'
+import { EXITED_PTY_RECORDS_KEPT } from './pty-record.js'
 
 /** How long `waitForRendererSerializer` waits when no timeout is given. */
 export const RENDERER_SERIALIZER_WAIT_DEFAULT_MS = 5_000
@@ -41,6 +42,12 @@ export class RendererSerializerRegistry {
   readonly #after: (ms: number) => PendingTimer
   readonly #current = new Map<string, Registration>()
   readonly #generations = new Map<string, number>()
+  /**
+   * Ids whose last registration was disposed, oldest first. Their generation is remembered for the
+   * latest `EXITED_PTY_RECORDS_KEPT` of them (as the controller remembers ended PTYs), not for every
+   * id a view ever registered for: a host that runs for days registers a view per PTY it spawns.
+   */
+  readonly #retired = new Set<string>()
   readonly #waiters = new Map<string, Set<Waiter>>()
   /** How to give up each renderer answer in flight (the controller's dispose gives up on all). */
   readonly #answering = new Set<() => void>()
@@ -60,6 +67,7 @@ export class RendererSerializerRegistry {
     assertRendererSerializer(serializer)
     const generation = (this.#generations.get(ptyId) ?? 0) + 1
     this.#generations.set(ptyId, generation)
+    this.#retired.delete(ptyId)
     const registration: Registration = { serializer, generation, waiting: new Set() }
     this.#current.set(ptyId, registration)
     const waiters = this.#waiters.get(ptyId)
@@ -68,10 +76,26 @@ export class RendererSerializerRegistry {
     }
     return {
       dispose: () => {
-        if (this.#current.get(ptyId) === registration) this.#current.delete(ptyId)
+        if (this.#current.get(ptyId) === registration) {
+          this.#current.delete(ptyId)
+          this.#rememberRetired(ptyId)
+        }
         retire(registration)
       },
     }
+  }
+
+  /** `ptyId` has no registration any more: keep its generation among the latest retired ids only. */
+  #rememberRetired(ptyId: string): void {
+    this.#retired.delete(ptyId)
+    this.#retired.add(ptyId)
+    if (this.#retired.size <= EXITED_PTY_RECORDS_KEPT) return
+    const oldest = this.#retired.values().next().value as string
+    this.#retired.delete(oldest)
+    // Someone waits for a registration newer than the one it saw: forgetting the generation would
+    // restart it at 1, which that wait might never see as newer. Kept until the next retirement.
+    if (this.#waiters.has(oldest)) this.#retired.add(oldest)
+    else this.#generations.delete(oldest)
   }
 
   /** The controller was disposed: no renderer's answer is waited for any more. */

@@ -29,19 +29,32 @@ export class SlotCreateGate {
   readonly #tails = new Map<string, Promise<void>>()
   /** The turn of each live claim, keyed by its release function. */
   readonly #claims = new WeakMap<PtySlotCreateRelease, { key: string; turn: Promise<void> }>()
-  /** Resolves on {@link SlotCreateGate.close}: every wait ends then (the work itself refuses a disposed controller). */
-  readonly #closed: Promise<void>
-  #close!: () => void
-
-  constructor() {
-    this.#closed = new Promise<void>((resolve) => {
-      this.#close = resolve
-    })
-  }
+  /**
+   * How to end each wait for a turn still under way: {@link SlotCreateGate.close} ends them all (the
+   * work itself refuses a disposed controller). A wait leaves once its turn came. Why not a race
+   * against one promise settled at close: every race left a reaction on that promise, which lives
+   * as long as the controller, so memory grew with every slot spawn and adoption.
+   */
+  readonly #waits = new Set<() => void>()
+  #closed = false
 
   /** End every wait for a turn, now and later (the controller was disposed; an unreleased claim must not hang its callers). */
   close(): void {
-    this.#close()
+    this.#closed = true
+    for (const end of [...this.#waits]) end()
+  }
+
+  /** Resolves once `turn` came, or the gate was closed, whichever is first; leaves nothing behind. */
+  #untilTurnOrClose(turn: Promise<void>): Promise<void> {
+    if (this.#closed) return Promise.resolve()
+    return new Promise<void>((resolve) => {
+      const end = (): void => {
+        this.#waits.delete(end)
+        resolve()
+      }
+      this.#waits.add(end)
+      void turn.then(end, end)
+    })
   }
 
   /** Take the slot's next turn now; it begins once every earlier hold of the slot was released. */
@@ -88,12 +101,12 @@ export class SlotCreateGate {
           `Expected the \`slotCreateClaim\` option to be an unreleased claimSlotCreate claim of slot ${describeValue(slot.key)}, got ${describeValue(claim)}`,
         )
       }
-      await Promise.race([held.turn, this.#closed])
+      await this.#untilTurnOrClose(held.turn)
       return work()
     }
     const { release, turn } = this.hold(slot)
     try {
-      await Promise.race([turn, this.#closed])
+      await this.#untilTurnOrClose(turn)
       return await work()
     } finally {
       release()

@@ -76,6 +76,10 @@ export class NodePtySessionTable {
   /** The session's exit was delivered: forget it, remember its id as exited. */
   ended(session: NodePtySession): void {
     if (this.#sessions.get(session.id) === session) this.#sessions.delete(session.id)
+    // Why drop the cursor when the last session leaves: the poll stops with it, so the cursor would
+    // not move again until the next spawn, and a Map iterator holds the table it was made on —
+    // after the map shrank, with every ended session in it (their terminals, streams and drains).
+    if (this.#sessions.size === 0) this.#cursor = null
     this.#exitedIds.remember(session.id)
   }
 

@@ -89,6 +89,7 @@ export class HostSessionStore {
     if (previous !== undefined) {
       this.dropHistory(previous)
       this.exited.delete(id)
+      this.#unsubscribeForgotten(previous)
     }
     const provider = this.#provider
     const flow = new SessionFlow(
@@ -129,6 +130,17 @@ export class HostSessionStore {
   subscribe(client: HostClient, session: HostSession): void {
     session.subscribers.add(client)
     client.subscriptions.add(session.id)
+  }
+
+  /**
+   * The host forgot an ended session (past its exited-session memory, or replaced under its id):
+   * its clients no longer follow it. Why: a client's subscriptions are otherwise dropped only when
+   * it goes, and an app connected for days would keep an id for every session it ever followed.
+   */
+  #unsubscribeForgotten(session: HostSession): void {
+    for (const client of session.subscribers) {
+      if (this.live.get(session.id)?.subscribers.has(client) !== true) client.subscriptions.delete(session.id)
+    }
   }
 
   /** `client` is gone: unsubscribe it everywhere, and drop its flow-control requests. */
@@ -184,6 +196,7 @@ export class HostSessionStore {
       if (oldest === undefined) break
       this.dropHistory(oldest)
       this.exited.delete(oldest.id)
+      this.#unsubscribeForgotten(oldest)
     }
   }
 
