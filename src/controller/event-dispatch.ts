@@ -30,14 +30,21 @@ export function emitToEachListener<E extends Exclude<keyof PtyControllerEvents, 
 
 /** When a listener returned a promise (a thenable), report its rejection as `listener_threw`. */
 function reportRejection(returned: unknown, event: string, ptyId: string, report: ControllerReport): void {
-  if (!isPromiseLike(returned)) return
-  const onRejected = (error: unknown): void => {
+  observeRejection(returned, (error) => {
     report('listener_threw', `A \`${event}\` listener's promise rejected with ${describeThrownValue(error)}`, error, ptyId)
-  }
+  })
+}
+
+/**
+ * When a callback of the host's returned a promise (a thenable), hand its rejection to
+ * `onRejected` — which would otherwise be an unhandled rejection, ending a Node process by default.
+ * A thenable whose `then` throws counts as rejected. Anything else is left alone.
+ */
+export function observeRejection(returned: unknown, onRejected: (error: unknown) => void): void {
+  if (returned === undefined || !isPromiseLike(returned)) return
   try {
     returned.then(undefined, onRejected)
   } catch (error) {
-    // A thenable whose `then` throws: as good as a rejection.
     onRejected(error)
   }
 }
@@ -60,9 +67,8 @@ export function reportToErrorListeners(
   for (const listener of emitter.rawListeners('error')) {
     try {
       const returned: unknown = (listener as (value: PtyControllerError) => unknown).call(emitter, error)
-      // An `async` one's rejection likewise, which would otherwise be an unhandled rejection: it
-      // ends a Node process by default, over a fault the controller survived.
-      if (returned !== undefined && isPromiseLike(returned)) Promise.resolve(returned).then(undefined, ignoreRejection)
+      // An `async` one's rejection likewise: it has nowhere left to report to either.
+      observeRejection(returned, ignoreRejection)
     } catch {
       // An `error` listener that throws has nowhere left to report to.
     }

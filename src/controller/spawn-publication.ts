@@ -14,7 +14,7 @@ import { PtySpawnError, createRuntimePtySpawnState, executeRuntimePtySpawn, slot
 import { malformedReplyField } from '../spawn/provider-call.js'
 import { ABORTED, raceAbort } from './abort.js'
 import { describeThrownValue, describeValue } from './argument-validation.js'
-import { isPromiseLike } from '../contracts/promise-like.js'
+import { observeRejection } from './event-dispatch.js'
 import type { Bookkeeping } from './bookkeeping.js'
 import type { ControllerCore } from './controller-core.js'
 import type { PtyControllerSpawnEvent } from './events.js'
@@ -332,9 +332,7 @@ export class SpawnPublication {
       onPtySpawnCommitted: () => {
         // Called on the caller's options, as the pipeline calls the hook (`args.onPtySpawnCommitted()`):
         // a hook written as a method keeps its `this`.
-        const returned: unknown = (hook as (this: PtySpawnOptions) => unknown).call(options)
-        if (returned === undefined || !isPromiseLike(returned)) return
-        Promise.resolve(returned).then(undefined, (error: unknown) => {
+        observeRejection((hook as (this: PtySpawnOptions) => unknown).call(options), (error) => {
           report('listener_threw', `The \`onPtySpawnCommitted\` hook's promise rejected with ${describeThrownValue(error)}`, error)
         })
       },

@@ -9,6 +9,7 @@ import {
 } from '../contracts/index.js'
 import { assertAbortSignal } from './abort.js'
 import { isPromiseLike } from '../contracts/promise-like.js'
+import { observeRejection } from './event-dispatch.js'
 import { assertCharCount, assertOptionsObject, assertWriteArguments, describeThrownValue, describeValue } from './argument-validation.js'
 import { PtyControllerError } from './pty-controller-error.js'
 import { disposableUnsubscribe, type DisposableUnsubscribe } from './disposable.js'
@@ -257,9 +258,7 @@ export class TerminalHandle implements PtyTerminal {
    * by default.
    */
   #replayTo(listener: (event: PtyControllerDataEvent) => unknown, event: PtyControllerDataEvent): void {
-    const returned = listener(event)
-    if (returned === undefined || !isPromiseLike(returned)) return
-    Promise.resolve(returned).then(undefined, (error: unknown) => {
+    observeRejection(listener(event), (error) => {
       this.#controller.report(
         new PtyControllerError('listener_threw', `A \`data\` listener's promise rejected with ${describeThrownValue(error)}`, {
           cause: error,
