@@ -5,18 +5,10 @@
 // left it out of what ships.
 import { mkdirSync, readFileSync, symlinkSync } from 'node:fs'
 import { join } from 'node:path'
-import { afterEach, describe, expect, it } from 'vitest'
-import { bundleApp, makeAppDir, REPO_ROOT, runApp } from '../support/bundled-app.js'
+import { describe, expect, it } from 'vitest'
+import { bundleApp, REPO_ROOT, runApp, useAppDirs } from '../support/bundled-app.js'
 
-const removals: Array<() => void> = []
-afterEach(() => {
-  for (const remove of removals.splice(0)) remove()
-})
-function appDir(): string {
-  const made = makeAppDir()
-  removals.push(made.remove)
-  return made.dir
-}
+const appDir = useAppDirs()
 
 const SPAWN_THREE = `
 import { createPtyController } from 'ptykit/controller'

@@ -3,18 +3,10 @@
 // Before: an ESM bundle that inlined ssh2 (CommonJS, which requires Node's built-ins at run time:
 // "Dynamic require of "net" is not supported"), or a bundle shipped without it, was told only
 // "Install it with `npm install ssh2`" — though it was installed where the app was built.
-import { afterEach, describe, expect, it } from 'vitest'
-import { bundleApp, makeAppDir, runApp } from '../support/bundled-app.js'
+import { describe, expect, it } from 'vitest'
+import { bundleApp, runApp, useAppDirs } from '../support/bundled-app.js'
 
-const removals: Array<() => void> = []
-afterEach(() => {
-  for (const remove of removals.splice(0)) remove()
-})
-function appDir(): string {
-  const made = makeAppDir()
-  removals.push(made.remove)
-  return made.dir
-}
+const appDir = useAppDirs()
 
 const CONNECT = `
 import { createSshProvider } from 'ptykit/ssh'

@@ -7,6 +7,7 @@ import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { buildSync } from 'esbuild'
+import { afterEach } from 'vitest'
 
 export const REPO_ROOT = resolve(import.meta.dirname, '../..')
 
@@ -16,6 +17,19 @@ export function makeAppDir(): { dir: string; remove: () => void } {
   writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'my-ide-extension', version: '0.0.1', main: 'out/extension.js' }))
   mkdirSync(join(dir, 'out'))
   return { dir, remove: () => rmSync(dir, { recursive: true, force: true }) }
+}
+
+/** Fresh app directories for the calling file's tests (see {@link makeAppDir}), each removed after its test. */
+export function useAppDirs(): () => string {
+  const removals: Array<() => void> = []
+  afterEach(() => {
+    for (const remove of removals.splice(0)) remove()
+  })
+  return () => {
+    const made = makeAppDir()
+    removals.push(made.remove)
+    return made.dir
+  }
 }
 
 /** Bundle the source text `code` into `<appDir>/out/<name>`; `external` lists the packages left out. */
