@@ -57,6 +57,8 @@ export class SpawnPublication {
   readonly #bookkeeping: Bookkeeping
   /** The pipeline's dependencies: the same for every spawn, so built once. */
   readonly #deps: PtySpawnDeps
+  /** Per id, the hosts a spawn or attach of it is in flight to (and how many). */
+  readonly #comingOnHosts = new Map<string, Map<ExecutionHostId, number>>()
 
   constructor(
     core: ControllerCore,
@@ -98,6 +100,9 @@ export class SpawnPublication {
       await this.#awaitStops(stopping, options.signal)
       if (core.disposed()) throw new PtyControllerDisposedError('spawn', true)
     }
+    // One record per id: a session id live (or coming) on another host is refused, not silently
+    // taken over — that orphaned the other host's running process.
+    const hostClaim = typeof options.sessionId === 'string' ? this.#claimIdOnHost(options.sessionId, options.hostId ?? LOCAL_EXECUTION_HOST_ID) : undefined
     const inFlight = this.#intake.beginInFlight()
     // A caller's id being respawned: its ended record no longer proves the id absent meanwhile.
     const releaseComing = typeof options.sessionId === 'string' ? core.records.expectComing(options.sessionId) : undefined
@@ -168,7 +173,40 @@ export class SpawnPublication {
       return reply
     } finally {
       releaseComing?.()
+      hostClaim?.()
       this.#intake.endInFlight(inFlight)
+    }
+  }
+
+  /**
+   * Hold `ptyId` for `hostId` while a spawn or attach of it is in flight; throws a
+   * `PtySpawnError` (`invalid_spawn_options`, option `sessionId`) when the id is live, or in
+   * flight, on another host. Returns the release.
+   */
+  #claimIdOnHost(ptyId: string, hostId: ExecutionHostId): () => void {
+    const live = this.#core.records.get(ptyId)
+    const otherHost =
+      live !== undefined && live.state === 'live' && !live.superseded && live.hostId !== hostId
+        ? live.hostId
+        : [...(this.#comingOnHosts.get(ptyId)?.keys() ?? [])].find((host) => host !== hostId)
+    if (otherHost !== undefined) {
+      throw new PtySpawnError(
+        'invalid_spawn_options',
+        `Cannot spawn PTY ${JSON.stringify(ptyId)} on host ${JSON.stringify(hostId)}: that session id is ${live?.hostId === otherHost && live.state === 'live' ? 'live' : 'being spawned'} on host ${JSON.stringify(otherHost)} (stop it there first)`,
+        { ptyId, option: 'sessionId', value: ptyId },
+      )
+    }
+    const hosts = this.#comingOnHosts.get(ptyId) ?? new Map<ExecutionHostId, number>()
+    this.#comingOnHosts.set(ptyId, hosts)
+    hosts.set(hostId, (hosts.get(hostId) ?? 0) + 1)
+    let released = false
+    return () => {
+      if (released) return
+      released = true
+      const left = (hosts.get(hostId) ?? 1) - 1
+      if (left > 0) hosts.set(hostId, left)
+      else hosts.delete(hostId)
+      if (hosts.size === 0 && this.#comingOnHosts.get(ptyId) === hosts) this.#comingOnHosts.delete(ptyId)
     }
   }
 
@@ -193,13 +231,13 @@ export class SpawnPublication {
   #stoppingPtysOf(options: PtySpawnOptions): readonly PtyRecord[] {
     const { sessionId, slot, claim } = options
     if (sessionId === undefined && slot === undefined && claim === undefined) return NO_RECORDS
-    const hostId = options.hostId ?? LOCAL_EXECUTION_HOST_ID
     const slotKey = slot === undefined ? undefined : slotStoreKey(slot)
     const stopping: PtyRecord[] = []
     for (const record of this.#core.records.values()) {
       if (record.state !== 'live' || !record.stopRequested || record.superseded) continue
       const holdsIt =
-        (sessionId !== undefined && record.ptyId === sessionId && record.hostId === hostId) ||
+        // Any host's: a restart on another host waits for the stop too (one live record per id).
+        (sessionId !== undefined && record.ptyId === sessionId) ||
         (slotKey !== undefined && record.slot !== undefined && slotStoreKey(record.slot) === slotKey) ||
         (claim !== undefined && record.claimKey === claim.key)
       if (holdsIt) stopping.push(record)
@@ -220,6 +258,13 @@ export class SpawnPublication {
     if (tracked?.state === 'live') return tracked.hostId === hostId
     const provider = core.options.providers.get(hostId)
     if (provider === undefined) return false
+    let hostClaim: () => void
+    try {
+      hostClaim = this.#claimIdOnHost(ptyId, hostId)
+    } catch {
+      // The id is being spawned (or attached) on another host.
+      return false
+    }
     const inFlight = this.#intake.beginInFlight()
     const releaseComing = core.records.expectComing(ptyId)
     // Stage 5 of the pipeline, for the sequence rebase below (stage 11).
@@ -257,6 +302,7 @@ export class SpawnPublication {
       return false
     } finally {
       releaseComing()
+      hostClaim()
       this.#intake.endInFlight(inFlight)
     }
   }
