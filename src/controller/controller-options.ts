@@ -173,6 +173,13 @@ function resolveProviders(options: PtyControllerOptions): Map<ExecutionHostId, P
         `Expected \`providers[${JSON.stringify(hostId)}]\` to be a PtyProvider, got ${describeValue(provider)}`,
       )
     }
+    // One provider under two host ids would list each of its PTYs as running on both hosts.
+    const registeredAs = [...providers].find(([, registered]) => registered === provider)?.[0]
+    if (registeredAs !== undefined) {
+      throw new TypeError(
+        `Expected \`providers[${JSON.stringify(hostId)}]\` to be a provider of its own, got the provider already registered as ${JSON.stringify(registeredAs)}`,
+      )
+    }
     providers.set(hostId, provider)
   }
   return providers

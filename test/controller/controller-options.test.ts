@@ -15,7 +15,7 @@ describe('controller options', () => {
   })
 
   it('accepts a providers record as well as a Map', () => {
-    const resolved = resolvePtyControllerOptions({ providers: { local: provider, 'ssh:a': provider } })
+    const resolved = resolvePtyControllerOptions({ providers: { local: provider, 'ssh:a': createFakePtyProvider() } })
     expect([...resolved.providers.keys()]).toEqual(['local', 'ssh:a'])
   })
 
