@@ -21,14 +21,21 @@ export type PtyClock = {
 }
 
 /**
- * The default clock: `Date.now` and the global timer functions.
+ * The default clock: `performance.now()` and the global timer functions.
+ *
+ * Why not `Date.now()`: the wall clock jumps (a laptop resumed from sleep, NTP stepping it, a
+ * test's mocked `Date`: `vi.setSystemTime`, `vi.useFakeTimers({ toFake: ['Date'] })`) while timers
+ * do not follow; a caller's epoch `deadlineMs` is read against `Date.now()` once, when the call
+ * comes, and the wait it leaves is counted on this clock, the timers' own. On `Date.now()`, a frozen
+ * or stepped-back `Date` kept a `stopAndWait` waiting for ever (or for the hour stepped back).
+ * `vi.useFakeTimers()` fakes `performance` with the timers, so fake timers still drive it.
  *
  * Why lambdas that look the globals up on every call: a test that installs fake timers
  * (`vi.useFakeTimers()`) after the controller was created still drives the controller's timers.
  */
 export function createSystemClock(): PtyClock {
   return {
-    now: () => Date.now(),
+    now: () => performance.now(),
     setTimeout: (callback, ms) => globalThis.setTimeout(callback, ms),
     clearTimeout: (handle) => {
       globalThis.clearTimeout(handle as Parameters<typeof globalThis.clearTimeout>[0])

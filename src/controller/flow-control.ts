@@ -88,7 +88,7 @@ export type ProducerFlowState = {
    * iterators acknowledged.
    */
   engaged: boolean
-  /** When the current pause began (clock time), or `null` when not paused. */
+  /** When the current pause began (controller clock time: `performance.now()` on the default clock, not an epoch time), or `null` when not paused. */
   pausedSince: number | null
 }
 

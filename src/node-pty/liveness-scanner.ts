@@ -118,7 +118,7 @@ export class LivenessScanner {
 
   #schedule(delayMs: number): void {
     if (this.#looking) return // the look in progress schedules the next one
-    const due = Date.now() + delayMs
+    const due = performance.now() + delayMs // monotonic: a stepped-back wall clock must not postpone the armed look on every call
     if (this.#timer !== null) {
       if (this.#due <= due) return
       clearTimeout(this.#timer)
@@ -147,11 +147,11 @@ export class LivenessScanner {
       const needsTable = waiters.length > 0 || candidates.some((registration) => registration.watch.needsTable)
       let table: ProcessTableIndex | null = null
       if (needsTable) {
-        const started = Date.now()
+        const started = performance.now()
         const rows = await this.#list().catch(() => null)
         this.#passes += 1
         table = rows === null ? null : indexProcessTable(rows)
-        this.#lastPassMs = Date.now() - started
+        this.#lastPassMs = performance.now() - started
       }
       for (const waiter of waiters) waiter(table)
       for (const registration of candidates) {

@@ -75,10 +75,17 @@ function startedBefore(row: ProcessStat, ticks: number | null): boolean {
   return Number(row.startTime) + 1 < ticks
 }
 
-/** The sleep of a stop step, cut short by `wake`. */
+/**
+ * A stop's clock: monotonic, the one timers count on. Why not `Date.now()`: the wall clock jumps
+ * (NTP stepping it, a resumed laptop) while timers do not follow; a stepped-back clock held the
+ * escalation for the time stepped back. A caller's epoch deadline is read once, on arrival.
+ */
+const monotonicNow = (): number => performance.now()
+
+/** The sleep of a stop step (until `at` on {@link monotonicNow}'s clock), cut short by `wake`. */
 function sleepUntil(at: number, wake: Promise<unknown>): Promise<void> {
   let timer: NodeJS.Timeout | undefined
-  return Promise.race([new Promise<void>((resolve) => (timer = setTimeout(resolve, Math.max(0, Math.min(at - Date.now(), 2 ** 31 - 1))))), wake.then(() => undefined)]).finally(() =>
+  return Promise.race([new Promise<void>((resolve) => (timer = setTimeout(resolve, Math.max(0, Math.min(at - monotonicNow(), 2 ** 31 - 1))))), wake.then(() => undefined)]).finally(() =>
     clearTimeout(timer),
   )
 }
@@ -252,7 +259,8 @@ export class PredecessorOrphans {
   stop(incarnationId: string, options: { immediate?: boolean; deadlineAt?: number } = {}): Promise<void> {
     const orphan = this.#byIncarnation.get(incarnationId)
     if (orphan === undefined || orphan.gone) return Promise.resolve()
-    const deadlineAt = options.deadlineAt ?? Date.now() + this.#stopTimings.shutdownDeadlineMs
+    // The epoch deadline on the stop's monotonic clock (see monotonicNow).
+    const deadlineAt = options.deadlineAt === undefined ? monotonicNow() + this.#stopTimings.shutdownDeadlineMs : monotonicNow() + (options.deadlineAt - Date.now())
     if (orphan.stop !== null) {
       orphan.stop.waitUntil(deadlineAt)
       if (options.immediate === true) orphan.stop.escalate()
@@ -262,7 +270,7 @@ export class PredecessorOrphans {
     const escalated = new Promise<void>((resolve) => (escalate = resolve))
     let kill = options.immediate === true
     let waitUntil = deadlineAt
-    const started = Date.now()
+    const started = monotonicNow()
     let signalled = false
     let last: Judgement | null = null
     /** A fresh look: `true` when the session is proven ended; throws when nothing of it can be proven and this stop has signalled nothing. */
@@ -283,9 +291,9 @@ export class PredecessorOrphans {
       for (const step of steps) {
         if (!kill) {
           const at = started + step.atMs
-          while (Date.now() < at && !kill) {
+          while (monotonicNow() < at && !kill) {
             if (await ended()) return
-            await sleepUntil(Math.min(at, Date.now() + PTY_HOST_ORPHAN_STOP_POLL_MS), escalated)
+            await sleepUntil(Math.min(at, monotonicNow() + PTY_HOST_ORPHAN_STOP_POLL_MS), escalated)
           }
         }
         if (await ended()) return
@@ -298,8 +306,8 @@ export class PredecessorOrphans {
       }
       for (;;) {
         if (await ended()) return
-        if (Date.now() >= waitUntil) break
-        await sleepUntil(Math.min(waitUntil, Date.now() + PTY_HOST_ORPHAN_STOP_POLL_MS), new Promise(() => undefined))
+        if (monotonicNow() >= waitUntil) break
+        await sleepUntil(Math.min(waitUntil, monotonicNow() + PTY_HOST_ORPHAN_STOP_POLL_MS), new Promise(() => undefined))
       }
       const judged = last as Judgement | null
       if (judged !== null && !judged.gone && !judged.held) throw this.#unverified(orphan, judged)

@@ -190,7 +190,9 @@ export class PtyHostLink {
       refusal = error
     }
     const { paths, connectTimeoutMs } = this.#settings
-    const deadline = Date.now() + connectTimeoutMs
+    // On the timers' monotonic clock: a frozen or stepped-back `Date` (a test mocking Date, NTP)
+    // kept this poll going for ever (or for the time stepped back).
+    const deadline = performance.now() + connectTimeoutMs
     let launched: LaunchedPtyHost | null = null
     for (;;) {
       // None listens: start a host — or another, when the one this app started is gone: it exited
@@ -214,7 +216,7 @@ export class PtyHostLink {
       // lock): none will listen, as it is not started again. Before, the poll went on until
       // connectTimeoutMs and failed naming neither the command nor how it ended.
       if (refusal.code === 'host_unavailable' && launched !== null && failedToStart(launched)) throw startFailure(launched, paths.socketPath, refusal)
-      if (Date.now() > deadline) {
+      if (performance.now() > deadline) {
         if (refusal.code !== 'unauthorized') throw refusal
         throw new PtyHostError(
           'unauthorized',

@@ -56,7 +56,8 @@ export async function stopPtyHost(options: StopPtyHostOptions = {}): Promise<boo
   if (holder.pid === process.pid) {
     throw invalidPtyHostOption('socketPath', 'the socket of a host in another process (this one runs in this process: close it with host.close())', socketPath)
   }
-  const deadline = Date.now() + timeoutMs
+  // On the timers' monotonic clock, not `Date.now()`: a stepped-back or frozen wall clock must not stretch the wait.
+  const deadline = performance.now() + timeoutMs
   try {
     process.kill(holder.pid, 'SIGTERM')
   } catch (error) {
@@ -65,7 +66,7 @@ export async function stopPtyHost(options: StopPtyHostOptions = {}): Promise<boo
     throw new PtyHostError('insecure_socket', `Cannot signal the pty host (pid ${holder.pid}) of ${socketPath}: ${(error as Error).message}`, { cause: error })
   }
   while (isHolderAlive(holder)) {
-    const wait = remainingWaitMs(deadline)
+    const wait = remainingWaitMs(deadline, performance.now())
     if (wait <= 0) {
       throw new PtyHostError('stop_timeout', `The pty host (pid ${holder.pid}) of ${socketPath} had not exited ${timeoutMs} ms after its SIGTERM (its sessions may still be stopping)`)
     }

@@ -58,8 +58,9 @@ export async function proveOwnerLive(
   if (provider === undefined) {
     throw unavailable(owner, 'no provider is registered for its host')
   }
-  // One deadline for the whole proof: the listing and the liveness probe after it.
-  const deadline = Date.now() + OWNER_LISTING_DEADLINE_MS
+  // One deadline for the whole proof: the listing and the liveness probe after it — on the timers'
+  // monotonic clock: a wall clock stepped back meanwhile (NTP) held a hanging probe for the step.
+  const deadline = performance.now() + OWNER_LISTING_DEADLINE_MS
   let rows: unknown
   try {
     rows = await listWithin(provider, OWNER_LISTING_DEADLINE_MS)
@@ -89,7 +90,7 @@ export async function proveOwnerLive(
  * Whether the host proves the PTY's process dead now: its `probeLiveness` answers `false`. A listed
  * row is a PTY the host still holds — possibly one whose process died while its exit is still on
  * the way (node-pty's reap not yet handed over, its output draining) — so a row alone would adopt
- * a dead owner. Unknown (`null`), no probe, a failed probe or no answer by `deadline`: not proven.
+ * a dead owner. Unknown (`null`), no probe, a failed probe or no answer by `deadline` (on `performance.now()`): not proven.
  */
 async function provenDead(provider: PtyProvider, owner: OwnerIdentity, deadline: number): Promise<boolean> {
   if (typeof provider.probeLiveness !== 'function') return false
@@ -98,7 +99,7 @@ async function provenDead(provider: PtyProvider, owner: OwnerIdentity, deadline:
   const ask = (): Promise<boolean | null> | undefined =>
     incarnationId === undefined ? provider.probeLiveness?.(ptyId) : provider.probeLiveness?.(ptyId, { incarnationId })
   try {
-    return (await settleWithin(callProvider(ask), deadline - Date.now(), null)) === false
+    return (await settleWithin(callProvider(ask), deadline - performance.now(), null)) === false
   } catch {
     return false
   }

@@ -17,7 +17,7 @@ export const ABANDONED_LAUNCH_MAX_KILL_LOOKS = 10
 type AbandonedLaunch = {
   /** Its nonce (`SSH_LAUNCH_NONCE_VARIABLE` in its processes' environment). */
   nonce: string
-  /** When a look that finds nothing of it may let it go (epoch ms). */
+  /** When a look that finds nothing of it may let it go (`performance.now()` ms: a wall-clock jump must not let it go early). */
   forgetAfter: number
   /** How many looks in a row found (and signalled) something of it alive. */
   killLooks: number
@@ -75,7 +75,7 @@ export class AbandonedLaunches {
 
   /** Look for the launch of `nonce` from now on (a look follows at once when a connection is open). */
   add(nonce: string): void {
-    this.#launches.set(nonce, { nonce, forgetAfter: Date.now() + this.#settleMs, killLooks: 0 })
+    this.#launches.set(nonce, { nonce, forgetAfter: performance.now() + this.#settleMs, killLooks: 0 })
     this.lookAgainAfter(0)
   }
 
@@ -86,7 +86,7 @@ export class AbandonedLaunches {
 
   /** Look after `delayMs` (nothing when none is looked for, or an earlier look is due). */
   lookAgainAfter(delayMs: number): void {
-    const at = Date.now() + delayMs
+    const at = performance.now() + delayMs
     if (this.#stopped || this.#launches.size === 0 || (this.#pending !== null && this.#pending.at <= at)) return
     if (this.#pending !== null) clearTimeout(this.#pending.timer)
     this.#delayMs = delayMs
@@ -99,7 +99,7 @@ export class AbandonedLaunches {
         else this.#killLooks = 0
         const next = found ? ABANDONED_LAUNCH_CONFIRM_MS * 2 ** (this.#killLooks - 1) : Math.min(Math.max(this.#delayMs, SSH_LOST_RECHECK_DELAY_MS) * 2, SSH_LOST_RECHECK_MAX_DELAY_MS)
         // Not later than the first moment one of them may be let go.
-        const firstForget = Math.min(...[...this.#launches.values()].map((launch) => launch.forgetAfter)) - Date.now()
+        const firstForget = Math.min(...[...this.#launches.values()].map((launch) => launch.forgetAfter)) - performance.now()
         this.lookAgainAfter(Math.max(0, Math.min(next, Math.max(firstForget, ABANDONED_LAUNCH_CONFIRM_MS))))
       })
     }, clampTimerDelay(delayMs))
@@ -119,13 +119,16 @@ export class AbandonedLaunches {
     await this.#looking
     const nonces = [...new Set([...this.#launches.keys(), ...alsoNonces])]
     if (nonces.length === 0) return
-    while (remainingWaitMs(deadlineEpochMs) > 0) {
+    // From here on, on the timers' monotonic clock (a frozen or stepped-back `Date` kept looking).
+    const until = performance.now() + (deadlineEpochMs - Date.now())
+    const left = (): number => remainingWaitMs(until, performance.now())
+    while (left() > 0) {
       const connection = this.#keeper.openConnection()
       if (connection === null) return
-      const look = await findLaunchesByNonce(connection, nonces, 'KILL', Math.min(SSH_SIDE_COMMAND_TIMEOUT_MS, remainingWaitMs(deadlineEpochMs)))
+      const look = await findLaunchesByNonce(connection, nonces, 'KILL', Math.min(SSH_SIDE_COMMAND_TIMEOUT_MS, left()))
       if (look === 'unobservable') return
       if (look !== null && [...look.values()].every((found) => found.signalled.length === 0)) return
-      await new Promise((resolve) => setTimeout(resolve, Math.min(ABANDONED_LAUNCH_CONFIRM_MS, remainingWaitMs(deadlineEpochMs))))
+      await new Promise((resolve) => setTimeout(resolve, Math.min(ABANDONED_LAUNCH_CONFIRM_MS, left())))
     }
   }
 
@@ -149,7 +152,7 @@ export class AbandonedLaunches {
       if (connection === null || launches.length === 0) return
       const look = await findLaunchesByNonce(connection, launches.map((launch) => launch.nonce), 'KILL', SSH_SIDE_COMMAND_TIMEOUT_MS)
       if (look === null) return
-      const now = Date.now()
+      const now = performance.now()
       for (const launch of launches) {
         const finding = look === 'unobservable' ? undefined : look.get(launch.nonce)
         if (finding !== undefined && finding.signalled.length > 0) {

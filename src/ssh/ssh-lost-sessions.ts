@@ -5,7 +5,7 @@ import type { SshConnectionKeeper } from './ssh-connection-keeper.js'
 import { SshProviderError } from './ssh-provider-error.js'
 import type { SshPtySession } from './ssh-pty-session.js'
 import type { SshSessionTable } from './ssh-session-table.js'
-import { SessionLook, SSH_SIDE_COMMAND_TIMEOUT_MS, sshStopSteps, timeoutMessage, type SshStopOptions } from './ssh-stop.js'
+import { SessionLook, SSH_SIDE_COMMAND_TIMEOUT_MS, sshStopSteps, stopClockDeadline, stopClockNow, timeoutMessage, type SshStopOptions } from './ssh-stop.js'
 
 /**
  * How long after a connection drops the lost PTYs are looked up again on another open connection
@@ -83,7 +83,7 @@ export class LostSessionRechecks {
 
   /** Look at the lost PTYs after `delayMs` (nothing when none is lost, or an earlier look is due). */
   lookAgainAfter(delayMs: number): void {
-    const at = Date.now() + delayMs
+    const at = performance.now() + delayMs // monotonic: only compared with the pending look's
     if (this.#stopped || (this.#pending !== null && this.#pending.at <= at) || unjudgedLostSessions(this.#table).length === 0) return
     if (this.#pending !== null) clearTimeout(this.#pending.timer)
     const timer = setTimeout(() => {
@@ -139,11 +139,13 @@ export async function probeLostSession(session: SshPtySession, keeper: SshConnec
  * reach it, or when it was not proven gone by the deadline (the signals may not have landed); with
  * `shutdown_timeout` when it was, but members of its session survived (named) or no look answered.
  */
-export async function stopLostSession(session: SshPtySession, keeper: SshConnectionKeeper, options: SshStopOptions): Promise<void> {
+export async function stopLostSession(session: SshPtySession, keeper: SshConnectionKeeper, epochOptions: SshStopOptions): Promise<void> {
+  // On the stop's monotonic clock from here on (see `stopClockNow` in ssh-stop.ts).
+  const options: SshStopOptions = { ...epochOptions, deadlineEpochMs: stopClockDeadline(epochOptions.deadlineEpochMs) }
   const unreachable = (why: string): SshProviderError =>
     new SshProviderError('transport_lost', `Cannot stop PTY ${JSON.stringify(session.id)}: ${why}`, { ptyId: session.id })
   session.beginStop()
-  const started = Date.now()
+  const started = stopClockNow()
   const deadline = options.deadlineEpochMs
   const look = new SessionLook(session, () => judgeOfLostSession(session, keeper))
   const alive = await probeLostSession(session, keeper)
@@ -168,7 +170,7 @@ export async function stopLostSession(session: SshPtySession, keeper: SshConnect
 async function lostStopCompleteBy(look: SessionLook, keeper: SshConnectionKeeper, untilEpochMs: number): Promise<boolean> {
   for (;;) {
     if (look.leaderEnded && (await look.look(null))) return true
-    const wait = Math.min(LOST_STOP_POLL_MS, remainingWaitMs(untilEpochMs))
+    const wait = Math.min(LOST_STOP_POLL_MS, remainingWaitMs(untilEpochMs, stopClockNow()))
     if (wait <= 0) return false
     await new Promise((resolve) => setTimeout(resolve, clampTimerDelay(wait)))
     if (!look.leaderEnded) await probeLostSession(look.session, keeper)

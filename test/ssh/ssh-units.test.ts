@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process'
 import { createHmac, randomBytes } from 'node:crypto'
 import { EventEmitter } from 'node:events'
 import fc from 'fast-check'
-import { describe, expect, it } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
 import { isSshProviderError, knownHostsName, lookUpKnownHosts } from 'ptykit/ssh'
 import { SSH_SIGNAL_NUMBERS, sshSignalNumber } from '../../src/ssh/ssh-signal-table.js'
 import { planSshStopSchedule, stopSshSession } from '../../src/ssh/ssh-stop.js'
@@ -513,5 +513,31 @@ describe('a launch whose start was not seen within launchTimeoutMs', () => {
     expect(heard).toEqual([])
     // It may run with no pid to reach it by: it is looked for by its launch's nonce.
     expect(abandoned).toEqual([nonce])
+  })
+})
+
+describe('an SSH stop under a wall clock that jumps (a test mocking Date, NTP stepping it)', () => {
+  // The stop's steps and deadline are counted on the timers' clock once the caller's epoch
+  // deadline is read: a frozen `Date` kept the sweep polling for ever, past the deadline.
+  it('a frozen Date: a stop that cannot be verified still times out at its deadline', async () => {
+    const { session, channel, connection } = liveSession()
+    channel.emit('exit', 0)
+    channel.emit('close')
+    Object.assign(connection, { lost: true, closedOnPurpose: true, run: async () => null })
+    const now = Date.now()
+    const frozen = vi.spyOn(Date, 'now').mockReturnValue(now)
+    try {
+      const stop = stopSshSession(session, { immediate: false, deadlineEpochMs: now + 400, hangupGraceMs: 50, terminateGraceMs: 50 })
+      const outcome = await Promise.race([
+        stop.then(
+          () => 'resolved',
+          (error: { code?: string }) => error.code,
+        ),
+        new Promise((resolve) => setTimeout(() => resolve('still waiting'), 2_500)),
+      ])
+      expect(outcome).toBe('shutdown_timeout')
+    } finally {
+      frozen.mockRestore()
+    }
   })
 })
