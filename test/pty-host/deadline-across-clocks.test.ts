@@ -1,6 +1,5 @@
 import { afterEach, describe, expect, it, vi } from 'vitest'
-import { createPtyController } from 'ptykit/controller'
-import { killHostAndClean, makeSocketDir, providerOn, useCleanups } from './pty-host-test-support.js'
+import { controllerOnOwnHost, useCleanups } from './pty-host-test-support.js'
 
 const cleanups = useCleanups()
 afterEach(() => {
@@ -12,12 +11,7 @@ afterEach(() => {
 // from its Date (`Date.now() + 5_000`, or the controller's own listing deadline) is 2024 to the host.
 describe('a pty host reads an app deadline against its own clock', () => {
   it('controller.listProcesses(null) through an out-of-process pty host, with the app Date set to 2024', async () => {
-    const { dir, socketPath } = makeSocketDir()
-    cleanups.push(() => killHostAndClean(socketPath, dir))
-    const provider = providerOn(socketPath)
-    cleanups.push(() => provider.dispose())
-    const controller = createPtyController({ provider })
-    cleanups.push(() => controller.dispose())
+    const { provider, controller } = controllerOnOwnHost(cleanups)
     const spawned = await provider.spawn({ file: '/bin/sh', args: ['-c', 'exec sleep 30'] })
     cleanups.push(() => provider.shutdown(spawned.id, { immediate: true }))
 

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os'
 import { createConnection, createServer, type Server, type Socket } from 'node:net'
 import { join, resolve } from 'node:path'
 import { afterEach } from 'vitest'
+import { createPtyController, type PtyController } from 'ptykit/controller'
 import { isDead, processIdentity, waitFor } from '../node-pty/pty-test-support.js'
 import { nodeArgsFor } from '../support/node-entry-bundle.js'
 import {
@@ -112,6 +113,20 @@ export function hostFixture(cleanups: (() => Promise<void>)[]): { dir: string; s
 /** A provider on `socketPath` that starts the host from the sources. */
 export function providerOn(socketPath: string, extra: PtyHostProviderOptions = {}): PtyHostProvider {
   return createPtyHostProvider({ socketPath, hostCommand: HOST_FROM_SOURCES, idleExitMs: 60_000, ...extra })
+}
+
+/**
+ * A controller over a provider of a host of its own (started on demand from the sources), all
+ * disposed and the host killed and its directory removed by `cleanups` after the test.
+ */
+export function controllerOnOwnHost(cleanups: (() => Promise<void>)[]): { socketPath: string; provider: PtyHostProvider; controller: PtyController } {
+  const { dir, socketPath } = makeSocketDir()
+  cleanups.push(() => killHostAndClean(socketPath, dir))
+  const provider = providerOn(socketPath)
+  cleanups.push(() => provider.dispose())
+  const controller = createPtyController({ provider })
+  cleanups.push(() => controller.dispose())
+  return { socketPath, provider, controller }
 }
 
 /** A provider on `socketPath` (see {@link providerOn}), disposed by `cleanups` after the test. */

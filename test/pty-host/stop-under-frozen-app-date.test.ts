@@ -1,6 +1,5 @@
 import { afterEach, describe, expect, it, vi } from 'vitest'
-import { createPtyController } from 'ptykit/controller'
-import { killHostAndClean, makeSocketDir, providerOn, useCleanups } from './pty-host-test-support.js'
+import { controllerOnOwnHost, useCleanups } from './pty-host-test-support.js'
 
 const cleanups = useCleanups()
 afterEach(() => {
@@ -11,12 +10,7 @@ afterEach(() => {
 // the host escalates on the host's graces and the controller's wait is counted on its timers.
 describe('stopAndWait through a pty host with the app Date frozen', () => {
   it('a HUP-ignoring process is stopped by the SIGTERM and verified; no hang', async () => {
-    const { dir, socketPath } = makeSocketDir()
-    cleanups.push(() => killHostAndClean(socketPath, dir))
-    const provider = providerOn(socketPath)
-    cleanups.push(() => provider.dispose())
-    const controller = createPtyController({ provider })
-    cleanups.push(() => controller.dispose())
+    const { controller } = controllerOnOwnHost(cleanups)
     const exits: unknown[] = []
     controller.on('exit', (event) => exits.push(event.cause))
     const { id } = await controller.spawn({ file: '/bin/sh', args: ['-c', "trap '' HUP; echo ready; sleep 30"] })

@@ -5,10 +5,9 @@
 // the controller's forced step then "succeeded", and `stopAndWait` answered true with the child alive.
 import { execFileSync } from 'node:child_process'
 import { readdirSync, readFileSync } from 'node:fs'
-import { createPtyController } from 'ptykit/controller'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { isDead, killIfStill, processIdentity, waitFor } from '../node-pty/pty-test-support.js'
-import { hostPid, killHostAndClean, makeSocketDir, providerOn, useCleanups } from './pty-host-test-support.js'
+import { controllerOnOwnHost, hostPid, useCleanups } from './pty-host-test-support.js'
 import { requirePrlimit } from '../support/prlimit.js'
 
 const cleanups = useCleanups()
@@ -24,12 +23,7 @@ describe('a stop the pty host could not complete', () => {
   beforeAll(requirePrlimit)
 
   it('is not verified by the app while a setsid child of the PTY lives', async () => {
-    const { dir, socketPath } = makeSocketDir()
-    cleanups.push(() => killHostAndClean(socketPath, dir))
-    const provider = providerOn(socketPath)
-    cleanups.push(() => provider.dispose())
-    const controller = createPtyController({ provider })
-    cleanups.push(() => controller.dispose())
+    const { socketPath, controller } = controllerOnOwnHost(cleanups)
     controller.on('error', () => undefined) // the failed stop is reported there too
     let output = ''
     controller.on('data', ({ data }) => (output += data))
