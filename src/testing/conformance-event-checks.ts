@@ -32,8 +32,9 @@ const CONFORMANCE_LINGER_AFTER_EXIT_MS = 100
 
 /** Keep driving the provider for {@link CONFORMANCE_LINGER_AFTER_EXIT_MS}, so late events are recorded. */
 async function lingerAfterExit(h: PtyProviderConformanceHarness, options: PtyProviderConformanceOptions): Promise<void> {
-  const until = Date.now() + CONFORMANCE_LINGER_AFTER_EXIT_MS
-  while (Date.now() < until) {
+  // The timers' own clock: a provider's test that mocks `Date` must not make this loop run for ever.
+  const until = performance.now() + CONFORMANCE_LINGER_AFTER_EXIT_MS
+  while (performance.now() < until) {
     await options.drive?.(h.provider)
     await new Promise((resolve) => setTimeout(resolve, CONFORMANCE_POLL_INTERVAL_MS))
   }

@@ -125,13 +125,14 @@ export async function runPtyProviderConformanceCheck(
   const spawnedIds: string[] = []
 
   const waitUntil = async (condition: () => boolean, what: string): Promise<void> => {
-    const deadline = Date.now() + timeoutMs
+    // The timers' own clock: a provider's test that mocks `Date` must not make this wait run for ever.
+    const deadline = performance.now() + timeoutMs
     for (;;) {
       if (condition()) return
       await options.drive?.(provider)
       if (condition()) return
-      if (Date.now() >= deadline) throw new Error(`Timed out after ${timeoutMs} ms waiting for ${what}`)
-      await events.nextEventOrTimeout(Math.min(CONFORMANCE_POLL_INTERVAL_MS, Math.max(1, deadline - Date.now())))
+      if (performance.now() >= deadline) throw new Error(`Timed out after ${timeoutMs} ms waiting for ${what}`)
+      await events.nextEventOrTimeout(Math.min(CONFORMANCE_POLL_INTERVAL_MS, Math.max(1, deadline - performance.now())))
     }
   }
 

@@ -101,9 +101,9 @@ export function inventoryConformanceChecks(options: PtyProviderConformanceOption
         // Why: the controller reads an absence from an authoritative listing as proof the process
         // is gone, and verifies a stop by it; absent before the exit report, the process may
         // still run (a kill not landed yet), and the stop would be "verified" while it does.
-        const deadline = Date.now() + (options.timeoutMs ?? CONFORMANCE_DEFAULT_TIMEOUT_MS)
+        const deadline = performance.now() + (options.timeoutMs ?? CONFORMANCE_DEFAULT_TIMEOUT_MS)
         for (;;) {
-          if (Date.now() > deadline) throw new Error(`No exit of PTY ${JSON.stringify(result.id)} was reported within the timeout after its stop`)
+          if (performance.now() > deadline) throw new Error(`No exit of PTY ${JSON.stringify(result.id)} was reported within the timeout after its stop`)
           const listed = (await readableListing(h)).some((row) => row.id === result.id)
           const exited = h.exitsOf(result.id).length > 0
           expect(

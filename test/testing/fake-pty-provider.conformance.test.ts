@@ -1,3 +1,4 @@
+import { afterAll, beforeAll, describe, vi } from 'vitest'
 import { createFakePtyProvider, describePtyProviderConformance, fakeScriptMetadata } from 'ptykit/testing'
 
 // The fake is scripted through spawn metadata, so the generic suite needs no handle on it.
@@ -29,3 +30,16 @@ describePtyProviderConformance(
   () => createFakePtyProvider({ hostReportsChildExitStatus: false }),
   fakeDrivers,
 )
+
+// A provider author's test that freezes `Date` (mocking only Date, for stable timestamps) still
+// runs the suite to its end: its waits count on the timers' clock. (They counted on `Date.now()`:
+// a frozen one never passed a deadline, and the suite hung.)
+describe('with Date frozen', () => {
+  beforeAll(() => {
+    vi.spyOn(Date, 'now').mockReturnValue(Date.now())
+  })
+  afterAll(() => {
+    vi.restoreAllMocks()
+  })
+  describePtyProviderConformance('fake (Date frozen)', () => createFakePtyProvider(), fakeDrivers)
+})
