@@ -143,7 +143,10 @@ export type FakePtyInspection = {
  * drives it with. Every `PtyProvider` member (optional ones included) is implemented.
  *
  * Control methods emit synchronously: when `emitData`/`emitExit` return, the listeners have run
- * (unless the PTY's producer is paused, which holds output until `resumeProducer`).
+ * (unless the PTY's producer is paused, which holds output until `resumeProducer`). One exception
+ * through a controller: called from inside a controller listener about the same PTY (a `data`
+ * listener that calls `controller.kill(id)`, whose `shutdown` reports the exit at once), the
+ * controller publishes the event only once the one being delivered has reached every listener.
  */
 export interface FakePtyProvider extends PtyProvider {
   /** Whether absence from a listing is proof. */
