@@ -10,9 +10,13 @@ import { defineErrorBrand } from '../contracts/error-brand.js'
  *   under another one (`PTY_LIVE_OTHER_INCARNATION_ERROR_CODE`): not an absence — the spawn
  *   pipeline reports `slot_owner_unverified` and starts nothing;
  * - `pty_id_in_use`: a spawn asked to create a new session under an id that is still live;
- * - `spawn_failed`: node-pty refused to start the process (the error is the `cause`);
+ * - `spawn_failed`: node-pty refused to start the process (the error is the `cause`; for a fork
+ *   that failed for want of a resource the message names it: EMFILE, ENFILE, ENOSPC or the fork
+ *   itself), or node-pty was not loaded because the process had no descriptors to spare (the next
+ *   spawn loads it);
  * - `shutdown_timeout`: the process (or one of its session) was still alive at the shutdown's
- *   deadline, after every escalation step that fit;
+ *   deadline, after every escalation step that fit — or its end cannot be proven: the process
+ *   table could not be read (out of file descriptors), or its leader had to be signalled unseen;
  * - `shutdown_failed`: the stop could not be dispatched (signalling threw something other than
  *   "no such process");
  * - `provider_disposed`: the provider was used after `dispose()`.
