@@ -156,7 +156,8 @@ export type RuntimePtyController = {
    * `deadlineMs` is an absolute epoch time (`Date.now() + 5_000`, read against `Date.now()` also
    * when the controller runs on an injected clock), `timeoutMs` a duration (at most one; default
    * `stop.defaultDeadlineMs`). An id the controller does not track is asked of
-   * the hosts. Verified without a provider exit ⇒ the controller publishes the exit itself (code 0,
+   * the hosts: each host that holds it is stopped, and the answer is `true` only when every such
+   * stop was verified and every other host proved it absent. Verified without a provider exit ⇒ the controller publishes the exit itself (code 0,
    * `operator_close`).
    *
    * @throws TypeError when an option is malformed (naming it).

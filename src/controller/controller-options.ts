@@ -81,7 +81,10 @@ export type PtyStopTimingOptions = {
 export type PtyControllerOptions = {
   /** The one provider, registered as host `'local'`. */
   provider?: PtyProvider
-  /** Providers by host id. */
+  /**
+   * Providers by host id: one provider per host (the same provider under two host ids is a
+   * `TypeError`: each of its PTYs would be listed on both hosts).
+   */
   providers?: PtyProviderRegistry
   /** Slot owners. Default: `createInMemorySlotStore()`. */
   store?: PtySlotStore
