@@ -4,7 +4,8 @@ import { defineErrorBrand } from '../contracts/error-brand.js'
  * Stable codes of {@link PtyHostError}. Match on the code, never on the message.
  *
  * - `host_unavailable`: no pty host answers on the socket (not running, or it died) — spawns fail
- *   with this until a host is back;
+ *   with this until a host is back —, or the default `hostCommand`'s program does not exist (an
+ *   app that bundled ptykit without shipping its host; the message says what to ship);
  * - `transport_lost`: the connection dropped before the host answered a request;
  * - `insecure_socket`: the socket, its directory or the secret file is not owned by this user
  *   or is open to others; the provider refuses to connect (and the host to start);
