@@ -204,7 +204,12 @@ export type RuntimePtyController = {
   registerRendererSerializer?(ptyId: string, serializer: PtyRendererSerializer): PtyDisposable
   /** Whether a renderer serializer is registered for the PTY now. */
   hasRendererSerializer?(ptyId: string): boolean
-  /** The generation of the PTY's latest renderer registration; `0` before any. */
+  /**
+   * The generation of the PTY's latest renderer registration; `0` before any. It does not go back
+   * when a registration is disposed, but the default controller remembers it only for the latest
+   * 1 024 ids whose registration was disposed (and ids being waited on): an id retired before those
+   * answers `0` again.
+   */
   getRendererSerializerGeneration?(ptyId: string): number
   /**
    * `true` once a renderer with a generation above `afterGeneration` is registered; `false` when
