@@ -81,7 +81,11 @@ export type PtySpawnOptions = PtyProcessLaunch & {
   slotCreateClaim?: () => void
   /** Single-flight claim; mutually exclusive with `slot`. */
   claim?: PtyClaim
-  /** A session id to attach to or create under, for providers with persistent sessions. */
+  /**
+   * A session id to attach to or create under, for providers with persistent sessions. The default
+   * controller keeps one PTY per id across its hosts: an id live (or being spawned) on another host
+   * is refused (`invalid_spawn_options`, option `sessionId`).
+   */
   sessionId?: string
   /** True when `sessionId` was minted fresh by the caller (create, don't attach). */
   isNewSession?: boolean
