@@ -55,8 +55,8 @@ export type NodePtyProviderOptions = {
    * descriptor open in later children (see Platform notes in the node-pty guide) — the earlier
    * terminals those hold.
    *
-   * No signal is listened for: an app that dies of an unhandled `SIGINT`/`SIGTERM`/`SIGHUP` runs no
-   * `'exit'` listener, and leaves what raw node-pty leaves. Handle the signal (dispose, then die of
+   * No ending signal is listened for (at most `SIGCHLD`, to hear children die): an app that dies
+   * of an unhandled `SIGINT`/`SIGTERM`/`SIGHUP` runs no `'exit'` listener, and leaves what raw node-pty leaves. Handle the signal (dispose, then die of
    * it, as the getting-started guide shows; or call `process.exit()`). Registered from the first
    * spawn until `dispose()` resolves; not in a worker thread. `dispose()` remains the graceful stop
    * (hang-up, then TERM, then KILL); this is the last resort. A `SIGKILL` of the app or a crash of
