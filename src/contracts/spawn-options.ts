@@ -96,7 +96,11 @@ export type PtySpawnOptions = PtyProcessLaunch & {
    * rolls back, and never leaves a live PTY unregistered.
    */
   signal?: AbortSignal
-  /** Called exactly once, as soon as a process physically exists — even if the spawn is later rejected. */
+  /**
+   * Called exactly once, as soon as a process physically exists — even if the spawn is later
+   * rejected. A hook that throws fails the spawn (`commit_failed`, rolled back); a promise it returns
+   * is not waited for, and its rejection is reported on the controller's `error` (`listener_threw`).
+   */
   onPtySpawnCommitted?: () => void
   /** Free-form data the host carries with the PTY (agent name, telemetry ids…); never interpreted. */
   metadata?: Readonly<Record<string, unknown>>
