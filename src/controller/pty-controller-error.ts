@@ -36,7 +36,7 @@ export function isPtyControllerDisposedError(value: unknown): value is PtyContro
  * event:
  *
  * - `listener_threw`: one of your event listeners threw, or the promise it returned rejected; the
- *   other listeners still ran;
+ *   other listeners still ran. Also the rejected promise of an `async` `onPtySpawnCommitted` hook;
  * - `provider_threw`: a provider callback or query threw where the controller could carry on;
  * - `shutdown_failed`: a provider rejected (or threw from) a shutdown;
  * - `flow_control_failed`: a provider's `pauseProducer`/`resumeProducer`/`acknowledgeData` threw
