@@ -92,7 +92,10 @@ export type PtyControllerOptions = {
   runtime?: PtyControllerRuntime
   /** Claimed owners. Default: `createClaimedOwnerRegistry()`. */
   claims?: ClaimedOwnerRegistry
-  /** Time source. Default: the system clock (fake-timer friendly). */
+  /**
+   * Time source. Default: the system clock — `performance.now()` (monotonic, not an epoch time)
+   * and the global timers, looked up on every call (fake-timer friendly).
+   */
   clock?: PtyClock
   /** Producer flow control; `false` turns it off. */
   flowControl?: PtyFlowControlOptions | false
