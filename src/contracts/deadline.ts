@@ -118,6 +118,28 @@ export function remainingWaitMs(deadline: number, now: number = Date.now()): num
 }
 
 /**
+ * The clock a wait counts on once its deadline has been read: monotonic, the one timers count on.
+ * Why not `Date.now()`: the wall clock jumps (a laptop resumed from sleep, NTP stepping it, a test's
+ * mocked `Date`) while timers do not follow — re-read at every timer, a frozen or stepped-back `Date`
+ * kept stops polling or waiting for ever (or for the time stepped back), and a leap forward skipped
+ * graces and failed stops that were succeeding. A caller's epoch deadline is read once, against
+ * `Date.now()`, when its call arrives ({@link onWaitClock}); from then on only this clock counts.
+ */
+export function waitClockNow(): number {
+  return performance.now()
+}
+
+/**
+ * An epoch deadline (a caller's `deadlineMs`, or `Date.now() + timeoutMs`), read now, on
+ * {@link waitClockNow}'s clock.
+ *
+ * @param epochDeadline - an absolute time in epoch milliseconds.
+ */
+export function onWaitClock(epochDeadline: number): number {
+  return performance.now() + (epochDeadline - Date.now())
+}
+
+/**
  * Clamp a delay to what `setTimeout` can hold: `[0, MAX_TIMER_DELAY_MS]`; `NaN` becomes `0`.
  *
  * @param delayMs - the wanted delay in milliseconds.

@@ -1,4 +1,5 @@
 import { clampTimerDelay } from '../contracts/index.js'
+import { onWaitClock, waitClockNow } from '../contracts/deadline.js'
 import { NODE_PTY_SCAN_MIN_INTERVAL_MS, type LivenessScanner, type SessionLivenessWatch } from './liveness-scanner.js'
 import { NodePtyProviderError } from './node-pty-provider-error.js'
 import type { NodePtySession } from './node-pty-session.js'
@@ -39,29 +40,14 @@ export type SessionStopRequest = {
  */
 const NODE_PTY_UNREADABLE_TABLE_WAIT_MS = 500
 
-/**
- * The stop's own clock: monotonic, the clock `setTimeout` counts on. Why not `Date.now()`: the wall
- * clock jumps (a laptop resumed from sleep, NTP stepping it, a test's mocked `Date`) while timers do
- * not follow — a frozen or stepped-back `Date` re-armed the escalation's timers for ever (a
- * HUP-ignoring process never got its SIGTERM), a leap forward skipped the TERM grace and failed a
- * stop that was succeeding. A caller's epoch deadline is read once, against `Date.now()`, when the
- * request arrives ({@link monotonicDeadline}); from then on only this clock counts.
- */
-const monotonicNow = (): number => performance.now()
-
-/** An epoch deadline (a caller's `deadlineMs`, or `Date.now() + timeoutMs`) on {@link monotonicNow}'s clock. */
-function monotonicDeadline(epochDeadline: number): number {
-  return monotonicNow() + (epochDeadline - Date.now())
-}
-
-/** Resolve at `at` (on {@link monotonicNow}'s clock), however far away: the timer is re-armed in clamped steps. */
+/** Resolve at `at` (on the wait clock (`waitClockNow`)), however far away: the timer is re-armed in clamped steps. */
 function sleepUntil(at: number): { done: Promise<void>; cancel: () => void } {
   let timer: NodeJS.Timeout | undefined
   let cancelled = false
   const done = new Promise<void>((resolve) => {
     const arm = (): void => {
       if (cancelled) return
-      const left = at - monotonicNow()
+      const left = at - waitClockNow()
       if (left <= 0) resolve()
       else timer = setTimeout(arm, clampTimerDelay(left))
     }
@@ -103,9 +89,9 @@ export function createStopLoop(options: StopLoopOptions): (session: NodePtySessi
     let table = sweepSession ? await scanner.freshTable() : null
     if (sweepSession && table === null && !session.leaderGone && inspector.kind !== 'none') {
       // Unreadable (out of descriptors): look again for a while before signalling the leader blind.
-      const giveUpAt = Math.min(monotonicNow() + NODE_PTY_UNREADABLE_TABLE_WAIT_MS, deadlineAt - NODE_PTY_KILL_RESERVE_MS)
-      while (table === null && monotonicNow() < giveUpAt) {
-        const pause = sleepUntil(Math.min(giveUpAt, monotonicNow() + NODE_PTY_SCAN_MIN_INTERVAL_MS))
+      const giveUpAt = Math.min(waitClockNow() + NODE_PTY_UNREADABLE_TABLE_WAIT_MS, deadlineAt - NODE_PTY_KILL_RESERVE_MS)
+      while (table === null && waitClockNow() < giveUpAt) {
+        const pause = sleepUntil(Math.min(giveUpAt, waitClockNow() + NODE_PTY_SCAN_MIN_INTERVAL_MS))
         await pause.done
         table = await scanner.freshTable()
       }
@@ -239,8 +225,8 @@ export function createStopLoop(options: StopLoopOptions): (session: NodePtySessi
    * deadline (after one last look: a deadline already past means "signal and check once").
    */
   return function stopSession(session: NodePtySession, epochRequest: SessionStopRequest): Promise<void> {
-    // From here on, the deadline is on the monotonic clock (see monotonicNow).
-    const request: SessionStopRequest = { ...epochRequest, deadlineAt: monotonicDeadline(epochRequest.deadlineAt) }
+    // From here on, the deadline is on the monotonic clock (see `waitClockNow`).
+    const request: SessionStopRequest = { ...epochRequest, deadlineAt: onWaitClock(epochRequest.deadlineAt) }
     const running = startOrJoin(session, request)
     const pause = sleepUntil(request.deadlineAt)
     const atDeadline = pause.done.then(async () => {
@@ -266,7 +252,7 @@ export function createStopLoop(options: StopLoopOptions): (session: NodePtySessi
       let kill = false
       const remembered = new Map<number, string | null>()
       rememberedBySession.set(session, remembered)
-      const started = monotonicNow()
+      const started = waitClockNow()
       // Why mutable: a caller that joins with a later deadline keeps the stop waiting for it,
       // rather than failing at the first caller's earlier one.
       let waitUntil = request.deadlineAt
@@ -315,7 +301,7 @@ export function createStopLoop(options: StopLoopOptions): (session: NodePtySessi
             break
           }
           if (await lastLook(session)) return
-          throw new NodePtyProviderError('shutdown_timeout', `PTY ${JSON.stringify(session.id)} was still alive ${Math.round(monotonicNow() - started)} ms after its stop began${survivorsOf(session)}`, {
+          throw new NodePtyProviderError('shutdown_timeout', `PTY ${JSON.stringify(session.id)} was still alive ${Math.round(waitClockNow() - started)} ms after its stop began${survivorsOf(session)}`, {
             ptyId: session.id,
           })
         } finally {

@@ -3,6 +3,7 @@ import { NODE_PTY_HANGUP_GRACE_MS, NODE_PTY_SHUTDOWN_DEADLINE_MS, NODE_PTY_TERMI
 import { NODE_PTY_KILL_RESERVE_MS, planStopSchedule, type StopSignal } from '../node-pty/stop-schedule.js'
 import { readFileSync } from 'node:fs'
 import { bootTicksNow, type JournalProcess, type JournalSession, type PredecessorJournal, type SessionJournal } from './session-journal.js'
+import { onWaitClock, waitClockNow } from '../contracts/deadline.js'
 
 /**
  * How often an orphan's stop looks whether its session is gone (one read of the process table).
@@ -75,17 +76,10 @@ function startedBefore(row: ProcessStat, ticks: number | null): boolean {
   return Number(row.startTime) + 1 < ticks
 }
 
-/**
- * A stop's clock: monotonic, the one timers count on. Why not `Date.now()`: the wall clock jumps
- * (NTP stepping it, a resumed laptop) while timers do not follow; a stepped-back clock held the
- * escalation for the time stepped back. A caller's epoch deadline is read once, on arrival.
- */
-const monotonicNow = (): number => performance.now()
-
-/** The sleep of a stop step (until `at` on {@link monotonicNow}'s clock), cut short by `wake`. */
+/** The sleep of a stop step (until `at` on the wait clock, `waitClockNow`), cut short by `wake`. */
 function sleepUntil(at: number, wake: Promise<unknown>): Promise<void> {
   let timer: NodeJS.Timeout | undefined
-  return Promise.race([new Promise<void>((resolve) => (timer = setTimeout(resolve, Math.max(0, Math.min(at - monotonicNow(), 2 ** 31 - 1))))), wake.then(() => undefined)]).finally(() =>
+  return Promise.race([new Promise<void>((resolve) => (timer = setTimeout(resolve, Math.max(0, Math.min(at - waitClockNow(), 2 ** 31 - 1))))), wake.then(() => undefined)]).finally(() =>
     clearTimeout(timer),
   )
 }
@@ -259,8 +253,8 @@ export class PredecessorOrphans {
   stop(incarnationId: string, options: { immediate?: boolean; deadlineAt?: number } = {}): Promise<void> {
     const orphan = this.#byIncarnation.get(incarnationId)
     if (orphan === undefined || orphan.gone) return Promise.resolve()
-    // The epoch deadline on the stop's monotonic clock (see monotonicNow).
-    const deadlineAt = options.deadlineAt === undefined ? monotonicNow() + this.#stopTimings.shutdownDeadlineMs : monotonicNow() + (options.deadlineAt - Date.now())
+    // The epoch deadline on the stop's monotonic clock (see `waitClockNow`).
+    const deadlineAt = options.deadlineAt === undefined ? waitClockNow() + this.#stopTimings.shutdownDeadlineMs : onWaitClock(options.deadlineAt)
     if (orphan.stop !== null) {
       orphan.stop.waitUntil(deadlineAt)
       if (options.immediate === true) orphan.stop.escalate()
@@ -270,7 +264,7 @@ export class PredecessorOrphans {
     const escalated = new Promise<void>((resolve) => (escalate = resolve))
     let kill = options.immediate === true
     let waitUntil = deadlineAt
-    const started = monotonicNow()
+    const started = waitClockNow()
     let signalled = false
     let last: Judgement | null = null
     /** A fresh look: `true` when the session is proven ended; throws when nothing of it can be proven and this stop has signalled nothing. */
@@ -291,9 +285,9 @@ export class PredecessorOrphans {
       for (const step of steps) {
         if (!kill) {
           const at = started + step.atMs
-          while (monotonicNow() < at && !kill) {
+          while (waitClockNow() < at && !kill) {
             if (await ended()) return
-            await sleepUntil(Math.min(at, monotonicNow() + PTY_HOST_ORPHAN_STOP_POLL_MS), escalated)
+            await sleepUntil(Math.min(at, waitClockNow() + PTY_HOST_ORPHAN_STOP_POLL_MS), escalated)
           }
         }
         if (await ended()) return
@@ -306,8 +300,8 @@ export class PredecessorOrphans {
       }
       for (;;) {
         if (await ended()) return
-        if (monotonicNow() >= waitUntil) break
-        await sleepUntil(Math.min(waitUntil, monotonicNow() + PTY_HOST_ORPHAN_STOP_POLL_MS), new Promise(() => undefined))
+        if (waitClockNow() >= waitUntil) break
+        await sleepUntil(Math.min(waitUntil, waitClockNow() + PTY_HOST_ORPHAN_STOP_POLL_MS), new Promise(() => undefined))
       }
       const judged = last as Judgement | null
       if (judged !== null && !judged.gone && !judged.held) throw this.#unverified(orphan, judged)

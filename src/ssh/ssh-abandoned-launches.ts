@@ -3,6 +3,7 @@ import { findLaunchesByNonce } from './remote-process.js'
 import type { SshConnectionKeeper } from './ssh-connection-keeper.js'
 import { SSH_LOST_RECHECK_DELAY_MS, SSH_LOST_RECHECK_MAX_DELAY_MS } from './ssh-lost-sessions.js'
 import { SSH_SIDE_COMMAND_TIMEOUT_MS } from './ssh-stop.js'
+import { onWaitClock } from '../contracts/deadline.js'
 
 /** How soon a look follows one that found (and killed) something, to see it gone. */
 const ABANDONED_LAUNCH_CONFIRM_MS = 100
@@ -120,7 +121,7 @@ export class AbandonedLaunches {
     const nonces = [...new Set([...this.#launches.keys(), ...alsoNonces])]
     if (nonces.length === 0) return
     // From here on, on the timers' monotonic clock (a frozen or stepped-back `Date` kept looking).
-    const until = performance.now() + (deadlineEpochMs - Date.now())
+    const until = onWaitClock(deadlineEpochMs)
     const left = (): number => remainingWaitMs(until, performance.now())
     while (left() > 0) {
       const connection = this.#keeper.openConnection()

@@ -5,7 +5,8 @@ import type { SshConnectionKeeper } from './ssh-connection-keeper.js'
 import { SshProviderError } from './ssh-provider-error.js'
 import type { SshPtySession } from './ssh-pty-session.js'
 import type { SshSessionTable } from './ssh-session-table.js'
-import { SessionLook, SSH_SIDE_COMMAND_TIMEOUT_MS, sshStopSteps, stopClockDeadline, stopClockNow, timeoutMessage, type SshStopOptions } from './ssh-stop.js'
+import { SessionLook, SSH_SIDE_COMMAND_TIMEOUT_MS, sshStopSteps, timeoutMessage, type SshStopOptions } from './ssh-stop.js'
+import { onWaitClock, waitClockNow } from '../contracts/deadline.js'
 
 /**
  * How long after a connection drops the lost PTYs are looked up again on another open connection
@@ -140,12 +141,12 @@ export async function probeLostSession(session: SshPtySession, keeper: SshConnec
  * `shutdown_timeout` when it was, but members of its session survived (named) or no look answered.
  */
 export async function stopLostSession(session: SshPtySession, keeper: SshConnectionKeeper, epochOptions: SshStopOptions): Promise<void> {
-  // On the stop's monotonic clock from here on (see `stopClockNow` in ssh-stop.ts).
-  const options: SshStopOptions = { ...epochOptions, deadlineEpochMs: stopClockDeadline(epochOptions.deadlineEpochMs) }
+  // On the stop's monotonic clock from here on (see `waitClockNow`).
+  const options: SshStopOptions = { ...epochOptions, deadlineEpochMs: onWaitClock(epochOptions.deadlineEpochMs) }
   const unreachable = (why: string): SshProviderError =>
     new SshProviderError('transport_lost', `Cannot stop PTY ${JSON.stringify(session.id)}: ${why}`, { ptyId: session.id })
   session.beginStop()
-  const started = stopClockNow()
+  const started = waitClockNow()
   const deadline = options.deadlineEpochMs
   const look = new SessionLook(session, () => judgeOfLostSession(session, keeper))
   const alive = await probeLostSession(session, keeper)
@@ -170,7 +171,7 @@ export async function stopLostSession(session: SshPtySession, keeper: SshConnect
 async function lostStopCompleteBy(look: SessionLook, keeper: SshConnectionKeeper, untilEpochMs: number): Promise<boolean> {
   for (;;) {
     if (look.leaderEnded && (await look.look(null))) return true
-    const wait = Math.min(LOST_STOP_POLL_MS, remainingWaitMs(untilEpochMs, stopClockNow()))
+    const wait = Math.min(LOST_STOP_POLL_MS, remainingWaitMs(untilEpochMs, waitClockNow()))
     if (wait <= 0) return false
     await new Promise((resolve) => setTimeout(resolve, clampTimerDelay(wait)))
     if (!look.leaderEnded) await probeLostSession(look.session, keeper)

@@ -1,5 +1,6 @@
 import { settleWithin } from '../contracts/settle-within.js'
 import { remainingWaitMs } from '../contracts/index.js'
+import { onWaitClock, waitClockNow } from '../contracts/deadline.js'
 import { planStopSchedule, type StopScheduleOptions, type StopSignal } from '../contracts/stop-schedule.js'
 import { SshProviderError } from './ssh-provider-error.js'
 import type { SshConnection } from './ssh-connection.js'
@@ -70,20 +71,6 @@ export function sshStopSteps(options: SshStopOptions, startedEpochMs: number): S
 }
 
 /**
- * A stop's clock: monotonic, the one timers count on. Why not `Date.now()`: the wall clock jumps (a
- * laptop resumed from sleep, NTP stepping it, a test's mocked `Date`) while timers do not follow; a
- * frozen `Date` kept a stop's sweep polling past its deadline for ever, a stepped-back one held each
- * step for the time stepped back. The caller's epoch deadline is read once, when the stop begins
- * ({@link stopClockDeadline}); the `…EpochMs` times below are on this clock from then on.
- */
-export const stopClockNow = (): number => performance.now()
-
-/** An epoch deadline on {@link stopClockNow}'s clock. */
-export function stopClockDeadline(epochDeadline: number): number {
-  return stopClockNow() + (epochDeadline - Date.now())
-}
-
-/**
  * Wait until the session settles or `untilEpochMs`; true when it exited. A session that settled
  * as `lost` — its connection dropped, or its channel closed without an exit status — rejects with
  * `transport_lost`: the stop was not seen carried out, and the program may still run.
@@ -91,7 +78,7 @@ export function stopClockDeadline(epochDeadline: number): number {
 async function settledBy(session: SshPtySession, untilEpochMs: number): Promise<boolean> {
   const settled = () => session.state === 'exited' || session.state === 'lost'
   if (!settled()) {
-    const wait = remainingWaitMs(untilEpochMs, stopClockNow())
+    const wait = remainingWaitMs(untilEpochMs, waitClockNow())
     if (wait <= 0) return false
     await settleWithin(session.settled, wait, undefined)
     if (!settled()) return false
@@ -185,11 +172,11 @@ async function completeBy(look: SessionLook, untilEpochMs: number): Promise<bool
     if (!look.lookedAfterEnd || look.unanswered) {
       if (await look.look(null)) return true
     } else if (look.done) return true
-    const wait = Math.min(SSH_STOP_SWEEP_POLL_MS - (stopClockNow() % SSH_STOP_SWEEP_POLL_MS), remainingWaitMs(untilEpochMs, stopClockNow()))
+    const wait = Math.min(SSH_STOP_SWEEP_POLL_MS - (waitClockNow() % SSH_STOP_SWEEP_POLL_MS), remainingWaitMs(untilEpochMs, waitClockNow()))
     if (wait <= 0) return false
     await new Promise((resolve) => setTimeout(resolve, wait))
     if (await look.look(null)) return true
-    if (remainingWaitMs(untilEpochMs, stopClockNow()) <= 0) return false
+    if (remainingWaitMs(untilEpochMs, waitClockNow()) <= 0) return false
   }
 }
 
@@ -210,9 +197,9 @@ async function completeBy(look: SessionLook, untilEpochMs: number): Promise<bool
  */
 export async function stopSshSession(session: SshPtySession, epochOptions: SshStopOptions): Promise<void> {
   session.beginStop()
-  // From here on, every time is on the stop's monotonic clock (see stopClockNow).
-  const options: SshStopOptions = { ...epochOptions, deadlineEpochMs: stopClockDeadline(epochOptions.deadlineEpochMs) }
-  const started = stopClockNow()
+  // From here on, every time is on the stop's monotonic clock (see `waitClockNow`).
+  const options: SshStopOptions = { ...epochOptions, deadlineEpochMs: onWaitClock(epochOptions.deadlineEpochMs) }
+  const started = waitClockNow()
   const deadline = options.deadlineEpochMs
   const look = new SessionLook(session)
   let groupKilled = false
@@ -225,7 +212,7 @@ export async function stopSshSession(session: SshPtySession, epochOptions: SshSt
       } catch {
         // The channel is closing; the side shell below still reaches the process.
       }
-      await settledBy(session, Math.min(stopClockNow() + SSH_SIGNAL_REQUEST_VERIFY_MS, deadline))
+      await settledBy(session, Math.min(waitClockNow() + SSH_SIGNAL_REQUEST_VERIFY_MS, deadline))
     }
     // Never trust the request, nor that it reached more than the leader's group: the side shell
     // signals the group (the script checks the pid's identity) and the rest of the session.
@@ -238,7 +225,7 @@ export async function stopSshSession(session: SshPtySession, epochOptions: SshSt
     // Still starting at the KILL step: its signals went only as requests, which a root login
     // ignores, and the close below only hangs up a program that may ignore that. Its marker may
     // yet come (`started` resolves then, or when the session settles): the group gets the KILL.
-    const wait = remainingWaitMs(deadline - SSH_KILL_RESERVE_MS, stopClockNow())
+    const wait = remainingWaitMs(deadline - SSH_KILL_RESERVE_MS, waitClockNow())
     if (wait > 0) await settleWithin(session.started, wait, undefined)
     if (session.marker !== null && session.state !== 'exited' && session.state !== 'lost') {
       if (await look.look('KILL')) return
