@@ -67,6 +67,20 @@ export class DeliveryGate<T> {
   }
 
   /**
+   * Run `deliver` as one delivery of `ptyId`'s events: {@link DeliveryGate.enter} before it,
+   * {@link DeliveryGate.leave} after it (also when it throws). A closure per call: the per-chunk
+   * paths (`data`, `bytes`) enter and leave inline instead.
+   */
+  within(ptyId: string, deliver: () => void): void {
+    const entered = this.enter(ptyId)
+    try {
+      deliver()
+    } finally {
+      if (entered) this.leave(ptyId)
+    }
+  }
+
+  /**
    * End the delivery of `ptyId` (the innermost one: deliveries end in the reverse order they
    * began): handle what was deferred meanwhile, in arrival order (what those make arrive queues
    * behind them), then let its events through again.

@@ -92,13 +92,7 @@ export class OutputDelivery {
    * reaches every listener after this output.
    */
   #publishWindow(record: PtyRecord, chunk: OutputChunk, seq: number): void {
-    const gate = this.#core.delivery
-    const entered = gate.enter(record.ptyId)
-    try {
-      this.#publish(record, chunk, seq)
-    } finally {
-      if (entered) gate.leave(record.ptyId)
-    }
+    this.#core.delivery.within(record.ptyId, () => this.#publish(record, chunk, seq))
   }
 
   #publish(record: PtyRecord, chunk: OutputChunk, seq: number): void {

@@ -177,8 +177,7 @@ export class ProviderIntake {
     if (events.length === 0) return
     // Gated (unless the spawn's publication already is): an exit a listener of this output causes
     // comes after the rest of it.
-    const entered = this.#gate.enter(record.ptyId)
-    try {
+    this.#gate.within(record.ptyId, () => {
       for (const entry of events) {
         if (entry.kind === 'data') this.#dataNow(entry.provider, entry.event, false)
         else if (entry.kind === 'bytes') this.#bytesNow(entry.provider, entry.event, false)
@@ -187,9 +186,7 @@ export class ProviderIntake {
         } else if (entry.kind === 'dropped') this.#onDropped(entry.provider, entry.event)
         else this.#routeExit(entry.provider, entry.event, false)
       }
-    } finally {
-      if (entered) this.#gate.leave(record.ptyId)
-    }
+    })
   }
 
   /** A provider event deferred while its PTY's delivery was under way: handled as if it arrived now. */
@@ -327,12 +324,7 @@ export class ProviderIntake {
     }
     const gate = this.#gate
     if (gate.busy(event.id)) return gate.defer(event.id, { kind: 'loss', provider, event })
-    const entered = gate.enter(event.id)
-    try {
-      this.#lossNow(provider, event, true)
-    } finally {
-      if (entered) gate.leave(event.id)
-    }
+    gate.within(event.id, () => this.#lossNow(provider, event, true))
   }
 
   #lossNow(provider: PtyProvider, event: PtyOutputLossEvent, allowBuffer: boolean): void {
@@ -358,12 +350,7 @@ export class ProviderIntake {
     this.#bookkeeping.noteRuntimeExit(event.id, event.incarnationId)
     const gate = this.#gate
     if (gate.busy(event.id)) return gate.defer(event.id, { kind: 'exit', provider, event })
-    const entered = gate.enter(event.id)
-    try {
-      this.#routeExit(provider, event, true)
-    } finally {
-      if (entered) gate.leave(event.id)
-    }
+    gate.within(event.id, () => this.#routeExit(provider, event, true))
   }
 
   /**

@@ -397,11 +397,8 @@ export class SpawnPublication {
     // The publication is one delivery (`delivery-gate.ts`): what a `liveness` or `spawn` listener's
     // stop makes the provider report meanwhile (an exit from inside `shutdown`) comes after the
     // output held for the spawn, not before it (when that output was dropped).
-    const gate = this.#core.delivery
-    const entered = gate.enter(record.ptyId)
-    let revived = false
-    try {
-      revived = this.#exits.reviveIfUnverified(record)
+    this.#core.delivery.within(record.ptyId, () => {
+      const revived = this.#exits.reviveIfUnverified(record)
       // Built only for a listener, field by field: most hosts follow the spawn's reply, not the event.
       if (this.#core.listens('spawn')) {
         const event: PtyControllerSpawnEvent = { ptyId: record.ptyId, hostId: record.hostId, isReattach, cols: record.size.cols, rows: record.size.rows }
@@ -417,9 +414,7 @@ export class SpawnPublication {
       }
       // A revived record keeps its own sequence (the reply does not place it): every held gap counts.
       this.#intake.deliverHeld(record, early, revived ? undefined : streamStartOf(result))
-    } finally {
-      if (entered) gate.leave(record.ptyId)
-    }
+    })
   }
 
   /**
