@@ -7,7 +7,7 @@
  * id is its; once none known is alive, one with that id may be a new session's that reused the
  * number — never signalled, and the session then neither proven running nor proven ended.
  */
-import { describe, expect, it } from 'vitest'
+import { afterEach, describe, expect, it, vi } from 'vitest'
 import { NODE_PTY_HANGUP_GRACE_MS, NODE_PTY_SHUTDOWN_DEADLINE_MS } from '../../src/node-pty/index.js'
 import { scanProcNow, type ProcessInspector, type ProcessStat } from '../../src/node-pty/process-inspector.js'
 import { PredecessorOrphans } from '../../src/pty-host/predecessor-orphans.js'
@@ -200,4 +200,39 @@ describe('a dead host’s session: membership by the session id', () => {
     expect(orphans.hasIncarnation('inc-1')).toBe(true)
     expect(orphans.probeIncarnation('inc-1')).toBeNull()
   })
+})
+
+// A successor's stop under a wall clock that jumps (NTP stepping it back, a frozen or mocked Date):
+// the escalation HUP → TERM → KILL is counted on the timers' clock, not on `Date.now()`.
+describe('a predecessor orphan\'s stop under wall-clock jumps', () => {
+  const realNow = Date.now.bind(Date)
+  afterEach(() => {
+    vi.restoreAllMocks()
+  })
+  /** The orphan's leader dies of the SIGKILL only (as every process of `world`). */
+  function orphanThatNeedsKill() {
+    const { state, inspector, seams } = world([row(SID, LEADER_START)], 2_000)
+    const orphans = new PredecessorOrphans(journalOf(), true, inspector, seams, { hangupGraceMs: 40, terminateGraceMs: 40, shutdownDeadlineMs: 600 })
+    return { signals: () => state.signals.map(([, signal]) => signal), orphans }
+  }
+
+  it('a frozen Date: the stop still escalates to SIGKILL on its graces', async () => {
+    const { signals, orphans } = orphanThatNeedsKill()
+    vi.spyOn(Date, 'now').mockReturnValue(realNow())
+    const started = performance.now()
+    const stopping = orphans.stop('inc-1')
+    await Promise.race([stopping, new Promise((resolve) => setTimeout(resolve, 2_500))])
+    expect(signals()).toEqual(['SIGHUP', 'SIGTERM', 'SIGKILL'])
+    await stopping
+    expect(performance.now() - started).toBeLessThan(1_000)
+  }, 5_000)
+
+  it('the clock stepped back an hour mid-stop: the escalation does not wait an hour', async () => {
+    const { signals, orphans } = orphanThatNeedsKill()
+    const stopping = orphans.stop('inc-1', { deadlineAt: Date.now() + 2_000 })
+    vi.spyOn(Date, 'now').mockImplementation(() => realNow() - 3_600_000)
+    await Promise.race([stopping, new Promise((resolve) => setTimeout(resolve, 2_500))])
+    expect(signals()).toEqual(['SIGHUP', 'SIGTERM', 'SIGKILL'])
+    await stopping
+  }, 5_000)
 })
