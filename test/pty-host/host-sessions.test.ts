@@ -1,7 +1,7 @@
 import { describe, expect, it, vi } from 'vitest'
 import type { HeadlessScreen, ScreenSnapshot } from '../../src/pty-host/headless-screen.js'
 import type { HostClient } from '../../src/pty-host/host-client.js'
-import { HostSessionStore } from '../../src/pty-host/host-sessions.js'
+import { HostSessionStore, PTY_HOST_EXITED_SESSION_MEMORY } from '../../src/pty-host/host-sessions.js'
 import type { ScreenScheduler } from '../../src/pty-host/screen-cursor.js'
 import { PTY_HOST_ACK_HIGH_WATERMARK_CHARS, PTY_HOST_ACK_LOW_WATERMARK_CHARS } from '../../src/pty-host/session-flow.js'
 import type { NodePtyProvider } from '../../src/node-pty/index.js'
@@ -70,12 +70,11 @@ describe('HostSessionStore', () => {
 
 const ATTACHED = (): never => ({ v: 1, type: 'attached' }) as never
 
-/** A store with one session and a stand-in client that records the output queued for it. */
-function attachSetup(): { store: HostSessionStore; session: ReturnType<HostSessionStore['create']>; client: HostClient; queued: number[] } {
+/** A store and a stand-in client that records the output queued for it. */
+function storeWithClient(): { store: HostSessionStore; client: HostClient; queued: number[] } {
   const provider = { pauseProducer: vi.fn(), resumeProducer: vi.fn(), getSize: () => ({ cols: 10, rows: 2 }), getPid: () => 42 } as unknown as NodePtyProvider
   const scheduler: ScreenScheduler = { schedule: () => undefined, forget: () => undefined }
   const store = new HostSessionStore(provider, () => new NullScreen(), scheduler, { limitChars: 1_000, scrollbackRows: 0 })
-  const session = store.create('s', 10, 2)
   const queued: number[] = []
   const client = {
     subscriptions: new Set<string>(),
@@ -83,5 +82,41 @@ function attachSetup(): { store: HostSessionStore; session: ReturnType<HostSessi
     queueOutput: (_id: string, data: string) => void queued.push(data.length),
     flushOutput: () => undefined,
   } as unknown as HostClient
-  return { store, session, client, queued }
+  return { store, client, queued }
 }
+
+/** {@link storeWithClient} with one session. */
+function attachSetup(): { store: HostSessionStore; session: ReturnType<HostSessionStore['create']>; client: HostClient; queued: number[] } {
+  const { store, client, queued } = storeWithClient()
+  return { store, session: store.create('s', 10, 2), client, queued }
+}
+
+// An app that stays connected to its pty host for days spawns and ends PTYs continuously over one
+// connection. The host's record of which sessions that connection follows must not keep an id for
+// every session it ever followed: a session the host has forgotten (past its exited-session memory,
+// or replaced by a new session under the same id) is no longer followed.
+describe("a connection's subscriptions over many session lifecycles", () => {
+  it('hold no id of a session the host forgot past its exited-session memory', () => {
+    const { store, client } = storeWithClient()
+    const lifecycles = PTY_HOST_EXITED_SESSION_MEMORY * 4
+    for (let i = 0; i < lifecycles; i++) {
+      const session = store.create(`pty-${i}`, 10, 2)
+      store.subscribe(client, session)
+      store.onExit({ id: session.id, code: 0 })
+    }
+    expect(store.exited.size).toBe(PTY_HOST_EXITED_SESSION_MEMORY)
+    expect(client.subscriptions.size).toBeLessThanOrEqual(PTY_HOST_EXITED_SESSION_MEMORY)
+    expect(client.subscriptions.has(`pty-${lifecycles - 1}`)).toBe(true)
+    expect(client.subscriptions.has('pty-0')).toBe(false)
+  })
+
+  it('hold no id of an ended session replaced under the same id that the connection does not follow', () => {
+    const { store, client } = storeWithClient()
+    const first = store.create('agent', 10, 2)
+    store.subscribe(client, first)
+    store.onExit({ id: 'agent', code: 0 })
+    // Another app respawns the id; this connection does not subscribe to the new session.
+    store.create('agent', 10, 2)
+    expect(client.subscriptions.has('agent')).toBe(false)
+  })
+})
