@@ -73,6 +73,22 @@ async function withDescriptorsToSpare<T>(spare: number, fill: boolean, during: (
   }
 }
 
+/**
+ * A controller over a new provider, and a PTY whose shell started a `setsid` child (a session of
+ * its own, found by the sweep while descriptors are free: a child of the leader); its pid.
+ */
+async function spawnWithSetsidJob(): Promise<{ id: string; pid: number }> {
+  provider = createNodePtyProvider()
+  controller = createPtyController({ provider })
+  let output = ''
+  controller.on('data', ({ data }) => (output += data))
+  const { id } = await controller.spawn({ file: '/bin/sh', args: ['-c', 'setsid sleep 1000 & echo "job=$!"; wait'] })
+  const pid = Number(await waitFor(() => /job=(\d+)/.exec(output)?.[1], 'the job pid'))
+  job = processIdentity(pid)
+  await waitFor(() => (readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === 'sleep' ? true : undefined), 'setsid to exec sleep')
+  return { id, pid }
+}
+
 describe('out of descriptors (node-pty)', () => {
   beforeAll(requirePrlimit)
 
@@ -111,18 +127,10 @@ describe('out of descriptors (node-pty)', () => {
   })
 
   it('a stop is not verified while a setsid child of the PTY lives', async () => {
-    provider = createNodePtyProvider()
-    controller = createPtyController({ provider })
-    let output = ''
-    controller.on('data', ({ data }) => (output += data))
-    const { id } = await controller.spawn({ file: '/bin/sh', args: ['-c', 'setsid sleep 1000 & echo "job=$!"; wait'] })
-    const pid = await waitFor(() => /job=(\d+)/.exec(output)?.[1], 'the job pid')
-    job = processIdentity(Number(pid))
-    // The sweep can see it while descriptors are free: a child of the leader.
-    await waitFor(() => (readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === 'sleep' ? true : undefined), 'setsid to exec sleep')
+    const { id, pid } = await spawnWithSetsidJob()
 
     const verified = await withDescriptorsToSpare(32, true, () => controller!.stopAndWait(id, { deadlineMs: Date.now() + 1_500 }))
-    const jobAlive = !isDead(Number(pid))
+    const jobAlive = !isDead(pid)
     expect({ verified, jobAlive }).not.toEqual({ verified: true, jobAlive: true })
   })
 
@@ -130,14 +138,7 @@ describe('out of descriptors (node-pty)', () => {
     // Descriptors come back 100 ms into the stop. Hanging up the leader without having read the
     // table lost its setsid child for good (reparented once the leader died), and a later table
     // then "proved" the session gone: verified, with the child alive.
-    provider = createNodePtyProvider()
-    controller = createPtyController({ provider })
-    let output = ''
-    controller.on('data', ({ data }) => (output += data))
-    const { id } = await controller.spawn({ file: '/bin/sh', args: ['-c', 'setsid sleep 1000 & echo "job=$!"; wait'] })
-    const pid = await waitFor(() => /job=(\d+)/.exec(output)?.[1], 'the job pid')
-    job = processIdentity(Number(pid))
-    await waitFor(() => (readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === 'sleep' ? true : undefined), 'setsid to exec sleep')
+    const { id, pid } = await spawnWithSetsidJob()
 
     const { stopping } = await withDescriptorsToSpare(32, true, async () => {
       const stopping = controller!.stopAndWait(id, { deadlineMs: Date.now() + 3_000 })
@@ -145,7 +146,7 @@ describe('out of descriptors (node-pty)', () => {
       return { stopping } // not awaited here: the descriptors come back while it runs
     })
     const verified = await stopping
-    expect({ verified, jobAlive: !isDead(Number(pid)) }).toEqual({ verified: true, jobAlive: false })
+    expect({ verified, jobAlive: !isDead(pid) }).toEqual({ verified: true, jobAlive: false })
   })
 
   it('a stop sweeps a session when the process table is larger than the descriptors left, and lists every PTY whole', async () => {
@@ -153,15 +154,8 @@ describe('out of descriptors (node-pty)', () => {
     crowd = spawn('/bin/sh', ['-c', 'i=0; while [ $i -lt 120 ]; do sleep 1000 & i=$((i+1)); done; wait'], { stdio: 'ignore', detached: true })
     const crowdPid = crowd.pid!
     await waitFor(() => (liveChildrenOf(crowdPid).length === 120 ? true : undefined), 'the crowd of sleeps', 15_000)
-    provider = createNodePtyProvider()
-    controller = createPtyController({ provider })
-    let output = ''
-    controller.on('data', ({ data }) => (output += data))
-    const { id } = await controller.spawn({ file: '/bin/sh', args: ['-c', 'setsid sleep 1000 & echo "job=$!"; wait'] })
+    const { id, pid } = await spawnWithSetsidJob()
     const others = await Promise.all(Array.from({ length: 60 }, () => controller!.spawn({ file: '/bin/sh', args: ['-c', 'exec sleep 1000'] })))
-    const pid = await waitFor(() => /job=(\d+)/.exec(output)?.[1], 'the job pid')
-    job = processIdentity(Number(pid))
-    await waitFor(() => (readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === 'sleep' ? true : undefined), 'setsid to exec sleep')
 
     const { rows, verified } = await withDescriptorsToSpare(48, false, async () => ({
       rows: await controller!.listProcesses(),
@@ -169,6 +163,6 @@ describe('out of descriptors (node-pty)', () => {
     }))
     expect(rows.length).toBe(others.length + 1)
     expect(rows.filter((row) => row.cwd === null).map((row) => row.id)).toEqual([])
-    expect({ verified, jobAlive: !isDead(Number(pid)) }).toEqual({ verified: true, jobAlive: false })
+    expect({ verified, jobAlive: !isDead(pid) }).toEqual({ verified: true, jobAlive: false })
   })
 })
