@@ -85,6 +85,12 @@ export function createNodePtyProvider(options: NodePtyProviderOptions = {}): Nod
   const unfinishedStops = new Map<string, Set<NodePtySession>>()
   /** The stops already followed (a join hands the same one back). */
   const followedStops = new WeakSet<Promise<void>>()
+  /** Every session that may still have processes: each in the table, and each whose stop has not completed. */
+  const sessionsWithProcesses = (): Set<NodePtySession> => {
+    const all = new Set(sessions.values())
+    for (const ofId of unfinishedStops.values()) for (const session of ofId) all.add(session)
+    return all
+  }
   /** Run (or join) a session's stop, tracked in {@link unfinishedStops} until one completes. */
   const stopSession = (session: NodePtySession, request: SessionStopRequest): Promise<void> => {
     const stopped = stopLoop(session, request)
@@ -173,8 +179,7 @@ export function createNodePtyProvider(options: NodePtyProviderOptions = {}): Nod
    * ({@link exitKillTargets}; where there is none, the group of a leader not known gone).
    */
   function killEverySessionNow(): void {
-    const toKill = new Set(sessions.values())
-    for (const ofId of unfinishedStops.values()) for (const session of ofId) toKill.add(session)
+    const toKill = sessionsWithProcesses()
     if (toKill.size === 0) return
     // Every row that can be read (one another user's `hidepid` hides is not ours to kill anyway).
     const table = sweepSession ? scanProcNow(inspector, true) : null
@@ -234,8 +239,7 @@ export function createNodePtyProvider(options: NodePtyProviderOptions = {}): Nod
       // process this provider started is in the table read below — none is left unfollowed.
       await undefined
       const deadlineAt = Date.now() + context.defaultDeadlineMs
-      const toStop = new Set(sessions.values())
-      for (const ofId of unfinishedStops.values()) for (const session of ofId) toStop.add(session)
+      const toStop = sessionsWithProcesses()
       // A stop as a shutdown's is: each exit says whether it came before the death or after.
       for (const session of toStop) session.noteStopRequested()
       await Promise.allSettled([...toStop].map((session) => stopSession(session, { deadlineAt })))
