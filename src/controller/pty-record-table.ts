@@ -1,3 +1,4 @@
+import type { ExecutionHostId } from '../contracts/index.js'
 import { EXITED_PTY_RECORDS_KEPT, type PtyRecord } from './pty-record.js'
 
 /**
@@ -10,28 +11,39 @@ export class PtyRecordTable {
   /** Exited records still in `#records`, oldest first; bounded by `EXITED_PTY_RECORDS_KEPT`. */
   readonly #exited = new Set<PtyRecord>()
   /** Ids a spawn (`sessionId`) or an attach of this controller is bringing up, with how many are. */
-  readonly #coming = new Map<string, number>()
+  /** Per id, the hosts a spawn or attach of it is in flight to, and how many to each. */
+  readonly #coming = new Map<string, Map<ExecutionHostId, number>>()
 
   /**
-   * A spawn or attach of `ptyId` is in flight: until the returned release is called, {@link
-   * PtyRecordTable.isComing} says so — an ended record under the id may be replaced any moment, so
-   * "absent" is no longer proven (`hasPty` and liveness answer `null`, not `false`).
+   * A spawn or attach of `ptyId` on `hostId` is in flight: until the returned release is called,
+   * {@link PtyRecordTable.isComing} says so — an ended record under the id may be replaced any
+   * moment, so "absent" is no longer proven (`hasPty` and liveness answer `null`, not `false`) —
+   * and {@link PtyRecordTable.comingOnOtherHost} names the host to a spawn of the id elsewhere.
    */
-  expectComing(ptyId: string): () => void {
-    this.#coming.set(ptyId, (this.#coming.get(ptyId) ?? 0) + 1)
+  expectComing(ptyId: string, hostId: ExecutionHostId): () => void {
+    const hosts = this.#coming.get(ptyId) ?? new Map<ExecutionHostId, number>()
+    this.#coming.set(ptyId, hosts)
+    hosts.set(hostId, (hosts.get(hostId) ?? 0) + 1)
     let released = false
     return () => {
       if (released) return
       released = true
-      const left = (this.#coming.get(ptyId) ?? 1) - 1
-      if (left === 0) this.#coming.delete(ptyId)
-      else this.#coming.set(ptyId, left)
+      const left = (hosts.get(hostId) ?? 1) - 1
+      if (left > 0) hosts.set(hostId, left)
+      else hosts.delete(hostId)
+      if (hosts.size === 0 && this.#coming.get(ptyId) === hosts) this.#coming.delete(ptyId)
     }
   }
 
   /** Whether a spawn or attach of `ptyId` is in flight (see {@link PtyRecordTable.expectComing}). */
   isComing(ptyId: string): boolean {
     return this.#coming.has(ptyId)
+  }
+
+  /** A host other than `hostId` a spawn or attach of `ptyId` is in flight to, if any. */
+  comingOnOtherHost(ptyId: string, hostId: ExecutionHostId): ExecutionHostId | undefined {
+    for (const host of this.#coming.get(ptyId)?.keys() ?? []) if (host !== hostId) return host
+    return undefined
   }
 
   /** The record tracked under `ptyId`, if any. */

@@ -57,8 +57,6 @@ export class SpawnPublication {
   readonly #bookkeeping: Bookkeeping
   /** The pipeline's dependencies: the same for every spawn, so built once. */
   readonly #deps: PtySpawnDeps
-  /** Per id, the hosts a spawn or attach of it is in flight to (and how many). */
-  readonly #comingOnHosts = new Map<string, Map<ExecutionHostId, number>>()
 
   constructor(
     core: ControllerCore,
@@ -100,12 +98,11 @@ export class SpawnPublication {
       await this.#awaitStops(stopping, options.signal)
       if (core.disposed()) throw new PtyControllerDisposedError('spawn', true)
     }
-    // One record per id: a session id live (or coming) on another host is refused, not silently
-    // taken over — that orphaned the other host's running process.
-    const hostClaim = typeof options.sessionId === 'string' ? this.#claimIdOnHost(options.sessionId, options.hostId ?? LOCAL_EXECUTION_HOST_ID) : undefined
+    // A caller's id: refused when live (or coming) on another host — taken over, the other host's
+    // process ran on untracked — and, while this spawn is in flight, its ended record no longer
+    // proves the id absent.
+    const releaseComing = typeof options.sessionId === 'string' ? this.#claimIdOnHost(options.sessionId, options.hostId ?? LOCAL_EXECUTION_HOST_ID) : undefined
     const inFlight = this.#intake.beginInFlight()
-    // A caller's id being respawned: its ended record no longer proves the id absent meanwhile.
-    const releaseComing = typeof options.sessionId === 'string' ? core.records.expectComing(options.sessionId) : undefined
     try {
       const outcome = await executeRuntimePtySpawn(state)
       const provider = core.options.providers.get(outcome.hostId)
@@ -173,41 +170,28 @@ export class SpawnPublication {
       return reply
     } finally {
       releaseComing?.()
-      hostClaim?.()
       this.#intake.endInFlight(inFlight)
     }
   }
 
   /**
-   * Hold `ptyId` for `hostId` while a spawn or attach of it is in flight; throws a
-   * `PtySpawnError` (`invalid_spawn_options`, option `sessionId`) when the id is live, or in
-   * flight, on another host. Returns the release.
+   * Mark `ptyId` coming on `hostId` while a spawn or attach of it is in flight
+   * (`PtyRecordTable.expectComing`); throws a `PtySpawnError` (`invalid_spawn_options`, option
+   * `sessionId`) when the id is live, or in flight, on another host. Returns the release.
    */
   #claimIdOnHost(ptyId: string, hostId: ExecutionHostId): () => void {
-    const live = this.#core.records.get(ptyId)
-    const otherHost =
-      live !== undefined && live.state === 'live' && !live.superseded && live.hostId !== hostId
-        ? live.hostId
-        : [...(this.#comingOnHosts.get(ptyId)?.keys() ?? [])].find((host) => host !== hostId)
+    const records = this.#core.records
+    const live = records.get(ptyId)
+    const liveElsewhere = live !== undefined && live.state === 'live' && !live.superseded && live.hostId !== hostId
+    const otherHost = liveElsewhere ? live.hostId : records.comingOnOtherHost(ptyId, hostId)
     if (otherHost !== undefined) {
       throw new PtySpawnError(
         'invalid_spawn_options',
-        `Cannot spawn PTY ${JSON.stringify(ptyId)} on host ${JSON.stringify(hostId)}: that session id is ${live?.hostId === otherHost && live.state === 'live' ? 'live' : 'being spawned'} on host ${JSON.stringify(otherHost)} (stop it there first)`,
+        `Cannot spawn PTY ${JSON.stringify(ptyId)} on host ${JSON.stringify(hostId)}: that session id is ${liveElsewhere ? 'live' : 'being spawned'} on host ${JSON.stringify(otherHost)} (stop it there first)`,
         { ptyId, option: 'sessionId', value: ptyId },
       )
     }
-    const hosts = this.#comingOnHosts.get(ptyId) ?? new Map<ExecutionHostId, number>()
-    this.#comingOnHosts.set(ptyId, hosts)
-    hosts.set(hostId, (hosts.get(hostId) ?? 0) + 1)
-    let released = false
-    return () => {
-      if (released) return
-      released = true
-      const left = (hosts.get(hostId) ?? 1) - 1
-      if (left > 0) hosts.set(hostId, left)
-      else hosts.delete(hostId)
-      if (hosts.size === 0 && this.#comingOnHosts.get(ptyId) === hosts) this.#comingOnHosts.delete(ptyId)
-    }
+    return records.expectComing(ptyId, hostId)
   }
 
   /**
@@ -258,15 +242,14 @@ export class SpawnPublication {
     if (tracked?.state === 'live') return tracked.hostId === hostId
     const provider = core.options.providers.get(hostId)
     if (provider === undefined) return false
-    let hostClaim: () => void
+    let releaseComing: () => void
     try {
-      hostClaim = this.#claimIdOnHost(ptyId, hostId)
+      releaseComing = this.#claimIdOnHost(ptyId, hostId)
     } catch {
       // The id is being spawned (or attached) on another host.
       return false
     }
     const inFlight = this.#intake.beginInFlight()
-    const releaseComing = core.records.expectComing(ptyId)
     // Stage 5 of the pipeline, for the sequence rebase below (stage 11).
     const sequenceBefore = core.runtime.getPtyOutputSequence?.(ptyId) ?? 0
     try {
@@ -302,7 +285,6 @@ export class SpawnPublication {
       return false
     } finally {
       releaseComing()
-      hostClaim()
       this.#intake.endInFlight(inFlight)
     }
   }
