@@ -7,6 +7,13 @@ import { devNull } from 'node:os'
  */
 export const NODE_PTY_LOAD_DESCRIPTOR_HEADROOM = 4
 
+/** What a descriptor shortage's code means, in words for an error message. */
+export function describeDescriptorShortage(code: 'EMFILE' | 'ENFILE'): string {
+  return code === 'EMFILE'
+    ? 'this process has no file descriptor free (EMFILE: its open-file limit, `ulimit -n`, is reached; each PTY holds one)'
+    : "the system's open-file table is full (ENFILE: fs.file-max)"
+}
+
 /**
  * Whether `count` more descriptors can be opened now: `null` when they can, else the error code
  * that refused one (`EMFILE`: this process's limit; `ENFILE`: the system's file table).
@@ -16,7 +23,7 @@ export const NODE_PTY_LOAD_DESCRIPTOR_HEADROOM = 4
  * the process. A first load made out of descriptors failed as "not installed" (`ERR_MODULE_NOT_FOUND`),
  * and every later load failed the same way once descriptors were back.
  */
-export function descriptorShortage(count: number): string | null {
+export function descriptorShortage(count: number): 'EMFILE' | 'ENFILE' | null {
   const opened: number[] = []
   try {
     for (let i = 0; i < count; i += 1) opened.push(openSync(devNull, 'r'))

@@ -1,4 +1,5 @@
 import { closeSync, constants, openSync } from 'node:fs'
+import { describeDescriptorShortage } from './descriptor-headroom.js'
 
 /**
  * What ran out when node-pty's `forkpty` failed, in words for the spawn's error. node-pty 1.1
@@ -18,9 +19,8 @@ export function describeForkFailure(): string | null {
     const code = (error as { code?: unknown }).code
     switch (code) {
       case 'EMFILE':
-        return 'this process has no file descriptor free (EMFILE: its open-file limit, `ulimit -n`, is reached; each PTY holds one)'
       case 'ENFILE':
-        return "the system's open-file table is full (ENFILE: fs.file-max)"
+        return describeDescriptorShortage(code)
       case 'ENOSPC':
         return 'no pseudo-terminal is left (ENOSPC: kernel.pty.max is reached, see /proc/sys/kernel/pty/nr)'
       case 'ENOENT':

@@ -1,5 +1,5 @@
 import { toPtyIncarnationId, type ProviderSpawnOptions, type PtySpawnResult } from '../contracts/index.js'
-import { descriptorShortage, NODE_PTY_LOAD_DESCRIPTOR_HEADROOM } from './descriptor-headroom.js'
+import { describeDescriptorShortage, descriptorShortage, NODE_PTY_LOAD_DESCRIPTOR_HEADROOM } from './descriptor-headroom.js'
 import { describeForkFailure } from './fork-failure.js'
 import { createNodePtyLaunchPlan, type NodePtyLaunchPlan } from './launch-plan.js'
 import { mintUuid } from './mint-uuid.js'
@@ -47,7 +47,7 @@ export function createNodePtySpawn(
       // descriptorShortage). Refused instead, and loaded by a later spawn.
       const shortage = descriptorShortage(NODE_PTY_LOAD_DESCRIPTOR_HEADROOM)
       if (shortage !== null) {
-        const what = shortage === 'EMFILE' ? 'this process has no file descriptor free (EMFILE: its open-file limit, `ulimit -n`, is reached)' : "the system's open-file table is full (ENFILE)"
+        const what = describeDescriptorShortage(shortage)
         return Promise.reject(
           new NodePtyProviderError('spawn_failed', `Could not load node-pty to start a PTY: ${what}; nothing was loaded, and the next spawn tries again`),
         )
