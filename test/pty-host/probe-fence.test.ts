@@ -8,7 +8,7 @@ import { toPtyIncarnationId } from 'ptykit/contracts'
 import { encodeFrame } from '../../src/pty-host/frame-codec.js'
 import { PTY_HOST_PROTOCOL_VERSION } from '../../src/pty-host/protocol.js'
 import { describe, expect, it } from 'vitest'
-import { fakeHost, inProcessHost, ptyDiedWhileDisconnected, rawClient, spawnAsAnotherApp, useCleanups } from './pty-host-test-support.js'
+import { fakeHost, inProcessHost, onceConnectedAgain, ptyDiedWhileDisconnected, rawClient, spawnAsAnotherApp, useCleanups } from './pty-host-test-support.js'
 
 const cleanups = useCleanups()
 
@@ -40,11 +40,9 @@ describe('two apps on one host', () => {
     const { socketPath, provider1, first } = await ptyDiedWhileDisconnected(cleanups)
     const { app2, second } = await spawnAsAnotherApp(cleanups, socketPath, ['-c', 'exec sleep 60'])
     // App 1 probes the moment its provider is connected again (before its re-attach settled the PTY).
-    let answers: (boolean | null)[] | undefined
-    for (let i = 0; i < 20_000 && answers === undefined; i++) {
-      if (provider1.connected) answers = await Promise.all([provider1.probeLiveness('term-1'), provider1.probeLiveness('term-1', { incarnationId: first.incarnationId! })])
-      else await new Promise((resolve) => setImmediate(resolve))
-    }
+    const answers = await onceConnectedAgain(provider1, () =>
+      Promise.all([provider1.probeLiveness('term-1'), provider1.probeLiveness('term-1', { incarnationId: first.incarnationId! })]),
+    )
     expect(answers).toEqual([false, false])
     // Another app's process is not this app's to answer for, but asked about it by its incarnation: live.
     expect(await provider1.probeLiveness('term-1', { incarnationId: toPtyIncarnationId(second.incarnationId) })).toBe(true)

@@ -224,6 +224,21 @@ export async function spawnAsAnotherApp(
   throw new Error('another app could not spawn term-1 within 2 000 tries')
 }
 
+/**
+ * Calls `call` in the first turn in which `provider` is connected again (a queued keystroke or probe
+ * the moment the link is back, before its re-attach settled), polling every turn for at most
+ * `withinMs`. Bounded by time, not by turns: the reconnect's backoff doubles, and on a loaded machine
+ * a bound of 20 000 turns once ran out before the reconnect (CI).
+ */
+export async function onceConnectedAgain<T>(provider: { readonly connected: boolean }, call: () => T | Promise<T>, withinMs = 15_000): Promise<T> {
+  const giveUpAt = performance.now() + withinMs
+  while (!provider.connected) {
+    if (performance.now() > giveUpAt) throw new Error(`the provider did not reconnect within ${withinMs} ms`)
+    await new Promise((resolve) => setImmediate(resolve))
+  }
+  return call()
+}
+
 /** A `reply` frame answering request `id` with `result` (what a fake host writes back). */
 export const okReplyFrame = (id: unknown, result: unknown): Buffer => encodeFrame({ v: PTY_HOST_PROTOCOL_VERSION, type: 'reply', id, ok: true, result })
 

@@ -9,7 +9,7 @@ import { join } from 'node:path'
 import { createPtyController } from 'ptykit/controller'
 import { createPtyHostProvider } from 'ptykit/pty-host'
 import { expect, it } from 'vitest'
-import { inProcessHost, ptyDiedWhileDisconnected, rawClient, spawnAsAnotherApp, useCleanups } from './pty-host-test-support.js'
+import { inProcessHost, onceConnectedAgain, ptyDiedWhileDisconnected, rawClient, spawnAsAnotherApp, useCleanups } from './pty-host-test-support.js'
 
 const cleanups = useCleanups()
 
@@ -47,11 +47,7 @@ it('an app whose PTY died while its connection was down writes nothing into the 
   // Another app takes the id as soon as the host has let go of the dead PTY.
   await spawnAsAnotherApp(cleanups, socketPath, ['-c', `cat > '${sink}'`])
   // App 1 writes the moment its provider is connected again (a queued keystroke).
-  let settlement: unknown
-  for (let i = 0; i < 20_000 && settlement === undefined; i++) {
-    if (provider1.connected) settlement = await controller1.writeWithSettlement('term-1', 'INTRUDER\n', 'driving')
-    else await new Promise((resolve) => setImmediate(resolve))
-  }
+  const settlement = await onceConnectedAgain(provider1, () => controller1.writeWithSettlement('term-1', 'INTRUDER\n', 'driving'))
   expect(settlement).toMatchObject({ kind: 'refused' })
   await new Promise((resolve) => setTimeout(resolve, 300))
   expect(existsSync(sink) ? readFileSync(sink, 'utf8') : '').not.toContain('INTRUDER')
