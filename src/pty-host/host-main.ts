@@ -8,7 +8,7 @@
  * @packageDocumentation
  */
 import { isPtyHostError } from './pty-host-error.js'
-import { PTY_HOST_ALREADY_RUNNING_EXIT_CODE, PTY_HOST_PEER_MISSING_EXIT_CODE } from './launch-pty-host.js'
+import { PTY_HOST_ALREADY_RUNNING_EXIT_CODE, PTY_HOST_PEER_MISSING_EXIT_CODE, forgetLauncherRunAsNode } from './launch-pty-host.js'
 import { loadHeadlessScreens } from './headless-screen.js'
 import { PTY_HOST_FIRST_CLIENT_GRACE_MS, startPtyHost, type PtyHostServerOptions } from './pty-host-server.js'
 
@@ -38,6 +38,7 @@ export function parsePtyHostArgs(argv: readonly string[]): PtyHostServerOptions 
 }
 
 async function main(): Promise<void> {
+  forgetLauncherRunAsNode()
   let options: PtyHostServerOptions
   try {
     options = parsePtyHostArgs(process.argv.slice(2))

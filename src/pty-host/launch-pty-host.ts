@@ -111,6 +111,53 @@ export function ptyHostArgs(command: PtyHostCommand, flags: PtyHostLaunchFlags):
   return args
 }
 
+/**
+ * Set, with `ELECTRON_RUN_AS_NODE=1`, in the environment of a host this app starts with its own
+ * Electron binary: it tells the host that the launcher added `ELECTRON_RUN_AS_NODE`, so the host
+ * removes both before its PTYs inherit its environment (a shell must not run every Electron app,
+ * the editor's own CLI included, as plain Node).
+ */
+export const PTY_HOST_ADDED_RUN_AS_NODE_VARIABLE = 'PTYKIT_PTY_HOST_ADDED_ELECTRON_RUN_AS_NODE'
+
+/** What {@link ptyHostLaunchEnv} reads of the app's process (a parameter, so tests can be Electron). */
+export type PtyHostLaunchRuntime = {
+  /** The app's binary (`process.execPath`): Node's, or an Electron app's own executable. */
+  readonly execPath: string
+  /** `process.versions.electron`: set when the app runs in Electron. */
+  readonly electronVersion: string | undefined
+  readonly env: NodeJS.ProcessEnv
+}
+
+function currentRuntime(): PtyHostLaunchRuntime {
+  return { execPath: process.execPath, electronVersion: process.versions.electron, env: process.env }
+}
+
+/**
+ * The environment a host started with `file` gets: the app's own (`undefined`: inherited), except
+ * in an Electron app starting its own binary (`process.execPath`, which every host command of this
+ * module names). That binary runs the app again — a second window, or the host script as an
+ * Electron main process — unless `ELECTRON_RUN_AS_NODE` is set, as VS Code sets it for its own pty
+ * host; so it is added (with {@link PTY_HOST_ADDED_RUN_AS_NODE_VARIABLE}, for the host to remove
+ * both), unless the app already runs with it (a VS Code extension host: its PTYs have it too).
+ */
+export function ptyHostLaunchEnv(file: string, runtime: PtyHostLaunchRuntime = currentRuntime()): NodeJS.ProcessEnv | undefined {
+  if (runtime.electronVersion === undefined || file !== runtime.execPath) return undefined
+  // Electron reads a variable that is set and not empty.
+  if (runtime.env.ELECTRON_RUN_AS_NODE) return undefined
+  return { ...runtime.env, ELECTRON_RUN_AS_NODE: '1', [PTY_HOST_ADDED_RUN_AS_NODE_VARIABLE]: '1' }
+}
+
+/**
+ * In the host process, at its start: remove `ELECTRON_RUN_AS_NODE` from `env` when its launcher
+ * added it (see {@link ptyHostLaunchEnv}), so the PTYs the host spawns inherit the app's
+ * environment as it was.
+ */
+export function forgetLauncherRunAsNode(env: NodeJS.ProcessEnv = process.env): void {
+  if (env[PTY_HOST_ADDED_RUN_AS_NODE_VARIABLE] !== '1') return
+  delete env.ELECTRON_RUN_AS_NODE
+  delete env[PTY_HOST_ADDED_RUN_AS_NODE_VARIABLE]
+}
+
 /** The exit code of a host that refused to start because another host holds the socket's lock. */
 export const PTY_HOST_ALREADY_RUNNING_EXIT_CODE = 3
 
@@ -191,7 +238,8 @@ export function startPtyHostProcess(command: PtyHostCommand, flags: PtyHostLaunc
     throw new PtyHostError('invalid_option', message, { option: refused, value: command.file })
   }
   const args = ptyHostArgs(command, flags)
-  const child = spawn(command.file, args, { detached: true, stdio: 'ignore' })
+  const env = ptyHostLaunchEnv(command.file)
+  const child = spawn(command.file, args, { detached: true, stdio: 'ignore', ...(env === undefined ? {} : { env }) })
   let exitCode: number | null | undefined
   let exitDescription: string | undefined
   child.on('error', (error) => {
@@ -214,6 +262,10 @@ export function startPtyHostProcess(command: PtyHostCommand, flags: PtyHostLaunc
  *
  * Every argument is checked first, nothing started on a refusal: a host given a bad flag would
  * exit at once, its stderr discarded, and the pid returned would name a process already gone.
+ *
+ * In an Electron app, a `command.file` that is `process.execPath` (the app's own binary) is started
+ * with `ELECTRON_RUN_AS_NODE=1` (without it the binary starts the app again), which the host
+ * removes before its PTYs inherit its environment; unless the app already runs with it.
  *
  * @throws PtyHostError `invalid_option` naming the bad option and its value: `command` (or
  * `command.file`, `command.args[i]`; a `command.file` that is no executable file, as a path or a
