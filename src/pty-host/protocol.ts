@@ -99,9 +99,25 @@ export type PtyHostMessage =
   | { v: number; type: 'exit'; ptyId: string; code: number; cause?: unknown; incarnationId?: string; diedBeforeStopRequest?: boolean; stopRequestedBeforeDeath?: boolean }
   | { v: number; type: 'loss'; ptyId: string; fromSeq: number; toSeq: number }
 
-/** The error text for a version mismatch, naming both versions. */
-export function protocolMismatchMessage(clientVersion: unknown, hostVersion: number): string {
-  return `pty host protocol mismatch: the client speaks version ${JSON.stringify(clientVersion)}, the host speaks version ${hostVersion}; run a host from the same ptykit version as the app`
+/**
+ * What a user does about a running host that an app cannot use (another protocol version, or a
+ * host of an older ptykit without a method): stop it — its sessions end with it — so that the next
+ * spawn starts a host of the app's own version.
+ */
+export function stopMismatchedHostAdvice(socketPath: string): string {
+  return (
+    `stop that host with stopPtyHost({ socketPath: ${JSON.stringify(socketPath)} }) from ptykit/pty-host — the sessions it runs end with it — ` +
+    'and restart the apps of the other ptykit version: the next spawn starts a host of the version of the app that makes it'
+  )
+}
+
+/**
+ * The error text for a version mismatch, naming both versions and, given the host's socket, what to
+ * do ({@link stopMismatchedHostAdvice}).
+ */
+export function protocolMismatchMessage(clientVersion: unknown, hostVersion: number, socketPath?: string): string {
+  const advice = socketPath === undefined ? 'run a host from the same ptykit version as the app' : `run a host from the same ptykit version as the app: ${stopMismatchedHostAdvice(socketPath)}`
+  return `pty host protocol mismatch: the client speaks version ${JSON.stringify(clientVersion)}, the host speaks version ${hostVersion}; ${advice}`
 }
 
 const METHODS: ReadonlySet<string> = new Set(PTY_HOST_METHODS)

@@ -2,7 +2,7 @@ import { createConnection, type Socket } from 'node:net'
 import { clampTimerDelay } from '../contracts/deadline.js'
 import { ConnectionReader, readThrough } from './connection-reader.js'
 import { encodeFrame, encodeJsonFrames, encodeJsonFramesInto, PTY_HOST_MAX_FRAME_BYTES } from './frame-codec.js'
-import { protocolMismatchMessage, PTY_HOST_PROTOCOL_VERSION, type PtyHostMessage, type PtyHostMethod, type PtyHostWireError } from './protocol.js'
+import { protocolMismatchMessage, PTY_HOST_PROTOCOL_VERSION, stopMismatchedHostAdvice, type PtyHostMessage, type PtyHostMethod, type PtyHostWireError } from './protocol.js'
 import { PtyHostError } from './pty-host-error.js'
 import { RequestDeadlines, type DeadlineEntry } from './request-deadlines.js'
 import { assertSocketSafeToConnect, readHostSecret, type PtyHostPaths } from './socket-security.js'
@@ -210,12 +210,14 @@ export class PtyHostConnection {
         const first = messages[0]
         if (first === undefined) return
         if (first.type === 'refused') {
-          const code = first.code === 'protocol_mismatch' ? 'protocol_mismatch' : 'unauthorized'
-          fail(new PtyHostError(code, String(first.message)))
-          return
+          if (first.code !== 'protocol_mismatch') return fail(new PtyHostError('unauthorized', String(first.message)))
+          // The host's text names both versions; a host of an older ptykit does not say what to do.
+          const advice = stopMismatchedHostAdvice(paths.socketPath)
+          const message = String(first.message)
+          return fail(new PtyHostError('protocol_mismatch', message.includes(advice) ? message : `${message} (this app speaks version ${PTY_HOST_PROTOCOL_VERSION}): ${advice}`))
         }
         if (first.v !== PTY_HOST_PROTOCOL_VERSION) {
-          fail(new PtyHostError('protocol_mismatch', protocolMismatchMessage(PTY_HOST_PROTOCOL_VERSION, Number(first.v)).replace('the client speaks', 'this client speaks')))
+          fail(new PtyHostError('protocol_mismatch', protocolMismatchMessage(PTY_HOST_PROTOCOL_VERSION, Number(first.v), paths.socketPath).replace('the client speaks', 'this client speaks')))
           return
         }
         if (first.type !== 'welcome' || typeof first.hostInstanceId !== 'string') {

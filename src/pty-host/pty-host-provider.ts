@@ -26,7 +26,7 @@ import { asSessionIdRefusal, spawnOptionsRefusal, spawnRequestParams } from './s
 import { isRequestTimeout, type PtyHostConnection } from './pty-host-connection.js'
 import { invalidPtyHostOption, isPtyHostError, PtyHostError } from './pty-host-error.js'
 import { PtyHostLink } from './pty-host-link.js'
-import type { PtyHostMessage } from './protocol.js'
+import { stopMismatchedHostAdvice, type PtyHostMessage } from './protocol.js'
 import {
   PTY_HOST_CONNECT_TIMEOUT_MS,
   PTY_HOST_RECONNECT_MAX_ATTEMPTS,
@@ -85,9 +85,10 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
   const ownScrollbackRows = options.scrollbackRows ?? PTY_HOST_DEFAULT_SCROLLBACK_ROWS
   const records = new ClientPtyRecords(() => link.updateHold())
   const { ptys } = records
+  const paths = ptyHostPaths(options.socketPath ?? defaultPtyHostSocketPath())
   const link: PtyHostLink = new PtyHostLink(
     {
-      paths: ptyHostPaths(options.socketPath ?? defaultPtyHostSocketPath()),
+      paths,
       options,
       autoStart: options.autoStart ?? true,
       connectTimeoutMs: options.connectTimeoutMs ?? PTY_HOST_CONNECT_TIMEOUT_MS,
@@ -559,7 +560,7 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
       const opened = await link.ensureConnected(false)
       if (!opened.answers('exits')) {
         // Why not just ask: a host that does not know a method drops the connection that calls it.
-        throw new PtyHostError('protocol_mismatch', 'The running pty host is of an older ptykit, which does not list exits: restart it (its sessions end with it) to use listExits')
+        throw new PtyHostError('protocol_mismatch', `The running pty host is of an older ptykit, which does not list exits; to use listExits, ${stopMismatchedHostAdvice(paths.socketPath)}`)
       }
       const messages = await opened.request('exits', {}, requestTimeoutMs)
       // Never an empty list for an answer that is not one: "nothing ended" would be a false verdict.

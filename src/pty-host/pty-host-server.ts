@@ -306,7 +306,7 @@ export async function startPtyHost(options: PtyHostServerOptions = {}): Promise<
   /** The hello: version, then secret. Returns false when the connection was refused. */
   const greet = (client: HostClient, message: Record<string, unknown>): boolean => {
     if (message.type !== 'hello') return (refuse(client, 'unauthorized', 'The first frame must be a hello'), false)
-    if (message.v !== PTY_HOST_PROTOCOL_VERSION) return (refuse(client, 'protocol_mismatch', protocolMismatchMessage(message.v, PTY_HOST_PROTOCOL_VERSION)), false)
+    if (message.v !== PTY_HOST_PROTOCOL_VERSION) return (refuse(client, 'protocol_mismatch', protocolMismatchMessage(message.v, PTY_HOST_PROTOCOL_VERSION, paths.socketPath)), false)
     if (!secretsMatch(message.secret, secret)) return (refuse(client, 'unauthorized', 'The pty host refused the secret'), false)
     client.authenticated = true
     graceEndsAt = null

@@ -146,7 +146,7 @@ describe('pty host: the exits an app learns after it was away', () => {
     cleanups.push(() => host.close())
     const app = providerOn(host.socketPath, { autoStart: false })
     cleanups.push(() => app.dispose())
-    await expect(app.listExits()).rejects.toMatchObject({ code: 'protocol_mismatch', message: expect.stringMatching(/older ptykit/) })
+    await expect(app.listExits()).rejects.toMatchObject({ code: 'protocol_mismatch', message: expect.stringMatching(/older ptykit.*stopPtyHost\(\{ socketPath: /) })
     expect(methods).not.toContain('exits')
     expect(app.connected).toBe(true)
     await expect(app.listProcesses()).resolves.toEqual([])

@@ -1,0 +1,86 @@
+/**
+ * An app upgraded while its pty host runs on: the host it meets (or the app that meets it) is of
+ * another ptykit version. What the user gets must say both versions and what to do.
+ */
+import { chmodSync, existsSync, readFileSync, rmSync } from 'node:fs'
+import { createConnection, createServer, type Socket } from 'node:net'
+import { join } from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { PTY_HOST_PROTOCOL_VERSION } from 'ptykit/pty-host'
+import { encodeFrame, FrameDecoder } from '../../src/pty-host/frame-codec.js'
+import { ptyHostPaths, writeHostSecret } from '../../src/pty-host/socket-security.js'
+import { inProcessHost, makeSocketDir, providerOn, useCleanups } from './pty-host-test-support.js'
+
+const cleanups = useCleanups()
+
+/**
+ * A host of protocol version 1 (ptykit's first pty host, JSON frames only): it refuses a hello of
+ * another version with its own text, which says nothing of what to do.
+ */
+async function versionOneHost(): Promise<{ socketPath: string; dir: string }> {
+  const { dir, socketPath } = makeSocketDir()
+  writeHostSecret(ptyHostPaths(socketPath))
+  const sockets = new Set<Socket>()
+  const server = createServer((socket) => {
+    sockets.add(socket)
+    const decoder = new FrameDecoder()
+    socket.on('error', () => undefined)
+    socket.on('data', (chunk: Buffer) => {
+      for (const message of decoder.push(chunk) as Record<string, unknown>[]) {
+        if (message.type !== 'hello') continue
+        const text = `pty host protocol mismatch: the client speaks version ${JSON.stringify(message.v)}, the host speaks version 1; run a host from the same ptykit version as the app`
+        socket.end(encodeFrame({ v: 1, type: 'refused', code: 'protocol_mismatch', message: text }))
+      }
+    })
+  })
+  await new Promise<void>((resolve) => server.listen(socketPath, resolve))
+  chmodSync(socketPath, 0o600)
+  cleanups.push(async () => {
+    for (const socket of sockets) socket.destroy()
+    await new Promise<void>((resolve) => server.close(() => resolve()))
+    rmSync(dir, { recursive: true, force: true })
+  })
+  return { socketPath, dir }
+}
+
+describe('a host of another protocol version', () => {
+  it('an older host refuses the app: protocol_mismatch naming both versions and how to stop that host; no second host is started', async () => {
+    const { socketPath, dir } = await versionOneHost()
+    const started = join(dir, 'a-host-was-started')
+    // A spawn that would start a host leaves this file behind.
+    const app = providerOn(socketPath, { autoStart: true, connectTimeoutMs: 2_000, hostCommand: { file: '/bin/sh', args: ['-c', `: > '${started}'`] } })
+    cleanups.push(() => app.dispose())
+    const refusal = { code: 'protocol_mismatch', message: expect.stringContaining(`stopPtyHost({ socketPath: ${JSON.stringify(socketPath)} })`) }
+    await expect(app.listProcesses()).rejects.toMatchObject(refusal)
+    const error = await app.spawn({ file: '/bin/sh', cols: 80, rows: 24 }).then(
+      () => null,
+      (thrown: unknown) => thrown,
+    )
+    expect(error).toMatchObject(refusal)
+    const message = String((error as Error).message)
+    expect(message).toMatch(/the host speaks version 1\b/)
+    expect(message).toContain(`version ${PTY_HOST_PROTOCOL_VERSION}`)
+    expect(message).toMatch(/sessions it runs end with it/)
+    expect(existsSync(started)).toBe(false)
+  })
+
+  it("this host refuses an app of another version with the same advice, naming its own socket", async () => {
+    const { socketPath } = await inProcessHost(cleanups)
+    const secret = readFileSync(`${socketPath}.secret`, 'utf8').trim()
+    const reply = await new Promise<Record<string, unknown>>((resolve, reject) => {
+      const socket = createConnection(socketPath, () => socket.write(encodeFrame({ v: 1, type: 'hello', secret })))
+      const decoder = new FrameDecoder()
+      socket.on('error', reject)
+      socket.on('data', (chunk: Buffer) => {
+        const [first] = decoder.push(chunk) as Record<string, unknown>[]
+        if (first !== undefined) {
+          socket.destroy()
+          resolve(first)
+        }
+      })
+    })
+    expect(reply).toMatchObject({ type: 'refused', code: 'protocol_mismatch' })
+    expect(String(reply.message)).toContain('the client speaks version 1, the host speaks version 2')
+    expect(String(reply.message)).toContain(`stopPtyHost({ socketPath: ${JSON.stringify(socketPath)} })`)
+  })
+})
