@@ -1,7 +1,7 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto'
-import { linkSync, lstatSync, mkdirSync, readFileSync, renameSync, unlinkSync, writeFileSync, type Stats } from 'node:fs'
+import { closeSync, fstatSync, linkSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, unlinkSync, writeFileSync, type Stats } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { dirname, isAbsolute, join, resolve } from 'node:path'
+import { basename, dirname, isAbsolute, join, resolve } from 'node:path'
 import { invalidPtyHostOption, PtyHostError } from './pty-host-error.js'
 import { createProcFsInspector, parseProcStat } from '../node-pty/process-inspector.js'
 
@@ -156,22 +156,35 @@ export function secretsMatch(presented: unknown, expected: string): boolean {
 /** Who holds a lock: a pid and, where the OS tells it (Linux), that process's start time. */
 export type LockHolder = { pid: number; startTime: string | null }
 
-/**
- * What this process writes into a lock: its pid, and on Linux its start time on a second line (in
- * clock ticks since boot, `/proc/<pid>/stat`). The first line stays the pid alone, so whoever reads
- * the pid with `parseInt` still finds it.
- */
-function ownLockContent(): string {
-  let startTime: string | undefined
+/** This process's start time (clock ticks since boot, `/proc/<pid>/stat`), or `null` without procfs (macOS). */
+function ownStartTime(): string | null {
   try {
-    startTime = parseProcStat(readFileSync('/proc/self/stat', 'utf8'))?.startTime
+    return parseProcStat(readFileSync('/proc/self/stat', 'utf8'))?.startTime ?? null
   } catch {
-    // No procfs (macOS): the pid alone.
+    return null
   }
-  return startTime === undefined ? String(process.pid) : `${process.pid}\n${startTime}`
 }
 
-/** The holder a lock names, or `null` when it names none (empty, or no pid: a stale lock). */
+/**
+ * The second name of a lock, a hard link to the same file, which carries the holder's start time:
+ * `<socket>.lock.held-<pid>-<start time>`. Why not in the lock's content: every host before 4 Dec
+ * read the lock as `Number(content.trim())`, the pid alone — a second line made it `NaN`, so such a
+ * host took a live host's lock for a stale one, removed it and the socket, and served beside it
+ * (the live host's sessions unreachable). The content stays the pid alone, as every version reads
+ * it; the link is the holder's only while it is the same file as the lock (a stale one, left by a
+ * host that died, names another file).
+ */
+function holderLinkPrefix(paths: PtyHostPaths, pid: number): string {
+  return `${basename(paths.lockPath)}.held-${pid}-`
+}
+
+/** A lock as read: its content, the file it is (`dev`/`ino`), and the holder it names. */
+type LockRead = { content: string; dev: number; ino: number; holder: LockHolder | null }
+
+/**
+ * The holder a lock's content names, or `null` when it names none (empty, or no pid: a stale
+ * lock). A start time on a second line is a lock of a host of 4–6 Dec, which wrote it there.
+ */
 function parseLockHolder(content: string): LockHolder | null {
   const [pidLine = '', startLine = ''] = content.split('\n')
   const pid = Number(pidLine.trim())
@@ -180,14 +193,81 @@ function parseLockHolder(content: string): LockHolder | null {
   return { pid, startTime: /^\d+$/.test(startTime) ? startTime : null }
 }
 
+/** The start time in the holder link of the lock file `read` (same file, same pid), or `null`. */
+function linkedStartTime(paths: PtyHostPaths, read: { dev: number; ino: number }, pid: number): string | null {
+  const prefix = holderLinkPrefix(paths, pid)
+  let names: string[]
+  try {
+    names = readdirSync(dirname(paths.lockPath))
+  } catch {
+    return null
+  }
+  for (const name of names) {
+    if (!name.startsWith(prefix) || !/^\d+$/.test(name.slice(prefix.length))) continue
+    const stats = lstatOrNull(join(dirname(paths.lockPath), name))
+    if (stats !== null && stats.dev === read.dev && stats.ino === read.ino) return name.slice(prefix.length)
+  }
+  return null
+}
+
+/** Read the lock (content and file in one open), or `null` when there is none. */
+function readLock(paths: PtyHostPaths): LockRead | null {
+  let fd: number
+  try {
+    fd = openSync(paths.lockPath, 'r')
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null
+    throw error
+  }
+  let content: string
+  let stats: Stats
+  try {
+    stats = fstatSync(fd)
+    content = readFileSync(fd, 'utf8')
+  } finally {
+    closeSync(fd)
+  }
+  const named = parseLockHolder(content)
+  const holder = named === null || named.startTime !== null ? named : { pid: named.pid, startTime: linkedStartTime(paths, stats, named.pid) }
+  return { content, dev: stats.dev, ino: stats.ino, holder }
+}
+
+/** Whether `read` is still the lock: the same file with the same content. */
+function isStillLock(paths: PtyHostPaths, read: LockRead): boolean {
+  const now = readLock(paths)
+  return now !== null && now.dev === read.dev && now.ino === read.ino && now.content === read.content
+}
+
+/** Remove the holder links in the lock's directory that are not the current lock's file (left by hosts that died). */
+function removeStrayHolderLinks(paths: PtyHostPaths, keep: { dev: number; ino: number } | null): void {
+  const dir = dirname(paths.lockPath)
+  const prefix = `${basename(paths.lockPath)}.held-`
+  let names: string[]
+  try {
+    names = readdirSync(dir)
+  } catch {
+    return
+  }
+  for (const name of names) {
+    if (!name.startsWith(prefix)) continue
+    const path = join(dir, name)
+    const stats = lstatOrNull(path)
+    if (stats === null || (keep !== null && stats.dev === keep.dev && stats.ino === keep.ino)) continue
+    try {
+      unlinkIfPresent(path)
+    } catch {
+      // Not ours to remove, or gone: a stray link misleads no one (it names another file).
+    }
+  }
+}
+
 /**
  * The holder the host lock of `paths` names, alive or not: `null` when there is no lock or it
  * names no pid. (Whether that process still runs, and is the one that wrote the lock:
  * {@link isHolderAlive}.)
  */
 export function readLockHolder(paths: PtyHostPaths): LockHolder | null {
-  const content = readOrNull(paths.lockPath)
-  return content === null ? null : parseLockHolder(content)
+  return readLock(paths)?.holder ?? null
 }
 
 /**
@@ -247,26 +327,17 @@ function unlinkIfPresent(path: string): void {
   }
 }
 
-function readOrNull(path: string): string | null {
-  try {
-    return readFileSync(path, 'utf8')
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null
-    throw error
-  }
-}
-
 function anotherHostIsStarting(paths: PtyHostPaths): PtyHostError {
   return new PtyHostError('host_already_running', `Could not take the pty host lock ${paths.lockPath}: another host is starting`)
 }
 
 /**
- * Remove the lock whose content was `staleContent` (its process is gone) — only while holding the
- * lock breaker, and only if the lock still holds that content. Without the breaker, two processes
- * that both read the stale lock could both remove "it": the second would remove the lock the first
- * had just created in its place, and both would run as the host.
+ * Remove the lock `stale` (its process is gone) — only while holding the lock breaker, and only if
+ * the lock is still that file with that content. Without the breaker, two processes that both read
+ * the stale lock could both remove "it": the second would remove the lock the first had just
+ * created in its place, and both would run as the host.
  */
-function breakStaleLock(paths: PtyHostPaths, staleContent: string): void {
+function breakStaleLock(paths: PtyHostPaths, stale: LockRead): void {
   const breaker = `${paths.lockPath}.break`
   if (!createExclusively(breaker, String(process.pid))) {
     const since = lstatOrNull(breaker)?.mtimeMs
@@ -278,15 +349,52 @@ function breakStaleLock(paths: PtyHostPaths, staleContent: string): void {
     throw anotherHostIsStarting(paths)
   }
   try {
-    if (readOrNull(paths.lockPath) === staleContent) unlinkIfPresent(paths.lockPath)
+    if (isStillLock(paths, stale)) unlinkIfPresent(paths.lockPath)
   } finally {
     unlinkIfPresent(breaker)
   }
 }
 
 /**
- * Take the host lock (`<socket>.lock`, created with its content in one step: this pid and, on
- * Linux, its start time). A lock held by a live process refuses with `host_already_running`; a
+ * Create the lock holding this pid, with the holder link that names this process's start time
+ * (when known) made first, to the same file: whoever sees the lock sees its link. `null` when a
+ * lock is there; else the lock's file (`dev`/`ino`) and its holder link.
+ */
+function createLock(paths: PtyHostPaths, startTime: string | null): { dev: number; ino: number; link: string | null } | null {
+  const temporary = `${paths.lockPath}.${process.pid}.${randomBytes(6).toString('hex')}`
+  writeFileSync(temporary, String(process.pid), { mode: 0o600, flag: 'wx' })
+  const link = startTime === null ? null : join(dirname(paths.lockPath), `${holderLinkPrefix(paths, process.pid)}${startTime}`)
+  let linked = false
+  try {
+    if (link !== null) {
+      // A link of this name is this very process's (same pid, same start time): the link of the
+      // lock it holds, left alone (a second take in this process is then refused), or of one it
+      // released, replaced.
+      const existing = lstatOrNull(link)
+      const lock = lstatOrNull(paths.lockPath)
+      if (existing === null || lock === null || existing.dev !== lock.dev || existing.ino !== lock.ino) {
+        unlinkIfPresent(link)
+        linkSync(temporary, link)
+        linked = true
+      }
+    }
+    const stats = lstatSync(temporary)
+    try {
+      linkSync(temporary, paths.lockPath)
+    } catch (error) {
+      if (linked && link !== null) unlinkIfPresent(link)
+      if ((error as NodeJS.ErrnoException).code === 'EEXIST') return null
+      throw error
+    }
+    return { dev: stats.dev, ino: stats.ino, link }
+  } finally {
+    unlinkIfPresent(temporary)
+  }
+}
+
+/**
+ * Take the host lock (`<socket>.lock`, created whole in one step: this pid, and on Linux a holder
+ * link naming its start time, see `holderLinkPrefix`). A lock held by a live process refuses with `host_already_running`; a
  * stale one (its process is gone, its pid runs with another start time, or no pid in it) is taken
  * over — by one process only, however many start at once. Returns the release.
  */
@@ -302,29 +410,33 @@ export function acquireHostLock(paths: PtyHostPaths): () => void {
  * nothing for an id it never held.
  */
 export function takeHostLock(paths: PtyHostPaths): { release: () => void; succeedsDeadHost: boolean } {
-  const own = ownLockContent()
+  const startTime = ownStartTime()
   let succeedsDeadHost = false
   for (let attempt = 0; attempt < 3; attempt++) {
-    if (createExclusively(paths.lockPath, own)) {
+    const own = createLock(paths, startTime)
+    if (own !== null) {
+      removeStrayHolderLinks(paths, own)
       const release = (): void => {
         try {
-          if (readOrNull(paths.lockPath) === own) unlinkIfPresent(paths.lockPath)
+          const now = readLock(paths)
+          if (now !== null && now.dev === own.dev && now.ino === own.ino) unlinkIfPresent(paths.lockPath)
+          if (own.link !== null && lstatOrNull(own.link)?.ino === own.ino) unlinkIfPresent(own.link)
         } catch {
           // Unreadable now: nothing of ours to remove.
         }
       }
       return { release, succeedsDeadHost }
     }
-    const content = readOrNull(paths.lockPath)
-    if (content === null) continue // Released (or broken) since: try again.
-    const holder = parseLockHolder(content)
+    const read = readLock(paths)
+    if (read === null) continue // Released (or broken) since: try again.
+    const { holder } = read
     // This very process holds it only if it wrote it (same start time); a lock with this pid and
     // no start time was left by an earlier process that had the pid.
-    const held = holder !== null && (holder.pid === process.pid ? content === own && holder.startTime !== null : isHolderAlive(holder))
+    const held = holder !== null && (holder.pid === process.pid ? startTime !== null && holder.startTime === startTime : isHolderAlive(holder))
     if (held) {
       throw new PtyHostError('host_already_running', `A pty host (pid ${holder.pid}) already serves ${paths.socketPath}; refusing to start a second one`)
     }
-    breakStaleLock(paths, content)
+    breakStaleLock(paths, read)
     succeedsDeadHost = true
   }
   throw anotherHostIsStarting(paths)

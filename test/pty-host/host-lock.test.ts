@@ -4,7 +4,7 @@
  * sessions between them, and the loser's sessions are unreachable once its socket file is replaced.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs'
+import { existsSync, linkSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -147,11 +147,46 @@ function startTimeOf(pid: number | 'self'): string {
 }
 
 describe('who holds a lock', () => {
-  it('writes the pid on the first line and its start time on the second', () => {
+  it('writes the pid alone, and its start time in a second link to the same file; the release removes both', () => {
     const paths = freshLockPaths()
     const release = acquireHostLock(paths)
-    expect(readFileSync(paths.lockPath, 'utf8')).toBe(`${process.pid}\n${startTimeOf('self')}`)
+    expect(readFileSync(paths.lockPath, 'utf8')).toBe(String(process.pid))
+    const link = `${paths.lockPath}.held-${process.pid}-${startTimeOf('self')}`
+    expect(statSync(link).ino).toBe(statSync(paths.lockPath).ino)
     release()
+    expect(readdirSync(dirname(paths.lockPath)).filter((name) => name.includes('.lock'))).toEqual([])
+  })
+
+  it('a host of ptykit before 4 Dec sees the lock held: it read the pid as Number(content.trim()), and a start time beside it made NaN — a lock it took for stale, removing it and the live host\'s socket', () => {
+    const paths = freshLockPaths()
+    const release = acquireHostLock(paths)
+    // That host's whole rule (7e68780 … 650a772): a live pid holds the lock, anything else is stale.
+    const holder = Number(readFileSync(paths.lockPath, 'utf8').trim())
+    expect(Number.isSafeInteger(holder) && holder > 0).toBe(true)
+    expect(holder).toBe(process.pid)
+    release()
+  })
+
+  it('reads the start time only from a link to the lock\'s own file: a stray link left by a dead host says nothing', async () => {
+    const paths = freshLockPaths()
+    const other = spawn('sleep', ['30'], { stdio: 'ignore' })
+    children.push(other)
+    await new Promise((resolve) => other.once('spawn', resolve))
+    const pid = other.pid!
+    const started = startTimeOf(pid)
+    // The lock of a host with this pid that started at another time: the pid was reused since.
+    writeFileSync(paths.lockPath, String(pid))
+    linkSync(paths.lockPath, `${paths.lockPath}.held-${pid}-${Number(started) + 1}`)
+    acquireHostLock(paths)()
+    // A stray link (another file) naming another start time: the lock is the pid alone, which runs.
+    writeFileSync(paths.lockPath, String(pid))
+    writeFileSync(`${paths.lockPath}.held-${pid}-${Number(started) + 1}`, String(pid))
+    expect(() => acquireHostLock(paths)).toThrow(expect.objectContaining({ code: 'host_already_running' }))
+    // Its link names the holder's own start time: held.
+    rmSync(paths.lockPath)
+    writeFileSync(paths.lockPath, String(pid))
+    linkSync(paths.lockPath, `${paths.lockPath}.held-${pid}-${started}`)
+    expect(() => acquireHostLock(paths)).toThrow(expect.objectContaining({ code: 'host_already_running', message: expect.stringContaining(`pid ${pid}`) }))
   })
 
   it('refuses while the holder runs, and takes over a lock whose pid now belongs to another process', async () => {
