@@ -214,7 +214,9 @@ export class PtyHostConnection {
           // The host's text names both versions; a host of an older ptykit does not say what to do.
           const advice = stopMismatchedHostAdvice(paths.socketPath)
           const message = String(first.message)
-          return fail(new PtyHostError('protocol_mismatch', message.includes(advice) ? message : `${message} (this app speaks version ${PTY_HOST_PROTOCOL_VERSION}): ${advice}`))
+          if (message.includes(advice)) return fail(new PtyHostError('protocol_mismatch', message))
+          const ours = message.includes(`version ${PTY_HOST_PROTOCOL_VERSION}`) ? '' : ` (this app speaks version ${PTY_HOST_PROTOCOL_VERSION})`
+          return fail(new PtyHostError('protocol_mismatch', `${message}${ours}: ${advice}`))
         }
         if (first.v !== PTY_HOST_PROTOCOL_VERSION) {
           fail(new PtyHostError('protocol_mismatch', protocolMismatchMessage(PTY_HOST_PROTOCOL_VERSION, Number(first.v), paths.socketPath).replace('the client speaks', 'this client speaks')))
