@@ -39,7 +39,15 @@ export class ProviderQueries {
       const answer = this.#safeSync(provider, ptyId, 'hasPty', () => provider.hasPty?.(ptyId))
       answers.push(typeof answer === 'boolean' ? answer : null)
     }
-    return combineAnswers(answers)
+    return this.#unlessComing(ptyId, combineAnswers(answers))
+  }
+
+  /**
+   * A "no host has it" about an id whose spawn or attach is in flight here is no proof: the
+   * process may not be started yet (the seed: never a denial on doubt). A `true` stays evidence.
+   */
+  #unlessComing(ptyId: string, answer: boolean | null): boolean | null {
+    return answer === false && this.#core.records.isComing(ptyId) ? null : answer
   }
 
   /** Whether the process is alive, probing the provider; see `PtyController.probePtyLiveness`. */
@@ -49,8 +57,11 @@ export class ProviderQueries {
     const probeOf = (provider: PtyProvider, incarnationId?: PtyIncarnationId): Promise<boolean | null> =>
       this.#core.timers.orAtDispose(probe(provider, ptyId, incarnationId), null)
     if (record === undefined) {
+      // Coming when asked, or by the answer: either way the probes may predate its process.
+      const comingWhenAsked = this.#core.records.isComing(ptyId)
       const answers = await Promise.all([...this.#uniqueProviders()].map((provider) => probeOf(provider)))
-      return combineAnswers(answers)
+      const answer = combineAnswers(answers)
+      return comingWhenAsked && answer === false ? null : this.#unlessComing(ptyId, answer)
     }
     if (record.state === 'exited') return this.#core.records.isComing(ptyId) ? null : false
     // About the record's incarnation: the provider may hold another one under the id by now

@@ -13,6 +13,8 @@ export class PtyRecordTable {
   /** Ids a spawn (`sessionId`) or an attach of this controller is bringing up, with how many are. */
   /** Per id, the hosts a spawn or attach of it is in flight to, and how many to each. */
   readonly #coming = new Map<string, Map<ExecutionHostId, number>>()
+  /** Per id, who waits for its spawns and attaches in flight to be over ({@link PtyRecordTable.whenNotComing}). */
+  readonly #comingWaiters = new Map<string, Set<() => void>>()
 
   /**
    * A spawn or attach of `ptyId` on `hostId` is in flight: until the returned release is called,
@@ -31,7 +33,32 @@ export class PtyRecordTable {
       const left = (hosts.get(hostId) ?? 1) - 1
       if (left > 0) hosts.set(hostId, left)
       else hosts.delete(hostId)
-      if (hosts.size === 0 && this.#coming.get(ptyId) === hosts) this.#coming.delete(ptyId)
+      if (hosts.size === 0 && this.#coming.get(ptyId) === hosts) {
+        this.#coming.delete(ptyId)
+        const waiters = this.#comingWaiters.get(ptyId)
+        this.#comingWaiters.delete(ptyId)
+        for (const wake of waiters ?? []) wake()
+      }
+    }
+  }
+
+  /**
+   * Resolves once no spawn or attach of `ptyId` is in flight (at once when none is): by then the
+   * one that was has published its record, or failed. `cancel` stops waiting.
+   */
+  whenNotComing(ptyId: string): { promise: Promise<void>; cancel: () => void } {
+    if (!this.#coming.has(ptyId)) return { promise: Promise.resolve(), cancel: () => {} }
+    let wake!: () => void
+    const promise = new Promise<void>((resolve) => (wake = resolve))
+    const waiters = this.#comingWaiters.get(ptyId) ?? new Set<() => void>()
+    this.#comingWaiters.set(ptyId, waiters)
+    waiters.add(wake)
+    return {
+      promise,
+      cancel: () => {
+        waiters.delete(wake)
+        if (waiters.size === 0 && this.#comingWaiters.get(ptyId) === waiters) this.#comingWaiters.delete(ptyId)
+      },
     }
   }
 

@@ -5,6 +5,7 @@ import type { OutputDelivery } from './output-delivery.js'
 import type { PtyRecord } from './pty-record.js'
 import { dispatchShutdown, type ShutdownOutcome } from './shutdown-dispatch.js'
 import { stopAndWaitTracked, type StopPhaseContext } from './stop-and-wait.js'
+import { abortOf, deadlineOf } from './stop-budget.js'
 import type { StopAndWaitRequest } from './stop-and-wait-request.js'
 import { stopUntracked } from './stop-untracked.js'
 
@@ -77,7 +78,35 @@ export class Stopping {
 
   /** `stopAndWait` (see `PtyController.stopAndWait`): a tracked PTY's phased stop, or an untracked id asked of the hosts. */
   stopAndWait(ptyId: string, request: StopAndWaitRequest): Promise<boolean> {
+    const records = this.#core.records
+    const tracked = records.get(ptyId)
+    if ((tracked === undefined || tracked.state === 'exited') && records.isComing(ptyId)) {
+      // A spawn (`sessionId`) or attach of the id is in flight: no host may know its process yet,
+      // and the ended record's death says nothing about it. Absence is not proven — wait for it to
+      // land (within the deadline), then stop what it published.
+      return this.#landed(ptyId, request).then((landed) => (landed ? this.#stopNow(ptyId, request) : false))
+    }
+    return this.#stopNow(ptyId, request)
+  }
+
+  #stopNow(ptyId: string, request: StopAndWaitRequest): Promise<boolean> {
     const record = this.#core.records.get(ptyId)
     return record === undefined ? stopUntracked(this.#core, ptyId, request) : stopAndWaitTracked(this.#phases, record, request)
+  }
+
+  /** Whether the spawns and attaches of `ptyId` in flight are over before the request gives up. */
+  async #landed(ptyId: string, request: StopAndWaitRequest): Promise<boolean> {
+    const core = this.#core
+    const landing = core.records.whenNotComing(ptyId)
+    const deadline = deadlineOf(core.timers, core.clock, request.deadlineAt, core.disposed)
+    const aborted = abortOf(request.signal)
+    try {
+      const outcome = await Promise.race([landing.promise.then(() => 'landed' as const), deadline.promise, aborted.promise])
+      return outcome === 'landed' && !core.disposed()
+    } finally {
+      landing.cancel()
+      deadline.cancel()
+      aborted.cancel()
+    }
   }
 }
