@@ -132,8 +132,10 @@ export type RuntimePtyController = {
    * `operator_close`), then dispatches `provider.shutdown(id, { expectedIncarnationId })`. Returns
    * whether a stop was dispatched: `false` for unknown and exited ids — an id this controller does
    * not track (a PTY that outlived an earlier run of the app) is not looked for: `attach` it first,
-   * or call `stopAndWait`, which asks the hosts. A PTY whose earlier stop went unconfirmed can be
-   * killed again (ownership is kept so a retry can reach it).
+   * or call `stopAndWait`, which asks the hosts. Nor is an id whose `spawn` (`sessionId`) is still
+   * in flight (`false`, and the spawn goes on): `stopAndWait` waits for it to land, then stops it.
+   * A PTY whose earlier stop went unconfirmed can be killed again (ownership is kept so a retry
+   * can reach it).
    *
    * If the provider rejects, or reports no exit within `stop.unconfirmedAfterMs`, the controller
    * publishes `exit` with code −1 and cause `unknown/stop_unverified`, and liveness `unverifiable`
@@ -157,7 +159,9 @@ export type RuntimePtyController = {
    * when the controller runs on an injected clock), `timeoutMs` a duration (at most one; default
    * `stop.defaultDeadlineMs`). An id the controller does not track is asked of
    * the hosts: each host that holds it is stopped, and the answer is `true` only when every such
-   * stop was verified and every other host proved it absent. Verified without a provider exit ⇒ the controller publishes the exit itself (code 0,
+   * stop was verified and every other host proved it absent. An id whose `spawn` (`sessionId`) or
+   * `attach` is in flight through the controller is waited for (within the deadline), then
+   * stopped. Verified without a provider exit ⇒ the controller publishes the exit itself (code 0,
    * `operator_close`).
    *
    * @throws TypeError when an option is malformed (naming it).

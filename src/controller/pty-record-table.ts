@@ -10,8 +10,7 @@ export class PtyRecordTable {
   readonly #records = new Map<string, PtyRecord>()
   /** Exited records still in `#records`, oldest first; bounded by `EXITED_PTY_RECORDS_KEPT`. */
   readonly #exited = new Set<PtyRecord>()
-  /** Ids a spawn (`sessionId`) or an attach of this controller is bringing up, with how many are. */
-  /** Per id, the hosts a spawn or attach of it is in flight to, and how many to each. */
+  /** Per id a spawn (`sessionId`) or an attach of this controller is bringing up: the hosts it goes to, and how many to each. */
   readonly #coming = new Map<string, Map<ExecutionHostId, number>>()
   /** Per id, who waits for its spawns and attaches in flight to be over ({@link PtyRecordTable.whenNotComing}). */
   readonly #comingWaiters = new Map<string, Set<() => void>>()
