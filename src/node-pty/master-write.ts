@@ -3,9 +3,9 @@ import type { NodePtyTerminal } from './node-pty-module.js'
 
 /**
  * How a write to the master ended:
- * - `accepted`: the kernel took every byte, or took some and node-pty's queue holds the rest (or,
- *   on `EAGAIN`, all of it) to write when the kernel has room — in order, as node-pty writes; or
- *   the terminal is not one this path knows, and `terminal.write` took the data;
+ * - `accepted`: the kernel took every byte, or took some and the rest (on `EAGAIN`, all of it) is
+ *   held to write, in order, when the kernel has room; or the terminal is not one this path knows,
+ *   and `terminal.write` took the data;
  * - `master-closed`: node-pty has destroyed the master's stream, so its fd is closed (the terminal
  *   has hung up, though its process may live on); nothing was written;
  * - `write-failed`: the master answered the write with an error other than `EAGAIN` (no byte was
@@ -21,7 +21,43 @@ type UnixTerminalWriteInternals = {
   handleFlowControl?: unknown
 }
 
-type WriteStream = { write(data: Buffer): void; _writeQueue: unknown[] }
+/**
+ * How long after the kernel last took some of the held input the next attempts still come at every
+ * turn of the event loop. Why: a PTY's input buffer holds a few KiB, so a program reading a paste
+ * empties it every few ms, and only attempts on the next turn keep up with it (a 16 MiB paste into
+ * `cat`: under 1 s; after a wait of 1 ms per buffer, tens of seconds on a loaded machine).
+ */
+export const MASTER_WRITE_KEEP_UP_MS = 25
+
+/**
+ * The first wait before writing again to a master whose input buffer stays full (`EAGAIN`, nothing
+ * taken for {@link MASTER_WRITE_KEEP_UP_MS}). Why a timer and not the next turn: node-pty retries at
+ * every turn (`setImmediate`), and against a program that does not read (busy, stopped, `sleep`)
+ * that is a loop of tens of thousands of failing writes a second — a core busy while it waits.
+ */
+export const MASTER_WRITE_RETRY_FIRST_MS = 1
+
+/**
+ * The longest wait between two attempts while the program reads nothing (the wait doubles from
+ * {@link MASTER_WRITE_RETRY_FIRST_MS}): at most this long before a paste moves on once the program
+ * reads again; about 20 attempts a second while it does not.
+ */
+export const MASTER_WRITE_RETRY_MAX_MS = 50
+
+/** Input the kernel could not take yet, for one terminal: written, in order, by {@link retryPendingInput}. */
+type PendingInput = {
+  /** The bytes still to write, oldest first (the first may be the rest of a partly written chunk). */
+  chunks: Buffer[]
+  /** When the kernel last took some of it (`performance.now()`). */
+  tookAt: number
+  /** The last wait between attempts that wrote nothing; `0` while keeping up with a reader. */
+  waitMs: number
+  /** The scheduled attempt. */
+  retry: { cancel(): void }
+}
+
+/** Per terminal, the input waiting for room in its master's buffer (absent: none). */
+const pendingInputs = new WeakMap<object, PendingInput>()
 
 /**
  * Write `data` to a PTY's input on the calling turn, without node-pty's round trip through
@@ -32,18 +68,20 @@ type WriteStream = { write(data: Buffer): void; _writeQueue: unknown[] }
  * loop wakes again for its completion — two thread hand-offs per keystroke, on a 2-vCPU machine
  * often taking the CPU the echoing program needs. The master is non-blocking (node-pty's
  * `pty_nonblock` at the fork), so a `writeSync` cannot block either: it takes what the kernel has
- * room for at once, or fails with `EAGAIN`. This makes that one syscall and hands whatever is left
- * to node-pty's own queue, which retries as before.
+ * room for at once, or fails with `EAGAIN`. This makes that one syscall and holds whatever is left
+ * for later attempts: on the next turn while the program reads, after a wait that doubles (from
+ * {@link MASTER_WRITE_RETRY_FIRST_MS} to {@link MASTER_WRITE_RETRY_MAX_MS}) while it does not. Not
+ * node-pty's queue: it retries at every turn, a busy loop for as long as a program does not read.
  *
- * **Order.** While node-pty's queue holds anything, every write goes behind it (the queue writes
- * in order), so bytes never overtake earlier ones.
+ * **Order.** While input is held (or node-pty's queue holds anything), every write goes behind it,
+ * so bytes never overtake earlier ones.
  *
  * **Never a recycled fd.** The master's fd is closed when node-pty destroys its socket; after that
  * the number may belong to another file (another PTY spawned since, a log file). So nothing new
  * is written once the socket is destroyed (`master-closed`), the way node-pty's own `write` becomes
  * a no-op at the socket's `close` event (a tick later). While the socket stands the fd is open
- * (JavaScript runs on one thread: nothing closes it between the look and the syscall). What
- * node-pty's queue still holds then is dropped at the exit ({@link dropQueuedInput}).
+ * (JavaScript runs on one thread: nothing closes it between the look and the syscall); every later
+ * attempt looks again. What is still held then is dropped at the exit ({@link dropQueuedInput}).
  *
  * **Non-blocking is node-pty's.** node-pty 1.1's `pty.cc` sets `O_NONBLOCK` on the master at the
  * fork (libuv does not: `uv_tty_init` keeps a blocking tty blocking). A host-supplied node-pty
@@ -52,8 +90,8 @@ type WriteStream = { write(data: Buffer): void; _writeQueue: unknown[] }
  *
  * **Where it does not apply** — not node-pty 1.1's Unix terminal as this code knows it (Windows, a
  * stand-in, another node-pty), or a terminal that interprets flow-control strings in `write`
- * (`handleFlowControl`) — the data goes to `terminal.write`. Nothing is kept per terminal: the
- * checks are a few property reads per write.
+ * (`handleFlowControl`) — the data goes to `terminal.write`. Nothing is kept per terminal but
+ * the input it holds: the checks are a few property reads per write.
  */
 export function writeToMaster(terminal: NodePtyTerminal, data: string): MasterWriteOutcome {
   const internals = terminal as unknown as UnixTerminalWriteInternals
@@ -80,31 +118,110 @@ export function writeToMaster(terminal: NodePtyTerminal, data: string): MasterWr
     return 'accepted'
   }
   const bytes = Buffer.from(data, 'utf8')
+  const pending = pendingInputs.get(terminal)
+  if (pending !== undefined) {
+    // Behind the input still waiting: bytes never overtake earlier ones.
+    if (bytes.length > 0) pending.chunks.push(bytes)
+    return 'accepted'
+  }
   let written = 0
   try {
     written = writeSync(fd, bytes)
   } catch (error) {
-    // Proven that no byte went out. Not handed to node-pty's queue: it would log the same error
-    // asynchronously, settle nothing, and drop the writes queued behind it.
+    // Proven that no byte went out. Not queued: a retry would meet the same error, settle
+    // nothing, and drop the writes queued behind it.
     if ((error as { code?: unknown }).code !== 'EAGAIN') return 'write-failed'
   }
-  // The rest (all of it after EAGAIN) waits in node-pty's queue, which copies it.
-  if (written < bytes.length) (stream as WriteStream).write(bytes.subarray(written))
+  // The rest (all of it after EAGAIN) waits for room in the kernel's buffer.
+  if (written < bytes.length) holdPendingInput(terminal, bytes.subarray(written), written > 0)
   return 'accepted'
 }
 
+function holdPendingInput(terminal: NodePtyTerminal, rest: Buffer, tookSome: boolean): void {
+  const pending: PendingInput = { chunks: [rest], tookAt: tookSome ? performance.now() : -Infinity, waitMs: 0, retry: { cancel: () => {} } }
+  pendingInputs.set(terminal, pending)
+  scheduleRetry(terminal, pending)
+}
+
 /**
- * Drop what node-pty's queue still holds for a terminal whose process has exited (call at its
- * exit, before anyone hears of it). node-pty retries a write that met a full buffer on a later
- * turn with `fs.write` on the master's fd number — also after the master was closed, when the
- * number may already name the next PTY's master (a host that respawns on exit). Nothing it holds
- * can reach the dead process's terminal any more.
+ * The next attempt: on the next turn while the kernel took some input within
+ * {@link MASTER_WRITE_KEEP_UP_MS} (the program reads: keep up with it, as node-pty does), else after
+ * a wait that doubles up to {@link MASTER_WRITE_RETRY_MAX_MS}.
+ */
+function scheduleRetry(terminal: NodePtyTerminal, pending: PendingInput): void {
+  if (performance.now() - pending.tookAt < MASTER_WRITE_KEEP_UP_MS) {
+    pending.waitMs = 0
+    const immediate = setImmediate(() => retryPendingInput(terminal, pending))
+    pending.retry = { cancel: () => clearImmediate(immediate) }
+    return
+  }
+  pending.waitMs = pending.waitMs === 0 ? MASTER_WRITE_RETRY_FIRST_MS : Math.min(pending.waitMs * 2, MASTER_WRITE_RETRY_MAX_MS)
+  const timer = setTimeout(() => retryPendingInput(terminal, pending), pending.waitMs)
+  pending.retry = { cancel: () => clearTimeout(timer) }
+}
+
+/**
+ * Write as much of a terminal's pending input as the kernel takes now, in order. Nothing once
+ * node-pty has destroyed the master's socket (its fd may name another file by then), nor after a
+ * failure other than `EAGAIN`: the pending input is dropped (it was accepted; no program can
+ * read it any more).
+ */
+function retryPendingInput(terminal: NodePtyTerminal, pending: PendingInput): void {
+  if (pendingInputs.get(terminal) !== pending) return
+  const internals = terminal as unknown as UnixTerminalWriteInternals
+  if (internals._socket?.destroyed !== false || typeof internals._fd !== 'number') {
+    pendingInputs.delete(terminal)
+    return
+  }
+  const fd = internals._fd
+  while (pending.chunks.length > 0) {
+    const chunk = pending.chunks[0] as Buffer
+    let written: number
+    try {
+      written = writeSync(fd, chunk)
+    } catch (error) {
+      if ((error as { code?: unknown }).code === 'EAGAIN') break
+      pendingInputs.delete(terminal)
+      return
+    }
+    if (written > 0) pending.tookAt = performance.now()
+    if (written >= chunk.length) pending.chunks.shift()
+    else {
+      pending.chunks[0] = chunk.subarray(written)
+      // A short write: the buffer is full now; the next attempt would answer EAGAIN.
+      break
+    }
+  }
+  if (pending.chunks.length === 0) {
+    pendingInputs.delete(terminal)
+    return
+  }
+  scheduleRetry(terminal, pending)
+}
+
+/**
+ * Drop the input still waiting for a terminal whose process has exited (call at its exit, before
+ * anyone hears of it): {@link writeToMaster}'s pending input, and whatever node-pty's own queue
+ * holds (a terminal written through `terminal.write`). node-pty retries a write that met a full
+ * buffer on a later turn with `fs.write` on the master's fd number — also after the master was
+ * closed, when the number may already name the next PTY's master (a host that respawns on exit).
+ * Nothing either holds can reach the dead process's terminal any more.
  */
 export function dropQueuedInput(terminal: NodePtyTerminal): void {
+  const pending = pendingInputs.get(terminal)
+  if (pending !== undefined) {
+    pending.retry.cancel()
+    pendingInputs.delete(terminal)
+  }
   const stream = (terminal as unknown as UnixTerminalWriteInternals)._writeStream
   if (stream === undefined || stream === null || !Array.isArray(stream._writeQueue) || stream._writeQueue.length === 0) return
   stream._writeQueue.length = 0
   const dispose = (stream as { dispose?: unknown }).dispose
   // node-pty's dispose clears the retry's immediate.
   if (typeof dispose === 'function') dispose.call(stream)
+}
+
+/** How many bytes of input {@link writeToMaster} holds for `terminal`, waiting for room (0: none). */
+export function pendingInputBytes(terminal: NodePtyTerminal): number {
+  return pendingInputs.get(terminal)?.chunks.reduce((sum, chunk) => sum + chunk.length, 0) ?? 0
 }

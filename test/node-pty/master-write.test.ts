@@ -1,14 +1,14 @@
 /**
  * `writeToMaster`, the node-pty session's write path, over real node-pty terminals: input written
  * on the calling turn (no pass through libuv's thread pool), a write the kernel cannot take at once
- * finished by node-pty's queue with every byte in order, and nothing written once node-pty has
+ * held and finished later with every byte in order, and nothing written once node-pty has
  * closed the master — even where the fd number has since been given to another file.
  */
 import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
-import { dropQueuedInput, writeToMaster } from '../../src/node-pty/master-write.js'
+import { dropQueuedInput, pendingInputBytes, writeToMaster } from '../../src/node-pty/master-write.js'
 import { loadNodePtyModule, type NodePtyTerminal } from '../../src/node-pty/node-pty-module.js'
 import { createNodePtyProvider } from 'ptykit/node-pty'
 import { PtyEventLog, killTerminalsAfterAll, waitFor } from './pty-test-support.js'
@@ -85,10 +85,11 @@ describe('writeToMaster', () => {
     expect(writeToMaster(terminal, 'ping-é-🙂\n')).toBe('accepted')
     // node-pty's own write would hold the chunk in its queue until the pool thread's callback.
     expect(queuedWrites(terminal)).toBe(0)
+    expect(pendingInputBytes(terminal)).toBe(0)
     await waitFor(() => (output().includes('ping-é-🙂') ? true : undefined), 'the echo of the write')
   })
 
-  it('hands what the kernel cannot take at once to node-pty\'s queue, and every byte arrives in order', async () => {
+  it('holds what the kernel cannot take at once (not in node-pty\'s queue), and every byte arrives in order', async () => {
     const sink = join(dir, 'sink')
     const go = join(dir, 'go')
     // The reader starts only when the test says so, so the burst below meets a full kernel buffer.
@@ -97,27 +98,28 @@ describe('writeToMaster', () => {
     let queuedAtMost = 0
     for (const piece of pieces) {
       expect(writeToMaster(terminal, piece)).toBe('accepted')
-      queuedAtMost = Math.max(queuedAtMost, queuedWrites(terminal))
+      queuedAtMost = Math.max(queuedAtMost, pendingInputBytes(terminal))
+      expect(queuedWrites(terminal)).toBe(0)
     }
-    expect(queuedAtMost, 'the burst outgrew the kernel buffer (else this test proves nothing about the queue)').toBeGreaterThan(0)
+    expect(queuedAtMost, 'the burst outgrew the kernel buffer (else this test proves nothing about the held input)').toBeGreaterThan(0)
     writeFileSync(go, '')
     const expected = Buffer.from(pieces.join(''), 'utf8')
     await waitForSize(sink, expected.length)
     expect(readFileSync(sink).equals(expected)).toBe(true)
   })
 
-  it('dropQueuedInput empties node-pty\'s queue and stops its retries: only what the kernel took arrives', async () => {
+  it('dropQueuedInput drops the held input and stops its retries: only what the kernel took arrives', async () => {
     const sink = join(dir, 'sink-dropped')
     const go = join(dir, 'go-dropped')
     const { terminal } = await spawnShell(`stty raw -echo; echo READY; while [ ! -e '${go}' ]; do sleep 0.01; done; exec cat > '${sink}'`)
     const pieces = burst()
     for (const piece of pieces) writeToMaster(terminal, piece)
-    expect(queuedWrites(terminal)).toBeGreaterThan(0)
+    expect(pendingInputBytes(terminal)).toBeGreaterThan(0)
     dropQueuedInput(terminal)
-    expect(queuedWrites(terminal)).toBe(0)
+    expect(pendingInputBytes(terminal)).toBe(0)
     writeFileSync(go, '')
-    // Until cat has copied what the kernel holds, and node-pty's retry (a setImmediate after
-    // EAGAIN), had it survived, has had many turns to write the rest: the size stays put.
+    // Until cat has copied what the kernel holds, and the retry (at most MASTER_WRITE_RETRY_MAX_MS
+    // away), had it survived, has had several chances to write the rest: the size stays put.
     let size = -1
     await waitFor(async () => {
       await new Promise((resolve) => setTimeout(resolve, 200))

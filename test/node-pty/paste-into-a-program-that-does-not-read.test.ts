@@ -1,0 +1,56 @@
+/**
+ * A paste into a program that does not read yet (raw mode, busy or stopped): the write settles
+ * `accepted` at once, costs the app nothing while it waits — no retry loop against the full
+ * kernel buffer — and every byte arrives, in order, once the program reads.
+ */
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { afterAll, expect, it } from 'vitest'
+import { createNodePtyProvider } from 'ptykit/node-pty'
+import { PtyEventLog, waitFor } from './pty-test-support.js'
+
+if (process.platform !== 'linux') throw new Error('These tests read /proc/self/io; run them on Linux')
+
+const dir = mkdtempSync(join(tmpdir(), 'ptykit-unread-paste-'))
+afterAll(() => rmSync(dir, { recursive: true, force: true }))
+
+/** The write system calls this process (every thread of it, libuv's pool included) has made. */
+function writeSyscalls(): number {
+  const match = /^syscw: (\d+)$/m.exec(readFileSync('/proc/self/io', 'utf8'))
+  if (match === null) throw new Error('/proc/self/io has no syscw line: this kernel lacks task I/O accounting (CONFIG_TASK_IO_ACCOUNTING)')
+  return Number(match[1])
+}
+
+it('a 1 MiB paste into a program that reads only later: accepted at once, few write attempts while it waits, every byte in order after', async () => {
+  const provider = createNodePtyProvider()
+  const log = new PtyEventLog(provider)
+  const sink = join(dir, 'sink')
+  const go = join(dir, 'go')
+  try {
+    const { id } = await provider.spawn({ file: '/bin/sh', args: ['-c', `stty raw -echo; echo READY; while [ ! -e '${go}' ]; do sleep 0.05; done; exec cat > '${sink}'`] })
+    await waitFor(() => (log.output(id).includes('READY') ? true : undefined), 'READY')
+    const paste = Array.from({ length: 8_192 }, (_, i) => `${String(i).padStart(6, '0')}:é🙂${'x'.repeat(112)}\n`).join('')
+    expect(await provider.write(id, paste)).toEqual({ kind: 'accepted' })
+    // The kernel's input buffer is full and nobody reads it for a second.
+    await sleep(100)
+    const before = writeSyscalls()
+    await sleep(1_000)
+    const attempts = writeSyscalls() - before
+    // Retrying at every turn of the event loop made tens of thousands a second (a core busy).
+    expect(attempts, 'write system calls in 1 s against a full PTY input buffer').toBeLessThan(200)
+    writeFileSync(go, '')
+    const expected = Buffer.from(paste, 'utf8')
+    await waitFor(() => {
+      try {
+        return statSync(sink).size >= expected.length ? true : undefined
+      } catch {
+        return undefined
+      }
+    }, 'the whole paste in the sink', 20_000)
+    expect(readFileSync(sink).equals(expected)).toBe(true)
+  } finally {
+    await provider.dispose()
+  }
+})
