@@ -83,7 +83,7 @@ export type PtyTerminal = AsyncDisposable & {
    * whose incarnation ended or was replaced — as every call below with a malformed argument.
    */
   write(data: string, inputKind?: TerminalInputKind): boolean
-  /** Write and settle in three values; `refused('stale_incarnation')` once the id was respawned. */
+  /** Write and settle in three values; `refused('stale_incarnation')` once the id was respawned, `refused('pty_exited')` once the PTY ended. */
   writeWithSettlement(data: string, inputKind?: TerminalInputKind): WriteSettlement | Promise<WriteSettlement>
   /** Resize; `false` when the PTY ended, was replaced, or the provider refused. */
   resize(cols: number, rows: number): boolean

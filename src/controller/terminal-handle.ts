@@ -126,7 +126,12 @@ export class TerminalHandle implements PtyTerminal {
     inputKind: TerminalInputKind = 'driving',
   ): WriteSettlement | Promise<WriteSettlement> {
     assertWriteArguments(data, inputKind)
-    if (!this.#isCurrent()) return refusedWrite('stale_incarnation')
+    if (!this.#isCurrent()) {
+      // Stale only when the id names another process now; an id the controller forgot (among
+      // many later exits) was not reused: this handle's PTY ended.
+      const replaced = this.#lookup(this.id) !== undefined || this.record.state === 'live'
+      return refusedWrite(replaced ? 'stale_incarnation' : 'pty_exited')
+    }
     return this.#controller.writeWithSettlement(this.id, data, inputKind)
   }
 
