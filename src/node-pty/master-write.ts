@@ -22,20 +22,20 @@ type UnixTerminalWriteInternals = {
 }
 
 /**
- * How long after the kernel last took some of the held input the next attempts still come at every
- * turn of the event loop. Why: a PTY's input buffer holds a few KiB, so a program reading a paste
- * empties it every few ms, and only attempts on the next turn keep up with it (a 16 MiB paste into
- * `cat`: under 1 s; after a wait of 1 ms per buffer, tens of seconds on a loaded machine).
- */
-export const MASTER_WRITE_KEEP_UP_MS = 25
-
-/**
- * The first wait before writing again to a master whose input buffer stays full (`EAGAIN`, nothing
- * taken for {@link MASTER_WRITE_KEEP_UP_MS}). Why a timer and not the next turn: node-pty retries at
- * every turn (`setImmediate`), and against a program that does not read (busy, stopped, `sleep`)
- * that is a loop of tens of thousands of failing writes a second — a core busy while it waits.
+ * The first wait before writing again to a master whose input buffer stayed full (`EAGAIN`: the
+ * last attempt wrote nothing). Why a timer and not the next turn: node-pty retries at every turn
+ * (`setImmediate`), and against a program that does not read (busy, stopped, `sleep`) that is a
+ * loop of tens of thousands of failing writes a second — a core busy while it waits. After an
+ * attempt that wrote some, the next comes on the next turn (the program reads: keep up with it).
  */
 export const MASTER_WRITE_RETRY_FIRST_MS = 1
+
+/**
+ * How many attempts that write nothing still come on the next turn after one that wrote some,
+ * before the waits begin. Why: a reader empties the buffer within a fraction of a ms of being
+ * scheduled, and the next turn comes sooner than a timer's 1 ms; a few turns cost microseconds.
+ */
+export const MASTER_WRITE_IMMEDIATE_RETRIES = 32
 
 /**
  * The longest wait between two attempts while the program reads nothing (the wait doubles from
@@ -48,10 +48,10 @@ export const MASTER_WRITE_RETRY_MAX_MS = 50
 type PendingInput = {
   /** The bytes still to write, oldest first (the first may be the rest of a partly written chunk). */
   chunks: Buffer[]
-  /** When the kernel last took some of it (`performance.now()`). */
-  tookAt: number
-  /** The last wait between attempts that wrote nothing; `0` while keeping up with a reader. */
+  /** The last wait between attempts that wrote nothing; `0` after one that wrote some. */
   waitMs: number
+  /** Attempts on the next turn that wrote nothing since the last that wrote some. */
+  idleTurns: number
   /** The scheduled attempt. */
   retry: { cancel(): void }
 }
@@ -138,19 +138,23 @@ export function writeToMaster(terminal: NodePtyTerminal, data: string): MasterWr
 }
 
 function holdPendingInput(terminal: NodePtyTerminal, rest: Buffer, tookSome: boolean): void {
-  const pending: PendingInput = { chunks: [rest], tookAt: tookSome ? performance.now() : -Infinity, waitMs: 0, retry: { cancel: () => {} } }
+  const pending: PendingInput = { chunks: [rest], waitMs: 0, idleTurns: 0, retry: { cancel: () => {} } }
   pendingInputs.set(terminal, pending)
-  scheduleRetry(terminal, pending)
+  scheduleRetry(terminal, pending, tookSome)
 }
 
 /**
- * The next attempt: on the next turn while the kernel took some input within
- * {@link MASTER_WRITE_KEEP_UP_MS} (the program reads: keep up with it, as node-pty does), else after
- * a wait that doubles up to {@link MASTER_WRITE_RETRY_MAX_MS}.
+ * The next attempt: on the next turn when the last one wrote some (the program reads) and for
+ * {@link MASTER_WRITE_IMMEDIATE_RETRIES} more, else after a wait that doubles from
+ * {@link MASTER_WRITE_RETRY_FIRST_MS} up to {@link MASTER_WRITE_RETRY_MAX_MS}.
  */
-function scheduleRetry(terminal: NodePtyTerminal, pending: PendingInput): void {
-  if (performance.now() - pending.tookAt < MASTER_WRITE_KEEP_UP_MS) {
+function scheduleRetry(terminal: NodePtyTerminal, pending: PendingInput, tookSome: boolean): void {
+  if (tookSome) {
+    pending.idleTurns = 0
     pending.waitMs = 0
+  } else if (pending.waitMs === 0) pending.idleTurns += 1
+  // Next turn until the waits begin; once begun, they go on until an attempt writes some.
+  if (pending.waitMs === 0 && pending.idleTurns <= MASTER_WRITE_IMMEDIATE_RETRIES) {
     const immediate = setImmediate(() => retryPendingInput(terminal, pending))
     pending.retry = { cancel: () => clearImmediate(immediate) }
     return
@@ -174,6 +178,7 @@ function retryPendingInput(terminal: NodePtyTerminal, pending: PendingInput): vo
     return
   }
   const fd = internals._fd
+  let tookSome = false
   while (pending.chunks.length > 0) {
     const chunk = pending.chunks[0] as Buffer
     let written: number
@@ -184,7 +189,7 @@ function retryPendingInput(terminal: NodePtyTerminal, pending: PendingInput): vo
       pendingInputs.delete(terminal)
       return
     }
-    if (written > 0) pending.tookAt = performance.now()
+    if (written > 0) tookSome = true
     if (written >= chunk.length) pending.chunks.shift()
     else {
       pending.chunks[0] = chunk.subarray(written)
@@ -196,7 +201,7 @@ function retryPendingInput(terminal: NodePtyTerminal, pending: PendingInput): vo
     pendingInputs.delete(terminal)
     return
   }
-  scheduleRetry(terminal, pending)
+  scheduleRetry(terminal, pending, tookSome)
 }
 
 /**

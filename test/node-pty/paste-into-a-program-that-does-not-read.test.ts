@@ -1,7 +1,7 @@
 /**
- * A paste into a program that does not read yet (raw mode, busy or stopped): the write settles
- * `accepted` at once, costs the app nothing while it waits — no retry loop against the full
- * kernel buffer — and every byte arrives, in order, once the program reads.
+ * A paste into a program that does not read yet (raw mode, busy or stopped), or reads it slowly:
+ * the write settles `accepted` at once, costs the app next to nothing while it waits — no retry
+ * loop against the full kernel buffer — and every byte arrives, in order, once the program reads.
  */
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -50,6 +50,30 @@ it('a 1 MiB paste into a program that reads only later: accepted at once, few wr
       }
     }, 'the whole paste in the sink', 20_000)
     expect(readFileSync(sink).equals(expected)).toBe(true)
+  } finally {
+    await provider.dispose()
+  }
+})
+
+it('a paste into a program that reads 4 KiB every 50 ms: no retry loop between its reads, every byte in order', async () => {
+  const provider = createNodePtyProvider()
+  const log = new PtyEventLog(provider)
+  const sink = join(dir, 'slow-sink')
+  try {
+    const { id } = await provider.spawn({ file: '/bin/sh', args: ['-c', `stty raw -echo; echo READY; while :; do head -c 4096 >> '${sink}'; sleep 0.05; done`] })
+    await waitFor(() => (log.output(id).includes('READY') ? true : undefined), 'READY')
+    const paste = Array.from({ length: 4_096 }, (_, i) => `${String(i).padStart(6, '0')}:${'y'.repeat(120)}\n`).join('')
+    expect(await provider.write(id, paste)).toEqual({ kind: 'accepted' })
+    await sleep(100)
+    const before = writeSyscalls()
+    await sleep(1_000)
+    const attempts = writeSyscalls() - before
+    // Retrying at every turn between the reads made tens of thousands a second.
+    expect(attempts, 'write system calls in 1 s to a program reading 4 KiB every 50 ms').toBeLessThan(5_000)
+    await provider.shutdown(id, { immediate: true })
+    const got = readFileSync(sink)
+    expect(got.length).toBeGreaterThan(0)
+    expect(got.equals(Buffer.from(paste, 'utf8').subarray(0, got.length))).toBe(true)
   } finally {
     await provider.dispose()
   }
