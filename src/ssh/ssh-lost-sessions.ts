@@ -34,6 +34,30 @@ export function judgeOfLostSession(session: SshPtySession, keeper: SshConnection
   return session.marker.bootId === null ? null : keeper.openConnection()
 }
 
+/**
+ * {@link judgeOfLostSession}, opening a connection on demand when none is open and the launch
+ * marker carries the remote's boot id (so a connection to the same machine can judge it): the
+ * background reconnects after a drop are bounded (`reconnectMaxAttempts`), and once they gave up a
+ * server that came back would otherwise never be asked again — a stop or a liveness probe of a
+ * lost PTY answered "unreachable" while its program ran on. Waits for the connect at most
+ * `withinMs` (default: the connect's own timeouts); `null` when no connection could be opened.
+ */
+export async function judgeOfLostSessionConnecting(session: SshPtySession, keeper: SshConnectionKeeper, withinMs?: number): Promise<SshConnection | null> {
+  const judge = judgeOfLostSession(session, keeper)
+  if (judge !== null || session.marker === null || session.marker.bootId === null || keeper.isConnected()) return judge
+  const connecting = keeper.connect().then(
+    () => undefined,
+    () => undefined,
+  )
+  if (withinMs === undefined) await connecting
+  else {
+    let timer: NodeJS.Timeout | undefined
+    await Promise.race([connecting, new Promise<void>((resolve) => (timer = setTimeout(resolve, clampTimerDelay(Math.max(0, withinMs)))))])
+    clearTimeout(timer)
+  }
+  return judgeOfLostSession(session, keeper)
+}
+
 /** The lost PTYs whose end is not proven yet (a proven one waits only for its channel to close). */
 function unjudgedLostSessions(table: SshSessionTable): SshPtySession[] {
   return table.inState('lost').filter((session) => !session.endProven)

@@ -2,7 +2,7 @@ import { basename } from 'node:path'
 import { settleWithin } from '../contracts/settle-within.js'
 import { remainingWaitMs, resolveWaitDeadline, type ExecutionHostId, type PtyListProcessesOptions, type PtyLivenessProbeOptions, type PtyProcessInfo } from '../contracts/index.js'
 import { inspectRemoteProcess, probeRemotePid, type RemoteInspection } from './remote-process.js'
-import { probeLostSession } from './ssh-lost-sessions.js'
+import { judgeOfLostSessionConnecting, probeLostSession } from './ssh-lost-sessions.js'
 import type { SshConnectionKeeper } from './ssh-connection-keeper.js'
 import { SshProviderError } from './ssh-provider-error.js'
 import type { SshPtySession, SshPtyState } from './ssh-pty-session.js'
@@ -98,7 +98,11 @@ export function createSshQueries(context: SshQueryContext): SshQueries {
       const asked = probeOptions?.incarnationId
       if (asked !== undefined && asked !== session.incarnationId) return false
       // Asked of a connection on the same machine and boot, if one is open (its exit reported when proven gone).
-      if (session.state === 'lost' || session.connection.lost) return probeLostSession(session, context.keeper)
+      if (session.state === 'lost' || session.connection.lost) {
+        // With no connection open (the background reconnects gave up), one is opened to ask.
+        await judgeOfLostSessionConnecting(session, context.keeper)
+        return probeLostSession(session, context.keeper)
+      }
       if (session.marker === null) return true
       // The channel is open; the remote /proc confirms (or cannot tell: then the open channel is the evidence).
       const answer = await probeRemotePid(session.connection, session.marker, SSH_SIDE_COMMAND_TIMEOUT_MS)

@@ -1,6 +1,7 @@
-import { resolveWaitDeadline, type PtyShutdownOptions } from '../contracts/index.js'
+import { remainingWaitMs, resolveWaitDeadline, type PtyShutdownOptions } from '../contracts/index.js'
+import { onWaitClock, waitClockNow } from '../contracts/deadline.js'
 import type { SshConnectionKeeper } from './ssh-connection-keeper.js'
-import { judgeOfLostSession, stopLostSession } from './ssh-lost-sessions.js'
+import { judgeOfLostSession, judgeOfLostSessionConnecting, stopLostSession } from './ssh-lost-sessions.js'
 import { SshProviderError } from './ssh-provider-error.js'
 import type { SshPtySession } from './ssh-pty-session.js'
 import type { SshSessionTable } from './ssh-session-table.js'
@@ -67,7 +68,12 @@ export async function shutdownSshPty(
   if (options.expectedIncarnationId !== undefined && session.incarnationId !== options.expectedIncarnationId) return
   // A lost PTY whose end is proven (reported by the server before the drop, or found gone by an
   // earlier look) needs no judge: it is gone, its exit waits only for its channel to close.
-  if (session.state === 'lost' && !session.endProven && judgeOfLostSession(session, keeper) === null) {
+  // With no connection open (the background reconnects gave up), one is opened for it, by the deadline.
+  if (
+    session.state === 'lost' &&
+    !session.endProven &&
+    (await judgeOfLostSessionConnecting(session, keeper, remainingWaitMs(onWaitClock(deadlineEpochMs), waitClockNow()))) === null
+  ) {
     throw new SshProviderError('transport_lost', `Cannot stop PTY ${JSON.stringify(id)}: its SSH connection dropped, so it cannot be reached`, { ptyId: id })
   }
   if (session.stop === null || options.immediate === true) {

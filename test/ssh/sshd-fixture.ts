@@ -45,6 +45,8 @@ export type SshdFixture = {
   killNewestConnection(): void
   /** Kill the listener and every per-connection sshd: connections drop mid-session. */
   killAll(): Promise<void>
+  /** {@link SshdFixture.killAll}, then listen again on the same port with the same keys: a server restart. */
+  restart(): Promise<void>
   /**
    * Freeze every per-connection sshd (SIGSTOP) for `ms`, then let it go on (SIGCONT): a server
    * that stops answering for a while, as a descheduled sshd on a loaded machine does.
@@ -209,7 +211,7 @@ export async function startSshd(options: { maxSessions?: number } = {}): Promise
       '',
     ].join('\n'),
   )
-  const child = spawn(SSHD_PATH, ['-D', '-e', '-f', configPath], { stdio: ['ignore', 'ignore', 'pipe'] })
+  let child: ChildProcess
   // Why: a test worker that is torn down (a timeout) skips afterAll; the server must not outlive it.
   const killOnExit = (): void => {
     child.kill('SIGKILL')
@@ -217,20 +219,27 @@ export async function startSshd(options: { maxSessions?: number } = {}): Promise
   }
   process.once('exit', killOnExit)
   let log = ''
-  await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`sshd did not start within ${SSHD_START_TIMEOUT_MS} ms:\n${log}`)), SSHD_START_TIMEOUT_MS)
-    child.stderr?.on('data', (chunk: Buffer) => {
-      log += chunk.toString()
-      if (/Server listening/.test(log)) {
+  /** Start the listener (again, after {@link SshdFixture.killAll}: the same port, keys and config). */
+  const listen = async (): Promise<void> => {
+    child = spawn(SSHD_PATH, ['-D', '-e', '-f', configPath], { stdio: ['ignore', 'ignore', 'pipe'] })
+    const started = child
+    const logBefore = log.length
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`sshd did not start within ${SSHD_START_TIMEOUT_MS} ms:\n${log}`)), SSHD_START_TIMEOUT_MS)
+      started.stderr?.on('data', (chunk: Buffer) => {
+        log += chunk.toString()
+        if (/Server listening/.test(log.slice(logBefore))) {
+          clearTimeout(timer)
+          resolve()
+        }
+      })
+      started.once('exit', (code, signal) => {
         clearTimeout(timer)
-        resolve()
-      }
+        reject(new Error(`sshd exited at start (${code ?? signal}):\n${log}`))
+      })
     })
-    child.once('exit', (code, signal) => {
-      clearTimeout(timer)
-      reject(new Error(`sshd exited at start (${code ?? signal}):\n${log}`))
-    })
-  })
+  }
+  await listen()
 
   /** The listener's children (one privileged sshd per connection), oldest first. */
   const connectionProcesses = (): number[] => (child.pid === undefined ? [] : childrenOf(child.pid))
@@ -304,6 +313,10 @@ export async function startSshd(options: { maxSessions?: number } = {}): Promise
       }
     },
     killAll,
+    restart: async () => {
+      await killAll()
+      await listen()
+    },
     stall,
     async stop() {
       process.removeListener('exit', killOnExit)
