@@ -51,8 +51,22 @@ function connectionError(settings: SshConnectionSettings, error: Error & { level
   if (error.level === 'client-timeout') {
     return new SshProviderError('handshake_timeout', `The SSH handshake with ${where} did not finish within ${settings.handshakeTimeoutMs} ms`, { cause: error })
   }
+  if (error.message === SSH2_LOST_BEFORE_BANNER) {
+    return new SshProviderError(
+      'connection_failed',
+      `Cannot connect to ${where}: the server closed the connection before its SSH banner (${error.message}) — as OpenSSH's sshd does past its MaxStartups limit of connections not yet authenticated (other clients connecting at once: a later attempt may succeed), or when it refuses this address (PerSourcePenalties, a TCP wrapper)`,
+      { cause: error },
+    )
+  }
   return new SshProviderError('connection_failed', `Cannot connect to ${where}: ${error.message}`, { cause: error })
 }
+
+/**
+ * `ssh2`'s error when the TCP connection closed before the server's SSH banner: what a client sees
+ * of sshd's `MaxStartups` refusal (sshd logs "drop connection … past MaxStartups" and closes).
+ */
+const SSH2_LOST_BEFORE_BANNER = 'Connection lost before handshake'
+
 
 /** The error of a connect that the provider's disposal cut short. */
 function disposedWhileConnecting(): SshProviderError {

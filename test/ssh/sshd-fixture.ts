@@ -155,7 +155,7 @@ function waitForExit(child: ChildProcess): Promise<void> {
 /**
  * Start a throwaway sshd. FAILS (never skips) when sshd is missing, saying how to install it.
  */
-export async function startSshd(options: { maxSessions?: number } = {}): Promise<SshdFixture> {
+export async function startSshd(options: { maxSessions?: number; maxStartups?: string } = {}): Promise<SshdFixture> {
   requireSshd()
   ensureTestUser()
   mkdirSync('/run/sshd', { recursive: true, mode: 0o755 })
@@ -204,7 +204,7 @@ export async function startSshd(options: { maxSessions?: number } = {}): Promise
       // The conformance suite and the scale checks open many sessions on one connection; the
       // session-limit tests set a stock server's limit (OpenSSH's default is 10).
       `MaxSessions ${options.maxSessions ?? 256}`,
-      'MaxStartups 100:30:200',
+      `MaxStartups ${options.maxStartups ?? '100:30:200'}`,
       'PrintMotd no',
       'PrintLastLog no',
       'LogLevel VERBOSE',
