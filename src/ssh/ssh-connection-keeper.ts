@@ -66,6 +66,7 @@ export class SshConnectionKeeper {
   readonly #uses = new Map<SshConnection, ConnectionUse>()
   #connecting: Promise<SshConnection> | null = null
   #openingExtra: Promise<SshConnection> | null = null
+  #connectingForDisposal: Promise<void> | null = null
   /** Cuts connects in flight short (the provider is being disposed). */
   readonly #closing = new AbortController()
   /** Closes of connections let go before `close()` (an idle extra one, one opened too late): it waits for them too. */
@@ -164,6 +165,22 @@ export class SshConnectionKeeper {
     }
   }
 
+  /**
+   * Open a connection for the disposal's stops when none is open (the background reconnects gave
+   * up, or none was due yet): PTYs lost with the last connection may run on a server that is back,
+   * and only a connection reaches them. Never rejects; {@link SshConnectionKeeper.close} cuts it
+   * short and waits for it.
+   */
+  connectForDisposal(): Promise<void> {
+    this.#connectingForDisposal ??= (async () => {
+      // An attempt in flight lets its connection go (the provider is disposed): let it end first.
+      await this.#connecting?.catch(() => undefined)
+      if (this.isConnected() || this.#closing.signal.aborted) return
+      await this.#open(true)
+    })().catch(() => undefined)
+    return this.#connectingForDisposal
+  }
+
   /** Cancel a pending reconnect (the provider is being disposed). */
   stopReconnecting(): void {
     if (this.#reconnectTimer !== null) clearTimeout(this.#reconnectTimer)
@@ -173,7 +190,7 @@ export class SshConnectionKeeper {
   /** Close every connection, cutting a connect in flight short (their channels close with them). */
   async close(): Promise<void> {
     this.#closing.abort()
-    await Promise.all([this.#connecting?.catch(() => undefined), this.#openingExtra?.catch(() => undefined)])
+    await Promise.all([this.#connecting?.catch(() => undefined), this.#openingExtra?.catch(() => undefined), this.#connectingForDisposal])
     const closing = [...this.#closesInFlight, ...this.#connections.splice(0).map((connection) => connection.close())]
     this.#uses.clear()
     for (const resolve of this.#whenStopsSettled.splice(0)) resolve()
@@ -213,10 +230,11 @@ export class SshConnectionKeeper {
     return this.#openingExtra
   }
 
-  async #open(): Promise<SshConnection> {
+  /** Open a connection; `forDisposal`: for the disposal's stops, kept unless `close()` began meanwhile. */
+  async #open(forDisposal = false): Promise<SshConnection> {
     const module = await this.#loadModule()
     const opened = await SshConnection.open(module, this.#options.settings, (lost) => this.#onConnectionLost(lost), this.#closing.signal)
-    if (this.#options.isDisposed()) {
+    if (forDisposal ? this.#closing.signal.aborted : this.#options.isDisposed()) {
       this.#letGo(opened)
       throw new SshProviderError('provider_disposed', 'The SSH provider was disposed while connecting')
     }

@@ -176,6 +176,10 @@ export function createSshProvider(options: SshProviderOptions): SshProvider {
       // not cut off by the close — but no longer than a stop may take: a server that never
       // answers the open does not hold the disposal up for good.
       await settleWithin(Promise.allSettled(heldChannelWork), timings.shutdownDeadlineMs, undefined)
+      // PTYs lost with the last connection may run on a server that is back: with no connection
+      // open, one is opened to stop them (no longer than a stop may take).
+      const reachableOnceConnected = table.inState('lost').some((session) => !session.endProven && session.marker !== null && session.marker.bootId !== null)
+      if (reachableOnceConnected && !keeper.isConnected()) await settleWithin(keeper.connectForDisposal(), timings.shutdownDeadlineMs, undefined)
       // Beside the stops: the launches given up before their marker arrived, and those of spawns
       // still starting (no pid yet to stop them by), looked for by their nonce and killed while a
       // connection is open.

@@ -3,7 +3,7 @@
  * back after they gave up is still asked — on demand — when the host asks about a lost PTY or stops
  * it: found by audit (helper-157), a probe answered `null` and `stopAndWait` said false within
  * milliseconds, without trying to connect, while the HUP-proof programs ran on the reachable
- * server after `controller.dispose()` and `provider.dispose()`.
+ * server after `controller.dispose()` and `provider.dispose()`; `provider.dispose()` opens one too.
  * Each test has its own sshd, restarted mid-test (same port and keys), and kills it after.
  */
 import { afterEach, describe, expect, it } from 'vitest'
@@ -66,5 +66,14 @@ describe('SSH provider: lost PTYs once the background reconnects gave up and the
     expect(await Promise.all(replies.map(({ id }) => controller.stopAndWait(id, { deadlineMs: Date.now() + 15_000 })))).toEqual([true, true, true])
     expect(exits.map((exit) => exit.cause)).toEqual(Array(3).fill({ kind: 'operator_close' }))
     expect(taggedProcesses(tag)).toEqual([])
+  }, 60_000)
+
+  it('provider.dispose() alone connects and stops each program: nothing left on the remote', async () => {
+    const tag = `${process.pid}-dispose-after-retries`
+    const { sshd, provider } = await lostAfterRetriesGaveUp(tag, 3)
+    await provider.dispose()
+    expect(taggedProcesses(tag)).toEqual([])
+    // Its connection is closed again.
+    await waitFor(() => (sshd.connections() === 0 ? true : undefined), 'the disposal\'s connection to close')
   }, 60_000)
 })
