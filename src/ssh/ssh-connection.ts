@@ -67,7 +67,6 @@ function connectionError(settings: SshConnectionSettings, error: Error & { level
  */
 const SSH2_LOST_BEFORE_BANNER = 'Connection lost before handshake'
 
-
 /** The error of a connect that the provider's disposal cut short. */
 function disposedWhileConnecting(): SshProviderError {
   return new SshProviderError('provider_disposed', 'The SSH provider was disposed while connecting')
