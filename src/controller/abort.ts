@@ -38,3 +38,37 @@ export function raceAbort<T>(pending: Promise<T>, signal: AbortSignal | undefine
     )
   })
 }
+
+/** The callbacks waiting on one signal, behind its one abort listener (see {@link onAbortShared}). */
+type SharedAbort = { readonly callbacks: Set<() => void>; readonly listener: () => void }
+
+const sharedAborts = new WeakMap<AbortSignal, SharedAbort>()
+
+/**
+ * Call `callback` once when `signal` aborts; answers its unsubscribe (idempotent). Every callback
+ * of one signal shares ONE abort listener, added with the first and removed with the last. Why:
+ * a host passes one long-lived signal (a window's, a panel's) to every terminal's `output()`, and
+ * a listener each made Node warn `MaxListenersExceededWarning: Possible EventTarget memory leak
+ * detected` from the 11th open terminal on — a false alarm, each listener was removed at its end.
+ */
+export function onAbortShared(signal: AbortSignal, callback: () => void): () => void {
+  let shared = sharedAborts.get(signal)
+  if (shared === undefined) {
+    const callbacks = new Set<() => void>()
+    const listener = (): void => {
+      sharedAborts.delete(signal)
+      for (const waiting of [...callbacks]) waiting()
+      callbacks.clear()
+    }
+    shared = { callbacks, listener }
+    sharedAborts.set(signal, shared)
+    signal.addEventListener('abort', listener, { once: true })
+  }
+  const { callbacks, listener } = shared
+  callbacks.add(callback)
+  return () => {
+    if (!callbacks.delete(callback) || callbacks.size > 0 || sharedAborts.get(signal) !== shared) return
+    sharedAborts.delete(signal)
+    signal.removeEventListener('abort', listener)
+  }
+}

@@ -1,6 +1,7 @@
 import type { PtyControllerDataEvent } from './events.js'
 import { describeValue } from './argument-validation.js'
 import { PtyControllerError } from './pty-controller-error.js'
+import { onAbortShared } from './abort.js'
 
 /**
  * The most output chars one `output()` iterator keeps queued for its consumer (yielded chunks not
@@ -200,14 +201,15 @@ export class OutputCursor implements AsyncIterableIterator<string> {
   #finished = false
   /** The feed ended for this iterator: it yields what it holds, then is done. */
   #ended = false
-  readonly #onAbort = (): void => this.#finish()
+  /** Removes this iterator's wait on its signal's abort (shared with the signal's other iterators). */
+  #stopWaitingForAbort: () => void = () => undefined
 
   constructor(feed: TerminalOutputFeed, signal: AbortSignal | undefined, maxQueuedChars: number) {
     this.#feed = feed
     this.#signal = signal
     this.#maxQueuedChars = maxQueuedChars
     if (signal?.aborted === true) this.#finished = true
-    else signal?.addEventListener('abort', this.#onAbort, { once: true })
+    else if (signal !== undefined) this.#stopWaitingForAbort = onAbortShared(signal, () => this.#finish())
   }
 
   get finished(): boolean {
@@ -303,7 +305,7 @@ export class OutputCursor implements AsyncIterableIterator<string> {
    */
   end(): void {
     this.#ended = true
-    this.#signal?.removeEventListener('abort', this.#onAbort)
+    this.#stopWaitingForAbort()
     if (this.#waiters.length > 0 && this.#queue.length === 0) this.#finish()
   }
 
@@ -321,7 +323,7 @@ export class OutputCursor implements AsyncIterableIterator<string> {
   #finish(dropped = false): void {
     if (this.#finished && this.#waiters.length === 0) return
     this.#finished = true
-    this.#signal?.removeEventListener('abort', this.#onAbort)
+    this.#stopWaitingForAbort()
     // Let go first, then leave: the acknowledgements reach the PTY before the feed hears it is left.
     this.#releaseYielded(dropped)
     this.#queuedChars = 0
