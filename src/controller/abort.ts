@@ -57,8 +57,19 @@ export function onAbortShared(signal: AbortSignal, callback: () => void): () => 
     const callbacks = new Set<() => void>()
     const listener = (): void => {
       sharedAborts.delete(signal)
-      for (const waiting of [...callbacks]) waiting()
+      const waiting = [...callbacks]
       callbacks.clear()
+      // Each callback runs, as each would with a listener of its own; the first throw then goes on
+      // to the signal's dispatch (which reports it), as that callback's own listener's would.
+      let failure: { error: unknown } | undefined
+      for (const callback of waiting) {
+        try {
+          callback()
+        } catch (error) {
+          failure ??= { error }
+        }
+      }
+      if (failure !== undefined) throw failure.error
     }
     shared = { callbacks, listener }
     sharedAborts.set(signal, shared)
