@@ -113,6 +113,9 @@ export class PtyTerminalRegistry {
     // A handle made after its incarnation's exit was published (a stop that went unverified,
     // before anyone asked for the handle) resolves `exited` with it, and its output has ended.
     if (record.state !== 'live' && record.publishedExit !== undefined) handle.onExitEvent(record.publishedExit)
+    // One whose death was already published as proven keeps no listener: nothing will ever come
+    // for it. (Not merely `exited`: while its exit is being published, a listener may still join.)
+    if (record.liveness.kind === 'exited') handle.onDeathProven()
     this.#handles.set(record.ptyId, handle)
     this.#byRecord.set(record, handle)
     if (this.#handles.size > this.#sweepAt) this.#sweep()

@@ -135,6 +135,8 @@ export type PtyTerminalRecordView = {
   readonly state: 'live' | 'unverified' | 'exited'
   /** The last `exit` event published for this incarnation, if any. */
   readonly publishedExit: PtyControllerExitEvent | undefined
+  /** The liveness last published (`exited` once the death is proven and that was told). */
+  readonly liveness: { readonly kind: string }
 }
 
 /** Looks up the controller's current record of an id (`undefined` for ids it does not track). */
