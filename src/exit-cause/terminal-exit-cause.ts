@@ -141,6 +141,12 @@ function isSignalEvidence(signal: unknown): signal is number {
  * ```
  */
 export function resolveProcessExitCause(observation: ProcessExitObservation): TerminalExitCause {
+  // Why refuse rather than resolve: a JavaScript caller passing a bare code (or nothing) would get a
+  // raw "Cannot read properties of undefined" from here; a number is `resolveUnreportedExitCause`'s.
+  const given: unknown = observation
+  if (typeof given !== 'object' || given === null) {
+    throw new TypeError(`Expected the exit observation to be an object ({ exitCode, signal?, hostReportsChildExitStatus? }), got ${showValue(given)}`)
+  }
   if (observation.hostReportsChildExitStatus === false) {
     return { kind: 'unknown', reason: 'host_status_unavailable' }
   }
@@ -196,39 +202,48 @@ export function resolveUnreportedExitCause(exitCode: number): TerminalExitCause 
  * `cause` — naming what it got (never a sentence about `undefined`).
  */
 export function describeTerminalExitCause(cause: TerminalExitCause): string {
-  // Read through `unknown`: a JavaScript caller (or an `any`) may hand over anything, say the whole
-  // exit event instead of its `cause`; that is refused by name rather than described as `undefined`.
   const value: unknown = cause
-  if (typeof value === 'object' && value !== null) {
-    const { kind, signal, exitCode, reason } = value as Record<string, unknown>
-    if (kind === 'operator_close') return 'Terminal closed by operator request'
-    // Only a number a cause may hold: "killed by signal -1" or "exited with code NaN" would state
-    // what no evidence says (`isTerminalExitCause`'s rules; extra fields are not looked at here).
-    if (kind === 'signaled' && isSignalEvidence(signal)) return `Agent process killed by signal ${signal}`
-    if (kind === 'exited' && isWellFormedExitCode(exitCode) && exitCode >= 0) return `Agent process exited with code ${exitCode}`
-    if (kind === 'unknown') {
-      switch (reason) {
-        case 'stop_unverified':
-          return 'Agent process stop was requested but never confirmed'
-        case 'host_status_unavailable':
-          return 'Agent process ended; this host cannot report why'
-        case 'cause_unreported':
-          return 'Agent process ended; the reporting host did not say why'
-      }
+  const sentence = sentenceOrUndefined(value)
+  if (sentence === undefined) throw new TypeError(notACauseMessage(value))
+  return sentence
+}
+
+/**
+ * `value` as a cause, or a `TypeError` naming it. Read through `unknown`: a JavaScript caller (or
+ * an `any`) may hand over anything, say the whole exit event instead of its `cause`; that is
+ * refused by name rather than described as `undefined` — or, in a guard, answered as if it were a
+ * cause (`isProvenExitCause(event)` was `true`: the event has no `kind`, so it is not `'unknown'`).
+ */
+function requireCause(cause: TerminalExitCause): TerminalExitCause {
+  describeTerminalExitCause(cause)
+  return cause
+}
+
+/** The sentence of a cause; `undefined` when `value` is not one. */
+function sentenceOrUndefined(value: unknown): string | undefined {
+  if (typeof value !== 'object' || value === null) return undefined
+  const { kind, signal, exitCode, reason } = value as Record<string, unknown>
+  if (kind === 'operator_close') return 'Terminal closed by operator request'
+  // Only a number a cause may hold: "killed by signal -1" or "exited with code NaN" would state
+  // what no evidence says (`isTerminalExitCause`'s rules; extra fields are not looked at here).
+  if (kind === 'signaled' && isSignalEvidence(signal)) return `Agent process killed by signal ${signal}`
+  if (kind === 'exited' && isWellFormedExitCode(exitCode) && exitCode >= 0) return `Agent process exited with code ${exitCode}`
+  if (kind === 'unknown') {
+    switch (reason) {
+      case 'stop_unverified':
+        return 'Agent process stop was requested but never confirmed'
+      case 'host_status_unavailable':
+        return 'Agent process ended; this host cannot report why'
+      case 'cause_unreported':
+        return 'Agent process ended; the reporting host did not say why'
     }
   }
-  throw new TypeError(notACauseMessage(value))
+  return undefined
 }
 
 /** Why `value` is not a {@link TerminalExitCause}, naming it (and the likely mix-up: an exit event). */
 function notACauseMessage(value: unknown): string {
-  let shown: string
-  try {
-    shown = typeof value === 'object' && value !== null ? (JSON.stringify(value) ?? String(value)) : typeof value === 'string' ? JSON.stringify(value) : String(value)
-  } catch {
-    shown = Object.prototype.toString.call(value)
-  }
-  if (shown.length > 200) shown = `${shown.slice(0, 200)}…`
+  const shown = showValue(value)
   const hint =
     typeof value === 'object' && value !== null && 'cause' in value
       ? ' — it has a `cause`: pass that (an exit event carries its cause as `event.cause`)'
@@ -239,9 +254,32 @@ function notACauseMessage(value: unknown): string {
   )
 }
 
-/** True when a run that ended this way was torn down deliberately rather than lost: only `operator_close`. */
+/**
+ * `value` for an error message (this module imports nothing, so not `describeValue`). Total: a
+ * value whose rendering throws (a BigInt inside an object, a throwing `toJSON`, a revoked proxy)
+ * is shown by its tag.
+ */
+function showValue(value: unknown): string {
+  let shown: string
+  try {
+    shown = typeof value === 'object' && value !== null ? (JSON.stringify(value) ?? String(value)) : typeof value === 'string' ? JSON.stringify(value) : String(value)
+  } catch {
+    try {
+      shown = Object.prototype.toString.call(value)
+    } catch {
+      shown = `[unprintable ${typeof value}]`
+    }
+  }
+  return shown.length > 200 ? `${shown.slice(0, 200)}…` : shown
+}
+
+/**
+ * True when a run that ended this way was torn down deliberately rather than lost: only `operator_close`.
+ *
+ * @throws TypeError when `cause` is not a cause (as {@link describeTerminalExitCause}).
+ */
 export function isDeliberateTerminalExit(cause: TerminalExitCause): boolean {
-  return cause.kind === 'operator_close'
+  return requireCause(cause).kind === 'operator_close'
 }
 
 /**
@@ -268,7 +306,12 @@ export function isProvenProcessExit(exitCode: number): boolean {
   return resolveProcessExitCause({ exitCode }).kind !== 'unknown'
 }
 
-/** True when the cause is proven — `operator_close`, `signaled` or `exited` — rather than `unknown`. */
+/**
+ * True when the cause is proven — `operator_close`, `signaled` or `exited` — rather than `unknown`.
+ *
+ * @throws TypeError when `cause` is not a cause (as {@link describeTerminalExitCause}): an exit
+ * event passed whole would otherwise count as proven.
+ */
 export function isProvenExitCause(cause: TerminalExitCause): boolean {
-  return cause.kind !== 'unknown'
+  return requireCause(cause).kind !== 'unknown'
 }
