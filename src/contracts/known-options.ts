@@ -7,6 +7,28 @@
  * (spawn options).
  */
 
+import { describeValue } from './describe-value.js'
+
+/**
+ * Whether `value` can be an options object: an object that is neither `null` nor an array. Why not
+ * `typeof value === 'object'` alone: an array passes it, and every option it was meant to hold
+ * would be silently ignored (`spawn([{ cols: 100 }])` spawned with the defaults).
+ */
+export function isOptionsObject(value: unknown): value is object {
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
+}
+
+/**
+ * Throw a `TypeError` unless `options` is `undefined` or an options object holding only `known`
+ * options: "Expected the fake provider options to be an object, got null (null)", or the unknown
+ * option named with the one it likely misspells. For a factory whose module has no option error
+ * class of its own.
+ */
+export function assertOptionsBag(what: string, options: unknown, known: readonly string[]): asserts options is object | undefined {
+  if (options !== undefined && !isOptionsObject(options)) throw new TypeError(`Expected the ${what} options to be an object, got ${describeValue(options)}`)
+  assertKnownOptions('', options, known)
+}
+
 /** An option nobody reads: its name, and a hint at the option meant (or the known ones). */
 export type UnknownOption = { name: string; hint: string }
 

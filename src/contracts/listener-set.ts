@@ -1,5 +1,9 @@
 import { describeValue } from './describe-value.js'
+import { assertOptionsBag, optionNamesOf } from './known-options.js'
 import type { Unsubscribe } from './provider.js'
+
+/** The options of the factory below: any other name is refused, not ignored. */
+const LISTENER_SET_OPTION_NAMES = optionNamesOf<ListenerSetOptions>()('onListenerError')
 
 /**
  * A set of listeners for one kind of event — the dispatcher every provider needs for `onData` and
@@ -60,6 +64,7 @@ export function rethrowOnMicrotask(error: unknown): void {
  * ```
  */
 export function createListenerSet<E>(options: ListenerSetOptions = {}): ListenerSet<E> {
+  assertOptionsBag('listener set', options, LISTENER_SET_OPTION_NAMES)
   const onListenerError = options.onListenerError ?? rethrowOnMicrotask
   if (typeof onListenerError !== 'function') {
     throw new TypeError(`Expected the \`onListenerError\` option to be a function, got ${describeValue(onListenerError)}`)

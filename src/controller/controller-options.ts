@@ -8,7 +8,7 @@ import {
   type PtySpawnRuntime,
 } from '../spawn/index.js'
 import { describeValue } from './argument-validation.js'
-import { assertKnownOptions, optionNamesOf } from '../contracts/known-options.js'
+import { assertKnownOptions, optionNamesOf, isOptionsObject } from '../contracts/known-options.js'
 import { createSystemClock, withClampedDelays, type PtyClock } from './clock.js'
 import {
   FLOW_CONTROL_HIGH_WATERMARK_CHARS,
@@ -291,13 +291,13 @@ function withMethods<T>(option: string, value: T | undefined, methods: readonly 
  * (a programmer error).
  */
 export function resolvePtyControllerOptions(options: PtyControllerOptions): ResolvedPtyControllerOptions {
-  if (typeof options !== 'object' || options === null) {
+  if (!isOptionsObject(options)) {
     throw new TypeError(`Expected the controller options to be an object, got ${describeValue(options)}`)
   }
   // A misspelt option (`flowcontrol`, `stop.forceAfter`) would be ignored, its default used: refused.
   assertKnownOptions('', options, CONTROLLER_OPTION_NAMES)
   const stop = options.stop ?? {}
-  if (typeof stop !== 'object' || stop === null) {
+  if (!isOptionsObject(stop)) {
     throw new TypeError(`Expected the \`stop\` option to be an object, got ${describeValue(stop)}`)
   }
   assertKnownOptions('stop.', stop, STOP_OPTION_NAMES)

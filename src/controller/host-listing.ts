@@ -1,3 +1,5 @@
+import { isOptionsObject } from '../contracts/known-options.js'
+import { describeValue } from '../contracts/describe-value.js'
 import { callProvider } from '../contracts/call-provider.js'
 import { malformedListing } from '../contracts/listing-rows.js'
 import { askedDeadline } from '../contracts/deadline.js'
@@ -47,8 +49,8 @@ export type HostListingAnswer =
  * is not an `AbortSignal`.
  */
 export function resolveListingBudget(options: PtyListOptions | undefined): ListingBudget {
-  if (options !== undefined && (typeof options !== 'object' || options === null)) {
-    throw new TypeError(`Expected the listing options to be an object, got ${String(options)} (${typeof options})`)
+  if (options !== undefined && !isOptionsObject(options)) {
+    throw new TypeError(`Expected the listing options to be an object, got ${describeValue(options)}`)
   }
   const signal = options?.signal
   assertAbortSignal(signal)

@@ -1,3 +1,4 @@
+import { isOptionsObject } from '../contracts/known-options.js'
 import { resolveWaitDeadline, type PtyStopAndWaitOptions } from '../contracts/index.js'
 import { assertAbortSignal } from './abort.js'
 import { assertOptionalBoolean, describeValue } from './argument-validation.js'
@@ -22,7 +23,7 @@ export type StopAndWaitRequest = {
  */
 export function resolveStopAndWaitRequest(options: unknown, defaultTimeoutMs: number, clockNow: number, epochNow: number = Date.now()): StopAndWaitRequest {
   if (options === undefined) return { deadlineAt: clockNow + defaultTimeoutMs }
-  if (typeof options !== 'object' || options === null) {
+  if (!isOptionsObject(options)) {
     throw new TypeError(`Expected the \`options\` argument to be an object, got ${describeValue(options)}`)
   }
   const given = options as PtyStopAndWaitOptions & { signal?: unknown }

@@ -2,7 +2,7 @@ import { isAbsolute } from 'node:path'
 import type { ExecutionHostId, PtyProvider } from '../contracts/index.js'
 import { NodePtyOptionError } from './node-pty-option-error.js'
 import type { NODE_PTY_HANGUP_GRACE_MS, NODE_PTY_SHUTDOWN_DEADLINE_MS, NODE_PTY_TERMINATE_GRACE_MS } from './stop-schedule.js'
-import { findUnknownOption, optionNamesOf, unknownOptionExpectation } from '../contracts/known-options.js'
+import { findUnknownOption, optionNamesOf, unknownOptionExpectation, isOptionsObject } from '../contracts/known-options.js'
 
 /** The `$TERM` of spawned PTYs unless the host names another: what xterm.js and VS Code emulate. */
 export const NODE_PTY_DEFAULT_TERMINAL_NAME = 'xterm-256color'
@@ -128,7 +128,7 @@ const NODE_PTY_PROVIDER_OPTION_NAMES = optionNamesOf<NodePtyProviderOptions>()(
 
 /** Check every provider option; throws {@link NodePtyOptionError} naming the first bad one. */
 export function validateProviderOptions(options: NodePtyProviderOptions): void {
-  if (options === null || typeof options !== 'object') throw new NodePtyOptionError('options', 'an object', options)
+  if (!isOptionsObject(options)) throw new NodePtyOptionError('options', 'an object', options)
   // A misspelt option would be ignored, its default used: refused, naming the one meant.
   const unknown = findUnknownOption(options, NODE_PTY_PROVIDER_OPTION_NAMES)
   if (unknown !== undefined) {

@@ -1,3 +1,4 @@
+import { isOptionsObject } from '../contracts/known-options.js'
 import { toPtyIncarnationId, type ProviderSpawnOptions, type PtySpawnResult } from '../contracts/index.js'
 import { describeDescriptorShortage, descriptorShortage, NODE_PTY_LOAD_DESCRIPTOR_HEADROOM } from './descriptor-headroom.js'
 import { describeForkFailure } from './fork-failure.js'
@@ -240,7 +241,7 @@ export function createNodePtySpawn(
 
   return async function spawn(spawnOptions: ProviderSpawnOptions): Promise<PtySpawnResult> {
     context.assertNotDisposed('spawn')
-    if (spawnOptions === null || typeof spawnOptions !== 'object') {
+    if (!isOptionsObject(spawnOptions)) {
       throw new NodePtyOptionError('options', 'an object', spawnOptions)
     }
     const { sessionId } = spawnOptions

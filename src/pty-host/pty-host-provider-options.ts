@@ -4,7 +4,7 @@ import type { PtyHostBufferSnapshot } from './session-history.js'
 import { assertIntegerOption, invalidPtyHostOption, PtyHostError } from './pty-host-error.js'
 import { assertScrollbackRowsFit } from './screen-limit.js'
 import { assertSocketPathOption } from './socket-security.js'
-import { findUnknownOption, optionNamesOf, unknownOptionMessage } from '../contracts/known-options.js'
+import { findUnknownOption, optionNamesOf, unknownOptionMessage, isOptionsObject } from '../contracts/known-options.js'
 
 /** How long the provider waits for a host to answer a connection (and for a started host to listen). */
 export const PTY_HOST_CONNECT_TIMEOUT_MS = 10_000
@@ -124,7 +124,7 @@ const PTY_HOST_PROVIDER_OPTION_NAMES = optionNamesOf<PtyHostProviderOptions>()(
 
 /** Check the options of `createPtyHostProvider`; throws `invalid_option` naming the first bad one (or one it does not know). */
 export function validatePtyHostProviderOptions(options: PtyHostProviderOptions): void {
-  if (options === null || typeof options !== 'object') throw invalidPtyHostOption('options', 'an object', options)
+  if (!isOptionsObject(options)) throw invalidPtyHostOption('options', 'an object', options)
   // A misspelt option would be ignored, its default used (`sockPath`: the default socket, another
   // host): refused, naming the one meant. Its value is not shown: nobody knows what it holds.
   const unknown = findUnknownOption(options, PTY_HOST_PROVIDER_OPTION_NAMES)

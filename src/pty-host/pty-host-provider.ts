@@ -1,3 +1,4 @@
+import { isOptionsObject } from '../contracts/known-options.js'
 import { assertWriteData } from '../contracts/write-settlement.js'
 import { randomBytes } from 'node:crypto'
 import {
@@ -336,7 +337,7 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
   function spawn(spawnOptions: ProviderSpawnOptions): Promise<PtySpawnResult> {
     if (disposePromise !== null) return Promise.reject(disposingError('spawn'))
     if (detachPromise !== null) return Promise.reject(detachingError('spawn'))
-    if (spawnOptions === null || typeof spawnOptions !== 'object') return Promise.reject(invalidPtyHostOption('options', 'an object', spawnOptions))
+    if (!isOptionsObject(spawnOptions)) return Promise.reject(invalidPtyHostOption('options', 'an object', spawnOptions))
     const { sessionId } = spawnOptions
     if (sessionId !== undefined && (typeof sessionId !== 'string' || sessionId.length === 0)) return Promise.reject(invalidPtyHostOption('sessionId', 'a non-empty string', sessionId))
     if (spawnOptions.attachOnly === true) {
@@ -539,7 +540,7 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
       if (Number.isSafeInteger(chars) && chars > 0) liveConnection(id)?.notify('ack', { ptyId: id, chars })
     },
     async listProcesses(listOptions: PtyListProcessesOptions = {}): Promise<PtyProcessInfo[]> {
-      if (typeof listOptions !== 'object' || listOptions === null) throw invalidPtyHostOption('options', 'an object', listOptions)
+      if (!isOptionsObject(listOptions)) throw invalidPtyHostOption('options', 'an object', listOptions)
       // Checked here, as the node-pty provider does (a TypeError naming the option): the host would
       // drop a `deadlineMs` that is no number in silence, and its own refusal crosses without `option`.
       const budget = wireBudget(listOptions)

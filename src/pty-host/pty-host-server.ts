@@ -1,3 +1,4 @@
+import { isOptionsObject } from '../contracts/known-options.js'
 import { randomUUID } from 'node:crypto'
 import { chmodSync, rmSync, unlinkSync } from 'node:fs'
 import { createServer, type Server } from 'node:net'
@@ -169,7 +170,7 @@ function assertNodePtyOptions(nodePty: NodePtyProviderOptions): void {
  * directory), and run PTYs through ptykit's node-pty provider until idle.
  */
 export async function startPtyHost(options: PtyHostServerOptions = {}): Promise<PtyHostServer> {
-  if (options === null || typeof options !== 'object') throw invalidPtyHostOption('options', 'an object', options)
+  if (!isOptionsObject(options)) throw invalidPtyHostOption('options', 'an object', options)
   if (options.socketPath !== undefined) assertSocketPathOption(options.socketPath)
   assertIntegerOption('idleExitMs', options.idleExitMs, 0)
   assertIntegerOption('firstClientGraceMs', options.firstClientGraceMs, 0)

@@ -1,3 +1,4 @@
+import { isOptionsObject } from '../contracts/known-options.js'
 import { existsSync } from 'node:fs'
 import { dirname } from 'node:path'
 import { clampTimerDelay, remainingWaitMs } from '../contracts/index.js'
@@ -42,7 +43,7 @@ export type StopPtyHostOptions = {
  *   `stop_timeout` when the host had not exited `timeoutMs` after its `SIGTERM`.
  */
 export async function stopPtyHost(options: StopPtyHostOptions = {}): Promise<boolean> {
-  if (options === null || typeof options !== 'object') throw invalidPtyHostOption('options', 'an object', options)
+  if (!isOptionsObject(options)) throw invalidPtyHostOption('options', 'an object', options)
   const { socketPath = defaultPtyHostSocketPath(), timeoutMs = PTY_HOST_STOP_TIMEOUT_MS } = options
   assertSocketPathOption(socketPath)
   if (typeof timeoutMs !== 'number' || !Number.isFinite(timeoutMs) || timeoutMs < 0) {

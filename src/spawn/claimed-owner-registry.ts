@@ -1,7 +1,11 @@
 import type { PtyClaim } from '../contracts/index.js'
 import { incarnationOf } from '../contracts/incarnation.js'
+import { assertOptionsBag, optionNamesOf } from '../contracts/known-options.js'
 import { PtySpawnError } from './pty-spawn-error.js'
 import type { ClaimedOwner, ClaimedOwnerRegistry, EnsureClaimArgs, EnsureClaimResult } from './types.js'
+
+/** The options of the factory below: any other name is refused, not ignored. */
+const CLAIMED_OWNER_REGISTRY_OPTION_NAMES = optionNamesOf<ClaimedOwnerRegistryOptions>()('mintGeneration', 'maxEntries')
 
 /**
  * The most claims (live or reserved) one registry holds. Why: every claim pins a PTY, so a runaway
@@ -81,6 +85,7 @@ function conflict(claim: PtyClaim, heldScope: string | undefined): PtySpawnError
  * - `importOwner` adds an owner a host's listing advertises, unless the key is already held.
  */
 export function createClaimedOwnerRegistry(options: ClaimedOwnerRegistryOptions = {}): ClaimedOwnerRegistry {
+  assertOptionsBag('claimed-owner registry', options, CLAIMED_OWNER_REGISTRY_OPTION_NAMES)
   const maxEntries = options.maxEntries ?? CLAIMED_OWNER_REGISTRY_MAX_ENTRIES
   if (!Number.isInteger(maxEntries) || maxEntries <= 0) {
     throw new TypeError(`Expected the \`maxEntries\` option to be a positive integer, got ${String(maxEntries)} (${typeof maxEntries})`)

@@ -1,3 +1,4 @@
+import { isOptionsObject } from '../contracts/known-options.js'
 import { ENVIRONMENT_RECORD_EXPECTED, isEnvironmentRecord } from '../contracts/environment-record.js'
 import { describeCodeUnit, loneSurrogateIndex } from '../contracts/well-formed-text.js'
 import { describeSecretValue, describeValue } from '../contracts/describe-value.js'
@@ -74,7 +75,7 @@ function checkKeyed(option: 'slot' | 'claim', value: unknown): void {
  * and start a process.
  */
 export function validatePtySpawnOptions(options: PtySpawnOptions): void {
-  if (typeof options !== 'object' || options === null) {
+  if (!isOptionsObject(options)) {
     throw spawnOptionRefusal('options', options, `Expected the spawn options to be an object, got ${describeValue(options)}`)
   }
   // Each check runs only for an option that is present: this runs once per spawn, in the caller's

@@ -1,7 +1,7 @@
 import type { ExecutionHostId } from '../contracts/index.js'
 import type { SshHostKeyPolicy, SshHostVerifier } from './host-key-verification.js'
 import { SshOptionError } from './ssh-option-error.js'
-import { findUnknownOption, optionNamesOf, unknownOptionExpectation } from '../contracts/known-options.js'
+import { findUnknownOption, optionNamesOf, unknownOptionExpectation, isOptionsObject } from '../contracts/known-options.js'
 
 /** Default TCP connect timeout: a reachable host answers a SYN in well under a second; 10 s covers slow VPNs. */
 export const SSH_DEFAULT_CONNECT_TIMEOUT_MS = 10_000
@@ -97,7 +97,7 @@ const SSH_PROVIDER_OPTION_NAMES = optionNamesOf<SshProviderOptions>()(
  * @throws SshOptionError naming the option (and never showing a secret's value).
  */
 export function validateSshProviderOptions(options: SshProviderOptions): void {
-  if (options === null || typeof options !== 'object') throw new SshOptionError('options', 'an object', options)
+  if (!isOptionsObject(options)) throw new SshOptionError('options', 'an object', options)
   // A misspelt option would be ignored, its default used (`knownHostPath`: no host key check as
   // asked): refused, naming the one meant. Its value is not shown (a misspelt `passphrase`).
   const unknown = findUnknownOption(options, SSH_PROVIDER_OPTION_NAMES)

@@ -1,3 +1,4 @@
+import { isOptionsObject } from '../contracts/known-options.js'
 import { randomUUID } from 'node:crypto'
 import { settleWithin } from '../contracts/settle-within.js'
 import {
@@ -236,7 +237,7 @@ async function refuseDisposedSpawn(context: SshSpawnContext, session: SshPtySess
 export async function spawnSshPty(context: SshSpawnContext, spawnOptions: ProviderSpawnOptions): Promise<PtySpawnResult> {
   const { table, hostId } = context
   context.assertNotDisposed('spawn')
-  if (spawnOptions === null || typeof spawnOptions !== 'object') throw new SshOptionError('options', 'an object', spawnOptions)
+  if (!isOptionsObject(spawnOptions)) throw new SshOptionError('options', 'an object', spawnOptions)
   const { sessionId, expectedIncarnationId } = spawnOptions
   if (sessionId !== undefined && (typeof sessionId !== 'string' || sessionId.length === 0)) {
     throw new SshOptionError('sessionId', 'a non-empty string', sessionId)

@@ -1,9 +1,23 @@
 import type { PtyProvider } from '../contracts/index.js'
+import { assertOptionsBag, optionNamesOf } from '../contracts/known-options.js'
 import type { FakeDeliveryScheduling } from './fake-delivery-queue.js'
 import type { FakePtyProvider, FakePtyProviderOptions, FakeProviderCall } from './fake-pty-provider-types.js'
 import { createFakeProviderMethods } from './fake-provider-methods.js'
 import { createFakeProviderState } from './fake-provider-state.js'
 import { createFakeTestControls } from './fake-test-controls.js'
+
+/** The options of the factory below: any other name is refused, not ignored. */
+const FAKE_PROVIDER_OPTION_NAMES = optionNamesOf<FakePtyProviderOptions>()(
+  'name',
+  'authoritativeListings',
+  'hostReportsChildExitStatus',
+  'idPrefix',
+  'hostId',
+  'now',
+  'defaultScript',
+  'scheduling',
+  'foregroundProcessEvidence',
+)
 
 // The fake provider, composed: one state object (`fake-provider-state.ts`) shared by its spawning
 // (`fake-spawning.ts`), its `PtyProvider` methods (`fake-provider-methods.ts`) and its test controls
@@ -30,6 +44,7 @@ import { createFakeTestControls } from './fake-test-controls.js'
  * ```
  */
 export function createFakePtyProvider(options: FakePtyProviderOptions = {}): FakePtyProvider {
+  assertOptionsBag('fake provider', options, FAKE_PROVIDER_OPTION_NAMES)
   const state = createFakeProviderState(options)
   const provider: FakePtyProvider = {
     name: state.name,

@@ -1,5 +1,9 @@
 import { describeValue } from '../contracts/describe-value.js'
+import { assertOptionsBag, optionNamesOf } from '../contracts/known-options.js'
 import type { PtyClock, PtyTimerHandle } from '../controller/index.js'
+
+/** The options of the factory below: any other name is refused, not ignored. */
+const MANUAL_CLOCK_OPTION_NAMES = optionNamesOf<ManualClockOptions>()('startAt')
 
 /**
  * The most timers `runAll()` fires before it gives up: a timer that re-arms itself forever (a
@@ -47,6 +51,7 @@ type ManualTimer = { readonly id: number; readonly at: number; readonly callback
  * ```
  */
 export function createManualClock(options: ManualClockOptions = {}): ManualClock {
+  assertOptionsBag('manual clock', options, MANUAL_CLOCK_OPTION_NAMES)
   const startAt = options.startAt ?? 0
   if (typeof startAt !== 'number' || !Number.isFinite(startAt)) {
     throw new TypeError(`Expected the \`startAt\` option to be a finite number, got ${describeValue(startAt)}`)

@@ -1,0 +1,66 @@
+// Bad per-call options to the controller from a plain-JavaScript caller (helper-155's audit): an
+// options argument that is not an options object — an array included — is refused with the
+// method's typed error naming it, on the method's own channel (a rejection for an async method),
+// and leaves nothing behind: no PTY spawned, no stop issued, no claim held; the next good call works.
+import fc from 'fast-check'
+import { describe, expect, it } from 'vitest'
+import { isPtySpawnError } from '../../src/spawn/index.js'
+import { createHarness } from './controller-harness.js'
+
+const notAnOptionsObject = fc.oneof(
+  fc.array(fc.anything(), { maxLength: 3 }),
+  fc.constantFrom<unknown>(null, 0, Number.NaN, 1.5, '', 'a\u0000b', true, 10n, Symbol('options')),
+)
+
+/** Settle `call()` and say how: a synchronous throw, a rejection, or a value. */
+async function outcome(call: () => unknown): Promise<{ how: 'threw' | 'rejected' | 'returned'; value: unknown }> {
+  let result: unknown
+  try {
+    result = call()
+  } catch (error) {
+    return { how: 'threw', value: error }
+  }
+  if (!(result instanceof Promise)) return { how: 'returned', value: result }
+  return result.then(
+    (value) => ({ how: 'returned' as const, value }),
+    (error: unknown) => ({ how: 'rejected' as const, value: error }),
+  )
+}
+
+describe('controller: an options argument that is not an options object', () => {
+  it('spawn / spawnTerminal reject with PtySpawnError invalid_spawn_options naming `options`, and spawn nothing', async () => {
+    await fc.assert(
+      fc.asyncProperty(notAnOptionsObject, fc.constantFrom('spawn', 'spawnTerminal'), async (value, method) => {
+        const h = createHarness()
+        const result = await outcome(() => h.controller[method](value as never))
+        expect(result.how).toBe('rejected')
+        expect(isPtySpawnError(result.value)).toBe(true)
+        expect(result.value).toMatchObject({ code: 'invalid_spawn_options', option: 'options' })
+        expect(h.provider.calls.filter((call) => call.method === 'spawn')).toEqual([])
+        expect(await h.controller.listProcesses()).toEqual([])
+        // Usable afterwards.
+        const { id } = await h.controller.spawn({ cols: 100, rows: 30 })
+        expect(h.provider.getPty(id)).toMatchObject({ cols: 100, rows: 30 })
+      }),
+      { numRuns: 40 },
+    )
+  })
+
+  it('stopAndWait / listProcesses / listProcessesWithHostScope reject with a TypeError naming the options, and stop nothing', async () => {
+    await fc.assert(
+      fc.asyncProperty(notAnOptionsObject, async (value) => {
+        const h = createHarness()
+        const { id } = await h.controller.spawn({})
+        for (const call of [() => h.controller.stopAndWait(id, value as never), () => h.controller.listProcesses(null, value as never), () => h.controller.listProcessesWithHostScope(value as never)]) {
+          const result = await outcome(call)
+          expect(result.how).toBe('rejected')
+          expect(result.value).toBeInstanceOf(TypeError)
+          expect((result.value as Error).message).toMatch(/^Expected the (`options` argument|listing options) to be an object, got /)
+        }
+        expect(h.provider.calls.filter((call) => call.method === 'shutdown')).toEqual([])
+        expect(h.controller.hasPty(id)).toBe(true)
+      }),
+      { numRuns: 40 },
+    )
+  })
+})
