@@ -1,4 +1,5 @@
 import { describeValue } from './describe-value.js'
+import { findMisspeltOption, optionNamesOf, unknownOptionMessage } from './known-options.js'
 
 /**
  * The longest delay `setTimeout` can hold (2³¹−1 ms, about 24.8 days). A longer delay is not
@@ -46,6 +47,9 @@ export type PtyWaitBudget = {
   timeoutMs?: number
 }
 
+/** The two names of a wait budget; a near miss of either is refused (`timeoutMS`, `deadline`). */
+const WAIT_BUDGET_OPTION_NAMES = optionNamesOf<PtyWaitBudget>()('deadlineMs', 'timeoutMs')
+
 /**
  * Turn a {@link PtyWaitBudget} into one absolute deadline (epoch milliseconds on the given clock).
  *
@@ -55,7 +59,8 @@ export type PtyWaitBudget = {
  * and a stop would read it as "no grace"), or when `timeoutMs` is longer than
  * {@link LONG_PAST_DEADLINE_MS} and within as much of `now` (a point in time given as
  * `timeoutMs`: `Date.now() + 5_000` would wait 56 years). With neither, the deadline is
- * `now + defaultTimeoutMs`.
+ * `now + defaultTimeoutMs`. An option that misspells either name (`timeoutMS`, `timeout_ms`,
+ * `deadline`) is refused with a `TypeError` naming it, rather than ignored.
  *
  * @param budget - the caller's options (only `deadlineMs` and `timeoutMs` are read); `undefined` means neither.
  * @param defaultTimeoutMs - the duration used when the caller gives neither form.
@@ -67,6 +72,11 @@ export function resolveWaitDeadline(
   defaultTimeoutMs: number,
   now: number = Date.now(),
 ): number {
+  // Why: a misspelt budget (`{ timeoutMS: 1000 }`, `{ deadline: … }`) would be ignored and the
+  // default wait used — a stop that waits 5 s where 1 s was asked. Only near misses of the two
+  // names are refused: the same object carries the call's other options.
+  const misspelt = typeof budget === 'object' && budget !== null ? findMisspeltOption(budget, WAIT_BUDGET_OPTION_NAMES) : undefined
+  if (misspelt !== undefined) throw new TypeError(unknownOptionMessage('', misspelt))
   const deadlineMs = budget?.deadlineMs
   const timeoutMs = budget?.timeoutMs
   if (deadlineMs !== undefined && timeoutMs !== undefined) {

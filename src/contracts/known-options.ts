@@ -45,6 +45,22 @@ export function findUnknownOption(options: object | undefined, known: readonly s
 }
 
 /**
+ * The first option of `options` that is not one of `known` but likely misspells one (`timeoutMS`
+ * for `timeoutMs`); `undefined` when there is none. For an options object that may carry other
+ * options too (a provider's shutdown options hold `keepHistory`, `expectedIncarnationId`…), where
+ * only a near miss of a known name can be refused.
+ */
+export function findMisspeltOption(options: object | undefined, known: readonly string[]): UnknownOption | undefined {
+  if (options === undefined) return undefined
+  for (const name of Object.keys(options)) {
+    if (known.includes(name)) continue
+    const meant = closestOption(name, known)
+    if (meant !== undefined) return { name, hint: `did you mean \`${meant}\`?` }
+  }
+  return undefined
+}
+
+/**
  * The known option `name` most likely misspells: the same but for case and underscores, or at most
  * two edits away (a letter dropped, added, changed, or two swapped) for a name of five letters or
  * more; `undefined` when none is that close.

@@ -64,3 +64,51 @@ describe('controller: an options argument that is not an options object', () => 
     )
   })
 })
+
+/** A near miss of `timeoutMs` or `deadlineMs`: another case, an underscore, a dropped `Ms`, a letter dropped or doubled. */
+const misspeltBudgetName = fc
+  .tuple(fc.constantFrom('timeoutMs', 'deadlineMs'), fc.constantFrom('upper', 'lower', 'snake', 'noMs', 'drop', 'double'), fc.nat({ max: 6 }))
+  .map(([name, how, at]) => {
+    switch (how) {
+      case 'upper':
+        return name.replace(/Ms$/, 'MS')
+      case 'lower':
+        return name.toLowerCase()
+      case 'snake':
+        return name.replace(/Ms$/, '_ms')
+      case 'noMs':
+        return name.slice(0, -2)
+      case 'drop':
+        return name.slice(0, at + 1) + name.slice(at + 2)
+      default:
+        return name.slice(0, at + 1) + name[at + 1] + name.slice(at + 1)
+    }
+  })
+
+describe('controller: a misspelt wait budget (`timeoutMS`) is refused, not ignored for the default wait', () => {
+  it('stopAndWait, listProcesses, listProcessesWithHostScope and a terminal handle stop reject naming the option meant; nothing is stopped', async () => {
+    await fc.assert(
+      fc.asyncProperty(misspeltBudgetName, async (name) => {
+        const h = createHarness()
+        const terminal = await h.controller.spawnTerminal({})
+        const options = { [name]: 1_000 }
+        for (const call of [
+          () => h.controller.stopAndWait(terminal.id, options as never),
+          () => terminal.stop(options as never),
+          () => h.controller.listProcesses(null, options as never),
+          () => h.controller.listProcessesWithHostScope(options as never),
+        ]) {
+          const result = await outcome(call)
+          expect(result.how).toBe('rejected')
+          expect(result.value).toBeInstanceOf(TypeError)
+          expect((result.value as Error).message).toMatch(new RegExp(`^Unknown option \`${name}\`: did you mean \`(timeoutMs|deadlineMs)\`\\?`))
+        }
+        expect(h.provider.calls.filter((call) => call.method === 'shutdown' || call.method === 'listProcesses')).toEqual([])
+        expect(h.controller.hasPty(terminal.id)).toBe(true)
+        // The option meant works, and other options beside it are not refused.
+        await expect(h.run(h.controller.stopAndWait(terminal.id, { timeoutMs: 1_000, keepHistory: false }))).resolves.toBe(true)
+      }),
+      { numRuns: 40 },
+    )
+  })
+})
