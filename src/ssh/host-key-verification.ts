@@ -1,4 +1,5 @@
 import { createHash, createHmac } from 'node:crypto'
+import { describeValue } from '../contracts/describe-value.js'
 import { appendFile, readFile } from 'node:fs/promises'
 import { SshProviderError } from './ssh-provider-error.js'
 
@@ -32,18 +33,35 @@ export type SshHostKeyPolicy = 'strict' | 'trust-on-first-use'
 
 /** The `SHA256:…` fingerprint of a host key in SSH wire format. */
 export function sshKeyFingerprint(key: Buffer): string {
+  assertKeyArgument(key)
   return `SHA256:${createHash('sha256').update(key).digest('base64').replace(/=+$/, '')}`
 }
 
 /** The type name at the head of a key in SSH wire format (`ssh-ed25519`); `'unknown'` when malformed. */
 export function sshKeyType(key: Buffer): string {
+  assertKeyArgument(key)
   if (key.length < 4) return 'unknown'
   const length = key.readUInt32BE(0)
   return length > 0 && 4 + length <= key.length ? key.subarray(4, 4 + length).toString('latin1') : 'unknown'
 }
 
+/** Throw a `TypeError` naming the argument unless it is a string (a plain-JavaScript caller may pass anything). */
+function assertStringArgument(name: string, value: unknown): asserts value is string {
+  if (typeof value !== 'string') throw new TypeError(`Expected the \`${name}\` argument to be a string, got ${describeValue(value)}`)
+}
+
+/** Throw a `TypeError` unless `key` is a `Buffer` (a key in SSH wire format, as ssh2 hands it over). */
+function assertKeyArgument(key: unknown): asserts key is Buffer {
+  if (!Buffer.isBuffer(key)) throw new TypeError(`Expected the \`key\` argument to be a Buffer (a host key in SSH wire format), got ${describeValue(key)}`)
+}
+
 /** The name a host has in known_hosts: `host` on port 22, `[host]:port` elsewhere. */
 export function knownHostsName(host: string, port: number): string {
+  assertStringArgument('host', host)
+  // Why: a port given as a string (`'22'`) made `[host]:22`, a name no known_hosts line uses for port 22.
+  if (typeof port !== 'number' || !Number.isInteger(port) || port < 1 || port > 65_535) {
+    throw new TypeError(`Expected the \`port\` argument to be a TCP port (an integer from 1 to 65535), got ${describeValue(port)}`)
+  }
   return port === 22 ? host : `[${host}]:${port}`
 }
 
@@ -75,6 +93,9 @@ export type KnownHostsVerdict = 'match' | 'mismatch' | 'unknown'
 
 /** Look `key` up for `name` in the text of a known_hosts file. */
 export function lookUpKnownHosts(text: string, name: string, key: Buffer): KnownHostsVerdict {
+  assertStringArgument('text', text)
+  assertStringArgument('name', name)
+  assertKeyArgument(key)
   const keyBase64 = key.toString('base64')
   const keyType = sshKeyType(key)
   let sawOtherKey = false
