@@ -1,5 +1,5 @@
 import { describeValue } from './describe-value.js'
-import { findMisspeltOption, optionNamesOf, unknownOptionMessage } from './known-options.js'
+import { findMisspeltOption, isOptionsObject, optionNamesOf, unknownOptionMessage } from './known-options.js'
 
 /**
  * The longest delay `setTimeout` can hold (2³¹−1 ms, about 24.8 days). A longer delay is not
@@ -75,7 +75,10 @@ export function resolveWaitDeadline(
   // Why: a misspelt budget (`{ timeoutMS: 1000 }`, `{ deadline: … }`) would be ignored and the
   // default wait used — a stop that waits 5 s where 1 s was asked. Only near misses of the two
   // names are refused: the same object carries the call's other options.
-  const misspelt = typeof budget === 'object' && budget !== null ? findMisspeltOption(budget, WAIT_BUDGET_OPTION_NAMES) : undefined
+  // Why refuse a non-object: `null` or `[]` read as "no budget" would wait the default instead of
+  // reporting the caller's mistake, and a provider reading its other options would crash on `null`.
+  if (budget !== undefined && !isOptionsObject(budget)) throw new TypeError(`Expected the options to be an object, got ${describeValue(budget)}`)
+  const misspelt = budget === undefined ? undefined : findMisspeltOption(budget, WAIT_BUDGET_OPTION_NAMES)
   if (misspelt !== undefined) throw new TypeError(unknownOptionMessage('', misspelt))
   const deadlineMs = budget?.deadlineMs
   const timeoutMs = budget?.timeoutMs

@@ -1,3 +1,5 @@
+import { isOptionsObject } from '../contracts/known-options.js'
+import { NodePtyOptionError } from './node-pty-option-error.js'
 import { assertWriteData } from '../contracts/write-settlement.js'
 import {
   LOCAL_EXECUTION_HOST_ID,
@@ -222,6 +224,7 @@ export function createNodePtyProvider(options: NodePtyProviderOptions = {}): Nod
   }
 
   async function shutdown(id: string, shutdownOptions: PtyShutdownOptions = {}): Promise<void> {
+    if (!isOptionsObject(shutdownOptions)) throw new NodePtyOptionError('options', 'an object', shutdownOptions)
     // Why resolved first: a malformed deadline is a programmer error even for an unknown id.
     const deadlineAt = resolveWaitDeadline(shutdownOptions, context.defaultDeadlineMs)
     const session = sessionToStop(id, shutdownOptions.expectedIncarnationId)

@@ -1,3 +1,5 @@
+import { isOptionsObject } from '../contracts/known-options.js'
+import { NodePtyOptionError } from './node-pty-option-error.js'
 import { basename } from 'node:path'
 import {
   remainingWaitMs,
@@ -135,6 +137,7 @@ export function createNodePtyQueries(context: NodePtyProviderContext): NodePtyQu
       return asked === undefined || session.incarnationId === asked
     },
     async listProcesses(listOptions: PtyListProcessesOptions = {}) {
+      if (!isOptionsObject(listOptions)) throw new NodePtyOptionError('options', 'an object', listOptions)
       // Membership is known at once; the deadline (absolute `deadlineMs` or relative `timeoutMs`)
       // bounds only the OS reads of cwd and title. Past it (or when the caller reads membership
       // only, as a stop verification does): the rows without them, no waiting.

@@ -1,3 +1,5 @@
+import { describeValue } from '../contracts/describe-value.js'
+import { isOptionsObject } from '../contracts/known-options.js'
 import {
   assertPtyDimension,
   rethrowOnMicrotask,
@@ -22,6 +24,9 @@ import { scriptFromMetadata, type FakeSpawnScript } from './fake-spawn-script.js
  * the caller wraps it so that every failure is a rejection.
  */
 export function startFakeSpawn(state: FakeProviderState, spawnOptions: ProviderSpawnOptions): Promise<PtySpawnResult> {
+  // As every real provider: `spawn(undefined)` was a raw "Cannot read properties of undefined", and
+  // `spawn(5)` or `spawn([])` started a PTY with every option ignored.
+  if (!isOptionsObject(spawnOptions)) throw new TypeError(`Expected the spawn options to be an object, got ${describeValue(spawnOptions)}`)
   if (spawnOptions.cols !== undefined) assertPtyDimension('cols', spawnOptions.cols)
   if (spawnOptions.rows !== undefined) assertPtyDimension('rows', spawnOptions.rows)
   const fromMetadata = scriptFromMetadata(spawnOptions.metadata)

@@ -1,0 +1,60 @@
+// A provider's per-call options from a plain-JavaScript caller (helper-155's audit): `spawn`,
+// `shutdown` and `listProcesses` with something that is not an options object — `undefined` aside,
+// which means "no options" — reject (never throw: a provider call is async-safe) with a TypeError
+// naming the options and showing the value, and start or stop nothing; the next good call works.
+import fc from 'fast-check'
+import { afterEach, describe, expect, it } from 'vitest'
+import type { PtyProvider } from '../src/contracts/index.js'
+import { createNodePtyProvider } from '../src/node-pty/index.js'
+import { createFakePtyProvider } from '../src/testing/index.js'
+
+const notAnOptionsObject = fc.oneof(
+  fc.constantFrom<unknown>(null, 0, Number.NaN, -1, 1.5, '', 'a\u0000b', true, 10n, Symbol('options'), () => ({})),
+  fc.anything({ withBigInt: true }).filter((value) => value !== undefined && (typeof value !== 'object' || value === null)),
+  fc.array(fc.anything(), { maxLength: 3 }),
+)
+
+/** How `call()` settles: a synchronous throw, a rejection, or a value. */
+async function outcome(call: () => unknown): Promise<{ how: 'threw' | 'rejected' | 'returned'; value: unknown }> {
+  let result: unknown
+  try {
+    result = call()
+  } catch (error) {
+    return { how: 'threw', value: error }
+  }
+  return Promise.resolve(result).then(
+    (value) => ({ how: 'returned' as const, value }),
+    (error: unknown) => ({ how: 'rejected' as const, value: error }),
+  )
+}
+
+const providers: PtyProvider[] = []
+afterEach(async () => {
+  await Promise.all(providers.splice(0).map((provider) => provider.dispose?.()))
+})
+
+describe.each([
+  ['fake', () => createFakePtyProvider()],
+  ['node-pty', () => createNodePtyProvider()],
+])('%s provider: per-call options that are not an object', (_name, create) => {
+  it('spawn, shutdown and listProcesses reject with a TypeError showing the value; nothing starts or stops', async () => {
+    const provider = create()
+    providers.push(provider)
+    const live = await provider.spawn({ file: '/bin/sh', args: ['-c', 'sleep 30'], cols: 80, rows: 24 })
+    await fc.assert(
+      fc.asyncProperty(notAnOptionsObject, async (value) => {
+        for (const call of [() => provider.spawn(value as never), () => provider.shutdown(live.id, value as never), () => provider.listProcesses!(value as never)]) {
+          const result = await outcome(call)
+          expect(result.how).toBe('rejected')
+          expect(result.value).toBeInstanceOf(TypeError)
+          expect((result.value as Error).message).toMatch(/ to be an object, got /)
+        }
+      }),
+      { numRuns: 30 },
+    )
+    expect((await provider.listProcesses!()).map((row) => row.id)).toEqual([live.id])
+    expect(provider.hasPty(live.id)).toBe(true)
+    // Usable afterwards: the right calls work.
+    await provider.shutdown(live.id, { timeoutMs: 5_000 })
+  })
+})
