@@ -1,3 +1,4 @@
+import { describeValue } from './describe-value.js'
 declare const ptyIncarnationIdBrand: unique symbol
 
 /**
@@ -30,7 +31,7 @@ export function isPtyIncarnationId(value: unknown): value is PtyIncarnationId {
 export function toPtyIncarnationId(value: string): PtyIncarnationId {
   if (!isPtyIncarnationId(value)) {
     throw new TypeError(
-      `Expected an incarnation id to be a string of 1 to ${PTY_INCARNATION_ID_MAX_LENGTH} characters, got ${JSON.stringify(value)} (${typeof value})`,
+      `Expected an incarnation id to be a string of 1 to ${PTY_INCARNATION_ID_MAX_LENGTH} characters, got ${describeValue(value)}`,
     )
   }
   return value

@@ -59,7 +59,7 @@ export function resolveListingBudget(options: PtyListOptions | undefined): Listi
   const includeForegroundProcessEvidence = options?.includeForegroundProcessEvidence
   if (includeForegroundProcessEvidence !== undefined && typeof includeForegroundProcessEvidence !== 'boolean') {
     throw new TypeError(
-      `Expected the \`includeForegroundProcessEvidence\` option to be a boolean, got ${String(includeForegroundProcessEvidence)} (${typeof includeForegroundProcessEvidence})`,
+      `Expected the \`includeForegroundProcessEvidence\` option to be a boolean, got ${describeValue(includeForegroundProcessEvidence)}`,
     )
   }
   return {

@@ -1,3 +1,4 @@
+import { describeValue } from '../contracts/describe-value.js'
 import type { PtyClaim } from '../contracts/index.js'
 import { incarnationOf } from '../contracts/incarnation.js'
 import { assertOptionsBag, optionNamesOf } from '../contracts/known-options.js'
@@ -50,11 +51,11 @@ export type ClaimedOwnerRegistryOptions = {
 
 function checkClaim(claim: unknown): asserts claim is PtyClaim {
   if (typeof claim !== 'object' || claim === null) {
-    throw new TypeError(`Expected the \`claim\` option to be an object with a non-empty \`key\`, got ${String(claim)} (${typeof claim})`)
+    throw new TypeError(`Expected the \`claim\` option to be an object with a non-empty \`key\`, got ${describeValue(claim)}`)
   }
   const key = (claim as { key?: unknown }).key
   if (typeof key !== 'string' || key.length === 0) {
-    throw new TypeError(`Expected the \`claim.key\` option to be a non-empty string, got ${JSON.stringify(key)} (${typeof key})`)
+    throw new TypeError(`Expected the \`claim.key\` option to be a non-empty string, got ${describeValue(key)}`)
   }
 }
 
@@ -88,7 +89,7 @@ export function createClaimedOwnerRegistry(options: ClaimedOwnerRegistryOptions 
   assertOptionsBag('claimed-owner registry', options, CLAIMED_OWNER_REGISTRY_OPTION_NAMES)
   const maxEntries = options.maxEntries ?? CLAIMED_OWNER_REGISTRY_MAX_ENTRIES
   if (!Number.isInteger(maxEntries) || maxEntries <= 0) {
-    throw new TypeError(`Expected the \`maxEntries\` option to be a positive integer, got ${String(maxEntries)} (${typeof maxEntries})`)
+    throw new TypeError(`Expected the \`maxEntries\` option to be a positive integer, got ${describeValue(maxEntries)}`)
   }
   let counter = 0
   const mintGeneration = options.mintGeneration ?? (() => `gen-${++counter}`)

@@ -1,3 +1,4 @@
+import { describeValue } from '../contracts/describe-value.js'
 import type { ProviderSequence, PtyIncarnationId } from '../contracts/index.js'
 import { PtyExitedDuringStartError } from './pty-exited-during-start-error.js'
 import { rebaseOutputSequence, type OutputSequenceState } from './rebase-output-sequence.js'
@@ -229,7 +230,7 @@ export function createInMemoryPtyRuntime(): InMemoryPtyRuntime {
     getPtyOutputSequence: (ptyId) => sequences.get(ptyId)?.sequence ?? 0,
     notePtyOutput(ptyId, chars) {
       if (!Number.isInteger(chars) || chars < 0) {
-        throw new TypeError(`Expected the \`chars\` option to be a non-negative integer, got ${String(chars)} (${typeof chars})`)
+        throw new TypeError(`Expected the \`chars\` option to be a non-negative integer, got ${describeValue(chars)}`)
       }
       // Called once per output chunk: the state is updated in place (no object per chunk). Nothing
       // else holds it: a sync's undo keeps its own copy (`sequencesBeforeSync`), `inspect` copies.

@@ -1,3 +1,5 @@
+import { describeValue } from '../contracts/describe-value.js'
+import { isOptionsObject } from '../contracts/known-options.js'
 import type { PtySlot } from '../contracts/index.js'
 import type { PtySlotOwner, PtySlotStore } from './types.js'
 
@@ -32,6 +34,11 @@ export type InMemorySlotStore = {
  * make two different slots collide.
  */
 export function slotStoreKey(slot: PtySlot): string {
+  const given: unknown = slot
+  const { key, scopeId } = (isOptionsObject(given) ? given : {}) as { key?: unknown; scopeId?: unknown }
+  if (typeof key !== 'string' || key.length === 0 || (scopeId !== undefined && (typeof scopeId !== 'string' || scopeId.length === 0))) {
+    throw new TypeError(`Expected the \`slot\` argument to be a slot ({ scopeId?, key }: non-empty strings), got ${describeValue(given)}`)
+  }
   return JSON.stringify([slot.scopeId ?? null, slot.key])
 }
 

@@ -1,3 +1,4 @@
+import { describeValue } from '../contracts/describe-value.js'
 import { describe, it } from 'vitest'
 import type { PtyProvider } from '../contracts/index.js'
 import { eventAndExitConformanceChecks } from './conformance-event-checks.js'
@@ -84,7 +85,7 @@ export function describePtyProviderConformance(
 ): void {
   const timeoutMs = options.timeoutMs ?? CONFORMANCE_DEFAULT_TIMEOUT_MS
   if (!Number.isFinite(timeoutMs) || timeoutMs <= 0) {
-    throw new TypeError(`Expected the \`timeoutMs\` option to be a positive number, got ${String(timeoutMs)} (${typeof timeoutMs})`)
+    throw new TypeError(`Expected the \`timeoutMs\` option to be a positive number, got ${describeValue(timeoutMs)}`)
   }
   const checks = ptyProviderConformanceChecks(options)
   describe(`PtyProvider conformance: ${name}`, () => {

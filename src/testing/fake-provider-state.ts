@@ -100,6 +100,7 @@ export function createFakeProviderState(options: FakePtyProviderOptions): FakePr
 
 /** The record behind `id`, or a `TypeError` naming the test control and the id. */
 export function requireFakePty(state: FakeProviderState, id: string, control: string): FakePtyRecord {
+  if (typeof id !== 'string') throw new TypeError(`${control}: expected the \`id\` argument to be a string, got ${describeValue(id)}`)
   const pty = state.ptys.get(id)
   if (pty === undefined) throw new TypeError(`${control}: no fake PTY has the id ${JSON.stringify(id)}`)
   return pty

@@ -157,6 +157,7 @@ function scheduleAfterReply(state: FakeProviderState, pty: FakePtyRecord, promis
 }
 
 function takePending(state: FakeProviderState, id: string | undefined, control: string): PendingSpawn {
+  if (id !== undefined && typeof id !== 'string') throw new TypeError(`${control}: expected the \`id\` argument to be a string, got ${describeValue(id)}`)
   const pending = state.pendingSpawns
   const index = id === undefined ? 0 : pending.findIndex((entry) => entry.record.id === id)
   const entry = pending[index]
