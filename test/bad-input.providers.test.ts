@@ -57,4 +57,28 @@ describe.each([
     // Usable afterwards: the right calls work.
     await provider.shutdown(live.id, { timeoutMs: 5_000 })
   })
+
+  it('probeLiveness refuses options it would ignore — and answer about another incarnation than the one asked', async () => {
+    const provider = create()
+    providers.push(provider)
+    const live = await provider.spawn({ file: '/bin/sh', args: ['-c', 'sleep 30'], cols: 80, rows: 24 })
+    const badProbeOptions = fc.oneof(
+      notAnOptionsObject,
+      // `expectedIncarnationId` is the name write and shutdown use: ignored, the probe said `true` for the incarnation holding the id.
+      fc.constantFrom<unknown>({ expectedIncarnationId: 'another' }, { incarnationID: 'another' }),
+      fc.anything({ withBigInt: true }).filter((value) => value !== undefined && (typeof value !== 'string' || value.length === 0 || value.length > 128)).map((incarnationId) => ({ incarnationId })),
+    )
+    await fc.assert(
+      fc.asyncProperty(badProbeOptions, async (options) => {
+        const result = await outcome(() => provider.probeLiveness!(live.id, options as never))
+        expect(result.how).toBe('rejected')
+        expect(result.value).toBeInstanceOf(TypeError)
+        expect((result.value as Error).message).toMatch(/^(Expected the liveness probe options to be an object|Unknown option `|Expected the `incarnationId` option to be an incarnation id)/)
+      }),
+      { numRuns: 40 },
+    )
+    await expect(provider.probeLiveness!(live.id, { incarnationId: 'another' as never })).resolves.toBe(false)
+    await expect(provider.probeLiveness!(live.id, { incarnationId: live.incarnationId! })).resolves.toBe(true)
+    await provider.shutdown(live.id, { timeoutMs: 5_000 })
+  })
 })

@@ -1,3 +1,4 @@
+import { probedIncarnation } from '../contracts/liveness-probe-options.js'
 import { isOptionsObject } from '../contracts/known-options.js'
 import { NodePtyOptionError } from './node-pty-option-error.js'
 import { basename } from 'node:path'
@@ -131,9 +132,9 @@ export function createNodePtyQueries(context: NodePtyProviderContext): NodePtyQu
       // alone starts processes under its ids and holds one per id until that one's exit was
       // delivered, so a later incarnation under the id means the asked one ended (and one it never
       // minted never ran here).
+      const asked = probedIncarnation(probeOptions)
       const session = sessions.running(id)
       if (session === undefined) return false
-      const asked = probeOptions?.incarnationId
       return asked === undefined || session.incarnationId === asked
     },
     async listProcesses(listOptions: PtyListProcessesOptions = {}) {

@@ -1,3 +1,4 @@
+import { probedIncarnation } from '../contracts/liveness-probe-options.js'
 import { isOptionsObject } from '../contracts/known-options.js'
 import { assertWriteData } from '../contracts/write-settlement.js'
 import { randomBytes } from 'node:crypto'
@@ -460,7 +461,7 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
    */
   async function probeLiveness(id: string, asked: PtyLivenessProbeOptions = {}): Promise<boolean | null> {
     const record = ptys.get(id)
-    const incarnationId = asked.incarnationId ?? record?.incarnationId
+    const incarnationId = probedIncarnation(asked) ?? record?.incarnationId
     // This app's record speaks for the incarnation it holds (not for a later one under the id).
     const ofRecord = record !== undefined && (incarnationId === undefined || record.incarnationId === incarnationId)
     if (ofRecord && record.state === 'exited') return false

@@ -1,3 +1,4 @@
+import { probedIncarnation } from '../contracts/liveness-probe-options.js'
 import { basename } from 'node:path'
 import { settleWithin } from '../contracts/settle-within.js'
 import { remainingWaitMs, resolveWaitDeadline, type ExecutionHostId, type PtyListProcessesOptions, type PtyLivenessProbeOptions, type PtyProcessInfo } from '../contracts/index.js'
@@ -89,13 +90,13 @@ export function createSshQueries(context: SshQueryContext): SshQueries {
       return session.state !== 'exited'
     },
     async probeLiveness(id: string, probeOptions?: PtyLivenessProbeOptions): Promise<boolean | null> {
+      const asked = probedIncarnation(probeOptions)
       const session = table.get(id)
       // The end is proven: dead, even while its exit waits behind output.
       if (session === undefined || session.endProven) return false
       // About another incarnation than the id's: proven gone. The table holds one session per id —
       // a lost one too — until its exit was delivered, and only this provider starts sessions under
       // its ids, so a later incarnation means the asked one ended (or never ran here).
-      const asked = probeOptions?.incarnationId
       if (asked !== undefined && asked !== session.incarnationId) return false
       // Asked of a connection on the same machine and boot, if one is open (its exit reported when proven gone).
       if (session.state === 'lost' || session.connection.lost) {

@@ -1,3 +1,4 @@
+import { probedIncarnation } from '../contracts/liveness-probe-options.js'
 import type { PtyCwdOptions, PtyLivenessProbeOptions } from '../contracts/index.js'
 import { assertWriteData } from '../contracts/write-settlement.js'
 import { callProvider } from '../contracts/call-provider.js'
@@ -170,7 +171,8 @@ export function createFakeProviderMethods(state: FakeProviderState): FakeProvide
 
     probeLiveness(id: string, options?: PtyLivenessProbeOptions): Promise<boolean | null> {
       record('probeLiveness', options === undefined ? [id] : [id, options])
-      return Promise.resolve(fakeLivenessOf(state, id, options?.incarnationId))
+      // Through callProvider: a refused option rejects, never throws.
+      return callProvider(() => fakeLivenessOf(state, id, probedIncarnation(options)))
     },
 
     getCwd(id: string, options?: PtyCwdOptions): Promise<string | null> {
