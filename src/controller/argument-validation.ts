@@ -1,6 +1,7 @@
 import { describeCodeUnit, loneSurrogateIndex } from '../contracts/well-formed-text.js'
 import { isPtyIncarnationId, isTerminalInputKind } from '../contracts/index.js'
 import { describeThrownValue, describeValue } from '../contracts/describe-value.js'
+import { assertKnownOptions, isOptionsObject } from '../contracts/known-options.js'
 
 export { describeThrownValue, describeValue }
 
@@ -50,11 +51,16 @@ export function assertOptionalBoolean(name: string, value: unknown): void {
   }
 }
 
-/** Throw a `TypeError` naming the argument unless it is `undefined` or a (non-array) object. */
-export function assertOptionsObject(name: string, value: unknown): void {
-  if (value !== undefined && (typeof value !== 'object' || value === null || Array.isArray(value))) {
+/**
+ * Throw a `TypeError` naming the argument unless it is `undefined` or a (non-array) object — and,
+ * given the method's `known` option names, naming any other option: a misspelt one
+ * (`serializeBuffer(id, { scrollbackrows: 0 })`) would be ignored and its default used.
+ */
+export function assertOptionsObject(name: string, value: unknown, known?: readonly string[]): void {
+  if (value !== undefined && !isOptionsObject(value)) {
     throw new TypeError(`Expected the \`${name}\` argument to be an object, got ${describeValue(value)}`)
   }
+  if (known !== undefined) assertKnownOptions('', value as object | undefined, known)
 }
 
 /**
@@ -63,7 +69,7 @@ export function assertOptionsObject(name: string, value: unknown): void {
  * `serializeProviderBuffer`).
  */
 export function assertBufferOptions(options: unknown): void {
-  assertOptionsObject('options', options)
+  assertOptionsObject('options', options, ['scrollbackRows'])
   const rows = (options as { scrollbackRows?: unknown } | undefined)?.scrollbackRows
   if (rows !== undefined && (typeof rows !== 'number' || !Number.isInteger(rows) || rows < 0)) {
     throw new TypeError(`Expected the \`scrollbackRows\` option to be a non-negative integer, got ${describeValue(rows)}`)

@@ -56,6 +56,13 @@ import { assertRendererSerializer } from './renderer-serializers.js'
 import { assertSlot } from './slot-adoption.js'
 import { resolveStopAndWaitRequest } from './stop-and-wait-request.js'
 
+// The options of the per-call methods below: any other name is refused (a misspelt option would be
+// ignored, its default used), checked at compile time to list every option of the type.
+const ATTACH_OPTION_NAMES = optionNamesOf<PtyAttachOptions>()('hostId', 'signal')
+const WRITE_OPTION_NAMES = optionNamesOf<PtyWriteOptions>()('expectedIncarnationId')
+const CWD_OPTION_NAMES = optionNamesOf<PtyCwdOptions>()('of')
+const INSPECT_OPTION_NAMES = optionNamesOf<PtyInspectOptions>()('expectedIncarnationId', 'scanChildProcesses')
+
 const TypedEventEmitter = EventEmitter as new () => TypedEmitter<PtyControllerEvents>
 
 /** Every option `dispose` reads (complete: checked at compile time). */
@@ -122,7 +129,7 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
   async attach(ptyId: string, options: PtyAttachOptions = {}): Promise<boolean> {
     this.#assertUsable('attach')
     assertPtyId(ptyId)
-    assertOptionsObject('options', options)
+    assertOptionsObject('options', options, ATTACH_OPTION_NAMES)
     assertAbortSignal(options.signal)
     return this.#m.spawns.attach(ptyId, options.hostId ?? 'local', options.signal)
   }
@@ -212,7 +219,7 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
     options?: PtyWriteOptions,
   ): WriteSettlement | Promise<WriteSettlement> {
     assertPtyId(ptyId)
-    assertOptionsObject('options', options)
+    assertOptionsObject('options', options, WRITE_OPTION_NAMES)
     assertWriteArguments(data, inputKind)
     assertOptionalIncarnationId('expectedIncarnationId', options?.expectedIncarnationId)
     return this.#m.input.write(ptyId, data, options?.expectedIncarnationId)
@@ -308,7 +315,7 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
 
   async getCwd(ptyId: string, options?: PtyCwdOptions): Promise<string | null> {
     assertPtyId(ptyId)
-    assertOptionsObject('options', options)
+    assertOptionsObject('options', options, CWD_OPTION_NAMES)
     assertCwdOf(options?.of)
     return this.disposed ? null : this.#m.questions.cwd(ptyId, options)
   }
@@ -325,7 +332,7 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
 
   async inspectProcess(ptyId: string, options: PtyInspectOptions = {}): Promise<PtyProcessInspection> {
     assertPtyId(ptyId)
-    assertOptionsObject('options', options)
+    assertOptionsObject('options', options, INSPECT_OPTION_NAMES)
     assertOptionalBoolean('scanChildProcesses', options.scanChildProcesses)
     if (this.disposed) return { foregroundProcess: null, hasChildProcesses: null, unavailable: true }
     return this.#m.questions.inspect(ptyId, options)

@@ -17,6 +17,10 @@ import type { PtyControllerDataEvent, PtyControllerExitEvent, PtyControllerOutpu
 import type { PtyTerminal, PtyTerminalHost, PtyTerminalRecordLookup, PtyTerminalRecordView } from './pty-terminal.js'
 import { assertStopAndWaitOptions } from './stop-and-wait-request.js'
 import { TerminalOutputFeed, assertMaxQueuedChars, type PtyTerminalOutputOptions } from './terminal-output.js'
+import { optionNamesOf } from '../contracts/known-options.js'
+
+/** The options of `output()`: any other name is refused, not ignored. */
+const OUTPUT_OPTION_NAMES = optionNamesOf<PtyTerminalOutputOptions>()('signal', 'maxQueuedChars')
 
 /** The {@link PtyTerminal} of one incarnation. */
 export class TerminalHandle implements PtyTerminal {
@@ -168,7 +172,7 @@ export class TerminalHandle implements PtyTerminal {
   }
 
   output(options?: PtyTerminalOutputOptions): AsyncIterableIterator<string> {
-    assertOptionsObject('options', options)
+    assertOptionsObject('options', options, OUTPUT_OPTION_NAMES)
     assertAbortSignal(options?.signal)
     assertMaxQueuedChars(options?.maxQueuedChars)
     // The iterator opts in to flow control (where it engages only for consumers that acknowledge),

@@ -112,3 +112,37 @@ describe('controller: a misspelt wait budget (`timeoutMS`) is refused, not ignor
     )
   })
 })
+
+describe("controller: a per-call method's misspelt option is refused, not ignored for its default", () => {
+  it('write, attach, getCwd, inspectProcess, serializeBuffer, serializeProviderBuffer and output() throw or reject naming the option; nothing is written', async () => {
+    const h = createHarness()
+    const terminal = await h.controller.spawnTerminal({})
+    const id = terminal.id
+    const calls: [string, string, (options: object) => unknown][] = [
+      ['write', 'expectedIncarnationId', (options) => h.controller.write(id, 'x', 'driving', options as never)],
+      ['writeWithSettlement', 'expectedIncarnationId', (options) => h.controller.writeWithSettlement(id, 'x', 'driving', options as never)],
+      ['attach', 'hostId', (options) => h.controller.attach(id, options as never)],
+      ['getCwd', 'of', (options) => h.controller.getCwd(id, options as never)],
+      ['inspectProcess', 'scanChildProcesses', (options) => h.controller.inspectProcess(id, options as never)],
+      ['serializeBuffer', 'scrollbackRows', (options) => h.controller.serializeBuffer(id, options as never)],
+      ['serializeProviderBuffer', 'scrollbackRows', (options) => h.controller.serializeProviderBuffer(id, options as never)],
+      ['output', 'maxQueuedChars', (options) => terminal.output(options as never)],
+    ]
+    const async = new Set(['attach', 'getCwd', 'inspectProcess', 'serializeBuffer', 'serializeProviderBuffer'])
+    await fc.assert(
+      fc.asyncProperty(fc.constantFrom(...calls), fc.constantFrom('lower', 'upper', 'snake', 'drop'), async ([method, option, call], how) => {
+        const name =
+          how === 'lower' ? option.toLowerCase() : how === 'upper' ? option.toUpperCase() : how === 'snake' ? option.replace(/([A-Z])/g, '_$1').toLowerCase() : option.slice(0, -1)
+        if (name === option) return
+        const result = await outcome(() => call({ [name]: option === 'of' ? 'leader' : option === 'expectedIncarnationId' || option === 'hostId' ? 'x' : 1 }))
+        expect(result.how).toBe(async.has(method) ? 'rejected' : 'threw')
+        expect(result.value).toBeInstanceOf(TypeError)
+        expect((result.value as Error).message).toMatch(new RegExp(`^Unknown option \`${name}\`: (did you mean \`${option}\`\\?|the known ones are )`))
+      }),
+    )
+    expect(h.provider.calls.filter((call) => call.method === 'write')).toEqual([])
+    // The options meant work.
+    expect(h.controller.write(id, 'x', 'driving', { expectedIncarnationId: terminal.incarnationId! })).toBe(true)
+    await expect(h.controller.serializeBuffer(id, { scrollbackRows: 0 })).resolves.not.toBeNull()
+  })
+})
