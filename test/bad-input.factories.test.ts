@@ -11,7 +11,7 @@ import { createNodePtyProvider } from '../src/node-pty/index.js'
 import { createPtyHostProvider } from '../src/pty-host/index.js'
 import { createClaimedOwnerRegistry } from '../src/spawn/index.js'
 import { createSshProvider } from '../src/ssh/index.js'
-import { createFakePtyProvider, createManualClock } from '../src/testing/index.js'
+import { arbitraryWireExit, createFakePtyProvider, createManualClock, ptyProviderConformanceChecks, runPtyProviderConformanceCheck } from '../src/testing/index.js'
 
 /** Each factory, called with `options` in the place of its options object (merged into the required ones when it is an object). */
 const factories: [string, (options: unknown) => unknown][] = [
@@ -23,6 +23,7 @@ const factories: [string, (options: unknown) => unknown][] = [
   ['createPtyHostProvider', (options) => createPtyHostProvider(options as never)],
   ['createPtyController', (options) => createPtyController(options as never)],
   ['createSshProvider', (options) => createSshProvider(options as never)],
+  ['arbitraryWireExit', (options) => arbitraryWireExit(options as never)],
 ]
 
 /** What is not an options object: `null`, any primitive, an array (of anything), a function. */
@@ -65,5 +66,33 @@ describe('every factory refuses a non-object options argument, and a misspelt op
     expectOptionError(thrown)
     expect(create({})).toBeTypeOf('object')
     expect(create(undefined)).toBeTypeOf('object')
+  })
+})
+
+describe('the conformance suite refuses options it cannot run from, naming them', () => {
+  const spawns = { spawnEcho: () => ({}), spawnLongRunning: () => ({}), spawnExit: () => ({}) }
+
+  it('ptyProviderConformanceChecks: not an object, a missing spawn function, or a misspelt option', () => {
+    fc.assert(
+      fc.property(fc.oneof(notAnOptionsObject, fc.constant(undefined)), (value) => {
+        expect(() => ptyProviderConformanceChecks(value as never)).toThrow(/^Expected the conformance options to be an object \(\{ spawnEcho, spawnLongRunning, spawnExit, … \}\), got /)
+      }),
+    )
+    expect(() => ptyProviderConformanceChecks({ ...spawns, spawnExit: undefined } as never)).toThrow(new TypeError('Expected the `spawnExit` option to be a function, got undefined (undefined)'))
+    // A misspelt `capabilities` would run the checks the provider said it cannot pass.
+    expect(() => ptyProviderConformanceChecks({ ...spawns, capabilites: {} } as never)).toThrow(/^Unknown option `capabilites`: did you mean `capabilities`\?/)
+    expect(ptyProviderConformanceChecks(spawns).length).toBeGreaterThan(0)
+  })
+
+  it('runPtyProviderConformanceCheck rejects bad options before making a provider', async () => {
+    const check = ptyProviderConformanceChecks(spawns)[0]!
+    let made = 0
+    const make = () => {
+      made++
+      return createFakePtyProvider()
+    }
+    await expect(runPtyProviderConformanceCheck(check, make, undefined as never)).rejects.toThrow(TypeError)
+    await expect(runPtyProviderConformanceCheck(check, make, { ...spawns, timeoutMS: 5 } as never)).rejects.toThrow(/^Unknown option `timeoutMS`: did you mean `timeoutMs`\?/)
+    expect(made).toBe(0)
   })
 })

@@ -15,6 +15,10 @@ import type {
   WireExit,
 } from '../exit-cause/index.js'
 import type { FakeExit } from './fake-spawn-script.js'
+import { assertOptionsBag, optionNamesOf } from '../contracts/known-options.js'
+
+/** The options of `arbitraryWireExit`: any other name is refused, not ignored. */
+const WIRE_EXIT_CONSTRAINT_NAMES = optionNamesOf<WireExitConstraints>()('malformedCodes', 'garbageCauses')
 
 /** The largest signal number generated besides edge cases: covers every POSIX and real-time signal. */
 export const ARBITRARY_MAX_SIGNAL = 64
@@ -111,6 +115,7 @@ export type WireExitConstraints = {
  * Feed them to `exitCauseFromWire` or to your own wire decoder.
  */
 export function arbitraryWireExit(constraints: WireExitConstraints = {}): fc.Arbitrary<WireExit> {
+  assertOptionsBag('wire exit constraints', constraints, WIRE_EXIT_CONSTRAINT_NAMES)
   const code =
     constraints.malformedCodes === true
       ? fc.oneof(

@@ -3,6 +3,7 @@ import { settleWithin } from '../contracts/settle-within.js'
 import type { PtyExitEvent, PtyProvider, Unsubscribe } from '../contracts/index.js'
 import {
   CONFORMANCE_DEFAULT_TIMEOUT_MS,
+  assertConformanceOptions,
   type PtyProviderConformanceCheck,
   type PtyProviderConformanceEvent,
   type PtyProviderConformanceHarness,
@@ -90,6 +91,7 @@ export async function runPtyProviderConformanceCheck(
   makeProvider: () => PtyProvider | Promise<PtyProvider>,
   options: PtyProviderConformanceOptions,
 ): Promise<void> {
+  assertConformanceOptions(options)
   const timeoutMs = options.timeoutMs ?? CONFORMANCE_DEFAULT_TIMEOUT_MS
   const made = await makeProvider()
   let disposedByCheck = false

@@ -1,3 +1,5 @@
+import { describeValue } from '../contracts/describe-value.js'
+import { assertKnownOptions, isOptionsObject, optionNamesOf } from '../contracts/known-options.js'
 import type {
   ProviderSpawnOptions,
   PtyDataEvent,
@@ -88,4 +90,22 @@ export type PtyProviderConformanceCheck = {
   readonly name: string
   /** Run the check; throws (an assertion error) when the provider breaks the rule. */
   run(harness: PtyProviderConformanceHarness): Promise<void>
+}
+
+/** Every option of {@link PtyProviderConformanceOptions} (complete: checked at compile time). */
+const CONFORMANCE_OPTION_NAMES = optionNamesOf<PtyProviderConformanceOptions>()('spawnEcho', 'spawnLongRunning', 'spawnExit', 'capabilities', 'timeoutMs', 'afterSpawn', 'drive')
+
+/**
+ * Throw a `TypeError` naming the option unless `options` is an object with the three spawn
+ * functions and no unknown option: `ptyProviderConformanceChecks()` from plain JavaScript threw
+ * "Cannot read properties of undefined (reading 'capabilities')", and a misspelt `capabilites`
+ * ran checks the provider had said it cannot pass.
+ */
+export function assertConformanceOptions(options: unknown): asserts options is PtyProviderConformanceOptions {
+  if (!isOptionsObject(options)) throw new TypeError(`Expected the conformance options to be an object ({ spawnEcho, spawnLongRunning, spawnExit, … }), got ${describeValue(options)}`)
+  assertKnownOptions('', options, CONFORMANCE_OPTION_NAMES)
+  for (const name of ['spawnEcho', 'spawnLongRunning', 'spawnExit'] as const) {
+    const value = (options as Record<string, unknown>)[name]
+    if (typeof value !== 'function') throw new TypeError(`Expected the \`${name}\` option to be a function, got ${describeValue(value)}`)
+  }
 }

@@ -7,6 +7,7 @@ import { inventoryConformanceChecks } from './conformance-inventory-checks.js'
 import { seedRuleConformanceChecks } from './conformance-seed-checks.js'
 import {
   CONFORMANCE_DEFAULT_TIMEOUT_MS,
+  assertConformanceOptions,
   type PtyProviderConformanceCheck,
   type PtyProviderConformanceOptions,
 } from './conformance-types.js'
@@ -51,6 +52,7 @@ export const CONFORMANCE_TEST_TIMEOUT_FACTOR = 6
  * other runners (or a test of a deliberately broken provider) can run them one by one.
  */
 export function ptyProviderConformanceChecks(options: PtyProviderConformanceOptions): readonly PtyProviderConformanceCheck[] {
+  assertConformanceOptions(options)
   return [
     ...eventAndExitConformanceChecks(options),
     ...inventoryConformanceChecks(options),
@@ -83,6 +85,7 @@ export function describePtyProviderConformance(
   makeProvider: () => PtyProvider | Promise<PtyProvider>,
   options: PtyProviderConformanceOptions,
 ): void {
+  assertConformanceOptions(options)
   const timeoutMs = options.timeoutMs ?? CONFORMANCE_DEFAULT_TIMEOUT_MS
   if (!Number.isFinite(timeoutMs) || timeoutMs <= 0) {
     throw new TypeError(`Expected the \`timeoutMs\` option to be a positive number, got ${describeValue(timeoutMs)}`)
