@@ -25,6 +25,7 @@ import {
   type RuntimePtyController,
   type TerminalInputKind,
   type WriteSettlement,
+  isPtyIncarnationId,
 } from '../contracts/index.js'
 import { callProvider } from '../contracts/call-provider.js'
 import { assertKnownOptions, optionNamesOf } from '../contracts/known-options.js'
@@ -269,6 +270,12 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
 
   retireRejectedPty(ptyId: string, stopConfirmed: boolean, incarnationId: PtyIncarnationId | undefined): void {
     assertPtyId(ptyId)
+    // Why: a truthy non-boolean (`'false'`, `1`) settled a verified stop — a death certified, its
+    // claim and slot released — that nobody confirmed; a malformed incarnation silently retired nothing.
+    if (typeof stopConfirmed !== 'boolean') throw new TypeError(`Expected the \`stopConfirmed\` argument to be a boolean, got ${describeValue(stopConfirmed)}`)
+    if (incarnationId !== undefined && !isPtyIncarnationId(incarnationId)) {
+      throw new TypeError(`Expected the \`incarnationId\` argument to be absent or an incarnation id (a string of 1 to 128 characters), got ${describeValue(incarnationId)}`)
+    }
     const record = this.#tracked(ptyId)
     if (record === undefined || record.state === 'exited') return
     if (incarnationId !== undefined && record.incarnationId !== undefined && incarnationId !== record.incarnationId) return

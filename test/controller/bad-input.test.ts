@@ -146,3 +146,29 @@ describe("controller: a per-call method's misspelt option is refused, not ignore
     await expect(h.controller.serializeBuffer(id, { scrollbackRows: 0 })).resolves.not.toBeNull()
   })
 })
+
+describe('controller: retireRejectedPty with arguments that are not evidence', () => {
+  it('a stopConfirmed that is not a boolean, or an incarnation that is not one, throws naming it and retires nothing', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.oneof(
+          fc.anything({ withBigInt: true }).filter((value) => typeof value !== 'boolean').map((stopConfirmed) => ({ stopConfirmed, incarnationId: undefined as unknown, argument: 'stopConfirmed' })),
+          fc
+            .anything({ withBigInt: true })
+            .filter((value) => value !== undefined && (typeof value !== 'string' || value.length === 0 || value.length > 128))
+            .map((incarnationId) => ({ stopConfirmed: false as unknown, incarnationId, argument: 'incarnationId' })),
+        ),
+        async ({ stopConfirmed, incarnationId, argument }) => {
+          const h = createHarness()
+          const { id } = await h.controller.spawn({})
+          expect(() => h.controller.retireRejectedPty(id, stopConfirmed as never, incarnationId as never)).toThrow(new RegExp(`^Expected the \`${argument}\` argument to be `))
+          // Nothing was settled: no exit, the PTY still live (a truthy 'false' settled a verified stop).
+          await h.settle()
+          expect(h.exits()).toEqual([])
+          expect(h.controller.hasPty(id)).toBe(true)
+        },
+      ),
+      { numRuns: 60 },
+    )
+  })
+})
