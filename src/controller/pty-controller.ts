@@ -55,6 +55,7 @@ import { PtyTerminalRegistry } from './pty-terminal-registry.js'
 import { defaultOutputQueueBound } from './terminal-output.js'
 import { assertRendererSerializer } from './renderer-serializers.js'
 import { assertSlot } from './slot-adoption.js'
+import { isWellFormedSlot } from '../spawn/in-memory-slot-store.js'
 import { resolveStopAndWaitRequest } from './stop-and-wait-request.js'
 
 // The options of the per-call methods below: any other name is refused (a misspelt option would be
@@ -116,7 +117,8 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
       this.#assertUsable('spawn')
       // Why: one slot's spawns (and claimSlotCreate claims) take turns, so two never create its PTY at once.
       // (Options that are not an object go on to the pipeline, which refuses them naming the value.)
-      if (typeof options === 'object' && options !== null && options.slot !== undefined) return this.#m.slotGate.run(options.slot, options.slotCreateClaim, () => this.#m.spawns.spawn(options, published))
+      // (A malformed slot too: the pipeline refuses it as `invalid_spawn_options`, naming it.)
+      if (typeof options === 'object' && options !== null && isWellFormedSlot(options.slot)) return this.#m.slotGate.run(options.slot, options.slotCreateClaim, () => this.#m.spawns.spawn(options, published))
       return this.#m.spawns.spawn(options, published)
     })
   }

@@ -30,15 +30,23 @@ export type InMemorySlotStore = {
 }
 
 /**
+ * Internal: whether `slot` is a slot `slotStoreKey` can key — an object whose `key` is a non-empty
+ * string and whose `scopeId` is absent or one. (A spawn's malformed slot goes on to the pipeline,
+ * which refuses it naming the option.)
+ */
+export function isWellFormedSlot(slot: unknown): slot is PtySlot {
+  if (!isOptionsObject(slot)) return false
+  const { key, scopeId } = slot as { key?: unknown; scopeId?: unknown }
+  return typeof key === 'string' && key.length > 0 && (scopeId === undefined || (typeof scopeId === 'string' && scopeId.length > 0))
+}
+
+/**
  * The map key of a slot: scope and key, JSON-encoded so that no choice of characters in either can
  * make two different slots collide.
  */
 export function slotStoreKey(slot: PtySlot): string {
   const given: unknown = slot
-  const { key, scopeId } = (isOptionsObject(given) ? given : {}) as { key?: unknown; scopeId?: unknown }
-  if (typeof key !== 'string' || key.length === 0 || (scopeId !== undefined && (typeof scopeId !== 'string' || scopeId.length === 0))) {
-    throw new TypeError(`Expected the \`slot\` argument to be a slot ({ scopeId?, key }: non-empty strings), got ${describeValue(given)}`)
-  }
+  if (!isWellFormedSlot(given)) throw new TypeError(`Expected the \`slot\` argument to be a slot ({ scopeId?, key }: non-empty strings), got ${describeValue(given)}`)
   return JSON.stringify([slot.scopeId ?? null, slot.key])
 }
 

@@ -172,3 +172,13 @@ describe('controller: retireRejectedPty with arguments that are not evidence', (
     )
   })
 })
+
+describe('controller: a spawn with a malformed slot', () => {
+  it.each([[{ key: '' }], [{ key: 5 }], [{ key: 'k', scopeId: '' }], [null], [[]]])('spawn({ slot: %j }) is the pipeline\'s invalid_spawn_options naming the slot, and spawns nothing', async (slot) => {
+    const h = createHarness()
+    const error = await h.controller.spawn({ slot: slot as never }).catch((caught: unknown) => caught)
+    expect(isPtySpawnError(error)).toBe(true)
+    expect(error).toMatchObject({ code: 'invalid_spawn_options', option: expect.stringMatching(/^slot/) })
+    expect(h.provider.calls.filter((call) => call.method === 'spawn')).toEqual([])
+  })
+})
