@@ -78,9 +78,21 @@ export function unverifiableWrite(
   return { kind: 'unverifiable', reason, bytesHandedToTransport }
 }
 
-/** True only for `accepted`: the flattening a boolean `write` uses. */
+/**
+ * True only for `accepted`: the flattening a boolean `write` uses.
+ *
+ * @throws TypeError when `settlement` is not a {@link WriteSettlement}. Why not `false`: the likely
+ * mix-ups would read as a refusal that never happened — `writeWithSettlement`'s answer still a
+ * promise (await it first), or `write`'s boolean — and `null` was a raw "Cannot read properties".
+ */
 export function isWriteAccepted(settlement: WriteSettlement): boolean {
-  return settlement.kind === 'accepted'
+  const value: unknown = settlement
+  if (!isWriteSettlement(value)) {
+    const hint =
+      value instanceof Promise ? ' — a promise: await it (writeWithSettlement answers a promise while the write is in flight)' : typeof value === 'boolean' ? ' — write() already answers whether it was accepted' : ''
+    throw new TypeError(`Expected a WriteSettlement ({ kind: 'accepted' | 'refused' | 'unverifiable', … }), got ${describeValue(value)}${hint}`)
+  }
+  return value.kind === 'accepted'
 }
 
 /** Internal (not exported from the index): every refusal reason, for the guard and the test arbitraries. */
