@@ -75,14 +75,28 @@ describe('remote /proc scripts: identity by pid, start time and boot id', () => 
 
   it('a program that ended and is not yet reaped (a zombie) is gone; its process group is still signalled', async () => {
     // A group leader that exits under a parent that never reaps it, leaving a child in its group
-    // (a shell whose background job outlived it, reparented to a pid 1 that reaps late).
-    const parent = spawn('/bin/sh', ['-c', 'setsid /bin/sh -c "sleep 60 & echo \\$!; exit 0" & echo $!; exec sleep 60'], { detached: true, stdio: ['ignore', 'pipe', 'ignore'] })
+    // (a shell whose background job outlived it, reparented to a pid 1 that reaps late). The parent
+    // is a shell until it execs sleep, and a shell reaps a child that ends while it still runs: the
+    // leader ends only once its parent is sleep. Each pid is named: the two echoes race.
+    const leaderScript = [
+      'sleep 60 & echo member $!',
+      'i=0; until read -r comm < /proc/$PPID/comm && [ "$comm" = sleep ]; do i=$((i + 1)); [ $i -gt 1000 ] && exit 1; sleep 0.01; done',
+      'exit 0',
+    ].join('\n')
+    const parent = spawn('/bin/sh', ['-c', 'setsid /bin/sh -c "$1" & echo leader $!; exec sleep 60', 'sh', leaderScript], {
+      detached: true,
+      stdio: ['ignore', 'pipe', 'ignore'],
+    })
     children.push(processIdentity(parent.pid!))
     let out = ''
     parent.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString()))
+    const pidOf = (name: string): number | undefined => {
+      const pid = Number(new RegExp(`^${name} (\\d+)$`, 'm').exec(out)?.[1])
+      return pid > 0 ? pid : undefined
+    }
     const [leader, member] = await waitFor(() => {
-      const pids = out.trim().split('\n').map(Number)
-      return pids.length === 2 && pids.every((pid) => pid > 0) ? pids : undefined
+      const pids = [pidOf('leader'), pidOf('member')]
+      return pids.every((pid) => pid !== undefined) ? pids : undefined
     }, 'the two pids')
     children.push(processIdentity(leader!))
     await waitFor(() => (readFileSync(`/proc/${leader}/stat`, 'utf8').includes(') Z ') ? true : undefined), 'the leader to be a zombie')
