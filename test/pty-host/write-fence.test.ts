@@ -9,6 +9,7 @@ import { join } from 'node:path'
 import { createPtyController } from 'ptykit/controller'
 import { createPtyHostProvider } from 'ptykit/pty-host'
 import { expect, it } from 'vitest'
+import { waitFor } from '../node-pty/pty-test-support.js'
 import { inProcessHost, onceConnectedAgain, ptyDiedWhileDisconnected, rawClient, spawnAsAnotherApp, useCleanups } from './pty-host-test-support.js'
 
 const cleanups = useCleanups()
@@ -27,9 +28,12 @@ it("a write the host receives for an incarnation that is not the id's live one i
   expect(stale.result).toEqual({ kind: 'refused', reason: 'stale_incarnation' })
   const own = await client.request('write', { ptyId: 'term-1', data: 'mine\n', expectedIncarnationId: incarnationId })
   expect(own.result).toEqual({ kind: 'accepted' })
-  await new Promise((resolve) => setTimeout(resolve, 200))
-  const got = existsSync(sink) ? readFileSync(sink, 'utf8') : ''
-  expect(got).toContain('mine')
+  // Waits for the accepted write to reach the sink (a fixed 200 ms was too short on a loaded
+  // machine). It was sent after the refused one: had that gone through, it would be there first.
+  const got = await waitFor(() => {
+    const text = existsSync(sink) ? readFileSync(sink, 'utf8') : ''
+    return text.includes('mine') ? text : undefined
+  }, "the accepted write 'mine' in the sink", 15_000)
   expect(got).not.toContain('INTRUDER')
 })
 
