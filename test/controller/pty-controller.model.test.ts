@@ -834,6 +834,8 @@ const commandArbs: fc.Arbitrary<Command>[] = [
 ]
 
 describe('controller model', () => {
+  // 1 000 runs are seconds of CPU, and several times that in wall time on a loaded machine (21 s
+  // once, past the 20 s default). The timeout guards against a hang, not speed.
   it('agrees with the evidence model over random command sequences', async () => {
     await fc.assert(
       fc.asyncProperty(fc.commands(commandArbs, { maxCommands: 80, size: 'max' }), async (commands) => {
@@ -866,5 +868,5 @@ describe('controller model', () => {
     // A stop whose exit report is lost (the fake's `exit_unreported`) is verified by a listing and
     // published as `operator_close`: the runs must have checked that path, not only the others.
     expect(reached.exitsVerifiedByListing).toBeGreaterThan(0)
-  })
+  }, 120_000)
 })
