@@ -7,7 +7,7 @@
  */
 import { createPtyHostProvider } from 'ptykit/pty-host'
 import { describe, expect, it } from 'vitest'
-import { answerAttach, fakeAttachHost, useCleanups, type FakeAttachRequest } from './pty-host-test-support.js'
+import { answerAttach, fakeAttachHost, onceConnectedAgain, useCleanups, type FakeAttachRequest } from './pty-host-test-support.js'
 
 const cleanups = useCleanups()
 
@@ -35,9 +35,7 @@ describe('pty host provider: a caller attach overlapping the reconnect re-attach
     // Cut off by the drop: the record stays, unknown, with no incarnation.
     await expect(app.attach('s1')).rejects.toMatchObject({ code: 'transport_lost' })
     // The caller tries again as soon as the reconnect's connection is there (its recovery in flight).
-    for (let i = 0; i < 200 && !app.connected; i++) await new Promise((resolve) => setTimeout(resolve, 5))
-    expect(app.connected).toBe(true)
-    await app.attach('s1')
+    await onceConnectedAgain(app, () => app.attach('s1'), 8_000)
     await new Promise((resolve) => setTimeout(resolve, 200))
     expect(delivered).toBe(text)
     await host.close()

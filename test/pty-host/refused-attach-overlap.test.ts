@@ -7,7 +7,7 @@
  */
 import { createPtyHostProvider } from 'ptykit/pty-host'
 import { describe, expect, it } from 'vitest'
-import { answerAttach, fakeAttachHost, inProcessHost, okReplyFrame, refusalFrame, useCleanups } from './pty-host-test-support.js'
+import { answerAttach, fakeAttachHost, inProcessHost, okReplyFrame, onceConnectedAgain, refusalFrame, useCleanups } from './pty-host-test-support.js'
 
 const cleanups = useCleanups()
 
@@ -92,8 +92,7 @@ describe('pty host provider: the record a refused attach keeps for another attac
     const plain = app.attach('s1')
     await expect(stale).rejects.toMatchObject({ code: 'pty_live_other_incarnation' })
     await expect(plain).rejects.toMatchObject({ code: 'transport_lost' })
-    for (let i = 0; i < 200 && !app.connected; i++) await new Promise((resolve) => setTimeout(resolve, 5))
-    expect(app.connected).toBe(true)
+    await onceConnectedAgain(app, () => undefined, 8_000)
     await new Promise((resolve) => setTimeout(resolve, 200))
     // The session runs (inc-1): no exit is reported, least of all one of inc-0, which this app never held.
     expect(exits).toEqual([])
