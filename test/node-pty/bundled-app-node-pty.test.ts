@@ -7,6 +7,7 @@ import { mkdirSync, readFileSync, symlinkSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { bundleApp, REPO_ROOT, runApp, useAppDirs } from '../support/bundled-app.js'
+import { waitFor } from './pty-test-support.js'
 
 const appDir = useAppDirs()
 
@@ -75,8 +76,7 @@ describe('a bundled app and node-pty', () => {
         return false // gone
       }
     }
-    for (let i = 0; i < 100 && alive(); i++) await new Promise((r) => setTimeout(r, 20))
-    expect(alive()).toBe(false)
+    await waitFor(() => (alive() ? undefined : true), `the PTY the guarded app left (pid ${pid}) to end`, 15_000)
   }, 20_000)
 
   it('node-pty inlined into the bundle: node_pty_unavailable says to keep it external and ship it (or pass loadNodePty)', async () => {
