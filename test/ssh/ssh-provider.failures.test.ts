@@ -8,6 +8,7 @@ import type { PtyExitEvent } from 'ptykit/contracts'
 import { isPtySpawnError, type PtySpawnError } from 'ptykit/spawn'
 import { createSshProvider, isSshOptionError, isSshProviderError, sshKeyFingerprint, type SshProvider, type SshProviderError } from 'ptykit/ssh'
 import { waitFor } from '../node-pty/pty-test-support.js'
+import type { Ssh2Channel, Ssh2Client, Ssh2PtyRequest } from '../../src/ssh/ssh2-module.js'
 import { SSH_TEST_KEY_PASSPHRASE, startSshd } from './sshd-fixture.js'
 import { isAlive, sshOptions, useSshd } from './ssh-test-support.js'
 
@@ -23,26 +24,63 @@ function track(provider: SshProvider): SshProvider {
 }
 
 /**
- * Makes the host busy for `busyMs` right after a timer of exactly `delayMs` is armed — the launch
- * timeout, armed as the session channel's exec reply is read — until the returned function is
- * called. Output that arrives meanwhile waits in the socket, and the timer, due when the busy turn
- * ends, fires before it is read (timers run before I/O in a loop turn): a launch marker in flight.
+ * The real `ssh2`, whose first PTY channel's output — the launch marker first — reaches the
+ * provider only once a timer of exactly `delayMs` (the launch timeout, armed once the session's
+ * exec is answered) has fired: a launch marker in flight as the timeout passes. Whatever the
+ * machine's load: a host too slow to read the socket in time once read the exec's answer and the
+ * marker in one chunk, and the timeout never fired (the spawn succeeded). Undone by the returned
+ * function (the patched `setTimeout` must not outlive the test: test files share their worker's
+ * globals).
  */
-function busyWhenTimerArmed(delayMs: number, busyMs: number): () => void {
+function markerAfterTimerOf(delayMs: number): { loadSsh2: () => Promise<unknown>; undo: () => void } {
   const original = globalThis.setTimeout
-  globalThis.setTimeout = ((callback: () => void, ms?: number, ...rest: unknown[]) => {
-    if (ms === delayMs) {
-      setImmediate(() => {
-        const end = performance.now() + busyMs
-        while (performance.now() < end) {
-          // Busy, as a host's synchronous work would be.
-        }
-      })
-    }
-    return original(callback, ms, ...rest)
+  let release: (() => void) | null = null
+  globalThis.setTimeout = ((callback: (...args: unknown[]) => void, ms?: number, ...rest: unknown[]) => {
+    if (ms !== delayMs) return original(callback, ms, ...rest)
+    return original(
+      (...args: unknown[]) => {
+        callback(...args)
+        // After the turn's microtasks: the spawn has seen its timeout pass before the marker comes.
+        setImmediate(() => release?.())
+      },
+      ms,
+      ...rest,
+    )
   }) as typeof setTimeout
-  return () => {
-    globalThis.setTimeout = original
+  const loadSsh2 = async (): Promise<unknown> => {
+    const ssh2 = (await import('ssh2')) as unknown as { Client: new () => Ssh2Client }
+    let armed = true
+    class LateMarkerClient extends ssh2.Client {
+      override exec(command: string, options: { pty?: Ssh2PtyRequest | false }, callback: (error: Error | undefined, channel: Ssh2Channel) => void): boolean {
+        if (!armed || options.pty === undefined || options.pty === false) return super.exec(command, options, callback)
+        armed = false
+        return super.exec(command, options, (error, channel) => {
+          if (error !== undefined && error !== null) return callback(error, channel)
+          const held: (() => void)[] = []
+          let holding = true
+          release = () => {
+            release = null
+            holding = false
+            for (const deliver of held.splice(0)) deliver()
+          }
+          const on = channel.on.bind(channel) as (event: string, listener: (...args: never[]) => void) => Ssh2Channel
+          ;(channel as { on: typeof on }).on = (event, listener) => {
+            if (event !== 'data') return on(event, listener)
+            const reader = listener as (chunk: Buffer) => void
+            return on('data', (chunk: Buffer) => (holding ? held.push(() => reader(chunk)) : reader(chunk)))
+          }
+          callback(error, channel)
+        })
+      }
+    }
+    return { Client: LateMarkerClient }
+  }
+  return {
+    loadSsh2,
+    undo: () => {
+      globalThis.setTimeout = original
+      release?.()
+    },
   }
 }
 
@@ -228,18 +266,16 @@ describe('SSH provider: host keys and credentials', () => {
   })
 
   it('stops a program whose start it did not see within launchTimeoutMs, and says not_started only once the server reported its end', async () => {
-    // The host is busy for 300 ms as the channel opens: the 7 ms launch timeout fires while the
-    // launch marker waits unread in the socket — and meanwhile the program, which ignores the
-    // hangup a closed channel sends, has started on the server.
-    const provider = track(createSshProvider(sshOptions(sshd(), undefined, { launchTimeoutMs: 7 })))
+    // The 7 ms launch timeout fires while the launch marker is in flight — and meanwhile the
+    // program, which ignores the hangup a closed channel sends, has started on the server.
+    const late = markerAfterTimerOf(7)
+    // Undone at the test's end too, should the spawn never settle.
+    onTestFinished(late.undo)
+    const provider = track(createSshProvider(sshOptions(sshd(), undefined, { launchTimeoutMs: 7, loadSsh2: late.loadSsh2 })))
     const controller = createPtyController({ provider })
     const program = `sleep 3${process.pid}.${Date.now() % 1000}`
-    const stopBusy = busyWhenTimerArmed(7, 300)
-    // Undone at the test's end too, should the spawn never settle: the patched setTimeout must not
-    // outlive this test (test files share their worker's globals).
-    onTestFinished(stopBusy)
     const failure = await controller.spawn({ file: '/bin/sh', args: ['-c', `trap '' HUP; exec ${program}`] }).catch((error: unknown) => error)
-    stopBusy()
+    late.undo()
     try {
       expect(isPtySpawnError(failure) && failure.code, JSON.stringify(failure)).toBe('provider_spawn_failed')
       const cause = (failure as PtySpawnError).cause
