@@ -271,6 +271,8 @@ class End implements fc.AsyncCommand<Model, Real> {
 }
 
 describe('terminal output feed (model)', () => {
+  // 3 000 runs are seconds of CPU, and several times that in wall time on a loaded machine (9 s
+  // once). The timeout guards against a hang, not speed.
   it('yields every chunk to every active iterator and acknowledges each once its slowest holder moves on', async () => {
     const commands = [
       fc.constantFrom(undefined, 3, 8).map((cap) => new CreateIterator(cap)),
@@ -308,5 +310,5 @@ describe('terminal output feed (model)', () => {
       }),
       { numRuns: 3_000 },
     )
-  })
+  }, 120_000)
 })
