@@ -87,8 +87,13 @@ describe('SSH: the search for an abandoned launch kills its own session only', (
     const mark = path.join(scratchDir(), 'ran')
     const script = `trap '' HUP; setsid sh -c 'trap "" HUP; exec sleep 1001' & sleep 1002 & touch '${mark}'; exec sleep 1003`
     await abandonedSpawn(proxy, controller, { hostId: 'ssh:loopback', file: '/bin/sh', args: ['-c', script], env: { PTYKIT_H126: tag } }, () => existsSync(mark))
-    await waitFor(() => (withEnv(`PTYKIT_H126=${tag}`).length === 3 ? true : undefined), 'all three outlived the hang-up', 10_000)
-    const before = withEnv(`PTYKIT_H126=${tag}`)
+    // Each runs its sleep once its shell has exec'd it: the mark is touched before the launch's
+    // shell execs sleep 1003 (and maybe before the daemon's execs sleep 1001).
+    const sleeps = ['sleep 1001', 'sleep 1002', 'sleep 1003']
+    const before = await waitFor(() => {
+      const found = withEnv(`PTYKIT_H126=${tag}`)
+      return JSON.stringify(found.map(({ cmdline }) => cmdline).sort()) === JSON.stringify(sleeps) ? found : undefined
+    }, 'all three outlived the hang-up, each running its sleep', 10_000)
     const daemon = before.find(({ cmdline }) => cmdline === 'sleep 1001')
     expect(daemon?.sid).toBe(daemon?.pid)
     const launchSession = before.filter(({ cmdline }) => cmdline !== 'sleep 1001')
