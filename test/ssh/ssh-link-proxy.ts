@@ -15,6 +15,8 @@ export type SshLinkProxy = {
    * the client. The client's bytes still go through.
    */
   holdServerAfter(clientChunks: number, serverChunksToPass?: number): void
+  /** Whether the hold asked for by {@link SshLinkProxy.holdServerAfter} has begun (what it lets through has passed). */
+  readonly holding: boolean
   /** Close every connection through the proxy at once (both ends), and stop holding. */
   dropAll(): void
   /** Close the proxy and its connections. */
@@ -60,6 +62,9 @@ export async function startSshLinkProxy(target: { host: string; port: number }):
     port,
     holdServerAfter(clientChunks, serverChunksToPass = 0) {
       hold = { clientChunks, serverChunks: serverChunksToPass }
+    },
+    get holding() {
+      return holding()
     },
     dropAll,
     close: async () => {

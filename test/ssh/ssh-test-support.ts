@@ -138,7 +138,9 @@ export async function spawnWithLinkLost(
     () => null,
     (error: unknown) => error,
   )
-  await waitFor(() => (ran() ? true : undefined), 'the program ran on the server', 10_000)
+  // Both: the program can run (and say so) before the server's reply to its exec request has
+  // come through — dropped then, the reply to pass would be lost too (a loaded machine).
+  await waitFor(() => (ran() && proxy.holding ? true : undefined), `the program ran on the server, and ${serverChunksToPass} chunk(s) of its replies passed`, 10_000)
   proxy.dropAll()
   return spawning
 }
