@@ -27,6 +27,12 @@ const shellConnection = (shell: string): SshConnection =>
   }) as unknown as SshConnection
 const localShell = shellConnection('/bin/sh')
 
+/**
+ * The budget of each script run: a bound for a hang, not a speed. A sweep of the fabricated /proc
+ * below forks a few processes per read, and on a loaded machine it once took longer than 5 s.
+ */
+const SCRIPT_BUDGET_MS = 15_000
+
 const BOOT_ID = readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim()
 const OTHER_BOOT_ID = BOOT_ID.replace(/^./, (c) => (c === '0' ? '1' : '0'))
 
@@ -54,22 +60,22 @@ describe('remote /proc scripts: identity by pid, start time and boot id', () => 
     const sleeper = startSleeper()
     const gone = { pid: 2 ** 22 + 7, startTime: '1', bootId: BOOT_ID }
     const reused = { ...markerOf(sleeper), startTime: '1' }
-    expect(await probeRemotePids(localShell, [markerOf(sleeper), gone, reused, markerOf(sleeper, OTHER_BOOT_ID), markerOf(sleeper, null)], 5_000)).toEqual([
+    expect(await probeRemotePids(localShell, [markerOf(sleeper), gone, reused, markerOf(sleeper, OTHER_BOOT_ID), markerOf(sleeper, null)], SCRIPT_BUDGET_MS)).toEqual([
       true,
       false,
       false,
       null,
       true,
     ])
-    expect(await probeRemotePids(localShell, [], 5_000)).toEqual([])
+    expect(await probeRemotePids(localShell, [], SCRIPT_BUDGET_MS)).toEqual([])
   })
 
   it('signals the program only where its boot id matches: a shell elsewhere signals nothing', async () => {
     const sleeper = startSleeper()
-    await sweepRemoteSessions(localShell, [{ marker: markerOf(sleeper, OTHER_BOOT_ID), signal: 'TERM' }], 5_000)
+    await sweepRemoteSessions(localShell, [{ marker: markerOf(sleeper, OTHER_BOOT_ID), signal: 'TERM' }], SCRIPT_BUDGET_MS)
     await new Promise((resolve) => setTimeout(resolve, 200))
     expect(isAlive(sleeper)).toBe(true)
-    await sweepRemoteSessions(localShell, [{ marker: markerOf(sleeper), signal: 'TERM' }], 5_000)
+    await sweepRemoteSessions(localShell, [{ marker: markerOf(sleeper), signal: 'TERM' }], SCRIPT_BUDGET_MS)
     await waitFor(() => (isAlive(sleeper) ? undefined : true), 'the program to end on TERM')
   })
 
@@ -102,9 +108,9 @@ describe('remote /proc scripts: identity by pid, start time and boot id', () => 
     await waitFor(() => (readFileSync(`/proc/${leader}/stat`, 'utf8').includes(') Z ') ? true : undefined), 'the leader to be a zombie')
     const marker = markerOf(leader!)
     // Before: the zombie answered alive, so a stop of it waited for an end that had come.
-    expect(await probeRemotePids(localShell, [marker], 5_000)).toEqual([false])
+    expect(await probeRemotePids(localShell, [marker], SCRIPT_BUDGET_MS)).toEqual([false])
     expect(isAlive(member!)).toBe(true)
-    await sweepRemoteSessions(localShell, [{ marker, signal: 'TERM' }], 5_000)
+    await sweepRemoteSessions(localShell, [{ marker, signal: 'TERM' }], SCRIPT_BUDGET_MS)
     await waitFor(() => (isAlive(member!) ? undefined : true), 'the group member to end on TERM')
   })
 
@@ -126,7 +132,7 @@ describe('remote /proc scripts: identity by pid, start time and boot id', () => 
         writeFileSync(join(root, String(pid), 'stat'), `${pid} (prog) ${state} 1 ${pid} ${pid} 34817 ${pid} 4194560 0 0 0 0 0 0 0 0 20 0 ${state === 'X' ? 0 : 1} 0 777\n`)
         return { pid, startTime: '777', bootId: BOOT_ID }
       })
-      expect(await probeRemotePids(connection, markers, 5_000)).toEqual([true, true, false, false, false])
+      expect(await probeRemotePids(connection, markers, SCRIPT_BUDGET_MS)).toEqual([true, true, false, false, false])
     } finally {
       rmSync(root, { recursive: true, force: true })
     }
@@ -160,7 +166,7 @@ describe('remote /proc scripts: identity by pid, start time and boot id', () => 
         mkdirSync(join(root, String(pid)))
         writeFileSync(join(root, String(pid), 'stat.1'), line(pid, first, 0))
         if (again !== null) writeFileSync(join(root, String(pid), 'stat.2'), line(pid, again, 1))
-        expect({ first, again, alive: (await probeRemotePids(connection, [{ pid, startTime: '777', bootId: BOOT_ID }], 5_000))[0] }).toEqual({ first, again, alive })
+        expect({ first, again, alive: (await probeRemotePids(connection, [{ pid, startTime: '777', bootId: BOOT_ID }], SCRIPT_BUDGET_MS))[0] }).toEqual({ first, again, alive })
       }
     } finally {
       rmSync(root, { recursive: true, force: true })
@@ -174,10 +180,10 @@ describe('remote /proc scripts: identity by pid, start time and boot id', () => 
     children.push(processIdentity(program.pid!))
     await waitFor(() => (readFileSync(`/proc/${program.pid}/task/${program.pid}/children`, 'utf8').trim() !== '' ? true : undefined), 'the child')
     // No terminal: no foreground group, so the program's own directory.
-    expect(await inspectRemoteProcess(connection, markerOf(program.pid!), 5_000)).toEqual({ cwd: dir, foreground: null, hasChildren: true })
+    expect(await inspectRemoteProcess(connection, markerOf(program.pid!), SCRIPT_BUDGET_MS)).toEqual({ cwd: dir, foreground: null, hasChildren: true })
     rmSync(dir, { recursive: true })
     // Before the check: bash's `cd -P` into a deleted directory left `$PWD` at /proc/<pid>/cwd.
-    expect(await inspectRemoteProcess(connection, markerOf(program.pid!), 5_000)).toEqual({ cwd: null, foreground: null, hasChildren: true })
+    expect(await inspectRemoteProcess(connection, markerOf(program.pid!), SCRIPT_BUDGET_MS)).toEqual({ cwd: null, foreground: null, hasChildren: true })
   })
 
   it.each(['/bin/sh', '/bin/bash'])('sweeps with %s: every member of the session and group is found and signalled, also after the leader died', async (shell) => {
@@ -192,20 +198,20 @@ describe('remote /proc scripts: identity by pid, start time and boot id', () => 
     const marker = markerOf(leader.pid!)
     const memberStart = markerOf(member).startTime!
     // A look signals nothing; a marker of another boot, or a pid now owned by another start time, looks up nothing.
-    expect(await sweepRemoteSessions(connection, [{ marker, signal: null }, { marker: markerOf(leader.pid!, OTHER_BOOT_ID), signal: 'KILL' }, { marker: { ...marker, startTime: '1' }, signal: 'KILL' }], 5_000)).toEqual([
+    expect(await sweepRemoteSessions(connection, [{ marker, signal: null }, { marker: markerOf(leader.pid!, OTHER_BOOT_ID), signal: 'KILL' }, { marker: { ...marker, startTime: '1' }, signal: 'KILL' }], SCRIPT_BUDGET_MS)).toEqual([
       { survivors: [{ pid: member, startTime: memberStart }] },
       'unobservable',
       { survivors: [] },
     ])
     expect(isAlive(leader.pid!) && isAlive(member)).toBe(true)
     // HUP: the leader dies of it, the member ignores it.
-    expect(await sweepRemoteSessions(connection, [{ marker, signal: 'HUP' }], 5_000)).toEqual([{ survivors: [{ pid: member, startTime: memberStart }] }])
+    expect(await sweepRemoteSessions(connection, [{ marker, signal: 'HUP' }], SCRIPT_BUDGET_MS)).toEqual([{ survivors: [{ pid: member, startTime: memberStart }] }])
     await waitFor(() => (isAlive(leader.pid!) ? undefined : true), 'the leader to die of HUP')
     expect(isAlive(member)).toBe(true)
     // The leader gone, its session id lives on in the member: found, and killed.
-    expect(await sweepRemoteSessions(connection, [{ marker, signal: 'KILL' }], 5_000)).toEqual([{ survivors: [{ pid: member, startTime: memberStart }] }])
+    expect(await sweepRemoteSessions(connection, [{ marker, signal: 'KILL' }], SCRIPT_BUDGET_MS)).toEqual([{ survivors: [{ pid: member, startTime: memberStart }] }])
     await waitFor(() => (isAlive(member) ? undefined : true), 'the member to die of KILL')
-    expect(await sweepRemoteSessions(connection, [{ marker, signal: null }], 5_000)).toEqual([{ survivors: [] }])
+    expect(await sweepRemoteSessions(connection, [{ marker, signal: null }], SCRIPT_BUDGET_MS)).toEqual([{ survivors: [] }])
   })
 
   it.each(['/bin/sh', '/bin/bash'])('sweeps with %s a fabricated /proc: members by session or group, the dead left out (X read twice, a one-thread zombie), pid 1 never', async (shell) => {
@@ -246,7 +252,7 @@ describe('remote /proc scripts: identity by pid, start time and boot id', () => 
         mkdirSync(join(root, String(pid)))
         reads.forEach((text, i) => writeFileSync(join(root, String(pid), `stat.${i + 1}`), text))
       }
-      const answers = await sweepRemoteSessions(connection, [{ marker: { pid: 500, startTime: '50000', bootId: BOOT_ID }, signal: 'TERM' }], 5_000)
+      const answers = await sweepRemoteSessions(connection, [{ marker: { pid: 500, startTime: '50000', bootId: BOOT_ID }, signal: 'TERM' }], SCRIPT_BUDGET_MS)
       expect(answers).toEqual([{ survivors: [501, 502, 504, 507].map((pid) => ({ pid, startTime: `${pid}00` })) }])
       killed.push(...readFileSync(join(root, 'kills'), 'utf8').trim().split('\n'))
       expect(killed).toEqual(['kill -s TERM -- -500', 'kill -s TERM 500', 'kill -s TERM 501', 'kill -s TERM 502', 'kill -s TERM 504', 'kill -s TERM 507'])
@@ -296,13 +302,13 @@ describe('remote /proc scripts: abandoned launches by nonce', () => {
     }, 'the launch and its children, the daemon in a session of its own')
     const daemon = all.find(isDaemon)!
     children.push(processIdentity(daemon))
-    const look = await findLaunchesByNonce(shellConnection(shell), [n], 'KILL', 5_000)
+    const look = await findLaunchesByNonce(shellConnection(shell), [n], 'KILL', SCRIPT_BUDGET_MS)
     expect(look === 'unobservable' || look === null ? look : look.get(n)?.signalled.map(({ pid }) => pid).sort()).toEqual(all.filter((pid) => pid !== daemon).sort())
     expect(look !== null && look !== 'unobservable' && look.get(n)?.leftAlone.map(({ pid }) => pid)).toEqual([daemon])
     await waitFor(() => (all.every((pid) => pid === daemon || !isAlive(pid)) ? true : undefined), 'the session killed')
     expect(isAlive(daemon)).toBe(true)
     // Its session is gone: a look now finds the daemon only, and leaves it alone.
-    const again = await findLaunchesByNonce(shellConnection(shell), [n], 'KILL', 5_000)
+    const again = await findLaunchesByNonce(shellConnection(shell), [n], 'KILL', SCRIPT_BUDGET_MS)
     expect(again).toEqual(new Map([[n, { signalled: [], leftAlone: [expect.objectContaining({ pid: daemon })], unreachable: false }]]))
   })
 
@@ -317,7 +323,7 @@ describe('remote /proc scripts: abandoned launches by nonce', () => {
     const holder = spawn('/usr/bin/env', [`PTYKIT_SSH_LAUNCH=${reused}:${unrelated}`, 'sleep', '60'], { detached: true, stdio: 'ignore' })
     children.push(processIdentity(holder.pid!))
     await waitFor(() => (holders(bare).length === 1 && holders(`${reused}:${unrelated}`).length === 1 ? true : undefined), 'the holders')
-    const look = await findLaunchesByNonce(shellConnection(shell), [bare, reused], 'KILL', 5_000)
+    const look = await findLaunchesByNonce(shellConnection(shell), [bare, reused], 'KILL', SCRIPT_BUDGET_MS)
     expect(look).toEqual(
       new Map([
         [bare, { signalled: [], leftAlone: [expect.objectContaining({ pid: orphan.pid })], unreachable: true }],
@@ -334,8 +340,8 @@ describe('remote /proc scripts: abandoned launches by nonce', () => {
       writeFileSync(join(dir, 'grep'), "#!/bin/sh\necho 'grep: unrecognized option' >&2\nexit 2\n")
       chmodSync(join(dir, 'grep'), 0o755)
       const connection = { run: (script: string, timeoutMs: number) => localShell.run(`PATH='${dir}':$PATH\n${script}`, timeoutMs) } as unknown as SshConnection
-      expect(await findLaunchesByNonce(connection, [nonce()], 'KILL', 5_000)).toBe('unobservable')
-      expect(await findLaunchesByNonce(localShell, [nonce()], 'KILL', 5_000)).toEqual(new Map([[expect.any(String), { signalled: [], leftAlone: [], unreachable: false }]]))
+      expect(await findLaunchesByNonce(connection, [nonce()], 'KILL', SCRIPT_BUDGET_MS)).toBe('unobservable')
+      expect(await findLaunchesByNonce(localShell, [nonce()], 'KILL', SCRIPT_BUDGET_MS)).toEqual(new Map([[expect.any(String), { signalled: [], leftAlone: [], unreachable: false }]]))
     } finally {
       rmSync(dir, { recursive: true, force: true })
     }
