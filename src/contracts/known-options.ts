@@ -3,8 +3,8 @@
  * plain JavaScript nor in an object built elsewhere, and a misspelt option was silently ignored:
  * `dispose({ stopPTYs: false })` stopped every PTY it was meant to keep running. Checked where an
  * ignored option would do something else than asked (lifecycle and configuration: the controller's
- * and the providers' options, `dispose`), not on per-call records a host may pass around whole
- * (spawn options).
+ * and the providers' options, `dispose`; the controller's per-call options, a liveness probe's),
+ * not on per-call records a host may pass around whole (spawn options).
  */
 
 import { describeValue } from './describe-value.js'

@@ -148,6 +148,9 @@ export type RuntimePtyController = {
    * incarnation: a same-id respawn since then is left alone. Confirmed ⇒ the PTY is settled as an
    * operator close (exit code 0 if none was published) and liveness `exited`; not confirmed ⇒
    * liveness `unverifiable` and, if still live, an exit `stop_unverified`.
+   *
+   * @throws TypeError when `stopConfirmed` is not a boolean (a truthy `'false'` would certify a
+   * death nobody confirmed), or `incarnationId` is neither `undefined` nor an incarnation id.
    */
   retireRejectedPty?(ptyId: string, stopConfirmed: boolean, incarnationId: PtyIncarnationId | undefined): void
   /**
@@ -173,7 +176,8 @@ export type RuntimePtyController = {
    * shell's (the PTY's leader), as an IDE's "new terminal here" wants. `null` when unknown, ended,
    * unreadable (or `''`), or on error.
    *
-   * @throws TypeError when `options.of` is neither `'foreground'` nor `'leader'`.
+   * @throws TypeError when `options.of` is neither `'foreground'` nor `'leader'`, or (the default
+   * controller) `options` is not an object or holds an option other than `of`.
    */
   getCwd?(ptyId: string, options?: PtyCwdOptions): Promise<string | null>
   /** The PTY's foreground process name; `null` when unknown, ended, unreadable or on error. */
@@ -181,6 +185,9 @@ export type RuntimePtyController = {
   /**
    * Foreground process and (only with `scanChildProcesses`) children in one call. `unavailable`
    * when the PTY is unknown, not live, or not the `expectedIncarnationId`.
+   *
+   * @throws TypeError (the default controller) when `options` is not an object, holds an option
+   * other than `expectedIncarnationId` and `scanChildProcesses`, or `scanChildProcesses` is not a boolean.
    */
   inspectProcess?(ptyId: string, options?: PtyInspectProcessOptions): Promise<PtyProcessInspection>
   /** The foreground process name, **confirmed** by the owning host; `null` when it cannot be confirmed. */
@@ -202,6 +209,10 @@ export type RuntimePtyController = {
    * The snapshot a re-attaching view paints: the registered renderer's, else the provider's
    * (`serializeProviderBuffer`); `null` when neither can. Paint it, then follow `data` events from
    * its `seq`.
+   *
+   * @throws TypeError (the default controller) when `options` is not an object, holds an option
+   * other than `scrollbackRows`, or `scrollbackRows` is not a non-negative integer (as
+   * `serializeProviderBuffer`).
    */
   serializeBuffer?(ptyId: string, options?: { scrollbackRows?: number }): Promise<PtyBufferSerialization | null>
   /** Register the view holding the PTY's authoritative screen (a newer registration replaces it); dispose to unregister. */

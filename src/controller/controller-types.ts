@@ -1,6 +1,6 @@
 import type { ExecutionHostId, PtyIncarnationId, PtyInspectProcessOptions } from '../contracts/index.js'
 
-/** Options of `PtyController.attach`. */
+/** Options of `PtyController.attach`. Any other option is refused with a `TypeError` naming it. */
 export type PtyAttachOptions = {
   /** The host to attach on. Default `'local'`. */
   hostId?: ExecutionHostId
@@ -8,13 +8,13 @@ export type PtyAttachOptions = {
   signal?: AbortSignal
 }
 
-/** Write options beyond the contract's three arguments. */
+/** Write options beyond the contract's three arguments. Any other option is refused with a `TypeError` naming it. */
 export type PtyWriteOptions = {
   /** Refuse the write (`stale_incarnation`) unless this incarnation is the live one. */
   expectedIncarnationId?: PtyIncarnationId
 }
 
-/** Options of `PtyController.inspectProcess` (the contract's {@link PtyInspectProcessOptions}). */
+/** Options of `PtyController.inspectProcess` (the contract's {@link PtyInspectProcessOptions}). Any other option is refused with a `TypeError` naming it. */
 export type PtyInspectOptions = PtyInspectProcessOptions
 
 /** Options of `PtyController.dispose`. */

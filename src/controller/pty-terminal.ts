@@ -46,7 +46,9 @@ export type PtyTerminal = AsyncDisposable & {
    * delivered before the handle was handed to you, when you subscribe in that same turn).
    * Listening does not acknowledge anything: call `acknowledgeData` (below) as the
    * output is consumed (e.g. from a renderer's write callback), or use `output()`, to take part in
-   * flow control.
+   * flow control. Once this incarnation's death is proven (liveness `exited`), the handle lets go
+   * of its `onData`, `onExit` and `onOutputLoss` listeners and keeps none added later: nothing more
+   * can come (a stop that went unverified keeps them).
    *
    * @throws TypeError when `listener` is not a function (as `onExit` and `onOutputLoss`); what the
    * listener throws while it is handed that earlier output (it is then not subscribed).
@@ -108,8 +110,9 @@ export type PtyTerminal = AsyncDisposable & {
    * An iterator nobody pulls is bounded: once it holds more than `maxQueuedChars` (default 8 Mi
    * chars) it drops what it holds, leaves, and its next pull rejects with `output_overrun`.
    *
-   * @throws TypeError when `options` is not an object, its `signal` not an `AbortSignal` or its
-   * `maxQueuedChars` not a positive integer (or `Infinity`).
+   * @throws TypeError when `options` is not an object or holds an option other than `signal` and
+   * `maxQueuedChars` (naming it), its `signal` not an `AbortSignal` or its `maxQueuedChars` not a
+   * positive integer (or `Infinity`).
    */
   output(options?: PtyTerminalOutputOptions): AsyncIterableIterator<string>
   /**
