@@ -11,7 +11,9 @@ import { defineErrorBrand } from '../contracts/error-brand.js'
  *   or is open to others; the provider refuses to connect (and the host to start);
  * - `unauthorized`: the host refused the client's secret (a spawn or attach that may start a host
  *   reads the secret again and retries until `connectTimeoutMs` first);
- * - `protocol_mismatch`: client and host speak different protocol versions (both are named);
+ * - `protocol_mismatch`: client and host speak different protocol versions (both are named), or
+ *   the host, of an older ptykit, lacks the method asked for (`listExits`); the message says what
+ *   to do (`stopPtyHost({ socketPath })`, whose sessions end with it);
  * - `host_already_running`: a second host was started for a socket path a live host holds;
  * - `pty_absent`: an attach named a PTY the host does not hold (a proven, host-reported absence);
  * - `pty_live_other_incarnation`: an attach named a PTY that is live on the host under another

@@ -109,7 +109,9 @@ export type PtyHostProvider = Omit<PtyProvider, 'getBufferSnapshot'> &
      * `pty_absent` for an ended one. Each carries the cause the host's node-pty provider built from
      * the real status, and `diedBeforeStopRequest` when no stop reached the host before the end,
      * else `stopRequestedBeforeDeath` (a stop of it reached the host, from any app, while it lived).
-     * Starts no host; rejects `host_unavailable` when none answers (never an empty list).
+     * Starts no host; rejects `host_unavailable` when none answers (never an empty list), and
+     * `protocol_mismatch` when the running host is of an older ptykit that does not list exits (or
+     * speaks another protocol version); the message says what to do.
      */
     listExits(): Promise<PtyExitEvent[]>
     /** Whether a connection to the host is open now. */
