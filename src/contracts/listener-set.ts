@@ -53,6 +53,9 @@ export function rethrowOnMicrotask(error: unknown): void {
 /**
  * Create a {@link ListenerSet}.
  *
+ * @throws TypeError when `options` is not an object, holds an option other than
+ * `onListenerError` (naming it), or `onListenerError` is not a function.
+ *
  * @example
  * ```ts
  * const dataListeners = createListenerSet<PtyDataEvent>()

@@ -245,6 +245,11 @@ export interface PtyProvider {
    * a caller acts on as proof — it would "verify" a stop while that process still runs. A provider
    * that attests no incarnations cannot tell them apart: asked about one, it answers `null`, unless
    * it never reuses an id (then the id's answer is the incarnation's).
+   *
+   * ptykit's providers reject, with a `TypeError` naming it, options that are not an object, any
+   * option but `incarnationId` (`expectedIncarnationId`, the name `write` and `shutdown` use, was
+   * ignored: the answer was about whatever process held the id) and an `incarnationId` that is no
+   * incarnation id.
    */
   probeLiveness?(id: string, options?: PtyLivenessProbeOptions): Promise<boolean | null>
   /**

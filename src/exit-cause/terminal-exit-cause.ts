@@ -132,7 +132,11 @@ function isSignalEvidence(signal: unknown): signal is number {
  *    asked it to stop and never saw it die";
  * 5. otherwise `exited(exitCode)`, including `0`.
  *
- * Total and pure; never returns `operator_close` (only the controller knows a stop was asked for).
+ * Total over observations and pure; never returns `operator_close` (only the controller knows a
+ * stop was asked for).
+ *
+ * @throws TypeError when `observation` is not an object (a bare code is
+ * `resolveUnreportedExitCause`'s), naming what it got.
  *
  * @example
  * ```ts

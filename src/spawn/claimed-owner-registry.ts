@@ -84,6 +84,9 @@ function conflict(claim: PtyClaim, heldScope: string | undefined): PtySpawnError
  *   settle and then starts over, so it neither takes the creator's error nor overlaps the PTY
  *   being stopped; only ensures that joined before the release share the creator's outcome;
  * - `importOwner` adds an owner a host's listing advertises, unless the key is already held.
+ *
+ * @throws TypeError when `options` is not an object, holds an option other than `mintGeneration`
+ * and `maxEntries` (naming it), or `maxEntries` is not a positive integer.
  */
 export function createClaimedOwnerRegistry(options: ClaimedOwnerRegistryOptions = {}): ClaimedOwnerRegistry {
   assertOptionsBag('claimed-owner registry', options, CLAIMED_OWNER_REGISTRY_OPTION_NAMES)

@@ -43,6 +43,8 @@ export function isWellFormedSlot(slot: unknown): slot is PtySlot {
 /**
  * The map key of a slot: scope and key, JSON-encoded so that no choice of characters in either can
  * make two different slots collide.
+ *
+ * @throws TypeError when `slot` is not a slot (`{ scopeId?, key }`, non-empty strings).
  */
 export function slotStoreKey(slot: PtySlot): string {
   const given: unknown = slot

@@ -31,13 +31,21 @@ export type SshHostVerifier = (key: SshHostKeyInfo) => boolean | Promise<boolean
  */
 export type SshHostKeyPolicy = 'strict' | 'trust-on-first-use'
 
-/** The `SHA256:…` fingerprint of a host key in SSH wire format. */
+/**
+ * The `SHA256:…` fingerprint of a host key in SSH wire format.
+ *
+ * @throws TypeError when `key` is not a `Buffer`.
+ */
 export function sshKeyFingerprint(key: Buffer): string {
   assertKeyArgument(key)
   return `SHA256:${createHash('sha256').update(key).digest('base64').replace(/=+$/, '')}`
 }
 
-/** The type name at the head of a key in SSH wire format (`ssh-ed25519`); `'unknown'` when malformed. */
+/**
+ * The type name at the head of a key in SSH wire format (`ssh-ed25519`); `'unknown'` when malformed.
+ *
+ * @throws TypeError when `key` is not a `Buffer`.
+ */
 export function sshKeyType(key: Buffer): string {
   assertKeyArgument(key)
   if (key.length < 4) return 'unknown'
@@ -55,7 +63,12 @@ function assertKeyArgument(key: unknown): asserts key is Buffer {
   if (!Buffer.isBuffer(key)) throw new TypeError(`Expected the \`key\` argument to be a Buffer (a host key in SSH wire format), got ${describeValue(key)}`)
 }
 
-/** The name a host has in known_hosts: `host` on port 22, `[host]:port` elsewhere. */
+/**
+ * The name a host has in known_hosts: `host` on port 22, `[host]:port` elsewhere.
+ *
+ * @throws TypeError when `host` is not a string or `port` not an integer from 1 to 65535 (a
+ * string `'22'` included).
+ */
 export function knownHostsName(host: string, port: number): string {
   assertStringArgument('host', host)
   // Why: a port given as a string (`'22'`) made `[host]:22`, a name no known_hosts line uses for port 22.
@@ -91,7 +104,11 @@ function hostFieldMatches(field: string, name: string): boolean {
 /** What known_hosts says about a host key: listed, contradicted (another key, or revoked), or silent. */
 export type KnownHostsVerdict = 'match' | 'mismatch' | 'unknown'
 
-/** Look `key` up for `name` in the text of a known_hosts file. */
+/**
+ * Look `key` up for `name` in the text of a known_hosts file.
+ *
+ * @throws TypeError when `text` or `name` is not a string, or `key` not a `Buffer`.
+ */
 export function lookUpKnownHosts(text: string, name: string, key: Buffer): KnownHostsVerdict {
   assertStringArgument('text', text)
   assertStringArgument('name', name)

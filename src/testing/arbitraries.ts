@@ -113,6 +113,9 @@ export type WireExitConstraints = {
  * Exits as they arrive over a process or network boundary: a code plus maybe a valid cause, maybe
  * a garbage one (a wrong kind, an extra key, a non-positive signal…), maybe none (an old sender).
  * Feed them to `exitCauseFromWire` or to your own wire decoder.
+ *
+ * @throws TypeError when `constraints` is not an object or holds an option other than
+ * `malformedCodes` and `garbageCauses` (naming it).
  */
 export function arbitraryWireExit(constraints: WireExitConstraints = {}): fc.Arbitrary<WireExit> {
   assertOptionsBag('wire exit constraints', constraints, WIRE_EXIT_CONSTRAINT_NAMES)

@@ -85,6 +85,8 @@ class EventRecorder {
 /**
  * Run one check against a fresh provider: set up the harness, run, then stop whatever the check
  * started and dispose the provider — also when the check fails.
+ *
+ * @throws TypeError (as a rejection) for `options` that `ptyProviderConformanceChecks` refuses.
  */
 export async function runPtyProviderConformanceCheck(
   check: PtyProviderConformanceCheck,

@@ -50,6 +50,10 @@ export const CONFORMANCE_TEST_TIMEOUT_FACTOR = 6
  *
  * Use {@link describePtyProviderConformance} to register them with vitest; the list is exported so
  * other runners (or a test of a deliberately broken provider) can run them one by one.
+ *
+ * @throws TypeError when `options` is not an object, lacks one of the three spawn functions, or
+ * holds an option it does not know (naming it: a misspelt `capabilites` would run checks the
+ * provider said it cannot pass).
  */
 export function ptyProviderConformanceChecks(options: PtyProviderConformanceOptions): readonly PtyProviderConformanceCheck[] {
   assertConformanceOptions(options)
@@ -70,6 +74,8 @@ export function ptyProviderConformanceChecks(options: PtyProviderConformanceOpti
  * @param name - The suite's name (usually the provider's).
  * @param makeProvider - A fresh provider per check.
  * @param options - How to start echo, long-running and exiting processes, and what the provider cannot do.
+ * @throws TypeError for `options` that {@link ptyProviderConformanceChecks} refuses, or a
+ * `timeoutMs` that is not a positive number.
  *
  * @example
  * ```ts

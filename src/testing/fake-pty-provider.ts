@@ -35,6 +35,10 @@ const FAKE_PROVIDER_OPTION_NAMES = optionNamesOf<FakePtyProviderOptions>()(
  * exits after the reply are delivered on a later turn (see {@link FakeDeliveryScheduling}); `await
  * provider.settle()` delivers them deterministically.
  *
+ * @throws TypeError naming the option when `options` is not an object, holds an option the fake
+ * does not know (with the one it likely misspells), or one is malformed (a `defaultScript` field
+ * of the wrong type included).
+ *
  * @example
  * ```ts
  * const provider = createFakePtyProvider()

@@ -42,6 +42,9 @@ type ManualTimer = { readonly id: number; readonly at: number; readonly callback
 /**
  * Create a {@link ManualClock}.
  *
+ * @throws TypeError when `options` is not an object, holds an option other than `startAt` (naming
+ * it), or `startAt` is not a finite number.
+ *
  * @example
  * ```ts
  * const clock = createManualClock()
