@@ -11,7 +11,8 @@ import { defineErrorBrand } from '../contracts/error-brand.js'
  * - `auth_failed`: the server refused every offered credential;
  * - `connect_timeout`: no TCP connection within `connectTimeoutMs`;
  * - `handshake_timeout`: the SSH handshake and authentication did not finish within `handshakeTimeoutMs`;
- * - `connection_failed`: any other failure to reach the server (refused, reset, DNS), or `ssh2`
+ * - `connection_failed`: any other failure to reach the server (refused, reset, DNS, closed before
+ *   its banner: sshd past `MaxStartups`, which the message names), or `ssh2`
  *   not loaded because the process had no descriptors to spare (EMFILE, ENFILE; the next use
  *   loads it);
  * - `transport_lost`: the connection dropped (this PTY's fate is unknown: liveness `unverifiable`);

@@ -17,7 +17,10 @@ export const SSH_DEFAULT_LAUNCH_TIMEOUT_MS = 15_000
 export const SSH_RECONNECT_INITIAL_DELAY_MS = 250
 /** The backoff's cap: it doubles from the initial delay up to this. */
 export const SSH_RECONNECT_MAX_DELAY_MS = 10_000
-/** Reconnect attempts after a drop, before waiting for the next spawn to try again. */
+/**
+ * Reconnect attempts after a drop, before waiting for the next spawn (or a stop or liveness probe
+ * of a lost PTY, or `dispose()` with lost PTYs to stop) to try again.
+ */
 export const SSH_RECONNECT_MAX_ATTEMPTS = 8
 /** `$TERM` of remote PTYs unless the host names another. */
 export const SSH_DEFAULT_TERMINAL_NAME = 'xterm-256color'
@@ -58,7 +61,10 @@ export type SshProviderOptions = {
   keepaliveCountMax?: number
   /** How long a spawn waits for its program to start. Default {@link SSH_DEFAULT_LAUNCH_TIMEOUT_MS}. */
   launchTimeoutMs?: number
-  /** Reconnect attempts after a drop; 0 disables background reconnects. Default {@link SSH_RECONNECT_MAX_ATTEMPTS}. */
+  /**
+   * Reconnect attempts after a drop; 0 disables background reconnects (a spawn, and a stop or
+   * liveness probe of a lost PTY, still connect on demand). Default {@link SSH_RECONNECT_MAX_ATTEMPTS}.
+   */
   reconnectMaxAttempts?: number
   /** Grace after HUP before TERM. Default `SSH_HANGUP_GRACE_MS`. */
   hangupGraceMs?: number
