@@ -31,8 +31,9 @@ export type StopPtyHostOptions = {
  *
  * The host is found by its lock (`<socket>.lock`) and trusted only as the process that wrote it:
  * the socket's directory must be this user's and private, and on Linux the running process must
- * have the start time the lock records — so a pid the system reused for another program is never
- * signalled.
+ * have the start time the lock records (the name of its holder link) — so a pid the system reused
+ * for another program is never signalled; but the lock of a host of ptykit before 4 Dec records no
+ * start time, and its pid alone is trusted while it runs.
  *
  * Resolves `true` once the host has exited (a zombie awaiting its parent counts as exited), and
  * `false` when no host holds the socket (no directory, no lock, or a stale one). An in-process
