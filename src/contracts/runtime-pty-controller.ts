@@ -259,7 +259,9 @@ export type RuntimePtyController = {
    * when the provider has no `hasPty`, answers something else, or throws — the controller's own
    * record is not evidence the process still runs), `false` for one whose exit was proven, `null`
    * for an unverified stop. For an id the controller does not track, the providers are asked: any
-   * `true` ⇒ `true`, all `false` ⇒ `false`, otherwise `null`.
+   * `true` ⇒ `true`, all `false` ⇒ `false`, otherwise `null`. Either `false` (an ended PTY's, or
+   * the providers') is `null` while a spawn (`sessionId`) or `attach` of the id is in flight
+   * through the controller: its process may not be started yet.
    */
   hasPty?(ptyId: string): boolean | null
   /**
@@ -314,7 +316,9 @@ export type RuntimePtyController = {
    * answers for a PTY whose stop was unverified updates its liveness (`exited` or `live`). For a
    * PTY the controller tracks, the provider is asked about the tracked incarnation
    * (`PtyLivenessProbeOptions.incarnationId`), so a process spawned under the same id since (by
-   * another app sharing a pty host) is never taken for it.
+   * another app sharing a pty host) is never taken for it. While a spawn (`sessionId`) or `attach`
+   * of an id it does not track (or whose PTY ended) is in flight through the controller, `null`
+   * instead of `false`: its process may not be started yet.
    */
   probePtyLiveness?(ptyId: string): Promise<boolean | null>
 }
