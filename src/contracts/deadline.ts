@@ -60,9 +60,11 @@ const WAIT_BUDGET_OPTION_NAMES = optionNamesOf<PtyWaitBudget>()('deadlineMs', 't
  * {@link LONG_PAST_DEADLINE_MS} and within as much of `now` (a point in time given as
  * `timeoutMs`: `Date.now() + 5_000` would wait 56 years). With neither, the deadline is
  * `now + defaultTimeoutMs`. An option that misspells either name (`timeoutMS`, `timeout_ms`,
- * `deadline`) is refused with a `TypeError` naming it, rather than ignored.
+ * `deadline`) is refused with a `TypeError` naming it, rather than ignored, and so is a `budget`
+ * that is neither `undefined` nor an object (`null`, an array).
  *
- * @param budget - the caller's options (only `deadlineMs` and `timeoutMs` are read); `undefined` means neither.
+ * @param budget - the caller's options (only `deadlineMs` and `timeoutMs` are used; other keys
+ *   pass unless they misspell one of them); `undefined` means neither.
  * @param defaultTimeoutMs - the duration used when the caller gives neither form.
  * @param now - the current time on the clock the deadline is measured by (defaults to `Date.now()`).
  * @returns the absolute deadline in milliseconds.
