@@ -303,6 +303,9 @@ export type RuntimePtyController = {
    * ended one's that its provider kept (the pty host keeps it after an exit of its own and after a
    * `stopAndWait` with `keepHistory: true`) — only when the snapshot names that incarnation
    * (`incarnationId`). `null` otherwise, or on error.
+   *
+   * @throws TypeError (the default controller) when `options` is not an object, holds an option
+   * other than `scrollbackRows`, or `scrollbackRows` is not a non-negative integer.
    */
   serializeProviderBuffer?(
     ptyId: string,
