@@ -96,8 +96,9 @@ export type SshProvider = PtyProvider &
  * - a channel closed with neither, or a dropped connection, is not an exit: the PTY is lost — its
  *   writes settle `unverifiable/transport_lost`, listings reject while no connection is open, and
  *   its liveness is unknown (`null`) until a connection to the same machine and boot is open
- *   again; that connection's side shell then proves it gone (an exit, `unknown/cause_unreported`)
- *   or alive (and stoppable);
+ *   again (a liveness probe or stop of it, and `dispose()`, open one when none is, the background
+ *   reconnects being bounded); that connection's side shell then proves it gone (an exit,
+ *   `unknown/cause_unreported`) or alive (and stoppable);
  * - stops escalate HUP → TERM → KILL through `signal` requests, verified, with a side-channel
  *   fallback for servers that ignore them (OpenSSH for root logins).
  *
