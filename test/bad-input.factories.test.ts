@@ -81,7 +81,10 @@ describe('the conformance suite refuses options it cannot run from, naming them'
     expect(() => ptyProviderConformanceChecks({ ...spawns, spawnExit: undefined } as never)).toThrow(new TypeError('Expected the `spawnExit` option to be a function, got undefined (undefined)'))
     // A misspelt `capabilities` would run the checks the provider said it cannot pass.
     expect(() => ptyProviderConformanceChecks({ ...spawns, capabilites: {} } as never)).toThrow(/^Unknown option `capabilites`: did you mean `capabilities`\?/)
-    expect(ptyProviderConformanceChecks(spawns).length).toBeGreaterThan(0)
+    // So would a misspelt capability: `signal: false` ran the signal checks.
+    expect(() => ptyProviderConformanceChecks({ ...spawns, capabilities: { signal: false } } as never)).toThrow(/^Unknown option `capabilities.signal`: did you mean `signals`\?/)
+    expect(() => ptyProviderConformanceChecks({ ...spawns, capabilities: [] } as never)).toThrow(/^Expected the `capabilities` option to be an object, got /)
+    expect(ptyProviderConformanceChecks({ ...spawns, capabilities: { signals: false, exitsOnDispose: true } }).length).toBeGreaterThan(0)
   })
 
   it('runPtyProviderConformanceCheck rejects bad options before making a provider', async () => {

@@ -92,6 +92,9 @@ export type PtyProviderConformanceCheck = {
   run(harness: PtyProviderConformanceHarness): Promise<void>
 }
 
+/** Every capability of {@link PtyProviderConformanceCapabilities} (complete: checked at compile time). */
+const CONFORMANCE_CAPABILITY_NAMES = optionNamesOf<PtyProviderConformanceCapabilities>()('signals', 'resizeReadback', 'authoritativeListings', 'exitsOnDispose')
+
 /** Every option of {@link PtyProviderConformanceOptions} (complete: checked at compile time). */
 const CONFORMANCE_OPTION_NAMES = optionNamesOf<PtyProviderConformanceOptions>()('spawnEcho', 'spawnLongRunning', 'spawnExit', 'capabilities', 'timeoutMs', 'afterSpawn', 'drive')
 
@@ -99,11 +102,17 @@ const CONFORMANCE_OPTION_NAMES = optionNamesOf<PtyProviderConformanceOptions>()(
  * Throw a `TypeError` naming the option unless `options` is an object with the three spawn
  * functions and no unknown option: `ptyProviderConformanceChecks()` from plain JavaScript threw
  * "Cannot read properties of undefined (reading 'capabilities')", and a misspelt `capabilites`
- * ran checks the provider had said it cannot pass.
+ * ran checks the provider had said it cannot pass (as would a misspelt capability inside it).
  */
 export function assertConformanceOptions(options: unknown): asserts options is PtyProviderConformanceOptions {
   if (!isOptionsObject(options)) throw new TypeError(`Expected the conformance options to be an object ({ spawnEcho, spawnLongRunning, spawnExit, … }), got ${describeValue(options)}`)
   assertKnownOptions('', options, CONFORMANCE_OPTION_NAMES)
+  const capabilities = (options as { capabilities?: unknown }).capabilities
+  if (capabilities !== undefined && !isOptionsObject(capabilities)) {
+    throw new TypeError(`Expected the \`capabilities\` option to be an object, got ${describeValue(capabilities)}`)
+  }
+  // A misspelt capability (`signal: false`) would be ignored: the checks it was to skip would run.
+  assertKnownOptions('capabilities.', capabilities as object | undefined, CONFORMANCE_CAPABILITY_NAMES)
   for (const name of ['spawnEcho', 'spawnLongRunning', 'spawnExit'] as const) {
     const value = (options as Record<string, unknown>)[name]
     if (typeof value !== 'function') throw new TypeError(`Expected the \`${name}\` option to be a function, got ${describeValue(value)}`)
