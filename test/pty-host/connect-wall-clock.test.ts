@@ -1,11 +1,8 @@
 // A connect that polls a host refusing the secret gives up at `connectTimeoutMs` counted on the
 // timers' clock: a frozen or stepped-back `Date` (a test mocking Date, NTP) does not keep it polling.
-import { chmodSync, rmSync } from 'node:fs'
-import { createServer, type Socket } from 'node:net'
 import { afterEach, describe, expect, it, vi } from 'vitest'
-import { encodeFrame, FrameDecoder } from '../../src/pty-host/frame-codec.js'
-import { ptyHostPaths, writeHostSecret } from '../../src/pty-host/socket-security.js'
-import { makeSocketDir, useCleanups } from './pty-host-test-support.js'
+import { encodeFrame } from '../../src/pty-host/frame-codec.js'
+import { fakeHostClosedAfter, useCleanups } from './pty-host-test-support.js'
 import { createPtyHostProvider } from 'ptykit/pty-host'
 
 const cleanups = useCleanups()
@@ -14,25 +11,8 @@ afterEach(() => {
 })
 
 async function refusingHost(): Promise<string> {
-  const { dir, socketPath } = makeSocketDir()
-  writeHostSecret(ptyHostPaths(socketPath))
-  const sockets = new Set<Socket>()
-  const server = createServer((socket) => {
-    sockets.add(socket)
-    const decoder = new FrameDecoder()
-    socket.on('error', () => undefined)
-    socket.on('data', (chunk: Buffer) => {
-      for (const message of decoder.push(chunk) as Record<string, unknown>[]) {
-        if (message.type === 'hello') socket.end(encodeFrame({ type: 'refused', code: 'unauthorized', message: 'The pty host refused the secret' }))
-      }
-    })
-  })
-  await new Promise<void>((resolve) => server.listen(socketPath, resolve))
-  chmodSync(socketPath, 0o600)
-  cleanups.push(async () => {
-    for (const socket of sockets) socket.destroy()
-    await new Promise<void>((resolve) => server.close(() => resolve()))
-    rmSync(dir, { recursive: true, force: true })
+  const { socketPath } = await fakeHostClosedAfter(cleanups, () => undefined, {
+    onHello: (_message, socket) => socket.end(encodeFrame({ type: 'refused', code: 'unauthorized', message: 'The pty host refused the secret' })),
   })
   return socketPath
 }

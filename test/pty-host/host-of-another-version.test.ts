@@ -2,14 +2,13 @@
  * An app upgraded while its pty host runs on: the host it meets (or the app that meets it) is of
  * another ptykit version. What the user gets must say both versions and what to do.
  */
-import { chmodSync, existsSync, readFileSync, rmSync } from 'node:fs'
-import { createConnection, createServer, type Socket } from 'node:net'
-import { join } from 'node:path'
+import { existsSync, readFileSync } from 'node:fs'
+import { createConnection } from 'node:net'
+import { dirname, join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { PTY_HOST_PROTOCOL_VERSION } from 'ptykit/pty-host'
 import { encodeFrame, FrameDecoder } from '../../src/pty-host/frame-codec.js'
-import { ptyHostPaths, writeHostSecret } from '../../src/pty-host/socket-security.js'
-import { inProcessHost, makeSocketDir, providerOn, useCleanups } from './pty-host-test-support.js'
+import { fakeHostClosedAfter, inProcessHost, providerOn, useCleanups } from './pty-host-test-support.js'
 
 const cleanups = useCleanups()
 
@@ -18,29 +17,13 @@ const cleanups = useCleanups()
  * another version with its own text, which says nothing of what to do.
  */
 async function versionOneHost(): Promise<{ socketPath: string; dir: string }> {
-  const { dir, socketPath } = makeSocketDir()
-  writeHostSecret(ptyHostPaths(socketPath))
-  const sockets = new Set<Socket>()
-  const server = createServer((socket) => {
-    sockets.add(socket)
-    const decoder = new FrameDecoder()
-    socket.on('error', () => undefined)
-    socket.on('data', (chunk: Buffer) => {
-      for (const message of decoder.push(chunk) as Record<string, unknown>[]) {
-        if (message.type !== 'hello') continue
-        const text = `pty host protocol mismatch: the client speaks version ${JSON.stringify(message.v)}, the host speaks version 1; run a host from the same ptykit version as the app`
-        socket.end(encodeFrame({ v: 1, type: 'refused', code: 'protocol_mismatch', message: text }))
-      }
-    })
+  const { socketPath } = await fakeHostClosedAfter(cleanups, () => undefined, {
+    onHello: (message, socket) => {
+      const text = `pty host protocol mismatch: the client speaks version ${JSON.stringify(message.v)}, the host speaks version 1; run a host from the same ptykit version as the app`
+      socket.end(encodeFrame({ v: 1, type: 'refused', code: 'protocol_mismatch', message: text }))
+    },
   })
-  await new Promise<void>((resolve) => server.listen(socketPath, resolve))
-  chmodSync(socketPath, 0o600)
-  cleanups.push(async () => {
-    for (const socket of sockets) socket.destroy()
-    await new Promise<void>((resolve) => server.close(() => resolve()))
-    rmSync(dir, { recursive: true, force: true })
-  })
-  return { socketPath, dir }
+  return { socketPath, dir: dirname(socketPath) }
 }
 
 describe('a host of another protocol version', () => {

@@ -244,6 +244,16 @@ export async function onceConnectedAgain<T>(provider: { readonly connected: bool
 /** A `reply` frame answering request `id` with `result` (what a fake host writes back). */
 export const okReplyFrame = (id: unknown, result: unknown): Buffer => encodeFrame({ v: PTY_HOST_PROTOCOL_VERSION, type: 'reply', id, ok: true, result })
 
+/** How a {@link fakeHost} behaves beyond answering requests. */
+export type FakeHostOptions = {
+  /** Unref its server and sockets (the test's process may exit while it listens). */
+  unref?: boolean
+  /** Fields added to its `welcome`. */
+  welcome?: Record<string, unknown>
+  /** Answer a `hello` this way instead of welcoming (a host that refuses the app). */
+  onHello?: (message: Record<string, unknown>, socket: Socket) => void
+}
+
 /**
  * A scripted stand-in for a pty host: welcomes the client (as a host of ptykit 0.1.0 does, plus
  * the `welcome` fields given), then hands each decoded message to `onMessage`. With `unref`, its
@@ -251,7 +261,7 @@ export const okReplyFrame = (id: unknown, result: unknown): Buffer => encodeFram
  */
 export async function fakeHost(
   onMessage: (message: Record<string, unknown>, socket: Socket) => void,
-  options: { unref?: boolean; welcome?: Record<string, unknown> } = {},
+  options: FakeHostOptions = {},
 ): Promise<{ socketPath: string; close(): Promise<void> }> {
   const { dir, socketPath } = makeSocketDir()
   const paths = ptyHostPaths(socketPath)
@@ -264,8 +274,9 @@ export async function fakeHost(
     socket.on('error', () => undefined)
     socket.on('data', (chunk: Buffer) => {
       for (const message of decoder.push(chunk) as Record<string, unknown>[]) {
-        if (message.type === 'hello') socket.write(encodeFrame({ v: PTY_HOST_PROTOCOL_VERSION, type: 'welcome', hostInstanceId: 'fake-host', hostPid: process.pid, ...options.welcome }))
-        else onMessage(message, socket)
+        if (message.type !== 'hello') onMessage(message, socket)
+        else if (options.onHello !== undefined) options.onHello(message, socket)
+        else socket.write(encodeFrame({ v: PTY_HOST_PROTOCOL_VERSION, type: 'welcome', hostInstanceId: 'fake-host', hostPid: process.pid, ...options.welcome }))
       }
     })
   })
@@ -286,7 +297,7 @@ export async function fakeHost(
 export async function fakeHostClosedAfter(
   cleanups: (() => Promise<void>)[],
   onMessage: (message: Record<string, unknown>, socket: Socket) => void,
-  options: { unref?: boolean; welcome?: Record<string, unknown> } = {},
+  options: FakeHostOptions = {},
 ): Promise<{ socketPath: string; close(): Promise<void> }> {
   const host = await fakeHost(onMessage, options)
   cleanups.push(() => host.close())
