@@ -5,6 +5,7 @@
 // never a misspelt option silently ignored. The factory stays usable: the right call then works.
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
+import { notAnOptionsObject } from './support/bad-input.js'
 import { createListenerSet } from '../src/contracts/index.js'
 import { createPtyController } from '../src/controller/index.js'
 import { createNodePtyProvider } from '../src/node-pty/index.js'
@@ -27,11 +28,6 @@ const factories: [string, (options: unknown) => unknown][] = [
 ]
 
 /** What is not an options object: `null`, any primitive, an array (of anything), a function. */
-const notAnOptionsObject = fc.oneof(
-  fc.constantFrom<unknown>(null, 0, Number.NaN, -1, 1.5, Number.POSITIVE_INFINITY, '', 'a\u0000b', true, 10n, Symbol('options'), () => ({})),
-  fc.anything({ withBigInt: true }).filter((value) => value !== undefined && (typeof value !== 'object' || value === null)),
-  fc.array(fc.anything(), { maxLength: 3 }),
-)
 
 /** A `TypeError`, or the pty host's typed option error (`PtyHostError` with code `invalid_option`). */
 function expectOptionError(thrown: unknown): void {

@@ -4,29 +4,10 @@
 // naming the options and showing the value, and start or stop nothing; the next good call works.
 import fc from 'fast-check'
 import { afterEach, describe, expect, it } from 'vitest'
+import { notAnOptionsObject, outcome } from './support/bad-input.js'
 import type { PtyProvider } from '../src/contracts/index.js'
 import { createNodePtyProvider } from '../src/node-pty/index.js'
 import { createFakePtyProvider } from '../src/testing/index.js'
-
-const notAnOptionsObject = fc.oneof(
-  fc.constantFrom<unknown>(null, 0, Number.NaN, -1, 1.5, '', 'a\u0000b', true, 10n, Symbol('options'), () => ({})),
-  fc.anything({ withBigInt: true }).filter((value) => value !== undefined && (typeof value !== 'object' || value === null)),
-  fc.array(fc.anything(), { maxLength: 3 }),
-)
-
-/** How `call()` settles: a synchronous throw, a rejection, or a value. */
-async function outcome(call: () => unknown): Promise<{ how: 'threw' | 'rejected' | 'returned'; value: unknown }> {
-  let result: unknown
-  try {
-    result = call()
-  } catch (error) {
-    return { how: 'threw', value: error }
-  }
-  return Promise.resolve(result).then(
-    (value) => ({ how: 'returned' as const, value }),
-    (error: unknown) => ({ how: 'rejected' as const, value: error }),
-  )
-}
 
 const providers: PtyProvider[] = []
 afterEach(async () => {

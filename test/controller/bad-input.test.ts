@@ -4,28 +4,9 @@
 // and leaves nothing behind: no PTY spawned, no stop issued, no claim held; the next good call works.
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
+import { notAnOptionsObject, outcome } from '../support/bad-input.js'
 import { isPtySpawnError } from '../../src/spawn/index.js'
 import { createHarness } from './controller-harness.js'
-
-const notAnOptionsObject = fc.oneof(
-  fc.array(fc.anything(), { maxLength: 3 }),
-  fc.constantFrom<unknown>(null, 0, Number.NaN, 1.5, '', 'a\u0000b', true, 10n, Symbol('options')),
-)
-
-/** Settle `call()` and say how: a synchronous throw, a rejection, or a value. */
-async function outcome(call: () => unknown): Promise<{ how: 'threw' | 'rejected' | 'returned'; value: unknown }> {
-  let result: unknown
-  try {
-    result = call()
-  } catch (error) {
-    return { how: 'threw', value: error }
-  }
-  if (!(result instanceof Promise)) return { how: 'returned', value: result }
-  return result.then(
-    (value) => ({ how: 'returned' as const, value }),
-    (error: unknown) => ({ how: 'rejected' as const, value: error }),
-  )
-}
 
 describe('controller: an options argument that is not an options object', () => {
   it('spawn / spawnTerminal reject with PtySpawnError invalid_spawn_options naming `options`, and spawn nothing', async () => {
