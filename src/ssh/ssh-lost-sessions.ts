@@ -7,6 +7,7 @@ import type { SshPtySession } from './ssh-pty-session.js'
 import type { SshSessionTable } from './ssh-session-table.js'
 import { SessionLook, SSH_SIDE_COMMAND_TIMEOUT_MS, sshStopSteps, timeoutMessage, type SshStopOptions } from './ssh-stop.js'
 import { onWaitClock, waitClockNow } from '../contracts/deadline.js'
+import { settleWithin } from '../contracts/settle-within.js'
 
 /**
  * How long after a connection drops the lost PTYs are looked up again on another open connection
@@ -49,12 +50,7 @@ export async function judgeOfLostSessionConnecting(session: SshPtySession, keepe
     () => undefined,
     () => undefined,
   )
-  if (withinMs === undefined) await connecting
-  else {
-    let timer: NodeJS.Timeout | undefined
-    await Promise.race([connecting, new Promise<void>((resolve) => (timer = setTimeout(resolve, clampTimerDelay(Math.max(0, withinMs)))))])
-    clearTimeout(timer)
-  }
+  await (withinMs === undefined ? connecting : settleWithin(connecting, Math.max(0, withinMs), undefined))
   return judgeOfLostSession(session, keeper)
 }
 
