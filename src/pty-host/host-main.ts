@@ -10,6 +10,7 @@
 import { isPtyHostError } from './pty-host-error.js'
 import { PTY_HOST_ALREADY_RUNNING_EXIT_CODE, PTY_HOST_PEER_MISSING_EXIT_CODE, forgetLauncherRunAsNode } from './launch-pty-host.js'
 import { loadHeadlessScreens } from './headless-screen.js'
+import { PTY_HOST_LOG_MAX_BYTES } from './host-log.js'
 import { PTY_HOST_FIRST_CLIENT_GRACE_MS, startPtyHost, type PtyHostServerOptions } from './pty-host-server.js'
 
 /** Parse the command line into server options (throws a TypeError naming a bad flag). */
@@ -37,25 +38,44 @@ export function parsePtyHostArgs(argv: readonly string[]): PtyHostServerOptions 
   return options
 }
 
+let loggedBytes = 0
+
+/**
+ * Write a line to stderr — the log `<socket>.log` when an app started this host — with the time.
+ * At most {@link PTY_HOST_LOG_MAX_BYTES} per host: a host that fails the same way in a loop must
+ * not fill the disk (the next launch starts a log that large afresh).
+ */
+function logLine(text: string): void {
+  if (loggedBytes >= PTY_HOST_LOG_MAX_BYTES) return
+  let line = `${new Date().toISOString()} ptykit-pty-host[${process.pid}]: ${text}\n`
+  loggedBytes += Buffer.byteLength(line)
+  if (loggedBytes >= PTY_HOST_LOG_MAX_BYTES) line += `${new Date().toISOString()} ptykit-pty-host[${process.pid}]: the log is full; further messages are dropped\n`
+  try {
+    process.stderr.write(line)
+  } catch {
+    // Nowhere to say it.
+  }
+}
+
 async function main(): Promise<void> {
   forgetLauncherRunAsNode()
   let options: PtyHostServerOptions
   try {
     options = parsePtyHostArgs(process.argv.slice(2))
   } catch (error) {
-    process.stderr.write(`ptykit-pty-host: ${(error as Error).message}\n`)
+    logLine((error as Error).message)
     process.exit(2)
   }
   // Why: a bug in one session's handling must never take every session down with the host.
-  process.on('uncaughtException', (error) => process.stderr.write(`ptykit-pty-host: uncaught: ${error.stack ?? String(error)}\n`))
-  process.on('unhandledRejection', (error) => process.stderr.write(`ptykit-pty-host: unhandled rejection: ${String(error)}\n`))
+  process.on('uncaughtException', (error) => logLine(`uncaught: ${error.stack ?? String(error)}`))
+  process.on('unhandledRejection', (error) => logLine(`unhandled rejection: ${error instanceof Error ? (error.stack ?? String(error)) : String(error)}`))
   process.on('SIGHUP', () => undefined)
   try {
     // Loaded first (the server loads them again, from the module cache): a host without its peers
-    // says so by its exit code, which the app that started it reads (its stderr is discarded).
+    // says so by its exit code, which the app that started it reads (and its log).
     await loadHeadlessScreens()
   } catch (error) {
-    process.stderr.write(`ptykit-pty-host: ${error instanceof Error ? error.message : String(error)}\n`)
+    logLine(error instanceof Error ? error.message : String(error))
     process.exit(PTY_HOST_PEER_MISSING_EXIT_CODE)
   }
   try {
@@ -64,7 +84,7 @@ async function main(): Promise<void> {
     const host = await startPtyHost({ ...options, firstClientGraceMs: PTY_HOST_FIRST_CLIENT_GRACE_MS, onClosed: () => process.exit(0) })
     for (const signal of ['SIGTERM', 'SIGINT'] as const) process.on(signal, () => void host.close())
   } catch (error) {
-    process.stderr.write(`ptykit-pty-host: ${error instanceof Error ? error.message : String(error)}\n`)
+    logLine(error instanceof Error ? error.message : String(error))
     process.exit(isPtyHostError(error) && error.code === 'host_already_running' ? PTY_HOST_ALREADY_RUNNING_EXIT_CODE : 1)
   }
 }

@@ -1,13 +1,14 @@
 import { spawn } from 'node:child_process'
-import { existsSync, readFileSync } from 'node:fs'
+import { closeSync, existsSync, readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { describeValue } from '../contracts/describe-value.js'
 import { resolveProgram, whyNotExecutable } from '../node-pty/launch-plan.js'
 import { assertIntegerOption, invalidPtyHostOption, PtyHostError } from './pty-host-error.js'
+import { openHostLogForLaunch, readHostLogSince } from './host-log.js'
 import { assertScrollbackRowsFit } from './screen-limit.js'
-import { assertSocketPathOption } from './socket-security.js'
+import { assertSocketPathOption, ensurePrivateSocketDir, ptyHostPaths } from './socket-security.js'
 
 /** A command that starts the pty host: a program and its arguments (the host's flags are appended). */
 export type PtyHostCommand = {
@@ -178,6 +179,10 @@ export type LaunchedPtyHost = {
   exitDescription(): string | undefined
   /** The command line it was started with, quoted as for a POSIX shell: a failure names it, to run it by hand. */
   readonly commandLine: string
+  /** The log it writes its stderr to (`<socket>.log`), or `null` when it could not be opened (its stderr is then discarded). */
+  readonly logPath: string | null
+  /** What it wrote to its log since it started (the newest part of a long text), `''` for nothing. */
+  logSinceStart(): string
 }
 
 /** `words` as one POSIX shell command line: a word with anything but safe characters single-quoted. */
@@ -239,7 +244,14 @@ export function startPtyHostProcess(command: PtyHostCommand, flags: PtyHostLaunc
   }
   const args = ptyHostArgs(command, flags)
   const env = ptyHostLaunchEnv(command.file)
-  const child = spawn(command.file, args, { detached: true, stdio: 'ignore', ...(env === undefined ? {} : { env }) })
+  const log = openLogOf(flags.socketPath)
+  let child
+  try {
+    child = spawn(command.file, args, { detached: true, stdio: ['ignore', 'ignore', log === null ? 'ignore' : log.fd], ...(env === undefined ? {} : { env }) })
+  } finally {
+    // The child has its own copy of the descriptor once spawned.
+    if (log !== null) closeSync(log.fd)
+  }
   let exitCode: number | null | undefined
   let exitDescription: string | undefined
   child.on('error', (error) => {
@@ -252,13 +264,36 @@ export function startPtyHostProcess(command: PtyHostCommand, flags: PtyHostLaunc
     exitDescription = code === null ? `signal ${String(signal)}` : `exit code ${code}`
   })
   child.unref()
-  return { pid: child.pid, exitCode: () => exitCode, exitDescription: () => exitDescription, commandLine: shellCommandLine([command.file, ...args]) }
+  return {
+    pid: child.pid,
+    exitCode: () => exitCode,
+    exitDescription: () => exitDescription,
+    commandLine: shellCommandLine([command.file, ...args]),
+    logPath: log === null ? null : log.path,
+    logSinceStart: () => (log === null ? '' : readHostLogSince(log)),
+  }
+}
+
+/**
+ * The log a host on `socketPath` is started with (see `openHostLogForLaunch`), its private
+ * directory made first as the host makes it; `null` when that cannot be done — the host, which
+ * checks the directory itself, then fails saying why.
+ */
+function openLogOf(socketPath: string): ReturnType<typeof openHostLogForLaunch> {
+  try {
+    ensurePrivateSocketDir(socketPath)
+  } catch {
+    return null
+  }
+  return openHostLogForLaunch(ptyHostPaths(socketPath).logPath)
 }
 
 /**
  * Start a pty host in the background: detached (its own session, so the app's terminal and
- * process group do not reach it), no stdio, and unref'd, so the app may exit while it runs.
- * Returns its pid (when the OS gave one).
+ * process group do not reach it), no stdin or stdout, its stderr appended to the log
+ * `<socketPath>.log` (0600, beside the socket: what a host that fails to start, or meets an
+ * uncaught error, says), and unref'd, so the app may exit while it runs. Returns its pid (when the
+ * OS gave one).
  *
  * Every argument is checked first, nothing started on a refusal: a host given a bad flag would
  * exit at once, its stderr discarded, and the pid returned would name a process already gone.

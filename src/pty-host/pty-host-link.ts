@@ -38,10 +38,11 @@ function failedToStart(launched: LaunchedPtyHost): boolean {
 
 /**
  * The refusal of a connect whose host failed to start: `host_unavailable`, naming the command (to
- * run it by hand: its stderr is discarded) and how it ended. The host exits 2 on a command line it
- * refuses, {@link PTY_HOST_PEER_MISSING_EXIT_CODE} when its `@xterm` peers cannot be loaded (the
- * message says what to install) and 1 on any other start failure (an insecure socket directory, a
- * bad option…).
+ * run it by hand), how it ended and what it wrote to its log (`<socket>.log`: its stderr — Node's
+ * own error when the command names no script, the host's when it refused to start). The host
+ * exits 2 on a command line it refuses, {@link PTY_HOST_PEER_MISSING_EXIT_CODE} when its `@xterm`
+ * peers cannot be loaded (the message says what to install) and 1 on any other start failure (an
+ * insecure socket directory, a bad option, a script that does not exist…).
  */
 function startFailure(launched: LaunchedPtyHost, socketPath: string, refusal: PtyHostError): PtyHostError {
   if (launched.exitCode() === PTY_HOST_PEER_MISSING_EXIT_CODE) {
@@ -51,11 +52,14 @@ function startFailure(launched: LaunchedPtyHost, socketPath: string, refusal: Pt
       { cause: refusal },
     )
   }
-  return new PtyHostError(
-    'host_unavailable',
-    `No pty host listens on ${socketPath}: the host this app started ended (${launched.exitDescription() ?? 'unknown'}) before it listened. Its stderr is discarded; run its command to see why: ${launched.commandLine}`,
-    { cause: refusal },
-  )
+  const said = launched.logSinceStart()
+  const why =
+    said !== ''
+      ? `It said (${launched.logPath}): ${said}. Its command: ${launched.commandLine}`
+      : `It wrote nothing${launched.logPath === null ? ' (its stderr could not be logged)' : ` to its log ${launched.logPath}`}; run its command to see why: ${launched.commandLine}`
+  return new PtyHostError('host_unavailable', `No pty host listens on ${socketPath}: the host this app started ended (${launched.exitDescription() ?? 'unknown'}) before it listened. ${why}`, {
+    cause: refusal,
+  })
 }
 
 /**

@@ -21,6 +21,8 @@ export type PtyHostPaths = {
   lockPath: string
   /** The session journal (`session-journal.ts`): how a successor finds this host's sessions again. */
   journalPath: string
+  /** The host's log (`host-log.ts`): the stderr of every host this app starts on the socket (0600). */
+  logPath: string
 }
 
 /**
@@ -71,7 +73,7 @@ export function assertSocketPathFits(socketPath: string): void {
 
 /** The files of the host on `socketPath`. */
 export function ptyHostPaths(socketPath: string): PtyHostPaths {
-  return { socketPath, secretPath: `${socketPath}.secret`, lockPath: `${socketPath}.lock`, journalPath: `${socketPath}.journal` }
+  return { socketPath, secretPath: `${socketPath}.secret`, lockPath: `${socketPath}.lock`, journalPath: `${socketPath}.journal`, logPath: `${socketPath}.log` }
 }
 
 function currentUid(): number | null {
@@ -87,8 +89,8 @@ function lstatOrNull(path: string): Stats | null {
   }
 }
 
-/** Refuse a path not owned by this user, or open to group or others beyond `allowedMode`. */
-function assertPrivate(path: string, stats: Stats, what: string): void {
+/** Refuse a path not owned by this user, or open to group or others (any of the mode bits 077). */
+export function assertPrivate(path: string, stats: Stats, what: string): void {
   const uid = currentUid()
   if (uid !== null && stats.uid !== uid) {
     throw new PtyHostError('insecure_socket', `Refusing the pty host ${what} ${path}: it is owned by uid ${stats.uid}, not by this user (uid ${uid})`)

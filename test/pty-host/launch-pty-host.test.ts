@@ -1,6 +1,8 @@
-import { readdirSync, rmSync } from 'node:fs'
+import { readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
 import { launchPtyHost, type PtyHostCommand, type PtyHostLaunchFlags } from 'ptykit/pty-host'
 import { describe, expect, it } from 'vitest'
+import { openHostLogForLaunch, PTY_HOST_LOG_MAX_BYTES, PTY_HOST_LOG_QUOTE_BYTES, readHostLogSince } from '../../src/pty-host/host-log.js'
 import { HOST_FROM_SOURCES, makeSocketDir, providerOn, useCleanups } from './pty-host-test-support.js'
 
 const cleanups = useCleanups()
@@ -75,7 +77,72 @@ describe('a host that cannot load its @xterm peers', () => {
       code: 'host_unavailable',
       message: expect.stringContaining('could not load @xterm/headless or @xterm/addon-serialize, optional peers of ptykit it needs — npm install @xterm/headless @xterm/addon-serialize'),
     })
-    // Nothing of a host is left: no socket, no secret.
-    expect(readdirSync(dir).filter((name) => !name.endsWith('.journal'))).toEqual([])
+    // Nothing of a host is left: no socket, no secret (its log stays, for whoever looks).
+    expect(readdirSync(dir).filter((name) => !name.endsWith('.journal') && !name.endsWith('.log'))).toEqual([])
+  })
+})
+
+describe("the host's log: what a host that fails to start says reaches the app", () => {
+  it('a hostCommand whose script does not exist fails the spawn quoting Node\'s own error (before: "ended (exit code 1)… Its stderr is discarded")', async () => {
+    const { socketPath } = socketDir()
+    const script = '/nonexistent/ptykit/host-main.js'
+    const app = providerOn(socketPath, { hostCommand: { file: process.execPath, args: [script] }, connectTimeoutMs: 600_000 })
+    cleanups.push(() => app.dispose())
+    const refusal = (await app.spawn({ file: '/bin/sh' }).catch((error: unknown) => error)) as Error & { code?: string }
+    expect(refusal.code).toBe('host_unavailable')
+    expect(refusal.message).toContain('ended (exit code 1) before it listened')
+    expect(refusal.message).toContain(`It said (${socketPath}.log): `)
+    expect(refusal.message).toContain(`Cannot find module '${script}'`)
+    expect(statSync(`${socketPath}.log`).mode & 0o777).toBe(0o600)
+  })
+
+  it('a host that refuses its command line says which flag, stamped with its pid and the time', async () => {
+    const { socketPath } = socketDir()
+    const app = providerOn(socketPath, { hostCommand: { file: process.execPath, args: [...HOST_FROM_SOURCES.args, '--bogus', '1'] }, connectTimeoutMs: 600_000 })
+    cleanups.push(() => app.dispose())
+    const refusal = (await app.spawn({ file: '/bin/sh' }).catch((error: unknown) => error)) as Error
+    expect(refusal.message).toContain('ended (exit code 2) before it listened')
+    expect(refusal.message).toMatch(/It said \([^)]*\): \d{4}-\d\d-\d\dT[\d:.]+Z ptykit-pty-host\[\d+\]: Unknown flag "--bogus"/)
+  })
+
+  it('a second failure quotes only what its own host wrote, not the log of an earlier launch', async () => {
+    const { socketPath } = socketDir()
+    writeFileSync(`${socketPath}.log`, 'an earlier host said this\n', { mode: 0o600 })
+    const hostCommand = { file: process.execPath, args: ['-e', 'process.stderr.write("this launch says why"); process.exit(1)', '--'] }
+    const app = providerOn(socketPath, { hostCommand, connectTimeoutMs: 600_000 })
+    cleanups.push(() => app.dispose())
+    const refusal = (await app.spawn({ file: '/bin/sh' }).catch((error: unknown) => error)) as Error
+    expect(refusal.message).toContain('It said (')
+    expect(refusal.message).toContain('this launch says why')
+    expect(refusal.message).not.toContain('an earlier host said this')
+    expect(readFileSync(`${socketPath}.log`, 'utf8')).toBe('an earlier host said this\nthis launch says why')
+  })
+
+  it('a host that fails in silence is named as such, with its command to run by hand', async () => {
+    const { socketPath } = socketDir()
+    const app = providerOn(socketPath, { hostCommand: { file: process.execPath, args: ['-e', 'process.exit(7)', '--'] }, connectTimeoutMs: 600_000 })
+    cleanups.push(() => app.dispose())
+    const refusal = (await app.spawn({ file: '/bin/sh' }).catch((error: unknown) => error)) as Error
+    expect(refusal.message).toContain(`ended (exit code 7) before it listened. It wrote nothing to its log ${socketPath}.log; run its command to see why: `)
+  })
+
+  it('a log past its bound is started afresh at the next launch; a log that is a symbolic link is not written through', () => {
+    const { dir, socketPath } = socketDir()
+    const logPath = `${socketPath}.log`
+    writeFileSync(logPath, 'x'.repeat(PTY_HOST_LOG_MAX_BYTES + 1), { mode: 0o600 })
+    const log = openHostLogForLaunch(logPath)
+    expect(log).toMatchObject({ path: logPath, startOffset: 0 })
+    expect(statSync(logPath).size).toBe(0)
+    writeFileSync(log!.fd, `${'y'.repeat(PTY_HOST_LOG_QUOTE_BYTES)}the end`)
+    // The newest part of a long text, marked as cut.
+    expect(readHostLogSince(log!)).toBe(`…${'y'.repeat(PTY_HOST_LOG_QUOTE_BYTES - 'the end'.length)}the end`)
+
+    const elsewhere = join(dir, 'elsewhere')
+    writeFileSync(elsewhere, '', { mode: 0o600 })
+    const linked = join(dir, 'linked.sock.log')
+    symlinkSync(elsewhere, linked)
+    expect(openHostLogForLaunch(linked)).toBeNull()
+    writeFileSync(join(dir, 'open.sock.log'), '', { mode: 0o644 })
+    expect(openHostLogForLaunch(join(dir, 'open.sock.log'))).toBeNull()
   })
 })
