@@ -8,7 +8,8 @@
 // 3. installs the tarball offline into an empty project and checks the install pulled in nothing
 //    else (no typed-emitter, no rxjs: the event-emitter types are inlined at build time);
 // 4. compiles, against the installed declarations, with `strict` and without `skipLibCheck`, under
-//    NodeNext (ESM), NodeNext (CJS), Node16 (ESM), Bundler, and Node10 (CJS):
+//    NodeNext (ESM), NodeNext (CJS), Node16 (ESM), Bundler, and Node10 (CJS), and NodeNext (ESM)
+//    with the oldest TypeScript supported (5.0, the `typescript-5.0` devDependency):
 //    - every ```ts (or ```typescript) fence of README.md and docs/getting-started.md, each as its
 //      own module. Names a fence uses without defining come from `consumer-types/doc-context.ts`
 //      (the reader's context: `controller`, `id`, `terminalView`…). A fence's body is wrapped in an
@@ -18,7 +19,7 @@
 //    - `consumer-types/event-payloads.ts`: the event payload types (`@ts-expect-error` on wrong
 //      fields, so a listener parameter that became `any` fails).
 //
-// Offline after `npm ci`: typescript, @types/node, vitest and fast-check come from this repository's
+// Offline after `npm ci`: typescript (and typescript-5.0), @types/node, vitest and fast-check come from this repository's
 // node_modules (symlinked into the fixture). Run it alone with `node scripts/check-consumer-types.mjs`;
 // with PTYKIT_KEEP_FIXTURE=1 it keeps its fixture project (for `npx tsc -p <setting dir>`).
 import { execFile, execFileSync } from 'node:child_process'
@@ -49,6 +50,12 @@ const SETTINGS = [
     moduleResolution: 'Node10',
     skipSamplesImporting: ['vitest', 'fast-check', 'ptykit/testing'],
   },
+  // The oldest TypeScript the published types promise (README "Requirements"): a consumer's
+  // compiler is often older than ours, and a declaration written with a newer feature (a `const`
+  // type parameter is 5.0, `NoInfer` 5.4) breaks it while every newer setting stays green.
+  // The declarations only (every entry imported, and the event payloads): the guides' samples may
+  // use newer syntax (`await using` is 5.2) that a consumer on 5.0 would not write.
+  { name: 'nodenext-esm-ts5.0', type: 'module', module: 'NodeNext', moduleResolution: 'NodeNext', typescriptPackage: 'typescript-5.0', declarationsOnly: true },
 ]
 
 class CheckFailure extends Error {}
@@ -128,15 +135,27 @@ function writeSetting(dir, setting, modules) {
   }
   fs.writeFileSync(path.join(dir, 'tsconfig.json'), JSON.stringify({ compilerOptions, include: ['*.ts'] }, null, 2))
   for (const name of ['doc-context.ts', 'event-payloads.ts']) fs.copyFileSync(path.join(fixtureSources, name), path.join(dir, name))
+  if (setting.declarationsOnly) {
+    fs.writeFileSync(path.join(dir, 'every-entry.ts'), everyEntryModule())
+    return
+  }
   for (const [name, module] of modules) {
     if (module.specifiers.some((specifier) => setting.skipSamplesImporting?.includes(specifier))) continue
     fs.writeFileSync(path.join(dir, name), module.text)
   }
 }
 
-/** Runs the repository's tsc on one setting; resolves to its errors with sample lines mapped to the docs. */
+/** A module importing every entry of package.json `exports`: its declarations are then checked whole. */
+function everyEntryModule() {
+  const { exports } = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8'))
+  const entries = Object.keys(exports).filter((key) => key !== './package.json').map((key) => key.replace(/^\./, 'ptykit'))
+  const lines = entries.map((entry, n) => `import * as entry${n} from '${entry}'`)
+  return `${lines.join('\n')}\nexport const entries = [${entries.map((_, n) => `entry${n}`).join(', ')}]\n`
+}
+
+/** Runs the repository's tsc (or the setting's older one) on one setting; resolves to its errors with sample lines mapped to the docs. */
 async function typeCheck(dir, setting, modules) {
-  const tsc = path.join(root, 'node_modules', 'typescript', 'bin', 'tsc')
+  const tsc = path.join(root, 'node_modules', setting.typescriptPackage ?? 'typescript', 'bin', 'tsc')
   const failure = await new Promise((resolve) => {
     // Asynchronous, so the settings compile side by side.
     execFile(process.execPath, [tsc, '-p', dir, '--pretty', 'false'], { cwd: dir, encoding: 'utf8', maxBuffer: 16 * 1024 * 1024 }, (error, stdout, stderr) =>
