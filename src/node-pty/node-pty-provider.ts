@@ -1,3 +1,4 @@
+import { isMainThread } from 'node:worker_threads'
 import { isOptionsObject } from '../contracts/known-options.js'
 import { NodePtyOptionError } from './node-pty-option-error.js'
 import { assertWriteData } from '../contracts/write-settlement.js'
@@ -31,6 +32,31 @@ import { NodePtySessionTable } from './session-table.js'
 import { createStopLoop, type SessionStopRequest } from './stop-loop.js'
 import { NODE_PTY_HANGUP_GRACE_MS, NODE_PTY_SHUTDOWN_DEADLINE_MS, NODE_PTY_TERMINATE_GRACE_MS } from './stop-schedule.js'
 
+/**
+ * Refuse `killOnProcessExit` (on by default) in a worker thread, where it cannot be kept: the
+ * provider cannot kill its PTYs as a worker ends (a PTY that dies while a worker is torn down makes
+ * node-pty 1.1 abort the whole process, `SIGABRT`), and a worker that ends while one of its PTYs
+ * runs does not end at all until that process dies — node-pty joins the thread that waits for it —
+ * so `worker.terminate()` never resolves, and the process's `process.exit()` never returns, while
+ * a program that ignores the hang-up runs (or a terminal that a later PTY's process holds open).
+ * Before, the provider was created and the option silently did nothing. An app that runs its
+ * PTYs in a worker says `killOnProcessExit: false` and disposes the provider before the worker
+ * ends, or runs its PTYs in the pty host, whose provider works from a worker.
+ *
+ * @throws NodePtyOptionError naming `killOnProcessExit`, in a worker thread unless it is `false`.
+ */
+function assertKillOnProcessExitPossible(killOnProcessExit: boolean | undefined): void {
+  if (isMainThread || killOnProcessExit === false) return
+  throw new NodePtyOptionError(
+    'killOnProcessExit',
+    '`false` in a worker thread',
+    killOnProcessExit,
+    "a worker's provider cannot kill its PTYs as the worker ends (a PTY that dies during a worker's teardown aborts the process in node-pty 1.1), " +
+      'and a worker that ends while one of its PTYs runs waits for that process: `worker.terminate()` and `process.exit()` hang while a program that ignores the hang-up runs. ' +
+      "Pass `killOnProcessExit: false` and dispose the provider before the worker ends, or use ptykit/pty-host's provider, which works in a worker",
+  )
+}
+
 export {
   NODE_PTY_DEFAULT_TERMINAL_NAME,
   type NodePtyProvider,
@@ -56,12 +82,14 @@ export {
  * const { id } = await provider.spawn({ file: '/bin/sh', args: ['-c', 'echo hi; exit 3'] })
  * ```
  *
- * @throws NodePtyOptionError when an option is malformed.
+ * @throws NodePtyOptionError when an option is malformed; and in a worker thread unless
+ * `killOnProcessExit` is `false`, which a worker cannot keep (see the node-pty guide).
  */
 export function createNodePtyProvider(options: NodePtyProviderOptions = {}): NodePtyProvider {
   validateProviderOptions(options)
   const platform = options.platform ?? process.platform
   const isWindows = platform === 'win32'
+  if (!isWindows) assertKillOnProcessExitPossible(options.killOnProcessExit)
   const sweepSession = options.sweepSession ?? true
   const inspector = createProcessInspector(platform)
   // One batched scan of the process table for every stop in flight (see LivenessScanner).

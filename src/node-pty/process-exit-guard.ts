@@ -63,8 +63,10 @@ function attach(guard: ExitGuardRegistry): void {
  * `process.exit()`, which this guard then covers.
  *
  * **Not in a worker thread** (answers a no-op): killing a PTY while a worker is torn down races
- * node-pty 1.1's exit callback and aborts the whole process (`SIGABRT`, `Napi::Error`); raw
- * node-pty leaves such a worker's PTYs running.
+ * node-pty 1.1's exit callback and aborts the whole process (`SIGABRT`, `Napi::Error`), and a
+ * worker that ends with a PTY running waits for it (node-pty joins its waiting thread). The
+ * provider refuses to be created there unless `killOnProcessExit` is `false`, so this answers a
+ * no-op only as a last defence.
  */
 export function guardProcessExit(killer: ProcessExitKiller): () => void {
   if (!isMainThread) return () => undefined
