@@ -30,7 +30,10 @@ import { defineErrorBrand } from '../contracts/error-brand.js'
  *   that is no record of string values: a `Map`, an array) before connecting; the spawn pipeline reports it
  *   as `invalid_spawn_options`;
  * - `stop_timeout`: `stopPtyHost` signalled the host, and it had not exited by `timeoutMs` (its
- *   sessions may still be stopping).
+ *   sessions may still be stopping);
+ * - `unsupported_in_worker`: `startPtyHost` was called in a worker thread, where a host cannot run
+ *   (its sessions would keep the worker from ever ending; see the pty host guide). The provider,
+ *   which runs the host as a process of its own, works in a worker.
  */
 export type PtyHostErrorCode =
   | 'host_unavailable'
@@ -48,6 +51,7 @@ export type PtyHostErrorCode =
   | 'invalid_option'
   | 'invalid_spawn_option'
   | 'stop_timeout'
+  | 'unsupported_in_worker'
 
 /** The typed error of `ptykit/pty-host`, on the client and in the host. */
 export class PtyHostError extends Error {

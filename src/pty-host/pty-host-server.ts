@@ -2,6 +2,7 @@ import { isOptionsObject } from '../contracts/known-options.js'
 import { randomUUID } from 'node:crypto'
 import { chmodSync, rmSync, unlinkSync } from 'node:fs'
 import { createServer, type Server } from 'node:net'
+import { isMainThread } from 'node:worker_threads'
 import { callProvider } from '../contracts/call-provider.js'
 import { clampTimerDelay } from '../contracts/deadline.js'
 import { settleWithin } from '../contracts/settle-within.js'
@@ -167,7 +168,8 @@ function assertNodePtyOptions(nodePty: NodePtyProviderOptions): void {
 /**
  * Start a pty host: take the lock (a second host for the same path refuses with
  * `host_already_running`), write a fresh secret (0600), listen on the socket (0600, in a 0700
- * directory), and run PTYs through ptykit's node-pty provider until idle.
+ * directory), and run PTYs through ptykit's node-pty provider until idle. Main thread only: in a
+ * worker thread it rejects `unsupported_in_worker` (the provider, which runs a host process, works there).
  */
 export async function startPtyHost(options: PtyHostServerOptions = {}): Promise<PtyHostServer> {
   if (!isOptionsObject(options)) throw invalidPtyHostOption('options', 'an object', options)
@@ -187,6 +189,16 @@ export async function startPtyHost(options: PtyHostServerOptions = {}): Promise<
   // Called last in close(): a value that is no function would throw there, in a close that
   // callers do not expect to reject (the idle exit's, say).
   if (options.onClosed !== undefined && typeof options.onClosed !== 'function') throw invalidPtyHostOption('onClosed', 'a function', options.onClosed)
+  // Why not in a worker: a worker that ends while a PTY it spawned runs waits for that process for
+  // as long as it lives (node-pty joins the thread that waits for it), and a host's sessions are
+  // meant to outlive their apps; nor can a worker set the umask the socket is born under.
+  if (!isMainThread) {
+    throw new PtyHostError(
+      'unsupported_in_worker',
+      'Cannot start a pty host in a worker thread: a worker that ends while one of its PTYs runs waits for that process (node-pty), and a host keeps its sessions running. ' +
+        'Run the host as a process of its own (createPtyHostProvider starts one on demand, or launchPtyHost), from the worker if need be',
+    )
+  }
   const idleExitMs = options.idleExitMs ?? PTY_HOST_DEFAULT_IDLE_EXIT_MS
   // The deadline of a stop that names none (its sessions' and a predecessor's orphans'); the
   // welcome names it, and an app waits for a stop's answer that long (plus its request timeout).
