@@ -137,20 +137,26 @@ async function endConnections(clients: readonly HostClient[], flushMs: number): 
   for (const client of clients) client.socket.destroy()
 }
 
-/** Listen on the socket, born 0600 (under umask 077) and chmod'ed to be sure. */
+/**
+ * Listen on the socket, born 0600 (under umask 077) and chmod'ed to be sure. The umask is the whole
+ * process's — every file any code of the app (another copy of ptykit, another extension) creates
+ * meanwhile is born under it — so it is changed only around `listen()` itself, which binds a path
+ * synchronously (its success and its error are reported later), not until the host listens. (A
+ * cluster worker's listen is bound by the primary: its socket relies on the chmod.)
+ */
 async function listenPrivately(server: Server, socketPath: string): Promise<void> {
-  const previousUmask = process.umask(0o077)
-  try {
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject)
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject)
+    const previousUmask = process.umask(0o077)
+    try {
       server.listen(socketPath, () => {
         server.off('error', reject)
         resolve()
       })
-    })
-  } finally {
-    process.umask(previousUmask)
-  }
+    } finally {
+      process.umask(previousUmask)
+    }
+  })
   chmodSync(socketPath, 0o600)
 }
 
