@@ -6,6 +6,7 @@
  */
 import type { OutputFrame } from './frame-codec.js'
 import { assertIntegerOption, invalidPtyHostOption } from './pty-host-error.js'
+import { defaultPtyHostSocketPath } from './socket-security.js'
 
 /**
  * The protocol version this copy of ptykit speaks. Bump it on any incompatible change. 2: output
@@ -102,12 +103,18 @@ export type PtyHostMessage =
 /**
  * What a user does about a running host that an app cannot use (another protocol version, or a
  * host of an older ptykit without a method): stop it — its sessions end with it — so that the next
- * spawn starts a host of the app's own version.
+ * spawn starts a host of the app's own version; or, on the default socket, where the host may be
+ * another application's, give the app a host of its own.
  */
 export function stopMismatchedHostAdvice(socketPath: string): string {
-  return (
+  const advice =
     `stop that host with stopPtyHost({ socketPath: ${JSON.stringify(socketPath)} }) from ptykit/pty-host — the sessions it runs end with it — ` +
     'and restart the apps of the other ptykit version: the next spawn starts a host of the version of the app that makes it'
+  // The default socket is every app's that does not name one: the host may be another product's.
+  if (socketPath !== defaultPtyHostSocketPath()) return advice
+  return (
+    `${advice}. Every app that uses the default socket path shares this host: if it is another application's, do not stop it ` +
+    "(its users' sessions would end); give this app a host of its own instead, with socketPath: defaultPtyHostSocketPath('<your app>')"
   )
 }
 
