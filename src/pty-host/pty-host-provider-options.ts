@@ -25,7 +25,11 @@ export type PtyHostProviderOptions = {
   name?: string
   /** The host id of listing rows. Default `'local'`. */
   hostId?: ExecutionHostId
-  /** The host's socket, an absolute path. Default `defaultPtyHostSocketPath()`. */
+  /**
+   * The host's socket, an absolute path. Default `defaultPtyHostSocketPath()`, which every app of
+   * the user that names none shares (each sees and can stop the others' sessions); an app that
+   * wants a host of its own passes `defaultPtyHostSocketPath('<app name>')`.
+   */
   socketPath?: string
   /** Start a host (detached) when none answers on a spawn or attach. Default `true`. */
   autoStart?: boolean
