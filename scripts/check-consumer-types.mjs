@@ -9,7 +9,8 @@
 //    else (no typed-emitter, no rxjs: the event-emitter types are inlined at build time);
 // 4. compiles, against the installed declarations, with `strict` and without `skipLibCheck`, under
 //    NodeNext (ESM), NodeNext (CJS), Node16 (ESM), Bundler, and Node10 (CJS), and NodeNext (ESM)
-//    with the oldest TypeScript supported (5.0, the `typescript-5.0` devDependency):
+//    with the oldest TypeScript supported (5.0.4, installed from the registry into
+//    node_modules/.cache on first use; the declarations only):
 //    - every ```ts (or ```typescript) fence of README.md and docs/getting-started.md, each as its
 //      own module. Names a fence uses without defining come from `consumer-types/doc-context.ts`
 //      (the reader's context: `controller`, `id`, `terminalView`…). A fence's body is wrapped in an
@@ -19,7 +20,7 @@
 //    - `consumer-types/event-payloads.ts`: the event payload types (`@ts-expect-error` on wrong
 //      fields, so a listener parameter that became `any` fails).
 //
-// Offline after `npm ci`: typescript (and typescript-5.0), @types/node, vitest and fast-check come from this repository's
+// Offline after `npm ci` and one run (the old TypeScript is then cached): typescript, @types/node, vitest and fast-check come from this repository's
 // node_modules (symlinked into the fixture). Run it alone with `node scripts/check-consumer-types.mjs`;
 // with PTYKIT_KEEP_FIXTURE=1 it keeps its fixture project (for `npx tsc -p <setting dir>`).
 import { execFile, execFileSync } from 'node:child_process'
@@ -55,7 +56,7 @@ const SETTINGS = [
   // type parameter is 5.0, `NoInfer` 5.4) breaks it while every newer setting stays green.
   // The declarations only (every entry imported, and the event payloads): the guides' samples may
   // use newer syntax (`await using` is 5.2) that a consumer on 5.0 would not write.
-  { name: 'nodenext-esm-ts5.0', type: 'module', module: 'NodeNext', moduleResolution: 'NodeNext', typescriptPackage: 'typescript-5.0', declarationsOnly: true },
+  { name: 'nodenext-esm-ts5.0', type: 'module', module: 'NodeNext', moduleResolution: 'NodeNext', typescriptVersion: '5.0.4', declarationsOnly: true },
 ]
 
 class CheckFailure extends Error {}
@@ -153,9 +154,28 @@ function everyEntryModule() {
   return `${lines.join('\n')}\nexport const entries = [${entries.map((_, n) => `entry${n}`).join(', ')}]\n`
 }
 
+/**
+ * The tsc of an older TypeScript, installed from the registry on first use into
+ * `node_modules/.cache/` (which `npm ci` empties). Why not a devDependency (`npm:typescript@…`
+ * under another name): its `tsc` and `tsserver` bins would replace the current compiler's in
+ * `node_modules/.bin`, and `npm run typecheck` would compile with the old one.
+ */
+function olderTsc(version) {
+  const prefix = path.join(root, 'node_modules', '.cache', `ptykit-typescript-${version}`)
+  const tsc = path.join(prefix, 'node_modules', 'typescript', 'bin', 'tsc')
+  if (!fs.existsSync(tsc)) {
+    try {
+      run('npm', ['install', '--prefix', prefix, '--no-save', '--no-audit', '--no-fund', '--no-package-lock', `typescript@${version}`])
+    } catch (error) {
+      throw new CheckFailure(`could not install typescript@${version} from the registry into ${prefix} (the check of the oldest TypeScript supported needs it once):\n${error.stderr ?? error.message}`)
+    }
+  }
+  return tsc
+}
+
 /** Runs the repository's tsc (or the setting's older one) on one setting; resolves to its errors with sample lines mapped to the docs. */
 async function typeCheck(dir, setting, modules) {
-  const tsc = path.join(root, 'node_modules', setting.typescriptPackage ?? 'typescript', 'bin', 'tsc')
+  const tsc = setting.typescriptVersion === undefined ? path.join(root, 'node_modules', 'typescript', 'bin', 'tsc') : olderTsc(setting.typescriptVersion)
   const failure = await new Promise((resolve) => {
     // Asynchronous, so the settings compile side by side.
     execFile(process.execPath, [tsc, '-p', dir, '--pretty', 'false'], { cwd: dir, encoding: 'utf8', maxBuffer: 16 * 1024 * 1024 }, (error, stdout, stderr) =>
