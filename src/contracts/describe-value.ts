@@ -18,6 +18,7 @@ export function describeValue(value: unknown): string {
   try {
     if (typeof value === 'string') shown = JSON.stringify(value)
     else if (typeof value === 'function') shown = '[function]'
+    else if (binaryNameOf(value) !== undefined) shown = `${binaryNameOf(value)} of ${describeByteLength((value as ArrayBufferLike).byteLength)}`
     else if (typeof value === 'object' && value !== null) {
       try {
         shown = JSON.stringify(value) ?? Object.prototype.toString.call(value)
@@ -53,13 +54,30 @@ function collectionNameOf(value: unknown): string | undefined {
   }
 }
 
-/** `null`, `array`, or `typeof` the value. Total: `Array.isArray` throws for a revoked proxy. */
+/** `null`, `array`, a binary type's name (`Uint8Array`, `ArrayBuffer`, `DataView`…), or `typeof` the value. Total: `Array.isArray` throws for a revoked proxy. */
 function typeNameOf(value: unknown): string {
   try {
-    return value === null ? 'null' : Array.isArray(value) ? 'array' : typeof value
+    return value === null ? 'null' : Array.isArray(value) ? 'array' : (binaryNameOf(value) ?? typeof value)
   } catch {
     return typeof value
   }
+}
+
+/** `1 byte`, `2 bytes`. */
+function describeByteLength(bytes: number): string {
+  return `${bytes} ${bytes === 1 ? 'byte' : 'bytes'}`
+}
+
+/**
+ * The name of a typed array, `DataView` (a `Buffer` is a `Uint8Array`) or `ArrayBuffer`, else
+ * `undefined`. Why: as JSON, an `ArrayBuffer` or a `DataView` shows as `{}` — a refusal of bytes
+ * in the wrong container (`data` given as `encoded.buffer`) would not say what it got.
+ */
+function binaryNameOf(value: unknown): string | undefined {
+  if (ArrayBuffer.isView(value)) return Object.prototype.toString.call(value).slice(8, -1)
+  if (value instanceof ArrayBuffer) return 'ArrayBuffer'
+  if (typeof SharedArrayBuffer === 'function' && value instanceof SharedArrayBuffer) return 'SharedArrayBuffer'
+  return undefined
 }
 
 /**
