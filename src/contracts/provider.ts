@@ -190,11 +190,29 @@ export interface PtyProvider {
    */
   spawn(options: ProviderSpawnOptions): Promise<PtySpawnResult>
   /**
-   * Write bytes and settle the outcome (three-valued; may settle synchronously). `data` that is
-   * not a string is a programmer error: throw a `TypeError` naming it — never settle it
-   * `unverifiable` with `bytesHandedToTransport: true`, which claims bytes were handed over.
+   * Write text (its UTF-8 bytes) and settle the outcome (three-valued; may settle synchronously).
+   * `data` that is not a string — a `Uint8Array` too: bytes come through
+   * {@link PtyProvider.writeBytes} — is a programmer error: throw a `TypeError` naming it — never
+   * settle it `unverifiable` with `bytesHandedToTransport: true`, which claims bytes were handed over.
    */
   write(id: string, data: string): WriteSettlement | Promise<WriteSettlement>
+  /**
+   * Write raw bytes — input that is not text, such as a terminal's mouse report in the X10
+   * encoding at a column past 95 (bytes 0x80–0xFF, which no string written as UTF-8 can carry) —
+   * exactly as given, and settle the outcome as {@link PtyProvider.write} does (the same refusals,
+   * the same synchronous refusal when it is known before any I/O). An optional capability: the
+   * controller writes a `Uint8Array` only through it, and settles one for a provider without it
+   * `refused('provider_cannot_write_bytes')`, writing nothing — a provider written before this
+   * member (whose `write` takes text only) is never handed bytes it would corrupt. A provider that
+   * has it but whose transport cannot carry bytes to a given PTY (an older host behind it)
+   * answers that refusal itself.
+   *
+   * Bytes and strings written to one PTY arrive in the order written. The caller may reuse
+   * `bytes` once the call returns: a provider that holds any of them for later (a full input
+   * buffer, a queue) copies them. `bytes` that is not a `Uint8Array` is a programmer error: throw
+   * a `TypeError` naming it, as `write` does for `data`.
+   */
+  writeBytes?(id: string, bytes: Uint8Array): WriteSettlement | Promise<WriteSettlement>
   /**
    * Resize; returns false when the PTY is unknown or gone. A size past a limit of the provider's
    * own (within 1 to `MAX_PTY_DIMENSION`, which the controller checks first) is refused by throwing

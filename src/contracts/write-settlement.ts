@@ -8,7 +8,11 @@ import { describeValue } from './describe-value.js'
  * - `provider_unavailable`: no provider is registered for the PTY's host;
  * - `provider_cannot_settle`: the provider cannot settle writes, so none was attempted;
  * - `provider_refused_write`: the provider refused the bytes before handing them on;
- * - `controller_disposed`: the controller was disposed.
+ * - `controller_disposed`: the controller was disposed;
+ * - `provider_cannot_write_bytes`: the write was of bytes (a `Uint8Array`), and the provider cannot
+ *   write bytes — it has no `PtyProvider.writeBytes` (written before providers could take bytes:
+ *   its `write` takes text only), or the host behind it does not know the request (a pty host of
+ *   an older ptykit) — so none was attempted. A string write to the same PTY still goes through.
  */
 export type WriteRefusalReason =
   | 'pty_not_found'
@@ -18,6 +22,7 @@ export type WriteRefusalReason =
   | 'provider_cannot_settle'
   | 'provider_refused_write'
   | 'controller_disposed'
+  | 'provider_cannot_write_bytes'
 
 /**
  * Why a write's fate is unknown.
@@ -104,6 +109,7 @@ export const WRITE_REFUSAL_REASONS: readonly WriteRefusalReason[] = [
   'provider_cannot_settle',
   'provider_refused_write',
   'controller_disposed',
+  'provider_cannot_write_bytes',
 ]
 
 /** Internal (not exported from the index): every unverifiable reason, for the guard and the test arbitraries. */
@@ -165,4 +171,23 @@ export function settlementFromProviderWrite(value: unknown): WriteSettlement {
  */
 export function assertWriteData(data: unknown): asserts data is string {
   if (typeof data !== 'string') throw new TypeError(`Expected the \`data\` argument to be a string, got ${describeValue(data)}`)
+}
+
+/**
+ * Internal (not exported from `ptykit/contracts`): whether `value` is a `Uint8Array` (a `Buffer`
+ * is one), also one made in another realm (a `vm` context, a worker's transfer), where
+ * `instanceof` would say no. Not an `ArrayBuffer`, a `DataView`, nor another typed array: their
+ * elements are not bytes one for one.
+ */
+export function isUint8Array(value: unknown): value is Uint8Array {
+  return ArrayBuffer.isView(value) && Object.prototype.toString.call(value) === '[object Uint8Array]'
+}
+
+/**
+ * Internal (not exported from `ptykit/contracts`): a provider's `writeBytes` refuses `bytes` that
+ * is not a `Uint8Array` with a `TypeError` naming it, before anything is handed to a transport
+ * (see `PtyProvider.writeBytes`).
+ */
+export function assertWriteBytes(bytes: unknown): asserts bytes is Uint8Array {
+  if (!isUint8Array(bytes)) throw new TypeError(`Expected the \`bytes\` argument to be a Uint8Array (a Buffer is one), got ${describeValue(bytes)}`)
 }

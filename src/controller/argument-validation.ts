@@ -1,4 +1,5 @@
 import { describeCodeUnit, loneSurrogateIndex } from '../contracts/well-formed-text.js'
+import { isUint8Array } from '../contracts/write-settlement.js'
 import { isPtyIncarnationId, isTerminalInputKind } from '../contracts/index.js'
 import { describeThrownValue, describeValue } from '../contracts/describe-value.js'
 import { assertKnownOptions, isOptionsObject } from '../contracts/known-options.js'
@@ -90,14 +91,15 @@ export function assertWellFormedData(data: string): void {
 
 /**
  * Check a write's `data` and `inputKind`: `data` a well-formed UTF-16 string (a lone surrogate is
- * refused, naming its index), `inputKind` one of the three kinds. Throws a `TypeError` naming the
- * argument.
+ * refused, naming its index) or a `Uint8Array` (raw bytes, a `Buffer` included), `inputKind` one
+ * of the three kinds. Throws a `TypeError` naming the argument. A string costs what it did before
+ * bytes were accepted (one `typeof`): the `Uint8Array` check runs only for what is no string.
  */
-export function assertWriteArguments(data: unknown, inputKind: unknown): asserts data is string {
-  if (typeof data !== 'string') {
-    throw new TypeError(`Expected the \`data\` argument to be a string, got ${describeValue(data)}`)
+export function assertWriteArguments(data: unknown, inputKind: unknown): asserts data is string | Uint8Array {
+  if (typeof data === 'string') assertWellFormedData(data)
+  else if (!isUint8Array(data)) {
+    throw new TypeError(`Expected the \`data\` argument to be a string or a Uint8Array (a Buffer is one), got ${describeValue(data)}`)
   }
-  assertWellFormedData(data)
   if (!isTerminalInputKind(inputKind)) {
     throw new TypeError(
       `Expected the \`inputKind\` argument to be 'driving', 'launch' or 'query-reply', got ${describeValue(inputKind)}`,

@@ -212,15 +212,39 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
 
   // Writes, size and flow control
 
-  write(ptyId: string, data: string, inputKind: TerminalInputKind, options?: PtyWriteOptions): boolean {
+  /**
+   * The contract's `write` (see `RuntimePtyController.write`), which also takes raw bytes: `data`
+   * a `Uint8Array` (a `Buffer` is one) is written exactly as given — input that is no text, such
+   * as xterm.js's `onBinary` (a mouse report in the X10 encoding past column 95 carries bytes
+   * 0x80–0xFF, which a string written as UTF-8 cannot). `false` when the PTY's provider cannot
+   * write bytes (see {@link PtyController.writeWithSettlement}). A string is written as UTF-8, as
+   * before.
+   *
+   * @throws TypeError when `data` is neither a string nor a `Uint8Array`, or is a string with a
+   * lone surrogate (naming its index); when `inputKind` or `options` is malformed. Nothing is
+   * written.
+   */
+  write(ptyId: string, data: string | Uint8Array, inputKind: TerminalInputKind, options?: PtyWriteOptions): boolean {
     const settlement = this.writeWithSettlement(ptyId, data, inputKind, options)
     if (settlement instanceof Promise) return true
     return settlement.kind === 'accepted'
   }
 
+  /**
+   * The contract's `writeWithSettlement` (see `RuntimePtyController.writeWithSettlement`), which
+   * also takes raw bytes: `data` a `Uint8Array` (a `Buffer` is one) goes to the provider's
+   * `writeBytes` exactly as given, in order with the PTY's string writes. A provider without
+   * `writeBytes` (one written before providers could take bytes: its `write` takes text only) is
+   * never handed them: the write is settled `refused('provider_cannot_write_bytes')`, nothing
+   * written. The bytes are read during the call: the caller may reuse its buffer once it returns.
+   *
+   * @throws TypeError when `data` is neither a string nor a `Uint8Array` (`42`, `[1, 2]`, an
+   * `ArrayBuffer`), or is a string with a lone surrogate (naming its index); when `inputKind` or
+   * `options` is malformed. Nothing is written.
+   */
   writeWithSettlement(
     ptyId: string,
-    data: string,
+    data: string | Uint8Array,
     inputKind: TerminalInputKind,
     options?: PtyWriteOptions,
   ): WriteSettlement | Promise<WriteSettlement> {

@@ -21,19 +21,31 @@ export class PtyInput {
     this.#core = core
   }
 
-  /** Write `data`; see `PtyController.writeWithSettlement`. */
-  write(ptyId: string, data: string, expected: PtyIncarnationId | undefined): WriteSettlement | Promise<WriteSettlement> {
+  /**
+   * Write `data`; see `PtyController.writeWithSettlement`. A string goes to the provider's
+   * `write`, bytes to its `writeBytes` — never to `write`, which a provider written before bytes
+   * could be written takes as text — and are refused `provider_cannot_write_bytes` by a provider
+   * without it, nothing written.
+   */
+  write(ptyId: string, data: string | Uint8Array, expected: PtyIncarnationId | undefined): WriteSettlement | Promise<WriteSettlement> {
     const core = this.#core
     if (core.disposed()) return refusedWrite('controller_disposed')
     const record = core.records.get(ptyId)
     if (record === undefined) return refusedWrite('pty_not_found')
     if (expected !== undefined && expected !== record.incarnationId) return refusedWrite('stale_incarnation')
     if (record.state !== 'live') return refusedWrite('pty_exited')
+    const provider = record.provider
     let settlement: unknown
+    let method: 'write' | 'writeBytes' = 'write'
     try {
-      settlement = record.provider.write(ptyId, data)
+      if (typeof data === 'string') settlement = provider.write(ptyId, data)
+      else {
+        method = 'writeBytes'
+        if (typeof provider.writeBytes !== 'function') return refusedWrite('provider_cannot_write_bytes')
+        settlement = provider.writeBytes(ptyId, data)
+      }
     } catch (error) {
-      reportProviderThrow(core, record.provider, 'write', error, ptyId)
+      reportProviderThrow(core, provider, method, error, ptyId)
       return unverifiableWrite('provider_threw_after_handoff', true)
     }
     if (isPromiseLike(settlement)) {

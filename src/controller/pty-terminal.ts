@@ -78,15 +78,21 @@ export type PtyTerminal = AsyncDisposable & {
    */
   onOutputLoss(listener: (event: PtyControllerOutputLossEvent) => void): DisposableUnsubscribe
   /**
-   * Write bytes; `true` when handed over (as the controller's `write`). Refused once the incarnation
-   * ended or was replaced.
+   * Write text (as UTF-8) or raw bytes (a `Uint8Array`, a `Buffer` included: written exactly as
+   * given, as the controller's `write`); `true` when handed over. Refused once the incarnation
+   * ended or was replaced, and bytes when the PTY's provider cannot write bytes
+   * (`provider_cannot_write_bytes`).
    *
    * @throws TypeError for malformed `data` or `inputKind` (as the controller's), also on a handle
    * whose incarnation ended or was replaced — as every call below with a malformed argument.
    */
-  write(data: string, inputKind?: TerminalInputKind): boolean
-  /** Write and settle in three values; `refused('stale_incarnation')` once the id was respawned, `refused('pty_exited')` once the PTY ended. */
-  writeWithSettlement(data: string, inputKind?: TerminalInputKind): WriteSettlement | Promise<WriteSettlement>
+  write(data: string | Uint8Array, inputKind?: TerminalInputKind): boolean
+  /**
+   * Write text or raw bytes (as {@link PtyTerminal.write}) and settle in three values;
+   * `refused('stale_incarnation')` once the id was respawned, `refused('pty_exited')` once the PTY
+   * ended, `refused('provider_cannot_write_bytes')` for bytes its provider cannot write.
+   */
+  writeWithSettlement(data: string | Uint8Array, inputKind?: TerminalInputKind): WriteSettlement | Promise<WriteSettlement>
   /** Resize; `false` when the PTY ended, was replaced, or the provider refused. */
   resize(cols: number, rows: number): boolean
   /** Dispatch a stop (the exit that follows is `operator_close`); `false` when there is nothing to stop. */
@@ -158,9 +164,9 @@ export type PtyTerminalHost = {
   /** Subscribe to one of the controller's public events. */
   on<E extends keyof PtyControllerEvents>(event: E, listener: PtyControllerEvents[E]): unknown
   /** The controller's `write`. */
-  write(ptyId: string, data: string, inputKind: TerminalInputKind): boolean
+  write(ptyId: string, data: string | Uint8Array, inputKind: TerminalInputKind): boolean
   /** The controller's `writeWithSettlement`. */
-  writeWithSettlement(ptyId: string, data: string, inputKind: TerminalInputKind): WriteSettlement | Promise<WriteSettlement>
+  writeWithSettlement(ptyId: string, data: string | Uint8Array, inputKind: TerminalInputKind): WriteSettlement | Promise<WriteSettlement>
   /** The controller's `resize`. */
   resize(ptyId: string, cols: number, rows: number): boolean
   /** The controller's `kill`. */

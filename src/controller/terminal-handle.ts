@@ -123,14 +123,14 @@ export class TerminalHandle implements PtyTerminal {
   // Why each call checks its arguments before the fence: a malformed call is the caller's bug, a
   // TypeError whatever became of the incarnation (as the controller's calls are after `dispose`).
 
-  write(data: string, inputKind: TerminalInputKind = 'driving'): boolean {
+  write(data: string | Uint8Array, inputKind: TerminalInputKind = 'driving'): boolean {
     assertWriteArguments(data, inputKind)
     if (!this.#isCurrent()) return false
     return this.#controller.write(this.id, data, inputKind)
   }
 
   writeWithSettlement(
-    data: string,
+    data: string | Uint8Array,
     inputKind: TerminalInputKind = 'driving',
   ): WriteSettlement | Promise<WriteSettlement> {
     assertWriteArguments(data, inputKind)

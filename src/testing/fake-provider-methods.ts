@@ -1,6 +1,6 @@
 import { probedIncarnation } from '../contracts/liveness-probe-options.js'
 import type { PtyCwdOptions, PtyLivenessProbeOptions } from '../contracts/index.js'
-import { assertWriteData } from '../contracts/write-settlement.js'
+import { assertWriteBytes, assertWriteData } from '../contracts/write-settlement.js'
 import { callProvider } from '../contracts/call-provider.js'
 import {
   assertPtyDimension,
@@ -32,6 +32,9 @@ import { rejectPendingFakeSpawns, startFakeSpawn } from './fake-spawning.js'
 /** The `PtyProvider` members of {@link FakePtyProvider}: the methods it records (everything but its identity, `calls` and the test controls). */
 export type FakeProviderMethods = Pick<FakePtyProvider, FakeProviderMethod>
 
+/** How a write of bytes shows in `FakeWrite.data` and `written`: decoded as UTF-8, a malformed sequence as U+FFFD. */
+const utf8Decoder = new TextDecoder()
+
 /** The fake's `PtyProvider` methods over `state`. */
 export function createFakeProviderMethods(state: FakeProviderState): FakeProviderMethods {
   const { ptys, events } = state
@@ -54,6 +57,19 @@ export function createFakeProviderMethods(state: FakeProviderState): FakeProvide
       if (pty.state !== 'live') return refusedWrite('pty_exited')
       const settlement = pty.writeSettlement ?? WRITE_ACCEPTED
       pty.writes.push({ data, settlement })
+      return settlement
+    },
+
+    writeBytes(id: string, bytes: Uint8Array): WriteSettlement {
+      assertWriteBytes(bytes)
+      record('writeBytes', [id, bytes])
+      const pty = ptys.get(id)
+      if (pty === undefined) return refusedWrite('pty_not_found')
+      if (pty.state !== 'live') return refusedWrite('pty_exited')
+      const settlement = pty.writeSettlement ?? WRITE_ACCEPTED
+      // A copy: the caller may reuse its buffer once the call returns (as the contract allows).
+      const copy = Uint8Array.from(bytes)
+      pty.writes.push({ data: utf8Decoder.decode(copy), bytes: copy, settlement })
       return settlement
     },
 

@@ -45,6 +45,7 @@ export type FakePtyProviderOptions = {
 export type FakeProviderMethod =
   | 'spawn'
   | 'write'
+  | 'writeBytes'
   | 'resize'
   | 'getSize'
   | 'shutdown'
@@ -89,8 +90,13 @@ export type FakeProviderCall = {
 
 /** One write the fake received while the PTY was live, with the settlement it answered. */
 export type FakeWrite = {
-  /** The bytes written. */
+  /**
+   * The text written; for a write of bytes (`writeBytes`), the bytes decoded as UTF-8 (a malformed
+   * sequence as U+FFFD): assert bytes with {@link FakeWrite.bytes} or `writtenBytes`.
+   */
   data: string
+  /** For a write of bytes (`writeBytes`) only: a copy of the bytes, exactly as written. */
+  bytes?: Uint8Array
   /** What the write was settled as. */
   settlement: WriteSettlement
 }
@@ -115,8 +121,16 @@ export type FakePtyInspection = {
   paused: boolean
   /** True while the spawn reply is held by a `hang` script. */
   spawnPending: boolean
-  /** Concatenation of the data of every accepted write. */
+  /**
+   * Concatenation of the data of every accepted write (a write of bytes decoded as UTF-8: see
+   * {@link FakeWrite.data}).
+   */
   written: string
+  /**
+   * The bytes every accepted write handed on, in order: a string as its UTF-8 encoding, a write of
+   * bytes exactly as written. What a program reading the PTY would have read.
+   */
+  writtenBytes: Uint8Array
   /** Every write received while live, with its settlement. */
   writes: readonly FakeWrite[]
   /** Total chars acknowledged with `acknowledgeData`. */
@@ -155,6 +169,13 @@ export interface FakePtyProvider extends PtyProvider {
   readonly calls: readonly FakeProviderCall[]
   /** Settles synchronously: the PTY's scripted settlement, `refused('pty_exited')` after exit, `refused('pty_not_found')` for an unknown id. */
   write(id: string, data: string): WriteSettlement
+  /**
+   * Settles as {@link FakePtyProvider.write} does, recording a copy of the bytes (see
+   * `getPty(id).writes` and `writtenBytes`). To test a provider without the capability (one
+   * written before providers could take bytes), leave it out: `const { writeBytes, ...textOnly } =
+   * createFakePtyProvider()` — a controller then refuses bytes `provider_cannot_write_bytes`.
+   */
+  writeBytes(id: string, bytes: Uint8Array): WriteSettlement
   /** The size read back; `null` for an unknown or exited PTY. */
   getSize(id: string): {
     /** Current columns. */

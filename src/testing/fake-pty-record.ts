@@ -138,6 +138,7 @@ export function inspectFakePty(pty: FakePtyRecord, incarnations: readonly PtyInc
       .filter((write) => write.settlement.kind === 'accepted')
       .map((write) => write.data)
       .join(''),
+    writtenBytes: bytesWritten(pty.writes),
     writes: [...pty.writes],
     acknowledgedChars: pty.acknowledgedChars,
     inputModeResets: pty.inputModeResets,
@@ -147,4 +148,18 @@ export function inspectFakePty(pty: FakePtyRecord, incarnations: readonly PtyInc
     spawnOptions: pty.options,
     script: pty.script,
   }
+}
+
+const utf8Encoder = new TextEncoder()
+
+/** The bytes of every accepted write, in order: a string as UTF-8, bytes as written. */
+function bytesWritten(writes: readonly FakeWrite[]): Uint8Array {
+  const pieces = writes.filter((write) => write.settlement.kind === 'accepted').map((write) => write.bytes ?? utf8Encoder.encode(write.data))
+  const all = new Uint8Array(pieces.reduce((sum, piece) => sum + piece.length, 0))
+  let at = 0
+  for (const piece of pieces) {
+    all.set(piece, at)
+    at += piece.length
+  }
+  return all
 }

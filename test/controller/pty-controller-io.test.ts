@@ -99,7 +99,7 @@ describe('writes', () => {
     expect(() => h.controller.write(id, 'x', 'typing' as never)).toThrow(
       "Expected the `inputKind` argument to be 'driving', 'launch' or 'query-reply', got \"typing\" (string)",
     )
-    expect(() => h.controller.write(id, 42 as never, 'driving')).toThrow('Expected the `data` argument to be a string, got 42 (number)')
+    expect(() => h.controller.write(id, 42 as never, 'driving')).toThrow('Expected the `data` argument to be a string or a Uint8Array (a Buffer is one), got 42 (number)')
   })
 })
 

@@ -424,13 +424,17 @@ class SpawnCommand extends BaseCommand {
   }
 }
 
+/** A write of text (`'x'`) or, when `bytes` is given, of raw bytes: accepted exactly while the PTY lives, and what the provider got ends with them. */
 class WriteCommand extends BaseCommand {
-  constructor(readonly index: number) {
+  constructor(
+    readonly index: number,
+    readonly bytes: Uint8Array | null,
+  ) {
     super()
   }
   async act(model: Model, real: Real): Promise<void> {
     const { id, incarnation } = pick(model, this.index)
-    const accepted = real.controller.write(id, 'x', 'driving')
+    const accepted = real.controller.write(id, this.bytes ?? 'x', 'driving')
     const pty = real.provider.getPty(id)
     if (accepted && (incarnation?.published !== null || pty?.live !== true || pty.incarnationId !== incarnation?.incarnationId)) {
       violate(model, `write to ${id} accepted after its exit`)
@@ -438,9 +442,14 @@ class WriteCommand extends BaseCommand {
     if (!accepted && incarnation?.published === null && pty?.live === true && pty.incarnationId === incarnation.incarnationId) {
       violate(model, `write to live ${id} refused`)
     }
+    if (accepted && pty !== undefined) {
+      const expected = this.bytes ?? new Uint8Array([0x78])
+      const tail = pty.writtenBytes.subarray(pty.writtenBytes.length - expected.length)
+      if (!Buffer.from(tail).equals(expected)) violate(model, `write of ${this.bytes === null ? 'text' : 'bytes'} to ${id} reached the provider as ${Buffer.from(tail).toString('hex')}`)
+    }
   }
   toString(): string {
-    return `Write(${this.index})`
+    return `Write(${this.index}${this.bytes === null ? '' : `, bytes ${Buffer.from(this.bytes).toString('hex')}`})`
   }
 }
 
@@ -808,7 +817,9 @@ const commandArbs: fc.Arbitrary<Command>[] = [
   freshSpawnArb,
   freshSpawnArb,
   reuseSpawnArb,
-  ...Array.from({ length: 2 }, () => indexArb.map((index) => new WriteCommand(index))),
+  ...Array.from({ length: 2 }, () =>
+    fc.tuple(indexArb, fc.option(fc.uint8Array({ minLength: 1, maxLength: 8 }), { nil: null })).map(([index, bytes]) => new WriteCommand(index, bytes)),
+  ),
   fc.tuple(indexArb, fc.integer({ min: 1, max: 300 }), fc.integer({ min: 1, max: 100 })).map(([i, c, r]) => new ResizeCommand(i, c, r)),
   ...Array.from({ length: 2 }, () => indexArb.map((index) => new KillCommand(index))),
   ...Array.from({ length: 2 }, () =>

@@ -258,7 +258,7 @@ describe('PtyTerminal: malformed arguments', () => {
       await h.controller.spawnTerminal({})
     }
     const loose = terminal as unknown as Record<string, (...args: unknown[]) => unknown>
-    expect(() => loose['write']!(42)).toThrow(new TypeError('Expected the `data` argument to be a string, got 42 (number)'))
+    expect(() => loose['write']!(42)).toThrow(new TypeError('Expected the `data` argument to be a string or a Uint8Array (a Buffer is one), got 42 (number)'))
     expect(() => loose['writeWithSettlement']!('ls', 'typing')).toThrow(/`inputKind` argument .* got "typing"/)
     expect(() => loose['resize']!(Number.NaN, 24)).toThrow(/`cols` argument .* got NaN/)
     await expect(loose['stop']!({ timeoutMs: -1 })).rejects.toThrow(/`timeoutMs` option .* got -1/)

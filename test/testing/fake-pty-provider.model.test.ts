@@ -195,6 +195,28 @@ class WriteCommand implements fc.AsyncCommand<Model, Real> {
   }
 }
 
+class WriteBytesCommand implements fc.AsyncCommand<Model, Real> {
+  constructor(
+    readonly index: number,
+    readonly bytes: Uint8Array,
+  ) {}
+  check(model: Model): boolean {
+    return pick(model, this.index) !== undefined
+  }
+  async run(model: Model, real: Real): Promise<void> {
+    const [id, pty] = pick(model, this.index) as [string, ModelPty]
+    const before = real.provider.getPty(id)?.writtenBytes.length ?? 0
+    expect(real.provider.writeBytes(id, this.bytes)).toEqual(pty.live ? { kind: 'accepted' } : { kind: 'refused', reason: 'pty_exited' })
+    const after = real.provider.getPty(id)?.writtenBytes
+    // Exactly these bytes were added, after everything written before (nothing when refused).
+    expect(after?.subarray(before)).toEqual(pty.live ? this.bytes : new Uint8Array(0))
+    checkInvariants(model, real)
+  }
+  toString(): string {
+    return `writeBytes(${this.index}, ${Buffer.from(this.bytes).toString('hex')})`
+  }
+}
+
 class ResizeCommand implements fc.AsyncCommand<Model, Real> {
   constructor(
     readonly index: number,
@@ -228,6 +250,7 @@ const commands = [
   fc.tuple(index, fc.boolean()).map(([i, pause]) => new PauseCommand(i, pause)),
   fc.tuple(index, fc.boolean()).map(([i, immediate]) => new ShutdownCommand(i, immediate)),
   index.map((i) => new WriteCommand(i)),
+  fc.tuple(index, fc.uint8Array({ minLength: 0, maxLength: 8 })).map(([i, bytes]) => new WriteBytesCommand(i, bytes)),
   fc
     .tuple(index, fc.integer({ min: 1, max: 300 }), fc.integer({ min: 1, max: 100 }))
     .map(([i, cols, rows]) => new ResizeCommand(i, cols, rows)),

@@ -90,6 +90,38 @@ describe('createFakePtyProvider: writes', () => {
   })
 })
 
+describe('createFakePtyProvider: writes of bytes', () => {
+  it('should record a copy of the bytes: writtenBytes holds every accepted write in order (strings as UTF-8), written decodes them', async () => {
+    const provider = createFakePtyProvider()
+    const { id } = await provider.spawn({})
+    const bytes = Buffer.from([0x68, 0xc3, 0xa9, 0xff, 0x00])
+    expect(provider.write(id, 'é')).toEqual({ kind: 'accepted' })
+    expect(provider.writeBytes(id, bytes)).toEqual({ kind: 'accepted' })
+    bytes.fill(0) // the caller reuses its buffer: the record keeps what was written
+    const pty = provider.getPty(id)!
+    expect([...pty.writtenBytes]).toEqual([0xc3, 0xa9, 0x68, 0xc3, 0xa9, 0xff, 0x00])
+    expect(pty.writes[1]?.bytes).toEqual(new Uint8Array([0x68, 0xc3, 0xa9, 0xff, 0x00]))
+    expect(pty.writes[1]?.data).toBe('hé\uFFFD\u0000')
+    expect(pty.written).toBe('éhé\uFFFD\u0000')
+    expect(provider.calls.map((call) => call.method)).toEqual(['spawn', 'write', 'writeBytes'])
+  })
+
+  it('should refuse bytes as it refuses text (pty_exited, pty_not_found), count only accepted ones, and throw a TypeError for what is not a Uint8Array', async () => {
+    const provider = createFakePtyProvider()
+    const { id } = await provider.spawn({})
+    provider.setWriteSettlement(id, { kind: 'refused', reason: 'provider_refused_write' })
+    expect(provider.writeBytes(id, new Uint8Array([1]))).toEqual({ kind: 'refused', reason: 'provider_refused_write' })
+    provider.setWriteSettlement(id, undefined)
+    for (const bytes of ['x', [1, 2], 42, new ArrayBuffer(1)]) {
+      expect(() => provider.writeBytes(id, bytes as never)).toThrow(/^Expected the `bytes` argument to be a Uint8Array \(a Buffer is one\), got /)
+    }
+    expect(provider.getPty(id)?.writtenBytes).toEqual(new Uint8Array(0))
+    provider.emitExit(id, { exitCode: 0 })
+    expect(provider.writeBytes(id, new Uint8Array([1]))).toEqual({ kind: 'refused', reason: 'pty_exited' })
+    expect(provider.writeBytes('ghost', new Uint8Array([1]))).toEqual({ kind: 'refused', reason: 'pty_not_found' })
+  })
+})
+
 describe('createFakePtyProvider: shutdown', () => {
   it('should confirm a graceful stop with SIGHUP and an immediate one with SIGKILL, each attesting the stop came first', async () => {
     const { provider, log } = setup()
