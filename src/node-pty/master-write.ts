@@ -46,7 +46,10 @@ export const MASTER_WRITE_RETRY_MAX_MS = 50
 
 /** Input the kernel could not take yet, for one terminal: written, in order, by {@link retryPendingInput}. */
 type PendingInput = {
-  /** The bytes still to write, oldest first (the first may be the rest of a partly written chunk). */
+  /**
+   * The bytes still to write, oldest first (the first may be the rest of a partly written chunk):
+   * a string's UTF-8 encoding and a write of bytes alike, each a buffer of this module's own.
+   */
   chunks: Buffer[]
   /** The last wait between attempts that wrote nothing; `0` after one that wrote some. */
   waitMs: number
@@ -60,8 +63,9 @@ type PendingInput = {
 const pendingInputs = new WeakMap<object, PendingInput>()
 
 /**
- * Write `data` to a PTY's input on the calling turn, without node-pty's round trip through
- * libuv's thread pool; where that is not possible, `terminal.write(data)` as before.
+ * Write `data` — text, as UTF-8, or raw bytes as they are — to a PTY's input on the calling turn,
+ * without node-pty's round trip through libuv's thread pool; where that is not possible,
+ * `terminal.write(data)` as before (bytes as a `Buffer`, which node-pty writes as it is).
  *
  * **Why.** node-pty 1.1 writes every chunk with an asynchronous `fs.write` (so that a full kernel
  * buffer, `EAGAIN`, cannot block the app): a pool thread wakes to make the syscall, then the main
@@ -93,7 +97,7 @@ const pendingInputs = new WeakMap<object, PendingInput>()
  * (`handleFlowControl`) — the data goes to `terminal.write`. Nothing is kept per terminal but
  * the input it holds: the checks are a few property reads per write.
  */
-export function writeToMaster(terminal: NodePtyTerminal, data: string): MasterWriteOutcome {
+export function writeToMaster(terminal: NodePtyTerminal, data: string | Uint8Array): MasterWriteOutcome {
   const internals = terminal as unknown as UnixTerminalWriteInternals
   const fd = internals._fd
   const socket = internals._socket
@@ -109,19 +113,22 @@ export function writeToMaster(terminal: NodePtyTerminal, data: string): MasterWr
     !Array.isArray(stream._writeQueue) ||
     internals.handleFlowControl === true
   ) {
-    terminal.write(data)
+    terminal.write(forTerminalWrite(data))
     return 'accepted'
   }
   if (socket.destroyed) return 'master-closed'
   if (stream._writeQueue.length > 0) {
-    terminal.write(data)
+    terminal.write(forTerminalWrite(data))
     return 'accepted'
   }
-  const bytes = Buffer.from(data, 'utf8')
+  // A string's encoding is this call's own buffer; the caller's bytes are written from where they
+  // are, and copied only if some must wait (the caller may reuse its buffer once this returns).
+  const owned = typeof data === 'string'
+  const bytes = owned ? Buffer.from(data, 'utf8') : data
   const pending = pendingInputs.get(terminal)
   if (pending !== undefined) {
     // Behind the input still waiting: bytes never overtake earlier ones.
-    if (bytes.length > 0) pending.chunks.push(bytes)
+    if (bytes.length > 0) pending.chunks.push(owned ? (bytes as Buffer) : Buffer.from(bytes))
     return 'accepted'
   }
   let written = 0
@@ -133,8 +140,20 @@ export function writeToMaster(terminal: NodePtyTerminal, data: string): MasterWr
     if ((error as { code?: unknown }).code !== 'EAGAIN') return 'write-failed'
   }
   // The rest (all of it after EAGAIN) waits for room in the kernel's buffer.
-  if (written < bytes.length) holdPendingInput(terminal, bytes.subarray(written), written > 0)
+  if (written < bytes.length) {
+    const rest = bytes.subarray(written)
+    holdPendingInput(terminal, owned ? (rest as Buffer) : Buffer.from(rest), written > 0)
+  }
   return 'accepted'
+}
+
+/**
+ * What `terminal.write` gets: a string as it is, bytes as a `Buffer` copy of their own — node-pty
+ * 1.1 copies a chunk it queues, but a terminal this code does not know might hold the caller's
+ * buffer, which the caller may reuse once the write returns.
+ */
+function forTerminalWrite(data: string | Uint8Array): string | Buffer {
+  return typeof data === 'string' ? data : Buffer.from(data)
 }
 
 function holdPendingInput(terminal: NodePtyTerminal, rest: Buffer, tookSome: boolean): void {

@@ -23,8 +23,8 @@ export type NodePtyTerminal = {
   onData(listener: (data: string) => void): NodePtyDisposable
   /** Subscribe to the exit; a signalled death arrives as `{ exitCode: 0, signal: N }`. */
   onExit(listener: (event: { exitCode: number; signal?: number }) => void): NodePtyDisposable
-  /** Queue bytes for the PTY's input. */
-  write(data: string): void
+  /** Queue input for the PTY: a string as UTF-8, a `Buffer` as it is (node-pty 1.1 takes both). */
+  write(data: string | Buffer): void
   /** Set the window size. Throws on non-positive sizes. */
   resize(cols: number, rows: number): void
   /** Stop reading the master side (the kernel buffer fills and the child blocks). */

@@ -1,7 +1,7 @@
 import { isMainThread } from 'node:worker_threads'
 import { isOptionsObject } from '../contracts/known-options.js'
 import { NodePtyOptionError } from './node-pty-option-error.js'
-import { assertWriteData } from '../contracts/write-settlement.js'
+import { assertWriteBytes, assertWriteData } from '../contracts/write-settlement.js'
 import {
   LOCAL_EXECUTION_HOST_ID,
   createListenerSet,
@@ -303,6 +303,12 @@ export function createNodePtyProvider(options: NodePtyProviderOptions = {}): Nod
       const session = sessions.get(id)
       if (session === undefined) return refusedWrite(sessions.hasExited(id) ? 'pty_exited' : 'pty_not_found')
       return session.write(data)
+    },
+    writeBytes(id: string, bytes: Uint8Array): WriteSettlement {
+      assertWriteBytes(bytes)
+      const session = sessions.get(id)
+      if (session === undefined) return refusedWrite(sessions.hasExited(id) ? 'pty_exited' : 'pty_not_found')
+      return session.write(bytes)
     },
     resize(id: string, cols: number, rows: number): boolean {
       assertPtyDimension('cols', cols)

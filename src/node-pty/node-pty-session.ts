@@ -172,7 +172,7 @@ export class NodePtySession implements ExitDrainHooks<DrainChunk> {
   #command: string | undefined
   #commandTimer: NodeJS.Timeout | null = null
   /** Writes made before the launch command was sent, queued behind it in order (`null`: none). */
-  #writesBehindCommand: string[] | null = null
+  #writesBehindCommand: (string | Buffer)[] | null = null
 
   /**
    * Wire a freshly spawned terminal. Call synchronously right after node-pty's `spawn()`.
@@ -328,14 +328,15 @@ export class NodePtySession implements ExitDrainHooks<DrainChunk> {
   }
 
   /**
-   * Write and settle. While the spawn's launch `command` is still waiting to be sent, the write is
-   * queued behind it (and accepted), so input reaches the shell in the order the host issued it.
+   * Write text (as UTF-8) or raw bytes, and settle. While the spawn's launch `command` is still
+   * waiting to be sent, the write is queued behind it (and accepted; bytes as a copy, since the
+   * caller may reuse its buffer), so input reaches the shell in the order the host issued it.
    */
-  write(data: string): WriteSettlement {
+  write(data: string | Uint8Array): WriteSettlement {
     if (this.#exit !== null || this.#leaderGone) return refusedWrite('pty_exited')
     if (this.#command !== undefined) {
       this.#writesBehindCommand ??= []
-      this.#writesBehindCommand.push(data)
+      this.#writesBehindCommand.push(typeof data === 'string' ? data : Buffer.from(data))
       return WRITE_ACCEPTED
     }
     try {

@@ -106,6 +106,7 @@ export type NodePtyProvider = PtyProvider &
       | 'supportsForegroundProcessEvidence'
       | 'dispose'
       | 'onBytes'
+      | 'writeBytes'
     >
   > & {
   /** Always true: this provider owns every process it lists, so a missing row proves absence. */
