@@ -1,4 +1,4 @@
-import { assertWriteData } from '../contracts/write-settlement.js'
+import { assertWriteBytes, assertWriteData } from '../contracts/write-settlement.js'
 import {
   clampTimerDelay,
   refusedWrite,
@@ -74,7 +74,7 @@ export type SshProvider = PtyProvider &
   Required<
     Pick<
       PtyProvider,
-      'pauseProducer' | 'resumeProducer' | 'hasPty' | 'probeLiveness' | 'getCwd' | 'getForegroundProcess' | 'hasChildProcesses' | 'dispose'
+      'writeBytes' | 'pauseProducer' | 'resumeProducer' | 'hasPty' | 'probeLiveness' | 'getCwd' | 'getForegroundProcess' | 'hasChildProcesses' | 'dispose'
     >
   > & {
     /** The remote pid of a live PTY; `null` when unknown. */
@@ -203,22 +203,33 @@ export function createSshProvider(options: SshProviderOptions): SshProvider {
     return disposePromise
   }
 
+  /** Hand `data` (text, sent as UTF-8, or bytes as they are) to a PTY's channel, and settle. */
+  function writeToChannel(id: string, data: string | Buffer): WriteSettlement {
+    const session = table.get(id)
+    if (session === undefined) return refusedWrite(table.exitedIds.has(id) ? 'pty_exited' : 'pty_not_found')
+    if (session.state === 'exited') return refusedWrite('pty_exited')
+    if (session.state === 'lost' || session.connection.lost) return unverifiableWrite('transport_lost', false)
+    try {
+      session.channel.write(data)
+      return WRITE_ACCEPTED
+    } catch {
+      return unverifiableWrite('transport_lost', true)
+    }
+  }
+
   return {
     name: options.name ?? 'ssh',
     authoritativeListings: false,
     spawn: (spawnOptions) => spawnSshPty(spawnContext, spawnOptions),
     write(id: string, data: string): WriteSettlement {
       assertWriteData(data)
-      const session = table.get(id)
-      if (session === undefined) return refusedWrite(table.exitedIds.has(id) ? 'pty_exited' : 'pty_not_found')
-      if (session.state === 'exited') return refusedWrite('pty_exited')
-      if (session.state === 'lost' || session.connection.lost) return unverifiableWrite('transport_lost', false)
-      try {
-        session.channel.write(data)
-        return WRITE_ACCEPTED
-      } catch {
-        return unverifiableWrite('transport_lost', true)
-      }
+      return writeToChannel(id, data)
+    },
+    writeBytes(id: string, bytes: Uint8Array): WriteSettlement {
+      assertWriteBytes(bytes)
+      // A Buffer of its own: the channel may hold a chunk until the remote's window opens, and the
+      // caller may reuse its buffer once this returns.
+      return writeToChannel(id, Buffer.from(bytes))
     },
     resize(id: string, cols: number, rows: number): boolean {
       assertSshDimension('cols', cols)

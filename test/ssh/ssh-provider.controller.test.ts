@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs'
 import { commandOf, waitFor } from '../node-pty/pty-test-support.js'
 import { SSH_TEST_USER } from './sshd-fixture.js'
 import { isAlive, sshOptions, useSshd } from './ssh-test-support.js'
+import { bytesReadFrom, RAW_HEX_READER } from '../support/raw-hex-reader.js'
 
 // Every exit cause of the issue, through a controller that routes `local` to node-pty and
 // `ssh:loopback` to a real OpenSSH server on 127.0.0.1, for a non-root login and a root login.
@@ -187,6 +188,27 @@ describe('SSH provider (non-root login) under the controller', () => {
     const reply = await s().controller.spawn({ hostId: 'ssh:loopback', file: '/bin/sh', args: ['-c', script] })
     await exitOf(s(), reply.id)
     expect(s().outputAtExit.get(reply.id)).toBe('€|😀|')
+  })
+
+  it('writes raw bytes (channel.write of a Buffer): all 256 values reach the remote program exactly, in order with strings', async () => {
+    const reply = await s().controller.spawn({ hostId: 'ssh:loopback', ...RAW_HEX_READER })
+    await outputOf(s(), reply.id, 'READY')
+    const all = Uint8Array.from({ length: 256 }, (_, i) => i)
+    const buffer = Buffer.from(all).reverse()
+    const expected = Buffer.concat([Buffer.from('<é|'), all, Buffer.from('|\r\n|'), Buffer.from(buffer), Buffer.from('|🙂>')])
+    expect(s().controller.write(reply.id, '<é|', 'driving')).toBe(true)
+    expect(s().controller.writeWithSettlement(reply.id, all, 'driving')).toEqual({ kind: 'accepted' })
+    expect(s().controller.write(reply.id, '|\r\n|', 'driving')).toBe(true)
+    expect(s().controller.write(reply.id, buffer, 'driving')).toBe(true)
+    buffer.fill(0) // the caller reuses its buffer: what was written is already the provider's
+    expect(s().controller.write(reply.id, '|🙂>', 'driving')).toBe(true)
+    const got = await waitFor(() => {
+      const read = bytesReadFrom(s().output.get(reply.id) ?? '')
+      return read !== undefined && read.length >= expected.length ? read : undefined
+    }, 'every byte at the remote reader', 15_000)
+    expect(got.toString('hex')).toBe(expected.toString('hex'))
+    expect(await s().controller.stopAndWait(reply.id)).toBe(true)
+    expect(s().provider.writeBytes(reply.id, all)).toEqual({ kind: 'refused', reason: 'pty_exited' })
   })
 
   it('sends window-change on resize: stty size sees the new size', async () => {
