@@ -1,9 +1,9 @@
-import { isPtyIncarnationId, refusedWrite, resolveWaitDeadline, type PtyListProcessesOptions, type PtyShutdownOptions, type ProviderSpawnOptions } from '../contracts/index.js'
+import { isPtyIncarnationId, refusedWrite, resolveWaitDeadline, type PtyListProcessesOptions, type PtyShutdownOptions, type ProviderSpawnOptions, type WriteSettlement } from '../contracts/index.js'
 import type { NodePtyProvider } from '../node-pty/index.js'
 import { NODE_PTY_DEFAULT_COLS, NODE_PTY_DEFAULT_ROWS } from '../node-pty/launch-plan.js'
 import type { HostClient } from './host-client.js'
 import type { HostSession, HostSessionStore } from './host-sessions.js'
-import { countParam, PTY_HOST_PROTOCOL_VERSION, SPAWN_LAUNCH_KEYS, stringParam, type PtyHostMethod, type PtyHostRequest } from './protocol.js'
+import { bytesParam, countParam, PTY_HOST_PROTOCOL_VERSION, SPAWN_LAUNCH_KEYS, stringParam, type PtyHostMethod, type PtyHostRequest } from './protocol.js'
 import { PtyHostError } from './pty-host-error.js'
 import { assertScreenWithinLimit } from './screen-limit.js'
 import { PTY_HOST_MAX_FRAME_BYTES } from './frame-codec.js'
@@ -71,6 +71,18 @@ export function createHostRequestHandlers({ provider, sessions, activityChanged,
    * provider cannot stop a process it has not started, and the session would live on unowned.
    */
   const spawnsInFlight = new Map<string, Promise<unknown>>()
+  /**
+   * The refusal of a write (text or bytes) aimed at the incarnation `expected` of `id` when that is
+   * not the live process, else `undefined`: a write for an ended one must never reach a process
+   * spawned under the same id since (another app's, or after a host restart).
+   */
+  const fencedWrite = (id: string, expected: unknown): WriteSettlement | undefined => {
+    if (typeof expected !== 'string') return undefined
+    const session = live.get(id)
+    if (session === undefined) return refusedWrite(exited.has(id) ? 'pty_exited' : 'pty_not_found')
+    if (session.incarnationId !== undefined && session.incarnationId !== expected) return refusedWrite('stale_incarnation')
+    return undefined
+  }
   /**
    * Whether a session the host holds has a process that died while its exit is still on its way
    * (the host's provider looks at the leader). A session whose spawn is still in flight has no
@@ -171,15 +183,12 @@ export function createHostRequestHandlers({ provider, sessions, activityChanged,
     },
     async write(_client, request) {
       const id = stringParam(request.params, 'ptyId')
-      // The incarnation the app wrote to: a write for an ended one must never reach a process spawned
-      // under the same id since (another app's, or after a host restart).
-      const expected = request.params.expectedIncarnationId
-      if (typeof expected === 'string') {
-        const session = live.get(id)
-        if (session === undefined) return refusedWrite(exited.has(id) ? 'pty_exited' : 'pty_not_found')
-        if (session.incarnationId !== undefined && session.incarnationId !== expected) return refusedWrite('stale_incarnation')
-      }
-      return provider.write(id, typeof request.params.data === 'string' ? request.params.data : '')
+      return fencedWrite(id, request.params.expectedIncarnationId) ?? provider.write(id, typeof request.params.data === 'string' ? request.params.data : '')
+    },
+    async writeBytes(_client, request) {
+      const id = stringParam(request.params, 'ptyId')
+      const bytes = bytesParam(request.params, 'bytes')
+      return fencedWrite(id, request.params.expectedIncarnationId) ?? provider.writeBytes(id, bytes)
     },
     async resize(_client, request) {
       const id = stringParam(request.params, 'ptyId')

@@ -5,7 +5,8 @@
  * (see `frame-codec.ts`), which carry no `v`: the hello already settled the version.
  */
 import type { OutputFrame } from './frame-codec.js'
-import { assertIntegerOption, invalidPtyHostOption } from './pty-host-error.js'
+import { describeValue } from '../contracts/describe-value.js'
+import { assertIntegerOption, invalidPtyHostOption, PtyHostError } from './pty-host-error.js'
 import { defaultPtyHostSocketPath } from './socket-security.js'
 
 /**
@@ -16,12 +17,16 @@ export const PTY_HOST_PROTOCOL_VERSION = 2
 
 /**
  * The calls a client may make: a `request` frame answered by one `reply` frame, or a one-way
- * `notify` (no reply) for `ack`, `pause`, `resume` and `resize`.
+ * `notify` (no reply) for `ack`, `pause`, `resume` and `resize`. `writeBytes` (`{ ptyId, bytes,
+ * expectedIncarnationId? }`, the bytes as base64) writes raw bytes, as `write` writes text; a host
+ * before it does not list it in its welcome, and the app then sends it no bytes at all (a host
+ * that does not know a method drops the connection; its `write` would have written nothing).
  */
 export const PTY_HOST_METHODS = [
   'spawn',
   'attach',
   'write',
+  'writeBytes',
   'resize',
   'shutdown',
   'pause',
@@ -151,6 +156,22 @@ export function stringParam(params: Record<string, unknown>, name: string): stri
   if (typeof value !== 'string' || value.length === 0) throw invalidPtyHostOption(name, 'a non-empty string', value)
   return value
 }
+
+/**
+ * A required parameter of bytes, sent as base64 text (JSON carries no bytes), decoded; or throws
+ * `invalid_option` naming it. Strict: text that is not canonical base64 (a `Buffer` decoding skips
+ * what it cannot read) is refused, never written as something else. The value is not kept on the
+ * error: it may be megabytes long, and would cross the wire back whole.
+ */
+export function bytesParam(params: Record<string, unknown>, name: string): Buffer {
+  const value = params[name]
+  if (typeof value === 'string' && value.length % 4 === 0 && BASE64.test(value)) return Buffer.from(value, 'base64')
+  const shown = typeof value === 'string' ? `a string of ${value.length} characters that is not base64` : describeValue(value)
+  throw new PtyHostError('invalid_option', `Expected the \`${name}\` option to be bytes as base64 text, got ${shown}`, { option: name })
+}
+
+/** Canonical base64: groups of four characters of the alphabet, `=` padding only at the end. */
+const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/
 
 /** An optional non-negative integer parameter, or throws `invalid_option` naming it and the value. */
 export function countParam(params: Record<string, unknown>, name: string): number | undefined {

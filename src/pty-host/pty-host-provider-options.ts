@@ -65,6 +65,7 @@ export type PtyHostProvider = Omit<PtyProvider, 'getBufferSnapshot'> &
   Required<
     Pick<
       PtyProvider,
+      | 'writeBytes'
       | 'pauseProducer'
       | 'resumeProducer'
       | 'acknowledgeData'

@@ -1,6 +1,6 @@
 import { probedIncarnation } from '../contracts/liveness-probe-options.js'
 import { isOptionsObject } from '../contracts/known-options.js'
-import { assertWriteData } from '../contracts/write-settlement.js'
+import { assertWriteBytes, assertWriteData } from '../contracts/write-settlement.js'
 import { randomBytes } from 'node:crypto'
 import {
   isPtyIncarnationId,
@@ -40,7 +40,7 @@ import {
 } from './pty-host-provider-options.js'
 import { PTY_HOST_DEFAULT_SCROLLBACK_ROWS, type PtyHostBufferSnapshot } from './session-history.js'
 import { assertScreenWithinLimit } from './screen-limit.js'
-import { combinePieceSettlements, textPieces, writePieceCharsFor } from './write-pieces.js'
+import { bytePieces, combinePieceSettlements, textPieces, writePieceBytesFor, writePieceCharsFor } from './write-pieces.js'
 import { defaultPtyHostSocketPath, ptyHostPaths } from './socket-security.js'
 
 /**
@@ -411,6 +411,40 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
    */
   function write(id: string, data: string): WriteSettlement | Promise<WriteSettlement> {
     assertWriteData(data)
+    const target = writeTarget(id)
+    if (!('connection' in target)) return target
+    const { connection, incarnationId } = target
+    const pieces = textPieces(data, writePieceCharsFor(connection.hostMaxFrameBytes, id.length))
+    if (pieces.length === 1) return settleHostWrite(connection, 'write', id, { data }, incarnationId)
+    // Every piece is requested now, in order, so no later write can come between two of them.
+    return Promise.all(pieces.map((piece) => settleHostWrite(connection, 'write', id, { data: piece }, incarnationId))).then(combinePieceSettlements)
+  }
+
+  /**
+   * A write of raw bytes: as {@link write}, through the host's `writeBytes` (the bytes as base64,
+   * encoded before this returns: the caller may reuse its buffer). A host that does not list
+   * `writeBytes` in its welcome (one of an older ptykit, still running the users' sessions) is
+   * sent nothing: refused `provider_cannot_write_bytes` at once — its `write` would take no bytes,
+   * and a method it does not know would make it drop the connection. Its sessions still take text.
+   */
+  function writeBytes(id: string, bytes: Uint8Array): WriteSettlement | Promise<WriteSettlement> {
+    assertWriteBytes(bytes)
+    const target = writeTarget(id)
+    if (!('connection' in target)) return target
+    const { connection, incarnationId } = target
+    if (!connection.answers('writeBytes')) return refusedWrite('provider_cannot_write_bytes')
+    const pieces = bytePieces(bytes, writePieceBytesFor(connection.hostMaxFrameBytes, id.length))
+    const base64 = (piece: Uint8Array): string => Buffer.from(piece.buffer, piece.byteOffset, piece.byteLength).toString('base64')
+    if (pieces.length === 1) return settleHostWrite(connection, 'writeBytes', id, { bytes: base64(bytes) }, incarnationId)
+    return Promise.all(pieces.map((piece) => settleHostWrite(connection, 'writeBytes', id, { bytes: base64(piece) }, incarnationId))).then(combinePieceSettlements)
+  }
+
+  /**
+   * Where a write to `id` goes: the open connection and the incarnation to fence it by — or the
+   * refusal known before any I/O (synchronous: a caller's boolean `write` reads a pending
+   * settlement as "handed over").
+   */
+  function writeTarget(id: string): WriteSettlement | { connection: PtyHostConnection; incarnationId: PtyIncarnationId | undefined } {
     const pty = ptys.get(id)
     if (pty?.state === 'exited') return refusedWrite('pty_exited')
     // A PTY whose contact was lost (a drop not yet recovered, or its host died and this app reached
@@ -420,18 +454,20 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
     const connection = link.connection
     if (link.state !== 'open' || connection === null) return refusedWrite('provider_refused_write')
     // Fenced on the host too: it refuses the write when the id names another incarnation now.
-    const incarnationId = pty?.incarnationId
-    const pieces = textPieces(data, writePieceCharsFor(connection.hostMaxFrameBytes, id.length))
-    if (pieces.length === 1) return settleHostWrite(connection, id, data, incarnationId)
-    // Every piece is requested now, in order, so no later write can come between two of them.
-    return Promise.all(pieces.map((piece) => settleHostWrite(connection, id, piece, incarnationId))).then(combinePieceSettlements)
+    return { connection, incarnationId: pty?.incarnationId }
   }
 
-  async function settleHostWrite(connection: PtyHostConnection, id: string, data: string, expectedIncarnationId: PtyIncarnationId | undefined): Promise<WriteSettlement> {
+  async function settleHostWrite(
+    connection: PtyHostConnection,
+    method: 'write' | 'writeBytes',
+    id: string,
+    payload: { data: string } | { bytes: string },
+    expectedIncarnationId: PtyIncarnationId | undefined,
+  ): Promise<WriteSettlement> {
     try {
-      const params: Record<string, unknown> = { ptyId: id, data }
+      const params: Record<string, unknown> = { ptyId: id, ...payload }
       if (expectedIncarnationId !== undefined) params['expectedIncarnationId'] = expectedIncarnationId
-      const settlement = (await connection.request('write', params, requestTimeoutMs)) as WriteSettlement
+      const settlement = (await connection.request(method, params, requestTimeoutMs)) as WriteSettlement
       if (settlement?.kind === 'accepted' || settlement?.kind === 'refused' || settlement?.kind === 'unverifiable') return settlement
       return unverifiableWrite('provider_threw_after_handoff', true)
     } catch (error) {
@@ -515,6 +551,7 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
     spawn,
     attach,
     write,
+    writeBytes,
     resize(id: string, cols: number, rows: number): boolean {
       for (const [option, value] of [['cols', cols], ['rows', rows]] as const) {
         if (!Number.isInteger(value) || value < 1) throw invalidPtyHostOption(option, 'a positive integer', value)

@@ -27,6 +27,37 @@ export function writePieceCharsFor(maxFrameBytes: number, ptyIdLength = 0): numb
 }
 
 /**
+ * The most bytes one `writeBytes` request carries to the host (4 MiB of base64): a longer write
+ * of bytes is sent as several requests, in order, as a long text write is. Base64 has no escapes
+ * (4 JSON bytes per 3 bytes), so a piece fills the frame more than a text piece may.
+ */
+export const PTY_HOST_WRITE_PIECE_BYTES = 3 * 1024 * 1024
+
+/** Room for the incarnation id a write names (at most 128 code units, 6 JSON bytes each at worst). */
+const INCARNATION_ID_JSON_BYTES = 6 * 128
+
+// The guarantee above, checked where the numbers meet: base64 of a piece, a PTY id of 64 KiB.
+if ((PTY_HOST_WRITE_PIECE_BYTES / 3) * 4 + 6 * 64 * 1024 + INCARNATION_ID_JSON_BYTES + WRITE_ENVELOPE_BYTES > PTY_HOST_MAX_FRAME_BYTES) throw new Error('PTY_HOST_WRITE_PIECE_BYTES outgrows the frame limit')
+
+/**
+ * The piece size of a write of bytes for a host that accepts frames of at most `maxFrameBytes`,
+ * for a PTY id of `ptyIdLength` code units: {@link PTY_HOST_WRITE_PIECE_BYTES} or less, a
+ * multiple of 3 (base64 without padding inside a write), at least 3.
+ */
+export function writePieceBytesFor(maxFrameBytes: number, ptyIdLength = 0): number {
+  const room = maxFrameBytes - WRITE_ENVELOPE_BYTES - INCARNATION_ID_JSON_BYTES - 6 * ptyIdLength
+  return Math.max(3, Math.min(PTY_HOST_WRITE_PIECE_BYTES, Math.floor(room / 4) * 3))
+}
+
+/** `bytes` cut into views of at most `maxBytes` each, in order; `[bytes]` when it fits. */
+export function bytePieces(bytes: Uint8Array, maxBytes: number = PTY_HOST_WRITE_PIECE_BYTES): Uint8Array[] {
+  if (bytes.length <= maxBytes) return [bytes]
+  const pieces: Uint8Array[] = []
+  for (let start = 0; start < bytes.length; start += maxBytes) pieces.push(bytes.subarray(start, start + maxBytes))
+  return pieces
+}
+
+/**
  * `data` cut into pieces of at most `maxChars` code units, never between the two halves of a
  * surrogate pair (each half alone would arrive as U+FFFD). `[data]` when it fits. Used for the
  * app's write requests and for the host's output frames of a long replay.

@@ -12,7 +12,7 @@ import type { Socket } from 'node:net'
 import { FrameDecoder, PTY_HOST_MAX_FRAME_BYTES } from '../../src/pty-host/frame-codec.js'
 import { HostClient } from '../../src/pty-host/host-client.js'
 import { snapshotWithinFrame } from '../../src/pty-host/host-request-handlers.js'
-import { combinePieceSettlements, PTY_HOST_WRITE_PIECE_CHARS, textPieces, writePieceCharsFor } from '../../src/pty-host/write-pieces.js'
+import { bytePieces, combinePieceSettlements, PTY_HOST_WRITE_PIECE_BYTES, PTY_HOST_WRITE_PIECE_CHARS, textPieces, writePieceBytesFor, writePieceCharsFor } from '../../src/pty-host/write-pieces.js'
 import { isPtyHostError } from 'ptykit/pty-host'
 import { createPtyController } from 'ptykit/controller'
 import { isPtySpawnError } from 'ptykit/spawn'
@@ -225,6 +225,26 @@ describe('write pieces', () => {
         if (chars > 2) expect(frame).toBeLessThanOrEqual(maxFrameBytes)
         // Never needlessly small: a 64 KiB host takes pieces of thousands of code units.
         if (maxFrameBytes >= 64 * 1024) expect(chars).toBeGreaterThan(10_000)
+      }),
+    )
+  })
+
+  it('of bytes join back to the write, each within the limit; sized to the host\'s frames with the longest incarnation id', () => {
+    fc.assert(
+      fc.property(fc.uint8Array({ maxLength: 60 }), fc.integer({ min: 1, max: 9 }), (bytes, maxBytes) => {
+        const pieces = bytePieces(bytes, maxBytes)
+        expect(Buffer.concat(pieces).equals(Buffer.from(bytes))).toBe(true)
+        for (const piece of pieces) expect(piece.length).toBeLessThanOrEqual(maxBytes)
+      }),
+    )
+    fc.assert(
+      fc.property(fc.integer({ min: 2048, max: 64 * 1024 * 1024 }), fc.integer({ min: 1, max: 100 }), (maxFrameBytes, ptyIdLength) => {
+        const bytes = writePieceBytesFor(maxFrameBytes, ptyIdLength)
+        expect(bytes).toBeLessThanOrEqual(PTY_HOST_WRITE_PIECE_BYTES)
+        expect(bytes % 3).toBe(0)
+        const params = { ptyId: '\u0001'.repeat(ptyIdLength), bytes: Buffer.alloc(bytes).toString('base64'), expectedIncarnationId: '\u0001'.repeat(128) }
+        expect(Buffer.byteLength(JSON.stringify({ v: 2, type: 'request', id: 2 ** 40, method: 'writeBytes', params }))).toBeLessThanOrEqual(maxFrameBytes)
+        if (maxFrameBytes >= 64 * 1024) expect(bytes).toBeGreaterThan(40_000)
       }),
     )
   })
