@@ -30,6 +30,11 @@ export type PtyProviderConformanceCapabilities = {
   authoritativeListings?: boolean
   /** `dispose()` reports an exit for each PTY it kills. Default `true`. */
   exitsOnDispose?: boolean
+  /**
+   * The provider writes raw bytes (`writeBytes`): its checks run. Default: whether the provider
+   * has `writeBytes`. `true` fails the checks of a provider without it; `false` skips them.
+   */
+  writeBytes?: boolean
 }
 
 /**
@@ -93,7 +98,7 @@ export type PtyProviderConformanceCheck = {
 }
 
 /** Every capability of {@link PtyProviderConformanceCapabilities} (complete: checked at compile time). */
-const CONFORMANCE_CAPABILITY_NAMES = optionNamesOf<PtyProviderConformanceCapabilities>()('signals', 'resizeReadback', 'authoritativeListings', 'exitsOnDispose')
+const CONFORMANCE_CAPABILITY_NAMES = optionNamesOf<PtyProviderConformanceCapabilities>()('signals', 'resizeReadback', 'authoritativeListings', 'exitsOnDispose', 'writeBytes')
 
 /** Every option of {@link PtyProviderConformanceOptions} (complete: checked at compile time). */
 const CONFORMANCE_OPTION_NAMES = optionNamesOf<PtyProviderConformanceOptions>()('spawnEcho', 'spawnLongRunning', 'spawnExit', 'capabilities', 'timeoutMs', 'afterSpawn', 'drive')

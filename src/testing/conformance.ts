@@ -1,6 +1,7 @@
 import { describeValue } from '../contracts/describe-value.js'
 import { describe, it } from 'vitest'
 import type { PtyProvider } from '../contracts/index.js'
+import { bytesConformanceChecks } from './conformance-bytes-checks.js'
 import { eventAndExitConformanceChecks } from './conformance-event-checks.js'
 import { runPtyProviderConformanceCheck } from './conformance-harness.js'
 import { inventoryConformanceChecks } from './conformance-inventory-checks.js'
@@ -46,7 +47,10 @@ export const CONFORMANCE_TEST_TIMEOUT_FACTOR = 6
  * - events are plain serializable data, and an unsubscribed listener hears nothing;
  * - the seed's provider-side rules: listings read `deadlineMs` as an absolute time (a past one
  *   answers at once), writes settle with a well-formed `WriteSettlement`, an attach to another live
- *   incarnation is refused with `pty_live_other_incarnation`, every exit names its incarnation.
+ *   incarnation is refused with `pty_live_other_incarnation`, every exit names its incarnation;
+ * - writes of raw bytes (`writeBytes`, where the provider has it or the `writeBytes` capability says
+ *   so): settled as honestly as text (never accepted after exit, refused at once after one it
+ *   reported), and anything but a `Uint8Array` refused with a `TypeError`.
  *
  * Use {@link describePtyProviderConformance} to register them with vitest; the list is exported so
  * other runners (or a test of a deliberately broken provider) can run them one by one.
@@ -61,6 +65,7 @@ export function ptyProviderConformanceChecks(options: PtyProviderConformanceOpti
     ...eventAndExitConformanceChecks(options),
     ...inventoryConformanceChecks(options),
     ...seedRuleConformanceChecks(options),
+    ...bytesConformanceChecks(options),
   ]
 }
 

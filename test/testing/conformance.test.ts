@@ -142,6 +142,17 @@ const cases: Array<[string, string, () => PtyProvider]> = [
       listProcesses: async (options) => (await fake.listProcesses(options)).map((row) => ({ ...row, incarnationId: (first.get(row.id) ?? row.incarnationId) as never })),
     }
   })],
+  // Writes of raw bytes.
+  ['writes bytes as honestly as text', 'accepts bytes after exit', broken(() => ({ writeBytes: () => ({ kind: 'accepted' }) }))],
+  ['writes bytes as honestly as text', 'refuses bytes to a live PTY', broken(() => ({ writeBytes: () => ({ kind: 'refused', reason: 'provider_cannot_write_bytes' }) }))],
+  ['writes bytes as honestly as text', 'wraps its refusal of bytes after exit in a promise', broken((fake) => ({ writeBytes: async (id: string, bytes: Uint8Array) => fake.writeBytes(id, bytes) }))],
+  ['writes bytes as honestly as text', 'answers bytes with a bare boolean', broken((fake) => ({ writeBytes: (id: string, bytes: Uint8Array) => (fake.writeBytes(id, bytes).kind === 'accepted') as never }))],
+  ['refuses bytes that are not a Uint8Array', 'writes a string given as bytes as text', broken((fake) => ({
+    writeBytes: (id: string, bytes: Uint8Array) => (typeof bytes === 'string' ? fake.write(id, bytes) : fake.writeBytes(id, bytes)),
+  }))],
+  ['refuses bytes that are not a Uint8Array', 'settles malformed bytes as handed over', broken((fake) => ({
+    writeBytes: (id: string, bytes: Uint8Array) => (bytes instanceof Uint8Array ? fake.writeBytes(id, bytes) : { kind: 'unverifiable', reason: 'provider_threw_after_handoff', bytesHandedToTransport: true }),
+  }))],
 ]
 
 // Mistakes whose failure must also say what to fix (a bare "expected false to be true" did not).
@@ -238,6 +249,27 @@ describe('ptyProviderConformanceChecks', () => {
     expect(fake.livePtyIds()).toEqual([])
     expect(fake.listenerCount()).toBe(0)
     expect(fake.calls.map((call) => call.method)).toContain('dispose')
+  })
+
+  it('should run the bytes checks only where the provider writes bytes, or says so', async () => {
+    const ofBytes = /^writes bytes as honestly|^refuses bytes that are not/
+    const names = (options: PtyProviderConformanceOptions) => ptyProviderConformanceChecks(options).map((check) => check.name).filter((name) => ofBytes.test(name))
+    expect(names(drivers)).toHaveLength(2)
+    expect(names({ ...drivers, capabilities: { writeBytes: false } })).toEqual([])
+    // A provider written before writeBytes passes them (it has nothing to check)…
+    const textOnly = (): PtyProvider => {
+      const { writeBytes: _writeBytes, ...provider } = createFakePtyProvider()
+      return provider
+    }
+    for (const check of ptyProviderConformanceChecks(drivers).filter((check) => ofBytes.test(check.name))) {
+      await expect(runPtyProviderConformanceCheck(check, textOnly, drivers)).resolves.toBeUndefined()
+    }
+    // …unless it declares the capability it does not have.
+    const declaring = { ...drivers, capabilities: { writeBytes: true } }
+    for (const check of ptyProviderConformanceChecks(declaring).filter((check) => ofBytes.test(check.name))) {
+      await expect(runPtyProviderConformanceCheck(check, textOnly, declaring)).rejects.toThrow(/declared, but the provider has no writeBytes method/)
+    }
+    expect(() => ptyProviderConformanceChecks({ ...drivers, capabilities: { writeByte: true } as never })).toThrow(/writeByte/)
   })
 
   it('should not register a suite with a non-positive timeout', async () => {
