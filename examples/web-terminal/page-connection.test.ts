@@ -583,3 +583,36 @@ describe("output to a page is bounded by its socket's buffer", () => {
     expect(unacknowledged(session.id)).toBe(0)
   })
 })
+
+describe("a page's raw bytes (xterm.js's onBinary)", () => {
+  it('are written to the PTY as bytes, one per character, in order with its keys; a page it was taken from writes none', async () => {
+    const { provider, connect, socket, session } = await withShownTerminal()
+    // A left click at column 100, row 3 in the default X10 mouse encoding: ESC [ M, then 32 + button, column and row.
+    const report = '\x1b[M\x20\x84\x23'
+    socket.receive({ type: 'input', id: session.id, data: 'é', kind: 'driving' })
+    socket.receive({ type: 'binary', id: session.id, data: report })
+    socket.receive({ type: 'binary', id: session.id, data: '\x00\xff' })
+    expect([...provider.getPty(session.id)!.writtenBytes]).toEqual([0xc3, 0xa9, 0x1b, 0x5b, 0x4d, 0x20, 0x84, 0x23, 0x00, 0xff])
+    expect(provider.getPty(session.id)!.writes.map((write) => write.bytes === undefined)).toEqual([true, false, false])
+
+    const other = connect().socket
+    other.receive({ type: 'attach' })
+    await session.settled()
+    socket.receive({ type: 'binary', id: session.id, data: '\x80' })
+    expect(provider.getPty(session.id)!.writtenBytes).toHaveLength(10)
+  })
+
+  it('with a character past U+00FF (no byte) close that socket (1008), nothing written; the terminal keeps running', async () => {
+    const { provider, socket, session, log } = await withShownTerminal()
+    let closedWith: unknown
+    socket.close = ((code: number) => {
+      closedWith = code
+      socket.leave()
+    }) as typeof socket.close
+    socket.emit('message', Buffer.from(JSON.stringify({ type: 'binary', id: session.id, data: '\x1b[M\u20ac' })), false)
+    expect(closedWith).toBe(1008)
+    expect(log.at(-1)).toMatch(/binary\.data must be a string of characters U\+0000 to U\+00FF/)
+    expect(provider.getPty(session.id)!.writes).toEqual([])
+    expect(session.isLive).toBe(true)
+  })
+})

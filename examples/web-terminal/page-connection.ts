@@ -163,6 +163,10 @@ export class PageConnection implements TerminalViewer {
       case 'input':
         session?.input(this, message.data, message.kind)
         return
+      case 'binary':
+        // One byte per character (the parser refused anything past U+00FF): written as bytes.
+        session?.input(this, Buffer.from(message.data, 'latin1'), 'driving')
+        return
       case 'resize':
         session?.resize(this, message.cols, message.rows)
         return

@@ -25,6 +25,7 @@ const validMessage: fc.Arbitrary<ClientMessage> = fc.oneof(
   fc.record({ type: fc.constant('open' as const), cols, rows }),
   fc.record({ type: fc.constant('open' as const), cols, rows, command: fc.string({ minLength: 1, maxLength: 200 }) }),
   fc.record({ type: fc.constant('input' as const), id, data: fc.string(), kind: fc.constantFrom(...PAGE_INPUT_KINDS) }),
+  fc.record({ type: fc.constant('binary' as const), id, data: fc.string({ unit: fc.integer({ min: 0, max: 0xff }).map((byte) => String.fromCharCode(byte)) }) }),
   fc.record({ type: fc.constant('resize' as const), id, cols, rows }),
   fc.record({ type: fc.constant('ack' as const), id, chars: fc.nat(), generation: fc.nat() }),
   fc.record({ type: fc.constant('close' as const), id }),
@@ -69,6 +70,8 @@ function isWellFormed(value: unknown): boolean {
       return keys === 'cols,command,rows,type' && isSize && typeof m['command'] === 'string' && m['command'].length >= 1 && m['command'].length <= MAX_COMMAND_LENGTH
     case 'input':
       return keys === 'data,id,kind,type' && isId(m['id']) && typeof m['data'] === 'string' && (PAGE_INPUT_KINDS as readonly unknown[]).includes(m['kind'])
+    case 'binary':
+      return keys === 'data,id,type' && isId(m['id']) && typeof m['data'] === 'string' && [...m['data']].every((c) => c.charCodeAt(0) <= 0xff && c.length === 1)
     case 'resize':
       return keys === 'cols,id,rows,type' && isId(m['id']) && isSize
     case 'ack':
@@ -90,7 +93,7 @@ function isWellFormed(value: unknown): boolean {
  */
 const nearMessage: fc.Arbitrary<Record<string, unknown>> = fc
   .tuple(
-    fc.constantFrom('attach', 'open', 'input', 'resize', 'ack', 'close', 'other'),
+    fc.constantFrom('attach', 'open', 'input', 'binary', 'resize', 'ack', 'close', 'other'),
     fc.dictionary(
       fc.constantFrom('id', 'cols', 'rows', 'data', 'kind', 'chars', 'command', 'extra'),
       fc.oneof(id, cols, rows, fc.constantFrom(...PAGE_INPUT_KINDS), fc.nat(), fc.constantFrom(0, -1, 1.5, ''), fc.jsonValue()),
@@ -146,6 +149,11 @@ describe('parseClientMessage', () => {
       // escape the socket handler and take the server down).
       validMessage.filter((m) => m.type === 'input').map((m) => ({ ...m, data: `${m.data}\uD800` })),
       validMessage.filter((m) => m.type === 'open').map((m) => ({ ...m, command: '\uDC00echo' })),
+      // A character past U+00FF is no byte: read as latin1 it would be cut to its low 8 bits.
+      validMessage.filter((m) => m.type === 'binary').map((m) => ({ ...m, data: `${m.data}\u0100` })),
+      validMessage.filter((m) => m.type === 'binary').map((m) => ({ ...m, data: `\u20ac${m.data}` })),
+      validMessage.filter((m) => m.type === 'binary').map((m) => ({ ...m, kind: 'driving' })),
+      validMessage.filter((m) => m.type === 'binary').map(({ data: _, ...m }) => m),
     )
     fc.assert(
       fc.property(broken, (message) => {

@@ -62,6 +62,13 @@ export type ClientMessage =
   | { type: 'open'; cols: number; rows: number; command?: string }
   /** Keys (or a query reply) for a terminal. */
   | { type: 'input'; id: string; data: string; kind: PageInputKind }
+  /**
+   * Raw bytes for a terminal, from xterm.js's `onBinary` (a mouse report in the default X10
+   * encoding past column or row 95 carries bytes 0x80–0xFF, which `input`'s text, written as
+   * UTF-8, cannot): `data` holds one character per byte, U+0000–U+00FF, as xterm.js gives them.
+   * The server writes them as bytes (`Buffer.from(data, 'latin1')`), with input kind `driving`.
+   */
+  | { type: 'binary'; id: string; data: string }
   /** The terminal's container changed size. */
   | { type: 'resize'; id: string; cols: number; rows: number }
   /**
@@ -162,6 +169,14 @@ export function parseClientMessage(frame: string): ClientMessage {
       if (typeof data !== 'string' || !isWellFormed(data)) throw new WebTerminalProtocolError('input.data must be a well-formed string')
       return { type: 'input', id: terminalId(message), data, kind: kind as PageInputKind }
     }
+    case 'binary': {
+      expectKeys(message, ['type', 'id', 'data'])
+      const data = message['data']
+      // Why one byte per character: a character past U+00FF is no byte — read as latin1 it would
+      // be cut to its low 8 bits, and the program would get a byte nobody sent.
+      if (typeof data !== 'string' || !BYTES_AS_TEXT.test(data)) throw new WebTerminalProtocolError('binary.data must be a string of characters U+0000 to U+00FF (one per byte)')
+      return { type: 'binary', id: terminalId(message), data }
+    }
     case 'resize':
       expectKeys(message, ['type', 'id', 'cols', 'rows'])
       return {
@@ -189,6 +204,9 @@ export function parseClientMessage(frame: string): ClientMessage {
       throw new WebTerminalProtocolError('frame has no known type')
   }
 }
+
+/** Text that is bytes, one per character (xterm.js's `onBinary`): U+0000 to U+00FF only. */
+const BYTES_AS_TEXT = /^[\u0000-\u00ff]*$/
 
 /** A high surrogate not followed by a low one, or a low surrogate not preceded by a high one. */
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/

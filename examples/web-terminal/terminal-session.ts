@@ -195,8 +195,12 @@ export class TerminalSession {
     if (credited > 0) this.#terminal.acknowledgeData(credited)
   }
 
-  /** Keys from the page showing the terminal; `false` when refused (another page's, or the PTY ended). */
-  input(viewer: TerminalViewer, data: string, kind: 'driving' | 'query-reply'): boolean {
+  /**
+   * Keys from the page showing the terminal — text, or raw bytes (xterm.js's `onBinary`, written
+   * as they are); `false` when refused (another page's, the PTY ended, or bytes its provider
+   * cannot write).
+   */
+  input(viewer: TerminalViewer, data: string | Uint8Array, kind: 'driving' | 'query-reply'): boolean {
     if (this.#viewer !== viewer || !this.isLive) return false
     return this.#terminal.write(data, kind)
   }

@@ -119,6 +119,34 @@ describe('web terminal in Chromium', () => {
     await page.fill('#command', '')
   })
 
+  it("a mouse click past column 95 reaches the program as xterm.js's raw bytes (onBinary), byte for byte", async () => {
+    // Mouse reporting in the default (X10) encoding: each report is ESC [ M and three bytes of
+    // 32 + button, column and row (1-based), so a column past 95 is a byte of 0x80 or more. xterm.js
+    // hands such a report to onBinary; sent as text, the program got its UTF-8 (two bytes each).
+    // READY on the screen: the terminal is raw and xterm.js reports the mouse (it parsed the mode first).
+    const id = await openTerminal("stty raw -echo -iexten; printf '\\033[?1000hREADY\\n'; exec od -An -tx1 -v -w6")
+    await waitForScreen(id, /READY/)
+    const cols = Number(await attribute(id, 'data-cols'))
+    const rows = Number(await attribute(id, 'data-rows'))
+    expect(cols, 'a terminal wide enough for a column past 95').toBeGreaterThan(96)
+    const screen = await page.locator(`.terminal-pane[data-id="${id}"] .xterm-screen`).boundingBox()
+    if (screen === null) throw new Error('the terminal is not shown')
+    const column = cols - 2 // 0-based
+    const row = Math.min(3, rows - 1)
+    const sentBefore = sentByPage.length
+    await page.mouse.click(screen.x + ((column + 0.5) * screen.width) / cols, screen.y + ((row + 0.5) * screen.height) / rows)
+    const hex = (byte: number): string => byte.toString(16).padStart(2, '0')
+    const press = ['1b', '5b', '4d', hex(32 + 0), hex(32 + column + 1), hex(32 + row + 1)].join(' ')
+    const release = ['1b', '5b', '4d', hex(32 + 3), hex(32 + column + 1), hex(32 + row + 1)].join(' ')
+    expect(32 + column + 1).toBeGreaterThanOrEqual(0x80)
+    await waitForScreen(id, new RegExp(release))
+    expect((await screenText(id)).replace(/\s+/g, ' ')).toContain(press)
+    const binary = sentByPage.slice(sentBefore).filter((frame) => frame.type === 'binary' && frame.id === id)
+    expect(binary.length, 'the reports went as binary frames').toBeGreaterThanOrEqual(2)
+    expect(sentByPage.slice(sentBefore).filter((frame) => frame.type === 'input' && frame.id === id)).toEqual([])
+    expect(await page.locator('body').getAttribute('data-connection')).toBe('open')
+  })
+
   it('draws what the shell prints for typed keys', async () => {
     const id = await openTerminal()
     await typeLine(id, 'echo hi')

@@ -3,7 +3,8 @@
 // - Output is acknowledged from xterm.js's write callback — once it is parsed, not when it arrives —
 //   so a flood is paced by how fast this page draws (the server's controller pauses the program
 //   when too much is unacknowledged).
-// - Keys go out with input kind `driving`; resizes follow the container.
+// - Keys go out with input kind `driving` (raw bytes from xterm.js's `onBinary` as `binary`
+//   frames, which the server writes as bytes); resizes follow the container.
 // - An exit is shown after the last output is drawn, in words; a terminal whose state the page no
 //   longer knows (socket lost, taken by another window) is never shown as live.
 //
@@ -146,6 +147,12 @@ function attach(message: ServerMessage & { type: 'attached' }): void {
     // A paste may be longer than one frame may be: consecutive frames, in order (the server writes
     // them in order), never one the server would refuse by closing the page's socket.
     if (tab.state === 'live') for (const piece of splitInput(data)) send({ type: 'input', id: tab.id, data: piece, kind: 'driving' })
+  })
+  // Raw bytes (a mouse report in the default X10 encoding past column or row 95 holds bytes
+  // 0x80–0xFF): one character per byte, which the server writes as bytes — as `input`, they would
+  // reach the program as UTF-8, two bytes each.
+  terminal.onBinary((data) => {
+    if (tab.state === 'live') for (const piece of splitInput(data)) send({ type: 'binary', id: tab.id, data: piece })
   })
   terminal.onResize(({ cols, rows }) => {
     section.dataset['cols'] = String(cols)
