@@ -88,7 +88,7 @@ export type PtyTerminal = AsyncDisposable & {
    */
   write(data: string | Uint8Array, inputKind?: TerminalInputKind): boolean
   /**
-   * Write text or raw bytes (as {@link PtyTerminal.write}) and settle in three values;
+   * Write text or raw bytes (as `write`) and settle in three values;
    * `refused('stale_incarnation')` once the id was respawned, `refused('pty_exited')` once the PTY
    * ended, `refused('provider_cannot_write_bytes')` for bytes its provider cannot write.
    */
