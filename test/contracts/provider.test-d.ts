@@ -8,6 +8,7 @@ import type {
   PtyProvider,
   PtySpawnResult,
   Unsubscribe,
+  WriteRefusalReason,
   WriteSettlement,
 } from 'ptykit/contracts'
 import type { TerminalExitCause } from 'ptykit/exit-cause'
@@ -49,6 +50,15 @@ describe('PtyProvider', () => {
     const boolWriter = { ...minimal, write: (_id: string, _data: string): boolean => true }
     // @ts-expect-error a boolean write would hide an unverifiable settlement
     assertType<PtyProvider>(boolWriter)
+  })
+
+  it('writes raw bytes through an optional writeBytes of their own; write takes text only', () => {
+    expectTypeOf<NonNullable<PtyProvider['writeBytes']>>().parameters.toEqualTypeOf<[string, Uint8Array]>()
+    expectTypeOf<NonNullable<PtyProvider['writeBytes']>>().returns.toEqualTypeOf<WriteSettlement | Promise<WriteSettlement>>()
+    expectTypeOf<PtyProvider['write']>().parameter(1).toEqualTypeOf<string>()
+    // A provider written before writeBytes (the minimal one) is still a provider.
+    assertType<PtyProvider>(minimal)
+    expectTypeOf<'provider_cannot_write_bytes'>().toExtend<WriteRefusalReason>()
   })
 
   it('answers liveness in three values', () => {

@@ -56,6 +56,16 @@ describe('PtyTerminal types', () => {
 
     // @ts-expect-error -- the input kind is checked
     terminal.write('x', 'typing')
+
+    // Raw bytes: a Uint8Array (a Buffer is one), on the handle and the controller; nothing else.
+    expectTypeOf(terminal.write(new Uint8Array([0x80]))).toBeBoolean()
+    expectTypeOf(terminal.writeWithSettlement(Buffer.from([0xff]), 'driving')).toEqualTypeOf<WriteSettlement | Promise<WriteSettlement>>()
+    expectTypeOf(controller.write(terminal.id, new Uint8Array([0x80]), 'driving')).toBeBoolean()
+    expectTypeOf(controller.writeWithSettlement).parameter(1).toEqualTypeOf<string | Uint8Array>()
+    // @ts-expect-error -- an array of byte values is not bytes
+    terminal.write([0x80])
+    // @ts-expect-error -- nor is an ArrayBuffer
+    controller.write(terminal.id, new ArrayBuffer(1), 'driving')
   })
 
   it('carries the size on the spawn event', () => {
