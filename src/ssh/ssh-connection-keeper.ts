@@ -27,6 +27,18 @@ export type SshConnectionKeeperOptions = {
  */
 const NO_ROOM_FOR_A_SESSION: ReadonlySet<unknown> = new Set([1, 2, 4])
 
+/**
+ * The rejection of {@link SshConnectionKeeper.openPtyChannel} once its spawn gave up (`giveUp`)
+ * before the channel's open request went out: nothing was sent for that attempt, and nothing will be.
+ */
+export class SshChannelOpenAbandoned extends Error {
+  /** Create the error. */
+  constructor() {
+    super('The spawn gave up before its session channel was asked for')
+    this.name = 'SshChannelOpenAbandoned'
+  }
+}
+
 function isSessionRefusal(error: unknown): boolean {
   return error instanceof Error && !(error instanceof SshProviderError) && NO_ROOM_FOR_A_SESSION.has((error as { reason?: unknown }).reason)
 }
@@ -104,21 +116,37 @@ export class SshConnectionKeeper {
    * the server refuses the session on every open one. Rejects with the channel's error, or with
    * `spawn_failed` when the server refuses a session on a connection that runs no PTY (it allows
    * none to this login: another connection would be refused the same).
+   *
+   * `giveUp` (the spawn's launch timeout): once it aborts, no request goes out any more — a wait
+   * for a connection with room, or for the other opens in flight, rejects with
+   * {@link SshChannelOpenAbandoned} (nothing was sent for this attempt); an open already sent
+   * cannot be recalled and goes on. `onRequest('sent')` is called right before each open goes out
+   * (`ssh2` sends the open, then, once it is confirmed, the pty and `exec` requests on its own), and
+   * `onRequest('refused')` when the server refused it for want of room (nothing ran; another
+   * attempt may follow).
    */
-  async openPtyChannel(command: string, pty: Ssh2PtyRequest): Promise<{ connection: SshConnection; opened: OpenedChannel }> {
+  async openPtyChannel(
+    command: string,
+    pty: Ssh2PtyRequest,
+    { giveUp, onRequest }: { giveUp?: AbortSignal; onRequest?: (state: 'sent' | 'refused') => void } = {},
+  ): Promise<{ connection: SshConnection; opened: OpenedChannel }> {
     for (;;) {
-      const connection = this.#connections.find((candidate) => !candidate.lost && this.#use(candidate).full === false) ?? (await this.#connectionWithRoom())
+      const withRoom = this.#connections.find((candidate) => !candidate.lost && this.#use(candidate).full === false)
+      const connection = withRoom ?? (await this.#unlessGivenUp(this.#connectionWithRoom(), giveUp, (late) => this.#closeIfUnused(late)))
+      if (giveUp?.aborted === true) throw new SshChannelOpenAbandoned()
       const use = this.#use(connection)
       use.opening++
       let opened: OpenedChannel
       try {
+        onRequest?.('sent')
         opened = await connection.openChannel(command, pty)
       } catch (error) {
         this.#openSettled(use)
         if (!isSessionRefusal(error) || connection.lost) throw error
+        onRequest?.('refused')
         // Why wait: ssh2 answers a PTY channel only after its pty and exec requests, so the opens
         // the server accepted before this refusal may not have answered yet.
-        if (use.opening > 0) await new Promise<void>((resolve) => use.whenSettled.push(resolve))
+        if (use.opening > 0) await this.#unlessGivenUp(new Promise<void>((resolve) => use.whenSettled.push(resolve)), giveUp)
         if (connection.lost) throw new SshProviderError('transport_lost', 'The SSH connection dropped', { cause: error })
         if (use.open === 0) {
           const { host, port } = this.#options.settings
@@ -136,6 +164,45 @@ export class SshConnectionKeeper {
       opened.channel.on('close', () => this.#channelClosed(connection))
       return { connection, opened }
     }
+  }
+
+  /**
+   * `waiting`, or — once `giveUp` aborts first — a rejection with {@link SshChannelOpenAbandoned};
+   * what `waiting` resolves with later goes to `late` (a connection opened for a spawn that gave up).
+   */
+  #unlessGivenUp<T>(waiting: Promise<T>, giveUp: AbortSignal | undefined, late?: (value: T) => void): Promise<T> {
+    if (giveUp === undefined) return waiting
+    if (giveUp.aborted) {
+      void waiting.then(late, () => undefined)
+      return Promise.reject(new SshChannelOpenAbandoned())
+    }
+    return new Promise<T>((resolve, reject) => {
+      const onAbort = (): void => {
+        void waiting.then(late, () => undefined)
+        reject(new SshChannelOpenAbandoned())
+      }
+      giveUp.addEventListener('abort', onAbort, { once: true })
+      waiting.then(
+        (value) => {
+          giveUp.removeEventListener('abort', onAbort)
+          if (giveUp.aborted) return
+          resolve(value)
+        },
+        (error: unknown) => {
+          giveUp.removeEventListener('abort', onAbort)
+          reject(error)
+        },
+      )
+    })
+  }
+
+  /** An extra connection opened for a spawn that gave up before using it: closed unless something else uses it. */
+  #closeIfUnused(connection: SshConnection): void {
+    // Why a macrotask: another spawn waiting for the same connection may be about to open a
+    // channel on it; the counts are read again then.
+    setImmediate(() => {
+      if (this.#connections.includes(connection)) this.#closeIfIdle(connection, this.#use(connection))
+    })
   }
 
   /**

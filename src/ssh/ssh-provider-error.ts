@@ -21,7 +21,8 @@ import { defineErrorBrand } from '../contracts/error-brand.js'
  * - `pty_live_other_incarnation`: an attach-only spawn expected an incarnation, and another
  *   incarnation of the id is live (not an absence: nothing may be started in its place);
  * - `spawn_failed`: the server refused the channel, the pty or the command, or the command could
- *   not start (missing `cwd`, a program that exits before its preamble ran);
+ *   not start (missing `cwd`, a program that exits before its preamble ran), or the spawn did not
+ *   complete within `launchTimeoutMs` of the call (`processMayExist` once its channel's open went out);
  * - `shutdown_timeout`: the remote process was still alive at the shutdown's deadline;
  * - `provider_disposed`: the provider was used after `dispose()`, or disposed while a spawn was in
  *   flight (the disposal stops what that spawn started; `processMayExist` when its end was not
@@ -59,7 +60,8 @@ export class SshProviderError extends Error {
    * For a spawn: `true` when the program may run on the server though the spawn failed — its start
    * was not seen within `launchTimeoutMs` (or the connection dropped first, or the provider was
    * disposed while it started: `provider_disposed`), and the server did not report its end after
-   * the provider stopped it. A controller's spawn then fails with outcome `unknown`, never
+   * the provider stopped it; or its channel's open went out and was still unanswered at the
+   * launch timeout (the server may run it once the link carries the request). A controller's spawn then fails with outcome `unknown`, never
    * `not_started`.
    */
   readonly processMayExist: boolean

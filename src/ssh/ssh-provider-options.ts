@@ -11,7 +11,7 @@ export const SSH_DEFAULT_HANDSHAKE_TIMEOUT_MS = 10_000
 export const SSH_DEFAULT_KEEPALIVE_INTERVAL_MS = 15_000
 /** Default unanswered keepalives before the connection counts as dropped. */
 export const SSH_DEFAULT_KEEPALIVE_COUNT_MAX = 3
-/** How long a spawn waits for its launch marker: a login shell's profile can be slow on a busy box. */
+/** How long a spawn may take from its call to its launch marker: a login shell's profile can be slow on a busy box. */
 export const SSH_DEFAULT_LAUNCH_TIMEOUT_MS = 15_000
 /** First reconnect delay after a dropped connection. */
 export const SSH_RECONNECT_INITIAL_DELAY_MS = 250
@@ -59,7 +59,11 @@ export type SshProviderOptions = {
   keepaliveIntervalMs?: number
   /** Unanswered keepalives before the link counts as dropped (at least 1). Default {@link SSH_DEFAULT_KEEPALIVE_COUNT_MAX}. */
   keepaliveCountMax?: number
-  /** How long a spawn waits for its program to start. Default {@link SSH_DEFAULT_LAUNCH_TIMEOUT_MS}. */
+  /**
+   * How long a spawn may take, from the call — the connect when no connection is open, the
+   * channel's open, the program's start, and the `KILL` of a launch given up. Default
+   * {@link SSH_DEFAULT_LAUNCH_TIMEOUT_MS}.
+   */
   launchTimeoutMs?: number
   /**
    * Reconnect attempts after a drop; 0 disables background reconnects (a spawn, and a stop or

@@ -1,8 +1,10 @@
 import { isOptionsObject } from '../contracts/known-options.js'
 import { randomUUID } from 'node:crypto'
 import { settleWithin } from '../contracts/settle-within.js'
+import { waitClockNow } from '../contracts/deadline.js'
 import {
   PTY_LIVE_OTHER_INCARNATION_ERROR_CODE,
+  remainingWaitMs,
   toPtyIncarnationId,
   type ExecutionHostId,
   type ProviderSpawnOptions,
@@ -17,6 +19,13 @@ import { SshPtySession } from './ssh-pty-session.js'
 import type { SshSessionTable } from './ssh-session-table.js'
 import { stopWithTimings, type SshStopTimings } from './ssh-shutdown.js'
 import { SSH_SIGNAL_REQUEST_VERIFY_MS } from './ssh-stop.js'
+
+/**
+ * The longest wait for the server's report of a launch's end after its `KILL` (see
+ * {@link killReportWaitMs}): as long as a side command may take (`SSH_SIDE_COMMAND_TIMEOUT_MS`). A
+ * report that takes longer is not waited for: the launch is then looked for by its nonce.
+ */
+export const SSH_KILL_REPORT_MAX_WAIT_MS = 3_000
 
 /** What a spawn needs from its provider. */
 export type SshSpawnContext = {
@@ -33,7 +42,11 @@ export type SshSpawnContext = {
   abandonedLaunches: Pick<AbandonedLaunches, 'add' | 'remove'>
   /** `$TERM` of the pty request. */
   terminalName: string
-  /** How long a launch may take to show its marker. */
+  /**
+   * How long a spawn may take, from the call: the connect (when no connection is open), the
+   * channel's open, the launch marker, and — the marker not seen — the `KILL` of the launch and the
+   * wait for the server's report of its end (see {@link killReportWaitMs}).
+   */
   launchTimeoutMs: number
   /** How a PTY whose commit hook threw is stopped again. */
   timings: SshStopTimings
@@ -106,13 +119,27 @@ function idInUse(id: string, exited = false): SshProviderError {
 }
 
 /**
+ * How long to wait for the server's report of a launch's end after its `KILL`, given how long its
+ * channel took to open (`channelOpenMs`, from the open request to the channel): the link's round
+ * trip as that channel measured it. Its open took three round trips (the open, the pty request,
+ * the `exec` request — `ssh2` sends each once the one before is answered) and the server's fork;
+ * the report takes one round trip and the server's kill and reap. So the open's time, never less
+ * than {@link SSH_SIGNAL_REQUEST_VERIFY_MS} (the server's own reaction on a loaded machine), nor
+ * more than {@link SSH_KILL_REPORT_MAX_WAIT_MS}. Until 7 Dec it was 200 ms whatever the link: over
+ * a 600 ms round trip the kill landed, and the spawn said `processMayExist` all the same.
+ */
+export function killReportWaitMs(channelOpenMs: number): number {
+  return Math.min(SSH_KILL_REPORT_MAX_WAIT_MS, Math.max(SSH_SIGNAL_REQUEST_VERIFY_MS, Number.isFinite(channelOpenMs) ? channelOpenMs : 0))
+}
+
+/**
  * Stops whatever a launch whose start was not seen left running on its channel, and answers
  * whether the server reported its end (then nothing of it runs): the SSH `signal` request
- * (`KILL`, to the launch's process — the script, or the program it became), a wait of up to
- * {@link SSH_SIGNAL_REQUEST_VERIFY_MS} for the report, then the channel's close. OpenSSH ignores the
- * request for root; the close still hangs the pty up, but only a report proves the end.
+ * (`KILL`, to the launch's process group — the script, or the program it became), a wait of up to
+ * `waitMs` for the report (see {@link killReportWaitMs}), then the channel's close. OpenSSH ignores
+ * the request for root; the close still hangs the pty up, but only a report proves the end.
  */
-async function endAbandonedLaunch(session: SshPtySession): Promise<boolean> {
+async function endAbandonedLaunch(session: SshPtySession, waitMs: number): Promise<boolean> {
   const { channel } = session
   // Still starting: the channel is open (a lost session's channel closed, or its connection dropped).
   if (session.state === 'starting' && !session.exitReported && !session.connection.lost) {
@@ -121,7 +148,7 @@ async function endAbandonedLaunch(session: SshPtySession): Promise<boolean> {
     } catch {
       // The channel is closing.
     }
-    await channelEvent(channel, SSH_SIGNAL_REQUEST_VERIFY_MS)
+    if (!session.exitReported) await channelEvent(channel, Math.max(0, waitMs))
   }
   try {
     channel.close()
@@ -146,30 +173,60 @@ function channelEvent(channel: SshPtySession['channel'], ms: number): Promise<vo
   })
 }
 
+/** When a spawn's channel open went out (`null`: not yet) and how long it took to answer. */
+type ChannelOpenTiming = { requestedAt: number | null; openMs: number }
+
 /**
  * Open the PTY's session channel and put its session (`starting`) in the table. Rejects with the
  * channel's typed error, `spawn_failed` for an untyped one — or `provider_disposed` once the
  * provider is disposed (see {@link disposedDuringSpawn}).
+ *
+ * Once `giveUp` aborted (the spawn's launch timeout passed while the open was unanswered: the
+ * spawn has rejected), a channel the server hands over late is no PTY: its launch is killed and the
+ * channel closed ({@link endAbandonedLaunch}), and it resolves `undefined` — the launch still looked
+ * for by its nonce unless the server reported its end. An open that fails then proves nothing ran
+ * unless its error says `processMayExist`.
  */
-async function openSession(context: SshSpawnContext, spawnOptions: ProviderSpawnOptions, launch: RemoteLaunch, id: string): Promise<SshPtySession> {
+async function openSession(
+  context: SshSpawnContext,
+  spawnOptions: ProviderSpawnOptions,
+  launch: RemoteLaunch,
+  id: string,
+  giveUp: AbortSignal,
+  timing: ChannelOpenTiming,
+): Promise<SshPtySession | undefined> {
   const { table, hostId } = context
   let ptyChannel
   try {
-    ptyChannel = await context.keeper.openPtyChannel(launch.command, { term: context.terminalName, cols: launch.cols, rows: launch.rows, width: 0, height: 0 })
+    ptyChannel = await context.keeper.openPtyChannel(
+      launch.command,
+      { term: context.terminalName, cols: launch.cols, rows: launch.rows, width: 0, height: 0 },
+      // A refusal for want of room started nothing: only an open that may be answered counts.
+      { giveUp, onRequest: (state) => void (timing.requestedAt = state === 'sent' ? waitClockNow() : null) },
+    )
   } catch (error) {
+    const mayExist = isSshProviderError(error) && error.processMayExist
+    if (giveUp.aborted) {
+      // The spawn gave up while this open was unanswered, and looks for the launch by its nonce:
+      // a failure before the exec request proves it never ran.
+      if (!mayExist) context.abandonedLaunches.remove(launch.nonce)
+      throw error
+    }
     // The exec request may have reached the server (its reply did not come back): the program may
     // run with no channel and no pid to reach it by — looked for by its nonce from now on.
-    if (isSshProviderError(error) && error.processMayExist) context.abandonedLaunches.add(launch.nonce)
+    if (mayExist) context.abandonedLaunches.add(launch.nonce)
     // A transport error here is the disposal's close (it waited for this open, then gave up): the
     // channel's error says whether the exec request may have reached the server
     // (`processMayExist`). A refusal started nothing.
-    if (context.disposal() !== null) throw disposedDuringSpawn(context, launch, id, { mayExist: isSshProviderError(error) && error.processMayExist, started: false }, error)
+    if (context.disposal() !== null) throw disposedDuringSpawn(context, launch, id, { mayExist, started: false }, error)
     throw error instanceof SshProviderError
       ? error
       : new SshProviderError('spawn_failed', `The server ${hostId} refused the session channel: ${error instanceof Error ? error.message : String(error)}`, { cause: error, ptyId: id })
   }
-  table.exitedIds.forget(id)
+  if (timing.requestedAt !== null) timing.openMs = waitClockNow() - timing.requestedAt
   const { connection, opened } = ptyChannel
+  const late = giveUp.aborted
+  if (!late) table.exitedIds.forget(id)
   const session = new SshPtySession(
     {
       id,
@@ -184,6 +241,15 @@ async function openSession(context: SshSpawnContext, spawnOptions: ProviderSpawn
     },
     table.sessionHooks,
   )
+  if (late) {
+    // Never in the table, none of its events delivered: its spawn failed already.
+    session.abandon()
+    const ended = await endAbandonedLaunch(session, killReportWaitMs(timing.openMs))
+    // Looked for from now (it ran only now), unless its end was reported.
+    if (ended) context.abandonedLaunches.remove(launch.nonce)
+    else context.abandonedLaunches.add(launch.nonce)
+    return undefined
+  }
   table.sessions.set(id, session)
   return session
 }
@@ -231,10 +297,14 @@ async function refuseDisposedSpawn(context: SshSpawnContext, session: SshPtySess
  * The provider's `spawn`: an attach-only request answers from the table; a session id already
  * held re-attaches (live, not `isNewSession`) or is refused; otherwise the program is launched on a
  * session channel with a pty request, and the reply waits for its launch marker (the remote pid).
- * A spawn the provider's disposal overtakes rejects with `provider_disposed` (its program stopped
+ * It settles within `launchTimeoutMs` of the call, whatever the link does: the connect, the
+ * channel's open and the marker all count, and a launch whose marker did not come in time is sent
+ * `KILL` early enough for the server's report of its end to come back before the deadline
+ * ({@link killReportWaitMs}). A spawn the provider's disposal overtakes rejects with `provider_disposed` (its program stopped
  * by the disposal), never with the transport or launch error the disposal's stop and close caused.
  */
 export async function spawnSshPty(context: SshSpawnContext, spawnOptions: ProviderSpawnOptions): Promise<PtySpawnResult> {
+  const calledAt = waitClockNow()
   const { table, hostId } = context
   context.assertNotDisposed('spawn')
   if (!isOptionsObject(spawnOptions)) throw new SshOptionError('options', 'an object', spawnOptions)
@@ -251,15 +321,53 @@ export async function spawnSshPty(context: SshSpawnContext, spawnOptions: Provid
   }
   // Every refusal of a bad option happens here, before anything connects.
   const launch = createRemoteLaunch(spawnOptions)
-  await context.keeper.connect()
+  const program = JSON.stringify(launch.file ?? 'the login shell')
+  // The whole spawn fits in the launch timeout, from the call: before 7 Dec its timer started only
+  // once the channel had opened, and a spawn routed to a frozen link outlasted it (19.8 s against 15 s).
+  const deadline = calledAt + context.launchTimeoutMs
+  const left = (): number => remainingWaitMs(deadline, waitClockNow())
+  const within = `within ${context.launchTimeoutMs} ms`
+  // A connect that takes longer goes on (later spawns and the reconnects share it); this spawn stops waiting.
+  if (!(await settleWithin(context.keeper.connect().then(() => true), left(), false))) {
+    context.assertNotDisposed('spawn')
+    throw new SshProviderError('spawn_failed', `Could not start ${program} on ${hostId} ${within}: no connection to it opened in time`, { ptyId: sessionId })
+  }
   context.assertNotDisposed('spawn')
   const id = sessionId ?? randomUUID()
   if (table.sessions.has(id)) throw idInUse(id)
+  // Aborted at the deadline, synchronously (a channel handed over after that is never a PTY).
+  const giveUp = new AbortController()
+  const timing: ChannelOpenTiming = { requestedAt: null, openMs: 0 }
+  const timer = setTimeout(() => giveUp.abort(), left())
   // Held for the disposal: until its session is in the table, a disposal's stops would miss it.
-  const session = await context.holdConnection(() => openSession(context, spawnOptions, launch, id))
+  const opening = context.holdConnection(() => openSession(context, spawnOptions, launch, id, giveUp.signal, timing))
+  const gaveUp = new Promise<null>((resolve) => giveUp.signal.addEventListener('abort', () => resolve(null), { once: true }))
+  let opened: SshPtySession | undefined | null
+  try {
+    opened = await Promise.race([opening, gaveUp])
+  } finally {
+    clearTimeout(timer)
+  }
+  if (opened === null || opened === undefined) {
+    // The open unanswered at the deadline: once it went out, the server may answer it when the link
+    // carries it, and run the launch — then killed, its channel closed (`openSession`), and looked
+    // for by its nonce meanwhile. Not sent (waiting for a connection with room): nothing will be.
+    const sent = timing.requestedAt !== null
+    if (sent) context.abandonedLaunches.add(launch.nonce)
+    opening.catch(() => undefined)
+    if (context.disposal() !== null) throw disposedDuringSpawn(context, launch, id, { mayExist: sent, started: false })
+    throw new SshProviderError(
+      'spawn_failed',
+      `Could not start ${program} on ${hostId} ${within}: the server did not answer its session channel in time${sent ? '; it may run on the server all the same once the link carries the request (it is then stopped, and its channel closed)' : ''}`,
+      { ptyId: id, processMayExist: sent },
+    )
+  }
+  const session = opened
   const { channel, connection: conn } = session
+  // Kept from the launch timeout for the KILL of a launch given up and the wait for its report.
+  const killReserveMs = Math.min(killReportWaitMs(timing.openMs), context.launchTimeoutMs / 2)
   // Once disposed no marker is awaited: the disposal stops this session with the other PTYs.
-  if (context.disposal() === null) await settleWithin(session.started, context.launchTimeoutMs, undefined)
+  if (context.disposal() === null) await settleWithin(session.started, Math.max(0, left() - killReserveMs), undefined)
   // Looked at again after every wait: a spawn the disposal overtook commits nothing.
   if (context.disposal() !== null) return refuseDisposedSpawn(context, session)
   if (session.marker === null) {
@@ -271,17 +379,16 @@ export async function spawnSshPty(context: SshSpawnContext, spawnOptions: Provid
     // It may have started all the same — a marker still in flight when the timeout passed, or lost
     // with the link; a program that ignores the hangup a closed channel sends survives that close.
     // Stop it first (a disposal that begins meanwhile waits for this stop before it closes the
-    // connection). With no pid to reach it by, it is looked for by its nonce (at once, on an open
-    // connection, and once one opens again) until it is found gone — unless the server reported
-    // its end.
+    // connection), waiting for the server's report of its end until the deadline. With no pid to
+    // reach it by, it is looked for by its nonce (at once, on an open connection, and once one
+    // opens again) until it is found gone — unless the server reported its end.
     context.abandonedLaunches.add(launch.nonce)
-    const ended = await context.holdConnection(() => endAbandonedLaunch(session))
+    const ended = await context.holdConnection(() => endAbandonedLaunch(session, left()))
     if (ended) context.abandonedLaunches.remove(launch.nonce)
     const output = session.takeLaunchOutput().trim()
-    const program = JSON.stringify(launch.file ?? 'the login shell')
     throw new SshProviderError(
       lost ? 'transport_lost' : 'spawn_failed',
-      `Could not start ${program} on ${hostId}${timedOut ? ` within ${context.launchTimeoutMs} ms` : ''}${output === '' ? '' : `: ${output.slice(0, 500)}`}${ended ? '' : `; it may run on the server all the same (its end was not reported after it was stopped)`}`,
+      `Could not start ${program} on ${hostId}${timedOut ? ` ${within}` : ''}${output === '' ? '' : `: ${output.slice(0, 500)}`}${ended ? '' : `; it may run on the server all the same (its end was not reported after it was stopped)`}`,
       { ptyId: id, processMayExist: !ended },
     )
   }

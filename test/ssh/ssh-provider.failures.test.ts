@@ -2,7 +2,7 @@ import { inspect } from 'node:util'
 import { spawnSync } from 'node:child_process'
 import { writeFileSync } from 'node:fs'
 import path from 'node:path'
-import { afterEach, describe, expect, it, onTestFinished } from 'vitest'
+import { afterEach, describe, expect, it } from 'vitest'
 import { createPtyController, type PtyControllerExitEvent } from 'ptykit/controller'
 import type { PtyExitEvent } from 'ptykit/contracts'
 import { isPtySpawnError, type PtySpawnError } from 'ptykit/spawn'
@@ -25,28 +25,12 @@ function track(provider: SshProvider): SshProvider {
 
 /**
  * The real `ssh2`, whose first PTY channel's output — the launch marker first — reaches the
- * provider only once a timer of exactly `delayMs` (the launch timeout, armed once the session's
- * exec is answered) has fired: a launch marker in flight as the timeout passes. Whatever the
- * machine's load: a host too slow to read the socket in time once read the exec's answer and the
- * marker in one chunk, and the timeout never fired (the spawn succeeded). Undone by the returned
- * function (the patched `setTimeout` must not outlive the test: test files share their worker's
- * globals).
+ * provider only once the provider sent a `signal` request on that channel (the `KILL` of a launch
+ * it gave up): a launch marker in flight as the launch timeout passes, whatever the machine's load.
+ * (Until 7 Dec it waited for a timer of the launch timeout's exact length, which the spawn no
+ * longer arms: its timeout counts from the call.)
  */
-function markerAfterTimerOf(delayMs: number): { loadSsh2: () => Promise<unknown>; undo: () => void } {
-  const original = globalThis.setTimeout
-  let release: (() => void) | null = null
-  globalThis.setTimeout = ((callback: (...args: unknown[]) => void, ms?: number, ...rest: unknown[]) => {
-    if (ms !== delayMs) return original(callback, ms, ...rest)
-    return original(
-      (...args: unknown[]) => {
-        callback(...args)
-        // After the turn's microtasks: the spawn has seen its timeout pass before the marker comes.
-        setImmediate(() => release?.())
-      },
-      ms,
-      ...rest,
-    )
-  }) as typeof setTimeout
+function markerAfterKillRequest(): { loadSsh2: () => Promise<unknown> } {
   const loadSsh2 = async (): Promise<unknown> => {
     const ssh2 = (await import('ssh2')) as unknown as { Client: new () => Ssh2Client }
     let armed = true
@@ -58,10 +42,14 @@ function markerAfterTimerOf(delayMs: number): { loadSsh2: () => Promise<unknown>
           if (error !== undefined && error !== null) return callback(error, channel)
           const held: (() => void)[] = []
           let holding = true
-          release = () => {
-            release = null
-            holding = false
-            for (const deliver of held.splice(0)) deliver()
+          const signal = channel.signal.bind(channel)
+          channel.signal = (name: string) => {
+            signal(name)
+            // After the turn: the spawn has given the launch up before its marker comes.
+            setImmediate(() => {
+              holding = false
+              for (const deliver of held.splice(0)) deliver()
+            })
           }
           const on = channel.on.bind(channel) as (event: string, listener: (...args: never[]) => void) => Ssh2Channel
           ;(channel as { on: typeof on }).on = (event, listener) => {
@@ -75,13 +63,7 @@ function markerAfterTimerOf(delayMs: number): { loadSsh2: () => Promise<unknown>
     }
     return { Client: LateMarkerClient }
   }
-  return {
-    loadSsh2,
-    undo: () => {
-      globalThis.setTimeout = original
-      release?.()
-    },
-  }
+  return { loadSsh2 }
 }
 
 /** How many processes on this machine (the loopback server's) run `commandLine`. */
@@ -266,16 +248,13 @@ describe('SSH provider: host keys and credentials', () => {
   })
 
   it('stops a program whose start it did not see within launchTimeoutMs, and says not_started only once the server reported its end', async () => {
-    // The 7 ms launch timeout fires while the launch marker is in flight — and meanwhile the
-    // program, which ignores the hangup a closed channel sends, has started on the server.
-    const late = markerAfterTimerOf(7)
-    // Undone at the test's end too, should the spawn never settle.
-    onTestFinished(late.undo)
-    const provider = track(createSshProvider(sshOptions(sshd(), undefined, { launchTimeoutMs: 7, loadSsh2: late.loadSsh2 })))
+    // The launch timeout passes while the launch marker is held — and meanwhile the program, which
+    // ignores the hangup a closed channel sends, has started on the server.
+    const late = markerAfterKillRequest()
+    const provider = track(createSshProvider(sshOptions(sshd(), undefined, { launchTimeoutMs: 3_000, loadSsh2: late.loadSsh2 })))
     const controller = createPtyController({ provider })
     const program = `sleep 3${process.pid}.${Date.now() % 1000}`
     const failure = await controller.spawn({ file: '/bin/sh', args: ['-c', `trap '' HUP; exec ${program}`] }).catch((error: unknown) => error)
-    late.undo()
     try {
       expect(isPtySpawnError(failure) && failure.code, JSON.stringify(failure)).toBe('provider_spawn_failed')
       const cause = (failure as PtySpawnError).cause

@@ -481,7 +481,7 @@ describe('a launch whose start was not seen within launchTimeoutMs', () => {
       keeper: keeper as unknown as SshConnectionKeeper,
       abandonedLaunches: { add: (added: string) => void abandoned.add(added), remove: (removed: string) => void abandoned.delete(removed) },
       terminalName: 'xterm',
-      launchTimeoutMs: 20,
+      launchTimeoutMs: 1_000,
       timings: { hangupGraceMs: 100, terminateGraceMs: 100, shutdownDeadlineMs: 1_000 },
       assertNotDisposed: () => undefined,
       disposal: () => null,
@@ -513,6 +513,98 @@ describe('a launch whose start was not seen within launchTimeoutMs', () => {
     expect(heard).toEqual([])
     // It may run with no pid to reach it by: it is looked for by its launch's nonce.
     expect(abandoned).toEqual([nonce])
+  })
+})
+
+describe('a spawn whose channel open is unanswered at launchTimeoutMs', () => {
+  /**
+   * A spawn whose keeper holds the open: `sent` says whether the open went out (then it is answered
+   * only when the test calls `answer`, with a channel whose KILL request the server answers with
+   * the program's end), or whether it waits for a connection with room until the spawn gives up.
+   */
+  function heldOpen(sent: boolean) {
+    const requests: string[] = []
+    const channel = Object.assign(new EventEmitter(), {
+      stderr: Object.assign(new EventEmitter(), { resume: () => undefined }),
+      pause: () => undefined,
+      resume: () => undefined,
+      write: () => true,
+      signal: (name: string) => {
+        requests.push(`signal ${name}`)
+        setTimeout(() => channel.emit('exit', null, name), 5)
+      },
+      close: () => {
+        requests.push('close')
+        channel.emit('close')
+      },
+    })
+    let reported: ChannelExitStatus | null = null
+    channel.on('exit', (code: number | null, signal?: string) => void (reported ??= { code, signal }))
+    const connection = { lost: false }
+    let answer: () => void = () => undefined
+    let openSettled: () => void = () => undefined
+    const settled = new Promise<void>((resolve) => (openSettled = resolve))
+    const keeper = {
+      connect: async () => connection,
+      openPtyChannel: (_command: string, _pty: unknown, { giveUp, onRequest }: { giveUp: AbortSignal; onRequest: (state: 'sent' | 'refused') => void }) =>
+        new Promise((resolve, reject) => {
+          if (sent) {
+            onRequest('sent')
+            answer = () => resolve({ connection, opened: { channel, exitStatus: () => reported } })
+          } else {
+            // Waiting for a connection with room: the open never goes out once the spawn gave up.
+            giveUp.addEventListener('abort', () => reject(new Error('given up before the open was sent')))
+          }
+        }).finally(() => setImmediate(openSettled)),
+    }
+    const table = new SshSessionTable()
+    const heard: string[] = []
+    table.dataListeners.add((event) => heard.push(`data ${event.data}`))
+    table.exitListeners.add((event) => heard.push(`exit ${event.id}`))
+    const abandoned = new Set<string>()
+    const context = {
+      hostId: 'ssh:test',
+      table,
+      keeper: keeper as unknown as SshConnectionKeeper,
+      abandonedLaunches: { add: (added: string) => void abandoned.add(added), remove: (removed: string) => void abandoned.delete(removed) },
+      terminalName: 'xterm',
+      launchTimeoutMs: 300,
+      timings: { hangupGraceMs: 100, terminateGraceMs: 100, shutdownDeadlineMs: 1_000 },
+      assertNotDisposed: () => undefined,
+      disposal: () => null,
+      holdConnection: <T>(work: () => Promise<T>) => work(),
+    }
+    return { context, requests, heard, table, abandoned, answer: () => answer(), settled }
+  }
+
+  it('an open that went out: rejects at the timeout saying the program may exist; answered late, its launch is killed and its channel closed, never a PTY', async () => {
+    const held = heldOpen(true)
+    const calledAt = performance.now()
+    const failure = await spawnSshPty(held.context, { file: '/bin/sh', sessionId: 'late' }).catch((error: unknown) => error)
+    // Before: it waited for the channel, however long the link stayed frozen.
+    expect(performance.now() - calledAt).toBeLessThan(300 + 1_000)
+    expect(isSshProviderError(failure) && failure.code).toBe('spawn_failed')
+    expect((failure as Error).message).toContain('within 300 ms')
+    expect((failure as { processMayExist: boolean }).processMayExist).toBe(true)
+    expect(held.abandoned.size).toBe(1)
+    held.answer()
+    await held.settled
+    await vi.waitFor(() => expect(held.requests).toEqual(['signal KILL', 'close']))
+    // Its end was reported: nothing left to look for; nothing was ever announced or held.
+    expect(held.abandoned.size).toBe(0)
+    expect(held.table.sessions.size).toBe(0)
+    expect(held.heard).toEqual([])
+  })
+
+  it('an open that had not gone out (no connection with room yet): rejects at the timeout, nothing sent, nothing looked for', async () => {
+    const held = heldOpen(false)
+    const failure = await spawnSshPty(held.context, { file: '/bin/sh' }).catch((error: unknown) => error)
+    expect(isSshProviderError(failure) && failure.code).toBe('spawn_failed')
+    expect((failure as { processMayExist: boolean }).processMayExist).toBe(false)
+    await held.settled
+    expect(held.abandoned.size).toBe(0)
+    expect(held.requests).toEqual([])
+    expect(held.table.sessions.size).toBe(0)
   })
 })
 

@@ -84,6 +84,54 @@ export function ensureTestUser(): void {
   execFileSync('usermod', ['-p', '*', SSH_TEST_USER], { stdio: 'ignore' })
 }
 
+/**
+ * A second non-root login whose shell is bash, for the tests of a slow login: its `~/.bashrc`
+ * (which bash reads for a command sshd runs, before the command) sleeps while a flag file names
+ * the server's port (see {@link slowLoginRc}), and does nothing otherwise.
+ */
+export const SSH_SLOW_RC_USER = 'ptykit-ssh-slowrc'
+/** Where {@link slowLoginRc} puts its flag files: one per server port, holding the seconds to sleep. */
+const SLOW_RC_FLAGS_DIR = '/tmp/ptykit-slow-rc'
+
+/** Create {@link SSH_SLOW_RC_USER} if missing (as {@link ensureTestUser}), and (re)write its `~/.bashrc`. */
+export function ensureSlowRcUser(): void {
+  try {
+    execFileSync('id', [SSH_SLOW_RC_USER], { stdio: 'ignore' })
+  } catch {
+    try {
+      execFileSync('useradd', ['-m', '-s', '/bin/bash', SSH_SLOW_RC_USER], { stdio: 'ignore' })
+    } catch (error) {
+      try {
+        execFileSync('id', [SSH_SLOW_RC_USER], { stdio: 'ignore' })
+      } catch {
+        throw error
+      }
+    }
+  }
+  execFileSync('usermod', ['-p', '*', SSH_SLOW_RC_USER], { stdio: 'ignore' })
+  mkdirSync(SLOW_RC_FLAGS_DIR, { recursive: true, mode: 0o755 })
+  chmodSync(SLOW_RC_FLAGS_DIR, 0o755)
+  const home = execFileSync('getent', ['passwd', SSH_SLOW_RC_USER], { encoding: 'utf8' }).trim().split(':')[5]!
+  // `${SSH_CLIENT##* }` is the server's port: only the sessions of the test that raised the flag sleep.
+  writeFileSync(
+    path.join(home, '.bashrc'),
+    ['# ptykit tests: a slow login while a flag names this server\'s port (test/ssh/sshd-fixture.ts)', `f="${SLOW_RC_FLAGS_DIR}/\${SSH_CLIENT##* }"`, '[ -f "$f" ] && sleep "$(cat "$f")"', ''].join('\n'),
+    { mode: 0o644 },
+  )
+}
+
+/**
+ * From now on, every session {@link SSH_SLOW_RC_USER} opens on `fixture`'s server (a PTY's, a
+ * side shell's) spends `seconds` in the login's rc file before its command runs — as a remote
+ * `~/.bashrc` that sleeps does. Returns the undo.
+ */
+export function slowLoginRc(fixture: { port: number }, seconds: number): () => void {
+  ensureSlowRcUser()
+  const flag = path.join(SLOW_RC_FLAGS_DIR, String(fixture.port))
+  writeFileSync(flag, String(seconds), { mode: 0o644 })
+  return () => rmSync(flag, { force: true })
+}
+
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer()
