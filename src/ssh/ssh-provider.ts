@@ -2,8 +2,6 @@ import { assertWriteBytes, assertWriteData } from '../contracts/write-settlement
 import {
   clampTimerDelay,
   refusedWrite,
-  unverifiableWrite,
-  WRITE_ACCEPTED,
   type PtyDataEvent,
   type PtyExitEvent,
   type PtyProvider,
@@ -94,7 +92,8 @@ export type SshProvider = PtyProvider &
  * - PTYs share a connection until the server refuses another session on it (OpenSSH's
  *   `MaxSessions`, 10 by default); then another connection is opened, and closed after its last PTY;
  * - a channel closed with neither, or a dropped connection, is not an exit: the PTY is lost — its
- *   writes settle `unverifiable/transport_lost`, listings reject while no connection is open, and
+ *   writes are refused (`provider_refused_write`: no channel to hand them to, nothing is sent),
+ *   listings reject while no connection is open, and
  *   its liveness is unknown (`null`) until a connection to the same machine and boot is open
  *   again (a liveness probe or stop of it, and `dispose()`, open one when none is, the background
  *   reconnects being bounded); that connection's side shell then proves it gone (an exit,
@@ -207,14 +206,7 @@ export function createSshProvider(options: SshProviderOptions): SshProvider {
   function writeToChannel(id: string, data: string | Buffer): WriteSettlement {
     const session = table.get(id)
     if (session === undefined) return refusedWrite(table.exitedIds.has(id) ? 'pty_exited' : 'pty_not_found')
-    if (session.state === 'exited') return refusedWrite('pty_exited')
-    if (session.state === 'lost' || session.connection.lost) return unverifiableWrite('transport_lost', false)
-    try {
-      session.channel.write(data)
-      return WRITE_ACCEPTED
-    } catch {
-      return unverifiableWrite('transport_lost', true)
-    }
+    return session.write(data)
   }
 
   return {

@@ -1,5 +1,5 @@
 import { StringDecoder } from 'node:string_decoder'
-import type { PtyDataEvent, PtyExitEvent, PtyIncarnationId } from '../contracts/index.js'
+import { refusedWrite, unverifiableWrite, WRITE_ACCEPTED, type PtyDataEvent, type PtyExitEvent, type PtyIncarnationId, type WriteSettlement } from '../contracts/index.js'
 import { resolveProcessExitCause } from '../exit-cause/index.js'
 import { LaunchMarkerScanner, type LaunchMarker, type RemoteLaunch } from './remote-launch.js'
 import type { ChannelExitStatus, SshConnection } from './ssh-connection.js'
@@ -96,6 +96,8 @@ export class SshPtySession {
   #stopSignalsSentAtReport: ReadonlySet<number> | null = null
   /** True once the channel closed: every byte it received has been handed over. */
   #channelClosed = false
+  /** True once the provider asked the server to close the channel ({@link SshPtySession.closeChannel}). */
+  #closeRequested = false
   /** A lost session's end is proven; its exit waits for the channel to hand over what it received. */
   #goneAwaitingClose = false
   /** The consumer asked for a pause (`pause`) and has not resumed, whether or not the channel is paused. */
@@ -389,6 +391,43 @@ export class SshPtySession {
     if (this.#endProvenAtStopRequest !== false || this.diedOfAnotherSignal) exitEvent.diedBeforeStopRequest = true
     else exitEvent.stopRequestedBeforeDeath = true
     return exitEvent
+  }
+
+  /**
+   * Ask the server to close the channel (a stop's last step, a launch given up): the terminal is
+   * hung up. From now on `ssh2` drops what is written to the channel (it sends nothing on a channel
+   * it is closing), so {@link SshPtySession.write} refuses.
+   */
+  closeChannel(): void {
+    this.#closeRequested = true
+    try {
+      this.channel.close()
+    } catch {
+      // Already closed.
+    }
+  }
+
+  /**
+   * Settle a write: `accepted` once the bytes are handed to the channel (never proof the program
+   * read them); `refused` when no byte can reach the program — `pty_exited` once its end is proven
+   * (the server reported it, or, lost, a look found it gone: as the node-pty provider refuses a
+   * write once the exit is known, before it is delivered), `provider_refused_write` when there is
+   * no channel to hand them to (the connection dropped, the channel closed, or the provider is
+   * closing it): nothing is sent, and a retry cannot duplicate anything. Until 7 Dec a lost PTY's
+   * write settled `unverifiable/transport_lost` (with `bytesHandedToTransport: false`), while the
+   * pty host refused the same write; a write to a channel the stop was closing, or to a program
+   * whose end the server had reported, said `accepted` and the bytes went nowhere.
+   */
+  write(data: string | Buffer): WriteSettlement {
+    if (this.endProven) return refusedWrite('pty_exited')
+    if (this.state === 'lost' || this.connection.lost || this.#channelClosed || this.#closeRequested) return refusedWrite('provider_refused_write')
+    try {
+      this.channel.write(data)
+      return WRITE_ACCEPTED
+    } catch {
+      // A stream that throws may have sent part of the bytes first: nobody can tell.
+      return unverifiableWrite('transport_lost', true)
+    }
   }
 
   /** Stop reading: the window is not refilled, the server stops sending, the program blocks. */

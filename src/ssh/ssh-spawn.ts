@@ -150,11 +150,7 @@ async function endAbandonedLaunch(session: SshPtySession, waitMs: number): Promi
     }
     if (!session.exitReported) await channelEvent(channel, Math.max(0, waitMs))
   }
-  try {
-    channel.close()
-  } catch {
-    // Already closed.
-  }
+  session.closeChannel()
   return session.exitReported
 }
 

@@ -236,11 +236,7 @@ export async function stopSshSession(session: SshPtySession, epochOptions: SshSt
   if (!look.leaderEnded) {
     // The server hangs the terminal up: the program gets a HUP from it.
     session.noteStopSignal('HUP')
-    try {
-      session.channel.close()
-    } catch {
-      // Already closed.
-    }
+    session.closeChannel()
   }
   if (await completeBy(look, deadline)) return
   throw new SshProviderError('shutdown_timeout', timeoutMessage(look, deadline - started), { ptyId: session.id })

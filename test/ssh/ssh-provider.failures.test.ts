@@ -273,7 +273,7 @@ describe('SSH provider: host keys and credentials', () => {
 })
 
 describe('SSH provider: sshd killed mid-session', () => {
-  it('makes live PTYs unverifiable (no exit, no hang), settles writes transport_lost, and drops the host from the listing scope', async () => {
+  it('makes live PTYs unverifiable (no exit, no hang), refuses their writes (nothing sent), and drops the host from the listing scope', async () => {
     // Its own server: this test kills it.
     const server = await startSshd()
     const provider = createSshProvider(sshOptions(server, undefined, { reconnectMaxAttempts: 2 }))
@@ -288,11 +288,9 @@ describe('SSH provider: sshd killed mid-session', () => {
       await server.killAll()
       await waitFor(() => (provider.hasPty(reply.id) === null ? true : undefined), 'the PTY to become unverifiable')
       expect(await controller.probePtyLiveness(reply.id)).toBe(null)
-      expect(await controller.writeWithSettlement(reply.id, 'echo hi\r', 'driving')).toEqual({
-        kind: 'unverifiable',
-        reason: 'transport_lost',
-        bytesHandedToTransport: false,
-      })
+      // No channel to hand them to: refused, nothing sent (before 7 Dec: unverifiable/transport_lost,
+      // "nobody can tell", while the pty host refused the same write).
+      expect(await controller.writeWithSettlement(reply.id, 'echo hi\r', 'driving')).toEqual({ kind: 'refused', reason: 'provider_refused_write' })
       expect((await controller.listProcessesWithHostScope()).hostIds).toEqual([])
       // A stop cannot reach it: not verified, and never a false exit.
       expect(await controller.stopAndWait(reply.id)).toBe(false)

@@ -64,7 +64,7 @@ describe('SSH provider: PTYs of a dropped connection, after a reconnect', () => 
     expect(isAlive(survivor.pid!)).toBe(true)
     expect(exits.some((exit) => exit.ptyId === survivor.id)).toBe(false)
     expect(await controller.probePtyLiveness(survivor.id)).toBe(true)
-    expect(controller.writeWithSettlement(survivor.id, 'x', 'driving')).toMatchObject({ kind: 'unverifiable', reason: 'transport_lost' })
+    expect(controller.writeWithSettlement(survivor.id, 'x', 'driving')).toEqual({ kind: 'refused', reason: 'provider_refused_write' })
     // A stop reaches it through the new connection, and is verified.
     expect(await controller.stopAndWait(survivor.id)).toBe(true)
     expect(isAlive(survivor.pid!)).toBe(false)

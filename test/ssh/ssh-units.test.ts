@@ -280,6 +280,47 @@ async function expectDeadWithNoConnection(session: SshPtySession, table: SshSess
   await expect(shutdownSshPty(table, noConnection, timings, session.id, {})).resolves.toBeUndefined()
 }
 
+describe('a write to an SSH PTY settles what is true of its bytes', () => {
+  /** {@link liveSession} whose channel records what was written to it. */
+  function writableSession() {
+    const live = liveSession()
+    const written: string[] = []
+    Object.assign(live.channel, { write: (data: string) => written.push(data) > 0 })
+    return { ...live, written }
+  }
+
+  it('a live PTY: accepted, handed to its channel', () => {
+    const { session, written } = writableSession()
+    expect(session.write('ls\r')).toEqual({ kind: 'accepted' })
+    expect(written).toEqual(['ls\r'])
+  })
+
+  it('a PTY lost with its connection: refused, nothing handed to a transport (as the pty host refuses it)', () => {
+    const { session, written, loseConnection } = writableSession()
+    loseConnection()
+    // Before: unverifiable/transport_lost (bytesHandedToTransport: false) — "nobody can tell",
+    // though it is proven that nothing was sent: there is no channel to send it on.
+    expect(session.write('ls\r')).toEqual({ kind: 'refused', reason: 'provider_refused_write' })
+    expect(written).toEqual([])
+  })
+
+  it('a PTY whose channel the stop is closing: refused (ssh2 drops what is written to a closing channel)', () => {
+    const { session, written } = writableSession()
+    session.closeChannel()
+    // Before: accepted, and the bytes went nowhere.
+    expect(session.write('ls\r')).toEqual({ kind: 'refused', reason: 'provider_refused_write' })
+    expect(written).toEqual([])
+  })
+
+  it('a PTY whose end the server reported, its exit still behind output: refused as exited (as node-pty refuses once the exit is known)', () => {
+    const { session, channel, written } = writableSession()
+    channel.emit('exit', 3)
+    // Before: accepted — to a channel whose program is dead.
+    expect(session.write('ls\r')).toEqual({ kind: 'refused', reason: 'pty_exited' })
+    expect(written).toEqual([])
+  })
+})
+
 const UNREPORTED = { id: 'p', incarnationId: 'i', code: 0, cause: { kind: 'unknown', reason: 'cause_unreported' } }
 
 describe('a lost PTY proven gone whose channel has not closed yet', () => {
