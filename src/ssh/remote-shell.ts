@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto'
+import { clampTimerDelay } from '../contracts/deadline.js'
 import type { SideCommandResult } from './ssh-connection.js'
 import type { Ssh2Channel } from './ssh2-module.js'
 
@@ -17,18 +18,61 @@ export const SSH_SIDE_SHELL_START_TIMEOUT_MS = 15_000
  */
 const SIDE_SHELL_BATCH_MAX = 64
 
-type Request = { script: string; timeoutMs: number; resolve: (result: SideCommandResult | null) => void }
+type Request = {
+  script: string
+  /** When it stops being waited for, on the wait clock (`performance.now()`): its `timeoutMs` from the call. */
+  deadline: number
+  resolve: (result: SideCommandResult | null) => void
+  /** Answers it `null` if it is still queued at its deadline (not yet written to a shell). */
+  timer: NodeJS.Timeout
+}
+
+/** One start of the shell: its channel once the server opened it, and whether the shell said it is ready. */
+type ShellStart = {
+  /** The channel, once opened (`null` before, or when the open failed). */
+  channel: Ssh2Channel | null
+  /** True once the shell printed its ready line (the login's rc files are behind it). */
+  ready: boolean
+  /** Settles once the open settled — and, for a start given up meanwhile, its channel was ended. */
+  opened: Promise<void>
+  /** The channel once the shell is ready; `null` when it never was. */
+  started: Promise<Ssh2Channel | null>
+}
+
+/**
+ * End a side shell's channel: the SSH `signal` request `KILL` (OpenSSH sends it to the shell's
+ * process group — the login shell still in its rc files and what they started, or the ready shell
+ * and a script that hung; it ignores the request for root logins), then the close. Why not only
+ * the close: a channel without a pty is not hung up when it closes, and a login shell that sleeps
+ * in its rc file ran on after the connection closed, until its rc ended.
+ */
+function endShellChannel(channel: Ssh2Channel): void {
+  try {
+    channel.signal('KILL')
+  } catch {
+    // Closing already, or a channel without signals.
+  }
+  try {
+    channel.close()
+  } catch {
+    // Already closed.
+  }
+}
 
 /**
  * One `/bin/sh` on a side channel (no pty) of a connection, running short scripts in order:
  * signals to a process group, `/proc` reads. Each script runs in a subshell with stdin from
  * `/dev/null`, and its end is framed by a nonce line carrying its status. The scripts queued
- * while the shell is busy are written together (see {@link SIDE_SHELL_BATCH_MAX}). A script that
- * does not finish in time resets the shell (the next one starts a fresh shell).
+ * while the shell is busy are written together (see {@link SIDE_SHELL_BATCH_MAX}). A script's
+ * `timeoutMs` counts from its `run` call — the wait for the shell to start (the login's rc files),
+ * and for the scripts before it, included: until 7 Dec it counted only once the script was
+ * written, and a side command on a frozen link, or behind a slow rc file, waited past it for as
+ * long as the start took. A script that does not finish in time resets the shell (the next one
+ * starts a fresh shell); one still queued at its deadline just answers `null`.
  */
 export class RemoteShell {
   readonly #open: (command: string) => Promise<Ssh2Channel>
-  #channel: Promise<Ssh2Channel | null> | null = null
+  #shell: ShellStart | null = null
   #queue: Request[] = []
   #busy = false
   #closed = false
@@ -38,11 +82,27 @@ export class RemoteShell {
     this.#open = open
   }
 
-  /** Run a script; `null` when the shell could not run it (or in time). */
+  /** Run a script; `null` when the shell could not run it within `timeoutMs` of this call. */
   run(script: string, timeoutMs: number): Promise<SideCommandResult | null> {
     if (this.#closed) return Promise.resolve(null)
     return new Promise((resolve) => {
-      this.#queue.push({ script, timeoutMs, resolve })
+      const request: Request = {
+        script,
+        deadline: performance.now() + timeoutMs,
+        resolve: (result) => {
+          clearTimeout(request.timer)
+          resolve(result)
+        },
+        timer: setTimeout(() => {
+          // Still queued (the shell starting, or busy with an earlier batch): given up. Once
+          // written, the batch's own timer answers it.
+          const index = this.#queue.indexOf(request)
+          if (index === -1) return
+          this.#queue.splice(index, 1)
+          request.resolve(null)
+        }, clampTimerDelay(timeoutMs)),
+      }
+      this.#queue.push(request)
       void this.#pump()
     })
   }
@@ -52,28 +112,46 @@ export class RemoteShell {
     void this.#start()
   }
 
-  /** Close the shell; pending scripts answer `null`. */
-  close(): void {
+  /**
+   * Close the shell for good; pending scripts answer `null`. A shell still starting (its login
+   * shell in the rc files) or running is sent `KILL` before its channel closes
+   * ({@link endShellChannel}). Resolves once nothing of it can start on the server any more: an
+   * open still in flight has been answered (and its channel ended) — the connection's close waits
+   * for that, bounded, before it ends the connection (an `exec` the server has received runs its
+   * login shell whatever became of the connection).
+   */
+  close(): Promise<void> {
     this.#closed = true
-    void this.#reset()
     for (const request of this.#queue.splice(0)) request.resolve(null)
+    return this.#reset()
   }
 
   #start(): Promise<Ssh2Channel | null> {
-    if (this.#channel !== null) return this.#channel
-    const started: Promise<Ssh2Channel | null> = (async () => {
+    if (this.#shell !== null) return this.#shell.started
+    let openSettled!: () => void
+    const shell: ShellStart = { channel: null, ready: false, opened: new Promise<void>((resolve) => (openSettled = resolve)), started: Promise.resolve(null) }
+    shell.started = (async () => {
       const ready = `ptykit-side-ready-${randomBytes(6).toString('hex')}`
       let channel: Ssh2Channel
       try {
         channel = await this.#open(`exec /bin/sh -c 'echo ${ready}; exec /bin/sh -s'`)
       } catch {
+        openSettled()
         return null
       }
+      shell.channel = channel
       channel.stderr.resume()
       channel.on('error', () => undefined)
       channel.on('close', () => {
-        if (this.#channel === started) this.#channel = null
+        if (this.#shell === shell) this.#shell = null
       })
+      // Given up while the open was in flight (closed, or reset): nothing of it may run on.
+      if (this.#shell !== shell) {
+        endShellChannel(channel)
+        openSettled()
+        return null
+      }
+      openSettled()
       const isReady = await new Promise<boolean>((resolve) => {
         let seen = ''
         const timer = setTimeout(() => resolve(false), SSH_SIDE_SHELL_START_TIMEOUT_MS)
@@ -90,32 +168,35 @@ export class RemoteShell {
           resolve(false)
         })
       })
-      if (!isReady) {
-        channel.close()
+      if (!isReady || this.#shell !== shell) {
+        // Its login shell may still sleep in an rc file: killed, not only closed.
+        endShellChannel(channel)
         return null
       }
+      shell.ready = true
       return channel
     })()
-    this.#channel = started
+    this.#shell = shell
     // A start that failed (the channel refused, or the shell never ready) is not kept: the next
     // script tries again, as after a reset — kept, it answered every later script `null`.
-    void started.then((channel) => {
-      if (channel === null && this.#channel === started) this.#channel = null
+    void shell.started.then((channel) => {
+      if (channel === null && this.#shell === shell) this.#shell = null
     })
-    return started
+    return shell.started
   }
 
+  /**
+   * Forget the shell and end its channel ({@link endShellChannel}); resolves once an open still in
+   * flight settled (its start ends the channel then).
+   */
   async #reset(): Promise<void> {
     // Forgotten at once, before any await: the next script must start a fresh shell, never be
     // written to this one while it is being closed.
-    const closing = this.#channel
-    this.#channel = null
-    const channel = await closing?.catch(() => null)
-    try {
-      channel?.close()
-    } catch {
-      // Already closed.
-    }
+    const shell = this.#shell
+    this.#shell = null
+    if (shell === null) return
+    if (shell.channel !== null) endShellChannel(shell.channel)
+    await shell.opened
   }
 
   async #pump(): Promise<void> {
@@ -128,7 +209,9 @@ export class RemoteShell {
           break
         }
         const channel = await this.#start()
+        // The scripts whose deadline passed while the shell started have answered `null` already.
         const batch = this.#queue.splice(0, SIDE_SHELL_BATCH_MAX)
+        if (batch.length === 0) continue
         if (channel === null || this.#closed) {
           for (const request of batch) request.resolve(null)
           continue
@@ -141,11 +224,11 @@ export class RemoteShell {
   }
 
   /**
-   * Write every script of `batch` at once and read their answers in order. Each script gets its
-   * `timeoutMs` from the moment the one before it answered (when it starts running). One that does
-   * not answer in time, or is running when the shell closes, answers `null` and resets the shell;
-   * the scripts after it run again on the fresh shell (they are probes and signals: running one
-   * twice, should the old shell have got to it, is harmless).
+   * Write every script of `batch` at once and read their answers in order. Each script is waited
+   * for until its own deadline (its `timeoutMs` from its `run` call). One that does not answer in
+   * time, or is running when the shell closes, answers `null` and resets the shell; the scripts
+   * after it run again on the fresh shell (they are probes and signals: running one twice, should
+   * the old shell have got to it, is harmless) — each still within its own deadline.
    */
   #runBatchOn(channel: Ssh2Channel, batch: Request[]): Promise<void> {
     const ends = batch.map(() => `ptykit-side-end-${randomBytes(6).toString('hex')}`)
@@ -171,7 +254,7 @@ export class RemoteShell {
       }
       const waitFor = (request: Request): void => {
         clearTimeout(timer)
-        timer = setTimeout(() => finish(true), request.timeoutMs)
+        timer = setTimeout(() => finish(true), clampTimerDelay(request.deadline - performance.now()))
       }
       const onData = (chunk: Buffer): void => {
         if (timer === undefined) return

@@ -1,6 +1,7 @@
 import { connect as connectTcp, type Socket } from 'node:net'
 import { verifyHostKey, type HostKeyCheck } from './host-key-verification.js'
 import { RemoteShell } from './remote-shell.js'
+import { settleWithin } from '../contracts/settle-within.js'
 import { SshProviderError } from './ssh-provider-error.js'
 import type { Ssh2Channel, Ssh2Client, Ssh2Module, Ssh2PtyRequest } from './ssh2-module.js'
 
@@ -203,7 +204,7 @@ export class SshConnection {
           reject(hostKeyError ?? new SshProviderError('connection_failed', `The server ${settings.host}:${settings.port} closed the connection during the handshake`))
           return
         }
-        connection.#sideShell.close()
+        void connection.#sideShell.close()
         if (connection.#lost) return
         connection.#lost = true
         onLost(connection)
@@ -303,14 +304,18 @@ export class SshConnection {
   }
 
   /**
-   * Close the connection (its channels close with it). Resolves once its TCP connection is closed
-   * — the server has then seen the end of every session on it — or, when the server does not
-   * answer the end within {@link SSH_CLOSE_WAIT_MS}, once the socket was destroyed.
+   * Close the connection (its channels close with it). Its side shell is ended first: one still
+   * starting (its login shell in the rc files, which the connection's end does not stop: its
+   * channel has no pty to hang up) is sent `KILL` — after its open, if one is in flight, was
+   * answered, up to {@link SSH_CLOSE_WAIT_MS} (the server runs an `exec` it has received whatever
+   * becomes of the connection). Resolves once its TCP connection is closed — the server has then
+   * seen the end of every session on it — or, when the server does not answer the end within
+   * {@link SSH_CLOSE_WAIT_MS}, once the socket was destroyed.
    */
-  close(): Promise<void> {
+  async close(): Promise<void> {
     if (!this.#lost) this.#closedOnPurpose = true
     this.#lost = true
-    this.#sideShell.close()
+    await settleWithin(this.#sideShell.close(), SSH_CLOSE_WAIT_MS, undefined)
     try {
       this.#client.end()
     } catch {

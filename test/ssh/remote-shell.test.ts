@@ -87,4 +87,60 @@ describe('the side shell', () => {
     expect(await shell.run('echo closed', 1_000)).toBeNull()
     expect(opens).toBe(opensBefore + 2)
   })
+
+  /** A channel whose shell never says it is ready (its login shell sleeps in an rc file); records its requests. */
+  function startingChannel(requests: string[]): Ssh2Channel {
+    const channel = Object.assign(new EventEmitter(), {
+      stderr: { resume: () => undefined },
+      write: () => true,
+      signal: (name: string) => void requests.push(`signal ${name}`),
+      close: () => {
+        requests.push('close')
+        setImmediate(() => channel.emit('close'))
+      },
+    })
+    return channel as unknown as Ssh2Channel
+  }
+
+  it('answers a script null within its timeout while the shell is still starting (its timeout counts from the call)', async () => {
+    const requests: string[] = []
+    const shell = new RemoteShell(async () => startingChannel(requests))
+    const calledAt = performance.now()
+    // Before: the timeout began only once the shell was ready — here up to the 15 s start timeout.
+    expect(await shell.run('echo hello', 100)).toBeNull()
+    expect(performance.now() - calledAt).toBeLessThan(2_000)
+    await shell.close()
+  })
+
+  it('answers a script null within its timeout while the shell\'s channel is not even open (a frozen link)', async () => {
+    const shell = new RemoteShell(() => new Promise<Ssh2Channel>(() => undefined))
+    const calledAt = performance.now()
+    expect(await shell.run('echo hello', 100)).toBeNull()
+    expect(performance.now() - calledAt).toBeLessThan(2_000)
+  })
+
+  it('closed while still starting: its login shell is sent KILL before its channel closes', async () => {
+    const requests: string[] = []
+    const shell = new RemoteShell(async () => startingChannel(requests))
+    shell.warmUp()
+    await new Promise((resolve) => setImmediate(resolve))
+    await shell.close()
+    // Before: only closed — a channel without a pty is not hung up, and the rc file ran on.
+    expect(requests).toEqual(['signal KILL', 'close'])
+  })
+
+  it('closed while its channel open is in flight: resolves once the open answered, and that channel is ended', async () => {
+    const requests: string[] = []
+    let answer!: (channel: Ssh2Channel) => void
+    const shell = new RemoteShell(() => new Promise<Ssh2Channel>((resolve) => (answer = resolve)))
+    shell.warmUp()
+    let closed = false
+    const closing = shell.close().then(() => void (closed = true))
+    await new Promise((resolve) => setTimeout(resolve, 20))
+    // The server has the exec request: its login shell will run whatever becomes of the connection.
+    expect(closed).toBe(false)
+    answer(startingChannel(requests))
+    await closing
+    expect(requests).toEqual(['signal KILL', 'close'])
+  })
 })

@@ -5,16 +5,19 @@
  * - a spawn routed to a frozen connection outlasted `launchTimeoutMs` (its timer started only once
  *   the channel opened: 19.8 s against 15 s);
  * - a launch given up before its marker was sent `KILL` and given a fixed 200 ms for the server's
- *   report of its end: on a slower link the kill landed, and the spawn still said `processMayExist`.
+ *   report of its end: on a slower link the kill landed, and the spawn still said `processMayExist`;
+ * - `dispose()` resolved while the side shell it had started still ran the login's rc file on the
+ *   server, and it ran on there.
  */
+import { readdirSync, readFileSync } from 'node:fs'
 import { afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { createPtyController } from 'ptykit/controller'
 import { createInMemoryPtyRuntime, isPtySpawnError, type PtySpawnError } from 'ptykit/spawn'
-import { isSshProviderError, type SshProviderError } from 'ptykit/ssh'
+import { createSshProvider, isSshProviderError, type SshProviderError } from 'ptykit/ssh'
 import type { Ssh2Channel, Ssh2Client, Ssh2PtyRequest } from '../../src/ssh/ssh2-module.js'
-import { waitFor } from '../node-pty/pty-test-support.js'
+import { isDead, waitFor } from '../node-pty/pty-test-support.js'
 import { ensureSlowRcUser, SSH_SLOW_RC_USER, slowLoginRc } from './sshd-fixture.js'
-import { killTagged, providerThroughProxy, taggedProcesses, useSshd } from './ssh-test-support.js'
+import { killTagged, providerThroughProxy, sshOptions, taggedProcesses, useSshd } from './ssh-test-support.js'
 
 const sshd = useSshd()
 beforeAll(() => ensureSlowRcUser())
@@ -139,5 +142,44 @@ describe('SSH: a launch given up before its marker, over a slow link', () => {
     // The wait for the report is taken from the launch timeout, not added to it (a loaded
     // machine's timers may run late: a second of slack).
     expect(settledAfterMs).toBeLessThan(LAUNCH_MS + 1_000)
+  }, 60_000)
+})
+
+/** The live processes (not zombies) of sessions on the server at `port`: their environment's `SSH_CLIENT` ends with it. */
+function sessionProcessesOf(port: number): Array<{ pid: number; cmdline: string }> {
+  const found: Array<{ pid: number; cmdline: string }> = []
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue
+    try {
+      const environ = readFileSync(`/proc/${name}/environ`, 'latin1').split('\0')
+      if (!environ.some((entry) => entry.startsWith('SSH_CLIENT=') && entry.endsWith(` ${port}`)) || isDead(Number(name))) continue
+      found.push({ pid: Number(name), cmdline: readFileSync(`/proc/${name}/cmdline`, 'latin1').split('\0').join(' ').trim() })
+    } catch {
+      // Gone meanwhile.
+    }
+  }
+  return found
+}
+
+describe('SSH: dispose() while a side shell still runs the login\'s rc file', () => {
+  it('leaves nothing of the provider running on the server once it resolves', async () => {
+    const port = sshd().port
+    cleanups.push(slowLoginRc(sshd(), 60))
+    const provider = createSshProvider(sshOptions(sshd(), SSH_SLOW_RC_USER, { launchTimeoutMs: 120_000 }))
+    cleanups.push(() => provider.dispose())
+    const spawning = provider.spawn({ file: '/bin/sleep', args: ['302'] }).catch((error: unknown) => error)
+    // The side shell (started as the connection opened) sleeps in the rc file, and so does the launch.
+    const running = await waitFor(() => {
+      const processes = sessionProcessesOf(port)
+      return processes.some(({ cmdline }) => cmdline.includes('ptykit-side-ready')) && processes.some(({ cmdline }) => cmdline.includes('PTYKIT_SSH_LAUNCH'))
+        ? processes
+        : undefined
+    }, 'the side shell and the launch in the rc file', 15_000)
+    await provider.dispose()
+    expect(isSshProviderError(await spawning) && ((await spawning) as SshProviderError).code).toBe('provider_disposed')
+    // A moment for the processes the disposal killed to be reaped; the rc file sleeps a minute.
+    // Before: the side shell's login shell and its rc's sleep ran on for the rest of that minute.
+    await waitFor(() => (running.every(({ pid }) => isDead(pid)) ? true : undefined), `none of ${JSON.stringify(running)} left`, 3_000).catch(() => undefined)
+    expect(sessionProcessesOf(port).filter(({ pid }) => running.some((before) => before.pid === pid))).toEqual([])
   }, 60_000)
 })
