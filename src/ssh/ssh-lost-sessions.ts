@@ -133,14 +133,15 @@ export class LostSessionRechecks {
  * reported it before the drop, or an earlier look found the program gone) — whether or not a
  * connection that could judge it is still open.
  */
-export async function probeLostSession(session: SshPtySession, keeper: SshConnectionKeeper): Promise<boolean | null> {
+export async function probeLostSession(session: SshPtySession, keeper: SshConnectionKeeper, timeoutMs: number = SSH_SIDE_COMMAND_TIMEOUT_MS): Promise<boolean | null> {
   if (session.endProven) {
     session.settleGone()
     return false
   }
   const judge = judgeOfLostSession(session, keeper)
   if (judge === null) return null
-  const alive = await probeRemotePid(judge, session.marker!, SSH_SIDE_COMMAND_TIMEOUT_MS)
+  const bound = Math.max(0, Math.min(timeoutMs, SSH_SIDE_COMMAND_TIMEOUT_MS))
+  const alive = await settleWithin(probeRemotePid(judge, session.marker!, bound), bound, null)
   if (alive === false) {
     session.settleGone()
     return false
@@ -168,8 +169,8 @@ export async function stopLostSession(session: SshPtySession, keeper: SshConnect
   session.beginStop()
   const started = waitClockNow()
   const deadline = options.deadlineEpochMs
-  const look = new SessionLook(session, () => judgeOfLostSession(session, keeper))
-  const alive = await probeLostSession(session, keeper)
+  const look = new SessionLook(session, () => judgeOfLostSession(session, keeper), deadline)
+  const alive = await probeLostSession(session, keeper, remainingWaitMs(deadline, waitClockNow()))
   if (alive === null) throw unreachable('its SSH connection dropped, and no open connection to the same machine can tell whether its program runs')
   for (const step of sshStopSteps(options, started)) {
     if (await lostStopCompleteBy(look, keeper, started + step.atMs)) return
@@ -179,8 +180,9 @@ export async function stopLostSession(session: SshPtySession, keeper: SshConnect
     if (await look.look(step.signal)) return
   }
   if (await lostStopCompleteBy(look, keeper, deadline)) return
-  if (!look.leaderEnded) throw unreachable(`its SSH connection dropped, and its program was not seen gone ${deadline - started} ms after the stop began`)
-  throw new SshProviderError('shutdown_timeout', timeoutMessage(look, deadline - started), { ptyId: session.id })
+  const elapsed = Math.round(Math.max(deadline, waitClockNow()) - started)
+  if (!look.leaderEnded) throw unreachable(`its SSH connection dropped, and its program was not seen gone ${elapsed} ms after the stop began`)
+  throw new SshProviderError('shutdown_timeout', timeoutMessage(look, elapsed), { ptyId: session.id })
 }
 
 /**
@@ -194,6 +196,6 @@ async function lostStopCompleteBy(look: SessionLook, keeper: SshConnectionKeeper
     const wait = Math.min(LOST_STOP_POLL_MS, remainingWaitMs(untilEpochMs, waitClockNow()))
     if (wait <= 0) return false
     await new Promise((resolve) => setTimeout(resolve, clampTimerDelay(wait)))
-    if (!look.leaderEnded) await probeLostSession(look.session, keeper)
+    if (!look.leaderEnded) await probeLostSession(look.session, keeper, remainingWaitMs(look.deadline, waitClockNow()))
   }
 }

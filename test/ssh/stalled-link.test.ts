@@ -115,6 +115,27 @@ describe('SSH: launchTimeoutMs bounds the whole spawn', () => {
   }, 60_000)
 })
 
+describe('SSH: a stop on a frozen link', () => {
+  it('settles at its deadline (shutdown_timeout, naming the time it took), not a side command\'s timeout per look later', async () => {
+    const DEADLINE_MS = 2_000
+    const { proxy, provider } = await providerThroughProxy(sshd(), cleanups)
+    const tag = `${process.pid}-${Date.now()}-frozen-stop`
+    cleanups.push(() => killTagged(tag))
+    const reply = await provider.spawn({ file: '/bin/sh', args: ['-c', "trap '' HUP TERM; while :; do sleep 0.2; done"], env: { PTYKIT_SWEEP_TAG: tag } })
+    cleanups.push(() => proxy.thaw())
+    proxy.freeze()
+    const calledAt = performance.now()
+    const failure = await provider.shutdown(reply.id, { timeoutMs: DEADLINE_MS }).catch((error: unknown) => error)
+    const settledAfterMs = performance.now() - calledAt
+    expect(isSshProviderError(failure) && failure.code, String(failure)).toBe('shutdown_timeout')
+    // Before: 9.2 s — each side-shell look waited its full 3 s, past the deadline — while the
+    // message said 2000 ms. A second of slack for a loaded machine's timers.
+    expect(settledAfterMs).toBeLessThan(DEADLINE_MS + 1_000)
+    const said = Number(/alive (\d+) ms after its stop began/.exec((failure as Error).message)?.[1])
+    expect(Math.abs(said - settledAfterMs)).toBeLessThan(500)
+  }, 60_000)
+})
+
 describe('SSH: a launch given up before its marker, over a slow link', () => {
   it('waits for the report of its KILL as long as the link needs: a kill that landed is not_started, within launchTimeoutMs', async () => {
     const LAUNCH_MS = 8_000
