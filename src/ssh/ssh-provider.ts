@@ -226,16 +226,7 @@ export function createSshProvider(options: SshProviderOptions): SshProvider {
     resize(id: string, cols: number, rows: number): boolean {
       assertSshDimension('cols', cols)
       assertSshDimension('rows', rows)
-      const session = table.live(id)
-      if (session === undefined || session.connection.lost) return false
-      try {
-        session.channel.setWindow(rows, cols, 0, 0)
-      } catch {
-        return false
-      }
-      session.cols = cols
-      session.rows = rows
-      return true
+      return table.get(id)?.resize(cols, rows) ?? false
     },
     shutdown: (id: string, shutdownOptions: PtyShutdownOptions = {}) => shutdownSshPty(table, keeper, timings, id, shutdownOptions),
     pauseProducer(id: string): void {

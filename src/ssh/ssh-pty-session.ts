@@ -430,6 +430,24 @@ export class SshPtySession {
     }
   }
 
+  /**
+   * Send a `window-change` and remember the size; `false` when the PTY is not live or gone — its end
+   * proven, its connection dropped, or its channel closed or being closed by a stop (`ssh2` drops a
+   * request on a channel it is closing: until 7 Dec the resize said `true`, and the size it
+   * remembered was never the terminal's).
+   */
+  resize(cols: number, rows: number): boolean {
+    if (this.state !== 'live' || this.endProven || this.connection.lost || this.#channelClosed || this.#closeRequested) return false
+    try {
+      this.channel.setWindow(rows, cols, 0, 0)
+    } catch {
+      return false
+    }
+    this.cols = cols
+    this.rows = rows
+    return true
+  }
+
   /** Stop reading: the window is not refilled, the server stops sending, the program blocks. */
   pause(): void {
     this.#consumerPaused = true

@@ -321,6 +321,34 @@ describe('a write to an SSH PTY settles what is true of its bytes', () => {
   })
 })
 
+describe('a resize of an SSH PTY says whether the window-change could go out', () => {
+  function resizableSession() {
+    const live = liveSession()
+    const sent: string[] = []
+    Object.assign(live.channel, { setWindow: (rows: number, cols: number) => void sent.push(`${cols}x${rows}`) })
+    return { ...live, sent }
+  }
+
+  it('a live PTY: true, sent, remembered', () => {
+    const { session, sent } = resizableSession()
+    expect(session.resize(100, 30)).toBe(true)
+    expect(sent).toEqual(['100x30'])
+    expect([session.cols, session.rows]).toEqual([100, 30])
+  })
+
+  it.each([
+    ['its channel being closed by a stop', (live: ReturnType<typeof resizableSession>) => live.session.closeChannel()],
+    ['its end reported by the server', (live: ReturnType<typeof resizableSession>) => void live.channel.emit('exit', 0)],
+    ['its connection dropped', (live: ReturnType<typeof resizableSession>) => live.loseConnection()],
+  ])('%s: false, nothing sent, the size kept (before: true for the first two)', (_what, make) => {
+    const live = resizableSession()
+    make(live)
+    expect(live.session.resize(100, 30)).toBe(false)
+    expect(live.sent).toEqual([])
+    expect([live.session.cols, live.session.rows]).toEqual([80, 24])
+  })
+})
+
 const UNREPORTED = { id: 'p', incarnationId: 'i', code: 0, cause: { kind: 'unknown', reason: 'cause_unreported' } }
 
 describe('a lost PTY proven gone whose channel has not closed yet', () => {
