@@ -324,7 +324,9 @@ export async function spawnSshPty(context: SshSpawnContext, spawnOptions: Provid
   const left = (): number => remainingWaitMs(deadline, waitClockNow())
   const within = `within ${context.launchTimeoutMs} ms`
   // A connect that takes longer goes on (later spawns and the reconnects share it); this spawn stops waiting.
-  if (!(await settleWithin(context.keeper.connect().then(() => true), left(), false))) {
+  // With no time left after it, nothing is sent: an open the spawn cannot wait for would only run a
+  // launch it must then kill.
+  if (!(await settleWithin(context.keeper.connect().then(() => true), left(), false)) || left() <= 0) {
     context.assertNotDisposed('spawn')
     throw new SshProviderError('spawn_failed', `Could not start ${program} on ${hostId} ${within}: no connection to it opened in time`, { ptyId: sessionId })
   }
