@@ -11,8 +11,9 @@ export function assertAbortSignal(value: unknown): asserts value is AbortSignal 
 
 /**
  * Wait for `pending` or for `signal` to abort, whichever comes first. An already aborted signal
- * answers {@link ABORTED} at once. The abort listener is removed either way, and a rejection of
- * `pending` after the abort is swallowed (nobody waits for it any more).
+ * answers {@link ABORTED} at once. The wait's hold on the signal is released either way (it shares
+ * the signal's one abort listener: {@link onAbortShared}), and a rejection of `pending` after the
+ * abort is swallowed (nobody waits for it any more).
  */
 export function raceAbort<T>(pending: Promise<T>, signal: AbortSignal | undefined): Promise<T | typeof ABORTED> {
   if (signal === undefined) return pending
@@ -21,18 +22,17 @@ export function raceAbort<T>(pending: Promise<T>, signal: AbortSignal | undefine
     return Promise.resolve(ABORTED)
   }
   return new Promise<T | typeof ABORTED>((resolve, reject) => {
-    const onAbort = (): void => {
+    const stopWaiting = onAbortShared(signal, () => {
       pending.catch(() => undefined)
       resolve(ABORTED)
-    }
-    signal.addEventListener('abort', onAbort, { once: true })
+    })
     pending.then(
       (value) => {
-        signal.removeEventListener('abort', onAbort)
+        stopWaiting()
         resolve(value)
       },
       (error: unknown) => {
-        signal.removeEventListener('abort', onAbort)
+        stopWaiting()
         reject(error)
       },
     )
@@ -47,9 +47,11 @@ const sharedAborts = new WeakMap<AbortSignal, SharedAbort>()
 /**
  * Call `callback` once when `signal` aborts; answers its unsubscribe (idempotent). Every callback
  * of one signal shares ONE abort listener, added with the first and removed with the last. Why:
- * a host passes one long-lived signal (a window's, a panel's) to every terminal's `output()`, and
- * a listener each made Node warn `MaxListenersExceededWarning: Possible EventTarget memory leak
- * detected` from the 11th open terminal on — a false alarm, each listener was removed at its end.
+ * a host passes one long-lived signal (a window's, a panel's, the app's) to every terminal's
+ * `output()` — and to its `stopAndWait`, `attach`, `spawn`, listing and renderer-serializer calls —
+ * and a listener each made Node warn `MaxListenersExceededWarning: Possible EventTarget memory leak
+ * detected` from the 11th call in flight on — a false alarm, each listener was removed at its end.
+ * Every wait of the controller on a caller's signal goes through here.
  */
 export function onAbortShared(signal: AbortSignal, callback: () => void): () => void {
   let shared = sharedAborts.get(signal)

@@ -3,7 +3,7 @@ import { describeValue } from '../contracts/describe-value.js'
 import { callProvider } from '../contracts/call-provider.js'
 import { malformedListing } from '../contracts/listing-rows.js'
 import { askedDeadline } from '../contracts/deadline.js'
-import { assertAbortSignal } from './abort.js'
+import { assertAbortSignal, onAbortShared } from './abort.js'
 import {
   remainingWaitMs,
   resolveWaitDeadline,
@@ -86,10 +86,10 @@ export async function listOneHost(
 ): Promise<HostListingAnswer> {
   if (budget.signal?.aborted === true) return { kind: 'aborted' }
   const deadline = timers.after(budget.waitMs)
-  let onAbort: (() => void) | undefined
+  // One abort listener per signal, however many listings wait on it (see onAbortShared).
+  let stopWaiting: (() => void) | undefined
   const aborted = new Promise<'aborted'>((resolve) => {
-    onAbort = () => resolve('aborted')
-    budget.signal?.addEventListener('abort', onAbort, { once: true })
+    if (budget.signal !== undefined) stopWaiting = onAbortShared(budget.signal, () => resolve('aborted'))
   })
   try {
     let pending: Promise<PtyProcessInfo[]> = callProvider(() => provider.listProcesses({ deadlineMs: askedDeadline(budget.deadlineAt) }))
@@ -117,6 +117,6 @@ export async function listOneHost(
     return { kind: 'rows', rows: answer.rows.map((row) => ({ ...row, hostId })) }
   } finally {
     deadline.cancel()
-    if (onAbort !== undefined) budget.signal?.removeEventListener('abort', onAbort)
+    stopWaiting?.()
   }
 }

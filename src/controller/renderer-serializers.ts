@@ -4,6 +4,7 @@ import type {
   PtyProviderBufferSnapshot,
   PtyRendererSerializer,
 } from '../contracts/index.js'
+import { onAbortShared } from './abort.js'
 import { assertNonNegativeNumber, describeValue } from './argument-validation.js'
 import type { PendingTimer } from './controller-timers.js'
 import { EXITED_PTY_RECORDS_KEPT } from './pty-record.js'
@@ -172,12 +173,12 @@ export class RendererSerializerRegistry {
         waiters = new Set()
         this.#waiters.set(ptyId, waiters)
       }
-      const onAbort = (): void => waiter.resolve(false)
+      let stopWaiting: (() => void) | undefined
       const waiter: Waiter = {
         afterGeneration,
         resolve: (registered) => {
           timer.cancel()
-          signal?.removeEventListener('abort', onAbort)
+          stopWaiting?.()
           const set = this.#waiters.get(ptyId)
           set?.delete(waiter)
           if (set?.size === 0) this.#waiters.delete(ptyId)
@@ -185,7 +186,8 @@ export class RendererSerializerRegistry {
         },
       }
       waiters.add(waiter)
-      signal?.addEventListener('abort', onAbort, { once: true })
+      // One abort listener per signal, however many waits share it (see onAbortShared).
+      if (signal !== undefined) stopWaiting = onAbortShared(signal, () => waiter.resolve(false))
       void timer.promise.then(() => waiter.resolve(false))
     })
   }

@@ -1,4 +1,5 @@
 import { clampTimerDelay } from '../contracts/index.js'
+import { onAbortShared } from './abort.js'
 import type { PtyClock } from './clock.js'
 import type { ControllerCore } from './controller-core.js'
 import type { ControllerTimers } from './controller-timers.js'
@@ -40,24 +41,19 @@ export function deadlineOf(timers: ControllerTimers, clock: PtyClock, deadlineAt
   }
 }
 
-/** Resolves `'aborted'` once `signal` aborts (at once if it already has); never without a signal. */
+/**
+ * Resolves `'aborted'` once `signal` aborts (at once if it already has); never without a signal.
+ * `cancel` releases the wait's hold on the signal (one abort listener shared by every wait on it:
+ * {@link onAbortShared}).
+ */
 export function abortOf(signal: AbortSignal | undefined): PendingOutcome<'aborted'> {
   if (signal === undefined) return { promise: new Promise(() => {}), cancel: () => {} }
-  let onAbort: (() => void) | undefined
+  if (signal.aborted) return { promise: Promise.resolve('aborted'), cancel: () => {} }
+  let stopWaiting!: () => void
   const promise = new Promise<'aborted'>((resolve) => {
-    if (signal.aborted) {
-      resolve('aborted')
-      return
-    }
-    onAbort = () => resolve('aborted')
-    signal.addEventListener('abort', onAbort, { once: true })
+    stopWaiting = onAbortShared(signal, () => resolve('aborted'))
   })
-  return {
-    promise,
-    cancel: () => {
-      if (onAbort !== undefined) signal.removeEventListener('abort', onAbort)
-    },
-  }
+  return { promise, cancel: stopWaiting }
 }
 
 /**
