@@ -4,9 +4,9 @@ import { assertProviderReply, checkAbort, providerFor, rejectExitedReply, report
 import type { RuntimePtySpawnState } from './spawn-state.js'
 
 /** The provider options of a fresh spawn: the caller's launch fields, the commit hook, and the ownership keys. */
-function freshSpawnOptions(state: RuntimePtySpawnState): ProviderSpawnOptions {
+function freshSpawnOptions(state: RuntimePtySpawnState, onPtySpawnCommitted: () => void): ProviderSpawnOptions {
   const a = state.args
-  const options: ProviderSpawnOptions = { onPtySpawnCommitted: state.reportPtySpawnCommitted }
+  const options: ProviderSpawnOptions = { onPtySpawnCommitted }
   if (a.file !== undefined) options.file = a.file
   if (a.args !== undefined) options.args = a.args
   if (a.command !== undefined) options.command = a.command
@@ -53,7 +53,18 @@ export async function spawnFresh(state: RuntimePtySpawnState): Promise<PtySpawnR
   checkAbort(state)
   state.stage = 'provider_spawn'
   watchExits(state, provider)
-  const result: unknown = await provider.spawn(freshSpawnOptions(state))
+  // The commit hook the provider gets reaches this run only while the provider's spawn is out:
+  // a provider may keep its spawn options for as long as the PTY lives, or longer (the fake keeps
+  // them for `getPty(id).spawnOptions`), and this run's hook held the whole run — its journal, its
+  // arguments and, through its dependencies, the controller — for every PTY ever spawned. Once the
+  // provider answered, the pipeline reports the commit itself (stage 8, once).
+  let run: RuntimePtySpawnState | undefined = state
+  let result: unknown
+  try {
+    result = await provider.spawn(freshSpawnOptions(state, () => run?.reportPtySpawnCommitted()))
+  } finally {
+    run = undefined
+  }
   assertProviderReply(state, provider, result)
   state.result = result
   // A `sessionId` the provider answered by attaching to its live session started nothing: that
