@@ -25,6 +25,7 @@ import { FakePtyProviderDisposedError } from './fake-pty-provider-disposed-error
 import { FAKE_DEFAULT_PROCESS_NAME, FAKE_GRACEFUL_STOP_SIGNAL, FAKE_IMMEDIATE_STOP_SIGNAL } from './fake-pty-record.js'
 import { fakeLivenessOf, type FakeProviderState } from './fake-provider-state.js'
 import { rejectPendingFakeSpawns, startFakeSpawn } from './fake-spawning.js'
+import { releaseScreen } from './fake-pty-events.js'
 
 // The fake's `PtyProvider` methods: each records its call, then answers from the PTY table as a
 // real provider would (the same refusals, the same deadline rules, the same single failure path).
@@ -117,6 +118,7 @@ export function createFakeProviderMethods(state: FakeProviderState): FakeProvide
         case 'exit_unreported':
           // Gone, and nobody is told: no exit event, ever (held output still comes out on resume).
           pty.state = 'exited'
+          releaseScreen(pty)
           return Promise.resolve()
         case 'confirm':
           // As the real providers attest a stop that reached a live process (a controller reads

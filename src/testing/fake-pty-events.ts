@@ -94,6 +94,7 @@ export function createFakePtyEvents(providerHostReportsChildExitStatus: () => bo
 
     endProcess(pty, fakeExit) {
       pty.state = 'exited'
+      releaseScreen(pty)
       const event = exitEvent(pty, fakeExit, pty.incarnationId)
       pty.exit = event
       // Why: data always precedes exit — an exit behind held output waits for it; otherwise it is
@@ -109,4 +110,14 @@ export function createFakePtyEvents(providerHostReportsChildExitStatus: () => bo
       }
     },
   }
+}
+
+/**
+ * An ended PTY's screen is never read again (its snapshot is `null`), so its buffer — every char
+ * it printed — goes. Why: a fake shared by a whole test suite keeps the record of every PTY it ran
+ * (`getPty(id)` answers for any of them), and with its buffer each record kept all of its output:
+ * a suite streaming 100 KB per test through one fake grew by ~60 KB a test.
+ */
+export function releaseScreen(pty: FakePtyRecord): void {
+  pty.buffer = ''
 }

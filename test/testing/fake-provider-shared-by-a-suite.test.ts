@@ -7,6 +7,8 @@
  *   its spawn options, whose `onPtySpawnCommitted` held the spawn's whole pipeline run and, through
  *   it, the controller. The controller's listeners and commit hook now reach it only while it is
  *   subscribed and the provider's spawn is out (`provider-intake.ts`, `fresh-spawn-stage.ts`).
+ * - Every ended PTY kept all of its output: the fake's screen buffer, which nobody can read once
+ *   the PTY ended (its snapshot is `null`). It goes at the exit.
  *
  * What a test reads stays: `calls`, and `getPty(id)` for every PTY ever spawned, writes and all.
  */
@@ -14,6 +16,9 @@ import { setFlagsFromString } from 'node:v8'
 import { runInNewContext } from 'node:vm'
 import { describe, expect, it } from 'vitest'
 import { createPtyController } from '../../src/controller/index.js'
+import { createFakeProviderMethods } from '../../src/testing/fake-provider-methods.js'
+import { createFakeProviderState } from '../../src/testing/fake-provider-state.js'
+import { createFakeTestControls } from '../../src/testing/fake-test-controls.js'
 import { createFakePtyProvider, type FakePtyProvider } from '../../src/testing/index.js'
 
 setFlagsFromString('--expose-gc')
@@ -64,5 +69,22 @@ describe('a fake provider shared by many tests', () => {
     expect(provider.getPty('fake-1')).toMatchObject({ live: false, spawnOptions: { file: 'make' }, producedChars: 'building…\r\n'.length })
     expect(provider.getPty('fake-2')?.exit?.cause).toEqual({ kind: 'signaled', signal: 1 })
     expect(provider.calls.filter((call) => call.method === 'spawn')).toHaveLength(2)
+  })
+
+  it('an ended PTY keeps none of its output (its screen is never read again)', async () => {
+    const state = createFakeProviderState({})
+    const provider = { ...createFakeProviderMethods(state), ...createFakeTestControls(state) }
+    const ended = await provider.spawn({})
+    const unreported = await provider.spawn({})
+    const live = await provider.spawn({})
+    for (const { id } of [ended, unreported, live]) provider.emitData(id, 'x'.repeat(1_000))
+    provider.emitExit(ended.id, { exitCode: 0 })
+    provider.setShutdownBehaviour(unreported.id, 'exit_unreported')
+    await provider.shutdown(unreported.id)
+    expect(state.ptys.get(ended.id)?.buffer).toBe('')
+    expect(state.ptys.get(unreported.id)?.buffer).toBe('')
+    expect(state.ptys.get(live.id)?.buffer).toHaveLength(1_000)
+    expect(await provider.getBufferSnapshot(ended.id)).toBeNull()
+    expect(provider.getPty(ended.id)?.producedChars).toBe(1_000)
   })
 })
