@@ -1,7 +1,7 @@
 import type { PtyProvider, PtySpawnResult } from '../contracts/index.js'
 import { incarnationOf, incarnationsAgree } from '../contracts/incarnation.js'
 import { RUN_ALWAYS } from './rollback-journal.js'
-import type { RuntimePtySpawnState } from './spawn-state.js'
+import type { ObservedExit, RuntimePtySpawnState } from './spawn-state.js'
 
 /**
  * Watch the provider's exits from just before the physical call until the end of the run. Why: an
@@ -17,11 +17,21 @@ export function watchExits(state: RuntimePtySpawnState, provider: PtyProvider): 
   }
   if (watched === null) state.exitWatchedProviders = [provider]
   else watched.push(provider)
-  const exits = state.observedExits
+  // The listener reaches this run's exits only while subscribed: a provider may keep a listener
+  // after its unsubscribe (the fake's call log keeps every argument), and with it every exit this
+  // run saw — concurrent spawns each see the others' exits.
+  let exits: ObservedExit[] | undefined = state.observedExits
   const unsubscribe = provider.onExit((event) => {
-    exits.push({ id: event.id, ...incarnationOf(event.incarnationId) })
+    exits?.push({ id: event.id, ...incarnationOf(event.incarnationId) })
   })
-  state.journal.record('stop watching exits', unsubscribe, RUN_ALWAYS)
+  state.journal.record(
+    'stop watching exits',
+    () => {
+      exits = undefined
+      return unsubscribe()
+    },
+    RUN_ALWAYS,
+  )
 }
 
 /** Whether the watcher saw `result`'s process exit (same id, incarnations agreeing). */
