@@ -135,6 +135,7 @@ export function createNodePtyProvider(options: NodePtyProviderOptions = {}): Nod
           const current = unfinishedStops.get(session.id)
           current?.delete(session)
           if (current?.size === 0) unfinishedStops.delete(session.id)
+          releaseExitGuardWhenIdle()
         },
         // Kept: its survivors are still this provider's to stop (a later shutdown, or dispose).
         () => undefined,
@@ -197,6 +198,7 @@ export function createNodePtyProvider(options: NodePtyProviderOptions = {}): Nod
       sessions.ended(session)
       if (reapsUnreported.delete(session)) deathWatch.setSignalWanted(reapsUnreported.size > 0)
       deathWatch.setActive(sessions.size > 0)
+      releaseExitGuardWhenIdle()
     },
     isLeaderGone: (session) => isLeaderGoneNow(inspector, session),
     isLeaderReaped: (pid) => inspector.isReaped(pid),
@@ -226,9 +228,24 @@ export function createNodePtyProvider(options: NodePtyProviderOptions = {}): Nod
       }
     }
   }
-  /** Removes {@link killEverySessionNow} from the process's exit guard; set at the first spawn. */
+  /**
+   * Removes {@link killEverySessionNow} from the process's exit guard; set while some session may
+   * still have processes (from a spawn until every session ended and every stop completed).
+   */
   let releaseExitGuard: (() => void) | null = null
   const guardsProcessExit = (options.killOnProcessExit ?? true) && !isWindows
+  /**
+   * Leave the process's exit guard once no session may have processes left: its kill would find
+   * nothing to kill, and the guard is process-wide — registered, it kept this provider (its
+   * sessions' memory, its listeners, whatever they hold) alive until `dispose`. An app that made a
+   * provider per task or per test and never disposed it kept every one of them (~50 KB each).
+   * The next spawn registers it again.
+   */
+  function releaseExitGuardWhenIdle(): void {
+    if (releaseExitGuard === null || sessions.size > 0 || unfinishedStops.size > 0) return
+    releaseExitGuard()
+    releaseExitGuard = null
+  }
 
   const spawn = createNodePtySpawn(context, sessionHooks, (session) => {
     if (guardsProcessExit && releaseExitGuard === null && !disposed) releaseExitGuard = guardProcessExit(killEverySessionNow)

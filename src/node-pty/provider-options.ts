@@ -57,10 +57,11 @@ export type NodePtyProviderOptions = {
    *
    * No ending signal is listened for (at most `SIGCHLD`, to hear children die): an app that dies
    * of an unhandled `SIGINT`/`SIGTERM`/`SIGHUP` runs no `'exit'` listener, and leaves what raw node-pty leaves. Handle the signal (dispose, then die of
-   * it, as the getting-started guide shows; or call `process.exit()`). Registered from the first
-   * spawn until `dispose()` resolves. In a worker thread it cannot be kept, and the provider is
-   * refused unless it is `false` (dispose a worker's provider before the worker ends: see the
-   * node-pty guide, "In a worker thread"). `dispose()` remains the graceful stop
+   * it, as the getting-started guide shows; or call `process.exit()`). Registered while a PTY of the
+   * provider may have processes (from a spawn until all its PTYs ended and their stops completed,
+   * or `dispose()` resolved). In a worker thread it cannot be kept, and the provider is refused
+   * unless it is `false` (dispose a worker's provider before the worker ends: see the node-pty
+   * guide, "In a worker thread"). `dispose()` remains the graceful stop
    * (hang-up, then TERM, then KILL); this is the last resort. A `SIGKILL` of the app or a crash of
    * Node runs no code: only a separate process (the pty host) survives that. Not on Windows.
    * Default `true` (the pty host's own provider defaults to `false`: its sessions are meant to

@@ -127,18 +127,22 @@ function registeredKillers(): number {
 }
 
 describe('the node-pty provider and the exit guard', () => {
-  it('a provider is registered from its first spawn until its dispose, and one that never spawned not at all', async () => {
+  it('a provider is registered while a PTY of it may have processes, and one that never spawned not at all', async () => {
     const before = registeredKillers()
     const idle = createNodePtyProvider()
     const provider = createNodePtyProvider()
     const optedOut = createNodePtyProvider({ killOnProcessExit: false })
     expect(registeredKillers()).toBe(before)
     const exits = new PtyEventLog(provider)
-    const { id } = await provider.spawn({ file: '/bin/sh', args: ['-c', 'exit 0'] })
+    const { id } = await provider.spawn({ file: '/bin/sh', args: ['-c', 'read line'] })
     await optedOut.spawn({ file: '/bin/sh', args: ['-c', 'exit 0'] })
     expect(registeredKillers()).toBe(before + 1)
+    provider.write(id, 'done\r')
     await exits.exitOf(id)
-    // Still registered with no PTY left: the guard is the provider's until it is disposed.
+    // No PTY left, so nothing to kill: the guard lets go of the provider (it kept an undisposed
+    // one alive for good); the next spawn registers it again.
+    expect(registeredKillers()).toBe(before)
+    await provider.spawn({ file: '/bin/sleep', args: ['60'] })
     expect(registeredKillers()).toBe(before + 1)
     await Promise.all([idle.dispose(), provider.dispose(), optedOut.dispose()])
     expect(registeredKillers()).toBe(before)
