@@ -80,6 +80,12 @@ export type NodePtyLaunchContext = {
    * answered, so it exists.)
    */
   defaultCwdIsOption?: boolean
+  /**
+   * True when `defaultCwd` is the working directory of the app the spawn is made for (the pty
+   * host's): a spawn without `cwd` checks it is still a directory, and a refusal names `cwd` (what
+   * the caller can pass), saying the directory is the app's.
+   */
+  defaultCwdIsApps?: boolean
   /** `process.platform`, or a stand-in. */
   platform: NodeJS.Platform
   /** A default shell chosen by the host; wins over `$SHELL`. */
@@ -194,10 +200,11 @@ export function resolveProgram(file: string, cwd: string, env: NodePtyLaunchPlan
 
 /**
  * Refuse `path` unless it is a directory the host can see. `given` is the value as the caller
- * wrote it; a relative one is shown with the absolute path it resolved to.
+ * wrote it; a relative one is shown with the absolute path it resolved to. `whose` says what the
+ * directory is when the caller did not name it (the app's working directory).
  */
-function assertDirectory(option: 'cwd' | 'defaultCwd', given: string, path: string): void {
-  const where = given === path ? 'it' : `it (${JSON.stringify(path)})`
+function assertDirectory(option: 'cwd' | 'defaultCwd', given: string, path: string, whose?: string): void {
+  const where = whose !== undefined ? `it (${whose})` : given === path ? 'it' : `it (${JSON.stringify(path)})`
   let isDirectory = false
   try {
     // Synchronous for the reason given at isExecutableFile.
@@ -292,6 +299,8 @@ export async function createNodePtyLaunchPlan(
     assertDirectory('cwd', launch.cwd, cwd)
   } else if (context.defaultCwdIsOption === true) {
     assertDirectory('defaultCwd', cwd, cwd)
+  } else if (context.defaultCwdIsApps === true) {
+    assertDirectory('cwd', cwd, cwd, "the app's working directory, where a spawn that names no `cwd` starts")
   }
 
   let args: string[] = []

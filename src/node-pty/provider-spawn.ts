@@ -8,6 +8,7 @@ import { loadNodePtyModule, type NodePtyModule } from './node-pty-module.js'
 import { NodePtyOptionError } from './node-pty-option-error.js'
 import { NodePtyProviderError } from './node-pty-provider-error.js'
 import { NodePtySession, type NodePtySessionHooks } from './node-pty-session.js'
+import { inheritanceOf } from './spawn-inheritance.js'
 import type { NodePtyProviderContext } from './provider-context.js'
 import { NODE_PTY_DEFAULT_TERMINAL_NAME } from './provider-options.js'
 
@@ -251,11 +252,16 @@ export function createNodePtySpawn(
     const attached = attachOrRefuse(spawnOptions)
     if (attached !== undefined) return attached
 
-    // Every refusal happens here, before node-pty is even loaded.
+    // Every refusal happens here, before node-pty is even loaded. A spawn made for another process
+    // (the pty host's app) inherits that process's environment and directory, unless this
+    // provider's options name their own.
+    const inherited = inheritanceOf(spawnOptions)
+    const appCwd = options.defaultCwd === undefined ? inherited?.defaultCwd : undefined
     const plan = await createNodePtyLaunchPlan(spawnOptions, {
-      env: options.inheritedEnv ?? process.env,
-      defaultCwd: options.defaultCwd ?? process.cwd(),
+      env: options.inheritedEnv ?? inherited?.env ?? process.env,
+      defaultCwd: options.defaultCwd ?? appCwd ?? process.cwd(),
       defaultCwdIsOption: options.defaultCwd !== undefined,
+      defaultCwdIsApps: appCwd !== undefined,
       platform,
       defaultShell: options.defaultShell,
     })
