@@ -1,6 +1,8 @@
 import { isPtyIncarnationId, refusedWrite, resolveWaitDeadline, type PtyListProcessesOptions, type PtyShutdownOptions, type ProviderSpawnOptions, type WriteSettlement } from '../contracts/index.js'
 import type { NodePtyProvider } from '../node-pty/index.js'
 import { NODE_PTY_DEFAULT_COLS, NODE_PTY_DEFAULT_ROWS } from '../node-pty/launch-plan.js'
+import { inheritFrom } from '../node-pty/spawn-inheritance.js'
+import { spawnInheritanceOfRequest } from './spawn-request-params.js'
 import type { HostClient } from './host-client.js'
 import type { HostSession, HostSessionStore } from './host-sessions.js'
 import { bytesParam, countParam, PTY_HOST_PROTOCOL_VERSION, SPAWN_LAUNCH_KEYS, stringParam, type PtyHostMethod, type PtyHostRequest } from './protocol.js'
@@ -104,6 +106,9 @@ export function createHostRequestHandlers({ provider, sessions, activityChanged,
         throw new PtyHostError('pty_id_in_use', `Cannot create PTY ${JSON.stringify(id)}: ${why}`, { ptyId: id })
       }
       const spawnOptions = launchOptions(request.params, id)
+      // The app's environment and directory, which the PTY inherits in place of the host's.
+      const inheritance = spawnInheritanceOfRequest(request.params)
+      if (inheritance !== undefined) inheritFrom(spawnOptions, inheritance)
       const cols = typeof spawnOptions.cols === 'number' && spawnOptions.cols > 0 ? spawnOptions.cols : NODE_PTY_DEFAULT_COLS
       const rows = typeof spawnOptions.rows === 'number' && spawnOptions.rows > 0 ? spawnOptions.rows : NODE_PTY_DEFAULT_ROWS
       // Before the session exists: a refused spawn leaves no session, no screen, no process.

@@ -17,6 +17,7 @@ export {
   type PtyHostProvider,
   type PtyHostProviderOptions,
   type PtyHostReplayFrom,
+  type PtyHostSpawnEnvironment,
 } from './pty-host-provider.js'
 export {
   PTY_HOST_DEFAULT_IDLE_EXIT_MS,

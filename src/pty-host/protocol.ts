@@ -45,6 +45,15 @@ export const PTY_HOST_METHODS = [
 /** The launch fields a spawn request may carry (functions never cross the wire). */
 export const SPAWN_LAUNCH_KEYS = ['file', 'args', 'command', 'cols', 'rows', 'cwd', 'env', 'envToDelete', 'scopeId', 'slotKey', 'claimKey', 'metadata'] as const
 
+/**
+ * What a spawn request carries of the app beside its launch fields: `inheritedEnv`, the app's
+ * environment (`process.env` at the spawn), which the host's PTY inherits in place of the host's
+ * own (the host-terminal variables removed, then the spawn's `env` and `envToDelete` applied); and
+ * `defaultCwd`, the app's working directory (`process.cwd()`), where a spawn without `cwd` starts.
+ * A host whose welcome says `appEnvironment` reads them; an older one ignores them.
+ */
+export const SPAWN_INHERITANCE_KEYS = ['inheritedEnv', 'defaultCwd'] as const
+
 /** One of {@link PTY_HOST_METHODS}. */
 export type PtyHostMethod = (typeof PTY_HOST_METHODS)[number]
 
@@ -97,6 +106,11 @@ export type PtyHostMessage =
        * host without it answers by id, whatever process holds the id now).
        */
       probeFencesIncarnation?: boolean
+      /**
+       * The host starts a spawn from the app's environment and working directory when its request
+       * carries them ({@link SPAWN_INHERITANCE_KEYS}); a host without it ignores them.
+       */
+      appEnvironment?: boolean
     }
   | { v: number; type: 'refused'; code: string; message: string }
   | { v: number; type: 'reply'; id: number; ok: true; result: unknown }

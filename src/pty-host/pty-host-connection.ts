@@ -73,11 +73,14 @@ function oversizedRequestError(method: PtyHostMethod, params: Record<string, unk
       option = name
     }
   }
-  const part = option === undefined ? '' : `; its largest part is \`${option}\` (${largestBytes} bytes)`
+  const what = option === 'inheritedEnv' ? ", the app's environment (the provider's `spawnEnvironment: 'host'` sends none)" : ''
+  const part = option === undefined ? '' : `; its largest part is \`${option}\` (${largestBytes} bytes${what})`
   const message = `The ${method} request (${bytes} bytes) is larger than the pty host accepts in a frame (${limit} bytes)${part}; nothing was sent`
   const code = method === 'spawn' && option !== undefined ? 'invalid_spawn_option' : 'invalid_option'
-  // An `env` is not kept: its values may be secrets, and the error may be logged whole.
-  return new PtyHostError(code, message, option === undefined ? {} : { option, value: option === 'env' ? undefined : params[option] })
+  // An environment is not kept (the spawn's `env`, or the app's own, `inheritedEnv`): its values
+  // may be secrets, and the error may be logged whole.
+  const secret = option === 'env' || option === 'inheritedEnv'
+  return new PtyHostError(code, message, option === undefined ? {} : { option, value: secret ? undefined : params[option] })
 }
 
 /** The methods a host of ptykit 0.1.0 (whose welcome lists none) does not answer. */
@@ -115,6 +118,12 @@ export class PtyHostConnection {
    * such a process on `shutdown`.
    */
   readonly hostReadsPredecessorJournal: boolean
+  /**
+   * The host starts a spawn from the app's environment and working directory when the request
+   * carries them (`inheritedEnv`, `defaultCwd`; its welcome says `appEnvironment`). A host of an
+   * older ptykit ignores those fields and starts every PTY from its own.
+   */
+  readonly hostInheritsAppEnvironment: boolean
   /**
    * The methods the host answers, from its welcome; `undefined` from a host that does not list
    * them (one of ptykit 0.1.0, which answers the methods it had then and drops the connection of
@@ -161,6 +170,7 @@ export class PtyHostConnection {
       hostFencesProbe?: boolean
       hostReadsPredecessorJournal?: boolean
       hostShutdownDeadlineMs?: number | undefined
+      hostInheritsAppEnvironment?: boolean
     },
     reader: ConnectionReader,
     leftover: PtyHostMessage[],
@@ -172,6 +182,7 @@ export class PtyHostConnection {
     this.hostFencesProbe = welcome.hostFencesProbe === true
     this.hostShutdownDeadlineMs = welcome.hostShutdownDeadlineMs
     this.hostReadsPredecessorJournal = welcome.hostReadsPredecessorJournal === true
+    this.hostInheritsAppEnvironment = welcome.hostInheritsAppEnvironment === true
     this.hostMethods = welcome.hostMethods
     this.hostMaxFrameBytes = welcome.hostMaxFrameBytes ?? PTY_HOST_MAX_FRAME_BYTES
     reader.onMessages = (messages) => this.#enqueue(messages as PtyHostMessage[])
@@ -239,7 +250,8 @@ export class PtyHostConnection {
         const hostFencesProbe = first.probeFencesIncarnation === true
         const hostReadsPredecessorJournal = first.predecessorJournal === true
         const hostShutdownDeadlineMs = Number.isSafeInteger(first.shutdownDeadlineMs) && (first.shutdownDeadlineMs as number) >= 0 ? (first.shutdownDeadlineMs as number) : undefined
-        const welcome = { hostInstanceId: first.hostInstanceId, hostScrollbackRows, hostMethods, hostMaxFrameBytes, hostSucceedsDeadHost, hostFencesProbe, hostReadsPredecessorJournal, hostShutdownDeadlineMs }
+        const hostInheritsAppEnvironment = first.appEnvironment === true
+        const welcome = { hostInstanceId: first.hostInstanceId, hostScrollbackRows, hostMethods, hostMaxFrameBytes, hostSucceedsDeadHost, hostFencesProbe, hostReadsPredecessorJournal, hostShutdownDeadlineMs, hostInheritsAppEnvironment }
         resolve(new PtyHostConnection(socket, welcome, reader, messages.slice(1) as PtyHostMessage[]))
       }
     })

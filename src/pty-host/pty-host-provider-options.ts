@@ -55,7 +55,28 @@ export type PtyHostProviderOptions = {
   requestTimeoutMs?: number
   /** Reconnect attempts after a drop. Default {@link PTY_HOST_RECONNECT_MAX_ATTEMPTS}. */
   reconnectAttempts?: number
+  /**
+   * Whose environment and working directory a spawn starts from. Default `'app'`.
+   *
+   * - `'app'`: this app's, read at each spawn — `process.env` (less the host-terminal variables,
+   *   `NODE_PTY_INHERITED_ENV_EXCLUDED`: `TMUX`, `COLUMNS`…), with the spawn's `env` set on top and
+   *   its `envToDelete` removed; `process.cwd()` for a spawn without `cwd` (and the base of a
+   *   relative one); the default shell is this environment's `$SHELL` — as the node-pty provider
+   *   does in the app. The environment travels with each spawn request over the host's private
+   *   socket; no refusal, log or journal line shows a value of it. (A host of an older ptykit
+   *   ignores it: the app then sends it as the spawn's `env`, see the pty host guide, "Upgrading
+   *   the app while a host runs".)
+   * - `'host'`: the host process's own, as before this option: the environment and directory of
+   *   whichever app started the host (maybe another application, days ago), the spawn's `env` set
+   *   on top of it. For an app that wants one fixed environment for every PTY of its host.
+   *
+   * Anything else is refused `invalid_option` naming `spawnEnvironment`.
+   */
+  spawnEnvironment?: PtyHostSpawnEnvironment
 }
+
+/** Whose environment and working directory a pty host spawn starts from: see {@link PtyHostProviderOptions.spawnEnvironment}. */
+export type PtyHostSpawnEnvironment = 'app' | 'host'
 
 /** Where an attach starts the replay: an absolute sequence, everything retained, or only live output. */
 export type PtyHostReplayFrom = number | 'retained' | 'live'
@@ -126,7 +147,7 @@ export type PtyHostProvider = Omit<PtyProvider, 'getBufferSnapshot'> &
 /** Every option `createPtyHostProvider` reads (complete: checked at compile time). */
 const PTY_HOST_PROVIDER_OPTION_NAMES = optionNamesOf<PtyHostProviderOptions>()(
   'name', 'hostId', 'socketPath', 'autoStart', 'hostCommand', 'idleExitMs',
-  'historyChars', 'scrollbackRows', 'connectTimeoutMs', 'requestTimeoutMs', 'reconnectAttempts',
+  'historyChars', 'scrollbackRows', 'connectTimeoutMs', 'requestTimeoutMs', 'reconnectAttempts', 'spawnEnvironment',
 )
 
 /** Check the options of `createPtyHostProvider`; throws `invalid_option` naming the first bad one (or one it does not know). */
@@ -152,5 +173,9 @@ export function validatePtyHostProviderOptions(options: PtyHostProviderOptions):
   // Each part: an empty `file` or an argument that is no string failed only at the first spawn
   // (or was passed on as "1"). Whether `file` names a program is asked when a host is started.
   if (options.hostCommand !== undefined) assertPtyHostCommand('hostCommand', options.hostCommand)
+  const { spawnEnvironment } = options
+  if (spawnEnvironment !== undefined && spawnEnvironment !== 'app' && spawnEnvironment !== 'host') {
+    throw invalidPtyHostOption('spawnEnvironment', "'app' or 'host'", spawnEnvironment)
+  }
 }
 

@@ -24,7 +24,7 @@ import { describeValue } from '../contracts/describe-value.js'
 import { settleWithin } from '../contracts/settle-within.js'
 import { NODE_PTY_SHUTDOWN_DEADLINE_MS } from '../node-pty/stop-schedule.js'
 import { ClientPtyRecords, exitEventOfMessage, isLive, type ClientPtyRecord, type ClientPtyState, type DeliveryWatch } from './client-pty-records.js'
-import { asSessionIdRefusal, spawnOptionsRefusal, spawnRequestParams } from './spawn-request-params.js'
+import { addAppEnvironment, asSessionIdRefusal, spawnOptionsRefusal, spawnRequestParams } from './spawn-request-params.js'
 import { isRequestTimeout, type PtyHostConnection } from './pty-host-connection.js'
 import { invalidPtyHostOption, isPtyHostError, PtyHostError } from './pty-host-error.js'
 import { PtyHostLink } from './pty-host-link.js'
@@ -59,6 +59,7 @@ export {
   type PtyHostProvider,
   type PtyHostProviderOptions,
   type PtyHostReplayFrom,
+  type PtyHostSpawnEnvironment,
 } from './pty-host-provider-options.js'
 
 /**
@@ -80,6 +81,8 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
   validatePtyHostProviderOptions(options)
   const hostId = options.hostId ?? LOCAL_EXECUTION_HOST_ID
   const requestTimeoutMs = options.requestTimeoutMs ?? PTY_HOST_REQUEST_TIMEOUT_MS
+  // Each spawn carries the app's environment and directory, read when it is sent (see addAppEnvironment).
+  const spawnFromApp = (options.spawnEnvironment ?? 'app') === 'app'
   // The screen limit is checked here only for a resize: it is a one-way notify, so the host's own
   // refusal could not reach the caller. A spawn is a request: the host refuses it with the error.
   // The check uses the connected host's scrollback (from its welcome): a host started by another
@@ -260,6 +263,10 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
     // Why the client mints the id: after a drop mid-spawn it still knows which session to stop.
     const id = sessionId ?? sessionIdPrefix + (sessionIdCount++).toString(36)
     const params = spawnRequestParams(id, spawnOptions)
+    if (spawnFromApp) {
+      const refusal = addAppEnvironment(params, spawnOptions, opened.hostInheritsAppEnvironment)
+      if (refusal !== undefined) throw refusal
+    }
     const pty = records.recordForSpawn(id, opened.hostInstanceId)
     records.setState(pty, 'spawning')
     pty.lastSeq = 0

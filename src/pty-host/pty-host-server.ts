@@ -89,7 +89,10 @@ export type PtyHostServerOptions = {
   /**
    * Options of the node-pty provider that runs the PTYs (its `output` is always `'bytes'`: the host
    * forwards bytes). Its `killOnProcessExit` defaults to `false` here: a host that dies leaves its
-   * sessions to its successor, which stops them as orphans.
+   * sessions to its successor, which stops them as orphans. Its `inheritedEnv` and `defaultCwd`,
+   * when set, are what every spawn inherits, whichever app asks; unset, a spawn inherits the
+   * environment and working directory of the app that asks (its provider's `spawnEnvironment:
+   * 'app'`, the default), else this process's.
    */
   nodePty?: NodePtyProviderOptions
   /** Called once the host has closed (idle exit or `close()`). */
@@ -344,6 +347,9 @@ export async function startPtyHost(options: PtyHostServerOptions = {}): Promise<
       ...(orphans.journalRead ? { predecessorJournal: true } : {}),
       probeFencesIncarnation: true,
       shutdownDeadlineMs,
+      // A spawn that carries the app's environment and directory starts from them, not from this
+      // process's (an older host ignores them: the app then sends them as the spawn's own).
+      appEnvironment: true,
     })
     return true
   }

@@ -1,6 +1,9 @@
+import { isAbsolute, resolve } from 'node:path'
 import type { ProviderSpawnOptions } from '../contracts/index.js'
-import { describeSecretValue } from '../contracts/describe-value.js'
+import { describeSecretValue, describeValue } from '../contracts/describe-value.js'
 import { ENVIRONMENT_RECORD_EXPECTED, isEnvironmentRecord } from '../contracts/environment-record.js'
+import { NODE_PTY_INHERITED_ENV_EXCLUDED } from '../node-pty/launch-plan.js'
+import type { SpawnInheritance } from '../node-pty/spawn-inheritance.js'
 import { isPtyHostError, PtyHostError } from './pty-host-error.js'
 
 /**
@@ -90,4 +93,95 @@ export function spawnOptionsRefusal(options: ProviderSpawnOptions): PtyHostError
 export function asSessionIdRefusal(error: unknown): unknown {
   if (!isPtyHostError(error) || error.code !== 'invalid_option' || error.option !== 'ptyId') return error
   return new PtyHostError('invalid_spawn_option', error.message.replace('`ptyId`', '`sessionId`'), { cause: error, ptyId: error.ptyId, hostCode: error.hostCode, option: 'sessionId', value: error.value })
+}
+
+/**
+ * Add the app's environment and working directory to a spawn request's `params` (the provider's
+ * `spawnEnvironment: 'app'`), read now, at the spawn, as the node-pty provider reads them: the
+ * PTY inherits what the app has when it asks, not what the host process was started with.
+ *
+ * - A host that says it takes them (`hostInherits`, its welcome's `appEnvironment`): `process.env`
+ *   as `inheritedEnv` and `process.cwd()` as `defaultCwd`. `process.env` is handed on as it is:
+ *   the request is serialized in this turn, once (no copy of it is made).
+ * - A host of an older ptykit, which ignores those fields: the closest it can do. The app's
+ *   environment, less the host-terminal variables, goes as the spawn's `env` with the caller's
+ *   `env` on top (their `envToDelete` still applies after), and a spawn without `cwd` (or with a
+ *   relative one) gets the app's directory as `cwd`. What stays of the host's own: a variable the
+ *   host has and the app has not, and its `$SHELL` as the default shell.
+ *
+ * Returns the refusal of a spawn that needs the app's directory (no `cwd`, or a relative one) while
+ * `process.cwd()` cannot tell it (the directory was removed): `invalid_spawn_option` naming `cwd`.
+ * Never shows an environment value.
+ */
+export function addAppEnvironment(params: Record<string, unknown>, options: ProviderSpawnOptions, hostInherits: boolean): PtyHostError | undefined {
+  const { cwd } = options
+  const needsCwd = cwd === undefined || (typeof cwd === 'string' && !isAbsolute(cwd))
+  let appCwd: string | undefined
+  try {
+    appCwd = process.cwd()
+  } catch (error) {
+    if (needsCwd) {
+      const why = (error as { code?: unknown }).code ?? (error as Error).message
+      return new PtyHostError(
+        'invalid_spawn_option',
+        `Expected the \`cwd\` option to be an absolute path, got ${describeValue(cwd)}: a spawn that names no \`cwd\` (or a relative one) starts in the app's working directory, which cannot be read (${String(why)})`,
+        { cause: error, option: 'cwd', value: cwd },
+      )
+    }
+  }
+  if (hostInherits) {
+    params.inheritedEnv = process.env
+    if (appCwd !== undefined) params.defaultCwd = appCwd
+    return undefined
+  }
+  const env: Record<string, string> = {}
+  for (const [key, value] of Object.entries(process.env)) {
+    if (value !== undefined && !NODE_PTY_INHERITED_ENV_EXCLUDED.includes(key)) env[key] = value
+  }
+  if (options.env !== undefined) Object.assign(env, options.env)
+  params.env = env
+  if (needsCwd && appCwd !== undefined) params.cwd = cwd === undefined ? appCwd : resolve(appCwd, cwd as string)
+  return undefined
+}
+
+/** A refused field of a spawn request's inheritance: named, its value shown only when it is no environment. */
+function inheritanceRefusal(field: string, expected: string, shown: string): PtyHostError {
+  return new PtyHostError('invalid_option', `Expected the \`${field}\` field of a spawn request to be ${expected}, got ${shown}`, { option: field })
+}
+
+/**
+ * In the host: what a spawn request carries of its app (see {@link addAppEnvironment}) — the
+ * environment and working directory its PTY inherits in place of the host's —, checked, or
+ * `undefined` when it carries neither (an app that asked for the host's, or of an older ptykit).
+ * Checked as the node-pty provider checks its `inheritedEnv` and `defaultCwd` options: a record of
+ * strings whose keys are non-empty without `=` or NUL and whose values hold no NUL (what
+ * `process.env` always is), and an absolute path without NUL.
+ *
+ * @throws PtyHostError `invalid_option` naming the field (`inheritedEnv`, `inheritedEnv.<name>` or
+ * `defaultCwd`); an environment value is never shown nor kept.
+ */
+export function spawnInheritanceOfRequest(params: Record<string, unknown>): SpawnInheritance | undefined {
+  const { inheritedEnv, defaultCwd } = params
+  if (inheritedEnv === undefined && defaultCwd === undefined) return undefined
+  const inheritance: { env?: Record<string, string>; defaultCwd?: string } = {}
+  if (inheritedEnv !== undefined) {
+    if (!isEnvironmentRecord(inheritedEnv)) throw inheritanceRefusal('inheritedEnv', ENVIRONMENT_RECORD_EXPECTED, describeSecretValue(inheritedEnv))
+    for (const [key, value] of Object.entries(inheritedEnv)) {
+      if (key.length === 0 || key.includes('=') || key.includes('\0')) {
+        throw inheritanceRefusal('inheritedEnv', 'an object whose keys are non-empty and contain neither "=" nor NUL', describeValue(key))
+      }
+      if (typeof value !== 'string' || value.includes('\0')) throw inheritanceRefusal(`inheritedEnv.${key}`, 'a string without NUL characters', describeSecretValue(value))
+    }
+    inheritance.env = inheritedEnv as Record<string, string>
+  }
+  if (defaultCwd !== undefined) {
+    if (typeof defaultCwd !== 'string' || !isAbsolute(defaultCwd) || defaultCwd.includes('\0')) {
+      throw new PtyHostError('invalid_option', `Expected the \`defaultCwd\` field of a spawn request to be an absolute path without NUL characters, got ${describeValue(defaultCwd)}`, {
+        option: 'defaultCwd',
+        value: defaultCwd,
+      })
+    }
+    inheritance.defaultCwd = defaultCwd
+  }
+  return inheritance
 }
