@@ -362,14 +362,20 @@ export async function inProcessHost(
 /**
  * Run a fixture app (`fixtures/<name>`, from the sources) in its own Node process until it exits;
  * resolves with its exit code and what it printed. Killed by `cleanups` if the test ends first.
+ * `app` gives it a working directory and an environment of its own (default: this process's).
  */
-export async function runAppToEnd(cleanups: (() => Promise<void>)[], name: string, args: string[]): Promise<{ code: number | null; printed: string }> {
-  const app = spawn(process.execPath, [...nodeArgsFor(resolve(import.meta.dirname, 'fixtures', name)), ...args], { stdio: ['ignore', 'pipe', 'inherit'] })
+export async function runAppToEnd(
+  cleanups: (() => Promise<void>)[],
+  name: string,
+  args: string[],
+  app: { cwd?: string; env?: NodeJS.ProcessEnv } = {},
+): Promise<{ code: number | null; printed: string }> {
+  const child = spawn(process.execPath, [...nodeArgsFor(resolve(import.meta.dirname, 'fixtures', name)), ...args], { stdio: ['ignore', 'pipe', 'inherit'], ...app })
   cleanups.push(async () => {
-    if (app.exitCode === null && app.signalCode === null) app.kill('SIGKILL')
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
   })
   let printed = ''
-  app.stdout.setEncoding('utf8').on('data', (chunk: string) => (printed += chunk))
-  const code = await new Promise<number | null>((done) => app.once('exit', (exitCode) => done(exitCode)))
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (printed += chunk))
+  const code = await new Promise<number | null>((done) => child.once('exit', (exitCode) => done(exitCode)))
   return { code, printed }
 }

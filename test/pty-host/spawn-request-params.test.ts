@@ -1,8 +1,10 @@
+import { join } from 'node:path'
+import { inspect } from 'node:util'
 import fc from 'fast-check'
-import { describe, expect, it } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
 import type { ProviderSpawnOptions } from '../../src/contracts/index.js'
 import { SPAWN_LAUNCH_KEYS } from '../../src/pty-host/protocol.js'
-import { spawnOptionsRefusal, spawnRequestParams } from '../../src/pty-host/spawn-request-params.js'
+import { addAppEnvironment, spawnInheritanceOfRequest, spawnOptionsRefusal, spawnRequestParams } from '../../src/pty-host/spawn-request-params.js'
 
 /** Launch fields (any JSON-ish value, or absent) and fields that must never cross the wire. */
 const spawnOptionsArb = fc.record(
@@ -93,5 +95,93 @@ describe('spawnOptionsRefusal: env', () => {
   it('accepts what the node-pty provider reads as a record: process.env (whose prototype is its own) and a class instance (its own fields, as JSON sends them)', () => {
     expect(spawnOptionsRefusal({ env: process.env as Record<string, string> })).toBeUndefined()
     expect(spawnOptionsRefusal({ env: new Settings() as unknown as Record<string, string> })).toBeUndefined()
+  })
+})
+
+describe("addAppEnvironment: the app's environment and directory in a spawn request", () => {
+  const SECRET = 'hunter2-app-secret'
+
+  it('to a host that takes them: process.env itself (serialized with the request, no copy) and process.cwd()', () => {
+    const params: Record<string, unknown> = { sessionId: 's' }
+    expect(addAppEnvironment(params, { env: { A: 'spawn' } }, true)).toBeUndefined()
+    expect(params.inheritedEnv).toBe(process.env)
+    expect(params.defaultCwd).toBe(process.cwd())
+    // The spawn's own fields are left as they are.
+    expect(params).not.toHaveProperty('env')
+    expect(params).not.toHaveProperty('cwd')
+  })
+
+  it("to an older host: the app's environment less the host-terminal variables, the spawn's env on top, as env; the app's directory (or a relative cwd resolved against it) as cwd", () => {
+    vi.stubEnv('PTYKIT_UNIT_A', 'app')
+    vi.stubEnv('PTYKIT_UNIT_B', 'app')
+    vi.stubEnv('TMUX', '/tmp/tmux-1/default,1,0')
+    try {
+      const params: Record<string, unknown> = {}
+      expect(addAppEnvironment(params, { env: { PTYKIT_UNIT_A: 'spawn', COLUMNS: '99' }, cwd: 'sub' }, false)).toBeUndefined()
+      const env = params.env as Record<string, string>
+      expect([env.PTYKIT_UNIT_A, env.PTYKIT_UNIT_B, env.COLUMNS, 'TMUX' in env]).toEqual(['spawn', 'app', '99', false])
+      expect(params.cwd).toBe(join(process.cwd(), 'sub'))
+      expect(params).not.toHaveProperty('inheritedEnv')
+      const absolute: Record<string, unknown> = {}
+      addAppEnvironment(absolute, { cwd: '/somewhere' }, false)
+      expect(absolute).not.toHaveProperty('cwd')
+    } finally {
+      vi.unstubAllEnvs()
+    }
+  })
+
+  it("refuses a spawn that needs the app's directory when process.cwd() cannot tell it (removed): invalid_spawn_option naming cwd; an absolute cwd needs none", () => {
+    vi.stubEnv('PTYKIT_UNIT_TOKEN', SECRET)
+    const cwd = vi.spyOn(process, 'cwd').mockImplementation(() => {
+      throw Object.assign(new Error('ENOENT: process.cwd failed with error no such file or directory'), { code: 'ENOENT' })
+    })
+    try {
+      for (const options of [{}, { cwd: 'relative' }]) {
+        for (const hostInherits of [true, false]) {
+          const refusal = addAppEnvironment({}, options, hostInherits)
+          expect(refusal).toMatchObject({ code: 'invalid_spawn_option', option: 'cwd' })
+          expect(refusal?.message).toContain("the app's working directory, which cannot be read (ENOENT)")
+          expect(inspect(refusal, { depth: 10 })).not.toContain(SECRET)
+        }
+      }
+      const params: Record<string, unknown> = {}
+      expect(addAppEnvironment(params, { cwd: '/tmp' }, true)).toBeUndefined()
+      expect(params.inheritedEnv).toBe(process.env)
+      expect(params).not.toHaveProperty('defaultCwd')
+    } finally {
+      cwd.mockRestore()
+      vi.unstubAllEnvs()
+    }
+  })
+})
+
+describe("spawnInheritanceOfRequest: the host's reading of the app's environment and directory", () => {
+  const SECRET = 'hunter2-app-secret'
+
+  it('none when the request carries neither; else what it carries', () => {
+    expect(spawnInheritanceOfRequest({ sessionId: 's', file: '/bin/sh' })).toBeUndefined()
+    expect(spawnInheritanceOfRequest({ inheritedEnv: { PATH: '/bin' }, defaultCwd: '/home' })).toEqual({ env: { PATH: '/bin' }, defaultCwd: '/home' })
+    expect(spawnInheritanceOfRequest({ defaultCwd: '/home' })).toEqual({ defaultCwd: '/home' })
+  })
+
+  it.each<[string, Record<string, unknown>, string, string | undefined]>([
+    ['an array', { inheritedEnv: [`TOKEN=${SECRET}`] }, 'inheritedEnv', undefined],
+    ['a string', { inheritedEnv: `TOKEN=${SECRET}` }, 'inheritedEnv', undefined],
+    ['a value that is no string', { inheritedEnv: { TOKEN: [SECRET] } }, 'inheritedEnv.TOKEN', undefined],
+    ['a value with a NUL', { inheritedEnv: { TOKEN: `${SECRET}\0` } }, 'inheritedEnv.TOKEN', undefined],
+    ['a key with "="', { inheritedEnv: { 'A=B': SECRET } }, 'inheritedEnv', undefined],
+    ['an empty key', { inheritedEnv: { '': SECRET } }, 'inheritedEnv', undefined],
+    ['a relative defaultCwd', { defaultCwd: 'relative' }, 'defaultCwd', 'relative'],
+    ['a defaultCwd that is no string', { defaultCwd: 7 }, 'defaultCwd', undefined],
+  ])('refuses %s: invalid_option naming the field, never an environment value', (_label, params, option) => {
+    const refused = (() => {
+      try {
+        return spawnInheritanceOfRequest(params)
+      } catch (error) {
+        return error
+      }
+    })()
+    expect(refused).toMatchObject({ code: 'invalid_option', option })
+    expect(inspect(refused, { depth: 10 })).not.toContain(SECRET)
   })
 })
