@@ -91,6 +91,9 @@ export type PtyExitEvent = {
    * `true` when the provider knew the process dead before a stop of it was requested (an exit
    * reported late, behind held output): the operator-close rule then does not apply, since the
    * process ended on its own. The order of death and stop request decides, not the order of reports.
+   * The bundled providers send it too for a death by SIGKILL that no stop had sent when the death
+   * was seen (an outside `kill -9` or the OOM killer crossing the stop's hang-up): SIGKILL cannot be
+   * caught or raised in reaction to the stop, so the death was not the stop's.
    */
   diedBeforeStopRequest?: boolean
   /**

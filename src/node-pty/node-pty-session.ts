@@ -8,12 +8,16 @@ import {
   type PtyIncarnationId,
   type WriteSettlement,
 } from '../contracts/index.js'
+import { constants as osConstants } from 'node:os'
 import { UNVERIFIED_PROCESS_EXIT_CODE, resolveProcessExitCause } from '../exit-cause/index.js'
 import { ExitDrain, type DrainChunk, type ExitDrainHooks } from './exit-drain.js'
 import type { NodePtyTerminal } from './node-pty-module.js'
 import { reapReported, reportsReaps } from './leader-identity.js'
 import { dropQueuedInput, writeToMaster } from './master-write.js'
 import { asBytes, stopDecodingOutput } from './undecoded-output.js'
+
+/** SIGKILL's number as node-pty reports it: the one signal whose death proves a killer other than a stop. */
+const SIGKILL_NUMBER = osConstants.signals.SIGKILL
 
 /**
  * How long a spawn's startup `command` waits for the shell's first output (its prompt) before it
@@ -167,6 +171,8 @@ export class NodePtySession implements ExitDrainHooks<DrainChunk> {
   #leaderGone = false
   /** `null` until a stop is requested; then whether the leader was already dead at that moment. */
   #stopRequestedAfterDeath: boolean | null = null
+  /** Whether a stop sent SIGKILL while the leader was not known gone (see {@link NodePtySession.noteStopKill}). */
+  #stopSentKill = false
   #exit: NodePtySessionExit | null = null
   #paused = false
   #command: string | undefined
@@ -328,6 +334,28 @@ export class NodePtySession implements ExitDrainHooks<DrainChunk> {
   }
 
   /**
+   * A stop is about to send SIGKILL to the leader (its group or its pid), not known gone: noted
+   * before it is sent. A leader that dies of SIGKILL while no stop had sent one was killed by
+   * something else — an outside `kill -9`, the OOM killer — that crossed the stop's hang-up: its
+   * exit keeps its own cause (see `#diedOfAnotherKill`).
+   */
+  noteStopKill(): void {
+    if (!this.#leaderGone && this.#exit === null) this.#stopSentKill = true
+  }
+
+  /**
+   * True when the leader died of SIGKILL after a stop was requested and before any stop sent
+   * SIGKILL to it: not the stop's doing. Why SIGKILL alone: it cannot be caught, ignored or raised
+   * in reaction to anything, so it is evidence of a killer other than the stop; any other signal
+   * may be the stop's own doing at one remove (a program whose pipe reader the hang-up ended dies
+   * of SIGPIPE, one that handles SIGHUP by aborting dies of SIGABRT). A death by the stop's own
+   * SIGKILL (crossing an outside one) stays the stop's: true either way. As the SSH provider rules.
+   */
+  #diedOfAnotherKill(signal: number | undefined): boolean {
+    return this.#stopRequestedAfterDeath === false && !this.#stopSentKill && signal === SIGKILL_NUMBER
+  }
+
+  /**
    * Write text (as UTF-8) or raw bytes, and settle. While the spawn's launch `command` is still
    * waiting to be sent, the write is queued behind it (and accepted; bytes as a copy, since the
    * caller may reuse its buffer), so input reaches the shell in the order the host issued it.
@@ -430,8 +458,9 @@ export class NodePtySession implements ExitDrainHooks<DrainChunk> {
         // A stop requested through this provider (its `shutdown` or `dispose`, whoever called
         // it) attests the order either way: a host that stops a PTY on the provider directly, or
         // disposes the provider before its controller, still gets an operator close.
-        ...(this.#stopRequestedAfterDeath === true ? { diedBeforeStopRequest: true } : {}),
-        ...(this.#stopRequestedAfterDeath === false ? { stopRequestedBeforeDeath: true } : {}),
+        // An outside SIGKILL that crossed the stop is not the stop's: the death keeps its cause.
+        ...(this.#stopRequestedAfterDeath === true || this.#diedOfAnotherKill(signal) ? { diedBeforeStopRequest: true } : {}),
+        ...(this.#stopRequestedAfterDeath === false && !this.#diedOfAnotherKill(signal) ? { stopRequestedBeforeDeath: true } : {}),
       })
     } finally {
       this.#hooks.onEnded(this)

@@ -129,6 +129,9 @@ export function createStopLoop(options: StopLoopOptions): (session: NodePtySessi
       groups.has(leaderRow.pgid) &&
       (session.leaderStartTime === null || leaderRow.startTime === undefined || leaderRow.startTime === session.leaderStartTime)
     const targets = [...[...groups].map((group) => -group), ...(session.leaderGone || leaderCovered ? [] : [session.pid])]
+    // Noted before it is sent: a leader found dead of SIGKILL while none had gone out was killed
+    // by something else, and its exit keeps that cause (NodePtySession.noteStopKill).
+    if (signal === 'SIGKILL') session.noteStopKill()
     let delivered = 0
     let denied: unknown = null
     for (const target of targets) {

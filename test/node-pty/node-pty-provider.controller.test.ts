@@ -162,3 +162,49 @@ describe('node-pty provider: a stop requested on the provider directly', () => {
     }
   })
 })
+
+// A SIGKILL from outside (`kill -9`, the OOM killer) that lands while a stop is under way — its
+// hang-up sent, its own SIGKILL not yet — is not the stop's doing: SIGKILL cannot be caught, nor
+// raised in reaction to the hang-up. The SSH provider already kept such a death `signaled(9)`;
+// node-pty (and the pty host, which runs it) published `operator_close`, so the same death read
+// as a tab close on a local host and as a kill over SSH (found by the cross-provider matrix).
+describe('node-pty provider: an outside SIGKILL while a stop is under way', () => {
+  /** A shell that says when the stop's hang-up reached it, ignores TERM, and runs until killed. */
+  const HANGUP_REPORTING_SHELL = ['-c', "trap 'echo GOT-HUP' HUP; trap '' TERM; echo READY; while :; do sleep 0.05; done"]
+
+  it('keeps signaled(9) when the stop had sent only its hang-up; the stop is still verified', async () => {
+    // Long graces: the stop's own SIGKILL is 20 s away, far past the outside one.
+    const ownProvider = createNodePtyProvider({ hangupGraceMs: 10_000, terminateGraceMs: 10_000 })
+    const ownLog = new PtyEventLog(ownProvider)
+    const own = createPtyController({ provider: ownProvider })
+    const ownExits: PtyControllerExitEvent[] = []
+    let ownOutput = ''
+    own.on('exit', (event) => ownExits.push(event))
+    own.on('data', ({ data }) => (ownOutput += data))
+    try {
+      const reply = await own.spawn({ file: '/bin/sh', args: HANGUP_REPORTING_SHELL })
+      await waitFor(() => (ownOutput.includes('READY') ? true : undefined), 'READY')
+      const stopped = own.stopAndWait(reply.id, { timeoutMs: 30_000 })
+      await waitFor(() => (ownOutput.includes('GOT-HUP') ? true : undefined), 'the stop’s hang-up to reach the shell')
+      process.kill(reply.pid!, 'SIGKILL')
+      expect(await stopped).toBe(true)
+      const exit = await waitFor(() => ownExits.find((e) => e.ptyId === reply.id), 'the exit')
+      expect(exit.cause).toEqual({ kind: 'signaled', signal: 9 })
+      expect(ownLog.exits(reply.id)[0]).toMatchObject({ cause: { kind: 'signaled', signal: 9 }, diedBeforeStopRequest: true })
+      expect(ownLog.exits(reply.id)[0]?.stopRequestedBeforeDeath).toBeUndefined()
+    } finally {
+      await own.dispose()
+      await ownProvider.dispose()
+    }
+  })
+
+  it('a death by the stop’s own SIGKILL stays an operator close', async () => {
+    const reply = await controller.spawn({ file: '/bin/sh', args: HANGUP_REPORTING_SHELL })
+    await waitFor(() => ((output.get(reply.id) ?? '').includes('READY') ? true : undefined), 'READY')
+    // Graces of 0: HUP, TERM and KILL at once; the shell survives the first two.
+    await provider.shutdown(reply.id, { immediate: true, timeoutMs: 5_000 })
+    const exit = await waitFor(() => exits.find((e) => e.ptyId === reply.id), 'the exit')
+    expect(exit.cause).toEqual({ kind: 'operator_close' })
+    expect(providerLog.exits(reply.id)[0]).toMatchObject({ cause: { kind: 'signaled', signal: 9 }, stopRequestedBeforeDeath: true })
+  })
+})

@@ -38,6 +38,27 @@ describe('pty host: exit evidence of a process that ended on its own', () => {
     }
   })
 
+  it('an outside SIGKILL while the app’s stop is under way (its hang-up sent, its SIGKILL not): signaled(9), not an operator close', async () => {
+    // Long graces on the host: the stop's own SIGKILL is 20 s away, far past the outside one.
+    const { socketPath } = await inProcessHost(cleanups, { nodePty: { hangupGraceMs: 10_000, terminateGraceMs: 10_000 } })
+    const app = providerOn(socketPath, { autoStart: false })
+    cleanups.push(() => app.dispose())
+    const controller = createPtyController({ provider: app })
+    cleanups.push(() => controller.dispose())
+    const exits: PtyControllerExitEvent[] = []
+    let output = ''
+    controller.on('exit', (event) => exits.push(event))
+    controller.on('data', ({ data }) => (output += data))
+    const reply = await controller.spawn({ file: '/bin/sh', args: ['-c', "trap 'echo GOT-HUP' HUP; trap '' TERM; echo READY; while :; do sleep 0.05; done"] })
+    await waitFor(() => (output.includes('READY') ? true : undefined), 'READY')
+    const stopped = controller.stopAndWait(reply.id, { timeoutMs: 30_000 })
+    await waitFor(() => (output.includes('GOT-HUP') ? true : undefined), 'the stop’s hang-up to reach the shell')
+    process.kill(reply.pid!, 'SIGKILL')
+    expect(await stopped).toBe(true)
+    const exit = await waitFor(() => exits.find((e) => e.ptyId === reply.id), 'the exit')
+    expect(exit.cause).toEqual({ kind: 'signaled', signal: 9 })
+  })
+
   it('the app kills a running PTY: still an operator close', async () => {
     const { exits, output, controller } = await appOnHost()
     const reply = await controller.spawn({ file: '/bin/sh', args: ['-c', 'echo READY; exec sleep 30'] })
