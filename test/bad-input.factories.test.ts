@@ -81,6 +81,10 @@ describe('the conformance suite refuses options it cannot run from, naming them'
     expect(() => ptyProviderConformanceChecks({ ...spawns, capabilities: { signal: false } } as never)).toThrow(/^Unknown option `capabilities.signal`: did you mean `signals`\?/)
     expect(() => ptyProviderConformanceChecks({ ...spawns, capabilities: [] } as never)).toThrow(/^Expected the `capabilities` option to be an object, got /)
     expect(ptyProviderConformanceChecks({ ...spawns, capabilities: { signals: false, exitsOnDispose: true } }).length).toBeGreaterThan(0)
+    // The optional drivers: a function or nothing (a `true` would register checks that cannot run).
+    expect(() => ptyProviderConformanceChecks({ ...spawns, spawnSignaled: true } as never)).toThrow(new TypeError('Expected the `spawnSignaled` option to be a function (or left out), got true (boolean)'))
+    expect(() => ptyProviderConformanceChecks({ ...spawns, killFromOutside: 'kill -9' } as never)).toThrow(/^Expected the `killFromOutside` option to be a function \(or left out\), got /)
+    expect(ptyProviderConformanceChecks({ ...spawns, spawnSignaled: undefined, killFromOutside: undefined } as never).length).toBe(ptyProviderConformanceChecks(spawns).length)
   })
 
   it('runPtyProviderConformanceCheck rejects bad options before making a provider', async () => {

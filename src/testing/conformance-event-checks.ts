@@ -1,6 +1,6 @@
 import { expect } from 'vitest'
 import type { PtyExitEvent, PtySpawnResult } from '../contracts/index.js'
-import { isTerminalExitCause } from '../exit-cause/index.js'
+import { exitCauseFromWire, isTerminalExitCause, type TerminalExitCause } from '../exit-cause/index.js'
 import { CONFORMANCE_POLL_INTERVAL_MS } from './conformance-harness.js'
 import type { PtyProviderConformanceCheck, PtyProviderConformanceHarness, PtyProviderConformanceOptions } from './conformance-types.js'
 
@@ -25,6 +25,24 @@ export function expectCauseAgreesWithCode(exit: PtyExitEvent, code: number, resu
   } else {
     expect(exit.cause).toEqual({ kind: 'exited', exitCode: code })
   }
+}
+
+/**
+ * What a controller reads from a signalled death's exit (`exitCauseFromWire`: the cause, else the
+ * bare code) must be that signal or an `unknown` — never `exited(n)`: a code of `128 + n` sent
+ * without a cause reads as `exited(128 + n)`, and a cause `exited` states what no one observed.
+ * A wrapper host (`hostReportsChildExitStatus: false`) says `host_status_unavailable`.
+ */
+export function expectSignaledOrUnknown(exit: PtyExitEvent, signal: number, result: PtySpawnResult): void {
+  expectValidCause(exit)
+  const read: TerminalExitCause = exitCauseFromWire({ code: exit.code, cause: exit.cause })
+  const what = `the exit of a process killed by signal ${signal} (code ${exit.code}, cause ${JSON.stringify(exit.cause)}) reads as ${JSON.stringify(read)}`
+  if (result.hostReportsChildExitStatus === false) {
+    if (exit.cause !== undefined) expect(exit.cause, what).toEqual({ kind: 'unknown', reason: 'host_status_unavailable' })
+    return
+  }
+  if (read.kind === 'unknown') return
+  expect(read, `${what}: it must be signaled(${signal}), or unknown where the host cannot carry that signal`).toEqual({ kind: 'signaled', signal })
 }
 
 /** How long a check listens on after a PTY's exit for anything that must not follow it. */
@@ -71,9 +89,11 @@ export function eventAndExitConformanceChecks(options: PtyProviderConformanceOpt
       },
     },
     {
-      name: 'reports the exit code a process exited with, and a cause that agrees with it',
+      // 130 is what a shell exits with after a SIGINT it handled: a code, which a provider that
+      // guesses `code > 128 ⇒ signal` would report as signaled(2).
+      name: 'reports the exit code a process exited with (also one above 128), and a cause that agrees with it',
       async run(h) {
-        for (const code of [0, 3, 42]) {
+        for (const code of [0, 3, 42, 130]) {
           const result = await h.spawn(options.spawnExit(code))
           const exit = await h.waitForExit(result.id)
           expect(exit.code).toBe(code)
@@ -138,5 +158,51 @@ export function eventAndExitConformanceChecks(options: PtyProviderConformanceOpt
         }
       },
     },
+    ...signalConformanceChecks(options),
   ]
+}
+
+/** The checks of signalled deaths, registered only for a provider whose drivers can cause one. */
+function signalConformanceChecks(options: PtyProviderConformanceOptions): readonly PtyProviderConformanceCheck[] {
+  if (options.capabilities?.signals === false) return []
+  const checks: PtyProviderConformanceCheck[] = []
+  const { spawnSignaled, killFromOutside } = options
+  if (spawnSignaled !== undefined) {
+    checks.push({
+      name: 'reports a process that killed itself with a signal as that signal (or unknown), never as an exit code',
+      async run(h) {
+        for (const signal of [2, 9, 15]) {
+          const result = await h.spawn(spawnSignaled(signal))
+          const exit = await h.waitForExit(result.id)
+          expectSignaledOrUnknown(exit, signal, result)
+          expect(exit.stopRequestedBeforeDeath, 'no stop was requested: the exit must not attest one').not.toBe(true)
+          if (result.incarnationId !== undefined) expect(exit.incarnationId).toBe(result.incarnationId)
+        }
+      },
+    })
+  }
+  if (killFromOutside !== undefined) {
+    checks.push({
+      // A SIGKILL cannot be caught, nor raised in reaction to a stop's hang-up: a death by one
+      // that the stop had not sent is not the stop's. Without `diedBeforeStopRequest` a controller
+      // that asked for the stop would publish it as `operator_close` — a tab close, where the
+      // OOM killer or a `kill -9` ended the process.
+      name: 'keeps the cause of a process SIGKILLed from outside right before a graceful stop, and says it died before the stop request',
+      async run(h) {
+        const result = await h.spawn(options.spawnLongRunning())
+        await killFromOutside(result, h.provider)
+        // At once: the kill is on its way or done; the stop's own SIGKILL is its last step, far off.
+        const stopping = h.provider.shutdown(result.id)
+        const exit = await h.waitForExit(result.id)
+        await stopping.catch(() => undefined)
+        expectSignaledOrUnknown(exit, 9, result)
+        expect(
+          exit.diedBeforeStopRequest,
+          `the exit of a process SIGKILLed from outside, whose graceful stop had not sent SIGKILL, must say diedBeforeStopRequest (got ${JSON.stringify(exit)}): else a controller settles it as operator_close`,
+        ).toBe(true)
+        expect(exit.stopRequestedBeforeDeath, 'a death the stop did not cause attests no stop before it').not.toBe(true)
+      },
+    })
+  }
+  return checks
 }

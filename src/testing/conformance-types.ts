@@ -48,6 +48,21 @@ export type PtyProviderConformanceOptions = {
   spawnLongRunning(): ProviderSpawnOptions
   /** Options that start a process which exits on its own with `code` (printing nothing is fine). */
   spawnExit(code: number): ProviderSpawnOptions
+  /**
+   * Options that start a process which kills itself with signal number `signal` (as
+   * `sh -c 'kill -TERM $$'` does), for the checks that a signalled death is never reported as an
+   * exit code. Asked for 2 (INT), 9 (KILL) and 15 (TERM). Leave it out where processes have no
+   * signals (Windows); those checks are then not registered.
+   */
+  spawnSignaled?(signal: number): ProviderSpawnOptions
+  /**
+   * SIGKILL the process of a PTY `provider` spawned, from outside the provider — as `kill -9` or the
+   * OOM killer would (`process.kill(result.pid, 'SIGKILL')` for a local or loopback process; a
+   * fake's scripted exit with signal 9). Resolve once the signal was sent. For the check that
+   * such a death, with a stop requested right after it, keeps its cause and says
+   * `diedBeforeStopRequest`; not registered without it.
+   */
+  killFromOutside?(result: PtySpawnResult, provider: PtyProvider): void | Promise<void>
   /** What the provider cannot do. */
   capabilities?: PtyProviderConformanceCapabilities
   /** How long to wait for an event. Default {@link CONFORMANCE_DEFAULT_TIMEOUT_MS}. */
@@ -101,7 +116,7 @@ export type PtyProviderConformanceCheck = {
 const CONFORMANCE_CAPABILITY_NAMES = optionNamesOf<PtyProviderConformanceCapabilities>()('signals', 'resizeReadback', 'authoritativeListings', 'exitsOnDispose', 'writeBytes')
 
 /** Every option of {@link PtyProviderConformanceOptions} (complete: checked at compile time). */
-const CONFORMANCE_OPTION_NAMES = optionNamesOf<PtyProviderConformanceOptions>()('spawnEcho', 'spawnLongRunning', 'spawnExit', 'capabilities', 'timeoutMs', 'afterSpawn', 'drive')
+const CONFORMANCE_OPTION_NAMES = optionNamesOf<PtyProviderConformanceOptions>()('spawnEcho', 'spawnLongRunning', 'spawnExit', 'spawnSignaled', 'killFromOutside', 'capabilities', 'timeoutMs', 'afterSpawn', 'drive')
 
 /**
  * Throw a `TypeError` naming the option unless `options` is an object with the three spawn
@@ -121,5 +136,9 @@ export function assertConformanceOptions(options: unknown): asserts options is P
   for (const name of ['spawnEcho', 'spawnLongRunning', 'spawnExit'] as const) {
     const value = (options as Record<string, unknown>)[name]
     if (typeof value !== 'function') throw new TypeError(`Expected the \`${name}\` option to be a function, got ${describeValue(value)}`)
+  }
+  for (const name of ['spawnSignaled', 'killFromOutside'] as const) {
+    const value = (options as Record<string, unknown>)[name]
+    if (value !== undefined && typeof value !== 'function') throw new TypeError(`Expected the \`${name}\` option to be a function (or left out), got ${describeValue(value)}`)
   }
 }

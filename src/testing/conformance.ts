@@ -29,7 +29,11 @@ export const CONFORMANCE_TEST_TIMEOUT_FACTOR = 6
  * - spawn → data → exit ordering: all of a PTY's data before its exit, exactly one exit (nothing
  *   follows it, also a moment later);
  * - the exit and every data event carry the spawned incarnation, when the spawn attested one;
- * - exit codes arrive as spawned, and a cause, when sent, is valid and agrees with the code;
+ * - exit codes arrive as spawned (130 too: a code, not a signal), and a cause, when sent, is valid
+ *   and agrees with the code;
+ * - with `spawnSignaled`, a death by a signal reads (cause, else bare code) as that signal or
+ *   `unknown`, never as an exit code; with `killFromOutside`, a process SIGKILLed from outside right
+ *   before a graceful stop keeps its cause and says `diedBeforeStopRequest`;
  * - a stop (graceful and immediate) leads to an exit;
  * - writes after exit (and to unknown ids) are refused or unverifiable, never accepted;
  * - `hasPty` and `probeLiveness` never answer `false` for a live PTY; a probe naming an

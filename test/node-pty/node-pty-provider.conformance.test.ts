@@ -1,4 +1,5 @@
 import { createNodePtyProvider } from 'ptykit/node-pty'
+import type { PtySpawnResult } from 'ptykit/contracts'
 import { describePtyProviderConformance } from 'ptykit/testing'
 
 // Real processes: `sh -c` for echoes and exit codes, `cat` for a process that runs (and reads its
@@ -7,6 +8,8 @@ const drivers = {
   spawnEcho: (text: string) => ({ file: '/bin/sh', args: ['-c', `printf '%s\\n' '${text}'`] }),
   spawnLongRunning: () => ({ file: 'cat' }),
   spawnExit: (code: number) => ({ file: '/bin/sh', args: ['-c', `exit ${code}`] }),
+  spawnSignaled: (signal: number) => ({ file: '/bin/sh', args: ['-c', `kill -${signal} $$`] }),
+  killFromOutside: (result: PtySpawnResult) => void process.kill(result.pid!, 'SIGKILL'),
 }
 
 describePtyProviderConformance('node-pty', () => createNodePtyProvider(), drivers)

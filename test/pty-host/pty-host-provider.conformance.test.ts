@@ -10,4 +10,6 @@ describePtyProviderConformance('pty-host', () => providerOn(socketPath), {
   spawnEcho: (text) => ({ file: '/bin/sh', args: ['-c', `printf '%s\\n' '${text}'`] }),
   spawnLongRunning: () => ({ file: 'cat' }),
   spawnExit: (code) => ({ file: '/bin/sh', args: ['-c', `exit ${code}`] }),
+  spawnSignaled: (signal) => ({ file: '/bin/sh', args: ['-c', `kill -${signal} $$`] }),
+  killFromOutside: (result) => void process.kill(result.pid!, 'SIGKILL'),
 })

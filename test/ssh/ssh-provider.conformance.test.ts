@@ -9,5 +9,8 @@ describePtyProviderConformance('ssh (OpenSSH on loopback)', () => createSshProvi
   spawnEcho: (text) => ({ file: '/bin/sh', args: ['-c', `printf '%s\\n' '${text}'`] }),
   spawnLongRunning: () => ({ file: 'cat' }),
   spawnExit: (code) => ({ file: '/bin/sh', args: ['-c', `exit ${code}`] }),
+  spawnSignaled: (signal) => ({ file: '/bin/sh', args: ['-c', `kill -${signal} $$`] }),
+  // Loopback: the remote pid is a pid of this machine.
+  killFromOutside: (result) => void process.kill(result.pid!, 'SIGKILL'),
   timeoutMs: 10_000,
 })

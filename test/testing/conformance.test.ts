@@ -13,6 +13,8 @@ const drivers: PtyProviderConformanceOptions = {
   spawnEcho: (text) => ({ metadata: fakeScriptMetadata({ output: [text], exit: { exitCode: 0 } }) }),
   spawnLongRunning: () => ({}),
   spawnExit: (code) => ({ metadata: fakeScriptMetadata({ exit: { exitCode: code } }) }),
+  spawnSignaled: (signal) => ({ metadata: fakeScriptMetadata({ exit: { exitCode: 0, signal } }) }),
+  killFromOutside: (result, provider) => (provider as FakePtyProvider).emitExit(result.id, { exitCode: 0, signal: 9 }),
   // Short: a broken provider that never sends an event should fail fast, not slow the suite.
   timeoutMs: 100,
 }
@@ -52,6 +54,12 @@ const cases: Array<[string, string, () => PtyProvider]> = [
   }))],
   ['reports the exit code', 'rewrites every code to 0', broken(rewriteExits((e) => ({ ...e, code: 0 })))],
   ['reports the exit code', 'sends a cause that contradicts the code', broken(rewriteExits((e) => ({ ...e, cause: { kind: 'exited', exitCode: 99 } })))],
+  // Found by the cross-provider matrix (docs/exit-causes.md, "Across providers").
+  ['reports the exit code', 'reads a code above 128 as a signal (exit 130 as SIGINT)', broken(rewriteExits((e) => (e.code > 128 ? { ...e, cause: { kind: 'signaled', signal: e.code - 128 } } : e)))],
+  ['killed itself with a signal', 'sends a signalled death as 128 + n with no cause (read as exited(128 + n))', broken(rewriteExits(({ cause, ...e }) => (cause?.kind === 'signaled' ? { ...e, code: 128 + cause.signal } : { ...e, ...(cause ? { cause } : {}) })))],
+  ['killed itself with a signal', 'reports a signalled death as an exit code', broken(rewriteExits((e) => (e.cause?.kind === 'signaled' ? { ...e, code: 128 + e.cause.signal, cause: { kind: 'exited', exitCode: 128 + e.cause.signal } } : e)))],
+  ['SIGKILLed from outside', 'leaves diedBeforeStopRequest off a death its stop did not cause', broken(rewriteExits(({ diedBeforeStopRequest: _dropped, ...e }) => e))],
+  ['SIGKILLed from outside', 'attests its stop came before a death it did not cause', broken(rewriteExits(({ diedBeforeStopRequest: _dropped, ...e }) => ({ ...e, stopRequestedBeforeDeath: true })))],
   ['plain serializable data', 'puts a live object into events', broken(rewriteExits((e) => ({ ...e, when: new Date(0) }) as PtyExitEvent))],
   ['once it unsubscribed', 'ignores unsubscribe', broken((fake) => ({
     onData: (listener: (event: PtyDataEvent) => void) => { fake.onData(listener); return () => undefined },

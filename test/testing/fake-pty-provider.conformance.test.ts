@@ -1,11 +1,15 @@
 import { afterAll, beforeAll, describe, vi } from 'vitest'
-import { createFakePtyProvider, describePtyProviderConformance, fakeScriptMetadata } from 'ptykit/testing'
+import type { PtyProvider, PtySpawnResult } from 'ptykit/contracts'
+import { createFakePtyProvider, describePtyProviderConformance, fakeScriptMetadata, type FakePtyProvider } from 'ptykit/testing'
 
 // The fake is scripted through spawn metadata, so the generic suite needs no handle on it.
 const fakeDrivers = {
   spawnEcho: (text: string) => ({ metadata: fakeScriptMetadata({ output: [text], exit: { exitCode: 0 } }) }),
   spawnLongRunning: () => ({}),
   spawnExit: (code: number) => ({ metadata: fakeScriptMetadata({ exit: { exitCode: code } }) }),
+  // As node-pty reports a signalled death: code 0 with the signal.
+  spawnSignaled: (signal: number) => ({ metadata: fakeScriptMetadata({ exit: { exitCode: 0, signal } }) }),
+  killFromOutside: (result: PtySpawnResult, provider: PtyProvider) => (provider as FakePtyProvider).emitExit(result.id, { exitCode: 0, signal: 9 }),
 }
 
 describePtyProviderConformance('fake (default macrotask delivery)', () => createFakePtyProvider(), fakeDrivers)
