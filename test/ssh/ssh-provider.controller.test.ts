@@ -81,6 +81,22 @@ describe('SSH provider (non-root login) under the controller', () => {
     expect((await exitOf(s(), three.id)).incarnationId).toBe(three.incarnationId)
   })
 
+  it('a signal OpenSSH cannot name (BUS, SYS, a real-time one) is unknown/cause_unreported, never a guessed number; one it names is exact', async () => {
+    // OpenSSH's sig2name knows the RFC's 13 names and sends every other signal as
+    // "SIG@openssh.com": the number is gone on the server, so the exit says it does not know.
+    const host = { hostId: 'ssh:loopback' }
+    const [bus, sys, realtime, usr1] = await Promise.all(
+      ['BUS', 'SYS', '34', 'USR1'].map((signal) => s().controller.spawn({ ...host, file: '/bin/sh', args: ['-c', `ulimit -c 0; kill -${signal} $$`] })),
+    )
+    for (const reply of [bus!, sys!, realtime!]) {
+      const exit = await exitOf(s(), reply.id)
+      expect(exit.cause).toEqual({ kind: 'unknown', reason: 'cause_unreported' })
+      // A death, proven: not the unverified sentinel.
+      expect(exit.code).toBe(0)
+    }
+    expect((await exitOf(s(), usr1!.id)).cause).toEqual({ kind: 'signaled', signal: 10 })
+  })
+
   it('an operator stop of a process that ignores HUP and TERM is verified and reported as operator_close', async () => {
     const reply = await s().controller.spawn({
       hostId: 'ssh:loopback',
