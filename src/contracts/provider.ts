@@ -93,7 +93,8 @@ export type PtyExitEvent = {
    * process ended on its own. The order of death and stop request decides, not the order of reports.
    * The bundled providers send it too for a death by SIGKILL that no stop had sent when the death
    * was seen (an outside `kill -9` or the OOM killer crossing the stop's hang-up): SIGKILL cannot be
-   * caught or raised in reaction to the stop, so the death was not the stop's.
+   * caught, so the death is taken as not the stop's (a program that kills itself with SIGKILL in
+   * its hang-up handler reads the same way).
    */
   diedBeforeStopRequest?: boolean
   /**

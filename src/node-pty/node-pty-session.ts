@@ -345,9 +345,10 @@ export class NodePtySession implements ExitDrainHooks<DrainChunk> {
 
   /**
    * True when the leader died of SIGKILL after a stop was requested and before any stop sent
-   * SIGKILL to it: not the stop's doing. Why SIGKILL alone: it cannot be caught, ignored or raised
-   * in reaction to anything, so it is evidence of a killer other than the stop; any other signal
-   * may be the stop's own doing at one remove (a program whose pipe reader the hang-up ended dies
+   * SIGKILL to it: taken as not the stop's doing. Why SIGKILL alone: it cannot be caught or ignored,
+   * and it is not what a hang-up sets off, so it is evidence of a killer other than the stop (short
+   * of a program whose SIGHUP handler kills itself with it); any other signal may be the stop's own
+   * doing at one remove (a program whose pipe reader the hang-up ended dies
    * of SIGPIPE, one that handles SIGHUP by aborting dies of SIGABRT). A death by the stop's own
    * SIGKILL (crossing an outside one) stays the stop's: true either way. As the SSH provider rules.
    */

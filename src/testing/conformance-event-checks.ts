@@ -183,7 +183,7 @@ function signalConformanceChecks(options: PtyProviderConformanceOptions): readon
   }
   if (killFromOutside !== undefined) {
     checks.push({
-      // A SIGKILL cannot be caught, nor raised in reaction to a stop's hang-up: a death by one
+      // A SIGKILL cannot be caught, nor is it what a stop's hang-up sets off: a death by one
       // that the stop had not sent is not the stop's. Without `diedBeforeStopRequest` a controller
       // that asked for the stop would publish it as `operator_close` — a tab close, where the
       // OOM killer or a `kill -9` ended the process.

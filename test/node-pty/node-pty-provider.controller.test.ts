@@ -165,7 +165,7 @@ describe('node-pty provider: a stop requested on the provider directly', () => {
 
 // A SIGKILL from outside (`kill -9`, the OOM killer) that lands while a stop is under way — its
 // hang-up sent, its own SIGKILL not yet — is not the stop's doing: SIGKILL cannot be caught, nor
-// raised in reaction to the hang-up. The SSH provider already kept such a death `signaled(9)`;
+// what the hang-up sets off (SIGPIPE, a handler's SIGABRT). The SSH provider already kept such a death `signaled(9)`;
 // node-pty (and the pty host, which runs it) published `operator_close`, so the same death read
 // as a tab close on a local host and as a kill over SSH (found by the cross-provider matrix).
 describe('node-pty provider: an outside SIGKILL while a stop is under way', () => {
