@@ -1,0 +1,158 @@
+/**
+ * The same endings through a controller over each bundled real provider — node-pty, the pty host
+ * and SSH (OpenSSH on loopback) — must give the same verdicts, built from each one's evidence; the
+ * differences are the documented ones (docs/exit-causes.md, "Across providers"), and this file pins
+ * them both. Each provider stops with 10 s graces, so a stop's own SIGKILL is far from the test's
+ * outside one.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { createPtyController, type PtyController, type PtyControllerExitEvent } from 'ptykit/controller'
+import type { PtyProvider } from 'ptykit/contracts'
+import type { TerminalExitCause } from 'ptykit/exit-cause'
+import { createNodePtyProvider } from 'ptykit/node-pty'
+import { createPtyHostProvider, startPtyHost, type PtyHostServer } from 'ptykit/pty-host'
+import { createSshProvider } from 'ptykit/ssh'
+import { isDead, waitFor } from './node-pty/pty-test-support.js'
+import { killHostAndClean, makeSocketDir } from './pty-host/pty-host-test-support.js'
+import { sshOptions, useSshd } from './ssh/ssh-test-support.js'
+
+const GRACES = { hangupGraceMs: 10_000, terminateGraceMs: 10_000 }
+const sshd = useSshd()
+
+type Bench = { name: string; hostId: string; provider: PtyProvider; controller: PtyController; exits: PtyControllerExitEvent[]; output: Map<string, string>; outputAtExit: Map<string, string> }
+
+const kinds = ['node-pty', 'pty host', 'ssh'] as const
+type Kind = (typeof kinds)[number]
+
+/** A controller over a fresh provider of `kind`, recording exits and output. */
+function useBench(kind: Kind): () => Bench {
+  let bench: Bench | undefined
+  let host: PtyHostServer | undefined
+  const dir = makeSocketDir()
+  beforeAll(async () => {
+    let provider: PtyProvider
+    if (kind === 'node-pty') provider = createNodePtyProvider(GRACES)
+    else if (kind === 'pty host') {
+      host = await startPtyHost({ socketPath: dir.socketPath, idleExitMs: 60_000, nodePty: GRACES })
+      provider = createPtyHostProvider({ socketPath: dir.socketPath, autoStart: false })
+    } else provider = createSshProvider(sshOptions(sshd(), undefined, GRACES))
+    const hostId = kind === 'ssh' ? 'ssh:loopback' : 'local'
+    const controller = createPtyController({ providers: { [hostId]: provider } })
+    const made: Bench = { name: kind, hostId, provider, controller, exits: [], output: new Map(), outputAtExit: new Map() }
+    controller.on('data', ({ ptyId, data }) => {
+      made.output.set(ptyId, (made.output.get(ptyId) ?? '') + data)
+      controller.acknowledgeData(ptyId, data.length)
+    })
+    controller.on('exit', (event) => {
+      made.outputAtExit.set(event.ptyId, made.output.get(event.ptyId) ?? '')
+      made.exits.push(event)
+    })
+    bench = made
+  }, 30_000)
+  afterAll(async () => {
+    await bench?.controller.dispose()
+    await bench?.provider.dispose?.()
+    await host?.close()
+    await killHostAndClean(dir.socketPath, dir.dir)
+  }, 30_000)
+  return () => bench!
+}
+
+const sh = (script: string) => ({ file: '/bin/sh', args: ['-c', script] })
+const exited = (exitCode: number): TerminalExitCause => ({ kind: 'exited', exitCode })
+const signaled = (signal: number): TerminalExitCause => ({ kind: 'signaled', signal })
+const OPERATOR_CLOSE: TerminalExitCause = { kind: 'operator_close' }
+const UNREPORTED: TerminalExitCause = { kind: 'unknown', reason: 'cause_unreported' }
+
+/** Endings that need no more than a spawn: the script, the verdict per provider, the output that must precede the exit. */
+const ENDINGS: Array<{ name: string; script: string; cause: TerminalExitCause | Record<Kind, TerminalExitCause>; tail?: string }> = [
+  { name: 'exit 0', script: 'printf T-zero; exit 0', cause: exited(0), tail: 'T-zero' },
+  { name: 'exit 3', script: 'exit 3', cause: exited(3) },
+  { name: 'exit 130 (a code, not SIGINT)', script: 'exit 130', cause: exited(130) },
+  { name: 'kill -INT $$', script: 'kill -INT $$', cause: signaled(2) },
+  { name: 'kill -TERM $$', script: 'kill -TERM $$', cause: signaled(15) },
+  { name: 'kill -HUP $$', script: 'kill -HUP $$', cause: signaled(1) },
+  { name: 'kill -SEGV $$, no core', script: 'ulimit -c 0; kill -SEGV $$', cause: signaled(11) },
+  { name: '200 kB, a marker, kill -KILL $$', script: "head -c 200000 /dev/zero | tr '\\0' x; printf T-kill; kill -KILL $$", cause: signaled(9), tail: 'T-kill' },
+  // OpenSSH names only the RFC's 13 signals: BUS crosses as "SIG@openssh.com", number unknown.
+  { name: 'kill -BUS $$', script: 'ulimit -c 0; kill -BUS $$', cause: { 'node-pty': signaled(7), 'pty host': signaled(7), ssh: UNREPORTED } },
+  { name: 'exec into another program', script: "echo A; exec /bin/sh -c 'echo B; exit 7'", cause: exited(7), tail: 'B\r\n' },
+  { name: 'false (exits at once)', script: 'exec false', cause: exited(1) },
+]
+
+describe.each(kinds)('cross-provider verdicts: %s', (kind) => {
+  const b = useBench(kind)
+
+  async function spawn(script: string) {
+    return b().controller.spawn({ hostId: b().hostId, ...sh(script) })
+  }
+  const exitOf = (id: string) => waitFor(() => b().exits.find((e) => e.ptyId === id), `the exit of ${id} (${kind})`, 15_000)
+  const ready = (id: string, text = 'READY') => waitFor(() => ((b().output.get(id) ?? '').includes(text) ? true : undefined), `${text} from ${id} (${kind})`, 15_000)
+
+  /** What every provider answers about a PTY whose exit was published. */
+  async function expectEnded(id: string): Promise<void> {
+    expect(b().controller.hasPty(id)).toBe(false)
+    expect(await b().controller.probePtyLiveness(id)).toBe(false)
+    expect(await b().controller.writeWithSettlement(id, 'x', 'driving')).toEqual({ kind: 'refused', reason: 'pty_exited' })
+    expect((await b().controller.listProcesses(b().hostId)).some((row) => row.id === id)).toBe(false)
+  }
+
+  it('ends on its own: the verdict of each ending, its output first, then the ended answers', async () => {
+    const replies = await Promise.all(ENDINGS.map((ending) => spawn(ending.script)))
+    for (const [index, ending] of ENDINGS.entries()) {
+      const reply = replies[index]!
+      const exit = await exitOf(reply.id)
+      const want = 'kind' in ending.cause ? ending.cause : (ending.cause as Record<Kind, TerminalExitCause>)[kind]
+      expect({ ending: ending.name, cause: exit.cause }).toEqual({ ending: ending.name, cause: want })
+      expect(exit.incarnationId).toBe(reply.incarnationId)
+      if (ending.tail !== undefined) expect(b().outputAtExit.get(reply.id)?.endsWith(ending.tail), `${ending.name}: the tail before the exit`).toBe(true)
+      await expectEnded(reply.id)
+    }
+  })
+
+  it('killed from outside: signaled(9) — also when the kill crosses a stop whose hang-up was sent', async () => {
+    const plain = await spawn('echo READY; exec sleep 30')
+    const crossing = await spawn("trap 'echo GOT-HUP' HUP; trap '' TERM; echo READY; while :; do sleep 0.05; done")
+    await Promise.all([ready(plain.id), ready(crossing.id)])
+    process.kill(plain.pid!, 'SIGKILL')
+    expect((await exitOf(plain.id)).cause).toEqual(signaled(9))
+    const stopped = b().controller.stopAndWait(crossing.id, { timeoutMs: 30_000 })
+    await ready(crossing.id, 'GOT-HUP')
+    process.kill(crossing.pid!, 'SIGKILL')
+    expect(await stopped).toBe(true)
+    expect((await exitOf(crossing.id)).cause).toEqual(signaled(9))
+    await expectEnded(crossing.id)
+  })
+
+  it('stopped by the operator: a HUP- and TERM-proof program, and a stopped (SIGSTOP) one, are operator closes, verified and dead', async () => {
+    const proof = await spawn("trap '' HUP TERM; echo READY; while :; do sleep 0.05; done")
+    const frozen = await spawn('echo READY; exec sleep 30')
+    await Promise.all([ready(proof.id), ready(frozen.id)])
+    process.kill(frozen.pid!, 'SIGSTOP')
+    // Stopped is not dead: every answer still says live.
+    expect(b().controller.hasPty(frozen.id)).toBe(true)
+    expect(await b().controller.probePtyLiveness(frozen.id)).toBe(true)
+    const answers = await Promise.all([proof, frozen].map((reply) => b().controller.stopAndWait(reply.id, { timeoutMs: 5_000 })))
+    expect(answers).toEqual([true, true])
+    for (const reply of [proof, frozen]) {
+      expect((await exitOf(reply.id)).cause).toEqual(OPERATOR_CLOSE)
+      expect(isDead(reply.pid!)).toBe(true)
+      await expectEnded(reply.id)
+    }
+  })
+
+  it('a program that closes its stdout, stderr and stdin runs on: live until its own exit(4)', async () => {
+    const reply = await spawn('echo READY; exec 0<&- 1>&- 2>&-; sleep 1; exit 4')
+    await ready(reply.id)
+    expect(b().controller.hasPty(reply.id)).toBe(true)
+    expect(await b().controller.probePtyLiveness(reply.id)).toBe(true)
+    expect((await exitOf(reply.id)).cause).toEqual(exited(4))
+  })
+
+  it('a missing program: the spawn rejects as not started', async () => {
+    const code = kind === 'ssh' ? 'provider_spawn_failed' : 'invalid_spawn_options'
+    for (const file of ['/nonexistent/ptykit-program', 'ptykit-no-such-program']) {
+      await expect(b().controller.spawn({ hostId: b().hostId, file })).rejects.toMatchObject({ code, outcome: 'not_started' })
+    }
+  })
+})
