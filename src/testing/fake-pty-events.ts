@@ -58,6 +58,7 @@ export function createFakePtyEvents(providerHostReportsChildExitStatus: () => bo
     const event: PtyExitEvent = { id: pty.id, code: fakeExit.exitCode, incarnationId }
     if (fakeExit.observed !== undefined) event.observed = fakeExit.observed
     if (fakeExit.stopRequestedBeforeDeath === true) event.stopRequestedBeforeDeath = true
+    if (fakeExit.diedBeforeStopRequest === true) event.diedBeforeStopRequest = true
     if (fakeExit.withoutCause !== true) {
       const hostReports =
         fakeExit.hostReportsChildExitStatus ?? pty.hostReportsChildExitStatus ?? providerHostReportsChildExitStatus()

@@ -35,6 +35,14 @@ export type FakeExit = {
    */
   stopRequestedBeforeDeath?: boolean
   /**
+   * Send `diedBeforeStopRequest: true`: play a provider whose stop of this PTY was pending when
+   * something else ended it — an outside `kill -9` or the OOM killer (`signal: 9`) that crossed a
+   * stop's hang-up, which the bundled providers report so (the death was not the stop's) — so
+   * that a controller keeps the exit's cause instead of settling it as `operator_close`. Absent:
+   * the field is left out, and an exit emitted while a stop is pending reads as that stop's.
+   */
+  diedBeforeStopRequest?: boolean
+  /**
    * Report this incarnation instead of the live one, to simulate a stale exit: a late exit of an
    * older process behind a reused id. A stale exit does not end the current process.
    */
@@ -158,7 +166,7 @@ export function scriptFromMetadata(metadata: Readonly<Record<string, unknown>> |
  */
 export function assertFakeExit(exit: unknown, where: string, whole: string = where): asserts exit is FakeExit {
   if (!isPlainObject(exit)) throw new TypeError(`Expected ${whole} to be a FakeExit object, got ${describeValue(exit)}`)
-  const { exitCode, signal, hostReportsChildExitStatus, withoutCause, observed, stopRequestedBeforeDeath } = exit as Record<string, unknown>
+  const { exitCode, signal, hostReportsChildExitStatus, withoutCause, observed, stopRequestedBeforeDeath, diedBeforeStopRequest } = exit as Record<string, unknown>
   if (!Number.isInteger(exitCode)) throw new TypeError(`Expected the \`exitCode\` of ${where} to be an integer, got ${describeValue(exitCode)}`)
   if (signal !== undefined && signal !== null && !Number.isInteger(signal)) {
     throw new TypeError(`Expected the \`signal\` of ${where} to be an integer, null or undefined, got ${describeValue(signal)}`)
@@ -167,6 +175,7 @@ export function assertFakeExit(exit: unknown, where: string, whole: string = whe
     ['hostReportsChildExitStatus', hostReportsChildExitStatus],
     ['withoutCause', withoutCause],
     ['stopRequestedBeforeDeath', stopRequestedBeforeDeath],
+    ['diedBeforeStopRequest', diedBeforeStopRequest],
   ] as const) {
     if (value !== undefined && typeof value !== 'boolean') throw new TypeError(`Expected the \`${name}\` of ${where} to be a boolean or undefined, got ${describeValue(value)}`)
   }

@@ -79,6 +79,24 @@ describe('docs: testing with the fake provider', () => {
     expect(controller.hasPty(id)).toBeNull()
   })
 
+  it('4c. a kill -9 from outside while the stop is pending: scripted with diedBeforeStopRequest, it stays signaled(9)', async () => {
+    // As the bundled providers report an outside SIGKILL that crossed their stop's hang-up; without
+    // the field the fake's exit reads as the pending stop's own (an operator close).
+    const { provider, controller, events } = setup()
+    provider.scriptNextSpawn({ shutdown: 'never_confirm' })
+    provider.scriptNextSpawn({ shutdown: 'never_confirm' })
+    const killed = await controller.spawn({})
+    const closed = await controller.spawn({})
+    expect(controller.kill(killed.id)).toBe(true)
+    expect(controller.kill(closed.id)).toBe(true)
+    await provider.settle()
+    provider.emitExit(killed.id, { exitCode: 0, signal: 9, diedBeforeStopRequest: true })
+    provider.emitExit(closed.id, { exitCode: 0, signal: 9 })
+    await provider.settle()
+    expect(events).toEqual(['exit:0:{"kind":"signaled","signal":9}', 'exit:0:{"kind":"operator_close"}'])
+    await controller.dispose()
+  })
+
   it('4b. the same with vitest fake timers', async () => {
     vi.useFakeTimers()
     const { provider, controller } = setup()

@@ -22,6 +22,9 @@ describe('fake provider controls refuse malformed arguments', () => {
     expect(() => provider.emitExit(id, { exitCode: 0, stopRequestedBeforeDeath: 'true' } as never)).toThrow(
       'Expected the `stopRequestedBeforeDeath` of emitExit to be a boolean or undefined, got "true" (string)',
     )
+    expect(() => provider.emitExit(id, { exitCode: 0, signal: 9, diedBeforeStopRequest: 1 } as never)).toThrow(
+      'Expected the `diedBeforeStopRequest` of emitExit to be a boolean or undefined, got 1 (number)',
+    )
     expect(() => provider.scriptNextSpawn({ exit: { exitCode: 0, signal: '9' } as never })).toThrow("Expected the `signal` of the script's `exit` to be an integer")
     expect(() => provider.scriptNextSpawn({ exit: { exitCode: 'x' } as never })).toThrow("Expected the `exitCode` of the script's `exit` to be an integer")
     expect(() => provider.scriptNextSpawn({ exitBeforeReply: null as never })).toThrow("Expected the script's `exitBeforeReply` to be a FakeExit object, got null")
