@@ -17,6 +17,8 @@ export type ScreenRing = {
   readonly limitChars: number
   /** The retained output from `fromSeq` (≥ `retainedFrom`), at most `maxChars` of it. */
   read(fromSeq: number, maxChars: number): string
+  /** How many line feeds (LF, VT, FF) the retained output from `fromSeq` on holds, counting no further than `most`. */
+  lineFeedsFrom(fromSeq: number, most: number): number
 }
 
 /** Who hands a cursor its background work (the host's {@link ScreenFeeder}). */
@@ -182,6 +184,16 @@ export class ScreenCursor {
   clear(): void {
     this.catchUp()
     this.#screen.clear()
+  }
+
+  /**
+   * An estimate of the memory the screen holds, counting the lines the output not parsed yet may
+   * still add: its line feeds, and a wrap every `cols` chars. 0 once disposed.
+   */
+  heldBytes(): number {
+    if (this.#disposed) return 0
+    const pending = this.pendingChars
+    return this.#screen.heldBytes({ lineFeeds: pending === 0 ? 0 : this.#ring.lineFeedsFrom(this.#seq, pending), chars: pending })
   }
 
   /** Release the screen and leave the scheduler. */

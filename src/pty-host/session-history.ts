@@ -10,6 +10,13 @@ export const PTY_HOST_DEFAULT_HISTORY_CHARS = 1024 * 1024
 /** Scrollback rows the headless screen keeps by default. */
 export const PTY_HOST_DEFAULT_SCROLLBACK_ROWS = 1_000
 
+/**
+ * What each piece the ring keeps costs besides its bytes: the `Buffer` and its `ArrayBuffer`
+ * (heap objects, and the backing store's own allocation) and the piece object. Measured ~580 bytes
+ * of RSS a piece (200 000 pieces of 2 bytes).
+ */
+export const RING_PIECE_OVERHEAD_BYTES = 512
+
 /** Compact the ring's chunk array once this many evicted slots lead it (and they are most of it). */
 const COMPACT_AFTER_EVICTED_CHUNKS = 64
 
@@ -60,6 +67,9 @@ export class SessionHistory implements ScreenRing {
   #head = 0
   #headSkip = 0
   #retained = 0
+  /** Bytes of the pieces the ring holds (a partly skipped head piece whole), and how many pieces. */
+  #ringBytes = 0
+  #ringPieces = 0
   readonly #screen: ScreenCursor
 
   /**
@@ -118,6 +128,8 @@ export class SessionHistory implements ScreenRing {
 
   #append(piece: Utf8Piece): Utf8Piece & { seq: number } {
     this.#pieces.push(piece)
+    this.#ringBytes += piece.bytes.length
+    this.#ringPieces += 1
     this.seq += piece.chars
     this.#retained += piece.chars
     if (this.#retained > this.#limitChars) this.#evict()
@@ -130,6 +142,8 @@ export class SessionHistory implements ScreenRing {
     const pieces = this.#pieces
     while (this.#retained - (pieces[this.#head]!.chars - this.#headSkip) >= this.#limitChars && this.#head < pieces.length - 1) {
       this.#retained -= pieces[this.#head]!.chars - this.#headSkip
+      this.#ringBytes -= pieces[this.#head]!.bytes.length
+      this.#ringPieces -= 1
       pieces[this.#head] = EVICTED
       this.#head += 1
       this.#headSkip = 0
@@ -167,6 +181,26 @@ export class SessionHistory implements ScreenRing {
     return parts.length === 1 ? parts[0]! : parts.join('')
   }
 
+  /**
+   * How many line feeds (LF, VT, FF: each moves xterm's cursor a line down) the retained output
+   * from `fromSeq` on holds, counting whole pieces (the first one may start a little before
+   * `fromSeq`) and stopping once `most` are counted. Reads the bytes as they are: these are single
+   * bytes in UTF-8, never part of a longer character.
+   */
+  lineFeedsFrom(fromSeq: number, most: number): number {
+    const pieces = this.#pieces
+    let count = 0
+    let end = this.seq
+    for (let index = pieces.length - 1; index >= this.#head && end > fromSeq && count < most; index--) {
+      const piece = pieces[index]!
+      for (const feed of LINE_FEED_BYTES) {
+        for (let at = piece.bytes.indexOf(feed); at !== -1 && count < most; at = piece.bytes.indexOf(feed, at + 1)) count += 1
+      }
+      end -= piece.chars
+    }
+    return Math.min(count, most)
+  }
+
   /** The output from `fromSeq` on (`null`: everything retained), and what fell out of the ring. */
   replay(fromSeq: number | null): HistoryReplay {
     const retainedFrom = this.retainedFrom
@@ -201,15 +235,29 @@ export class SessionHistory implements ScreenRing {
     return { snapshot, scrollbackRowsHeld: screen.scrollbackRowsHeld }
   }
 
-  /** Release the headless terminal and the ring. */
+  /**
+   * An estimate of the memory the history holds: the ring's bytes and pieces, and the screen (with
+   * what the output it has not parsed yet may still add). What the pty host counts against its
+   * budget for ended sessions (`exitedHistoryBytes`). 0 once disposed.
+   */
+  heldBytes(): number {
+    return this.#ringBytes + this.#ringPieces * RING_PIECE_OVERHEAD_BYTES + this.#screen.heldBytes()
+  }
+
+  /** Release the headless terminal and the ring (`seq` stays: where the output ended). */
   dispose(): void {
     this.#screen.dispose()
     this.#pieces = []
     this.#head = 0
     this.#headSkip = 0
     this.#retained = 0
+    this.#ringBytes = 0
+    this.#ringPieces = 0
   }
 }
+
+/** The bytes xterm moves the cursor a line down for: LF, VT and FF. */
+const LINE_FEED_BYTES = [0x0a, 0x0b, 0x0c] as const
 
 /** The slot of an evicted piece (its bytes released). */
 const EVICTED: Utf8Piece = { bytes: Buffer.alloc(0), chars: 0 }

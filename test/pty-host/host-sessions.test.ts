@@ -13,6 +13,9 @@ class NullScreen implements HeadlessScreen {
   snapshot(): Promise<ScreenSnapshot> {
     return Promise.resolve({ data: '', cols: 10, rows: 2 })
   }
+  heldBytes(): number {
+    return 0
+  }
   dispose(): void {}
 }
 

@@ -16,6 +16,9 @@ class RecordingScreen implements HeadlessScreen {
   snapshot(): Promise<ScreenSnapshot> {
     return Promise.resolve({ data: this.written, cols: 10, rows: 2 })
   }
+  heldBytes(): number {
+    return 0
+  }
   dispose(): void {}
 }
 

@@ -18,6 +18,9 @@ class CountingScreen implements HeadlessScreen {
   snapshot(): Promise<ScreenSnapshot> {
     return Promise.resolve({ data: '', cols: 10, rows: 2 })
   }
+  heldBytes(): number {
+    return 0
+  }
   dispose(): void {}
 }
 

@@ -38,7 +38,7 @@ function decodedAsAStream(parts: Buffer[]): string {
 }
 
 const noParsing: ScreenScheduler = { schedule: (cursor) => cursor.markScheduled(true), forget: (cursor) => cursor.markScheduled(false) }
-const blankScreen = () => ({ write: () => undefined, resize: () => undefined, clear: () => undefined, snapshot: async () => ({ data: '', cols: 1, rows: 1 }), dispose: () => undefined })
+const blankScreen = () => ({ write: () => undefined, resize: () => undefined, clear: () => undefined, snapshot: async () => ({ data: '', cols: 1, rows: 1 }), heldBytes: () => 0, dispose: () => undefined })
 
 describe('UTF-8 pieces (the host forwards bytes, the app counts chars)', () => {
   it('cuts reads into pieces of whole characters: each piece decoded alone gives exactly the stream decoder’s text and its char count', () => {
