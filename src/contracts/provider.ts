@@ -300,8 +300,9 @@ export interface PtyProvider {
   /**
    * A snapshot of the provider-owned screen, if it keeps one; `null` for an id it has no screen
    * of. A controller also asks for an ended PTY's (a provider may keep the last screen: set
-   * `incarnationId`, without which that answer is not used); a throw for an ended PTY is taken as
-   * `null`, for a live one it is reported as the provider's fault.
+   * `incarnationId`, without which that answer is not used); a throw for an ended PTY (also one
+   * whose exit arrived while the provider answered) is taken as `null`, for a live one it is
+   * reported as the provider's fault.
    */
   getBufferSnapshot?(id: string, options?: { scrollbackRows?: number }): Promise<PtyProviderBufferSnapshot | null>
   /** Subscribe to output (decoded text). */

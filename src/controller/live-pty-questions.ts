@@ -76,7 +76,11 @@ export class LivePtyQuestions {
     const ended = record.state === 'exited'
     if (ended && record.incarnationId === undefined) return null
     // An ended PTY's provider may have forgotten it and throw: no kept screen, not a provider fault.
-    const snapshot = await this.#ask(record.provider, ptyId, ended ? null : 'getBufferSnapshot', (provider) => provider.getBufferSnapshot?.(ptyId, options))
+    // So for a PTY whose exit arrived while the provider answered (the pty host refuses the
+    // snapshot of an ended session whose screen it released as `history_released`).
+    const incarnationId = record.incarnationId
+    const stillLive = (): boolean => this.#core.records.get(ptyId) === record && record.state === 'live' && record.incarnationId === incarnationId
+    const snapshot = await this.#ask(record.provider, ptyId, ended ? null : 'getBufferSnapshot', (provider) => provider.getBufferSnapshot?.(ptyId, options), stillLive)
     if (snapshot === null || typeof snapshot !== 'object') return null
     const proven = ended ? snapshot.incarnationId === record.incarnationId : snapshot.incarnationId === undefined || snapshot.incarnationId === record.incarnationId
     return proven ? snapshot : null
@@ -133,15 +137,16 @@ export class LivePtyQuestions {
 
   /**
    * `ask` of `provider`; `null` for no answer, or a throw — reported `provider_threw` as a fault of
-   * `what`, unless `what` is `null` (a question a provider may well refuse).
+   * `what`, unless `what` is `null` (a question a provider may well refuse) or `reportIf` says no
+   * once the throw arrived.
    */
-  async #ask<T>(provider: PtyProvider, ptyId: string, what: string | null, ask: (provider: PtyProvider) => T | Promise<T> | undefined): Promise<T | null> {
+  async #ask<T>(provider: PtyProvider, ptyId: string, what: string | null, ask: (provider: PtyProvider) => T | Promise<T> | undefined, reportIf?: () => boolean): Promise<T | null> {
     try {
       // Given up at dispose: a provider that never answers must not hold its caller for good.
       const answer = await this.#core.timers.orAtDispose(Promise.resolve(ask(provider)), undefined)
       return answer === undefined ? null : answer
     } catch (error) {
-      if (what !== null) reportProviderThrow(this.#core, provider, what, error, ptyId)
+      if (what !== null && (reportIf?.() ?? true)) reportProviderThrow(this.#core, provider, what, error, ptyId)
       return null
     }
   }

@@ -1,3 +1,4 @@
+import { describeTerminalExitCause, isTerminalExitCause } from '../exit-cause/index.js'
 import { isPtyIncarnationId, refusedWrite, resolveWaitDeadline, type PtyListProcessesOptions, type PtyShutdownOptions, type ProviderSpawnOptions, type WriteSettlement } from '../contracts/index.js'
 import type { NodePtyProvider } from '../node-pty/index.js'
 import { NODE_PTY_DEFAULT_COLS, NODE_PTY_DEFAULT_ROWS } from '../node-pty/launch-plan.js'
@@ -310,10 +311,20 @@ export function createHostRequestHandlers({ provider, sessions, activityChanged,
     },
     async snapshot(_client, request) {
       const id = stringParam(request.params, 'ptyId')
+      const rows = countParam(request.params, 'scrollbackRows')
       const session = live.get(id) ?? exited.get(id)
       // A session whose spawn is still in flight has no incarnation yet: no screen to prove as its.
-      if (session === undefined || session.historyDropped || session.incarnationId === undefined) return null
-      const snapshot = await snapshotWithinFrame(session.history, countParam(request.params, 'scrollbackRows'), scrollbackRows)
+      if (session === undefined || session.incarnationId === undefined) return null
+      // An ended session whose screen is gone says so: never an empty screen in its place.
+      if (session.historyDropped) throw historyReleased(session, sessions.exitedHistoryBytes)
+      // Its screen stays until this is done, whatever releases the history meanwhile (its exit).
+      sessions.beginSnapshot(session)
+      let snapshot: PtyHostBufferSnapshot
+      try {
+        snapshot = await snapshotWithinFrame(session.history, rows, scrollbackRows)
+      } finally {
+        sessions.endSnapshot(session)
+      }
       // Whose screen it is: an app answers an ended PTY's snapshot only with this proof.
       return { ...snapshot, incarnationId: session.incarnationId }
     },
@@ -322,6 +333,24 @@ export function createHostRequestHandlers({ provider, sessions, activityChanged,
       return null
     },
   }
+}
+
+/**
+ * The refusal of a snapshot of an ended session whose history is no longer kept (`history_released`):
+ * why, how it ended, and where its exit can still be read.
+ */
+function historyReleased(session: HostSession, budgetBytes: number): PtyHostError {
+  const exit = session.exit
+  const ended = exit === null ? 'ended' : `ended (${exit.cause !== undefined && isTerminalExitCause(exit.cause) ? describeTerminalExitCause(exit.cause) : `exit code ${exit.code}`})`
+  const why =
+    session.historyReleasedBy === 'budget'
+      ? `the host released its history and screen to keep the ended sessions' within its exitedHistoryBytes (${budgetBytes} bytes; the oldest ended sessions' go first)`
+      : 'it was stopped without keepHistory, which releases its history and screen at its exit'
+  return new PtyHostError(
+    'history_released',
+    `The pty host no longer keeps the screen of PTY ${JSON.stringify(session.id)} (incarnation ${JSON.stringify(session.incarnationId)}), which ${ended}: ${why}. listExits() still tells how it ended`,
+    { ptyId: session.id },
+  )
 }
 
 /**

@@ -8,8 +8,27 @@ import type { ScreenScheduler } from './screen-cursor.js'
 import { SessionHistory } from './session-history.js'
 import type { Utf8Piece } from './utf8-pieces.js'
 
-/** How many exited sessions keep their exit (and, unless dropped, their history) for late re-attaches. */
+/**
+ * How many exited sessions keep their exit for late re-attaches and `listExits` (and, within
+ * their budget, their history: see {@link PTY_HOST_EXITED_HISTORY_BYTES_PER_HISTORY_CHAR}).
+ */
 export const PTY_HOST_EXITED_SESSION_MEMORY = 256
+
+/**
+ * The default budget of the histories (replay rings and headless screens) of ended sessions, in
+ * bytes per char of `historyChars`: 16, so 16 MiB at the default history of 1 Mi chars — the whole
+ * history and screen of ~5 sessions that ended after a flood (a full ring of 1 MiB and a screen of
+ * a full scrollback, ~3 MiB at 80 columns as the host counts them), or of ~60 that ended after a
+ * screenful. Past it the oldest ended sessions' histories are released; their exits are kept.
+ * Why scaled by `historyChars`: a host given long histories still keeps a few whole ones. Why a
+ * budget at all: an ended session kept its history until 256 more had ended, and a host whose
+ * sessions each printed 1 MB held ~1 GB for them (RSS 429 / 741 / 1 001 / 1 013 MB after 100 /
+ * 200 / 300 / 400 such sessions; ~170 MB with this budget, ~130 MB with none kept).
+ */
+export const PTY_HOST_EXITED_HISTORY_BYTES_PER_HISTORY_CHAR = 16
+
+/** Why an ended session's history is no longer kept: a stop without `keepHistory`, or the budget of ended sessions' histories. */
+export type HistoryRelease = 'stop' | 'budget'
 
 /** One session the host holds: its history, its subscribed clients, its flow control, its exit. */
 export type HostSession = {
@@ -30,6 +49,12 @@ export type HostSession = {
   stopRequested: boolean
   dropHistoryAtExit: boolean
   historyDropped: boolean
+  /** Why the history was dropped, for an ended session whose history went while the host keeps its exit. */
+  historyReleasedBy: HistoryRelease | undefined
+  /** What the ended session's history counts against the budget (0 while live, and once released). */
+  heldBytes: number
+  /** Snapshots of this session running now: its screen is released only once they are done. */
+  snapshotsInFlight: number
   /** The session's key in the host's journal (`session-journal.ts`), once its spawn was recorded there. */
   journalKey?: number
 }
@@ -49,9 +74,25 @@ export type AttachReply = {
   rows: number | undefined
 }
 
+/** The sizes a store gives each session's history, and the budget of ended sessions' histories. */
+export type HostHistoryLimits = {
+  /** Raw output chars each session's ring keeps. */
+  limitChars: number
+  /** Scrollback rows of each session's headless screen. */
+  scrollbackRows: number
+  /**
+   * The most bytes (as {@link SessionHistory.heldBytes} estimates them) the histories of ended
+   * sessions hold together; past it the oldest ended sessions' histories are released. Default
+   * {@link PTY_HOST_EXITED_HISTORY_BYTES_PER_HISTORY_CHAR} × `limitChars`.
+   */
+  exitedHistoryBytes?: number
+}
+
 /**
  * The host's sessions: the live ones, and the latest {@link PTY_HOST_EXITED_SESSION_MEMORY}
- * exited ones. Fans each session's output and exit out to its subscribed clients.
+ * exited ones — their exits, and the histories of the latest of them within the budget of ended
+ * sessions' histories (`exitedHistoryBytes`). Fans each session's output and exit out to its
+ * subscribed clients.
  */
 export class HostSessionStore {
   /** Live sessions by id. */
@@ -62,6 +103,9 @@ export class HostSessionStore {
   readonly #screens: HeadlessScreenFactory
   readonly #screenScheduler: ScreenScheduler
   readonly #history: { limitChars: number; scrollbackRows: number }
+  readonly #exitedHistoryBytes: number
+  /** What the kept histories of ended sessions hold together (their {@link HostSession.heldBytes}). */
+  #exitedHeldBytes = 0
   readonly #ackMaxHoldMs: number
 
   /**
@@ -73,14 +117,25 @@ export class HostSessionStore {
     provider: NodePtyProvider,
     screens: HeadlessScreenFactory,
     screenScheduler: ScreenScheduler,
-    history: { limitChars: number; scrollbackRows: number },
+    history: HostHistoryLimits,
     ackMaxHoldMs = PTY_HOST_ACK_MAX_HOLD_MS,
   ) {
     this.#provider = provider
     this.#screens = screens
     this.#screenScheduler = screenScheduler
-    this.#history = history
+    this.#history = { limitChars: history.limitChars, scrollbackRows: history.scrollbackRows }
+    this.#exitedHistoryBytes = history.exitedHistoryBytes ?? PTY_HOST_EXITED_HISTORY_BYTES_PER_HISTORY_CHAR * history.limitChars
     this.#ackMaxHoldMs = ackMaxHoldMs
+  }
+
+  /** The budget of ended sessions' histories, in bytes. */
+  get exitedHistoryBytes(): number {
+    return this.#exitedHistoryBytes
+  }
+
+  /** What the histories of ended sessions the host still keeps hold together (estimated bytes). */
+  get exitedHeldBytes(): number {
+    return this.#exitedHeldBytes
   }
 
   /** A new live session (registered before its spawn, so no output of a fast process is missed). */
@@ -113,6 +168,9 @@ export class HostSessionStore {
       stopRequested: false,
       dropHistoryAtExit: false,
       historyDropped: false,
+      historyReleasedBy: undefined,
+      heldBytes: 0,
+      snapshotsInFlight: 0,
     }
     this.live.set(id, session)
     return session
@@ -155,11 +213,41 @@ export class HostSessionStore {
     client.subscriptions.clear()
   }
 
-  /** Release a session's ring and headless screen (once). */
-  dropHistory(session: HostSession): void {
+  /**
+   * Release a session's ring and headless screen (once), `why` noted for an ended one the host
+   * keeps the exit of. A screen a snapshot is serializing is disposed once that snapshot is done
+   * ({@link endSnapshot}); the session counts as released at once (no replay, no new snapshot).
+   */
+  dropHistory(session: HostSession, why: HistoryRelease = 'stop'): void {
     if (session.historyDropped) return
     session.historyDropped = true
-    session.history.dispose()
+    session.historyReleasedBy = why
+    this.#exitedHeldBytes -= session.heldBytes
+    session.heldBytes = 0
+    if (session.snapshotsInFlight === 0) session.history.dispose()
+  }
+
+  /** A snapshot of `session`'s screen begins: its history stays until {@link endSnapshot}. */
+  beginSnapshot(session: HostSession): void {
+    session.snapshotsInFlight += 1
+  }
+
+  /** A snapshot of `session`'s screen is done: a history released meanwhile is disposed now. */
+  endSnapshot(session: HostSession): void {
+    session.snapshotsInFlight -= 1
+    if (session.snapshotsInFlight === 0 && session.historyDropped) session.history.dispose()
+  }
+
+  /**
+   * Release the histories of the oldest ended sessions until those kept hold at most the budget.
+   * Their exits stay (`listExits`, re-attaches, probes).
+   */
+  #releaseOverBudget(): void {
+    if (this.#exitedHeldBytes <= this.#exitedHistoryBytes) return
+    for (const session of this.exited.values()) {
+      if (this.#exitedHeldBytes <= this.#exitedHistoryBytes) return
+      this.dropHistory(session, 'budget')
+    }
   }
 
   /**
@@ -191,6 +279,12 @@ export class HostSessionStore {
     this.exited.delete(session.id)
     this.exited.set(session.id, session)
     if (session.dropHistoryAtExit) this.dropHistory(session)
+    else if (!session.historyDropped) {
+      // Counted once, at the exit: no output comes any more, and the estimate counts what the
+      // screen has yet to parse at its most.
+      session.heldBytes = session.history.heldBytes()
+      this.#exitedHeldBytes += session.heldBytes
+    }
     while (this.exited.size > PTY_HOST_EXITED_SESSION_MEMORY) {
       const oldest = this.exited.values().next().value
       if (oldest === undefined) break
@@ -198,6 +292,7 @@ export class HostSessionStore {
       this.exited.delete(oldest.id)
       this.#unsubscribeForgotten(oldest)
     }
+    this.#releaseOverBudget()
   }
 
   /**

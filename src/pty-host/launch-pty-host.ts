@@ -28,6 +28,8 @@ export type PtyHostLaunchFlags = {
   historyChars?: number
   /** `--scrollback-rows`. */
   scrollbackRows?: number
+  /** `--exited-history-bytes`: the budget of ended sessions' histories (see `PtyHostServerOptions`). */
+  exitedHistoryBytes?: number
 }
 
 function thisFile(): string {
@@ -109,6 +111,7 @@ export function ptyHostArgs(command: PtyHostCommand, flags: PtyHostLaunchFlags):
   if (flags.idleExitMs !== undefined) args.push('--idle-exit-ms', String(flags.idleExitMs))
   if (flags.historyChars !== undefined) args.push('--history-chars', String(flags.historyChars))
   if (flags.scrollbackRows !== undefined) args.push('--scrollback-rows', String(flags.scrollbackRows))
+  if (flags.exitedHistoryBytes !== undefined) args.push('--exited-history-bytes', String(flags.exitedHistoryBytes))
   return args
 }
 
@@ -212,19 +215,20 @@ export function assertPtyHostCommand(option: string, command: unknown): asserts 
 /**
  * Refuse launch flags a host would refuse at its start (it would exit at once, its stderr
  * discarded): an object with an absolute `socketPath`, and integer `idleExitMs`,
- * `historyChars` and `scrollbackRows` within the host's bounds — as `createPtyHostProvider` checks
+ * `historyChars`, `scrollbackRows` and `exitedHistoryBytes` within the host's bounds — as `createPtyHostProvider` checks
  * the options of the same names.
  *
  * @throws PtyHostError `invalid_option` naming the option and the value.
  */
 export function assertPtyHostLaunchFlags(flags: unknown): asserts flags is PtyHostLaunchFlags {
   if (flags === null || typeof flags !== 'object') throw invalidPtyHostOption('flags', 'an object { socketPath: string, … }', flags)
-  const { socketPath, idleExitMs, historyChars, scrollbackRows } = flags as Record<string, unknown>
+  const { socketPath, idleExitMs, historyChars, scrollbackRows, exitedHistoryBytes } = flags as Record<string, unknown>
   assertSocketPathOption(socketPath)
   assertIntegerOption('idleExitMs', idleExitMs, 0)
   assertIntegerOption('historyChars', historyChars, 1)
   assertIntegerOption('scrollbackRows', scrollbackRows, 0)
   if (scrollbackRows !== undefined) assertScrollbackRowsFit(scrollbackRows as number)
+  assertIntegerOption('exitedHistoryBytes', exitedHistoryBytes, 0)
 }
 
 /**
@@ -305,7 +309,7 @@ function openLogOf(socketPath: string): ReturnType<typeof openHostLogForLaunch> 
  * @throws PtyHostError `invalid_option` naming the bad option and its value: `command` (or
  * `command.file`, `command.args[i]`; a `command.file` that is no executable file, as a path or a
  * name on `PATH`), `flags`, `socketPath` (missing, or not absolute), `idleExitMs`,
- * `historyChars`, `scrollbackRows`.
+ * `historyChars`, `scrollbackRows`, `exitedHistoryBytes`.
  */
 export function launchPtyHost(command: PtyHostCommand, flags: PtyHostLaunchFlags): number | undefined {
   assertPtyHostCommand('command', command)

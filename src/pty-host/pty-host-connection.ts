@@ -45,7 +45,7 @@ type Pending = DeadlineEntry & {
 
 /** An error a host sent back, rebuilt with its code. */
 export function fromWireError(error: PtyHostWireError, ptyId?: string): PtyHostError {
-  const known = ['pty_absent', 'pty_live_other_incarnation', 'pty_id_in_use', 'invalid_option', 'host_unavailable'] as const
+  const known = ['pty_absent', 'pty_live_other_incarnation', 'pty_id_in_use', 'history_released', 'invalid_option', 'host_unavailable'] as const
   const option = typeof error.option === 'string' ? { option: error.option, value: error.value } : {}
   // The host's provider refused a spawn option: the refusal keeps its code, so the spawn pipeline
   // reports it as the caller's bad option (`invalid_spawn_options`), not as a failed spawn.

@@ -19,6 +19,10 @@ import { defineErrorBrand } from '../contracts/error-brand.js'
  * - `pty_live_other_incarnation`: an attach named a PTY that is live on the host under another
  *   incarnation than the caller expected (not an absence: the caller must not start a second one);
  * - `pty_id_in_use`: a create named an id that is live on the host;
+ * - `history_released`: a snapshot named a PTY that ended and whose screen the host no longer
+ *   keeps — it was stopped without `keepHistory`, or its history was released to keep the ended
+ *   sessions' histories within the host's `exitedHistoryBytes` (the oldest go first). The host
+ *   still keeps how it ended (`listExits`); its final screen is gone, and no screen stands in for it;
  * - `host_error`: the host's node-pty provider refused or failed the call (its code is kept in `hostCode`);
  * - `provider_detached` / `provider_disposed`: the provider was used after `detach()` / `dispose()`;
  * - `invalid_option`: a malformed option (also thrown as this error, naming the option and value);
@@ -45,6 +49,7 @@ export type PtyHostErrorCode =
   | 'pty_absent'
   | 'pty_live_other_incarnation'
   | 'pty_id_in_use'
+  | 'history_released'
   | 'host_error'
   | 'provider_detached'
   | 'provider_disposed'

@@ -46,6 +46,14 @@ export type PtyHostProviderOptions = {
   /** Scrollback rows of a started host's headless screens. */
   scrollbackRows?: number
   /**
+   * The budget, in bytes, of the histories (replay rings and screens) of ended sessions in a host
+   * this provider starts: past it the oldest ended sessions' are released, their exits kept (a
+   * snapshot of one is refused `history_released`). A non-negative integer; 0 keeps none. Default
+   * (the host's): `PTY_HOST_EXITED_HISTORY_BYTES_PER_HISTORY_CHAR` × `historyChars`, 16 MiB at the
+   * default history.
+   */
+  exitedHistoryBytes?: number
+  /**
    * Connect timeout, at least 1 ms. Default {@link PTY_HOST_CONNECT_TIMEOUT_MS}. A host this
    * provider started that fails before it listens (exits non-zero, other than when another host
    * holds the lock) fails the connect at once, `host_unavailable` naming its command and exit.
@@ -100,7 +108,16 @@ export type PtyHostProvider = Omit<PtyProvider, 'getBufferSnapshot'> &
       | 'dispose'
     >
   > & {
-    /** The host's headless screen at a sequence boundary, and how much output it skipped (`skippedChars`). */
+    /**
+     * The host's headless screen at a sequence boundary, and how much output it skipped
+     * (`skippedChars`) — of a live session, or of an ended one whose history the host still keeps
+     * (`incarnationId` says whose screen it is). `null` when the host holds no session under the id
+     * (or cannot be asked). Rejects `history_released` (a {@link PtyHostError}, `ptyId` set) for an
+     * ended session whose screen the host no longer keeps: stopped without `keepHistory`, or
+     * released to keep ended sessions' histories within the host's `exitedHistoryBytes` (the
+     * oldest ended go first) — never an empty screen in its place. Its exit is still in
+     * `listExits()`. (A controller's `serializeBuffer` of such a PTY answers `null`.)
+     */
     getBufferSnapshot(id: string, options?: { scrollbackRows?: number }): Promise<PtyHostBufferSnapshot | null>
     /**
      * True while every PTY this app holds belongs to the connected host instance, which holds every
@@ -147,7 +164,7 @@ export type PtyHostProvider = Omit<PtyProvider, 'getBufferSnapshot'> &
 /** Every option `createPtyHostProvider` reads (complete: checked at compile time). */
 const PTY_HOST_PROVIDER_OPTION_NAMES = optionNamesOf<PtyHostProviderOptions>()(
   'name', 'hostId', 'socketPath', 'autoStart', 'hostCommand', 'idleExitMs',
-  'historyChars', 'scrollbackRows', 'connectTimeoutMs', 'requestTimeoutMs', 'reconnectAttempts', 'spawnEnvironment',
+  'historyChars', 'scrollbackRows', 'exitedHistoryBytes', 'connectTimeoutMs', 'requestTimeoutMs', 'reconnectAttempts', 'spawnEnvironment',
 )
 
 /** Check the options of `createPtyHostProvider`; throws `invalid_option` naming the first bad one (or one it does not know). */
@@ -165,7 +182,7 @@ export function validatePtyHostProviderOptions(options: PtyHostProviderOptions):
   }
   if (options.socketPath !== undefined) assertSocketPathOption(options.socketPath)
   if (options.autoStart !== undefined && typeof options.autoStart !== 'boolean') throw invalidPtyHostOption('autoStart', 'a boolean', options.autoStart)
-  for (const key of ['idleExitMs', 'scrollbackRows', 'reconnectAttempts'] as const) assertIntegerOption(key, options[key], 0)
+  for (const key of ['idleExitMs', 'scrollbackRows', 'exitedHistoryBytes', 'reconnectAttempts'] as const) assertIntegerOption(key, options[key], 0)
   // At least 1: the host keeps at least one char of history (as `startPtyHost` requires), and a
   // connect or request timeout of 0 would fail every connect or request before the host could answer.
   for (const key of ['historyChars', 'connectTimeoutMs', 'requestTimeoutMs'] as const) assertIntegerOption(key, options[key], 1)

@@ -483,13 +483,20 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
     }
   }
 
-  /** Ask the host; `null` when it cannot be asked or does not answer. */
-  async function ask<T>(method: 'cwd' | 'foreground' | 'children' | 'snapshot', params: Record<string, unknown>): Promise<T | null> {
+  /**
+   * Ask the host; `null` when it cannot be asked or does not answer — but a refusal `passOn` says
+   * is an answer rejects with it (the PTY's id set): `history_released` for a snapshot.
+   */
+  async function ask<T>(method: 'cwd' | 'foreground' | 'children' | 'snapshot', params: Record<string, unknown>, passOn?: (error: unknown) => boolean): Promise<T | null> {
     const connection = link.connection
     if (link.state !== 'open' || connection === null) return null
     try {
       return (await connection.request(method, params, requestTimeoutMs)) as T | null
-    } catch {
+    } catch (error) {
+      if (passOn?.(error) === true) {
+        const refusal = error as PtyHostError
+        throw new PtyHostError(refusal.code, refusal.message, { ptyId: params.ptyId as string, hostCode: refusal.hostCode, cause: refusal })
+      }
       return null
     }
   }
@@ -629,7 +636,7 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
     async getBufferSnapshot(id: string, snapshotOptions: { scrollbackRows?: number } = {}): Promise<PtyHostBufferSnapshot | null> {
       const params: Record<string, unknown> = { ptyId: id }
       if (snapshotOptions.scrollbackRows !== undefined) params.scrollbackRows = snapshotOptions.scrollbackRows
-      const snapshot = await ask<PtyHostBufferSnapshot>('snapshot', params)
+      const snapshot = await ask<PtyHostBufferSnapshot>('snapshot', params, (error) => isPtyHostError(error) && error.code === 'history_released')
       if (snapshot === null || typeof snapshot.data !== 'string' || typeof snapshot.seq !== 'number') return null
       if (snapshot.incarnationId !== undefined && typeof snapshot.incarnationId !== 'string') return null
       return snapshot

@@ -33,7 +33,7 @@ import {
   writeHostSecret,
 } from './socket-security.js'
 
-export { PTY_HOST_EXITED_SESSION_MEMORY } from './host-sessions.js'
+export { PTY_HOST_EXITED_HISTORY_BYTES_PER_HISTORY_CHAR, PTY_HOST_EXITED_SESSION_MEMORY } from './host-sessions.js'
 
 /** How long a host with no session and no client waits before it exits, by default (30 s). */
 export const PTY_HOST_DEFAULT_IDLE_EXIT_MS = 30_000
@@ -73,6 +73,14 @@ export type PtyHostServerOptions = {
    * `PTY_HOST_MAX_SCREEN_CELLS`), so at most as many as leave room for an 80 × 24 screen.
    */
   scrollbackRows?: number
+  /**
+   * The most bytes the histories (replay rings and headless screens) of ended sessions hold
+   * together, as the host estimates them; past it the oldest ended sessions' histories are
+   * released — their exits stay (`listExits`, re-attaches, probes), and a snapshot of one is
+   * refused `history_released`. 0: an ended session keeps no history. Default
+   * `PTY_HOST_EXITED_HISTORY_BYTES_PER_HISTORY_CHAR` × `historyChars` (16 MiB at the default history).
+   */
+  exitedHistoryBytes?: number
   /**
    * Output chars per second the headless screens parse in the background, all sessions together
    * (they also parse everything pending when a session goes idle and before a snapshot). Default
@@ -187,6 +195,7 @@ export async function startPtyHost(options: PtyHostServerOptions = {}): Promise<
   assertIntegerOption('firstClientGraceMs', options.firstClientGraceMs, 0)
   assertIntegerOption('historyChars', options.historyChars, 1)
   assertIntegerOption('scrollbackRows', options.scrollbackRows, 0)
+  assertIntegerOption('exitedHistoryBytes', options.exitedHistoryBytes, 0)
   const scrollbackRows = options.scrollbackRows ?? PTY_HOST_DEFAULT_SCROLLBACK_ROWS
   assertScrollbackRowsFit(scrollbackRows)
   assertIntegerOption('screenCharsPerSecond', options.screenCharsPerSecond, 1)
@@ -264,6 +273,7 @@ export async function startPtyHost(options: PtyHostServerOptions = {}): Promise<
   const sessions = new HostSessionStore(provider, screens, screenFeeder, {
     limitChars: options.historyChars ?? PTY_HOST_DEFAULT_HISTORY_CHARS,
     scrollbackRows,
+    ...(options.exitedHistoryBytes === undefined ? {} : { exitedHistoryBytes: options.exitedHistoryBytes }),
   }, options.ackMaxHoldMs)
   const clients = new Set<HostClient>()
   // Until a client is welcomed, the idle exit comes no earlier than this (monotonic ms).

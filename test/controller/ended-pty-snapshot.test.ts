@@ -67,6 +67,20 @@ describe('the snapshot of an ended PTY', () => {
     expect(h.errors().map((error) => error.code)).toEqual(['provider_threw'])
   })
 
+  it('is null, and no provider fault, when the PTY ends while the provider answers and it throws (the pty host refuses a released screen as history_released)', async () => {
+    const h = createHarness()
+    const { id } = await h.controller.spawn({})
+    // Asked while live; its exit reaches the controller before the refusal does.
+    h.provider.getBufferSnapshot = async () => {
+      h.provider.emitExit(id, { exitCode: 0 })
+      await h.settle()
+      throw Object.assign(new Error('The pty host no longer keeps the screen of this PTY'), { code: 'history_released' })
+    }
+    expect(await h.controller.serializeProviderBuffer(id)).toBeNull()
+    expect(h.exits().map((exit) => exit.ptyId)).toEqual([id])
+    expect(h.errors()).toEqual([])
+  })
+
   it('is not asked of a provider for a PTY the controller never had', async () => {
     const h = createHarness()
     let asked = 0
