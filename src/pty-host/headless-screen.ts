@@ -42,8 +42,8 @@ export const HEADLESS_SCREEN_CELL_BYTES = 12
 
 /**
  * The memory a headless screen of `cols` holding `lines` lines (both buffers) takes, estimated
- * from the constants above: within ~20 % of what Node reported (heap and array buffers) for 20,
- * 80 and 200 columns, 24 to 1 024 lines.
+ * from the constants above: within 10 % of what Node reported (heap and array buffers) at 80 and
+ * 200 columns, 24 to 1 024 lines, and above it (by a third) at 20 columns — a bound rather than less.
  */
 export function headlessScreenBytes(cols: number, lines: number): number {
   return HEADLESS_SCREEN_BASE_BYTES + lines * (HEADLESS_SCREEN_LINE_BYTES + cols * HEADLESS_SCREEN_CELL_BYTES)
