@@ -82,7 +82,8 @@ export type HostHistoryLimits = {
   scrollbackRows: number
   /**
    * The most bytes (as {@link SessionHistory.heldBytes} estimates them) the histories of ended
-   * sessions hold together; past it the oldest ended sessions' histories are released. Default
+   * sessions hold together; past it the oldest ended sessions' histories are released (never the
+   * latest ended one's, unless it is 0). Default
    * {@link PTY_HOST_EXITED_HISTORY_BYTES_PER_HISTORY_CHAR} × `limitChars`.
    */
   exitedHistoryBytes?: number
@@ -239,13 +240,19 @@ export class HostSessionStore {
   }
 
   /**
-   * Release the histories of the oldest ended sessions until those kept hold at most the budget.
-   * Their exits stay (`listExits`, re-attaches, probes).
+   * Release the histories of the oldest ended sessions until those kept hold at most the budget —
+   * all but the latest ended one's, which is kept even alone over the budget (unless the budget is
+   * 0). Why: `stopAndWait(id, { keepHistory: true })` then `serializeBuffer(id)` must find the
+   * screen on a host whose screens are larger than its budget (a scrollback of 10 000 rows at 120
+   * columns is ~22 MB); what it holds is what that session held while it ran. Their exits stay
+   * (`listExits`, re-attaches, probes).
    */
   #releaseOverBudget(): void {
     if (this.#exitedHeldBytes <= this.#exitedHistoryBytes) return
+    let left = this.exited.size
     for (const session of this.exited.values()) {
-      if (this.#exitedHeldBytes <= this.#exitedHistoryBytes) return
+      left -= 1
+      if (this.#exitedHeldBytes <= this.#exitedHistoryBytes || (left === 0 && this.#exitedHistoryBytes > 0)) return
       this.dropHistory(session, 'budget')
     }
   }

@@ -47,8 +47,8 @@ export type PtyHostProviderOptions = {
   scrollbackRows?: number
   /**
    * The budget, in bytes, of the histories (replay rings and screens) of ended sessions in a host
-   * this provider starts: past it the oldest ended sessions' are released, their exits kept (a
-   * snapshot of one is refused `history_released`). A non-negative integer; 0 keeps none. Default
+   * this provider starts: past it the oldest ended sessions' are released (not the latest ended
+   * one's), their exits kept (a snapshot of one is refused `history_released`). A non-negative integer; 0 keeps none. Default
    * (the host's): `PTY_HOST_EXITED_HISTORY_BYTES_PER_HISTORY_CHAR` × `historyChars`, 16 MiB at the
    * default history.
    */

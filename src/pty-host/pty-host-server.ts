@@ -77,7 +77,8 @@ export type PtyHostServerOptions = {
    * The most bytes the histories (replay rings and headless screens) of ended sessions hold
    * together, as the host estimates them; past it the oldest ended sessions' histories are
    * released — their exits stay (`listExits`, re-attaches, probes), and a snapshot of one is
-   * refused `history_released`. 0: an ended session keeps no history. Default
+   * refused `history_released` — all but the latest ended one's, kept even alone over the budget.
+   * 0: an ended session keeps no history. Default
    * `PTY_HOST_EXITED_HISTORY_BYTES_PER_HISTORY_CHAR` × `historyChars` (16 MiB at the default history).
    */
   exitedHistoryBytes?: number

@@ -96,6 +96,15 @@ describe('the budget of ended sessions’ histories (HostSessionStore)', () => {
     expect(store.exitedHeldBytes).toBe(10_000)
   })
 
+  it('keeps the latest ended session’s history even alone over the budget (its keepHistory snapshot), the one before it not', () => {
+    const { store } = storeOf(500)
+    const [older, latest] = [endSession(store, 'older', 0), endSession(store, 'latest', 0)]
+    expect([older.historyDropped, latest.historyDropped]).toEqual([true, false])
+    expect(store.exitedHeldBytes).toBe(1_000)
+    const next = endSession(store, 'next', 0)
+    expect([latest.historyDropped, next.historyDropped]).toEqual([true, false])
+  })
+
   it('0 keeps no ended session’s history, and the default is a multiple of the history’s chars', () => {
     const none = storeOf(0).store
     expect(endSession(none, 'x', 0).historyDropped).toBe(true)
