@@ -7,7 +7,7 @@ import { spawnInheritanceOfRequest } from './spawn-request-params.js'
 import type { HostClient } from './host-client.js'
 import type { HostSession, HostSessionStore } from './host-sessions.js'
 import { bytesParam, countParam, PTY_HOST_PROTOCOL_VERSION, SPAWN_LAUNCH_KEYS, stringParam, type PtyHostMethod, type PtyHostRequest } from './protocol.js'
-import { PtyHostError } from './pty-host-error.js'
+import { invalidPtyHostOption, PtyHostError } from './pty-host-error.js'
 import { assertScreenWithinLimit } from './screen-limit.js'
 import { PTY_HOST_MAX_FRAME_BYTES } from './frame-codec.js'
 import type { PtyHostBufferSnapshot, SessionHistory } from './session-history.js'
@@ -189,7 +189,11 @@ export function createHostRequestHandlers({ provider, sessions, activityChanged,
     },
     async write(_client, request) {
       const id = stringParam(request.params, 'ptyId')
-      return fencedWrite(id, request.params.expectedIncarnationId) ?? provider.write(id, typeof request.params.data === 'string' ? request.params.data : '')
+      const { data } = request.params
+      // Refused, never written as `''` and answered accepted (as hosts before 7 Dec did): a write
+      // that is not text settles nothing true.
+      if (typeof data !== 'string') throw invalidPtyHostOption('data', 'a string (bytes go in a writeBytes request)', data)
+      return fencedWrite(id, request.params.expectedIncarnationId) ?? provider.write(id, data)
     },
     async writeBytes(_client, request) {
       const id = stringParam(request.params, 'ptyId')

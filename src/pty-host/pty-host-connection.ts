@@ -223,9 +223,12 @@ export class PtyHostConnection {
         if (first.type === 'refused') {
           if (first.code !== 'protocol_mismatch') return fail(new PtyHostError('unauthorized', String(first.message)))
           // The host's text names both versions; a host of an older ptykit does not say what to do.
+          // Whether it did is read from the call its advice names, not from the whole advice: that
+          // text changes between versions (the default socket's note came on 7 Dec), and a host of
+          // another version's advice would otherwise get this app's appended to it.
           const advice = stopMismatchedHostAdvice(paths.socketPath)
           const message = String(first.message)
-          if (message.includes(advice)) return fail(new PtyHostError('protocol_mismatch', message))
+          if (message.includes('stopPtyHost(')) return fail(new PtyHostError('protocol_mismatch', message))
           const ours = message.includes(`version ${PTY_HOST_PROTOCOL_VERSION}`) ? '' : ` (this app speaks version ${PTY_HOST_PROTOCOL_VERSION})`
           return fail(new PtyHostError('protocol_mismatch', `${message}${ours}: ${advice}`))
         }

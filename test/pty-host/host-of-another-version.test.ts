@@ -47,6 +47,22 @@ describe('a host of another protocol version', () => {
     expect(existsSync(started)).toBe(false)
   })
 
+  it('a host whose refusal already says what to do, in words of another version, is quoted as it is: the advice is not given twice', async () => {
+    const { socketPath } = await fakeHostClosedAfter(cleanups, () => undefined, {
+      onHello: (message, socket) => {
+        // A newer host's own advice, worded otherwise than this app's.
+        const text = `pty host protocol mismatch: the client speaks version ${JSON.stringify(message.v)}, the host speaks version 3; to go on, stopPtyHost({ socketPath: ${JSON.stringify(socketPath)} }) ends it and its sessions`
+        socket.end(encodeFrame({ v: 3, type: 'refused', code: 'protocol_mismatch', message: text }))
+      },
+    })
+    const app = providerOn(socketPath, { autoStart: false })
+    cleanups.push(() => app.dispose())
+    const error = (await app.listProcesses().catch((thrown: unknown) => thrown)) as Error & { code?: string }
+    expect(error.code).toBe('protocol_mismatch')
+    expect(error.message.split('stopPtyHost(').length - 1).toBe(1)
+    expect(error.message).toMatch(/ends it and its sessions$/)
+  })
+
   it("this host refuses an app of another version with the same advice, naming its own socket", async () => {
     const { socketPath } = await inProcessHost(cleanups)
     const secret = readFileSync(`${socketPath}.secret`, 'utf8').trim()

@@ -93,6 +93,21 @@ describe('pty host: writes of bytes', () => {
     expect(own.result).toEqual({ kind: 'accepted' })
     expect(client.closed).toBe(false)
   })
+
+  it('the host refuses a write request whose data is no string (invalid_option naming `data`), not writes "" and answers accepted', async () => {
+    const { socketPath } = await inProcessHost(cleanups)
+    const client = await rawClient(socketPath)
+    cleanups.push(async () => client.close())
+    const spawned = await client.request('spawn', { sessionId: 'term-1', ...RAW_HEX_READER })
+    const { incarnationId } = spawned.result as { incarnationId: string }
+    for (const data of [undefined, 42, [0x61], { bytes: 'YQ==' }]) {
+      const reply = await client.request('write', { ptyId: 'term-1', data, expectedIncarnationId: incarnationId })
+      expect(reply).toMatchObject({ ok: false, error: { code: 'invalid_option', option: 'data', message: expect.stringMatching(/^Expected the `data` option to be a string \(bytes go in a writeBytes request\), got /) } })
+    }
+    const own = await client.request('write', { ptyId: 'term-1', data: 'a', expectedIncarnationId: incarnationId })
+    expect(own.result).toEqual({ kind: 'accepted' })
+    expect(client.closed).toBe(false)
+  })
 })
 
 /**
