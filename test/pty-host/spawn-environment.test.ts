@@ -10,8 +10,7 @@
  * test's (an in-process host would share this process's `process.env`, proving nothing).
  */
 import { spawn } from 'node:child_process'
-import { chmodSync, existsSync, mkdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs'
-import { createConnection, createServer, type Socket } from 'node:net'
+import { chmodSync, existsSync, mkdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { inspect } from 'node:util'
 import { afterEach, describe, expect, it, vi } from 'vitest'
@@ -20,10 +19,10 @@ import { NODE_PTY_INHERITED_ENV_EXCLUDED } from 'ptykit/node-pty'
 import { createPtyHostProvider, isPtyHostError, type PtyHostProvider, type PtyHostProviderOptions } from 'ptykit/pty-host'
 import { isPtySpawnError } from 'ptykit/spawn'
 import type { ProviderSpawnOptions } from '../../src/contracts/index.js'
-import { encodeFrame } from '../../src/pty-host/frame-codec.js'
 import { SPAWN_INHERITANCE_KEYS } from '../../src/pty-host/protocol.js'
 import { waitFor } from '../node-pty/pty-test-support.js'
-import { HOST_FROM_SOURCES, hostFixture, inProcessHost, makeSocketDir, providerOn, rawClient, runAppToEnd, useCleanups } from './pty-host-test-support.js'
+import { olderHostInFrontOf } from './older-host-proxy.js'
+import { HOST_FROM_SOURCES, hostFixture, inProcessHost, providerOn, rawClient, runAppToEnd, useCleanups } from './pty-host-test-support.js'
 
 const cleanups = useCleanups()
 // Registered after the cleanups, so run before them: this process's environment is its own again.
@@ -241,51 +240,17 @@ describe("spawnEnvironment: 'host'", () => {
  * them, recording whether any were sent).
  */
 async function olderHost(realSocketPath: string): Promise<{ socketPath: string; spawnParams: Record<string, unknown>[] }> {
-  const { dir, socketPath } = makeSocketDir()
-  writeFileSync(`${socketPath}.secret`, readFileSync(`${realSocketPath}.secret`), { mode: 0o600 })
   const spawnParams: Record<string, unknown>[] = []
-  const sockets = new Set<Socket>()
-  const server = createServer((app) => {
-    const host = createConnection(realSocketPath)
-    sockets.add(app).add(host)
-    app.on('error', () => undefined)
-    host.on('error', () => undefined)
-    app.on('close', () => host.destroy())
-    host.on('close', () => app.destroy())
-    let welcomed = false
-    let fromHost = Buffer.alloc(0)
-    host.on('data', (chunk: Buffer) => {
-      if (welcomed) return void app.write(chunk)
-      fromHost = Buffer.concat([fromHost, chunk])
-      const length = fromHost.length >= 4 ? fromHost.readUInt32BE(0) : Infinity
-      if (fromHost.length < 4 + length) return
-      const welcome = JSON.parse(fromHost.subarray(4, 4 + length).toString('utf8')) as Record<string, unknown>
+  const { socketPath } = await olderHostInFrontOf(cleanups, realSocketPath, {
+    welcome(welcome) {
       delete welcome['appEnvironment']
-      welcomed = true
-      app.write(encodeFrame(welcome))
-      app.write(fromHost.subarray(4 + length))
-    })
-    let fromApp = Buffer.alloc(0)
-    app.on('data', (chunk: Buffer) => {
-      fromApp = Buffer.concat([fromApp, chunk])
-      while (fromApp.length >= 4 && fromApp.length >= 4 + fromApp.readUInt32BE(0)) {
-        const frame = fromApp.subarray(0, 4 + fromApp.readUInt32BE(0))
-        fromApp = fromApp.subarray(frame.length)
-        const message = JSON.parse(frame.subarray(4).toString('utf8')) as { type?: unknown; method?: unknown; params?: Record<string, unknown> }
-        if (message.type === 'request' && message.method === 'spawn' && message.params !== undefined) {
-          spawnParams.push({ ...message.params })
-          for (const key of SPAWN_INHERITANCE_KEYS) delete message.params[key]
-          host.write(encodeFrame(message))
-        } else host.write(frame)
-      }
-    })
-  })
-  await new Promise<void>((resolve) => server.listen(socketPath, resolve))
-  chmodSync(socketPath, 0o600)
-  cleanups.push(async () => {
-    for (const socket of sockets) socket.destroy()
-    await new Promise<void>((resolve) => server.close(() => resolve()))
-    rmSync(dir, { recursive: true, force: true })
+    },
+    onAppMessage(message) {
+      if (message.type !== 'request' || message.method !== 'spawn' || message.params === undefined) return 'forward'
+      spawnParams.push({ ...message.params })
+      for (const key of SPAWN_INHERITANCE_KEYS) delete message.params[key]
+      return { rewritten: message }
+    },
   })
   return { socketPath, spawnParams }
 }

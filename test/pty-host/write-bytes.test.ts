@@ -5,16 +5,14 @@
  * older ptykit (its welcome does not list `writeBytes`) is never sent bytes: the write is refused
  * `provider_cannot_write_bytes`, nothing reaches its PTY, and its sessions still take text.
  */
-import { chmodSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
-import { createConnection, createServer, type Socket } from 'node:net'
 import { describe, expect, it } from 'vitest'
 import { createPtyController, type PtyController } from 'ptykit/controller'
 import { createPtyHostProvider } from 'ptykit/pty-host'
-import { encodeFrame } from '../../src/pty-host/frame-codec.js'
 import { PTY_HOST_METHODS } from '../../src/pty-host/protocol.js'
 import { waitFor } from '../node-pty/pty-test-support.js'
 import { bytesReadFrom, RAW_HEX_READER } from '../support/raw-hex-reader.js'
-import { controllerOnOwnHost, inProcessHost, makeSocketDir, rawClient, useCleanups } from './pty-host-test-support.js'
+import { olderHostInFrontOf } from './older-host-proxy.js'
+import { controllerOnOwnHost, inProcessHost, rawClient, useCleanups } from './pty-host-test-support.js'
 
 const cleanups = useCleanups()
 
@@ -119,59 +117,22 @@ describe('pty host: writes of bytes', () => {
  */
 async function olderHost(welcomeMethods: readonly string[] | undefined): Promise<{ socketPath: string; methodsSent: string[]; dropped: () => boolean }> {
   const real = await inProcessHost(cleanups)
-  const { dir, socketPath } = makeSocketDir()
-  writeFileSync(`${socketPath}.secret`, readFileSync(`${real.socketPath}.secret`), { mode: 0o600 })
   const methodsSent: string[] = []
   let dropped = false
-  const sockets = new Set<Socket>()
-  const server = createServer((app) => {
-    const host = createConnection(real.socketPath)
-    sockets.add(app).add(host)
-    app.on('error', () => undefined)
-    host.on('error', () => undefined)
-    app.on('close', () => host.destroy())
-    host.on('close', () => app.destroy())
-    let welcomed = false
-    let fromHost = Buffer.alloc(0)
-    host.on('data', (chunk: Buffer) => {
-      if (welcomed) return void app.write(chunk)
-      fromHost = Buffer.concat([fromHost, chunk])
-      const length = fromHost.length >= 4 ? fromHost.readUInt32BE(0) : Infinity
-      if (fromHost.length < 4 + length) return
-      const welcome = JSON.parse(fromHost.subarray(4, 4 + length).toString('utf8')) as Record<string, unknown>
+  const known = new Set(welcomeMethods ?? PTY_HOST_METHODS.filter((method) => method !== 'exits' && method !== 'writeBytes'))
+  const { socketPath } = await olderHostInFrontOf(cleanups, real.socketPath, {
+    welcome(welcome) {
       if (welcomeMethods === undefined) delete welcome['methods']
       else welcome['methods'] = welcomeMethods
-      welcomed = true
-      app.write(encodeFrame(welcome))
-      app.write(fromHost.subarray(4 + length))
-    })
-    const known = new Set(welcomeMethods ?? PTY_HOST_METHODS.filter((method) => method !== 'exits' && method !== 'writeBytes'))
-    let fromApp = Buffer.alloc(0)
-    app.on('data', (chunk: Buffer) => {
-      fromApp = Buffer.concat([fromApp, chunk])
-      while (fromApp.length >= 4 && fromApp.length >= 4 + fromApp.readUInt32BE(0)) {
-        const frame = fromApp.subarray(0, 4 + fromApp.readUInt32BE(0))
-        fromApp = fromApp.subarray(frame.length)
-        const message = JSON.parse(frame.subarray(4).toString('utf8')) as { type?: unknown; method?: unknown }
-        if (message.type === 'request' || message.type === 'notify') {
-          methodsSent.push(String(message.method))
-          if (!known.has(String(message.method))) {
-            // What an older host does with a method it does not know.
-            dropped = true
-            app.destroy()
-            return
-          }
-        }
-        host.write(frame)
-      }
-    })
-  })
-  await new Promise<void>((resolve) => server.listen(socketPath, resolve))
-  chmodSync(socketPath, 0o600)
-  cleanups.push(async () => {
-    for (const socket of sockets) socket.destroy()
-    await new Promise<void>((resolve) => server.close(() => resolve()))
-    rmSync(dir, { recursive: true, force: true })
+    },
+    onAppMessage(message) {
+      if (message.type !== 'request' && message.type !== 'notify') return 'forward'
+      methodsSent.push(String(message.method))
+      if (known.has(String(message.method))) return 'forward'
+      // What an older host does with a method it does not know.
+      dropped = true
+      return 'drop-connection'
+    },
   })
   return { socketPath, methodsSent, dropped: () => dropped }
 }
