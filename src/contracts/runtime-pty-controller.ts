@@ -130,10 +130,14 @@ export type RuntimePtyController = {
   /**
    * Stop a PTY: marks the stop for its current incarnation first (so the exit that follows is
    * `operator_close`), then dispatches `provider.shutdown(id, { expectedIncarnationId })`. Returns
-   * whether a stop was dispatched: `false` for unknown and exited ids — an id this controller does
+   * whether a stop is committed: `false` for unknown and exited ids — an id this controller does
    * not track (a PTY that outlived an earlier run of the app) is not looked for: `attach` it first,
-   * or call `stopAndWait`, which asks the hosts. Nor is an id whose `spawn` (`sessionId`) is still
-   * in flight (`false`, and the spawn goes on): `stopAndWait` waits for it to land, then stops it.
+   * or call `stopAndWait`, which asks the hosts. An id whose `spawn` (`sessionId`) is still in
+   * flight through the controller (and which has no live PTY) answers `true`: the stop is marked
+   * for that spawn, and the process it publishes is stopped the moment it lands (after its `spawn`
+   * event, the same stop, fenced by the incarnation it published; its exit is `operator_close`
+   * unless it died first). A spawn that fails leaves nothing to stop; a spawn of the id started
+   * after the `kill` is not stopped by it; an `attach` in flight is not marked (`false`).
    * A PTY whose earlier stop went unconfirmed can be killed again (ownership is kept so a retry
    * can reach it).
    *

@@ -286,9 +286,13 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
   kill(ptyId: string): boolean {
     assertPtyId(ptyId)
     const record = this.#tracked(ptyId)
-    if (record === undefined || record.state === 'exited') return false
-    this.#m.stopping.kill(record)
-    return true
+    if (record !== undefined && record.state !== 'exited') {
+      this.#m.stopping.kill(record)
+      return true
+    }
+    // Why: a kill while the id's spawn is still starting (a job's timeout in a burst of spawns, a
+    // tab closed as its terminal starts) answered `false` and the process then ran on, leaked.
+    return !this.disposed && this.#m.spawns.stopWhenLanded(ptyId)
   }
 
   async stopAndWait(ptyId: string, options?: PtyStopAndWaitOptions): Promise<boolean> {

@@ -42,6 +42,9 @@ const NO_RECORDS: readonly PtyRecord[] = Object.freeze([])
 /** The event buffer's first mark: every event still held (the incarnation fence picks a record's own). */
 const ALL_HELD = 0
 
+/** One spawn (`sessionId`) in flight: whether a `kill` of its id was asked meanwhile (see `SpawnPublication.stopWhenLanded`). */
+type PendingStop = { requested: boolean }
+
 /**
  * Publishing a PTY: running the spawn pipeline (or an attach-only adoption), turning the
  * provider's reply into a record (one `recordFromReply` for both), emitting `spawn`, then
@@ -57,6 +60,8 @@ export class SpawnPublication {
   readonly #bookkeeping: Bookkeeping
   /** The pipeline's dependencies: the same for every spawn, so built once. */
   readonly #deps: PtySpawnDeps
+  /** Per session id, its spawns in flight, each with whether a `kill` asked for its stop. */
+  readonly #pendingStops = new Map<string, Set<PendingStop>>()
 
   constructor(
     core: ControllerCore,
@@ -101,7 +106,11 @@ export class SpawnPublication {
     // A caller's id: refused when live (or coming) on another host — taken over, the other host's
     // process ran on untracked — and, while this spawn is in flight, its ended record no longer
     // proves the id absent.
-    const releaseComing = typeof options.sessionId === 'string' ? this.#claimIdOnHost(options.sessionId, options.hostId ?? LOCAL_EXECUTION_HOST_ID) : undefined
+    const sessionId = typeof options.sessionId === 'string' ? options.sessionId : undefined
+    const releaseComing = sessionId === undefined ? undefined : this.#claimIdOnHost(sessionId, options.hostId ?? LOCAL_EXECUTION_HOST_ID)
+    // This spawn's own: a `kill` of the id while it is in flight stops what it publishes, and
+    // nothing a later spawn of the id publishes.
+    const pendingStop = sessionId === undefined ? undefined : this.#expectPendingStop(sessionId)
     const inFlight = this.#intake.beginInFlight()
     try {
       const outcome = await executeRuntimePtySpawn(state)
@@ -165,13 +174,54 @@ export class SpawnPublication {
         this.#publish(record, inFlight, result.isReattach === true, result)
       }
       published?.(record)
+      if (pendingStop?.requested === true) this.#stopLanded(record)
       const reply = replyOf(record, result.isReattach === true)
       if (outcome.claimDisposition !== undefined) reply.claimDisposition = outcome.claimDisposition
       return reply
     } finally {
+      if (sessionId !== undefined && pendingStop !== undefined) this.#forgetPendingStop(sessionId, pendingStop)
       releaseComing?.()
       this.#intake.endInFlight(inFlight)
     }
+  }
+
+  /**
+   * `kill(ptyId)` of an id the controller tracks no live PTY under: every spawn (`sessionId`) of
+   * the id in flight now stops the PTY it publishes as soon as it lands (a spawn that fails leaves
+   * nothing to stop; a spawn of the id started later is not affected). Whether any was in flight.
+   */
+  stopWhenLanded(ptyId: string): boolean {
+    const pending = this.#pendingStops.get(ptyId)
+    if (pending === undefined) return false
+    for (const stop of pending) stop.requested = true
+    return true
+  }
+
+  /**
+   * A `kill` was asked while the spawn that published `record` was in flight: stop it now, through
+   * `kill`'s own path (fenced by the incarnation it published) — unless it is over already (an
+   * exit held while in flight, or one of its own during the publication) or a listener of the
+   * publication already stopped it.
+   */
+  #stopLanded(record: PtyRecord): void {
+    if (record.state === 'exited' || record.superseded || !this.#core.records.isCurrent(record)) return
+    if (record.state === 'live' && record.unconfirmedTimer !== undefined) return
+    this.#stopping.kill(record)
+  }
+
+  #expectPendingStop(ptyId: string): PendingStop {
+    const stop: PendingStop = { requested: false }
+    const pending = this.#pendingStops.get(ptyId)
+    if (pending === undefined) this.#pendingStops.set(ptyId, new Set([stop]))
+    else pending.add(stop)
+    return stop
+  }
+
+  #forgetPendingStop(ptyId: string, stop: PendingStop): void {
+    const pending = this.#pendingStops.get(ptyId)
+    if (pending === undefined) return
+    pending.delete(stop)
+    if (pending.size === 0) this.#pendingStops.delete(ptyId)
   }
 
   /**

@@ -11,17 +11,24 @@ import { createNodePtyProvider, type NodePtyProvider } from 'ptykit/node-pty'
 import type { PtyControllerExitEvent } from 'ptykit/controller'
 import { expectNoChildLeftBehind, isDead } from './pty-test-support.js'
 
-let provider: NodePtyProvider | undefined
-let controller: PtyController | undefined
+const started: { provider: NodePtyProvider; controller: PtyController }[] = []
 expectNoChildLeftBehind(async () => {
-  await controller?.dispose()
-  await provider?.dispose()
+  for (const { provider, controller } of started) {
+    await controller.dispose()
+    await provider.dispose()
+  }
 })
+
+function start(): { provider: NodePtyProvider; controller: PtyController } {
+  const provider = createNodePtyProvider()
+  const pair = { provider, controller: createPtyController({ provider }) }
+  started.push(pair)
+  return pair
+}
 
 describe('node-pty: stopAndWait of a job whose spawn is in flight', () => {
   it('answers true only once the process it started is gone, and its exit is an operator close', async () => {
-    provider = createNodePtyProvider()
-    controller = createPtyController({ provider })
+    const { controller } = start()
     const exits: PtyControllerExitEvent[] = []
     controller.on('exit', (event) => exits.push(event))
     const spawned = controller.spawn({ sessionId: 'job', file: '/bin/sh', args: ['-c', 'exec sleep 600'] })
@@ -31,5 +38,41 @@ describe('node-pty: stopAndWait of a job whose spawn is in flight', () => {
     expect(isDead(pid!)).toBe(true)
     expect(exits.map((exit) => [exit.ptyId, exit.incarnationId, exit.cause])).toEqual([['job', incarnationId, { kind: 'operator_close' }]])
     expect(controller.hasPty('job')).toBe(false)
+  })
+})
+
+describe('node-pty: kill of a job whose spawn is in flight', () => {
+  it('answers true, and stops the process once the spawn lands: gone, its exit an operator close of that incarnation', async () => {
+    const { controller } = start()
+    const exits: PtyControllerExitEvent[] = []
+    const exited = new Promise<void>((resolve) =>
+      controller.on('exit', (event) => {
+        exits.push(event)
+        resolve()
+      }),
+    )
+    // A tab closed (or a job's timeout fired) while its terminal is still starting.
+    const spawned = controller.spawn({ sessionId: 'job-killed', file: '/bin/sh', args: ['-c', 'exec sleep 600'] })
+    expect(controller.kill('job-killed')).toBe(true)
+    const { pid, incarnationId } = await spawned
+    await exited
+    expect(isDead(pid!)).toBe(true)
+    expect(exits.map((exit) => [exit.ptyId, exit.incarnationId, exit.cause])).toEqual([['job-killed', incarnationId, { kind: 'operator_close' }]])
+    expect(controller.hasPty('job-killed')).toBe(false)
+    expect(await controller.listProcesses('local')).toEqual([])
+  })
+
+  it('a spawn of the same id after it lands is not stopped by that kill', async () => {
+    const { controller } = start()
+    const exited = new Promise<PtyControllerExitEvent>((resolve) => controller.once('exit', resolve))
+    const first = controller.spawn({ sessionId: 'job-again', file: '/bin/sh', args: ['-c', 'exec sleep 600'] })
+    expect(controller.kill('job-again')).toBe(true)
+    const a = await first
+    expect(await exited).toMatchObject({ incarnationId: a.incarnationId, cause: { kind: 'operator_close' } })
+    const b = await controller.spawn({ sessionId: 'job-again', file: '/bin/sh', args: ['-c', 'exec sleep 600'] })
+    expect(b.incarnationId).not.toBe(a.incarnationId)
+    expect(isDead(b.pid!)).toBe(false)
+    expect(controller.hasPty('job-again')).toBe(true)
+    expect(await controller.stopAndWait('job-again', { timeoutMs: 10_000 })).toBe(true)
   })
 })
