@@ -13,85 +13,117 @@ import { createManualClock } from '../../src/testing/manual-clock.js'
 type Action = 'data' | 'exit' | 'kill'
 
 describe('controller races', () => {
-  it('keeps spawn → data → exit order, and settles the exit by who came first, in every interleaving', async () => {
-    await fc.assert(
-      fc.asyncProperty(
-        fc.scheduler(),
-        fc.array(fc.constantFrom<Action>('data', 'data', 'exit', 'kill'), { minLength: 1, maxLength: 6 }),
-        async (s, actions) => {
-          const fake = createFakePtyProvider({ scheduling: 'manual' })
-          const provider: PtyProvider = {
-            name: 'scheduled',
-            authoritativeListings: true,
-            spawn: (options) => s.schedule(fake.spawn(options), 'spawn reply'),
-            write: (id, data) => fake.write(id, data),
-            resize: (id, cols, rows) => fake.resize(id, cols, rows),
-            shutdown: (id, options) => fake.shutdown(id, options),
-            listProcesses: () => fake.listProcesses(),
-            onData: (listener) => fake.onData(listener),
-            onExit: (listener) => fake.onExit(listener),
-          }
-          const controller = createPtyController({ provider, clock: createManualClock() })
-          const stream: string[] = []
-          const exits: PtyControllerExitEvent[] = []
-          controller.on('spawn', () => stream.push('spawn'))
-          controller.on('data', () => stream.push('data'))
-          controller.on('exit', (event) => {
-            stream.push('exit')
-            exits.push(event)
-          })
-          fake.scriptNextSpawn({ id: 'p' })
-          let outcome: 'spawned' | 'rejected' | undefined
-          const spawning = controller.spawn({}).then(
-            () => {
-              outcome = 'spawned'
-            },
-            (error: unknown) => {
-              expect(isPtySpawnError(error) && error.code === 'exited_during_start').toBe(true)
-              outcome = 'rejected'
-            },
-          )
-          let emittedData = 0
-          let stopMarkedBeforeExit = false
-          let exitedByProvider = false
-          const performed = actions.map((action) =>
-            s.schedule(Promise.resolve(action), action).then(() => {
-              const live = fake.getPty('p')?.live === true
-              if (action === 'data' && live) {
-                fake.emitData('p', 'x')
-                emittedData += 1
-              } else if (action === 'exit' && live) {
-                fake.emitExit('p', { exitCode: 0, signal: 9 })
-                exitedByProvider = true
-              } else if (action === 'kill') {
-                if (controller.kill('p') && !exitedByProvider) stopMarkedBeforeExit = true
-              }
-            }),
-          )
-          await s.waitAll()
-          await Promise.all([spawning, ...performed])
-          await fake.settle()
-
-          if (outcome === 'rejected') {
-            // The exit raced the reply: nothing of this PTY was published.
-            expect(stream).toEqual([])
-            return
-          }
-          expect(stream[0]).toBe('spawn')
-          const exitAt = stream.indexOf('exit')
-          expect(stream.filter((entry) => entry === 'exit').length).toBeLessThanOrEqual(1)
-          if (exitAt >= 0) expect(stream.slice(exitAt + 1)).toEqual([])
-          // Every chunk the process produced while it lived reached the consumer, before the exit.
-          expect(stream.filter((entry) => entry === 'data')).toHaveLength(emittedData)
-          if (exitedByProvider || stopMarkedBeforeExit) {
-            expect(exits).toHaveLength(1)
-            expect(exits[0]?.cause).toEqual(stopMarkedBeforeExit ? { kind: 'operator_close' } : { kind: 'signaled', signal: 9 })
-          } else {
-            expect(exits).toEqual([])
-          }
-        },
-      ),
-      { numRuns: 300 },
-    )
-  })
+  // Without a `sessionId` the host cannot name the PTY before the reply: a `kill` until then
+  // answers `false`. With one, a `kill` while the spawn is in flight answers `true` and stops the
+  // process when it lands (unless it died first).
+  for (const withSessionId of [false, true]) {
+    const variant = withSessionId ? ' (spawn with a sessionId: a kill in flight stops it when it lands)' : ''
+    it(`keeps spawn → data → exit order, and settles the exit by who came first, in every interleaving${variant}`, async () => {
+      await raceProperty(withSessionId)
+    })
+  }
 })
+
+async function raceProperty(withSessionId: boolean): Promise<void> {
+  await fc.assert(
+    fc.asyncProperty(
+      fc.scheduler(),
+      fc.array(fc.constantFrom<Action>('data', 'data', 'exit', 'kill'), { minLength: 1, maxLength: 6 }),
+      async (s, actions) => {
+        const fake = createFakePtyProvider({ scheduling: 'manual' })
+        const provider: PtyProvider = {
+          name: 'scheduled',
+          authoritativeListings: true,
+          spawn: (options) => s.schedule(fake.spawn(options), 'spawn reply'),
+          write: (id, data) => fake.write(id, data),
+          resize: (id, cols, rows) => fake.resize(id, cols, rows),
+          shutdown: (id, options) => fake.shutdown(id, options),
+          listProcesses: () => fake.listProcesses(),
+          onData: (listener) => fake.onData(listener),
+          onExit: (listener) => fake.onExit(listener),
+        }
+        const controller = createPtyController({ provider, clock: createManualClock() })
+        const stream: string[] = []
+        const exits: PtyControllerExitEvent[] = []
+        controller.on('spawn', () => stream.push('spawn'))
+        controller.on('data', () => stream.push('data'))
+        controller.on('exit', (event) => {
+          stream.push('exit')
+          exits.push(event)
+        })
+        fake.scriptNextSpawn({ id: 'p' })
+        let outcome: 'spawned' | 'rejected' | undefined
+        const spawning = controller.spawn(withSessionId ? { sessionId: 'p' } : {}).then(
+          () => {
+            outcome = 'spawned'
+          },
+          (error: unknown) => {
+            expect(isPtySpawnError(error) && error.code === 'exited_during_start').toBe(true)
+            outcome = 'rejected'
+          },
+        )
+        let emittedData = 0
+        let stopMarkedBeforeExit = false
+        let exitedByProvider = false
+        /** A kill answered `true` before the spawn was published: the stop waits for it to land. */
+        let killedInFlight = false
+        /** The provider reported the exit before the spawn was published (held until then). */
+        let exitedBeforePublished = false
+        let killAnsweredTrue = false
+        /** What each kill before the publication answered. */
+        const answersBeforePublished: boolean[] = []
+        const performed = actions.map((action) =>
+          s.schedule(Promise.resolve(action), action).then(() => {
+            const live = fake.getPty('p')?.live === true
+            if (action === 'data' && live) {
+              fake.emitData('p', 'x')
+              emittedData += 1
+            } else if (action === 'exit' && live) {
+              if (!stream.includes('spawn')) exitedBeforePublished = true
+              fake.emitExit('p', { exitCode: 0, signal: 9 })
+              exitedByProvider = true
+            } else if (action === 'kill') {
+              const published = stream.includes('spawn')
+              const answered = controller.kill('p')
+              if (!published) answersBeforePublished.push(answered)
+              if (answered) killAnsweredTrue = true
+              if (answered && !exitedByProvider) {
+                if (published) stopMarkedBeforeExit = true
+                else killedInFlight = true
+              }
+            }
+          }),
+        )
+        await s.waitAll()
+        await Promise.all([spawning, ...performed])
+        await fake.settle()
+
+        if (outcome === 'rejected') {
+          // The exit raced the reply: nothing of this PTY was published.
+          expect(stream).toEqual([])
+          return
+        }
+        // Before the publication the spawn was in flight: a kill then names a PTY only through the
+        // spawn's `sessionId` — committed (`true`), or without one `false`.
+        expect(answersBeforePublished.every((answered) => answered === withSessionId)).toBe(true)
+        // A kill in flight is a stop when the spawn lands — unless the process died before that.
+        if (killedInFlight && !exitedBeforePublished) stopMarkedBeforeExit = true
+        // No kill answered `true` leaves the process running.
+        if (killAnsweredTrue) expect(fake.getPty('p')?.live).toBe(false)
+        expect(stream[0]).toBe('spawn')
+        const exitAt = stream.indexOf('exit')
+        expect(stream.filter((entry) => entry === 'exit').length).toBeLessThanOrEqual(1)
+        if (exitAt >= 0) expect(stream.slice(exitAt + 1)).toEqual([])
+        // Every chunk the process produced while it lived reached the consumer, before the exit.
+        expect(stream.filter((entry) => entry === 'data')).toHaveLength(emittedData)
+        if (exitedByProvider || stopMarkedBeforeExit) {
+          expect(exits).toHaveLength(1)
+          expect(exits[0]?.cause).toEqual(stopMarkedBeforeExit ? { kind: 'operator_close' } : { kind: 'signaled', signal: 9 })
+        } else {
+          expect(exits).toEqual([])
+        }
+      },
+    ),
+    { numRuns: 300 },
+  )
+}
