@@ -136,7 +136,8 @@ export type RuntimePtyController = {
    * flight through the controller (and which has no live PTY) answers `true`: the stop is marked
    * for that spawn, and the process it publishes is stopped the moment it lands (after its `spawn`
    * event, the same stop, fenced by the incarnation it published; its exit is `operator_close`
-   * unless it died first). A spawn that fails leaves nothing to stop; a spawn of the id started
+   * unless it died first). A spawn that fails, or a `claim` or `slot` spawn that adopts an owner under
+   * another id, leaves nothing to stop; a spawn of the id started
    * after the `kill` is not stopped by it; an `attach` in flight is not marked (`false`).
    * A PTY whose earlier stop went unconfirmed can be killed again (ownership is kept so a retry
    * can reach it).

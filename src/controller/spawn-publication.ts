@@ -174,7 +174,9 @@ export class SpawnPublication {
         this.#publish(record, inFlight, result.isReattach === true, result)
       }
       published?.(record)
-      if (pendingStop?.requested === true) this.#stopLanded(record)
+      // Only a PTY under the id the `kill` named: a claim's or slot's spawn that adopted (or joined) an
+      // owner publishes that owner's PTY, under its own id, which another caller holds.
+      if (pendingStop?.requested === true && record.ptyId === sessionId) this.#stopLanded(record)
       const reply = replyOf(record, result.isReattach === true)
       if (outcome.claimDisposition !== undefined) reply.claimDisposition = outcome.claimDisposition
       return reply
@@ -187,8 +189,9 @@ export class SpawnPublication {
 
   /**
    * `kill(ptyId)` of an id the controller tracks no live PTY under: every spawn (`sessionId`) of
-   * the id in flight now stops the PTY it publishes as soon as it lands (a spawn that fails leaves
-   * nothing to stop; a spawn of the id started later is not affected). Whether any was in flight.
+   * the id in flight now stops the PTY it publishes under that id as soon as it lands (a spawn that
+   * fails, or that publishes another id's PTY — a claim's or slot's owner it adopted —, leaves nothing to
+   * stop; a spawn of the id started later is not affected). Whether any was in flight.
    */
   stopWhenLanded(ptyId: string): boolean {
     const pending = this.#pendingStops.get(ptyId)

@@ -8,6 +8,7 @@
  * Over node-pty: test/node-pty/stop-while-spawning.node-pty.test.ts.
  */
 import { describe, expect, it } from 'vitest'
+import { createClaimedOwnerRegistry, createInMemoryPtyRuntime, createInMemorySlotStore } from '../../src/spawn/index.js'
 import { createHarness, type Harness } from './controller-harness.js'
 
 function shutdownCalls(h: Harness): unknown[][] {
@@ -132,6 +133,45 @@ describe('kill of an id whose spawn is in flight', () => {
     await h.settle()
     expect(shutdownCalls(h)).toEqual([['job-8', { expectedIncarnationId: reply.incarnationId }]])
     expect(h.provider.getPty('job-8')?.live).toBe(true)
+    expect(h.exits()).toEqual([])
+  })
+
+  it("a claim spawn that adopts another id's PTY leaves nothing to stop: the claim's owner runs on", async () => {
+    const claims = createClaimedOwnerRegistry()
+    const h = createHarness({ controller: { claims, runtime: createInMemoryPtyRuntime() } })
+    const owner = await h.run(h.controller.spawn({ sessionId: 'agent-a', claim: { key: 'agent' } }))
+    await h.settle()
+    // A second caller asks for the same claim under an id of its own, and kills that id at once.
+    const adopting = h.controller.spawn({ sessionId: 'agent-b', claim: { key: 'agent' } })
+    h.controller.kill('agent-b')
+    const reply = await h.run(adopting)
+    await h.settle()
+    expect(reply).toMatchObject({ id: 'agent-a', claimDisposition: 'adopted' })
+    // Before, the kill of 'agent-b' (which never ran) stopped 'agent-a', the first caller's.
+    expect(shutdownCalls(h)).toEqual([])
+    expect(h.provider.getPty('agent-a')).toMatchObject({ live: true, incarnationId: owner.incarnationId })
+    expect(h.exits()).toEqual([])
+    expect(h.controller.hasPty('agent-a')).toBe(true)
+  })
+
+  it("a slot spawn that adopts the slot's owner under another id leaves nothing to stop: the owner runs on", async () => {
+    const store = createInMemorySlotStore()
+    const h = createHarness({ controller: { store, runtime: createInMemoryPtyRuntime() } })
+    const owner = await h.run(h.controller.spawn({ sessionId: 'pane-a', slot: { key: 'pane' } }))
+    await h.settle()
+    const adopting = h.controller.spawn({ sessionId: 'pane-b', slot: { key: 'pane' } })
+    // The slot's spawns take turns (the slot gate): its spawn is in flight a few microtasks later.
+    let killed = false
+    for (let turn = 0; turn < 10 && !killed; turn += 1) {
+      await Promise.resolve()
+      killed = h.controller.kill('pane-b')
+    }
+    expect(killed).toBe(true)
+    const reply = await h.run(adopting)
+    await h.settle()
+    expect(reply).toMatchObject({ id: 'pane-a', isReattach: true })
+    expect(shutdownCalls(h)).toEqual([])
+    expect(h.provider.getPty('pane-a')).toMatchObject({ live: true, incarnationId: owner.incarnationId })
     expect(h.exits()).toEqual([])
   })
 
