@@ -28,6 +28,9 @@ export type PtyHostPaths = {
 /** What a host's `name` ({@link defaultPtyHostSocketPath}) may hold: it becomes a file name. */
 const HOST_NAME_PATTERN = /^[A-Za-z0-9_-]+$/
 
+/** The name of the default socket's file (`pty-host.sock`), shared by every app that names none. */
+const DEFAULT_HOST_NAME = 'pty-host'
+
 /**
  * The user's default socket path, always absolute: `$XDG_RUNTIME_DIR/ptykit/pty-host.sock`, else
  * `<tmpdir>/ptykit-<uid>/pty-host.sock`. A relative `XDG_RUNTIME_DIR` is ignored, as the XDG base
@@ -35,12 +38,14 @@ const HOST_NAME_PATTERN = /^[A-Za-z0-9_-]+$/
  * directory (an app and the host it starts must name the same socket).
  *
  * Every app that uses the default shares one host: each lists, attaches and stops the others'
- * sessions, and a spawn without `env` or `cwd` gets those of the app that started the host. With
- * `name`, the socket of a host of that name in the same private directory, `<dir>/<name>.sock`:
+ * sessions (each spawn still starts from the environment and directory of the app that asks, its
+ * provider's `spawnEnvironment: 'app'`). With `name`, the socket of a host of that name in the same
+ * private directory, `<dir>/<name>.sock` (its log `<dir>/<name>.sock.log`):
  * an app that passes it as `socketPath` (to the provider, `stopPtyHost`, `launchPtyHost`,
  * `startPtyHost`) has a host of its own, which apps using the default neither see nor stop.
  *
- * @param name - the host's name, e.g. the app's (`'my-extension'`): letters, digits, `_` and `-`
+ * @param name - the host's name, e.g. the app's (`'my-extension'`): letters, digits, `_` and `-`,
+ * not `'pty-host'` (the default socket's own name)
  * @throws PtyHostError `invalid_option` naming `name` when it is not such a string, or makes a
  * path longer than a Unix socket address holds.
  */
@@ -48,10 +53,15 @@ export function defaultPtyHostSocketPath(name?: string): string {
   if (name !== undefined && (typeof name !== 'string' || !HOST_NAME_PATTERN.test(name))) {
     throw invalidPtyHostOption('name', 'a non-empty string of letters, digits, `_` and `-` (it names a file)', name)
   }
+  // Why: `<dir>/pty-host.sock` is the default socket itself — the name would give the app the host
+  // every app shares, not one of its own.
+  if (name === DEFAULT_HOST_NAME) {
+    throw invalidPtyHostOption('name', `a name other than ${JSON.stringify(DEFAULT_HOST_NAME)}, which names the default socket every app shares`, name)
+  }
   const uid = process.getuid?.() ?? 0
   const runtimeDir = process.env.XDG_RUNTIME_DIR
   const dir = runtimeDir !== undefined && isAbsolute(runtimeDir) ? join(runtimeDir, 'ptykit') : resolve(tmpdir(), `ptykit-${uid}`)
-  const socketPath = join(dir, `${name ?? 'pty-host'}.sock`)
+  const socketPath = join(dir, `${name ?? DEFAULT_HOST_NAME}.sock`)
   const max = maxSocketPathBytes()
   if (name !== undefined && max !== undefined && Buffer.byteLength(socketPath) > max) {
     throw invalidPtyHostOption('name', `short enough for the socket path ${JSON.stringify(socketPath)} to fit a Unix socket address (${max} bytes)`, name)

@@ -79,6 +79,11 @@ describe('defaultPtyHostSocketPath(name): a host of its own', () => {
     expect(isPtyHostError(refused) && refused).toMatchObject({ code: 'invalid_option', option: 'name', value: name })
   })
 
+  it("refuses the name 'pty-host', the default socket's own: it would be the host every app shares", () => {
+    expect(() => defaultPtyHostSocketPath('pty-host')).toThrow(expect.objectContaining({ code: 'invalid_option', option: 'name', value: 'pty-host' }))
+    expect(defaultPtyHostSocketPath('pty-host-2')).toBe(join(dirname(defaultPtyHostSocketPath()), 'pty-host-2.sock'))
+  })
+
   it('refuses a name that makes a path longer than a socket address holds', () => {
     const name = 'x'.repeat(120)
     expect(() => defaultPtyHostSocketPath(name)).toThrow(expect.objectContaining({ code: 'invalid_option', option: 'name', value: name }))
