@@ -12,6 +12,7 @@ import type { PtyExitEvent } from 'ptykit/contracts'
 import { startPtyHost, type PtyHostProvider } from 'ptykit/pty-host'
 import { describe, expect, it } from 'vitest'
 import { isDeadState, killIfStill, procRow, processIdentity, waitFor, type ProcessIdentity } from '../node-pty/pty-test-support.js'
+import { bootTicksNow } from '../../src/pty-host/session-journal.js'
 import { inProcessHost, killHost, killHostAndClean, makeSocketDir, providerOn, rawClient, useCleanups } from './pty-host-test-support.js'
 
 const cleanups = useCleanups()
@@ -266,7 +267,17 @@ async function journalledOrphan(socketPath: string): Promise<{ child: ChildProce
 }
 
 /** Start `sh -c 'sleep 1000 & wait'` in a new session whose leader gets `pid` (root: `ns_last_pid`; retried, other forks may race). */
-async function unrelatedSessionAt(pid: number): Promise<ChildProcess> {
+/**
+ * A new session whose leader has `pid` (forced through ns_last_pid), started at a later clock tick
+ * than `after` (the start time of the process that had the number). Why wait for the tick: a
+ * process is known by its pid and start time, which `/proc` gives in ticks of 10 ms; a number
+ * taken again within the same tick — only possible when forced, as here: the allocator goes
+ * through every free number first — makes the newcomer the same process as far as anyone can
+ * tell. On a fast machine the orphan's start, its kill and this fork fit in one tick (seen in CI:
+ * the successor then took the newcomer for the orphan and stopped it).
+ */
+async function unrelatedSessionAt(pid: number, after: string): Promise<ChildProcess> {
+  await waitFor(() => ((bootTicksNow() ?? Infinity) > Number(after) + 1 ? true : undefined), 'a clock tick after the orphan’s start')
   for (let attempt = 0; attempt < 200; attempt++) {
     writeFileSync('/proc/sys/kernel/ns_last_pid', String(pid - 1))
     const child = spawnChild('/bin/sh', ['-c', 'sleep 1000 & wait'], { stdio: 'ignore', detached: true })
@@ -342,7 +353,7 @@ describe('pty host: what a successor may not say or do about a dead host’s ses
     // and its child): its leader at the orphan's pid first, then that leader gone, its child left.
     child.kill('SIGKILL')
     await new Promise((resolve) => child.once('exit', resolve))
-    const unrelated = await unrelatedSessionAt(identity.pid)
+    const unrelated = await unrelatedSessionAt(identity.pid, identity.startTime)
     const members = await waitFor(() => {
       const found = sessionMembers(unrelated.pid!)
       return found.length === 2 ? found : undefined
