@@ -14,5 +14,16 @@ export function isEnvironmentRecord(value: unknown): value is Record<string, unk
   )
 }
 
+/**
+ * Internal: whether `key` can name an environment variable — non-empty, without `=` (where a
+ * `KEY=value` entry splits) or NUL (where a C string ends).
+ */
+export function isEnvironmentVariableName(key: string): boolean {
+  return key.length > 0 && !key.includes('=') && !key.includes('\0')
+}
+
+/** How a refusal of an environment with a key that is not {@link isEnvironmentVariableName} describes what it expected. */
+export const ENVIRONMENT_KEYS_EXPECTED = 'an object whose keys are non-empty and contain neither "=" nor NUL'
+
 /** How a refusal of an `env` that is not an {@link isEnvironmentRecord} describes what it expected. */
 export const ENVIRONMENT_RECORD_EXPECTED = 'an object of string values (a record: not a Map, not an array)'

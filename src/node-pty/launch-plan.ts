@@ -1,4 +1,4 @@
-import { ENVIRONMENT_RECORD_EXPECTED, isEnvironmentRecord } from '../contracts/environment-record.js'
+import { ENVIRONMENT_KEYS_EXPECTED, ENVIRONMENT_RECORD_EXPECTED, isEnvironmentRecord, isEnvironmentVariableName } from '../contracts/environment-record.js'
 import { accessSync, constants as fsConstants, statSync } from 'node:fs'
 import { delimiter, isAbsolute, resolve } from 'node:path'
 import { MAX_PTY_DIMENSION, type PtyProcessLaunch } from '../contracts/index.js'
@@ -244,22 +244,29 @@ export async function resolveDefaultShell(context: NodePtyLaunchContext): Promis
   return NODE_PTY_FALLBACK_SHELL
 }
 
-/** Build the child's environment: inherited (minus the host-terminal variables), then `env`, then deletions. */
-function buildEnvironment(launch: PtyProcessLaunch, inherited: NodePtyLaunchContext['env']): NodePtyLaunchPlan['env'] {
-  // See NodePtyLaunchPlan.env: node-pty sanitizes process.env itself.
-  if (inherited === process.env && launch.env === undefined && launch.envToDelete === undefined) return process.env
+/**
+ * An inherited environment as a fresh record, without the host-terminal variables
+ * ({@link NODE_PTY_INHERITED_ENV_EXCLUDED}) and unset entries.
+ */
+export function withoutHostTerminalVariables(inherited: Readonly<Record<string, string | undefined>>): Record<string, string> {
   const env: Record<string, string> = {}
   for (const [key, value] of Object.entries(inherited)) {
     if (value !== undefined && !NODE_PTY_INHERITED_ENV_EXCLUDED.includes(key)) env[key] = value
   }
+  return env
+}
+
+/** Build the child's environment: inherited (minus the host-terminal variables), then `env`, then deletions. */
+function buildEnvironment(launch: PtyProcessLaunch, inherited: NodePtyLaunchContext['env']): NodePtyLaunchPlan['env'] {
+  // See NodePtyLaunchPlan.env: node-pty sanitizes process.env itself.
+  if (inherited === process.env && launch.env === undefined && launch.envToDelete === undefined) return process.env
+  const env = withoutHostTerminalVariables(inherited)
   if (launch.env !== undefined) {
     if (!isEnvironmentRecord(launch.env)) {
       throw new NodePtyOptionError('env', ENVIRONMENT_RECORD_EXPECTED, launch.env, undefined, true)
     }
     for (const [key, value] of Object.entries(launch.env)) {
-      if (key.length === 0 || key.includes('=') || key.includes('\0')) {
-        throw new NodePtyOptionError('env', 'an object whose keys are non-empty and contain neither "=" nor NUL', key)
-      }
+      if (!isEnvironmentVariableName(key)) throw new NodePtyOptionError('env', ENVIRONMENT_KEYS_EXPECTED, key)
       // An environment value may be a secret (a token, a password): a refusal never echoes it.
       assertCString(`env.${key}`, value, true, true)
       env[key] = value

@@ -1,5 +1,6 @@
 import { isAbsolute } from 'node:path'
 import type { ExecutionHostId, PtyProvider } from '../contracts/index.js'
+import { ENVIRONMENT_KEYS_EXPECTED, isEnvironmentVariableName } from '../contracts/environment-record.js'
 import { NodePtyOptionError } from './node-pty-option-error.js'
 import type { NODE_PTY_HANGUP_GRACE_MS, NODE_PTY_SHUTDOWN_DEADLINE_MS, NODE_PTY_TERMINATE_GRACE_MS } from './stop-schedule.js'
 import { findUnknownOption, optionNamesOf, unknownOptionExpectation, isOptionsObject } from '../contracts/known-options.js'
@@ -169,9 +170,7 @@ export function validateProviderOptions(options: NodePtyProviderOptions): void {
       throw new NodePtyOptionError('inheritedEnv', 'an object of string values (like process.env)', inherited)
     }
     for (const [key, value] of Object.entries(inherited)) {
-      if (key.length === 0 || key.includes('=') || key.includes('\0')) {
-        throw new NodePtyOptionError('inheritedEnv', 'an object whose keys are non-empty and contain neither "=" nor NUL', key)
-      }
+      if (!isEnvironmentVariableName(key)) throw new NodePtyOptionError('inheritedEnv', ENVIRONMENT_KEYS_EXPECTED, key)
       if (value !== undefined && typeof value !== 'string') throw new NodePtyOptionError(`inheritedEnv.${key}`, 'a string', value)
     }
   }

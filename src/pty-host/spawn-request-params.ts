@@ -1,8 +1,8 @@
 import { isAbsolute, resolve } from 'node:path'
 import type { ProviderSpawnOptions } from '../contracts/index.js'
 import { describeSecretValue, describeValue } from '../contracts/describe-value.js'
-import { ENVIRONMENT_RECORD_EXPECTED, isEnvironmentRecord } from '../contracts/environment-record.js'
-import { NODE_PTY_INHERITED_ENV_EXCLUDED } from '../node-pty/launch-plan.js'
+import { ENVIRONMENT_KEYS_EXPECTED, ENVIRONMENT_RECORD_EXPECTED, isEnvironmentRecord, isEnvironmentVariableName } from '../contracts/environment-record.js'
+import { withoutHostTerminalVariables } from '../node-pty/launch-plan.js'
 import type { SpawnInheritance } from '../node-pty/spawn-inheritance.js'
 import { isPtyHostError, PtyHostError } from './pty-host-error.js'
 
@@ -134,10 +134,7 @@ export function addAppEnvironment(params: Record<string, unknown>, options: Prov
     if (appCwd !== undefined) params.defaultCwd = appCwd
     return undefined
   }
-  const env: Record<string, string> = {}
-  for (const [key, value] of Object.entries(process.env)) {
-    if (value !== undefined && !NODE_PTY_INHERITED_ENV_EXCLUDED.includes(key)) env[key] = value
-  }
+  const env = withoutHostTerminalVariables(process.env)
   if (options.env !== undefined) Object.assign(env, options.env)
   params.env = env
   if (needsCwd && appCwd !== undefined) params.cwd = cwd === undefined ? appCwd : resolve(appCwd, cwd as string)
@@ -167,9 +164,7 @@ export function spawnInheritanceOfRequest(params: Record<string, unknown>): Spaw
   if (inheritedEnv !== undefined) {
     if (!isEnvironmentRecord(inheritedEnv)) throw inheritanceRefusal('inheritedEnv', ENVIRONMENT_RECORD_EXPECTED, describeSecretValue(inheritedEnv))
     for (const [key, value] of Object.entries(inheritedEnv)) {
-      if (key.length === 0 || key.includes('=') || key.includes('\0')) {
-        throw inheritanceRefusal('inheritedEnv', 'an object whose keys are non-empty and contain neither "=" nor NUL', describeValue(key))
-      }
+      if (!isEnvironmentVariableName(key)) throw inheritanceRefusal('inheritedEnv', ENVIRONMENT_KEYS_EXPECTED, describeValue(key))
       if (typeof value !== 'string' || value.includes('\0')) throw inheritanceRefusal(`inheritedEnv.${key}`, 'a string without NUL characters', describeSecretValue(value))
     }
     inheritance.env = inheritedEnv as Record<string, string>
