@@ -4,14 +4,12 @@
  * host of its own, `defaultPtyHostSocketPath(name)`; and the protocol-mismatch advice on the
  * default socket (stop the host) says that it may be another application's host.
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
-import { createConnection } from 'node:net'
+import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { beforeEach, describe, expect, it, vi } from 'vitest'
 import { createPtyHostProvider, defaultPtyHostSocketPath, isPtyHostError, startPtyHost, type PtyHostProvider } from 'ptykit/pty-host'
-import { encodeFrame, FrameDecoder } from '../../src/pty-host/frame-codec.js'
-import { useCleanups } from './pty-host-test-support.js'
+import { helloReply, useCleanups } from './pty-host-test-support.js'
 
 const cleanups = useCleanups()
 
@@ -43,19 +41,7 @@ function appOn(socketPath?: string): PtyHostProvider {
 
 /** What the host on `socketPath` answers an app of protocol version 1. */
 async function refusalOfVersionOne(socketPath: string): Promise<string> {
-  const secret = readFileSync(`${socketPath}.secret`, 'utf8').trim()
-  const reply = await new Promise<Record<string, unknown>>((resolve, reject) => {
-    const socket = createConnection(socketPath, () => socket.write(encodeFrame({ v: 1, type: 'hello', secret })))
-    const decoder = new FrameDecoder()
-    socket.on('error', reject)
-    socket.on('data', (chunk: Buffer) => {
-      const [first] = decoder.push(chunk) as Record<string, unknown>[]
-      if (first !== undefined) {
-        socket.destroy()
-        resolve(first)
-      }
-    })
-  })
+  const reply = await helloReply(socketPath, 1)
   expect(reply).toMatchObject({ type: 'refused', code: 'protocol_mismatch' })
   return String(reply.message)
 }

@@ -2,13 +2,12 @@
  * An app upgraded while its pty host runs on: the host it meets (or the app that meets it) is of
  * another ptykit version. What the user gets must say both versions and what to do.
  */
-import { existsSync, readFileSync } from 'node:fs'
-import { createConnection } from 'node:net'
+import { existsSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { PTY_HOST_PROTOCOL_VERSION } from 'ptykit/pty-host'
-import { encodeFrame, FrameDecoder } from '../../src/pty-host/frame-codec.js'
-import { fakeHostClosedAfter, inProcessHost, providerOn, useCleanups } from './pty-host-test-support.js'
+import { encodeFrame } from '../../src/pty-host/frame-codec.js'
+import { fakeHostClosedAfter, helloReply, inProcessHost, providerOn, useCleanups } from './pty-host-test-support.js'
 
 const cleanups = useCleanups()
 
@@ -65,19 +64,7 @@ describe('a host of another protocol version', () => {
 
   it("this host refuses an app of another version with the same advice, naming its own socket", async () => {
     const { socketPath } = await inProcessHost(cleanups)
-    const secret = readFileSync(`${socketPath}.secret`, 'utf8').trim()
-    const reply = await new Promise<Record<string, unknown>>((resolve, reject) => {
-      const socket = createConnection(socketPath, () => socket.write(encodeFrame({ v: 1, type: 'hello', secret })))
-      const decoder = new FrameDecoder()
-      socket.on('error', reject)
-      socket.on('data', (chunk: Buffer) => {
-        const [first] = decoder.push(chunk) as Record<string, unknown>[]
-        if (first !== undefined) {
-          socket.destroy()
-          resolve(first)
-        }
-      })
-    })
+    const reply = await helloReply(socketPath, 1)
     expect(reply).toMatchObject({ type: 'refused', code: 'protocol_mismatch' })
     expect(String(reply.message)).toContain('the client speaks version 1, the host speaks version 2')
     expect(String(reply.message)).toContain(`stopPtyHost({ socketPath: ${JSON.stringify(socketPath)} })`)

@@ -143,6 +143,23 @@ export function providerDisposedAfter(
 }
 
 /** A raw authenticated connection that sends `request` frames and resolves with their replies. */
+/** The first message the host on `socketPath` answers a hello of protocol version `version` (with its secret). */
+export async function helloReply(socketPath: string, version: number): Promise<Record<string, unknown>> {
+  const secret = readFileSync(`${socketPath}.secret`, 'utf8').trim()
+  return await new Promise<Record<string, unknown>>((resolve, reject) => {
+    const socket = createConnection(socketPath, () => socket.write(encodeFrame({ v: version, type: 'hello', secret })))
+    const decoder = new FrameDecoder()
+    socket.on('error', reject)
+    socket.on('data', (chunk: Buffer) => {
+      const [first] = decoder.push(chunk) as Record<string, unknown>[]
+      if (first !== undefined) {
+        socket.destroy()
+        resolve(first)
+      }
+    })
+  })
+}
+
 export async function rawClient(socketPath: string): Promise<{ request(method: string, params: Record<string, unknown>): Promise<Record<string, unknown>>; readonly closed: boolean; close(): void }> {
   const socket: Socket = createConnection(socketPath)
   const decoder = new FrameDecoder()
