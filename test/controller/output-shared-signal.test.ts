@@ -5,37 +5,26 @@
  * detected. 11 abort listeners added to [AbortSignal]` (a false alarm: each was removed at its end).
  */
 import { getEventListeners } from 'node:events'
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
+import { maxListenersWarnings } from '../support/max-listeners-warnings.js'
 import { createHarness } from './controller-harness.js'
 
 const TABS = 30
 
-const warnings: Error[] = []
-const onWarning = (warning: Error): void => {
-  warnings.push(warning)
-}
-
-afterEach(() => {
-  process.off('warning', onWarning)
-  warnings.length = 0
-})
-
-/** Let `process.emitWarning`'s `nextTick` run. */
-const warningsDelivered = (): Promise<void> => new Promise((resolve) => setImmediate(resolve))
+const maxListeners = maxListenersWarnings()
 
 describe('output() iterators of many terminals over one signal', () => {
   // docs/controller.md: "`break`, `return()`, or an aborted `signal` ends one iterator", and an
   // iterator "lets go of its `signal` at the exit ... leaves no abort listener on a long-lived signal".
   it('share one abort listener: no MaxListenersExceededWarning, every one still ends at the abort', async () => {
-    process.on('warning', onWarning)
+    maxListeners.watch()
     const h = createHarness()
     const window = new AbortController()
     const terminals = await Promise.all(Array.from({ length: TABS }, () => h.controller.spawnTerminal({})))
     const outputs = terminals.map((terminal) => terminal.output({ signal: window.signal }))
     const waiting = outputs.map((output) => output.next())
     expect(getEventListeners(window.signal, 'abort')).toHaveLength(1)
-    await warningsDelivered()
-    expect(warnings.filter((warning) => warning.name === 'MaxListenersExceededWarning')).toEqual([])
+    expect(await maxListeners.seen()).toEqual([])
 
     // One tab closes its loop: the others still wait on the signal.
     await outputs[0]?.return?.()

@@ -8,24 +8,15 @@
  * signal (output-shared-signal.test.ts); every other wait on a caller's signal now does too.
  */
 import { getEventListeners } from 'node:events'
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
+import { maxListenersWarnings } from '../support/max-listeners-warnings.js'
 import type { PtyProvider } from '../../src/contracts/index.js'
 import { createPtyController } from '../../src/controller/index.js'
 import { createFakePtyProvider } from '../../src/testing/index.js'
 
 const CALLS = 30
 
-const warnings: Error[] = []
-const onWarning = (warning: Error): void => {
-  warnings.push(warning)
-}
-afterEach(() => {
-  process.off('warning', onWarning)
-  warnings.length = 0
-})
-
-/** Let `process.emitWarning`'s `nextTick` run. */
-const warningsDelivered = (): Promise<void> => new Promise((resolve) => setImmediate(resolve))
+const maxListeners = maxListenersWarnings()
 
 /** A fake whose attach-only spawns and listings answer only at `answer()` (so the calls stay in flight until then). */
 function slowProvider() {
@@ -46,7 +37,7 @@ function slowProvider() {
 
 describe('calls in flight on one shared signal', () => {
   it('hold one abort listener between them, and each still ends at the abort', async () => {
-    process.on('warning', onWarning)
+    maxListeners.watch()
     const { fake, provider, answer } = slowProvider()
     const controller = createPtyController({ provider })
     const app = new AbortController()
@@ -70,8 +61,7 @@ describe('calls in flight on one shared signal', () => {
     await new Promise((resolve) => setTimeout(resolve, 10))
 
     expect(listeners()).toBe(1)
-    await warningsDelivered()
-    expect(warnings.filter((warning) => warning.name === 'MaxListenersExceededWarning')).toEqual([])
+    expect(await maxListeners.seen()).toEqual([])
 
     app.abort()
     expect(await Promise.all(stops)).toEqual(stops.map(() => false))
