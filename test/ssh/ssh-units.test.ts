@@ -503,6 +503,31 @@ describe('a stop whose connection the provider closed itself', () => {
   })
 })
 
+/**
+ * What `spawnSshPty` runs on, over a fake `keeper`: a session table whose data and exits are
+ * written down in `heard`, and the launches given up in `abandoned`.
+ */
+function spawnContextOver(keeper: unknown, launchTimeoutMs: number) {
+  const table = new SshSessionTable()
+  const heard: string[] = []
+  table.dataListeners.add((event) => heard.push(`data ${event.data}`))
+  table.exitListeners.add((event) => heard.push(`exit ${event.id}`))
+  const abandoned = new Set<string>()
+  const context = {
+    hostId: 'ssh:test',
+    table,
+    keeper: keeper as SshConnectionKeeper,
+    abandonedLaunches: { add: (added: string) => void abandoned.add(added), remove: (removed: string) => void abandoned.delete(removed) },
+    terminalName: 'xterm',
+    launchTimeoutMs,
+    timings: { hangupGraceMs: 100, terminateGraceMs: 100, shutdownDeadlineMs: 1_000 },
+    assertNotDisposed: () => undefined,
+    disposal: () => null,
+    holdConnection: <T>(work: () => Promise<T>) => work(),
+  }
+  return { context, table, heard, abandoned }
+}
+
 describe('a launch whose start was not seen within launchTimeoutMs', () => {
   /**
    * A spawn on a fake channel that never shows the launch marker in time; `answerKill` says
@@ -539,23 +564,7 @@ describe('a launch whose start was not seen within launchTimeoutMs', () => {
         return { connection, opened: { channel, exitStatus: () => reported } }
       },
     }
-    const table = new SshSessionTable()
-    const heard: string[] = []
-    table.dataListeners.add((event) => heard.push(`data ${event.data}`))
-    table.exitListeners.add((event) => heard.push(`exit ${event.id}`))
-    const abandoned = new Set<string>()
-    const context = {
-      hostId: 'ssh:test',
-      table,
-      keeper: keeper as unknown as SshConnectionKeeper,
-      abandonedLaunches: { add: (added: string) => void abandoned.add(added), remove: (removed: string) => void abandoned.delete(removed) },
-      terminalName: 'xterm',
-      launchTimeoutMs: 1_000,
-      timings: { hangupGraceMs: 100, terminateGraceMs: 100, shutdownDeadlineMs: 1_000 },
-      assertNotDisposed: () => undefined,
-      disposal: () => null,
-      holdConnection: <T>(work: () => Promise<T>) => work(),
-    }
+    const { context, table, heard, abandoned } = spawnContextOver(keeper, 1_000)
     const failure = await spawnSshPty(context, { file: '/bin/sh' }).catch((error: unknown) => error)
     return { failure, requests, heard, table, abandoned: [...abandoned], nonce }
   }
@@ -626,23 +635,7 @@ describe('a spawn whose channel open is unanswered at launchTimeoutMs', () => {
           }
         }).finally(() => setImmediate(openSettled)),
     }
-    const table = new SshSessionTable()
-    const heard: string[] = []
-    table.dataListeners.add((event) => heard.push(`data ${event.data}`))
-    table.exitListeners.add((event) => heard.push(`exit ${event.id}`))
-    const abandoned = new Set<string>()
-    const context = {
-      hostId: 'ssh:test',
-      table,
-      keeper: keeper as unknown as SshConnectionKeeper,
-      abandonedLaunches: { add: (added: string) => void abandoned.add(added), remove: (removed: string) => void abandoned.delete(removed) },
-      terminalName: 'xterm',
-      launchTimeoutMs: 300,
-      timings: { hangupGraceMs: 100, terminateGraceMs: 100, shutdownDeadlineMs: 1_000 },
-      assertNotDisposed: () => undefined,
-      disposal: () => null,
-      holdConnection: <T>(work: () => Promise<T>) => work(),
-    }
+    const { context, table, heard, abandoned } = spawnContextOver(keeper, 300)
     return { context, requests, heard, table, abandoned, answer: () => answer(), settled }
   }
 
