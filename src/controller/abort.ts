@@ -85,3 +85,18 @@ export function onAbortShared(signal: AbortSignal, callback: () => void): () => 
     signal.removeEventListener('abort', listener)
   }
 }
+
+/**
+ * Resolves `'aborted'` once `signal` aborts (at once if it already has); never without a signal.
+ * `cancel` releases the wait's hold on the signal (one abort listener shared by every wait on it:
+ * {@link onAbortShared}).
+ */
+export function abortOf(signal: AbortSignal | undefined): { promise: Promise<'aborted'>; cancel: () => void } {
+  if (signal === undefined) return { promise: new Promise(() => {}), cancel: () => {} }
+  if (signal.aborted) return { promise: Promise.resolve('aborted'), cancel: () => {} }
+  let stopWaiting!: () => void
+  const promise = new Promise<'aborted'>((resolve) => {
+    stopWaiting = onAbortShared(signal, () => resolve('aborted'))
+  })
+  return { promise, cancel: stopWaiting }
+}

@@ -3,7 +3,7 @@ import { describeValue } from '../contracts/describe-value.js'
 import { callProvider } from '../contracts/call-provider.js'
 import { malformedListing } from '../contracts/listing-rows.js'
 import { askedDeadline } from '../contracts/deadline.js'
-import { assertAbortSignal, onAbortShared } from './abort.js'
+import { abortOf, assertAbortSignal } from './abort.js'
 import {
   remainingWaitMs,
   resolveWaitDeadline,
@@ -87,10 +87,7 @@ export async function listOneHost(
   if (budget.signal?.aborted === true) return { kind: 'aborted' }
   const deadline = timers.after(budget.waitMs)
   // One abort listener per signal, however many listings wait on it (see onAbortShared).
-  let stopWaiting: (() => void) | undefined
-  const aborted = new Promise<'aborted'>((resolve) => {
-    if (budget.signal !== undefined) stopWaiting = onAbortShared(budget.signal, () => resolve('aborted'))
-  })
+  const aborted = abortOf(budget.signal)
   try {
     let pending: Promise<PtyProcessInfo[]> = callProvider(() => provider.listProcesses({ deadlineMs: askedDeadline(budget.deadlineAt) }))
     if (budget.includeForegroundProcessEvidence) {
@@ -103,7 +100,7 @@ export async function listOneHost(
         (error: unknown) => ({ error }),
       ),
       deadline.promise.then(() => 'deadline' as const),
-      aborted,
+      aborted.promise,
     ])
     if (answer === 'aborted') return { kind: 'aborted' }
     if (answer === 'deadline') {
@@ -117,6 +114,6 @@ export async function listOneHost(
     return { kind: 'rows', rows: answer.rows.map((row) => ({ ...row, hostId })) }
   } finally {
     deadline.cancel()
-    stopWaiting?.()
+    aborted.cancel()
   }
 }

@@ -1,5 +1,5 @@
 import { clampTimerDelay } from '../contracts/index.js'
-import { onAbortShared } from './abort.js'
+import { abortOf } from './abort.js'
 import type { PtyClock } from './clock.js'
 import type { ControllerCore } from './controller-core.js'
 import type { ControllerTimers } from './controller-timers.js'
@@ -39,21 +39,6 @@ export function deadlineOf(timers: ControllerTimers, clock: PtyClock, deadlineAt
       current?.cancel()
     },
   }
-}
-
-/**
- * Resolves `'aborted'` once `signal` aborts (at once if it already has); never without a signal.
- * `cancel` releases the wait's hold on the signal (one abort listener shared by every wait on it:
- * {@link onAbortShared}).
- */
-export function abortOf(signal: AbortSignal | undefined): PendingOutcome<'aborted'> {
-  if (signal === undefined) return { promise: new Promise(() => {}), cancel: () => {} }
-  if (signal.aborted) return { promise: Promise.resolve('aborted'), cancel: () => {} }
-  let stopWaiting!: () => void
-  const promise = new Promise<'aborted'>((resolve) => {
-    stopWaiting = onAbortShared(signal, () => resolve('aborted'))
-  })
-  return { promise, cancel: stopWaiting }
 }
 
 /**
