@@ -8,9 +8,8 @@ import type { PtyExitEvent } from 'ptykit/contracts'
 import { isPtySpawnError, type PtySpawnError } from 'ptykit/spawn'
 import { createSshProvider, isSshOptionError, isSshProviderError, sshKeyFingerprint, type SshProvider, type SshProviderError } from 'ptykit/ssh'
 import { waitFor } from '../node-pty/pty-test-support.js'
-import type { Ssh2Channel, Ssh2Client, Ssh2PtyRequest } from '../../src/ssh/ssh2-module.js'
 import { SSH_TEST_KEY_PASSPHRASE, startSshd } from './sshd-fixture.js'
-import { isAlive, sshOptions, useSshd } from './ssh-test-support.js'
+import { isAlive, ssh2HoldingLaunchOutput, sshOptions, useSshd } from './ssh-test-support.js'
 
 // What must NOT connect, what must not leak, and what a dropped link does to live PTYs.
 const sshd = useSshd()
@@ -31,39 +30,15 @@ function track(provider: SshProvider): SshProvider {
  * longer arms: its timeout counts from the call.)
  */
 function markerAfterKillRequest(): { loadSsh2: () => Promise<unknown> } {
-  const loadSsh2 = async (): Promise<unknown> => {
-    const ssh2 = (await import('ssh2')) as unknown as { Client: new () => Ssh2Client }
-    let armed = true
-    class LateMarkerClient extends ssh2.Client {
-      override exec(command: string, options: { pty?: Ssh2PtyRequest | false }, callback: (error: Error | undefined, channel: Ssh2Channel) => void): boolean {
-        if (!armed || options.pty === undefined || options.pty === false) return super.exec(command, options, callback)
-        armed = false
-        return super.exec(command, options, (error, channel) => {
-          if (error !== undefined && error !== null) return callback(error, channel)
-          const held: (() => void)[] = []
-          let holding = true
-          const signal = channel.signal.bind(channel)
-          channel.signal = (name: string) => {
-            signal(name)
-            // After the turn: the spawn has given the launch up before its marker comes.
-            setImmediate(() => {
-              holding = false
-              for (const deliver of held.splice(0)) deliver()
-            })
-          }
-          const on = channel.on.bind(channel) as (event: string, listener: (...args: never[]) => void) => Ssh2Channel
-          ;(channel as { on: typeof on }).on = (event, listener) => {
-            if (event !== 'data') return on(event, listener)
-            const reader = listener as (chunk: Buffer) => void
-            return on('data', (chunk: Buffer) => (holding ? held.push(() => reader(chunk)) : reader(chunk)))
-          }
-          callback(error, channel)
-        })
-      }
-    }
-    return { Client: LateMarkerClient }
+  return {
+    loadSsh2: ssh2HoldingLaunchOutput({
+      onSignal: (name, send, release) => {
+        send(name)
+        // After the turn: the spawn has given the launch up before its marker comes.
+        setImmediate(release)
+      },
+    }),
   }
-  return { loadSsh2 }
 }
 
 /** How many processes on this machine (the loopback server's) run `commandLine`. */

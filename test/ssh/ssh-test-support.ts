@@ -2,6 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs'
 import { afterAll, beforeAll, expect } from 'vitest'
 import { createPtyController, type PtyController } from 'ptykit/controller'
 import { createSshProvider, type SshProvider, type SshProviderOptions } from 'ptykit/ssh'
+import type { Ssh2Channel, Ssh2Client, Ssh2PtyRequest } from '../../src/ssh/ssh2-module.js'
 import { isDead, waitFor } from '../node-pty/pty-test-support.js'
 import { startSshLinkProxy, type SshLinkProxy } from './ssh-link-proxy.js'
 import { SSH_TEST_USER, startSshd, type SshdFixture } from './sshd-fixture.js'
@@ -143,4 +144,47 @@ export async function spawnWithLinkLost(
   await waitFor(() => (ran() && proxy.holding ? true : undefined), `the program ran on the server, and ${serverChunksToPass} chunk(s) of its replies passed`, 10_000)
   proxy.dropAll()
   return spawning
+}
+
+/**
+ * The real `ssh2` (a provider's `loadSsh2`), with one hook on the first PTY channel: its output —
+ * the launch marker first — is held from the provider until `release` is called, which
+ * `onSignal` decides on each `signal` request the provider sends on that channel (`send` passes
+ * the request on; a request not passed on is dropped, as OpenSSH drops them for a root login);
+ * `opened` runs as the channel is handed over. Held output is delivered in order, once.
+ */
+export function ssh2HoldingLaunchOutput(hooks: {
+  onSignal: (name: string, send: (name: string) => void, release: () => void) => void
+  opened?: () => void
+}): () => Promise<unknown> {
+  return async () => {
+    const ssh2 = (await import('ssh2')) as unknown as { Client: new () => Ssh2Client }
+    let armed = true
+    class HoldingClient extends ssh2.Client {
+      override exec(command: string, options: { pty?: Ssh2PtyRequest | false }, callback: (error: Error | undefined, channel: Ssh2Channel) => void): boolean {
+        if (!armed || options.pty === undefined || options.pty === false) return super.exec(command, options, callback)
+        armed = false
+        return super.exec(command, options, (error, channel) => {
+          if (error !== undefined && error !== null) return callback(error, channel)
+          const held: (() => void)[] = []
+          let holding = true
+          const release = (): void => {
+            holding = false
+            for (const deliver of held.splice(0)) deliver()
+          }
+          const send = channel.signal.bind(channel)
+          ;(channel as { signal(name: string): void }).signal = (name) => hooks.onSignal(name, send, release)
+          const on = channel.on.bind(channel) as (event: string, listener: (...args: never[]) => void) => Ssh2Channel
+          ;(channel as { on: typeof on }).on = (event, listener) => {
+            if (event !== 'data') return on(event, listener)
+            const reader = listener as (chunk: Buffer) => void
+            return on('data', (chunk: Buffer) => (holding ? held.push(() => reader(chunk)) : reader(chunk)))
+          }
+          hooks.opened?.()
+          callback(error, channel)
+        })
+      }
+    }
+    return { Client: HoldingClient }
+  }
 }

@@ -12,7 +12,7 @@ import { SSH_SIGNAL_REQUEST_VERIFY_MS } from '../../src/ssh/ssh-stop.js'
 import type { Ssh2Channel, Ssh2Client, Ssh2PtyRequest } from '../../src/ssh/ssh2-module.js'
 import { killIfStill, processIdentity, waitFor, type ProcessIdentity } from '../node-pty/pty-test-support.js'
 import { startSshd } from './sshd-fixture.js'
-import { isAlive, sshOptions, useSshd } from './ssh-test-support.js'
+import { isAlive, ssh2HoldingLaunchOutput, sshOptions, useSshd } from './ssh-test-support.js'
 
 const sshd = useSshd()
 
@@ -205,36 +205,16 @@ describe('SSH: dispose while a spawn is in flight', () => {
  * the marker named the pid, can stop the program.
  */
 function loadSsh2WithLateMarker(dispose: () => void, markerDelayMs: number): () => Promise<unknown> {
-  return async () => {
-    const ssh2 = (await import('ssh2')) as unknown as { Client: new () => Ssh2Client }
-    let armed = true
-    class LateMarkerClient extends ssh2.Client {
-      override exec(command: string, options: { pty?: Ssh2PtyRequest | false }, callback: (error: Error | undefined, channel: Ssh2Channel) => void): boolean {
-        if (!armed || options.pty === undefined || options.pty === false) return super.exec(command, options, callback)
-        armed = false
-        return super.exec(command, options, (error, channel) => {
-          if (error !== undefined && error !== null) return callback(error, channel)
-          const held: Array<() => void> = []
-          let release: (() => void) | null = () => {
-            release = null
-            for (const deliver of held.splice(0)) deliver()
-          }
-          ;(channel as { signal(name: string): void }).signal = (name) => {
-            if (name === 'KILL' && release !== null) setTimeout(release, markerDelayMs)
-          }
-          const on = channel.on.bind(channel) as (event: string, listener: (...args: never[]) => void) => Ssh2Channel
-          ;(channel as { on: typeof on }).on = (event, listener) => {
-            if (event !== 'data') return on(event, listener)
-            const reader = listener as (chunk: Buffer) => void
-            return on('data', (chunk: Buffer) => (release === null ? reader(chunk) : held.push(() => reader(chunk))))
-          }
-          dispose()
-          callback(error, channel)
-        })
-      }
-    }
-    return { Client: LateMarkerClient }
-  }
+  let releasing = false
+  return ssh2HoldingLaunchOutput({
+    opened: dispose,
+    // Not sent: dropped, as OpenSSH drops signal requests for root.
+    onSignal: (name, _send, release) => {
+      if (name !== 'KILL' || releasing) return
+      releasing = true
+      setTimeout(release, markerDelayMs)
+    },
+  })
 }
 
 describe('SSH: dispose stops a spawn whose launch marker comes late', () => {
