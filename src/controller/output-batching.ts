@@ -34,12 +34,19 @@ type Window = {
 export class OutputBatcher {
   readonly #windowMs: number
   readonly #timers: ControllerTimers
+  readonly #publishNow: PublishOutput
   readonly #publish: PublishOutput
   readonly #windows = new Map<PtyRecord, Window>()
 
-  constructor(windowMs: number, timers: ControllerTimers, publish: PublishOutput) {
+  /**
+   * `publishNow` publishes a window's first chunk, from inside the delivery of the provider's
+   * output; `publish` a coalesced window, from a timer, a flush or dispose (it makes its own
+   * delivery of the PTY's events).
+   */
+  constructor(windowMs: number, timers: ControllerTimers, publishNow: PublishOutput, publish: PublishOutput) {
     this.#windowMs = windowMs
     this.#timers = timers
+    this.#publishNow = publishNow
     this.#publish = publish
   }
 
@@ -47,8 +54,17 @@ export class OutputBatcher {
   push(record: PtyRecord, chunk: OutputChunk, seq: number): void {
     const window = this.#windows.get(record)
     if (window === undefined) {
-      this.#windows.set(record, { pending: [], seq, timer: this.#arm(record) })
-      this.#publish(record, chunk, seq)
+      const opened: Window = { pending: [], seq, timer: undefined }
+      this.#windows.set(record, opened)
+      try {
+        this.#publishNow(record, chunk, seq)
+      } finally {
+        // Armed after the leading edge is published: after a quiet spell the window's timer is
+        // the first of its duration (Node makes a timer list and re-arms libuv's timer), cold
+        // work the echo need not wait for. Not when a listener closed the window meanwhile (an
+        // exit it caused flushed it); a chunk a listener caused meanwhile waits in this window.
+        if (this.#windows.get(record) === opened) opened.timer = this.#arm(record)
+      }
       return
     }
     // A provider reports a PTY's output in one kind; should it switch, keep the kinds apart.

@@ -18,7 +18,15 @@ export class OutputDelivery {
   constructor(core: ControllerCore) {
     this.#core = core
     const windowMs = core.options.dataBatchMs
-    this.#batcher = windowMs > 0 ? new OutputBatcher(windowMs, core.timers, (record, chunk, seq) => this.#publishWindow(record, chunk, seq)) : null
+    this.#batcher =
+      windowMs > 0
+        ? new OutputBatcher(
+            windowMs,
+            core.timers,
+            (record, chunk, seq) => this.#publish(record, chunk, seq),
+            (record, chunk, seq) => this.#publishWindow(record, chunk, seq),
+          )
+        : null
   }
 
   /** Count a chunk of a live record's output and publish it (or batch it). Runs per output chunk. */

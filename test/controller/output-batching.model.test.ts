@@ -118,6 +118,51 @@ describe('dataBatchMs (model)', () => {
     )
   })
 
+  it("publishes a window's first chunk before it arms the window's timer (the echo does not wait for it)", async () => {
+    const h = createHarness({ controller: { dataBatchMs: WINDOW_MS } })
+    const { id } = await h.controller.spawn({})
+    const timersSeenByListener: number[] = []
+    h.controller.on('data', () => timersSeenByListener.push(h.clock.pendingTimerCount()))
+    const before = h.clock.pendingTimerCount()
+    h.provider.emitData(id, 'prompt$ ')
+    // The listener ran with no window timer yet; the window is armed right after it.
+    expect(timersSeenByListener).toEqual([before])
+    expect(h.clock.pendingTimerCount()).toBe(before + 1)
+    // The window works as before: a chunk inside it waits for its end, then the window closes.
+    h.provider.emitData(id, 'held')
+    expect(h.data().map((event) => event.data)).toEqual(['prompt$ '])
+    h.clock.advance(WINDOW_MS)
+    expect(h.data().map((event) => event.data)).toEqual(['prompt$ ', 'held'])
+    h.clock.advance(WINDOW_MS)
+    expect(h.clock.pendingTimerCount()).toBe(before)
+    await h.run(h.controller.dispose())
+  })
+
+  it("keeps a listener's re-entry during a window's first chunk in order: its output waits in the window, its exit closes it", async () => {
+    const h = createHarness({ controller: { dataBatchMs: WINDOW_MS } })
+    const { id } = await h.controller.spawn({})
+    const before = h.clock.pendingTimerCount()
+    let reentered = false
+    h.controller.on('data', (event) => {
+      if (reentered) return
+      reentered = true
+      // Output the provider hands over while the first chunk is being delivered, then its exit.
+      h.provider.emitData(id, ' caused')
+      h.provider.emitExit(id, { exitCode: 0 })
+      expect(event.data).toBe('first')
+    })
+    h.provider.emitData(id, 'first')
+    await h.settle()
+    expect(h.data().map((event) => event.data)).toEqual(['first', ' caused'])
+    const types = h.events.map((entry) => entry.type)
+    expect(types.lastIndexOf('data')).toBeLessThan(types.indexOf('exit'))
+    // The exit flushed and closed the window: no batching timer is left behind.
+    expect(h.clock.pendingTimerCount()).toBeLessThanOrEqual(before)
+    h.clock.advance(10 * WINDOW_MS)
+    expect(h.data().map((event) => event.data)).toEqual(['first', ' caused'])
+    await h.run(h.controller.dispose())
+  })
+
   it('is off by default: every provider chunk is its own event, at once', async () => {
     const h = createHarness()
     const { id } = await h.controller.spawn({})
