@@ -18,6 +18,7 @@ const EXPECTED_IDS = [
   'concurrent-spawns-faults',
   'write-echo',
   'write-echo-batched',
+  'write-echo-batched-vs-raw',
   'byte-path',
   'byte-path-vs-node-pty',
   'byte-path-vs-node-pty-bytes',
