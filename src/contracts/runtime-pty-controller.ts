@@ -132,13 +132,16 @@ export type RuntimePtyController = {
    * `operator_close`), then dispatches `provider.shutdown(id, { expectedIncarnationId })`. Returns
    * whether a stop is committed: `false` for unknown and exited ids — an id this controller does
    * not track (a PTY that outlived an earlier run of the app) is not looked for: `attach` it first,
-   * or call `stopAndWait`, which asks the hosts. An id whose `spawn` (`sessionId`) is still in
-   * flight through the controller (and which has no live PTY) answers `true`: the stop is marked
-   * for that spawn, and the process it publishes is stopped the moment it lands (after its `spawn`
-   * event, the same stop, fenced by the incarnation it published; its exit is `operator_close`
-   * unless it died first). A spawn that fails, or a `claim` or `slot` spawn that adopts an owner under
-   * another id, leaves nothing to stop; a spawn of the id started
-   * after the `kill` is not stopped by it; an `attach` in flight is not marked (`false`).
+   * or call `stopAndWait`, which asks the hosts. An id whose `spawn` (`sessionId`) or `attach`
+   * through the controller has begun and not settled — in flight, or a spawn still queued behind
+   * its slot's turn or behind the stop of the id's previous PTY (a restart) — answers `true`: the
+   * stop is marked for each such spawn and attach (beside the stop of a live PTY under the id, if
+   * any), and the process each publishes under the id is stopped the moment it lands (after its
+   * `spawn` event, the same stop, fenced by the incarnation it published; its exit is
+   * `operator_close` unless it died first). The spawn's promise still resolves with its reply (and
+   * `attach` with `true`): what ran is reported, then stopped. A spawn that fails, or a `claim` or
+   * `slot` spawn that adopts an owner under another id, leaves nothing to stop; a spawn or attach
+   * of the id begun after the `kill` is not stopped by it.
    * A PTY whose earlier stop went unconfirmed can be killed again (ownership is kept so a retry
    * can reach it).
    *
@@ -167,9 +170,12 @@ export type RuntimePtyController = {
    * when the controller runs on an injected clock), `timeoutMs` a duration (at most one; default
    * `stop.defaultDeadlineMs`). An id the controller does not track is asked of
    * the hosts: each host that holds it is stopped, and the answer is `true` only when every such
-   * stop was verified and every other host proved it absent. An id whose `spawn` (`sessionId`) or
-   * `attach` is in flight through the controller is waited for (within the deadline), then
-   * stopped. Verified without a provider exit ⇒ the controller publishes the exit itself (code 0,
+   * stop was verified and every other host proved it absent. The spawns (`sessionId`) and attaches
+   * of the id begun before the call and not settled yet (in flight, or a spawn queued behind its
+   * slot's turn or a restart's wait) are waited for (within the deadline) and what each publishes
+   * under the id is stopped as soon as it lands — `true` only when those stops were verified too;
+   * one still coming at the deadline is `false`, and is not stopped (a `kill` marks it). A spawn
+   * begun after the call is neither waited for nor stopped. Verified without a provider exit ⇒ the controller publishes the exit itself (code 0,
    * `operator_close`).
    *
    * @throws TypeError when an option is malformed (naming it).

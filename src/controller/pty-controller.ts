@@ -118,7 +118,11 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
       // Why: one slot's spawns (and claimSlotCreate claims) take turns, so two never create its PTY at once.
       // (Options that are not an object go on to the pipeline, which refuses them naming the value.)
       // (A malformed slot too: the pipeline refuses it as `invalid_spawn_options`, naming it.)
-      if (typeof options === 'object' && options !== null && isWellFormedSlot(options.slot)) return this.#m.slotGate.run(options.slot, options.slotCreateClaim, () => this.#m.spawns.spawn(options, published))
+      // The turn is taken inside `spawns.spawn`: a spawn queued behind it is already coming (a `kill` marks it).
+      if (typeof options === 'object' && options !== null && isWellFormedSlot(options.slot)) {
+        const { slot, slotCreateClaim } = options
+        return this.#m.spawns.spawn(options, published, (work) => this.#m.slotGate.run(slot, slotCreateClaim, work))
+      }
       return this.#m.spawns.spawn(options, published)
     })
   }
@@ -190,8 +194,15 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
       write: (ptyId, data, inputKind) => controller.write(ptyId, data, inputKind),
       writeWithSettlement: (ptyId, data, inputKind) => controller.writeWithSettlement(ptyId, data, inputKind),
       resize: (ptyId, cols, rows) => controller.resize(ptyId, cols, rows),
-      kill: (ptyId) => controller.kill(ptyId),
-      stopAndWait: (ptyId, options) => controller.stopAndWait(ptyId, options),
+      // A handle is one incarnation's: its stop is its PTY's alone, never a spawn of the id still
+      // coming (a restart queued behind this very stop).
+      kill: (ptyId) => {
+        const record = this.#tracked(ptyId)
+        if (record === undefined || record.state === 'exited') return false
+        this.#m.stopping.kill(record)
+        return true
+      },
+      stopAndWait: (ptyId, options) => this.#stopAndWait(ptyId, options, false),
       acknowledgeData: (ptyId, chars) => controller.acknowledgeData(ptyId, chars),
       acknowledgeIteratedData: (ptyId, chars, dropped) => {
         const record = this.#tracked(ptyId)
@@ -285,20 +296,30 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
 
   kill(ptyId: string): boolean {
     assertPtyId(ptyId)
+    if (this.disposed) return false
+    // Why first, and whether or not a PTY is live under the id: a kill while the id's spawn (or
+    // attach) is still coming — in flight, or queued behind its slot's turn or the stop of the id's
+    // previous PTY — answered `false` (or `true` for that previous PTY alone), and the process the
+    // spawn then started ran on, leaked (a job's timeout in a burst of spawns, a tab closed as its
+    // terminal starts).
+    const marked = this.#m.spawns.stopWhenLanded(ptyId)
     const record = this.#tracked(ptyId)
     if (record !== undefined && record.state !== 'exited') {
       this.#m.stopping.kill(record)
       return true
     }
-    // Why: a kill while the id's spawn is still starting (a job's timeout in a burst of spawns, a
-    // tab closed as its terminal starts) answered `false` and the process then ran on, leaked.
-    return !this.disposed && this.#m.spawns.stopWhenLanded(ptyId)
+    return marked
   }
 
-  async stopAndWait(ptyId: string, options?: PtyStopAndWaitOptions): Promise<boolean> {
+  stopAndWait(ptyId: string, options?: PtyStopAndWaitOptions): Promise<boolean> {
+    return this.#stopAndWait(ptyId, options, true)
+  }
+
+  /** `stopAndWait`; `withComing: false` stops the id's tracked PTY alone (a terminal handle's `stop`). */
+  async #stopAndWait(ptyId: string, options: PtyStopAndWaitOptions | undefined, withComing: boolean): Promise<boolean> {
     assertPtyId(ptyId)
     const request = resolveStopAndWaitRequest(options, this.#m.core.options.stop.defaultDeadlineMs, this.#m.core.clock.now())
-    return !this.disposed && this.#m.stopping.stopAndWait(ptyId, request)
+    return !this.disposed && this.#m.stopping.stopAndWait(ptyId, request, withComing)
   }
 
   retireRejectedPty(ptyId: string, stopConfirmed: boolean, incarnationId: PtyIncarnationId | undefined): void {

@@ -2,6 +2,24 @@ import type { ExecutionHostId } from '../contracts/index.js'
 import { EXITED_PTY_RECORDS_KEPT, type PtyRecord } from './pty-record.js'
 
 /**
+ * A spawn (`sessionId`) or attach of an id this controller is bringing up (see
+ * {@link PtyRecordTable.expectComing}).
+ */
+export type ComingPty = {
+  readonly ptyId: string
+  /** The host it is in flight to; `undefined` while it is queued (behind its slot's turn, or a stop of the id). */
+  hostId: ExecutionHostId | undefined
+  /** Whether a `kill` of the id asked, since it began, for the PTY it publishes under the id to be stopped when it lands. */
+  stopRequested: boolean
+  /**
+   * Told, the moment it publishes a record under the id, before anything else runs: the
+   * `stopAndWait` calls waiting for it (each stops that record at once, so a spawn queued behind
+   * it finds it stopping, not live). Created on first use.
+   */
+  onPublished: Set<(record: PtyRecord) => void> | undefined
+}
+
+/**
  * The controller's records, one per PTY id (the latest incarnation), with a bounded memory of
  * exited ones: the last `EXITED_PTY_RECORDS_KEPT` exited records stay (so a write to one is
  * refused `pty_exited`, not `pty_not_found`), older ones are forgotten.
@@ -10,65 +28,94 @@ export class PtyRecordTable {
   readonly #records = new Map<string, PtyRecord>()
   /** Exited records still in `#records`, oldest first; bounded by `EXITED_PTY_RECORDS_KEPT`. */
   readonly #exited = new Set<PtyRecord>()
-  /** Per id a spawn (`sessionId`) or an attach of this controller is bringing up: the hosts it goes to, and how many to each. */
-  readonly #coming = new Map<string, Map<ExecutionHostId, number>>()
-  /** Per id, who waits for its spawns and attaches in flight to be over ({@link PtyRecordTable.whenNotComing}). */
+  /** Per id, the spawns (`sessionId`) and attaches of it this controller is bringing up, queued or in flight. */
+  readonly #coming = new Map<string, Set<ComingPty>>()
+  /** Per id, who waits for some of its spawns and attaches to be over ({@link PtyRecordTable.whenLanded}): woken by each release of the id. */
   readonly #comingWaiters = new Map<string, Set<() => void>>()
 
   /**
-   * A spawn or attach of `ptyId` on `hostId` is in flight: until the returned release is called,
-   * {@link PtyRecordTable.isComing} says so — an ended record under the id may be replaced any
-   * moment, so "absent" is no longer proven (`hasPty` and liveness answer `null`, not `false`) —
-   * and {@link PtyRecordTable.comingOnOtherHost} names the host to a spawn of the id elsewhere.
+   * A spawn (`sessionId`) or attach of `ptyId` begins: queued (behind its slot's turn, or a stop of
+   * the id it waits for) until {@link PtyRecordTable.goInFlight}, or in flight at once when
+   * `hostId` is given. Until {@link PtyRecordTable.release}, {@link PtyRecordTable.isComing} says
+   * so — an ended record under the id may be replaced any moment, so "absent" is no longer proven
+   * (`hasPty` and liveness answer `null`, not `false`; `stopAndWait` waits for it to land) — and a
+   * `kill` of the id marks it ({@link PtyRecordTable.requestStopOfComing}). Once in flight,
+   * {@link PtyRecordTable.comingOnOtherHost} names its host to a spawn of the id elsewhere.
    */
-  expectComing(ptyId: string, hostId: ExecutionHostId): () => void {
-    const hosts = this.#coming.get(ptyId) ?? new Map<ExecutionHostId, number>()
-    this.#coming.set(ptyId, hosts)
-    hosts.set(hostId, (hosts.get(hostId) ?? 0) + 1)
-    let released = false
-    return () => {
-      if (released) return
-      released = true
-      const left = (hosts.get(hostId) ?? 1) - 1
-      if (left > 0) hosts.set(hostId, left)
-      else hosts.delete(hostId)
-      if (hosts.size === 0 && this.#coming.get(ptyId) === hosts) {
-        this.#coming.delete(ptyId)
-        const waiters = this.#comingWaiters.get(ptyId)
-        this.#comingWaiters.delete(ptyId)
-        for (const wake of waiters ?? []) wake()
-      }
-    }
+  expectComing(ptyId: string, hostId?: ExecutionHostId): ComingPty {
+    const coming: ComingPty = { ptyId, hostId, stopRequested: false, onPublished: undefined }
+    const all = this.#coming.get(ptyId)
+    if (all === undefined) this.#coming.set(ptyId, new Set([coming]))
+    else all.add(coming)
+    return coming
+  }
+
+  /** A queued spawn of `coming.ptyId` goes to `hostId` now (see {@link PtyRecordTable.comingOnOtherHost}). */
+  goInFlight(coming: ComingPty, hostId: ExecutionHostId): void {
+    coming.hostId = hostId
+  }
+
+  /** The spawn or attach is over (published, or failed); idempotent. Wakes the id's `whenLanded` waiters. */
+  release(coming: ComingPty): void {
+    const all = this.#coming.get(coming.ptyId)
+    if (all === undefined || !all.delete(coming)) return
+    if (all.size === 0) this.#coming.delete(coming.ptyId)
+    for (const wake of [...(this.#comingWaiters.get(coming.ptyId) ?? [])]) wake()
+  }
+
+  /** The spawns and attaches of `ptyId` begun so far and not over yet (queued or in flight). */
+  comingOf(ptyId: string): readonly ComingPty[] {
+    const all = this.#coming.get(ptyId)
+    return all === undefined ? [] : [...all]
   }
 
   /**
-   * Resolves once no spawn or attach of `ptyId` is in flight (at once when none is): by then the
-   * one that was has published its record, or failed. `cancel` stops waiting.
+   * `kill(ptyId)`: every spawn and attach of the id begun so far (queued or in flight) is to stop
+   * the PTY it publishes under the id as soon as it lands; one begun later is not. Whether there was any.
    */
-  whenNotComing(ptyId: string): { promise: Promise<void>; cancel: () => void } {
-    if (!this.#coming.has(ptyId)) return { promise: Promise.resolve(), cancel: () => {} }
-    let wake!: () => void
-    const promise = new Promise<void>((resolve) => (wake = resolve))
-    const waiters = this.#comingWaiters.get(ptyId) ?? new Set<() => void>()
-    this.#comingWaiters.set(ptyId, waiters)
-    waiters.add(wake)
-    return {
-      promise,
-      cancel: () => {
-        waiters.delete(wake)
-        if (waiters.size === 0 && this.#comingWaiters.get(ptyId) === waiters) this.#comingWaiters.delete(ptyId)
-      },
-    }
+  requestStopOfComing(ptyId: string): boolean {
+    const all = this.#coming.get(ptyId)
+    if (all === undefined) return false
+    for (const coming of all) coming.stopRequested = true
+    return true
   }
 
-  /** Whether a spawn or attach of `ptyId` is in flight (see {@link PtyRecordTable.expectComing}). */
+  /**
+   * Resolves once each of `comings` (spawns and attaches of `ptyId`, from
+   * {@link PtyRecordTable.comingOf}) is over — published, or failed — at once when none is left;
+   * later ones are not waited for. `cancel` stops waiting.
+   */
+  whenLanded(ptyId: string, comings: readonly ComingPty[]): { promise: Promise<void>; cancel: () => void } {
+    const landed = (): boolean => {
+      const all = this.#coming.get(ptyId)
+      return all === undefined || comings.every((coming) => !all.has(coming))
+    }
+    if (landed()) return { promise: Promise.resolve(), cancel: () => {} }
+    let resolve!: () => void
+    const promise = new Promise<void>((done) => (resolve = done))
+    const waiters = this.#comingWaiters.get(ptyId) ?? new Set<() => void>()
+    this.#comingWaiters.set(ptyId, waiters)
+    const cancel = (): void => {
+      waiters.delete(wake)
+      if (waiters.size === 0 && this.#comingWaiters.get(ptyId) === waiters) this.#comingWaiters.delete(ptyId)
+    }
+    const wake = (): void => {
+      if (!landed()) return
+      cancel()
+      resolve()
+    }
+    waiters.add(wake)
+    return { promise, cancel }
+  }
+
+  /** Whether a spawn or attach of `ptyId` is queued or in flight (see {@link PtyRecordTable.expectComing}). */
   isComing(ptyId: string): boolean {
     return this.#coming.has(ptyId)
   }
 
-  /** A host other than `hostId` a spawn or attach of `ptyId` is in flight to, if any. */
+  /** A host other than `hostId` a spawn or attach of `ptyId` is in flight to, if any (a queued one names none yet). */
   comingOnOtherHost(ptyId: string, hostId: ExecutionHostId): ExecutionHostId | undefined {
-    for (const host of this.#coming.get(ptyId)?.keys() ?? []) if (host !== hostId) return host
+    for (const coming of this.#coming.get(ptyId) ?? []) if (coming.hostId !== undefined && coming.hostId !== hostId) return coming.hostId
     return undefined
   }
 

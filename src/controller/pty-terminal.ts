@@ -169,9 +169,9 @@ export type PtyTerminalHost = {
   writeWithSettlement(ptyId: string, data: string | Uint8Array, inputKind: TerminalInputKind): WriteSettlement | Promise<WriteSettlement>
   /** The controller's `resize`. */
   resize(ptyId: string, cols: number, rows: number): boolean
-  /** The controller's `kill`. */
+  /** The controller's `kill`, of the PTY tracked under the id alone (not a spawn of the id still coming). */
   kill(ptyId: string): boolean
-  /** The controller's `stopAndWait`. */
+  /** The controller's `stopAndWait`, of the PTY tracked under the id alone (not a spawn of the id still coming). */
   stopAndWait(ptyId: string, options?: PtyStopAndWaitOptions): Promise<boolean>
   /** The controller's `acknowledgeData`. */
   acknowledgeData(ptyId: string, chars: number): void

@@ -25,6 +25,7 @@ import type { OutputDelivery } from './output-delivery.js'
 import type { ProviderIntake } from './provider-intake.js'
 import { adoptSlotOwner } from './slot-adoption.js'
 import { createPtyRecord, waitForRecordToLeave, type PtyRecord, type PtyRecordInit } from './pty-record.js'
+import type { ComingPty } from './pty-record-table.js'
 import type { Stopping } from './stopping.js'
 
 /** Default PTY size when neither the spawn options nor the provider say (the usual VT100 size). */
@@ -42,8 +43,8 @@ const NO_RECORDS: readonly PtyRecord[] = Object.freeze([])
 /** The event buffer's first mark: every event still held (the incarnation fence picks a record's own). */
 const ALL_HELD = 0
 
-/** One spawn (`sessionId`) in flight: whether a `kill` of its id was asked meanwhile (see `SpawnPublication.stopWhenLanded`). */
-type PendingStop = { requested: boolean }
+/** Runs a spawn's work in its turn (its slot's, see `SlotCreateGate.run`). */
+export type SpawnTurn = (work: () => Promise<PtySpawnReply>) => Promise<PtySpawnReply>
 
 /**
  * Publishing a PTY: running the spawn pipeline (or an attach-only adoption), turning the
@@ -60,8 +61,6 @@ export class SpawnPublication {
   readonly #bookkeeping: Bookkeeping
   /** The pipeline's dependencies: the same for every spawn, so built once. */
   readonly #deps: PtySpawnDeps
-  /** Per session id, its spawns in flight, each with whether a `kill` asked for its stop. */
-  readonly #pendingStops = new Map<string, Set<PendingStop>>()
 
   constructor(
     core: ControllerCore,
@@ -91,117 +90,142 @@ export class SpawnPublication {
    * Run the spawn pipeline and publish its PTY; see `PtyController.spawn`. `published` (optional)
    * learns the record published — the incarnation this spawn made, even when a concurrent respawn
    * of the id replaces it before the caller resumes (`spawnTerminal` hands back its handle).
+   * `turn` (optional) runs it in its slot's turn: a spawn with a `sessionId` counts as coming from
+   * this call on, queued behind the turn, so a `kill` of the id meanwhile stops what it publishes
+   * (as for a spawn in flight) and `stopAndWait` waits for it.
    */
-  async spawn(options: PtySpawnOptions, published?: (record: PtyRecord) => void): Promise<PtySpawnReply> {
+  spawn(options: PtySpawnOptions, published?: (record: PtyRecord) => void, turn?: SpawnTurn): Promise<PtySpawnReply> {
+    const records = this.#core.records
+    if (this.#core.disposed()) return Promise.reject(new PtyControllerDisposedError('spawn', true))
+    const sessionId = sessionIdOf(options)
+    const coming = sessionId === undefined ? undefined : records.expectComing(sessionId)
+    // Why no wrapping `async`/`finally` here: the caller gets the spawn's own promise, without the
+    // turns a wrapper takes — `spawnTerminal` replays the output delivered with the publication to
+    // whoever subscribes in the turn the handle is returned. `#spawnNow` releases `coming`.
+    if (turn === undefined) return this.#spawnNow(options, published, coming)
+    const inTurn = turn(() => this.#spawnNow(options, published, coming))
+    // The turn refused before running it (a `slotCreateClaim` that is not this slot's): released here.
+    if (coming !== undefined) inTurn.catch(() => records.release(coming))
+    return inTurn
+  }
+
+  /** `spawn` in its turn; `coming` is its registration under its `sessionId` (queued until its host is known), released when it is over. */
+  async #spawnNow(options: PtySpawnOptions, published: ((record: PtyRecord) => void) | undefined, coming: ComingPty | undefined): Promise<PtySpawnReply> {
     const core = this.#core
-    if (core.disposed()) throw new PtyControllerDisposedError('spawn', true)
-    // Checks the options (before the wait reads them).
-    const state = createRuntimePtySpawnState(this.#deps, this.#withObservedCommitHook(options))
-    // Awaited only when there is something to wait for: a spawn's path takes no extra turn otherwise.
-    const stopping = this.#stoppingPtysOf(options)
-    if (stopping.length > 0) {
-      await this.#awaitStops(stopping, options.signal)
-      if (core.disposed()) throw new PtyControllerDisposedError('spawn', true)
-    }
-    // A caller's id: refused when live (or coming) on another host — taken over, the other host's
-    // process ran on untracked — and, while this spawn is in flight, its ended record no longer
-    // proves the id absent.
-    const sessionId = typeof options.sessionId === 'string' ? options.sessionId : undefined
-    const releaseComing = sessionId === undefined ? undefined : this.#claimIdOnHost(sessionId, options.hostId ?? LOCAL_EXECUTION_HOST_ID)
-    // This spawn's own: a `kill` of the id while it is in flight stops what it publishes, and
-    // nothing a later spawn of the id publishes.
-    const pendingStop = sessionId === undefined ? undefined : this.#expectPendingStop(sessionId)
-    const inFlight = this.#intake.beginInFlight()
     try {
-      const outcome = await executeRuntimePtySpawn(state)
-      const provider = core.options.providers.get(outcome.hostId)
-      const result = outcome.result
-      if (provider === undefined) {
-        throw new TypeError(`The spawn pipeline returned host ${describeValue(outcome.hostId)}, which has no provider`)
+      if (core.disposed()) throw new PtyControllerDisposedError('spawn', true)
+      // Checks the options (before the wait reads them).
+      const state = createRuntimePtySpawnState(this.#deps, this.#withObservedCommitHook(options))
+      // Awaited only when there is something to wait for: a spawn's path takes no extra turn otherwise.
+      const stopping = this.#stoppingPtysOf(options)
+      if (stopping.length > 0) {
+        await this.#awaitStops(stopping, options.signal)
+        if (core.disposed()) throw new PtyControllerDisposedError('spawn', true)
       }
-      if (core.disposed()) {
-        this.#abandonCommittedSpawn(provider, outcome, options)
-        throw new PtyControllerDisposedError('spawn', true)
+      // A caller's id: refused when live (or in flight) on another host — taken over, the other host's
+      // process ran on untracked. (Its ended record no longer proves the id absent since `spawn` began.)
+      if (coming !== undefined) this.#claimIdOnHost(coming, options.hostId ?? LOCAL_EXECUTION_HOST_ID)
+      const inFlight = this.#intake.beginInFlight()
+      try {
+        const outcome = await executeRuntimePtySpawn(state)
+        const provider = core.options.providers.get(outcome.hostId)
+        const result = outcome.result
+        if (provider === undefined) {
+          throw new TypeError(`The spawn pipeline returned host ${describeValue(outcome.hostId)}, which has no provider`)
+        }
+        if (core.disposed()) {
+          this.#abandonCommittedSpawn(provider, outcome, options)
+          throw new PtyControllerDisposedError('spawn', true)
+        }
+        if (result.isReattach !== true && result.providerSequence === undefined) {
+          // A process this spawn started streams from its first byte, whether or not its provider
+          // said so (`providerSequence` is optional): tell the runtime, as a `reset` would, or a later
+          // re-attach's `continued` count would be placed on top of what it already counted.
+          core.runtime.synchronizePtyOutputSequenceFromProvider?.(result.id, NEW_STREAM, core.runtime.getPtyOutputSequence?.(result.id) ?? 0)
+        }
+        const existing = core.records.get(result.id)
+        if (existing !== undefined && isExitedProcess(existing, provider, result)) {
+          this.#rejectExitedReattach(outcome, options)
+        }
+        // The same process: a re-attach to it, or the start that a joined claim spawn published first
+        // (the joiner's reply came back before the creator's) — attested by its incarnation id, or,
+        // for a provider without them, by the claim owner's generation the joiner published it with.
+        const sameProcess =
+          existing !== undefined &&
+          isSameProcess(existing, provider, result.incarnationId) &&
+          (result.isReattach === true
+            ? result.providerSequence?.generation !== 'reset'
+            : result.incarnationId !== undefined || isPublishedStartOf(existing, outcome))
+        let record: PtyRecord
+        if (sameProcess) {
+          // The same process keeps its record and its facts, including a pending stop intent.
+          record = existing
+          record.size = sizeOf(result, options)
+          // A joiner published it from the claim's owner, which names no pid; the creator's reply does.
+          if (record.pid === undefined && typeof result.pid === 'number') record.pid = result.pid
+        } else {
+          if (existing !== undefined) this.#exits.supersede(existing)
+          record = this.#recordFromReply(outcome.hostId, provider, result, options, {
+            scopeId: options.scopeId ?? options.slot?.scopeId ?? options.claim?.scopeId,
+            slot: options.slot,
+            claimKey: options.claim?.key,
+            claimGeneration: outcome.claimOwner?.generation,
+            handle: options.preAllocatedHandle,
+          }, outcome.reconciledSequence)
+        }
+        if (sameProcess && existing.state === 'live' && (result.isReattach !== true || outcome.joinedAnotherStart === true)) {
+          // The second of a joined claim's two spawns to come back (the creator, or the joiner):
+          // the other announced the process (one `spawn` event per process); only the events held
+          // for this spawn are left to deliver.
+          this.#intake.deliverHeld(record, this.#intake.takeHeld(record, inFlight.since), streamStartOf(result))
+        } else if (outcome.joinedAnotherStart === true) {
+          // A joiner that publishes first announces a process this controller just started (not a
+          // re-attach), with all its output so far: what it printed before this call started is held
+          // for the creator, still in flight, and belongs to this process all the same (attested by
+          // its incarnation id, or — without one — by the join: the owner is the creator's start).
+          this.#publish(record, inFlight, false, result, ALL_HELD)
+        } else {
+          this.#publish(record, inFlight, result.isReattach === true, result)
+        }
+        published?.(record)
+        // A `kill` of the id since this spawn began stops what it publishes (and nothing a later spawn
+        // of the id publishes) — only a PTY under the id the `kill` named: a claim's or slot's spawn
+        // that adopted (or joined) an owner publishes that owner's PTY, under its own id, which
+        // another caller holds.
+        if (coming !== undefined && record.ptyId === coming.ptyId) this.#landed(coming, record)
+        const reply = replyOf(record, result.isReattach === true)
+        if (outcome.claimDisposition !== undefined) reply.claimDisposition = outcome.claimDisposition
+        return reply
+      } finally {
+        this.#intake.endInFlight(inFlight)
       }
-      if (result.isReattach !== true && result.providerSequence === undefined) {
-        // A process this spawn started streams from its first byte, whether or not its provider
-        // said so (`providerSequence` is optional): tell the runtime, as a `reset` would, or a later
-        // re-attach's `continued` count would be placed on top of what it already counted.
-        core.runtime.synchronizePtyOutputSequenceFromProvider?.(result.id, NEW_STREAM, core.runtime.getPtyOutputSequence?.(result.id) ?? 0)
-      }
-      const existing = core.records.get(result.id)
-      if (existing !== undefined && isExitedProcess(existing, provider, result)) {
-        this.#rejectExitedReattach(outcome, options)
-      }
-      // The same process: a re-attach to it, or the start that a joined claim spawn published first
-      // (the joiner's reply came back before the creator's) — attested by its incarnation id, or,
-      // for a provider without them, by the claim owner's generation the joiner published it with.
-      const sameProcess =
-        existing !== undefined &&
-        isSameProcess(existing, provider, result.incarnationId) &&
-        (result.isReattach === true
-          ? result.providerSequence?.generation !== 'reset'
-          : result.incarnationId !== undefined || isPublishedStartOf(existing, outcome))
-      let record: PtyRecord
-      if (sameProcess) {
-        // The same process keeps its record and its facts, including a pending stop intent.
-        record = existing
-        record.size = sizeOf(result, options)
-        // A joiner published it from the claim's owner, which names no pid; the creator's reply does.
-        if (record.pid === undefined && typeof result.pid === 'number') record.pid = result.pid
-      } else {
-        if (existing !== undefined) this.#exits.supersede(existing)
-        record = this.#recordFromReply(outcome.hostId, provider, result, options, {
-          scopeId: options.scopeId ?? options.slot?.scopeId ?? options.claim?.scopeId,
-          slot: options.slot,
-          claimKey: options.claim?.key,
-          claimGeneration: outcome.claimOwner?.generation,
-          handle: options.preAllocatedHandle,
-        }, outcome.reconciledSequence)
-      }
-      if (sameProcess && existing.state === 'live' && (result.isReattach !== true || outcome.joinedAnotherStart === true)) {
-        // The second of a joined claim's two spawns to come back (the creator, or the joiner):
-        // the other announced the process (one `spawn` event per process); only the events held
-        // for this spawn are left to deliver.
-        this.#intake.deliverHeld(record, this.#intake.takeHeld(record, inFlight.since), streamStartOf(result))
-      } else if (outcome.joinedAnotherStart === true) {
-        // A joiner that publishes first announces a process this controller just started (not a
-        // re-attach), with all its output so far: what it printed before this call started is held
-        // for the creator, still in flight, and belongs to this process all the same (attested by
-        // its incarnation id, or — without one — by the join: the owner is the creator's start).
-        this.#publish(record, inFlight, false, result, ALL_HELD)
-      } else {
-        this.#publish(record, inFlight, result.isReattach === true, result)
-      }
-      published?.(record)
-      // Only a PTY under the id the `kill` named: a claim's or slot's spawn that adopted (or joined) an
-      // owner publishes that owner's PTY, under its own id, which another caller holds.
-      if (pendingStop?.requested === true && record.ptyId === sessionId) this.#stopLanded(record)
-      const reply = replyOf(record, result.isReattach === true)
-      if (outcome.claimDisposition !== undefined) reply.claimDisposition = outcome.claimDisposition
-      return reply
     } finally {
-      if (sessionId !== undefined && pendingStop !== undefined) this.#forgetPendingStop(sessionId, pendingStop)
-      releaseComing?.()
-      this.#intake.endInFlight(inFlight)
+      if (coming !== undefined) core.records.release(coming)
     }
   }
 
   /**
-   * `kill(ptyId)` of an id the controller tracks no live PTY under: every spawn (`sessionId`) of
-   * the id in flight now stops the PTY it publishes under that id as soon as it lands (a spawn that
-   * fails, or that publishes another id's PTY — a claim's or slot's owner it adopted —, leaves nothing to
-   * stop; a spawn of the id started later is not affected). Whether any was in flight.
+   * `kill(ptyId)`: every spawn (`sessionId`) and attach of the id begun so far — queued behind its
+   * slot's turn or a stop of the id, or in flight — stops the PTY it publishes under that id as soon
+   * as it lands (a spawn that fails, or that publishes another id's PTY — a claim's or slot's owner
+   * it adopted —, leaves nothing to stop; a spawn or attach of the id begun later is not affected).
+   * Whether there was any.
    */
   stopWhenLanded(ptyId: string): boolean {
-    const pending = this.#pendingStops.get(ptyId)
-    if (pending === undefined) return false
-    for (const stop of pending) stop.requested = true
-    return true
+    return this.#core.records.requestStopOfComing(ptyId)
   }
 
   /**
-   * A `kill` was asked while the spawn that published `record` was in flight: stop it now, through
+   * The spawn or attach `coming` published `record` under its id: a `kill` asked since it began
+   * stops it now, and so does each `stopAndWait` waiting for it.
+   */
+  #landed(coming: ComingPty, record: PtyRecord): void {
+    if (coming.stopRequested) this.#stopLanded(record)
+    for (const listener of coming.onPublished ?? []) listener(record)
+  }
+
+  /**
+   * A `kill` was asked while the spawn or attach that published `record` was coming: stop it now, through
    * `kill`'s own path (fenced by the incarnation it published) — unless it is over already (an
    * exit held while in flight, or one of its own during the publication) or a listener of the
    * publication already stopped it.
@@ -212,28 +236,14 @@ export class SpawnPublication {
     this.#stopping.kill(record)
   }
 
-  #expectPendingStop(ptyId: string): PendingStop {
-    const stop: PendingStop = { requested: false }
-    const pending = this.#pendingStops.get(ptyId)
-    if (pending === undefined) this.#pendingStops.set(ptyId, new Set([stop]))
-    else pending.add(stop)
-    return stop
-  }
-
-  #forgetPendingStop(ptyId: string, stop: PendingStop): void {
-    const pending = this.#pendingStops.get(ptyId)
-    if (pending === undefined) return
-    pending.delete(stop)
-    if (pending.size === 0) this.#pendingStops.delete(ptyId)
-  }
-
   /**
-   * Mark `ptyId` coming on `hostId` while a spawn or attach of it is in flight
-   * (`PtyRecordTable.expectComing`); throws a `PtySpawnError` (`invalid_spawn_options`, option
-   * `sessionId`) when the id is live, or in flight, on another host. Returns the release.
+   * Send the spawn or attach `coming` (queued) in flight to `hostId` (`PtyRecordTable.goInFlight`);
+   * throws a `PtySpawnError` (`invalid_spawn_options`, option `sessionId`) when the id is live, or
+   * in flight, on another host.
    */
-  #claimIdOnHost(ptyId: string, hostId: ExecutionHostId): () => void {
+  #claimIdOnHost(coming: ComingPty, hostId: ExecutionHostId): void {
     const records = this.#core.records
+    const ptyId = coming.ptyId
     const live = records.get(ptyId)
     const liveElsewhere = live !== undefined && live.state === 'live' && !live.superseded && live.hostId !== hostId
     const otherHost = liveElsewhere ? live.hostId : records.comingOnOtherHost(ptyId, hostId)
@@ -244,7 +254,7 @@ export class SpawnPublication {
         { ptyId, option: 'sessionId', value: ptyId },
       )
     }
-    return records.expectComing(ptyId, hostId)
+    records.goInFlight(coming, hostId)
   }
 
   /**
@@ -295,11 +305,13 @@ export class SpawnPublication {
     if (tracked?.state === 'live') return tracked.hostId === hostId
     const provider = core.options.providers.get(hostId)
     if (provider === undefined) return false
-    let releaseComing: () => void
+    // Coming from now on: a `kill` of the id while it is in flight stops what it attaches (as for a spawn).
+    const coming = core.records.expectComing(ptyId)
     try {
-      releaseComing = this.#claimIdOnHost(ptyId, hostId)
+      this.#claimIdOnHost(coming, hostId)
     } catch {
       // The id is being spawned (or attached) on another host.
+      core.records.release(coming)
       return false
     }
     const inFlight = this.#intake.beginInFlight()
@@ -317,12 +329,14 @@ export class SpawnPublication {
           // Another attach (or spawn) published it while this one was in flight: one `spawn`
           // event per revival; only what is still held for this attach is left to deliver.
           this.#intake.deliverHeld(current, this.#intake.takeHeld(current, inFlight.since), undefined)
+          this.#landed(coming, current)
           return true
         }
         // Published again as the spawn path does for the same process (its stop went unverified):
         // live again, a `spawn` event (re-attach) that reopens its handle's output, and the events
         // held while this attach was in flight delivered.
         this.#publish(current, inFlight, true, result)
+        this.#landed(coming, current)
         return true
       }
       if (current !== undefined && current.state === 'live') return current.hostId === hostId
@@ -332,12 +346,14 @@ export class SpawnPublication {
         result.providerSequence === undefined
           ? undefined
           : (core.runtime.synchronizePtyOutputSequenceFromProvider?.(result.id, result.providerSequence, sequenceBefore) ?? null)
-      this.#publish(this.#recordFromReply(hostId, provider, result, {}, OWNS_NOTHING, reconciled), inFlight, true, result)
+      const record = this.#recordFromReply(hostId, provider, result, {}, OWNS_NOTHING, reconciled)
+      this.#publish(record, inFlight, true, result)
+      this.#landed(coming, record)
       return true
     } catch {
       return false
     } finally {
-      releaseComing()
+      core.records.release(coming)
       this.#intake.endInFlight(inFlight)
     }
   }
@@ -488,6 +504,12 @@ export class SpawnPublication {
       ptyId: result.id,
     })
   }
+}
+
+/** The caller's `sessionId`, when `options` names one (the pipeline checks the options). */
+function sessionIdOf(options: PtySpawnOptions): string | undefined {
+  const sessionId: unknown = typeof options === 'object' && options !== null ? options.sessionId : undefined
+  return typeof sessionId === 'string' ? sessionId : undefined
 }
 
 /** A stream that begins with this process (see `rebaseOutputSequence`: the count stays, now placed). */

@@ -3,6 +3,7 @@ import type { ExitPublication } from './exit-publication.js'
 import { PTY_LIVENESS_REASONS } from './liveness-reasons.js'
 import type { OutputDelivery } from './output-delivery.js'
 import type { PtyRecord } from './pty-record.js'
+import type { ComingPty } from './pty-record-table.js'
 import { dispatchShutdown, type ShutdownOutcome } from './shutdown-dispatch.js'
 import { stopAndWaitTracked, type StopPhaseContext } from './stop-and-wait.js'
 import { abortOf } from './abort.js'
@@ -77,17 +78,55 @@ export class Stopping {
     }
   }
 
-  /** `stopAndWait` (see `PtyController.stopAndWait`): a tracked PTY's phased stop, or an untracked id asked of the hosts. */
-  stopAndWait(ptyId: string, request: StopAndWaitRequest): Promise<boolean> {
+  /**
+   * `stopAndWait` (see `PtyController.stopAndWait`): a tracked PTY's phased stop, or an untracked id
+   * asked of the hosts — and, when spawns (`sessionId`) or attaches of the id begun before this
+   * call are still queued or in flight, waiting for those to land (within the deadline) and
+   * stopping what they published under the id too (unless `withComing` is `false`: a terminal
+   * handle's stop, its incarnation's alone).
+   */
+  stopAndWait(ptyId: string, request: StopAndWaitRequest, withComing = true): Promise<boolean> {
+    const coming = withComing ? this.#core.records.comingOf(ptyId) : []
+    if (coming.length === 0) return this.#stopNow(ptyId, request)
+    return this.#stopWithComing(ptyId, coming, request)
+  }
+
+  /**
+   * A spawn or attach of the id is coming: no host may know its process yet, and neither the
+   * ended record's death nor the tracked PTY's stop says anything about it. Absence is not proven
+   * until it lands; a spawn or attach begun after this call is not waited for (nor stopped: a
+   * restart is `stopAndWait` then `spawn`).
+   */
+  async #stopWithComing(ptyId: string, coming: readonly ComingPty[], request: StopAndWaitRequest): Promise<boolean> {
     const records = this.#core.records
     const tracked = records.get(ptyId)
-    if ((tracked === undefined || tracked.state === 'exited') && records.isComing(ptyId)) {
-      // A spawn (`sessionId`) or attach of the id is in flight: no host may know its process yet,
-      // and the ended record's death says nothing about it. Absence is not proven — wait for it to
-      // land (within the deadline), then stop what it published.
-      return this.#landed(ptyId, request).then((landed) => (landed ? this.#stopNow(ptyId, request) : false))
+    const stops: Promise<boolean>[] = []
+    const stopped = new Set<PtyRecord>()
+    const stop = (record: PtyRecord): void => {
+      if (stopped.has(record)) return
+      stopped.add(record)
+      stops.push(stopAndWaitTracked(this.#phases, record, request))
     }
-    return this.#stopNow(ptyId, request)
+    if (tracked !== undefined && tracked.state !== 'exited') stop(tracked)
+    // What each publishes is stopped the moment it lands: a spawn queued behind it then finds it
+    // stopping (and waits for the stop) rather than live (and re-attaching to a process about to end).
+    for (const each of coming) (each.onPublished ??= new Set()).add(stop)
+    let landed: boolean
+    try {
+      landed = await this.#landed(ptyId, coming, request)
+    } finally {
+      for (const each of coming) each.onPublished?.delete(stop)
+    }
+    if (stops.length === 0) {
+      // Nothing was tracked live or published (the spawns failed, or adopted another id's PTY): as
+      // for any id — its ended record, or the hosts — unless a later spawn published the id meanwhile (not ours).
+      if (!landed) return false
+      const current = records.get(ptyId)
+      if (current === undefined) return stopUntracked(this.#core, ptyId, request)
+      return current === tracked ? stopAndWaitTracked(this.#phases, current, request) : true
+    }
+    const answers = await Promise.all(stops)
+    return landed && answers.every(Boolean)
   }
 
   #stopNow(ptyId: string, request: StopAndWaitRequest): Promise<boolean> {
@@ -95,10 +134,10 @@ export class Stopping {
     return record === undefined ? stopUntracked(this.#core, ptyId, request) : stopAndWaitTracked(this.#phases, record, request)
   }
 
-  /** Whether the spawns and attaches of `ptyId` in flight are over before the request gives up. */
-  async #landed(ptyId: string, request: StopAndWaitRequest): Promise<boolean> {
+  /** Whether the spawns and attaches `coming` of `ptyId` are over before the request gives up. */
+  async #landed(ptyId: string, coming: readonly ComingPty[], request: StopAndWaitRequest): Promise<boolean> {
     const core = this.#core
-    const landing = core.records.whenNotComing(ptyId)
+    const landing = core.records.whenLanded(ptyId, coming)
     const deadline = deadlineOf(core.timers, core.clock, request.deadlineAt, core.disposed)
     const aborted = abortOf(request.signal)
     try {

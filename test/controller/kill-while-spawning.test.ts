@@ -5,7 +5,8 @@
  * and when the spawn landed its process ran on (leaked; a caller that ignores the boolean never
  * learned). Now the stop is marked for that spawn: the process it publishes is stopped as soon as
  * it lands (its exit an operator close, fenced by its incarnation), and `kill` answers `true`.
- * Over node-pty: test/node-pty/stop-while-spawning.node-pty.test.ts.
+ * Over node-pty: test/node-pty/stop-while-spawning.node-pty.test.ts. A spawn still queued (behind
+ * its slot's turn, or a restart's wait) and an attach in flight: kill-while-queued.test.ts.
  */
 import { describe, expect, it } from 'vitest'
 import { createClaimedOwnerRegistry, createInMemoryPtyRuntime, createInMemorySlotStore } from '../../src/spawn/index.js'
@@ -173,18 +174,6 @@ describe('kill of an id whose spawn is in flight', () => {
     expect(shutdownCalls(h)).toEqual([])
     expect(h.provider.getPty('pane-a')).toMatchObject({ live: true, incarnationId: owner.incarnationId })
     expect(h.exits()).toEqual([])
-  })
-
-  it('an attach in flight is not marked: false, and the attached PTY is left running', async () => {
-    const h = createHarness()
-    // A PTY this controller does not track (one an earlier run of the app left on the host).
-    await h.provider.spawn({ sessionId: 'job-6' })
-    const attaching = h.controller.attach('job-6')
-    expect(h.controller.kill('job-6')).toBe(false)
-    expect(await h.run(attaching)).toBe(true)
-    await h.settle()
-    expect(shutdownCalls(h)).toEqual([])
-    expect(h.provider.getPty('job-6')?.live).toBe(true)
   })
 
   it('answers false after dispose, and the disposed spawn is undone as before', async () => {

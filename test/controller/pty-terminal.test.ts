@@ -305,13 +305,16 @@ describe('PtyTerminal: exited', () => {
     expect(h.provider.livePtyIds()).toEqual([terminal.id]) // not dead: unverified
   })
 
-  it('is operator_close after stop(), which passes its options through to stopAndWait', async () => {
+  it('is operator_close after stop(), which passes its options through to the stop', async () => {
     const h = createHarness()
     const terminal = await h.controller.spawnTerminal({})
-    const stopAndWait = vi.spyOn(h.controller, 'stopAndWait')
     const signal = new AbortController().signal
     await expect(h.run(terminal.stop({ signal, keepHistory: true }))).resolves.toBe(true)
-    expect(stopAndWait).toHaveBeenCalledWith(terminal.id, { signal, keepHistory: true })
+    // (The handle's stop is its incarnation's alone, not the controller's public `stopAndWait`, which
+    // would also stop a respawn of the id still coming.) `keepHistory` reached the provider's shutdown:
+    expect(h.provider.calls.filter((call) => call.method === 'shutdown').map((call) => call.args)).toEqual([
+      [terminal.id, { expectedIncarnationId: terminal.incarnationId, timeoutMs: 10_000, keepHistory: true }],
+    ])
     await expect(terminal.exited).resolves.toMatchObject({ cause: { kind: 'operator_close' } })
     expect(h.provider.livePtyIds()).toEqual([])
   })

@@ -1,0 +1,134 @@
+/**
+ * Race tests with fc.scheduler: a `kill(id)` lands at any point of a spawn queued behind its slot's
+ * turn (a `claimSlotCreate` claim released at any point), or of an `attach` in flight, among the
+ * provider's reply and the process's own exit. A `kill` before the spawn or attach settled answers
+ * `true`, and then no process is left under the id: `true` is the truth about the process.
+ */
+import fc from 'fast-check'
+import { describe, expect, it } from 'vitest'
+import type { PtyProvider } from '../../src/contracts/index.js'
+import { createPtyController, type PtyControllerExitEvent } from '../../src/controller/index.js'
+import { createInMemoryPtyRuntime, createInMemorySlotStore } from '../../src/spawn/index.js'
+import { createFakePtyProvider, type FakePtyProvider } from '../../src/testing/index.js'
+import { createManualClock } from '../../src/testing/manual-clock.js'
+
+/** The fake, with each spawn reply (attach-only too) delivered when the scheduler says. */
+function scheduledProvider(s: fc.Scheduler, fake: FakePtyProvider): PtyProvider {
+  return {
+    name: 'scheduled',
+    authoritativeListings: true,
+    spawn: (options) => s.schedule(fake.spawn(options), 'spawn reply'),
+    write: (id, data) => fake.write(id, data),
+    resize: (id, cols, rows) => fake.resize(id, cols, rows),
+    shutdown: (id, options) => fake.shutdown(id, options),
+    hasPty: (id) => fake.hasPty(id),
+    listProcesses: () => fake.listProcesses(),
+    onData: (listener) => fake.onData(listener),
+    onExit: (listener) => fake.onExit(listener),
+  }
+}
+
+type Action = 'kill' | 'exit'
+
+describe('kill races with a queued spawn or an attach in flight', () => {
+  it('a spawn queued behind its slot: a kill before it settled answers true, and nothing is left running', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.scheduler(), fc.array(fc.constantFrom<Action>('kill', 'kill', 'exit'), { minLength: 1, maxLength: 4 }), async (s, actions) => {
+        const fake = createFakePtyProvider({ scheduling: 'manual' })
+        const controller = createPtyController({
+          provider: scheduledProvider(s, fake),
+          clock: createManualClock(),
+          store: createInMemorySlotStore(),
+          runtime: createInMemoryPtyRuntime(),
+        })
+        const exits: PtyControllerExitEvent[] = []
+        controller.on('exit', (event) => exits.push(event))
+        const release = controller.claimSlotCreate({ key: 'pane' })
+        let settled = false
+        const spawning = controller.spawn({ sessionId: 'p', slot: { key: 'pane' } }).then(
+          () => undefined,
+          () => undefined,
+        ).finally(() => {
+          settled = true
+        })
+        let killedWhileComing = false
+        let exitedOnItsOwn = false
+        const performed = [
+          s.schedule(Promise.resolve('release'), 'release the slot claim').then(() => release()),
+          ...actions.map((action) =>
+            s.schedule(Promise.resolve(action), action).then(() => {
+              if (action === 'exit') {
+                if (fake.getPty('p')?.live === true) {
+                  fake.emitExit('p', { exitCode: 7 })
+                  exitedOnItsOwn = true
+                }
+                return
+              }
+              const answer = controller.kill('p')
+              if (!settled) {
+                expect(answer).toBe(true)
+                killedWhileComing = true
+              }
+            }),
+          ),
+        ]
+        await s.waitFor(Promise.all([spawning, ...performed]))
+        await s.waitAll()
+        await fake.settle()
+        await s.waitAll()
+        await fake.settle()
+        if (killedWhileComing) {
+          expect(fake.livePtyIds()).toEqual([])
+          // Its exit is the stop's, unless it died on its own first.
+          if (!exitedOnItsOwn) expect(exits.map((exit) => exit.cause)).toEqual([{ kind: 'operator_close' }])
+        }
+      }),
+      { numRuns: 150 },
+    )
+  })
+
+  it('an attach in flight: a kill before it settled answers true, and the attached PTY is not left running', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.scheduler(), fc.array(fc.constantFrom<Action>('kill', 'kill', 'exit'), { minLength: 1, maxLength: 4 }), async (s, actions) => {
+        const fake = createFakePtyProvider({ scheduling: 'manual' })
+        const controller = createPtyController({ provider: scheduledProvider(s, fake), clock: createManualClock() })
+        const exits: PtyControllerExitEvent[] = []
+        controller.on('exit', (event) => exits.push(event))
+        // A PTY an earlier run of the app left on the host.
+        await fake.spawn({ sessionId: 'q' })
+        let settled = false
+        let attached: boolean | undefined
+        const attaching = controller.attach('q').then((answer) => {
+          attached = answer
+          settled = true
+        })
+        let killedWhileComing = false
+        let exitedOnItsOwn = false
+        const performed = actions.map((action) =>
+          s.schedule(Promise.resolve(action), action).then(() => {
+            if (action === 'exit') {
+              if (fake.getPty('q')?.live === true) {
+                fake.emitExit('q', { exitCode: 7 })
+                exitedOnItsOwn = true
+              }
+              return
+            }
+            const answer = controller.kill('q')
+            if (!settled) {
+              expect(answer).toBe(true)
+              killedWhileComing = true
+            }
+          }),
+        )
+        await s.waitFor(Promise.all([attaching, ...performed]))
+        await s.waitAll()
+        await fake.settle()
+        if (killedWhileComing) {
+          expect(fake.livePtyIds()).toEqual([])
+          if (attached === true && !exitedOnItsOwn) expect(exits.map((exit) => exit.cause)).toEqual([{ kind: 'operator_close' }])
+        }
+      }),
+      { numRuns: 150 },
+    )
+  })
+})

@@ -1,0 +1,218 @@
+/**
+ * A host kills (or stops and waits for) an id whose spawn has not reached the provider yet — queued
+ * behind its slot's turn (another spawn or adoption of the slot, a `claimSlotCreate` claim) or
+ * behind the stop of the id's previous PTY (a restart) — or whose `attach` is in flight. Before,
+ * `kill` answered `false` (or `true` for the previous PTY alone), nothing was marked, and the
+ * process the spawn then started ran on; `stopAndWait` answered `true` before it even started. Now
+ * such a spawn or attach is marked as a spawn in flight is: what it publishes under the id is
+ * stopped as soon as it lands (`operator_close`, fenced by its incarnation), and `stopAndWait`
+ * waits for it. Over node-pty: test/node-pty/stop-while-spawning.node-pty.test.ts.
+ */
+import { describe, expect, it } from 'vitest'
+import { createInMemoryPtyRuntime, createInMemorySlotStore } from '../../src/spawn/index.js'
+import { createHarness, type Harness } from './controller-harness.js'
+
+function shutdownCalls(h: Harness): unknown[][] {
+  return h.provider.calls.filter((call) => call.method === 'shutdown').map((call) => [...call.args])
+}
+
+function slotHarness(): Harness {
+  return createHarness({ controller: { store: createInMemorySlotStore(), runtime: createInMemoryPtyRuntime() } })
+}
+
+describe('kill of an id whose spawn is queued, or whose attach is in flight', () => {
+  it("a spawn queued behind its slot's turn (a claimSlotCreate claim): true, and its process is stopped when it lands", async () => {
+    const h = slotHarness()
+    const release = h.controller.claimSlotCreate({ key: 'pane' })
+    const spawned = h.controller.spawn({ sessionId: 'tab-1', slot: { key: 'pane' } })
+    await h.settle()
+    expect(h.provider.calls.filter((call) => call.method === 'spawn')).toEqual([]) // still waiting for the slot
+    expect(h.controller.kill('tab-1')).toBe(true)
+    release()
+    const reply = await h.run(spawned)
+    await h.settle()
+    expect(reply.id).toBe('tab-1')
+    expect(shutdownCalls(h)).toEqual([['tab-1', { expectedIncarnationId: reply.incarnationId }]])
+    expect(h.provider.livePtyIds()).toEqual([])
+    expect(h.exits().map((exit) => [exit.ptyId, exit.incarnationId, exit.cause])).toEqual([['tab-1', reply.incarnationId, { kind: 'operator_close' }]])
+    expect(h.controller.hasPty('tab-1')).toBe(false)
+    expect(h.controller.kill('tab-1')).toBe(false) // nothing left marked
+  })
+
+  it("a spawn of the slot queued after the kill is not stopped by it: it starts a new process once the killed one ended", async () => {
+    const h = slotHarness()
+    const release = h.controller.claimSlotCreate({ key: 'pane' })
+    const first = h.controller.spawn({ sessionId: 'tab-1', slot: { key: 'pane' } })
+    expect(h.controller.kill('tab-1')).toBe(true)
+    const second = h.controller.spawn({ sessionId: 'tab-1', slot: { key: 'pane' } })
+    release()
+    const a = await h.run(first)
+    const b = await h.run(second)
+    await h.settle()
+    expect(b.incarnationId).not.toBe(a.incarnationId)
+    expect(shutdownCalls(h)).toEqual([['tab-1', { expectedIncarnationId: a.incarnationId }]])
+    expect(h.provider.getPty('tab-1')).toMatchObject({ live: true, incarnationId: b.incarnationId })
+    expect(h.exits().map((exit) => [exit.incarnationId, exit.cause])).toEqual([[a.incarnationId, { kind: 'operator_close' }]])
+  })
+
+  it('a restart queued behind the stop of the previous PTY: a kill after it is queued stops the new process too', async () => {
+    const h = createHarness()
+    // The previous PTY is slow to die: its exit comes when the test says.
+    h.provider.scriptNextSpawn({ id: 'job', shutdown: 'never_confirm' })
+    const old = await h.run(h.controller.spawn({ sessionId: 'job' }))
+    await h.settle()
+    // "restart": kill, then spawn at once (the spawn waits for the stop to settle) …
+    expect(h.controller.kill('job')).toBe(true)
+    const restarted = h.controller.spawn({ sessionId: 'job' })
+    await h.settle()
+    // … and then the job is cancelled: kill again, before the restart started its process.
+    expect(h.controller.kill('job')).toBe(true)
+    h.provider.emitExit('job', { exitCode: 0, signal: 1 })
+    const reply = await h.run(restarted)
+    await h.settle()
+    expect(reply.incarnationId).not.toBe(old.incarnationId)
+    expect(h.provider.livePtyIds()).toEqual([])
+    expect(shutdownCalls(h)).toContainEqual(['job', { expectedIncarnationId: reply.incarnationId }])
+    expect(h.exits().map((exit) => [exit.incarnationId, exit.cause])).toEqual([
+      [old.incarnationId, { kind: 'operator_close' }],
+      [reply.incarnationId, { kind: 'operator_close' }],
+    ])
+  })
+
+  it('a restart whose previous PTY just ended but that has not started its process yet: true, and it is stopped when it lands', async () => {
+    const h = createHarness()
+    h.provider.scriptNextSpawn({ id: 'job', shutdown: 'never_confirm' })
+    await h.run(h.controller.spawn({ sessionId: 'job' }))
+    await h.settle()
+    expect(h.controller.kill('job')).toBe(true)
+    const restarted = h.controller.spawn({ sessionId: 'job' })
+    await h.settle()
+    let answer: boolean | undefined
+    // The old PTY's exit: the restart is still waiting (it resumes a few turns later).
+    h.controller.once('exit', () => {
+      answer = h.controller.kill('job')
+    })
+    h.provider.emitExit('job', { exitCode: 0, signal: 1 })
+    const reply = await h.run(restarted)
+    await h.settle()
+    expect(answer).toBe(true)
+    expect(h.provider.livePtyIds()).toEqual([])
+    expect(h.exits().map((exit) => [exit.incarnationId, exit.cause])).toEqual([
+      [expect.any(String), { kind: 'operator_close' }],
+      [reply.incarnationId, { kind: 'operator_close' }],
+    ])
+  })
+
+  it('an attach in flight: true, and the PTY it attaches is stopped as soon as it is published', async () => {
+    const h = createHarness()
+    // A PTY this controller does not track (one an earlier run of the app left on the host).
+    const orphan = await h.provider.spawn({ sessionId: 'job-6' })
+    const attaching = h.controller.attach('job-6')
+    expect(h.controller.kill('job-6')).toBe(true)
+    expect(await h.run(attaching)).toBe(true)
+    await h.settle()
+    expect(shutdownCalls(h)).toEqual([['job-6', { expectedIncarnationId: orphan.incarnationId }]])
+    expect(h.provider.getPty('job-6')?.live).toBe(false)
+    expect(h.exits().map((exit) => [exit.incarnationId, exit.cause])).toEqual([[orphan.incarnationId, { kind: 'operator_close' }]])
+    // An attach begun after the kill is not stopped by it.
+    await h.provider.spawn({ sessionId: 'job-9' })
+    expect(h.controller.kill('job-9')).toBe(false)
+    expect(await h.run(h.controller.attach('job-9'))).toBe(true)
+    await h.settle()
+    expect(h.provider.getPty('job-9')?.live).toBe(true)
+  })
+
+  it('stopAndWait of an id whose spawn is queued behind its slot waits for it, and stops what it published', async () => {
+    const h = slotHarness()
+    const release = h.controller.claimSlotCreate({ key: 'pane' })
+    const spawned = h.controller.spawn({ sessionId: 'tab-1', slot: { key: 'pane' } })
+    await h.settle()
+    // Nobody holds the id yet: before, that read as "stopped" at once (true), and the spawn then ran.
+    const stopped = h.controller.stopAndWait('tab-1', { timeoutMs: 10_000 })
+    expect(h.controller.hasPty('tab-1')).toBe(null)
+    release()
+    const reply = await h.run(spawned)
+    expect(await h.run(stopped)).toBe(true)
+    await h.settle()
+    expect(h.provider.livePtyIds()).toEqual([])
+    expect(h.exits().map((exit) => [exit.incarnationId, exit.cause])).toEqual([[reply.incarnationId, { kind: 'operator_close' }]])
+  })
+
+  it('stopAndWait while a restart is queued behind the stop of the previous PTY: waits for it and stops it too', async () => {
+    const h = createHarness()
+    h.provider.scriptNextSpawn({ id: 'job', shutdown: 'never_confirm' })
+    const old = await h.run(h.controller.spawn({ sessionId: 'job' }))
+    await h.settle()
+    expect(h.controller.kill('job')).toBe(true)
+    const restarted = h.controller.spawn({ sessionId: 'job' })
+    await h.settle()
+    // The job is cancelled: before, this verified the previous PTY gone (true) and the restart ran on.
+    let verdict: boolean | undefined
+    const stopped = h.controller.stopAndWait('job', { timeoutMs: 10_000 }).then((answer) => (verdict = answer))
+    await h.settle()
+    h.provider.emitExit('job', { exitCode: 0, signal: 1 })
+    const reply = await h.run(restarted)
+    await h.run(stopped)
+    await h.settle()
+    expect(verdict).toBe(true)
+    expect(h.provider.livePtyIds()).toEqual([])
+    expect(h.exits().map((exit) => [exit.incarnationId, exit.cause])).toEqual([
+      [old.incarnationId, { kind: 'operator_close' }],
+      [reply.incarnationId, { kind: 'operator_close' }],
+    ])
+  })
+
+  it('stopAndWait waits only for the spawns begun before it: one queued after it runs', async () => {
+    const h = slotHarness()
+    h.provider.scriptNextSpawn({ id: 'tab', hang: true })
+    const first = h.controller.spawn({ sessionId: 'tab', slot: { key: 'pane' } })
+    await h.settle()
+    const stopped = h.controller.stopAndWait('tab', { timeoutMs: 10_000 })
+    // A restart of the tab, queued behind the first spawn's slot turn, begun after the stopAndWait.
+    const second = h.controller.spawn({ sessionId: 'tab', slot: { key: 'pane' } })
+    h.provider.releaseSpawn('tab')
+    const a = await h.run(first)
+    expect(await h.run(stopped)).toBe(true)
+    const b = await h.run(second)
+    await h.settle()
+    expect(b.incarnationId).not.toBe(a.incarnationId)
+    expect(h.provider.getPty('tab')).toMatchObject({ live: true, incarnationId: b.incarnationId })
+    expect(h.exits().map((exit) => [exit.incarnationId, exit.cause])).toEqual([[a.incarnationId, { kind: 'operator_close' }]])
+  })
+})
+
+describe('a queued spawn that never runs', () => {
+  it("refused by its slot's turn (a slotCreateClaim of another slot): nothing stays coming — hasPty false, kill false", async () => {
+    const h = slotHarness()
+    const otherClaim = h.controller.claimSlotCreate({ key: 'other' })
+    const refused = await h.controller.spawn({ sessionId: 'tab', slot: { key: 'pane' }, slotCreateClaim: otherClaim }).catch((error: unknown) => error)
+    expect(refused).toBeInstanceOf(TypeError)
+    expect(h.controller.hasPty('tab')).toBe(false)
+    expect(h.controller.kill('tab')).toBe(false)
+    expect(await h.run(h.controller.stopAndWait('tab', { timeoutMs: 1_000 }))).toBe(true)
+    otherClaim()
+  })
+})
+
+describe("a terminal handle's kill and stop are its own incarnation's", () => {
+  it('the old terminal stopped while its restart is queued: the restart runs', async () => {
+    const h = createHarness()
+    h.provider.scriptNextSpawn({ id: 'tab', shutdown: 'never_confirm' })
+    const old = await h.run(h.controller.spawnTerminal({ sessionId: 'tab' }))
+    await h.settle()
+    // "restart the terminal": kill, then spawn (queued until the old one's stop settles) …
+    expect(h.controller.kill('tab')).toBe(true)
+    const restarted = h.controller.spawnTerminal({ sessionId: 'tab' })
+    await h.settle()
+    // … while the old terminal's view closes: its handle kills and stops itself, not the restart.
+    expect(old.kill()).toBe(true)
+    const oldStopped = old.stop({ timeoutMs: 10_000 })
+    await h.settle()
+    h.provider.emitExit('tab', { exitCode: 0, signal: 1 })
+    const next = await h.run(restarted)
+    expect(await h.run(oldStopped)).toBe(true)
+    await h.settle()
+    expect(h.provider.getPty('tab')).toMatchObject({ live: true, incarnationId: next.incarnationId })
+    expect(h.exits().map((exit) => exit.incarnationId)).toEqual([old.incarnationId])
+  })
+})
