@@ -76,3 +76,47 @@ describe('node-pty: kill of a job whose spawn is in flight', () => {
     expect(await controller.stopAndWait('job-again', { timeoutMs: 10_000 })).toBe(true)
   })
 })
+
+describe('node-pty: kill of a job whose spawn is queued, or whose attach is in flight', () => {
+  it("a spawn queued behind its slot's turn: kill answers true, and once it lands its process is gone", async () => {
+    const { controller } = start()
+    const exits: PtyControllerExitEvent[] = []
+    const exited = new Promise<void>((resolve) =>
+      controller.on('exit', (event) => {
+        exits.push(event)
+        resolve()
+      }),
+    )
+    // Another caller holds the pane's turn (it is deciding whether to re-attach); the tab closes meanwhile.
+    const release = controller.claimSlotCreate({ key: 'pane' })
+    const spawned = controller.spawn({ sessionId: 'tab', slot: { key: 'pane' }, file: '/bin/sh', args: ['-c', 'exec sleep 600'] })
+    expect(controller.kill('tab')).toBe(true)
+    release()
+    const { pid, incarnationId } = await spawned
+    await exited
+    expect(isDead(pid!)).toBe(true)
+    expect(exits.map((exit) => [exit.ptyId, exit.incarnationId, exit.cause])).toEqual([['tab', incarnationId, { kind: 'operator_close' }]])
+    expect(await controller.listProcesses('local')).toEqual([])
+  })
+
+  it('a restart queued behind the stop of the previous process: a kill then stops the new process too', async () => {
+    const { controller } = start()
+    const exits: PtyControllerExitEvent[] = []
+    controller.on('exit', (event) => exits.push(event))
+    // A shell that takes its time to die on the hang-up, so the restart waits for it.
+    const old = await controller.spawn({ sessionId: 'job-restarted', file: '/bin/sh', args: ['-c', "trap 'sleep 0.3; exit 0' HUP; while :; do sleep 1; done"] })
+    expect(controller.kill('job-restarted')).toBe(true)
+    const restarted = controller.spawn({ sessionId: 'job-restarted', file: '/bin/sh', args: ['-c', 'exec sleep 600'] })
+    // The job is cancelled while its restart waits.
+    expect(controller.kill('job-restarted')).toBe(true)
+    const { pid, incarnationId } = await restarted
+    // Its stop comes by itself (no later call asks for it): before, the new process ran on.
+    const deadline = Date.now() + 10_000
+    while (exits.length < 2 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20))
+    expect(isDead(old.pid!)).toBe(true)
+    expect(isDead(pid!)).toBe(true)
+    expect(exits.map((exit) => exit.incarnationId)).toEqual([old.incarnationId, incarnationId])
+    expect(exits.every((exit) => exit.cause.kind === 'operator_close')).toBe(true)
+    expect(await controller.listProcesses('local')).toEqual([])
+  })
+})
