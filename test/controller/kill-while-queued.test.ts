@@ -215,4 +215,21 @@ describe("a terminal handle's kill and stop are its own incarnation's", () => {
     expect(h.provider.getPty('tab')).toMatchObject({ live: true, incarnationId: next.incarnationId })
     expect(h.exits().map((exit) => exit.incarnationId)).toEqual([old.incarnationId])
   })
+
+  it("an ended terminal's kill while the id's respawn is in flight: false, and the respawn runs", async () => {
+    const h = createHarness()
+    const old = await h.run(h.controller.spawnTerminal({ sessionId: 'tab' }))
+    h.provider.emitExit('tab', { exitCode: 0 })
+    await h.settle()
+    h.provider.scriptNextSpawn({ id: 'tab', hang: true })
+    const respawned = h.controller.spawn({ sessionId: 'tab' })
+    await h.settle()
+    // Before, the dead terminal's handle marked the respawn: its process was stopped when it landed.
+    expect(old.kill()).toBe(false)
+    h.provider.releaseSpawn('tab')
+    const next = await h.run(respawned)
+    await h.settle()
+    expect(h.provider.getPty('tab')).toMatchObject({ live: true, incarnationId: next.incarnationId })
+    expect(shutdownCalls(h)).toEqual([])
+  })
 })
