@@ -272,7 +272,8 @@ export type RuntimePtyController = {
    * for an unverified stop. For an id the controller does not track, the providers are asked: any
    * `true` ⇒ `true`, all `false` ⇒ `false`, otherwise `null`. Either `false` (an ended PTY's, or
    * the providers') is `null` while a spawn (`sessionId`) or `attach` of the id is in flight
-   * through the controller: its process may not be started yet.
+   * through the controller, or the spawn is queued (behind its slot's turn or a restart's wait):
+   * its process may not be started yet.
    */
   hasPty?(ptyId: string): boolean | null
   /**
@@ -331,8 +332,8 @@ export type RuntimePtyController = {
    * PTY the controller tracks, the provider is asked about the tracked incarnation
    * (`PtyLivenessProbeOptions.incarnationId`), so a process spawned under the same id since (by
    * another app sharing a pty host) is never taken for it. While a spawn (`sessionId`) or `attach`
-   * of an id it does not track (or whose PTY ended) is in flight through the controller, `null`
-   * instead of `false`: its process may not be started yet.
+   * of an id it does not track (or whose PTY ended) is in flight (or the spawn queued) through the
+   * controller, `null` instead of `false`: its process may not be started yet.
    */
   probePtyLiveness?(ptyId: string): Promise<boolean | null>
 }
