@@ -131,4 +131,67 @@ describe('kill races with a queued spawn or an attach in flight', () => {
       { numRuns: 150 },
     )
   })
+
+  it('a restart queued behind the stop of the previous PTY: a kill before it settled answers true, and nothing is left running', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.scheduler(), fc.array(fc.constantFrom<Action>('kill', 'kill', 'exit'), { minLength: 1, maxLength: 4 }), async (s, actions) => {
+        const fake = createFakePtyProvider({ scheduling: 'manual' })
+        const controller = createPtyController({ provider: scheduledProvider(s, fake), clock: createManualClock() })
+        const exits: PtyControllerExitEvent[] = []
+        controller.on('exit', (event) => exits.push(event))
+        // The previous PTY dies when the scheduler says, not at its hang-up.
+        fake.scriptNextSpawn({ id: 'r', shutdown: 'never_confirm' })
+        const old = await s.waitFor(controller.spawn({ sessionId: 'r' }))
+        await fake.settle()
+        expect(controller.kill('r')).toBe(true)
+        let settled = false
+        let restarted: string | undefined
+        const restarting = controller
+          .spawn({ sessionId: 'r' })
+          .then(
+            (reply) => {
+              restarted = reply.incarnationId
+            },
+            () => undefined,
+          )
+          .finally(() => {
+            settled = true
+          })
+        let killedWhileComing = false
+        const exitedOnItsOwn = new Set<string | undefined>()
+        const performed = [
+          s.schedule(Promise.resolve('old exits'), 'the previous PTY exits').then(() => fake.emitExit('r', { exitCode: 0, signal: 1 })),
+          ...actions.map((action) =>
+            s.schedule(Promise.resolve(action), action).then(() => {
+              if (action === 'exit') {
+                const pty = fake.getPty('r')
+                if (pty?.live === true && pty.incarnationId !== old.incarnationId) {
+                  fake.emitExit('r', { exitCode: 7 })
+                  exitedOnItsOwn.add(pty.incarnationId)
+                }
+                return
+              }
+              const answer = controller.kill('r')
+              if (!settled) {
+                expect(answer).toBe(true)
+                killedWhileComing = true
+              }
+            }),
+          ),
+        ]
+        await s.waitFor(Promise.all([restarting, ...performed]))
+        await s.waitAll()
+        await fake.settle()
+        await s.waitAll()
+        await fake.settle()
+        if (killedWhileComing) {
+          expect(fake.livePtyIds()).toEqual([])
+          if (restarted !== undefined && !exitedOnItsOwn.has(restarted)) {
+            expect(exits.filter((exit) => exit.incarnationId === restarted).map((exit) => exit.cause)).toEqual([{ kind: 'operator_close' }])
+          }
+        }
+      }),
+      { numRuns: 150 },
+    )
+  })
 })
