@@ -77,6 +77,7 @@ export type {
 } from './spawn-options.js'
 export { isTerminalInputKind, type TerminalInputKind } from './terminal-input-kind.js'
 export {
+  DEFAULT_MAX_PENDING_INPUT_BYTES,
   WRITE_ACCEPTED,
   isWriteAccepted,
   isWriteSettlement,

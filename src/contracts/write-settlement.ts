@@ -12,7 +12,14 @@ import { describeValue } from './describe-value.js'
  * - `provider_cannot_write_bytes`: the write was of bytes (a `Uint8Array`), and the provider cannot
  *   write bytes — it has no `PtyProvider.writeBytes` (written before providers could take bytes:
  *   its `write` takes text only), or the host behind it does not know the request (a pty host of
- *   an older ptykit) — so none was attempted. A string write to the same PTY still goes through.
+ *   an older ptykit) — so none was attempted. A string write to the same PTY still goes through;
+ * - `input_backlog_full`: the provider holds input the PTY's program has not read yet (its kernel
+ *   input buffer is full: the program is busy, stopped, or reads slowly), and this write would take
+ *   what it holds past its bound on held input — the node-pty and SSH providers' (and the pty
+ *   host's) `maxPendingInputBytes`, default {@link DEFAULT_MAX_PENDING_INPUT_BYTES} — or is itself
+ *   larger than that bound. None of its bytes was written (earlier writes keep their place); the
+ *   same write may go through once the program has read some: wait, or split a write larger than
+ *   the bound.
  */
 export type WriteRefusalReason =
   | 'pty_not_found'
@@ -23,6 +30,17 @@ export type WriteRefusalReason =
   | 'provider_refused_write'
   | 'controller_disposed'
   | 'provider_cannot_write_bytes'
+  | 'input_backlog_full'
+
+/**
+ * The default bound on the input a provider holds for one PTY whose program does not read it yet
+ * (64 MiB, the `maxPendingInputBytes` option of the node-pty and SSH providers and of the pty
+ * host): a write past it is refused `input_backlog_full`. Why this much: a 10 MB paste into a
+ * program that reads it later (an editor that is still starting) must go through whole, several
+ * times over; why a bound at all: without one, a writer faster than the program (a file piped in,
+ * a loop) grows the app's memory for as long as it writes — 100 MB written to `sleep` held 100 MB.
+ */
+export const DEFAULT_MAX_PENDING_INPUT_BYTES = 64 * 1024 * 1024
 
 /**
  * Why a write's fate is unknown.
@@ -110,6 +128,7 @@ export const WRITE_REFUSAL_REASONS: readonly WriteRefusalReason[] = [
   'provider_refused_write',
   'controller_disposed',
   'provider_cannot_write_bytes',
+  'input_backlog_full',
 ]
 
 /** Internal (not exported from the index): every unverifiable reason, for the guard and the test arbitraries. */

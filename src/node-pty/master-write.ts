@@ -9,9 +9,11 @@ import type { NodePtyTerminal } from './node-pty-module.js'
  * - `master-closed`: node-pty has destroyed the master's stream, so its fd is closed (the terminal
  *   has hung up, though its process may live on); nothing was written;
  * - `write-failed`: the master answered the write with an error other than `EAGAIN` (no byte was
- *   written: the syscall failed whole); nothing was queued either.
+ *   written: the syscall failed whole); nothing was queued either;
+ * - `backlog-full`: holding this write (behind the input already held) would take the input held
+ *   for the terminal past the bound the caller gave (`maxPendingBytes`); nothing was written.
  */
-export type MasterWriteOutcome = 'accepted' | 'master-closed' | 'write-failed'
+export type MasterWriteOutcome = 'accepted' | 'master-closed' | 'write-failed' | 'backlog-full'
 
 /** The part of node-pty 1.1's `UnixTerminal` a direct write needs (private members: checked before use). */
 type UnixTerminalWriteInternals = {
@@ -51,6 +53,8 @@ type PendingInput = {
    * a string's UTF-8 encoding and a write of bytes alike, each a buffer of this module's own.
    */
   chunks: Buffer[]
+  /** The sum of the chunks' lengths (kept, not summed per write: a flood holds thousands). */
+  bytes: number
   /** The last wait between attempts that wrote nothing; `0` after one that wrote some. */
   waitMs: number
   /** Attempts on the next turn that wrote nothing since the last that wrote some. */
@@ -92,12 +96,17 @@ const pendingInputs = new WeakMap<object, PendingInput>()
  * build must keep that, or a full input buffer would block the event loop here instead of a pool
  * thread.
  *
+ * **Bounded.** A write is refused (`backlog-full`, nothing written) when the input held for the
+ * terminal plus this write's bytes would exceed `maxPendingBytes` — so also a write larger than
+ * the bound, whatever is held: the kernel takes a few KiB of it at most, the rest would be held.
+ * Without a bound, a writer faster than the program grew the app's memory without end.
+ *
  * **Where it does not apply** — not node-pty 1.1's Unix terminal as this code knows it (Windows, a
  * stand-in, another node-pty), or a terminal that interprets flow-control strings in `write`
  * (`handleFlowControl`) — the data goes to `terminal.write`. Nothing is kept per terminal but
  * the input it holds: the checks are a few property reads per write.
  */
-export function writeToMaster(terminal: NodePtyTerminal, data: string | Uint8Array): MasterWriteOutcome {
+export function writeToMaster(terminal: NodePtyTerminal, data: string | Uint8Array, maxPendingBytes = Number.POSITIVE_INFINITY): MasterWriteOutcome {
   const internals = terminal as unknown as UnixTerminalWriteInternals
   const fd = internals._fd
   const socket = internals._socket
@@ -126,9 +135,13 @@ export function writeToMaster(terminal: NodePtyTerminal, data: string | Uint8Arr
   const owned = typeof data === 'string'
   const bytes = owned ? Buffer.from(data, 'utf8') : data
   const pending = pendingInputs.get(terminal)
+  if ((pending?.bytes ?? 0) + bytes.length > maxPendingBytes) return 'backlog-full'
   if (pending !== undefined) {
     // Behind the input still waiting: bytes never overtake earlier ones.
-    if (bytes.length > 0) pending.chunks.push(owned ? (bytes as Buffer) : Buffer.from(bytes))
+    if (bytes.length > 0) {
+      pending.chunks.push(owned ? (bytes as Buffer) : Buffer.from(bytes))
+      pending.bytes += bytes.length
+    }
     return 'accepted'
   }
   let written = 0
@@ -157,7 +170,7 @@ function forTerminalWrite(data: string | Uint8Array): string | Buffer {
 }
 
 function holdPendingInput(terminal: NodePtyTerminal, rest: Buffer, tookSome: boolean): void {
-  const pending: PendingInput = { chunks: [rest], waitMs: 0, idleTurns: 0, retry: { cancel: () => {} } }
+  const pending: PendingInput = { chunks: [rest], bytes: rest.length, waitMs: 0, idleTurns: 0, retry: { cancel: () => {} } }
   pendingInputs.set(terminal, pending)
   scheduleRetry(terminal, pending, tookSome)
 }
@@ -209,6 +222,7 @@ function retryPendingInput(terminal: NodePtyTerminal, pending: PendingInput): vo
       return
     }
     if (written > 0) tookSome = true
+    pending.bytes -= Math.min(written, chunk.length)
     if (written >= chunk.length) pending.chunks.shift()
     else {
       pending.chunks[0] = chunk.subarray(written)
@@ -247,5 +261,5 @@ export function dropQueuedInput(terminal: NodePtyTerminal): void {
 
 /** How many bytes of input {@link writeToMaster} holds for `terminal`, waiting for room (0: none). */
 export function pendingInputBytes(terminal: NodePtyTerminal): number {
-  return pendingInputs.get(terminal)?.chunks.reduce((sum, chunk) => sum + chunk.length, 0) ?? 0
+  return pendingInputs.get(terminal)?.bytes ?? 0
 }

@@ -1,7 +1,7 @@
 import { isMainThread } from 'node:worker_threads'
 import { isOptionsObject } from '../contracts/known-options.js'
 import { NodePtyOptionError } from './node-pty-option-error.js'
-import { assertWriteBytes, assertWriteData } from '../contracts/write-settlement.js'
+import { DEFAULT_MAX_PENDING_INPUT_BYTES, assertWriteBytes, assertWriteData } from '../contracts/write-settlement.js'
 import {
   LOCAL_EXECUTION_HOST_ID,
   createListenerSet,
@@ -153,6 +153,7 @@ export function createNodePtyProvider(options: NodePtyProviderOptions = {}): Nod
     hostReportsChildExitStatus: options.hostReportsChildExitStatus ?? true,
     drainOutputAtExit: options.drainOutputAtExit ?? true,
     bytesOutput: options.output === 'bytes',
+    maxPendingInputBytes: options.maxPendingInputBytes ?? DEFAULT_MAX_PENDING_INPUT_BYTES,
     defaultDeadlineMs: options.shutdownDeadlineMs ?? NODE_PTY_SHUTDOWN_DEADLINE_MS,
     inspector,
     sessions,

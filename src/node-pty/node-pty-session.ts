@@ -67,6 +67,11 @@ export type NodePtySessionInit = {
    * `undecoded-output.ts`), so its chunks are `Buffer`s, delivered as bytes events. Default `false`.
    */
   bytes?: boolean
+  /**
+   * The most bytes of input held for the terminal while its program does not read (see
+   * `NodePtyProviderOptions.maxPendingInputBytes`). Default: no bound.
+   */
+  maxPendingInputBytes?: number
   /** `false` when a wrapper owns the exit status (see `hostReportsChildExitStatus`). */
   hostReportsChildExitStatus: boolean
   /** The startup command to write once the shell runs. */
@@ -167,6 +172,8 @@ export class NodePtySession implements ExitDrainHooks<DrainChunk> {
   readonly #hooks: NodePtySessionHooks
   readonly #drain: ExitDrain<DrainChunk>
   readonly #bytes: boolean
+  /** See {@link NodePtySessionInit.maxPendingInputBytes}. */
+  readonly #maxPendingInputBytes: number
   #charsEmitted = 0
   #leaderGone = false
   /** `null` until a stop is requested; then whether the leader was already dead at that moment. */
@@ -199,6 +206,7 @@ export class NodePtySession implements ExitDrainHooks<DrainChunk> {
     this.leaderStartTime = init.leaderStartTime
     this.#hooks = hooks
     this.#bytes = init.bytes === true
+    this.#maxPendingInputBytes = init.maxPendingInputBytes ?? Number.POSITIVE_INFINITY
     this.#drain = new ExitDrain<DrainChunk>(init.terminal, this, init.drainOutputAtExit, this.#bytes)
     try {
       // Why subscribe at once: output read before a listener exists is lost (node-pty #652).
@@ -360,6 +368,8 @@ export class NodePtySession implements ExitDrainHooks<DrainChunk> {
    * Write text (as UTF-8) or raw bytes, and settle. While the spawn's launch `command` is still
    * waiting to be sent, the write is queued behind it (and accepted; bytes as a copy, since the
    * caller may reuse its buffer), so input reaches the shell in the order the host issued it.
+   * Refused `input_backlog_full` (nothing written) when the input held for a program that does not
+   * read would grow past {@link NodePtySessionInit.maxPendingInputBytes}.
    */
   write(data: string | Uint8Array): WriteSettlement {
     if (this.#exit !== null || this.#leaderGone) return refusedWrite('pty_exited')
@@ -371,7 +381,9 @@ export class NodePtySession implements ExitDrainHooks<DrainChunk> {
     try {
       // Refused, not `pty_exited`: the terminal hung up (a closed master) or the kernel refused the
       // bytes, but the process may live on (one that closed its fds); its exit is reported apart.
-      if (writeToMaster(this.terminal, data) !== 'accepted') return refusedWrite('provider_refused_write')
+      const outcome = writeToMaster(this.terminal, data, this.#maxPendingInputBytes)
+      if (outcome === 'backlog-full') return refusedWrite('input_backlog_full')
+      if (outcome !== 'accepted') return refusedWrite('provider_refused_write')
     } catch {
       return unverifiableWrite('provider_threw_after_handoff', true)
     }

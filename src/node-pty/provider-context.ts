@@ -24,6 +24,8 @@ export type NodePtyProviderContext = {
   readonly drainOutputAtExit: boolean
   /** `output: 'bytes'`: chunks delivered undecoded on `onBytes` (see `undecoded-output.ts`). */
   readonly bytesOutput: boolean
+  /** See {@link NodePtyProviderOptions.maxPendingInputBytes} (the default applied). */
+  readonly maxPendingInputBytes: number
   /** The deadline of a shutdown that names none, ms. */
   readonly defaultDeadlineMs: number
   /** Reads processes from the OS. */

@@ -1,5 +1,5 @@
 import { isAbsolute } from 'node:path'
-import type { ExecutionHostId, PtyProvider } from '../contracts/index.js'
+import type { DEFAULT_MAX_PENDING_INPUT_BYTES, ExecutionHostId, PtyProvider } from '../contracts/index.js'
 import { ENVIRONMENT_KEYS_EXPECTED, isEnvironmentVariableName } from '../contracts/environment-record.js'
 import { NodePtyOptionError } from './node-pty-option-error.js'
 import type { NODE_PTY_HANGUP_GRACE_MS, NODE_PTY_SHUTDOWN_DEADLINE_MS, NODE_PTY_TERMINATE_GRACE_MS } from './stop-schedule.js'
@@ -69,6 +69,17 @@ export type NodePtyProviderOptions = {
    * outlive it, see the pty host guide).
    */
   killOnProcessExit?: boolean
+  /**
+   * The most bytes of input held for one PTY whose program does not read them yet (its kernel
+   * input buffer, a few KiB, is full: the program is busy, stopped, or slower than the writer). A
+   * write that would take the held input past it — or that is larger than it — is refused
+   * `input_backlog_full`, nothing of it written; earlier writes keep their place, and the same
+   * write goes through once the program has read enough. A positive integer, or
+   * `Number.POSITIVE_INFINITY` for no bound (the memory held then grows for as long as a writer
+   * outpaces the program). Default {@link DEFAULT_MAX_PENDING_INPUT_BYTES} (64 MiB). Windows, and
+   * a terminal node-pty writes itself, are not bounded (see the node-pty guide).
+   */
+  maxPendingInputBytes?: number
   /** Grace after SIGHUP before SIGTERM. Default {@link NODE_PTY_HANGUP_GRACE_MS}. */
   hangupGraceMs?: number
   /** Grace after SIGTERM before SIGKILL. Default {@link NODE_PTY_TERMINATE_GRACE_MS}. */
@@ -128,7 +139,7 @@ function assertNonNegativeInteger(option: string, value: unknown): void {
 /** Every option `createNodePtyProvider` reads (complete: checked at compile time). */
 const NODE_PTY_PROVIDER_OPTION_NAMES = optionNamesOf<NodePtyProviderOptions>()(
   'name', 'hostId', 'hostReportsChildExitStatus', 'terminalName', 'defaultShell', 'defaultCwd', 'inheritedEnv', 'drainOutputAtExit',
-  'output', 'sweepSession', 'killOnProcessExit', 'hangupGraceMs', 'terminateGraceMs', 'shutdownDeadlineMs', 'loadNodePty', 'platform',
+  'output', 'sweepSession', 'killOnProcessExit', 'maxPendingInputBytes', 'hangupGraceMs', 'terminateGraceMs', 'shutdownDeadlineMs', 'loadNodePty', 'platform',
 )
 
 /** Check every provider option; throws {@link NodePtyOptionError} naming the first bad one. */
@@ -156,6 +167,10 @@ export function validateProviderOptions(options: NodePtyProviderOptions): void {
   }
   for (const key of ['hangupGraceMs', 'terminateGraceMs', 'shutdownDeadlineMs'] as const) {
     if (options[key] !== undefined) assertNonNegativeInteger(key, options[key])
+  }
+  const maxPending = options.maxPendingInputBytes
+  if (maxPending !== undefined && maxPending !== Number.POSITIVE_INFINITY && !(Number.isSafeInteger(maxPending) && maxPending > 0)) {
+    throw new NodePtyOptionError('maxPendingInputBytes', 'a positive integer (bytes) or Number.POSITIVE_INFINITY', maxPending)
   }
   if (options.output !== undefined && options.output !== 'string' && options.output !== 'bytes') {
     throw new NodePtyOptionError('output', "'string' or 'bytes'", options.output)

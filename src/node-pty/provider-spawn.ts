@@ -174,6 +174,7 @@ export function createNodePtySpawn(
           // Windows' terminal defers its output until its agent is ready: keep to its public events there.
           readMasterStream: !isWindows,
           bytes: context.bytesOutput,
+          maxPendingInputBytes: context.maxPendingInputBytes,
           hostReportsChildExitStatus: context.hostReportsChildExitStatus,
           command: plan.command,
           scopeId: spawnOptions.scopeId,
