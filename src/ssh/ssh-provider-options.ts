@@ -70,6 +70,15 @@ export type SshProviderOptions = {
    * liveness probe of a lost PTY, still connect on demand). Default {@link SSH_RECONNECT_MAX_ATTEMPTS}.
    */
   reconnectMaxAttempts?: number
+  /**
+   * The most bytes of input held for one PTY that the remote program does not read yet (they wait
+   * in the channel for the server's window to open: the program is busy, stopped, or slower than
+   * the writer). A write that would take the held input past it — or that is larger than it — is
+   * refused `input_backlog_full`, nothing of it sent; the same write goes through once the program
+   * has read enough. A positive integer, or `Number.POSITIVE_INFINITY` for no bound. Default
+   * `DEFAULT_MAX_PENDING_INPUT_BYTES` (64 MiB), as the node-pty provider's.
+   */
+  maxPendingInputBytes?: number
   /** Grace after HUP before TERM. Default `SSH_HANGUP_GRACE_MS`. */
   hangupGraceMs?: number
   /** Grace after TERM before KILL. Default `SSH_TERMINATE_GRACE_MS`. */
@@ -98,7 +107,7 @@ function integerOption(options: Record<string, unknown>, key: string, min: 0 | 1
 const SSH_PROVIDER_OPTION_NAMES = optionNamesOf<SshProviderOptions>()(
   'host', 'port', 'username', 'privateKey', 'passphrase', 'agent', 'knownHostsPath', 'hostVerifier', 'hostKeyPolicy', 'name', 'hostId',
   'terminalName', 'connectTimeoutMs', 'handshakeTimeoutMs', 'keepaliveIntervalMs', 'keepaliveCountMax', 'launchTimeoutMs',
-  'reconnectMaxAttempts', 'hangupGraceMs', 'terminateGraceMs', 'shutdownDeadlineMs', 'loadSsh2',
+  'reconnectMaxAttempts', 'maxPendingInputBytes', 'hangupGraceMs', 'terminateGraceMs', 'shutdownDeadlineMs', 'loadSsh2',
 )
 
 /**
@@ -125,6 +134,10 @@ export function validateSshProviderOptions(options: SshProviderOptions): void {
   // At least 1: a 0 would fail every connect, handshake, spawn or default shutdown before it could
   // succeed, and a `keepaliveCountMax` of 0 drops an idle link at its first keepalive (ssh2).
   for (const key of ['connectTimeoutMs', 'handshakeTimeoutMs', 'keepaliveCountMax', 'launchTimeoutMs', 'shutdownDeadlineMs']) integerOption(record, key, 1)
+  const maxPending = options.maxPendingInputBytes
+  if (maxPending !== undefined && maxPending !== Number.POSITIVE_INFINITY && !(Number.isSafeInteger(maxPending) && maxPending > 0)) {
+    throw new SshOptionError('maxPendingInputBytes', 'a positive integer (bytes) or Number.POSITIVE_INFINITY', maxPending)
+  }
   if (options.privateKey !== undefined && !(typeof options.privateKey === 'string' || Buffer.isBuffer(options.privateKey)) ) {
     throw new SshOptionError('privateKey', 'a string or a Buffer', options.privateKey, true)
   }

@@ -1,4 +1,4 @@
-import { assertWriteBytes, assertWriteData } from '../contracts/write-settlement.js'
+import { DEFAULT_MAX_PENDING_INPUT_BYTES, assertWriteBytes, assertWriteData } from '../contracts/write-settlement.js'
 import {
   clampTimerDelay,
   refusedWrite,
@@ -202,11 +202,13 @@ export function createSshProvider(options: SshProviderOptions): SshProvider {
     return disposePromise
   }
 
+  const maxPendingInputBytes = options.maxPendingInputBytes ?? DEFAULT_MAX_PENDING_INPUT_BYTES
+
   /** Hand `data` (text, sent as UTF-8, or bytes as they are) to a PTY's channel, and settle. */
   function writeToChannel(id: string, data: string | Buffer): WriteSettlement {
     const session = table.get(id)
     if (session === undefined) return refusedWrite(table.exitedIds.has(id) ? 'pty_exited' : 'pty_not_found')
-    return session.write(data)
+    return session.write(data, maxPendingInputBytes)
   }
 
   return {

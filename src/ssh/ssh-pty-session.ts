@@ -417,10 +417,20 @@ export class SshPtySession {
    * write settled `unverifiable/transport_lost` (with `bytesHandedToTransport: false`), while the
    * pty host refused the same write; a write to a channel the stop was closing, or to a program
    * whose end the server had reported, said `accepted` and the bytes went nowhere.
+   *
+   * `input_backlog_full` (nothing sent) when the bytes the channel holds for the server's window
+   * plus this write's would exceed `maxPendingBytes` (the provider's `maxPendingInputBytes`): a
+   * program that does not read closes the window, and `ssh2` queued every later write in the app.
    */
-  write(data: string | Buffer): WriteSettlement {
+  write(data: string | Buffer, maxPendingBytes = Number.POSITIVE_INFINITY): WriteSettlement {
     if (this.endProven) return refusedWrite('pty_exited')
     if (this.state === 'lost' || this.connection.lost || this.#channelClosed || this.#closeRequested) return refusedWrite('provider_refused_write')
+    const held = this.channel.writableLength
+    if (typeof held === 'number' && maxPendingBytes !== Number.POSITIVE_INFINITY) {
+      // Encoded here rather than by the channel (the same single encoding): its size is needed first.
+      if (typeof data === 'string') data = Buffer.from(data, 'utf8')
+      if (held + data.length > maxPendingBytes) return refusedWrite('input_backlog_full')
+    }
     try {
       this.channel.write(data)
       return WRITE_ACCEPTED

@@ -15,6 +15,11 @@ export type Ssh2Channel = {
   removeListener?(event: string, listener: (...args: never[]) => void): unknown
   /** Queue bytes; false when the outgoing window is full (they are still queued). */
   write(data: string | Buffer): boolean
+  /**
+   * The bytes written and not yet handed on (a `Writable`'s): what waits for the remote's window
+   * to open. Absent on a stand-in: its writes are not bounded.
+   */
+  readonly writableLength?: number
   /** Stop reading: the channel's window is no longer refilled, so the server stops sending. */
   pause(): unknown
   /** Resume reading. */
