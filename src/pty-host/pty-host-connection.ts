@@ -32,6 +32,17 @@ const READ_BUFFER_BYTES = 64 * 1024
  */
 const WRITE_BUFFER_BYTES = 16 * 1024
 
+/**
+ * The most UTF-16 code units of serialized messages one flush encodes and writes (at least one
+ * message): the rest go on the next turn, in order, before anything queued since. Why: a 50 MB
+ * paste is 50 write pieces; serialized and encoded in one task they blocked the app's event loop
+ * for 216 ms (every other PTY's output, every timer waited). 2 Mi units (two pieces) are a few ms.
+ */
+export const PTY_HOST_FLUSH_BUDGET_CHARS = 2 * 1024 * 1024
+
+/** A message serialized when the flush that sends it runs (a write piece: see `request`'s `serializeWhenSent`). */
+type SerializeWhenSent = () => string
+
 /** A request waiting for its reply (and, when it has a timeout, for its deadline). */
 type Pending = DeadlineEntry & {
   id: number
@@ -142,7 +153,7 @@ export class PtyHostConnection {
   readonly #deadlines = new RequestDeadlines<Pending>((pending) => this.#timedOut(pending))
   #nextId = 1
   #closed = false
-  #outbox: string[] = []
+  #outbox: (string | SerializeWhenSent)[] = []
   /** Reused memory for outgoing frames (its own allocation, never a slice of Node's pool). */
   readonly #writeBuffer = Buffer.allocUnsafeSlow(WRITE_BUFFER_BYTES)
   /** False from a write of `#writeBuffer` until the socket is done with it (the write's callback). */
@@ -283,18 +294,32 @@ export class PtyHostConnection {
    * Send a request; resolves with the result, rejects with the host's error or `transport_lost`.
    * While it waits for its answer it holds the app's event loop open, unless `holdsApp` is
    * `false` (a clean-up whose answer nobody waits for: its frame is written all the same).
+   * `serializeWhenSent`: `params` is serialized by the flush that sends it, not on the calling
+   * turn, and its size is not checked — for a write piece, which the provider cut to fit the
+   * host's frames (and whose `params` nobody changes meanwhile): a long write's pieces are then
+   * serialized a few per turn (see {@link PTY_HOST_FLUSH_BUDGET_CHARS}), in order.
    */
-  request(method: PtyHostMethod, params: Record<string, unknown>, timeoutMs?: number, options?: { holdsApp?: boolean }): Promise<unknown> {
+  request(
+    method: PtyHostMethod,
+    params: Record<string, unknown>,
+    timeoutMs?: number,
+    options?: { holdsApp?: boolean; serializeWhenSent?: boolean },
+  ): Promise<unknown> {
     if (this.#closed) return Promise.reject(new PtyHostError('transport_lost', `The connection to the pty host is closed (${method})`))
     const id = this.#nextId++
-    // Serialized once, here: its size is checked, and the flush only encodes it.
-    const json = JSON.stringify({ v: PTY_HOST_PROTOCOL_VERSION, type: 'request', id, method, params })
-    // A frame over the host's limit would make it drop this connection, and every PTY on it: such
-    // a call fails alone, before anything is sent. (The provider cuts writes to fit.) A UTF-16 code
-    // unit is at most 3 bytes of UTF-8: most requests need no measuring.
-    if (3 * json.length > this.hostMaxFrameBytes) {
-      const bytes = Buffer.byteLength(json, 'utf8')
-      if (bytes > this.hostMaxFrameBytes) return Promise.reject(oversizedRequestError(method, params, bytes, this.hostMaxFrameBytes))
+    let json: string | SerializeWhenSent
+    if (options?.serializeWhenSent === true) {
+      json = () => JSON.stringify({ v: PTY_HOST_PROTOCOL_VERSION, type: 'request', id, method, params })
+    } else {
+      // Serialized once, here: its size is checked, and the flush only encodes it.
+      json = JSON.stringify({ v: PTY_HOST_PROTOCOL_VERSION, type: 'request', id, method, params })
+      // A frame over the host's limit would make it drop this connection, and every PTY on it: such
+      // a call fails alone, before anything is sent. (The provider cuts writes to fit.) A UTF-16 code
+      // unit is at most 3 bytes of UTF-8: most requests need no measuring.
+      if (3 * json.length > this.hostMaxFrameBytes) {
+        const bytes = Buffer.byteLength(json, 'utf8')
+        if (bytes > this.hostMaxFrameBytes) return Promise.reject(oversizedRequestError(method, params, bytes, this.hostMaxFrameBytes))
+      }
     }
     return new Promise<unknown>((resolve, reject) => {
       const holdsApp = options?.holdsApp !== false
@@ -350,17 +375,37 @@ export class PtyHostConnection {
    * Queue a serialized message for the next flush. Why not written at once: the caller's turn (a
    * spawn runs the spawn pipeline in it) then only queues, and the encoding and the socket write
    * run as a task of their own at the end of the event-loop turn — one write for every message of
-   * the turn.
+   * the turn (up to {@link PTY_HOST_FLUSH_BUDGET_CHARS}; the rest on the next turns, in order).
    */
-  #send(json: string): void {
+  #send(json: string | SerializeWhenSent): void {
     this.#outbox.push(json)
     if (this.#outbox.length === 1) setImmediate(this.#flush)
   }
 
-  readonly #flush = (): void => {
-    const messages = this.#outbox
-    this.#outbox = []
-    if (this.#closed || messages.length === 0) return
+  readonly #flush = (): void => this.#flushUpTo(PTY_HOST_FLUSH_BUDGET_CHARS)
+
+  /** Serialize, encode and write queued messages, in order, until `budget` code units are; the rest on a later turn. */
+  #flushUpTo(budget: number): void {
+    const outbox = this.#outbox
+    if (this.#closed || outbox.length === 0) {
+      this.#outbox = []
+      return
+    }
+    const messages: string[] = []
+    let chars = 0
+    let taken = 0
+    while (taken < outbox.length && (messages.length === 0 || chars < budget)) {
+      const entry = outbox[taken] as string | SerializeWhenSent
+      taken += 1
+      const json = typeof entry === 'string' ? entry : entry()
+      messages.push(json)
+      chars += json.length
+    }
+    if (taken === outbox.length) this.#outbox = []
+    else {
+      this.#outbox = outbox.slice(taken)
+      setImmediate(this.#flush)
+    }
     const frames = this.#writeBufferFree ? encodeJsonFramesInto(messages, this.#writeBuffer) : encodeJsonFrames(messages)
     if (frames.buffer !== this.#writeBuffer.buffer) {
       this.#socket.write(frames)
@@ -376,7 +421,7 @@ export class PtyHostConnection {
    * it would have been without the close (a `resize` or `ack` right before `detach()` still lands).
    */
   close(): void {
-    this.#flush()
+    this.#flushUpTo(Number.POSITIVE_INFINITY)
     this.#socket.destroy()
     this.#closedNow()
   }
