@@ -114,7 +114,7 @@ describe('arbitraryWriteSettlement', () => {
     }
     expect(new Set(settlements.map((s) => s.kind))).toEqual(new Set(['accepted', 'refused', 'unverifiable']))
     const reasons = new Set(settlements.flatMap((s) => (s.kind === 'accepted' ? [] : [s.reason])))
-    expect(reasons.size).toBe(8 + 4)
+    expect(reasons.size).toBe(9 + 4)
   })
 })
 
