@@ -46,13 +46,31 @@ export const MASTER_WRITE_IMMEDIATE_RETRIES = 32
  */
 export const MASTER_WRITE_RETRY_MAX_MS = 50
 
+/**
+ * The most UTF-16 code units of a long string write encoded to UTF-8 at a time: the rest of the
+ * string is held as text and encoded a piece at a time as the kernel takes the bytes. Why: a 50 MB
+ * paste encoded whole on the caller's turn blocked the event loop for 35–90 ms (and held the whole
+ * encoding at once); a piece encodes in well under a ms, and the kernel takes at most some tens of
+ * KiB per attempt anyway.
+ */
+export const MASTER_WRITE_ENCODE_PIECE_CHARS = 256 * 1024
+
+/** A string's tail held as text, not yet encoded (see {@link MASTER_WRITE_ENCODE_PIECE_CHARS}). */
+type HeldText = {
+  /** The text. */
+  text: string
+  /** Its UTF-8 length (what it counts towards the bound). */
+  bytes: number
+}
+
 /** Input the kernel could not take yet, for one terminal: written, in order, by {@link retryPendingInput}. */
 type PendingInput = {
   /**
    * The bytes still to write, oldest first (the first may be the rest of a partly written chunk):
-   * a string's UTF-8 encoding and a write of bytes alike, each a buffer of this module's own.
+   * a string's UTF-8 encoding and a write of bytes alike, each a buffer of this module's own — or
+   * a long string's tail, still text, encoded when its turn comes.
    */
-  chunks: Buffer[]
+  chunks: (Buffer | HeldText)[]
   /** The sum of the chunks' lengths (kept, not summed per write: a flood holds thousands). */
   bytes: number
   /** The last wait between attempts that wrote nothing; `0` after one that wrote some. */
@@ -80,6 +98,10 @@ const pendingInputs = new WeakMap<object, PendingInput>()
  * for later attempts: on the next turn while the program reads, after a wait that doubles (from
  * {@link MASTER_WRITE_RETRY_FIRST_MS} to {@link MASTER_WRITE_RETRY_MAX_MS}) while it does not. Not
  * node-pty's queue: it retries at every turn, a busy loop for as long as a program does not read.
+ *
+ * **Long strings.** A string longer than {@link MASTER_WRITE_ENCODE_PIECE_CHARS} is measured
+ * (`Buffer.byteLength`), not encoded, on the call: the first piece is encoded and written, the
+ * rest held as text and encoded a piece at a time by the later attempts.
  *
  * **Order.** While input is held (or node-pty's queue holds anything), every write goes behind it,
  * so bytes never overtake earlier ones.
@@ -132,9 +154,43 @@ export function writeToMaster(terminal: NodePtyTerminal, data: string | Uint8Arr
   }
   // A string's encoding is this call's own buffer; the caller's bytes are written from where they
   // are, and copied only if some must wait (the caller may reuse its buffer once this returns).
-  const owned = typeof data === 'string'
-  const bytes = owned ? Buffer.from(data, 'utf8') : data
+  // A long string is measured, not encoded: its pieces are encoded as the kernel takes them.
   const pending = pendingInputs.get(terminal)
+  if (typeof data !== 'string') return writeBytesToMaster(terminal, fd, data, false, pending, maxPendingBytes)
+  if (data.length <= MASTER_WRITE_ENCODE_PIECE_CHARS) return writeBytesToMaster(terminal, fd, Buffer.from(data, 'utf8'), true, pending, maxPendingBytes)
+  const long: HeldText = { text: data, bytes: Buffer.byteLength(data, 'utf8') }
+  if ((pending?.bytes ?? 0) + long.bytes > maxPendingBytes) return 'backlog-full'
+  if (pending !== undefined) {
+    // Behind the input still waiting: bytes never overtake earlier ones.
+    pending.chunks.push(long)
+    pending.bytes += long.bytes
+    return 'accepted'
+  }
+  const [first, rest] = encodePiece(long)
+  let written = 0
+  try {
+    written = writeSync(fd, first)
+  } catch (error) {
+    if ((error as { code?: unknown }).code !== 'EAGAIN') return 'write-failed'
+  }
+  const held: (Buffer | HeldText)[] = written < first.length ? [first.subarray(written)] : []
+  if (rest !== undefined) held.push(rest)
+  holdPendingInput(terminal, held, written > 0)
+  return 'accepted'
+}
+
+/**
+ * {@link writeToMaster} for `bytes` (a short string's encoding, `owned`, or the caller's bytes):
+ * behind what is held, or written at once and the rest held.
+ */
+function writeBytesToMaster(
+  terminal: NodePtyTerminal,
+  fd: number,
+  bytes: Uint8Array,
+  owned: boolean,
+  pending: PendingInput | undefined,
+  maxPendingBytes: number,
+): MasterWriteOutcome {
   if ((pending?.bytes ?? 0) + bytes.length > maxPendingBytes) return 'backlog-full'
   if (pending !== undefined) {
     // Behind the input still waiting: bytes never overtake earlier ones.
@@ -155,9 +211,23 @@ export function writeToMaster(terminal: NodePtyTerminal, data: string | Uint8Arr
   // The rest (all of it after EAGAIN) waits for room in the kernel's buffer.
   if (written < bytes.length) {
     const rest = bytes.subarray(written)
-    holdPendingInput(terminal, owned ? (rest as Buffer) : Buffer.from(rest), written > 0)
+    holdPendingInput(terminal, [owned ? (rest as Buffer) : Buffer.from(rest)], written > 0)
   }
   return 'accepted'
+}
+
+/**
+ * The first {@link MASTER_WRITE_ENCODE_PIECE_CHARS} code units of `held` encoded (one fewer when
+ * the last would be the first half of a surrogate pair: each half alone would be U+FFFD), and the
+ * text after them (`undefined`: none). The two byte counts add up to `held.bytes`.
+ */
+function encodePiece(held: HeldText): [Buffer, HeldText | undefined] {
+  if (held.text.length <= MASTER_WRITE_ENCODE_PIECE_CHARS) return [Buffer.from(held.text, 'utf8'), undefined]
+  let end = MASTER_WRITE_ENCODE_PIECE_CHARS
+  const last = held.text.charCodeAt(end - 1)
+  if (last >= 0xd800 && last <= 0xdbff) end -= 1
+  const piece = Buffer.from(held.text.slice(0, end), 'utf8')
+  return [piece, { text: held.text.slice(end), bytes: held.bytes - piece.length }]
 }
 
 /**
@@ -169,8 +239,9 @@ function forTerminalWrite(data: string | Uint8Array): string | Buffer {
   return typeof data === 'string' ? data : Buffer.from(data)
 }
 
-function holdPendingInput(terminal: NodePtyTerminal, rest: Buffer, tookSome: boolean): void {
-  const pending: PendingInput = { chunks: [rest], bytes: rest.length, waitMs: 0, idleTurns: 0, retry: { cancel: () => {} } }
+function holdPendingInput(terminal: NodePtyTerminal, chunks: (Buffer | HeldText)[], tookSome: boolean): void {
+  const bytes = chunks.reduce((sum, chunk) => sum + (chunk instanceof Uint8Array ? chunk.length : chunk.bytes), 0)
+  const pending: PendingInput = { chunks, bytes, waitMs: 0, idleTurns: 0, retry: { cancel: () => {} } }
   pendingInputs.set(terminal, pending)
   scheduleRetry(terminal, pending, tookSome)
 }
@@ -212,7 +283,14 @@ function retryPendingInput(terminal: NodePtyTerminal, pending: PendingInput): vo
   const fd = internals._fd
   let tookSome = false
   while (pending.chunks.length > 0) {
-    const chunk = pending.chunks[0] as Buffer
+    let chunk = pending.chunks[0] as Buffer | HeldText
+    if (!(chunk instanceof Uint8Array)) {
+      // A long string's tail: its next piece encoded now, the rest still text behind it.
+      const [piece, rest] = encodePiece(chunk)
+      if (rest === undefined) pending.chunks[0] = piece
+      else pending.chunks.splice(0, 1, piece, rest)
+      chunk = piece
+    }
     let written: number
     try {
       written = writeSync(fd, chunk)

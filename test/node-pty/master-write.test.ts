@@ -7,8 +7,8 @@
 import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { afterAll, describe, expect, it } from 'vitest'
-import { dropQueuedInput, pendingInputBytes, writeToMaster } from '../../src/node-pty/master-write.js'
+import { afterAll, describe, expect, it, vi } from 'vitest'
+import { dropQueuedInput, MASTER_WRITE_ENCODE_PIECE_CHARS, pendingInputBytes, writeToMaster } from '../../src/node-pty/master-write.js'
 import { loadNodePtyModule, type NodePtyTerminal } from '../../src/node-pty/node-pty-module.js'
 import { createNodePtyProvider } from 'ptykit/node-pty'
 import { PtyEventLog, killTerminalsAfterAll, waitFor } from './pty-test-support.js'
@@ -106,6 +106,35 @@ describe('writeToMaster', () => {
     const expected = Buffer.from(pieces.join(''), 'utf8')
     await waitForSize(sink, expected.length)
     expect(readFileSync(sink).equals(expected)).toBe(true)
+  })
+
+  it('encodes a long string a piece at a time, as the kernel takes it (not whole on the call), and every byte arrives in order', async () => {
+    const sink = join(dir, 'sink-long')
+    const go = join(dir, 'go-long')
+    const { terminal } = await spawnShell(`stty raw -echo; echo READY; while [ ! -e '${go}' ]; do sleep 0.01; done; exec cat > '${sink}'`)
+    // 4 pieces and a bit; a surrogate pair straddles each piece boundary (its halves must stay together).
+    const unit = 'x'.repeat(MASTER_WRITE_ENCODE_PIECE_CHARS - 1) + '🙂'
+    const text = `${unit.repeat(4)}é-end`
+    const encoded: number[] = []
+    const from = Buffer.from.bind(Buffer)
+    const spy = vi.spyOn(Buffer, 'from').mockImplementation(((value: unknown, ...rest: unknown[]) => {
+      if (typeof value === 'string') encoded.push(value.length)
+      return (from as (...args: unknown[]) => Buffer)(value, ...rest)
+    }) as typeof Buffer.from)
+    try {
+      expect(writeToMaster(terminal, text)).toBe('accepted')
+    } finally {
+      spy.mockRestore()
+    }
+    // Before: the whole string was encoded on the call (its UTF-8 held at once).
+    expect(Math.max(0, ...encoded), 'the longest text encoded on the call').toBeLessThanOrEqual(MASTER_WRITE_ENCODE_PIECE_CHARS)
+    // Counted whole towards the bound all the same.
+    expect(pendingInputBytes(terminal)).toBeGreaterThan(Buffer.byteLength(text) - 64 * 1024)
+    writeFileSync(go, '')
+    const expected = Buffer.from(text, 'utf8')
+    await waitForSize(sink, expected.length)
+    expect(readFileSync(sink).equals(expected)).toBe(true)
+    expect(pendingInputBytes(terminal)).toBe(0)
   })
 
   it('dropQueuedInput drops the held input and stops its retries: only what the kernel took arrives', async () => {
