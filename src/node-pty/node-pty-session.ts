@@ -186,6 +186,12 @@ export class NodePtySession implements ExitDrainHooks<DrainChunk> {
   #commandTimer: NodeJS.Timeout | null = null
   /** Writes made before the launch command was sent, queued behind it in order (`null`: none). */
   #writesBehindCommand: (string | Buffer)[] | null = null
+  /**
+   * The UTF-8 bytes of the launch command (with its Enter) and of the writes queued behind it:
+   * bounded by `maxPendingInputBytes` as the master's held input is, so that they all fit there
+   * when the command goes out (none accepted here is refused then).
+   */
+  #bytesBehindCommand = 0
 
   /**
    * Wire a freshly spawned terminal. Call synchronously right after node-pty's `spawn()`.
@@ -374,6 +380,10 @@ export class NodePtySession implements ExitDrainHooks<DrainChunk> {
   write(data: string | Uint8Array): WriteSettlement {
     if (this.#exit !== null || this.#leaderGone) return refusedWrite('pty_exited')
     if (this.#command !== undefined) {
+      if (this.#writesBehindCommand === null) this.#bytesBehindCommand = Buffer.byteLength(commandLine(this.#command), 'utf8')
+      const size = typeof data === 'string' ? Buffer.byteLength(data, 'utf8') : data.length
+      if (this.#bytesBehindCommand + size > this.#maxPendingInputBytes) return refusedWrite('input_backlog_full')
+      this.#bytesBehindCommand += size
       this.#writesBehindCommand ??= []
       this.#writesBehindCommand.push(typeof data === 'string' ? data : Buffer.from(data))
       return WRITE_ACCEPTED
@@ -424,8 +434,7 @@ export class NodePtySession implements ExitDrainHooks<DrainChunk> {
     const queued = this.#writesBehindCommand
     this.#writesBehindCommand = null
     if (command === undefined || this.#exit !== null || this.#leaderGone) return
-    // Why: a command is a line; without an Enter it would sit in the shell's editor.
-    this.write(/[\r\n]$/.test(command) ? command : `${command}\r`)
+    this.write(commandLine(command))
     if (queued !== null) for (const data of queued) this.write(data)
   }
 
@@ -479,4 +488,9 @@ export class NodePtySession implements ExitDrainHooks<DrainChunk> {
       this.#hooks.onEnded(this)
     }
   }
+}
+
+/** The launch command as written: a line — without an Enter it would sit in the shell's editor. */
+function commandLine(command: string): string {
+  return /[\r\n]$/.test(command) ? command : `${command}\r`
 }

@@ -99,6 +99,23 @@ describe('the bound on input held for a program that does not read', () => {
     }
   })
 
+  it('bounds the writes queued behind a launch command too (with the command)', async () => {
+    const provider = createNodePtyProvider({ maxPendingInputBytes: 64 * KiB })
+    const log = new PtyEventLog(provider)
+    try {
+      // The shell prints nothing for a while: the command (and what is written behind it) waits.
+      const { id } = await provider.spawn({ file: '/bin/sh', args: ['-c', 'sleep 0.3; exec sh'], command: 'echo LAUNCHED$((40+2))' })
+      const line = (letter: string) => `: ${letter.repeat(25 * KiB)}\r`
+      expect(await provider.write(id, line('a'))).toEqual({ kind: 'accepted' })
+      expect(await provider.write(id, line('b'))).toEqual({ kind: 'accepted' })
+      // The command's bytes and 50 KiB are queued: 25 KiB more would pass 64 KiB. Before: accepted.
+      expect(await provider.write(id, line('c'))).toEqual({ kind: 'refused', reason: 'input_backlog_full' })
+      await waitFor(() => (log.output(id).includes('LAUNCHED42') ? true : undefined), 'the launch command to run', 15_000)
+    } finally {
+      await provider.dispose()
+    }
+  })
+
   it.each([0, -1, 1.5, '1024', Number.NaN, null])('refuses maxPendingInputBytes %s, naming the option and the value', (value) => {
     let caught: unknown
     try {
