@@ -33,12 +33,19 @@ describe('documentation links', () => {
     expect(broken).toEqual([])
   })
 
-  it('the README links only to pages the published package ships (read on npm or in node_modules, the guides are there)', () => {
+  it('every markdown page the package ships links only to files the package ships (read in node_modules, a link must resolve there)', () => {
     // The file list `npm pack` would publish (no build: `files` decides, not dist/'s state).
     const packed = JSON.parse(execFileSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: root, encoding: 'utf8' })) as { files: { path: string }[] }[]
     const shipped = new Set(packed[0]!.files.map((file) => file.path))
-    const readmeLinks = relativeLinks(fs.readFileSync(path.join(root, 'README.md'), 'utf8')).map((target) => path.posix.normalize(target))
-    expect(readmeLinks.filter((target) => target.startsWith('docs/')).length).toBeGreaterThan(5)
-    expect(readmeLinks.filter((target) => !shipped.has(target) && !target.startsWith('docs/api'))).toEqual([])
+    const shippedPages = [...shipped].filter((file) => file.endsWith('.md'))
+    expect(shippedPages).toEqual(expect.arrayContaining(['README.md', 'CHANGELOG.md', 'docs/getting-started.md']))
+    const links = shippedPages.flatMap((page) =>
+      relativeLinks(fs.readFileSync(path.join(root, page), 'utf8')).map((target) => ({ page, target: path.posix.normalize(path.posix.join(path.posix.dirname(page), target)) })),
+    )
+    // The README alone links to most guides: the check sees them.
+    expect(links.filter((link) => link.page === 'README.md' && link.target.startsWith('docs/')).length).toBeGreaterThan(5)
+    // A directory resolves when the package ships a file under it.
+    const resolves = (target: string) => shipped.has(target) || [...shipped].some((file) => file.startsWith(`${target.replace(/\/$/, '')}/`))
+    expect(links.filter((link) => !resolves(link.target)).map((link) => `${link.page} -> ${link.target}`)).toEqual([])
   })
 })
