@@ -52,6 +52,8 @@ export default defineConfig({
   // so a consumer installs neither it nor its optional rxjs, and its CommonJS-style
   // `export default` interface cannot turn into a namespace under NodeNext/Node16 ESM.
   dts: { resolve: ['typed-emitter'] },
+  // The maps embed their sources (esbuild's default `sourcesContent`): they name `../src/*.ts`, which the
+  // package does not ship. check-packed-consumer.mjs fails on a source neither shipped nor embedded.
   sourcemap: true,
   clean: true,
   splitting: true,

@@ -2,11 +2,43 @@
 // Proves what a consumer of the published tarball gets: packs the package (after `npm run build`),
 // installs the tarball into an empty temporary project WITHOUT node-pty, then imports and requires
 // the platform-free entries and ptykit/testing. Any attempt to load node-pty would throw there.
+// It also checks what a debugger meets in the tarball: every `sourceMappingURL` names a shipped map,
+// and every source a map names is either shipped or embedded (`sourcesContent`) — the maps name
+// `../src/*.ts`, which the package does not ship.
 import { execFileSync } from 'node:child_process'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
+
+/**
+ * What a debugger stepping into the installed package would miss: a `sourceMappingURL` naming no
+ * shipped file, and a source a map names that is neither shipped nor embedded in `sourcesContent`.
+ * No maps shipped at all is fine (nothing then points anywhere).
+ */
+function sourceMapProblems(pkgDir) {
+  const problems = []
+  let sources = 0
+  const scripts = fs.readdirSync(pkgDir, { recursive: true }).map(String).filter((file) => /\.[cm]?js$/.test(file))
+  for (const file of scripts) {
+    const url = /\/\/# sourceMappingURL=(\S+)\s*$/.exec(fs.readFileSync(path.join(pkgDir, file), 'utf8'))?.[1]
+    if (url === undefined || url.startsWith('data:')) continue
+    const mapFile = path.join(pkgDir, path.dirname(file), url)
+    if (!fs.existsSync(mapFile)) {
+      problems.push(`${file}: its sourceMappingURL ${url} is not in the tarball`)
+      continue
+    }
+    const map = JSON.parse(fs.readFileSync(mapFile, 'utf8'))
+    map.sources.forEach((source, n) => {
+      sources++
+      if (typeof map.sourcesContent?.[n] === 'string') return
+      if (!fs.existsSync(path.resolve(path.dirname(mapFile), map.sourceRoot ?? '', source))) {
+        problems.push(`${path.relative(pkgDir, mapFile)}: ${source} is neither shipped nor embedded (sourcesContent)`)
+      }
+    })
+  }
+  return { problems, sources }
+}
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
 const work = fs.mkdtempSync(path.join(os.tmpdir(), 'ptykit-consumer-'))
@@ -21,6 +53,10 @@ try {
   const pkgDir = path.join(work, 'node_modules', 'ptykit')
   fs.mkdirSync(pkgDir, { recursive: true })
   execFileSync('tar', ['-xzf', tarball, '-C', pkgDir, '--strip-components=1'])
+  const maps = sourceMapProblems(pkgDir)
+  if (maps.problems.length) {
+    throw new Error(`the packed source maps point at what a consumer lacks (${maps.problems.length}):\n  ${maps.problems.slice(0, 10).join('\n  ')}`)
+  }
   // The optional peers ptykit/testing uses — but never node-pty. (ptykit has no dependencies.)
   for (const dep of ['fast-check', 'pure-rand', 'vitest']) {
     const from = path.join(root, 'node_modules', dep)
@@ -99,7 +135,7 @@ try {
     run(['--input-type=module', '-e', sshEsm]),
     run(['-e', sshCjs]),
   ]
-  console.log(`check-packed-consumer: OK (${out.join('; ')}; node-pty not installed in the consumer)`)
+  console.log(`check-packed-consumer: OK (${out.join('; ')}; node-pty not installed in the consumer; ${maps.sources} mapped sources, all embedded or shipped)`)
 } catch (error) {
   console.error(`check-packed-consumer: FAILED\n${error.stderr ?? ''}${error.stdout ?? ''}${error.message}`)
   process.exitCode = 1
