@@ -125,6 +125,8 @@ export type PtyHostProvider = Omit<PtyProvider, 'getBufferSnapshot'> &
      * predecessor ran (the app reconnected to a successor host), whose absence no listing proves.
      */
     readonly authoritativeListings: boolean
+    /** Same as `dispose()`, for `await using provider = createPtyHostProvider(…)`. */
+    [Symbol.asyncDispose](): Promise<void>
     /**
      * Attach to a live session of the host; its output is replayed from `replayFrom` (default:
      * where this provider last was, else everything retained). Rejects `pty_absent` when the host

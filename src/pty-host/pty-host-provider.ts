@@ -558,7 +558,7 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
     return link.state === 'open' && ptys.get(id)?.state === 'live' ? link.connection : null
   }
 
-  return {
+  const provider: PtyHostProvider = {
     name: options.name ?? 'pty-host',
     // The host lists every session it holds, so a missing row proves absence — except of a PTY a
     // dead predecessor held, which no listing of the connected host can speak for (nor any
@@ -723,7 +723,9 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
       })()
       return disposePromise
     },
+    [Symbol.asyncDispose]: () => provider.dispose(),
   }
+  return provider
 }
 
 /** An `exit` message of the host, as a reply lists them (the cause and incarnation are checked when read). */

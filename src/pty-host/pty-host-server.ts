@@ -123,6 +123,8 @@ export type PtyHostServer = {
    * the idle exit does not (they stay in the journal for the next host).
    */
   close(): Promise<void>
+  /** Same as `close()`, for `await using host = await startPtyHost(…)`. */
+  [Symbol.asyncDispose](): Promise<void>
 }
 
 /**
@@ -457,5 +459,6 @@ export async function startPtyHost(options: PtyHostServerOptions = {}): Promise<
       for (const client of clients) client.socket.destroy()
     },
     close: () => close('requested'),
+    [Symbol.asyncDispose]: () => close('requested'),
   }
 }

@@ -79,6 +79,8 @@ export type SshProvider = PtyProvider &
     getPid(id: string): number | null
     /** Whether the provider holds an open connection right now. */
     isConnected(): boolean
+    /** Same as `dispose()`, for `await using provider = createSshProvider(…)`. */
+    [Symbol.asyncDispose](): Promise<void>
   }
 
 /**
@@ -246,5 +248,6 @@ export function createSshProvider(options: SshProviderOptions): SshProvider {
     },
     isConnected: () => keeper.isConnected(),
     dispose,
+    [Symbol.asyncDispose]: dispose,
   }
 }
