@@ -3,7 +3,8 @@
  * The pty host process (`ptykit-pty-host`): `ptykit-pty-host [--socket <path>] [--idle-exit-ms <n>]
  * [--history-chars <n>] [--scrollback-rows <n>] [--exited-history-bytes <n>] [--screen-chars-per-second <n>] [--ack-max-hold-ms <n>]`. Started on demand by `createPtyHostProvider`, or
  * by hand. Exits 0 when idle (not before `PTY_HOST_FIRST_CLIENT_GRACE_MS` while no client has come)
- * or on SIGTERM/SIGINT, 3 when another host already serves the socket, 1 on any other start failure.
+ * or on SIGTERM/SIGINT, 3 when another host already serves the socket, 2 on a bad flag, 1 on any
+ * other start failure. `--help` prints the usage.
  *
  * @packageDocumentation
  */
@@ -12,6 +13,15 @@ import { PTY_HOST_ALREADY_RUNNING_EXIT_CODE, PTY_HOST_PEER_MISSING_EXIT_CODE, fo
 import { loadHeadlessScreens } from './headless-screen.js'
 import { PTY_HOST_LOG_MAX_BYTES } from './host-log.js'
 import { PTY_HOST_FIRST_CLIENT_GRACE_MS, startPtyHost, type PtyHostServerOptions } from './pty-host-server.js'
+
+const USAGE = `Usage: ptykit-pty-host [--socket <path>] [--idle-exit-ms <n>] [--history-chars <n>]
+  [--scrollback-rows <n>] [--exited-history-bytes <n>] [--screen-chars-per-second <n>] [--ack-max-hold-ms <n>]
+
+The ptykit pty host: runs PTYs that outlive the app, on a Unix socket (default: the user's shared
+socket, defaultPtyHostSocketPath()). Apps reach it through createPtyHostProvider() from
+ptykit/pty-host, which starts it on demand. Exits 0 when idle or on SIGTERM/SIGINT, 3 when another
+host already serves the socket, 2 on a bad flag, 1 on any other start failure.
+`
 
 /** Parse the command line into server options (throws a TypeError naming a bad flag). */
 export function parsePtyHostArgs(argv: readonly string[]): PtyHostServerOptions {
@@ -60,11 +70,17 @@ function logLine(text: string): void {
 
 async function main(): Promise<void> {
   forgetLauncherRunAsNode()
+  const argv = process.argv.slice(2)
+  // Why before parsing: `--help` takes no value, and a person who asks gets the usage, not "needs a value".
+  if (argv.length === 1 && (argv[0] === '--help' || argv[0] === '-h')) {
+    process.stdout.write(USAGE)
+    process.exit(0)
+  }
   let options: PtyHostServerOptions
   try {
-    options = parsePtyHostArgs(process.argv.slice(2))
+    options = parsePtyHostArgs(argv)
   } catch (error) {
-    logLine((error as Error).message)
+    logLine(`${(error as Error).message} (see ptykit-pty-host --help)`)
     process.exit(2)
   }
   // Why: a bug in one session's handling must never take every session down with the host.
