@@ -19,6 +19,8 @@
 //      as its first line — for a fragment that is not meant to compile (say why next to it);
 //    - `consumer-types/event-payloads.ts`: the event payload types (`@ts-expect-error` on wrong
 //      fields, so a listener parameter that became `any` fails).
+//    and, as a browser bundle compiles them (Bundler, `lib` ES2023 + DOM, no Node types), the
+//    platform-free entries exit-cause, contracts and spawn.
 //
 // Offline after `npm ci` and one run (the old TypeScript is then cached): typescript, @types/node, vitest and fast-check come from this repository's
 // node_modules (symlinked into the fixture). Run it alone with `node scripts/check-consumer-types.mjs`;
@@ -57,6 +59,19 @@ const SETTINGS = [
   // The declarations only (every entry imported, and the event payloads): the guides' samples may
   // use newer syntax (`await using` is 5.2) that a consumer on 5.0 would not write.
   { name: 'nodenext-esm-ts5.0', type: 'module', module: 'NodeNext', moduleResolution: 'NodeNext', typescriptVersion: '5.0.4', declarationsOnly: true },
+  // A browser bundle (the web terminal's page): no Node types, the DOM's. The platform-free
+  // entries (check-browser-bundle.mjs bundles them for the browser) must compile there; the others
+  // use Node's globals (`Buffer`, `NodeJS.*`, `Symbol.asyncDispose`), and the README says so.
+  {
+    name: 'browser-platform-free',
+    type: 'module',
+    module: 'ESNext',
+    moduleResolution: 'Bundler',
+    lib: ['ES2023', 'DOM'],
+    types: [],
+    declarationsOnly: true,
+    entries: ['ptykit/exit-cause', 'ptykit/contracts', 'ptykit/spawn'],
+  },
 ]
 
 class CheckFailure extends Error {}
@@ -129,27 +144,32 @@ function writeSetting(dir, setting, modules) {
     skipLibCheck: false,
     noEmit: true,
     target: 'ES2022',
-    lib: ['ES2023'],
-    types: ['node'],
+    lib: setting.lib ?? ['ES2023'],
+    types: setting.types ?? ['node'],
     module: setting.module,
     moduleResolution: setting.moduleResolution,
   }
   fs.writeFileSync(path.join(dir, 'tsconfig.json'), JSON.stringify({ compilerOptions, include: ['*.ts'] }, null, 2))
-  for (const name of ['doc-context.ts', 'event-payloads.ts']) fs.copyFileSync(path.join(fixtureSources, name), path.join(dir, name))
+  const copyFixtures = () => {
+    for (const name of ['doc-context.ts', 'event-payloads.ts']) fs.copyFileSync(path.join(fixtureSources, name), path.join(dir, name))
+  }
   if (setting.declarationsOnly) {
-    fs.writeFileSync(path.join(dir, 'every-entry.ts'), everyEntryModule())
+    fs.writeFileSync(path.join(dir, 'every-entry.ts'), everyEntryModule(setting.entries))
+    // The doc context and the event payloads use the controller: a setting limited to some entries checks those alone.
+    if (setting.entries === undefined) copyFixtures()
     return
   }
+  copyFixtures()
   for (const [name, module] of modules) {
     if (module.specifiers.some((specifier) => setting.skipSamplesImporting?.includes(specifier))) continue
     fs.writeFileSync(path.join(dir, name), module.text)
   }
 }
 
-/** A module importing every entry of package.json `exports`: its declarations are then checked whole. */
-function everyEntryModule() {
+/** A module importing every entry of package.json `exports` (or `only` of them): their declarations are then checked whole. */
+function everyEntryModule(only) {
   const { exports } = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8'))
-  const entries = Object.keys(exports).filter((key) => key !== './package.json').map((key) => key.replace(/^\./, 'ptykit'))
+  const entries = only ?? Object.keys(exports).filter((key) => key !== './package.json').map((key) => key.replace(/^\./, 'ptykit'))
   const lines = entries.map((entry, n) => `import * as entry${n} from '${entry}'`)
   return `${lines.join('\n')}\nexport const entries = [${entries.map((_, n) => `entry${n}`).join(', ')}]\n`
 }
