@@ -44,6 +44,7 @@ import {
 } from './argument-validation.js'
 import { assembleController, releaseController, type ControllerModules } from './controller-assembly.js'
 import type { PtyControllerOptions } from './controller-options.js'
+import { disposableRegistration } from './disposable.js'
 import type { PtyAttachOptions, PtyControllerDisposeOptions, PtyInspectOptions, PtyWriteOptions } from './controller-types.js'
 import type { PtyControllerEvents } from './events.js'
 import type { ProducerFlowState } from './flow-control.js'
@@ -448,11 +449,11 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
     return this.#m.renderers.serialize(ptyId, options, () => this.serializeProviderBuffer(ptyId, options), onRendererError)
   }
 
-  registerRendererSerializer(ptyId: string, serializer: PtyRendererSerializer): PtyDisposable {
+  registerRendererSerializer(ptyId: string, serializer: PtyRendererSerializer): PtyDisposable & Disposable {
     assertPtyId(ptyId)
     assertRendererSerializer(serializer)
     // A renderer mounted after dispose registers with nothing: there is nothing left to serialize for.
-    if (this.disposed) return { dispose: () => undefined }
+    if (this.disposed) return disposableRegistration(() => undefined)
     return this.#m.renderers.register(ptyId, serializer)
   }
 

@@ -5,6 +5,7 @@ import type {
   PtyRendererSerializer,
 } from '../contracts/index.js'
 import { onAbortShared } from './abort.js'
+import { disposableRegistration } from './disposable.js'
 import { assertNonNegativeNumber, describeValue } from './argument-validation.js'
 import type { PendingTimer } from './controller-timers.js'
 import { EXITED_PTY_RECORDS_KEPT } from './pty-record.js'
@@ -64,7 +65,7 @@ export class RendererSerializerRegistry {
    *
    * @throws TypeError when `serializer` is not a function.
    */
-  register(ptyId: string, serializer: PtyRendererSerializer): PtyDisposable {
+  register(ptyId: string, serializer: PtyRendererSerializer): PtyDisposable & Disposable {
     assertRendererSerializer(serializer)
     const generation = (this.#generations.get(ptyId) ?? 0) + 1
     this.#generations.set(ptyId, generation)
@@ -75,15 +76,13 @@ export class RendererSerializerRegistry {
     for (const waiter of waiters ?? []) {
       if (generation > waiter.afterGeneration) waiter.resolve(true)
     }
-    return {
-      dispose: () => {
-        if (this.#current.get(ptyId) === registration) {
-          this.#current.delete(ptyId)
-          this.#rememberRetired(ptyId)
-        }
-        retire(registration)
-      },
-    }
+    return disposableRegistration(() => {
+      if (this.#current.get(ptyId) === registration) {
+        this.#current.delete(ptyId)
+        this.#rememberRetired(ptyId)
+      }
+      retire(registration)
+    })
   }
 
   /** `ptyId` has no registration any more: keep its generation among the latest retired ids only. */
