@@ -116,11 +116,14 @@ export type PtyTerminal = AsyncDisposable & {
    * An iterator nobody pulls is bounded: once it holds more than `maxQueuedChars` (default 8 Mi
    * chars) it drops what it holds, leaves, and its next pull rejects with `output_overrun`.
    *
+   * The iterator is `AsyncDisposable` (its `return()`): `await using output = terminal.output()`
+   * lets go of one pulled by hand (`output.next()`) at the end of the scope, as a `break` does.
+   *
    * @throws TypeError when `options` is not an object or holds an option other than `signal` and
    * `maxQueuedChars` (naming it), its `signal` not an `AbortSignal` or its `maxQueuedChars` not a
    * positive integer (or `Infinity`).
    */
-  output(options?: PtyTerminalOutputOptions): AsyncIterableIterator<string>
+  output(options?: PtyTerminalOutputOptions): AsyncIterableIterator<string> & AsyncDisposable
   /**
    * Stop the terminal and wait for the verification (`stop()`); for `await using`. While the
    * controller is being disposed, wait for the dispose instead (it stops every terminal it owns).

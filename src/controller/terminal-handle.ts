@@ -171,7 +171,7 @@ export class TerminalHandle implements PtyTerminal {
     return this.#controller.stopAndWait(this.id, options)
   }
 
-  output(options?: PtyTerminalOutputOptions): AsyncIterableIterator<string> {
+  output(options?: PtyTerminalOutputOptions): AsyncIterableIterator<string> & AsyncDisposable {
     assertOptionsObject('options', options, OUTPUT_OPTION_NAMES)
     assertAbortSignal(options?.signal)
     assertMaxQueuedChars(options?.maxQueuedChars)

@@ -144,7 +144,7 @@ export class TerminalOutputFeed {
   }
 
   /** A new iterator: the replay first (if kept), then every later chunk until the end. */
-  iterate(options: PtyTerminalOutputOptions = {}): AsyncIterableIterator<string> {
+  iterate(options: PtyTerminalOutputOptions = {}): AsyncIterableIterator<string> & AsyncDisposable {
     const cursor = new OutputCursor(this, options.signal, options.maxQueuedChars ?? OUTPUT_ITERATOR_MAX_QUEUED_CHARS)
     // Opened with an aborted signal: it yields nothing, so it takes (and acknowledges) nothing.
     if (cursor.finished) return cursor
@@ -181,7 +181,7 @@ export class TerminalOutputFeed {
 const DONE: IteratorReturnResult<undefined> = Object.freeze({ done: true, value: undefined })
 
 /** One `for await` over a terminal's output. */
-export class OutputCursor implements AsyncIterableIterator<string> {
+export class OutputCursor implements AsyncIterableIterator<string>, AsyncDisposable {
   readonly #feed: TerminalOutputFeed
   readonly #signal: AbortSignal | undefined
   readonly #queue: OutputChunk[] = []
@@ -252,6 +252,11 @@ export class OutputCursor implements AsyncIterableIterator<string> {
     this.#overrun = undefined
     this.#finish()
     return Promise.resolve(DONE)
+  }
+
+  /** `return()`, for `await using output = terminal.output()`: an iterator pulled by hand lets go at the end of its scope. */
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.return()
   }
 
   deliver(chunk: OutputChunk): void {
