@@ -18,7 +18,9 @@
 //      A fence opts out with a `<!-- not-compiled -->` line right before it, or `// @noCompile`
 //      as its first line — for a fragment that is not meant to compile (say why next to it);
 //    - `consumer-types/event-payloads.ts`: the event payload types (`@ts-expect-error` on wrong
-//      fields, so a listener parameter that became `any` fails).
+//      fields, so a listener parameter that became `any` fails);
+//    - `consumer-types/disposables.ts`: `using` / `await using` of every public disposable (not
+//      with the oldest TypeScript, whose syntax predates it);
 //    and, as a browser bundle compiles them (Bundler, `lib` ES2023 + DOM, no Node types), the
 //    platform-free entries exit-cause, contracts and spawn.
 //
@@ -151,7 +153,9 @@ function writeSetting(dir, setting, modules) {
   }
   fs.writeFileSync(path.join(dir, 'tsconfig.json'), JSON.stringify({ compilerOptions, include: ['*.ts'] }, null, 2))
   const copyFixtures = () => {
-    for (const name of ['doc-context.ts', 'event-payloads.ts']) fs.copyFileSync(path.join(fixtureSources, name), path.join(dir, name))
+    // `await using` is TypeScript 5.2: the older compiler checks the declarations, not this syntax.
+    const fixtures = ['doc-context.ts', 'event-payloads.ts', ...(setting.typescriptVersion === undefined ? ['disposables.ts'] : [])]
+    for (const name of fixtures) fs.copyFileSync(path.join(fixtureSources, name), path.join(dir, name))
   }
   if (setting.declarationsOnly) {
     fs.writeFileSync(path.join(dir, 'every-entry.ts'), everyEntryModule(setting.entries))
@@ -251,7 +255,7 @@ try {
   }
   const skippedNote = skipped.length ? `; not compiled by request: ${skipped.join(', ')}` : ''
   console.log(
-    `check-consumer-types: OK (prepack built dist; attw clean; installs alone; ${modules.size} doc samples + event payloads ` +
+    `check-consumer-types: OK (prepack built dist; attw clean; installs alone; ${modules.size} doc samples, event payloads and disposables ` +
       `compile strict without skipLibCheck under ${SETTINGS.map((s) => s.name).join(', ')}${skippedNote})`,
   )
 } catch (error) {
