@@ -149,10 +149,9 @@ describe.each(kinds)('cross-provider verdicts: %s', (kind) => {
     expect((await exitOf(reply.id)).cause).toEqual(exited(4))
   })
 
-  it('a missing program: the spawn rejects as not started', async () => {
-    const code = kind === 'ssh' ? 'provider_spawn_failed' : 'invalid_spawn_options'
+  it('a missing program: the spawn rejects as not started, the `file` option refused (every provider alike: see cross-provider-refusals.test.ts)', async () => {
     for (const file of ['/nonexistent/ptykit-program', 'ptykit-no-such-program']) {
-      await expect(b().controller.spawn({ hostId: b().hostId, file })).rejects.toMatchObject({ code, outcome: 'not_started' })
+      await expect(b().controller.spawn({ hostId: b().hostId, file })).rejects.toMatchObject({ code: 'invalid_spawn_options', option: 'file', value: file, outcome: 'not_started' })
     }
   })
 })

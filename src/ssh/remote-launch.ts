@@ -1,4 +1,4 @@
-import { ENVIRONMENT_RECORD_EXPECTED, isEnvironmentRecord } from '../contracts/environment-record.js'
+import { ENVIRONMENT_KEYS_EXPECTED, ENVIRONMENT_RECORD_EXPECTED, isEnvironmentRecord, isEnvironmentVariableName } from '../contracts/environment-record.js'
 import { randomBytes } from 'node:crypto'
 import { MAX_PTY_DIMENSION, type ProviderSpawnOptions } from '../contracts/index.js'
 import { SshOptionError } from './ssh-option-error.js'
@@ -15,6 +15,8 @@ export function shellQuote(value: string): string {
 }
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/
+/** What the SSH provider expects of `env`'s keys: names the launch's `sh` can `export`. */
+const SSH_ENVIRONMENT_KEYS_EXPECTED = 'an object whose keys are shell variable names (letters, digits and `_`, not first a digit: the remote `sh` exports them)'
 
 /** Refuse a `cols`/`rows` value that is not a positive integer a pty can hold. */
 export function assertSshDimension(option: 'cols' | 'rows', value: unknown): asserts value is number {
@@ -111,7 +113,10 @@ export function createRemoteLaunch(options: ProviderSpawnOptions): RemoteLaunch 
     lines.push(`unset ${name}`)
   }
   for (const [name, value] of Object.entries(options.env ?? {})) {
-    if (!ENV_NAME.test(name)) throw new SshOptionError(`env.${name}`, 'a variable name of letters, digits and `_`', name)
+    // Named `env`, as every provider names a refused key: the key is the value refused. A name
+    // the environment can hold but `sh` cannot `export` (`A-B`, `1X`) is refused on SSH only.
+    if (!isEnvironmentVariableName(name)) throw new SshOptionError('env', ENVIRONMENT_KEYS_EXPECTED, name)
+    if (!ENV_NAME.test(name)) throw new SshOptionError('env', SSH_ENVIRONMENT_KEYS_EXPECTED, name)
     // Not its value: it may be a secret, or another launch's nonce (an `env` copied from a process
     // that runs in a ptykit SSH PTY).
     if (name === SSH_LAUNCH_NONCE_VARIABLE) throw new SshOptionError(`env.${name}`, `a variable other than ${SSH_LAUNCH_NONCE_VARIABLE} (set by the provider)`, name)
@@ -119,17 +124,32 @@ export function createRemoteLaunch(options: ProviderSpawnOptions): RemoteLaunch 
     if (typeof value !== 'string') throw new SshOptionError(`env.${name}`, 'a string', value, true)
     lines.push(`export ${name}=${shellQuote(value)}`)
   }
-  if (options.cwd !== undefined) lines.push(`cd -- ${shellQuote(options.cwd)} || exit 127`)
+  const nonce = randomBytes(8).toString('hex')
+  // Before the marker: a `cwd` or a program the remote refuses ends the launch with a refusal
+  // marker naming the option and why (read back by {@link parseLaunchRefusal}), so the spawn
+  // rejects as the local providers' do — an option error naming `cwd` or `file` — instead of
+  // starting a PTY that exits 126 or 127 at once. Only the remote can tell: it runs the checks.
+  const refuse = (option: 'cwd' | 'file', why: LaunchRefusalReason): string =>
+    `{ printf '\\033]${LAUNCH_REFUSAL_TAG};${nonce};${option};${why}\\007'; exit 127; }`
+  if (options.cwd !== undefined) {
+    const quoted = shellQuote(options.cwd)
+    lines.push(
+      `[ -e ${quoted} ] || ${refuse('cwd', 'missing')}`,
+      `[ -d ${quoted} ] || ${refuse('cwd', 'not-directory')}`,
+      `cd -- ${quoted} 2>/dev/null || ${refuse('cwd', 'not-enterable')}`,
+    )
+  }
   const file = options.file ?? null
   if (file !== null) {
-    // Before the marker: a program that cannot start fails the spawn (`spawn_failed`, with this
-    // line as its message) instead of starting a PTY that exits 126 or 127 at once.
     const quoted = shellQuote(file)
-    const test = file.includes('/') ? `[ -f ${quoted} ] && [ -x ${quoted} ]` : `command -v -- ${quoted} >/dev/null 2>&1`
-    const why = file.includes('/') ? 'not an executable file' : 'not found on the PATH'
-    lines.push(`${test} || { printf '%s\\n' ${shellQuote(`cannot run ${file}: ${why}`)} >&2; exit 127; }`)
+    if (file.includes('/')) {
+      lines.push(
+        `[ -e ${quoted} ] || ${refuse('file', 'missing')}`,
+        `[ -f ${quoted} ] || ${refuse('file', 'not-file')}`,
+        `[ -x ${quoted} ] || ${refuse('file', 'not-executable')}`,
+      )
+    } else lines.push(`command -v -- ${quoted} >/dev/null 2>&1 || ${refuse('file', 'not-on-path')}`)
   }
-  const nonce = randomBytes(8).toString('hex')
   // `$$` inside `$(…)` is still the outer shell's pid; field 20 after the `) ` is field 22 (starttime).
   // The boot id names this machine and boot: pid and start time identify the program only within it.
   lines.push(
@@ -192,4 +212,36 @@ export class LaunchMarkerScanner {
     this.#pending = ''
     return pending
   }
+}
+
+/** The tag of a launch's refusal marker: `ESC ] ptykit-ssh-refused; nonce; option; reason BEL`. */
+const LAUNCH_REFUSAL_TAG = 'ptykit-ssh-refused'
+
+/** Why the remote refused a launch's `cwd` or `file` (the refusal marker's last field). */
+export type LaunchRefusalReason = 'missing' | 'not-directory' | 'not-enterable' | 'not-file' | 'not-executable' | 'not-on-path'
+
+/** What each reason says, after the refused value — the wording of the local providers' refusals. */
+const LAUNCH_REFUSAL_DETAIL: Record<LaunchRefusalReason, string> = {
+  missing: 'it does not exist',
+  'not-directory': 'it is not a directory',
+  'not-enterable': 'it cannot be entered',
+  'not-file': 'it is not a regular file',
+  'not-executable': 'it is not executable',
+  'not-on-path': 'no executable of that name on the PATH',
+}
+
+/**
+ * The option error a launch's refusal marker stands for, or `null` when `output` (what the launch
+ * printed before it ended) holds no refusal marker of `nonce`. The error names the option (`cwd` or
+ * `file`), shows the value as the spawn gave it, and says why and on which host — as the node-pty
+ * provider's refusal does for a local program or directory.
+ */
+export function parseLaunchRefusal(output: string, nonce: string, options: ProviderSpawnOptions, hostId: string): SshOptionError | null {
+  const match = new RegExp(`\\u001b\\]${LAUNCH_REFUSAL_TAG};${nonce};(cwd|file);([a-z-]+)\\u0007`).exec(output)
+  if (match === null) return null
+  const option = match[1] as 'cwd' | 'file'
+  const detail = LAUNCH_REFUSAL_DETAIL[match[2] as LaunchRefusalReason]
+  if (detail === undefined) return null
+  const expected = option === 'cwd' ? 'an existing directory' : 'an executable file (a path, or a name found on PATH)'
+  return new SshOptionError(option, expected, options[option], false, `${detail} on ${hostId}`)
 }

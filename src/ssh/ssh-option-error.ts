@@ -3,7 +3,8 @@ import { describeSecretValue, describeValue } from '../contracts/describe-value.
 
 /**
  * A provider, spawn or resize option the SSH provider refuses. Raised before any connection or
- * channel is opened. A `TypeError` (a programmer error) with a stable `code`, the option's name and
+ * channel is opened — except for a `cwd` or a `file` the remote refused (missing, not a directory,
+ * not an executable file): the launch's shell checks those before it starts the program. A `TypeError` (a programmer error) with a stable `code`, the option's name and
  * the refused value — the shape of every provider's option refusal, so the spawn pipeline reports
  * a refused spawn option as `invalid_spawn_options` naming it. Secret values (`privateKey`,
  * `passphrase`, an `env` value) are never echoed: the message shows their type only, and `value`
@@ -24,9 +25,10 @@ export class SshOptionError extends TypeError {
    * @param expected - what the option must be, as a phrase ("a positive integer")
    * @param value - the refused value (never shown for a secret option)
    * @param secret - true for a secret value (a key, a passphrase, an environment value): it is not shown
+   * @param detail - why the value does not qualify, when its shape alone does not say (`it does not exist on ssh:box`)
    */
-  constructor(option: string, expected: string, value: unknown, secret = false) {
-    super(`Expected the \`${option}\` option to be ${expected}, got ${secret ? describeSecretValue(value) : describeValue(value)}`)
+  constructor(option: string, expected: string, value: unknown, secret = false, detail?: string) {
+    super(`Expected the \`${option}\` option to be ${expected}, got ${secret ? describeSecretValue(value) : describeValue(value)}${detail === undefined ? '' : `: ${detail}`}`)
     this.option = option
     this.value = secret ? undefined : value
     SSH_OPTION_ERROR_BRAND.mark(this)

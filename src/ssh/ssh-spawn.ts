@@ -10,7 +10,7 @@ import {
   type ProviderSpawnOptions,
   type PtySpawnResult,
 } from '../contracts/index.js'
-import { createRemoteLaunch, type RemoteLaunch } from './remote-launch.js'
+import { createRemoteLaunch, parseLaunchRefusal, type RemoteLaunch } from './remote-launch.js'
 import type { AbandonedLaunches } from './ssh-abandoned-launches.js'
 import type { SshConnectionKeeper } from './ssh-connection-keeper.js'
 import { SshOptionError } from './ssh-option-error.js'
@@ -384,6 +384,10 @@ export async function spawnSshPty(context: SshSpawnContext, spawnOptions: Provid
     const ended = await context.holdConnection(() => endAbandonedLaunch(session, left()))
     if (ended) context.abandonedLaunches.remove(launch.nonce)
     const output = session.takeLaunchOutput().trim()
+    // The remote refused the `cwd` or the program: the shell printed why and exited before it
+    // started anything, so this is the option refusal a local provider gives, not a failure.
+    const refusal = parseLaunchRefusal(output, launch.nonce, spawnOptions, hostId)
+    if (refusal !== null) throw refusal
     throw new SshProviderError(
       lost ? 'transport_lost' : 'spawn_failed',
       `Could not start ${program} on ${hostId}${timedOut ? ` ${within}` : ''}${output === '' ? '' : `: ${output.slice(0, 500)}`}${ended ? '' : `; it may run on the server all the same (its end was not reported after it was stopped)`}`,

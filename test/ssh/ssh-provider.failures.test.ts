@@ -170,16 +170,22 @@ describe('SSH provider: host keys and credentials', () => {
     }
   })
 
-  it('refuses a program that cannot start as spawn_failed saying why, before anything is committed', async () => {
+  it('refuses a program that cannot start as the local providers do — an option error naming `file`, saying why — before anything is committed', async () => {
+    // Until 7 Dec this was `spawn_failed` ("cannot run …: not an executable file"), where node-pty
+    // and the pty host refuse the option (`invalid_spawn_option`, `file`): the same bad spawn gave
+    // another error class and code per provider. The remote shell checks, then says which option.
     const provider = track(createSshProvider(sshOptions(sshd())))
     for (const [file, why] of [
-      ['/no/such/program', 'not an executable file'],
-      ['/etc/passwd', 'not an executable file'],
-      ['ptykit-no-such-program', 'not found on the PATH'],
+      ['/no/such/program', 'it does not exist'],
+      ['/etc/passwd', 'it is not executable'],
+      ['/etc', 'it is not a regular file'],
+      ['ptykit-no-such-program', 'no executable of that name on the PATH'],
     ] as const) {
       const failure = await provider.spawn({ file }).catch((error: unknown) => error)
-      expect(isSshProviderError(failure) && failure.code).toBe('spawn_failed')
-      expect((failure as Error).message).toContain(`cannot run ${file}: ${why}`)
+      expect(isSshOptionError(failure) && { code: failure.code, option: failure.option, value: failure.value }).toEqual({ code: 'invalid_spawn_option', option: 'file', value: file })
+      expect((failure as Error).message).toBe(
+        `Expected the \`file\` option to be an executable file (a path, or a name found on PATH), got ${JSON.stringify(file)} (string): ${why} on ssh:loopback`,
+      )
     }
     expect(await provider.listProcesses()).toEqual([])
   })
@@ -215,10 +221,16 @@ describe('SSH provider: host keys and credentials', () => {
     await provider.shutdown('probed', { immediate: true })
   })
 
-  it('refuses a missing cwd as spawn_failed and leaves nothing held', async () => {
+  it('refuses a missing cwd, or one that is no directory, as an option error naming `cwd`, and leaves nothing held', async () => {
     const provider = track(createSshProvider(sshOptions(sshd())))
-    const failure = await provider.spawn({ file: '/bin/true', cwd: '/no/such/dir' }).catch((error: unknown) => error)
-    expect(isSshProviderError(failure) && failure.code).toBe('spawn_failed')
+    for (const [cwd, why] of [
+      ['/no/such/dir', 'it does not exist'],
+      ['/etc/passwd', 'it is not a directory'],
+    ] as const) {
+      const failure = await provider.spawn({ file: '/bin/true', cwd }).catch((error: unknown) => error)
+      expect(isSshOptionError(failure) && { code: failure.code, option: failure.option, value: failure.value }).toEqual({ code: 'invalid_spawn_option', option: 'cwd', value: cwd })
+      expect((failure as Error).message).toBe(`Expected the \`cwd\` option to be an existing directory, got ${JSON.stringify(cwd)} (string): ${why} on ssh:loopback`)
+    }
     expect(await provider.listProcesses()).toEqual([])
   })
 
