@@ -7,6 +7,7 @@ import {
   type ProviderSpawnOptions,
   type PtySpawnResult,
 } from '../contracts/index.js'
+import { checkFakeLaunchOptions } from './fake-launch-options.js'
 import { FakePtyAbsentError } from './fake-pty-absent-error.js'
 import { FakePtyIdInUseError } from './fake-pty-id-in-use-error.js'
 import { FakePtyLiveOtherIncarnationError } from './fake-pty-live-other-incarnation-error.js'
@@ -74,9 +75,12 @@ function spawnFresh(state: FakeProviderState, spawnOptions: ProviderSpawnOptions
   const id = script.id ?? spawnOptions.sessionId ?? `${state.idPrefix}${++state.ptyCount}`
   const previous = state.ptys.get(id)
   const exitStillHeld = previous !== undefined && previous.state !== 'live' && previous.held.length > 0
-  if (previous !== undefined && (previous.state === 'live' || exitStillHeld)) {
-    // A caller's session id that a PTY still holds is refused, as every real provider refuses it.
-    if (script.id === undefined) return Promise.reject(new FakePtyIdInUseError(id, previous.incarnationId, exitStillHeld))
+  const held = previous !== undefined && (previous.state === 'live' || exitStillHeld)
+  // A caller's session id that a PTY still holds is refused, as every real provider refuses it.
+  if (held && script.id === undefined) return Promise.reject(new FakePtyIdInUseError(id, previous.incarnationId, exitStillHeld))
+  // Then the launch fields, as a real provider checks them before it starts anything.
+  checkFakeLaunchOptions(spawnOptions)
+  if (held) {
     // Why: a script's reused id replaces the old process silently (a daemon that lost track of
     // it), its held output and exit delivered first; the test can still emit the old
     // incarnation's late exit with `emitExit(id, { incarnationId })`.
