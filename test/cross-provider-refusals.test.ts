@@ -1,0 +1,287 @@
+/**
+ * The same bad or failing request through a controller over each provider — the fake (what a host
+ * app's tests run on), node-pty, the pty host and SSH (OpenSSH on loopback) — must get the same
+ * answer: the same error class at the controller, the same `code`, the same refused option, and a
+ * message naming the option and showing the value (an `env` value only as `[redacted]`). A host
+ * that switches provider, or tests on the fake, sees what production sees. The few differences are
+ * forced by the platform, documented on the provider's page, and pinned here cell by cell
+ * (`FORCED`): the fake runs nothing, so it cannot know a program or a directory is missing
+ * (docs/testing-with-the-fake-provider.md); SSH exports `env` through the remote `sh`, which takes
+ * only shell names (docs/ssh-provider.md); the pty host may hold a PTY it has not told this client
+ * about, so `hasPty` of an unknown id is `null` (docs/pty-host.md).
+ *
+ * Until 7 Dec a program or a `cwd` SSH's remote refused was `provider_spawn_failed` (no option
+ * named) where the local providers refused the option (`invalid_spawn_options`, `file`/`cwd`); an
+ * `env` name SSH refused was named `env.<name>` where the others name `env`; and the fake started
+ * a PTY for an empty `file`, an `args` string, an `env` name holding `=` or a number as an `env`
+ * value, every one of which each real provider refuses.
+ */
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { createPtyController, type PtyController, type PtyControllerExitEvent } from 'ptykit/controller'
+import type { PtyProvider } from 'ptykit/contracts'
+import { createNodePtyProvider } from 'ptykit/node-pty'
+import { createPtyHostProvider, startPtyHost, type PtyHostServer } from 'ptykit/pty-host'
+import { createSshProvider } from 'ptykit/ssh'
+import { createFakePtyProvider, type FakePtyProvider } from 'ptykit/testing'
+import { waitFor } from './node-pty/pty-test-support.js'
+import { killHostAndClean, makeSocketDir } from './pty-host/pty-host-test-support.js'
+import { sshOptions, useSshd } from './ssh/ssh-test-support.js'
+import { outcome } from './support/bad-input.js'
+
+const sshd = useSshd()
+const kinds = ['fake', 'node-pty', 'pty host', 'ssh'] as const
+type Kind = (typeof kinds)[number]
+
+// Loopback: the SSH remote sees the same files as the local providers.
+let scratch = ''
+let plainFile = ''
+beforeAll(() => {
+  scratch = mkdtempSync(join(tmpdir(), 'ptykit-refusals-'))
+  plainFile = join(scratch, 'not-executable')
+  writeFileSync(plainFile, 'echo hi\n')
+  chmodSync(plainFile, 0o644)
+})
+afterAll(() => rmSync(scratch, { recursive: true, force: true }))
+
+/** One cell of the matrix: how a call settled, and what its error says. */
+type Cell =
+  | { how: 'returned'; value: unknown }
+  | {
+      how: 'threw' | 'rejected'
+      /** The error's class, as the controller's caller sees it. */
+      error: string
+      code?: unknown
+      option?: unknown
+      outcome?: unknown
+      /** The provider's error (`cause`) code, when the controller wraps one. */
+      causeCode?: unknown
+      /** The message names the option (`` `cwd` ``). */
+      namesOption?: boolean
+      /** The message shows the value (`true`), or only its type (`'redacted'`, a secret). */
+      showsValue?: boolean | 'redacted'
+    }
+
+/** What the message shows of `value`: as the value (describeValue's form), or redacted. */
+function showsValue(message: string, value: unknown): boolean | 'redacted' {
+  if (message.includes('[redacted]')) return 'redacted'
+  const shown = typeof value === 'string' ? JSON.stringify(value) : String(value)
+  return message.includes(shown)
+}
+
+/** Settle `call` and describe it as a cell; `option`/`value` are the ones the caller gave, for the message checks. */
+async function cellOf(call: () => unknown, named?: { option: string; value: unknown }): Promise<Cell> {
+  const result = await outcome(call)
+  if (result.how === 'returned') return { how: 'returned', value: result.value }
+  const error = result.value as Error & { code?: unknown; option?: unknown; outcome?: unknown; cause?: { code?: unknown } }
+  const cell: Cell = { how: result.how, error: error.constructor.name }
+  if (error.code !== undefined) cell.code = error.code
+  if (error.option !== undefined) cell.option = error.option
+  if (error.outcome !== undefined) cell.outcome = error.outcome
+  if (error.cause?.code !== undefined) cell.causeCode = error.cause.code
+  if (named !== undefined) {
+    cell.namesOption = error.message.includes(`\`${named.option}\``)
+    cell.showsValue = showsValue(error.message, named.value)
+  }
+  return cell
+}
+
+/** A spawn refused as a bad option: the same at the controller for every provider. */
+const refused = (option: string, shown: boolean | 'redacted' = true): Cell => ({
+  how: 'rejected',
+  error: 'PtySpawnError',
+  code: 'invalid_spawn_options',
+  option,
+  outcome: 'not_started',
+  causeCode: 'invalid_spawn_option',
+  namesOption: true,
+  showsValue: shown,
+})
+/** The controller's own refusal (before any provider is asked): no provider error beneath. */
+const refusedByController = (option: string, shown: boolean | 'redacted' = true): Cell => ({ ...refused(option, shown) })
+const SPAWNED: Cell = { how: 'returned', value: 'spawned' }
+
+/** A cell that differs on some providers for a reason the platform forces (see the file's head). */
+type Expected = Cell | { each: Cell; forced: Partial<Record<Kind, Cell>> }
+const cellFor = (expected: Expected, kind: Kind): Cell => ('each' in expected ? (expected.forced[kind] ?? expected.each) : expected)
+
+/** Spawns that must be refused, each with the option it names (and the value the message shows). */
+const SPAWNS: Array<{ name: string; options: () => Record<string, unknown>; named: { option: string; value: () => unknown }; expected: Expected }> = [
+  // The fake runs nothing and reads no file system: a test scripts a `fail` to play these.
+  ...[
+    ['a program that does not exist (a path)', () => '/nonexistent/ptykit-program'],
+    ['a program that does not exist (a bare name)', () => 'ptykit-no-such-program'],
+    ['a program that is not executable', () => plainFile],
+    ['a directory as program', () => scratch],
+  ].map(([name, file]) => ({
+    name: name as string,
+    options: () => ({ file: (file as () => string)() }),
+    named: { option: 'file', value: file as () => string },
+    expected: { each: refused('file'), forced: { fake: SPAWNED } },
+  })),
+  ...[
+    ['a cwd that does not exist', () => '/nonexistent/ptykit-dir'],
+    ['a cwd that is a file', () => plainFile],
+  ].map(([name, cwd]) => ({
+    name: name as string,
+    options: () => ({ file: '/bin/sh', cwd: (cwd as () => string)() }),
+    named: { option: 'cwd', value: cwd as () => string },
+    expected: { each: refused('cwd'), forced: { fake: SPAWNED } },
+  })),
+  { name: 'an env name holding =', options: () => ({ file: '/bin/sh', env: { 'A=B': 'x' } }), named: { option: 'env', value: () => 'A=B' }, expected: refused('env') },
+  { name: 'an empty env name', options: () => ({ file: '/bin/sh', env: { '': 'x' } }), named: { option: 'env', value: () => '' }, expected: refused('env') },
+  // An environment holds `A-B`; the remote `sh` that applies SSH's `env` cannot export it.
+  { name: 'an env name sh cannot export', options: () => ({ file: '/bin/sh', env: { 'A-B': 'x' } }), named: { option: 'env', value: () => 'A-B' }, expected: { each: SPAWNED, forced: { ssh: refused('env') } } },
+  { name: 'an env value that is a number', options: () => ({ file: '/bin/sh', env: { X: 4242 } }), named: { option: 'env.X', value: () => 4242 }, expected: refused('env.X', 'redacted') },
+  { name: 'an env value that is null', options: () => ({ file: '/bin/sh', env: { X: null } }), named: { option: 'env.X', value: () => null }, expected: refused('env.X', 'redacted') },
+  { name: 'an env that is a string', options: () => ({ file: '/bin/sh', env: 'X=1' }), named: { option: 'env', value: () => 'X=1' }, expected: refusedByController('env', 'redacted') },
+  { name: 'args that is a string', options: () => ({ file: '/bin/sh', args: '-c' }), named: { option: 'args', value: () => '-c' }, expected: refused('args') },
+  { name: 'an empty file', options: () => ({ file: '' }), named: { option: 'file', value: () => '' }, expected: refused('file') },
+  ...(
+    [
+      ['cols', 0],
+      ['rows', 0],
+      ['cols', 65_536],
+      ['rows', 1_000_000_000],
+      ['cols', 1.5],
+      ['rows', Number.NaN],
+    ] as const
+  ).map(([option, value]) => ({
+    name: `${option} ${value}`,
+    options: () => ({ file: '/bin/sh', [option]: value }),
+    named: { option, value: () => value },
+    expected: refusedByController(option),
+  })),
+]
+
+/** A controller over a fresh provider of `kind`, recording exits. */
+function useBench(kind: Kind): () => { provider: PtyProvider; controller: PtyController; hostId: string; exits: PtyControllerExitEvent[] } {
+  let bench: { provider: PtyProvider; controller: PtyController; hostId: string; exits: PtyControllerExitEvent[] } | undefined
+  let host: PtyHostServer | undefined
+  const dir = makeSocketDir()
+  beforeAll(async () => {
+    let provider: PtyProvider
+    if (kind === 'fake') provider = createFakePtyProvider()
+    else if (kind === 'node-pty') provider = createNodePtyProvider()
+    else if (kind === 'pty host') {
+      host = await startPtyHost({ socketPath: dir.socketPath, idleExitMs: 60_000 })
+      provider = createPtyHostProvider({ socketPath: dir.socketPath, autoStart: false })
+    } else provider = createSshProvider(sshOptions(sshd()))
+    const hostId = kind === 'ssh' ? 'ssh:loopback' : 'local'
+    const controller = createPtyController({ providers: { [hostId]: provider } })
+    const exits: PtyControllerExitEvent[] = []
+    controller.on('exit', (event) => exits.push(event))
+    bench = { provider, controller, hostId, exits }
+  }, 30_000)
+  afterAll(async () => {
+    await bench?.controller.dispose()
+    await bench?.provider.dispose?.()
+    await host?.close()
+    await killHostAndClean(dir.socketPath, dir.dir)
+  }, 30_000)
+  return () => bench!
+}
+
+describe.each(kinds)('cross-provider refusals: %s', (kind) => {
+  const b = useBench(kind)
+
+  it('bad spawn options and failing launches: one error class, code and option everywhere, the option and the value named', async () => {
+    const { controller, hostId } = b()
+    const seen: Record<string, Cell> = {}
+    const wanted: Record<string, Cell> = {}
+    for (const spawn of SPAWNS) {
+      const value = spawn.named.value()
+      const cell = await cellOf(() => controller.spawn({ hostId, ...spawn.options() } as never), { option: spawn.named.option, value })
+      if (cell.how === 'returned') {
+        await controller.stopAndWait((cell.value as { id: string }).id, { timeoutMs: 5_000 })
+        cell.value = 'spawned'
+      }
+      seen[spawn.name] = cell
+      wanted[spawn.name] = cellFor(spawn.expected, kind)
+    }
+    expect(seen).toEqual(wanted)
+  }, 60_000)
+
+  it('a secret env value is never shown, whatever refuses it', async () => {
+    const { controller, hostId } = b()
+    const error = (await controller.spawn({ hostId, file: '/bin/sh', env: { TOKEN: 987654321 as never } }).catch((caught: unknown) => caught)) as Error
+    expect(String(error.message) + String((error.cause as Error | undefined)?.message)).not.toContain('987654321')
+    expect(error).toMatchObject({ code: 'invalid_spawn_options', option: 'env.TOKEN', value: undefined })
+  })
+
+  it('a duplicate sessionId: a live one is attached to, a fresh one (isNewSession) refused as pty_id_in_use', async () => {
+    const { controller, hostId } = b()
+    const sleep = { hostId, file: '/bin/sh', args: ['-c', 'sleep 30'], sessionId: `dup-${kind.replace(' ', '-')}` }
+    const first = await controller.spawn(sleep)
+    expect(first.isReattach).toBe(false)
+    const again = await controller.spawn(sleep)
+    expect({ isReattach: again.isReattach, incarnationId: again.incarnationId }).toEqual({ isReattach: true, incarnationId: first.incarnationId })
+    expect(await cellOf(() => controller.spawn({ ...sleep, isNewSession: true }))).toEqual({
+      how: 'rejected',
+      error: 'PtySpawnError',
+      code: 'provider_spawn_failed',
+      outcome: 'not_started',
+      causeCode: 'pty_id_in_use',
+    })
+    expect(controller.hasPty(first.id)).toBe(true)
+    expect(await controller.stopAndWait(first.id, { timeoutMs: 5_000 })).toBe(true)
+  }, 30_000)
+
+  it('calls about an unknown id, and after an exit: the same answers (no throw) everywhere', async () => {
+    const { controller, hostId, exits } = b()
+    if (kind === 'fake') (b().provider as FakePtyProvider).scriptNextSpawn({ exit: { exitCode: 3 } })
+    const ended = await controller.spawn({ hostId, file: '/bin/sh', args: ['-c', 'exit 3'] })
+    await waitFor(() => exits.find((event) => event.ptyId === ended.id), `the exit of ${ended.id}`, 15_000)
+    const answers: Record<string, Cell> = {}
+    for (const [which, id] of [
+      ['unknown', 'ptykit-no-such-pty'],
+      ['exited', ended.id],
+    ] as const) {
+      answers[`write ${which}`] = await cellOf(() => controller.write(id, 'x', 'driving'))
+      answers[`writeWithSettlement ${which}`] = await cellOf(() => controller.writeWithSettlement(id, 'x', 'driving'))
+      answers[`resize ${which}`] = await cellOf(() => controller.resize(id, 80, 24))
+      answers[`kill ${which}`] = await cellOf(() => controller.kill(id))
+      answers[`hasPty ${which}`] = await cellOf(() => controller.hasPty(id))
+      answers[`probePtyLiveness ${which}`] = await cellOf(() => controller.probePtyLiveness(id))
+    }
+    const returned = (value: unknown): Cell => ({ how: 'returned', value })
+    expect(answers).toEqual({
+      'write unknown': returned(false),
+      'writeWithSettlement unknown': returned({ kind: 'refused', reason: 'pty_not_found' }),
+      'resize unknown': returned(false),
+      'kill unknown': returned(false),
+      // FORCED: the pty host may hold a PTY another client started under that id (docs/pty-host.md).
+      'hasPty unknown': returned(kind === 'pty host' ? null : false),
+      'probePtyLiveness unknown': returned(false),
+      'write exited': returned(false),
+      'writeWithSettlement exited': returned({ kind: 'refused', reason: 'pty_exited' }),
+      'resize exited': returned(false),
+      'kill exited': returned(false),
+      'hasPty exited': returned(false),
+      'probePtyLiveness exited': returned(false),
+    })
+  }, 30_000)
+
+  it('resize of a live PTY to a bad size: a TypeError naming the argument and the value, the PTY untouched', async () => {
+    const { controller, hostId } = b()
+    const live = await controller.spawn({ hostId, file: '/bin/sh', args: ['-c', 'sleep 30'], cols: 80, rows: 24 })
+    const seen: Record<string, Cell> = {}
+    for (const [cols, rows] of [
+      [0, 24],
+      [1.5, 24],
+      [65_536, 24],
+      [80, Number.NaN],
+      [80, -1],
+    ] as const) {
+      const [option, value] = cols === 80 ? ['rows', rows] : ['cols', cols]
+      seen[`${cols}x${rows}`] = await cellOf(() => controller.resize(live.id, cols, rows), { option, value })
+    }
+    const typeError: Cell = { how: 'threw', error: 'TypeError', namesOption: true, showsValue: true }
+    expect(seen).toEqual({ '0x24': typeError, '1.5x24': typeError, '65536x24': typeError, '80xNaN': typeError, '80x-1': typeError })
+    expect(controller.hasPty(live.id)).toBe(true)
+    expect(controller.resize(live.id, 100, 30)).toBe(true)
+    expect(await controller.stopAndWait(live.id, { timeoutMs: 5_000 })).toBe(true)
+  }, 30_000)
+})
