@@ -6,15 +6,16 @@
  * that switches provider, or tests on the fake, sees what production sees. The few differences are
  * forced by the platform, documented on the provider's page, and pinned here cell by cell
  * (`FORCED`): the fake runs nothing, so it cannot know a program or a directory is missing
- * (docs/testing-with-the-fake-provider.md); SSH exports `env` through the remote `sh`, which takes
- * only shell names (docs/ssh-provider.md); the pty host may hold a PTY it has not told this client
+ * (docs/testing-with-the-fake-provider.md); SSH applies `env` and `envToDelete` through the
+ * remote `sh`, which takes only shell names (docs/ssh-provider.md); the pty host may hold a PTY it has not told this client
  * about, so `hasPty` of an unknown id is `null` (docs/pty-host.md).
  *
  * Until 7 Dec a program or a `cwd` SSH's remote refused was `provider_spawn_failed` (no option
  * named) where the local providers refused the option (`invalid_spawn_options`, `file`/`cwd`); an
- * `env` name SSH refused was named `env.<name>` where the others name `env`; and the fake started
- * a PTY for an empty `file`, an `args` string, an `env` name holding `=` or a number as an `env`
- * value, every one of which each real provider refuses.
+ * `env` name SSH refused was named `env.<name>` where the others name `env`, and a bad `args` or
+ * `envToDelete` element `args`/`envToDelete` where the others name `args[i]`/`envToDelete[i]`;
+ * and the fake started a PTY for an empty `file`, an `args` string, an `env` name holding `=` or a
+ * number as an `env` value, every one of which each real provider refuses.
  */
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -139,6 +140,16 @@ const SPAWNS: Array<{ name: string; options: () => Record<string, unknown>; name
   { name: 'an env that is a string', options: () => ({ file: '/bin/sh', env: 'X=1' }), named: { option: 'env', value: () => 'X=1' }, expected: refusedByController('env', 'redacted') },
   { name: 'args that is a string', options: () => ({ file: '/bin/sh', args: '-c' }), named: { option: 'args', value: () => '-c' }, expected: refused('args') },
   { name: 'an empty file', options: () => ({ file: '' }), named: { option: 'file', value: () => '' }, expected: refused('file') },
+  { name: 'an args element that is a number', options: () => ({ file: '/bin/sh', args: ['-c', 5] }), named: { option: 'args[1]', value: () => 5 }, expected: refused('args[1]') },
+  { name: 'an envToDelete that is a string', options: () => ({ file: '/bin/sh', envToDelete: 'X' }), named: { option: 'envToDelete', value: () => 'X' }, expected: refused('envToDelete') },
+  { name: 'an envToDelete element that is a number', options: () => ({ file: '/bin/sh', envToDelete: ['A', 5] }), named: { option: 'envToDelete[1]', value: () => 5 }, expected: refused('envToDelete[1]') },
+  { name: 'an empty envToDelete element', options: () => ({ file: '/bin/sh', envToDelete: [''] }), named: { option: 'envToDelete[0]', value: () => '' }, expected: refused('envToDelete[0]') },
+  { name: 'an envToDelete name sh cannot unset', options: () => ({ file: '/bin/sh', envToDelete: ['A-B'] }), named: { option: 'envToDelete[0]', value: () => 'A-B' }, expected: { each: SPAWNED, forced: { ssh: refused('envToDelete[0]') } } },
+  { name: 'a command that is a number', options: () => ({ file: '/bin/sh', command: 5 }), named: { option: 'command', value: () => 5 }, expected: refused('command') },
+  { name: 'an empty cwd', options: () => ({ file: '/bin/sh', cwd: '' }), named: { option: 'cwd', value: () => '' }, expected: refused('cwd') },
+  { name: 'a cwd that is a number', options: () => ({ file: '/bin/sh', cwd: 5 }), named: { option: 'cwd', value: () => 5 }, expected: refused('cwd') },
+  { name: 'a file that is a number', options: () => ({ file: 5 }), named: { option: 'file', value: () => 5 }, expected: refused('file') },
+  { name: 'a program that does not exist (a relative path)', options: () => ({ file: './ptykit-no-such-program' }), named: { option: 'file', value: () => './ptykit-no-such-program' }, expected: { each: refused('file'), forced: { fake: SPAWNED } } },
   ...(
     [
       ['cols', 0],

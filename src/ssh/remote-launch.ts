@@ -17,6 +17,8 @@ export function shellQuote(value: string): string {
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/
 /** What the SSH provider expects of `env`'s keys: names the launch's `sh` can `export`. */
 const SSH_ENVIRONMENT_KEYS_EXPECTED = 'an object whose keys are shell variable names (letters, digits and `_`, not first a digit: the remote `sh` exports them)'
+/** What the SSH provider expects of an `envToDelete` name: one the launch's `sh` can `unset`. */
+const SSH_VARIABLE_NAME_EXPECTED = 'a shell variable name (letters, digits and `_`, not first a digit: the remote `sh` unsets it)'
 
 /** Refuse a `cols`/`rows` value that is not a positive integer a pty can hold. */
 export function assertSshDimension(option: 'cols' | 'rows', value: unknown): asserts value is number {
@@ -96,8 +98,12 @@ export function createRemoteLaunch(options: ProviderSpawnOptions): RemoteLaunch 
   if (options.file !== undefined && (typeof options.file !== 'string' || options.file.length === 0)) {
     throw new SshOptionError('file', 'a non-empty string', options.file)
   }
-  if (options.args !== undefined && (!Array.isArray(options.args) || options.args.some((arg) => typeof arg !== 'string'))) {
-    throw new SshOptionError('args', 'an array of strings', options.args)
+  if (options.args !== undefined) {
+    if (!Array.isArray(options.args)) throw new SshOptionError('args', 'an array of strings', options.args)
+    // Named by index, as every provider names a refused element.
+    options.args.forEach((arg: unknown, index) => {
+      if (typeof arg !== 'string') throw new SshOptionError(`args[${index}]`, 'a string', arg)
+    })
   }
   if (options.cwd !== undefined && (typeof options.cwd !== 'string' || options.cwd.length === 0)) {
     throw new SshOptionError('cwd', 'a non-empty string', options.cwd)
@@ -106,8 +112,12 @@ export function createRemoteLaunch(options: ProviderSpawnOptions): RemoteLaunch 
     throw new SshOptionError('command', 'a string', options.command)
   }
   const lines: string[] = []
-  for (const name of options.envToDelete ?? []) {
-    if (typeof name !== 'string' || !ENV_NAME.test(name)) throw new SshOptionError('envToDelete', 'an array of variable names', options.envToDelete)
+  for (const [index, name] of (options.envToDelete ?? []).entries()) {
+    // Named by index, as every provider names a refused element; a name `sh` cannot `unset` (`A-B`) is refused on SSH only.
+    const option = `envToDelete[${index}]`
+    if (typeof name !== 'string') throw new SshOptionError(option, 'a string', name)
+    if (name.length === 0) throw new SshOptionError(option, 'a non-empty string', name)
+    if (!ENV_NAME.test(name)) throw new SshOptionError(option, SSH_VARIABLE_NAME_EXPECTED, name)
     // The launch's own: without it (or with another value) an abandoned launch could not be found.
     if (name === SSH_LAUNCH_NONCE_VARIABLE) throw new SshOptionError('envToDelete', `variable names other than ${SSH_LAUNCH_NONCE_VARIABLE} (set by the provider)`, name)
     lines.push(`unset ${name}`)
