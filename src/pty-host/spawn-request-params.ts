@@ -55,7 +55,8 @@ function envRefusal(env: unknown): PtyHostError | undefined {
 
 /**
  * The refusal of spawn options the host would not receive as given, or `undefined`: a spawn
- * request crosses to the host as JSON. An `env` that is no record of strings (a `Map`, an array) is refused
+ * request crosses to the host as JSON. A `cols` or `rows` JSON cannot carry (NaN, ±Infinity) is
+ * refused naming it. An `env` that is no record of strings (a `Map`, an array) is refused
  * (see `envRefusal`; option `env` or `env.<key>`, the value never shown nor kept). A `metadata` JSON cannot serialize (a BigInt, a circular
  * object, a `toJSON` that throws) is refused — before, the request failed to serialize and the
  * spawn failed `provider_spawn_failed` with JSON's message, naming no option. (What JSON drops —
@@ -64,6 +65,15 @@ function envRefusal(env: unknown): PtyHostError | undefined {
  * The refusal keeps no `value` (the metadata is no JSON scalar); JSON's reason is its `cause`.
  */
 export function spawnOptionsRefusal(options: ProviderSpawnOptions): PtyHostError | undefined {
+  // JSON sends NaN and ±Infinity as `null`, which the host reads as "no size": a `rows: NaN` spawn
+  // started at the default size, where every other provider refuses it. Refused here, in the
+  // host's words (the node-pty provider's); any other bad size reaches the host as given.
+  for (const option of ['cols', 'rows'] as const) {
+    const value = options[option]
+    if (typeof value === 'number' && !Number.isFinite(value)) {
+      return new PtyHostError('invalid_spawn_option', `Expected the \`${option}\` option to be a positive integer, got ${describeValue(value)}`, { option, value })
+    }
+  }
   if (options.env !== undefined) {
     const refusal = envRefusal(options.env)
     if (refusal !== undefined) return refusal
