@@ -15,7 +15,8 @@
  * `env` name SSH refused was named `env.<name>` where the others name `env`, and a bad `args` or
  * `envToDelete` element `args`/`envToDelete` where the others name `args[i]`/`envToDelete[i]`;
  * and the fake started a PTY for an empty `file`, an `args` string, an `env` name holding `=` or a
- * number as an `env` value, every one of which each real provider refuses.
+ * number as an `env` value, every one of which each real provider refuses, and refused a bad
+ * `cols`/`rows` with a `TypeError` without the `code` and `option` the real providers' carry.
  */
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -211,6 +212,27 @@ describe.each(kinds)('cross-provider refusals: %s', (kind) => {
       }
       seen[spawn.name] = cell
       wanted[spawn.name] = cellFor(spawn.expected, kind)
+    }
+    expect(seen).toEqual(wanted)
+  }, 60_000)
+
+  it('straight to the provider (a host without the controller, a suite on the fake): the same refusals, as invalid_spawn_option naming the option', async () => {
+    const { provider } = b()
+    const seen: Record<string, Cell> = {}
+    const wanted: Record<string, Cell> = {}
+    for (const spawn of SPAWNS) {
+      const value = spawn.named.value()
+      const cell = await cellOf(() => provider.spawn(spawn.options() as never), { option: spawn.named.option, value })
+      if (cell.how === 'returned') {
+        await provider.shutdown((cell.value as { id: string }).id, { timeoutMs: 5_000 })
+        cell.value = 'spawned'
+      } else cell.error = 'the provider\'s' // Each provider has its own class; the code, option and message agree.
+      seen[spawn.name] = cell
+      const expected = cellFor(spawn.expected, kind)
+      wanted[spawn.name] =
+        expected.how === 'returned'
+          ? expected
+          : { how: 'rejected', error: 'the provider\'s', code: 'invalid_spawn_option', option: expected.option, namesOption: true, showsValue: expected.showsValue! }
     }
     expect(seen).toEqual(wanted)
   }, 60_000)

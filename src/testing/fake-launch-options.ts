@@ -1,6 +1,7 @@
 import { describeSecretValue, describeValue } from '../contracts/describe-value.js'
 import { ENVIRONMENT_KEYS_EXPECTED, ENVIRONMENT_RECORD_EXPECTED, isEnvironmentRecord, isEnvironmentVariableName } from '../contracts/environment-record.js'
-import type { ProviderSpawnOptions } from '../contracts/index.js'
+import { MAX_PTY_DIMENSION, type ProviderSpawnOptions } from '../contracts/index.js'
+import { isPtyDimension } from '../contracts/pty-dimension.js'
 
 // The launch fields a real provider refuses by their shape alone, refused by the fake the same way
 // (option name, wording, `code: 'invalid_spawn_option'`), so a test suite over the fake sees the
@@ -51,4 +52,15 @@ export function checkFakeLaunchOptions(options: ProviderSpawnOptions): void {
   }
   if (options.file !== undefined) checkText('file', options.file, false)
   if (options.command !== undefined) checkText('command', options.command, true)
+}
+
+/**
+ * Refuse a spawn's `cols` or `rows` that is not an integer from 1 to `MAX_PTY_DIMENSION`, as the
+ * real providers refuse it: with `code: 'invalid_spawn_option'`, `option` and `value` (a plain
+ * `TypeError` before, which a caller matching on `code` did not recognise as a refused option).
+ *
+ * @throws TypeError with `code: 'invalid_spawn_option'`, naming the option and the value.
+ */
+export function checkFakeDimension(option: 'cols' | 'rows', value: unknown): void {
+  if (!isPtyDimension(value)) throw refuse(option, `an integer from 1 to ${MAX_PTY_DIMENSION}`, value)
 }

@@ -1,13 +1,12 @@
 import { describeValue } from '../contracts/describe-value.js'
 import { isOptionsObject } from '../contracts/known-options.js'
 import {
-  assertPtyDimension,
   rethrowOnMicrotask,
   toPtyIncarnationId,
   type ProviderSpawnOptions,
   type PtySpawnResult,
 } from '../contracts/index.js'
-import { checkFakeLaunchOptions } from './fake-launch-options.js'
+import { checkFakeDimension, checkFakeLaunchOptions } from './fake-launch-options.js'
 import { FakePtyAbsentError } from './fake-pty-absent-error.js'
 import { FakePtyIdInUseError } from './fake-pty-id-in-use-error.js'
 import { FakePtyLiveOtherIncarnationError } from './fake-pty-live-other-incarnation-error.js'
@@ -28,8 +27,8 @@ export function startFakeSpawn(state: FakeProviderState, spawnOptions: ProviderS
   // As every real provider: `spawn(undefined)` was a raw "Cannot read properties of undefined", and
   // `spawn(5)` or `spawn([])` started a PTY with every option ignored.
   if (!isOptionsObject(spawnOptions)) throw new TypeError(`Expected the spawn options to be an object, got ${describeValue(spawnOptions)}`)
-  if (spawnOptions.cols !== undefined) assertPtyDimension('cols', spawnOptions.cols)
-  if (spawnOptions.rows !== undefined) assertPtyDimension('rows', spawnOptions.rows)
+  if (spawnOptions.cols !== undefined) checkFakeDimension('cols', spawnOptions.cols)
+  if (spawnOptions.rows !== undefined) checkFakeDimension('rows', spawnOptions.rows)
   const fromMetadata = scriptFromMetadata(spawnOptions.metadata)
   if (spawnOptions.attachOnly === true) return attach(state, spawnOptions, fromMetadata)
   const script = fromMetadata ?? state.scriptQueue.shift() ?? state.options.defaultScript ?? {}

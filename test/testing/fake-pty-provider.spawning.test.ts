@@ -80,9 +80,10 @@ describe('createFakePtyProvider: spawning', () => {
     await expect(provider.spawn({ metadata: { fakeScript: 'oops' } })).rejects.toThrow(
       'Expected the `metadata.fakeScript` option to be a FakeSpawnScript object, got "oops" (string)',
     )
-    await expect(provider.spawn({ cols: 0 })).rejects.toThrow(
-      new TypeError('Expected the `cols` option to be an integer from 1 to 65535, got 0 (number)'),
-    )
+    // A refused option, as every real provider's: `code`, `option` and `value` (a bare TypeError until 7 Dec).
+    const cols = await provider.spawn({ cols: 0 }).catch((error: unknown) => error)
+    expect(cols).toBeInstanceOf(TypeError)
+    expect(cols).toMatchObject({ message: 'Expected the `cols` option to be an integer from 1 to 65535, got 0 (number)', code: 'invalid_spawn_option', option: 'cols', value: 0 })
     await expect(provider.spawn({ rows: 2.5 })).rejects.toThrow(TypeError)
     expect(provider.livePtyIds()).toEqual([])
   })
