@@ -278,6 +278,13 @@ describe.each(kinds)('cross-provider refusals: %s', (kind) => {
       answers[`kill ${which}`] = await cellOf(() => controller.kill(id))
       answers[`hasPty ${which}`] = await cellOf(() => controller.hasPty(id))
       answers[`probePtyLiveness ${which}`] = await cellOf(() => controller.probePtyLiveness(id))
+      // Straight to the provider: the same answers.
+      const { provider } = b()
+      answers[`provider write ${which}`] = await cellOf(() => provider.write(id, 'x'))
+      answers[`provider resize ${which}`] = await cellOf(() => provider.resize(id, 80, 24))
+      answers[`provider shutdown ${which}`] = await cellOf(() => provider.shutdown(id, { timeoutMs: 1_000 }))
+      answers[`provider hasPty ${which}`] = await cellOf(() => provider.hasPty!(id))
+      answers[`provider probeLiveness ${which}`] = await cellOf(() => provider.probeLiveness!(id))
     }
     const returned = (value: unknown): Cell => ({ how: 'returned', value })
     expect(answers).toEqual({
@@ -294,10 +301,20 @@ describe.each(kinds)('cross-provider refusals: %s', (kind) => {
       'kill exited': returned(false),
       'hasPty exited': returned(false),
       'probePtyLiveness exited': returned(false),
+      'provider write unknown': returned({ kind: 'refused', reason: 'pty_not_found' }),
+      'provider resize unknown': returned(false),
+      'provider shutdown unknown': returned(undefined),
+      'provider hasPty unknown': returned(kind === 'pty host' ? null : false),
+      'provider probeLiveness unknown': returned(false),
+      'provider write exited': returned({ kind: 'refused', reason: 'pty_exited' }),
+      'provider resize exited': returned(false),
+      'provider shutdown exited': returned(undefined),
+      'provider hasPty exited': returned(false),
+      'provider probeLiveness exited': returned(false),
     })
   }, 30_000)
 
-  it('resize of a live PTY to a bad size: a TypeError naming the argument and the value, the PTY untouched', async () => {
+  it('resize of a live PTY to a bad size, or a stop given a signal name: a TypeError naming the argument and the value, the PTY untouched', async () => {
     const { controller, hostId } = b()
     const live = await controller.spawn({ hostId, file: '/bin/sh', args: ['-c', 'sleep 30'], cols: 80, rows: 24 })
     const seen: Record<string, Cell> = {}
@@ -313,7 +330,10 @@ describe.each(kinds)('cross-provider refusals: %s', (kind) => {
     }
     const typeError: Cell = { how: 'threw', error: 'TypeError', namesOption: true, showsValue: true }
     expect(seen).toEqual({ '0x24': typeError, '1.5x24': typeError, '65536x24': typeError, '80xNaN': typeError, '80x-1': typeError })
+    // No call takes a signal's name: a stop's `signal` is an AbortSignal, and a name there is refused, the PTY left running.
+    expect(await cellOf(() => controller.stopAndWait(live.id, { signal: 'SIGTERM' as never, timeoutMs: 5_000 }), { option: 'signal', value: 'SIGTERM' })).toEqual({ ...typeError, how: 'rejected' })
     expect(controller.hasPty(live.id)).toBe(true)
+    expect(await controller.probePtyLiveness(live.id)).toBe(true)
     expect(controller.resize(live.id, 100, 30)).toBe(true)
     expect(await controller.stopAndWait(live.id, { timeoutMs: 5_000 })).toBe(true)
   }, 30_000)
