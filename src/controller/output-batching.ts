@@ -8,12 +8,8 @@ export type OutputChunk = string | Uint8Array
 /** Publishes one (possibly merged) chunk of a record's output with the sequence after it. */
 export type PublishOutput = (record: PtyRecord, chunk: OutputChunk, seq: number) => void
 
-/**
- * One PTY's window: when it opened, the chunks waiting for its end, the sequence after the last,
- * and the timer of its end — armed only once a chunk waits (see {@link OutputBatcher}).
- */
+/** One PTY's open window: the chunks waiting for its end, and the sequence after the last. */
 type Window = {
-  openedAt: number
   pending: OutputChunk[]
   seq: number
   timer: PtyTimerHandle | undefined
@@ -34,16 +30,10 @@ type Window = {
  * Why a leading edge: an interactive echo or a prompt after a quiet spell is not delayed at all;
  * only a stream that keeps producing within the window is merged, which is where the event count
  * matters (a flood of 4 KB reads becomes one event per window).
- *
- * Why a window's timer is armed only when a chunk must wait for its end: a window in which nothing
- * else arrives (a keystroke's echo, a prompt) then ends by the clock alone — the next chunk reads
- * the time and finds it over — with no timer set, fired and cleared per echo, and no wake-up of
- * the process `windowMs` after each. A flood arms one timer per window, as before.
  */
 export class OutputBatcher {
   readonly #windowMs: number
   readonly #timers: ControllerTimers
-  readonly #now: () => number
   readonly #publishNow: PublishOutput
   readonly #publish: PublishOutput
   readonly #windows = new Map<PtyRecord, Window>()
@@ -51,12 +41,11 @@ export class OutputBatcher {
   /**
    * `publishNow` publishes a window's first chunk, from inside the delivery of the provider's
    * output; `publish` a coalesced window, from a timer, a flush or dispose (it makes its own
-   * delivery of the PTY's events). `now` is the timers' clock.
+   * delivery of the PTY's events).
    */
-  constructor(windowMs: number, timers: ControllerTimers, now: () => number, publishNow: PublishOutput, publish: PublishOutput) {
+  constructor(windowMs: number, timers: ControllerTimers, publishNow: PublishOutput, publish: PublishOutput) {
     this.#windowMs = windowMs
     this.#timers = timers
-    this.#now = now
     this.#publishNow = publishNow
     this.#publish = publish
   }
@@ -64,25 +53,24 @@ export class OutputBatcher {
   /** A chunk of `record`'s output, with the output sequence after it. */
   push(record: PtyRecord, chunk: OutputChunk, seq: number): void {
     const window = this.#windows.get(record)
-    if (window !== undefined && window.timer !== undefined) {
-      // A chunk already waits for this window's end: this one waits with it.
-      // A provider reports a PTY's output in one kind; should it switch, keep the kinds apart.
-      if (typeof window.pending[0] !== typeof chunk) this.#publishPending(record, window)
-      window.pending.push(chunk)
-      window.seq = seq
+    if (window === undefined) {
+      const opened: Window = { pending: [], seq, timer: undefined }
+      this.#windows.set(record, opened)
+      try {
+        this.#publishNow(record, chunk, seq)
+      } finally {
+        // Armed after the leading edge is published: after a quiet spell the window's timer is
+        // the first of its duration (Node makes a timer list and re-arms libuv's timer), cold
+        // work the echo need not wait for. Not when a listener closed the window meanwhile (an
+        // exit it caused flushed it); a chunk a listener caused meanwhile waits in this window.
+        if (this.#windows.get(record) === opened) opened.timer = this.#arm(record)
+      }
       return
     }
-    const now = this.#now()
-    if (window !== undefined && now - window.openedAt < this.#windowMs) {
-      // The first chunk to wait in this window: its end is due now.
-      window.pending.push(chunk)
-      window.seq = seq
-      window.timer = this.#arm(record, window.openedAt + this.#windowMs - now)
-      return
-    }
-    // No window, or it ended with nothing held: a leading edge, published at once.
-    this.#windows.set(record, { openedAt: now, pending: [], seq, timer: undefined })
-    this.#publishNow(record, chunk, seq)
+    // A provider reports a PTY's output in one kind; should it switch, keep the kinds apart.
+    if (window.pending.length > 0 && typeof window.pending[0] !== typeof chunk) this.#publishPending(record, window)
+    window.pending.push(chunk)
+    window.seq = seq
   }
 
   /** Publish what `record` holds now and close its window (before its exit, or when superseded). */
@@ -99,16 +87,19 @@ export class OutputBatcher {
     for (const record of [...this.#windows.keys()]) this.flush(record)
   }
 
-  #arm(record: PtyRecord, ms: number): PtyTimerHandle {
-    return this.#timers.set(() => this.#windowEnded(record), ms)
+  #arm(record: PtyRecord): PtyTimerHandle {
+    return this.#timers.set(() => this.#windowEnded(record), this.#windowMs)
   }
 
-  /** The window's end, with chunks held: they go out as one event, and the next window opens now. */
   #windowEnded(record: PtyRecord): void {
     const window = this.#windows.get(record)
     if (window === undefined) return
     window.timer = undefined
-    window.openedAt = this.#now()
+    if (window.pending.length === 0) {
+      this.#windows.delete(record)
+      return
+    }
+    window.timer = this.#arm(record)
     this.#publishPending(record, window)
   }
 

@@ -23,7 +23,6 @@ export class OutputDelivery {
         ? new OutputBatcher(
             windowMs,
             core.timers,
-            () => core.clock.now(),
             (record, chunk, seq) => this.#publish(record, chunk, seq),
             (record, chunk, seq) => this.#publishWindow(record, chunk, seq),
           )
