@@ -37,6 +37,8 @@ export class OutputBatcher {
   readonly #publishNow: PublishOutput
   readonly #publish: PublishOutput
   readonly #windows = new Map<PtyRecord, Window>()
+  /** Set by {@link OutputBatcher.flushAll}: from then on every chunk goes out at once, unbatched. */
+  #closed = false
 
   /**
    * `publishNow` publishes a window's first chunk, from inside the delivery of the provider's
@@ -54,6 +56,9 @@ export class OutputBatcher {
   push(record: PtyRecord, chunk: OutputChunk, seq: number): void {
     const window = this.#windows.get(record)
     if (window === undefined) {
+      // After dispose's flush no window opens: no timer would end it (the controller's timers are
+      // cancelled), so what it held would be lost.
+      if (this.#closed) return this.#publishNow(record, chunk, seq)
       const opened: Window = { pending: [], seq, timer: undefined }
       this.#windows.set(record, opened)
       try {
@@ -82,8 +87,12 @@ export class OutputBatcher {
     this.#publishPending(record, window)
   }
 
-  /** Flush every record (dispose). */
+  /**
+   * Flush every record and stop batching (dispose): output a listener causes meanwhile (a chunk a
+   * provider hands over from inside an acknowledgement's resume) and any later chunk go out at once.
+   */
   flushAll(): void {
+    this.#closed = true
     for (const record of [...this.#windows.keys()]) this.flush(record)
   }
 
