@@ -23,6 +23,16 @@ ptykit/pty-host, which starts it on demand. Exits 0 when idle or on SIGTERM/SIGI
 host already serves the socket, 2 on a bad flag, 1 on any other start failure.
 `
 
+/**
+ * Whether `--help` or `-h` stands where a flag goes (not as a flag's value: `--socket --help` names
+ * a socket), alone or among other flags. Why not only alone: `--socket /x --help` was read as a
+ * `--help` needing a value (exit 2, no usage), the very answer `--help` was made to replace.
+ */
+function asksForHelp(argv: readonly string[]): boolean {
+  for (let index = 0; index < argv.length; index += 2) if (argv[index] === '--help' || argv[index] === '-h') return true
+  return false
+}
+
 /** Parse the command line into server options (throws a TypeError naming a bad flag). */
 export function parsePtyHostArgs(argv: readonly string[]): PtyHostServerOptions {
   const options: PtyHostServerOptions = {}
@@ -72,7 +82,7 @@ async function main(): Promise<void> {
   forgetLauncherRunAsNode()
   const argv = process.argv.slice(2)
   // Why before parsing: `--help` takes no value, and a person who asks gets the usage, not "needs a value".
-  if (argv.length === 1 && (argv[0] === '--help' || argv[0] === '-h')) {
+  if (asksForHelp(argv)) {
     process.stdout.write(USAGE)
     process.exit(0)
   }

@@ -18,6 +18,15 @@ describe('ptykit-pty-host --help', () => {
     }
   })
 
+  it.each([
+    [['--socket', '/tmp/ptykit-h.sock', '--help']],
+    [['-h', '--idle-exit-ms', '5']],
+  ])('%j: --help among other flags prints the usage and exits 0, starting no host', (args) => {
+    const result = run(...args)
+    expect({ status: result.status, stderr: result.stderr }).toEqual({ status: 0, stderr: '' })
+    expect(result.stdout).toMatch(/^Usage: ptykit-pty-host /)
+  })
+
   it('a bad flag still exits 2, naming it and pointing at --help', () => {
     const result = run('--bogus', '1')
     expect(result.status).toBe(2)
