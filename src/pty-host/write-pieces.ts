@@ -4,6 +4,9 @@ import { PTY_HOST_MAX_FRAME_BYTES } from './frame-codec.js'
 /** Room in a write request's frame for everything around its text (version, type, id, method, keys). */
 const WRITE_ENVELOPE_BYTES = 256
 
+/** Room for the incarnation id a write names (at most 128 code units, 6 JSON bytes each at worst). */
+const INCARNATION_ID_JSON_BYTES = 6 * 128
+
 /**
  * The most UTF-16 code units one `write` request carries to the host: a longer write (a big paste,
  * a file piped in) is sent as several requests, in order. Why: a request is one JSON frame, and a
@@ -14,16 +17,17 @@ const WRITE_ENVELOPE_BYTES = 256
 export const PTY_HOST_WRITE_PIECE_CHARS = 1024 * 1024
 
 // The guarantee above, checked where the two numbers meet: 6 bytes per unit, a PTY id of 64 KiB.
-if (6 * (PTY_HOST_WRITE_PIECE_CHARS + 64 * 1024) + WRITE_ENVELOPE_BYTES > PTY_HOST_MAX_FRAME_BYTES) throw new Error('PTY_HOST_WRITE_PIECE_CHARS outgrows the frame limit')
+if (6 * (PTY_HOST_WRITE_PIECE_CHARS + 64 * 1024) + INCARNATION_ID_JSON_BYTES + WRITE_ENVELOPE_BYTES > PTY_HOST_MAX_FRAME_BYTES) throw new Error('PTY_HOST_WRITE_PIECE_CHARS outgrows the frame limit')
 
 /**
  * The piece size for a host that accepts frames of at most `maxFrameBytes` (its welcome says; a
  * host may be started with a smaller `maxFrameBytes` than the default), for a PTY id of
  * `ptyIdLength` code units: {@link PTY_HOST_WRITE_PIECE_CHARS} or less, so that a piece of the
- * worst escaping (6 JSON bytes a code unit) fits; at least 2 code units (a surrogate pair).
+ * worst escaping (6 JSON bytes a code unit) fits beside the longest incarnation id a write may
+ * name; at least 2 code units (a surrogate pair).
  */
 export function writePieceCharsFor(maxFrameBytes: number, ptyIdLength = 0): number {
-  return Math.max(2, Math.min(PTY_HOST_WRITE_PIECE_CHARS, Math.floor((maxFrameBytes - WRITE_ENVELOPE_BYTES) / 6) - ptyIdLength))
+  return Math.max(2, Math.min(PTY_HOST_WRITE_PIECE_CHARS, Math.floor((maxFrameBytes - WRITE_ENVELOPE_BYTES - INCARNATION_ID_JSON_BYTES) / 6) - ptyIdLength))
 }
 
 /**
@@ -32,9 +36,6 @@ export function writePieceCharsFor(maxFrameBytes: number, ptyIdLength = 0): numb
  * (4 JSON bytes per 3 bytes), so a piece fills the frame more than a text piece may.
  */
 export const PTY_HOST_WRITE_PIECE_BYTES = 3 * 1024 * 1024
-
-/** Room for the incarnation id a write names (at most 128 code units, 6 JSON bytes each at worst). */
-const INCARNATION_ID_JSON_BYTES = 6 * 128
 
 // The guarantee above, checked where the numbers meet: base64 of a piece, a PTY id of 64 KiB.
 if ((PTY_HOST_WRITE_PIECE_BYTES / 3) * 4 + 6 * 64 * 1024 + INCARNATION_ID_JSON_BYTES + WRITE_ENVELOPE_BYTES > PTY_HOST_MAX_FRAME_BYTES) throw new Error('PTY_HOST_WRITE_PIECE_BYTES outgrows the frame limit')

@@ -215,13 +215,13 @@ describe('write pieces', () => {
     )
   })
 
-  it('are sized to the host\'s frame limit (its welcome), never above the default', () => {
+  it('are sized to the host\'s frame limit (its welcome) with the longest incarnation id, never above the default', () => {
     fc.assert(
       fc.property(fc.integer({ min: 1024, max: 64 * 1024 * 1024 }), fc.integer({ min: 1, max: 100 }), (maxFrameBytes, ptyIdLength) => {
         const chars = writePieceCharsFor(maxFrameBytes, ptyIdLength)
         expect(chars).toBeLessThanOrEqual(PTY_HOST_WRITE_PIECE_CHARS)
         expect(chars).toBeGreaterThanOrEqual(2)
-        const frame = Buffer.byteLength(JSON.stringify({ v: 2, type: 'request', id: 2 ** 40, method: 'write', params: { ptyId: '\u0001'.repeat(ptyIdLength), data: '\u0001'.repeat(chars) } }))
+        const frame = Buffer.byteLength(JSON.stringify({ v: 2, type: 'request', id: 2 ** 40, method: 'write', params: { ptyId: '\u0001'.repeat(ptyIdLength), data: '\u0001'.repeat(chars), expectedIncarnationId: '\u0001'.repeat(128) } }))
         if (chars > 2) expect(frame).toBeLessThanOrEqual(maxFrameBytes)
         // Never needlessly small: a 64 KiB host takes pieces of thousands of code units.
         if (maxFrameBytes >= 64 * 1024) expect(chars).toBeGreaterThan(10_000)
