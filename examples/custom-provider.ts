@@ -265,7 +265,7 @@ export function createJsonLinesPtyProvider(options: JsonLinesPtyProviderOptions 
    * How long a request bounded by the caller's budget may wait: what is left of it (`deadlineMs`
    * is an absolute epoch time, `timeoutMs` a duration) plus the round trip; `undefined` for no budget.
    */
-  const requestTimeoutMs = (budget: { deadlineMs?: number; timeoutMs?: number }): number | undefined =>
+  const requestTimeoutMs = (budget: { deadlineMs?: number | undefined; timeoutMs?: number | undefined }): number | undefined =>
     budget.deadlineMs === undefined && budget.timeoutMs === undefined
       ? undefined
       : remainingWaitMs(resolveWaitDeadline(budget, 0)) + JSON_LINES_ROUND_TRIP_MARGIN_MS

@@ -8,5 +8,5 @@
  */
 export type PtyCwdOptions = {
   /** Whose working directory. Default `'foreground'`. */
-  of?: 'foreground' | 'leader'
+  of?: 'foreground' | 'leader' | undefined
 }

@@ -38,13 +38,13 @@ export type PtyWaitBudget = {
    * Not a duration: a positive value more than about 24.8 days in the past (`5_000` is in 1970) is
    * refused with a `TypeError`; use `timeoutMs` for a duration.
    */
-  deadlineMs?: number
+  deadlineMs?: number | undefined
   /**
    * A duration in milliseconds from the call, after which it gives up. Not a point in time: a
    * value longer than about 24.8 days that is within as much of the current epoch time
    * (`Date.now() + 5_000`) is refused with a `TypeError`; use `deadlineMs` for that.
    */
-  timeoutMs?: number
+  timeoutMs?: number | undefined
 }
 
 /** The two names of a wait budget; a near miss of either is refused (`timeoutMS`, `deadline`). */

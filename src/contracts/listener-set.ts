@@ -40,7 +40,7 @@ export interface ListenerSetOptions {
    * Receives the error a listener threw (the other listeners still run). Default: rethrow it on
    * its own microtask, so a listener's bug is reported as uncaught and never vanishes.
    */
-  onListenerError?: (error: unknown) => void
+  onListenerError?: ((error: unknown) => void) | undefined
 }
 
 /** The default `onListenerError`: the error surfaces uncaught, on its own microtask. */

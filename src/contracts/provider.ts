@@ -118,11 +118,11 @@ export type PtyExitEvent = {
  */
 export type PtyShutdownOptions = PtyWaitBudget & {
   /** Skip the graceful steps and kill at once. */
-  immediate?: boolean
+  immediate?: boolean | undefined
   /** Only stop the PTY if its live process is this incarnation; a replacement is left alone. */
-  expectedIncarnationId?: PtyIncarnationId
+  expectedIncarnationId?: PtyIncarnationId | undefined
   /** Keep the provider's history of the PTY (scrollback, replay ring) after it stops, for providers with persistent sessions. */
-  keepHistory?: boolean
+  keepHistory?: boolean | undefined
 }
 
 /**
@@ -138,7 +138,7 @@ export type PtyLivenessProbeOptions = {
    * The incarnation asked about (the one the caller's record holds). When given, the answer is
    * about that incarnation only; when absent, about whatever process holds the id.
    */
-  incarnationId?: PtyIncarnationId
+  incarnationId?: PtyIncarnationId | undefined
 }
 
 /**
@@ -155,7 +155,7 @@ export type PtyListProcessesOptions = PtyWaitBudget & {
    * each read every live PTY from the OS) and when a spawn imports or re-proves claim owners (so a
    * burst of claim spawns does not either).
    */
-  membershipOnly?: boolean
+  membershipOnly?: boolean | undefined
 }
 
 /** Removes a listener. Calling it twice is harmless. */
@@ -182,7 +182,7 @@ export interface PtyProvider {
    * True when a PTY missing from {@link PtyProvider.listProcesses} is proven absent. Providers
    * that cannot serialize their own state (or list only partially) leave it false.
    */
-  readonly authoritativeListings?: boolean
+  readonly authoritativeListings?: boolean | undefined
   /**
    * Start (or attach to) a PTY. Rejects on a failed launch; never leaves a process it did not
    * report. A provider that cannot tell whether its launch went through (a remote host that did
@@ -304,7 +304,7 @@ export interface PtyProvider {
    * whose exit arrived while the provider answered) is taken as `null`, for a live one it is
    * reported as the provider's fault.
    */
-  getBufferSnapshot?(id: string, options?: { scrollbackRows?: number }): Promise<PtyProviderBufferSnapshot | null>
+  getBufferSnapshot?(id: string, options?: { scrollbackRows?: number | undefined }): Promise<PtyProviderBufferSnapshot | null>
   /** Subscribe to output (decoded text). */
   onData(listener: (event: PtyDataEvent) => void): Unsubscribe
   /**

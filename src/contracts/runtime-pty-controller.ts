@@ -23,12 +23,12 @@ import type { WriteSettlement } from './write-settlement.js'
  */
 export type PtyStopAndWaitOptions = PtyWaitBudget & {
   /** Keep the provider's history of the PTY (for providers with persistent sessions); passed to its shutdown. */
-  keepHistory?: boolean
+  keepHistory?: boolean | undefined
   /**
    * Give up waiting when this signal aborts: the call then resolves `false` (the stop is not
    * verified; the stop already dispatched goes on). Never hangs, never throws because of it.
    */
-  signal?: AbortSignal
+  signal?: AbortSignal | undefined
 }
 
 /**
@@ -41,17 +41,17 @@ export type PtyListOptions = PtyWaitBudget & {
    * Give up early: once aborted, every host that has not answered is treated as not answering
    * (left out of `hostIds`; a single-host listing rejects). An already-aborted signal asks nobody.
    */
-  signal?: AbortSignal
+  signal?: AbortSignal | undefined
   /** Add each PTY's confirmed foreground evidence to its row (`foregroundProcessEvidence`); costs process reads. */
-  includeForegroundProcessEvidence?: boolean
+  includeForegroundProcessEvidence?: boolean | undefined
 }
 
 /** Options of {@link RuntimePtyController.inspectProcess}. */
 export type PtyInspectProcessOptions = {
   /** Answer `unavailable` unless this incarnation is the live one. */
-  expectedIncarnationId?: PtyIncarnationId
+  expectedIncarnationId?: PtyIncarnationId | undefined
   /** Also read whether the shell has children (a process-table read); otherwise `hasChildProcesses` is `null`. */
-  scanChildProcesses?: boolean
+  scanChildProcesses?: boolean | undefined
 }
 
 /**
@@ -60,7 +60,7 @@ export type PtyInspectProcessOptions = {
  */
 export type PtyRendererSerializer = (options: {
   /** Scrollback rows wanted above the screen; absent = the serializer's default. */
-  scrollbackRows?: number
+  scrollbackRows?: number | undefined
 }) => PtyBufferSerialization | null | Promise<PtyBufferSerialization | null>
 
 /** Options of {@link RuntimePtyController.adoptSlot}. */
@@ -68,7 +68,7 @@ export type PtyAdoptSlotOptions = {
   /** The slot whose live owner to adopt. */
   slot: PtySlot
   /** A claim from `claimSlotCreate` for this slot, held by the caller: adopt inside it instead of waiting behind it. */
-  slotCreateClaim?: PtySlotCreateRelease
+  slotCreateClaim?: PtySlotCreateRelease | undefined
 }
 
 /** Releases a slot-create claim (see {@link RuntimePtyController.claimSlotCreate}). Calling it twice is harmless. */
@@ -225,7 +225,7 @@ export type RuntimePtyController = {
    * other than `scrollbackRows`, or `scrollbackRows` is not a non-negative integer (as
    * `serializeProviderBuffer`).
    */
-  serializeBuffer?(ptyId: string, options?: { scrollbackRows?: number }): Promise<PtyBufferSerialization | null>
+  serializeBuffer?(ptyId: string, options?: { scrollbackRows?: number | undefined }): Promise<PtyBufferSerialization | null>
   /** Register the view holding the PTY's authoritative screen (a newer registration replaces it); dispose to unregister. */
   registerRendererSerializer?(ptyId: string, serializer: PtyRendererSerializer): PtyDisposable
   /** Whether a renderer serializer is registered for the PTY now. */
@@ -321,7 +321,7 @@ export type RuntimePtyController = {
    */
   serializeProviderBuffer?(
     ptyId: string,
-    options?: { scrollbackRows?: number },
+    options?: { scrollbackRows?: number | undefined },
   ): Promise<PtyProviderBufferSnapshot | null>
   /** The size the provider reads back, else the size last applied; `null` for unknown or ended PTYs. */
   getSize?(ptyId: string): PtySize | null

@@ -8,7 +8,7 @@ import type { PtyIncarnationId } from './incarnation.js'
  */
 export type PtySlot = {
   /** The scope the slot belongs to; slots in different scopes never collide. */
-  scopeId?: string
+  scopeId?: string | undefined
   /** The slot's key, unique within its scope. */
   key: string
 }
@@ -21,7 +21,7 @@ export type PtyClaim = {
   /** The identity being claimed (for example an agent session id). */
   key: string
   /** The scope the claim belongs to; the same key in another scope is a conflict. */
-  scopeId?: string
+  scopeId?: string | undefined
 }
 
 /**
@@ -41,24 +41,24 @@ export type ProviderSequence = {
 /** Fields shared by the controller's spawn options and the provider's. */
 export type PtyProcessLaunch = {
   /** The program to run as the PTY's process. Default: the host's default shell. */
-  file?: string
+  file?: string | undefined
   /** Arguments for `file`. */
-  args?: readonly string[]
+  args?: readonly string[] | undefined
   /**
    * A startup command written into the shell, with input kind `launch`, once it runs. Use it to
    * start something inside an interactive shell that outlives it.
    */
-  command?: string
+  command?: string | undefined
   /** Columns; a positive integer. Default 80. */
-  cols?: number
+  cols?: number | undefined
   /** Rows; a positive integer. Default 24. */
-  rows?: number
+  rows?: number | undefined
   /** Working directory; must exist and be a directory. Default: the host's choice. */
-  cwd?: string
+  cwd?: string | undefined
   /** Environment variables to set on top of the host's environment. */
-  env?: Readonly<Record<string, string>>
+  env?: Readonly<Record<string, string>> | undefined
   /** Environment variable names to remove from the inherited environment. */
-  envToDelete?: readonly string[]
+  envToDelete?: readonly string[] | undefined
 }
 
 /**
@@ -69,41 +69,41 @@ export type PtyProcessLaunch = {
  */
 export type PtySpawnOptions = PtyProcessLaunch & {
   /** The host to run on. Default `'local'`. */
-  hostId?: ExecutionHostId
+  hostId?: ExecutionHostId | undefined
   /** The scope the spawn belongs to; spawns are serialized per scope by the runtime's lease. */
-  scopeId?: string
+  scopeId?: string | undefined
   /** The stable surface that will own this PTY; re-attaches to its live owner when there is one. */
-  slot?: PtySlot
+  slot?: PtySlot | undefined
   /**
    * With `slot`: a release returned by the controller's `claimSlotCreate` for this slot, held by
    * the caller. The spawn runs inside that claim instead of waiting behind it.
    */
-  slotCreateClaim?: () => void
+  slotCreateClaim?: (() => void) | undefined
   /** Single-flight claim; mutually exclusive with `slot`. */
-  claim?: PtyClaim
+  claim?: PtyClaim | undefined
   /**
    * A session id to attach to or create under, for providers with persistent sessions. The default
    * controller keeps one PTY per id across its hosts: an id live (or being spawned) on another host
    * is refused (`invalid_spawn_options`, option `sessionId`).
    */
-  sessionId?: string
+  sessionId?: string | undefined
   /** True when `sessionId` was minted fresh by the caller (create, don't attach). */
-  isNewSession?: boolean
+  isNewSession?: boolean | undefined
   /** A handle the caller pre-allocated for this terminal; admitted for this spawn only. */
-  preAllocatedHandle?: string
+  preAllocatedHandle?: string | undefined
   /**
    * Cancels the spawn only before the physical provider call; afterwards the spawn completes or
    * rolls back, and never leaves a live PTY unregistered.
    */
-  signal?: AbortSignal
+  signal?: AbortSignal | undefined
   /**
    * Called exactly once, as soon as a process physically exists — even if the spawn is later
    * rejected. A hook that throws fails the spawn (`commit_failed`, rolled back); a promise it returns
    * is not waited for, and its rejection is reported on the controller's `error` (`listener_threw`).
    */
-  onPtySpawnCommitted?: () => void
+  onPtySpawnCommitted?: (() => void) | undefined
   /** Free-form data the host carries with the PTY (agent name, telemetry ids…); never interpreted. */
-  metadata?: Readonly<Record<string, unknown>>
+  metadata?: Readonly<Record<string, unknown>> | undefined
 }
 
 /**
@@ -112,23 +112,23 @@ export type PtySpawnOptions = PtyProcessLaunch & {
  */
 export type ProviderSpawnOptions = PtyProcessLaunch & {
   /** Attach to (or create) this provider session id rather than mint a new id. */
-  sessionId?: string
+  sessionId?: string | undefined
   /** True when `sessionId` was minted fresh (create it). */
-  isNewSession?: boolean
+  isNewSession?: boolean | undefined
   /** Only attach to an existing PTY; never start a process. A missing PTY is a typed absence. */
-  attachOnly?: boolean
+  attachOnly?: boolean | undefined
   /** With `attachOnly`: attach only if the live process is this incarnation. */
-  expectedIncarnationId?: PtyIncarnationId
+  expectedIncarnationId?: PtyIncarnationId | undefined
   /** The scope, slot key and claim key, for the provider's listings. */
-  scopeId?: string
+  scopeId?: string | undefined
   /** The slot key, if any, for listings. */
-  slotKey?: string
+  slotKey?: string | undefined
   /** The claim key, if any, for listings. */
-  claimKey?: string
+  claimKey?: string | undefined
   /** Host metadata, passed through unchanged. */
-  metadata?: Readonly<Record<string, unknown>>
+  metadata?: Readonly<Record<string, unknown>> | undefined
   /** The provider calls this once, as soon as the native process exists. */
-  onPtySpawnCommitted?: () => void
+  onPtySpawnCommitted?: (() => void) | undefined
 }
 
 /** A provider's reply to a spawn or attach. */

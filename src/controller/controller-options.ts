@@ -50,27 +50,27 @@ export type PtyFlowControlOptions = {
    * called `acknowledgeData` (a consumer that never acknowledges is never slowed down).
    * `'always'`: from the first output (strict). See {@link ProducerFlowControlMode}.
    */
-  mode?: ProducerFlowControlMode
+  mode?: ProducerFlowControlMode | undefined
   /** Turn flow control off (`false`) without dropping the other settings. Default `true`. */
-  enabled?: boolean
+  enabled?: boolean | undefined
   /** Default `FLOW_CONTROL_HIGH_WATERMARK_CHARS` (100 000). */
-  highWatermarkChars?: number
+  highWatermarkChars?: number | undefined
   /** Default `FLOW_CONTROL_LOW_WATERMARK_CHARS` (5 000); must be below the high watermark. */
-  lowWatermarkChars?: number
+  lowWatermarkChars?: number | undefined
   /** Default `PRODUCER_PAUSE_REASSERT_INTERVAL_MS` (5 000). */
-  pauseReassertIntervalMs?: number
+  pauseReassertIntervalMs?: number | undefined
   /** Default `PRODUCER_PAUSE_MAX_HOLD_MS` (10 000). */
-  pauseMaxHoldMs?: number
+  pauseMaxHoldMs?: number | undefined
 }
 
 /** Stop escalation timings; every field defaults to the constant named in its doc. */
 export type PtyStopTimingOptions = {
   /** Hang-up to forced stop in `stopAndWait`. Default `STOP_FORCE_AFTER_MS` (5 000). */
-  forceAfterMs?: number
+  forceAfterMs?: number | undefined
   /** Dispatch to `stop_unverified` when no exit is reported. Default `STOP_UNCONFIRMED_AFTER_MS` (10 000). */
-  unconfirmedAfterMs?: number
+  unconfirmedAfterMs?: number | undefined
   /** `stopAndWait`'s deadline when none is given, and `dispose`'s per PTY. Default `STOP_DEFAULT_DEADLINE_MS` (10 000). */
-  defaultDeadlineMs?: number
+  defaultDeadlineMs?: number | undefined
 }
 
 /**
@@ -80,27 +80,27 @@ export type PtyStopTimingOptions = {
  */
 export type PtyControllerOptions = {
   /** The one provider, registered as host `'local'`. */
-  provider?: PtyProvider
+  provider?: PtyProvider | undefined
   /**
    * Providers by host id: one provider per host (the same provider under two host ids is a
    * `TypeError`: each of its PTYs would be listed on both hosts).
    */
-  providers?: PtyProviderRegistry
+  providers?: PtyProviderRegistry | undefined
   /** Slot owners. Default: `createInMemorySlotStore()`. */
-  store?: PtySlotStore
+  store?: PtySlotStore | undefined
   /** Runtime hooks. Default: `createInMemoryPtyRuntime()`. */
-  runtime?: PtyControllerRuntime
+  runtime?: PtyControllerRuntime | undefined
   /** Claimed owners. Default: `createClaimedOwnerRegistry()`. */
-  claims?: ClaimedOwnerRegistry
+  claims?: ClaimedOwnerRegistry | undefined
   /**
    * Time source. Default: the system clock — `performance.now()` (monotonic, not an epoch time)
    * and the global timers, looked up on every call (fake-timer friendly).
    */
-  clock?: PtyClock
+  clock?: PtyClock | undefined
   /** Producer flow control; `false` turns it off. */
-  flowControl?: PtyFlowControlOptions | false
+  flowControl?: PtyFlowControlOptions | false | undefined
   /** Stop escalation timings. */
-  stop?: PtyStopTimingOptions
+  stop?: PtyStopTimingOptions | undefined
   /**
    * Coalesce each PTY's output: the first chunk after a quiet spell is published at once, and the
    * chunks that follow within `dataBatchMs` milliseconds are merged into one `data` (or `bytes`)
@@ -108,7 +108,7 @@ export type PtyControllerOptions = {
    * chunk. Pending output is always published before the PTY's `exit` (and on `dispose`). `0` or
    * absent: off (every provider chunk is its own event).
    */
-  dataBatchMs?: number
+  dataBatchMs?: number | undefined
 }
 
 /** The options after defaults and validation. */
@@ -126,7 +126,7 @@ export type ResolvedPtyControllerOptions = {
   /** Flow control, or `null` when off. */
   flowControl: ProducerFlowControlConfig | null
   /** Stop timings. */
-  stop: Required<PtyStopTimingOptions>
+  stop: { [K in keyof PtyStopTimingOptions]-?: Exclude<PtyStopTimingOptions[K], undefined> }
   /** The output coalescing window in ms; `0` when off. */
   dataBatchMs: number
 }

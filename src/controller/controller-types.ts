@@ -3,15 +3,15 @@ import type { ExecutionHostId, PtyIncarnationId, PtyInspectProcessOptions } from
 /** Options of `PtyController.attach`. Any other option is refused with a `TypeError` naming it. */
 export type PtyAttachOptions = {
   /** The host to attach on. Default `'local'`. */
-  hostId?: ExecutionHostId
+  hostId?: ExecutionHostId | undefined
   /** Give up waiting for the host when aborted: `attach` answers `false` and tracks nothing. */
-  signal?: AbortSignal
+  signal?: AbortSignal | undefined
 }
 
 /** Write options beyond the contract's three arguments. Any other option is refused with a `TypeError` naming it. */
 export type PtyWriteOptions = {
   /** Refuse the write (`stale_incarnation`) unless this incarnation is the live one. */
-  expectedIncarnationId?: PtyIncarnationId
+  expectedIncarnationId?: PtyIncarnationId | undefined
 }
 
 /** Options of `PtyController.inspectProcess` (the contract's {@link PtyInspectProcessOptions}). Any other option is refused with a `TypeError` naming it. */
@@ -26,5 +26,5 @@ export type PtyControllerDisposeOptions = {
    * provider too, and the next app attaches to them). A spawn still in flight is stopped either
    * way: its caller never learns its id.
    */
-  stopPtys?: boolean
+  stopPtys?: boolean | undefined
 }

@@ -70,7 +70,7 @@ export class LivePtyQuestions {
    * be the record's incarnation's: one naming another is refused, and an ended PTY's must name its
    * own — without that proof the screen could be a later process's under the same id.
    */
-  async providerBuffer(ptyId: string, options: { scrollbackRows?: number }): Promise<PtyProviderBufferSnapshot | null> {
+  async providerBuffer(ptyId: string, options: { scrollbackRows?: number | undefined }): Promise<PtyProviderBufferSnapshot | null> {
     const record = this.#core.records.get(ptyId)
     if (record === undefined || record.state === 'unverified') return null
     const ended = record.state === 'exited'

@@ -405,7 +405,7 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
     if (!this.disposed) await this.#m.questions.clearBuffer(ptyId)
   }
 
-  async serializeProviderBuffer(ptyId: string, options: { scrollbackRows?: number } = {}): Promise<PtyProviderBufferSnapshot | null> {
+  async serializeProviderBuffer(ptyId: string, options: { scrollbackRows?: number | undefined } = {}): Promise<PtyProviderBufferSnapshot | null> {
     assertPtyId(ptyId)
     assertBufferOptions(options)
     return this.disposed ? null : this.#m.questions.providerBuffer(ptyId, options)
@@ -441,7 +441,7 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
 
   // Renderer snapshots and slots
 
-  async serializeBuffer(ptyId: string, options: { scrollbackRows?: number } = {}): Promise<PtyBufferSerialization | null> {
+  async serializeBuffer(ptyId: string, options: { scrollbackRows?: number | undefined } = {}): Promise<PtyBufferSerialization | null> {
     assertPtyId(ptyId)
     assertBufferOptions(options)
     if (this.disposed) return null

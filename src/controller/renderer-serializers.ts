@@ -120,7 +120,7 @@ export class RendererSerializerRegistry {
    */
   serialize(
     ptyId: string,
-    options: { scrollbackRows?: number },
+    options: { scrollbackRows?: number | undefined },
     providerSnapshot: () => Promise<PtyProviderBufferSnapshot | null>,
     onRendererError: (error: unknown) => void,
   ): Promise<PtyBufferSerialization | null> {
@@ -219,7 +219,7 @@ export function serializationOfSnapshot(snapshot: PtyProviderBufferSnapshot): Pt
  */
 export async function serializeBufferFor(
   serializer: PtyRendererSerializer | undefined,
-  options: { scrollbackRows?: number },
+  options: { scrollbackRows?: number | undefined },
   providerSnapshot: () => Promise<PtyProviderBufferSnapshot | null>,
   onRendererError: (error: unknown) => void,
   untilRetired?: (giveUp: () => void) => () => void,

@@ -389,7 +389,7 @@ export class SpawnPublication {
     hostId: ExecutionHostId,
     provider: PtyProvider,
     result: PtySpawnResult,
-    requested: { cols?: number; rows?: number },
+    requested: { cols?: number | undefined; rows?: number | undefined },
     ownership: RecordOwnership,
     reconciledSequence: number | null | undefined,
   ): PtyRecord {
@@ -515,7 +515,7 @@ function sessionIdOf(options: PtySpawnOptions): string | undefined {
 /** A stream that begins with this process (see `rebaseOutputSequence`: the count stays, now placed). */
 const NEW_STREAM: ProviderSequence = Object.freeze({ value: 0, generation: 'reset' })
 
-function sizeOf(result: PtySpawnResult, requested: { cols?: number; rows?: number }): { cols: number; rows: number } {
+function sizeOf(result: PtySpawnResult, requested: { cols?: number | undefined; rows?: number | undefined }): { cols: number; rows: number } {
   return { cols: result.cols ?? requested.cols ?? DEFAULT_COLS, rows: result.rows ?? requested.rows ?? DEFAULT_ROWS }
 }
 

@@ -30,7 +30,7 @@ export function defaultOutputQueueBound(flowControl: { highWatermarkChars: numbe
 /** Options of `PtyTerminal.output()`. */
 export type PtyTerminalOutputOptions = {
   /** Ends the iteration (and releases its hold on flow control) when aborted. */
-  signal?: AbortSignal
+  signal?: AbortSignal | undefined
   /**
    * The most chars this iterator keeps queued for its consumer: once the output it has not pulled
    * yet passes this, it drops that output (acknowledging it), leaves the terminal, and its next
@@ -39,7 +39,7 @@ export type PtyTerminalOutputOptions = {
    * `Infinity` for no bound. Default {@link OUTPUT_ITERATOR_MAX_QUEUED_CHARS} (8 Mi chars), or 80
    * times `flowControl.highWatermarkChars` when that is more.
    */
-  maxQueuedChars?: number
+  maxQueuedChars?: number | undefined
 }
 
 /** Throw a `TypeError` naming the option unless it is absent, a positive integer or `Infinity`. */

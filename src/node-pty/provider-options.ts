@@ -11,42 +11,42 @@ export const NODE_PTY_DEFAULT_TERMINAL_NAME = 'xterm-256color'
 /** Options of {@link createNodePtyProvider}. Every field is optional. */
 export type NodePtyProviderOptions = {
   /** The provider's `name`. Default `'node-pty'`. */
-  name?: string
+  name?: string | undefined
   /** The host id of listing rows. Default `'local'`. */
-  hostId?: ExecutionHostId
+  hostId?: ExecutionHostId | undefined
   /**
    * `false` when the spawned program is a wrapper whose status is not the child's (macOS
    * `login(1)`, a container shim): every exit then resolves to `unknown/host_status_unavailable`.
    * Default `true`.
    */
-  hostReportsChildExitStatus?: boolean
+  hostReportsChildExitStatus?: boolean | undefined
   /** `$TERM` of spawned PTYs. Default {@link NODE_PTY_DEFAULT_TERMINAL_NAME}. */
-  terminalName?: string
+  terminalName?: string | undefined
   /** The program a spawn without `file` runs. Default: `$SHELL` when usable, else `/bin/sh`. */
-  defaultShell?: string
+  defaultShell?: string | undefined
   /** The working directory of a spawn without `cwd`. Default: `process.cwd()` at spawn time. */
-  defaultCwd?: string
+  defaultCwd?: string | undefined
   /** The environment spawns inherit (before their own `env`). Default: `process.env` at spawn time. */
-  inheritedEnv?: Readonly<Record<string, string | undefined>>
+  inheritedEnv?: Readonly<Record<string, string | undefined>> | undefined
   /**
    * Prove that every byte a PTY's child wrote was delivered before reporting its exit, so no tail
    * is lost (Linux: the master is read to its end when the child dies or libuv ends the stream
    * early; elsewhere: the slave side is held and drained to a marker; see the docs). Default
    * `true`; `false` gives node-pty's raw (lossy) behaviour.
    */
-  drainOutputAtExit?: boolean
+  drainOutputAtExit?: boolean | undefined
   /**
    * How output is delivered. `'string'` (default): decoded UTF-8 text on `onData`. `'bytes'`:
    * every chunk goes out undecoded, as the `Buffer` node-pty read, on `onBytes` (and never on
    * `onData`); flow control and `providerSequence` count bytes. The PTY keeps `IUTF8`, as in string
    * mode. For hosts that forward output to a renderer or a socket. See the node-pty guide.
    */
-  output?: NodePtyOutputMode
+  output?: NodePtyOutputMode | undefined
   /**
    * Stop the PTY's whole session on shutdown (background jobs, which an interactive shell puts in
    * process groups of their own), not only the leader's process group. Default `true`.
    */
-  sweepSession?: boolean
+  sweepSession?: boolean | undefined
   /**
    * When the app's process ends without having disposed this provider — `process.exit()`, an
    * uncaught exception or unhandled rejection: whatever emits the process's `'exit'` — SIGKILL
@@ -68,7 +68,7 @@ export type NodePtyProviderOptions = {
    * Default `true` (the pty host's own provider defaults to `false`: its sessions are meant to
    * outlive it, see the pty host guide).
    */
-  killOnProcessExit?: boolean
+  killOnProcessExit?: boolean | undefined
   /**
    * The most bytes of input held for one PTY whose program does not read them yet (its kernel
    * input buffer, a few KiB, is full: the program is busy, stopped, or slower than the writer). A
@@ -79,20 +79,20 @@ export type NodePtyProviderOptions = {
    * outpaces the program). Default {@link DEFAULT_MAX_PENDING_INPUT_BYTES} (64 MiB). Windows, and
    * a terminal node-pty writes itself, are not bounded (see the node-pty guide).
    */
-  maxPendingInputBytes?: number
+  maxPendingInputBytes?: number | undefined
   /** Grace after SIGHUP before SIGTERM. Default {@link NODE_PTY_HANGUP_GRACE_MS}. */
-  hangupGraceMs?: number
+  hangupGraceMs?: number | undefined
   /** Grace after SIGTERM before SIGKILL. Default {@link NODE_PTY_TERMINATE_GRACE_MS}. */
-  terminateGraceMs?: number
+  terminateGraceMs?: number | undefined
   /** Deadline of a shutdown that names none. Default {@link NODE_PTY_SHUTDOWN_DEADLINE_MS}. */
-  shutdownDeadlineMs?: number
+  shutdownDeadlineMs?: number | undefined
   /**
    * How to load node-pty. Default: `import('node-pty')` on the first spawn. Inject a module (or a
    * loader that fails) for tests, or to hand over a copy a bundler placed elsewhere.
    */
-  loadNodePty?: () => Promise<unknown>
+  loadNodePty?: (() => Promise<unknown>) | undefined
   /** The platform to behave as. Default `process.platform`. For tests of platform branches. */
-  platform?: NodeJS.Platform
+  platform?: NodeJS.Platform | undefined
 }
 
 /** How the node-pty provider delivers output (its `output` option). */

@@ -23,13 +23,13 @@ export type PtyHostLaunchFlags = {
   /** The socket path. */
   socketPath: string
   /** `--idle-exit-ms`. */
-  idleExitMs?: number
+  idleExitMs?: number | undefined
   /** `--history-chars`. */
-  historyChars?: number
+  historyChars?: number | undefined
   /** `--scrollback-rows`. */
-  scrollbackRows?: number
+  scrollbackRows?: number | undefined
   /** `--exited-history-bytes`: the budget of ended sessions' histories (see `PtyHostServerOptions`). */
-  exitedHistoryBytes?: number
+  exitedHistoryBytes?: number | undefined
 }
 
 function thisFile(): string {

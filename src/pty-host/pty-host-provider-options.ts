@@ -22,29 +22,29 @@ export const PTY_HOST_EXITED_ID_MEMORY = 1_024
 /** Options of {@link createPtyHostProvider}. Every field is optional. */
 export type PtyHostProviderOptions = {
   /** The provider's `name`. Default `'pty-host'`. */
-  name?: string
+  name?: string | undefined
   /** The host id of listing rows. Default `'local'`. */
-  hostId?: ExecutionHostId
+  hostId?: ExecutionHostId | undefined
   /**
    * The host's socket, an absolute path. Default `defaultPtyHostSocketPath()`, which every app of
    * the user that names none shares (each sees and can stop the others' sessions); an app that
    * wants a host of its own passes `defaultPtyHostSocketPath('<app name>')`.
    */
-  socketPath?: string
+  socketPath?: string | undefined
   /** Start a host (detached) when none answers on a spawn or attach. Default `true`. */
-  autoStart?: boolean
+  autoStart?: boolean | undefined
   /**
    * How to start the host. Default `defaultPtyHostCommand()`. `file` a non-empty string, `args`
    * strings (refused at creation otherwise, naming `hostCommand.file` or `hostCommand.args[i]`);
    * a `file` that names no executable file fails the spawn that would start the host, at once.
    */
-  hostCommand?: PtyHostCommand
+  hostCommand?: PtyHostCommand | undefined
   /** `idleExitMs` of a host this provider starts. */
-  idleExitMs?: number
+  idleExitMs?: number | undefined
   /** Raw output chars a host this provider starts keeps per session. */
-  historyChars?: number
+  historyChars?: number | undefined
   /** Scrollback rows of a started host's headless screens. */
-  scrollbackRows?: number
+  scrollbackRows?: number | undefined
   /**
    * The budget, in bytes, of the histories (replay rings and screens) of ended sessions in a host
    * this provider starts: past it the oldest ended sessions' are released (not the latest ended
@@ -52,17 +52,17 @@ export type PtyHostProviderOptions = {
    * (the host's): `PTY_HOST_EXITED_HISTORY_BYTES_PER_HISTORY_CHAR` × `historyChars`, 16 MiB at the
    * default history.
    */
-  exitedHistoryBytes?: number
+  exitedHistoryBytes?: number | undefined
   /**
    * Connect timeout, at least 1 ms. Default {@link PTY_HOST_CONNECT_TIMEOUT_MS}. A host this
    * provider started that fails before it listens (exits non-zero, other than when another host
    * holds the lock) fails the connect at once, `host_unavailable` naming its command and exit.
    */
-  connectTimeoutMs?: number
+  connectTimeoutMs?: number | undefined
   /** Request timeout, at least 1 ms. Default {@link PTY_HOST_REQUEST_TIMEOUT_MS}. */
-  requestTimeoutMs?: number
+  requestTimeoutMs?: number | undefined
   /** Reconnect attempts after a drop. Default {@link PTY_HOST_RECONNECT_MAX_ATTEMPTS}. */
-  reconnectAttempts?: number
+  reconnectAttempts?: number | undefined
   /**
    * Whose environment and working directory a spawn starts from. Default `'app'`.
    *
@@ -80,7 +80,7 @@ export type PtyHostProviderOptions = {
    *
    * Anything else is refused `invalid_option` naming `spawnEnvironment`.
    */
-  spawnEnvironment?: PtyHostSpawnEnvironment
+  spawnEnvironment?: PtyHostSpawnEnvironment | undefined
 }
 
 /** Whose environment and working directory a pty host spawn starts from: see {@link PtyHostProviderOptions.spawnEnvironment}. */
@@ -118,7 +118,7 @@ export type PtyHostProvider = Omit<PtyProvider, 'getBufferSnapshot'> &
      * oldest ended go first) — never an empty screen in its place. Its exit is still in
      * `listExits()`. (A controller's `serializeBuffer` of such a PTY answers `null`.)
      */
-    getBufferSnapshot(id: string, options?: { scrollbackRows?: number }): Promise<PtyHostBufferSnapshot | null>
+    getBufferSnapshot(id: string, options?: { scrollbackRows?: number | undefined }): Promise<PtyHostBufferSnapshot | null>
     /**
      * True while every PTY this app holds belongs to the connected host instance, which holds every
      * session it runs (a missing row then proves absence); false while the app holds PTYs a dead
@@ -132,7 +132,7 @@ export type PtyHostProvider = Omit<PtyProvider, 'getBufferSnapshot'> &
      * where this provider last was, else everything retained). Rejects `pty_absent` when the host
      * holds no such live PTY (or another incarnation).
      */
-    attach(id: string, options?: { replayFrom?: PtyHostReplayFrom; expectedIncarnationId?: PtyIncarnationId }): Promise<PtySpawnResult>
+    attach(id: string, options?: { replayFrom?: PtyHostReplayFrom | undefined; expectedIncarnationId?: PtyIncarnationId | undefined }): Promise<PtySpawnResult>
     /**
      * Close this app's connection and leave every session running. The provider is unusable
      * afterwards: spawns and attaches not sent to the host when it began are refused

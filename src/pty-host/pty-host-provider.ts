@@ -142,7 +142,7 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
   const sessionIdPrefix = `${randomBytes(12).toString('hex')}-`
   let sessionIdCount = 0
 
-  async function attach(id: string, attachOptions: { replayFrom?: PtyHostReplayFrom; expectedIncarnationId?: PtyIncarnationId } = {}): Promise<PtySpawnResult> {
+  async function attach(id: string, attachOptions: { replayFrom?: PtyHostReplayFrom | undefined; expectedIncarnationId?: PtyIncarnationId | undefined } = {}): Promise<PtySpawnResult> {
     if (disposePromise !== null) throw disposingError('attach')
     if (detachPromise !== null) throw detachingError('attach')
     if (typeof id !== 'string' || id.length === 0) throw invalidPtyHostOption('sessionId', 'a non-empty string', id)
@@ -161,7 +161,7 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
     }
   }
 
-  async function attachWatched(id: string, attachOptions: { replayFrom?: PtyHostReplayFrom; expectedIncarnationId?: PtyIncarnationId }, raced: DeliveryWatch): Promise<PtySpawnResult> {
+  async function attachWatched(id: string, attachOptions: { replayFrom?: PtyHostReplayFrom | undefined; expectedIncarnationId?: PtyIncarnationId | undefined }, raced: DeliveryWatch): Promise<PtySpawnResult> {
     const opened = await link.ensureConnected(true)
     // Asked for while connecting, detached meanwhile: nothing was sent, nothing is attached.
     if (detachPromise !== null) throw detachingError('attach')
@@ -644,7 +644,7 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
     async clearBuffer(id: string): Promise<void> {
       await liveConnection(id)?.request('clear', { ptyId: id }, requestTimeoutMs).catch(() => undefined)
     },
-    async getBufferSnapshot(id: string, snapshotOptions: { scrollbackRows?: number } = {}): Promise<PtyHostBufferSnapshot | null> {
+    async getBufferSnapshot(id: string, snapshotOptions: { scrollbackRows?: number | undefined } = {}): Promise<PtyHostBufferSnapshot | null> {
       const params: Record<string, unknown> = { ptyId: id }
       if (snapshotOptions.scrollbackRows !== undefined) params.scrollbackRows = snapshotOptions.scrollbackRows
       const snapshot = await ask<PtyHostBufferSnapshot>('snapshot', params, (error) => isPtyHostError(error) && error.code === 'history_released')

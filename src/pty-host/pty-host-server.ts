@@ -55,24 +55,24 @@ export const PTY_HOST_HELLO_TIMEOUT_MS = 5_000
 /** Options of {@link startPtyHost}. */
 export type PtyHostServerOptions = {
   /** The socket to listen on, an absolute path. Default {@link defaultPtyHostSocketPath}. */
-  socketPath?: string
+  socketPath?: string | undefined
   /** Exit after this long with no session and no client. Default {@link PTY_HOST_DEFAULT_IDLE_EXIT_MS}. */
-  idleExitMs?: number
+  idleExitMs?: number | undefined
   /**
    * Until a first client has been welcomed, the host exits idle no earlier than this long after it
    * started listening (even when `idleExitMs` is shorter); a client refused at its hello does not
    * count. Default 0 (no grace) for a host started in-process; the `ptykit-pty-host` process uses
    * {@link PTY_HOST_FIRST_CLIENT_GRACE_MS}, so the app that started it is not raced by its idle exit.
    */
-  firstClientGraceMs?: number
+  firstClientGraceMs?: number | undefined
   /** Raw output chars kept per session for replay. Default {@link PTY_HOST_DEFAULT_HISTORY_CHARS}. */
-  historyChars?: number
+  historyChars?: number | undefined
   /**
    * Scrollback rows of each session's headless screen. Default {@link PTY_HOST_DEFAULT_SCROLLBACK_ROWS}.
    * They count towards the screen's cell limit (`cols × (rows + scrollbackRows)` ≤
    * `PTY_HOST_MAX_SCREEN_CELLS`), so at most as many as leave room for an 80 × 24 screen.
    */
-  scrollbackRows?: number
+  scrollbackRows?: number | undefined
   /**
    * The most bytes the histories (replay rings and headless screens) of ended sessions hold
    * together, as the host estimates them; past it the oldest ended sessions' histories are
@@ -81,20 +81,20 @@ export type PtyHostServerOptions = {
    * 0: an ended session keeps no history. Default
    * `PTY_HOST_EXITED_HISTORY_BYTES_PER_HISTORY_CHAR` × `historyChars` (16 MiB at the default history).
    */
-  exitedHistoryBytes?: number
+  exitedHistoryBytes?: number | undefined
   /**
    * Output chars per second the headless screens parse in the background, all sessions together
    * (they also parse everything pending when a session goes idle and before a snapshot). Default
    * {@link PTY_HOST_DEFAULT_SCREEN_CHARS_PER_SECOND}.
    */
-  screenCharsPerSecond?: number
+  screenCharsPerSecond?: number | undefined
   /** The largest frame accepted from a client. Default `PTY_HOST_MAX_FRAME_BYTES`. */
-  maxFrameBytes?: number
+  maxFrameBytes?: number | undefined
   /**
    * The longest one client's acknowledgement pause of a session is held before the host forgives
    * its debt. Default {@link PTY_HOST_ACK_MAX_HOLD_MS}.
    */
-  ackMaxHoldMs?: number
+  ackMaxHoldMs?: number | undefined
   /**
    * Options of the node-pty provider that runs the PTYs (its `output` is always `'bytes'`: the host
    * forwards bytes). Its `killOnProcessExit` defaults to `false` here: a host that dies leaves its
@@ -103,9 +103,9 @@ export type PtyHostServerOptions = {
    * environment and working directory of the app that asks (its provider's `spawnEnvironment:
    * 'app'`, the default), else this process's.
    */
-  nodePty?: NodePtyProviderOptions
+  nodePty?: NodePtyProviderOptions | undefined
   /** Called once the host has closed (idle exit or `close()`). */
-  onClosed?: () => void
+  onClosed?: (() => void) | undefined
 }
 
 /** A running pty host. */

@@ -18,9 +18,9 @@ const STOP_POLL_MS = 20
 /** Options of {@link stopPtyHost}. */
 export type StopPtyHostOptions = {
   /** The socket of the host to stop, an absolute path. Default: {@link defaultPtyHostSocketPath}. */
-  socketPath?: string
+  socketPath?: string | undefined
   /** How long to wait for the host to exit, in ms. Default {@link PTY_HOST_STOP_TIMEOUT_MS}. */
-  timeoutMs?: number
+  timeoutMs?: number | undefined
 }
 
 /**

@@ -44,9 +44,9 @@ type Entry = Reserved | Live
 /** Options of {@link createClaimedOwnerRegistry}. */
 export type ClaimedOwnerRegistryOptions = {
   /** Mint a fresh generation id per reservation. Default: a counter (`gen-1`, `gen-2`…), unique per registry. */
-  mintGeneration?: () => string
+  mintGeneration?: (() => string) | undefined
   /** The entry cap; default {@link CLAIMED_OWNER_REGISTRY_MAX_ENTRIES}. */
-  maxEntries?: number
+  maxEntries?: number | undefined
 }
 
 function checkClaim(claim: unknown): asserts claim is PtyClaim {

@@ -184,7 +184,7 @@ export type EnsureClaimArgs = {
    */
   isLive: (owner: ClaimedOwner) => Promise<boolean>
   /** Called when this ensure joins another caller's in-flight spawn. */
-  onJoin?: () => void
+  onJoin?: (() => void) | undefined
   /**
    * Settles when this caller's spawn is decided: resolves once it committed, rejects with its final
    * error once it rolled back. When this caller creates the owner, a registry answers its
@@ -193,7 +193,7 @@ export type EnsureClaimArgs = {
    * joiners are answered as soon as `spawn` settles. Never await it before answering this caller
    * itself: the caller settles it only after its own `ensure` returned (awaiting it there deadlocks).
    */
-  runSettled?: Promise<void>
+  runSettled?: Promise<void> | undefined
 }
 
 /** The outcome of an ensure: this caller created the owner, or adopted an existing one. */
@@ -231,16 +231,16 @@ export type PtySpawnDeps = {
   /** The provider for a host; `undefined` when none is registered (the host is unreachable). */
   resolveProvider(hostId: ExecutionHostId): PtyProvider | undefined
   /** Runtime hooks; default: none (each stage that needs one is skipped). */
-  runtime?: PtySpawnRuntime
+  runtime?: PtySpawnRuntime | undefined
   /** Slot owners; required when a spawn names a `slot`. */
-  store?: PtySlotStore
+  store?: PtySlotStore | undefined
   /** Claimed owners; required when a spawn names a `claim`. */
-  claims?: ClaimedOwnerRegistry
+  claims?: ClaimedOwnerRegistry | undefined
   /**
    * Every host a claim imports proven owners from before it decides its key is free. Default: the
    * spawn's own host. The controller passes every registered host.
    */
-  listHostIds?(): Iterable<ExecutionHostId>
+  listHostIds?: (() => Iterable<ExecutionHostId>) | undefined
 }
 
 /** What a successful pipeline run produced. */

@@ -30,46 +30,46 @@ export type SshProviderOptions = {
   /** The server's host name or address. */
   host: string
   /** The server's port. Default 22. */
-  port?: number
+  port?: number | undefined
   /** The login user. */
   username: string
   /** A private key (OpenSSH or PEM text, or its bytes). Give this or `agent`. Never shown in errors. */
-  privateKey?: string | Buffer
+  privateKey?: string | Buffer | undefined
   /** The private key's passphrase. Never shown in errors. */
-  passphrase?: string
+  passphrase?: string | undefined
   /** An SSH agent socket path (usually `process.env.SSH_AUTH_SOCK`). Give this or `privateKey`. */
-  agent?: string
+  agent?: string | undefined
   /** A known_hosts file that vouches for the server's host key. Give this or `hostVerifier`. */
-  knownHostsPath?: string
+  knownHostsPath?: string | undefined
   /** Decides on a host key known_hosts does not list. Give this or `knownHostsPath`. */
-  hostVerifier?: SshHostVerifier
+  hostVerifier?: SshHostVerifier | undefined
   /** What to do with a host key nobody vouches for. Default `'strict'` (refuse). */
-  hostKeyPolicy?: SshHostKeyPolicy
+  hostKeyPolicy?: SshHostKeyPolicy | undefined
   /** The provider's `name`. Default `'ssh'`. */
-  name?: string
+  name?: string | undefined
   /** The host id of listing rows. Default `ssh:<host>`. */
-  hostId?: ExecutionHostId
+  hostId?: ExecutionHostId | undefined
   /** `$TERM` of the pty request. Default {@link SSH_DEFAULT_TERMINAL_NAME}. */
-  terminalName?: string
+  terminalName?: string | undefined
   /** TCP connect timeout. Default {@link SSH_DEFAULT_CONNECT_TIMEOUT_MS}. */
-  connectTimeoutMs?: number
+  connectTimeoutMs?: number | undefined
   /** Handshake and authentication timeout. Default {@link SSH_DEFAULT_HANDSHAKE_TIMEOUT_MS}. */
-  handshakeTimeoutMs?: number
+  handshakeTimeoutMs?: number | undefined
   /** Keepalive interval; 0 disables keepalives. Default {@link SSH_DEFAULT_KEEPALIVE_INTERVAL_MS}. */
-  keepaliveIntervalMs?: number
+  keepaliveIntervalMs?: number | undefined
   /** Unanswered keepalives before the link counts as dropped (at least 1). Default {@link SSH_DEFAULT_KEEPALIVE_COUNT_MAX}. */
-  keepaliveCountMax?: number
+  keepaliveCountMax?: number | undefined
   /**
    * How long a spawn may take, from the call — the connect when no connection is open, the
    * channel's open, the program's start, and the `KILL` of a launch given up. Default
    * {@link SSH_DEFAULT_LAUNCH_TIMEOUT_MS}.
    */
-  launchTimeoutMs?: number
+  launchTimeoutMs?: number | undefined
   /**
    * Reconnect attempts after a drop; 0 disables background reconnects (a spawn, and a stop or
    * liveness probe of a lost PTY, still connect on demand). Default {@link SSH_RECONNECT_MAX_ATTEMPTS}.
    */
-  reconnectMaxAttempts?: number
+  reconnectMaxAttempts?: number | undefined
   /**
    * The most bytes of input held for one PTY that the remote program does not read yet (they wait
    * in the channel for the server's window to open: the program is busy, stopped, or slower than
@@ -78,15 +78,15 @@ export type SshProviderOptions = {
    * has read enough. A positive integer, or `Number.POSITIVE_INFINITY` for no bound. Default
    * `DEFAULT_MAX_PENDING_INPUT_BYTES` (64 MiB), as the node-pty provider's.
    */
-  maxPendingInputBytes?: number
+  maxPendingInputBytes?: number | undefined
   /** Grace after HUP before TERM. Default `SSH_HANGUP_GRACE_MS`. */
-  hangupGraceMs?: number
+  hangupGraceMs?: number | undefined
   /** Grace after TERM before KILL. Default `SSH_TERMINATE_GRACE_MS`. */
-  terminateGraceMs?: number
+  terminateGraceMs?: number | undefined
   /** Deadline of a shutdown that names none (a duration). Default `SSH_SHUTDOWN_DEADLINE_MS`. */
-  shutdownDeadlineMs?: number
+  shutdownDeadlineMs?: number | undefined
   /** How to load ssh2. Default: `import('ssh2')` on first use. */
-  loadSsh2?: () => Promise<unknown>
+  loadSsh2?: (() => Promise<unknown>) | undefined
 }
 
 function nonEmptyString(options: Record<string, unknown>, key: string, required: boolean): void {

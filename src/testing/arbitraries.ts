@@ -104,9 +104,9 @@ const garbageCause = (): fc.Arbitrary<unknown> =>
 /** Constraints of {@link arbitraryWireExit}. */
 export type WireExitConstraints = {
   /** Also generate malformed codes (NaN, ±Infinity, fractions). Default `false`. */
-  malformedCodes?: boolean
+  malformedCodes?: boolean | undefined
   /** Generate garbage causes besides valid ones. Default `true`. */
-  garbageCauses?: boolean
+  garbageCauses?: boolean | undefined
 }
 
 /**

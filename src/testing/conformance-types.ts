@@ -20,21 +20,21 @@ export const CONFORMANCE_DEFAULT_TIMEOUT_MS = 5_000
 /** What a provider can and cannot do; a check that needs a missing capability is not registered. */
 export type PtyProviderConformanceCapabilities = {
   /** The provider delivers signals (graceful vs immediate stops differ). Default `true`; `false` on Windows. */
-  signals?: boolean
+  signals?: boolean | undefined
   /** `getSize` reads the size back from the host. Default: `true` when the provider has `getSize`. */
-  resizeReadback?: boolean
+  resizeReadback?: boolean | undefined
   /**
    * A PTY missing from `listProcesses` is proven absent (so an exited PTY must be missing). Default:
    * the provider's own `authoritativeListings`.
    */
-  authoritativeListings?: boolean
+  authoritativeListings?: boolean | undefined
   /** `dispose()` reports an exit for each PTY it kills. Default `true`. */
-  exitsOnDispose?: boolean
+  exitsOnDispose?: boolean | undefined
   /**
    * The provider writes raw bytes (`writeBytes`): its checks run. Default: whether the provider
    * has `writeBytes`. `true` fails the checks of a provider without it; `false` skips them.
    */
-  writeBytes?: boolean
+  writeBytes?: boolean | undefined
 }
 
 /**
@@ -54,7 +54,7 @@ export type PtyProviderConformanceOptions = {
    * exit code. Asked for 2 (INT), 9 (KILL) and 15 (TERM). Leave it out where processes have no
    * signals (Windows); those checks are then not registered.
    */
-  spawnSignaled?(signal: number): ProviderSpawnOptions
+  spawnSignaled?: ((signal: number) => ProviderSpawnOptions) | undefined
   /**
    * SIGKILL the process of a PTY `provider` spawned, from outside the provider — as `kill -9` or the
    * OOM killer would (`process.kill(result.pid, 'SIGKILL')` for a local or loopback process; a
@@ -62,15 +62,15 @@ export type PtyProviderConformanceOptions = {
    * such a death, with a stop requested right after it, keeps its cause and says
    * `diedBeforeStopRequest`; not registered without it.
    */
-  killFromOutside?(result: PtySpawnResult, provider: PtyProvider): void | Promise<void>
+  killFromOutside?: ((result: PtySpawnResult, provider: PtyProvider) => void | Promise<void>) | undefined
   /** What the provider cannot do. */
-  capabilities?: PtyProviderConformanceCapabilities
+  capabilities?: PtyProviderConformanceCapabilities | undefined
   /** How long to wait for an event. Default {@link CONFORMANCE_DEFAULT_TIMEOUT_MS}. */
-  timeoutMs?: number
+  timeoutMs?: number | undefined
   /** Called after each successful spawn (for example to flush a fake's scheduled output). */
-  afterSpawn?(provider: PtyProvider, result: PtySpawnResult): void | Promise<void>
+  afterSpawn?: ((provider: PtyProvider, result: PtySpawnResult) => void | Promise<void>) | undefined
   /** Called repeatedly while a check waits for an event (for example `provider.settle()` of a manual fake). */
-  drive?(provider: PtyProvider): void | Promise<void>
+  drive?: ((provider: PtyProvider) => void | Promise<void>) | undefined
 }
 
 /** One event a conformance check recorded: a provider's data or exit event, tagged. */

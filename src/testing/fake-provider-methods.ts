@@ -237,7 +237,7 @@ export function createFakeProviderMethods(state: FakeProviderState): FakeProvide
       return Promise.resolve()
     },
 
-    getBufferSnapshot(id: string, snapshotOptions?: { scrollbackRows?: number }): Promise<PtyProviderBufferSnapshot | null> {
+    getBufferSnapshot(id: string, snapshotOptions?: { scrollbackRows?: number | undefined }): Promise<PtyProviderBufferSnapshot | null> {
       record('getBufferSnapshot', snapshotOptions === undefined ? [id] : [id, snapshotOptions])
       const pty = ptys.get(id)
       if (pty === undefined || pty.state !== 'live') return Promise.resolve(null)

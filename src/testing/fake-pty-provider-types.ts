@@ -19,26 +19,26 @@ import type { FakeExit, FakeShutdownBehaviour, FakeSpawnScript } from './fake-sp
 /** Options of {@link createFakePtyProvider}. */
 export type FakePtyProviderOptions = {
   /** The provider's `name`. Default `'fake'`. */
-  name?: string
+  name?: string | undefined
   /**
    * Whether the fake's listings prove absence. Default `true`. With `false`, liveness of an exited
    * or unknown PTY is `null` rather than `false`.
    */
-  authoritativeListings?: boolean
+  authoritativeListings?: boolean | undefined
   /** Provider-wide default for `hostReportsChildExitStatus` (a spawn script or an exit overrides it). */
-  hostReportsChildExitStatus?: boolean
+  hostReportsChildExitStatus?: boolean | undefined
   /** Prefix of minted PTY ids (and incarnation ids). Default `'fake-'`. */
-  idPrefix?: string
+  idPrefix?: string | undefined
   /** The `hostId` of listing rows. Default `'local'`. */
-  hostId?: ExecutionHostId
+  hostId?: ExecutionHostId | undefined
   /** The clock stamped on recorded calls. Default: a counter (1, 2, 3…), never the wall clock. */
-  now?: () => number
+  now?: (() => number) | undefined
   /** The script of every spawn that has none queued and none in its metadata. */
-  defaultScript?: FakeSpawnScript
+  defaultScript?: FakeSpawnScript | undefined
   /** When scripted post-reply events are delivered. Default `'macrotask'`. */
-  scheduling?: FakeDeliveryScheduling
+  scheduling?: FakeDeliveryScheduling | undefined
   /** What `supportsForegroundProcessEvidence` answers. Default `true`. */
-  foregroundProcessEvidence?: boolean
+  foregroundProcessEvidence?: boolean | undefined
 }
 
 /** The `PtyProvider` methods the fake records. */
@@ -71,11 +71,11 @@ export type FakeProviderMethod =
 /** What {@link FakePtyProvider.setProcessInfo} changes; an absent field is left as it is. */
 export type FakeProcessInfo = {
   /** What `getForegroundProcess` answers. */
-  foregroundProcess?: string | null
+  foregroundProcess?: string | null | undefined
   /** What `hasChildProcesses` answers. */
-  hasChildProcesses?: boolean | null
+  hasChildProcesses?: boolean | null | undefined
   /** What `confirmForeground` answers (`null`: cannot confirm). */
-  foregroundEvidence?: PtyForegroundProcessEvidence | null
+  foregroundEvidence?: PtyForegroundProcessEvidence | null | undefined
 }
 
 /** One recorded call of a `PtyProvider` method, in call order. */
@@ -213,7 +213,7 @@ export interface FakePtyProvider extends PtyProvider {
   /** Empties the PTY's screen buffer. */
   clearBuffer(id: string): Promise<void>
   /** All output produced so far as the "screen", with `seq` = produced chars. */
-  getBufferSnapshot(id: string, options?: { scrollbackRows?: number }): Promise<PtyProviderBufferSnapshot | null>
+  getBufferSnapshot(id: string, options?: { scrollbackRows?: number | undefined }): Promise<PtyProviderBufferSnapshot | null>
   /**
    * Kills every PTY (their exits are emitted), rejects pending spawns, then drops every listener.
    * A pending spawn, and every spawn after, rejects with `FakePtyProviderDisposedError`

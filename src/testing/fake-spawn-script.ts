@@ -14,26 +14,26 @@ export type FakeExit = {
   /** The status the fake host forwards (the event's `code`). Negative means "could not vouch". */
   exitCode: number
   /** The terminating signal, if any; only a positive integer counts as one. */
-  signal?: number | null
+  signal?: number | null | undefined
   /**
    * `false` plays a wrapper (such as macOS `login(1)`) that owns the reported status; the cause is
    * then `unknown/host_status_unavailable`. Overrides the spawn's and the provider's setting.
    */
-  hostReportsChildExitStatus?: boolean
+  hostReportsChildExitStatus?: boolean | undefined
   /** Play an old sender: the exit event carries no `cause` at all. */
-  withoutCause?: boolean
+  withoutCause?: boolean | undefined
   /**
    * Send the event's `observed` evidence: `'synthetic'` plays a host that reports an exit it did
    * not observe (lost contact); `'provider'` says so explicitly. Absent: the field is left out.
    */
-  observed?: 'provider' | 'synthetic'
+  observed?: 'provider' | 'synthetic' | undefined
   /**
    * Send `stopRequestedBeforeDeath: true`: play a provider that attests a stop of this
    * incarnation was requested through it before the death — by another app sharing its host, or
    * an earlier run of this one (the pty host does). Absent: the field is left out, as the fake's
    * own stops leave it (the controller that asked knows it asked).
    */
-  stopRequestedBeforeDeath?: boolean
+  stopRequestedBeforeDeath?: boolean | undefined
   /**
    * Send `diedBeforeStopRequest: true`: play a provider whose stop of this PTY was pending when
    * something else ended it — an outside `kill -9` or the OOM killer (`signal: 9`) that crossed a
@@ -41,12 +41,12 @@ export type FakeExit = {
    * that a controller keeps the exit's cause instead of settling it as `operator_close`. Absent:
    * the field is left out, and an exit emitted while a stop is pending reads as that stop's.
    */
-  diedBeforeStopRequest?: boolean
+  diedBeforeStopRequest?: boolean | undefined
   /**
    * Report this incarnation instead of the live one, to simulate a stale exit: a late exit of an
    * older process behind a reused id. A stale exit does not end the current process.
    */
-  incarnationId?: PtyIncarnationId
+  incarnationId?: PtyIncarnationId | undefined
 }
 
 /**
@@ -78,9 +78,9 @@ export function quotedFakeShutdownBehaviours(): string {
  */
 export type FakeSpawnScript = {
   /** Reuse this PTY id. A new incarnation is minted on every spawn, so old and new stay apart. */
-  id?: string
+  id?: string | undefined
   /** The pid to report (a positive integer, as a spawn reply's must be). Default: a counter from 1000. */
-  pid?: number
+  pid?: number | undefined
   /** The spawn rejects with this value (when not `undefined`); nothing is left running. */
   fail?: unknown
   /**
@@ -88,39 +88,39 @@ export type FakeSpawnScript = {
    * rejects it and removes the process). Output and an exit can be emitted while it hangs; a PTY
    * that exited meanwhile is released with `exitedBeforeSpawnReply: true`.
    */
-  hang?: boolean
+  hang?: boolean | undefined
   /**
    * The process exits before the spawn replies: the exit event is emitted first, and the result has
    * `exitedBeforeSpawnReply: true`. Scripted `output` is then emitted before that exit.
    */
-  exitBeforeReply?: FakeExit
+  exitBeforeReply?: FakeExit | undefined
   /** Output chunks, emitted in order after the spawn reply. */
-  output?: readonly string[]
+  output?: readonly string[] | undefined
   /** An exit, emitted after the spawn reply and after `output`. */
-  exit?: FakeExit
+  exit?: FakeExit | undefined
   /**
    * What `hasPty` and `probeLiveness` answer for this incarnation, overriding the default (`true`
    * while live; after exit `false` with authoritative listings, otherwise `null`), while the id
    * holds it (a probe naming it after a later spawn took the id: see `FakePtyProvider.probeLiveness`).
    */
-  liveness?: boolean | null
+  liveness?: boolean | null | undefined
   /** The settlement every write to this PTY gets while it is live (default `accepted`). */
-  writeSettlement?: WriteSettlement
+  writeSettlement?: WriteSettlement | undefined
   /** What a stop of this PTY does (default `confirm`). */
-  shutdown?: FakeShutdownBehaviour
+  shutdown?: FakeShutdownBehaviour | undefined
   /** The provider sequence to return in the spawn result (default `{ value: 0, generation: 'reset' }`, as real providers report a fresh start). */
-  providerSequence?: ProviderSequence
+  providerSequence?: ProviderSequence | undefined
   /** Returned in the spawn result, and used for this PTY's exit causes. */
-  hostReportsChildExitStatus?: boolean
+  hostReportsChildExitStatus?: boolean | undefined
   /** Columns to report instead of the requested ones (a host that clamps the size). */
-  cols?: number
+  cols?: number | undefined
   /** Rows to report instead of the requested ones. */
-  rows?: number
+  rows?: number | undefined
   /**
    * Call `options.onPtySpawnCommitted` once, as soon as the process "exists" (default `true`).
    * `false` plays a provider that never reports the commit.
    */
-  commitOnSpawn?: boolean
+  commitOnSpawn?: boolean | undefined
 }
 
 /**

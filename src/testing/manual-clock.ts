@@ -14,7 +14,7 @@ export const MANUAL_CLOCK_RUN_ALL_LIMIT = 10_000
 /** Options of {@link createManualClock}. */
 export type ManualClockOptions = {
   /** The clock's reading at creation. Default `0`. */
-  startAt?: number
+  startAt?: number | undefined
 }
 
 /**
