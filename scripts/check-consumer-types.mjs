@@ -21,6 +21,10 @@
 //      fields, so a listener parameter that became `any` fails);
 //    - `consumer-types/disposables.ts`: `using` / `await using` of every public disposable (not
 //      with the oldest TypeScript, whose syntax predates it);
+//    - `consumer-types/forwarded-undefined.ts` (and `-testing.ts`, where ptykit/testing's peers
+//      resolve): a host forwarding `T | undefined` values into every optional property of every
+//      public input, which `exactOptionalPropertyTypes` (on in every setting, as in many hosts)
+//      refuses unless the property says `| undefined`;
 //    and, as a browser bundle compiles them (Bundler, `lib` ES2023 + DOM, no Node types), the
 //    platform-free entries exit-cause, contracts and spawn.
 //
@@ -143,6 +147,9 @@ function writeSetting(dir, setting, modules) {
   fs.writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ name: setting.name, private: true, type: setting.type }))
   const compilerOptions = {
     strict: true,
+    // Many hosts compile with it (this repository does): an optional input property must then say
+    // `| undefined` for a host to forward a maybe-value (`forwarded-undefined.ts`).
+    exactOptionalPropertyTypes: true,
     skipLibCheck: false,
     noEmit: true,
     target: 'ES2022',
@@ -154,7 +161,13 @@ function writeSetting(dir, setting, modules) {
   fs.writeFileSync(path.join(dir, 'tsconfig.json'), JSON.stringify({ compilerOptions, include: ['*.ts'] }, null, 2))
   const copyFixtures = () => {
     // `await using` is TypeScript 5.2: the older compiler checks the declarations, not this syntax.
-    const fixtures = ['doc-context.ts', 'event-payloads.ts', ...(setting.typescriptVersion === undefined ? ['disposables.ts'] : [])]
+    const fixtures = [
+      'doc-context.ts',
+      'event-payloads.ts',
+      'forwarded-undefined.ts',
+      ...(setting.skipSamplesImporting?.includes('ptykit/testing') ? [] : ['forwarded-undefined-testing.ts']),
+      ...(setting.typescriptVersion === undefined ? ['disposables.ts'] : []),
+    ]
     for (const name of fixtures) fs.copyFileSync(path.join(fixtureSources, name), path.join(dir, name))
   }
   if (setting.declarationsOnly) {
@@ -255,7 +268,7 @@ try {
   }
   const skippedNote = skipped.length ? `; not compiled by request: ${skipped.join(', ')}` : ''
   console.log(
-    `check-consumer-types: OK (prepack built dist; attw clean; installs alone; ${modules.size} doc samples, event payloads and disposables ` +
+    `check-consumer-types: OK (prepack built dist; attw clean; installs alone; ${modules.size} doc samples, event payloads, disposables and forwarded undefined inputs ` +
       `compile strict without skipLibCheck under ${SETTINGS.map((s) => s.name).join(', ')}${skippedNote})`,
   )
 } catch (error) {
