@@ -176,7 +176,7 @@ export async function forwardUndefined(
     reconnectMaxAttempts: maybe<number>(),
     loadSsh2: maybe<() => Promise<unknown>>(),
   })
-  const screen = { historyChars: maybe<number>(), scrollbackRows: maybe<number>(), exitedHistoryBytes: maybe<number>(), idleExitMs: maybe<number>() }
+  const screen = { historyChars: maybe<number>(), scrollbackRows: maybe<number>(), exitedHistoryBytes: maybe<number>(), exitedSessionMemory: maybe<number>(), idleExitMs: maybe<number>() }
   createPtyHostProvider({
     ...screen,
     name: maybe<string>(),

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /**
  * The pty host process (`ptykit-pty-host`): `ptykit-pty-host [--socket <path>] [--idle-exit-ms <n>]
- * [--history-chars <n>] [--scrollback-rows <n>] [--exited-history-bytes <n>] [--screen-chars-per-second <n>] [--ack-max-hold-ms <n>]`. Started on demand by `createPtyHostProvider`, or
+ * [--history-chars <n>] [--scrollback-rows <n>] [--exited-history-bytes <n>] [--exited-session-memory <n>] [--screen-chars-per-second <n>] [--ack-max-hold-ms <n>]`. Started on demand by `createPtyHostProvider`, or
  * by hand. Exits 0 when idle (not before `PTY_HOST_FIRST_CLIENT_GRACE_MS` while no client has come)
  * or on SIGTERM/SIGINT, 3 when another host already serves the socket, 2 on a bad flag, 1 on any
  * other start failure. `--help` prints the usage.
@@ -41,6 +41,7 @@ export function parsePtyHostArgs(argv: readonly string[]): PtyHostServerOptions 
     '--history-chars': 'historyChars',
     '--scrollback-rows': 'scrollbackRows',
     '--exited-history-bytes': 'exitedHistoryBytes',
+    '--exited-session-memory': 'exitedSessionMemory',
     '--screen-chars-per-second': 'screenCharsPerSecond',
     '--ack-max-hold-ms': 'ackMaxHoldMs',
   } as const

@@ -10,9 +10,13 @@ import type { Utf8Piece } from './utf8-pieces.js'
 
 /**
  * How many exited sessions keep their exit for late re-attaches and `listExits` (and, within
- * their budget, their history: see {@link PTY_HOST_EXITED_HISTORY_BYTES_PER_HISTORY_CHAR}).
+ * their budget, their history: see {@link PTY_HOST_EXITED_HISTORY_BYTES_PER_HISTORY_CHAR}), by
+ * default (the host option `exitedSessionMemory`). Why 1 024: an app running some hundreds of PTYs
+ * may see more than 256 (the number before) end while it restarts, and the oldest then came back
+ * `unknown`; with histories budgeted apart, an ended session whose history is released keeps
+ * ~2 KiB of the host's heap (measured with real headless screens): ~2 MiB for all of them.
  */
-export const PTY_HOST_EXITED_SESSION_MEMORY = 256
+export const PTY_HOST_EXITED_SESSION_MEMORY = 1024
 
 /**
  * The default budget of the histories (replay rings and headless screens) of ended sessions, in
@@ -87,6 +91,8 @@ export type HostHistoryLimits = {
    * {@link PTY_HOST_EXITED_HISTORY_BYTES_PER_HISTORY_CHAR} × `limitChars`.
    */
   exitedHistoryBytes?: number
+  /** How many ended sessions keep their exit. Default {@link PTY_HOST_EXITED_SESSION_MEMORY}. */
+  exitedSessionMemory?: number
 }
 
 /**
@@ -105,6 +111,7 @@ export class HostSessionStore {
   readonly #screenScheduler: ScreenScheduler
   readonly #history: { limitChars: number; scrollbackRows: number }
   readonly #exitedHistoryBytes: number
+  readonly #exitedSessionMemory: number
   /** What the kept histories of ended sessions hold together (their {@link HostSession.heldBytes}). */
   #exitedHeldBytes = 0
   readonly #ackMaxHoldMs: number
@@ -126,6 +133,7 @@ export class HostSessionStore {
     this.#screenScheduler = screenScheduler
     this.#history = { limitChars: history.limitChars, scrollbackRows: history.scrollbackRows }
     this.#exitedHistoryBytes = history.exitedHistoryBytes ?? PTY_HOST_EXITED_HISTORY_BYTES_PER_HISTORY_CHAR * history.limitChars
+    this.#exitedSessionMemory = history.exitedSessionMemory ?? PTY_HOST_EXITED_SESSION_MEMORY
     this.#ackMaxHoldMs = ackMaxHoldMs
   }
 
@@ -292,7 +300,7 @@ export class HostSessionStore {
       session.heldBytes = session.history.heldBytes()
       this.#exitedHeldBytes += session.heldBytes
     }
-    while (this.exited.size > PTY_HOST_EXITED_SESSION_MEMORY) {
+    while (this.exited.size > this.#exitedSessionMemory) {
       const oldest = this.exited.values().next().value
       if (oldest === undefined) break
       this.dropHistory(oldest)

@@ -30,6 +30,8 @@ export type PtyHostLaunchFlags = {
   scrollbackRows?: number | undefined
   /** `--exited-history-bytes`: the budget of ended sessions' histories (see `PtyHostServerOptions`). */
   exitedHistoryBytes?: number | undefined
+  /** `--exited-session-memory`: how many ended sessions keep their exit (see `PtyHostServerOptions`). */
+  exitedSessionMemory?: number | undefined
 }
 
 function thisFile(): string {
@@ -112,6 +114,7 @@ export function ptyHostArgs(command: PtyHostCommand, flags: PtyHostLaunchFlags):
   if (flags.historyChars !== undefined) args.push('--history-chars', String(flags.historyChars))
   if (flags.scrollbackRows !== undefined) args.push('--scrollback-rows', String(flags.scrollbackRows))
   if (flags.exitedHistoryBytes !== undefined) args.push('--exited-history-bytes', String(flags.exitedHistoryBytes))
+  if (flags.exitedSessionMemory !== undefined) args.push('--exited-session-memory', String(flags.exitedSessionMemory))
   return args
 }
 
@@ -222,13 +225,14 @@ export function assertPtyHostCommand(option: string, command: unknown): asserts 
  */
 export function assertPtyHostLaunchFlags(flags: unknown): asserts flags is PtyHostLaunchFlags {
   if (flags === null || typeof flags !== 'object') throw invalidPtyHostOption('flags', 'an object { socketPath: string, … }', flags)
-  const { socketPath, idleExitMs, historyChars, scrollbackRows, exitedHistoryBytes } = flags as Record<string, unknown>
+  const { socketPath, idleExitMs, historyChars, scrollbackRows, exitedHistoryBytes, exitedSessionMemory } = flags as Record<string, unknown>
   assertSocketPathOption(socketPath)
   assertIntegerOption('idleExitMs', idleExitMs, 0)
   assertIntegerOption('historyChars', historyChars, 1)
   assertIntegerOption('scrollbackRows', scrollbackRows, 0)
   if (scrollbackRows !== undefined) assertScrollbackRowsFit(scrollbackRows as number)
   assertIntegerOption('exitedHistoryBytes', exitedHistoryBytes, 0)
+  assertIntegerOption('exitedSessionMemory', exitedSessionMemory, 1)
 }
 
 /**

@@ -244,6 +244,7 @@ export class PtyHostLink {
     if (options.historyChars !== undefined) flags.historyChars = options.historyChars
     if (options.scrollbackRows !== undefined) flags.scrollbackRows = options.scrollbackRows
     if (options.exitedHistoryBytes !== undefined) flags.exitedHistoryBytes = options.exitedHistoryBytes
+    if (options.exitedSessionMemory !== undefined) flags.exitedSessionMemory = options.exitedSessionMemory
     if (options.hostCommand !== undefined) return startPtyHostProcess(options.hostCommand, flags, 'hostCommand')
     // The default names a script beside a bundle when ptykit was bundled into an app: one that was
     // not shipped fails here, saying what to ship or pass, not as a host that "ended (exit code 1)".

@@ -54,6 +54,12 @@ export type PtyHostProviderOptions = {
    */
   exitedHistoryBytes?: number | undefined
   /**
+   * How many ended sessions keep their exit in a host this provider starts (how an app that was
+   * away learns why each ended), the oldest forgotten first. At least 1. Default (the host's):
+   * `PTY_HOST_EXITED_SESSION_MEMORY` (1 024).
+   */
+  exitedSessionMemory?: number | undefined
+  /**
    * Connect timeout, at least 1 ms. Default {@link PTY_HOST_CONNECT_TIMEOUT_MS}. A host this
    * provider started that fails before it listens (exits non-zero, other than when another host
    * holds the lock) fails the connect at once, `host_unavailable` naming its command and exit.
@@ -166,7 +172,7 @@ export type PtyHostProvider = Omit<PtyProvider, 'getBufferSnapshot'> &
 /** Every option `createPtyHostProvider` reads (complete: checked at compile time). */
 const PTY_HOST_PROVIDER_OPTION_NAMES = optionNamesOf<PtyHostProviderOptions>()(
   'name', 'hostId', 'socketPath', 'autoStart', 'hostCommand', 'idleExitMs',
-  'historyChars', 'scrollbackRows', 'exitedHistoryBytes', 'connectTimeoutMs', 'requestTimeoutMs', 'reconnectAttempts', 'spawnEnvironment',
+  'historyChars', 'scrollbackRows', 'exitedHistoryBytes', 'exitedSessionMemory', 'connectTimeoutMs', 'requestTimeoutMs', 'reconnectAttempts', 'spawnEnvironment',
 )
 
 /** Check the options of `createPtyHostProvider`; throws `invalid_option` naming the first bad one (or one it does not know). */
@@ -187,7 +193,7 @@ export function validatePtyHostProviderOptions(options: PtyHostProviderOptions):
   for (const key of ['idleExitMs', 'scrollbackRows', 'exitedHistoryBytes', 'reconnectAttempts'] as const) assertIntegerOption(key, options[key], 0)
   // At least 1: the host keeps at least one char of history (as `startPtyHost` requires), and a
   // connect or request timeout of 0 would fail every connect or request before the host could answer.
-  for (const key of ['historyChars', 'connectTimeoutMs', 'requestTimeoutMs'] as const) assertIntegerOption(key, options[key], 1)
+  for (const key of ['historyChars', 'exitedSessionMemory', 'connectTimeoutMs', 'requestTimeoutMs'] as const) assertIntegerOption(key, options[key], 1)
   if (options.scrollbackRows !== undefined) assertScrollbackRowsFit(options.scrollbackRows)
   // Each part: an empty `file` or an argument that is no string failed only at the first spawn
   // (or was passed on as "1"). Whether `file` names a program is asked when a host is started.

@@ -83,6 +83,12 @@ export type PtyHostServerOptions = {
    */
   exitedHistoryBytes?: number | undefined
   /**
+   * How many ended sessions keep their exit (how each ended: for `listExits`, a reconnecting app's
+   * re-attaches and probes), the oldest forgotten first; a session ended and forgotten reads as
+   * ended with its cause unknown. At least 1. Default `PTY_HOST_EXITED_SESSION_MEMORY` (1 024).
+   */
+  exitedSessionMemory?: number | undefined
+  /**
    * Output chars per second the headless screens parse in the background, all sessions together
    * (they also parse everything pending when a session goes idle and before a snapshot). Default
    * {@link PTY_HOST_DEFAULT_SCREEN_CHARS_PER_SECOND}.
@@ -199,6 +205,7 @@ export async function startPtyHost(options: PtyHostServerOptions = {}): Promise<
   assertIntegerOption('historyChars', options.historyChars, 1)
   assertIntegerOption('scrollbackRows', options.scrollbackRows, 0)
   assertIntegerOption('exitedHistoryBytes', options.exitedHistoryBytes, 0)
+  assertIntegerOption('exitedSessionMemory', options.exitedSessionMemory, 1)
   const scrollbackRows = options.scrollbackRows ?? PTY_HOST_DEFAULT_SCROLLBACK_ROWS
   assertScrollbackRowsFit(scrollbackRows)
   assertIntegerOption('screenCharsPerSecond', options.screenCharsPerSecond, 1)
@@ -277,6 +284,7 @@ export async function startPtyHost(options: PtyHostServerOptions = {}): Promise<
     limitChars: options.historyChars ?? PTY_HOST_DEFAULT_HISTORY_CHARS,
     scrollbackRows,
     ...(options.exitedHistoryBytes === undefined ? {} : { exitedHistoryBytes: options.exitedHistoryBytes }),
+    ...(options.exitedSessionMemory === undefined ? {} : { exitedSessionMemory: options.exitedSessionMemory }),
   }, options.ackMaxHoldMs)
   const clients = new Set<HostClient>()
   // Until a client is welcomed, the idle exit comes no earlier than this (monotonic ms).

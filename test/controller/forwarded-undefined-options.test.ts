@@ -83,7 +83,7 @@ describe('undefined-valued options are absent', () => {
       createPtyHostProvider({
         socketPath: '/tmp/ptykit-h173-never-started.sock',
         autoStart: false,
-        ...absent('name', 'hostId', 'hostCommand', 'idleExitMs', 'historyChars', 'scrollbackRows', 'exitedHistoryBytes', 'connectTimeoutMs'),
+        ...absent('name', 'hostId', 'hostCommand', 'idleExitMs', 'historyChars', 'scrollbackRows', 'exitedHistoryBytes', 'exitedSessionMemory', 'connectTimeoutMs'),
         ...absent('requestTimeoutMs', 'reconnectAttempts', 'spawnEnvironment'),
       }),
     ).not.toThrow()

@@ -15,6 +15,7 @@ import { join } from 'node:path'
 import { describe, expect, it, vi } from 'vitest'
 import { createPtyController, type PtyControllerExitEvent } from 'ptykit/controller'
 import { createPtyHostProvider, launchPtyHost, PTY_HOST_EXITED_SESSION_MEMORY, startPtyHost, type PtyHostCommand, type PtyHostLaunchFlags } from 'ptykit/pty-host'
+import { ptyHostArgs } from '../../src/pty-host/launch-pty-host.js'
 import type { NodePtyProvider } from '../../src/node-pty/index.js'
 import { type HeadlessScreen, type ScreenSnapshot } from '../../src/pty-host/headless-screen.js'
 import type { HostClient } from '../../src/pty-host/host-client.js'
@@ -94,6 +95,23 @@ describe('the budget of ended sessions’ histories (HostSessionStore)', () => {
     expect(store.exited.size).toBe(PTY_HOST_EXITED_SESSION_MEMORY)
     // Ten fit; those past the exited-session memory no longer count.
     expect(store.exitedHeldBytes).toBe(10_000)
+  })
+
+  it('keeps the exits of 300 sessions that ended while no app was attached (an app of some hundreds of PTYs restarting)', () => {
+    const { store } = storeOf(undefined)
+    for (let i = 0; i < 300; i++) endSession(store, `away-${i}`, i % 7)
+    expect(store.exitMessages()).toHaveLength(300)
+    // The first to end is still known, with its code (it was forgotten past 256 before 7 Dec).
+    expect(store.exited.get('away-0')?.exit?.code).toBe(0)
+    expect(store.exited.get('away-299')?.exit?.code).toBe(299 % 7)
+  })
+
+  it('keeps as many exits as exitedSessionMemory says, forgetting the oldest first', () => {
+    const provider = { pauseProducer: vi.fn(), resumeProducer: vi.fn(), getSize: () => ({ cols: 10, rows: 2 }), getPid: () => 42 } as unknown as NodePtyProvider
+    const scheduler: ScreenScheduler = { schedule: () => undefined, forget: () => undefined }
+    const store = new HostSessionStore(provider, () => new SizedScreen(10), scheduler, { limitChars: 1_000, scrollbackRows: 0, exitedSessionMemory: 3 })
+    for (let i = 0; i < 5; i++) endSession(store, `s-${i}`, i)
+    expect([...store.exited.keys()]).toEqual(['s-2', 's-3', 's-4'])
   })
 
   it('keeps the latest ended session’s history even alone over the budget (its keepHistory snapshot), the one before it not', () => {
@@ -246,6 +264,34 @@ describe('a reconnect’s re-attach of a PTY that ended, released, while the app
     // What it printed while the app was away is gone, and said to be: never replayed as nothing.
     expect(output).not.toContain(late)
     expect(losses).toEqual([{ fromSeq: seen, toSeq: seen + `${late}\r\n`.length }])
+  })
+})
+
+describe('exitedSessionMemory: a flag of the host, an option of the provider, launchPtyHost and startPtyHost', () => {
+  it.each<[string, unknown]>([
+    ['zero', 0],
+    ['fractional', 1.5],
+    ['not a number', '1k'],
+  ])('a %s value is refused as invalid_option naming exitedSessionMemory and the value', async (_label, value) => {
+    const refusal = expect.objectContaining({ code: 'invalid_option', option: 'exitedSessionMemory', value, message: expect.stringContaining('`exitedSessionMemory` option') })
+    expect(() => createPtyHostProvider({ exitedSessionMemory: value as number })).toThrow(refusal)
+    const { dir, socketPath } = makeSocketDir()
+    cleanups.push(async () => rmSync(dir, { recursive: true, force: true }))
+    expect(() => launchPtyHost(HOST_FROM_SOURCES as PtyHostCommand, { socketPath, exitedSessionMemory: value } as PtyHostLaunchFlags)).toThrow(refusal)
+    await expect(startPtyHost({ socketPath, exitedSessionMemory: value as number })).rejects.toThrow(refusal)
+    expect(readdirSync(dir)).toEqual([])
+  })
+
+  it('reaches a host the provider starts as --exited-session-memory, a flag the host knows', async () => {
+    expect(ptyHostArgs({ file: 'node', args: ['host.js'] }, { socketPath: '/s', exitedSessionMemory: 2048 })).toEqual(['host.js', '--socket', '/s', '--exited-session-memory', '2048'])
+    const { dir, socketPath } = makeSocketDir()
+    cleanups.push(async () => rmSync(dir, { recursive: true, force: true }))
+    const child = spawn(HOST_FROM_SOURCES.file, [...HOST_FROM_SOURCES.args, '--socket', socketPath, '--exited-session-memory', '-1'], { stdio: ['ignore', 'ignore', 'pipe'] })
+    let stderr = ''
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk))
+    const code = await new Promise<number | null>((done) => child.once('exit', (exitCode) => done(exitCode)))
+    expect(code).toBe(2)
+    expect(stderr).toContain('Expected --exited-session-memory to be a non-negative integer, got "-1"')
   })
 })
 

@@ -9,7 +9,6 @@ import {
   createPtyHostProvider,
   defaultPtyHostSocketPath,
   isPtyHostError,
-  PTY_HOST_EXITED_SESSION_MEMORY,
   startPtyHost,
   stopPtyHost,
   type PtyHostProvider,
@@ -311,7 +310,10 @@ describe('pty host: reconnects and failures', () => {
 
   it('more sessions end while the app is disconnected than the host remembers exits of: the forgotten ones still end, unknown/cause_unreported', async () => {
     const { dir, socketPath } = makeSocketDir()
-    const host: PtyHostServer = await startPtyHost({ socketPath, idleExitMs: 60_000 })
+    // The host remembers the exits of MEMORY ended sessions (`exitedSessionMemory`; its default, 1 024,
+    // would take a thousand PTYs here).
+    const MEMORY = 24
+    const host: PtyHostServer = await startPtyHost({ socketPath, idleExitMs: 60_000, exitedSessionMemory: MEMORY })
     cleanups.push(async () => {
       await host.close()
       await killHostAndClean(socketPath, dir)
@@ -328,8 +330,8 @@ describe('pty host: reconnects and failures', () => {
     const late = await lockHeldUntilReleased(join(dir, 'late.lock'))
     cleanups.push(async () => (early.release(), late.release()))
     const sessions: { id: string; pid: number }[] = []
-    for (let start = 0; start < PTY_HOST_EXITED_SESSION_MEMORY + FORGOTTEN; start += 50) {
-      const count = Math.min(50, PTY_HOST_EXITED_SESSION_MEMORY + FORGOTTEN - start)
+    for (let start = 0; start < MEMORY + FORGOTTEN; start += 50) {
+      const count = Math.min(50, MEMORY + FORGOTTEN - start)
       const batch = await Promise.all(
         Array.from({ length: count }, (_, offset) => {
           const lock = start + offset < FORGOTTEN ? early.path : late.path
@@ -341,7 +343,7 @@ describe('pty host: reconnects and failures', () => {
     host.dropConnections()
     await waitFor(() => (app.connected ? undefined : true), 'the drop to be seen')
     early.release()
-    await waitFor(async () => ((await observer.listProcesses()).length === PTY_HOST_EXITED_SESSION_MEMORY ? true : undefined), 'the first sessions to end', 20_000)
+    await waitFor(async () => ((await observer.listProcesses()).length === MEMORY ? true : undefined), 'the first sessions to end', 20_000)
     late.release()
     await waitFor(async () => ((await observer.listProcesses()).length === 0 ? true : undefined), 'every session to end', 30_000)
     // The app asks to stop one forgotten session while away: its end then keeps no "died first" flag.
