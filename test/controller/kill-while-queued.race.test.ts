@@ -7,7 +7,7 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import type { PtyProvider } from '../../src/contracts/index.js'
-import { createPtyController, type PtyControllerExitEvent } from '../../src/controller/index.js'
+import { createPtyController, type PtyController, type PtyControllerExitEvent } from '../../src/controller/index.js'
 import { createInMemoryPtyRuntime, createInMemorySlotStore } from '../../src/spawn/index.js'
 import { createFakePtyProvider, type FakePtyProvider } from '../../src/testing/index.js'
 import { createManualClock } from '../../src/testing/manual-clock.js'
@@ -30,6 +30,41 @@ function scheduledProvider(s: fc.Scheduler, fake: FakePtyProvider): PtyProvider 
 
 type Action = 'kill' | 'exit'
 
+/**
+ * Schedule each action against `id`: `exit` ends its live process on its own (one `mayExit`
+ * allows), `kill` asks the controller — which must answer `true` while the spawn or attach under
+ * test has not settled. Returns the scheduled actions and what they did.
+ */
+function scheduleActions(
+  s: fc.Scheduler,
+  actions: readonly Action[],
+  fake: FakePtyProvider,
+  controller: PtyController,
+  id: string,
+  settled: () => boolean,
+  mayExit: (incarnationId: string | undefined) => boolean = () => true,
+): { performed: Promise<void>[]; seen: { killedWhileComing: boolean; exitedOnItsOwn: Set<string | undefined> } } {
+  const seen = { killedWhileComing: false, exitedOnItsOwn: new Set<string | undefined>() }
+  const performed = actions.map((action) =>
+    s.schedule(Promise.resolve(action), action).then(() => {
+      if (action === 'exit') {
+        const pty = fake.getPty(id)
+        if (pty?.live === true && mayExit(pty.incarnationId)) {
+          fake.emitExit(id, { exitCode: 7 })
+          seen.exitedOnItsOwn.add(pty.incarnationId)
+        }
+        return
+      }
+      const answer = controller.kill(id)
+      if (!settled()) {
+        expect(answer).toBe(true)
+        seen.killedWhileComing = true
+      }
+    }),
+  )
+  return { performed, seen }
+}
+
 describe('kill races with a queued spawn or an attach in flight', () => {
   it('a spawn queued behind its slot: a kill before it settled answers true, and nothing is left running', async () => {
     await fc.assert(
@@ -51,36 +86,17 @@ describe('kill races with a queued spawn or an attach in flight', () => {
         ).finally(() => {
           settled = true
         })
-        let killedWhileComing = false
-        let exitedOnItsOwn = false
-        const performed = [
-          s.schedule(Promise.resolve('release'), 'release the slot claim').then(() => release()),
-          ...actions.map((action) =>
-            s.schedule(Promise.resolve(action), action).then(() => {
-              if (action === 'exit') {
-                if (fake.getPty('p')?.live === true) {
-                  fake.emitExit('p', { exitCode: 7 })
-                  exitedOnItsOwn = true
-                }
-                return
-              }
-              const answer = controller.kill('p')
-              if (!settled) {
-                expect(answer).toBe(true)
-                killedWhileComing = true
-              }
-            }),
-          ),
-        ]
-        await s.waitFor(Promise.all([spawning, ...performed]))
+        const { performed, seen } = scheduleActions(s, actions, fake, controller, 'p', () => settled)
+        const released = s.schedule(Promise.resolve('release'), 'release the slot claim').then(() => release())
+        await s.waitFor(Promise.all([spawning, released, ...performed]))
         await s.waitAll()
         await fake.settle()
         await s.waitAll()
         await fake.settle()
-        if (killedWhileComing) {
+        if (seen.killedWhileComing) {
           expect(fake.livePtyIds()).toEqual([])
           // Its exit is the stop's, unless it died on its own first.
-          if (!exitedOnItsOwn) expect(exits.map((exit) => exit.cause)).toEqual([{ kind: 'operator_close' }])
+          if (seen.exitedOnItsOwn.size === 0) expect(exits.map((exit) => exit.cause)).toEqual([{ kind: 'operator_close' }])
         }
       }),
       { numRuns: 150 },
@@ -102,30 +118,13 @@ describe('kill races with a queued spawn or an attach in flight', () => {
           attached = answer
           settled = true
         })
-        let killedWhileComing = false
-        let exitedOnItsOwn = false
-        const performed = actions.map((action) =>
-          s.schedule(Promise.resolve(action), action).then(() => {
-            if (action === 'exit') {
-              if (fake.getPty('q')?.live === true) {
-                fake.emitExit('q', { exitCode: 7 })
-                exitedOnItsOwn = true
-              }
-              return
-            }
-            const answer = controller.kill('q')
-            if (!settled) {
-              expect(answer).toBe(true)
-              killedWhileComing = true
-            }
-          }),
-        )
+        const { performed, seen } = scheduleActions(s, actions, fake, controller, 'q', () => settled)
         await s.waitFor(Promise.all([attaching, ...performed]))
         await s.waitAll()
         await fake.settle()
-        if (killedWhileComing) {
+        if (seen.killedWhileComing) {
           expect(fake.livePtyIds()).toEqual([])
-          if (attached === true && !exitedOnItsOwn) expect(exits.map((exit) => exit.cause)).toEqual([{ kind: 'operator_close' }])
+          if (attached === true && seen.exitedOnItsOwn.size === 0) expect(exits.map((exit) => exit.cause)).toEqual([{ kind: 'operator_close' }])
         }
       }),
       { numRuns: 150 },
@@ -157,36 +156,17 @@ describe('kill races with a queued spawn or an attach in flight', () => {
           .finally(() => {
             settled = true
           })
-        let killedWhileComing = false
-        const exitedOnItsOwn = new Set<string | undefined>()
-        const performed = [
-          s.schedule(Promise.resolve('old exits'), 'the previous PTY exits').then(() => fake.emitExit('r', { exitCode: 0, signal: 1 })),
-          ...actions.map((action) =>
-            s.schedule(Promise.resolve(action), action).then(() => {
-              if (action === 'exit') {
-                const pty = fake.getPty('r')
-                if (pty?.live === true && pty.incarnationId !== old.incarnationId) {
-                  fake.emitExit('r', { exitCode: 7 })
-                  exitedOnItsOwn.add(pty.incarnationId)
-                }
-                return
-              }
-              const answer = controller.kill('r')
-              if (!settled) {
-                expect(answer).toBe(true)
-                killedWhileComing = true
-              }
-            }),
-          ),
-        ]
-        await s.waitFor(Promise.all([restarting, ...performed]))
+        // Only the restarted process may end on its own: the previous one ends when scheduled.
+        const { performed, seen } = scheduleActions(s, actions, fake, controller, 'r', () => settled, (incarnationId) => incarnationId !== old.incarnationId)
+        const oldExits = s.schedule(Promise.resolve('old exits'), 'the previous PTY exits').then(() => fake.emitExit('r', { exitCode: 0, signal: 1 }))
+        await s.waitFor(Promise.all([restarting, oldExits, ...performed]))
         await s.waitAll()
         await fake.settle()
         await s.waitAll()
         await fake.settle()
-        if (killedWhileComing) {
+        if (seen.killedWhileComing) {
           expect(fake.livePtyIds()).toEqual([])
-          if (restarted !== undefined && !exitedOnItsOwn.has(restarted)) {
+          if (restarted !== undefined && !seen.exitedOnItsOwn.has(restarted)) {
             expect(exits.filter((exit) => exit.incarnationId === restarted).map((exit) => exit.cause)).toEqual([{ kind: 'operator_close' }])
           }
         }
