@@ -16,6 +16,26 @@ function shutdownCalls(h: Harness): unknown[][] {
   return h.provider.calls.filter((call) => call.method === 'shutdown').map((call) => [...call.args])
 }
 
+/** `[incarnationId, cause]` of every exit the controller published, in order. */
+function exitCauses(h: Harness): unknown[][] {
+  return h.exits().map((exit) => [exit.incarnationId, exit.cause])
+}
+
+/**
+ * A restart of `job` queued behind the stop of its previous PTY, which is slow to die (its exit
+ * comes when the test emits it): the previous PTY's reply and the restart's spawn.
+ */
+async function restartBehindSlowStop(h: Harness): Promise<{ old: Awaited<ReturnType<Harness['controller']['spawn']>>; restarted: ReturnType<Harness['controller']['spawn']> }> {
+  h.provider.scriptNextSpawn({ id: 'job', shutdown: 'never_confirm' })
+  const old = await h.run(h.controller.spawn({ sessionId: 'job' }))
+  await h.settle()
+  // "restart": kill, then spawn at once (the spawn waits for the stop to settle).
+  expect(h.controller.kill('job')).toBe(true)
+  const restarted = h.controller.spawn({ sessionId: 'job' })
+  await h.settle()
+  return { old, restarted }
+}
+
 function slotHarness(): Harness {
   return createHarness({ controller: { store: createInMemorySlotStore(), runtime: createInMemoryPtyRuntime() } })
 }
@@ -52,20 +72,13 @@ describe('kill of an id whose spawn is queued, or whose attach is in flight', ()
     expect(b.incarnationId).not.toBe(a.incarnationId)
     expect(shutdownCalls(h)).toEqual([['tab-1', { expectedIncarnationId: a.incarnationId }]])
     expect(h.provider.getPty('tab-1')).toMatchObject({ live: true, incarnationId: b.incarnationId })
-    expect(h.exits().map((exit) => [exit.incarnationId, exit.cause])).toEqual([[a.incarnationId, { kind: 'operator_close' }]])
+    expect(exitCauses(h)).toEqual([[a.incarnationId, { kind: 'operator_close' }]])
   })
 
   it('a restart queued behind the stop of the previous PTY: a kill after it is queued stops the new process too', async () => {
     const h = createHarness()
-    // The previous PTY is slow to die: its exit comes when the test says.
-    h.provider.scriptNextSpawn({ id: 'job', shutdown: 'never_confirm' })
-    const old = await h.run(h.controller.spawn({ sessionId: 'job' }))
-    await h.settle()
-    // "restart": kill, then spawn at once (the spawn waits for the stop to settle) …
-    expect(h.controller.kill('job')).toBe(true)
-    const restarted = h.controller.spawn({ sessionId: 'job' })
-    await h.settle()
-    // … and then the job is cancelled: kill again, before the restart started its process.
+    const { old, restarted } = await restartBehindSlowStop(h)
+    // Then the job is cancelled: kill again, before the restart started its process.
     expect(h.controller.kill('job')).toBe(true)
     h.provider.emitExit('job', { exitCode: 0, signal: 1 })
     const reply = await h.run(restarted)
@@ -73,7 +86,7 @@ describe('kill of an id whose spawn is queued, or whose attach is in flight', ()
     expect(reply.incarnationId).not.toBe(old.incarnationId)
     expect(h.provider.livePtyIds()).toEqual([])
     expect(shutdownCalls(h)).toContainEqual(['job', { expectedIncarnationId: reply.incarnationId }])
-    expect(h.exits().map((exit) => [exit.incarnationId, exit.cause])).toEqual([
+    expect(exitCauses(h)).toEqual([
       [old.incarnationId, { kind: 'operator_close' }],
       [reply.incarnationId, { kind: 'operator_close' }],
     ])
@@ -81,12 +94,7 @@ describe('kill of an id whose spawn is queued, or whose attach is in flight', ()
 
   it('a restart whose previous PTY just ended but that has not started its process yet: true, and it is stopped when it lands', async () => {
     const h = createHarness()
-    h.provider.scriptNextSpawn({ id: 'job', shutdown: 'never_confirm' })
-    await h.run(h.controller.spawn({ sessionId: 'job' }))
-    await h.settle()
-    expect(h.controller.kill('job')).toBe(true)
-    const restarted = h.controller.spawn({ sessionId: 'job' })
-    await h.settle()
+    const { restarted } = await restartBehindSlowStop(h)
     let answer: boolean | undefined
     // The old PTY's exit: the restart is still waiting (it resumes a few turns later).
     h.controller.once('exit', () => {
@@ -97,7 +105,7 @@ describe('kill of an id whose spawn is queued, or whose attach is in flight', ()
     await h.settle()
     expect(answer).toBe(true)
     expect(h.provider.livePtyIds()).toEqual([])
-    expect(h.exits().map((exit) => [exit.incarnationId, exit.cause])).toEqual([
+    expect(exitCauses(h)).toEqual([
       [expect.any(String), { kind: 'operator_close' }],
       [reply.incarnationId, { kind: 'operator_close' }],
     ])
@@ -113,7 +121,7 @@ describe('kill of an id whose spawn is queued, or whose attach is in flight', ()
     await h.settle()
     expect(shutdownCalls(h)).toEqual([['job-6', { expectedIncarnationId: orphan.incarnationId }]])
     expect(h.provider.getPty('job-6')?.live).toBe(false)
-    expect(h.exits().map((exit) => [exit.incarnationId, exit.cause])).toEqual([[orphan.incarnationId, { kind: 'operator_close' }]])
+    expect(exitCauses(h)).toEqual([[orphan.incarnationId, { kind: 'operator_close' }]])
     // An attach begun after the kill is not stopped by it.
     await h.provider.spawn({ sessionId: 'job-9' })
     expect(h.controller.kill('job-9')).toBe(false)
@@ -135,17 +143,12 @@ describe('kill of an id whose spawn is queued, or whose attach is in flight', ()
     expect(await h.run(stopped)).toBe(true)
     await h.settle()
     expect(h.provider.livePtyIds()).toEqual([])
-    expect(h.exits().map((exit) => [exit.incarnationId, exit.cause])).toEqual([[reply.incarnationId, { kind: 'operator_close' }]])
+    expect(exitCauses(h)).toEqual([[reply.incarnationId, { kind: 'operator_close' }]])
   })
 
   it('stopAndWait while a restart is queued behind the stop of the previous PTY: waits for it and stops it too', async () => {
     const h = createHarness()
-    h.provider.scriptNextSpawn({ id: 'job', shutdown: 'never_confirm' })
-    const old = await h.run(h.controller.spawn({ sessionId: 'job' }))
-    await h.settle()
-    expect(h.controller.kill('job')).toBe(true)
-    const restarted = h.controller.spawn({ sessionId: 'job' })
-    await h.settle()
+    const { old, restarted } = await restartBehindSlowStop(h)
     // The job is cancelled: before, this verified the previous PTY gone (true) and the restart ran on.
     let verdict: boolean | undefined
     const stopped = h.controller.stopAndWait('job', { timeoutMs: 10_000 }).then((answer) => (verdict = answer))
@@ -156,7 +159,7 @@ describe('kill of an id whose spawn is queued, or whose attach is in flight', ()
     await h.settle()
     expect(verdict).toBe(true)
     expect(h.provider.livePtyIds()).toEqual([])
-    expect(h.exits().map((exit) => [exit.incarnationId, exit.cause])).toEqual([
+    expect(exitCauses(h)).toEqual([
       [old.incarnationId, { kind: 'operator_close' }],
       [reply.incarnationId, { kind: 'operator_close' }],
     ])
@@ -177,7 +180,7 @@ describe('kill of an id whose spawn is queued, or whose attach is in flight', ()
     await h.settle()
     expect(b.incarnationId).not.toBe(a.incarnationId)
     expect(h.provider.getPty('tab')).toMatchObject({ live: true, incarnationId: b.incarnationId })
-    expect(h.exits().map((exit) => [exit.incarnationId, exit.cause])).toEqual([[a.incarnationId, { kind: 'operator_close' }]])
+    expect(exitCauses(h)).toEqual([[a.incarnationId, { kind: 'operator_close' }]])
   })
 })
 
