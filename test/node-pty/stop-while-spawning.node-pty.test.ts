@@ -26,6 +26,18 @@ function start(): { provider: NodePtyProvider; controller: PtyController } {
   return pair
 }
 
+/** Every exit `controller` publishes from now on, and a promise of the first one. */
+function recordExits(controller: PtyController): { exits: PtyControllerExitEvent[]; exited: Promise<void> } {
+  const exits: PtyControllerExitEvent[] = []
+  const exited = new Promise<void>((resolve) =>
+    controller.on('exit', (event) => {
+      exits.push(event)
+      resolve()
+    }),
+  )
+  return { exits, exited }
+}
+
 describe('node-pty: stopAndWait of a job whose spawn is in flight', () => {
   it('answers true only once the process it started is gone, and its exit is an operator close', async () => {
     const { controller } = start()
@@ -44,13 +56,7 @@ describe('node-pty: stopAndWait of a job whose spawn is in flight', () => {
 describe('node-pty: kill of a job whose spawn is in flight', () => {
   it('answers true, and stops the process once the spawn lands: gone, its exit an operator close of that incarnation', async () => {
     const { controller } = start()
-    const exits: PtyControllerExitEvent[] = []
-    const exited = new Promise<void>((resolve) =>
-      controller.on('exit', (event) => {
-        exits.push(event)
-        resolve()
-      }),
-    )
+    const { exits, exited } = recordExits(controller)
     // A tab closed (or a job's timeout fired) while its terminal is still starting.
     const spawned = controller.spawn({ sessionId: 'job-killed', file: '/bin/sh', args: ['-c', 'exec sleep 600'] })
     expect(controller.kill('job-killed')).toBe(true)
@@ -80,13 +86,7 @@ describe('node-pty: kill of a job whose spawn is in flight', () => {
 describe('node-pty: kill of a job whose spawn is queued, or whose attach is in flight', () => {
   it("a spawn queued behind its slot's turn: kill answers true, and once it lands its process is gone", async () => {
     const { controller } = start()
-    const exits: PtyControllerExitEvent[] = []
-    const exited = new Promise<void>((resolve) =>
-      controller.on('exit', (event) => {
-        exits.push(event)
-        resolve()
-      }),
-    )
+    const { exits, exited } = recordExits(controller)
     // Another caller holds the pane's turn (it is deciding whether to re-attach); the tab closes meanwhile.
     const release = controller.claimSlotCreate({ key: 'pane' })
     const spawned = controller.spawn({ sessionId: 'tab', slot: { key: 'pane' }, file: '/bin/sh', args: ['-c', 'exec sleep 600'] })
