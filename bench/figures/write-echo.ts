@@ -91,6 +91,22 @@ export async function measurePtyHostWriteEcho(config: BenchConfig, log: (line: s
   return [await measureWriteEchoOf(config, log, 'pty-host')]
 }
 
+/** A `cat` on a raw node-pty PTY as an {@link Endpoint}, the promise of its READY, and how to kill it. */
+function rawEndpoint(): { raw: Endpoint; ready: Promise<number>; close: () => Promise<void> } {
+  const rawPty = pty.spawn('/bin/sh', CAT_ARGS, rawSpawnOptions())
+  const raw = endpoint((d) => rawPty.write(d))
+  rawPty.onData((d) => raw.feed(d))
+  const exited = rawExit(rawPty)
+  return {
+    raw,
+    ready: raw.waitFor('READY'),
+    close: async () => {
+      rawPty.kill('SIGKILL')
+      await exited
+    },
+  }
+}
+
 /** A `cat` on a PTY of `side`'s controller, as an {@link Endpoint} once it printed READY. */
 async function controllerEndpoint(side: PtykitSide): Promise<Endpoint> {
   let ptykitId: string | null = null
@@ -125,12 +141,8 @@ async function measureBatchedWriteEcho(config: BenchConfig, log: (line: string) 
   const gapMs = 2 * WRITE_ECHO_BATCH_MS
   const batchedSide = createPtykitSide(undefined, undefined, { dataBatchMs: WRITE_ECHO_BATCH_MS })
   const plainSide = createPtykitSide()
-  const rawPty = pty.spawn('/bin/sh', CAT_ARGS, rawSpawnOptions())
-  const raw = endpoint((d) => rawPty.write(d))
-  rawPty.onData((d) => raw.feed(d))
-  const rawExited = rawExit(rawPty)
+  const { raw, ready: rawReady, close: closeRaw } = rawEndpoint()
   try {
-    const rawReady = raw.waitFor('READY')
     const [batched, plain] = await Promise.all([controllerEndpoint(batchedSide), controllerEndpoint(plainSide)])
     await rawReady
     const counter = { n: 0 }
@@ -180,8 +192,7 @@ async function measureBatchedWriteEcho(config: BenchConfig, log: (line: string) 
       ),
     ]
   } finally {
-    rawPty.kill('SIGKILL')
-    await rawExited
+    await closeRaw()
     await batchedSide.dispose()
     await plainSide.dispose()
   }
@@ -195,12 +206,8 @@ async function measureWriteEchoOf(
   const { perSample, pairs } = config.writeEcho
   const ptyHost = variant === 'pty-host'
   const side: PtykitSide = ptyHost ? createPtyHostSide() : createPtykitSide()
-  const rawPty = pty.spawn('/bin/sh', CAT_ARGS, rawSpawnOptions())
-  const raw = endpoint((d) => rawPty.write(d))
-  rawPty.onData((d) => raw.feed(d))
-  const rawExited = rawExit(rawPty)
+  const { raw, ready: rawReady, close: closeRaw } = rawEndpoint()
   try {
-    const rawReady = raw.waitFor('READY')
     const ptykit = await controllerEndpoint(side)
     await rawReady
     const counter = { n: 0 }
@@ -227,8 +234,7 @@ async function measureWriteEchoOf(
       config.mode === 'full',
     )
   } finally {
-    rawPty.kill('SIGKILL')
-    await rawExited
+    await closeRaw()
     await side.dispose()
   }
 }
