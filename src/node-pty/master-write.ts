@@ -156,63 +156,53 @@ export function writeToMaster(terminal: NodePtyTerminal, data: string | Uint8Arr
   // are, and copied only if some must wait (the caller may reuse its buffer once this returns).
   // A long string is measured, not encoded: its pieces are encoded as the kernel takes them.
   const pending = pendingInputs.get(terminal)
-  if (typeof data !== 'string') return writeBytesToMaster(terminal, fd, data, false, pending, maxPendingBytes)
-  if (data.length <= MASTER_WRITE_ENCODE_PIECE_CHARS) return writeBytesToMaster(terminal, fd, Buffer.from(data, 'utf8'), true, pending, maxPendingBytes)
-  const long: HeldText = { text: data, bytes: Buffer.byteLength(data, 'utf8') }
-  if ((pending?.bytes ?? 0) + long.bytes > maxPendingBytes) return 'backlog-full'
-  if (pending !== undefined) {
-    // Behind the input still waiting: bytes never overtake earlier ones.
-    pending.chunks.push(long)
-    pending.bytes += long.bytes
-    return 'accepted'
-  }
-  const [first, rest] = encodePiece(long)
-  let written = 0
-  try {
-    written = writeSync(fd, first)
-  } catch (error) {
-    if ((error as { code?: unknown }).code !== 'EAGAIN') return 'write-failed'
-  }
-  const held: (Buffer | HeldText)[] = written < first.length ? [first.subarray(written)] : []
-  if (rest !== undefined) held.push(rest)
-  holdPendingInput(terminal, held, written > 0)
-  return 'accepted'
+  if (typeof data !== 'string') return writeChunkToMaster(terminal, fd, data, false, pending, maxPendingBytes)
+  const chunk = data.length <= MASTER_WRITE_ENCODE_PIECE_CHARS ? Buffer.from(data, 'utf8') : { text: data, bytes: Buffer.byteLength(data, 'utf8') }
+  return writeChunkToMaster(terminal, fd, chunk, true, pending, maxPendingBytes)
 }
 
 /**
- * {@link writeToMaster} for `bytes` (a short string's encoding, `owned`, or the caller's bytes):
- * behind what is held, or written at once and the rest held.
+ * {@link writeToMaster} for one chunk — bytes (a short string's encoding, `owned`, or the caller's
+ * bytes) or a long string's text, encoded a piece at a time: behind what is held, or its first
+ * piece written at once and the rest held.
  */
-function writeBytesToMaster(
+function writeChunkToMaster(
   terminal: NodePtyTerminal,
   fd: number,
-  bytes: Uint8Array,
+  chunk: Uint8Array | HeldText,
   owned: boolean,
   pending: PendingInput | undefined,
   maxPendingBytes: number,
 ): MasterWriteOutcome {
-  if ((pending?.bytes ?? 0) + bytes.length > maxPendingBytes) return 'backlog-full'
+  const size = chunk instanceof Uint8Array ? chunk.length : chunk.bytes
+  if ((pending?.bytes ?? 0) + size > maxPendingBytes) return 'backlog-full'
   if (pending !== undefined) {
     // Behind the input still waiting: bytes never overtake earlier ones.
-    if (bytes.length > 0) {
-      pending.chunks.push(owned ? (bytes as Buffer) : Buffer.from(bytes))
-      pending.bytes += bytes.length
+    if (size > 0) {
+      pending.chunks.push(chunk instanceof Uint8Array && !owned ? Buffer.from(chunk) : (chunk as Buffer | HeldText))
+      pending.bytes += size
     }
     return 'accepted'
   }
+  // A long string's first piece is encoded here, so owned; the rest stays text.
+  const [first, rest] = chunk instanceof Uint8Array ? [chunk, undefined] : encodePiece(chunk)
+  const firstOwned = owned || !(chunk instanceof Uint8Array)
   let written = 0
   try {
-    written = writeSync(fd, bytes)
+    written = writeSync(fd, first)
   } catch (error) {
     // Proven that no byte went out. Not queued: a retry would meet the same error, settle
     // nothing, and drop the writes queued behind it.
     if ((error as { code?: unknown }).code !== 'EAGAIN') return 'write-failed'
   }
   // The rest (all of it after EAGAIN) waits for room in the kernel's buffer.
-  if (written < bytes.length) {
-    const rest = bytes.subarray(written)
-    holdPendingInput(terminal, [owned ? (rest as Buffer) : Buffer.from(rest)], written > 0)
+  const held: (Buffer | HeldText)[] = []
+  if (written < first.length) {
+    const left = first.subarray(written)
+    held.push(firstOwned ? (left as Buffer) : Buffer.from(left))
   }
+  if (rest !== undefined) held.push(rest)
+  if (held.length > 0) holdPendingInput(terminal, held, written > 0)
   return 'accepted'
 }
 
