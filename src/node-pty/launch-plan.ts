@@ -1,4 +1,4 @@
-import { ENVIRONMENT_KEYS_EXPECTED, ENVIRONMENT_RECORD_EXPECTED, isEnvironmentRecord, isEnvironmentVariableName } from '../contracts/environment-record.js'
+import { checkLaunchShape } from '../contracts/launch-shape.js'
 import { accessSync, constants as fsConstants, statSync } from 'node:fs'
 import { delimiter, isAbsolute, resolve } from 'node:path'
 import { MAX_PTY_DIMENSION, type PtyProcessLaunch } from '../contracts/index.js'
@@ -102,11 +102,9 @@ export function assertPtyDimension(option: 'cols' | 'rows', value: unknown): ass
   }
 }
 
-/** A string fit to cross into C: NUL would silently truncate it there. */
-function assertCString(option: string, value: unknown, allowEmpty: boolean, secret = false): asserts value is string {
-  if (typeof value !== 'string') throw new NodePtyOptionError(option, 'a string', value, undefined, secret)
-  if (!allowEmpty && value.length === 0) throw new NodePtyOptionError(option, 'a non-empty string', value, undefined, secret)
-  if (value.includes('\0')) throw new NodePtyOptionError(option, 'a string without NUL characters', value, undefined, secret)
+/** The node-pty provider's refusal of a launch field (see `checkLaunchShape`). */
+function refuseLaunchField(option: string, expected: string, value: unknown, secret: boolean): NodePtyOptionError {
+  return new NodePtyOptionError(option, expected, value, undefined, secret)
 }
 
 /** How many program paths remember that they name a regular file (see {@link isExecutableFile}). */
@@ -256,31 +254,13 @@ export function withoutHostTerminalVariables(inherited: Readonly<Record<string, 
   return env
 }
 
-/** Build the child's environment: inherited (minus the host-terminal variables), then `env`, then deletions. */
+/** Build the child's environment: inherited (minus the host-terminal variables), then `env`, then deletions (their shape checked: `checkLaunchShape`). */
 function buildEnvironment(launch: PtyProcessLaunch, inherited: NodePtyLaunchContext['env']): NodePtyLaunchPlan['env'] {
   // See NodePtyLaunchPlan.env: node-pty sanitizes process.env itself.
   if (inherited === process.env && launch.env === undefined && launch.envToDelete === undefined) return process.env
   const env = withoutHostTerminalVariables(inherited)
-  if (launch.env !== undefined) {
-    if (!isEnvironmentRecord(launch.env)) {
-      throw new NodePtyOptionError('env', ENVIRONMENT_RECORD_EXPECTED, launch.env, undefined, true)
-    }
-    for (const [key, value] of Object.entries(launch.env)) {
-      if (!isEnvironmentVariableName(key)) throw new NodePtyOptionError('env', ENVIRONMENT_KEYS_EXPECTED, key)
-      // An environment value may be a secret (a token, a password): a refusal never echoes it.
-      assertCString(`env.${key}`, value, true, true)
-      env[key] = value
-    }
-  }
-  if (launch.envToDelete !== undefined) {
-    if (!Array.isArray(launch.envToDelete)) {
-      throw new NodePtyOptionError('envToDelete', 'an array of variable names', launch.envToDelete)
-    }
-    launch.envToDelete.forEach((name: unknown, index) => {
-      assertCString(`envToDelete[${index}]`, name, false)
-      delete env[name]
-    })
-  }
+  for (const [key, value] of Object.entries(launch.env ?? {})) env[key] = value
+  for (const name of launch.envToDelete ?? []) delete env[name]
   return env
 }
 
@@ -298,10 +278,12 @@ export async function createNodePtyLaunchPlan(
   const rows = launch.rows ?? NODE_PTY_DEFAULT_ROWS
   assertPtyDimension('cols', cols)
   assertPtyDimension('rows', rows)
+  // The fields' shapes, all before anything is looked up: an environment value may be a secret (a
+  // token, a password), which a refusal never echoes.
+  checkLaunchShape(launch, refuseLaunchField)
 
   let cwd = context.defaultCwd
   if (launch.cwd !== undefined) {
-    assertCString('cwd', launch.cwd, false)
     cwd = resolve(context.defaultCwd, launch.cwd)
     assertDirectory('cwd', launch.cwd, cwd)
   } else if (context.defaultCwdIsOption === true) {
@@ -310,14 +292,7 @@ export async function createNodePtyLaunchPlan(
     assertDirectory('cwd', cwd, cwd, "the app's working directory, where a spawn that names no `cwd` starts")
   }
 
-  let args: string[] = []
-  if (launch.args !== undefined) {
-    if (!Array.isArray(launch.args)) throw new NodePtyOptionError('args', 'an array of strings', launch.args)
-    args = launch.args.map((arg: unknown, index) => {
-      assertCString(`args[${index}]`, arg, true)
-      return arg
-    })
-  }
+  const args: string[] = launch.args === undefined ? [] : [...launch.args]
 
   const env = buildEnvironment(launch, context.env)
 
@@ -325,7 +300,6 @@ export async function createNodePtyLaunchPlan(
   if (launch.file === undefined) {
     file = await resolveDefaultShell(context)
   } else {
-    assertCString('file', launch.file, false)
     file = launch.file
   }
   // Why: node-pty's child sets `environ` to this env and calls execvp, so the child's PATH is the
@@ -338,11 +312,5 @@ export async function createNodePtyLaunchPlan(
     throw new NodePtyOptionError(option, 'an executable file (a path, or a name found on PATH)', launch.file ?? file, whyNotExecutable(file, cwd))
   }
 
-  let command: string | undefined
-  if (launch.command !== undefined) {
-    assertCString('command', launch.command, true)
-    command = launch.command
-  }
-
-  return { file, args, cwd, env, cols, rows, command }
+  return { file, args, cwd, env, cols, rows, command: launch.command }
 }
