@@ -43,6 +43,7 @@ export default defineConfig({
     'controller/index': 'src/controller/index.ts',
     'node-pty/index': 'src/node-pty/index.ts',
     'testing/index': 'src/testing/index.ts',
+    'testing/fake/index': 'src/testing/fake/index.ts',
     'ssh/index': 'src/ssh/index.ts',
     'pty-host/index': 'src/pty-host/index.ts',
     'pty-host/host-main': 'src/pty-host/host-main.ts',

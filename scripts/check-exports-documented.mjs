@@ -12,7 +12,7 @@ const root =
   rootFlag >= 0 && process.argv[rootFlag + 1]
     ? path.resolve(process.argv[rootFlag + 1])
     : path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
-const entries = ['exit-cause', 'contracts', 'spawn', 'controller', 'node-pty', 'testing', 'ssh', 'pty-host'].map((m) =>
+const entries = ['exit-cause', 'contracts', 'spawn', 'controller', 'node-pty', 'testing', 'testing/fake', 'ssh', 'pty-host'].map((m) =>
   path.join(root, 'src', m, 'index.ts'),
 )
 

@@ -13,42 +13,13 @@
  *
  * Never loads node-pty. **Requires the optional peers `fast-check` (for the arbitraries) and
  * `vitest` (for the conformance suite)**: this entry point imports both, so install them as dev
- * dependencies wherever you import `ptykit/testing` — the fake provider itself uses neither.
+ * dependencies wherever you import `ptykit/testing`. The fake provider and the manual clock use
+ * neither: a suite without them (Jest, `node:test`) imports those from `ptykit/testing/fake`.
  *
  * @packageDocumentation
  */
-export { createFakePtyProvider } from './fake-pty-provider.js'
-export {
-  FAKE_DEFAULT_COLS,
-  FAKE_DEFAULT_PROCESS_NAME,
-  FAKE_DEFAULT_ROWS,
-  FAKE_GRACEFUL_STOP_SIGNAL,
-  FAKE_IMMEDIATE_STOP_SIGNAL,
-} from './fake-pty-record.js'
-export type { FakeDeliveryScheduling } from './fake-delivery-queue.js'
-export type {
-  FakeProviderCall,
-  FakeProviderMethod,
-  FakePtyInspection,
-  FakeProcessInfo,
-  FakePtyProvider,
-  FakePtyProviderOptions,
-  FakeWrite,
-} from './fake-pty-provider-types.js'
-export {
-  FAKE_SCRIPT_METADATA_KEY,
-  fakeScriptMetadata,
-  type FakeExit,
-  type FakeShutdownBehaviour,
-  type FakeSpawnScript,
-} from './fake-spawn-script.js'
-export { FakePtyAbsentError, isFakePtyAbsentError } from './fake-pty-absent-error.js'
-export { FakePtyIdInUseError, isFakePtyIdInUseError } from './fake-pty-id-in-use-error.js'
-export { FakePtyProviderDisposedError, isFakePtyProviderDisposedError } from './fake-pty-provider-disposed-error.js'
-export {
-  FakePtyLiveOtherIncarnationError,
-  isFakePtyLiveOtherIncarnationError,
-} from './fake-pty-live-other-incarnation-error.js'
+// The fake provider, its scripts, errors and the manual clock: the peer-free `ptykit/testing/fake`.
+export * from './fake/index.js'
 export {
   ARBITRARY_MAX_EXIT_STATUS,
   ARBITRARY_MAX_SIGNAL,
@@ -71,8 +42,3 @@ export {
   type PtyProviderConformanceHarness,
   type PtyProviderConformanceOptions,
 } from './conformance-types.js'
-export {
-  createManualClock,
-  type ManualClock,
-  type ManualClockOptions,
-} from './manual-clock.js'

@@ -1,0 +1,57 @@
+/**
+ * `ptykit/testing/fake`: the fake provider alone, for any test runner.
+ *
+ * - {@link createFakePtyProvider}: a deterministic, scriptable `PtyProvider` that needs no OS — its
+ *   scripts, test controls (`scriptNextSpawn`, `emitData`, `emitExit`, `settle`, …) and typed
+ *   errors (`FakePtyAbsentError`, …);
+ * - {@link createManualClock}: a `PtyClock` that moves only when the test moves it, for the
+ *   controller's stop, flow-control and listing timers.
+ *
+ * Needs no optional peer: it loads neither vitest nor fast-check (nor node-pty), so a Jest,
+ * `node:test` or Mocha suite imports it — ESM or CommonJS — with only `ptykit` installed.
+ * `ptykit/testing` exports all of this too, plus the fast-check arbitraries and the vitest
+ * conformance suite, which need those peers.
+ *
+ * @packageDocumentation
+ */
+// Why a separate entry: `ptykit/testing` imports fast-check and vitest at load time (its
+// arbitraries and conformance suite), so importing the fake from there fails wherever those
+// optional peers are not installed. Nothing reachable from this file may import either
+// (check-browser-bundle.mjs and check-packed-consumer.mjs prove it).
+export { createFakePtyProvider } from '../fake-pty-provider.js'
+export {
+  FAKE_DEFAULT_COLS,
+  FAKE_DEFAULT_PROCESS_NAME,
+  FAKE_DEFAULT_ROWS,
+  FAKE_GRACEFUL_STOP_SIGNAL,
+  FAKE_IMMEDIATE_STOP_SIGNAL,
+} from '../fake-pty-record.js'
+export type { FakeDeliveryScheduling } from '../fake-delivery-queue.js'
+export type {
+  FakeProviderCall,
+  FakeProviderMethod,
+  FakePtyInspection,
+  FakeProcessInfo,
+  FakePtyProvider,
+  FakePtyProviderOptions,
+  FakeWrite,
+} from '../fake-pty-provider-types.js'
+export {
+  FAKE_SCRIPT_METADATA_KEY,
+  fakeScriptMetadata,
+  type FakeExit,
+  type FakeShutdownBehaviour,
+  type FakeSpawnScript,
+} from '../fake-spawn-script.js'
+export { FakePtyAbsentError, isFakePtyAbsentError } from '../fake-pty-absent-error.js'
+export { FakePtyIdInUseError, isFakePtyIdInUseError } from '../fake-pty-id-in-use-error.js'
+export { FakePtyProviderDisposedError, isFakePtyProviderDisposedError } from '../fake-pty-provider-disposed-error.js'
+export {
+  FakePtyLiveOtherIncarnationError,
+  isFakePtyLiveOtherIncarnationError,
+} from '../fake-pty-live-other-incarnation-error.js'
+export {
+  createManualClock,
+  type ManualClock,
+  type ManualClockOptions,
+} from '../manual-clock.js'
