@@ -2,7 +2,8 @@
 // Proves the platform-free entries stay platform-free where it matters: in a consumer's bundle.
 // Bundles exit-cause, contracts and spawn for the browser and fails if a `node:` module or
 // node-pty is pulled in; bundles ptykit/testing for node and fails if node-pty is pulled in
-// (the fake provider must load without node-pty installed).
+// (the fake provider must load without node-pty installed); bundles ptykit/testing/fake for node and
+// fails if it pulls in vitest or fast-check (it is the entry for suites without those optional peers).
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { build } from 'esbuild'
@@ -48,9 +49,17 @@ for (const entry of ['exit-cause', 'contracts', 'spawn']) {
   }
 }
 
+{
+  const { inputs, imports } = await inputsOf('testing/fake', 'node', ['fast-check', 'vitest', 'node-pty', 'typed-emitter'])
+  for (const spec of [...inputs, ...imports]) {
+    const peer = /(?:^|node_modules\/)(fast-check|vitest|node-pty)(?:\/|$)/.exec(spec)?.[1]
+    if (peer !== undefined) problems.push(`testing/fake: pulls in ${peer} (${spec}); only ptykit/testing may`)
+  }
+}
+
 if (problems.length > 0) {
   console.error('check-browser-bundle: platform leaks found:')
   for (const p of problems) console.error(`  - ${p}`)
   process.exit(1)
 }
-console.log('check-browser-bundle: OK (exit-cause, contracts, spawn bundle for the browser; testing bundles without node-pty)')
+console.log('check-browser-bundle: OK (exit-cause, contracts, spawn bundle for the browser; testing bundles without node-pty; testing/fake without vitest and fast-check)')

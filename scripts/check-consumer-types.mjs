@@ -26,7 +26,10 @@
 //      public input, which `exactOptionalPropertyTypes` (on in every setting, as in many hosts)
 //      refuses unless the property says `| undefined`;
 //    and, as a browser bundle compiles them (Bundler, `lib` ES2023 + DOM, no Node types), the
-//    platform-free entries exit-cause, contracts and spawn.
+//    platform-free entries exit-cause, contracts and spawn;
+// 5. extracts the tarball into a second project with NO vitest and NO fast-check (a Jest or
+//    `node:test` suite) and compiles `consumer-types/fake-without-peers.ts` (ptykit/testing/fake,
+//    under the real controller) there under NodeNext (ESM and CJS), Node16 (CJS), Bundler and Node10.
 //
 // Offline after `npm ci` and one run (the old TypeScript is then cached): typescript, @types/node, vitest and fast-check come from this repository's
 // node_modules (symlinked into the fixture). Run it alone with `node scripts/check-consumer-types.mjs`;
@@ -78,7 +81,19 @@ const SETTINGS = [
     declarationsOnly: true,
     entries: ['ptykit/exit-cause', 'ptykit/contracts', 'ptykit/spawn'],
   },
+  // A Jest or `node:test` suite: no vitest and no fast-check anywhere. ptykit/testing/fake must
+  // resolve whole without them (ptykit/testing names their types); its fixture alone is compiled.
+  ...[
+    { name: 'nodenext-esm', type: 'module', module: 'NodeNext', moduleResolution: 'NodeNext' },
+    { name: 'nodenext-cjs', type: 'commonjs', module: 'NodeNext', moduleResolution: 'NodeNext' },
+    { name: 'node16-cjs', type: 'commonjs', module: 'Node16', moduleResolution: 'Node16' },
+    { name: 'bundler', type: 'module', module: 'ESNext', moduleResolution: 'Bundler' },
+    { name: 'node10-cjs', type: 'commonjs', module: 'CommonJS', moduleResolution: 'Node10' },
+  ].map((setting) => ({ ...setting, name: `${setting.name}-without-peers`, withoutPeers: true })),
 ]
+
+/** The fixture compiled where the optional peers are not installed. */
+const WITHOUT_PEERS_FIXTURE = 'fake-without-peers.ts'
 
 class CheckFailure extends Error {}
 
@@ -142,6 +157,19 @@ function installTarball(dir, tarball) {
   return installed
 }
 
+/**
+ * The tarball as `dir/node_modules/ptykit` (extracted: `installTarball` has already proved the
+ * install pulls in nothing else), with Node's types and none of ptykit/testing's optional peers.
+ */
+function extractTarballWithoutPeers(dir, tarball) {
+  const pkgDir = path.join(dir, 'node_modules', 'ptykit')
+  fs.mkdirSync(pkgDir, { recursive: true })
+  fs.writeFileSync(path.join(dir, 'package.json'), '{ "name": "consumer-without-peers", "private": true }\n')
+  run('tar', ['-xzf', tarball, '-C', pkgDir, '--strip-components=1'])
+  fs.mkdirSync(path.join(dir, 'node_modules', '@types'))
+  fs.symlinkSync(path.join(root, 'node_modules', '@types', 'node'), path.join(dir, 'node_modules', '@types', 'node'), 'dir')
+}
+
 function writeSetting(dir, setting, modules) {
   fs.mkdirSync(dir)
   fs.writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ name: setting.name, private: true, type: setting.type }))
@@ -159,6 +187,10 @@ function writeSetting(dir, setting, modules) {
     moduleResolution: setting.moduleResolution,
   }
   fs.writeFileSync(path.join(dir, 'tsconfig.json'), JSON.stringify({ compilerOptions, include: ['*.ts'] }, null, 2))
+  if (setting.withoutPeers) {
+    fs.copyFileSync(path.join(fixtureSources, WITHOUT_PEERS_FIXTURE), path.join(dir, WITHOUT_PEERS_FIXTURE))
+    return
+  }
   const copyFixtures = () => {
     // `await using` is TypeScript 5.2: the older compiler checks the declarations, not this syntax.
     const fixtures = [
@@ -243,6 +275,9 @@ try {
   const project = path.join(work, 'consumer')
   fs.mkdirSync(project)
   installTarball(project, tarball)
+  // A sibling of `project`, not inside it: TypeScript looks for a package in every node_modules up the tree.
+  const projectWithoutPeers = path.join(work, 'consumer-without-peers')
+  extractTarballWithoutPeers(projectWithoutPeers, tarball)
 
   const context = contextNames(path.join(fixtureSources, 'doc-context.ts'))
   const modules = new Map()
@@ -258,7 +293,7 @@ try {
   if (modules.size === 0) throw new CheckFailure(`no \`\`\`ts fences found in ${SAMPLE_DOCS.join(', ')}`)
 
   const checks = SETTINGS.map((setting) => {
-    const dir = path.join(project, setting.name)
+    const dir = path.join(setting.withoutPeers ? projectWithoutPeers : project, setting.name)
     writeSetting(dir, setting, modules)
     return typeCheck(dir, setting, modules)
   })
@@ -269,7 +304,8 @@ try {
   const skippedNote = skipped.length ? `; not compiled by request: ${skipped.join(', ')}` : ''
   console.log(
     `check-consumer-types: OK (prepack built dist; attw clean; installs alone; ${modules.size} doc samples, event payloads, disposables and forwarded undefined inputs ` +
-      `compile strict without skipLibCheck under ${SETTINGS.map((s) => s.name).join(', ')}${skippedNote})`,
+      `compile strict without skipLibCheck under ${SETTINGS.filter((s) => !s.withoutPeers).map((s) => s.name).join(', ')}; ` +
+      `ptykit/testing/fake compiles without vitest and fast-check under ${SETTINGS.filter((s) => s.withoutPeers).map((s) => s.name).join(', ')}${skippedNote})`,
   )
 } catch (error) {
   const detail = error instanceof CheckFailure ? error.message : `${error.stderr ?? ''}${error.stdout ?? ''}${error.stack}`

@@ -2,6 +2,9 @@
 // Proves what a consumer of the published tarball gets: packs the package (after `npm run build`),
 // installs the tarball into an empty temporary project WITHOUT node-pty, then imports and requires
 // the platform-free entries and ptykit/testing. Any attempt to load node-pty would throw there.
+// A second project gets the same tarball and NONE of the optional peers (no vitest, no fast-check):
+// there a small `node:test` suite, one ESM file and one CommonJS file, drives the fake provider
+// from ptykit/testing/fake under the real controller — what a Jest or `node:test` suite does.
 // It also checks what a debugger meets in the tarball: every `sourceMappingURL` names a shipped map,
 // and every source a map names is either shipped or embedded (`sourcesContent`) — the maps name
 // `../src/*.ts`, which the package does not ship.
@@ -40,6 +43,111 @@ function sourceMapProblems(pkgDir) {
   return { problems, sources }
 }
 
+/** Extracts the tarball as `dir/node_modules/ptykit` of a new project `dir`; returns the package's directory. */
+function installTarball(dir, tarball) {
+  const pkgDir = path.join(dir, 'node_modules', 'ptykit')
+  fs.mkdirSync(pkgDir, { recursive: true })
+  execFileSync('tar', ['-xzf', tarball, '-C', pkgDir, '--strip-components=1'])
+  fs.writeFileSync(path.join(dir, 'package.json'), '{"name":"consumer","private":true}\n')
+  return pkgDir
+}
+
+/**
+ * The suite a Jest or `node:test` user writes, as `node:test` files: the fake provider under the
+ * real controller, its test controls, its typed errors and the manual clock, all from
+ * ptykit/testing/fake. `imports` is its head (`import` or `require` lines); each file first
+ * proves its project has no vitest and no fast-check to find.
+ */
+const fakeSuite = (kind, imports) => `
+${imports}
+
+test('${kind}: the optional peers are not installed here', () => {
+  for (const peer of ['vitest', 'fast-check']) {
+    assert.throws(() => resolvePackage(peer), { code: 'MODULE_NOT_FOUND' }, peer + ' is installed in the peer-free consumer')
+  }
+})
+
+test('${kind}: a SIGKILL reads as a signal, through the controller', async () => {
+  const provider = createFakePtyProvider()
+  const controller = createPtyController({ provider })
+  const causes = []
+  controller.on('exit', (exit) => causes.push(exit.cause))
+  provider.scriptNextSpawn({ output: ['working'], exit: { exitCode: 0, signal: 9 } })
+  await controller.spawn({ file: 'agent' })
+  await provider.settle()
+  assert.deepEqual(causes, [{ kind: 'signaled', signal: 9 }])
+  await controller.dispose()
+})
+
+test('${kind}: an unconfirmed stop is stop_unverified on the manual clock', async () => {
+  const clock = createManualClock()
+  const provider = createFakePtyProvider()
+  const controller = createPtyController({ provider, clock })
+  provider.scriptNextSpawn({ shutdown: 'never_confirm' })
+  const { id } = await controller.spawn({})
+  const causes = []
+  controller.on('exit', (exit) => causes.push(exit.cause))
+  assert.equal(controller.kill(id), true)
+  await provider.settle()
+  clock.advance(STOP_UNCONFIRMED_AFTER_MS)
+  await provider.settle()
+  assert.deepEqual(causes, [{ kind: 'unknown', reason: 'stop_unverified' }])
+  assert.deepEqual(provider.livePtyIds(), [id])
+  provider.setShutdownBehaviour(id, 'confirm')
+  await controller.dispose()
+})
+
+test('${kind}: an attach to no live PTY is a typed absence', async () => {
+  const provider = createFakePtyProvider()
+  const failure = await provider.spawn({ attachOnly: true, sessionId: 'gone' }).catch((error) => error)
+  assert.ok(failure instanceof FakePtyAbsentError, String(failure))
+  assert.equal(isFakePtyAbsentError(failure), true)
+  assert.equal(failure.code, 'pty_absent')
+  await provider.dispose()
+})
+`
+
+/** How many `test(...)` each suite file registers: the run must report exactly these as passed. */
+const FAKE_SUITE_TESTS = 4
+
+/**
+ * Installs the tarball into `dir` with no optional peer at all, and runs the fake's `node:test`
+ * suite there as ESM and as CommonJS. Returns the summary line.
+ */
+function fakeWithoutPeers(dir, tarball) {
+  installTarball(dir, tarball)
+  const esmImports = `
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { createRequire } from 'node:module'
+import { STOP_UNCONFIRMED_AFTER_MS, createPtyController } from 'ptykit/controller'
+import { FakePtyAbsentError, createFakePtyProvider, createManualClock, isFakePtyAbsentError } from 'ptykit/testing/fake'
+const resolvePackage = createRequire(import.meta.url).resolve`
+  const cjsImports = `
+const { test } = require('node:test')
+const assert = require('node:assert/strict')
+const { STOP_UNCONFIRMED_AFTER_MS, createPtyController } = require('ptykit/controller')
+const { FakePtyAbsentError, createFakePtyProvider, createManualClock, isFakePtyAbsentError } = require('ptykit/testing/fake')
+const resolvePackage = require.resolve`
+  fs.writeFileSync(path.join(dir, 'fake.test.mjs'), fakeSuite('esm', esmImports))
+  fs.writeFileSync(path.join(dir, 'fake.test.cjs'), fakeSuite('cjs', cjsImports))
+  let tap
+  try {
+    tap = execFileSync(process.execPath, ['--test', '--test-reporter=tap', 'fake.test.mjs', 'fake.test.cjs'], {
+      cwd: dir,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'pipe'],
+    })
+  } catch (error) {
+    throw new Error(`the fake provider's node:test suite fails in a consumer without vitest and fast-check:\n${error.stdout ?? ''}${error.stderr ?? ''}`)
+  }
+  const passed = Number(/^# pass (\d+)$/m.exec(tap)?.[1])
+  if (passed !== 2 * FAKE_SUITE_TESTS) {
+    throw new Error(`the fake provider's node:test suite passed ${passed} tests, expected ${2 * FAKE_SUITE_TESTS} (ESM and CJS):\n${tap}`)
+  }
+  return `testing/fake without vitest and fast-check: ${passed} node:test tests pass (esm, cjs)`
+}
+
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
 const work = fs.mkdtempSync(path.join(os.tmpdir(), 'ptykit-consumer-'))
 try {
@@ -50,9 +158,10 @@ try {
     encoding: 'utf8',
   })
   const tarball = path.join(work, JSON.parse(packed)[0].filename)
-  const pkgDir = path.join(work, 'node_modules', 'ptykit')
-  fs.mkdirSync(pkgDir, { recursive: true })
-  execFileSync('tar', ['-xzf', tarball, '-C', pkgDir, '--strip-components=1'])
+  // Two consumer projects side by side, never one inside the other: Node looks for a package in
+  // every node_modules up the tree, so the peers of the first must not be above the second.
+  const consumer = path.join(work, 'with-peers')
+  const pkgDir = installTarball(consumer, tarball)
   const maps = sourceMapProblems(pkgDir)
   if (maps.problems.length) {
     throw new Error(`the packed source maps point at what a consumer lacks (${maps.problems.length}):\n  ${maps.problems.slice(0, 10).join('\n  ')}`)
@@ -60,9 +169,8 @@ try {
   // The optional peers ptykit/testing uses — but never node-pty. (ptykit has no dependencies.)
   for (const dep of ['fast-check', 'pure-rand', 'vitest']) {
     const from = path.join(root, 'node_modules', dep)
-    if (fs.existsSync(from)) fs.symlinkSync(from, path.join(work, 'node_modules', dep), 'dir')
+    if (fs.existsSync(from)) fs.symlinkSync(from, path.join(consumer, 'node_modules', dep), 'dir')
   }
-  fs.writeFileSync(path.join(work, 'package.json'), '{"name":"consumer","private":true}\n')
 
   const esm = `
     import { resolveProcessExitCause, describeTerminalExitCause } from 'ptykit/exit-cause'
@@ -99,14 +207,20 @@ try {
     const testing = require('ptykit/testing')
     const loaded = Object.keys(require.cache).filter((p) => p.includes('/node_modules/node-pty/') || p.includes('/vitest/'))
     if (loaded.length) throw new Error('loaded what it must not: ' + loaded.join(', '))
+    // The peer-free entry hands out the very same fake: a suite may mix the two imports.
+    if (require('ptykit/testing/fake').createFakePtyProvider !== testing.createFakePtyProvider) throw new Error('ptykit/testing/fake has its own copy of the fake')
     const provider = testing.createFakePtyProvider()
     provider.spawn({ file: 'x' }).then((result) => {
       if (!provider.livePtyIds().includes(result.id)) throw new Error('fake provider did not spawn')
       console.log('testing (cjs) ok (' + Object.keys(testing).length + ' exports)')
     })`
   const testingEsm = `
-    import { createFakePtyProvider, describePtyProviderConformance } from 'ptykit/testing'
+    import { FakePtyAbsentError, createFakePtyProvider, describePtyProviderConformance } from 'ptykit/testing'
+    import * as fake from 'ptykit/testing/fake'
     if (typeof describePtyProviderConformance !== 'function') throw new Error('conformance missing')
+    if (fake.createFakePtyProvider !== createFakePtyProvider || fake.FakePtyAbsentError !== FakePtyAbsentError) {
+      throw new Error('ptykit/testing/fake has its own copy of the fake')
+    }
     const provider = createFakePtyProvider()
     const result = await provider.spawn({ file: 'x' })
     if (!provider.livePtyIds().includes(result.id)) throw new Error('fake provider did not spawn')
@@ -126,7 +240,7 @@ try {
     const loaded = Object.keys(require.cache).filter((p) => p.includes('/node_modules/ssh2/'))
     if (loaded.length) throw new Error('ssh2 was loaded: ' + loaded.join(', '))
     console.log('ssh (cjs) ok')`
-  const run = (args) => execFileSync(process.execPath, args, { cwd: work, encoding: 'utf8' }).trim()
+  const run = (args) => execFileSync(process.execPath, args, { cwd: consumer, encoding: 'utf8' }).trim()
   const out = [
     run(['--input-type=module', '-e', esm]),
     run(['-e', cjs]),
@@ -134,6 +248,7 @@ try {
     run(['--input-type=module', '-e', testingEsm]),
     run(['--input-type=module', '-e', sshEsm]),
     run(['-e', sshCjs]),
+    fakeWithoutPeers(path.join(work, 'without-peers'), tarball),
   ]
   console.log(`check-packed-consumer: OK (${out.join('; ')}; node-pty not installed in the consumer; ${maps.sources} mapped sources, all embedded or shipped)`)
 } catch (error) {
