@@ -174,7 +174,8 @@ export type RuntimePtyController = {
    * of the id begun before the call and not settled yet (in flight, or a spawn queued behind its
    * slot's turn or a restart's wait) are waited for (within the deadline) and what each publishes
    * under the id is stopped as soon as it lands — `true` only when those stops were verified too;
-   * one still coming at the deadline is `false`, and is not stopped (a `kill` marks it). A spawn
+   * one still coming at the deadline (or when `signal` aborts) is `false`, and is marked as `kill`
+   * marks it: what it publishes under the id is stopped the moment it lands. A spawn
    * begun after the call is neither waited for nor stopped. Verified without a provider exit ⇒ the controller publishes the exit itself (code 0,
    * `operator_close`).
    *

@@ -82,7 +82,8 @@ export class Stopping {
    * `stopAndWait` (see `PtyController.stopAndWait`): a tracked PTY's phased stop, or an untracked id
    * asked of the hosts — and, when spawns (`sessionId`) or attaches of the id begun before this
    * call are still queued or in flight, waiting for those to land (within the deadline) and
-   * stopping what they published under the id too (unless `withComing` is `false`: a terminal
+   * stopping what they published under the id too — one still coming when the call gives up is
+   * marked as `kill` marks it, stopped when it lands (unless `withComing` is `false`: a terminal
    * handle's stop, its incarnation's alone).
    */
   stopAndWait(ptyId: string, request: StopAndWaitRequest, withComing = true): Promise<boolean> {
@@ -111,11 +112,18 @@ export class Stopping {
     // What each publishes is stopped the moment it lands: a spawn queued behind it then finds it
     // stopping (and waits for the stop) rather than live (and re-attaching to a process about to end).
     for (const each of coming) (each.onPublished ??= new Set()).add(stop)
-    let landed: boolean
+    let landed = false
     try {
       landed = await this.#landed(ptyId, coming, request)
     } finally {
-      for (const each of coming) each.onPublished?.delete(stop)
+      for (const each of coming) {
+        each.onPublished?.delete(stop)
+        // Given up on (the deadline, the signal, dispose) while still coming: the caller asked for
+        // a stop, so it is marked as `kill` marks it — what it publishes under the id is stopped
+        // the moment it lands — rather than left to run on after a `false` (one already over
+        // reads the mark no more).
+        if (!landed) each.stopRequested = true
+      }
     }
     if (stops.length === 0) {
       // Nothing was tracked live or published (the spawns failed, or adopted another id's PTY): as

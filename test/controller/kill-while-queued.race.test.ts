@@ -10,7 +10,7 @@ import type { PtyProvider } from '../../src/contracts/index.js'
 import { createPtyController, type PtyController, type PtyControllerExitEvent } from '../../src/controller/index.js'
 import { createInMemoryPtyRuntime, createInMemorySlotStore } from '../../src/spawn/index.js'
 import { createFakePtyProvider, type FakePtyProvider } from '../../src/testing/index.js'
-import { createManualClock } from '../../src/testing/manual-clock.js'
+import { createManualClock, type ManualClock } from '../../src/testing/manual-clock.js'
 
 /** The fake, with each spawn reply (attach-only too) delivered when the scheduler says. */
 function scheduledProvider(s: fc.Scheduler, fake: FakePtyProvider): PtyProvider {
@@ -169,6 +169,65 @@ describe('kill races with a queued spawn or an attach in flight', () => {
           if (restarted !== undefined && !seen.exitedOnItsOwn.has(restarted)) {
             expect(exits.filter((exit) => exit.incarnationId === restarted).map((exit) => exit.cause)).toEqual([{ kind: 'operator_close' }])
           }
+        }
+      }),
+      { numRuns: 150 },
+    )
+  })
+})
+
+/** Let the fake and the manual clock run until no timer is left: every stop dispatched is carried out. */
+async function runDown(s: fc.Scheduler, fake: FakePtyProvider, clock: ManualClock): Promise<void> {
+  for (let round = 0; round < 100; round++) {
+    await s.waitAll()
+    await fake.settle()
+    const next = clock.nextTimerAt()
+    if (next === null) return
+    clock.advance(Math.max(0, next - clock.now()))
+  }
+}
+
+describe('stopAndWait races with a queued spawn: its deadline passes at any point', () => {
+  it("a spawn queued behind its slot's turn: whatever stopAndWait answers, no process is left running", async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.scheduler(), fc.boolean(), async (s, exitOnItsOwn) => {
+        const fake = createFakePtyProvider({ scheduling: 'manual' })
+        const clock = createManualClock()
+        const controller = createPtyController({
+          provider: scheduledProvider(s, fake),
+          clock,
+          store: createInMemorySlotStore(),
+          runtime: createInMemoryPtyRuntime(),
+        })
+        const exits: PtyControllerExitEvent[] = []
+        controller.on('exit', (event) => exits.push(event))
+        const release = controller.claimSlotCreate({ key: 'pane' })
+        let spawned: string | undefined
+        const spawning = controller.spawn({ sessionId: 's', slot: { key: 'pane' } }).then(
+          (reply) => {
+            spawned = reply.incarnationId
+          },
+          () => undefined,
+        )
+        // The job is cancelled before its spawn got its turn; the stop gives up after 1 s.
+        const stopped = controller.stopAndWait('s', { timeoutMs: 1_000 })
+        const released = s.schedule(Promise.resolve('release'), 'release the slot claim').then(() => release())
+        const deadline = s.schedule(Promise.resolve('deadline'), 'the deadline passes').then(() => clock.advance(1_000))
+        const diedAlone = exitOnItsOwn
+          ? s.schedule(Promise.resolve('exit'), 'the process exits on its own').then(() => {
+              if (fake.getPty('s')?.live === true) fake.emitExit('s', { exitCode: 7 })
+            })
+          : Promise.resolve()
+        await s.waitFor(Promise.all([spawning, released, deadline, diedAlone]))
+        await runDown(s, fake, clock)
+        await s.waitFor(stopped)
+        await runDown(s, fake, clock)
+        expect(fake.livePtyIds()).toEqual([])
+        // Stopped, unless it died on its own first: its exit is then its own.
+        if (spawned !== undefined) {
+          const causes = exits.filter((exit) => exit.incarnationId === spawned).map((exit) => exit.cause.kind)
+          expect(causes.length).toBe(1)
+          if (!exitOnItsOwn) expect(causes).toEqual(['operator_close'])
         }
       }),
       { numRuns: 150 },

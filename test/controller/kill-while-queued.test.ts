@@ -184,6 +184,62 @@ describe('kill of an id whose spawn is queued, or whose attach is in flight', ()
   })
 })
 
+describe('stopAndWait that gives up while a spawn is still queued, or an attach in flight', () => {
+  // Before, the spawn or attach still coming at the deadline was "left alone" after the `false`:
+  // the process it then started or attached ran on, though the caller had asked for a stop.
+
+  it("a spawn queued behind its slot's turn past the deadline: false, and its process is stopped when it lands", async () => {
+    const h = slotHarness()
+    const release = h.controller.claimSlotCreate({ key: 'pane' })
+    const spawned = h.controller.spawn({ sessionId: 'tab-1', slot: { key: 'pane' } })
+    await h.settle()
+    expect(await h.run(h.controller.stopAndWait('tab-1', { timeoutMs: 1_000 }))).toBe(false)
+    release()
+    const reply = await h.run(spawned)
+    await h.settle()
+    expect(shutdownCalls(h)).toEqual([['tab-1', { expectedIncarnationId: reply.incarnationId }]])
+    expect(h.provider.livePtyIds()).toEqual([])
+    expect(exitCauses(h)).toEqual([[reply.incarnationId, { kind: 'operator_close' }]])
+  })
+
+  it('a restart queued behind the slow stop of the previous PTY past the deadline: false, and the new process is stopped when it lands', async () => {
+    const h = createHarness()
+    const { old, restarted } = await restartBehindSlowStop(h)
+    expect(await h.run(h.controller.stopAndWait('job', { timeoutMs: 1_000 }))).toBe(false)
+    h.provider.emitExit('job', { exitCode: 0, signal: 1 })
+    const reply = await h.run(restarted)
+    await h.settle()
+    expect(reply.incarnationId).not.toBe(old.incarnationId)
+    expect(h.provider.livePtyIds()).toEqual([])
+    expect(shutdownCalls(h)).toContainEqual(['job', { expectedIncarnationId: reply.incarnationId }])
+    expect(exitCauses(h)).toEqual([
+      [old.incarnationId, { kind: 'operator_close' }],
+      [reply.incarnationId, { kind: 'operator_close' }],
+    ])
+  })
+
+  it('an attach in flight past the deadline: false, and the PTY it attaches is stopped as soon as it is published', async () => {
+    const h = createHarness()
+    const orphan = await h.provider.spawn({ sessionId: 'job-6' })
+    // The host answers the attach only when the test says (a pty host busy restoring sessions).
+    let answer!: () => void
+    const answered = new Promise<void>((resolve) => (answer = resolve))
+    const spawn = h.provider.spawn.bind(h.provider)
+    h.provider.spawn = async (options) => {
+      await answered
+      return spawn(options)
+    }
+    const attaching = h.controller.attach('job-6')
+    expect(await h.run(h.controller.stopAndWait('job-6', { timeoutMs: 1_000 }))).toBe(false)
+    answer()
+    expect(await h.run(attaching)).toBe(true)
+    await h.settle()
+    expect(shutdownCalls(h)).toEqual([['job-6', { expectedIncarnationId: orphan.incarnationId }]])
+    expect(h.provider.getPty('job-6')?.live).toBe(false)
+    expect(exitCauses(h)).toEqual([[orphan.incarnationId, { kind: 'operator_close' }]])
+  })
+})
+
 describe('a queued spawn that never runs', () => {
   it("refused by its slot's turn (a slotCreateClaim of another slot): nothing stays coming — hasPty false, kill false", async () => {
     const h = slotHarness()

@@ -71,7 +71,7 @@ describe('stopAndWait of an id whose spawn is in flight', () => {
     expect(h.provider.livePtyIds()).toEqual([])
   })
 
-  it('a spawn still in flight at the deadline: false (not proven)', async () => {
+  it('a spawn still in flight at the deadline: false (not proven), and what it publishes is stopped as it lands', async () => {
     const h = createHarness()
     h.provider.scriptNextSpawn({ id: 'job-4', hang: true })
     const spawned = h.controller.spawn({ sessionId: 'job-4' })
@@ -79,7 +79,42 @@ describe('stopAndWait of an id whose spawn is in flight', () => {
     expect(await h.run(stop)).toBe(false)
     h.provider.releaseSpawn('job-4')
     const reply = await h.run(spawned)
-    expect(h.controller.hasPty(reply.id)).toBe(true)
+    await h.settle()
+    // Before, the spawn was "left alone" after the `false`: its process ran on, though a stop was asked for.
+    expect(h.provider.livePtyIds()).toEqual([])
+    expect(h.exits().map((exit) => [exit.ptyId, exit.incarnationId, exit.cause])).toEqual([['job-4', reply.incarnationId, { kind: 'operator_close' }]])
+    expect(h.controller.hasPty(reply.id)).toBe(false)
+  })
+
+  it('a spawn still in flight when the signal aborts: false at once, and what it publishes is stopped as it lands', async () => {
+    const h = createHarness()
+    h.provider.scriptNextSpawn({ id: 'job-6', hang: true })
+    const spawned = h.controller.spawn({ sessionId: 'job-6' })
+    const abort = new AbortController()
+    const stop = h.controller.stopAndWait('job-6', { timeoutMs: 60_000, signal: abort.signal })
+    await h.settle()
+    abort.abort()
+    expect(await h.run(stop)).toBe(false)
+    h.provider.releaseSpawn('job-6')
+    const reply = await h.run(spawned)
+    await h.settle()
+    expect(h.provider.livePtyIds()).toEqual([])
+    expect(h.exits().map((exit) => [exit.incarnationId, exit.cause])).toEqual([[reply.incarnationId, { kind: 'operator_close' }]])
+  })
+
+  it('a spawn of the id begun after the given-up stopAndWait is not stopped by it', async () => {
+    const h = createHarness()
+    h.provider.scriptNextSpawn({ id: 'job-7', hang: true })
+    const first = h.controller.spawn({ sessionId: 'job-7' })
+    expect(await h.run(h.controller.stopAndWait('job-7', { timeoutMs: 1_000 }))).toBe(false)
+    h.provider.releaseSpawn('job-7')
+    const a = await h.run(first)
+    await h.settle()
+    const b = await h.run(h.controller.spawn({ sessionId: 'job-7' }))
+    await h.settle()
+    expect(b.incarnationId).not.toBe(a.incarnationId)
+    expect(h.provider.getPty('job-7')).toMatchObject({ live: true, incarnationId: b.incarnationId })
+    expect(h.exits().map((exit) => exit.incarnationId)).toEqual([a.incarnationId])
   })
 
   it('hasPty and probePtyLiveness of an id whose first spawn is in flight: null, not false', async () => {

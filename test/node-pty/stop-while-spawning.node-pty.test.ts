@@ -120,3 +120,46 @@ describe('node-pty: kill of a job whose spawn is queued, or whose attach is in f
     expect(await controller.listProcesses('local')).toEqual([])
   })
 })
+
+/** PTYs at once in the scale tests below: a burst of cancelled jobs, not one. */
+const PTYS_AT_SCALE = 100
+
+/** A scale test's own time limit: 100 forks on a 2-core machine shared with other runs. Counts are asserted, never time. */
+const SCALE_TEST_TIMEOUT_MS = 120_000
+
+/** Wait (up to `timeoutMs`) until `exits` holds `count` exits; whatever came is then asserted. */
+async function untilExits(exits: readonly PtyControllerExitEvent[], count: number, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs
+  while (exits.length < count && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20))
+}
+
+describe('node-pty: stopAndWait that gives up while the spawn is still queued, at scale', () => {
+  it(
+    `${PTYS_AT_SCALE} jobs queued behind their slots' turns, each stopAndWait past its deadline: false, and every process is stopped as it lands`,
+    async () => {
+      const { controller } = start()
+      const exits: PtyControllerExitEvent[] = []
+      controller.on('exit', (event) => exits.push(event))
+      const ids = Array.from({ length: PTYS_AT_SCALE }, (_, index) => `queued-${index}`)
+      // Each pane's turn is held (another caller deciding whether to re-attach) while its job is cancelled.
+      const claims = ids.map((id) => controller.claimSlotCreate({ key: id }))
+      const spawns = ids.map((id) => controller.spawn({ sessionId: id, slot: { key: id }, file: '/bin/sh', args: ['-c', 'exec sleep 600'] }))
+      const answers = await Promise.all(ids.map((id) => controller.stopAndWait(id, { timeoutMs: 50 })))
+      expect(answers.filter((answer) => answer)).toEqual([]) // none landed in time: not verified
+      // The turns come, ten at a time (a fork blocks the event loop).
+      const replies: Awaited<(typeof spawns)[number]>[] = []
+      for (let start = 0; start < ids.length; start += 10) {
+        for (const release of claims.slice(start, start + 10)) release()
+        replies.push(...(await Promise.all(spawns.slice(start, start + 10))))
+      }
+      await untilExits(exits, PTYS_AT_SCALE, 60_000)
+      // Before, every one of them ran on after its `false`: no exit, all alive.
+      expect(replies.filter((reply) => !isDead(reply.pid!)).map((reply) => reply.id)).toEqual([])
+      expect(exits.length).toBe(PTYS_AT_SCALE)
+      expect(new Set(exits.map((exit) => exit.incarnationId))).toEqual(new Set(replies.map((reply) => reply.incarnationId)))
+      expect(exits.filter((exit) => exit.cause.kind !== 'operator_close')).toEqual([])
+      expect(await controller.listProcesses('local')).toEqual([])
+    },
+    SCALE_TEST_TIMEOUT_MS,
+  )
+})
