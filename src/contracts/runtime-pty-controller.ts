@@ -141,7 +141,10 @@ export type RuntimePtyController = {
    * `operator_close` unless it died first). The spawn's promise still resolves with its reply (and
    * `attach` with `true`): what ran is reported, then stopped. A spawn that fails, or a `claim` or
    * `slot` spawn that adopts an owner under another id, leaves nothing to stop; a spawn or attach
-   * of the id begun after the `kill` is not stopped by it.
+   * of the id begun after the `kill` is not stopped by it. An `adoptSlot` still waiting for its
+   * slot's turn counts as an attach of the owner the slot store names (when the controller does
+   * not track that owner live): a `kill` of that id answers `true`, and the owner the adoption
+   * attaches is stopped as soon as it is published.
    * A PTY whose earlier stop went unconfirmed can be killed again (ownership is kept so a retry
    * can reach it).
    *
@@ -252,7 +255,9 @@ export type RuntimePtyController = {
   /**
    * Adopt the slot's live owner (from the controller's records, or attach-only through its
    * provider: `materialized`), or `null` when it has none. Never spawns. Takes its turn with the
-   * slot's spawns and claims.
+   * slot's spawns and claims. From the call on, an owner the slot store names that the controller
+   * does not track live counts as an attach of it in flight: a `kill` of it meanwhile is `true`
+   * and stops what the adoption attaches, and `stopAndWait` of it waits for the adoption.
    */
   adoptSlot?(options: PtyAdoptSlotOptions): Promise<PtySlotAdoption | null>
   /** Whether the shell has child processes; `null` when unknown, ended, unreadable or on error. */

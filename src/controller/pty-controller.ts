@@ -489,8 +489,15 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
     this.#assertUsable('adoptSlot')
     const slot = options?.slot
     assertSlot('`slot` option', slot)
-    return this.#m.slotGate.run(slot, options.slotCreateClaim, () =>
-      this.#m.spawns.adoptSlot(slot, (ptyId, hostId) => this.attach(ptyId, { hostId })),
+    return this.#m.spawns.adoptSlot(
+      slot,
+      (work) => this.#m.slotGate.run(slot, options.slotCreateClaim, work),
+      async (ptyId, hostId, adopting) => {
+        // As `attach` refuses after `dispose`, and checks its arguments.
+        this.#assertUsable('attach')
+        assertPtyId(ptyId)
+        return this.#m.spawns.attach(ptyId, hostId, undefined, adopting)
+      },
     )
   }
 

@@ -12,6 +12,7 @@ import {
 } from '../contracts/index.js'
 import { PtySpawnError, createRuntimePtySpawnState, executeRuntimePtySpawn, slotStoreKey, type PtySpawnDeps, type PtySpawnOutcome } from '../spawn/index.js'
 import { malformedReplyField } from '../spawn/provider-call.js'
+import { isPromiseLike } from '../contracts/promise-like.js'
 import { ABORTED, raceAbort } from './abort.js'
 import { describeThrownValue, describeValue } from './argument-validation.js'
 import { observeRejection } from './event-dispatch.js'
@@ -296,7 +297,7 @@ export class SpawnPublication {
    * Attach-only adoption of a live PTY on `hostId`'s provider; see `PtyController.attach`. The
    * caller checked the arguments.
    */
-  async attach(ptyId: string, hostId: ExecutionHostId, signal: AbortSignal | undefined): Promise<boolean> {
+  async attach(ptyId: string, hostId: ExecutionHostId, signal: AbortSignal | undefined, adopting?: ComingPty): Promise<boolean> {
     if (signal?.aborted === true) return false
     const core = this.#core
     const tracked = core.records.get(ptyId)
@@ -305,8 +306,10 @@ export class SpawnPublication {
     if (tracked?.state === 'live') return tracked.hostId === hostId
     const provider = core.options.providers.get(hostId)
     if (provider === undefined) return false
-    // Coming from now on: a `kill` of the id while it is in flight stops what it attaches (as for a spawn).
-    const coming = core.records.expectComing(ptyId)
+    // Coming from now on: a `kill` of the id while it is in flight stops what it attaches (as for a
+    // spawn). An adoption's attach goes on as the coming its adoption registered when it began, so
+    // a `kill` while the adoption waited for its turn carries into it.
+    const coming = adopting !== undefined && adopting.ptyId === ptyId ? adopting : core.records.expectComing(ptyId)
     try {
       this.#claimIdOnHost(coming, hostId)
     } catch {
@@ -359,29 +362,79 @@ export class SpawnPublication {
   }
 
   /**
-   * Adopt the slot's live owner (see `PtyController.adoptSlot`), attaching through `attach` when
-   * the controller does not track it live.
+   * Adopt the slot's live owner (see `PtyController.adoptSlot`) in its `turn`, attaching through
+   * `attach` when the controller does not track it live. From this call on, each owner the slot
+   * store names (live view, and persisted view once read) that the controller does not track live
+   * counts as coming under its id, as an attach in flight does: a `kill` of it while the adoption
+   * waits for its turn marks it, and what the adoption's attach then publishes under that id is
+   * stopped the moment it lands (`stopAndWait` waits for it). An adoption that ends up adopting
+   * another owner (the slot changed hands meanwhile) leaves nothing to stop.
    */
-  adoptSlot(slot: PtySlot, attach: (ptyId: string, hostId: ExecutionHostId) => Promise<boolean>): Promise<PtySlotAdoption | null> {
-    // Checked here, after the slot's turn: an adoption that waited behind a claim when the
-    // controller was disposed is refused, as a spawn is — not answered "the slot has no owner".
-    if (this.#core.disposed()) return Promise.reject(new PtyControllerDisposedError('adoptSlot', true))
+  async adoptSlot(
+    slot: PtySlot,
+    turn: <T>(work: () => Promise<T>) => Promise<T>,
+    attach: (ptyId: string, hostId: ExecutionHostId, adopting: ComingPty | undefined) => Promise<boolean>,
+  ): Promise<PtySlotAdoption | null> {
     const records = this.#core.records
-    return adoptSlotOwner(
-      {
-        store: this.#core.options.store,
-        liveReply: (ptyId) => {
-          const record = records.get(ptyId)
-          return record === undefined || record.state !== 'live' ? null : replyOf(record, true)
-        },
-        attach: (ptyId, owner) => attach(ptyId, owner.hostId),
-        bindSlot: (ptyId, boundSlot) => {
-          const record = records.get(ptyId)
-          if (record !== undefined) record.slot = boundSlot
-        },
+    const owners = this.#expectSlotOwners(slot)
+    try {
+      return await turn(() => {
+        // Checked here, after the slot's turn: an adoption that waited behind a claim when the
+        // controller was disposed is refused, as a spawn is — not answered "the slot has no owner".
+        if (this.#core.disposed()) return Promise.reject(new PtyControllerDisposedError('adoptSlot', true))
+        return adoptSlotOwner(
+          {
+            store: this.#core.options.store,
+            liveReply: (ptyId) => {
+              const record = records.get(ptyId)
+              return record === undefined || record.state !== 'live' ? null : replyOf(record, true)
+            },
+            attach: (ptyId, owner) => attach(ptyId, owner.hostId, owners.comings.get(ptyId)),
+            bindSlot: (ptyId, boundSlot) => {
+              const record = records.get(ptyId)
+              if (record !== undefined) record.slot = boundSlot
+            },
+          },
+          slot,
+        )
+      })
+    } finally {
+      owners.release()
+    }
+  }
+
+  /**
+   * Register, as coming, each owner the slot store names for `slot` that the controller does not
+   * track live: the live view at once, the persisted view when it answers (if the adoption has
+   * not ended by then). A store that throws or rejects here registers nothing: the adoption reads
+   * it again in its turn, and answers for it there.
+   */
+  #expectSlotOwners(slot: PtySlot): { comings: Map<string, ComingPty>; release: () => void } {
+    const records = this.#core.records
+    const store = this.#core.options.store
+    const comings = new Map<string, ComingPty>()
+    let ended = false
+    const expectOwner = (owner: unknown): void => {
+      const ptyId = (owner as { ptyId?: unknown } | null)?.ptyId
+      if (ended || typeof ptyId !== 'string' || ptyId.length === 0 || comings.has(ptyId)) return
+      if (records.get(ptyId)?.state === 'live') return // a `kill` stops it where it is
+      comings.set(ptyId, records.expectComing(ptyId))
+    }
+    try {
+      expectOwner(store.getLiveOwner(slot))
+      const persisted = store.getPersistedOwner(slot)
+      if (isPromiseLike(persisted)) void Promise.resolve(persisted).then(expectOwner, () => undefined)
+      else expectOwner(persisted)
+    } catch {
+      // Read again (and answered for) in the adoption's turn.
+    }
+    return {
+      comings,
+      release: () => {
+        ended = true
+        for (const coming of comings.values()) records.release(coming)
       },
-      slot,
-    )
+    }
   }
 
   /** A new record for the incarnation a provider's reply names, tracked under its id. */

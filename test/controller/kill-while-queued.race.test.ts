@@ -234,3 +234,59 @@ describe('stopAndWait races with a queued spawn: its deadline passes at any poin
     )
   })
 })
+
+describe('kill races with an adoptSlot that waits for its turn', () => {
+  it("a kill of the slot's owner before the adoption settled answers true (unless the owner died first), and nothing is left running", async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.scheduler(), fc.array(fc.constantFrom<Action>('kill', 'kill', 'exit'), { minLength: 1, maxLength: 3 }), async (s, actions) => {
+        const fake = createFakePtyProvider({ scheduling: 'manual' })
+        const store = createInMemorySlotStore()
+        // The slot's owner: a PTY an earlier window of the app created over the same host and store.
+        const other = createPtyController({ provider: fake, store })
+        const owner = await other.spawn({ slot: { key: 'pane' } })
+        await fake.settle()
+        const controller = createPtyController({ provider: scheduledProvider(s, fake), clock: createManualClock(), store })
+        const exits: PtyControllerExitEvent[] = []
+        controller.on('exit', (event) => exits.push(event))
+        const release = controller.claimSlotCreate({ key: 'pane' })
+        let settled = false
+        const adopting = controller
+          .adoptSlot({ slot: { key: 'pane' } })
+          .catch(() => null)
+          .finally(() => {
+            settled = true
+          })
+        let killedWhileComing = false
+        let diedFirst = false
+        const performed = actions.map((action) =>
+          s.schedule(Promise.resolve(action), action).then(() => {
+            if (action === 'exit') {
+              if (fake.getPty(owner.id)?.live === true) {
+                fake.emitExit(owner.id, { exitCode: 7 })
+                diedFirst = true
+              }
+              return
+            }
+            const answer = controller.kill(owner.id)
+            if (!settled && !diedFirst) {
+              expect(answer).toBe(true)
+              killedWhileComing = true
+            }
+          }),
+        )
+        const released = s.schedule(Promise.resolve('release'), 'release the slot claim').then(() => release())
+        await s.waitFor(Promise.all([adopting, released, ...performed]))
+        await s.waitAll()
+        await fake.settle()
+        await s.waitAll()
+        await fake.settle()
+        if (killedWhileComing) {
+          expect(fake.livePtyIds()).toEqual([])
+          if (!diedFirst) expect(exits.map((exit) => exit.cause)).toEqual([{ kind: 'operator_close' }])
+        }
+        await other.dispose({ stopPtys: false })
+      }),
+      { numRuns: 150 },
+    )
+  })
+})

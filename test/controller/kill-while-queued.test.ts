@@ -9,7 +9,8 @@
  * waits for it. Over node-pty: test/node-pty/stop-while-spawning.node-pty.test.ts.
  */
 import { describe, expect, it } from 'vitest'
-import { createInMemoryPtyRuntime, createInMemorySlotStore } from '../../src/spawn/index.js'
+import { createPtyController } from '../../src/controller/index.js'
+import { createInMemoryPtyRuntime, createInMemorySlotStore, type PtySlotStore } from '../../src/spawn/index.js'
 import { createHarness, type Harness } from './controller-harness.js'
 
 function shutdownCalls(h: Harness): unknown[][] {
@@ -237,6 +238,96 @@ describe('stopAndWait that gives up while a spawn is still queued, or an attach 
     expect(shutdownCalls(h)).toEqual([['job-6', { expectedIncarnationId: orphan.incarnationId }]])
     expect(h.provider.getPty('job-6')?.live).toBe(false)
     expect(exitCauses(h)).toEqual([[orphan.incarnationId, { kind: 'operator_close' }]])
+  })
+})
+
+describe('kill of a slot owner whose adoption waits for its turn', () => {
+  /**
+   * The slot `pane` owned by a PTY another controller created over the same provider and store (an
+   * earlier window of the app): this controller does not track it, so `adoptSlot` attaches it.
+   */
+  async function ownedElsewhere(store: PtySlotStore = createInMemorySlotStore()) {
+    const h = createHarness({ controller: { store } })
+    const other = createPtyController({ provider: h.provider, store })
+    const owner = await h.run(other.spawn({ slot: { key: 'pane' } }))
+    await h.settle()
+    return { h, owner, other }
+  }
+
+  it('kill answers true, and the owner the adoption attaches is stopped as soon as it is published', async () => {
+    const { h, owner, other } = await ownedElsewhere()
+    const release = h.controller.claimSlotCreate({ key: 'pane' })
+    const adopting = h.controller.adoptSlot({ slot: { key: 'pane' } })
+    await h.settle()
+    // Before: false — nothing tracked, nothing coming — and the adoption then attached it, running on.
+    expect(h.controller.kill(owner.id)).toBe(true)
+    release()
+    const adopted = await h.run(adopting)
+    await h.settle()
+    expect(adopted === null || adopted.result.incarnationId === owner.incarnationId).toBe(true)
+    expect(shutdownCalls(h)).toEqual([[owner.id, { expectedIncarnationId: owner.incarnationId }]])
+    expect(h.provider.livePtyIds()).toEqual([])
+    expect(exitCauses(h)).toEqual([[owner.incarnationId, { kind: 'operator_close' }]])
+    expect(h.controller.kill(owner.id)).toBe(false) // nothing left marked
+    await other.dispose({ stopPtys: false })
+  })
+
+  it('the same for an owner only the persisted view names, read asynchronously (a restored session)', async () => {
+    const inner = createInMemorySlotStore()
+    const store: PtySlotStore = { ...inner, getLiveOwner: () => null, getPersistedOwner: async (slot) => inner.getPersistedOwner(slot) }
+    const { h, owner, other } = await ownedElsewhere(store)
+    const release = h.controller.claimSlotCreate({ key: 'pane' })
+    const adopting = h.controller.adoptSlot({ slot: { key: 'pane' } })
+    await h.settle()
+    expect(h.controller.kill(owner.id)).toBe(true)
+    release()
+    await h.run(adopting)
+    await h.settle()
+    expect(h.provider.livePtyIds()).toEqual([])
+    expect(exitCauses(h)).toEqual([[owner.incarnationId, { kind: 'operator_close' }]])
+    await other.dispose({ stopPtys: false })
+  })
+
+  it('stopAndWait of the owner waits for the adoption, and stops what it attached: true', async () => {
+    const { h, owner, other } = await ownedElsewhere()
+    const release = h.controller.claimSlotCreate({ key: 'pane' })
+    const adopting = h.controller.adoptSlot({ slot: { key: 'pane' } })
+    await h.settle()
+    // Before: this controller does not track it, so it asked the host, stopped it — and the
+    // adoption then found the slot's owner gone (null). Now it waits for the adoption, and stops
+    // what it attached: either way nothing runs.
+    const stopped = h.controller.stopAndWait(owner.id, { timeoutMs: 10_000 })
+    release()
+    await h.run(adopting)
+    expect(await h.run(stopped)).toBe(true)
+    await h.settle()
+    expect(h.provider.livePtyIds()).toEqual([])
+    await other.dispose({ stopPtys: false })
+  })
+
+  it('a kill of an id that is not the slot owner answers false while the adoption waits', async () => {
+    const { h, owner, other } = await ownedElsewhere()
+    const release = h.controller.claimSlotCreate({ key: 'pane' })
+    const adopting = h.controller.adoptSlot({ slot: { key: 'pane' } })
+    await h.settle()
+    expect(h.controller.kill('another-tab')).toBe(false)
+    release()
+    const adopted = await h.run(adopting)
+    await h.settle()
+    expect(adopted).toMatchObject({ materialized: true, result: { id: owner.id, incarnationId: owner.incarnationId } })
+    expect(h.provider.getPty(owner.id)?.live).toBe(true)
+    expect(shutdownCalls(h)).toEqual([])
+    await other.dispose({ stopPtys: false })
+  })
+
+  it('an adoption begun after the kill is not stopped by it', async () => {
+    const { h, owner, other } = await ownedElsewhere()
+    expect(h.controller.kill(owner.id)).toBe(false) // not tracked, nothing coming: not looked for
+    const adopted = await h.run(h.controller.adoptSlot({ slot: { key: 'pane' } }))
+    await h.settle()
+    expect(adopted).toMatchObject({ materialized: true })
+    expect(h.provider.getPty(owner.id)?.live).toBe(true)
+    await other.dispose({ stopPtys: false })
   })
 })
 

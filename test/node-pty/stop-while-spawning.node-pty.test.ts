@@ -9,6 +9,8 @@ import { describe, expect, it } from 'vitest'
 import { createPtyController, type PtyController } from 'ptykit/controller'
 import { createNodePtyProvider, type NodePtyProvider } from 'ptykit/node-pty'
 import type { PtyControllerExitEvent } from 'ptykit/controller'
+import type { PtySpawnReply } from 'ptykit/contracts'
+import { createInMemorySlotStore } from 'ptykit/spawn'
 import { expectNoChildLeftBehind, isDead } from './pty-test-support.js'
 
 const started: { provider: NodePtyProvider; controller: PtyController }[] = []
@@ -157,6 +159,43 @@ describe('node-pty: stopAndWait that gives up while the spawn is still queued, a
       expect(replies.filter((reply) => !isDead(reply.pid!)).map((reply) => reply.id)).toEqual([])
       expect(exits.length).toBe(PTYS_AT_SCALE)
       expect(new Set(exits.map((exit) => exit.incarnationId))).toEqual(new Set(replies.map((reply) => reply.incarnationId)))
+      expect(exits.filter((exit) => exit.cause.kind !== 'operator_close')).toEqual([])
+      expect(await controller.listProcesses('local')).toEqual([])
+    },
+    SCALE_TEST_TIMEOUT_MS,
+  )
+})
+
+describe('node-pty: kill of slot owners whose adoptions wait for their turns, at scale', () => {
+  it(
+    `${PTYS_AT_SCALE} panes owned by an earlier window: each kill answers true, and every owner the adoptions attach is stopped`,
+    async () => {
+      const { provider } = start()
+      const store = createInMemorySlotStore()
+      // The panes' owners, created by an earlier window of the app over the same host and store.
+      const creator = createPtyController({ provider, store })
+      const owners: PtySpawnReply[] = []
+      for (let start = 0; start < PTYS_AT_SCALE; start += 10) {
+        const batch = Array.from({ length: Math.min(10, PTYS_AT_SCALE - start) }, (_, offset) =>
+          creator.spawn({ slot: { key: `pane-${start + offset}` }, file: '/bin/sh', args: ['-c', 'exec sleep 600'] }),
+        )
+        owners.push(...(await Promise.all(batch)))
+      }
+      await creator.dispose({ stopPtys: false })
+      const controller = createPtyController({ provider, store })
+      started.push({ provider, controller })
+      const exits: PtyControllerExitEvent[] = []
+      controller.on('exit', (event) => exits.push(event))
+      // Each pane's turn is held (another caller is restoring it) while its tab is closed.
+      const claims = owners.map((_, index) => controller.claimSlotCreate({ key: `pane-${index}` }))
+      const adoptions = owners.map((_, index) => controller.adoptSlot({ slot: { key: `pane-${index}` } }))
+      // Before: false for every one (not tracked, nothing coming), and the adoptions then attached them, running on.
+      expect(owners.filter((owner) => !controller.kill(owner.id)).map((owner) => owner.id)).toEqual([])
+      for (const release of claims) release()
+      await Promise.all(adoptions)
+      await untilExits(exits, PTYS_AT_SCALE, 60_000)
+      expect(owners.filter((owner) => !isDead(owner.pid!)).map((owner) => owner.id)).toEqual([])
+      expect(exits.length).toBe(PTYS_AT_SCALE)
       expect(exits.filter((exit) => exit.cause.kind !== 'operator_close')).toEqual([])
       expect(await controller.listProcesses('local')).toEqual([])
     },
