@@ -146,7 +146,10 @@ export type RuntimePtyController = {
    * not track that owner live): a `kill` of that id answers `true`, and the owner the adoption
    * attaches is stopped as soon as it is published.
    * A PTY whose earlier stop went unconfirmed can be killed again (ownership is kept so a retry
-   * can reach it).
+   * can reach it). Called late, after `dispose()` began, it never throws and still answers whether
+   * a stop is committed: `true` while disposal is stopping the PTY or a spawn or attach of the id
+   * is still coming (stopped when it lands), `false` once disposal's stop of it settled or for a
+   * PTY disposal let go.
    *
    * If the provider rejects, or reports no exit within `stop.unconfirmedAfterMs`, the controller
    * publishes `exit` with code −1 and cause `unknown/stop_unverified`, and liveness `unverifiable`

@@ -82,7 +82,9 @@ const DISPOSE_OPTION_NAMES = optionNamesOf<PtyControllerDisposeOptions>()('stopP
  * `adoptSlot`. Every other call can arrive late from an async callback (an ack from a renderer's
  * write callback, a view unmounting), so it is a harmless answer instead — writes are refused
  * `controller_disposed`, `acknowledgeData`/`clearBuffer`/`retireRejectedPty`/`resetInputModes` do
- * nothing, `kill`/`resize`/`stopAndWait` and the yes/no questions answer `false`, queries and
+ * nothing, `resize`/`stopAndWait` and the yes/no questions answer `false`, `kill` answers whether a
+ * stop of the id is still committed (`true` while disposal is stopping its PTY, or for a spawn or
+ * attach of it still coming, which is stopped when it lands; else `false`), queries and
  * `serializeBuffer` answer `null` (`inspectProcess` `unavailable`), a renderer serializer registers
  * with nothing, listings and `inventory` have no host in scope. Malformed arguments are still
  * `TypeError`s.
@@ -198,6 +200,8 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
       // A handle is one incarnation's: its stop is its PTY's alone, never a spawn of the id still
       // coming (a restart queued behind this very stop).
       kill: (ptyId) => {
+        // During `dispose()`: whether disposal is still stopping it, as the controller's `kill` answers.
+        if (this.disposed) return this.#m.stopping.isStoppingForDispose(ptyId)
         const record = this.#tracked(ptyId)
         if (record === undefined || record.state === 'exited') return false
         this.#m.stopping.kill(record)
@@ -297,13 +301,19 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
 
   kill(ptyId: string): boolean {
     assertPtyId(ptyId)
-    if (this.disposed) return false
     // Why first, and whether or not a PTY is live under the id: a kill while the id's spawn (or
     // attach) is still coming — in flight, or queued behind its slot's turn or the stop of the id's
     // previous PTY — answered `false` (or `true` for that previous PTY alone), and the process the
     // spawn then started ran on, leaked (a job's timeout in a burst of spawns, a tab closed as its
-    // terminal starts).
+    // terminal starts). Also after `dispose()`: one that lands then is stopped (as a spawn's own
+    // start always is), and so is a process it re-attached (or an attach attached) that would be
+    // left running.
     const marked = this.#m.spawns.stopWhenLanded(ptyId)
+    // A late kill (an async callback after `dispose()` began) answers the truth and never throws:
+    // `true` while disposal is still stopping the PTY (before: `false`, while it was in fact being
+    // stopped) or a spawn or attach of the id still coming is marked; `false` once disposal's stop
+    // of it settled, or for a PTY `dispose({ stopPtys: false })` let go — nothing more is dispatched.
+    if (this.disposed) return marked || this.#m.stopping.isStoppingForDispose(ptyId)
     const record = this.#tracked(ptyId)
     if (record !== undefined && record.state !== 'exited') {
       this.#m.stopping.kill(record)

@@ -95,7 +95,11 @@ export type PtyTerminal = AsyncDisposable & {
   writeWithSettlement(data: string | Uint8Array, inputKind?: TerminalInputKind): WriteSettlement | Promise<WriteSettlement>
   /** Resize; `false` when the PTY ended, was replaced, or the provider refused. */
   resize(cols: number, rows: number): boolean
-  /** Dispatch a stop (the exit that follows is `operator_close`); `false` when there is nothing to stop. */
+  /**
+   * Dispatch a stop (the exit that follows is `operator_close`); `false` when there is nothing to
+   * stop. After the controller's `dispose()` began: `true` while disposal is still stopping this
+   * PTY (nothing more is dispatched), `false` once that stop settled or disposal let it go.
+   */
   kill(): boolean
   /**
    * Stop with escalation and wait (`controller.stopAndWait`, options passed through): `true` only

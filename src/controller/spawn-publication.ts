@@ -135,7 +135,7 @@ export class SpawnPublication {
           throw new TypeError(`The spawn pipeline returned host ${describeValue(outcome.hostId)}, which has no provider`)
         }
         if (core.disposed()) {
-          this.#abandonCommittedSpawn(provider, outcome, options)
+          this.#abandonCommittedSpawn(provider, outcome, options, coming !== undefined && coming.stopRequested && coming.ptyId === result.id)
           throw new PtyControllerDisposedError('spawn', true)
         }
         if (result.isReattach !== true && result.providerSequence === undefined) {
@@ -323,7 +323,14 @@ export class SpawnPublication {
     try {
       const result = await raceAbort(Promise.resolve(provider.spawn({ sessionId: ptyId, attachOnly: true })), signal)
       // A malformed reply (an incarnation id that is not one, a pid that is not) is no proof of the process.
-      if (result === ABORTED || malformedReplyField(result) !== undefined || result.id !== ptyId || result.exitedBeforeSpawnReply === true || core.disposed()) return false
+      if (result === ABORTED || malformedReplyField(result) !== undefined || result.id !== ptyId || result.exitedBeforeSpawnReply === true) return false
+      if (core.disposed()) {
+        // Nobody will track it: left running (an attach never started it) — unless a `kill` of the
+        // id marked this attach, before or after `dispose()`: it is stopped, as it would have been
+        // had it landed before (fenced by the incarnation it attached; nobody follows it up, so at once).
+        if (coming.stopRequested) void this.#stopping.dispatch(ptyId, { provider, incarnationId: result.incarnationId }, true)
+        return false
+      }
       const current = core.records.get(ptyId)
       // The process died after the host answered, and its exit was already published.
       if (current !== undefined && isExitedProcess(current, provider, { ...result, isReattach: true })) return false
@@ -527,11 +534,12 @@ export class SpawnPublication {
    * once the stop is carried out, reported to the runtime as exited — the controller is no longer
    * subscribed, so the runtime would otherwise keep it registered forever. The claim it created and
    * the slot binding it made are released. A re-attached or adopted process was not started by this
-   * spawn: it is left running (a tracked one is stopped by `dispose` itself).
+   * spawn: it is left running (a tracked one is stopped by `dispose` itself) — unless a `kill` of
+   * the id marked this spawn (`stopRequested`): the caller asked for it to be stopped when it lands.
    */
-  #abandonCommittedSpawn(provider: PtyProvider, outcome: PtySpawnOutcome, options: PtySpawnOptions): void {
+  #abandonCommittedSpawn(provider: PtyProvider, outcome: PtySpawnOutcome, options: PtySpawnOptions, stopRequested: boolean): void {
     const { result } = outcome
-    if (result.isReattach === true) return
+    if (result.isReattach === true && !stopRequested) return
     if (outcome.claimDisposition === 'created') this.#bookkeeping.releaseClaim(result.id, outcome.claimOwner?.generation)
     if (options.slot !== undefined && outcome.slotOwner !== undefined) this.#bookkeeping.retireSlot(options.slot, outcome.slotOwner)
     void this.#stopping.dispatch(result.id, { provider, incarnationId: result.incarnationId }, true).then((stopped) => {

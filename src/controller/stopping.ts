@@ -21,6 +21,8 @@ export class Stopping {
   readonly #exits: ExitPublication
   readonly #output: OutputDelivery
   readonly #phases: StopPhaseContext
+  /** The PTYs disposal is stopping, until each one's stop settled (see {@link Stopping.isStoppingForDispose}). */
+  readonly #disposing = new Set<PtyRecord>()
 
   constructor(core: ControllerCore, exits: ExitPublication, output: OutputDelivery) {
     this.#core = core
@@ -67,15 +69,28 @@ export class Stopping {
   async stopAllOwned(): Promise<void> {
     const core = this.#core
     const owned = [...core.records.values()].filter((record) => record.state !== 'exited' && !record.superseded)
+    for (const record of owned) this.#disposing.add(record)
     await Promise.all(
       owned.map((record) =>
-        stopAndWaitTracked(this.#phases, record, { deadlineAt: core.clock.now() + core.options.stop.defaultDeadlineMs }).catch(() => false),
+        stopAndWaitTracked(this.#phases, record, { deadlineAt: core.clock.now() + core.options.stop.defaultDeadlineMs })
+          .catch(() => false)
+          .finally(() => this.#disposing.delete(record)),
       ),
     )
     for (const record of owned) {
       if (record.state === 'live') this.#exits.publishUnverified(record, PTY_LIVENESS_REASONS.stopUnconfirmed)
       this.#exits.clearUnconfirmed(record)
     }
+  }
+
+  /**
+   * Whether disposal is stopping the PTY tracked under `ptyId` now: its stop is under way, and its
+   * death not proven yet. A late `kill` of it (after `dispose()` began) answers this: a stop is
+   * committed, disposal's own, which escalates within `stop.defaultDeadlineMs`.
+   */
+  isStoppingForDispose(ptyId: string): boolean {
+    const record = this.#core.records.get(ptyId)
+    return record !== undefined && record.state !== 'exited' && this.#disposing.has(record)
   }
 
   /**
