@@ -149,6 +149,21 @@ describe.each(kinds)('cross-provider verdicts: %s', (kind) => {
     expect((await exitOf(reply.id)).cause).toEqual(exited(4))
   })
 
+  it('an id no host ever held: stopAndWait true (its absence verified by the listing, as the seed origin verifies a stop), kill false, and the provider\'s shutdown resolves (already gone)', async () => {
+    // The host can be asked (SSH connects on its first spawn; a host that cannot be listed is doubt: false).
+    await exitOf((await spawn('exit 0')).id)
+    const id = `never-spawned-${kind.replace(' ', '-')}`
+    // The seed origin's stopAndWait: "true only if the stop was verified by inventory" — a fresh
+    // listing without the id (and, for a host whose listing is not authoritative, its probe's
+    // `false`); its shutdown of an id already gone is no failure. kill: nothing to dispatch a stop to.
+    expect(await b().controller.stopAndWait(id, { timeoutMs: 10_000 })).toBe(true)
+    expect(b().controller.kill(id)).toBe(false)
+    await expect(b().provider.shutdown(id)).resolves.toBeUndefined()
+    await expect(b().provider.shutdown(id, { immediate: true })).resolves.toBeUndefined()
+    expect(b().controller.hasPty(id)).not.toBe(true)
+    expect(b().exits.filter((exit) => exit.ptyId === id)).toEqual([])
+  })
+
   it('a missing program: the spawn rejects as not started, the `file` option refused (every provider alike: see cross-provider-refusals.test.ts)', async () => {
     for (const file of ['/nonexistent/ptykit-program', 'ptykit-no-such-program']) {
       await expect(b().controller.spawn({ hostId: b().hostId, file })).rejects.toMatchObject({ code: 'invalid_spawn_options', option: 'file', value: file, outcome: 'not_started' })

@@ -176,7 +176,9 @@ export type RuntimePtyController = {
    * when the controller runs on an injected clock), `timeoutMs` a duration (at most one; default
    * `stop.defaultDeadlineMs`). An id the controller does not track is asked of
    * the hosts: each host that holds it is stopped, and the answer is `true` only when every such
-   * stop was verified and every other host proved it absent. The spawns (`sessionId`) and attaches
+   * stop was verified and every other host proved it absent — so an id no host ever held is `true`
+   * once every host proved it absent (the seed origin's "verified by inventory"), `false` when a
+   * host cannot be asked. The spawns (`sessionId`) and attaches
    * of the id begun before the call and not settled yet (in flight, or a spawn queued behind its
    * slot's turn or a restart's wait) are waited for (within the deadline) and what each publishes
    * under the id is stopped as soon as it lands — `true` only when those stops were verified too;

@@ -19,8 +19,8 @@ async function outcomeOf(call: () => unknown): Promise<{ answer?: unknown; throw
  * The provider-side rules a host ported from the seed origin relies on (issue 11): listings read
  * `deadlineMs` as an absolute epoch time (and refuse a duration given in its place), writes settle
  * with a `WriteSettlement`, an attach to a live PTY of another incarnation is refused as such
- * (never as an absence), and every exit names the incarnation its spawn attested (the controller
- * drops exits that name none).
+ * (never as an absence), every exit names the incarnation its spawn attested (the controller
+ * drops exits that name none), and a stop of an id the provider never held resolves (already gone).
  * A listing that hangs fails the check: the harness bounds every provider call by the suite's
  * `timeoutMs`.
  *
@@ -66,6 +66,25 @@ export function seedRuleConformanceChecks(options: PtyProviderConformanceOptions
         if (h.provider.probeLiveness !== undefined) expect(await h.provider.probeLiveness(live.id), 'the PTY after the refused stop').not.toBe(false)
         const rows = await h.provider.listProcesses({ timeoutMs: 5_000 })
         expect(rows.map((row) => row.id), 'the PTY after the refused stop').toContain(live.id)
+      },
+    },
+    {
+      name: 'resolves a stop of an id it never held (already gone, as the contract and the seed origin read it), stopping nothing else',
+      async run(h) {
+        // `shutdown` resolves "when the stop was carried out (or the PTY was already gone)": a
+        // stop of an unknown id is no failure — the seed origin's stopAndWait reads it so and
+        // verifies absence by the listing. A rejection would read as "could not be dispatched".
+        const live = await h.spawn(options.spawnLongRunning())
+        const unknown = `${live.id}-never-spawned`
+        for (const immediate of [false, true]) {
+          const { thrown } = await outcomeOf(() => h.provider.shutdown(unknown, { immediate }))
+          if (thrown instanceof ProviderCallHungError) throw thrown
+          expect(thrown, `shutdown of an id it never held ({ immediate: ${String(immediate)} }) must resolve`).toBeUndefined()
+        }
+        if (h.provider.probeLiveness !== undefined) expect(await h.provider.probeLiveness(unknown), 'the id it never held').not.toBe(true)
+        const rows = await h.provider.listProcesses({ timeoutMs: 5_000 })
+        expect(rows.map((row) => row.id), 'its live PTY after the stop of an unknown id').toContain(live.id)
+        expect(rows.map((row) => row.id)).not.toContain(unknown)
       },
     },
     {

@@ -51,7 +51,8 @@ export const CONFORMANCE_TEST_TIMEOUT_FACTOR = 6
  * - events are plain serializable data, and an unsubscribed listener hears nothing;
  * - the seed's provider-side rules: listings read `deadlineMs` as an absolute time (a past one
  *   answers at once), writes settle with a well-formed `WriteSettlement`, an attach to another live
- *   incarnation is refused with `pty_live_other_incarnation`, every exit names its incarnation;
+ *   incarnation is refused with `pty_live_other_incarnation`, every exit names its incarnation, a
+ *   stop of an id it never held resolves (already gone) and stops nothing else;
  * - writes of raw bytes (`writeBytes`, where the provider has it or the `writeBytes` capability says
  *   so): settled as honestly as text (never accepted after exit, refused at once after one it
  *   reported), and anything but a `Uint8Array` refused with a `TypeError`.

@@ -68,6 +68,18 @@ const cases: Array<[string, string, () => PtyProvider]> = [
     shutdown: async (id: string) => { fake.setShutdownBehaviour(id, 'never_confirm'); await fake.shutdown(id) },
   }))],
   ['immediate stop', 'reports a kill as a clean exit', broken(rewriteExits((e) => ({ ...e, cause: { kind: 'exited', exitCode: 0 } })))],
+  ['stop of an id it never held', 'rejects a stop of an unknown id', broken((fake) => ({
+    shutdown: async (id: string, options) => {
+      if (fake.getPty(id) === undefined) throw new Error(`no such PTY: ${id}`)
+      await fake.shutdown(id, options)
+    },
+  }))],
+  ['stop of an id it never held', 'stops its live PTYs on a stop of an unknown id', broken((fake) => ({
+    shutdown: async (id: string, options) => {
+      if (fake.getPty(id) === undefined) for (const live of fake.livePtyIds()) await fake.shutdown(live, options)
+      else await fake.shutdown(id, options)
+    },
+  }))],
   ['write after exit', 'accepts writes after exit', broken(() => ({ write: () => ({ kind: 'accepted' }) }))],
   ['write after exit', 'wraps its refusal of a write after exit in a promise', broken((fake) => ({ write: async (id: string, data: string) => fake.write(id, data) }))],
   ['never answers `false`', 'denies a live PTY in hasPty', broken(() => ({ hasPty: () => false }))],
