@@ -261,8 +261,9 @@ export type RuntimePtyController = {
    * Adopt the slot's live owner (from the controller's records, or attach-only through its
    * provider: `materialized`), or `null` when it has none. Never spawns. Takes its turn with the
    * slot's spawns and claims. From the call on, an owner the slot store names that the controller
-   * does not track live counts as an attach of it in flight: a `kill` of it meanwhile is `true`
-   * and stops what the adoption attaches, and `stopAndWait` of it waits for the adoption.
+   * does not track live is marked by a `kill` of it: the `kill` answers `true`, and what the
+   * adoption attaches is stopped as it lands. `stopAndWait` of it does not wait for the turn: it
+   * stops the owner where it runs (and marks the adoption the same way).
    */
   adoptSlot?(options: PtyAdoptSlotOptions): Promise<PtySlotAdoption | null>
   /** Whether the shell has child processes; `null` when unknown, ended, unreadable or on error. */

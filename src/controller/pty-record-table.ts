@@ -12,6 +12,16 @@ export type ComingPty = {
   /** Whether a `kill` of the id asked, since it began, for the PTY it publishes under the id to be stopped when it lands. */
   stopRequested: boolean
   /**
+   * An `adoptSlot` still waiting for its turn, which would attach the owner the slot store names
+   * under this id ({@link PtyRecordTable.expectAdoption}): that process exists already, on its
+   * host, and an adoption never starts one — so it counts for `kill` (marked, see
+   * {@link PtyRecordTable.requestStopOfComing}) but neither for "absent is not proven"
+   * ({@link PtyRecordTable.isComing}) nor for what `stopAndWait` waits for
+   * ({@link PtyRecordTable.comingOf}): `stopAndWait` stops the process where it runs, and marks
+   * the adoption. `false` once its attach goes in flight ({@link PtyRecordTable.goInFlight}).
+   */
+  adoptionQueued: boolean
+  /**
    * Told, the moment it publishes a record under the id, before anything else runs: the
    * `stopAndWait` calls waiting for it (each stops that record at once, so a spawn queued behind
    * it finds it stopping, not live). Created on first use.
@@ -43,7 +53,20 @@ export class PtyRecordTable {
    * {@link PtyRecordTable.comingOnOtherHost} names its host to a spawn of the id elsewhere.
    */
   expectComing(ptyId: string, hostId?: ExecutionHostId): ComingPty {
-    const coming: ComingPty = { ptyId, hostId, stopRequested: false, onPublished: undefined }
+    return this.#add({ ptyId, hostId, stopRequested: false, adoptionQueued: false, onPublished: undefined })
+  }
+
+  /**
+   * An `adoptSlot` begins, waiting for its turn, whose slot store names `ptyId` as the owner it
+   * would attach (see `ComingPty.adoptionQueued`). Its attach goes on as this coming
+   * ({@link PtyRecordTable.goInFlight}); {@link PtyRecordTable.release} it when the adoption ends.
+   */
+  expectAdoption(ptyId: string): ComingPty {
+    return this.#add({ ptyId, hostId: undefined, stopRequested: false, adoptionQueued: true, onPublished: undefined })
+  }
+
+  #add(coming: ComingPty): ComingPty {
+    const ptyId = coming.ptyId
     const all = this.#coming.get(ptyId)
     if (all === undefined) this.#coming.set(ptyId, new Set([coming]))
     else all.add(coming)
@@ -53,6 +76,7 @@ export class PtyRecordTable {
   /** A queued spawn of `coming.ptyId` goes to `hostId` now (see {@link PtyRecordTable.comingOnOtherHost}). */
   goInFlight(coming: ComingPty, hostId: ExecutionHostId): void {
     coming.hostId = hostId
+    coming.adoptionQueued = false
   }
 
   /** The spawn or attach is over (published, or failed); idempotent. Wakes the id's `whenLanded` waiters. */
@@ -63,10 +87,21 @@ export class PtyRecordTable {
     for (const wake of [...(this.#comingWaiters.get(coming.ptyId) ?? [])]) wake()
   }
 
-  /** The spawns and attaches of `ptyId` begun so far and not over yet (queued or in flight). */
+  /**
+   * The spawns and attaches of `ptyId` begun so far and not over yet (queued or in flight): what
+   * `stopAndWait` waits for — not an adoption still waiting for its turn (see `ComingPty.adoptionQueued`).
+   */
   comingOf(ptyId: string): readonly ComingPty[] {
     const all = this.#coming.get(ptyId)
-    return all === undefined ? [] : [...all]
+    return all === undefined ? [] : [...all].filter((coming) => !coming.adoptionQueued)
+  }
+
+  /**
+   * `stopAndWait(ptyId)`: each `adoptSlot` waiting for its turn that would attach `ptyId` is
+   * marked, so a process it attaches anyway (one the stop could not end) is stopped as it lands.
+   */
+  requestStopOfQueuedAdoptions(ptyId: string): void {
+    for (const coming of this.#coming.get(ptyId) ?? []) if (coming.adoptionQueued) coming.stopRequested = true
   }
 
   /**
@@ -108,9 +143,15 @@ export class PtyRecordTable {
     return { promise, cancel }
   }
 
-  /** Whether a spawn or attach of `ptyId` is queued or in flight (see {@link PtyRecordTable.expectComing}). */
+  /**
+   * Whether a spawn or attach of `ptyId` is queued or in flight (see {@link PtyRecordTable.expectComing}),
+   * so "absent" is not proven: not an adoption still waiting for its turn, which never starts a process.
+   */
   isComing(ptyId: string): boolean {
-    return this.#coming.has(ptyId)
+    const all = this.#coming.get(ptyId)
+    if (all === undefined) return false
+    for (const coming of all) if (!coming.adoptionQueued) return true
+    return false
   }
 
   /** A host other than `hostId` a spawn or attach of `ptyId` is in flight to, if any (a queued one names none yet). */

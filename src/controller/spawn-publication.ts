@@ -372,10 +372,11 @@ export class SpawnPublication {
    * Adopt the slot's live owner (see `PtyController.adoptSlot`) in its `turn`, attaching through
    * `attach` when the controller does not track it live. From this call on, each owner the slot
    * store names (live view, and persisted view once read) that the controller does not track live
-   * counts as coming under its id, as an attach in flight does: a `kill` of it while the adoption
-   * waits for its turn marks it, and what the adoption's attach then publishes under that id is
-   * stopped the moment it lands (`stopAndWait` waits for it). An adoption that ends up adopting
-   * another owner (the slot changed hands meanwhile) leaves nothing to stop.
+   * counts as an adoption of it waiting for its turn (`PtyRecordTable.expectAdoption`): a `kill` of
+   * it meanwhile marks the adoption, and what its attach then publishes under that id is stopped
+   * the moment it lands; `stopAndWait` of it stops the process where it runs and marks the
+   * adoption too (it does not wait for the turn). An adoption that ends up adopting another owner
+   * (the slot changed hands meanwhile) leaves nothing to stop.
    */
   async adoptSlot(
     slot: PtySlot,
@@ -411,8 +412,8 @@ export class SpawnPublication {
   }
 
   /**
-   * Register, as coming, each owner the slot store names for `slot` that the controller does not
-   * track live: the live view at once, the persisted view when it answers (if the adoption has
+   * Register, as an adoption waiting for its turn, each owner the slot store names for `slot` that
+   * the controller does not track live: the live view at once, the persisted view when it answers (if the adoption has
    * not ended by then). A store that throws or rejects here registers nothing: the adoption reads
    * it again in its turn, and answers for it there.
    */
@@ -425,7 +426,7 @@ export class SpawnPublication {
       const ptyId = (owner as { ptyId?: unknown } | null)?.ptyId
       if (ended || typeof ptyId !== 'string' || ptyId.length === 0 || comings.has(ptyId)) return
       if (records.get(ptyId)?.state === 'live') return // a `kill` stops it where it is
-      comings.set(ptyId, records.expectComing(ptyId))
+      comings.set(ptyId, records.expectAdoption(ptyId))
     }
     try {
       expectOwner(store.getLiveOwner(slot))

@@ -102,6 +102,10 @@ export class Stopping {
    * handle's stop, its incarnation's alone).
    */
   stopAndWait(ptyId: string, request: StopAndWaitRequest, withComing = true): Promise<boolean> {
+    // An `adoptSlot` waiting for its turn would attach a process that runs already: it is stopped
+    // where it runs (below, as for any id), not waited for — and the adoption is marked, so a
+    // process it attaches anyway is stopped as it lands.
+    if (withComing) this.#core.records.requestStopOfQueuedAdoptions(ptyId)
     const coming = withComing ? this.#core.records.comingOf(ptyId) : []
     if (coming.length === 0) return this.#stopNow(ptyId, request)
     return this.#stopWithComing(ptyId, coming, request)

@@ -288,20 +288,35 @@ describe('kill of a slot owner whose adoption waits for its turn', () => {
     await other.dispose({ stopPtys: false })
   })
 
-  it('stopAndWait of the owner waits for the adoption, and stops what it attached: true', async () => {
+  it('stopAndWait of the owner does not wait for the turn: it stops the owner where it runs (true), and marks the adoption', async () => {
     const { h, owner, other } = await ownedElsewhere()
     const release = h.controller.claimSlotCreate({ key: 'pane' })
     const adopting = h.controller.adoptSlot({ slot: { key: 'pane' } })
     await h.settle()
-    // Before: this controller does not track it, so it asked the host, stopped it — and the
-    // adoption then found the slot's owner gone (null). Now it waits for the adoption, and stops
-    // what it attached: either way nothing runs.
-    const stopped = h.controller.stopAndWait(owner.id, { timeoutMs: 10_000 })
+    // The turn is held past the stop's deadline: an adoption never starts a process, and the one it
+    // would attach runs already — so the stop ends it where it runs, as for any id, and verifies it.
+    expect(await h.run(h.controller.stopAndWait(owner.id, { timeoutMs: 1_000 }))).toBe(true)
+    expect(h.provider.getPty(owner.id)?.live).toBe(false)
+    // Not "coming": the adoption cannot bring a process back, so absence stays proven.
+    expect(h.controller.hasPty(owner.id)).toBe(false)
+    release()
+    expect(await h.run(adopting)).toBeNull() // its owner is gone
+    await other.dispose({ stopPtys: false })
+  })
+
+  it('stopAndWait of the owner whose stop the host cannot carry out: false, and what the adoption attaches is stopped as it lands', async () => {
+    const { h, owner, other } = await ownedElsewhere()
+    h.provider.setShutdownBehaviour(owner.id, 'fail')
+    const release = h.controller.claimSlotCreate({ key: 'pane' })
+    const adopting = h.controller.adoptSlot({ slot: { key: 'pane' } })
+    await h.settle()
+    expect(await h.run(h.controller.stopAndWait(owner.id, { timeoutMs: 1_000 }))).toBe(false)
+    h.provider.setShutdownBehaviour(owner.id, 'confirm')
     release()
     await h.run(adopting)
-    expect(await h.run(stopped)).toBe(true)
     await h.settle()
-    expect(h.provider.livePtyIds()).toEqual([])
+    expect(h.provider.getPty(owner.id)?.live).toBe(false)
+    expect(exitCauses(h)).toEqual([[owner.incarnationId, { kind: 'operator_close' }]])
     await other.dispose({ stopPtys: false })
   })
 
