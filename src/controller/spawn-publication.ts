@@ -423,9 +423,12 @@ export class SpawnPublication {
     const comings = new Map<string, ComingPty>()
     let ended = false
     const expectOwner = (owner: unknown): void => {
-      const ptyId = (owner as { ptyId?: unknown } | null)?.ptyId
+      const { ptyId, incarnationId } = (owner ?? {}) as { ptyId?: unknown; incarnationId?: unknown }
       if (ended || typeof ptyId !== 'string' || ptyId.length === 0 || comings.has(ptyId)) return
-      if (records.get(ptyId)?.state === 'live') return // a `kill` stops it where it is
+      const record = records.get(ptyId)
+      if (record?.state === 'live') return // a `kill` stops it where it is
+      // The very incarnation whose death is proven: the adoption cannot attach it (nor is there anything to stop).
+      if (record?.state === 'exited' && record.incarnationId !== undefined && record.incarnationId === incarnationId) return
       comings.set(ptyId, records.expectAdoption(ptyId))
     }
     try {

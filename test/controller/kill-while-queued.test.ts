@@ -335,6 +335,22 @@ describe('kill of a slot owner whose adoption waits for its turn', () => {
     await other.dispose({ stopPtys: false })
   })
 
+  it('a kill of an owner whose death this controller proved answers false while the adoption waits (nothing to stop)', async () => {
+    const store = createInMemorySlotStore()
+    const h = createHarness({ controller: { store } })
+    const owner = await h.run(h.controller.spawn({ slot: { key: 'pane' } }))
+    // The store still names it (its binding is retired by the next slot spawn, which proves absence).
+    h.provider.emitExit(owner.id, { exitCode: 0 })
+    await h.settle()
+    store.bindOwner({ key: 'pane' }, { ptyId: owner.id, hostId: 'local', incarnationId: owner.incarnationId! })
+    const release = h.controller.claimSlotCreate({ key: 'pane' })
+    const adopting = h.controller.adoptSlot({ slot: { key: 'pane' } })
+    await h.settle()
+    expect(h.controller.kill(owner.id)).toBe(false)
+    release()
+    expect(await h.run(adopting)).toBeNull()
+  })
+
   it('an adoption begun after the kill is not stopped by it', async () => {
     const { h, owner, other } = await ownedElsewhere()
     expect(h.controller.kill(owner.id)).toBe(false) // not tracked, nothing coming: not looked for
