@@ -413,9 +413,9 @@ export class SpawnPublication {
 
   /**
    * Register, as an adoption waiting for its turn, each owner the slot store names for `slot` that
-   * the controller does not track live: the live view at once, the persisted view when it answers (if the adoption has
-   * not ended by then). A store that throws or rejects here registers nothing: the adoption reads
-   * it again in its turn, and answers for it there.
+   * the controller does not track live: the live view's at once, the persisted view's when it
+   * answers (if the adoption has not ended by then). A store that throws or rejects here registers
+   * nothing: the adoption reads it again in its turn, and answers for it there.
    */
   #expectSlotOwners(slot: PtySlot): { comings: Map<string, ComingPty>; release: () => void } {
     const records = this.#core.records
