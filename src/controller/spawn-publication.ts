@@ -321,14 +321,21 @@ export class SpawnPublication {
     // Stage 5 of the pipeline, for the sequence rebase below (stage 11).
     const sequenceBefore = core.runtime.getPtyOutputSequence?.(ptyId) ?? 0
     try {
-      const result = await raceAbort(Promise.resolve(provider.spawn({ sessionId: ptyId, attachOnly: true })), signal)
+      const attaching = Promise.resolve(provider.spawn({ sessionId: ptyId, attachOnly: true }))
+      const result = await raceAbort(attaching, signal)
+      if (result === ABORTED) {
+        // The caller gave up on it, but a `kill` of the id that marked it still holds (it answered
+        // `true`): what the host attaches is stopped once it answers, as below.
+        if (coming.stopRequested) void attaching.then((late) => this.#stopUntracked(provider, ptyId, late), () => undefined)
+        return false
+      }
       // A malformed reply (an incarnation id that is not one, a pid that is not) is no proof of the process.
-      if (result === ABORTED || malformedReplyField(result) !== undefined || result.id !== ptyId || result.exitedBeforeSpawnReply === true) return false
+      if (malformedReplyField(result) !== undefined || result.id !== ptyId || result.exitedBeforeSpawnReply === true) return false
       if (core.disposed()) {
         // Nobody will track it: left running (an attach never started it) — unless a `kill` of the
         // id marked this attach, before or after `dispose()`: it is stopped, as it would have been
-        // had it landed before (fenced by the incarnation it attached; nobody follows it up, so at once).
-        if (coming.stopRequested) void this.#stopping.dispatch(ptyId, { provider, incarnationId: result.incarnationId }, true)
+        // had it landed before.
+        if (coming.stopRequested) this.#stopUntracked(provider, ptyId, result)
         return false
       }
       const current = core.records.get(ptyId)
@@ -366,6 +373,16 @@ export class SpawnPublication {
       core.records.release(coming)
       this.#intake.endInFlight(inFlight)
     }
+  }
+
+  /**
+   * Stop the process an attach of `ptyId` that nobody will track attached (`reply`, its host's
+   * answer), because a `kill` marked the attach: fenced by the incarnation it attached, and at once
+   * (`immediate`), since nobody follows the stop up. A reply that proves no process is left alone.
+   */
+  #stopUntracked(provider: PtyProvider, ptyId: string, reply: PtySpawnResult): void {
+    if (malformedReplyField(reply) !== undefined || reply.id !== ptyId || reply.exitedBeforeSpawnReply === true) return
+    void this.#stopping.dispatch(ptyId, { provider, incarnationId: reply.incarnationId }, true)
   }
 
   /**

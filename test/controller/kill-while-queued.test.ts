@@ -185,6 +185,51 @@ describe('kill of an id whose spawn is queued, or whose attach is in flight', ()
   })
 })
 
+/** The fake answers spawn and attach calls only once the returned function is called (a host busy restoring sessions). */
+function holdAnswers(h: Harness): () => void {
+  let answer!: () => void
+  const answered = new Promise<void>((resolve) => (answer = resolve))
+  const spawn = h.provider.spawn.bind(h.provider)
+  h.provider.spawn = async (options) => {
+    await answered
+    return spawn(options)
+  }
+  return answer
+}
+
+describe('an attach whose caller gave up (its signal aborted) after a kill marked it', () => {
+  it('the kill answered true, so the process the host attaches is stopped once it answers (before: left running)', async () => {
+    const h = createHarness()
+    const orphan = await h.provider.spawn({ sessionId: 'job-8' })
+    const answer = holdAnswers(h)
+    const abort = new AbortController()
+    const attaching = h.controller.attach('job-8', { signal: abort.signal })
+    await h.settle()
+    expect(h.controller.kill('job-8')).toBe(true)
+    abort.abort()
+    expect(await h.run(attaching)).toBe(false)
+    answer()
+    await h.settle()
+    expect(shutdownCalls(h)).toEqual([['job-8', { expectedIncarnationId: orphan.incarnationId, immediate: true }]])
+    expect(h.provider.getPty('job-8')?.live).toBe(false)
+  })
+
+  it('one nobody killed is left running, as any attach given up on', async () => {
+    const h = createHarness()
+    await h.provider.spawn({ sessionId: 'job-9' })
+    const answer = holdAnswers(h)
+    const abort = new AbortController()
+    const attaching = h.controller.attach('job-9', { signal: abort.signal })
+    await h.settle()
+    abort.abort()
+    expect(await h.run(attaching)).toBe(false)
+    answer()
+    await h.settle()
+    expect(shutdownCalls(h)).toEqual([])
+    expect(h.provider.getPty('job-9')?.live).toBe(true)
+  })
+})
+
 describe('stopAndWait that gives up while a spawn is still queued, or an attach in flight', () => {
   // Before, the spawn or attach still coming at the deadline was "left alone" after the `false`:
   // the process it then started or attached ran on, though the caller had asked for a stop.
