@@ -314,22 +314,36 @@ describe.each(kinds)('cross-provider refusals: %s', (kind) => {
     })
   }, 30_000)
 
-  it('resize of a live PTY to a bad size, or a stop given a signal name: a TypeError naming the argument and the value, the PTY untouched', async () => {
-    const { controller, hostId } = b()
+  it('resize of a live PTY to a bad size, through the controller and straight to the provider: the documented invalid_option naming the argument and the value; a stop given a signal name: a TypeError; the PTY untouched', async () => {
+    const { controller, hostId, provider } = b()
     const live = await controller.spawn({ hostId, file: '/bin/sh', args: ['-c', 'sleep 30'], cols: 80, rows: 24 })
     const seen: Record<string, Cell> = {}
+    const wanted: Record<string, Cell> = {}
     for (const [cols, rows] of [
       [0, 24],
+      [-1, 24],
       [1.5, 24],
+      [Number.NaN, 24],
       [65_536, 24],
-      [80, Number.NaN],
+      [1_000_000_000, 24],
+      [80, 0],
       [80, -1],
+      [80, 2.5],
+      [80, Number.NaN],
+      [80, 65_536],
+      [80, Number.POSITIVE_INFINITY],
     ] as const) {
       const [option, value] = cols === 80 ? ['rows', rows] : ['cols', cols]
-      seen[`${cols}x${rows}`] = await cellOf(() => controller.resize(live.id, cols, rows), { option, value })
+      seen[`controller ${cols}x${rows}`] = await cellOf(() => controller.resize(live.id, cols, rows), { option, value })
+      wanted[`controller ${cols}x${rows}`] = { how: 'threw', error: 'TypeError', code: 'invalid_option', option, namesOption: true, showsValue: true }
+      const direct = await cellOf(() => provider.resize(live.id, cols, rows), { option, value })
+      if (direct.how !== 'returned') direct.error = 'the provider\'s' // Each provider has its own class; the code, option and message agree.
+      seen[`provider ${cols}x${rows}`] = direct
+      wanted[`provider ${cols}x${rows}`] = { how: 'threw', error: 'the provider\'s', code: 'invalid_option', option, namesOption: true, showsValue: true }
     }
+    // Until 7 Dec: no code from the controller and the fake, `invalid_spawn_option` from node-pty and SSH.
+    expect(seen).toEqual(wanted)
     const typeError: Cell = { how: 'threw', error: 'TypeError', namesOption: true, showsValue: true }
-    expect(seen).toEqual({ '0x24': typeError, '1.5x24': typeError, '65536x24': typeError, '80xNaN': typeError, '80x-1': typeError })
     // No call takes a signal's name: a stop's `signal` is an AbortSignal, and a name there is refused, the PTY left running.
     expect(await cellOf(() => controller.stopAndWait(live.id, { signal: 'SIGTERM' as never, timeoutMs: 5_000 }), { option: 'signal', value: 'SIGTERM' })).toEqual({ ...typeError, how: 'rejected' })
     expect(controller.hasPty(live.id)).toBe(true)

@@ -218,9 +218,10 @@ export interface PtyProvider {
    */
   writeBytes?(id: string, bytes: Uint8Array): WriteSettlement | Promise<WriteSettlement>
   /**
-   * Resize; returns false when the PTY is unknown or gone. A size past a limit of the provider's
-   * own (within 1 to `MAX_PTY_DIMENSION`, which the controller checks first) is refused by throwing
-   * an error with `code: 'invalid_option'`, `option` (`'cols'` or `'rows'`) and `value`; the
+   * Resize; returns false when the PTY is unknown or gone. A size that is not an integer from 1 to
+   * `MAX_PTY_DIMENSION` (which the controller checks first, with the same code), or past a limit of
+   * the provider's own within it, is refused by throwing an error with `code: 'invalid_option'`,
+   * `option` (`'cols'` or `'rows'`) and `value` — every provider of ptykit does, the fake too; the
    * controller passes it to its caller. Any other throw is reported as `provider_threw`.
    */
   resize(id: string, cols: number, rows: number): boolean

@@ -31,3 +31,21 @@ export function assertPtyDimension(
     )
   }
 }
+
+/**
+ * Internal (not exported from `ptykit/contracts`): the one refusal of a bad `resize` size, by the
+ * controller, the terminal handle and the fake: unless `value` is an integer from 1 to
+ * {@link MAX_PTY_DIMENSION}, throw a `TypeError` naming the argument and the value, with the code
+ * every provider's resize refusal carries (`PtyProvider.resize`): `code: 'invalid_option'`,
+ * `option` (`'cols'` or `'rows'`) and `value`. Why a code: a host matching on it saw none from the
+ * controller and the fake, `invalid_spawn_option` (a spawn's code) from node-pty and SSH, and
+ * `invalid_option` from the pty host.
+ */
+export function assertResizeDimension(name: 'cols' | 'rows', value: unknown): asserts value is number {
+  if (!isPtyDimension(value)) {
+    throw Object.assign(
+      new TypeError(`Expected the \`${name}\` argument to be an integer from 1 to ${MAX_PTY_DIMENSION}, got ${describeValue(value)}`),
+      { code: 'invalid_option' as const, option: name, value },
+    )
+  }
+}

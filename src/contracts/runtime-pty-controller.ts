@@ -274,7 +274,8 @@ export type RuntimePtyController = {
    * Resize a live PTY; `false` when it is unknown, not live, or the provider refused or threw.
    *
    * @throws TypeError when `cols` or `rows` is not an integer from 1 to `MAX_PTY_DIMENSION` (65 535),
-   * the limit `spawn` applies too.
+   * the limit `spawn` applies too — with `code: 'invalid_option'`, `option` and `value`, as a
+   * provider's own refusal of a size (passed on to the caller) has.
    */
   resize?(ptyId: string, cols: number, rows: number): boolean
   /**

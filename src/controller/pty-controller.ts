@@ -1,7 +1,7 @@
 import { EventEmitter } from 'node:events'
 import type TypedEmitter from 'typed-emitter'
+import { assertResizeDimension } from '../contracts/pty-dimension.js'
 import {
-  assertPtyDimension,
   type ExecutionHostId,
   type PtyAdoptSlotOptions,
   type PtyBufferSerialization,
@@ -273,8 +273,8 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
 
   resize(ptyId: string, cols: number, rows: number): boolean {
     assertPtyId(ptyId)
-    assertPtyDimension('cols', cols, 'argument')
-    assertPtyDimension('rows', rows, 'argument')
+    assertResizeDimension('cols', cols)
+    assertResizeDimension('rows', rows)
     return !this.disposed && this.#m.input.resize(ptyId, cols, rows)
   }
 

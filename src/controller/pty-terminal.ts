@@ -93,7 +93,12 @@ export type PtyTerminal = AsyncDisposable & {
    * ended, `refused('provider_cannot_write_bytes')` for bytes its provider cannot write.
    */
   writeWithSettlement(data: string | Uint8Array, inputKind?: TerminalInputKind): WriteSettlement | Promise<WriteSettlement>
-  /** Resize; `false` when the PTY ended, was replaced, or the provider refused. */
+  /**
+   * Resize; `false` when the PTY ended, was replaced, or the provider refused.
+   *
+   * @throws TypeError with `code: 'invalid_option'`, `option` and `value` for a size that is not an
+   * integer from 1 to `MAX_PTY_DIMENSION`, as the controller's `resize`.
+   */
   resize(cols: number, rows: number): boolean
   /**
    * Dispatch a stop (the exit that follows is `operator_close`); `false` when there is nothing to

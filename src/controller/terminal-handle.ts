@@ -1,5 +1,5 @@
+import { assertResizeDimension } from '../contracts/pty-dimension.js'
 import {
-  assertPtyDimension,
   refusedWrite,
   type ExecutionHostId,
   type PtyIncarnationId,
@@ -144,8 +144,8 @@ export class TerminalHandle implements PtyTerminal {
   }
 
   resize(cols: number, rows: number): boolean {
-    assertPtyDimension('cols', cols, 'argument')
-    assertPtyDimension('rows', rows, 'argument')
+    assertResizeDimension('cols', cols)
+    assertResizeDimension('rows', rows)
     if (!this.#isCurrent()) return false
     return this.#controller.resize(this.id, cols, rows)
   }

@@ -92,13 +92,16 @@ export type NodePtyLaunchContext = {
   defaultShell?: string | undefined
 }
 
-/** Validate a window size value. */
-export function assertPtyDimension(option: 'cols' | 'rows', value: unknown): asserts value is number {
+/**
+ * Validate a window size value: a spawn's (refused `invalid_spawn_option`) or a resize's (`code:
+ * 'invalid_option'`, what `PtyProvider.resize` documents).
+ */
+export function assertPtyDimension(option: 'cols' | 'rows', value: unknown, code: 'invalid_spawn_option' | 'invalid_option' = 'invalid_spawn_option'): asserts value is number {
   if (typeof value !== 'number' || !Number.isInteger(value) || value < 1) {
-    throw new NodePtyOptionError(option, 'a positive integer', value)
+    throw new NodePtyOptionError(option, 'a positive integer', value, undefined, false, code)
   }
   if (value > NODE_PTY_MAX_DIMENSION) {
-    throw new NodePtyOptionError(option, `a positive integer of at most ${NODE_PTY_MAX_DIMENSION}`, value)
+    throw new NodePtyOptionError(option, `a positive integer of at most ${NODE_PTY_MAX_DIMENSION}`, value, undefined, false, code)
   }
 }
 

@@ -9,10 +9,14 @@ import { describeSecretValue, describeValue } from '../contracts/describe-value.
  * and the option's name so that a host can still tell it apart without parsing the message. An
  * environment value (`env`, `env.NAME`) may be a secret: it is never echoed — the message shows
  * its type only, and `value` is not kept.
+ *
+ * Its `code` is `invalid_spawn_option` for a spawn or provider option, `invalid_option` for a
+ * `resize` size (the code `PtyProvider.resize` documents, which every provider's resize refusal
+ * carries).
  */
 export class NodePtyOptionError extends TypeError {
-  /** The stable code; match on it, never on the message. */
-  readonly code = 'invalid_spawn_option' as const
+  /** The stable code (`invalid_option` for a resize's size); match on it, never on the message. */
+  readonly code: 'invalid_spawn_option' | 'invalid_option'
   /** The name of the refused option (`cols`, `cwd`, `env.PATH`…). */
   readonly option: string
   /** The refused value, as given; `undefined` for a secret one (an environment value). */
@@ -26,11 +30,13 @@ export class NodePtyOptionError extends TypeError {
    * @param value - the refused value
    * @param detail - an optional extra sentence (why the value fails)
    * @param secret - true for a value that may be a secret (an environment value): it is not shown
+   * @param code - `invalid_option` for a resize's size; else the default, a spawn's code
    */
-  constructor(option: string, expected: string, value: unknown, detail?: string, secret = false) {
+  constructor(option: string, expected: string, value: unknown, detail?: string, secret = false, code: 'invalid_spawn_option' | 'invalid_option' = 'invalid_spawn_option') {
     super(
       `Expected the \`${option}\` option to be ${expected}, got ${secret ? describeSecretValue(value) : describeValue(value)}${detail === undefined ? '' : `: ${detail}`}`,
     )
+    this.code = code
     this.option = option
     this.value = secret ? undefined : value
     NODE_PTY_OPTION_ERROR_BRAND.mark(this)

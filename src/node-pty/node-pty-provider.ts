@@ -329,8 +329,8 @@ export function createNodePtyProvider(options: NodePtyProviderOptions = {}): Nod
       return session.write(bytes)
     },
     resize(id: string, cols: number, rows: number): boolean {
-      assertPtyDimension('cols', cols)
-      assertPtyDimension('rows', rows)
+      assertPtyDimension('cols', cols, 'invalid_option')
+      assertPtyDimension('rows', rows, 'invalid_option')
       const session = notKnownGone(id)
       if (session === undefined) return false
       try {

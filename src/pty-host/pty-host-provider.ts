@@ -1,5 +1,6 @@
 import { probedIncarnation } from '../contracts/liveness-probe-options.js'
 import { isOptionsObject } from '../contracts/known-options.js'
+import { isPtyDimension, MAX_PTY_DIMENSION } from '../contracts/pty-dimension.js'
 import { assertWriteBytes, assertWriteData } from '../contracts/write-settlement.js'
 import { randomBytes } from 'node:crypto'
 import {
@@ -579,7 +580,8 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
     writeBytes,
     resize(id: string, cols: number, rows: number): boolean {
       for (const [option, value] of [['cols', cols], ['rows', rows]] as const) {
-        if (!Number.isInteger(value) || value < 1) throw invalidPtyHostOption(option, 'a positive integer', value)
+        // The limit every provider applies: past it the host's node-pty refused the notify, unheard, and this said `true`.
+        if (!isPtyDimension(value)) throw invalidPtyHostOption(option, `an integer from 1 to ${MAX_PTY_DIMENSION}`, value)
       }
       const connection = liveConnection(id)
       assertScreenWithinLimit({ cols, rows, scrollbackRows: connection?.hostScrollbackRows ?? ownScrollbackRows })

@@ -20,10 +20,10 @@ const SSH_ENVIRONMENT_KEYS_EXPECTED = 'an object whose keys are shell variable n
 /** What the SSH provider expects of an `envToDelete` name: one the launch's `sh` can `unset`. */
 const SSH_VARIABLE_NAME_EXPECTED = 'a shell variable name (letters, digits and `_`, not first a digit: the remote `sh` unsets it)'
 
-/** Refuse a `cols`/`rows` value that is not a positive integer a pty can hold. */
-export function assertSshDimension(option: 'cols' | 'rows', value: unknown): asserts value is number {
+/** Refuse a `cols`/`rows` value that is not a positive integer a pty can hold: `invalid_spawn_option` for a spawn, `invalid_option` for a resize. */
+export function assertSshDimension(option: 'cols' | 'rows', value: unknown, code: 'invalid_spawn_option' | 'invalid_option' = 'invalid_spawn_option'): asserts value is number {
   if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > SSH_MAX_DIMENSION) {
-    throw new SshOptionError(option, `an integer from 1 to ${SSH_MAX_DIMENSION}`, value)
+    throw new SshOptionError(option, `an integer from 1 to ${SSH_MAX_DIMENSION}`, value, false, undefined, code)
   }
 }
 

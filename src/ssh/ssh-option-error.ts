@@ -8,11 +8,12 @@ import { describeSecretValue, describeValue } from '../contracts/describe-value.
  * the refused value — the shape of every provider's option refusal, so the spawn pipeline reports
  * a refused spawn option as `invalid_spawn_options` naming it. Secret values (`privateKey`,
  * `passphrase`, an `env` value) are never echoed: the message shows their type only, and `value`
- * is not kept.
+ * is not kept. Its `code` is `invalid_option` for a `resize` size (the code `PtyProvider.resize`
+ * documents, which every provider's resize refusal carries).
  */
 export class SshOptionError extends TypeError {
-  /** The stable code (the one the node-pty provider's option errors carry too); match on it, never on the message. */
-  readonly code = 'invalid_spawn_option' as const
+  /** The stable code (the one the node-pty provider's option errors carry too; `invalid_option` for a resize's size); match on it, never on the message. */
+  readonly code: 'invalid_spawn_option' | 'invalid_option'
   /** The name of the refused option (`port`, `knownHostsPath`, `cols`…). */
   readonly option: string
   /** The refused value, as given; `undefined` for a secret option. */
@@ -26,9 +27,11 @@ export class SshOptionError extends TypeError {
    * @param value - the refused value (never shown for a secret option)
    * @param secret - true for a secret value (a key, a passphrase, an environment value): it is not shown
    * @param detail - why the value does not qualify, when its shape alone does not say (`it does not exist on ssh:box`)
+   * @param code - `invalid_option` for a resize's size; else the default, a spawn's code
    */
-  constructor(option: string, expected: string, value: unknown, secret = false, detail?: string) {
+  constructor(option: string, expected: string, value: unknown, secret = false, detail?: string, code: 'invalid_spawn_option' | 'invalid_option' = 'invalid_spawn_option') {
     super(`Expected the \`${option}\` option to be ${expected}, got ${secret ? describeSecretValue(value) : describeValue(value)}${detail === undefined ? '' : `: ${detail}`}`)
+    this.code = code
     this.option = option
     this.value = secret ? undefined : value
     SSH_OPTION_ERROR_BRAND.mark(this)

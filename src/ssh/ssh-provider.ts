@@ -228,8 +228,8 @@ export function createSshProvider(options: SshProviderOptions): SshProvider {
       return writeToChannel(id, Buffer.from(bytes))
     },
     resize(id: string, cols: number, rows: number): boolean {
-      assertSshDimension('cols', cols)
-      assertSshDimension('rows', rows)
+      assertSshDimension('cols', cols, 'invalid_option')
+      assertSshDimension('rows', rows, 'invalid_option')
       return table.get(id)?.resize(cols, rows) ?? false
     },
     shutdown: (id: string, shutdownOptions: PtyShutdownOptions = {}) => shutdownSshPty(table, keeper, timings, id, shutdownOptions),

@@ -2,8 +2,8 @@ import { probedIncarnation } from '../contracts/liveness-probe-options.js'
 import type { PtyCwdOptions, PtyLivenessProbeOptions } from '../contracts/index.js'
 import { assertWriteBytes, assertWriteData } from '../contracts/write-settlement.js'
 import { callProvider } from '../contracts/call-provider.js'
+import { assertResizeDimension } from '../contracts/pty-dimension.js'
 import {
-  assertPtyDimension,
   WRITE_ACCEPTED,
   refusedWrite,
   resolveWaitDeadline,
@@ -76,8 +76,8 @@ export function createFakeProviderMethods(state: FakeProviderState): FakeProvide
 
     resize(id: string, cols: number, rows: number): boolean {
       record('resize', [id, cols, rows])
-      assertPtyDimension('cols', cols, 'argument')
-      assertPtyDimension('rows', rows, 'argument')
+      assertResizeDimension('cols', cols)
+      assertResizeDimension('rows', rows)
       const pty = ptys.get(id)
       if (pty === undefined || pty.state !== 'live') return false
       pty.cols = cols

@@ -126,6 +126,12 @@ describe('size', () => {
     const h = createHarness()
     const { id } = await h.controller.spawn({})
     expect(() => h.controller.resize(id, cols, 10)).toThrow(/^Expected the `cols` argument to be an integer from 1 to 65535, got /)
+    // The documented code of a resize refusal (PtyProvider.resize), on the controller and on a terminal handle alike.
+    const refusal = { code: 'invalid_option', option: 'cols', value: cols }
+    expect(() => h.controller.resize(id, cols, 10)).toThrow(expect.objectContaining(refusal))
+    const terminal = h.controller.terminal(id)
+    expect(() => terminal?.resize(cols, 10)).toThrow(expect.objectContaining(refusal))
+    expect(() => terminal?.resize(10, cols)).toThrow(expect.objectContaining({ ...refusal, option: 'rows' }))
   })
 
   it('passes a provider\'s refusal of the size (a limit of its own) to the caller; any other throw is provider_threw and false', async () => {
@@ -429,7 +435,7 @@ describe('multi-host routing', () => {
     expect(spawnRefusal).toMatchObject({ code: 'invalid_spawn_options' })
     expect(String((spawnRefusal as Error).cause)).toContain('`cols` option to be an integer from 1 to 65535, got 65536 (number)')
     expect(() => h.controller.resize(id, MAX_PTY_DIMENSION + 1, 10)).toThrow(
-      new TypeError('Expected the `cols` argument to be an integer from 1 to 65535, got 65536 (number)'),
+      Object.assign(new TypeError('Expected the `cols` argument to be an integer from 1 to 65535, got 65536 (number)'), { code: 'invalid_option', option: 'cols', value: 65_536 }),
     )
     expect(h.controller.getSize(id)).toEqual({ cols: MAX_PTY_DIMENSION, rows: 10 })
   })
