@@ -164,6 +164,43 @@ describe.each(kinds)('cross-provider verdicts: %s', (kind) => {
     expect(b().exits.filter((exit) => exit.ptyId === id)).toEqual([])
   })
 
+  it('input the provider still holds when the PTY is killed: each write says whether its bytes reached it — accepted, partial_write, or refused pty_exited — never a plain accepted for dropped bytes', async () => {
+    const { controller } = b()
+    const reply = await spawn('echo READY; exec sleep 30')
+    await ready(reply.id)
+    // `sleep` reads nothing: the terminal's input buffer takes a few KiB (SSH: sshd's window some
+    // MiB more), the provider holds the rest of the 8 MB, and the small write behind it all of it.
+    const typed = controller.writeWithSettlement(reply.id, 'typed before the paste\r', 'driving')
+    const paste = controller.writeWithSettlement(reply.id, 'p'.repeat(8 * 1024 * 1024), 'driving')
+    const behind = controller.writeWithSettlement(reply.id, 'typed behind the paste\r', 'driving')
+    // Until 7 Dec all three said accepted at once, and the held bytes went with the PTY unreported.
+    expect(await typed).toEqual({ kind: 'accepted' })
+    expect(paste).toBeInstanceOf(Promise)
+    expect(controller.write(reply.id, 'x', 'driving')).toBe(true) // held too: the boolean says handed over
+    // The pty host's pieces (and SSH's window) reach the far side before the kill.
+    await new Promise((resolve) => setTimeout(resolve, 300))
+    process.kill(reply.pid!, 'SIGKILL')
+    const settled = await Promise.all([paste, behind])
+    expect(settled).toEqual([
+      { kind: 'unverifiable', reason: 'partial_write', bytesHandedToTransport: true },
+      { kind: 'refused', reason: 'pty_exited' },
+    ])
+    expect((await exitOf(reply.id)).cause).toEqual(signaled(9))
+    await expectEnded(reply.id)
+  }, 30_000)
+
+  it('input the provider holds for a program that reads it later: accepted once the last byte reached the PTY, the writes behind it too', async () => {
+    const { controller } = b()
+    const reply = await spawn("stty raw -echo; echo READY; sleep 1; exec sh -c 'head -c 8388631 >/dev/null; echo ALL-READ; sleep 30'")
+    await ready(reply.id)
+    const paste = controller.writeWithSettlement(reply.id, 'p'.repeat(8 * 1024 * 1024), 'driving')
+    const behind = controller.writeWithSettlement(reply.id, 'typed behind the paste\r', 'driving')
+    expect(paste).toBeInstanceOf(Promise)
+    expect(await Promise.all([paste, behind])).toEqual([{ kind: 'accepted' }, { kind: 'accepted' }])
+    await ready(reply.id, 'ALL-READ')
+    expect(await controller.stopAndWait(reply.id, { timeoutMs: 5_000 })).toBe(true)
+  }, 30_000)
+
   it('a missing program: the spawn rejects as not started, the `file` option refused (every provider alike: see cross-provider-refusals.test.ts)', async () => {
     for (const file of ['/nonexistent/ptykit-program', 'ptykit-no-such-program']) {
       await expect(b().controller.spawn({ hostId: b().hostId, file })).rejects.toMatchObject({ code: 'invalid_spawn_options', option: 'file', value: file, outcome: 'not_started' })

@@ -171,7 +171,9 @@ export type Unsubscribe = () => void
  *   run in another process;
  * - a PTY's data events all precede its exit event;
  * - an exit carries the incarnation that was spawned;
- * - a write after exit is refused or unverifiable, never silently accepted;
+ * - a write after exit is refused or unverifiable, never silently accepted — nor a write whose
+ *   bytes the provider held and dropped at the exit: such a write settles (as a promise) when
+ *   their fate is known, `accepted` only once every byte went on;
  * - liveness and `hasPty` never answer `false` for a live PTY: `null` is the honest "unknown";
  * - a liveness probe that names an incarnation never answers `true` about another one.
  */

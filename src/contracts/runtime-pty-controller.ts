@@ -106,7 +106,10 @@ export type RuntimePtyController = {
    */
   write(ptyId: string, data: string, inputKind: TerminalInputKind): boolean
   /**
-   * Write bytes and settle the outcome in three values (local providers settle synchronously).
+   * Write bytes and settle the outcome in three values (local providers settle synchronously when
+   * the terminal took every byte on the call; a write whose bytes the provider holds for a program
+   * that does not read yet settles as a promise once their fate is known — `accepted`, or
+   * `refused('pty_exited')` / `unverifiable('partial_write', true)` when they were dropped at the exit).
    * Refused (proven no byte left) for an unknown id (`pty_not_found`), an exited or
    * unverified-stopped PTY (`pty_exited`), an `expectedIncarnationId` that is not the live one
    * (`stale_incarnation`) and a disposed controller (`controller_disposed`). A provider that throws,

@@ -3,7 +3,8 @@ import { describeValue } from './describe-value.js'
  * Why a write was refused: it is proven that no byte reached the transport.
  *
  * - `pty_not_found`: no PTY with that id is known;
- * - `pty_exited`: the PTY's process has exited;
+ * - `pty_exited`: the PTY's process has exited — also a write whose bytes the provider held (the
+ *   program did not read them yet), none of which reached the PTY before it exited;
  * - `stale_incarnation`: the write was aimed at an older process behind a reused id;
  * - `provider_unavailable`: no provider is registered for the PTY's host;
  * - `provider_cannot_settle`: the provider cannot settle writes, so none was attempted;
@@ -46,7 +47,8 @@ export const DEFAULT_MAX_PENDING_INPUT_BYTES = 64 * 1024 * 1024
  * Why a write's fate is unknown.
  *
  * - `provider_threw_after_handoff`: the provider threw after it may have handed bytes on;
- * - `partial_write`: some bytes were handed on, then the transport failed;
+ * - `partial_write`: some bytes were handed on, then the transport failed — or the PTY exited while
+ *   the provider still held the rest (dropped with it);
  * - `transport_lost`: the connection to the host dropped before it answered;
  * - `settlement_timeout`: the host did not answer in time.
  */
@@ -61,13 +63,17 @@ export type WriteUnverifiableReason =
  * `false`: a boolean once let a lost settlement look like a refusal, and the same bytes were sent
  * twice.
  *
- * - `accepted`: the provider or transport took the bytes — never proof the program consumed them;
+ * - `accepted`: every byte reached the PTY (its terminal's input, or its transport) — never proof
+ *   the program consumed them. A provider that holds bytes for later (the terminal's input buffer
+ *   is full: the program does not read yet) settles such a write when their fate is known, as a
+ *   promise: `accepted` once the last of them went on, `refused('pty_exited')` or
+ *   `unverifiable('partial_write', true)` when the PTY exits first and they are dropped with it;
  * - `refused`: proven that no byte could reach the transport; safe to retry or release;
  * - `unverifiable`: nobody can tell; `bytesHandedToTransport` says whether any may have left.
  */
 export type WriteSettlement =
   | {
-      /** The provider or transport took the bytes. */
+      /** Every byte reached the PTY or its transport. */
       kind: 'accepted'
     }
   | {

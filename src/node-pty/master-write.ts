@@ -15,6 +15,28 @@ import type { NodePtyTerminal } from './node-pty-module.js'
  */
 export type MasterWriteOutcome = 'accepted' | 'master-closed' | 'write-failed' | 'backlog-full'
 
+/**
+ * What became of a write whose bytes were (some or all) held for later (see {@link writeToMaster}'s
+ * `onHeld`):
+ * - `written`: the kernel took the last of them;
+ * - `dropped`: none of the write's bytes reached the kernel — the PTY exited first
+ *   ({@link dropQueuedInput}), or `failed`: a later attempt met an error other than `EAGAIN`;
+ * - `partly-dropped` / `partly-failed`: some of its bytes reached the kernel, the rest did not.
+ */
+export type HeldWriteFate = 'written' | 'dropped' | 'partly-dropped' | 'failed' | 'partly-failed'
+
+/** One write with bytes held: where they lie in the held stream, and who to tell their fate. */
+type HeldWrite = {
+  /** The held stream's position (see {@link PendingInput.queued}) of the write's first held byte. */
+  start: number
+  /** The held stream's position just past its last byte. */
+  end: number
+  /** Whether some of its bytes reached the kernel on the call, before the rest was held. */
+  handedSome: boolean
+  /** Told once: its fate. */
+  settle: (fate: HeldWriteFate) => void
+}
+
 /** The part of node-pty 1.1's `UnixTerminal` a direct write needs (private members: checked before use). */
 type UnixTerminalWriteInternals = {
   _fd?: unknown
@@ -79,6 +101,12 @@ type PendingInput = {
   idleTurns: number
   /** The scheduled attempt. */
   retry: { cancel(): void }
+  /** How many bytes were ever held (the held stream's end): a held write's bytes lie in [start, end). */
+  queued: number
+  /** How many of the held bytes the kernel took. */
+  sent: number
+  /** The writes with bytes still held whose caller wants their fate, oldest first. */
+  writes: HeldWrite[]
 }
 
 /** Per terminal, the input waiting for room in its master's buffer (absent: none). */
@@ -128,7 +156,12 @@ const pendingInputs = new WeakMap<object, PendingInput>()
  * (`handleFlowControl`) — the data goes to `terminal.write`. Nothing is kept per terminal but
  * the input it holds: the checks are a few property reads per write.
  */
-export function writeToMaster(terminal: NodePtyTerminal, data: string | Uint8Array, maxPendingBytes = Number.POSITIVE_INFINITY): MasterWriteOutcome {
+export function writeToMaster(
+  terminal: NodePtyTerminal,
+  data: string | Uint8Array,
+  maxPendingBytes = Number.POSITIVE_INFINITY,
+  onHeld?: (fate: Promise<HeldWriteFate>) => void,
+): MasterWriteOutcome {
   const internals = terminal as unknown as UnixTerminalWriteInternals
   const fd = internals._fd
   const socket = internals._socket
@@ -156,9 +189,9 @@ export function writeToMaster(terminal: NodePtyTerminal, data: string | Uint8Arr
   // are, and copied only if some must wait (the caller may reuse its buffer once this returns).
   // A long string is measured, not encoded: its pieces are encoded as the kernel takes them.
   const pending = pendingInputs.get(terminal)
-  if (typeof data !== 'string') return writeChunkToMaster(terminal, fd, data, false, pending, maxPendingBytes)
+  if (typeof data !== 'string') return writeChunkToMaster(terminal, fd, data, false, pending, maxPendingBytes, onHeld)
   const chunk = data.length <= MASTER_WRITE_ENCODE_PIECE_CHARS ? Buffer.from(data, 'utf8') : { text: data, bytes: Buffer.byteLength(data, 'utf8') }
-  return writeChunkToMaster(terminal, fd, chunk, true, pending, maxPendingBytes)
+  return writeChunkToMaster(terminal, fd, chunk, true, pending, maxPendingBytes, onHeld)
 }
 
 /**
@@ -173,6 +206,7 @@ function writeChunkToMaster(
   owned: boolean,
   pending: PendingInput | undefined,
   maxPendingBytes: number,
+  onHeld: ((fate: Promise<HeldWriteFate>) => void) | undefined,
 ): MasterWriteOutcome {
   const size = chunk instanceof Uint8Array ? chunk.length : chunk.bytes
   if ((pending?.bytes ?? 0) + size > maxPendingBytes) return 'backlog-full'
@@ -181,6 +215,8 @@ function writeChunkToMaster(
     if (size > 0) {
       pending.chunks.push(chunk instanceof Uint8Array && !owned ? Buffer.from(chunk) : (chunk as Buffer | HeldText))
       pending.bytes += size
+      trackHeldWrite(pending, size, false, onHeld)
+      pending.queued += size
     }
     return 'accepted'
   }
@@ -202,8 +238,45 @@ function writeChunkToMaster(
     held.push(firstOwned ? (left as Buffer) : Buffer.from(left))
   }
   if (rest !== undefined) held.push(rest)
-  if (held.length > 0) holdPendingInput(terminal, held, written > 0)
+  if (held.length > 0) {
+    const created = holdPendingInput(terminal, held, written > 0)
+    trackHeldWrite(created, created.bytes, written > 0, onHeld)
+    created.queued = created.bytes
+  }
   return 'accepted'
+}
+
+/**
+ * Remember a write whose `size` bytes are now held at the end of `pending` (call before adding them
+ * to `pending.queued`), when its caller asked for their fate.
+ */
+function trackHeldWrite(pending: PendingInput, size: number, handedSome: boolean, onHeld: ((fate: Promise<HeldWriteFate>) => void) | undefined): void {
+  if (onHeld === undefined) return
+  let settle: (fate: HeldWriteFate) => void = () => {}
+  const fate = new Promise<HeldWriteFate>((resolve) => {
+    settle = resolve
+  })
+  pending.writes.push({ start: pending.queued, end: pending.queued + size, handedSome, settle })
+  onHeld(fate)
+}
+
+/** Tell the held writes whose every byte the kernel has taken: `written`. */
+function settleWrittenWrites(pending: PendingInput): void {
+  let done = 0
+  while (done < pending.writes.length && (pending.writes[done] as HeldWrite).end <= pending.sent) done += 1
+  if (done === 0) return
+  for (const write of pending.writes.splice(0, done)) write.settle('written')
+}
+
+/** Tell every held write still waiting that its bytes (those not taken yet) were dropped, and why. */
+function settleDroppedWrites(pending: PendingInput, why: 'exit' | 'failure'): void {
+  settleWrittenWrites(pending)
+  const writes = pending.writes
+  pending.writes = []
+  for (const write of writes) {
+    const some = write.handedSome || pending.sent > write.start
+    write.settle(why === 'exit' ? (some ? 'partly-dropped' : 'dropped') : some ? 'partly-failed' : 'failed')
+  }
 }
 
 /**
@@ -229,11 +302,12 @@ function forTerminalWrite(data: string | Uint8Array): string | Buffer {
   return typeof data === 'string' ? data : Buffer.from(data)
 }
 
-function holdPendingInput(terminal: NodePtyTerminal, chunks: (Buffer | HeldText)[], tookSome: boolean): void {
+function holdPendingInput(terminal: NodePtyTerminal, chunks: (Buffer | HeldText)[], tookSome: boolean): PendingInput {
   const bytes = chunks.reduce((sum, chunk) => sum + (chunk instanceof Uint8Array ? chunk.length : chunk.bytes), 0)
-  const pending: PendingInput = { chunks, bytes, waitMs: 0, idleTurns: 0, retry: { cancel: () => {} } }
+  const pending: PendingInput = { chunks, bytes, waitMs: 0, idleTurns: 0, retry: { cancel: () => {} }, queued: 0, sent: 0, writes: [] }
   pendingInputs.set(terminal, pending)
   scheduleRetry(terminal, pending, tookSome)
+  return pending
 }
 
 /**
@@ -258,16 +332,19 @@ function scheduleRetry(terminal: NodePtyTerminal, pending: PendingInput, tookSom
 }
 
 /**
- * Write as much of a terminal's pending input as the kernel takes now, in order. Nothing once
- * node-pty has destroyed the master's socket (its fd may name another file by then), nor after a
- * failure other than `EAGAIN`: the pending input is dropped (it was accepted; no program can
- * read it any more).
+ * Write as much of a terminal's pending input as the kernel takes now, in order, and tell the
+ * writes whose last byte it took. Nothing once node-pty has destroyed the master's socket (its fd
+ * may name another file by then): the input stays held, unwritten, for the exit to drop (the
+ * master closes when the terminal's last process let go of it: the exit follows) — and its writes
+ * learn their fate then, `dropped` with the exit as the reason. After a failure other than
+ * `EAGAIN` the pending input is dropped (no program can read it any more): `failed`.
  */
 function retryPendingInput(terminal: NodePtyTerminal, pending: PendingInput): void {
   if (pendingInputs.get(terminal) !== pending) return
   const internals = terminal as unknown as UnixTerminalWriteInternals
   if (internals._socket?.destroyed !== false || typeof internals._fd !== 'number') {
-    pendingInputs.delete(terminal)
+    // Held for the exit to drop, when nobody waits to hear; else no longer retried.
+    if (pending.writes.length === 0) pendingInputs.delete(terminal)
     return
   }
   const fd = internals._fd
@@ -287,10 +364,12 @@ function retryPendingInput(terminal: NodePtyTerminal, pending: PendingInput): vo
     } catch (error) {
       if ((error as { code?: unknown }).code === 'EAGAIN') break
       pendingInputs.delete(terminal)
+      settleDroppedWrites(pending, 'failure')
       return
     }
     if (written > 0) tookSome = true
     pending.bytes -= Math.min(written, chunk.length)
+    pending.sent += Math.min(written, chunk.length)
     if (written >= chunk.length) pending.chunks.shift()
     else {
       pending.chunks[0] = chunk.subarray(written)
@@ -298,6 +377,7 @@ function retryPendingInput(terminal: NodePtyTerminal, pending: PendingInput): vo
       break
     }
   }
+  settleWrittenWrites(pending)
   if (pending.chunks.length === 0) {
     pendingInputs.delete(terminal)
     return
@@ -311,13 +391,18 @@ function retryPendingInput(terminal: NodePtyTerminal, pending: PendingInput): vo
  * holds (a terminal written through `terminal.write`). node-pty retries a write that met a full
  * buffer on a later turn with `fs.write` on the master's fd number — also after the master was
  * closed, when the number may already name the next PTY's master (a host that respawns on exit).
- * Nothing either holds can reach the dead process's terminal any more.
+ * Nothing either holds can reach the dead process's terminal any more. The writes whose bytes
+ * {@link writeToMaster} held learn it: `dropped` (or `partly-dropped`, when some of a write's bytes
+ * went first); with `why` `'failure'` (a provider disposed while the process's end is not known)
+ * `failed` / `partly-failed`. node-pty's own queue tells nobody (the path of a terminal this code
+ * does not know).
  */
-export function dropQueuedInput(terminal: NodePtyTerminal): void {
+export function dropQueuedInput(terminal: NodePtyTerminal, why: 'exit' | 'failure' = 'exit'): void {
   const pending = pendingInputs.get(terminal)
   if (pending !== undefined) {
     pending.retry.cancel()
     pendingInputs.delete(terminal)
+    settleDroppedWrites(pending, why)
   }
   const stream = (terminal as unknown as UnixTerminalWriteInternals)._writeStream
   if (stream === undefined || stream === null || !Array.isArray(stream._writeQueue) || stream._writeQueue.length === 0) return

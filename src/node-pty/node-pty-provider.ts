@@ -292,6 +292,8 @@ export function createNodePtyProvider(options: NodePtyProviderOptions = {}): Nod
       // A stop as a shutdown's is: each exit says whether it came before the death or after.
       for (const session of toStop) session.noteStopRequested()
       await Promise.allSettled([...toStop].map((session) => stopSession(session, { deadlineAt })))
+      // Input still held for a PTY whose exit did not come: no write waits on it for good.
+      for (const session of toStop) session.dropHeldInput()
       dataListeners.clear()
       bytesListeners.clear()
       exitListeners.clear()
@@ -316,13 +318,13 @@ export function createNodePtyProvider(options: NodePtyProviderOptions = {}): Nod
     name: options.name ?? 'node-pty',
     authoritativeListings: true,
     spawn,
-    write(id: string, data: string): WriteSettlement {
+    write(id: string, data: string): WriteSettlement | Promise<WriteSettlement> {
       assertWriteData(data)
       const session = sessions.get(id)
       if (session === undefined) return refusedWrite(sessions.hasExited(id) ? 'pty_exited' : 'pty_not_found')
       return session.write(data)
     },
-    writeBytes(id: string, bytes: Uint8Array): WriteSettlement {
+    writeBytes(id: string, bytes: Uint8Array): WriteSettlement | Promise<WriteSettlement> {
       assertWriteBytes(bytes)
       const session = sessions.get(id)
       if (session === undefined) return refusedWrite(sessions.hasExited(id) ? 'pty_exited' : 'pty_not_found')

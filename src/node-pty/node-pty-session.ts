@@ -13,7 +13,7 @@ import { UNVERIFIED_PROCESS_EXIT_CODE, resolveProcessExitCause } from '../exit-c
 import { ExitDrain, type DrainChunk, type ExitDrainHooks } from './exit-drain.js'
 import type { NodePtyTerminal } from './node-pty-module.js'
 import { reapReported, reportsReaps } from './leader-identity.js'
-import { dropQueuedInput, writeToMaster } from './master-write.js'
+import { dropQueuedInput, writeToMaster, type HeldWriteFate } from './master-write.js'
 import { asBytes, stopDecodingOutput } from './undecoded-output.js'
 
 /** SIGKILL's number as node-pty reports it: the one signal whose death proves a killer other than a stop. */
@@ -184,8 +184,11 @@ export class NodePtySession implements ExitDrainHooks<DrainChunk> {
   #paused = false
   #command: string | undefined
   #commandTimer: NodeJS.Timeout | null = null
-  /** Writes made before the launch command was sent, queued behind it in order (`null`: none). */
-  #writesBehindCommand: (string | Buffer)[] | null = null
+  /**
+   * Writes made before the launch command was sent, queued behind it in order (`null`: none), each
+   * with the settlement its caller waits for (see {@link NodePtySession.write}).
+   */
+  #writesBehindCommand: { data: string | Buffer; settle: (settlement: WriteSettlement | Promise<WriteSettlement>) => void }[] | null = null
   /**
    * The UTF-8 bytes of the launch command (with its Enter) and of the writes queued behind it:
    * bounded by `maxPendingInputBytes` as the master's held input is, so that they all fit there
@@ -371,13 +374,22 @@ export class NodePtySession implements ExitDrainHooks<DrainChunk> {
   }
 
   /**
-   * Write text (as UTF-8) or raw bytes, and settle. While the spawn's launch `command` is still
-   * waiting to be sent, the write is queued behind it (and accepted; bytes as a copy, since the
-   * caller may reuse its buffer), so input reaches the shell in the order the host issued it.
-   * Refused `input_backlog_full` (nothing written) when the input held for a program that does not
-   * read would grow past {@link NodePtySessionInit.maxPendingInputBytes}.
+   * Write text (as UTF-8) or raw bytes, and settle. `accepted` at once when the kernel took every
+   * byte; when some must wait (the program does not read yet: the kernel's input buffer is full),
+   * a promise that settles when their fate is known — `accepted` once the kernel took the last of
+   * them, `refused('pty_exited')` when the PTY exits before any of them went (they are dropped with
+   * it), `unverifiable('partial_write', true)` when it exits after some went, and
+   * `refused('provider_refused_write')` / `unverifiable('partial_write', true)` when a later attempt
+   * fails. Until 7 Dec such a write said `accepted` while its bytes were dropped at the exit.
+   *
+   * While the spawn's launch `command` is still waiting to be sent, the write is queued behind it
+   * (bytes as a copy, since the caller may reuse its buffer), so input reaches the shell in the
+   * order the host issued it; it settles as the write it becomes once the command went, or
+   * `refused('pty_exited')` when the PTY ends first. Refused `input_backlog_full` (nothing written)
+   * when the input held for a program that does not read would grow past
+   * {@link NodePtySessionInit.maxPendingInputBytes}.
    */
-  write(data: string | Uint8Array): WriteSettlement {
+  write(data: string | Uint8Array): WriteSettlement | Promise<WriteSettlement> {
     if (this.#exit !== null || this.#leaderGone) return refusedWrite('pty_exited')
     if (this.#command !== undefined) {
       if (this.#writesBehindCommand === null) this.#bytesBehindCommand = Buffer.byteLength(commandLine(this.#command), 'utf8')
@@ -385,19 +397,37 @@ export class NodePtySession implements ExitDrainHooks<DrainChunk> {
       if (this.#bytesBehindCommand + size > this.#maxPendingInputBytes) return refusedWrite('input_backlog_full')
       this.#bytesBehindCommand += size
       this.#writesBehindCommand ??= []
-      this.#writesBehindCommand.push(typeof data === 'string' ? data : Buffer.from(data))
-      return WRITE_ACCEPTED
+      const queued = this.#writesBehindCommand
+      return new Promise<WriteSettlement>((resolve) => {
+        queued.push({ data: typeof data === 'string' ? data : Buffer.from(data), settle: resolve })
+      })
     }
+    let held: Promise<HeldWriteFate> | undefined
     try {
       // Refused, not `pty_exited`: the terminal hung up (a closed master) or the kernel refused the
       // bytes, but the process may live on (one that closed its fds); its exit is reported apart.
-      const outcome = writeToMaster(this.terminal, data, this.#maxPendingInputBytes)
+      const outcome = writeToMaster(this.terminal, data, this.#maxPendingInputBytes, (fate) => {
+        held = fate
+      })
       if (outcome === 'backlog-full') return refusedWrite('input_backlog_full')
       if (outcome !== 'accepted') return refusedWrite('provider_refused_write')
     } catch {
       return unverifiableWrite('provider_threw_after_handoff', true)
     }
-    return WRITE_ACCEPTED
+    return held === undefined ? WRITE_ACCEPTED : (held as Promise<HeldWriteFate>).then(settlementOfHeldWrite)
+  }
+
+  /**
+   * Give up the input held for a PTY whose end this provider will not see (it is being disposed and
+   * its stop was not confirmed): the writes waiting on it settle `provider_refused_write` (or
+   * `partial_write`), never left pending. Nothing after the exit, which dropped it already.
+   */
+  dropHeldInput(): void {
+    if (this.#exit !== null) return
+    dropQueuedInput(this.terminal, 'failure')
+    for (const write of this.#writesBehindCommand ?? []) write.settle(refusedWrite('provider_refused_write'))
+    this.#writesBehindCommand = null
+    this.#command = undefined
   }
 
   /** Stop reading the master (kernel backpressure); nothing once the leader is gone (see `#markLeaderGone`). */
@@ -433,9 +463,12 @@ export class NodePtySession implements ExitDrainHooks<DrainChunk> {
     this.#command = undefined
     const queued = this.#writesBehindCommand
     this.#writesBehindCommand = null
-    if (command === undefined || this.#exit !== null || this.#leaderGone) return
-    this.write(commandLine(command))
-    if (queued !== null) for (const data of queued) this.write(data)
+    if (command === undefined || this.#exit !== null || this.#leaderGone) {
+      for (const write of queued ?? []) write.settle(refusedWrite('pty_exited'))
+      return
+    }
+    void this.write(commandLine(command))
+    if (queued !== null) for (const write of queued) write.settle(this.write(write.data))
   }
 
   /** A chunk node-pty's master stream emitted (`this` is the stream, as an EventEmitter calls it). */
@@ -459,6 +492,8 @@ export class NodePtySession implements ExitDrainHooks<DrainChunk> {
     if (this.#commandTimer !== null) clearTimeout(this.#commandTimer)
     this.#commandTimer = null
     this.#command = undefined
+    // Never sent: dropped with the PTY, and their callers told so.
+    for (const write of this.#writesBehindCommand ?? []) write.settle(refusedWrite('pty_exited'))
     this.#writesBehindCommand = null
     // Why: some Windows hosts report `exitCode: undefined`. An absent status defaults to the
     // unverified sentinel, never to a number nobody observed (the cause, built from the raw
@@ -493,4 +528,21 @@ export class NodePtySession implements ExitDrainHooks<DrainChunk> {
 /** The launch command as written: a line — without an Enter it would sit in the shell's editor. */
 function commandLine(command: string): string {
   return /[\r\n]$/.test(command) ? command : `${command}\r`
+}
+
+/**
+ * The settlement of a write whose bytes were held, from their fate (see `writeToMaster`): what the
+ * caller of `write` learns once it is known.
+ */
+function settlementOfHeldWrite(fate: HeldWriteFate): WriteSettlement {
+  switch (fate) {
+    case 'written':
+      return WRITE_ACCEPTED
+    case 'dropped':
+      return refusedWrite('pty_exited')
+    case 'failed':
+      return refusedWrite('provider_refused_write')
+    default:
+      return unverifiableWrite('partial_write', true)
+  }
 }

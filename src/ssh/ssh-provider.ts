@@ -207,7 +207,7 @@ export function createSshProvider(options: SshProviderOptions): SshProvider {
   const maxPendingInputBytes = options.maxPendingInputBytes ?? DEFAULT_MAX_PENDING_INPUT_BYTES
 
   /** Hand `data` (text, sent as UTF-8, or bytes as they are) to a PTY's channel, and settle. */
-  function writeToChannel(id: string, data: string | Buffer): WriteSettlement {
+  function writeToChannel(id: string, data: string | Buffer): WriteSettlement | Promise<WriteSettlement> {
     const session = table.get(id)
     if (session === undefined) return refusedWrite(table.exitedIds.has(id) ? 'pty_exited' : 'pty_not_found')
     return session.write(data, maxPendingInputBytes)
@@ -217,11 +217,11 @@ export function createSshProvider(options: SshProviderOptions): SshProvider {
     name: options.name ?? 'ssh',
     authoritativeListings: false,
     spawn: (spawnOptions) => spawnSshPty(spawnContext, spawnOptions),
-    write(id: string, data: string): WriteSettlement {
+    write(id: string, data: string): WriteSettlement | Promise<WriteSettlement> {
       assertWriteData(data)
       return writeToChannel(id, data)
     },
-    writeBytes(id: string, bytes: Uint8Array): WriteSettlement {
+    writeBytes(id: string, bytes: Uint8Array): WriteSettlement | Promise<WriteSettlement> {
       assertWriteBytes(bytes)
       // A Buffer of its own: the channel may hold a chunk until the remote's window opens, and the
       // caller may reuse its buffer once this returns.

@@ -98,6 +98,11 @@ export class SshPtySession {
   #channelClosed = false
   /** True once the provider asked the server to close the channel ({@link SshPtySession.closeChannel}). */
   #closeRequested = false
+  /**
+   * The writes whose bytes the channel still holds (the server's window was closed), oldest first:
+   * each settles when the channel hands on its last byte, or at the close (see {@link SshPtySession.write}).
+   */
+  #heldWrites: { bytes: number; settle: (settlement: WriteSettlement) => void }[] = []
   /** A lost session's end is proven; its exit waits for the channel to hand over what it received. */
   #goneAwaitingClose = false
   /** The consumer asked for a pause (`pause`) and has not resumed, whether or not the channel is paused. */
@@ -301,6 +306,7 @@ export class SshPtySession {
   #onClose(): void {
     if (this.state === 'exited') return
     this.#channelClosed = true
+    this.#dropHeldWrites()
     const tail = this.#decoder.end()
     if (tail.length > 0) this.#onText(tail)
     if (this.state === 'lost') {
@@ -408,8 +414,34 @@ export class SshPtySession {
   }
 
   /**
-   * Settle a write: `accepted` once the bytes are handed to the channel (never proof the program
-   * read them); `refused` when no byte can reach the program — `pty_exited` once its end is proven
+   * The channel closed with bytes of writes still held (`ssh2` drops them, and never calls their
+   * callbacks): settle each. The oldest was being sent when the window closed — none of its bytes
+   * went when what `ssh2` holds of it (`_chunk`, read with care: a private member) is all of it,
+   * else some did (`partial_write`, or nobody can tell); the ones behind it never left —
+   * `refused('pty_exited')` when the program's end is proven, else `provider_refused_write` (the
+   * connection dropped, or a stop closed the channel).
+   */
+  #dropHeldWrites(): void {
+    const held = this.#heldWrites
+    if (held.length === 0) return
+    this.#heldWrites = []
+    const refusal = refusedWrite(this.endProven ? 'pty_exited' : 'provider_refused_write')
+    const inFlight = (this.channel as { _chunk?: unknown })._chunk
+    held.forEach((write, index) => {
+      const sentNone = index > 0 || (inFlight instanceof Uint8Array && inFlight.length === write.bytes)
+      write.settle(sentNone ? refusal : unverifiableWrite(this.endProven ? 'partial_write' : 'transport_lost', true))
+    })
+  }
+
+  /**
+   * Settle a write: `accepted` once the channel handed every byte to the connection (never proof
+   * the program read them) — at once when the server's window had room, else (a program that does
+   * not read: its window closed) a promise that settles when the channel hands on the last of them
+   * (`accepted`), or when the channel closes first (see `#dropHeldWrites`: `refused('pty_exited')`
+   * when none of its bytes left, `unverifiable('partial_write', true)` when some did). Until 7 Dec
+   * such a write said `accepted` at once, and the bytes the closing channel dropped went unreported.
+   *
+   * `refused` at once when no byte can reach the program — `pty_exited` once its end is proven
    * (the server reported it, or, lost, a look found it gone: as the node-pty provider refuses a
    * write once the exit is known, before it is delivered), `provider_refused_write` when there is
    * no channel to hand them to (the connection dropped, the channel closed, or the provider is
@@ -422,18 +454,33 @@ export class SshPtySession {
    * plus this write's would exceed `maxPendingBytes` (the provider's `maxPendingInputBytes`): a
    * program that does not read closes the window, and `ssh2` queued every later write in the app.
    */
-  write(data: string | Buffer, maxPendingBytes = Number.POSITIVE_INFINITY): WriteSettlement {
+  write(data: string | Buffer, maxPendingBytes = Number.POSITIVE_INFINITY): WriteSettlement | Promise<WriteSettlement> {
     if (this.endProven) return refusedWrite('pty_exited')
     if (this.state === 'lost' || this.connection.lost || this.#channelClosed || this.#closeRequested) return refusedWrite('provider_refused_write')
     const held = this.channel.writableLength
-    if (typeof held === 'number' && maxPendingBytes !== Number.POSITIVE_INFINITY) {
-      // Encoded here rather than by the channel (the same single encoding): its size is needed first.
-      if (typeof data === 'string') data = Buffer.from(data, 'utf8')
-      if (held + data.length > maxPendingBytes) return refusedWrite('input_backlog_full')
-    }
+    // Encoded here rather than by the channel (the same single encoding): its size is needed first.
+    if (typeof held === 'number' && typeof data === 'string') data = Buffer.from(data, 'utf8')
+    if (typeof held === 'number' && held + data.length > maxPendingBytes) return refusedWrite('input_backlog_full')
     try {
-      this.channel.write(data)
-      return WRITE_ACCEPTED
+      if (typeof held !== 'number') {
+        // A stand-in that does not say what it holds: taken is all that can be told.
+        this.channel.write(data)
+        return WRITE_ACCEPTED
+      }
+      const write = { bytes: data.length, settle: (_settlement: WriteSettlement): void => {} }
+      const settled = new Promise<WriteSettlement>((resolve) => {
+        write.settle = resolve
+      })
+      this.channel.write(data, (error) => {
+        const index = this.#heldWrites.indexOf(write)
+        if (index === -1) return
+        this.#heldWrites.splice(index, 1)
+        write.settle(error === undefined || error === null ? WRITE_ACCEPTED : unverifiableWrite('transport_lost', true))
+      })
+      // Every byte handed on during the call (the window had room): the channel holds no more than before.
+      if (this.channel.writableLength === held) return WRITE_ACCEPTED
+      this.#heldWrites.push(write)
+      return settled
     } catch {
       // A stream that throws may have sent part of the bytes first: nobody can tell.
       return unverifiableWrite('transport_lost', true)

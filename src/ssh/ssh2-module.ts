@@ -13,8 +13,12 @@ export type Ssh2Channel = {
   on(event: 'error', listener: (error: Error) => void): Ssh2Channel
   /** Remove a listener. */
   removeListener?(event: string, listener: (...args: never[]) => void): unknown
-  /** Queue bytes; false when the outgoing window is full (they are still queued). */
-  write(data: string | Buffer): boolean
+  /**
+   * Queue bytes; false when the outgoing window is full (they are still queued). `callback` runs
+   * once the channel handed the last of them to the connection (with an error when it could not);
+   * never, for bytes still held when the channel closes.
+   */
+  write(data: string | Buffer, callback?: (error?: Error | null) => void): boolean
   /**
    * The bytes written and not yet handed on (a `Writable`'s): what waits for the remote's window
    * to open. Absent on a stand-in: its writes are not bounded.

@@ -20,9 +20,9 @@ import {
   type Unsubscribe,
   type WriteSettlement,
 } from '../contracts/index.js'
-import type { FakeProviderMethod, FakePtyProvider } from './fake-pty-provider-types.js'
+import type { FakeProviderMethod, FakePtyProvider, FakeWrite } from './fake-pty-provider-types.js'
 import { FakePtyProviderDisposedError } from './fake-pty-provider-disposed-error.js'
-import { FAKE_DEFAULT_PROCESS_NAME, FAKE_GRACEFUL_STOP_SIGNAL, FAKE_IMMEDIATE_STOP_SIGNAL } from './fake-pty-record.js'
+import { FAKE_DEFAULT_PROCESS_NAME, FAKE_GRACEFUL_STOP_SIGNAL, FAKE_IMMEDIATE_STOP_SIGNAL, settleHeldInput, type FakePtyRecord } from './fake-pty-record.js'
 import { fakeLivenessOf, type FakeProviderState } from './fake-provider-state.js'
 import { rejectPendingFakeSpawns, startFakeSpawn } from './fake-spawning.js'
 import { releaseScreen } from './fake-pty-events.js'
@@ -35,6 +35,21 @@ export type FakeProviderMethods = Pick<FakePtyProvider, FakeProviderMethod>
 
 /** How a write of bytes shows in `FakeWrite.data` and `written`: decoded as UTF-8, a malformed sequence as U+FFFD. */
 const utf8Decoder = new TextDecoder()
+
+/**
+ * A write the live `pty` takes: recorded and settled at once — or, while its program reads no
+ * input (`setInputHeld`), held with the input before it and settled when released or dropped.
+ */
+function takeWrite(pty: FakePtyRecord, write: FakeWrite): WriteSettlement | Promise<WriteSettlement> {
+  const held = pty.heldInput
+  if (held === null) {
+    pty.writes.push(write)
+    return write.settlement
+  }
+  return new Promise<WriteSettlement>((settle) => {
+    held.push({ write, settle })
+  })
+}
 
 /** The fake's `PtyProvider` methods over `state`. */
 export function createFakeProviderMethods(state: FakeProviderState): FakeProviderMethods {
@@ -50,18 +65,17 @@ export function createFakeProviderMethods(state: FakeProviderState): FakeProvide
       return callProvider(() => startFakeSpawn(state, spawnOptions))
     },
 
-    write(id: string, data: string): WriteSettlement {
+    write(id: string, data: string): WriteSettlement | Promise<WriteSettlement> {
       assertWriteData(data)
       record('write', [id, data])
       const pty = ptys.get(id)
       if (pty === undefined) return refusedWrite('pty_not_found')
       if (pty.state !== 'live') return refusedWrite('pty_exited')
       const settlement = pty.writeSettlement ?? WRITE_ACCEPTED
-      pty.writes.push({ data, settlement })
-      return settlement
+      return takeWrite(pty, { data, settlement })
     },
 
-    writeBytes(id: string, bytes: Uint8Array): WriteSettlement {
+    writeBytes(id: string, bytes: Uint8Array): WriteSettlement | Promise<WriteSettlement> {
       assertWriteBytes(bytes)
       record('writeBytes', [id, bytes])
       const pty = ptys.get(id)
@@ -70,8 +84,7 @@ export function createFakeProviderMethods(state: FakeProviderState): FakeProvide
       const settlement = pty.writeSettlement ?? WRITE_ACCEPTED
       // A copy: the caller may reuse its buffer once the call returns (as the contract allows).
       const copy = Uint8Array.from(bytes)
-      pty.writes.push({ data: utf8Decoder.decode(copy), bytes: copy, settlement })
-      return settlement
+      return takeWrite(pty, { data: utf8Decoder.decode(copy), bytes: copy, settlement })
     },
 
     resize(id: string, cols: number, rows: number): boolean {
@@ -119,6 +132,7 @@ export function createFakeProviderMethods(state: FakeProviderState): FakeProvide
           // Gone, and nobody is told: no exit event, ever (held output still comes out on resume).
           pty.state = 'exited'
           releaseScreen(pty)
+          settleHeldInput(pty, refusedWrite('pty_exited'))
           return Promise.resolve()
         case 'confirm':
           // As the real providers attest a stop that reached a live process (a controller reads

@@ -1,5 +1,6 @@
 import {
   createListenerSet,
+  refusedWrite,
   rethrowOnMicrotask,
   type ListenerSet,
   type PtyDataEvent,
@@ -8,7 +9,7 @@ import {
   type PtyOutputLossEvent,
 } from '../contracts/index.js'
 import { resolveProcessExitCause, type ProcessExitObservation } from '../exit-cause/index.js'
-import type { FakePtyRecord, HeldEvent } from './fake-pty-record.js'
+import { settleHeldInput, type FakePtyRecord, type HeldEvent } from './fake-pty-record.js'
 import type { FakeExit } from './fake-spawn-script.js'
 
 // A fake PTY's events, in the order a real one delivers them: output held while the producer is
@@ -96,6 +97,8 @@ export function createFakePtyEvents(providerHostReportsChildExitStatus: () => bo
     endProcess(pty, fakeExit) {
       pty.state = 'exited'
       releaseScreen(pty)
+      // Before the exit is heard of: the input its program never read goes with it, and its writes say so.
+      settleHeldInput(pty, refusedWrite('pty_exited'))
       const event = exitEvent(pty, fakeExit, pty.incarnationId)
       pty.exit = event
       // Why: data always precedes exit — an exit behind held output waits for it; otherwise it is

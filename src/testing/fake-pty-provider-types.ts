@@ -167,15 +167,19 @@ export interface FakePtyProvider extends PtyProvider {
   readonly authoritativeListings: boolean
   /** Every `PtyProvider` method call, in order. */
   readonly calls: readonly FakeProviderCall[]
-  /** Settles synchronously: the PTY's scripted settlement, `refused('pty_exited')` after exit, `refused('pty_not_found')` for an unknown id. */
-  write(id: string, data: string): WriteSettlement
+  /**
+   * Settles synchronously — the PTY's scripted settlement, `refused('pty_exited')` after exit,
+   * `refused('pty_not_found')` for an unknown id — except while the PTY's input is held
+   * ({@link FakePtyProvider.setInputHeld}): then a promise, settled when released or dropped.
+   */
+  write(id: string, data: string): WriteSettlement | Promise<WriteSettlement>
   /**
    * Settles as {@link FakePtyProvider.write} does, recording a copy of the bytes (see
    * `getPty(id).writes` and `writtenBytes`). To test a provider without the capability (one
    * written before providers could take bytes), leave it out: `const { writeBytes, ...textOnly } =
    * createFakePtyProvider()` — a controller then refuses bytes `provider_cannot_write_bytes`.
    */
-  writeBytes(id: string, bytes: Uint8Array): WriteSettlement
+  writeBytes(id: string, bytes: Uint8Array): WriteSettlement | Promise<WriteSettlement>
   /** The size read back; `null` for an unknown or exited PTY. */
   getSize(id: string): {
     /** Current columns. */
@@ -240,6 +244,15 @@ export interface FakePtyProvider extends PtyProvider {
   setLiveness(id: string, value: boolean | null | undefined): void
   /** Override the settlement of writes to the PTY; `undefined` restores `accepted`. */
   setWriteSettlement(id: string, settlement: WriteSettlement | undefined): void
+  /**
+   * Play a program that reads no input (busy, stopped, `sleep`), whose input the provider holds as
+   * a real one does once the terminal's input buffer is full: with `true`, every later write to the
+   * live PTY is held, its settlement a promise — `accepted` (or the scripted settlement) and
+   * recorded in `writes` once released with `false`, in order; `refused('pty_exited')` when the
+   * PTY ends first (its exit, or a stop), the bytes dropped with it, as the real providers settle a
+   * write whose held bytes never reached the PTY.
+   */
+  setInputHeld(id: string, held: boolean): void
   /** Change what a stop of the PTY does. */
   setShutdownBehaviour(id: string, behaviour: FakeShutdownBehaviour): void
   /** Change what process inspection of the PTY answers. */

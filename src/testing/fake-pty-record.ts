@@ -59,12 +59,41 @@ export type FakePtyRecord = {
   script: FakeSpawnScript
   liveness: boolean | null | undefined
   writeSettlement: WriteSettlement | undefined
+  /**
+   * While not `null`, the program reads no input (`setInputHeld`): the writes the provider holds
+   * for it, oldest first, each settled when released (as it would have been) or dropped at the end.
+   */
+  heldInput: FakeHeldWrite[] | null
   shutdownBehaviour: FakeShutdownBehaviour
   hostReportsChildExitStatus: boolean | undefined
   foregroundProcess: string | null
   hasChildProcesses: boolean | null
   foregroundEvidence: PtyForegroundProcessEvidence | null
   inputModeResets: number
+}
+
+/** A write the fake holds for a program that reads no input (see `FakePtyRecord.heldInput`). */
+export type FakeHeldWrite = {
+  /** The write, as `writes` will record it once it settles. */
+  write: FakeWrite
+  /** Settle the caller's promise. */
+  settle: (settlement: WriteSettlement) => void
+}
+
+/**
+ * Hand on or drop the writes the fake holds for `pty`: each `accepted` (or as scripted) and
+ * recorded in `writes` — what a program reading again would get — or, with `dropped`, settled with
+ * that refusal and recorded so (the PTY ended before any byte of it could reach its program). The
+ * input is no longer held after either.
+ */
+export function settleHeldInput(pty: FakePtyRecord, dropped?: WriteSettlement): void {
+  const held = pty.heldInput
+  pty.heldInput = null
+  for (const entry of held ?? []) {
+    const settlement = dropped ?? entry.write.settlement
+    pty.writes.push({ ...entry.write, settlement })
+    entry.settle(settlement)
+  }
 }
 
 /** A spawn whose reply a `hang` script holds until `releaseSpawn` or `failSpawn`. */
@@ -113,6 +142,7 @@ export function createFakePtyRecord(fresh: NewFakePty): FakePtyRecord {
     script,
     liveness: script.liveness,
     writeSettlement: script.writeSettlement,
+    heldInput: null,
     shutdownBehaviour: script.shutdown ?? 'confirm',
     hostReportsChildExitStatus: fresh.hostReportsChildExitStatus,
     foregroundProcess: spawnOptions.file === undefined ? FAKE_DEFAULT_PROCESS_NAME : basename(spawnOptions.file),

@@ -1,6 +1,7 @@
 import { describeValue } from '../contracts/describe-value.js'
 import { isOptionsObject } from '../contracts/known-options.js'
 import {
+  refusedWrite,
   rethrowOnMicrotask,
   toPtyIncarnationId,
   type ProviderSpawnOptions,
@@ -11,7 +12,7 @@ import { FakePtyAbsentError } from './fake-pty-absent-error.js'
 import { FakePtyIdInUseError } from './fake-pty-id-in-use-error.js'
 import { FakePtyLiveOtherIncarnationError } from './fake-pty-live-other-incarnation-error.js'
 import { FakePtyProviderDisposedError } from './fake-pty-provider-disposed-error.js'
-import { createFakePtyRecord, type FakePtyRecord, type PendingSpawn } from './fake-pty-record.js'
+import { createFakePtyRecord, settleHeldInput, type FakePtyRecord, type PendingSpawn } from './fake-pty-record.js'
 import type { FakeProviderState } from './fake-provider-state.js'
 import { scriptFromMetadata, type FakeSpawnScript } from './fake-spawn-script.js'
 
@@ -86,6 +87,7 @@ function spawnFresh(state: FakeProviderState, spawnOptions: ProviderSpawnOptions
     state.events.flushHeld(previous, true)
     if (previous.state === 'live') {
       previous.state = 'replaced'
+      settleHeldInput(previous, refusedWrite('provider_refused_write'))
       // Its fate is unknown from now on: a liveness probe about it answers `null`, never `false`.
       state.replacedIncarnations.add(previous.incarnationId)
     }
@@ -191,6 +193,7 @@ export function failFakeSpawn(state: FakeProviderState, id: string | undefined, 
   const pty = entry.record
   // Why: a provider whose spawn fails leaves nothing running and reports nothing.
   if (pty.state === 'live') pty.state = 'removed'
+  settleHeldInput(pty, refusedWrite('provider_refused_write'))
   if (state.ptys.get(pty.id) === pty) state.ptys.delete(pty.id)
   entry.reject(error)
 }

@@ -4,6 +4,7 @@ import { isWriteSettlement, type WriteSettlement } from '../contracts/index.js'
 import type { FakeProcessInfo, FakePtyInspection, FakePtyProvider } from './fake-pty-provider-types.js'
 import { inspectFakePty } from './fake-pty-record.js'
 import { requireFakePty, type FakeProviderState } from './fake-provider-state.js'
+import { settleHeldInput } from './fake-pty-record.js'
 import { failFakeSpawn, releaseFakeSpawn } from './fake-spawning.js'
 import {
   assertFakeExit,
@@ -28,6 +29,7 @@ export type FakeTestControls = Pick<
   | 'emitExit'
   | 'setLiveness'
   | 'setWriteSettlement'
+  | 'setInputHeld'
   | 'setShutdownBehaviour'
   | 'setProcessInfo'
   | 'setListingFailure'
@@ -99,6 +101,13 @@ export function createFakeTestControls(state: FakeProviderState): FakeTestContro
         throw new TypeError(`Expected the \`settlement\` argument of setWriteSettlement to be a WriteSettlement or undefined, got ${describeValue(settlement)}`)
       }
       pty.writeSettlement = settlement
+    },
+
+    setInputHeld(id: string, held: boolean): void {
+      const pty = requireFakePty(state, id, 'setInputHeld')
+      if (typeof held !== 'boolean') throw new TypeError(`Expected the \`held\` argument of setInputHeld to be a boolean, got ${describeValue(held)}`)
+      if (held) pty.heldInput ??= []
+      else settleHeldInput(pty)
     },
 
     setShutdownBehaviour(id: string, behaviour: FakeShutdownBehaviour): void {

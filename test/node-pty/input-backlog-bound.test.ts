@@ -9,7 +9,7 @@ import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
-import { DEFAULT_MAX_PENDING_INPUT_BYTES } from 'ptykit/contracts'
+import { DEFAULT_MAX_PENDING_INPUT_BYTES, type WriteSettlement } from 'ptykit/contracts'
 import { createNodePtyProvider, isNodePtyOptionError } from 'ptykit/node-pty'
 import { PtyEventLog, waitFor } from './pty-test-support.js'
 
@@ -42,15 +42,18 @@ describe('the bound on input held for a program that does not read', () => {
       const { id } = await provider.spawn(readsOnlyAfter(go, sink))
       await waitFor(() => (log.output(id).includes('READY') ? true : undefined), 'READY')
       const accepted: Buffer[] = []
+      const settlements: (WriteSettlement | Promise<WriteSettlement>)[] = []
       let refusal: unknown
       // Each chunk tells itself apart (its index in every byte), so a refused one that arrived would show.
       for (let i = 0; i < 64; i += 1) {
         const chunk = Buffer.alloc(64 * KiB, 0x41 + (i % 26))
-        const settlement = await provider.writeBytes(id, chunk)
-        if (settlement.kind !== 'accepted') {
+        // Held (a promise: settled once the program read it) or taken at once; a refusal is at once.
+        const settlement = provider.writeBytes(id, chunk)
+        if (!(settlement instanceof Promise) && settlement.kind !== 'accepted') {
           refusal = settlement
           break
         }
+        settlements.push(settlement)
         accepted.push(chunk)
       }
       expect(refusal).toEqual({ kind: 'refused', reason: 'input_backlog_full' })
@@ -64,6 +67,7 @@ describe('the bound on input held for a program that does not read', () => {
       writeFileSync(go, '')
       const expected = Buffer.concat(accepted)
       await waitFor(() => (sizeOf(sink) >= expected.length ? true : undefined), 'every accepted byte in the sink', 20_000)
+      expect(await Promise.all(settlements)).toEqual(settlements.map(() => ({ kind: 'accepted' })))
       // Written again once the program has read the held input.
       expect(await provider.write(id, 'after')).toEqual({ kind: 'accepted' })
       await waitFor(() => (sizeOf(sink) >= expected.length + 5 ? true : undefined), 'the later write in the sink')
@@ -73,27 +77,34 @@ describe('the bound on input held for a program that does not read', () => {
     }
   })
 
-  it('by default: a 10 MiB paste into a program that does not read is accepted; a flood is refused past DEFAULT_MAX_PENDING_INPUT_BYTES', async () => {
+  it('by default: a 10 MiB paste into a program that does not read is held; a flood is refused past DEFAULT_MAX_PENDING_INPUT_BYTES; what is held settles, dropped, when the PTY ends', async () => {
     const provider = createNodePtyProvider()
     const log = new PtyEventLog(provider)
     try {
       const { id } = await provider.spawn({ file: '/bin/sh', args: ['-c', 'stty raw -echo; echo READY; exec sleep 1000'] })
       await waitFor(() => (log.output(id).includes('READY') ? true : undefined), 'READY')
-      expect(await provider.write(id, 'p'.repeat(10 * MiB))).toEqual({ kind: 'accepted' })
+      const paste = provider.write(id, 'p'.repeat(10 * MiB))
+      expect(paste).toBeInstanceOf(Promise)
       const chunk = Buffer.alloc(MiB, 0x61)
       let acceptedBytes = 10 * MiB
       let refusal: unknown
+      const held: Promise<WriteSettlement>[] = []
       for (let i = 0; i < 100; i += 1) {
-        const settlement = await provider.writeBytes(id, chunk)
-        if (settlement.kind !== 'accepted') {
+        const settlement = provider.writeBytes(id, chunk)
+        if (!(settlement instanceof Promise)) {
           refusal = settlement
           break
         }
+        held.push(settlement)
         acceptedBytes += chunk.length
       }
       expect(refusal).toEqual({ kind: 'refused', reason: 'input_backlog_full' })
       expect(acceptedBytes).toBeGreaterThanOrEqual(DEFAULT_MAX_PENDING_INPUT_BYTES)
       expect(acceptedBytes).toBeLessThanOrEqual(DEFAULT_MAX_PENDING_INPUT_BYTES + MiB)
+      await provider.shutdown(id, { timeoutMs: 5_000 })
+      // The kernel took a few KiB of the paste; the rest, and every write behind it, went with the PTY.
+      expect(await paste).toEqual({ kind: 'unverifiable', reason: 'partial_write', bytesHandedToTransport: true })
+      expect(new Set((await Promise.all(held)).map((settlement) => JSON.stringify(settlement)))).toEqual(new Set([JSON.stringify({ kind: 'refused', reason: 'pty_exited' })]))
     } finally {
       await provider.dispose()
     }
@@ -106,10 +117,11 @@ describe('the bound on input held for a program that does not read', () => {
       // The shell prints nothing for a while: the command (and what is written behind it) waits.
       const { id } = await provider.spawn({ file: '/bin/sh', args: ['-c', 'sleep 0.3; exec sh'], command: 'echo LAUNCHED$((40+2))' })
       const line = (letter: string) => `: ${letter.repeat(25 * KiB)}\r`
-      expect(await provider.write(id, line('a'))).toEqual({ kind: 'accepted' })
-      expect(await provider.write(id, line('b'))).toEqual({ kind: 'accepted' })
+      // Queued behind the command: settled once the command went out and they were written after it.
+      expect(provider.write(id, line('a'))).toBeInstanceOf(Promise)
+      expect(provider.write(id, line('b'))).toBeInstanceOf(Promise)
       // The command's bytes and 50 KiB are queued: 25 KiB more would pass 64 KiB. Before: accepted.
-      expect(await provider.write(id, line('c'))).toEqual({ kind: 'refused', reason: 'input_backlog_full' })
+      expect(provider.write(id, line('c'))).toEqual({ kind: 'refused', reason: 'input_backlog_full' })
       await waitFor(() => (log.output(id).includes('LAUNCHED42') ? true : undefined), 'the launch command to run', 15_000)
     } finally {
       await provider.dispose()

@@ -183,12 +183,14 @@ describe('NodePtySession: output and input', () => {
 
   it('queues writes behind a waiting launch command and sends them after it, in order, once the shell prints', async () => {
     const { session, written, output } = sessionOver({ gone: false, reaped: false }, 'echo start')
-    expect(session.write('one\r')).toEqual({ kind: 'accepted' })
-    expect(session.write('two\r')).toEqual({ kind: 'accepted' })
+    // Settled once they went out behind the command (a promise each until then).
+    const queued = [session.write('one\r'), session.write('two\r')]
+    expect(queued[0]).toBeInstanceOf(Promise)
     expect(written).toEqual([])
     output('$ ')
     await new Promise((resolve) => setTimeout(resolve, 10))
     expect(written).toEqual(['echo start\r', 'one\r', 'two\r'])
+    expect(await Promise.all(queued)).toEqual([{ kind: 'accepted' }, { kind: 'accepted' }])
     expect(session.write('three\r')).toEqual({ kind: 'accepted' })
     expect(written).toEqual(['echo start\r', 'one\r', 'two\r', 'three\r'])
   })

@@ -4,6 +4,7 @@
  * every write was `accepted` and queued by ssh2 in the app, without end.
  */
 import { describe, expect, it } from 'vitest'
+import type { WriteSettlement } from 'ptykit/contracts'
 import { createSshProvider, isSshOptionError } from 'ptykit/ssh'
 import { waitFor } from '../node-pty/pty-test-support.js'
 import { sshOptions, useSshd } from './ssh-test-support.js'
@@ -25,10 +26,13 @@ describe('ssh: the bound on input held for a remote program that does not read',
       const chunk = Buffer.alloc(64 * KiB, 0x62)
       let accepted = 0
       let refusal: unknown
+      const held: Promise<WriteSettlement>[] = []
       // The server's window (2 MiB for OpenSSH) and its PTY take some first: at most 16 MiB in all.
       for (let i = 0; i < 256; i += 1) {
-        const settlement = await provider.writeBytes(id, chunk)
-        if (settlement.kind !== 'accepted') {
+        // Held by the channel (a promise: settled once it handed the bytes on), or taken at once.
+        const settlement = provider.writeBytes(id, chunk)
+        if (settlement instanceof Promise) held.push(settlement)
+        else if (settlement.kind !== 'accepted') {
           refusal = settlement
           break
         }
@@ -40,6 +44,10 @@ describe('ssh: the bound on input held for a remote program that does not read',
       expect(accepted).toBeGreaterThanOrEqual(1 * MiB)
       // A write larger than the bound is refused whole.
       expect(await provider.write(id, 'z'.repeat(1 * MiB + 1))).toEqual({ kind: 'refused', reason: 'input_backlog_full' })
+      // What the channel held for `sleep` went with it when it was stopped: no held write says accepted.
+      expect(held.length).toBeGreaterThan(0)
+      await provider.shutdown(id, { timeoutMs: 5_000 })
+      expect((await Promise.all(held)).map((settlement) => settlement.kind)).not.toContain('accepted')
     } finally {
       await provider.dispose()
     }

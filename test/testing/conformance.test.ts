@@ -117,7 +117,7 @@ const cases: Array<[string, string, () => PtyProvider]> = [
     },
   }))],
   ['well-formed WriteSettlement', 'answers writes with a bare boolean', broken((fake) => ({
-    write: (id: string, data: string) => (fake.write(id, data).kind === 'accepted') as never,
+    write: (id: string, data: string) => ((fake.write(id, data) as { kind: string }).kind === 'accepted') as never,
   }))],
   ['`pty_live_other_incarnation`', 'calls another live incarnation absent', broken((fake) => ({
     spawn: (options) =>
@@ -166,7 +166,7 @@ const cases: Array<[string, string, () => PtyProvider]> = [
   ['writes bytes as honestly as text', 'accepts bytes after exit', broken(() => ({ writeBytes: () => ({ kind: 'accepted' }) }))],
   ['writes bytes as honestly as text', 'refuses bytes to a live PTY', broken(() => ({ writeBytes: () => ({ kind: 'refused', reason: 'provider_cannot_write_bytes' }) }))],
   ['writes bytes as honestly as text', 'wraps its refusal of bytes after exit in a promise', broken((fake) => ({ writeBytes: async (id: string, bytes: Uint8Array) => fake.writeBytes(id, bytes) }))],
-  ['writes bytes as honestly as text', 'answers bytes with a bare boolean', broken((fake) => ({ writeBytes: (id: string, bytes: Uint8Array) => (fake.writeBytes(id, bytes).kind === 'accepted') as never }))],
+  ['writes bytes as honestly as text', 'answers bytes with a bare boolean', broken((fake) => ({ writeBytes: (id: string, bytes: Uint8Array) => ((fake.writeBytes(id, bytes) as { kind: string }).kind === 'accepted') as never }))],
   ['refuses bytes that are not a Uint8Array', 'writes a string given as bytes as text', broken((fake) => ({
     writeBytes: (id: string, bytes: Uint8Array) => (typeof bytes === 'string' ? fake.write(id, bytes) : fake.writeBytes(id, bytes)),
   }))],

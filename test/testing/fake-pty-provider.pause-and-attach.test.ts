@@ -36,7 +36,7 @@ describe('createFakePtyProvider: pause and resume', () => {
     await provider.settle()
     expect(log).toEqual([])
     expect(provider.livePtyIds()).toEqual([])
-    expect(provider.write(id, 'x').kind).toBe('refused')
+    expect((provider.write(id, 'x') as { kind: string }).kind).toBe('refused')
     provider.resumeProducer(id)
     expect(kinds(log)).toEqual(['data:a', 'data:b', 'exit:4'])
   })

@@ -128,6 +128,6 @@ describe('createFakePtyProvider: id reuse and incarnations', () => {
       { id: 'slot', code: 0, incarnationId: old.incarnationId, cause: { kind: 'signaled', signal: 1 } },
     ])
     expect(provider.getPty('slot')).toMatchObject({ live: true, incarnationId: current.incarnationId })
-    expect(provider.write('slot', 'still here').kind).toBe('accepted')
+    expect((provider.write('slot', 'still here') as { kind: string }).kind).toBe('accepted')
   })
 })

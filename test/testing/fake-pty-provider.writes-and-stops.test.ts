@@ -90,6 +90,55 @@ describe('createFakePtyProvider: writes', () => {
   })
 })
 
+describe('createFakePtyProvider: input held for a program that reads none (setInputHeld)', () => {
+  it('holds writes (a promise each), hands them on in order when released: accepted, recorded', async () => {
+    const provider = createFakePtyProvider()
+    const { id } = await provider.spawn({})
+    expect(provider.write(id, 'before ')).toEqual({ kind: 'accepted' })
+    provider.setInputHeld(id, true)
+    const paste = provider.write(id, 'paste ')
+    const bytes = provider.writeBytes(id, Uint8Array.of(0x61))
+    expect(paste).toBeInstanceOf(Promise)
+    expect(provider.getPty(id)?.written).toBe('before ')
+    provider.setInputHeld(id, false)
+    expect(await Promise.all([paste, bytes])).toEqual([{ kind: 'accepted' }, { kind: 'accepted' }])
+    expect(provider.getPty(id)?.written).toBe('before paste a')
+    expect(provider.write(id, '!')).toEqual({ kind: 'accepted' })
+  })
+
+  it.each([
+    ['its exit', (provider: ReturnType<typeof createFakePtyProvider>, id: string) => provider.emitExit(id, { exitCode: 0, signal: 9 })],
+    ['a stop', (provider: ReturnType<typeof createFakePtyProvider>, id: string) => void provider.shutdown(id)],
+    ['a stop whose exit is never reported', (provider: ReturnType<typeof createFakePtyProvider>, id: string) => (provider.setShutdownBehaviour(id, 'exit_unreported'), void provider.shutdown(id))],
+  ])('drops what it holds when the PTY ends first (%s): each held write refused pty_exited, never accepted', async (_name, end) => {
+    const provider = createFakePtyProvider()
+    const { id } = await provider.spawn({})
+    provider.setInputHeld(id, true)
+    const held = [provider.write(id, 'p'.repeat(1_000)), provider.write(id, 'behind')]
+    end(provider, id)
+    expect(await Promise.all(held)).toEqual([
+      { kind: 'refused', reason: 'pty_exited' },
+      { kind: 'refused', reason: 'pty_exited' },
+    ])
+    expect(provider.getPty(id)?.written).toBe('')
+    expect(provider.getPty(id)?.writes.map((write) => write.settlement.kind)).toEqual(['refused', 'refused'])
+  })
+
+  it('through a controller: writeWithSettlement says pending, then refused; write says handed over', async () => {
+    const provider = createFakePtyProvider()
+    const { createPtyController } = await import('ptykit/controller')
+    const controller = createPtyController({ provider })
+    const { id } = await controller.spawn({})
+    provider.setInputHeld(id, true)
+    const settlement = controller.writeWithSettlement(id, 'paste', 'driving')
+    expect(controller.write(id, 'x', 'driving')).toBe(true)
+    provider.emitExit(id, { exitCode: 0 })
+    expect(await settlement).toEqual({ kind: 'refused', reason: 'pty_exited' })
+    expect(() => provider.setInputHeld(id, 'yes' as never)).toThrow('Expected the `held` argument of setInputHeld to be a boolean, got "yes"')
+    await controller.dispose()
+  })
+})
+
 describe('createFakePtyProvider: writes of bytes', () => {
   it('should record a copy of the bytes: writtenBytes holds every accepted write in order (strings as UTF-8), written decodes them', async () => {
     const provider = createFakePtyProvider()
