@@ -8,7 +8,7 @@ import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync, sta
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it, vi } from 'vitest'
-import { dropQueuedInput, MASTER_WRITE_ENCODE_PIECE_CHARS, pendingInputBytes, writeToMaster } from '../../src/node-pty/master-write.js'
+import { dropQueuedInput, MASTER_WRITE_ENCODE_PIECE_CHARS, pendingInputBytes, writeToMaster, type HeldWriteFate } from '../../src/node-pty/master-write.js'
 import { loadNodePtyModule, type NodePtyTerminal } from '../../src/node-pty/node-pty-module.js'
 import { createNodePtyProvider } from 'ptykit/node-pty'
 import { PtyEventLog, killTerminalsAfterAll, waitFor } from './pty-test-support.js'
@@ -162,6 +162,39 @@ describe('writeToMaster', () => {
     expect(got.length).toBeGreaterThan(0)
     expect(got.length).toBeLessThan(expected.length)
     expect(got.equals(expected.subarray(0, got.length))).toBe(true)
+  })
+
+  it.each(['exit', 'failure'] as const)('tells each held write its fate when the held input is dropped (%s): the write the kernel took part of partly, the ones behind it wholly; a write taken whole is not asked', async (why) => {
+    const { terminal } = await spawnShell('stty raw -echo; echo READY; exec sleep 30')
+    const fates: Promise<HeldWriteFate>[] = []
+    const onHeld = (fate: Promise<HeldWriteFate>) => void fates.push(fate)
+    // Taken whole by the kernel: nobody is told anything later.
+    expect(writeToMaster(terminal, 'ab', Number.POSITIVE_INFINITY, onHeld)).toBe('accepted')
+    expect(fates).toHaveLength(0)
+    // More than the kernel's input buffer: part of it goes in, the rest (and all of the next two) is held.
+    expect(writeToMaster(terminal, 'p'.repeat(256 * 1024), Number.POSITIVE_INFINITY, onHeld)).toBe('accepted')
+    expect(writeToMaster(terminal, Buffer.from('behind'), Number.POSITIVE_INFINITY, onHeld)).toBe('accepted')
+    expect(writeToMaster(terminal, 'x'.repeat(MASTER_WRITE_ENCODE_PIECE_CHARS + 10), Number.POSITIVE_INFINITY, onHeld)).toBe('accepted')
+    expect(fates).toHaveLength(3)
+    await new Promise((resolve) => setTimeout(resolve, 50))
+    dropQueuedInput(terminal, why)
+    const [some, none] = why === 'exit' ? ['partly-dropped', 'dropped'] : ['partly-failed', 'failed']
+    expect(await Promise.all(fates)).toEqual([some, none, none])
+  })
+
+  it('tells a held write `written` once the kernel took its last byte, in order', async () => {
+    const sink = join(dir, 'sink-written')
+    const go = join(dir, 'go-written')
+    const { terminal } = await spawnShell(`stty raw -echo; echo READY; while [ ! -e '${go}' ]; do sleep 0.01; done; exec cat > '${sink}'`)
+    const told: string[] = []
+    const pieces = ['q'.repeat(64 * 1024), 'r'.repeat(64 * 1024), 'tail']
+    for (const [index, piece] of pieces.entries()) writeToMaster(terminal, piece, Number.POSITIVE_INFINITY, (fate) => void fate.then((value) => told.push(`${index}:${value}`)))
+    await new Promise((resolve) => setTimeout(resolve, 50))
+    expect(told).toEqual([])
+    writeFileSync(go, '')
+    await waitFor(() => (told.length === 3 ? true : undefined), 'every held write told')
+    expect(told).toEqual(['0:written', '1:written', '2:written'])
+    await waitForSize(sink, 2 * 64 * 1024 + 4)
   })
 
   it('writes nothing once node-pty has closed the master, even where its fd number now names another file', async () => {
