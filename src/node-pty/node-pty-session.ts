@@ -402,19 +402,19 @@ export class NodePtySession implements ExitDrainHooks<DrainChunk> {
         queued.push({ data: typeof data === 'string' ? data : Buffer.from(data), settle: resolve })
       })
     }
-    let held: Promise<HeldWriteFate> | undefined
+    heldFate = undefined
     try {
       // Refused, not `pty_exited`: the terminal hung up (a closed master) or the kernel refused the
       // bytes, but the process may live on (one that closed its fds); its exit is reported apart.
-      const outcome = writeToMaster(this.terminal, data, this.#maxPendingInputBytes, (fate) => {
-        held = fate
-      })
+      const outcome = writeToMaster(this.terminal, data, this.#maxPendingInputBytes, rememberHeldFate)
       if (outcome === 'backlog-full') return refusedWrite('input_backlog_full')
       if (outcome !== 'accepted') return refusedWrite('provider_refused_write')
     } catch {
       return unverifiableWrite('provider_threw_after_handoff', true)
     }
-    return held === undefined ? WRITE_ACCEPTED : (held as Promise<HeldWriteFate>).then(settlementOfHeldWrite)
+    const held = heldFate as Promise<HeldWriteFate> | undefined // set during the call (TypeScript cannot see it)
+    heldFate = undefined
+    return held === undefined ? WRITE_ACCEPTED : held.then(settlementOfHeldWrite)
   }
 
   /**
@@ -523,6 +523,18 @@ export class NodePtySession implements ExitDrainHooks<DrainChunk> {
       this.#hooks.onEnded(this)
     }
   }
+}
+
+/**
+ * The fate of the bytes the running `writeToMaster` call held (`undefined`: it held none), set by
+ * {@link rememberHeldFate} during the call and read right after it by `NodePtySession.write`: one
+ * module-level slot and function instead of a closure per keystroke (the call is synchronous).
+ */
+let heldFate: Promise<HeldWriteFate> | undefined
+
+/** Where `writeToMaster` hands a held write's fate (see {@link heldFate}). */
+function rememberHeldFate(fate: Promise<HeldWriteFate>): void {
+  heldFate = fate
 }
 
 /** The launch command as written: a line — without an Enter it would sit in the shell's editor. */
