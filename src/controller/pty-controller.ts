@@ -82,9 +82,11 @@ const DISPOSE_OPTION_NAMES = optionNamesOf<PtyControllerDisposeOptions>()('stopP
  * `adoptSlot`. Every other call can arrive late from an async callback (an ack from a renderer's
  * write callback, a view unmounting), so it is a harmless answer instead — writes are refused
  * `controller_disposed`, `acknowledgeData`/`clearBuffer`/`retireRejectedPty`/`resetInputModes` do
- * nothing, `resize`/`stopAndWait` and the yes/no questions answer `false`, `kill` answers whether a
- * stop of the id is still committed (`true` while disposal is stopping its PTY, or for a spawn or
- * attach of it still coming, which is stopped when it lands; else `false`), queries and
+ * nothing, `resize` and the yes/no questions answer `false`, `stopAndWait` answers disposal's
+ * verdict of the id's PTY (waiting for it, within the call's deadline: `true` only if its stop was
+ * verified or its death is proven; else `false`), `kill` answers whether a stop of the id is still
+ * committed (`true` while disposal is stopping its PTY, or for a spawn or attach of it still
+ * coming, which is stopped when it lands; else `false`), queries and
  * `serializeBuffer` answer `null` (`inspectProcess` `unavailable`), a renderer serializer registers
  * with nothing, listings and `inventory` have no host in scope. Malformed arguments are still
  * `TypeError`s.
@@ -330,7 +332,11 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
   async #stopAndWait(ptyId: string, options: PtyStopAndWaitOptions | undefined, withComing: boolean): Promise<boolean> {
     assertPtyId(ptyId)
     const request = resolveStopAndWaitRequest(options, this.#m.core.options.stop.defaultDeadlineMs, this.#m.core.clock.now())
-    return !this.disposed && this.#m.stopping.stopAndWait(ptyId, request, withComing)
+    // A late call (an async callback after `dispose()` began) waits for disposal's verdict of the
+    // PTY, as a terminal handle's `stop()` does (before: `false` at once, even for a PTY disposal was
+    // about to verify stopped).
+    if (this.disposed) return this.#m.stopping.stopAndWaitAfterDispose(ptyId, request, withComing)
+    return this.#m.stopping.stopAndWait(ptyId, request, withComing)
   }
 
   retireRejectedPty(ptyId: string, stopConfirmed: boolean, incarnationId: PtyIncarnationId | undefined): void {

@@ -109,7 +109,10 @@ export type PtyTerminal = AsyncDisposable & {
   /**
    * Stop with escalation and wait (`controller.stopAndWait`, options passed through): `true` only
    * when the stop was verified. `true` at once once this incarnation's end was proven (also after
-   * the id was respawned or the controller disposed); for one replaced or disposed before that, `false`.
+   * the id was respawned or the controller disposed); for one replaced before that, `false`. After
+   * the controller's `dispose()` began, as the controller's `stopAndWait` answers: disposal's
+   * verdict of this PTY (`true` only if its stop was verified), within this call's deadline and
+   * `signal`; `false` for a PTY disposal gave up on or let go.
    * Rejects with a `TypeError` naming a malformed option.
    */
   stop(options?: PtyStopAndWaitOptions): Promise<boolean>

@@ -23,6 +23,8 @@ export class Stopping {
   readonly #phases: StopPhaseContext
   /** The PTYs disposal is stopping, until each one's stop settled (see {@link Stopping.isStoppingForDispose}). */
   readonly #disposing = new Set<PtyRecord>()
+  /** Each PTY disposal stopped, with its stop's verdict (`true`: verified); see {@link Stopping.stopAndWaitAfterDispose}. */
+  readonly #disposeVerdicts = new Map<PtyRecord, Promise<boolean>>()
 
   constructor(core: ControllerCore, exits: ExitPublication, output: OutputDelivery) {
     this.#core = core
@@ -69,14 +71,13 @@ export class Stopping {
   async stopAllOwned(): Promise<void> {
     const core = this.#core
     const owned = [...core.records.values()].filter((record) => record.state !== 'exited' && !record.superseded)
-    for (const record of owned) this.#disposing.add(record)
-    await Promise.all(
-      owned.map((record) =>
-        stopAndWaitTracked(this.#phases, record, { deadlineAt: core.clock.now() + core.options.stop.defaultDeadlineMs })
-          .catch(() => false)
-          .finally(() => this.#disposing.delete(record)),
-      ),
-    )
+    const verdicts = owned.map((record) => {
+      const verdict = stopAndWaitTracked(this.#phases, record, { deadlineAt: core.clock.now() + core.options.stop.defaultDeadlineMs }).catch(() => false)
+      this.#disposing.add(record)
+      this.#disposeVerdicts.set(record, verdict)
+      return verdict.finally(() => this.#disposing.delete(record))
+    })
+    await Promise.all(verdicts)
     for (const record of owned) {
       if (record.state === 'live') this.#exits.publishUnverified(record, PTY_LIVENESS_REASONS.stopUnconfirmed)
       this.#exits.clearUnconfirmed(record)
@@ -91,6 +92,46 @@ export class Stopping {
   isStoppingForDispose(ptyId: string): boolean {
     const record = this.#core.records.get(ptyId)
     return record !== undefined && record.state !== 'exited' && this.#disposing.has(record)
+  }
+
+  /**
+   * `stopAndWait` after `dispose()` began (a host's late call from an async callback: the tab closed
+   * as the app quit): the truth about the PTY tracked under `ptyId`, without dispatching anything
+   * (disposal's stop is the one committed). While disposal is stopping it: that stop's verdict —
+   * `true` only if it was verified — or `false` when the caller's deadline passes or its `signal`
+   * aborts first. `true` for a PTY whose death is proven; `false` for one whose stop disposal gave
+   * up on (`stop_unverified`), one `dispose({ stopPtys: false })` let go, and an id the controller
+   * does not track (no host is asked any more). With `withComing`, a spawn or attach of the id still
+   * coming is marked as `kill` marks it (stopped when it lands) and makes the answer `false`: nobody
+   * can verify that stop any more.
+   */
+  async stopAndWaitAfterDispose(ptyId: string, request: StopAndWaitRequest, withComing: boolean): Promise<boolean> {
+    const core = this.#core
+    const coming = withComing && core.records.requestStopOfComing(ptyId)
+    const record = core.records.get(ptyId)
+    if (record === undefined) return false
+    return (await this.#disposalVerdict(record, request)) && !coming
+  }
+
+  /**
+   * Disposal's verdict of `record`'s stop, within the caller's deadline and `signal`: `true` for a
+   * death proven, or once disposal verified its stop; `false` for a PTY disposal did not stop (let
+   * go), gave up on, or whose verdict did not come in time.
+   */
+  async #disposalVerdict(record: PtyRecord, request: StopAndWaitRequest): Promise<boolean> {
+    const core = this.#core
+    const verdict = record.state === 'exited' ? Promise.resolve(true) : this.#disposeVerdicts.get(record)
+    if (verdict === undefined) return false
+    // Disposal's stop settles before the controller's timers are cleared, so a deadline timer
+    // here never outlives it (and a verdict already in wins the race: it comes first).
+    const deadline = deadlineOf(core.timers, core.clock, request.deadlineAt, () => core.timers.cleared)
+    const aborted = abortOf(request.signal)
+    try {
+      return (await Promise.race([verdict, deadline.promise, aborted.promise])) === true
+    } finally {
+      deadline.cancel()
+      aborted.cancel()
+    }
   }
 
   /**
@@ -158,7 +199,13 @@ export class Stopping {
 
   #stopNow(ptyId: string, request: StopAndWaitRequest): Promise<boolean> {
     const record = this.#core.records.get(ptyId)
-    return record === undefined ? stopUntracked(this.#core, ptyId, request) : stopAndWaitTracked(this.#phases, record, request)
+    if (record === undefined) return stopUntracked(this.#core, ptyId, request)
+    // A stop begun before `dispose()` that disposal cut short (its timers cleared): disposal's own
+    // stop of the PTY decides, as for a call made after `dispose()` began (before: `false`, also
+    // for a PTY disposal had just verified stopped).
+    return stopAndWaitTracked(this.#phases, record, request).then((answer) =>
+      answer || !this.#core.disposed() ? answer : this.#disposalVerdict(record, request),
+    )
   }
 
   /** Whether the spawns and attaches `coming` of `ptyId` are over before the request gives up. */

@@ -164,10 +164,13 @@ export class TerminalHandle implements PtyTerminal {
     // Proven ended: nothing left to stop, also once the id was respawned or the controller disposed
     // (whose `stopAndWait` answers `false` for every id).
     if (this.#deathProven || this.record.state === 'exited') return Promise.resolve(true)
-    // A disposing controller is stopping this terminal itself (or, with `stopPtys: false`, lets it
-    // go): answer what its stop proved, as `[Symbol.asyncDispose]` waits for it (h136).
-    if (this.#controller.disposed) return this.#controller.dispose().then(() => this.#deathProven || this.record.state === 'exited')
-    if (!this.#isCurrent()) return Promise.resolve(false)
+    if (!this.#isCurrent()) {
+      // A replaced incarnation a disposing controller may still be settling: answer once it is done.
+      if (this.#controller.disposed) return this.#controller.dispose().then(() => this.#deathProven || this.record.state === 'exited')
+      return Promise.resolve(false)
+    }
+    // Also during `dispose()`: the controller's `stopAndWait` then answers disposal's verdict of this
+    // PTY (its stop verified, within this call's deadline and signal), so the two agree (h180).
     return this.#controller.stopAndWait(this.id, options)
   }
 

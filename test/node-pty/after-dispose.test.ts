@@ -56,7 +56,8 @@ describe('after dispose (node-pty)', () => {
     expect(live.writeWithSettlement(id, 'x', 'driving')).toEqual({ kind: 'refused', reason: 'controller_disposed' })
     expect(live.resize(id, 100, 30)).toBe(false)
     expect(live.kill(id)).toBe(false)
-    await expect(live.stopAndWait(id)).resolves.toBe(false)
+    // Disposal verified its stop: the seed's "true only if the stop was verified" (before: false).
+    await expect(live.stopAndWait(id)).resolves.toBe(true)
     expect(live.hasPty(id)).toBeNull()
     await expect(live.getCwd(id)).resolves.toBeNull()
     await expect(live.getForegroundProcess(id)).resolves.toBeNull()

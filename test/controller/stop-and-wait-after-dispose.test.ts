@@ -1,0 +1,183 @@
+/**
+ * A late `stopAndWait(id)` — from a timer or a promise callback, as a host's tab closes while the
+ * app quits — after `dispose()` began. Before, it answered `false` at once, even for a PTY that
+ * disposal was about to verify stopped, while a terminal handle's `stop()` waited for disposal.
+ * Now both answer disposal's verdict of the PTY (the seed: "true only if the stop was verified"),
+ * within the caller's deadline and signal.
+ * Over node-pty: test/node-pty/stop-and-wait-after-dispose.test.ts.
+ */
+import fc from 'fast-check'
+import { describe, expect, it } from 'vitest'
+import type { PtyProvider } from '../../src/contracts/index.js'
+import { createPtyController, type PtyControllerExitEvent } from '../../src/controller/index.js'
+import { createFakePtyProvider, type FakePtyProvider } from '../../src/testing/index.js'
+import { createManualClock } from '../../src/testing/manual-clock.js'
+import { createHarness, type Harness } from './controller-harness.js'
+
+function shutdownCalls(h: Harness): unknown[][] {
+  return h.provider.calls.filter((call) => call.method === 'shutdown').map((call) => [...call.args])
+}
+
+/** `call()` from a timer callback. */
+function fromTimer<T>(call: () => Promise<T> | T): Promise<T> {
+  return new Promise((resolve, reject) => setTimeout(() => Promise.resolve().then(call).then(resolve, reject), 0))
+}
+
+describe('stopAndWait after dispose() began', () => {
+  it("waits for disposal's verdict of the PTY: true once its stop is verified, false for one disposal gives up on", async () => {
+    const h = createHarness()
+    const verified = await h.run(h.controller.spawn({}))
+    const givenUp = await h.run(h.controller.spawn({}))
+    const ended = await h.run(h.controller.spawn({}))
+    h.provider.emitExit(ended.id, { exitCode: 3 })
+    await h.settle()
+    // Both hang-ups take a while: disposal is still stopping them when the late calls come.
+    h.provider.setShutdownBehaviour(verified.id, 'never_confirm')
+    h.provider.setShutdownBehaviour(givenUp.id, 'never_confirm')
+    const disposing = h.controller.dispose()
+    await h.settle()
+    const fromPromise = Promise.resolve().then(() => h.controller.stopAndWait(verified.id))
+    const fromATimer = fromTimer(() => h.controller.stopAndWait(verified.id))
+    const ofGivenUp = fromTimer(() => h.controller.stopAndWait(givenUp.id))
+    const ofEnded = fromTimer(() => h.controller.stopAndWait(ended.id))
+    const ofUnknown = fromTimer(() => h.controller.stopAndWait('never-spawned'))
+    await new Promise((resolve) => setTimeout(resolve, 5))
+    // The verified one dies of its hang-up; disposal lists it absent.
+    h.provider.emitExit(verified.id, { exitCode: 0, signal: 1 })
+    await h.run(disposing)
+    expect(await fromPromise).toBe(true)
+    expect(await fromATimer).toBe(true)
+    expect(await ofGivenUp).toBe(false)
+    expect(await ofEnded).toBe(true) // its death is proven
+    expect(await ofUnknown).toBe(false) // no host is asked any more
+    // Nothing more was dispatched by the late calls: disposal's stops are the ones committed.
+    expect(shutdownCalls(h).filter(([id]) => id === verified.id)).toHaveLength(1)
+    // After dispose is over: the same truths, at once.
+    expect(await h.controller.stopAndWait(verified.id)).toBe(true)
+    expect(await h.controller.stopAndWait(givenUp.id)).toBe(false)
+    expect(await h.controller.stopAndWait(ended.id)).toBe(true)
+  })
+
+  it("a terminal handle's stop() answers the same as the controller's stopAndWait, during and after dispose", async () => {
+    const h = createHarness()
+    const verified = await h.run(h.controller.spawnTerminal({}))
+    const givenUp = await h.run(h.controller.spawnTerminal({}))
+    h.provider.setShutdownBehaviour(verified.id, 'never_confirm')
+    h.provider.setShutdownBehaviour(givenUp.id, 'never_confirm')
+    const disposing = h.controller.dispose()
+    await h.settle()
+    const answers = Promise.all([
+      verified.stop(),
+      h.controller.stopAndWait(verified.id),
+      givenUp.stop(),
+      h.controller.stopAndWait(givenUp.id),
+    ])
+    h.provider.emitExit(verified.id, { exitCode: 0, signal: 1 })
+    await h.run(disposing)
+    expect(await answers).toEqual([true, true, false, false])
+    expect(await Promise.all([verified.stop(), h.controller.stopAndWait(verified.id), givenUp.stop(), h.controller.stopAndWait(givenUp.id)])).toEqual([
+      true,
+      true,
+      false,
+      false,
+    ])
+  })
+
+  it("the caller's own deadline and signal still bound the wait: false before disposal's verdict", async () => {
+    const h = createHarness()
+    const terminal = await h.run(h.controller.spawnTerminal({}))
+    h.provider.setShutdownBehaviour(terminal.id, 'never_confirm')
+    const disposing = h.controller.dispose()
+    await h.settle()
+    const aborter = new AbortController()
+    const aborted = h.controller.stopAndWait(terminal.id, { signal: aborter.signal })
+    const handleAborted = terminal.stop({ signal: aborter.signal })
+    aborter.abort()
+    expect(await aborted).toBe(false)
+    expect(await handleAborted).toBe(false)
+    const short = h.controller.stopAndWait(terminal.id, { timeoutMs: 100 })
+    const handleShort = terminal.stop({ timeoutMs: 100 })
+    expect(await h.run(short)).toBe(false)
+    expect(await h.run(handleShort)).toBe(false)
+    // Disposal is still at it (its own deadline is 10 s): the process then dies and is verified.
+    expect(h.clock.now()).toBeLessThan(1_000)
+    const patient = h.controller.stopAndWait(terminal.id)
+    h.provider.emitExit(terminal.id, { exitCode: 0, signal: 1 })
+    await h.run(disposing)
+    expect(await patient).toBe(true)
+  })
+
+  it('false for a PTY dispose({ stopPtys: false }) let go: nothing is stopped', async () => {
+    const h = createHarness()
+    const { id } = await h.run(h.controller.spawn({}))
+    await h.run(h.controller.dispose({ stopPtys: false }))
+    expect(await fromTimer(() => h.controller.stopAndWait(id))).toBe(false)
+    await h.settle()
+    expect(shutdownCalls(h)).toEqual([])
+    expect(h.provider.getPty(id)?.live).toBe(true)
+  })
+
+  it('false for an attach of the id still coming, which it marks as kill does: the process it attaches is stopped (before: left running)', async () => {
+    const h = createHarness()
+    const orphan = await h.provider.spawn({ sessionId: 'left-over' })
+    // The host answers attach-only calls late (busy restoring sessions).
+    let answer!: () => void
+    const answered = new Promise<void>((resolve) => (answer = resolve))
+    const spawn = h.provider.spawn.bind(h.provider)
+    h.provider.spawn = async (options) => {
+      if (options.attachOnly === true) await answered
+      return spawn(options)
+    }
+    const attaching = h.controller.attach('left-over')
+    await h.settle()
+    await h.run(h.controller.dispose())
+    expect(await fromTimer(() => h.controller.stopAndWait('left-over'))).toBe(false)
+    answer()
+    expect(await h.run(attaching)).toBe(false)
+    await h.settle()
+    expect(shutdownCalls(h)).toEqual([['left-over', { expectedIncarnationId: orphan.incarnationId, immediate: true }]])
+    expect(h.provider.getPty('left-over')?.live).toBe(false)
+  })
+})
+
+/** The fake, with each shutdown carried out when the scheduler says. */
+function scheduledStops(s: fc.Scheduler, fake: FakePtyProvider): PtyProvider {
+  return {
+    name: 'scheduled',
+    authoritativeListings: true,
+    spawn: (options) => fake.spawn(options),
+    write: (id, data) => fake.write(id, data),
+    resize: (id, cols, rows) => fake.resize(id, cols, rows),
+    shutdown: (id, options) => s.schedule(Promise.resolve(), 'shutdown').then(() => fake.shutdown(id, options)),
+    hasPty: (id) => fake.hasPty(id),
+    listProcesses: () => fake.listProcesses(),
+    onData: (listener) => fake.onData(listener),
+    onExit: (listener) => fake.onExit(listener),
+  }
+}
+
+describe('stopAndWait races with dispose', () => {
+  it("every late stopAndWait and handle stop() answers true once disposal verified the stop; never a throw; nothing left running", async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.scheduler(), fc.integer({ min: 1, max: 3 }), fc.boolean(), async (s, calls, viaHandle) => {
+        const fake = createFakePtyProvider()
+        const controller = createPtyController({ provider: scheduledStops(s, fake), clock: createManualClock() })
+        const exits: PtyControllerExitEvent[] = []
+        controller.on('exit', (event) => exits.push(event))
+        const terminal = await controller.spawnTerminal({})
+        const disposed = s.schedule(Promise.resolve(), 'dispose').then(() => controller.dispose())
+        const answers = Array.from({ length: calls }, (_, index) =>
+          s
+            .schedule(Promise.resolve(), `stopAndWait ${index}`)
+            .then(() => (viaHandle && index % 2 === 0 ? terminal.stop() : controller.stopAndWait(terminal.id))),
+        )
+        const all = await s.waitFor(Promise.all([disposed, ...answers]))
+        await s.waitAll()
+        expect(all.slice(1)).toEqual(Array.from({ length: calls }, () => true))
+        expect(fake.livePtyIds()).toEqual([])
+        expect(exits.map((exit) => exit.cause)).toEqual([{ kind: 'operator_close' }])
+      }),
+      { numRuns: 150 },
+    )
+  })
+})
