@@ -85,8 +85,9 @@ const DISPOSE_OPTION_NAMES = optionNamesOf<PtyControllerDisposeOptions>()('stopP
  * nothing, `resize` and the yes/no questions answer `false`, `stopAndWait` answers disposal's
  * verdict of the id's PTY (waiting for it, within the call's deadline: `true` only if its stop was
  * verified or its death is proven; else `false`), `kill` answers whether a stop of the id is still
- * committed (`true` while disposal is stopping its PTY, or for a spawn or attach of it still
- * coming, which is stopped when it lands; else `false`), queries and
+ * committed (`true` while disposal is stopping its PTY, for a spawn or attach of it still coming,
+ * which is stopped when it lands, and for a PTY whose stop disposal gave up on, which gets a forced
+ * shutdown; else `false`), queries and
  * `serializeBuffer` answer `null` (`inspectProcess` `unavailable`), a renderer serializer registers
  * with nothing, listings and `inventory` have no host in scope. Malformed arguments are still
  * `TypeError`s.
@@ -202,8 +203,8 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
       // A handle is one incarnation's: its stop is its PTY's alone, never a spawn of the id still
       // coming (a restart queued behind this very stop).
       kill: (ptyId) => {
-        // During `dispose()`: whether disposal is still stopping it, as the controller's `kill` answers.
-        if (this.disposed) return this.#m.stopping.isStoppingForDispose(ptyId)
+        // During and after `dispose()`: as the controller's `kill` answers.
+        if (this.disposed) return this.#m.stopping.killAfterDispose(ptyId)
         const record = this.#tracked(ptyId)
         if (record === undefined || record.state === 'exited') return false
         this.#m.stopping.kill(record)
@@ -314,8 +315,11 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
     // A late kill (an async callback after `dispose()` began) answers the truth and never throws:
     // `true` while disposal is still stopping the PTY (before: `false`, while it was in fact being
     // stopped) or a spawn or attach of the id still coming is marked; `false` once disposal's stop
-    // of it settled, or for a PTY `dispose({ stopPtys: false })` let go — nothing more is dispatched.
-    if (this.disposed) return marked || this.#m.stopping.isStoppingForDispose(ptyId)
+    // of it was verified, or for a PTY `dispose({ stopPtys: false })` let go. A PTY whose stop
+    // disposal gave up on (`stop_unverified`) gets a forced shutdown, as a kill of an unverified
+    // PTY before `dispose()` still reaches it (before: `false`, nothing dispatched). Asked first:
+    // a coming spawn's mark must not hide it.
+    if (this.disposed) return this.#m.stopping.killAfterDispose(ptyId) || marked
     const record = this.#tracked(ptyId)
     if (record !== undefined && record.state !== 'exited') {
       this.#m.stopping.kill(record)

@@ -103,7 +103,9 @@ export type PtyTerminal = AsyncDisposable & {
   /**
    * Dispatch a stop (the exit that follows is `operator_close`); `false` when there is nothing to
    * stop. After the controller's `dispose()` began: `true` while disposal is still stopping this
-   * PTY (nothing more is dispatched), `false` once that stop settled or disposal let it go.
+   * PTY (nothing more is dispatched), and for one whose stop disposal gave up on
+   * (`stop_unverified`), which gets a forced shutdown; `false` once disposal verified its stop, or
+   * let it go.
    */
   kill(): boolean
   /**

@@ -25,6 +25,8 @@ export class Stopping {
   readonly #disposing = new Set<PtyRecord>()
   /** Each PTY disposal stopped, with its stop's verdict (`true`: verified); see {@link Stopping.stopAndWaitAfterDispose}. */
   readonly #disposeVerdicts = new Map<PtyRecord, Promise<boolean>>()
+  /** The PTYs whose stop disposal gave up on (`stop_unverified`); see {@link Stopping.killAfterDispose}. */
+  readonly #givenUp = new Set<PtyRecord>()
 
   constructor(core: ControllerCore, exits: ExitPublication, output: OutputDelivery) {
     this.#core = core
@@ -81,7 +83,26 @@ export class Stopping {
     for (const record of owned) {
       if (record.state === 'live') this.#exits.publishUnverified(record, PTY_LIVENESS_REASONS.stopUnconfirmed)
       this.#exits.clearUnconfirmed(record)
+      if (record.state === 'unverified') this.#givenUp.add(record)
     }
+  }
+
+  /**
+   * A `kill(ptyId)` after `dispose()` began (a terminal handle's too): whether a stop of the PTY
+   * tracked under `ptyId` is committed. `true` while disposal is still stopping it (nothing more is
+   * dispatched: disposal's stop escalates). For a PTY whose stop disposal gave up on
+   * (`stop_unverified`: the process may still run), a forced shutdown fenced by its incarnation is
+   * dispatched to its provider — which the host still owns — and the answer is `true`, as a `kill`
+   * of an unverified PTY before `dispose()` still reaches it; nobody follows that stop up (the
+   * controller no longer hears its provider). `false` otherwise: death proven, let go by
+   * `dispose({ stopPtys: false })`, or not tracked.
+   */
+  killAfterDispose(ptyId: string): boolean {
+    if (this.isStoppingForDispose(ptyId)) return true
+    const record = this.#core.records.get(ptyId)
+    if (record === undefined || record.state !== 'unverified' || !this.#givenUp.has(record)) return false
+    void this.dispatch(ptyId, record, true)
+    return true
   }
 
   /**

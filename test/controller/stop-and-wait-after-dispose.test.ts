@@ -3,7 +3,9 @@
  * app quits — after `dispose()` began. Before, it answered `false` at once, even for a PTY that
  * disposal was about to verify stopped, while a terminal handle's `stop()` waited for disposal.
  * Now both answer disposal's verdict of the PTY (the seed: "true only if the stop was verified"),
- * within the caller's deadline and signal.
+ * within the caller's deadline and signal. And a late `kill` of a PTY whose stop disposal gave up
+ * on (`stop_unverified`) still reaches it with a forced shutdown, as a `kill` of an unverified PTY
+ * does before `dispose()` (before: `false`, nothing dispatched).
  * Over node-pty: test/node-pty/stop-and-wait-after-dispose.test.ts.
  */
 import fc from 'fast-check'
@@ -137,6 +139,50 @@ describe('stopAndWait after dispose() began', () => {
     await h.settle()
     expect(shutdownCalls(h)).toEqual([['left-over', { expectedIncarnationId: orphan.incarnationId, immediate: true }]])
     expect(h.provider.getPty('left-over')?.live).toBe(false)
+  })
+})
+
+describe('kill after dispose() gave up on a stop (stop_unverified)', () => {
+  it('dispatches a forced shutdown fenced by the incarnation and answers true, as before dispose (before: false, the process ran on)', async () => {
+    const h = createHarness()
+    const { id, incarnationId } = await h.run(h.controller.spawn({}))
+    const terminal = await h.run(h.controller.spawnTerminal({}))
+    h.provider.setShutdownBehaviour(id, 'never_confirm')
+    h.provider.setShutdownBehaviour(terminal.id, 'never_confirm')
+    await h.run(h.controller.dispose())
+    expect(h.exits().map((exit) => [exit.ptyId, exit.cause])).toEqual([
+      [id, { kind: 'unknown', reason: 'stop_unverified' }],
+      [terminal.id, { kind: 'unknown', reason: 'stop_unverified' }],
+    ])
+    expect(h.provider.getPty(id)?.live).toBe(true)
+    // The process would now die of a forced stop (a slow host that has caught up).
+    h.provider.setShutdownBehaviour(id, 'confirm')
+    h.provider.setShutdownBehaviour(terminal.id, 'confirm')
+    const before = shutdownCalls(h).length
+    expect(await fromTimer(() => h.controller.kill(id))).toBe(true)
+    expect(terminal.kill()).toBe(true)
+    await h.settle()
+    expect(shutdownCalls(h).slice(before)).toEqual([
+      [id, { expectedIncarnationId: incarnationId, immediate: true }],
+      [terminal.id, { expectedIncarnationId: terminal.incarnationId, immediate: true }],
+    ])
+    expect(h.provider.livePtyIds()).toEqual([])
+    // Its stop is still unverified (nobody can follow it up): stopAndWait does not claim it.
+    expect(await h.controller.stopAndWait(id)).toBe(false)
+  })
+
+  it('a PTY dispose({ stopPtys: false }) let go, with a stop unverified before dispose: kill still answers false and dispatches nothing', async () => {
+    const h = createHarness()
+    const { id } = await h.run(h.controller.spawn({}))
+    h.provider.setShutdownBehaviour(id, 'fail')
+    expect(h.controller.kill(id)).toBe(true)
+    await h.settle()
+    expect(h.exits().map((exit) => exit.cause)).toEqual([{ kind: 'unknown', reason: 'stop_unverified' }])
+    await h.run(h.controller.dispose({ stopPtys: false }))
+    const before = shutdownCalls(h).length
+    expect(h.controller.kill(id)).toBe(false)
+    await h.settle()
+    expect(shutdownCalls(h).length).toBe(before)
   })
 })
 

@@ -8,7 +8,7 @@
 import { describe, expect, it } from 'vitest'
 import { createPtyController, type PtyController, type PtyTerminal } from 'ptykit/controller'
 import { createNodePtyProvider, type NodePtyProvider } from 'ptykit/node-pty'
-import { expectNoChildLeftBehind, isDead } from './pty-test-support.js'
+import { expectNoChildLeftBehind, isDead, waitFor } from './pty-test-support.js'
 
 const made: { provider: NodePtyProvider; controller: PtyController }[] = []
 
@@ -77,5 +77,26 @@ describe('stopAndWait from async callbacks during and after dispose (node-pty, a
     expect(await new Promise<boolean>((resolve, reject) => setTimeout(() => controller.stopAndWait(terminal.id).then(resolve, reject), 0))).toBe(false)
     expect(await terminal.stop()).toBe(false)
     expect(isDead(terminal.pid!)).toBe(false)
+  })
+})
+
+describe('kill after dispose() gave up on a stop (node-pty)', () => {
+  it('a late kill of a PTY left stop_unverified still reaches the real process with a forced shutdown (before: false, it ran on)', async () => {
+    const provider = createNodePtyProvider()
+    // A host whose stops fail while the app quits (an overloaded machine), then recover.
+    let stopsFail = true
+    const flaky: typeof provider = Object.create(provider) as typeof provider
+    flaky.shutdown = (id, options) => (stopsFail ? Promise.reject(new Error('host busy')) : provider.shutdown(id, options))
+    const controller = createPtyController({ provider: flaky })
+    made.push({ provider, controller })
+    const exits: string[] = []
+    controller.on('exit', (event) => exits.push(event.cause.kind === 'unknown' ? event.cause.reason : event.cause.kind))
+    const terminal = await controller.spawnTerminal({ file: '/bin/sh', args: ['-c', 'exec sleep 600'] })
+    await controller.dispose()
+    expect(exits).toEqual(['stop_unverified'])
+    expect(isDead(terminal.pid!)).toBe(false)
+    stopsFail = false
+    expect(await new Promise<boolean>((resolve) => setTimeout(() => resolve(controller.kill(terminal.id)), 0))).toBe(true)
+    await waitFor(() => (isDead(terminal.pid!) ? true : undefined), 'the process to die')
   })
 })
