@@ -266,7 +266,10 @@ export type RuntimePtyController = {
    * slot's spawns and claims. From the call on, an owner the slot store names that the controller
    * does not track live is marked by a `kill` of it: the `kill` answers `true`, and what the
    * adoption attaches is stopped as it lands. `stopAndWait` of it does not wait for the turn: it
-   * stops the owner where it runs (and marks the adoption the same way).
+   * stops the owner where it runs (and marks the adoption the same way). An owner the controller
+   * is stopping (a `kill` of it) is no pane's to adopt: in its turn, the adoption waits until that
+   * stop settles, as `spawn({ slot })` does, then adopts what the slot holds by then (`null` once
+   * the owner exited).
    */
   adoptSlot?(options: PtyAdoptSlotOptions): Promise<PtySlotAdoption | null>
   /** Whether the shell has child processes; `null` when unknown, ended, unreadable or on error. */

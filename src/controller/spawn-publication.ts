@@ -275,6 +275,21 @@ export class SpawnPublication {
     }
   }
 
+  /**
+   * The live PTYs with a stop requested that own `slot`: bound to it, or named its owner by the
+   * slot store's live view (a store that throws names none here: the adoption reads it again).
+   */
+  #stoppingOwnersOf(slot: PtySlot): readonly PtyRecord[] {
+    let liveOwnerId: string | undefined
+    try {
+      const owner = this.#core.options.store.getLiveOwner(slot) as { ptyId?: unknown } | null | undefined
+      if (typeof owner?.ptyId === 'string' && owner.ptyId.length > 0) liveOwnerId = owner.ptyId
+    } catch {
+      // Read again (and answered for) by the adoption.
+    }
+    return this.#stoppingPtysOf(liveOwnerId === undefined ? { slot } : { slot, sessionId: liveOwnerId })
+  }
+
   /** The live PTYs with a stop requested that hold the session id, slot or claim `options` names. */
   #stoppingPtysOf(options: PtySpawnOptions): readonly PtyRecord[] {
     const { sessionId, slot, claim } = options
@@ -403,10 +418,18 @@ export class SpawnPublication {
     const records = this.#core.records
     const owners = this.#expectSlotOwners(slot)
     try {
-      return await turn(() => {
+      return await turn(async () => {
         // Checked here, after the slot's turn: an adoption that waited behind a claim when the
         // controller was disposed is refused, as a spawn is — not answered "the slot has no owner".
-        if (this.#core.disposed()) return Promise.reject(new PtyControllerDisposedError('adoptSlot', true))
+        if (this.#core.disposed()) throw new PtyControllerDisposedError('adoptSlot', true)
+        // An owner this controller is stopping (a `kill` of it) is no pane's any more: as a slot
+        // spawn does, wait until that stop settles, then adopt what the slot holds by then (before:
+        // the owner being stopped was handed back, and died under the caller moments later).
+        const stopping = this.#stoppingOwnersOf(slot)
+        if (stopping.length > 0) {
+          await this.#awaitStops(stopping, undefined)
+          if (this.#core.disposed()) throw new PtyControllerDisposedError('adoptSlot', true)
+        }
         return adoptSlotOwner(
           {
             store: this.#core.options.store,
