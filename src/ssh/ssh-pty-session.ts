@@ -330,9 +330,15 @@ export class SshPtySession {
     })
   }
 
-  /** The connection dropped: whatever the channel does next, this PTY's fate is unknown. */
+  /**
+   * The connection dropped: whatever the channel does next, this PTY's fate is unknown. The bytes
+   * the channel still holds can never leave: their writes settle now, not at the channel's close —
+   * which `ssh2` emits only once its readable side was read to the end, so a consumer's pause held
+   * them pending for as long as it lasted (for good after `dispose()`).
+   */
   markLost(): void {
     if (this.state === 'exited' || this.state === 'lost') return
+    this.#dropHeldWrites()
     this.state = 'lost'
     this.#resolveStarted()
     this.#deliver(() => {
@@ -414,8 +420,8 @@ export class SshPtySession {
   }
 
   /**
-   * The channel closed with bytes of writes still held (`ssh2` drops them, and never calls their
-   * callbacks): settle each. The oldest was being sent when the window closed — none of its bytes
+   * The channel closed, or the connection dropped, with bytes of writes still held (`ssh2` drops
+   * them, and never calls their callbacks): settle each. The oldest was being sent when the window closed — none of its bytes
    * went when what `ssh2` holds of it (`_chunk`, read with care: a private member) is all of it,
    * else some did (`partial_write`, or nobody can tell); the ones behind it never left —
    * `refused('pty_exited')` when the program's end is proven, else `provider_refused_write` (the
@@ -437,8 +443,10 @@ export class SshPtySession {
    * Settle a write: `accepted` once the channel handed every byte to the connection (never proof
    * the program read them) — at once when the server's window had room, else (a program that does
    * not read: its window closed) a promise that settles when the channel hands on the last of them
-   * (`accepted`), or when the channel closes first (see `#dropHeldWrites`: `refused('pty_exited')`
-   * when none of its bytes left, `unverifiable('partial_write', true)` when some did). Until 7 Dec
+   * (`accepted`), or when the channel closes or the connection drops first (see `#dropHeldWrites`:
+   * `refused('pty_exited')` when none of its bytes left and the program's end is proven,
+   * `refused('provider_refused_write')` when none left and it is not, `unverifiable('partial_write',
+   * true)` / `unverifiable('transport_lost', true)` when some did). Until 7 Dec
    * such a write said `accepted` at once, and the bytes the closing channel dropped went unreported.
    *
    * `refused` at once when no byte can reach the program — `pty_exited` once its end is proven
