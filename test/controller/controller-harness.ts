@@ -86,3 +86,18 @@ export function createHarness(
     run,
   }
 }
+
+/**
+ * From now on the fake answers attach-only calls when the returned function is called (a host busy
+ * restoring sessions); spawns are answered as usual.
+ */
+export function holdAttaches(h: Harness): () => void {
+  let answer!: () => void
+  const answered = new Promise<void>((resolve) => (answer = resolve))
+  const spawn = h.provider.spawn.bind(h.provider)
+  h.provider.spawn = async (options) => {
+    if (options.attachOnly === true) await answered
+    return spawn(options)
+  }
+  return answer
+}

@@ -15,7 +15,7 @@ import { createPtyController, type PtyControllerExitEvent } from '../../src/cont
 import { createInMemorySlotStore } from '../../src/spawn/index.js'
 import { createFakePtyProvider, type FakePtyProvider } from '../../src/testing/index.js'
 import { createManualClock } from '../../src/testing/manual-clock.js'
-import { createHarness, type Harness } from './controller-harness.js'
+import { createHarness, holdAttaches, type Harness } from './controller-harness.js'
 
 function shutdownCalls(h: Harness): unknown[][] {
   return h.provider.calls.filter((call) => call.method === 'shutdown').map((call) => [...call.args])
@@ -32,18 +32,6 @@ function killFromTimer(h: Harness, id: string): Promise<boolean> {
       }
     }, 0),
   )
-}
-
-/** The fake answers attach-only calls when the returned function is called (a host busy restoring sessions). */
-function holdAttaches(h: Harness): () => void {
-  let answer!: () => void
-  const answered = new Promise<void>((resolve) => (answer = resolve))
-  const spawn = h.provider.spawn.bind(h.provider)
-  h.provider.spawn = async (options) => {
-    if (options.attachOnly === true) await answered
-    return spawn(options)
-  }
-  return answer
 }
 
 describe('kill after dispose() began', () => {

@@ -11,7 +11,7 @@
 import { describe, expect, it } from 'vitest'
 import { createPtyController } from '../../src/controller/index.js'
 import { createInMemoryPtyRuntime, createInMemorySlotStore, type PtySlotStore } from '../../src/spawn/index.js'
-import { createHarness, type Harness } from './controller-harness.js'
+import { createHarness, holdAttaches, type Harness } from './controller-harness.js'
 
 function shutdownCalls(h: Harness): unknown[][] {
   return h.provider.calls.filter((call) => call.method === 'shutdown').map((call) => [...call.args])
@@ -185,23 +185,11 @@ describe('kill of an id whose spawn is queued, or whose attach is in flight', ()
   })
 })
 
-/** The fake answers spawn and attach calls only once the returned function is called (a host busy restoring sessions). */
-function holdAnswers(h: Harness): () => void {
-  let answer!: () => void
-  const answered = new Promise<void>((resolve) => (answer = resolve))
-  const spawn = h.provider.spawn.bind(h.provider)
-  h.provider.spawn = async (options) => {
-    await answered
-    return spawn(options)
-  }
-  return answer
-}
-
 describe('an attach whose caller gave up (its signal aborted) after a kill marked it', () => {
   it('the kill answered true, so the process the host attaches is stopped once it answers (before: left running)', async () => {
     const h = createHarness()
     const orphan = await h.provider.spawn({ sessionId: 'job-8' })
-    const answer = holdAnswers(h)
+    const answer = holdAttaches(h)
     const abort = new AbortController()
     const attaching = h.controller.attach('job-8', { signal: abort.signal })
     await h.settle()
@@ -217,7 +205,7 @@ describe('an attach whose caller gave up (its signal aborted) after a kill marke
   it('one nobody killed is left running, as any attach given up on', async () => {
     const h = createHarness()
     await h.provider.spawn({ sessionId: 'job-9' })
-    const answer = holdAnswers(h)
+    const answer = holdAttaches(h)
     const abort = new AbortController()
     const attaching = h.controller.attach('job-9', { signal: abort.signal })
     await h.settle()
@@ -267,14 +255,7 @@ describe('stopAndWait that gives up while a spawn is still queued, or an attach 
   it('an attach in flight past the deadline: false, and the PTY it attaches is stopped as soon as it is published', async () => {
     const h = createHarness()
     const orphan = await h.provider.spawn({ sessionId: 'job-6' })
-    // The host answers the attach only when the test says (a pty host busy restoring sessions).
-    let answer!: () => void
-    const answered = new Promise<void>((resolve) => (answer = resolve))
-    const spawn = h.provider.spawn.bind(h.provider)
-    h.provider.spawn = async (options) => {
-      await answered
-      return spawn(options)
-    }
+    const answer = holdAttaches(h)
     const attaching = h.controller.attach('job-6')
     expect(await h.run(h.controller.stopAndWait('job-6', { timeoutMs: 1_000 }))).toBe(false)
     answer()
