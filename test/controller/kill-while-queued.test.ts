@@ -37,6 +37,23 @@ async function restartBehindSlowStop(h: Harness): Promise<{ old: Awaited<ReturnT
   return { old, restarted }
 }
 
+/**
+ * The previous PTY of {@link restartBehindSlowStop} dies now: the restart lands, a new incarnation,
+ * and is stopped at once — nothing is left running, and both exits are operator closes.
+ */
+async function expectRestartStoppedWhenLanded(h: Harness, old: Awaited<ReturnType<typeof restartBehindSlowStop>>['old'], restarted: Awaited<ReturnType<typeof restartBehindSlowStop>>['restarted']): Promise<void> {
+  h.provider.emitExit('job', { exitCode: 0, signal: 1 })
+  const reply = await h.run(restarted)
+  await h.settle()
+  expect(reply.incarnationId).not.toBe(old.incarnationId)
+  expect(h.provider.livePtyIds()).toEqual([])
+  expect(shutdownCalls(h)).toContainEqual(['job', { expectedIncarnationId: reply.incarnationId }])
+  expect(exitCauses(h)).toEqual([
+    [old.incarnationId, { kind: 'operator_close' }],
+    [reply.incarnationId, { kind: 'operator_close' }],
+  ])
+}
+
 function slotHarness(): Harness {
   return createHarness({ controller: { store: createInMemorySlotStore(), runtime: createInMemoryPtyRuntime() } })
 }
@@ -81,16 +98,7 @@ describe('kill of an id whose spawn is queued, or whose attach is in flight', ()
     const { old, restarted } = await restartBehindSlowStop(h)
     // Then the job is cancelled: kill again, before the restart started its process.
     expect(h.controller.kill('job')).toBe(true)
-    h.provider.emitExit('job', { exitCode: 0, signal: 1 })
-    const reply = await h.run(restarted)
-    await h.settle()
-    expect(reply.incarnationId).not.toBe(old.incarnationId)
-    expect(h.provider.livePtyIds()).toEqual([])
-    expect(shutdownCalls(h)).toContainEqual(['job', { expectedIncarnationId: reply.incarnationId }])
-    expect(exitCauses(h)).toEqual([
-      [old.incarnationId, { kind: 'operator_close' }],
-      [reply.incarnationId, { kind: 'operator_close' }],
-    ])
+    await expectRestartStoppedWhenLanded(h, old, restarted)
   })
 
   it('a restart whose previous PTY just ended but that has not started its process yet: true, and it is stopped when it lands', async () => {
@@ -240,16 +248,7 @@ describe('stopAndWait that gives up while a spawn is still queued, or an attach 
     const h = createHarness()
     const { old, restarted } = await restartBehindSlowStop(h)
     expect(await h.run(h.controller.stopAndWait('job', { timeoutMs: 1_000 }))).toBe(false)
-    h.provider.emitExit('job', { exitCode: 0, signal: 1 })
-    const reply = await h.run(restarted)
-    await h.settle()
-    expect(reply.incarnationId).not.toBe(old.incarnationId)
-    expect(h.provider.livePtyIds()).toEqual([])
-    expect(shutdownCalls(h)).toContainEqual(['job', { expectedIncarnationId: reply.incarnationId }])
-    expect(exitCauses(h)).toEqual([
-      [old.incarnationId, { kind: 'operator_close' }],
-      [reply.incarnationId, { kind: 'operator_close' }],
-    ])
+    await expectRestartStoppedWhenLanded(h, old, restarted)
   })
 
   it('an attach in flight past the deadline: false, and the PTY it attaches is stopped as soon as it is published', async () => {
