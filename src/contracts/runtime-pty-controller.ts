@@ -147,7 +147,8 @@ export type RuntimePtyController = {
    * of the id begun after the `kill` is not stopped by it. An `adoptSlot` still waiting for its
    * slot's turn counts as an attach of the owner the slot store names (when the controller does
    * not track that owner live): a `kill` of that id answers `true`, and the owner the adoption
-   * attaches is stopped as soon as it is published.
+   * attaches is stopped as soon as it is published (an adoption `dispose()` refuses before its
+   * turn: the owner is stopped on its host where it runs).
    * A PTY whose earlier stop went unconfirmed can be killed again (ownership is kept so a retry
    * can reach it). Called late, after `dispose()` began, it never throws and still answers whether
    * a stop is committed: `true` while disposal is stopping the PTY or a spawn or attach of the id

@@ -34,6 +34,19 @@ const DEFAULT_COLS = 80
 const DEFAULT_ROWS = 24
 
 /** What a record owns beyond its process: scope, slot, claim and pre-allocated handle. */
+/**
+ * An owner the slot store names that an `adoptSlot` would attach (see `SpawnPublication.adoptSlot`):
+ * its adoption waiting for the turn, and where it runs, as the store names it.
+ */
+type ExpectedSlotOwner = {
+  /** The adoption of it, as a coming attach (`PtyRecordTable.expectAdoption`). */
+  coming: ComingPty
+  /** Its host, as the store names it. */
+  hostId: ExecutionHostId | undefined
+  /** Its incarnation, when the store names one. */
+  incarnationId: PtyIncarnationId | undefined
+}
+
 type RecordOwnership = Pick<PtyRecordInit, 'scopeId' | 'slot' | 'claimKey' | 'claimGeneration' | 'handle'>
 
 const OWNS_NOTHING: RecordOwnership = { scopeId: undefined, slot: undefined, claimKey: undefined, claimGeneration: undefined, handle: undefined }
@@ -421,14 +434,22 @@ export class SpawnPublication {
       return await turn(async () => {
         // Checked here, after the slot's turn: an adoption that waited behind a claim when the
         // controller was disposed is refused, as a spawn is — not answered "the slot has no owner".
-        if (this.#core.disposed()) throw new PtyControllerDisposedError('adoptSlot', true)
+        // It never attaches the owner a `kill` marked meanwhile (that `kill` answered `true`): the
+        // owner runs already, so it is stopped where it runs, as the attach would have had it.
+        if (this.#core.disposed()) {
+          this.#stopMarkedOwners(owners.comings)
+          throw new PtyControllerDisposedError('adoptSlot', true)
+        }
         // An owner this controller is stopping (a `kill` of it) is no pane's any more: as a slot
         // spawn does, wait until that stop settles, then adopt what the slot holds by then (before:
         // the owner being stopped was handed back, and died under the caller moments later).
         const stopping = this.#stoppingOwnersOf(slot)
         if (stopping.length > 0) {
           await this.#awaitStops(stopping, undefined)
-          if (this.#core.disposed()) throw new PtyControllerDisposedError('adoptSlot', true)
+          if (this.#core.disposed()) {
+            this.#stopMarkedOwners(owners.comings)
+            throw new PtyControllerDisposedError('adoptSlot', true)
+          }
         }
         return adoptSlotOwner(
           {
@@ -437,7 +458,7 @@ export class SpawnPublication {
               const record = records.get(ptyId)
               return record === undefined || record.state !== 'live' ? null : replyOf(record, true)
             },
-            attach: (ptyId, owner) => attach(ptyId, owner.hostId, owners.comings.get(ptyId)),
+            attach: (ptyId, owner) => attach(ptyId, owner.hostId, owners.comings.get(ptyId)?.coming),
             bindSlot: (ptyId, boundSlot) => {
               const record = records.get(ptyId)
               if (record !== undefined) record.slot = boundSlot
@@ -457,19 +478,23 @@ export class SpawnPublication {
    * answers (if the adoption has not ended by then). A store that throws or rejects here registers
    * nothing: the adoption reads it again in its turn, and answers for it there.
    */
-  #expectSlotOwners(slot: PtySlot): { comings: Map<string, ComingPty>; release: () => void } {
+  #expectSlotOwners(slot: PtySlot): { comings: Map<string, ExpectedSlotOwner>; release: () => void } {
     const records = this.#core.records
     const store = this.#core.options.store
-    const comings = new Map<string, ComingPty>()
+    const comings = new Map<string, ExpectedSlotOwner>()
     let ended = false
     const expectOwner = (owner: unknown): void => {
-      const { ptyId, incarnationId } = (owner ?? {}) as { ptyId?: unknown; incarnationId?: unknown }
+      const { ptyId, hostId, incarnationId } = (owner ?? {}) as { ptyId?: unknown; hostId?: unknown; incarnationId?: unknown }
       if (ended || typeof ptyId !== 'string' || ptyId.length === 0 || comings.has(ptyId)) return
       const record = records.get(ptyId)
       if (record?.state === 'live') return // a `kill` stops it where it is
       // The very incarnation whose death is proven: the adoption cannot attach it (nor is there anything to stop).
       if (record?.state === 'exited' && record.incarnationId !== undefined && record.incarnationId === incarnationId) return
-      comings.set(ptyId, records.expectAdoption(ptyId))
+      comings.set(ptyId, {
+        coming: records.expectAdoption(ptyId),
+        hostId: typeof hostId === 'string' ? hostId : undefined,
+        incarnationId: typeof incarnationId === 'string' ? (incarnationId as PtyIncarnationId) : undefined,
+      })
     }
     try {
       expectOwner(store.getLiveOwner(slot))
@@ -483,8 +508,22 @@ export class SpawnPublication {
       comings,
       release: () => {
         ended = true
-        for (const coming of comings.values()) records.release(coming)
+        for (const { coming } of comings.values()) records.release(coming)
       },
+    }
+  }
+
+  /**
+   * An adoption refused before its attach (the controller was disposed while it waited for its
+   * turn): each owner it expected that a `kill` marked is stopped on its host at once, fenced by the
+   * incarnation the slot store names — the `kill` answered `true` (a stop committed), and the
+   * process runs already, whether or not the adoption attaches it.
+   */
+  #stopMarkedOwners(owners: ReadonlyMap<string, ExpectedSlotOwner>): void {
+    for (const [ptyId, { coming, hostId, incarnationId }] of owners) {
+      if (!coming.stopRequested) continue
+      const provider = this.#core.options.providers.get(hostId ?? 'local')
+      if (provider !== undefined) void this.#stopping.dispatch(ptyId, { provider, incarnationId }, true)
     }
   }
 

@@ -297,6 +297,23 @@ describe('kill of a slot owner whose adoption waits for its turn', () => {
     await other.dispose({ stopPtys: false })
   })
 
+  it('the controller disposed while the marked adoption still waits for its turn: the kill still stops the owner (before: true, and it ran on)', async () => {
+    const { h, owner, other } = await ownedElsewhere()
+    const release = h.controller.claimSlotCreate({ key: 'pane' })
+    const adopting = h.controller.adoptSlot({ slot: { key: 'pane' } })
+    await h.settle()
+    expect(h.controller.kill(owner.id)).toBe(true)
+    // Disposal refuses the adoption in its turn: it never attaches the owner the kill marked.
+    const disposed = h.controller.dispose()
+    expect(await h.run(adopting).catch((error: unknown) => error)).toMatchObject({ code: 'controller_disposed' })
+    await h.run(disposed)
+    await h.settle()
+    expect(shutdownCalls(h)).toEqual([[owner.id, { expectedIncarnationId: owner.incarnationId, immediate: true }]])
+    expect(h.provider.getPty(owner.id)?.live).toBe(false)
+    release()
+    await other.dispose({ stopPtys: false })
+  })
+
   it('the same for an owner only the persisted view names, read asynchronously (a restored session)', async () => {
     const inner = createInMemorySlotStore()
     const store: PtySlotStore = { ...inner, getLiveOwner: () => null, getPersistedOwner: async (slot) => inner.getPersistedOwner(slot) }
