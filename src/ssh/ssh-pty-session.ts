@@ -334,7 +334,8 @@ export class SshPtySession {
    * The connection dropped: whatever the channel does next, this PTY's fate is unknown. The bytes
    * the channel still holds can never leave: their writes settle now, not at the channel's close —
    * which `ssh2` emits only once its readable side was read to the end, so a consumer's pause held
-   * them pending for as long as it lasted (for good after `dispose()`).
+   * them pending for as long as it lasted (for good when the server cannot be reached again:
+   * `dispose()` stops, and so resumes, only the lost PTYs it can reach).
    */
   markLost(): void {
     if (this.state === 'exited' || this.state === 'lost') return

@@ -3,7 +3,8 @@
  * closed) settles when the connection is lost — none of the held bytes can leave any more. Before,
  * its promise waited for the channel's `close`, which `ssh2` emits only once the channel's readable
  * side is read to its end: a consumer's pause (flow control, a renderer behind) kept it pending for
- * as long as the pause lasted — for good after `dispose()`, which resumes nothing of a lost PTY.
+ * as long as the pause lasted — for good when the server could not be reached again (`dispose()`
+ * stops, and so resumes, only the lost PTYs it can reach).
  */
 import { afterEach, describe, expect, it } from 'vitest'
 import type { WriteSettlement } from 'ptykit/contracts'
