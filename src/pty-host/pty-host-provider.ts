@@ -469,7 +469,13 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
     return { connection, incarnationId: pty?.incarnationId }
   }
 
-  async function settleHostWrite(
+  /**
+   * Send one write request and settle it from the host's answer. Not an `async` function: its frame
+   * would keep `payload` — the written text or bytes — until the answer, which for a write the host
+   * holds (a program that does not read) comes only once their fate is known: a second copy of all
+   * the input held for the PTY, in the app, beside the host's.
+   */
+  function settleHostWrite(
     connection: PtyHostConnection,
     method: 'write' | 'writeBytes',
     id: string,
@@ -477,6 +483,7 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
     expectedIncarnationId: PtyIncarnationId | undefined,
     serializeWhenSent = false,
   ): Promise<WriteSettlement> {
+    let answer: Promise<unknown>
     try {
       const params: Record<string, unknown> = { ptyId: id, ...payload }
       // A piece of a long write of bytes: its base64 made when it is sent (see writeBytes).
@@ -486,13 +493,11 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
         Object.defineProperty(params, 'bytes', { enumerable: true, get: later })
       }
       if (expectedIncarnationId !== undefined) params['expectedIncarnationId'] = expectedIncarnationId
-      const settlement = (await connection.request(method, params, requestTimeoutMs, { serializeWhenSent })) as WriteSettlement
-      if (settlement?.kind === 'accepted' || settlement?.kind === 'refused' || settlement?.kind === 'unverifiable') return settlement
-      return unverifiableWrite('provider_threw_after_handoff', true)
+      answer = connection.request(method, params, requestTimeoutMs, { serializeWhenSent })
     } catch (error) {
-      if (isRequestTimeout(error)) return unverifiableWrite('settlement_timeout', true)
-      return unverifiableWrite('transport_lost', true)
+      answer = Promise.reject(error)
     }
+    return answer.then(settlementOfHostAnswer, settlementOfFailedHostWrite)
   }
 
   /**
@@ -755,4 +760,17 @@ function wireBudget(options: PtyWaitBudget | undefined): () => { timeoutMs?: num
   // (a reconnect after a drop) is spent from the caller's budget, not added to it.
   const deadline = resolveWaitDeadline(options, 0)
   return () => ({ timeoutMs: Math.max(0, deadline - Date.now()) })
+}
+
+/** A write request's answer from the host, as a settlement (a malformed one: nobody can tell). */
+function settlementOfHostAnswer(answer: unknown): WriteSettlement {
+  const settlement = answer as WriteSettlement | null
+  if (settlement?.kind === 'accepted' || settlement?.kind === 'refused' || settlement?.kind === 'unverifiable') return settlement
+  return unverifiableWrite('provider_threw_after_handoff', true)
+}
+
+/** A write request that got no answer: the host did not answer in time, or the connection failed. */
+function settlementOfFailedHostWrite(error: unknown): WriteSettlement {
+  if (isRequestTimeout(error)) return unverifiableWrite('settlement_timeout', true)
+  return unverifiableWrite('transport_lost', true)
 }

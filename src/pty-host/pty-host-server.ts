@@ -321,13 +321,21 @@ export async function startPtyHost(options: PtyHostServerOptions = {}): Promise<
   /** The requests being handled, until each has replied: a closing host answers them before it drops its clients. */
   const pendingRequests = new Set<Promise<void>>()
 
+  /** Run `request`'s handler (a function apart: no closure of {@link handleRequest} keeps `request`). */
+  const callHandler = (client: HostClient, request: PtyHostRequest): Promise<unknown> => callProvider(() => handlers[request.method](client, request))
+
   const handleRequest = (client: HostClient, request: PtyHostRequest): void => {
+    // The id alone, not the request, in the closures that wait for the answer: a write's answer
+    // waits until its bytes' fate is known (a program that does not read), and a closure that kept
+    // the request kept its data too — a second copy of the input held for the PTY, beside the held
+    // bytes themselves.
+    const requestId = request.id
     const reply = (message: { ok: true; result: unknown } | { ok: false; error: PtyHostWireError }): void => {
-      if (request.id !== null) client.send({ v: PTY_HOST_PROTOCOL_VERSION, type: 'reply', id: request.id, ...message })
+      if (requestId !== null) client.send({ v: PTY_HOST_PROTOCOL_VERSION, type: 'reply', id: requestId, ...message })
     }
     // A closing host starts no session.
     if (closePromise !== null && request.method === 'spawn') return reply({ ok: false, error: CLOSING })
-    const handled = callProvider(() => handlers[request.method](client, request)).then(
+    const handled = callHandler(client, request).then(
       (result) => {
         if (result !== REPLIED) reply({ ok: true, result: result ?? null })
       },
