@@ -1,5 +1,6 @@
 import { spawnSync } from 'node:child_process'
 import { readFileSync, readdirSync } from 'node:fs'
+import { constants as osConstants } from 'node:os'
 import type { PtyDataEvent, PtyExitEvent, PtyProvider } from 'ptykit/contracts'
 import { loadNodePtyModule, type NodePtyModule, type NodePtyTerminal } from '../../src/node-pty/node-pty-module.js'
 import { afterAll, beforeAll, expect } from 'vitest'
@@ -73,6 +74,26 @@ export function killAndSpinUntilDead(pid: number): void {
   while (!isDead(pid)) {
     if (Date.now() > deadline) throw new Error(`pid ${pid} still alive 5 s after SIGKILL: ${JSON.stringify(procRow(pid))}`)
   }
+}
+
+/**
+ * Whether `pid` runs `command` with every one of `signals` ignored (their bits in the `SigIgn` mask
+ * of `/proc/<pid>/status`). A script's `(trap '' HUP; exec sleep 30) & echo $!` prints the job's pid
+ * right after its fork, before the job has set its trap and exec'd: a test that hangs the session
+ * up as soon as it reads the pid waits for this first, or a loaded machine's hang-up can end the job.
+ */
+export function runsIgnoring(pid: number, command: string, signals: readonly NodeJS.Signals[]): boolean {
+  let status: string
+  try {
+    status = readFileSync(`/proc/${pid}/status`, 'utf8')
+  } catch {
+    return false
+  }
+  const name = /^Name:\s*(.*)$/m.exec(status)?.[1]
+  const ignored = /^SigIgn:\s*([0-9a-f]+)$/m.exec(status)?.[1]
+  if (name !== command || ignored === undefined) return false
+  const mask = BigInt(`0x${ignored}`)
+  return signals.every((signal) => ((mask >> BigInt(osConstants.signals[signal] - 1)) & 1n) === 1n)
 }
 
 /** The command name of `pid` (`/proc/<pid>/comm`: `sleep` once a shell exec'd it), or `undefined`. */

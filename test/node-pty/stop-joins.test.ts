@@ -12,7 +12,7 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createNodePtyProvider, type NodePtyProvider } from 'ptykit/node-pty'
 import { createPtyController } from 'ptykit/controller'
-import { PtyEventLog, isDead, killIfStill, procRow, processIdentity, waitFor, expectNoChildLeftBehind, type ProcessIdentity } from './pty-test-support.js'
+import { PtyEventLog, isDead, killIfStill, procRow, processIdentity, runsIgnoring, waitFor, expectNoChildLeftBehind, type ProcessIdentity } from './pty-test-support.js'
 
 let provider: NodePtyProvider
 let log: PtyEventLog
@@ -77,14 +77,24 @@ describe('node-pty provider: stops that are joined late, and leaders that only l
   // and TERM and stays in the leader's session and group: only the stop's SIGKILL ends it.
   const JOB_SURVIVES_HANGUP = { file: '/bin/sh', args: ['-c', "(trap '' HUP TERM; exec sleep 30) & echo BG=$!; sleep 30"] }
 
-  async function spawnWithJob(p: NodePtyProvider, l: PtyEventLog) {
-    const result = await p.spawn(JOB_SURVIVES_HANGUP)
+  /**
+   * The job's pid, once the job ignores HUP and TERM and runs its sleep: `echo` prints the pid right
+   * after the fork, before the job's trap (a hang-up sent then ended the job with the leader, in
+   * 4 of 150 tries on a loaded machine).
+   */
+  async function jobOf(l: PtyEventLog, id: string): Promise<number> {
     const job = await waitFor(() => {
-      const match = /BG=(\d+)/.exec(l.output(result.id))
+      const match = /BG=(\d+)/.exec(l.output(id))
       return match === null ? undefined : Number(match[1])
     }, 'the job pid')
     leftovers.push(processIdentity(job))
-    return { result, job }
+    await waitFor(() => (runsIgnoring(job, 'sleep', ['SIGHUP', 'SIGTERM']) ? true : undefined), 'the job to ignore HUP and TERM and run its sleep')
+    return job
+  }
+
+  async function spawnWithJob(p: NodePtyProvider, l: PtyEventLog) {
+    const result = await p.spawn(JOB_SURVIVES_HANGUP)
+    return { result, job: await jobOf(l, result.id) }
   }
 
   it('an immediate shutdown during a graceful one whose leader already exited does not resolve while the session still lives', async () => {
@@ -110,11 +120,7 @@ describe('node-pty provider: stops that are joined late, and leaders that only l
     const controller = createPtyController({ provider: own })
     try {
       const reply = await controller.spawn(JOB_SURVIVES_HANGUP)
-      const job = await waitFor(() => {
-        const match = /BG=(\d+)/.exec(ownLog.output(reply.id))
-        return match === null ? undefined : Number(match[1])
-      }, 'the job pid')
-      leftovers.push(processIdentity(job))
+      const job = await jobOf(ownLog, reply.id)
       const verdict = await controller.stopAndWait(reply.id, { deadlineMs: Date.now() + 1_500 })
       const jobDeadAtVerdict = isDead(job)
       expect({ verdict, jobDeadAtVerdict }).toEqual({ verdict: true, jobDeadAtVerdict: true })

@@ -11,7 +11,7 @@ import { createPtyController, type PtyController } from 'ptykit/controller'
 import type { PtyExitEvent } from 'ptykit/contracts'
 import { startPtyHost, type PtyHostProvider } from 'ptykit/pty-host'
 import { describe, expect, it } from 'vitest'
-import { isDeadState, killIfStill, procRow, processIdentity, waitFor, type ProcessIdentity } from '../node-pty/pty-test-support.js'
+import { isDeadState, killIfStill, procRow, processIdentity, runsIgnoring, waitFor, type ProcessIdentity } from '../node-pty/pty-test-support.js'
 import { bootTicksNow } from '../../src/pty-host/session-journal.js'
 import { inProcessHost, killHost, killHostAndClean, makeSocketDir, providerOn, rawClient, useCleanups } from './pty-host-test-support.js'
 
@@ -71,17 +71,6 @@ async function orphansOfAKilledHost(count = 1) {
   await waitFor(() => (app.provider.connected ? undefined : true), 'the drop')
   for (const pty of ptys) expect(isGone(pty.identity)).toBe(false)
   return { dir, socketPath, app, ptys }
-}
-
-/** Whether `pid` runs `sleep` with SIGHUP ignored (`SigIgn` in its status, bit 0). */
-function ignoresHangUp(pid: number): boolean {
-  try {
-    const status = readFileSync(`/proc/${pid}/status`, 'utf8')
-    const ignored = /^SigIgn:\s*([0-9a-f]+)$/m.exec(status)?.[1]
-    return /^Name:\s*sleep$/m.test(status) && ignored !== undefined && (BigInt(`0x${ignored}`) & 1n) === 1n
-  } catch {
-    return false
-  }
 }
 
 /** A successor host in this process on `socketPath`. */
@@ -333,7 +322,7 @@ describe('pty host: what a successor may not say or do about a dead host’s ses
     const jobPid = await waitFor(() => Number(/job-(\d+)/.exec(output)?.[1]) || undefined, 'the job')
     // `echo` runs right after the fork: wait until nohup has set the hang-up aside and exec'd the
     // sleep (SigIgn's bit 0), or a loaded machine's hang-up below could end the job first.
-    await waitFor(() => (ignoresHangUp(jobPid) ? true : undefined), 'the job to ignore the hang-up')
+    await waitFor(() => (runsIgnoring(jobPid, 'sleep', ['SIGHUP']) ? true : undefined), 'the job to ignore the hang-up')
     const job = processIdentity(jobPid)!
     cleanups.push(async () => killIfStill(job))
     const leaderPid = (await app.provider.listProcesses()).find((row) => row.id === pty.id)!.pid!
