@@ -8,12 +8,12 @@
  */
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import type { PtyProvider, PtySlotAdoption } from '../../src/contracts/index.js'
+import type { PtySlotAdoption } from '../../src/contracts/index.js'
 import { createPtyController } from '../../src/controller/index.js'
 import { createInMemoryPtyRuntime, createInMemorySlotStore } from '../../src/spawn/index.js'
-import { createFakePtyProvider, type FakePtyProvider } from '../../src/testing/index.js'
+import { createFakePtyProvider } from '../../src/testing/index.js'
 import { createManualClock } from '../../src/testing/manual-clock.js'
-import { createHarness, type Harness } from './controller-harness.js'
+import { createHarness, scheduledShutdowns, type Harness } from './controller-harness.js'
 
 function slotHarness(): Harness {
   return createHarness({ controller: { store: createInMemorySlotStore(), runtime: createInMemoryPtyRuntime() } })
@@ -79,28 +79,13 @@ describe('adoptSlot while a kill stops the slot owner', () => {
   })
 })
 
-/** The fake, with each exit the stop causes delivered when the scheduler says. */
-function scheduledExits(s: fc.Scheduler, fake: FakePtyProvider): PtyProvider {
-  return {
-    name: 'scheduled',
-    authoritativeListings: true,
-    spawn: (options) => fake.spawn(options),
-    write: (id, data) => fake.write(id, data),
-    resize: (id, cols, rows) => fake.resize(id, cols, rows),
-    shutdown: (id, options) => s.schedule(Promise.resolve(), 'shutdown').then(() => fake.shutdown(id, options)),
-    hasPty: (id) => fake.hasPty(id),
-    listProcesses: () => fake.listProcesses(),
-    onData: (listener) => fake.onData(listener),
-    onExit: (listener) => fake.onExit(listener),
-  }
-}
 
 describe('adoptSlot races with a kill of the slot owner', () => {
   it('an adoption asked after the kill never hands back the owner being stopped; one asked before may (it was live then)', async () => {
     await fc.assert(
       fc.asyncProperty(fc.scheduler(), fc.integer({ min: 1, max: 3 }), fc.boolean(), async (s, adoptions, respawn) => {
         const fake = createFakePtyProvider()
-        const controller = createPtyController({ provider: scheduledExits(s, fake), clock: createManualClock(), store: createInMemorySlotStore() })
+        const controller = createPtyController({ provider: scheduledShutdowns(s, fake), clock: createManualClock(), store: createInMemorySlotStore() })
         const owner = await controller.spawn({ slot })
         let killed = false
         const kill = s.schedule(Promise.resolve(), 'kill').then(() => {

@@ -1,3 +1,5 @@
+import type fc from 'fast-check'
+import type { PtyProvider } from '../../src/contracts/index.js'
 import { createPtyController, type PtyController, type PtyControllerOptions } from '../../src/controller/index.js'
 import type { PtyControllerError } from '../../src/controller/index.js'
 import type {
@@ -105,4 +107,23 @@ export function holdAttaches(h: Harness): () => void {
     return spawn(options)
   }
   return answer
+}
+
+/**
+ * The fake `fake` as a provider whose every shutdown is carried out when the fast-check scheduler
+ * `s` says (the exit it causes comes then): for races of stops against kills, disposal and adoption.
+ */
+export function scheduledShutdowns(s: fc.Scheduler, fake: FakePtyProvider): PtyProvider {
+  return {
+    name: 'scheduled',
+    authoritativeListings: true,
+    spawn: (options) => fake.spawn(options),
+    write: (id, data) => fake.write(id, data),
+    resize: (id, cols, rows) => fake.resize(id, cols, rows),
+    shutdown: (id, options) => s.schedule(Promise.resolve(), 'shutdown').then(() => fake.shutdown(id, options)),
+    hasPty: (id) => fake.hasPty(id),
+    listProcesses: () => fake.listProcesses(),
+    onData: (listener) => fake.onData(listener),
+    onExit: (listener) => fake.onExit(listener),
+  }
 }

@@ -10,12 +10,11 @@
  */
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import type { PtyProvider } from '../../src/contracts/index.js'
 import { createPtyController, type PtyControllerExitEvent } from '../../src/controller/index.js'
 import { createInMemorySlotStore } from '../../src/spawn/index.js'
-import { createFakePtyProvider, type FakePtyProvider } from '../../src/testing/index.js'
+import { createFakePtyProvider } from '../../src/testing/index.js'
 import { createManualClock } from '../../src/testing/manual-clock.js'
-import { createHarness, holdAttaches, type Harness } from './controller-harness.js'
+import { createHarness, holdAttaches, scheduledShutdowns, type Harness } from './controller-harness.js'
 
 function shutdownCalls(h: Harness): unknown[][] {
   return h.provider.calls.filter((call) => call.method === 'shutdown').map((call) => [...call.args])
@@ -159,28 +158,13 @@ describe('kill after dispose() began', () => {
   })
 })
 
-/** The fake, with each shutdown carried out when the scheduler says. */
-function scheduledStops(s: fc.Scheduler, fake: FakePtyProvider): PtyProvider {
-  return {
-    name: 'scheduled',
-    authoritativeListings: true,
-    spawn: (options) => fake.spawn(options),
-    write: (id, data) => fake.write(id, data),
-    resize: (id, cols, rows) => fake.resize(id, cols, rows),
-    shutdown: (id, options) => s.schedule(Promise.resolve(), 'shutdown').then(() => fake.shutdown(id, options)),
-    hasPty: (id) => fake.hasPty(id),
-    listProcesses: () => fake.listProcesses(),
-    onData: (listener) => fake.onData(listener),
-    onExit: (listener) => fake.onExit(listener),
-  }
-}
 
 describe('kill races with dispose', () => {
   it('never throws; true while dispose is still stopping the live PTY; false once dispose is over; and nothing is left running', async () => {
     await fc.assert(
       fc.asyncProperty(fc.scheduler(), fc.integer({ min: 1, max: 4 }), async (s, kills) => {
         const fake = createFakePtyProvider()
-        const controller = createPtyController({ provider: scheduledStops(s, fake), clock: createManualClock() })
+        const controller = createPtyController({ provider: scheduledShutdowns(s, fake), clock: createManualClock() })
         const exits: PtyControllerExitEvent[] = []
         controller.on('exit', (event) => exits.push(event))
         const { id } = await controller.spawn({})

@@ -10,11 +10,10 @@
  */
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import type { PtyProvider } from '../../src/contracts/index.js'
 import { createPtyController, type PtyControllerExitEvent } from '../../src/controller/index.js'
-import { createFakePtyProvider, type FakePtyProvider } from '../../src/testing/index.js'
+import { createFakePtyProvider } from '../../src/testing/index.js'
 import { createManualClock } from '../../src/testing/manual-clock.js'
-import { createHarness, type Harness } from './controller-harness.js'
+import { createHarness, holdAttaches, scheduledShutdowns, type Harness } from './controller-harness.js'
 
 function shutdownCalls(h: Harness): unknown[][] {
   return h.provider.calls.filter((call) => call.method === 'shutdown').map((call) => [...call.args])
@@ -123,13 +122,7 @@ describe('stopAndWait after dispose() began', () => {
     const h = createHarness()
     const orphan = await h.provider.spawn({ sessionId: 'left-over' })
     // The host answers attach-only calls late (busy restoring sessions).
-    let answer!: () => void
-    const answered = new Promise<void>((resolve) => (answer = resolve))
-    const spawn = h.provider.spawn.bind(h.provider)
-    h.provider.spawn = async (options) => {
-      if (options.attachOnly === true) await answered
-      return spawn(options)
-    }
+    const answer = holdAttaches(h)
     const attaching = h.controller.attach('left-over')
     await h.settle()
     await h.run(h.controller.dispose())
@@ -186,28 +179,13 @@ describe('kill after dispose() gave up on a stop (stop_unverified)', () => {
   })
 })
 
-/** The fake, with each shutdown carried out when the scheduler says. */
-function scheduledStops(s: fc.Scheduler, fake: FakePtyProvider): PtyProvider {
-  return {
-    name: 'scheduled',
-    authoritativeListings: true,
-    spawn: (options) => fake.spawn(options),
-    write: (id, data) => fake.write(id, data),
-    resize: (id, cols, rows) => fake.resize(id, cols, rows),
-    shutdown: (id, options) => s.schedule(Promise.resolve(), 'shutdown').then(() => fake.shutdown(id, options)),
-    hasPty: (id) => fake.hasPty(id),
-    listProcesses: () => fake.listProcesses(),
-    onData: (listener) => fake.onData(listener),
-    onExit: (listener) => fake.onExit(listener),
-  }
-}
 
 describe('stopAndWait races with dispose', () => {
   it("every late stopAndWait and handle stop() answers true once disposal verified the stop; never a throw; nothing left running", async () => {
     await fc.assert(
       fc.asyncProperty(fc.scheduler(), fc.integer({ min: 1, max: 3 }), fc.boolean(), async (s, calls, viaHandle) => {
         const fake = createFakePtyProvider()
-        const controller = createPtyController({ provider: scheduledStops(s, fake), clock: createManualClock() })
+        const controller = createPtyController({ provider: scheduledShutdowns(s, fake), clock: createManualClock() })
         const exits: PtyControllerExitEvent[] = []
         controller.on('exit', (event) => exits.push(event))
         const terminal = await controller.spawnTerminal({})
