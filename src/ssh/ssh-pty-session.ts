@@ -103,6 +103,24 @@ export class SshPtySession {
    * each settles when the channel hands on its last byte, or at the close (see {@link SshPtySession.write}).
    */
   #heldWrites: { bytes: number; settle: (settlement: WriteSettlement) => void }[] = []
+  /**
+   * Callbacks still to come of writes the channel took at once (already settled `accepted`). Every
+   * write hands the channel the one {@link SshPtySession.#onWritten}, and a Writable calls its
+   * writes' callbacks in order: these come before any held write's.
+   */
+  #acceptedCallbacksDue = 0
+  /**
+   * The callback of every write: one function for the session, not a closure per write. Skips the
+   * callbacks of writes taken at once, then settles the oldest held write (nothing once
+   * `#dropHeldWrites` settled them: ssh2 calls no callback of the bytes it drops).
+   */
+  readonly #onWritten = (error?: Error | null): void => {
+    if (this.#acceptedCallbacksDue > 0) {
+      this.#acceptedCallbacksDue -= 1
+      return
+    }
+    this.#heldWrites.shift()?.settle(error === undefined || error === null ? WRITE_ACCEPTED : unverifiableWrite('transport_lost', true))
+  }
   /** A lost session's end is proven; its exit waits for the channel to hand over what it received. */
   #goneAwaitingClose = false
   /** The consumer asked for a pause (`pause`) and has not resumed, whether or not the channel is paused. */
@@ -476,20 +494,18 @@ export class SshPtySession {
         this.channel.write(data)
         return WRITE_ACCEPTED
       }
-      const write = { bytes: data.length, settle: (_settlement: WriteSettlement): void => {} }
-      const settled = new Promise<WriteSettlement>((resolve) => {
-        write.settle = resolve
+      this.channel.write(data, this.#onWritten)
+      // Every byte handed on during the call (the window had room): the channel holds no more than
+      // before. Settled now, with nothing allocated for it (as the node-pty provider does): its
+      // callback, still to come, settles nothing.
+      if (this.channel.writableLength === held) {
+        this.#acceptedCallbacksDue += 1
+        return WRITE_ACCEPTED
+      }
+      const bytes = data.length
+      return new Promise<WriteSettlement>((settle) => {
+        this.#heldWrites.push({ bytes, settle })
       })
-      this.channel.write(data, (error) => {
-        const index = this.#heldWrites.indexOf(write)
-        if (index === -1) return
-        this.#heldWrites.splice(index, 1)
-        write.settle(error === undefined || error === null ? WRITE_ACCEPTED : unverifiableWrite('transport_lost', true))
-      })
-      // Every byte handed on during the call (the window had room): the channel holds no more than before.
-      if (this.channel.writableLength === held) return WRITE_ACCEPTED
-      this.#heldWrites.push(write)
-      return settled
     } catch {
       // A stream that throws may have sent part of the bytes first: nobody can tell.
       return unverifiableWrite('transport_lost', true)
