@@ -55,6 +55,17 @@ function launchOptions(params: Record<string, unknown>, id: string): ProviderSpa
   return options
 }
 
+/**
+ * A write's settlement, after telling the client when the provider holds its bytes (a promise: a
+ * program that does not read): a `held` message, so the app does not keep its event loop open
+ * for the reply, which comes only once their fate is known (see the `held` message). A request
+ * without an id (a notify) is told nothing.
+ */
+function saidWhenHeld(client: HostClient, request: PtyHostRequest, settlement: WriteSettlement | Promise<WriteSettlement>): WriteSettlement | Promise<WriteSettlement> {
+  if (settlement instanceof Promise && typeof request.id === 'number') client.send({ v: PTY_HOST_PROTOCOL_VERSION, type: 'held', id: request.id })
+  return settlement
+}
+
 const absent = (ptyId: string, why: string): PtyHostError => new PtyHostError('pty_absent', `Cannot attach to PTY ${JSON.stringify(ptyId)}: ${why}`, { ptyId })
 
 /**
@@ -187,18 +198,18 @@ export function createHostRequestHandlers({ provider, sessions, activityChanged,
       sessions.attach(client, session, fromSeq, (result) => ({ v: PTY_HOST_PROTOCOL_VERSION, type: 'reply', id: requestId, ok: true, result }))
       return REPLIED
     },
-    async write(_client, request) {
+    async write(client, request) {
       const id = stringParam(request.params, 'ptyId')
       const { data } = request.params
       // Refused, never written as `''` and answered accepted (as hosts before 7 Dec did): a write
       // that is not text settles nothing true.
       if (typeof data !== 'string') throw invalidPtyHostOption('data', 'a string (bytes go in a writeBytes request)', data)
-      return fencedWrite(id, request.params.expectedIncarnationId) ?? provider.write(id, data)
+      return saidWhenHeld(client, request, fencedWrite(id, request.params.expectedIncarnationId) ?? provider.write(id, data))
     },
-    async writeBytes(_client, request) {
+    async writeBytes(client, request) {
       const id = stringParam(request.params, 'ptyId')
       const bytes = bytesParam(request.params, 'bytes')
-      return fencedWrite(id, request.params.expectedIncarnationId) ?? provider.writeBytes(id, bytes)
+      return saidWhenHeld(client, request, fencedWrite(id, request.params.expectedIncarnationId) ?? provider.writeBytes(id, bytes))
     },
     async resize(_client, request) {
       const id = stringParam(request.params, 'ptyId')

@@ -118,6 +118,14 @@ export type PtyHostMessage =
   | OutputFrame
   | { v: number; type: 'exit'; ptyId: string; code: number; cause?: unknown; incarnationId?: string; diedBeforeStopRequest?: boolean; stopRequestedBeforeDeath?: boolean }
   | { v: number; type: 'loss'; ptyId: string; fromSeq: number; toSeq: number }
+  /**
+   * The host holds the bytes of the `write` / `writeBytes` request `id` (a program that does not
+   * read, or a launch command not yet sent): its reply comes when their fate is known, maybe much
+   * later. The app then stops holding its event loop open for that reply (it still settles the
+   * write if it arrives while the app runs). A host of an older ptykit sends none; an app of an
+   * older ptykit ignores it, as any message it does not know.
+   */
+  | { v: number; type: 'held'; id: number }
 
 /**
  * What a user does about a running host that an app cannot use (another protocol version, or a

@@ -293,7 +293,9 @@ export class PtyHostConnection {
   /**
    * Send a request; resolves with the result, rejects with the host's error or `transport_lost`.
    * While it waits for its answer it holds the app's event loop open, unless `holdsApp` is
-   * `false` (a clean-up whose answer nobody waits for: its frame is written all the same).
+   * `false` (a clean-up whose answer nobody waits for: its frame is written all the same), or
+   * until the host says it holds a write's bytes (a `held` message: the answer comes when their
+   * fate is known, and is still handed on if it arrives while the app runs).
    * `serializeWhenSent`: `params` is serialized by the flush that sends it, not on the calling
    * turn, and its size is not checked — for a write piece, which the provider cut to fit the
    * host's frames (and whose `params` nobody changes meanwhile): a long write's pieces are then
@@ -448,6 +450,16 @@ export class PtyHostConnection {
   #drain(): void {
     while (this.#inboxHead < this.#inbox.length) {
       const message = this.#inbox[this.#inboxHead++]!
+      if (message.type === 'held') {
+        // The host holds a write's bytes: its answer may be far off, and must not keep the app up.
+        const pending = this.#pending.get(message.id)
+        if (pending?.holdsApp === true) {
+          pending.holdsApp = false
+          this.#holdingRequests -= 1
+          this.#updateRef()
+        }
+        continue
+      }
       if (message.type === 'reply') {
         const pending = this.#pending.get(message.id)
         if (pending === undefined) continue
