@@ -77,13 +77,17 @@ export class Stopping {
       const verdict = stopAndWaitTracked(this.#phases, record, { deadlineAt: core.clock.now() + core.options.stop.defaultDeadlineMs }).catch(() => false)
       this.#disposing.add(record)
       this.#disposeVerdicts.set(record, verdict)
-      return verdict.finally(() => this.#disposing.delete(record))
+      // Given up on as soon as its own stop is over (not once every stop of the disposal is): a
+      // late `kill` of it then reaches it at once, whatever another PTY's stop still waits for.
+      return verdict.then((verified) => {
+        this.#disposing.delete(record)
+        if (!verified && record.state !== 'exited') this.#givenUp.add(record)
+      })
     })
     await Promise.all(verdicts)
     for (const record of owned) {
       if (record.state === 'live') this.#exits.publishUnverified(record, PTY_LIVENESS_REASONS.stopUnconfirmed)
       this.#exits.clearUnconfirmed(record)
-      if (record.state === 'unverified') this.#givenUp.add(record)
     }
   }
 
@@ -100,7 +104,7 @@ export class Stopping {
   killAfterDispose(ptyId: string): boolean {
     if (this.isStoppingForDispose(ptyId)) return true
     const record = this.#core.records.get(ptyId)
-    if (record === undefined || record.state !== 'unverified' || !this.#givenUp.has(record)) return false
+    if (record === undefined || record.state === 'exited' || !this.#givenUp.has(record)) return false
     void this.dispatch(ptyId, record, true)
     return true
   }
