@@ -95,7 +95,8 @@ export class Stopping {
    * A `kill(ptyId)` after `dispose()` began (a terminal handle's too): whether a stop of the PTY
    * tracked under `ptyId` is committed. `true` while disposal is still stopping it (nothing more is
    * dispatched: disposal's stop escalates). For a PTY whose stop disposal gave up on
-   * (`stop_unverified`: the process may still run), a forced shutdown fenced by its incarnation is
+   * (`stop_unverified`, published once every stop of the disposal settled; the PTY counts as given
+   * up from the end of its own stop: the process may still run), a forced shutdown fenced by its incarnation is
    * dispatched to its provider — which the host still owns — and the answer is `true`, as a `kill`
    * of an unverified PTY before `dispose()` still reaches it; nobody follows that stop up (the
    * controller no longer hears its provider). `false` otherwise: death proven, let go by
