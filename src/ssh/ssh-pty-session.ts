@@ -483,7 +483,11 @@ export class SshPtySession {
    */
   write(data: string | Buffer, maxPendingBytes = Number.POSITIVE_INFINITY): WriteSettlement | Promise<WriteSettlement> {
     if (this.endProven) return refusedWrite('pty_exited')
-    if (this.state === 'lost' || this.connection.lost || this.#channelClosed || this.#closeRequested) return refusedWrite('provider_refused_write')
+    // `writableEnded`: the server closed the channel (ssh2 ends its writable side at once, and says
+    // 'close' only once the output is read out — for a paused PTY, much later): nothing goes out.
+    if (this.state === 'lost' || this.connection.lost || this.#channelClosed || this.#closeRequested || this.channel.writableEnded === true) {
+      return refusedWrite('provider_refused_write')
+    }
     const held = this.channel.writableLength
     // Encoded here rather than by the channel (the same single encoding): its size is needed first.
     if (typeof held === 'number' && typeof data === 'string') data = Buffer.from(data, 'utf8')

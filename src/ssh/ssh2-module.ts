@@ -24,6 +24,11 @@ export type Ssh2Channel = {
    * to open. Absent on a stand-in: its writes are not bounded.
    */
   readonly writableLength?: number
+  /**
+   * Whether the writable side has ended (a `Writable`'s): ssh2 ends it when the server closes the
+   * channel, before 'close' (which waits for the output to be read). Absent on a stand-in.
+   */
+  readonly writableEnded?: boolean
   /** Stop reading: the channel's window is no longer refilled, so the server stops sending. */
   pause(): unknown
   /** Resume reading. */

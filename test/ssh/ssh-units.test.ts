@@ -312,6 +312,15 @@ describe('a write to an SSH PTY settles what is true of its bytes', () => {
     expect(written).toEqual([])
   })
 
+  it('a PTY whose channel the server closed without an exit report, its close still behind unread output: refused, nothing written', () => {
+    const { session, channel, written } = writableSession()
+    // ssh2 ends the channel's writable side at the server's CHANNEL_CLOSE and emits 'close' only
+    // once its output is read out (a paused PTY: much later). Before: accepted, the bytes went nowhere.
+    Object.assign(channel, { writableEnded: true })
+    expect(session.write('ls\r')).toEqual({ kind: 'refused', reason: 'provider_refused_write' })
+    expect(written).toEqual([])
+  })
+
   it('a PTY whose end the server reported, its exit still behind output: refused as exited (as node-pty refuses once the exit is known)', () => {
     const { session, channel, written } = writableSession()
     channel.emit('exit', 3)
