@@ -33,7 +33,6 @@ import type { Stopping } from './stopping.js'
 const DEFAULT_COLS = 80
 const DEFAULT_ROWS = 24
 
-/** What a record owns beyond its process: scope, slot, claim and pre-allocated handle. */
 /**
  * An owner the slot store names that an `adoptSlot` would attach (see `SpawnPublication.adoptSlot`):
  * its adoption waiting for the turn, and where it runs, as the store names it.
@@ -47,6 +46,7 @@ type ExpectedSlotOwner = {
   incarnationId: PtyIncarnationId | undefined
 }
 
+/** What a record owns beyond its process: scope, slot, claim and pre-allocated handle. */
 type RecordOwnership = Pick<PtyRecordInit, 'scopeId' | 'slot' | 'claimKey' | 'claimGeneration' | 'handle'>
 
 const OWNS_NOTHING: RecordOwnership = { scopeId: undefined, slot: undefined, claimKey: undefined, claimGeneration: undefined, handle: undefined }
@@ -522,7 +522,7 @@ export class SpawnPublication {
   #stopMarkedOwners(owners: ReadonlyMap<string, ExpectedSlotOwner>): void {
     for (const [ptyId, { coming, hostId, incarnationId }] of owners) {
       if (!coming.stopRequested) continue
-      const provider = this.#core.options.providers.get(hostId ?? 'local')
+      const provider = this.#core.options.providers.get(hostId ?? LOCAL_EXECUTION_HOST_ID)
       if (provider !== undefined) void this.#stopping.dispatch(ptyId, { provider, incarnationId }, true)
     }
   }

@@ -21,12 +21,12 @@ export class Stopping {
   readonly #exits: ExitPublication
   readonly #output: OutputDelivery
   readonly #phases: StopPhaseContext
-  /** The PTYs disposal is stopping, until each one's stop settled (see {@link Stopping.isStoppingForDispose}). */
-  readonly #disposing = new Set<PtyRecord>()
-  /** Each PTY disposal stopped, with its stop's verdict (`true`: verified); see {@link Stopping.stopAndWaitAfterDispose}. */
-  readonly #disposeVerdicts = new Map<PtyRecord, Promise<boolean>>()
-  /** The PTYs whose stop disposal gave up on (`stop_unverified`); see {@link Stopping.killAfterDispose}. */
-  readonly #givenUp = new Set<PtyRecord>()
+  /**
+   * Each PTY disposal stops: its stop's verdict, and that verdict once it is in (`undefined`: still
+   * stopping, see {@link Stopping.isStoppingForDispose}; `true`: verified; `false`: given up on,
+   * see {@link Stopping.killAfterDispose}) — read by {@link Stopping.stopAndWaitAfterDispose}.
+   */
+  readonly #disposalStops = new Map<PtyRecord, { verdict: Promise<boolean>; verified: boolean | undefined }>()
 
   constructor(core: ControllerCore, exits: ExitPublication, output: OutputDelivery) {
     this.#core = core
@@ -75,13 +75,12 @@ export class Stopping {
     const owned = [...core.records.values()].filter((record) => record.state !== 'exited' && !record.superseded)
     const verdicts = owned.map((record) => {
       const verdict = stopAndWaitTracked(this.#phases, record, { deadlineAt: core.clock.now() + core.options.stop.defaultDeadlineMs }).catch(() => false)
-      this.#disposing.add(record)
-      this.#disposeVerdicts.set(record, verdict)
+      const stop = { verdict, verified: undefined as boolean | undefined }
+      this.#disposalStops.set(record, stop)
       // Given up on as soon as its own stop is over (not once every stop of the disposal is): a
       // late `kill` of it then reaches it at once, whatever another PTY's stop still waits for.
       return verdict.then((verified) => {
-        this.#disposing.delete(record)
-        if (!verified && record.state !== 'exited') this.#givenUp.add(record)
+        stop.verified = verified
       })
     })
     await Promise.all(verdicts)
@@ -105,7 +104,7 @@ export class Stopping {
   killAfterDispose(ptyId: string): boolean {
     if (this.isStoppingForDispose(ptyId)) return true
     const record = this.#core.records.get(ptyId)
-    if (record === undefined || record.state === 'exited' || !this.#givenUp.has(record)) return false
+    if (record === undefined || record.state === 'exited' || this.#disposalStops.get(record)?.verified !== false) return false
     void this.dispatch(ptyId, record, true)
     return true
   }
@@ -117,7 +116,9 @@ export class Stopping {
    */
   isStoppingForDispose(ptyId: string): boolean {
     const record = this.#core.records.get(ptyId)
-    return record !== undefined && record.state !== 'exited' && this.#disposing.has(record)
+    if (record === undefined || record.state === 'exited') return false
+    const stop = this.#disposalStops.get(record)
+    return stop !== undefined && stop.verified === undefined
   }
 
   /**
@@ -146,7 +147,7 @@ export class Stopping {
    */
   async #disposalVerdict(record: PtyRecord, request: StopAndWaitRequest): Promise<boolean> {
     const core = this.#core
-    const verdict = record.state === 'exited' ? Promise.resolve(true) : this.#disposeVerdicts.get(record)
+    const verdict = record.state === 'exited' ? Promise.resolve(true) : this.#disposalStops.get(record)?.verdict
     if (verdict === undefined) return false
     // Disposal's stop settles before the controller's timers are cleared, so a deadline timer
     // here never outlives it (and a verdict already in wins the race: it comes first).
