@@ -14,8 +14,24 @@ import { loadHeadlessScreens } from './headless-screen.js'
 import { PTY_HOST_LOG_MAX_BYTES } from './host-log.js'
 import { PTY_HOST_FIRST_CLIENT_GRACE_MS, startPtyHost, type PtyHostServerOptions } from './pty-host-server.js'
 
-const USAGE = `Usage: ptykit-pty-host [--socket <path>] [--idle-exit-ms <n>] [--history-chars <n>]
-  [--scrollback-rows <n>] [--exited-history-bytes <n>] [--screen-chars-per-second <n>] [--ack-max-hold-ms <n>]
+/** The host's numeric flags, and the server option each sets (the parser and the usage read this one list). */
+const NUMERIC_FLAGS = {
+  '--idle-exit-ms': 'idleExitMs',
+  '--history-chars': 'historyChars',
+  '--scrollback-rows': 'scrollbackRows',
+  '--exited-history-bytes': 'exitedHistoryBytes',
+  '--exited-session-memory': 'exitedSessionMemory',
+  '--screen-chars-per-second': 'screenCharsPerSecond',
+  '--ack-max-hold-ms': 'ackMaxHoldMs',
+} as const
+
+/** The flags in `--help`'s usage line, four to a line. */
+const USAGE_FLAGS = ['[--socket <path>]', ...Object.keys(NUMERIC_FLAGS).map((flag) => `[${flag} <n>]`)]
+  .reduce<string[][]>((lines, flag, index) => (index % 4 === 0 ? [...lines, [flag]] : (lines.at(-1)!.push(flag), lines)), [])
+  .map((line) => line.join(' '))
+  .join('\n  ')
+
+const USAGE = `Usage: ptykit-pty-host ${USAGE_FLAGS}
 
 The ptykit pty host: runs PTYs that outlive the app, on a Unix socket (default: the user's shared
 socket, defaultPtyHostSocketPath()). Apps reach it through createPtyHostProvider() from
@@ -36,25 +52,16 @@ function asksForHelp(argv: readonly string[]): boolean {
 /** Parse the command line into server options (throws a TypeError naming a bad flag). */
 export function parsePtyHostArgs(argv: readonly string[]): PtyHostServerOptions {
   const options: PtyHostServerOptions = {}
-  const numeric = {
-    '--idle-exit-ms': 'idleExitMs',
-    '--history-chars': 'historyChars',
-    '--scrollback-rows': 'scrollbackRows',
-    '--exited-history-bytes': 'exitedHistoryBytes',
-    '--exited-session-memory': 'exitedSessionMemory',
-    '--screen-chars-per-second': 'screenCharsPerSecond',
-    '--ack-max-hold-ms': 'ackMaxHoldMs',
-  } as const
   for (let index = 0; index < argv.length; index++) {
     const flag = argv[index]!
     const value = argv[index + 1]
     if (value === undefined) throw new TypeError(`The flag ${flag} needs a value`)
     index += 1
     if (flag === '--socket') options.socketPath = value
-    else if (flag in numeric) {
+    else if (flag in NUMERIC_FLAGS) {
       const parsed = Number(value)
       if (!Number.isSafeInteger(parsed) || parsed < 0) throw new TypeError(`Expected ${flag} to be a non-negative integer, got ${JSON.stringify(value)}`)
-      options[numeric[flag as keyof typeof numeric]] = parsed
+      options[NUMERIC_FLAGS[flag as keyof typeof NUMERIC_FLAGS]] = parsed
     } else throw new TypeError(`Unknown flag ${JSON.stringify(flag)}`)
   }
   return options

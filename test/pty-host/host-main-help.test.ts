@@ -13,7 +13,7 @@ describe('ptykit-pty-host --help', () => {
     const result = run(flag)
     expect({ status: result.status, stderr: result.stderr }).toEqual({ status: 0, stderr: '' })
     expect(result.stdout).toMatch(/^Usage: ptykit-pty-host /)
-    for (const option of ['--socket', '--idle-exit-ms', '--history-chars', '--scrollback-rows', '--exited-history-bytes', '--screen-chars-per-second', '--ack-max-hold-ms']) {
+    for (const option of ['--socket', '--idle-exit-ms', '--history-chars', '--scrollback-rows', '--exited-history-bytes', '--exited-session-memory', '--screen-chars-per-second', '--ack-max-hold-ms']) {
       expect(result.stdout).toContain(option)
     }
   })
