@@ -44,6 +44,18 @@ export type WriteRefusalReason =
 export const DEFAULT_MAX_PENDING_INPUT_BYTES = 64 * 1024 * 1024
 
 /**
+ * Internal (not exported from `ptykit/contracts`): whether `value` is a valid `maxPendingInputBytes`
+ * option of a provider — a positive integer of bytes, or `Number.POSITIVE_INFINITY` (no bound) —
+ * and how a refusal words what was expected; each provider throws its own option error.
+ */
+export function isMaxPendingInputBytes(value: unknown): boolean {
+  return value === Number.POSITIVE_INFINITY || (Number.isSafeInteger(value) && (value as number) > 0)
+}
+
+/** Internal: what a refusal of `maxPendingInputBytes` says was expected (see {@link isMaxPendingInputBytes}). */
+export const MAX_PENDING_INPUT_BYTES_EXPECTED = 'a positive integer (bytes) or Number.POSITIVE_INFINITY'
+
+/**
  * Why a write's fate is unknown.
  *
  * - `provider_threw_after_handoff`: the provider threw after it may have handed bytes on;

@@ -1,4 +1,5 @@
 import { isAbsolute } from 'node:path'
+import { isMaxPendingInputBytes, MAX_PENDING_INPUT_BYTES_EXPECTED } from '../contracts/write-settlement.js'
 import type { DEFAULT_MAX_PENDING_INPUT_BYTES, ExecutionHostId, PtyProvider } from '../contracts/index.js'
 import { ENVIRONMENT_KEYS_EXPECTED, isEnvironmentVariableName } from '../contracts/environment-record.js'
 import { NodePtyOptionError } from './node-pty-option-error.js'
@@ -168,9 +169,8 @@ export function validateProviderOptions(options: NodePtyProviderOptions): void {
   for (const key of ['hangupGraceMs', 'terminateGraceMs', 'shutdownDeadlineMs'] as const) {
     if (options[key] !== undefined) assertNonNegativeInteger(key, options[key])
   }
-  const maxPending = options.maxPendingInputBytes
-  if (maxPending !== undefined && maxPending !== Number.POSITIVE_INFINITY && !(Number.isSafeInteger(maxPending) && maxPending > 0)) {
-    throw new NodePtyOptionError('maxPendingInputBytes', 'a positive integer (bytes) or Number.POSITIVE_INFINITY', maxPending)
+  if (options.maxPendingInputBytes !== undefined && !isMaxPendingInputBytes(options.maxPendingInputBytes)) {
+    throw new NodePtyOptionError('maxPendingInputBytes', MAX_PENDING_INPUT_BYTES_EXPECTED, options.maxPendingInputBytes)
   }
   if (options.output !== undefined && options.output !== 'string' && options.output !== 'bytes') {
     throw new NodePtyOptionError('output', "'string' or 'bytes'", options.output)

@@ -1,4 +1,5 @@
 import type { ExecutionHostId } from '../contracts/index.js'
+import { isMaxPendingInputBytes, MAX_PENDING_INPUT_BYTES_EXPECTED } from '../contracts/write-settlement.js'
 import type { SshHostKeyPolicy, SshHostVerifier } from './host-key-verification.js'
 import { SshOptionError } from './ssh-option-error.js'
 import { findUnknownOption, optionNamesOf, unknownOptionExpectation, isOptionsObject } from '../contracts/known-options.js'
@@ -134,9 +135,8 @@ export function validateSshProviderOptions(options: SshProviderOptions): void {
   // At least 1: a 0 would fail every connect, handshake, spawn or default shutdown before it could
   // succeed, and a `keepaliveCountMax` of 0 drops an idle link at its first keepalive (ssh2).
   for (const key of ['connectTimeoutMs', 'handshakeTimeoutMs', 'keepaliveCountMax', 'launchTimeoutMs', 'shutdownDeadlineMs']) integerOption(record, key, 1)
-  const maxPending = options.maxPendingInputBytes
-  if (maxPending !== undefined && maxPending !== Number.POSITIVE_INFINITY && !(Number.isSafeInteger(maxPending) && maxPending > 0)) {
-    throw new SshOptionError('maxPendingInputBytes', 'a positive integer (bytes) or Number.POSITIVE_INFINITY', maxPending)
+  if (options.maxPendingInputBytes !== undefined && !isMaxPendingInputBytes(options.maxPendingInputBytes)) {
+    throw new SshOptionError('maxPendingInputBytes', MAX_PENDING_INPUT_BYTES_EXPECTED, options.maxPendingInputBytes)
   }
   if (options.privateKey !== undefined && !(typeof options.privateKey === 'string' || Buffer.isBuffer(options.privateKey)) ) {
     throw new SshOptionError('privateKey', 'a string or a Buffer', options.privateKey, true)
