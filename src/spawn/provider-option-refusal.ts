@@ -1,3 +1,5 @@
+import { describeSecretValue, describeValue } from '../contracts/describe-value.js'
+
 /**
  * The contract by which a provider says "I refuse this spawn option, and started nothing": it
  * throws (or rejects with) an error whose `code` is `'invalid_spawn_option'`, whose `option` is
@@ -32,4 +34,15 @@ export function refusedOptionOf(error: unknown, code: 'invalid_spawn_option' | '
  */
 export function spawnOptionRefusal(option: string, value: unknown, message: string): TypeError & OptionRefusal & { code: 'invalid_spawn_option' } {
   return Object.assign(new TypeError(message), { code: 'invalid_spawn_option' as const, option, value })
+}
+
+/**
+ * {@link spawnOptionRefusal} in the standard words — "Expected the `option` option to be
+ * `expected`, got `value`" — for the pipeline's checks and the fake's (which refuses what real
+ * providers refuse, in their words). `secret`: a value that may be a secret (an environment value)
+ * is neither shown nor kept on the error.
+ */
+export function spawnOptionFieldRefusal(option: string, expected: string, value: unknown, secret = false): TypeError & OptionRefusal & { code: 'invalid_spawn_option' } {
+  const shown = secret ? describeSecretValue(value) : describeValue(value)
+  return spawnOptionRefusal(option, secret ? undefined : value, `Expected the \`${option}\` option to be ${expected}, got ${shown}`)
 }

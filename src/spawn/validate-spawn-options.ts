@@ -1,15 +1,14 @@
 import { isOptionsObject } from '../contracts/known-options.js'
 import { ENVIRONMENT_RECORD_EXPECTED, isEnvironmentRecord } from '../contracts/environment-record.js'
 import { describeCodeUnit, loneSurrogateIndex } from '../contracts/well-formed-text.js'
-import { describeSecretValue, describeValue } from '../contracts/describe-value.js'
+import { describeValue } from '../contracts/describe-value.js'
 import { assertPtyDimension, type PtySpawnOptions } from '../contracts/index.js'
-import { spawnOptionRefusal } from './provider-option-refusal.js'
+import { spawnOptionFieldRefusal, spawnOptionRefusal } from './provider-option-refusal.js'
 import type { PtySpawnDeps } from './types.js'
 
 /** `secret`: a value that may be a secret (an environment value) is neither shown nor kept on the error. */
 function fail(option: string, expected: string, value: unknown, secret = false): never {
-  const shown = secret ? describeSecretValue(value) : describeValue(value)
-  throw spawnOptionRefusal(option, secret ? undefined : value, `Expected the \`${option}\` option to be ${expected}, got ${shown}`)
+  throw spawnOptionFieldRefusal(option, expected, value, secret)
 }
 
 function checkDimension(option: 'cols' | 'rows', value: unknown): void {
