@@ -101,8 +101,6 @@ const refused = (option: string, shown: boolean | 'redacted' = true): Cell => ({
   namesOption: true,
   showsValue: shown,
 })
-/** The controller's own refusal (before any provider is asked): no provider error beneath. */
-const refusedByController = (option: string, shown: boolean | 'redacted' = true): Cell => ({ ...refused(option, shown) })
 const SPAWNED: Cell = { how: 'returned', value: 'spawned' }
 
 /** A cell that differs on some providers for a reason the platform forces (see the file's head). */
@@ -138,7 +136,7 @@ const SPAWNS: Array<{ name: string; options: () => Record<string, unknown>; name
   { name: 'an env name sh cannot export', options: () => ({ file: '/bin/sh', env: { 'A-B': 'x' } }), named: { option: 'env', value: () => 'A-B' }, expected: { each: SPAWNED, forced: { ssh: refused('env') } } },
   { name: 'an env value that is a number', options: () => ({ file: '/bin/sh', env: { X: 4242 } }), named: { option: 'env.X', value: () => 4242 }, expected: refused('env.X', 'redacted') },
   { name: 'an env value that is null', options: () => ({ file: '/bin/sh', env: { X: null } }), named: { option: 'env.X', value: () => null }, expected: refused('env.X', 'redacted') },
-  { name: 'an env that is a string', options: () => ({ file: '/bin/sh', env: 'X=1' }), named: { option: 'env', value: () => 'X=1' }, expected: refusedByController('env', 'redacted') },
+  { name: 'an env that is a string', options: () => ({ file: '/bin/sh', env: 'X=1' }), named: { option: 'env', value: () => 'X=1' }, expected: refused('env', 'redacted') },
   { name: 'args that is a string', options: () => ({ file: '/bin/sh', args: '-c' }), named: { option: 'args', value: () => '-c' }, expected: refused('args') },
   { name: 'an empty file', options: () => ({ file: '' }), named: { option: 'file', value: () => '' }, expected: refused('file') },
   { name: 'an args element that is a number', options: () => ({ file: '/bin/sh', args: ['-c', 5] }), named: { option: 'args[1]', value: () => 5 }, expected: refused('args[1]') },
@@ -164,7 +162,7 @@ const SPAWNS: Array<{ name: string; options: () => Record<string, unknown>; name
     name: `${option} ${value}`,
     options: () => ({ file: '/bin/sh', [option]: value }),
     named: { option, value: () => value },
-    expected: refusedByController(option),
+    expected: refused(option),
   })),
 ]
 
