@@ -1,4 +1,4 @@
-import { ENVIRONMENT_KEYS_EXPECTED, ENVIRONMENT_RECORD_EXPECTED, isEnvironmentRecord, isEnvironmentVariableName } from '../contracts/environment-record.js'
+import { checkLaunchShape } from '../contracts/launch-shape.js'
 import { randomBytes } from 'node:crypto'
 import { MAX_PTY_DIMENSION, type ProviderSpawnOptions } from '../contracts/index.js'
 import { SshOptionError } from './ssh-option-error.js'
@@ -55,22 +55,6 @@ export type RemoteLaunch = {
 }
 
 /**
- * Refuse a NUL anywhere in a string the launch sends: the exec request is a C string on the
- * server, and OpenSSH drops the whole connection (every PTY on it) on one that holds a NUL.
- */
-function checkNoNul(options: ProviderSpawnOptions): void {
-  const check = (option: string, value: unknown, secret = false): void => {
-    if (typeof value === 'string' && value.includes('\0')) throw new SshOptionError(option, 'a string without NUL characters', value, secret)
-  }
-  check('file', options.file)
-  check('cwd', options.cwd)
-  check('command', options.command)
-  if (Array.isArray(options.args)) options.args.forEach((arg, index) => check(`args[${index}]`, arg))
-  // An environment value may be a secret (a token, a password): never echoed.
-  for (const [name, value] of Object.entries(options.env ?? {})) check(`env.${name}`, value, true)
-}
-
-/**
  * Build the remote command of a spawn: a small POSIX `sh` preamble that applies `env` /
  * `envToDelete` / `cwd`, prints the launch marker (an OSC sequence, `ESC ] ptykit-ssh; nonce; pid;
  * start time BEL`, which terminals ignore should one leak; pid and start time of the shell, which then
@@ -82,42 +66,18 @@ function checkNoNul(options: ProviderSpawnOptions): void {
  * @throws SshOptionError when an option is malformed.
  */
 export function createRemoteLaunch(options: ProviderSpawnOptions): RemoteLaunch {
-  // First: the checks below read `env`'s entries (an array's or a string's would pass for variables).
-  if (options.env !== undefined && !isEnvironmentRecord(options.env)) {
-    throw new SshOptionError('env', ENVIRONMENT_RECORD_EXPECTED, options.env, true)
-  }
-  // Before it is walked: a string's characters would pass for variable names (`'PATH'` unset P, A, T, H).
-  if (options.envToDelete !== undefined && !Array.isArray(options.envToDelete)) {
-    throw new SshOptionError('envToDelete', 'an array of variable names', options.envToDelete)
-  }
-  checkNoNul(options)
+  // Every field's shape, as the local providers check it (one wording; a NUL refused anywhere: the
+  // exec request is a C string on the server, and OpenSSH drops the whole connection — every PTY on
+  // it — on one that holds a NUL). Below: what only a remote `sh` refuses.
+  checkLaunchShape(options, (option, expected, value, secret) => new SshOptionError(option, expected, value, secret))
   const cols = options.cols ?? SSH_DEFAULT_COLS
   const rows = options.rows ?? SSH_DEFAULT_ROWS
   assertSshDimension('cols', cols)
   assertSshDimension('rows', rows)
-  if (options.file !== undefined && (typeof options.file !== 'string' || options.file.length === 0)) {
-    throw new SshOptionError('file', 'a non-empty string', options.file)
-  }
-  if (options.args !== undefined) {
-    if (!Array.isArray(options.args)) throw new SshOptionError('args', 'an array of strings', options.args)
-    // Named by index, as every provider names a refused element.
-    options.args.forEach((arg: unknown, index) => {
-      if (typeof arg !== 'string') throw new SshOptionError(`args[${index}]`, 'a string', arg)
-    })
-  }
-  if (options.cwd !== undefined && (typeof options.cwd !== 'string' || options.cwd.length === 0)) {
-    throw new SshOptionError('cwd', 'a non-empty string', options.cwd)
-  }
-  if (options.command !== undefined && typeof options.command !== 'string') {
-    throw new SshOptionError('command', 'a string', options.command)
-  }
   const lines: string[] = []
   for (const [index, name] of (options.envToDelete ?? []).entries()) {
     // Named by index, as every provider names a refused element; a name `sh` cannot `unset` (`A-B`) is refused on SSH only.
-    const option = `envToDelete[${index}]`
-    if (typeof name !== 'string') throw new SshOptionError(option, 'a string', name)
-    if (name.length === 0) throw new SshOptionError(option, 'a non-empty string', name)
-    if (!ENV_NAME.test(name)) throw new SshOptionError(option, SSH_VARIABLE_NAME_EXPECTED, name)
+    if (!ENV_NAME.test(name)) throw new SshOptionError(`envToDelete[${index}]`, SSH_VARIABLE_NAME_EXPECTED, name)
     // The launch's own: without it (or with another value) an abandoned launch could not be found.
     if (name === SSH_LAUNCH_NONCE_VARIABLE) throw new SshOptionError('envToDelete', `variable names other than ${SSH_LAUNCH_NONCE_VARIABLE} (set by the provider)`, name)
     lines.push(`unset ${name}`)
@@ -125,13 +85,10 @@ export function createRemoteLaunch(options: ProviderSpawnOptions): RemoteLaunch 
   for (const [name, value] of Object.entries(options.env ?? {})) {
     // Named `env`, as every provider names a refused key: the key is the value refused. A name
     // the environment can hold but `sh` cannot `export` (`A-B`, `1X`) is refused on SSH only.
-    if (!isEnvironmentVariableName(name)) throw new SshOptionError('env', ENVIRONMENT_KEYS_EXPECTED, name)
     if (!ENV_NAME.test(name)) throw new SshOptionError('env', SSH_ENVIRONMENT_KEYS_EXPECTED, name)
     // Not its value: it may be a secret, or another launch's nonce (an `env` copied from a process
     // that runs in a ptykit SSH PTY).
     if (name === SSH_LAUNCH_NONCE_VARIABLE) throw new SshOptionError(`env.${name}`, `a variable other than ${SSH_LAUNCH_NONCE_VARIABLE} (set by the provider)`, name)
-    // An environment value may be a secret (a token, a password): never echoed.
-    if (typeof value !== 'string') throw new SshOptionError(`env.${name}`, 'a string', value, true)
     lines.push(`export ${name}=${shellQuote(value)}`)
   }
   const nonce = randomBytes(8).toString('hex')
