@@ -22,16 +22,11 @@ import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createPtyController, type PtyController, type PtyControllerExitEvent } from 'ptykit/controller'
-import type { PtyProvider } from 'ptykit/contracts'
-import { createNodePtyProvider } from 'ptykit/node-pty'
-import { createPtyHostProvider, startPtyHost, type PtyHostServer } from 'ptykit/pty-host'
-import { createSshProvider } from 'ptykit/ssh'
-import { createFakePtyProvider, type FakePtyProvider } from 'ptykit/testing'
+import type { FakePtyProvider } from 'ptykit/testing'
 import { waitFor } from './node-pty/pty-test-support.js'
-import { killHostAndClean, makeSocketDir } from './pty-host/pty-host-test-support.js'
-import { sshOptions, useSshd } from './ssh/ssh-test-support.js'
+import { useSshd } from './ssh/ssh-test-support.js'
 import { outcome } from './support/bad-input.js'
+import { useProviderBench } from './support/provider-bench.js'
 
 const sshd = useSshd()
 const kinds = ['fake', 'node-pty', 'pty host', 'ssh'] as const
@@ -167,32 +162,7 @@ const SPAWNS: Array<{ name: string; options: () => Record<string, unknown>; name
 ]
 
 /** A controller over a fresh provider of `kind`, recording exits. */
-function useBench(kind: Kind): () => { provider: PtyProvider; controller: PtyController; hostId: string; exits: PtyControllerExitEvent[] } {
-  let bench: { provider: PtyProvider; controller: PtyController; hostId: string; exits: PtyControllerExitEvent[] } | undefined
-  let host: PtyHostServer | undefined
-  const dir = makeSocketDir()
-  beforeAll(async () => {
-    let provider: PtyProvider
-    if (kind === 'fake') provider = createFakePtyProvider()
-    else if (kind === 'node-pty') provider = createNodePtyProvider()
-    else if (kind === 'pty host') {
-      host = await startPtyHost({ socketPath: dir.socketPath, idleExitMs: 60_000 })
-      provider = createPtyHostProvider({ socketPath: dir.socketPath, autoStart: false })
-    } else provider = createSshProvider(sshOptions(sshd()))
-    const hostId = kind === 'ssh' ? 'ssh:loopback' : 'local'
-    const controller = createPtyController({ providers: { [hostId]: provider } })
-    const exits: PtyControllerExitEvent[] = []
-    controller.on('exit', (event) => exits.push(event))
-    bench = { provider, controller, hostId, exits }
-  }, 30_000)
-  afterAll(async () => {
-    await bench?.controller.dispose()
-    await bench?.provider.dispose?.()
-    await host?.close()
-    await killHostAndClean(dir.socketPath, dir.dir)
-  }, 30_000)
-  return () => bench!
-}
+const useBench = (kind: Kind) => useProviderBench(kind, sshd)
 
 describe.each(kinds)('cross-provider refusals: %s', (kind) => {
   const b = useBench(kind)

@@ -5,57 +5,33 @@
  * them both. Each provider stops with 10 s graces, so a stop's own SIGKILL is far from the test's
  * outside one.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createPtyController, type PtyController, type PtyControllerExitEvent } from 'ptykit/controller'
-import type { PtyProvider } from 'ptykit/contracts'
+import { describe, expect, it } from 'vitest'
 import type { TerminalExitCause } from 'ptykit/exit-cause'
-import { createNodePtyProvider } from 'ptykit/node-pty'
-import { createPtyHostProvider, startPtyHost, type PtyHostServer } from 'ptykit/pty-host'
-import { createSshProvider } from 'ptykit/ssh'
 import { isDead, waitFor } from './node-pty/pty-test-support.js'
-import { killHostAndClean, makeSocketDir } from './pty-host/pty-host-test-support.js'
-import { sshOptions, useSshd } from './ssh/ssh-test-support.js'
+import { useSshd } from './ssh/ssh-test-support.js'
+import { useProviderBench } from './support/provider-bench.js'
 
 const GRACES = { hangupGraceMs: 10_000, terminateGraceMs: 10_000 }
 const sshd = useSshd()
 
-type Bench = { name: string; hostId: string; provider: PtyProvider; controller: PtyController; exits: PtyControllerExitEvent[]; output: Map<string, string>; outputAtExit: Map<string, string> }
-
 const kinds = ['node-pty', 'pty host', 'ssh'] as const
 type Kind = (typeof kinds)[number]
 
-/** A controller over a fresh provider of `kind`, recording exits and output. */
-function useBench(kind: Kind): () => Bench {
-  let bench: Bench | undefined
-  let host: PtyHostServer | undefined
-  const dir = makeSocketDir()
-  beforeAll(async () => {
-    let provider: PtyProvider
-    if (kind === 'node-pty') provider = createNodePtyProvider(GRACES)
-    else if (kind === 'pty host') {
-      host = await startPtyHost({ socketPath: dir.socketPath, idleExitMs: 60_000, nodePty: GRACES })
-      provider = createPtyHostProvider({ socketPath: dir.socketPath, autoStart: false })
-    } else provider = createSshProvider(sshOptions(sshd(), undefined, GRACES))
-    const hostId = kind === 'ssh' ? 'ssh:loopback' : 'local'
-    const controller = createPtyController({ providers: { [hostId]: provider } })
-    const made: Bench = { name: kind, hostId, provider, controller, exits: [], output: new Map(), outputAtExit: new Map() }
-    controller.on('data', ({ ptyId, data }) => {
-      made.output.set(ptyId, (made.output.get(ptyId) ?? '') + data)
-      controller.acknowledgeData(ptyId, data.length)
-    })
-    controller.on('exit', (event) => {
-      made.outputAtExit.set(event.ptyId, made.output.get(event.ptyId) ?? '')
-      made.exits.push(event)
-    })
-    bench = made
-  }, 30_000)
-  afterAll(async () => {
-    await bench?.controller.dispose()
-    await bench?.provider.dispose?.()
-    await host?.close()
-    await killHostAndClean(dir.socketPath, dir.dir)
-  }, 30_000)
-  return () => bench!
+/** A controller over a fresh provider of `kind` (stops with {@link GRACES}), recording exits and output. */
+function useBench(kind: Kind) {
+  return useProviderBench(kind, sshd, {
+    graces: GRACES,
+    extend: ({ controller }) => {
+      const output = new Map<string, string>()
+      const outputAtExit = new Map<string, string>()
+      controller.on('data', ({ ptyId, data }) => {
+        output.set(ptyId, (output.get(ptyId) ?? '') + data)
+        controller.acknowledgeData(ptyId, data.length)
+      })
+      controller.on('exit', (event) => outputAtExit.set(event.ptyId, output.get(event.ptyId) ?? ''))
+      return { name: kind, output, outputAtExit }
+    },
+  })
 }
 
 const sh = (script: string) => ({ file: '/bin/sh', args: ['-c', script] })
