@@ -44,6 +44,10 @@ type ExpectedSlotOwner = {
   hostId: ExecutionHostId | undefined
   /** Its incarnation, when the store names one. */
   incarnationId: PtyIncarnationId | undefined
+  /** Whether the adoption's attach went on as `coming` already (once: a second attach is a new coming). */
+  attached: boolean
+  /** Whether a stop `coming` was marked with is taken care of: its attach published it (and stopped it), or it was stopped where it runs. */
+  settled: boolean
 }
 
 /** What a record owns beyond its process: scope, slot, claim and pre-allocated handle. */
@@ -428,47 +432,80 @@ export class SpawnPublication {
     turn: <T>(work: () => Promise<T>) => Promise<T>,
     attach: (ptyId: string, hostId: ExecutionHostId, adopting: ComingPty | undefined) => Promise<boolean>,
   ): Promise<PtySlotAdoption | null> {
-    const records = this.#core.records
     const owners = this.#expectSlotOwners(slot)
     try {
-      return await turn(async () => {
-        // Checked here, after the slot's turn: an adoption that waited behind a claim when the
-        // controller was disposed is refused, as a spawn is — not answered "the slot has no owner".
-        // It never attaches the owner a `kill` marked meanwhile (that `kill` answered `true`): the
-        // owner runs already, so it is stopped where it runs, as the attach would have had it.
-        if (this.#core.disposed()) {
-          this.#stopMarkedOwners(owners.comings)
-          throw new PtyControllerDisposedError('adoptSlot', true)
-        }
-        // An owner this controller is stopping (a `kill` of it) is no pane's any more: as a slot
-        // spawn does, wait until that stop settles, then adopt what the slot holds by then (before:
-        // the owner being stopped was handed back, and died under the caller moments later).
-        const stopping = this.#stoppingOwnersOf(slot)
-        if (stopping.length > 0) {
-          await this.#awaitStops(stopping, undefined)
-          if (this.#core.disposed()) {
-            this.#stopMarkedOwners(owners.comings)
-            throw new PtyControllerDisposedError('adoptSlot', true)
-          }
-        }
-        return adoptSlotOwner(
-          {
-            store: this.#core.options.store,
-            liveReply: (ptyId) => {
-              const record = records.get(ptyId)
-              return record === undefined || record.state !== 'live' ? null : replyOf(record, true)
-            },
-            attach: (ptyId, owner) => attach(ptyId, owner.hostId, owners.comings.get(ptyId)?.coming),
-            bindSlot: (ptyId, boundSlot) => {
-              const record = records.get(ptyId)
-              if (record !== undefined) record.slot = boundSlot
-            },
-          },
-          slot,
-        )
-      })
+      return await turn(() => this.#adoptInTurn(slot, owners.comings, attach))
     } finally {
+      // However the adoption ended — refused in or before its turn (disposed, `slot_owner_conflict`,
+      // a `slotCreateClaim` not the slot's, the store or the attach failing), `null`, or another
+      // owner adopted —, an owner a `kill` marked that its attach did not publish (and stop) runs
+      // still: the `kill` answered `true`, so it is stopped where it runs. (Before: only when
+      // `dispose` refused the adoption; otherwise it ran on behind that `true`.)
+      this.#stopMarkedOwners(owners.comings)
       owners.release()
+    }
+  }
+
+  /**
+   * `adoptSlot`'s work in the slot's turn. A `kill` of the owner wins wherever it lands before the
+   * answer: an owner being stopped when the turn begins is waited for (its exit, or its stop
+   * window), and so is one a `kill` reached during the turn itself — after that first check: in
+   * flight, or as its attach landed —, then the slot is read again. Each PTY is waited for once:
+   * one that outlives its stop window is adopted as the slot holds it then (revived by the attach
+   * when its stop went unverified), as a slot spawn re-attaches it.
+   */
+  async #adoptInTurn(
+    slot: PtySlot,
+    owners: ReadonlyMap<string, ExpectedSlotOwner>,
+    attach: (ptyId: string, hostId: ExecutionHostId, adopting: ComingPty | undefined) => Promise<boolean>,
+  ): Promise<PtySlotAdoption | null> {
+    const records = this.#core.records
+    const waitedFor = new Set<PtyRecord>()
+    let stopping: readonly PtyRecord[] = NO_RECORDS
+    for (;;) {
+      // Checked here, after the slot's turn: an adoption that waited behind a claim when the
+      // controller was disposed is refused, as a spawn is — not answered "the slot has no owner".
+      if (this.#core.disposed()) throw new PtyControllerDisposedError('adoptSlot', true)
+      // An owner this controller is stopping (a `kill` of it) is no pane's any more: as a slot
+      // spawn does, wait until that stop settles, then adopt what the slot holds by then (before:
+      // the owner being stopped was handed back, and died under the caller moments later).
+      stopping = [...new Set([...stopping, ...this.#stoppingOwnersOf(slot)])].filter((record) => !waitedFor.has(record))
+      if (stopping.length > 0) {
+        for (const record of stopping) waitedFor.add(record)
+        await this.#awaitStops(stopping, undefined)
+        if (this.#core.disposed()) throw new PtyControllerDisposedError('adoptSlot', true)
+      }
+      const adoption = await adoptSlotOwner(
+        {
+          store: this.#core.options.store,
+          liveReply: (ptyId) => {
+            const record = records.get(ptyId)
+            return record === undefined || record.state !== 'live' ? null : replyOf(record, true)
+          },
+          attach: (ptyId, owner) => {
+            // The adoption's first attach of the id goes on as the coming a `kill` may have marked
+            // while it waited; a later one (a second round) is a new attach.
+            const expected = owners.get(ptyId)
+            const adopting = expected === undefined || expected.attached ? undefined : expected.coming
+            if (expected !== undefined) expected.attached = true
+            return attach(ptyId, owner.hostId, adopting)
+          },
+          bindSlot: (ptyId, boundSlot) => {
+            const record = records.get(ptyId)
+            if (record !== undefined) record.slot = boundSlot
+          },
+        },
+        slot,
+      )
+      // An owner marked but not published (another one adopted, or none): stopped now, before the
+      // check below — it may be the very PTY this adoption found tracked live.
+      this.#stopMarkedOwners(owners)
+      if (adoption === null) return null
+      // A `kill` of it since the check above (during the store's read, the attach in flight, or as
+      // the attach landed, which stopped it): not handed back as if live. (Before, it was.)
+      const adopted = records.get(adoption.result.id)
+      if (adopted === undefined || adopted.state !== 'live' || !adopted.stopRequested || waitedFor.has(adopted)) return adoption
+      stopping = [adopted]
     }
   }
 
@@ -490,11 +527,16 @@ export class SpawnPublication {
       if (record?.state === 'live') return // a `kill` stops it where it is
       // The very incarnation whose death is proven: the adoption cannot attach it (nor is there anything to stop).
       if (record?.state === 'exited' && record.incarnationId !== undefined && record.incarnationId === incarnationId) return
-      comings.set(ptyId, {
+      const expected: ExpectedSlotOwner = {
         coming: records.expectAdoption(ptyId),
         hostId: typeof hostId === 'string' ? hostId : undefined,
         incarnationId: typeof incarnationId === 'string' ? (incarnationId as PtyIncarnationId) : undefined,
-      })
+        attached: false,
+        settled: false,
+      }
+      // Published by its attach: a stop it was marked with was carried out there (`#landed`).
+      expected.coming.onPublished = new Set([() => (expected.settled = true)])
+      comings.set(ptyId, expected)
     }
     try {
       expectOwner(store.getLiveOwner(slot))
@@ -514,16 +556,27 @@ export class SpawnPublication {
   }
 
   /**
-   * An adoption refused before its attach (the controller was disposed while it waited for its
-   * turn): each owner it expected that a `kill` marked is stopped on its host at once, fenced by the
-   * incarnation the slot store names — the `kill` answered `true` (a stop committed), and the
-   * process runs already, whether or not the adoption attaches it.
+   * Each owner the adoption expected that a `kill` marked (the `kill` answered `true`: a stop is
+   * committed) and that its attach did not publish — and stop — is stopped now, once: a process
+   * this controller tracks as that very owner (the store's host, and incarnation when it names
+   * one) through `kill`'s own path, so its exit is an operator close; otherwise on the host the
+   * slot store names, at once, fenced by the incarnation it names (nobody follows that stop up).
    */
   #stopMarkedOwners(owners: ReadonlyMap<string, ExpectedSlotOwner>): void {
-    for (const [ptyId, { coming, hostId, incarnationId }] of owners) {
-      if (!coming.stopRequested) continue
+    for (const [ptyId, expected] of owners) {
+      if (expected.settled || !expected.coming.stopRequested) continue
+      expected.settled = true
+      const { hostId, incarnationId } = expected
       const provider = this.#core.options.providers.get(hostId ?? LOCAL_EXECUTION_HOST_ID)
-      if (provider !== undefined) void this.#stopping.dispatch(ptyId, { provider, incarnationId }, true)
+      if (provider === undefined) continue
+      const tracked = this.#core.records.get(ptyId)
+      const isTheOwner =
+        tracked !== undefined &&
+        tracked.state !== 'exited' &&
+        tracked.provider === provider &&
+        (incarnationId === undefined || tracked.incarnationId === incarnationId)
+      if (isTheOwner && !this.#core.disposed()) this.#stopLanded(tracked)
+      else void this.#stopping.dispatch(ptyId, { provider, incarnationId }, true)
     }
   }
 

@@ -8,7 +8,7 @@ import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import type { PtyProvider } from '../../src/contracts/index.js'
 import { createPtyController, type PtyController, type PtyControllerExitEvent } from '../../src/controller/index.js'
-import { createInMemoryPtyRuntime, createInMemorySlotStore } from '../../src/spawn/index.js'
+import { createInMemoryPtyRuntime, createInMemorySlotStore, type PtySlotOwner, type PtySlotStore } from '../../src/spawn/index.js'
 import { createFakePtyProvider, type FakePtyProvider } from '../../src/testing/index.js'
 import { createManualClock, type ManualClock } from '../../src/testing/manual-clock.js'
 
@@ -286,6 +286,66 @@ describe('kill races with an adoptSlot that waits for its turn', () => {
         }
         await other.dispose({ stopPtys: false })
       }),
+      { numRuns: 150 },
+    )
+  })
+})
+
+describe('kill races with an adoptSlot that is then refused for another reason', () => {
+  it('the store views disagree (slot_owner_conflict) or the host refuses the attach: a kill before the adoption settled answers true, and the owner is not left running', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.scheduler(),
+        fc.constantFrom<'conflict' | 'attach_refused'>('conflict', 'attach_refused'),
+        fc.array(fc.constantFrom<Action>('kill', 'kill', 'exit'), { minLength: 1, maxLength: 3 }),
+        async (s, refusal, actions) => {
+          const fake = createFakePtyProvider({ scheduling: 'manual' })
+          const inner = createInMemorySlotStore()
+          let persisted: PtySlotOwner | null = null
+          const store: PtySlotStore = refusal === 'conflict' ? { ...inner, getPersistedOwner: () => persisted } : inner
+          const other = createPtyController({ provider: fake, store })
+          const owner = await other.spawn({ slot: { key: 'pane' } })
+          const stale = await other.spawn({ sessionId: 'stale' })
+          await fake.settle()
+          persisted = { ptyId: stale.id, hostId: 'local', incarnationId: stale.incarnationId! }
+          const scheduled = scheduledProvider(s, fake)
+          const provider: PtyProvider =
+            refusal === 'attach_refused'
+              ? { ...scheduled, spawn: (options) => (options.attachOnly === true ? s.schedule(Promise.reject(new Error('host busy')), 'attach refused') : scheduled.spawn(options)) }
+              : scheduled
+          const controller = createPtyController({ provider, clock: createManualClock(), store })
+          const release = controller.claimSlotCreate({ key: 'pane' })
+          let settled = false
+          const adopting = controller
+            .adoptSlot({ slot: { key: 'pane' } })
+            .catch(() => null)
+            .finally(() => {
+              settled = true
+            })
+          let killedWhileComing = false
+          const performed = actions.map((action) =>
+            s.schedule(Promise.resolve(action), action).then(() => {
+              if (action === 'exit') {
+                if (fake.getPty(owner.id)?.live === true) fake.emitExit(owner.id, { exitCode: 7 })
+                return
+              }
+              const answer = controller.kill(owner.id)
+              if (!settled && answer) killedWhileComing = true
+            }),
+          )
+          const released = s.schedule(Promise.resolve('release'), 'release the slot claim').then(() => release())
+          await s.waitFor(Promise.all([adopting, released, ...performed]))
+          await s.waitAll()
+          await fake.settle()
+          await s.waitAll()
+          await fake.settle()
+          // Every `true` is kept: the owner it named runs no more (before: it ran on).
+          if (killedWhileComing) expect(fake.getPty(owner.id)?.live).not.toBe(true)
+          // Nobody killed the other PTY the persisted view names.
+          expect(fake.getPty(stale.id)?.live).toBe(true)
+          await other.dispose({ stopPtys: false })
+        },
+      ),
       { numRuns: 150 },
     )
   })

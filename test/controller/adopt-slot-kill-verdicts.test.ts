@@ -1,0 +1,177 @@
+/**
+ * `kill(ownerId)` while an `adoptSlot` of the owner's slot is under way answers `true`: a stop is
+ * committed. Whatever the adoption then answers — refused for another reason (the store's views
+ * disagree, a `slotCreateClaim` that is not the slot's, the store or the attach failing), `null`,
+ * or the owner — the owner the `kill` named ends stopped: never a live process behind a `true`,
+ * and never handed back to the adopter as if it were live (the `kill` wins).
+ */
+import { describe, expect, it } from 'vitest'
+import { createPtyController } from '../../src/controller/index.js'
+import { createInMemorySlotStore, type PtySlotOwner, type PtySlotStore } from '../../src/spawn/index.js'
+import { createHarness, holdAttaches, type Harness } from './controller-harness.js'
+
+function shutdownCalls(h: Harness): unknown[][] {
+  return h.provider.calls.filter((call) => call.method === 'shutdown').map((call) => [...call.args])
+}
+
+/**
+ * The slot `pane` owned by a PTY another controller created over the same provider and store (an
+ * earlier window of the app): this controller does not track it, so `adoptSlot` attaches it.
+ */
+async function ownedElsewhere(store: PtySlotStore = createInMemorySlotStore()) {
+  const h = createHarness({ controller: { store } })
+  const other = createPtyController({ provider: h.provider, store })
+  const owner = await h.run(other.spawn({ slot: { key: 'pane' } }))
+  await h.settle()
+  return { h, owner, other }
+}
+
+describe('a kill of the owner while the adoption waits, then the adoption is refused for another reason', () => {
+  it('slot_owner_conflict: the adoption rejects, and the owner the kill named is stopped (before: true, and it ran on)', async () => {
+    const inner = createInMemorySlotStore()
+    let persisted: PtySlotOwner | null = null
+    // The live view names the owner; the persisted view names another PTY (a stale restore).
+    const store: PtySlotStore = { ...inner, getPersistedOwner: () => persisted }
+    const { h, owner, other } = await ownedElsewhere(store)
+    const stale = await h.run(other.spawn({ sessionId: 'stale' }))
+    persisted = { ptyId: stale.id, hostId: 'local', incarnationId: stale.incarnationId! }
+    const release = h.controller.claimSlotCreate({ key: 'pane' })
+    const adopting = h.controller.adoptSlot({ slot: { key: 'pane' } })
+    await h.settle()
+    expect(h.controller.kill(owner.id)).toBe(true)
+    release()
+    expect(await h.run(adopting).catch((error: unknown) => error)).toMatchObject({ code: 'slot_owner_conflict' })
+    await h.settle()
+    expect(h.provider.getPty(owner.id)?.live).toBe(false)
+    expect(shutdownCalls(h)).toEqual([[owner.id, { expectedIncarnationId: owner.incarnationId, immediate: true }]])
+    // The PTY nobody killed runs on.
+    expect(h.provider.getPty(stale.id)?.live).toBe(true)
+    await other.dispose({ stopPtys: false })
+  })
+
+  it('a slotCreateClaim that is not the slot\'s: the adoption rejects (TypeError), and the owner the kill named is stopped', async () => {
+    const { h, owner, other } = await ownedElsewhere()
+    const wrongClaim = h.controller.claimSlotCreate({ key: 'another-pane' })
+    const adopting = h.controller.adoptSlot({ slot: { key: 'pane' }, slotCreateClaim: wrongClaim })
+    expect(h.controller.kill(owner.id)).toBe(true)
+    expect(await h.run(adopting).catch((error: unknown) => error)).toBeInstanceOf(TypeError)
+    await h.settle()
+    expect(h.provider.getPty(owner.id)?.live).toBe(false)
+    wrongClaim()
+    await other.dispose({ stopPtys: false })
+  })
+
+  it('the store rejects in the turn: the adoption rejects with it, and the owner the kill named is stopped', async () => {
+    const inner = createInMemorySlotStore()
+    let fail = false
+    const store: PtySlotStore = {
+      ...inner,
+      getPersistedOwner: (slot) => {
+        if (fail) throw new Error('store offline')
+        return inner.getPersistedOwner(slot)
+      },
+    }
+    const { h, owner, other } = await ownedElsewhere(store)
+    const release = h.controller.claimSlotCreate({ key: 'pane' })
+    const adopting = h.controller.adoptSlot({ slot: { key: 'pane' } })
+    await h.settle()
+    expect(h.controller.kill(owner.id)).toBe(true)
+    fail = true
+    release()
+    expect(await h.run(adopting).catch((error: unknown) => (error as Error).message)).toBe('store offline')
+    await h.settle()
+    expect(h.provider.getPty(owner.id)?.live).toBe(false)
+    await other.dispose({ stopPtys: false })
+  })
+
+  it('the attach fails (the host refuses it): null, and the owner the kill named is stopped where it runs', async () => {
+    const { h, owner, other } = await ownedElsewhere()
+    const spawn = h.provider.spawn.bind(h.provider)
+    h.provider.spawn = async (options) => {
+      if (options.attachOnly === true) throw new Error('host busy')
+      return spawn(options)
+    }
+    const release = h.controller.claimSlotCreate({ key: 'pane' })
+    const adopting = h.controller.adoptSlot({ slot: { key: 'pane' } })
+    await h.settle()
+    expect(h.controller.kill(owner.id)).toBe(true)
+    release()
+    expect(await h.run(adopting)).toBeNull()
+    await h.settle()
+    expect(h.provider.getPty(owner.id)?.live).toBe(false)
+    expect(shutdownCalls(h)).toEqual([[owner.id, { expectedIncarnationId: owner.incarnationId, immediate: true }]])
+    await other.dispose({ stopPtys: false })
+  })
+
+  it('the slot changed hands before the turn (another owner adopted): the owner the kill named is stopped, the new one runs on', async () => {
+    const store = createInMemorySlotStore()
+    const { h, owner, other } = await ownedElsewhere(store)
+    const release = h.controller.claimSlotCreate({ key: 'pane' })
+    const adopting = h.controller.adoptSlot({ slot: { key: 'pane' } })
+    await h.settle()
+    expect(h.controller.kill(owner.id)).toBe(true)
+    // Another window rebinds the slot to a new PTY meanwhile.
+    const next = await h.run(other.spawn({ sessionId: 'next' }))
+    store.bindOwner({ key: 'pane' }, { ptyId: next.id, hostId: 'local', incarnationId: next.incarnationId! })
+    release()
+    const adopted = await h.run(adopting)
+    await h.settle()
+    expect(adopted).toMatchObject({ result: { id: next.id } })
+    expect(h.provider.getPty(owner.id)?.live).toBe(false)
+    expect(h.provider.getPty(next.id)?.live).toBe(true)
+    await other.dispose({ stopPtys: false })
+  })
+})
+
+describe('a kill of the owner during the adoption\'s own turn, after its stop check: the kill wins', () => {
+  it('while its attach is in flight: kill answers true, the owner is stopped, and the adoption does not hand it back (null once it exited)', async () => {
+    const { h, owner, other } = await ownedElsewhere()
+    // Its exit comes when the test says: after the adoption's attach published it.
+    h.provider.setShutdownBehaviour(owner.id, 'never_confirm')
+    const answerAttaches = holdAttaches(h)
+    let answered = false
+    const adopting = h.controller.adoptSlot({ slot: { key: 'pane' } }).finally(() => (answered = true))
+    await h.settle()
+    expect(h.controller.kill(owner.id)).toBe(true)
+    answerAttaches()
+    await h.settle()
+    // Before: the materialized owner, handed back while its stop was under way.
+    expect(answered).toBe(false)
+    expect(shutdownCalls(h)).toEqual([[owner.id, { expectedIncarnationId: owner.incarnationId }]])
+    h.provider.emitExit(owner.id, { exitCode: 0, signal: 1 })
+    expect(await h.run(adopting)).toBeNull()
+    expect(h.exits().map((exit) => [exit.incarnationId, exit.cause])).toEqual([[owner.incarnationId, { kind: 'operator_close' }]])
+    await other.dispose({ stopPtys: false })
+  })
+
+  it('an owner this controller tracks, killed while the adoption reads the persisted view: the adoption waits for the stop, then answers null', async () => {
+    const inner = createInMemorySlotStore()
+    let hold = false
+    const held: (() => void)[] = []
+    const store: PtySlotStore = {
+      ...inner,
+      getPersistedOwner: async (slot) => {
+        if (hold) await new Promise<void>((resolve) => held.push(resolve))
+        return inner.getPersistedOwner(slot)
+      },
+    }
+    const h = createHarness({ controller: { store } })
+    const owner = await h.run(h.controller.spawn({ slot: { key: 'pane' } }))
+    await h.settle()
+    h.provider.setShutdownBehaviour(owner.id, 'never_confirm')
+    hold = true
+    let answered = false
+    const adopting = h.controller.adoptSlot({ slot: { key: 'pane' } }).finally(() => (answered = true))
+    await h.settle()
+    // The turn began (no stop to wait for then), and reads the persisted view: the tab is closed now.
+    expect(h.controller.kill(owner.id)).toBe(true)
+    hold = false
+    for (const read of held) read()
+    await h.settle()
+    // Before: the owner, handed back while its stop was under way.
+    expect(answered).toBe(false)
+    h.provider.emitExit(owner.id, { exitCode: 0, signal: 1 })
+    expect(await h.run(adopting)).toBeNull()
+    expect(h.exits().map((exit) => exit.cause)).toEqual([{ kind: 'operator_close' }])
+  })
+})
