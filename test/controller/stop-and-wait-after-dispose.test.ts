@@ -118,6 +118,19 @@ describe('stopAndWait after dispose() began', () => {
     expect(h.provider.getPty(id)?.live).toBe(true)
   })
 
+  it('an id no host ever held: true before dispose (every host listed it absent), false after (no host is asked any more: not verified)', async () => {
+    const h = createHarness()
+    // Before: the seed's "true only if the stop was verified by inventory" — a fresh listing proves it absent.
+    expect(await h.run(h.controller.stopAndWait('never-held', { timeoutMs: 1_000 }))).toBe(true)
+    await h.run(h.controller.dispose())
+    const asked = h.provider.calls.length
+    // After: the controller no longer asks the providers (the host owns them, and may be tearing
+    // them down), so nothing verifies the absence: `false` is "not verified", never "still running".
+    expect(await fromTimer(() => h.controller.stopAndWait('never-held', { timeoutMs: 1_000 }))).toBe(false)
+    expect(h.provider.calls.slice(asked)).toEqual([])
+    expect(h.exits()).toEqual([])
+  })
+
   it('false for an attach of the id still coming, which it marks as kill does: the process it attaches is stopped (before: left running)', async () => {
     const h = createHarness()
     const orphan = await h.provider.spawn({ sessionId: 'left-over' })
