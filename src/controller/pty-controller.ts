@@ -62,6 +62,7 @@ import { resolveStopAndWaitRequest } from './stop-and-wait-request.js'
 // The options of the per-call methods below: any other name is refused (a misspelt option would be
 // ignored, its default used), checked at compile time to list every option of the type.
 const ATTACH_OPTION_NAMES = optionNamesOf<PtyAttachOptions>()('hostId', 'signal')
+const ADOPT_SLOT_OPTION_NAMES = optionNamesOf<PtyAdoptSlotOptions>()('slot', 'slotCreateClaim')
 const WRITE_OPTION_NAMES = optionNamesOf<PtyWriteOptions>()('expectedIncarnationId')
 const CWD_OPTION_NAMES = optionNamesOf<PtyCwdOptions>()('of')
 const INSPECT_OPTION_NAMES = optionNamesOf<PtyInspectOptions>()('expectedIncarnationId', 'scanChildProcesses')
@@ -507,14 +508,18 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
 
   async adoptSlot(options: PtyAdoptSlotOptions): Promise<PtySlotAdoption | null> {
     this.#assertUsable('adoptSlot')
+    // A misspelt `slotCreateClaim` was ignored: the adoption then waited behind the caller's own
+    // claim, for ever (and a `signal`, which it does not take, never ended the wait).
+    assertOptionsObject('options', options, ADOPT_SLOT_OPTION_NAMES)
     const slot = options?.slot
     assertSlot('`slot` option', slot)
     return this.#m.spawns.adoptSlot(
       slot,
       (work) => this.#m.slotGate.run(slot, options.slotCreateClaim, work),
       async (ptyId, hostId, adopting) => {
-        // As `attach` refuses after `dispose`, and checks its arguments.
-        this.#assertUsable('attach')
+        // As `attach` refuses after `dispose` — overtaken by it, as the caller sees it: an
+        // `adoptSlot` in flight (before: named `attach`, a call the caller never made) — and checks its arguments.
+        if (this.disposed) throw new PtyControllerDisposedError('adoptSlot', true)
         assertPtyId(ptyId)
         return this.#m.spawns.attach(ptyId, hostId, undefined, adopting)
       },

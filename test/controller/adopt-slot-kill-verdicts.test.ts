@@ -175,3 +175,49 @@ describe('a kill of the owner during the adoption\'s own turn, after its stop ch
     expect(h.exits().map((exit) => exit.cause)).toEqual([{ kind: 'operator_close' }])
   })
 })
+
+describe('adoptSlot arguments, and late calls', () => {
+  it('an option it does not know is refused naming it (before: ignored — a misspelt slotCreateClaim waited behind the caller\'s own claim for ever)', async () => {
+    const h = createHarness({ controller: { store: createInMemorySlotStore() } })
+    const release = h.controller.claimSlotCreate({ key: 'pane' })
+    const misspelt = h.controller.adoptSlot({ slot: { key: 'pane' }, slotCreatClaim: release } as never).then(() => 'adopted', (error: unknown) => error)
+    await h.settle()
+    const answer = await Promise.race([misspelt, Promise.resolve('still waiting')])
+    expect(answer).toBeInstanceOf(TypeError)
+    expect(answer).toMatchObject({ message: 'Unknown option `slotCreatClaim`: did you mean `slotCreateClaim`? (an unknown option would be ignored)' })
+    // No `signal` option: an adoption given one would not stop waiting when it aborts.
+    await expect(h.controller.adoptSlot({ slot: { key: 'pane' }, signal: AbortSignal.abort() } as never)).rejects.toThrow(/^Unknown option `signal`/)
+    await expect(h.controller.adoptSlot('pane' as never)).rejects.toThrow(new TypeError('Expected the `options` argument to be an object, got "pane" (string)'))
+    // The call meant still works, inside the claim.
+    expect(await h.run(h.controller.adoptSlot({ slot: { key: 'pane' }, slotCreateClaim: release }))).toBeNull()
+    release()
+  })
+
+  it('disposed while the adoption reads the persisted view: it rejects naming adoptSlot (before: attach), and the owner a kill marked is stopped', async () => {
+    const inner = createInMemorySlotStore()
+    let hold = false
+    const held: (() => void)[] = []
+    const store: PtySlotStore = {
+      ...inner,
+      getPersistedOwner: async (slot) => {
+        if (hold) await new Promise<void>((resolve) => held.push(resolve))
+        return inner.getPersistedOwner(slot)
+      },
+    }
+    const { h, owner, other } = await ownedElsewhere(store)
+    hold = true
+    const adopting = h.controller.adoptSlot({ slot: { key: 'pane' } })
+    await h.settle()
+    expect(h.controller.kill(owner.id)).toBe(true)
+    await h.run(h.controller.dispose())
+    hold = false
+    for (const read of held) read()
+    const refusal = await h.run(adopting).catch((error: unknown) => error)
+    expect(refusal).toMatchObject({ code: 'controller_disposed', method: 'adoptSlot' })
+    await h.settle()
+    expect(h.provider.getPty(owner.id)?.live).toBe(false)
+    // Nothing is left coming: a late kill has nothing to mark.
+    expect(h.controller.kill(owner.id)).toBe(false)
+    await other.dispose({ stopPtys: false })
+  })
+})
