@@ -424,8 +424,12 @@ export class SpawnPublication {
    * counts as an adoption of it waiting for its turn (`PtyRecordTable.expectAdoption`): a `kill` of
    * it meanwhile marks the adoption, and what its attach then publishes under that id is stopped
    * the moment it lands; `stopAndWait` of it stops the process where it runs and marks the
-   * adoption too (it does not wait for the turn). An adoption that ends up adopting another owner
-   * (the slot changed hands meanwhile) leaves nothing to stop.
+   * adoption too (it does not wait for the turn). An owner so marked that the adoption does not
+   * publish — it adopts another owner (the slot changed hands meanwhile) or none, or it is refused
+   * (disposed, `slot_owner_conflict`, a claim not the slot's, the store or the attach failing) —
+   * runs all the same: it is stopped where it runs when the adoption ends (`#stopMarkedOwners`).
+   * A `kill` of the owner during the turn itself wins too: the adoption does not hand it back
+   * (`#adoptInTurn`).
    */
   async adoptSlot(
     slot: PtySlot,
