@@ -506,9 +506,11 @@ export class SpawnPublication {
       this.#stopMarkedOwners(owners)
       if (adoption === null) return null
       // A `kill` of it since the check above (during the store's read, the attach in flight, or as
-      // the attach landed, which stopped it): not handed back as if live. (Before, it was.)
+      // the attach landed, which stopped it): not handed back as if live. (Before, it was.) Only a
+      // stop under way (its unconfirmed window armed): a PTY revived after its stop went unverified
+      // keeps the stop intent, but nobody is stopping it — handed back at once.
       const adopted = records.get(adoption.result.id)
-      if (adopted === undefined || adopted.state !== 'live' || !adopted.stopRequested || waitedFor.has(adopted)) return adoption
+      if (adopted === undefined || !isStopUnderWay(adopted) || waitedFor.has(adopted)) return adoption
       stopping = [adopted]
     }
   }
@@ -757,6 +759,11 @@ function streamStartOf(result: PtySpawnResult): number | undefined {
  */
 function isPublishedStartOf(record: PtyRecord, outcome: PtySpawnOutcome): boolean {
   return outcome.claimDisposition === 'created' && record.claimGeneration !== undefined && record.claimGeneration === outcome.claimOwner?.generation
+}
+
+/** Whether a stop of the live `record` is under way: asked (`kill`, `stopAndWait`), and its unconfirmed window still open. */
+function isStopUnderWay(record: PtyRecord): boolean {
+  return record.state === 'live' && record.stopRequested && record.unconfirmedTimer !== undefined
 }
 
 /** A record of the same live-or-unverified process a provider just attached to. */

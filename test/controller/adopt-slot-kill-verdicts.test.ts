@@ -221,3 +221,23 @@ describe('adoptSlot arguments, and late calls', () => {
     await other.dispose({ stopPtys: false })
   })
 })
+
+describe('an owner whose stop went unverified before the adoption began', () => {
+  it('is revived and handed back at once: its kept stop intent is no stop under way, nothing to wait for', async () => {
+    const store = createInMemorySlotStore()
+    const h = createHarness({ controller: { store } })
+    const owner = await h.run(h.controller.spawn({ slot: { key: 'pane' } }))
+    h.provider.setShutdownBehaviour(owner.id, 'never_confirm')
+    expect(h.controller.kill(owner.id)).toBe(true)
+    await h.settle()
+    // The stop window passes: `stop_unverified`, the process still there.
+    h.clock.advance(10_000)
+    await h.settle()
+    expect(h.exits().map((exit) => exit.cause)).toEqual([{ kind: 'unknown', reason: 'stop_unverified' }])
+    let adopted: unknown
+    void h.controller.adoptSlot({ slot: { key: 'pane' } }).then((answer) => (adopted = answer))
+    await h.settle()
+    await h.settle()
+    expect(adopted).toMatchObject({ result: { id: owner.id, incarnationId: owner.incarnationId } })
+  })
+})
