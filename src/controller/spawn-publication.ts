@@ -307,14 +307,16 @@ export class SpawnPublication {
     return this.#stoppingPtysOf(liveOwnerId === undefined ? { slot } : { slot, sessionId: liveOwnerId })
   }
 
-  /** The live PTYs with a stop requested that hold the session id, slot or claim `options` names. */
+  /** The live PTYs whose stop is under way that hold the session id, slot or claim `options` names. */
   #stoppingPtysOf(options: PtySpawnOptions): readonly PtyRecord[] {
     const { sessionId, slot, claim } = options
     if (sessionId === undefined && slot === undefined && claim === undefined) return NO_RECORDS
     const slotKey = slot === undefined ? undefined : slotStoreKey(slot)
     const stopping: PtyRecord[] = []
     for (const record of this.#core.records.values()) {
-      if (record.state !== 'live' || !record.stopRequested || record.superseded) continue
+      // A stop under way only: a PTY revived after its stop went unverified keeps the stop intent,
+      // but nobody is stopping it (waited for, it held the spawn a whole stop window for nothing).
+      if (!isStopUnderWay(record) || record.superseded) continue
       const holdsIt =
         // Any host's: a restart on another host waits for the stop too (one live record per id).
         (sessionId !== undefined && record.ptyId === sessionId) ||

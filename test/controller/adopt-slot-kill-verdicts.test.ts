@@ -241,3 +241,26 @@ describe('an owner whose stop went unverified before the adoption began', () => 
     expect(adopted).toMatchObject({ result: { id: owner.id, incarnationId: owner.incarnationId } })
   })
 })
+
+describe('a slot spawn after its owner was revived from an unverified stop', () => {
+  it('answers without waiting a stop window: the revived owner keeps its stop intent, but no stop is under way', async () => {
+    const store = createInMemorySlotStore()
+    const h = createHarness({ controller: { store } })
+    const owner = await h.run(h.controller.spawn({ slot: { key: 'pane' } }))
+    h.provider.setShutdownBehaviour(owner.id, 'never_confirm')
+    expect(h.controller.kill(owner.id)).toBe(true)
+    await h.settle()
+    h.clock.advance(10_000)
+    await h.settle()
+    expect(h.exits().map((exit) => exit.cause)).toEqual([{ kind: 'unknown', reason: 'stop_unverified' }])
+    await h.run(h.controller.adoptSlot({ slot: { key: 'pane' } }))
+    let answered: unknown
+    void h.controller.spawn({ slot: { key: 'pane' } }).then(
+      (reply) => (answered = reply),
+      (error: unknown) => (answered = error),
+    )
+    for (let i = 0; i < 5; i++) await h.settle()
+    // Before: it waited the whole `unconfirmedAfterMs` (10 s) for a stop nobody was running.
+    expect(answered).toMatchObject({ id: owner.id, incarnationId: owner.incarnationId })
+  })
+})
