@@ -1,4 +1,4 @@
-import { expect } from 'vitest'
+import { expect } from './conformance-expect.js'
 import { isWriteSettlement, type PtyProvider, type WriteSettlement } from '../contracts/index.js'
 import type { PtyProviderConformanceCheck, PtyProviderConformanceHarness, PtyProviderConformanceOptions } from './conformance-types.js'
 

@@ -1,4 +1,4 @@
-import { expect } from 'vitest'
+import { expect } from './conformance-expect.js'
 import type { PtyExitEvent, PtySpawnResult } from '../contracts/index.js'
 import { exitCauseFromWire, isTerminalExitCause, type TerminalExitCause } from '../exit-cause/index.js'
 import { CONFORMANCE_POLL_INTERVAL_MS } from './conformance-harness.js'

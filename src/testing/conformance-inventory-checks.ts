@@ -1,4 +1,4 @@
-import { expect } from 'vitest'
+import { expect } from './conformance-expect.js'
 import { isWriteSettlement, type PtyIncarnationId, type PtyProcessInfo, type PtySpawnResult, type WriteSettlement } from '../contracts/index.js'
 import { malformedListing } from '../contracts/listing-rows.js'
 import { CONFORMANCE_DEFAULT_TIMEOUT_MS, type PtyProviderConformanceCheck, type PtyProviderConformanceHarness, type PtyProviderConformanceOptions } from './conformance-types.js'

@@ -1,4 +1,4 @@
-import { expect } from 'vitest'
+import { expect } from './conformance-expect.js'
 import { isPtyLiveOtherIncarnationError, isWriteSettlement, toPtyIncarnationId } from '../contracts/index.js'
 import type { PtyProviderConformanceCheck, PtyProviderConformanceOptions } from './conformance-types.js'
 import { ProviderCallHungError } from './conformance-harness.js'
