@@ -1,35 +1,23 @@
 import { defineConfig } from 'tsup'
 import type { Plugin } from 'esbuild'
+import path from 'node:path'
 
 /**
- * vitest is ESM-only: its CommonJS entry throws as soon as it is required. The CJS build of
- * `ptykit/testing` must still load (a Jest or plain-Node suite uses the fake provider and the
- * arbitraries), so there `vitest` resolves to a stand-in whose functions explain, when called,
- * that the conformance suite needs an ESM test file. The ESM build imports the real vitest.
+ * `src/testing/testing-peers.ts` loads the optional peers of `ptykit/testing` (fast-check, vitest)
+ * with a top-level `await import()`, so a missing one is a typed error that names it instead of
+ * Node's bare "Cannot find package". CommonJS has no top-level `await`, and vitest is ESM-only (its
+ * CommonJS entry throws as soon as it is required): the CJS build gets `testing-peers-cjs.ts`
+ * instead, which `require`s fast-check and leaves vitest out (`describePtyProviderConformance` then
+ * explains that it needs an ESM vitest test file; the conformance checks run without it).
  */
-const vitestIsEsmOnly: Plugin = {
-  name: 'vitest-is-esm-only',
+const testingPeersPerFormat: Plugin = {
+  name: 'testing-peers-per-format',
   setup(build) {
     // Why not `format`: with code splitting, tsup bundles the CJS output as ESM and converts it
     // afterwards, so the output extension is the one reliable sign of the CJS build.
     const cjs = build.initialOptions.format === 'cjs' || build.initialOptions.outExtension?.['.js'] === '.cjs'
-    build.onResolve({ filter: /^vitest$/ }, () =>
-      cjs ? { path: 'vitest', namespace: 'vitest-cjs-stand-in' } : { path: 'vitest', external: true },
-    )
-    build.onLoad({ filter: /.*/, namespace: 'vitest-cjs-stand-in' }, () => ({
-      loader: 'js',
-      contents: `
-        const unavailable = (name) => () => {
-          throw new Error(
-            'ptykit/testing: ' + name + '() needs vitest, which cannot be required from CommonJS. ' +
-              'Run describePtyProviderConformance from a vitest test file (ESM), where it uses the real vitest.',
-          )
-        }
-        export const describe = unavailable('describe')
-        export const it = unavailable('it')
-        export const expect = unavailable('expect')
-      `,
-    }))
+    if (!cjs) return
+    build.onResolve({ filter: /^\.\/testing-peers\.js$/ }, (args) => ({ path: path.join(args.resolveDir, 'testing-peers-cjs.ts') }))
   },
 }
 
@@ -62,8 +50,7 @@ export default defineConfig({
   target: 'node20',
   tsconfig: 'tsconfig.build.json',
   // Optional peers stay external: a consumer that never imports them never loads them.
-  external: ['node-pty', 'fast-check', 'ssh2', '@xterm/headless', '@xterm/addon-serialize'],
-  // vitest is resolved by the plugin below (external for ESM, a stand-in for CJS), not by tsup.
-  noExternal: ['vitest'],
-  esbuildPlugins: [vitestIsEsmOnly],
+  external: ['node-pty', 'fast-check', 'vitest', 'ssh2', '@xterm/headless', '@xterm/addon-serialize'],
+  // How ptykit/testing loads fast-check and vitest differs between the ESM and the CJS build.
+  esbuildPlugins: [testingPeersPerFormat],
 })

@@ -5,6 +5,10 @@
 // A second project gets the same tarball and NONE of the optional peers (no vitest, no fast-check):
 // there a small `node:test` suite, one ESM file and one CommonJS file, drives the fake provider
 // from ptykit/testing/fake under the real controller — what a Jest or `node:test` suite does.
+// There, importing ptykit/testing must fail with a TestingPeerUnavailableError that names fast-check,
+// the install command and ptykit/testing/fake — not Node's bare "Cannot find package 'fast-check'".
+// A third project has fast-check but no vitest: there a `node:test` suite (ESM and CommonJS) runs
+// every provider conformance check against the fake, as a Jest or `node:test` provider author does.
 // It also checks what a debugger meets in the tarball: every `sourceMappingURL` names a shipped map,
 // and every source a map names is either shipped or embedded (`sourcesContent`) — the maps name
 // `../src/*.ts`, which the package does not ship.
@@ -58,8 +62,19 @@ function installTarball(dir, tarball) {
  * ptykit/testing/fake. `imports` is its head (`import` or `require` lines); each file first
  * proves its project has no vitest and no fast-check to find.
  */
-const fakeSuite = (kind, imports) => `
+const fakeSuite = (kind, imports, loadTesting) => `
 ${imports}
+
+test('${kind}: ptykit/testing without fast-check names the missing peer, the install command and ptykit/testing/fake', async () => {
+  const failure = await (${loadTesting})().then(() => new Error('ptykit/testing loaded without fast-check'), (error) => error)
+  assert.equal(failure.name, 'TestingPeerUnavailableError', String(failure))
+  assert.equal(isTestingPeerUnavailableError(failure), true)
+  assert.equal(failure.code, 'testing_peer_unavailable')
+  assert.equal(failure.peer, 'fast-check')
+  assert.match(failure.message, /needs the optional peer dependency \`fast-check\`, which is not installed/)
+  assert.ok(failure.message.includes('npm i -D "fast-check@^4.0.0" "vitest@>=3.0.0"'), failure.message)
+  assert.ok(failure.message.includes('\`ptykit/testing/fake\`'), failure.message)
+})
 
 test('${kind}: the optional peers are not installed here', () => {
   for (const peer of ['vitest', 'fast-check']) {
@@ -108,7 +123,7 @@ test('${kind}: an attach to no live PTY is a typed absence', async () => {
 `
 
 /** How many `test(...)` each suite file registers: the run must report exactly these as passed. */
-const FAKE_SUITE_TESTS = 4
+const FAKE_SUITE_TESTS = 5
 
 /**
  * Installs the tarball into `dir` with no optional peer at all, and runs the fake's `node:test`
@@ -121,31 +136,105 @@ import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { createRequire } from 'node:module'
 import { STOP_UNCONFIRMED_AFTER_MS, createPtyController } from 'ptykit/controller'
-import { FakePtyAbsentError, createFakePtyProvider, createManualClock, isFakePtyAbsentError } from 'ptykit/testing/fake'
+import { FakePtyAbsentError, createFakePtyProvider, createManualClock, isFakePtyAbsentError, isTestingPeerUnavailableError } from 'ptykit/testing/fake'
 const resolvePackage = createRequire(import.meta.url).resolve`
   const cjsImports = `
 const { test } = require('node:test')
 const assert = require('node:assert/strict')
 const { STOP_UNCONFIRMED_AFTER_MS, createPtyController } = require('ptykit/controller')
-const { FakePtyAbsentError, createFakePtyProvider, createManualClock, isFakePtyAbsentError } = require('ptykit/testing/fake')
+const { FakePtyAbsentError, createFakePtyProvider, createManualClock, isFakePtyAbsentError, isTestingPeerUnavailableError } = require('ptykit/testing/fake')
 const resolvePackage = require.resolve`
-  fs.writeFileSync(path.join(dir, 'fake.test.mjs'), fakeSuite('esm', esmImports))
-  fs.writeFileSync(path.join(dir, 'fake.test.cjs'), fakeSuite('cjs', cjsImports))
+  fs.writeFileSync(path.join(dir, 'fake.test.mjs'), fakeSuite('esm', esmImports, "() => import('ptykit/testing')"))
+  fs.writeFileSync(path.join(dir, 'fake.test.cjs'), fakeSuite('cjs', cjsImports, "async () => require('ptykit/testing')"))
+  const passed = runNodeTest(dir, ['fake.test.mjs', 'fake.test.cjs'], 2 * FAKE_SUITE_TESTS, "the fake provider's node:test suite, in a consumer without vitest and fast-check,")
+  return `testing/fake without vitest and fast-check: ${passed} node:test tests pass (esm, cjs)`
+}
+
+/** Runs `node --test` on `files` in `dir`; fails unless exactly `expected` tests pass. Returns that count. */
+function runNodeTest(dir, files, expected, what) {
   let tap
   try {
-    tap = execFileSync(process.execPath, ['--test', '--test-reporter=tap', 'fake.test.mjs', 'fake.test.cjs'], {
-      cwd: dir,
-      encoding: 'utf8',
-      stdio: ['ignore', 'pipe', 'pipe'],
-    })
+    tap = execFileSync(process.execPath, ['--test', '--test-reporter=tap', ...files], { cwd: dir, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] })
   } catch (error) {
-    throw new Error(`the fake provider's node:test suite fails in a consumer without vitest and fast-check:\n${error.stdout ?? ''}${error.stderr ?? ''}`)
+    throw new Error(`${what} fails:\n${error.stdout ?? ''}${error.stderr ?? ''}`)
   }
   const passed = Number(/^# pass (\d+)$/m.exec(tap)?.[1])
-  if (passed !== 2 * FAKE_SUITE_TESTS) {
-    throw new Error(`the fake provider's node:test suite passed ${passed} tests, expected ${2 * FAKE_SUITE_TESTS} (ESM and CJS):\n${tap}`)
-  }
-  return `testing/fake without vitest and fast-check: ${passed} node:test tests pass (esm, cjs)`
+  if (passed !== expected) throw new Error(`${what} passed ${passed} tests, expected ${expected} (ESM and CJS):\n${tap}`)
+  return passed
+}
+
+/**
+ * What a provider author under `node:test` or Jest writes: every conformance check of
+ * ptykit/testing, one test each, against the fake — in a project with fast-check but no vitest.
+ * Each file also proves that a broken provider fails a check with an AssertionError, and that
+ * describePtyProviderConformance (which alone needs vitest) says so with a typed error.
+ */
+const checksSuite = (kind, imports) => `
+${imports}
+
+const drivers = {
+  spawnEcho: (text) => ({ metadata: fakeScriptMetadata({ output: [text], exit: { exitCode: 0 } }) }),
+  spawnLongRunning: () => ({}),
+  spawnExit: (code) => ({ metadata: fakeScriptMetadata({ exit: { exitCode: code } }) }),
+  spawnSignaled: (signal) => ({ metadata: fakeScriptMetadata({ exit: { exitCode: 0, signal } }) }),
+  killFromOutside: (result, provider) => provider.emitExit(result.id, { exitCode: 0, signal: 9 }),
+}
+const checks = ptyProviderConformanceChecks(drivers)
+
+test('${kind}: vitest is not installed here', () => {
+  assert.throws(() => resolvePackage('vitest'), { code: 'MODULE_NOT_FOUND' }, 'vitest is installed in the consumer without vitest')
+})
+
+for (const check of checks) {
+  test('${kind}: ' + check.name, () => runPtyProviderConformanceCheck(check, () => createFakePtyProvider(), drivers))
+}
+
+test('${kind}: a provider that reads back a stale size fails the resize check with an AssertionError', async () => {
+  const stale = () => ({ ...createFakePtyProvider(), getSize: () => ({ cols: 80, rows: 24 }) })
+  const resize = checks.find((check) => check.name.includes('reflects a resize'))
+  await assert.rejects(runPtyProviderConformanceCheck(resize, stale, drivers), {
+    name: 'AssertionError',
+    message: 'expected {"cols":80,"rows":24} (object) to deeply equal {"cols":100,"rows":30} (object)',
+  })
+})
+
+test('${kind}: describePtyProviderConformance names vitest, the one peer it needs', () => {
+  assert.throws(() => describePtyProviderConformance('fake', () => createFakePtyProvider(), drivers), (error) => {
+    assert.equal(error.name, 'TestingPeerUnavailableError')
+    assert.equal(error.peer, 'vitest')
+    assert.match(error.message, /runPtyProviderConformanceCheck/)
+    return true
+  })
+})
+`
+
+/** How many `test(...)` each checks file registers besides one per conformance check. */
+const CHECKS_SUITE_EXTRA_TESTS = 3
+
+/**
+ * Installs the tarball into `dir` with fast-check but not vitest, and runs every conformance check
+ * under `node:test` there, as ESM and as CommonJS. Returns the summary line.
+ */
+function checksWithoutVitest(dir, tarball, checkCount) {
+  installTarball(dir, tarball)
+  for (const dep of ['fast-check', 'pure-rand']) fs.symlinkSync(path.join(root, 'node_modules', dep), path.join(dir, 'node_modules', dep), 'dir')
+  const names = 'createFakePtyProvider, describePtyProviderConformance, fakeScriptMetadata, ptyProviderConformanceChecks, runPtyProviderConformanceCheck'
+  const esmImports = `
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { createRequire } from 'node:module'
+import { ${names} } from 'ptykit/testing'
+const resolvePackage = createRequire(import.meta.url).resolve`
+  const cjsImports = `
+const { test } = require('node:test')
+const assert = require('node:assert/strict')
+const { ${names} } = require('ptykit/testing')
+const resolvePackage = require.resolve`
+  fs.writeFileSync(path.join(dir, 'checks.test.mjs'), checksSuite('esm', esmImports))
+  fs.writeFileSync(path.join(dir, 'checks.test.cjs'), checksSuite('cjs', cjsImports))
+  const expected = 2 * (checkCount + CHECKS_SUITE_EXTRA_TESTS)
+  const passed = runNodeTest(dir, ['checks.test.mjs', 'checks.test.cjs'], expected, 'the conformance checks under node:test, in a consumer without vitest,')
+  return `testing without vitest: ${checkCount} conformance checks pass under node:test (${passed} tests, esm, cjs)`
 }
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
@@ -240,6 +329,11 @@ try {
     const loaded = Object.keys(require.cache).filter((p) => p.includes('/node_modules/ssh2/'))
     if (loaded.length) throw new Error('ssh2 was loaded: ' + loaded.join(', '))
     console.log('ssh (cjs) ok')`
+  // How many checks the node:test suites of checksWithoutVitest must each run (their drivers).
+  const checkCount = `
+    const { fakeScriptMetadata, ptyProviderConformanceChecks } = require('ptykit/testing')
+    const spawn = () => ({ metadata: fakeScriptMetadata({}) })
+    console.log(ptyProviderConformanceChecks({ spawnEcho: spawn, spawnLongRunning: spawn, spawnExit: spawn, spawnSignaled: spawn, killFromOutside: () => undefined }).length)`
   const run = (args) => execFileSync(process.execPath, args, { cwd: consumer, encoding: 'utf8' }).trim()
   const out = [
     run(['--input-type=module', '-e', esm]),
@@ -249,6 +343,7 @@ try {
     run(['--input-type=module', '-e', sshEsm]),
     run(['-e', sshCjs]),
     fakeWithoutPeers(path.join(work, 'without-peers'), tarball),
+    checksWithoutVitest(path.join(work, 'without-vitest'), tarball, Number(run(['-e', checkCount]))),
   ]
   console.log(`check-packed-consumer: OK (${out.join('; ')}; node-pty not installed in the consumer; ${maps.sources} mapped sources, all embedded or shipped)`)
 } catch (error) {

@@ -41,11 +41,34 @@ export async function loadOptionalPeer<T>(load: OptionalPeerLoad): Promise<T> {
   try {
     loaded = await load.loader()
   } catch (error) {
-    const code = (error as { code?: unknown } | null)?.code
-    const missing = code === 'ERR_MODULE_NOT_FOUND' || code === 'MODULE_NOT_FOUND'
-    const reason = error instanceof Error ? error.message : String(error)
-    throw load.unavailable(error, missing ? 'is not installed' : `could not be loaded (${reason})`)
+    throw load.unavailable(error, whyNotLoaded(error))
   }
+  return optionalPeerModule<T>(loaded, load)
+}
+
+/**
+ * {@link loadOptionalPeer} for a synchronous loader (a `require` in a CommonJS build, which has no
+ * top-level `await`): the same errors, with the same words.
+ */
+export function requireOptionalPeer<T>(load: Omit<OptionalPeerLoad, 'loader'> & { loader: () => unknown }): T {
+  let loaded: unknown
+  try {
+    loaded = load.loader()
+  } catch (error) {
+    throw load.unavailable(error, whyNotLoaded(error))
+  }
+  return optionalPeerModule<T>(loaded, load)
+}
+
+/** "is not installed" when the import found no module, "could not be loaded (…)" for any other failure. */
+function whyNotLoaded(error: unknown): string {
+  const code = (error as { code?: unknown } | null)?.code
+  if (code === 'ERR_MODULE_NOT_FOUND' || code === 'MODULE_NOT_FOUND') return 'is not installed'
+  return `could not be loaded (${error instanceof Error ? error.message : String(error)})`
+}
+
+/** The module object in what the loader returned, or the `unavailable` error "loaded but {lacks}". */
+function optionalPeerModule<T>(loaded: unknown, load: Pick<OptionalPeerLoad, 'isModule' | 'lacks' | 'unavailable'>): T {
   const module = interopOptionalPeer<T>(loaded, load.isModule)
   if (module === null) throw load.unavailable(undefined, `loaded but ${load.lacks}`)
   return module

@@ -1,4 +1,5 @@
-import fc from 'fast-check'
+import type { Arbitrary } from 'fast-check'
+import { fc } from './testing-peers.js'
 import { WRITE_REFUSAL_REASONS, WRITE_UNVERIFIABLE_REASONS } from '../contracts/write-settlement.js'
 import {
   PTY_INCARNATION_ID_MAX_LENGTH,
@@ -34,21 +35,21 @@ const UNKNOWN_REASONS: readonly TerminalExitUnknownReason[] = [
 
 
 // Exit codes the way hosts send them: mostly POSIX statuses, the stop sentinel, sometimes any integer.
-const integerExitCode = (): fc.Arbitrary<number> =>
+const integerExitCode = (): Arbitrary<number> =>
   fc.oneof(
     { weight: 4, arbitrary: fc.integer({ min: 0, max: ARBITRARY_MAX_EXIT_STATUS }) },
     { weight: 2, arbitrary: fc.constantFrom(0, -1, 1, 130, 137, 143) },
     { weight: 1, arbitrary: fc.integer() },
   )
 
-const positiveSignal = (): fc.Arbitrary<number> =>
+const positiveSignal = (): Arbitrary<number> =>
   fc.oneof(
     { weight: 4, arbitrary: fc.integer({ min: 1, max: ARBITRARY_MAX_SIGNAL }) },
     { weight: 1, arbitrary: fc.integer({ min: 1, max: 2 ** 31 - 1 }) },
   )
 
 // Every shape a signal field takes in the wild: none, null, zero, negative, a real signal.
-const signalField = (): fc.Arbitrary<number | null> =>
+const signalField = (): Arbitrary<number | null> =>
   fc.oneof(fc.constant(null), fc.constant(0), fc.integer({ min: -5, max: -1 }), positiveSignal())
 
 /** The largest pid Linux can hand out (`/proc/sys/kernel/pid_max` on 64-bit); generated pids stay realistic. */
@@ -61,7 +62,7 @@ const LINUX_PID_MAX = 4_194_304
  * death), `null`/`0`/negative "no signal" values, and `hostReportsChildExitStatus` absent, `true`
  * or `false`. Codes are integers; use your own arbitrary to add malformed numbers.
  */
-export function arbitraryProcessExitObservation(): fc.Arbitrary<ProcessExitObservation> {
+export function arbitraryProcessExitObservation(): Arbitrary<ProcessExitObservation> {
   return fc.record(
     { exitCode: integerExitCode(), signal: signalField(), hostReportsChildExitStatus: fc.boolean() },
     { requiredKeys: ['exitCode'] },
@@ -69,7 +70,7 @@ export function arbitraryProcessExitObservation(): fc.Arbitrary<ProcessExitObser
 }
 
 /** Every valid `TerminalExitCause`: all four kinds and all three unknown reasons. Accepted by `isTerminalExitCause`. */
-export function arbitraryTerminalExitCause(): fc.Arbitrary<TerminalExitCause> {
+export function arbitraryTerminalExitCause(): Arbitrary<TerminalExitCause> {
   return fc.oneof(
     fc.constant<TerminalExitCause>({ kind: 'operator_close' }),
     positiveSignal().map((signal): TerminalExitCause => ({ kind: 'signaled', signal })),
@@ -81,7 +82,7 @@ export function arbitraryTerminalExitCause(): fc.Arbitrary<TerminalExitCause> {
 }
 
 // Values that look like causes but are not: what a buggy or hostile sender puts on the wire.
-const garbageCause = (): fc.Arbitrary<unknown> =>
+const garbageCause = (): Arbitrary<unknown> =>
   fc.oneof(
     fc.anything(),
     fc.constantFrom<unknown>(
@@ -117,7 +118,7 @@ export type WireExitConstraints = {
  * @throws TypeError when `constraints` is not an object or holds an option other than
  * `malformedCodes` and `garbageCauses` (naming it).
  */
-export function arbitraryWireExit(constraints: WireExitConstraints = {}): fc.Arbitrary<WireExit> {
+export function arbitraryWireExit(constraints: WireExitConstraints = {}): Arbitrary<WireExit> {
   assertOptionsBag('wire exit constraints', constraints, WIRE_EXIT_CONSTRAINT_NAMES)
   const code =
     constraints.malformedCodes === true
@@ -126,13 +127,13 @@ export function arbitraryWireExit(constraints: WireExitConstraints = {}): fc.Arb
           { weight: 1, arbitrary: fc.constantFrom(Number.NaN, Infinity, -Infinity, 0.5, -0.5, 1e-9) },
         )
       : integerExitCode()
-  const causes: Array<fc.Arbitrary<unknown>> = [arbitraryTerminalExitCause()]
+  const causes: Array<Arbitrary<unknown>> = [arbitraryTerminalExitCause()]
   if (constraints.garbageCauses !== false) causes.push(garbageCause())
   return fc.record({ code, cause: fc.oneof(...causes) }, { requiredKeys: ['code'] })
 }
 
 /** Every `WriteSettlement`: `accepted`, `refused` with each reason, `unverifiable` with each reason and both handoff values. */
-export function arbitraryWriteSettlement(): fc.Arbitrary<WriteSettlement> {
+export function arbitraryWriteSettlement(): Arbitrary<WriteSettlement> {
   return fc.oneof(
     fc.constant<WriteSettlement>({ kind: 'accepted' }),
     fc.constantFrom(...WRITE_REFUSAL_REASONS).map((reason): WriteSettlement => ({ kind: 'refused', reason })),
@@ -143,7 +144,7 @@ export function arbitraryWriteSettlement(): fc.Arbitrary<WriteSettlement> {
 }
 
 /** Valid incarnation ids: 1 to `PTY_INCARNATION_ID_MAX_LENGTH` characters, branded. */
-export function arbitraryPtyIncarnationId(): fc.Arbitrary<PtyIncarnationId> {
+export function arbitraryPtyIncarnationId(): Arbitrary<PtyIncarnationId> {
   return fc
     .oneof(
       { weight: 4, arbitrary: fc.uuid() },
@@ -153,7 +154,7 @@ export function arbitraryPtyIncarnationId(): fc.Arbitrary<PtyIncarnationId> {
     .map((value) => toPtyIncarnationId(value))
 }
 
-const providerSequence = (): fc.Arbitrary<ProviderSequence> =>
+const providerSequence = (): Arbitrary<ProviderSequence> =>
   fc.record({ value: fc.nat(), generation: fc.constantFrom<ProviderSequence['generation']>('continued', 'reset') })
 
 /**
@@ -161,7 +162,7 @@ const providerSequence = (): fc.Arbitrary<ProviderSequence> =>
  * provider sequence, `exitedBeforeSpawnReply` and `hostReportsChildExitStatus` — every optional
  * field sometimes absent, as providers really send them.
  */
-export function arbitraryPtySpawnResult(): fc.Arbitrary<PtySpawnResult> {
+export function arbitraryPtySpawnResult(): Arbitrary<PtySpawnResult> {
   return fc.record(
     {
       id: fc.oneof(fc.uuid(), fc.string({ minLength: 1, maxLength: 32 })),
@@ -183,7 +184,7 @@ export function arbitraryPtySpawnResult(): fc.Arbitrary<PtySpawnResult> {
  * codes, signals, wrapper hosts and old senders without a cause. Never a stale-incarnation
  * override, so every generated exit ends the PTY it is emitted for.
  */
-export function arbitraryFakeExit(): fc.Arbitrary<FakeExit> {
+export function arbitraryFakeExit(): Arbitrary<FakeExit> {
   return fc.record(
     {
       exitCode: integerExitCode(),

@@ -1,5 +1,4 @@
 import { describeValue } from '../contracts/describe-value.js'
-import { describe, it } from 'vitest'
 import type { PtyProvider } from '../contracts/index.js'
 import { bytesConformanceChecks } from './conformance-bytes-checks.js'
 import { eventAndExitConformanceChecks } from './conformance-event-checks.js'
@@ -12,6 +11,7 @@ import {
   type PtyProviderConformanceCheck,
   type PtyProviderConformanceOptions,
 } from './conformance-types.js'
+import { vitestPeer } from './testing-peers.js'
 
 // The provider conformance suite: the list of checks (in `conformance-event-checks.ts`,
 // `conformance-inventory-checks.ts` and `conformance-seed-checks.ts`) and its vitest registration;
@@ -58,7 +58,18 @@ export const CONFORMANCE_TEST_TIMEOUT_FACTOR = 6
  *   reported), and anything but a `Uint8Array` refused with a `TypeError`.
  *
  * Use {@link describePtyProviderConformance} to register them with vitest; the list is exported so
- * other runners (or a test of a deliberately broken provider) can run them one by one.
+ * other runners (or a test of a deliberately broken provider) can run them one by one. The checks
+ * do not use vitest: they assert on their own (a failure is an `Error` named `AssertionError`,
+ * with `actual` and `expected`), so a `node:test`, Jest or Mocha suite — ESM or CommonJS, without
+ * vitest installed — runs each with `runPtyProviderConformanceCheck`:
+ *
+ * ```js
+ * const { test } = require('node:test')
+ * const { ptyProviderConformanceChecks, runPtyProviderConformanceCheck } = require('ptykit/testing')
+ * for (const check of ptyProviderConformanceChecks(options)) {
+ *   test(check.name, () => runPtyProviderConformanceCheck(check, () => createMyProvider(), options))
+ * }
+ * ```
  *
  * @throws TypeError when `options` is not an object, lacks one of the three spawn functions, or
  * holds an option it does not know (naming it: a misspelt `capabilites` would run checks the
@@ -86,6 +97,9 @@ export function ptyProviderConformanceChecks(options: PtyProviderConformanceOpti
  * @param options - How to start echo, long-running and exiting processes, and what the provider cannot do.
  * @throws TypeError for `options` that {@link ptyProviderConformanceChecks} refuses, or a
  * `timeoutMs` that is not a positive number.
+ * @throws TestingPeerUnavailableError (`peer: 'vitest'`) where vitest is not installed, or when
+ * called from CommonJS (vitest is ESM-only). The checks need no vitest: under another runner, use
+ * {@link ptyProviderConformanceChecks} and `runPtyProviderConformanceCheck`.
  *
  * @example
  * ```ts
@@ -107,6 +121,8 @@ export function describePtyProviderConformance(
     throw new TypeError(`Expected the \`timeoutMs\` option to be a positive number, got ${describeValue(timeoutMs)}`)
   }
   const checks = ptyProviderConformanceChecks(options)
+  if ('unavailable' in vitestPeer) throw vitestPeer.unavailable
+  const { describe, it } = vitestPeer.vitest
   describe(`PtyProvider conformance: ${name}`, () => {
     for (const check of checks) {
       // Why the explicit test timeout: each check may wait up to `timeoutMs` several times.

@@ -9,14 +9,15 @@
  *
  * Needs no optional peer: it loads neither vitest nor fast-check (nor node-pty), so a Jest,
  * `node:test` or Mocha suite imports it — ESM or CommonJS — with only `ptykit` installed.
- * `ptykit/testing` exports all of this too, plus the fast-check arbitraries and the vitest
- * conformance suite, which need those peers.
+ * `ptykit/testing` exports all of this too, plus the fast-check arbitraries and the provider
+ * conformance suite, which need those peers; without fast-check, importing `ptykit/testing` throws
+ * a {@link TestingPeerUnavailableError} (exported here, for a suite that wants to recognize it).
  *
  * @packageDocumentation
  */
-// Why a separate entry: `ptykit/testing` imports fast-check and vitest at load time (its
-// arbitraries and conformance suite), so importing the fake from there fails wherever those
-// optional peers are not installed. Nothing reachable from this file may import either
+// Why a separate entry: `ptykit/testing` loads fast-check and vitest at load time (its
+// arbitraries and conformance suite), so importing the fake from there fails wherever fast-check
+// is not installed. Nothing reachable from this file may import either
 // (check-browser-bundle.mjs and check-packed-consumer.mjs prove it).
 export { createFakePtyProvider } from '../fake-pty-provider.js'
 export {
@@ -50,6 +51,13 @@ export {
   FakePtyLiveOtherIncarnationError,
   isFakePtyLiveOtherIncarnationError,
 } from '../fake-pty-live-other-incarnation-error.js'
+export {
+  TESTING_PEERS_INSTALL_COMMAND,
+  TESTING_PEER_RANGES,
+  TestingPeerUnavailableError,
+  isTestingPeerUnavailableError,
+  type TestingPeer,
+} from '../testing-peer-unavailable-error.js'
 export {
   createManualClock,
   type ManualClock,
