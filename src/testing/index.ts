@@ -7,13 +7,16 @@
  *   stops that confirm, never confirm or fail, pause/resume, provider sequences; every call recorded.
  * - fast-check arbitraries (`arbitraryTerminalExitCause()`, `arbitraryWireExit()`, …) so a host can
  *   property-test its own code against every exit, settlement and spawn reply a provider may send.
- * - {@link describePtyProviderConformance}: a vitest suite every provider must pass.
+ * - {@link describePtyProviderConformance}: a vitest suite every provider must pass; its checks
+ *   ({@link ptyProviderConformanceChecks}) run under any runner, without vitest.
  * - {@link createManualClock}: a `PtyClock` that moves only when the test moves it, for the
  *   controller's stop, flow-control and listing timers.
  *
- * Never loads node-pty. **Requires the optional peers `fast-check` (for the arbitraries) and
- * `vitest` (for the conformance suite)**: this entry point imports both, so install them as dev
- * dependencies wherever you import `ptykit/testing`. The fake provider and the manual clock use
+ * Never loads node-pty. **Requires the optional peer `fast-check`** (for the arbitraries), loaded
+ * when this entry point is imported, and **`vitest`** for `describePtyProviderConformance` alone:
+ * install both as dev dependencies (`npm i -D "fast-check@^4.0.0" "vitest@>=3.0.0"`). Without
+ * fast-check the import throws a `TestingPeerUnavailableError` naming it; without vitest (or from
+ * CommonJS) only `describePtyProviderConformance` does. The fake provider and the manual clock use
  * neither: a suite without them (Jest, `node:test`) imports those from `ptykit/testing/fake`.
  *
  * @packageDocumentation
