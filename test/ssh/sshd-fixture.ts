@@ -2,8 +2,13 @@
  * A throwaway OpenSSH server for the SSH provider's tests and bench: `sshd -D -e -f <config>` on
  * 127.0.0.1 and a free port, with a fresh host key, fresh client keys and a per-run
  * authorized_keys, owned (and killed) by the caller. Runs as root (it creates the test user).
+ *
+ * The port is found free with `listen(0)` and bound by sshd a moment later: anything else on the
+ * machine (the other test files' many connections take ephemeral ports from the same range) can
+ * take it in between. A first start that finds its port taken tries a fresh one; a restart, which
+ * must keep its port (its clients know it), waits a bounded time for it and then names what holds it.
  */
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process'
+import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process'
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
@@ -17,6 +22,12 @@ export const SSH_TEST_USER = 'ptykit-ssh'
 export const SSH_TEST_KEY_PASSPHRASE = 'ptykit-fixture-passphrase'
 /** How long sshd gets to say it listens. */
 const SSHD_START_TIMEOUT_MS = 10_000
+/** How many ports a first start tries, each found free, before it gives up: one taken meanwhile is a race, five in a row is not. */
+const SSHD_FIRST_START_PORT_ATTEMPTS = 5
+/** How long a restart waits for its own port, taken meanwhile, to be free again (it must keep it: its clients know it). */
+const SSHD_RESTART_BIND_TIMEOUT_MS = 10_000
+/** The pause between a restart's attempts to bind its port: a connection's ephemeral port is held for its life, not a moment. */
+const SSHD_RESTART_BIND_RETRY_MS = 200
 
 /** A running throwaway sshd. */
 export type SshdFixture = {
@@ -45,7 +56,11 @@ export type SshdFixture = {
   killNewestConnection(): void
   /** Kill the listener and every per-connection sshd: connections drop mid-session. */
   killAll(): Promise<void>
-  /** {@link SshdFixture.killAll}, then listen again on the same port with the same keys: a server restart. */
+  /**
+   * {@link SshdFixture.killAll}, then listen again on the same port with the same keys: a server
+   * restart. When something took the port meanwhile, waits for it a bounded time, then fails naming
+   * the port and what holds it.
+   */
   restart(): Promise<void>
   /**
    * Freeze every per-connection sshd (SIGSTOP) for `ms`, then let it go on (SIGCONT): a server
@@ -132,6 +147,7 @@ export function slowLoginRc(fixture: { port: number }, seconds: number): () => v
   return () => rmSync(flag, { force: true })
 }
 
+/** A port the OS says is free now (`listen(0)`, closed again): free when asked, not when sshd binds it. */
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer()
@@ -142,6 +158,27 @@ function freePort(): Promise<number> {
       server.close(() => resolve(port))
     })
   })
+}
+
+/** What sshd logs when another socket holds its port (`Bind to port N on 127.0.0.1 failed: Address already in use.`). */
+const PORT_TAKEN_LOG = /Address already in use/
+
+/**
+ * What holds `port` on this machine now, for a failure message: the sockets `ss` lists with their
+ * processes (or `lsof`'s, where `ss` is missing), or a sentence saying none was found.
+ */
+export function describePortHolders(port: number): string {
+  const tools: Array<[string, string[]]> = [
+    ['ss', ['-Hantp', `sport = :${port}`]],
+    ['lsof', ['-nP', `-iTCP:${port}`]],
+  ]
+  for (const [tool, args] of tools) {
+    const listed = spawnSync(tool, args, { encoding: 'utf8', timeout: 5_000 })
+    if (listed.error !== undefined || listed.status !== 0) continue
+    const out = listed.stdout.trim()
+    return out === '' ? `no socket on port ${port} now (\`${tool} ${args.join(' ')}\` lists none): it was freed meanwhile` : `\`${tool} ${args.join(' ')}\`:\n${out}`
+  }
+  return `neither ss nor lsof could list what holds port ${port}`
 }
 
 function keygen(file: string, passphrase: string): void {
@@ -195,15 +232,34 @@ function descendantsOf(root: number): number[] {
   return found
 }
 
+function hasExited(child: ChildProcess): boolean {
+  return child.exitCode !== null || child.signalCode !== null
+}
+
 function waitForExit(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve()
+  if (hasExited(child)) return Promise.resolve()
   return new Promise((resolve) => child.once('exit', () => resolve()))
+}
+
+/** How {@link startSshd} sets its server up. */
+export type SshdOptions = {
+  /** The server's `MaxSessions` (default 256; a stock server's is 10). */
+  maxSessions?: number
+  /** The server's `MaxStartups` (default `100:30:200`). */
+  maxStartups?: string
+  /**
+   * Where a first start gets each port it tries (default: one the OS says is free now). A test of
+   * the fixture injects a port it holds, to take it before sshd binds it.
+   */
+  choosePort?: () => Promise<number>
+  /** How long {@link SshdFixture.restart} waits for its port, taken meanwhile (default 10 s). */
+  restartBindTimeoutMs?: number
 }
 
 /**
  * Start a throwaway sshd. FAILS (never skips) when sshd is missing, saying how to install it.
  */
-export async function startSshd(options: { maxSessions?: number; maxStartups?: string } = {}): Promise<SshdFixture> {
+export async function startSshd(options: SshdOptions = {}): Promise<SshdFixture> {
   requireSshd()
   ensureTestUser()
   mkdirSync('/run/sshd', { recursive: true, mode: 0o755 })
@@ -227,76 +283,113 @@ export async function startSshd(options: { maxSessions?: number; maxStartups?: s
   writeFileSync(authorizedKeysPath, readFileSync(`${clientKeyPath}.pub`), { mode: 0o644 })
   chmodSync(authorizedKeysPath, 0o644)
 
-  const port = await freePort()
   const hostPublicKey = readFileSync(`${hostKeyPath}.pub`, 'utf8').trim().split(' ').slice(0, 2).join(' ')
   const otherHostPublicKey = readFileSync(`${otherHostKeyPath}.pub`, 'utf8').trim().split(' ').slice(0, 2).join(' ')
   const knownHostsPath = path.join(dir, 'known_hosts')
   const wrongKnownHostsPath = path.join(dir, 'known_hosts_wrong')
-  writeFileSync(knownHostsPath, `[127.0.0.1]:${port} ${hostPublicKey}\n`)
-  writeFileSync(wrongKnownHostsPath, `[127.0.0.1]:${port} ${otherHostPublicKey}\n`)
   const configPath = path.join(dir, 'sshd_config')
-  writeFileSync(
-    configPath,
-    [
-      `Port ${port}`,
-      'ListenAddress 127.0.0.1',
-      `HostKey ${hostKeyPath}`,
-      `PidFile ${path.join(dir, 'sshd.pid')}`,
-      `AuthorizedKeysFile ${authorizedKeysPath}`,
-      'UsePAM no',
-      'StrictModes no',
-      'PermitRootLogin prohibit-password',
-      'PasswordAuthentication no',
-      'KbdInteractiveAuthentication no',
-      'PubkeyAuthentication yes',
-      // The conformance suite and the scale checks open many sessions on one connection; the
-      // session-limit tests set a stock server's limit (OpenSSH's default is 10).
-      `MaxSessions ${options.maxSessions ?? 256}`,
-      `MaxStartups ${options.maxStartups ?? '100:30:200'}`,
-      'PrintMotd no',
-      'PrintLastLog no',
-      'LogLevel VERBOSE',
-      '',
-    ].join('\n'),
-  )
-  let child: ChildProcess
+  /** Write the files that name the port: the known_hosts files and sshd's config. */
+  const writePortFiles = (port: number): void => {
+    writeFileSync(knownHostsPath, `[127.0.0.1]:${port} ${hostPublicKey}\n`)
+    writeFileSync(wrongKnownHostsPath, `[127.0.0.1]:${port} ${otherHostPublicKey}\n`)
+    writeFileSync(
+      configPath,
+      [
+        `Port ${port}`,
+        'ListenAddress 127.0.0.1',
+        `HostKey ${hostKeyPath}`,
+        `PidFile ${path.join(dir, 'sshd.pid')}`,
+        `AuthorizedKeysFile ${authorizedKeysPath}`,
+        'UsePAM no',
+        'StrictModes no',
+        'PermitRootLogin prohibit-password',
+        'PasswordAuthentication no',
+        'KbdInteractiveAuthentication no',
+        'PubkeyAuthentication yes',
+        // The conformance suite and the scale checks open many sessions on one connection; the
+        // session-limit tests set a stock server's limit (OpenSSH's default is 10).
+        `MaxSessions ${options.maxSessions ?? 256}`,
+        `MaxStartups ${options.maxStartups ?? '100:30:200'}`,
+        'PrintMotd no',
+        'PrintLastLog no',
+        'LogLevel VERBOSE',
+        '',
+      ].join('\n'),
+    )
+  }
+  let child: ChildProcess | undefined
   // Why: a test worker that is torn down (a timeout) skips afterAll; the server must not outlive it.
   const killOnExit = (): void => {
-    child.kill('SIGKILL')
+    child?.kill('SIGKILL')
     rmSync(dir, { recursive: true, force: true })
   }
   process.once('exit', killOnExit)
   let log = ''
-  /** Start the listener (again, after {@link SshdFixture.killAll}: the same port, keys and config). */
-  const listen = async (): Promise<void> => {
-    child = spawn(SSHD_PATH, ['-D', '-e', '-f', configPath], { stdio: ['ignore', 'ignore', 'pipe'] })
-    const started = child
+  /**
+   * Start the listener on the port the config names (again, after {@link SshdFixture.killAll}: the
+   * same port, keys and config). `port_taken` when sshd exits because another socket holds the port.
+   */
+  const listen = async (): Promise<'listening' | 'port_taken'> => {
+    const started = spawn(SSHD_PATH, ['-D', '-e', '-f', configPath], { stdio: ['ignore', 'ignore', 'pipe'] })
+    child = started
     const logBefore = log.length
-    await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`sshd did not start within ${SSHD_START_TIMEOUT_MS} ms:\n${log}`)), SSHD_START_TIMEOUT_MS)
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        started.kill('SIGKILL')
+        reject(new Error(`sshd did not start within ${SSHD_START_TIMEOUT_MS} ms:\n${log}`))
+      }, SSHD_START_TIMEOUT_MS)
       started.stderr?.on('data', (chunk: Buffer) => {
         log += chunk.toString()
         if (/Server listening/.test(log.slice(logBefore))) {
           clearTimeout(timer)
-          resolve()
+          resolve('listening')
         }
       })
-      started.once('exit', (code, signal) => {
+      // `close`, not `exit`: its last words (why it could not bind) are read by then.
+      started.once('close', (code, signal) => {
         clearTimeout(timer)
-        reject(new Error(`sshd exited at start (${code ?? signal}):\n${log}`))
+        if (PORT_TAKEN_LOG.test(log.slice(logBefore))) resolve('port_taken')
+        else reject(new Error(`sshd exited at start (${code ?? signal}):\n${log}`))
       })
     })
   }
-  await listen()
+  const choosePort = options.choosePort ?? freePort
+  let port = 0
+  try {
+    const tried: string[] = []
+    for (;;) {
+      port = await choosePort()
+      writePortFiles(port)
+      if ((await listen()) === 'listening') break
+      // Taken between the OS saying it was free and sshd binding it: another port, found free now.
+      tried.push(`port ${port}, held by ${describePortHolders(port)}`)
+      if (tried.length >= SSHD_FIRST_START_PORT_ATTEMPTS) {
+        throw new Error(`sshd could not listen on any of ${tried.length} ports found free, each taken before it bound it:\n${tried.join('\n')}\n${log}`)
+      }
+    }
+  } catch (error) {
+    killOnExit()
+    process.removeListener('exit', killOnExit)
+    throw error
+  }
 
   /** The listener's children (one privileged sshd per connection), oldest first. */
-  const connectionProcesses = (): number[] => (child.pid === undefined ? [] : childrenOf(child.pid))
+  /**
+   * The running listener's pid; none once it exited (killed, or it could not bind): its pid may be
+   * another process's by now, whose children are none of ours.
+   */
+  const listenerPid = (): number | undefined => (child === undefined || hasExited(child) ? undefined : child.pid)
+  const connectionProcesses = (): number[] => {
+    const pid = listenerPid()
+    return pid === undefined ? [] : childrenOf(pid)
+  }
 
   const killAll = async (): Promise<void> => {
-    const pid = child.pid
-    if (pid === undefined) return
+    const listener = child
+    const pid = listenerPid()
+    if (listener === undefined || pid === undefined) return
     const descendants = descendantsOf(pid)
-    child.kill('SIGKILL')
+    listener.kill('SIGKILL')
     for (const descendant of descendants) {
       try {
         // Only the per-connection sshd processes: the sessions' own programs see the link drop.
@@ -306,11 +399,11 @@ export async function startSshd(options: { maxSessions?: number; maxStartups?: s
         // Gone meanwhile.
       }
     }
-    await waitForExit(child)
+    await waitForExit(listener)
   }
 
   const stall = async (ms: number): Promise<void> => {
-    const pid = child.pid
+    const pid = listenerPid()
     if (pid === undefined) return
     const frozen: number[] = []
     try {
@@ -363,7 +456,18 @@ export async function startSshd(options: { maxSessions?: number; maxStartups?: s
     killAll,
     restart: async () => {
       await killAll()
-      await listen()
+      // The same port, whatever took it meanwhile (a connection's ephemeral port, a test's server):
+      // the clients know this one. Wait for it, then say what holds it.
+      const deadline = Date.now() + (options.restartBindTimeoutMs ?? SSHD_RESTART_BIND_TIMEOUT_MS)
+      while ((await listen()) === 'port_taken') {
+        if (Date.now() >= deadline) {
+          throw new Error(
+            `sshd could not listen again on port ${port}: it was still taken ${options.restartBindTimeoutMs ?? SSHD_RESTART_BIND_TIMEOUT_MS} ms after the restart began, ` +
+              `held by ${describePortHolders(port)}`,
+          )
+        }
+        await new Promise((resolve) => setTimeout(resolve, SSHD_RESTART_BIND_RETRY_MS))
+      }
     },
     stall,
     async stop() {
