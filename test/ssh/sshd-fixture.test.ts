@@ -8,7 +8,8 @@
 import { createServer, connect, type Server } from 'node:net'
 import { readFileSync } from 'node:fs'
 import { afterEach, describe, expect, it } from 'vitest'
-import { startSshd, type SshdFixture } from './sshd-fixture.js'
+import { spawnSync } from 'node:child_process'
+import { ensureSlowRcUser, SSH_SLOW_RC_USER, slowLoginRc, startSshd, type SshdFixture } from './sshd-fixture.js'
 
 const cleanups: Array<() => Promise<void> | void> = []
 afterEach(async () => {
@@ -98,4 +99,31 @@ describe('sshd fixture: a port taken before sshd binds it', () => {
     expect(message).toContain(`127.0.0.1:${sshd.port}`)
     expect(message).toContain(`pid=${process.pid},`)
   }, 30_000)
+})
+
+describe('sshd fixture: a slow login\'s flag', () => {
+  it('dies with its server: a later server on the same port, in this run or another, logs in at full speed', async () => {
+    ensureSlowRcUser()
+    const first = await startSshd()
+    // Raised and never taken down, as by a test whose worker was torn down, or a run that was killed.
+    slowLoginRc(first, 600)
+    await first.stop()
+    // The next server on that port (the OS hands ports out again): held from now, let go as it starts.
+    const held = await holdPort(first.port)
+    const second = await started({
+      choosePort: async () => {
+        await held.release()
+        return first.port
+      },
+    })
+    expect(second.port, 'the second server did not get the first one\'s port: nothing was tested').toBe(first.port)
+    // Before: the flag was /tmp/ptykit-slow-rc/<port>, outside any run's scratch directory, and
+    // this login slept its 600 s (cut short here at 30 s).
+    const login = spawnSync(
+      'ssh',
+      ['-p', String(second.port), '-i', second.clientKeyPlainPath, '-o', `UserKnownHostsFile=${second.knownHostsPath}`, '-o', 'BatchMode=yes', '-o', 'IdentitiesOnly=yes', `${SSH_SLOW_RC_USER}@127.0.0.1`, 'echo logged-in'],
+      { encoding: 'utf8', timeout: 30_000, killSignal: 'SIGKILL' },
+    )
+    expect({ status: login.status, stdout: login.stdout }, login.stderr).toEqual({ status: 0, stdout: 'logged-in\n' })
+  }, 60_000)
 })

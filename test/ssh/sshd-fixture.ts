@@ -9,7 +9,7 @@
  * must keep its port (its clients know it), waits a bounded time for it and then names what holds it.
  */
 import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process'
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
@@ -101,12 +101,28 @@ export function ensureTestUser(): void {
 
 /**
  * A second non-root login whose shell is bash, for the tests of a slow login: its `~/.bashrc`
- * (which bash reads for a command sshd runs, before the command) sleeps while a flag file names
- * the server's port (see {@link slowLoginRc}), and does nothing otherwise.
+ * (which bash reads for a command sshd runs, before the command) sleeps while the server's flag
+ * file says so (see {@link slowLoginRc}), and does nothing otherwise.
+ *
+ * Not `ptykit-ssh-slowrc`, whose rc file read a machine-wide flag directory
+ * (`/tmp/ptykit-slow-rc`): a clone with the earlier fixture rewrites that user's rc file as it
+ * runs, and must not undo this one's.
  */
-export const SSH_SLOW_RC_USER = 'ptykit-ssh-slowrc'
-/** Where {@link slowLoginRc} puts its flag files: one per server port, holding the seconds to sleep. */
-const SLOW_RC_FLAGS_DIR = '/tmp/ptykit-slow-rc'
+export const SSH_SLOW_RC_USER = 'ptykit-ssh-slowlogin'
+/**
+ * The variable each fixture's sshd sets in its sessions (`SetEnv`): the path of the server's flag
+ * file, in the server's own directory — under the run's scratch directory, removed with the server.
+ */
+const SLOW_LOGIN_FLAG_VARIABLE = 'PTYKIT_SLOW_LOGIN_FLAG'
+/** The flag file's name in the server's directory: it holds the seconds a login sleeps. */
+const SLOW_LOGIN_FLAG_FILE = 'slow-login-seconds'
+/** The slow-login user's `~/.bashrc`: the same for every run and clone, so their rewrites agree. */
+const SLOW_LOGIN_RC = [
+  '# ptykit tests: a slow login while the server\'s flag file says so (test/ssh/sshd-fixture.ts)',
+  `f="\${${SLOW_LOGIN_FLAG_VARIABLE}:-}"`,
+  '[ -n "$f" ] && [ -f "$f" ] && sleep "$(cat "$f")"',
+  '',
+].join('\n')
 
 /** Create {@link SSH_SLOW_RC_USER} if missing (as {@link ensureTestUser}), and (re)write its `~/.bashrc`. */
 export function ensureSlowRcUser(): void {
@@ -124,25 +140,31 @@ export function ensureSlowRcUser(): void {
     }
   }
   execFileSync('usermod', ['-p', '*', SSH_SLOW_RC_USER], { stdio: 'ignore' })
-  mkdirSync(SLOW_RC_FLAGS_DIR, { recursive: true, mode: 0o755 })
-  chmodSync(SLOW_RC_FLAGS_DIR, 0o755)
   const home = execFileSync('getent', ['passwd', SSH_SLOW_RC_USER], { encoding: 'utf8' }).trim().split(':')[5]!
-  // `${SSH_CLIENT##* }` is the server's port: only the sessions of the test that raised the flag sleep.
-  writeFileSync(
-    path.join(home, '.bashrc'),
-    ['# ptykit tests: a slow login while a flag names this server\'s port (test/ssh/sshd-fixture.ts)', `f="${SLOW_RC_FLAGS_DIR}/\${SSH_CLIENT##* }"`, '[ -f "$f" ] && sleep "$(cat "$f")"', ''].join('\n'),
-    { mode: 0o644 },
-  )
+  const rc = path.join(home, '.bashrc')
+  let current: string | undefined
+  try {
+    current = readFileSync(rc, 'utf8')
+  } catch {
+    // None yet.
+  }
+  if (current === SLOW_LOGIN_RC) return
+  // Whole or not at all: a login of another test file may be reading it right now.
+  const next = `${rc}.ptykit-${process.pid}`
+  writeFileSync(next, SLOW_LOGIN_RC, { mode: 0o644 })
+  renameSync(next, rc)
 }
 
 /**
  * From now on, every session {@link SSH_SLOW_RC_USER} opens on `fixture`'s server (a PTY's, a
  * side shell's) spends `seconds` in the login's rc file before its command runs — as a remote
- * `~/.bashrc` that sleeps does. Returns the undo.
+ * `~/.bashrc` that sleeps does. Returns the undo. The flag is the server's own file, in its
+ * directory: no other server (another test file's, another run's) sees it, and
+ * {@link SshdFixture.stop} removes it with the directory, undone or not.
  */
-export function slowLoginRc(fixture: { port: number }, seconds: number): () => void {
+export function slowLoginRc(fixture: { dir: string }, seconds: number): () => void {
   ensureSlowRcUser()
-  const flag = path.join(SLOW_RC_FLAGS_DIR, String(fixture.port))
+  const flag = path.join(fixture.dir, SLOW_LOGIN_FLAG_FILE)
   writeFileSync(flag, String(seconds), { mode: 0o644 })
   return () => rmSync(flag, { force: true })
 }
@@ -313,6 +335,8 @@ export async function startSshd(options: SshdOptions = {}): Promise<SshdFixture>
         'PrintMotd no',
         'PrintLastLog no',
         'LogLevel VERBOSE',
+        // Where a slow login's rc file looks for this server's flag (see slowLoginRc).
+        `SetEnv "${SLOW_LOGIN_FLAG_VARIABLE}=${path.join(dir, SLOW_LOGIN_FLAG_FILE)}"`,
         '',
       ].join('\n'),
     )
