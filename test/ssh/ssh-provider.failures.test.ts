@@ -1,5 +1,4 @@
 import { inspect } from 'node:util'
-import { spawnSync } from 'node:child_process'
 import { writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
@@ -9,7 +8,7 @@ import { isPtySpawnError, type PtySpawnError } from 'ptykit/spawn'
 import { createSshProvider, isSshOptionError, isSshProviderError, sshKeyFingerprint, type SshProvider, type SshProviderError } from 'ptykit/ssh'
 import { waitFor } from '../node-pty/pty-test-support.js'
 import { SSH_TEST_KEY_PASSPHRASE, startSshd } from './sshd-fixture.js'
-import { isAlive, ssh2HoldingLaunchOutput, sshOptions, useSshd } from './ssh-test-support.js'
+import { isAlive, killRunning, processesRunning, ssh2HoldingLaunchOutput, sshOptions, useSshd } from './ssh-test-support.js'
 
 // What must NOT connect, what must not leak, and what a dropped link does to live PTYs.
 const sshd = useSshd()
@@ -39,12 +38,6 @@ function markerAfterKillRequest(): { loadSsh2: () => Promise<unknown> } {
       },
     }),
   }
-}
-
-/** How many processes on this machine (the loopback server's) run `commandLine`. */
-function processesRunning(commandLine: string): number {
-  const found = spawnSync('pgrep', ['-fc', commandLine], { encoding: 'utf8' })
-  return Number(found.stdout.trim() || '0')
 }
 
 const hostFingerprint = (): string => sshKeyFingerprint(Buffer.from(sshd().hostPublicKey.split(' ')[1]!, 'base64'))
@@ -240,7 +233,8 @@ describe('SSH provider: host keys and credentials', () => {
     const late = markerAfterKillRequest()
     const provider = track(createSshProvider(sshOptions(sshd(), undefined, { launchTimeoutMs: 3_000, loadSsh2: late.loadSsh2 })))
     const controller = createPtyController({ provider })
-    const program = `sleep 3${process.pid}.${Date.now() % 1000}`
+    // Three digits after the point: no other run's program name is this one's with more after it.
+    const program = `sleep 3${process.pid}.${String(Date.now() % 1000).padStart(3, '0')}`
     const failure = await controller.spawn({ file: '/bin/sh', args: ['-c', `trap '' HUP; exec ${program}`] }).catch((error: unknown) => error)
     try {
       expect(isPtySpawnError(failure) && failure.code, JSON.stringify(failure)).toBe('provider_spawn_failed')
@@ -248,12 +242,13 @@ describe('SSH provider: host keys and credentials', () => {
       expect(isSshProviderError(cause) && cause.code).toBe('spawn_failed')
       // Before: the channel was closed and nothing else — the program survived the hangup, and the
       // spawn said not_started. Now it is killed, and the server's report of its end proves it.
-      await waitFor(() => (processesRunning(program) === 0 ? true : undefined), `no ${program} left on the server`, 5_000)
+      await waitFor(() => (processesRunning(program).length === 0 ? true : undefined), `no ${program} left on the server`, 5_000)
       expect((cause as SshProviderError).processMayExist).toBe(false)
       expect((failure as PtySpawnError).outcome).toBe('not_started')
       expect(await provider.listProcesses()).toEqual([])
     } finally {
-      spawnSync('pkill', ['-f', program])
+      // This program only, by pid (before: `pkill -f`, whose `.` killed any character's match machine-wide).
+      killRunning(program)
       await controller.dispose()
     }
   }, 30_000)

@@ -92,6 +92,37 @@ export function killTagged(tag: string): void {
 }
 
 /**
+ * The live processes on this machine (loopback: the remote's) whose command line — its arguments
+ * joined by spaces, as `pgrep -f` shows it — holds `commandLine` as it is written: a literal
+ * string, not `pgrep -f`'s regular expression, where the `.` of `sleep 3<pid>.<ms>` matched any
+ * character in any process of the machine.
+ */
+export function processesRunning(commandLine: string): number[] {
+  const found: number[] = []
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name) || Number(name) === process.pid) continue
+    try {
+      const argv = readFileSync(`/proc/${name}/cmdline`, 'latin1').replace(/\0$/, '').split('\0')
+      if (argv.join(' ').includes(commandLine) && isAlive(Number(name))) found.push(Number(name))
+    } catch {
+      // Gone meanwhile.
+    }
+  }
+  return found
+}
+
+/** SIGKILL the processes {@link processesRunning} finds running `commandLine`, by pid (a test's clean-up). */
+export function killRunning(commandLine: string): void {
+  for (const pid of processesRunning(commandLine)) {
+    try {
+      process.kill(pid, 'SIGKILL')
+    } catch {
+      // Gone meanwhile.
+    }
+  }
+}
+
+/**
  * A provider and controller (host `ssh:loopback`) on `fixture`'s sshd through a fresh
  * {@link startSshLinkProxy} proxy, connected — one PTY spawned, the side shell warm — and idle,
  * so the next chunks through the proxy are the next spawn's. Disposed through `cleanups`.
