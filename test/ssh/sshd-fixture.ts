@@ -397,12 +397,12 @@ export async function startSshd(options: SshdOptions = {}): Promise<SshdFixture>
     throw error
   }
 
-  /** The listener's children (one privileged sshd per connection), oldest first. */
   /**
    * The running listener's pid; none once it exited (killed, or it could not bind): its pid may be
    * another process's by now, whose children are none of ours.
    */
   const listenerPid = (): number | undefined => (child === undefined || hasExited(child) ? undefined : child.pid)
+  /** The listener's children (one privileged sshd per connection), oldest first. */
   const connectionProcesses = (): number[] => {
     const pid = listenerPid()
     return pid === undefined ? [] : childrenOf(pid)
