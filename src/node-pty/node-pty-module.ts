@@ -93,7 +93,7 @@ function unavailable(cause: unknown, why: string): NodePtyProviderError {
  * or does not look like node-pty.
  */
 export async function loadNodePtyModule(loader: () => Promise<unknown> = importNodePty): Promise<NodePtyModule> {
-  return loadOptionalPeer<NodePtyModule>({ loader, isModule: isNodePtyModule, lacks: 'has no `spawn` function', unavailable })
+  return loadOptionalPeer<NodePtyModule>({ loader, peer: NODE_PTY_PACKAGE_NAME, isModule: isNodePtyModule, lacks: 'has no `spawn` function', unavailable })
 }
 
 /** The default loader. A literal specifier, so bundlers see it and keep it external. */

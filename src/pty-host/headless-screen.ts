@@ -88,12 +88,14 @@ export async function loadHeadlessScreens(): Promise<HeadlessScreenFactory> {
   const [{ Terminal }, { SerializeAddon }] = await Promise.all([
     loadOptionalPeer<{ Terminal: new (options: Record<string, unknown>) => HeadlessTerminal }>({
       loader: () => import('@xterm/headless'),
+      peer: '@xterm/headless',
       isModule: (candidate) => typeof (candidate as { Terminal?: unknown }).Terminal === 'function',
       lacks: 'has no `Terminal` class',
       unavailable: unavailable('@xterm/headless'),
     }),
     loadOptionalPeer<{ SerializeAddon: new () => SerializeAddonLike }>({
       loader: () => import('@xterm/addon-serialize'),
+      peer: '@xterm/addon-serialize',
       isModule: (candidate) => typeof (candidate as { SerializeAddon?: unknown }).SerializeAddon === 'function',
       lacks: 'has no `SerializeAddon` class',
       unavailable: unavailable('@xterm/addon-serialize'),

@@ -99,7 +99,7 @@ function unavailable(cause: unknown, why: string): SshProviderError {
  * @throws SshProviderError with code `ssh2_unavailable` when it cannot be loaded.
  */
 export async function loadSsh2Module(loader: () => Promise<unknown> = importSsh2): Promise<Ssh2Module> {
-  return loadOptionalPeer<Ssh2Module>({ loader, isModule: isSsh2Module, lacks: 'has no `Client` class', unavailable })
+  return loadOptionalPeer<Ssh2Module>({ loader, peer: SSH2_PACKAGE_NAME, isModule: isSsh2Module, lacks: 'has no `Client` class', unavailable })
 }
 
 /** The default loader. A literal specifier, so bundlers see it and keep it external. */
