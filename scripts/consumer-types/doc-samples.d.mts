@@ -14,9 +14,24 @@ export interface SampleModule {
   origin: (number | null)[]
   /** The module specifiers the fence imports. */
   specifiers: string[]
+  /** The guide's own context module, when the fence uses a name of it (`./doc-context.<guide>.js`). */
+  contextModules: string[]
 }
 export declare const NOT_COMPILED_MARKER: string
 export declare const NO_COMPILE_FIRST_LINE: string
-export declare function extractSamples(markdown: string, doc: string): { samples: DocSample[]; skipped: string[] }
+/** A fence quoting a source file of the repository (`<!-- excerpt: path -->`). */
+export interface DocExcerpt extends DocSample {
+  /** The quoted file, relative to the repository root. */
+  source: string
+}
+export declare const EXCERPT_MARKER: RegExp
+export declare function extractSamples(markdown: string, doc: string): { samples: DocSample[]; excerpts: DocExcerpt[]; skipped: string[] }
+export declare function excerptMismatch(excerpt: DocExcerpt, source: string): { line: number; text: string } | null
 export declare function contextNames(file: string): string[]
-export declare function sampleModule(sample: DocSample, context: readonly string[]): SampleModule
+export declare function contextReexports(file: string): string[]
+export declare function moduleSpecifiers(file: string): string[]
+export declare function sampleModule(
+  sample: DocSample,
+  context: readonly string[],
+  docContext?: { module: string; names: readonly string[]; reexports?: readonly string[] },
+): SampleModule

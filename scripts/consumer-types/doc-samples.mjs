@@ -7,14 +7,22 @@ import ts from 'typescript'
 export const NOT_COMPILED_MARKER = '<!-- not-compiled -->'
 /** A fence's first line that keeps it out of the check. */
 export const NO_COMPILE_FIRST_LINE = '// @noCompile'
+/**
+ * A line right before a fence quoting a source file of this repository (`<!-- excerpt:
+ * examples/custom-provider.ts -->`), which that file's own compile checks: the fence is not compiled
+ * on its own, and each of its code lines must be found in that file, in order (see {@link excerptMismatch}).
+ */
+export const EXCERPT_MARKER = /^<!--\s*excerpt:\s*(\S+)\s*-->$/
 
 /**
  * The ```ts / ```typescript fences of a markdown text: `samples` (`{ doc, line, code }`, line of the
- * first code line) and `skipped` (`doc:line` of each fence that opted out).
+ * first code line), `excerpts` (the same, with the `source` file they quote) and `skipped`
+ * (`doc:line` of each fence that opted out).
  */
 export function extractSamples(markdown, doc) {
   const lines = markdown.split('\n')
   const samples = []
+  const excerpts = []
   const skipped = []
   for (let i = 0; i < lines.length; i++) {
     const open = /^(\s*)(`{3,}|~{3,})\s*(\S*)/.exec(lines[i])
@@ -26,16 +34,44 @@ export function extractSamples(markdown, doc) {
     let before = i - 1
     while (before >= 0 && lines[before].trim() === '') before--
     const optedOut = lines[before]?.trim() === NOT_COMPILED_MARKER || code[0]?.trim() === NO_COMPILE_FIRST_LINE
+    const excerptOf = EXCERPT_MARKER.exec(lines[before]?.trim() ?? '')?.[1]
     if (['ts', 'typescript'].includes(info.toLowerCase())) {
       if (optedOut) skipped.push(`${doc}:${i + 1}`)
+      else if (excerptOf !== undefined) excerpts.push({ doc, line: i + 2, code: code.join('\n'), source: excerptOf })
       else samples.push({ doc, line: i + 2, code: code.join('\n') })
     }
     i = end
   }
-  return { samples, skipped }
+  return { samples, excerpts, skipped }
 }
 
-/** Names the reader's context provides: the exports of `file` (doc-context.ts). */
+/** A line as an excerpt compares it: trimmed, without a trailing `// comment`; '' for a blank or comment-only line. */
+function comparable(line) {
+  const trimmed = line.trim()
+  if (trimmed.startsWith('//')) return ''
+  return trimmed.replace(/\s+\/\/ .*$/, '').trim()
+}
+
+/**
+ * Where an excerpt departs from the source text it quotes: `null` when each of its code lines is
+ * a line of `source`, in order (an excerpt may leave lines out, and comments are not compared), else
+ * `{ line, text }`, the excerpt's first line (markdown line number) that is not found.
+ */
+export function excerptMismatch(excerpt, source) {
+  const sourceLines = source.split('\n').map(comparable)
+  let at = 0
+  const lines = excerpt.code.split('\n')
+  for (let l = 0; l < lines.length; l++) {
+    const wanted = comparable(lines[l])
+    if (wanted === '') continue
+    const found = sourceLines.indexOf(wanted, at)
+    if (found === -1) return { line: excerpt.line + l, text: lines[l].trim() }
+    at = found + 1
+  }
+  return null
+}
+
+/** Names the reader's context provides: the exports of `file` (doc-context.ts, or a guide's own). */
 export function contextNames(file) {
   const source = ts.createSourceFile(file, fs.readFileSync(file, 'utf8'), ts.ScriptTarget.Latest)
   const names = []
@@ -45,14 +81,34 @@ export function contextNames(file) {
     if (ts.isVariableStatement(statement)) names.push(...statement.declarationList.declarations.map((d) => d.name.getText(source)))
     else if (statement.name) names.push(statement.name.getText(source))
   }
-  return names
+  return [...names, ...contextReexports(file)]
+}
+
+/** The names `file` re-exports (`export { createPtyController } from 'ptykit/controller'`): library names. */
+export function contextReexports(file) {
+  const source = ts.createSourceFile(file, fs.readFileSync(file, 'utf8'), ts.ScriptTarget.Latest)
+  return source.statements
+    .filter((statement) => ts.isExportDeclaration(statement) && statement.exportClause && ts.isNamedExports(statement.exportClause))
+    .flatMap((statement) => statement.exportClause.elements.map((element) => element.name.text))
+}
+
+/** The modules `file` imports or re-exports from (a context module's, for the settings that skip some). */
+export function moduleSpecifiers(file) {
+  const source = ts.createSourceFile(file, fs.readFileSync(file, 'utf8'), ts.ScriptTarget.Latest)
+  return source.statements
+    .filter((statement) => (ts.isImportDeclaration(statement) || ts.isExportDeclaration(statement)) && statement.moduleSpecifier)
+    .map((statement) => statement.moduleSpecifier.text)
 }
 
 /**
  * A fence as a module: its imports at the top, the context names it does not import, and the rest
- * inside `async function`. Returns the text and, per generated line, the markdown line (or null).
+ * inside `async function`. `context` is the names of `./doc-context.js`; `docContext`, when given,
+ * is a guide's own context module (`{ module, names, reexports? }`, e.g.
+ * `./doc-context.controller.js`), whose names win over the shared ones; the library names it
+ * re-exports are offered only to a fence without imports (a continuation of an earlier one). Returns the text, per generated line the markdown line (or
+ * null), the specifiers the fence imports and the context modules the module imports.
  */
-export function sampleModule(sample, context) {
+export function sampleModule(sample, context, docContext) {
   const source = ts.createSourceFile('sample.ts', sample.code, ts.ScriptTarget.Latest, true)
   const importLines = new Set()
   const imported = new Set()
@@ -78,10 +134,19 @@ export function sampleModule(sample, context) {
   }
   emit(`// ${sample.doc}:${sample.line}`)
   codeLines.forEach((text, l) => importLines.has(l) && emit(text, sample.line + l))
-  const fromContext = context.filter((name) => !imported.has(name))
+  const contextModules = []
+  // A fence with imports of its own is a whole file a reader copies: it imports the library's names
+  // itself. Only a continuation (no imports) gets those the guide's context re-exports.
+  const libraryNames = specifiers.length ? new Set(docContext?.reexports ?? []) : new Set()
+  const fromDocContext = (docContext?.names ?? []).filter((name) => !imported.has(name) && !libraryNames.has(name))
+  if (fromDocContext.length) {
+    emit(`import { ${fromDocContext.join(', ')} } from '${docContext.module}'`)
+    contextModules.push(docContext.module)
+  }
+  const fromContext = context.filter((name) => !imported.has(name) && !fromDocContext.includes(name))
   if (fromContext.length) emit(`import { ${fromContext.join(', ')} } from './doc-context.js'`)
   emit('export async function sample(): Promise<void> {')
   codeLines.forEach((text, l) => importLines.has(l) || emit(text, sample.line + l))
   emit('}')
-  return { text: `${out.join('\n')}\n`, origin, specifiers }
+  return { text: `${out.join('\n')}\n`, origin, specifiers, contextModules }
 }

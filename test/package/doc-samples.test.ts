@@ -1,6 +1,6 @@
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { contextNames, extractSamples, sampleModule } from '../../scripts/consumer-types/doc-samples.mjs'
+import { contextNames, contextReexports, excerptMismatch, extractSamples, sampleModule } from '../../scripts/consumer-types/doc-samples.mjs'
 
 const markdown = [
   '# Title', //                                  1
@@ -59,5 +59,45 @@ describe('doc samples for the consumer type check', () => {
   it('offers every export of doc-context.ts as context', () => {
     const names = contextNames(path.resolve(__dirname, '../../scripts/consumer-types/doc-context.ts'))
     expect(names).toEqual(expect.arrayContaining(['controller', 'provider', 'id', 'relay', 'terminalView']))
+  })
+
+  it("a guide's own context wins over the shared one; its library names go only to a fence without imports", () => {
+    const guide = { module: './doc-context.guide.js', names: ['provider', 'expect', 'createThing'], reexports: ['createThing'] }
+    const continuation = sampleModule({ doc: 'G.md', line: 1, code: 'provider.go(createThing())' }, ['controller', 'provider'], guide)
+    expect(continuation.text.split('\n').slice(1, 3)).toEqual([
+      "import { provider, expect, createThing } from './doc-context.guide.js'",
+      "import { controller } from './doc-context.js'", // `provider` is the guide's
+    ])
+    expect(continuation.contextModules).toEqual(['./doc-context.guide.js'])
+    const wholeFile = sampleModule({ doc: 'G.md', line: 1, code: "import { x } from 'y'\ncreateThing(x)" }, ['controller'], guide)
+    expect(wholeFile.text).toContain("import { provider, expect } from './doc-context.guide.js'") // createThing must be imported
+    const testingContext = path.resolve(__dirname, '../../scripts/consumer-types/doc-context.testing-with-the-fake-provider.ts')
+    expect(contextNames(testingContext)).toEqual(expect.arrayContaining(['provider', 'expect', 'setup', 'createPtyController']))
+    expect(contextReexports(testingContext)).toEqual(expect.arrayContaining(['createPtyController', 'createManualClock']))
+    expect(contextReexports(testingContext)).not.toContain('expect')
+  })
+
+  it('checks an excerpt against the file it quotes: lines in order, lines left out and comments not compared', () => {
+    const doc = [
+      'Text', //                                                 1
+      '<!-- excerpt: src/thing.ts -->', //                       2
+      '```ts', //                                                3
+      'function f(): void {', //                                 4
+      '  a() // a comment of the guide', //                      5
+      '  // another comment', //                                 6
+      '  c()', //                                                7
+      '}', //                                                    8
+      '```', //                                                  9
+    ].join('\n')
+    const { samples, excerpts, skipped } = extractSamples(doc, 'DOC.md')
+    expect(samples).toEqual([])
+    expect(skipped).toEqual([])
+    expect(excerpts).toEqual([{ doc: 'DOC.md', line: 4, source: 'src/thing.ts', code: expect.stringContaining('function f') }])
+    const [excerpt] = excerpts
+    const source = ['// header', 'function f(): void {', '  a()', '  b() // left out', '  c() // the source says more', '}'].join('\n')
+    expect(excerptMismatch(excerpt!, source)).toBeNull()
+    expect(excerptMismatch(excerpt!, source.replace('c()', 'renamed()'))).toEqual({ line: 7, text: 'c()' })
+    // In order: a line found only before the previous one is a mismatch.
+    expect(excerptMismatch(excerpt!, ['function f(): void {', '  c()', '  a()', '}'].join('\n'))).toEqual({ line: 7, text: 'c()' })
   })
 })
