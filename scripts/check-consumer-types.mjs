@@ -11,10 +11,16 @@
 //    NodeNext (ESM), NodeNext (CJS), Node16 (ESM), Bundler, and Node10 (CJS), and NodeNext (ESM)
 //    with the oldest TypeScript supported (5.0.4, installed from the registry into
 //    node_modules/.cache on first use; the declarations only):
-//    - every ```ts (or ```typescript) fence of README.md and docs/getting-started.md, each as its
+//    - every ```ts (or ```typescript) fence of README.md and of every guide (docs/*.md), each as its
 //      own module. Names a fence uses without defining come from `consumer-types/doc-context.ts`
 //      (the reader's context: `controller`, `id`, `terminalView`…). A fence's body is wrapped in an
 //      async function (imports stay at the top), so top-level `await` also compiles as CommonJS.
+//      A guide's own names come from `consumer-types/doc-context.<guide>.ts` when it exists (they
+//      win over doc-context.ts's: the testing guide's `provider` is the fake), and a fence's
+//      relative import `./name.js` from `consumer-types/name.ts` (the reader's module the guide
+//      builds). A fence that quotes a file of this repository, which that file's own compile
+//      checks, says so with a `<!-- excerpt: path -->` line right before it: its code lines must
+//      be found in that file, in order (lines left out and comments are not compared).
 //      A fence opts out with a `<!-- not-compiled -->` line right before it, or `// @noCompile`
 //      as its first line — for a fragment that is not meant to compile (say why next to it);
 //    - `consumer-types/event-payloads.ts`: the event payload types (`@ts-expect-error` on wrong
@@ -39,11 +45,19 @@ import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { contextNames, extractSamples, sampleModule } from './consumer-types/doc-samples.mjs'
+import { contextNames, contextReexports, excerptMismatch, extractSamples, moduleSpecifiers, sampleModule } from './consumer-types/doc-samples.mjs'
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
 const fixtureSources = path.join(root, 'scripts', 'consumer-types')
-const SAMPLE_DOCS = ['README.md', 'docs/getting-started.md']
+/** README.md and every guide: a sample in any of them is what a user copies. */
+const SAMPLE_DOCS = [
+  'README.md',
+  ...fs
+    .readdirSync(path.join(root, 'docs'))
+    .filter((name) => name.endsWith('.md'))
+    .sort()
+    .map((name) => `docs/${name}`),
+]
 const STALE_MARKER = 'STALE-BUILD-MARKER.txt'
 
 /** The settings: a directory each, with its own package.json `type` and tsconfig. */
@@ -147,8 +161,9 @@ function installTarball(dir, tarball) {
   if (extra.length) {
     throw new CheckFailure(`\`npm install ptykit\` also installs ${extra.join(', ')}; a consumer must get ptykit alone`)
   }
-  // What a consumer of these entries has anyway: Node's types, and the optional peers of ptykit/testing.
-  for (const dep of ['@types/node', 'vitest', 'fast-check']) {
+  // What a consumer of these entries has anyway: Node's types, the optional peers of ptykit/testing,
+  // and @xterm/headless, which a guide's sample renders a terminal's output with.
+  for (const dep of ['@types/node', 'vitest', 'fast-check', '@xterm/headless']) {
     const from = path.join(root, 'node_modules', dep)
     if (!fs.existsSync(from)) throw new CheckFailure(`${dep} is missing from ${root}/node_modules: run \`npm ci\``)
     fs.mkdirSync(path.dirname(path.join(dir, 'node_modules', dep)), { recursive: true })
@@ -209,9 +224,18 @@ function writeSetting(dir, setting, modules) {
     return
   }
   copyFixtures()
+  const contextModules = new Set()
   for (const [name, module] of modules) {
     if (module.specifiers.some((specifier) => setting.skipSamplesImporting?.includes(specifier))) continue
     fs.writeFileSync(path.join(dir, name), module.text)
+    for (const context of module.contextModules) contextModules.add(context)
+    // The reader's own module a guide builds and a sample imports (`./custom-provider.js`).
+    for (const specifier of module.specifiers.filter((s) => s.startsWith('./'))) contextModules.add(specifier)
+  }
+  // A guide's own context (doc-context.<guide>.ts), where one of its samples is compiled.
+  for (const context of contextModules) {
+    const name = path.basename(context).replace(/\.js$/, '.ts')
+    fs.copyFileSync(path.join(fixtureSources, name), path.join(dir, name))
   }
 }
 
@@ -265,6 +289,38 @@ async function typeCheck(dir, setting, modules) {
 
 const work = fs.mkdtempSync(path.join(os.tmpdir(), 'ptykit-consumer-types-'))
 try {
+  // The docs first: a sample or an excerpt that is wrong fails before the minute of packing.
+  const context = contextNames(path.join(fixtureSources, 'doc-context.ts'))
+  const modules = new Map()
+  const skipped = []
+  const excerptErrors = []
+  let excerptCount = 0
+  for (const doc of SAMPLE_DOCS) {
+    const extracted = extractSamples(fs.readFileSync(path.join(root, doc), 'utf8'), doc)
+    skipped.push(...extracted.skipped)
+    for (const excerpt of extracted.excerpts) {
+      excerptCount += 1
+      const source = path.join(root, excerpt.source)
+      if (!fs.existsSync(source)) {
+        excerptErrors.push(`  ${doc}:${excerpt.line - 1}: the excerpt's source ${excerpt.source} does not exist`)
+        continue
+      }
+      const mismatch = excerptMismatch(excerpt, fs.readFileSync(source, 'utf8'))
+      if (mismatch) excerptErrors.push(`  ${doc}:${mismatch.line}: not in ${excerpt.source} (in this order): ${mismatch.text}`)
+    }
+    const guide = path.basename(doc, '.md').toLowerCase()
+    const docContextFile = path.join(fixtureSources, `doc-context.${guide}.ts`)
+    const docContext = fs.existsSync(docContextFile) ? { module: `./doc-context.${guide}.js`, names: contextNames(docContextFile), reexports: contextReexports(docContextFile) } : undefined
+    extracted.samples.forEach((sample, n) => {
+      const module = sampleModule(sample, context, docContext)
+      // A sample that takes names from the guide's context imports what that context imports.
+      const specifiers = [...module.specifiers, ...(module.contextModules.length ? moduleSpecifiers(docContextFile) : [])]
+      modules.set(`sample-${guide}-${n + 1}.ts`, { doc: sample.doc, ...module, specifiers })
+    })
+  }
+  if (modules.size === 0) throw new CheckFailure(`no \`\`\`ts fences found in ${SAMPLE_DOCS.join(', ')}`)
+  if (excerptErrors.length) throw new CheckFailure(`a doc excerpt no longer matches the file it quotes:\n${excerptErrors.join('\n')}`)
+
   const tarball = packFreshTarball(work)
   try {
     run(path.join(root, 'node_modules', '.bin', 'attw'), [tarball, '--format', 'table-flipped'])
@@ -279,18 +335,6 @@ try {
   const projectWithoutPeers = path.join(work, 'consumer-without-peers')
   extractTarballWithoutPeers(projectWithoutPeers, tarball)
 
-  const context = contextNames(path.join(fixtureSources, 'doc-context.ts'))
-  const modules = new Map()
-  const skipped = []
-  for (const doc of SAMPLE_DOCS) {
-    const extracted = extractSamples(fs.readFileSync(path.join(root, doc), 'utf8'), doc)
-    skipped.push(...extracted.skipped)
-    extracted.samples.forEach((sample, n) => {
-      const name = `sample-${path.basename(doc, '.md').toLowerCase()}-${n + 1}.ts`
-      modules.set(name, { doc: sample.doc, ...sampleModule(sample, context) })
-    })
-  }
-  if (modules.size === 0) throw new CheckFailure(`no \`\`\`ts fences found in ${SAMPLE_DOCS.join(', ')}`)
 
   const checks = SETTINGS.map((setting) => {
     const dir = path.join(setting.withoutPeers ? projectWithoutPeers : project, setting.name)
@@ -305,7 +349,8 @@ try {
   console.log(
     `check-consumer-types: OK (prepack built dist; attw clean; installs alone; ${modules.size} doc samples, event payloads, disposables and forwarded undefined inputs ` +
       `compile strict without skipLibCheck under ${SETTINGS.filter((s) => !s.withoutPeers).map((s) => s.name).join(', ')}; ` +
-      `ptykit/testing/fake compiles without vitest and fast-check under ${SETTINGS.filter((s) => s.withoutPeers).map((s) => s.name).join(', ')}${skippedNote})`,
+      `ptykit/testing/fake compiles without vitest and fast-check under ${SETTINGS.filter((s) => s.withoutPeers).map((s) => s.name).join(', ')}; ` +
+      `${excerptCount} doc excerpts match the files they quote${skippedNote})`,
   )
 } catch (error) {
   const detail = error instanceof CheckFailure ? error.message : `${error.stderr ?? ''}${error.stdout ?? ''}${error.stack}`

@@ -1,6 +1,6 @@
 // What a reader of the docs brings to a code sample: the names a sample uses but does not define.
-// `scripts/check-consumer-types.mjs` compiles every ```ts fence of README.md and
-// docs/getting-started.md as its own module and imports from here each name the fence does not
+// `scripts/check-consumer-types.mjs` compiles every ```ts fence of README.md and the
+// guides (docs/*.md) as its own module and imports from here each name the fence does not
 // import itself (a fence's own declarations shadow these). Keep the types honest: they are what
 // the sample is checked against. A sample that needs a new name gets it here.
 import type { PtyController, PtyTerminal } from 'ptykit/controller'
