@@ -1,5 +1,6 @@
 // The module docs/writing-a-provider.md builds (examples/custom-provider.ts): what its samples
-// import from `./custom-provider.js`. The declarations of that example, kept in step with it.
+// import from `./custom-provider.js`. The declarations of that example:
+// test/package/doc-custom-provider.test-d.ts fails when they part.
 import type { ExecutionHostId, PtyProvider } from 'ptykit/contracts'
 
 /** How to start the host child. */

@@ -2,7 +2,8 @@
 // `scripts/check-consumer-types.mjs` compiles every ```ts fence of README.md and the
 // guides (docs/*.md) as its own module and imports from here each name the fence does not
 // import itself (a fence's own declarations shadow these). Keep the types honest: they are what
-// the sample is checked against. A sample that needs a new name gets it here.
+// the sample is checked against. A sample that needs a new name gets it here, or, for a name
+// one guide alone uses (or types its own way), in that guide's doc-context.<guide>.ts.
 import type { PtyController, PtyTerminal } from 'ptykit/controller'
 import type { NodePtyProvider } from 'ptykit/node-pty'
 import type {
