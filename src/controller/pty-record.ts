@@ -77,6 +77,13 @@ export type PtyRecord = {
   /** The timer that publishes `stop_unverified` when no exit follows a stop. */
   unconfirmedTimer: PtyTimerHandle | undefined
   /**
+   * How many escalating stops (`stopAndWait`, disposal's) of this incarnation are running. Such a
+   * stop outlives the unconfirmed window when its deadline is later: a PTY revived meanwhile (an
+   * attach found it still held) has no window armed, yet is still being stopped — a spawn or
+   * adoption of its slot waits for that stop rather than re-attach the PTY about to be forced down.
+   */
+  escalatingStops: number
+  /**
    * The last liveness verdict known of this incarnation (`live` at spawn, when none is published):
    * a `liveness` event is published only when a verdict differs from it.
    */
@@ -161,6 +168,7 @@ export function createPtyRecord(init: PtyRecordInit): PtyRecord {
     stopRequested: false,
     superseded: false,
     unconfirmedTimer: undefined,
+    escalatingStops: 0,
     liveness: LIVE,
     stateListeners: undefined,
   }

@@ -763,9 +763,13 @@ function isPublishedStartOf(record: PtyRecord, outcome: PtySpawnOutcome): boolea
   return outcome.claimDisposition === 'created' && record.claimGeneration !== undefined && record.claimGeneration === outcome.claimOwner?.generation
 }
 
-/** Whether a stop of the live `record` is under way: asked (`kill`, `stopAndWait`), and its unconfirmed window still open. */
+/**
+ * Whether a stop of the live `record` is under way: asked (`kill`, `stopAndWait`), and its
+ * unconfirmed window still open — or a `stopAndWait` still escalating against it (one that outlived
+ * the window, the PTY revived since: no window is armed, but the force is still to come).
+ */
 function isStopUnderWay(record: PtyRecord): boolean {
-  return record.state === 'live' && record.stopRequested && record.unconfirmedTimer !== undefined
+  return record.state === 'live' && record.stopRequested && (record.unconfirmedTimer !== undefined || record.escalatingStops > 0)
 }
 
 /** A record of the same live-or-unverified process a provider just attached to. */

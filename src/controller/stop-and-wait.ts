@@ -62,6 +62,8 @@ export async function stopAndWaitTracked(context: StopPhaseContext, record: PtyR
   // A force timer cut short by dispose (its timers cleared) is no reason to force: with
   // `stopPtys: false` dispose promises to leave the process as it is, so this wait gives up.
   const forceDue = force.promise.then(() => (core.timers.cleared ? ('deadline' as const) : ('force' as const)))
+  // Counted until it ends: a spawn or adoption of the PTY's slot waits for it (see `escalatingStops`).
+  record.escalatingStops++
   // Why the waiting is here and not inside the phases: each phase is one step, and the awaits of
   // the whole stop stay in one place (callers on a manual clock count on how many turns it takes).
   try {
@@ -93,6 +95,7 @@ export async function stopAndWaitTracked(context: StopPhaseContext, record: PtyR
     // 3. Verify.
     return (await verifyGone(context, stop)) === true ? finish(context, record) : false
   } finally {
+    record.escalatingStops--
     budget.close()
     force.cancel()
     exited.cancel()

@@ -1,0 +1,76 @@
+/**
+ * A `stopAndWait` still escalating against a PTY whose stop window ran out (`stop_unverified`) and
+ * that an attach then revived: the PTY is live again and keeps its stop intent, with no stop window
+ * armed — but a stop of it IS under way (the force is still to come). A slot spawn or an adoption
+ * of its slot then waits for that stop, as for any stop under way, rather than re-attaching the
+ * PTY the `stopAndWait` is about to force down.
+ */
+import { describe, expect, it } from 'vitest'
+import { createInMemorySlotStore } from '../../src/spawn/index.js'
+import { createHarness, type Harness } from './controller-harness.js'
+
+/** Hang-ups never answer (a host that does not carry them out); a forced stop goes through. */
+function hangUpsHang(h: Harness): void {
+  const shutdown = h.provider.shutdown.bind(h.provider)
+  h.provider.shutdown = (id, options) => (options?.immediate === true ? shutdown(id, options) : new Promise<void>(() => undefined))
+}
+
+/**
+ * The slot `pane`'s owner, whose `stopAndWait` (deadline 60 s, force at 20 s) has outlived its stop
+ * window (10 s, `stop_unverified`), then revived by an adoption of the slot (its host still holds it).
+ */
+async function revivedWhileStopAndWaitRuns() {
+  const store = createInMemorySlotStore()
+  const h = createHarness({ controller: { store, stop: { unconfirmedAfterMs: 10_000, forceAfterMs: 20_000 } } })
+  const owner = await h.run(h.controller.spawn({ slot: { key: 'pane' } }))
+  hangUpsHang(h)
+  let verdict: boolean | undefined
+  void h.controller.stopAndWait(owner.id, { timeoutMs: 60_000 }).then((answer) => (verdict = answer))
+  await h.settle()
+  h.clock.advance(10_000)
+  await h.settle()
+  expect(h.exits().map((exit) => exit.cause)).toEqual([{ kind: 'unknown', reason: 'stop_unverified' }])
+  return { h, owner, verdict: () => verdict }
+}
+
+describe('a stopAndWait still under way when an attach revives its PTY', () => {
+  it('a slot spawn waits for it, then starts a new process (before: it re-attached the PTY being forced down)', async () => {
+    const { h, owner, verdict } = await revivedWhileStopAndWaitRuns()
+    // The app re-attaches the pane's PTY (its host still holds it): live again.
+    const revived = await h.run(h.controller.attach(owner.id))
+    expect(revived).toBe(true)
+    expect(h.controller.hasPty(owner.id)).toBe(true)
+    let answered: unknown
+    const spawning = h.controller.spawn({ slot: { key: 'pane' } })
+    void spawning.then(
+      (reply) => (answered = reply),
+      (error: unknown) => (answered = error),
+    )
+    for (let i = 0; i < 5; i++) await h.settle()
+    // Before: answered at once, re-attaching the owner (isReattach: true) — which the force then
+    // stopped under the caller.
+    expect(answered).toBeUndefined()
+    const reply = await h.run(spawning)
+    expect(verdict()).toBe(true)
+    expect(reply.isReattach).toBe(false)
+    expect(reply.id).not.toBe(owner.id)
+    expect(h.provider.getPty(owner.id)?.live).toBe(false)
+    expect(h.provider.getPty(reply.id)?.live).toBe(true)
+  })
+
+  it('an adoption of the slot waits for it too, then finds the slot empty (before: it handed back the PTY being forced down)', async () => {
+    const { h, owner, verdict } = await revivedWhileStopAndWaitRuns()
+    expect(await h.run(h.controller.attach(owner.id))).toBe(true)
+    let answered: unknown = 'pending'
+    const adopting = h.controller.adoptSlot({ slot: { key: 'pane' } })
+    void adopting.then(
+      (adoption) => (answered = adoption),
+      (error: unknown) => (answered = error),
+    )
+    for (let i = 0; i < 5; i++) await h.settle()
+    expect(answered).toBe('pending')
+    expect(await h.run(adopting)).toBeNull()
+    expect(verdict()).toBe(true)
+    expect(h.provider.getPty(owner.id)?.live).toBe(false)
+  })
+})
