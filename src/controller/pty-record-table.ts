@@ -27,6 +27,12 @@ export type ComingPty = {
    * it finds it stopping, not live). Created on first use.
    */
   onPublished: Set<(record: PtyRecord) => void> | undefined
+  /**
+   * Whether the attach, refused publication (`dispose()` overtook it), already stopped the process
+   * its host attached for a `kill` that marked it (fenced by the incarnation the host answered):
+   * the stop asked is dispatched, and an `adoptSlot` that ends now does not dispatch it again.
+   */
+  stopDispatched: boolean
 }
 
 /**
@@ -53,7 +59,7 @@ export class PtyRecordTable {
    * {@link PtyRecordTable.comingOnOtherHost} names its host to a spawn of the id elsewhere.
    */
   expectComing(ptyId: string, hostId?: ExecutionHostId): ComingPty {
-    return this.#add({ ptyId, hostId, stopRequested: false, adoptionQueued: false, onPublished: undefined })
+    return this.#add({ ptyId, hostId, stopRequested: false, adoptionQueued: false, onPublished: undefined, stopDispatched: false })
   }
 
   /**
@@ -62,7 +68,7 @@ export class PtyRecordTable {
    * ({@link PtyRecordTable.goInFlight}); {@link PtyRecordTable.release} it when the adoption ends.
    */
   expectAdoption(ptyId: string): ComingPty {
-    return this.#add({ ptyId, hostId: undefined, stopRequested: false, adoptionQueued: true, onPublished: undefined })
+    return this.#add({ ptyId, hostId: undefined, stopRequested: false, adoptionQueued: true, onPublished: undefined, stopDispatched: false })
   }
 
   #add(coming: ComingPty): ComingPty {

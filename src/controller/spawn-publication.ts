@@ -369,7 +369,11 @@ export class SpawnPublication {
         // Nobody will track it: left running (an attach never started it) — unless a `kill` of the
         // id marked this attach, before or after `dispose()`: it is stopped, as it would have been
         // had it landed before.
-        if (coming.stopRequested) this.#stopUntracked(provider, ptyId, result)
+        if (coming.stopRequested) {
+          this.#stopUntracked(provider, ptyId, result)
+          // An adoption's attach: the adoption, refused now, does not stop the owner a second time.
+          coming.stopDispatched = true
+        }
         return false
       }
       const current = core.records.get(ptyId)
@@ -506,6 +510,9 @@ export class SpawnPublication {
       // An owner marked but not published (another one adopted, or none): stopped now, before the
       // check below — it may be the very PTY this adoption found tracked live.
       this.#stopMarkedOwners(owners)
+      // Overtaken by `dispose()` (its attach in flight, or the store's read): refused, as a spawn
+      // then is — not `null` ("the slot has no owner"), nor an owner disposal is stopping.
+      if (this.#core.disposed()) throw new PtyControllerDisposedError('adoptSlot', true)
       if (adoption === null) return null
       // A `kill` of it since the check above (during the store's read, the attach in flight, or as
       // the attach landed, which stopped it): not handed back as if live. (Before, it was.) Only a
@@ -572,7 +579,8 @@ export class SpawnPublication {
    */
   #stopMarkedOwners(owners: ReadonlyMap<string, ExpectedSlotOwner>): void {
     for (const [ptyId, expected] of owners) {
-      if (expected.settled || !expected.coming.stopRequested) continue
+      // Settled: published (and stopped) by its attach, or stopped by the attach `dispose()` overtook.
+      if (expected.settled || expected.coming.stopDispatched || !expected.coming.stopRequested) continue
       expected.settled = true
       const { hostId, incarnationId } = expected
       const provider = this.#core.options.providers.get(hostId ?? LOCAL_EXECUTION_HOST_ID)

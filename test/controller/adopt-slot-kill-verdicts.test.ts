@@ -222,6 +222,42 @@ describe('adoptSlot arguments, and late calls', () => {
   })
 })
 
+describe('disposed while the adoption\'s attach is in flight', () => {
+  it('with a kill of the owner marked: one forced shutdown of the incarnation attached (before: two), and the adoption rejects controller_disposed (before: null)', async () => {
+    const { h, owner, other } = await ownedElsewhere()
+    const answerAttaches = holdAttaches(h)
+    const adopting = h.controller.adoptSlot({ slot: { key: 'pane' } }).catch((error: unknown) => error)
+    await h.settle()
+    expect(h.controller.kill(owner.id)).toBe(true)
+    const disposing = h.controller.dispose()
+    answerAttaches()
+    await h.run(disposing)
+    const refusal = await h.run(adopting)
+    await h.settle()
+    expect(h.provider.getPty(owner.id)?.live).toBe(false)
+    // Before: the attach stopped it, then the refused adoption dispatched the same stop again.
+    expect(shutdownCalls(h)).toEqual([[owner.id, { immediate: true, expectedIncarnationId: owner.incarnationId }]])
+    // Before: `null`, "the slot has no owner", for an adoption the disposal overtook.
+    expect(refusal).toMatchObject({ code: 'controller_disposed', method: 'adoptSlot' })
+    await other.dispose({ stopPtys: false })
+  })
+
+  it('with no kill: the adoption rejects controller_disposed (before: null), and the owner it never published runs on', async () => {
+    const { h, owner, other } = await ownedElsewhere()
+    const answerAttaches = holdAttaches(h)
+    const adopting = h.controller.adoptSlot({ slot: { key: 'pane' } }).catch((error: unknown) => error)
+    await h.settle()
+    const disposing = h.controller.dispose()
+    answerAttaches()
+    await h.run(disposing)
+    expect(await h.run(adopting)).toMatchObject({ code: 'controller_disposed', method: 'adoptSlot' })
+    await h.settle()
+    expect(h.provider.getPty(owner.id)?.live).toBe(true)
+    expect(shutdownCalls(h)).toEqual([])
+    await other.dispose({ stopPtys: false })
+  })
+})
+
 describe('an owner whose stop went unverified before the adoption began', () => {
   it('is revived and handed back at once: its kept stop intent is no stop under way, nothing to wait for', async () => {
     const store = createInMemorySlotStore()
