@@ -194,7 +194,7 @@ test('${kind}: a provider that reads back a stale size fails the resize check wi
   const resize = checks.find((check) => check.name.includes('reflects a resize'))
   await assert.rejects(runPtyProviderConformanceCheck(resize, stale, drivers), {
     name: 'AssertionError',
-    message: 'expected {"cols":80,"rows":24} (object) to deeply equal {"cols":100,"rows":30} (object)',
+    message: 'expected {"cols":80,"rows":24} (object) to deeply equal {"cols":100,"rows":30} (object): at .cols, 80 (number) where 100 (number) was expected',
   })
 })
 

@@ -66,7 +66,7 @@ export function expect(actual: unknown, message?: string): ConformanceExpectatio
     }
     return {
       toBe: (expected) => assert(Object.is(actual, expected), 'toBe', expected, `to be ${show(expected)}`),
-      toEqual: (expected) => assert(plainDataEqual(actual, expected), 'toEqual', expected, `to deeply equal ${show(expected)}`),
+      toEqual: (expected) => assert(plainDataEqual(actual, expected), 'toEqual', expected, `to deeply equal ${show(expected)}${negated ? '' : whereTheyDiffer(actual, expected)}`),
       toContain: (item) =>
         assert(
           Array.isArray(actual) ? actual.some((element) => Object.is(element, item)) : typeof actual === 'string' && typeof item === 'string' && actual.includes(item),
@@ -93,6 +93,51 @@ export function expect(actual: unknown, message?: string): ConformanceExpectatio
 function show(value: unknown): string {
   if (value instanceof Error) return `${value.name}: ${value.message}`
   return describeValue(value)
+}
+
+/**
+ * For a failed `toEqual`: where the two first differ, each side by its kind — `: at .when, "1970-…"
+ * (string) where a Date "1970-…" was expected`. Why: shown whole as JSON, values that differ only
+ * in kind read the same (a `Date` and its JSON string, `NaN` and `null`, a `Map` and `{}`), and the
+ * checks that compare a value with its JSON round trip fail on exactly those.
+ */
+function whereTheyDiffer(actual: unknown, expected: unknown): string {
+  const difference = firstDifference(actual, expected, '')
+  // At the top, and with nothing the values' own rendering hides: the message says it all already.
+  if (difference === undefined || (difference.path === '' && showKind(actual) === show(actual) && showKind(expected) === show(expected))) return ''
+  const at = difference.path === '' ? '' : ` at ${difference.path},`
+  return `:${at} ${showKind(difference.actual)} where ${difference.expected === undefined ? 'nothing' : showKind(difference.expected)} was expected`
+}
+
+/** The first place (a property path) where `actual` and `expected` differ by {@link plainDataEqual}, with the values there. */
+function firstDifference(actual: unknown, expected: unknown, path: string): { path: string; actual: unknown; expected: unknown } | undefined {
+  if (plainDataEqual(actual, expected)) return undefined
+  if (typeof actual === 'object' && typeof expected === 'object' && actual !== null && expected !== null) {
+    const tag = Object.prototype.toString.call(actual)
+    if (tag === Object.prototype.toString.call(expected) && (tag === '[object Array]' || tag === '[object Object]')) {
+      const left = actual as Record<string, unknown>
+      const right = expected as Record<string, unknown>
+      const isArray = tag === '[object Array]'
+      const keys = isArray
+        ? Array.from({ length: Math.max((actual as unknown[]).length, (expected as unknown[]).length) }, (_, index) => String(index))
+        : [...new Set([...Object.keys(left), ...Object.keys(right)])]
+      for (const key of keys) {
+        const inner = firstDifference(left[key], right[key], isArray ? `${path}[${key}]` : `${path}.${key}`)
+        if (inner !== undefined) return inner
+      }
+    }
+  }
+  return { path, actual, expected }
+}
+
+/** A value with its kind: a `Date`, `Map` or class instance by its name, not as the plain object its JSON shows. */
+function showKind(value: unknown): string {
+  if (typeof value !== 'object' || value === null || Array.isArray(value) || ArrayBuffer.isView(value) || value instanceof Error) return show(value)
+  const prototype: unknown = Object.getPrototypeOf(value)
+  if (prototype === Object.prototype || prototype === null) return show(value)
+  const name = (prototype as { constructor?: { name?: unknown } }).constructor?.name
+  const kind = typeof name === 'string' && name.length > 0 ? name : Object.prototype.toString.call(value).slice(8, -1)
+  return `a ${kind} ${show(value).replace(/ \(object\)$/, '')}`
 }
 
 /**

@@ -64,7 +64,7 @@ describe('conformance expect', () => {
       'the PTY after the refused stop: expected false (boolean) not to be false (boolean)',
     )
     expect(failureOf(() => conformanceExpect({ cols: 80, rows: 24 }).toEqual({ cols: 100, rows: 30 })).message).toBe(
-      'expected {"cols":80,"rows":24} (object) to deeply equal {"cols":100,"rows":30} (object)',
+      'expected {"cols":80,"rows":24} (object) to deeply equal {"cols":100,"rows":30} (object): at .cols, 80 (number) where 100 (number) was expected',
     )
     expect(failureOf(() => conformanceExpect(['fake-1']).toContain('fake-2')).message).toBe('expected ["fake-1"] (array) to include "fake-2" (string)')
     expect(failureOf(() => conformanceExpect([1, 2], 'one row').toHaveLength(1)).message).toBe('one row: expected [1,2] (array) to have a length of 1 but got 2 (number)')
@@ -74,6 +74,23 @@ describe('conformance expect', () => {
     expect(failureOf(() => conformanceExpect(undefined, 'listing row of fake-1').toBeDefined()).message).toBe('listing row of fake-1: expected undefined (undefined) to be defined')
     expect(failureOf(() => conformanceExpect('no option', 'names it').toMatch(/`deadlineMs`/)).message).toBe('names it: expected "no option" (string) to match /`deadlineMs`/')
     expect(failureOf(() => conformanceExpect(0).toBeGreaterThan(0)).message).toBe('expected 0 (number) to be greater than 0')
+  })
+
+  it('should say where two values that read alike as JSON differ, and in what kind (before: both sides shown the same)', () => {
+    const event = { id: 'fake-1', code: 0, at: new Date(0) }
+    expect(failureOf(() => conformanceExpect(JSON.parse(JSON.stringify(event))).toEqual(event)).message).toBe(
+      'expected {"id":"fake-1","code":0,"at":"1970-01-01T00:00:00.000Z"} (object) to deeply equal {"id":"fake-1","code":0,"at":"1970-01-01T00:00:00.000Z"} (object):' +
+        ' at .at, "1970-01-01T00:00:00.000Z" (string) where a Date "1970-01-01T00:00:00.000Z" was expected',
+    )
+    expect(failureOf(() => conformanceExpect([{ code: null }]).toEqual([{ code: NaN }])).message).toBe(
+      'expected [{"code":null}] (array) to deeply equal [{"code":null}] (array): at [0].code, null (null) where NaN (number) was expected',
+    )
+    expect(failureOf(() => conformanceExpect({}).toEqual(new Map())).message).toBe('expected {} (object) to deeply equal {} (object): {} (object) where a Map {} was expected')
+    expect(failureOf(() => conformanceExpect(['late output'], 'nothing may follow its exit').toEqual([])).message).toBe(
+      'nothing may follow its exit: expected ["late output"] (array) to deeply equal [] (array): at [0], "late output" (string) where nothing was expected',
+    )
+    // Nothing to add where the values' own rendering shows the difference.
+    expect(failureOf(() => conformanceExpect(undefined).toEqual({ cols: 1 })).message).toBe('expected undefined (undefined) to deeply equal {"cols":1} (object)')
   })
 
   it('should fail as an AssertionError that carries what it compared', () => {

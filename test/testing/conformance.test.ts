@@ -182,6 +182,8 @@ const explained: Array<[string, string, () => PtyProvider, RegExp]> = [
   ['write after exit', 'rejects a write (an async write that throws)', broken(() => ({ write: async () => { throw new Error('closed') } })), /write rejected \(Error: closed\): it must settle with a WriteSettlement, never reject/],
   ['graceful stop', 'returns nothing from onData', broken((fake) => ({ onData: (listener: (event: PtyDataEvent) => void) => void fake.onData(listener) as never })), /provider\.onData\(listener\) must return an unsubscribe function/],
   ['lists every live PTY', 'puts null into its listing', broken((fake) => ({ listProcesses: async () => [...(await fake.listProcesses()), null as never] })), /every listing row is an object with a non-empty string `id`/],
+  // Before: "expected {…"at":"1970-01-01T00:00:00.000Z"…} to deeply equal {…"at":"1970-01-01T00:00:00.000Z"…}", the two sides shown alike.
+  ['plain serializable data', 'stamps its exits with a Date', broken(rewriteExits((e) => ({ ...e, at: new Date(0) }) as PtyExitEvent)), /: at \.at, "1970-01-01T00:00:00\.000Z" \(string\) where a Date "1970-01-01T00:00:00\.000Z" was expected$/],
   ['graceful stop', 'names a signal in its cause', broken(rewriteExits((e) => ({ ...e, cause: { kind: 'signaled', signal: 'SIGHUP' as never } }))), /is not a TerminalExitCause: build it with resolveProcessExitCause/],
   ['once it unsubscribed', 'removes another listener on a second unsubscribe (splice of indexOf -1)', broken((fake) => {
     const listeners: ((event: PtyExitEvent) => void)[] = []
