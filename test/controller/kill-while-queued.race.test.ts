@@ -350,3 +350,49 @@ describe('kill races with an adoptSlot that is then refused for another reason',
     )
   })
 })
+
+describe('dispose races with an adoptSlot and a kill of the owner', () => {
+  it('an adoption dispose() overtook never answers (it rejects controller_disposed), a kill before it settled is kept, and an attach a kill marked stops its owner once', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.scheduler(), fc.boolean(), async (s, kills) => {
+        const fake = createFakePtyProvider({ scheduling: 'manual' })
+        const store = createInMemorySlotStore()
+        const other = createPtyController({ provider: fake, store })
+        const owner = await other.spawn({ slot: { key: 'pane' } })
+        await fake.settle()
+        const controller = createPtyController({ provider: scheduledProvider(s, fake), clock: createManualClock(), store })
+        let disposeCalled = false
+        let settled = false
+        const adopting = controller
+          .adoptSlot({ slot: { key: 'pane' } })
+          .then(
+            (adoption) => ({ adoption, disposedBefore: disposeCalled }),
+            (error: unknown) => ({ error, disposedBefore: disposeCalled }),
+          )
+          .finally(() => (settled = true))
+        let killedWhileComing = false
+        const killed = kills
+          ? s.schedule(Promise.resolve(), 'kill').then(() => {
+              if (controller.kill(owner.id) && !settled) killedWhileComing = true
+            })
+          : Promise.resolve()
+        const disposed = s.schedule(Promise.resolve(), 'dispose').then(() => {
+          disposeCalled = true
+          return controller.dispose()
+        })
+        await s.waitFor(Promise.all([adopting, killed, disposed]))
+        await s.waitAll()
+        await fake.settle()
+        const answer = await adopting
+        // Disposed before it answered: refused (before: `null` when its attach was in flight).
+        if (answer.disposedBefore) expect(answer).toMatchObject({ error: { code: 'controller_disposed', method: 'adoptSlot' } })
+        if (killedWhileComing) expect(fake.getPty(owner.id)?.live).not.toBe(true)
+        // No stop of the owner dispatched twice the same way (before: the attach's and the refused adoption's).
+        const immediate = fake.calls.filter((call) => call.method === 'shutdown' && (call.args[1] as { immediate?: boolean } | undefined)?.immediate === true)
+        expect(immediate.length).toBeLessThanOrEqual(1)
+        await other.dispose({ stopPtys: false })
+      }),
+      { numRuns: 150 },
+    )
+  })
+})
