@@ -334,12 +334,28 @@ try {
     const { fakeScriptMetadata, ptyProviderConformanceChecks } = require('ptykit/testing')
     const spawn = () => ({ metadata: fakeScriptMetadata({}) })
     console.log(ptyProviderConformanceChecks({ spawnEcho: spawn, spawnLongRunning: spawn, spawnExit: spawn, spawnSignaled: spawn, killFromOutside: () => undefined }).length)`
+  // vitest installed, but not running this code (a node:test or Jest suite in a project that has
+  // vitest too): describePtyProviderConformance says what to do, not vitest's internal TypeError.
+  const outsideVitest = `
+    import { createFakePtyProvider, describePtyProviderConformance, fakeScriptMetadata } from 'ptykit/testing'
+    const spawn = () => ({ metadata: fakeScriptMetadata({}) })
+    let failure
+    try {
+      describePtyProviderConformance('fake', () => createFakePtyProvider(), { spawnEcho: spawn, spawnLongRunning: spawn, spawnExit: spawn })
+    } catch (error) {
+      failure = error
+    }
+    if (failure?.name !== 'TestingPeerUnavailableError' || failure.peer !== 'vitest' || !/, which is installed but could not register a suite /.test(failure.message)) {
+      throw new Error('describePtyProviderConformance outside a vitest run threw ' + (failure?.stack ?? String(failure)))
+    }
+    console.log('describePtyProviderConformance outside a vitest run (esm): typed error ok')`
   const run = (args) => execFileSync(process.execPath, args, { cwd: consumer, encoding: 'utf8' }).trim()
   const out = [
     run(['--input-type=module', '-e', esm]),
     run(['-e', cjs]),
     run(['-e', testing]),
     run(['--input-type=module', '-e', testingEsm]),
+    run(['--input-type=module', '-e', outsideVitest]),
     run(['--input-type=module', '-e', sshEsm]),
     run(['-e', sshCjs]),
     fakeWithoutPeers(path.join(work, 'without-peers'), tarball),

@@ -1,4 +1,4 @@
-import { describeValue } from '../contracts/describe-value.js'
+import { describeThrownValue, describeValue } from '../contracts/describe-value.js'
 import type { PtyProvider } from '../contracts/index.js'
 import { bytesConformanceChecks } from './conformance-bytes-checks.js'
 import { eventAndExitConformanceChecks } from './conformance-event-checks.js'
@@ -11,6 +11,8 @@ import {
   type PtyProviderConformanceCheck,
   type PtyProviderConformanceOptions,
 } from './conformance-types.js'
+import { VITEST_NEEDED_BY } from './testing-peer-modules.js'
+import { TestingPeerUnavailableError } from './testing-peer-unavailable-error.js'
 import { vitestPeer } from './testing-peers.js'
 
 // The provider conformance suite: the list of checks (in `conformance-event-checks.ts`,
@@ -97,8 +99,8 @@ export function ptyProviderConformanceChecks(options: PtyProviderConformanceOpti
  * @param options - How to start echo, long-running and exiting processes, and what the provider cannot do.
  * @throws TypeError for `options` that {@link ptyProviderConformanceChecks} refuses, or a
  * `timeoutMs` that is not a positive number.
- * @throws TestingPeerUnavailableError (`peer: 'vitest'`) where vitest is not installed, or when
- * called from CommonJS (vitest is ESM-only). The checks need no vitest: under another runner, use
+ * @throws TestingPeerUnavailableError (`peer: 'vitest'`) where vitest is not installed, when
+ * called from CommonJS (vitest is ESM-only), or outside a vitest run (vitest cannot register a suite). The checks need no vitest: under another runner, use
  * {@link ptyProviderConformanceChecks} and `runPtyProviderConformanceCheck`.
  *
  * @example
@@ -123,10 +125,25 @@ export function describePtyProviderConformance(
   const checks = ptyProviderConformanceChecks(options)
   if ('unavailable' in vitestPeer) throw vitestPeer.unavailable
   const { describe, it } = vitestPeer.vitest
-  describe(`PtyProvider conformance: ${name}`, () => {
-    for (const check of checks) {
-      // Why the explicit test timeout: each check may wait up to `timeoutMs` several times.
-      it(check.name, () => runPtyProviderConformanceCheck(check, makeProvider, options), timeoutMs * CONFORMANCE_TEST_TIMEOUT_FACTOR)
-    }
-  })
+  let registering = false
+  try {
+    describe(`PtyProvider conformance: ${name}`, () => {
+      registering = true
+      for (const check of checks) {
+        // Why the explicit test timeout: each check may wait up to `timeoutMs` several times.
+        it(check.name, () => runPtyProviderConformanceCheck(check, makeProvider, options), timeoutMs * CONFORMANCE_TEST_TIMEOUT_FACTOR)
+      }
+    })
+  } catch (error) {
+    if (registering) throw error
+    // vitest is installed, but no vitest run is under way (a `node:test` or Jest suite in a project
+    // that has vitest too): its `describe` throws an internal error ("Cannot read properties of
+    // undefined (reading 'config')"), which says nothing about what to do.
+    throw new TestingPeerUnavailableError(
+      'vitest',
+      `is installed but could not register a suite (${describeThrownValue(error)}): call describePtyProviderConformance from a test file that vitest runs`,
+      VITEST_NEEDED_BY,
+      { cause: error, installHelps: false },
+    )
+  }
 }
