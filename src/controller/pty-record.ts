@@ -81,6 +81,8 @@ export type PtyRecord = {
    * stop outlives the unconfirmed window when its deadline is later: a PTY revived meanwhile (an
    * attach found it still held) has no window armed, yet is still being stopped — a spawn or
    * adoption of its slot waits for that stop rather than re-attach the PTY about to be forced down.
+   * So does one whose stop went unverified before the `stopAndWait` began (no window is armed for
+   * it at all). The record's state listeners are told when the last one ends.
    */
   escalatingStops: number
   /**
@@ -179,12 +181,12 @@ export function waitForRecordState(record: PtyRecord, state: PtyRecordState): { 
   return waitForRecord(record, () => record.state === state)
 }
 
-/** Resolves once the record has left `state` (at once if it is elsewhere); `cancel` stops listening. */
-export function waitForRecordToLeave(record: PtyRecord, state: PtyRecordState): { promise: Promise<void>; cancel: () => void } {
-  return waitForRecord(record, () => record.state !== state)
-}
-
-function waitForRecord(record: PtyRecord, reached: () => boolean): { promise: Promise<void>; cancel: () => void } {
+/**
+ * Resolves once `reached()` holds of the record (at once if it does), checked again at each change
+ * of its state and at the end of each of its escalating stops (`escalatingStops`); `cancel` stops
+ * listening.
+ */
+export function waitForRecord(record: PtyRecord, reached: () => boolean): { promise: Promise<void>; cancel: () => void } {
   let unsubscribe: (() => void) | undefined
   const promise = new Promise<void>((resolve) => {
     if (reached()) {

@@ -25,7 +25,7 @@ import type { InFlightSpawn } from './in-flight-event-buffer.js'
 import type { OutputDelivery } from './output-delivery.js'
 import type { ProviderIntake } from './provider-intake.js'
 import { adoptSlotOwner } from './slot-adoption.js'
-import { createPtyRecord, waitForRecordToLeave, type PtyRecord, type PtyRecordInit } from './pty-record.js'
+import { createPtyRecord, waitForRecord, type PtyRecord, type PtyRecordInit } from './pty-record.js'
 import type { ComingPty } from './pty-record-table.js'
 import type { Stopping } from './stopping.js'
 
@@ -283,7 +283,7 @@ export class SpawnPublication {
    */
   async #awaitStops(stopping: readonly PtyRecord[], signal: AbortSignal | undefined): Promise<void> {
     const window = this.#core.timers.after(this.#core.options.stop.unconfirmedAfterMs)
-    const settled = stopping.map((record) => waitForRecordToLeave(record, 'live'))
+    const settled = stopping.map((record) => waitForRecord(record, () => !isStopUnderWay(record)))
     try {
       await raceAbort(Promise.race([Promise.all(settled.map(({ promise }) => promise)), window.promise]), signal)
     } finally {
@@ -772,12 +772,15 @@ function isPublishedStartOf(record: PtyRecord, outcome: PtySpawnOutcome): boolea
 }
 
 /**
- * Whether a stop of the live `record` is under way: asked (`kill`, `stopAndWait`), and its
- * unconfirmed window still open — or a `stopAndWait` still escalating against it (one that outlived
- * the window, the PTY revived since: no window is armed, but the force is still to come).
+ * Whether a stop of `record` is under way: asked (`kill`, `stopAndWait`) of the live PTY, and its
+ * unconfirmed window still open — or a `stopAndWait` still escalating against it, live or
+ * `unverified` (one that outlived the window, or began after it: no window is armed, but the force
+ * is still to come). A PTY revived after its stop went unverified keeps the stop intent, but with
+ * neither, nobody is stopping it.
  */
 function isStopUnderWay(record: PtyRecord): boolean {
-  return record.state === 'live' && record.stopRequested && (record.unconfirmedTimer !== undefined || record.escalatingStops > 0)
+  if (!record.stopRequested || record.state === 'exited') return false
+  return record.escalatingStops > 0 || (record.state === 'live' && record.unconfirmedTimer !== undefined)
 }
 
 /** A record of the same live-or-unverified process a provider just attached to. */

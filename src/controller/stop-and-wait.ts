@@ -95,10 +95,11 @@ export async function stopAndWaitTracked(context: StopPhaseContext, record: PtyR
     // 3. Verify.
     return (await verifyGone(context, stop)) === true ? finish(context, record) : false
   } finally {
-    record.escalatingStops--
     budget.close()
     force.cancel()
     exited.cancel()
+    // A spawn or adoption waiting for this stop (see `escalatingStops`) looks again.
+    if (--record.escalatingStops === 0) record.stateListeners?.fire()
   }
 }
 

@@ -74,3 +74,62 @@ describe('a stopAndWait still under way when an attach revives its PTY', () => {
     expect(h.provider.getPty(owner.id)?.live).toBe(false)
   })
 })
+
+describe('a stopAndWait escalating against a PTY whose stop already went unverified', () => {
+  /** The slot `pane`'s owner: a kill went unverified (10 s), then a `stopAndWait` of it (force 5 s later) began. */
+  async function stopAndWaitOfUnverified() {
+    const store = createInMemorySlotStore()
+    const h = createHarness({ controller: { store, stop: { unconfirmedAfterMs: 10_000, forceAfterMs: 5_000 } } })
+    const owner = await h.run(h.controller.spawn({ slot: { key: 'pane' } }))
+    h.provider.setShutdownBehaviour(owner.id, 'never_confirm')
+    expect(h.controller.kill(owner.id)).toBe(true)
+    await h.settle()
+    h.clock.advance(10_000)
+    await h.settle()
+    expect(h.exits().map((exit) => exit.cause)).toEqual([{ kind: 'unknown', reason: 'stop_unverified' }])
+    h.provider.setShutdownBehaviour(owner.id, 'confirm')
+    hangUpsHang(h)
+    let verdict: boolean | undefined
+    void h.controller.stopAndWait(owner.id, { timeoutMs: 60_000 }).then((answer) => (verdict = answer))
+    await h.settle()
+    return { h, owner, verdict: () => verdict }
+  }
+
+  it('a slot spawn meanwhile waits for it, then starts a new process (before: it revived the owner and handed it back, to be forced down)', async () => {
+    const { h, owner, verdict } = await stopAndWaitOfUnverified()
+    let answered: unknown
+    const spawning = h.controller.spawn({ slot: { key: 'pane' } })
+    void spawning.then(
+      (reply) => (answered = reply),
+      (error: unknown) => (answered = error),
+    )
+    for (let i = 0; i < 5; i++) await h.settle()
+    expect(answered).toBeUndefined()
+    const reply = await h.run(spawning)
+    expect(reply.isReattach).toBe(false)
+    expect(h.provider.getPty(owner.id)?.live).toBe(false)
+    expect(h.provider.getPty(reply.id)?.live).toBe(true)
+    for (let i = 0; i < 5 && verdict() === undefined; i++) await h.settle()
+    expect(verdict()).toBe(true)
+  })
+
+  it('a stopAndWait that gives up releases the spawn at once: it re-attaches the owner its host still holds', async () => {
+    const { h, owner, verdict } = await stopAndWaitOfUnverified()
+    // Neither stop goes through: the forced one is lost too.
+    h.provider.setShutdownBehaviour(owner.id, 'never_confirm')
+    let answered: unknown
+    const spawning = h.controller.spawn({ slot: { key: 'pane' } })
+    void spawning.then(
+      (reply) => (answered = reply),
+      (error: unknown) => (answered = error),
+    )
+    for (let i = 0; i < 5; i++) await h.settle()
+    expect(answered).toBeUndefined()
+    // The force (5 s on) is lost, and the stop is not verified: the stopAndWait answers false before its deadline.
+    h.clock.advance(5_000)
+    for (let i = 0; i < 10 && verdict() === undefined; i++) await h.settle()
+    expect(verdict()).toBe(false)
+    for (let i = 0; i < 5; i++) await h.settle()
+    expect(answered).toMatchObject({ id: owner.id, incarnationId: owner.incarnationId, isReattach: true })
+  })
+})
