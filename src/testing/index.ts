@@ -16,7 +16,7 @@
  * when this entry point is imported, and **`vitest`** for `describePtyProviderConformance` alone:
  * install both as dev dependencies (`npm i -D "fast-check@^4.0.0" "vitest@>=3.0.0"`). Without
  * fast-check the import throws a `TestingPeerUnavailableError` naming it; without vitest (or from
- * CommonJS) only `describePtyProviderConformance` does. The fake provider and the manual clock use
+ * CommonJS, or outside a vitest run) only `describePtyProviderConformance` does. The fake provider and the manual clock use
  * neither: a suite without them (Jest, `node:test`) imports those from `ptykit/testing/fake`.
  *
  * @packageDocumentation

@@ -28,7 +28,7 @@ export const TESTING_PEERS_INSTALL_COMMAND = `npm i -D ${Object.entries(TESTING_
 /**
  * A part of `ptykit/testing` needs an optional peer that cannot be loaded: importing
  * `ptykit/testing` without `fast-check`, or calling `describePtyProviderConformance` without
- * `vitest` (or from CommonJS, where vitest cannot be required). The message names the peer, the
+ * `vitest` (or from CommonJS, where vitest cannot be required, or outside a vitest run). The message names the peer, the
  * install command, and `ptykit/testing/fake` — the fake provider and the manual clock, which need
  * neither peer.
  *
