@@ -102,7 +102,13 @@ function show(value: unknown): string {
  * checks that compare a value with its JSON round trip fail on exactly those.
  */
 function whereTheyDiffer(actual: unknown, expected: unknown): string {
-  const difference = firstDifference(actual, expected, '')
+  let difference: ReturnType<typeof firstDifference>
+  try {
+    difference = firstDifference(actual, expected, '')
+  } catch {
+    // An exotic value (a proxy whose traps throw): the failure is told without it, never a second error.
+    return ''
+  }
   // At the top, and with nothing the values' own rendering hides: the message says it all already.
   if (difference === undefined || (difference.path === '' && showKind(actual) === show(actual) && showKind(expected) === show(expected))) return ''
   const at = difference.path === '' ? '' : ` at ${difference.path},`
