@@ -1,4 +1,4 @@
-import { describeValue } from '../contracts/describe-value.js'
+import { describeThrownValue } from '../contracts/describe-value.js'
 
 // The conformance checks' own assertions: the few vitest-style matchers the checks use, with no
 // test runner behind them. Why not vitest's `expect`: the checks are documented as runnable from
@@ -91,8 +91,9 @@ export function expect(actual: unknown, message?: string): ConformanceExpectatio
 
 /** A value in a failure message: an error by its name and message, anything else as the SDK shows bad values. */
 function show(value: unknown): string {
-  if (value instanceof Error) return `${value.name}: ${value.message}`
-  return describeValue(value)
+  // Total, as `describeValue` is: a value whose inspection throws (`instanceof` on a proxy whose
+  // trap throws) is still shown, never a second error in place of the assertion's.
+  return describeThrownValue(value)
 }
 
 /**
@@ -102,17 +103,16 @@ function show(value: unknown): string {
  * checks that compare a value with its JSON round trip fail on exactly those.
  */
 function whereTheyDiffer(actual: unknown, expected: unknown): string {
-  let difference: ReturnType<typeof firstDifference>
   try {
-    difference = firstDifference(actual, expected, '')
+    const difference = firstDifference(actual, expected, '')
+    // At the top, and with nothing the values' own rendering hides: the message says it all already.
+    if (difference === undefined || (difference.path === '' && showKind(actual) === show(actual) && showKind(expected) === show(expected))) return ''
+    const at = difference.path === '' ? '' : ` at ${difference.path},`
+    return `:${at} ${showKind(difference.actual)} where ${difference.expected === undefined ? 'nothing' : showKind(difference.expected)} was expected`
   } catch {
     // An exotic value (a proxy whose traps throw): the failure is told without it, never a second error.
     return ''
   }
-  // At the top, and with nothing the values' own rendering hides: the message says it all already.
-  if (difference === undefined || (difference.path === '' && showKind(actual) === show(actual) && showKind(expected) === show(expected))) return ''
-  const at = difference.path === '' ? '' : ` at ${difference.path},`
-  return `:${at} ${showKind(difference.actual)} where ${difference.expected === undefined ? 'nothing' : showKind(difference.expected)} was expected`
 }
 
 /** The first place (a property path) where `actual` and `expected` differ by {@link plainDataEqual}, with the values there. */

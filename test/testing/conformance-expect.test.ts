@@ -89,6 +89,9 @@ describe('conformance expect', () => {
     expect(failureOf(() => conformanceExpect(['late output'], 'nothing may follow its exit').toEqual([])).message).toBe(
       'nothing may follow its exit: expected ["late output"] (array) to deeply equal [] (array): at [0], "late output" (string) where nothing was expected',
     )
+    // A value whose inspection throws (a proxy's trap) still fails as the assertion, not as the trap's error.
+    const exotic = new Proxy({}, { getPrototypeOf: () => { throw new Error('trap') } })
+    expect(failureOf(() => conformanceExpect(exotic).toEqual(new Date(0))).message).toBe('expected [unprintable object] (object) to deeply equal "1970-01-01T00:00:00.000Z" (object)')
     // Nothing to add where the values' own rendering shows the difference.
     expect(failureOf(() => conformanceExpect(undefined).toEqual({ cols: 1 })).message).toBe('expected undefined (undefined) to deeply equal {"cols":1} (object)')
   })
