@@ -147,8 +147,11 @@ export type RuntimePtyController = {
    * of the id begun after the `kill` is not stopped by it. An `adoptSlot` still waiting for its
    * slot's turn counts as an attach of the owner the slot store names (when the controller does
    * not track that owner live): a `kill` of that id answers `true`, and the owner the adoption
-   * attaches is stopped as soon as it is published (an adoption `dispose()` refuses before its
-   * turn: the owner is stopped on its host where it runs).
+   * attaches is stopped as soon as it is published (one the adoption ends without publishing is
+   * stopped on its host where it runs, fenced by the incarnation the store names). Only when that
+   * stop can reach that owner alone: an owner the store names without an incarnation, or on a host
+   * with no provider in this controller, does not count (`false`, unless something else of the id
+   * is committed) — use `stopAndWait`, which asks the hosts now.
    * A PTY whose earlier stop went unconfirmed can be killed again (ownership is kept so a retry
    * can reach it). Called late, after `dispose()` began, it never throws and still answers whether
    * a stop is committed: `true` while disposal is stopping the PTY or a spawn or attach of the id
@@ -266,7 +269,10 @@ export type RuntimePtyController = {
    * provider: `materialized`), or `null` when it has none. Never spawns. Takes its turn with the
    * slot's spawns and claims. From the call on, an owner the slot store names that the controller
    * does not track live is marked by a `kill` of it: the `kill` answers `true`, and what the
-   * adoption attaches is stopped as it lands. `stopAndWait` of it does not wait for the turn: it
+   * adoption attaches is stopped as it lands (an owner it does not publish, where it runs, fenced
+   * by the incarnation the store names). Not an owner the store names without an incarnation, or
+   * on a host with no provider here: nothing could stop it alone, and the `kill` answers `false`
+   * for it. `stopAndWait` of it does not wait for the turn: it
    * stops the owner where it runs (and marks the adoption the same way). An owner the controller
    * is stopping (a `kill` of it) is no pane's to adopt: in its turn, the adoption waits until that
    * stop settles, as `spawn({ slot })` does, then adopts what the slot holds by then (`null` once

@@ -1,5 +1,6 @@
 import {
   LOCAL_EXECUTION_HOST_ID,
+  isPtyIncarnationId,
   type ExecutionHostId,
   type ProviderSequence,
   type PtyIncarnationId,
@@ -35,15 +36,16 @@ const DEFAULT_ROWS = 24
 
 /**
  * An owner the slot store names that an `adoptSlot` would attach (see `SpawnPublication.adoptSlot`):
- * its adoption waiting for the turn, and where it runs, as the store names it.
+ * its adoption waiting for the turn, and which process it is and where it runs, as the store
+ * names them — only an owner whose stop can be fenced and dispatched here is one.
  */
 type ExpectedSlotOwner = {
   /** The adoption of it, as a coming attach (`PtyRecordTable.expectAdoption`). */
   coming: ComingPty
-  /** Its host, as the store names it. */
-  hostId: ExecutionHostId | undefined
-  /** Its incarnation, when the store names one. */
-  incarnationId: PtyIncarnationId | undefined
+  /** The provider of the host the store names. */
+  provider: PtyProvider
+  /** Its incarnation, as the store attests it: the fence of a stop of it. */
+  incarnationId: PtyIncarnationId
   /** Whether the adoption's attach went on as `coming` already (once: a second attach is a new coming). */
   attached: boolean
   /** Whether a stop `coming` was marked with is taken care of: its attach published it (and stopped it), or it was stopped where it runs. */
@@ -427,6 +429,7 @@ export class SpawnPublication {
    * Adopt the slot's live owner (see `PtyController.adoptSlot`) in its `turn`, attaching through
    * `attach` when the controller does not track it live. From this call on, each owner the slot
    * store names (live view, and persisted view once read) that the controller does not track live
+   * — with its incarnation, on a host with a provider here (`#expectSlotOwners`) —
    * counts as an adoption of it waiting for its turn (`PtyRecordTable.expectAdoption`): a `kill` of
    * it meanwhile marks the adoption, and what its attach then publishes under that id is stopped
    * the moment it lands; `stopAndWait` of it stops the process where it runs and marks the
@@ -529,6 +532,13 @@ export class SpawnPublication {
    * the controller does not track live: the live view's at once, the persisted view's when it
    * answers (if the adoption has not ended by then). A store that throws or rejects here registers
    * nothing: the adoption reads it again in its turn, and answers for it there.
+   *
+   * Only an owner a stop committed now could reach, and reach alone, when the adoption ends
+   * without publishing it (`#stopMarkedOwners`): one whose host has a provider here (as `attach`
+   * answers `false` for a host without one), and whose incarnation the store attests — the fence
+   * of that stop, which may come long after the `kill` (the turn waits behind a claim): unfenced,
+   * it would end whatever runs under the id by then, a newer process of another window. Neither
+   * is marked by a `kill`, which answers `false` for it ("false on doubt").
    */
   #expectSlotOwners(slot: PtySlot): { comings: Map<string, ExpectedSlotOwner>; release: () => void } {
     const records = this.#core.records
@@ -542,13 +552,9 @@ export class SpawnPublication {
       if (record?.state === 'live') return // a `kill` stops it where it is
       // The very incarnation whose death is proven: the adoption cannot attach it (nor is there anything to stop).
       if (record?.state === 'exited' && record.incarnationId !== undefined && record.incarnationId === incarnationId) return
-      const expected: ExpectedSlotOwner = {
-        coming: records.expectAdoption(ptyId),
-        hostId: typeof hostId === 'string' ? hostId : undefined,
-        incarnationId: typeof incarnationId === 'string' ? (incarnationId as PtyIncarnationId) : undefined,
-        attached: false,
-        settled: false,
-      }
+      const provider = typeof hostId === 'string' ? this.#core.options.providers.get(hostId) : undefined
+      if (provider === undefined || !isPtyIncarnationId(incarnationId)) return
+      const expected: ExpectedSlotOwner = { coming: records.expectAdoption(ptyId), provider, incarnationId, attached: false, settled: false }
       // Published by its attach: a stop it was marked with was carried out there (`#landed`).
       expected.coming.onPublished = new Set([() => (expected.settled = true)])
       comings.set(ptyId, expected)
@@ -573,24 +579,19 @@ export class SpawnPublication {
   /**
    * Each owner the adoption expected that a `kill` marked (the `kill` answered `true`: a stop is
    * committed) and that its attach did not publish — and stop — is stopped now, once: a process
-   * this controller tracks as that very owner (the store's host, and incarnation when it names
-   * one) through `kill`'s own path, so its exit is an operator close; otherwise on the host the
-   * slot store names, at once, fenced by the incarnation it names (nobody follows that stop up).
+   * this controller tracks as that very owner (the store's host and incarnation) through `kill`'s
+   * own path, so its exit is an operator close; otherwise on the host the slot store names, at
+   * once, fenced by the incarnation it names (nobody follows that stop up). Always fenced: an
+   * owner the store names no incarnation of is never expected (`#expectSlotOwners`).
    */
   #stopMarkedOwners(owners: ReadonlyMap<string, ExpectedSlotOwner>): void {
     for (const [ptyId, expected] of owners) {
       // Settled: published (and stopped) by its attach, or stopped by the attach `dispose()` overtook.
       if (expected.settled || expected.coming.stopDispatched || !expected.coming.stopRequested) continue
       expected.settled = true
-      const { hostId, incarnationId } = expected
-      const provider = this.#core.options.providers.get(hostId ?? LOCAL_EXECUTION_HOST_ID)
-      if (provider === undefined) continue
+      const { provider, incarnationId } = expected
       const tracked = this.#core.records.get(ptyId)
-      const isTheOwner =
-        tracked !== undefined &&
-        tracked.state !== 'exited' &&
-        tracked.provider === provider &&
-        (incarnationId === undefined || tracked.incarnationId === incarnationId)
+      const isTheOwner = tracked !== undefined && tracked.state !== 'exited' && tracked.provider === provider && tracked.incarnationId === incarnationId
       if (isTheOwner && !this.#core.disposed()) this.#stopLanded(tracked)
       else void this.#stopping.dispatch(ptyId, { provider, incarnationId }, true)
     }

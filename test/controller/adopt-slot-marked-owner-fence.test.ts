@@ -1,0 +1,93 @@
+/**
+ * `kill(ownerId)` while an `adoptSlot` waits for its turn marks the adoption only when the stop it
+ * commits can reach that very owner, and no other process: the slot store must attest its
+ * incarnation (the fence of a stop that may come long after the `kill`, when the adoption ends),
+ * and its host must have a provider here (as `attach` on a host without one answers `false`).
+ * Otherwise nothing is marked, and `kill` answers `false` for it ("false on doubt") rather than a
+ * `true` that is either not carried out or carried out on a newer process under the same id.
+ */
+import { describe, expect, it } from 'vitest'
+import { createPtyController } from '../../src/controller/index.js'
+import { createInMemorySlotStore, type PtySlotOwner, type PtySlotStore } from '../../src/spawn/index.js'
+import { createFakePtyProvider } from '../../src/testing/index.js'
+import { createHarness, type Harness } from './controller-harness.js'
+
+function shutdownCalls(h: Harness): unknown[][] {
+  return h.provider.calls.filter((call) => call.method === 'shutdown').map((call) => [...call.args])
+}
+
+/** The owner as a store that does not keep incarnations names it (one written by an older version, or for a provider without them). */
+function withoutIncarnation(owner: PtySlotOwner | null): PtySlotOwner | null {
+  return owner === null ? null : { ptyId: owner.ptyId, hostId: owner.hostId }
+}
+
+describe('the slot store names the owner without an incarnation', () => {
+  it('kill answers false (nothing could fence a later stop), and a respawn of the id meanwhile runs on (before: true, and an unfenced stop ended the respawn)', async () => {
+    const inner = createInMemorySlotStore()
+    const store: PtySlotStore = {
+      ...inner,
+      getLiveOwner: (slot) => withoutIncarnation(inner.getLiveOwner(slot)),
+      getPersistedOwner: async (slot) => withoutIncarnation(await inner.getPersistedOwner(slot)),
+    }
+    const h = createHarness({ controller: { store } })
+    // Another window of the app owns the slot: this controller does not track its PTY.
+    const other = createPtyController({ provider: h.provider, store })
+    const owner = await h.run(other.spawn({ slot: { key: 'pane' } }))
+    await h.settle()
+    const release = h.controller.claimSlotCreate({ key: 'pane' })
+    const adopting = h.controller.adoptSlot({ slot: { key: 'pane' } })
+    await h.settle()
+    expect(h.controller.kill(owner.id)).toBe(false)
+    // The owner ends on its own, and the other window starts a new process under the same id.
+    h.provider.emitExit(owner.id, { exitCode: 0 })
+    await h.settle()
+    const respawn = await h.run(other.spawn({ sessionId: owner.id }))
+    expect(respawn.incarnationId).not.toBe(owner.incarnationId)
+    release()
+    expect(await h.run(adopting)).toBeNull()
+    await h.settle()
+    expect(h.provider.getPty(owner.id)).toMatchObject({ live: true, incarnationId: respawn.incarnationId })
+    expect(shutdownCalls(h)).toEqual([])
+    await other.dispose({ stopPtys: false })
+  })
+})
+
+describe('the slot store names a host this controller has no provider for', () => {
+  it('kill answers false, as for an attach on that host (before: true, and nothing was ever stopped)', async () => {
+    const store = createInMemorySlotStore()
+    const h = createHarness({ controller: { store } })
+    // The owner runs on a host only another window reaches.
+    const remote = createFakePtyProvider({ scheduling: 'manual', idPrefix: 'remote-', hostId: 'ssh:box' })
+    const other = createPtyController({ providers: { 'ssh:box': remote }, store })
+    const owner = await h.run(other.spawn({ slot: { key: 'pane' }, hostId: 'ssh:box' }))
+    await remote.settle()
+    const release = h.controller.claimSlotCreate({ key: 'pane' })
+    const adopting = h.controller.adoptSlot({ slot: { key: 'pane' } })
+    await h.settle()
+    expect(h.controller.kill(owner.id)).toBe(false)
+    release()
+    // This controller cannot attach it: no owner it could adopt.
+    expect(await h.run(adopting)).toBeNull()
+    await h.settle()
+    await remote.settle()
+    expect(remote.getPty(owner.id)?.live).toBe(true)
+    expect(h.errors()).toEqual([])
+    await other.dispose({ stopPtys: false })
+  })
+
+  it('a PTY live under the id here is still killed: true (the marked adoption is not what answers)', async () => {
+    const store = createInMemorySlotStore()
+    const h = createHarness({ controller: { store } })
+    store.bindOwner({ key: 'pane' }, { ptyId: 'shared', hostId: 'ssh:box' })
+    const local = await h.run(h.controller.spawn({ sessionId: 'shared' }))
+    const release = h.controller.claimSlotCreate({ key: 'pane' })
+    const adopting = h.controller.adoptSlot({ slot: { key: 'pane' } })
+    await h.settle()
+    expect(h.controller.kill('shared')).toBe(true)
+    await h.settle()
+    expect(h.provider.getPty('shared')?.live).toBe(false)
+    expect(shutdownCalls(h)).toEqual([['shared', { expectedIncarnationId: local.incarnationId }]])
+    release()
+    expect(await h.run(adopting)).toBeNull()
+  })
+})
