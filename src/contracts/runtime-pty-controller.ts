@@ -266,7 +266,8 @@ export type RuntimePtyController = {
   claimSlotCreate?(slot: PtySlot): PtySlotCreateRelease
   /**
    * Adopt the slot's live owner (from the controller's records, or attach-only through its
-   * provider: `materialized`), or `null` when it has none. Never spawns. Takes its turn with the
+   * provider: `materialized`, fenced by the incarnation the slot store names — another process
+   * under the id is not attached), or `null` when it has none. Never spawns. Takes its turn with the
    * slot's spawns and claims. From the call on, an owner the slot store names that the controller
    * does not track live is marked by a `kill` of it: the `kill` answers `true`, and what the
    * adoption attaches is stopped as it lands (an owner it does not publish, where it runs, fenced

@@ -516,12 +516,12 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
     return this.#m.spawns.adoptSlot(
       slot,
       (work) => this.#m.slotGate.run(slot, options.slotCreateClaim, work),
-      async (ptyId, hostId, adopting) => {
+      async (ptyId, hostId, adopting, incarnationId) => {
         // As `attach` refuses after `dispose` — overtaken by it, as the caller sees it: an
         // `adoptSlot` in flight (before: named `attach`, a call the caller never made) — and checks its arguments.
         if (this.disposed) throw new PtyControllerDisposedError('adoptSlot', true)
         assertPtyId(ptyId)
-        return this.#m.spawns.attach(ptyId, hostId, undefined, adopting)
+        return this.#m.spawns.attach(ptyId, hostId, undefined, adopting, incarnationId)
       },
     )
   }

@@ -331,9 +331,17 @@ export class SpawnPublication {
 
   /**
    * Attach-only adoption of a live PTY on `hostId`'s provider; see `PtyController.attach`. The
-   * caller checked the arguments.
+   * caller checked the arguments. `expectedIncarnationId` (an `adoptSlot`'s: the incarnation the
+   * slot store names) fences it: another process under the id is not attached (the provider is
+   * asked to refuse it, and a reply naming another incarnation is not published, nor stopped).
    */
-  async attach(ptyId: string, hostId: ExecutionHostId, signal: AbortSignal | undefined, adopting?: ComingPty): Promise<boolean> {
+  async attach(
+    ptyId: string,
+    hostId: ExecutionHostId,
+    signal: AbortSignal | undefined,
+    adopting?: ComingPty,
+    expectedIncarnationId?: PtyIncarnationId,
+  ): Promise<boolean> {
     if (signal?.aborted === true) return false
     const core = this.#core
     const tracked = core.records.get(ptyId)
@@ -357,7 +365,9 @@ export class SpawnPublication {
     // Stage 5 of the pipeline, for the sequence rebase below (stage 11).
     const sequenceBefore = core.runtime.getPtyOutputSequence?.(ptyId) ?? 0
     try {
-      const attaching = Promise.resolve(provider.spawn({ sessionId: ptyId, attachOnly: true }))
+      const attaching = Promise.resolve(
+        provider.spawn(expectedIncarnationId === undefined ? { sessionId: ptyId, attachOnly: true } : { sessionId: ptyId, attachOnly: true, expectedIncarnationId }),
+      )
       const result = await raceAbort(attaching, signal)
       if (result === ABORTED) {
         // The caller gave up on it, but a `kill` of the id that marked it still holds (it answered
@@ -367,6 +377,9 @@ export class SpawnPublication {
       }
       // A malformed reply (an incarnation id that is not one, a pid that is not) is no proof of the process.
       if (malformedReplyField(result) !== undefined || result.id !== ptyId || result.exitedBeforeSpawnReply === true) return false
+      // Another process under the id than the one asked about (a provider that ignored the fence): not
+      // this attach's — neither published nor, for a `kill` that marked the attach, stopped.
+      if (expectedIncarnationId !== undefined && result.incarnationId !== expectedIncarnationId) return false
       if (core.disposed()) {
         // Nobody will track it: left running (an attach never started it) — unless a `kill` of the
         // id marked this attach, before or after `dispose()`: it is stopped, as it would have been
@@ -443,7 +456,7 @@ export class SpawnPublication {
   async adoptSlot(
     slot: PtySlot,
     turn: <T>(work: () => Promise<T>) => Promise<T>,
-    attach: (ptyId: string, hostId: ExecutionHostId, adopting: ComingPty | undefined) => Promise<boolean>,
+    attach: (ptyId: string, hostId: ExecutionHostId, adopting: ComingPty | undefined, incarnationId: PtyIncarnationId | undefined) => Promise<boolean>,
   ): Promise<PtySlotAdoption | null> {
     const owners = this.#expectSlotOwners(slot)
     try {
@@ -470,7 +483,7 @@ export class SpawnPublication {
   async #adoptInTurn(
     slot: PtySlot,
     owners: ReadonlyMap<string, ExpectedSlotOwner>,
-    attach: (ptyId: string, hostId: ExecutionHostId, adopting: ComingPty | undefined) => Promise<boolean>,
+    attach: (ptyId: string, hostId: ExecutionHostId, adopting: ComingPty | undefined, incarnationId: PtyIncarnationId | undefined) => Promise<boolean>,
   ): Promise<PtySlotAdoption | null> {
     const records = this.#core.records
     const waitedFor = new Set<PtyRecord>()
@@ -501,7 +514,8 @@ export class SpawnPublication {
             const expected = owners.get(ptyId)
             const adopting = expected === undefined || expected.attached ? undefined : expected.coming
             if (expected !== undefined) expected.attached = true
-            return attach(ptyId, owner.hostId, adopting)
+            // Fenced by the incarnation the store names: a newer process under the id is not the owner.
+            return attach(ptyId, owner.hostId, adopting, owner.incarnationId)
           },
           bindSlot: (ptyId, boundSlot) => {
             const record = records.get(ptyId)

@@ -91,3 +91,39 @@ describe('the slot store names a host this controller has no provider for', () =
     expect(await h.run(adopting)).toBeNull()
   })
 })
+
+describe('the owner the store names ended, and another window started a new process under its id', () => {
+  it.each([
+    ['a provider that honours the fence', false],
+    ['a provider that ignores it (attaches whatever runs under the id)', true],
+  ])('the adoption attaches only the incarnation the store names, with %s: null, and a kill that marked it leaves the new process running (before: attached, published and stopped)', async (_, ignoresFence) => {
+    const store = createInMemorySlotStore()
+    const h = createHarness({ controller: { store } })
+    if (ignoresFence) {
+      const spawn = h.provider.spawn.bind(h.provider)
+      h.provider.spawn = async ({ expectedIncarnationId: _ignored, ...options }) => spawn(options)
+    }
+    // An earlier window created the slot's owner and let go of it (the binding stays).
+    const earlier = createPtyController({ provider: h.provider, store })
+    const owner = await h.run(earlier.spawn({ slot: { key: 'pane' } }))
+    await h.run(earlier.dispose({ stopPtys: false }))
+    const release = h.controller.claimSlotCreate({ key: 'pane' })
+    const adopting = h.controller.adoptSlot({ slot: { key: 'pane' } })
+    await h.settle()
+    expect(h.controller.kill(owner.id)).toBe(true)
+    // The owner ends on its own; another window starts a new process under the same id.
+    h.provider.emitExit(owner.id, { exitCode: 0 })
+    await h.settle()
+    const another = createPtyController({ provider: h.provider, store: createInMemorySlotStore() })
+    const respawn = await h.run(another.spawn({ sessionId: owner.id }))
+    expect(respawn.incarnationId).not.toBe(owner.incarnationId)
+    release()
+    expect(await h.run(adopting)).toBeNull()
+    await h.settle()
+    expect(h.provider.getPty(owner.id)).toMatchObject({ live: true, incarnationId: respawn.incarnationId })
+    // Nothing of the new process was published here; the stop the kill committed is fenced by the owner's incarnation.
+    expect(h.events.filter((entry) => entry.type === 'spawn')).toEqual([])
+    expect(shutdownCalls(h)).toEqual([[owner.id, { immediate: true, expectedIncarnationId: owner.incarnationId }]])
+    await another.dispose({ stopPtys: false })
+  })
+})
