@@ -5,6 +5,8 @@
  * and its host must have a provider here (as `attach` on a host without one answers `false`).
  * Otherwise nothing is marked, and `kill` answers `false` for it ("false on doubt") rather than a
  * `true` that is either not carried out or carried out on a newer process under the same id.
+ * And the adoption's attach is fenced by that incarnation too: a newer process under the id is
+ * neither attached nor stopped.
  */
 import { describe, expect, it } from 'vitest'
 import { createPtyController } from '../../src/controller/index.js'
