@@ -8,7 +8,7 @@
 import { describe, expect, it } from 'vitest'
 import { createPtyController } from '../../src/controller/index.js'
 import { createInMemorySlotStore, type PtySlotOwner, type PtySlotStore } from '../../src/spawn/index.js'
-import { createHarness, holdAttaches, type Harness } from './controller-harness.js'
+import { answerOf, createHarness, holdAttaches, slotOwnerWithUnverifiedStop, type Harness } from './controller-harness.js'
 
 function shutdownCalls(h: Harness): unknown[][] {
   return h.provider.calls.filter((call) => call.method === 'shutdown').map((call) => [...call.args])
@@ -260,43 +260,21 @@ describe('disposed while the adoption\'s attach is in flight', () => {
 
 describe('an owner whose stop went unverified before the adoption began', () => {
   it('is revived and handed back at once: its kept stop intent is no stop under way, nothing to wait for', async () => {
-    const store = createInMemorySlotStore()
-    const h = createHarness({ controller: { store } })
-    const owner = await h.run(h.controller.spawn({ slot: { key: 'pane' } }))
-    h.provider.setShutdownBehaviour(owner.id, 'never_confirm')
-    expect(h.controller.kill(owner.id)).toBe(true)
-    await h.settle()
-    // The stop window passes: `stop_unverified`, the process still there.
-    h.clock.advance(10_000)
-    await h.settle()
-    expect(h.exits().map((exit) => exit.cause)).toEqual([{ kind: 'unknown', reason: 'stop_unverified' }])
-    let adopted: unknown
-    void h.controller.adoptSlot({ slot: { key: 'pane' } }).then((answer) => (adopted = answer))
+    const { h, owner } = await slotOwnerWithUnverifiedStop()
+    const adopted = answerOf(h.controller.adoptSlot({ slot: { key: 'pane' } }))
     await h.settle()
     await h.settle()
-    expect(adopted).toMatchObject({ result: { id: owner.id, incarnationId: owner.incarnationId } })
+    expect(adopted()).toMatchObject({ result: { id: owner.id, incarnationId: owner.incarnationId } })
   })
 })
 
 describe('a slot spawn after its owner was revived from an unverified stop', () => {
   it('answers without waiting a stop window: the revived owner keeps its stop intent, but no stop is under way', async () => {
-    const store = createInMemorySlotStore()
-    const h = createHarness({ controller: { store } })
-    const owner = await h.run(h.controller.spawn({ slot: { key: 'pane' } }))
-    h.provider.setShutdownBehaviour(owner.id, 'never_confirm')
-    expect(h.controller.kill(owner.id)).toBe(true)
-    await h.settle()
-    h.clock.advance(10_000)
-    await h.settle()
-    expect(h.exits().map((exit) => exit.cause)).toEqual([{ kind: 'unknown', reason: 'stop_unverified' }])
+    const { h, owner } = await slotOwnerWithUnverifiedStop()
     await h.run(h.controller.adoptSlot({ slot: { key: 'pane' } }))
-    let answered: unknown
-    void h.controller.spawn({ slot: { key: 'pane' } }).then(
-      (reply) => (answered = reply),
-      (error: unknown) => (answered = error),
-    )
+    const answered = answerOf(h.controller.spawn({ slot: { key: 'pane' } }))
     for (let i = 0; i < 5; i++) await h.settle()
     // Before: it waited the whole `unconfirmedAfterMs` (10 s) for a stop nobody was running.
-    expect(answered).toMatchObject({ id: owner.id, incarnationId: owner.incarnationId })
+    expect(answered()).toMatchObject({ id: owner.id, incarnationId: owner.incarnationId })
   })
 })

@@ -8,6 +8,7 @@ import type {
   PtyControllerLivenessEvent,
   PtyControllerSpawnEvent,
 } from '../../src/controller/index.js'
+import { createInMemorySlotStore } from '../../src/spawn/index.js'
 import { createFakePtyProvider, type FakePtyProvider, type FakePtyProviderOptions } from '../../src/testing/index.js'
 import { createManualClock, type ManualClock } from '../../src/testing/manual-clock.js'
 
@@ -92,6 +93,39 @@ export function createHarness(
     settle,
     run,
   }
+}
+
+/**
+ * What `promise` settled with, read at any moment: `undefined` while it is pending, else its value
+ * or the error it rejected with — for a test that checks a call is still waiting, then lets it go.
+ */
+export function answerOf(promise: Promise<unknown>): () => unknown {
+  let answer: unknown
+  void promise.then(
+    (value) => (answer = value),
+    (error: unknown) => (answer = error),
+  )
+  return () => answer
+}
+
+/**
+ * A harness whose slot `pane` is owned by a PTY a `kill` could not stop: the fake never confirms
+ * its shutdown, the stop window (10 s) ran out, and `stop_unverified` was published while its host
+ * still holds it. `stop` sets the controller's stop options.
+ */
+export async function slotOwnerWithUnverifiedStop(stop?: PtyControllerOptions['stop']) {
+  const h = createHarness({ controller: { store: createInMemorySlotStore(), ...(stop === undefined ? {} : { stop }) } })
+  const owner = await h.run(h.controller.spawn({ slot: { key: 'pane' } }))
+  h.provider.setShutdownBehaviour(owner.id, 'never_confirm')
+  if (!h.controller.kill(owner.id)) throw new Error('the kill of the slot owner answered false')
+  await h.settle()
+  h.clock.advance(10_000)
+  await h.settle()
+  const causes = h.exits().map((exit) => exit.cause)
+  if (causes.length !== 1 || causes[0]!.kind !== 'unknown' || causes[0]!.reason !== 'stop_unverified') {
+    throw new Error(`expected one stop_unverified exit, got ${JSON.stringify(causes)}`)
+  }
+  return { h, owner }
 }
 
 /**

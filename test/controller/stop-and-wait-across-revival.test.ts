@@ -7,7 +7,7 @@
  */
 import { describe, expect, it } from 'vitest'
 import { createInMemorySlotStore } from '../../src/spawn/index.js'
-import { createHarness, type Harness } from './controller-harness.js'
+import { answerOf, createHarness, slotOwnerWithUnverifiedStop, type Harness } from './controller-harness.js'
 
 /** Hang-ups never answer (a host that does not carry them out); a forced stop goes through. */
 function hangUpsHang(h: Harness): void {
@@ -40,16 +40,12 @@ describe('a stopAndWait still under way when an attach revives its PTY', () => {
     const revived = await h.run(h.controller.attach(owner.id))
     expect(revived).toBe(true)
     expect(h.controller.hasPty(owner.id)).toBe(true)
-    let answered: unknown
     const spawning = h.controller.spawn({ slot: { key: 'pane' } })
-    void spawning.then(
-      (reply) => (answered = reply),
-      (error: unknown) => (answered = error),
-    )
+    const answered = answerOf(spawning)
     for (let i = 0; i < 5; i++) await h.settle()
     // Before: answered at once, re-attaching the owner (isReattach: true) — which the force then
     // stopped under the caller.
-    expect(answered).toBeUndefined()
+    expect(answered()).toBeUndefined()
     const reply = await h.run(spawning)
     expect(verdict()).toBe(true)
     expect(reply.isReattach).toBe(false)
@@ -61,14 +57,10 @@ describe('a stopAndWait still under way when an attach revives its PTY', () => {
   it('an adoption of the slot waits for it too, then finds the slot empty (before: it handed back the PTY being forced down)', async () => {
     const { h, owner, verdict } = await revivedWhileStopAndWaitRuns()
     expect(await h.run(h.controller.attach(owner.id))).toBe(true)
-    let answered: unknown = 'pending'
     const adopting = h.controller.adoptSlot({ slot: { key: 'pane' } })
-    void adopting.then(
-      (adoption) => (answered = adoption),
-      (error: unknown) => (answered = error),
-    )
+    const answered = answerOf(adopting)
     for (let i = 0; i < 5; i++) await h.settle()
-    expect(answered).toBe('pending')
+    expect(answered()).toBeUndefined()
     expect(await h.run(adopting)).toBeNull()
     expect(verdict()).toBe(true)
     expect(h.provider.getPty(owner.id)?.live).toBe(false)
@@ -78,15 +70,7 @@ describe('a stopAndWait still under way when an attach revives its PTY', () => {
 describe('a stopAndWait escalating against a PTY whose stop already went unverified', () => {
   /** The slot `pane`'s owner: a kill went unverified (10 s), then a `stopAndWait` of it (force 5 s later) began. */
   async function stopAndWaitOfUnverified() {
-    const store = createInMemorySlotStore()
-    const h = createHarness({ controller: { store, stop: { unconfirmedAfterMs: 10_000, forceAfterMs: 5_000 } } })
-    const owner = await h.run(h.controller.spawn({ slot: { key: 'pane' } }))
-    h.provider.setShutdownBehaviour(owner.id, 'never_confirm')
-    expect(h.controller.kill(owner.id)).toBe(true)
-    await h.settle()
-    h.clock.advance(10_000)
-    await h.settle()
-    expect(h.exits().map((exit) => exit.cause)).toEqual([{ kind: 'unknown', reason: 'stop_unverified' }])
+    const { h, owner } = await slotOwnerWithUnverifiedStop({ unconfirmedAfterMs: 10_000, forceAfterMs: 5_000 })
     h.provider.setShutdownBehaviour(owner.id, 'confirm')
     hangUpsHang(h)
     let verdict: boolean | undefined
@@ -97,14 +81,10 @@ describe('a stopAndWait escalating against a PTY whose stop already went unverif
 
   it('a slot spawn meanwhile waits for it, then starts a new process (before: it revived the owner and handed it back, to be forced down)', async () => {
     const { h, owner, verdict } = await stopAndWaitOfUnverified()
-    let answered: unknown
     const spawning = h.controller.spawn({ slot: { key: 'pane' } })
-    void spawning.then(
-      (reply) => (answered = reply),
-      (error: unknown) => (answered = error),
-    )
+    const answered = answerOf(spawning)
     for (let i = 0; i < 5; i++) await h.settle()
-    expect(answered).toBeUndefined()
+    expect(answered()).toBeUndefined()
     const reply = await h.run(spawning)
     expect(reply.isReattach).toBe(false)
     expect(h.provider.getPty(owner.id)?.live).toBe(false)
@@ -117,19 +97,15 @@ describe('a stopAndWait escalating against a PTY whose stop already went unverif
     const { h, owner, verdict } = await stopAndWaitOfUnverified()
     // Neither stop goes through: the forced one is lost too.
     h.provider.setShutdownBehaviour(owner.id, 'never_confirm')
-    let answered: unknown
     const spawning = h.controller.spawn({ slot: { key: 'pane' } })
-    void spawning.then(
-      (reply) => (answered = reply),
-      (error: unknown) => (answered = error),
-    )
+    const answered = answerOf(spawning)
     for (let i = 0; i < 5; i++) await h.settle()
-    expect(answered).toBeUndefined()
+    expect(answered()).toBeUndefined()
     // The force (5 s on) is lost, and the stop is not verified: the stopAndWait answers false before its deadline.
     h.clock.advance(5_000)
     for (let i = 0; i < 10 && verdict() === undefined; i++) await h.settle()
     expect(verdict()).toBe(false)
     for (let i = 0; i < 5; i++) await h.settle()
-    expect(answered).toMatchObject({ id: owner.id, incarnationId: owner.incarnationId, isReattach: true })
+    expect(answered()).toMatchObject({ id: owner.id, incarnationId: owner.incarnationId, isReattach: true })
   })
 })
