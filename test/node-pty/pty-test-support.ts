@@ -5,21 +5,9 @@ import type { PtyDataEvent, PtyExitEvent, PtyProvider } from 'ptykit/contracts'
 import { loadNodePtyModule, type NodePtyModule, type NodePtyTerminal } from '../../src/node-pty/node-pty-module.js'
 import { afterAll, beforeAll, expect } from 'vitest'
 
-/** One line of /proc/<pid>/stat, read independently of the code under test (`startTime`: field 22). */
-export type ProcRow = { pid: number; state: string; ppid: number; pgid: number; sid: number; startTime: string }
+import { procRow, type ProcRow } from '../support/proc-row.js'
 
-/** /proc/<pid>/stat as a row; `null` when the process does not exist. */
-export function procRow(pid: number): ProcRow | null {
-  let text: string
-  try {
-    text = readFileSync(`/proc/${pid}/stat`, 'utf8')
-  } catch {
-    return null
-  }
-  const fields = text.slice(text.lastIndexOf(')') + 2).split(' ')
-  const [state, ppid, pgid, sid] = fields
-  return { pid, state: state ?? '?', ppid: Number(ppid), pgid: Number(pgid), sid: Number(sid), startTime: fields[19] ?? '' }
-}
+export { procRow, type ProcRow }
 
 /**
  * A process as seen at one moment: its pid and its start time (`/proc/<pid>/stat` field 22), which

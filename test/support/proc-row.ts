@@ -1,0 +1,21 @@
+import { readFileSync } from 'node:fs'
+
+// Kept apart from test/node-pty/pty-test-support.ts (which imports vitest) so that scripts run
+// outside vitest — test/pty-host/fixtures/forced-pid-reuse.ts, in a pid namespace of its own —
+// read processes the same way.
+
+/** One line of /proc/<pid>/stat, read independently of the code under test (`startTime`: field 22). */
+export type ProcRow = { pid: number; state: string; ppid: number; pgid: number; sid: number; startTime: string }
+
+/** /proc/<pid>/stat as a row; `null` when the process does not exist. */
+export function procRow(pid: number): ProcRow | null {
+  let text: string
+  try {
+    text = readFileSync(`/proc/${pid}/stat`, 'utf8')
+  } catch {
+    return null
+  }
+  const fields = text.slice(text.lastIndexOf(')') + 2).split(' ')
+  const [state, ppid, pgid, sid] = fields
+  return { pid, state: state ?? '?', ppid: Number(ppid), pgid: Number(pgid), sid: Number(sid), startTime: fields[19] ?? '' }
+}
