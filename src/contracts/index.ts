@@ -10,7 +10,7 @@ export {
   isPtyLiveOtherIncarnationError,
   type PtyLiveOtherIncarnationError,
 } from './attach-refusal.js'
-export type { PtyProviderBufferSnapshot } from './buffer-snapshot.js'
+export type { ProviderBufferSnapshot, PtyProviderBufferSnapshot } from './buffer-snapshot.js'
 export {
   LONG_PAST_DEADLINE_MS,
   MAX_TIMER_DELAY_MS,
@@ -37,7 +37,7 @@ export {
 } from './listener-set.js'
 export type { PtyControllerInventory, PtyControllerTerminalIdentity } from './inventory.js'
 export type { PtyLivenessVerdict } from './liveness.js'
-export type { PtyForegroundProcessEvidence, PtyProcessInfo, PtyProcessInspection } from './process-info.js'
+export type { ProviderProcessInfo, PtyForegroundProcessEvidence, PtyProcessInfo, PtyProcessInspection } from './process-info.js'
 export type {
   PtyBytesEvent,
   PtyDataEvent,

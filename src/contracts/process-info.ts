@@ -1,7 +1,12 @@
 import type { ExecutionHostId } from './execution-host.js'
 import type { PtyIncarnationId } from './incarnation.js'
+import type { PtyProvider } from './provider.js'
 
-/** One row of a provider's process listing: a PTY the provider currently holds. */
+/**
+ * One row of a process listing, as the controller answers it (`listProcesses`): a PTY its host
+ * currently holds. An optional field is absent when unknown, never `undefined`. What a provider
+ * builds is a {@link ProviderProcessInfo}, which may give one as `undefined`.
+ */
 export type PtyProcessInfo = {
   /** The PTY id. */
   id: string
@@ -26,6 +31,35 @@ export type PtyProcessInfo = {
    * (`includeForegroundProcessEvidence`): `null` when the host could not confirm it.
    */
   foregroundProcessEvidence?: PtyForegroundProcessEvidence | null
+}
+
+/**
+ * One row of a provider's process listing ({@link PtyProvider.listProcesses}), as a provider builds
+ * it: a {@link PtyProcessInfo} whose optional fields may also be given as `undefined` — a host
+ * compiled with `exactOptionalPropertyTypes` builds rows from values it holds as `T | undefined`.
+ * `undefined` means absent: the controller reads it so, and answers the row with the key left out.
+ */
+export type ProviderProcessInfo = {
+  /** The PTY id. */
+  id: string
+  /** The host the row came from (the controller stamps its own host id over it). */
+  hostId: ExecutionHostId
+  /** The incarnation behind the id, when the provider attests one (`undefined`: not attested). */
+  incarnationId?: PtyIncarnationId | undefined
+  /** The root process id, when published (`undefined` or `null`: not published). */
+  pid?: number | null | undefined
+  /** The PTY's current working directory; `null` when it cannot be read (never a made-up path). */
+  cwd: string | null
+  /** A display title: usually the foreground process name. */
+  title: string
+  /** The scope the PTY was spawned in, if any (`undefined`: none). */
+  scopeId?: string | undefined
+  /** The slot key the PTY owns, if any (`undefined`: none). */
+  slotKey?: string | undefined
+  /** The claim key the PTY holds, if any (`undefined`: none). */
+  claimKey?: string | undefined
+  /** Confirmed foreground evidence; a provider leaves it out (or `undefined`): the controller asks `confirmForeground`. */
+  foregroundProcessEvidence?: PtyForegroundProcessEvidence | null | undefined
 }
 
 /**

@@ -1,9 +1,9 @@
 import type { PtyCwdOptions } from './cwd-options.js'
 import type { TerminalExitCause } from '../exit-cause/index.js'
-import type { PtyProviderBufferSnapshot } from './buffer-snapshot.js'
+import type { ProviderBufferSnapshot } from './buffer-snapshot.js'
 import type { PtyWaitBudget } from './deadline.js'
 import type { PtyIncarnationId } from './incarnation.js'
-import type { PtyForegroundProcessEvidence, PtyProcessInfo } from './process-info.js'
+import type { ProviderProcessInfo, PtyForegroundProcessEvidence } from './process-info.js'
 import type { ProviderSpawnOptions, PtySpawnResult } from './spawn-options.js'
 import type { WriteSettlement } from './write-settlement.js'
 
@@ -21,8 +21,8 @@ export type PtyDataEvent = {
   id: string
   /** The output, decoded as UTF-8. */
   data: string
-  /** The incarnation that produced it, when attested. */
-  incarnationId?: PtyIncarnationId
+  /** The incarnation that produced it, when attested (`undefined` means absent: not attested). */
+  incarnationId?: PtyIncarnationId | undefined
 }
 
 /**
@@ -36,8 +36,8 @@ export type PtyBytesEvent = {
   id: string
   /** The output, as read from the PTY (a multi-byte UTF-8 sequence may be split across events). */
   bytes: Uint8Array
-  /** The incarnation that produced it, when attested. */
-  incarnationId?: PtyIncarnationId
+  /** The incarnation that produced it, when attested (`undefined` means absent: not attested). */
+  incarnationId?: PtyIncarnationId | undefined
 }
 
 /**
@@ -57,8 +57,8 @@ export type PtyOutputLossEvent = {
   fromSeq: number
   /** Where delivery resumes (exclusive end of the loss). */
   toSeq: number
-  /** The incarnation whose output was lost, when attested. */
-  incarnationId?: PtyIncarnationId
+  /** The incarnation whose output was lost, when attested (`undefined` means absent: not attested). */
+  incarnationId?: PtyIncarnationId | undefined
 }
 
 /** A provider's report that a PTY's process ended. Plain serializable data. */
@@ -72,21 +72,26 @@ export type PtyExitEvent = {
    * for the death sends `observed: 'synthetic'` with it.
    */
   code: number
-  /** The incarnation that exited, when attested; the controller fences exits by it. */
-  incarnationId?: PtyIncarnationId
+  /**
+   * The incarnation that exited, when attested; the controller fences exits by it. `undefined`
+   * means absent (not attested), never a mismatch.
+   */
+  incarnationId?: PtyIncarnationId | undefined
   /**
    * The cause, when the provider can tell a signal from a code (build it with
    * `resolveProcessExitCause`). Omit it when you cannot: the controller then resolves the bare
-   * code with `resolveUnreportedExitCause`, which refuses to read `0` as a clean exit.
+   * code with `resolveUnreportedExitCause`, which refuses to read `0` as a clean exit. `undefined`
+   * means absent.
    */
-  cause?: TerminalExitCause
+  cause?: TerminalExitCause | undefined
   /**
    * The evidence behind this event. `'provider'` (the default when absent): the provider observed
    * the process end (its own exit callback fired), which certifies the death whatever the code —
    * also a negative one. `'synthetic'`: the provider reports an exit it did not observe (it lost
    * contact, or gave up on a stop); with a negative code it does not certify the death.
+   * `undefined` means absent (`'provider'`).
    */
-  observed?: 'provider' | 'synthetic'
+  observed?: 'provider' | 'synthetic' | undefined
   /**
    * `true` when the provider knew the process dead before a stop of it was requested (an exit
    * reported late, behind held output): the operator-close rule then does not apply, since the
@@ -94,9 +99,9 @@ export type PtyExitEvent = {
    * The bundled providers send it too for a death by SIGKILL that no stop had sent when the death
    * was seen (an outside `kill -9` or the OOM killer crossing the stop's hang-up): SIGKILL cannot be
    * caught, so the death is taken as not the stop's (a program that kills itself with SIGKILL in
-   * its hang-up handler reads the same way).
+   * its hang-up handler reads the same way). `undefined` means absent (not known).
    */
-  diedBeforeStopRequest?: boolean
+  diedBeforeStopRequest?: boolean | undefined
   /**
    * `true` when the provider attests that a stop of this incarnation was requested through it
    * before the process died — by a controller that no longer follows the PTY (an earlier run of
@@ -107,8 +112,9 @@ export type PtyExitEvent = {
    * itself, so the exit is `operator_close` rather than the signal the stop sent. Affirmative
    * evidence only: leave it out when you cannot tell (its absence never means "no stop"); an
    * unconfirmed stop stays `unknown/stop_unverified`, and `diedBeforeStopRequest` wins over it.
+   * `undefined` means absent.
    */
-  stopRequestedBeforeDeath?: boolean
+  stopRequestedBeforeDeath?: boolean | undefined
 }
 
 /**
@@ -251,7 +257,7 @@ export interface PtyProvider {
    */
   acknowledgeData?(id: string, chars: number): void
   /** The PTYs this provider currently holds. */
-  listProcesses(options?: PtyListProcessesOptions): Promise<PtyProcessInfo[]>
+  listProcesses(options?: PtyListProcessesOptions): Promise<ProviderProcessInfo[]>
   /** Synchronous existence check; `null` when unknown. Never `false` for a live PTY. */
   hasPty?(id: string): boolean | null
   /**
@@ -307,7 +313,7 @@ export interface PtyProvider {
    * whose exit arrived while the provider answered) is taken as `null`, for a live one it is
    * reported as the provider's fault.
    */
-  getBufferSnapshot?(id: string, options?: { scrollbackRows?: number | undefined }): Promise<PtyProviderBufferSnapshot | null>
+  getBufferSnapshot?(id: string, options?: { scrollbackRows?: number | undefined }): Promise<ProviderBufferSnapshot | null>
   /** Subscribe to output (decoded text). */
   onData(listener: (event: PtyDataEvent) => void): Unsubscribe
   /**

@@ -131,7 +131,11 @@ export type ProviderSpawnOptions = PtyProcessLaunch & {
   onPtySpawnCommitted?: (() => void) | undefined
 }
 
-/** A provider's reply to a spawn or attach. */
+/**
+ * A provider's reply to a spawn or attach. A provider may give any optional field as `undefined`
+ * (a host compiled with `exactOptionalPropertyTypes` builds it from values it holds as
+ * `T | undefined`): the pipeline and the controller read `undefined` exactly as an absent field.
+ */
 export type PtySpawnResult = {
   /**
    * The PTY id, globally routable within its host: a non-empty string. The spawn pipeline checks
@@ -140,29 +144,32 @@ export type PtySpawnResult = {
    */
   id: string
   /** The root process id, a positive integer; `null` (or absent) when the provider does not publish it. */
-  pid?: number | null
-  /** The incarnation the provider minted for this process. */
-  incarnationId?: PtyIncarnationId
-  /** True when this attached to an existing process instead of starting one. */
-  isReattach?: boolean
+  pid?: number | null | undefined
+  /** The incarnation the provider minted for this process; absent (or `undefined`) when it attests none. */
+  incarnationId?: PtyIncarnationId | undefined
+  /** True when this attached to an existing process instead of starting one (absent or `undefined`: false). */
+  isReattach?: boolean | undefined
   /**
    * True when the provider saw **this** spawn's process exit before it replied. The pipeline
-   * rejects such a reply (`exited_during_start`) rather than publish a dead PTY.
+   * rejects such a reply (`exited_during_start`) rather than publish a dead PTY. Absent or
+   * `undefined`: false.
    */
-  exitedBeforeSpawnReply?: boolean
+  exitedBeforeSpawnReply?: boolean | undefined
   /**
    * The provider's output sequence, to rebase the controller's count. Output the provider
    * delivered while this call was in flight counts after `value` (the controller holds it during
-   * the call and places it there): `value` is where the first of it began.
+   * the call and places it there): `value` is where the first of it began. Absent or `undefined`:
+   * the provider keeps no sequence.
    */
-  providerSequence?: ProviderSequence
+  providerSequence?: ProviderSequence | undefined
   /**
    * `false` when a wrapper owns the reported exit status (its code and signal describe the
    * wrapper, not the child). Exits of this PTY then resolve to `unknown/host_status_unavailable`.
+   * Absent or `undefined`: the status is the child's.
    */
-  hostReportsChildExitStatus?: boolean
-  /** Columns the PTY actually has: an integer from 1 to `MAX_PTY_DIMENSION`. */
-  cols?: number
-  /** Rows the PTY actually has: an integer from 1 to `MAX_PTY_DIMENSION`. */
-  rows?: number
+  hostReportsChildExitStatus?: boolean | undefined
+  /** Columns the PTY actually has: an integer from 1 to `MAX_PTY_DIMENSION` (absent or `undefined`: the size asked for). */
+  cols?: number | undefined
+  /** Rows the PTY actually has: an integer from 1 to `MAX_PTY_DIMENSION` (absent or `undefined`: the size asked for). */
+  rows?: number | undefined
 }

@@ -1,4 +1,4 @@
-import type { PtyForegroundProcessEvidence, PtyProcessInfo, PtyProvider } from '../contracts/index.js'
+import type { ProviderProcessInfo, PtyForegroundProcessEvidence, PtyProvider } from '../contracts/index.js'
 import { isPtyForegroundProcessEvidence } from '../contracts/process-info.js'
 
 /** Whether a provider can give foreground evidence: it has `confirmForeground` and does not deny support. */
@@ -26,9 +26,9 @@ export async function confirmForegroundOf(
 /** The rows with each PTY's confirmed evidence added (`null` where the provider could not confirm). */
 export async function withForegroundEvidence(
   provider: PtyProvider,
-  rows: PtyProcessInfo[],
+  rows: ProviderProcessInfo[],
   onError: (error: unknown) => void,
-): Promise<PtyProcessInfo[]> {
+): Promise<ProviderProcessInfo[]> {
   return Promise.all(
     rows.map(async (row) => ({ ...row, foregroundProcessEvidence: await confirmForegroundOf(provider, row.id, onError) })),
   )

@@ -9,11 +9,13 @@ import {
   resolveWaitDeadline,
   type ExecutionHostId,
   type PtyListOptions,
+  type ProviderProcessInfo,
   type PtyProcessInfo,
   type PtyProvider,
 } from '../contracts/index.js'
 import type { ControllerTimers } from './controller-timers.js'
 import { withForegroundEvidence } from './foreground-evidence.js'
+import { definedFields } from './defined-fields.js'
 import { LIST_PROCESSES_DEFAULT_DEADLINE_MS } from './stop-constants.js'
 
 /**
@@ -89,7 +91,7 @@ export async function listOneHost(
   // One abort listener per signal, however many listings wait on it (see onAbortShared).
   const aborted = abortOf(budget.signal)
   try {
-    let pending: Promise<PtyProcessInfo[]> = callProvider(() => provider.listProcesses({ deadlineMs: askedDeadline(budget.deadlineAt) }))
+    let pending: Promise<ProviderProcessInfo[]> = callProvider(() => provider.listProcesses({ deadlineMs: askedDeadline(budget.deadlineAt) }))
     if (budget.includeForegroundProcessEvidence) {
       // Only for a listing that can be read: a malformed one fails below, and its rows are asked nothing.
       pending = pending.then((rows) => (malformedListing(rows) === undefined ? withForegroundEvidence(provider, rows, onForegroundEvidenceError) : rows))
@@ -111,7 +113,8 @@ export async function listOneHost(
     if ('error' in answer) return { kind: 'failed', message: `Host ${hostId} failed to list its processes`, cause: answer.error }
     const malformed = malformedListing(answer.rows)
     if (malformed !== undefined) return { kind: 'failed', message: `Host ${hostId} answered a malformed listing: ${malformed}`, cause: undefined }
-    return { kind: 'rows', rows: answer.rows.map((row) => ({ ...row, hostId })) }
+    // A field a provider answered `undefined` is absent in the controller's rows (see definedFields).
+    return { kind: 'rows', rows: answer.rows.map((row) => ({ ...definedFields(row), hostId })) }
   } finally {
     deadline.cancel()
     aborted.cancel()

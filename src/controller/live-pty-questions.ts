@@ -8,6 +8,7 @@ import type {
 import { reportProviderThrow, type ControllerCore } from './controller-core.js'
 import type { PtyInspectOptions } from './controller-types.js'
 import { confirmForegroundOf, providerSupportsForegroundEvidence } from './foreground-evidence.js'
+import { definedFields } from './defined-fields.js'
 import { INPUT_MODE_RESET_SEQUENCE } from './input-mode-reset.js'
 import { incarnationOf } from '../contracts/incarnation.js'
 import type { PtyRecord } from './pty-record.js'
@@ -83,7 +84,8 @@ export class LivePtyQuestions {
     const snapshot = await this.#ask(record.provider, ptyId, ended ? null : 'getBufferSnapshot', (provider) => provider.getBufferSnapshot?.(ptyId, options), stillLive)
     if (snapshot === null || typeof snapshot !== 'object') return null
     const proven = ended ? snapshot.incarnationId === record.incarnationId : snapshot.incarnationId === undefined || snapshot.incarnationId === record.incarnationId
-    return proven ? snapshot : null
+    // A field the provider answered `undefined` is absent in the controller's answer (see definedFields).
+    return proven ? definedFields(snapshot) : null
   }
 
   /** The foreground evidence the owning provider confirms for a live PTY; `null` otherwise. */

@@ -1,5 +1,5 @@
 import { expect } from './conformance-expect.js'
-import { isWriteSettlement, type PtyIncarnationId, type PtyProcessInfo, type PtySpawnResult, type WriteSettlement } from '../contracts/index.js'
+import { isWriteSettlement, type PtyIncarnationId, type ProviderProcessInfo, type PtySpawnResult, type WriteSettlement } from '../contracts/index.js'
 import { malformedListing } from '../contracts/listing-rows.js'
 import { CONFORMANCE_DEFAULT_TIMEOUT_MS, type PtyProviderConformanceCheck, type PtyProviderConformanceHarness, type PtyProviderConformanceOptions } from './conformance-types.js'
 import { FOREIGN_INCARNATION_ID } from './conformance-seed-checks.js'
@@ -259,7 +259,7 @@ async function respawnUnderSameId(
   return { first: { ...first, incarnationId: first.incarnationId }, second: { ...second, incarnationId: second.incarnationId } }
 }
 
-async function readableListing(h: PtyProviderConformanceHarness): Promise<PtyProcessInfo[]> {
+async function readableListing(h: PtyProviderConformanceHarness): Promise<ProviderProcessInfo[]> {
   const rows = await h.provider.listProcesses()
   expect(malformedListing(rows), 'every listing row is an object with a non-empty string `id`, and `incarnationId`, `claimKey`, `scopeId` and `slotKey` each absent or a non-empty string').toBeUndefined()
   return rows

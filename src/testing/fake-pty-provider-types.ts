@@ -5,7 +5,9 @@ import type {
   PtyExitEvent,
   PtyForegroundProcessEvidence,
   PtyIncarnationId,
+  PtyListProcessesOptions,
   PtyLivenessProbeOptions,
+  PtyProcessInfo,
   PtyProvider,
   PtyProviderBufferSnapshot,
   WriteSettlement,
@@ -193,6 +195,8 @@ export interface FakePtyProvider extends PtyProvider {
   resumeProducer(id: string): void
   /** Recorded; adds to the PTY's `acknowledgedChars`. */
   acknowledgeData(id: string, chars: number): void
+  /** Its live PTYs (optional fields absent, never `undefined`). */
+  listProcesses(options?: PtyListProcessesOptions): Promise<PtyProcessInfo[]>
   /** The scripted liveness, or the default (see {@link FakeSpawnScript.liveness}). */
   hasPty(id: string): boolean | null
   /**

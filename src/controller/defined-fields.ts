@@ -1,0 +1,20 @@
+/**
+ * A shallow copy of `value` without its `undefined`-valued keys. Internal.
+ *
+ * Why: a provider built under `exactOptionalPropertyTypes` may answer an optional field as
+ * `undefined` (the provider-side types allow it: undefined means absent), while what the controller
+ * returns to its own users has such a key absent, never `undefined` (`'incarnationId' in row`, a
+ * spread over defaults, `Object.keys`). Provider answers the controller passes on (listing rows,
+ * snapshots) go through this first.
+ */
+export function definedFields<T extends object>(value: T): DefinedFields<T> {
+  const copy: Record<string, unknown> = {}
+  for (const key of Object.keys(value)) {
+    const field = (value as Record<string, unknown>)[key]
+    if (field !== undefined) copy[key] = field
+  }
+  return copy as DefinedFields<T>
+}
+
+/** `T` with `undefined` taken out of every field's type (an optional field stays optional). Internal. */
+export type DefinedFields<T> = { [K in keyof T]: Exclude<T[K], undefined> }
