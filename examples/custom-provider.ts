@@ -188,8 +188,9 @@ export function createJsonLinesPtyProvider(options: JsonLinesPtyProviderOptions 
         commits.delete(message.requestId)
         return
       case 'data': {
-        const event: PtyDataEvent = { id: message.ptyId, data: message.data }
-        if (isPtyIncarnationId(message.incarnationId)) event.incarnationId = message.incarnationId
+        // An unreadable incarnation is not attested: `undefined` reads as absent.
+        const incarnationId = isPtyIncarnationId(message.incarnationId) ? message.incarnationId : undefined
+        const event: PtyDataEvent = { id: message.ptyId, data: message.data, incarnationId }
         dataListeners.fire(event)
         return
       }
@@ -199,8 +200,7 @@ export function createJsonLinesPtyProvider(options: JsonLinesPtyProviderOptions 
         // Only a code, and deliberately no `cause`: this host never sent one, and inventing one here
         // would be a guess. A malformed code (`null`) becomes NaN, which the controller resolves to
         // unknown/cause_unreported — malformed evidence is not evidence.
-        const event: PtyExitEvent = { id: message.ptyId, code: message.code ?? Number.NaN }
-        if (incarnationId !== undefined) event.incarnationId = incarnationId
+        const event: PtyExitEvent = { id: message.ptyId, code: message.code ?? Number.NaN, incarnationId }
         exitListeners.fire(event)
         return
       }
