@@ -2,12 +2,25 @@
 // `exactOptionalPropertyTypes: true`: a host forwards optional values it holds as `T | undefined`
 // (`cwd: maybeCwd`) into every optional property of every public input (options objects, factory
 // options, the provider contract's inputs a host builds). The runtime reads `undefined` as absent,
-// so the types must accept it (TS2379 / TS2375 otherwise). Output types (replies, events) keep `?:`
-// without `undefined`: what ptykit returns has the key absent, never `undefined`.
+// so the types must accept it (TS2379 / TS2375 otherwise). The same holds for what a provider
+// author builds (the "provider author" section): a provider's events (data, bytes, output loss,
+// exit), its spawn reply, its listing rows (`ProviderProcessInfo`) and snapshots
+// (`ProviderBufferSnapshot`) take `undefined` for absent, which the controller and the spawn
+// pipeline read as absent. What ptykit itself returns to its users (the controller's replies, rows,
+// snapshots and events) keeps `?:` without `undefined`: there the key is absent, never `undefined`.
 // ptykit/testing is in `forwarded-undefined-testing.ts` (Node10 cannot resolve its peers' types).
 import type {
   ExecutionHostId,
+  ProviderBufferSnapshot,
+  ProviderProcessInfo,
+  ProviderSequence,
   ProviderSpawnOptions,
+  PtyBytesEvent,
+  PtyDataEvent,
+  PtyExitEvent,
+  PtyForegroundProcessEvidence,
+  PtyOutputLossEvent,
+  PtySpawnResult,
   PtyClaim,
   PtyCwdOptions,
   PtyIncarnationId,
@@ -15,6 +28,7 @@ import type {
   PtySlot,
 } from 'ptykit/contracts'
 import { createListenerSet } from 'ptykit/contracts'
+import type { TerminalExitCause } from 'ptykit/exit-cause'
 import { createPtyController, type PtyController, type PtyFlowControlOptions, type PtyTerminal } from 'ptykit/controller'
 import { createNodePtyProvider } from 'ptykit/node-pty'
 import { createPtyHostProvider, launchPtyHost, startPtyHost, stopPtyHost, type PtyHostProvider } from 'ptykit/pty-host'
@@ -210,4 +224,75 @@ export async function forwardUndefined(
       runtime: maybe<ReturnType<typeof createInMemoryPtyRuntime>>(), store: maybe<ReturnType<typeof createInMemorySlotStore>>(), claims: maybe<ClaimedOwnerRegistry>() },
     { cwd: maybe<string>() },
   )
+}
+
+/**
+ * The provider author: a provider's events and replies, each optional field built from a "maybe"
+ * value (an incarnation the host's transport may not have carried, a cause it may not know).
+ */
+export function buildProviderSide(base: PtyProvider, id: string): PtyProvider {
+  const incarnationId = maybe<PtyIncarnationId>()
+  const data: PtyDataEvent = { id, data: 'ls\r\n', incarnationId }
+  const bytes: PtyBytesEvent = { id, bytes: new Uint8Array([0x6c]), incarnationId }
+  const loss: PtyOutputLossEvent = { id, fromSeq: 0, toSeq: 1, incarnationId }
+  const exit: PtyExitEvent = {
+    id,
+    code: 0,
+    incarnationId,
+    cause: maybe<TerminalExitCause>(),
+    observed: maybe<'provider' | 'synthetic'>(),
+    diedBeforeStopRequest: maybe<boolean>(),
+    stopRequestedBeforeDeath: maybe<boolean>(),
+  }
+  const reply: PtySpawnResult = {
+    id,
+    pid: maybe<number | null>(),
+    incarnationId,
+    isReattach: maybe<boolean>(),
+    exitedBeforeSpawnReply: maybe<boolean>(),
+    providerSequence: maybe<ProviderSequence>(),
+    hostReportsChildExitStatus: maybe<boolean>(),
+    cols: maybe<number>(),
+    rows: maybe<number>(),
+  }
+  const row: ProviderProcessInfo = {
+    id,
+    hostId: 'local',
+    cwd: null,
+    title: 'sh',
+    incarnationId,
+    pid: maybe<number | null>(),
+    scopeId: maybe<string>(),
+    slotKey: maybe<string>(),
+    claimKey: maybe<string>(),
+    foregroundProcessEvidence: maybe<PtyForegroundProcessEvidence | null>(),
+  }
+  const snapshot: ProviderBufferSnapshot = {
+    data: '',
+    cols: 80,
+    rows: 24,
+    seq: 0,
+    source: 'mine',
+    incarnationId,
+    kittyKeyboardFlags: maybe<number>(),
+    lastTitle: maybe<string>(),
+  }
+  const dataListeners = createListenerSet<PtyDataEvent>()
+  const bytesListeners = createListenerSet<PtyBytesEvent>()
+  const lossListeners = createListenerSet<PtyOutputLossEvent>()
+  const exitListeners = createListenerSet<PtyExitEvent>()
+  dataListeners.fire(data)
+  bytesListeners.fire(bytes)
+  lossListeners.fire(loss)
+  exitListeners.fire(exit)
+  return {
+    ...base,
+    spawn: async () => reply,
+    listProcesses: async () => [row],
+    getBufferSnapshot: async () => snapshot,
+    onData: (listener) => dataListeners.add(listener),
+    onBytes: (listener) => bytesListeners.add(listener),
+    onOutputLoss: (listener) => lossListeners.add(listener),
+    onExit: (listener) => exitListeners.add(listener),
+  }
 }
