@@ -1,11 +1,14 @@
 import { describe, it, expectTypeOf, assertType } from 'vitest'
 import type {
+  ProviderBufferSnapshot,
+  ProviderProcessInfo,
   ProviderSpawnOptions,
   PtyDataEvent,
   PtyExitEvent,
   PtyIncarnationId,
   PtyProcessInfo,
   PtyProvider,
+  PtyProviderBufferSnapshot,
   PtySpawnResult,
   Unsubscribe,
   WriteRefusalReason,
@@ -77,5 +80,25 @@ describe('PtyProvider', () => {
     expectTypeOf<PtyProvider['onData']>().returns.toEqualTypeOf<Unsubscribe>()
     expectTypeOf<PtyProvider['onExit']>().returns.toEqualTypeOf<Unsubscribe>()
     expectTypeOf<Unsubscribe>().toEqualTypeOf<() => void>()
+  })
+})
+
+describe('what a provider builds, and what the controller answers', () => {
+  it('the provider side takes undefined for an absent optional field; the controller side does not', () => {
+    const incarnationId = undefined as PtyIncarnationId | undefined
+    const row = { id: 'a', hostId: 'local', cwd: null, title: 'sh', incarnationId }
+    const snapshot = { data: '', cols: 80, rows: 24, seq: 0, source: 'mine', incarnationId }
+    assertType<ProviderProcessInfo>(row)
+    assertType<ProviderBufferSnapshot>(snapshot)
+    assertType<PtyExitEvent>({ id: 'a', code: 0, incarnationId, cause: undefined })
+    assertType<PtySpawnResult>({ id: 'a', incarnationId, providerSequence: undefined })
+    // What the controller returns keeps the key absent, never `undefined`.
+    // @ts-expect-error -- incarnationId: undefined is not a PtyProcessInfo field
+    assertType<PtyProcessInfo>(row)
+    // @ts-expect-error -- incarnationId: undefined is not a PtyProviderBufferSnapshot field
+    assertType<PtyProviderBufferSnapshot>(snapshot)
+    // A provider written before keeps compiling: its exact rows and snapshots are provider rows and snapshots.
+    expectTypeOf<PtyProcessInfo>().toMatchTypeOf<ProviderProcessInfo>()
+    expectTypeOf<PtyProviderBufferSnapshot>().toMatchTypeOf<ProviderBufferSnapshot>()
   })
 })
