@@ -123,6 +123,28 @@ describe('a kill of the owner while the adoption waits, then the adoption is ref
   })
 })
 
+/** An in-memory slot store whose persisted-view reads wait, once `holdReads()` is called, until `releaseReads()` (the adoption's store read in flight). */
+function storeWithHeldPersistedReads() {
+  const inner = createInMemorySlotStore()
+  let hold = false
+  const held: (() => void)[] = []
+  const store: PtySlotStore = {
+    ...inner,
+    getPersistedOwner: async (slot) => {
+      if (hold) await new Promise<void>((resolve) => held.push(resolve))
+      return inner.getPersistedOwner(slot)
+    },
+  }
+  return {
+    store,
+    holdReads: () => (hold = true),
+    releaseReads: () => {
+      hold = false
+      for (const read of held.splice(0)) read()
+    },
+  }
+}
+
 describe('a kill of the owner during the adoption\'s own turn, after its stop check: the kill wins', () => {
   it('while its attach is in flight: kill answers true, the owner is stopped, and the adoption does not hand it back (null once it exited)', async () => {
     const { h, owner, other } = await ownedElsewhere()
@@ -145,28 +167,18 @@ describe('a kill of the owner during the adoption\'s own turn, after its stop ch
   })
 
   it('an owner this controller tracks, killed while the adoption reads the persisted view: the adoption waits for the stop, then answers null', async () => {
-    const inner = createInMemorySlotStore()
-    let hold = false
-    const held: (() => void)[] = []
-    const store: PtySlotStore = {
-      ...inner,
-      getPersistedOwner: async (slot) => {
-        if (hold) await new Promise<void>((resolve) => held.push(resolve))
-        return inner.getPersistedOwner(slot)
-      },
-    }
+    const { store, holdReads, releaseReads } = storeWithHeldPersistedReads()
     const h = createHarness({ controller: { store } })
     const owner = await h.run(h.controller.spawn({ slot: { key: 'pane' } }))
     await h.settle()
     h.provider.setShutdownBehaviour(owner.id, 'never_confirm')
-    hold = true
+    holdReads()
     let answered = false
     const adopting = h.controller.adoptSlot({ slot: { key: 'pane' } }).finally(() => (answered = true))
     await h.settle()
     // The turn began (no stop to wait for then), and reads the persisted view: the tab is closed now.
     expect(h.controller.kill(owner.id)).toBe(true)
-    hold = false
-    for (const read of held) read()
+    releaseReads()
     await h.settle()
     // Before: the owner, handed back while its stop was under way.
     expect(answered).toBe(false)
@@ -194,24 +206,14 @@ describe('adoptSlot arguments, and late calls', () => {
   })
 
   it('disposed while the adoption reads the persisted view: it rejects naming adoptSlot (before: attach), and the owner a kill marked is stopped', async () => {
-    const inner = createInMemorySlotStore()
-    let hold = false
-    const held: (() => void)[] = []
-    const store: PtySlotStore = {
-      ...inner,
-      getPersistedOwner: async (slot) => {
-        if (hold) await new Promise<void>((resolve) => held.push(resolve))
-        return inner.getPersistedOwner(slot)
-      },
-    }
+    const { store, holdReads, releaseReads } = storeWithHeldPersistedReads()
     const { h, owner, other } = await ownedElsewhere(store)
-    hold = true
+    holdReads()
     const adopting = h.controller.adoptSlot({ slot: { key: 'pane' } })
     await h.settle()
     expect(h.controller.kill(owner.id)).toBe(true)
     await h.run(h.controller.dispose())
-    hold = false
-    for (const read of held) read()
+    releaseReads()
     const refusal = await h.run(adopting).catch((error: unknown) => error)
     expect(refusal).toMatchObject({ code: 'controller_disposed', method: 'adoptSlot' })
     await h.settle()
