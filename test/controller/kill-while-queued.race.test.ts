@@ -89,10 +89,7 @@ describe('kill races with a queued spawn or an attach in flight', () => {
         const { performed, seen } = scheduleActions(s, actions, fake, controller, 'p', () => settled)
         const released = s.schedule(Promise.resolve('release'), 'release the slot claim').then(() => release())
         await s.waitFor(Promise.all([spawning, released, ...performed]))
-        await s.waitAll()
-        await fake.settle()
-        await s.waitAll()
-        await fake.settle()
+        await settleRace(s, fake, 2)
         if (seen.killedWhileComing) {
           expect(fake.livePtyIds()).toEqual([])
           // Its exit is the stop's, unless it died on its own first.
@@ -120,8 +117,7 @@ describe('kill races with a queued spawn or an attach in flight', () => {
         })
         const { performed, seen } = scheduleActions(s, actions, fake, controller, 'q', () => settled)
         await s.waitFor(Promise.all([attaching, ...performed]))
-        await s.waitAll()
-        await fake.settle()
+        await settleRace(s, fake, 1)
         if (seen.killedWhileComing) {
           expect(fake.livePtyIds()).toEqual([])
           if (attached === true && seen.exitedOnItsOwn.size === 0) expect(exits.map((exit) => exit.cause)).toEqual([{ kind: 'operator_close' }])
@@ -160,10 +156,7 @@ describe('kill races with a queued spawn or an attach in flight', () => {
         const { performed, seen } = scheduleActions(s, actions, fake, controller, 'r', () => settled, (incarnationId) => incarnationId !== old.incarnationId)
         const oldExits = s.schedule(Promise.resolve('old exits'), 'the previous PTY exits').then(() => fake.emitExit('r', { exitCode: 0, signal: 1 }))
         await s.waitFor(Promise.all([restarting, oldExits, ...performed]))
-        await s.waitAll()
-        await fake.settle()
-        await s.waitAll()
-        await fake.settle()
+        await settleRace(s, fake, 2)
         if (seen.killedWhileComing) {
           expect(fake.livePtyIds()).toEqual([])
           if (restarted !== undefined && !seen.exitedOnItsOwn.has(restarted)) {
@@ -175,6 +168,17 @@ describe('kill races with a queued spawn or an attach in flight', () => {
     )
   })
 })
+
+/**
+ * Let a race run out: `rounds` times, every task the scheduler holds, then the fake's events (an
+ * exit a stop causes can schedule more).
+ */
+async function settleRace(s: fc.Scheduler, fake: FakePtyProvider, rounds: number): Promise<void> {
+  for (let round = 0; round < rounds; round++) {
+    await s.waitAll()
+    await fake.settle()
+  }
+}
 
 /** Let the fake and the manual clock run until no timer is left: every stop dispatched is carried out. */
 async function runDown(s: fc.Scheduler, fake: FakePtyProvider, clock: ManualClock): Promise<void> {
@@ -276,10 +280,7 @@ describe('kill races with an adoptSlot that waits for its turn', () => {
         )
         const released = s.schedule(Promise.resolve('release'), 'release the slot claim').then(() => release())
         await s.waitFor(Promise.all([adopting, released, ...performed]))
-        await s.waitAll()
-        await fake.settle()
-        await s.waitAll()
-        await fake.settle()
+        await settleRace(s, fake, 2)
         if (killedWhileComing) {
           expect(fake.livePtyIds()).toEqual([])
           if (!diedFirst) expect(exits.map((exit) => exit.cause)).toEqual([{ kind: 'operator_close' }])
@@ -335,10 +336,7 @@ describe('kill races with an adoptSlot that is then refused for another reason',
           )
           const released = s.schedule(Promise.resolve('release'), 'release the slot claim').then(() => release())
           await s.waitFor(Promise.all([adopting, released, ...performed]))
-          await s.waitAll()
-          await fake.settle()
-          await s.waitAll()
-          await fake.settle()
+          await settleRace(s, fake, 2)
           // Every `true` is kept: the owner it named runs no more (before: it ran on).
           if (killedWhileComing) expect(fake.getPty(owner.id)?.live).not.toBe(true)
           // Nobody killed the other PTY the persisted view names.
@@ -381,8 +379,7 @@ describe('dispose races with an adoptSlot and a kill of the owner', () => {
           return controller.dispose()
         })
         await s.waitFor(Promise.all([adopting, killed, disposed]))
-        await s.waitAll()
-        await fake.settle()
+        await settleRace(s, fake, 1)
         const answer = await adopting
         // Disposed before it answered: refused (before: `null` when its attach was in flight).
         if (answer.disposedBefore) expect(answer).toMatchObject({ error: { code: 'controller_disposed', method: 'adoptSlot' } })
