@@ -45,6 +45,12 @@ describe('exit-cause functions refuse what is not a cause, by name', () => {
     expect(isProvenExitCause(event.cause as never)).toBe(false)
   })
 
+  it('an object whose `cause` is undefined (absent, as a provider may send it) is not told to pass that cause', () => {
+    const event = { id: 'a', code: 0, cause: undefined }
+    expect(() => isProvenExitCause(event as never)).toThrow(TypeError)
+    expect(() => isProvenExitCause(event as never)).not.toThrow(/pass that/)
+  })
+
   it('resolveProcessExitCause refuses a non-object observation with a TypeError showing it', () => {
     fc.assert(
       fc.property(fc.oneof(fc.constantFrom<unknown>(undefined, null), fc.anything({ withBigInt: true }).filter((value) => typeof value !== 'object' || value === null)), (value) => {
