@@ -15,7 +15,7 @@ import {
 } from '../contracts/index.js'
 import type { ControllerTimers } from './controller-timers.js'
 import { withForegroundEvidence } from './foreground-evidence.js'
-import { definedFields } from './defined-fields.js'
+import { definedFields } from '../contracts/defined-fields.js'
 import { LIST_PROCESSES_DEFAULT_DEADLINE_MS } from './stop-constants.js'
 
 /**

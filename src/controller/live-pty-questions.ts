@@ -8,7 +8,7 @@ import type {
 import { reportProviderThrow, type ControllerCore } from './controller-core.js'
 import type { PtyInspectOptions } from './controller-types.js'
 import { confirmForegroundOf, providerSupportsForegroundEvidence } from './foreground-evidence.js'
-import { definedFields } from './defined-fields.js'
+import { definedFields } from '../contracts/defined-fields.js'
 import { INPUT_MODE_RESET_SEQUENCE } from './input-mode-reset.js'
 import { incarnationOf } from '../contracts/incarnation.js'
 import type { PtyRecord } from './pty-record.js'

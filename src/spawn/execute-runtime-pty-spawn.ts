@@ -1,4 +1,5 @@
 import type { PtySpawnResult } from '../contracts/index.js'
+import { definedFields } from '../contracts/defined-fields.js'
 import type { PtySpawnError } from './pty-spawn-error.js'
 import { ensureClaim, type ClaimBranch } from './claim-stage.js'
 import { spawnFresh } from './fresh-spawn-stage.js'
@@ -62,7 +63,9 @@ async function runStages(state: RuntimePtySpawnState): Promise<PtySpawnOutcome> 
   }
   commitRegistration(state, result)
 
-  const outcome: PtySpawnOutcome = { result, hostId }
+  // A field the provider answered `undefined` is absent in the outcome (see definedFields): hosts
+  // spread it over defaults, store it, and test keys with `in`.
+  const outcome: PtySpawnOutcome = { result: definedFields(result), hostId }
   if (claimBranch !== null) {
     outcome.claimDisposition = claimBranch.disposition
     outcome.claimOwner = claimBranch.owner

@@ -245,7 +245,10 @@ export type PtySpawnDeps = {
 
 /** What a successful pipeline run produced. */
 export type PtySpawnOutcome = {
-  /** The provider's reply (or the adopted owner's identity). */
+  /**
+   * The provider's reply (or the adopted owner's identity). An optional field the provider gave as
+   * `undefined` is absent here (the key left out), as in the controller's reply.
+   */
   result: PtySpawnResult
   /** The host the PTY runs on. */
   hostId: ExecutionHostId

@@ -3,9 +3,9 @@
  *
  * Why: a provider built under `exactOptionalPropertyTypes` may answer an optional field as
  * `undefined` (the provider-side types allow it: undefined means absent), while what the controller
- * returns to its own users has such a key absent, never `undefined` (`'incarnationId' in row`, a
- * spread over defaults, `Object.keys`). Provider answers the controller passes on (listing rows,
- * snapshots) go through this first.
+ * and the spawn pipeline return to their own users has such a key absent, never `undefined`
+ * (`'incarnationId' in row`, a spread over defaults, `Object.keys`). Provider answers passed on
+ * (the controller's listing rows and snapshots, the pipeline's outcome `result`) go through this first.
  */
 export function definedFields<T extends object>(value: T): DefinedFields<T> {
   const copy: Record<string, unknown> = {}
