@@ -1,6 +1,6 @@
 import { isAbsolute } from 'node:path'
 import { isMaxPendingInputBytes, MAX_PENDING_INPUT_BYTES_EXPECTED } from '../contracts/write-settlement.js'
-import type { DEFAULT_MAX_PENDING_INPUT_BYTES, ExecutionHostId, PtyProvider } from '../contracts/index.js'
+import type { DEFAULT_MAX_PENDING_INPUT_BYTES, ExecutionHostId, PtyListProcessesOptions, PtyProcessInfo, PtyProvider } from '../contracts/index.js'
 import { ENVIRONMENT_KEYS_EXPECTED, isEnvironmentVariableName } from '../contracts/environment-record.js'
 import { NodePtyOptionError } from './node-pty-option-error.js'
 import type { NODE_PTY_HANGUP_GRACE_MS, NODE_PTY_SHUTDOWN_DEADLINE_MS, NODE_PTY_TERMINATE_GRACE_MS } from './stop-schedule.js'
@@ -104,7 +104,7 @@ export type NodePtyOutputMode = 'string' | 'bytes'
  * a few node-pty specifics. (It keeps no screen, so `clearBuffer`/`getBufferSnapshot` are absent,
  * and it has no flow control of its own, so `acknowledgeData` is absent too.)
  */
-export type NodePtyProvider = PtyProvider &
+export type NodePtyProvider = Omit<PtyProvider, 'listProcesses'> &
   Required<
     Pick<
       PtyProvider,
@@ -123,6 +123,8 @@ export type NodePtyProvider = PtyProvider &
       | 'writeBytes'
     >
   > & {
+  /** The PTYs this provider holds, each row exact: an optional field is absent, never `undefined` (see {@link PtyProvider.listProcesses}). */
+  listProcesses(options?: PtyListProcessesOptions): Promise<PtyProcessInfo[]>
   /** Always true: this provider owns every process it lists, so a missing row proves absence. */
   readonly authoritativeListings: true
   /** Same as `dispose()`, for `await using provider = createNodePtyProvider()`. */

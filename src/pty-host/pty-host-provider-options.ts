@@ -1,4 +1,4 @@
-import type { ExecutionHostId, PtyExitEvent, PtyIncarnationId, PtyProvider, PtySpawnResult } from '../contracts/index.js'
+import type { ExecutionHostId, PtyExitEvent, PtyIncarnationId, PtyListProcessesOptions, PtyProcessInfo, PtyProvider, PtySpawnResult } from '../contracts/index.js'
 import { assertPtyHostCommand, type PtyHostCommand } from './launch-pty-host.js'
 import type { PtyHostBufferSnapshot } from './session-history.js'
 import { assertIntegerOption, invalidPtyHostOption, PtyHostError } from './pty-host-error.js'
@@ -96,7 +96,7 @@ export type PtyHostSpawnEnvironment = 'app' | 'host'
 export type PtyHostReplayFrom = number | 'retained' | 'live'
 
 /** A pty host provider: the whole `PtyProvider` plus attach, detach and loss reports. */
-export type PtyHostProvider = Omit<PtyProvider, 'getBufferSnapshot'> &
+export type PtyHostProvider = Omit<PtyProvider, 'getBufferSnapshot' | 'listProcesses'> &
   Required<
     Pick<
       PtyProvider,
@@ -125,6 +125,8 @@ export type PtyHostProvider = Omit<PtyProvider, 'getBufferSnapshot'> &
      * `listExits()`. (A controller's `serializeBuffer` of such a PTY answers `null`.)
      */
     getBufferSnapshot(id: string, options?: { scrollbackRows?: number | undefined }): Promise<PtyHostBufferSnapshot | null>
+    /** The PTYs this provider holds, each row exact: an optional field is absent, never `undefined` (see {@link PtyProvider.listProcesses}). */
+    listProcesses(options?: PtyListProcessesOptions): Promise<PtyProcessInfo[]>
     /**
      * True while every PTY this app holds belongs to the connected host instance, which holds every
      * session it runs (a missing row then proves absence); false while the app holds PTYs a dead

@@ -4,6 +4,8 @@ import {
   refusedWrite,
   type PtyDataEvent,
   type PtyExitEvent,
+  type PtyListProcessesOptions,
+  type PtyProcessInfo,
   type PtyProvider,
   type PtyShutdownOptions,
   type Unsubscribe,
@@ -68,13 +70,15 @@ function connectionSettings(options: SshProviderOptions): SshConnectionSettings 
  * The SSH provider: a {@link PtyProvider} over one SSH connection, plus its connection state.
  * Listings are not authoritative: PTYs of a dropped connection may still run on the remote.
  */
-export type SshProvider = PtyProvider &
+export type SshProvider = Omit<PtyProvider, 'listProcesses'> &
   Required<
     Pick<
       PtyProvider,
       'writeBytes' | 'pauseProducer' | 'resumeProducer' | 'hasPty' | 'probeLiveness' | 'getCwd' | 'getForegroundProcess' | 'hasChildProcesses' | 'dispose'
     >
   > & {
+    /** The PTYs this provider holds, each row exact: an optional field is absent, never `undefined` (see {@link PtyProvider.listProcesses}). */
+    listProcesses(options?: PtyListProcessesOptions): Promise<PtyProcessInfo[]>
     /** The remote pid of a live PTY; `null` when unknown. */
     getPid(id: string): number | null
     /** Whether the provider holds an open connection right now. */
