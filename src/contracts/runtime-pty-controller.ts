@@ -269,9 +269,10 @@ export type RuntimePtyController = {
    * provider: `materialized`, fenced by the incarnation the slot store names — another process
    * under the id is not attached), or `null` when it has none. Never spawns. Takes its turn with the
    * slot's spawns and claims. From the call on, an owner the slot store names that the controller
-   * does not track live is marked by a `kill` of it: the `kill` answers `true`, and what the
-   * adoption attaches is stopped as it lands (an owner it does not publish, where it runs, fenced
-   * by the incarnation the store names). Not an owner the store names without an incarnation, or
+   * does not track live is marked by a `kill` of it: the `kill` answers `true`, and that owner,
+   * if the adoption attaches it, is stopped as it lands (an owner it does not publish, where it
+   * runs, fenced by the incarnation the store names) — that owner alone: a newer process the slot
+   * was rebound to under the same id meanwhile is adopted, not stopped. Not an owner the store names without an incarnation, or
    * on a host with no provider here: nothing could stop it alone, and the `kill` answers `false`
    * for it. `stopAndWait` of it does not wait for the turn: it
    * stops the owner where it runs (and marks the adoption the same way). An owner the controller

@@ -444,8 +444,8 @@ export class SpawnPublication {
    * store names (live view, and persisted view once read) that the controller does not track live
    * — with its incarnation, on a host with a provider here (`#expectSlotOwners`) —
    * counts as an adoption of it waiting for its turn (`PtyRecordTable.expectAdoption`): a `kill` of
-   * it meanwhile marks the adoption, and what its attach then publishes under that id is stopped
-   * the moment it lands; `stopAndWait` of it stops the process where it runs and marks the
+   * it meanwhile marks the adoption, and that owner, if its attach publishes it, is stopped the
+   * moment it lands (not another process the slot was rebound to under the id meanwhile); `stopAndWait` of it stops the process where it runs and marks the
    * adoption too (it does not wait for the turn). An owner so marked that the adoption does not
    * publish — it adopts another owner (the slot changed hands meanwhile) or none, or it is refused
    * (disposed, `slot_owner_conflict`, a claim not the slot's, the store or the attach failing) —
@@ -509,11 +509,20 @@ export class SpawnPublication {
             return record === undefined || record.state !== 'live' ? null : replyOf(record, true)
           },
           attach: (ptyId, owner) => {
-            // The adoption's first attach of the id goes on as the coming a `kill` may have marked
-            // while it waited; a later one (a second round) is a new attach.
+            // The adoption's first attach of the owner it expected goes on as the coming a `kill`
+            // may have marked while it waited; a later one (a second round) is a new attach. So is
+            // an attach of another process than the one expected — the slot rebound, while the
+            // adoption waited, to a newer process under the same id (another host, or another
+            // incarnation): the `kill` was asked of that owner, not of this one. (Before, the mark
+            // carried into it, and the kill stopped the newer process as its attach landed.)
             const expected = owners.get(ptyId)
-            const adopting = expected === undefined || expected.attached ? undefined : expected.coming
-            if (expected !== undefined) expected.attached = true
+            const isExpected =
+              expected !== undefined &&
+              !expected.attached &&
+              expected.incarnationId === owner.incarnationId &&
+              this.#core.options.providers.get(owner.hostId) === expected.provider
+            const adopting = isExpected ? expected.coming : undefined
+            if (isExpected) expected.attached = true
             // Fenced by the incarnation the store names: a newer process under the id is not the owner.
             return attach(ptyId, owner.hostId, adopting, owner.incarnationId)
           },

@@ -129,3 +129,33 @@ describe('the owner the store names ended, and another window started a new proc
     await another.dispose({ stopPtys: false })
   })
 })
+
+describe('the slot changed owner, under the same id, while the adoption waited', () => {
+  it('a kill of the owner the store named then stops that incarnation alone: the adoption adopts the new one, running (before: the kill\'s mark carried into its attach, which stopped it)', async () => {
+    const store = createInMemorySlotStore()
+    const h = createHarness({ controller: { store } })
+    // Another window owns the slot: this controller does not track its PTY.
+    const other = createPtyController({ provider: h.provider, store })
+    const owner = await h.run(other.spawn({ slot: { key: 'pane' } }))
+    const release = h.controller.claimSlotCreate({ key: 'pane' })
+    const adopting = h.controller.adoptSlot({ slot: { key: 'pane' } })
+    await h.settle()
+    expect(h.controller.kill(owner.id)).toBe(true)
+    // The owner ends on its own (its binding retired), and the other window binds the slot to a
+    // new process under the same id.
+    h.provider.emitExit(owner.id, { exitCode: 0 })
+    await h.settle()
+    const successor = await h.run(other.spawn({ slot: { key: 'pane' }, sessionId: owner.id }))
+    expect(successor.incarnationId).not.toBe(owner.incarnationId)
+    expect(store.getLiveOwner({ key: 'pane' })).toEqual({ ptyId: owner.id, hostId: 'local', incarnationId: successor.incarnationId })
+    release()
+    const adoption = await h.run(adopting)
+    await h.settle()
+    expect(adoption).toMatchObject({ result: { id: owner.id, incarnationId: successor.incarnationId }, materialized: true })
+    expect(h.provider.getPty(owner.id)).toMatchObject({ live: true, incarnationId: successor.incarnationId })
+    expect(h.controller.hasPty(owner.id)).toBe(true)
+    // The stop the kill committed went to the incarnation it was asked about, fenced.
+    expect(shutdownCalls(h)).toEqual([[owner.id, { immediate: true, expectedIncarnationId: owner.incarnationId }]])
+    await other.dispose({ stopPtys: false })
+  })
+})
