@@ -6,13 +6,14 @@
  * Otherwise nothing is marked, and `kill` answers `false` for it ("false on doubt") rather than a
  * `true` that is either not carried out or carried out on a newer process under the same id.
  * And the adoption's attach is fenced by that incarnation too: a newer process under the id is
- * neither attached nor stopped.
+ * neither attached nor stopped. A provider without incarnation ids is still adopted (unfenced).
  */
 import { describe, expect, it } from 'vitest'
 import { createPtyController } from '../../src/controller/index.js'
 import { createInMemorySlotStore, type PtySlotOwner, type PtySlotStore } from '../../src/spawn/index.js'
 import { createFakePtyProvider } from '../../src/testing/index.js'
 import { createHarness, type Harness } from './controller-harness.js'
+import { withoutIncarnations } from '../support/without-incarnations.js'
 
 function shutdownCalls(h: Harness): unknown[][] {
   return h.provider.calls.filter((call) => call.method === 'shutdown').map((call) => [...call.args])
@@ -157,5 +158,38 @@ describe('the slot changed owner, under the same id, while the adoption waited',
     // The stop the kill committed went to the incarnation it was asked about, fenced.
     expect(shutdownCalls(h)).toEqual([[owner.id, { immediate: true, expectedIncarnationId: owner.incarnationId }]])
     await other.dispose({ stopPtys: false })
+  })
+})
+
+describe('a provider without incarnation ids (supported: the contract makes them optional)', () => {
+  it('adoptSlot still adopts the owner, attached unfenced; a kill while it waits answers false, and the owner runs on adopted', async () => {
+    const fake = createFakePtyProvider({ scheduling: 'manual' })
+    const provider = withoutIncarnations(fake)
+    const store = createInMemorySlotStore()
+    // An earlier window created the slot's owner and let go of it (the binding stays, with no incarnation).
+    const earlier = createPtyController({ provider, store })
+    const spawning = earlier.spawn({ slot: { key: 'pane' } })
+    await fake.settle()
+    const owner = await spawning
+    await earlier.dispose({ stopPtys: false })
+    expect(store.getLiveOwner({ key: 'pane' })).toEqual({ ptyId: owner.id, hostId: 'local' })
+    const controller = createPtyController({ provider, store })
+    const release = controller.claimSlotCreate({ key: 'pane' })
+    const adopting = controller.adoptSlot({ slot: { key: 'pane' } })
+    await fake.settle()
+    expect(controller.kill(owner.id)).toBe(false)
+    release()
+    await fake.settle()
+    const adoption = await adopting
+    expect(adoption).toEqual({ result: { id: owner.id, hostId: 'local', isReattach: true, pid: owner.pid }, owner: { ptyId: owner.id, hostId: 'local' }, materialized: true })
+    expect(controller.hasPty(owner.id)).toBe(true)
+    expect(fake.getPty(owner.id)?.live).toBe(true)
+    const attach = fake.calls.filter((call) => call.method === 'spawn').at(-1)
+    expect(attach?.args[0]).toEqual({ sessionId: owner.id, attachOnly: true })
+    // Adopted: a kill now reaches it.
+    expect(controller.kill(owner.id)).toBe(true)
+    await fake.settle()
+    expect(fake.getPty(owner.id)?.live).toBe(false)
+    await controller.dispose()
   })
 })
