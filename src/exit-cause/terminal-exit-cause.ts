@@ -248,16 +248,26 @@ function sentenceOrUndefined(value: unknown): string | undefined {
 /** Why `value` is not a {@link TerminalExitCause}, naming it (and the likely mix-up: an exit event). */
 function notACauseMessage(value: unknown): string {
   const shown = showValue(value)
-  const carried = typeof value === 'object' && value !== null && 'cause' in value ? (value as { cause: unknown }).cause : undefined
-  // A provider's exit event may carry `cause: undefined` (absent): "pass that" would pass nothing.
   const hint =
-    carried === undefined
-      ? ''
-      : ' — it has a `cause`: pass that (an exit event carries its cause as `event.cause`)'
+    hasCause(value)
+      ? ' — it has a `cause`: pass that (an exit event carries its cause as `event.cause`)'
+      : ''
   return (
     "Expected a TerminalExitCause ({ kind: 'operator_close' }, { kind: 'signaled', signal }, { kind: 'exited', exitCode } " +
     `or { kind: 'unknown', reason } with a known reason), got ${shown}${hint}`
   )
+}
+
+/**
+ * Whether `value` carries a `cause` to pass instead: not one valued `undefined` (a provider's exit
+ * event, whose cause is then absent: the provider could not tell). Total: a getter that throws is no cause.
+ */
+function hasCause(value: unknown): boolean {
+  try {
+    return typeof value === 'object' && value !== null && (value as { cause?: unknown }).cause !== undefined
+  } catch {
+    return false
+  }
 }
 
 /**

@@ -45,10 +45,12 @@ describe('exit-cause functions refuse what is not a cause, by name', () => {
     expect(isProvenExitCause(event.cause as never)).toBe(false)
   })
 
-  it('an object whose `cause` is undefined (absent, as a provider may send it) is not told to pass that cause', () => {
+  it('a provider exit event whose `cause` is undefined (absent: the provider could not tell) gets no "pass its cause" hint — there is none to pass', () => {
     const event = { id: 'a', code: 0, cause: undefined }
-    expect(() => isProvenExitCause(event as never)).toThrow(TypeError)
-    expect(() => isProvenExitCause(event as never)).not.toThrow(/pass that/)
+    for (const fn of [isProvenExitCause, isDeliberateTerminalExit]) {
+      expect(() => fn(event as never)).toThrow(TypeError)
+      expect(() => fn(event as never)).not.toThrow(/it has a `cause`/)
+    }
   })
 
   it('resolveProcessExitCause refuses a non-object observation with a TypeError showing it', () => {
