@@ -1,5 +1,6 @@
 /**
- * A shallow copy of `value` without its `undefined`-valued keys. Internal.
+ * `value` without its `undefined`-valued keys: `value` itself when it has none, else a shallow copy
+ * without them. Internal.
  *
  * Why: a provider built under `exactOptionalPropertyTypes` may answer an optional field as
  * `undefined` (the provider-side types allow it: undefined means absent), while what the controller
@@ -8,9 +9,13 @@
  * (the controller's listing rows and snapshots, the pipeline's outcome `result`) go through this first.
  */
 export function definedFields<T extends object>(value: T): DefinedFields<T> {
+  const keys = Object.keys(value)
+  const fields = value as Record<string, unknown>
+  // The common answer has no such key: handed on as it is (no copy on every spawn's path).
+  if (!keys.some((key) => fields[key] === undefined)) return value as DefinedFields<T>
   const copy: Record<string, unknown> = {}
-  for (const key of Object.keys(value)) {
-    const field = (value as Record<string, unknown>)[key]
+  for (const key of keys) {
+    const field = fields[key]
     if (field !== undefined) copy[key] = field
   }
   return copy as DefinedFields<T>
