@@ -67,6 +67,11 @@ export type SshdFixture = {
    * that stops answering for a while, as a descheduled sshd on a loaded machine does.
    */
   stall(ms: number): Promise<void>
+  /**
+   * Freeze every per-connection sshd (SIGSTOP) until the returned thaw is called (SIGCONT): the
+   * server reads nothing of its PTYs meanwhile — what a program writes waits in the PTY.
+   */
+  freeze(): () => void
   /** Stop the server and remove its files. */
   stop(): Promise<void>
 }
@@ -426,29 +431,35 @@ export async function startSshd(options: SshdOptions = {}): Promise<SshdFixture>
     await waitForExit(listener)
   }
 
-  const stall = async (ms: number): Promise<void> => {
+  const freeze = (): (() => void) => {
     const pid = listenerPid()
-    if (pid === undefined) return
     const frozen: number[] = []
-    try {
-      for (const descendant of descendantsOf(pid)) {
-        try {
-          if (!readFileSync(`/proc/${descendant}/comm`, 'utf8').trim().startsWith('sshd')) continue
-          process.kill(descendant, 'SIGSTOP')
-          frozen.push(descendant)
-        } catch {
-          // Gone meanwhile.
-        }
+    for (const descendant of pid === undefined ? [] : descendantsOf(pid)) {
+      try {
+        if (!readFileSync(`/proc/${descendant}/comm`, 'utf8').trim().startsWith('sshd')) continue
+        process.kill(descendant, 'SIGSTOP')
+        frozen.push(descendant)
+      } catch {
+        // Gone meanwhile.
       }
-      await new Promise((resolve) => setTimeout(resolve, ms))
-    } finally {
-      for (const descendant of frozen) {
+    }
+    return () => {
+      for (const descendant of frozen.splice(0)) {
         try {
           process.kill(descendant, 'SIGCONT')
         } catch {
           // Gone meanwhile.
         }
       }
+    }
+  }
+
+  const stall = async (ms: number): Promise<void> => {
+    const thaw = freeze()
+    try {
+      await new Promise((resolve) => setTimeout(resolve, ms))
+    } finally {
+      thaw()
     }
   }
 
@@ -494,6 +505,7 @@ export async function startSshd(options: SshdOptions = {}): Promise<SshdFixture>
       }
     },
     stall,
+    freeze,
     async stop() {
       process.removeListener('exit', killOnExit)
       await killAll()
