@@ -146,6 +146,18 @@ export function createRemoteLaunch(options: ProviderSpawnOptions): RemoteLaunch 
 export type LaunchMarker = { pid: number; startTime: string | null; bootId: string | null }
 
 /**
+ * How many characters after a launch was adopted without its marker (see
+ * {@link LaunchMarkerScanner.adopt}) are still searched for it: a late marker comes before anything
+ * the program writes, so within what a server's read of a PTY holds.
+ */
+export const LAUNCH_MARKER_LATE_STRIP_CHARS = 64 * 1024
+
+/** `text` as a regular expression that matches it literally. */
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
+}
+
+/**
  * Finds the launch marker at the head of a PTY's output and strips it. Feed decoded text until
  * {@link LaunchMarkerScanner.marker} is set; every call returns the output to deliver.
  */
@@ -154,14 +166,21 @@ export class LaunchMarkerScanner {
   marker: LaunchMarker | null = null
   #pending = ''
   readonly #pattern: RegExp
+  /** What may be the start of a marker of this nonce, cut short (after an adoption). */
+  #markerStart: RegExp | null = null
+  readonly #nonce: string
+  /** Characters after an adoption still searched for a late marker (0: none, or not adopted). */
+  #adoptedBudget = 0
 
   /** Create a scanner for one launch's nonce. */
   constructor(nonce: string) {
     this.#pattern = new RegExp(`\\u001b\\]ptykit-ssh;${nonce};(\\d+);(\\d*);([0-9a-f-]*)\\u0007`)
+    this.#nonce = nonce
   }
 
   /** Feed text; returns what to deliver (nothing until the marker was seen, then everything). */
   push(text: string): string {
+    if (this.#adoptedBudget > 0) return this.#strip(text)
     if (this.marker !== null) return text
     this.#pending += text
     const match = this.#pattern.exec(this.#pending)
@@ -171,6 +190,42 @@ export class LaunchMarkerScanner {
     const rest = this.#pending.slice(0, match.index) + this.#pending.slice(match.index + match[0].length)
     this.#pending = ''
     return rest
+  }
+
+  /**
+   * The marker did not come, and the launch was found by its nonce ({@link LaunchMarker} as a look
+   * read it, see `findStartedLaunch`): take it as the marker, and return the text held back so far
+   * (the PTY's first output, as after a marker). A marker of this nonce that comes after all (it
+   * was late, behind a login rc's output, not discarded) is still stripped, within the first
+   * {@link LAUNCH_MARKER_LATE_STRIP_CHARS} characters that follow.
+   */
+  adopt(marker: LaunchMarker): string {
+    if (this.marker !== null) return ''
+    this.marker = marker
+    this.#adoptedBudget = LAUNCH_MARKER_LATE_STRIP_CHARS
+    const head = `\u001b]ptykit-ssh;${this.#nonce};`
+    const prefixes = [...head].map((_, index) => escapeRegExp(head.slice(0, index + 1)))
+    this.#markerStart = new RegExp(`^(?:${prefixes.join('|')}|${escapeRegExp(head)}[0-9a-f;-]*)$`)
+    return this.takePending()
+  }
+
+  /** After an adoption: strip a late marker, holding back a tail that may be the start of one. */
+  #strip(text: string): string {
+    let pending = this.#pending + text
+    this.#pending = ''
+    const match = this.#pattern.exec(pending)
+    if (match !== null) {
+      this.#adoptedBudget = 0
+      return pending.slice(0, match.index) + pending.slice(match.index + match[0].length)
+    }
+    this.#adoptedBudget -= text.length
+    if (this.#adoptedBudget <= 0) return pending
+    const escape = pending.lastIndexOf('\u001b')
+    if (escape >= 0 && this.#markerStart?.test(pending.slice(escape))) {
+      this.#pending = pending.slice(escape)
+      pending = pending.slice(0, escape)
+    }
+    return pending
   }
 
   /** The text held back while waiting for the marker (for an exit before it). */

@@ -411,3 +411,45 @@ function batchedPerTurn<Q, A>(
     return batch.answers.then((answers) => answers[index] ?? null)
   }
 }
+
+/**
+ * Find the program a launch `exec`ed, by its nonce, from one script on `connection` — for a launch
+ * whose marker did not come (a program that flushes its terminal's output as it starts, `tcflush`
+ * with `TCOFLUSH`, discards on Linux the marker the server had not read yet: tmux's client does).
+ * The program is the process whose pid is the one its {@link SSH_LAUNCH_NONCE_VARIABLE} names
+ * (`<nonce>:<pid>`, exported by the preamble right before its `exec`, after it printed the marker):
+ * the launch's own shell, turned program. Its `/proc/<pid>/environ` holds that value only once the
+ * `exec` happened; the preamble's shell before it holds the bare nonce, and is not taken (its
+ * marker is still to come). Answers what the marker would have said — pid, start time and the
+ * remote's boot id — or `'none'` (no such program alive: not started yet, or ended), or `null`
+ * when the remote cannot show it (no `/proc` or no `grep`) or the script did not answer.
+ */
+export async function findStartedLaunch(connection: SshConnection, nonce: string, timeoutMs: number): Promise<LaunchMarker | 'none' | null> {
+  // A nonce is hex (remote-launch.ts); anything else is not put in a script.
+  if (!/^[0-9a-f]+$/.test(nonce)) return null
+  const script = [
+    'if [ ! -d /proc/self ] || ! command -v grep >/dev/null 2>&1; then echo na; echo end; exit 0; fi',
+    'b=; read -r b 2>/dev/null </proc/sys/kernel/random/boot_id',
+    // `-o -H`: one `/proc/<pid>/environ:<variable>=<nonce>:<pid>` line per holder.
+    `for f in $(grep -aoH -E -e '${SSH_LAUNCH_NONCE_VARIABLE}=${nonce}:[0-9]+' /proc/[0-9]*/environ 2>/dev/null); do`,
+    'q=${f#/proc/}; q=${q%%/*}; x=${f##*:}',
+    '[ "$q" = "$x" ] || continue',
+    'st=; read -r st 2>/dev/null </proc/$q/stat; [ -n "$st" ] || continue',
+    // After `) `: state is field 1 and the start time field 20. Ended (a zombie, being reaped): not taken.
+    'set -f; set -- ${st##*) }; set +f',
+    'case $1 in Z|X|x) continue;; esac',
+    'echo "p $q ${20} $b"',
+    'done',
+    'echo end',
+  ].join('\n')
+  const result = await connection.run(script, timeoutMs)
+  const lines = result?.stdout.split('\n').map((line) => line.trim()) ?? []
+  if (!lines.includes('end') || lines.includes('na')) return null
+  for (const line of lines) {
+    const [kind, pid, startTime, bootId] = line.split(' ')
+    if (kind !== 'p' || pid === undefined || !/^\d+$/.test(pid)) continue
+    const optional = (field: string | undefined): string | null => (field === undefined || field === '' ? null : field)
+    return { pid: Number(pid), startTime: optional(startTime), bootId: optional(bootId) }
+  }
+  return 'none'
+}

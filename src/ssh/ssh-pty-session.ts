@@ -74,6 +74,11 @@ export class SshPtySession {
   readonly settled: Promise<void>
   /** Resolves when the launch marker arrived, or the session settled first. */
   readonly started: Promise<void>
+  /**
+   * Resolves when output arrived while no marker had been seen (held back: a login rc's output
+   * before the marker, or a program's that discarded its marker — see {@link SshPtySession.adoptLaunch}).
+   */
+  readonly outputWithoutMarker: Promise<void>
 
   readonly #hooks: SshPtySessionHooks
   readonly #decoder = new StringDecoder('utf8')
@@ -135,6 +140,7 @@ export class SshPtySession {
   #abandoned = false
   #resolveSettled!: () => void
   #resolveStarted!: () => void
+  #resolveOutputWithoutMarker!: () => void
 
   constructor(
     fields: {
@@ -169,6 +175,9 @@ export class SshPtySession {
     })
     this.started = new Promise((resolve) => {
       this.#resolveStarted = resolve
+    })
+    this.outputWithoutMarker = new Promise((resolve) => {
+      this.#resolveOutputWithoutMarker = resolve
     })
     const channel = fields.channel
     channel.on('data', (chunk) => {
@@ -307,6 +316,23 @@ export class SshPtySession {
     else this.#held.push(deliver)
   }
 
+  /**
+   * The launch marker did not come, and a look found the program the launch `exec`ed by its nonce
+   * (`findStartedLaunch`): start the PTY as the marker would have — `marker` is what the look read,
+   * the output held back so far is delivered as the PTY's first, and `started` resolves. A program
+   * that flushes its terminal's output as it starts (`tcflush`, as tmux's client does) discards on
+   * Linux the marker the server had not read yet. Returns `false` (nothing done) unless the
+   * session is still starting with no marker seen.
+   */
+  adoptLaunch(marker: LaunchMarker): boolean {
+    if (this.marker !== null || this.state !== 'starting') return false
+    this.marker = marker
+    this.state = 'live'
+    this.#emitOutput(this.#scanner.adopt(marker))
+    this.#resolveStarted()
+    return true
+  }
+
   #onText(text: string): void {
     const wasStarting = this.marker === null
     const output = this.#scanner.push(text)
@@ -315,6 +341,11 @@ export class SshPtySession {
       if (this.state === 'starting') this.state = 'live'
       this.#resolveStarted()
     }
+    if (wasStarting && this.marker === null && text.length > 0) this.#resolveOutputWithoutMarker()
+    this.#emitOutput(output)
+  }
+
+  #emitOutput(output: string): void {
     if (output.length === 0) return
     this.charsEmitted += output.length
     const event: PtyDataEvent = { id: this.id, data: output, incarnationId: this.incarnationId }
@@ -327,6 +358,8 @@ export class SshPtySession {
     this.#dropHeldWrites()
     const tail = this.#decoder.end()
     if (tail.length > 0) this.#onText(tail)
+    // Adopted without its marker: what was held back as a marker's possible start is output.
+    if (this.marker !== null) this.#emitOutput(this.#scanner.takePending())
     if (this.state === 'lost') {
       // The connection dropped first (ssh2 closes its channels after it says so), and this close
       // comes after the last byte the channel received — a paused channel closes once resumed.

@@ -18,7 +18,8 @@ import { isSshProviderError, SshProviderError } from './ssh-provider-error.js'
 import { SshPtySession } from './ssh-pty-session.js'
 import type { SshSessionTable } from './ssh-session-table.js'
 import { stopWithTimings, type SshStopTimings } from './ssh-shutdown.js'
-import { SSH_SIGNAL_REQUEST_VERIFY_MS } from './ssh-stop.js'
+import { findStartedLaunch } from './remote-process.js'
+import { SSH_SIDE_COMMAND_TIMEOUT_MS, SSH_SIGNAL_REQUEST_VERIFY_MS } from './ssh-stop.js'
 
 /**
  * The longest wait for the server's report of a launch's end after its `KILL` (see
@@ -167,6 +168,55 @@ function channelEvent(channel: SshPtySession['channel'], ms: number): Promise<vo
     channel.on('exit', done)
     channel.on('close', done)
   })
+}
+
+/**
+ * How long a spawn waits, once output arrived with no launch marker, before it looks for the
+ * launch by its nonce (see {@link awaitLaunchStart}): the marker is the preamble's first output
+ * unless a login rc printed something before it, and then follows it at once.
+ */
+export const SSH_MARKER_GRACE_MS = 300
+
+/** Resolves after `ms` (a timer that keeps nothing alive). */
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms).unref?.())
+}
+
+/**
+ * Wait for the launch's start: its marker — or, the marker late, the program found by its nonce
+ * through the connection's side shell ({@link findStartedLaunch}) and adopted as if the marker had
+ * come ({@link SshPtySession.adoptLaunch}). A program that flushes its terminal's output as it
+ * starts (`tcflush`, as tmux's client does) discards on Linux the marker a slow server had not
+ * read yet: before 7 Dec such a spawn failed at the launch timeout although the program ran.
+ * Looked for once output arrived without a marker and {@link SSH_MARKER_GRACE_MS} passed, and once
+ * more at the end of the wait (`waitLeft()` down to 0), within half the kill reserve (`reserveMs`),
+ * if output had arrived. A look that finds nothing (not started, still in its preamble, or already
+ * ended) changes nothing: the spawn goes on waiting, or fails as it did — and so does a launch
+ * that printed nothing at all (its marker held up by the link, not discarded).
+ */
+async function awaitLaunchStart(context: SshSpawnContext, session: SshPtySession, waitLeft: () => number, reserveMs: number): Promise<void> {
+  const starting = (): boolean => session.marker === null && session.state === 'starting' && context.disposal() === null
+  const look = async (timeoutMs: number): Promise<void> => {
+    if (!starting() || session.connection.lost || timeoutMs <= 0) return
+    const found = await findStartedLaunch(session.connection, session.launch.nonce, timeoutMs).catch(() => null)
+    if (found !== null && found !== 'none' && starting()) session.adoptLaunch(found)
+  }
+  let outputCame = false
+  const graceOver = session.outputWithoutMarker
+    .then(() => {
+      outputCame = true
+      return delay(SSH_MARKER_GRACE_MS)
+    })
+    .then(() => 'grace' as const)
+  const first = await settleWithin(Promise.race([session.started.then(() => 'started' as const), graceOver]), Math.max(0, waitLeft()), 'deadline' as const)
+  if (first === 'grace') {
+    await look(Math.min(SSH_SIDE_COMMAND_TIMEOUT_MS, Math.max(0, waitLeft())))
+    if (starting()) await settleWithin(session.started, Math.max(0, waitLeft()), undefined)
+  }
+  // The last resort, before the spawn gives up — when output came but no marker (the grace not
+  // over yet, or the first look found the launch still in its preamble). No output at all is no
+  // sign of a flush: a marker held by a slow link; that launch is stopped as before.
+  if (outputCame) await look(Math.min(SSH_SIDE_COMMAND_TIMEOUT_MS, reserveMs / 2))
 }
 
 /** When a spawn's channel open went out (`null`: not yet) and how long it took to answer. */
@@ -365,7 +415,7 @@ export async function spawnSshPty(context: SshSpawnContext, spawnOptions: Provid
   // Kept from the launch timeout for the KILL of a launch given up and the wait for its report.
   const killReserveMs = Math.min(killReportWaitMs(timing.openMs), context.launchTimeoutMs / 2)
   // Once disposed no marker is awaited: the disposal stops this session with the other PTYs.
-  if (context.disposal() === null) await settleWithin(session.started, Math.max(0, left() - killReserveMs), undefined)
+  if (context.disposal() === null) await awaitLaunchStart(context, session, () => left() - killReserveMs, killReserveMs)
   // Looked at again after every wait: a spawn the disposal overtook commits nothing.
   if (context.disposal() !== null) return refuseDisposedSpawn(context, session)
   if (session.marker === null) {

@@ -116,6 +116,37 @@ describe('the launch marker', () => {
       }),
     )
   })
+
+  it('adopted without it (found by its nonce): delivers what was held, and strips the marker should it come late, wherever the chunks split it', () => {
+    const nonce = 'a1b2c3d4e5f60718'
+    const marker = `\u001b]ptykit-ssh;${nonce};4242;987654;0b1d2c3e-aaaa-4bbb-8ccc-0123456789ab\u0007`
+    const adopted = { pid: 4242, startTime: '987654', bootId: null }
+    fc.assert(
+      fc.property(
+        fc.string({ unit: 'grapheme' }),
+        fc.string({ unit: 'grapheme' }),
+        fc.boolean(),
+        fc.array(fc.nat(), { maxLength: 4 }),
+        (before, after, late, cuts) => {
+          const scanner = new LaunchMarkerScanner(nonce)
+          // A login rc's output came, and no marker (yet).
+          expect(scanner.push(before)).toBe('')
+          let out = scanner.adopt(adopted)
+          expect(scanner.marker).toEqual(adopted)
+          const text = (late ? marker : '') + after
+          const points = [...new Set(cuts.map((cut) => cut % (text.length + 1)))].sort((a, b) => a - b)
+          let last = 0
+          for (const point of [...points, text.length]) {
+            out += scanner.push(text.slice(last, point))
+            last = point
+          }
+          // At the channel's close, whatever was held as a marker's possible start is output.
+          out += scanner.takePending()
+          expect(out).toBe(before + after)
+        },
+      ),
+    )
+  })
 })
 
 describe('shell quoting', () => {
