@@ -3,38 +3,18 @@
 // `provider_event_malformed`, naming the provider, the event and what was wrong, once per provider,
 // event and field.
 import { describe, expect, it } from 'vitest'
-import {
-  createListenerSet,
-  type PtyBytesEvent,
-  type PtyDataEvent,
-  type PtyExitEvent,
-  type PtyOutputLossEvent,
-  type PtyProvider,
-} from '../../src/contracts/index.js'
+import type { PtyBytesEvent, PtyDataEvent, PtyExitEvent, PtyOutputLossEvent } from '../../src/contracts/index.js'
 import { createPtyController, isPtyControllerError, type PtyControllerError } from '../../src/controller/index.js'
-import { createFakePtyProvider } from '../../src/testing/index.js'
+import { fakeWithTestDrivenEvents } from '../support/test-driven-events.js'
 
 /** The fake provider, with every event channel driven by the test (anything may be emitted). */
 function handWrittenProvider() {
-  const fake = createFakePtyProvider()
-  const data = createListenerSet<PtyDataEvent>()
-  const bytes = createListenerSet<PtyBytesEvent>()
-  const loss = createListenerSet<PtyOutputLossEvent>()
-  const exits = createListenerSet<PtyExitEvent>()
-  const provider: PtyProvider = {
-    ...fake,
-    name: 'hand-written',
-    onData: (listener) => data.add(listener),
-    onBytes: (listener) => bytes.add(listener),
-    onOutputLoss: (listener) => loss.add(listener),
-    onExit: (listener) => exits.add(listener),
-    spawn: (options) => fake.spawn(options),
-  }
+  const { fake, provider, channels } = fakeWithTestDrivenEvents()
   const emit = {
-    data: (event: unknown) => data.fire(event as PtyDataEvent),
-    bytes: (event: unknown) => bytes.fire(event as PtyBytesEvent),
-    loss: (event: unknown) => loss.fire(event as PtyOutputLossEvent),
-    exit: (event: unknown) => exits.fire(event as PtyExitEvent),
+    data: (event: unknown) => channels.data.fire(event as PtyDataEvent),
+    bytes: (event: unknown) => channels.bytes.fire(event as PtyBytesEvent),
+    loss: (event: unknown) => channels.loss.fire(event as PtyOutputLossEvent),
+    exit: (event: unknown) => channels.exits.fire(event as PtyExitEvent),
   }
   return { fake, provider, emit }
 }

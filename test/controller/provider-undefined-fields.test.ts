@@ -4,18 +4,9 @@
 // the types), and here the controller and the spawn pipeline read an undefined-valued field exactly
 // as an absent one — and never pass the `undefined` key on in what they return to their own users.
 import { describe, expect, it } from 'vitest'
-import {
-  createListenerSet,
-  type PtyBytesEvent,
-  type PtyDataEvent,
-  type PtyExitEvent,
-  type PtyOutputLossEvent,
-  type ProviderProcessInfo,
-  type PtyProvider,
-  type PtySpawnResult,
-} from '../../src/contracts/index.js'
+import type { ProviderProcessInfo, PtyProvider, PtySpawnResult } from '../../src/contracts/index.js'
 import { createPtyController, type PtyControllerError } from '../../src/controller/index.js'
-import { createFakePtyProvider } from '../../src/testing/index.js'
+import { fakeWithTestDrivenEvents } from '../support/test-driven-events.js'
 
 /** Every key of `keys` present, valued `undefined`. */
 const absent = <K extends string>(...keys: K[]): Record<K, undefined> => Object.fromEntries(keys.map((key) => [key, undefined])) as Record<K, undefined>
@@ -31,18 +22,9 @@ function undefinedKeys(value: object): string[] {
 function handWrittenProvider(
   reshape: { reply?: (reply: PtySpawnResult) => PtySpawnResult; row?: (row: ProviderProcessInfo) => ProviderProcessInfo; quietShutdown?: boolean } = {},
 ) {
-  const fake = createFakePtyProvider({ authoritativeListings: true })
-  const data = createListenerSet<PtyDataEvent>()
-  const bytes = createListenerSet<PtyBytesEvent>()
-  const loss = createListenerSet<PtyOutputLossEvent>()
-  const exits = createListenerSet<PtyExitEvent>()
+  const { fake, provider: base, channels } = fakeWithTestDrivenEvents({ authoritativeListings: true })
   const provider: PtyProvider = {
-    ...fake,
-    name: 'hand-written',
-    onData: (listener) => data.add(listener),
-    onBytes: (listener) => bytes.add(listener),
-    onOutputLoss: (listener) => loss.add(listener),
-    onExit: (listener) => exits.add(listener),
+    ...base,
     spawn: async (options) => (reshape.reply ?? ((reply) => reply))(await fake.spawn(options)),
     listProcesses: async (options) => (await fake.listProcesses(options)).map(reshape.row ?? ((row) => row)),
     // A stop the test answers itself (its exit event), when asked for.
@@ -52,7 +34,7 @@ function handWrittenProvider(
       return snapshot === null ? null : { ...snapshot, ...absent('incarnationId', 'kittyKeyboardFlags', 'lastTitle') }
     },
   }
-  return { fake, provider, emit: { data, bytes, loss, exits } }
+  return { fake, provider, emit: channels }
 }
 
 describe('undefined-valued fields of what a provider builds are absent', () => {
