@@ -123,7 +123,10 @@ export type PtySlotOwner = {
   ptyId: string
   /** The host it runs on. */
   hostId: ExecutionHostId
-  /** Its incarnation, when attested. */
+  /**
+   * Its incarnation, when attested. A store that answers `null` here (its empty SQL or JSON
+   * column) is read as not attested, as if the key were absent.
+   */
   incarnationId?: PtyIncarnationId
 }
 

@@ -193,3 +193,19 @@ describe('a provider without incarnation ids (supported: the contract makes them
     await controller.dispose()
   })
 })
+
+describe('a slot store that answers incarnationId: null (its empty SQL or JSON column)', () => {
+  it('adoptSlot adopts the owner, read as one whose incarnation is not attested (before: the attach was fenced by null, and nothing was adopted)', async () => {
+    const inner = createInMemorySlotStore()
+    const nulled = (owner: PtySlotOwner | null): PtySlotOwner | null => (owner === null ? null : ({ ...owner, incarnationId: null } as unknown as PtySlotOwner))
+    const store: PtySlotStore = { ...inner, getLiveOwner: (slot) => nulled(inner.getLiveOwner(slot)), getPersistedOwner: (slot) => nulled(inner.getPersistedOwner(slot)) }
+    const h = createHarness({ controller: { store } })
+    // An earlier window created the slot's owner and let go of it (the binding stays).
+    const earlier = createPtyController({ provider: h.provider, store: inner })
+    const owner = await h.run(earlier.spawn({ slot: { key: 'pane' } }))
+    await h.run(earlier.dispose({ stopPtys: false }))
+    const adoption = await h.run(h.controller.adoptSlot({ slot: { key: 'pane' } }))
+    expect(adoption).toMatchObject({ result: { id: owner.id, incarnationId: owner.incarnationId } })
+    expect(h.controller.hasPty(owner.id)).toBe(true)
+  })
+})

@@ -57,3 +57,18 @@ describe('agreeOnSlotOwner: the one rule a slot spawn and adoptSlot read a slot 
     )
   })
 })
+
+describe('a store that answers incarnationId: null (a SQL NULL, a JSON null) — read as not attested', () => {
+  it('agrees exactly as the same views without the key (before: null contradicted every incarnation, and was kept as a fence nothing matches)', () => {
+    fc.assert(
+      fc.property(view, view, fc.boolean(), fc.boolean(), (live, persisted, liveNull, persistedNull) => {
+        const withNull = (v: PtySlotOwner | null, asNull: boolean): PtySlotOwner | null =>
+          v === null || !asNull ? v : ({ ptyId: v.ptyId, hostId: v.hostId, incarnationId: null } as unknown as PtySlotOwner)
+        const without = (v: PtySlotOwner | null, asNull: boolean): PtySlotOwner | null => (v === null || !asNull ? v : { ptyId: v.ptyId, hostId: v.hostId })
+        expect(agreeOnSlotOwner(withNull(live, liveNull), withNull(persisted, persistedNull))).toEqual(
+          agreeOnSlotOwner(without(live, liveNull), without(persisted, persistedNull)),
+        )
+      }),
+    )
+  })
+})
