@@ -152,11 +152,6 @@ export type LaunchMarker = { pid: number; startTime: string | null; bootId: stri
  */
 export const LAUNCH_MARKER_LATE_STRIP_CHARS = 64 * 1024
 
-/** `text` as a regular expression that matches it literally. */
-function escapeRegExp(text: string): string {
-  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
-}
-
 /**
  * Finds the launch marker at the head of a PTY's output and strips it. Feed decoded text until
  * {@link LaunchMarkerScanner.marker} is set; every call returns the output to deliver.
@@ -166,8 +161,6 @@ export class LaunchMarkerScanner {
   marker: LaunchMarker | null = null
   #pending = ''
   readonly #pattern: RegExp
-  /** What may be the start of a marker of this nonce, cut short (after an adoption). */
-  #markerStart: RegExp | null = null
   readonly #nonce: string
   /** Characters after an adoption still searched for a late marker (0: none, or not adopted). */
   #adoptedBudget = 0
@@ -203,10 +196,13 @@ export class LaunchMarkerScanner {
     if (this.marker !== null) return ''
     this.marker = marker
     this.#adoptedBudget = LAUNCH_MARKER_LATE_STRIP_CHARS
-    const head = `\u001b]ptykit-ssh;${this.#nonce};`
-    const prefixes = [...head].map((_, index) => escapeRegExp(head.slice(0, index + 1)))
-    this.#markerStart = new RegExp(`^(?:${prefixes.join('|')}|${escapeRegExp(head)}[0-9a-f;-]*)$`)
     return this.takePending()
+  }
+
+  /** Whether `tail` (from an ESC to the end of the text) may be the start of this nonce's marker, cut short. */
+  #mayStartMarker(tail: string): boolean {
+    const head = `\u001b]ptykit-ssh;${this.#nonce};`
+    return head.startsWith(tail) || (tail.startsWith(head) && /^[0-9a-f;-]*$/.test(tail.slice(head.length)))
   }
 
   /** After an adoption: strip a late marker, holding back a tail that may be the start of one. */
@@ -221,7 +217,7 @@ export class LaunchMarkerScanner {
     this.#adoptedBudget -= text.length
     if (this.#adoptedBudget <= 0) return pending
     const escape = pending.lastIndexOf('\u001b')
-    if (escape >= 0 && this.#markerStart?.test(pending.slice(escape))) {
+    if (escape >= 0 && this.#mayStartMarker(pending.slice(escape))) {
       this.#pending = pending.slice(escape)
       pending = pending.slice(0, escape)
     }
