@@ -6,25 +6,13 @@
  * and never handed back to the adopter as if it were live (the `kill` wins).
  */
 import { describe, expect, it } from 'vitest'
-import { createPtyController } from '../../src/controller/index.js'
 import { createInMemorySlotStore, type PtySlotOwner, type PtySlotStore } from '../../src/spawn/index.js'
-import { answerOf, createHarness, holdAttaches, slotOwnerWithUnverifiedStop, type Harness } from './controller-harness.js'
+import { answerOf, createHarness, holdAttaches, slotOwnedElsewhere, slotOwnerWithUnverifiedStop, type Harness } from './controller-harness.js'
 
 function shutdownCalls(h: Harness): unknown[][] {
   return h.provider.calls.filter((call) => call.method === 'shutdown').map((call) => [...call.args])
 }
 
-/**
- * The slot `pane` owned by a PTY another controller created over the same provider and store (an
- * earlier window of the app): this controller does not track it, so `adoptSlot` attaches it.
- */
-async function ownedElsewhere(store: PtySlotStore = createInMemorySlotStore()) {
-  const h = createHarness({ controller: { store } })
-  const other = createPtyController({ provider: h.provider, store })
-  const owner = await h.run(other.spawn({ slot: { key: 'pane' } }))
-  await h.settle()
-  return { h, owner, other }
-}
 
 describe('a kill of the owner while the adoption waits, then the adoption is refused for another reason', () => {
   it('slot_owner_conflict: the adoption rejects, and the owner the kill named is stopped (before: true, and it ran on)', async () => {
@@ -32,7 +20,7 @@ describe('a kill of the owner while the adoption waits, then the adoption is ref
     let persisted: PtySlotOwner | null = null
     // The live view names the owner; the persisted view names another PTY (a stale restore).
     const store: PtySlotStore = { ...inner, getPersistedOwner: () => persisted }
-    const { h, owner, other } = await ownedElsewhere(store)
+    const { h, owner, other } = await slotOwnedElsewhere(store)
     const stale = await h.run(other.spawn({ sessionId: 'stale' }))
     persisted = { ptyId: stale.id, hostId: 'local', incarnationId: stale.incarnationId! }
     const release = h.controller.claimSlotCreate({ key: 'pane' })
@@ -50,7 +38,7 @@ describe('a kill of the owner while the adoption waits, then the adoption is ref
   })
 
   it('a slotCreateClaim that is not the slot\'s: the adoption rejects (TypeError), and the owner the kill named is stopped', async () => {
-    const { h, owner, other } = await ownedElsewhere()
+    const { h, owner, other } = await slotOwnedElsewhere()
     const wrongClaim = h.controller.claimSlotCreate({ key: 'another-pane' })
     const adopting = h.controller.adoptSlot({ slot: { key: 'pane' }, slotCreateClaim: wrongClaim })
     expect(h.controller.kill(owner.id)).toBe(true)
@@ -71,7 +59,7 @@ describe('a kill of the owner while the adoption waits, then the adoption is ref
         return inner.getPersistedOwner(slot)
       },
     }
-    const { h, owner, other } = await ownedElsewhere(store)
+    const { h, owner, other } = await slotOwnedElsewhere(store)
     const release = h.controller.claimSlotCreate({ key: 'pane' })
     const adopting = h.controller.adoptSlot({ slot: { key: 'pane' } })
     await h.settle()
@@ -85,7 +73,7 @@ describe('a kill of the owner while the adoption waits, then the adoption is ref
   })
 
   it('the attach fails (the host refuses it): null, and the owner the kill named is stopped where it runs', async () => {
-    const { h, owner, other } = await ownedElsewhere()
+    const { h, owner, other } = await slotOwnedElsewhere()
     const spawn = h.provider.spawn.bind(h.provider)
     h.provider.spawn = async (options) => {
       if (options.attachOnly === true) throw new Error('host busy')
@@ -105,7 +93,7 @@ describe('a kill of the owner while the adoption waits, then the adoption is ref
 
   it('the slot changed hands before the turn (another owner adopted): the owner the kill named is stopped, the new one runs on', async () => {
     const store = createInMemorySlotStore()
-    const { h, owner, other } = await ownedElsewhere(store)
+    const { h, owner, other } = await slotOwnedElsewhere(store)
     const release = h.controller.claimSlotCreate({ key: 'pane' })
     const adopting = h.controller.adoptSlot({ slot: { key: 'pane' } })
     await h.settle()
@@ -147,7 +135,7 @@ function storeWithHeldPersistedReads() {
 
 describe('a kill of the owner during the adoption\'s own turn, after its stop check: the kill wins', () => {
   it('while its attach is in flight: kill answers true, the owner is stopped, and the adoption does not hand it back (null once it exited)', async () => {
-    const { h, owner, other } = await ownedElsewhere()
+    const { h, owner, other } = await slotOwnedElsewhere()
     // Its exit comes when the test says: after the adoption's attach published it.
     h.provider.setShutdownBehaviour(owner.id, 'never_confirm')
     const answerAttaches = holdAttaches(h)
@@ -207,7 +195,7 @@ describe('adoptSlot arguments, and late calls', () => {
 
   it('disposed while the adoption reads the persisted view: it rejects naming adoptSlot (before: attach), and the owner a kill marked is stopped', async () => {
     const { store, holdReads, releaseReads } = storeWithHeldPersistedReads()
-    const { h, owner, other } = await ownedElsewhere(store)
+    const { h, owner, other } = await slotOwnedElsewhere(store)
     holdReads()
     const adopting = h.controller.adoptSlot({ slot: { key: 'pane' } })
     await h.settle()
@@ -226,7 +214,7 @@ describe('adoptSlot arguments, and late calls', () => {
 
 describe('disposed while the adoption\'s attach is in flight', () => {
   it('with a kill of the owner marked: one forced shutdown of the incarnation attached (before: two), and the adoption rejects controller_disposed (before: null)', async () => {
-    const { h, owner, other } = await ownedElsewhere()
+    const { h, owner, other } = await slotOwnedElsewhere()
     const answerAttaches = holdAttaches(h)
     const adopting = h.controller.adoptSlot({ slot: { key: 'pane' } }).catch((error: unknown) => error)
     await h.settle()
@@ -245,7 +233,7 @@ describe('disposed while the adoption\'s attach is in flight', () => {
   })
 
   it('with no kill: the adoption rejects controller_disposed (before: null), and the owner it never published runs on', async () => {
-    const { h, owner, other } = await ownedElsewhere()
+    const { h, owner, other } = await slotOwnedElsewhere()
     const answerAttaches = holdAttaches(h)
     const adopting = h.controller.adoptSlot({ slot: { key: 'pane' } }).catch((error: unknown) => error)
     await h.settle()

@@ -8,7 +8,7 @@ import type {
   PtyControllerLivenessEvent,
   PtyControllerSpawnEvent,
 } from '../../src/controller/index.js'
-import { createInMemorySlotStore } from '../../src/spawn/index.js'
+import { createInMemorySlotStore, type PtySlotStore } from '../../src/spawn/index.js'
 import { createFakePtyProvider, type FakePtyProvider, type FakePtyProviderOptions } from '../../src/testing/index.js'
 import { createManualClock, type ManualClock } from '../../src/testing/manual-clock.js'
 
@@ -106,6 +106,19 @@ export function answerOf(promise: Promise<unknown>): () => unknown {
     (error: unknown) => (answer = error),
   )
   return () => answer
+}
+
+/**
+ * The slot `pane` owned by a PTY another controller (`other`) created over the same provider and
+ * store — an earlier window of the app: this harness's controller does not track it, so `adoptSlot`
+ * attaches it.
+ */
+export async function slotOwnedElsewhere(store: PtySlotStore = createInMemorySlotStore()) {
+  const h = createHarness({ controller: { store } })
+  const other = createPtyController({ provider: h.provider, store })
+  const owner = await h.run(other.spawn({ slot: { key: 'pane' } }))
+  await h.settle()
+  return { h, owner, other }
 }
 
 /**

@@ -9,9 +9,8 @@
  * waits for it. Over node-pty: test/node-pty/stop-while-spawning.node-pty.test.ts.
  */
 import { describe, expect, it } from 'vitest'
-import { createPtyController } from '../../src/controller/index.js'
 import { createInMemoryPtyRuntime, createInMemorySlotStore, type PtySlotStore } from '../../src/spawn/index.js'
-import { createHarness, holdAttaches, type Harness } from './controller-harness.js'
+import { createHarness, type Harness, holdAttaches, slotOwnedElsewhere } from './controller-harness.js'
 
 function shutdownCalls(h: Harness): unknown[][] {
   return h.provider.calls.filter((call) => call.method === 'shutdown').map((call) => [...call.args])
@@ -267,20 +266,9 @@ describe('stopAndWait that gives up while a spawn is still queued, or an attach 
 })
 
 describe('kill of a slot owner whose adoption waits for its turn', () => {
-  /**
-   * The slot `pane` owned by a PTY another controller created over the same provider and store (an
-   * earlier window of the app): this controller does not track it, so `adoptSlot` attaches it.
-   */
-  async function ownedElsewhere(store: PtySlotStore = createInMemorySlotStore()) {
-    const h = createHarness({ controller: { store } })
-    const other = createPtyController({ provider: h.provider, store })
-    const owner = await h.run(other.spawn({ slot: { key: 'pane' } }))
-    await h.settle()
-    return { h, owner, other }
-  }
 
   it('kill answers true, and the owner the adoption attaches is stopped as soon as it is published', async () => {
-    const { h, owner, other } = await ownedElsewhere()
+    const { h, owner, other } = await slotOwnedElsewhere()
     const release = h.controller.claimSlotCreate({ key: 'pane' })
     const adopting = h.controller.adoptSlot({ slot: { key: 'pane' } })
     await h.settle()
@@ -298,7 +286,7 @@ describe('kill of a slot owner whose adoption waits for its turn', () => {
   })
 
   it('the controller disposed while the marked adoption still waits for its turn: the kill still stops the owner (before: true, and it ran on)', async () => {
-    const { h, owner, other } = await ownedElsewhere()
+    const { h, owner, other } = await slotOwnedElsewhere()
     const release = h.controller.claimSlotCreate({ key: 'pane' })
     const adopting = h.controller.adoptSlot({ slot: { key: 'pane' } })
     await h.settle()
@@ -317,7 +305,7 @@ describe('kill of a slot owner whose adoption waits for its turn', () => {
   it('the same for an owner only the persisted view names, read asynchronously (a restored session)', async () => {
     const inner = createInMemorySlotStore()
     const store: PtySlotStore = { ...inner, getLiveOwner: () => null, getPersistedOwner: async (slot) => inner.getPersistedOwner(slot) }
-    const { h, owner, other } = await ownedElsewhere(store)
+    const { h, owner, other } = await slotOwnedElsewhere(store)
     const release = h.controller.claimSlotCreate({ key: 'pane' })
     const adopting = h.controller.adoptSlot({ slot: { key: 'pane' } })
     await h.settle()
@@ -331,7 +319,7 @@ describe('kill of a slot owner whose adoption waits for its turn', () => {
   })
 
   it('stopAndWait of the owner does not wait for the turn: it stops the owner where it runs (true), and marks the adoption', async () => {
-    const { h, owner, other } = await ownedElsewhere()
+    const { h, owner, other } = await slotOwnedElsewhere()
     const release = h.controller.claimSlotCreate({ key: 'pane' })
     const adopting = h.controller.adoptSlot({ slot: { key: 'pane' } })
     await h.settle()
@@ -347,7 +335,7 @@ describe('kill of a slot owner whose adoption waits for its turn', () => {
   })
 
   it('stopAndWait of the owner whose stop the host cannot carry out: false, and what the adoption attaches is stopped as it lands', async () => {
-    const { h, owner, other } = await ownedElsewhere()
+    const { h, owner, other } = await slotOwnedElsewhere()
     h.provider.setShutdownBehaviour(owner.id, 'fail')
     const release = h.controller.claimSlotCreate({ key: 'pane' })
     const adopting = h.controller.adoptSlot({ slot: { key: 'pane' } })
@@ -363,7 +351,7 @@ describe('kill of a slot owner whose adoption waits for its turn', () => {
   })
 
   it('a kill of an id that is not the slot owner answers false while the adoption waits', async () => {
-    const { h, owner, other } = await ownedElsewhere()
+    const { h, owner, other } = await slotOwnedElsewhere()
     const release = h.controller.claimSlotCreate({ key: 'pane' })
     const adopting = h.controller.adoptSlot({ slot: { key: 'pane' } })
     await h.settle()
@@ -394,7 +382,7 @@ describe('kill of a slot owner whose adoption waits for its turn', () => {
   })
 
   it('an adoption begun after the kill is not stopped by it', async () => {
-    const { h, owner, other } = await ownedElsewhere()
+    const { h, owner, other } = await slotOwnedElsewhere()
     expect(h.controller.kill(owner.id)).toBe(false) // not tracked, nothing coming: not looked for
     const adopted = await h.run(h.controller.adoptSlot({ slot: { key: 'pane' } }))
     await h.settle()
