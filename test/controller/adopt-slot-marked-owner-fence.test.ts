@@ -12,7 +12,7 @@ import { describe, expect, it } from 'vitest'
 import { createPtyController } from '../../src/controller/index.js'
 import { createInMemorySlotStore, type PtySlotOwner, type PtySlotStore } from '../../src/spawn/index.js'
 import { createFakePtyProvider } from '../../src/testing/index.js'
-import { createHarness, type Harness } from './controller-harness.js'
+import { createHarness, slotOwnedElsewhere, type Harness } from './controller-harness.js'
 import { withoutIncarnations } from '../support/without-incarnations.js'
 
 function shutdownCalls(h: Harness): unknown[][] {
@@ -32,11 +32,8 @@ describe('the slot store names the owner without an incarnation', () => {
       getLiveOwner: (slot) => withoutIncarnation(inner.getLiveOwner(slot)),
       getPersistedOwner: async (slot) => withoutIncarnation(await inner.getPersistedOwner(slot)),
     }
-    const h = createHarness({ controller: { store } })
     // Another window of the app owns the slot: this controller does not track its PTY.
-    const other = createPtyController({ provider: h.provider, store })
-    const owner = await h.run(other.spawn({ slot: { key: 'pane' } }))
-    await h.settle()
+    const { h, owner, other } = await slotOwnedElsewhere(store)
     const release = h.controller.claimSlotCreate({ key: 'pane' })
     const adopting = h.controller.adoptSlot({ slot: { key: 'pane' } })
     await h.settle()
