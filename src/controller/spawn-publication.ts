@@ -579,7 +579,7 @@ export class SpawnPublication {
       if (provider === undefined || !isPtyIncarnationId(incarnationId)) return
       const expected: ExpectedSlotOwner = { coming: records.expectAdoption(ptyId), provider, incarnationId, attached: false, settled: false }
       // Published by its attach: a stop it was marked with was carried out there (`#landed`).
-      expected.coming.onPublished = new Set([() => (expected.settled = true)])
+      ;(expected.coming.onPublished ??= new Set()).add(() => (expected.settled = true))
       comings.set(ptyId, expected)
     }
     try {
