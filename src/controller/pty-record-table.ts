@@ -28,11 +28,13 @@ export type ComingPty = {
    */
   onPublished: Set<(record: PtyRecord) => void> | undefined
   /**
-   * Whether the attach, refused publication (`dispose()` overtook it), already stopped the process
-   * its host attached for a `kill` that marked it (fenced by the incarnation the host answered):
-   * the stop asked is dispatched, and an `adoptSlot` that ends now does not dispatch it again.
+   * Whether a stop a `kill` marked this coming with (`stopRequested`) is taken care of, so nobody
+   * dispatches it again: set when the coming published its process (which carried the stop out,
+   * or had nothing to carry out), when its attach, refused publication because `dispose()`
+   * overtook it, stopped what its host attached, and when an ending `adoptSlot` stopped the owner
+   * where it runs (`SpawnPublication`'s `#stopMarkedOwners`).
    */
-  stopDispatched: boolean
+  settled: boolean
 }
 
 /**
@@ -59,7 +61,7 @@ export class PtyRecordTable {
    * {@link PtyRecordTable.comingOnOtherHost} names its host to a spawn of the id elsewhere.
    */
   expectComing(ptyId: string, hostId?: ExecutionHostId): ComingPty {
-    return this.#add({ ptyId, hostId, stopRequested: false, adoptionQueued: false, onPublished: undefined, stopDispatched: false })
+    return this.#add({ ptyId, hostId, stopRequested: false, adoptionQueued: false, onPublished: undefined, settled: false })
   }
 
   /**
@@ -68,7 +70,7 @@ export class PtyRecordTable {
    * ({@link PtyRecordTable.goInFlight}); {@link PtyRecordTable.release} it when the adoption ends.
    */
   expectAdoption(ptyId: string): ComingPty {
-    return this.#add({ ptyId, hostId: undefined, stopRequested: false, adoptionQueued: true, onPublished: undefined, stopDispatched: false })
+    return this.#add({ ptyId, hostId: undefined, stopRequested: false, adoptionQueued: true, onPublished: undefined, settled: false })
   }
 
   #add(coming: ComingPty): ComingPty {

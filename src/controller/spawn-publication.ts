@@ -48,8 +48,6 @@ type ExpectedSlotOwner = {
   incarnationId: PtyIncarnationId
   /** Whether the adoption's attach went on as `coming` already (once: a second attach is a new coming). */
   attached: boolean
-  /** Whether a stop `coming` was marked with is taken care of: its attach published it (and stopped it), or it was stopped where it runs. */
-  settled: boolean
 }
 
 /** What a record owns beyond its process: scope, slot, claim and pre-allocated handle. */
@@ -240,6 +238,7 @@ export class SpawnPublication {
    * stops it now, and so does each `stopAndWait` waiting for it.
    */
   #landed(coming: ComingPty, record: PtyRecord): void {
+    coming.settled = true
     if (coming.stopRequested) this.#stopLanded(record)
     for (const listener of coming.onPublished ?? []) listener(record)
   }
@@ -387,7 +386,7 @@ export class SpawnPublication {
         if (coming.stopRequested) {
           this.#stopUntracked(provider, ptyId, result)
           // An adoption's attach: the adoption, refused now, does not stop the owner a second time.
-          coming.stopDispatched = true
+          coming.settled = true
         }
         return false
       }
@@ -577,10 +576,7 @@ export class SpawnPublication {
       if (record?.state === 'exited' && record.incarnationId !== undefined && record.incarnationId === incarnationId) return
       const provider = typeof hostId === 'string' ? this.#core.options.providers.get(hostId) : undefined
       if (provider === undefined || !isPtyIncarnationId(incarnationId)) return
-      const expected: ExpectedSlotOwner = { coming: records.expectAdoption(ptyId), provider, incarnationId, attached: false, settled: false }
-      // Published by its attach: a stop it was marked with was carried out there (`#landed`).
-      ;(expected.coming.onPublished ??= new Set()).add(() => (expected.settled = true))
-      comings.set(ptyId, expected)
+      comings.set(ptyId, { coming: records.expectAdoption(ptyId), provider, incarnationId, attached: false })
     }
     try {
       expectOwner(store.getLiveOwner(slot))
@@ -610,8 +606,8 @@ export class SpawnPublication {
   #stopMarkedOwners(owners: ReadonlyMap<string, ExpectedSlotOwner>): void {
     for (const [ptyId, expected] of owners) {
       // Settled: published (and stopped) by its attach, or stopped by the attach `dispose()` overtook.
-      if (expected.settled || expected.coming.stopDispatched || !expected.coming.stopRequested) continue
-      expected.settled = true
+      if (expected.coming.settled || !expected.coming.stopRequested) continue
+      expected.coming.settled = true
       const { provider, incarnationId } = expected
       const tracked = this.#core.records.get(ptyId)
       const isTheOwner = tracked !== undefined && tracked.state !== 'exited' && tracked.provider === provider && tracked.incarnationId === incarnationId
