@@ -7,7 +7,7 @@
  */
 import { describe, expect, it } from 'vitest'
 import { createInMemorySlotStore, type PtySlotOwner, type PtySlotStore } from '../../src/spawn/index.js'
-import { answerOf, createHarness, holdAttaches, slotOwnedElsewhere, slotOwnerWithUnverifiedStop, type Harness } from './controller-harness.js'
+import { answerOf, createHarness, holdAttaches, slotOwnedElsewhere, slotOwnerWithUnverifiedStop, type Harness, queueAdoption } from './controller-harness.js'
 
 function shutdownCalls(h: Harness): unknown[][] {
   return h.provider.calls.filter((call) => call.method === 'shutdown').map((call) => [...call.args])
@@ -23,9 +23,7 @@ describe('a kill of the owner while the adoption waits, then the adoption is ref
     const { h, owner, other } = await slotOwnedElsewhere(store)
     const stale = await h.run(other.spawn({ sessionId: 'stale' }))
     persisted = { ptyId: stale.id, hostId: 'local', incarnationId: stale.incarnationId! }
-    const release = h.controller.claimSlotCreate({ key: 'pane' })
-    const adopting = h.controller.adoptSlot({ slot: { key: 'pane' } })
-    await h.settle()
+    const { release, adopting } = await queueAdoption(h)
     expect(h.controller.kill(owner.id)).toBe(true)
     release()
     expect(await h.run(adopting).catch((error: unknown) => error)).toMatchObject({ code: 'slot_owner_conflict' })
@@ -60,9 +58,7 @@ describe('a kill of the owner while the adoption waits, then the adoption is ref
       },
     }
     const { h, owner, other } = await slotOwnedElsewhere(store)
-    const release = h.controller.claimSlotCreate({ key: 'pane' })
-    const adopting = h.controller.adoptSlot({ slot: { key: 'pane' } })
-    await h.settle()
+    const { release, adopting } = await queueAdoption(h)
     expect(h.controller.kill(owner.id)).toBe(true)
     fail = true
     release()
@@ -79,9 +75,7 @@ describe('a kill of the owner while the adoption waits, then the adoption is ref
       if (options.attachOnly === true) throw new Error('host busy')
       return spawn(options)
     }
-    const release = h.controller.claimSlotCreate({ key: 'pane' })
-    const adopting = h.controller.adoptSlot({ slot: { key: 'pane' } })
-    await h.settle()
+    const { release, adopting } = await queueAdoption(h)
     expect(h.controller.kill(owner.id)).toBe(true)
     release()
     expect(await h.run(adopting)).toBeNull()
@@ -94,9 +88,7 @@ describe('a kill of the owner while the adoption waits, then the adoption is ref
   it('the slot changed hands before the turn (another owner adopted): the owner the kill named is stopped, the new one runs on', async () => {
     const store = createInMemorySlotStore()
     const { h, owner, other } = await slotOwnedElsewhere(store)
-    const release = h.controller.claimSlotCreate({ key: 'pane' })
-    const adopting = h.controller.adoptSlot({ slot: { key: 'pane' } })
-    await h.settle()
+    const { release, adopting } = await queueAdoption(h)
     expect(h.controller.kill(owner.id)).toBe(true)
     // Another window rebinds the slot to a new PTY meanwhile.
     const next = await h.run(other.spawn({ sessionId: 'next' }))

@@ -12,7 +12,7 @@ import { describe, expect, it } from 'vitest'
 import { createPtyController } from '../../src/controller/index.js'
 import { createInMemorySlotStore, type PtySlotOwner, type PtySlotStore } from '../../src/spawn/index.js'
 import { createFakePtyProvider } from '../../src/testing/index.js'
-import { createHarness, slotOwnedElsewhere, type Harness } from './controller-harness.js'
+import { createHarness, slotOwnedElsewhere, type Harness, queueAdoption } from './controller-harness.js'
 import { withoutIncarnations } from '../support/without-incarnations.js'
 
 function shutdownCalls(h: Harness): unknown[][] {
@@ -34,9 +34,7 @@ describe('the slot store names the owner without an incarnation', () => {
     }
     // Another window of the app owns the slot: this controller does not track its PTY.
     const { h, owner, other } = await slotOwnedElsewhere(store)
-    const release = h.controller.claimSlotCreate({ key: 'pane' })
-    const adopting = h.controller.adoptSlot({ slot: { key: 'pane' } })
-    await h.settle()
+    const { release, adopting } = await queueAdoption(h)
     expect(h.controller.kill(owner.id)).toBe(false)
     // The owner ends on its own, and the other window starts a new process under the same id.
     h.provider.emitExit(owner.id, { exitCode: 0 })
@@ -61,9 +59,7 @@ describe('the slot store names a host this controller has no provider for', () =
     const other = createPtyController({ providers: { 'ssh:box': remote }, store })
     const owner = await h.run(other.spawn({ slot: { key: 'pane' }, hostId: 'ssh:box' }))
     await remote.settle()
-    const release = h.controller.claimSlotCreate({ key: 'pane' })
-    const adopting = h.controller.adoptSlot({ slot: { key: 'pane' } })
-    await h.settle()
+    const { release, adopting } = await queueAdoption(h)
     expect(h.controller.kill(owner.id)).toBe(false)
     release()
     // This controller cannot attach it: no owner it could adopt.
@@ -80,9 +76,7 @@ describe('the slot store names a host this controller has no provider for', () =
     const h = createHarness({ controller: { store } })
     store.bindOwner({ key: 'pane' }, { ptyId: 'shared', hostId: 'ssh:box' })
     const local = await h.run(h.controller.spawn({ sessionId: 'shared' }))
-    const release = h.controller.claimSlotCreate({ key: 'pane' })
-    const adopting = h.controller.adoptSlot({ slot: { key: 'pane' } })
-    await h.settle()
+    const { release, adopting } = await queueAdoption(h)
     expect(h.controller.kill('shared')).toBe(true)
     await h.settle()
     expect(h.provider.getPty('shared')?.live).toBe(false)
@@ -107,9 +101,7 @@ describe('the owner the store names ended, and another window started a new proc
     const earlier = createPtyController({ provider: h.provider, store })
     const owner = await h.run(earlier.spawn({ slot: { key: 'pane' } }))
     await h.run(earlier.dispose({ stopPtys: false }))
-    const release = h.controller.claimSlotCreate({ key: 'pane' })
-    const adopting = h.controller.adoptSlot({ slot: { key: 'pane' } })
-    await h.settle()
+    const { release, adopting } = await queueAdoption(h)
     expect(h.controller.kill(owner.id)).toBe(true)
     // The owner ends on its own; another window starts a new process under the same id.
     h.provider.emitExit(owner.id, { exitCode: 0 })
@@ -135,9 +127,7 @@ describe('the slot changed owner, under the same id, while the adoption waited',
     // Another window owns the slot: this controller does not track its PTY.
     const other = createPtyController({ provider: h.provider, store })
     const owner = await h.run(other.spawn({ slot: { key: 'pane' } }))
-    const release = h.controller.claimSlotCreate({ key: 'pane' })
-    const adopting = h.controller.adoptSlot({ slot: { key: 'pane' } })
-    await h.settle()
+    const { release, adopting } = await queueAdoption(h)
     expect(h.controller.kill(owner.id)).toBe(true)
     // The owner ends on its own (its binding retired), and the other window binds the slot to a
     // new process under the same id.

@@ -1,5 +1,5 @@
 import type fc from 'fast-check'
-import type { PtyProvider } from '../../src/contracts/index.js'
+import type { PtyProvider, PtySlotAdoption } from '../../src/contracts/index.js'
 import { createPtyController, type PtyController, type PtyControllerOptions } from '../../src/controller/index.js'
 import type { PtyControllerError } from '../../src/controller/index.js'
 import type {
@@ -119,6 +119,17 @@ export async function slotOwnedElsewhere(store: PtySlotStore = createInMemorySlo
   const owner = await h.run(other.spawn({ slot: { key: 'pane' } }))
   await h.settle()
   return { h, owner, other }
+}
+
+/**
+ * An `adoptSlot` of the slot `pane` queued behind a `claimSlotCreate` claim of it, settled: the
+ * adoption waits for its turn (its store read done) until `release()` lets the claim go.
+ */
+export async function queueAdoption(h: Harness): Promise<{ release: () => void; adopting: Promise<PtySlotAdoption | null> }> {
+  const release = h.controller.claimSlotCreate({ key: 'pane' })
+  const adopting = h.controller.adoptSlot({ slot: { key: 'pane' } })
+  await h.settle()
+  return { release, adopting }
 }
 
 /**

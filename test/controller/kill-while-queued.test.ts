@@ -10,7 +10,7 @@
  */
 import { describe, expect, it } from 'vitest'
 import { createInMemoryPtyRuntime, createInMemorySlotStore, type PtySlotStore } from '../../src/spawn/index.js'
-import { createHarness, type Harness, holdAttaches, slotOwnedElsewhere } from './controller-harness.js'
+import { createHarness, type Harness, holdAttaches, slotOwnedElsewhere, queueAdoption } from './controller-harness.js'
 
 function shutdownCalls(h: Harness): unknown[][] {
   return h.provider.calls.filter((call) => call.method === 'shutdown').map((call) => [...call.args])
@@ -269,9 +269,7 @@ describe('kill of a slot owner whose adoption waits for its turn', () => {
 
   it('kill answers true, and the owner the adoption attaches is stopped as soon as it is published', async () => {
     const { h, owner, other } = await slotOwnedElsewhere()
-    const release = h.controller.claimSlotCreate({ key: 'pane' })
-    const adopting = h.controller.adoptSlot({ slot: { key: 'pane' } })
-    await h.settle()
+    const { release, adopting } = await queueAdoption(h)
     // Before: false — nothing tracked, nothing coming — and the adoption then attached it, running on.
     expect(h.controller.kill(owner.id)).toBe(true)
     release()
@@ -287,9 +285,7 @@ describe('kill of a slot owner whose adoption waits for its turn', () => {
 
   it('the controller disposed while the marked adoption still waits for its turn: the kill still stops the owner (before: true, and it ran on)', async () => {
     const { h, owner, other } = await slotOwnedElsewhere()
-    const release = h.controller.claimSlotCreate({ key: 'pane' })
-    const adopting = h.controller.adoptSlot({ slot: { key: 'pane' } })
-    await h.settle()
+    const { release, adopting } = await queueAdoption(h)
     expect(h.controller.kill(owner.id)).toBe(true)
     // Disposal refuses the adoption in its turn: it never attaches the owner the kill marked.
     const disposed = h.controller.dispose()
@@ -306,9 +302,7 @@ describe('kill of a slot owner whose adoption waits for its turn', () => {
     const inner = createInMemorySlotStore()
     const store: PtySlotStore = { ...inner, getLiveOwner: () => null, getPersistedOwner: async (slot) => inner.getPersistedOwner(slot) }
     const { h, owner, other } = await slotOwnedElsewhere(store)
-    const release = h.controller.claimSlotCreate({ key: 'pane' })
-    const adopting = h.controller.adoptSlot({ slot: { key: 'pane' } })
-    await h.settle()
+    const { release, adopting } = await queueAdoption(h)
     expect(h.controller.kill(owner.id)).toBe(true)
     release()
     await h.run(adopting)
@@ -320,9 +314,7 @@ describe('kill of a slot owner whose adoption waits for its turn', () => {
 
   it('stopAndWait of the owner does not wait for the turn: it stops the owner where it runs (true), and marks the adoption', async () => {
     const { h, owner, other } = await slotOwnedElsewhere()
-    const release = h.controller.claimSlotCreate({ key: 'pane' })
-    const adopting = h.controller.adoptSlot({ slot: { key: 'pane' } })
-    await h.settle()
+    const { release, adopting } = await queueAdoption(h)
     // The turn is held past the stop's deadline: an adoption never starts a process, and the one it
     // would attach runs already — so the stop ends it where it runs, as for any id, and verifies it.
     expect(await h.run(h.controller.stopAndWait(owner.id, { timeoutMs: 1_000 }))).toBe(true)
@@ -337,9 +329,7 @@ describe('kill of a slot owner whose adoption waits for its turn', () => {
   it('stopAndWait of the owner whose stop the host cannot carry out: false, and what the adoption attaches is stopped as it lands', async () => {
     const { h, owner, other } = await slotOwnedElsewhere()
     h.provider.setShutdownBehaviour(owner.id, 'fail')
-    const release = h.controller.claimSlotCreate({ key: 'pane' })
-    const adopting = h.controller.adoptSlot({ slot: { key: 'pane' } })
-    await h.settle()
+    const { release, adopting } = await queueAdoption(h)
     expect(await h.run(h.controller.stopAndWait(owner.id, { timeoutMs: 1_000 }))).toBe(false)
     h.provider.setShutdownBehaviour(owner.id, 'confirm')
     release()
@@ -352,9 +342,7 @@ describe('kill of a slot owner whose adoption waits for its turn', () => {
 
   it('a kill of an id that is not the slot owner answers false while the adoption waits', async () => {
     const { h, owner, other } = await slotOwnedElsewhere()
-    const release = h.controller.claimSlotCreate({ key: 'pane' })
-    const adopting = h.controller.adoptSlot({ slot: { key: 'pane' } })
-    await h.settle()
+    const { release, adopting } = await queueAdoption(h)
     expect(h.controller.kill('another-tab')).toBe(false)
     release()
     const adopted = await h.run(adopting)
@@ -373,9 +361,7 @@ describe('kill of a slot owner whose adoption waits for its turn', () => {
     h.provider.emitExit(owner.id, { exitCode: 0 })
     await h.settle()
     store.bindOwner({ key: 'pane' }, { ptyId: owner.id, hostId: 'local', incarnationId: owner.incarnationId! })
-    const release = h.controller.claimSlotCreate({ key: 'pane' })
-    const adopting = h.controller.adoptSlot({ slot: { key: 'pane' } })
-    await h.settle()
+    const { release, adopting } = await queueAdoption(h)
     expect(h.controller.kill(owner.id)).toBe(false)
     release()
     expect(await h.run(adopting)).toBeNull()
