@@ -43,7 +43,9 @@ export type PtyTerminal = AsyncDisposable & {
   readonly exited: Promise<PtyControllerExitEvent>
   /**
    * Call `listener` with each output chunk of this incarnation from now on (plus the output
-   * delivered before the handle was handed to you, when you subscribe in that same turn).
+   * delivered before the handle was handed to you, when you subscribe in that same turn: once a
+   * subscriber was handed it, a subscriber of a later turn is not — a view subscribed again gets
+   * no prompt twice).
    * Listening does not acknowledge anything: call `acknowledgeData` (below) as the
    * output is consumed (e.g. from a renderer's write callback), or use `output()`, to take part in
    * flow control. Once this incarnation's death is proven (liveness `exited`), the handle lets go

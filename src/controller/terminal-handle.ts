@@ -39,6 +39,10 @@ export class TerminalHandle implements PtyTerminal {
   #bytes = false
   /** True during the turn that publishes the spawn: its output is kept for replay. */
   #publishing: boolean
+  /** Counts the publications (`#startPublishing`): a drop scheduled for one replay never drops a later one. */
+  #replayEpoch = 0
+  /** A consumer was handed the replay: it is dropped once that turn is over (see `#replayHandedOut`). */
+  #replayDropScheduled = false
 
   constructor(
     controller: PtyTerminalHost,
@@ -91,6 +95,7 @@ export class TerminalHandle implements PtyTerminal {
 
   onData(listener: (event: PtyControllerDataEvent) => void): DisposableUnsubscribe {
     assertListener(listener)
+    this.#replayHandedOut()
     // Replayed before it is added: one that throws reaches the caller unsubscribed (it would
     // otherwise stay subscribed with no unsubscribe ever handed back). Nothing arrives in between.
     for (const event of this.#feed.replayedEvents()) this.#replayTo(listener, event)
@@ -186,6 +191,7 @@ export class TerminalHandle implements PtyTerminal {
     if (options?.signal?.aborted !== true && !this.#bytes && this.#mayAcknowledge()) {
       this.#controller.acknowledgeDataFromNow(this.id, this.#feed.replayOwed())
     }
+    if (options?.signal?.aborted !== true) this.#replayHandedOut()
     return this.#feed.iterate({ ...options, maxQueuedChars: options?.maxQueuedChars ?? this.#controller.defaultMaxQueuedChars })
   }
 
@@ -271,9 +277,31 @@ export class TerminalHandle implements PtyTerminal {
   #startPublishing(): void {
     if (this.#publishing) return
     this.#publishing = true
+    this.#replayEpoch += 1
     this.#feed.startReplay()
     queueMicrotask(() => {
       this.#publishing = false
+    })
+  }
+
+  /**
+   * A listener or iterator is being handed the replay: drop it once this turn is over, so the
+   * subscribers of this turn get it (a listener and an iterator subscribed together, or every
+   * terminal of a `Promise.all` of spawns), and those of a later turn do not. Why: the replay is the
+   * output that came before the handle was handed over, for whoever subscribed then. Kept until the
+   * next chunk, as it was, a view re-subscribed to an idle shell (a tab moved to another panel)
+   * drew the first prompt again, and an `output()` opened after `write('make\r')` to wait for the
+   * next prompt was handed the first one at once. A replay nobody was handed yet is kept until the
+   * next chunk, as before: its first subscriber never saw that output.
+   */
+  #replayHandedOut(): void {
+    if (this.#replayDropScheduled || !this.#feed.holdsReplay()) return
+    this.#replayDropScheduled = true
+    const epoch = this.#replayEpoch
+    setImmediate(() => {
+      this.#replayDropScheduled = false
+      // A publication since (a re-attach that revived the incarnation) keeps its own replay.
+      if (epoch === this.#replayEpoch && !this.#publishing) this.#feed.dropReplay()
     })
   }
 

@@ -99,6 +99,11 @@ export class TerminalOutputFeed {
     return this.#replay === null ? [] : this.#replay.map((chunk) => chunk.event)
   }
 
+  /** Whether chunks are kept for replay now (a replay is kept and holds at least one). */
+  holdsReplay(): boolean {
+    return this.#replay !== null && this.#replay.length > 0
+  }
+
   /** The chars a new iterator would be handed by the replay and acknowledge: those not acknowledged yet. */
   replayOwed(): number {
     let owed = 0

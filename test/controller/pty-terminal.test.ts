@@ -351,6 +351,42 @@ describe('PtyTerminal: output delivered before the handle was handed over', () =
     expect(late.mock.calls.map(([event]) => event.data)).toEqual(['done'])
   })
 
+  // PtyTerminal.onData: "plus the output delivered before the handle was handed to you, when you
+  // subscribe in that same turn". Before, the replay was kept until the next chunk: a view
+  // re-subscribed to an idle shell drew the first prompt again, and an output() opened after a
+  // command to wait for the next prompt was handed the first one at once.
+  it('is not replayed again to a subscriber of a later turn, once a subscriber was handed it', async () => {
+    const h = createHarness()
+    const { id, terminal } = await spawnTerminalWithPromptInFlight(h)
+    const view: string[] = []
+    const first = terminal.onData(({ data }) => view.push(data))
+    expect(view).toEqual(['$ '])
+    expect(terminal.write('make\r')).toBe(true)
+    await new Promise((resolve) => setTimeout(resolve, 5)) // a later turn: the shell is idle, nothing came
+    first() // the tab moves to another panel: the same view, subscribed again
+    terminal.onData(({ data }) => view.push(data))
+    const waitForPrompt = terminal.output()
+    const next = waitForPrompt.next()
+    h.provider.emitData(id, 'make: done\r\n$ ')
+    await expect(next).resolves.toEqual({ done: false, value: 'make: done\r\n$ ' })
+    expect(view).toEqual(['$ ', 'make: done\r\n$ '])
+    await waitForPrompt[Symbol.asyncDispose]()
+    await h.run(h.controller.dispose())
+  })
+
+  it('is replayed to the first subscriber of a later turn when nobody was handed it yet', async () => {
+    const h = createHarness()
+    const { terminal } = await spawnTerminalWithPromptInFlight(h)
+    await new Promise((resolve) => setTimeout(resolve, 5))
+    const listener = vi.fn()
+    terminal.onData(listener)
+    const output = terminal.output() // subscribed in the same turn as the listener: handed it too
+    expect(listener.mock.calls.map(([event]) => event.data)).toEqual(['$ '])
+    await expect(output.next()).resolves.toEqual({ done: false, value: '$ ' })
+    await output[Symbol.asyncDispose]()
+    await h.run(h.controller.dispose())
+  })
+
   it('a listener that throws on the replay is not left subscribed: onData throws, and nothing can leak', async () => {
     const h = createHarness()
     const { id, terminal } = await spawnTerminalWithPromptInFlight(h)
