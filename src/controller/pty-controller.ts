@@ -570,6 +570,8 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
     else this.#terminals?.releaseAll()
     releaseController(this.#m)
     this.removeAllListeners()
+    // No event reaches a handle any more: those of PTYs whose stop went unverified let go of their listeners.
+    this.#terminals?.controllerDisposed()
   }
 
   /** The record tracked under `ptyId`; none after `dispose()`. */

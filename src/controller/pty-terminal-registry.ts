@@ -58,10 +58,21 @@ export class PtyTerminalRegistry {
     return this.#byRecord.get(record) ?? (this.#lookup(record.ptyId) === record ? this.handleFor(record.ptyId) : null)
   }
 
-  /** The controller let go of every PTY without stopping it (`dispose({ stopPtys: false })`): every handle's output ends. */
+  /**
+   * The controller let go of every PTY without stopping it (`dispose({ stopPtys: false })`): every
+   * handle's output ends, and no event reaches it any more, which lets go of its listeners.
+   */
   releaseAll(): void {
-    for (const handle of this.#handles.values()) handle.onOutputEnded()
+    for (const handle of this.#handles.values()) {
+      handle.onOutputEnded()
+      handle.onControllerDisposed()
+    }
     this.#handles.clear()
+  }
+
+  /** The controller's dispose is over: no event reaches any handle any more, which lets go of its listeners. */
+  controllerDisposed(): void {
+    for (const handle of this.#handles.values()) handle.onControllerDisposed()
   }
 
   #onSpawn(event: PtyControllerSpawnEvent): void {

@@ -50,7 +50,8 @@ export type PtyTerminal = AsyncDisposable & {
    * output is consumed (e.g. from a renderer's write callback), or use `output()`, to take part in
    * flow control. Once this incarnation's death is proven (liveness `exited`), the handle lets go
    * of its `onData`, `onExit` and `onOutputLoss` listeners and keeps none added later: nothing more
-   * can come (a stop that went unverified keeps them).
+   * can come (a stop that went unverified keeps them, until the controller's `dispose()` is over:
+   * then no handle hears anything more, and every handle lets go of its listeners).
    *
    * @throws TypeError when `listener` is not a function (as `onExit` and `onOutputLoss`); what the
    * listener throws while it is handed that earlier output (it is then not subscribed).

@@ -35,6 +35,11 @@ export class TerminalHandle implements PtyTerminal {
   #lossListeners: Set<(event: PtyControllerOutputLossEvent) => void> | undefined
   #resolveExited: ((event: PtyControllerExitEvent) => void) | undefined
   #deathProven = false
+  /**
+   * Nothing more will ever reach this handle's listeners: its death is proven, or its controller's
+   * dispose is over (it hears no event any more). Listeners are let go of, and later ones not kept.
+   */
+  #hearsNothingMore = false
   /** The PTY delivers its output as bytes (`bytes` events), which handles do not carry. */
   #bytes = false
   /** True during the turn that publishes the spawn: its output is kept for replay. */
@@ -100,7 +105,7 @@ export class TerminalHandle implements PtyTerminal {
     // otherwise stay subscribed with no unsubscribe ever handed back). Nothing arrives in between.
     for (const event of this.#feed.replayedEvents()) this.#replayTo(listener, event)
     // Its death is proven: nothing more will come, and the handle keeps no listener (see onDeathProven).
-    if (this.#deathProven) return disposableUnsubscribe(() => undefined)
+    if (this.#hearsNothingMore) return disposableUnsubscribe(() => undefined)
     this.#dataListeners.add(listener)
     return disposableUnsubscribe(() => this.#dataListeners.delete(listener))
   }
@@ -112,14 +117,14 @@ export class TerminalHandle implements PtyTerminal {
 
   onExit(listener: (event: PtyControllerExitEvent) => void): DisposableUnsubscribe {
     assertListener(listener)
-    if (this.#deathProven) return disposableUnsubscribe(() => undefined)
+    if (this.#hearsNothingMore) return disposableUnsubscribe(() => undefined)
     this.#exitListeners.add(listener)
     return disposableUnsubscribe(() => this.#exitListeners.delete(listener))
   }
 
   onOutputLoss(listener: (event: PtyControllerOutputLossEvent) => void): DisposableUnsubscribe {
     assertListener(listener)
-    if (this.#deathProven) return disposableUnsubscribe(() => undefined)
+    if (this.#hearsNothingMore) return disposableUnsubscribe(() => undefined)
     const listeners = (this.#lossListeners ??= new Set())
     listeners.add(listener)
     return disposableUnsubscribe(() => listeners.delete(listener))
@@ -244,6 +249,22 @@ export class TerminalHandle implements PtyTerminal {
    */
   onDeathProven(): void {
     this.#deathProven = true
+    this.#letGoOfListeners()
+  }
+
+  /**
+   * The controller's `dispose()` is over: it removed its listeners, so no event reaches this handle
+   * any more — not the real exit of a PTY whose stop went unverified, nor anything of one
+   * `dispose({ stopPtys: false })` let go of. Why let go of the listeners: the disposed controller
+   * keeps its handles, so a host that keeps the controller (a module-level variable) kept each such
+   * terminal's views reachable through listeners that could never be called.
+   */
+  onControllerDisposed(): void {
+    this.#letGoOfListeners()
+  }
+
+  #letGoOfListeners(): void {
+    this.#hearsNothingMore = true
     this.#dataListeners.clear()
     this.#exitListeners.clear()
     this.#lossListeners = undefined

@@ -77,4 +77,23 @@ describe('an ended terminal keeps none of its listeners', () => {
     expect(causes).toEqual(['unknown', 'operator_close'])
     await h.run(h.controller.dispose())
   })
+
+  // After the dispose no event reaches a handle (the controller removed its listeners), yet the
+  // disposed controller keeps its handles: a host that keeps the controller (a module-level
+  // variable) kept the views of every terminal whose stop went unverified, or that
+  // `dispose({ stopPtys: false })` let go of, through listeners that could never be called.
+  it.each([
+    ['a stop the dispose gave up on (stop_unverified)', true],
+    ['a PTY dispose({ stopPtys: false }) let go of', false],
+  ] as const)('once the dispose is over, %s keeps none of them either', async (_, stopPtys) => {
+    const h = createHarness()
+    if (stopPtys) h.provider.scriptNextSpawn({ shutdown: 'never_confirm' })
+    const terminal = await h.controller.spawnTerminal({})
+    const view = subscribeView(terminal)
+    await h.run(h.controller.dispose({ stopPtys }))
+    if (stopPtys) expect((await terminal.exited).cause).toEqual({ kind: 'unknown', reason: 'stop_unverified' })
+    expect(h.controller.disposed).toBe(true) // the host still holds the disposed controller
+    expect(await collected(view)).toBe(true)
+    expect(await collected(subscribeView(terminal))).toBe(true)
+  })
 })
