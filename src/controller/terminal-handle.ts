@@ -104,7 +104,8 @@ export class TerminalHandle implements PtyTerminal {
     // Replayed before it is added: one that throws reaches the caller unsubscribed (it would
     // otherwise stay subscribed with no unsubscribe ever handed back). Nothing arrives in between.
     for (const event of this.#feed.replayedEvents()) this.#replayTo(listener, event)
-    // Its death is proven: nothing more will come, and the handle keeps no listener (see onDeathProven).
+    // Nothing more will come (its death is proven, or the controller's dispose is over): the handle
+    // keeps no listener (see onDeathProven, onControllerDisposed).
     if (this.#hearsNothingMore) return disposableUnsubscribe(() => undefined)
     this.#dataListeners.add(listener)
     return disposableUnsubscribe(() => this.#dataListeners.delete(listener))
