@@ -1,6 +1,6 @@
 import type { PtySlot, PtySlotAdoption, PtySlotCreateRelease, PtySpawnReply } from '../contracts/index.js'
 import { PtySpawnError, slotStoreKey, type PtySlotOwner, type PtySlotStore } from '../spawn/index.js'
-import { agreeOnSlotOwner, describeSlotOwnerConflict } from '../spawn/slot-owner-views.js'
+import { describeSlotOwnerConflict, readSlotOwnerViews } from '../spawn/slot-owner-views.js'
 import { describeValue } from './argument-validation.js'
 
 /** @throws TypeError naming `option` unless `value` is a slot with a non-empty string key. */
@@ -137,9 +137,10 @@ function matchesOwner(reply: PtySpawnReply, owner: PtySlotOwner): boolean {
  * live (the binding is left to the next slot spawn, which proves absence before retiring it).
  *
  * @throws PtySpawnError `slot_owner_conflict` when the live and persisted views name different owners.
+ * @throws PtySpawnError `slot_owner_unverified` when the store answers neither an owner nor none.
  */
 export async function adoptSlotOwner(host: SlotAdoptionHost, slot: PtySlot): Promise<PtySlotAdoption | null> {
-  const views = agreeOnSlotOwner(host.store.getLiveOwner(slot), await host.store.getPersistedOwner(slot))
+  const views = await readSlotOwnerViews(host.store, slot)
   if (views.kind === 'conflict') {
     const { live, persisted } = views
     throw new PtySpawnError(

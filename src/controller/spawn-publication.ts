@@ -13,6 +13,7 @@ import {
 } from '../contracts/index.js'
 import { PtySpawnError, createRuntimePtySpawnState, executeRuntimePtySpawn, slotStoreKey, type PtySpawnDeps, type PtySpawnOutcome } from '../spawn/index.js'
 import { malformedReplyField } from '../spawn/provider-call.js'
+import { glanceAtLiveOwner } from '../spawn/slot-owner-views.js'
 import { isPromiseLike } from '../contracts/promise-like.js'
 import { ABORTED, raceAbort } from './abort.js'
 import { describeThrownValue, describeValue } from './argument-validation.js'
@@ -300,7 +301,7 @@ export class SpawnPublication {
   #stoppingOwnersOf(slot: PtySlot): readonly PtyRecord[] {
     let liveOwnerId: string | undefined
     try {
-      const owner = this.#core.options.store.getLiveOwner(slot) as { ptyId?: unknown } | null | undefined
+      const owner = glanceAtLiveOwner(this.#core.options.store, slot) as { ptyId?: unknown } | null | undefined
       if (typeof owner?.ptyId === 'string' && owner.ptyId.length > 0) liveOwnerId = owner.ptyId
     } catch {
       // Read again (and answered for) by the adoption.
@@ -579,7 +580,7 @@ export class SpawnPublication {
       comings.set(ptyId, { coming: records.expectAdoption(ptyId), provider, incarnationId, attached: false })
     }
     try {
-      expectOwner(store.getLiveOwner(slot))
+      expectOwner(glanceAtLiveOwner(store, slot))
       const persisted = store.getPersistedOwner(slot)
       if (isPromiseLike(persisted)) void Promise.resolve(persisted).then(expectOwner, () => undefined)
       else expectOwner(persisted)

@@ -1,7 +1,7 @@
 import { isPtyLiveOtherIncarnationError, type ExecutionHostId, type ProviderSpawnOptions, type PtySlot, type PtySpawnResult } from '../contracts/index.js'
 import { watchExits } from './exit-watch.js'
 import { incarnationOf } from '../contracts/incarnation.js'
-import { agreeOnSlotOwner, describeSlotOwnerConflict } from './slot-owner-views.js'
+import { describeSlotOwnerConflict, readSlotOwnerViews } from './slot-owner-views.js'
 import { assertProviderReply, checkAbort, providerFor, rejectExitedReply, reportSpawnCommitted, takeChargeOfStartedProcess } from './provider-call.js'
 import { messageOf, ownSpawnError } from './spawn-failure.js'
 import type { RuntimePtySpawnState } from './spawn-state.js'
@@ -12,7 +12,7 @@ import { isPtyAbsentError, type PtySlotOwner, type PtySlotStore } from './types.
 // spawned PTY at the commit.
 
 async function resolveSlotOwner(state: RuntimePtySpawnState, store: PtySlotStore, slot: PtySlot): Promise<PtySlotOwner | null> {
-  const views = agreeOnSlotOwner(store.getLiveOwner(slot), await store.getPersistedOwner(slot))
+  const views = await readSlotOwnerViews(store, slot, (message) => ownSpawnError(state, 'slot_owner_unverified', message))
   if (views.kind === 'conflict') {
     const { live, persisted } = views
     throw ownSpawnError(

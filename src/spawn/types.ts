@@ -135,9 +135,13 @@ export type PtySlotOwner = {
  * owner and they disagree, the pipeline refuses with `slot_owner_conflict` rather than guess.
  */
 export type PtySlotStore = {
-  /** The owner according to live runtime state; `null` when none. */
+  /**
+   * The owner according to live runtime state; `null` (or `undefined`) when none. Synchronous. An
+   * answer that is neither an owner nor none refuses the spawn or adoption with
+   * `slot_owner_unverified` (see `docs/spawn-pipeline.md`, "Slot store").
+   */
   getLiveOwner(slot: PtySlot): PtySlotOwner | null
-  /** The owner according to the persisted store; `null` when none. */
+  /** The owner according to the persisted store; `null` (or `undefined`) when none. Checked as {@link PtySlotStore.getLiveOwner}'s answer is. */
   getPersistedOwner(slot: PtySlot): PtySlotOwner | null | Promise<PtySlotOwner | null>
   /** Bind the slot to its (new) owner, in both views. */
   bindOwner(slot: PtySlot, owner: PtySlotOwner): void | Promise<void>
