@@ -1,4 +1,6 @@
 import type { PtySpawnResult } from '../contracts/index.js'
+import { describeValue } from '../contracts/describe-value.js'
+import { isPtyIncarnationId, PTY_INCARNATION_ID_MAX_LENGTH } from '../contracts/incarnation.js'
 import { watchExits } from './exit-watch.js'
 import { spawnFresh } from './fresh-spawn-stage.js'
 import { importClaimOwnersFromListings } from './import-claim-owners.js'
@@ -7,7 +9,7 @@ import { proveOwnerLive } from './prove-owner-live.js'
 import { isPtySpawnError } from './pty-spawn-error.js'
 import { codeOfFailure, messageOf, ownSpawnError } from './spawn-failure.js'
 import type { RuntimePtySpawnState } from './spawn-state.js'
-import type { ClaimedOwner } from './types.js'
+import type { ClaimedOwner, EnsureClaimResult } from './types.js'
 
 /** What the claim branch settled on: the PTY, whether this run created or adopted it, and the registry's owner. */
 export type ClaimBranch = { result: PtySpawnResult; disposition: 'created' | 'adopted'; owner: ClaimedOwner }
@@ -26,6 +28,36 @@ function settledOf(state: RuntimePtySpawnState): Promise<void> {
     state.runSettled = { promise, resolve, reject }
   }
   return state.runSettled.promise
+}
+
+/**
+ * What is wrong with a claim registry's answer to `ensure`, or `undefined` when it can be trusted:
+ * an object whose `disposition` is `created` or `adopted` and whose `owner` is an object with a
+ * non-empty string `ptyId` and `hostId`, and an `incarnationId` absent, `null` (not attested) or
+ * an incarnation id; `created` names the PTY this call's spawn started (`spawnedId`), when it ran.
+ * The owner's `generation` is the registry's own token, handed back to it only: not checked.
+ */
+function malformedEnsureAnswer(answer: unknown, spawnedId: string | undefined): string | undefined {
+  if (typeof answer !== 'object' || answer === null || Array.isArray(answer)) return 'not an answer ({ disposition, owner })'
+  const { disposition, owner } = answer as { disposition?: unknown; owner?: unknown }
+  if (disposition !== 'created' && disposition !== 'adopted') return `its \`disposition\` is neither "created" nor "adopted", got ${describeValue(disposition)}`
+  if (typeof owner !== 'object' || owner === null || Array.isArray(owner)) return `its \`owner\` is not an object, got ${describeValue(owner)}`
+  const { ptyId, hostId, incarnationId } = owner as { ptyId?: unknown; hostId?: unknown; incarnationId?: unknown }
+  if (typeof ptyId !== 'string' || ptyId.length === 0) return `its owner's \`ptyId\` is not a non-empty string, got ${describeValue(ptyId)}`
+  if (typeof hostId !== 'string' || hostId.length === 0) return `its owner's \`hostId\` is not a non-empty string, got ${describeValue(hostId)}`
+  if (incarnationId !== undefined && incarnationId !== null && !isPtyIncarnationId(incarnationId)) {
+    return `its owner's \`incarnationId\` is neither null nor an incarnation id (a string of 1 to ${PTY_INCARNATION_ID_MAX_LENGTH} characters), got ${describeValue(incarnationId)}`
+  }
+  if (disposition === 'created' && spawnedId !== undefined && ptyId !== spawnedId) return `it names PTY ${JSON.stringify(ptyId)} created, but this call's spawn started ${JSON.stringify(spawnedId)}`
+  return undefined
+}
+
+/** The registry's owner, its `incarnationId` of `null` (not attested) left out. */
+function ownerOfEnsureAnswer(answer: EnsureClaimResult): ClaimedOwner {
+  const owner = answer.owner
+  if ((owner as { incarnationId?: unknown }).incarnationId !== null) return owner
+  const { incarnationId: _notAttested, ...rest } = owner
+  return rest
 }
 
 /**
@@ -72,7 +104,19 @@ export async function ensureClaim(state: RuntimePtySpawnState): Promise<ClaimBra
     },
     runSettled: settledOf(state),
   })
-  const owner = ensured.owner
+  const spawnedId = (spawned as PtySpawnResult | null)?.id
+  const malformed = malformedEnsureAnswer(ensured, spawnedId)
+  if (malformed !== undefined) {
+    // Why: a process this call started is stopped by the rollback; the registry may hold the claim for it.
+    if (spawnedId !== undefined) state.journal.record(`release claim of ${spawnedId}`, () => claims.release(spawnedId))
+    throw ownSpawnError(
+      state,
+      'claim_ownership_unknown',
+      `Claim ${JSON.stringify(claim.key)}: the claim registry's ensure answered ${describeValue(ensured)}: ${malformed}`,
+      spawnedId === undefined ? {} : { ptyId: spawnedId },
+    )
+  }
+  const owner = ownerOfEnsureAnswer(ensured)
   if (ensured.disposition === 'created' && spawned !== null) {
     const generation = owner.generation
     state.journal.record(`release claim ${owner.claimKey}`, () => claims.release(owner.ptyId, generation))

@@ -14,7 +14,8 @@ import { defineErrorBrand } from '../contracts/error-brand.js'
  * - `claim_conflict`: the claim key is held in another scope;
  * - `claim_ownership_unknown`: a host's listing failed (or advertised a claim owner without an
  *   incarnation, or two owners of one key) while the claim imported its proven owners, so nobody
- *   can say whether the key is free — fail closed, never spawn a second owner;
+ *   can say whether the key is free — fail closed, never spawn a second owner; also when the claim
+ *   registry's `ensure` answered an owner the pipeline cannot read;
  * - `execution_owner_unavailable`: the owning host is unreachable — unknown, never absent;
  * - `provider_spawn_failed`: the provider rejected the spawn;
  * - `exited_during_start`: the process exited before the spawn could be published;

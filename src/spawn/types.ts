@@ -213,7 +213,12 @@ export type EnsureClaimResult = {
 
 /** Single-flight registry of claimed owners: "exactly one live PTY for this key". */
 export type ClaimedOwnerRegistry = {
-  /** Ensure exactly one live owner for the claim. */
+  /**
+   * Ensure exactly one live owner for the claim. An answer the pipeline cannot read (an owner
+   * without a non-empty string `ptyId` or `hostId`, an `incarnationId` neither `null`, absent nor
+   * an incarnation id, another `disposition`, or a `created` owner that is not the PTY this call
+   * started) refuses the spawn with `claim_ownership_unknown`.
+   */
   ensure(args: EnsureClaimArgs): Promise<EnsureClaimResult>
   /** The current owner of a claim, if any. */
   find(claim: PtyClaim): ClaimedOwner | null
