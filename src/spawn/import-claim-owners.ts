@@ -1,3 +1,4 @@
+import { describeValue } from '../contracts/describe-value.js'
 import type { ExecutionHostId, PtyProcessInfo } from '../contracts/index.js'
 import { PtySpawnError } from './pty-spawn-error.js'
 import { OWNER_LISTING_DEADLINE_MS, listWithin } from './prove-owner-live.js'
@@ -35,7 +36,8 @@ export async function importClaimOwnersFromListings(deps: PtySpawnDeps, spawnHos
         if (!Array.isArray(rows)) throw new TypeError('The listing is not an array')
         return { hostId, rows: rows as unknown[] }
       } catch (error) {
-        throw unknownOwnership(`Host ${JSON.stringify(hostId)} could not list its claim owners, so no claim can be decided`, error)
+        // The reason in the message too: a row the listing cannot be read by shows its value there.
+        throw unknownOwnership(`Host ${JSON.stringify(hostId)} could not list its claim owners, so no claim can be decided: ${error instanceof Error ? error.message : describeValue(error)}`, error)
       }
     }),
   )

@@ -141,3 +141,20 @@ describe('a claim registry whose ensure answers what the pipeline cannot read', 
     await h.controller.dispose()
   })
 })
+
+describe('a host listing whose claim owner rows cannot be read (the import of claim owners)', () => {
+  it.each([
+    ['an incarnationId of 42', { id: 'pty-x', claimKey: 'agent', incarnationId: 42 }, 'its incarnationId is not a non-empty string, got 42 (number)'],
+    ['an id of 5', { id: 5, claimKey: 'agent', incarnationId: 'i-1' }, 'row 0 of the listing has no PTY id (a non-empty string), got 5 (number)'],
+    ['a claimKey of null', { id: 'pty-x', claimKey: null, incarnationId: 'i-1' }, 'its claimKey is not a non-empty string, got null (null)'],
+  ])('%s: claim_ownership_unknown, its message showing the value (before: only its cause did), and nothing started', async (_, row, shown) => {
+    const h = createHarness()
+    Object.assign(h.provider, { listProcesses: () => Promise.resolve([row]) })
+    const error = await h.run(h.controller.spawn({ claim })).catch((e: unknown) => e)
+    expect(error).toMatchObject({ code: 'claim_ownership_unknown', outcome: 'not_started' })
+    expect((error as Error).message).toContain('Host "local" could not list its claim owners, so no claim can be decided: Provider fake: ')
+    expect((error as Error).message).toContain(shown)
+    expect(h.provider.calls.filter((call) => call.method === 'spawn')).toEqual([])
+    await h.controller.dispose()
+  })
+})
