@@ -46,7 +46,7 @@ async function runStages(state: RuntimePtySpawnState): Promise<PtySpawnOutcome> 
     const attached = state.slotOwner === null ? null : await attachToSlotOwner(state, state.slotOwner)
     result = attached ?? (await spawnFresh(state))
   }
-  state.result = result
+  state.result = definedFields(result)
 
   admitRegistration(state, result) // 10. registration moves to the real id, admission gate
   const reconciledSequence = rebaseOutputSequenceOnProvider(state, result) // 11. sequence rebase

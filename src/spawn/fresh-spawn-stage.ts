@@ -1,4 +1,5 @@
 import type { ProviderSpawnOptions, PtySpawnOptions, PtySpawnResult } from '../contracts/index.js'
+import { definedFields } from '../contracts/defined-fields.js'
 import { watchExits } from './exit-watch.js'
 import { assertProviderReply, checkAbort, providerFor, rejectExitedReply, reportSpawnCommitted, takeChargeOfStartedProcess } from './provider-call.js'
 import type { RuntimePtySpawnState } from './spawn-state.js'
@@ -66,7 +67,7 @@ export async function spawnFresh(state: RuntimePtySpawnState): Promise<PtySpawnR
     run = undefined
   }
   assertProviderReply(state, provider, result)
-  state.result = result
+  state.result = definedFields(result)
   // A `sessionId` the provider answered by attaching to its live session started nothing: that
   // process is someone else's, neither reported as committed nor stopped by a rollback.
   if (result.isReattach !== true) {

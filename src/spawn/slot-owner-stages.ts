@@ -1,6 +1,7 @@
 import { isPtyLiveOtherIncarnationError, type ExecutionHostId, type ProviderSpawnOptions, type PtySlot, type PtySpawnResult } from '../contracts/index.js'
 import { watchExits } from './exit-watch.js'
 import { incarnationOf } from '../contracts/incarnation.js'
+import { definedFields } from '../contracts/defined-fields.js'
 import { describeSlotOwnerConflict, readSlotOwnerViews } from './slot-owner-views.js'
 import { assertProviderReply, checkAbort, providerFor, rejectExitedReply, reportSpawnCommitted, takeChargeOfStartedProcess } from './provider-call.js'
 import { messageOf, ownSpawnError } from './spawn-failure.js'
@@ -103,7 +104,7 @@ export async function attachToSlotOwner(state: RuntimePtySpawnState, owner: PtyS
     return null
   }
   assertProviderReply(state, provider, attached)
-  state.result = attached
+  state.result = definedFields(attached)
   if (attached.isReattach !== true) {
     // Why: the provider started a process on an attach-only request; it is ours to stop.
     takeChargeOfStartedProcess(state, provider, attached)

@@ -81,7 +81,10 @@ export type RuntimePtySpawnState = {
   pendingRegistration: PendingRegistration | null
   /** The runtime's output sequence of the expected id, read before the provider was called. */
   sequenceBeforeSpawn: number
-  /** The provider's (or the adopted owner's) reply, once known. */
+  /**
+   * The provider's (or the adopted owner's) reply, once known. An optional field the provider gave
+   * as `undefined` is absent here (the key left out), as in the outcome's `result`.
+   */
   result: PtySpawnResult | null
   /** True when this run physically started `result`'s process (a fresh spawn, not an attach or adoption). */
   startedProcess: boolean

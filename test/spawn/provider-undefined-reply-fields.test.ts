@@ -51,3 +51,62 @@ describe('a spawn reply with undefined-valued optional fields', () => {
     if (withSlot) expect(undefinedKeys(outcome.slotOwner!)).toEqual([])
   })
 })
+
+describe('the run state a host reads (`RuntimePtySpawnState.result`) after such a reply', () => {
+  /** The fake, its replies carrying every optional field it does not set as `undefined` (an attach keeps `isReattach`). */
+  function providerWithUndefinedFields() {
+    const fake = createFakePtyProvider()
+    return {
+      fake,
+      provider: {
+        ...fake,
+        spawn: async (options: Parameters<typeof fake.spawn>[0]): Promise<PtySpawnResult> => {
+          const reply = await fake.spawn(options)
+          const blanks = Object.fromEntries(OPTIONAL_REPLY_FIELDS.filter((key) => key !== 'pid' && !(key === 'isReattach' && reply.isReattach === true)).map((key) => [key, undefined]))
+          return { id: reply.id, pid: 4242, ...blanks, ...(reply.isReattach === true ? { isReattach: true } : {}) }
+        },
+      },
+    }
+  }
+
+  it('has those keys absent, as the outcome result has (before: the raw reply, its undefined keys kept)', async () => {
+    const { provider } = providerWithUndefinedFields()
+    const state = createRuntimePtySpawnState({ resolveProvider: () => provider, runtime: createInMemoryPtyRuntime() }, {})
+    const outcome = await executeRuntimePtySpawn(state)
+    expect(state.result).toEqual(outcome.result)
+    expect(undefinedKeys(state.result!)).toEqual([])
+  })
+
+  it('also for a slot re-attach', async () => {
+    const { provider } = providerWithUndefinedFields()
+    const deps = { resolveProvider: () => provider, runtime: createInMemoryPtyRuntime(), store: createInMemorySlotStore() }
+    await executeRuntimePtySpawn(createRuntimePtySpawnState(deps, { slot: { key: 'pane' } }))
+    const state = createRuntimePtySpawnState(deps, { slot: { key: 'pane' } })
+    const outcome = await executeRuntimePtySpawn(state)
+    expect(outcome.result.isReattach).toBe(true)
+    expect(state.result).toEqual({ id: outcome.result.id, pid: 4242, isReattach: true })
+    expect(undefinedKeys(state.result!)).toEqual([])
+  })
+
+  it('also when a later stage refuses the spawn (the process was started and stopped again)', async () => {
+    const { provider, fake } = providerWithUndefinedFields()
+    const runtime = createInMemoryPtyRuntime()
+    const state = createRuntimePtySpawnState(
+      {
+        resolveProvider: () => provider,
+        runtime: {
+          ...runtime,
+          assertPtyRegistrationAllowed: () => {
+            throw new Error('admission closed')
+          },
+        },
+      },
+      {},
+    )
+    const error = await executeRuntimePtySpawn(state).catch((e: unknown) => e)
+    expect(error).toMatchObject({ code: 'registration_refused', outcome: 'rolled_back' })
+    expect(state.result).toEqual({ id: expect.any(String), pid: 4242 })
+    expect(undefinedKeys(state.result!)).toEqual([])
+    expect(fake.getPty(state.result!.id)?.live).toBe(false)
+  })
+})
