@@ -6,6 +6,7 @@ import { spawnFresh } from './fresh-spawn-stage.js'
 import { importClaimOwnersFromListings } from './import-claim-owners.js'
 import { incarnationOf } from '../contracts/incarnation.js'
 import { proveOwnerLive } from './prove-owner-live.js'
+import { providerFor } from './provider-call.js'
 import { isPtySpawnError } from './pty-spawn-error.js'
 import { codeOfFailure, messageOf, ownSpawnError } from './spawn-failure.js'
 import type { RuntimePtySpawnState } from './spawn-state.js'
@@ -122,6 +123,10 @@ export async function ensureClaim(state: RuntimePtySpawnState): Promise<ClaimBra
     state.journal.record(`release claim ${owner.claimKey}`, () => claims.release(owner.ptyId, generation))
     return { result: spawned, disposition: 'created', owner }
   }
+  // Why: published, the PTY would be routed to (and its execution context prepared for) a host
+  // nothing here can reach; a host's own registry may name one (the in-memory one re-proves the
+  // owner through its host's provider first).
+  providerFor(state, owner.hostId, owner.ptyId)
   const result: PtySpawnResult = { id: owner.ptyId, isReattach: true, ...incarnationOf(owner.incarnationId) }
   if (typeof owner.pid === 'number') result.pid = owner.pid
   state.result = result

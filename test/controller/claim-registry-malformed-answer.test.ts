@@ -130,6 +130,22 @@ describe('a claim registry whose ensure answers what the pipeline cannot read', 
     await h.controller.dispose()
   })
 
+  it('an adopted owner on a host with no provider here: execution_owner_unavailable, and the live owner is left as it was (before: its execution context was rewritten to that host, then a TypeError)', async () => {
+    const { claims, answers, spoil } = registryAnswering((real) => ({ ...real, owner: { ...real.owner, hostId: 'ssh:gone' } }))
+    const runtime = createInMemoryPtyRuntime()
+    const h = createHarness({ controller: { claims, runtime } })
+    const owner = await h.run(h.controller.spawn({ claim }))
+    const before = runtime.inspect()
+    spoil()
+    const error = await h.run(h.controller.spawn({ claim })).catch((e: unknown) => e)
+    expect(answers.at(-1)).toMatchObject({ disposition: 'adopted', owner: { ptyId: owner.id, hostId: 'ssh:gone' } })
+    expect(isPtySpawnError(error)).toBe(true)
+    expect(error).toMatchObject({ code: 'execution_owner_unavailable', outcome: 'not_started', ptyId: owner.id, message: 'No provider is registered for host "ssh:gone": it is unreachable' })
+    expect(runtime.inspect()).toEqual(before)
+    expect(h.provider.getPty(owner.id)?.live).toBe(true)
+    await h.controller.dispose()
+  })
+
   it('an incarnationId of null (an empty SQL or JSON column) is read as not attested, as for a slot store', async () => {
     const { claims, spoil } = registryAnswering((real) => ({ ...real, owner: { ...real.owner, incarnationId: null } }))
     const h = createHarness({ controller: { claims } })
