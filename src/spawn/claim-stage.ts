@@ -35,7 +35,8 @@ function settledOf(state: RuntimePtySpawnState): Promise<void> {
  * What is wrong with a claim registry's answer to `ensure`, or `undefined` when it can be trusted:
  * an object whose `disposition` is `created` or `adopted` and whose `owner` is an object with a
  * non-empty string `ptyId` and `hostId`, and an `incarnationId` absent, `null` (not attested) or
- * an incarnation id; `created` names the PTY this call's spawn started (`spawnedId`), when it ran.
+ * an incarnation id; when this call's spawn ran (`spawnedId`), the answer is `created` and names
+ * the PTY it started.
  * The owner's `generation` is the registry's own token, handed back to it only: not checked.
  */
 function malformedEnsureAnswer(answer: unknown, spawnedId: string | undefined): string | undefined {
@@ -50,6 +51,9 @@ function malformedEnsureAnswer(answer: unknown, spawnedId: string | undefined): 
     return `its owner's \`incarnationId\` is neither null nor an incarnation id (a string of 1 to ${PTY_INCARNATION_ID_MAX_LENGTH} characters), got ${describeValue(incarnationId)}`
   }
   if (disposition === 'created' && spawnedId !== undefined && ptyId !== spawnedId) return `it names PTY ${JSON.stringify(ptyId)} created, but this call's spawn started ${JSON.stringify(spawnedId)}`
+  // Why: a registry that ran this call's spawn and still answers `adopted` breaks the contract;
+  // trusted, the process this call started was neither published nor stopped — left running.
+  if (disposition === 'adopted' && spawnedId !== undefined) return `it names PTY ${JSON.stringify(ptyId)} adopted, but it ran this call's spawn, which started ${JSON.stringify(spawnedId)} (an ensure that runs the spawn answers \`created\`)`
   return undefined
 }
 

@@ -118,6 +118,20 @@ describe('a claim registry whose ensure answers what the pipeline cannot read', 
     await h.controller.dispose()
   })
 
+  it('adopted, though the registry ran this call\'s spawn: refused, the started process stopped (before: the spawn answered the other owner, its own process left running)', async () => {
+    const { inner, claims, answers, spoil } = registryAnswering((real) => ({ ...real, disposition: 'adopted', owner: { ...real.owner, ptyId: 'someone-else' } }))
+    const h = createHarness({ controller: { claims } })
+    spoil()
+    const error = await h.run(h.controller.spawn({ claim })).catch((e: unknown) => e)
+    expectRefusal(error, answers.at(-1), 'rolled_back')
+    const started = (error as { ptyId?: string }).ptyId!
+    expect((error as Error).message).toContain(`it names PTY "someone-else" adopted, but it ran this call's spawn, which started "${started}"`)
+    expect(h.provider.calls.filter((call) => call.method === 'spawn')).toHaveLength(1)
+    expect(h.provider.getPty(started)?.live).toBe(false)
+    expect(inner.owners()).toEqual([])
+    await h.controller.dispose()
+  })
+
   it('for the owner this call created, with a registry that ignores runSettled: the rollback releases the claim of the stopped PTY', async () => {
     const { inner, claims, answers, spoil } = registryAnswering((real) => ({ ...real, owner: { ...real.owner, hostId: 7 } }), { ignoresRunSettled: true })
     const h = createHarness({ controller: { claims } })
