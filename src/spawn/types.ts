@@ -216,8 +216,9 @@ export type ClaimedOwnerRegistry = {
   /**
    * Ensure exactly one live owner for the claim. An answer the pipeline cannot read (an owner
    * without a non-empty string `ptyId` or `hostId`, an `incarnationId` neither `null`, absent nor
-   * an incarnation id, another `disposition`, or a `created` owner that is not the PTY this call
-   * started) refuses the spawn with `claim_ownership_unknown`.
+   * an incarnation id, another `disposition`, or — when it ran this call's `spawn` — an answer
+   * other than `created` naming the PTY that spawn started) refuses the spawn with
+   * `claim_ownership_unknown`, and a PTY that spawn started is stopped.
    */
   ensure(args: EnsureClaimArgs): Promise<EnsureClaimResult>
   /** The current owner of a claim, if any. */
