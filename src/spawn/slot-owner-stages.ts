@@ -2,6 +2,7 @@ import { isPtyLiveOtherIncarnationError, type ExecutionHostId, type ProviderSpaw
 import { watchExits } from './exit-watch.js'
 import { incarnationOf } from '../contracts/incarnation.js'
 import { definedFields } from '../contracts/defined-fields.js'
+import { describeValue } from '../contracts/describe-value.js'
 import { describeSlotOwnerConflict, readSlotOwnerViews } from './slot-owner-views.js'
 import { assertProviderReply, checkAbort, providerFor, rejectExitedReply, reportSpawnCommitted, takeChargeOfStartedProcess } from './provider-call.js'
 import { messageOf, ownSpawnError } from './spawn-failure.js'
@@ -91,7 +92,18 @@ export async function attachToSlotOwner(state: RuntimePtySpawnState, owner: PtyS
     }
     // Proven absent: retire the binding (fenced on the owner), and check nobody took the slot meanwhile.
     state.stage = 'retire_slot_owner'
-    const retired = await store.retireOwner(slot, owner)
+    const retired: unknown = await store.retireOwner(slot, owner)
+    if (typeof retired !== 'boolean' && typeof retired !== 'number') {
+      // Why: a store whose `retireOwner` answers nothing (an `async` method that forgot its
+      // `return`) was read as "the slot changed owner": every respawn of a dead owner's slot failed
+      // `slot_owner_changed`, naming a change that never happened.
+      throw ownSpawnError(
+        state,
+        'slot_owner_unverified',
+        `Slot ${JSON.stringify(slot.key)}: the slot store's retireOwner answered ${describeValue(retired)} for PTY ${JSON.stringify(owner.ptyId)}, proven absent: expected true (the binding retired) or false (the slot names another owner by now)`,
+        { cause: error, ptyId: owner.ptyId },
+      )
+    }
     if (!retired) {
       throw ownSpawnError(state, 'slot_owner_changed', `Slot ${JSON.stringify(slot.key)} changed owner while PTY ${JSON.stringify(owner.ptyId)} was proven absent`, { cause: error, ptyId: owner.ptyId })
     }

@@ -145,7 +145,11 @@ export type PtySlotStore = {
   getPersistedOwner(slot: PtySlot): PtySlotOwner | null | Promise<PtySlotOwner | null>
   /** Bind the slot to its (new) owner, in both views. */
   bindOwner(slot: PtySlot, owner: PtySlotOwner): void | Promise<void>
-  /** Retire the binding only if it still names `expected`; returns whether it did. */
+  /**
+   * Retire the binding only if it still names `expected`; returns whether it did (a count of rows
+   * retired reads as that: `0` is `false`). Any other answer — `undefined` from a method that
+   * forgot its `return` — refuses the spawn with `slot_owner_unverified`, naming `retireOwner`.
+   */
   retireOwner(slot: PtySlot, expected: PtySlotOwner): boolean | Promise<boolean>
 }
 

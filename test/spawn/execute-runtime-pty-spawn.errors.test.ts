@@ -159,6 +159,27 @@ describe('executeRuntimePtySpawn: each error code', () => {
     expect(h.runtime.inspect()).toEqual(EMPTY_RUNTIME)
   })
 
+  it('slot_owner_unverified, naming retireOwner, when the store answers it neither a boolean nor a count (before: slot_owner_changed, a change that never happened)', async () => {
+    const h = createHarness({ storeOverrides: () => ({ retireOwner: () => undefined as unknown as boolean }) })
+    const slot = { key: 'pane' }
+    h.store.bindOwner(slot, { ptyId: 'gone', hostId: 'local' })
+    const error = await expectSpawnError(h.spawn({ slot }), 'slot_owner_unverified')
+    expect(error.message).toBe(
+      'Slot "pane": the slot store\'s retireOwner answered undefined (undefined) for PTY "gone", proven absent: expected true (the binding retired) or false (the slot names another owner by now)',
+    )
+    expect(h.provider.livePtyIds()).toEqual([])
+    expect(h.runtime.inspect()).toEqual(EMPTY_RUNTIME)
+  })
+
+  it('a count of rows retired answered by retireOwner reads as whether it retired the binding', async () => {
+    const h = createHarness({ storeOverrides: (store) => ({ retireOwner: (s, expected) => (store.retireOwner(s, expected) === true ? 1 : 0) as unknown as boolean }) })
+    const slot = { key: 'pane' }
+    h.store.bindOwner(slot, { ptyId: 'gone', hostId: 'local' })
+    const outcome = await h.spawn({ slot })
+    expect(outcome.result.isReattach).toBe(false)
+    expect(h.store.getLiveOwner(slot)).toMatchObject({ ptyId: outcome.result.id })
+  })
+
   it('slot_owner_changed: the attach reply names another incarnation; the live owner is left running', async () => {
     const h = createHarness({
       providerOverrides: (provider) => ({
