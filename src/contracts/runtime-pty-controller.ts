@@ -237,11 +237,15 @@ export type RuntimePtyController = {
    * (`serializeProviderBuffer`); `null` when neither can. Paint it, then follow `data` events from
    * its `seq`.
    *
+   * `timeoutMs` bounds the wait for the renderer's answer (the default controller: 5 000 ms,
+   * `RENDERER_SERIALIZE_TIMEOUT_MS`); past it the provider's snapshot answers, as when the
+   * renderer answers nothing — a hung or crashed view never holds the caller for ever.
+   *
    * @throws TypeError (the default controller) when `options` is not an object, holds an option
-   * other than `scrollbackRows`, or `scrollbackRows` is not a non-negative integer (as
-   * `serializeProviderBuffer`).
+   * other than `scrollbackRows` and `timeoutMs`, `scrollbackRows` is not a non-negative integer (as
+   * `serializeProviderBuffer`), or `timeoutMs` is not a non-negative number.
    */
-  serializeBuffer?(ptyId: string, options?: { scrollbackRows?: number | undefined }): Promise<PtyBufferSerialization | null>
+  serializeBuffer?(ptyId: string, options?: { scrollbackRows?: number | undefined; timeoutMs?: number | undefined }): Promise<PtyBufferSerialization | null>
   /** Register the view holding the PTY's authoritative screen (a newer registration replaces it); dispose to unregister. */
   registerRendererSerializer?(ptyId: string, serializer: PtyRendererSerializer): PtyDisposable
   /** Whether a renderer serializer is registered for the PTY now. */

@@ -69,8 +69,8 @@ export function assertOptionsObject(name: string, value: unknown, known?: readon
  * whose `scrollbackRows` is absent or a non-negative integer (`serializeBuffer` and
  * `serializeProviderBuffer`).
  */
-export function assertBufferOptions(options: unknown): void {
-  assertOptionsObject('options', options, ['scrollbackRows'])
+export function assertBufferOptions(options: unknown, known: readonly string[] = ['scrollbackRows']): void {
+  assertOptionsObject('options', options, known)
   const rows = (options as { scrollbackRows?: unknown } | undefined)?.scrollbackRows
   if (rows !== undefined && (typeof rows !== 'number' || !Number.isInteger(rows) || rows < 0)) {
     throw new TypeError(`Expected the \`scrollbackRows\` option to be a non-negative integer, got ${describeValue(rows)}`)

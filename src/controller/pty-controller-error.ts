@@ -56,7 +56,10 @@ export function isPtyControllerDisposedError(value: unknown): value is PtyContro
  * - `output_overrun`: a terminal handle's `output()` iterator queued more output than its
  *   `maxQueuedChars` without being pulled (opened and forgotten, or read more slowly than the
  *   program writes once flow control let the program run); it dropped that output and ended, and
- *   its next pull rejects with the same code.
+ *   its next pull rejects with the same code;
+ * - `renderer_unresponsive`: a registered renderer serializer did not answer `serializeBuffer`
+ *   within its `timeoutMs` (`RENDERER_SERIALIZE_TIMEOUT_MS` by default: a hung or crashed view);
+ *   the provider's snapshot answered instead.
  */
 export type PtyControllerErrorCode =
   | 'listener_threw'
@@ -69,6 +72,7 @@ export type PtyControllerErrorCode =
   | 'output_dropped'
   | 'provider_event_malformed'
   | 'output_overrun'
+  | 'renderer_unresponsive'
 
 /**
  * A fault the controller survived, reported on its `error` event. The original error is `cause`.

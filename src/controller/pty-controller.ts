@@ -54,7 +54,7 @@ import type { PtyRecord } from './pty-record.js'
 import type { PtyTerminal, PtyTerminalHost } from './pty-terminal.js'
 import { PtyTerminalRegistry } from './pty-terminal-registry.js'
 import { defaultOutputQueueBound } from './terminal-output.js'
-import { assertRendererSerializer } from './renderer-serializers.js'
+import { assertRendererSerializer, RENDERER_SERIALIZE_TIMEOUT_MS } from './renderer-serializers.js'
 import { assertSlot } from './slot-adoption.js'
 import { isWellFormedSlot } from '../spawn/in-memory-slot-store.js'
 import { resolveStopAndWaitRequest } from './stop-and-wait-request.js'
@@ -462,12 +462,17 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
 
   // Renderer snapshots and slots
 
-  async serializeBuffer(ptyId: string, options: { scrollbackRows?: number | undefined } = {}): Promise<PtyBufferSerialization | null> {
+  async serializeBuffer(ptyId: string, options: { scrollbackRows?: number | undefined; timeoutMs?: number | undefined } = {}): Promise<PtyBufferSerialization | null> {
     assertPtyId(ptyId)
-    assertBufferOptions(options)
+    assertBufferOptions(options, ['scrollbackRows', 'timeoutMs'])
+    if (options.timeoutMs !== undefined) assertNonNegativeNumber('option', 'timeoutMs', options.timeoutMs)
     if (this.disposed) return null
-    const onRendererError = (error: unknown): void => this.#m.core.report('provider_threw', 'A renderer serializer threw', error, ptyId)
-    return this.#m.renderers.serialize(ptyId, options, () => this.serializeProviderBuffer(ptyId, options), onRendererError)
+    const core = this.#m.core
+    const bufferOptions = options.scrollbackRows === undefined ? {} : { scrollbackRows: options.scrollbackRows }
+    return this.#m.renderers.serialize(ptyId, bufferOptions, options.timeoutMs ?? RENDERER_SERIALIZE_TIMEOUT_MS, () => this.serializeProviderBuffer(ptyId, bufferOptions), {
+      threw: (error) => core.report('provider_threw', 'A renderer serializer threw', error, ptyId),
+      timedOut: (ms) => core.report('renderer_unresponsive', `A renderer serializer did not answer serializeBuffer within ${ms} ms; the provider's snapshot answered instead`, undefined, ptyId),
+    })
   }
 
   registerRendererSerializer(ptyId: string, serializer: PtyRendererSerializer): PtyDisposable & Disposable {

@@ -14,6 +14,17 @@ import { EXITED_PTY_RECORDS_KEPT } from './pty-record.js'
 export const RENDERER_SERIALIZER_WAIT_DEFAULT_MS = 5_000
 
 /**
+ * How long `serializeBuffer` waits for a registered renderer's answer when no `timeoutMs` is given,
+ * before the provider's snapshot answers instead. Why bounded: a view whose renderer hung or
+ * crashed without unregistering (a webview's process gone) would hold every caller — a restart
+ * saving its terminals — for ever; xterm's serialize addon answers in milliseconds.
+ */
+export const RENDERER_SERIALIZE_TIMEOUT_MS = 5_000
+
+/** What `serializeBuffer` reports of a renderer serializer: a throw (or rejection), and an answer not given in time. */
+export type RendererFaults = { threw: (error: unknown) => void; timedOut: (timeoutMs: number) => void }
+
+/**
  * One registration. `waiting` holds the callbacks of the answers it owes, called when its view is
  * gone — the registration disposed, or the controller disposed — so they are no longer waited for;
  * `null` once it is.
@@ -53,6 +64,9 @@ export class RendererSerializerRegistry {
   readonly #waiters = new Map<string, Set<Waiter>>()
   /** How to give up each renderer answer in flight (the controller's dispose gives up on all). */
   readonly #answering = new Set<() => void>()
+
+  /** Whether the controller was disposed (`close`): a wait cut short then is no renderer's fault. */
+  #closed = false
 
   /** `after` arms the wait timers (the controller's, so `dispose` ends every wait). */
   constructor(after: (ms: number) => PendingTimer) {
@@ -100,6 +114,7 @@ export class RendererSerializerRegistry {
 
   /** The controller was disposed: no renderer's answer is waited for any more. */
   close(): void {
+    this.#closed = true
     for (const giveUp of [...this.#answering]) giveUp()
   }
 
@@ -116,23 +131,27 @@ export class RendererSerializerRegistry {
   /**
    * `serializeBuffer`: the current serializer's snapshot, else the provider's (see
    * {@link serializeBufferFor}) — also once the serializer's registration is disposed, or the
-   * controller, before it answered.
+   * controller, before it answered, or when it has not answered within `timeoutMs` (reported
+   * through `faults.timedOut`).
    */
   serialize(
     ptyId: string,
     options: { scrollbackRows?: number | undefined },
+    timeoutMs: number,
     providerSnapshot: () => Promise<PtyProviderBufferSnapshot | null>,
-    onRendererError: (error: unknown) => void,
+    faults: RendererFaults,
   ): Promise<PtyBufferSerialization | null> {
     const registration = this.#current.get(ptyId)
-    if (registration === undefined) return serializeBufferFor(undefined, options, providerSnapshot, onRendererError)
+    if (registration === undefined) return serializeBufferFor(undefined, options, providerSnapshot, faults.threw)
     const untilRetired = (giveUp: () => void): (() => void) => {
       const waiting = registration.waiting
       if (waiting === null) {
         giveUp()
         return () => undefined
       }
+      const timer = this.#after(timeoutMs)
       const stop = (): void => {
+        timer.cancel()
         waiting.delete(onRetired)
         this.#answering.delete(onRetired)
       }
@@ -142,9 +161,16 @@ export class RendererSerializerRegistry {
       }
       waiting.add(onRetired)
       this.#answering.add(onRetired)
+      // Past `timeoutMs` the renderer is given up on, as if its view went away. A timer that
+      // `dispose()` cut short (it resolves then) is not the renderer's fault: `close` gave up already.
+      void timer.promise.then(() => {
+        if (this.#closed || !waiting.has(onRetired)) return
+        onRetired()
+        faults.timedOut(timeoutMs)
+      })
       return stop
     }
-    return serializeBufferFor(registration.serializer, options, providerSnapshot, onRendererError, untilRetired)
+    return serializeBufferFor(registration.serializer, options, providerSnapshot, faults.threw, untilRetired)
   }
 
   /**
@@ -214,8 +240,8 @@ export function serializationOfSnapshot(snapshot: PtyProviderBufferSnapshot): Pt
 
 /**
  * `serializeBuffer`: the registered renderer's snapshot, else (no renderer, or it answered `null`,
- * something malformed, or threw, or its view went away without answering: `untilRetired` calls
- * back) the provider's. `untilRetired(giveUp)` returns how to stop listening.
+ * something malformed, or threw, or its view went away — or its time ran out — without answering:
+ * `untilRetired` calls back) the provider's. `untilRetired(giveUp)` returns how to stop listening.
  */
 export async function serializeBufferFor(
   serializer: PtyRendererSerializer | undefined,

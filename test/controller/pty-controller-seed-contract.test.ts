@@ -1,12 +1,13 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import type { PtyProvider } from '../../src/contracts/index.js'
-import { createPtyController, type PtyControllerInputModesResetEvent } from '../../src/controller/index.js'
+import { createPtyController, RENDERER_SERIALIZE_TIMEOUT_MS, type PtyControllerInputModesResetEvent } from '../../src/controller/index.js'
 import { INPUT_MODE_RESET_SEQUENCE } from '../../src/controller/input-mode-reset.js'
 import { createInMemorySlotStore, isPtySpawnError } from '../../src/spawn/index.js'
 import { createFakePtyProvider } from '../../src/testing/index.js'
 import { createManualClock } from '../../src/testing/manual-clock.js'
-import { createHarness } from './controller-harness.js'
+import { answerOf, createHarness } from './controller-harness.js'
+import { describeValue } from '../../src/contracts/describe-value.js'
 
 const slot = { scopeId: 'ws', key: 'pane-1' }
 
@@ -188,6 +189,62 @@ describe('renderer serializers and serializeBuffer', () => {
     await h.run(h.controller.dispose())
     await h.settle()
     expect(late).toBeNull()
+    // Its wait cut short by dispose: no renderer's fault.
+    expect(h.errors()).toEqual([])
+  })
+
+  // A webview whose process crashed keeps its registration: nobody unmounts the view.
+  it('a renderer that never answers and stays registered: the provider answers after RENDERER_SERIALIZE_TIMEOUT_MS, renderer_unresponsive reported (before: the caller waited for ever)', async () => {
+    const h = createHarness()
+    const { id } = await h.controller.spawn({})
+    h.provider.emitData(id, 'abc')
+    h.controller.registerRendererSerializer(id, () => new Promise(() => {}))
+    const answer = answerOf(h.controller.serializeBuffer(id))
+    await h.settle()
+    h.clock.advance(RENDERER_SERIALIZE_TIMEOUT_MS - 1)
+    await h.settle()
+    expect(answer()).toBeUndefined()
+    h.clock.advance(1)
+    await h.settle()
+    expect(answer()).toEqual({ data: 'abc', cols: 80, rows: 24, seq: 3 })
+    expect(h.errors().map(({ code, ptyId, message }) => ({ code, ptyId, message }))).toEqual([
+      {
+        code: 'renderer_unresponsive',
+        ptyId: id,
+        message: `A renderer serializer did not answer serializeBuffer within ${RENDERER_SERIALIZE_TIMEOUT_MS} ms; the provider's snapshot answered instead`,
+      },
+    ])
+    // The registration stays: a renderer that answers again is asked first.
+    expect(h.controller.hasRendererSerializer(id)).toBe(true)
+  })
+
+  it('timeoutMs bounds the wait; an answer in time is the renderer\'s, its timer cancelled, nothing reported', async () => {
+    const h = createHarness()
+    const { id } = await h.controller.spawn({})
+    h.provider.emitData(id, 'abc')
+    let reply: ((value: { data: string; cols: number; rows: number }) => void) | undefined
+    h.controller.registerRendererSerializer(id, () => new Promise((resolve) => (reply = resolve)))
+    const timers = h.clock.pendingTimerCount()
+    const late = answerOf(h.controller.serializeBuffer(id, { timeoutMs: 100 }))
+    await h.settle()
+    h.clock.advance(100)
+    await h.settle()
+    expect(late()).toEqual({ data: 'abc', cols: 80, rows: 24, seq: 3 })
+    const inTime = answerOf(h.controller.serializeBuffer(id, { timeoutMs: 100, scrollbackRows: 5 }))
+    await h.settle()
+    h.clock.advance(50)
+    reply!({ data: 'RENDERED', cols: 100, rows: 30 })
+    await h.settle()
+    expect(inTime()).toEqual({ data: 'RENDERED', cols: 100, rows: 30 })
+    expect(h.clock.pendingTimerCount()).toBe(timers)
+    expect(h.errors().map((error) => error.code)).toEqual(['renderer_unresponsive'])
+  })
+
+  it.each([-1, Number.NaN, Number.POSITIVE_INFINITY, '100', null])('serializeBuffer refuses timeoutMs %s with a TypeError naming it', async (timeoutMs) => {
+    const h = createHarness()
+    await expect(h.controller.serializeBuffer('any', { timeoutMs: timeoutMs as number })).rejects.toThrow(
+      new TypeError(`Expected the \`timeoutMs\` option to be a non-negative number, got ${describeValue(timeoutMs)}`),
+    )
   })
 
   it('a stale registration’s dispose leaves a newer one in place', async () => {
