@@ -210,14 +210,17 @@ export function expectNoChildLeftBehind(cleanup: () => Promise<void>): void {
 export function killTerminalsAfterAll(): NodePtyTerminal[] {
   const started: NodePtyTerminal[] = []
   expectNoChildLeftBehind(async () => {
-    for (const terminal of started.splice(0)) {
+    const killed = started.splice(0)
+    for (const terminal of killed) {
       try {
         terminal.kill('SIGKILL')
       } catch {
         // Already gone.
       }
     }
-    await new Promise((resolve) => setTimeout(resolve, 50))
+    // Why wait for each death rather than a fixed pause: on a loaded machine (a full test run) a
+    // SIGKILLed child can take longer than 50 ms to die, and was then counted as left behind.
+    await waitFor(() => (killed.every((terminal) => isDead(terminal.pid)) ? true : undefined), 'the killed terminals to die')
   })
   return started
 }
