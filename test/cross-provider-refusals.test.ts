@@ -287,6 +287,7 @@ describe.each(kinds)('cross-provider refusals: %s', (kind) => {
     const live = await controller.spawn({ hostId, file: '/bin/sh', args: ['-c', 'sleep 30'], cols: 80, rows: 24 })
     const seen: Record<string, Cell> = {}
     const wanted: Record<string, Cell> = {}
+    const expected: Record<string, string | undefined> = {}
     for (const [cols, rows] of [
       [0, 24],
       [-1, 24],
@@ -306,11 +307,16 @@ describe.each(kinds)('cross-provider refusals: %s', (kind) => {
       wanted[`controller ${cols}x${rows}`] = { how: 'threw', error: 'TypeError', code: 'invalid_option', option, namesOption: true, showsValue: true }
       const direct = await cellOf(() => provider.resize(live.id, cols, rows), { option, value })
       if (direct.how !== 'returned') direct.error = 'the provider\'s' // Each provider has its own class; the code, option and message agree.
+      // What the message says was expected: the controller's words, from every provider.
+      const refusal = (await outcome(() => provider.resize(live.id, cols, rows))).value
+      expected[`${cols}x${rows}`] = / to be (.*), got /.exec(refusal instanceof Error ? refusal.message : '')?.[1]
       seen[`provider ${cols}x${rows}`] = direct
       wanted[`provider ${cols}x${rows}`] = { how: 'threw', error: 'the provider\'s', code: 'invalid_option', option, namesOption: true, showsValue: true }
     }
     // Until 7 Dec: no code from the controller and the fake, `invalid_spawn_option` from node-pty and SSH.
     expect(seen).toEqual(wanted)
+    // Until 7 Dec node-pty alone said "a positive integer" (for 0) and "a positive integer of at most 65535".
+    expect(new Set(Object.values(expected))).toEqual(new Set(['an integer from 1 to 65535']))
     const typeError: Cell = { how: 'threw', error: 'TypeError', namesOption: true, showsValue: true }
     // No call takes a signal's name: a stop's `signal` is an AbortSignal, and a name there is refused, the PTY left running.
     expect(await cellOf(() => controller.stopAndWait(live.id, { signal: 'SIGTERM' as never, timeoutMs: 5_000 }), { option: 'signal', value: 'SIGTERM' })).toEqual({ ...typeError, how: 'rejected' })

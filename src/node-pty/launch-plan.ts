@@ -2,6 +2,7 @@ import { checkLaunchShape } from '../contracts/launch-shape.js'
 import { accessSync, constants as fsConstants, statSync } from 'node:fs'
 import { delimiter, isAbsolute, resolve } from 'node:path'
 import { MAX_PTY_DIMENSION, type PtyProcessLaunch } from '../contracts/index.js'
+import { isPtyDimension } from '../contracts/pty-dimension.js'
 import { NodePtyOptionError } from './node-pty-option-error.js'
 import { withoutStackTraces } from './without-stack-traces.js'
 
@@ -97,11 +98,10 @@ export type NodePtyLaunchContext = {
  * 'invalid_option'`, what `PtyProvider.resize` documents).
  */
 export function assertPtyDimension(option: 'cols' | 'rows', value: unknown, code: 'invalid_spawn_option' | 'invalid_option' = 'invalid_spawn_option'): asserts value is number {
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1) {
-    throw new NodePtyOptionError(option, 'a positive integer', value, undefined, false, code)
-  }
-  if (value > NODE_PTY_MAX_DIMENSION) {
-    throw new NodePtyOptionError(option, `a positive integer of at most ${NODE_PTY_MAX_DIMENSION}`, value, undefined, false, code)
+  // One phrase for every bad size, the one every provider and the controller use: a `0` refused as
+  // "a positive integer" did not say the bound, a `65536` did not say the floor.
+  if (!isPtyDimension(value)) {
+    throw new NodePtyOptionError(option, `an integer from 1 to ${NODE_PTY_MAX_DIMENSION}`, value, undefined, false, code)
   }
 }
 
