@@ -20,6 +20,7 @@ import { spawn as spawnChild } from 'node:child_process'
 import { createInterface } from 'node:readline'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import {
+  assertPtyDimension,
   createListenerSet,
   createRecentIds,
   isPtyIncarnationId,
@@ -412,8 +413,12 @@ export function createJsonLinesPtyProvider(options: JsonLinesPtyProviderOptions 
     write,
     resize(id: string, cols: number, rows: number): boolean {
       for (const [option, value] of [['cols', cols], ['rows', rows]] as const) {
-        if (!Number.isInteger(value) || value <= 0) {
-          throw new TypeError(`Expected the \`${option}\` argument to be a positive integer, got ${String(value)} (${typeof value})`)
+        try {
+          assertPtyDimension(option, value, 'argument')
+        } catch (error) {
+          // The refusal `PtyProvider.resize` documents (and the conformance suite checks): a host
+          // matches on `code`, whichever provider or controller refused the size.
+          throw Object.assign(error as TypeError, { code: 'invalid_option', option, value })
         }
       }
       if (!isLive(id)) return false

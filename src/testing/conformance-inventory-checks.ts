@@ -1,6 +1,7 @@
 import { expect } from './conformance-expect.js'
 import { isWriteSettlement, type PtyIncarnationId, type ProviderProcessInfo, type PtySpawnResult, type WriteSettlement } from '../contracts/index.js'
 import { malformedListing } from '../contracts/listing-rows.js'
+import { MAX_PTY_DIMENSION } from '../contracts/pty-dimension.js'
 import { CONFORMANCE_DEFAULT_TIMEOUT_MS, type PtyProviderConformanceCheck, type PtyProviderConformanceHarness, type PtyProviderConformanceOptions } from './conformance-types.js'
 import { FOREIGN_INCARNATION_ID } from './conformance-seed-checks.js'
 
@@ -151,6 +152,44 @@ export function inventoryConformanceChecks(options: PtyProviderConformanceOption
       },
     },
     {
+      name: 'refuses a size that is not an integer from 1 to 65535 (0, negative, fractional, NaN, infinite, too large, a string) with `code: \'invalid_option\'`, the `option` and the `value`, leaving the PTY as it was',
+      async run(h) {
+        const result = await h.spawn({ ...options.spawnLongRunning(), cols: 80, rows: 24 })
+        const readback = capabilities.resizeReadback ?? h.provider.getSize !== undefined
+        for (const option of ['cols', 'rows'] as const) {
+          for (const value of BAD_PTY_DIMENSIONS) {
+            const [cols, rows] = option === 'cols' ? [value, 24] : [80, value]
+            const call = `resize(id, ${describeDimension(cols)}, ${describeDimension(rows)})`
+            let answer: unknown
+            let thrown: unknown
+            try {
+              answer = h.provider.resize(result.id, cols as number, rows as number)
+            } catch (error) {
+              thrown = error
+            }
+            // Why thrown, with a code: the controller refuses the same sizes so, and a host that
+            // calls the provider directly (or a terminal handle over it) matches on `code`; a
+            // `false` would read as "the PTY is gone", and a `true` resized it to what the
+            // kernel wraps (65 536 rows is 0) or the provider rounds.
+            expect(
+              typeof thrown === 'object' && thrown !== null,
+              `${call} ${thrown === undefined ? `answered ${String(answer)}` : `threw ${String(thrown)}`}: a bad size is refused by throwing an error with code 'invalid_option', option and value`,
+            ).toBe(true)
+            const error = thrown as { code?: unknown; option?: unknown; value?: unknown; message?: unknown }
+            expect(error.code, `${call}: the error's code`).toBe('invalid_option')
+            expect(error.option, `${call}: the error's option`).toBe(option)
+            expect(error.value, `${call}: the error's value`).toBe(value)
+            expect(error.message, `${call}: the message names the argument`).toContain(`\`${option}\``)
+            expect(error.message, `${call}: the message shows the value`).toContain(typeof value === 'string' ? JSON.stringify(value) : String(value))
+          }
+        }
+        // Nothing was applied, and the PTY still takes a good size.
+        if (readback && h.provider.getSize !== undefined) expect(h.provider.getSize(result.id), 'the size after the refused resizes').toEqual({ cols: 80, rows: 24 })
+        expect(h.exitsOf(result.id), 'a refused resize does not end the PTY').toEqual([])
+        expect(h.provider.resize(result.id, 100, 30), 'a good resize after the refused ones').toBe(true)
+      },
+    },
+    {
       name: 'confirms foreground evidence only for a live PTY, and never makes it up (when it offers confirmForeground)',
       async run(h) {
         const confirm = h.provider.confirmForeground
@@ -221,6 +260,17 @@ export function inventoryConformanceChecks(options: PtyProviderConformanceOption
       },
     },
   ]
+}
+
+/**
+ * Sizes no PTY can have (see `MAX_PTY_DIMENSION`): zero, negative, fractional, not a number,
+ * infinite, one past the kernel's `unsigned short` (65 536 wraps to 0), far past it, and a string.
+ */
+const BAD_PTY_DIMENSIONS: readonly unknown[] = [0, -1, 1.5, Number.NaN, Number.POSITIVE_INFINITY, MAX_PTY_DIMENSION + 1, 1_000_000_000, '80']
+
+/** A size in a call's description: a string quoted, a number as written. */
+function describeDimension(value: unknown): string {
+  return typeof value === 'string' ? JSON.stringify(value) : String(value)
 }
 
 /**

@@ -46,7 +46,10 @@ export const CONFORMANCE_TEST_TIMEOUT_FACTOR = 6
  *   its exit is reported; after a respawn under the same id, its row names the new incarnation;
  * - every method's promise settles (within `timeoutMs`), `write` never rejects, and `onData` /
  *   `onExit` return an unsubscribe function that removes only its own listener;
- * - a resize is reflected in the size read back, where the provider can read it;
+ * - a resize is reflected in the size read back, where the provider can read it; a size that is
+ *   not an integer from 1 to `MAX_PTY_DIMENSION` is refused by throwing an error with
+ *   `code: 'invalid_option'`, `option` and `value` (never answered `true` or `false`), the PTY left
+ *   at its size;
  * - foreground evidence (`confirmForeground`, when present) is plain, well-formed, or `null`, and
  *   `null` for unknown and exited PTYs; `resetInputModes` (when present) neither fails nor stops;
  * - `dispose` leaves nothing running;

@@ -95,6 +95,34 @@ const cases: Array<[string, string, () => PtyProvider]> = [
   })],
   ['reflects a resize', 'reads back a stale size', broken(() => ({ getSize: () => ({ cols: 80, rows: 24 }) }))],
   ['reflects a resize', 'claims to resize an unknown PTY', broken((fake) => ({ resize: (id: string, cols: number, rows: number) => fake.resize(id, cols, rows) || true }))],
+  // A bad size (the conformance suite did not check it before 7 Dec).
+  ['not an integer from 1 to 65535', 'refuses a bad size with a bare TypeError, no code (as the fake did until 7 Dec)', broken((fake) => ({
+    resize: (id: string, cols: number, rows: number) => {
+      try {
+        return fake.resize(id, cols, rows)
+      } catch (error) {
+        throw new TypeError((error as Error).message)
+      }
+    },
+  }))],
+  ['not an integer from 1 to 65535', 'answers a bad size `false`, as if the PTY were gone', broken((fake) => ({
+    resize: (id: string, cols: number, rows: number) => (Number.isInteger(cols) && Number.isInteger(rows) && cols >= 1 && rows >= 1 && cols <= 65_535 && rows <= 65_535 ? fake.resize(id, cols, rows) : false),
+  }))],
+  ['not an integer from 1 to 65535', 'clamps and rounds a bad size instead of refusing it', broken((fake) => ({
+    resize: (id: string, cols: number, rows: number) => {
+      const clamp = (value: number, fallback: number) => (Number.isFinite(value) ? Math.min(65_535, Math.max(1, Math.round(value))) : fallback)
+      return fake.resize(id, clamp(cols, 80), clamp(rows, 24))
+    },
+  }))],
+  ['not an integer from 1 to 65535', 'names the wrong argument', broken((fake) => ({
+    resize: (id: string, cols: number, rows: number) => {
+      try {
+        return fake.resize(id, cols, rows)
+      } catch (error) {
+        throw Object.assign(error as Error, { option: 'size' })
+      }
+    },
+  }))],
   ['nothing running after dispose', 'disposes without stopping anything', broken(() => ({ dispose: async () => undefined }))],
   // The seed's provider-side rules (issue 11).
   ['`deadlineMs` as an absolute time', 'reads deadlineMs as a duration (its timer overflows and it gives up empty)', broken((fake) => ({
@@ -181,6 +209,17 @@ const explained: Array<[string, string, () => PtyProvider, RegExp]> = [
   ['never answers `false`', 'never settles a liveness probe', broken(() => ({ probeLiveness: () => new Promise<never>(() => undefined) })), /provider\.probeLiveness\("fake-1"\) did not settle/],
   ['write after exit', 'rejects a write (an async write that throws)', broken(() => ({ write: async () => { throw new Error('closed') } })), /write rejected \(Error: closed\): it must settle with a WriteSettlement, never reject/],
   ['graceful stop', 'returns nothing from onData', broken((fake) => ({ onData: (listener: (event: PtyDataEvent) => void) => void fake.onData(listener) as never })), /provider\.onData\(listener\) must return an unsubscribe function/],
+  ['not an integer from 1 to 65535', 'resizes to 0 columns (what the kernel does with a size past 65535)', broken((fake) => ({ resize: (id: string) => fake.livePtyIds().includes(id) })),
+    /resize\(id, 0, 24\) answered true: a bad size is refused by throwing an error with code 'invalid_option', option and value/],
+  ['not an integer from 1 to 65535', 'throws a bare TypeError', broken((fake) => ({
+    resize: (id: string, cols: number, rows: number) => {
+      try {
+        return fake.resize(id, cols, rows)
+      } catch (error) {
+        throw new TypeError((error as Error).message)
+      }
+    },
+  })), /resize\(id, 0, 24\): the error's code: expected undefined \(undefined\) to be "invalid_option" \(string\)$/],
   ['lists every live PTY', 'puts null into its listing', broken((fake) => ({ listProcesses: async () => [...(await fake.listProcesses()), null as never] })), /every listing row is an object with a non-empty string `id`/],
   // Before: "expected {…"at":"1970-01-01T00:00:00.000Z"…} to deeply equal {…"at":"1970-01-01T00:00:00.000Z"…}", the two sides shown alike.
   ['plain serializable data', 'stamps its exits with a Date', broken(rewriteExits((e) => ({ ...e, at: new Date(0) }) as PtyExitEvent)), /: at \.at, "1970-01-01T00:00:00\.000Z" \(string\) where a Date "1970-01-01T00:00:00\.000Z" was expected$/],
