@@ -178,6 +178,7 @@ const drivers = {
   spawnExit: (code) => ({ metadata: fakeScriptMetadata({ exit: { exitCode: code } }) }),
   spawnSignaled: (signal) => ({ metadata: fakeScriptMetadata({ exit: { exitCode: 0, signal } }) }),
   killFromOutside: (result, provider) => provider.emitExit(result.id, { exitCode: 0, signal: 9 }),
+  stopReadingInput: (result, provider) => provider.setInputHeld(result.id, true),
 }
 const checks = ptyProviderConformanceChecks(drivers)
 
@@ -333,7 +334,7 @@ try {
   const checkCount = `
     const { fakeScriptMetadata, ptyProviderConformanceChecks } = require('ptykit/testing')
     const spawn = () => ({ metadata: fakeScriptMetadata({}) })
-    console.log(ptyProviderConformanceChecks({ spawnEcho: spawn, spawnLongRunning: spawn, spawnExit: spawn, spawnSignaled: spawn, killFromOutside: () => undefined }).length)`
+    console.log(ptyProviderConformanceChecks({ spawnEcho: spawn, spawnLongRunning: spawn, spawnExit: spawn, spawnSignaled: spawn, killFromOutside: () => undefined, stopReadingInput: () => undefined }).length)`
   // vitest installed, but not running this code (a node:test or Jest suite in a project that has
   // vitest too): describePtyProviderConformance says what to do, not vitest's internal TypeError.
   const outsideVitest = `

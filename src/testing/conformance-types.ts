@@ -63,6 +63,15 @@ export type PtyProviderConformanceOptions = {
    * `diedBeforeStopRequest`; not registered without it.
    */
   killFromOutside?: ((result: PtySpawnResult, provider: PtyProvider) => void | Promise<void>) | undefined
+  /**
+   * Make the program of a PTY `provider` spawned with `spawnLongRunning` stop reading its input,
+   * as a busy or stopped program does, so that the provider must hold what is written to it —
+   * `process.kill(result.pid, 'SIGSTOP')` for a local or loopback process; a fake's
+   * `setInputHeld(result.id, true)`. Resolve once it reads no more. For the check that a write
+   * whose bytes the provider held settles when the PTY ends first (stopped, or SIGKILLed from
+   * outside with `killFromOutside`) — never `accepted`, never left pending; not registered without it.
+   */
+  stopReadingInput?: ((result: PtySpawnResult, provider: PtyProvider) => void | Promise<void>) | undefined
   /** What the provider cannot do. */
   capabilities?: PtyProviderConformanceCapabilities | undefined
   /** How long to wait for an event. Default {@link CONFORMANCE_DEFAULT_TIMEOUT_MS}. */
@@ -116,7 +125,7 @@ export type PtyProviderConformanceCheck = {
 const CONFORMANCE_CAPABILITY_NAMES = optionNamesOf<PtyProviderConformanceCapabilities>()('signals', 'resizeReadback', 'authoritativeListings', 'exitsOnDispose', 'writeBytes')
 
 /** Every option of {@link PtyProviderConformanceOptions} (complete: checked at compile time). */
-const CONFORMANCE_OPTION_NAMES = optionNamesOf<PtyProviderConformanceOptions>()('spawnEcho', 'spawnLongRunning', 'spawnExit', 'spawnSignaled', 'killFromOutside', 'capabilities', 'timeoutMs', 'afterSpawn', 'drive')
+const CONFORMANCE_OPTION_NAMES = optionNamesOf<PtyProviderConformanceOptions>()('spawnEcho', 'spawnLongRunning', 'spawnExit', 'spawnSignaled', 'killFromOutside', 'stopReadingInput', 'capabilities', 'timeoutMs', 'afterSpawn', 'drive')
 
 /**
  * Throw a `TypeError` naming the option unless `options` is an object with the three spawn
@@ -137,7 +146,7 @@ export function assertConformanceOptions(options: unknown): asserts options is P
     const value = (options as Record<string, unknown>)[name]
     if (typeof value !== 'function') throw new TypeError(`Expected the \`${name}\` option to be a function, got ${describeValue(value)}`)
   }
-  for (const name of ['spawnSignaled', 'killFromOutside'] as const) {
+  for (const name of ['spawnSignaled', 'killFromOutside', 'stopReadingInput'] as const) {
     const value = (options as Record<string, unknown>)[name]
     if (value !== undefined && typeof value !== 'function') throw new TypeError(`Expected the \`${name}\` option to be a function (or left out), got ${describeValue(value)}`)
   }

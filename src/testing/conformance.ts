@@ -3,6 +3,7 @@ import type { PtyProvider } from '../contracts/index.js'
 import { bytesConformanceChecks } from './conformance-bytes-checks.js'
 import { eventAndExitConformanceChecks } from './conformance-event-checks.js'
 import { runPtyProviderConformanceCheck } from './conformance-harness.js'
+import { heldWriteConformanceChecks } from './conformance-held-write-checks.js'
 import { inventoryConformanceChecks } from './conformance-inventory-checks.js'
 import { seedRuleConformanceChecks } from './conformance-seed-checks.js'
 import {
@@ -16,7 +17,8 @@ import { TestingPeerUnavailableError } from './testing-peer-unavailable-error.js
 import { vitestPeer } from './testing-peers.js'
 
 // The provider conformance suite: the list of checks (in `conformance-event-checks.ts`,
-// `conformance-inventory-checks.ts` and `conformance-seed-checks.ts`) and its vitest registration;
+// `conformance-inventory-checks.ts`, `conformance-seed-checks.ts`, `conformance-bytes-checks.ts`
+// and `conformance-held-write-checks.ts`) and its vitest registration;
 // the harness that runs one check is `conformance-harness.ts`, the types `conformance-types.ts`.
 
 /**
@@ -60,7 +62,11 @@ export const CONFORMANCE_TEST_TIMEOUT_FACTOR = 6
  *   stop of an id it never held resolves (already gone) and stops nothing else;
  * - writes of raw bytes (`writeBytes`, where the provider has it or the `writeBytes` capability says
  *   so): settled as honestly as text (never accepted after exit, refused at once after one it
- *   reported), and anything but a `Uint8Array` refused with a `TypeError`.
+ *   reported), and anything but a `Uint8Array` refused with a `TypeError`;
+ * - with `stopReadingInput`, a write whose bytes the provider held for a program that reads
+ *   nothing settles, when the PTY ends first (a graceful or immediate stop, a SIGKILL from
+ *   outside, `dispose`), `refused('pty_exited')` or `unverifiable('partial_write', true)`: never
+ *   `accepted`, never a rejection, never left pending.
  *
  * Use {@link describePtyProviderConformance} to register them with vitest; the list is exported so
  * other runners (or a test of a deliberately broken provider) can run them one by one. The checks
@@ -87,6 +93,7 @@ export function ptyProviderConformanceChecks(options: PtyProviderConformanceOpti
     ...inventoryConformanceChecks(options),
     ...seedRuleConformanceChecks(options),
     ...bytesConformanceChecks(options),
+    ...heldWriteConformanceChecks(options),
   ]
 }
 

@@ -10,6 +10,8 @@ const drivers = {
   spawnExit: (code: number) => ({ file: '/bin/sh', args: ['-c', `exit ${code}`] }),
   spawnSignaled: (signal: number) => ({ file: '/bin/sh', args: ['-c', `kill -${signal} $$`] }),
   killFromOutside: (result: PtySpawnResult) => void process.kill(result.pid!, 'SIGKILL'),
+  // A stopped `cat` reads nothing: the provider holds what the full terminal input cannot take.
+  stopReadingInput: (result: PtySpawnResult) => void process.kill(result.pid!, 'SIGSTOP'),
 }
 
 describePtyProviderConformance('node-pty', () => createNodePtyProvider(), drivers)

@@ -12,4 +12,5 @@ describePtyProviderConformance('pty-host', () => providerOn(socketPath), {
   spawnExit: (code) => ({ file: '/bin/sh', args: ['-c', `exit ${code}`] }),
   spawnSignaled: (signal) => ({ file: '/bin/sh', args: ['-c', `kill -${signal} $$`] }),
   killFromOutside: (result) => void process.kill(result.pid!, 'SIGKILL'),
+  stopReadingInput: (result) => void process.kill(result.pid!, 'SIGSTOP'),
 })

@@ -12,5 +12,6 @@ describePtyProviderConformance('ssh (OpenSSH on loopback)', () => createSshProvi
   spawnSignaled: (signal) => ({ file: '/bin/sh', args: ['-c', `kill -${signal} $$`] }),
   // Loopback: the remote pid is a pid of this machine.
   killFromOutside: (result) => void process.kill(result.pid!, 'SIGKILL'),
+  stopReadingInput: (result) => void process.kill(result.pid!, 'SIGSTOP'),
   timeoutMs: 10_000,
 })

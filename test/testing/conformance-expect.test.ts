@@ -24,7 +24,7 @@ function failureOf(assertion: () => void): ConformanceAssertionError {
 describe('the conformance checks', () => {
   it('load no vitest: nothing they reach imports it (the checks run under any runner)', async () => {
     const result = await build({
-      entryPoints: ['event', 'inventory', 'seed', 'bytes'].map((name) => path.join(root, `src/testing/conformance-${name}-checks.ts`)),
+      entryPoints: ['event', 'inventory', 'seed', 'bytes', 'held-write'].map((name) => path.join(root, `src/testing/conformance-${name}-checks.ts`)),
       bundle: true,
       write: false,
       metafile: true,

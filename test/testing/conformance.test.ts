@@ -1,5 +1,5 @@
 import { describe, it, expect } from 'vitest'
-import type { PtyDataEvent, PtyExitEvent, PtyProvider } from 'ptykit/contracts'
+import type { PtyDataEvent, PtyExitEvent, PtyProvider, WriteSettlement } from 'ptykit/contracts'
 import {
   createFakePtyProvider,
   fakeScriptMetadata,
@@ -15,6 +15,7 @@ const drivers: PtyProviderConformanceOptions = {
   spawnExit: (code) => ({ metadata: fakeScriptMetadata({ exit: { exitCode: code } }) }),
   spawnSignaled: (signal) => ({ metadata: fakeScriptMetadata({ exit: { exitCode: 0, signal } }) }),
   killFromOutside: (result, provider) => (provider as FakePtyProvider).emitExit(result.id, { exitCode: 0, signal: 9 }),
+  stopReadingInput: (result, provider) => (provider as FakePtyProvider).setInputHeld(result.id, true),
   // Short: a broken provider that never sends an event should fail fast, not slow the suite.
   timeoutMs: 100,
 }
@@ -44,6 +45,16 @@ const rewriteExits =
   (rewrite: (event: PtyExitEvent) => PtyExitEvent) =>
   (fake: FakePtyProvider): Partial<PtyProvider> => ({
     onExit: (listener: (event: PtyExitEvent) => void) => fake.onExit((event) => listener(rewrite(event))),
+  })
+
+/** A provider whose writes the fake held settle as `rewrite` makes of the fake's settlement. */
+const settleHeldWrites =
+  (rewrite: (settlement: WriteSettlement) => unknown) =>
+  (fake: FakePtyProvider): Partial<PtyProvider> => ({
+    write: (id: string, data: string) => {
+      const answer = fake.write(id, data)
+      return answer instanceof Promise ? (answer.then(rewrite) as Promise<WriteSettlement>) : answer
+    },
   })
 
 const cases: Array<[string, string, () => PtyProvider]> = [
@@ -123,6 +134,20 @@ const cases: Array<[string, string, () => PtyProvider]> = [
       }
     },
   }))],
+  // Writes held for a program that reads nothing, when the PTY ends first (not checked before 7 Dec).
+  ['held for a program that reads nothing', 'settles held writes `accepted` when the PTY ends (the bytes went nowhere)', broken(settleHeldWrites((settlement) => (settlement.kind === 'refused' ? { kind: 'accepted' } : settlement)))],
+  ['held for a program that reads nothing', 'settles held writes refused with another reason than `pty_exited`', broken(settleHeldWrites((settlement) => (settlement.kind === 'refused' ? { kind: 'refused', reason: 'provider_refused_write' } : settlement)))],
+  ['held for a program that reads nothing', 'settles held writes `unverifiable` saying no byte left', broken(settleHeldWrites(() => ({ kind: 'unverifiable', reason: 'partial_write', bytesHandedToTransport: false })))],
+  ['held for a program that reads nothing', 'settles held writes accepted only when its provider is disposed', broken((fake) => {
+    let disposing = false
+    return {
+      ...settleHeldWrites((settlement) => (disposing && settlement.kind === 'refused' ? { kind: 'accepted' } : settlement))(fake),
+      dispose: async () => {
+        disposing = true
+        await fake.dispose()
+      },
+    }
+  })],
   ['nothing running after dispose', 'disposes without stopping anything', broken(() => ({ dispose: async () => undefined }))],
   // The seed's provider-side rules (issue 11).
   ['`deadlineMs` as an absolute time', 'reads deadlineMs as a duration (its timer overflows and it gives up empty)', broken((fake) => ({
@@ -220,6 +245,12 @@ const explained: Array<[string, string, () => PtyProvider, RegExp]> = [
       }
     },
   })), /resize\(id, 0, 24\): the error's code: expected undefined \(undefined\) to be "invalid_option" \(string\)$/],
+  ['held for a program that reads nothing', 'leaves held writes pending when the PTY ends', broken(settleHeldWrites(() => new Promise(() => undefined))),
+    /^The write #1 \(1048576 bytes\), held for a program that reads nothing when the PTY ended by a graceful stop, did not settle with a WriteSettlement \(ProviderCallHungError: provider\.write\("fake-1", .*\) did not settle within 100 ms/],
+  ['held for a program that reads nothing', 'rejects held writes when the PTY ends', broken(settleHeldWrites(() => Promise.reject(new Error('the PTY is gone')))),
+    /^The write #1 \(1048576 bytes\), held for a program that reads nothing when the PTY ended by a graceful stop, did not settle with a WriteSettlement \(Error: the PTY is gone\): once the PTY ended, settle it refused\('pty_exited'\) or unverifiable\('partial_write', true\)/],
+  ['held for a program that reads nothing', 'settles held writes accepted when the PTY ends', broken(settleHeldWrites(() => ({ kind: 'accepted' }))),
+    /^the write #1 \(1048576 bytes\), held for a program that reads nothing when the PTY ended by a graceful stop, settled \{"kind":"accepted"\}: bytes dropped at the PTY's end settle refused\('pty_exited'\) when none of them had gone on, unverifiable\('partial_write', true\) when some had — never accepted: expected false \(boolean\) to be true \(boolean\)$/],
   ['lists every live PTY', 'puts null into its listing', broken((fake) => ({ listProcesses: async () => [...(await fake.listProcesses()), null as never] })), /every listing row is an object with a non-empty string `id`/],
   // Before: "expected {…"at":"1970-01-01T00:00:00.000Z"…} to deeply equal {…"at":"1970-01-01T00:00:00.000Z"…}", the two sides shown alike.
   ['plain serializable data', 'stamps its exits with a Date', broken(rewriteExits((e) => ({ ...e, at: new Date(0) }) as PtyExitEvent)), /: at \.at, "1970-01-01T00:00:00\.000Z" \(string\) where a Date "1970-01-01T00:00:00\.000Z" was expected$/],
@@ -331,6 +362,16 @@ describe('ptyProviderConformanceChecks', () => {
       await expect(runPtyProviderConformanceCheck(check, textOnly, declaring)).rejects.toThrow(/declared, but the provider has no writeBytes method/)
     }
     expect(() => ptyProviderConformanceChecks({ ...drivers, capabilities: { writeByte: true } as never })).toThrow(/writeByte/)
+  })
+
+  it('should run the held-write check only with a stopReadingInput driver, ending the PTY each way the provider can be', () => {
+    const held = (options: PtyProviderConformanceOptions) => ptyProviderConformanceChecks(options).filter((check) => check.name.includes('held for a program that reads nothing'))
+    const { stopReadingInput: _stopReadingInput, ...withoutDriver } = drivers
+    expect(held(withoutDriver)).toEqual([])
+    expect(held(drivers).map((check) => check.name)).toEqual([expect.stringContaining('(a graceful stop, an immediate stop, a SIGKILL from outside, dispose)')])
+    const { killFromOutside: _killFromOutside, ...withoutKill } = drivers
+    expect(held({ ...withoutKill, capabilities: { exitsOnDispose: false } }).map((check) => check.name)).toEqual([expect.stringContaining('(a graceful stop, an immediate stop)')])
+    expect(() => ptyProviderConformanceChecks({ ...drivers, stopReadingInput: 'SIGSTOP' as never })).toThrow('Expected the `stopReadingInput` option to be a function (or left out), got "SIGSTOP" (string)')
   })
 
   it('should not register a suite with a non-positive timeout', async () => {

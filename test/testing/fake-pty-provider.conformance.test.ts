@@ -10,6 +10,7 @@ const fakeDrivers = {
   // As node-pty reports a signalled death: code 0 with the signal.
   spawnSignaled: (signal: number) => ({ metadata: fakeScriptMetadata({ exit: { exitCode: 0, signal } }) }),
   killFromOutside: (result: PtySpawnResult, provider: PtyProvider) => (provider as FakePtyProvider).emitExit(result.id, { exitCode: 0, signal: 9 }),
+  stopReadingInput: (result: PtySpawnResult, provider: PtyProvider) => (provider as FakePtyProvider).setInputHeld(result.id, true),
 }
 
 describePtyProviderConformance('fake (default macrotask delivery)', () => createFakePtyProvider(), fakeDrivers)
