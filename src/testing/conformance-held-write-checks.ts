@@ -1,5 +1,5 @@
 import { expect } from './conformance-expect.js'
-import { isWriteSettlement, type PtySpawnResult, type WriteSettlement } from '../contracts/index.js'
+import { isWriteSettlement, type PtyProvider, type PtySpawnResult, type WriteSettlement } from '../contracts/index.js'
 import { CONFORMANCE_POLL_INTERVAL_MS } from './conformance-harness.js'
 import { CONFORMANCE_DEFAULT_TIMEOUT_MS, type PtyProviderConformanceCheck, type PtyProviderConformanceHarness, type PtyProviderConformanceOptions } from './conformance-types.js'
 
@@ -7,14 +7,17 @@ import { CONFORMANCE_DEFAULT_TIMEOUT_MS, type PtyProviderConformanceCheck, type 
 // terminal's input buffer is full): what they settle when the PTY ends first.
 
 /**
- * One write of the check: 1 MiB of lines. Lines, because a terminal in its default (cooked) mode
+ * One write of the check: 256 KiB of lines. Lines, because a terminal in its default (cooked) mode
  * takes — and drops — the rest of a line longer than its buffer from a program that does not read;
  * whole lines fill the buffer, and then the writer must wait.
  */
-const HELD_WRITE_CHUNK = `${'ptykit-conformance-held-input '.padEnd(1_023, 'x')}\n`.repeat(1_024)
+const HELD_WRITE_CHUNK = `${'ptykit-conformance-held-input '.padEnd(1_023, 'x')}\n`.repeat(256)
 
-/** At most this many writes (16 MiB) before the check stops looking for one the provider holds. */
-const HELD_WRITE_MAX_WRITES = 16
+/**
+ * At most this many writes (16 MiB) before the check stops looking for one the provider holds: past
+ * a terminal's input buffer (some 64 KiB) and an SSH channel's window (2 MiB) many times over.
+ */
+const HELD_WRITE_MAX_WRITES = 64
 
 /**
  * How many writes must answer a promise before the check stops writing: the first may have sent
@@ -24,8 +27,9 @@ const HELD_WRITE_PROMISED_WRITES = 2
 
 /**
  * How long no write may settle before the writes still pending count as held (the program reads
- * nothing), not on their way (a round trip to a remote host); at most a quarter of `timeoutMs`,
- * since the harness fails a write still pending after `timeoutMs`.
+ * nothing), not on their way (a round trip to a remote host). The wait ends a quarter of
+ * `timeoutMs` after the first write at the latest: the harness fails a write still pending
+ * `timeoutMs` after it was made, and the PTY must have ended, and the write settled, before that.
  */
 const HELD_WRITE_QUIET_MS = 100
 
@@ -36,6 +40,8 @@ type WriteOutcome = { settlement: unknown } | { rejected: unknown }
 type TrackedWrite = {
   /** Its place in the burst (0 is the first). */
   readonly index: number
+  /** Written by `writeBytes` (else by `write`). */
+  readonly asBytes: boolean
   /** Its outcome; `undefined` while it is pending. */
   outcome: WriteOutcome | undefined
   /** Resolves once the outcome is known (the harness bounds every provider call by `timeoutMs`). */
@@ -50,8 +56,9 @@ type Ending = { readonly how: string; end(h: PtyProviderConformanceHarness, resu
 
 /**
  * The check of held writes (see `ptyProviderConformanceChecks`), registered with the
- * `stopReadingInput` driver: a write whose bytes the provider held for a program that reads
- * nothing settles, once the PTY ended — a graceful stop, an immediate stop, a SIGKILL from outside
+ * `stopReadingInput` driver: a write (of text, and of bytes where the provider has `writeBytes`
+ * and the `writeBytes` capability is not `false`) whose bytes the provider held for a program
+ * that reads nothing settles, once the PTY ended — a graceful stop, an immediate stop, a SIGKILL from outside
  * (with `killFromOutside`), the provider's `dispose` (where it reports exits) —
  * `refused('pty_exited')` or `unverifiable('partial_write', true)`: never `accepted`, never a
  * rejection, never left pending.
@@ -86,8 +93,9 @@ export function heldWriteConformanceChecks(options: PtyProviderConformanceOption
           if (how === disposeEnding.how && h.provider.dispose === undefined) continue
           const result = await h.spawn(options.spawnLongRunning())
           await stopReadingInput(result, h.provider)
-          const writes = writeUntilHeld(h, result.id)
-          await untilQuiet(h, options, writes, Math.min(HELD_WRITE_QUIET_MS, timeoutMs / 4), timeoutMs)
+          const firstWriteAt = performance.now()
+          const writes = writeUntilHeld(h, result.id, options.capabilities?.writeBytes !== false)
+          await untilQuiet(h, options, writes, firstWriteAt + timeoutMs / 4)
           const held = writes.filter((write) => write.outcome === undefined)
           // Nothing held (the provider took all of it at once, or refused it): nothing to settle.
           if (held.length === 0) continue
@@ -98,7 +106,7 @@ export function heldWriteConformanceChecks(options: PtyProviderConformanceOption
           await ending
           for (const write of held) {
             await write.known
-            const what = `write #${write.index + 1} (${HELD_WRITE_CHUNK.length} bytes), held for a program that reads nothing when the PTY ended by ${how},`
+            const what = `write #${write.index + 1} (${HELD_WRITE_CHUNK.length} bytes${write.asBytes ? ', by writeBytes' : ''}), held for a program that reads nothing when the PTY ended by ${how},`
             const outcome = write.outcome as WriteOutcome
             if ('rejected' in outcome) {
               throw new Error(`The ${what} did not settle with a WriteSettlement (${String(outcome.rejected)}): once the PTY ended, settle it refused('pty_exited') or unverifiable('partial_write', true) — never leave it pending, never reject`)
@@ -116,29 +124,38 @@ export function heldWriteConformanceChecks(options: PtyProviderConformanceOption
   ]
 }
 
+/** {@link HELD_WRITE_CHUNK} as the bytes a `writeBytes` of it hands over (all ASCII: one byte a character). */
+const HELD_WRITE_CHUNK_BYTES = new TextEncoder().encode(HELD_WRITE_CHUNK)
+
 /**
- * Write {@link HELD_WRITE_CHUNK} to `id` until {@link HELD_WRITE_PROMISED_WRITES} writes answered
+ * Write {@link HELD_WRITE_CHUNK} to `id` (every other time as bytes, with `bytes` and a provider
+ * that has `writeBytes`) until {@link HELD_WRITE_PROMISED_WRITES} writes answered
  * a promise, a write answered anything but `accepted` at once, or {@link HELD_WRITE_MAX_WRITES}
  * were written; each write tracked until its outcome is known.
  */
-function writeUntilHeld(h: PtyProviderConformanceHarness, id: string): TrackedWrite[] {
+function writeUntilHeld(h: PtyProviderConformanceHarness, id: string, bytes: boolean): TrackedWrite[] {
+  const provider: PtyProvider = h.provider
+  const writeBytes = bytes && typeof provider.writeBytes === 'function' ? provider.writeBytes.bind(provider) : undefined
   const writes: TrackedWrite[] = []
   let promised = 0
   for (let index = 0; index < HELD_WRITE_MAX_WRITES && promised < HELD_WRITE_PROMISED_WRITES; index += 1) {
     let answer: unknown
+    // Every other write as bytes, where the provider writes bytes: they are held (and dropped) alike.
+    const asBytes = writeBytes !== undefined && index % 2 === 1
     try {
-      answer = h.provider.write(id, HELD_WRITE_CHUNK)
+      answer = asBytes ? writeBytes(id, HELD_WRITE_CHUNK_BYTES) : h.provider.write(id, HELD_WRITE_CHUNK)
     } catch (error) {
       answer = Promise.reject(error)
     }
     if (!isThenable(answer)) {
-      writes.push({ index, outcome: { settlement: answer }, known: Promise.resolve() })
+      writes.push({ index, asBytes, outcome: { settlement: answer }, known: Promise.resolve() })
       if (!isWriteSettlement(answer) || answer.kind !== 'accepted') break
       continue
     }
     promised += 1
     const write: TrackedWrite = {
       index,
+      asBytes,
       outcome: undefined,
       known: Promise.resolve(answer).then(
         (settlement) => {
@@ -155,16 +172,15 @@ function writeUntilHeld(h: PtyProviderConformanceHarness, id: string): TrackedWr
 }
 
 /**
- * Wait (driving the provider) until no write settled for `quietMs`, every write settled, or
- * `timeoutMs` passed.
+ * Wait (driving the provider) until no write settled for {@link HELD_WRITE_QUIET_MS}, every write
+ * settled, or `deadline` (on the `performance.now()` clock) passed.
  */
-async function untilQuiet(h: PtyProviderConformanceHarness, options: PtyProviderConformanceOptions, writes: readonly TrackedWrite[], quietMs: number, timeoutMs: number): Promise<void> {
+async function untilQuiet(h: PtyProviderConformanceHarness, options: PtyProviderConformanceOptions, writes: readonly TrackedWrite[], deadline: number): Promise<void> {
   const settledCount = (): number => writes.filter((write) => write.outcome !== undefined).length
   // The timers' own clock: a provider's test that mocks `Date` must not make this wait run for ever.
-  const deadline = performance.now() + timeoutMs
   let seen = settledCount()
   let quietSince = performance.now()
-  while (seen < writes.length && performance.now() - quietSince < quietMs && performance.now() < deadline) {
+  while (seen < writes.length && performance.now() - quietSince < HELD_WRITE_QUIET_MS && performance.now() < deadline) {
     await options.drive?.(h.provider)
     await new Promise((resolve) => setTimeout(resolve, CONFORMANCE_POLL_INTERVAL_MS))
     const now = settledCount()
