@@ -64,8 +64,8 @@ export const CONFORMANCE_TEST_TIMEOUT_FACTOR = 6
  *   so): settled as honestly as text (never accepted after exit, refused at once after one it
  *   reported), and anything but a `Uint8Array` refused with a `TypeError`;
  * - with `stopReadingInput`, a write (of text, or of bytes with `writeBytes`) whose bytes the provider held for a program that reads
- *   nothing settles, when the PTY ends first (a graceful or immediate stop, a SIGKILL from
- *   outside, `dispose`), `refused('pty_exited')` or `unverifiable('partial_write', true)`: never
+ *   nothing settles, when the PTY ends first (an immediate stop, a SIGKILL from outside,
+ *   `dispose`), `refused('pty_exited')` or `unverifiable('partial_write', true)`: never
  *   `accepted`, never a rejection, never left pending.
  *
  * Use {@link describePtyProviderConformance} to register them with vitest; the list is exported so

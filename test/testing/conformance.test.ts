@@ -252,11 +252,11 @@ const explained: Array<[string, string, () => PtyProvider, RegExp]> = [
     },
   })), /resize\(id, 0, 24\): the error's code: expected undefined \(undefined\) to be "invalid_option" \(string\)$/],
   ['held for a program that reads nothing', 'leaves held writes pending when the PTY ends', broken(settleHeldWrites(() => new Promise(() => undefined))),
-    /^The write #1 \(262144 bytes\), held for a program that reads nothing when the PTY ended by a graceful stop, did not settle with a WriteSettlement \(ProviderCallHungError: provider\.write\("fake-1", .*\) did not settle within 100 ms/],
+    /^The write #1 \(262144 bytes\), held for a program that reads nothing when the PTY ended by an immediate stop, did not settle with a WriteSettlement \(ProviderCallHungError: provider\.write\("fake-1", .*\) did not settle within 100 ms/],
   ['held for a program that reads nothing', 'rejects held writes when the PTY ends', broken(settleHeldWrites(() => Promise.reject(new Error('the PTY is gone')))),
-    /^The write #1 \(262144 bytes\), held for a program that reads nothing when the PTY ended by a graceful stop, did not settle with a WriteSettlement \(Error: the PTY is gone\): once the PTY ended, settle it refused\('pty_exited'\) or unverifiable\('partial_write', true\)/],
+    /^The write #1 \(262144 bytes\), held for a program that reads nothing when the PTY ended by an immediate stop, did not settle with a WriteSettlement \(Error: the PTY is gone\): once the PTY ended, settle it refused\('pty_exited'\) or unverifiable\('partial_write', true\)/],
   ['held for a program that reads nothing', 'settles held writes accepted when the PTY ends', broken(settleHeldWrites(() => ({ kind: 'accepted' }))),
-    /^the write #1 \(262144 bytes\), held for a program that reads nothing when the PTY ended by a graceful stop, settled \{"kind":"accepted"\}: bytes dropped at the PTY's end settle refused\('pty_exited'\) when none of them had gone on, unverifiable\('partial_write', true\) when some had — never accepted: expected false \(boolean\) to be true \(boolean\)$/],
+    /^the write #1 \(262144 bytes\), held for a program that reads nothing when the PTY ended by an immediate stop, settled \{"kind":"accepted"\}: bytes dropped at the PTY's end settle refused\('pty_exited'\) when none of them had gone on, unverifiable\('partial_write', true\) when some had — never accepted: expected false \(boolean\) to be true \(boolean\)$/],
   ['lists every live PTY', 'puts null into its listing', broken((fake) => ({ listProcesses: async () => [...(await fake.listProcesses()), null as never] })), /every listing row is an object with a non-empty string `id`/],
   // Before: "expected {…"at":"1970-01-01T00:00:00.000Z"…} to deeply equal {…"at":"1970-01-01T00:00:00.000Z"…}", the two sides shown alike.
   ['plain serializable data', 'stamps its exits with a Date', broken(rewriteExits((e) => ({ ...e, at: new Date(0) }) as PtyExitEvent)), /: at \.at, "1970-01-01T00:00:00\.000Z" \(string\) where a Date "1970-01-01T00:00:00\.000Z" was expected$/],
@@ -374,9 +374,9 @@ describe('ptyProviderConformanceChecks', () => {
     const held = (options: PtyProviderConformanceOptions) => ptyProviderConformanceChecks(options).filter((check) => check.name.includes('held for a program that reads nothing'))
     const { stopReadingInput: _stopReadingInput, ...withoutDriver } = drivers
     expect(held(withoutDriver)).toEqual([])
-    expect(held(drivers).map((check) => check.name)).toEqual([expect.stringContaining('(a graceful stop, an immediate stop, a SIGKILL from outside, dispose)')])
+    expect(held(drivers).map((check) => check.name)).toEqual([expect.stringContaining('(an immediate stop, a SIGKILL from outside, dispose)')])
     const { killFromOutside: _killFromOutside, ...withoutKill } = drivers
-    expect(held({ ...withoutKill, capabilities: { exitsOnDispose: false } }).map((check) => check.name)).toEqual([expect.stringContaining('(a graceful stop, an immediate stop)')])
+    expect(held({ ...withoutKill, capabilities: { exitsOnDispose: false } }).map((check) => check.name)).toEqual([expect.stringContaining('(an immediate stop)')])
     expect(() => ptyProviderConformanceChecks({ ...drivers, stopReadingInput: 'SIGSTOP' as never })).toThrow('Expected the `stopReadingInput` option to be a function (or left out), got "SIGSTOP" (string)')
   })
 
