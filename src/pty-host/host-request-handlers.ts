@@ -1,4 +1,5 @@
 import { describeTerminalExitCause, isTerminalExitCause } from '../exit-cause/index.js'
+import { describeValue } from '../contracts/describe-value.js'
 import { isPtyIncarnationId, refusedWrite, resolveWaitDeadline, type PtyListProcessesOptions, type PtyShutdownOptions, type ProviderSpawnOptions, type WriteSettlement } from '../contracts/index.js'
 import type { NodePtyProvider } from '../node-pty/index.js'
 import { NODE_PTY_DEFAULT_COLS, NODE_PTY_DEFAULT_ROWS } from '../node-pty/launch-plan.js'
@@ -6,7 +7,7 @@ import { inheritFrom } from '../node-pty/spawn-inheritance.js'
 import { spawnInheritanceOfRequest } from './spawn-request-params.js'
 import type { HostClient } from './host-client.js'
 import type { HostSession, HostSessionStore } from './host-sessions.js'
-import { bytesParam, countParam, PTY_HOST_PROTOCOL_VERSION, SPAWN_LAUNCH_KEYS, stringParam, type PtyHostMethod, type PtyHostRequest } from './protocol.js'
+import { bytesParam, countParam, PTY_HOST_PROTOCOL_VERSION, sessionIdProblem, SPAWN_LAUNCH_KEYS, stringParam, type PtyHostMethod, type PtyHostRequest } from './protocol.js'
 import { invalidPtyHostOption, PtyHostError } from './pty-host-error.js'
 import { assertScreenWithinLimit } from './screen-limit.js'
 import { PTY_HOST_MAX_FRAME_BYTES } from './frame-codec.js'
@@ -112,6 +113,12 @@ export function createHostRequestHandlers({ provider, sessions, activityChanged,
   return {
     async spawn(client, request) {
       const id = stringParam(request.params, 'sessionId')
+      // Before anything is made: an id the output frames cannot carry made every flush to this
+      // client throw (its other sessions' output, exits and replies never came again).
+      const idProblem = sessionIdProblem(id)
+      if (idProblem !== undefined) {
+        throw new PtyHostError('invalid_spawn_option', `Expected the \`sessionId\` option to be ${idProblem}, got ${describeValue(id)}`, { option: 'sessionId' })
+      }
       const holder = live.get(id)
       if (holder !== undefined) {
         const why = diedOnItsWay(holder) ? 'its process has exited; its exit is still being delivered, and the id is free once it is' : 'a live PTY already has that id'

@@ -170,6 +170,26 @@ export function parseRequest(message: Record<string, unknown>): PtyHostRequest |
 }
 
 /**
+ * The longest PTY (session) id the host carries, in UTF-8 bytes: an output frame gives its PTY's
+ * id a 16-bit length. A longer id was accepted by a spawn, and every flush of output to its
+ * connection then threw in the host: that app's other sessions got no output, exit or reply again.
+ */
+export const PTY_HOST_MAX_SESSION_ID_BYTES = 0xffff
+
+/**
+ * Why `value` cannot be a session id (a non-empty string of at most
+ * {@link PTY_HOST_MAX_SESSION_ID_BYTES} UTF-8 bytes), as the expectation of an option refusal;
+ * `undefined` when it can.
+ */
+export function sessionIdProblem(value: unknown): string | undefined {
+  const expected = `a non-empty string of at most ${PTY_HOST_MAX_SESSION_ID_BYTES} UTF-8 bytes`
+  if (typeof value !== 'string' || value.length === 0) return expected
+  // Cheap first: a string's UTF-8 never takes more than 3 bytes per UTF-16 code unit.
+  if (value.length * 3 > PTY_HOST_MAX_SESSION_ID_BYTES && Buffer.byteLength(value, 'utf8') > PTY_HOST_MAX_SESSION_ID_BYTES) return expected
+  return undefined
+}
+
+/**
  * A required string parameter, or throws `invalid_option` naming it and the value — which cross the
  * wire with the refusal (see {@link toWireError}).
  */

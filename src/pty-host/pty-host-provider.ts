@@ -29,7 +29,7 @@ import { addAppEnvironment, asSessionIdRefusal, spawnOptionsRefusal, spawnReques
 import { isRequestTimeout, type PtyHostConnection } from './pty-host-connection.js'
 import { invalidPtyHostOption, isPtyHostError, PtyHostError } from './pty-host-error.js'
 import { PtyHostLink } from './pty-host-link.js'
-import { stopMismatchedHostAdvice, type PtyHostMessage } from './protocol.js'
+import { sessionIdProblem, stopMismatchedHostAdvice, type PtyHostMessage } from './protocol.js'
 import {
   PTY_HOST_CONNECT_TIMEOUT_MS,
   PTY_HOST_RECONNECT_MAX_ATTEMPTS,
@@ -147,6 +147,9 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
     if (disposePromise !== null) throw disposingError('attach')
     if (detachPromise !== null) throw detachingError('attach')
     if (typeof id !== 'string' || id.length === 0) throw invalidPtyHostOption('sessionId', 'a non-empty string', id)
+    // No session can have such an id (the host refuses it at a spawn): nothing to ask.
+    const idProblem = sessionIdProblem(id)
+    if (idProblem !== undefined) throw invalidPtyHostOption('sessionId', idProblem, id)
     const { replayFrom: asked } = attachOptions
     if (asked !== undefined && asked !== 'retained' && asked !== 'live' && !(typeof asked === 'number' && Number.isSafeInteger(asked) && asked >= 0)) {
       throw invalidPtyHostOption('replayFrom', "a non-negative integer (an output sequence), 'retained' or 'live'", asked)
@@ -349,6 +352,12 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
     if (!isOptionsObject(spawnOptions)) return Promise.reject(invalidPtyHostOption('options', 'an object', spawnOptions))
     const { sessionId } = spawnOptions
     if (sessionId !== undefined && (typeof sessionId !== 'string' || sessionId.length === 0)) return Promise.reject(invalidPtyHostOption('sessionId', 'a non-empty string', sessionId))
+    // An id the host's output frames cannot carry (see PTY_HOST_MAX_SESSION_ID_BYTES): refused as a
+    // spawn option, nothing sent (the pipeline's `invalid_spawn_options`, nothing started).
+    const idProblem = sessionId === undefined ? undefined : sessionIdProblem(sessionId)
+    if (idProblem !== undefined) {
+      return Promise.reject(new PtyHostError('invalid_spawn_option', `Expected the \`sessionId\` option to be ${idProblem}, got ${describeValue(sessionId)}`, { option: 'sessionId', value: sessionId }))
+    }
     if (spawnOptions.attachOnly === true) {
       if (sessionId === undefined) return Promise.reject(new PtyHostError('pty_absent', 'Cannot attach: no session id given'))
       const attachOptions: { expectedIncarnationId?: PtyIncarnationId } = {}

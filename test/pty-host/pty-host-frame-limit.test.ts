@@ -77,7 +77,7 @@ describe('pty host: a host that accepts only small frames', () => {
     expect(isPtySpawnError(viaController) && [viaController.code, viaController.option, viaController.outcome]).toEqual(['invalid_spawn_options', 'env', 'not_started'])
     // Named as the provider's option (the pipeline tells a controller's caller `slot.key` for
     // `slotKey`), and a session id too large is the `sessionId` option, also when the spawn first
-    // asks to attach to it.
+    // asks to attach to it (see session-id-bytes.test.ts).
     const huge = 'k'.repeat(300 * 1024)
     for (const [options, option] of [
       [{ file: '/bin/sh', slotKey: huge }, 'slotKey'],
@@ -88,7 +88,8 @@ describe('pty host: a host that accepts only small frames', () => {
     ] as const) {
       const refusal = await app.spawn(options).catch((error: unknown) => error)
       expect(isPtyHostError(refusal) && [refusal.code, refusal.option, refusal.value === huge]).toEqual(['invalid_spawn_option', option, true])
-      expect((refusal as Error).message).toContain(`its largest part is \`${option}\``)
+      // A session id is refused before the frame is measured: no output frame could carry it.
+      expect((refusal as Error).message).toContain(option === 'sessionId' ? 'option to be a non-empty string of at most 65535 UTF-8 bytes' : `its largest part is \`${option}\``)
     }
     const hugeId = await controller.spawn({ file: '/bin/sh', sessionId: huge }).catch((error: unknown) => error)
     expect(isPtySpawnError(hugeId) && [hugeId.code, hugeId.option, hugeId.outcome]).toEqual(['invalid_spawn_options', 'sessionId', 'not_started'])
