@@ -67,6 +67,14 @@ function saidWhenHeld(client: HostClient, request: PtyHostRequest, settlement: W
   return settlement
 }
 
+/**
+ * Refuse an `expectedIncarnationId` parameter that is there but no string: read as absent, it let
+ * a stop or an attach reach whatever process holds the id now (a fence the caller asked for).
+ */
+function assertFenceParam(value: unknown): void {
+  if (value !== undefined && typeof value !== 'string') throw invalidPtyHostOption('expectedIncarnationId', 'an incarnation id (a string)', value)
+}
+
 const absent = (ptyId: string, why: string): PtyHostError => new PtyHostError('pty_absent', `Cannot attach to PTY ${JSON.stringify(ptyId)}: ${why}`, { ptyId })
 
 /**
@@ -184,6 +192,7 @@ export function createHostRequestHandlers({ provider, sessions, activityChanged,
       const rawFrom = request.params.fromSeq
       const fromSeq = rawFrom === 'live' ? 'live' : (countParam(request.params, 'fromSeq') ?? null)
       const expected = request.params.expectedIncarnationId
+      assertFenceParam(expected)
       const includeExited = request.params.includeExited === true
       const session = live.get(id) ?? (includeExited ? exited.get(id) : undefined)
       if (session === undefined) throw absent(id, 'the pty host holds no live PTY with that id')
@@ -232,6 +241,12 @@ export function createHostRequestHandlers({ provider, sessions, activityChanged,
       const id = stringParam(request.params, 'ptyId')
       const shutdownOptions: PtyShutdownOptions = {}
       const { immediate, deadlineMs, timeoutMs, expectedIncarnationId, keepHistory } = request.params
+      // Refused, never read as absent: a fence that is no string stopped whatever process held the
+      // id, and a `keepHistory` that is not a boolean dropped the history.
+      assertFenceParam(expectedIncarnationId)
+      for (const [name, value] of [['immediate', immediate], ['keepHistory', keepHistory]] as const) {
+        if (value !== undefined && typeof value !== 'boolean') throw invalidPtyHostOption(name, 'a boolean', value)
+      }
       if (typeof immediate === 'boolean') shutdownOptions.immediate = immediate
       // The caller's deadline crosses unchanged: an absolute epoch time stays one.
       if (typeof deadlineMs === 'number') shutdownOptions.deadlineMs = deadlineMs

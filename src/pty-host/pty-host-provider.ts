@@ -6,6 +6,7 @@ import { randomBytes } from 'node:crypto'
 import {
   isPtyIncarnationId,
   LOCAL_EXECUTION_HOST_ID,
+  PTY_INCARNATION_ID_MAX_LENGTH,
   refusedWrite,
   resolveWaitDeadline,
   unverifiableWrite,
@@ -154,6 +155,9 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
     if (asked !== undefined && asked !== 'retained' && asked !== 'live' && !(typeof asked === 'number' && Number.isSafeInteger(asked) && asked >= 0)) {
       throw invalidPtyHostOption('replayFrom', "a non-negative integer (an output sequence), 'retained' or 'live'", asked)
     }
+    // The fence of the attach: the host read one that is no string as none, and attached whatever
+    // process holds the id now.
+    assertIncarnationOption('expectedIncarnationId', attachOptions.expectedIncarnationId)
     // Where the output delivered for the id during this call begins: such output raced the reply
     // (another attach's replay, live output), and a caller that holds it meanwhile places it by the
     // sequence this call answers — which must then not already count it.
@@ -382,6 +386,7 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
   async function shutdown(id: string, shutdownOptions: PtyShutdownOptions = {}): Promise<void> {
     // Checked here, as every provider does (a TypeError naming the option, even for an unknown or
     // ended PTY): the host's own refusal would cross without `option`, after the stop was noted.
+    assertShutdownOptions(shutdownOptions)
     const budget = wireBudget(shutdownOptions)
     const pty = ptys.get(id)
     // An ended PTY needs no stop — unless the host could not complete the last one (see `stopUnfinished`).
@@ -742,6 +747,29 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
     [Symbol.asyncDispose]: () => provider.dispose(),
   }
   return provider
+}
+
+/**
+ * A shutdown's options the host would misread, refused naming the option and the value (an
+ * `invalid_option` {@link PtyHostError}), before anything is sent. Why: the host read an
+ * `expectedIncarnationId` that is no string as none, and stopped whatever process held the id —
+ * where the node-pty provider stops nothing —, and a `keepHistory` that is not `true` (`'yes'`) as
+ * `false`, dropping the history the caller asked to keep.
+ */
+function assertShutdownOptions(options: unknown): void {
+  if (!isOptionsObject(options)) throw invalidPtyHostOption('options', 'an object', options)
+  const { immediate, keepHistory, expectedIncarnationId } = options as PtyShutdownOptions
+  for (const [name, value] of [['immediate', immediate], ['keepHistory', keepHistory]] as const) {
+    if (value !== undefined && typeof value !== 'boolean') throw invalidPtyHostOption(name, 'a boolean', value)
+  }
+  assertIncarnationOption('expectedIncarnationId', expectedIncarnationId)
+}
+
+/** Refuse an incarnation-id option that is present but no incarnation id, naming it and the value. */
+function assertIncarnationOption(name: string, value: unknown): void {
+  if (value !== undefined && !isPtyIncarnationId(value)) {
+    throw invalidPtyHostOption(name, `an incarnation id (a string of 1 to ${PTY_INCARNATION_ID_MAX_LENGTH} characters)`, value)
+  }
 }
 
 /** An `exit` message of the host, as a reply lists them (the cause and incarnation are checked when read). */
