@@ -122,7 +122,8 @@ export type PtyHostProvider = Omit<PtyProvider, 'getBufferSnapshot' | 'listProce
      * ended session whose screen the host no longer keeps: stopped without `keepHistory`, or
      * released to keep ended sessions' histories within the host's `exitedHistoryBytes` (the
      * oldest ended go first) — never an empty screen in its place. Its exit is still in
-     * `listExits()`. (A controller's `serializeBuffer` of such a PTY answers `null`.)
+     * `listExits()`. (A controller's `serializeBuffer` of such a PTY answers `null`.) Rejects
+     * `invalid_option` naming `scrollbackRows` and the value when that is no non-negative integer.
      */
     getBufferSnapshot(id: string, options?: { scrollbackRows?: number | undefined }): Promise<PtyHostBufferSnapshot | null>
     /** The PTYs this provider holds, each row exact: an optional field is absent, never `undefined` (see {@link PtyProvider.listProcesses}). */

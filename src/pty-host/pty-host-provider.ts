@@ -28,7 +28,7 @@ import { NODE_PTY_SHUTDOWN_DEADLINE_MS } from '../node-pty/stop-schedule.js'
 import { ClientPtyRecords, exitEventOfMessage, isLive, type ClientPtyRecord, type ClientPtyState, type DeliveryWatch } from './client-pty-records.js'
 import { addAppEnvironment, asSessionIdRefusal, spawnOptionsRefusal, spawnRequestParams } from './spawn-request-params.js'
 import { isRequestTimeout, type PtyHostConnection } from './pty-host-connection.js'
-import { invalidPtyHostOption, isPtyHostError, PtyHostError } from './pty-host-error.js'
+import { assertIntegerOption, invalidPtyHostOption, isPtyHostError, PtyHostError } from './pty-host-error.js'
 import { PtyHostLink } from './pty-host-link.js'
 import { sessionIdProblem, stopMismatchedHostAdvice, type PtyHostMessage } from './protocol.js'
 import {
@@ -666,6 +666,10 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
       await liveConnection(id)?.request('clear', { ptyId: id }, requestTimeoutMs).catch(() => undefined)
     },
     async getBufferSnapshot(id: string, snapshotOptions: { scrollbackRows?: number | undefined } = {}): Promise<PtyHostBufferSnapshot | null> {
+      if (!isOptionsObject(snapshotOptions)) throw invalidPtyHostOption('options', 'an object', snapshotOptions)
+      // Checked here: the host's refusal (of -1, '5') came back as `null`, "no session under the
+      // id", and a NaN crossed as JSON's `null`, read as "the host's default".
+      assertIntegerOption('scrollbackRows', snapshotOptions.scrollbackRows, 0)
       const params: Record<string, unknown> = { ptyId: id }
       if (snapshotOptions.scrollbackRows !== undefined) params.scrollbackRows = snapshotOptions.scrollbackRows
       const snapshot = await ask<PtyHostBufferSnapshot>('snapshot', params, (error) => isPtyHostError(error) && error.code === 'history_released')
