@@ -362,6 +362,13 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
     if (idProblem !== undefined) {
       return Promise.reject(new PtyHostError('invalid_spawn_option', `Expected the \`sessionId\` option to be ${idProblem}, got ${describeValue(sessionId)}`, { option: 'sessionId', value: sessionId }))
     }
+    // What decides between attaching and starting a process: `attachOnly: 'yes'` started one.
+    for (const option of ['attachOnly', 'isNewSession'] as const) {
+      const value: unknown = spawnOptions[option]
+      if (value !== undefined && typeof value !== 'boolean') {
+        return Promise.reject(new PtyHostError('invalid_spawn_option', `Expected the \`${option}\` option to be a boolean, got ${describeValue(value)}`, { option, value }))
+      }
+    }
     if (spawnOptions.attachOnly === true) {
       if (sessionId === undefined) return Promise.reject(new PtyHostError('pty_absent', 'Cannot attach: no session id given'))
       const attachOptions: { expectedIncarnationId?: PtyIncarnationId } = {}
