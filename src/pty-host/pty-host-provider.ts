@@ -440,6 +440,7 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
    */
   function write(id: string, data: string): WriteSettlement | Promise<WriteSettlement> {
     assertWriteData(data)
+    assertWritePtyId(id)
     const target = writeTarget(id)
     if (!('connection' in target)) return target
     const { connection, incarnationId } = target
@@ -459,6 +460,7 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
    */
   function writeBytes(id: string, bytes: Uint8Array): WriteSettlement | Promise<WriteSettlement> {
     assertWriteBytes(bytes)
+    assertWritePtyId(id)
     const target = writeTarget(id)
     if (!('connection' in target)) return target
     const { connection, incarnationId } = target
@@ -758,6 +760,15 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
     [Symbol.asyncDispose]: () => provider.dispose(),
   }
   return provider
+}
+
+/**
+ * Refuse a write's PTY id that is no non-empty string (`invalid_option` naming `ptyId`), as a bad
+ * `data` is refused: the host refused the request, and the write settled
+ * `unverifiable('transport_lost', true)` — "maybe written" — for bytes nothing wrote.
+ */
+function assertWritePtyId(id: unknown): void {
+  if (typeof id !== 'string' || id.length === 0) throw invalidPtyHostOption('ptyId', 'a non-empty string', id)
 }
 
 /**
