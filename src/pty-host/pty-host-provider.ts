@@ -400,6 +400,9 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
     if (pty?.state === 'exited' && !pty.stopUnfinished) return
     if (pty !== undefined) pty.stopAsked = true
     const opened = await link.ensureConnected(false)
+    // A detach closed the connection while this waited its turn (asked for in the same turn just
+    // before it): nothing is sent and the session keeps running — said so, not `transport_lost`.
+    if (link.state === 'detached') throw detachingError('stop')
     const sentBudget = budget()
     const params: Record<string, unknown> = { ptyId: id, ...sentBudget }
     for (const key of ['immediate', 'expectedIncarnationId', 'keepHistory'] as const) {

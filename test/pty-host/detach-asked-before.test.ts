@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { hostFixture, providerOn, useCleanups } from './pty-host-test-support.js'
+import { hostFixture, inProcessHost, isAlive, providerOn, useCleanups } from './pty-host-test-support.js'
 
 const cleanups = useCleanups()
 
@@ -33,5 +33,25 @@ describe('spawns asked for before detach() began', () => {
     const next = providerOn(socketPath, { autoStart: false })
     cleanups.push(() => next.detach())
     expect((await next.listProcesses()).map((row) => row.id)).not.toContain('restored-session')
+  }, 30_000)
+
+  // A stop asked for in the same turn just before detach() is sent a turn later, when the detach
+  // has closed the connection: it was rejected `transport_lost` (the connection dropped, the stop
+  // maybe carried out) while it never left the app and the session kept running.
+  it('a stop asked for just before detach() is refused provider_detached, and the session keeps running', async () => {
+    const { socketPath } = await inProcessHost(cleanups)
+    const app = providerOn(socketPath, { autoStart: false })
+    cleanups.push(() => app.dispose())
+    const live = await app.spawn({ file: '/bin/sh', args: ['-c', 'exec sleep 60'] })
+    const stop = app.shutdown(live.id).then(
+      () => 'resolved',
+      (error: { code?: string }) => String(error.code),
+    )
+    await app.detach()
+    expect(await stop).toBe('provider_detached')
+    const next = providerOn(socketPath, { autoStart: false })
+    cleanups.push(() => next.dispose())
+    expect((await next.listProcesses()).map((row) => row.id)).toEqual([live.id])
+    expect(isAlive(live.pid!)).toBe(true)
   }, 30_000)
 })
