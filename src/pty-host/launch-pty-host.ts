@@ -5,7 +5,8 @@ import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { describeValue } from '../contracts/describe-value.js'
 import { resolveProgram, whyNotExecutable } from '../node-pty/launch-plan.js'
-import { assertIntegerOption, invalidPtyHostOption, PtyHostError } from './pty-host-error.js'
+import { assertIntegerOption, assertKnownPtyHostOptions, invalidPtyHostOption, PtyHostError } from './pty-host-error.js'
+import { optionNamesOf } from '../contracts/known-options.js'
 import { openHostLogForLaunch, readHostLogSince } from './host-log.js'
 import { assertScrollbackRowsFit } from './screen-limit.js'
 import { assertSocketPathOption, ensurePrivateSocketDir, ptyHostPaths } from './socket-security.js'
@@ -215,6 +216,9 @@ export function assertPtyHostCommand(option: string, command: unknown): asserts 
   })
 }
 
+/** Every flag `launchPtyHost` reads (complete: checked at compile time). */
+const PTY_HOST_LAUNCH_FLAG_NAMES = optionNamesOf<PtyHostLaunchFlags>()('socketPath', 'idleExitMs', 'historyChars', 'scrollbackRows', 'exitedHistoryBytes', 'exitedSessionMemory')
+
 /**
  * Refuse launch flags a host would refuse at its start (it would exit at once, its stderr
  * discarded): an object with an absolute `socketPath`, and integer `idleExitMs`,
@@ -225,6 +229,7 @@ export function assertPtyHostCommand(option: string, command: unknown): asserts 
  */
 export function assertPtyHostLaunchFlags(flags: unknown): asserts flags is PtyHostLaunchFlags {
   if (flags === null || typeof flags !== 'object') throw invalidPtyHostOption('flags', 'an object { socketPath: string, … }', flags)
+  assertKnownPtyHostOptions(flags, PTY_HOST_LAUNCH_FLAG_NAMES)
   const { socketPath, idleExitMs, historyChars, scrollbackRows, exitedHistoryBytes, exitedSessionMemory } = flags as Record<string, unknown>
   assertSocketPathOption(socketPath)
   assertIntegerOption('idleExitMs', idleExitMs, 0)

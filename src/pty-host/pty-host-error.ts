@@ -1,5 +1,6 @@
 import { describeValue } from '../contracts/describe-value.js'
 import { defineErrorBrand } from '../contracts/error-brand.js'
+import { findUnknownOption, unknownOptionMessage } from '../contracts/known-options.js'
 /**
  * Stable codes of {@link PtyHostError}. Match on the code, never on the message.
  *
@@ -115,4 +116,14 @@ export function assertIntegerOption(option: string, value: unknown, min: 0 | 1):
   if (value !== undefined && (typeof value !== 'number' || !Number.isSafeInteger(value) || value < min)) {
     throw invalidPtyHostOption(option, min === 0 ? 'a non-negative integer' : 'a positive integer', value)
   }
+}
+
+/**
+ * Throw `invalid_option` naming the first option of `options` that is not one of `known` (with the
+ * one it likely misspells). Why: an unknown option is ignored and its default used —
+ * `stopPtyHost({ sockPath })` stopped the default socket's host, every app's sessions with it.
+ */
+export function assertKnownPtyHostOptions(options: object, known: readonly string[]): void {
+  const unknown = findUnknownOption(options, known)
+  if (unknown !== undefined) throw new PtyHostError('invalid_option', unknownOptionMessage('', unknown), { option: unknown.name })
 }

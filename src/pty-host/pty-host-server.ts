@@ -1,4 +1,4 @@
-import { isOptionsObject } from '../contracts/known-options.js'
+import { isOptionsObject, optionNamesOf } from '../contracts/known-options.js'
 import { randomUUID } from 'node:crypto'
 import { chmodSync, rmSync, unlinkSync } from 'node:fs'
 import { createServer, type Server } from 'node:net'
@@ -12,7 +12,7 @@ import { HostClient } from './host-client.js'
 import { createHostRequestHandlers, REPLIED } from './host-request-handlers.js'
 import { HostSessionStore } from './host-sessions.js'
 import { parseRequest, protocolMismatchMessage, PTY_HOST_METHODS, PTY_HOST_PROTOCOL_VERSION, toWireError, type PtyHostRequest, type PtyHostWireError } from './protocol.js'
-import { assertIntegerOption, invalidPtyHostOption, PtyHostError } from './pty-host-error.js'
+import { assertIntegerOption, assertKnownPtyHostOptions, invalidPtyHostOption, PtyHostError } from './pty-host-error.js'
 import { loadHeadlessScreens, type HeadlessScreenFactory } from './headless-screen.js'
 import { PTY_HOST_DEFAULT_SCREEN_CHARS_PER_SECOND, ScreenFeeder } from './screen-feeder.js'
 import { PTY_HOST_DEFAULT_HISTORY_CHARS, PTY_HOST_DEFAULT_SCROLLBACK_ROWS } from './session-history.js'
@@ -191,6 +191,12 @@ function assertNodePtyOptions(nodePty: NodePtyProviderOptions): void {
   }
 }
 
+/** Every option `startPtyHost` reads (complete: checked at compile time). */
+const PTY_HOST_SERVER_OPTION_NAMES = optionNamesOf<PtyHostServerOptions>()(
+  'socketPath', 'idleExitMs', 'firstClientGraceMs', 'historyChars', 'scrollbackRows', 'exitedHistoryBytes', 'exitedSessionMemory',
+  'screenCharsPerSecond', 'maxFrameBytes', 'ackMaxHoldMs', 'nodePty', 'onClosed',
+)
+
 /**
  * Start a pty host: take the lock (a second host for the same path refuses with
  * `host_already_running`), write a fresh secret (0600), listen on the socket (0600, in a 0700
@@ -199,6 +205,7 @@ function assertNodePtyOptions(nodePty: NodePtyProviderOptions): void {
  */
 export async function startPtyHost(options: PtyHostServerOptions = {}): Promise<PtyHostServer> {
   if (!isOptionsObject(options)) throw invalidPtyHostOption('options', 'an object', options)
+  assertKnownPtyHostOptions(options, PTY_HOST_SERVER_OPTION_NAMES)
   if (options.socketPath !== undefined) assertSocketPathOption(options.socketPath)
   assertIntegerOption('idleExitMs', options.idleExitMs, 0)
   assertIntegerOption('firstClientGraceMs', options.firstClientGraceMs, 0)

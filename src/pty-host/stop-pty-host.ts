@@ -1,8 +1,8 @@
-import { isOptionsObject } from '../contracts/known-options.js'
+import { isOptionsObject, optionNamesOf } from '../contracts/known-options.js'
 import { existsSync } from 'node:fs'
 import { dirname } from 'node:path'
 import { clampTimerDelay, remainingWaitMs } from '../contracts/index.js'
-import { invalidPtyHostOption, PtyHostError } from './pty-host-error.js'
+import { assertKnownPtyHostOptions, invalidPtyHostOption, PtyHostError } from './pty-host-error.js'
 import { assertSocketDirPrivate, assertSocketPathOption, defaultPtyHostSocketPath, isHolderAlive, ptyHostPaths, readLockHolder } from './socket-security.js'
 
 /**
@@ -22,6 +22,9 @@ export type StopPtyHostOptions = {
   /** How long to wait for the host to exit, in ms. Default {@link PTY_HOST_STOP_TIMEOUT_MS}. */
   timeoutMs?: number | undefined
 }
+
+/** Every option `stopPtyHost` reads (complete: checked at compile time). */
+const STOP_PTY_HOST_OPTION_NAMES = optionNamesOf<StopPtyHostOptions>()('socketPath', 'timeoutMs')
 
 /**
  * Stop the pty host serving a socket, as its `SIGTERM` does: it stops listening, stops every
@@ -45,6 +48,7 @@ export type StopPtyHostOptions = {
  */
 export async function stopPtyHost(options: StopPtyHostOptions = {}): Promise<boolean> {
   if (!isOptionsObject(options)) throw invalidPtyHostOption('options', 'an object', options)
+  assertKnownPtyHostOptions(options, STOP_PTY_HOST_OPTION_NAMES)
   const { socketPath = defaultPtyHostSocketPath(), timeoutMs = PTY_HOST_STOP_TIMEOUT_MS } = options
   assertSocketPathOption(socketPath)
   if (typeof timeoutMs !== 'number' || !Number.isFinite(timeoutMs) || timeoutMs < 0) {
