@@ -177,17 +177,23 @@ export function parseRequest(message: Record<string, unknown>): PtyHostRequest |
 export const PTY_HOST_MAX_SESSION_ID_BYTES = 0xffff
 
 /**
- * Why `value` cannot be a session id (a non-empty string of at most
- * {@link PTY_HOST_MAX_SESSION_ID_BYTES} UTF-8 bytes), as the expectation of an option refusal;
- * `undefined` when it can.
+ * Why `value` cannot be a session id, as the expectation of an option refusal; `undefined` when it
+ * can. A session id is a non-empty string of at most {@link PTY_HOST_MAX_SESSION_ID_BYTES} UTF-8
+ * bytes, of well-formed Unicode: an output frame carries the id as UTF-8, which turns a lone
+ * surrogate into U+FFFD — the app read the output as another id's and dropped it (its exit, in
+ * JSON, still arrived).
  */
 export function sessionIdProblem(value: unknown): string | undefined {
   const expected = `a non-empty string of at most ${PTY_HOST_MAX_SESSION_ID_BYTES} UTF-8 bytes`
   if (typeof value !== 'string' || value.length === 0) return expected
   // Cheap first: a string's UTF-8 never takes more than 3 bytes per UTF-16 code unit.
   if (value.length * 3 > PTY_HOST_MAX_SESSION_ID_BYTES && Buffer.byteLength(value, 'utf8') > PTY_HOST_MAX_SESSION_ID_BYTES) return expected
+  if (LONE_SURROGATE.test(value)) return `${expected}, of well-formed Unicode (no lone surrogate: the output frames carry it as UTF-8)`
   return undefined
 }
+
+/** A UTF-16 surrogate without its other half. */
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/
 
 /**
  * A required string parameter, or throws `invalid_option` naming it and the value — which cross the

@@ -1,8 +1,10 @@
 /**
- * A session id the host's output frames cannot carry (they give a PTY's id a 16-bit length): a
- * spawn under one was accepted, and every flush of output to its app then threw in the host —
- * that app's other sessions got no output, no exit and no reply again (a write to one of them
- * settled `settlement_timeout` after 30 s), while the host logged an uncaught RangeError per flush.
+ * A session id the host's output frames cannot carry (they give a PTY's id a 16-bit length, and
+ * carry it as UTF-8): a spawn under a longer one was accepted, and every flush of output to its
+ * app then threw in the host — that app's other sessions got no output, no exit and no reply
+ * again (a write to one of them settled `settlement_timeout` after 30 s), while the host logged an
+ * uncaught RangeError per flush. One with a lone surrogate lost all its output without a word: the
+ * frames named it with U+FFFD in its place, an id the app did not know (its exit, in JSON, came).
  */
 import { createPtyController } from 'ptykit/controller'
 import { isPtyHostError, type PtyHostProvider } from 'ptykit/pty-host'
@@ -29,8 +31,8 @@ describe('pty host: a session id longer than an output frame carries', () => {
   it('is refused naming sessionId, nothing started, by every spawn path and attach; the app’s other sessions carry on', async () => {
     const { app, output, exits } = await appWithBystander()
     const bystander = await app.spawn({ file: '/bin/sh', args: ['-c', 'read line; echo "got-$line"; exit 3'] })
-    // Short in chars, long in bytes (80 000 UTF-8 bytes), and long in both.
-    for (const id of ['é'.repeat(40_000), 'x'.repeat(PTY_HOST_MAX_SESSION_ID_BYTES + 1)]) {
+    // Short in chars, long in bytes (80 000 UTF-8 bytes), long in both, and lone surrogates.
+    for (const id of ['é'.repeat(40_000), 'x'.repeat(PTY_HOST_MAX_SESSION_ID_BYTES + 1), 'term-\ud800-1', 'term-\udc00', 'term-\ud83d']) {
       for (const options of [
         { file: '/bin/sh', args: ['-c', 'echo HI'], sessionId: id, isNewSession: true },
         { file: '/bin/sh', args: ['-c', 'echo HI'], sessionId: id },
@@ -38,7 +40,7 @@ describe('pty host: a session id longer than an output frame carries', () => {
       ]) {
         const refused = await app.spawn(options).catch((error: unknown) => error)
         expect(isPtyHostError(refused) && [refused.code, refused.option, refused.value === id]).toEqual(['invalid_spawn_option', 'sessionId', true])
-        expect((refused as Error).message).toContain(`at most ${PTY_HOST_MAX_SESSION_ID_BYTES} UTF-8 bytes`)
+        expect((refused as Error).message).toContain(id.length < 100 ? 'of well-formed Unicode (no lone surrogate' : `at most ${PTY_HOST_MAX_SESSION_ID_BYTES} UTF-8 bytes`)
       }
       const attach = await app.attach(id).catch((error: unknown) => error)
       expect(isPtyHostError(attach) && [attach.code, attach.option]).toEqual(['invalid_option', 'sessionId'])
@@ -55,9 +57,11 @@ describe('pty host: a session id longer than an output frame carries', () => {
     expect(exits.get(bystander.id)).toEqual({ kind: 'exited', exitCode: 3 })
   }, 30_000)
 
-  it('the longest id the frames carry works: its output and exit arrive', async () => {
+  it.each([
+    ['the longest id the frames carry', 'x'.repeat(PTY_HOST_MAX_SESSION_ID_BYTES)],
+    ['an id of astral characters (surrogate pairs)', 'term-\u{1F600}-\u{1D11E}'],
+  ])('%s works: its output and exit arrive', async (_, id) => {
     const { app, output, exits } = await appWithBystander()
-    const id = 'x'.repeat(PTY_HOST_MAX_SESSION_ID_BYTES)
     await app.spawn({ file: '/bin/sh', args: ['-c', 'echo LONGEST; exit 4'], sessionId: id, isNewSession: true })
     await waitFor(() => exits.get(id), 'its exit', 10_000)
     expect(output.get(id)).toContain('LONGEST')
@@ -68,8 +72,10 @@ describe('pty host: a session id longer than an output frame carries', () => {
     const { socketPath } = await inProcessHost(cleanups)
     const client = await rawClient(socketPath)
     cleanups.push(async () => client.close())
-    const reply = await client.request('spawn', { sessionId: 'x'.repeat(70_000), file: '/bin/sh', args: ['-c', 'echo HI'] })
-    expect(reply).toMatchObject({ ok: false, error: { code: 'invalid_spawn_option', option: 'sessionId' } })
+    for (const sessionId of ['x'.repeat(70_000), 'term-\ud800']) {
+      const reply = await client.request('spawn', { sessionId, file: '/bin/sh', args: ['-c', 'echo HI'] })
+      expect(reply).toMatchObject({ ok: false, error: { code: 'invalid_spawn_option', option: 'sessionId' } })
+    }
     expect(await client.request('list', {})).toMatchObject({ ok: true, result: [] })
   }, 30_000)
 })
