@@ -148,6 +148,8 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
     if (disposePromise !== null) throw disposingError('attach')
     if (detachPromise !== null) throw detachingError('attach')
     if (typeof id !== 'string' || id.length === 0) throw invalidPtyHostOption('sessionId', 'a non-empty string', id)
+    // `null` threw JavaScript's own TypeError, a number was read as no options.
+    if (!isOptionsObject(attachOptions)) throw invalidPtyHostOption('options', 'an object', attachOptions)
     // No session can have such an id (the host refuses it at a spawn): nothing to ask.
     const idProblem = sessionIdProblem(id)
     if (idProblem !== undefined) throw invalidPtyHostOption('sessionId', idProblem, id)

@@ -30,6 +30,10 @@ describe('pty host: malformed fences and stop options', () => {
     const other = providerDisposedAfter(cleanups, socketPath, { autoStart: false })
     const attach = await other.attach(pty.id, { expectedIncarnationId: 5 as never }).catch((error: unknown) => error)
     expect(isPtyHostError(attach) && [attach.code, attach.option, attach.value]).toEqual(['invalid_option', 'expectedIncarnationId', 5])
+    for (const options of [null, 5]) {
+      const bag = await other.attach(pty.id, options as never).catch((error: unknown) => error)
+      expect(isPtyHostError(bag) && [bag.code, bag.option, bag.value]).toEqual(['invalid_option', 'options', options])
+    }
     const viaSpawn = await other.spawn({ sessionId: pty.id, attachOnly: true, expectedIncarnationId: {} as never }).catch((error: unknown) => error)
     expect(isPtyHostError(viaSpawn) && [viaSpawn.code, viaSpawn.option]).toEqual(['invalid_option', 'expectedIncarnationId'])
     expect(other.hasPty(pty.id)).toBeNull()
