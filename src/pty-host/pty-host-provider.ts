@@ -130,7 +130,10 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
   const sessionRequestsSent = new Set<Promise<unknown>>()
   /** Attaches waiting for their reply, by the record they share (a failed one forgets it only alone). */
   const attachesInFlight = new Map<ClientPtyRecord, Set<Promise<unknown>>>()
-  /** Records an attach made (not a spawn's): the last attach of one to fail while it is still `spawning` forgets it. */
+  /**
+   * Records an attach made (not a spawn's) that no attach was answered for yet: the last attach of
+   * one to fail — refused, timed out, or cut off by a drop — forgets it.
+   */
   const recordsOfAttaches = new WeakSet<ClientPtyRecord>()
   function trackSent<T>(request: Promise<T>): Promise<T> {
     sessionRequestsSent.add(request)
@@ -192,12 +195,17 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
     let reply: Record<string, unknown>
     try {
       reply = (await request) as Record<string, unknown>
+      // Answered: the record is the app's now, whatever becomes of another attach of it.
+      recordsOfAttaches.delete(pty)
     } catch (error) {
       // A record this app already had keeps what it said: a predecessor's PTY the successor never
       // held stays another host instance's (its absence there proves nothing). Nor is one forgotten
       // that another attach of the id still waits on (two restore paths, this one refused): that
       // one's reply and output would go to a record no longer in the table (its output dropped).
-      if (pty.state === 'spawning' && recordsOfAttaches.has(pty)) {
+      // One that no attach was answered for is forgotten also when a drop cut the attach off (the
+      // drop made it `unknown`): its caller was told it failed, yet the reconnect re-attached it —
+      // its output and exit delivered, and the app's `dispose()` stopped the session.
+      if ((pty.state === 'spawning' || pty.state === 'unknown') && recordsOfAttaches.has(pty)) {
         if (waiting.size === 1) records.forget(pty)
         // Kept for the other attach: the incarnation this one expected (the record was made with
         // it) is proven not the live one — a reconnect must not fence its re-attach to it.
