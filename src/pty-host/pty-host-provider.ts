@@ -754,10 +754,17 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
         }
         if (connection !== null) {
           const hostInstanceId = connection.hostInstanceId
-          // An orphan of a timed-out spawn too: the host may run it, and this app started it; and a
-          // session of this host whose state the drop left unknown.
+          // An orphan of a timed-out spawn too: the host may run it, and this app started it; a
+          // session of this host whose state the drop left unknown; and one of a host that died,
+          // when this host read its journal: it stops such a process as its own (before, the
+          // app's sessions that outlived their host — a shell that ignores the hang-up — kept
+          // running after its dispose, though the host it was connected to could stop them).
+          const successorOf = connection.hostReadsPredecessorJournal
           const owned = [...ptys.values()].filter(
-            (record) => isLive(record.state) || record.orphaned || (record.state === 'unknown' && record.hostInstanceId === hostInstanceId),
+            (record) =>
+              isLive(record.state) ||
+              record.orphaned ||
+              (record.state === 'unknown' && (record.hostInstanceId === hostInstanceId || (successorOf && record.hostInstanceId !== undefined))),
           )
           // Stop the sessions this app owns; their exits cross the wire before each reply.
           await Promise.allSettled(owned.map((record) => shutdown(record.id, { immediate: true })))

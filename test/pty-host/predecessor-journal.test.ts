@@ -140,6 +140,17 @@ describe('pty host: the successor of a SIGKILLed host answers for its HUP-ignori
     await expect(app.controller.stopAndWait(running!.id, { timeoutMs: 8_000 })).resolves.toBe(true)
   }, 40_000)
 
+  it('the app’s provider.dispose() on the successor stops them, as the sessions it spawned, and reports their ends', async () => {
+    const { socketPath, app, ptys } = await orphansOfAKilledHost(3)
+    await successorOn(socketPath)
+    await app.provider.listProcesses() // connects to the successor
+    for (const pty of ptys) await expect(app.provider.probeLiveness(pty.id)).resolves.toBe(true)
+    // Before: only the sessions of the connected host were stopped; these ran on after the dispose.
+    await app.provider.dispose()
+    for (const pty of ptys) expect({ id: pty.id, gone: isGone(pty.identity) }).toEqual({ id: pty.id, gone: true })
+    expect(app.exits.map((event) => event.id).sort()).toEqual(ptys.map((pty) => pty.id).sort())
+  }, 40_000)
+
   it('a successor closed on request stops its predecessor’s orphans too, and leaves no journal', async () => {
     const { socketPath, ptys } = await orphansOfAKilledHost(2)
     const successor = await successorOn(socketPath)
