@@ -79,13 +79,16 @@ export function maxSocketPathBytes(platform: NodeJS.Platform = process.platform)
 }
 
 /**
- * Check a `socketPath` option: a non-empty absolute path that fits a Unix socket address. Why
+ * Check a `socketPath` option: a non-empty absolute path without NUL characters that fits a Unix socket address. Why
  * absolute: the app, the host it starts (in another working directory) and `stopPtyHost` must all
  * name the same socket, lock and secret.
  */
 export function assertSocketPathOption(socketPath: unknown): asserts socketPath is string {
   if (typeof socketPath !== 'string' || socketPath.length === 0) throw invalidPtyHostOption('socketPath', 'a non-empty string', socketPath)
   if (!isAbsolute(socketPath)) throw invalidPtyHostOption('socketPath', 'an absolute path', socketPath)
+  // No file has such a name: refused here, not at the first call, with Node's own TypeError
+  // (after the socket's directory was created).
+  if (socketPath.includes('\0')) throw invalidPtyHostOption('socketPath', 'an absolute path without NUL characters', socketPath)
   assertSocketPathFits(socketPath)
 }
 

@@ -9,6 +9,7 @@ import {
   createPtyHostProvider,
   defaultPtyHostSocketPath,
   isPtyHostError,
+  launchPtyHost,
   startPtyHost,
   stopPtyHost,
   type PtyHostProvider,
@@ -86,6 +87,20 @@ describe('pty host: option refusals', () => {
     expect(() => createPtyHostProvider({ socketPath, autoStart: false })).toThrow(expect.objectContaining({ code: 'invalid_option', option: 'socketPath' }))
     await expect(stopPtyHost({ socketPath })).rejects.toMatchObject({ code: 'invalid_option', option: 'socketPath' })
     expect(existsSync(socketPath)).toBe(false)
+  })
+
+  it('a socket path with a NUL character is refused naming it, by the provider, the host, launchPtyHost and stopPtyHost, leaving no file', async () => {
+    // Before: accepted, then every call failed with Node's own TypeError (no option named), after
+    // the socket's directory had been created.
+    const { dir } = makeSocketDir()
+    cleanups.push(async () => rmSync(dir, { recursive: true, force: true }))
+    const socketPath = join(dir, 'sub', 'host\0.sock')
+    const refusal = expect.objectContaining({ code: 'invalid_option', option: 'socketPath', value: socketPath })
+    expect(() => createPtyHostProvider({ socketPath, autoStart: false })).toThrow(refusal)
+    await expect(startPtyHost({ socketPath })).rejects.toEqual(refusal)
+    await expect(stopPtyHost({ socketPath })).rejects.toEqual(refusal)
+    expect(() => launchPtyHost({ file: process.execPath, args: [] }, { socketPath })).toThrow(refusal)
+    expect(readdirSync(dir)).toEqual([])
   })
 
   it('the default socket path is absolute even where XDG_RUNTIME_DIR and TMPDIR are relative, so the defaults are never refused', async () => {
