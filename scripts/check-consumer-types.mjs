@@ -35,7 +35,11 @@
 //    platform-free entries exit-cause, contracts and spawn;
 // 5. extracts the tarball into a second project with NO vitest and NO fast-check (a Jest or
 //    `node:test` suite) and compiles `consumer-types/fake-without-peers.ts` (ptykit/testing/fake,
-//    under the real controller) there under NodeNext (ESM and CJS), Node16 (CJS), Bundler and Node10.
+//    under the real controller) there under NodeNext (ESM and CJS), Node16 (CJS), Bundler and Node10;
+// 6. loads, with Node, every package import of every sample from an ES module of the NodeNext (ESM)
+//    setting, and fails on a name Node does not give: the types of a CommonJS package may declare a
+//    named export that an ES module cannot take at run time (`import { Terminal } from
+//    '@xterm/headless'` compiles, then throws "does not provide an export named 'Terminal'").
 //
 // Offline after `npm ci` and one run (the old TypeScript is then cached): typescript, @types/node, vitest and fast-check come from this repository's
 // node_modules (symlinked into the fixture). Run it alone with `node scripts/check-consumer-types.mjs`;
@@ -45,7 +49,16 @@ import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { contextNames, contextReexports, excerptMismatch, extractSamples, moduleSpecifiers, sampleModule } from './consumer-types/doc-samples.mjs'
+import {
+  contextNames,
+  contextReexports,
+  excerptMismatch,
+  extractSamples,
+  moduleSpecifiers,
+  runtimeImports,
+  runtimeImportsProbe,
+  sampleModule,
+} from './consumer-types/doc-samples.mjs'
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
 const fixtureSources = path.join(root, 'scripts', 'consumer-types')
@@ -68,13 +81,15 @@ const SETTINGS = [
   { name: 'bundler', type: 'module', module: 'ESNext', moduleResolution: 'Bundler' },
   // The default of `"module": "CommonJS"`: no `exports` support; `typesVersions` maps the subpaths.
   // vitest and fast-check publish no types Node10 can resolve, so samples importing them (directly
-  // or through ptykit/testing) are not compiled here.
+  // or through ptykit/testing) are not compiled here; nor the sample that default-imports
+  // @xterm/headless, as an ES module must (docs/controller.md), which Node10 without
+  // `esModuleInterop` refuses (its CommonJS readers take the named export, as the guide says).
   {
     name: 'node10-cjs',
     type: 'commonjs',
     module: 'CommonJS',
     moduleResolution: 'Node10',
-    skipSamplesImporting: ['vitest', 'fast-check', 'ptykit/testing'],
+    skipSamplesImporting: ['vitest', 'fast-check', 'ptykit/testing', '@xterm/headless'],
   },
   // The oldest TypeScript the published types promise (README "Requirements"): a consumer's
   // compiler is often older than ours, and a declaration written with a newer feature (a `const`
@@ -315,7 +330,8 @@ try {
       const module = sampleModule(sample, context, docContext)
       // A sample that takes names from the guide's context imports what that context imports.
       const specifiers = [...module.specifiers, ...(module.contextModules.length ? moduleSpecifiers(docContextFile) : [])]
-      modules.set(`sample-${guide}-${n + 1}.ts`, { doc: sample.doc, ...module, specifiers })
+      const imports = runtimeImports(sample).map((declaration) => ({ doc: sample.doc, ...declaration }))
+      modules.set(`sample-${guide}-${n + 1}.ts`, { doc: sample.doc, ...module, specifiers, runtimeImports: imports })
     })
   }
   if (modules.size === 0) throw new CheckFailure(`no \`\`\`ts fences found in ${SAMPLE_DOCS.join(', ')}`)
@@ -345,10 +361,19 @@ try {
   if (errors.length) {
     throw new CheckFailure(`the packed types do not compile for a consumer:\n${errors.join('\n')}`)
   }
+  // The types are not the run time: a named import of a CommonJS package whose exports Node cannot
+  // detect compiles, then fails in an ES module ("does not provide an export named …"). Node loads
+  // every package import of every sample as an ES module of the nodenext-esm setting would.
+  const esmDir = path.join(project, 'nodenext-esm')
+  fs.writeFileSync(path.join(esmDir, 'runtime-imports.mjs'), runtimeImportsProbe([...modules.values()].flatMap((module) => module.runtimeImports)))
+  const unresolved = run(process.execPath, ['runtime-imports.mjs'], { cwd: esmDir }).trim()
+  if (unresolved) {
+    throw new CheckFailure(`a doc sample's import compiles but fails at run time in an ES module:\n${unresolved.split('\n').map((line) => `  ${line}`).join('\n')}`)
+  }
   const skippedNote = skipped.length ? `; not compiled by request: ${skipped.join(', ')}` : ''
   console.log(
     `check-consumer-types: OK (prepack built dist; attw clean; installs alone; ${modules.size} doc samples, event payloads, disposables and forwarded undefined inputs ` +
-      `compile strict without skipLibCheck under ${SETTINGS.filter((s) => !s.withoutPeers).map((s) => s.name).join(', ')}; ` +
+      `compile strict without skipLibCheck under ${SETTINGS.filter((s) => !s.withoutPeers).map((s) => s.name).join(', ')}, and their package imports load in a Node ES module; ` +
       `ptykit/testing/fake compiles without vitest and fast-check under ${SETTINGS.filter((s) => s.withoutPeers).map((s) => s.name).join(', ')}; ` +
       `${excerptCount} doc excerpts match the files they quote${skippedNote})`,
   )

@@ -35,3 +35,15 @@ export declare function sampleModule(
   context: readonly string[],
   docContext?: { module: string; names: readonly string[]; reexports?: readonly string[] },
 ): SampleModule
+/** One import declaration of a fence that takes bindings from a package at run time. */
+export interface RuntimeImport {
+  /** The markdown line of the declaration. */
+  line: number
+  specifier: string
+  /** The imported names (not `type`-only), as the package exports them. */
+  names: string[]
+  default: boolean
+  namespace: boolean
+}
+export declare function runtimeImports(sample: DocSample): RuntimeImport[]
+export declare function runtimeImportsProbe(imports: readonly (RuntimeImport & { doc: string })[]): string

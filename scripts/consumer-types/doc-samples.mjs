@@ -150,3 +150,52 @@ export function sampleModule(sample, context, docContext) {
   emit('}')
   return { text: `${out.join('\n')}\n`, origin, specifiers, contextModules }
 }
+
+/**
+ * The bindings a fence's imports take from packages at run time: per import declaration that is
+ * not `import type` and names a package (not `./…` nor `node:…`), `{ line, specifier, names,
+ * default, namespace }` — `names` the imported names that are not `type`-only, `default` whether it
+ * takes the default export, `namespace` whether it is `* as`. `line` is the markdown line. A
+ * declaration left with no value binding (`import { type T } from 'x'`) is left out.
+ */
+export function runtimeImports(sample) {
+  const source = ts.createSourceFile('sample.ts', sample.code, ts.ScriptTarget.Latest, true)
+  const imports = []
+  for (const statement of source.statements) {
+    if (!ts.isImportDeclaration(statement)) continue
+    const specifier = statement.moduleSpecifier.text
+    const clause = statement.importClause
+    if (!clause || clause.isTypeOnly || specifier.startsWith('.') || specifier.startsWith('node:')) continue
+    const bindings = clause.namedBindings
+    const names = bindings && ts.isNamedImports(bindings) ? bindings.elements.filter((e) => !e.isTypeOnly).map((e) => (e.propertyName ?? e.name).text) : []
+    const namespace = bindings !== undefined && ts.isNamespaceImport(bindings)
+    if (!names.length && !clause.name && !namespace) continue
+    const line = sample.line + source.getLineAndCharacterOfPosition(statement.getStart(source)).line
+    imports.push({ line, specifier, names, default: clause.name !== undefined, namespace })
+  }
+  return imports
+}
+
+/**
+ * A Node ES module that loads every import of `imports` (`runtimeImports` of many samples, each
+ * with its `doc`) as Node loads it from an ES module, and prints one line per binding Node cannot
+ * give (`doc:line: 'x' has no export named 'y' at run time`), nothing when all resolve: what a
+ * reader who runs a sample in an ES module meets — a name the types declare that Node does not
+ * see (a CommonJS package whose exports it cannot detect) compiles, then fails at run time.
+ */
+export function runtimeImportsProbe(imports) {
+  return `const imports = ${JSON.stringify(imports)}
+for (const { doc, line, specifier, names, default: takesDefault } of imports) {
+  let namespace
+  try {
+    namespace = await import(specifier)
+  } catch (error) {
+    console.log(\`\${doc}:\${line}: '\${specifier}' cannot be imported: \${error.message.split('\\n')[0]}\`)
+    continue
+  }
+  for (const name of [...names, ...(takesDefault ? ['default'] : [])]) {
+    if (!(name in namespace)) console.log(\`\${doc}:\${line}: '\${specifier}' has no export named '\${name}' at run time (an ES module sees \${Object.keys(namespace).join(', ') || 'none'})\`)
+  }
+}
+`
+}

@@ -1,6 +1,17 @@
+import { execFileSync } from 'node:child_process'
+import fs from 'node:fs'
+import os from 'node:os'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { contextNames, contextReexports, excerptMismatch, extractSamples, sampleModule } from '../../scripts/consumer-types/doc-samples.mjs'
+import {
+  contextNames,
+  contextReexports,
+  excerptMismatch,
+  extractSamples,
+  runtimeImports,
+  runtimeImportsProbe,
+  sampleModule,
+} from '../../scripts/consumer-types/doc-samples.mjs'
 
 const markdown = [
   '# Title', //                                  1
@@ -99,5 +110,48 @@ describe('doc samples for the consumer type check', () => {
     expect(excerptMismatch(excerpt!, source.replace('c()', 'renamed()'))).toEqual({ line: 7, text: 'c()' })
     // In order: a line found only before the previous one is a mismatch.
     expect(excerptMismatch(excerpt!, ['function f(): void {', '  c()', '  a()', '}'].join('\n'))).toEqual({ line: 7, text: 'c()' })
+  })
+
+  it("lists the bindings a fence takes from packages at run time: no type-only ones, no relative or node: ones", () => {
+    const code = [
+      "import headless from '@xterm/headless'", //                         10
+      "import { a, type T, b as c } from 'x'", //                           11
+      "import type { U } from 'y'", //                                      12
+      "import { type V } from 'z'", //                                      13
+      "import * as ns from 'w'", //                                         14
+      "import { mine } from './custom-provider.js'", //                     15
+      "import { strict as assert } from 'node:assert'", //                  16
+      "import 'side-effect'", //                                            17
+    ].join('\n')
+    expect(runtimeImports({ doc: 'DOC.md', line: 10, code })).toEqual([
+      { line: 10, specifier: '@xterm/headless', names: [], default: true, namespace: false },
+      { line: 11, specifier: 'x', names: ['a', 'b'], default: false, namespace: false },
+      { line: 14, specifier: 'w', names: [], default: false, namespace: true },
+    ])
+  })
+
+  it('the run-time probe names each import an ES module cannot take, and nothing when all load', () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ptykit-doc-imports-'))
+    try {
+      // A CommonJS package whose exports Node's lexer cannot see (as @xterm/headless's bundle), and an ES one.
+      const pkg = (name: string, main: string, text: string) => {
+        fs.mkdirSync(path.join(dir, 'node_modules', name), { recursive: true })
+        fs.writeFileSync(path.join(dir, 'node_modules', name, 'package.json'), JSON.stringify({ name, main }))
+        fs.writeFileSync(path.join(dir, 'node_modules', name, main), text)
+      }
+      pkg('opaque-cjs', 'index.js', 'module.exports = (() => ({ Terminal: class Terminal {} }))()\n')
+      pkg('plain-esm', 'index.mjs', 'export class Terminal {}\n')
+      fs.writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ type: 'module' }))
+      const probe = (code: string) => {
+        fs.writeFileSync(path.join(dir, 'probe.mjs'), runtimeImportsProbe(runtimeImports({ doc: 'DOC.md', line: 3, code }).map((i) => ({ doc: 'DOC.md', ...i }))))
+        return execFileSync(process.execPath, ['probe.mjs'], { cwd: dir, encoding: 'utf8' }).trim()
+      }
+      expect(probe("import { Terminal } from 'opaque-cjs'")).toMatch(/^DOC\.md:3: 'opaque-cjs' has no export named 'Terminal' at run time/)
+      expect(probe("import opaque from 'opaque-cjs'\nimport { Terminal } from 'plain-esm'")).toBe('')
+      expect(probe("import plain from 'plain-esm'")).toMatch(/^DOC\.md:3: 'plain-esm' has no export named 'default'/)
+      expect(probe("import { x } from 'not-installed'")).toMatch(/^DOC\.md:3: 'not-installed' cannot be imported: /)
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true })
+    }
   })
 })
