@@ -102,6 +102,11 @@ export class SpawnPublication {
       store: core.options.store,
       claims: core.options.claims,
       listHostIds: () => providers.keys(),
+      hostHoldingPtyId: (ptyId, hostId) => {
+        const tracked = core.records.get(ptyId)
+        if (tracked !== undefined && tracked.state !== 'exited' && !tracked.superseded && tracked.hostId !== hostId) return tracked.hostId
+        return core.records.comingOnOtherHost(ptyId, hostId)
+      },
     }
   }
 

@@ -48,9 +48,9 @@ async function runStages(state: RuntimePtySpawnState): Promise<PtySpawnOutcome> 
   }
   state.result = definedFields(result)
 
-  admitRegistration(state, result) // 10. registration moves to the real id, admission gate
-  const reconciledSequence = rebaseOutputSequenceOnProvider(state, result) // 11. sequence rebase
   const hostId = claimBranch?.owner.hostId ?? state.slotOwner?.hostId ?? state.hostId
+  admitRegistration(state, result, hostId) // 10. registration moves to the real id, admission gate
+  const reconciledSequence = rebaseOutputSequenceOnProvider(state, result) // 11. sequence rebase
   prepareExecutionContext(state, result, hostId) // 12. execution context
 
   // Commit: bind the slot, then register.

@@ -1,4 +1,4 @@
-import type { PtyIncarnationId, PtySpawnResult } from '../contracts/index.js'
+import type { ExecutionHostId, PtyIncarnationId, PtySpawnResult } from '../contracts/index.js'
 import { sawExitOf } from './exit-watch.js'
 import { messageOf, ownSpawnError } from './spawn-failure.js'
 import type { RuntimePtySpawnState } from './spawn-state.js'
@@ -49,10 +49,22 @@ function movePending(state: RuntimePtySpawnState, result: PtySpawnResult): void 
   beginPending(state, result.id, result.incarnationId ?? null)
 }
 
-/** Stage 10: move the pending registration to the real id; the admission gate precedes any publication. */
-export function admitRegistration(state: RuntimePtySpawnState, result: PtySpawnResult): void {
+/**
+ * Stage 10: move the pending registration to the real id; the admission gate precedes any
+ * publication. An id the caller tracks on another host than `hostId` (the PTY's) is refused first.
+ */
+export function admitRegistration(state: RuntimePtySpawnState, result: PtySpawnResult, hostId: ExecutionHostId): void {
   state.stage = 'admission'
   movePending(state, result)
+  const holder = state.deps.hostHoldingPtyId?.(result.id, hostId)
+  if (holder !== undefined) {
+    throw ownSpawnError(
+      state,
+      'registration_refused',
+      `Registration of PTY ${JSON.stringify(result.id)} on host ${JSON.stringify(hostId)} refused: a PTY under that id is tracked on host ${JSON.stringify(holder)} (the providers of two hosts mint the same ids: give each its own id prefix)`,
+      { ptyId: result.id },
+    )
+  }
   try {
     state.deps.runtime?.assertPtyRegistrationAllowed?.(result.id, result.incarnationId)
   } catch (error) {

@@ -258,6 +258,15 @@ export type PtySpawnDeps = {
    * spawn's own host. The controller passes every registered host.
    */
   listHostIds?: (() => Iterable<ExecutionHostId>) | undefined
+  /**
+   * Another host than `hostId` on which the caller tracks a PTY under `ptyId` that is not proven
+   * ended, or has one being spawned or attached; `undefined` when none. A reply naming such an id
+   * (two hosts' providers minting the same ids) is refused at admission (stage 10) with
+   * `registration_refused`, and a process this call started is stopped: accepted, it would take the
+   * id over from the other host's PTY, which would run on untracked. Default: not checked. The
+   * controller passes its records.
+   */
+  hostHoldingPtyId?: ((ptyId: string, hostId: ExecutionHostId) => ExecutionHostId | undefined) | undefined
 }
 
 /** What a successful pipeline run produced. */
