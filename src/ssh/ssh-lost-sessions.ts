@@ -94,12 +94,15 @@ export async function recheckLostSessions(table: SshSessionTable, keeper: SshCon
 export class LostSessionRechecks {
   readonly #table: SshSessionTable
   readonly #keeper: SshConnectionKeeper
+  readonly #afterLook: () => void
   #pending: { timer: NodeJS.Timeout; at: number } | null = null
   #stopped = false
 
-  constructor(table: SshSessionTable, keeper: SshConnectionKeeper) {
+  /** `afterLook` runs after each look (the provider carries out the stops owed to lost PTYs then). */
+  constructor(table: SshSessionTable, keeper: SshConnectionKeeper, afterLook: () => void = () => undefined) {
     this.#table = table
     this.#keeper = keeper
+    this.#afterLook = afterLook
   }
 
   /** Look at the lost PTYs after `delayMs` (nothing when none is lost, or an earlier look is due). */
@@ -111,6 +114,10 @@ export class LostSessionRechecks {
       this.#pending = null
       if (this.#stopped) return
       void recheckLostSessions(this.#table, this.#keeper)
+        .catch(() => undefined)
+        .then(() => {
+          if (!this.#stopped) this.#afterLook()
+        })
         .catch(() => undefined)
         .then(() => this.lookAgainAfter(Math.min(Math.max(delayMs, SSH_LOST_RECHECK_DELAY_MS) * 2, SSH_LOST_RECHECK_MAX_DELAY_MS)))
     }, delayMs)

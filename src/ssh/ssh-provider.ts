@@ -31,7 +31,7 @@ import {
 } from './ssh-provider-options.js'
 import { createSshQueries } from './ssh-queries.js'
 import { SshSessionTable } from './ssh-session-table.js'
-import { shutdownSshPty, stopEverySession, type SshStopTimings } from './ssh-shutdown.js'
+import { finishOwedStops, shutdownSshPty, stopEverySession, type SshStopTimings } from './ssh-shutdown.js'
 import { spawnSshPty } from './ssh-spawn.js'
 import { SSH_HANGUP_GRACE_MS, SSH_SHUTDOWN_DEADLINE_MS, SSH_TERMINATE_GRACE_MS } from './ssh-stop.js'
 
@@ -135,7 +135,7 @@ export function createSshProvider(options: SshProviderOptions): SshProvider {
       abandonedLaunches.lookAgainAfter(0)
     },
   })
-  const lostSessions = new LostSessionRechecks(table, keeper)
+  const lostSessions = new LostSessionRechecks(table, keeper, () => finishOwedStops(table, keeper, timings))
   const launchTimeoutMs = options.launchTimeoutMs ?? SSH_DEFAULT_LAUNCH_TIMEOUT_MS
   // Launches given up before their marker arrived, which may run on the server (see ssh-spawn.ts).
   const abandonedLaunches = new AbandonedLaunches(keeper, launchTimeoutMs)

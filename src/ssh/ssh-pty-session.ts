@@ -70,6 +70,11 @@ export class SshPtySession {
   readingToEnd = false
   /** The running stop, joined by later shutdown calls. */
   stop: Promise<void> | null = null
+  /**
+   * A stop was asked for and could not reach the program (its connection dropped, and none to the
+   * same machine was open): carried out once one is (`finishOwedStops` in `ssh-shutdown.ts`).
+   */
+  stopOwed = false
   /** Resolves when the session exited or was lost. */
   readonly settled: Promise<void>
   /** Resolves when the launch marker arrived, or the session settled first. */

@@ -2,7 +2,7 @@ import { remainingWaitMs, resolveWaitDeadline, type PtyShutdownOptions } from '.
 import { onWaitClock, waitClockNow } from '../contracts/deadline.js'
 import type { SshConnectionKeeper } from './ssh-connection-keeper.js'
 import { judgeOfLostSession, judgeOfLostSessionConnecting, stopLostSession } from './ssh-lost-sessions.js'
-import { SshProviderError } from './ssh-provider-error.js'
+import { isSshProviderError, SshProviderError } from './ssh-provider-error.js'
 import type { SshPtySession } from './ssh-pty-session.js'
 import type { SshSessionTable } from './ssh-session-table.js'
 import { stopSshSession } from './ssh-stop.js'
@@ -74,21 +74,49 @@ export async function shutdownSshPty(
     !session.endProven &&
     (await judgeOfLostSessionConnecting(session, keeper, remainingWaitMs(onWaitClock(deadlineEpochMs), waitClockNow()))) === null
   ) {
+    session.stopOwed = true
     throw new SshProviderError('transport_lost', `Cannot stop PTY ${JSON.stringify(id)}: its SSH connection dropped, so it cannot be reached`, { ptyId: id })
   }
   if (session.stop === null || options.immediate === true) {
     const stop = stopWithTimings(session, timings, options.immediate === true, deadlineEpochMs, keeper)
-    if (session.stop === null) {
-      session.stop = stop
-      // A stop that gave up is not joined by a later call: that one tries again.
-      stop.catch(() => {
-        if (session.stop === stop) session.stop = null
-      })
-    } else stop.catch(() => undefined)
+    if (session.stop === null) trackStop(session, stop)
+    else stop.catch((error: unknown) => oweStopIfUnreached(session, error))
     await stop
     return
   }
   await session.stop
+}
+
+/** `stop` as the session's running stop, joined by later calls while it runs. */
+function trackStop(session: SshPtySession, stop: Promise<void>): void {
+  session.stopOwed = false
+  session.stop = stop
+  // A stop that gave up is not joined by a later call: that one tries again.
+  stop.catch((error: unknown) => {
+    if (session.stop === stop) session.stop = null
+    oweStopIfUnreached(session, error)
+  })
+}
+
+/** A stop that could not reach its program (its connection dropped) is owed: see {@link finishOwedStops}. */
+function oweStopIfUnreached(session: SshPtySession, error: unknown): void {
+  if (isSshProviderError(error) && error.code === 'transport_lost' && session.state !== 'exited' && !session.endProven) session.stopOwed = true
+}
+
+/**
+ * Carry out the stops asked for while a PTY's connection was down ({@link SshPtySession.stopOwed}):
+ * they rejected with `transport_lost` (a controller then published `unknown/stop_unverified`), but
+ * the program may run on — one that ignores the hang-up outlives its terminal — and nothing would
+ * stop it before the provider's disposal unless the app asked again. Run after each look at the
+ * lost PTYs, once a connection that can judge them is open; a stop that again cannot reach its
+ * program stays owed. Its program's end is reported as any lost PTY's (a controller publishes it as
+ * a second exit, confirming the death).
+ */
+export function finishOwedStops(table: SshSessionTable, keeper: SshConnectionKeeper, timings: SshStopTimings): void {
+  for (const session of table.inState('lost')) {
+    if (!session.stopOwed || session.stop !== null || session.endProven || judgeOfLostSession(session, keeper) === null) continue
+    trackStop(session, stopWithTimings(session, timings, false, undefined, keeper))
+  }
 }
 
 /**

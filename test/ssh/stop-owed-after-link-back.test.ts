@@ -1,0 +1,91 @@
+// A stop asked for while a PTY's link is down cannot reach its program: it says so (`kill` then
+// publishes `unknown/stop_unverified`, `stopAndWait` answers false). Found by an audit (helper-200):
+// once the server was back and the provider had reconnected, such a program — one that ignores
+// the hang-up, so it outlived its terminal — ran on until the app stopped it again or disposed,
+// though it had asked for its end once. The provider now carries the stop out once a connection to
+// the same machine is open again, and the controller publishes the confirmed death.
+import { describe, expect, it } from 'vitest'
+import { createPtyController, type PtyControllerExitEvent } from 'ptykit/controller'
+import { createSshProvider } from 'ptykit/ssh'
+import { waitFor } from '../node-pty/pty-test-support.js'
+import { startSshd } from './sshd-fixture.js'
+import { isAlive, killTagged, sshOptions, taggedProcesses } from './ssh-test-support.js'
+
+const TAG = `stop-owed-${process.pid}`
+
+describe('SSH: a stop asked for while the link is down', () => {
+  it('is carried out once the server is back: the program ends; one nobody asked to stop runs on', async () => {
+    const server = await startSshd()
+    const provider = createSshProvider(sshOptions(server))
+    const controller = createPtyController({ providers: { 'ssh:loopback': provider } })
+    controller.on('error', () => undefined)
+    const exits: PtyControllerExitEvent[] = []
+    controller.on('exit', (event) => exits.push(event))
+    try {
+      const spawn = () => controller.spawn({ hostId: 'ssh:loopback', file: '/bin/sh', args: ['-c', "trap '' HUP; exec sleep 600"], env: { PTYKIT_SWEEP_TAG: TAG } })
+      const [killed, stopped, untouched] = await Promise.all([spawn(), spawn(), spawn()])
+      await waitFor(() => (taggedProcesses(TAG).length === 3 ? true : undefined), 'the programs to run')
+
+      await server.killAll()
+      await waitFor(() => ([killed, stopped, untouched].every(({ id }) => provider.hasPty(id) === null) ? true : undefined), 'the PTYs to become unverifiable')
+      expect(controller.kill(killed.id)).toBe(true)
+      expect(await controller.stopAndWait(stopped.id)).toBe(false)
+      await waitFor(() => (exits.length === 2 ? true : undefined), 'the unverified stops to be published')
+      expect(exits.map((exit) => exit.cause)).toEqual([
+        { kind: 'unknown', reason: 'stop_unverified' },
+        { kind: 'unknown', reason: 'stop_unverified' },
+      ])
+      // They outlived the link (they ignore the hang-up).
+      expect([killed, stopped, untouched].map(({ pid }) => isAlive(pid!))).toEqual([true, true, true])
+
+      await server.restart()
+      await waitFor(() => (!isAlive(killed.pid!) && !isAlive(stopped.pid!) ? true : undefined), 'the stops asked for while the link was down to be carried out', 20_000)
+      // The death confirmed: a second exit, after the unverified one.
+      await waitFor(() => (exits.length === 4 ? true : undefined), 'the confirmed deaths')
+      expect(exits.slice(2).map((exit) => [exit.ptyId, exit.cause])).toEqual(
+        expect.arrayContaining([
+          [killed.id, { kind: 'operator_close' }],
+          [stopped.id, { kind: 'operator_close' }],
+        ]),
+      )
+      expect(isAlive(untouched.pid!)).toBe(true)
+      expect(await controller.probePtyLiveness(untouched.id)).toBe(true)
+      expect(await controller.stopAndWait(untouched.id)).toBe(true)
+      expect(taggedProcesses(TAG)).toEqual([])
+    } finally {
+      await controller.dispose()
+      await provider.dispose()
+      killTagged(TAG)
+      await server.stop()
+    }
+  }, 60_000)
+
+  it('one whose link dropped while it ran is carried out once the server is back', async () => {
+    const server = await startSshd()
+    const provider = createSshProvider(sshOptions(server))
+    const controller = createPtyController({ providers: { 'ssh:loopback': provider } })
+    controller.on('error', () => undefined)
+    const exits: PtyControllerExitEvent[] = []
+    controller.on('exit', (event) => exits.push(event))
+    try {
+      // It ignores the stop's HUP and TERM: only its KILL, a second after the HUP, would end it.
+      const reply = await controller.spawn({ hostId: 'ssh:loopback', file: '/bin/sh', args: ['-c', "trap '' HUP TERM; exec sleep 600"], env: { PTYKIT_SWEEP_TAG: TAG } })
+      await waitFor(() => (taggedProcesses(TAG).length === 1 ? true : undefined), 'the program to run')
+      const verdict = controller.stopAndWait(reply.id)
+      await new Promise((resolve) => setTimeout(resolve, 200))
+      await server.killAll()
+      expect(await verdict).toBe(false)
+      expect(isAlive(reply.pid!)).toBe(true)
+
+      await server.restart()
+      await waitFor(() => (!isAlive(reply.pid!) ? true : undefined), 'the stop to be carried out', 20_000)
+      await waitFor(() => (exits.length === 2 ? true : undefined), 'the confirmed death')
+      expect(exits.map((exit) => exit.cause)).toEqual([{ kind: 'unknown', reason: 'stop_unverified' }, { kind: 'operator_close' }])
+    } finally {
+      await controller.dispose()
+      await provider.dispose()
+      killTagged(TAG)
+      await server.stop()
+    }
+  }, 60_000)
+})
