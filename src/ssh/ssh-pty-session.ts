@@ -377,10 +377,12 @@ export class SshPtySession {
     this.state = exitEvent === null ? 'lost' : 'exited'
     this.#resolveStarted()
     this.#deliver(() => {
+      // The id is free before the exit goes out: a listener that spawns anew under it (a respawn
+      // from the exit listener) must not find it held by the PTY whose exit it is handling.
+      this.#hooks.onSettled(this)
       try {
         if (exitEvent !== null) this.#hooks.emitExit(exitEvent)
       } finally {
-        this.#hooks.onSettled(this)
         this.#resolveSettled()
       }
     })
@@ -438,11 +440,9 @@ export class SshPtySession {
       ...(this.#endProvenAtStopRequest !== false && { diedBeforeStopRequest: true }),
     }
     this.#deliver(() => {
-      try {
-        this.#hooks.emitExit(event)
-      } finally {
-        this.#hooks.onSettled(this)
-      }
+      // Free before the exit goes out, as in #onClose.
+      this.#hooks.onSettled(this)
+      this.#hooks.emitExit(event)
     })
   }
 
