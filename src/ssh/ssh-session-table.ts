@@ -12,6 +12,8 @@ export const SSH_EXITED_ID_MEMORY = 1_024
 export class SshSessionTable {
   /** Sessions by PTY id: starting, live, or lost (kept: their fate is unknown). */
   readonly sessions = new Map<string, SshPtySession>()
+  /** PTY ids whose spawn is opening its channel (its session not in `sessions` yet). */
+  readonly openingIds = new Set<string>()
   /** PTY ids whose exit was delivered (the most recent ones). */
   readonly exitedIds = createRecentIds(SSH_EXITED_ID_MEMORY)
   // A throwing listener surfaces uncaught (on its own microtask) without stopping the others.

@@ -382,7 +382,11 @@ export async function spawnSshPty(context: SshSpawnContext, spawnOptions: Provid
   }
   context.assertNotDisposed('spawn')
   const id = sessionId ?? randomUUID()
+  // Another spawn under the same id may be opening its channel (its session not in the table yet):
+  // both would run, and the one the table forgot would be stopped by nothing.
   if (table.sessions.has(id)) throw idInUse(id)
+  if (table.openingIds.has(id)) throw new SshProviderError('pty_id_in_use', `Cannot create PTY ${JSON.stringify(id)}: another spawn under that id is starting`, { ptyId: id })
+  table.openingIds.add(id)
   // Aborted at the deadline, synchronously (a channel handed over after that is never a PTY).
   const giveUp = new AbortController()
   const timing: ChannelOpenTiming = { requestedAt: null, openMs: 0 }
@@ -395,6 +399,8 @@ export async function spawnSshPty(context: SshSpawnContext, spawnOptions: Provid
     opened = await Promise.race([opening, gaveUp])
   } finally {
     clearTimeout(timer)
+    // In the table now, or never (a channel handed over after the deadline is never a PTY).
+    table.openingIds.delete(id)
   }
   if (opened === null || opened === undefined) {
     // The open unanswered at the deadline: once it went out, the server may answer it when the link
