@@ -3,7 +3,11 @@ import { execFileSync } from 'node:child_process'
 import { closeSync, constants, fstatSync, ftruncateSync, lstatSync, openSync, readdirSync, readFileSync, readSync, renameSync, unlinkSync, writeFileSync, writeSync } from 'node:fs'
 import { endianness } from 'node:os'
 import { basename, dirname, join } from 'node:path'
+import { exitCauseFromWire, isTerminalExitCause, type TerminalExitCause } from '../exit-cause/index.js'
+import { isPtyIncarnationId } from '../contracts/incarnation.js'
 import { isDefunct, type ProcessInspector } from '../node-pty/process-inspector.js'
+import { PTY_HOST_EXITED_SESSION_MEMORY } from './host-sessions.js'
+import { sessionIdProblem } from './protocol.js'
 
 /**
  * The session journal (`<socket>.journal`): what a host writes, per session, so that a host that
@@ -26,7 +30,23 @@ import { isDefunct, type ProcessInspector } from '../node-pty/process-inspector.
  *   number — its leader was seen alive then. Every process with that session id started before
  *   `at` is the session's (the kernel hands no pid number out while a process uses it as its
  *   pid, group or session id); see `predecessor-orphans.ts`;
- * - `{ "t": "e", "k" }` — that session ended (its exit observed, or its spawn failed).
+ * - `{ "t": "e", "k" }` — that session ended (its spawn failed, or — a predecessor's orphan — its
+ *   process was proven gone); and, when the host observed its exit, with the exit as the host
+ *   remembers it (see {@link JournalExit}): `{ "t": "e", "k", "id", "code", "cause"?, "inc"?,
+ *   "seq"?, "diedBeforeStopRequest": true | "stopRequestedBeforeDeath": true }` — the PTY id, the
+ *   exit code, the cause as wire data (as the `exit` message carries it), the incarnation, the
+ *   output sequence where its output ended, and exactly one of the two stop flags. Since 7 Dec
+ *   (before, a bare `e` line: a successor learnt nothing of how the session ended).
+ *
+ * **Exits.** A host remembers the exits of its latest `exitedSessionMemory` ended sessions
+ * (`listExits`, re-attaches, probes); so does its journal, so that they survive the host: its idle
+ * exit, a close, its death. A compaction keeps the latest `exitedSessionMemory` exits (one per PTY
+ * id, as the host keeps them), each as an `i` line and its `e` line — so a reader of the format
+ * before exits (a host before 7 Dec) reads each as a session that began and ended, and nothing
+ * else changes for it. A successor loads them into its own remembered exits, each validated as
+ * untrusted input ({@link readPredecessorJournal}): an exit line that is not well formed is not
+ * remembered (the session it ends still ends). Exits are facts of the past: a journal of another
+ * boot still gives them.
  *
  * **Cost.** One `write(2)` of one short line per spawn (two: before and after the fork) and per
  * exit, on a file opened once with `O_APPEND`; the start time is one read of `/proc/<pid>/stat`
@@ -38,8 +58,9 @@ import { isDefunct, type ProcessInspector } from '../node-pty/process-inspector.
  * temporary name and renamed into place; a journal that is not a regular file of this user with no
  * group/other bits is never read (its sessions count as unaccounted for).
  *
- * A host that closes cleanly removes it — unless sessions it cannot account for as ended remain
- * (a predecessor's process still running): then it keeps exactly those for the next host.
+ * A host that closes (idle, or on request) removes it when nothing is left in it: no session it
+ * cannot account for as ended (a predecessor's process still running), no remembered exit. Else
+ * it keeps exactly those for the next host.
  */
 
 /** The journal's format version (the header's `ptykitJournal`). */
@@ -124,6 +145,28 @@ export type JournalProcess = {
   heldAt?: number
 }
 
+/**
+ * An ended session's exit as a journal records it (the `e` line's fields): what the host's `exit`
+ * message says of it, so that a successor answers `listExits`, re-attaches and probes with it.
+ */
+export type JournalExit = {
+  /** The PTY id. */
+  id: string
+  /** The exit code the host's node-pty provider reported. */
+  code: number
+  /** The cause the host built from the real status (absent when it had none: an app resolves the code). */
+  cause?: TerminalExitCause
+  /** The incarnation that exited, when attested. */
+  incarnationId?: string
+  /** The output sequence (chars) where the session's output ended. */
+  seq?: number
+  /**
+   * A stop of this incarnation reached the host while it lived (`stopRequestedBeforeDeath`: an
+   * operator close); `false`: it ended before any did (`diedBeforeStopRequest`).
+   */
+  stopRequestedBeforeDeath: boolean
+}
+
 /** A session a journal shows open (spawned, or about to be, and not ended). */
 export type JournalSession = {
   /** The PTY id. */
@@ -142,6 +185,11 @@ export type PredecessorJournal = {
    * it does not name may then still belong to a running process.
    */
   unaccounted: boolean
+  /**
+   * The exits it remembers, oldest first, one per PTY id (the latest), at most the
+   * `exitMemory` given to {@link readPredecessorJournal}; absent when none.
+   */
+  exits?: JournalExit[]
 }
 
 /** The current boot's id, or `null` where the OS has none to read. */
@@ -156,10 +204,21 @@ export function currentBootId(): string | null {
 /**
  * Read the journal at `path`: `'absent'` when there is none, `'unreadable'` when it is not this
  * user's private regular file or its header is not one this version reads, else its open
- * sessions. A journal of another boot holds no running process (a reboot ended them all):
- * nothing open, nothing unaccounted.
+ * sessions and the exits it remembers (the latest `exitMemory`). A journal of another boot holds
+ * no running process (a reboot ended them all): nothing open, nothing unaccounted — its exits
+ * stay true.
+ *
+ * Each exit is read as untrusted input: an `e` line whose exit is not well formed (an id that is
+ * not its `i` line's, or not a session id; a code that is not an integer; a cause that
+ * `isTerminalExitCause` rejects, unless an `unknown` of a reason this version does not know; an
+ * incarnation that is not one; a sequence that is not a count; both stop flags or neither) is not
+ * remembered. The cause is read as an app reads one off the wire (`exitCauseFromWire`): a valid
+ * one kept, an unknown reason read as `unknown/cause_unreported`, an absent one resolved from the
+ * code.
+ *
+ * @param exitMemory - the most exits returned (the latest); default 1 024, `PTY_HOST_EXITED_SESSION_MEMORY`
  */
-export function readPredecessorJournal(path: string, bootId: string | null = currentBootId()): PredecessorJournal | 'absent' | 'unreadable' {
+export function readPredecessorJournal(path: string, bootId: string | null = currentBootId(), exitMemory: number = PTY_HOST_EXITED_SESSION_MEMORY): PredecessorJournal | 'absent' | 'unreadable' {
   let text: string
   try {
     // Opened first, then judged by what is open (`fstat`): the file checked is the file read.
@@ -187,12 +246,14 @@ export function readPredecessorJournal(path: string, bootId: string | null = cur
   const lines = text.split('\n')
   const header = parseLine(lines[0] ?? '')
   if (header === null || header.ptykitJournal !== JOURNAL_VERSION) return 'unreadable'
-  if (typeof header.bootId === 'string' && bootId !== null && header.bootId !== bootId) return { open: [], unaccounted: false }
+  const otherBoot = typeof header.bootId === 'string' && bootId !== null && header.bootId !== bootId
   // A journal whose boot cannot be compared with this one's may be another boot's: its `at` times
   // (another boot's clock) are not trusted to prove membership.
   const sameBoot = typeof header.bootId === 'string' && bootId !== null
   let unaccounted = header.unaccounted === true
   const open = new Map<number, JournalSession>()
+  /** The exits read, by PTY id, oldest first (a later one of an id replaces it, at the end). */
+  const exits = new Map<string, JournalExit>()
   for (let index = 1; index < lines.length; index++) {
     const line = lines[index]!
     // The file ends with a newline: the last piece is empty.
@@ -204,7 +265,11 @@ export function readPredecessorJournal(path: string, bootId: string | null = cur
       unaccounted = true
       continue
     }
-    if (entry.t === 'i' && typeof entry.id === 'string') open.set(key, { id: entry.id })
+    if (entry.t === 'i' && typeof entry.id === 'string') {
+      open.set(key, { id: entry.id })
+      // A new session under the id: its host forgot the id's earlier exit (as it does at a spawn).
+      exits.delete(entry.id)
+    }
     else if (entry.t === 's' && isJournalProcess(entry)) {
       const session = open.get(key)
       // An `s` without its `i`: the journal lost a session's intent (it never writes one so):
@@ -215,11 +280,67 @@ export function readPredecessorJournal(path: string, bootId: string | null = cur
         if (sameBoot && Number.isSafeInteger(entry.at) && (entry.at as number) >= 0) session.process.heldAt = entry.at as number
       }
     } else if (entry.t === 'e') {
+      const session = open.get(key)
       // An `e` without its `i`: likewise.
-      if (!open.delete(key)) unaccounted = true
+      if (session === undefined) unaccounted = true
+      else {
+        open.delete(key)
+        const exit = exitOfLine(entry, session.id)
+        if (exit !== null) {
+          exits.delete(exit.id)
+          exits.set(exit.id, exit)
+          // Bounded as it is read: the oldest go first.
+          if (exits.size > exitMemory) exits.delete(exits.keys().next().value!)
+        }
+      }
     } else unaccounted = true
   }
-  return { open: [...open.values()], unaccounted }
+  const read: PredecessorJournal = otherBoot ? { open: [], unaccounted: false } : { open: [...open.values()], unaccounted }
+  if (exits.size > 0) read.exits = [...exits.values()]
+  return read
+}
+
+/**
+ * The exit an `e` line records, when it records one that is well formed (see
+ * {@link readPredecessorJournal}): `null` for a bare `e` line (a failed spawn, an orphan proven
+ * gone, a host before exits were journalled) and for one that is not well formed.
+ */
+function exitOfLine(entry: Record<string, unknown>, id: string): JournalExit | null {
+  if (entry.id === undefined && entry.code === undefined) return null
+  if (entry.id !== id || sessionIdProblem(id) !== undefined) return null
+  const code = entry.code
+  if (typeof code !== 'number' || !Number.isSafeInteger(code)) return null
+  // A cause the guard rejects is not remembered — except an `unknown` of a reason this version does
+  // not know (a newer host's), which stays unknown (`exitCauseFromWire`: never narrower).
+  if (entry.cause !== undefined && !isTerminalExitCause(entry.cause) && !isUnknownOfAnyReason(entry.cause)) return null
+  if (entry.inc !== undefined && !isPtyIncarnationId(entry.inc)) return null
+  const seq = entry.seq
+  if (seq !== undefined && !(typeof seq === 'number' && Number.isSafeInteger(seq) && seq >= 0)) return null
+  const died = entry.diedBeforeStopRequest === true
+  const stopped = entry.stopRequestedBeforeDeath === true
+  if (died === stopped || (entry.diedBeforeStopRequest !== undefined && !died) || (entry.stopRequestedBeforeDeath !== undefined && !stopped)) return null
+  // The cause as an app reads one off the wire: a present one is kept (it passed the guard), an
+  // absent one resolved from the code (never narrower than what the host could tell).
+  const exit: JournalExit = { id, code, cause: exitCauseFromWire({ code, cause: entry.cause }), stopRequestedBeforeDeath: stopped }
+  if (typeof entry.inc === 'string') exit.incarnationId = entry.inc
+  if (typeof seq === 'number') exit.seq = seq
+  return exit
+}
+
+/** Whether `cause` says `unknown`, with a reason that may be one this version does not know. */
+function isUnknownOfAnyReason(cause: unknown): boolean {
+  return typeof cause === 'object' && cause !== null && (cause as { kind?: unknown }).kind === 'unknown' && typeof (cause as { reason?: unknown }).reason === 'string'
+}
+
+/** The `e` line of a session that ended with `exit` (see the module comment). */
+function exitLine(key: number, exit: JournalExit): Record<string, unknown> {
+  const line: Record<string, unknown> = { t: 'e', k: key, id: exit.id, code: exit.code }
+  if (exit.cause !== undefined) line.cause = exit.cause
+  if (exit.incarnationId !== undefined) line.inc = exit.incarnationId
+  if (exit.seq !== undefined) line.seq = exit.seq
+  if (exit.stopRequestedBeforeDeath) line.stopRequestedBeforeDeath = true
+  else line.diedBeforeStopRequest = true
+  return line
 }
 
 function parseLine(line: string): Record<string, unknown> | null {
@@ -247,14 +368,16 @@ function isJournalProcess(entry: Record<string, unknown>): entry is { inc: strin
 
 /**
  * The journal a host keeps (see the module comment): created when the host starts, with the
- * sessions it carries over from its predecessor, appended to per spawn and exit, compacted when it
- * grows, removed (or cut down to what is still unaccounted for) when the host closes.
+ * sessions and exits it carries over from its predecessor, appended to per spawn and exit,
+ * compacted when it grows (to the open sessions and the latest `exitMemory` exits), removed (or
+ * cut down to what is still unaccounted for and the exits it remembers) when the host closes.
  */
 export class SessionJournal {
   readonly #path: string
   readonly #bootId: string | null
   readonly #inspector: ProcessInspector
   readonly #compactLines: number
+  readonly #exitMemory: number
   #unaccounted: boolean
   #fd: number | null = null
   /** Closed by {@link close}: nothing is appended any more (else a lost descriptor is reopened). */
@@ -267,31 +390,37 @@ export class SessionJournal {
   readonly #open = new Map<number, JournalSession>()
   /** The keys given to the carried sessions, in the order given. */
   readonly #carriedKeys: number[]
+  /** The exits remembered, by PTY id, oldest first, each with its key in the file (at most `exitMemory`). */
+  readonly #exits = new Map<string, { key: number; exit: JournalExit }>()
 
   /**
    * Create the journal at `path` (replacing a predecessor's, already read), holding `carried`: the
-   * sessions this host takes over from its predecessor. `unaccounted` is carried too.
+   * sessions this host takes over from its predecessor, and the exits it remembers (the latest
+   * `exitMemory` of them are kept). `unaccounted` is carried too.
    *
    * Temporary files a host of this journal left behind (its rewrite's, cut short by its death) are
    * removed first: this host holds the lock, so no other host is writing one.
    *
    * @param options.compactLines - the fewest lines before a compaction ({@link PTY_HOST_JOURNAL_COMPACT_LINES}; tests lower it)
+   * @param options.exitMemory - how many exits it keeps (the host's `exitedSessionMemory`; default `PTY_HOST_EXITED_SESSION_MEMORY`)
    * @throws when the file cannot be created (the host then refuses to start: its sessions would
    * outlive it untraceably).
    */
   constructor(
     path: string,
     inspector: ProcessInspector,
-    carried: { open: readonly JournalSession[]; unaccounted: boolean },
+    carried: { open: readonly JournalSession[]; unaccounted: boolean; exits?: readonly JournalExit[] | undefined },
     bootId: string | null = currentBootId(),
-    options: { compactLines?: number } = {},
+    options: { compactLines?: number; exitMemory?: number } = {},
   ) {
     this.#path = path
     this.#bootId = bootId
     this.#inspector = inspector
     this.#compactLines = options.compactLines ?? PTY_HOST_JOURNAL_COMPACT_LINES
+    this.#exitMemory = options.exitMemory ?? PTY_HOST_EXITED_SESSION_MEMORY
     this.#unaccounted = carried.unaccounted
     removeStaleTemporaries(path)
+    for (const exit of carried.exits ?? []) this.#remember(this.#nextKey++, { ...exit })
     const keys: number[] = []
     for (const session of carried.open) {
       const key = this.#nextKey++
@@ -300,6 +429,11 @@ export class SessionJournal {
     }
     this.#carriedKeys = keys
     this.#rewrite()
+  }
+
+  /** The exits this journal remembers (carried over, then recorded by {@link ended}), oldest first. */
+  get exits(): JournalExit[] {
+    return [...this.#exits.values()].map(({ exit }) => exit)
   }
 
   /** The key of each carried session (in the order given to the constructor), for {@link ended}. */
@@ -317,6 +451,9 @@ export class SessionJournal {
     // Open before the append: a compaction the append sets off keeps it (it rewrites the open
     // sessions); undone when the line could not be written (the spawn does not happen).
     this.#open.set(key, { id })
+    // The id's earlier exit is forgotten, as the host forgets it at the spawn (a reader of the
+    // file forgets it at this line).
+    this.#exits.delete(id)
     try {
       this.#append({ t: 'i', k: key, id })
     } catch (error) {
@@ -349,10 +486,22 @@ export class SessionJournal {
     this.#tryAppend(processLine(key, recorded))
   }
 
-  /** The session of `key` ended (its exit was observed, its spawn failed, or its process was proven gone). */
-  ended(key: number | undefined): void {
+  /**
+   * The session of `key` ended: its exit was observed (`exit`: recorded with it, and remembered
+   * among the latest `exitMemory`), its spawn failed, or its process was proven gone.
+   */
+  ended(key: number | undefined, exit?: JournalExit): void {
     if (key === undefined || !this.#open.delete(key)) return
-    this.#tryAppend({ t: 'e', k: key })
+    // Remembered before the append: a compaction the append sets off keeps it.
+    if (exit !== undefined) this.#remember(key, exit)
+    this.#tryAppend(exit === undefined ? { t: 'e', k: key } : exitLine(key, exit))
+  }
+
+  /** Remember `exit` (the latest of its id), forgetting the oldest past `exitMemory`. */
+  #remember(key: number, exit: JournalExit): void {
+    this.#exits.delete(exit.id)
+    this.#exits.set(exit.id, { key, exit })
+    while (this.#exits.size > this.#exitMemory) this.#exits.delete(this.#exits.keys().next().value!)
   }
 
   /** Sessions still open. */
@@ -361,14 +510,14 @@ export class SessionJournal {
   }
 
   /**
-   * The host closes: remove the journal when nothing is left to account for; else keep only what
-   * is (a predecessor's process still running, or the mark that some predecessor's sessions are
-   * unaccounted for) for the next host.
+   * The host closes (idle, or on request): remove the journal when nothing is left in it; else
+   * keep only what is — a predecessor's process still running, the mark that some predecessor's
+   * sessions are unaccounted for, the exits it remembers — for the next host.
    */
   close(): void {
     this.#closed = true
     this.#closeFd()
-    if (this.#open.size === 0 && !this.#unaccounted) {
+    if (this.#open.size === 0 && !this.#unaccounted && this.#exits.size === 0) {
       try {
         unlinkSync(this.#path)
       } catch {
@@ -407,8 +556,8 @@ export class SessionJournal {
     }
     this.#bytes += line.length
     this.#lines += 1
-    // Four times what the open sessions need (two lines each, and the header).
-    if (this.#lines > this.#compactLines && this.#lines > 4 * (2 * this.#open.size + 1)) this.#compact()
+    // Four times what the open sessions and the remembered exits need (two lines each, and the header).
+    if (this.#lines > this.#compactLines && this.#lines > 4 * (2 * (this.#open.size + this.#exits.size) + 1)) this.#compact()
   }
 
   /** Cut a torn append back off the file (to what this host wrote before it). */
@@ -456,7 +605,7 @@ export class SessionJournal {
     }
   }
 
-  /** Write the whole journal (header and open sessions) under a temporary name, rename it into place, and append to it from now on. */
+  /** Write the whole journal (header, remembered exits, open sessions) under a temporary name, rename it into place, and append to it from now on. */
   #rewrite(): void {
     this.#writeWhole()
     this.#closeFd()
@@ -465,6 +614,9 @@ export class SessionJournal {
 
   #writeWhole(): void {
     const lines = [JSON.stringify({ ptykitJournal: JOURNAL_VERSION, bootId: this.#bootId, unaccounted: this.#unaccounted })]
+    // The exits first (oldest first), each as its session's `i` and `e` lines: an open session's
+    // `i` line after them is a later session (no exit of an open session's id is remembered).
+    for (const { key, exit } of this.#exits.values()) lines.push(JSON.stringify({ t: 'i', k: key, id: exit.id }), JSON.stringify(exitLine(key, exit)))
     for (const [key, session] of this.#open) {
       lines.push(JSON.stringify({ t: 'i', k: key, id: session.id }))
       if (session.process !== undefined) lines.push(JSON.stringify(processLine(key, session.process)))

@@ -7,7 +7,7 @@ import { appendFileSync, chmodSync, existsSync, readFileSync, rmSync, truncateSy
 import { join, resolve } from 'node:path'
 import { afterEach, expect, it } from 'vitest'
 import { createNullInspector, createProcFsInspector } from '../../src/node-pty/process-inspector.js'
-import { bootTicksNow, currentBootId, PTY_HOST_JOURNAL_COMPACT_LINES, PTY_HOST_JOURNAL_MAX_READ_BYTES, readPredecessorJournal, SessionJournal } from '../../src/pty-host/session-journal.js'
+import { bootTicksNow, currentBootId, PTY_HOST_JOURNAL_COMPACT_LINES, PTY_HOST_JOURNAL_MAX_READ_BYTES, readPredecessorJournal, SessionJournal, type JournalExit } from '../../src/pty-host/session-journal.js'
 import { procRow, waitFor } from '../node-pty/pty-test-support.js'
 import { nodeArgsFor } from '../support/node-entry-bundle.js'
 import { makeSocketDir } from './pty-host-test-support.js'
@@ -196,4 +196,76 @@ it('trusts no `at` when the journal\'s boot cannot be compared with this one\'s'
   const read = readPredecessorJournal(path, null)
   expect(typeof read === 'object' ? read.open[0]?.process : undefined).toMatchObject({ pid: 5_000_000 })
   expect(typeof read === 'object' ? read.open[0]?.process?.heldAt : 'unread').toBeUndefined()
+})
+
+/** An exit as the journal records one: `pty-<n>` exited `n`, its stop flag alternating. */
+function exitNumber(n: number): JournalExit {
+  return { id: `pty-${n}`, code: n, cause: { kind: 'exited', exitCode: n }, incarnationId: `inc-${n}`, seq: 10 * n, stopRequestedBeforeDeath: n % 2 === 0 }
+}
+
+it('records each exit on its end line, and a compaction keeps only the latest exitMemory exits — each an `i` and `e` pair an older reader reads as a session that ended', () => {
+  const path = journalPath()
+  const journal = new SessionJournal(path, createNullInspector(), { open: [], unaccounted: false }, null, { compactLines: 20, exitMemory: 3 })
+  const open = journal.intent('still-open')
+  for (let n = 0; n < 40; n++) {
+    journal.ended(journal.intent(`pty-${n}`), exitNumber(n))
+    // Compacted: never past four times what the open session and the 3 exits need.
+    expect(lineCount(path)).toBeLessThanOrEqual(4 * (2 * 4 + 1) + 1)
+  }
+  // Between compactions the file holds more; read as the host remembers them: the latest.
+  expect(readPredecessorJournal(path, null, 3)).toEqual({ open: [{ id: 'still-open' }], unaccounted: false, exits: [exitNumber(37), exitNumber(38), exitNumber(39)] })
+  expect(readPredecessorJournal(path, null, 2)).toMatchObject({ exits: [exitNumber(38), exitNumber(39)] })
+  expect(journal.exits).toEqual([exitNumber(37), exitNumber(38), exitNumber(39)])
+  journal.ended(open)
+  // The host closes (idle, or on request) with nothing open: the exits are kept, alone.
+  journal.close()
+  const lines = readFileSync(path, 'utf8').split('\n').filter((line) => line.length > 0).map((line) => JSON.parse(line) as Record<string, unknown>)
+  expect(lines[0]).toMatchObject({ ptykitJournal: 1 })
+  expect(lines.slice(1).map((line) => [line.t, line.id])).toEqual([['i', 'pty-37'], ['e', 'pty-37'], ['i', 'pty-38'], ['e', 'pty-38'], ['i', 'pty-39'], ['e', 'pty-39']])
+  expect(lines[2]).toMatchObject({ k: lines[1]!.k, code: 37, cause: { kind: 'exited', exitCode: 37 }, inc: 'inc-37', seq: 370, diedBeforeStopRequest: true })
+  expect(lines[4]).toMatchObject({ code: 38, stopRequestedBeforeDeath: true })
+  expect(readPredecessorJournal(path, null)).toEqual({ open: [], unaccounted: false, exits: [exitNumber(37), exitNumber(38), exitNumber(39)] })
+
+  // A successor carries them on (the latest of its own memory), and forgets one at a new spawn of its id.
+  const successor = new SessionJournal(path, createNullInspector(), { open: [], unaccounted: false, exits: [exitNumber(37), exitNumber(38), exitNumber(39)] }, null, { exitMemory: 2 })
+  expect(successor.exits).toEqual([exitNumber(38), exitNumber(39)])
+  successor.intent('pty-39')
+  expect(successor.exits).toEqual([exitNumber(38)])
+  expect(readPredecessorJournal(path, null)).toEqual({ open: [{ id: 'pty-39' }], unaccounted: false, exits: [exitNumber(38)] })
+  successor.close()
+})
+
+it('remembers no exit from an end line that is not well formed (the session still ends), resolves an absent cause from the code, and keeps the exits of another boot', () => {
+  const path = journalPath()
+  const pair = (k: number, id: string, exit: Record<string, unknown>): string[] => [JSON.stringify({ t: 'i', k, id }), JSON.stringify({ t: 'e', k, ...exit })]
+  const good = { code: 3, cause: { kind: 'exited', exitCode: 3 }, inc: 'inc-1', diedBeforeStopRequest: true }
+  const lines = [
+    JSON.stringify({ ptykitJournal: 1, bootId: 'another-boot', unaccounted: false }),
+    ...pair(1, 'good', { id: 'good', ...good }),
+    ...pair(2, 'bad-cause', { id: 'bad-cause', ...good, cause: { kind: 'signaled', signal: -9 } }),
+    ...pair(3, 'bad-code', { id: 'bad-code', ...good, code: 1.5 }),
+    ...pair(4, 'bad-code-text', { id: 'bad-code-text', ...good, code: '3' }),
+    ...pair(5, 'not-its-id', { id: 'another', ...good }),
+    ...pair(6, 'both-flags', { id: 'both-flags', ...good, stopRequestedBeforeDeath: true }),
+    ...pair(7, 'no-flag', { id: 'no-flag', code: 3 }),
+    ...pair(8, 'long-inc', { id: 'long-inc', ...good, inc: 'x'.repeat(500) }),
+    ...pair(9, 'bad-seq', { id: 'bad-seq', ...good, seq: -1 }),
+    ...pair(10, 'x'.repeat(70_000), { id: 'x'.repeat(70_000), ...good }),
+    ...pair(11, 'bare', {}),
+    ...pair(12, 'no-cause', { id: 'no-cause', code: 0, stopRequestedBeforeDeath: true }),
+    ...pair(13, 'unknown-reason', { id: 'unknown-reason', code: 5, cause: { kind: 'unknown', reason: 'from_the_future' }, diedBeforeStopRequest: true }),
+    '',
+  ]
+  writeFileSync(path, lines.join('\n'), { mode: 0o600 })
+  expect(readPredecessorJournal(path, 'this-boot')).toEqual({
+    open: [],
+    unaccounted: false,
+    exits: [
+      { id: 'good', code: 3, cause: { kind: 'exited', exitCode: 3 }, incarnationId: 'inc-1', stopRequestedBeforeDeath: false },
+      // No cause recorded: what an app resolves a bare code to (0 is no proof of a clean exit).
+      { id: 'no-cause', code: 0, cause: { kind: 'unknown', reason: 'cause_unreported' }, stopRequestedBeforeDeath: true },
+      // A reason this version does not know stays unknown: never narrower than it was written.
+      { id: 'unknown-reason', code: 5, cause: { kind: 'unknown', reason: 'cause_unreported' }, stopRequestedBeforeDeath: false },
+    ],
+  })
 })
