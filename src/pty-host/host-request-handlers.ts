@@ -335,7 +335,9 @@ export function createHostRequestHandlers({ provider, sessions, activityChanged,
       if (predecessors === true || predecessors === null) return predecessors
       // The host holds every session it started: one it does not hold is proven absent — unless
       // it never held it and a dead predecessor may have, unnamed (its orphans outlive it): unknown.
-      return predecessorMayHold(id) && !exited.has(id) ? null : false
+      // An exit an earlier host journalled proves no more than that host's journal does.
+      const ownExit = exited.get(id)
+      return predecessorMayHold(id) && (ownExit === undefined || ownExit.fromJournal === true) ? null : false
     },
     async cwd(_client, request) {
       return provider.getCwd(stringParam(request.params, 'ptyId'))
@@ -382,7 +384,9 @@ function historyReleased(session: HostSession, budgetBytes: number): PtyHostErro
   const why =
     session.historyReleasedBy === 'budget'
       ? `the host released its history and screen to keep the ended sessions' within its exitedHistoryBytes (${budgetBytes} bytes; the oldest ended sessions' go first)`
-      : 'it was stopped without keepHistory, which releases its history and screen at its exit'
+      : session.historyReleasedBy === 'predecessor'
+        ? 'it ended under an earlier pty host, whose journal kept its exit but no screen'
+        : 'it was stopped without keepHistory, which releases its history and screen at its exit'
   return new PtyHostError(
     'history_released',
     `The pty host no longer keeps the screen of PTY ${JSON.stringify(session.id)} (incarnation ${JSON.stringify(session.incarnationId)}), which ${ended}: ${why}. listExits() still tells how it ended`,

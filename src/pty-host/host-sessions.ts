@@ -3,7 +3,8 @@ import type { NodePtyProvider } from '../node-pty/index.js'
 import type { HostClient } from './host-client.js'
 import { PTY_HOST_PROTOCOL_VERSION, type PtyHostMessage } from './protocol.js'
 import { PTY_HOST_ACK_MAX_HOLD_MS, SessionFlow } from './session-flow.js'
-import type { HeadlessScreenFactory } from './headless-screen.js'
+import type { HeadlessScreen, HeadlessScreenFactory } from './headless-screen.js'
+import type { JournalExit } from './session-journal.js'
 import type { ScreenScheduler } from './screen-cursor.js'
 import { SessionHistory } from './session-history.js'
 import type { Utf8Piece } from './utf8-pieces.js'
@@ -11,7 +12,8 @@ import type { Utf8Piece } from './utf8-pieces.js'
 /**
  * How many exited sessions keep their exit for late re-attaches and `listExits` (and, within
  * their budget, their history: see {@link PTY_HOST_EXITED_HISTORY_BYTES_PER_HISTORY_CHAR}), by
- * default (the host option `exitedSessionMemory`). Why 1 024: an app running some hundreds of PTYs
+ * default (the host option `exitedSessionMemory`) — in the host's memory and in its session
+ * journal, which the next host reads them back from. Why 1 024: an app running some hundreds of PTYs
  * may see more than 256 (the number before) end while it restarts, and the oldest then came back
  * `unknown`; with histories budgeted apart, an ended session whose history is released keeps
  * ~2 KiB of the host's heap (measured with real headless screens): ~2 MiB for all of them.
@@ -31,8 +33,12 @@ export const PTY_HOST_EXITED_SESSION_MEMORY = 1024
  */
 export const PTY_HOST_EXITED_HISTORY_BYTES_PER_HISTORY_CHAR = 16
 
-/** Why an ended session's history is no longer kept: a stop without `keepHistory`, or the budget of ended sessions' histories. */
-export type HistoryRelease = 'stop' | 'budget'
+/**
+ * Why an ended session's history is no longer kept: a stop without `keepHistory`, the budget of
+ * ended sessions' histories, or the session ended under an earlier host (`predecessor`: this host
+ * has only its exit, from that host's journal).
+ */
+export type HistoryRelease = 'stop' | 'budget' | 'predecessor'
 
 /** One session the host holds: its history, its subscribed clients, its flow control, its exit. */
 export type HostSession = {
@@ -61,6 +67,11 @@ export type HostSession = {
   snapshotsInFlight: number
   /** The session's key in the host's journal (`session-journal.ts`), once its spawn was recorded there. */
   journalKey?: number
+  /**
+   * The session ended under an earlier host, whose journal this host read its exit from
+   * ({@link HostSessionStore.remember}): this host never held its process.
+   */
+  fromJournal?: true
 }
 
 /** Where an attach replays from: an absolute sequence, everything retained (`null`), or nothing old. */
@@ -300,6 +311,12 @@ export class HostSessionStore {
       session.heldBytes = session.history.heldBytes()
       this.#exitedHeldBytes += session.heldBytes
     }
+    this.#forgetPastMemory()
+    this.#releaseOverBudget()
+  }
+
+  /** Forget the oldest ended sessions past the exited-session memory. */
+  #forgetPastMemory(): void {
     while (this.exited.size > this.#exitedSessionMemory) {
       const oldest = this.exited.values().next().value
       if (oldest === undefined) break
@@ -307,7 +324,47 @@ export class HostSessionStore {
       this.exited.delete(oldest.id)
       this.#unsubscribeForgotten(oldest)
     }
-    this.#releaseOverBudget()
+  }
+
+  /**
+   * Remember the exit of a session that ended under an earlier host (read from its journal), as
+   * the latest ended session: `listExits`, a re-attach (no replay: this host has no history of it;
+   * the exit) and a probe of its incarnation (`false`) answer with it, and a snapshot is refused
+   * `history_released`. Ignored for an id this host holds live.
+   */
+  remember(exit: JournalExit): void {
+    if (this.live.has(exit.id)) return
+    const previous = this.exited.get(exit.id)
+    if (previous !== undefined) {
+      this.dropHistory(previous)
+      this.exited.delete(exit.id)
+      this.#unsubscribeForgotten(previous)
+    }
+    // No screen: nothing of its output is kept (a history of no chars, released at once).
+    const history = new SessionHistory(() => NO_SCREEN, this.#screenScheduler, { cols: 1, rows: 1, limitChars: 1, scrollbackRows: 0 })
+    history.seq = exit.seq ?? 0
+    const event: PtyExitEvent = { id: exit.id, code: exit.code }
+    if (exit.cause !== undefined) event.cause = exit.cause
+    if (exit.incarnationId !== undefined) event.incarnationId = exit.incarnationId as NonNullable<PtyExitEvent['incarnationId']>
+    if (!exit.stopRequestedBeforeDeath) event.diedBeforeStopRequest = true
+    const session: HostSession = {
+      id: exit.id,
+      history,
+      subscribers: new Set(),
+      flow: new SessionFlow(() => undefined, () => undefined, this.#ackMaxHoldMs),
+      incarnationId: exit.incarnationId,
+      exit: event,
+      stopRequested: exit.stopRequestedBeforeDeath,
+      dropHistoryAtExit: false,
+      historyDropped: false,
+      historyReleasedBy: undefined,
+      heldBytes: 0,
+      snapshotsInFlight: 0,
+      fromJournal: true,
+    }
+    this.dropHistory(session, 'predecessor')
+    this.exited.set(exit.id, session)
+    this.#forgetPastMemory()
   }
 
   /**
@@ -357,6 +414,30 @@ export class HostSessionStore {
     }
     if (session.exit !== null) client.send(exitMessage(session, session.exit))
   }
+}
+
+/**
+ * What the journal records of an ended session's exit (see `session-journal.ts`): what its exit
+ * message says, so that a host after this one answers with it. `undefined` while it has not ended.
+ */
+export function journalExitOf(session: HostSession): JournalExit | undefined {
+  const exit = session.exit
+  if (exit === null) return undefined
+  // The flags as {@link exitMessage} sends them: exactly one of the two.
+  const recorded: JournalExit = { id: session.id, code: exit.code, stopRequestedBeforeDeath: exit.diedBeforeStopRequest !== true && session.stopRequested, seq: session.history.seq }
+  if (exit.cause !== undefined) recorded.cause = exit.cause
+  if (exit.incarnationId !== undefined) recorded.incarnationId = exit.incarnationId
+  return recorded
+}
+
+/** The screen of a session this host has no history of (one that ended under an earlier host): holds nothing, answers no snapshot. */
+const NO_SCREEN: HeadlessScreen = {
+  write: () => undefined,
+  resize: () => undefined,
+  clear: () => undefined,
+  snapshot: () => Promise.reject(new Error('No screen is kept of a session that ended under an earlier host')),
+  heldBytes: () => 0,
+  dispose: () => undefined,
 }
 
 /**

@@ -55,8 +55,9 @@ export type PtyHostProviderOptions = {
   exitedHistoryBytes?: number | undefined
   /**
    * How many ended sessions keep their exit in a host this provider starts (how an app that was
-   * away learns why each ended), the oldest forgotten first. At least 1. Default (the host's):
-   * `PTY_HOST_EXITED_SESSION_MEMORY` (1 024).
+   * away learns why each ended), the oldest forgotten first — in its memory and in its session
+   * journal, so they survive the host (the next host reads them back). At least 1. Default (the
+   * host's): `PTY_HOST_EXITED_SESSION_MEMORY` (1 024).
    */
   exitedSessionMemory?: number | undefined
   /**

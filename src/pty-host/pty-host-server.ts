@@ -10,7 +10,7 @@ import { createNodePtyProvider, isNodePtyOptionError, isNodePtyProviderError, NO
 import { FrameDecoder, PTY_HOST_MAX_FRAME_BYTES } from './frame-codec.js'
 import { HostClient } from './host-client.js'
 import { createHostRequestHandlers, REPLIED } from './host-request-handlers.js'
-import { HostSessionStore } from './host-sessions.js'
+import { HostSessionStore, journalExitOf, PTY_HOST_EXITED_SESSION_MEMORY } from './host-sessions.js'
 import { parseRequest, protocolMismatchMessage, PTY_HOST_METHODS, PTY_HOST_PROTOCOL_VERSION, toWireError, type PtyHostRequest, type PtyHostWireError } from './protocol.js'
 import { assertIntegerOption, assertKnownPtyHostOptions, invalidPtyHostOption, PtyHostError } from './pty-host-error.js'
 import { loadHeadlessScreens, type HeadlessScreenFactory } from './headless-screen.js'
@@ -86,6 +86,8 @@ export type PtyHostServerOptions = {
    * How many ended sessions keep their exit (how each ended: for `listExits`, a reconnecting app's
    * re-attaches and probes), the oldest forgotten first; a session ended and forgotten reads as
    * ended with its cause unknown. At least 1. Default `PTY_HOST_EXITED_SESSION_MEMORY` (1 024).
+   * The host's session journal keeps as many, so they survive the host (its idle exit, a close,
+   * its death): the next host reads them back, the latest of its own `exitedSessionMemory`.
    */
   exitedSessionMemory?: number | undefined
   /**
@@ -258,8 +260,13 @@ export async function startPtyHost(options: PtyHostServerOptions = {}): Promise<
     const inspector = createProcessInspector(process.platform)
     // Its orphans are stopped as its own sessions are: the same graces, the same default deadline.
     const { hangupGraceMs, terminateGraceMs } = options.nodePty ?? {}
-    orphans = new PredecessorOrphans(readPredecessorJournal(paths.journalPath), succeedsDeadHost, inspector, {}, { hangupGraceMs, terminateGraceMs, shutdownDeadlineMs })
-    journal = new SessionJournal(paths.journalPath, inspector, orphans.carried())
+    const exitedSessionMemory = options.exitedSessionMemory ?? PTY_HOST_EXITED_SESSION_MEMORY
+    const predecessor = readPredecessorJournal(paths.journalPath, undefined, exitedSessionMemory)
+    orphans = new PredecessorOrphans(predecessor, succeedsDeadHost, inspector, {}, { hangupGraceMs, terminateGraceMs, shutdownDeadlineMs })
+    // The exits it remembers too (the host's before, however it ended: idle, closed or dead), so
+    // this host answers `listExits`, re-attaches and probes with their causes.
+    const carriedExits = typeof predecessor === 'object' ? predecessor.exits : undefined
+    journal = new SessionJournal(paths.journalPath, inspector, { ...orphans.carried(), exits: carriedExits }, undefined, { exitMemory: exitedSessionMemory })
     orphans.useJournal(journal)
     screens = await loadHeadlessScreens()
     removeStaleSocket(paths)
@@ -293,6 +300,8 @@ export async function startPtyHost(options: PtyHostServerOptions = {}): Promise<
     ...(options.exitedHistoryBytes === undefined ? {} : { exitedHistoryBytes: options.exitedHistoryBytes }),
     ...(options.exitedSessionMemory === undefined ? {} : { exitedSessionMemory: options.exitedSessionMemory }),
   }, options.ackMaxHoldMs)
+  // The exits an earlier host journalled, oldest first: remembered as if they had ended here.
+  for (const exit of ownJournal.exits) sessions.remember(exit)
   const clients = new Set<HostClient>()
   // Until a client is welcomed, the idle exit comes no earlier than this (monotonic ms).
   let graceEndsAt: number | null = performance.now() + (options.firstClientGraceMs ?? 0)
@@ -312,7 +321,8 @@ export async function startPtyHost(options: PtyHostServerOptions = {}): Promise<
   provider.onExit((event) => {
     const ended = sessions.live.get(event.id)
     sessions.onExit(event)
-    if (ended !== undefined) ownJournal.ended(ended.journalKey)
+    // With the exit as the host remembers it: it survives the host (its idle exit, a close, its death).
+    if (ended !== undefined) ownJournal.ended(ended.journalKey, journalExitOf(ended))
     scheduleIdleExit()
   })
 

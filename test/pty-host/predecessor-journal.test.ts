@@ -15,6 +15,7 @@ import { describe, expect, it } from 'vitest'
 import { isDeadState, killIfStill, procRow, processIdentity, runsIgnoring, waitFor, type ProcessIdentity } from '../node-pty/pty-test-support.js'
 import type { Observed as ForcedPidReuse } from './fixtures/forced-pid-reuse.js'
 import { nodeArgsFor } from '../support/node-entry-bundle.js'
+import { readPredecessorJournal } from '../../src/pty-host/session-journal.js'
 import { inProcessHost, killHost, killHostAndClean, makeSocketDir, providerOn, rawClient, useCleanups } from './pty-host-test-support.js'
 
 const cleanups = useCleanups()
@@ -196,16 +197,28 @@ describe('pty host: the successor of a SIGKILLed host answers for its HUP-ignori
 })
 
 describe('pty host: the session journal', () => {
-  it('is private (0600) beside the lock while the host runs, and removed when it closes cleanly', async () => {
+  it('is private (0600) beside the lock while the host runs, and cut down to the exits it remembers when it closes cleanly — removed when it remembers none', async () => {
     const { host, socketPath } = await inProcessHost(cleanups)
     const app = appOn(socketPath, { autoStart: false })
-    const { id } = await app.controller.spawn({ file: '/bin/sh', args: ['-c', 'exec sleep 1000'] })
+    const { id, incarnationId } = await app.controller.spawn({ file: '/bin/sh', args: ['-c', 'exec sleep 1000'] })
     const journalPath = `${socketPath}.journal`
     expect(statSync(journalPath).mode & 0o777).toBe(0o600)
     expect(readFileSync(journalPath, 'utf8')).toContain(JSON.stringify(id))
     await app.controller.stopAndWait(id, { timeoutMs: 5_000 })
     await host.close()
-    expect(existsSync(journalPath)).toBe(false)
+    // Nothing open, nothing unaccounted: only the exit, for the next host (since 7 Dec; before, the
+    // journal was removed and the exit lost with the host).
+    expect(statSync(journalPath).mode & 0o777).toBe(0o600)
+    expect(readPredecessorJournal(journalPath)).toMatchObject({
+      open: [],
+      unaccounted: false,
+      exits: [{ id, cause: { kind: 'signaled', signal: 1 }, incarnationId, stopRequestedBeforeDeath: true }],
+    })
+    // A host that remembers no exit (and has nothing to account for) leaves no journal.
+    const { host: bare, socketPath: bareSocket } = await inProcessHost(cleanups)
+    expect(existsSync(`${bareSocket}.journal`)).toBe(true)
+    await bare.close()
+    expect(existsSync(`${bareSocket}.journal`)).toBe(false)
   }, 20_000)
 
   it('never signals a process whose pid a journal entry names with another start time (a reused pid)', async () => {

@@ -1,0 +1,148 @@
+/**
+ * The exits a host remembers survive it (docs/pty-host.md, "What the host keeps of ended
+ * sessions"): its journal records each exit as it happens, so a host after it — started after its
+ * idle exit, or after it was killed — answers `listExits()` with the real causes. Before, they
+ * lived only in the host's memory: every session ending while no app was connected, the host
+ * exited idle 30 s later and the next app (the IDE reopened next morning) got an empty
+ * `listExits()` from a fresh host: why each one ended was gone.
+ */
+import { readFileSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { settleExitCause } from 'ptykit/exit-cause'
+import type { PtyExitEvent } from 'ptykit/contracts'
+import { startPtyHost, type PtyHostProvider } from 'ptykit/pty-host'
+import { describe, expect, it } from 'vitest'
+import { isDead, waitFor } from '../node-pty/pty-test-support.js'
+import { hostFixture, hostPid, killHost, killHostAndClean, makeSocketDir, providerOn, rawClient, useCleanups } from './pty-host-test-support.js'
+
+const cleanups = useCleanups()
+
+/** `sh -c` waits until the file named by its `$0` exists. */
+const AWAIT_GATE = 'while [ ! -e "$0" ]; do sleep 0.05; done'
+
+type Ended = { id: string; pid: number; incarnationId: string | undefined }
+
+/**
+ * On a host from the sources (with `hostOptions`), an app spawns three sessions and goes away
+ * (detaches, leaving them running); then, with no app connected, one exits 3, one is SIGKILLed and
+ * one ends after a stop reached the host (a tool's `shutdown`, its connection closed at once; the
+ * process ends 0.3 s after the hang-up, with code 7). Resolves once the three processes are gone.
+ */
+async function threeEndingsWhileAway(socketPath: string, dir: string, hostOptions: { idleExitMs: number }): Promise<{ exits3: Ended; killed: Ended; stopped: Ended }> {
+  const gate = join(dir, 'gate')
+  const first = providerOn(socketPath, { ...hostOptions, reconnectAttempts: 0 })
+  cleanups.push(() => first.dispose())
+  const spawn = async (script: string): Promise<Ended> => {
+    const reply = await first.spawn({ file: '/bin/sh', args: ['-c', script, gate] })
+    return { id: reply.id, pid: reply.pid!, incarnationId: reply.incarnationId }
+  }
+  const exits3 = await spawn(`${AWAIT_GATE}; exit 3`)
+  const killed = await spawn(`${AWAIT_GATE}; kill -9 $$`)
+  // Ignores SIGTERM (the stop's SIGKILL is 1 s away), ends 0.3 s after the hang-up on its own.
+  const stopped = await spawn("trap '' TERM; trap 'sleep 0.3; exit 7' HUP; while :; do sleep 0.05; done")
+  await first.detach()
+  // A stop of the third reaches the host (a probe after it is answered after it), and its asker goes.
+  const tool = await rawClient(socketPath)
+  void tool.request('shutdown', { ptyId: stopped.id }).catch(() => undefined)
+  await tool.request('probe', { ptyId: stopped.id })
+  tool.close()
+  writeFileSync(gate, '')
+  await waitFor(() => ([exits3, killed, stopped].every((ended) => isDead(ended.pid)) ? true : undefined), 'the three sessions to end', 15_000)
+  return { exits3, killed, stopped }
+}
+
+/** A new app on `socketPath` whose spawn starts a new host (from the sources); its listed exits. */
+async function newAppsExits(socketPath: string): Promise<{ app: PtyHostProvider; exits: PtyExitEvent[] }> {
+  const app = providerOn(socketPath, { idleExitMs: 60_000 })
+  cleanups.push(() => app.dispose())
+  await app.spawn({ file: '/bin/sh', args: ['-c', 'exec sleep 30'] })
+  return { app, exits: await app.listExits() }
+}
+
+/** The three true causes, each with its incarnation and whether a stop ended it. */
+function expectTheThreeCauses(exits: PtyExitEvent[], ended: { exits3: Ended; killed: Ended; stopped: Ended }): void {
+  const exitOf = (pty: Ended): PtyExitEvent | undefined => exits.find((exit) => exit.id === pty.id)
+  expect(exitOf(ended.exits3)).toMatchObject({ cause: { kind: 'exited', exitCode: 3 }, code: 3, incarnationId: ended.exits3.incarnationId, diedBeforeStopRequest: true })
+  expect(exitOf(ended.killed)).toMatchObject({ cause: { kind: 'signaled', signal: 9 }, incarnationId: ended.killed.incarnationId, diedBeforeStopRequest: true })
+  const stopped = exitOf(ended.stopped)
+  expect(stopped).toMatchObject({ cause: { kind: 'exited', exitCode: 7 }, incarnationId: ended.stopped.incarnationId, stopRequestedBeforeDeath: true })
+  expect(stopped?.diedBeforeStopRequest).toBeUndefined()
+  // What a controller publishes for it: the operator close it was.
+  expect(settleExitCause(stopped!.cause!, { stopRequested: stopped!.stopRequestedBeforeDeath === true })).toEqual({ kind: 'operator_close' })
+  expect(exitOf(ended.exits3)?.stopRequestedBeforeDeath).toBeUndefined()
+}
+
+/** The exits the journal at `socketPath` records (its `e` lines with a code), by PTY id. */
+function journalledExitIds(socketPath: string): string[] {
+  let text: string
+  try {
+    text = readFileSync(`${socketPath}.journal`, 'utf8')
+  } catch {
+    return []
+  }
+  return text
+    .split('\n')
+    .filter((line) => line.length > 0)
+    .map((line) => JSON.parse(line) as Record<string, unknown>)
+    .filter((entry) => entry.t === 'e' && typeof entry.code === 'number')
+    .map((entry) => String(entry.id))
+}
+
+describe('pty host: the exits survive the host', () => {
+  it('after its idle exit: a new app starting a new host lists the three true causes', async () => {
+    const { dir, socketPath } = hostFixture(cleanups)
+    const ended = await threeEndingsWhileAway(socketPath, dir, { idleExitMs: 300 })
+    // No session, no client: the host exits idle.
+    const pid = hostPid(socketPath)
+    if (pid !== null) await waitFor(() => (isDead(pid) ? true : undefined), 'the host’s idle exit', 15_000)
+    const { app, exits } = await newAppsExits(socketPath)
+    expect(hostPid(socketPath)).not.toBe(pid)
+    expectTheThreeCauses(exits, ended)
+    // Its probes of the ended incarnations answer from them too: ended, not unknown.
+    expect(await app.probeLiveness!(ended.exits3.id, { incarnationId: ended.exits3.incarnationId as never })).toBe(false)
+  })
+
+  it('after a SIGKILL of the host once the exits were journalled', async () => {
+    const { dir, socketPath } = hostFixture(cleanups)
+    const ended = await threeEndingsWhileAway(socketPath, dir, { idleExitMs: 60_000 })
+    const ids = [ended.exits3.id, ended.killed.id, ended.stopped.id]
+    await waitFor(() => (ids.every((id) => journalledExitIds(socketPath).includes(id)) ? true : undefined), 'the three exits in the journal', 15_000)
+    await killHost(socketPath)
+    const { exits } = await newAppsExits(socketPath)
+    expectTheThreeCauses(exits, ended)
+  })
+
+  it('after a close on request too; a successor keeps the latest of its own exitedSessionMemory, and answers a snapshot or re-attach of one from them', async () => {
+    const { dir, socketPath } = makeSocketDir()
+    cleanups.push(() => killHostAndClean(socketPath, dir))
+    const first = await startPtyHost({ socketPath, idleExitMs: 60_000 })
+    const app = providerOn(socketPath, { autoStart: false })
+    cleanups.push(() => app.dispose())
+    const ended: Ended[] = []
+    for (const code of [4, 5, 6]) {
+      const reply = await app.spawn({ file: '/bin/sh', args: ['-c', `echo out-${code}; exit ${code}`] })
+      ended.push({ id: reply.id, pid: reply.pid!, incarnationId: reply.incarnationId })
+      // One at a time: the order they end in is the order remembered.
+      await waitFor(async () => ((await app.listExits()).some((exit) => exit.id === reply.id) ? true : undefined), `exit ${code}`)
+    }
+    await app.dispose()
+    await first.close()
+    const second = await startPtyHost({ socketPath, idleExitMs: 60_000, exitedSessionMemory: 2 })
+    cleanups.push(() => second.close())
+    const next = providerOn(socketPath, { autoStart: false })
+    cleanups.push(() => next.dispose())
+    const exits = (await next.listExits()).filter((exit) => ended.some((pty) => pty.id === exit.id))
+    expect(exits.map((exit) => [exit.id, exit.cause])).toEqual([
+      [ended[1]!.id, { kind: 'exited', exitCode: 5 }],
+      [ended[2]!.id, { kind: 'exited', exitCode: 6 }],
+    ])
+    // No screen of it is kept across hosts: said so, never an empty screen.
+    await expect(next.getBufferSnapshot(ended[2]!.id)).rejects.toMatchObject({ code: 'history_released', message: expect.stringMatching(/earlier pty host/) })
+    // A re-attach (a reconnect's) takes its exit, with no replay: the output ended where it had.
+    const tool = await rawClient(socketPath)
+    cleanups.push(async () => tool.close())
+    const attached = await tool.request('attach', { ptyId: ended[2]!.id, includeExited: true, fromSeq: 0 })
+    expect(attached).toMatchObject({ ok: true, result: { exited: true, incarnationId: ended[2]!.incarnationId, replayFrom: 'out-6\r\n'.length, lostChars: 'out-6\r\n'.length } })
+    expect(await tool.request('probe', { ptyId: ended[1]!.id, expectedIncarnationId: ended[1]!.incarnationId })).toMatchObject({ ok: true, result: false })
+  })
+})
