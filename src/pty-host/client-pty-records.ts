@@ -11,6 +11,13 @@ import { isTerminalExitCause } from '../exit-cause/index.js'
 import { PTY_HOST_EXITED_ID_MEMORY } from './pty-host-provider-options.js'
 import type { PtyHostMessage } from './protocol.js'
 
+/** An `exit` message of the host, as a reply lists them (the cause and incarnation are checked when read). */
+export function isExitMessage(value: unknown): value is Extract<PtyHostMessage, { type: 'exit' }> {
+  if (value === null || typeof value !== 'object') return false
+  const message = value as Record<string, unknown>
+  return message.type === 'exit' && typeof message.ptyId === 'string' && typeof message.code === 'number'
+}
+
 /**
  * The exit event an `exit` message of the host describes; `incarnationId` when the message names
  * none (the one this app knows the PTY by).
@@ -244,13 +251,20 @@ export class ClientPtyRecords {
 
   /**
    * `record`'s PTY was a host's that died, and the host that took its place proved its process
-   * gone (from the dead host's session journal). Not that host's child, so no status of it was
-   * seen: reported as an exit, `unknown/host_status_unavailable`, and with neither
-   * `diedBeforeStopRequest` nor `stopRequestedBeforeDeath` (whose stop ended it, if one did, is
-   * not known here: the controller's own stop settles it as an operator close).
+   * gone (from the dead host's session journal). With `remembered` — its exit as the dead host
+   * observed it and journalled it, which the successor lists (`exits`) — that exit is reported:
+   * its cause and whether a stop ended it. Without (it ended after the host died, or as the host
+   * died: not that host's child, so no status of it was seen): reported as an exit,
+   * `unknown/host_status_unavailable`, and with neither `diedBeforeStopRequest` nor
+   * `stopRequestedBeforeDeath` (whose stop ended it, if one did, is not known here: the
+   * controller's own stop settles it as an operator close).
    */
-  settlePredecessorEnd(record: ClientPtyRecord): void {
+  settlePredecessorEnd(record: ClientPtyRecord, remembered?: Extract<PtyHostMessage, { type: 'exit' }>): void {
     if (this.#ptys.get(record.id) !== record || record.state === 'exited') return
+    if (remembered !== undefined && remembered.ptyId === record.id && remembered.incarnationId === record.incarnationId) {
+      this.#publishExit(record, exitEventOfMessage(remembered, record.incarnationId))
+      return
+    }
     const event: PtyExitEvent = { id: record.id, code: 0, cause: { kind: 'unknown', reason: 'host_status_unavailable' } }
     if (record.incarnationId !== undefined) event.incarnationId = record.incarnationId
     this.#publishExit(record, event)

@@ -1,6 +1,6 @@
 import { PTY_HOST_ALREADY_RUNNING_EXIT_CODE, PTY_HOST_PEER_MISSING_EXIT_CODE, defaultPtyHostCommand, missingDefaultHostProgram, startPtyHostProcess, type LaunchedPtyHost, type PtyHostLaunchFlags } from './launch-pty-host.js'
 import { isPtyIncarnationId } from '../contracts/index.js'
-import type { ClientPtyRecord, ClientPtyRecords } from './client-pty-records.js'
+import { isExitMessage, type ClientPtyRecord, type ClientPtyRecords } from './client-pty-records.js'
 import { PtyHostConnection } from './pty-host-connection.js'
 import { isPtyHostError, PtyHostError } from './pty-host-error.js'
 import {
@@ -9,6 +9,7 @@ import {
   type PtyHostProviderOptions,
 } from './pty-host-provider-options.js'
 import { ensurePrivateSocketDir, type PtyHostPaths } from './socket-security.js'
+import type { PtyHostMessage } from './protocol.js'
 
 /** Wait; `unref` for background retries that must not keep the app alive on their own. */
 function delay(ms: number, unref = false): Promise<void> {
@@ -308,12 +309,43 @@ export class PtyHostLink {
     if (!connection.hostReadsPredecessorJournal || incarnationId === undefined) return null
     try {
       const answer: unknown = await connection.request('probe', { ptyId: record.id, expectedIncarnationId: incarnationId }, this.#settings.requestTimeoutMs)
-      if (answer === false && record.incarnationId === incarnationId) this.#records.settlePredecessorEnd(record)
+      if (answer === false && record.incarnationId === incarnationId) {
+        // Its exit, when the dead host observed it and journalled it before it died: the real cause.
+        const remembered = (await this.#predecessorExits(connection)).find((message) => message.ptyId === record.id && message.incarnationId === incarnationId)
+        if (record.incarnationId === incarnationId) this.#records.settlePredecessorEnd(record, remembered)
+      }
       return typeof answer === 'boolean' ? answer : null
     } catch {
       return null
     }
   }
+
+  /**
+   * The exits the host on `connection` remembers (`exits`), asked once per connection: the exits a
+   * dead predecessor journalled are read at the host's start and never change after it, so one
+   * answer serves every PTY of that host. Empty when the host does not list exits or the answer is
+   * not a list of exit messages (each PTY's end is then reported unknown, as before).
+   */
+  #predecessorExits(connection: PtyHostConnection): Promise<Extract<PtyHostMessage, { type: 'exit' }>[]> {
+    let asked = this.#exitsAsked.get(connection)
+    if (asked === undefined) {
+      asked = connection.answers('exits')
+        ? connection.request('exits', {}, this.#settings.requestTimeoutMs).then(
+            (messages: unknown) => (Array.isArray(messages) && messages.every(isExitMessage) ? messages : []),
+            () => {
+              // Not kept: a later probe asks again (a timeout, say, is not the host's answer).
+              this.#exitsAsked.delete(connection)
+              return []
+            },
+          )
+        : Promise.resolve([])
+      this.#exitsAsked.set(connection, asked)
+    }
+    return asked
+  }
+
+  /** What each connection answered to `exits` (see `#predecessorExits`). */
+  readonly #exitsAsked = new WeakMap<PtyHostConnection, Promise<Extract<PtyHostMessage, { type: 'exit' }>[]>>()
 
   /**
    * On a connection to the same host process: re-attach every PTY this provider lost contact

@@ -25,12 +25,12 @@ import {
 import { describeValue } from '../contracts/describe-value.js'
 import { settleWithin } from '../contracts/settle-within.js'
 import { NODE_PTY_SHUTDOWN_DEADLINE_MS } from '../node-pty/stop-schedule.js'
-import { ClientPtyRecords, exitEventOfMessage, isLive, type ClientPtyRecord, type ClientPtyState, type DeliveryWatch } from './client-pty-records.js'
+import { ClientPtyRecords, exitEventOfMessage, isExitMessage, isLive, type ClientPtyRecord, type ClientPtyState, type DeliveryWatch } from './client-pty-records.js'
 import { addAppEnvironment, asSessionIdRefusal, spawnOptionsRefusal, spawnRequestParams } from './spawn-request-params.js'
 import { isRequestTimeout, type PtyHostConnection } from './pty-host-connection.js'
 import { assertIntegerOption, invalidPtyHostOption, isPtyHostError, PtyHostError } from './pty-host-error.js'
 import { PtyHostLink } from './pty-host-link.js'
-import { sessionIdProblem, stopMismatchedHostAdvice, type PtyHostMessage } from './protocol.js'
+import { sessionIdProblem, stopMismatchedHostAdvice } from './protocol.js'
 import {
   PTY_HOST_CONNECT_TIMEOUT_MS,
   PTY_HOST_RECONNECT_MAX_ATTEMPTS,
@@ -812,13 +812,6 @@ function assertIncarnationOption(name: string, value: unknown): void {
   if (value !== undefined && !isPtyIncarnationId(value)) {
     throw invalidPtyHostOption(name, `an incarnation id (a string of 1 to ${PTY_INCARNATION_ID_MAX_LENGTH} characters)`, value)
   }
-}
-
-/** An `exit` message of the host, as a reply lists them (the cause and incarnation are checked when read). */
-function isExitMessage(value: unknown): value is Extract<PtyHostMessage, { type: 'exit' }> {
-  if (value === null || typeof value !== 'object') return false
-  const message = value as Record<string, unknown>
-  return message.type === 'exit' && typeof message.ptyId === 'string' && typeof message.code === 'number'
 }
 
 /**

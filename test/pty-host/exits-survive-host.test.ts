@@ -8,6 +8,7 @@
  */
 import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { createPtyController, type PtyControllerExitEvent } from 'ptykit/controller'
 import { settleExitCause } from 'ptykit/exit-cause'
 import type { PtyExitEvent } from 'ptykit/contracts'
 import { startPtyHost, type PtyHostProvider } from 'ptykit/pty-host'
@@ -144,5 +145,35 @@ describe('pty host: the exits survive the host', () => {
     const attached = await tool.request('attach', { ptyId: ended[2]!.id, includeExited: true, fromSeq: 0 })
     expect(attached).toMatchObject({ ok: true, result: { exited: true, incarnationId: ended[2]!.incarnationId, replayFrom: 'out-6\r\n'.length, lostChars: 'out-6\r\n'.length } })
     expect(await tool.request('probe', { ptyId: ended[1]!.id, expectedIncarnationId: ended[1]!.incarnationId })).toMatchObject({ ok: true, result: false })
+  })
+
+  it('an app whose host went while it was disconnected learns from the successor how each of its PTYs ended — not unknown', async () => {
+    const { dir, socketPath } = makeSocketDir()
+    cleanups.push(() => killHostAndClean(socketPath, dir))
+    const gate = join(dir, 'gate')
+    const first = await startPtyHost({ socketPath, idleExitMs: 60_000 })
+    const provider = providerOn(socketPath, { autoStart: false, reconnectAttempts: 0 })
+    cleanups.push(() => provider.dispose())
+    const controller = createPtyController({ provider })
+    cleanups.push(() => controller.dispose())
+    const exits: PtyControllerExitEvent[] = []
+    controller.on('exit', (event) => exits.push(event))
+    const exits3 = await controller.spawn({ file: '/bin/sh', args: ['-c', `${AWAIT_GATE}; exit 3`, gate] })
+    const killed = await controller.spawn({ file: '/bin/sh', args: ['-c', `${AWAIT_GATE}; kill -9 $$`, gate] })
+    // The app loses its connection (and does not reconnect on its own); its PTYs end meanwhile,
+    // and their host goes (closed here; a death reads the same to the app: another host instance).
+    first.dropConnections()
+    await waitFor(() => (provider.connected ? undefined : true), 'the drop')
+    writeFileSync(gate, '')
+    await waitFor(() => ([exits3.id, killed.id].every((id) => journalledExitIds(socketPath).includes(id)) ? true : undefined), 'the two exits in the journal', 15_000)
+    await first.close()
+    const successor = await startPtyHost({ socketPath, idleExitMs: 60_000 })
+    cleanups.push(() => successor.close())
+    await provider.listProcesses() // connects: the app asks the successor about its PTYs of the host that went
+    await waitFor(() => (exits.length === 2 ? true : undefined), 'the two ends reported')
+    // Before: both `unknown/host_status_unavailable` — the successor proved them gone, but the app
+    // did not ask how they ended.
+    expect(exits.find((event) => event.ptyId === exits3.id)).toMatchObject({ cause: { kind: 'exited', exitCode: 3 }, incarnationId: exits3.incarnationId })
+    expect(exits.find((event) => event.ptyId === killed.id)).toMatchObject({ cause: { kind: 'signaled', signal: 9 }, incarnationId: killed.incarnationId })
   })
 })
