@@ -13,7 +13,7 @@ import { sessionIdProblem } from './protocol.js'
  * The session journal (`<socket>.journal`): what a host writes, per session, so that a host that
  * takes its place after it died (SIGKILL, OOM, a crash) finds each session's process again — the
  * hang-up of a dead host's terminals ends most programs, not one that ignores it (`nohup`,
- * `trap '' HUP`, a daemonizing child).
+ * `trap '' HUP`, a daemonizing child) — and so that the exits it remembers outlive it (below).
  *
  * **Format.** UTF-8 lines, each one JSON object. The first line is the header, `{ "ptykitJournal":
  * 1, "bootId", "unaccounted" }` (`bootId`: `/proc/sys/kernel/random/boot_id`, `null` where there is
@@ -51,12 +51,14 @@ import { sessionIdProblem } from './protocol.js'
  * **Cost.** One `write(2)` of one short line per spawn (two: before and after the fork) and per
  * exit, on a file opened once with `O_APPEND`; the start time is one read of `/proc/<pid>/stat`
  * per spawn. When the file holds more than {@link PTY_HOST_JOURNAL_COMPACT_LINES} lines and four
- * times as many as the open sessions need, it is rewritten with only those (a new file renamed
- * over the old), so it stays proportional to the sessions that run.
+ * times as many as the open sessions and the remembered exits need, it is rewritten with only
+ * those (a new file renamed over the old), so it stays proportional to the sessions that run and
+ * the exits kept (~270 bytes an exit with UUID ids: ~270 KB for the default 1 024).
  *
  * **Privacy.** It lives beside the lock, in the socket's private directory, created 0600 under a
  * temporary name and renamed into place; a journal that is not a regular file of this user with no
- * group/other bits is never read (its sessions count as unaccounted for).
+ * group/other bits is never read (its sessions count as unaccounted for). It holds PTY ids,
+ * process identities and exits — never a session's output, arguments or environment.
  *
  * A host that closes (idle, or on request) removes it when nothing is left in it: no session it
  * cannot account for as ended (a predecessor's process still running), no remembered exit. Else
