@@ -113,7 +113,7 @@ describe('pty host: the exits survive the host', () => {
     expectTheThreeCauses(exits, ended)
   })
 
-  it('after a close on request too; a successor keeps the latest of its own exitedSessionMemory, and answers a snapshot or re-attach of one from them', async () => {
+  it('after a close on request too (with the exits of the sessions it stopped); a successor keeps the latest of its own exitedSessionMemory, and answers a snapshot or re-attach of one from them', async () => {
     const { dir, socketPath } = makeSocketDir()
     cleanups.push(() => killHostAndClean(socketPath, dir))
     const first = await startPtyHost({ socketPath, idleExitMs: 60_000 })
@@ -126,17 +126,23 @@ describe('pty host: the exits survive the host', () => {
       // One at a time: the order they end in is the order remembered.
       await waitFor(async () => ((await app.listExits()).some((exit) => exit.id === reply.id) ? true : undefined), `exit ${code}`)
     }
-    await app.dispose()
+    // One still runs at the close: the close stops it, and its exit is journalled too.
+    const running = await app.spawn({ file: '/bin/sh', args: ['-c', 'exec sleep 1000'] })
+    await app.detach()
     await first.close()
+    const third = await startPtyHost({ socketPath, idleExitMs: 60_000 })
+    const reader = providerOn(socketPath, { autoStart: false })
+    const all = await reader.listExits()
+    await reader.dispose()
+    await third.close()
+    expect(all.map((exit) => exit.id)).toEqual([...ended.map((pty) => pty.id), running.id])
+    expect(all[3]).toMatchObject({ incarnationId: running.incarnationId, stopRequestedBeforeDeath: true })
     const second = await startPtyHost({ socketPath, idleExitMs: 60_000, exitedSessionMemory: 2 })
     cleanups.push(() => second.close())
     const next = providerOn(socketPath, { autoStart: false })
     cleanups.push(() => next.dispose())
     const exits = (await next.listExits()).filter((exit) => ended.some((pty) => pty.id === exit.id))
-    expect(exits.map((exit) => [exit.id, exit.cause])).toEqual([
-      [ended[1]!.id, { kind: 'exited', exitCode: 5 }],
-      [ended[2]!.id, { kind: 'exited', exitCode: 6 }],
-    ])
+    expect(exits.map((exit) => [exit.id, exit.cause])).toEqual([[ended[2]!.id, { kind: 'exited', exitCode: 6 }]])
     // No screen of it is kept across hosts: said so, never an empty screen.
     await expect(next.getBufferSnapshot(ended[2]!.id)).rejects.toMatchObject({ code: 'history_released', message: expect.stringMatching(/earlier pty host/) })
     // A re-attach (a reconnect's) takes its exit, with no replay: the output ended where it had.
@@ -144,7 +150,7 @@ describe('pty host: the exits survive the host', () => {
     cleanups.push(async () => tool.close())
     const attached = await tool.request('attach', { ptyId: ended[2]!.id, includeExited: true, fromSeq: 0 })
     expect(attached).toMatchObject({ ok: true, result: { exited: true, incarnationId: ended[2]!.incarnationId, replayFrom: 'out-6\r\n'.length, lostChars: 'out-6\r\n'.length } })
-    expect(await tool.request('probe', { ptyId: ended[1]!.id, expectedIncarnationId: ended[1]!.incarnationId })).toMatchObject({ ok: true, result: false })
+    expect(await tool.request('probe', { ptyId: ended[2]!.id, expectedIncarnationId: ended[2]!.incarnationId })).toMatchObject({ ok: true, result: false })
   })
 
   it('an app whose host went while it was disconnected learns from the successor how each of its PTYs ended — not unknown', async () => {
