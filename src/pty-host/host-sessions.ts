@@ -345,6 +345,7 @@ export class HostSessionStore {
     history.seq = exit.seq ?? 0
     const event: PtyExitEvent = { id: exit.id, code: exit.code }
     if (exit.cause !== undefined) event.cause = exit.cause
+    // Checked an incarnation id (isPtyIncarnationId) where it was read.
     if (exit.incarnationId !== undefined) event.incarnationId = exit.incarnationId as NonNullable<PtyExitEvent['incarnationId']>
     if (!exit.stopRequestedBeforeDeath) event.diedBeforeStopRequest = true
     const session: HostSession = {
