@@ -42,8 +42,18 @@ export class ExitPublication {
    */
   settleLateExit(record: PtyRecord, event: PtyExitEvent): void {
     if (!certifiesDeath(event, record.hostReportsChildExitStatus)) return
+    // Dead before the event goes out, as `publishExit` orders it: a listener of this exit that asks
+    // `hasPty` is told `false`, and its `kill` (before: `true`, and a stop sent) finds nothing to stop.
+    const proves = record.state === 'unverified'
+    if (proves) {
+      this.clearUnconfirmed(record)
+      this.#core.records.setState(record, 'exited')
+    }
     this.#emitExit(record, event.code, observedExitCause(event, record.hostReportsChildExitStatus), event)
-    this.confirmDeath(record)
+    if (proves) {
+      this.setLiveness(record, { kind: 'exited' })
+      this.#releaseOwnership(record)
+    }
   }
 
   /** Publish the exit of a live record (nothing when the provider's own exit came first). */

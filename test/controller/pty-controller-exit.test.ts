@@ -65,6 +65,25 @@ describe('exit settlement', () => {
     expect(h.liveness().map((event) => event.verdict.kind)).toEqual(['unverifiable', 'exited'])
   })
 
+  it('inside the listener of that late exit the PTY is dead: hasPty false, kill false and nothing sent (before: null, and a stop sent to a dead PTY)', async () => {
+    const h = createHarness()
+    h.provider.scriptNextSpawn({ shutdown: 'never_confirm' })
+    const { id } = await h.controller.spawn({})
+    h.controller.kill(id)
+    h.clock.advance(STOP_UNCONFIRMED_AFTER_MS)
+    const seen: unknown[] = []
+    h.controller.on('exit', ({ cause }) => {
+      if (cause.kind === 'unknown') return
+      seen.push(h.controller.hasPty(id), h.controller.kill(id))
+    })
+    const shutdowns = h.provider.calls.filter((call) => call.method === 'shutdown').length
+    h.provider.emitExit(id, { exitCode: 0, signal: 15 })
+    await h.settle()
+    expect(seen).toEqual([false, false])
+    expect(h.provider.calls.filter((call) => call.method === 'shutdown')).toHaveLength(shutdowns)
+    expect(h.liveness().map((event) => event.verdict.kind)).toEqual(['unverifiable', 'exited'])
+  })
+
   it('resolves an exit without cause and code 0 as cause_unreported (a code-only provider)', async () => {
     const h = createHarness()
     const { id } = await h.controller.spawn({})
