@@ -1,5 +1,5 @@
 import { isAbsolute, resolve } from 'node:path'
-import type { ProviderSpawnOptions } from '../contracts/index.js'
+import { MAX_PTY_DIMENSION, type ProviderSpawnOptions } from '../contracts/index.js'
 import { describeSecretValue, describeValue } from '../contracts/describe-value.js'
 import { ENVIRONMENT_KEYS_EXPECTED, ENVIRONMENT_RECORD_EXPECTED, isEnvironmentRecord, isEnvironmentVariableName } from '../contracts/environment-record.js'
 import { withoutHostTerminalVariables } from '../node-pty/launch-plan.js'
@@ -67,11 +67,12 @@ function envRefusal(env: unknown): PtyHostError | undefined {
 export function spawnOptionsRefusal(options: ProviderSpawnOptions): PtyHostError | undefined {
   // JSON sends NaN and ±Infinity as `null`, which the host reads as "no size": a `rows: NaN` spawn
   // started at the default size, where every other provider refuses it. Refused here, in the
-  // host's words (the node-pty provider's); any other bad size reaches the host as given.
+  // host's words (the node-pty provider's, every provider's: "an integer from 1 to 65535"); any
+  // other bad size reaches the host as given.
   for (const option of ['cols', 'rows'] as const) {
     const value = options[option]
     if (typeof value === 'number' && !Number.isFinite(value)) {
-      return new PtyHostError('invalid_spawn_option', `Expected the \`${option}\` option to be a positive integer, got ${describeValue(value)}`, { option, value })
+      return new PtyHostError('invalid_spawn_option', `Expected the \`${option}\` option to be an integer from 1 to ${MAX_PTY_DIMENSION}, got ${describeValue(value)}`, { option, value })
     }
   }
   if (options.env !== undefined) {

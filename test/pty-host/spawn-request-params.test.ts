@@ -3,6 +3,7 @@ import { inspect } from 'node:util'
 import fc from 'fast-check'
 import { describe, expect, it, vi } from 'vitest'
 import type { ProviderSpawnOptions } from '../../src/contracts/index.js'
+import { assertPtyDimension } from '../../src/node-pty/launch-plan.js'
 import { SPAWN_LAUNCH_KEYS } from '../../src/pty-host/protocol.js'
 import { addAppEnvironment, spawnInheritanceOfRequest, spawnOptionsRefusal, spawnRequestParams } from '../../src/pty-host/spawn-request-params.js'
 
@@ -184,4 +185,29 @@ describe("spawnInheritanceOfRequest: the host's reading of the app's environment
     expect(refused).toMatchObject({ code: 'invalid_option', option })
     expect(inspect(refused, { depth: 10 })).not.toContain(SECRET)
   })
+})
+
+describe('spawnOptionsRefusal: cols and rows', () => {
+  // JSON carries NaN and ±Infinity as null, so the provider refuses them itself, in the words the
+  // host (node-pty's assertPtyDimension) refuses every other bad size with. Until 7 Dec it said
+  // "a positive integer", node-pty's words from before they became "an integer from 1 to 65535".
+  for (const option of ['cols', 'rows'] as const) {
+    for (const value of [Number.NaN, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY]) {
+      it(`refuses ${option} ${value} as invalid_spawn_option, worded as the host refuses a bad size`, () => {
+        const refusal = spawnOptionsRefusal({ file: '/bin/sh', [option]: value })
+        const hostWords = (() => {
+          try {
+            assertPtyDimension(option, value)
+          } catch (error) {
+            return (error as Error).message
+          }
+          return undefined
+        })()
+        expect(refusal).toMatchObject({ code: 'invalid_spawn_option', option })
+        expect(Object.is((refusal as { value?: unknown }).value, value)).toBe(true)
+        expect(refusal?.message).toBe(hostWords)
+        expect(refusal?.message).toContain('an integer from 1 to 65535')
+      })
+    }
+  }
 })
