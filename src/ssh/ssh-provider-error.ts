@@ -17,7 +17,8 @@ import { defineErrorBrand } from '../contracts/error-brand.js'
  *   loads it);
  * - `transport_lost`: the connection dropped (this PTY's fate is unknown: liveness `unverifiable`);
  * - `pty_absent`: an attach-only spawn named a PTY this provider does not hold live;
- * - `pty_id_in_use`: a spawn asked to create a session under an id that is still live;
+ * - `pty_id_in_use`: a spawn asked to create a session under an id that is still live, or under
+ *   which another spawn is still starting (its channel opening);
  * - `pty_live_other_incarnation`: an attach-only spawn expected an incarnation, and another
  *   incarnation of the id is live (not an absence: nothing may be started in its place);
  * - `spawn_failed`: the server refused the channel, the pty or the command, or the command could
