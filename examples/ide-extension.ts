@@ -121,9 +121,10 @@ try {
   // --- 4. Forward the user's keystrokes ----------------------------------------------------------
   //
   // Every write names why it happens: 'driving' (the handle's default) is a person, or a client
-  // acting for one. `write` is true only when the provider accepted the bytes;
-  // `writeWithSettlement` says accepted, refused (provably not sent) or unverifiable (nobody can
-  // tell) — use it for remote hosts.
+  // acting for one. `write` is true when the bytes were handed to the provider (bytes it holds for
+  // later — behind the spawn's `command`, or for a program that does not read — are still dropped
+  // if the PTY ends first); `writeWithSettlement` says accepted, refused (provably not sent) or
+  // unverifiable (nobody can tell) — use it for that answer, and for remote hosts.
   const settlement = await shell.writeWithSettlement('echo "sum: $((1 + 2))"\r')
   console.log(`  (write settled: ${settlement.kind})`)
   await shellView.waitFor('sum: 3')
