@@ -22,8 +22,9 @@ import { findUnknownOption, unknownOptionMessage } from '../contracts/known-opti
  * - `pty_id_in_use`: a create named an id that is live on the host;
  * - `history_released`: a snapshot named a PTY that ended and whose screen the host no longer
  *   keeps — it was stopped without `keepHistory`, or its history was released to keep the ended
- *   sessions' histories within the host's `exitedHistoryBytes` (the oldest go first). The host
- *   still keeps how it ended (`listExits`); its final screen is gone, and no screen stands in for it;
+ *   sessions' histories within the host's `exitedHistoryBytes` (the oldest go first), or it ended
+ *   under an earlier host, whose session journal kept its exit but no screen. The host still keeps
+ *   how it ended (`listExits`); its final screen is gone, and no screen stands in for it;
  * - `host_error`: the host's node-pty provider refused or failed the call (its code is kept in `hostCode`);
  * - `provider_detached` / `provider_disposed`: the provider was used after `detach()` / `dispose()`;
  * - `invalid_option`: a malformed option (also thrown as this error, naming the option and value);
