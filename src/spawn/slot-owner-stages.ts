@@ -93,7 +93,8 @@ export async function attachToSlotOwner(state: RuntimePtySpawnState, owner: PtyS
     // Proven absent: retire the binding (fenced on the owner), and check nobody took the slot meanwhile.
     state.stage = 'retire_slot_owner'
     const retired: unknown = await store.retireOwner(slot, owner)
-    if (typeof retired !== 'boolean' && typeof retired !== 'number') {
+    // A count of rows is a non-negative integer: NaN would read as "not retired", -1 as "retired".
+    if (typeof retired !== 'boolean' && !(typeof retired === 'number' && Number.isSafeInteger(retired) && retired >= 0)) {
       // Why: a store whose `retireOwner` answers nothing (an `async` method that forgot its
       // `return`) was read as "the slot changed owner": every respawn of a dead owner's slot failed
       // `slot_owner_changed`, naming a change that never happened.

@@ -171,6 +171,18 @@ describe('executeRuntimePtySpawn: each error code', () => {
     expect(h.runtime.inspect()).toEqual(EMPTY_RUNTIME)
   })
 
+  // A count of rows is a non-negative integer: NaN read as "not retired" (slot_owner_changed), and
+  // -1 or 1.5 as "retired" (a fresh spawn on the word of a store that said nothing readable).
+  it.each([Number.NaN, -1, 1.5, Number.POSITIVE_INFINITY])('slot_owner_unverified, naming retireOwner, when it answers %s: no boolean, no count of rows', async (answer) => {
+    const h = createHarness({ storeOverrides: () => ({ retireOwner: () => answer as unknown as boolean }) })
+    const slot = { key: 'pane' }
+    h.store.bindOwner(slot, { ptyId: 'gone', hostId: 'local' })
+    const error = await expectSpawnError(h.spawn({ slot }), 'slot_owner_unverified')
+    expect(error.message).toContain(`retireOwner answered ${String(answer)} (number)`)
+    expect(h.provider.livePtyIds()).toEqual([])
+    expect(h.runtime.inspect()).toEqual(EMPTY_RUNTIME)
+  })
+
   it('a count of rows retired answered by retireOwner reads as whether it retired the binding', async () => {
     const h = createHarness({ storeOverrides: (store) => ({ retireOwner: (s, expected) => (store.retireOwner(s, expected) === true ? 1 : 0) as unknown as boolean }) })
     const slot = { key: 'pane' }
