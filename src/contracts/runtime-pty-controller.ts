@@ -237,15 +237,17 @@ export type RuntimePtyController = {
    * (`serializeProviderBuffer`); `null` when neither can. Paint it, then follow `data` events from
    * its `seq`.
    *
-   * `timeoutMs` bounds the wait for the renderer's answer (the default controller: 5 000 ms,
-   * `RENDERER_SERIALIZE_TIMEOUT_MS`); past it the provider's snapshot answers, as when the
-   * renderer answers nothing — a hung or crashed view never holds the caller for ever.
+   * `deadlineMs` (an epoch time) or `timeoutMs` (a duration) bounds the wait for the renderer's
+   * answer (the default controller: 5 000 ms, `RENDERER_SERIALIZE_TIMEOUT_MS`); past it the
+   * provider's snapshot answers, as when the renderer answers nothing — a hung or crashed view
+   * never holds the caller for ever.
    *
    * @throws TypeError (the default controller) when `options` is not an object, holds an option
-   * other than `scrollbackRows` and `timeoutMs`, `scrollbackRows` is not a non-negative integer (as
-   * `serializeProviderBuffer`), or `timeoutMs` is not a non-negative number.
+   * other than `scrollbackRows`, `deadlineMs` and `timeoutMs`, `scrollbackRows` is not a
+   * non-negative integer (as `serializeProviderBuffer`), or the wait budget is malformed (as
+   * `stopAndWait`'s: both forms, a value that is not finite, a negative `timeoutMs`).
    */
-  serializeBuffer?(ptyId: string, options?: { scrollbackRows?: number | undefined; timeoutMs?: number | undefined }): Promise<PtyBufferSerialization | null>
+  serializeBuffer?(ptyId: string, options?: PtyWaitBudget & { scrollbackRows?: number | undefined }): Promise<PtyBufferSerialization | null>
   /** Register the view holding the PTY's authoritative screen (a newer registration replaces it); dispose to unregister. */
   registerRendererSerializer?(ptyId: string, serializer: PtyRendererSerializer): PtyDisposable
   /** Whether a renderer serializer is registered for the PTY now. */

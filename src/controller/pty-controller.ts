@@ -24,7 +24,10 @@ import {
   type PtyStopAndWaitOptions,
   type RuntimePtyController,
   type TerminalInputKind,
+  type PtyWaitBudget,
   type WriteSettlement,
+  remainingWaitMs,
+  resolveWaitDeadline,
   isPtyIncarnationId,
 } from '../contracts/index.js'
 import { callProvider } from '../contracts/call-provider.js'
@@ -462,14 +465,16 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
 
   // Renderer snapshots and slots
 
-  async serializeBuffer(ptyId: string, options: { scrollbackRows?: number | undefined; timeoutMs?: number | undefined } = {}): Promise<PtyBufferSerialization | null> {
+  async serializeBuffer(ptyId: string, options: PtyWaitBudget & { scrollbackRows?: number | undefined } = {}): Promise<PtyBufferSerialization | null> {
     assertPtyId(ptyId)
-    assertBufferOptions(options, ['scrollbackRows', 'timeoutMs'])
-    if (options.timeoutMs !== undefined) assertNonNegativeNumber('option', 'timeoutMs', options.timeoutMs)
+    assertBufferOptions(options, ['scrollbackRows', 'deadlineMs', 'timeoutMs'])
+    // The renderer's wait, as every wait: `deadlineMs` an epoch time, `timeoutMs` a duration.
+    const epochNow = Date.now()
+    const rendererWaitMs = remainingWaitMs(resolveWaitDeadline(options, RENDERER_SERIALIZE_TIMEOUT_MS, epochNow), epochNow)
     if (this.disposed) return null
     const core = this.#m.core
     const bufferOptions = options.scrollbackRows === undefined ? {} : { scrollbackRows: options.scrollbackRows }
-    return this.#m.renderers.serialize(ptyId, bufferOptions, options.timeoutMs ?? RENDERER_SERIALIZE_TIMEOUT_MS, () => this.serializeProviderBuffer(ptyId, bufferOptions), {
+    return this.#m.renderers.serialize(ptyId, bufferOptions, rendererWaitMs, () => this.serializeProviderBuffer(ptyId, bufferOptions), {
       threw: (error) => core.report('provider_threw', 'A renderer serializer threw', error, ptyId),
       timedOut: (ms) => core.report('renderer_unresponsive', `A renderer serializer did not answer serializeBuffer within ${ms} ms; the provider's snapshot answered instead`, undefined, ptyId),
     })

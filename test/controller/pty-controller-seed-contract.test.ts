@@ -240,11 +240,32 @@ describe('renderer serializers and serializeBuffer', () => {
     expect(h.errors().map((error) => error.code)).toEqual(['renderer_unresponsive'])
   })
 
+  it('deadlineMs, an epoch time as everywhere, bounds the wait as timeoutMs does', async () => {
+    const h = createHarness()
+    const { id } = await h.controller.spawn({})
+    h.provider.emitData(id, 'abc')
+    h.controller.registerRendererSerializer(id, () => new Promise(() => {}))
+    const answer = answerOf(h.controller.serializeBuffer(id, { deadlineMs: Date.now() + 200 }))
+    await h.settle()
+    h.clock.advance(100)
+    await h.settle()
+    expect(answer()).toBeUndefined()
+    h.clock.advance(100)
+    await h.settle()
+    expect(answer()).toEqual({ data: 'abc', cols: 80, rows: 24, seq: 3 })
+  })
+
   it.each([-1, Number.NaN, Number.POSITIVE_INFINITY, '100', null])('serializeBuffer refuses timeoutMs %s with a TypeError naming it', async (timeoutMs) => {
     const h = createHarness()
     await expect(h.controller.serializeBuffer('any', { timeoutMs: timeoutMs as number })).rejects.toThrow(
-      new TypeError(`Expected the \`timeoutMs\` option to be a non-negative number, got ${describeValue(timeoutMs)}`),
+      new TypeError(`Expected the \`timeoutMs\` option to be a non-negative finite duration in milliseconds, got ${describeValue(timeoutMs)}`),
     )
+  })
+
+  it('serializeBuffer refuses both wait forms at once, and a misspelt one, naming them', async () => {
+    const h = createHarness()
+    await expect(h.controller.serializeBuffer('any', { timeoutMs: 1, deadlineMs: Date.now() })).rejects.toThrow(/^Give either the `deadlineMs` option .* or the `timeoutMs` option/)
+    await expect(h.controller.serializeBuffer('any', { timeoutMS: 1 } as never)).rejects.toThrow(/`timeoutMS`.*did you mean `timeoutMs`\?/)
   })
 
   it('a stale registration’s dispose leaves a newer one in place', async () => {
