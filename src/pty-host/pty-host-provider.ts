@@ -401,7 +401,7 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
   }
 
   async function shutdown(id: string, shutdownOptions: PtyShutdownOptions = {}): Promise<void> {
-    // Checked here, as every provider does (a TypeError naming the option, even for an unknown or
+    // Checked here, as every provider does (refused `invalid_option` naming the option, even for an unknown or
     // ended PTY): the host's own refusal would cross without `option`, after the stop was noted.
     assertShutdownOptions(shutdownOptions)
     const budget = wireBudget(shutdownOptions)

@@ -101,7 +101,7 @@ export async function attachToSlotOwner(state: RuntimePtySpawnState, owner: PtyS
       throw ownSpawnError(
         state,
         'slot_owner_unverified',
-        `Slot ${JSON.stringify(slot.key)}: the slot store's retireOwner answered ${describeValue(retired)} for PTY ${JSON.stringify(owner.ptyId)}, proven absent: expected true (the binding retired) or false (the slot names another owner by now)`,
+        `Slot ${JSON.stringify(slot.key)}: the slot store's retireOwner answered ${describeValue(retired)} for PTY ${JSON.stringify(owner.ptyId)}, proven absent: expected true (the binding retired), false (the slot names another owner by now) or a count of rows retired`,
         { cause: error, ptyId: owner.ptyId },
       )
     }

@@ -165,7 +165,7 @@ describe('executeRuntimePtySpawn: each error code', () => {
     h.store.bindOwner(slot, { ptyId: 'gone', hostId: 'local' })
     const error = await expectSpawnError(h.spawn({ slot }), 'slot_owner_unverified')
     expect(error.message).toBe(
-      'Slot "pane": the slot store\'s retireOwner answered undefined (undefined) for PTY "gone", proven absent: expected true (the binding retired) or false (the slot names another owner by now)',
+      'Slot "pane": the slot store\'s retireOwner answered undefined (undefined) for PTY "gone", proven absent: expected true (the binding retired), false (the slot names another owner by now) or a count of rows retired',
     )
     expect(h.provider.livePtyIds()).toEqual([])
     expect(h.runtime.inspect()).toEqual(EMPTY_RUNTIME)
