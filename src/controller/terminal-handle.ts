@@ -314,7 +314,9 @@ export class TerminalHandle implements PtyTerminal {
    * next chunk, as it was, a view re-subscribed to an idle shell (a tab moved to another panel)
    * drew the first prompt again, and an `output()` opened after `write('make\r')` to wait for the
    * next prompt was handed the first one at once. A replay nobody was handed yet is kept until the
-   * next chunk, as before: its first subscriber never saw that output.
+   * next chunk, as before: its first subscriber never saw that output. Why `setImmediate` and not
+   * the controller's clock: "this turn" is the event loop's, not a span of time (a test's fake
+   * timers that fake `setImmediate` keep the replay until they run it).
    */
   #replayHandedOut(): void {
     if (this.#replayDropScheduled || !this.#feed.holdsReplay()) return
