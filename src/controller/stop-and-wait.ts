@@ -1,4 +1,5 @@
-import { clampTimerDelay } from '../contracts/index.js'
+import { clampTimerDelay, type PtyProvider } from '../contracts/index.js'
+import { carriesErrorCode } from '../contracts/error-code.js'
 import type { ControllerCore } from './controller-core.js'
 import type { ExitPublication } from './exit-publication.js'
 import { PTY_LIVENESS_REASONS } from './liveness-reasons.js'
@@ -144,6 +145,7 @@ async function verifyGone(context: StopPhaseContext, stop: TrackedStop): Promise
       if (record.state === 'live') context.exits.setLiveness(record, { kind: 'live' })
       return false
     case 'failed':
+      if (carriesErrorCode(verification.error, 'provider_disposed')) return providerDisposedVerdict(context, record, verification.error)
       context.core.report('listing_failed', `Provider ${record.provider.name} could not list processes to verify a stop`, verification.error, record.ptyId)
       if (record.state === 'live') {
         context.exits.setLiveness(record, { kind: 'unverifiable', reason: PTY_LIVENESS_REASONS.verificationFailed })
@@ -152,6 +154,36 @@ async function verifyGone(context: StopPhaseContext, stop: TrackedStop): Promise
     case 'no_evidence':
       return record.state === 'exited'
   }
+}
+
+/** The providers whose disposal a stop's verification already reported, per controller (once each). */
+const disposedProvidersReported = new WeakMap<ControllerCore, WeakSet<PtyProvider>>()
+
+/**
+ * The verdict of a stop whose owning provider refused the verifying listing as `provider_disposed`:
+ * the host disposed the provider before (or while) the controller that uses it — a provider that
+ * can say nothing any more, as one whose listing is not authoritative and has no probe. As for
+ * such a provider, its own exit report for this incarnation is the evidence (a disposed provider
+ * stopped its PTYs and reported their exits): `true` once the PTY exited, without a report — the
+ * host disposed it, and a `listing_failed` per PTY and step was noise it could not act on. A PTY
+ * whose exit the provider never reported stays in doubt (`false`, liveness `unverifiable`),
+ * reported once per provider.
+ */
+function providerDisposedVerdict(context: StopPhaseContext, record: PtyRecord, error: unknown): boolean {
+  if (record.state === 'exited') return true
+  const { core } = context
+  let reported = disposedProvidersReported.get(core)
+  if (reported === undefined) disposedProvidersReported.set(core, (reported = new WeakSet()))
+  if (!reported.has(record.provider)) {
+    reported.add(record.provider)
+    core.report(
+      'listing_failed',
+      `Provider ${record.provider.name} was disposed before the controller, so the stops of its PTYs whose exit it did not report cannot be verified (dispose the controller first)`,
+      error,
+    )
+  }
+  if (record.state === 'live') context.exits.setLiveness(record, { kind: 'unverifiable', reason: PTY_LIVENESS_REASONS.verificationFailed })
+  return false
 }
 
 /** Dispatch one step's shutdown of the record's incarnation, with the time left and `keepHistory`. */
