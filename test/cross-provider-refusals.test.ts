@@ -326,3 +326,104 @@ describe.each(kinds)('cross-provider refusals: %s', (kind) => {
     expect(await controller.stopAndWait(live.id, { timeoutMs: 5_000 })).toBe(true)
   }, 30_000)
 })
+
+/**
+ * Every public method of a provider, given a malformed argument (a host app or a test suite calling
+ * the provider directly): the same typed refusal from the fake, node-pty and the pty host —
+ * `code: 'invalid_option'`, the refused `option` and `value`, a message naming the option and
+ * showing the value; a method that answers with a promise rejects, the others throw. A method a
+ * provider does not have is left out. (SSH, worked on elsewhere, is not in this matrix yet.)
+ *
+ * Until 7 Dec: the pty host answered `null` ("unknown") to `probeLiveness`, `getCwd`,
+ * `getForegroundProcess` and `hasChildProcesses` of the id `5`, where node-pty and the fake
+ * answered `false`/`null` — every one an answer about no PTY —; node-pty and the fake settled a
+ * write to the id `5` `refused('pty_not_found')` where the pty host refused the id; the pty host
+ * dropped an `acknowledgeData` count of -1, NaN, 1.5 or '5' in silence (the fake added `'5'` to
+ * its count, making it a string); every provider ignored an unknown `listProcesses` option, a
+ * `membershipOnly` of `'yes'` and a `getCwd` `of` nobody reads; and `write(id, 5)` threw a bare
+ * `TypeError` without `code` and `option`.
+ */
+describe.each(['fake', 'node-pty', 'pty host'] as const)('provider-level refusals of malformed arguments: %s', (kind) => {
+  const b = useBench(kind)
+
+  it('ids, data, counts and option bags: one typed refusal, the option and the value named; a well-formed call still answers', async () => {
+    const { provider } = b()
+    const p = provider as unknown as Record<string, ((...args: unknown[]) => unknown) | undefined>
+    const live = await provider.spawn({ file: '/bin/sh', args: ['-c', 'sleep 30'] } as never)
+    const id = live.id
+    const idMethods: Array<[method: string, sync: boolean, rest: unknown[]]> = [
+      ['write', true, ['x']],
+      ['writeBytes', true, [new Uint8Array([120])]],
+      ['resize', true, [80, 24]],
+      ['getSize', true, []],
+      ['shutdown', false, [{ timeoutMs: 1_000 }]],
+      ['pauseProducer', true, []],
+      ['resumeProducer', true, []],
+      ['acknowledgeData', true, [1]],
+      ['hasPty', true, []],
+      ['probeLiveness', false, []],
+      ['getCwd', false, []],
+      ['getForegroundProcess', false, []],
+      ['hasChildProcesses', false, []],
+      ['confirmForeground', false, []],
+      ['resetInputModes', false, []],
+      ['clearBuffer', false, []],
+      ['getBufferSnapshot', false, []],
+    ]
+    const cases: Array<{ name: string; sync: boolean; call: () => unknown; option: string; value: unknown }> = []
+    for (const [method, sync, rest] of idMethods) {
+      if (typeof p[method] !== 'function') continue
+      for (const bad of [5, '', null, undefined, true]) {
+        cases.push({ name: `${method}(${typeof bad === 'string' ? '""' : String(bad)})`, sync, call: () => p[method]!.call(provider, bad, ...rest), option: 'ptyId', value: bad })
+      }
+    }
+    cases.push({ name: 'write(id, 5)', sync: true, call: () => p.write!.call(provider, id, 5), option: 'data', value: 5 })
+    cases.push({ name: 'writeBytes(id, "x")', sync: true, call: () => p.writeBytes!.call(provider, id, 'x'), option: 'bytes', value: 'x' })
+    if (typeof p.acknowledgeData === 'function') {
+      for (const bad of [-1, Number.NaN, 1.5, '5', Number.POSITIVE_INFINITY]) {
+        cases.push({ name: `acknowledgeData(id, ${typeof bad === 'string' ? '"5"' : bad})`, sync: true, call: () => p.acknowledgeData!.call(provider, id, bad), option: 'chars', value: bad })
+      }
+    }
+    for (const [options, option, value] of [
+      [5, 'options', 5],
+      [{ bogus: true }, 'bogus', true],
+      [{ membershipOnly: 'yes' }, 'membershipOnly', 'yes'],
+      [{ membershipOnli: true }, 'membershipOnli', true],
+    ] as const) {
+      cases.push({ name: `listProcesses(${JSON.stringify(options)})`, sync: false, call: () => p.listProcesses!.call(provider, options), option, value })
+    }
+    for (const [options, option, value] of [
+      [5, 'options', 5],
+      [{ expectedIncarnationId: live.incarnationId }, 'expectedIncarnationId', live.incarnationId],
+      [{ incarnationId: 5 }, 'incarnationId', 5],
+    ] as const) {
+      cases.push({ name: `probeLiveness(id, ${JSON.stringify(options)})`, sync: false, call: () => p.probeLiveness!.call(provider, id, options), option, value })
+    }
+    for (const [options, option, value] of [
+      [5, 'options', 5],
+      [{ of: 'shell' }, 'of', 'shell'],
+      [{ off: 'leader' }, 'off', 'leader'],
+    ] as const) {
+      cases.push({ name: `getCwd(id, ${JSON.stringify(options)})`, sync: false, call: () => p.getCwd!.call(provider, id, options), option, value })
+    }
+    cases.push({ name: 'shutdown(id, 5)', sync: false, call: () => p.shutdown!.call(provider, id, 5), option: 'options', value: 5 })
+
+    const seen: Record<string, Cell> = {}
+    const wanted: Record<string, Cell> = {}
+    for (const { name, sync, call, option, value } of cases) {
+      const cell = await cellOf(call, { option, value })
+      if (cell.how !== 'returned') cell.error = 'the provider\'s' // Each provider has its own class; the code, option and message agree.
+      seen[name] = cell
+      wanted[name] = { how: sync ? 'threw' : 'rejected', error: 'the provider\'s', code: 'invalid_option', option, namesOption: true, showsValue: true }
+    }
+    expect(seen).toEqual(wanted)
+
+    // Nothing refused touched the PTY, and well-formed calls answer as before.
+    expect(provider.hasPty!(id)).toBe(true)
+    expect(await provider.probeLiveness!(id, { incarnationId: live.incarnationId })).toBe(true)
+    provider.acknowledgeData?.(id, 0)
+    expect(typeof (await provider.getCwd!(id, { of: 'leader' }))).toBe(kind === 'fake' ? 'object' : 'string')
+    expect((await provider.listProcesses({ membershipOnly: true, timeoutMs: 5_000 })).map((row) => row.id)).toContain(id)
+    await provider.shutdown(id, { timeoutMs: 5_000 })
+  }, 30_000)
+})

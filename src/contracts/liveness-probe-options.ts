@@ -1,6 +1,7 @@
 import { describeValue } from './describe-value.js'
 import { isPtyIncarnationId, PTY_INCARNATION_ID_MAX_LENGTH, type PtyIncarnationId } from './incarnation.js'
-import { assertKnownOptions, isOptionsObject, optionNamesOf } from './known-options.js'
+import { findUnknownOption, isOptionsObject, optionNamesOf, unknownOptionMessage } from './known-options.js'
+import { providerArgumentError } from './provider-arguments.js'
 import type { PtyLivenessProbeOptions } from './provider.js'
 
 /** The one option of a liveness probe. */
@@ -14,16 +15,23 @@ const PROBE_OPTION_NAMES = optionNamesOf<PtyLivenessProbeOptions>()('incarnation
  * now, not the one asked about. `{ expectedIncarnationId }` — the name `write` and `shutdown` use —
  * answered `true` for a later incarnation under the id; `{ incarnationId: 5 }` the same.
  *
- * @throws TypeError naming the option for options that are not an object, an unknown option, or
- * an `incarnationId` that is not an incarnation id.
+ * @throws TypeError naming the option (`code: 'invalid_option'`, `option`, `value`) for options
+ * that are not an object (`option: 'options'`), an unknown option, or an `incarnationId` that is
+ * not an incarnation id.
  */
 export function probedIncarnation(options: unknown): PtyIncarnationId | undefined {
   if (options === undefined) return undefined
-  if (!isOptionsObject(options)) throw new TypeError(`Expected the liveness probe options to be an object ({ incarnationId? }), got ${describeValue(options)}`)
-  assertKnownOptions('', options, PROBE_OPTION_NAMES)
+  if (!isOptionsObject(options)) {
+    throw Object.assign(new TypeError(`Expected the liveness probe options to be an object (the \`options\` argument: { incarnationId? }), got ${describeValue(options)}`), { code: 'invalid_option' as const, option: 'options', value: options })
+  }
+  const unknown = findUnknownOption(options, PROBE_OPTION_NAMES)
+  if (unknown !== undefined) {
+    const value = (options as Record<string, unknown>)[unknown.name]
+    throw Object.assign(new TypeError(`${unknownOptionMessage('', unknown)}, got ${describeValue(value)}`), { code: 'invalid_option' as const, option: unknown.name, value })
+  }
   const { incarnationId } = options as { incarnationId?: unknown }
   if (incarnationId !== undefined && !isPtyIncarnationId(incarnationId)) {
-    throw new TypeError(`Expected the \`incarnationId\` option to be an incarnation id (a string of 1 to ${PTY_INCARNATION_ID_MAX_LENGTH} characters), got ${describeValue(incarnationId)}`)
+    throw providerArgumentError('incarnationId', `an incarnation id (a string of 1 to ${PTY_INCARNATION_ID_MAX_LENGTH} characters)`, incarnationId, 'option')
   }
   return incarnationId
 }

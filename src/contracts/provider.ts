@@ -181,7 +181,12 @@ export type Unsubscribe = () => void
  *   bytes the provider held and dropped at the exit: such a write settles (as a promise) when
  *   their fate is known, `accepted` only once every byte went on;
  * - liveness and `hasPty` never answer `false` for a live PTY: `null` is the honest "unknown";
- * - a liveness probe that names an incarnation never answers `true` about another one.
+ * - a liveness probe that names an incarnation never answers `true` about another one;
+ * - a malformed argument — a PTY id that is no non-empty string, a count that is no non-negative
+ *   integer, options that are no object, an option nobody reads — is a programmer error, refused
+ *   with `code: 'invalid_option'`, `option` (`'ptyId'`, `'chars'`, the option's name) and `value`:
+ *   thrown by a method that answers synchronously, a rejection of one that answers with a
+ *   promise; never answered as if about an unknown PTY. ptykit's providers all do.
  */
 export interface PtyProvider {
   /** A short name for messages and listings (`'node-pty'`, `'fake'`, `'ssh'`). */
@@ -204,7 +209,8 @@ export interface PtyProvider {
   /**
    * Write text (its UTF-8 bytes) and settle the outcome (three-valued; may settle synchronously).
    * `data` that is not a string — a `Uint8Array` too: bytes come through
-   * {@link PtyProvider.writeBytes} — is a programmer error: throw a `TypeError` naming it — never
+   * {@link PtyProvider.writeBytes} — is a programmer error: throw a `TypeError` naming it
+   * (`code: 'invalid_option'`, `option: 'data'`, `value`) — never
    * settle it `unverifiable` with `bytesHandedToTransport: true`, which claims bytes were handed over.
    */
   write(id: string, data: string): WriteSettlement | Promise<WriteSettlement>
@@ -253,10 +259,15 @@ export interface PtyProvider {
   /**
    * The consumer processed `chars` more characters of output (for providers with their own flow
    * control, which count output from the first acknowledgement until the next
-   * {@link PtyProvider.resumeProducer}).
+   * {@link PtyProvider.resumeProducer}). A `chars` that is no non-negative integer is refused
+   * (`code: 'invalid_option'`, `option: 'chars'`); `0` is harmless.
    */
   acknowledgeData?(id: string, chars: number): void
-  /** The PTYs this provider currently holds. */
+  /**
+   * The PTYs this provider currently holds. Options that are no object, an option but
+   * `deadlineMs`, `timeoutMs` and `membershipOnly`, and a `membershipOnly` that is no boolean are
+   * refused (a rejection, `code: 'invalid_option'` naming the option).
+   */
   listProcesses(options?: PtyListProcessesOptions): Promise<ProviderProcessInfo[]>
   /** Synchronous existence check; `null` when unknown. Never `false` for a live PTY. */
   hasPty?(id: string): boolean | null
@@ -285,7 +296,9 @@ export interface PtyProvider {
   probeLiveness?(id: string, options?: PtyLivenessProbeOptions): Promise<boolean | null>
   /**
    * The current working directory of the PTY's foreground process (default), or of its leader
-   * (the shell) with `{ of: 'leader' }`; `null` when unreadable.
+   * (the shell) with `{ of: 'leader' }`; `null` when unreadable. Options that are no object, an
+   * option but `of`, and an `of` that is neither `'foreground'` nor `'leader'` are refused (a
+   * rejection, `code: 'invalid_option'` naming the option).
    */
   getCwd?(id: string, options?: PtyCwdOptions): Promise<string | null>
   /** The foreground process name; `null` when unreadable. */

@@ -1,4 +1,5 @@
 import { describeValue } from './describe-value.js'
+import { providerArgumentError } from './provider-arguments.js'
 /**
  * Why a write was refused: it is proven that no byte reached the transport.
  *
@@ -203,11 +204,11 @@ export function settlementFromProviderWrite(value: unknown): WriteSettlement {
 
 /**
  * Internal (not exported from `ptykit/contracts`): a provider's `write` refuses `data` that is not
- * a string with a `TypeError` naming it, before anything is handed to a transport (see
- * `PtyProvider.write`).
+ * a string with a `TypeError` naming it (`code: 'invalid_option'`, `option: 'data'`, `value`),
+ * before anything is handed to a transport (see `PtyProvider.write`).
  */
 export function assertWriteData(data: unknown): asserts data is string {
-  if (typeof data !== 'string') throw new TypeError(`Expected the \`data\` argument to be a string, got ${describeValue(data)}`)
+  if (typeof data !== 'string') throw providerArgumentError('data', 'a string', data)
 }
 
 /**
@@ -222,9 +223,9 @@ export function isUint8Array(value: unknown): value is Uint8Array {
 
 /**
  * Internal (not exported from `ptykit/contracts`): a provider's `writeBytes` refuses `bytes` that
- * is not a `Uint8Array` with a `TypeError` naming it, before anything is handed to a transport
- * (see `PtyProvider.writeBytes`).
+ * is not a `Uint8Array` with a `TypeError` naming it (`code: 'invalid_option'`, `option:
+ * 'bytes'`, `value`), before anything is handed to a transport (see `PtyProvider.writeBytes`).
  */
 export function assertWriteBytes(bytes: unknown): asserts bytes is Uint8Array {
-  if (!isUint8Array(bytes)) throw new TypeError(`Expected the \`bytes\` argument to be a Uint8Array (a Buffer is one), got ${describeValue(bytes)}`)
+  if (!isUint8Array(bytes)) throw providerArgumentError('bytes', 'a Uint8Array (a Buffer is one)', bytes)
 }

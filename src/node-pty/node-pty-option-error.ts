@@ -15,7 +15,7 @@ import { describeSecretValue, describeValue } from '../contracts/describe-value.
  * carries).
  */
 export class NodePtyOptionError extends TypeError {
-  /** The stable code (`invalid_option` for a resize's size); match on it, never on the message. */
+  /** The stable code (`invalid_option` for a resize's size and a call's options: `shutdown`'s, `listProcesses`'); match on it, never on the message. */
   readonly code: 'invalid_spawn_option' | 'invalid_option'
   /** The name of the refused option (`cols`, `cwd`, `env.PATH`…). */
   readonly option: string
@@ -30,7 +30,7 @@ export class NodePtyOptionError extends TypeError {
    * @param value - the refused value
    * @param detail - an optional extra sentence (why the value fails)
    * @param secret - true for a value that may be a secret (an environment value): it is not shown
-   * @param code - `invalid_option` for a resize's size; else the default, a spawn's code
+   * @param code - `invalid_option` for a resize's size and a call's options; else the default, a spawn's code
    */
   constructor(option: string, expected: string, value: unknown, detail?: string, secret = false, code: 'invalid_spawn_option' | 'invalid_option' = 'invalid_spawn_option') {
     super(

@@ -2,6 +2,7 @@ import { isMainThread } from 'node:worker_threads'
 import { isOptionsObject } from '../contracts/known-options.js'
 import { NodePtyOptionError } from './node-pty-option-error.js'
 import { DEFAULT_MAX_PENDING_INPUT_BYTES, assertWriteBytes, assertWriteData } from '../contracts/write-settlement.js'
+import { assertPtyIdArgument } from '../contracts/provider-arguments.js'
 import {
   LOCAL_EXECUTION_HOST_ID,
   createListenerSet,
@@ -270,7 +271,8 @@ export function createNodePtyProvider(options: NodePtyProviderOptions = {}): Nod
   }
 
   async function shutdown(id: string, shutdownOptions: PtyShutdownOptions = {}): Promise<void> {
-    if (!isOptionsObject(shutdownOptions)) throw new NodePtyOptionError('options', 'an object', shutdownOptions)
+    assertPtyIdArgument(id)
+    if (!isOptionsObject(shutdownOptions)) throw new NodePtyOptionError('options', 'an object', shutdownOptions, undefined, false, 'invalid_option')
     // Why resolved first: a malformed deadline is a programmer error even for an unknown id.
     const deadlineAt = resolveWaitDeadline(shutdownOptions, context.defaultDeadlineMs)
     const session = sessionToStop(id, shutdownOptions.expectedIncarnationId)
@@ -320,17 +322,20 @@ export function createNodePtyProvider(options: NodePtyProviderOptions = {}): Nod
     spawn,
     write(id: string, data: string): WriteSettlement | Promise<WriteSettlement> {
       assertWriteData(data)
+      assertPtyIdArgument(id)
       const session = sessions.get(id)
       if (session === undefined) return refusedWrite(sessions.hasExited(id) ? 'pty_exited' : 'pty_not_found')
       return session.write(data)
     },
     writeBytes(id: string, bytes: Uint8Array): WriteSettlement | Promise<WriteSettlement> {
       assertWriteBytes(bytes)
+      assertPtyIdArgument(id)
       const session = sessions.get(id)
       if (session === undefined) return refusedWrite(sessions.hasExited(id) ? 'pty_exited' : 'pty_not_found')
       return session.write(bytes)
     },
     resize(id: string, cols: number, rows: number): boolean {
+      assertPtyIdArgument(id)
       assertPtyDimension('cols', cols, 'invalid_option')
       assertPtyDimension('rows', rows, 'invalid_option')
       const session = notKnownGone(id)
@@ -343,18 +348,22 @@ export function createNodePtyProvider(options: NodePtyProviderOptions = {}): Nod
       }
     },
     getSize(id: string) {
+      assertPtyIdArgument(id)
       const session = notKnownGone(id)
       return session === undefined ? null : { cols: session.terminal.cols, rows: session.terminal.rows }
     },
     shutdown,
     pauseProducer(id: string): void {
+      assertPtyIdArgument(id)
       sessions.live(id)?.pause()
     },
     resumeProducer(id: string): void {
+      assertPtyIdArgument(id)
       sessions.live(id)?.resume()
     },
     listProcesses: queries.listProcesses,
     hasPty(id: string): boolean {
+      assertPtyIdArgument(id)
       return sessions.running(id) !== undefined
     },
     probeLiveness: queries.probeLiveness,
@@ -375,6 +384,7 @@ export function createNodePtyProvider(options: NodePtyProviderOptions = {}): Nod
       return exitListeners.add(listener)
     },
     getPid(id: string): number | null {
+      assertPtyIdArgument(id)
       return sessions.live(id)?.pid ?? null
     },
     dispose,

@@ -1,4 +1,5 @@
 import { probedIncarnation } from '../contracts/liveness-probe-options.js'
+import { assertCwdOptions, assertListProcessesOptions, assertPtyIdArgument } from '../contracts/provider-arguments.js'
 import { isOptionsObject } from '../contracts/known-options.js'
 import { NodePtyOptionError } from './node-pty-option-error.js'
 import { basename } from 'node:path'
@@ -86,6 +87,8 @@ export function createNodePtyQueries(context: NodePtyProviderContext): NodePtyQu
   const passes = new ListingPasses<NodePtySession, ListingDetails>((session) => describeSession(inspector, session))
 
   async function getCwd(id: string, options: PtyCwdOptions = {}): Promise<string | null> {
+    assertPtyIdArgument(id)
+    assertCwdOptions(options)
     const session = sessions.running(id)
     if (session === undefined) return null
     if (options.of === 'leader') return inspector.cwd(session.pid)
@@ -110,11 +113,13 @@ export function createNodePtyQueries(context: NodePtyProviderContext): NodePtyQu
   return {
     getCwd,
     async getForegroundProcess(id) {
+      assertPtyIdArgument(id)
       const session = sessions.running(id)
       if (session === undefined) return null
       return (await readForegroundProcess(inspector, session.pid))?.name ?? null
     },
     async confirmForeground(id) {
+      assertPtyIdArgument(id)
       const session = sessions.running(id)
       if (session === undefined) return null
       const evidence = await confirmForegroundProcess(inspector, session.pid)
@@ -123,11 +128,13 @@ export function createNodePtyQueries(context: NodePtyProviderContext): NodePtyQu
       return session.leaderGone || sessions.live(id) !== session ? null : evidence
     },
     async hasChildProcesses(id) {
+      assertPtyIdArgument(id)
       const session = sessions.running(id)
       if (session === undefined) return null
       return hasLiveChildren(inspector, session.pid)
     },
     async probeLiveness(id, probeOptions) {
+      assertPtyIdArgument(id)
       // About an incarnation: only its own process is it. Any other is `false`, proven: this provider
       // alone starts processes under its ids and holds one per id until that one's exit was
       // delivered, so a later incarnation under the id means the asked one ended (and one it never
@@ -138,7 +145,8 @@ export function createNodePtyQueries(context: NodePtyProviderContext): NodePtyQu
       return asked === undefined || session.incarnationId === asked
     },
     async listProcesses(listOptions: PtyListProcessesOptions = {}) {
-      if (!isOptionsObject(listOptions)) throw new NodePtyOptionError('options', 'an object', listOptions)
+      if (!isOptionsObject(listOptions)) throw new NodePtyOptionError('options', 'an object', listOptions, undefined, false, 'invalid_option')
+      assertListProcessesOptions(listOptions)
       // Membership is known at once; the deadline (absolute `deadlineMs` or relative `timeoutMs`)
       // bounds only the OS reads of cwd and title. Past it (or when the caller reads membership
       // only, as a stop verification does): the rows without them, no waiting.

@@ -1,4 +1,6 @@
+import type { PtyCwdOptions } from '../contracts/cwd-options.js'
 import { probedIncarnation } from '../contracts/liveness-probe-options.js'
+import { assertAcknowledgedChars, assertCwdOptions, assertListProcessesOptions, isPtyIdArgument } from '../contracts/provider-arguments.js'
 import { isOptionsObject } from '../contracts/known-options.js'
 import { isPtyDimension, MAX_PTY_DIMENSION } from '../contracts/pty-dimension.js'
 import { assertWriteBytes, assertWriteData } from '../contracts/write-settlement.js'
@@ -403,6 +405,7 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
   async function shutdown(id: string, shutdownOptions: PtyShutdownOptions = {}): Promise<void> {
     // Checked here, as every provider does (refused `invalid_option` naming the option, even for an unknown or
     // ended PTY): the host's own refusal would cross without `option`, after the stop was noted.
+    assertPtyId(id)
     assertShutdownOptions(shutdownOptions)
     const budget = wireBudget(shutdownOptions)
     const pty = ptys.get(id)
@@ -453,7 +456,7 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
    */
   function write(id: string, data: string): WriteSettlement | Promise<WriteSettlement> {
     assertWriteData(data)
-    assertWritePtyId(id)
+    assertPtyId(id)
     const target = writeTarget(id)
     if (!('connection' in target)) return target
     const { connection, incarnationId } = target
@@ -473,7 +476,7 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
    */
   function writeBytes(id: string, bytes: Uint8Array): WriteSettlement | Promise<WriteSettlement> {
     assertWriteBytes(bytes)
-    assertWritePtyId(id)
+    assertPtyId(id)
     const target = writeTarget(id)
     if (!('connection' in target)) return target
     const { connection, incarnationId } = target
@@ -563,6 +566,7 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
    * `true` checked against its listing's row of the id.
    */
   async function probeLiveness(id: string, asked: PtyLivenessProbeOptions = {}): Promise<boolean | null> {
+    assertPtyId(id)
     const record = ptys.get(id)
     const incarnationId = probedIncarnation(asked) ?? record?.incarnationId
     // This app's record speaks for the incarnation it holds (not for a later one under the id).
@@ -620,6 +624,7 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
     write,
     writeBytes,
     resize(id: string, cols: number, rows: number): boolean {
+      assertPtyId(id)
       for (const [option, value] of [['cols', cols], ['rows', rows]] as const) {
         // The limit every provider applies: past it the host's node-pty refused the notify, unheard, and this said `true`.
         if (!isPtyDimension(value)) throw invalidPtyHostOption(option, `an integer from 1 to ${MAX_PTY_DIMENSION}`, value)
@@ -631,22 +636,30 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
     },
     shutdown,
     pauseProducer(id: string): void {
+      assertPtyId(id)
       // Kept, so a reconnect's re-attach asks for it again (the host drops a closed connection's pauses).
       const record = ptys.get(id)
       if (record !== undefined && record.state !== 'exited') record.appPaused = true
       liveConnection(id)?.notify('pause', { ptyId: id })
     },
     resumeProducer(id: string): void {
+      assertPtyId(id)
       const record = ptys.get(id)
       if (record !== undefined) record.appPaused = false
       liveConnection(id)?.notify('resume', { ptyId: id })
     },
     acknowledgeData(id: string, chars: number): void {
+      // Refused, as every provider does: a count of -1, NaN, 1.5 or '5' was dropped in silence,
+      // and the PTY stayed paused on output its consumer had processed.
+      assertPtyId(id)
+      asPtyHostRefusal(() => assertAcknowledgedChars(chars))
       // The host pauses the PTY itself on unacknowledged output (no round trip per pause).
-      if (Number.isSafeInteger(chars) && chars > 0) liveConnection(id)?.notify('ack', { ptyId: id, chars })
+      if (chars > 0) liveConnection(id)?.notify('ack', { ptyId: id, chars })
     },
     async listProcesses(listOptions: PtyListProcessesOptions = {}): Promise<PtyProcessInfo[]> {
       if (!isOptionsObject(listOptions)) throw invalidPtyHostOption('options', 'an object', listOptions)
+      // An option nobody reads (`membershipOnly: 'yes'`, a misspelt one) is refused, as the controller refuses it.
+      asPtyHostRefusal(() => assertListProcessesOptions(listOptions))
       // Checked here, as the node-pty provider does (a TypeError naming the option): the host would
       // drop a `deadlineMs` that is no number in silence, and its own refusal crosses without `option`.
       const budget = wireBudget(listOptions)
@@ -677,17 +690,32 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
       return messages.map((message) => exitEventOfMessage(message))
     },
     hasPty(id: string): boolean | null {
+      assertPtyId(id)
       if (ptys.get(id)?.state === 'exited') return false
       return liveConnection(id) !== null ? true : null
     },
     probeLiveness,
-    getCwd: (id) => ask<string>('cwd', { ptyId: id }),
-    getForegroundProcess: (id) => ask<string>('foreground', { ptyId: id }),
-    hasChildProcesses: (id) => ask<boolean>('children', { ptyId: id }),
+    // A bad id or option rejects, as with every provider: an id of `5` was answered `null`
+    // ("unreadable"), and an option nobody reads was ignored.
+    async getCwd(id: string, cwdOptions?: PtyCwdOptions): Promise<string | null> {
+      assertPtyId(id)
+      asPtyHostRefusal(() => assertCwdOptions(cwdOptions))
+      return ask<string>('cwd', { ptyId: id })
+    },
+    async getForegroundProcess(id: string): Promise<string | null> {
+      assertPtyId(id)
+      return ask<string>('foreground', { ptyId: id })
+    },
+    async hasChildProcesses(id: string): Promise<boolean | null> {
+      assertPtyId(id)
+      return ask<boolean>('children', { ptyId: id })
+    },
     async clearBuffer(id: string): Promise<void> {
+      assertPtyId(id)
       await liveConnection(id)?.request('clear', { ptyId: id }, requestTimeoutMs).catch(() => undefined)
     },
     async getBufferSnapshot(id: string, snapshotOptions: { scrollbackRows?: number | undefined } = {}): Promise<PtyHostBufferSnapshot | null> {
+      assertPtyId(id)
       if (!isOptionsObject(snapshotOptions)) throw invalidPtyHostOption('options', 'an object', snapshotOptions)
       // Checked here: the host's refusal (of -1, '5') came back as `null`, "no session under the
       // id", and a NaN crossed as JSON's `null`, read as "the host's default".
@@ -783,12 +811,24 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
 }
 
 /**
- * Refuse a write's PTY id that is no non-empty string (`invalid_option` naming `ptyId`), as a bad
- * `data` is refused: the host refused the request, and the write settled
- * `unverifiable('transport_lost', true)` — "maybe written" — for bytes nothing wrote.
+ * Refuse a PTY id that is no non-empty string (`invalid_option` naming `ptyId`), in every method
+ * that takes one, as every provider does: the host refused a write's request, and the write
+ * settled `unverifiable('transport_lost', true)` — "maybe written" — for bytes nothing wrote; a
+ * liveness probe, `getCwd`, `getForegroundProcess` and `hasChildProcesses` answered `null`
+ * ("unknown"), where node-pty and the fake answered about no PTY either.
  */
-function assertWritePtyId(id: unknown): void {
-  if (typeof id !== 'string' || id.length === 0) throw invalidPtyHostOption('ptyId', 'a non-empty string', id)
+function assertPtyId(id: unknown): void {
+  if (!isPtyIdArgument(id)) throw invalidPtyHostOption('ptyId', 'a non-empty string', id)
+}
+
+/** Run a shared argument check (`ptykit/contracts`), its refusal thrown as this provider's: an `invalid_option` {@link PtyHostError}, the same option and value. */
+function asPtyHostRefusal(check: () => void): void {
+  try {
+    check()
+  } catch (error) {
+    const refusal = error as { message: string; option?: string; value?: unknown }
+    throw new PtyHostError('invalid_option', refusal.message, { option: refusal.option ?? 'options', value: refusal.value })
+  }
 }
 
 /**

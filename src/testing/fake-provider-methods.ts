@@ -1,6 +1,8 @@
 import { probedIncarnation } from '../contracts/liveness-probe-options.js'
 import type { PtyCwdOptions, PtyLivenessProbeOptions } from '../contracts/index.js'
 import { assertWriteBytes, assertWriteData } from '../contracts/write-settlement.js'
+import { assertAcknowledgedChars, assertCwdOptions, assertListProcessesOptions, assertPtyIdArgument, providerArgumentError } from '../contracts/provider-arguments.js'
+import { isOptionsObject } from '../contracts/known-options.js'
 import { callProvider } from '../contracts/call-provider.js'
 import { assertResizeDimension } from '../contracts/pty-dimension.js'
 import {
@@ -68,6 +70,7 @@ export function createFakeProviderMethods(state: FakeProviderState): FakeProvide
     write(id: string, data: string): WriteSettlement | Promise<WriteSettlement> {
       assertWriteData(data)
       record('write', [id, data])
+      assertPtyIdArgument(id)
       const pty = ptys.get(id)
       if (pty === undefined) return refusedWrite('pty_not_found')
       if (pty.state !== 'live') return refusedWrite('pty_exited')
@@ -78,6 +81,7 @@ export function createFakeProviderMethods(state: FakeProviderState): FakeProvide
     writeBytes(id: string, bytes: Uint8Array): WriteSettlement | Promise<WriteSettlement> {
       assertWriteBytes(bytes)
       record('writeBytes', [id, bytes])
+      assertPtyIdArgument(id)
       const pty = ptys.get(id)
       if (pty === undefined) return refusedWrite('pty_not_found')
       if (pty.state !== 'live') return refusedWrite('pty_exited')
@@ -89,6 +93,7 @@ export function createFakeProviderMethods(state: FakeProviderState): FakeProvide
 
     resize(id: string, cols: number, rows: number): boolean {
       record('resize', [id, cols, rows])
+      assertPtyIdArgument(id)
       assertResizeDimension('cols', cols)
       assertResizeDimension('rows', rows)
       const pty = ptys.get(id)
@@ -100,6 +105,7 @@ export function createFakeProviderMethods(state: FakeProviderState): FakeProvide
 
     getSize(id: string): { cols: number; rows: number } | null {
       record('getSize', [id])
+      assertPtyIdArgument(id)
       const pty = ptys.get(id)
       if (pty === undefined || pty.state !== 'live') return null
       return { cols: pty.cols, rows: pty.rows }
@@ -108,6 +114,8 @@ export function createFakeProviderMethods(state: FakeProviderState): FakeProvide
     shutdown(id: string, shutdownOptions?: PtyShutdownOptions): Promise<void> {
       record('shutdown', shutdownOptions === undefined ? [id] : [id, shutdownOptions])
       try {
+        assertPtyIdArgument(id)
+        if (shutdownOptions !== undefined && !isOptionsObject(shutdownOptions)) throw providerArgumentError('options', 'an object', shutdownOptions)
         // Same rules as every provider: deadlineMs absolute, timeoutMs a duration, not both, finite.
         resolveWaitDeadline(shutdownOptions, 0)
       } catch (error) {
@@ -148,12 +156,14 @@ export function createFakeProviderMethods(state: FakeProviderState): FakeProvide
 
     pauseProducer(id: string): void {
       record('pauseProducer', [id])
+      assertPtyIdArgument(id)
       const pty = ptys.get(id)
       if (pty !== undefined) pty.paused = true
     },
 
     resumeProducer(id: string): void {
       record('resumeProducer', [id])
+      assertPtyIdArgument(id)
       const pty = ptys.get(id)
       if (pty === undefined) return
       pty.paused = false
@@ -162,6 +172,8 @@ export function createFakeProviderMethods(state: FakeProviderState): FakeProvide
 
     acknowledgeData(id: string, chars: number): void {
       record('acknowledgeData', [id, chars])
+      assertPtyIdArgument(id)
+      assertAcknowledgedChars(chars)
       const pty = ptys.get(id)
       if (pty !== undefined) pty.acknowledgedChars += chars
     },
@@ -169,6 +181,7 @@ export function createFakeProviderMethods(state: FakeProviderState): FakeProvide
     listProcesses(listOptions?: PtyListProcessesOptions): Promise<PtyProcessInfo[]> {
       record('listProcesses', listOptions === undefined ? [] : [listOptions])
       try {
+        assertListProcessesOptions(listOptions)
         // Read as every provider must (absolute `deadlineMs`, relative `timeoutMs`): a malformed
         // budget is a TypeError naming the option. The fake answers at once, so any deadline —
         // a past one included ("ask once, do not wait") — gets the full listing.
@@ -198,35 +211,56 @@ export function createFakeProviderMethods(state: FakeProviderState): FakeProvide
 
     hasPty(id: string): boolean | null {
       record('hasPty', [id])
+      assertPtyIdArgument(id)
       return fakeLivenessOf(state, id)
     },
 
     probeLiveness(id: string, options?: PtyLivenessProbeOptions): Promise<boolean | null> {
       record('probeLiveness', options === undefined ? [id] : [id, options])
       // Through callProvider: a refused option rejects, never throws.
-      return callProvider(() => fakeLivenessOf(state, id, probedIncarnation(options)))
+      return callProvider(() => {
+        assertPtyIdArgument(id)
+        return fakeLivenessOf(state, id, probedIncarnation(options))
+      })
     },
 
     getCwd(id: string, options?: PtyCwdOptions): Promise<string | null> {
       record('getCwd', options === undefined ? [id] : [id, options])
+      const refusal = refusalOf(() => {
+        assertPtyIdArgument(id)
+        assertCwdOptions(options)
+      })
+      if (refusal !== undefined) return Promise.reject(refusal)
       const pty = ptys.get(id)
       return Promise.resolve(pty !== undefined && pty.state === 'live' ? (pty.options.cwd ?? null) : null)
     },
 
     getForegroundProcess(id: string): Promise<string | null> {
       record('getForegroundProcess', [id])
+      const refusal = refusalOf(() => {
+        assertPtyIdArgument(id)
+      })
+      if (refusal !== undefined) return Promise.reject(refusal)
       const pty = ptys.get(id)
       return Promise.resolve(pty !== undefined && pty.state === 'live' ? pty.foregroundProcess : null)
     },
 
     hasChildProcesses(id: string): Promise<boolean | null> {
       record('hasChildProcesses', [id])
+      const refusal = refusalOf(() => {
+        assertPtyIdArgument(id)
+      })
+      if (refusal !== undefined) return Promise.reject(refusal)
       const pty = ptys.get(id)
       return Promise.resolve(pty !== undefined && pty.state === 'live' ? pty.hasChildProcesses : null)
     },
 
     confirmForeground(id: string): Promise<PtyForegroundProcessEvidence | null> {
       record('confirmForeground', [id])
+      const refusal = refusalOf(() => {
+        assertPtyIdArgument(id)
+      })
+      if (refusal !== undefined) return Promise.reject(refusal)
       const pty = ptys.get(id)
       const evidence = pty !== undefined && pty.state === 'live' ? pty.foregroundEvidence : null
       return Promise.resolve(evidence === null ? null : { ...evidence })
@@ -239,6 +273,10 @@ export function createFakeProviderMethods(state: FakeProviderState): FakeProvide
 
     resetInputModes(id: string): Promise<void> {
       record('resetInputModes', [id])
+      const refusal = refusalOf(() => {
+        assertPtyIdArgument(id)
+      })
+      if (refusal !== undefined) return Promise.reject(refusal)
       const pty = ptys.get(id)
       if (pty !== undefined && pty.state === 'live') pty.inputModeResets += 1
       return Promise.resolve()
@@ -246,6 +284,10 @@ export function createFakeProviderMethods(state: FakeProviderState): FakeProvide
 
     clearBuffer(id: string): Promise<void> {
       record('clearBuffer', [id])
+      const refusal = refusalOf(() => {
+        assertPtyIdArgument(id)
+      })
+      if (refusal !== undefined) return Promise.reject(refusal)
       const pty = ptys.get(id)
       if (pty !== undefined) pty.buffer = ''
       return Promise.resolve()
@@ -253,6 +295,10 @@ export function createFakeProviderMethods(state: FakeProviderState): FakeProvide
 
     getBufferSnapshot(id: string, snapshotOptions?: { scrollbackRows?: number | undefined }): Promise<PtyProviderBufferSnapshot | null> {
       record('getBufferSnapshot', snapshotOptions === undefined ? [id] : [id, snapshotOptions])
+      const refusal = refusalOf(() => {
+        assertPtyIdArgument(id)
+      })
+      if (refusal !== undefined) return Promise.reject(refusal)
       const pty = ptys.get(id)
       if (pty === undefined || pty.state !== 'live') return Promise.resolve(null)
       return Promise.resolve({ data: pty.buffer, cols: pty.cols, rows: pty.rows, seq: pty.producedChars, source: 'fake', incarnationId: pty.incarnationId })
@@ -293,5 +339,15 @@ export function createFakeProviderMethods(state: FakeProviderState): FakeProvide
       events.loss.clear()
       return Promise.resolve()
     },
+  }
+}
+
+/** The error `check` throws, else `undefined`: a refused argument of a method that answers with a promise rejects (never throws). */
+function refusalOf(check: () => void): unknown {
+  try {
+    check()
+    return undefined
+  } catch (error) {
+    return error
   }
 }

@@ -1,0 +1,88 @@
+/**
+ * Internal (not exported from `ptykit/contracts`): the checks of a provider method's arguments
+ * that every bundled provider (node-pty, the pty host, the fake) makes the same way, so a host app
+ * or a test suite calling a provider directly gets one typed answer whichever provider it holds:
+ * a `TypeError` with `code: 'invalid_option'`, `option` (the argument or option refused) and
+ * `value`, whose message names the option and shows the value.
+ *
+ * Why: the pty host answered `null` ("unknown") to a liveness probe of the id `5`, where node-pty
+ * and the fake answered `false` ("proven absent") — neither an answer about a PTY —, and a bad
+ * acknowledgement count, an unknown listing option or a `getCwd` `of` nobody reads was ignored.
+ */
+import { describeValue } from './describe-value.js'
+import { findUnknownOption, isOptionsObject, optionNamesOf } from './known-options.js'
+import type { PtyCwdOptions } from './cwd-options.js'
+import type { PtyListProcessesOptions } from './provider.js'
+
+/** A refused provider argument: a `TypeError` carrying `code`, `option` and `value`. */
+export type ProviderArgumentError = TypeError & { code: 'invalid_option'; option: string; value: unknown }
+
+/**
+ * The refusal of `value` for the argument or option `option`: "Expected the `ptyId` argument to
+ * be a non-empty string, got 5 (number)".
+ */
+export function providerArgumentError(option: string, expected: string, value: unknown, kind: 'argument' | 'option' = 'argument'): ProviderArgumentError {
+  return Object.assign(new TypeError(`Expected the \`${option}\` ${kind} to be ${expected}, got ${describeValue(value)}`), {
+    code: 'invalid_option' as const,
+    option,
+    value,
+  })
+}
+
+/** Whether `id` can be a PTY id: a non-empty string. */
+export function isPtyIdArgument(id: unknown): id is string {
+  return typeof id === 'string' && id.length > 0
+}
+
+/** Refuse a PTY id that is no non-empty string, naming `ptyId`. */
+export function assertPtyIdArgument(id: unknown): asserts id is string {
+  if (!isPtyIdArgument(id)) throw providerArgumentError('ptyId', 'a non-empty string', id)
+}
+
+/**
+ * Refuse an `acknowledgeData` count that is not a non-negative safe integer (`-1`, `NaN`, `1.5`,
+ * `'5'`), naming `chars`. `0` is well formed (nothing more processed).
+ */
+export function assertAcknowledgedChars(chars: unknown): asserts chars is number {
+  if (typeof chars !== 'number' || !Number.isSafeInteger(chars) || chars < 0) throw providerArgumentError('chars', 'a non-negative integer', chars)
+}
+
+/** The options of a process listing. */
+const LIST_OPTION_NAMES = optionNamesOf<PtyListProcessesOptions>()('deadlineMs', 'timeoutMs', 'membershipOnly')
+
+/**
+ * Refuse a listing's options that are not an object (naming `options`), an option nobody reads
+ * (naming it, as the controller refuses it) and a `membershipOnly` that is not a boolean. The
+ * wait budget (`deadlineMs`, `timeoutMs`) is each provider's `resolveWaitDeadline`'s to check.
+ */
+export function assertListProcessesOptions(options: unknown): asserts options is PtyListProcessesOptions | undefined {
+  if (options === undefined) return
+  if (!isOptionsObject(options)) throw providerArgumentError('options', 'an object', options)
+  assertNoUnknownOption(options, LIST_OPTION_NAMES)
+  const { membershipOnly } = options as { membershipOnly?: unknown }
+  if (membershipOnly !== undefined && typeof membershipOnly !== 'boolean') throw providerArgumentError('membershipOnly', 'a boolean', membershipOnly, 'option')
+}
+
+/** The options of `getCwd`. */
+const CWD_OPTION_NAMES = optionNamesOf<PtyCwdOptions>()('of')
+
+/** Refuse `getCwd` options that are not an object, an option nobody reads, and an `of` that is neither `'foreground'` nor `'leader'`. */
+export function assertCwdOptions(options: unknown): asserts options is PtyCwdOptions | undefined {
+  if (options === undefined) return
+  if (!isOptionsObject(options)) throw providerArgumentError('options', 'an object', options)
+  assertNoUnknownOption(options, CWD_OPTION_NAMES)
+  const { of } = options as { of?: unknown }
+  if (of !== undefined && of !== 'foreground' && of !== 'leader') throw providerArgumentError('of', "'foreground' or 'leader'", of, 'option')
+}
+
+/** Refuse the first option of `options` not in `known`, naming it and the option it likely misspells. */
+function assertNoUnknownOption(options: object, known: readonly string[]): void {
+  const unknown = findUnknownOption(options, known)
+  if (unknown === undefined) return
+  const value = (options as Record<string, unknown>)[unknown.name]
+  throw Object.assign(new TypeError(`Unknown option \`${unknown.name}\`: ${unknown.hint} (an unknown option would be ignored), got ${describeValue(value)}`), {
+    code: 'invalid_option' as const,
+    option: unknown.name,
+    value,
+  })
+}
