@@ -14,6 +14,14 @@
 /** The largest frame either side accepts by default (16 MiB): far above any output chunk. */
 export const PTY_HOST_MAX_FRAME_BYTES = 16 * 1024 * 1024
 
+/**
+ * The smallest `maxFrameBytes` a host takes (4 KiB). Why a floor: below it no request fits — a
+ * write's frame alone holds about 1 KiB around its text (the envelope, the longest incarnation id
+ * it may name) — so a host started with `maxFrameBytes: 10` refused every client's first frame
+ * and dropped the connection: started, and of no use.
+ */
+export const PTY_HOST_MIN_FRAME_BYTES = 4 * 1024
+
 import { PtyHostFrameError } from './pty-host-frame-error.js'
 import { unfinishedUtf8Tail } from './utf8-pieces.js'
 

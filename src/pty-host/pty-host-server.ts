@@ -7,7 +7,7 @@ import { callProvider } from '../contracts/call-provider.js'
 import { clampTimerDelay } from '../contracts/deadline.js'
 import { settleWithin } from '../contracts/settle-within.js'
 import { createNodePtyProvider, isNodePtyOptionError, isNodePtyProviderError, NODE_PTY_SHUTDOWN_DEADLINE_MS, type NodePtyProvider, type NodePtyProviderOptions } from '../node-pty/index.js'
-import { FrameDecoder, PTY_HOST_MAX_FRAME_BYTES } from './frame-codec.js'
+import { FrameDecoder, PTY_HOST_MAX_FRAME_BYTES, PTY_HOST_MIN_FRAME_BYTES } from './frame-codec.js'
 import { HostClient } from './host-client.js'
 import { createHostRequestHandlers, REPLIED } from './host-request-handlers.js'
 import { HostSessionStore, journalExitOf, PTY_HOST_EXITED_SESSION_MEMORY } from './host-sessions.js'
@@ -96,7 +96,7 @@ export type PtyHostServerOptions = {
    * {@link PTY_HOST_DEFAULT_SCREEN_CHARS_PER_SECOND}.
    */
   screenCharsPerSecond?: number | undefined
-  /** The largest frame accepted from a client. Default `PTY_HOST_MAX_FRAME_BYTES`. */
+  /** The largest frame accepted from a client: at least 4096 (4 KiB: no request fits a smaller frame). Default `PTY_HOST_MAX_FRAME_BYTES`. */
   maxFrameBytes?: number | undefined
   /**
    * The longest one client's acknowledgement pause of a session is held before the host forgives
@@ -219,6 +219,9 @@ export async function startPtyHost(options: PtyHostServerOptions = {}): Promise<
   assertScrollbackRowsFit(scrollbackRows)
   assertIntegerOption('screenCharsPerSecond', options.screenCharsPerSecond, 1)
   assertIntegerOption('maxFrameBytes', options.maxFrameBytes, 1)
+  if (options.maxFrameBytes !== undefined && options.maxFrameBytes < PTY_HOST_MIN_FRAME_BYTES) {
+    throw invalidPtyHostOption('maxFrameBytes', `an integer of at least ${PTY_HOST_MIN_FRAME_BYTES} (no request fits a smaller frame)`, options.maxFrameBytes)
+  }
   assertIntegerOption('ackMaxHoldMs', options.ackMaxHoldMs, 1)
   // The node-pty provider's options, checked here with the rest: refused once the lock is taken and
   // the socket listens, they would leave both held by a host that never started.

@@ -13,11 +13,11 @@ import { FrameDecoder, PTY_HOST_MAX_FRAME_BYTES } from '../../src/pty-host/frame
 import { HostClient } from '../../src/pty-host/host-client.js'
 import { snapshotWithinFrame } from '../../src/pty-host/host-request-handlers.js'
 import { bytePieces, combinePieceSettlements, PTY_HOST_WRITE_PIECE_BYTES, PTY_HOST_WRITE_PIECE_CHARS, textPieces, writePieceBytesFor, writePieceCharsFor } from '../../src/pty-host/write-pieces.js'
-import { isPtyHostError } from 'ptykit/pty-host'
+import { isPtyHostError, startPtyHost } from 'ptykit/pty-host'
 import { createPtyController } from 'ptykit/controller'
 import { isPtySpawnError } from 'ptykit/spawn'
 import { waitFor } from '../node-pty/pty-test-support.js'
-import { inProcessHost as startInProcessHost, providerDisposedAfter, useCleanups } from './pty-host-test-support.js'
+import { inProcessHost as startInProcessHost, killHostAndClean, makeSocketDir, providerDisposedAfter, useCleanups } from './pty-host-test-support.js'
 
 const cleanups = useCleanups()
 
@@ -278,4 +278,25 @@ describe('write pieces', () => {
       }),
     )
   })
+})
+
+describe('pty host: the maxFrameBytes option', () => {
+  // Until 7 Dec `maxFrameBytes: 10` was taken: the host started, took the lock, and dropped every
+  // client at its first request (no request fits 10 bytes) — a host of no use, said nowhere.
+  it.each([10, 1, 1024, 4095])('refuses %j, a size no request fits, with invalid_option naming the option and the value, taking no lock', async (value) => {
+    const { dir, socketPath } = makeSocketDir()
+    cleanups.push(() => killHostAndClean(socketPath, dir))
+    const refused = await startPtyHost({ socketPath, maxFrameBytes: value }).catch((error: unknown) => error)
+    expect(isPtyHostError(refused) && { code: refused.code, option: refused.option, value: refused.value }).toEqual({ code: 'invalid_option', option: 'maxFrameBytes', value })
+    expect((refused as Error).message).toContain('`maxFrameBytes`')
+    expect((refused as Error).message).toContain(`got ${value} (number)`)
+    // Nothing held: the smallest size taken starts on the same socket, and serves a spawn and a write.
+    const host = await startPtyHost({ socketPath, maxFrameBytes: 4096 })
+    const app = providerDisposedAfter(cleanups, socketPath, { autoStart: false })
+    const live = await app.spawn({ file: '/bin/sh', args: ['-c', 'sleep 30'] })
+    expect(await app.write(live.id, 'x')).toEqual({ kind: 'accepted' })
+    await app.shutdown(live.id, { timeoutMs: 5_000 })
+    await app.dispose()
+    await host.close()
+  }, 30_000)
 })
