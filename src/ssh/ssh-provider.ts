@@ -135,7 +135,10 @@ export function createSshProvider(options: SshProviderOptions): SshProvider {
       abandonedLaunches.lookAgainAfter(0)
     },
   })
-  const lostSessions = new LostSessionRechecks(table, keeper, () => finishOwedStops(table, keeper, timings))
+  // A stop owed (it could not reach its program) is carried out after the next look at the lost
+  // PTYs: one is scheduled, whether or not a connection drops or opens later.
+  const lookAfterOwedStop = (): void => lostSessions.lookAgainAfter(SSH_LOST_RECHECK_DELAY_MS)
+  const lostSessions = new LostSessionRechecks(table, keeper, () => finishOwedStops(table, keeper, timings, lookAfterOwedStop))
   const launchTimeoutMs = options.launchTimeoutMs ?? SSH_DEFAULT_LAUNCH_TIMEOUT_MS
   // Launches given up before their marker arrived, which may run on the server (see ssh-spawn.ts).
   const abandonedLaunches = new AbandonedLaunches(keeper, launchTimeoutMs)
@@ -236,7 +239,7 @@ export function createSshProvider(options: SshProviderOptions): SshProvider {
       assertSshDimension('rows', rows, 'invalid_option')
       return table.get(id)?.resize(cols, rows) ?? false
     },
-    shutdown: (id: string, shutdownOptions: PtyShutdownOptions = {}) => shutdownSshPty(table, keeper, timings, id, shutdownOptions),
+    shutdown: (id: string, shutdownOptions: PtyShutdownOptions = {}) => shutdownSshPty(table, keeper, timings, id, shutdownOptions, lookAfterOwedStop),
     pauseProducer(id: string): void {
       table.live(id)?.pause()
     },

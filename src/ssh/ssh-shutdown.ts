@@ -51,7 +51,8 @@ export async function stopWithTimings(
  * with none, `transport_lost` (it cannot be reached) — as from a stop during which the connection
  * dropped (not seen carried out). One stop per PTY, which a later call joins while it runs (once
  * it failed, a later call tries again) — except an `immediate` one, which starts its own KILL at
- * once.
+ * once. A stop that rejects `transport_lost` is owed (see {@link finishOwedStops}), and
+ * `onStopOwed` is called then: the provider schedules a look at its lost PTYs.
  */
 export async function shutdownSshPty(
   table: SshSessionTable,
@@ -59,6 +60,7 @@ export async function shutdownSshPty(
   timings: SshStopTimings,
   id: string,
   options: PtyShutdownOptions,
+  onStopOwed: () => void = () => undefined,
 ): Promise<void> {
   // Checked first, as every provider does: a malformed deadline is a programmer error even for an
   // unknown or ended PTY.
@@ -74,13 +76,13 @@ export async function shutdownSshPty(
     !session.endProven &&
     (await judgeOfLostSessionConnecting(session, keeper, remainingWaitMs(onWaitClock(deadlineEpochMs), waitClockNow()))) === null
   ) {
-    session.stopOwed = true
+    oweStop(session, onStopOwed)
     throw new SshProviderError('transport_lost', `Cannot stop PTY ${JSON.stringify(id)}: its SSH connection dropped, so it cannot be reached`, { ptyId: id })
   }
   if (session.stop === null || options.immediate === true) {
     const stop = stopWithTimings(session, timings, options.immediate === true, deadlineEpochMs, keeper)
-    if (session.stop === null) trackStop(session, stop)
-    else stop.catch((error: unknown) => oweStopIfUnreached(session, error))
+    if (session.stop === null) trackStop(session, stop, onStopOwed)
+    else stop.catch((error: unknown) => oweStopIfUnreached(session, error, onStopOwed))
     await stop
     return
   }
@@ -88,19 +90,31 @@ export async function shutdownSshPty(
 }
 
 /** `stop` as the session's running stop, joined by later calls while it runs. */
-function trackStop(session: SshPtySession, stop: Promise<void>): void {
+function trackStop(session: SshPtySession, stop: Promise<void>, onStopOwed: () => void): void {
   session.stopOwed = false
   session.stop = stop
   // A stop that gave up is not joined by a later call: that one tries again.
   stop.catch((error: unknown) => {
     if (session.stop === stop) session.stop = null
-    oweStopIfUnreached(session, error)
+    oweStopIfUnreached(session, error, onStopOwed)
   })
 }
 
 /** A stop that could not reach its program (its connection dropped) is owed: see {@link finishOwedStops}. */
-function oweStopIfUnreached(session: SshPtySession, error: unknown): void {
-  if (isSshProviderError(error) && error.code === 'transport_lost' && session.state !== 'exited' && !session.endProven) session.stopOwed = true
+function oweStopIfUnreached(session: SshPtySession, error: unknown, onStopOwed: () => void): void {
+  if (isSshProviderError(error) && error.code === 'transport_lost' && session.state !== 'exited' && !session.endProven) oweStop(session, onStopOwed)
+}
+
+/**
+ * Mark `session`'s stop owed and tell the provider (`onStopOwed`: it schedules a look at the lost
+ * PTYs, after which {@link finishOwedStops} runs). Why tell it: a look is otherwise scheduled only
+ * when a connection drops or opens — a PTY whose channel closed without an exit report while its
+ * connection stayed open, whose stop could not reach its program (a deadline too short for the
+ * look), had its stop owed for good: nothing dropped or opened any more (found by an audit).
+ */
+function oweStop(session: SshPtySession, onStopOwed: () => void): void {
+  session.stopOwed = true
+  onStopOwed()
 }
 
 /**
@@ -112,10 +126,10 @@ function oweStopIfUnreached(session: SshPtySession, error: unknown): void {
  * program stays owed. Its program's end is reported as any lost PTY's (a controller publishes it as
  * a second exit, confirming the death).
  */
-export function finishOwedStops(table: SshSessionTable, keeper: SshConnectionKeeper, timings: SshStopTimings): void {
+export function finishOwedStops(table: SshSessionTable, keeper: SshConnectionKeeper, timings: SshStopTimings, onStopOwed: () => void = () => undefined): void {
   for (const session of table.inState('lost')) {
     if (!session.stopOwed || session.stop !== null || session.endProven || judgeOfLostSession(session, keeper) === null) continue
-    trackStop(session, stopWithTimings(session, timings, false, undefined, keeper))
+    trackStop(session, stopWithTimings(session, timings, false, undefined, keeper), onStopOwed)
   }
 }
 

@@ -281,6 +281,11 @@ export type SshdOptions = {
   choosePort?: () => Promise<number>
   /** How long {@link SshdFixture.restart} waits for its port, taken meanwhile (default 10 s). */
   restartBindTimeoutMs?: number
+  /**
+   * The server's `ChannelTimeout` (none by default), e.g. `session=3`: it closes a channel idle that
+   * long without an exit report while the connection stays open (its program gets the pty's hang-up).
+   */
+  channelTimeout?: string
 }
 
 /**
@@ -340,6 +345,7 @@ export async function startSshd(options: SshdOptions = {}): Promise<SshdFixture>
         'PrintMotd no',
         'PrintLastLog no',
         'LogLevel VERBOSE',
+        ...(options.channelTimeout === undefined ? [] : [`ChannelTimeout ${options.channelTimeout}`]),
         // Where a slow login's rc file looks for this server's flag (see slowLoginRc).
         `SetEnv "${SLOW_LOGIN_FLAG_VARIABLE}=${path.join(dir, SLOW_LOGIN_FLAG_FILE)}"`,
         '',

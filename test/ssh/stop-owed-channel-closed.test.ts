@@ -1,0 +1,47 @@
+// A stop owed to a PTY whose channel the server closed without an exit report while the connection
+// stayed open (here: sshd's `ChannelTimeout`, which hangs up the pty; the program ignores that).
+// Found by an audit (helper-204): a stop of such a PTY that could not reach its program (a deadline
+// too short for the look) was owed, but an owed stop was carried out only after a look at the lost
+// PTYs, and a look was scheduled only when a connection dropped or opened — with the connection
+// staying open, the program ran on until the app stopped it again or disposed.
+import { describe, expect, it } from 'vitest'
+import { createSshProvider, type SshProviderError } from 'ptykit/ssh'
+import type { PtyExitEvent } from 'ptykit'
+import { waitFor } from '../node-pty/pty-test-support.js'
+import { startSshd } from './sshd-fixture.js'
+import { isAlive, killTagged, sshOptions, taggedProcesses } from './ssh-test-support.js'
+
+const TAG = `stop-owed-chan-${process.pid}`
+
+describe('SSH: a stop owed to a PTY whose channel closed without an exit report, its connection open', () => {
+  it('is carried out without waiting for a connection to drop or open', async () => {
+    const server = await startSshd({ channelTimeout: 'session:*=2' })
+    const provider = createSshProvider(sshOptions(server))
+    const exits: PtyExitEvent[] = []
+    provider.onExit((event) => exits.push(event))
+    try {
+      const reply = await provider.spawn({ file: '/bin/sh', args: ['-c', "trap '' HUP TERM; exec sleep 600"], env: { PTYKIT_SWEEP_TAG: TAG } })
+      await waitFor(() => (taggedProcesses(TAG).length === 1 ? true : undefined), 'the program to run')
+      await waitFor(() => (provider.hasPty(reply.id) === null ? true : undefined), 'the server to close the idle channel', 15_000)
+      expect(provider.isConnected()).toBe(true)
+      expect(isAlive(reply.pid!)).toBe(true)
+
+      // A deadline too short for the look at the program: the stop cannot reach it, and is owed.
+      const refusal = await provider.shutdown(reply.id, { deadlineMs: Date.now() + 1 }).then(
+        () => null,
+        (error: SshProviderError) => error,
+      )
+      expect(refusal?.code).toBe('transport_lost')
+
+      await waitFor(() => (!isAlive(reply.pid!) ? true : undefined), 'the owed stop to be carried out', 20_000)
+      await waitFor(() => (exits.length === 1 ? true : undefined), 'its exit')
+      expect(exits[0]).toMatchObject({ id: reply.id, cause: { kind: 'unknown', reason: 'cause_unreported' } })
+      expect(provider.isConnected()).toBe(true)
+      expect(taggedProcesses(TAG)).toEqual([])
+    } finally {
+      await provider.dispose()
+      killTagged(TAG)
+      await server.stop()
+    }
+  }, 60_000)
+})
