@@ -239,7 +239,7 @@ export function createSshProvider(options: SshProviderOptions): SshProvider {
       assertSshDimension('rows', rows, 'invalid_option')
       return table.get(id)?.resize(cols, rows) ?? false
     },
-    shutdown: (id: string, shutdownOptions: PtyShutdownOptions = {}) => shutdownSshPty(table, keeper, timings, id, shutdownOptions, lookAfterOwedStop),
+    shutdown: (id: string, shutdownOptions: PtyShutdownOptions = {}) => shutdownSshPty(table, keeper, timings, id, shutdownOptions, { onStopOwed: lookAfterOwedStop, isDisposed: () => disposed }),
     pauseProducer(id: string): void {
       table.live(id)?.pause()
     },

@@ -7,6 +7,14 @@ import type { SshPtySession } from './ssh-pty-session.js'
 import type { SshSessionTable } from './ssh-session-table.js'
 import { stopSshSession } from './ssh-stop.js'
 
+/** What {@link shutdownSshPty} asks of its provider. */
+export type SshShutdownHooks = {
+  /** A stop became owed (see {@link finishOwedStops}): the provider schedules a look at its lost PTYs. */
+  onStopOwed?: (() => void) | undefined
+  /** Whether the provider was disposed: a lost PTY not proven gone is then refused with `provider_disposed`. */
+  isDisposed?: (() => boolean) | undefined
+}
+
 /** A provider's stop timings: its options, or the `SSH_*` defaults. */
 export type SshStopTimings = {
   /** Grace after HUP before TERM. */
@@ -52,7 +60,9 @@ export async function stopWithTimings(
  * dropped (not seen carried out). One stop per PTY, which a later call joins while it runs (once
  * it failed, a later call tries again) — except an `immediate` one, which starts its own KILL at
  * once. A stop that rejects `transport_lost` is owed (see {@link finishOwedStops}), and
- * `onStopOwed` is called then: the provider schedules a look at its lost PTYs.
+ * `hooks.onStopOwed` is called then: the provider schedules a look at its lost PTYs. Once the
+ * provider is disposed (`hooks.isDisposed`), a lost PTY not proven gone rejects with
+ * `provider_disposed`.
  */
 export async function shutdownSshPty(
   table: SshSessionTable,
@@ -60,14 +70,21 @@ export async function shutdownSshPty(
   timings: SshStopTimings,
   id: string,
   options: PtyShutdownOptions,
-  onStopOwed: () => void = () => undefined,
+  hooks: SshShutdownHooks = {},
 ): Promise<void> {
+  const onStopOwed = hooks.onStopOwed ?? (() => undefined)
   // Checked first, as every provider does: a malformed deadline is a programmer error even for an
   // unknown or ended PTY.
   const deadlineEpochMs = resolveWaitDeadline(options, timings.shutdownDeadlineMs)
   const session = table.get(id)
   if (session === undefined || session.state === 'exited') return
   if (options.expectedIncarnationId !== undefined && session.incarnationId !== options.expectedIncarnationId) return
+  // Disposed: no connection is opened any more, so a lost PTY not proven gone cannot be reached —
+  // the call is refused as every call after the disposal is (until 7 Dec: `transport_lost`, as if
+  // the link were down, which invited a retry that could never succeed).
+  if (session.state === 'lost' && !session.endProven && hooks.isDisposed?.() === true) {
+    throw new SshProviderError('provider_disposed', `Cannot call \`shutdown\` on a disposed SSH provider (PTY ${JSON.stringify(id)} was lost, and is not reached any more)`, { ptyId: id })
+  }
   // A lost PTY whose end is proven (reported by the server before the drop, or found gone by an
   // earlier look) needs no judge: it is gone, its exit waits only for its channel to close.
   // With no connection open (the background reconnects gave up), one is opened for it, by the deadline.

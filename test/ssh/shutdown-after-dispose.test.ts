@@ -1,0 +1,35 @@
+// A stop asked after `provider.dispose()` of a PTY lost with the link (its server down, so the
+// disposal could not reach it): found by an audit (helper-204), it rejected `transport_lost` — as
+// if the link were down for now, a retry to come — where every other call after the disposal
+// answers `provider_disposed` (nothing is reached any more, whatever the server does).
+import { describe, expect, it } from 'vitest'
+import { createSshProvider } from 'ptykit/ssh'
+import { waitFor } from '../node-pty/pty-test-support.js'
+import { startSshd } from './sshd-fixture.js'
+import { isAlive, killTagged, sshOptions, taggedProcesses } from './ssh-test-support.js'
+
+const TAG = `shutdown-after-dispose-${process.pid}`
+
+describe('SSH: shutdown after dispose', () => {
+  it('of a lost PTY rejects provider_disposed, as every call after the disposal does; of an unknown one resolves', async () => {
+    const server = await startSshd()
+    const provider = createSshProvider(sshOptions(server, undefined, { reconnectMaxAttempts: 0 }))
+    try {
+      const reply = await provider.spawn({ file: '/bin/sh', args: ['-c', "trap '' HUP; exec sleep 600"], env: { PTYKIT_SWEEP_TAG: TAG } })
+      await waitFor(() => (taggedProcesses(TAG).length === 1 ? true : undefined), 'the program to run')
+      await server.killAll()
+      await waitFor(() => (provider.hasPty(reply.id) === null ? true : undefined), 'the PTY to be lost')
+      await provider.dispose()
+      expect(isAlive(reply.pid!)).toBe(true)
+
+      await expect(provider.shutdown(reply.id)).rejects.toMatchObject({ code: 'provider_disposed', ptyId: reply.id })
+      await expect(provider.shutdown(reply.id, { immediate: true })).rejects.toMatchObject({ code: 'provider_disposed' })
+      await expect(provider.listProcesses()).rejects.toMatchObject({ code: 'provider_disposed' })
+      await expect(provider.shutdown('never-spawned')).resolves.toBeUndefined()
+    } finally {
+      await provider.dispose()
+      killTagged(TAG)
+      await server.stop()
+    }
+  }, 60_000)
+})
