@@ -50,7 +50,10 @@ export type SshProviderOptions = {
   name?: string | undefined
   /** The host id of listing rows. Default `ssh:<host>`. */
   hostId?: ExecutionHostId | undefined
-  /** `$TERM` of the pty request. Default {@link SSH_DEFAULT_TERMINAL_NAME}. */
+  /**
+   * `$TERM` of the pty request: a terminfo name (a letter or digit, then letters, digits, `.`, `_`,
+   * `+` or `-`; at most 128 characters). Default {@link SSH_DEFAULT_TERMINAL_NAME}.
+   */
   terminalName?: string | undefined
   /** TCP connect timeout. Default {@link SSH_DEFAULT_CONNECT_TIMEOUT_MS}. */
   connectTimeoutMs?: number | undefined
@@ -111,6 +114,9 @@ const SSH_PROVIDER_OPTION_NAMES = optionNamesOf<SshProviderOptions>()(
   'reconnectMaxAttempts', 'maxPendingInputBytes', 'hangupGraceMs', 'terminateGraceMs', 'shutdownDeadlineMs', 'loadSsh2',
 )
 
+/** What a `terminalName` may be: a name a terminfo entry can have (no space, control character or path). */
+const SSH_TERMINAL_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._+-]{0,127}$/
+
 /**
  * Refuse malformed options before anything connects.
  *
@@ -128,6 +134,12 @@ export function validateSshProviderOptions(options: SshProviderOptions): void {
   nonEmptyString(record, 'host', true)
   nonEmptyString(record, 'username', true)
   for (const key of ['agent', 'knownHostsPath', 'name', 'hostId', 'terminalName']) nonEmptyString(record, key, false)
+  // Why: the name goes to the remote as `$TERM` and is looked up in its terminfo database; one that
+  // no terminfo entry can be named (`'a b'`, a newline, a path) left every program there without its
+  // terminal's capabilities (`tput` and curses programs fail: unknown terminal) — found only remotely.
+  if (options.terminalName !== undefined && !SSH_TERMINAL_NAME_PATTERN.test(options.terminalName)) {
+    throw new SshOptionError('terminalName', 'a terminfo name: a letter or digit, then letters, digits, `.`, `_`, `+` or `-` (like xterm-256color)', options.terminalName)
+  }
   if (options.port !== undefined && (!Number.isInteger(options.port) || options.port < 1 || options.port > 65_535)) {
     throw new SshOptionError('port', 'an integer from 1 to 65535', options.port)
   }

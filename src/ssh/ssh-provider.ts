@@ -1,4 +1,4 @@
-import { DEFAULT_MAX_PENDING_INPUT_BYTES, assertWriteBytes, assertWriteData } from '../contracts/write-settlement.js'
+import { DEFAULT_MAX_PENDING_INPUT_BYTES } from '../contracts/write-settlement.js'
 import {
   clampTimerDelay,
   refusedWrite,
@@ -13,6 +13,16 @@ import {
 } from '../contracts/index.js'
 import { settleWithin } from '../contracts/settle-within.js'
 import { assertSshDimension } from './remote-launch.js'
+import {
+  assertSshCallOptions,
+  assertSshListener,
+  assertSshPtyId,
+  assertSshWriteBytes,
+  assertSshWriteData,
+  SSH_LISTING_OPTION_KINDS,
+  SSH_PROBE_OPTION_KINDS,
+  SSH_SHUTDOWN_OPTION_KINDS,
+} from './ssh-call-arguments.js'
 import type { SshConnectionSettings } from './ssh-connection.js'
 import { SshConnectionKeeper } from './ssh-connection-keeper.js'
 import { AbandonedLaunches } from './ssh-abandoned-launches.js'
@@ -63,6 +73,30 @@ function connectionSettings(options: SshProviderOptions): SshConnectionSettings 
     handshakeTimeoutMs: clampTimerDelay(options.handshakeTimeoutMs ?? SSH_DEFAULT_HANDSHAKE_TIMEOUT_MS),
     keepaliveIntervalMs: clampTimerDelay(options.keepaliveIntervalMs ?? SSH_DEFAULT_KEEPALIVE_INTERVAL_MS),
     keepaliveCountMax: options.keepaliveCountMax ?? SSH_DEFAULT_KEEPALIVE_COUNT_MAX,
+  }
+}
+
+/**
+ * The queries with their arguments checked first (see ssh-call-arguments.ts): a malformed id or
+ * option bag is refused as `invalid_option` — a synchronous query throws, an asynchronous one rejects.
+ */
+function checkedQueries(queries: ReturnType<typeof createSshQueries>): ReturnType<typeof createSshQueries> {
+  return {
+    ...queries,
+    hasPty: (id) => (assertSshPtyId(id), queries.hasPty(id)),
+    getPid: (id) => (assertSshPtyId(id), queries.getPid(id)),
+    probeLiveness: async (id, probeOptions) => {
+      assertSshPtyId(id)
+      assertSshCallOptions(probeOptions, SSH_PROBE_OPTION_KINDS)
+      return queries.probeLiveness(id, probeOptions)
+    },
+    getCwd: async (id) => (assertSshPtyId(id), queries.getCwd(id)),
+    getForegroundProcess: async (id) => (assertSshPtyId(id), queries.getForegroundProcess(id)),
+    hasChildProcesses: async (id) => (assertSshPtyId(id), queries.hasChildProcesses(id)),
+    listProcesses: async (listOptions) => {
+      assertSshCallOptions(listOptions, SSH_LISTING_OPTION_KINDS)
+      return queries.listProcesses(listOptions)
+    },
   }
 }
 
@@ -225,32 +259,43 @@ export function createSshProvider(options: SshProviderOptions): SshProvider {
     authoritativeListings: false,
     spawn: (spawnOptions) => spawnSshPty(spawnContext, spawnOptions),
     write(id: string, data: string): WriteSettlement | Promise<WriteSettlement> {
-      assertWriteData(data)
+      assertSshPtyId(id)
+      assertSshWriteData(data)
       return writeToChannel(id, data)
     },
     writeBytes(id: string, bytes: Uint8Array): WriteSettlement | Promise<WriteSettlement> {
-      assertWriteBytes(bytes)
+      assertSshPtyId(id)
+      assertSshWriteBytes(bytes)
       // A Buffer of its own: the channel may hold a chunk until the remote's window opens, and the
       // caller may reuse its buffer once this returns.
       return writeToChannel(id, Buffer.from(bytes))
     },
     resize(id: string, cols: number, rows: number): boolean {
+      assertSshPtyId(id)
       assertSshDimension('cols', cols, 'invalid_option')
       assertSshDimension('rows', rows, 'invalid_option')
       return table.get(id)?.resize(cols, rows) ?? false
     },
-    shutdown: (id: string, shutdownOptions: PtyShutdownOptions = {}) => shutdownSshPty(table, keeper, timings, id, shutdownOptions, { onStopOwed: lookAfterOwedStop, isDisposed: () => disposed }),
+    shutdown: async (id: string, shutdownOptions: PtyShutdownOptions = {}) => {
+      assertSshPtyId(id)
+      assertSshCallOptions(shutdownOptions, SSH_SHUTDOWN_OPTION_KINDS)
+      return shutdownSshPty(table, keeper, timings, id, shutdownOptions, { onStopOwed: lookAfterOwedStop, isDisposed: () => disposed })
+    },
     pauseProducer(id: string): void {
+      assertSshPtyId(id)
       table.live(id)?.pause()
     },
     resumeProducer(id: string): void {
+      assertSshPtyId(id)
       table.get(id)?.resume()
     },
-    ...createSshQueries({ hostId, table, keeper, assertNotDisposed }),
+    ...checkedQueries(createSshQueries({ hostId, table, keeper, assertNotDisposed })),
     onData(listener: (event: PtyDataEvent) => void): Unsubscribe {
+      assertSshListener(listener)
       return table.dataListeners.add(listener)
     },
     onExit(listener: (event: PtyExitEvent) => void): Unsubscribe {
+      assertSshListener(listener)
       return table.exitListeners.add(listener)
     },
     isConnected: () => keeper.isConnected(),

@@ -1,0 +1,59 @@
+import { isOptionsObject } from '../contracts/known-options.js'
+import { isPtyIncarnationId, PTY_INCARNATION_ID_MAX_LENGTH } from '../contracts/incarnation.js'
+import { SshOptionError } from './ssh-option-error.js'
+
+// The SSH provider's checks of its calls' arguments (ids, data, option bags, listeners): each bad
+// one is an `SshOptionError` with `code: 'invalid_option'`, naming the argument or option and
+// showing the value — the convention every provider's refusal follows (test/cross-provider-refusals.test.ts).
+// Why here: until 7 Dec `write(id, 5)`, a `shutdown` given `{ immediate: 'yes' }` or a listener
+// that is no function threw a plain `TypeError` without `code` or `option` (or was silently read
+// as something else: `shutdown(5)` resolved as for an unknown PTY).
+
+/** Refuse an `id` that is not a string (no PTY can have it). */
+export function assertSshPtyId(id: unknown): asserts id is string {
+  if (typeof id !== 'string') throw new SshOptionError('id', 'a string (a PTY id)', id, false, undefined, 'invalid_option')
+}
+
+/** Refuse `write` data that is not a string. */
+export function assertSshWriteData(data: unknown): asserts data is string {
+  if (typeof data !== 'string') throw new SshOptionError('data', 'a string', data, false, undefined, 'invalid_option')
+}
+
+/** Refuse `writeBytes` bytes that are not a `Uint8Array` (a `Buffer` is one), also from another realm. */
+export function assertSshWriteBytes(bytes: unknown): asserts bytes is Uint8Array {
+  if (!(ArrayBuffer.isView(bytes) && Object.prototype.toString.call(bytes) === '[object Uint8Array]')) {
+    throw new SshOptionError('bytes', 'a Uint8Array (a Buffer is one)', bytes, false, undefined, 'invalid_option')
+  }
+}
+
+/** Refuse a listener that is not a function. */
+export function assertSshListener(listener: unknown): void {
+  if (typeof listener !== 'function') throw new SshOptionError('listener', 'a function', listener, false, undefined, 'invalid_option')
+}
+
+/**
+ * Refuse a malformed option bag of `shutdown`, `probeLiveness` or `listProcesses`: not an object
+ * (`options`), or one of `kinds`' keys of the wrong type. The wait budget's ranges and misspelt
+ * names are checked after, by the shared `resolveWaitDeadline`.
+ */
+export function assertSshCallOptions(options: unknown, kinds: Readonly<Record<string, 'boolean' | 'finite number' | 'incarnation id'>>): void {
+  if (options === undefined) return
+  if (!isOptionsObject(options)) throw new SshOptionError('options', 'an object', options, false, undefined, 'invalid_option')
+  const record = options as Record<string, unknown>
+  for (const [key, kind] of Object.entries(kinds)) {
+    const value = record[key]
+    if (value === undefined) continue
+    const fits = kind === 'boolean' ? typeof value === 'boolean' : kind === 'finite number' ? typeof value === 'number' && Number.isFinite(value) : isPtyIncarnationId(value)
+    const expected = kind === 'incarnation id' ? `an incarnation id (a string of 1 to ${PTY_INCARNATION_ID_MAX_LENGTH} characters)` : `a ${kind}`
+    if (!fits) throw new SshOptionError(key, expected, value, false, undefined, 'invalid_option')
+  }
+}
+
+/** The options `shutdown` reads, by type. */
+export const SSH_SHUTDOWN_OPTION_KINDS = { deadlineMs: 'finite number', timeoutMs: 'finite number', immediate: 'boolean', keepHistory: 'boolean', expectedIncarnationId: 'incarnation id' } as const
+
+/** The options `listProcesses` reads, by type. */
+export const SSH_LISTING_OPTION_KINDS = { deadlineMs: 'finite number', timeoutMs: 'finite number' } as const
+
+/** The options `probeLiveness` reads, by type. */
+export const SSH_PROBE_OPTION_KINDS = { incarnationId: 'incarnation id' } as const
