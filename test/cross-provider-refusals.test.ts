@@ -332,7 +332,8 @@ describe.each(kinds)('cross-provider refusals: %s', (kind) => {
  * the provider directly): the same typed refusal from the fake, node-pty and the pty host —
  * `code: 'invalid_option'`, the refused `option` and `value`, a message naming the option and
  * showing the value; a method that answers with a promise rejects, the others throw. A method a
- * provider does not have is left out. (SSH, worked on elsewhere, is not in this matrix yet.)
+ * provider does not have is left out. SSH too: until 7 Dec (later the same day) it named a PTY id
+ * `id`, took `''` for an unknown PTY, and ignored unknown listing and `getCwd` options.
  *
  * Until 7 Dec: the pty host answered `null` ("unknown") to `probeLiveness`, `getCwd`,
  * `getForegroundProcess` and `hasChildProcesses` of the id `5`, where node-pty and the fake
@@ -343,7 +344,7 @@ describe.each(kinds)('cross-provider refusals: %s', (kind) => {
  * `membershipOnly` of `'yes'` and a `getCwd` `of` nobody reads; and `write(id, 5)` threw a bare
  * `TypeError` without `code` and `option`.
  */
-describe.each(['fake', 'node-pty', 'pty host'] as const)('provider-level refusals of malformed arguments: %s', (kind) => {
+describe.each(kinds)('provider-level refusals of malformed arguments: %s', (kind) => {
   const b = useBench(kind)
 
   it('ids, data, counts and option bags: one typed refusal, the option and the value named; a well-formed call still answers', async () => {

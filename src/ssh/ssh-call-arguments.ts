@@ -1,4 +1,5 @@
 import { isOptionsObject } from '../contracts/known-options.js'
+import { isPtyIdArgument } from '../contracts/provider-arguments.js'
 import { isPtyIncarnationId, PTY_INCARNATION_ID_MAX_LENGTH } from '../contracts/incarnation.js'
 import { SshOptionError } from './ssh-option-error.js'
 
@@ -9,9 +10,25 @@ import { SshOptionError } from './ssh-option-error.js'
 // that is no function threw a plain `TypeError` without `code` or `option` (or was silently read
 // as something else: `shutdown(5)` resolved as for an unknown PTY).
 
-/** Refuse an `id` that is not a string (no PTY can have it). */
+/** Refuse a PTY id that is not a non-empty string (no PTY can have it), naming `ptyId` as every provider does. */
 export function assertSshPtyId(id: unknown): asserts id is string {
-  if (typeof id !== 'string') throw new SshOptionError('id', 'a string (a PTY id)', id, false, undefined, 'invalid_option')
+  if (!isPtyIdArgument(id)) throw new SshOptionError('ptyId', 'a non-empty string (a PTY id)', id, false, undefined, 'invalid_option')
+}
+
+/**
+ * Run a check every bundled provider shares (src/contracts/provider-arguments.ts), its refusal
+ * thrown as this provider's: an `invalid_option` {@link SshOptionError}, the same option, value
+ * and message.
+ */
+export function asSshRefusal(check: () => void): void {
+  try {
+    check()
+  } catch (error) {
+    const refusal = error as { message: string; option?: string; value?: unknown }
+    const ours = new SshOptionError(refusal.option ?? 'options', 'well formed', refusal.value, false, undefined, 'invalid_option')
+    ours.message = refusal.message
+    throw ours
+  }
 }
 
 /** Refuse `write` data that is not a string. */

@@ -11,6 +11,8 @@ import {
   type Unsubscribe,
   type WriteSettlement,
 } from '../contracts/index.js'
+import { assertCwdOptions, assertListProcessesOptions } from '../contracts/provider-arguments.js'
+import type { PtyCwdOptions } from '../contracts/cwd-options.js'
 import { settleWithin } from '../contracts/settle-within.js'
 import { assertSshDimension } from './remote-launch.js'
 import {
@@ -19,6 +21,7 @@ import {
   assertSshPtyId,
   assertSshWriteBytes,
   assertSshWriteData,
+  asSshRefusal,
   SSH_LISTING_OPTION_KINDS,
   SSH_PROBE_OPTION_KINDS,
   SSH_SHUTDOWN_OPTION_KINDS,
@@ -90,10 +93,16 @@ function checkedQueries(queries: ReturnType<typeof createSshQueries>): ReturnTyp
       assertSshCallOptions(probeOptions, SSH_PROBE_OPTION_KINDS)
       return queries.probeLiveness(id, probeOptions)
     },
-    getCwd: async (id) => (assertSshPtyId(id), queries.getCwd(id)),
+    getCwd: async (id, cwdOptions?: PtyCwdOptions) => {
+      assertSshPtyId(id)
+      asSshRefusal(() => assertCwdOptions(cwdOptions))
+      return queries.getCwd(id)
+    },
     getForegroundProcess: async (id) => (assertSshPtyId(id), queries.getForegroundProcess(id)),
     hasChildProcesses: async (id) => (assertSshPtyId(id), queries.hasChildProcesses(id)),
     listProcesses: async (listOptions) => {
+      // An option nobody reads (`membershipOnly: 'yes'`, a misspelt one) is refused, as every provider refuses it.
+      asSshRefusal(() => assertListProcessesOptions(listOptions))
       assertSshCallOptions(listOptions, SSH_LISTING_OPTION_KINDS)
       return queries.listProcesses(listOptions)
     },
