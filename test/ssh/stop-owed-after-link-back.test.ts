@@ -13,14 +13,20 @@ import { isAlive, killTagged, sshOptions, taggedProcesses } from './ssh-test-sup
 
 const TAG = `stop-owed-${process.pid}`
 
+/** A loopback sshd, the SSH provider on it, a controller over it (errors heard), and the exits it publishes. */
+async function controllerOverLoopback() {
+  const server = await startSshd()
+  const provider = createSshProvider(sshOptions(server))
+  const controller = createPtyController({ providers: { 'ssh:loopback': provider } })
+  controller.on('error', () => undefined)
+  const exits: PtyControllerExitEvent[] = []
+  controller.on('exit', (event) => exits.push(event))
+  return { server, provider, controller, exits }
+}
+
 describe('SSH: a stop asked for while the link is down', () => {
   it('is carried out once the server is back: the program ends; one nobody asked to stop runs on', async () => {
-    const server = await startSshd()
-    const provider = createSshProvider(sshOptions(server))
-    const controller = createPtyController({ providers: { 'ssh:loopback': provider } })
-    controller.on('error', () => undefined)
-    const exits: PtyControllerExitEvent[] = []
-    controller.on('exit', (event) => exits.push(event))
+    const { server, provider, controller, exits } = await controllerOverLoopback()
     try {
       const spawn = () => controller.spawn({ hostId: 'ssh:loopback', file: '/bin/sh', args: ['-c', "trap '' HUP; exec sleep 600"], env: { PTYKIT_SWEEP_TAG: TAG } })
       const [killed, stopped, untouched] = await Promise.all([spawn(), spawn(), spawn()])
@@ -61,12 +67,7 @@ describe('SSH: a stop asked for while the link is down', () => {
   }, 60_000)
 
   it('one whose link dropped while it ran is carried out once the server is back', async () => {
-    const server = await startSshd()
-    const provider = createSshProvider(sshOptions(server))
-    const controller = createPtyController({ providers: { 'ssh:loopback': provider } })
-    controller.on('error', () => undefined)
-    const exits: PtyControllerExitEvent[] = []
-    controller.on('exit', (event) => exits.push(event))
+    const { server, provider, controller, exits } = await controllerOverLoopback()
     try {
       // It ignores the stop's HUP and TERM: only its KILL, a second after the HUP, would end it.
       const reply = await controller.spawn({ hostId: 'ssh:loopback', file: '/bin/sh', args: ['-c', "trap '' HUP TERM; exec sleep 600"], env: { PTYKIT_SWEEP_TAG: TAG } })
