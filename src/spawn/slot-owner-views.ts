@@ -15,12 +15,10 @@ export type SlotOwnerViews = { kind: 'agreed'; owner: PtySlotOwner | null } | { 
  * The slot's owner as the live and persisted views agree on it. They agree when either is empty,
  * or when both name the same PTY on the same host and their incarnations agree where both attest
  * one (a view that never learned the incarnation does not contradict one that did). The agreed
- * owner carries the live view's incarnation, else the persisted one's. An `incarnationId: null` (a
- * store over SQL or JSON, whose empty column reads `null`) is read as not attested, as an absent one.
+ * owner carries the live view's incarnation, else the persisted one's. The views are owners as
+ * {@link readSlotOwnerViews} reads them from a store (an `incarnationId: null` already left out).
  */
-export function agreeOnSlotOwner(liveView: PtySlotOwner | null, persistedView: PtySlotOwner | null): SlotOwnerViews {
-  const live = withoutNullIncarnation(liveView)
-  const persisted = withoutNullIncarnation(persistedView)
+export function agreeOnSlotOwner(live: PtySlotOwner | null, persisted: PtySlotOwner | null): SlotOwnerViews {
   if (live !== null && persisted !== null) {
     const same = live.ptyId === persisted.ptyId && live.hostId === persisted.hostId && incarnationsAgree(live.incarnationId, persisted.incarnationId)
     if (!same) return { kind: 'conflict', live, persisted }
@@ -41,17 +39,6 @@ export function describeSlotOwnerConflict(slotKey: string, live: PtySlotOwner, p
     return `${JSON.stringify(view.ptyId)} on ${JSON.stringify(view.hostId)}${incarnation}`
   }
   return `Slot ${JSON.stringify(slotKey)}: live state names PTY ${owner(live)}, the persisted store ${owner(persisted)}`
-}
-
-/**
- * `view` with an `incarnationId` of `null` left out: a store over SQL or JSON answers its empty
- * column as `null`, which means "not attested" — kept, it contradicted every incarnation (a
- * `slot_owner_conflict` against the other view) and fenced the adoption's attach by a value no
- * process has.
- */
-function withoutNullIncarnation(view: PtySlotOwner | null): PtySlotOwner | null {
-  if (view === null || (view as { incarnationId?: unknown }).incarnationId !== null) return view
-  return { ptyId: view.ptyId, hostId: view.hostId }
 }
 
 /** The slot store's two reads, as a refusal of a malformed answer names them. */
@@ -95,6 +82,9 @@ function slotOwnerOf(slot: PtySlot, read: SlotOwnerRead, answer: unknown, refuse
   }
   if (answer === null || answer === undefined) return null
   const owner = answer as PtySlotOwner
+  // Why `?? undefined`: a store over SQL or JSON answers its empty column as `null`, which means
+  // "not attested" — kept, it contradicted every incarnation (a `slot_owner_conflict` against the
+  // other view) and fenced the adoption's attach by a value no process has.
   return { ptyId: owner.ptyId, hostId: owner.hostId, ...incarnationOf(owner.incarnationId ?? undefined) }
 }
 

@@ -1,8 +1,8 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { toPtyIncarnationId } from '../../src/contracts/index.js'
-import { agreeOnSlotOwner } from '../../src/spawn/slot-owner-views.js'
-import type { PtySlotOwner } from '../../src/spawn/index.js'
+import { agreeOnSlotOwner, readSlotOwnerViews } from '../../src/spawn/slot-owner-views.js'
+import { createInMemorySlotStore, type PtySlotOwner, type PtySlotStore } from '../../src/spawn/index.js'
 
 // Small alphabets, so that equal ids, hosts and incarnations are drawn often.
 const owner: fc.Arbitrary<PtySlotOwner> = fc
@@ -58,15 +58,20 @@ describe('agreeOnSlotOwner: the one rule a slot spawn and adoptSlot read a slot 
   })
 })
 
-describe('a store that answers incarnationId: null (a SQL NULL, a JSON null) — read as not attested', () => {
-  it('agrees exactly as the same views without the key (before: null contradicted every incarnation, and was kept as a fence nothing matches)', () => {
-    fc.assert(
-      fc.property(view, view, fc.boolean(), fc.boolean(), (live, persisted, liveNull, persistedNull) => {
+describe('a store that answers incarnationId: null (a SQL NULL, a JSON null) — read as not attested (readSlotOwnerViews)', () => {
+  it('agrees exactly as the same views without the key (before: null contradicted every incarnation, and was kept as a fence nothing matches)', async () => {
+    await fc.assert(
+      fc.asyncProperty(view, view, fc.boolean(), fc.boolean(), async (live, persisted, liveNull, persistedNull) => {
         const withNull = (v: PtySlotOwner | null, asNull: boolean): PtySlotOwner | null =>
           v === null || !asNull ? v : ({ ptyId: v.ptyId, hostId: v.hostId, incarnationId: null } as unknown as PtySlotOwner)
         const without = (v: PtySlotOwner | null, asNull: boolean): PtySlotOwner | null => (v === null || !asNull ? v : { ptyId: v.ptyId, hostId: v.hostId })
-        expect(agreeOnSlotOwner(withNull(live, liveNull), withNull(persisted, persistedNull))).toEqual(
-          agreeOnSlotOwner(without(live, liveNull), without(persisted, persistedNull)),
+        const storeAnswering = (liveView: PtySlotOwner | null, persistedView: PtySlotOwner | null): PtySlotStore => ({
+          ...createInMemorySlotStore(),
+          getLiveOwner: () => liveView,
+          getPersistedOwner: () => persistedView,
+        })
+        expect(await readSlotOwnerViews(storeAnswering(withNull(live, liveNull), withNull(persisted, persistedNull)), { key: 'pane' })).toEqual(
+          await readSlotOwnerViews(storeAnswering(without(live, liveNull), without(persisted, persistedNull)), { key: 'pane' }),
         )
       }),
     )
