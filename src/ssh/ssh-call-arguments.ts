@@ -1,5 +1,6 @@
 import { isOptionsObject } from '../contracts/known-options.js'
-import { isPtyIdArgument } from '../contracts/provider-arguments.js'
+import { assertPtyIdArgument } from '../contracts/provider-arguments.js'
+import { assertWriteBytes, assertWriteData } from '../contracts/write-settlement.js'
 import { isPtyIncarnationId, PTY_INCARNATION_ID_MAX_LENGTH } from '../contracts/incarnation.js'
 import { SshOptionError } from './ssh-option-error.js'
 
@@ -12,7 +13,17 @@ import { SshOptionError } from './ssh-option-error.js'
 
 /** Refuse a PTY id that is not a non-empty string (no PTY can have it), naming `ptyId` as every provider does. */
 export function assertSshPtyId(id: unknown): asserts id is string {
-  if (!isPtyIdArgument(id)) throw new SshOptionError('ptyId', 'a non-empty string (a PTY id)', id, false, undefined, 'invalid_option')
+  asSshRefusal(() => assertPtyIdArgument(id))
+}
+
+/** Refuse `write` data that is not a string, as every provider does. */
+export function assertSshWriteData(data: unknown): asserts data is string {
+  asSshRefusal(() => assertWriteData(data))
+}
+
+/** Refuse `writeBytes` bytes that are not a `Uint8Array` (a `Buffer` is one, also from another realm), as every provider does. */
+export function assertSshWriteBytes(bytes: unknown): asserts bytes is Uint8Array {
+  asSshRefusal(() => assertWriteBytes(bytes))
 }
 
 /**
@@ -28,18 +39,6 @@ export function asSshRefusal(check: () => void): void {
     const ours = new SshOptionError(refusal.option ?? 'options', 'well formed', refusal.value, false, undefined, 'invalid_option')
     ours.message = refusal.message
     throw ours
-  }
-}
-
-/** Refuse `write` data that is not a string. */
-export function assertSshWriteData(data: unknown): asserts data is string {
-  if (typeof data !== 'string') throw new SshOptionError('data', 'a string', data, false, undefined, 'invalid_option')
-}
-
-/** Refuse `writeBytes` bytes that are not a `Uint8Array` (a `Buffer` is one), also from another realm. */
-export function assertSshWriteBytes(bytes: unknown): asserts bytes is Uint8Array {
-  if (!(ArrayBuffer.isView(bytes) && Object.prototype.toString.call(bytes) === '[object Uint8Array]')) {
-    throw new SshOptionError('bytes', 'a Uint8Array (a Buffer is one)', bytes, false, undefined, 'invalid_option')
   }
 }
 
