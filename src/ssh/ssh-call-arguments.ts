@@ -48,7 +48,7 @@ export function assertSshListener(listener: unknown): void {
 }
 
 /**
- * Refuse a malformed option bag of `shutdown`, `probeLiveness` or `listProcesses`: not an object
+ * Refuse a malformed option bag of `shutdown` or `listProcesses`: not an object
  * (`options`), or one of `kinds`' keys of the wrong type. The wait budget's ranges and misspelt
  * names are checked after, by the shared `resolveWaitDeadline`.
  */
@@ -70,6 +70,3 @@ export const SSH_SHUTDOWN_OPTION_KINDS = { deadlineMs: 'finite number', timeoutM
 
 /** The options `listProcesses` reads, by type. */
 export const SSH_LISTING_OPTION_KINDS = { deadlineMs: 'finite number', timeoutMs: 'finite number' } as const
-
-/** The options `probeLiveness` reads, by type. */
-export const SSH_PROBE_OPTION_KINDS = { incarnationId: 'incarnation id' } as const

@@ -12,6 +12,7 @@ import {
   type WriteSettlement,
 } from '../contracts/index.js'
 import { assertCwdOptions, assertListProcessesOptions } from '../contracts/provider-arguments.js'
+import { probedIncarnation } from '../contracts/liveness-probe-options.js'
 import type { PtyCwdOptions } from '../contracts/cwd-options.js'
 import { settleWithin } from '../contracts/settle-within.js'
 import { assertSshDimension } from './remote-launch.js'
@@ -23,7 +24,6 @@ import {
   assertSshWriteData,
   asSshRefusal,
   SSH_LISTING_OPTION_KINDS,
-  SSH_PROBE_OPTION_KINDS,
   SSH_SHUTDOWN_OPTION_KINDS,
 } from './ssh-call-arguments.js'
 import type { SshConnectionSettings } from './ssh-connection.js'
@@ -90,7 +90,8 @@ function checkedQueries(queries: ReturnType<typeof createSshQueries>): ReturnTyp
     getPid: (id) => (assertSshPtyId(id), queries.getPid(id)),
     probeLiveness: async (id, probeOptions) => {
       assertSshPtyId(id)
-      assertSshCallOptions(probeOptions, SSH_PROBE_OPTION_KINDS)
+      // The shared reading of a probe's options (the query reads them again), refused as this provider's error.
+      asSshRefusal(() => probedIncarnation(probeOptions))
       return queries.probeLiveness(id, probeOptions)
     },
     getCwd: async (id, cwdOptions?: PtyCwdOptions) => {
