@@ -304,13 +304,9 @@ export class SpawnPublication {
    * slot store's live view (a store that throws names none here: the adoption reads it again).
    */
   #stoppingOwnersOf(slot: PtySlot): readonly PtyRecord[] {
-    let liveOwnerId: string | undefined
-    try {
-      const owner = glanceAtLiveOwner(this.#core.options.store, slot) as { ptyId?: unknown } | null | undefined
-      if (typeof owner?.ptyId === 'string' && owner.ptyId.length > 0) liveOwnerId = owner.ptyId
-    } catch {
-      // Read again (and answered for) by the adoption.
-    }
+    // A glance that never throws: a store that fails here is read again (and answered for) by the adoption.
+    const owner = glanceAtLiveOwner(this.#core.options.store, slot) as { ptyId?: unknown } | null | undefined
+    const liveOwnerId = typeof owner?.ptyId === 'string' && owner.ptyId.length > 0 ? owner.ptyId : undefined
     return this.#stoppingPtysOf(liveOwnerId === undefined ? { slot } : { slot, sessionId: liveOwnerId })
   }
 
