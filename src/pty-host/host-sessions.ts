@@ -424,8 +424,7 @@ export class HostSessionStore {
 export function journalExitOf(session: HostSession): JournalExit | undefined {
   const exit = session.exit
   if (exit === null) return undefined
-  // The flags as {@link exitMessage} sends them: exactly one of the two.
-  const recorded: JournalExit = { id: session.id, code: exit.code, stopRequestedBeforeDeath: exit.diedBeforeStopRequest !== true && session.stopRequested, seq: session.history.seq }
+  const recorded: JournalExit = { id: session.id, code: exit.code, stopRequestedBeforeDeath: stopReachedBeforeDeath(session, exit), seq: session.history.seq }
   if (exit.cause !== undefined) recorded.cause = exit.cause
   if (exit.incarnationId !== undefined) recorded.incarnationId = exit.incarnationId
   return recorded
@@ -454,7 +453,15 @@ function exitMessage(session: HostSession, exit: PtyExitEvent): PtyHostMessage {
   const message: PtyHostMessage = { v: PTY_HOST_PROTOCOL_VERSION, type: 'exit', ptyId: session.id, code: exit.code }
   if (exit.cause !== undefined) message.cause = exit.cause
   if (exit.incarnationId !== undefined) message.incarnationId = exit.incarnationId
-  if (exit.diedBeforeStopRequest === true || !session.stopRequested) message.diedBeforeStopRequest = true
-  else message.stopRequestedBeforeDeath = true
+  if (stopReachedBeforeDeath(session, exit)) message.stopRequestedBeforeDeath = true
+  else message.diedBeforeStopRequest = true
   return message
+}
+
+/**
+ * Whether a client's stop of this incarnation reached the host while its process lived (else it
+ * ended before any did): the one rule behind the exit message's two flags and the journal's.
+ */
+function stopReachedBeforeDeath(session: HostSession, exit: PtyExitEvent): boolean {
+  return exit.diedBeforeStopRequest !== true && session.stopRequested
 }
