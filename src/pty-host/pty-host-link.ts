@@ -10,14 +10,7 @@ import {
 } from './pty-host-provider-options.js'
 import { ensurePrivateSocketDir, type PtyHostPaths } from './socket-security.js'
 import type { PtyHostMessage } from './protocol.js'
-
-/** Wait; `unref` for background retries that must not keep the app alive on their own. */
-function delay(ms: number, unref = false): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(resolve, ms)
-    if (unref) timer.unref()
-  })
-}
+import { delay } from '../contracts/delay.js'
 
 /**
  * Whether a host this app started has exited without failing: idle or closed (exit code 0), or
@@ -269,7 +262,7 @@ export class PtyHostLink {
     this.#reconnecting = true
     try {
       for (let attempt = 0; attempt < this.#settings.reconnectAttempts && this.state === 'open'; attempt++) {
-        await delay(Math.min(PTY_HOST_RECONNECT_INITIAL_DELAY_MS * 2 ** attempt, PTY_HOST_RECONNECT_MAX_DELAY_MS), true)
+        await delay(Math.min(PTY_HOST_RECONNECT_INITIAL_DELAY_MS * 2 ** attempt, PTY_HOST_RECONNECT_MAX_DELAY_MS), { unref: true })
         if (this.state !== 'open' || this.#connection !== null) return
         try {
           await this.ensureConnected(false, { holdsApp: false })

@@ -1,6 +1,7 @@
 import { isOptionsObject } from '../contracts/known-options.js'
 import { randomUUID } from 'node:crypto'
 import { settleWithin } from '../contracts/settle-within.js'
+import { delay } from '../contracts/delay.js'
 import { waitClockNow } from '../contracts/deadline.js'
 import {
   PTY_LIVE_OTHER_INCARNATION_ERROR_CODE,
@@ -177,11 +178,6 @@ function channelEvent(channel: SshPtySession['channel'], ms: number): Promise<vo
  */
 export const SSH_MARKER_GRACE_MS = 300
 
-/** Resolves after `ms` (a timer that keeps nothing alive). */
-function delay(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms).unref?.())
-}
-
 /**
  * Wait for the launch's start: its marker — or, the marker late, the program found by its nonce
  * through the connection's side shell ({@link findStartedLaunch}) and adopted as if the marker had
@@ -205,7 +201,7 @@ async function awaitLaunchStart(context: SshSpawnContext, session: SshPtySession
   const graceOver = session.outputWithoutMarker
     .then(() => {
       outputCame = true
-      return delay(SSH_MARKER_GRACE_MS)
+      return delay(SSH_MARKER_GRACE_MS, { unref: true })
     })
     .then(() => 'grace' as const)
   const first = await settleWithin(Promise.race([session.started.then(() => 'started' as const), graceOver]), Math.max(0, waitLeft()), 'deadline' as const)
