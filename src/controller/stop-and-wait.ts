@@ -22,6 +22,8 @@ export type StopPhaseContext = {
   readonly exits: ExitPublication
   /** Releases held output once the provider knows of the stop. */
   readonly output: OutputDelivery
+  /** The providers whose disposal a stop's verification already reported (once each, see `providerDisposedVerdict`). */
+  readonly disposedProvidersReported: WeakSet<PtyProvider>
 }
 
 /** One tracked stop in progress: the PTY, the time it may take, and whether to keep its history. */
@@ -156,9 +158,6 @@ async function verifyGone(context: StopPhaseContext, stop: TrackedStop): Promise
   }
 }
 
-/** The providers whose disposal a stop's verification already reported, per controller (once each). */
-const disposedProvidersReported = new WeakMap<ControllerCore, WeakSet<PtyProvider>>()
-
 /**
  * The verdict of a stop whose owning provider refused the verifying listing as `provider_disposed`:
  * the host disposed the provider before (or while) the controller that uses it — a provider that
@@ -171,9 +170,7 @@ const disposedProvidersReported = new WeakMap<ControllerCore, WeakSet<PtyProvide
  */
 function providerDisposedVerdict(context: StopPhaseContext, record: PtyRecord, error: unknown): boolean {
   if (record.state === 'exited') return true
-  const { core } = context
-  let reported = disposedProvidersReported.get(core)
-  if (reported === undefined) disposedProvidersReported.set(core, (reported = new WeakSet()))
+  const { core, disposedProvidersReported: reported } = context
   if (!reported.has(record.provider)) {
     reported.add(record.provider)
     core.report(

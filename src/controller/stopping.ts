@@ -32,7 +32,7 @@ export class Stopping {
     this.#core = core
     this.#exits = exits
     this.#output = output
-    this.#phases = { core, exits, output }
+    this.#phases = { core, exits, output, disposedProvidersReported: new WeakSet() }
   }
 
   /** Mark the stop for the record's incarnation, then dispatch a hang-up; see `PtyController.kill`. */
