@@ -31,20 +31,24 @@ async function spawned() {
     ids.push(reply.id)
     if (reply.pid !== null && reply.pid !== undefined) pids.push(reply.pid)
   }
-  return { provider, controller, errors, causes, ids, pids }
+  /** Every PTY ended as an operator close, with no error reported, and its program is gone. */
+  const endedAsOperatorCloses = async (): Promise<void> => {
+    expect(causes).toEqual(ids.map(() => 'operator_close'))
+    expect(errors.map((error) => error.code)).toEqual([])
+    await waitFor(() => (pids.every((pid) => !isAlive(pid)) ? true : undefined), 'the programs to be gone')
+  }
+  return { provider, controller, ids, endedAsOperatorCloses }
 }
 
 describe('the SSH provider disposed before the controller', () => {
   it('stops under way when the provider is disposed answer true, with no listing_failed per PTY', async () => {
-    const { provider, controller, errors, causes, ids, pids } = await spawned()
+    const { provider, controller, ids, endedAsOperatorCloses } = await spawned()
     try {
       const stops = ids.map((id) => controller.stopAndWait(id, { timeoutMs: 10_000 }))
       await provider.dispose()
       expect(await Promise.all(stops)).toEqual(ids.map(() => true))
       await controller.dispose()
-      expect(causes).toEqual(ids.map(() => 'operator_close'))
-      expect(errors.map((error) => error.code)).toEqual([])
-      await waitFor(() => (pids.every((pid) => !isAlive(pid)) ? true : undefined), 'the programs to be gone')
+      await endedAsOperatorCloses()
     } finally {
       await controller.dispose()
       await provider.dispose()
@@ -52,12 +56,10 @@ describe('the SSH provider disposed before the controller', () => {
   }, 60_000)
 
   it('both disposed at once: no error', async () => {
-    const { provider, controller, errors, causes, ids, pids } = await spawned()
+    const { provider, controller, endedAsOperatorCloses } = await spawned()
     try {
       await Promise.all([provider.dispose(), controller.dispose()])
-      expect(causes).toEqual(ids.map(() => 'operator_close'))
-      expect(errors.map((error) => error.code)).toEqual([])
-      await waitFor(() => (pids.every((pid) => !isAlive(pid)) ? true : undefined), 'the programs to be gone')
+      await endedAsOperatorCloses()
     } finally {
       await controller.dispose()
       await provider.dispose()

@@ -13,7 +13,7 @@ import { isAlive, killTagged, sshOptions, taggedProcesses } from './ssh-test-sup
 
 const TAG = `stop-owed-${process.pid}`
 
-/** A loopback sshd, the SSH provider on it, a controller over it (errors heard), and the exits it publishes. */
+/** A loopback sshd, the SSH provider on it, a controller over it (errors heard), the exits it publishes, and how to close it all. */
 async function controllerOverLoopback() {
   const server = await startSshd()
   const provider = createSshProvider(sshOptions(server))
@@ -21,12 +21,19 @@ async function controllerOverLoopback() {
   controller.on('error', () => undefined)
   const exits: PtyControllerExitEvent[] = []
   controller.on('exit', (event) => exits.push(event))
-  return { server, provider, controller, exits }
+  /** Dispose both, kill what the test's programs left, stop the server. */
+  const close = async (): Promise<void> => {
+    await controller.dispose()
+    await provider.dispose()
+    killTagged(TAG)
+    await server.stop()
+  }
+  return { server, provider, controller, exits, close }
 }
 
 describe('SSH: a stop asked for while the link is down', () => {
   it('is carried out once the server is back: the program ends; one nobody asked to stop runs on', async () => {
-    const { server, provider, controller, exits } = await controllerOverLoopback()
+    const { server, provider, controller, exits, close } = await controllerOverLoopback()
     try {
       const spawn = () => controller.spawn({ hostId: 'ssh:loopback', file: '/bin/sh', args: ['-c', "trap '' HUP; exec sleep 600"], env: { PTYKIT_SWEEP_TAG: TAG } })
       const [killed, stopped, untouched] = await Promise.all([spawn(), spawn(), spawn()])
@@ -59,15 +66,12 @@ describe('SSH: a stop asked for while the link is down', () => {
       expect(await controller.stopAndWait(untouched.id)).toBe(true)
       expect(taggedProcesses(TAG)).toEqual([])
     } finally {
-      await controller.dispose()
-      await provider.dispose()
-      killTagged(TAG)
-      await server.stop()
+      await close()
     }
   }, 60_000)
 
   it('one whose link dropped while it ran is carried out once the server is back', async () => {
-    const { server, provider, controller, exits } = await controllerOverLoopback()
+    const { server, controller, exits, close } = await controllerOverLoopback()
     try {
       // It ignores the stop's HUP and TERM: only its KILL, a second after the HUP, would end it.
       const reply = await controller.spawn({ hostId: 'ssh:loopback', file: '/bin/sh', args: ['-c', "trap '' HUP TERM; exec sleep 600"], env: { PTYKIT_SWEEP_TAG: TAG } })
@@ -83,10 +87,7 @@ describe('SSH: a stop asked for while the link is down', () => {
       await waitFor(() => (exits.length === 2 ? true : undefined), 'the confirmed death')
       expect(exits.map((exit) => exit.cause)).toEqual([{ kind: 'unknown', reason: 'stop_unverified' }, { kind: 'operator_close' }])
     } finally {
-      await controller.dispose()
-      await provider.dispose()
-      killTagged(TAG)
-      await server.stop()
+      await close()
     }
   }, 60_000)
 })
