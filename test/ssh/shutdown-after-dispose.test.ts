@@ -16,7 +16,7 @@ describe('SSH: shutdown after dispose', () => {
     const provider = createSshProvider(sshOptions(server, undefined, { reconnectMaxAttempts: 0 }))
     try {
       const reply = await provider.spawn({ file: '/bin/sh', args: ['-c', "trap '' HUP; exec sleep 600"], env: { PTYKIT_SWEEP_TAG: TAG } })
-      await waitFor(() => (taggedProcesses(TAG).length === 1 ? true : undefined), 'the program to run')
+      await waitFor(() => (taggedProcesses(TAG).filter(({ comm }) => comm === 'sleep').length === 1 ? true : undefined), 'the program to run (past its trap: sleep by now)')
       await server.killAll()
       await waitFor(() => (provider.hasPty(reply.id) === null ? true : undefined), 'the PTY to be lost')
       await provider.dispose()

@@ -37,7 +37,7 @@ describe('SSH: a stop asked for while the link is down', () => {
     try {
       const spawn = () => controller.spawn({ hostId: 'ssh:loopback', file: '/bin/sh', args: ['-c', "trap '' HUP; exec sleep 600"], env: { PTYKIT_SWEEP_TAG: TAG } })
       const [killed, stopped, untouched] = await Promise.all([spawn(), spawn(), spawn()])
-      await waitFor(() => (taggedProcesses(TAG).length === 3 ? true : undefined), 'the programs to run')
+      await waitFor(() => (taggedProcesses(TAG).filter(({ comm }) => comm === 'sleep').length === 3 ? true : undefined), 'the programs to run (past its trap: sleep by now)')
 
       await server.killAll()
       await waitFor(() => ([killed, stopped, untouched].every(({ id }) => provider.hasPty(id) === null) ? true : undefined), 'the PTYs to become unverifiable')
@@ -75,7 +75,7 @@ describe('SSH: a stop asked for while the link is down', () => {
     try {
       // It ignores the stop's HUP and TERM: only its KILL, a second after the HUP, would end it.
       const reply = await controller.spawn({ hostId: 'ssh:loopback', file: '/bin/sh', args: ['-c', "trap '' HUP TERM; exec sleep 600"], env: { PTYKIT_SWEEP_TAG: TAG } })
-      await waitFor(() => (taggedProcesses(TAG).length === 1 ? true : undefined), 'the program to run')
+      await waitFor(() => (taggedProcesses(TAG).filter(({ comm }) => comm === 'sleep').length === 1 ? true : undefined), 'the program to run (past its trap: sleep by now)')
       const verdict = controller.stopAndWait(reply.id)
       await new Promise((resolve) => setTimeout(resolve, 200))
       await server.killAll()

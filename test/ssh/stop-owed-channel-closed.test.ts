@@ -21,7 +21,7 @@ describe('SSH: a stop owed to a PTY whose channel closed without an exit report,
     provider.onExit((event) => exits.push(event))
     try {
       const reply = await provider.spawn({ file: '/bin/sh', args: ['-c', "trap '' HUP TERM; exec sleep 600"], env: { PTYKIT_SWEEP_TAG: TAG } })
-      await waitFor(() => (taggedProcesses(TAG).length === 1 ? true : undefined), 'the program to run')
+      await waitFor(() => (taggedProcesses(TAG).filter(({ comm }) => comm === 'sleep').length === 1 ? true : undefined), 'the program to run (past its trap: sleep by now)')
       await waitFor(() => (provider.hasPty(reply.id) === null ? true : undefined), 'the server to close the idle channel', 15_000)
       expect(provider.isConnected()).toBe(true)
       expect(isAlive(reply.pid!)).toBe(true)
