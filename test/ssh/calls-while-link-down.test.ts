@@ -54,7 +54,7 @@ describe('SSH PTYs called while their link is down and reconnecting', () => {
         pending.push(controller.getCwd(ptyId).then((cwd) => insideExit.push({ exit, cwd })))
         pending.push(controller.probePtyLiveness(ptyId).then((alive) => insideExit.push({ exit, alive })))
       })
-      await waitFor(() => (taggedProcesses(TAG).length === PTYS ? true : undefined), 'every program to run')
+      await waitFor(() => (taggedProcesses(TAG).filter(({ comm }) => comm === 'sleep').length === PTYS ? true : undefined), 'every program to run (past its trap: sleep by now)')
 
       await server.killAll()
       await waitFor(() => (replies.every(({ id }) => provider.hasPty(id) === null) ? true : undefined), 'every PTY to become unverifiable')
