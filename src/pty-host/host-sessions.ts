@@ -294,13 +294,19 @@ export class HostSessionStore {
     }
   }
 
-  /** Send the exit to the subscribers (after the bytes of an unfinished last character, if any) and retire the session. */
-  onExit(event: PtyExitEvent): void {
+  /**
+   * Send the exit to the subscribers (after the bytes of an unfinished last character, if any) and
+   * retire the session. `record` runs once the exit is settled (the session's `exit` set, its last
+   * output delivered) and **before** any subscriber is sent the exit: the host journals it there,
+   * so an exit an app has heard of is never one a host that died right after forgets.
+   */
+  onExit(event: PtyExitEvent, record?: (session: HostSession) => void): void {
     const session = this.live.get(event.id)
     if (session === undefined) return
     if (!session.historyDropped) this.#deliver(session, session.history.endOfOutput(), event.incarnationId)
     session.exit = event
     this.live.delete(event.id)
+    record?.(session)
     for (const client of session.subscribers) client.send(exitMessage(session, event))
     this.exited.delete(session.id)
     this.exited.set(session.id, session)

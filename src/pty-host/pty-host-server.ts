@@ -322,10 +322,11 @@ export async function startPtyHost(options: PtyHostServerOptions = {}): Promise<
 
   provider.onBytes((event) => sessions.onBytes(event))
   provider.onExit((event) => {
-    const ended = sessions.live.get(event.id)
-    sessions.onExit(event)
-    // With the exit as the host remembers it: it survives the host (its idle exit, a close, its death).
-    if (ended !== undefined) ownJournal.ended(ended.journalKey, journalExitOf(ended))
+    // Journalled with the exit as the host remembers it, so it survives the host (its idle exit, a
+    // close, its death) — and before any app is sent it: an app that heard of the exit (and, say,
+    // killed the host then) finds it again from the next host. Before 7 Dec the exit went out
+    // first, and a host that died between the two left its successor without it.
+    sessions.onExit(event, (ended) => ownJournal.ended(ended.journalKey, journalExitOf(ended)))
     scheduleIdleExit()
   })
 

@@ -7,14 +7,14 @@
  * `listExits()` from a fresh host: why each one ended was gone.
  */
 import { readFileSync, writeFileSync } from 'node:fs'
-import { join } from 'node:path'
+import { join, resolve } from 'node:path'
 import { createPtyController, type PtyControllerExitEvent } from 'ptykit/controller'
 import { settleExitCause } from 'ptykit/exit-cause'
 import type { PtyExitEvent } from 'ptykit/contracts'
 import { startPtyHost, type PtyHostProvider } from 'ptykit/pty-host'
 import { describe, expect, it } from 'vitest'
 import { isDead, waitFor } from '../node-pty/pty-test-support.js'
-import { hostFixture, hostPid, killHost, killHostAndClean, makeSocketDir, providerOn, rawClient, useCleanups } from './pty-host-test-support.js'
+import { HOST_FROM_SOURCES, hostFixture, hostPid, killHost, killHostAndClean, makeSocketDir, providerOn, rawClient, useCleanups } from './pty-host-test-support.js'
 
 const cleanups = useCleanups()
 
@@ -181,5 +181,29 @@ describe('pty host: the exits survive the host', () => {
     // did not ask how they ended.
     expect(exits.find((event) => event.ptyId === exits3.id)).toMatchObject({ cause: { kind: 'exited', exitCode: 3 }, incarnationId: exits3.incarnationId })
     expect(exits.find((event) => event.ptyId === killed.id)).toMatchObject({ cause: { kind: 'signaled', signal: 9 }, incarnationId: killed.incarnationId })
+  })
+})
+
+describe('pty host: an exit is journalled before any app hears of it', () => {
+  it('a host SIGKILLed by the app the moment its exit arrives (its journal line slow to write) leaves the exit to its successor', async () => {
+    const { dir, socketPath } = hostFixture(cleanups)
+    const gate = join(dir, 'gate')
+    // The host writes each exit's journal line 1.5 s late (a slow disk): a host that sends the
+    // exit first is killed with the line unwritten.
+    const slowJournal = resolve(import.meta.dirname, 'fixtures/slow-journal-exits.mjs')
+    const app = providerOn(socketPath, { reconnectAttempts: 0, hostCommand: { file: HOST_FROM_SOURCES.file, args: ['--import', slowJournal, ...HOST_FROM_SOURCES.args] } })
+    cleanups.push(() => app.dispose())
+    // The app kills the host as soon as it hears of the exit, in the exit listener itself.
+    let hostKilled: number | null = null
+    app.onExit(() => {
+      if (hostKilled !== null) return
+      hostKilled = hostPid(socketPath)!
+      process.kill(hostKilled, 'SIGKILL')
+    })
+    const reply = await app.spawn({ file: '/bin/sh', args: ['-c', `${AWAIT_GATE}; exit 3`, gate] })
+    writeFileSync(gate, '')
+    await waitFor(() => (hostKilled !== null && isDead(hostKilled) ? true : undefined), 'the exit, and the host killed at it to be gone', 15_000)
+    const { exits } = await newAppsExits(socketPath)
+    expect(exits.find((exit) => exit.id === reply.id)).toMatchObject({ code: 3, cause: { kind: 'exited', exitCode: 3 }, incarnationId: reply.incarnationId, diedBeforeStopRequest: true })
   })
 })
