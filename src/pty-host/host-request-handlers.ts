@@ -7,7 +7,7 @@ import { inheritFrom } from '../node-pty/spawn-inheritance.js'
 import { spawnInheritanceOfRequest } from './spawn-request-params.js'
 import type { HostClient } from './host-client.js'
 import type { HostSession, HostSessionStore } from './host-sessions.js'
-import { bytesParam, countParam, PTY_HOST_PROTOCOL_VERSION, sessionIdProblem, SPAWN_LAUNCH_KEYS, stringParam, type PtyHostMethod, type PtyHostRequest } from './protocol.js'
+import { bytesParam, countParam, forgetExitsParam, PTY_HOST_PROTOCOL_VERSION, sessionIdProblem, SPAWN_LAUNCH_KEYS, stringParam, type PtyHostMethod, type PtyHostRequest } from './protocol.js'
 import { invalidPtyHostOption, PtyHostError } from './pty-host-error.js'
 import { assertScreenWithinLimit } from './screen-limit.js'
 import { PTY_HOST_MAX_FRAME_BYTES } from './frame-codec.js'
@@ -310,6 +310,26 @@ export function createHostRequestHandlers({ provider, sessions, activityChanged,
     },
     async exits() {
       return sessions.exitMessages()
+    },
+    async forgetExits(_client, request) {
+      // Each exit only as it was listed: of the incarnation named (none named: an exit that
+      // attests none), never a later one's under the same id.
+      const named = forgetExitsParam(request.params)
+      const forgotten = new Set<HostSession>()
+      for (const { ptyId, incarnationId } of named) {
+        const session = exited.get(ptyId)
+        if (session !== undefined && session.exit !== null && session.exit.incarnationId === incarnationId) forgotten.add(session)
+      }
+      if (forgotten.size === 0) return 0
+      // The journal first: a host after this one must not list them again. When it cannot be
+      // rewritten nothing is forgotten (the app may ask again).
+      try {
+        journal?.forgetExits([...forgotten].map((session) => ({ id: session.id, incarnationId: session.exit!.incarnationId })))
+      } catch (error) {
+        throw new PtyHostError('host_error', `Cannot forget the exits: the pty host could not rewrite its session journal (${String(error)}); nothing was forgotten`)
+      }
+      for (const session of forgotten) sessions.forget(session)
+      return forgotten.size
     },
     async probe(_client, request) {
       const id = stringParam(request.params, 'ptyId')

@@ -333,6 +333,17 @@ export class HostSessionStore {
   }
 
   /**
+   * Forget an ended session an app said it has dealt with (`forgetExits`), as the memory forgets
+   * its oldest: its exit, its history, its clients' subscriptions. Nothing for a live session.
+   */
+  forget(session: HostSession): void {
+    if (this.exited.get(session.id) !== session) return
+    this.dropHistory(session)
+    this.exited.delete(session.id)
+    this.#unsubscribeForgotten(session)
+  }
+
+  /**
    * Remember the exit of a session that ended under an earlier host (read from its journal), as
    * the latest ended session: `listExits`, a re-attach (no replay: this host has no history of it;
    * the exit) and a probe of its incarnation (`false`) answer with it, and a snapshot is refused

@@ -14,6 +14,7 @@ export {
   PTY_HOST_RECONNECT_MAX_ATTEMPTS,
   PTY_HOST_REQUEST_TIMEOUT_MS,
   createPtyHostProvider,
+  type PtyHostExitToForget,
   type PtyHostProvider,
   type PtyHostProviderOptions,
   type PtyHostReplayFrom,

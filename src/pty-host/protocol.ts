@@ -21,6 +21,9 @@ export const PTY_HOST_PROTOCOL_VERSION = 2
  * expectedIncarnationId? }`, the bytes as base64) writes raw bytes, as `write` writes text; a host
  * before it does not list it in its welcome, and the app then sends it no bytes at all (a host
  * that does not know a method drops the connection; its `write` would have written nothing).
+ * `forgetExits` (`{ exits: [{ ptyId, incarnationId? }] }`, answered with the number forgotten)
+ * forgets remembered exits an app has dealt with, in the host and its journal; likewise sent
+ * only to a host that lists it.
  */
 export const PTY_HOST_METHODS = [
   'spawn',
@@ -34,6 +37,7 @@ export const PTY_HOST_METHODS = [
   'ack',
   'list',
   'exits',
+  'forgetExits',
   'probe',
   'cwd',
   'foreground',
@@ -203,6 +207,27 @@ export function stringParam(params: Record<string, unknown>, name: string): stri
   const value = params[name]
   if (typeof value !== 'string' || value.length === 0) throw invalidPtyHostOption(name, 'a non-empty string', value)
   return value
+}
+
+/** The most exits one `forgetExits` request names: more than any host remembers by default, and a bounded refusal. */
+export const PTY_HOST_MAX_FORGET_EXITS = 65_536
+
+/**
+ * The exits a `forgetExits` request names (`exits`: an array of `{ ptyId, incarnationId? }`), or
+ * throws `invalid_option` naming the first malformed part (`exits`, `exits[2].ptyId`…) and its value.
+ */
+export function forgetExitsParam(params: Record<string, unknown>): { ptyId: string; incarnationId: string | undefined }[] {
+  const exits = params.exits
+  if (!Array.isArray(exits) || exits.length > PTY_HOST_MAX_FORGET_EXITS) {
+    throw invalidPtyHostOption('exits', `an array of at most ${PTY_HOST_MAX_FORGET_EXITS} exits`, Array.isArray(exits) ? `an array of ${exits.length}` : exits)
+  }
+  return exits.map((exit: unknown, index) => {
+    if (exit === null || typeof exit !== 'object' || Array.isArray(exit)) throw invalidPtyHostOption(`exits[${index}]`, 'an object', exit)
+    const { ptyId, incarnationId } = exit as Record<string, unknown>
+    if (typeof ptyId !== 'string' || ptyId.length === 0) throw invalidPtyHostOption(`exits[${index}].ptyId`, 'a non-empty string', ptyId)
+    if (incarnationId !== undefined && typeof incarnationId !== 'string') throw invalidPtyHostOption(`exits[${index}].incarnationId`, 'a string, or absent', incarnationId)
+    return { ptyId, incarnationId }
+  })
 }
 
 /**

@@ -95,7 +95,7 @@ function oversizedRequestError(method: PtyHostMethod, params: Record<string, unk
 }
 
 /** The methods a host of ptykit 0.1.0 (whose welcome lists none) does not answer. */
-const METHODS_ADDED_SINCE_0_1_0: ReadonlySet<PtyHostMethod> = new Set<PtyHostMethod>(['exits', 'writeBytes'])
+const METHODS_ADDED_SINCE_0_1_0: ReadonlySet<PtyHostMethod> = new Set<PtyHostMethod>(['exits', 'forgetExits', 'writeBytes'])
 
 /**
  * One authenticated connection to a pty host: requests with replies, and a stream of the host's
@@ -273,7 +273,7 @@ export class PtyHostConnection {
 
   /**
    * Whether the host answers `method`: a host that lists no methods (ptykit 0.1.0) answers only
-   * those it had then, all but the ones added since (`exits`, `writeBytes`).
+   * those it had then, all but the ones added since (`exits`, `forgetExits`, `writeBytes`).
    */
   answers(method: PtyHostMethod): boolean {
     return this.hostMethods === undefined ? !METHODS_ADDED_SINCE_0_1_0.has(method) : this.hostMethods.has(method)

@@ -169,9 +169,31 @@ export type PtyHostProvider = Omit<PtyProvider, 'getBufferSnapshot' | 'listProce
      * speaks another protocol version); the message says what to do.
      */
     listExits(): Promise<PtyExitEvent[]>
+    /**
+     * Forget exits this app has dealt with, so that `listExits()` — of this host, and of every host
+     * after it, which read them from its journal — no longer lists them: pass the exits as
+     * `listExits()` gave them (their `id` and `incarnationId`). Each is forgotten only when the
+     * exit the host remembers under its id is of that incarnation (an exit without one: one that
+     * attests none), never a later one's, nor a live session. The host rewrites its journal
+     * without them before it answers; a journal left with no exit and nothing open is removed when
+     * the host closes. Resolves with how many were forgotten (0 at once, nothing asked, for an
+     * empty list). Starts no host; rejects `invalid_option` naming the malformed part
+     * (`exits[2].id`…), `host_unavailable` when no host answers, `protocol_mismatch` when the
+     * running host is of an older ptykit that does not forget exits, `host_error` when the host
+     * could not rewrite its journal (nothing is then forgotten).
+     */
+    forgetExits(exits: readonly PtyHostExitToForget[]): Promise<number>
     /** Whether a connection to the host is open now. */
     readonly connected: boolean
   }
+
+/** An exit to forget (see `PtyHostProvider.forgetExits`): a `PtyExitEvent` of `listExits()` is one. */
+export type PtyHostExitToForget = {
+  /** The PTY id. */
+  readonly id: string
+  /** The incarnation that exited, as `listExits()` gave it (absent when it attested none). */
+  readonly incarnationId?: string | undefined
+}
 
 /** Every option `createPtyHostProvider` reads (complete: checked at compile time). */
 const PTY_HOST_PROVIDER_OPTION_NAMES = optionNamesOf<PtyHostProviderOptions>()(

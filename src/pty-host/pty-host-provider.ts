@@ -32,12 +32,13 @@ import { addAppEnvironment, asSessionIdRefusal, spawnOptionsRefusal, spawnReques
 import { isRequestTimeout, type PtyHostConnection } from './pty-host-connection.js'
 import { assertIntegerOption, invalidPtyHostOption, isPtyHostError, PtyHostError } from './pty-host-error.js'
 import { PtyHostLink } from './pty-host-link.js'
-import { sessionIdProblem, stopMismatchedHostAdvice } from './protocol.js'
+import { PTY_HOST_MAX_FORGET_EXITS, sessionIdProblem, stopMismatchedHostAdvice } from './protocol.js'
 import {
   PTY_HOST_CONNECT_TIMEOUT_MS,
   PTY_HOST_RECONNECT_MAX_ATTEMPTS,
   PTY_HOST_REQUEST_TIMEOUT_MS,
   validatePtyHostProviderOptions,
+  type PtyHostExitToForget,
   type PtyHostProvider,
   type PtyHostProviderOptions,
   type PtyHostReplayFrom,
@@ -60,6 +61,7 @@ export {
   PTY_HOST_RECONNECT_MAX_ATTEMPTS,
   PTY_HOST_RECONNECT_MAX_DELAY_MS,
   PTY_HOST_REQUEST_TIMEOUT_MS,
+  type PtyHostExitToForget,
   type PtyHostProvider,
   type PtyHostProviderOptions,
   type PtyHostReplayFrom,
@@ -689,6 +691,20 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
       }
       return messages.map((message) => exitEventOfMessage(message))
     },
+    async forgetExits(exits: readonly PtyHostExitToForget[]): Promise<number> {
+      const named = forgetExitsArgument(exits)
+      if (named.length === 0) return 0
+      const opened = await link.ensureConnected(false)
+      if (!opened.answers('forgetExits')) {
+        // Why not just ask: a host that does not know a method drops the connection that calls it.
+        throw new PtyHostError('protocol_mismatch', `The running pty host is of an older ptykit, which does not forget exits; to use forgetExits, ${stopMismatchedHostAdvice(paths.socketPath)}`)
+      }
+      const forgotten = await opened.request('forgetExits', { exits: named }, requestTimeoutMs)
+      if (typeof forgotten !== 'number' || !Number.isSafeInteger(forgotten) || forgotten < 0) {
+        throw new PtyHostError('host_error', `The pty host answered \`forgetExits\` with something that is not a count: ${describeValue(forgotten)}`)
+      }
+      return forgotten
+    },
     hasPty(id: string): boolean | null {
       assertPtyId(id)
       if (ptys.get(id)?.state === 'exited') return false
@@ -817,6 +833,22 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
  * liveness probe, `getCwd`, `getForegroundProcess` and `hasChildProcesses` answered `null`
  * ("unknown"), where node-pty and the fake answered about no PTY either.
  */
+/**
+ * The exits `forgetExits` was given, as the request names them (`{ ptyId, incarnationId? }`), or
+ * throws `invalid_option` naming the first malformed part (`exits`, `exits[2].id`…) and its value.
+ */
+function forgetExitsArgument(exits: unknown): { ptyId: string; incarnationId?: string }[] {
+  if (!Array.isArray(exits)) throw invalidPtyHostOption('exits', 'an array of exits (as listExits() gives them)', exits)
+  if (exits.length > PTY_HOST_MAX_FORGET_EXITS) throw invalidPtyHostOption('exits', `an array of at most ${PTY_HOST_MAX_FORGET_EXITS} exits`, `an array of ${exits.length}`)
+  return exits.map((exit: unknown, index) => {
+    if (exit === null || typeof exit !== 'object' || Array.isArray(exit)) throw invalidPtyHostOption(`exits[${index}]`, 'an exit (an object with an `id`)', exit)
+    const { id, incarnationId } = exit as Record<string, unknown>
+    if (!isPtyIdArgument(id)) throw invalidPtyHostOption(`exits[${index}].id`, 'a non-empty string', id)
+    if (incarnationId !== undefined && !isPtyIncarnationId(incarnationId)) throw invalidPtyHostOption(`exits[${index}].incarnationId`, 'an incarnation id, or absent', incarnationId)
+    return incarnationId === undefined ? { ptyId: id } : { ptyId: id, incarnationId }
+  })
+}
+
 function assertPtyId(id: unknown): void {
   if (!isPtyIdArgument(id)) throw invalidPtyHostOption('ptyId', 'a non-empty string', id)
 }

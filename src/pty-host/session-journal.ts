@@ -46,7 +46,8 @@ import { sessionIdProblem } from './protocol.js'
  * else changes for it. A successor loads them into its own remembered exits, each validated as
  * untrusted input ({@link readPredecessorJournal}): an exit line that is not well formed is not
  * remembered (the session it ends still ends). Exits are facts of the past: a journal of another
- * boot still gives them.
+ * boot still gives them. An app forgets those it dealt with (`forgetExits`): the file is then
+ * rewritten at once without them ({@link SessionJournal.forgetExits}).
  *
  * **Cost.** One `write(2)` of one short line per spawn (two: before and after the fork) and per
  * exit, on a file opened once with `O_APPEND`; the start time is one read of `/proc/<pid>/stat`
@@ -497,6 +498,43 @@ export class SessionJournal {
     // Remembered before the append: a compaction the append sets off keeps it.
     if (exit !== undefined) this.#remember(key, exit)
     this.#tryAppend(exit === undefined ? { t: 'e', k: key } : exitLine(key, exit))
+  }
+
+  /**
+   * Forget the remembered exits named (an app dealt with them: `forgetExits`), each only when the
+   * exit the journal remembers under its id is of the incarnation named (`undefined`: one that
+   * attests none) — never a later one's. The journal is rewritten at once without them (a new file
+   * renamed over the old, as a compaction), so no host after this one lists them again.
+   *
+   * @throws when the rewrite fails: then nothing is forgotten (the file, and what this journal
+   * remembers, stay as they were).
+   */
+  forgetExits(forgotten: readonly { id: string; incarnationId: string | undefined }[]): void {
+    if (this.#closed) throw new Error('The session journal is closed')
+    const before = [...this.#exits]
+    let changed = false
+    for (const { id, incarnationId } of forgotten) {
+      const kept = this.#exits.get(id)
+      if (kept === undefined || kept.exit.incarnationId !== incarnationId) continue
+      this.#exits.delete(id)
+      changed = true
+    }
+    if (!changed) return
+    try {
+      this.#writeWhole()
+    } catch (error) {
+      this.#exits.clear()
+      for (const [id, kept] of before) this.#exits.set(id, kept)
+      throw error
+    }
+    // Appended to from now on: the file renamed into place (a descriptor that cannot be reopened
+    // now is reopened by the next append).
+    this.#closeFd()
+    try {
+      this.#reopen()
+    } catch {
+      // The next append tries again.
+    }
   }
 
   /** Remember `exit` (the latest of its id), forgetting the oldest past `exitMemory`. */

@@ -269,3 +269,23 @@ it('remembers no exit from an end line that is not well formed (the session stil
     ],
   })
 })
+
+it('forgets the exits named (only of the incarnation named), rewriting the file at once; later lines go to the rewritten file', () => {
+  const path = journalPath()
+  const journal = new SessionJournal(path, createNullInspector(), { open: [], unaccounted: false }, null)
+  for (let n = 0; n < 3; n++) journal.ended(journal.intent(`pty-${n}`), exitNumber(n))
+  const open = journal.intent('pty-3')
+  // Another incarnation than the one remembered: kept; an id it does not remember: nothing.
+  journal.forgetExits([{ id: 'pty-0', incarnationId: 'inc-other' }, { id: 'pty-9', incarnationId: undefined }])
+  expect(journal.exits).toEqual([exitNumber(0), exitNumber(1), exitNumber(2)])
+  journal.forgetExits([{ id: 'pty-0', incarnationId: 'inc-0' }, { id: 'pty-2', incarnationId: 'inc-2' }])
+  expect(journal.exits).toEqual([exitNumber(1)])
+  expect(readPredecessorJournal(path, null)).toEqual({ open: [{ id: 'pty-3' }], unaccounted: false, exits: [exitNumber(1)] })
+  // Appended to the new file (the descriptor follows the rename).
+  journal.ended(open, exitNumber(3))
+  expect(readPredecessorJournal(path, null)).toEqual({ open: [], unaccounted: false, exits: [exitNumber(1), exitNumber(3)] })
+  journal.forgetExits([{ id: 'pty-1', incarnationId: 'inc-1' }, { id: 'pty-3', incarnationId: 'inc-3' }])
+  // Nothing left: the host's close removes the file.
+  journal.close()
+  expect(existsSync(path)).toBe(false)
+})

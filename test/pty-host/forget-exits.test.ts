@@ -1,0 +1,80 @@
+/**
+ * `provider.forgetExits(exits)` (docs/pty-host.md, "Forgetting exits"): an app forgets the exits
+ * it has dealt with, in the host and its journal. Before, nothing did: `listExits()` gave an app
+ * the same exits at every restart — for weeks, of every host after the first, which read them from
+ * the journal — until 1 024 newer ones pushed them out, and a host closed by `stopPtyHost` left
+ * its journal behind because of them.
+ */
+import { existsSync } from 'node:fs'
+import type { PtyExitEvent } from 'ptykit/contracts'
+import { isPtyHostError, stopPtyHost, type PtyHostProvider } from 'ptykit/pty-host'
+import { describe, expect, it } from 'vitest'
+import { waitFor } from '../node-pty/pty-test-support.js'
+import { hostFixture, killHost, providerDisposedAfter, rawClient, useCleanups } from './pty-host-test-support.js'
+
+const cleanups = useCleanups()
+
+/** Spawn `sh -c 'exit <code>'` for each code, one after the other; the exits as listExits() gives them. */
+async function endedWith(app: PtyHostProvider, codes: number[]): Promise<PtyExitEvent[]> {
+  const ids: string[] = []
+  for (const code of codes) {
+    const { id } = await app.spawn({ file: '/bin/sh', args: ['-c', `exit ${code}`] })
+    ids.push(id)
+    await waitFor(async () => ((await app.listExits()).some((exit) => exit.id === id) ? true : undefined), `the exit ${code}`)
+  }
+  const exits = await app.listExits()
+  return ids.map((id) => exits.find((exit) => exit.id === id)!)
+}
+
+describe('pty host: forgetExits', () => {
+  it('forgets the exits named, in the host and in its journal: the next host (after a SIGKILL) does not list them; a host closed with none left removes its journal', async () => {
+    const { socketPath } = hostFixture(cleanups)
+    const app = providerDisposedAfter(cleanups, socketPath)
+    const [three, four, five] = await endedWith(app, [3, 4, 5])
+    expect(three).toMatchObject({ code: 3, incarnationId: expect.any(String) })
+
+    // Of another incarnation than the one remembered under the id (a later one's, say): kept.
+    expect(await app.forgetExits([{ id: three!.id, incarnationId: 'another-incarnation' }, { id: four!.id }])).toBe(0)
+    expect(await app.forgetExits([three!, four!])).toBe(2)
+    expect((await app.listExits()).map((exit) => exit.id)).toEqual([five!.id])
+    // Asked again: nothing left to forget.
+    expect(await app.forgetExits([three!, four!])).toBe(0)
+    expect(await app.forgetExits([])).toBe(0)
+
+    // The journal was rewritten without them: a host that takes the place of this one, killed,
+    // lists only the exit not forgotten.
+    await killHost(socketPath)
+    const next = providerDisposedAfter(cleanups, socketPath)
+    await next.spawn({ file: '/bin/sh', args: ['-c', 'exit 0'] })
+    await waitFor(async () => ((await next.listExits()).length === 2 ? true : undefined), 'the new exit')
+    const listed = await next.listExits()
+    expect(listed.map((exit) => exit.id)).not.toContain(three!.id)
+    expect(listed[0]).toMatchObject({ id: five!.id, code: 5, incarnationId: five!.incarnationId, cause: { kind: 'exited', exitCode: 5 } })
+
+    // Every exit forgotten, nothing open: the host closed on request leaves no journal.
+    expect(await next.forgetExits(listed)).toBe(2)
+    expect(await next.listExits()).toEqual([])
+    expect(await stopPtyHost({ socketPath })).toBe(true)
+    expect(existsSync(`${socketPath}.journal`)).toBe(false)
+  })
+
+  it('refuses a malformed argument, naming the part and the value, before asking the host; the host refuses a malformed request the same way', async () => {
+    const { socketPath } = hostFixture(cleanups)
+    const app = providerDisposedAfter(cleanups, socketPath)
+    await app.spawn({ file: '/bin/sh', args: ['-c', 'exec sleep 30'] })
+    const refusal = async (call: Promise<unknown>): Promise<unknown> => {
+      const error = await call.then(() => undefined, (caught: unknown) => caught)
+      return isPtyHostError(error) ? { code: error.code, option: error.option, value: error.value } : error
+    }
+    expect(await refusal(app.forgetExits('all' as never))).toEqual({ code: 'invalid_option', option: 'exits', value: 'all' })
+    expect(await refusal(app.forgetExits([null as never]))).toEqual({ code: 'invalid_option', option: 'exits[0]', value: null })
+    expect(await refusal(app.forgetExits([{ id: 'a' }, { id: 5 } as never]))).toEqual({ code: 'invalid_option', option: 'exits[1].id', value: 5 })
+    expect(await refusal(app.forgetExits([{ id: 'a', incarnationId: 7 } as never]))).toEqual({ code: 'invalid_option', option: 'exits[0].incarnationId', value: 7 })
+
+    const tool = await rawClient(socketPath)
+    cleanups.push(async () => tool.close())
+    const reply = await tool.request('forgetExits', { exits: [{ ptyId: '' }] })
+    expect(reply).toMatchObject({ ok: false, error: { code: 'invalid_option', option: 'exits[0].ptyId' } })
+    expect(await tool.request('forgetExits', { exits: {} })).toMatchObject({ ok: false, error: { code: 'invalid_option', option: 'exits' } })
+  })
+})
