@@ -9,8 +9,10 @@ import { existsSync } from 'node:fs'
 import type { PtyExitEvent } from 'ptykit/contracts'
 import { isPtyHostError, stopPtyHost, type PtyHostProvider } from 'ptykit/pty-host'
 import { describe, expect, it } from 'vitest'
+import { PTY_HOST_METHODS } from '../../src/pty-host/protocol.js'
 import { waitFor } from '../node-pty/pty-test-support.js'
-import { hostFixture, killHost, providerDisposedAfter, rawClient, useCleanups } from './pty-host-test-support.js'
+import { olderHostInFrontOf } from './older-host-proxy.js'
+import { hostFixture, inProcessHost, killHost, providerDisposedAfter, rawClient, useCleanups } from './pty-host-test-support.js'
 
 const cleanups = useCleanups()
 
@@ -76,5 +78,30 @@ describe('pty host: forgetExits', () => {
     const reply = await tool.request('forgetExits', { exits: [{ ptyId: '' }] })
     expect(reply).toMatchObject({ ok: false, error: { code: 'invalid_option', option: 'exits[0].ptyId' } })
     expect(await tool.request('forgetExits', { exits: {} })).toMatchObject({ ok: false, error: { code: 'invalid_option', option: 'exits' } })
+  })
+
+  it.each([
+    ['a host that lists its methods, without forgetExits', PTY_HOST_METHODS.filter((method) => method !== 'forgetExits')],
+    ['a host of ptykit 0.1.0 (no methods listed)', undefined],
+  ] as const)('%s is not asked: protocol_mismatch, nothing sent, the connection kept', async (_name, methods) => {
+    const real = await inProcessHost(cleanups)
+    const sent: string[] = []
+    const { socketPath } = await olderHostInFrontOf(cleanups, real.socketPath, {
+      welcome(welcome) {
+        if (methods === undefined) delete welcome['methods']
+        else welcome['methods'] = methods
+      },
+      onAppMessage(message) {
+        if (message.type === 'request' || message.type === 'notify') sent.push(String(message.method))
+        // What an older host does with a method it does not know.
+        return message.method === 'forgetExits' ? 'drop-connection' : 'forward'
+      },
+    })
+    const app = providerDisposedAfter(cleanups, socketPath, { autoStart: false })
+    const { id } = await app.spawn({ file: '/bin/sh', args: ['-c', 'exec sleep 30'] })
+    const error = await app.forgetExits([{ id }]).then(() => undefined, (caught: unknown) => caught)
+    expect(isPtyHostError(error) && error.code).toBe('protocol_mismatch')
+    expect(sent).not.toContain('forgetExits')
+    expect(app.connected).toBe(true)
   })
 })
