@@ -827,13 +827,6 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
 }
 
 /**
- * Refuse a PTY id that is no non-empty string (`invalid_option` naming `ptyId`), in every method
- * that takes one, as every provider does: the host refused a write's request, and the write
- * settled `unverifiable('transport_lost', true)` — "maybe written" — for bytes nothing wrote; a
- * liveness probe, `getCwd`, `getForegroundProcess` and `hasChildProcesses` answered `null`
- * ("unknown"), where node-pty and the fake answered about no PTY either.
- */
-/**
  * The exits `forgetExits` was given, as the request names them (`{ ptyId, incarnationId? }`), or
  * throws `invalid_option` naming the first malformed part (`exits`, `exits[2].id`…) and its value.
  */
@@ -849,6 +842,13 @@ function forgetExitsArgument(exits: unknown): { ptyId: string; incarnationId?: s
   })
 }
 
+/**
+ * Refuse a PTY id that is no non-empty string (`invalid_option` naming `ptyId`), in every method
+ * that takes one, as every provider does: the host refused a write's request, and the write
+ * settled `unverifiable('transport_lost', true)` — "maybe written" — for bytes nothing wrote; a
+ * liveness probe, `getCwd`, `getForegroundProcess` and `hasChildProcesses` answered `null`
+ * ("unknown"), where node-pty and the fake answered about no PTY either.
+ */
 function assertPtyId(id: unknown): void {
   if (!isPtyIdArgument(id)) throw invalidPtyHostOption('ptyId', 'a non-empty string', id)
 }
