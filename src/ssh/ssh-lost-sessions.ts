@@ -177,18 +177,27 @@ export async function stopLostSession(session: SshPtySession, keeper: SshConnect
   const started = waitClockNow()
   const deadline = options.deadlineEpochMs
   const look = new SessionLook(session, () => judgeOfLostSession(session, keeper), deadline)
+  // How it was lost, said as it was: until 7 Dec every refusal here said its connection dropped,
+  // also of a PTY whose channel the server closed while the connection stayed open.
+  const how = (): string => session.lossDescription ?? 'its SSH connection dropped'
   const alive = await probeLostSession(session, keeper, remainingWaitMs(deadline, waitClockNow()))
-  if (alive === null) throw unreachable('its SSH connection dropped, and no open connection to the same machine can tell whether its program runs')
+  if (alive === null) {
+    throw unreachable(
+      judgeOfLostSession(session, keeper) === null
+        ? `${how()}, and no open connection to the same machine can tell whether its program runs`
+        : `${how()}, and the look at whether its program runs did not answer by the stop's deadline (or the remote cannot tell)`,
+    )
+  }
   for (const step of sshStopSteps(options, started)) {
     if (await lostStopCompleteBy(look, keeper, started + step.atMs)) return
     if (!look.leaderEnded && judgeOfLostSession(session, keeper) === null) {
-      throw unreachable('its SSH connection dropped, and no open connection to the same machine can reach its program')
+      throw unreachable(`${how()}, and no open connection to the same machine can reach its program`)
     }
     if (await look.look(step.signal)) return
   }
   if (await lostStopCompleteBy(look, keeper, deadline)) return
   const elapsed = Math.round(Math.max(deadline, waitClockNow()) - started)
-  if (!look.leaderEnded) throw unreachable(`its SSH connection dropped, and its program was not seen gone ${elapsed} ms after the stop began`)
+  if (!look.leaderEnded) throw unreachable(`${how()}, and its program was not seen gone ${elapsed} ms after the stop began`)
   throw new SshProviderError('shutdown_timeout', timeoutMessage(look, elapsed), { ptyId: session.id })
 }
 

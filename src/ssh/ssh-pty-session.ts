@@ -133,6 +133,8 @@ export class SshPtySession {
   }
   /** A lost session's end is proven; its exit waits for the channel to hand over what it received. */
   #goneAwaitingClose = false
+  /** How the session was lost (`null` while it is not): its channel closed without an exit status, or its connection dropped. */
+  #lostBy: 'channel' | 'connection' | null = null
   /** The consumer asked for a pause (`pause`) and has not resumed, whether or not the channel is paused. */
   #consumerPaused = false
   /**
@@ -375,6 +377,7 @@ export class SshPtySession {
     }
     const exitEvent = this.#reportedExitEvent()
     this.state = exitEvent === null ? 'lost' : 'exited'
+    if (exitEvent === null) this.#lostBy = 'channel'
     this.#resolveStarted()
     this.#deliver(() => {
       // The id is free before the exit goes out: a listener that spawns anew under it (a respawn
@@ -399,11 +402,26 @@ export class SshPtySession {
     if (this.state === 'exited' || this.state === 'lost') return
     this.#dropHeldWrites()
     this.state = 'lost'
+    this.#lostBy = 'connection'
     this.#resolveStarted()
     this.#deliver(() => {
       this.#hooks.onSettled(this)
       this.#resolveSettled()
     })
+  }
+
+  /**
+   * How this session was lost, for messages (`null` while it is not lost): the server closed its
+   * channel without an exit status — while its connection stayed open (sshd's `ChannelTimeout`), or
+   * the connection closed since — or its SSH connection dropped. Until 7 Dec every refusal of a lost
+   * PTY said its connection dropped, also when only its channel had closed.
+   */
+  get lossDescription(): string | null {
+    if (this.state !== 'lost' || this.#lostBy === null) return null
+    if (this.#lostBy === 'connection') return 'its SSH connection dropped'
+    return this.connection.lost
+      ? 'the server closed its channel without an exit status, and its SSH connection has closed since'
+      : 'the server closed its channel without an exit status (its SSH connection is still open)'
   }
 
   /**

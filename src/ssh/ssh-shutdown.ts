@@ -94,7 +94,9 @@ export async function shutdownSshPty(
     (await judgeOfLostSessionConnecting(session, keeper, remainingWaitMs(onWaitClock(deadlineEpochMs), waitClockNow()))) === null
   ) {
     oweStop(session, onStopOwed)
-    throw new SshProviderError('transport_lost', `Cannot stop PTY ${JSON.stringify(id)}: its SSH connection dropped, so it cannot be reached`, { ptyId: id })
+    const how = session.lossDescription ?? 'its SSH connection dropped'
+    const why = session.marker === null ? 'before its program reported its pid, so nothing can find it' : 'so it cannot be reached'
+    throw new SshProviderError('transport_lost', `Cannot stop PTY ${JSON.stringify(id)}: ${how}, ${why}`, { ptyId: id })
   }
   if (session.stop === null || options.immediate === true) {
     const stop = stopWithTimings(session, timings, options.immediate === true, deadlineEpochMs, keeper)

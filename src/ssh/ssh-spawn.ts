@@ -107,7 +107,7 @@ function attachOnly(context: SshSpawnContext, sessionId: string | undefined, exp
     throw new SshProviderError(
       lost ? 'transport_lost' : 'pty_absent',
       lost
-        ? `Cannot attach to PTY ${JSON.stringify(sessionId)}: its SSH connection dropped and its fate is unknown`
+        ? `Cannot attach to PTY ${JSON.stringify(sessionId)}: ${known.lossDescription ?? 'its SSH connection dropped'}, and its fate is unknown`
         : `Cannot attach to PTY ${JSON.stringify(sessionId ?? null)}: ${why}`,
       { ptyId: sessionId },
     )

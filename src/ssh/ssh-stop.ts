@@ -88,7 +88,7 @@ async function settledBy(session: SshPtySession, untilEpochMs: number): Promise<
   if (session.state === 'lost' && !session.endProven) {
     throw new SshProviderError(
       'transport_lost',
-      `The stop of remote PTY ${JSON.stringify(session.id)} was not seen carried out: its SSH connection dropped, or its channel closed without an exit status`,
+      `The stop of remote PTY ${JSON.stringify(session.id)} was not seen carried out: ${session.lossDescription ?? 'its SSH connection dropped'}`,
       { ptyId: session.id },
     )
   }

@@ -3,7 +3,8 @@
 // Found by an audit (helper-204): a stop of such a PTY that could not reach its program (a deadline
 // too short for the look) was owed, but an owed stop was carried out only after a look at the lost
 // PTYs, and a look was scheduled only when a connection dropped or opened — with the connection
-// staying open, the program ran on until the app stopped it again or disposed.
+// staying open, the program ran on until the app stopped it again or disposed. The refusals of such
+// a PTY said its connection dropped (helper-208): they now say the server closed its channel.
 import { describe, expect, it } from 'vitest'
 import { createSshProvider, type SshProviderError } from 'ptykit/ssh'
 import type { PtyExitEvent } from 'ptykit'
@@ -32,6 +33,16 @@ describe('SSH: a stop owed to a PTY whose channel closed without an exit report,
         (error: SshProviderError) => error,
       )
       expect(refusal?.code).toBe('transport_lost')
+      // Said as it happened: the channel closed, the connection did not drop (until 7 Dec the
+      // message said "its SSH connection dropped").
+      expect(refusal?.message).toContain('the server closed its channel without an exit status (its SSH connection is still open)')
+      expect(refusal?.message).not.toContain('connection dropped')
+      const attach = await provider.spawn({ sessionId: reply.id, attachOnly: true }).then(
+        () => null,
+        (error: SshProviderError) => error,
+      )
+      expect(attach?.code).toBe('transport_lost')
+      expect(attach?.message).toContain('the server closed its channel without an exit status')
 
       await waitFor(() => (!isAlive(reply.pid!) ? true : undefined), 'the owed stop to be carried out', 20_000)
       await waitFor(() => (exits.length === 1 ? true : undefined), 'its exit')
