@@ -153,6 +153,7 @@ export async function probeLostSession(session: SshPtySession, keeper: SshConnec
     session.settleGone()
     return false
   }
+  if (alive === true) session.noteSeenAlive()
   return session.state === 'exited' ? false : alive
 }
 

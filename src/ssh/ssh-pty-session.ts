@@ -97,6 +97,12 @@ export class SshPtySession {
    * stop was still on its way keeps the real cause.
    */
   #endProvenAtStopRequest: boolean | null = null
+  /**
+   * A stop was requested while the program's end was not proven, and a look after that request
+   * found it alive ({@link SshPtySession.noteSeenAlive}): the stop came before its death. What a
+   * lost program's exit says of the stop (`stopRequestedBeforeDeath`), where no status came.
+   */
+  #seenAliveAfterStopRequest = false
   /** The numbers of the signals the stops of this session sent it so far (see {@link SshPtySession.noteStopSignal}). */
   readonly #stopSignalsSent = new Set<number>()
   /**
@@ -233,6 +239,17 @@ export class SshPtySession {
   beginStop(): void {
     if (this.#endProvenAtStopRequest === null && this.state !== 'exited') this.#endProvenAtStopRequest = this.endProven
     this.#readOn()
+  }
+
+  /**
+   * A look (from a side shell on the same machine and boot) found the program alive. After a stop
+   * request made while its end was not proven, that is evidence that the stop came before the
+   * death: the exit of a lost program the provider's own stop then ended — an owed stop carried out
+   * once the link was back — says `stopRequestedBeforeDeath`, as the node-pty provider's does.
+   * Before 7 Dec it said nothing of the stop (a provider user without a controller was not told).
+   */
+  noteSeenAlive(): void {
+    if (this.#endProvenAtStopRequest === false && !this.endProven) this.#seenAliveAfterStopRequest = true
   }
 
   /**
@@ -455,7 +472,11 @@ export class SshPtySession {
       incarnationId: this.incarnationId,
       code: 0,
       cause: { kind: 'unknown', reason: 'cause_unreported' },
+      // Ended on its own unless a stop was requested before its end was proven. Then the stop
+      // came first only where a look after the request found it alive (a stop asked while its
+      // link was down may have come after a death nobody could see: neither flag then).
       ...(this.#endProvenAtStopRequest !== false && { diedBeforeStopRequest: true }),
+      ...(this.#endProvenAtStopRequest === false && this.#seenAliveAfterStopRequest && { stopRequestedBeforeDeath: true }),
     }
     this.#deliver(() => {
       // Free before the exit goes out, as in #onClose.

@@ -6,7 +6,8 @@
 // the same machine is open again, and the controller publishes the confirmed death.
 import { describe, expect, it } from 'vitest'
 import { createPtyController, type PtyControllerExitEvent } from 'ptykit/controller'
-import { createSshProvider } from 'ptykit/ssh'
+import { createSshProvider, type SshProviderError } from 'ptykit/ssh'
+import type { PtyExitEvent } from 'ptykit'
 import { waitFor } from '../node-pty/pty-test-support.js'
 import { startSshd } from './sshd-fixture.js'
 import { isAlive, killTagged, sshOptions, taggedProcesses } from './ssh-test-support.js'
@@ -88,6 +89,46 @@ describe('SSH: a stop asked for while the link is down', () => {
       expect(exits.map((exit) => exit.cause)).toEqual([{ kind: 'unknown', reason: 'stop_unverified' }, { kind: 'operator_close' }])
     } finally {
       await close()
+    }
+  }, 60_000)
+
+  // Found by helper-208: the controller published operator_close for such a stop, but the
+  // provider's own exit event said nothing of it — a provider user (no controller) could not tell
+  // its stop from a death on its own. The node-pty provider says `stopRequestedBeforeDeath`.
+  it('the exit of a program the owed stop ended says stopRequestedBeforeDeath; one that died of the hang-up does not', async () => {
+    const server = await startSshd()
+    const provider = createSshProvider(sshOptions(server))
+    const exits: PtyExitEvent[] = []
+    provider.onExit((event) => exits.push(event))
+    try {
+      const spawn = (script: string) => provider.spawn({ file: '/bin/sh', args: ['-c', script], env: { PTYKIT_SWEEP_TAG: TAG } })
+      // One ignores the hang-up (only the owed stop ends it); one dies of the server's hang-up.
+      const [stopped, hungUp] = await Promise.all([spawn("trap '' HUP; exec sleep 600"), spawn('exec sleep 600')])
+      await waitFor(() => (taggedProcesses(TAG).filter(({ comm }) => comm === 'sleep').length === 2 ? true : undefined), 'the programs to run (past its trap: sleep by now)')
+
+      await server.killAll()
+      await waitFor(() => ([stopped, hungUp].every(({ id }) => provider.hasPty(id) === null) ? true : undefined), 'the PTYs to become unverifiable')
+      for (const { id } of [stopped, hungUp]) {
+        const refusal = await provider.shutdown(id).then(
+          () => null,
+          (error: SshProviderError) => error,
+        )
+        expect(refusal?.code).toBe('transport_lost')
+      }
+      expect(isAlive(stopped.pid!)).toBe(true)
+
+      await server.restart()
+      await waitFor(() => (exits.length === 2 ? true : undefined), 'both exits', 20_000)
+      const exitOf = (id: string) => exits.find((exit) => exit.id === id)
+      expect(exitOf(stopped.id)).toMatchObject({ cause: { kind: 'unknown', reason: 'cause_unreported' }, stopRequestedBeforeDeath: true })
+      expect(exitOf(stopped.id)?.diedBeforeStopRequest).toBeUndefined()
+      // Nobody saw it alive after the stop was asked for: the stop is not attested to have come first.
+      expect(exitOf(hungUp.id)?.stopRequestedBeforeDeath).toBeUndefined()
+      expect(taggedProcesses(TAG)).toEqual([])
+    } finally {
+      await provider.dispose()
+      killTagged(TAG)
+      await server.stop()
     }
   }, 60_000)
 })
