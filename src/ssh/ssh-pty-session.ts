@@ -331,7 +331,17 @@ export class SshPtySession {
   release(): void {
     const held = this.#held
     this.#held = null
-    for (const deliver of held ?? []) deliver()
+    // Every held event goes out, in order, even if delivering one threw (its error is rethrown
+    // after the rest): a throw must not drop the exit queued behind it.
+    let failure: { error: unknown } | null = null
+    for (const deliver of held ?? []) {
+      try {
+        deliver()
+      } catch (error) {
+        failure ??= { error }
+      }
+    }
+    if (failure !== null) throw failure.error
   }
 
   #deliver(deliver: () => void): void {
@@ -399,12 +409,14 @@ export class SshPtySession {
     this.#deliver(() => {
       // The id is free before the exit goes out: a listener that spawns anew under it (a respawn
       // from the exit listener) must not find it held by the PTY whose exit it is handling.
-      this.#hooks.onSettled(this)
-      try {
-        if (exitEvent !== null) this.#hooks.emitExit(exitEvent)
-      } finally {
-        this.#resolveSettled()
-      }
+      // Each step runs whatever the one before did (see #settleThen).
+      this.#settleThen(() => {
+        try {
+          if (exitEvent !== null) this.#hooks.emitExit(exitEvent)
+        } finally {
+          this.#resolveSettled()
+        }
+      })
     })
   }
 
@@ -421,10 +433,7 @@ export class SshPtySession {
     this.state = 'lost'
     this.#lostBy = 'connection'
     this.#resolveStarted()
-    this.#deliver(() => {
-      this.#hooks.onSettled(this)
-      this.#resolveSettled()
-    })
+    this.#deliver(() => this.#settleThen(() => this.#resolveSettled()))
   }
 
   /**
@@ -478,11 +487,23 @@ export class SshPtySession {
       ...(this.#endProvenAtStopRequest !== false && { diedBeforeStopRequest: true }),
       ...(this.#endProvenAtStopRequest === false && this.#seenAliveAfterStopRequest && { stopRequestedBeforeDeath: true }),
     }
-    this.#deliver(() => {
-      // Free before the exit goes out, as in #onClose.
+    // Free before the exit goes out, as in #onClose.
+    this.#deliver(() => this.#settleThen(() => this.#hooks.emitExit(event)))
+  }
+
+  /**
+   * Tell the provider the session settled (`onSettled`), then run `next` (the exit, the `settled`
+   * promise) — whether or not `onSettled` threw: its error, if any, still propagates, after `next`.
+   * Nothing of the provider's own `onSettled` throws today (map and set updates; listeners run
+   * through a listener set, which catches their throws), but a bookkeeping step that did would
+   * have lost the exit and left `settled` pending for good (found in a review, helper-208).
+   */
+  #settleThen(next: () => void): void {
+    try {
       this.#hooks.onSettled(this)
-      this.#hooks.emitExit(event)
-    })
+    } finally {
+      next()
+    }
   }
 
   /**

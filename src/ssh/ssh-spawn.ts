@@ -382,16 +382,22 @@ export async function spawnSshPty(context: SshSpawnContext, spawnOptions: Provid
   // both would run, and the one the table forgot would be stopped by nothing.
   if (table.sessions.has(id)) throw idInUse(id)
   if (table.openingIds.has(id)) throw new SshProviderError('pty_id_in_use', `Cannot create PTY ${JSON.stringify(id)}: another spawn under that id is starting`, { ptyId: id })
-  table.openingIds.add(id)
   // Aborted at the deadline, synchronously (a channel handed over after that is never a PTY).
   const giveUp = new AbortController()
   const timing: ChannelOpenTiming = { requestedAt: null, openMs: 0 }
-  const timer = setTimeout(() => giveUp.abort(), left())
-  // Held for the disposal: until its session is in the table, a disposal's stops would miss it.
-  const opening = context.holdConnection(() => openSession(context, spawnOptions, launch, id, giveUp.signal, timing))
-  const gaveUp = new Promise<null>((resolve) => giveUp.signal.addEventListener('abort', () => resolve(null), { once: true }))
+  let timer: NodeJS.Timeout | undefined
+  let opening: Promise<SshPtySession | undefined> | undefined
   let opened: SshPtySession | undefined | null
+  table.openingIds.add(id)
+  // Everything after the add is inside the `try`: whatever throws, the id is not left "opening"
+  // for good (every later spawn under it refused `pty_id_in_use`). Nothing here throws today (the
+  // provider's `holdConnection` wraps its work in an async function); before 7 Dec the timer and the
+  // open were set up between the add and the `try` (found in a review, helper-208).
   try {
+    timer = setTimeout(() => giveUp.abort(), left())
+    // Held for the disposal: until its session is in the table, a disposal's stops would miss it.
+    opening = context.holdConnection(() => openSession(context, spawnOptions, launch, id, giveUp.signal, timing))
+    const gaveUp = new Promise<null>((resolve) => giveUp.signal.addEventListener('abort', () => resolve(null), { once: true }))
     opened = await Promise.race([opening, gaveUp])
   } finally {
     clearTimeout(timer)
@@ -404,7 +410,7 @@ export async function spawnSshPty(context: SshSpawnContext, spawnOptions: Provid
     // for by its nonce meanwhile. Not sent (waiting for a connection with room): nothing will be.
     const sent = timing.requestedAt !== null
     if (sent) context.abandonedLaunches.add(launch.nonce)
-    opening.catch(() => undefined)
+    opening?.catch(() => undefined)
     if (context.disposal() !== null) throw disposedDuringSpawn(context, launch, id, { mayExist: sent, started: false })
     throw new SshProviderError(
       'spawn_failed',

@@ -259,7 +259,7 @@ describe('a session channel whose command ends at once', () => {
  * A live session on a fake channel (which records the server's exit report as `openChannel` does,
  * and whether reading is paused); its exits are collected.
  */
-function liveSession(): {
+function liveSession(hooksOf: (table: SshSessionTable) => unknown = (table) => table.sessionHooks): {
   session: SshPtySession
   channel: EventEmitter & { reading: boolean; signals: string[]; signal: (name: string) => void }
   connection: { lost: boolean; closedOnPurpose?: boolean; run?: (script: string) => Promise<unknown> }
@@ -283,7 +283,7 @@ function liveSession(): {
   const table = new SshSessionTable()
   const launch = { command: 'sh', nonce: 'n', cols: 80, rows: 24, file: null, startupCommand: undefined }
   const fields = { id: 'p', incarnationId: 'i', channel, exitStatus: () => reported, connection, launch, scopeId: undefined, slotKey: undefined, claimKey: undefined }
-  const session = new (SshPtySessionClass as unknown as new (fields: unknown, hooks: unknown) => SshPtySession)(fields, table.sessionHooks)
+  const session = new (SshPtySessionClass as unknown as new (fields: unknown, hooks: unknown) => SshPtySession)(fields, hooksOf(table))
   table.sessions.set('p', session)
   const exits: PtyExitEvent[] = []
   table.exitListeners.add((event) => exits.push(event))
@@ -735,3 +735,81 @@ describe('an SSH stop under a wall clock that jumps (a test mocking Date, NTP st
     }
   })
 })
+
+// A review (helper-208) asked what happens when something throws between the steps of an exit or
+// of a spawn's channel open. Nothing of the provider's own throws there today (its `onSettled` only
+// updates a map and a set; listeners run through a listener set, which catches their throws; its
+// `holdConnection` wraps its work in an async function): these tests inject a collaborator that
+// throws, and check that the exit still goes out, `settled` resolves, and no id stays "opening".
+describe('an SSH PTY whose bookkeeping throws', () => {
+  const throwingOnSettled = (table: SshSessionTable) => ({
+    ...table.sessionHooks,
+    onSettled: () => {
+      throw new Error('bookkeeping failed')
+    },
+  })
+
+  it('still reports its exit and resolves settled when onSettled throws (the error still surfaces)', async () => {
+    const { session, channel, exits } = liveSession(throwingOnSettled)
+    channel.emit('exit', 3)
+    expect(() => channel.emit('close')).toThrow('bookkeeping failed')
+    expect(exits).toMatchObject([{ id: 'p', code: 3, cause: { kind: 'exited', exitCode: 3 } }])
+    await expect(session.settled).resolves.toBeUndefined()
+  })
+
+  it('resolves settled when it is lost and onSettled throws', async () => {
+    const { session, loseConnection } = liveSession(throwingOnSettled)
+    expect(() => loseConnection()).toThrow('bookkeeping failed')
+    expect(session.state).toBe('lost')
+    await expect(session.settled).resolves.toBeUndefined()
+  })
+
+  it('reports a lost program proven gone when onSettled throws', () => {
+    const { session, channel, exits, loseConnection } = liveSession(throwingOnSettled)
+    expect(() => loseConnection()).toThrow('bookkeeping failed')
+    channel.emit('close')
+    expect(() => session.settleGone()).toThrow('bookkeeping failed')
+    expect(exits).toMatchObject([{ id: 'p', cause: { kind: 'unknown', reason: 'cause_unreported' } }])
+  })
+
+  it('delivers every event held for the spawn reply even when delivering one throws', () => {
+    const noop = () => undefined
+    const channel = Object.assign(new EventEmitter(), { stderr: Object.assign(new EventEmitter(), { resume: noop }), pause: noop, resume: noop, close: noop })
+    let reported: ChannelExitStatus | null = null
+    channel.on('exit', (code: number | null, signal?: string) => void (reported ??= { code, signal }))
+    const table = new SshSessionTable()
+    const heard: string[] = []
+    const hooks = {
+      emitData: (event: { data: string }) => {
+        heard.push(`data ${event.data}`)
+        throw new Error('data hook failed')
+      },
+      emitExit: (event: PtyExitEvent) => void heard.push(`exit ${event.code}`),
+      onSettled: table.sessionHooks.onSettled,
+    }
+    const launch = { command: 'sh', nonce: 'n', cols: 80, rows: 24, file: null, startupCommand: undefined }
+    const fields = { id: 'p', incarnationId: 'i', channel, exitStatus: () => reported, connection: { lost: false }, launch, scopeId: undefined, slotKey: undefined, claimKey: undefined }
+    const session = new (SshPtySessionClass as unknown as new (fields: unknown, hooks: unknown) => SshPtySession)(fields, hooks)
+    // Held until the spawn reply: the marker, then output and the exit in the same packet.
+    channel.emit('data', Buffer.from('\x1b]ptykit-ssh;n;4242;1;beef\x07hello'))
+    channel.emit('exit', 0)
+    channel.emit('close')
+    expect(heard).toEqual([])
+    expect(() => session.release()).toThrow('data hook failed')
+    expect(heard).toEqual(['data hello', 'exit 0'])
+  })
+
+  it('leaves no id opening when setting up the channel open throws', async () => {
+    const keeper = { connect: async () => ({ lost: false }) }
+    const { context, table } = spawnContextOver(keeper, 1_000)
+    const throwing = {
+      ...context,
+      holdConnection: () => {
+        throw new Error('hold failed')
+      },
+    }
+    await expect(spawnSshPty(throwing, { file: '/bin/sh', sessionId: 'same' })).rejects.toThrow('hold failed')
+    expect(table.openingIds.size).toBe(0)
+  })
+})
+
