@@ -1,6 +1,6 @@
 import { expect } from './conformance-expect.js'
 import { isWriteSettlement, type PtyProvider, type PtySpawnResult, type WriteSettlement } from '../contracts/index.js'
-import { CONFORMANCE_POLL_INTERVAL_MS } from './conformance-harness.js'
+import { CONFORMANCE_POLL_INTERVAL_MS, ProviderCallHungError } from './conformance-harness.js'
 import { CONFORMANCE_DEFAULT_TIMEOUT_MS, type PtyProviderConformanceCheck, type PtyProviderConformanceHarness, type PtyProviderConformanceOptions } from './conformance-types.js'
 
 // The conformance check of writes a provider holds for a program that does not read (its
@@ -61,6 +61,8 @@ type Ending = { readonly how: string; end(h: PtyProviderConformanceHarness, resu
  * that reads nothing settles, once the PTY ended — an immediate stop, a SIGKILL from outside (with
  * `killFromOutside`), the provider's `dispose` (where it reports exits) — `refused('pty_exited')`
  * or `unverifiable('partial_write', true)`: never `accepted`, never a rejection, never left pending.
+ * And the check of the same writes at a stop given no time (see `heldWritesAtStopGivenNoTime`),
+ * with the `stopClosesTransportFirst` capability's allowance.
  *
  * @param options - how to drive the provider (as for the whole suite).
  */
@@ -119,7 +121,66 @@ export function heldWriteConformanceChecks(options: PtyProviderConformanceOption
         }
       },
     },
+    heldWritesAtStopGivenNoTime(options, stopReadingInput),
   ]
+}
+
+/**
+ * The check of held writes at a stop given no time (`timeoutMs: 0`: the stop's escalation
+ * compressed to its last step at once): whether the stop ends the PTY (its exit drops what was
+ * held) or gives up first — closing its transport before the end is proven, as the SSH provider's
+ * stop does at its last step — every held write settles, never `accepted`, never a rejection,
+ * never left pending: `refused('pty_exited')` / `unverifiable('partial_write', true)`, or, where
+ * the provider says its stop may close the transport first (`stopClosesTransportFirst`),
+ * `refused('provider_refused_write')` / `unverifiable('transport_lost', true)` too. The stop
+ * itself may reject (not hang): it had no time.
+ */
+function heldWritesAtStopGivenNoTime(
+  options: PtyProviderConformanceOptions,
+  stopReadingInput: NonNullable<PtyProviderConformanceOptions['stopReadingInput']>,
+): PtyProviderConformanceCheck {
+  const closesFirst = options.capabilities?.stopClosesTransportFirst === true
+  const timeoutMs = options.timeoutMs ?? CONFORMANCE_DEFAULT_TIMEOUT_MS
+  const expected = closesFirst
+    ? "refused('pty_exited') or unverifiable('partial_write', true) — or, its stop closing the transport before the end is proven, refused('provider_refused_write') or unverifiable('transport_lost', true)"
+    : "refused('pty_exited') or unverifiable('partial_write', true)"
+  return {
+    name: `settles a write whose bytes it held for a program that reads nothing when a stop given no time (timeoutMs: 0) ends the PTY or gives up: ${expected}; never accepted, never left pending`,
+    async run(h) {
+      const result = await h.spawn(options.spawnLongRunning())
+      await stopReadingInput(result, h.provider)
+      const firstWriteAt = performance.now()
+      const writes = writeUntilHeld(h, result.id, options.capabilities?.writeBytes !== false)
+      await untilQuiet(h, options, writes, firstWriteAt + timeoutMs / 4)
+      const held = writes.filter((write) => write.outcome === undefined)
+      // Nothing held (the provider took all of it at once, or refused it): nothing to settle.
+      if (held.length === 0) return
+      const stopped = await h.provider.shutdown(result.id, { timeoutMs: 0 }).then(
+        () => null,
+        (error: unknown) => error,
+      )
+      // A stop with no time may fail; it must not hang (every provider method settles).
+      if (stopped instanceof ProviderCallHungError) throw stopped
+      for (const write of held) {
+        await write.known
+        const what = `write #${write.index + 1} (${HELD_WRITE_CHUNK.length} bytes${write.asBytes ? ', by writeBytes' : ''}), held for a program that reads nothing when a stop given no time ${stopped === null ? 'resolved' : 'rejected'},`
+        const outcome = write.outcome as WriteOutcome
+        if ('rejected' in outcome) {
+          throw new Error(`The ${what} did not settle with a WriteSettlement (${String(outcome.rejected)}): settle it ${expected} — never leave it pending, never reject`)
+        }
+        const settled = outcome.settlement
+        expect(isWriteSettlement(settled), `the ${what} answered ${JSON.stringify(settled)}, not a WriteSettlement`).toBe(true)
+        const allowed = isDroppedAtExit(settled as WriteSettlement) || (closesFirst && isDroppedWithTransport(settled as WriteSettlement))
+        expect(allowed, `the ${what} settled ${JSON.stringify(settled)}: it must settle ${expected}`).toBe(true)
+      }
+    },
+  }
+}
+
+/** Whether `settlement` is what a write whose held bytes a transport closed before the PTY's end was proven settles. */
+function isDroppedWithTransport(settlement: WriteSettlement): boolean {
+  if (settlement.kind === 'refused') return settlement.reason === 'provider_refused_write'
+  return settlement.kind === 'unverifiable' && settlement.reason === 'transport_lost' && settlement.bytesHandedToTransport
 }
 
 /** {@link HELD_WRITE_CHUNK} as the bytes a `writeBytes` of it hands over (all ASCII: one byte a character). */

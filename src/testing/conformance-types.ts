@@ -35,6 +35,15 @@ export type PtyProviderConformanceCapabilities = {
    * has `writeBytes`. `true` fails the checks of a provider without it; `false` skips them.
    */
   writeBytes?: boolean | undefined
+  /**
+   * The provider's stop may close its transport to a PTY before the PTY's end is proven — the SSH
+   * provider closes the channel at a stop's last step when the program's exit was not reported in
+   * time. The bytes it held for the PTY are then dropped with the transport, and their writes may
+   * settle `refused('provider_refused_write')` (none of their bytes left) or
+   * `unverifiable('transport_lost', true)` (some did), as its docs say, besides what a write
+   * dropped at the PTY's exit settles. Default `false`: only the latter.
+   */
+  stopClosesTransportFirst?: boolean | undefined
 }
 
 /**
@@ -122,7 +131,14 @@ export type PtyProviderConformanceCheck = {
 }
 
 /** Every capability of {@link PtyProviderConformanceCapabilities} (complete: checked at compile time). */
-const CONFORMANCE_CAPABILITY_NAMES = optionNamesOf<PtyProviderConformanceCapabilities>()('signals', 'resizeReadback', 'authoritativeListings', 'exitsOnDispose', 'writeBytes')
+const CONFORMANCE_CAPABILITY_NAMES = optionNamesOf<PtyProviderConformanceCapabilities>()(
+  'signals',
+  'resizeReadback',
+  'authoritativeListings',
+  'exitsOnDispose',
+  'writeBytes',
+  'stopClosesTransportFirst',
+)
 
 /** Every option of {@link PtyProviderConformanceOptions} (complete: checked at compile time). */
 const CONFORMANCE_OPTION_NAMES = optionNamesOf<PtyProviderConformanceOptions>()('spawnEcho', 'spawnLongRunning', 'spawnExit', 'spawnSignaled', 'killFromOutside', 'stopReadingInput', 'capabilities', 'timeoutMs', 'afterSpawn', 'drive')

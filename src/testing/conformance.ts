@@ -3,6 +3,7 @@ import type { PtyProvider } from '../contracts/index.js'
 import { bytesConformanceChecks } from './conformance-bytes-checks.js'
 import { eventAndExitConformanceChecks } from './conformance-event-checks.js'
 import { runPtyProviderConformanceCheck } from './conformance-harness.js'
+import { flowControlConformanceChecks } from './conformance-flow-checks.js'
 import { heldWriteConformanceChecks } from './conformance-held-write-checks.js'
 import { inventoryConformanceChecks } from './conformance-inventory-checks.js'
 import { seedRuleConformanceChecks } from './conformance-seed-checks.js'
@@ -17,8 +18,8 @@ import { TestingPeerUnavailableError } from './testing-peer-unavailable-error.js
 import { vitestPeer } from './testing-peers.js'
 
 // The provider conformance suite: the list of checks (in `conformance-event-checks.ts`,
-// `conformance-inventory-checks.ts`, `conformance-seed-checks.ts`, `conformance-bytes-checks.ts`
-// and `conformance-held-write-checks.ts`) and its vitest registration;
+// `conformance-inventory-checks.ts`, `conformance-seed-checks.ts`, `conformance-bytes-checks.ts`,
+// `conformance-held-write-checks.ts` and `conformance-flow-checks.ts`) and its vitest registration;
 // the harness that runs one check is `conformance-harness.ts`, the types `conformance-types.ts`.
 
 /**
@@ -66,7 +67,13 @@ export const CONFORMANCE_TEST_TIMEOUT_FACTOR = 6
  * - with `stopReadingInput`, a write (of text, or of bytes with `writeBytes`) whose bytes the provider held for a program that reads
  *   nothing settles, when the PTY ends first (an immediate stop, a SIGKILL from outside,
  *   `dispose`), `refused('pty_exited')` or `unverifiable('partial_write', true)`: never
- *   `accepted`, never a rejection, never left pending.
+ *   `accepted`, never a rejection, never left pending; and when a stop given no time
+ *   (`timeoutMs: 0`) ends the PTY or gives up, the same — or, with the `stopClosesTransportFirst`
+ *   capability (a stop that closes its transport before the end is proven, as SSH's does),
+ *   `refused('provider_refused_write')` or `unverifiable('transport_lost', true)`;
+ * - with `pauseProducer` and `resumeProducer`: a PTY that ends while its producer is paused
+ *   delivers all its output, then its single exit, once resumed (its output acknowledged with
+ *   `acknowledgeData` where the provider has it) — nothing lost, no hang.
  *
  * Use {@link describePtyProviderConformance} to register them with vitest; the list is exported so
  * other runners (or a test of a deliberately broken provider) can run them one by one. The checks
@@ -94,6 +101,7 @@ export function ptyProviderConformanceChecks(options: PtyProviderConformanceOpti
     ...seedRuleConformanceChecks(options),
     ...bytesConformanceChecks(options),
     ...heldWriteConformanceChecks(options),
+    ...flowControlConformanceChecks(options),
   ]
 }
 

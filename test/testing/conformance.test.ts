@@ -374,9 +374,15 @@ describe('ptyProviderConformanceChecks', () => {
     const held = (options: PtyProviderConformanceOptions) => ptyProviderConformanceChecks(options).filter((check) => check.name.includes('held for a program that reads nothing'))
     const { stopReadingInput: _stopReadingInput, ...withoutDriver } = drivers
     expect(held(withoutDriver)).toEqual([])
-    expect(held(drivers).map((check) => check.name)).toEqual([expect.stringContaining('(an immediate stop, a SIGKILL from outside, dispose)')])
+    expect(held(drivers).map((check) => check.name)).toEqual([
+      expect.stringContaining('(an immediate stop, a SIGKILL from outside, dispose)'),
+      expect.stringContaining('a stop given no time (timeoutMs: 0)'),
+    ])
     const { killFromOutside: _killFromOutside, ...withoutKill } = drivers
-    expect(held({ ...withoutKill, capabilities: { exitsOnDispose: false } }).map((check) => check.name)).toEqual([expect.stringContaining('(an immediate stop)')])
+    expect(held({ ...withoutKill, capabilities: { exitsOnDispose: false } }).map((check) => check.name)).toEqual([
+      expect.stringContaining('(an immediate stop)'),
+      expect.stringContaining('a stop given no time'),
+    ])
     expect(() => ptyProviderConformanceChecks({ ...drivers, stopReadingInput: 'SIGSTOP' as never })).toThrow('Expected the `stopReadingInput` option to be a function (or left out), got "SIGSTOP" (string)')
   })
 
@@ -385,5 +391,88 @@ describe('ptyProviderConformanceChecks', () => {
     expect(() => describePtyProviderConformance('bad', () => createFakePtyProvider(), { ...drivers, timeoutMs: 0 })).toThrow(
       'Expected the `timeoutMs` option to be a positive number, got 0 (number)',
     )
+  })
+})
+
+// Added by helper-208: the checks of held writes at a stop that may close its transport before the
+// end is proven (SSH), and of a PTY that ends while its producer is paused.
+describe('the conformance checks of a stop given no time, and of an end while paused', () => {
+  const refusedAsTransportClosed = settleHeldWrites((settlement) =>
+    settlement.kind === 'refused' && settlement.reason === 'pty_exited' ? { kind: 'refused', reason: 'provider_refused_write' } : settlement,
+  )
+  const noTimeCheck = (options: PtyProviderConformanceOptions) => {
+    const check = ptyProviderConformanceChecks(options).find((candidate) => candidate.name.includes('a stop given no time'))
+    if (check === undefined) throw new Error('no check of a stop given no time')
+    return check
+  }
+
+  it('accepts held writes refused provider_refused_write only from a provider whose stop may close its transport first', async () => {
+    await expect(runPtyProviderConformanceCheck(noTimeCheck(drivers), broken(refusedAsTransportClosed), drivers)).rejects.toThrow(/settled \{"kind":"refused","reason":"provider_refused_write"\}: it must settle refused\('pty_exited'\) or unverifiable\('partial_write', true\): expected false/)
+    const closesFirst = { ...drivers, capabilities: { stopClosesTransportFirst: true } }
+    await expect(runPtyProviderConformanceCheck(noTimeCheck(closesFirst), broken(refusedAsTransportClosed), closesFirst)).resolves.toBeUndefined()
+    // Never accepted, whatever the provider says of its stop.
+    const accepting = settleHeldWrites(() => ({ kind: 'accepted' }))
+    await expect(runPtyProviderConformanceCheck(noTimeCheck(closesFirst), broken(accepting), closesFirst)).rejects.toThrow(/settled \{"kind":"accepted"\}/)
+    expect(() => ptyProviderConformanceChecks({ ...drivers, capabilities: { stopClosesTransportFirst: true, stopClosesTransport: true } as never })).toThrow(/stopClosesTransport\b/)
+  })
+
+  /**
+   * The fake, its output split in two (a PTY's output comes in chunks), with a producer pause that
+   * `whilePaused` handles: the second half of a chunk arrives after the listener paused on the first.
+   */
+  function pausable(whilePaused: 'drop output' | 'hold the exit for good' | 'exit first'): () => PtyProvider {
+    return broken((fake) => {
+      let paused = false
+      const held: Array<() => void> = []
+      const dataListeners = new Set<(event: PtyDataEvent) => void>()
+      const fanOut = (event: PtyDataEvent) => {
+        for (const listener of [...dataListeners]) listener(event)
+      }
+      fake.onData((event) => {
+        const half = Math.ceil(event.data.length / 2)
+        fanOut({ ...event, data: event.data.slice(0, half) })
+        const rest = () => fanOut({ ...event, data: event.data.slice(half) })
+        if (!paused) rest()
+        else if (whilePaused !== 'drop output') held.push(rest)
+      })
+      return {
+        pauseProducer: (id: string) => {
+          paused = true
+          fake.pauseProducer(id)
+        },
+        resumeProducer: (id: string) => {
+          fake.resumeProducer(id)
+          if (whilePaused === 'hold the exit for good') return
+          paused = false
+          for (const deliver of held.splice(0)) deliver()
+        },
+        onData: (listener: (event: PtyDataEvent) => void) => {
+          dataListeners.add(listener)
+          return () => void dataListeners.delete(listener)
+        },
+        onExit: (listener: (event: PtyExitEvent) => void) =>
+          fake.onExit((event) => {
+            if (paused && whilePaused === 'hold the exit for good') held.push(() => listener(event))
+            else listener(event)
+          }),
+      }
+    })
+  }
+
+  it.each([
+    ['drop output', /all 16410 chars the program printed must arrive before its exit/],
+    ['hold the exit for good', /Timed out after 100 ms waiting for the exit/],
+    ['exit first', /nothing of a PTY may follow its exit/],
+  ] as const)('fails a provider that, while its producer is paused, would %s', async (whilePaused, message) => {
+    const check = checkNamed('ended while its producer was paused')
+    await expect(runPtyProviderConformanceCheck(check, pausable(whilePaused), drivers)).rejects.toThrow(message)
+  })
+
+  it('passes a provider without flow control (it has nothing to hold)', async () => {
+    const withoutFlowControl = (): PtyProvider => {
+      const { pauseProducer: _pause, resumeProducer: _resume, ...provider } = createFakePtyProvider()
+      return provider
+    }
+    await expect(runPtyProviderConformanceCheck(checkNamed('ended while its producer was paused'), withoutFlowControl, drivers)).resolves.toBeUndefined()
   })
 })
