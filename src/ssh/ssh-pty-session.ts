@@ -437,17 +437,18 @@ export class SshPtySession {
   }
 
   /**
-   * How this session was lost, for messages (`null` while it is not lost): the server closed its
-   * channel without an exit status — while its connection stayed open (sshd's `ChannelTimeout`), or
-   * the connection closed since — or its SSH connection dropped. Until 7 Dec every refusal of a lost
+   * How this session was lost, for messages (`null` while it is not lost): its channel closed
+   * without an exit status — the server closed it (sshd's `ChannelTimeout`) or a stop's last step
+   * did, while its connection stayed open or with the connection closed since — or its SSH
+   * connection dropped. Until 7 Dec every refusal of a lost
    * PTY said its connection dropped, also when only its channel had closed.
    */
   get lossDescription(): string | null {
     if (this.state !== 'lost' || this.#lostBy === null) return null
     if (this.#lostBy === 'connection') return 'its SSH connection dropped'
-    return this.connection.lost
-      ? 'the server closed its channel without an exit status, and its SSH connection has closed since'
-      : 'the server closed its channel without an exit status (its SSH connection is still open)'
+    // A stop's last step (or a launch given up) asked for the close: the server did not close it on its own.
+    const closed = this.#closeRequested ? "its channel closed at the provider's request without an exit status" : 'the server closed its channel without an exit status'
+    return this.connection.lost ? `${closed}, and its SSH connection has closed since` : `${closed} (its SSH connection is still open)`
   }
 
   /**

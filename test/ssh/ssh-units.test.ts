@@ -813,3 +813,24 @@ describe('an SSH PTY whose bookkeeping throws', () => {
   })
 })
 
+
+// helper-208: the refusals of a lost PTY said its connection dropped, also when only its channel had closed.
+describe('how a lost SSH PTY was lost, as its refusals say it', () => {
+  it('names a channel the server closed, one a stop closed, and a dropped connection apart', () => {
+    const byServer = liveSession()
+    expect(byServer.session.lossDescription).toBeNull()
+    byServer.channel.emit('close')
+    expect(byServer.session.lossDescription).toBe('the server closed its channel without an exit status (its SSH connection is still open)')
+    byServer.connection.lost = true
+    expect(byServer.session.lossDescription).toBe('the server closed its channel without an exit status, and its SSH connection has closed since')
+
+    const byStop = liveSession()
+    byStop.session.closeChannel()
+    byStop.channel.emit('close')
+    expect(byStop.session.lossDescription).toBe("its channel closed at the provider's request without an exit status (its SSH connection is still open)")
+
+    const dropped = liveSession()
+    dropped.loseConnection()
+    expect(dropped.session.lossDescription).toBe('its SSH connection dropped')
+  })
+})
