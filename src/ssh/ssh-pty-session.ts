@@ -237,8 +237,19 @@ export class SshPtySession {
    * program is being stopped, its remaining output is bounded, so a pause must not hold its exit back.
    */
   beginStop(): void {
-    if (this.#endProvenAtStopRequest === null && this.state !== 'exited') this.#endProvenAtStopRequest = this.endProven
+    this.noteStopRequested()
     this.#readOn()
+  }
+
+  /**
+   * A stop of this session was requested, whether or not it can begin (a lost PTY nothing can
+   * reach: its stop is owed): note whether its end was already proven then (only the first request
+   * counts). Until 7 Dec a request refused that way was not noted, and the exit of a program found
+   * gone later said `diedBeforeStopRequest` — that the provider knew it dead before the request,
+   * which nobody knew (a controller then kept `cause_unreported` over its own stop request).
+   */
+  noteStopRequested(): void {
+    if (this.#endProvenAtStopRequest === null && this.state !== 'exited') this.#endProvenAtStopRequest = this.endProven
   }
 
   /**

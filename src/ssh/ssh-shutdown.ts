@@ -93,6 +93,8 @@ export async function shutdownSshPty(
     !session.endProven &&
     (await judgeOfLostSessionConnecting(session, keeper, remainingWaitMs(onWaitClock(deadlineEpochMs), waitClockNow()))) === null
   ) {
+    // Requested all the same: its program's end, proven later, did not come before this request.
+    session.noteStopRequested()
     oweStop(session, onStopOwed)
     const how = session.lossDescription ?? 'its SSH connection dropped'
     const why = session.marker === null ? 'before its program reported its pid, so nothing can find it' : 'so it cannot be reached'

@@ -95,7 +95,7 @@ describe('SSH: a stop asked for while the link is down', () => {
   // Found by helper-208: the controller published operator_close for such a stop, but the
   // provider's own exit event said nothing of it — a provider user (no controller) could not tell
   // its stop from a death on its own. The node-pty provider says `stopRequestedBeforeDeath`.
-  it('the exit of a program the owed stop ended says stopRequestedBeforeDeath; one that died of the hang-up does not', async () => {
+  it('the exit of a program the owed stop ended says stopRequestedBeforeDeath; one that died of the hang-up claims neither flag', async () => {
     const server = await startSshd()
     const provider = createSshProvider(sshOptions(server))
     const exits: PtyExitEvent[] = []
@@ -122,8 +122,10 @@ describe('SSH: a stop asked for while the link is down', () => {
       const exitOf = (id: string) => exits.find((exit) => exit.id === id)
       expect(exitOf(stopped.id)).toMatchObject({ cause: { kind: 'unknown', reason: 'cause_unreported' }, stopRequestedBeforeDeath: true })
       expect(exitOf(stopped.id)?.diedBeforeStopRequest).toBeUndefined()
-      // Nobody saw it alive after the stop was asked for: the stop is not attested to have come first.
+      // Nobody saw it alive after the stop was asked for: the stop is not attested to have come
+      // first — nor was it known dead before the request (until 7 Dec: diedBeforeStopRequest).
       expect(exitOf(hungUp.id)?.stopRequestedBeforeDeath).toBeUndefined()
+      expect(exitOf(hungUp.id)?.diedBeforeStopRequest).toBeUndefined()
       expect(taggedProcesses(TAG)).toEqual([])
     } finally {
       await provider.dispose()
