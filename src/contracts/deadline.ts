@@ -1,3 +1,4 @@
+import { argumentRefusal } from './argument-refusal.js'
 import { describeValue } from './describe-value.js'
 import { findMisspeltOption, isOptionsObject, optionNamesOf, unknownOptionMessage } from './known-options.js'
 
@@ -53,7 +54,8 @@ const WAIT_BUDGET_OPTION_NAMES = optionNamesOf<PtyWaitBudget>()('deadlineMs', 't
 /**
  * Turn a {@link PtyWaitBudget} into one absolute deadline (epoch milliseconds on the given clock).
  *
- * Throws a `TypeError` naming the option when both forms are given, when either is not a finite
+ * Throws a `TypeError` with `code: 'invalid_option'`, `option` (the option refused; `deadlineMs`
+ * when both are given) and `value`, naming the option and showing the value, when both forms are given, when either is not a finite
  * number (or `timeoutMs` is negative), when `deadlineMs` is positive and more than
  * {@link LONG_PAST_DEADLINE_MS} before `now` (a duration given as `deadlineMs`: `5_000` is in 1970,
  * and a stop would read it as "no grace"), or when `timeoutMs` is longer than
@@ -79,41 +81,56 @@ export function resolveWaitDeadline(
   // names are refused: the same object carries the call's other options.
   // Why refuse a non-object: `null` or `[]` read as "no budget" would wait the default instead of
   // reporting the caller's mistake, and a provider reading its other options would crash on `null`.
-  if (budget !== undefined && !isOptionsObject(budget)) throw new TypeError(`Expected the options to be an object, got ${describeValue(budget)}`)
+  // Every refusal below is the typed one (`code: 'invalid_option'`, `option`, `value`) whichever
+  // provider or controller reached it: a plain `TypeError` gave a host matching on `code` nothing.
+  if (budget !== undefined && !isOptionsObject(budget)) throw argumentRefusal(`Expected the \`options\` argument to be an object, got ${describeValue(budget)}`, 'options', budget)
   const misspelt = budget === undefined ? undefined : findMisspeltOption(budget, WAIT_BUDGET_OPTION_NAMES)
-  if (misspelt !== undefined) throw new TypeError(unknownOptionMessage('', misspelt))
+  if (misspelt !== undefined) {
+    const value = (budget as Record<string, unknown>)[misspelt.name]
+    throw argumentRefusal(`${unknownOptionMessage('', misspelt)}, got ${describeValue(value)}`, misspelt.name, value)
+  }
   const deadlineMs = budget?.deadlineMs
   const timeoutMs = budget?.timeoutMs
   if (deadlineMs !== undefined && timeoutMs !== undefined) {
-    throw new TypeError(
+    throw argumentRefusal(
       `Give either the \`deadlineMs\` option (an absolute epoch time) or the \`timeoutMs\` option (a duration), not both; got deadlineMs ${describeValue(deadlineMs)} and timeoutMs ${describeValue(timeoutMs)}`,
+      'deadlineMs',
+      deadlineMs,
     )
   }
   if (deadlineMs !== undefined) {
     if (typeof deadlineMs !== 'number' || !Number.isFinite(deadlineMs)) {
-      throw new TypeError(
+      throw argumentRefusal(
         `Expected the \`deadlineMs\` option to be a finite absolute epoch time in milliseconds (for example Date.now() + 5000), got ${describeValue(deadlineMs)}`,
+        'deadlineMs',
+        deadlineMs,
       )
     }
     if (deadlineMs > 0 && deadlineMs < now - LONG_PAST_DEADLINE_MS) {
-      throw new TypeError(
+      throw argumentRefusal(
         `Expected the \`deadlineMs\` option to be an absolute epoch time in milliseconds (for example Date.now() + 5000), got ${deadlineMs}, which is ${new Date(deadlineMs).toISOString()}, long past: for a duration, give the \`timeoutMs\` option (epoch seconds are not milliseconds)`,
+        'deadlineMs',
+        deadlineMs,
       )
     }
     return deadlineMs
   }
   if (timeoutMs !== undefined) {
     if (typeof timeoutMs !== 'number' || !Number.isFinite(timeoutMs) || timeoutMs < 0) {
-      throw new TypeError(
+      throw argumentRefusal(
         `Expected the \`timeoutMs\` option to be a non-negative finite duration in milliseconds, got ${describeValue(timeoutMs)}`,
+        'timeoutMs',
+        timeoutMs,
       )
     }
     // The mirror of the check above: a point in time given as a duration (`Date.now() + 5000`
     // would wait 56 years). A duration longer than a timer can hold that reads as a time within
     // as much of now is nothing else; a test clock near 0 refuses nothing.
     if (timeoutMs > LONG_PAST_DEADLINE_MS && Math.abs(timeoutMs - now) <= LONG_PAST_DEADLINE_MS) {
-      throw new TypeError(
+      throw argumentRefusal(
         `Expected the \`timeoutMs\` option to be a duration in milliseconds (for example 5000), got ${timeoutMs}, which reads as the time ${new Date(timeoutMs).toISOString()}: for a point in time, give the \`deadlineMs\` option`,
+        'timeoutMs',
+        timeoutMs,
       )
     }
     return now + timeoutMs

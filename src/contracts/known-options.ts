@@ -7,6 +7,7 @@
  * not on per-call records a host may pass around whole (spawn options).
  */
 
+import { argumentRefusal } from './argument-refusal.js'
 import { describeValue } from './describe-value.js'
 
 /**
@@ -19,13 +20,13 @@ export function isOptionsObject(value: unknown): value is object {
 }
 
 /**
- * Throw a `TypeError` unless `options` is `undefined` or an options object holding only `known`
+ * Throw a `TypeError` (`code: 'invalid_option'`, `option`, `value`) unless `options` is `undefined` or an options object holding only `known`
  * options: "Expected the fake provider options to be an object, got null (null)", or the unknown
  * option named with the one it likely misspells. For a factory whose module has no option error
  * class of its own.
  */
 export function assertOptionsBag(what: string, options: unknown, known: readonly string[]): asserts options is object | undefined {
-  if (options !== undefined && !isOptionsObject(options)) throw new TypeError(`Expected the ${what} options to be an object, got ${describeValue(options)}`)
+  if (options !== undefined && !isOptionsObject(options)) throw argumentRefusal(`Expected the ${what} options to be an object, got ${describeValue(options)}`, 'options', options)
   assertKnownOptions('', options, known)
 }
 
@@ -103,12 +104,15 @@ export function unknownOptionExpectation(unknown: UnknownOption): string {
 }
 
 /**
- * Throw a `TypeError` naming the first unknown option (with its place, e.g. `flowControl.`) and
+ * Throw a `TypeError` (`code: 'invalid_option'`, `option`, `value`) naming the first unknown option (with its place, e.g. `flowControl.`) and
  * the option it likely misspells, or else the known ones.
  */
 export function assertKnownOptions(place: string, options: object | undefined, known: readonly string[]): void {
   const unknown = findUnknownOption(options, known)
-  if (unknown !== undefined) throw new TypeError(unknownOptionMessage(place, unknown))
+  if (unknown === undefined) return
+  const value = (options as Record<string, unknown>)[unknown.name]
+  // The message keeps to the name: a factory's option may hold a secret or a large object.
+  throw argumentRefusal(unknownOptionMessage(place, unknown), `${place}${unknown.name}`, value)
 }
 
 /**

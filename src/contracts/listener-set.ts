@@ -1,3 +1,4 @@
+import { argumentRefusal } from './argument-refusal.js'
 import { describeValue } from './describe-value.js'
 import { assertOptionsBag, optionNamesOf } from './known-options.js'
 import type { Unsubscribe } from './provider.js'
@@ -21,7 +22,8 @@ const LISTENER_SET_OPTION_NAMES = optionNamesOf<ListenerSetOptions>()('onListene
  */
 export interface ListenerSet<E> {
   /**
-   * Subscribe `listener`. Throws a `TypeError` naming the value when `listener` is not a function.
+   * Subscribe `listener`. Throws a `TypeError` (`code: 'invalid_option'`, `option: 'listener'`,
+   * `value`) naming the argument and the value when `listener` is not a function.
    *
    * @returns the unsubscribe function (idempotent)
    */
@@ -70,7 +72,7 @@ export function createListenerSet<E>(options: ListenerSetOptions = {}): Listener
   assertOptionsBag('listener set', options, LISTENER_SET_OPTION_NAMES)
   const onListenerError = options.onListenerError ?? rethrowOnMicrotask
   if (typeof onListenerError !== 'function') {
-    throw new TypeError(`Expected the \`onListenerError\` option to be a function, got ${describeValue(onListenerError)}`)
+    throw argumentRefusal(`Expected the \`onListenerError\` option to be a function, got ${describeValue(onListenerError)}`, 'onListenerError', onListenerError)
   }
   type Entry = { readonly listener: (event: E) => void }
   // Why copied only while a `fire` walks the array: events fire per output chunk, and a spawn
@@ -102,7 +104,8 @@ export function createListenerSet<E>(options: ListenerSetOptions = {}): Listener
   return {
     add(listener) {
       if (typeof listener !== 'function') {
-        throw new TypeError(`Expected the listener to be a function, got ${describeValue(listener)}`)
+        // Typed as every provider argument refusal: a provider's `onData(5)` reaches this.
+        throw argumentRefusal(`Expected the \`listener\` argument to be a function, got ${describeValue(listener)}`, 'listener', listener)
       }
       const entry: Entry = { listener }
       writable().push(entry)

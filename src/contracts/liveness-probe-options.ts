@@ -1,3 +1,4 @@
+import { argumentRefusal } from './argument-refusal.js'
 import { describeValue } from './describe-value.js'
 import { isPtyIncarnationId, PTY_INCARNATION_ID_MAX_LENGTH, type PtyIncarnationId } from './incarnation.js'
 import { findUnknownOption, isOptionsObject, optionNamesOf, unknownOptionMessage } from './known-options.js'
@@ -22,12 +23,12 @@ const PROBE_OPTION_NAMES = optionNamesOf<PtyLivenessProbeOptions>()('incarnation
 export function probedIncarnation(options: unknown): PtyIncarnationId | undefined {
   if (options === undefined) return undefined
   if (!isOptionsObject(options)) {
-    throw Object.assign(new TypeError(`Expected the liveness probe options to be an object (the \`options\` argument: { incarnationId? }), got ${describeValue(options)}`), { code: 'invalid_option' as const, option: 'options', value: options })
+    throw argumentRefusal(`Expected the liveness probe options to be an object (the \`options\` argument: { incarnationId? }), got ${describeValue(options)}`, 'options', options)
   }
   const unknown = findUnknownOption(options, PROBE_OPTION_NAMES)
   if (unknown !== undefined) {
     const value = (options as Record<string, unknown>)[unknown.name]
-    throw Object.assign(new TypeError(`${unknownOptionMessage('', unknown)}, got ${describeValue(value)}`), { code: 'invalid_option' as const, option: unknown.name, value })
+    throw argumentRefusal(`${unknownOptionMessage('', unknown)}, got ${describeValue(value)}`, unknown.name, value)
   }
   const { incarnationId } = options as { incarnationId?: unknown }
   if (incarnationId !== undefined && !isPtyIncarnationId(incarnationId)) {

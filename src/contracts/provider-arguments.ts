@@ -9,24 +9,21 @@
  * and the fake answered `false` ("proven absent") — neither an answer about a PTY —, and a bad
  * acknowledgement count, an unknown listing option or a `getCwd` `of` nobody reads was ignored.
  */
+import { argumentRefusal, type ArgumentRefusal } from './argument-refusal.js'
 import { describeValue } from './describe-value.js'
 import { findUnknownOption, isOptionsObject, optionNamesOf } from './known-options.js'
 import type { PtyCwdOptions } from './cwd-options.js'
 import type { PtyListProcessesOptions } from './provider.js'
 
 /** A refused provider argument: a `TypeError` carrying `code`, `option` and `value`. */
-export type ProviderArgumentError = TypeError & { code: 'invalid_option'; option: string; value: unknown }
+export type ProviderArgumentError = ArgumentRefusal
 
 /**
  * The refusal of `value` for the argument or option `option`: "Expected the `ptyId` argument to
  * be a non-empty string, got 5 (number)".
  */
 export function providerArgumentError(option: string, expected: string, value: unknown, kind: 'argument' | 'option' = 'argument'): ProviderArgumentError {
-  return Object.assign(new TypeError(`Expected the \`${option}\` ${kind} to be ${expected}, got ${describeValue(value)}`), {
-    code: 'invalid_option' as const,
-    option,
-    value,
-  })
+  return argumentRefusal(`Expected the \`${option}\` ${kind} to be ${expected}, got ${describeValue(value)}`, option, value)
 }
 
 /** Whether `id` can be a PTY id: a non-empty string. */
@@ -80,9 +77,5 @@ function assertNoUnknownOption(options: object, known: readonly string[]): void 
   const unknown = findUnknownOption(options, known)
   if (unknown === undefined) return
   const value = (options as Record<string, unknown>)[unknown.name]
-  throw Object.assign(new TypeError(`Unknown option \`${unknown.name}\`: ${unknown.hint} (an unknown option would be ignored), got ${describeValue(value)}`), {
-    code: 'invalid_option' as const,
-    option: unknown.name,
-    value,
-  })
+  throw argumentRefusal(`Unknown option \`${unknown.name}\`: ${unknown.hint} (an unknown option would be ignored), got ${describeValue(value)}`, unknown.name, value)
 }

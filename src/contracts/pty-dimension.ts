@@ -1,3 +1,4 @@
+import { argumentRefusal } from './argument-refusal.js'
 import { describeValue } from './describe-value.js'
 
 /**
@@ -43,9 +44,6 @@ export function assertPtyDimension(
  */
 export function assertResizeDimension(name: 'cols' | 'rows', value: unknown): asserts value is number {
   if (!isPtyDimension(value)) {
-    throw Object.assign(
-      new TypeError(`Expected the \`${name}\` argument to be an integer from 1 to ${MAX_PTY_DIMENSION}, got ${describeValue(value)}`),
-      { code: 'invalid_option' as const, option: name, value },
-    )
+    throw argumentRefusal(`Expected the \`${name}\` argument to be an integer from 1 to ${MAX_PTY_DIMENSION}, got ${describeValue(value)}`, name, value)
   }
 }

@@ -195,8 +195,13 @@ describe('createListenerSet', () => {
 
   it('refuses a listener that is not a function, and a handler that is not one, naming the value', () => {
     const set = createListenerSet<number>()
-    expect(() => set.add(undefined as never)).toThrow(new TypeError('Expected the listener to be a function, got undefined (undefined)'))
-    expect(() => createListenerSet({ onListenerError: 3 as never })).toThrow(/`onListenerError` option to be a function, got 3 \(number\)/)
+    // Typed (code, option, value) as every provider's argument refusal: a provider's `onData(5)` reaches this (until 7 Dec a plain TypeError).
+    expect(() => set.add(undefined as never)).toThrow(
+      Object.assign(new TypeError('Expected the `listener` argument to be a function, got undefined (undefined)'), { code: 'invalid_option', option: 'listener', value: undefined }),
+    )
+    expect(() => createListenerSet({ onListenerError: 3 as never })).toThrow(
+      Object.assign(new TypeError('Expected the `onListenerError` option to be a function, got 3 (number)'), { code: 'invalid_option', option: 'onListenerError', value: 3 }),
+    )
   })
 })
 

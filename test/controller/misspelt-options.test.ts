@@ -15,8 +15,9 @@ describe('misspelt options', () => {
     const provider = createFakePtyProvider()
     const controller = createPtyController({ provider })
     const { id } = await controller.spawn({})
+    // Typed as every refused argument (code, option, value), since 7 Dec.
     await expect(controller.dispose({ stopPTYs: false } as never)).rejects.toThrow(
-      new TypeError('Unknown option `stopPTYs`: did you mean `stopPtys`? (an unknown option would be ignored)'),
+      Object.assign(new TypeError('Unknown option `stopPTYs`: did you mean `stopPtys`? (an unknown option would be ignored)'), { code: 'invalid_option', option: 'stopPTYs', value: false }),
     )
     expect(controller.disposed).toBe(false)
     expect(provider.livePtyIds()).toEqual([id])

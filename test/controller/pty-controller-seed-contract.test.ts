@@ -257,8 +257,13 @@ describe('renderer serializers and serializeBuffer', () => {
 
   it.each([-1, Number.NaN, Number.POSITIVE_INFINITY, '100', null])('serializeBuffer refuses timeoutMs %s with a TypeError naming it', async (timeoutMs) => {
     const h = createHarness()
+    // Typed (code, option, value) as every shared refusal since 7 Dec.
     await expect(h.controller.serializeBuffer('any', { timeoutMs: timeoutMs as number })).rejects.toThrow(
-      new TypeError(`Expected the \`timeoutMs\` option to be a non-negative finite duration in milliseconds, got ${describeValue(timeoutMs)}`),
+      Object.assign(new TypeError(`Expected the \`timeoutMs\` option to be a non-negative finite duration in milliseconds, got ${describeValue(timeoutMs)}`), {
+        code: 'invalid_option',
+        option: 'timeoutMs',
+        value: timeoutMs,
+      }),
     )
   })
 

@@ -60,7 +60,10 @@ describe('pty host: option refusals', () => {
   it('a listing budget that is no number is refused naming it, before anything is sent (the host would drop it in silence)', async () => {
     const { socketPath } = await inProcessHost(cleanups)
     const app = provider(socketPath, { autoStart: false })
-    await expect(app.listProcesses({ deadlineMs: 'soon' as never })).rejects.toThrow(new TypeError('Expected the `deadlineMs` option to be a finite absolute epoch time in milliseconds (for example Date.now() + 5000), got "soon" (string)'))
+    // Typed (code, option, value) as every refusal since 7 Dec.
+    await expect(app.listProcesses({ deadlineMs: 'soon' as never })).rejects.toThrow(
+      Object.assign(new TypeError('Expected the `deadlineMs` option to be a finite absolute epoch time in milliseconds (for example Date.now() + 5000), got "soon" (string)'), { code: 'invalid_option', option: 'deadlineMs', value: 'soon' }),
+    )
     await expect(app.listProcesses({ timeoutMs: -5 })).rejects.toThrow(/`timeoutMs` option/)
     await expect(app.listProcesses('now' as never)).rejects.toMatchObject({ code: 'invalid_option', option: 'options' })
     expect(app.connected).toBe(false)

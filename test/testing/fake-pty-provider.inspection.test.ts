@@ -212,7 +212,7 @@ describe('createFakePtyProvider: listeners and dispose', () => {
 
   it('should throw a TypeError for a listener that is not a function, and for a non-object script', () => {
     const provider = createFakePtyProvider()
-    expect(() => provider.onData(undefined as never)).toThrow('Expected the listener to be a function, got undefined (undefined)')
+    expect(() => provider.onData(undefined as never)).toThrow('Expected the `listener` argument to be a function, got undefined (undefined)')
     expect(() => provider.scriptNextSpawn(null as never)).toThrow(TypeError)
   })
 })
