@@ -68,12 +68,25 @@ function showsValue(message: string, value: unknown): boolean | 'redacted' {
   return message.includes(shown)
 }
 
+/** The cells whose error is a `TypeError` (of any subclass): what a provider's refusal of a bad argument is, from every provider. */
+const typeErrorCells = new WeakSet<Cell>()
+
+/**
+ * A provider's own refusal, its class erased (each provider has its own; the code, option and
+ * message agree), but not whether it is a `TypeError` — a programmer error, from every provider.
+ * Until 7 Dec the pty host's refusals were a `PtyHostError`, an `Error` and no `TypeError`.
+ */
+function erasedClass(cell: Cell): string {
+  return typeErrorCells.has(cell) ? 'a TypeError of the provider\'s' : 'the provider\'s'
+}
+
 /** Settle `call` and describe it as a cell; `option`/`value` are the ones the caller gave, for the message checks. */
 async function cellOf(call: () => unknown, named?: { option: string; value: unknown }): Promise<Cell> {
   const result = await outcome(call)
   if (result.how === 'returned') return { how: 'returned', value: result.value }
   const error = result.value as Error & { code?: unknown; option?: unknown; outcome?: unknown; cause?: { code?: unknown } }
   const cell: Cell = { how: result.how, error: error.constructor.name }
+  if (error instanceof TypeError) typeErrorCells.add(cell)
   if (error.code !== undefined) cell.code = error.code
   if (error.option !== undefined) cell.option = error.option
   if (error.outcome !== undefined) cell.outcome = error.outcome
@@ -288,6 +301,7 @@ describe.each(kinds)('cross-provider refusals: %s', (kind) => {
     const seen: Record<string, Cell> = {}
     const wanted: Record<string, Cell> = {}
     const expected: Record<string, string | undefined> = {}
+    const nouns = new Set<string | undefined>()
     for (const [cols, rows] of [
       [0, 24],
       [-1, 24],
@@ -306,17 +320,20 @@ describe.each(kinds)('cross-provider refusals: %s', (kind) => {
       seen[`controller ${cols}x${rows}`] = await cellOf(() => controller.resize(live.id, cols, rows), { option, value })
       wanted[`controller ${cols}x${rows}`] = { how: 'threw', error: 'TypeError', code: 'invalid_option', option, namesOption: true, showsValue: true }
       const direct = await cellOf(() => provider.resize(live.id, cols, rows), { option, value })
-      if (direct.how !== 'returned') direct.error = 'the provider\'s' // Each provider has its own class; the code, option and message agree.
-      // What the message says was expected: the controller's words, from every provider.
+      if (direct.how !== 'returned') direct.error = erasedClass(direct)
+      // What the message says was expected, and what it calls the size: the controller's words, from every provider.
       const refusal = (await outcome(() => provider.resize(live.id, cols, rows))).value
       expected[`${cols}x${rows}`] = / to be (.*), got /.exec(refusal instanceof Error ? refusal.message : '')?.[1]
+      nouns.add(/^Expected the `\w+` (\w+) /.exec(refusal instanceof Error ? refusal.message : '')?.[1])
       seen[`provider ${cols}x${rows}`] = direct
-      wanted[`provider ${cols}x${rows}`] = { how: 'threw', error: 'the provider\'s', code: 'invalid_option', option, namesOption: true, showsValue: true }
+      wanted[`provider ${cols}x${rows}`] = { how: 'threw', error: 'a TypeError of the provider\'s', code: 'invalid_option', option, namesOption: true, showsValue: true }
     }
     // Until 7 Dec: no code from the controller and the fake, `invalid_spawn_option` from node-pty and SSH.
     expect(seen).toEqual(wanted)
     // Until 7 Dec node-pty alone said "a positive integer" (for 0) and "a positive integer of at most 65535".
     expect(new Set(Object.values(expected))).toEqual(new Set(['an integer from 1 to 65535']))
+    // Until 7 Dec the fake and the controller said "the `cols` argument", node-pty, the pty host and SSH "the `cols` option".
+    expect(nouns).toEqual(new Set(['argument']))
     const typeError: Cell = { how: 'threw', error: 'TypeError', namesOption: true, showsValue: true }
     // No call takes a signal's name: a stop's `signal` is an AbortSignal, and a name there is refused, the PTY left running.
     expect(await cellOf(() => controller.stopAndWait(live.id, { signal: 'SIGTERM' as never, timeoutMs: 5_000 }), { option: 'signal', value: 'SIGTERM' })).toEqual({ ...typeError, how: 'rejected' })
@@ -408,14 +425,39 @@ describe.each(kinds)('provider-level refusals of malformed arguments: %s', (kind
       cases.push({ name: `getCwd(id, ${JSON.stringify(options)})`, sync: false, call: () => p.getCwd!.call(provider, id, options), option, value })
     }
     cases.push({ name: 'shutdown(id, 5)', sync: false, call: () => p.shutdown!.call(provider, id, 5), option: 'options', value: 5 })
+    // The wait budget, checked by the shared `resolveWaitDeadline`: until 7 Dec a plain TypeError (no code, no option) from every provider but SSH's own checks.
+    for (const [method, call] of [
+      ['listProcesses', (options: unknown) => p.listProcesses!.call(provider, options)],
+      ['shutdown', (options: unknown) => p.shutdown!.call(provider, 'ptykit-no-such-pty', options)],
+    ] as const) {
+      for (const [options, option, value] of [
+        [{ deadlineMs: 'soon' }, 'deadlineMs', 'soon'],
+        [{ deadlineMs: Number.NaN }, 'deadlineMs', Number.NaN],
+        [{ deadlineMs: 5_000 }, 'deadlineMs', 5_000],
+        [{ timeoutMs: -1 }, 'timeoutMs', -1],
+        [{ timeoutMs: '5s' }, 'timeoutMs', '5s'],
+        [{ deadlineMs: Date.now() + 1_000, timeoutMs: 1_000 }, 'deadlineMs', undefined],
+        [{ timeoutMS: 1_000 }, 'timeoutMS', 1_000],
+      ] as const) {
+        const given = value === undefined ? (options as { deadlineMs: number }).deadlineMs : value
+        cases.push({ name: `${method}(${JSON.stringify(options)})`, sync: false, call: () => call(options), option, value: given })
+      }
+    }
+    // A listener that is no function: the shared listener set's refusal (until 7 Dec a plain TypeError, but SSH's).
+    for (const method of ['onData', 'onExit', 'onBytes', 'onOutputLoss'] as const) {
+      if (typeof p[method] !== 'function') continue
+      for (const bad of [5, null, 'listener']) {
+        cases.push({ name: `${method}(${JSON.stringify(bad)})`, sync: true, call: () => p[method]!.call(provider, bad), option: 'listener', value: bad })
+      }
+    }
 
     const seen: Record<string, Cell> = {}
     const wanted: Record<string, Cell> = {}
     for (const { name, sync, call, option, value } of cases) {
       const cell = await cellOf(call, { option, value })
-      if (cell.how !== 'returned') cell.error = 'the provider\'s' // Each provider has its own class; the code, option and message agree.
+      if (cell.how !== 'returned') cell.error = erasedClass(cell)
       seen[name] = cell
-      wanted[name] = { how: sync ? 'threw' : 'rejected', error: 'the provider\'s', code: 'invalid_option', option, namesOption: true, showsValue: true }
+      wanted[name] = { how: sync ? 'threw' : 'rejected', error: 'a TypeError of the provider\'s', code: 'invalid_option', option, namesOption: true, showsValue: true }
     }
     expect(seen).toEqual(wanted)
 

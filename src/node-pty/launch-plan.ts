@@ -101,7 +101,8 @@ export function assertPtyDimension(option: 'cols' | 'rows', value: unknown, code
   // One phrase for every bad size, the one every provider and the controller use: a `0` refused as
   // "a positive integer" did not say the bound, a `65536` did not say the floor.
   if (!isPtyDimension(value)) {
-    throw new NodePtyOptionError(option, `an integer from 1 to ${NODE_PTY_MAX_DIMENSION}`, value, undefined, false, code)
+    // A resize's size is an argument (`invalid_option`), worded as every provider words it; a spawn's an option.
+    throw new NodePtyOptionError(option, `an integer from 1 to ${NODE_PTY_MAX_DIMENSION}`, value, undefined, false, code, code === 'invalid_option' ? 'argument' : 'option')
   }
 }
 

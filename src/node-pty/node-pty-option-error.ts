@@ -31,10 +31,19 @@ export class NodePtyOptionError extends TypeError {
    * @param detail - an optional extra sentence (why the value fails)
    * @param secret - true for a value that may be a secret (an environment value): it is not shown
    * @param code - `invalid_option` for a resize's size and a call's options; else the default, a spawn's code
+   * @param noun - `'argument'` for a method's argument (a `resize` size), as every provider words it; else an option
    */
-  constructor(option: string, expected: string, value: unknown, detail?: string, secret = false, code: 'invalid_spawn_option' | 'invalid_option' = 'invalid_spawn_option') {
+  constructor(
+    option: string,
+    expected: string,
+    value: unknown,
+    detail?: string,
+    secret = false,
+    code: 'invalid_spawn_option' | 'invalid_option' = 'invalid_spawn_option',
+    noun: 'option' | 'argument' = 'option',
+  ) {
     super(
-      `Expected the \`${option}\` option to be ${expected}, got ${secret ? describeSecretValue(value) : describeValue(value)}${detail === undefined ? '' : `: ${detail}`}`,
+      `Expected the \`${option}\` ${noun} to be ${expected}, got ${secret ? describeSecretValue(value) : describeValue(value)}${detail === undefined ? '' : `: ${detail}`}`,
     )
     this.code = code
     this.option = option

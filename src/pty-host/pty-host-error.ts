@@ -27,7 +27,9 @@ import { findUnknownOption, unknownOptionMessage } from '../contracts/known-opti
  *   how it ended (`listExits`); its final screen is gone, and no screen stands in for it;
  * - `host_error`: the host's node-pty provider refused or failed the call (its code is kept in `hostCode`);
  * - `provider_detached` / `provider_disposed`: the provider was used after `detach()` / `dispose()`;
- * - `invalid_option`: a malformed option (also thrown as this error, naming the option and value);
+ * - `invalid_option`: a malformed option or argument, naming it and the value; thrown by the app
+ *   side as a `TypeError` that is also this error (`isPtyHostError` and `instanceof` hold), the
+ *   class every provider's refusal has;
  * - `invalid_spawn_option`: the host's node-pty provider refused a spawn option before starting
  *   anything (`option` names it, `value` is the refused value when it is a JSON scalar), or the
  *   spawn request was too large for one frame (`option` names its largest part, `value` is it —
@@ -94,17 +96,67 @@ export class PtyHostError extends Error {
     this.processMayExist = options.processMayExist === true
     PTY_HOST_ERROR_BRAND.mark(this)
   }
+
+  /**
+   * `instanceof PtyHostError` holds for every error {@link isPtyHostError} recognizes: a refused
+   * option or argument is a `TypeError` (as every provider's refusal is) carrying this class's fields, and
+   * one of another copy of the package is branded as this class's.
+   */
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    return this === PtyHostError ? isPtyHostError(value) : Function.prototype[Symbol.hasInstance].call(this, value)
+  }
 }
 const PTY_HOST_ERROR_BRAND = defineErrorBrand(PtyHostError, 'PtyHostError')
+
+/**
+ * The pty host's refusal of a malformed option or argument (`code: 'invalid_option'`): a
+ * `TypeError` — a programmer error, the class every other provider's refusal has (the node-pty
+ * provider's `NodePtyOptionError`, SSH's `SshOptionError`, the fake's and the controller's
+ * `TypeError`) — that is also a {@link PtyHostError}: {@link isPtyHostError} and
+ * `instanceof PtyHostError` hold, with the same fields. Why: a bad `resize` size, PTY id or
+ * option bag was a `PtyHostError` (an `Error`, not a `TypeError`) from the pty host alone, so a
+ * host that told a programmer error by its class missed it there.
+ */
+export class PtyHostOptionError extends TypeError {
+  /** Always `invalid_option`. */
+  readonly code: 'invalid_option' = 'invalid_option'
+  /** Never set for a refused option. */
+  readonly ptyId: string | undefined = undefined
+  /** Never set for a refused option. */
+  readonly hostCode: string | undefined = undefined
+  /** The refused option's or argument's name. */
+  readonly option: string | undefined
+  /** The refused value, when known. */
+  readonly value: unknown
+  /** Always `false`: nothing was started. */
+  readonly processMayExist = false
+
+  /**
+   * Create the error.
+   *
+   * @param message - the whole message, naming the option and showing the value
+   * @param option - the refused option or argument
+   * @param value - the refused value (left out when not known, or a secret)
+   */
+  constructor(message: string, option: string | undefined, value?: unknown) {
+    super(message)
+    this.option = option
+    this.value = value
+    PTY_HOST_ERROR_BRAND.mark(this as unknown as PtyHostError)
+  }
+}
 
 /** True for a {@link PtyHostError}, also across duplicate copies of the package. */
 export function isPtyHostError(value: unknown): value is PtyHostError {
   return PTY_HOST_ERROR_BRAND.is(value)
 }
 
-/** A malformed option: names the option and the value it got. */
-export function invalidPtyHostOption(option: string, expected: string, value: unknown): PtyHostError {
-  return new PtyHostError('invalid_option', `Expected the \`${option}\` option to be ${expected}, got ${describeValue(value)}`, { option, value })
+/**
+ * A malformed option (or, with `kind` `'argument'`, a method's argument: a PTY id, a `resize`
+ * size): a {@link PtyHostOptionError} naming the option and the value it got.
+ */
+export function invalidPtyHostOption(option: string, expected: string, value: unknown, kind: 'option' | 'argument' = 'option'): PtyHostError {
+  return new PtyHostOptionError(`Expected the \`${option}\` ${kind} to be ${expected}, got ${describeValue(value)}`, option, value)
 }
 
 /**
@@ -126,5 +178,5 @@ export function assertIntegerOption(option: string, value: unknown, min: 0 | 1):
  */
 export function assertKnownPtyHostOptions(options: object, known: readonly string[]): void {
   const unknown = findUnknownOption(options, known)
-  if (unknown !== undefined) throw new PtyHostError('invalid_option', unknownOptionMessage('', unknown), { option: unknown.name })
+  if (unknown !== undefined) throw new PtyHostOptionError(unknownOptionMessage('', unknown), unknown.name)
 }

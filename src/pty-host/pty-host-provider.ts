@@ -30,7 +30,7 @@ import { NODE_PTY_SHUTDOWN_DEADLINE_MS } from '../node-pty/stop-schedule.js'
 import { ClientPtyRecords, exitEventOfMessage, isExitMessage, isLive, type ClientPtyRecord, type ClientPtyState, type DeliveryWatch } from './client-pty-records.js'
 import { addAppEnvironment, asSessionIdRefusal, spawnOptionsRefusal, spawnRequestParams } from './spawn-request-params.js'
 import { isRequestTimeout, type PtyHostConnection } from './pty-host-connection.js'
-import { assertIntegerOption, invalidPtyHostOption, isPtyHostError, PtyHostError } from './pty-host-error.js'
+import { assertIntegerOption, invalidPtyHostOption, isPtyHostError, PtyHostError, PtyHostOptionError } from './pty-host-error.js'
 import { PtyHostLink } from './pty-host-link.js'
 import { PTY_HOST_MAX_FORGET_EXITS, sessionIdProblem, stopMismatchedHostAdvice } from './protocol.js'
 import {
@@ -156,7 +156,7 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
     if (detachPromise !== null) throw detachingError('attach')
     if (typeof id !== 'string' || id.length === 0) throw invalidPtyHostOption('sessionId', 'a non-empty string', id)
     // `null` threw JavaScript's own TypeError, a number was read as no options.
-    if (!isOptionsObject(attachOptions)) throw invalidPtyHostOption('options', 'an object', attachOptions)
+    if (!isOptionsObject(attachOptions)) throw invalidPtyHostOption('options', 'an object', attachOptions, 'argument')
     // No session can have such an id (the host refuses it at a spawn): nothing to ask.
     const idProblem = sessionIdProblem(id)
     if (idProblem !== undefined) throw invalidPtyHostOption('sessionId', idProblem, id)
@@ -367,7 +367,7 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
   function spawn(spawnOptions: ProviderSpawnOptions): Promise<PtySpawnResult> {
     if (disposePromise !== null) return Promise.reject(disposingError('spawn'))
     if (detachPromise !== null) return Promise.reject(detachingError('spawn'))
-    if (!isOptionsObject(spawnOptions)) return Promise.reject(invalidPtyHostOption('options', 'an object', spawnOptions))
+    if (!isOptionsObject(spawnOptions)) return Promise.reject(invalidPtyHostOption('options', 'an object', spawnOptions, 'argument'))
     const { sessionId } = spawnOptions
     if (sessionId !== undefined && (typeof sessionId !== 'string' || sessionId.length === 0)) return Promise.reject(invalidPtyHostOption('sessionId', 'a non-empty string', sessionId))
     // An id the host's output frames cannot carry (see PTY_HOST_MAX_SESSION_ID_BYTES): refused as a
@@ -629,7 +629,7 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
       assertPtyId(id)
       for (const [option, value] of [['cols', cols], ['rows', rows]] as const) {
         // The limit every provider applies: past it the host's node-pty refused the notify, unheard, and this said `true`.
-        if (!isPtyDimension(value)) throw invalidPtyHostOption(option, `an integer from 1 to ${MAX_PTY_DIMENSION}`, value)
+        if (!isPtyDimension(value)) throw invalidPtyHostOption(option, `an integer from 1 to ${MAX_PTY_DIMENSION}`, value, 'argument')
       }
       const connection = liveConnection(id)
       assertScreenWithinLimit({ cols, rows, scrollbackRows: connection?.hostScrollbackRows ?? ownScrollbackRows })
@@ -659,7 +659,7 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
       if (chars > 0) liveConnection(id)?.notify('ack', { ptyId: id, chars })
     },
     async listProcesses(listOptions: PtyListProcessesOptions = {}): Promise<PtyProcessInfo[]> {
-      if (!isOptionsObject(listOptions)) throw invalidPtyHostOption('options', 'an object', listOptions)
+      if (!isOptionsObject(listOptions)) throw invalidPtyHostOption('options', 'an object', listOptions, 'argument')
       // An option nobody reads (`membershipOnly: 'yes'`, a misspelt one) is refused, as the controller refuses it.
       asPtyHostRefusal(() => assertListProcessesOptions(listOptions))
       // Checked here, as the node-pty provider does (a TypeError naming the option): the host would
@@ -732,7 +732,7 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
     },
     async getBufferSnapshot(id: string, snapshotOptions: { scrollbackRows?: number | undefined } = {}): Promise<PtyHostBufferSnapshot | null> {
       assertPtyId(id)
-      if (!isOptionsObject(snapshotOptions)) throw invalidPtyHostOption('options', 'an object', snapshotOptions)
+      if (!isOptionsObject(snapshotOptions)) throw invalidPtyHostOption('options', 'an object', snapshotOptions, 'argument')
       // Checked here: the host's refusal (of -1, '5') came back as `null`, "no session under the
       // id", and a NaN crossed as JSON's `null`, read as "the host's default".
       assertIntegerOption('scrollbackRows', snapshotOptions.scrollbackRows, 0)
@@ -850,16 +850,16 @@ function forgetExitsArgument(exits: unknown): { ptyId: string; incarnationId?: s
  * ("unknown"), where node-pty and the fake answered about no PTY either.
  */
 function assertPtyId(id: unknown): void {
-  if (!isPtyIdArgument(id)) throw invalidPtyHostOption('ptyId', 'a non-empty string', id)
+  if (!isPtyIdArgument(id)) throw invalidPtyHostOption('ptyId', 'a non-empty string', id, 'argument')
 }
 
-/** Run a shared argument check (`ptykit/contracts`), its refusal thrown as this provider's: an `invalid_option` {@link PtyHostError}, the same option and value. */
+/** Run a shared argument check (`ptykit/contracts`), its refusal thrown as this provider's: a {@link PtyHostOptionError} (a `TypeError`), the same message, option and value. */
 function asPtyHostRefusal(check: () => void): void {
   try {
     check()
   } catch (error) {
     const refusal = error as { message: string; option?: string; value?: unknown }
-    throw new PtyHostError('invalid_option', refusal.message, { option: refusal.option ?? 'options', value: refusal.value })
+    throw new PtyHostOptionError(refusal.message, refusal.option ?? 'options', refusal.value)
   }
 }
 
@@ -871,7 +871,7 @@ function asPtyHostRefusal(check: () => void): void {
  * `false`, dropping the history the caller asked to keep.
  */
 function assertShutdownOptions(options: unknown): void {
-  if (!isOptionsObject(options)) throw invalidPtyHostOption('options', 'an object', options)
+  if (!isOptionsObject(options)) throw invalidPtyHostOption('options', 'an object', options, 'argument')
   const { immediate, keepHistory, expectedIncarnationId } = options as PtyShutdownOptions
   for (const [name, value] of [['immediate', immediate], ['keepHistory', keepHistory]] as const) {
     if (value !== undefined && typeof value !== 'boolean') throw invalidPtyHostOption(name, 'a boolean', value)

@@ -1,5 +1,5 @@
 import { NODE_PTY_DEFAULT_COLS, NODE_PTY_DEFAULT_ROWS } from '../node-pty/launch-plan.js'
-import { PtyHostError, invalidPtyHostOption } from './pty-host-error.js'
+import { PtyHostError, PtyHostOptionError, invalidPtyHostOption } from './pty-host-error.js'
 
 /**
  * The most cells one session's headless screen may hold: `cols × (rows + scrollbackRows)`,
@@ -15,8 +15,8 @@ export const PTY_HOST_MAX_SCREEN_CELLS = 8 * 1024 * 1024
 /**
  * The one screen-cost rule, on the host (where spawn and resize requests arrive) and in the
  * provider (before it sends them): unless `cols × (rows + scrollbackRows)` is at most
- * {@link PTY_HOST_MAX_SCREEN_CELLS}, throw `PtyHostError` with `code` (`invalid_option` for a
- * resize, `invalid_spawn_option` for a spawn, which the spawn pipeline then reports as the caller's
+ * {@link PTY_HOST_MAX_SCREEN_CELLS}, throw a `PtyHostError` with `code` (`invalid_option` for a
+ * resize, a `TypeError` as every provider's resize refusal; `invalid_spawn_option` for a spawn, which the spawn pipeline then reports as the caller's
  * bad option) naming the larger of `cols` and `rows` in `option` and its `value` (the message also
  * gives the whole product). Sizes that are not numbers are left to the size validator of the
  * provider that runs the PTY.
@@ -31,11 +31,9 @@ export function assertScreenWithinLimit(
   if (cells <= PTY_HOST_MAX_SCREEN_CELLS) return
   const option = cols >= rows ? 'cols' : 'rows'
   const value = option === 'cols' ? cols : rows
-  throw new PtyHostError(
-    code,
-    `Expected the \`${option}\` option to keep the pty host's screen within ${PTY_HOST_MAX_SCREEN_CELLS} cells (cols × (rows + ${scrollbackRows} scrollback rows)), got ${value}: ${cols} × (${rows} + ${scrollbackRows}) = ${cells} cells`,
-    { option, value },
-  )
+  // A resize's size is an argument, refused as every provider refuses one (a `TypeError`); a spawn's an option.
+  const message = `Expected the \`${option}\` ${code === 'invalid_option' ? 'argument' : 'option'} to keep the pty host's screen within ${PTY_HOST_MAX_SCREEN_CELLS} cells (cols × (rows + ${scrollbackRows} scrollback rows)), got ${value}: ${cols} × (${rows} + ${scrollbackRows}) = ${cells} cells`
+  throw code === 'invalid_option' ? new PtyHostOptionError(message, option, value) : new PtyHostError(code, message, { option, value })
 }
 
 /**

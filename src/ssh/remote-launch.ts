@@ -23,7 +23,8 @@ const SSH_VARIABLE_NAME_EXPECTED = 'a shell variable name (letters, digits and `
 /** Refuse a `cols`/`rows` value that is not a positive integer a pty can hold: `invalid_spawn_option` for a spawn, `invalid_option` for a resize. */
 export function assertSshDimension(option: 'cols' | 'rows', value: unknown, code: 'invalid_spawn_option' | 'invalid_option' = 'invalid_spawn_option'): asserts value is number {
   if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > SSH_MAX_DIMENSION) {
-    throw new SshOptionError(option, `an integer from 1 to ${SSH_MAX_DIMENSION}`, value, false, undefined, code)
+    // A resize's size is an argument (`invalid_option`), worded as every provider words it; a spawn's an option.
+    throw new SshOptionError(option, `an integer from 1 to ${SSH_MAX_DIMENSION}`, value, false, undefined, code, code === 'invalid_option' ? 'argument' : 'option')
   }
 }
 

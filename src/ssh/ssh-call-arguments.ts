@@ -44,7 +44,7 @@ export function asSshRefusal(check: () => void): void {
 
 /** Refuse a listener that is not a function. */
 export function assertSshListener(listener: unknown): void {
-  if (typeof listener !== 'function') throw new SshOptionError('listener', 'a function', listener, false, undefined, 'invalid_option')
+  if (typeof listener !== 'function') throw new SshOptionError('listener', 'a function', listener, false, undefined, 'invalid_option', 'argument')
 }
 
 /**
@@ -65,8 +65,11 @@ export function assertSshCallOptions(options: unknown, kinds: Readonly<Record<st
   }
 }
 
-/** The options `shutdown` reads, by type. */
-export const SSH_SHUTDOWN_OPTION_KINDS = { deadlineMs: 'finite number', timeoutMs: 'finite number', immediate: 'boolean', keepHistory: 'boolean', expectedIncarnationId: 'incarnation id' } as const
+/**
+ * The options `shutdown` reads, by type. Not the wait budget (`deadlineMs`, `timeoutMs`): the shared
+ * `resolveWaitDeadline` refuses a bad one in the words and the shape every provider's refusal has.
+ */
+export const SSH_SHUTDOWN_OPTION_KINDS = { immediate: 'boolean', keepHistory: 'boolean', expectedIncarnationId: 'incarnation id' } as const
 
-/** The options `listProcesses` reads, by type. */
-export const SSH_LISTING_OPTION_KINDS = { deadlineMs: 'finite number', timeoutMs: 'finite number' } as const
+/** The options `listProcesses` reads, by type: none but the wait budget, which the shared `resolveWaitDeadline` checks. */
+export const SSH_LISTING_OPTION_KINDS = {} as const

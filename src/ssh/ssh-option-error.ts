@@ -28,9 +28,18 @@ export class SshOptionError extends TypeError {
    * @param secret - true for a secret value (a key, a passphrase, an environment value): it is not shown
    * @param detail - why the value does not qualify, when its shape alone does not say (`it does not exist on ssh:box`)
    * @param code - `invalid_option` for a resize's size; else the default, a spawn's code
+   * @param noun - `'argument'` for a method's argument (a `resize` size, a listener), as every provider words it; else an option
    */
-  constructor(option: string, expected: string, value: unknown, secret = false, detail?: string, code: 'invalid_spawn_option' | 'invalid_option' = 'invalid_spawn_option') {
-    super(`Expected the \`${option}\` option to be ${expected}, got ${secret ? describeSecretValue(value) : describeValue(value)}${detail === undefined ? '' : `: ${detail}`}`)
+  constructor(
+    option: string,
+    expected: string,
+    value: unknown,
+    secret = false,
+    detail?: string,
+    code: 'invalid_spawn_option' | 'invalid_option' = 'invalid_spawn_option',
+    noun: 'option' | 'argument' = 'option',
+  ) {
+    super(`Expected the \`${option}\` ${noun} to be ${expected}, got ${secret ? describeSecretValue(value) : describeValue(value)}${detail === undefined ? '' : `: ${detail}`}`)
     this.code = code
     this.option = option
     this.value = secret ? undefined : value

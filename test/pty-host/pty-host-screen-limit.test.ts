@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import { readdirSync, readFileSync } from 'node:fs'
-import { isPtyHostError, PTY_HOST_MAX_SCREEN_CELLS, startPtyHost, type PtyHostProvider, type PtyHostServer } from 'ptykit/pty-host'
+import { isPtyHostError, PtyHostError, PTY_HOST_MAX_SCREEN_CELLS, startPtyHost, type PtyHostProvider, type PtyHostServer } from 'ptykit/pty-host'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { waitFor } from '../node-pty/pty-test-support.js'
 import { killHostAndClean, makeSocketDir, providerOn, rawClient } from './pty-host-test-support.js'
@@ -77,7 +77,8 @@ describe('pty host: one session screen cannot exhaust the host (PTY_HOST_MAX_SCR
     try {
       const refused = await raw.request('resize', { ptyId: id, cols: 200, rows: 65_535 })
       expect(refused).toMatchObject({ ok: false, error: { code: 'invalid_option', option: 'rows', value: 65_535 } })
-      expect(String((refused.error as { message: string }).message)).toContain('`rows` option')
+      // A resize's size is an argument, worded as every provider's resize refusal (until 7 Dec "the `rows` option").
+      expect(String((refused.error as { message: string }).message)).toContain('`rows` argument')
       expect(String((refused.error as { message: string }).message)).toContain('got 65535')
       expect(await ttySize(id)).toBe('24 80')
       expect(await app.getBufferSnapshot(id)).toMatchObject({ cols: 80, rows: 24 })
@@ -89,6 +90,9 @@ describe('pty host: one session screen cannot exhaust the host (PTY_HOST_MAX_SCR
         early = error
       }
       expect(isPtyHostError(early) && early.code).toBe('invalid_option')
+      // A TypeError as every provider's resize refusal, and still a PtyHostError (until 7 Dec an `Error` only).
+      expect(early).toBeInstanceOf(TypeError)
+      expect(early).toBeInstanceOf(PtyHostError)
       expect((early as Error).message).toContain('got 65535')
       // The same connection and the host carry on: a normal resize right after applies.
       expect(await raw.request('resize', { ptyId: id, cols: 100, rows: 30 })).toMatchObject({ ok: true, result: true })

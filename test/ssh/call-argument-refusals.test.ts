@@ -21,11 +21,14 @@ async function refusal(call: () => unknown): Promise<unknown> {
     const value = await call()
     return { returned: value }
   } catch (error) {
-    if (!isSshOptionError(error)) return { threw: error }
-    expect(error).toBeInstanceOf(TypeError)
-    expect(error.message).toContain(`\`${error.option}\``)
-    expect(error.message).toContain(describeValue(error.value))
-    return { code: error.code, option: error.option, value: error.value }
+    // SSH's own refusal, or the shared checks' (a wait budget's, by `resolveWaitDeadline`): the same shape.
+    const typed = isSshOptionError(error) || (error instanceof TypeError && (error as { code?: unknown }).code === 'invalid_option')
+    if (!typed) return { threw: error }
+    const refused = error as TypeError & { code: string; option: string; value: unknown }
+    expect(refused).toBeInstanceOf(TypeError)
+    expect(refused.message).toContain(`\`${refused.option}\``)
+    expect(refused.message).toContain(describeValue(refused.value))
+    return { code: refused.code, option: refused.option, value: refused.value }
   }
 }
 
