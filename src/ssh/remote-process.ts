@@ -338,13 +338,15 @@ export function probeRemotePid(connection: SshConnection, marker: LaunchMarker, 
 export type RemoteInspection = {
   /** The foreground process's working directory (else the program's); `null` when unreadable. */
   cwd: string | null
+  /** The program's (the PTY's leader's, the shell's) working directory; `null` when unreadable. */
+  leaderCwd: string | null
   /** The foreground process's name; `null` when unreadable. */
   foreground: string | null
   /** Whether the program has children; `null` when unreadable. */
   hasChildren: boolean | null
 }
 
-/** Read cwd, foreground process and children from the remote `/proc`; `null` when the remote cannot answer. */
+/** Read the foreground's and the leader's cwd, foreground process and children from the remote `/proc`; `null` when the remote cannot answer. */
 export async function inspectRemoteProcess(connection: SshConnection, marker: LaunchMarker, timeoutMs: number): Promise<RemoteInspection | null> {
   const script = [
     identityCheck(marker),
@@ -376,6 +378,7 @@ export async function inspectRemoteProcess(connection: SshConnection, marker: La
   const children = fields.get('children')
   return {
     cwd: nonEmpty(fields.get('fgcwd')) ?? nonEmpty(fields.get('cwd')),
+    leaderCwd: nonEmpty(fields.get('cwd')),
     foreground: nonEmpty(fields.get('fg')),
     hasChildren: children === undefined || children === '?' ? null : children.length > 0,
   }

@@ -97,7 +97,7 @@ function checkedQueries(queries: ReturnType<typeof createSshQueries>): ReturnTyp
     getCwd: async (id, cwdOptions?: PtyCwdOptions) => {
       assertSshPtyId(id)
       asSshRefusal(() => assertCwdOptions(cwdOptions))
-      return queries.getCwd(id)
+      return queries.getCwd(id, cwdOptions)
     },
     getForegroundProcess: async (id) => (assertSshPtyId(id), queries.getForegroundProcess(id)),
     hasChildProcesses: async (id) => (assertSshPtyId(id), queries.hasChildProcesses(id)),

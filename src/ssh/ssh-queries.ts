@@ -1,7 +1,7 @@
 import { probedIncarnation } from '../contracts/liveness-probe-options.js'
 import { basename } from 'node:path'
 import { settleWithin } from '../contracts/settle-within.js'
-import { remainingWaitMs, resolveWaitDeadline, type ExecutionHostId, type PtyListProcessesOptions, type PtyLivenessProbeOptions, type PtyProcessInfo } from '../contracts/index.js'
+import { remainingWaitMs, resolveWaitDeadline, type ExecutionHostId, type PtyCwdOptions, type PtyListProcessesOptions, type PtyLivenessProbeOptions, type PtyProcessInfo } from '../contracts/index.js'
 import { inspectRemoteProcess, probeRemotePid, type RemoteInspection } from './remote-process.js'
 import { judgeOfLostSessionConnecting, probeLostSession } from './ssh-lost-sessions.js'
 import type { SshConnectionKeeper } from './ssh-connection-keeper.js'
@@ -27,7 +27,7 @@ export type SshQueries = {
   listProcesses(options?: PtyListProcessesOptions): Promise<PtyProcessInfo[]>
   hasPty(id: string): boolean | null
   probeLiveness(id: string, options?: PtyLivenessProbeOptions): Promise<boolean | null>
-  getCwd(id: string): Promise<string | null>
+  getCwd(id: string, options?: PtyCwdOptions): Promise<string | null>
   getForegroundProcess(id: string): Promise<string | null>
   hasChildProcesses(id: string): Promise<boolean | null>
   getPid(id: string): number | null
@@ -114,8 +114,11 @@ export function createSshQueries(context: SshQueryContext): SshQueries {
       // Proven gone remotely, but its exit is still on the way: not proven here yet, so unknown.
       return answer === false ? null : true
     },
-    async getCwd(id: string): Promise<string | null> {
-      return (await inspect(id))?.cwd ?? null
+    async getCwd(id: string, options?: PtyCwdOptions): Promise<string | null> {
+      // One remote read answers both: the leader's directory (`{ of: 'leader' }`, the shell's,
+      // whatever runs in the foreground) or the foreground process's (the default).
+      const inspection = await inspect(id)
+      return (options?.of === 'leader' ? inspection?.leaderCwd : inspection?.cwd) ?? null
     },
     async getForegroundProcess(id: string): Promise<string | null> {
       return (await inspect(id))?.foreground ?? null

@@ -180,10 +180,10 @@ describe('remote /proc scripts: identity by pid, start time and boot id', () => 
     children.push(processIdentity(program.pid!))
     await waitFor(() => (readFileSync(`/proc/${program.pid}/task/${program.pid}/children`, 'utf8').trim() !== '' ? true : undefined), 'the child')
     // No terminal: no foreground group, so the program's own directory.
-    expect(await inspectRemoteProcess(connection, markerOf(program.pid!), SCRIPT_BUDGET_MS)).toEqual({ cwd: dir, foreground: null, hasChildren: true })
+    expect(await inspectRemoteProcess(connection, markerOf(program.pid!), SCRIPT_BUDGET_MS)).toEqual({ cwd: dir, leaderCwd: dir, foreground: null, hasChildren: true })
     rmSync(dir, { recursive: true })
     // Before the check: bash's `cd -P` into a deleted directory left `$PWD` at /proc/<pid>/cwd.
-    expect(await inspectRemoteProcess(connection, markerOf(program.pid!), SCRIPT_BUDGET_MS)).toEqual({ cwd: null, foreground: null, hasChildren: true })
+    expect(await inspectRemoteProcess(connection, markerOf(program.pid!), SCRIPT_BUDGET_MS)).toEqual({ cwd: null, leaderCwd: null, foreground: null, hasChildren: true })
   })
 
   it.each(['/bin/sh', '/bin/bash'])('sweeps with %s: every member of the session and group is found and signalled, also after the leader died', async (shell) => {
