@@ -360,7 +360,11 @@ export function createHostRequestHandlers({ provider, sessions, activityChanged,
       return predecessorMayHold(id) && (ownExit === undefined || ownExit.fromJournal === true) ? null : false
     },
     async cwd(_client, request) {
-      return provider.getCwd(stringParam(request.params, 'ptyId'))
+      // Whose directory (`of`, read since the welcome's `cwdOf`): a value this host does not know
+      // is refused, never answered as the foreground's.
+      const of = (request.params as Record<string, unknown> | undefined)?.['of']
+      if (of !== undefined && of !== 'foreground' && of !== 'leader') throw invalidPtyHostOption('of', "'foreground' or 'leader'", of)
+      return provider.getCwd(stringParam(request.params, 'ptyId'), of === 'leader' ? { of } : undefined)
     },
     async foreground(_client, request) {
       return provider.getForegroundProcess(stringParam(request.params, 'ptyId'))

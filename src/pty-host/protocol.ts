@@ -115,6 +115,11 @@ export type PtyHostMessage =
        * carries them ({@link SPAWN_INHERITANCE_KEYS}); a host without it ignores them.
        */
       appEnvironment?: boolean
+      /**
+       * The host reads a `cwd` request's `of` (`'leader'`: the PTY's leader's directory, not the
+       * foreground process's); a host without it ignores the field and answers the foreground's.
+       */
+      cwdOf?: boolean
     }
   | { v: number; type: 'refused'; code: string; message: string }
   | { v: number; type: 'reply'; id: number; ok: true; result: unknown }

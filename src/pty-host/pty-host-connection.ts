@@ -136,6 +136,12 @@ export class PtyHostConnection {
    */
   readonly hostInheritsAppEnvironment: boolean
   /**
+   * The host reads a `cwd` request's `of` (its welcome says `cwdOf`) and answers `{ of: 'leader' }`
+   * with the leader's directory. A host of an older ptykit ignores the field and answers the
+   * foreground process's: the app does not ask it for the leader's.
+   */
+  readonly hostReadsCwdOf: boolean
+  /**
    * The methods the host answers, from its welcome; `undefined` from a host that does not list
    * them (one of ptykit 0.1.0, which answers the methods it had then and drops the connection of
    * a client that calls any other). Ask {@link PtyHostConnection.answers} before a newer method.
@@ -182,6 +188,7 @@ export class PtyHostConnection {
       hostReadsPredecessorJournal?: boolean
       hostShutdownDeadlineMs?: number | undefined
       hostInheritsAppEnvironment?: boolean
+      hostReadsCwdOf?: boolean
     },
     reader: ConnectionReader,
     leftover: PtyHostMessage[],
@@ -194,6 +201,7 @@ export class PtyHostConnection {
     this.hostShutdownDeadlineMs = welcome.hostShutdownDeadlineMs
     this.hostReadsPredecessorJournal = welcome.hostReadsPredecessorJournal === true
     this.hostInheritsAppEnvironment = welcome.hostInheritsAppEnvironment === true
+    this.hostReadsCwdOf = welcome.hostReadsCwdOf === true
     this.hostMethods = welcome.hostMethods
     this.hostMaxFrameBytes = welcome.hostMaxFrameBytes ?? PTY_HOST_MAX_FRAME_BYTES
     reader.onMessages = (messages) => this.#enqueue(messages as PtyHostMessage[])
@@ -265,7 +273,8 @@ export class PtyHostConnection {
         const hostReadsPredecessorJournal = first.predecessorJournal === true
         const hostShutdownDeadlineMs = Number.isSafeInteger(first.shutdownDeadlineMs) && (first.shutdownDeadlineMs as number) >= 0 ? (first.shutdownDeadlineMs as number) : undefined
         const hostInheritsAppEnvironment = first.appEnvironment === true
-        const welcome = { hostInstanceId: first.hostInstanceId, hostScrollbackRows, hostMethods, hostMaxFrameBytes, hostSucceedsDeadHost, hostFencesProbe, hostReadsPredecessorJournal, hostShutdownDeadlineMs, hostInheritsAppEnvironment }
+        const hostReadsCwdOf = first.cwdOf === true
+        const welcome = { hostInstanceId: first.hostInstanceId, hostScrollbackRows, hostMethods, hostMaxFrameBytes, hostSucceedsDeadHost, hostFencesProbe, hostReadsPredecessorJournal, hostShutdownDeadlineMs, hostInheritsAppEnvironment, hostReadsCwdOf }
         resolve(new PtyHostConnection(socket, welcome, reader, messages.slice(1) as PtyHostMessage[]))
       }
     })

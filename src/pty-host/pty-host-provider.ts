@@ -545,9 +545,14 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
    * Ask the host; `null` when it cannot be asked or does not answer — but a refusal `passOn` says
    * is an answer rejects with it (the PTY's id set): `history_released` for a snapshot.
    */
-  async function ask<T>(method: 'cwd' | 'foreground' | 'children' | 'snapshot', params: Record<string, unknown>, passOn?: (error: unknown) => boolean): Promise<T | null> {
+  async function ask<T>(
+    method: 'cwd' | 'foreground' | 'children' | 'snapshot',
+    params: Record<string, unknown>,
+    passOn?: (error: unknown) => boolean,
+    hostCanAnswer: (connection: PtyHostConnection) => boolean = () => true,
+  ): Promise<T | null> {
     const connection = link.connection
-    if (link.state !== 'open' || connection === null) return null
+    if (link.state !== 'open' || connection === null || !hostCanAnswer(connection)) return null
     try {
       return (await connection.request(method, params, requestTimeoutMs)) as T | null
     } catch (error) {
@@ -716,7 +721,11 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
     async getCwd(id: string, cwdOptions?: PtyCwdOptions): Promise<string | null> {
       assertPtyId(id)
       asPtyHostRefusal(() => assertCwdOptions(cwdOptions))
-      return ask<string>('cwd', { ptyId: id })
+      if (cwdOptions?.of !== 'leader') return ask<string>('cwd', { ptyId: id })
+      // The leader's directory: `of` crosses the wire. A host of an older ptykit ignores it and
+      // would answer the foreground process's — a wrong directory, silently —, so it is not asked:
+      // the answer is `null` ("cannot be read"), as for any directory this provider cannot read.
+      return ask<string>('cwd', { ptyId: id, of: 'leader' }, undefined, (connection) => connection.hostReadsCwdOf)
     },
     async getForegroundProcess(id: string): Promise<string | null> {
       assertPtyId(id)

@@ -400,6 +400,8 @@ export async function startPtyHost(options: PtyHostServerOptions = {}): Promise<
       // A spawn that carries the app's environment and directory starts from them, not from this
       // process's (an older host ignores them: the app then sends them as the spawn's own).
       appEnvironment: true,
+      // A `cwd` request's `of` is read (an older host ignores it: the app then does not ask it for the leader's).
+      cwdOf: true,
     })
     return true
   }
