@@ -27,9 +27,7 @@ export function assertPtyDimension(
   kind: 'option' | 'argument' = 'option',
 ): asserts value is number {
   if (!isPtyDimension(value)) {
-    throw new TypeError(
-      `Expected the \`${name}\` ${kind} to be an integer from 1 to ${MAX_PTY_DIMENSION}, got ${describeValue(value)}`,
-    )
+    throw argumentRefusal(`Expected the \`${name}\` ${kind} to be an integer from 1 to ${MAX_PTY_DIMENSION}, got ${describeValue(value)}`, name, value)
   }
 }
 

@@ -1,4 +1,5 @@
 import { describeValue } from './argument-validation.js'
+import { argumentRefusal } from '../contracts/argument-refusal.js'
 
 /** What {@link raceAbort} resolves with when the signal aborted first. */
 export const ABORTED: unique symbol = Symbol('ptykit.aborted')
@@ -6,7 +7,7 @@ export const ABORTED: unique symbol = Symbol('ptykit.aborted')
 /** Throw a `TypeError` naming the option unless it is absent or an `AbortSignal`. */
 export function assertAbortSignal(value: unknown): asserts value is AbortSignal | undefined {
   if (value === undefined || value instanceof AbortSignal) return
-  throw new TypeError(`Expected the \`signal\` option to be an AbortSignal, got ${describeValue(value)}`)
+  throw argumentRefusal(`Expected the \`signal\` option to be an AbortSignal, got ${describeValue(value)}`, 'signal', value)
 }
 
 /**

@@ -3,27 +3,32 @@ import { isUint8Array } from '../contracts/write-settlement.js'
 import { isPtyIncarnationId, isTerminalInputKind } from '../contracts/index.js'
 import { describeThrownValue, describeValue } from '../contracts/describe-value.js'
 import { assertKnownOptions, isOptionsObject } from '../contracts/known-options.js'
+import { argumentRefusal } from '../contracts/argument-refusal.js'
 
 export { describeThrownValue, describeValue }
+
+// Every refusal below is the one shape every shared check throws (`argumentRefusal`): a `TypeError`
+// with `code: 'invalid_option'`, `option` and `value`, so a host matching on `code` meets the
+// controller's refusals as it meets a provider's.
 
 /** Throw a `TypeError` naming the argument unless it is a non-empty string. */
 export function assertPtyId(ptyId: unknown): void {
   if (typeof ptyId !== 'string' || ptyId.length === 0) {
-    throw new TypeError(`Expected the \`ptyId\` argument to be a non-empty string, got ${describeValue(ptyId)}`)
+    throw argumentRefusal(`Expected the \`ptyId\` argument to be a non-empty string, got ${describeValue(ptyId)}`, 'ptyId', ptyId)
   }
 }
 
 /** Throw a `TypeError` naming the option unless it is a positive integer. */
 export function assertPositiveInteger(name: string, value: unknown): void {
   if (typeof value !== 'number' || !Number.isInteger(value) || value <= 0) {
-    throw new TypeError(`Expected the \`${name}\` option to be a positive integer, got ${describeValue(value)}`)
+    throw argumentRefusal(`Expected the \`${name}\` option to be a positive integer, got ${describeValue(value)}`, name, value)
   }
 }
 
 /** Throw a `TypeError` naming the option unless it is a non-negative finite number. */
 export function assertNonNegativeNumber(kind: 'argument' | 'option', name: string, value: unknown): void {
   if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
-    throw new TypeError(`Expected the \`${name}\` ${kind} to be a non-negative number, got ${describeValue(value)}`)
+    throw argumentRefusal(`Expected the \`${name}\` ${kind} to be a non-negative number, got ${describeValue(value)}`, name, value)
   }
 }
 
@@ -34,21 +39,21 @@ export function assertNonNegativeNumber(kind: 'argument' | 'option', name: strin
  */
 export function assertCharCount(name: string, value: unknown): void {
   if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) {
-    throw new TypeError(`Expected the \`${name}\` argument to be a non-negative integer (a count of chars), got ${describeValue(value)}`)
+    throw argumentRefusal(`Expected the \`${name}\` argument to be a non-negative integer (a count of chars), got ${describeValue(value)}`, name, value)
   }
 }
 
 /** Throw a `TypeError` naming the option unless it is absent or a well-formed incarnation id. */
 export function assertOptionalIncarnationId(name: string, value: unknown): void {
   if (value !== undefined && !isPtyIncarnationId(value)) {
-    throw new TypeError(`Expected the \`${name}\` option to be an incarnation id (a string of 1–128 characters), got ${describeValue(value)}`)
+    throw argumentRefusal(`Expected the \`${name}\` option to be an incarnation id (a string of 1–128 characters), got ${describeValue(value)}`, name, value)
   }
 }
 
 /** Throw a `TypeError` naming the option unless it is absent or a boolean. */
 export function assertOptionalBoolean(name: string, value: unknown): void {
   if (value !== undefined && typeof value !== 'boolean') {
-    throw new TypeError(`Expected the \`${name}\` option to be a boolean, got ${describeValue(value)}`)
+    throw argumentRefusal(`Expected the \`${name}\` option to be a boolean, got ${describeValue(value)}`, name, value)
   }
 }
 
@@ -59,7 +64,7 @@ export function assertOptionalBoolean(name: string, value: unknown): void {
  */
 export function assertOptionsObject(name: string, value: unknown, known?: readonly string[]): void {
   if (value !== undefined && !isOptionsObject(value)) {
-    throw new TypeError(`Expected the \`${name}\` argument to be an object, got ${describeValue(value)}`)
+    throw argumentRefusal(`Expected the \`${name}\` argument to be an object, got ${describeValue(value)}`, name, value)
   }
   if (known !== undefined) assertKnownOptions('', value as object | undefined, known)
 }
@@ -73,7 +78,7 @@ export function assertBufferOptions(options: unknown, known: readonly string[] =
   assertOptionsObject('options', options, known)
   const rows = (options as { scrollbackRows?: unknown } | undefined)?.scrollbackRows
   if (rows !== undefined && (typeof rows !== 'number' || !Number.isInteger(rows) || rows < 0)) {
-    throw new TypeError(`Expected the \`scrollbackRows\` option to be a non-negative integer, got ${describeValue(rows)}`)
+    throw argumentRefusal(`Expected the \`scrollbackRows\` option to be a non-negative integer, got ${describeValue(rows)}`, 'scrollbackRows', rows)
   }
 }
 
@@ -86,7 +91,7 @@ export function assertBufferOptions(options: unknown, known: readonly string[] =
 export function assertWellFormedData(data: string): void {
   const index = loneSurrogateIndex(data)
   if (index === -1) return
-  throw new TypeError(`Expected the \`data\` argument to be well-formed UTF-16, got a lone surrogate ${describeCodeUnit(data, index)} at index ${index}`)
+  throw argumentRefusal(`Expected the \`data\` argument to be well-formed UTF-16, got a lone surrogate ${describeCodeUnit(data, index)} at index ${index}`, 'data', data)
 }
 
 /**
@@ -98,18 +103,16 @@ export function assertWellFormedData(data: string): void {
 export function assertWriteArguments(data: unknown, inputKind: unknown): asserts data is string | Uint8Array {
   if (typeof data === 'string') assertWellFormedData(data)
   else if (!isUint8Array(data)) {
-    throw new TypeError(`Expected the \`data\` argument to be a string or a Uint8Array (a Buffer is one), got ${describeValue(data)}`)
+    throw argumentRefusal(`Expected the \`data\` argument to be a string or a Uint8Array (a Buffer is one), got ${describeValue(data)}`, 'data', data)
   }
   if (!isTerminalInputKind(inputKind)) {
-    throw new TypeError(
-      `Expected the \`inputKind\` argument to be 'driving', 'launch' or 'query-reply', got ${describeValue(inputKind)}`,
-    )
+    throw argumentRefusal(`Expected the \`inputKind\` argument to be 'driving', 'launch' or 'query-reply', got ${describeValue(inputKind)}`, 'inputKind', inputKind)
   }
 }
 
 /** Throw a `TypeError` naming the option unless `of` is absent, `'foreground'` or `'leader'`. */
 export function assertCwdOf(of: unknown): void {
   if (of !== undefined && of !== 'foreground' && of !== 'leader') {
-    throw new TypeError(`Expected the \`of\` option to be 'foreground' or 'leader', got ${describeValue(of)}`)
+    throw argumentRefusal(`Expected the \`of\` option to be 'foreground' or 'leader', got ${describeValue(of)}`, 'of', of)
   }
 }

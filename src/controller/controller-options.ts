@@ -19,6 +19,7 @@ import {
   type ProducerFlowControlMode,
 } from './flow-control.js'
 import { STOP_DEFAULT_DEADLINE_MS, STOP_FORCE_AFTER_MS, STOP_UNCONFIRMED_AFTER_MS } from './stop-constants.js'
+import { argumentRefusal } from '../contracts/argument-refusal.js'
 
 /** Providers keyed by the host id they serve; `'local'` is the host a spawn uses by default. */
 export type PtyProviderRegistry =
@@ -150,13 +151,11 @@ function resolveProviders(options: PtyControllerOptions): Map<ExecutionHostId, P
   const hasOne = options.provider !== undefined
   const hasMany = options.providers !== undefined
   if (hasOne === hasMany) {
-    throw new TypeError(
-      `Expected exactly one of the \`provider\` and \`providers\` options, got ${hasOne ? 'both' : 'neither'}`,
-    )
+    throw argumentRefusal(`Expected exactly one of the \`provider\` and \`providers\` options, got ${hasOne ? 'both' : 'neither'}`, hasOne ? 'provider' : 'providers', hasOne ? options.provider : undefined)
   }
   if (hasOne) {
     if (!isProvider(options.provider)) {
-      throw new TypeError(`Expected the \`provider\` option to be a PtyProvider, got ${describeValue(options.provider)}`)
+      throw argumentRefusal(`Expected the \`provider\` option to be a PtyProvider, got ${describeValue(options.provider)}`, 'provider', options.provider)
     }
     return new Map([[LOCAL_EXECUTION_HOST_ID, options.provider]])
   }
@@ -165,26 +164,22 @@ function resolveProviders(options: PtyControllerOptions): Map<ExecutionHostId, P
   if (registry instanceof Map) entries = [...(registry as ReadonlyMap<string, unknown>).entries()]
   // Not an array: its indexes would register hosts "0", "1"… and every spawn would find "local" unreachable.
   else if (typeof registry === 'object' && registry !== null && !Array.isArray(registry)) entries = Object.entries(registry)
-  else throw new TypeError(`Expected the \`providers\` option to be a record or a Map, got ${describeValue(registry)}`)
+  else throw argumentRefusal(`Expected the \`providers\` option to be a record or a Map, got ${describeValue(registry)}`, 'providers', registry)
   if (entries.length === 0) {
-    throw new TypeError('Expected the `providers` option to register at least one host, got an empty registry')
+    throw argumentRefusal('Expected the `providers` option to register at least one host, got an empty registry', 'providers', registry)
   }
   const providers = new Map<ExecutionHostId, PtyProvider>()
   for (const [hostId, provider] of entries) {
     if (typeof hostId !== 'string' || hostId.length === 0) {
-      throw new TypeError(`Expected every \`providers\` key to be a non-empty host id, got ${describeValue(hostId)}`)
+      throw argumentRefusal(`Expected every \`providers\` key to be a non-empty host id, got ${describeValue(hostId)}`, 'providers', hostId)
     }
     if (!isProvider(provider)) {
-      throw new TypeError(
-        `Expected \`providers[${JSON.stringify(hostId)}]\` to be a PtyProvider, got ${describeValue(provider)}`,
-      )
+      throw argumentRefusal(`Expected \`providers[${JSON.stringify(hostId)}]\` to be a PtyProvider, got ${describeValue(provider)}`, `providers[${JSON.stringify(hostId)}]`, provider)
     }
     // One provider under two host ids would list each of its PTYs as running on both hosts.
     const registeredAs = [...providers].find(([, registered]) => registered === provider)?.[0]
     if (registeredAs !== undefined) {
-      throw new TypeError(
-        `Expected \`providers[${JSON.stringify(hostId)}]\` to be a provider of its own, got the provider already registered as ${JSON.stringify(registeredAs)}`,
-      )
+      throw argumentRefusal(`Expected \`providers[${JSON.stringify(hostId)}]\` to be a provider of its own, got the provider already registered as ${JSON.stringify(registeredAs)}`, `providers[${JSON.stringify(hostId)}]`, provider)
     }
     providers.set(hostId, provider)
   }
@@ -195,9 +190,7 @@ function positiveNumber(name: string, value: unknown, fallback: number, { intege
   if (value === undefined) return fallback
   const ok = typeof value === 'number' && Number.isFinite(value) && value > 0 && (!integer || Number.isInteger(value))
   if (!ok) {
-    throw new TypeError(
-      `Expected the \`${name}\` option to be a positive ${integer ? 'integer' : 'number'}, got ${describeValue(value)}`,
-    )
+    throw argumentRefusal(`Expected the \`${name}\` option to be a positive ${integer ? 'integer' : 'number'}, got ${describeValue(value)}`, name, value)
   }
   return value
 }
@@ -205,7 +198,7 @@ function positiveNumber(name: string, value: unknown, fallback: number, { intege
 function nonNegativeNumber(name: string, value: unknown, fallback: number): number {
   if (value === undefined) return fallback
   if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
-    throw new TypeError(`Expected the \`${name}\` option to be a non-negative number, got ${describeValue(value)}`)
+    throw argumentRefusal(`Expected the \`${name}\` option to be a non-negative number, got ${describeValue(value)}`, name, value)
   }
   return value
 }
@@ -222,27 +215,23 @@ function resolveFlowControl(option: PtyControllerOptions['flowControl']): Produc
     }
   }
   if (typeof option !== 'object' || option === null) {
-    throw new TypeError(`Expected the \`flowControl\` option to be an object or false, got ${describeValue(option)}`)
+    throw argumentRefusal(`Expected the \`flowControl\` option to be an object or false, got ${describeValue(option)}`, 'flowControl', option)
   }
   assertKnownOptions('flowControl.', option, FLOW_CONTROL_OPTION_NAMES)
   if (option.enabled !== undefined && typeof option.enabled !== 'boolean') {
-    throw new TypeError(`Expected the \`flowControl.enabled\` option to be a boolean, got ${describeValue(option.enabled)}`)
+    throw argumentRefusal(`Expected the \`flowControl.enabled\` option to be a boolean, got ${describeValue(option.enabled)}`, 'flowControl.enabled', option.enabled)
   }
   const mode = option.mode ?? 'acknowledged'
   if (mode !== 'acknowledged' && mode !== 'always') {
-    throw new TypeError(
-      `Expected the \`flowControl.mode\` option to be 'acknowledged' or 'always', got ${describeValue(option.mode)}`,
-    )
+    throw argumentRefusal(`Expected the \`flowControl.mode\` option to be 'acknowledged' or 'always', got ${describeValue(option.mode)}`, 'flowControl.mode', option.mode)
   }
   const setting = (name: Exclude<keyof PtyFlowControlOptions, 'mode' | 'enabled'>, fallback: number, integer: boolean): number =>
     positiveNumber(`flowControl.${name}`, option[name], fallback, { integer })
   const high = setting('highWatermarkChars', FLOW_CONTROL_HIGH_WATERMARK_CHARS, true)
   const low = setting('lowWatermarkChars', FLOW_CONTROL_LOW_WATERMARK_CHARS, true)
   if (low >= high) {
-    throw new TypeError(
-      `Expected the \`flowControl.lowWatermarkChars\` option to be below \`highWatermarkChars\` (${high}), ` +
-        `got ${describeValue(low)}`,
-    )
+    throw argumentRefusal(`Expected the \`flowControl.lowWatermarkChars\` option to be below \`highWatermarkChars\` (${high}), ` +
+        `got ${describeValue(low)}`, 'flowControl.lowWatermarkChars', low)
   }
   const config: ProducerFlowControlConfig = {
     mode,
@@ -264,9 +253,7 @@ function resolveClock(clock: unknown): PtyClock {
     typeof candidate['setTimeout'] !== 'function' ||
     typeof candidate['clearTimeout'] !== 'function'
   ) {
-    throw new TypeError(
-      `Expected the \`clock\` option to have now, setTimeout and clearTimeout, got ${describeValue(clock)}`,
-    )
+    throw argumentRefusal(`Expected the \`clock\` option to have now, setTimeout and clearTimeout, got ${describeValue(clock)}`, 'clock', clock)
   }
   return withClampedDelays(clock as PtyClock)
 }
@@ -281,7 +268,7 @@ function withMethods<T>(option: string, value: T | undefined, methods: readonly 
   const candidate = value as Record<string, unknown> | null
   if (typeof candidate !== 'object' || candidate === null || methods.some((method) => typeof candidate[method] !== 'function')) {
     const expected = methods.length === 0 ? 'an object' : `an object with ${methods.join(', ')}`
-    throw new TypeError(`Expected the \`${option}\` option to be ${expected}, got ${describeValue(value)}`)
+    throw argumentRefusal(`Expected the \`${option}\` option to be ${expected}, got ${describeValue(value)}`, option, value)
   }
   return value
 }
@@ -292,13 +279,13 @@ function withMethods<T>(option: string, value: T | undefined, methods: readonly 
  */
 export function resolvePtyControllerOptions(options: PtyControllerOptions): ResolvedPtyControllerOptions {
   if (!isOptionsObject(options)) {
-    throw new TypeError(`Expected the controller options to be an object, got ${describeValue(options)}`)
+    throw argumentRefusal(`Expected the controller options to be an object, got ${describeValue(options)}`, 'options', options)
   }
   // A misspelt option (`flowcontrol`, `stop.forceAfter`) would be ignored, its default used: refused.
   assertKnownOptions('', options, CONTROLLER_OPTION_NAMES)
   const stop = options.stop ?? {}
   if (!isOptionsObject(stop)) {
-    throw new TypeError(`Expected the \`stop\` option to be an object, got ${describeValue(stop)}`)
+    throw argumentRefusal(`Expected the \`stop\` option to be an object, got ${describeValue(stop)}`, 'stop', stop)
   }
   assertKnownOptions('stop.', stop, STOP_OPTION_NAMES)
   return {

@@ -17,6 +17,7 @@ import type { ControllerTimers } from './controller-timers.js'
 import { withForegroundEvidence } from './foreground-evidence.js'
 import { definedFields } from '../contracts/defined-fields.js'
 import { LIST_PROCESSES_DEFAULT_DEADLINE_MS } from './stop-constants.js'
+import { argumentRefusal } from '../contracts/argument-refusal.js'
 
 /**
  * One listing request, resolved once for every host it goes to: the absolute deadline (epoch
@@ -52,7 +53,7 @@ export type HostListingAnswer =
  */
 export function resolveListingBudget(options: PtyListOptions | undefined): ListingBudget {
   if (options !== undefined && !isOptionsObject(options)) {
-    throw new TypeError(`Expected the listing options to be an object, got ${describeValue(options)}`)
+    throw argumentRefusal(`Expected the listing options to be an object, got ${describeValue(options)}`, 'options', options)
   }
   const signal = options?.signal
   assertAbortSignal(signal)
@@ -60,9 +61,7 @@ export function resolveListingBudget(options: PtyListOptions | undefined): Listi
   const deadlineAt = resolveWaitDeadline(options, LIST_PROCESSES_DEFAULT_DEADLINE_MS, now)
   const includeForegroundProcessEvidence = options?.includeForegroundProcessEvidence
   if (includeForegroundProcessEvidence !== undefined && typeof includeForegroundProcessEvidence !== 'boolean') {
-    throw new TypeError(
-      `Expected the \`includeForegroundProcessEvidence\` option to be a boolean, got ${describeValue(includeForegroundProcessEvidence)}`,
-    )
+    throw argumentRefusal(`Expected the \`includeForegroundProcessEvidence\` option to be a boolean, got ${describeValue(includeForegroundProcessEvidence)}`, 'includeForegroundProcessEvidence', includeForegroundProcessEvidence)
   }
   return {
     deadlineAt,

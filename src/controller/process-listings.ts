@@ -6,6 +6,7 @@ import { PtyControllerError } from './pty-controller-error.js'
 import type { ExitPublication } from './exit-publication.js'
 import { listOneHost, type HostListingAnswer, type ListingBudget } from './host-listing.js'
 import { PTY_LIVENESS_REASONS } from './liveness-reasons.js'
+import { argumentRefusal } from '../contracts/argument-refusal.js'
 
 /**
  * Process listings across hosts, and what they teach the controller: which hosts answered (the
@@ -39,7 +40,7 @@ export class ProcessListings {
     const host = hostId ?? LOCAL_EXECUTION_HOST_ID
     const provider = this.#core.options.providers.get(host)
     if (provider === undefined) {
-      throw new TypeError(`Expected the \`hostId\` argument to name a registered host, got ${describeValue(hostId)}`)
+      throw argumentRefusal(`Expected the \`hostId\` argument to name a registered host, got ${describeValue(hostId)}`, 'hostId', hostId)
     }
     return this.#listHost(host, provider, budget)
   }

@@ -61,6 +61,7 @@ import { assertRendererSerializer, RENDERER_SERIALIZE_TIMEOUT_MS } from './rende
 import { assertSlot } from './slot-adoption.js'
 import { isWellFormedSlot } from '../spawn/in-memory-slot-store.js'
 import { resolveStopAndWaitRequest } from './stop-and-wait-request.js'
+import { argumentRefusal } from '../contracts/argument-refusal.js'
 
 // The options of the per-call methods below: any other name is refused (a misspelt option would be
 // ignored, its default used), checked at compile time to list every option of the type.
@@ -351,9 +352,9 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
     assertPtyId(ptyId)
     // Why: a truthy non-boolean (`'false'`, `1`) settled a verified stop — a death certified, its
     // claim and slot released — that nobody confirmed; a malformed incarnation silently retired nothing.
-    if (typeof stopConfirmed !== 'boolean') throw new TypeError(`Expected the \`stopConfirmed\` argument to be a boolean, got ${describeValue(stopConfirmed)}`)
+    if (typeof stopConfirmed !== 'boolean') throw argumentRefusal(`Expected the \`stopConfirmed\` argument to be a boolean, got ${describeValue(stopConfirmed)}`, 'stopConfirmed', stopConfirmed)
     if (incarnationId !== undefined && !isPtyIncarnationId(incarnationId)) {
-      throw new TypeError(`Expected the \`incarnationId\` argument to be absent or an incarnation id (a string of 1 to 128 characters), got ${describeValue(incarnationId)}`)
+      throw argumentRefusal(`Expected the \`incarnationId\` argument to be absent or an incarnation id (a string of 1 to 128 characters), got ${describeValue(incarnationId)}`, 'incarnationId', incarnationId)
     }
     const record = this.#tracked(ptyId)
     if (record === undefined || record.state === 'exited') return
@@ -392,7 +393,7 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
   inventory(scopeId?: string): PtyControllerInventory {
     // A number or an options object would answer an empty inventory: "nothing live" by mistake.
     if (scopeId !== undefined && (typeof scopeId !== 'string' || scopeId.length === 0)) {
-      throw new TypeError(`Expected the \`scopeId\` argument to be absent or a non-empty string, got ${describeValue(scopeId)}`)
+      throw argumentRefusal(`Expected the \`scopeId\` argument to be absent or a non-empty string, got ${describeValue(scopeId)}`, 'scopeId', scopeId)
     }
     return this.#m.queries.inventory(scopeId, this.#m.listings.answeredHosts())
   }
@@ -451,7 +452,7 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
     // `null` is the local host, as in `listProcesses(null)` (a host id the origin passes as `null`).
     const hostId = host ?? 'local'
     if (typeof hostId !== 'string' || hostId.length === 0) {
-      throw new TypeError(`Expected the \`hostId\` argument to be a non-empty host id, got ${describeValue(hostId)}`)
+      throw argumentRefusal(`Expected the \`hostId\` argument to be a non-empty host id, got ${describeValue(hostId)}`, 'hostId', hostId)
     }
     if (this.disposed) return false
     return this.#m.questions.supportsForegroundEvidence(hostId)
@@ -512,7 +513,7 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
 
   claimSlotCreate(slot: PtySlot): PtySlotCreateRelease {
     this.#assertUsable('claimSlotCreate')
-    assertSlot('`slot` argument', slot)
+    assertSlot('argument', slot)
     return this.#m.slotGate.claim(slot)
   }
 
@@ -522,7 +523,7 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
     // claim, for ever (and a `signal`, which it does not take, never ended the wait).
     assertOptionsObject('options', options, ADOPT_SLOT_OPTION_NAMES)
     const slot = options?.slot
-    assertSlot('`slot` option', slot)
+    assertSlot('option', slot)
     return this.#m.spawns.adoptSlot(
       slot,
       (work) => this.#m.slotGate.run(slot, options.slotCreateClaim, work),

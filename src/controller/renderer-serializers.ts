@@ -9,6 +9,7 @@ import { disposableRegistration } from './disposable.js'
 import { assertNonNegativeNumber, describeValue } from './argument-validation.js'
 import type { PendingTimer } from './controller-timers.js'
 import { EXITED_PTY_RECORDS_KEPT } from './pty-record.js'
+import { argumentRefusal } from '../contracts/argument-refusal.js'
 
 /** How long `waitForRendererSerializer` waits when no timeout is given. */
 export const RENDERER_SERIALIZER_WAIT_DEFAULT_MS = 5_000
@@ -43,7 +44,7 @@ type Waiter = { afterGeneration: number; resolve: (registered: boolean) => void 
 /** @throws TypeError when `serializer` is not a function (disposed controller or not). */
 export function assertRendererSerializer(serializer: unknown): asserts serializer is PtyRendererSerializer {
   if (typeof serializer !== 'function') {
-    throw new TypeError(`Expected the \`serializer\` argument to be a function, got ${describeValue(serializer)}`)
+    throw argumentRefusal(`Expected the \`serializer\` argument to be a function, got ${describeValue(serializer)}`, 'serializer', serializer)
   }
 }
 

@@ -2,9 +2,10 @@ import type { PtySlot, PtySlotAdoption, PtySlotCreateRelease, PtySpawnReply } fr
 import { PtySpawnError, slotStoreKey, type PtySlotOwner, type PtySlotStore } from '../spawn/index.js'
 import { describeSlotOwnerConflict, readSlotOwnerViews } from '../spawn/slot-owner-views.js'
 import { describeValue } from './argument-validation.js'
+import { argumentRefusal } from '../contracts/argument-refusal.js'
 
-/** @throws TypeError naming `option` unless `value` is a slot with a non-empty string key. */
-export function assertSlot(option: string, value: unknown): asserts value is PtySlot {
+/** @throws TypeError naming the `slot` argument or option unless `value` is a slot with a non-empty string key. */
+export function assertSlot(kind: 'argument' | 'option', value: unknown): asserts value is PtySlot {
   const slot = value as { key?: unknown; scopeId?: unknown } | null
   if (
     slot === null ||
@@ -13,7 +14,7 @@ export function assertSlot(option: string, value: unknown): asserts value is Pty
     slot.key.length === 0 ||
     (slot.scopeId !== undefined && typeof slot.scopeId !== 'string')
   ) {
-    throw new TypeError(`Expected the ${option} to be a slot ({ key, scopeId? }) with a non-empty key, got ${describeValue(value)}`)
+    throw argumentRefusal(`Expected the \`slot\` ${kind} to be a slot ({ key, scopeId? }) with a non-empty key, got ${describeValue(value)}`, 'slot', value)
   }
 }
 
@@ -97,9 +98,7 @@ export class SlotCreateGate {
     if (claim !== undefined) {
       const held = this.#claims.get(claim)
       if (held === undefined || held.key !== slotStoreKey(slot)) {
-        throw new TypeError(
-          `Expected the \`slotCreateClaim\` option to be an unreleased claimSlotCreate claim of slot ${describeValue(slot.key)}, got ${describeValue(claim)}`,
-        )
+        throw argumentRefusal(`Expected the \`slotCreateClaim\` option to be an unreleased claimSlotCreate claim of slot ${describeValue(slot.key)}, got ${describeValue(claim)}`, 'slotCreateClaim', claim)
       }
       await this.#untilTurnOrClose(held.turn)
       return work()

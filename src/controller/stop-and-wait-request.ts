@@ -2,6 +2,7 @@ import { isOptionsObject } from '../contracts/known-options.js'
 import { resolveWaitDeadline, type PtyStopAndWaitOptions } from '../contracts/index.js'
 import { assertAbortSignal } from './abort.js'
 import { assertOptionalBoolean, describeValue } from './argument-validation.js'
+import { argumentRefusal } from '../contracts/argument-refusal.js'
 
 /** A `stopAndWait` call's options, checked, with the deadline moved onto the controller's clock. */
 export type StopAndWaitRequest = {
@@ -24,7 +25,7 @@ export type StopAndWaitRequest = {
 export function resolveStopAndWaitRequest(options: unknown, defaultTimeoutMs: number, clockNow: number, epochNow: number = Date.now()): StopAndWaitRequest {
   if (options === undefined) return { deadlineAt: clockNow + defaultTimeoutMs }
   if (!isOptionsObject(options)) {
-    throw new TypeError(`Expected the \`options\` argument to be an object, got ${describeValue(options)}`)
+    throw argumentRefusal(`Expected the \`options\` argument to be an object, got ${describeValue(options)}`, 'options', options)
   }
   const given = options as PtyStopAndWaitOptions & { signal?: unknown }
   const request: StopAndWaitRequest = { deadlineAt: clockNow + (resolveWaitDeadline(given, defaultTimeoutMs, epochNow) - epochNow) }

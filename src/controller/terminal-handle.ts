@@ -18,6 +18,7 @@ import type { PtyTerminal, PtyTerminalHost, PtyTerminalRecordLookup, PtyTerminal
 import { assertStopAndWaitOptions } from './stop-and-wait-request.js'
 import { TerminalOutputFeed, assertMaxQueuedChars, type PtyTerminalOutputOptions } from './terminal-output.js'
 import { optionNamesOf } from '../contracts/known-options.js'
+import { argumentRefusal } from '../contracts/argument-refusal.js'
 
 /** The options of `output()`: any other name is refused, not ignored. */
 const OUTPUT_OPTION_NAMES = optionNamesOf<PtyTerminalOutputOptions>()('signal', 'maxQueuedChars')
@@ -366,7 +367,7 @@ export class TerminalHandle implements PtyTerminal {
 /** @throws TypeError naming the `listener` argument unless it is a function. */
 function assertListener(listener: unknown): void {
   if (typeof listener !== 'function') {
-    throw new TypeError(`Expected the \`listener\` argument to be a function, got ${describeValue(listener)}`)
+    throw argumentRefusal(`Expected the \`listener\` argument to be a function, got ${describeValue(listener)}`, 'listener', listener)
   }
 }
 

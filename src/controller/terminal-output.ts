@@ -2,6 +2,7 @@ import type { PtyControllerDataEvent } from './events.js'
 import { describeValue } from './argument-validation.js'
 import { PtyControllerError } from './pty-controller-error.js'
 import { onAbortShared } from './abort.js'
+import { argumentRefusal } from '../contracts/argument-refusal.js'
 
 /**
  * The most output chars one `output()` iterator keeps queued for its consumer (yielded chunks not
@@ -46,7 +47,7 @@ export type PtyTerminalOutputOptions = {
 export function assertMaxQueuedChars(value: unknown): void {
   if (value === undefined || value === Number.POSITIVE_INFINITY) return
   if (typeof value !== 'number' || !Number.isSafeInteger(value) || value <= 0) {
-    throw new TypeError(`Expected the \`maxQueuedChars\` option to be a positive integer or Infinity, got ${describeValue(value)}`)
+    throw argumentRefusal(`Expected the \`maxQueuedChars\` option to be a positive integer or Infinity, got ${describeValue(value)}`, 'maxQueuedChars', value)
   }
 }
 
