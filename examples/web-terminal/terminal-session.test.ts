@@ -7,7 +7,7 @@
 //   - every char the controller delivered is acknowledged exactly once: once the mirror has caught
 //     up, the controller's unacknowledged count is what the current page still owes, else zero.
 import fc from 'fast-check'
-import { createPtyController } from 'ptykit/controller'
+import { createPtyController, type PtyTerminal } from 'ptykit/controller'
 import { createFakePtyProvider } from 'ptykit/testing'
 import { expect, it } from 'vitest'
 import type { ServerMessage } from './protocol.js'
@@ -164,4 +164,55 @@ it('a page gets its snapshot then exactly the later output, and every char is ac
     }),
     { numRuns: 40 },
   )
+})
+
+/**
+ * `terminal` as a session sees it, counting the `onData` listeners subscribed on it and not yet
+ * unsubscribed. (A Proxy: the handle's methods run on the handle itself, whose state is private.)
+ */
+function countingDataListeners(terminal: PtyTerminal): { terminal: PtyTerminal; listeners: () => number } {
+  let listeners = 0
+  const counted = new Proxy(terminal, {
+    get(target, property) {
+      if (property === 'onData') {
+        return (listener: Parameters<PtyTerminal['onData']>[0]) => {
+          const unsubscribe = target.onData(listener)
+          listeners += 1
+          let done = false
+          return () => {
+            if (!done) listeners -= 1
+            done = true
+            unsubscribe()
+          }
+        }
+      }
+      const value: unknown = Reflect.get(target, property, target)
+      return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value
+    },
+  })
+  return { terminal: counted, listeners: () => listeners }
+}
+
+it('dispose() unsubscribes the mirror from the terminal: output after it reaches no listener of the session', async () => {
+  const provider = createFakePtyProvider()
+  const controller = createPtyController({ provider })
+  try {
+    const handle = await controller.spawnTerminal({ cols: 40, rows: 10 })
+    const { terminal, listeners } = countingDataListeners(handle)
+    const session = new TerminalSession(terminal, 'test')
+    const viewer = new RecordingViewer()
+    session.attach(viewer, false)
+    await session.settled()
+    expect(listeners()).toBe(1)
+    session.dispose()
+    // Why it matters: the server disposes its sessions before the controller stops the PTYs, and
+    // their last output (a shell's `exit`) then reached a disposed mirror.
+    expect(listeners()).toBe(0)
+    provider.emitData(handle.id, 'after dispose\r\n')
+    await new Promise((resolve) => setImmediate(resolve))
+    expect(viewer.messages.filter((message) => message.type === 'output')).toEqual([])
+  } finally {
+    await controller.dispose()
+    await provider.dispose()
+  }
 })

@@ -63,7 +63,7 @@ export class TerminalSession {
   #terminal: PtyTerminal
   #mirror: InstanceType<typeof HeadlessTerminal>
   #serializer: InstanceType<typeof SerializeAddon>
-  /** Unsubscribes the mirror from the terminal's output (on stop). */
+  /** Unsubscribes the mirror from the terminal's output (on stop and on dispose). */
   #stopOutput: () => void
   #cols: number
   #rows: number
@@ -238,8 +238,12 @@ export class TerminalSession {
     return new Promise((resolve) => this.#mirror.write('', () => setImmediate(resolve)))
   }
 
-  /** Forget the terminal without stopping it (server shutdown: the controller stops every PTY). */
+  /**
+   * Forget the terminal without stopping it (server shutdown: the controller stops every PTY). The
+   * mirror stops listening to the terminal: output the PTY still sends reaches nothing of this session.
+   */
   dispose(): void {
+    this.#stopOutput()
     this.#waitingForDrain?.()
     this.#waitingForDrain = undefined
     this.#viewer = undefined
