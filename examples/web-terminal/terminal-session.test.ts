@@ -216,3 +216,54 @@ it('dispose() unsubscribes the mirror from the terminal: output after it reaches
     await provider.dispose()
   }
 })
+
+/** How long xterm.js parses (and calls write callbacks) in one turn before it yields (its WriteBuffer). */
+const XTERM_WRITE_SLICE_MS = 12
+
+it('a page attached twice before its first snapshot went out gets each snapshot followed by its own held output, in order', async () => {
+  const provider = createFakePtyProvider()
+  const controller = createPtyController({ provider })
+  const terminal = await controller.spawnTerminal({ cols: 40, rows: 10 })
+  const session = new TerminalSession(terminal, 'test')
+  const id = terminal.id
+  try {
+    provider.emitData(id, 'before\r\n')
+    const viewer = new RecordingViewer()
+    // The page's `attach`, then a second one (its `open`'s terminal, a repeated `attach`) before the
+    // mirror called the first snapshot's callback.
+    session.attach(viewer, false)
+    provider.emitData(id, 'between\r\n')
+    session.attach(viewer, false)
+    // Output that arrives while the first snapshot goes out, before the second one is taken: it is
+    // held for the second snapshot, and comes right after it. The first send is slow (a large
+    // snapshot to serialize and frame): xterm.js parses for at most 12 ms a turn, so the second
+    // snapshot's callback comes a turn later, after the coalesced output was flushed.
+    let sent = 0
+    const send = viewer.send.bind(viewer)
+    viewer.send = (message) => {
+      send(message)
+      if (message.type !== 'attached' || ++sent !== 1) return
+      provider.emitData(id, 'during\r\n')
+      const until = performance.now() + XTERM_WRITE_SLICE_MS + 3
+      while (performance.now() < until) {
+        // a send that takes longer than xterm.js's parse slice
+      }
+    }
+    await session.settled()
+    provider.emitData(id, 'after\r\n')
+    await session.settled()
+    const { snapshot, output } = viewer.sinceAttach()
+    // What the page draws from its last `attached` on: every line once, in order.
+    const screen = `${snapshot ?? ''}${output}`
+    expect(screen).toContain('before')
+    expect(screen).toContain('between')
+    expect(output.indexOf('during')).toBeGreaterThanOrEqual(0)
+    expect(output.indexOf('during')).toBeLessThan(output.indexOf('after'))
+    expect(screen.split('during').length).toBe(2)
+    expect(viewer.messages.map((message) => message.type)).toEqual(['attached', 'output', 'attached', 'output', 'output'])
+  } finally {
+    session.dispose()
+    await controller.dispose()
+    await provider.dispose()
+  }
+})

@@ -172,7 +172,10 @@ export class TerminalSession {
       this.#generation += 1
       viewer.send({ type: 'attached', id: this.id, title: this.title, cols, rows, snapshot, status, opened, generation: this.#generation })
       this.#shownTo = viewer
-      this.#heldForSnapshot = undefined
+      // Only this snapshot's own hold ends here. When the same page attached again before this
+      // callback, the later attach holds for its own snapshot, taken in a later callback (maybe a
+      // turn later): output sent meanwhile would go out before that snapshot, which lacks it.
+      if (this.#heldForSnapshot === held) this.#heldForSnapshot = undefined
       for (const message of held) viewer.send(message)
     })
   }
