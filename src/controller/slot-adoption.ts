@@ -144,7 +144,7 @@ export async function adoptSlotOwner(host: SlotAdoptionHost, slot: PtySlot): Pro
     const { live, persisted } = views
     throw new PtySpawnError(
       'slot_owner_conflict',
-      describeSlotOwnerConflict(slot.key, live, persisted),
+      describeSlotOwnerConflict(slot, live, persisted),
       { outcome: 'not_started' },
     )
   }

@@ -3,7 +3,7 @@ import { watchExits } from './exit-watch.js'
 import { incarnationOf } from '../contracts/incarnation.js'
 import { definedFields } from '../contracts/defined-fields.js'
 import { describeValue } from '../contracts/describe-value.js'
-import { describeSlotOwnerConflict, readSlotOwnerViews } from './slot-owner-views.js'
+import { describeSlot, describeSlotOwnerConflict, readSlotOwnerViews } from './slot-owner-views.js'
 import { assertProviderReply, checkAbort, providerFor, rejectExitedReply, reportSpawnCommitted, takeChargeOfStartedProcess } from './provider-call.js'
 import { messageOf, ownSpawnError } from './spawn-failure.js'
 import type { RuntimePtySpawnState } from './spawn-state.js'
@@ -20,7 +20,7 @@ async function resolveSlotOwner(state: RuntimePtySpawnState, store: PtySlotStore
     throw ownSpawnError(
       state,
       'slot_owner_conflict',
-      describeSlotOwnerConflict(slot.key, live, persisted),
+      describeSlotOwnerConflict(slot, live, persisted),
       { ptyId: live.ptyId },
     )
   }
@@ -32,7 +32,7 @@ async function resolveSlotOwner(state: RuntimePtySpawnState, store: PtySlotStore
     throw ownSpawnError(
       state,
       'slot_owner_conflict',
-      `Slot ${JSON.stringify(slot.key)} is owned by PTY ${JSON.stringify(owner.ptyId)} on host ${JSON.stringify(owner.hostId)}, but the spawn targets ${JSON.stringify(state.hostId)}`,
+      `${describeSlot(slot)} is owned by PTY ${JSON.stringify(owner.ptyId)} on host ${JSON.stringify(owner.hostId)}, but the spawn targets ${JSON.stringify(state.hostId)}`,
       { ptyId: owner.ptyId },
     )
   }
@@ -101,17 +101,17 @@ export async function attachToSlotOwner(state: RuntimePtySpawnState, owner: PtyS
       throw ownSpawnError(
         state,
         'slot_owner_unverified',
-        `Slot ${JSON.stringify(slot.key)}: the slot store's retireOwner answered ${describeValue(retired)} for PTY ${JSON.stringify(owner.ptyId)}, proven absent: expected true (the binding retired), false (the slot names another owner by now) or a count of rows retired`,
+        `${describeSlot(slot)}: the slot store's retireOwner answered ${describeValue(retired)} for PTY ${JSON.stringify(owner.ptyId)}, proven absent: expected true (the binding retired), false (the slot names another owner by now) or a count of rows retired`,
         { cause: error, ptyId: owner.ptyId },
       )
     }
     if (!retired) {
-      throw ownSpawnError(state, 'slot_owner_changed', `Slot ${JSON.stringify(slot.key)} changed owner while PTY ${JSON.stringify(owner.ptyId)} was proven absent`, { cause: error, ptyId: owner.ptyId })
+      throw ownSpawnError(state, 'slot_owner_changed', `${describeSlot(slot)} changed owner while PTY ${JSON.stringify(owner.ptyId)} was proven absent`, { cause: error, ptyId: owner.ptyId })
     }
     state.stage = 'resolve_slot_owner'
     const again = await resolveSlotOwner(state, store, slot)
     if (again !== null) {
-      throw ownSpawnError(state, 'slot_owner_changed', `Slot ${JSON.stringify(slot.key)} is now owned by PTY ${JSON.stringify(again.ptyId)}`, { cause: error, ptyId: again.ptyId })
+      throw ownSpawnError(state, 'slot_owner_changed', `${describeSlot(slot)} is now owned by PTY ${JSON.stringify(again.ptyId)}`, { cause: error, ptyId: again.ptyId })
     }
     state.slotOwner = null
     return null

@@ -29,16 +29,27 @@ export function agreeOnSlotOwner(live: PtySlotOwner | null, persisted: PtySlotOw
 }
 
 /**
- * The `slot_owner_conflict` message for a slot whose views disagree: both owners, and their
- * incarnations when the two name the same PTY on the same host (the incarnation is then the reason).
+ * A slot as the caller passed it, for a message: `Slot "pane"`, or `Slot "pane" of scope "ws"`
+ * when it names a scope. Why the scope: slots of different scopes may share a key, and the store
+ * keys them by both (`slotStoreKey`); a message naming the key alone does not say which one it is.
  */
-export function describeSlotOwnerConflict(slotKey: string, live: PtySlotOwner, persisted: PtySlotOwner): string {
+export function describeSlot(slot: PtySlot): string {
+  const scope = slot.scopeId === undefined ? '' : ` of scope ${JSON.stringify(slot.scopeId)}`
+  return `Slot ${JSON.stringify(slot.key)}${scope}`
+}
+
+/**
+ * The `slot_owner_conflict` message for a slot whose views disagree: the slot (as the caller passed
+ * it), both owners, and their incarnations when the two name the same PTY on the same host (the
+ * incarnation is then the reason).
+ */
+export function describeSlotOwnerConflict(slot: PtySlot, live: PtySlotOwner, persisted: PtySlotOwner): string {
   const owner = (view: PtySlotOwner): string => {
     const sameProcess = live.ptyId === persisted.ptyId && live.hostId === persisted.hostId
     const incarnation = sameProcess ? ` (incarnation ${JSON.stringify(view.incarnationId ?? null)})` : ''
     return `${JSON.stringify(view.ptyId)} on ${JSON.stringify(view.hostId)}${incarnation}`
   }
-  return `Slot ${JSON.stringify(slotKey)}: live state names PTY ${owner(live)}, the persisted store ${owner(persisted)}`
+  return `${describeSlot(slot)}: live state names PTY ${owner(live)}, the persisted store ${owner(persisted)}`
 }
 
 /** The slot store's two reads, as a refusal of a malformed answer names them. */
@@ -78,7 +89,7 @@ function slotOwnerOf(slot: PtySlot, read: SlotOwnerRead, answer: unknown, refuse
   if (malformed !== undefined) {
     // Why: a promise the live view answered is never awaited; its rejection must not go unhandled.
     if (isPromiseLike(answer)) Promise.resolve(answer).catch(() => undefined)
-    throw refuse(`Slot ${JSON.stringify(slot.key)}: the slot store's ${read} answered ${describeValue(answer)}: ${malformed}`)
+    throw refuse(`${describeSlot(slot)}: the slot store's ${read} answered ${describeValue(answer)}: ${malformed}`)
   }
   if (answer === null || answer === undefined) return null
   const owner = answer as PtySlotOwner

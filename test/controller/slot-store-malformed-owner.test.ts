@@ -68,7 +68,8 @@ function expectRefusal(error: unknown, read: Read, answer: unknown): void {
   expect(error).toMatchObject({ code: 'slot_owner_unverified', outcome: 'not_started' })
   const message = (error as Error).message
   expect(message).toContain(`the slot store's ${read} answered ${describeValue(answer)}`)
-  expect(message).toContain('"pane"')
+  // The slot as the caller passed it, scope included (slots of two scopes may share a key).
+  expect(message).toMatch(/^Slot "pane" of scope "repo": /)
 }
 
 describe.each(['getLiveOwner', 'getPersistedOwner'] as const)('a slot store whose %s answers a malformed owner', (read) => {
@@ -155,4 +156,16 @@ describe('a slot store whose getLiveOwner answers a promise (the live view must 
     expect(h.provider.calls.filter((call) => call.method === 'spawn')).toEqual([])
     await h.controller.dispose()
   })
+})
+
+it('a slot_owner_conflict names the slot with its scope, from a spawn and from adoptSlot alike', async () => {
+  const store = createInMemorySlotStore()
+  store.setLiveOwner(slot, { ptyId: 'a', hostId: 'local' })
+  store.setPersistedOwner(slot, { ptyId: 'b', hostId: 'local' })
+  const h = createHarness({ controller: { store } })
+  for (const call of [() => h.controller.spawn({ slot }), () => h.controller.adoptSlot({ slot })]) {
+    const error = await h.run(call() as Promise<unknown>).catch((e: unknown) => e)
+    expect(error).toMatchObject({ code: 'slot_owner_conflict', message: 'Slot "pane" of scope "repo": live state names PTY "a" on "local", the persisted store "b" on "local"' })
+  }
+  await h.controller.dispose()
 })

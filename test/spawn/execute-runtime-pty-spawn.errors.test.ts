@@ -137,6 +137,30 @@ describe('executeRuntimePtySpawn: each error code', () => {
     await expectSpawnError(h.spawn({ slot }), 'slot_owner_conflict')
   })
 
+  // Why: slots of different scopes may share a key (the store keys them by both); a refusal that
+  // named the key alone did not say which of the caller's slots it was about.
+  it('stage 3 refusals name the slot as the caller passed it, its scope included', async () => {
+    const slot = { scopeId: 'workspace-1', key: 'pane' }
+    const conflicting = createHarness()
+    conflicting.store.setLiveOwner(slot, { ptyId: 'a', hostId: 'local' })
+    conflicting.store.setPersistedOwner(slot, { ptyId: 'b', hostId: 'local' })
+    expect((await expectSpawnError(conflicting.spawn({ slot }), 'slot_owner_conflict')).message).toBe(
+      'Slot "pane" of scope "workspace-1": live state names PTY "a" on "local", the persisted store "b" on "local"',
+    )
+    const elsewhere = createHarness()
+    elsewhere.store.setPersistedOwner(slot, { ptyId: 'a', hostId: 'ssh:box' })
+    expect((await expectSpawnError(elsewhere.spawn({ slot }), 'slot_owner_conflict')).message).toBe(
+      'Slot "pane" of scope "workspace-1" is owned by PTY "a" on host "ssh:box", but the spawn targets "local"',
+    )
+    const malformed = createHarness({ storeOverrides: () => ({ getLiveOwner: () => 7 as never }) })
+    expect((await expectSpawnError(malformed.spawn({ slot }), 'slot_owner_unverified')).message).toMatch(/^Slot "pane" of scope "workspace-1": the slot store's getLiveOwner answered 7 \(number\)/)
+    // A slot without a scope is named by its key, as before.
+    const unscoped = createHarness()
+    unscoped.store.setLiveOwner({ key: 'pane' }, { ptyId: 'a', hostId: 'local' })
+    unscoped.store.setPersistedOwner({ key: 'pane' }, { ptyId: 'b', hostId: 'local' })
+    expect((await expectSpawnError(unscoped.spawn({ slot: { key: 'pane' } }), 'slot_owner_conflict')).message).toMatch(/^Slot "pane": live state/)
+  })
+
   it('a typed host-reported absence retires the binding and falls through to a fresh spawn', async () => {
     const h = createHarness()
     const slot = { key: 'pane' }
