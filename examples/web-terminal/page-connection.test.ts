@@ -521,6 +521,27 @@ describe("output to a page is bounded by its socket's buffer", () => {
     expect(unacknowledged(session.id)).toBe(0)
   })
 
+  it("a late ack that arrives while the repaint's snapshot is being taken pays nothing of the output held for it", async () => {
+    const clock = createManualClock()
+    const maxHoldMs = 1_000
+    const { provider, socket, session, unacknowledged } = await withShownTerminal({ clock, flowControl: { pauseMaxHoldMs: maxHoldMs } })
+    socket.bufferedAmount = SOCKET_BACKLOG_LIMIT_BYTES + 1
+    emitFlood(provider, session.id, 150_000, 'first')
+    await session.settled()
+    clock.advance(maxHoldMs)
+    emitFlood(provider, session.id, 600_000, 'second') // past the held frame: dropped, a repaint is due
+    await session.settled()
+    socket.drain() // the repaint's snapshot is being taken (the mirror's callback has not run yet)…
+    provider.emitData(session.id, 'during the repaint\r\n') // …output comes, held for it…
+    // …and an ack of output the page drew before (the repaint forgave it) arrives, naming the
+    // `attached` the page still shows.
+    socket.ack(session.id, 1_000)
+    await session.settled()
+    expect(socket.typesFor(session.id).slice(-2)).toEqual(['attached', 'output'])
+    expect(socket.sent.at(-1)).toEqual({ type: 'output', id: session.id, data: 'during the repaint\r\n' })
+    expect(unacknowledged(session.id)).toBe('during the repaint\r\n'.length)
+  })
+
   it('a page being repainted when another window takes the terminal is told it was detached', async () => {
     const clock = createManualClock()
     const maxHoldMs = 1_000

@@ -267,3 +267,36 @@ it('a page attached twice before its first snapshot went out gets each snapshot 
     await provider.dispose()
   }
 })
+
+it("an ack of the superseded snapshot's output does not pay for output held for the newer one", async () => {
+  const provider = createFakePtyProvider()
+  const controller = createPtyController({ provider })
+  const terminal = await controller.spawnTerminal({ cols: 40, rows: 10 })
+  const session = new TerminalSession(terminal, 'test')
+  const id = terminal.id
+  try {
+    const viewer = new RecordingViewer()
+    session.attach(viewer, false)
+    provider.emitData(id, 'between\r\n')
+    // Attached again before the first snapshot went out: what the first attach held ('between') is
+    // forgiven here (the newer snapshot shows it), so the page's ack of it must credit nothing.
+    session.attach(viewer, false)
+    const send = viewer.send.bind(viewer)
+    viewer.send = (message) => {
+      send(message)
+      // Output arrives as the first snapshot goes out: held for the second one, and owed once sent.
+      if (message.type === 'attached' && message.generation === 1) provider.emitData(id, 'during\r\n')
+      // The page draws the first snapshot's output and acknowledges it at once, naming the
+      // generation it drew it under.
+      if (message.type === 'output' && message.data === 'between\r\n') session.acknowledge(viewer, message.data.length, viewer.generation())
+    }
+    await session.settled()
+    expect(viewer.messages.map((message) => (message.type === 'output' ? message.data : message.type))).toEqual(['attached', 'between\r\n', 'attached', 'during\r\n'])
+    // The page drew 'during' but has not acknowledged it: it is owed, exactly.
+    expect(controller.getFlowControlState(id)?.unacknowledgedChars).toBe('during\r\n'.length)
+  } finally {
+    session.dispose()
+    await controller.dispose()
+    await provider.dispose()
+  }
+})

@@ -71,7 +71,7 @@ export class TerminalSession {
   #viewer: TerminalViewer | undefined
   /** Chars sent to the viewer that it has not acknowledged yet. */
   #unacknowledged = 0
-  /** How many `attached` messages were sent (the current one's `generation`); acks name theirs. */
+  /** How many snapshots were begun (the latest one's `generation`, sent in its `attached`); acks name theirs. */
   #generation = 0
   /** The viewer that was sent an `attached` for the current viewing (`undefined` until it is). */
   #shownTo: TerminalViewer | undefined
@@ -160,6 +160,10 @@ export class TerminalSession {
   #showSnapshot(viewer: TerminalViewer, opened: boolean): void {
     const held: ServerMessage[] = []
     this.#heldForSnapshot = held
+    // The new generation starts with the hold, not when the snapshot goes out: from here on an ack
+    // of what the viewer drew before is of output already forgiven (by the release, or the
+    // repaint), and counted, it would pay for output held for this snapshot.
+    const generation = ++this.#generation
     // The status is read now, with the output seen so far: a later exit is among the held messages.
     const status = this.#status
     const cols = this.#cols
@@ -169,8 +173,7 @@ export class TerminalSession {
     this.#mirror.write('', () => {
       if (this.#viewer !== viewer) return
       const snapshot = this.#serializer.serialize({ scrollback: MIRROR_SCROLLBACK_ROWS })
-      this.#generation += 1
-      viewer.send({ type: 'attached', id: this.id, title: this.title, cols, rows, snapshot, status, opened, generation: this.#generation })
+      viewer.send({ type: 'attached', id: this.id, title: this.title, cols, rows, snapshot, status, opened, generation })
       this.#shownTo = viewer
       // Only this snapshot's own hold ends here. When the same page attached again before this
       // callback, the later attach holds for its own snapshot, taken in a later callback (maybe a
