@@ -8,13 +8,21 @@ import { assertProviderReply, checkAbort, providerFor, rejectExitedReply, report
 import { messageOf, ownSpawnError } from './spawn-failure.js'
 import type { RuntimePtySpawnState } from './spawn-state.js'
 import { isPtyAbsentError, type PtySlotOwner, type PtySlotStore } from './types.js'
+import { isPtySpawnError } from './pty-spawn-error.js'
 
 // A slot's owner through a spawn: resolved from the live and persisted views (stage 3), attached to
 // instead of spawning a second one (branch 7b), retired only on a typed absence, and bound to the
 // spawned PTY at the commit.
 
 async function resolveSlotOwner(state: RuntimePtySpawnState, store: PtySlotStore, slot: PtySlot): Promise<PtySlotOwner | null> {
-  const views = await readSlotOwnerViews(store, slot, (message) => ownSpawnError(state, 'slot_owner_unverified', message))
+  let views: Awaited<ReturnType<typeof readSlotOwnerViews>>
+  try {
+    views = await readSlotOwnerViews(store, slot, (message) => ownSpawnError(state, 'slot_owner_unverified', message))
+  } catch (error) {
+    if (isPtySpawnError(error)) throw error
+    // Why here: wrapped by stage alone, a store's own failure ("db down") named no slot at all.
+    throw ownSpawnError(state, 'slot_owner_unverified', `${describeSlot(slot)}: the slot store could not be read: ${messageOf(error)}`, { cause: error })
+  }
   if (views.kind === 'conflict') {
     const { live, persisted } = views
     throw ownSpawnError(

@@ -154,6 +154,12 @@ describe('executeRuntimePtySpawn: each error code', () => {
     )
     const malformed = createHarness({ storeOverrides: () => ({ getLiveOwner: () => 7 as never }) })
     expect((await expectSpawnError(malformed.spawn({ slot }), 'slot_owner_unverified')).message).toMatch(/^Slot "pane" of scope "workspace-1": the slot store's getLiveOwner answered 7 \(number\)/)
+    // A store that throws: before, "Spawn failed at stage resolve_slot_owner: db down" (no slot).
+    const failing = createHarness({ storeOverrides: () => ({ getPersistedOwner: () => Promise.reject(new Error('db down')) }) })
+    const unread = await expectSpawnError(failing.spawn({ slot }), 'slot_owner_unverified')
+    expect(unread.message).toBe('Slot "pane" of scope "workspace-1": the slot store could not be read: db down')
+    expect(unread.cause).toMatchObject({ message: 'db down' })
+    expect(unread.outcome).toBe('not_started')
     // A slot without a scope is named by its key, as before.
     const unscoped = createHarness()
     unscoped.store.setLiveOwner({ key: 'pane' }, { ptyId: 'a', hostId: 'local' })
