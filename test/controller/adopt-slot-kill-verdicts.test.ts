@@ -8,6 +8,7 @@
 import { describe, expect, it } from 'vitest'
 import { createInMemorySlotStore, type PtySlotOwner, type PtySlotStore } from '../../src/spawn/index.js'
 import { answerOf, createHarness, holdAttaches, slotOwnedElsewhere, slotOwnerWithUnverifiedStop, type Harness, queueAdoption } from './controller-harness.js'
+import { argumentRefusalOf } from '../support/bad-input.js'
 
 function shutdownCalls(h: Harness): unknown[][] {
   return h.provider.calls.filter((call) => call.method === 'shutdown').map((call) => [...call.args])
@@ -179,7 +180,7 @@ describe('adoptSlot arguments, and late calls', () => {
     expect(answer).toMatchObject({ message: 'Unknown option `slotCreatClaim`: did you mean `slotCreateClaim`? (an unknown option would be ignored)' })
     // No `signal` option: an adoption given one would not stop waiting when it aborts.
     await expect(h.controller.adoptSlot({ slot: { key: 'pane' }, signal: AbortSignal.abort() } as never)).rejects.toThrow(/^Unknown option `signal`/)
-    await expect(h.controller.adoptSlot('pane' as never)).rejects.toThrow(new TypeError('Expected the `options` argument to be an object, got "pane" (string)'))
+    await expect(h.controller.adoptSlot('pane' as never)).rejects.toThrow(argumentRefusalOf('Expected the `options` argument to be an object, got "pane" (string)', 'options', 'pane'))
     // The call meant still works, inside the claim.
     expect(await h.run(h.controller.adoptSlot({ slot: { key: 'pane' }, slotCreateClaim: release }))).toBeNull()
     release()

@@ -7,6 +7,8 @@ import { describe, expect, it } from 'vitest'
 import { notAnOptionsObject, outcome } from '../support/bad-input.js'
 import { isPtySpawnError } from '../../src/spawn/index.js'
 import { createHarness } from './controller-harness.js'
+import { createPtyController } from '../../src/controller/index.js'
+import { createFakePtyProvider } from '../../src/testing/index.js'
 
 describe('controller: an options argument that is not an options object', () => {
   it('spawn / spawnTerminal reject with PtySpawnError invalid_spawn_options naming `options`, and spawn nothing', async () => {
@@ -161,5 +163,53 @@ describe('controller: a spawn with a malformed slot', () => {
     expect(isPtySpawnError(error)).toBe(true)
     expect(error).toMatchObject({ code: 'invalid_spawn_options', option: expect.stringMatching(/^slot/) })
     expect(h.provider.calls.filter((call) => call.method === 'spawn')).toEqual([])
+  })
+})
+
+describe("controller: its refusals are the shape every provider's are (code, option, value)", () => {
+  // Before 7 Dec the controller's own checks threw a bare TypeError: a host matching a provider's
+  // refusal on `code === 'invalid_option'` missed the same mistake made one layer up.
+  it('each malformed argument or option is a TypeError with code invalid_option, naming the option in `option` and the message, the value in `value`', async () => {
+    const h = createHarness()
+    const terminal = await h.controller.spawnTerminal({})
+    const id = terminal.id
+    const c = h.controller
+    const cases: [string, unknown, () => unknown][] = [
+      ['ptyId', 42, () => c.hasPty(42 as never)],
+      ['ptyId', '', () => c.kill('')],
+      ['data', 7, () => c.write(id, 7 as never, 'driving')],
+      ['inputKind', 'typing', () => c.write(id, 'x', 'typing' as never)],
+      ['cols', 0, () => c.resize(id, 0, 24)],
+      ['of', 'root', () => c.getCwd(id, { of: 'root' as never })],
+      ['scopeId', 5, () => c.inventory(5 as never)],
+      ['hostId', '', () => c.supportsForegroundProcessEvidence('')],
+      ['hostId', 'mars', () => c.listProcesses('mars')],
+      ['signal', 'stop', () => c.listProcesses(null, { signal: 'stop' as never })],
+      ['includeForegroundProcessEvidence', 'yes', () => c.listProcesses(null, { includeForegroundProcessEvidence: 'yes' as never })],
+      ['stopConfirmed', 'false', () => c.retireRejectedPty(id, 'false' as never)],
+      ['serializer', 'fn', () => c.registerRendererSerializer(id, 'fn' as never)],
+      ['scrollbackRows', -1, () => c.serializeBuffer(id, { scrollbackRows: -1 })],
+      ['slot', { key: '' }, () => c.adoptSlot({ slot: { key: '' } })],
+      ['slot', null, () => c.claimSlotCreate(null as never)],
+      ['options', 'all', () => c.stopAndWait(id, 'all' as never)],
+      ['listener', 3, () => terminal.onData(3 as never)],
+      ['maxQueuedChars', 0, () => terminal.output({ maxQueuedChars: 0 })],
+    ]
+    for (const [option, value, call] of cases) {
+      const result = await outcome(call)
+      expect(result.how, option).not.toBe('returned')
+      expect(result.value, option).toBeInstanceOf(TypeError)
+      expect(result.value, option).toMatchObject({ code: 'invalid_option', option, value })
+      expect((result.value as Error).message, option).toContain(`\`${option}\``)
+    }
+    // Nothing was stopped, written or resized by a refused call.
+    expect(h.provider.calls.filter((call) => ['write', 'resize', 'shutdown'].includes(call.method))).toEqual([])
+    expect(c.hasPty(id)).toBe(true)
+  })
+
+  it('a malformed controller option is refused with the same shape, naming it', () => {
+    expect(() => createPtyController({ provider: createFakePtyProvider(), flowControl: { mode: 'sometimes' as never } })).toThrow(
+      expect.objectContaining({ code: 'invalid_option', option: 'flowControl.mode', value: 'sometimes' }),
+    )
   })
 })

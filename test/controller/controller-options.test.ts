@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest'
 import { createPtyController } from '../../src/controller/index.js'
 import { resolvePtyControllerOptions } from '../../src/controller/controller-options.js'
 import { createFakePtyProvider } from '../../src/testing/index.js'
+import { argumentRefusalOf } from '../support/bad-input.js'
 
 describe('controller options', () => {
   const provider = createFakePtyProvider()
@@ -20,32 +21,39 @@ describe('controller options', () => {
   })
 
   it.each([
-    [{}, 'Expected exactly one of the `provider` and `providers` options, got neither'],
-    [{ provider, providers: { local: provider } }, 'Expected exactly one of the `provider` and `providers` options, got both'],
-    [{ provider: { name: 'x' } }, 'Expected the `provider` option to be a PtyProvider, got {"name":"x"} (object)'],
-    [{ providers: {} }, 'Expected the `providers` option to register at least one host, got an empty registry'],
+    [{}, 'Expected exactly one of the `provider` and `providers` options, got neither', 'providers', undefined],
+    [{ provider, providers: { local: provider } }, 'Expected exactly one of the `provider` and `providers` options, got both', 'provider', provider],
+    [{ provider: { name: 'x' } }, 'Expected the `provider` option to be a PtyProvider, got {"name":"x"} (object)', 'provider', { name: 'x' }],
+    [{ providers: {} }, 'Expected the `providers` option to register at least one host, got an empty registry', 'providers', {}],
     // An array would register hosts "0", "1"…, and every spawn would find "local" unreachable.
-    [{ providers: [{ name: 'p' }] }, 'Expected the `providers` option to be a record or a Map, got [{"name":"p"}] (array)'],
-    [{ providers: { local: 3 } }, 'Expected `providers["local"]` to be a PtyProvider, got 3 (number)'],
-    [{ provider, clock: {} }, 'Expected the `clock` option to have now, setTimeout and clearTimeout, got {} (object)'],
-    [{ provider, store: 5 }, 'Expected the `store` option to be an object with getLiveOwner, getPersistedOwner, bindOwner, retireOwner, got 5 (number)'],
-    [{ provider, claims: [] }, 'Expected the `claims` option to be an object with ensure, find, release, owners, got [] (array)'],
-    [{ provider, runtime: null }, 'Expected the `runtime` option to be an object, got null (null)'],
-    [{ provider, flowControl: true }, 'Expected the `flowControl` option to be an object or false, got true (boolean)'],
+    [{ providers: [{ name: 'p' }] }, 'Expected the `providers` option to be a record or a Map, got [{"name":"p"}] (array)', 'providers', [{ name: 'p' }]],
+    [{ providers: { local: 3 } }, 'Expected `providers["local"]` to be a PtyProvider, got 3 (number)', 'providers["local"]', 3],
+    [{ provider, clock: {} }, 'Expected the `clock` option to have now, setTimeout and clearTimeout, got {} (object)', 'clock', {}],
+    [{ provider, store: 5 }, 'Expected the `store` option to be an object with getLiveOwner, getPersistedOwner, bindOwner, retireOwner, got 5 (number)', 'store', 5],
+    [{ provider, claims: [] }, 'Expected the `claims` option to be an object with ensure, find, release, owners, got [] (array)', 'claims', []],
+    [{ provider, runtime: null }, 'Expected the `runtime` option to be an object, got null (null)', 'runtime', null],
+    [{ provider, flowControl: true }, 'Expected the `flowControl` option to be an object or false, got true (boolean)', 'flowControl', true],
     [
       { provider, flowControl: { highWatermarkChars: 0 } },
       'Expected the `flowControl.highWatermarkChars` option to be a positive integer, got 0 (number)',
+      'flowControl.highWatermarkChars',
+      0,
     ],
     [
       { provider, flowControl: { highWatermarkChars: 10, lowWatermarkChars: 10 } },
       'Expected the `flowControl.lowWatermarkChars` option to be below `highWatermarkChars` (10), got 10 (number)',
+      'flowControl.lowWatermarkChars',
+      10,
     ],
     [
       { provider, flowControl: { pauseMaxHoldMs: Number.POSITIVE_INFINITY } },
       'Expected the `flowControl.pauseMaxHoldMs` option to be a positive number, got Infinity (number)',
+      'flowControl.pauseMaxHoldMs',
+      Number.POSITIVE_INFINITY,
     ],
-    [{ provider, stop: { forceAfterMs: -5 } }, 'Expected the `stop.forceAfterMs` option to be a non-negative number, got -5 (number)'],
-  ])('rejects %j', (options, message) => {
-    expect(() => createPtyController(options as never)).toThrow(new TypeError(message))
+    [{ provider, stop: { forceAfterMs: -5 } }, 'Expected the `stop.forceAfterMs` option to be a non-negative number, got -5 (number)', 'stop.forceAfterMs', -5],
+  ] as [object, string, string, unknown][])('rejects %j', (options, message, option, value) => {
+    // Typed as every refused argument (code, option, value), since 7 Dec.
+    expect(() => createPtyController(options as never)).toThrow(argumentRefusalOf(message, option, value))
   })
 })

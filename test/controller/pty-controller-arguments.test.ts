@@ -2,6 +2,7 @@ import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { isPtySpawnError, type PtySpawnError } from 'ptykit/spawn'
 import { createHarness } from './controller-harness.js'
+import { argumentRefusalOf } from '../support/bad-input.js'
 import { isOptionsObject } from '../../src/contracts/known-options.js'
 
 // Programmer errors are TypeErrors naming the argument, never a quiet `false` or a default.
@@ -69,8 +70,8 @@ describe('controller argument validation', () => {
     const h = createHarness()
     const { id } = await h.controller.spawn({})
     const message = `Expected the \`data\` argument to be well-formed UTF-16, got a lone surrogate U+${unit} at index ${index}`
-    expect(() => h.controller.write(id, data, 'driving')).toThrow(new TypeError(message))
-    expect(() => h.controller.writeWithSettlement(id, data, 'driving')).toThrow(new TypeError(message))
+    expect(() => h.controller.write(id, data, 'driving')).toThrow(argumentRefusalOf(message, 'data', data))
+    expect(() => h.controller.writeWithSettlement(id, data, 'driving')).toThrow(argumentRefusalOf(message, 'data', data))
     expect(h.provider.calls.filter((call) => call.method === 'write')).toEqual([])
     // A whole pair is fine.
     expect(h.controller.write(id, 'A\uD83D\uDE00B', 'driving')).toBe(true)
@@ -129,7 +130,7 @@ describe('controller argument validation', () => {
     if (disposed) await h.run(h.controller.dispose())
     const c = h.controller
     await expect(c.waitForRendererSerializer(id, 0, 1_000, 'stop' as never)).rejects.toThrow(
-      new TypeError('Expected the `signal` option to be an AbortSignal, got "stop" (string)'),
+      argumentRefusalOf('Expected the `signal` option to be an AbortSignal, got "stop" (string)', 'signal', 'stop'),
     )
     await expect(c.waitForRendererSerializer(undefined as never, 0)).rejects.toThrow('`ptyId` argument')
     expect(() => c.hasRendererSerializer(42 as never)).toThrow('Expected the `ptyId` argument to be a non-empty string, got 42 (number)')
@@ -137,7 +138,7 @@ describe('controller argument validation', () => {
     await expect(c.serializeBuffer(null as never)).rejects.toThrow('`ptyId` argument')
     await expect(c.serializeBuffer(id, 'all' as never)).rejects.toThrow('Expected the `options` argument to be an object, got "all" (string)')
     await expect(c.serializeBuffer(id, { scrollbackRows: -1 })).rejects.toThrow(
-      new TypeError('Expected the `scrollbackRows` option to be a non-negative integer, got -1 (number)'),
+      argumentRefusalOf('Expected the `scrollbackRows` option to be a non-negative integer, got -1 (number)', 'scrollbackRows', -1),
     )
     await expect(c.serializeProviderBuffer(id, { scrollbackRows: 'all' as never })).rejects.toThrow('`scrollbackRows` option')
   })
@@ -148,7 +149,7 @@ describe('controller argument validation', () => {
     for (const spawn of [() => h.controller.spawn(null as never), () => h.controller.spawnTerminal(null as never), () => h.controller.spawn(42 as never)]) {
       await expect(spawn()).rejects.toMatchObject({ code: 'invalid_spawn_options', option: 'options', message: expect.stringMatching(/the spawn options to be an object/) })
     }
-    await expect(h.controller.attach('p', null as never)).rejects.toThrow(new TypeError('Expected the `options` argument to be an object, got null (null)'))
+    await expect(h.controller.attach('p', null as never)).rejects.toThrow(argumentRefusalOf('Expected the `options` argument to be an object, got null (null)', 'options', null))
     expect(h.provider.calls.filter((call) => call.method === 'spawn')).toEqual([])
   })
 

@@ -2,6 +2,7 @@ import { describe, expect, it, vi } from 'vitest'
 import { PtyControllerError, STOP_UNCONFIRMED_AFTER_MS, createPtyController, type PtyControllerSpawnEvent, type PtyTerminal } from '../../src/controller/index.js'
 import { createFakePtyProvider } from '../../src/testing/index.js'
 import { createHarness } from './controller-harness.js'
+import { argumentRefusalOf } from '../support/bad-input.js'
 
 const CHUNK = 'x'.repeat(1_000)
 
@@ -258,7 +259,7 @@ describe('PtyTerminal: malformed arguments', () => {
       await h.controller.spawnTerminal({})
     }
     const loose = terminal as unknown as Record<string, (...args: unknown[]) => unknown>
-    expect(() => loose['write']!(42)).toThrow(new TypeError('Expected the `data` argument to be a string or a Uint8Array (a Buffer is one), got 42 (number)'))
+    expect(() => loose['write']!(42)).toThrow(argumentRefusalOf('Expected the `data` argument to be a string or a Uint8Array (a Buffer is one), got 42 (number)', 'data', 42))
     expect(() => loose['writeWithSettlement']!('ls', 'typing')).toThrow(/`inputKind` argument .* got "typing"/)
     expect(() => loose['resize']!(Number.NaN, 24)).toThrow(/`cols` argument .* got NaN/)
     await expect(loose['stop']!({ timeoutMs: -1 })).rejects.toThrow(/`timeoutMs` option .* got -1/)

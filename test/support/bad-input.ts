@@ -24,3 +24,12 @@ export async function outcome(call: () => unknown): Promise<{ how: 'threw' | 're
     (error: unknown) => ({ how: 'rejected' as const, value: error }),
   )
 }
+
+/**
+ * The refusal every shared check, provider and the controller throw for a malformed argument or
+ * option (src/contracts/argument-refusal.ts): a `TypeError` with `code: 'invalid_option'`, `option`
+ * and `value` — what `toThrow` compares a thrown refusal with.
+ */
+export function argumentRefusalOf(message: string, option: string, value: unknown): TypeError {
+  return Object.assign(new TypeError(message), { code: 'invalid_option', option, value })
+}
