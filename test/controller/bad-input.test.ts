@@ -186,7 +186,7 @@ describe("controller: its refusals are the shape every provider's are (code, opt
       ['hostId', 'mars', () => c.listProcesses('mars')],
       ['signal', 'stop', () => c.listProcesses(null, { signal: 'stop' as never })],
       ['includeForegroundProcessEvidence', 'yes', () => c.listProcesses(null, { includeForegroundProcessEvidence: 'yes' as never })],
-      ['stopConfirmed', 'false', () => c.retireRejectedPty(id, 'false' as never)],
+      ['stopConfirmed', 'false', () => c.retireRejectedPty(id, 'false' as never, undefined)],
       ['serializer', 'fn', () => c.registerRendererSerializer(id, 'fn' as never)],
       ['scrollbackRows', -1, () => c.serializeBuffer(id, { scrollbackRows: -1 })],
       ['slot', { key: '' }, () => c.adoptSlot({ slot: { key: '' } })],
