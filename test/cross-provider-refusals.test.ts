@@ -336,7 +336,7 @@ describe.each(kinds)('cross-provider refusals: %s', (kind) => {
     expect(nouns).toEqual(new Set(['argument']))
     const typeError: Cell = { how: 'threw', error: 'TypeError', namesOption: true, showsValue: true }
     // No call takes a signal's name: a stop's `signal` is an AbortSignal, and a name there is refused, the PTY left running.
-    expect(await cellOf(() => controller.stopAndWait(live.id, { signal: 'SIGTERM' as never, timeoutMs: 5_000 }), { option: 'signal', value: 'SIGTERM' })).toEqual({ ...typeError, how: 'rejected' })
+    expect(await cellOf(() => controller.stopAndWait(live.id, { signal: 'SIGTERM' as never, timeoutMs: 5_000 }), { option: 'signal', value: 'SIGTERM' })).toEqual({ ...typeError, how: 'rejected', code: 'invalid_option', option: 'signal' })
     expect(controller.hasPty(live.id)).toBe(true)
     expect(await controller.probePtyLiveness(live.id)).toBe(true)
     expect(controller.resize(live.id, 100, 30)).toBe(true)
