@@ -1,6 +1,6 @@
 import type { PtySlot, PtySlotAdoption, PtySlotCreateRelease, PtySpawnReply } from '../contracts/index.js'
 import { PtySpawnError, slotStoreKey, type PtySlotOwner, type PtySlotStore } from '../spawn/index.js'
-import { describeSlotOwnerConflict, readSlotOwnerViews } from '../spawn/slot-owner-views.js'
+import { describeSlot, describeSlotOwnerConflict, readSlotOwnerViews } from '../spawn/slot-owner-views.js'
 import { describeValue } from './argument-validation.js'
 import { argumentRefusal } from '../contracts/argument-refusal.js'
 
@@ -98,7 +98,7 @@ export class SlotCreateGate {
     if (claim !== undefined) {
       const held = this.#claims.get(claim)
       if (held === undefined || held.key !== slotStoreKey(slot)) {
-        throw argumentRefusal(`Expected the \`slotCreateClaim\` option to be an unreleased claimSlotCreate claim of slot ${describeValue(slot.key)}, got ${describeValue(claim)}`, 'slotCreateClaim', claim)
+        throw argumentRefusal(`Expected the \`slotCreateClaim\` option to be an unreleased claimSlotCreate claim of ${describeSlot(slot, 'slot')}, got ${describeValue(claim)}`, 'slotCreateClaim', claim)
       }
       await this.#untilTurnOrClose(held.turn)
       return work()

@@ -13,7 +13,7 @@ import {
 } from './host-runtime-stages.js'
 import { isPromiseLike } from '../contracts/promise-like.js'
 import { admitRegistration, beginExpectedRegistration, commitRegistration } from './registration-stages.js'
-import { attachToSlotOwner, lookUpSlotOwner, plannedSlotBinding, recordSlotBindingUndo } from './slot-owner-stages.js'
+import { attachToSlotOwner, bindSlotOwner, lookUpSlotOwner, plannedSlotBinding, recordSlotBindingUndo } from './slot-owner-stages.js'
 import { classifyFailure, failedSpawnError } from './spawn-failure.js'
 import type { RuntimePtySpawnState } from './spawn-state.js'
 import type { PtySpawnOutcome } from './types.js'
@@ -59,7 +59,7 @@ async function runStages(state: RuntimePtySpawnState): Promise<PtySpawnOutcome> 
     // The undo first (rule SP1): a store whose write lands in part and then rejects must not keep
     // the slot bound to the PTY the rollback stops (`retireOwner` retires only this very owner).
     recordSlotBindingUndo(state, binding)
-    await binding.store.bindOwner(binding.slot, binding.owner)
+    await bindSlotOwner(state, binding)
   }
   commitRegistration(state, result)
 

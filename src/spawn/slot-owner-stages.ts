@@ -100,7 +100,19 @@ export async function attachToSlotOwner(state: RuntimePtySpawnState, owner: PtyS
     }
     // Proven absent: retire the binding (fenced on the owner), and check nobody took the slot meanwhile.
     state.stage = 'retire_slot_owner'
-    const retired: unknown = await store.retireOwner(slot, owner)
+    let retired: unknown
+    try {
+      retired = await store.retireOwner(slot, owner)
+    } catch (failure) {
+      // Why here: wrapped by stage alone, a store's own failure ("db down") named no slot at all.
+      // Nothing was started, bound or attached: the next spawn reads the store again.
+      throw ownSpawnError(
+        state,
+        'slot_owner_unverified',
+        `${describeSlot(slot)}: the slot store's retireOwner failed for PTY ${JSON.stringify(owner.ptyId)}, proven absent: ${messageOf(failure)}`,
+        { cause: failure, ptyId: owner.ptyId },
+      )
+    }
     // A count of rows is a non-negative integer: NaN would read as "not retired", -1 as "retired".
     if (typeof retired !== 'boolean' && !(typeof retired === 'number' && Number.isSafeInteger(retired) && retired >= 0)) {
       // Why: a store whose `retireOwner` answers nothing (an `async` method that forgot its
@@ -168,7 +180,27 @@ export function plannedSlotBinding(state: RuntimePtySpawnState, result: PtySpawn
 export function recordSlotBindingUndo(state: RuntimePtySpawnState, binding: SlotBinding): void {
   if (!state.startedProcess) return
   const { store, slot, owner } = binding
-  state.journal.record(`retire slot binding ${owner.ptyId}`, async () => {
+  state.journal.record(`retire the binding of ${describeSlot(slot)} to PTY ${JSON.stringify(owner.ptyId)}`, async () => {
     await store.retireOwner(slot, owner)
   })
+}
+
+/**
+ * Commit, second half: `store.bindOwner` awaited. A bind that throws or rejects is `commit_failed`
+ * naming the slot as the caller passed it and the PTY, with the store's error as the `cause` (the
+ * rollback recorded by {@link recordSlotBindingUndo} stops the PTY and retires the binding).
+ */
+export async function bindSlotOwner(state: RuntimePtySpawnState, binding: SlotBinding): Promise<void> {
+  const { store, slot, owner } = binding
+  try {
+    await store.bindOwner(slot, owner)
+  } catch (error) {
+    // Why: wrapped by stage alone, "Spawn failed at stage commit: disk full" named no slot.
+    throw ownSpawnError(
+      state,
+      'commit_failed',
+      `${describeSlot(slot)}: the slot store's bindOwner failed for PTY ${JSON.stringify(owner.ptyId)}: ${messageOf(error)}`,
+      { cause: error, ptyId: owner.ptyId },
+    )
+  }
 }

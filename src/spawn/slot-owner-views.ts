@@ -32,10 +32,11 @@ export function agreeOnSlotOwner(live: PtySlotOwner | null, persisted: PtySlotOw
  * A slot as the caller passed it, for a message: `Slot "pane"`, or `Slot "pane" of scope "ws"`
  * when it names a scope. Why the scope: slots of different scopes may share a key, and the store
  * keys them by both (`slotStoreKey`); a message naming the key alone does not say which one it is.
+ * `noun` is `'slot'` inside a sentence (`…claim of slot "pane" of scope "ws"`).
  */
-export function describeSlot(slot: PtySlot): string {
+export function describeSlot(slot: PtySlot, noun: 'Slot' | 'slot' = 'Slot'): string {
   const scope = slot.scopeId === undefined ? '' : ` of scope ${JSON.stringify(slot.scopeId)}`
-  return `Slot ${JSON.stringify(slot.key)}${scope}`
+  return `${noun} ${JSON.stringify(slot.key)}${scope}`
 }
 
 /**

@@ -5,6 +5,7 @@ import { describeValue } from '../contracts/describe-value.js'
 import { assertPtyDimension, type PtySpawnOptions } from '../contracts/index.js'
 import { spawnOptionFieldRefusal, spawnOptionRefusal } from './provider-option-refusal.js'
 import type { PtySpawnDeps } from './types.js'
+import { describeSlot } from './slot-owner-views.js'
 
 /** `secret`: a value that may be a secret (an environment value) is neither shown nor kept on the error. */
 function fail(option: string, expected: string, value: unknown, secret = false): never {
@@ -95,7 +96,7 @@ export function validatePtySpawnOptions(options: PtySpawnOptions): void {
     throw spawnOptionRefusal(
       'claim',
       options.claim,
-      `Expected at most one of the \`slot\` and \`claim\` options, got both (slot ${JSON.stringify(options.slot.key)}, claim ${JSON.stringify(options.claim.key)})`,
+      `Expected at most one of the \`slot\` and \`claim\` options, got both (${describeSlot(options.slot, 'slot')}, claim ${JSON.stringify(options.claim.key)})`,
     )
   }
   const signal: unknown = options.signal
@@ -145,7 +146,7 @@ export function validatePtySpawnDeps(deps: PtySpawnDeps, options: PtySpawnOption
   }
   if (options.slot !== undefined && deps.store === undefined) {
     throw new TypeError(
-      `Expected the \`store\` dependency because the spawn names slot ${JSON.stringify(options.slot.key)}, got undefined`,
+      `Expected the \`store\` dependency because the spawn names ${describeSlot(options.slot, 'slot')}, got undefined`,
     )
   }
   if (options.claim !== undefined && deps.claims === undefined) {

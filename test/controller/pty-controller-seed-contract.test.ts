@@ -356,6 +356,8 @@ describe('slot adoption', () => {
     const h = createHarness()
     const release = h.controller.claimSlotCreate({ scopeId: 'ws', key: 'other' })
     await expect(h.controller.spawn({ slot, slotCreateClaim: release })).rejects.toThrow(/`slotCreateClaim`/)
+    // The slot as the caller passed it, its scope included (before: the key alone, slot "pane").
+    await expect(h.controller.spawn({ slot, slotCreateClaim: release })).rejects.toThrow(`claimSlotCreate claim of slot ${JSON.stringify(slot.key)} of scope ${JSON.stringify(slot.scopeId)}, got`)
     release()
     const again = h.controller.claimSlotCreate(slot)
     again()

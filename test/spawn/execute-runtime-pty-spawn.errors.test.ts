@@ -62,6 +62,26 @@ describe('createRuntimePtySpawnState: validation before any side effect', () => 
     )
   })
 
+  // Why: slots of different scopes may share a key; these named the key alone (slot "k").
+  it('the refusals about `slot` name the slot as the caller passed it, its scope included', () => {
+    const slot = { scopeId: 'ws', key: 'k' }
+    expect(() => createRuntimePtySpawnState({ resolveProvider: () => undefined }, { slot })).toThrow(
+      new TypeError('Expected the `store` dependency because the spawn names slot "k" of scope "ws", got undefined'),
+    )
+    const h = createHarness()
+    let thrown: unknown
+    try {
+      h.state({ slot, claim: { key: 'c' } })
+    } catch (error) {
+      thrown = error
+    }
+    expect(thrown).toMatchObject({
+      code: 'invalid_spawn_options',
+      option: 'claim',
+      message: 'Expected at most one of the `slot` and `claim` options, got both (slot "k" of scope "ws", claim "c")',
+    })
+  })
+
   it('a state runs once', async () => {
     const h = createHarness()
     const state = h.state({})
@@ -211,6 +231,26 @@ describe('executeRuntimePtySpawn: each error code', () => {
     expect(error.message).toContain(`retireOwner answered ${String(answer)} (number)`)
     expect(h.provider.livePtyIds()).toEqual([])
     expect(h.runtime.inspect()).toEqual(EMPTY_RUNTIME)
+  })
+
+  // Why: wrapped by stage alone, a retireOwner that threw surfaced as "Spawn failed at stage
+  // retire_slot_owner: db down", naming no slot.
+  it.each([
+    ['throws', () => { throw new Error('db down') }],
+    ['rejects', () => Promise.reject(new Error('db down'))],
+  ])('slot_owner_unverified naming the slot and the PTY when retireOwner %s; nothing is left held', async (_how, retireOwner) => {
+    const h = createHarness({ storeOverrides: () => ({ retireOwner: retireOwner as unknown as () => boolean }) })
+    const slot = { scopeId: 'ws', key: 'pane' }
+    h.store.bindOwner(slot, { ptyId: 'gone', hostId: 'local' })
+    const error = await expectSpawnError(h.spawn({ slot, scopeId: 'ws' }), 'slot_owner_unverified')
+    expect(error.message).toBe('Slot "pane" of scope "ws": the slot store\'s retireOwner failed for PTY "gone", proven absent: db down')
+    expect(error.cause).toMatchObject({ message: 'db down' })
+    expect(error.outcome).toBe('not_started')
+    expect(error.ptyId).toBe('gone')
+    expect(h.provider.livePtyIds()).toEqual([])
+    expect(h.runtime.inspect()).toEqual(EMPTY_RUNTIME)
+    // The binding is the store's: it is neither retired nor replaced on the word of a failed retire.
+    expect(h.store.getLiveOwner(slot)).toEqual({ ptyId: 'gone', hostId: 'local' })
   })
 
   it('a count of rows retired answered by retireOwner reads as whether it retired the binding', async () => {
@@ -395,8 +435,32 @@ describe('executeRuntimePtySpawn: each error code', () => {
     h.provider.scriptNextSpawn({ providerSequence: { value: 10, generation: 'continued' } })
     const error = await expectSpawnError(h.spawn({ slot: { key: 'pane' } }), 'commit_failed')
     expect(error.outcome).toBe('rolled_back')
+    // Why: "Spawn failed at stage commit: disk full" named no slot.
+    expect(error.message).toBe(`Slot "pane": the slot store's bindOwner failed for PTY ${JSON.stringify(error.ptyId)}: disk full`)
+    expect(error.cause).toMatchObject({ message: 'disk full' })
     expect(h.provider.livePtyIds()).toEqual([])
     expect(h.runtime.inspect()).toEqual(EMPTY_RUNTIME)
+  })
+
+  it('commit_failed names the slot, its scope included, when bindOwner rejects; the PTY is shut down and the slot left unbound', async () => {
+    const h = createHarness({ storeOverrides: () => ({ bindOwner: () => Promise.reject(new Error('disk full')) }) })
+    const slot = { scopeId: 'ws', key: 'pane' }
+    const error = await expectSpawnError(h.spawn({ slot, scopeId: 'ws' }), 'commit_failed')
+    expect(error.message).toMatch(/^Slot "pane" of scope "ws": the slot store's bindOwner failed for PTY "[^"]+": disk full$/)
+    expect(error.outcome).toBe('rolled_back')
+    expect(h.provider.livePtyIds()).toEqual([])
+    expect(h.runtime.inspect()).toEqual(EMPTY_RUNTIME)
+    expect(h.store.getLiveOwner(slot)).toBeNull()
+  })
+
+  it('an undo that retires the binding and throws names the slot too (before: "retire slot binding pty-1")', async () => {
+    const h = createHarness({
+      storeOverrides: () => ({ bindOwner: () => Promise.reject(new Error('disk full')), retireOwner: () => { throw new Error('db down') } }),
+    })
+    const error = await expectSpawnError(h.spawn({ slot: { scopeId: 'ws', key: 'pane' } }), 'commit_failed')
+    expect(error.cause).toBeInstanceOf(AggregateError)
+    expect((error.cause as AggregateError).message).toBe(`1 rollback step(s) failed after the spawn failed: retire the binding of Slot "pane" of scope "ws" to PTY ${JSON.stringify(error.ptyId)}: db down`)
+    expect(h.provider.livePtyIds()).toEqual([])
   })
 
   it('outcome unknown when the rollback cannot stop the PTY; the failed undo joins the cause', async () => {
