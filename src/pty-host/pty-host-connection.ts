@@ -3,7 +3,7 @@ import { clampTimerDelay } from '../contracts/deadline.js'
 import { ConnectionReader, readThrough } from './connection-reader.js'
 import { encodeFrame, encodeJsonFrames, encodeJsonFramesInto, PTY_HOST_MAX_FRAME_BYTES } from './frame-codec.js'
 import { protocolMismatchMessage, PTY_HOST_PROTOCOL_VERSION, stopMismatchedHostAdvice, type PtyHostMessage, type PtyHostMethod, type PtyHostWireError } from './protocol.js'
-import { PtyHostError } from './pty-host-error.js'
+import { PtyHostError, PtyHostOptionError } from './pty-host-error.js'
 import { RequestDeadlines, type DeadlineEntry } from './request-deadlines.js'
 import { assertSocketSafeToConnect, readHostSecret, type PtyHostPaths } from './socket-security.js'
 
@@ -54,9 +54,21 @@ type Pending = DeadlineEntry & {
   reject: (error: Error) => void
 }
 
-/** An error a host sent back, rebuilt with its code. */
+/**
+ * An error a host sent back, rebuilt with its code. A refused option or argument
+ * (`invalid_option`) is rebuilt as the app side's own refusal is: a {@link PtyHostOptionError} (a
+ * `TypeError` that is also a `PtyHostError`), with the `option` and `value` the wire carries.
+ */
 export function fromWireError(error: PtyHostWireError, ptyId?: string): PtyHostError {
-  const known = ['pty_absent', 'pty_live_other_incarnation', 'pty_id_in_use', 'history_released', 'invalid_option', 'host_unavailable'] as const
+  // Why: rebuilt as a plain PtyHostError (an `Error`), the host's refusal of a malformed request
+  // was not the `TypeError` the same refusal is when the app side makes it.
+  if (error.code === 'invalid_option') {
+    const option = typeof error.option === 'string' ? error.option : undefined
+    return option !== undefined && 'value' in error
+      ? new PtyHostOptionError(error.message, option, error.value)
+      : new PtyHostOptionError(error.message, option)
+  }
+  const known = ['pty_absent', 'pty_live_other_incarnation', 'pty_id_in_use', 'history_released', 'host_unavailable'] as const
   const option = typeof error.option === 'string' ? { option: error.option, value: error.value } : {}
   // The host's provider refused a spawn option: the refusal keeps its code, so the spawn pipeline
   // reports it as the caller's bad option (`invalid_spawn_options`), not as a failed spawn.

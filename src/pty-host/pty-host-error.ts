@@ -29,7 +29,8 @@ import { findUnknownOption, unknownOptionMessage } from '../contracts/known-opti
  * - `provider_detached` / `provider_disposed`: the provider was used after `detach()` / `dispose()`;
  * - `invalid_option`: a malformed option or argument, naming it and the value; thrown by the app
  *   side as a `TypeError` that is also this error (`isPtyHostError` and `instanceof` hold), the
- *   class every provider's refusal has;
+ *   class every provider's refusal has — and rebuilt so from a refusal the host sent back, with
+ *   the `option` and `value` the wire carries;
  * - `invalid_spawn_option`: the host's node-pty provider refused a spawn option before starting
  *   anything (`option` names it, `value` is the refused value when it is a JSON scalar), or the
  *   spawn request was too large for one frame (`option` names its largest part, `value` is it —

@@ -5,7 +5,8 @@ import { encodeFrame, encodeJsonFrames, encodeJsonFramesInto, encodeOutputFrame,
 import { PTY_HOST_PROTOCOL_VERSION } from '../../src/pty-host/protocol.js'
 import { isRequestTimeout, PtyHostConnection } from '../../src/pty-host/pty-host-connection.js'
 import { ptyHostPaths } from '../../src/pty-host/socket-security.js'
-import { fakeHost, okReplyFrame } from './pty-host-test-support.js'
+import { isPtyHostError, PtyHostError } from '../../src/pty-host/pty-host-error.js'
+import { fakeHost, inProcessHost, okReplyFrame, useCleanups } from './pty-host-test-support.js'
 
 /** Several messages as consecutive JSON frames in one buffer, as a connection sends them. */
 const encodeFrames = (messages: readonly unknown[]): Buffer => encodeJsonFrames(messages.map((message) => JSON.stringify(message)))
@@ -264,3 +265,52 @@ describe('pty host connection (app side)', () => {
   })
 })
 
+
+/**
+ * A host's refusal of a malformed request, rebuilt on the app side, has the shape of the app
+ * side's own refusal (`PtyHostOptionError`): a `TypeError` that is also a `PtyHostError`, with
+ * `code`, `option` and `value`. Until 7 Dec it was rebuilt as a plain `PtyHostError`, an `Error`
+ * and no `TypeError`, so a host that told a programmer error by its class missed it.
+ */
+describe('a refusal the pty host sends back (app side)', () => {
+  const cleanups = useCleanups()
+
+  function expectOptionRefusal(error: unknown, option: string | undefined, value: unknown, message: string | RegExp): void {
+    expect(error).toBeInstanceOf(TypeError)
+    expect(isPtyHostError(error)).toBe(true)
+    expect(error).toBeInstanceOf(PtyHostError)
+    expect(error).toMatchObject({ code: 'invalid_option', option, value, processMayExist: false })
+    expect((error as Error).message).toMatch(message)
+  }
+
+  it('from a real host: a request it refuses rejects with a TypeError naming the parameter and its value', async () => {
+    const { socketPath } = await inProcessHost(cleanups)
+    const connection = await PtyHostConnection.open(ptyHostPaths(socketPath), 5_000)
+    cleanups.push(async () => connection.close())
+    connection.listen(() => undefined, () => undefined)
+    const refused = await connection.request('attach', { ptyId: 'p1', fromSeq: -3 }).then(
+      () => 'resolved',
+      (error: unknown) => error,
+    )
+    expectOptionRefusal(refused, 'fromSeq', -3, /`fromSeq`.*-3/)
+  })
+
+  it('from a raw frame: the option and value as the wire carries them; a value it does not carry stays undefined', async () => {
+    const message = 'Expected the `exits` option to be an array of at most 65536 exits, got 5 (number)'
+    const host = await fakeHost((request, socket) => {
+      if (request.type !== 'request') return
+      const error =
+        request.method === 'forgetExits'
+          ? { code: 'invalid_option', message, option: 'exits', value: 5 }
+          : { code: 'invalid_option', message: 'Expected the `bytes` option to be bytes as base64 text', option: 'bytes' }
+      socket.write(encodeFrame({ v: PTY_HOST_PROTOCOL_VERSION, type: 'reply', id: request.id, ok: false, error }))
+    })
+    cleanups.push(() => host.close())
+    const connection = await PtyHostConnection.open(ptyHostPaths(host.socketPath), 5_000)
+    cleanups.push(async () => connection.close())
+    connection.listen(() => undefined, () => undefined)
+    expectOptionRefusal(await connection.request('forgetExits', { exits: 5 }).catch((error: unknown) => error), 'exits', 5, message)
+    const bytes = await connection.request('writeBytes', { ptyId: 'p1', bytes: '!' }).catch((error: unknown) => error)
+    expectOptionRefusal(bytes, 'bytes', undefined, /`bytes`/)
+  })
+})
