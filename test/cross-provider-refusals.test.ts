@@ -342,6 +342,31 @@ describe.each(kinds)('cross-provider refusals: %s', (kind) => {
     expect(controller.resize(live.id, 100, 30)).toBe(true)
     expect(await controller.stopAndWait(live.id, { timeoutMs: 5_000 })).toBe(true)
   }, 30_000)
+
+  // The node-pty and SSH providers have no `acknowledgeData` (no flow control of their own), so
+  // nothing below the controller would refuse a bad count over them: the controller's own check,
+  // made before it routes to any provider, is what keeps the four alike. The fake and the pty host
+  // also refuse it straight to the provider (the provider-level matrix below).
+  it('acknowledgeData of a live PTY with a count that is no non-negative integer: invalid_option naming `chars` and the value, through the controller and its terminal handle; the PTY untouched', async () => {
+    const { controller, hostId, provider } = b()
+    expect(typeof provider.acknowledgeData === 'function').toBe(kind === 'fake' || kind === 'pty host')
+    const live = await controller.spawn({ hostId, file: '/bin/sh', args: ['-c', 'sleep 30'] })
+    const terminal = controller.terminal(live.id)!
+    const seen: Record<string, Cell> = {}
+    const wanted: Record<string, Cell> = {}
+    for (const bad of [-1, Number.NaN, 1.5, '5', Number.POSITIVE_INFINITY]) {
+      const shown = typeof bad === 'string' ? '"5"' : String(bad)
+      seen[`controller ${shown}`] = await cellOf(() => controller.acknowledgeData(live.id, bad as never), { option: 'chars', value: bad })
+      seen[`terminal ${shown}`] = await cellOf(() => terminal.acknowledgeData(bad as never), { option: 'chars', value: bad })
+      for (const via of ['controller', 'terminal']) {
+        wanted[`${via} ${shown}`] = { how: 'threw', error: 'TypeError', code: 'invalid_option', option: 'chars', namesOption: true, showsValue: true }
+      }
+    }
+    expect(seen).toEqual(wanted)
+    controller.acknowledgeData(live.id, 0)
+    expect(await controller.probePtyLiveness(live.id)).toBe(true)
+    expect(await controller.stopAndWait(live.id, { timeoutMs: 5_000 })).toBe(true)
+  }, 30_000)
 })
 
 /**
