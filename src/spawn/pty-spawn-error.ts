@@ -10,7 +10,8 @@ import { defineErrorBrand } from '../contracts/error-brand.js'
  * - `slot_owner_conflict`: live state and the persisted store name different owners;
  * - `slot_owner_changed`: the slot's owner changed while the spawn was deciding;
  * - `slot_owner_unverified`: the owner's host could not prove it present or absent, or the slot
- *   store could not be read or answered neither an owner nor none;
+ *   store could not be read or answered neither an owner nor none, or its `retireOwner` threw or
+ *   answered neither a boolean nor a count of rows;
  * - `claim_conflict`: the claim key is held in another scope;
  * - `claim_ownership_unknown`: a host's listing failed (or advertised a claim owner without an
  *   incarnation, or two owners of one key) while the claim imported its proven owners, so nobody

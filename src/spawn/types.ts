@@ -143,12 +143,16 @@ export type PtySlotStore = {
   getLiveOwner(slot: PtySlot): PtySlotOwner | null
   /** The owner according to the persisted store; `null` (or `undefined`) when none. Checked as {@link PtySlotStore.getLiveOwner}'s answer is. */
   getPersistedOwner(slot: PtySlot): PtySlotOwner | null | Promise<PtySlotOwner | null>
-  /** Bind the slot to its (new) owner, in both views. */
+  /**
+   * Bind the slot to its (new) owner, in both views. One that throws or rejects fails the spawn
+   * with `commit_failed`, naming the slot and the PTY (which is stopped again).
+   */
   bindOwner(slot: PtySlot, owner: PtySlotOwner): void | Promise<void>
   /**
    * Retire the binding only if it still names `expected`; returns whether it did (a count of rows
    * retired reads as that: `0` is `false`). Any other answer — `undefined` from a method that
-   * forgot its `return` — refuses the spawn with `slot_owner_unverified`, naming `retireOwner`.
+   * forgot its `return` — refuses the spawn with `slot_owner_unverified`, naming `retireOwner`;
+   * so does one that throws or rejects, naming the slot, with its error as the `cause`.
    */
   retireOwner(slot: PtySlot, expected: PtySlotOwner): boolean | Promise<boolean>
 }
