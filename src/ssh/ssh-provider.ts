@@ -161,7 +161,8 @@ export function createSshProvider(options: SshProviderOptions): SshProvider {
     terminateGraceMs: options.terminateGraceMs ?? SSH_TERMINATE_GRACE_MS,
     shutdownDeadlineMs: options.shutdownDeadlineMs ?? SSH_SHUTDOWN_DEADLINE_MS,
   }
-  const table = new SshSessionTable()
+  // A PTY whose stop is owed, lost later (a stop that timed out with its close on its way): look.
+  const table = new SshSessionTable(() => lookAfterOwedStop())
   let disposed = false
   let disposePromise: Promise<void> | null = null
   const keeper = new SshConnectionKeeper({

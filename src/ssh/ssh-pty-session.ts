@@ -71,8 +71,10 @@ export class SshPtySession {
   /** The running stop, joined by later shutdown calls. */
   stop: Promise<void> | null = null
   /**
-   * A stop was asked for and could not reach the program (its connection dropped, and none to the
-   * same machine was open): carried out once one is (`finishOwedStops` in `ssh-shutdown.ts`).
+   * A stop was asked for and gave up with the program's end not proven — it could not reach the
+   * program (its connection dropped, and none to the same machine was open), or its deadline passed
+   * first: carried out once the PTY is lost and a connection that can judge it is open
+   * (`finishOwedStops` in `ssh-shutdown.ts`).
    */
   stopOwed = false
   /** Resolves when the session exited or was lost. */

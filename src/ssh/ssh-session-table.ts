@@ -21,11 +21,25 @@ export class SshSessionTable {
   readonly dataListeners = createListenerSet<PtyDataEvent>()
   /** The provider's `onExit` listeners. */
   readonly exitListeners = createListenerSet<PtyExitEvent>()
+  readonly #onOwedStopLost: () => void
+
+  /**
+   * `onOwedStopLost` runs when a PTY whose stop is owed (`SshPtySession.stopOwed`) is lost: the
+   * provider schedules a look at its lost PTYs, after which the owed stop is carried out. Why: a
+   * stop that timed out while its channel's close was on its way is owed with its PTY still live;
+   * once the channel closed without an exit status, its connection open, nothing else would
+   * schedule that look (a connection that drops or opens does).
+   */
+  constructor(onOwedStopLost: () => void = () => undefined) {
+    this.#onOwedStopLost = onOwedStopLost
+  }
+
   /** What every session reports to: its events go to the listeners, its exit moves it to `exitedIds`. */
   readonly sessionHooks: SshPtySessionHooks = {
     emitData: (event) => this.dataListeners.fire(event),
     emitExit: (event) => this.exitListeners.fire(event),
     onSettled: (session) => {
+      if (session.state === 'lost' && session.stopOwed) this.#onOwedStopLost()
       if (session.state !== 'exited') return
       if (this.sessions.get(session.id) === session) this.sessions.delete(session.id)
       this.exitedIds.remember(session.id)

@@ -121,9 +121,19 @@ function trackStop(session: SshPtySession, stop: Promise<void>, onStopOwed: () =
   })
 }
 
-/** A stop that could not reach its program (its connection dropped) is owed: see {@link finishOwedStops}. */
+/**
+ * A stop that gave up while its program's end was not proven is owed (see {@link finishOwedStops}):
+ * one that could not reach its program (`transport_lost`: its connection dropped, or its channel
+ * closed without an exit status), and one whose deadline passed first (`shutdown_timeout` with the
+ * program not seen gone: its last step, the channel's close, was still on its way). Until 7 Dec only
+ * the first was: which of the two a stop whose close landed around its deadline rejected with
+ * depended on that timing, and a program that ignores the hang-up ran on after the late one
+ * (nothing stopped it before the provider's disposal). A `shutdown_timeout` of a program proven
+ * gone (members of its session survived, or no look answered) is not owed: nothing is left to reach.
+ */
 function oweStopIfUnreached(session: SshPtySession, error: unknown, onStopOwed: () => void): void {
-  if (isSshProviderError(error) && error.code === 'transport_lost' && session.state !== 'exited' && !session.endProven) oweStop(session, onStopOwed)
+  if (!isSshProviderError(error) || (error.code !== 'transport_lost' && error.code !== 'shutdown_timeout')) return
+  if (session.state !== 'exited' && !session.endProven) oweStop(session, onStopOwed)
 }
 
 /**

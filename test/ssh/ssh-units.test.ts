@@ -259,7 +259,7 @@ describe('a session channel whose command ends at once', () => {
  * A live session on a fake channel (which records the server's exit report as `openChannel` does,
  * and whether reading is paused); its exits are collected.
  */
-function liveSession(hooksOf: (table: SshSessionTable) => unknown = (table) => table.sessionHooks): {
+function liveSession(hooksOf: (table: SshSessionTable) => unknown = (table) => table.sessionHooks, onOwedStopLost?: () => void): {
   session: SshPtySession
   channel: EventEmitter & { reading: boolean; signals: string[]; signal: (name: string) => void }
   connection: { lost: boolean; closedOnPurpose?: boolean; run?: (script: string) => Promise<unknown> }
@@ -280,7 +280,7 @@ function liveSession(hooksOf: (table: SshSessionTable) => unknown = (table) => t
   let reported: ChannelExitStatus | null = null
   channel.on('exit', (code: number | null, signal?: string) => void (reported ??= { code, signal }))
   const connection: ReturnType<typeof liveSession>['connection'] = { lost: false }
-  const table = new SshSessionTable()
+  const table = new SshSessionTable(onOwedStopLost)
   const launch = { command: 'sh', nonce: 'n', cols: 80, rows: 24, file: null, startupCommand: undefined }
   const fields = { id: 'p', incarnationId: 'i', channel, exitStatus: () => reported, connection, launch, scopeId: undefined, slotKey: undefined, claimKey: undefined }
   const session = new (SshPtySessionClass as unknown as new (fields: unknown, hooks: unknown) => SshPtySession)(fields, hooksOf(table))
@@ -414,6 +414,61 @@ describe('a lost PTY proven gone whose channel has not closed yet', () => {
     session.settleGone()
     channel.emit('close')
     expect(exits).toEqual([UNREPORTED])
+  })
+})
+
+// Found by an audit (helper-211): a stop's last step closes the channel; a stop whose deadline
+// passed before that close landed rejected shutdown_timeout and was not owed, while one whose close
+// landed in time rejected transport_lost and was owed — carried out once a connection was back. A
+// program that ignores the hang-up ran on after the late close: nothing stopped it but the disposal.
+describe('a stop of a live PTY whose deadline passes before its program is seen gone', () => {
+  /** A keeper for a PTY whose own connection stays open (no other is ever asked for). */
+  const ownConnectionKeeper = { openConnection: () => null, holdForStop: () => () => undefined, isConnected: () => true } as unknown as SshConnectionKeeper
+  const timings = { hangupGraceMs: 100, terminateGraceMs: 100, shutdownDeadlineMs: 1_000 }
+
+  it('is owed whether its channel\'s close landed before the deadline (transport_lost) or not yet (shutdown_timeout)', async () => {
+    for (const closeLands of [true, false]) {
+      const owedLost = vi.fn()
+      const { session, channel, connection, table } = liveSession(undefined, owedLost)
+      // The side shell never answers (a look cannot prove anything); the signals go unheeded.
+      connection.run = async () => null
+      // The close the stop's last step asks for: answered at once, or not before the deadline.
+      ;(channel as unknown as { close: () => void }).close = () => void (closeLands && setImmediate(() => channel.emit('close')))
+      const onStopOwed = vi.fn()
+      const refusal = await shutdownSshPty(table, ownConnectionKeeper, timings, 'p', { timeoutMs: 1_000 }, { onStopOwed }).then(
+        () => null,
+        (error: unknown) => error,
+      )
+      expect(isSshProviderError(refusal) && refusal.code, String(refusal)).toBe(closeLands ? 'transport_lost' : 'shutdown_timeout')
+      await new Promise((resolve) => setImmediate(resolve))
+      expect(session.stopOwed, `close landed: ${closeLands}`).toBe(true)
+      expect(onStopOwed).toHaveBeenCalled()
+      if (!closeLands) {
+        // The late close: the PTY is lost now, its connection open — a look is asked for, after
+        // which the owed stop is carried out (nothing else would ask: no connection dropped or opened).
+        expect(owedLost).not.toHaveBeenCalled()
+        channel.emit('close')
+        expect(session.state).toBe('lost')
+        expect(owedLost).toHaveBeenCalledTimes(1)
+      }
+    }
+  })
+
+  it('is not owed when the program is proven gone (what is left of its session could not be looked at)', async () => {
+    const { session, channel, connection, table } = liveSession()
+    connection.run = async () => null
+    const onStopOwed = vi.fn()
+    // The server reported the end (by the stop's KILL); the channel's close is still to come.
+    ;(channel as unknown as { signal: (name: string) => void }).signal = (name) => void (name === 'KILL' && channel.emit('exit', null, 'KILL'))
+    const refusal = await shutdownSshPty(table, ownConnectionKeeper, timings, 'p', { timeoutMs: 1_000 }, { onStopOwed }).then(
+      () => null,
+      (error: unknown) => error,
+    )
+    expect(isSshProviderError(refusal) && refusal.code, String(refusal)).toBe('shutdown_timeout')
+    await new Promise((resolve) => setImmediate(resolve))
+    expect(session.endProven).toBe(true)
+    expect(session.stopOwed).toBe(false)
+    expect(onStopOwed).not.toHaveBeenCalled()
   })
 })
 
