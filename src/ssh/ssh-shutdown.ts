@@ -83,6 +83,10 @@ export async function shutdownSshPty(
   // the call is refused as every call after the disposal is (until 7 Dec: `transport_lost`, as if
   // the link were down, which invited a retry that could never succeed).
   if (session.state === 'lost' && !session.endProven && hooks.isDisposed?.() === true) {
+    // Requested all the same (as a stop nothing can reach, below): a look already on its way when
+    // the disposal began may still prove the program gone, and its exit goes out while the
+    // disposal runs — until 7 Dec it then said `diedBeforeStopRequest`, which nobody knew.
+    session.noteStopRequested()
     throw new SshProviderError('provider_disposed', `Cannot call \`shutdown\` on a disposed SSH provider (PTY ${JSON.stringify(id)} was lost, and is not reached any more)`, { ptyId: id })
   }
   // A lost PTY whose end is proven (reported by the server before the drop, or found gone by an

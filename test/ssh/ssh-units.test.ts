@@ -472,6 +472,23 @@ describe('a stop of a live PTY whose deadline passes before its program is seen 
   })
 })
 
+// Found by an audit (helper-211): a shutdown of a lost PTY refused as provider_disposed (the
+// provider disposed, or being disposed) was not noted as a stop request. A look on its way when the
+// disposal began may still prove the program gone while the disposal runs: its exit then said
+// diedBeforeStopRequest — that its end was known before the request, which nobody knew.
+describe('a shutdown of a lost PTY refused after the disposal', () => {
+  it('is noted as a stop request: the exit of its program proven gone later claims neither flag', async () => {
+    const { session, channel, table, exits } = lostSession()
+    const noConnection = { openConnection: () => null, holdForStop: () => () => undefined, isConnected: () => false } as unknown as SshConnectionKeeper
+    const timings = { hangupGraceMs: 100, terminateGraceMs: 100, shutdownDeadlineMs: 1_000 }
+    await expect(shutdownSshPty(table, noConnection, timings, 'p', {}, { isDisposed: () => true })).rejects.toMatchObject({ code: 'provider_disposed', ptyId: 'p' })
+    // The look already on its way answers: gone.
+    expect(session.settleGone()).toBe(true)
+    channel.emit('close')
+    expect(exits).toEqual([UNREPORTED])
+  })
+})
+
 describe('a program whose end the server reported', () => {
   it('is read to its end: a pause in force resumes and later pauses are ignored, so its exit is not held', () => {
     const { session, channel, exits } = liveSession()
