@@ -171,6 +171,13 @@ export class PtyHostConnection {
   readonly #deadlines = new RequestDeadlines<Pending>((pending) => this.#timedOut(pending))
   #nextId = 1
   #closed = false
+  /**
+   * What a request the host never answered fails with once the connection is closed: a drop is
+   * `transport_lost`; a close for good by the provider (`dispose()`, `detach()`) gives its own
+   * refusal (`provider_disposed`, `provider_detached`) — the requests in flight then fail as a
+   * call made after it does, not as a lost link that may come back.
+   */
+  #closeFailure: ((method: string) => PtyHostError) | undefined = undefined
   #outbox: (string | SerializeWhenSent)[] = []
   /** Reused memory for outgoing frames (its own allocation, never a slice of Node's pool). */
   readonly #writeBuffer = Buffer.allocUnsafeSlow(WRITE_BUFFER_BYTES)
@@ -328,7 +335,7 @@ export class PtyHostConnection {
     timeoutMs?: number,
     options?: { holdsApp?: boolean; serializeWhenSent?: boolean },
   ): Promise<unknown> {
-    if (this.#closed) return Promise.reject(new PtyHostError('transport_lost', `The connection to the pty host is closed (${method})`))
+    if (this.#closed) return Promise.reject(this.#closeFailure?.(method) ?? new PtyHostError('transport_lost', `The connection to the pty host is closed (${method})`))
     const id = this.#nextId++
     let json: string | SerializeWhenSent
     if (options?.serializeWhenSent === true) {
@@ -442,8 +449,11 @@ export class PtyHostConnection {
   /**
    * Close the connection (the host keeps its sessions). What this turn queued is written first, as
    * it would have been without the close (a `resize` or `ack` right before `detach()` still lands).
+   * `failure`: what the requests not answered (and any made after) fail with, naming the method —
+   * the provider's refusal when it closes for good; `transport_lost` without it.
    */
-  close(): void {
+  close(failure?: (method: string) => PtyHostError): void {
+    if (!this.#closed) this.#closeFailure = failure
     this.#flushUpTo(Number.POSITIVE_INFINITY)
     this.#socket.destroy()
     this.#closedNow()
@@ -509,7 +519,7 @@ export class PtyHostConnection {
       }
       this.#deadlines.clear()
       for (const pending of this.#pending.values()) {
-        pending.reject(new PtyHostError('transport_lost', 'The connection to the pty host dropped before it answered'))
+        pending.reject(this.#closeFailure?.(pending.method) ?? new PtyHostError('transport_lost', 'The connection to the pty host dropped before it answered'))
       }
       this.#pending.clear()
       this.#holdingRequests = 0

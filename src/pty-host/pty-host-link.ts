@@ -134,17 +134,23 @@ export class PtyHostLink {
     return this.#connecting
   }
 
-  /** Close the link for good; every PTY not known to have exited becomes unknown. */
+  /**
+   * Close the link for good; every PTY not known to have exited becomes unknown. A request the
+   * host has not answered yet fails as a call made after it does (`provider_detached` /
+   * `provider_disposed`), not `transport_lost`: the link will not come back, and a controller reads
+   * a disposed provider's refusal as the end of its evidence, not as a failed listing. (A spawn in
+   * flight still says its process may exist: see the provider's spawn.)
+   */
   close(to: 'detached' | 'disposed'): void {
     this.state = to
     const open = this.#connection
     this.#connection = null
-    open?.close()
+    open?.close((method) => this.#closedError(`before the host answered \`${method}\``))
     this.#records.markUnknown()
   }
 
-  #closedError(): PtyHostError {
-    return new PtyHostError(this.state === 'detached' ? 'provider_detached' : 'provider_disposed', `The pty host provider was ${this.state}`)
+  #closedError(when?: string): PtyHostError {
+    return new PtyHostError(this.state === 'detached' ? 'provider_detached' : 'provider_disposed', `The pty host provider was ${this.state}${when === undefined ? '' : ` ${when}`}`)
   }
 
   async #open(): Promise<PtyHostConnection> {

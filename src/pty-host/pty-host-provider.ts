@@ -299,7 +299,11 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
       // The host may have started it: stopped there when the reply could not be sent, and by
       // this provider once it is back (an orphan), so no session is left that nobody owns. Its
       // state is unknown (a dropped connection made it so already; a timeout does here).
-      if (isPtyHostError(error) && error.code === 'transport_lost') {
+      // Also when a `dispose()` or `detach()` closed the connection with the spawn in flight: its
+      // refusal's code (`provider_disposed`, `provider_detached`) is kept, and still says the
+      // process may exist — the spawn pipeline's rollback reads a spawn told nothing else as "not
+      // started" (outcome `not_started`), a guess about a process the host may run.
+      if (isPtyHostError(error) && (error.code === 'transport_lost' || error.code === 'provider_disposed' || error.code === 'provider_detached')) {
         pty.orphaned = true
         if (pty.state === 'spawning') records.setState(pty, 'unknown')
         // Timed out on a connection that stays open: no reconnect will come to stop it, so ask
@@ -556,6 +560,8 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
     try {
       return (await connection.request(method, params, requestTimeoutMs)) as T | null
     } catch (error) {
+      // In flight when `dispose()` closed the connection: refused as a call after it is.
+      if (isPtyHostError(error) && error.code === 'provider_disposed') throw error
       if (passOn?.(error) === true) {
         const refusal = error as PtyHostError
         throw new PtyHostError(refusal.code, refusal.message, { ptyId: params.ptyId as string, hostCode: refusal.hostCode, cause: refusal })
@@ -591,7 +597,9 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
       const rows: unknown = await connection.request('list', { membershipOnly: true }, requestTimeoutMs)
       const row = Array.isArray(rows) ? (rows as { id?: unknown; incarnationId?: unknown }[]).find((candidate) => candidate?.id === id) : undefined
       return row?.incarnationId === incarnationId ? true : null
-    } catch {
+    } catch (error) {
+      // In flight when `dispose()` closed the connection: refused as a call after it is.
+      if (isPtyHostError(error) && error.code === 'provider_disposed') throw error
       return null
     }
   }
