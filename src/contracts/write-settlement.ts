@@ -9,7 +9,8 @@ import { providerArgumentError } from './provider-arguments.js'
  * - `stale_incarnation`: the write was aimed at an older process behind a reused id;
  * - `provider_unavailable`: no provider is registered for the PTY's host;
  * - `provider_cannot_settle`: the provider cannot settle writes, so none was attempted;
- * - `provider_refused_write`: the provider refused the bytes before handing them on;
+ * - `provider_refused_write`: the provider refused the bytes before handing them on (also a
+ *   provider that refused the write because it was disposed: `provider_disposed`);
  * - `controller_disposed`: the controller was disposed;
  * - `provider_cannot_write_bytes`: the write was of bytes (a `Uint8Array`), and the provider cannot
  *   write bytes — it has no `PtyProvider.writeBytes` (written before providers could take bytes:

@@ -56,6 +56,7 @@ export function assembleController(options: PtyControllerOptions, emitter: Event
     listens: (event) => emitter.listenerCount(event) > 0,
     report,
     disposed,
+    disposedProvidersReported: new WeakSet(),
   }
   const bookkeeping = new Bookkeeping(core)
   const output = new OutputDelivery(core)

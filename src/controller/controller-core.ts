@@ -1,4 +1,5 @@
 import type { PtyProvider } from '../contracts/index.js'
+import { carriesErrorCode } from '../contracts/error-code.js'
 import type { PtyClock } from './clock.js'
 import type { DeliveryGate } from './delivery-gate.js'
 import type { HeldProviderEvent } from './in-flight-event-buffer.js'
@@ -39,9 +40,43 @@ export type ControllerCore = {
   readonly report: ControllerReport
   /** Whether `dispose()` was called. */
   readonly disposed: () => boolean
+  /** The providers whose refusal as disposed was reported already (once each: see {@link reportProviderDisposed}). */
+  readonly disposedProvidersReported: WeakSet<PtyProvider>
 }
 
-/** Report that a provider method threw (`provider_threw`), naming the provider and the method. */
+/**
+ * Whether `error` is a provider's refusal of a call made after its `dispose()` (`code:
+ * 'provider_disposed'`, the rule of `PtyProvider.dispose`): every method of a disposed provider
+ * but `dispose` and its subscriptions refuses so.
+ */
+export function isProviderDisposedRefusal(error: unknown): boolean {
+  return carriesErrorCode(error, 'provider_disposed')
+}
+
+/**
+ * Report, once per provider, that a call met the provider disposed (`code`: what the call's own
+ * failure is reported as — `shutdown_failed`, `listing_failed`, `provider_threw`…). The host
+ * disposed the provider before (or while) the controller that uses it: each later call the
+ * controller makes for a PTY whose exit the provider never reported is refused the same way, and a
+ * report per PTY and call was noise the host cannot act on (a stop's hang-up, force and
+ * verification, each PTY of a `dispose()`): one says it all.
+ */
+export function reportProviderDisposed(core: ControllerCore, provider: PtyProvider, code: PtyControllerErrorCode, error: unknown): void {
+  if (core.disposedProvidersReported.has(provider)) return
+  core.disposedProvidersReported.add(provider)
+  core.report(
+    code,
+    `Provider ${provider.name} was disposed before the controller, so its PTYs whose exit it did not report can no longer be stopped, verified or asked about (dispose the controller first)`,
+    error,
+  )
+}
+
+/**
+ * Report that a provider method threw (`provider_threw`), naming the provider and the method — a
+ * disposed provider's refusal once for the provider ({@link reportProviderDisposed}).
+ */
 export function reportProviderThrow(core: ControllerCore, provider: PtyProvider, what: string, error: unknown, ptyId?: string): void {
+  // A disposed provider refuses every call: said once for the provider, not per call.
+  if (isProviderDisposedRefusal(error)) return reportProviderDisposed(core, provider, 'provider_threw', error)
   core.report('provider_threw', `Provider ${provider.name} threw from ${what}`, error, ptyId)
 }

@@ -1,18 +1,19 @@
 import { callProvider } from '../contracts/call-provider.js'
 import { clampTimerDelay, type PtyIncarnationId, type PtyProvider, type PtyShutdownOptions } from '../contracts/index.js'
-import type { ControllerReport } from './controller-core.js'
+import { isProviderDisposedRefusal, reportProviderDisposed, type ControllerCore } from './controller-core.js'
 
 /** How a dispatched shutdown ended: carried out, or refused/failed (reported `shutdown_failed`). */
 export type ShutdownOutcome = 'resolved' | 'rejected'
 
 /**
  * Ask the provider to shut a PTY down, fenced by incarnation. A synchronous throw counts as a
- * rejection; a rejection is reported as `shutdown_failed` and answered `'rejected'`, never thrown.
+ * rejection; a rejection is reported as `shutdown_failed` (a disposed provider's refusal once for
+ * the provider) and answered `'rejected'`, never thrown.
  * `stepOptions`, when given, replace the default options (a `stopAndWait` step's timeout and
  * `keepHistory`).
  */
 export function dispatchShutdown(
-  report: ControllerReport,
+  core: ControllerCore,
   provider: PtyProvider,
   ptyId: string,
   incarnationId: PtyIncarnationId | undefined,
@@ -26,7 +27,8 @@ export function dispatchShutdown(
   return callProvider(() => provider.shutdown(ptyId, options)).then(
     () => 'resolved' as const,
     (error: unknown) => {
-      report('shutdown_failed', `Provider ${provider.name} could not shut down ${ptyId}`, error, ptyId)
+      if (isProviderDisposedRefusal(error)) reportProviderDisposed(core, provider, 'shutdown_failed', error)
+      else core.report('shutdown_failed', `Provider ${provider.name} could not shut down ${ptyId}`, error, ptyId)
       return 'rejected' as const
     },
   )

@@ -1,6 +1,5 @@
-import { clampTimerDelay, type PtyProvider } from '../contracts/index.js'
-import { carriesErrorCode } from '../contracts/error-code.js'
-import type { ControllerCore } from './controller-core.js'
+import { clampTimerDelay } from '../contracts/index.js'
+import { isProviderDisposedRefusal, reportProviderDisposed, type ControllerCore } from './controller-core.js'
 import type { ExitPublication } from './exit-publication.js'
 import { PTY_LIVENESS_REASONS } from './liveness-reasons.js'
 import type { OutputDelivery } from './output-delivery.js'
@@ -22,8 +21,6 @@ export type StopPhaseContext = {
   readonly exits: ExitPublication
   /** Releases held output once the provider knows of the stop. */
   readonly output: OutputDelivery
-  /** The providers whose disposal a stop's verification already reported (once each, see `providerDisposedVerdict`). */
-  readonly disposedProvidersReported: WeakSet<PtyProvider>
 }
 
 /** One tracked stop in progress: the PTY, the time it may take, and whether to keep its history. */
@@ -147,7 +144,7 @@ async function verifyGone(context: StopPhaseContext, stop: TrackedStop): Promise
       if (record.state === 'live') context.exits.setLiveness(record, { kind: 'live' })
       return false
     case 'failed':
-      if (carriesErrorCode(verification.error, 'provider_disposed')) return providerDisposedVerdict(context, record, verification.error)
+      if (isProviderDisposedRefusal(verification.error)) return providerDisposedVerdict(context, record, verification.error)
       context.core.report('listing_failed', `Provider ${record.provider.name} could not list processes to verify a stop`, verification.error, record.ptyId)
       if (record.state === 'live') {
         context.exits.setLiveness(record, { kind: 'unverifiable', reason: PTY_LIVENESS_REASONS.verificationFailed })
@@ -166,19 +163,11 @@ async function verifyGone(context: StopPhaseContext, stop: TrackedStop): Promise
  * stopped its PTYs and reported their exits): `true` once the PTY exited, without a report — the
  * host disposed it, and a `listing_failed` per PTY and step was noise it could not act on. A PTY
  * whose exit the provider never reported stays in doubt (`false`, liveness `unverifiable`),
- * reported once per provider.
+ * reported once per provider (with every other refusal of it: {@link reportProviderDisposed}).
  */
 function providerDisposedVerdict(context: StopPhaseContext, record: PtyRecord, error: unknown): boolean {
   if (record.state === 'exited') return true
-  const { core, disposedProvidersReported: reported } = context
-  if (!reported.has(record.provider)) {
-    reported.add(record.provider)
-    core.report(
-      'listing_failed',
-      `Provider ${record.provider.name} was disposed before the controller, so the stops of its PTYs whose exit it did not report cannot be verified (dispose the controller first)`,
-      error,
-    )
-  }
+  reportProviderDisposed(context.core, record.provider, 'listing_failed', error)
   if (record.state === 'live') context.exits.setLiveness(record, { kind: 'unverifiable', reason: PTY_LIVENESS_REASONS.verificationFailed })
   return false
 }
@@ -187,7 +176,7 @@ function providerDisposedVerdict(context: StopPhaseContext, record: PtyRecord, e
 function dispatchStep(context: StopPhaseContext, stop: TrackedStop, immediate: boolean): Promise<StepOutcome> {
   const { provider, ptyId, incarnationId } = stop.record
   const options = shutdownOptionsFor(immediate, incarnationId, stop.budget.remainingMs(), stop.keepHistory)
-  return dispatchShutdown(context.core.report, provider, ptyId, incarnationId, immediate, options).then((outcome) =>
+  return dispatchShutdown(context.core, provider, ptyId, incarnationId, immediate, options).then((outcome) =>
     outcome === 'resolved' ? 'shutdown_resolved' : 'shutdown_rejected',
   )
 }

@@ -40,7 +40,7 @@ async function stopOwner(
   request: StopAndWaitRequest,
 ): Promise<boolean> {
   const stopped = await Promise.race([
-    dispatchShutdown(core.report, owner, ptyId, undefined, true, shutdownOptionsFor(true, undefined, budget.remainingMs(), request.keepHistory)),
+    dispatchShutdown(core, owner, ptyId, undefined, true, shutdownOptionsFor(true, undefined, budget.remainingMs(), request.keepHistory)),
     budget.deadlinePassed,
   ])
   if (stopped !== 'resolved') return false

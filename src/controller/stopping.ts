@@ -32,7 +32,7 @@ export class Stopping {
     this.#core = core
     this.#exits = exits
     this.#output = output
-    this.#phases = { core, exits, output, disposedProvidersReported: new WeakSet() }
+    this.#phases = { core, exits, output }
   }
 
   /** Mark the stop for the record's incarnation, then dispatch a hang-up; see `PtyController.kill`. */
@@ -63,7 +63,7 @@ export class Stopping {
 
   /** Dispatch a shutdown of `ptyId` on the record's provider, fenced by `fence.incarnationId`. */
   dispatch(ptyId: string, fence: Pick<PtyRecord, 'provider' | 'incarnationId'>, immediate: boolean): Promise<ShutdownOutcome> {
-    return dispatchShutdown(this.#core.report, fence.provider, ptyId, fence.incarnationId, immediate)
+    return dispatchShutdown(this.#core, fence.provider, ptyId, fence.incarnationId, immediate)
   }
 
   /**

@@ -1,8 +1,10 @@
 import type { PtyProvider } from '../contracts/index.js'
 import { assertOptionsBag, optionNamesOf } from '../contracts/known-options.js'
 import type { FakeDeliveryScheduling } from './fake-delivery-queue.js'
-import type { FakePtyProvider, FakePtyProviderOptions, FakeProviderCall } from './fake-pty-provider-types.js'
+import type { FakePtyProvider, FakePtyProviderOptions, FakeProviderCall, FakeProviderMethod } from './fake-pty-provider-types.js'
 import { createFakeProviderMethods } from './fake-provider-methods.js'
+import { FakePtyProviderDisposedError } from './fake-pty-provider-disposed-error.js'
+import { refuseCallsAfterDispose } from '../contracts/disposed-provider.js'
 import { createFakeProviderState } from './fake-provider-state.js'
 import { createFakeTestControls } from './fake-test-controls.js'
 
@@ -56,7 +58,16 @@ export function createFakePtyProvider(options: FakePtyProviderOptions = {}): Fak
     get calls(): readonly FakeProviderCall[] {
       return state.calls
     },
-    ...createFakeProviderMethods(state),
+    // The rule of `PtyProvider.dispose`: every call but `dispose` and the `on*` subscriptions is
+    // refused `provider_disposed` afterwards (recorded all the same), as every bundled provider does.
+    ...refuseCallsAfterDispose(
+      createFakeProviderMethods(state),
+      () => state.disposed,
+      (method, args) => {
+        state.record(method as FakeProviderMethod, args)
+        return new FakePtyProviderDisposedError(state.name, method)
+      },
+    ),
     [Symbol.asyncDispose](): Promise<void> {
       return provider.dispose()
     },

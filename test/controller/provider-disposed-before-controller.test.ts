@@ -26,7 +26,7 @@ class ProviderDisposedError extends Error {
   readonly code = 'provider_disposed'
 }
 
-/** Dispose the fake, then refuse its listings as the SSH and pty host providers do once disposed. */
+/** Dispose the fake, then refuse its listings with a plain error of the code (the fake refuses every call once disposed; a host's own provider may use any error class). */
 async function disposeLikeSsh(provider: FakePtyProvider): Promise<void> {
   await provider.dispose()
   provider.setListingFailure(new ProviderDisposedError('Cannot call `listProcesses` on a disposed provider'))
@@ -88,10 +88,53 @@ describe('a provider disposed before the controller that uses it', () => {
     const stops = await run(Promise.all(ids.map((id) => controller.stopAndWait(id, { timeoutMs: 5_000 }))))
     expect(stops).toEqual(ids.map(() => false))
     await run(controller.dispose())
-    expect(errors.map((error) => [error.code, (error.cause as { code?: unknown }).code])).toEqual([['listing_failed', 'provider_disposed']])
+    // Once for the provider, whatever call met it first (here each stop's hang-up: a disposed
+    // provider refuses every call, its shutdowns too) — not per PTY and step (76 errors for 19 PTYs).
+    expect(errors.map((error) => [error.code, (error.cause as { code?: unknown }).code])).toEqual([['shutdown_failed', 'provider_disposed']])
     expect(errors.every(isPtyControllerError)).toBe(true)
     expect(errors[0]?.message).toMatch(/disposed before the controller/)
     await closeQuietly(controller)
+  })
+})
+
+describe('every controller call after its provider was disposed (the provider refuses every call: provider_disposed)', () => {
+  it('answers without a throw or an unhandled rejection, and reports the disposal once', async () => {
+    const fake = createFakePtyProvider({ scheduling: 'manual' })
+    // A provider whose disposal dropped the exits of its PTYs: the controller still thinks them live and asks it.
+    let dropExits = false
+    const provider: PtyProvider = Object.assign(Object.create(fake) as PtyProvider, {
+      onExit: (listener: (event: PtyExitEvent) => void) => fake.onExit((event) => (dropExits ? undefined : listener(event))),
+    })
+    const clock = createManualClock()
+    const controller = createPtyController({ provider, clock })
+    const errors: PtyControllerError[] = []
+    controller.on('error', (error) => errors.push(error))
+    const run = runOn(fake, clock)
+    const ids: string[] = []
+    for (let index = 0; index < 4; index++) ids.push((await run(controller.spawn({}))).id)
+    dropExits = true
+    await fake.dispose()
+    const [a, b, c, d] = ids as [string, string, string, string]
+    // Unknown, never a guess: the disposed provider can no longer say.
+    expect(controller.hasPty(a)).toBeNull()
+    expect(controller.hasPty('never-spawned')).toBeNull()
+    expect(await run(controller.probePtyLiveness(a))).toBeNull()
+    expect(await run(controller.getCwd(a))).toBeNull()
+    expect(await run(controller.getForegroundProcess(a))).toBeNull()
+    expect(await run(controller.hasChildProcesses(a))).toBeNull()
+    expect(controller.resize(a, 100, 30)).toBe(false)
+    // The size the controller last set (as for any provider whose read-back throws).
+    expect(controller.getSize(a)).toEqual({ cols: 80, rows: 24 })
+    controller.acknowledgeData(a, 10)
+    expect(await controller.writeWithSettlement(b, 'x', 'driving')).toMatchObject({ kind: 'refused' })
+    // A listing of the host is refused, as the provider refused it.
+    await expect(run(controller.listProcesses('local'))).rejects.toMatchObject({ cause: { code: 'provider_disposed' } })
+    expect(controller.kill(c)).toBe(true)
+    expect(await run(controller.stopAndWait(d, { timeoutMs: 5_000 }))).toBe(false)
+    await run(controller.dispose())
+    // Once, by the first call that met it (`hasPty`, which throws): not once per call and PTY.
+    expect(errors.map((error) => [error.code, (error.cause as { code?: unknown }).code])).toEqual([['provider_threw', 'provider_disposed']])
+    expect(errors[0]?.message).toMatch(/disposed before the controller/)
   })
 })
 

@@ -168,7 +168,8 @@ describe('createFakePtyProvider: listeners and dispose', () => {
 
     await expect(hung).rejects.toThrow(/disposed/)
     expect(provider.livePtyIds()).toEqual([])
-    expect(await provider.listProcesses()).toEqual([])
+    // A disposed provider no longer knows what runs: its listing is refused, never `[]` (the rule of every bundled provider).
+    await expect(provider.listProcesses()).rejects.toMatchObject({ code: 'provider_disposed', message: expect.stringContaining('`listProcesses`') })
     expect(provider.pendingSpawnCount()).toBe(0)
     expect(provider.listenerCount()).toBe(0)
     expect(kinds(log)).toEqual(['exit:0', 'data:held', 'exit:0', 'exit:0'])

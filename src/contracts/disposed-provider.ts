@@ -1,0 +1,56 @@
+import type { PtyProvider } from './provider.js'
+
+/**
+ * Internal (not exported from `ptykit/contracts`): the methods of a {@link PtyProvider} that
+ * answer with a promise — refused after `dispose()` with a rejection. Every other method but
+ * `dispose` and the `on*` subscriptions answers synchronously (or settles a write), and is refused
+ * with a throw.
+ */
+export const PROVIDER_PROMISE_METHODS: ReadonlySet<string> = new Set([
+  'spawn',
+  'attach',
+  'shutdown',
+  'listProcesses',
+  'listExits',
+  'probeLiveness',
+  'getCwd',
+  'getForegroundProcess',
+  'hasChildProcesses',
+  'confirmForeground',
+  'resetInputModes',
+  'clearBuffer',
+  'getBufferSnapshot',
+])
+
+/** Internal: the methods of a provider that stay callable once it is disposed (see {@link refuseCallsAfterDispose}). */
+const ANSWERED_AFTER_DISPOSE: ReadonlySet<string> = new Set(['dispose', 'detach', 'onData', 'onBytes', 'onExit', 'onOutputLoss'])
+
+/**
+ * Internal: the rule of `PtyProvider.dispose` for every bundled provider, applied to `provider`
+ * in place. Once `isDisposed()` says so, each method but `dispose` (idempotent), `detach` (which
+ * answers with the dispose) and the `on*` subscriptions is refused with `refusal(method, args)` (an
+ * error whose `code` is `provider_disposed`, naming the method): a method in
+ * {@link PROVIDER_PROMISE_METHODS} rejects, any other throws. Why refuse, not answer: a disposed
+ * provider no longer knows what runs (a pty host's or SSH host's sessions may outlive it), so an
+ * empty listing or a `null` would be a guess passed off as an answer — and providers answered
+ * differently (node-pty and the fake `[]`, SSH and the pty host a rejection). Returns `provider`.
+ */
+export function refuseCallsAfterDispose<P extends object>(provider: P, isDisposed: () => boolean, refusal: (method: string, args: unknown[]) => Error): P {
+  const target = provider as unknown as Record<string, unknown>
+  for (const name of Object.keys(target)) {
+    if (ANSWERED_AFTER_DISPOSE.has(name)) continue
+    const descriptor = Object.getOwnPropertyDescriptor(target, name)
+    // Getters (`authoritativeListings`, `connected`) and plain values (`name`) are no calls.
+    if (descriptor === undefined || !('value' in descriptor) || typeof descriptor.value !== 'function') continue
+    const method = descriptor.value as (...args: unknown[]) => unknown
+    const refuseWith = PROVIDER_PROMISE_METHODS.has(name)
+      ? (args: unknown[]): unknown => Promise.reject(refusal(name, args))
+      : (args: unknown[]): unknown => {
+          throw refusal(name, args)
+        }
+    target[name] = function (this: unknown, ...args: unknown[]): unknown {
+      return isDisposed() ? refuseWith(args) : method.apply(this, args)
+    }
+  }
+  return provider
+}
