@@ -271,6 +271,8 @@ export function createJsonLinesPtyProvider(options: JsonLinesPtyProviderOptions 
       ? undefined
       : remainingWaitMs(resolveWaitDeadline(budget, 0)) + JSON_LINES_ROUND_TRIP_MARGIN_MS
 
+  // Once disposed, every call but `dispose` and the subscriptions is refused (the rule of
+  // `PtyProvider.dispose`): the provider no longer knows what runs, so it guesses nothing.
   function assertUsable(method: string): void {
     if (disposePromise !== null) throw new JsonLinesHostError('provider_disposed', `Cannot call \`${method}\` on a disposed provider`)
   }
@@ -325,10 +327,11 @@ export function createJsonLinesPtyProvider(options: JsonLinesPtyProviderOptions 
 
   function write(id: string, data: string): WriteSettlement | Promise<WriteSettlement> {
     if (typeof data !== 'string') throw new TypeError(`Expected the \`data\` argument to be a string, got ${typeof data}`)
+    assertUsable('write')
     // Proven that no byte leaves: refused, and at once — a controller's boolean `write` reads a
     // pending settlement as "handed over". Anything after the bytes went down the pipe is unverifiable.
     if (ptys.get(id)?.state === 'exited') return refusedWrite('pty_exited')
-    if (hostGone || disposePromise !== null) return refusedWrite('provider_refused_write')
+    if (hostGone) return refusedWrite('provider_refused_write')
     return settleHostWrite(id, data)
   }
 
@@ -341,6 +344,7 @@ export function createJsonLinesPtyProvider(options: JsonLinesPtyProviderOptions 
   }
 
   async function shutdown(id: string, shutdownOptions: PtyShutdownOptions = {}): Promise<void> {
+    assertUsable('shutdown')
     if (ptys.get(id)?.state === 'exited') return
     // Rejects with `host_exited` when the host is gone: the stop could not be dispatched.
     await request('shutdown', { id, ...shutdownOptions }, requestTimeoutMs(shutdownOptions))
@@ -357,6 +361,7 @@ export function createJsonLinesPtyProvider(options: JsonLinesPtyProviderOptions 
   }
 
   async function probeLiveness(id: string, probeOptions: PtyLivenessProbeOptions = {}): Promise<boolean | null> {
+    assertUsable('probeLiveness')
     const known = ptys.get(id)
     // Asked about an incarnation other than the one this provider holds under the id: the host
     // answers by id, about whichever process it holds now, so its `true` may be about another
@@ -374,6 +379,7 @@ export function createJsonLinesPtyProvider(options: JsonLinesPtyProviderOptions 
   }
 
   async function askString(method: 'getCwd' | 'getForegroundProcess', id: string): Promise<string | null> {
+    assertUsable(method)
     if (!isLive(id)) return null
     try {
       const answer = await request(method, { id })
@@ -421,6 +427,7 @@ export function createJsonLinesPtyProvider(options: JsonLinesPtyProviderOptions 
           throw Object.assign(error as TypeError, { code: 'invalid_option', option, value })
         }
       }
+      assertUsable('resize')
       if (!isLive(id)) return false
       // Best effort: the answer arrives later. No `getSize`, since nothing here reads the size back.
       fireAndForget('resize', { id, cols, rows })
@@ -428,13 +435,16 @@ export function createJsonLinesPtyProvider(options: JsonLinesPtyProviderOptions 
     },
     shutdown,
     pauseProducer(id: string): void {
+      assertUsable('pauseProducer')
       if (isLive(id)) fireAndForget('pause', { id })
     },
     resumeProducer(id: string): void {
+      assertUsable('resumeProducer')
       if (isLive(id)) fireAndForget('resume', { id })
     },
     listProcesses,
     hasPty(id: string): boolean | null {
+      assertUsable('hasPty')
       const state = ptys.get(id)?.state
       if (state === 'exited') return false // its exit was observed: proven
       if (state === 'live') return true

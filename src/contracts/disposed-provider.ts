@@ -12,6 +12,7 @@ export const PROVIDER_PROMISE_METHODS: ReadonlySet<string> = new Set([
   'shutdown',
   'listProcesses',
   'listExits',
+  'forgetExits',
   'probeLiveness',
   'getCwd',
   'getForegroundProcess',
@@ -22,13 +23,18 @@ export const PROVIDER_PROMISE_METHODS: ReadonlySet<string> = new Set([
   'getBufferSnapshot',
 ])
 
-/** Internal: the methods of a provider that stay callable once it is disposed (see {@link refuseCallsAfterDispose}). */
-const ANSWERED_AFTER_DISPOSE: ReadonlySet<string> = new Set(['dispose', 'detach', 'onData', 'onBytes', 'onExit', 'onOutputLoss'])
+/**
+ * Internal: the methods of a provider that stay callable once it is disposed (see
+ * {@link refuseCallsAfterDispose}): `dispose`, `detach` (the pty host's: it answers with the
+ * dispose), the subscriptions, and `isConnected` (the SSH provider's: a state, `false` once
+ * disposed, as the pty host's `connected`).
+ */
+const ANSWERED_AFTER_DISPOSE: ReadonlySet<string> = new Set(['dispose', 'detach', 'onData', 'onBytes', 'onExit', 'onOutputLoss', 'isConnected'])
 
 /**
  * Internal: the rule of `PtyProvider.dispose` for every bundled provider, applied to `provider`
  * in place. Once `isDisposed()` says so, each method but `dispose` (idempotent), `detach` (which
- * answers with the dispose) and the `on*` subscriptions is refused with `refusal(method, args)` (an
+ * answers with the dispose), `isConnected` and the `on*` subscriptions is refused with `refusal(method, args)` (an
  * error whose `code` is `provider_disposed`, naming the method): a method in
  * {@link PROVIDER_PROMISE_METHODS} rejects, any other throws. Why refuse, not answer: a disposed
  * provider no longer knows what runs (a pty host's or SSH host's sessions may outlive it), so an

@@ -343,6 +343,26 @@ export interface PtyProvider {
    * is reported in order with the PTY's data events, before the data that follows it.
    */
   onOutputLoss?(listener: (event: PtyOutputLossEvent) => void): Unsubscribe
-  /** Stop every PTY this provider holds and release its resources. */
+  /**
+   * Stop every PTY this provider holds and release its resources. Idempotent: a second call
+   * answers as the first.
+   *
+   * Once it resolved, the provider no longer knows what runs — the sessions of a pty host or of an
+   * SSH server may outlive it —, so it answers nothing any more: **every method but `dispose` and
+   * the `on*` subscriptions is refused** with an error whose `code` is `'provider_disposed'` and
+   * whose message names the method — a rejection from a method that answers with a promise
+   * (`spawn`, `shutdown`, `listProcesses`, `probeLiveness`, `getCwd`, `getForegroundProcess`,
+   * `hasChildProcesses`, `confirmForeground`, `resetInputModes`, `clearBuffer`,
+   * `getBufferSnapshot`), a throw from any other (`write`, `writeBytes`, `resize`, `getSize`,
+   * `pauseProducer`, `resumeProducer`, `acknowledgeData`, `hasPty`,
+   * `supportsForegroundProcessEvidence`). Never `[]`, `null` or `false`: each would be a guess
+   * passed off as an answer (an authoritative empty listing proves every PTY gone). A request the
+   * dispose cut off on its way is refused the same way — except a spawn that may have started a
+   * process, which still says `processMayExist: true`. A provider may refuse earlier, from the
+   * call of `dispose` on (each bundled provider refuses a spawn from then on). The controller reads
+   * such a refusal as the provider's disposal: a stop of a PTY whose exit the provider reported is
+   * still verified, and the disposal is reported once per provider, not per PTY and call.
+   * ptykit's providers all follow this rule, and the conformance suite checks it.
+   */
   dispose?(): Promise<void>
 }

@@ -19,6 +19,7 @@ import {
 import { ChildDeathWatch, NODE_PTY_DEATH_POLL_BATCH } from './child-death-watch.js'
 import { assertPtyDimension } from './launch-plan.js'
 import { isLeaderGoneNow, reportsReaps } from './leader-identity.js'
+import { refuseCallsAfterDispose } from '../contracts/disposed-provider.js'
 import { NodePtyProviderError } from './node-pty-provider-error.js'
 import type { NodePtySession, NodePtySessionHooks } from './node-pty-session.js'
 import { guardProcessExit } from './process-exit-guard.js'
@@ -145,6 +146,8 @@ export function createNodePtyProvider(options: NodePtyProviderOptions = {}): Nod
     return stopped
   }
   let disposed = false
+  /** Set once `dispose()` has resolved: every call but `dispose` and the subscriptions is refused from then on. */
+  let disposeSettled = false
   let disposePromise: Promise<void> | null = null
   const context: NodePtyProviderContext = {
     options,
@@ -302,6 +305,7 @@ export function createNodePtyProvider(options: NodePtyProviderOptions = {}): Nod
       deathWatch.stop()
       scanner.stop()
       releaseExitGuard?.()
+      disposeSettled = true
     })()
     return disposePromise
   }
@@ -316,78 +320,85 @@ export function createNodePtyProvider(options: NodePtyProviderOptions = {}): Nod
     return session === undefined || session.leaderGone ? undefined : session
   }
 
-  return {
-    name: options.name ?? 'node-pty',
-    authoritativeListings: true,
-    spawn,
-    write(id: string, data: string): WriteSettlement | Promise<WriteSettlement> {
-      assertWriteData(data)
-      assertPtyIdArgument(id)
-      const session = sessions.get(id)
-      if (session === undefined) return refusedWrite(sessions.hasExited(id) ? 'pty_exited' : 'pty_not_found')
-      return session.write(data)
+  // The rule of `PtyProvider.dispose`: once it resolved, every call but `dispose` and the `on*`
+  // subscriptions is refused `provider_disposed` (a spawn already from its start). Before, a
+  // listing answered `[]` and the queries `null`/`false`, where the SSH and pty host providers reject.
+  return refuseCallsAfterDispose(
+    {
+      name: options.name ?? 'node-pty',
+      authoritativeListings: true,
+      spawn,
+      write(id: string, data: string): WriteSettlement | Promise<WriteSettlement> {
+        assertWriteData(data)
+        assertPtyIdArgument(id)
+        const session = sessions.get(id)
+        if (session === undefined) return refusedWrite(sessions.hasExited(id) ? 'pty_exited' : 'pty_not_found')
+        return session.write(data)
+      },
+      writeBytes(id: string, bytes: Uint8Array): WriteSettlement | Promise<WriteSettlement> {
+        assertWriteBytes(bytes)
+        assertPtyIdArgument(id)
+        const session = sessions.get(id)
+        if (session === undefined) return refusedWrite(sessions.hasExited(id) ? 'pty_exited' : 'pty_not_found')
+        return session.write(bytes)
+      },
+      resize(id: string, cols: number, rows: number): boolean {
+        assertPtyIdArgument(id)
+        assertPtyDimension('cols', cols, 'invalid_option')
+        assertPtyDimension('rows', rows, 'invalid_option')
+        const session = notKnownGone(id)
+        if (session === undefined) return false
+        try {
+          session.terminal.resize(cols, rows)
+          return true
+        } catch {
+          return false
+        }
+      },
+      getSize(id: string) {
+        assertPtyIdArgument(id)
+        const session = notKnownGone(id)
+        return session === undefined ? null : { cols: session.terminal.cols, rows: session.terminal.rows }
+      },
+      shutdown,
+      pauseProducer(id: string): void {
+        assertPtyIdArgument(id)
+        sessions.live(id)?.pause()
+      },
+      resumeProducer(id: string): void {
+        assertPtyIdArgument(id)
+        sessions.live(id)?.resume()
+      },
+      listProcesses: queries.listProcesses,
+      hasPty(id: string): boolean {
+        assertPtyIdArgument(id)
+        return sessions.running(id) !== undefined
+      },
+      probeLiveness: queries.probeLiveness,
+      getCwd: queries.getCwd,
+      getForegroundProcess: queries.getForegroundProcess,
+      confirmForeground: queries.confirmForeground,
+      supportsForegroundProcessEvidence(): boolean {
+        return inspector.kind !== 'none'
+      },
+      hasChildProcesses: queries.hasChildProcesses,
+      onData(listener: (event: PtyDataEvent) => void): Unsubscribe {
+        return dataListeners.add(listener)
+      },
+      onBytes(listener: (event: PtyBytesEvent) => void): Unsubscribe {
+        return bytesListeners.add(listener)
+      },
+      onExit(listener: (event: PtyExitEvent) => void): Unsubscribe {
+        return exitListeners.add(listener)
+      },
+      getPid(id: string): number | null {
+        assertPtyIdArgument(id)
+        return sessions.live(id)?.pid ?? null
+      },
+      dispose,
+      [Symbol.asyncDispose]: dispose,
     },
-    writeBytes(id: string, bytes: Uint8Array): WriteSettlement | Promise<WriteSettlement> {
-      assertWriteBytes(bytes)
-      assertPtyIdArgument(id)
-      const session = sessions.get(id)
-      if (session === undefined) return refusedWrite(sessions.hasExited(id) ? 'pty_exited' : 'pty_not_found')
-      return session.write(bytes)
-    },
-    resize(id: string, cols: number, rows: number): boolean {
-      assertPtyIdArgument(id)
-      assertPtyDimension('cols', cols, 'invalid_option')
-      assertPtyDimension('rows', rows, 'invalid_option')
-      const session = notKnownGone(id)
-      if (session === undefined) return false
-      try {
-        session.terminal.resize(cols, rows)
-        return true
-      } catch {
-        return false
-      }
-    },
-    getSize(id: string) {
-      assertPtyIdArgument(id)
-      const session = notKnownGone(id)
-      return session === undefined ? null : { cols: session.terminal.cols, rows: session.terminal.rows }
-    },
-    shutdown,
-    pauseProducer(id: string): void {
-      assertPtyIdArgument(id)
-      sessions.live(id)?.pause()
-    },
-    resumeProducer(id: string): void {
-      assertPtyIdArgument(id)
-      sessions.live(id)?.resume()
-    },
-    listProcesses: queries.listProcesses,
-    hasPty(id: string): boolean {
-      assertPtyIdArgument(id)
-      return sessions.running(id) !== undefined
-    },
-    probeLiveness: queries.probeLiveness,
-    getCwd: queries.getCwd,
-    getForegroundProcess: queries.getForegroundProcess,
-    confirmForeground: queries.confirmForeground,
-    supportsForegroundProcessEvidence(): boolean {
-      return inspector.kind !== 'none'
-    },
-    hasChildProcesses: queries.hasChildProcesses,
-    onData(listener: (event: PtyDataEvent) => void): Unsubscribe {
-      return dataListeners.add(listener)
-    },
-    onBytes(listener: (event: PtyBytesEvent) => void): Unsubscribe {
-      return bytesListeners.add(listener)
-    },
-    onExit(listener: (event: PtyExitEvent) => void): Unsubscribe {
-      return exitListeners.add(listener)
-    },
-    getPid(id: string): number | null {
-      assertPtyIdArgument(id)
-      return sessions.live(id)?.pid ?? null
-    },
-    dispose,
-    [Symbol.asyncDispose]: dispose,
-  }
+    () => disposeSettled,
+    (method) => new NodePtyProviderError('provider_disposed', `Cannot call \`${method}\` on a disposed node-pty provider`),
+  )
 }

@@ -25,6 +25,7 @@ import {
   type WriteSettlement,
 } from '../contracts/index.js'
 import { describeValue } from '../contracts/describe-value.js'
+import { refuseCallsAfterDispose } from '../contracts/disposed-provider.js'
 import { settleWithin } from '../contracts/settle-within.js'
 import { NODE_PTY_SHUTDOWN_DEADLINE_MS } from '../node-pty/stop-schedule.js'
 import { ClientPtyRecords, exitEventOfMessage, isExitMessage, isLive, type ClientPtyRecord, type ClientPtyState, type DeliveryWatch } from './client-pty-records.js'
@@ -840,6 +841,12 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
     },
     [Symbol.asyncDispose]: () => provider.dispose(),
   }
+  // The rule of `PtyProvider.dispose`: once it resolved, every call but `dispose`, `detach` (which
+  // answers with the dispose) and the `on*` subscriptions is refused `provider_disposed`, naming the
+  // method. Before, a write was refused `provider_refused_write`, `hasPty` and a probe answered
+  // `false` or `null`, `getCwd` `null` and a shutdown of an ended PTY resolved, while a listing
+  // rejected: a disposed provider no longer knows what runs (the host's sessions outlive it).
+  refuseCallsAfterDispose(provider, () => disposed, (method) => new PtyHostError('provider_disposed', `Cannot call \`${method}\`: the pty host provider has been disposed`))
   return provider
 }
 

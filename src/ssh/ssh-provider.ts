@@ -30,6 +30,7 @@ import type { SshConnectionSettings } from './ssh-connection.js'
 import { SshConnectionKeeper } from './ssh-connection-keeper.js'
 import { AbandonedLaunches } from './ssh-abandoned-launches.js'
 import { LostSessionRechecks, SSH_LOST_RECHECK_DELAY_MS } from './ssh-lost-sessions.js'
+import { refuseCallsAfterDispose } from '../contracts/disposed-provider.js'
 import { SshProviderError } from './ssh-provider-error.js'
 import {
   SSH_DEFAULT_CONNECT_TIMEOUT_MS,
@@ -164,6 +165,8 @@ export function createSshProvider(options: SshProviderOptions): SshProvider {
   // A PTY whose stop is owed, lost later (a stop that timed out with its close on its way): look.
   const table = new SshSessionTable(() => lookAfterOwedStop())
   let disposed = false
+  /** Set once `dispose()` has resolved: every call but `dispose`, `isConnected` and the subscriptions is refused from then on. */
+  let disposeSettled = false
   let disposePromise: Promise<void> | null = null
   const keeper = new SshConnectionKeeper({
     settings: connectionSettings(options),
@@ -252,6 +255,7 @@ export function createSshProvider(options: SshProviderOptions): SshProvider {
       await keeper.close()
       table.dataListeners.clear()
       table.exitListeners.clear()
+      disposeSettled = true
     })()
     return disposePromise
   }
@@ -265,52 +269,61 @@ export function createSshProvider(options: SshProviderOptions): SshProvider {
     return session.write(data, maxPendingInputBytes)
   }
 
-  return {
-    name: options.name ?? 'ssh',
-    authoritativeListings: false,
-    spawn: (spawnOptions) => spawnSshPty(spawnContext, spawnOptions),
-    write(id: string, data: string): WriteSettlement | Promise<WriteSettlement> {
-      assertSshPtyId(id)
-      assertSshWriteData(data)
-      return writeToChannel(id, data)
+  // The rule of `PtyProvider.dispose`: once it resolved, every call but `dispose`, `isConnected`
+  // and the `on*` subscriptions is refused `provider_disposed` (a spawn and a listing already from
+  // its start). Before, a write was refused `pty_not_found`, `hasPty` answered `false` and a
+  // shutdown resolved — about PTYs whose programs may outlive the provider on the server.
+  return refuseCallsAfterDispose(
+    {
+      name: options.name ?? 'ssh',
+      authoritativeListings: false,
+      spawn: (spawnOptions) => spawnSshPty(spawnContext, spawnOptions),
+      write(id: string, data: string): WriteSettlement | Promise<WriteSettlement> {
+        assertSshPtyId(id)
+        assertSshWriteData(data)
+        return writeToChannel(id, data)
+      },
+      writeBytes(id: string, bytes: Uint8Array): WriteSettlement | Promise<WriteSettlement> {
+        assertSshPtyId(id)
+        assertSshWriteBytes(bytes)
+        // A Buffer of its own: the channel may hold a chunk until the remote's window opens, and the
+        // caller may reuse its buffer once this returns.
+        return writeToChannel(id, Buffer.from(bytes))
+      },
+      resize(id: string, cols: number, rows: number): boolean {
+        assertSshPtyId(id)
+        assertSshDimension('cols', cols, 'invalid_option')
+        assertSshDimension('rows', rows, 'invalid_option')
+        return table.get(id)?.resize(cols, rows) ?? false
+      },
+      shutdown: async (id: string, shutdownOptions: PtyShutdownOptions = {}) => {
+        assertSshPtyId(id)
+        assertSshCallOptions(shutdownOptions, SSH_SHUTDOWN_OPTION_KINDS)
+        return shutdownSshPty(table, keeper, timings, id, shutdownOptions, { onStopOwed: lookAfterOwedStop, isDisposed: () => disposed })
+      },
+      pauseProducer(id: string): void {
+        assertSshPtyId(id)
+        table.live(id)?.pause()
+      },
+      resumeProducer(id: string): void {
+        assertSshPtyId(id)
+        table.get(id)?.resume()
+      },
+      ...checkedQueries(createSshQueries({ hostId, table, keeper, assertNotDisposed })),
+      onData(listener: (event: PtyDataEvent) => void): Unsubscribe {
+        assertSshListener(listener)
+        return table.dataListeners.add(listener)
+      },
+      onExit(listener: (event: PtyExitEvent) => void): Unsubscribe {
+        assertSshListener(listener)
+        return table.exitListeners.add(listener)
+      },
+      isConnected: () => keeper.isConnected(),
+      dispose,
+      [Symbol.asyncDispose]: dispose,
     },
-    writeBytes(id: string, bytes: Uint8Array): WriteSettlement | Promise<WriteSettlement> {
-      assertSshPtyId(id)
-      assertSshWriteBytes(bytes)
-      // A Buffer of its own: the channel may hold a chunk until the remote's window opens, and the
-      // caller may reuse its buffer once this returns.
-      return writeToChannel(id, Buffer.from(bytes))
-    },
-    resize(id: string, cols: number, rows: number): boolean {
-      assertSshPtyId(id)
-      assertSshDimension('cols', cols, 'invalid_option')
-      assertSshDimension('rows', rows, 'invalid_option')
-      return table.get(id)?.resize(cols, rows) ?? false
-    },
-    shutdown: async (id: string, shutdownOptions: PtyShutdownOptions = {}) => {
-      assertSshPtyId(id)
-      assertSshCallOptions(shutdownOptions, SSH_SHUTDOWN_OPTION_KINDS)
-      return shutdownSshPty(table, keeper, timings, id, shutdownOptions, { onStopOwed: lookAfterOwedStop, isDisposed: () => disposed })
-    },
-    pauseProducer(id: string): void {
-      assertSshPtyId(id)
-      table.live(id)?.pause()
-    },
-    resumeProducer(id: string): void {
-      assertSshPtyId(id)
-      table.get(id)?.resume()
-    },
-    ...checkedQueries(createSshQueries({ hostId, table, keeper, assertNotDisposed })),
-    onData(listener: (event: PtyDataEvent) => void): Unsubscribe {
-      assertSshListener(listener)
-      return table.dataListeners.add(listener)
-    },
-    onExit(listener: (event: PtyExitEvent) => void): Unsubscribe {
-      assertSshListener(listener)
-      return table.exitListeners.add(listener)
-    },
-    isConnected: () => keeper.isConnected(),
-    dispose,
-    [Symbol.asyncDispose]: dispose,
-  }
+    () => disposeSettled,
+    // The PTY id a call names, when it names one (as the shutdown of a lost PTY said it before).
+    (method, args) => new SshProviderError('provider_disposed', `Cannot call \`${method}\` on a disposed SSH provider`, { ptyId: method !== 'spawn' && typeof args[0] === 'string' ? args[0] : undefined }),
+  )
 }

@@ -44,6 +44,14 @@ export type PtyProviderConformanceCapabilities = {
    * dropped at the PTY's exit settles. Default `false`: only the latter.
    */
   stopClosesTransportFirst?: boolean | undefined
+  /**
+   * Once its `dispose()` resolved, the provider refuses every call but `dispose` and the `on*`
+   * subscriptions with an error whose `code` is `provider_disposed` and whose message names the
+   * method (a method answering with a promise rejects, any other throws) — the rule of
+   * `PtyProvider.dispose`, which every bundled provider follows. Default `true`; `false` skips the
+   * check (a provider written before the rule, which answers after its dispose).
+   */
+  refusesCallsAfterDispose?: boolean | undefined
 }
 
 /**
@@ -138,6 +146,7 @@ const CONFORMANCE_CAPABILITY_NAMES = optionNamesOf<PtyProviderConformanceCapabil
   'exitsOnDispose',
   'writeBytes',
   'stopClosesTransportFirst',
+  'refusesCallsAfterDispose',
 )
 
 /** Every option of {@link PtyProviderConformanceOptions} (complete: checked at compile time). */

@@ -1,6 +1,7 @@
 import { describeThrownValue, describeValue } from '../contracts/describe-value.js'
 import type { PtyProvider } from '../contracts/index.js'
 import { bytesConformanceChecks } from './conformance-bytes-checks.js'
+import { disposeConformanceChecks } from './conformance-dispose-checks.js'
 import { eventAndExitConformanceChecks } from './conformance-event-checks.js'
 import { runPtyProviderConformanceCheck } from './conformance-harness.js'
 import { flowControlConformanceChecks } from './conformance-flow-checks.js'
@@ -19,7 +20,7 @@ import { vitestPeer } from './testing-peers.js'
 
 // The provider conformance suite: the list of checks (in `conformance-event-checks.ts`,
 // `conformance-inventory-checks.ts`, `conformance-seed-checks.ts`, `conformance-bytes-checks.ts`,
-// `conformance-held-write-checks.ts` and `conformance-flow-checks.ts`) and its vitest registration;
+// `conformance-held-write-checks.ts`, `conformance-flow-checks.ts` and `conformance-dispose-checks.ts`) and its vitest registration;
 // the harness that runs one check is `conformance-harness.ts`, the types `conformance-types.ts`.
 
 /**
@@ -73,7 +74,10 @@ export const CONFORMANCE_TEST_TIMEOUT_FACTOR = 6
  *   `refused('provider_refused_write')` or `unverifiable('transport_lost', true)`;
  * - with `pauseProducer` and `resumeProducer`: a PTY that ends while its producer is paused
  *   delivers all its output, then its single exit, once resumed (its output acknowledged with
- *   `acknowledgeData` where the provider has it) — nothing lost, no hang.
+ *   `acknowledgeData` where the provider has it) — nothing lost, no hang;
+ * - once disposed, every call but `dispose` (which resolves again) and the `on*` subscriptions is
+ *   refused with `code: 'provider_disposed'`, naming the method — a method answering with a
+ *   promise rejects, any other throws (capability `refusesCallsAfterDispose`, default `true`).
  *
  * Use {@link describePtyProviderConformance} to register them with vitest; the list is exported so
  * other runners (or a test of a deliberately broken provider) can run them one by one. The checks
@@ -102,6 +106,7 @@ export function ptyProviderConformanceChecks(options: PtyProviderConformanceOpti
     ...bytesConformanceChecks(options),
     ...heldWriteConformanceChecks(options),
     ...flowControlConformanceChecks(options),
+    ...disposeConformanceChecks(options),
   ]
 }
 

@@ -105,7 +105,8 @@ describe('node-pty provider: stopping (real processes)', () => {
     expect(ownLog.exits(a.id)).toHaveLength(1)
     expect(ownLog.exits(b.id)).toHaveLength(1)
     expect(isDead(a.pid!) && isDead(b.pid!)).toBe(true)
-    expect(await own.listProcesses()).toEqual([])
+    // A disposed provider no longer answers (the rule of every bundled provider): refused, never `[]`.
+    await expect(own.listProcesses()).rejects.toMatchObject({ code: 'provider_disposed', message: expect.stringContaining('`listProcesses`') })
     const error = await own.spawn({ file: 'cat' }).catch((e: unknown) => e)
     expect(isNodePtyProviderError(error) && error.code).toBe('provider_disposed')
     await expect(own.dispose()).resolves.toBeUndefined()

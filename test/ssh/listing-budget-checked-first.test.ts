@@ -16,11 +16,13 @@ describe('SSH listProcesses refuses a duration given as deadlineMs first', () =>
     }
   })
 
-  it('once disposed', async () => {
+  // Once disposed, every call is refused `provider_disposed` whatever its arguments (the rule of
+  // `PtyProvider.dispose`, one for every bundled provider): not a transient failure that hides the
+  // programmer error, but one itself — nothing that provider is asked answers any more.
+  it('once disposed: provider_disposed, naming the method', async () => {
     const provider = createSshProvider(options)
     await provider.dispose()
-    await expect(provider.listProcesses({ deadlineMs: 5_000 })).rejects.toThrow(TypeError)
-    // As its shutdown does:
-    await expect(provider.shutdown('x', { deadlineMs: 5_000 })).rejects.toThrow(TypeError)
+    await expect(provider.listProcesses({ deadlineMs: 5_000 })).rejects.toMatchObject({ code: 'provider_disposed', message: expect.stringContaining('`listProcesses`') })
+    await expect(provider.shutdown('x', { deadlineMs: 5_000 })).rejects.toMatchObject({ code: 'provider_disposed', message: expect.stringContaining('`shutdown`') })
   })
 })

@@ -11,7 +11,7 @@ import { isAlive, killTagged, sshOptions, taggedProcesses } from './ssh-test-sup
 const TAG = `shutdown-after-dispose-${process.pid}`
 
 describe('SSH: shutdown after dispose', () => {
-  it('of a lost PTY rejects provider_disposed, as every call after the disposal does; of an unknown one resolves', async () => {
+  it('of a lost PTY rejects provider_disposed, as every call after the disposal does (of an unknown one too)', async () => {
     const server = await startSshd()
     const provider = createSshProvider(sshOptions(server, undefined, { reconnectMaxAttempts: 0 }))
     try {
@@ -25,7 +25,8 @@ describe('SSH: shutdown after dispose', () => {
       await expect(provider.shutdown(reply.id)).rejects.toMatchObject({ code: 'provider_disposed', ptyId: reply.id })
       await expect(provider.shutdown(reply.id, { immediate: true })).rejects.toMatchObject({ code: 'provider_disposed' })
       await expect(provider.listProcesses()).rejects.toMatchObject({ code: 'provider_disposed' })
-      await expect(provider.shutdown('never-spawned')).resolves.toBeUndefined()
+      // Of an id it never held too: the rule of `PtyProvider.dispose` (every call after it is refused).
+      await expect(provider.shutdown('never-spawned')).rejects.toMatchObject({ code: 'provider_disposed' })
     } finally {
       await provider.dispose()
       killTagged(TAG)
