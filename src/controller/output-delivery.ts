@@ -1,5 +1,5 @@
 import type { PtyProvider } from '../contracts/index.js'
-import type { ControllerCore } from './controller-core.js'
+import { isProviderDisposedRefusal, reportProviderDisposed, type ControllerCore } from './controller-core.js'
 import type { ProducerFlowState } from './flow-control.js'
 import { OutputBatcher, type OutputChunk } from './output-batching.js'
 import { ProviderFlowTarget } from './provider-flow-target.js'
@@ -145,7 +145,9 @@ export class OutputDelivery {
       try {
         record.provider.acknowledgeData(record.ptyId, credited)
       } catch (error) {
-        this.#core.report('flow_control_failed', `Provider ${record.provider.name} threw from acknowledgeData`, error, record.ptyId)
+        // A disposed provider's refusal: once for the provider, not per acknowledgement.
+        if (isProviderDisposedRefusal(error)) reportProviderDisposed(this.#core, record.provider, 'flow_control_failed', error)
+        else this.#core.report('flow_control_failed', `Provider ${record.provider.name} threw from acknowledgeData`, error, record.ptyId)
       }
     }
   }
@@ -166,7 +168,7 @@ export class OutputDelivery {
 
   /** The flow-control identity of a new incarnation: how to pause and resume its producer. */
   targetFor(provider: PtyProvider, ptyId: string): PtyRecord['flowTarget'] {
-    return new ProviderFlowTarget(this.#core.report, provider, ptyId)
+    return new ProviderFlowTarget(this.#core, provider, ptyId)
   }
 
   /**

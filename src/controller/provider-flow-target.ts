@@ -1,5 +1,5 @@
 import type { PtyProvider } from '../contracts/index.js'
-import type { ControllerReport } from './controller-core.js'
+import { isProviderDisposedRefusal, reportProviderDisposed, type ControllerCore } from './controller-core.js'
 import type { ProducerFlowTarget } from './flow-control.js'
 
 /**
@@ -12,17 +12,17 @@ import type { ProducerFlowTarget } from './flow-control.js'
  * live once, on the prototype, and a PTY carries only the three fields below (issue 18).
  */
 export class ProviderFlowTarget implements ProducerFlowTarget {
-  readonly #report: ControllerReport
+  readonly #core: ControllerCore
   readonly #provider: PtyProvider
   readonly #ptyId: string
 
   /**
-   * @param report - where a provider that throws, or a consumer that stopped acknowledging, is reported
+   * @param core - the controller's core: where a provider that throws, or a consumer that stopped acknowledging, is reported
    * @param provider - the provider that owns the PTY
    * @param ptyId - the PTY
    */
-  constructor(report: ControllerReport, provider: PtyProvider, ptyId: string) {
-    this.#report = report
+  constructor(core: ControllerCore, provider: PtyProvider, ptyId: string) {
+    this.#core = core
     this.#provider = provider
     this.#ptyId = ptyId
   }
@@ -39,7 +39,7 @@ export class ProviderFlowTarget implements ProducerFlowTarget {
 
   /** A pause was held for the maximum time without acknowledgements: report it. */
   notAcknowledging(): void {
-    this.#report(
+    this.#core.report(
       'consumer_not_acknowledging',
       `PTY ${this.#ptyId}'s producer was paused for the maximum hold without its consumer acknowledging; ` +
         'the unacknowledged output was forgiven and the producer resumed',
@@ -53,7 +53,9 @@ export class ProviderFlowTarget implements ProducerFlowTarget {
       this.#provider[method]?.(this.#ptyId)
     } catch (error) {
       // Why swallowed: flow control is an optimization riding the data path; it never stops delivery.
-      this.#report('flow_control_failed', `Provider ${this.#provider.name} threw from ${method}`, error, this.#ptyId)
+      // A disposed provider's refusal: once for the provider, not per pause and resume.
+      if (isProviderDisposedRefusal(error)) return reportProviderDisposed(this.#core, this.#provider, 'flow_control_failed', error)
+      this.#core.report('flow_control_failed', `Provider ${this.#provider.name} threw from ${method}`, error, this.#ptyId)
     }
   }
 }

@@ -112,9 +112,12 @@ describe('every controller call after its provider was disposed (the provider re
     const run = runOn(fake, clock)
     const ids: string[] = []
     for (let index = 0; index < 4; index++) ids.push((await run(controller.spawn({}))).id)
+    const [a, b, c, d] = ids as [string, string, string, string]
+    // Output its consumer acknowledges after the disposal: each acknowledgement reaches the provider.
+    fake.emitData(a, 'x'.repeat(100))
+    await run(Promise.resolve())
     dropExits = true
     await fake.dispose()
-    const [a, b, c, d] = ids as [string, string, string, string]
     // Unknown, never a guess: the disposed provider can no longer say.
     expect(controller.hasPty(a)).toBeNull()
     expect(controller.hasPty('never-spawned')).toBeNull()
@@ -125,7 +128,7 @@ describe('every controller call after its provider was disposed (the provider re
     expect(controller.resize(a, 100, 30)).toBe(false)
     // The size the controller last set (as for any provider whose read-back throws).
     expect(controller.getSize(a)).toEqual({ cols: 80, rows: 24 })
-    controller.acknowledgeData(a, 10)
+    for (let acks = 0; acks < 5; acks++) controller.acknowledgeData(a, 10)
     expect(await controller.writeWithSettlement(b, 'x', 'driving')).toMatchObject({ kind: 'refused' })
     // A listing of the host is refused, as the provider refused it.
     await expect(run(controller.listProcesses('local'))).rejects.toMatchObject({ cause: { code: 'provider_disposed' } })

@@ -29,15 +29,17 @@ function reports() {
   const report: ControllerReport = (...args) => {
     seen.push(args)
   }
-  return { seen, report }
+  // The core's parts a flow target uses: where it reports, and the providers whose disposal was reported.
+  const core = { report, disposedProvidersReported: new WeakSet() } as unknown as ControllerCore
+  return { seen, report, core }
 }
 
 describe('ProviderFlowTarget', () => {
   it('pauses and resumes its own PTY through its provider', () => {
     const { provider, calls } = providerRecording()
-    const { seen, report } = reports()
-    const a = new ProviderFlowTarget(report, provider, 'a')
-    const b = new ProviderFlowTarget(report, provider, 'b')
+    const { seen, core } = reports()
+    const a = new ProviderFlowTarget(core, provider, 'a')
+    const b = new ProviderFlowTarget(core, provider, 'b')
     a.pause()
     b.pause()
     a.resume()
@@ -47,8 +49,8 @@ describe('ProviderFlowTarget', () => {
 
   it('reports a provider that throws as flow_control_failed, naming the method, and never throws', () => {
     const { provider } = providerRecording(true)
-    const { seen, report } = reports()
-    const target = new ProviderFlowTarget(report, provider, 'p1')
+    const { seen, core } = reports()
+    const target = new ProviderFlowTarget(core, provider, 'p1')
     expect(() => target.pause()).not.toThrow()
     expect(() => target.resume()).not.toThrow()
     expect(seen.map(([code, message, cause, ptyId]) => [code, message, (cause as Error).message, ptyId])).toEqual([
@@ -58,8 +60,8 @@ describe('ProviderFlowTarget', () => {
   })
 
   it('tolerates a provider without flow control', () => {
-    const { seen, report } = reports()
-    const target = new ProviderFlowTarget(report, { name: 'plain' } as unknown as PtyProvider, 'p2')
+    const { seen, core } = reports()
+    const target = new ProviderFlowTarget(core, { name: 'plain' } as unknown as PtyProvider, 'p2')
     target.pause()
     target.resume()
     expect(seen).toEqual([])
@@ -67,8 +69,8 @@ describe('ProviderFlowTarget', () => {
 
   it('reports a consumer that stopped acknowledging, naming the PTY', () => {
     const { provider } = providerRecording()
-    const { seen, report } = reports()
-    new ProviderFlowTarget(report, provider, 'p3').notAcknowledging()
+    const { seen, core } = reports()
+    new ProviderFlowTarget(core, provider, 'p3').notAcknowledging()
     expect(seen).toHaveLength(1)
     expect(seen[0]?.[0]).toBe('consumer_not_acknowledging')
     expect(seen[0]?.[1]).toContain("PTY p3's producer was paused for the maximum hold")
@@ -77,9 +79,9 @@ describe('ProviderFlowTarget', () => {
 
   it('carries no function of its own: every PTY shares the prototype methods (issue 18, memory per idle PTY)', () => {
     const { provider } = providerRecording()
-    const { report } = reports()
-    const a = new ProviderFlowTarget(report, provider, 'a')
-    const b = new ProviderFlowTarget(report, provider, 'b')
+    const { core } = reports()
+    const a = new ProviderFlowTarget(core, provider, 'a')
+    const b = new ProviderFlowTarget(core, provider, 'b')
     expect(Object.getOwnPropertyNames(a)).toEqual([])
     expect(a.pause).toBe(b.pause)
     expect(a.resume).toBe(b.resume)
