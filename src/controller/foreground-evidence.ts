@@ -1,10 +1,19 @@
 import type { ProviderProcessInfo, PtyForegroundProcessEvidence, PtyProvider } from '../contracts/index.js'
 import { isPtyForegroundProcessEvidence } from '../contracts/process-info.js'
+import { carriesErrorCode } from '../contracts/error-code.js'
 
-/** Whether a provider can give foreground evidence: it has `confirmForeground` and does not deny support. */
+/**
+ * Whether a provider can give foreground evidence: it has `confirmForeground` and does not deny
+ * support. A disposed provider (which refuses the question, `provider_disposed`) gives none.
+ */
 export function providerSupportsForegroundEvidence(provider: PtyProvider): boolean {
   if (provider.confirmForeground === undefined) return false
-  return provider.supportsForegroundProcessEvidence?.() !== false
+  try {
+    return provider.supportsForegroundProcessEvidence?.() !== false
+  } catch (error) {
+    if (carriesErrorCode(error, 'provider_disposed')) return false
+    throw error
+  }
 }
 
 /** A provider's confirmed foreground; `null` when it has no such capability, cannot confirm, or throws. */

@@ -125,6 +125,8 @@ describe('every controller call after its provider was disposed (the provider re
     expect(await run(controller.getCwd(a))).toBeNull()
     expect(await run(controller.getForegroundProcess(a))).toBeNull()
     expect(await run(controller.hasChildProcesses(a))).toBeNull()
+    expect(await run(controller.confirmForegroundProcess(a))).toBeNull()
+    expect(await run(controller.supportsForegroundProcessEvidence('local'))).toBe(false)
     expect(controller.resize(a, 100, 30)).toBe(false)
     // The size the controller last set (as for any provider whose read-back throws).
     expect(controller.getSize(a)).toEqual({ cols: 80, rows: 24 })
