@@ -88,6 +88,21 @@ export {
  * `killOnProcessExit` is `false`, which a worker cannot keep (see the node-pty guide).
  */
 export function createNodePtyProvider(options: NodePtyProviderOptions = {}): NodePtyProvider {
+  return buildNodePtyProvider(options, true)
+}
+
+/**
+ * Internal (not exported from `ptykit/node-pty`): the pty host's own provider, which answers as
+ * before the rule of `PtyProvider.dispose` once disposed (`[]`, `null`, `false`, a stop that
+ * resolves) — the host answers its apps from its own sessions while it closes (a stop joins the
+ * close's, a listing is answered), and a refusal there would reach each app as the host's failure.
+ * A spawn is refused all the same.
+ */
+export function createPtyHostNodePtyProvider(options: NodePtyProviderOptions = {}): NodePtyProvider {
+  return buildNodePtyProvider(options, false)
+}
+
+function buildNodePtyProvider(options: NodePtyProviderOptions, refusesAfterDispose: boolean): NodePtyProvider {
   validateProviderOptions(options)
   const platform = options.platform ?? process.platform
   const isWindows = platform === 'win32'
@@ -398,7 +413,7 @@ export function createNodePtyProvider(options: NodePtyProviderOptions = {}): Nod
       dispose,
       [Symbol.asyncDispose]: dispose,
     },
-    () => disposeSettled,
+    () => refusesAfterDispose && disposeSettled,
     (method) => new NodePtyProviderError('provider_disposed', `Cannot call \`${method}\` on a disposed node-pty provider`),
   )
 }

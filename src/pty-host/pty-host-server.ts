@@ -6,7 +6,8 @@ import { isMainThread } from 'node:worker_threads'
 import { callProvider } from '../contracts/call-provider.js'
 import { clampTimerDelay } from '../contracts/deadline.js'
 import { settleWithin } from '../contracts/settle-within.js'
-import { createNodePtyProvider, isNodePtyOptionError, isNodePtyProviderError, NODE_PTY_SHUTDOWN_DEADLINE_MS, type NodePtyProvider, type NodePtyProviderOptions } from '../node-pty/index.js'
+import { createPtyHostNodePtyProvider } from '../node-pty/node-pty-provider.js'
+import { isNodePtyOptionError, isNodePtyProviderError, NODE_PTY_SHUTDOWN_DEADLINE_MS, type NodePtyProvider, type NodePtyProviderOptions } from '../node-pty/index.js'
 import { FrameDecoder, PTY_HOST_MAX_FRAME_BYTES, PTY_HOST_MIN_FRAME_BYTES } from './frame-codec.js'
 import { HostClient } from './host-client.js'
 import { createHostRequestHandlers, REPLIED } from './host-request-handlers.js'
@@ -295,7 +296,7 @@ export async function startPtyHost(options: PtyHostServerOptions = {}): Promise<
   // a host that dies leaves its sessions to its successor, which finds them in the journal and
   // stops them as a host stops its own (predecessor-orphans.ts); a host closed on request stops
   // them itself.
-  const provider: NodePtyProvider = createNodePtyProvider({ ...options.nodePty, killOnProcessExit: options.nodePty?.killOnProcessExit ?? false, output: 'bytes' })
+  const provider: NodePtyProvider = createPtyHostNodePtyProvider({ ...options.nodePty, killOnProcessExit: options.nodePty?.killOnProcessExit ?? false, output: 'bytes' })
   const screenFeeder = new ScreenFeeder({ charsPerSecond: options.screenCharsPerSecond ?? PTY_HOST_DEFAULT_SCREEN_CHARS_PER_SECOND })
   const sessions = new HostSessionStore(provider, screens, screenFeeder, {
     limitChars: options.historyChars ?? PTY_HOST_DEFAULT_HISTORY_CHARS,

@@ -162,19 +162,21 @@ describe('SSH terminals called from their own listeners, at scale', () => {
       expect(await causes(ofGroup(1))).toEqual(['{"kind":"signaled","signal":15}'])
       expect(await causes([...ofGroup(2), ...ofGroup(3), ...ofGroup(4), ...ofGroup(5)])).toEqual(['{"kind":"operator_close"}'])
 
-      // After the controller's and the provider's dispose: every call answers, nothing throws.
+      // After the controller's and the provider's dispose: every call of the controller answers, nothing throws.
       await provider.dispose()
       for (const terminal of terminals) {
         expect([terminal.write('x'), terminal.kill(), terminal.resize(50, 10)]).toEqual([false, false, false])
         terminal.acknowledgeData(10)
         await expect(terminal.stop()).resolves.toBe(true)
-        // The provider itself, as a host app holding it may still call it from a late callback.
-        expect(await provider.write(terminal.id, 'x')).toEqual({ kind: 'refused', reason: expect.stringMatching(/^pty_(exited|not_found)$/) })
-        expect(provider.resize(terminal.id, 50, 10)).toBe(false)
-        expect(provider.hasPty(terminal.id)).toBe(false)
-        expect(await provider.probeLiveness(terminal.id)).toBe(false)
-        await expect(provider.shutdown(terminal.id)).resolves.toBeUndefined()
-        expect(await provider.getCwd(terminal.id)).toBeNull()
+        // The provider itself, as a host app holding it may still call it from a late callback:
+        // refused `provider_disposed`, naming the method (the rule of `PtyProvider.dispose`).
+        const disposed = (method: string) => ({ code: 'provider_disposed', message: expect.stringContaining(`\`${method}\``) })
+        expect(() => provider!.write(terminal.id, 'x')).toThrow(expect.objectContaining(disposed('write')))
+        expect(() => provider!.resize(terminal.id, 50, 10)).toThrow(expect.objectContaining(disposed('resize')))
+        expect(() => provider!.hasPty(terminal.id)).toThrow(expect.objectContaining(disposed('hasPty')))
+        await expect(provider.probeLiveness(terminal.id)).rejects.toMatchObject(disposed('probeLiveness'))
+        await expect(provider.shutdown(terminal.id)).rejects.toMatchObject(disposed('shutdown'))
+        await expect(provider.getCwd(terminal.id)).rejects.toMatchObject(disposed('getCwd'))
       }
       await expect(provider.listProcesses()).rejects.toMatchObject({ code: 'provider_disposed' })
       // The server's per-connection processes exit right after the client closed.
