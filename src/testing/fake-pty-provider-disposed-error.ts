@@ -1,8 +1,10 @@
 import { defineErrorBrand } from '../contracts/error-brand.js'
 
 /**
- * The refusal the fake provider rejects a spawn with once it is disposed — a spawn called after
- * `dispose()`, or a hung spawn (`{ hang: true }`) that `dispose()` overtook (`ptyId` names it) —
+ * The refusal the fake provider answers every call with once it is disposed (the rule of
+ * `PtyProvider.dispose`: a rejection from a method answering with a promise, a throw from any
+ * other; `dispose` and the `on*` subscriptions still answer), and a hung spawn (`{ hang: true }`)
+ * that `dispose()` overtook (`ptyId` names it) —
  * with the code every real provider uses for it (`provider_disposed`: node-pty, the pty host and
  * SSH), so that a host tested against the fake matches on the code its real provider sends.
  */
@@ -11,7 +13,7 @@ export class FakePtyProviderDisposedError extends Error {
   readonly code = 'provider_disposed' as const
   /** The provider's `name`. */
   readonly providerName: string
-  /** The method that was refused (`'spawn'`). */
+  /** The method that was refused (`'spawn'`, `'listProcesses'`, `'write'`…). */
   readonly method: string
   /** The id of the hung spawn that `dispose()` overtook; `undefined` for a call after `dispose()`. */
   readonly ptyId: string | undefined
