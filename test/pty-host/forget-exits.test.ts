@@ -60,6 +60,17 @@ describe('pty host: forgetExits', () => {
     expect(existsSync(`${socketPath}.journal`)).toBe(false)
   })
 
+  it('after dispose() it rejects provider_disposed naming the method, as every other promise-answering call (the rule of PtyProvider.dispose)', async () => {
+    const { socketPath } = hostFixture(cleanups)
+    const app = providerDisposedAfter(cleanups, socketPath)
+    const [ended] = await endedWith(app, [3])
+    await app.dispose()
+    // A rejection, not a synchronous throw: the caller's `await … .catch()` sees it.
+    const answer = app.forgetExits([ended!])
+    expect(answer).toBeInstanceOf(Promise)
+    await expect(answer).rejects.toMatchObject({ code: 'provider_disposed', message: expect.stringContaining('`forgetExits`') })
+  })
+
   it('refuses a malformed argument, naming the part and the value, before asking the host; the host refuses a malformed request the same way', async () => {
     const { socketPath } = hostFixture(cleanups)
     const app = providerDisposedAfter(cleanups, socketPath)
