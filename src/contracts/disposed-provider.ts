@@ -12,7 +12,6 @@ export const PROVIDER_PROMISE_METHODS: ReadonlySet<string> = new Set([
   'shutdown',
   'listProcesses',
   'listExits',
-  'forgetExits',
   'probeLiveness',
   'getCwd',
   'getForegroundProcess',
@@ -49,7 +48,9 @@ export function refuseCallsAfterDispose<P extends object>(provider: P, isDispose
     // Getters (`authoritativeListings`, `connected`) and plain values (`name`) are no calls.
     if (descriptor === undefined || !('value' in descriptor) || typeof descriptor.value !== 'function') continue
     const method = descriptor.value as (...args: unknown[]) => unknown
-    const refuseWith = PROVIDER_PROMISE_METHODS.has(name)
+    // An `async` method answers with a promise whether listed or not (a provider's own method —
+    // the pty host's `forgetExits` — added after the list was written would otherwise throw).
+    const refuseWith = PROVIDER_PROMISE_METHODS.has(name) || isAsyncFunction(method)
       ? (args: unknown[]): unknown => Promise.reject(refusal(name, args))
       : (args: unknown[]): unknown => {
           throw refusal(name, args)
@@ -59,4 +60,9 @@ export function refuseCallsAfterDispose<P extends object>(provider: P, isDispose
     }
   }
   return provider
+}
+
+/** Whether `fn` is an `async function` (its constructor is `AsyncFunction`, not `Function`). */
+function isAsyncFunction(fn: (...args: unknown[]) => unknown): boolean {
+  return fn.constructor.name === 'AsyncFunction'
 }
