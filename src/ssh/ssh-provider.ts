@@ -162,8 +162,8 @@ export function createSshProvider(options: SshProviderOptions): SshProvider {
     terminateGraceMs: options.terminateGraceMs ?? SSH_TERMINATE_GRACE_MS,
     shutdownDeadlineMs: options.shutdownDeadlineMs ?? SSH_SHUTDOWN_DEADLINE_MS,
   }
-  // A PTY whose stop is owed, lost later (a stop that timed out with its close on its way): look.
-  const table = new SshSessionTable(() => lookAfterOwedStop())
+  // A PTY lost (its channel closed, its connection open; or its connection dropped): look at it.
+  const table = new SshSessionTable(() => lookAtLostPtys())
   let disposed = false
   /** Set once `dispose()` has resolved: every call but `dispose`, `isConnected` and the subscriptions is refused from then on. */
   let disposeSettled = false
@@ -185,8 +185,8 @@ export function createSshProvider(options: SshProviderOptions): SshProvider {
   })
   // A stop owed (it could not reach its program) is carried out after the next look at the lost
   // PTYs: one is scheduled, whether or not a connection drops or opens later.
-  const lookAfterOwedStop = (): void => lostSessions.lookAgainAfter(SSH_LOST_RECHECK_DELAY_MS)
-  const lostSessions = new LostSessionRechecks(table, keeper, () => finishOwedStops(table, keeper, timings, lookAfterOwedStop))
+  const lookAtLostPtys = (): void => lostSessions.lookAgainAfter(SSH_LOST_RECHECK_DELAY_MS)
+  const lostSessions = new LostSessionRechecks(table, keeper, () => finishOwedStops(table, keeper, timings, lookAtLostPtys))
   const launchTimeoutMs = options.launchTimeoutMs ?? SSH_DEFAULT_LAUNCH_TIMEOUT_MS
   // Launches given up before their marker arrived, which may run on the server (see ssh-spawn.ts).
   const abandonedLaunches = new AbandonedLaunches(keeper, launchTimeoutMs)
@@ -299,7 +299,7 @@ export function createSshProvider(options: SshProviderOptions): SshProvider {
       shutdown: async (id: string, shutdownOptions: PtyShutdownOptions = {}) => {
         assertSshPtyId(id)
         assertSshCallOptions(shutdownOptions, SSH_SHUTDOWN_OPTION_KINDS)
-        return shutdownSshPty(table, keeper, timings, id, shutdownOptions, { onStopOwed: lookAfterOwedStop, isDisposed: () => disposed })
+        return shutdownSshPty(table, keeper, timings, id, shutdownOptions, { onStopOwed: lookAtLostPtys, isDisposed: () => disposed })
       },
       pauseProducer(id: string): void {
         assertSshPtyId(id)

@@ -21,17 +21,18 @@ export class SshSessionTable {
   readonly dataListeners = createListenerSet<PtyDataEvent>()
   /** The provider's `onExit` listeners. */
   readonly exitListeners = createListenerSet<PtyExitEvent>()
-  readonly #onOwedStopLost: () => void
+  readonly #onLost: () => void
 
   /**
-   * `onOwedStopLost` runs when a PTY whose stop is owed (`SshPtySession.stopOwed`) is lost: the
-   * provider schedules a look at its lost PTYs, after which the owed stop is carried out. Why: a
-   * stop that timed out while its channel's close was on its way is owed with its PTY still live;
-   * once the channel closed without an exit status, its connection open, nothing else would
-   * schedule that look (a connection that drops or opens does).
+   * `onLost` runs when a PTY is lost (its connection dropped, or its channel closed without an
+   * exit status): the provider schedules a look at its lost PTYs — whose programs proven gone are
+   * reported ended, and after which the stops owed to them are carried out. Why every lost PTY, not
+   * only one whose stop is owed: with its connection open (sshd's `ChannelTimeout` closed the
+   * channel), nothing else schedules that look — a connection that drops or opens does — so a
+   * program that died of the hang-up was never reported ended, and a controller listed it running.
    */
-  constructor(onOwedStopLost: () => void = () => undefined) {
-    this.#onOwedStopLost = onOwedStopLost
+  constructor(onLost: () => void = () => undefined) {
+    this.#onLost = onLost
   }
 
   /** What every session reports to: its events go to the listeners, its exit moves it to `exitedIds`. */
@@ -39,7 +40,7 @@ export class SshSessionTable {
     emitData: (event) => this.dataListeners.fire(event),
     emitExit: (event) => this.exitListeners.fire(event),
     onSettled: (session) => {
-      if (session.state === 'lost' && session.stopOwed) this.#onOwedStopLost()
+      if (session.state === 'lost') this.#onLost()
       if (session.state !== 'exited') return
       if (this.sessions.get(session.id) === session) this.sessions.delete(session.id)
       this.exitedIds.remember(session.id)
