@@ -1,10 +1,12 @@
 import type { PtyProvider } from './provider.js'
 
 /**
- * Internal (not exported from `ptykit/contracts`): the methods of a {@link PtyProvider} that
- * answer with a promise — refused after `dispose()` with a rejection. Every other method but
- * `dispose` and the `on*` subscriptions answers synchronously (or settles a write), and is refused
- * with a throw.
+ * Internal (not exported from `ptykit/contracts`): the methods of a {@link PtyProvider} (and of a
+ * bundled provider's own, `attach`, `listExits`, `forgetExits` of the pty host) that answer with a
+ * promise — refused after `dispose()` with a rejection, however they are written (an `async`
+ * function or a plain one returning a promise, as the pty host's `spawn`). An `async` method not
+ * listed rejects too; every other method but those {@link refuseCallsAfterDispose} leaves
+ * answering is refused with a throw.
  */
 export const PROVIDER_PROMISE_METHODS: ReadonlySet<string> = new Set([
   'spawn',
@@ -12,6 +14,7 @@ export const PROVIDER_PROMISE_METHODS: ReadonlySet<string> = new Set([
   'shutdown',
   'listProcesses',
   'listExits',
+  'forgetExits',
   'probeLiveness',
   'getCwd',
   'getForegroundProcess',
@@ -35,7 +38,7 @@ const ANSWERED_AFTER_DISPOSE: ReadonlySet<string> = new Set(['dispose', 'detach'
  * in place. Once `isDisposed()` says so, each method but `dispose` (idempotent), `detach` (which
  * answers with the dispose), `isConnected` and the `on*` subscriptions is refused with `refusal(method, args)` (an
  * error whose `code` is `provider_disposed`, naming the method): a method in
- * {@link PROVIDER_PROMISE_METHODS} rejects, any other throws. Why refuse, not answer: a disposed
+ * {@link PROVIDER_PROMISE_METHODS}, or any `async` one, rejects; any other throws. Why refuse, not answer: a disposed
  * provider no longer knows what runs (a pty host's or SSH host's sessions may outlive it), so an
  * empty listing or a `null` would be a guess passed off as an answer — and providers answered
  * differently (node-pty and the fake `[]`, SSH and the pty host a rejection). Returns `provider`.
