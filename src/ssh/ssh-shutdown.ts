@@ -59,8 +59,8 @@ export async function stopWithTimings(
  * with none, `transport_lost` (it cannot be reached) — as from a stop during which the connection
  * dropped (not seen carried out). One stop per PTY, which a later call joins while it runs (once
  * it failed, a later call tries again) — except an `immediate` one, which starts its own KILL at
- * once. A stop that rejects `transport_lost` is owed (see {@link finishOwedStops}), and
- * `hooks.onStopOwed` is called then: the provider schedules a look at its lost PTYs. Once the
+ * once. A stop that rejects `transport_lost`, or `shutdown_timeout` with its program not seen
+ * gone, is owed (see {@link finishOwedStops}), and `hooks.onStopOwed` is called then: the provider schedules a look at its lost PTYs. Once the
  * provider is disposed (`hooks.isDisposed`), a lost PTY not proven gone rejects with
  * `provider_disposed`.
  */
@@ -153,8 +153,9 @@ function oweStop(session: SshPtySession, onStopOwed: () => void): void {
 }
 
 /**
- * Carry out the stops asked for while a PTY's connection was down ({@link SshPtySession.stopOwed}):
- * they rejected with `transport_lost` (a controller then published `unknown/stop_unverified`), but
+ * Carry out the stops owed ({@link SshPtySession.stopOwed}): asked for while a PTY's connection was
+ * down, or given up at their deadline with the program not seen gone — they rejected with
+ * `transport_lost` or `shutdown_timeout` (a controller then published `unknown/stop_unverified`), but
  * the program may run on — one that ignores the hang-up outlives its terminal — and nothing would
  * stop it before the provider's disposal unless the app asked again. Run after each look at the
  * lost PTYs, once a connection that can judge them is open; a stop that again cannot reach its
