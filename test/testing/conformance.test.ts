@@ -476,3 +476,48 @@ describe('the conformance checks of a stop given no time, and of an end while pa
     await expect(runPtyProviderConformanceCheck(checkNamed('ended while its producer was paused'), withoutFlowControl, drivers)).resolves.toBeUndefined()
   })
 })
+
+// Added by helper-213 (review): the check of the rule of `PtyProvider.dispose` passed the four
+// bundled providers, but nothing showed it could fail — nor that its capability skips it.
+describe('the conformance check of calls after dispose', () => {
+  const disposeCheckName = 'once disposed, refuses every call'
+
+  it('fails a provider that answers after its dispose ([] for a listing, a throw where a rejection is due, another code)', async () => {
+    const check = checkNamed(disposeCheckName)
+    // Answered: an empty listing after dispose, a guess passed off as an answer.
+    const answersEmpty = broken((fake) => {
+      let disposed = false
+      return {
+        dispose: async () => {
+          await fake.dispose()
+          disposed = true
+        },
+        listProcesses: (options) => (disposed ? Promise.resolve([]) : fake.listProcesses(options)),
+      }
+    })
+    await expect(runPtyProviderConformanceCheck(check, answersEmpty, drivers)).rejects.toThrow(/provider\.listProcesses\(\) after dispose must be refused \(a rejection\), not answered/)
+    // A synchronous throw from a method that answers with a promise (a caller's `.catch` misses it).
+    const throwsSync = broken((fake) => ({
+      getCwd: (id, options) => {
+        if (fake.calls.some((call) => call.method === 'dispose')) throw Object.assign(new Error('Cannot call `getCwd`'), { code: 'provider_disposed' })
+        return fake.getCwd(id, options)
+      },
+    }))
+    await expect(runPtyProviderConformanceCheck(check, throwsSync, drivers)).rejects.toThrow(/provider\.getCwd\(\) after dispose must be refused \(a rejection\)/)
+    // Refused, but with another code than provider_disposed.
+    const otherCode = broken((fake) => ({
+      hasPty: (id) => {
+        if (fake.calls.some((call) => call.method === 'dispose')) throw Object.assign(new Error('Cannot call `hasPty`'), { code: 'pty_not_found' })
+        return fake.hasPty(id)
+      },
+    }))
+    await expect(runPtyProviderConformanceCheck(check, otherCode, drivers)).rejects.toThrow(/the code of provider\.hasPty\(\)'s refusal after dispose/)
+    // The fake itself follows the rule.
+    await expect(runPtyProviderConformanceCheck(check, () => createFakePtyProvider(), drivers)).resolves.toBeUndefined()
+  })
+
+  it('is skipped with refusesCallsAfterDispose: false', () => {
+    expect(ptyProviderConformanceChecks({ ...drivers, capabilities: { refusesCallsAfterDispose: false } }).some((check) => check.name.includes(disposeCheckName))).toBe(false)
+    expect(ptyProviderConformanceChecks(drivers).some((check) => check.name.includes(disposeCheckName))).toBe(true)
+  })
+})
