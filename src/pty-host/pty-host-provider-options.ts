@@ -166,7 +166,9 @@ export type PtyHostProvider = Omit<PtyProvider, 'getBufferSnapshot' | 'listProce
      * else `stopRequestedBeforeDeath` (a stop of it reached the host, from any app, while it lived).
      * Starts no host; rejects `host_unavailable` when none answers (never an empty list), and
      * `protocol_mismatch` when the running host is of an older ptykit that does not list exits (or
-     * speaks another protocol version); the message says what to do.
+     * speaks another protocol version); the message says what to do. Rejects `provider_detached`
+     * after `detach()`, and `provider_disposed` after `dispose()` (also when the dispose cut off
+     * the request on its way).
      */
     listExits(): Promise<PtyExitEvent[]>
     /**
@@ -180,7 +182,9 @@ export type PtyHostProvider = Omit<PtyProvider, 'getBufferSnapshot' | 'listProce
      * empty list). Starts no host; rejects `invalid_option` naming the malformed part
      * (`exits[2].id`…), `host_unavailable` when no host answers, `protocol_mismatch` when the
      * running host is of an older ptykit that does not forget exits, `host_error` when the host
-     * could not rewrite its journal (nothing is then forgotten).
+     * could not rewrite its journal (nothing is then forgotten), `provider_detached` after
+     * `detach()` (of a non-empty list), and `provider_disposed` after `dispose()` (of any list; also
+     * when the dispose cut off the request on its way).
      */
     forgetExits(exits: readonly PtyHostExitToForget[]): Promise<number>
     /** Whether a connection to the host is open now. */
