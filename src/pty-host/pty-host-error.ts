@@ -7,13 +7,14 @@ import { findUnknownOption, unknownOptionMessage } from '../contracts/known-opti
  * - `host_unavailable`: no pty host answers on the socket (not running, or it died) — spawns fail
  *   with this until a host is back —, or the default `hostCommand`'s program does not exist (an
  *   app that bundled ptykit without shipping its host; the message says what to ship);
- * - `transport_lost`: the connection dropped before the host answered a request;
+ * - `transport_lost`: the connection dropped before the host answered a request (not when the
+ *   provider's own `detach()` or `dispose()` closed it: `provider_detached` / `provider_disposed`);
  * - `insecure_socket`: the socket, its directory or the secret file is not owned by this user
  *   or is open to others; the provider refuses to connect (and the host to start);
  * - `unauthorized`: the host refused the client's secret (a spawn or attach that may start a host
  *   reads the secret again and retries until `connectTimeoutMs` first);
  * - `protocol_mismatch`: client and host speak different protocol versions (both are named), or
- *   the host, of an older ptykit, lacks the method asked for (`listExits`); the message says what
+ *   the host, of an older ptykit, lacks the method asked for (`listExits`, `forgetExits`); the message says what
  *   to do (`stopPtyHost({ socketPath })`, whose sessions end with it);
  * - `host_already_running`: a second host was started for a socket path a live host holds;
  * - `pty_absent`: an attach named a PTY the host does not hold (a proven, host-reported absence);
@@ -25,8 +26,12 @@ import { findUnknownOption, unknownOptionMessage } from '../contracts/known-opti
  *   sessions' histories within the host's `exitedHistoryBytes` (the oldest go first), or it ended
  *   under an earlier host, whose session journal kept its exit but no screen. The host still keeps
  *   how it ended (`listExits`); its final screen is gone, and no screen stands in for it;
- * - `host_error`: the host's node-pty provider refused or failed the call (its code is kept in `hostCode`);
- * - `provider_detached` / `provider_disposed`: the provider was used after `detach()` / `dispose()`;
+ * - `host_error`: the host's node-pty provider refused or failed the call (its code is kept in
+ *   `hostCode`), or the host could not rewrite its journal for a `forgetExits` (nothing forgotten);
+ * - `provider_detached` / `provider_disposed`: the provider was used after `detach()` / `dispose()`
+ *   (every call but `dispose`, `detach` and the subscriptions once the dispose resolved; a spawn or
+ *   attach from its call on), or a request was still unanswered when either closed the connection
+ *   (a spawn then says `processMayExist`);
  * - `invalid_option`: a malformed option or argument, naming it and the value; thrown by the app
  *   side as a `TypeError` that is also this error (`isPtyHostError` and `instanceof` hold), the
  *   class every provider's refusal has — and rebuilt so from a refusal the host sent back, with
