@@ -15,7 +15,9 @@ import { defineErrorBrand } from '../contracts/error-brand.js'
  *   its banner: sshd past `MaxStartups`, which the message names), or `ssh2`
  *   not loaded because the process had no descriptors to spare (EMFILE, ENFILE; the next use
  *   loads it);
- * - `transport_lost`: the connection dropped (this PTY's fate is unknown: liveness `unverifiable`);
+ * - `transport_lost`: the connection dropped, or the PTY's channel closed without an exit status
+ *   (the message says how the PTY was lost; its fate is unknown: liveness `unverifiable`) — a stop
+ *   refused so is owed, carried out once a connection that can reach it is open;
  * - `pty_absent`: an attach-only spawn named a PTY this provider does not hold live;
  * - `pty_id_in_use`: a spawn asked to create a session under an id that is still live, or under
  *   which another spawn is still starting (its channel opening);
@@ -24,8 +26,12 @@ import { defineErrorBrand } from '../contracts/error-brand.js'
  * - `spawn_failed`: the server refused the channel, the pty or the command, or the command could
  *   not start (missing `cwd`, a program that exits before its preamble ran), or the spawn did not
  *   complete within `launchTimeoutMs` of the call (`processMayExist` once its channel's open went out);
- * - `shutdown_timeout`: the remote process was still alive at the shutdown's deadline;
- * - `provider_disposed`: the provider was used after `dispose()`, or disposed while a spawn was in
+ * - `shutdown_timeout`: the remote process was still alive (or not yet seen gone) at the
+ *   shutdown's deadline — a stop that gave up so with its program not seen gone is owed, as after
+ *   `transport_lost`;
+ * - `provider_disposed`: the provider was used after `dispose()` (every call but `dispose`,
+ *   `isConnected` and the subscriptions once it resolved; a spawn, a listing and a stop of a lost
+ *   PTY not proven gone from its call on), or disposed while a spawn was in
  *   flight (the disposal stops what that spawn started; `processMayExist` when its end was not
  *   reported).
  */
