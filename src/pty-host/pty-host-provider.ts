@@ -746,7 +746,13 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
     },
     async clearBuffer(id: string): Promise<void> {
       assertPtyId(id)
-      await liveConnection(id)?.request('clear', { ptyId: id }, requestTimeoutMs).catch(() => undefined)
+      await liveConnection(id)
+        ?.request('clear', { ptyId: id }, requestTimeoutMs)
+        .catch((error: unknown) => {
+          // In flight when `dispose()` closed the connection: refused as a call after it is (as a
+          // probe or a query is); any other failure leaves the screen as it was, as before.
+          if (isPtyHostError(error) && error.code === 'provider_disposed') throw error
+        })
     },
     async getBufferSnapshot(id: string, snapshotOptions: { scrollbackRows?: number | undefined } = {}): Promise<PtyHostBufferSnapshot | null> {
       assertPtyId(id)

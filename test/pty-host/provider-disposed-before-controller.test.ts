@@ -11,7 +11,7 @@ import { describe, expect, it } from 'vitest'
 import { createPtyController, type PtyControllerError } from 'ptykit/controller'
 import { createPtyHostProvider } from 'ptykit/pty-host'
 import { waitFor } from '../node-pty/pty-test-support.js'
-import { fakeHostClosedAfter, hostFixture, isAlive, okReplyFrame, providerOn, useCleanups } from './pty-host-test-support.js'
+import { answerAttach, fakeHostClosedAfter, hostFixture, isAlive, okReplyFrame, providerOn, useCleanups, type FakeAttachRequest } from './pty-host-test-support.js'
 
 const cleanups = useCleanups()
 
@@ -82,5 +82,27 @@ describe('requests in flight when the pty host provider is disposed', () => {
     expect(await cwd).toMatchObject({ code: 'provider_disposed', message: expect.stringContaining('`cwd`') })
     // The host may have started it: never "not started".
     expect(await spawning).toMatchObject({ code: 'provider_disposed', processMayExist: true })
+  }, 20_000)
+
+  // Found in review (helper-213): `clearBuffer` swallowed every failure, the dispose's refusal too —
+  // so a clear the dispose cut off resolved as if done, where every other request (a probe, a
+  // query) is refused `provider_disposed`, as `PtyProvider.dispose` says.
+  it('a clear of a live PTY the dispose cut off is refused provider_disposed, as the queries are', async () => {
+    // A host that holds one live session (attach), answers stops, and never answers a clear.
+    const host = await fakeHostClosedAfter(cleanups, (message, socket) => {
+      if (message.type !== 'request') return
+      if (message.method === 'attach') answerAttach(socket, message as FakeAttachRequest, '')
+      else if (message.method === 'shutdown') socket.write(okReplyFrame(message.id, null))
+    })
+    const provider = createPtyHostProvider({ socketPath: host.socketPath, autoStart: false, requestTimeoutMs: 30_000 })
+    cleanups.push(() => provider.dispose())
+    await provider.attach('term-1')
+    const clearing = provider.clearBuffer('term-1').then(
+      () => 'resolved',
+      (error: { code?: unknown; message?: unknown }) => ({ code: error.code, message: error.message }),
+    )
+    await new Promise((resolve) => setTimeout(resolve, 50))
+    await provider.dispose()
+    expect(await clearing).toMatchObject({ code: 'provider_disposed', message: expect.stringContaining('`clear`') })
   }, 20_000)
 })
