@@ -83,7 +83,6 @@ export function heldWriteConformanceChecks(options: PtyProviderConformanceOption
     },
   }
   if (options.capabilities?.exitsOnDispose !== false) endings.push(disposeEnding)
-  const timeoutMs = options.timeoutMs ?? CONFORMANCE_DEFAULT_TIMEOUT_MS
   return [
     {
       name: `settles a write whose bytes it held for a program that reads nothing when the PTY ends first (${endings.map((ending) => ending.how).join(', ')}): refused('pty_exited') or unverifiable('partial_write', true), never accepted, never left pending`,
@@ -91,12 +90,7 @@ export function heldWriteConformanceChecks(options: PtyProviderConformanceOption
         for (const { how, end } of endings) {
           // A provider without dispose has no such ending.
           if (how === disposeEnding.how && h.provider.dispose === undefined) continue
-          const result = await h.spawn(options.spawnLongRunning())
-          await stopReadingInput(result, h.provider)
-          const firstWriteAt = performance.now()
-          const writes = writeUntilHeld(h, result.id, options.capabilities?.writeBytes !== false)
-          await untilQuiet(h, options, writes, firstWriteAt + timeoutMs / 4)
-          const held = writes.filter((write) => write.outcome === undefined)
+          const { result, held } = await spawnWithHeldWrites(h, options, stopReadingInput)
           // Nothing held (the provider took all of it at once, or refused it): nothing to settle.
           if (held.length === 0) continue
           const ending = end(h, result)
@@ -140,19 +134,13 @@ function heldWritesAtStopGivenNoTime(
   stopReadingInput: NonNullable<PtyProviderConformanceOptions['stopReadingInput']>,
 ): PtyProviderConformanceCheck {
   const closesFirst = options.capabilities?.stopClosesTransportFirst === true
-  const timeoutMs = options.timeoutMs ?? CONFORMANCE_DEFAULT_TIMEOUT_MS
   const expected = closesFirst
     ? "refused('pty_exited') or unverifiable('partial_write', true) — or, its stop closing the transport before the end is proven, refused('provider_refused_write') or unverifiable('transport_lost', true)"
     : "refused('pty_exited') or unverifiable('partial_write', true)"
   return {
     name: `settles a write whose bytes it held for a program that reads nothing when a stop given no time (timeoutMs: 0) ends the PTY or gives up: ${expected}; never accepted, never left pending`,
     async run(h) {
-      const result = await h.spawn(options.spawnLongRunning())
-      await stopReadingInput(result, h.provider)
-      const firstWriteAt = performance.now()
-      const writes = writeUntilHeld(h, result.id, options.capabilities?.writeBytes !== false)
-      await untilQuiet(h, options, writes, firstWriteAt + timeoutMs / 4)
-      const held = writes.filter((write) => write.outcome === undefined)
+      const { result, held } = await spawnWithHeldWrites(h, options, stopReadingInput)
       // Nothing held (the provider took all of it at once, or refused it): nothing to settle.
       if (held.length === 0) return
       const stopped = await h.provider.shutdown(result.id, { timeoutMs: 0 }).then(
@@ -192,6 +180,24 @@ const HELD_WRITE_CHUNK_BYTES = new TextEncoder().encode(HELD_WRITE_CHUNK)
  * a promise, a write answered anything but `accepted` at once, or {@link HELD_WRITE_MAX_WRITES}
  * were written; each write tracked until its outcome is known.
  */
+/**
+ * Spawn a long-running PTY, make its program stop reading input, write to it until the provider
+ * holds writes, and wait until they are quiet: the PTY and the writes still unsettled (held).
+ */
+async function spawnWithHeldWrites(
+  h: PtyProviderConformanceHarness,
+  options: PtyProviderConformanceOptions,
+  stopReadingInput: NonNullable<PtyProviderConformanceOptions['stopReadingInput']>,
+): Promise<{ result: PtySpawnResult; held: TrackedWrite[] }> {
+  const timeoutMs = options.timeoutMs ?? CONFORMANCE_DEFAULT_TIMEOUT_MS
+  const result = await h.spawn(options.spawnLongRunning())
+  await stopReadingInput(result, h.provider)
+  const firstWriteAt = performance.now()
+  const writes = writeUntilHeld(h, result.id, options.capabilities?.writeBytes !== false)
+  await untilQuiet(h, options, writes, firstWriteAt + timeoutMs / 4)
+  return { result, held: writes.filter((write) => write.outcome === undefined) }
+}
+
 function writeUntilHeld(h: PtyProviderConformanceHarness, id: string, bytes: boolean): TrackedWrite[] {
   const provider: PtyProvider = h.provider
   const writeBytes = bytes && typeof provider.writeBytes === 'function' ? provider.writeBytes.bind(provider) : undefined
