@@ -6,10 +6,10 @@
 //    demand, detached, on a private socket — and a short job, and is then killed with SIGKILL, as
 //    a crash would.
 // 2. The session keeps running in the host and prints while no app is attached; the job ends.
-// 3. "App 2" (this process, the restarted app) learns how the job ended (`listExits`), lists the
-//    host's running sessions, paints a snapshot of the screen, attaches through a controller (the
-//    output it missed is replayed), types a command, and closes the terminal: an operator close,
-//    verified. Then it stops the host (`stopPtyHost`).
+// 3. "App 2" (this process, the restarted app) learns how the job ended (`listExits`, then
+//    `forgetExits` once shown), lists the host's running sessions, paints a snapshot of the
+//    screen, attaches through a controller (the output it missed is replayed), types a command,
+//    and closes the terminal: an operator close, verified. Then it stops the host (`stopPtyHost`).
 //
 // POSIX only. Exits non-zero if any step does not happen.
 import { spawn } from 'node:child_process'
@@ -75,6 +75,9 @@ if (process.argv[2] === '--app-1') {
     const jobExit = await until(async () => (await provider.listExits()).find((exit) => exit.id === jobId), 'the job to end')
     console.log(`the job ended while no app was attached: ${jobExit.cause === undefined ? `code ${jobExit.code}` : describeTerminalExitCause(jobExit.cause)}`)
     if (jobExit.cause?.kind !== 'exited' || jobExit.cause.exitCode !== 3) throw new Error(`expected the job to exit 3, got ${JSON.stringify(jobExit.cause)}`)
+    // Dealt with (shown): forget it, so the next start's listExits() does not give it again.
+    if ((await provider.forgetExits([jobExit])) !== 1) throw new Error('expected the host to forget the job\'s exit')
+    if ((await provider.listExits()).some((exit) => exit.id === jobId)) throw new Error('the forgotten exit is still listed')
     const sessions = await provider.listProcesses()
     console.log(`app 2 sees ${sessions.length} session(s) in the pty host: ${sessions.map((row) => row.id).join(', ')}`)
     const snapshot = await provider.getBufferSnapshot(id)
