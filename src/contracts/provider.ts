@@ -356,7 +356,9 @@ export interface PtyProvider {
    * `getBufferSnapshot`), a throw from any other (`write`, `writeBytes`, `resize`, `getSize`,
    * `pauseProducer`, `resumeProducer`, `acknowledgeData`, `hasPty`,
    * `supportsForegroundProcessEvidence`). Never `[]`, `null` or `false`: each would be a guess
-   * passed off as an answer (an authoritative empty listing proves every PTY gone). A request the
+   * passed off as an answer (an authoritative empty listing proves every PTY gone). The bundled
+   * providers refuse so before they check the arguments: a malformed call after the dispose gets
+   * `provider_disposed`, not its `invalid_option`. A request the
    * dispose cut off on its way is refused the same way — except a spawn that may have started a
    * process, which still says `processMayExist: true`. A provider may refuse earlier, from the
    * call of `dispose` on (each bundled provider refuses a spawn from then on). The controller reads
