@@ -36,14 +36,20 @@ const ANSWERED_AFTER_DISPOSE: ReadonlySet<string> = new Set(['dispose', 'detach'
 /**
  * Internal: the rule of `PtyProvider.dispose` for every bundled provider, applied to `provider`
  * in place. Once `isDisposed()` says so, each method but `dispose` (idempotent), `detach` (which
- * answers with the dispose), `isConnected` and the `on*` subscriptions is refused with `refusal(method, args)` (an
- * error whose `code` is `provider_disposed`, naming the method): a method in
+ * answers with the dispose), `isConnected` and the `on*` subscriptions is refused with
+ * `refusal(method, ptyId, args)` (an error whose `code` is `provider_disposed`, naming the method,
+ * and carrying `ptyId` — see {@link disposedCallPtyId} — so that every provider's refusal names the
+ * PTY alike): a method in
  * {@link PROVIDER_PROMISE_METHODS}, or any `async` one, rejects; any other throws. Why refuse, not answer: a disposed
  * provider no longer knows what runs (a pty host's or SSH host's sessions may outlive it), so an
  * empty listing or a `null` would be a guess passed off as an answer — and providers answered
  * differently (node-pty and the fake `[]`, SSH and the pty host a rejection). Returns `provider`.
  */
-export function refuseCallsAfterDispose<P extends object>(provider: P, isDisposed: () => boolean, refusal: (method: string, args: unknown[]) => Error): P {
+export function refuseCallsAfterDispose<P extends object>(
+  provider: P,
+  isDisposed: () => boolean,
+  refusal: (method: string, ptyId: string | undefined, args: unknown[]) => Error,
+): P {
   const target = provider as unknown as Record<string, unknown>
   for (const name of Object.keys(target)) {
     if (ANSWERED_AFTER_DISPOSE.has(name)) continue
@@ -54,15 +60,25 @@ export function refuseCallsAfterDispose<P extends object>(provider: P, isDispose
     // An `async` method answers with a promise whether listed or not (a provider's own method —
     // the pty host's `forgetExits` — added after the list was written would otherwise throw).
     const refuseWith = PROVIDER_PROMISE_METHODS.has(name) || isAsyncFunction(method)
-      ? (args: unknown[]): unknown => Promise.reject(refusal(name, args))
+      ? (args: unknown[]): unknown => Promise.reject(refusal(name, disposedCallPtyId(name, args), args))
       : (args: unknown[]): unknown => {
-          throw refusal(name, args)
+          throw refusal(name, disposedCallPtyId(name, args), args)
         }
     target[name] = function (this: unknown, ...args: unknown[]): unknown {
       return isDisposed() ? refuseWith(args) : method.apply(this, args)
     }
   }
   return provider
+}
+
+/**
+ * Internal: the PTY a call refused after dispose names — its first argument when that is a string
+ * (`write('abc', …)`, `hasPty('abc')`, `getCwd('abc')`, the pty host's `attach('abc')`), as it is
+ * given (the refusal comes before the arguments are checked); `undefined` for `spawn` (its options
+ * name no PTY yet) and for a call whose first argument is no string (a listing, `forgetExits`).
+ */
+export function disposedCallPtyId(method: string, args: readonly unknown[]): string | undefined {
+  return method !== 'spawn' && typeof args[0] === 'string' ? args[0] : undefined
 }
 
 /** Whether `fn` is an `async function` (its constructor is `AsyncFunction`, not `Function`). */

@@ -358,7 +358,8 @@ export interface PtyProvider {
    * `supportsForegroundProcessEvidence`). Never `[]`, `null` or `false`: each would be a guess
    * passed off as an answer (an authoritative empty listing proves every PTY gone). The bundled
    * providers refuse so before they check the arguments: a malformed call after the dispose gets
-   * `provider_disposed`, not its `invalid_option`. A request the
+   * `provider_disposed`, not its `invalid_option`; and their refusal carries in `ptyId` the PTY the
+   * call named (its first argument: `write('abc', …)` → `'abc'`; none for `spawn` or a listing). A request the
    * dispose cut off on its way is refused the same way — except a spawn that may have started a
    * process, which still says `processMayExist: true`. A provider may refuse earlier, from the
    * call of `dispose` on (each bundled provider refuses a spawn from then on). The controller reads

@@ -414,6 +414,6 @@ function buildNodePtyProvider(options: NodePtyProviderOptions, refusesAfterDispo
       [Symbol.asyncDispose]: dispose,
     },
     () => refusesAfterDispose && disposeSettled,
-    (method) => new NodePtyProviderError('provider_disposed', `Cannot call \`${method}\` on a disposed node-pty provider`),
+    (method, ptyId) => new NodePtyProviderError('provider_disposed', `Cannot call \`${method}\` on a disposed node-pty provider`, { ptyId }),
   )
 }

@@ -852,7 +852,11 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
   // method. Before, a write was refused `provider_refused_write`, `hasPty` and a probe answered
   // `false` or `null`, `getCwd` `null` and a shutdown of an ended PTY resolved, while a listing
   // rejected: a disposed provider no longer knows what runs (the host's sessions outlive it).
-  refuseCallsAfterDispose(provider, () => disposed, (method) => new PtyHostError('provider_disposed', `Cannot call \`${method}\`: the pty host provider has been disposed`))
+  refuseCallsAfterDispose(
+    provider,
+    () => disposed,
+    (method, ptyId) => new PtyHostError('provider_disposed', `Cannot call \`${method}\`: the pty host provider has been disposed`, { ptyId }),
+  )
   return provider
 }
 

@@ -324,6 +324,6 @@ export function createSshProvider(options: SshProviderOptions): SshProvider {
     },
     () => disposeSettled,
     // The PTY id a call names, when it names one (as the shutdown of a lost PTY said it before).
-    (method, args) => new SshProviderError('provider_disposed', `Cannot call \`${method}\` on a disposed SSH provider`, { ptyId: method !== 'spawn' && typeof args[0] === 'string' ? args[0] : undefined }),
+    (method, ptyId) => new SshProviderError('provider_disposed', `Cannot call \`${method}\` on a disposed SSH provider`, { ptyId }),
   )
 }

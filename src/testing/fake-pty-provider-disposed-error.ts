@@ -15,14 +15,20 @@ export class FakePtyProviderDisposedError extends Error {
   readonly providerName: string
   /** The method that was refused (`'spawn'`, `'listProcesses'`, `'write'`…). */
   readonly method: string
-  /** The id of the hung spawn that `dispose()` overtook; `undefined` for a call after `dispose()`. */
+  /**
+   * The PTY the refused call named: the id of the hung spawn that `dispose()` overtook, or — for a
+   * call after `dispose()` — the PTY id it was given (`write('abc', …)` → `'abc'`), as node-pty,
+   * the pty host and SSH name it; `undefined` for a `spawn` after `dispose()` and for a call naming
+   * no PTY (a listing).
+   */
   readonly ptyId: string | undefined
 
   /**
    * Create the refusal of a call to `method` on the provider `providerName`: made after
-   * `dispose()`, or — given `pendingPtyId` — a spawn of that PTY still pending when it was disposed.
+   * `dispose()` (naming the PTY `calledPtyId`, when the call named one), or — given
+   * `pendingPtyId` — a spawn of that PTY still pending when it was disposed.
    */
-  constructor(providerName: string, method: string, pendingPtyId?: string) {
+  constructor(providerName: string, method: string, pendingPtyId?: string, calledPtyId?: string) {
     super(
       pendingPtyId === undefined
         ? `The fake PTY provider ${JSON.stringify(providerName)} was disposed: cannot call \`${method}\``
@@ -30,7 +36,7 @@ export class FakePtyProviderDisposedError extends Error {
     )
     this.providerName = providerName
     this.method = method
-    this.ptyId = pendingPtyId
+    this.ptyId = pendingPtyId ?? calledPtyId
     FAKE_PTY_PROVIDER_DISPOSED_ERROR_BRAND.mark(this)
   }
 }

@@ -63,9 +63,9 @@ export function createFakePtyProvider(options: FakePtyProviderOptions = {}): Fak
     ...refuseCallsAfterDispose(
       createFakeProviderMethods(state),
       () => state.disposed,
-      (method, args) => {
+      (method, ptyId, args) => {
         state.record(method as FakeProviderMethod, args)
-        return new FakePtyProviderDisposedError(state.name, method)
+        return new FakePtyProviderDisposedError(state.name, method, undefined, ptyId)
       },
     ),
     [Symbol.asyncDispose](): Promise<void> {

@@ -30,6 +30,30 @@ describe('refuseCallsAfterDispose', () => {
     }
   })
 
+  it('hands the refusal the PTY the call named (its first argument, when a string), none for spawn or a listing', async () => {
+    const seen: [string, string | undefined][] = []
+    const provider = refuseCallsAfterDispose(
+      { write: () => true, getCwd: async () => '/', spawn: async () => ({}), listProcesses: async () => [], forgetExits: async () => 0 },
+      () => true,
+      (method, ptyId) => {
+        seen.push([method, ptyId])
+        return refusal(method)
+      },
+    )
+    expect(() => (provider.write as (id: string, data: string) => unknown)('abc', 'x')).toThrow()
+    await expect((provider.getCwd as (id: string) => Promise<string>)('abc')).rejects.toThrow()
+    await expect((provider.spawn as (options: unknown) => Promise<unknown>)('abc')).rejects.toThrow()
+    await expect(provider.listProcesses()).rejects.toThrow()
+    await expect((provider.forgetExits as (exits: unknown) => Promise<number>)([{ id: 'abc' }])).rejects.toThrow()
+    expect(seen).toEqual([
+      ['write', 'abc'],
+      ['getCwd', 'abc'],
+      ['spawn', undefined],
+      ['listProcesses', undefined],
+      ['forgetExits', undefined],
+    ])
+  })
+
   it('throws from any other method, keeps `this`, and leaves getters, dispose, detach, isConnected and the subscriptions answering', () => {
     let disposed = false
     const provider = refuseCallsAfterDispose(
