@@ -135,6 +135,16 @@ export class PtyHostLink {
   }
 
   /**
+   * Throws what a request refuses once the link is closed (`provider_detached` /
+   * `provider_disposed`), as `ensureConnected` rejects then; nothing while it is open. For a call
+   * that answers without asking the host (a `forgetExits` of no exit), so that it is refused after
+   * `detach()` as a listing is.
+   */
+  assertOpen(): void {
+    if (this.state !== 'open') throw this.#closedError()
+  }
+
+  /**
    * Close the link for good; every PTY not known to have exited becomes unknown. A request the
    * host has not answered yet fails as a call made after it does (`provider_detached` /
    * `provider_disposed`), not `transport_lost`: the link will not come back, and a controller reads

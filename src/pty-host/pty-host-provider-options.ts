@@ -183,7 +183,7 @@ export type PtyHostProvider = Omit<PtyProvider, 'getBufferSnapshot' | 'listProce
      * (`exits[2].id`…), `host_unavailable` when no host answers, `protocol_mismatch` when the
      * running host is of an older ptykit that does not forget exits, `host_error` when the host
      * could not rewrite its journal (nothing is then forgotten), `provider_detached` after
-     * `detach()` (of a non-empty list), and `provider_disposed` after `dispose()` (of any list; also
+     * `detach()` (of any list, as `listExits`), and `provider_disposed` after `dispose()` (of any list; also
      * when the dispose cut off the request on its way).
      */
     forgetExits(exits: readonly PtyHostExitToForget[]): Promise<number>

@@ -707,6 +707,9 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
     },
     async forgetExits(exits: readonly PtyHostExitToForget[]): Promise<number> {
       const named = forgetExitsArgument(exits)
+      // Refused after `detach()` as `listExits` is, an empty list too (before: 0, where every
+      // other call answering with a promise rejects `provider_detached`).
+      link.assertOpen()
       if (named.length === 0) return 0
       const opened = await link.ensureConnected(false)
       if (!opened.answers('forgetExits')) {

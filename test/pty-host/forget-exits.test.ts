@@ -71,6 +71,18 @@ describe('pty host: forgetExits', () => {
     await expect(answer).rejects.toMatchObject({ code: 'provider_disposed', message: expect.stringContaining('`forgetExits`') })
   })
 
+  // Found in review (helper-214): after detach() an empty list resolved 0 (answered before the
+  // link was looked at), where listExits and a non-empty forgetExits reject provider_detached.
+  it('after detach() it rejects provider_detached as listExits does, of an empty list too', async () => {
+    const { socketPath } = hostFixture(cleanups)
+    const app = providerDisposedAfter(cleanups, socketPath)
+    const [ended] = await endedWith(app, [3])
+    await app.detach()
+    await expect(app.listExits()).rejects.toMatchObject({ code: 'provider_detached' })
+    await expect(app.forgetExits([ended!])).rejects.toMatchObject({ code: 'provider_detached' })
+    await expect(app.forgetExits([])).rejects.toMatchObject({ code: 'provider_detached' })
+  })
+
   it('refuses a malformed argument, naming the part and the value, before asking the host; the host refuses a malformed request the same way', async () => {
     const { socketPath } = hostFixture(cleanups)
     const app = providerDisposedAfter(cleanups, socketPath)
