@@ -37,11 +37,19 @@ export function assertPtyIdArgument(id: unknown): asserts id is string {
 }
 
 /**
+ * What an acknowledgement count must be, as every refusal of one words it — the controller's and
+ * its terminal handle's (`assertCharCount`) and the providers' ({@link assertAcknowledgedChars}):
+ * one wording, whichever layer refuses (they said "a non-negative integer (a count of chars)" and
+ * "a non-negative integer").
+ */
+export const CHAR_COUNT_EXPECTED = 'a non-negative integer (a count of chars)'
+
+/**
  * Refuse an `acknowledgeData` count that is not a non-negative safe integer (`-1`, `NaN`, `1.5`,
  * `'5'`), naming `chars`. `0` is well formed (nothing more processed).
  */
 export function assertAcknowledgedChars(chars: unknown): asserts chars is number {
-  if (typeof chars !== 'number' || !Number.isSafeInteger(chars) || chars < 0) throw providerArgumentError('chars', 'a non-negative integer', chars)
+  if (typeof chars !== 'number' || !Number.isSafeInteger(chars) || chars < 0) throw providerArgumentError('chars', CHAR_COUNT_EXPECTED, chars)
 }
 
 /** The options of a process listing. */

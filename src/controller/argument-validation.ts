@@ -4,6 +4,7 @@ import { isPtyIncarnationId, isTerminalInputKind } from '../contracts/index.js'
 import { describeThrownValue, describeValue } from '../contracts/describe-value.js'
 import { assertKnownOptions, isOptionsObject } from '../contracts/known-options.js'
 import { argumentRefusal } from '../contracts/argument-refusal.js'
+import { CHAR_COUNT_EXPECTED, providerArgumentError } from '../contracts/provider-arguments.js'
 
 export { describeThrownValue, describeValue }
 
@@ -39,7 +40,8 @@ export function assertNonNegativeNumber(kind: 'argument' | 'option', name: strin
  */
 export function assertCharCount(name: string, value: unknown): void {
   if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) {
-    throw argumentRefusal(`Expected the \`${name}\` argument to be a non-negative integer (a count of chars), got ${describeValue(value)}`, name, value)
+    // The providers' wording (`assertAcknowledgedChars`): one refusal, whichever layer makes it.
+    throw providerArgumentError(name, CHAR_COUNT_EXPECTED, value)
   }
 }
 

@@ -224,6 +224,27 @@ describe('flow control', () => {
     expect(() => h.controller.acknowledgeData(id, Number.NaN)).toThrow(TypeError)
   })
 
+  // Found in review (helper-214): the providers' shared check said "a non-negative integer", the
+  // controller "a non-negative integer (a count of chars)" — two wordings of one refusal.
+  it('words a malformed ack as the providers do (one wording, whichever layer refuses)', async () => {
+    const h = createHarness()
+    const { id } = await h.controller.spawn({})
+    const refusalOf = (call: () => unknown): unknown => {
+      try {
+        call()
+      } catch (error) {
+        return error
+      }
+      return undefined
+    }
+    for (const bad of [-1, 1.5, '5']) {
+      const controller = refusalOf(() => h.controller.acknowledgeData(id, bad as never))
+      const provider = refusalOf(() => h.provider.acknowledgeData!(id, bad as never))
+      expect(provider).toBeInstanceOf(TypeError)
+      expect(provider).toMatchObject({ code: 'invalid_option', option: 'chars', value: bad, message: (controller as Error).message })
+    }
+  })
+
   // A provider may act from inside the controller's pause or resume — report an exit it already
   // saw, or hand over output it had already read — as every method may be called while another is
   // in flight (docs/writing-a-provider.md). Order and the flow state must hold all the same.
