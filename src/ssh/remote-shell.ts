@@ -18,13 +18,24 @@ export const SSH_SIDE_SHELL_START_TIMEOUT_MS = 15_000
  */
 const SIDE_SHELL_BATCH_MAX = 64
 
+/** One caller of a script: answered with the script's result, or `null` at its own deadline. */
+type Waiter = {
+  resolve: (result: SideCommandResult | null) => void
+  /** Answers this caller `null` at its deadline (its `timeoutMs` from its `run` call). */
+  timer: NodeJS.Timeout
+}
+
 type Request = {
   script: string
-  /** When it stops being waited for, on the wait clock (`performance.now()`): its `timeoutMs` from the call. */
+  /**
+   * When it stops being waited for, on the wait clock (`performance.now()`): the latest of its
+   * callers' deadlines (each caller's `timeoutMs` from its own call).
+   */
   deadline: number
+  /** Answers every caller still waiting. */
   resolve: (result: SideCommandResult | null) => void
-  /** Answers it `null` if it is still queued at its deadline (not yet written to a shell). */
-  timer: NodeJS.Timeout
+  /** The callers still waiting for it: one, or more when the same script was asked while this one was queued. */
+  waiters: Set<Waiter>
 }
 
 /** One start of the shell: its channel once the server opened it, and whether the shell said it is ready. */
@@ -74,6 +85,8 @@ export class RemoteShell {
   readonly #open: (command: string) => Promise<Ssh2Channel>
   #shell: ShellStart | null = null
   #queue: Request[] = []
+  /** The queued requests (not yet written to a shell) by script, for a caller asking the same script to join. */
+  readonly #queued = new Map<string, Request>()
   #busy = false
   #closed = false
 
@@ -82,27 +95,56 @@ export class RemoteShell {
     this.#open = open
   }
 
-  /** Run a script; `null` when the shell could not run it within `timeoutMs` of this call. */
+  /**
+   * Run a script; `null` when the shell could not run it within `timeoutMs` of this call. A script
+   * asked again while the same script is still queued (not yet written to the shell) joins it: one
+   * run, after both calls, answers both — as a listing from each of many callbacks asks the same
+   * `/proc` read of every PTY (300 listings of 42 PTYs queued 12 600 scripts, and the stops' looks
+   * behind them missed their deadline). Each caller is still answered `null` at its own deadline.
+   */
   run(script: string, timeoutMs: number): Promise<SideCommandResult | null> {
     if (this.#closed) return Promise.resolve(null)
     return new Promise((resolve) => {
-      const request: Request = {
-        script,
-        deadline: performance.now() + timeoutMs,
-        resolve: (result) => {
-          clearTimeout(request.timer)
-          resolve(result)
-        },
+      const deadline = performance.now() + timeoutMs
+      let request = this.#queued.get(script)
+      if (request === undefined) {
+        const waiters = new Set<Waiter>()
+        const created: Request = {
+          script,
+          deadline,
+          waiters,
+          resolve: (result) => {
+            if (this.#queued.get(script) === created) this.#queued.delete(script)
+            for (const waiter of waiters) {
+              clearTimeout(waiter.timer)
+              waiter.resolve(result)
+            }
+            waiters.clear()
+          },
+        }
+        request = created
+        this.#queued.set(script, request)
+        this.#queue.push(request)
+      } else {
+        request.deadline = Math.max(request.deadline, deadline)
+      }
+      const joined = request
+      const waiter: Waiter = {
+        resolve,
         timer: setTimeout(() => {
-          // Still queued (the shell starting, or busy with an earlier batch): given up. Once
-          // written, the batch's own timer answers it.
-          const index = this.#queue.indexOf(request)
+          // Given up at this caller's deadline. Once the script was written, the batch's own timer
+          // decides about the shell (at the latest caller's deadline); still queued with nobody
+          // left waiting, it is dropped.
+          joined.waiters.delete(waiter)
+          resolve(null)
+          if (joined.waiters.size > 0) return
+          const index = this.#queue.indexOf(joined)
           if (index === -1) return
           this.#queue.splice(index, 1)
-          request.resolve(null)
+          if (this.#queued.get(script) === joined) this.#queued.delete(script)
         }, clampTimerDelay(timeoutMs)),
       }
-      this.#queue.push(request)
+      joined.waiters.add(waiter)
       void this.#pump()
     })
   }
@@ -212,6 +254,8 @@ export class RemoteShell {
         // The scripts whose deadline passed while the shell started have answered `null` already.
         const batch = this.#queue.splice(0, SIDE_SHELL_BATCH_MAX)
         if (batch.length === 0) continue
+        // Written from here on: a later caller of the same script asks for a run after its call.
+        for (const request of batch) if (this.#queued.get(request.script) === request) this.#queued.delete(request.script)
         if (channel === null || this.#closed) {
           for (const request of batch) request.resolve(null)
           continue
