@@ -2,13 +2,17 @@ import { callProvider } from '../contracts/call-provider.js'
 import { clampTimerDelay, type PtyIncarnationId, type PtyProvider, type PtyShutdownOptions } from '../contracts/index.js'
 import { isProviderDisposedRefusal, reportProviderDisposed, type ControllerCore } from './controller-core.js'
 
-/** How a dispatched shutdown ended: carried out, or refused/failed (reported `shutdown_failed`). */
-export type ShutdownOutcome = 'resolved' | 'rejected'
+/**
+ * How a dispatched shutdown ended: carried out, refused/failed (reported `shutdown_failed`), or
+ * refused `provider_disposed` — the provider is disposed, or being disposed and stopping its PTYs
+ * itself (reported once per provider).
+ */
+export type ShutdownOutcome = 'resolved' | 'rejected' | 'provider_disposed'
 
 /**
  * Ask the provider to shut a PTY down, fenced by incarnation. A synchronous throw counts as a
- * rejection; a rejection is reported as `shutdown_failed` (a disposed provider's refusal once for
- * the provider) and answered `'rejected'`, never thrown.
+ * rejection; a rejection is reported as `shutdown_failed` and answered `'rejected'` — a disposed provider's
+ * refusal reported once for the provider and answered `'provider_disposed'` —, never thrown.
  * `stepOptions`, when given, replace the default options (a `stopAndWait` step's timeout and
  * `keepHistory`).
  */
@@ -27,8 +31,11 @@ export function dispatchShutdown(
   return callProvider(() => provider.shutdown(ptyId, options)).then(
     () => 'resolved' as const,
     (error: unknown) => {
-      if (isProviderDisposedRefusal(error)) reportProviderDisposed(core, provider, 'shutdown_failed', error)
-      else core.report('shutdown_failed', `Provider ${provider.name} could not shut down ${ptyId}`, error, ptyId)
+      if (isProviderDisposedRefusal(error)) {
+        reportProviderDisposed(core, provider, 'shutdown_failed', error)
+        return 'provider_disposed' as const
+      }
+      core.report('shutdown_failed', `Provider ${provider.name} could not shut down ${ptyId}`, error, ptyId)
       return 'rejected' as const
     },
   )

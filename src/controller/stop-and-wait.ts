@@ -30,8 +30,11 @@ type TrackedStop = {
   readonly keepHistory: boolean | undefined
 }
 
-/** How a dispatched stop step ended. */
-type StepOutcome = 'shutdown_resolved' | 'shutdown_rejected'
+/**
+ * How a dispatched stop step ended: carried out, refused, or refused `provider_disposed` — the
+ * provider is disposed or being disposed, stopping its PTYs itself and reporting their exits.
+ */
+type StepOutcome = 'shutdown_resolved' | 'shutdown_rejected' | 'provider_disposed'
 
 /**
  * When `stopAndWait` forces (`shutdown({ immediate: true })`): after `forceAfterMs`, but never
@@ -67,12 +70,18 @@ export async function stopAndWaitTracked(context: StopPhaseContext, record: PtyR
   // Why the waiting is here and not inside the phases: each phase is one step, and the awaits of
   // the whole stop stay in one place (callers on a manual clock count on how many turns it takes).
   try {
+    // A provider being disposed refuses the stop (`provider_disposed`) while it stops its PTYs
+    // itself and reports their exits: its own exit report is the evidence. Waited for within the
+    // budget — answering at the refusal said `false` for a PTY closed as asked moments later.
+    const disposalExit = async (): Promise<boolean> => ((await Promise.race([exitObserved, deadlinePassed])) === 'exit' ? finish(context, record) : providerDisposedDoubt(context, record))
     // 1. Hang up, until it completes, the force delay comes, or the deadline.
     const first = await Promise.race([hangUp(context, stop), forceDue, deadlinePassed])
     if (first === 'deadline') return false
+    if (first === 'provider_disposed') return await disposalExit()
     if (first === 'shutdown_resolved') {
       const verified = await verifyGone(context, stop)
       if (verified === 'deadline') return false
+      if (verified === 'provider_disposed') return await disposalExit()
       if (verified) return finish(context, record)
       // Carried out but not proven gone yet: give it the rest of the graceful window.
       const next = await Promise.race([exitObserved, forceDue, deadlinePassed])
@@ -80,6 +89,7 @@ export async function stopAndWaitTracked(context: StopPhaseContext, record: PtyR
       if (next === 'exit') {
         const again = await verifyGone(context, stop)
         if (again === 'deadline') return false
+        if (again === 'provider_disposed') return await disposalExit()
         if (again) return finish(context, record)
       }
     }
@@ -87,13 +97,16 @@ export async function stopAndWaitTracked(context: StopPhaseContext, record: PtyR
     if (budget.remainingMs() <= 0 || core.timers.cleared) return false
     const forced = await Promise.race([forceStop(context, stop), deadlinePassed])
     if (forced === 'deadline') return false
+    if (forced === 'provider_disposed') return await disposalExit()
     if (forced === 'shutdown_rejected') {
       // Neither stop completed: say so now rather than when the unconfirmed window ends.
       if (record.state === 'live') context.exits.publishUnverified(record, PTY_LIVENESS_REASONS.shutdownFailed)
       return false
     }
     // 3. Verify.
-    return (await verifyGone(context, stop)) === true ? finish(context, record) : false
+    const verified = await verifyGone(context, stop)
+    if (verified === 'provider_disposed') return await disposalExit()
+    return verified === true ? finish(context, record) : false
   } finally {
     budget.close()
     force.cancel()
@@ -132,7 +145,7 @@ function finish(context: StopPhaseContext, record: PtyRecord): true {
  * is reported and makes it `unverifiable`; when the host has no evidence either way, the provider's
  * own exit report decides (R6: an observed exit certifies the death).
  */
-async function verifyGone(context: StopPhaseContext, stop: TrackedStop): Promise<boolean | 'deadline'> {
+async function verifyGone(context: StopPhaseContext, stop: TrackedStop): Promise<boolean | 'deadline' | 'provider_disposed'> {
   const { record } = stop
   const verification = await verifyStop(record, stop.budget, stop.keepHistory === true)
   switch (verification.kind) {
@@ -144,7 +157,11 @@ async function verifyGone(context: StopPhaseContext, stop: TrackedStop): Promise
       if (record.state === 'live') context.exits.setLiveness(record, { kind: 'live' })
       return false
     case 'failed':
-      if (isProviderDisposedRefusal(verification.error)) return providerDisposedVerdict(context, record, verification.error)
+      if (isProviderDisposedRefusal(verification.error)) {
+        if (record.state === 'exited') return true
+        reportProviderDisposed(context.core, record.provider, 'listing_failed', verification.error)
+        return 'provider_disposed'
+      }
       context.core.report('listing_failed', `Provider ${record.provider.name} could not list processes to verify a stop`, verification.error, record.ptyId)
       if (record.state === 'live') {
         context.exits.setLiveness(record, { kind: 'unverifiable', reason: PTY_LIVENESS_REASONS.verificationFailed })
@@ -156,18 +173,16 @@ async function verifyGone(context: StopPhaseContext, stop: TrackedStop): Promise
 }
 
 /**
- * The verdict of a stop whose owning provider refused the verifying listing as `provider_disposed`:
- * the host disposed the provider before (or while) the controller that uses it — a provider that
- * can say nothing any more, as one whose listing is not authoritative and has no probe. As for
- * such a provider, its own exit report for this incarnation is the evidence (a disposed provider
- * stopped its PTYs and reported their exits): `true` once the PTY exited, without a report — the
- * host disposed it, and a `listing_failed` per PTY and step was noise it could not act on. A PTY
- * whose exit the provider never reported stays in doubt (`false`, liveness `unverifiable`),
- * reported once per provider (with every other refusal of it: {@link reportProviderDisposed}).
+ * The verdict of a stop whose owning provider refused it (a step or the verifying listing) as
+ * `provider_disposed` and reported no exit of the PTY by the stop's deadline: the host disposed the
+ * provider before (or while) the controller that uses it, and the provider can say nothing any
+ * more. Its own exit report is the only evidence (a disposed provider stopped its PTYs and reported
+ * their exits; the stop answers `true` once that exit arrives, without a `listing_failed` per PTY
+ * and step, which was noise the host could not act on). Without it the PTY stays in doubt
+ * (`false`, liveness `unverifiable`), reported once per provider ({@link reportProviderDisposed}).
  */
-function providerDisposedVerdict(context: StopPhaseContext, record: PtyRecord, error: unknown): boolean {
-  if (record.state === 'exited') return true
-  reportProviderDisposed(context.core, record.provider, 'listing_failed', error)
+function providerDisposedDoubt(context: StopPhaseContext, record: PtyRecord): boolean {
+  if (record.state === 'exited') return finish(context, record)
   if (record.state === 'live') context.exits.setLiveness(record, { kind: 'unverifiable', reason: PTY_LIVENESS_REASONS.verificationFailed })
   return false
 }
@@ -177,6 +192,6 @@ function dispatchStep(context: StopPhaseContext, stop: TrackedStop, immediate: b
   const { provider, ptyId, incarnationId } = stop.record
   const options = shutdownOptionsFor(immediate, incarnationId, stop.budget.remainingMs(), stop.keepHistory)
   return dispatchShutdown(context.core, provider, ptyId, incarnationId, immediate, options).then((outcome) =>
-    outcome === 'resolved' ? 'shutdown_resolved' : 'shutdown_rejected',
+    outcome === 'resolved' ? 'shutdown_resolved' : outcome === 'provider_disposed' ? 'provider_disposed' : 'shutdown_rejected',
   )
 }
