@@ -5,6 +5,7 @@
 // provider's disposal. The second is now refused `pty_id_in_use` while the first is starting.
 import { describe, expect, it } from 'vitest'
 import { createSshProvider } from 'ptykit/ssh'
+import { waitFor } from '../node-pty/pty-test-support.js'
 import { killTagged, sshOptions, taggedProcesses, useSshd } from './ssh-test-support.js'
 
 const sshd = useSshd()
@@ -18,6 +19,10 @@ describe('SSH: two spawns under one id at once', () => {
       const outcomes = await Promise.allSettled([spawn(), spawn()])
       expect(outcomes.map((outcome) => outcome.status)).toEqual(['fulfilled', 'rejected'])
       expect((outcomes[1] as PromiseRejectedResult).reason).toMatchObject({ code: 'pty_id_in_use', ptyId: 'twice' })
+      // One program: waited for as `sleep` (past its trap), as the link-drop tests wait — read right
+      // after the spawn's reply, the program may be in its `exec` and its environment unreadable
+      // for a moment (a clean-clone CI run counted 0 once).
+      await waitFor(() => (taggedProcesses(TAG).filter(({ comm }) => comm === 'sleep').length === 1 ? true : undefined), 'the program to run as sleep')
       expect(taggedProcesses(TAG)).toHaveLength(1)
       await provider.dispose()
       expect(taggedProcesses(TAG)).toEqual([])
