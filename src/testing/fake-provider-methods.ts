@@ -226,44 +226,44 @@ export function createFakeProviderMethods(state: FakeProviderState): FakeProvide
 
     getCwd(id: string, options?: PtyCwdOptions): Promise<string | null> {
       record('getCwd', options === undefined ? [id] : [id, options])
-      const refusal = refusalOf(() => {
+      // Through callProvider: a refused argument rejects, never throws.
+      return callProvider(() => {
         assertPtyIdArgument(id)
         assertCwdOptions(options)
+        const pty = ptys.get(id)
+        return pty !== undefined && pty.state === 'live' ? (pty.options.cwd ?? null) : null
       })
-      if (refusal !== undefined) return Promise.reject(refusal)
-      const pty = ptys.get(id)
-      return Promise.resolve(pty !== undefined && pty.state === 'live' ? (pty.options.cwd ?? null) : null)
     },
 
     getForegroundProcess(id: string): Promise<string | null> {
       record('getForegroundProcess', [id])
-      const refusal = refusalOf(() => {
+      // Through callProvider: a refused argument rejects, never throws.
+      return callProvider(() => {
         assertPtyIdArgument(id)
+        const pty = ptys.get(id)
+        return pty !== undefined && pty.state === 'live' ? pty.foregroundProcess : null
       })
-      if (refusal !== undefined) return Promise.reject(refusal)
-      const pty = ptys.get(id)
-      return Promise.resolve(pty !== undefined && pty.state === 'live' ? pty.foregroundProcess : null)
     },
 
     hasChildProcesses(id: string): Promise<boolean | null> {
       record('hasChildProcesses', [id])
-      const refusal = refusalOf(() => {
+      // Through callProvider: a refused argument rejects, never throws.
+      return callProvider(() => {
         assertPtyIdArgument(id)
+        const pty = ptys.get(id)
+        return pty !== undefined && pty.state === 'live' ? pty.hasChildProcesses : null
       })
-      if (refusal !== undefined) return Promise.reject(refusal)
-      const pty = ptys.get(id)
-      return Promise.resolve(pty !== undefined && pty.state === 'live' ? pty.hasChildProcesses : null)
     },
 
     confirmForeground(id: string): Promise<PtyForegroundProcessEvidence | null> {
       record('confirmForeground', [id])
-      const refusal = refusalOf(() => {
+      // Through callProvider: a refused argument rejects, never throws.
+      return callProvider(() => {
         assertPtyIdArgument(id)
+        const pty = ptys.get(id)
+        const evidence = pty !== undefined && pty.state === 'live' ? pty.foregroundEvidence : null
+        return evidence === null ? null : { ...evidence }
       })
-      if (refusal !== undefined) return Promise.reject(refusal)
-      const pty = ptys.get(id)
-      const evidence = pty !== undefined && pty.state === 'live' ? pty.foregroundEvidence : null
-      return Promise.resolve(evidence === null ? null : { ...evidence })
     },
 
     supportsForegroundProcessEvidence(): boolean {
@@ -273,35 +273,33 @@ export function createFakeProviderMethods(state: FakeProviderState): FakeProvide
 
     resetInputModes(id: string): Promise<void> {
       record('resetInputModes', [id])
-      const refusal = refusalOf(() => {
+      // Through callProvider: a refused argument rejects, never throws.
+      return callProvider(() => {
         assertPtyIdArgument(id)
+        const pty = ptys.get(id)
+        if (pty !== undefined && pty.state === 'live') pty.inputModeResets += 1
       })
-      if (refusal !== undefined) return Promise.reject(refusal)
-      const pty = ptys.get(id)
-      if (pty !== undefined && pty.state === 'live') pty.inputModeResets += 1
-      return Promise.resolve()
     },
 
     clearBuffer(id: string): Promise<void> {
       record('clearBuffer', [id])
-      const refusal = refusalOf(() => {
+      // Through callProvider: a refused argument rejects, never throws.
+      return callProvider(() => {
         assertPtyIdArgument(id)
+        const pty = ptys.get(id)
+        if (pty !== undefined) pty.buffer = ''
       })
-      if (refusal !== undefined) return Promise.reject(refusal)
-      const pty = ptys.get(id)
-      if (pty !== undefined) pty.buffer = ''
-      return Promise.resolve()
     },
 
     getBufferSnapshot(id: string, snapshotOptions?: { scrollbackRows?: number | undefined }): Promise<PtyProviderBufferSnapshot | null> {
       record('getBufferSnapshot', snapshotOptions === undefined ? [id] : [id, snapshotOptions])
-      const refusal = refusalOf(() => {
+      // Through callProvider: a refused argument rejects, never throws.
+      return callProvider(() => {
         assertPtyIdArgument(id)
+        const pty = ptys.get(id)
+        if (pty === undefined || pty.state !== 'live') return Promise.resolve(null)
+        return { data: pty.buffer, cols: pty.cols, rows: pty.rows, seq: pty.producedChars, source: 'fake', incarnationId: pty.incarnationId }
       })
-      if (refusal !== undefined) return Promise.reject(refusal)
-      const pty = ptys.get(id)
-      if (pty === undefined || pty.state !== 'live') return Promise.resolve(null)
-      return Promise.resolve({ data: pty.buffer, cols: pty.cols, rows: pty.rows, seq: pty.producedChars, source: 'fake', incarnationId: pty.incarnationId })
     },
 
     onData(listener: (event: PtyDataEvent) => void): Unsubscribe {
@@ -342,12 +340,3 @@ export function createFakeProviderMethods(state: FakeProviderState): FakeProvide
   }
 }
 
-/** The error `check` throws, else `undefined`: a refused argument of a method that answers with a promise rejects (never throws). */
-function refusalOf(check: () => void): unknown {
-  try {
-    check()
-    return undefined
-  } catch (error) {
-    return error
-  }
-}
