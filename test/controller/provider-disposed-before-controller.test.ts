@@ -70,20 +70,8 @@ describe('a provider disposed before the controller that uses it', () => {
   })
 
   it('PTYs whose exit the disposed provider never reported: false, reported once for the provider, not per PTY and step', async () => {
-    const fake = createFakePtyProvider({ scheduling: 'manual' })
-    // A provider whose disposal dropped the exits of its PTYs (its listeners cleared first).
-    let dropExits = false
-    const provider: PtyProvider = Object.assign(Object.create(fake) as PtyProvider, {
-      onExit: (listener: (event: PtyExitEvent) => void) => fake.onExit((event) => (dropExits ? undefined : listener(event))),
-    })
-    const clock = createManualClock()
-    const controller = createPtyController({ provider, clock })
-    const errors: PtyControllerError[] = []
-    controller.on('error', (error) => errors.push(error))
-    const run = runOn(fake, clock)
-    const ids: string[] = []
-    for (let index = 0; index < PTYS; index++) ids.push((await run(controller.spawn({}))).id)
-    dropExits = true
+    const { fake, controller, errors, run, ids, dropExits } = await controllerOverExitDroppingProvider(PTYS)
+    dropExits()
     await disposeLikeSsh(fake)
     const stops = await run(Promise.all(ids.map((id) => controller.stopAndWait(id, { timeoutMs: 5_000 }))))
     expect(stops).toEqual(ids.map(() => false))
@@ -99,24 +87,12 @@ describe('a provider disposed before the controller that uses it', () => {
 
 describe('every controller call after its provider was disposed (the provider refuses every call: provider_disposed)', () => {
   it('answers without a throw or an unhandled rejection, and reports the disposal once', async () => {
-    const fake = createFakePtyProvider({ scheduling: 'manual' })
-    // A provider whose disposal dropped the exits of its PTYs: the controller still thinks them live and asks it.
-    let dropExits = false
-    const provider: PtyProvider = Object.assign(Object.create(fake) as PtyProvider, {
-      onExit: (listener: (event: PtyExitEvent) => void) => fake.onExit((event) => (dropExits ? undefined : listener(event))),
-    })
-    const clock = createManualClock()
-    const controller = createPtyController({ provider, clock })
-    const errors: PtyControllerError[] = []
-    controller.on('error', (error) => errors.push(error))
-    const run = runOn(fake, clock)
-    const ids: string[] = []
-    for (let index = 0; index < 4; index++) ids.push((await run(controller.spawn({}))).id)
+    const { fake, controller, errors, run, ids, dropExits } = await controllerOverExitDroppingProvider(4)
     const [a, b, c, d] = ids as [string, string, string, string]
     // Output its consumer acknowledges after the disposal: each acknowledgement reaches the provider.
     fake.emitData(a, 'x'.repeat(100))
     await run(Promise.resolve())
-    dropExits = true
+    dropExits()
     await fake.dispose()
     // Unknown, never a guess: the disposed provider can no longer say.
     expect(controller.hasPty(a)).toBeNull()
@@ -164,4 +140,24 @@ function runOn(fake: FakePtyProvider, clock: ReturnType<typeof createManualClock
 
 async function closeQuietly(controller: PtyController): Promise<void> {
   await controller.dispose().catch(() => undefined)
+}
+
+/**
+ * A controller (manual clock) over a fake whose disposal drops the exits of its PTYs — the
+ * controller still thinks them live and asks it — once `dropExits()` is called; `count` PTYs spawned.
+ */
+async function controllerOverExitDroppingProvider(count: number) {
+  const fake = createFakePtyProvider({ scheduling: 'manual' })
+  let dropping = false
+  const provider: PtyProvider = Object.assign(Object.create(fake) as PtyProvider, {
+    onExit: (listener: (event: PtyExitEvent) => void) => fake.onExit((event) => (dropping ? undefined : listener(event))),
+  })
+  const clock = createManualClock()
+  const controller = createPtyController({ provider, clock })
+  const errors: PtyControllerError[] = []
+  controller.on('error', (error) => errors.push(error))
+  const run = runOn(fake, clock)
+  const ids: string[] = []
+  for (let index = 0; index < count; index++) ids.push((await run(controller.spawn({}))).id)
+  return { fake, controller, errors, run, ids, dropExits: (): void => void (dropping = true) }
 }
