@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import { execFileSync } from 'node:child_process'
-import { closeSync, constants, fstatSync, ftruncateSync, lstatSync, openSync, readdirSync, readFileSync, readSync, renameSync, unlinkSync, writeFileSync, writeSync } from 'node:fs'
+import { closeSync, constants, fstatSync, fsyncSync, ftruncateSync, lstatSync, openSync, readdirSync, readFileSync, readSync, renameSync, unlinkSync, writeSync } from 'node:fs'
 import { endianness } from 'node:os'
 import { basename, dirname, join } from 'node:path'
 import { exitCauseFromWire, isTerminalExitCause, type TerminalExitCause } from '../exit-cause/index.js'
@@ -55,6 +55,13 @@ import { sessionIdProblem } from './protocol.js'
  * times as many as the open sessions and the remembered exits need, it is rewritten with only
  * those (a new file renamed over the old), so it stays proportional to the sessions that run and
  * the exits kept (~270 bytes an exit with UUID ids: ~270 KB for the default 1 024).
+ *
+ * **Durability.** A rewrite (the start, a compaction, a `forgetExits`, the close) survives a machine
+ * crash once done: the new file is `fsync`ed before it is renamed into place, and the directory
+ * after (a directory that refuses its sync does not fail it: a crash may then bring back the file
+ * before it, never an empty one). An append is not synced: an `fdatasync` per exit costs ~0.5–2 ms
+ * of the host's one thread on a disk (docs/pty-host.md, measured 7 Dec), so a crash may lose the
+ * last moments' lines, or tear the last one (read as malformed).
  *
  * **Privacy.** It lives beside the lock, in the socket's private directory, created 0600 under a
  * temporary name and renamed into place; a journal that is not a regular file of this user with no
@@ -128,6 +135,15 @@ export function bootTicksNow(): number | null {
   const hundredths = Number(match[1]) * 100 + Number(match[2])
   return Math.floor((hundredths * clockTicksPerSecond) / 100)
 }
+
+/**
+ * The file calls a journal's rewrite makes (`node:fs`'s own by default; a test passes wrappers to
+ * see their order: write, fsync, close, rename, then the directory's fsync).
+ */
+export type JournalFileSystem = Pick<typeof import('node:fs'), 'openSync' | 'writeSync' | 'fsyncSync' | 'closeSync' | 'renameSync' | 'unlinkSync'>
+
+/** `node:fs`'s calls: what a host's journal uses. */
+const NODE_JOURNAL_FILE_SYSTEM: JournalFileSystem = { openSync, writeSync, fsyncSync, closeSync, renameSync, unlinkSync }
 
 /** A session's process as the journal records it. */
 export type JournalProcess = {
@@ -381,6 +397,7 @@ export class SessionJournal {
   readonly #inspector: ProcessInspector
   readonly #compactLines: number
   readonly #exitMemory: number
+  readonly #fs: JournalFileSystem
   #unaccounted: boolean
   #fd: number | null = null
   /** Closed by {@link close}: nothing is appended any more (else a lost descriptor is reopened). */
@@ -406,6 +423,7 @@ export class SessionJournal {
    *
    * @param options.compactLines - the fewest lines before a compaction ({@link PTY_HOST_JOURNAL_COMPACT_LINES}; tests lower it)
    * @param options.exitMemory - how many exits it keeps (the host's `exitedSessionMemory`; default `PTY_HOST_EXITED_SESSION_MEMORY`)
+   * @param options.fs - the file calls of a rewrite ({@link JournalFileSystem}; tests observe their order)
    * @throws when the file cannot be created (the host then refuses to start: its sessions would
    * outlive it untraceably).
    */
@@ -414,13 +432,14 @@ export class SessionJournal {
     inspector: ProcessInspector,
     carried: { open: readonly JournalSession[]; unaccounted: boolean; exits?: readonly JournalExit[] | undefined },
     bootId: string | null = currentBootId(),
-    options: { compactLines?: number; exitMemory?: number } = {},
+    options: { compactLines?: number; exitMemory?: number; fs?: JournalFileSystem } = {},
   ) {
     this.#path = path
     this.#bootId = bootId
     this.#inspector = inspector
     this.#compactLines = options.compactLines ?? PTY_HOST_JOURNAL_COMPACT_LINES
     this.#exitMemory = options.exitMemory ?? PTY_HOST_EXITED_SESSION_MEMORY
+    this.#fs = options.fs ?? NODE_JOURNAL_FILE_SYSTEM
     this.#unaccounted = carried.unaccounted
     removeStaleTemporaries(path)
     for (const exit of carried.exits ?? []) this.#remember(this.#nextKey++, { ...exit })
@@ -662,19 +681,66 @@ export class SessionJournal {
       if (session.process !== undefined) lines.push(JSON.stringify(processLine(key, session.process)))
     }
     const temporary = `${this.#path}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`
+    const fs = this.#fs
+    let fd: number | null = null
     try {
-      const text = `${lines.join('\n')}\n`
-      writeFileSync(temporary, text, { mode: 0o600, flag: 'wx' })
-      renameSync(temporary, this.#path)
+      const text = Buffer.from(`${lines.join('\n')}\n`)
+      fd = fs.openSync(temporary, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600)
+      for (let written = 0; written < text.length; ) written += fs.writeSync(fd, text, written, text.length - written)
+      // The data on disk before the name points at it: else a machine crash may leave the new name
+      // on an empty file (the rename reached the disk, the data not) — a journal with no header,
+      // read as unreadable: every exit lost, every session unaccounted for.
+      fs.fsyncSync(fd)
+      const closing = fd
+      fd = null
+      fs.closeSync(closing)
+      fs.renameSync(temporary, this.#path)
     } catch (error) {
+      if (fd !== null) {
+        try {
+          fs.closeSync(fd)
+        } catch {
+          // Closed already.
+        }
+      }
       try {
-        unlinkSync(temporary)
+        fs.unlinkSync(temporary)
       } catch {
         // Not created.
       }
       throw error
     }
     this.#lines = lines.length
+    this.#syncDirectory()
+  }
+
+  /**
+   * Make the rename durable: sync the journal's directory (the entry that names the new file).
+   * Not synced, a machine crash may still show the old journal after the rewrite (exits forgotten
+   * listed again, a compaction undone) — never an empty or partial one: the file's data was synced
+   * before the rename. A directory that refuses it (some filesystems answer `EINVAL`) does not fail
+   * the rewrite: it stands for every process at once, only its durability across a crash is then
+   * the filesystem's own.
+   */
+  #syncDirectory(): void {
+    const fs = this.#fs
+    let fd: number
+    try {
+      fd = fs.openSync(dirname(this.#path), constants.O_RDONLY | constants.O_DIRECTORY)
+    } catch {
+      return
+    }
+    try {
+      fs.fsyncSync(fd)
+    } catch {
+      // Refused (see above): the rewrite stands.
+    } finally {
+      try {
+        fs.closeSync(fd)
+      } catch {
+        // Closed already.
+      }
+    }
   }
 
   #closeFd(): void {
