@@ -637,3 +637,17 @@ describe("a page's raw bytes (xterm.js's onBinary)", () => {
     expect(session.isLive).toBe(true)
   })
 })
+
+describe("the exit a page is sent: what ended and why, in the shell's words", () => {
+  it.each([
+    [{ exitCode: 3 }, 'exited', '/bin/sh exited with code 3'],
+    [{ exitCode: 0, signal: 9 }, 'signaled', '/bin/sh killed by signal 9'],
+    [{ exitCode: 1, hostReportsChildExitStatus: false }, 'unknown', '/bin/sh ended (cause unknown: this host cannot report why)'],
+  ])('%o: %s, "%s" — no agent named', async (exit, kind, description) => {
+    const { provider, socket, session } = await withShownTerminal()
+    provider.emitExit(session.id, exit)
+    await until(() => socket.typesFor(session.id).includes('exit'), 'the exit')
+    const sent = socket.sent.find((message) => message.type === 'exit' && message.id === session.id)
+    expect(sent).toEqual({ type: 'exit', id: session.id, status: { state: 'ended', kind, description } })
+  })
+})

@@ -82,7 +82,10 @@ export type ClientMessage =
 /** How a terminal stands, as the page shows it. */
 export type TerminalStatus =
   | { state: 'live' }
-  /** The process ended; `description` is `describeTerminalExitCause(cause)`. */
+  /**
+   * The process ended: `kind` is its cause's, `description` what ended and why (`exit-words.ts`:
+   * `/bin/bash exited with code 3`, `… killed by signal 9`, `… closed`, `… ended (cause unknown: …)`).
+   */
   | { state: 'ended'; kind: string; description: string }
 
 /** What the server sends. */

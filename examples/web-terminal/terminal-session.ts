@@ -19,7 +19,7 @@
 // limit, one frame and the held output, however long it stays slow.
 import { createRequire } from 'node:module'
 import type { PtyControllerExitEvent, PtyTerminal } from 'ptykit/controller'
-import { describeTerminalExitCause } from 'ptykit/exit-cause'
+import { describeTerminalExit } from './exit-words.js'
 import type { ServerMessage, TerminalStatus } from './protocol.js'
 
 const require = createRequire(import.meta.url)
@@ -137,7 +137,7 @@ export class TerminalSession {
 
   /** The controller published the exit: every chunk of output has already been passed to `#output`. */
   #exited({ cause }: PtyControllerExitEvent): void {
-    const status: TerminalStatus & { state: 'ended' } = { state: 'ended', kind: cause.kind, description: describeTerminalExitCause(cause) }
+    const status: TerminalStatus & { state: 'ended' } = { state: 'ended', kind: cause.kind, description: describeTerminalExit(this.title, cause) }
     this.#status = status
     this.#flushOutput() // every byte before the exit
     const exit: ServerMessage = { type: 'exit', id: this.id, status }

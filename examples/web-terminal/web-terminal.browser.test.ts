@@ -177,7 +177,9 @@ describe('web terminal in Chromium', () => {
     await waitForScreen(id, /^about to fail\s*$/m)
     await typeLine(id, 'exit 3')
     await waitForState(id, 'ended')
-    expect(await page.locator(`.terminal-pane[data-id="${id}"] .status`).innerText()).toMatch(/exited with code 3/)
+    // What ended (the tab's title: the shell) and why — a shell, not the seed's "Agent process".
+    const shell = await page.locator(`.tab[data-id="${id}"] .title`).innerText()
+    expect(await page.locator(`.terminal-pane[data-id="${id}"] .status`).innerText()).toBe(`${shell} exited with code 3`)
     expect(await attribute(id, 'data-exit-kind')).toBe('exited')
     expect(await page.locator(`.tab[data-id="${id}"]`).getAttribute('data-state')).toBe('ended')
     mkdirSync(artifacts, { recursive: true })
@@ -199,7 +201,7 @@ describe('web terminal in Chromium', () => {
     // `yes` writes "y\n"; the PTY turns each \n into \r\n: 2 000 000 lines of 3 chars.
     expect(Number(await attribute(id, 'data-received-chars'))).toBe(6_000_000)
     expect(Number(await attribute(id, 'data-drawn-chars'))).toBe(6_000_000)
-    expect(await page.locator(`.terminal-pane[data-id="${id}"] .status`).innerText()).toMatch(/exited with code 0/)
+    expect(await page.locator(`.terminal-pane[data-id="${id}"] .status`).innerText()).toBe('yes | head -c 4000000 exited with code 0')
     const shell = await openTerminal()
     await typeLine(shell, 'echo after-flood')
     await waitForScreen(shell, /^after-flood\s*$/m)
