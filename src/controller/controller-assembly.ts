@@ -57,6 +57,7 @@ export function assembleController(options: PtyControllerOptions, emitter: Event
     report,
     disposed,
     disposedProvidersReported: new WeakSet(),
+    detachedProvidersReported: new WeakSet(),
   }
   const bookkeeping = new Bookkeeping(core)
   const output = new OutputDelivery(core)

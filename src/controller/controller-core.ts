@@ -42,6 +42,8 @@ export type ControllerCore = {
   readonly disposed: () => boolean
   /** The providers whose refusal as disposed was reported already (once each: see {@link reportProviderDisposed}). */
   readonly disposedProvidersReported: WeakSet<PtyProvider>
+  /** The providers whose refusal as detached was reported already (once each: see {@link reportProviderDetached}). */
+  readonly detachedProvidersReported: WeakSet<PtyProvider>
 }
 
 /**
@@ -72,11 +74,53 @@ export function reportProviderDisposed(core: ControllerCore, provider: PtyProvid
 }
 
 /**
+ * Whether `error` is a provider's refusal of a call made after it was detached (`code:
+ * 'provider_detached'`: the pty host provider's `detach()` closed its connection and left every
+ * session running). Unlike a disposed provider, a detached one stops nothing and reports no exit:
+ * its PTYs run on where this controller can no longer reach them — a stop refused so is not
+ * carried out, and no exit report will come to settle it.
+ */
+export function isProviderDetachedRefusal(error: unknown): boolean {
+  return carriesErrorCode(error, 'provider_detached')
+}
+
+/**
+ * Report, once per provider, that a call met the provider detached (`code`: what the call's own
+ * failure is reported as — `shutdown_failed`, `listing_failed`…). Why once, as for a disposed
+ * provider: every later stop, verification and listing the controller makes for the provider's
+ * PTYs is refused the same way — a `controller.dispose()` after a detach of 300 PTYs reported 600
+ * `shutdown_failed` (each stop's hang-up and force), and each late `kill` or listing one more —,
+ * noise the host cannot act on: one says it all. (A provider detached and then disposed is
+ * reported once for each.)
+ */
+export function reportProviderDetached(core: ControllerCore, provider: PtyProvider, code: PtyControllerErrorCode, error: unknown): void {
+  if (core.detachedProvidersReported.has(provider)) return
+  core.detachedProvidersReported.add(provider)
+  core.report(
+    code,
+    `Provider ${provider.name} was detached before the controller, so its PTYs keep running where the controller can no longer stop, verify or ask about them (attach them with a new provider; to let them go, dispose the controller with stopPtys: false)`,
+    error,
+  )
+}
+
+/**
+ * Report a provider's refusal as disposed or detached once per provider
+ * ({@link reportProviderDisposed}, {@link reportProviderDetached}); `false` when `error` is
+ * neither (the caller reports it as its own failure).
+ */
+export function reportProviderGone(core: ControllerCore, provider: PtyProvider, code: PtyControllerErrorCode, error: unknown): boolean {
+  if (isProviderDisposedRefusal(error)) reportProviderDisposed(core, provider, code, error)
+  else if (isProviderDetachedRefusal(error)) reportProviderDetached(core, provider, code, error)
+  else return false
+  return true
+}
+
+/**
  * Report that a provider method threw (`provider_threw`), naming the provider and the method — a
- * disposed provider's refusal once for the provider ({@link reportProviderDisposed}).
+ * disposed or detached provider's refusal once for the provider ({@link reportProviderGone}).
  */
 export function reportProviderThrow(core: ControllerCore, provider: PtyProvider, what: string, error: unknown, ptyId?: string): void {
-  // A disposed provider refuses every call: said once for the provider, not per call.
-  if (isProviderDisposedRefusal(error)) return reportProviderDisposed(core, provider, 'provider_threw', error)
+  // A disposed (or detached) provider refuses every call: said once for the provider, not per call.
+  if (reportProviderGone(core, provider, 'provider_threw', error)) return
   core.report('provider_threw', `Provider ${provider.name} threw from ${what}`, error, ptyId)
 }

@@ -1,5 +1,5 @@
 import type { PtyProvider } from '../contracts/index.js'
-import { isProviderDisposedRefusal, reportProviderDisposed, type ControllerCore } from './controller-core.js'
+import { reportProviderGone, type ControllerCore } from './controller-core.js'
 import type { ProducerFlowState } from './flow-control.js'
 import { OutputBatcher, type OutputChunk } from './output-batching.js'
 import { ProviderFlowTarget } from './provider-flow-target.js'
@@ -145,9 +145,8 @@ export class OutputDelivery {
       try {
         record.provider.acknowledgeData(record.ptyId, credited)
       } catch (error) {
-        // A disposed provider's refusal: once for the provider, not per acknowledgement.
-        if (isProviderDisposedRefusal(error)) reportProviderDisposed(this.#core, record.provider, 'flow_control_failed', error)
-        else this.#core.report('flow_control_failed', `Provider ${record.provider.name} threw from acknowledgeData`, error, record.ptyId)
+        // A disposed (or detached) provider's refusal: once for the provider, not per acknowledgement.
+        if (!reportProviderGone(this.#core, record.provider, 'flow_control_failed', error)) this.#core.report('flow_control_failed', `Provider ${record.provider.name} threw from acknowledgeData`, error, record.ptyId)
       }
     }
   }

@@ -1,7 +1,7 @@
 import { LOCAL_EXECUTION_HOST_ID, type ExecutionHostId, type PtyHostScopedListing, type PtyProcessInfo, type PtyProvider } from '../contracts/index.js'
 import { incarnationsAgree } from '../contracts/incarnation.js'
 import { describeValue } from './argument-validation.js'
-import { isProviderDisposedRefusal, reportProviderDisposed, reportProviderThrow, type ControllerCore } from './controller-core.js'
+import { reportProviderGone, reportProviderThrow, type ControllerCore } from './controller-core.js'
 import { PtyControllerError } from './pty-controller-error.js'
 import type { ExitPublication } from './exit-publication.js'
 import { listOneHost, type HostListingAnswer, type ListingBudget } from './host-listing.js'
@@ -99,10 +99,10 @@ export class ProcessListings {
     }
     this.#answeredHosts.delete(hostId)
     if (answer.kind !== 'failed') return
-    // A disposed provider refuses every listing: said once for it (the caller's rejection says it each time).
+    // A disposed (or detached) provider refuses every listing: said once for it (the caller's
+    // rejection says it each time).
     const provider = this.#core.options.providers.get(hostId)
-    if (provider !== undefined && isProviderDisposedRefusal(answer.cause)) reportProviderDisposed(this.#core, provider, 'listing_failed', answer.cause)
-    else this.#core.report('listing_failed', answer.message, answer.cause)
+    if (provider === undefined || !reportProviderGone(this.#core, provider, 'listing_failed', answer.cause)) this.#core.report('listing_failed', answer.message, answer.cause)
   }
 
   /**

@@ -1,5 +1,5 @@
 import type { PtyProvider } from '../contracts/index.js'
-import { isProviderDisposedRefusal, reportProviderDisposed, type ControllerCore } from './controller-core.js'
+import { reportProviderGone, type ControllerCore } from './controller-core.js'
 import type { ProducerFlowTarget } from './flow-control.js'
 
 /**
@@ -53,8 +53,8 @@ export class ProviderFlowTarget implements ProducerFlowTarget {
       this.#provider[method]?.(this.#ptyId)
     } catch (error) {
       // Why swallowed: flow control is an optimization riding the data path; it never stops delivery.
-      // A disposed provider's refusal: once for the provider, not per pause and resume.
-      if (isProviderDisposedRefusal(error)) return reportProviderDisposed(this.#core, this.#provider, 'flow_control_failed', error)
+      // A disposed (or detached) provider's refusal: once for the provider, not per pause and resume.
+      if (reportProviderGone(this.#core, this.#provider, 'flow_control_failed', error)) return
       this.#core.report('flow_control_failed', `Provider ${this.#provider.name} threw from ${method}`, error, this.#ptyId)
     }
   }

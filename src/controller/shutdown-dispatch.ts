@@ -1,18 +1,21 @@
 import { callProvider } from '../contracts/call-provider.js'
 import { clampTimerDelay, type PtyIncarnationId, type PtyProvider, type PtyShutdownOptions } from '../contracts/index.js'
-import { isProviderDisposedRefusal, reportProviderDisposed, type ControllerCore } from './controller-core.js'
+import { isProviderDetachedRefusal, isProviderDisposedRefusal, reportProviderDetached, reportProviderDisposed, type ControllerCore } from './controller-core.js'
 
 /**
- * How a dispatched shutdown ended: carried out, refused/failed (reported `shutdown_failed`), or
+ * How a dispatched shutdown ended: carried out, refused/failed (reported `shutdown_failed`),
  * refused `provider_disposed` — the provider is disposed, or being disposed and stopping its PTYs
- * itself (reported once per provider).
+ * itself (reported once per provider) —, or refused `provider_detached` — the provider let go of
+ * its PTYs, which run on: nothing was stopped and no exit will be reported (reported once per
+ * provider).
  */
-export type ShutdownOutcome = 'resolved' | 'rejected' | 'provider_disposed'
+export type ShutdownOutcome = 'resolved' | 'rejected' | 'provider_disposed' | 'provider_detached'
 
 /**
  * Ask the provider to shut a PTY down, fenced by incarnation. A synchronous throw counts as a
  * rejection; a rejection is reported as `shutdown_failed` and answered `'rejected'` — a disposed provider's
- * refusal reported once for the provider and answered `'provider_disposed'` —, never thrown.
+ * refusal reported once for the provider and answered `'provider_disposed'`, a detached one's
+ * likewise answered `'provider_detached'` —, never thrown.
  * `stepOptions`, when given, replace the default options (a `stopAndWait` step's timeout and
  * `keepHistory`).
  */
@@ -34,6 +37,10 @@ export function dispatchShutdown(
       if (isProviderDisposedRefusal(error)) {
         reportProviderDisposed(core, provider, 'shutdown_failed', error)
         return 'provider_disposed' as const
+      }
+      if (isProviderDetachedRefusal(error)) {
+        reportProviderDetached(core, provider, 'shutdown_failed', error)
+        return 'provider_detached' as const
       }
       core.report('shutdown_failed', `Provider ${provider.name} could not shut down ${ptyId}`, error, ptyId)
       return 'rejected' as const

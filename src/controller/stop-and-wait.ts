@@ -1,5 +1,5 @@
 import { clampTimerDelay } from '../contracts/index.js'
-import { isProviderDisposedRefusal, reportProviderDisposed, type ControllerCore } from './controller-core.js'
+import { isProviderDetachedRefusal, isProviderDisposedRefusal, reportProviderDetached, reportProviderDisposed, type ControllerCore } from './controller-core.js'
 import type { ExitPublication } from './exit-publication.js'
 import { PTY_LIVENESS_REASONS } from './liveness-reasons.js'
 import type { OutputDelivery } from './output-delivery.js'
@@ -31,10 +31,11 @@ type TrackedStop = {
 }
 
 /**
- * How a dispatched stop step ended: carried out, refused, or refused `provider_disposed` — the
- * provider is disposed or being disposed, stopping its PTYs itself and reporting their exits.
+ * How a dispatched stop step ended: carried out, refused, refused `provider_disposed` — the
+ * provider is disposed or being disposed, stopping its PTYs itself and reporting their exits —, or
+ * refused `provider_detached` — the provider let go of its PTYs, which run on: no exit will come.
  */
-type StepOutcome = 'shutdown_resolved' | 'shutdown_rejected' | 'provider_disposed'
+type StepOutcome = 'shutdown_resolved' | 'shutdown_rejected' | 'provider_disposed' | 'provider_detached'
 
 /**
  * When `stopAndWait` forces (`shutdown({ immediate: true })`): after `forceAfterMs`, but never
@@ -74,14 +75,18 @@ export async function stopAndWaitTracked(context: StopPhaseContext, record: PtyR
     // itself and reports their exits: its own exit report is the evidence. Waited for within the
     // budget — answering at the refusal said `false` for a PTY closed as asked moments later.
     const disposalExit = async (): Promise<boolean> => ((await Promise.race([exitObserved, deadlinePassed])) === 'exit' ? finish(context, record) : providerDisposedDoubt(context, record))
+    // A detached provider refuses the stop too, but stops nothing and reports no exit: waiting the
+    // budget out for one would only hold the caller. Answered at the refusal (see providerDetachedDoubt).
     // 1. Hang up, until it completes, the force delay comes, or the deadline.
     const first = await Promise.race([hangUp(context, stop), forceDue, deadlinePassed])
     if (first === 'deadline') return false
     if (first === 'provider_disposed') return await disposalExit()
+    if (first === 'provider_detached') return providerDetachedDoubt(context, record, 'stop')
     if (first === 'shutdown_resolved') {
       const verified = await verifyGone(context, stop)
       if (verified === 'deadline') return false
       if (verified === 'provider_disposed') return await disposalExit()
+      if (verified === 'provider_detached') return providerDetachedDoubt(context, record, 'verification')
       if (verified) return finish(context, record)
       // Carried out but not proven gone yet: give it the rest of the graceful window.
       const next = await Promise.race([exitObserved, forceDue, deadlinePassed])
@@ -90,6 +95,7 @@ export async function stopAndWaitTracked(context: StopPhaseContext, record: PtyR
         const again = await verifyGone(context, stop)
         if (again === 'deadline') return false
         if (again === 'provider_disposed') return await disposalExit()
+        if (again === 'provider_detached') return providerDetachedDoubt(context, record, 'verification')
         if (again) return finish(context, record)
       }
     }
@@ -98,6 +104,7 @@ export async function stopAndWaitTracked(context: StopPhaseContext, record: PtyR
     const forced = await Promise.race([forceStop(context, stop), deadlinePassed])
     if (forced === 'deadline') return false
     if (forced === 'provider_disposed') return await disposalExit()
+    if (forced === 'provider_detached') return providerDetachedDoubt(context, record, 'stop')
     if (forced === 'shutdown_rejected') {
       // Neither stop completed: say so now rather than when the unconfirmed window ends.
       if (record.state === 'live') context.exits.publishUnverified(record, PTY_LIVENESS_REASONS.shutdownFailed)
@@ -106,6 +113,7 @@ export async function stopAndWaitTracked(context: StopPhaseContext, record: PtyR
     // 3. Verify.
     const verified = await verifyGone(context, stop)
     if (verified === 'provider_disposed') return await disposalExit()
+    if (verified === 'provider_detached') return providerDetachedDoubt(context, record, 'verification')
     return verified === true ? finish(context, record) : false
   } finally {
     budget.close()
@@ -145,7 +153,7 @@ function finish(context: StopPhaseContext, record: PtyRecord): true {
  * is reported and makes it `unverifiable`; when the host has no evidence either way, the provider's
  * own exit report decides (R6: an observed exit certifies the death).
  */
-async function verifyGone(context: StopPhaseContext, stop: TrackedStop): Promise<boolean | 'deadline' | 'provider_disposed'> {
+async function verifyGone(context: StopPhaseContext, stop: TrackedStop): Promise<boolean | 'deadline' | 'provider_disposed' | 'provider_detached'> {
   const { record } = stop
   const verification = await verifyStop(record, stop.budget, stop.keepHistory === true)
   switch (verification.kind) {
@@ -161,6 +169,11 @@ async function verifyGone(context: StopPhaseContext, stop: TrackedStop): Promise
         if (record.state === 'exited') return true
         reportProviderDisposed(context.core, record.provider, 'listing_failed', verification.error)
         return 'provider_disposed'
+      }
+      if (isProviderDetachedRefusal(verification.error)) {
+        if (record.state === 'exited') return true
+        reportProviderDetached(context.core, record.provider, 'listing_failed', verification.error)
+        return 'provider_detached'
       }
       context.core.report('listing_failed', `Provider ${record.provider.name} could not list processes to verify a stop`, verification.error, record.ptyId)
       if (record.state === 'live') {
@@ -187,11 +200,29 @@ function providerDisposedDoubt(context: StopPhaseContext, record: PtyRecord): bo
   return false
 }
 
+/**
+ * The verdict of a stop whose owning provider refused a step (`'stop'`) or the verifying listing
+ * (`'verification'`) as `provider_detached`: the provider let go of its PTYs (the pty host's
+ * `detach()`), which run on, so no exit report will come and nothing more can be verified —
+ * `false` at once, never after the whole budget, unless the provider reported the exit before.
+ * A refused step stopped nothing: the PTY is published `stop_unverified` (liveness `unverifiable`,
+ * `shutdown_failed`), as a stop the provider refused; a refused verification leaves the stop
+ * unverified (`stop_verification_failed`). Reported once per provider ({@link reportProviderDetached}).
+ */
+function providerDetachedDoubt(context: StopPhaseContext, record: PtyRecord, refused: 'stop' | 'verification'): boolean {
+  if (record.state === 'exited') return finish(context, record)
+  if (record.state === 'live') {
+    if (refused === 'stop') context.exits.publishUnverified(record, PTY_LIVENESS_REASONS.shutdownFailed)
+    else context.exits.setLiveness(record, { kind: 'unverifiable', reason: PTY_LIVENESS_REASONS.verificationFailed })
+  }
+  return false
+}
+
 /** Dispatch one step's shutdown of the record's incarnation, with the time left and `keepHistory`. */
 function dispatchStep(context: StopPhaseContext, stop: TrackedStop, immediate: boolean): Promise<StepOutcome> {
   const { provider, ptyId, incarnationId } = stop.record
   const options = shutdownOptionsFor(immediate, incarnationId, stop.budget.remainingMs(), stop.keepHistory)
   return dispatchShutdown(context.core, provider, ptyId, incarnationId, immediate, options).then((outcome) =>
-    outcome === 'resolved' ? 'shutdown_resolved' : outcome === 'provider_disposed' ? 'provider_disposed' : 'shutdown_rejected',
+    outcome === 'resolved' ? 'shutdown_resolved' : outcome === 'provider_disposed' || outcome === 'provider_detached' ? outcome : 'shutdown_rejected',
   )
 }

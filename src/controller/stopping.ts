@@ -40,7 +40,8 @@ export class Stopping {
     record.stopRequested = true
     this.#exits.armUnconfirmed(record)
     void this.dispatch(record.ptyId, record, false).then((outcome) => {
-      if (outcome === 'rejected' && record.state === 'live') {
+      // Refused as detached: the provider stopped nothing (its PTYs run on), as a refused stop.
+      if ((outcome === 'rejected' || outcome === 'provider_detached') && record.state === 'live') {
         this.#exits.publishUnverified(record, PTY_LIVENESS_REASONS.shutdownFailed)
       }
     })

@@ -30,7 +30,7 @@ function reports() {
     seen.push(args)
   }
   // The core's parts a flow target uses: where it reports, and the providers whose disposal was reported.
-  const core = { report, disposedProvidersReported: new WeakSet() } as unknown as ControllerCore
+  const core = { report, disposedProvidersReported: new WeakSet(), detachedProvidersReported: new WeakSet() } as unknown as ControllerCore
   return { seen, report, core }
 }
 
