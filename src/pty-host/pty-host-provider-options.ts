@@ -155,6 +155,19 @@ export type PtyHostProvider = Omit<PtyProvider, 'getBufferSnapshot' | 'listProce
      * quarter second, so the requests' own timeouts come first); the
      * call resolves once the connection is closed. A `dispose()` called meanwhile waits for it and
      * stops nothing; once a `dispose()` began, `detach()` returns its promise.
+     *
+     * Afterwards, each call answers what is still true, and refuses what it could only guess:
+     * a call that would act on the host or answer for all of it — `spawn`, `attach`, `shutdown`
+     * (of a PTY whose exit this app has not seen), `listProcesses`, `listExits`, `forgetExits` —
+     * rejects `provider_detached`, its message naming the method and `ptyId` the PTY the call
+     * named (as after `dispose()`): an empty listing would prove every session gone, a resolved
+     * stop would say one was stopped. A probe or a query about one PTY answers as it does while
+     * the host cannot be reached: `null`, "unknown" (`hasPty`, `probeLiveness`, `getCwd`,
+     * `getForegroundProcess`, `hasChildProcesses`, `getBufferSnapshot`) — true of a session that runs
+     * on where this provider no longer sees it (`false` for one whose exit it saw) —; a write is
+     * refused `provider_refused_write` (nothing handed to the host), a resize answers `false`, and
+     * pauses and acknowledgements do nothing. A controller over the provider reports the detach
+     * once (a `shutdown_failed` or `listing_failed` whose cause is the refusal), not per call.
      */
     detach(): Promise<void>
     /**

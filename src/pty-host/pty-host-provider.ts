@@ -120,8 +120,19 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
   const disposingError = (operation: string): PtyHostError =>
     new PtyHostError('provider_disposed', `Cannot ${operation}: the pty host provider ${disposed ? 'has been' : 'is being'} disposed`)
   let detachPromise: Promise<void> | null = null
-  /** What a spawn or attach asked for once `detach()` began gets (as one asked for after it). */
-  const detachingError = (operation: string): PtyHostError => new PtyHostError('provider_detached', `Cannot ${operation}: the pty host provider was detached`)
+  /**
+   * What a call refused once `detach()` began gets — a spawn or attach not yet sent, a stop, a
+   * listing: `provider_detached`, naming the method and carrying the PTY the call named (as a
+   * refusal after `dispose()` does). A probe or a query is not refused: it answers `null`.
+   */
+  const detachingError = (method: string, ptyId?: unknown): PtyHostError =>
+    new PtyHostError('provider_detached', `Cannot call \`${method}\`: the pty host provider was detached (its sessions run on in the host)`, {
+      ptyId: typeof ptyId === 'string' ? ptyId : undefined,
+    })
+  /** Refuse a call once the provider is detached (see {@link detachingError}); nothing otherwise. */
+  const refuseIfDetached = (method: string, ptyId?: string): void => {
+    if (link.state === 'detached') throw detachingError(method, ptyId)
+  }
   /**
    * Spawns and attaches whose request went out, until they settle. `detach()` lets them finish
    * before it closes the connection: a spawn cut off by it was told `transport_lost` ("may
@@ -154,7 +165,7 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
 
   async function attach(id: string, attachOptions: { replayFrom?: PtyHostReplayFrom | undefined; expectedIncarnationId?: PtyIncarnationId | undefined } = {}): Promise<PtySpawnResult> {
     if (disposePromise !== null) throw disposingError('attach')
-    if (detachPromise !== null) throw detachingError('attach')
+    if (detachPromise !== null) throw detachingError('attach', id)
     if (typeof id !== 'string' || id.length === 0) throw invalidPtyHostOption('sessionId', 'a non-empty string', id)
     // `null` threw JavaScript's own TypeError, a number was read as no options.
     if (!isOptionsObject(attachOptions)) throw invalidPtyHostOption('options', 'an object', attachOptions, 'argument')
@@ -182,7 +193,7 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
   async function attachWatched(id: string, attachOptions: { replayFrom?: PtyHostReplayFrom | undefined; expectedIncarnationId?: PtyIncarnationId | undefined }, raced: DeliveryWatch): Promise<PtySpawnResult> {
     const opened = await link.ensureConnected(true)
     // Asked for while connecting, detached meanwhile: nothing was sent, nothing is attached.
-    if (detachPromise !== null) throw detachingError('attach')
+    if (detachPromise !== null) throw detachingError('attach', id)
     const known = ptys.get(id)
     const knownLive = known !== undefined && known.state !== 'exited'
     const knownIncarnationId = known?.incarnationId
@@ -418,11 +429,16 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
     const pty = ptys.get(id)
     // An ended PTY needs no stop — unless the host could not complete the last one (see `stopUnfinished`).
     if (pty?.state === 'exited' && !pty.stopUnfinished) return
+    // Detached: nothing is sent, the session keeps running — refused naming the PTY.
+    refuseIfDetached('shutdown', id)
     if (pty !== undefined) pty.stopAsked = true
-    const opened = await link.ensureConnected(false)
+    const opened = await link.ensureConnected(false).catch((error: unknown) => {
+      // Closed by a detach while this waited for the connection.
+      throw isPtyHostError(error) && error.code === 'provider_detached' ? detachingError('shutdown', id) : error
+    })
     // A detach closed the connection while this waited its turn (asked for in the same turn just
     // before it): nothing is sent and the session keeps running — said so, not `transport_lost`.
-    if (link.state === 'detached') throw detachingError('stop')
+    refuseIfDetached('shutdown', id)
     const sentBudget = budget()
     const params: Record<string, unknown> = { ptyId: id, ...sentBudget }
     for (const key of ['immediate', 'expectedIncarnationId', 'keepHistory'] as const) {
@@ -445,6 +461,10 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
       },
       (error: unknown) => {
         if (pty !== undefined && isPtyHostError(error) && (error.hostCode === 'shutdown_timeout' || error.hostCode === 'shutdown_failed')) pty.stopUnfinished = true
+        // Cut off by a detach before the host answered: refused naming the PTY, as a stop asked after it.
+        if (isPtyHostError(error) && error.code === 'provider_detached' && error.ptyId === undefined) {
+          throw new PtyHostError('provider_detached', `${error.message} (of PTY ${JSON.stringify(id)})`, { ptyId: id, cause: error })
+        }
         throw error
       },
     )
@@ -679,6 +699,7 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
       // Checked here, as the node-pty provider does (a TypeError naming the option): the host would
       // drop a `deadlineMs` that is no number in silence, and its own refusal crosses without `option`.
       const budget = wireBudget(listOptions)
+      refuseIfDetached('listProcesses')
       // A host that cannot be reached rejects: never an empty (and falsely authoritative) list.
       const opened = await link.ensureConnected(false)
       const params: Record<string, unknown> = { ...budget() }
@@ -693,6 +714,7 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
       return rows.map((row: PtyProcessInfo) => ({ ...row, hostId }))
     },
     async listExits(): Promise<PtyExitEvent[]> {
+      refuseIfDetached('listExits')
       const opened = await link.ensureConnected(false)
       if (!opened.answers('exits')) {
         // Why not just ask: a host that does not know a method drops the connection that calls it.
@@ -709,6 +731,7 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
       const named = forgetExitsArgument(exits)
       // Refused after `detach()` as `listExits` is, an empty list too (before: 0, where every
       // other call answering with a promise rejects `provider_detached`).
+      refuseIfDetached('forgetExits')
       link.assertOpen()
       if (named.length === 0) return 0
       const opened = await link.ensureConnected(false)
