@@ -26,6 +26,8 @@ export type PtyControllerDataEvent = {
   ptyId: string
   /** The incarnation that produced it, when attested. */
   incarnationId?: PtyIncarnationId
+  /** The host the PTY runs on, as its `spawn` event said: a listener over several hosts needs no id-to-host map. */
+  hostId: ExecutionHostId
   /** The output. */
   data: string
   /**
@@ -47,6 +49,8 @@ export type PtyControllerBytesEvent = {
   ptyId: string
   /** The incarnation that produced it, when attested. */
   incarnationId?: PtyIncarnationId
+  /** The host the PTY runs on, as its `spawn` event said: a listener over several hosts needs no id-to-host map. */
+  hostId: ExecutionHostId
   /** The output bytes. */
   bytes: Uint8Array
   /** The PTY's output sequence after this chunk, in bytes (see {@link PtyControllerDataEvent.seq}). */
@@ -67,6 +71,8 @@ export type PtyControllerOutputLossEvent = {
   ptyId: string
   /** The incarnation whose output was lost, when attested. */
   incarnationId?: PtyIncarnationId
+  /** The host the PTY runs on, as its `spawn` event said: a listener over several hosts needs no id-to-host map. */
+  hostId: ExecutionHostId
   /** The output sequence before the gap (the `seq` of the last output delivered). */
   fromSeq: number
   /** The output sequence after the gap: `toSeq − fromSeq` chars (bytes) were lost. */
@@ -84,6 +90,12 @@ export type PtyControllerExitEvent = {
   /** The incarnation that ended, when attested; never a later one that reused the id. */
   incarnationId?: PtyIncarnationId
   /**
+   * The host the ended incarnation ran on, as its `spawn` event said — never that of a later one
+   * that reused the id on another host. Once it ended, `listProcessesWithHostScope` no longer
+   * lists it, so this is where a host with several execution hosts learns where it ran.
+   */
+  hostId: ExecutionHostId
+  /**
    * The code the provider forwarded; `UNVERIFIED_PROCESS_EXIT_CODE` (−1) when the controller gave
    * up waiting for a stop's confirmation, or the provider's code was not an integer (`NaN`, `1.5`:
    * no status, which the seed never reads as `0`); `0` when a stop was verified by the host's
@@ -100,6 +112,8 @@ export type PtyControllerLivenessEvent = {
   ptyId: string
   /** The incarnation the verdict is about, when attested. */
   incarnationId?: PtyIncarnationId
+  /** The host of the incarnation the verdict is about, as its `spawn` event said. */
+  hostId: ExecutionHostId
   /** The verdict; `unverifiable` is never "dead". */
   verdict: PtyLivenessVerdict
 }
@@ -110,6 +124,8 @@ export type PtyControllerInputModesResetEvent = {
   ptyId: string
   /** The live incarnation, when attested. */
   incarnationId?: PtyIncarnationId
+  /** The host the PTY runs on, as its `spawn` event said: a listener over several hosts needs no id-to-host map. */
+  hostId: ExecutionHostId
   /** The reset sequences (`INPUT_MODE_RESET_SEQUENCE`) to write into the view. */
   data: string
 }

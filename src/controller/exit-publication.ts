@@ -115,7 +115,7 @@ export class ExitPublication {
     // A replaced incarnation publishes nothing (see #emitExit). Built only for a listener: most
     // hosts follow exits, and every exit would otherwise build two objects nobody reads.
     if (record.superseded || !this.#core.listens('liveness')) return
-    this.#core.emit('liveness', { ptyId: record.ptyId, ...incarnationOf(record.incarnationId), verdict })
+    this.#core.emit('liveness', { ptyId: record.ptyId, ...incarnationOf(record.incarnationId), hostId: record.hostId, verdict })
   }
 
   /**
@@ -177,7 +177,14 @@ export class ExitPublication {
     // number: its cause is already `cause_unreported` (or the provider's own), and the code is the
     // seed's "no status" (−1), never `0` — `0` reads as a clean finish to `isProvenProcessExit`.
     const publishedCode = Number.isSafeInteger(code) ? code : UNVERIFIED_PROCESS_EXIT_CODE
-    const exit: PtyControllerExitEvent = { ptyId: record.ptyId, ...incarnationOf(record.incarnationId), code: publishedCode, cause }
+    // The record's own host: the incarnation that ended, never a replacement on another host.
+    const exit: PtyControllerExitEvent = {
+      ptyId: record.ptyId,
+      ...incarnationOf(record.incarnationId),
+      hostId: record.hostId,
+      code: publishedCode,
+      cause,
+    }
     record.publishedExit = exit
     this.#core.emit('exit', exit)
   }

@@ -110,7 +110,7 @@ export class LivePtyQuestions {
   async resetInputModes(ptyId: string): Promise<void> {
     const record = this.#core.records.get(ptyId)
     if (record === undefined || record.state !== 'live') return
-    this.#core.emit('inputModesReset', { ptyId, ...incarnationOf(record.incarnationId), data: INPUT_MODE_RESET_SEQUENCE })
+    this.#core.emit('inputModesReset', { ptyId, ...incarnationOf(record.incarnationId), hostId: record.hostId, data: INPUT_MODE_RESET_SEQUENCE })
     await this.#askLive(ptyId, 'resetInputModes', (provider) => provider.resetInputModes?.(ptyId))
   }
 

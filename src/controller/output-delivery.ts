@@ -58,7 +58,9 @@ export class OutputDelivery {
     const incarnationId = record.incarnationId
     this.#core.emit(
       'outputLoss',
-      incarnationId === undefined ? { ptyId: record.ptyId, fromSeq, toSeq } : { ptyId: record.ptyId, incarnationId, fromSeq, toSeq },
+      incarnationId === undefined
+        ? { ptyId: record.ptyId, hostId: record.hostId, fromSeq, toSeq }
+        : { ptyId: record.ptyId, incarnationId, hostId: record.hostId, fromSeq, toSeq },
     )
   }
 
@@ -104,17 +106,19 @@ export class OutputDelivery {
   }
 
   #publish(record: PtyRecord, chunk: OutputChunk, seq: number): void {
-    // Built without a spread: this runs per output chunk.
+    // Built without a spread: this runs per output chunk. The host is the record's own field (no
+    // lookup by id per chunk).
     const incarnationId = record.incarnationId
+    const hostId = record.hostId
     if (typeof chunk === 'string') {
       this.#core.emit(
         'data',
-        incarnationId === undefined ? { ptyId: record.ptyId, data: chunk, seq } : { ptyId: record.ptyId, incarnationId, data: chunk, seq },
+        incarnationId === undefined ? { ptyId: record.ptyId, hostId, data: chunk, seq } : { ptyId: record.ptyId, incarnationId, hostId, data: chunk, seq },
       )
     } else {
       this.#core.emit(
         'bytes',
-        incarnationId === undefined ? { ptyId: record.ptyId, bytes: chunk, seq } : { ptyId: record.ptyId, incarnationId, bytes: chunk, seq },
+        incarnationId === undefined ? { ptyId: record.ptyId, hostId, bytes: chunk, seq } : { ptyId: record.ptyId, incarnationId, hostId, bytes: chunk, seq },
       )
     }
   }

@@ -83,7 +83,7 @@ describe('undefined-valued fields of what a provider builds are absent', () => {
     expect(sequences).toEqual([3, 7])
 
     emit.exits.fire({ id, code: 3, ...absent('incarnationId', 'cause', 'observed', 'diedBeforeStopRequest', 'stopRequestedBeforeDeath') })
-    expect(exits).toEqual([{ ptyId: id, code: 3, cause: { kind: 'exited', exitCode: 3 } }])
+    expect(exits).toEqual([{ ptyId: id, hostId: 'local', code: 3, cause: { kind: 'exited', exitCode: 3 } }])
     expect(undefinedKeys(exits[0]!)).toEqual([])
     expect(controller.hasPty(id)).toBe(false)
     expect(errors).toEqual([])
@@ -116,7 +116,7 @@ describe('undefined-valued fields of what a provider builds are absent', () => {
     controller.on('liveness', (event) => verdicts.push(event.verdict.kind))
     const { id, incarnationId } = await controller.spawn({})
     emit.exits.fire({ id, code: 0, incarnationId, ...absent('cause', 'observed', 'diedBeforeStopRequest', 'stopRequestedBeforeDeath') })
-    expect(exits).toEqual([{ ptyId: id, incarnationId, code: 0, cause: { kind: 'unknown', reason: 'cause_unreported' } }])
+    expect(exits).toEqual([{ ptyId: id, hostId: 'local', incarnationId, code: 0, cause: { kind: 'unknown', reason: 'cause_unreported' } }])
     expect(verdicts).toEqual(['exited'])
     await controller.dispose()
   })
@@ -129,7 +129,7 @@ describe('undefined-valued fields of what a provider builds are absent', () => {
     const { id, incarnationId } = await controller.spawn({})
     controller.kill(id)
     emit.exits.fire({ id, code: 0, incarnationId, cause: { kind: 'signaled', signal: 1 }, ...absent('observed', 'diedBeforeStopRequest', 'stopRequestedBeforeDeath') })
-    expect(exits[0]).toEqual({ ptyId: id, incarnationId, code: 0, cause: { kind: 'operator_close' } })
+    expect(exits[0]).toEqual({ ptyId: id, hostId: 'local', incarnationId, code: 0, cause: { kind: 'operator_close' } })
     await controller.dispose()
   })
 

@@ -11,7 +11,7 @@ describe('exit settlement', () => {
     const { id, incarnationId } = await h.controller.spawn({})
     expect(h.controller.kill(id)).toBe(true)
     await h.settle()
-    expect(h.exits()).toEqual([{ ptyId: id, incarnationId, code: 0, cause: { kind: 'operator_close' } }])
+    expect(h.exits()).toEqual([{ ptyId: id, hostId: 'local', incarnationId, code: 0, cause: { kind: 'operator_close' } }])
     expect(h.liveness().at(-1)?.verdict).toEqual({ kind: 'exited' })
     expect(h.controller.hasPty(id)).toBe(false)
   })
@@ -26,7 +26,7 @@ describe('exit settlement', () => {
     expect(h.exits()).toEqual([])
     h.clock.advance(1)
     expect(h.exits()).toEqual([
-      { ptyId: id, incarnationId, code: UNVERIFIED_PROCESS_EXIT_CODE, cause: { kind: 'unknown', reason: 'stop_unverified' } },
+      { ptyId: id, hostId: 'local', incarnationId, code: UNVERIFIED_PROCESS_EXIT_CODE, cause: { kind: 'unknown', reason: 'stop_unverified' } },
     ])
     expect(h.liveness().at(-1)?.verdict).toEqual({ kind: 'unverifiable', reason: PTY_LIVENESS_REASONS.stopUnconfirmed })
     // Unverified is not dead: existence is unknown, and the process is still live in the fake.
@@ -167,6 +167,7 @@ describe('exit settlement', () => {
     h.provider.emitExit(first.id, { exitCode: 2 })
     expect(h.exits().at(-1)).toEqual({
       ptyId: first.id,
+      hostId: 'local',
       incarnationId: second.incarnationId,
       code: 2,
       cause: { kind: 'exited', exitCode: 2 },
@@ -199,7 +200,7 @@ describe('exit settlement', () => {
     expect(h.exits()).toEqual([])
     h.provider.emitExit('shell', { exitCode: 0, signal: 9 })
     expect(h.exits()).toEqual([
-      { ptyId: 'shell', incarnationId: second.incarnationId, code: 0, cause: { kind: 'signaled', signal: 9 } },
+      { ptyId: 'shell', hostId: 'local', incarnationId: second.incarnationId, code: 0, cause: { kind: 'signaled', signal: 9 } },
     ])
   })
 
@@ -267,7 +268,7 @@ describe('an exit whose stop the provider attests (stopRequestedBeforeDeath)', (
     const spawned = await h.provider.spawn({ sessionId: 'shared' })
     expect(await h.controller.attach('shared')).toBe(true)
     h.provider.emitExit('shared', { exitCode: 0, signal: 1, stopRequestedBeforeDeath: true })
-    expect(h.exits()).toEqual([{ ptyId: 'shared', incarnationId: spawned.incarnationId, code: 0, cause: { kind: 'operator_close' } }])
+    expect(h.exits()).toEqual([{ ptyId: 'shared', hostId: 'local', incarnationId: spawned.incarnationId, code: 0, cause: { kind: 'operator_close' } }])
     expect(h.liveness().at(-1)?.verdict).toEqual({ kind: 'exited' })
     expect(h.controller.hasPty('shared')).toBe(false)
   })

@@ -363,8 +363,8 @@ describe('malformed provider exits', () => {
     for (const listener of exitListeners) listener({ id: a.id, incarnationId: a.incarnationId!, code: 'x' as never })
     for (const listener of exitListeners) listener({ id: b.id, incarnationId: b.incarnationId!, code: Number.NaN })
     expect(exits).toEqual([
-      { ptyId: a.id, incarnationId: a.incarnationId, code: -1, cause: { kind: 'unknown', reason: 'cause_unreported' } },
-      { ptyId: b.id, incarnationId: b.incarnationId, code: -1, cause: { kind: 'unknown', reason: 'cause_unreported' } },
+      { ptyId: a.id, hostId: 'local', incarnationId: a.incarnationId, code: -1, cause: { kind: 'unknown', reason: 'cause_unreported' } },
+      { ptyId: b.id, hostId: 'local', incarnationId: b.incarnationId, code: -1, cause: { kind: 'unknown', reason: 'cause_unreported' } },
     ])
     // The seed: a reader missing a status defaults to -1, never 0 (0 would read as a clean finish).
     expect(exits.map((exit) => isProvenProcessExit(exit.code))).toEqual([false, false])

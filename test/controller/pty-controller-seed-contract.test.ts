@@ -108,7 +108,7 @@ describe('resetInputModes', () => {
     const resets: PtyControllerInputModesResetEvent[] = []
     h.controller.on('inputModesReset', (event) => resets.push(event))
     await h.controller.resetInputModes(id)
-    expect(resets).toEqual([{ ptyId: id, incarnationId, data: INPUT_MODE_RESET_SEQUENCE }])
+    expect(resets).toEqual([{ ptyId: id, hostId: 'local', incarnationId, data: INPUT_MODE_RESET_SEQUENCE }])
     expect(h.provider.getPty(id)?.inputModeResets).toBe(1)
     expect(h.provider.getPty(id)?.written).toBe('')
     expect(h.data()).toEqual([])

@@ -180,7 +180,7 @@ describe('stopAndWait', () => {
     controller.on('exit', (event) => exits.push(event))
     const { id, incarnationId } = await controller.spawn({})
     await expect(controller.stopAndWait(id)).resolves.toBe(true)
-    expect(exits).toEqual([{ ptyId: id, incarnationId, code: 0, cause: { kind: 'operator_close' } }])
+    expect(exits).toEqual([{ ptyId: id, hostId: 'local', incarnationId, code: 0, cause: { kind: 'operator_close' } }])
     expect(controller.hasPty(id)).toBe(false)
   })
 
@@ -248,7 +248,7 @@ describe('retireRejectedPty', () => {
     h.provider.scriptNextSpawn({ shutdown: 'never_confirm' })
     const { id, incarnationId } = await h.controller.spawn({})
     h.controller.retireRejectedPty(id, true, incarnationId)
-    expect(h.exits()).toEqual([{ ptyId: id, incarnationId, code: 0, cause: { kind: 'operator_close' } }])
+    expect(h.exits()).toEqual([{ ptyId: id, hostId: 'local', incarnationId, code: 0, cause: { kind: 'operator_close' } }])
     expect(h.controller.hasPty(id)).toBe(false)
   })
 

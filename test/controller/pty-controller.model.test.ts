@@ -8,7 +8,7 @@
  */
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import type { PtyExitEvent, PtyIncarnationId } from '../../src/contracts/index.js'
+import type { ExecutionHostId, PtyExitEvent, PtyIncarnationId } from '../../src/contracts/index.js'
 import {
   PtyControllerDisposedError,
   STOP_UNCONFIRMED_AFTER_MS,
@@ -35,6 +35,8 @@ type ModelExit = { code: number; signal?: number; withoutCause?: boolean; hostRe
 type Incarnation = {
   ptyId: string
   incarnationId: PtyIncarnationId
+  /** The host its `spawn` event named: every later event of it names the same one. */
+  hostId: ExecutionHostId
   behaviour: FakeShutdownBehaviour
   spawnSaysNoStatus: boolean
   stopRequested: boolean
@@ -141,6 +143,8 @@ function wire(model: Model, real: Real): void {
     const intent = model.intent
     const incarnationId = event.incarnationId
     if (incarnationId === undefined) return violate(model, `spawn without incarnation for ${event.ptyId}`)
+    // One host here (the fake under `local`): a `spawn` naming any other is wrong.
+    if (event.hostId !== 'local') violate(model, `spawn of ${incarnationId} names host ${String(event.hostId)}`)
     if (event.isReattach) {
       // Only an attach re-attaches here, and only an incarnation whose stop went unverified is
       // published again (a revival): it is live once more, and may exit for real later.
@@ -160,6 +164,7 @@ function wire(model: Model, real: Real): void {
     model.incarnations.set(incarnationId, {
       ptyId: event.ptyId,
       incarnationId,
+      hostId: event.hostId,
       behaviour: intent.behaviour,
       spawnSaysNoStatus: intent.spawnSaysNoStatus,
       stopRequested: false,
@@ -172,6 +177,7 @@ function wire(model: Model, real: Real): void {
   controller.on('data', (event) => {
     const incarnation = event.incarnationId === undefined ? undefined : model.incarnations.get(event.incarnationId)
     if (incarnation === undefined) return violate(model, `data for unknown incarnation ${String(event.incarnationId)}`)
+    if (event.hostId !== incarnation.hostId) violate(model, `data of ${incarnation.incarnationId} names host ${String(event.hostId)}, its spawn named ${incarnation.hostId}`)
     if (incarnation.published !== null) violate(model, `data after exit for ${incarnation.incarnationId}`)
     // The sequence runs on without a jump, except across an `outputLoss` (which moved it on).
     const last = model.seqs.get(incarnation.incarnationId)
@@ -191,6 +197,7 @@ function wire(model: Model, real: Real): void {
   controller.on('outputLoss', (event) => {
     const incarnation = event.incarnationId === undefined ? undefined : model.incarnations.get(event.incarnationId)
     if (incarnation === undefined) return violate(model, `output loss for unknown incarnation ${String(event.incarnationId)}`)
+    if (event.hostId !== incarnation.hostId) violate(model, `output loss of ${incarnation.incarnationId} names host ${String(event.hostId)}, its spawn named ${incarnation.hostId}`)
     if (incarnation.published !== null) violate(model, `output loss after exit for ${incarnation.incarnationId}`)
     const last = model.seqs.get(incarnation.incarnationId)
     if (last !== undefined && event.fromSeq !== last) violate(model, `output loss of ${incarnation.incarnationId} from ${event.fromSeq}, its sequence was ${last}`)
@@ -201,6 +208,7 @@ function wire(model: Model, real: Real): void {
   controller.on('exit', (event) => {
     const incarnation = event.incarnationId === undefined ? undefined : model.incarnations.get(event.incarnationId)
     if (incarnation === undefined) return violate(model, `exit for unknown incarnation ${String(event.incarnationId)}`)
+    if (event.hostId !== incarnation.hostId) violate(model, `exit of ${incarnation.incarnationId} names host ${String(event.hostId)}, its spawn named ${incarnation.hostId}`)
     if (model.current.get(event.ptyId) !== event.incarnationId) {
       violate(model, `exit attributed to a replaced incarnation ${incarnation.incarnationId}`)
     }
@@ -236,6 +244,7 @@ function wire(model: Model, real: Real): void {
   controller.on('liveness', (event) => {
     const incarnation = event.incarnationId === undefined ? undefined : model.incarnations.get(event.incarnationId)
     if (incarnation === undefined) return violate(model, `liveness for unknown incarnation ${String(event.incarnationId)}`)
+    if (event.hostId !== incarnation.hostId) violate(model, `liveness of ${incarnation.incarnationId} names host ${String(event.hostId)}, its spawn named ${incarnation.hostId}`)
     if (event.verdict.kind === 'exited') {
       const pty = provider.getPty(event.ptyId)
       if (pty?.live === true && pty.incarnationId === event.incarnationId) {
@@ -265,6 +274,7 @@ function providerExitListener(model: Model): (event: PtyExitEvent) => void {
       model.incarnations.set(event.incarnationId, {
         ptyId: event.id,
         incarnationId: event.incarnationId,
+        hostId: 'local',
         behaviour: 'confirm',
         spawnSaysNoStatus: false,
         stopRequested: false,

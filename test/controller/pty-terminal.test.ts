@@ -127,7 +127,7 @@ describe('PtyTerminal: events fenced by incarnation', () => {
     h.provider.emitData('same', 'ab')
     h.provider.emitOutputLoss('same', 500)
     h.provider.emitData('same', 'c')
-    expect(losses).toEqual([{ ptyId: 'same', incarnationId: second.incarnationId, fromSeq: 2, toSeq: 502 }])
+    expect(losses).toEqual([{ ptyId: 'same', hostId: 'local', incarnationId: second.incarnationId, fromSeq: 2, toSeq: 502 }])
     expect(firstLoss).not.toHaveBeenCalled()
     expect(await output.next()).toEqual({ done: false, value: 'ab' })
     expect(await output.next()).toEqual({ done: false, value: 'c' })
@@ -284,6 +284,7 @@ describe('PtyTerminal: exited', () => {
     expect(h.exits()).toHaveLength(1)
     await expect(terminal.exited).resolves.toEqual({
       ptyId: terminal.id,
+      hostId: 'local',
       incarnationId: terminal.incarnationId,
       code: 3,
       cause: { kind: 'exited', exitCode: 3 },

@@ -158,7 +158,7 @@ class Push implements fc.AsyncCommand<Model, Real> {
     for (const i of holders) model.iterators[i]!.received.push(index)
     // Queued (not handed to a waiting pull): past its bound it overruns, letting go of everything.
     overrunIfPastBound(model, holders)
-    const event: PtyControllerDataEvent = { ptyId: 'p', data: chunkText(index, this.length), seq: index }
+    const event: PtyControllerDataEvent = { ptyId: 'p', hostId: 'local', data: chunkText(index, this.length), seq: index }
     real.feed.push(event)
     await check(model, real)
   }

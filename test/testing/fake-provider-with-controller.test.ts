@@ -45,7 +45,7 @@ describe('docs: testing with the fake provider', () => {
     controller.on('exit', (e) => exits.push(e))
     const { id } = await controller.spawn({})
     await provider.settle()
-    expect(exits).toEqual([{ ptyId: id, incarnationId: expect.any(String), code: 0, cause: { kind: 'signaled', signal: 9 } }])
+    expect(exits).toEqual([{ ptyId: id, hostId: 'local', incarnationId: expect.any(String), code: 0, cause: { kind: 'signaled', signal: 9 } }])
     await controller.dispose()
   })
 

@@ -30,6 +30,7 @@ describe('docs: testing with the fake provider, with terminal handles', () => {
 
     expect(await terminal.exited).toEqual({
       ptyId: terminal.id,
+      hostId: 'local',
       incarnationId: terminal.incarnationId,
       code: 0,
       cause: { kind: 'signaled', signal: 9 },
