@@ -1,7 +1,7 @@
 // Compiled by `scripts/check-consumer-types.mjs` against the packed declarations, in every module
 // setting: the controller's events keep their payload types (a listener parameter that silently
 // became `any` would make each `@ts-expect-error` below unused, which is an error).
-import type { PtyProvider } from 'ptykit/contracts'
+import type { ExecutionHostId, PtyProvider } from 'ptykit/contracts'
 import { createPtyController, type PtyControllerError } from 'ptykit/controller'
 import type { TerminalExitCause } from 'ptykit/exit-cause'
 
@@ -16,24 +16,30 @@ export function checkEventPayloadTypes(provider: PtyProvider): void {
       void event.cause
       void [ptyId, isReattach]
     })
-    .on('data', ({ ptyId, data, seq }) => {
+    .on('data', ({ ptyId, hostId, data, seq }) => {
       const text: string = data
       const sequence: number = seq
+      const host: ExecutionHostId = hostId
       // @ts-expect-error data is a string, not a number
       const wrong: number = data
-      void [ptyId, text, sequence, wrong]
+      void [ptyId, text, sequence, host, wrong]
     })
     .on('exit', (event) => {
       const cause: TerminalExitCause = event.cause
       const code: number = event.code
+      // Every event about a PTY names its host; the exit, the host the ended incarnation ran on.
+      const host: ExecutionHostId = event.hostId
+      // @ts-expect-error the host is an id, not a number
+      const wrongHost: number = event.hostId
       // @ts-expect-error the exit event carries `cause`, not `reason`
       void event.reason
-      void [cause, code]
+      void [cause, code, host, wrongHost]
     })
-    .once('liveness', ({ verdict }) => {
+    .once('liveness', ({ verdict, hostId }) => {
+      const host: ExecutionHostId = hostId
       // @ts-expect-error a verdict is not a string
       const wrong: string = verdict
-      void wrong
+      void [host, wrong]
     })
     .on('error', (error) => {
       const typed: PtyControllerError = error
