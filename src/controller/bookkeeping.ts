@@ -1,4 +1,4 @@
-import type { PtyIncarnationId, PtySlot } from '../contracts/index.js'
+import type { ProviderSequence, PtyIncarnationId, PtySlot } from '../contracts/index.js'
 import type { PtySlotOwner } from '../spawn/index.js'
 import type { ControllerCore } from './controller-core.js'
 
@@ -22,6 +22,36 @@ export class Bookkeeping {
   /** Drop the PTY from the runtime's registry. */
   forgetRuntimePty(ptyId: string): void {
     this.#guarded('The runtime threw from forgetPty', ptyId, () => this.#core.runtime.forgetPty?.(ptyId))
+  }
+
+  /**
+   * Tell the runtime that a process this controller started streams from its first byte
+   * (`synchronizePtyOutputSequenceFromProvider` with `stream`, from its current sequence). Runs
+   * after the pipeline committed the PTY: a runtime that throws here must not fail the spawn of a
+   * running, registered process (the caller got an untyped error and nobody tracked the PTY).
+   */
+  startRuntimeStream(ptyId: string, stream: ProviderSequence): void {
+    const runtime = this.#core.runtime
+    if (runtime.synchronizePtyOutputSequenceFromProvider === undefined) return
+    this.#guarded('The runtime threw from getPtyOutputSequence', ptyId, () => {
+      const current = runtime.getPtyOutputSequence?.(ptyId) ?? 0
+      this.#guarded('The runtime threw from synchronizePtyOutputSequenceFromProvider', ptyId, () => {
+        runtime.synchronizePtyOutputSequenceFromProvider?.(ptyId, stream, current)
+      })
+    })
+  }
+
+  /**
+   * The runtime's output sequence of a PTY the pipeline just committed (0 when it has no
+   * `getPtyOutputSequence`). A runtime that throws is reported and read as 0: the PTY is running
+   * and registered, and failing its spawn would leave it untracked.
+   */
+  runtimeOutputSequence(ptyId: string): number {
+    let sequence = 0
+    this.#guarded('The runtime threw from getPtyOutputSequence', ptyId, () => {
+      sequence = this.#core.runtime.getPtyOutputSequence?.(ptyId) ?? 0
+    })
+    return sequence
   }
 
   /** Release the PTY's claim (of `generation`, when given). */

@@ -165,7 +165,8 @@ export class SpawnPublication {
           // A process this spawn started streams from its first byte, whether or not its provider
           // said so (`providerSequence` is optional): tell the runtime, as a `reset` would, or a later
           // re-attach's `continued` count would be placed on top of what it already counted.
-          core.runtime.synchronizePtyOutputSequenceFromProvider?.(result.id, NEW_STREAM, core.runtime.getPtyOutputSequence?.(result.id) ?? 0)
+          // (Guarded: the PTY is committed and running; a throwing runtime is reported, not the spawn's failure.)
+          this.#bookkeeping.startRuntimeStream(result.id, NEW_STREAM)
         }
         const existing = core.records.get(result.id)
         if (existing !== undefined && isExitedProcess(existing, provider, result)) {
@@ -641,7 +642,7 @@ export class SpawnPublication {
       handle: ownership.handle,
       flowTarget: this.#output.targetFor(provider, result.id),
       size: sizeOf(result, requested),
-      outputSequence: reconciledSequence ?? this.#core.runtime.getPtyOutputSequence?.(result.id) ?? 0,
+      outputSequence: reconciledSequence ?? this.#bookkeeping.runtimeOutputSequence(result.id),
     })
     this.#core.records.set(record)
     this.#output.follow(record)
