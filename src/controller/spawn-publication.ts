@@ -364,9 +364,11 @@ export class SpawnPublication {
       return false
     }
     const inFlight = this.#intake.beginInFlight()
-    // Stage 5 of the pipeline, for the sequence rebase below (stage 11).
-    const sequenceBefore = core.runtime.getPtyOutputSequence?.(ptyId) ?? 0
     try {
+      // Stage 5 of the pipeline, for the sequence rebase below (stage 11). Inside the `try`: a
+      // runtime that throws makes the attach answer `false`, its in-flight window and its coming
+      // registration released (outside, it rejected and kept both: a `kill` of the id answered `true`).
+      const sequenceBefore = core.runtime.getPtyOutputSequence?.(ptyId) ?? 0
       const attaching = Promise.resolve(
         provider.spawn(expectedIncarnationId === undefined ? { sessionId: ptyId, attachOnly: true } : { sessionId: ptyId, attachOnly: true, expectedIncarnationId }),
       )
