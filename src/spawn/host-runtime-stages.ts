@@ -1,5 +1,7 @@
 import type { ExecutionHostId, PtySpawnResult } from '../contracts/index.js'
+import { describeValue } from '../contracts/describe-value.js'
 import { RUN_ALWAYS } from './rollback-journal.js'
+import { ownSpawnError } from './spawn-failure.js'
 import type { RuntimePtySpawnState } from './spawn-state.js'
 import type { ScopeSpawnLeaseRelease } from './types.js'
 
@@ -45,18 +47,29 @@ export function readOutputSequence(state: RuntimePtySpawnState, expectedPtyId: s
 /**
  * Stage 11: rebase the output sequence on the provider's (rule SP3). The reconciled sequence;
  * `null` when the runtime refused the provider's numbers (or has no hook); `undefined` when the
- * reply carries no provider sequence.
+ * reply carries no provider sequence. An answer that is neither `null` nor a sequence (a finite
+ * number ≥ 0) fails the spawn with `commit_failed`, naming the hook and showing the answer.
  */
 export function rebaseOutputSequenceOnProvider(state: RuntimePtySpawnState, result: PtySpawnResult): number | null | undefined {
   state.stage = 'rebase_sequence'
   if (result.providerSequence === undefined) return undefined
   const runtime = state.deps.runtime
-  const reconciled = runtime?.synchronizePtyOutputSequenceFromProvider?.(result.id, result.providerSequence, state.sequenceBeforeSpawn) ?? null
+  const reconciled: unknown = runtime?.synchronizePtyOutputSequenceFromProvider?.(result.id, result.providerSequence, state.sequenceBeforeSpawn) ?? null
   if (reconciled !== null) {
     const id = result.id
     state.journal.record(`undo output sequence sync ${id}`, () => runtime?.undoPtyOutputSequenceSync?.(id))
   }
-  return reconciled
+  if (reconciled !== null && !(typeof reconciled === 'number' && Number.isFinite(reconciled) && reconciled >= 0)) {
+    // Why: trusted, it became the PTY's output sequence, and every data event's `seq` was built on
+    // it (`"seventeen" + 5` is `"seventeen5"`). The undo above is recorded first: it may have applied.
+    throw ownSpawnError(
+      state,
+      'commit_failed',
+      `The runtime's synchronizePtyOutputSequenceFromProvider answered ${describeValue(reconciled)} for PTY ${JSON.stringify(result.id)}: expected the reconciled sequence (a finite number ≥ 0) or null`,
+      { ptyId: result.id },
+    )
+  }
+  return reconciled as number | null
 }
 
 /** Stage 12: the PTY's execution context; cleared on a rollback only for a PTY this run started. */

@@ -98,8 +98,9 @@ export type PtySpawnRuntime = {
   getPtyOutputSequence?(ptyId: string): number
   /**
    * Rebase the PTY's output sequence on the provider's. `sequenceBeforeSpawn` is the runtime's
-   * value read before the provider was called. Returns the reconciled sequence, or `null` when the
-   * provider's numbers were invalid and nothing changed.
+   * value read before the provider was called. Returns the reconciled sequence (a finite number
+   * ≥ 0), or `null` when the provider's numbers were invalid and nothing changed; any other answer
+   * fails the spawn with `commit_failed` (and the rebase is undone).
    */
   synchronizePtyOutputSequenceFromProvider?(
     ptyId: string,
