@@ -202,7 +202,8 @@ function taggedProcesses(): number[] {
 }
 
 function optionsOf(plan: SpawnPlan, index: number, signal: AbortSignal | undefined): PtySpawnOptions {
-  const options: PtySpawnOptions = { file: '/bin/sleep', args: [String(IDLE_SECONDS)], env: { PTYKIT_CHAOS: TAG }, cols: 80, rows: 24 }
+  // One line of output (data events carry their sequence), then one process per PTY.
+  const options: PtySpawnOptions = { file: '/bin/sh', args: ['-c', `echo up; exec sleep ${IDLE_SECONDS}`], env: { PTYKIT_CHAOS: TAG }, cols: 80, rows: 24 }
   const { target } = plan
   if (target.kind === 'slot') options.slot = { scopeId: 'chaos', key: `slot-${target.index}` }
   if (target.kind === 'session') options.sessionId = `chaos-session-${target.index}`
@@ -246,6 +247,10 @@ describe('spawn pipeline chaos (host store and runtime failing at random, real p
     })
     const controllerErrors: unknown[] = []
     controller.on('error', (error) => controllerErrors.push(error))
+    const badSequences: unknown[] = []
+    controller.on('data', (event) => {
+      if (!(typeof event.seq === 'number' && Number.isFinite(event.seq) && event.seq >= 0)) badSequences.push([event.ptyId, event.seq])
+    })
     const live = controller
     const crashed = new Set<string>()
     const pidById = new Map<string, number>()
@@ -350,6 +355,7 @@ describe('spawn pipeline chaos (host store and runtime failing at random, real p
     expect(strayBindings, 'slot bindings of no live PTY').toEqual([])
     expect(claims.owners().map((o) => o.ptyId).filter((id) => !liveIds.has(id))).toEqual([])
     expect(unhandled).toEqual([])
+    expect(badSequences, 'data events whose seq is not a sequence').toEqual([])
 
     // Nothing left locked: a second spawn of each slot, session id and claim succeeds.
     const again = await Promise.all([
@@ -392,7 +398,7 @@ describe('spawn pipeline chaos (host store and runtime failing at random, real p
       turns.set(key, run.catch(() => undefined))
       return run
     }
-    type Settled = { index: number; id?: string; pid?: number | null; error?: unknown }
+    type Settled = { index: number; id?: string; pid?: number | null; reconciled?: unknown; error?: unknown }
     const settled: Settled[] = []
     const crashed = new Set<string>()
     const pidById = new Map<string, number>()
@@ -416,7 +422,7 @@ describe('spawn pipeline chaos (host store and runtime failing at random, real p
         const turnKey = target.kind === 'slot' ? `slot-${target.index}` : target.kind === 'session' ? `session-${target.index}` : undefined
         return currentSpawn.run({ index, calls: new Map(), abort }, () =>
           inTurn(turnKey, () => executeRuntimePtySpawn(createRuntimePtySpawnState(deps, optionsOf(spawnPlan, index, abort?.signal)))).then(
-            (outcome): Settled => ({ index, id: outcome.result.id, pid: outcome.result.pid ?? null }),
+            (outcome): Settled => ({ index, id: outcome.result.id, pid: outcome.result.pid ?? null, reconciled: outcome.reconciledSequence }),
             (error: unknown): Settled => ({ index, error }),
           ),
         )
@@ -442,6 +448,9 @@ describe('spawn pipeline chaos (host store and runtime failing at random, real p
       if (crashed.has(s.id!)) continue
       expect(runtime.isPtyRegistered(s.id!), `spawn ${s.index}: ${s.id} registered`).toBe(true)
     }
+    // The reconciled sequence an outcome publishes is one, or null (refused), or absent.
+    const isSequence = (value: unknown) => value === undefined || value === null || (typeof value === 'number' && Number.isFinite(value) && value >= 0)
+    expect(resolved.filter((s) => !isSequence(s.reconciled)).map((s) => [s.index, s.reconciled]), 'outcomes with a malformed reconciledSequence').toEqual([])
     const livePids = new Set([...liveIds].map((id) => pidById.get(id)))
     expect([...livePids].filter((pid) => pid === undefined || isDead(pid)), 'resolved PTYs not running').toEqual([])
     const tagged = await waitFor(() => {
