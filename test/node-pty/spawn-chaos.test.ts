@@ -356,6 +356,9 @@ describe('spawn pipeline chaos (host store and runtime failing at random, real p
     expect(claims.owners().map((o) => o.ptyId).filter((id) => !liveIds.has(id))).toEqual([])
     expect(unhandled).toEqual([])
     expect(badSequences, 'data events whose seq is not a sequence').toEqual([])
+    // No spawn of a session id is still "coming" in the controller: a kill of an id nothing runs under has nothing to stop.
+    const idle = Array.from({ length: SESSIONS }, (_, i) => `chaos-session-${i}`).filter((id) => !liveIds.has(id) && !crashed.has(id) && live.hasPty(id) !== true)
+    expect(idle.filter((id) => live.kill(id)), 'session ids a kill still finds something to stop under').toEqual([])
 
     // Nothing left locked: a second spawn of each slot, session id and claim succeeds.
     const again = await Promise.all([
