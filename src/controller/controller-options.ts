@@ -32,8 +32,9 @@ export type PtyProviderRegistry =
  */
 export type PtyControllerRuntime = PtySpawnRuntime & {
   /**
-   * Admit `chars` raw output chars for the PTY and return its new output sequence. Without it the
-   * controller counts per PTY itself, starting from the spawn's reconciled sequence.
+   * Admit `chars` raw output chars for the PTY and return its new output sequence (a finite number
+   * ≥ 0). Without it the controller counts per PTY itself, starting from the spawn's reconciled
+   * sequence; it does so too for an answer that is not a sequence, reported as `bookkeeping_failed`.
    */
   notePtyOutput?(ptyId: string, chars: number): number
   /**

@@ -1,3 +1,4 @@
+import { describeValue } from '../contracts/describe-value.js'
 import type { PtyProvider } from '../contracts/index.js'
 import { reportProviderGone, type ControllerCore } from './controller-core.js'
 import type { ProducerFlowState } from './flow-control.js'
@@ -70,10 +71,27 @@ export class OutputDelivery {
     let seq: number
     const note = core.runtime.notePtyOutput
     if (note !== undefined) {
+      let answer: unknown
+      let threw = false
       try {
-        seq = note.call(core.runtime, record.ptyId, chars)
+        answer = note.call(core.runtime, record.ptyId, chars)
       } catch (error) {
+        threw = true
         core.report('bookkeeping_failed', 'The runtime threw from notePtyOutput', error, record.ptyId)
+      }
+      if (!threw && typeof answer === 'number' && Number.isFinite(answer) && answer >= 0) {
+        seq = answer
+      } else {
+        // Why checked: trusted, an answer of "x" or NaN became the PTY's sequence, and every later
+        // data event's `seq` was built on it ("x5", NaN). Counted here instead, as without the hook.
+        if (!threw) {
+          core.report(
+            'bookkeeping_failed',
+            `The runtime answered notePtyOutput with ${describeValue(answer)}, not an output sequence (a finite number ≥ 0)`,
+            undefined,
+            record.ptyId,
+          )
+        }
         seq = record.outputSequence + chars
       }
     } else {
