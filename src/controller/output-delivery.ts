@@ -68,34 +68,19 @@ export class OutputDelivery {
   /** Count `chars` more of the record's output (through the runtime's `notePtyOutput` when it has one); returns the new sequence. */
   #advance(record: PtyRecord, chars: number): number {
     const core = this.#core
-    let seq: number
+    const counted = record.outputSequence + chars
     const note = core.runtime.notePtyOutput
+    let seq = counted
     if (note !== undefined) {
-      let answer: unknown
-      let threw = false
       try {
-        answer = note.call(core.runtime, record.ptyId, chars)
-      } catch (error) {
-        threw = true
-        core.report('bookkeeping_failed', 'The runtime threw from notePtyOutput', error, record.ptyId)
-      }
-      if (!threw && typeof answer === 'number' && Number.isFinite(answer) && answer >= 0) {
-        seq = answer
-      } else {
+        const answer: unknown = note.call(core.runtime, record.ptyId, chars)
         // Why checked: trusted, an answer of "x" or NaN became the PTY's sequence, and every later
         // data event's `seq` was built on it ("x5", NaN). Counted here instead, as without the hook.
-        if (!threw) {
-          core.report(
-            'bookkeeping_failed',
-            `The runtime answered notePtyOutput with ${describeValue(answer)}, not an output sequence (a finite number ≥ 0)`,
-            undefined,
-            record.ptyId,
-          )
-        }
-        seq = record.outputSequence + chars
+        if (typeof answer === 'number' && Number.isFinite(answer) && answer >= 0) seq = answer
+        else core.report('bookkeeping_failed', `The runtime answered notePtyOutput with ${describeValue(answer)}, not an output sequence (a finite number ≥ 0)`, undefined, record.ptyId)
+      } catch (error) {
+        core.report('bookkeeping_failed', 'The runtime threw from notePtyOutput', error, record.ptyId)
       }
-    } else {
-      seq = record.outputSequence + chars
     }
     record.outputSequence = seq
     return seq
