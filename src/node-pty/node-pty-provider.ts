@@ -32,7 +32,7 @@ import { createNodePtyQueries } from './provider-queries.js'
 import { createNodePtySpawn } from './provider-spawn.js'
 import { NodePtySessionTable } from './session-table.js'
 import { createStopLoop, type SessionStopRequest } from './stop-loop.js'
-import { NODE_PTY_HANGUP_GRACE_MS, NODE_PTY_SHUTDOWN_DEADLINE_MS, NODE_PTY_TERMINATE_GRACE_MS } from './stop-schedule.js'
+import { NODE_PTY_DISPOSE_LATE_EXIT_MS, NODE_PTY_HANGUP_GRACE_MS, NODE_PTY_SHUTDOWN_DEADLINE_MS, NODE_PTY_TERMINATE_GRACE_MS } from './stop-schedule.js'
 
 /**
  * Refuse `killOnProcessExit` (on by default) in a worker thread, where it cannot be kept: the
@@ -216,6 +216,7 @@ function buildNodePtyProvider(options: NodePtyProviderOptions, refusesAfterDispo
     emitExit: (event) => exitListeners.fire(event),
     onEnded: (session) => {
       sessions.ended(session)
+      if (exitsOwedAfterDispose?.delete(session) === true && exitsOwedAfterDispose.size === 0) letGoAfterDispose()
       if (reapsUnreported.delete(session)) deathWatch.setSignalWanted(reapsUnreported.size > 0)
       deathWatch.setActive(sessions.size > 0)
       releaseExitGuardWhenIdle()
@@ -299,6 +300,30 @@ function buildNodePtyProvider(options: NodePtyProviderOptions, refusesAfterDispo
     await stopSession(session, { immediate: shutdownOptions.immediate === true, deadlineAt })
   }
 
+  /**
+   * The sessions `dispose()` signalled whose exit had not been delivered when it resolved (its
+   * stops' deadline passed first: a loaded host reaps and reports late), or `null`. Their exits
+   * are still reported, as a shutdown's would be — the disposal killed them, and its exit is the
+   * evidence a controller waits for (a `stopAndWait` it refused `provider_disposed`) — until the
+   * last came or {@link NODE_PTY_DISPOSE_LATE_EXIT_MS} passed; then {@link letGoAfterDispose}.
+   * Before, the listeners were cleared at the deadline and those exits were dropped.
+   */
+  let exitsOwedAfterDispose: Set<NodePtySession> | null = null
+  let lateExitTimer: NodeJS.Timeout | null = null
+  /** The end of a dispose: drop the listeners, stop watching, leave the exit guard (once). */
+  function letGoAfterDispose(): void {
+    exitsOwedAfterDispose = null
+    if (lateExitTimer !== null) clearTimeout(lateExitTimer)
+    lateExitTimer = null
+    dataListeners.clear()
+    bytesListeners.clear()
+    exitListeners.clear()
+    deathWatch.stop()
+    scanner.stop()
+    releaseExitGuard?.()
+    releaseExitGuard = null
+  }
+
   async function dispose(): Promise<void> {
     if (disposePromise !== null) return disposePromise
     disposed = true
@@ -314,12 +339,16 @@ function buildNodePtyProvider(options: NodePtyProviderOptions, refusesAfterDispo
       await Promise.allSettled([...toStop].map((session) => stopSession(session, { deadlineAt })))
       // Input still held for a PTY whose exit did not come: no write waits on it for good.
       for (const session of toStop) session.dropHeldInput()
-      dataListeners.clear()
-      bytesListeners.clear()
-      exitListeners.clear()
-      deathWatch.stop()
-      scanner.stop()
-      releaseExitGuard?.()
+      // Signalled, exit not delivered yet: keep listening for those exits only (bounded), so the
+      // evidence of the stop is not thrown away. Nothing else is answered meanwhile.
+      const owed = [...toStop].filter((session) => session.exit === null)
+      if (owed.length === 0) letGoAfterDispose()
+      else {
+        exitsOwedAfterDispose = new Set(owed)
+        lateExitTimer = setTimeout(letGoAfterDispose, NODE_PTY_DISPOSE_LATE_EXIT_MS)
+        // Never what keeps the app running: a PTY still alive holds it anyway, through node-pty.
+        lateExitTimer.unref()
+      }
       disposeSettled = true
     })()
     return disposePromise

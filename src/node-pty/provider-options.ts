@@ -61,7 +61,7 @@ export type NodePtyProviderOptions = {
    * of an unhandled `SIGINT`/`SIGTERM`/`SIGHUP` runs no `'exit'` listener, and leaves what raw node-pty leaves. Handle the signal (dispose, then die of
    * it, as the getting-started guide shows; or call `process.exit()`). Registered while a PTY of the
    * provider may have processes (from a spawn until all its PTYs ended and their stops completed,
-   * or `dispose()` resolved). In a worker thread it cannot be kept, and the provider is refused
+   * or `dispose()` resolved and the exits it caused that were still owed came, or 30 s passed). In a worker thread it cannot be kept, and the provider is refused
    * unless it is `false` (dispose a worker's provider before the worker ends: see the node-pty
    * guide, "In a worker thread"). `dispose()` remains the graceful stop
    * (hang-up, then TERM, then KILL); this is the last resort. A `SIGKILL` of the app or a crash of

@@ -25,3 +25,12 @@ export const NODE_PTY_SHUTDOWN_DEADLINE_MS = 5_000
 
 // The plan itself is shared with the SSH provider; re-exported so node-pty callers and tests keep one import.
 export { planStopSchedule, type StopScheduleOptions, type StopSignal, type StopStep } from '../contracts/stop-schedule.js'
+
+/**
+ * How long a provider that `dispose()` resolved still listens for the exits of the PTYs its
+ * disposal signalled and whose exits had not been delivered by the disposal's deadline (a loaded
+ * machine: ~100 killed PTYs' exits came after the 5 s deadline, and were dropped). Each exit
+ * that comes within it is reported as usual; then (or once the last came) the provider lets go.
+ * Why bounded: a process that never dies (stuck in the kernel) must not keep the provider alive.
+ */
+export const NODE_PTY_DISPOSE_LATE_EXIT_MS = 30_000

@@ -1,0 +1,76 @@
+/**
+ * An exit the disposal caused that comes after `dispose()`'s deadline. Found at scale (one
+ * controller over three hosts, 100 local PTYs, load average ~15 on 2 cores): the disposal's stops
+ * reached their deadline before ~100 killed PTYs' exits were delivered, `dispose()` then cleared
+ * its exit listeners, and the exits were dropped — the controller published each PTY
+ * `unknown/stop_unverified`, and a `stopAndWait` refused `provider_disposed` waited its whole
+ * budget for the disposal's exit and answered `false` (126 such in one run), although the
+ * disposal had killed every process.
+ *
+ * Simulated without load: `shutdownDeadlineMs: 0` gives the disposal's stops a deadline already
+ * past ("signal and check once"), so each gives up before its SIGKILL has even gone out, and the
+ * exit always comes after `dispose()` gave up on it. The program ignores HUP and TERM, as the
+ * scale test's slowest PTYs did.
+ */
+import { describe, expect, it } from 'vitest'
+import { createPtyController, type PtyControllerExitEvent } from '../../src/controller/index.js'
+import { createNodePtyProvider, type NodePtyProvider } from '../../src/node-pty/index.js'
+import type { PtyExitEvent } from '../../src/contracts/index.js'
+import { expectNoChildLeftBehind, isDead, waitFor } from './pty-test-support.js'
+
+const providers: NodePtyProvider[] = []
+expectNoChildLeftBehind(async () => {
+  for (const provider of providers.splice(0)) await provider.dispose()
+})
+
+/** How many providers the process-wide exit guard holds now (as idle-provider-not-retained.test.ts reads it). */
+function guarded(): number {
+  const registry = (globalThis as Record<symbol, { killers: Set<unknown> } | undefined>)[Symbol.for('ptykit.processExitGuard.v1')]
+  return registry?.killers.size ?? 0
+}
+
+/** A PTY that ignores the hang-up and SIGTERM, and says when it does. */
+const STUBBORN = ['-c', "trap '' HUP TERM; echo READY; exec sleep 600"]
+
+function providerGivingUpAtOnce(): NodePtyProvider {
+  const provider = createNodePtyProvider({ shutdownDeadlineMs: 0 })
+  providers.push(provider)
+  return provider
+}
+
+describe('node-pty dispose(): an exit that comes after its deadline', () => {
+  it('is still reported, as the stop it was (stopRequestedBeforeDeath), and the provider lets go once it came', async () => {
+    const before = guarded()
+    const provider = providerGivingUpAtOnce()
+    const exits: PtyExitEvent[] = []
+    provider.onExit((event) => exits.push(event))
+    let output = ''
+    provider.onData(({ data }) => (output += data))
+    const { id, pid } = await provider.spawn({ file: '/bin/sh', args: STUBBORN })
+    await waitFor(() => (output.includes('READY') ? true : undefined), 'READY')
+    await provider.dispose()
+    // The disposal gave up before its kill had landed: no exit yet (what made the scale test's late).
+    expect(exits).toEqual([])
+    const exit = await waitFor(() => exits[0], 'the exit the disposal caused', 5_000)
+    expect(exit).toMatchObject({ id, cause: { kind: 'signaled', signal: 9 }, stopRequestedBeforeDeath: true })
+    expect(isDead(pid!)).toBe(true)
+    // Once its last owed exit came, the provider lets go (no exit guard registration keeps it alive).
+    expect(guarded()).toBe(before)
+  })
+
+  it('reaches the controller: a stopAndWait refused provider_disposed answers true, the exit an operator close', async () => {
+    const provider = providerGivingUpAtOnce()
+    const controller = createPtyController({ provider })
+    const exits: PtyControllerExitEvent[] = []
+    controller.on('exit', (event) => exits.push(event))
+    let output = ''
+    controller.on('data', ({ data }) => (output += data))
+    const { id, pid } = await controller.spawn({ file: '/bin/sh', args: STUBBORN })
+    await waitFor(() => (output.includes('READY') ? true : undefined), 'READY')
+    await provider.dispose()
+    await expect(controller.stopAndWait(id, { timeoutMs: 5_000 })).resolves.toBe(true)
+    expect(exits.map((event) => [event.ptyId, event.cause])).toEqual([[id, { kind: 'operator_close' }]])
+    expect(isDead(pid!)).toBe(true)
+    await controller.dispose()
+  })
+})
