@@ -12,13 +12,21 @@
  * exit always comes after `dispose()` gave up on it. The program ignores HUP and TERM, as the
  * scale test's slowest PTYs did.
  */
-import { describe, expect, it } from 'vitest'
+import { spawn as spawnChild, type ChildProcess } from 'node:child_process'
+import { afterEach, describe, expect, it, vi } from 'vitest'
 import { createPtyController, type PtyControllerExitEvent } from '../../src/controller/index.js'
-import { createNodePtyProvider, type NodePtyProvider } from '../../src/node-pty/index.js'
+import { createNodePtyProvider, type NodePtyModule, type NodePtyProvider } from '../../src/node-pty/index.js'
+import { NODE_PTY_DISPOSE_LATE_EXIT_MS } from '../../src/node-pty/stop-schedule.js'
 import type { PtyExitEvent } from '../../src/contracts/index.js'
-import { expectNoChildLeftBehind, isDead, waitFor } from './pty-test-support.js'
+import { expectNoChildLeftBehind, isDead, standInTerminal, waitFor } from './pty-test-support.js'
 
 const providers: NodePtyProvider[] = []
+let idle: ChildProcess | undefined
+afterEach(() => {
+  vi.useRealTimers()
+  idle?.kill('SIGKILL')
+  idle = undefined
+})
 expectNoChildLeftBehind(async () => {
   for (const provider of providers.splice(0)) await provider.dispose()
 })
@@ -72,5 +80,39 @@ describe('node-pty dispose(): an exit that comes after its deadline', () => {
     expect(exits.map((event) => [event.ptyId, event.cause])).toEqual([[id, { kind: 'operator_close' }]])
     expect(isDead(pid!)).toBe(true)
     await controller.dispose()
+  })
+
+  it(`is waited for ${NODE_PTY_DISPOSE_LATE_EXIT_MS} ms at most: an exit that never comes does not keep the provider`, async () => {
+    // A stand-in terminal whose exit never comes unless the test says so, naming a real process
+    // (in a session of its own, so the disposal's kill reaches it alone).
+    idle = spawnChild('/bin/sleep', ['60'], { stdio: 'ignore', detached: true })
+    const pid = idle.pid as number
+    let exitNow = (): void => {}
+    const module: NodePtyModule = {
+      spawn(_file, _args, options) {
+        const { terminal, exit } = standInTerminal(pid, options)
+        exitNow = () => exit({ exitCode: 0, signal: 9 })
+        return terminal
+      },
+    }
+    const before = guarded()
+    const provider = createNodePtyProvider({ platform: 'linux', drainOutputAtExit: false, sweepSession: false, shutdownDeadlineMs: 0, loadNodePty: () => Promise.resolve(module) })
+    providers.push(provider)
+    const exits: PtyExitEvent[] = []
+    provider.onExit((event) => exits.push(event))
+    await provider.spawn({ file: '/bin/sh' })
+    expect(guarded()).toBe(before + 1)
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] })
+    await provider.dispose()
+    // Its exit is owed: still listened for, and the process still this provider's (the exit guard).
+    expect(guarded()).toBe(before + 1)
+    vi.advanceTimersByTime(NODE_PTY_DISPOSE_LATE_EXIT_MS - 1)
+    expect(guarded()).toBe(before + 1)
+    vi.advanceTimersByTime(1)
+    expect(guarded()).toBe(before)
+    vi.useRealTimers()
+    // Past the bound the provider has let go: an exit now reaches nobody.
+    exitNow()
+    expect(exits).toEqual([])
   })
 })
