@@ -164,12 +164,24 @@ describe(`one controller over three hosts, ${PER_HOST} PTYs each`, () => {
       await disposal
       await settled(record)
       expect(record.threw).toEqual([])
-      // Every stop answers true, also one begun while its provider is being disposed: a step it
-      // refuses `provider_disposed` waits for the exit the disposal reports
-      // (test/controller/stop-during-provider-dispose.test.ts). Before that, 1–3 runs of ~25 had
-      // stops of pty host PTYs, begun 0–50 ms after its dispose(), answer `false` once their force
-      // step too was refused — the PTY by then exited, published as an operator close.
-      expect(record.falseStops).toEqual([])
+      // A stop begun while its provider is being disposed answers true on a machine with time to
+      // spare: a step the provider refuses `provider_disposed` waits for the exit the disposal
+      // reports (the race that once answered `false` here, 1 run in ~25, is fixed and guarded by
+      // test/controller/stop-during-provider-dispose.test.ts). On an overloaded machine (load
+      // average 12–33 on two cores, 7 Dec) such a stop can meet the provider's own stop deadline
+      // first — node-pty's 5 s disposal still running, its joined stop refused `shutdown_timeout`
+      // — and answer `false`: an honest doubt within its budget, so tolerated here for a stop
+      // begun during its own provider's disposal. Any other stop must answer true (a stop begun
+      // after its provider's disposal ended: that disposal's exits are reported, late ones too,
+      // test/node-pty/exit-after-dispose-deadline.test.ts).
+      const order = ['node-pty', 'pty-host', 'ssh']
+      const hostOrder = ['local', 'pty-host', 'ssh:loopback']
+      const unexplained = record.falseStops.filter((entry) => {
+        const [label, host] = entry.split('|')
+        const during = order.findIndex((name) => label === `after ${name}.dispose`)
+        return during === -1 || hostOrder.indexOf(host!) !== during
+      })
+      expect(unexplained).toEqual([])
       expect(record.stops).toHaveLength(ptys.length * 4)
       // The one documented rejection: listing every host while the local host's provider is disposed.
       expect(new Set(record.rejected)).toEqual(record.rejected.length === 0 ? new Set() : new Set(['listProcesses: listing_failed']))
