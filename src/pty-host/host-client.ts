@@ -71,13 +71,25 @@ export class HostClient {
   }
 
   /**
+   * Whether nothing more may be written to the connection: destroyed, or ended by the host (a
+   * close ends every connection once its frames are out, see `endConnections`). Why ended counts:
+   * since the node-pty provider reports the exits its disposal caused that come after its deadline
+   * (7 Dec), a closing host hears such an exit while it waits for its connections to drain; its
+   * frame, written after `end()`, failed the socket (`ERR_STREAM_WRITE_AFTER_END`), which destroyed
+   * it — cutting off what the close was still flushing to that client.
+   */
+  get closedForWriting(): boolean {
+    return this.socket.destroyed || this.socket.writableEnded
+  }
+
+  /**
    * Queue output of `ptyId` ending at absolute sequence `seq`; sent at the end of this turn. `data`
    * is text, or UTF-8 bytes of whole characters with their char count `chars`.
    */
   queueOutput(ptyId: string, data: string, seq: number, incarnationId: string | undefined): void
   queueOutput(ptyId: string, data: Uint8Array, seq: number, incarnationId: string | undefined, chars: number): void
   queueOutput(ptyId: string, data: string | Uint8Array, seq: number, incarnationId: string | undefined, chars?: number): void {
-    if (this.socket.destroyed) return
+    if (this.closedForWriting) return
     const length = typeof data === 'string' ? data.length : chars!
     const queued = this.#queued.get(ptyId)
     if (queued === undefined) this.#queued.set(ptyId, { parts: [data], chars: length, splitsSurrogatePair: endsInHighSurrogate(data), seq, incarnationId })
@@ -105,7 +117,7 @@ export class HostClient {
     this.#lastFlushChars = this.#queuedChars
     this.#queuedChars = 0
     this.#lastFlushAt = performance.now()
-    if (this.socket.destroyed) {
+    if (this.closedForWriting) {
       this.#queued.clear()
       return
     }
@@ -140,7 +152,7 @@ export class HostClient {
    * were handed to the kernel (`false`: the connection was already gone or the write failed).
    */
   send(message: PtyHostMessage, written?: (ok: boolean) => void): void {
-    if (this.socket.destroyed) {
+    if (this.closedForWriting) {
       written?.(false)
       return
     }
