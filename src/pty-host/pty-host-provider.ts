@@ -420,15 +420,35 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
     return spawnFresh(spawnOptions)
   }
 
-  async function shutdown(id: string, shutdownOptions: PtyShutdownOptions = {}): Promise<void> {
+  /**
+   * The shutdowns sent to the host and not answered yet, by PTY id. A PTY's exit (its leader's) may
+   * come while its stop still runs on the host — a member of its session that ignores the hang-up
+   * is still being stopped —, and `dispose()` then stops it too (immediately) and waits for the
+   * host's answer before it closes the connection. Before, `dispose()` left such a PTY out (it had
+   * exited) and cut the stop off: the stop was refused `provider_disposed` while a process of it
+   * still ran, and a controller's `stopAndWait` of it, reading that refusal with the exit reported
+   * as the disposal's stop done, answered `true` while the member lived on.
+   */
+  const stopsInFlight = new Map<string, number>()
+
+  function shutdown(id: string, shutdownOptions: PtyShutdownOptions = {}): Promise<void> {
+    return stopOnHost(id, shutdownOptions, false)
+  }
+
+  /**
+   * {@link shutdown}; `joinStopInFlight` (the dispose's): an ended PTY whose stop the host has not
+   * answered yet is stopped too (the stop joined, and escalated when `immediate`), not skipped.
+   */
+  async function stopOnHost(id: string, shutdownOptions: PtyShutdownOptions, joinStopInFlight: boolean): Promise<void> {
     // Checked here, as every provider does (refused `invalid_option` naming the option, even for an unknown or
     // ended PTY): the host's own refusal would cross without `option`, after the stop was noted.
     assertPtyId(id)
     assertShutdownOptions(shutdownOptions)
     const budget = wireBudget(shutdownOptions)
     const pty = ptys.get(id)
-    // An ended PTY needs no stop — unless the host could not complete the last one (see `stopUnfinished`).
-    if (pty?.state === 'exited' && !pty.stopUnfinished) return
+    // An ended PTY needs no stop — unless the host could not complete the last one (see
+    // `stopUnfinished`), or (the dispose's) one is still running there.
+    if (pty?.state === 'exited' && !pty.stopUnfinished && !(joinStopInFlight && stopsInFlight.has(id))) return
     // Detached: nothing is sent, the session keeps running — refused naming the PTY.
     refuseIfDetached('shutdown', id)
     if (pty !== undefined) pty.stopAsked = true
@@ -468,6 +488,13 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
         throw error
       },
     )
+    stopsInFlight.set(id, (stopsInFlight.get(id) ?? 0) + 1)
+    const answered = (): void => {
+      const left = (stopsInFlight.get(id) ?? 1) - 1
+      if (left === 0) stopsInFlight.delete(id)
+      else stopsInFlight.set(id, left)
+    }
+    stopping.then(answered, answered)
     // Asked while a detach waits (a caller's rollback of a spawn it just got): waited for too.
     await (detachPromise !== null ? trackSent(stopping) : stopping)
     // A dead host's PTY, stopped by the host that took its place (from its journal): its shutdown
@@ -854,14 +881,16 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
           // app's sessions that outlived their host — a shell that ignores the hang-up — kept
           // running after its dispose, though the host it was connected to could stop them).
           const successorOf = connection.hostReadsPredecessorJournal
+          // And a PTY whose exit came while a stop of it still runs on the host (see `stopsInFlight`).
           const owned = [...ptys.values()].filter(
             (record) =>
               isLive(record.state) ||
               record.orphaned ||
+              stopsInFlight.has(record.id) ||
               (record.state === 'unknown' && (record.hostInstanceId === hostInstanceId || (successorOf && record.hostInstanceId !== undefined))),
           )
           // Stop the sessions this app owns; their exits cross the wire before each reply.
-          await Promise.allSettled(owned.map((record) => shutdown(record.id, { immediate: true })))
+          await Promise.allSettled(owned.map((record) => stopOnHost(record.id, { immediate: true }, true)))
         }
         link.close('disposed')
         records.data.clear()
