@@ -1,5 +1,7 @@
 import type { ProviderSequence, PtyIncarnationId, PtySlot } from '../contracts/index.js'
+import { describeValue } from '../contracts/describe-value.js'
 import type { PtySlotOwner } from '../spawn/index.js'
+import { isOutputSequence } from '../spawn/output-sequence-answer.js'
 import type { ControllerCore } from './controller-core.js'
 
 /**
@@ -44,14 +46,23 @@ export class Bookkeeping {
   /**
    * The runtime's output sequence of a PTY the pipeline just committed (0 when it has no
    * `getPtyOutputSequence`). A runtime that throws is reported and read as 0: the PTY is running
-   * and registered, and failing its spawn would leave it untracked.
+   * and registered, and failing its spawn would leave it untracked. So is an answer that is not a
+   * sequence (a finite number ≥ 0): trusted, it became the PTY's sequence, and a controller
+   * counting on its own built every `seq` on it (`"x3"`, `NaN`).
    */
   runtimeOutputSequence(ptyId: string): number {
-    let sequence = 0
+    let answer: unknown = 0
     this.#guarded('The runtime threw from getPtyOutputSequence', ptyId, () => {
-      sequence = this.#core.runtime.getPtyOutputSequence?.(ptyId) ?? 0
+      answer = this.#core.runtime.getPtyOutputSequence?.(ptyId) ?? 0
     })
-    return sequence
+    if (isOutputSequence(answer)) return answer
+    this.#core.report('bookkeeping_failed', `The runtime answered getPtyOutputSequence with ${describeValue(answer)}, not an output sequence (a finite number ≥ 0)`, undefined, ptyId)
+    return 0
+  }
+
+  /** Undo the runtime's last sequence rebase of the PTY (`undoPtyOutputSequenceSync`), as a rollback of the spawn pipeline does. */
+  undoRuntimeSequenceSync(ptyId: string): void {
+    this.#guarded('The runtime threw from undoPtyOutputSequenceSync', ptyId, () => this.#core.runtime.undoPtyOutputSequenceSync?.(ptyId))
   }
 
   /** Release the PTY's claim (of `generation`, when given). */

@@ -1,5 +1,6 @@
 import { describeValue } from '../contracts/describe-value.js'
 import type { PtyProvider } from '../contracts/index.js'
+import { isOutputSequence } from '../spawn/output-sequence-answer.js'
 import { reportProviderGone, type ControllerCore } from './controller-core.js'
 import type { ProducerFlowState } from './flow-control.js'
 import { OutputBatcher, type OutputChunk } from './output-batching.js'
@@ -76,7 +77,7 @@ export class OutputDelivery {
         const answer: unknown = note.call(core.runtime, record.ptyId, chars)
         // Why checked: trusted, an answer of "x" or NaN became the PTY's sequence, and every later
         // data event's `seq` was built on it ("x5", NaN). Counted here instead, as without the hook.
-        if (typeof answer === 'number' && Number.isFinite(answer) && answer >= 0) seq = answer
+        if (isOutputSequence(answer)) seq = answer
         else core.report('bookkeeping_failed', `The runtime answered notePtyOutput with ${describeValue(answer)}, not an output sequence (a finite number ≥ 0)`, undefined, record.ptyId)
       } catch (error) {
         core.report('bookkeeping_failed', 'The runtime threw from notePtyOutput', error, record.ptyId)

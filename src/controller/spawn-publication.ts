@@ -12,6 +12,7 @@ import {
   type PtySpawnResult,
 } from '../contracts/index.js'
 import { PtySpawnError, createRuntimePtySpawnState, executeRuntimePtySpawn, slotStoreKey, type PtySpawnDeps, type PtySpawnOutcome } from '../spawn/index.js'
+import { isOutputSequence, malformedRebaseAnswer } from '../spawn/output-sequence-answer.js'
 import { malformedReplyField } from '../spawn/provider-call.js'
 import { glanceAtLiveOwner } from '../spawn/slot-owner-views.js'
 import { isPromiseLike } from '../contracts/promise-like.js'
@@ -414,13 +415,21 @@ export class SpawnPublication {
         return true
       }
       if (current !== undefined && current.state === 'live') return current.hostId === hostId
-      if (current !== undefined) this.#exits.supersede(current)
       // As a spawn's re-attach does: the reply's providerSequence places the stream.
-      const reconciled =
+      const reconciled: unknown =
         result.providerSequence === undefined
           ? undefined
           : (core.runtime.synchronizePtyOutputSequenceFromProvider?.(result.id, result.providerSequence, sequenceBefore) ?? null)
-      const record = this.#recordFromReply(hostId, provider, result, {}, OWNS_NOTHING, reconciled)
+      if (reconciled !== undefined && reconciled !== null && !isOutputSequence(reconciled)) {
+        // Refused as the pipeline's stage 11 refuses a spawn's (`commit_failed`), the rebase undone:
+        // trusted, it became the PTY's sequence and every `seq` was built on it ("seventeen3").
+        // Checked before the ended record under the id is superseded: a refused attach leaves it be.
+        core.report('bookkeeping_failed', malformedRebaseAnswer(reconciled, result.id), undefined, result.id)
+        this.#bookkeeping.undoRuntimeSequenceSync(result.id)
+        return false
+      }
+      if (current !== undefined) this.#exits.supersede(current)
+      const record = this.#recordFromReply(hostId, provider, result, {}, OWNS_NOTHING, reconciled as number | null | undefined)
       this.#publish(record, inFlight, true, result)
       this.#landed(coming, record)
       return true

@@ -1,5 +1,5 @@
 import type { ExecutionHostId, PtySpawnResult } from '../contracts/index.js'
-import { describeValue } from '../contracts/describe-value.js'
+import { isOutputSequence, malformedRebaseAnswer } from './output-sequence-answer.js'
 import { RUN_ALWAYS } from './rollback-journal.js'
 import { ownSpawnError } from './spawn-failure.js'
 import type { RuntimePtySpawnState } from './spawn-state.js'
@@ -59,13 +59,13 @@ export function rebaseOutputSequenceOnProvider(state: RuntimePtySpawnState, resu
     const id = result.id
     state.journal.record(`undo output sequence sync ${id}`, () => runtime?.undoPtyOutputSequenceSync?.(id))
   }
-  if (reconciled !== null && !(typeof reconciled === 'number' && Number.isFinite(reconciled) && reconciled >= 0)) {
+  if (reconciled !== null && !isOutputSequence(reconciled)) {
     // Why: trusted, it became the PTY's output sequence, and every data event's `seq` was built on
     // it (`"seventeen" + 5` is `"seventeen5"`). The undo above is recorded first: it may have applied.
     throw ownSpawnError(
       state,
       'commit_failed',
-      `The runtime's synchronizePtyOutputSequenceFromProvider answered ${describeValue(reconciled)} for PTY ${JSON.stringify(result.id)}: expected the reconciled sequence (a finite number ≥ 0) or null`,
+      malformedRebaseAnswer(reconciled, result.id),
       { ptyId: result.id },
     )
   }

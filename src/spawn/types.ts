@@ -94,13 +94,18 @@ export type PtySpawnRuntime = {
   commitPtyRegistration?(ptyId: string, incarnationId?: PtyIncarnationId): void
   /** Record that a PTY's process exited (called by the controller for every provider exit). */
   notePtyExit?(ptyId: string, incarnationId?: PtyIncarnationId): void
-  /** The count of raw output chars admitted for the PTY so far; 0 when unknown. */
+  /**
+   * The count of raw output chars admitted for the PTY so far (a finite number ≥ 0); 0 when
+   * unknown. A controller that reads it as a committed PTY's sequence reports any other answer
+   * (`bookkeeping_failed`) and counts from 0.
+   */
   getPtyOutputSequence?(ptyId: string): number
   /**
    * Rebase the PTY's output sequence on the provider's. `sequenceBeforeSpawn` is the runtime's
    * value read before the provider was called. Returns the reconciled sequence (a finite number
    * ≥ 0), or `null` when the provider's numbers were invalid and nothing changed; any other answer
-   * fails the spawn with `commit_failed` (and the rebase is undone).
+   * fails the spawn with `commit_failed` (and the rebase is undone) — and a controller's `attach()`,
+   * which rebases the PTY it attaches itself, answers `false` (undone, reported `bookkeeping_failed`).
    */
   synchronizePtyOutputSequenceFromProvider?(
     ptyId: string,

@@ -1,0 +1,20 @@
+import { describeValue } from '../contracts/describe-value.js'
+
+/**
+ * Internal: whether a runtime's answer is an output sequence — a finite number ≥ 0. Its
+ * `notePtyOutput`, `getPtyOutputSequence` and `synchronizePtyOutputSequenceFromProvider` answers
+ * become a PTY's output sequence, on which every data event's `seq` is built: trusted, `"x"` or
+ * `NaN` made every later `seq` `"x5"` or `NaN`.
+ */
+export function isOutputSequence(value: unknown): value is number {
+  return typeof value === 'number' && Number.isFinite(value) && value >= 0
+}
+
+/**
+ * Internal: what a sequence rebase (`synchronizePtyOutputSequenceFromProvider`) answering neither
+ * `null` nor a sequence is told as — the spawn pipeline's `commit_failed` (stage 11), and the
+ * controller's `attach()`, which rebases the PTY it attaches itself.
+ */
+export function malformedRebaseAnswer(answer: unknown, ptyId: string): string {
+  return `The runtime's synchronizePtyOutputSequenceFromProvider answered ${describeValue(answer)} for PTY ${JSON.stringify(ptyId)}: expected the reconciled sequence (a finite number ≥ 0) or null`
+}
