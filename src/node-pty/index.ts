@@ -27,7 +27,7 @@ export {
   type NodePtyProviderErrorCode,
 } from './node-pty-provider-error.js'
 export { NODE_PTY_INHERITED_ENV_EXCLUDED } from './launch-plan.js'
-export { NODE_PTY_HANGUP_GRACE_MS, NODE_PTY_SHUTDOWN_DEADLINE_MS, NODE_PTY_TERMINATE_GRACE_MS } from './stop-schedule.js'
+export { NODE_PTY_DISPOSE_LATE_EXIT_MS, NODE_PTY_HANGUP_GRACE_MS, NODE_PTY_SHUTDOWN_DEADLINE_MS, NODE_PTY_TERMINATE_GRACE_MS } from './stop-schedule.js'
 export {
   NODE_PTY_PACKAGE_NAME,
   type NodePtyDisposable,

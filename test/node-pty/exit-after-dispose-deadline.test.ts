@@ -15,8 +15,7 @@
 import { spawn as spawnChild, type ChildProcess } from 'node:child_process'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { createPtyController, type PtyControllerExitEvent } from '../../src/controller/index.js'
-import { createNodePtyProvider, type NodePtyModule, type NodePtyProvider } from '../../src/node-pty/index.js'
-import { NODE_PTY_DISPOSE_LATE_EXIT_MS } from '../../src/node-pty/stop-schedule.js'
+import { createNodePtyProvider, NODE_PTY_DISPOSE_LATE_EXIT_MS, type NodePtyModule, type NodePtyProvider } from '../../src/node-pty/index.js'
 import type { PtyExitEvent } from '../../src/contracts/index.js'
 import { expectNoChildLeftBehind, isDead, standInTerminal, waitFor } from './pty-test-support.js'
 
@@ -47,6 +46,10 @@ function providerGivingUpAtOnce(): NodePtyProvider {
 }
 
 describe('node-pty dispose(): an exit that comes after its deadline', () => {
+  it('is waited for NODE_PTY_DISPOSE_LATE_EXIT_MS, which ptykit/node-pty exports as the docs name it (30 s)', () => {
+    expect(NODE_PTY_DISPOSE_LATE_EXIT_MS).toBe(30_000)
+  })
+
   it('is still reported, as the stop it was (stopRequestedBeforeDeath), and the provider lets go once it came', async () => {
     const before = guarded()
     const provider = providerGivingUpAtOnce()
