@@ -223,6 +223,26 @@ expectNoChildLeftBehind(async () => {
   await directProvider?.dispose()
 })
 
+/** Kill the live owner of chaos slot `index` from outside (SIGKILL), as a crash would; noted in `crashed`. */
+function crashSlotOwner(store: InMemorySlotStore, index: number, pidById: ReadonlyMap<string, number>, crashed: Set<string>): void {
+  const owner = store.inspect().live[slotStoreKey({ scopeId: 'chaos', key: `slot-${index}` })]
+  const pid = owner === undefined ? undefined : pidById.get(owner.ptyId)
+  if (typeof pid === 'number' && !isDead(pid)) {
+    process.kill(pid, 'SIGKILL')
+    crashed.add(owner!.ptyId)
+  }
+}
+
+/** The spawn's abort controller, when its plan aborts it (at once or after `abortAfterMs`) or a fault answers after an abort; else `null`. */
+function abortFor(spawnPlan: SpawnPlan): AbortController | null {
+  const abort = spawnPlan.abortAfterMs !== null || spawnPlan.faults.some((f) => f.kind === 'after_abort') ? new AbortController() : null
+  if (abort !== null && spawnPlan.abortAfterMs !== null) {
+    if (spawnPlan.abortAfterMs === 0) abort.abort(new Error('aborted at once'))
+    else setTimeout(() => abort.abort(new Error(`aborted after ${spawnPlan.abortAfterMs} ms`)), spawnPlan.abortAfterMs)
+  }
+  return abort
+}
+
 const unhandled: unknown[] = []
 const onUnhandled = (reason: unknown) => unhandled.push(reason)
 process.on('unhandledRejection', onUnhandled)
@@ -260,19 +280,8 @@ describe('spawn pipeline chaos (host store and runtime failing at random, real p
     for (let start = 0; start < plan.length; start += BATCH) {
       const batch = plan.slice(start, start + BATCH).map((spawnPlan, offset) => {
         const index = start + offset
-        if (spawnPlan.crashOwnerFirst) {
-          const owner = store.inspect().live[slotStoreKey({ scopeId: 'chaos', key: `slot-${spawnPlan.target.index}` })]
-          const pid = owner === undefined ? undefined : pidById.get(owner.ptyId)
-          if (typeof pid === 'number' && !isDead(pid)) {
-            process.kill(pid, 'SIGKILL')
-            crashed.add(owner!.ptyId)
-          }
-        }
-        const abort = spawnPlan.abortAfterMs !== null || spawnPlan.faults.some((f) => f.kind === 'after_abort') ? new AbortController() : null
-        if (abort !== null && spawnPlan.abortAfterMs !== null) {
-          if (spawnPlan.abortAfterMs === 0) abort.abort(new Error('aborted at once'))
-          else setTimeout(() => abort.abort(new Error(`aborted after ${spawnPlan.abortAfterMs} ms`)), spawnPlan.abortAfterMs)
-        }
+        if (spawnPlan.crashOwnerFirst) crashSlotOwner(store, spawnPlan.target.index, pidById, crashed)
+        const abort = abortFor(spawnPlan)
         return currentSpawn.run({ index, calls: new Map(), abort }, () =>
           live.spawn(optionsOf(spawnPlan, index, abort?.signal)).then(
             (reply): Settled => ({ index, reply }),
@@ -409,19 +418,8 @@ describe('spawn pipeline chaos (host store and runtime failing at random, real p
       const batch = plan.slice(start, start + BATCH).map((spawnPlan, offset) => {
         const index = start + offset
         const { target } = spawnPlan
-        if (spawnPlan.crashOwnerFirst) {
-          const owner = store.inspect().live[slotStoreKey({ scopeId: 'chaos', key: `slot-${target.index}` })]
-          const pid = owner === undefined ? undefined : pidById.get(owner.ptyId)
-          if (pid !== undefined && !isDead(pid)) {
-            process.kill(pid, 'SIGKILL')
-            crashed.add(owner!.ptyId)
-          }
-        }
-        const abort = spawnPlan.abortAfterMs !== null || spawnPlan.faults.some((f) => f.kind === 'after_abort') ? new AbortController() : null
-        if (abort !== null && spawnPlan.abortAfterMs !== null) {
-          if (spawnPlan.abortAfterMs === 0) abort.abort(new Error('aborted at once'))
-          else setTimeout(() => abort.abort(new Error(`aborted after ${spawnPlan.abortAfterMs} ms`)), spawnPlan.abortAfterMs)
-        }
+        if (spawnPlan.crashOwnerFirst) crashSlotOwner(store, target.index, pidById, crashed)
+        const abort = abortFor(spawnPlan)
         const turnKey = target.kind === 'slot' ? `slot-${target.index}` : target.kind === 'session' ? `session-${target.index}` : undefined
         return currentSpawn.run({ index, calls: new Map(), abort }, () =>
           inTurn(turnKey, () => executeRuntimePtySpawn(createRuntimePtySpawnState(deps, optionsOf(spawnPlan, index, abort?.signal)))).then(
