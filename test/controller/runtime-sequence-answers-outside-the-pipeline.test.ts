@@ -5,10 +5,10 @@
 // NaN, -1) was trusted as the spawn path's was before its fix: it became the PTY's output sequence,
 // and a controller counting on its own published `seq: "seventeen3"` or NaN.
 import { describe, expect, it } from 'vitest'
-import type { PtyProvider } from '../../src/contracts/index.js'
 import { createPtyController, type PtyControllerError } from '../../src/controller/index.js'
 import { createInMemoryPtyRuntime } from '../../src/spawn/index.js'
 import { createFakePtyProvider } from '../../src/testing/index.js'
+import { providerWithoutSequence } from '../support/without-provider-sequence.js'
 
 const MALFORMED: readonly unknown[] = ['seventeen', Number.NaN, -1, Number.POSITIVE_INFINITY]
 
@@ -64,16 +64,6 @@ describe("attach(): the runtime's sequence rebase answering neither a sequence n
   }
 })
 
-/** A fake whose spawn reply carries no `providerSequence` (the field is optional). */
-function providerWithoutSequence() {
-  const fake = createFakePtyProvider()
-  const provider: PtyProvider = Object.create(fake) as PtyProvider
-  provider.spawn = async (options) => {
-    const { providerSequence: _omitted, ...reply } = await fake.spawn(options)
-    return reply
-  }
-  return { fake, provider }
-}
 
 describe("a committed PTY's sequence read from the runtime's getPtyOutputSequence, answering no sequence", () => {
   for (const answer of MALFORMED) {

@@ -4,20 +4,11 @@
 // runtime that throws there must not turn a committed, running PTY into a failed spawn nobody
 // tracks: the spawn resolves, the PTY is tracked and stoppable, and the failure is reported.
 import { describe, expect, it } from 'vitest'
-import type { PtyProvider } from '../../src/contracts/index.js'
 import { createPtyController, type PtyControllerError } from '../../src/controller/index.js'
 import { createInMemoryPtyRuntime } from '../../src/spawn/index.js'
 import { createFakePtyProvider } from '../../src/testing/index.js'
+import { providerWithoutSequence } from '../support/without-provider-sequence.js'
 
-function providerWithoutSequence() {
-  const fake = createFakePtyProvider()
-  const provider: PtyProvider = Object.create(fake) as PtyProvider
-  provider.spawn = async (options) => {
-    const { providerSequence: _omitted, ...reply } = await fake.spawn(options)
-    return reply
-  }
-  return { fake, provider }
-}
 
 describe('a runtime hook that throws after the pipeline committed', () => {
   for (const hook of ['synchronizePtyOutputSequenceFromProvider', 'getPtyOutputSequence'] as const) {
