@@ -50,6 +50,10 @@ function malformedEnsureAnswer(answer: unknown, spawnedId: string | undefined): 
   if (incarnationId !== undefined && incarnationId !== null && !isPtyIncarnationId(incarnationId)) {
     return `its owner's \`incarnationId\` is neither null nor an incarnation id (a string of 1 to ${PTY_INCARNATION_ID_MAX_LENGTH} characters), got ${describeValue(incarnationId)}`
   }
+  // Why: an adopted owner's pid is published as the PTY's (the reply, the `spawn` event, the
+  // handle): a host that signals it would signal -1 (every process it may) or 0 (its own group).
+  const pid = (owner as { pid?: unknown }).pid
+  if (pid !== undefined && pid !== null && !(Number.isSafeInteger(pid) && (pid as number) > 0)) return `its owner's \`pid\` is neither absent nor a positive integer, got ${describeValue(pid)}`
   if (disposition === 'created' && spawnedId !== undefined && ptyId !== spawnedId) return `it names PTY ${JSON.stringify(ptyId)} created, but this call's spawn started ${JSON.stringify(spawnedId)}`
   // Why: a registry that ran this call's spawn and still answers `adopted` breaks the contract;
   // trusted, the process this call started was neither published nor stopped — left running.

@@ -230,7 +230,8 @@ export type ClaimedOwnerRegistry = {
   /**
    * Ensure exactly one live owner for the claim. An answer the pipeline cannot read (an owner
    * without a non-empty string `ptyId` or `hostId`, an `incarnationId` neither `null`, absent nor
-   * an incarnation id, another `disposition`, or — when it ran this call's `spawn` — an answer
+   * an incarnation id, a `pid` neither absent, `null` nor a positive integer (an adopted owner's is
+   * published as the PTY's), another `disposition`, or — when it ran this call's `spawn` — an answer
    * other than `created` naming the PTY that spawn started) refuses the spawn with
    * `claim_ownership_unknown`, and a PTY that spawn started is stopped.
    */

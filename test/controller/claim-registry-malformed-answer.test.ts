@@ -2,7 +2,9 @@
  * A host may plug in its own claim registry (`claims`). Its `ensure` answer is what a claimed
  * spawn publishes; one the pipeline cannot read — an owner whose `ptyId` or `hostId` is not a
  * non-empty string, an `incarnationId` neither `null`, absent nor an incarnation id, a
- * `disposition` other than `created`/`adopted`, no owner, no answer, or a `created` owner that is
+ * `disposition` other than `created`/`adopted`, a `pid` neither absent, `null` nor a positive
+ * integer (published as the PTY's pid: -1 would have a host signal every process it may), no
+ * owner, no answer, or a `created` owner that is
  * not the PTY this call started — refuses the spawn with `claim_ownership_unknown`, naming the
  * registry's `ensure` and showing the answer: nothing is published, the PTY this call started is
  * stopped and its claim released, and the claim works again once the registry answers well.
@@ -21,6 +23,11 @@ const MANGLED: [string, (real: EnsureClaimResult) => unknown][] = [
   ['no hostId', (real) => ({ ...real, owner: { ...real.owner, hostId: undefined } })],
   ['a numeric incarnationId', (real) => ({ ...real, owner: { ...real.owner, incarnationId: 42 } })],
   ['an empty incarnationId', (real) => ({ ...real, owner: { ...real.owner, incarnationId: '' } })],
+  ['a pid of -1', (real) => ({ ...real, owner: { ...real.owner, pid: -1 } })],
+  ['a pid of 0', (real) => ({ ...real, owner: { ...real.owner, pid: 0 } })],
+  ['a pid of NaN', (real) => ({ ...real, owner: { ...real.owner, pid: Number.NaN } })],
+  ['a pid of 1.5', (real) => ({ ...real, owner: { ...real.owner, pid: 1.5 } })],
+  ['a pid of "42"', (real) => ({ ...real, owner: { ...real.owner, pid: '42' } })],
   ['an unknown disposition', (real) => ({ ...real, disposition: 'joined' })],
   ['no owner', (real) => ({ disposition: real.disposition })],
   ['undefined', () => undefined],
@@ -158,6 +165,19 @@ describe('a claim registry whose ensure answers what the pipeline cannot read', 
     expect(runtime.inspect()).toEqual(before)
     expect(h.provider.getPty(owner.id)?.live).toBe(true)
     await h.controller.dispose()
+  })
+
+  it('a pid of null (not reported) or a positive integer is accepted', async () => {
+    for (const pid of [null, 4242]) {
+      const { claims, spoil } = registryAnswering((real) => ({ ...real, owner: { ...real.owner, pid } }))
+      const h = createHarness({ controller: { claims } })
+      const owner = await h.run(h.controller.spawn({ claim }))
+      spoil()
+      const adopted = await h.run(h.controller.spawn({ claim }))
+      // (The controller tracks the owner already: it keeps the pid its own start reported.)
+      expect(adopted).toMatchObject({ id: owner.id, pid: owner.pid, isReattach: true, claimDisposition: 'adopted' })
+      await h.controller.dispose()
+    }
   })
 
   it('an incarnationId of null (an empty SQL or JSON column) is read as not attested, as for a slot store', async () => {
