@@ -6,6 +6,7 @@ import { spawnFresh } from './fresh-spawn-stage.js'
 import {
   admitPreAllocatedHandle,
   holdScopeLease,
+  NO_SCOPE_LEASE,
   prepareExecutionContext,
   readOutputSequence,
   rebaseOutputSequenceOnProvider,
@@ -29,7 +30,7 @@ import type { PtySpawnOutcome } from './types.js'
  */
 async function runStages(state: RuntimePtySpawnState): Promise<PtySpawnOutcome> {
   const lease = requestScopeLease(state) // 1. scope lease
-  if (lease !== undefined) holdScopeLease(state, isPromiseLike(lease) ? await lease : lease)
+  if (lease !== NO_SCOPE_LEASE) holdScopeLease(state, isPromiseLike(lease) ? await lease : lease)
   admitPreAllocatedHandle(state) // 2. pre-allocated handle
   const slotOwnerLookup = lookUpSlotOwner(state) // 3. slot owner
   if (slotOwnerLookup !== undefined) state.slotOwner = await slotOwnerLookup

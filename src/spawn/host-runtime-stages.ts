@@ -10,21 +10,38 @@ import type { ScopeSpawnLeaseRelease } from './types.js'
 // where a hook may answer later, the run awaits it in its own frame, and only when it did answer
 // with a promise (see runStages).
 
+/** What {@link requestScopeLease} answers for a runtime that takes no leases (it has no `acquireScopeSpawn`). */
+export const NO_SCOPE_LEASE: unique symbol = Symbol('no scope lease')
+
 /**
  * Stage 1, asking: the runtime's answer to the scope's shared spawn lease — a release function, or
- * a promise of one while an exclusive holder keeps the scope; `undefined` when the runtime takes
- * no leases. The run waits only for a promise, then holds the lease with
- * {@link holdScopeLease}.
+ * a promise of one while an exclusive holder keeps the scope (unchecked here: see
+ * {@link holdScopeLease}); {@link NO_SCOPE_LEASE} when the runtime takes no leases. The run waits
+ * only for a promise, then holds the lease with {@link holdScopeLease}.
  */
-export function requestScopeLease(state: RuntimePtySpawnState): ScopeSpawnLeaseRelease | Promise<ScopeSpawnLeaseRelease> | undefined {
+export function requestScopeLease(state: RuntimePtySpawnState): unknown {
   state.stage = 'scope_lease'
   const runtime = state.deps.runtime
-  return runtime?.acquireScopeSpawn?.(state.args.scopeId)
+  if (runtime?.acquireScopeSpawn === undefined) return NO_SCOPE_LEASE
+  return runtime.acquireScopeSpawn(state.args.scopeId)
 }
 
-/** Stage 1, holding: the granted lease is released on every path (success too). */
-export function holdScopeLease(state: RuntimePtySpawnState, release: ScopeSpawnLeaseRelease): void {
-  state.journal.record('release scope lease', release, RUN_ALWAYS)
+/**
+ * Stage 1, holding: the granted lease is released on every path (success too). An answer that is
+ * not a release function fails the spawn at once with `scope_lease_refused`, naming the hook and
+ * showing the answer: kept, it was called only at the end of the spawn, threw there, and the lease
+ * the runtime may hold was never released.
+ */
+export function holdScopeLease(state: RuntimePtySpawnState, release: unknown): void {
+  if (typeof release !== 'function') {
+    const scopeId = state.args.scopeId
+    throw ownSpawnError(
+      state,
+      'scope_lease_refused',
+      `The runtime's acquireScopeSpawn answered ${describeValue(release)} ${scopeId === undefined ? 'without a scope' : `for scope ${JSON.stringify(scopeId)}`}: expected the lease's release function (or a promise of it)`,
+    )
+  }
+  state.journal.record('release scope lease', release as ScopeSpawnLeaseRelease, RUN_ALWAYS)
 }
 
 /** Stage 2: trust the caller's pre-allocated handle for this spawn only (revoked on every path). */

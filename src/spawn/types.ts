@@ -70,7 +70,8 @@ export type PtyExecutionContext = {
 export type PtySpawnRuntime = {
   /**
    * Take a shared lease on the scope's terminal-mutation lock before anything else; released on
-   * every path. May wait behind an exclusive holder, or throw to refuse the spawn.
+   * every path. May wait behind an exclusive holder, or throw to refuse the spawn. An answer that
+   * is not a release function (nor a promise of one) refuses the spawn with `scope_lease_refused`.
    */
   acquireScopeSpawn?(scopeId: string | undefined): ScopeSpawnLeaseRelease | Promise<ScopeSpawnLeaseRelease>
   /** Trust the caller's pre-allocated terminal handle for the duration of this spawn. */
