@@ -44,20 +44,22 @@ export class Bookkeeping {
   }
 
   /**
-   * The runtime's output sequence of a PTY the pipeline just committed (0 when it has no
-   * `getPtyOutputSequence`). A runtime that throws is reported and read as 0: the PTY is running
-   * and registered, and failing its spawn would leave it untracked. So is an answer that is not a
-   * sequence (a finite number ≥ 0): trusted, it became the PTY's sequence, and a controller
-   * counting on its own built every `seq` on it (`"x3"`, `NaN`).
+   * The runtime's output sequence of a PTY the pipeline just committed, or an attach just attached
+   * (0 when it has no `getPtyOutputSequence`). A runtime that throws, or answers no sequence (a
+   * finite number ≥ 0), is reported and read as 0: the PTY is running and registered, and failing
+   * its spawn would leave it untracked.
    */
   runtimeOutputSequence(ptyId: string): number {
-    let answer: unknown = 0
+    const runtime = this.#core.runtime
+    if (runtime.getPtyOutputSequence === undefined) return 0
+    let sequence = 0
     this.#guarded('The runtime threw from getPtyOutputSequence', ptyId, () => {
-      answer = this.#core.runtime.getPtyOutputSequence?.(ptyId) ?? 0
+      const answer: unknown = runtime.getPtyOutputSequence?.(ptyId)
+      // Why checked: the record's sequence is what every data event's `seq` counts on from ("x5", NaN).
+      if (isOutputSequence(answer)) sequence = answer
+      else this.#core.report('bookkeeping_failed', `The runtime answered getPtyOutputSequence with ${describeValue(answer)}, not an output sequence (a finite number ≥ 0)`, undefined, ptyId)
     })
-    if (isOutputSequence(answer)) return answer
-    this.#core.report('bookkeeping_failed', `The runtime answered getPtyOutputSequence with ${describeValue(answer)}, not an output sequence (a finite number ≥ 0)`, undefined, ptyId)
-    return 0
+    return sequence
   }
 
   /** Undo the runtime's last sequence rebase of the PTY (`undoPtyOutputSequenceSync`), as a rollback of the spawn pipeline does. */
