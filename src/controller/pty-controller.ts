@@ -141,8 +141,9 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
   /**
    * Attach-only adoption of a live PTY the controller does not track yet (the provider is asked
    * with `attachOnly`; never creates). `true` at once for a PTY already tracked live; `false` on
-   * any doubt (no such PTY, a different id in the reply, an exited process, a failure) and at once
-   * for an aborted `signal`, tracking nothing.
+   * any doubt (no such PTY, a different id in the reply, an exited process, a failure — a runtime
+   * whose sequence rebase throws or answers no sequence is also reported, `bookkeeping_failed`) and
+   * at once for an aborted `signal`, tracking nothing.
    *
    * @throws TypeError (as a rejection) for a malformed `ptyId` or `options`: not an object, an option
    * other than `hostId` and `signal` (named), a `signal` that is not an `AbortSignal`.

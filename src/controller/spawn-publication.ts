@@ -60,6 +60,9 @@ const OWNS_NOTHING: RecordOwnership = { scopeId: undefined, slot: undefined, cla
 /** No records (the answer for most spawns, shared). */
 const NO_RECORDS: readonly PtyRecord[] = Object.freeze([])
 
+/** An attach's sequence rebase the runtime failed (see `SpawnPublication.#rebaseAttached`): the attach answers `false`. */
+const REBASE_REFUSED: unique symbol = Symbol('rebase refused')
+
 /** The event buffer's first mark: every event still held (the incarnation fence picks a record's own). */
 const ALL_HELD = 0
 
@@ -415,21 +418,22 @@ export class SpawnPublication {
         return true
       }
       if (current !== undefined && current.state === 'live') return current.hostId === hostId
-      // As a spawn's re-attach does: the reply's providerSequence places the stream.
-      const reconciled: unknown =
-        result.providerSequence === undefined
-          ? undefined
-          : (core.runtime.synchronizePtyOutputSequenceFromProvider?.(result.id, result.providerSequence, sequenceBefore) ?? null)
-      if (reconciled !== undefined && reconciled !== null && !isOutputSequence(reconciled)) {
-        // Refused as the pipeline's stage 11 refuses a spawn's (`commit_failed`), the rebase undone:
-        // trusted, it became the PTY's sequence and every `seq` was built on it ("seventeen3").
-        // Checked before the ended record under the id is superseded: a refused attach leaves it be.
-        core.report('bookkeeping_failed', malformedRebaseAnswer(reconciled, result.id), undefined, result.id)
-        this.#bookkeeping.undoRuntimeSequenceSync(result.id)
+      // As a spawn's re-attach does: the reply's providerSequence places the stream. Before the
+      // supersede: a runtime that fails the rebase refuses the attach, and the id's previous record
+      // must stay the id's (superseded by an attach that published nothing, its later death was
+      // never published and released neither its claim nor its slot, and disposal skipped it).
+      const reconciled = this.#rebaseAttached(result, sequenceBefore)
+      if (reconciled === REBASE_REFUSED) {
+        // A `kill` of the id marked this attach (it answered `true`): what it attached is stopped,
+        // as when `dispose()` overtakes it; an adoption's attach so settled does not stop it twice.
+        if (coming.stopRequested) {
+          this.#stopUntracked(provider, ptyId, result)
+          coming.settled = true
+        }
         return false
       }
       if (current !== undefined) this.#exits.supersede(current)
-      const record = this.#recordFromReply(hostId, provider, result, {}, OWNS_NOTHING, reconciled as number | null | undefined)
+      const record = this.#recordFromReply(hostId, provider, result, {}, OWNS_NOTHING, reconciled)
       this.#publish(record, inFlight, true, result)
       this.#landed(coming, record)
       return true
@@ -439,6 +443,32 @@ export class SpawnPublication {
       core.records.release(coming)
       this.#intake.endInFlight(inFlight)
     }
+  }
+
+  /**
+   * An attach's sequence rebase (the pipeline's stage 11, the same rule): the reconciled sequence;
+   * `null` when the runtime refused the provider's numbers (or has no hook); `undefined` when the
+   * reply carries no provider sequence; {@link REBASE_REFUSED} when the runtime threw, or answered
+   * neither `null` nor a sequence (a finite number ≥ 0) — reported as `bookkeeping_failed`, naming
+   * the hook and showing the answer, and the rebase undone (`undoPtyOutputSequenceSync`).
+   */
+  #rebaseAttached(result: PtySpawnResult, sequenceBefore: number): number | null | undefined | typeof REBASE_REFUSED {
+    if (result.providerSequence === undefined) return undefined
+    const core = this.#core
+    const runtime = core.runtime
+    if (runtime.synchronizePtyOutputSequenceFromProvider === undefined) return null
+    let answer: unknown
+    try {
+      answer = runtime.synchronizePtyOutputSequenceFromProvider(result.id, result.providerSequence, sequenceBefore) ?? null
+    } catch (error) {
+      core.report('bookkeeping_failed', 'The runtime threw from synchronizePtyOutputSequenceFromProvider', error, result.id)
+      return REBASE_REFUSED
+    }
+    if (answer === null || isOutputSequence(answer)) return answer
+    // Why undone: the runtime may have applied the rebase it answered for (the pipeline undoes it too).
+    this.#bookkeeping.undoRuntimeSequenceSync(result.id)
+    core.report('bookkeeping_failed', malformedRebaseAnswer(answer, result.id), undefined, result.id)
+    return REBASE_REFUSED
   }
 
   /**
