@@ -1,7 +1,7 @@
 import type { ExecutionHostId, PtySpawnResult } from '../contracts/index.js'
+import { describeValue } from '../contracts/describe-value.js'
 import { isOutputSequence, malformedRebaseAnswer } from './output-sequence-answer.js'
 import { RUN_ALWAYS } from './rollback-journal.js'
-import { isOutputSequence } from './output-sequence-answer.js'
 import { ownSpawnError } from './spawn-failure.js'
 import type { RuntimePtySpawnState } from './spawn-state.js'
 import type { ScopeSpawnLeaseRelease } from './types.js'
