@@ -16,6 +16,12 @@ import type { PtyRecord } from './pty-record.js'
 export class OutputDelivery {
   readonly #core: ControllerCore
   readonly #batcher: OutputBatcher | null
+  /**
+   * The incarnations whose runtime `notePtyOutput` failed (threw, or answered no sequence) and was
+   * reported: once per incarnation, not per chunk — a runtime that always fails would otherwise
+   * report every chunk (~235 per MB), an error storm the host cannot act on more than once.
+   */
+  readonly #countFailureReported = new WeakSet<PtyRecord>()
 
   constructor(core: ControllerCore) {
     this.#core = core
@@ -78,13 +84,20 @@ export class OutputDelivery {
         // Why checked: trusted, an answer of "x" or NaN became the PTY's sequence, and every later
         // data event's `seq` was built on it ("x5", NaN). Counted here instead, as without the hook.
         if (isOutputSequence(answer)) seq = answer
-        else core.report('bookkeeping_failed', `The runtime answered notePtyOutput with ${describeValue(answer)}, not an output sequence (a finite number ≥ 0)`, undefined, record.ptyId)
+        else this.#reportCountFailure(record, `The runtime answered notePtyOutput with ${describeValue(answer)}, not an output sequence (a finite number ≥ 0)`, undefined)
       } catch (error) {
-        core.report('bookkeeping_failed', 'The runtime threw from notePtyOutput', error, record.ptyId)
+        this.#reportCountFailure(record, 'The runtime threw from notePtyOutput', error)
       }
     }
     record.outputSequence = seq
     return seq
+  }
+
+  /** Report a failed `notePtyOutput` (`bookkeeping_failed`), once per incarnation (see `#countFailureReported`). */
+  #reportCountFailure(record: PtyRecord, message: string, cause: unknown): void {
+    if (this.#countFailureReported.has(record)) return
+    this.#countFailureReported.add(record)
+    this.#core.report('bookkeeping_failed', `${message} (reported once for this PTY: the controller counts its output itself while the runtime fails)`, cause, record.ptyId)
   }
 
   /**
