@@ -40,79 +40,55 @@ export type ControllerCore = {
   readonly report: ControllerReport
   /** Whether `dispose()` was called. */
   readonly disposed: () => boolean
-  /** The providers whose refusal as disposed was reported already (once each: see {@link reportProviderDisposed}). */
+  /** The providers whose refusal as disposed was reported already (once each: see {@link reportProviderGone}). */
   readonly disposedProvidersReported: WeakSet<PtyProvider>
-  /** The providers whose refusal as detached was reported already (once each: see {@link reportProviderDetached}). */
+  /** The providers whose refusal as detached was reported already (once each: see {@link reportProviderGone}). */
   readonly detachedProvidersReported: WeakSet<PtyProvider>
 }
 
 /**
- * Whether `error` is a provider's refusal of a call made after its `dispose()` (`code:
- * 'provider_disposed'`, the rule of `PtyProvider.dispose`): every method of a disposed provider
- * but `dispose` and its subscriptions refuses so.
+ * How a provider refused a call for being gone: `provider_disposed` — its `dispose()` ran (the rule
+ * of `PtyProvider.dispose`: every method but `dispose` and the subscriptions refuses so; a disposed
+ * provider stopped its PTYs and reported their exits) — or `provider_detached` — the pty host
+ * provider's `detach()` closed its connection and left every session running: it stops nothing and
+ * reports no exit, so a stop refused so is not carried out and no exit report will come to settle it.
  */
-export function isProviderDisposedRefusal(error: unknown): boolean {
-  return carriesErrorCode(error, 'provider_disposed')
+export type ProviderGone = 'provider_disposed' | 'provider_detached'
+
+/** Whether `error` is a provider's refusal for being gone, and which ({@link ProviderGone}); `null` when it is neither. */
+export function providerGoneRefusal(error: unknown): ProviderGone | null {
+  if (carriesErrorCode(error, 'provider_disposed')) return 'provider_disposed'
+  if (carriesErrorCode(error, 'provider_detached')) return 'provider_detached'
+  return null
+}
+
+/** What the one report of a gone provider says, by how it went. */
+const PROVIDER_GONE_MESSAGES: Record<ProviderGone, (name: string) => string> = {
+  provider_disposed: (name) =>
+    `Provider ${name} was disposed before the controller, so its PTYs whose exit it did not report can no longer be stopped, verified or asked about (dispose the controller first)`,
+  provider_detached: (name) =>
+    `Provider ${name} was detached before the controller, so its PTYs keep running where the controller can no longer stop, verify or ask about them (attach them with a new provider; to let them go, dispose the controller with stopPtys: false)`,
 }
 
 /**
- * Report, once per provider, that a call met the provider disposed (`code`: what the call's own
- * failure is reported as — `shutdown_failed`, `listing_failed`, `provider_threw`…). The host
- * disposed the provider before (or while) the controller that uses it: each later call the
- * controller makes for a PTY whose exit the provider never reported is refused the same way, and a
- * report per PTY and call was noise the host cannot act on (a stop's hang-up, force and
- * verification, each PTY of a `dispose()`): one says it all.
- */
-export function reportProviderDisposed(core: ControllerCore, provider: PtyProvider, code: PtyControllerErrorCode, error: unknown): void {
-  if (core.disposedProvidersReported.has(provider)) return
-  core.disposedProvidersReported.add(provider)
-  core.report(
-    code,
-    `Provider ${provider.name} was disposed before the controller, so its PTYs whose exit it did not report can no longer be stopped, verified or asked about (dispose the controller first)`,
-    error,
-  )
-}
-
-/**
- * Whether `error` is a provider's refusal of a call made after it was detached (`code:
- * 'provider_detached'`: the pty host provider's `detach()` closed its connection and left every
- * session running). Unlike a disposed provider, a detached one stops nothing and reports no exit:
- * its PTYs run on where this controller can no longer reach them — a stop refused so is not
- * carried out, and no exit report will come to settle it.
- */
-export function isProviderDetachedRefusal(error: unknown): boolean {
-  return carriesErrorCode(error, 'provider_detached')
-}
-
-/**
- * Report, once per provider, that a call met the provider detached (`code`: what the call's own
- * failure is reported as — `shutdown_failed`, `listing_failed`…). Why once, as for a disposed
- * provider: every later stop, verification and listing the controller makes for the provider's
- * PTYs is refused the same way — a `controller.dispose()` after a detach of 300 PTYs reported 600
- * `shutdown_failed` (each stop's hang-up and force), and each late `kill` or listing one more —,
- * noise the host cannot act on: one says it all. (A provider detached and then disposed is
+ * Report a provider's refusal for being gone ({@link providerGoneRefusal}) once per provider and
+ * way (`code`: what the call's own failure is reported as — `shutdown_failed`, `listing_failed`,
+ * `provider_threw`…); answers how it went, or `null` when `error` is no such refusal (the caller
+ * reports it as its own failure). Why once: every later call the controller makes for the
+ * provider's PTYs is refused the same way, and a report per PTY and call was noise the host cannot
+ * act on — a `controller.dispose()` after a detach of 300 PTYs reported 600 `shutdown_failed`
+ * (each stop's hang-up and force); one says it all. (A provider detached and then disposed is
  * reported once for each.)
  */
-export function reportProviderDetached(core: ControllerCore, provider: PtyProvider, code: PtyControllerErrorCode, error: unknown): void {
-  if (core.detachedProvidersReported.has(provider)) return
-  core.detachedProvidersReported.add(provider)
-  core.report(
-    code,
-    `Provider ${provider.name} was detached before the controller, so its PTYs keep running where the controller can no longer stop, verify or ask about them (attach them with a new provider; to let them go, dispose the controller with stopPtys: false)`,
-    error,
-  )
-}
-
-/**
- * Report a provider's refusal as disposed or detached once per provider
- * ({@link reportProviderDisposed}, {@link reportProviderDetached}); `false` when `error` is
- * neither (the caller reports it as its own failure).
- */
-export function reportProviderGone(core: ControllerCore, provider: PtyProvider, code: PtyControllerErrorCode, error: unknown): boolean {
-  if (isProviderDisposedRefusal(error)) reportProviderDisposed(core, provider, code, error)
-  else if (isProviderDetachedRefusal(error)) reportProviderDetached(core, provider, code, error)
-  else return false
-  return true
+export function reportProviderGone(core: ControllerCore, provider: PtyProvider, code: PtyControllerErrorCode, error: unknown): ProviderGone | null {
+  const gone = providerGoneRefusal(error)
+  if (gone === null) return null
+  const reported = gone === 'provider_disposed' ? core.disposedProvidersReported : core.detachedProvidersReported
+  if (!reported.has(provider)) {
+    reported.add(provider)
+    core.report(code, PROVIDER_GONE_MESSAGES[gone](provider.name), error)
+  }
+  return gone
 }
 
 /**
@@ -121,6 +97,6 @@ export function reportProviderGone(core: ControllerCore, provider: PtyProvider, 
  */
 export function reportProviderThrow(core: ControllerCore, provider: PtyProvider, what: string, error: unknown, ptyId?: string): void {
   // A disposed (or detached) provider refuses every call: said once for the provider, not per call.
-  if (reportProviderGone(core, provider, 'provider_threw', error)) return
+  if (reportProviderGone(core, provider, 'provider_threw', error) !== null) return
   core.report('provider_threw', `Provider ${provider.name} threw from ${what}`, error, ptyId)
 }

@@ -167,7 +167,7 @@ export class OutputDelivery {
         record.provider.acknowledgeData(record.ptyId, credited)
       } catch (error) {
         // A disposed (or detached) provider's refusal: once for the provider, not per acknowledgement.
-        if (!reportProviderGone(this.#core, record.provider, 'flow_control_failed', error)) this.#core.report('flow_control_failed', `Provider ${record.provider.name} threw from acknowledgeData`, error, record.ptyId)
+        if (reportProviderGone(this.#core, record.provider, 'flow_control_failed', error) === null) this.#core.report('flow_control_failed', `Provider ${record.provider.name} threw from acknowledgeData`, error, record.ptyId)
       }
     }
   }

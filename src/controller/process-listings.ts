@@ -102,7 +102,7 @@ export class ProcessListings {
     // A disposed (or detached) provider refuses every listing: said once for it (the caller's
     // rejection says it each time).
     const provider = this.#core.options.providers.get(hostId)
-    if (provider === undefined || !reportProviderGone(this.#core, provider, 'listing_failed', answer.cause)) this.#core.report('listing_failed', answer.message, answer.cause)
+    if (provider === undefined || reportProviderGone(this.#core, provider, 'listing_failed', answer.cause) === null) this.#core.report('listing_failed', answer.message, answer.cause)
   }
 
   /**

@@ -54,7 +54,7 @@ export class ProviderFlowTarget implements ProducerFlowTarget {
     } catch (error) {
       // Why swallowed: flow control is an optimization riding the data path; it never stops delivery.
       // A disposed (or detached) provider's refusal: once for the provider, not per pause and resume.
-      if (reportProviderGone(this.#core, this.#provider, 'flow_control_failed', error)) return
+      if (reportProviderGone(this.#core, this.#provider, 'flow_control_failed', error) !== null) return
       this.#core.report('flow_control_failed', `Provider ${this.#provider.name} threw from ${method}`, error, this.#ptyId)
     }
   }

@@ -8,7 +8,7 @@ import {
 } from '../contracts/index.js'
 import { isPromiseLike } from '../contracts/promise-like.js'
 import { refusedOptionOf } from '../spawn/provider-option-refusal.js'
-import { isProviderDetachedRefusal, isProviderDisposedRefusal, reportProviderGone, reportProviderThrow, type ControllerCore } from './controller-core.js'
+import { providerGoneRefusal, reportProviderGone, reportProviderThrow, type ControllerCore } from './controller-core.js'
 
 /**
  * Input to a tracked PTY and its size: writes settled in three values (accepted, refused,
@@ -47,12 +47,12 @@ export class PtyInput {
     } catch (error) {
       reportProviderThrow(core, provider, method, error, ptyId)
       // A disposed (or detached) provider's refusal (the rule of `PtyProvider.dispose`): thrown before any I/O.
-      if (isProviderDisposedRefusal(error) || isProviderDetachedRefusal(error)) return refusedWrite('provider_refused_write')
+      if (providerGoneRefusal(error) !== null) return refusedWrite('provider_refused_write')
       return unverifiableWrite('provider_threw_after_handoff', true)
     }
     if (isPromiseLike(settlement)) {
       return Promise.resolve(settlement).then(settlementFromProviderWrite, (error: unknown) => {
-        if (!reportProviderGone(core, provider, 'provider_threw', error)) core.report('provider_threw', `Provider ${record.provider.name} rejected a write settlement`, error, ptyId)
+        if (reportProviderGone(core, provider, 'provider_threw', error) === null) core.report('provider_threw', `Provider ${record.provider.name} rejected a write settlement`, error, ptyId)
         return unverifiableWrite('provider_threw_after_handoff', true)
       })
     }

@@ -1,6 +1,6 @@
 import { callProvider } from '../contracts/call-provider.js'
 import { clampTimerDelay, type PtyIncarnationId, type PtyProvider, type PtyShutdownOptions } from '../contracts/index.js'
-import { isProviderDetachedRefusal, isProviderDisposedRefusal, reportProviderDetached, reportProviderDisposed, type ControllerCore } from './controller-core.js'
+import { reportProviderGone, type ControllerCore } from './controller-core.js'
 
 /**
  * How a dispatched shutdown ended: carried out, refused/failed (reported `shutdown_failed`),
@@ -34,14 +34,9 @@ export function dispatchShutdown(
   return callProvider(() => provider.shutdown(ptyId, options)).then(
     () => 'resolved' as const,
     (error: unknown) => {
-      if (isProviderDisposedRefusal(error)) {
-        reportProviderDisposed(core, provider, 'shutdown_failed', error)
-        return 'provider_disposed' as const
-      }
-      if (isProviderDetachedRefusal(error)) {
-        reportProviderDetached(core, provider, 'shutdown_failed', error)
-        return 'provider_detached' as const
-      }
+      // A gone provider (disposed, or detached) refuses every stop: reported once for the provider.
+      const gone = reportProviderGone(core, provider, 'shutdown_failed', error)
+      if (gone !== null) return gone
       core.report('shutdown_failed', `Provider ${provider.name} could not shut down ${ptyId}`, error, ptyId)
       return 'rejected' as const
     },

@@ -1,5 +1,5 @@
 import { clampTimerDelay } from '../contracts/index.js'
-import { isProviderDetachedRefusal, isProviderDisposedRefusal, reportProviderDetached, reportProviderDisposed, type ControllerCore } from './controller-core.js'
+import { providerGoneRefusal, reportProviderGone, type ControllerCore } from './controller-core.js'
 import type { ExitPublication } from './exit-publication.js'
 import { PTY_LIVENESS_REASONS } from './liveness-reasons.js'
 import type { OutputDelivery } from './output-delivery.js'
@@ -165,16 +165,10 @@ async function verifyGone(context: StopPhaseContext, stop: TrackedStop): Promise
       if (record.state === 'live') context.exits.setLiveness(record, { kind: 'live' })
       return false
     case 'failed':
-      if (isProviderDisposedRefusal(verification.error)) {
-        if (record.state === 'exited') return true
-        reportProviderDisposed(context.core, record.provider, 'listing_failed', verification.error)
-        return 'provider_disposed'
-      }
-      if (isProviderDetachedRefusal(verification.error)) {
-        if (record.state === 'exited') return true
-        reportProviderDetached(context.core, record.provider, 'listing_failed', verification.error)
-        return 'provider_detached'
-      }
+      // The provider is gone (disposed, or detached): an exit it reported before still verifies.
+      if (providerGoneRefusal(verification.error) !== null && record.state === 'exited') return true
+      const gone = reportProviderGone(context.core, record.provider, 'listing_failed', verification.error)
+      if (gone !== null) return gone
       context.core.report('listing_failed', `Provider ${record.provider.name} could not list processes to verify a stop`, verification.error, record.ptyId)
       if (record.state === 'live') {
         context.exits.setLiveness(record, { kind: 'unverifiable', reason: PTY_LIVENESS_REASONS.verificationFailed })
@@ -192,7 +186,7 @@ async function verifyGone(context: StopPhaseContext, stop: TrackedStop): Promise
  * more. Its own exit report is the only evidence (a disposed provider stopped its PTYs and reported
  * their exits; the stop answers `true` once that exit arrives, without a `listing_failed` per PTY
  * and step, which was noise the host could not act on). Without it the PTY stays in doubt
- * (`false`, liveness `unverifiable`), reported once per provider ({@link reportProviderDisposed}).
+ * (`false`, liveness `unverifiable`), reported once per provider ({@link reportProviderGone}).
  */
 function providerDisposedDoubt(context: StopPhaseContext, record: PtyRecord): boolean {
   if (record.state === 'exited') return finish(context, record)
@@ -207,7 +201,7 @@ function providerDisposedDoubt(context: StopPhaseContext, record: PtyRecord): bo
  * `false` at once, never after the whole budget, unless the provider reported the exit before.
  * A refused step stopped nothing: the PTY is published `stop_unverified` (liveness `unverifiable`,
  * `shutdown_failed`), as a stop the provider refused; a refused verification leaves the stop
- * unverified (`stop_verification_failed`). Reported once per provider ({@link reportProviderDetached}).
+ * unverified (`stop_verification_failed`). Reported once per provider ({@link reportProviderGone}).
  */
 function providerDetachedDoubt(context: StopPhaseContext, record: PtyRecord, refused: 'stop' | 'verification'): boolean {
   if (record.state === 'exited') return finish(context, record)
