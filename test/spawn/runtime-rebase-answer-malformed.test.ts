@@ -48,17 +48,26 @@ describe('a runtime whose sequence rebase answers neither a sequence nor null', 
     }
   })
 
-  it('under the controller, no data event carries a sequence built on the malformed answer', async () => {
+  it('under the controller, the output the PTY wrote while its spawn was in flight is never published (no seq built on the answer)', async () => {
     const fake = createFakePtyProvider()
     const { notePtyOutput: _counted, ...rest } = createInMemoryPtyRuntime()
-    const runtime = { ...rest, synchronizePtyOutputSequenceFromProvider: () => 'seventeen' as unknown as number }
+    const runtime = {
+      ...rest,
+      // The PTY writes while its spawn is in flight (the provider answered, the pipeline runs on):
+      // trusted, the answer became its sequence and this output was published as seq "seventeen3".
+      synchronizePtyOutputSequenceFromProvider: (ptyId: string) => {
+        fake.emitData(ptyId, 'abc')
+        return 'seventeen' as unknown as number
+      },
+    }
     const controller = createPtyController({ provider: fake, runtime })
     const seqs: unknown[] = []
     controller.on('data', (event) => seqs.push(event.seq))
     await expect(controller.spawn({ sessionId: 'p', file: '/bin/sh' })).rejects.toMatchObject({ code: 'commit_failed' })
+    await fake.settle()
     expect(fake.livePtyIds()).toEqual([])
     expect(controller.hasPty('p')).not.toBe(true)
-    expect(seqs.filter((seq) => typeof seq !== 'number')).toEqual([])
+    expect(seqs).toEqual([])
     await controller.dispose()
   })
 })
