@@ -34,7 +34,8 @@ export type PtyControllerRuntime = PtySpawnRuntime & {
   /**
    * Admit `chars` raw output chars for the PTY and return its new output sequence (a finite number
    * ≥ 0). Without it the controller counts per PTY itself, starting from the spawn's reconciled
-   * sequence; it does so too for an answer that is not a sequence, reported as `bookkeeping_failed`.
+   * sequence; it does so too for a chunk whose call throws or answers no sequence, reported as
+   * `bookkeeping_failed` once per PTY (the first failure; a later sequence answer is used again).
    */
   notePtyOutput?(ptyId: string, chars: number): number
   /**

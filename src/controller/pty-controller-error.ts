@@ -47,12 +47,14 @@ export function isPtyControllerDisposedError(value: unknown): value is PtyContro
  * - `listing_failed`: a host's process listing failed or timed out;
  * - `bookkeeping_failed`: the runtime, slot store or claim registry threw while the controller
  *   recorded an exit or released an owner, or while it read or started the output sequence of a
- *   PTY the spawn pipeline had already committed (the spawn still resolves: the PTY runs); a
- *   `getPtyOutputSequence` or `notePtyOutput` answer that is not a sequence (a finite number ≥ 0;
- *   the message names the hook and shows the answer), for which the controller counts on its own; or
- *   when an `attach` (an `adoptSlot`'s too) found the runtime's sequence rebase
- *   (`synchronizePtyOutputSequenceFromProvider`) throwing or answering neither `null` nor a sequence
- *   (a finite number ≥ 0; the message shows the answer): that attach answers `false`;
+ *   PTY the spawn pipeline had already committed or an `attach` attached (the spawn still resolves:
+ *   the PTY runs). Also a runtime output-sequence answer that is not a sequence (a finite number
+ *   ≥ 0; the message names the hook and shows the answer): a `getPtyOutputSequence` answer
+ *   (`undefined` too), for which that PTY is counted from 0; a `notePtyOutput` that fails (throws,
+ *   or answers no sequence), reported once per PTY while the controller counts that PTY's output
+ *   itself; and, in an `attach` (an `adoptSlot`'s too), a sequence rebase
+ *   (`synchronizePtyOutputSequenceFromProvider`) that throws or answers neither `null` nor a
+ *   sequence (that answer's rebase undone): that attach answers `false`;
  * - `output_dropped`: output held for spawns in flight passed `IN_FLIGHT_OUTPUT_BUFFER_MAX_CHARS`
  *   (a hung spawn while a chatty PTY kept writing); the oldest was dropped. The spawn that then
  *   publishes the PTY also reports what was dropped as an `outputLoss`;

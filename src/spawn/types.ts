@@ -97,8 +97,8 @@ export type PtySpawnRuntime = {
   notePtyExit?(ptyId: string, incarnationId?: PtyIncarnationId): void
   /**
    * The count of raw output chars admitted for the PTY so far (a finite number ≥ 0); 0 when
-   * unknown. A controller that reads it as a committed PTY's sequence reports any other answer
-   * (`bookkeeping_failed`) and counts from 0.
+   * unknown. A controller that reads it as a committed or attached PTY's sequence reports any other
+   * answer (`undefined` too: `bookkeeping_failed`) and counts from 0.
    */
   getPtyOutputSequence?(ptyId: string): number
   /**
