@@ -1,7 +1,6 @@
 import type { ProviderSequence, PtyIncarnationId, PtySlot } from '../contracts/index.js'
-import { describeValue } from '../contracts/describe-value.js'
 import type { PtySlotOwner } from '../spawn/index.js'
-import { isOutputSequence } from '../spawn/output-sequence-answer.js'
+import { isOutputSequence, malformedSequenceAnswer } from '../spawn/output-sequence-answer.js'
 import type { ControllerCore } from './controller-core.js'
 
 /**
@@ -57,7 +56,7 @@ export class Bookkeeping {
       const answer: unknown = runtime.getPtyOutputSequence?.(ptyId)
       // Why checked: the record's sequence is what every data event's `seq` counts on from ("x5", NaN).
       if (isOutputSequence(answer)) sequence = answer
-      else this.#core.report('bookkeeping_failed', `The runtime answered getPtyOutputSequence with ${describeValue(answer)}, not an output sequence (a finite number ≥ 0)`, undefined, ptyId)
+      else this.#core.report('bookkeeping_failed', malformedSequenceAnswer('getPtyOutputSequence', answer), undefined, ptyId)
     })
     return sequence
   }

@@ -1,6 +1,5 @@
-import { describeValue } from '../contracts/describe-value.js'
 import type { PtyProvider } from '../contracts/index.js'
-import { isOutputSequence } from '../spawn/output-sequence-answer.js'
+import { isOutputSequence, malformedSequenceAnswer } from '../spawn/output-sequence-answer.js'
 import { reportProviderGone, type ControllerCore } from './controller-core.js'
 import type { ProducerFlowState } from './flow-control.js'
 import { OutputBatcher, type OutputChunk } from './output-batching.js'
@@ -84,7 +83,7 @@ export class OutputDelivery {
         // Why checked: trusted, an answer of "x" or NaN became the PTY's sequence, and every later
         // data event's `seq` was built on it ("x5", NaN). Counted here instead, as without the hook.
         if (isOutputSequence(answer)) seq = answer
-        else this.#reportCountFailure(record, `The runtime answered notePtyOutput with ${describeValue(answer)}, not an output sequence (a finite number ≥ 0)`, undefined)
+        else this.#reportCountFailure(record, malformedSequenceAnswer('notePtyOutput', answer), undefined)
       } catch (error) {
         this.#reportCountFailure(record, 'The runtime threw from notePtyOutput', error)
       }

@@ -11,6 +11,14 @@ export function isOutputSequence(value: unknown): value is number {
 }
 
 /**
+ * Internal: what a runtime hook whose answer becomes a PTY's sequence (`getPtyOutputSequence`,
+ * `notePtyOutput`) answering no sequence is told as — the controller's `bookkeeping_failed`.
+ */
+export function malformedSequenceAnswer(hook: 'getPtyOutputSequence' | 'notePtyOutput', answer: unknown): string {
+  return `The runtime answered ${hook} with ${describeValue(answer)}, not an output sequence (a finite number ≥ 0)`
+}
+
+/**
  * Internal: what a sequence rebase (`synchronizePtyOutputSequenceFromProvider`) answering neither
  * `null` nor a sequence is told as — the spawn pipeline's `commit_failed` (stage 11), and the
  * controller's `attach()`, which rebases the PTY it attaches itself.
