@@ -14,6 +14,7 @@ import { createPtyController, type PtyController } from 'ptykit/controller'
 import { createNodePtyProvider } from 'ptykit/node-pty'
 import { createSshProvider } from 'ptykit/ssh'
 import { isDead, waitFor } from '../node-pty/pty-test-support.js'
+import { recordUnhandledRejections } from '../support/unhandled-rejections.js'
 import { hostFixture, providerOn, useCleanups } from '../pty-host/pty-host-test-support.js'
 import { sshOptions, useSshd } from '../ssh/ssh-test-support.js'
 
@@ -89,8 +90,15 @@ async function threeHostsRunning() {
   return { providers, controller, ptys, live, errors, exits }
 }
 
+/** What the late calls of a test did: what threw, rejected, what each stopAndWait answered (and which answered `false`). */
+type LateCallRecord = { threw: string[]; rejected: string[]; stops: boolean[]; falseStops: string[]; pending: Promise<unknown>[] }
+
+function newLateCallRecord(): LateCallRecord {
+  return { threw: [], rejected: [], stops: [], falseStops: [], pending: [] }
+}
+
 /** Callbacks 0–50 ms later call the controller about every PTY: records what threw, rejected and what stopAndWait answered. */
-function lateCalls(controller: PtyController, ptys: Pty[], record: { threw: string[]; rejected: string[]; stops: boolean[]; falseStops?: string[]; pending: Promise<unknown>[] }, label = ''): void {
+function lateCalls(controller: PtyController, ptys: Pty[], record: LateCallRecord, label = ''): void {
   for (const pty of ptys) {
     setTimeout(() => {
       const call = (name: string, run: () => unknown): void => {
@@ -104,7 +112,7 @@ function lateCalls(controller: PtyController, ptys: Pty[], record: { threw: stri
       call('write', () => controller.write(pty.id, 'x', 'driving'))
       call('resize', () => controller.resize(pty.id, 100, 30))
       call('kill', () => controller.kill(pty.id))
-      call('stopAndWait', () => controller.stopAndWait(pty.id, { timeoutMs: 10_000 }).then((verified) => { record.stops.push(verified); if (!verified) record.falseStops?.push(`${label}|${pty.host}|${pty.kind.act} ${pty.kind.args.join(' ')}`) }))
+      call('stopAndWait', () => controller.stopAndWait(pty.id, { timeoutMs: 10_000 }).then((verified) => { record.stops.push(verified); if (!verified) record.falseStops.push(`${label}|${pty.host}|${pty.kind.act} ${pty.kind.args.join(' ')}`) }))
       call('getCwd', () => controller.getCwd(pty.id))
       call('probePtyLiveness', () => controller.probePtyLiveness(pty.id))
       call('listProcesses', () => controller.listProcesses())
@@ -118,81 +126,69 @@ async function settled(record: { pending: Promise<unknown>[] }): Promise<void> {
 }
 
 describe(`one controller over three hosts, ${PER_HOST} PTYs each`, () => {
+  const unhandled = recordUnhandledRejections()
+
   it('true causes; controller.dispose() then each provider.dispose(): late calls answered, no error, nothing left', async () => {
-    const unhandled: unknown[] = []
-    const onUnhandled = (reason: unknown): void => void unhandled.push(reason)
-    process.on('unhandledRejection', onUnhandled)
-    try {
-      const { providers, controller, ptys, live, errors, exits } = await threeHostsRunning()
-      const record = { threw: [] as string[], rejected: [] as string[], stops: [] as boolean[], falseStops: [] as string[], pending: [] as Promise<unknown>[] }
-      const disposal = controller.dispose()
-      lateCalls(controller, ptys, record, 'after controller.dispose')
-      await disposal
-      for (const provider of Object.values(providers)) {
-        const providerDisposal = provider.dispose()
-        lateCalls(controller, ptys, record, `after ${provider.name}.dispose`)
-        await providerDisposal
-      }
-      await settled(record)
-      expect(record.threw).toEqual([])
-      expect(record.rejected).toEqual([])
-      expect(record.falseStops).toEqual([])
-      expect(record.stops).toHaveLength(ptys.length * 4)
-      expect(live.map((pty) => exits.get(pty.id))).toEqual(live.map(() => 'operator_close'))
-      expect(errors).toEqual([])
-      await waitFor(() => (ptys.every((pty) => isDead(pty.pid)) ? true : undefined), 'every program to be gone')
-      expect(unhandled).toEqual([])
-    } finally {
-      process.off('unhandledRejection', onUnhandled)
+    const { providers, controller, ptys, live, errors, exits } = await threeHostsRunning()
+    const record = newLateCallRecord()
+    const disposal = controller.dispose()
+    lateCalls(controller, ptys, record, 'after controller.dispose')
+    await disposal
+    for (const provider of Object.values(providers)) {
+      const providerDisposal = provider.dispose()
+      lateCalls(controller, ptys, record, `after ${provider.name}.dispose`)
+      await providerDisposal
     }
+    await settled(record)
+    expect(record.threw).toEqual([])
+    expect(record.rejected).toEqual([])
+    expect(record.falseStops).toEqual([])
+    expect(record.stops).toHaveLength(ptys.length * 4)
+    expect(live.map((pty) => exits.get(pty.id))).toEqual(live.map(() => 'operator_close'))
+    expect(errors).toEqual([])
+    await waitFor(() => (ptys.every((pty) => isDead(pty.pid)) ? true : undefined), 'every program to be gone')
+    expect(unhandled).toEqual([])
   }, 60_000)
 
   it('true causes; each provider.dispose() first, then controller.dispose(): one error per provider at most, late calls answered, nothing left', async () => {
-    const unhandled: unknown[] = []
-    const onUnhandled = (reason: unknown): void => void unhandled.push(reason)
-    process.on('unhandledRejection', onUnhandled)
-    try {
-      const { providers, controller, ptys, live, errors, exits } = await threeHostsRunning()
-      const record = { threw: [] as string[], rejected: [] as string[], stops: [] as boolean[], falseStops: [] as string[], pending: [] as Promise<unknown>[] }
-      for (const provider of Object.values(providers)) {
-        const providerDisposal = provider.dispose()
-        lateCalls(controller, ptys, record, `after ${provider.name}.dispose`)
-        await providerDisposal
-      }
-      const disposal = controller.dispose()
-      lateCalls(controller, ptys, record, 'after controller.dispose')
-      await disposal
-      await settled(record)
-      expect(record.threw).toEqual([])
-      // A stop begun while its provider is being disposed answers true on a machine with time to
-      // spare: a step the provider refuses `provider_disposed` waits for the exit the disposal
-      // reports (the race that once answered `false` here, 1 run in ~25, is fixed and guarded by
-      // test/controller/stop-during-provider-dispose.test.ts). On an overloaded machine (load
-      // average 12–33 on two cores, 7 Dec) such a stop can meet the provider's own stop deadline
-      // first — node-pty's 5 s disposal still running, its joined stop refused `shutdown_timeout`
-      // — and answer `false`: an honest doubt within its budget, so tolerated here for a stop
-      // begun during its own provider's disposal. Any other stop must answer true (a stop begun
-      // after its provider's disposal ended: that disposal's exits are reported, late ones too,
-      // test/node-pty/exit-after-dispose-deadline.test.ts).
-      const order = ['node-pty', 'pty-host', 'ssh']
-      const hostOrder = ['local', 'pty-host', 'ssh:loopback']
-      const unexplained = record.falseStops.filter((entry) => {
-        const [label, host] = entry.split('|')
-        const during = order.findIndex((name) => label === `after ${name}.dispose`)
-        return during === -1 || hostOrder.indexOf(host!) !== during
-      })
-      expect(unexplained).toEqual([])
-      expect(record.stops).toHaveLength(ptys.length * 4)
-      // The one documented rejection: listing every host while the local host's provider is disposed.
-      expect(new Set(record.rejected)).toEqual(record.rejected.length === 0 ? new Set() : new Set(['listProcesses: listing_failed']))
-      expect(live.map((pty) => exits.get(pty.id))).toEqual(live.map(() => 'operator_close'))
-      // At most one error per provider, each saying it was disposed before the controller.
-      expect(errors.length).toBeLessThanOrEqual(HOSTS.length)
-      for (const error of errors) expect(error).toMatch(/disposed before the controller/)
-      await waitFor(() => (ptys.every((pty) => isDead(pty.pid)) ? true : undefined), 'every program to be gone')
-      expect(unhandled).toEqual([])
-    } finally {
-      process.off('unhandledRejection', onUnhandled)
+    const { providers, controller, ptys, live, errors, exits } = await threeHostsRunning()
+    const record = newLateCallRecord()
+    for (const provider of Object.values(providers)) {
+      const providerDisposal = provider.dispose()
+      lateCalls(controller, ptys, record, `after ${provider.name}.dispose`)
+      await providerDisposal
     }
+    const disposal = controller.dispose()
+    lateCalls(controller, ptys, record, 'after controller.dispose')
+    await disposal
+    await settled(record)
+    expect(record.threw).toEqual([])
+    // A stop begun while its provider is being disposed answers true on a machine with time to
+    // spare: a step the provider refuses `provider_disposed` waits for the exit the disposal
+    // reports (the race that once answered `false` here, 1 run in ~25, is fixed and guarded by
+    // test/controller/stop-during-provider-dispose.test.ts). On an overloaded machine (load
+    // average 12–33 on two cores, 7 Dec) such a stop can meet the provider's own stop deadline
+    // first — node-pty's 5 s disposal still running, its joined stop refused `shutdown_timeout`
+    // — and answer `false`: an honest doubt within its budget, so tolerated here for a stop
+    // begun during its own provider's disposal. Any other stop must answer true (a stop begun
+    // after its provider's disposal ended: that disposal's exits are reported, late ones too,
+    // test/node-pty/exit-after-dispose-deadline.test.ts).
+    const order = ['node-pty', 'pty-host', 'ssh']
+    const hostOrder = ['local', 'pty-host', 'ssh:loopback']
+    const unexplained = record.falseStops.filter((entry) => {
+      const [label, host] = entry.split('|')
+      const during = order.findIndex((name) => label === `after ${name}.dispose`)
+      return during === -1 || hostOrder.indexOf(host!) !== during
+    })
+    expect(unexplained).toEqual([])
+    expect(record.stops).toHaveLength(ptys.length * 4)
+    // The one documented rejection: listing every host while the local host's provider is disposed.
+    expect(new Set(record.rejected)).toEqual(record.rejected.length === 0 ? new Set() : new Set(['listProcesses: listing_failed']))
+    expect(live.map((pty) => exits.get(pty.id))).toEqual(live.map(() => 'operator_close'))
+    // At most one error per provider, each saying it was disposed before the controller.
+    expect(errors.length).toBeLessThanOrEqual(HOSTS.length)
+    for (const error of errors) expect(error).toMatch(/disposed before the controller/)
+    await waitFor(() => (ptys.every((pty) => isDead(pty.pid)) ? true : undefined), 'every program to be gone')
+    expect(unhandled).toEqual([])
   }, 60_000)
 })
