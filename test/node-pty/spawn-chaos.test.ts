@@ -1,7 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks'
 import { readdirSync, readFileSync } from 'node:fs'
 import fc from 'fast-check'
-import { afterAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { createPtyController, type PtyController } from 'ptykit/controller'
 import { createNodePtyProvider, type NodePtyProvider } from 'ptykit/node-pty'
 import type { PtySpawnOptions, PtySpawnReply } from 'ptykit/contracts'
@@ -20,6 +20,7 @@ import {
   type PtySpawnRuntime,
 } from 'ptykit/spawn'
 import { expectNoChildLeftBehind, isDead, waitFor } from './pty-test-support.js'
+import { recordUnhandledRejections } from '../support/unhandled-rejections.js'
 
 // A chaos run of the spawn pipeline as a host plugs it in: its own store and runtime (the in-memory
 // ones behind hooks that fail at random), the node-pty provider (real processes), callers that abort
@@ -201,6 +202,28 @@ function taggedProcesses(): number[] {
   return found
 }
 
+/**
+ * Every tagged process is one of `livePids` (no orphan), and there are `liveCount` of them — waited
+ * for a little, as a process ending may still show in /proc.
+ */
+async function expectOnlyLivePtysRun(liveCount: number, livePids: ReadonlySet<number | null | undefined>): Promise<void> {
+  const tagged = await waitFor(() => {
+    const now = taggedProcesses()
+    return now.length === liveCount ? now : undefined
+  }, `${liveCount} tagged processes`, 5_000).catch(() => taggedProcesses())
+  expect(tagged.filter((pid) => !livePids.has(pid)), 'orphaned processes').toEqual([])
+  expect(tagged.length).toBe(liveCount)
+}
+
+/** The runtime holds no lease, admitted handle or pending registration; answers its snapshot. */
+function expectRuntimeHoldsNothing(runtime: InMemoryPtyRuntime): ReturnType<InMemoryPtyRuntime['inspect']> {
+  const snapshot = runtime.inspect()
+  expect(snapshot.heldLeases).toEqual([])
+  expect(snapshot.admittedHandles).toEqual([])
+  expect(snapshot.pendingRegistrations).toEqual([])
+  return snapshot
+}
+
 function optionsOf(plan: SpawnPlan, index: number, signal: AbortSignal | undefined): PtySpawnOptions {
   // One line of output (data events carry their sequence), then one process per PTY.
   const options: PtySpawnOptions = { file: '/bin/sh', args: ['-c', `echo up; exec sleep ${IDLE_SECONDS}`], env: { PTYKIT_CHAOS: TAG }, cols: 80, rows: 24 }
@@ -243,12 +266,7 @@ function abortFor(spawnPlan: SpawnPlan): AbortController | null {
   return abort
 }
 
-const unhandled: unknown[] = []
-const onUnhandled = (reason: unknown) => unhandled.push(reason)
-process.on('unhandledRejection', onUnhandled)
-afterAll(() => {
-  process.off('unhandledRejection', onUnhandled)
-})
+const unhandled = recordUnhandledRejections()
 
 describe('spawn pipeline chaos (host store and runtime failing at random, real processes)', () => {
   it(`${SPAWNS} spawns, seed ${SEED}: nothing left behind by any failure`, async () => {
@@ -344,18 +362,9 @@ describe('spawn pipeline chaos (host store and runtime failing at random, real p
       expect(typeof pid === 'number' && !isDead(pid), `spawn ${s.index} (${s.reply!.id}) has a live pid`).toBe(true)
     }
     // No process beyond those: each tracked PTY is one tagged process.
-    const tagged = await waitFor(() => {
-      const now = taggedProcesses()
-      return now.length === liveIds.size ? now : undefined
-    }, `${liveIds.size} tagged processes`, 5_000).catch(() => taggedProcesses())
-    const livePids = new Set(resolved.filter((s) => !crashed.has(s.reply!.id)).map((s) => s.reply!.pid))
-    expect(tagged.filter((pid) => !livePids.has(pid)), 'orphaned processes').toEqual([])
-    expect(tagged.length).toBe(liveIds.size)
+    await expectOnlyLivePtysRun(liveIds.size, new Set(resolved.filter((s) => !crashed.has(s.reply!.id)).map((s) => s.reply!.pid)))
     // Nothing held: leases, handles, pending registrations; registrations, bindings and claims name live PTYs only.
-    const snapshot = runtime.inspect()
-    expect(snapshot.heldLeases).toEqual([])
-    expect(snapshot.admittedHandles).toEqual([])
-    expect(snapshot.pendingRegistrations).toEqual([])
+    const snapshot = expectRuntimeHoldsNothing(runtime)
     expect(snapshot.registeredPtys.map((r) => r.ptyId).filter((id) => !liveIds.has(id))).toEqual([])
     const bindings = store.inspect()
     const owners = [...Object.values(bindings.live), ...Object.values(bindings.persisted)]
@@ -454,16 +463,8 @@ describe('spawn pipeline chaos (host store and runtime failing at random, real p
     expect(resolved.filter((s) => !isSequence(s.reconciled)).map((s) => [s.index, s.reconciled]), 'outcomes with a malformed reconciledSequence').toEqual([])
     const livePids = new Set([...liveIds].map((id) => pidById.get(id)))
     expect([...livePids].filter((pid) => pid === undefined || isDead(pid)), 'resolved PTYs not running').toEqual([])
-    const tagged = await waitFor(() => {
-      const now = taggedProcesses()
-      return now.length === liveIds.size ? now : undefined
-    }, `${liveIds.size} tagged processes`, 5_000).catch(() => taggedProcesses())
-    expect(tagged.filter((pid) => !livePids.has(pid)), 'orphaned processes').toEqual([])
-    expect(tagged.length).toBe(liveIds.size)
-    const snapshot = runtime.inspect()
-    expect(snapshot.heldLeases).toEqual([])
-    expect(snapshot.admittedHandles).toEqual([])
-    expect(snapshot.pendingRegistrations).toEqual([])
+    await expectOnlyLivePtysRun(liveIds.size, livePids)
+    expectRuntimeHoldsNothing(runtime)
     const bindings = store.inspect()
     const owners = [...Object.values(bindings.live), ...Object.values(bindings.persisted)]
     expect(owners.map((o) => o.ptyId).filter((id) => !liveIds.has(id) && !crashed.has(id)), 'slot bindings of no live PTY').toEqual([])

@@ -6,7 +6,8 @@
  */
 import { createPtyController, type PtyController, type PtyControllerError, type PtyControllerExitEvent } from 'ptykit/controller'
 import { isPtyHostError, type PtyHostProvider } from 'ptykit/pty-host'
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
+import { recordUnhandledRejections } from '../support/unhandled-rejections.js'
 import { hostFixture, isAlive, providerOn, useCleanups } from './pty-host-test-support.js'
 
 const cleanups = useCleanups()
@@ -14,13 +15,7 @@ const cleanups = useCleanups()
 /** PTYs per controller: two controllers share one host, 200 PTYs in all. */
 const PTYS = 100
 
-const unhandled: unknown[] = []
-const onUnhandled = (reason: unknown): void => void unhandled.push(reason)
-beforeEach(() => {
-  unhandled.length = 0
-  process.on('unhandledRejection', onUnhandled)
-})
-afterEach(() => void process.off('unhandledRejection', onUnhandled))
+const unhandled = recordUnhandledRejections()
 
 type App = { provider: PtyHostProvider; controller: PtyController; ids: string[]; pids: number[]; errors: PtyControllerError[]; exits: PtyControllerExitEvent[] }
 
