@@ -125,9 +125,10 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
    * listing: `provider_detached`, naming the method and carrying the PTY the call named (as a
    * refusal after `dispose()` does). A probe or a query is not refused: it answers `null`.
    */
-  const detachingError = (method: string, ptyId?: unknown): PtyHostError =>
+  const detachingError = (method: string, ptyId?: unknown, cause?: unknown): PtyHostError =>
     new PtyHostError('provider_detached', `Cannot call \`${method}\`: the pty host provider was detached (its sessions run on in the host)`, {
       ptyId: typeof ptyId === 'string' ? ptyId : undefined,
+      cause,
     })
   /** Refuse a call once the provider is detached (see {@link detachingError}); nothing otherwise. */
   const refuseIfDetached = (method: string, ptyId?: string): void => {
@@ -454,7 +455,7 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
     if (pty !== undefined) pty.stopAsked = true
     const opened = await link.ensureConnected(false).catch((error: unknown) => {
       // Closed by a detach while this waited for the connection.
-      throw isPtyHostError(error) && error.code === 'provider_detached' ? detachingError('shutdown', id) : error
+      throw isPtyHostError(error) && error.code === 'provider_detached' ? detachingError('shutdown', id, error) : error
     })
     // A detach closed the connection while this waited its turn (asked for in the same turn just
     // before it): nothing is sent and the session keeps running — said so, not `transport_lost`.
@@ -482,9 +483,7 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
       (error: unknown) => {
         if (pty !== undefined && isPtyHostError(error) && (error.hostCode === 'shutdown_timeout' || error.hostCode === 'shutdown_failed')) pty.stopUnfinished = true
         // Cut off by a detach before the host answered: refused naming the PTY, as a stop asked after it.
-        if (isPtyHostError(error) && error.code === 'provider_detached' && error.ptyId === undefined) {
-          throw new PtyHostError('provider_detached', `${error.message} (of PTY ${JSON.stringify(id)})`, { ptyId: id, cause: error })
-        }
+        if (isPtyHostError(error) && error.code === 'provider_detached' && error.ptyId === undefined) throw detachingError('shutdown', id, error)
         throw error
       },
     )
