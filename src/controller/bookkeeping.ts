@@ -1,7 +1,10 @@
-import type { ProviderSequence, PtyIncarnationId, PtySlot } from '../contracts/index.js'
+import type { ProviderSequence, PtyIncarnationId, PtySlot, PtySpawnResult } from '../contracts/index.js'
 import type { PtySlotOwner } from '../spawn/index.js'
-import { isOutputSequence, malformedSequenceAnswer } from '../spawn/output-sequence-answer.js'
+import { isOutputSequence, malformedRebaseAnswer, malformedSequenceAnswer } from '../spawn/output-sequence-answer.js'
 import type { ControllerCore } from './controller-core.js'
+
+/** An attach's sequence rebase the runtime failed (see {@link Bookkeeping.rebaseAttached}): the attach answers `false`. */
+export const REBASE_REFUSED: unique symbol = Symbol('rebase refused')
 
 /**
  * The controller's calls into the host's bookkeeping — the runtime registry, the claim registry
@@ -61,9 +64,29 @@ export class Bookkeeping {
     return sequence
   }
 
-  /** Undo the runtime's last sequence rebase of the PTY (`undoPtyOutputSequenceSync`), as a rollback of the spawn pipeline does. */
-  undoRuntimeSequenceSync(ptyId: string): void {
-    this.#guarded('The runtime threw from undoPtyOutputSequenceSync', ptyId, () => this.#core.runtime.undoPtyOutputSequenceSync?.(ptyId))
+  /**
+   * An attach's sequence rebase (the pipeline's stage 11, the same rule): the reconciled sequence;
+   * `null` when the runtime refused the provider's numbers (or has no hook); `undefined` when the
+   * reply carries no provider sequence; {@link REBASE_REFUSED} when the runtime threw, or answered
+   * neither `null` nor a sequence (a finite number ≥ 0) — reported as `bookkeeping_failed`, naming
+   * the hook and showing the answer, and the rebase undone (`undoPtyOutputSequenceSync`).
+   */
+  rebaseAttached(result: PtySpawnResult, sequenceBefore: number): number | null | undefined | typeof REBASE_REFUSED {
+    if (result.providerSequence === undefined) return undefined
+    const runtime = this.#core.runtime
+    if (runtime.synchronizePtyOutputSequenceFromProvider === undefined) return null
+    let answer: unknown
+    try {
+      answer = runtime.synchronizePtyOutputSequenceFromProvider(result.id, result.providerSequence, sequenceBefore) ?? null
+    } catch (error) {
+      this.#core.report('bookkeeping_failed', 'The runtime threw from synchronizePtyOutputSequenceFromProvider', error, result.id)
+      return REBASE_REFUSED
+    }
+    if (answer === null || isOutputSequence(answer)) return answer
+    // Why undone: the runtime may have applied the rebase it answered for (the pipeline undoes it too).
+    this.#guarded('The runtime threw from undoPtyOutputSequenceSync', result.id, () => runtime.undoPtyOutputSequenceSync?.(result.id))
+    this.#core.report('bookkeeping_failed', malformedRebaseAnswer(answer, result.id), undefined, result.id)
+    return REBASE_REFUSED
   }
 
   /** Release the PTY's claim (of `generation`, when given). */

@@ -12,14 +12,13 @@ import {
   type PtySpawnResult,
 } from '../contracts/index.js'
 import { PtySpawnError, createRuntimePtySpawnState, executeRuntimePtySpawn, slotStoreKey, type PtySpawnDeps, type PtySpawnOutcome } from '../spawn/index.js'
-import { isOutputSequence, malformedRebaseAnswer } from '../spawn/output-sequence-answer.js'
 import { malformedReplyField } from '../spawn/provider-call.js'
 import { glanceAtLiveOwner } from '../spawn/slot-owner-views.js'
 import { isPromiseLike } from '../contracts/promise-like.js'
 import { ABORTED, raceAbort } from './abort.js'
 import { describeThrownValue, describeValue } from './argument-validation.js'
 import { observeRejection } from './event-dispatch.js'
-import type { Bookkeeping } from './bookkeeping.js'
+import { REBASE_REFUSED, type Bookkeeping } from './bookkeeping.js'
 import type { ControllerCore } from './controller-core.js'
 import type { PtyControllerSpawnEvent } from './events.js'
 import { PtyControllerDisposedError } from './pty-controller-error.js'
@@ -59,9 +58,6 @@ const OWNS_NOTHING: RecordOwnership = { scopeId: undefined, slot: undefined, cla
 
 /** No records (the answer for most spawns, shared). */
 const NO_RECORDS: readonly PtyRecord[] = Object.freeze([])
-
-/** An attach's sequence rebase the runtime failed (see `SpawnPublication.#rebaseAttached`): the attach answers `false`. */
-const REBASE_REFUSED: unique symbol = Symbol('rebase refused')
 
 /** The event buffer's first mark: every event still held (the incarnation fence picks a record's own). */
 const ALL_HELD = 0
@@ -422,7 +418,7 @@ export class SpawnPublication {
       // supersede: a runtime that fails the rebase refuses the attach, and the id's previous record
       // must stay the id's (superseded by an attach that published nothing, its later death was
       // never published and released neither its claim nor its slot, and disposal skipped it).
-      const reconciled = this.#rebaseAttached(result, sequenceBefore)
+      const reconciled = this.#bookkeeping.rebaseAttached(result, sequenceBefore)
       if (reconciled === REBASE_REFUSED) {
         // A `kill` of the id marked this attach (it answered `true`): what it attached is stopped,
         // as when `dispose()` overtakes it; an adoption's attach so settled does not stop it twice.
@@ -443,32 +439,6 @@ export class SpawnPublication {
       core.records.release(coming)
       this.#intake.endInFlight(inFlight)
     }
-  }
-
-  /**
-   * An attach's sequence rebase (the pipeline's stage 11, the same rule): the reconciled sequence;
-   * `null` when the runtime refused the provider's numbers (or has no hook); `undefined` when the
-   * reply carries no provider sequence; {@link REBASE_REFUSED} when the runtime threw, or answered
-   * neither `null` nor a sequence (a finite number ≥ 0) — reported as `bookkeeping_failed`, naming
-   * the hook and showing the answer, and the rebase undone (`undoPtyOutputSequenceSync`).
-   */
-  #rebaseAttached(result: PtySpawnResult, sequenceBefore: number): number | null | undefined | typeof REBASE_REFUSED {
-    if (result.providerSequence === undefined) return undefined
-    const core = this.#core
-    const runtime = core.runtime
-    if (runtime.synchronizePtyOutputSequenceFromProvider === undefined) return null
-    let answer: unknown
-    try {
-      answer = runtime.synchronizePtyOutputSequenceFromProvider(result.id, result.providerSequence, sequenceBefore) ?? null
-    } catch (error) {
-      core.report('bookkeeping_failed', 'The runtime threw from synchronizePtyOutputSequenceFromProvider', error, result.id)
-      return REBASE_REFUSED
-    }
-    if (answer === null || isOutputSequence(answer)) return answer
-    // Why undone: the runtime may have applied the rebase it answered for (the pipeline undoes it too).
-    this.#bookkeeping.undoRuntimeSequenceSync(result.id)
-    core.report('bookkeeping_failed', malformedRebaseAnswer(answer, result.id), undefined, result.id)
-    return REBASE_REFUSED
   }
 
   /**
