@@ -47,6 +47,22 @@ export function makeSocketDir(): { dir: string; socketPath: string } {
   return { dir, socketPath: join(dir, 'host.sock') }
 }
 
+/**
+ * For a test file of the session journal: a function answering a fresh journal path, each in a
+ * private directory of its own, removed after each test.
+ */
+export function useJournalPaths(): () => string {
+  const dirs: string[] = []
+  afterEach(() => {
+    for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true })
+  })
+  return () => {
+    const { dir } = makeSocketDir()
+    dirs.push(dir)
+    return join(dir, 'host.sock.journal')
+  }
+}
+
 /** The pid of the host serving `socketPath` (from its lock file), or null. */
 export function hostPid(socketPath: string): number | null {
   return hostHolder(socketPath)?.pid ?? null

@@ -5,23 +5,14 @@
  * does not fail the rewrite; a file whose sync fails does (nothing forgotten).
  */
 import * as fs from 'node:fs'
-import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs'
-import { basename, dirname, join } from 'node:path'
-import { afterEach, expect, it } from 'vitest'
+import { existsSync, readdirSync, readFileSync } from 'node:fs'
+import { basename, dirname } from 'node:path'
+import { expect, it } from 'vitest'
 import { createNullInspector } from '../../src/node-pty/process-inspector.js'
 import { readPredecessorJournal, SessionJournal, type JournalExit, type JournalFileSystem } from '../../src/pty-host/session-journal.js'
-import { makeSocketDir } from './pty-host-test-support.js'
+import { useJournalPaths } from './pty-host-test-support.js'
 
-const dirs: string[] = []
-afterEach(() => {
-  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true })
-})
-
-function journalPath(): string {
-  const { dir } = makeSocketDir()
-  dirs.push(dir)
-  return join(dir, 'host.sock.journal')
-}
+const journalPath = useJournalPaths()
 
 function exitNumber(n: number): JournalExit {
   return { id: `pty-${n}`, code: n, cause: { kind: 'exited', exitCode: n }, incarnationId: `inc-${n}`, stopRequestedBeforeDeath: false }

@@ -4,24 +4,15 @@
  */
 import { execFileSync, spawn as spawnChild, spawnSync } from 'node:child_process'
 import { appendFileSync, chmodSync, existsSync, readFileSync, rmSync, truncateSync, writeFileSync } from 'node:fs'
-import { join, resolve } from 'node:path'
-import { afterEach, expect, it } from 'vitest'
+import { resolve } from 'node:path'
+import { expect, it } from 'vitest'
 import { createNullInspector, createProcFsInspector } from '../../src/node-pty/process-inspector.js'
 import { bootTicksNow, currentBootId, PTY_HOST_JOURNAL_COMPACT_LINES, PTY_HOST_JOURNAL_MAX_READ_BYTES, readPredecessorJournal, SessionJournal, type JournalExit } from '../../src/pty-host/session-journal.js'
 import { procRow, waitFor } from '../node-pty/pty-test-support.js'
 import { nodeArgsFor } from '../support/node-entry-bundle.js'
-import { makeSocketDir } from './pty-host-test-support.js'
+import { useJournalPaths } from './pty-host-test-support.js'
 
-const dirs: string[] = []
-afterEach(() => {
-  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true })
-})
-
-function journalPath(): string {
-  const { dir } = makeSocketDir()
-  dirs.push(dir)
-  return join(dir, 'host.sock.journal')
-}
+const journalPath = useJournalPaths()
 
 const lineCount = (path: string): number => readFileSync(path, 'utf8').split('\n').filter((line) => line.length > 0).length
 
