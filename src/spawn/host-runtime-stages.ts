@@ -1,6 +1,6 @@
 import type { ExecutionHostId, PtySpawnResult } from '../contracts/index.js'
 import { describeValue } from '../contracts/describe-value.js'
-import { isOutputSequence, malformedRebaseAnswer } from './output-sequence-answer.js'
+import { isOutputSequence, malformedRebaseAnswer, malformedSequenceAnswer } from './output-sequence-answer.js'
 import { RUN_ALWAYS } from './rollback-journal.js'
 import { ownSpawnError } from './spawn-failure.js'
 import type { RuntimePtySpawnState } from './spawn-state.js'
@@ -56,10 +56,25 @@ export function admitPreAllocatedHandle(state: RuntimePtySpawnState): void {
   }
 }
 
-/** Stage 5: the expected id's output sequence, read before the provider is called. */
+/**
+ * Stage 5: the expected id's output sequence, read before the provider is called (0 when no id is
+ * expected, or the runtime has no `getPtyOutputSequence`). An answer that is no sequence (a finite
+ * number ≥ 0; `undefined` too) fails the spawn with `registration_refused` — the code of every
+ * pre-spawn runtime hook's failure — naming the hook, the PTY and the answer, before anything is
+ * forked: handed to stage 11's rebase, it was placed under the provider's count (`"x" + 5`).
+ */
 export function readOutputSequence(state: RuntimePtySpawnState, expectedPtyId: string | undefined): void {
   state.stage = 'read_output_sequence'
-  state.sequenceBeforeSpawn = expectedPtyId === undefined ? 0 : (state.deps.runtime?.getPtyOutputSequence?.(expectedPtyId) ?? 0)
+  const runtime = state.deps.runtime
+  if (expectedPtyId === undefined || runtime?.getPtyOutputSequence === undefined) {
+    state.sequenceBeforeSpawn = 0
+    return
+  }
+  const answer: unknown = runtime.getPtyOutputSequence(expectedPtyId)
+  if (!isOutputSequence(answer)) {
+    throw ownSpawnError(state, 'registration_refused', malformedSequenceAnswer('getPtyOutputSequence', answer, expectedPtyId), { ptyId: expectedPtyId })
+  }
+  state.sequenceBeforeSpawn = answer
 }
 
 /**

@@ -12,10 +12,13 @@ export function isOutputSequence(value: unknown): value is number {
 
 /**
  * Internal: what a runtime hook whose answer becomes a PTY's sequence (`getPtyOutputSequence`,
- * `notePtyOutput`) answering no sequence is told as — the controller's `bookkeeping_failed`.
+ * `notePtyOutput`) answering no sequence is told as — the controller's `bookkeeping_failed`, and
+ * the spawn pipeline's `registration_refused` (stage 5, before the provider is called). With
+ * `ptyId`, the message names the PTY the hook was asked about.
  */
-export function malformedSequenceAnswer(hook: 'getPtyOutputSequence' | 'notePtyOutput', answer: unknown): string {
-  return `The runtime answered ${hook} with ${describeValue(answer)}, not an output sequence (a finite number ≥ 0)`
+export function malformedSequenceAnswer(hook: 'getPtyOutputSequence' | 'notePtyOutput', answer: unknown, ptyId?: string): string {
+  const about = ptyId === undefined ? '' : ` for PTY ${JSON.stringify(ptyId)}`
+  return `The runtime answered ${hook} with ${describeValue(answer)}${about}, not an output sequence (a finite number ≥ 0)`
 }
 
 /**
