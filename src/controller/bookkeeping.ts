@@ -3,7 +3,10 @@ import type { PtySlotOwner } from '../spawn/index.js'
 import { isOutputSequence, malformedRebaseAnswer, malformedSequenceAnswer } from '../spawn/output-sequence-answer.js'
 import type { ControllerCore } from './controller-core.js'
 
-/** An attach's sequence rebase the runtime failed (see {@link Bookkeeping.rebaseAttached}): the attach answers `false`. */
+/**
+ * A sequence read or rebase the runtime failed (see {@link Bookkeeping.sequenceBefore} and
+ * {@link Bookkeeping.rebaseAttached}): reported already; an attach then answers `false`.
+ */
 export const REBASE_REFUSED: unique symbol = Symbol('rebase refused')
 
 /**
@@ -33,16 +36,40 @@ export class Bookkeeping {
    * (`synchronizePtyOutputSequenceFromProvider` with `stream`, from its current sequence). Runs
    * after the pipeline committed the PTY: a runtime that throws here must not fail the spawn of a
    * running, registered process (the caller got an untyped error and nobody tracked the PTY).
+   * Both answers are checked as the pipeline checks them: a `getPtyOutputSequence` answer that is
+   * no sequence (a finite number ≥ 0) is reported (`bookkeeping_failed`, naming the hook, the PTY
+   * and the answer) and, like a throw, not handed to the rebase (the pipeline's stage 5 refuses it
+   * before its rebase too); a rebase answering neither `null` nor a sequence is reported and undone
+   * (`undoPtyOutputSequenceSync`), as the pipeline's stage 11 and {@link Bookkeeping.rebaseAttached} do.
    */
   startRuntimeStream(ptyId: string, stream: ProviderSequence): void {
+    if (this.#core.runtime.synchronizePtyOutputSequenceFromProvider === undefined) return
+    const current = this.sequenceBefore(ptyId)
+    if (current === REBASE_REFUSED) return
+    this.#rebase(ptyId, stream, current)
+  }
+
+  /**
+   * The runtime's output sequence of a PTY, read before the provider is asked about it (the
+   * pipeline's stage 5: an attach's, for its rebase; a started stream's): 0 when the runtime has no
+   * `getPtyOutputSequence`; {@link REBASE_REFUSED} when it threw, or answered no sequence (a finite
+   * number ≥ 0; `undefined` too) — reported as `bookkeeping_failed`, naming the hook, the PTY and
+   * the answer. Nothing is rebased on such an answer: an attach answers `false` before it asks the
+   * provider, as it does for a rebase the runtime fails.
+   */
+  sequenceBefore(ptyId: string): number | typeof REBASE_REFUSED {
     const runtime = this.#core.runtime
-    if (runtime.synchronizePtyOutputSequenceFromProvider === undefined) return
-    this.#guarded('The runtime threw from getPtyOutputSequence', ptyId, () => {
-      const current = runtime.getPtyOutputSequence?.(ptyId) ?? 0
-      this.#guarded('The runtime threw from synchronizePtyOutputSequenceFromProvider', ptyId, () => {
-        runtime.synchronizePtyOutputSequenceFromProvider?.(ptyId, stream, current)
-      })
-    })
+    if (runtime.getPtyOutputSequence === undefined) return 0
+    let answer: unknown
+    try {
+      answer = runtime.getPtyOutputSequence(ptyId)
+    } catch (error) {
+      this.#core.report('bookkeeping_failed', 'The runtime threw from getPtyOutputSequence', error, ptyId)
+      return REBASE_REFUSED
+    }
+    if (isOutputSequence(answer)) return answer
+    this.#core.report('bookkeeping_failed', malformedSequenceAnswer('getPtyOutputSequence', answer, ptyId), undefined, ptyId)
+    return REBASE_REFUSED
   }
 
   /**
@@ -73,19 +100,28 @@ export class Bookkeeping {
    */
   rebaseAttached(result: PtySpawnResult, sequenceBefore: number): number | null | undefined | typeof REBASE_REFUSED {
     if (result.providerSequence === undefined) return undefined
+    if (this.#core.runtime.synchronizePtyOutputSequenceFromProvider === undefined) return null
+    return this.#rebase(result.id, result.providerSequence, sequenceBefore)
+  }
+
+  /**
+   * The runtime's sequence rebase, checked as the pipeline's stage 11 checks it: the reconciled
+   * sequence or `null`; {@link REBASE_REFUSED} when it threw, or answered anything else (reported
+   * as `bookkeeping_failed`, and the rebase undone).
+   */
+  #rebase(ptyId: string, providerSequence: ProviderSequence, sequenceBefore: number): number | null | typeof REBASE_REFUSED {
     const runtime = this.#core.runtime
-    if (runtime.synchronizePtyOutputSequenceFromProvider === undefined) return null
     let answer: unknown
     try {
-      answer = runtime.synchronizePtyOutputSequenceFromProvider(result.id, result.providerSequence, sequenceBefore) ?? null
+      answer = runtime.synchronizePtyOutputSequenceFromProvider?.(ptyId, providerSequence, sequenceBefore) ?? null
     } catch (error) {
-      this.#core.report('bookkeeping_failed', 'The runtime threw from synchronizePtyOutputSequenceFromProvider', error, result.id)
+      this.#core.report('bookkeeping_failed', 'The runtime threw from synchronizePtyOutputSequenceFromProvider', error, ptyId)
       return REBASE_REFUSED
     }
     if (answer === null || isOutputSequence(answer)) return answer
     // Why undone: the runtime may have applied the rebase it answered for (the pipeline undoes it too).
-    this.#guarded('The runtime threw from undoPtyOutputSequenceSync', result.id, () => runtime.undoPtyOutputSequenceSync?.(result.id))
-    this.#core.report('bookkeeping_failed', malformedRebaseAnswer(answer, result.id), undefined, result.id)
+    this.#guarded('The runtime threw from undoPtyOutputSequenceSync', ptyId, () => runtime.undoPtyOutputSequenceSync?.(ptyId))
+    this.#core.report('bookkeeping_failed', malformedRebaseAnswer(answer, ptyId), undefined, ptyId)
     return REBASE_REFUSED
   }
 

@@ -365,10 +365,13 @@ export class SpawnPublication {
     }
     const inFlight = this.#intake.beginInFlight()
     try {
-      // Stage 5 of the pipeline, for the sequence rebase below (stage 11). Inside the `try`: a
-      // runtime that throws makes the attach answer `false`, its in-flight window and its coming
-      // registration released (outside, it rejected and kept both: a `kill` of the id answered `true`).
-      const sequenceBefore = core.runtime.getPtyOutputSequence?.(ptyId) ?? 0
+      // Stage 5 of the pipeline, for the sequence rebase below (stage 11), checked as the pipeline
+      // checks it: a runtime that throws or answers no sequence is reported and the attach answers
+      // `false` before the provider is asked (as for a rebase it fails). Inside the `try`: its
+      // in-flight window and its coming registration are released (outside, it rejected and kept
+      // both: a `kill` of the id answered `true`).
+      const sequenceBefore = this.#bookkeeping.sequenceBefore(ptyId)
+      if (sequenceBefore === REBASE_REFUSED) return false
       const attaching = Promise.resolve(
         provider.spawn(expectedIncarnationId === undefined ? { sessionId: ptyId, attachOnly: true } : { sessionId: ptyId, attachOnly: true, expectedIncarnationId }),
       )
