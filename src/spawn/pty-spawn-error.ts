@@ -20,7 +20,9 @@ import { defineErrorBrand } from '../contracts/error-brand.js'
  * - `execution_owner_unavailable`: the owning host is unreachable — unknown, never absent;
  * - `provider_spawn_failed`: the provider rejected the spawn;
  * - `exited_during_start`: the process exited before the spawn could be published;
- * - `registration_refused`: the runtime's admission gate refused the PTY;
+ * - `registration_refused`: the runtime's admission gate refused the PTY, or a runtime hook before
+ *   the provider call threw or answered what the pipeline cannot use (a `getPtyOutputSequence`
+ *   answer that is no sequence);
  * - `commit_failed`: publishing the spawned PTY failed (it was stopped again).
  */
 export type PtySpawnErrorCode =
