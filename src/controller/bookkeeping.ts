@@ -1,6 +1,6 @@
 import type { ProviderSequence, PtyIncarnationId, PtySlot, PtySpawnResult } from '../contracts/index.js'
 import type { PtySlotOwner } from '../spawn/index.js'
-import { isOutputSequence, malformedRebaseAnswer, malformedSequenceAnswer } from '../spawn/output-sequence-answer.js'
+import { isOutputSequence, malformedSequenceAnswer } from '../spawn/output-sequence-answer.js'
 import type { ControllerCore } from './controller-core.js'
 
 /**
@@ -86,7 +86,7 @@ export class Bookkeeping {
       const answer: unknown = runtime.getPtyOutputSequence?.(ptyId)
       // Why checked: the record's sequence is what every data event's `seq` counts on from ("x5", NaN).
       if (isOutputSequence(answer)) sequence = answer
-      else this.#core.report('bookkeeping_failed', malformedSequenceAnswer('getPtyOutputSequence', answer), undefined, ptyId)
+      else this.#core.report('bookkeeping_failed', malformedSequenceAnswer('getPtyOutputSequence', answer, ptyId), undefined, ptyId)
     })
     return sequence
   }
@@ -121,7 +121,7 @@ export class Bookkeeping {
     if (answer === null || isOutputSequence(answer)) return answer
     // Why undone: the runtime may have applied the rebase it answered for (the pipeline undoes it too).
     this.#guarded('The runtime threw from undoPtyOutputSequenceSync', ptyId, () => runtime.undoPtyOutputSequenceSync?.(ptyId))
-    this.#core.report('bookkeeping_failed', malformedRebaseAnswer(answer, ptyId), undefined, ptyId)
+    this.#core.report('bookkeeping_failed', malformedSequenceAnswer('synchronizePtyOutputSequenceFromProvider', answer, ptyId), undefined, ptyId)
     return REBASE_REFUSED
   }
 

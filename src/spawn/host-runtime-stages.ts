@@ -1,6 +1,6 @@
 import type { ExecutionHostId, PtySpawnResult } from '../contracts/index.js'
 import { describeValue } from '../contracts/describe-value.js'
-import { isOutputSequence, malformedRebaseAnswer, malformedSequenceAnswer } from './output-sequence-answer.js'
+import { isOutputSequence, malformedSequenceAnswer } from './output-sequence-answer.js'
 import { RUN_ALWAYS } from './rollback-journal.js'
 import { ownSpawnError } from './spawn-failure.js'
 import type { RuntimePtySpawnState } from './spawn-state.js'
@@ -98,7 +98,7 @@ export function rebaseOutputSequenceOnProvider(state: RuntimePtySpawnState, resu
     throw ownSpawnError(
       state,
       'commit_failed',
-      malformedRebaseAnswer(reconciled, result.id),
+      malformedSequenceAnswer('synchronizePtyOutputSequenceFromProvider', reconciled, result.id),
       { ptyId: result.id },
     )
   }

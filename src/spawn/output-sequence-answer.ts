@@ -10,22 +10,21 @@ export function isOutputSequence(value: unknown): value is number {
   return typeof value === 'number' && Number.isFinite(value) && value >= 0
 }
 
-/**
- * Internal: what a runtime hook whose answer becomes a PTY's sequence (`getPtyOutputSequence`,
- * `notePtyOutput`) answering no sequence is told as — the controller's `bookkeeping_failed`, and
- * the spawn pipeline's `registration_refused` (stage 5, before the provider is called). With
- * `ptyId`, the message names the PTY the hook was asked about.
- */
-export function malformedSequenceAnswer(hook: 'getPtyOutputSequence' | 'notePtyOutput', answer: unknown, ptyId?: string): string {
-  const about = ptyId === undefined ? '' : ` for PTY ${JSON.stringify(ptyId)}`
-  return `The runtime answered ${hook} with ${describeValue(answer)}${about}, not an output sequence (a finite number ≥ 0)`
-}
+/** Internal: the runtime hooks whose answer becomes (or rebases) a PTY's output sequence. */
+export type OutputSequenceHook = 'getPtyOutputSequence' | 'notePtyOutput' | 'synchronizePtyOutputSequenceFromProvider'
 
 /**
- * Internal: what a sequence rebase (`synchronizePtyOutputSequenceFromProvider`) answering neither
- * `null` nor a sequence is told as — the spawn pipeline's `commit_failed` (stage 11), and the
- * controller's `attach()`, which rebases the PTY it attaches itself.
+ * Internal: the one wording of a runtime's output-sequence answer that the pipeline or the
+ * controller cannot use, wherever it is met — the pipeline's `registration_refused` (stage 5,
+ * `getPtyOutputSequence`) and `commit_failed` (stage 11, the rebase), the controller's
+ * `bookkeeping_failed` (its reads, its stream start, `notePtyOutput`, an attach's rebase). It
+ * names the hook, shows the answer, names the PTY when given, and says what was expected: a
+ * sequence (a finite number ≥ 0), or — from the rebase, which may refuse the provider's numbers —
+ * a sequence or `null`. The pipeline's other runtime answers are worded the same way
+ * (`The runtime's acquireScopeSpawn answered …: expected …`).
  */
-export function malformedRebaseAnswer(answer: unknown, ptyId: string): string {
-  return `The runtime's synchronizePtyOutputSequenceFromProvider answered ${describeValue(answer)} for PTY ${JSON.stringify(ptyId)}: expected the reconciled sequence (a finite number ≥ 0) or null`
+export function malformedSequenceAnswer(hook: OutputSequenceHook, answer: unknown, ptyId?: string): string {
+  const about = ptyId === undefined ? '' : ` for PTY ${JSON.stringify(ptyId)}`
+  const expected = hook === 'synchronizePtyOutputSequenceFromProvider' ? 'the reconciled sequence (a finite number ≥ 0) or null' : 'an output sequence (a finite number ≥ 0)'
+  return `The runtime's ${hook} answered ${describeValue(answer)}${about}: expected ${expected}`
 }

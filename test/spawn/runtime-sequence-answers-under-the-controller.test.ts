@@ -67,7 +67,7 @@ describe("attach(): the runtime's sequence read before the provider is asked", (
       expect(calls).toEqual([])
       expect(rebases).toBe(0)
       expect(errors.map((error) => [error.code, error.ptyId])).toEqual([['bookkeeping_failed', 'elsewhere']])
-      expect(errors[0]!.message).toMatch(/^The runtime answered getPtyOutputSequence with .+ for PTY "elsewhere", not an output sequence \(a finite number ≥ 0\)$/)
+      expect(errors[0]!.message).toMatch(/^The runtime's getPtyOutputSequence answered .+ for PTY "elsewhere": expected an output sequence \(a finite number ≥ 0\)$/)
       // Nothing of the attach is left: a kill of the id has nothing to stop, the PTY runs on.
       expect(controller.kill('elsewhere')).toBe(false)
       expect(fake.livePtyIds()).toEqual(['elsewhere'])
@@ -144,7 +144,7 @@ describe('a started stream (no providerSequence in the reply): the runtime answe
       expect(errors.length).toBeGreaterThanOrEqual(1)
       for (const error of errors) {
         expect([error.code, error.ptyId]).toEqual(['bookkeeping_failed', ptyId])
-        expect(error.message).toMatch(/^The runtime answered getPtyOutputSequence with .+, not an output sequence \(a finite number ≥ 0\)$/)
+        expect(error.message).toMatch(/^The runtime's getPtyOutputSequence answered .+ for PTY "[^"]+": expected an output sequence \(a finite number ≥ 0\)$/)
       }
       expect(errors[0]!.message).toContain(`for PTY ${JSON.stringify(ptyId)}`)
       // The PTY is running and tracked: the spawn is not failed for its bookkeeping.
@@ -214,3 +214,38 @@ describe('a started stream (no providerSequence in the reply): the runtime answe
   })
 })
 
+
+describe('one wording for a malformed sequence answer, in the pipeline and the controller', () => {
+  it('getPtyOutputSequence: the pipeline refusing a spawn and the controller refusing an attach tell the same answer the same way', async () => {
+    const { fake, provider } = countingProvider()
+    await fake.spawn({ sessionId: 'p', file: '/bin/sh' })
+    const inner = createInMemoryPtyRuntime()
+    const runtime = { ...inner, getPtyOutputSequence: () => Number.NaN }
+    const controller = createPtyController({ provider, runtime })
+    const errors: PtyControllerError[] = []
+    controller.on('error', (error) => errors.push(error))
+    await expect(controller.attach('p')).resolves.toBe(false)
+    const refused = await controller.spawn({ sessionId: 'p', file: '/bin/sh' }).then(
+      () => undefined,
+      (error: unknown) => error as Error,
+    )
+    const expected = `The runtime's getPtyOutputSequence answered NaN (number) for PTY "p": expected an output sequence (a finite number ≥ 0)`
+    expect(errors.map((error) => error.message)).toEqual([expected])
+    expect(refused?.message).toBe(expected)
+    await controller.dispose({ stopPtys: false })
+  })
+
+  it('the rebase: the same wording, with what a rebase may answer (a sequence or null)', async () => {
+    const { provider } = providerWithoutSequence()
+    const inner = createInMemoryPtyRuntime()
+    const runtime = { ...inner, synchronizePtyOutputSequenceFromProvider: () => 'x' as unknown as number }
+    const controller = createPtyController({ provider, runtime })
+    const errors: PtyControllerError[] = []
+    controller.on('error', (error) => errors.push(error))
+    const { id } = await controller.spawn({ file: '/bin/sh' })
+    expect(errors.map((error) => error.message)).toEqual([
+      `The runtime's synchronizePtyOutputSequenceFromProvider answered "x" (string) for PTY ${JSON.stringify(id)}: expected the reconciled sequence (a finite number ≥ 0) or null`,
+    ])
+    await controller.dispose()
+  })
+})

@@ -55,7 +55,7 @@ describe("stage 5: a runtime whose getPtyOutputSequence answers no sequence", ()
         expect(error.code).toBe('registration_refused')
         expect(error.outcome).toBe('not_started')
         expect(error.ptyId).toBe('p')
-        expect(error.message).toMatch(/^The runtime answered getPtyOutputSequence with .+ for PTY "p", not an output sequence \(a finite number ≥ 0\)$/)
+        expect(error.message).toMatch(/^The runtime's getPtyOutputSequence answered .+ for PTY "p": expected an output sequence \(a finite number ≥ 0\)$/)
         expect(reads.count).toBe(1)
         expect(providerCalls(h)).toEqual([])
         expect(h.provider.livePtyIds()).toEqual([])
@@ -145,7 +145,7 @@ describe("stage 5: a runtime whose getPtyOutputSequence answers no sequence", ()
     expect([error.code, error.outcome, error.message]).toEqual([
       'registration_refused',
       'not_started',
-      'The runtime answered getPtyOutputSequence with NaN (number) for PTY "p", not an output sequence (a finite number ≥ 0)',
+      `The runtime's getPtyOutputSequence answered NaN (number) for PTY "p": expected an output sequence (a finite number ≥ 0)`,
     ])
     expect(spawns).toBe(0)
     expect(fake.livePtyIds()).toEqual([])
