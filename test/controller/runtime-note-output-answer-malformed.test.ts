@@ -27,7 +27,7 @@ describe('a runtime whose notePtyOutput answers no sequence', () => {
       expect(errors.length).toBe(1)
       expect(errors[0]!.code).toBe('bookkeeping_failed')
       expect(errors[0]!.ptyId).toBe('p')
-      expect(errors[0]!.message).toMatch(/^The runtime answered notePtyOutput with .+, not an output sequence \(a finite number ≥ 0\) \(reported once for this PTY/)
+      expect(errors[0]!.message).toMatch(/^The runtime's notePtyOutput answered .+: expected an output sequence \(a finite number ≥ 0\) \(reported once for this PTY/)
       await controller.dispose()
     })
   }

@@ -11,10 +11,16 @@ import { createFakePtyProvider } from '../../src/testing/index.js'
 
 const MALFORMED: readonly unknown[] = ['x', Number.NaN, -1, undefined, { sequence: 3 }]
 
-/** A runtime that counts no output itself (no notePtyOutput), refuses every rebase, and answers `answer` for its sequence. */
+/**
+ * A runtime that counts no output itself (no notePtyOutput), refuses every rebase, and answers
+ * `answer` for its sequence once the PTY is committed or attached — its first read, before the
+ * provider is asked (the pipeline's or the attach's stage 5), answers 0: a malformed answer there
+ * refuses the spawn or the attach (test/spawn/runtime-sequence-*.test.ts).
+ */
 function runtimeReading(answer: unknown) {
   const { notePtyOutput: _uncounted, ...inner } = createInMemoryPtyRuntime()
-  return { ...inner, synchronizePtyOutputSequenceFromProvider: () => null, getPtyOutputSequence: () => answer as number }
+  let reads = 0
+  return { ...inner, synchronizePtyOutputSequenceFromProvider: () => null, getPtyOutputSequence: () => (reads++ === 0 ? 0 : (answer as number)) }
 }
 
 describe('a runtime whose getPtyOutputSequence answers no sequence', () => {
@@ -38,7 +44,7 @@ describe('a runtime whose getPtyOutputSequence answers no sequence', () => {
         await new Promise((resolve) => setTimeout(resolve, 10))
         expect(seqs).toEqual([5, 8])
         expect(errors.map((error) => [error.code, error.ptyId])).toEqual([['bookkeeping_failed', 'p']])
-        expect(errors[0]!.message).toMatch(/^The runtime answered getPtyOutputSequence with .+, not an output sequence \(a finite number ≥ 0\)$/)
+        expect(errors[0]!.message).toMatch(/^The runtime's getPtyOutputSequence answered .+ for PTY "p": expected an output sequence \(a finite number ≥ 0\)$/)
         await controller.dispose()
       })
     }

@@ -69,7 +69,10 @@ describe("a committed PTY's sequence read from the runtime's getPtyOutputSequenc
   for (const answer of MALFORMED) {
     it(`${String(answer)}: reported, and the controller counts from 0 (data events keep numeric sequences)`, async () => {
       const { fake, provider } = providerWithoutSequence()
-      const runtime = { ...countingRuntime(), getPtyOutputSequence: () => answer as number }
+      // Sound for the reads before the PTY is committed (the pipeline's stage 5, which refuses a
+      // malformed answer, and the stream start, which reports one): malformed for the committed read.
+      let reads = 0
+      const runtime = { ...countingRuntime(), getPtyOutputSequence: () => (reads++ < 2 ? 0 : (answer as number)) }
       const controller = createPtyController({ provider, runtime })
       const errors: PtyControllerError[] = []
       controller.on('error', (error) => errors.push(error))
@@ -82,7 +85,7 @@ describe("a committed PTY's sequence read from the runtime's getPtyOutputSequenc
       await fake.settle()
       expect(seqs).toEqual([3, 5])
       expect(errors.map((error) => [error.code, error.ptyId])).toEqual([['bookkeeping_failed', 'p']])
-      expect(errors[0]!.message).toMatch(/^The runtime answered getPtyOutputSequence with .+, not an output sequence \(a finite number ≥ 0\)$/)
+      expect(errors[0]!.message).toMatch(/^The runtime's getPtyOutputSequence answered .+ for PTY "p": expected an output sequence \(a finite number ≥ 0\)$/)
       await controller.dispose()
     })
   }
