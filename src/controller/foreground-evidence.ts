@@ -4,14 +4,15 @@ import { carriesErrorCode } from '../contracts/error-code.js'
 
 /**
  * Whether a provider can give foreground evidence: it has `confirmForeground` and does not deny
- * support. A disposed provider (which refuses the question, `provider_disposed`) gives none.
+ * support. A disposed or detached provider (which may refuse the question, `provider_disposed` /
+ * `provider_detached`) gives none: a refusal for being gone is an answer, not a fault to throw.
  */
 export function providerSupportsForegroundEvidence(provider: PtyProvider): boolean {
   if (provider.confirmForeground === undefined) return false
   try {
     return provider.supportsForegroundProcessEvidence?.() !== false
   } catch (error) {
-    if (carriesErrorCode(error, 'provider_disposed')) return false
+    if (carriesErrorCode(error, 'provider_disposed') || carriesErrorCode(error, 'provider_detached')) return false
     throw error
   }
 }
