@@ -43,6 +43,22 @@ export class ProviderQueries {
   }
 
   /**
+   * Whether a PTY the controller tracks live on `hostId` is still attached, for `attach` (see
+   * `PtyController.attach`): its output still streams here only while its provider vouches for it.
+   * `false` for a PTY of another host, when its provider was found detached or disposed (a call of
+   * the controller's was refused so), and when the provider's `hasPty` does not answer `true` —
+   * `null` ("unknown": a pty host provider after `detach()`, an SSH host whose link is down), a
+   * throw, or `false`. A provider without `hasPty` cannot be asked without I/O: the record answers.
+   */
+  attachedLive(record: PtyRecord, hostId: ExecutionHostId): boolean {
+    if (record.hostId !== hostId) return false
+    const provider = record.provider
+    if (this.#core.detachedProvidersReported.has(provider) || this.#core.disposedProvidersReported.has(provider)) return false
+    if (provider.hasPty === undefined) return true
+    return this.#safeSync(provider, record.ptyId, 'hasPty', () => provider.hasPty?.(record.ptyId)) === true
+  }
+
+  /**
    * A "no host has it" about an id whose spawn or attach is in flight here is no proof: the
    * process may not be started yet (the seed: never a denial on doubt). A `true` stays evidence.
    */

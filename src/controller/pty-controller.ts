@@ -140,7 +140,10 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
 
   /**
    * Attach-only adoption of a live PTY the controller does not track yet (the provider is asked
-   * with `attachOnly`; never creates). `true` at once for a PTY already tracked live; `false` on
+   * with `attachOnly`; never creates). For a PTY already tracked live: `true` while its provider
+   * vouches for it (its `hasPty` answers `true`; one without `hasPty` is not asked), `false` once the
+   * provider was found detached or disposed or its `hasPty` answers `null` or `false` — its output no
+   * longer streams here (docs/controller.md, "After a provider's detach()"). `false` on
    * any doubt (no such PTY, a different id in the reply, an exited process, a failure — a runtime
    * whose sequence rebase throws or answers no sequence is also reported, `bookkeeping_failed`) and
    * at once for an aborted `signal`, tracking nothing.
@@ -153,7 +156,13 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
     assertPtyId(ptyId)
     assertOptionsObject('options', options, ATTACH_OPTION_NAMES)
     assertAbortSignal(options.signal)
-    return this.#m.spawns.attach(ptyId, options.hostId ?? 'local', options.signal)
+    const hostId = options.hostId ?? 'local'
+    // Tracked live already: attached only while its provider still vouches for it — after the
+    // provider's `detach()` its output no longer streams here (until 7 Dec: `true` from the record
+    // alone, the provider not asked). An aborted signal answers `false` first, as for any attach.
+    const tracked = this.#m.core.records.get(ptyId)
+    if (tracked?.state === 'live' && options.signal?.aborted !== true) return this.#m.queries.attachedLive(tracked, hostId)
+    return this.#m.spawns.attach(ptyId, hostId, options.signal)
   }
 
   /**
