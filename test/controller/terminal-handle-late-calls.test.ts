@@ -53,6 +53,41 @@ const EXPECTED: Record<Situation, { write: string; settlement: unknown; stop: bo
 }
 
 describe(`${HANDLES} terminal handles called late`, () => {
+  it('after the provider detach(), the controller not disposed: refused writes, waiting iterators, kill true then stop false — stop_unverified ends them', async () => {
+    const provider = createFakePtyProvider()
+    const controller = createPtyController({ provider })
+    const errors: string[] = []
+    controller.on('error', (error) => errors.push(error.code))
+    const terminals = await Promise.all(Array.from({ length: HANDLES }, () => controller.spawnTerminal({})))
+    detach(provider)
+    Object.assign(provider, { write: () => ({ kind: 'refused', reason: 'provider_refused_write' }), resize: () => false })
+    const signal = new AbortController().signal
+    const pulls = terminals.map((terminal) => terminal.output({ signal }).next())
+    let heard = 0
+    for (const terminal of terminals) terminal.onExit(() => heard++)
+    expect(await tally(terminals, (terminal) => terminal.writeWithSettlement('x'))).toEqual(all({ kind: 'refused', reason: 'provider_refused_write' }))
+    expect(await tally(terminals, (terminal) => terminal.resize(100, 30))).toEqual(all(false))
+    const waiting = await Promise.race([Promise.any(pulls).then(() => 'ended'), new Promise((resolve) => setImmediate(() => resolve('waiting')))])
+    expect(waiting).toBe('waiting')
+    const half = HANDLES / 2
+    expect(await tally(terminals.slice(0, half), (terminal) => terminal.kill())).toEqual({ 'value:true': half })
+    expect(await tally(terminals.slice(half), (terminal) => terminal.stop({ timeoutMs: 600_000 }))).toEqual({ 'value:false': half })
+    // Every PTY published stop_unverified: its output ended, `exited` resolved, its listener heard it once.
+    expect((await Promise.all(pulls)).every((result) => result.done === true)).toBe(true)
+    const causes = await Promise.all(terminals.map((terminal) => terminal.exited.then((event) => event.cause)))
+    expect(causes).toEqual(terminals.map(() => ({ kind: 'unknown', reason: 'stop_unverified' })))
+    expect(heard).toBe(HANDLES)
+    // Twice: the same answers, nothing published again.
+    expect(await tally(terminals, (terminal) => terminal.writeWithSettlement('x'))).toEqual(all({ kind: 'refused', reason: 'pty_exited' }))
+    expect(await tally(terminals, (terminal) => terminal.stop({ timeoutMs: 600_000 }))).toEqual(all(false))
+    expect(heard).toBe(HANDLES)
+    expect(getEventListeners(signal, 'abort')).toHaveLength(0)
+    expect(errors).toEqual(['shutdown_failed'])
+    await controller.dispose({ stopPtys: false })
+    expect(controller.eventNames()).toEqual([])
+    expect(provider.listenerCount()).toBe(0)
+  })
+
   for (const situation of Object.keys(EXPECTED) as Situation[]) {
     it(`${situation}: each call answers as documented, twice; nothing throws, every iterator ends, no listener is left`, async () => {
       const provider = createFakePtyProvider()
