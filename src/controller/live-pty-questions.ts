@@ -6,6 +6,7 @@ import type {
   PtyProviderBufferSnapshot,
 } from '../contracts/index.js'
 import { reportProviderThrow, type ControllerCore } from './controller-core.js'
+import { providerVouchesFor } from './provider-queries.js'
 import type { PtyInspectOptions } from './controller-types.js'
 import { confirmForegroundOf, providerSupportsForegroundEvidence } from './foreground-evidence.js'
 import { definedFields } from '../contracts/defined-fields.js'
@@ -46,7 +47,11 @@ export class LivePtyQuestions {
     return typeof answer === 'boolean' ? answer : null
   }
 
-  /** See `PtyController.inspectProcess`. */
+  /**
+   * See `PtyController.inspectProcess`: `unavailable` also for a live PTY whose provider answered
+   * nothing and no longer vouches for it ({@link providerVouchesFor}) — its host is unreachable
+   * (the pty host provider after `detach()`), not merely unable to read a name.
+   */
   async inspect(ptyId: string, options: PtyInspectOptions): Promise<PtyProcessInspection> {
     const expected = options.expectedIncarnationId
     const answered = await this.#ofLive(ptyId, async (record) => {
@@ -55,6 +60,7 @@ export class LivePtyQuestions {
         this.foregroundProcess(ptyId),
         options.scanChildProcesses === true ? this.hasChildProcesses(ptyId) : null,
       ])
+      if (foregroundProcess === null && hasChildProcesses === null && providerVouchesFor(this.#core, record) === false) return null
       return { foregroundProcess, hasChildProcesses }
     })
     return answered ?? { foregroundProcess: null, hasChildProcesses: null, unavailable: true }

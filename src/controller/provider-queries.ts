@@ -44,18 +44,12 @@ export class ProviderQueries {
 
   /**
    * Whether a PTY the controller tracks live on `hostId` is still attached, for `attach` (see
-   * `PtyController.attach`): its output still streams here only while its provider vouches for it.
-   * `false` for a PTY of another host, when its provider was found detached or disposed (a call of
-   * the controller's was refused so), and when the provider's `hasPty` does not answer `true` —
-   * `null` ("unknown": a pty host provider after `detach()`, an SSH host whose link is down), a
-   * throw, or `false`. A provider without `hasPty` cannot be asked without I/O: the record answers.
+   * `PtyController.attach`): its output still streams here only while its provider vouches for it
+   * ({@link providerVouchesFor}; a provider that cannot be asked without I/O leaves the record to
+   * answer). `false` for a PTY of another host.
    */
   attachedLive(record: PtyRecord, hostId: ExecutionHostId): boolean {
-    if (record.hostId !== hostId) return false
-    const provider = record.provider
-    if (this.#core.detachedProvidersReported.has(provider) || this.#core.disposedProvidersReported.has(provider)) return false
-    if (provider.hasPty === undefined) return true
-    return this.#safeSync(provider, record.ptyId, 'hasPty', () => provider.hasPty?.(record.ptyId)) === true
+    return record.hostId === hostId && providerVouchesFor(this.#core, record) !== false
   }
 
   /**
@@ -130,6 +124,26 @@ export class ProviderQueries {
 
   #uniqueProviders(): Set<PtyProvider> {
     return new Set(this.#core.options.providers.values())
+  }
+}
+
+/**
+ * Whether the provider of a PTY the controller tracks live still vouches for it, asked without I/O:
+ * `true` when its `hasPty` answers `true`; `false` once the provider was found detached or
+ * disposed (a call of the controller's was refused so), or when its `hasPty` answers `null`
+ * ("unknown": a pty host provider after `detach()`, an SSH host whose link is down), `false`, or
+ * throws (reported `provider_threw`, a gone provider's refusal once for it); `null` for a provider
+ * without `hasPty`, which cannot be asked.
+ */
+export function providerVouchesFor(core: ControllerCore, record: PtyRecord): boolean | null {
+  const provider = record.provider
+  if (core.detachedProvidersReported.has(provider) || core.disposedProvidersReported.has(provider)) return false
+  if (provider.hasPty === undefined) return null
+  try {
+    return provider.hasPty(record.ptyId) === true
+  } catch (error) {
+    reportProviderThrow(core, provider, 'hasPty', error, record.ptyId)
+    return false
   }
 }
 

@@ -11,7 +11,7 @@ import { hostFixture, isAlive, providerOn, useCleanups } from '../pty-host/pty-h
 const cleanups = useCleanups()
 
 describe('a controller over a pty host provider after its detach()', () => {
-  it('answers each call as documented: attach false (no output streams here), queries null, stops refused, one error', async () => {
+  it('answers each call as documented: attach false (no output streams here), queries null, inspectProcess unavailable, stops refused, one error', async () => {
     const { socketPath } = hostFixture(cleanups)
     const provider = providerOn(socketPath)
     const controller = createPtyController({ provider })
@@ -32,6 +32,7 @@ describe('a controller over a pty host provider after its detach()', () => {
     expect(controller.resize(kept.id, 100, 30)).toBe(false)
     expect(controller.hasPty(kept.id)).toBeNull()
     expect([await controller.probePtyLiveness(kept.id), await controller.getCwd(kept.id), await controller.getForegroundProcess(kept.id), await controller.serializeProviderBuffer(kept.id)]).toEqual([null, null, null, null])
+    expect(await controller.inspectProcess(kept.id)).toEqual({ foregroundProcess: null, hasChildProcesses: null, unavailable: true })
     await expect(controller.clearBuffer(kept.id)).resolves.toBeUndefined()
     expect(errors).toEqual([])
     await expect(controller.listProcesses()).rejects.toMatchObject({ code: 'listing_failed', cause: { code: 'provider_detached' } })

@@ -84,10 +84,12 @@ describe('calls after the provider was detached', () => {
     await h.run(h.controller.dispose({ stopPtys: false }))
   })
 
-  it('attach of a tracked PTY before any detach still answers true (the provider vouches for it)', async () => {
+  it('attach and inspectProcess of a tracked PTY before any detach: attached, and inspected even when no name can be read (the provider vouches for it)', async () => {
     const h = createHarness()
     const { id } = await h.run(h.controller.spawn({}))
     expect(await h.run(h.controller.attach(id))).toBe(true)
+    Object.assign(h.provider, { getForegroundProcess: async () => null })
+    expect(await h.run(h.controller.inspectProcess(id))).toEqual({ foregroundProcess: null, hasChildProcesses: null })
     // …but not for another host, nor with an aborted signal.
     expect(await h.run(h.controller.attach(id, { hostId: 'elsewhere' }))).toBe(false)
     expect(await h.run(h.controller.attach(id, { signal: AbortSignal.abort() }))).toBe(false)
@@ -122,7 +124,9 @@ describe('calls after the provider was detached', () => {
     expect(await h.run(c.getCwd(id))).toBeNull()
     expect(await h.run(c.getForegroundProcess(id))).toBeNull()
     expect(await h.run(c.hasChildProcesses(id))).toBeNull()
-    expect(await h.run(c.inspectProcess(id, { scanChildProcesses: true }))).toEqual({ foregroundProcess: null, hasChildProcesses: null })
+    // Unavailable: the PTY's host is unreachable for this provider, not merely unable to read a name.
+    expect(await h.run(c.inspectProcess(id, { scanChildProcesses: true }))).toEqual({ foregroundProcess: null, hasChildProcesses: null, unavailable: true })
+    expect(await h.run(c.inspectProcess(id))).toEqual({ foregroundProcess: null, hasChildProcesses: null, unavailable: true })
     expect(await h.run(c.confirmForegroundProcess(id))).toBeNull()
     expect(await h.run(c.confirmShellForeground(id))).toBe(false)
     expect(await h.run(c.serializeProviderBuffer(id))).toBeNull()
