@@ -116,7 +116,7 @@ async function main(): Promise<void> {
   try {
     // The grace: the app that started this process connects once it listens; an idle exit before
     // its hello would make it start another (see PTY_HOST_FIRST_CLIENT_GRACE_MS).
-    const host = await startPtyHost({ ...options, firstClientGraceMs: PTY_HOST_FIRST_CLIENT_GRACE_MS, onClosed: () => process.exit(0) })
+    const host = await startPtyHost({ ...options, firstClientGraceMs: PTY_HOST_FIRST_CLIENT_GRACE_MS, onClosed: () => process.exit(0), log: logLine })
     for (const signal of ['SIGTERM', 'SIGINT'] as const) process.on(signal, () => void host.close())
   } catch (error) {
     logLine(error instanceof Error ? error.message : String(error))

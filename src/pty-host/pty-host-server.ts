@@ -115,6 +115,13 @@ export type PtyHostServerOptions = {
   nodePty?: NodePtyProviderOptions | undefined
   /** Called once the host has closed (idle exit or `close()`). */
   onClosed?: (() => void) | undefined
+  /**
+   * Where the host tells what goes wrong that no caller hears of: its session journal's failed
+   * `fsync` (of a rewrite's new file, or of the journal's directory), with the path and the error,
+   * once per kind of failure. A line of text, without a time or a newline. Default: told nowhere.
+   * The `ptykit-pty-host` process passes its log (`<socket>.log` when an app started it).
+   */
+  log?: ((message: string) => void) | undefined
 }
 
 /** A running pty host. */
@@ -197,7 +204,7 @@ function assertNodePtyOptions(nodePty: NodePtyProviderOptions): void {
 /** Every option `startPtyHost` reads (complete: checked at compile time). */
 const PTY_HOST_SERVER_OPTION_NAMES = optionNamesOf<PtyHostServerOptions>()(
   'socketPath', 'idleExitMs', 'firstClientGraceMs', 'historyChars', 'scrollbackRows', 'exitedHistoryBytes', 'exitedSessionMemory',
-  'screenCharsPerSecond', 'maxFrameBytes', 'ackMaxHoldMs', 'nodePty', 'onClosed',
+  'screenCharsPerSecond', 'maxFrameBytes', 'ackMaxHoldMs', 'nodePty', 'onClosed', 'log',
 )
 
 /**
@@ -230,6 +237,7 @@ export async function startPtyHost(options: PtyHostServerOptions = {}): Promise<
   // Called last in close(): a value that is no function would throw there, in a close that
   // callers do not expect to reject (the idle exit's, say).
   if (options.onClosed !== undefined && typeof options.onClosed !== 'function') throw invalidPtyHostOption('onClosed', 'a function', options.onClosed)
+  if (options.log !== undefined && typeof options.log !== 'function') throw invalidPtyHostOption('log', 'a function', options.log)
   // Why not in a worker: a worker that ends while a PTY it spawned runs waits for that process for
   // as long as it lives (node-pty joins the thread that waits for it), and a host's sessions are
   // meant to outlive their apps; nor can a worker set the umask the socket is born under.
@@ -270,7 +278,7 @@ export async function startPtyHost(options: PtyHostServerOptions = {}): Promise<
     // The exits it remembers too (the host's before, however it ended: idle, closed or dead), so
     // this host answers `listExits`, re-attaches and probes with their causes.
     const carriedExits = typeof predecessor === 'object' ? predecessor.exits : undefined
-    journal = new SessionJournal(paths.journalPath, inspector, { ...orphans.carried(), exits: carriedExits }, undefined, { exitMemory: exitedSessionMemory })
+    journal = new SessionJournal(paths.journalPath, inspector, { ...orphans.carried(), exits: carriedExits }, undefined, { exitMemory: exitedSessionMemory, ...(options.log === undefined ? {} : { log: options.log }) })
     orphans.useJournal(journal)
     screens = await loadHeadlessScreens()
     removeStaleSocket(paths)

@@ -398,6 +398,10 @@ export class SessionJournal {
   readonly #compactLines: number
   readonly #exitMemory: number
   readonly #fs: JournalFileSystem
+  /** Where a failed sync is told (the host's log), or nothing. */
+  readonly #log: ((message: string) => void) | undefined
+  /** The failed syncs already told, by what failed (`file`, `directory`) and its error code: each is told once. */
+  readonly #syncFailuresLogged = new Set<string>()
   #unaccounted: boolean
   #fd: number | null = null
   /** Closed by {@link close}: nothing is appended any more (else a lost descriptor is reopened). */
@@ -424,6 +428,11 @@ export class SessionJournal {
    * @param options.compactLines - the fewest lines before a compaction ({@link PTY_HOST_JOURNAL_COMPACT_LINES}; tests lower it)
    * @param options.exitMemory - how many exits it keeps (the host's `exitedSessionMemory`; default `PTY_HOST_EXITED_SESSION_MEMORY`)
    * @param options.fs - the file calls of a rewrite ({@link JournalFileSystem}; tests observe their order)
+   * @param options.log - where a rewrite's failed `fsync` (of the new file, or of the directory) is
+   * told, with the path and the error — once per kind of failure (what failed and its error code):
+   * the host's log. Why: a compaction's and a close's rewrite fail without a caller to tell, and a
+   * directory's failed sync fails no rewrite at all; without it the journal's durability was lost
+   * without a word.
    * @throws when the file cannot be created (the host then refuses to start: its sessions would
    * outlive it untraceably).
    */
@@ -432,7 +441,7 @@ export class SessionJournal {
     inspector: ProcessInspector,
     carried: { open: readonly JournalSession[]; unaccounted: boolean; exits?: readonly JournalExit[] | undefined },
     bootId: string | null = currentBootId(),
-    options: { compactLines?: number; exitMemory?: number; fs?: JournalFileSystem } = {},
+    options: { compactLines?: number; exitMemory?: number; fs?: JournalFileSystem; log?: (message: string) => void } = {},
   ) {
     this.#path = path
     this.#bootId = bootId
@@ -440,6 +449,7 @@ export class SessionJournal {
     this.#compactLines = options.compactLines ?? PTY_HOST_JOURNAL_COMPACT_LINES
     this.#exitMemory = options.exitMemory ?? PTY_HOST_EXITED_SESSION_MEMORY
     this.#fs = options.fs ?? NODE_JOURNAL_FILE_SYSTEM
+    this.#log = options.log
     this.#unaccounted = carried.unaccounted
     removeStaleTemporaries(path)
     for (const exit of carried.exits ?? []) this.#remember(this.#nextKey++, { ...exit })
@@ -690,7 +700,12 @@ export class SessionJournal {
       // The data on disk before the name points at it: else a machine crash may leave the new name
       // on an empty file (the rename reached the disk, the data not) — a journal with no header,
       // read as unreadable: every exit lost, every session unaccounted for.
-      fs.fsyncSync(fd)
+      try {
+        fs.fsyncSync(fd)
+      } catch (error) {
+        this.#logSyncFailure('file', temporary, error, `the rewrite of ${this.#path} was not made (the journal stays as it was)`)
+        throw error
+      }
       const closing = fd
       fd = null
       fs.closeSync(closing)
@@ -724,22 +739,45 @@ export class SessionJournal {
    */
   #syncDirectory(): void {
     const fs = this.#fs
+    const directory = dirname(this.#path)
+    const consequence = `the rewrite of ${this.#path} stands, but a machine crash may bring back the journal as it was before it`
     let fd: number
     try {
-      fd = fs.openSync(dirname(this.#path), constants.O_RDONLY | constants.O_DIRECTORY)
-    } catch {
+      fd = fs.openSync(directory, constants.O_RDONLY | constants.O_DIRECTORY)
+    } catch (error) {
+      this.#logSyncFailure('directory', directory, error, consequence)
       return
     }
     try {
       fs.fsyncSync(fd)
-    } catch {
+    } catch (error) {
       // Refused (see above): the rewrite stands.
+      this.#logSyncFailure('directory', directory, error, consequence)
     } finally {
       try {
         fs.closeSync(fd)
       } catch {
         // Closed already.
       }
+    }
+  }
+
+  /**
+   * Tell the log that the sync of `what` (`path`) failed with `error`, and what follows — once per
+   * kind of failure (`what` and the error's code): a filesystem that refuses a directory's sync
+   * refuses it at every rewrite, and the log is a diagnosis, not a stream of the same line.
+   */
+  #logSyncFailure(what: 'file' | 'directory', path: string, error: unknown, consequence: string): void {
+    if (this.#log === undefined) return
+    const code = (error as NodeJS.ErrnoException | null)?.code ?? 'no code'
+    const kind = `${what}:${code}`
+    if (this.#syncFailuresLogged.has(kind)) return
+    this.#syncFailuresLogged.add(kind)
+    const message = error instanceof Error ? error.message : String(error)
+    try {
+      this.#log(`session journal: fsync of the ${what === 'file' ? 'new journal file' : 'directory'} ${path} failed (${code}: ${message}): ${consequence} (told once for ${kind})`)
+    } catch {
+      // A log that throws must not fail the journal.
     }
   }
 

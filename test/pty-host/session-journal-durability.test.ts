@@ -148,3 +148,73 @@ it("fails a forgetExits whose file sync fails (EIO): nothing forgotten, the jour
   journal.close()
   expect(existsSync(path)).toBe(true)
 })
+
+/**
+ * The rewrite's failed syncs reach the host's log (the journal's `log` hook, the host's `log`
+ * option): before, a directory that refused its sync was silent, and a compaction's or a close's
+ * rewrite whose file sync failed too (no caller hears of those) — the journal's durability was
+ * lost without a word. Each kind of failure (what failed, its code) is told once, with the path and
+ * the error; a directory's failure still fails nothing.
+ */
+it('tells the log of a directory that refuses its sync — once per kind, with the path and the error — and the rewrite stands', () => {
+  const path = journalPath()
+  const { fs: recording } = recordingFs(path, { fsync: 'dir', code: 'EINVAL' })
+  const logged: string[] = []
+  const journal = new SessionJournal(path, createNullInspector(), { open: [], unaccounted: false }, null, { fs: recording, log: (line) => void logged.push(line) })
+  // The start's rewrite, then two forgetExits: three refused directory syncs, one line.
+  for (let n = 0; n < 3; n++) journal.ended(journal.intent(`pty-${n}`), exitNumber(n))
+  expect(() => journal.forgetExits([{ id: 'pty-0', incarnationId: 'inc-0' }])).not.toThrow()
+  expect(() => journal.forgetExits([{ id: 'pty-1', incarnationId: 'inc-1' }])).not.toThrow()
+  expect(journal.exits).toEqual([exitNumber(2)])
+  expect(logged).toHaveLength(1)
+  expect(logged[0]).toContain(`directory ${dirname(path)}`)
+  expect(logged[0]).toContain('EINVAL: fsync (injected)')
+  expect(logged[0]).toContain('stands')
+  journal.close()
+  expect(logged).toHaveLength(1)
+})
+
+it("tells the log of a file sync that fails in a rewrite no caller hears of (the close's), once per error code", () => {
+  const path = journalPath()
+  let failWith: string | null = null
+  const { fs: base } = recordingFs(path)
+  const recording: JournalFileSystem = {
+    ...base,
+    fsyncSync: (fd) => {
+      if (failWith !== null) throw errno(failWith, 'fsync')
+      base.fsyncSync(fd)
+    },
+  }
+  const logged: string[] = []
+  const journal = new SessionJournal(path, createNullInspector(), { open: [], unaccounted: false }, null, { fs: recording, log: (line) => void logged.push(line) })
+  journal.ended(journal.intent('pty-0'), exitNumber(0))
+  journal.ended(journal.intent('pty-1'), exitNumber(1))
+  failWith = 'EIO'
+  // A forgetExits fails (its caller hears of it) and is logged; a second one of the same code is not.
+  expect(() => journal.forgetExits([{ id: 'pty-0', incarnationId: 'inc-0' }])).toThrow(/EIO/)
+  expect(() => journal.forgetExits([{ id: 'pty-0', incarnationId: 'inc-0' }])).toThrow(/EIO/)
+  expect(logged).toHaveLength(1)
+  expect(logged[0]).toMatch(new RegExp(`new journal file ${path.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\.\\d+\\.[0-9a-f]{12}\\.tmp failed \\(EIO: EIO: fsync \\(injected\\)\\)`))
+  expect(logged[0]).toContain('was not made')
+  // The close's rewrite fails with another code: told (no caller hears of it), and nothing thrown.
+  failWith = 'ENOSPC'
+  expect(() => journal.close()).not.toThrow()
+  expect(logged).toHaveLength(2)
+  expect(logged[1]).toContain('ENOSPC')
+  expect(temporaries(path)).toEqual([])
+})
+
+it('a log that throws fails no rewrite', () => {
+  const path = journalPath()
+  const { fs: recording } = recordingFs(path, { fsync: 'dir', code: 'EINVAL' })
+  const journal = new SessionJournal(path, createNullInspector(), { open: [], unaccounted: false }, null, {
+    fs: recording,
+    log: () => {
+      throw new Error('the log is gone')
+    },
+  })
+  journal.ended(journal.intent('pty-0'), exitNumber(0))
+  expect(() => journal.forgetExits([{ id: 'pty-0', incarnationId: 'inc-0' }])).not.toThrow()
+  expect(journal.exits).toEqual([])
+  journal.close()
+})

@@ -49,4 +49,12 @@ describe('pty host: an unknown option of the host functions', () => {
     expect(existsSync(`${socketPath}.lock`)).toBe(false)
     expect(readdirSync(dir)).toEqual([])
   })
+
+  it('startPtyHost refuses a `log` that is no function (where its journal tells of a failed sync), and starts nothing', async () => {
+    const { dir, socketPath } = hostFixture(cleanups)
+    const started = await refusal(async () => (await startPtyHost({ socketPath, log: 'stderr' } as never)).close())
+    expect(isPtyHostError(started) && [started.code, started.option]).toEqual(['invalid_option', 'log'])
+    expect((started as Error).message).toContain('`log` option to be a function')
+    expect(readdirSync(dir)).toEqual([])
+  })
 })
