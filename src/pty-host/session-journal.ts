@@ -59,9 +59,10 @@ import { sessionIdProblem } from './protocol.js'
  * **Durability.** A rewrite (the start, a compaction, a `forgetExits`, the close) survives a machine
  * crash once done: the new file is `fsync`ed before it is renamed into place, and the directory
  * after (a directory that refuses its sync does not fail it: a crash may then bring back the file
- * before it, never an empty one). An append is not synced: an `fdatasync` per exit costs ~0.5–2 ms
- * of the host's one thread on a disk (docs/pty-host.md, measured 7 Dec), so a crash may lose the
- * last moments' lines, or tear the last one (read as malformed).
+ * before it, never an empty one). A failed sync, of the file or of the directory, is told to the
+ * host's log (the `log` option), once per kind of failure. An append is not synced: an `fdatasync`
+ * per exit costs ~0.5–2 ms of the host's one thread on a disk (docs/pty-host.md, measured 7 Dec), so
+ * a crash may lose the last moments' lines, or tear the last one (read as malformed).
  *
  * **Privacy.** It lives beside the lock, in the socket's private directory, created 0600 under a
  * temporary name and renamed into place; a journal that is not a regular file of this user with no
@@ -571,6 +572,14 @@ export class SessionJournal {
     this.#exits.delete(exit.id)
     this.#exits.set(exit.id, { key, exit })
     while (this.#exits.size > this.#exitMemory) this.#exits.delete(this.#exits.keys().next().value!)
+  }
+
+  /**
+   * The process recorded for the open session of `key` (its `s` line): its leader's pid and start
+   * time, which name it for good. `undefined` for a key not open, or one recorded as an intent only.
+   */
+  processOf(key: number | undefined): JournalProcess | undefined {
+    return key === undefined ? undefined : this.#open.get(key)?.process
   }
 
   /** Sessions still open. */

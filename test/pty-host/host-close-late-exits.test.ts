@@ -12,7 +12,10 @@
  * connection the close had already ended (`ERR_STREAM_WRITE_AFTER_END`, which destroyed it and cut
  * off what the close was still flushing to that client). Checked too: no throw, no unhandled
  * rejection, nothing written to the journal after the close, and a successor host answers for the
- * session truthfully (proven ended, no exit made up).
+ * session truthfully: proven ended — and, since the close kills what its stops left and keeps the
+ * journal open until their exits are in (bounded), with the exit the closing host heard (before,
+ * that exit came after the journal closed, and the successor listed no exit for it: its check
+ * filtered the exits by `id`, a field an exit message does not have — it could not fail).
  */
 import { existsSync, readFileSync } from 'node:fs'
 import { createConnection, Socket } from 'node:net'
@@ -88,7 +91,7 @@ describe('a pty host closed while a session is slow to die (its exit comes after
     const pid = await pidIn(pidFile)
     await host.close()
     expect(closed).toBe(1)
-    // The close kept the journal (the session's exit had not come: it is its successor's to judge).
+    // The close kept the journal (it holds the exit the close heard, for the hosts after it).
     const journalPath = ptyHostPaths(socketPath).journalPath
     const atClose = readFileSync(journalPath, 'utf8')
     expect(atClose).toContain('"late-2"')
@@ -97,13 +100,16 @@ describe('a pty host closed while a session is slow to die (its exit comes after
     // The exit that came after the close was not written to the closed journal (a successor may own the file by now).
     expect(readFileSync(journalPath, 'utf8')).toBe(atClose)
     expect(problems).toEqual([])
-    // The successor proves the session ended (its process is gone) and makes up no cause for it.
+    // The successor proves the session ended (its process is gone), and lists the exit the closing
+    // host journalled: the close's SIGKILL, an operator close.
     const successor = await startPtyHost({ socketPath, idleExitMs: 60_000 })
     cleanups.push(() => successor.close())
     const reader = await rawClient(socketPath)
     cleanups.push(async () => reader.close())
     expect((await reader.request('probe', { ptyId: 'late-2', expectedIncarnationId: incarnationId })).result).toBe(false)
     expect((await reader.request('list', {})).result).toEqual([])
-    expect(((await reader.request('exits', {})).result as { id: string }[]).filter((exit) => exit.id === 'late-2')).toEqual([])
+    expect(((await reader.request('exits', {})).result as { ptyId: string }[]).filter((exit) => exit.ptyId === 'late-2')).toEqual([
+      { v: PTY_HOST_PROTOCOL_VERSION, type: 'exit', ptyId: 'late-2', code: expect.any(Number), cause: { kind: 'signaled', signal: 9 }, incarnationId, stopRequestedBeforeDeath: true },
+    ])
   }, 30_000)
 })

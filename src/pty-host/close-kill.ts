@@ -1,0 +1,71 @@
+import { isDefunct, scanProcNow, type ProcessInspector } from '../node-pty/process-inspector.js'
+import { exitKillTargets, indexProcessTable } from '../node-pty/process-tree.js'
+
+/**
+ * A session a closing host stopped, named as its leader was when it ran: the pid with its start
+ * time (`/proc/<pid>/stat` field 22; `null` when it could not be learnt), and whether its exit was
+ * heard (the leader reaped).
+ */
+export type ClosingLeader = {
+  /** The leader's pid. */
+  readonly pid: number
+  /** The leader's start time, which with the pid names it for good; `null` when unknown. */
+  readonly leaderStartTime: string | null
+  /** The leader's exit was heard (it was reaped): its pid may name another process now. */
+  readonly leaderGone: boolean
+}
+
+/**
+ * The start time of this host's child `pid` (a PTY leader), read now; `null` when it cannot be read,
+ * is a zombie, or `pid` is not this process's child (its leader already reaped, the pid given away).
+ */
+export function childStartTime(inspector: ProcessInspector, pid: number): string | null {
+  const row = inspector.readNow(pid)
+  if (row === null || row === 'absent' || isDefunct(row) || row.ppid !== process.pid) return null
+  return row.startTime ?? null
+}
+
+/**
+ * SIGKILL, synchronously, every process still left of the sessions a closing host stopped: each
+ * leader's process group and, found in one synchronous `/proc` pass, every group of its session
+ * and its descendants (`exitKillTargets`, as the node-pty provider's `killOnProcessExit` finds
+ * them: a leader whose pid now shows another start time leads to nothing; without a table, the
+ * group of a leader whose exit was not heard). Returns, per leader, whether it was killed alive:
+ * a signal went out while the table showed the leader running (without a table: its exit not
+ * heard) — its death by SIGKILL is then this kill's, the close's stop (not another killer's).
+ *
+ * Why synchronously, at the close: the node-pty provider's stop sends its SIGKILL from its own
+ * loop, after an asynchronous look at the process table — and a `dispose()` whose deadline passed
+ * first (a short `shutdownDeadlineMs`) resolves before it went out. The `ptykit-pty-host` process
+ * exits at the end of its close, and such a SIGKILL never went: a program that ignores the hang-up
+ * and SIGTERM outlived its closed host, its journal line the only trace of it.
+ *
+ * @param kill - the signal call (`process.kill`; a test passes a recorder)
+ */
+export function killLeftAtClose(
+  leaders: readonly ClosingLeader[],
+  inspector: ProcessInspector,
+  kill: (target: number, signal: NodeJS.Signals) => void = (target, signal) => void process.kill(target, signal),
+): boolean[] {
+  if (leaders.length === 0) return []
+  // Every row that can be read (one another user's `hidepid` hides is not ours to kill anyway).
+  const table = scanProcNow(inspector, true)
+  const index = table === null ? null : indexProcessTable(table)
+  const selfGroup = index?.byPid.get(process.pid)?.pgid
+  return leaders.map((leader) => {
+    const targets = index === null ? (leader.leaderGone ? [] : [-leader.pid, leader.pid]) : exitKillTargets(index, leader, process.pid, selfGroup)
+    // Alive: the row at its pid is the leader (its start time, when known), not a zombie.
+    const row = index?.byPid.get(leader.pid)
+    const alive = index === null ? !leader.leaderGone : row !== undefined && !isDefunct(row) && !leader.leaderGone && (leader.leaderStartTime === null || row.startTime === leader.leaderStartTime)
+    let delivered = 0
+    for (const target of targets) {
+      try {
+        kill(target, 'SIGKILL')
+        delivered += 1
+      } catch {
+        // Gone already, or not ours to signal.
+      }
+    }
+    return alive && delivered > 0
+  })
+}
