@@ -542,7 +542,8 @@ export async function startPtyHost(options: PtyHostServerOptions = {}): Promise<
       // heard after the journal closed was not recorded, and the next host answered "ended, cause
       // unknown" for it. Bounded as the replies are: a process the kernel cannot kill at once (in
       // an uninterruptible sleep) must not hold the close.
-      const late = [...sessions.live.values()].filter((session) => stopping.some((stopped) => stopped.session === session))
+      const stopped = new Set(stopping.map(({ session }) => session))
+      const late = [...sessions.live.values()].filter((session) => stopped.has(session))
       await Promise.all([
         settleWithin(Promise.allSettled(pendingRequests), PTY_HOST_CLOSE_FLUSH_MS, undefined),
         settleWithin(untilEnded(late), PTY_HOST_CLOSE_FLUSH_MS, undefined),
