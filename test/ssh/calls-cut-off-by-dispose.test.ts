@@ -3,21 +3,19 @@
 // disposal's closing of the connection made up. (The pty host's are checked in
 // test/pty-host/provider-disposed-before-controller.test.ts.)
 import { describe, expect, it } from 'vitest'
-import { createSshProvider } from 'ptykit/ssh'
 import { outcome } from '../support/bad-input.js'
-import { waitFor } from '../node-pty/pty-test-support.js'
-import { startSshd } from './sshd-fixture.js'
-import { isAlive, killTagged, sshOptions, taggedProcesses } from './ssh-test-support.js'
+import { loopbackProvider } from './loopback-provider.js'
+import { isAlive } from './ssh-test-support.js'
 
 const TAG = `cut-off-by-dispose-${process.pid}`
 
 describe('SSH: calls on their way when dispose() begins', () => {
   it('each answers what was true, or is refused provider_disposed (never transport_lost, never a made-up answer)', async () => {
-    const server = await startSshd()
-    const provider = createSshProvider(sshOptions(server))
+    const loopback = await loopbackProvider(TAG)
+    const { provider } = loopback
     try {
-      const reply = await provider.spawn({ file: '/bin/sh', args: ['-c', 'exec sleep 600'], env: { PTYKIT_SWEEP_TAG: TAG } })
-      await waitFor(() => (taggedProcesses(TAG).filter(({ comm }) => comm === 'sleep').length === 1 ? true : undefined), 'the program to run')
+      const reply = await loopback.spawnTagged('exec sleep 600')
+      await loopback.waitForSleeps(1)
       const calls = {
         listProcesses: provider.listProcesses(),
         probeLiveness: provider.probeLiveness(reply.id),
@@ -40,9 +38,7 @@ describe('SSH: calls on their way when dispose() begins', () => {
         if (name === 'probeLiveness' && answer.value === false) expect(isAlive(reply.pid!), name).toBe(false)
       }
     } finally {
-      await provider.dispose()
-      killTagged(TAG)
-      await server.stop()
+      await loopback.close()
     }
   }, 60_000)
 })

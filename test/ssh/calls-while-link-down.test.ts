@@ -10,10 +10,9 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import { describe, expect, it } from 'vitest'
 import { createPtyController, type PtyControllerExitEvent } from 'ptykit/controller'
-import { createSshProvider } from 'ptykit/ssh'
 import { waitFor } from '../node-pty/pty-test-support.js'
-import { startSshd } from './sshd-fixture.js'
-import { isAlive, killTagged, sshOptions, taggedProcesses } from './ssh-test-support.js'
+import { loopbackProvider } from './loopback-provider.js'
+import { isAlive, taggedProcesses } from './ssh-test-support.js'
 
 /** PTYs: half ignore the hang-up (they outlive the link), half die of it. */
 const PTYS = 24
@@ -22,8 +21,8 @@ const TAG = `calls-link-down-${process.pid}`
 
 describe('SSH PTYs called while their link is down and reconnecting', () => {
   it(`${PTYS} PTYs over several connections: every answer true while down, after the server is back, and from their exit listeners`, async () => {
-    const server = await startSshd({ maxSessions: 10 })
-    const provider = createSshProvider(sshOptions(server))
+    const loopback = await loopbackProvider(TAG, { sshd: { maxSessions: 10 } })
+    const { server, provider } = loopback
     const controller = createPtyController({ providers: { 'ssh:loopback': provider } })
     const errors: string[] = []
     controller.on('error', (error) => errors.push(`${error.code}: ${error.message}`))
@@ -54,7 +53,7 @@ describe('SSH PTYs called while their link is down and reconnecting', () => {
         pending.push(controller.getCwd(ptyId).then((cwd) => insideExit.push({ exit, cwd })))
         pending.push(controller.probePtyLiveness(ptyId).then((alive) => insideExit.push({ exit, alive })))
       })
-      await waitFor(() => (taggedProcesses(TAG).filter(({ comm }) => comm === 'sleep').length === PTYS ? true : undefined), 'every program to run (past its trap: sleep by now)')
+      await loopback.waitForSleeps(PTYS, 'every program to run past its trap')
 
       await server.killAll()
       await waitFor(() => (replies.every(({ id }) => provider.hasPty(id) === null) ? true : undefined), 'every PTY to become unverifiable')
@@ -122,9 +121,7 @@ describe('SSH PTYs called while their link is down and reconnecting', () => {
     } finally {
       process.off('unhandledRejection', onUnhandled)
       await controller.dispose()
-      await provider.dispose()
-      killTagged(TAG)
-      await server.stop()
+      await loopback.close()
     }
   }, 120_000)
 })

@@ -4,23 +4,19 @@
 // it — no exit was ever reported, and a controller kept it listed as running. Now the provider
 // looks at it as it looks at the PTYs of a dropped connection, and reports its end.
 import { describe, expect, it } from 'vitest'
-import { createSshProvider } from 'ptykit/ssh'
-import type { PtyExitEvent } from 'ptykit'
 import { waitFor } from '../node-pty/pty-test-support.js'
-import { startSshd } from './sshd-fixture.js'
-import { killTagged, sshOptions, taggedProcesses } from './ssh-test-support.js'
+import { loopbackProvider } from './loopback-provider.js'
+import { taggedProcesses } from './ssh-test-support.js'
 
 const TAG = `chan-closed-gone-${process.pid}`
 
 describe('SSH: a PTY whose channel the server closed, its connection open, and whose program died of it', () => {
   it('is reported ended (unknown: cause_unreported) without a probe or a stop', async () => {
-    const server = await startSshd({ channelTimeout: 'session:*=2' })
-    const provider = createSshProvider(sshOptions(server))
-    const exits: PtyExitEvent[] = []
-    provider.onExit((event) => exits.push(event))
+    const loopback = await loopbackProvider(TAG, { sshd: { channelTimeout: 'session:*=2' } })
+    const { provider, exits } = loopback
     try {
-      const reply = await provider.spawn({ file: '/bin/sh', args: ['-c', 'exec sleep 600'], env: { PTYKIT_SWEEP_TAG: TAG } })
-      await waitFor(() => (taggedProcesses(TAG).filter(({ comm }) => comm === 'sleep').length === 1 ? true : undefined), 'the program to run')
+      const reply = await loopback.spawnTagged('exec sleep 600')
+      await loopback.waitForSleeps(1)
       // The server closes the idle channel after 2 s; the hang-up ends `sleep`. Nobody asks.
       await waitFor(() => (exits.length === 1 ? true : undefined), 'its exit, reported by the provider on its own', 20_000)
       expect(exits[0]).toMatchObject({ id: reply.id, cause: { kind: 'unknown', reason: 'cause_unreported' } })
@@ -28,9 +24,7 @@ describe('SSH: a PTY whose channel the server closed, its connection open, and w
       expect(provider.isConnected()).toBe(true)
       expect(taggedProcesses(TAG)).toEqual([])
     } finally {
-      await provider.dispose()
-      killTagged(TAG)
-      await server.stop()
+      await loopback.close()
     }
   }, 60_000)
 })

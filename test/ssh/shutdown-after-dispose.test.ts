@@ -3,20 +3,19 @@
 // if the link were down for now, a retry to come — where every other call after the disposal
 // answers `provider_disposed` (nothing is reached any more, whatever the server does).
 import { describe, expect, it } from 'vitest'
-import { createSshProvider } from 'ptykit/ssh'
 import { waitFor } from '../node-pty/pty-test-support.js'
-import { startSshd } from './sshd-fixture.js'
-import { isAlive, killTagged, sshOptions, taggedProcesses } from './ssh-test-support.js'
+import { loopbackProvider } from './loopback-provider.js'
+import { isAlive } from './ssh-test-support.js'
 
 const TAG = `shutdown-after-dispose-${process.pid}`
 
 describe('SSH: shutdown after dispose', () => {
   it('of a lost PTY rejects provider_disposed, as every call after the disposal does (of an unknown one too)', async () => {
-    const server = await startSshd()
-    const provider = createSshProvider(sshOptions(server, undefined, { reconnectMaxAttempts: 0 }))
+    const loopback = await loopbackProvider(TAG, { provider: { reconnectMaxAttempts: 0 } })
+    const { server, provider } = loopback
     try {
-      const reply = await provider.spawn({ file: '/bin/sh', args: ['-c', "trap '' HUP; exec sleep 600"], env: { PTYKIT_SWEEP_TAG: TAG } })
-      await waitFor(() => (taggedProcesses(TAG).filter(({ comm }) => comm === 'sleep').length === 1 ? true : undefined), 'the program to run (past its trap: sleep by now)')
+      const reply = await loopback.spawnTagged("trap '' HUP; exec sleep 600")
+      await loopback.waitForSleeps(1, 'the program to run past its trap')
       await server.killAll()
       await waitFor(() => (provider.hasPty(reply.id) === null ? true : undefined), 'the PTY to be lost')
       await provider.dispose()
@@ -28,9 +27,7 @@ describe('SSH: shutdown after dispose', () => {
       // Of an id it never held too: the rule of `PtyProvider.dispose` (every call after it is refused).
       await expect(provider.shutdown('never-spawned')).rejects.toMatchObject({ code: 'provider_disposed' })
     } finally {
-      await provider.dispose()
-      killTagged(TAG)
-      await server.stop()
+      await loopback.close()
     }
   }, 60_000)
 })

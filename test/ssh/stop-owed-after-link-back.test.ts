@@ -6,18 +6,17 @@
 // the same machine is open again, and the controller publishes the confirmed death.
 import { describe, expect, it } from 'vitest'
 import { createPtyController, type PtyControllerExitEvent } from 'ptykit/controller'
-import { createSshProvider, type SshProviderError } from 'ptykit/ssh'
-import type { PtyExitEvent } from 'ptykit'
+import type { SshProviderError } from 'ptykit/ssh'
 import { waitFor } from '../node-pty/pty-test-support.js'
-import { startSshd } from './sshd-fixture.js'
-import { isAlive, killTagged, sshOptions, taggedProcesses } from './ssh-test-support.js'
+import { loopbackProvider } from './loopback-provider.js'
+import { isAlive, taggedProcesses } from './ssh-test-support.js'
 
 const TAG = `stop-owed-${process.pid}`
 
 /** A loopback sshd, the SSH provider on it, a controller over it (errors heard), the exits it publishes, and how to close it all. */
 async function controllerOverLoopback() {
-  const server = await startSshd()
-  const provider = createSshProvider(sshOptions(server))
+  const loopback = await loopbackProvider(TAG)
+  const { server, provider } = loopback
   const controller = createPtyController({ providers: { 'ssh:loopback': provider } })
   controller.on('error', () => undefined)
   const exits: PtyControllerExitEvent[] = []
@@ -25,9 +24,7 @@ async function controllerOverLoopback() {
   /** Dispose both, kill what the test's programs left, stop the server. */
   const close = async (): Promise<void> => {
     await controller.dispose()
-    await provider.dispose()
-    killTagged(TAG)
-    await server.stop()
+    await loopback.close()
   }
   return { server, provider, controller, exits, close }
 }
@@ -96,15 +93,12 @@ describe('SSH: a stop asked for while the link is down', () => {
   // provider's own exit event said nothing of it — a provider user (no controller) could not tell
   // its stop from a death on its own. The node-pty provider says `stopRequestedBeforeDeath`.
   it('the exit of a program the owed stop ended says stopRequestedBeforeDeath; one that died of the hang-up claims neither flag', async () => {
-    const server = await startSshd()
-    const provider = createSshProvider(sshOptions(server))
-    const exits: PtyExitEvent[] = []
-    provider.onExit((event) => exits.push(event))
+    const loopback = await loopbackProvider(TAG)
+    const { server, provider, exits } = loopback
     try {
-      const spawn = (script: string) => provider.spawn({ file: '/bin/sh', args: ['-c', script], env: { PTYKIT_SWEEP_TAG: TAG } })
       // One ignores the hang-up (only the owed stop ends it); one dies of the server's hang-up.
-      const [stopped, hungUp] = await Promise.all([spawn("trap '' HUP; exec sleep 600"), spawn('exec sleep 600')])
-      await waitFor(() => (taggedProcesses(TAG).filter(({ comm }) => comm === 'sleep').length === 2 ? true : undefined), 'the programs to run (past its trap: sleep by now)')
+      const [stopped, hungUp] = await Promise.all([loopback.spawnTagged("trap '' HUP; exec sleep 600"), loopback.spawnTagged('exec sleep 600')])
+      await loopback.waitForSleeps(2, 'the programs to run past the trap')
 
       await server.killAll()
       await waitFor(() => ([stopped, hungUp].every(({ id }) => provider.hasPty(id) === null) ? true : undefined), 'the PTYs to become unverifiable')
@@ -128,9 +122,7 @@ describe('SSH: a stop asked for while the link is down', () => {
       expect(exitOf(hungUp.id)?.diedBeforeStopRequest).toBeUndefined()
       expect(taggedProcesses(TAG)).toEqual([])
     } finally {
-      await provider.dispose()
-      killTagged(TAG)
-      await server.stop()
+      await loopback.close()
     }
   }, 60_000)
 })

@@ -6,23 +6,20 @@
 // staying open, the program ran on until the app stopped it again or disposed. The refusals of such
 // a PTY said its connection dropped (helper-208): they now say the server closed its channel.
 import { describe, expect, it } from 'vitest'
-import { createSshProvider, type SshProviderError } from 'ptykit/ssh'
-import type { PtyExitEvent } from 'ptykit'
+import type { SshProviderError } from 'ptykit/ssh'
 import { waitFor } from '../node-pty/pty-test-support.js'
-import { startSshd } from './sshd-fixture.js'
-import { isAlive, killTagged, sshOptions, taggedProcesses } from './ssh-test-support.js'
+import { loopbackProvider } from './loopback-provider.js'
+import { isAlive, taggedProcesses } from './ssh-test-support.js'
 
 const TAG = `stop-owed-chan-${process.pid}`
 
 describe('SSH: a stop owed to a PTY whose channel closed without an exit report, its connection open', () => {
   it('is carried out without waiting for a connection to drop or open', async () => {
-    const server = await startSshd({ channelTimeout: 'session:*=2' })
-    const provider = createSshProvider(sshOptions(server))
-    const exits: PtyExitEvent[] = []
-    provider.onExit((event) => exits.push(event))
+    const loopback = await loopbackProvider(TAG, { sshd: { channelTimeout: 'session:*=2' } })
+    const { provider, exits } = loopback
     try {
-      const reply = await provider.spawn({ file: '/bin/sh', args: ['-c', "trap '' HUP TERM; exec sleep 600"], env: { PTYKIT_SWEEP_TAG: TAG } })
-      await waitFor(() => (taggedProcesses(TAG).filter(({ comm }) => comm === 'sleep').length === 1 ? true : undefined), 'the program to run (past its trap: sleep by now)')
+      const reply = await loopback.spawnTagged("trap '' HUP TERM; exec sleep 600")
+      await loopback.waitForSleeps(1, 'the program to run past its trap')
       await waitFor(() => (provider.hasPty(reply.id) === null ? true : undefined), 'the server to close the idle channel', 15_000)
       expect(provider.isConnected()).toBe(true)
       expect(isAlive(reply.pid!)).toBe(true)
@@ -50,9 +47,7 @@ describe('SSH: a stop owed to a PTY whose channel closed without an exit report,
       expect(provider.isConnected()).toBe(true)
       expect(taggedProcesses(TAG)).toEqual([])
     } finally {
-      await provider.dispose()
-      killTagged(TAG)
-      await server.stop()
+      await loopback.close()
     }
   }, 60_000)
 })
