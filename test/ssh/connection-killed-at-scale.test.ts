@@ -6,7 +6,8 @@
 // provider works (it reconnected). With the server down for good (its listener killed too, no
 // reconnects), a later spawn is refused with a typed error that names the host.
 import { describe, expect, it } from 'vitest'
-import type { SshProviderError } from 'ptykit/ssh'
+import type { SshProvider, SshProviderError } from 'ptykit/ssh'
+import { outcome } from '../support/bad-input.js'
 import { waitFor } from '../node-pty/pty-test-support.js'
 import { loopbackProvider } from './loopback-provider.js'
 import { taggedProcesses } from './ssh-test-support.js'
@@ -33,6 +34,25 @@ async function expectNothingLeft(): Promise<void> {
   expect(timersAndSockets().timers).toBe(0)
 }
 
+/** Every call a host app may still make about the PTY `id`, each answered or refused (never thrown untyped). */
+async function lateCalls(provider: SshProvider, id: string): Promise<Record<string, unknown>> {
+  const calls: Record<string, () => unknown> = {
+    write: () => provider.write(id, 'x'),
+    writeBytes: () => provider.writeBytes(id, new Uint8Array([120])),
+    resize: () => provider.resize(id, 50, 10),
+    hasPty: () => provider.hasPty(id),
+    shutdown: () => provider.shutdown(id),
+    attach: () => provider.spawn({ sessionId: id, attachOnly: true }),
+  }
+  const answers: Record<string, unknown> = {}
+  for (const [name, call] of Object.entries(calls)) {
+    const answer = await outcome(call)
+    // A refusal: thrown by a synchronous call, a rejection of an asynchronous one; typed, naming the PTY.
+    answers[name] = answer.how === 'returned' ? answer.value : { [answer.how]: (answer.value as SshProviderError).code, ptyId: (answer.value as SshProviderError).ptyId }
+  }
+  return answers
+}
+
 describe(`SSH: ${PTYS} PTYs whose server-side connection process was killed`, () => {
   it('each ends unknown/cause_unreported once the provider reconnected, nothing is left, and a later spawn runs', async () => {
     const loopback = await loopbackProvider(TAG)
@@ -53,6 +73,18 @@ describe(`SSH: ${PTYS} PTYs whose server-side connection process was killed`, ()
       expect(replies.map(({ id }) => provider.hasPty(id)).filter((answer) => answer !== false)).toEqual([])
       expect(taggedProcesses(TAG)).toEqual([])
       expect(provider.isConnected()).toBe(true)
+
+      // Calls arriving late, about PTYs proven ended: what is true of an ended PTY, never a claim it runs.
+      for (const { id } of replies) {
+        expect(await lateCalls(provider, id)).toEqual({
+          write: { kind: 'refused', reason: 'pty_exited' },
+          writeBytes: { kind: 'refused', reason: 'pty_exited' },
+          resize: false,
+          hasPty: false,
+          shutdown: undefined,
+          attach: { rejected: 'pty_absent', ptyId: id },
+        })
+      }
 
       // A later spawn on the same provider: it reconnected, so it runs.
       const later = await loopback.spawnTagged('exec sleep 600')
@@ -86,7 +118,33 @@ describe(`SSH: ${PTYS} PTYs whose server-side connection process was killed`, ()
       // Named by the provider, not only inside the system's ECONNREFUSED text.
       expect(refusal?.message.startsWith(`Cannot connect to 127.0.0.1:${server.port}: `)).toBe(true)
 
+      // Calls arriving late, about the lost PTYs: nothing is sent, nothing known, a stop is refused
+      // as not carried out (transport_lost: the link is down) — never a made-up end.
+      for (const { id } of replies) {
+        expect(await lateCalls(provider, id)).toEqual({
+          write: { kind: 'refused', reason: 'provider_refused_write' },
+          writeBytes: { kind: 'refused', reason: 'provider_refused_write' },
+          resize: false,
+          hasPty: null,
+          shutdown: { rejected: 'transport_lost', ptyId: id },
+          attach: { rejected: 'transport_lost', ptyId: id },
+        })
+      }
+      expect(exits).toEqual([])
+
       await provider.dispose()
+      // After the disposal: every call about them is refused provider_disposed, naming the PTY.
+      for (const { id } of replies) {
+        expect(await lateCalls(provider, id)).toEqual({
+          write: { threw: 'provider_disposed', ptyId: id },
+          writeBytes: { threw: 'provider_disposed', ptyId: id },
+          resize: { threw: 'provider_disposed', ptyId: id },
+          hasPty: { threw: 'provider_disposed', ptyId: id },
+          shutdown: { rejected: 'provider_disposed', ptyId: id },
+          // A spawn's options name no PTY yet (an attach's `sessionId` included).
+          attach: { rejected: 'provider_disposed', ptyId: undefined },
+        })
+      }
       await expectNothingLeft()
     } finally {
       await loopback.close()
