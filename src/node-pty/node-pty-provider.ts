@@ -218,7 +218,10 @@ function buildNodePtyProvider(options: NodePtyProviderOptions, refusesAfterDispo
       sessions.ended(session)
       if (exitsOwedAfterDispose?.delete(session) === true && exitsOwedAfterDispose.size === 0) letGoAfterDispose()
       if (reapsUnreported.delete(session)) deathWatch.setSignalWanted(reapsUnreported.size > 0)
-      deathWatch.setActive(sessions.size > 0)
+      // Not once let go: a session that ends after the late-exit wait's bound (one of several
+      // whose exit was owed) started the watch's poll again for the others — an interval reading
+      // `/proc` every second until the last ended, for good if one never did.
+      if (!letGo) deathWatch.setActive(sessions.size > 0)
       releaseExitGuardWhenIdle()
     },
     isLeaderGone: (session) => isLeaderGoneNow(inspector, session),
@@ -310,8 +313,14 @@ function buildNodePtyProvider(options: NodePtyProviderOptions, refusesAfterDispo
    */
   let exitsOwedAfterDispose: Set<NodePtySession> | null = null
   let lateExitTimer: NodeJS.Timeout | null = null
+  /**
+   * Set by {@link letGoAfterDispose}: the provider watches nothing from then on — no timer of it
+   * survives the late-exit window (a session ending later does not start the death watch again).
+   */
+  let letGo = false
   /** The end of a dispose: drop the listeners, stop watching, leave the exit guard (once). */
   function letGoAfterDispose(): void {
+    letGo = true
     exitsOwedAfterDispose = null
     if (lateExitTimer !== null) clearTimeout(lateExitTimer)
     lateExitTimer = null

@@ -13,6 +13,7 @@
  * scale test's slowest PTYs did.
  */
 import { spawn as spawnChild, type ChildProcess } from 'node:child_process'
+import { once } from 'node:events'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { createPtyController, type PtyControllerExitEvent } from '../../src/controller/index.js'
 import { createNodePtyProvider, NODE_PTY_DISPOSE_LATE_EXIT_MS, type NodePtyModule, type NodePtyProvider } from '../../src/node-pty/index.js'
@@ -21,9 +22,15 @@ import { expectNoChildLeftBehind, isDead, standInTerminal, waitFor } from './pty
 
 const providers: NodePtyProvider[] = []
 let idle: ChildProcess | undefined
-afterEach(() => {
+afterEach(async () => {
   vi.useRealTimers()
-  idle?.kill('SIGKILL')
+  // Waited for: a SIGKILLed process is not dead at once on a loaded machine, and the file's
+  // no-child-left check runs right after this.
+  if (idle !== undefined && idle.exitCode === null && idle.signalCode === null) {
+    const exited = once(idle, 'exit')
+    idle.kill('SIGKILL')
+    await exited
+  }
   idle = undefined
 })
 expectNoChildLeftBehind(async () => {
