@@ -3,8 +3,9 @@
  * with two or more exits still owed. Before, the provider stopped the watch at the bound, and the
  * first of those PTYs to end afterwards started it again (its end asked the watch to stay active
  * while another session was in the table): a poll every second — a `/proc` read per stuck session,
- * an unref'd interval — for as long as the last one did not end, for good if it never does. The
- * bound is the end of the provider's watching: no timer of it survives the window.
+ * an unref'd interval — and, for a terminal whose reap node-pty does not report, a process-wide
+ * SIGCHLD listener, for as long as the last one did not end, for good if it never does. The bound
+ * is the end of the provider's watching: no timer or listener of it survives the window.
  *
  * The sessions are stand-in terminals naming real processes (each a `sleep` in a session of its
  * own, so the disposal's kill reaches it alone), whose exit reaches the provider when the test says.
@@ -56,6 +57,7 @@ function providerOfStuckSessions(count: number) {
 describe("node-pty dispose(): the death watch after the late-exit wait's bound", () => {
   for (const stuck of [2, 3]) {
     it(`keeps no timer once the bound passed, though ${stuck} owed exits come after it, one by one`, async () => {
+      const sigchldListeners = process.listenerCount('SIGCHLD')
       vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval'] })
       const { provider, exit } = providerOfStuckSessions(stuck)
       const exits: PtyExitEvent[] = []
@@ -66,10 +68,12 @@ describe("node-pty dispose(): the death watch after the late-exit wait's bound",
       expect(vi.getTimerCount()).toBeGreaterThan(0)
       vi.advanceTimersByTime(NODE_PTY_DISPOSE_LATE_EXIT_MS)
       expect(vi.getTimerCount()).toBe(0)
+      expect(process.listenerCount('SIGCHLD')).toBe(sigchldListeners)
       // The stuck ones end after the bound, all but the last: nothing starts watching again.
       for (let i = 0; i < stuck - 1; i++) {
         exit(i)
-        expect(vi.getTimerCount()).toBe(0)
+        // Nor a SIGCHLD listener (these stand-ins' reaps are not reported: the watch listens for them).
+        expect({ timers: vi.getTimerCount(), sigchldListeners: process.listenerCount('SIGCHLD') }).toEqual({ timers: 0, sigchldListeners })
         vi.advanceTimersByTime(NODE_PTY_DEATH_WATCH_IDLE_MS + 10 * NODE_PTY_DEATH_POLL_INTERVAL_MS)
         expect(vi.getTimerCount()).toBe(0)
       }
