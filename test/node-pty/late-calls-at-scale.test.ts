@@ -1,8 +1,9 @@
 /**
  * The node-pty provider's public methods called late, as an app's async callbacks call them, on
  * 200 real PTYs of one provider: (a) from inside each PTY's exit listener and from a timer right
- * after it, (b) from a timer after `dispose()` resolved, (c) about a previous incarnation of an id
- * that was spawned again. Each answers as documented (`PtyProvider` in src/contracts/provider.ts,
+ * after it, (b) from a timer after `dispose()` resolved (and, before that, while it runs: from the
+ * disposal's exit listeners and a timer), (c) about a previous incarnation of an id that was
+ * spawned again. Each answers as documented (`PtyProvider` in src/contracts/provider.ts,
  * docs/node-pty-provider.md): an ended PTY's answers (`refused('pty_exited')`, `false`, `null`, a
  * stop that resolves, a no-op), a previous incarnation's (`false` proven gone, a stop that touches
  * nothing), and after the dispose a `provider_disposed` refusal naming the method and carrying the
