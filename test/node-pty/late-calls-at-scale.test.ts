@@ -14,7 +14,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { describe, expect, it } from 'vitest'
 import { createNodePtyProvider, isNodePtyProviderError, type NodePtyProvider } from 'ptykit/node-pty'
 import type { PtyExitEvent } from 'ptykit/contracts'
-import { expectNoChildLeftBehind, isDead, waitFor } from './pty-test-support.js'
+import { expectNoChildLeftBehind, isDead, processIdentity, waitFor } from './pty-test-support.js'
 
 /** PTYs on the one provider: the scale users run (200–300). */
 const PTYS = 200
@@ -177,6 +177,7 @@ describe('node-pty provider: late calls from async callbacks, at scale', () => {
 
         // (c) the ids spawned again: a call about the previous incarnation answers about it alone.
         const second = await Promise.all(ids.map((id) => live.spawn({ sessionId: id, isNewSession: true, file: '/bin/sh', args: ['-c', 'exec sleep 600'] })))
+        const secondIdentities = second.map((result) => processIdentity(result.pid as number))
         await Promise.all(ids.map(async (id, i) => {
           const previous = first.get(id)!.incarnationId
           const outcomes = await callEvery(live, id, previous)
@@ -258,7 +259,12 @@ describe('node-pty provider: late calls from async callbacks, at scale', () => {
             })
           }
         }
-        for (const result of [...spawned, ...second]) expect(isDead(result.pid as number)).toBe(true)
+        // Each second incarnation's process is gone (the first ones' exits proved theirs): dead, or its
+        // pid now another process's (a busy machine reuses pids).
+        for (const [i, result] of second.entries()) {
+          const now = processIdentity(result.pid as number)
+          expect({ pid: result.pid, gone: now === null || now.startTime !== secondIdentities[i]?.startTime || isDead(result.pid as number) }).toEqual({ pid: result.pid, gone: true })
+        }
         await waitFor(() => (openFds() <= fdsBefore ? true : undefined), 'the descriptors closed', 5_000).catch(() => undefined)
         expect(openFds()).toBe(fdsBefore)
         expect(guarded()).toBe(guardedBefore)
