@@ -41,12 +41,20 @@ export class Bookkeeping {
    * and the answer) and, like a throw, not handed to the rebase (the pipeline's stage 5 refuses it
    * before its rebase too); a rebase answering neither `null` nor a sequence is reported and undone
    * (`undoPtyOutputSequenceSync`), as the pipeline's stage 11 and {@link Bookkeeping.rebaseAttached} do.
+   *
+   * Answers the sequence the PTY's record starts from when this call settled it — the rebase's
+   * answer, the sequence read when the rebase answered `null`, 0 when the read was refused (as
+   * {@link Bookkeeping.runtimeOutputSequence} reads a refused answer) — or `undefined` when the
+   * runtime has no rebase or its rebase was refused (then the record reads the runtime again).
+   * Why: a runtime answering garbage was told once per read, twice for one spawn.
    */
-  startRuntimeStream(ptyId: string, stream: ProviderSequence): void {
-    if (this.#core.runtime.synchronizePtyOutputSequenceFromProvider === undefined) return
+  startRuntimeStream(ptyId: string, stream: ProviderSequence): number | undefined {
+    if (this.#core.runtime.synchronizePtyOutputSequenceFromProvider === undefined) return undefined
     const current = this.sequenceBefore(ptyId)
-    if (current === REBASE_REFUSED) return
-    this.#rebase(ptyId, stream, current)
+    if (current === REBASE_REFUSED) return 0
+    const rebased = this.#rebase(ptyId, stream, current)
+    if (rebased === REBASE_REFUSED) return undefined
+    return rebased ?? current
   }
 
   /**

@@ -161,12 +161,14 @@ export class SpawnPublication {
           this.#abandonCommittedSpawn(provider, outcome, options, coming !== undefined && coming.stopRequested && coming.ptyId === result.id)
           throw new PtyControllerDisposedError('spawn', true)
         }
+        // The sequence the record starts from: the pipeline's rebase (stage 11), or the stream start's below.
+        let reconciledSequence = outcome.reconciledSequence
         if (result.isReattach !== true && result.providerSequence === undefined) {
           // A process this spawn started streams from its first byte, whether or not its provider
           // said so (`providerSequence` is optional): tell the runtime, as a `reset` would, or a later
           // re-attach's `continued` count would be placed on top of what it already counted.
           // (Guarded: the PTY is committed and running; a throwing runtime is reported, not the spawn's failure.)
-          this.#bookkeeping.startRuntimeStream(result.id, NEW_STREAM)
+          reconciledSequence = this.#bookkeeping.startRuntimeStream(result.id, NEW_STREAM)
         }
         const existing = core.records.get(result.id)
         if (existing !== undefined && isExitedProcess(existing, provider, result)) {
@@ -196,7 +198,7 @@ export class SpawnPublication {
             claimKey: options.claim?.key,
             claimGeneration: outcome.claimOwner?.generation,
             handle: options.preAllocatedHandle,
-          }, outcome.reconciledSequence)
+          }, reconciledSequence)
         }
         if (sameProcess && existing.state === 'live' && (result.isReattach !== true || outcome.joinedAnotherStart === true)) {
           // The second of a joined claim's two spawns to come back (the creator, or the joiner):

@@ -69,10 +69,12 @@ describe("a committed PTY's sequence read from the runtime's getPtyOutputSequenc
   for (const answer of MALFORMED) {
     it(`${String(answer)}: reported, and the controller counts from 0 (data events keep numeric sequences)`, async () => {
       const { fake, provider } = providerWithoutSequence()
-      // Sound for the reads before the PTY is committed (the pipeline's stage 5, which refuses a
-      // malformed answer, and the stream start, which reports one): malformed for the committed read.
+      // A runtime without a sequence rebase: the stream start reads nothing, and the committed
+      // record reads the runtime's sequence itself. Sound for the read before the PTY is committed
+      // (the pipeline's stage 5, which refuses a malformed answer): malformed for the record's.
+      const { synchronizePtyOutputSequenceFromProvider: _rebase, ...withoutRebase } = countingRuntime()
       let reads = 0
-      const runtime = { ...countingRuntime(), getPtyOutputSequence: () => (reads++ < 2 ? 0 : (answer as number)) }
+      const runtime = { ...withoutRebase, getPtyOutputSequence: () => (reads++ < 1 ? 0 : (answer as number)) }
       const controller = createPtyController({ provider, runtime })
       const errors: PtyControllerError[] = []
       controller.on('error', (error) => errors.push(error))
