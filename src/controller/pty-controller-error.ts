@@ -52,9 +52,12 @@ export function isPtyControllerDisposedError(value: unknown): value is PtyContro
  *   ≥ 0; the message names the hook and shows the answer): a `getPtyOutputSequence` answer
  *   (`undefined` too), for which that PTY is counted from 0; a `notePtyOutput` that fails (throws,
  *   or answers no sequence), reported once per PTY while the controller counts that PTY's output
- *   itself; and, in an `attach` (an `adoptSlot`'s too), a sequence rebase
- *   (`synchronizePtyOutputSequenceFromProvider`) that throws or answers neither `null` nor a
- *   sequence (that answer's rebase undone): that attach answers `false`;
+ *   itself; in an `attach` (an `adoptSlot`'s too), its `getPtyOutputSequence` read before the
+ *   provider is asked (a throw or no sequence: that attach answers `false`, the provider not asked)
+ *   and a sequence rebase (`synchronizePtyOutputSequenceFromProvider`) that throws or answers
+ *   neither `null` nor a sequence (that answer's rebase undone): that attach answers `false`; and the
+ *   same rebase of a process the controller started whose reply had no `providerSequence` (undone;
+ *   the spawn resolves);
  * - `output_dropped`: output held for spawns in flight passed `IN_FLIGHT_OUTPUT_BUFFER_MAX_CHARS`
  *   (a hung spawn while a chatty PTY kept writing); the oldest was dropped. The spawn that then
  *   publishes the PTY also reports what was dropped as an `outputLoss`;
