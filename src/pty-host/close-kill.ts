@@ -40,16 +40,22 @@ export function childStartTime(inspector: ProcessInspector, pid: number): string
  * exits at the end of its close, and such a SIGKILL never went: a program that ignores the hang-up
  * and SIGTERM outlived its closed host, its journal line the only trace of it.
  *
- * @param kill - the signal call (`process.kill`; a test passes a recorder)
+ * @param options.sweepSession - the host's node-pty `sweepSession` (default `true`): when `false`
+ * no table is read and only each leader's group is killed (the leader not known gone) — a stop of
+ * that provider leaves the session's other groups alone, and so does its `killOnProcessExit` kill;
+ * until 7 Dec this kill swept the session whatever the option said.
+ * @param options.kill - the signal call (`process.kill`; a test passes a recorder)
  */
 export function killLeftAtClose(
   leaders: readonly ClosingLeader[],
   inspector: ProcessInspector,
-  kill: (target: number, signal: NodeJS.Signals) => void = (target, signal) => void process.kill(target, signal),
+  options: { sweepSession?: boolean; kill?: (target: number, signal: NodeJS.Signals) => void } = {},
 ): boolean[] {
   if (leaders.length === 0) return []
+  const kill = options.kill ?? ((target: number, signal: NodeJS.Signals) => void process.kill(target, signal))
   // Every row that can be read (one another user's `hidepid` hides is not ours to kill anyway).
-  const table = scanProcNow(inspector, true)
+  // Without a sweep, none: the node-pty provider's exit kill (`killEverySessionNow`) reads none either.
+  const table = options.sweepSession === false ? null : scanProcNow(inspector, true)
   const index = table === null ? null : indexProcessTable(table)
   const selfGroup = index?.byPid.get(process.pid)?.pgid
   return leaders.map((leader) => {

@@ -532,7 +532,7 @@ export async function startPtyHost(options: PtyHostServerOptions = {}): Promise<
         killed.push(session)
         leaders.push({ pid, leaderStartTime, leaderGone: sessions.live.get(session.id) !== session })
       }
-      killLeftAtClose(leaders, inspector).forEach((alive, index) => {
+      killLeftAtClose(leaders, inspector, { sweepSession: options.nodePty?.sweepSession ?? true }).forEach((alive, index) => {
         if (alive) killedByClose.add(killed[index]!)
       })
       // A request already in its handler (a spawn the close overtook) gets its reply, bounded: it

@@ -63,7 +63,7 @@ it('kills every process of a stopped session at once, and says the leader was ki
 it('signals nothing for a leader whose pid shows another start time (its pid given away)', async () => {
   const pid = await stubbornSession()
   const sent: number[] = []
-  const alive = killLeftAtClose([{ pid, leaderStartTime: '1', leaderGone: false }], inspector, (target) => void sent.push(target))
+  const alive = killLeftAtClose([{ pid, leaderStartTime: '1', leaderGone: false }], inspector, { kill: (target) => void sent.push(target) })
   expect(alive).toEqual([false])
   expect(sent).toEqual([])
 })
@@ -72,11 +72,11 @@ it("signals the rest of a session whose leader's exit was heard, without calling
   const pid = await stubbornSession()
   const sent: number[] = []
   // The leader's pid is still its own here: as a session whose leader is gone would read when a member runs on.
-  const alive = killLeftAtClose([{ pid, leaderStartTime: childStartTime(inspector, pid), leaderGone: true }], inspector, (target) => void sent.push(target))
+  const alive = killLeftAtClose([{ pid, leaderStartTime: childStartTime(inspector, pid), leaderGone: true }], inspector, { kill: (target) => void sent.push(target) })
   expect(alive).toEqual([false])
   expect(sent).toContain(-pid)
 })
 
 it('does nothing for no leader', () => {
-  expect(killLeftAtClose([], inspector, () => expect.unreachable())).toEqual([])
+  expect(killLeftAtClose([], inspector, { kill: () => expect.unreachable() })).toEqual([])
 })
