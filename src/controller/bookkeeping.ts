@@ -4,10 +4,11 @@ import { isOutputSequence, malformedSequenceAnswer } from '../spawn/output-seque
 import type { ControllerCore } from './controller-core.js'
 
 /**
- * A sequence read or rebase the runtime failed (see {@link Bookkeeping.sequenceBefore} and
- * {@link Bookkeeping.rebaseAttached}): reported already; an attach then answers `false`.
+ * A sequence read or rebase the runtime failed — threw, or answered no sequence (see
+ * {@link Bookkeeping.sequenceBefore} and {@link Bookkeeping.rebaseAttached}): reported already; an
+ * attach then answers `false`.
  */
-export const REBASE_REFUSED: unique symbol = Symbol('rebase refused')
+export const RUNTIME_ANSWER_REFUSED: unique symbol = Symbol('runtime answer refused')
 
 /**
  * The controller's calls into the host's bookkeeping — the runtime registry, the claim registry
@@ -51,62 +52,55 @@ export class Bookkeeping {
   startRuntimeStream(ptyId: string, stream: ProviderSequence): number | undefined {
     if (this.#core.runtime.synchronizePtyOutputSequenceFromProvider === undefined) return undefined
     const current = this.sequenceBefore(ptyId)
-    if (current === REBASE_REFUSED) return 0
+    if (current === RUNTIME_ANSWER_REFUSED) return 0
     const rebased = this.#rebase(ptyId, stream, current)
-    if (rebased === REBASE_REFUSED) return undefined
+    if (rebased === RUNTIME_ANSWER_REFUSED) return undefined
     return rebased ?? current
   }
 
   /**
    * The runtime's output sequence of a PTY, read before the provider is asked about it (the
    * pipeline's stage 5: an attach's, for its rebase; a started stream's): 0 when the runtime has no
-   * `getPtyOutputSequence`; {@link REBASE_REFUSED} when it threw, or answered no sequence (a finite
-   * number ≥ 0; `undefined` too) — reported as `bookkeeping_failed`, naming the hook, the PTY and
-   * the answer. Nothing is rebased on such an answer: an attach answers `false` before it asks the
-   * provider, as it does for a rebase the runtime fails.
+   * `getPtyOutputSequence`, or answers `undefined` or `null` (it counts nothing for the id: the
+   * seed reads it `?? 0`); {@link RUNTIME_ANSWER_REFUSED} when it threw, or answered anything else
+   * that is no sequence (a finite number ≥ 0) — reported as `bookkeeping_failed`, naming the hook,
+   * the PTY and the answer. Nothing is rebased on such an answer: an attach answers `false` before
+   * it asks the provider, as it does for a rebase the runtime fails.
    */
-  sequenceBefore(ptyId: string): number | typeof REBASE_REFUSED {
+  sequenceBefore(ptyId: string): number | typeof RUNTIME_ANSWER_REFUSED {
     const runtime = this.#core.runtime
     if (runtime.getPtyOutputSequence === undefined) return 0
     let answer: unknown
     try {
-      answer = runtime.getPtyOutputSequence(ptyId)
+      answer = runtime.getPtyOutputSequence(ptyId) ?? 0
     } catch (error) {
       this.#core.report('bookkeeping_failed', 'The runtime threw from getPtyOutputSequence', error, ptyId)
-      return REBASE_REFUSED
+      return RUNTIME_ANSWER_REFUSED
     }
+    // Why checked: the record's sequence is what every data event's `seq` counts on from ("x5", NaN).
     if (isOutputSequence(answer)) return answer
     this.#core.report('bookkeeping_failed', malformedSequenceAnswer('getPtyOutputSequence', answer, ptyId), undefined, ptyId)
-    return REBASE_REFUSED
+    return RUNTIME_ANSWER_REFUSED
   }
 
   /**
-   * The runtime's output sequence of a PTY the pipeline just committed, or an attach just attached
-   * (0 when it has no `getPtyOutputSequence`). A runtime that throws, or answers no sequence (a
-   * finite number ≥ 0), is reported and read as 0: the PTY is running and registered, and failing
-   * its spawn would leave it untracked.
+   * The runtime's output sequence of a PTY the pipeline just committed, or an attach just attached:
+   * {@link Bookkeeping.sequenceBefore}'s read, a refused answer (reported) read as 0 — the PTY is
+   * running and registered, and failing its spawn would leave it untracked.
    */
   runtimeOutputSequence(ptyId: string): number {
-    const runtime = this.#core.runtime
-    if (runtime.getPtyOutputSequence === undefined) return 0
-    let sequence = 0
-    this.#guarded('The runtime threw from getPtyOutputSequence', ptyId, () => {
-      const answer: unknown = runtime.getPtyOutputSequence?.(ptyId)
-      // Why checked: the record's sequence is what every data event's `seq` counts on from ("x5", NaN).
-      if (isOutputSequence(answer)) sequence = answer
-      else this.#core.report('bookkeeping_failed', malformedSequenceAnswer('getPtyOutputSequence', answer, ptyId), undefined, ptyId)
-    })
-    return sequence
+    const sequence = this.sequenceBefore(ptyId)
+    return sequence === RUNTIME_ANSWER_REFUSED ? 0 : sequence
   }
 
   /**
    * An attach's sequence rebase (the pipeline's stage 11, the same rule): the reconciled sequence;
    * `null` when the runtime refused the provider's numbers (or has no hook); `undefined` when the
-   * reply carries no provider sequence; {@link REBASE_REFUSED} when the runtime threw, or answered
+   * reply carries no provider sequence; {@link RUNTIME_ANSWER_REFUSED} when the runtime threw, or answered
    * neither `null` nor a sequence (a finite number ≥ 0) — reported as `bookkeeping_failed`, naming
    * the hook and showing the answer, and the rebase undone (`undoPtyOutputSequenceSync`).
    */
-  rebaseAttached(result: PtySpawnResult, sequenceBefore: number): number | null | undefined | typeof REBASE_REFUSED {
+  rebaseAttached(result: PtySpawnResult, sequenceBefore: number): number | null | undefined | typeof RUNTIME_ANSWER_REFUSED {
     if (result.providerSequence === undefined) return undefined
     if (this.#core.runtime.synchronizePtyOutputSequenceFromProvider === undefined) return null
     return this.#rebase(result.id, result.providerSequence, sequenceBefore)
@@ -114,23 +108,23 @@ export class Bookkeeping {
 
   /**
    * The runtime's sequence rebase, checked as the pipeline's stage 11 checks it: the reconciled
-   * sequence or `null`; {@link REBASE_REFUSED} when it threw, or answered anything else (reported
+   * sequence or `null`; {@link RUNTIME_ANSWER_REFUSED} when it threw, or answered anything else (reported
    * as `bookkeeping_failed`, and the rebase undone).
    */
-  #rebase(ptyId: string, providerSequence: ProviderSequence, sequenceBefore: number): number | null | typeof REBASE_REFUSED {
+  #rebase(ptyId: string, providerSequence: ProviderSequence, sequenceBefore: number): number | null | typeof RUNTIME_ANSWER_REFUSED {
     const runtime = this.#core.runtime
     let answer: unknown
     try {
       answer = runtime.synchronizePtyOutputSequenceFromProvider?.(ptyId, providerSequence, sequenceBefore) ?? null
     } catch (error) {
       this.#core.report('bookkeeping_failed', 'The runtime threw from synchronizePtyOutputSequenceFromProvider', error, ptyId)
-      return REBASE_REFUSED
+      return RUNTIME_ANSWER_REFUSED
     }
     if (answer === null || isOutputSequence(answer)) return answer
     // Why undone: the runtime may have applied the rebase it answered for (the pipeline undoes it too).
     this.#guarded('The runtime threw from undoPtyOutputSequenceSync', ptyId, () => runtime.undoPtyOutputSequenceSync?.(ptyId))
     this.#core.report('bookkeeping_failed', malformedSequenceAnswer('synchronizePtyOutputSequenceFromProvider', answer, ptyId), undefined, ptyId)
-    return REBASE_REFUSED
+    return RUNTIME_ANSWER_REFUSED
   }
 
   /** Release the PTY's claim (of `generation`, when given). */

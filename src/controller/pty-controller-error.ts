@@ -50,7 +50,7 @@ export function isPtyControllerDisposedError(value: unknown): value is PtyContro
  *   PTY the spawn pipeline had already committed or an `attach` attached (the spawn still resolves:
  *   the PTY runs). Also a runtime output-sequence answer that is not a sequence (a finite number
  *   ≥ 0; the message names the hook and shows the answer): a `getPtyOutputSequence` answer
- *   (`undefined` too), for which that PTY is counted from 0; a `notePtyOutput` that fails (throws,
+ *   (`undefined` and `null` are read as 0, as the seed reads them), for which that PTY is counted from 0; a `notePtyOutput` that fails (throws,
  *   or answers no sequence), reported once per PTY while the controller counts that PTY's output
  *   itself; in an `attach` (an `adoptSlot`'s too), its `getPtyOutputSequence` read before the
  *   provider is asked (a throw or no sequence: that attach answers `false`, the provider not asked)

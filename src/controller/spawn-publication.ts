@@ -18,7 +18,7 @@ import { isPromiseLike } from '../contracts/promise-like.js'
 import { ABORTED, raceAbort } from './abort.js'
 import { describeThrownValue, describeValue } from './argument-validation.js'
 import { observeRejection } from './event-dispatch.js'
-import { REBASE_REFUSED, type Bookkeeping } from './bookkeeping.js'
+import { RUNTIME_ANSWER_REFUSED, type Bookkeeping } from './bookkeeping.js'
 import type { ControllerCore } from './controller-core.js'
 import type { PtyControllerSpawnEvent } from './events.js'
 import { PtyControllerDisposedError } from './pty-controller-error.js'
@@ -373,7 +373,7 @@ export class SpawnPublication {
       // in-flight window and its coming registration are released (outside, it rejected and kept
       // both: a `kill` of the id answered `true`).
       const sequenceBefore = this.#bookkeeping.sequenceBefore(ptyId)
-      if (sequenceBefore === REBASE_REFUSED) return false
+      if (sequenceBefore === RUNTIME_ANSWER_REFUSED) return false
       const attaching = Promise.resolve(
         provider.spawn(expectedIncarnationId === undefined ? { sessionId: ptyId, attachOnly: true } : { sessionId: ptyId, attachOnly: true, expectedIncarnationId }),
       )
@@ -424,7 +424,7 @@ export class SpawnPublication {
       // must stay the id's (superseded by an attach that published nothing, its later death was
       // never published and released neither its claim nor its slot, and disposal skipped it).
       const reconciled = this.#bookkeeping.rebaseAttached(result, sequenceBefore)
-      if (reconciled === REBASE_REFUSED) {
+      if (reconciled === RUNTIME_ANSWER_REFUSED) {
         // A `kill` of the id marked this attach (it answered `true`): what it attached is stopped,
         // as when `dispose()` overtakes it; an adoption's attach so settled does not stop it twice.
         if (coming.stopRequested) {

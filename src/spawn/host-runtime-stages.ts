@@ -58,8 +58,8 @@ export function admitPreAllocatedHandle(state: RuntimePtySpawnState): void {
 
 /**
  * Stage 5: the expected id's output sequence, read before the provider is called (0 when no id is
- * expected, or the runtime has no `getPtyOutputSequence`). An answer that is no sequence (a finite
- * number ≥ 0; `undefined` too) fails the spawn with `registration_refused` — the code of every
+ * expected, or the runtime has no `getPtyOutputSequence`, or it answers `undefined` or `null`: the
+ * seed's `?? 0`). Any other answer that is no sequence (a finite number ≥ 0) fails the spawn with `registration_refused` — the code of every
  * pre-spawn runtime hook's failure — naming the hook, the PTY and the answer, before anything is
  * forked: handed to stage 11's rebase, it was placed under the provider's count (`"x" + 5`).
  */
@@ -70,7 +70,8 @@ export function readOutputSequence(state: RuntimePtySpawnState, expectedPtyId: s
     state.sequenceBeforeSpawn = 0
     return
   }
-  const answer: unknown = runtime.getPtyOutputSequence(expectedPtyId)
+  // `undefined`/`null`: the runtime counts nothing for the id yet — 0, as the seed reads it (`?? 0`).
+  const answer: unknown = runtime.getPtyOutputSequence(expectedPtyId) ?? 0
   if (!isOutputSequence(answer)) {
     throw ownSpawnError(state, 'registration_refused', malformedSequenceAnswer('getPtyOutputSequence', answer, expectedPtyId), { ptyId: expectedPtyId })
   }

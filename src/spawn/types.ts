@@ -97,7 +97,8 @@ export type PtySpawnRuntime = {
   notePtyExit?(ptyId: string, incarnationId?: PtyIncarnationId): void
   /**
    * The count of raw output chars admitted for the PTY so far (a finite number ≥ 0); 0 when
-   * unknown. Any other answer (`undefined` and `null` too) read before the provider is called
+   * unknown (`undefined` and `null` are read as 0, as the seed reads them). Any other answer read
+   * before the provider is called
    * (stage 5) refuses the spawn with `registration_refused`, nothing forked; a controller's
    * `attach()` reports it (`bookkeeping_failed`) and answers `false`; a controller that reads it as
    * a committed or attached PTY's sequence reports it and counts from 0.

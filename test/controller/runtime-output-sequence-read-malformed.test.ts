@@ -1,6 +1,6 @@
 // When the runtime's rebase gives no sequence (it refused the provider's numbers: `null`), the
 // controller starts a PTY's record at the runtime's own `getPtyOutputSequence`, and every data
-// event's `seq` counts on from there. An answer that is not a sequence ('x', NaN, -1, nothing) was
+// event's `seq` counts on from there. An answer that is not a sequence ('x', NaN, -1) was
 // trusted: the PTY's data events carried `seq: "x5"` or NaN, for its whole life. The controller now
 // starts at 0 and reports the answer (`bookkeeping_failed`, naming getPtyOutputSequence and the
 // value) — after a spawn the pipeline committed, and after an attach.
@@ -9,7 +9,7 @@ import { createPtyController, type PtyControllerError } from '../../src/controll
 import { createInMemoryPtyRuntime } from '../../src/spawn/index.js'
 import { createFakePtyProvider } from '../../src/testing/index.js'
 
-const MALFORMED: readonly unknown[] = ['x', Number.NaN, -1, undefined, { sequence: 3 }]
+const MALFORMED: readonly unknown[] = ['x', Number.NaN, -1, { sequence: 3 }]
 
 /**
  * A runtime that counts no output itself (no notePtyOutput), refuses every rebase, and answers
@@ -49,6 +49,23 @@ describe('a runtime whose getPtyOutputSequence answers no sequence', () => {
       })
     }
   }
+
+  it('undefined and null are read as 0, unreported (the seed reads the hook `?? 0`)', async () => {
+    for (const answer of [undefined, null]) {
+      const fake = createFakePtyProvider()
+      const controller = createPtyController({ provider: fake, runtime: runtimeReading(answer) })
+      const errors: PtyControllerError[] = []
+      controller.on('error', (error) => errors.push(error))
+      const seqs: unknown[] = []
+      controller.on('data', (event) => seqs.push(event.seq))
+      await controller.spawn({ sessionId: 'p', file: '/bin/sh' })
+      fake.emitData('p', 'hello')
+      await new Promise((resolve) => setTimeout(resolve, 10))
+      expect(seqs).toEqual([5])
+      expect(errors).toEqual([])
+      await controller.dispose()
+    }
+  })
 
   it('a sequence is kept (unchanged)', async () => {
     const fake = createFakePtyProvider()

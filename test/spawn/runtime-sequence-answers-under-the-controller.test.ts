@@ -15,8 +15,9 @@ import { describeValue } from '../../src/contracts/describe-value.js'
 import type { PtyProvider, PtySpawnOptions } from '../../src/contracts/index.js'
 import { createInMemoryPtyRuntime } from '../../src/spawn/index.js'
 import { createFakePtyProvider } from '../../src/testing/index.js'
+import { providerWithoutSequence } from '../support/without-provider-sequence.js'
 
-const MALFORMED: readonly unknown[] = ['x', Number.NaN, -1, Number.POSITIVE_INFINITY, undefined, null, { sequence: 3 }]
+const MALFORMED: readonly unknown[] = ['x', Number.NaN, -1, Number.POSITIVE_INFINITY, { sequence: 3 }, true]
 
 const label = (answer: unknown): string => (typeof answer === 'object' && answer !== null ? JSON.stringify(answer) : typeof answer === 'string' ? JSON.stringify(answer) : String(answer))
 
@@ -32,16 +33,6 @@ function countingProvider() {
   return { fake, provider, calls }
 }
 
-/** Like `countingProvider`, but its replies carry no `providerSequence` (the controller then starts the runtime's stream itself). */
-function providerWithoutSequence() {
-  const fake = createFakePtyProvider()
-  const provider: PtyProvider = Object.create(fake) as PtyProvider
-  provider.spawn = async (options) => {
-    const { providerSequence: _omitted, ...reply } = await fake.spawn(options)
-    return reply
-  }
-  return { fake, provider }
-}
 
 describe("attach(): the runtime's sequence read before the provider is asked", () => {
   for (const answer of MALFORMED) {
@@ -100,23 +91,28 @@ describe("attach(): the runtime's sequence read before the provider is asked", (
     await controller.dispose({ stopPtys: false })
   })
 
-  it('a sequence is handed to the rebase as it was read', async () => {
-    const { fake, provider } = countingProvider()
-    await fake.spawn({ sessionId: 'elsewhere', file: '/bin/sh' })
-    const inner = createInMemoryPtyRuntime()
-    const handed: unknown[] = []
-    const runtime = {
-      ...inner,
-      getPtyOutputSequence: () => 7,
-      synchronizePtyOutputSequenceFromProvider: (...args: Parameters<typeof inner.synchronizePtyOutputSequenceFromProvider>) => {
-        handed.push(args[2])
-        return inner.synchronizePtyOutputSequenceFromProvider(...args)
-      },
+  it('a sequence is handed to the rebase as it was read; undefined and null as 0, unreported (the seed reads the hook `?? 0`)', async () => {
+    for (const [answer, before] of [[7, 7], [undefined, 0], [null, 0]] as const) {
+      const { fake, provider } = countingProvider()
+      await fake.spawn({ sessionId: 'elsewhere', file: '/bin/sh' })
+      const inner = createInMemoryPtyRuntime()
+      const handed: unknown[] = []
+      const runtime = {
+        ...inner,
+        getPtyOutputSequence: () => answer as number,
+        synchronizePtyOutputSequenceFromProvider: (...args: Parameters<typeof inner.synchronizePtyOutputSequenceFromProvider>) => {
+          handed.push(args[2])
+          return inner.synchronizePtyOutputSequenceFromProvider(...args)
+        },
+      }
+      const controller = createPtyController({ provider, runtime })
+      const errors: PtyControllerError[] = []
+      controller.on('error', (error) => errors.push(error))
+      await expect(controller.attach('elsewhere')).resolves.toBe(true)
+      expect(handed).toEqual([before])
+      expect(errors).toEqual([])
+      await controller.dispose({ stopPtys: false })
     }
-    const controller = createPtyController({ provider, runtime })
-    await expect(controller.attach('elsewhere')).resolves.toBe(true)
-    expect(handed).toEqual([7])
-    await controller.dispose({ stopPtys: false })
   })
 })
 

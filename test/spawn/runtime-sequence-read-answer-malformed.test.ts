@@ -1,6 +1,6 @@
 // Stage 5 reads the runtime's `getPtyOutputSequence(expectedId)` before the provider is called, and
 // stage 11 hands it back to `synchronizePtyOutputSequenceFromProvider` as `sequenceBeforeSpawn`. An
-// answer that is no sequence ("x", NaN, -1, undefined…) was taken unchecked: the rebase placed the
+// answer that is no sequence ("x", NaN, -1…) was taken unchecked: the rebase placed the
 // provider's count on it (`"x" + 5`), or silently refused it. It now refuses the spawn before
 // anything is forked — `registration_refused`, the code of every pre-spawn runtime hook's failure,
 // naming the hook, the PTY and the answer — and the runtime holds nothing afterwards.
@@ -11,7 +11,7 @@ import { createInMemoryPtyRuntime, isPtySpawnError, type InMemoryPtyRuntime, typ
 import { createFakePtyProvider } from '../../src/testing/index.js'
 import { createHarness, rejectionOf, type Harness } from './harness.js'
 
-const MALFORMED: readonly unknown[] = ['x', Number.NaN, -1, Number.POSITIVE_INFINITY, undefined, null, { sequence: 3 }, '5']
+const MALFORMED: readonly unknown[] = ['x', Number.NaN, -1, Number.POSITIVE_INFINITY, { sequence: 3 }, '5', true]
 
 const label = (answer: unknown): string => (typeof answer === 'object' && answer !== null ? JSON.stringify(answer) : typeof answer === 'string' ? JSON.stringify(answer) : String(answer))
 
@@ -66,7 +66,7 @@ describe("stage 5: a runtime whose getPtyOutputSequence answers no sequence", ()
   }
 
   it('the message shows the answer as given', async () => {
-    for (const [answer, shown] of [['x', '"x"'], [Number.NaN, 'NaN'], [-1, '-1'], [undefined, 'undefined']] as const) {
+    for (const [answer, shown] of [['x', '"x"'], [Number.NaN, 'NaN'], [-1, '-1'], [{ n: 1 }, '{"n":1}']] as const) {
       const h = answering(answer, { count: 0 })
       const error = (await rejectionOf(h.spawn({ sessionId: 'p', file: '/bin/sh' }))) as PtySpawnError
       expect(error.message).toContain(shown)
@@ -109,12 +109,12 @@ describe("stage 5: a runtime whose getPtyOutputSequence answers no sequence", ()
     expectRuntimeHoldsNothing(h.runtime)
   })
 
-  it('a sequence (0, 7, 2.5) is accepted and handed to the rebase as sequenceBeforeSpawn', async () => {
-    for (const answer of [0, 7, 2.5]) {
+  it('a sequence (0, 7, 2.5) is accepted and handed to the rebase as sequenceBeforeSpawn; undefined and null as 0 (the seed reads the hook `?? 0`)', async () => {
+    for (const [answer, before] of [[0, 0], [7, 7], [2.5, 2.5], [undefined, 0], [null, 0]] as const) {
       const handed: unknown[] = []
       const h = createHarness({
         runtimeOverrides: (runtime) => ({
-          getPtyOutputSequence: () => answer,
+          getPtyOutputSequence: () => answer as number,
           synchronizePtyOutputSequenceFromProvider: (id, sequence, before) => {
             handed.push(before)
             return runtime.synchronizePtyOutputSequenceFromProvider(id, sequence, before)
@@ -123,7 +123,7 @@ describe("stage 5: a runtime whose getPtyOutputSequence answers no sequence", ()
       })
       h.provider.scriptNextSpawn({ providerSequence: { value: 3, generation: 'continued' } })
       await h.spawn({ sessionId: 'p', file: '/bin/sh' })
-      expect(handed).toEqual([answer])
+      expect(handed).toEqual([before])
     }
   })
 
