@@ -43,16 +43,6 @@ export class ProviderQueries {
   }
 
   /**
-   * Whether a PTY the controller tracks live on `hostId` is still attached, for `attach` (see
-   * `PtyController.attach`): its output still streams here only while its provider vouches for it
-   * ({@link providerVouchesFor}; a provider that cannot be asked without I/O leaves the record to
-   * answer). `false` for a PTY of another host.
-   */
-  attachedLive(record: PtyRecord, hostId: ExecutionHostId): boolean {
-    return record.hostId === hostId && providerVouchesFor(this.#core, record) !== false
-  }
-
-  /**
    * A "no host has it" about an id whose spawn or attach is in flight here is no proof: the
    * process may not be started yet (the seed: never a denial on doubt). A `true` stays evidence.
    */

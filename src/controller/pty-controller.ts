@@ -156,13 +156,7 @@ export class PtyController extends TypedEventEmitter implements RuntimePtyContro
     assertPtyId(ptyId)
     assertOptionsObject('options', options, ATTACH_OPTION_NAMES)
     assertAbortSignal(options.signal)
-    const hostId = options.hostId ?? 'local'
-    // Tracked live already: attached only while its provider still vouches for it — after the
-    // provider's `detach()` its output no longer streams here (until 7 Dec: `true` from the record
-    // alone, the provider not asked). An aborted signal answers `false` first, as for any attach.
-    const tracked = this.#m.core.records.get(ptyId)
-    if (tracked?.state === 'live' && options.signal?.aborted !== true) return this.#m.queries.attachedLive(tracked, hostId)
-    return this.#m.spawns.attach(ptyId, hostId, options.signal)
+    return this.#m.spawns.attach(ptyId, options.hostId ?? 'local', options.signal)
   }
 
   /**

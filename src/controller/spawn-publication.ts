@@ -27,6 +27,7 @@ import type { InFlightSpawn } from './in-flight-event-buffer.js'
 import type { OutputDelivery } from './output-delivery.js'
 import type { ProviderIntake } from './provider-intake.js'
 import { adoptSlotOwner } from './slot-adoption.js'
+import { providerVouchesFor } from './provider-queries.js'
 import { createPtyRecord, waitForRecord, type PtyRecord, type PtyRecordInit } from './pty-record.js'
 import type { ComingPty } from './pty-record-table.js'
 import type { Stopping } from './stopping.js'
@@ -350,8 +351,10 @@ export class SpawnPublication {
     const core = this.#core
     const tracked = core.records.get(ptyId)
     // Tracked live already: attached, if on the host asked about — a PTY of another host (an
-    // SSH-scoped id asked of `local`) is not this host's to attach ("false on doubt").
-    if (tracked?.state === 'live') return tracked.hostId === hostId
+    // SSH-scoped id asked of `local`) is not this host's to attach ("false on doubt") — and only
+    // while its provider still vouches for it: after the provider's `detach()` its output no
+    // longer streams here (until 7 Dec: `true` from the record alone, the provider not asked).
+    if (tracked?.state === 'live') return tracked.hostId === hostId && providerVouchesFor(core, tracked) !== false
     const provider = core.options.providers.get(hostId)
     if (provider === undefined) return false
     // Coming from now on: a `kill` of the id while it is in flight stops what it attaches (as for a
@@ -524,7 +527,9 @@ export class SpawnPublication {
           store: this.#core.options.store,
           liveReply: (ptyId) => {
             const record = records.get(ptyId)
-            return record === undefined || record.state !== 'live' ? null : replyOf(record, true)
+            // Not handed back as live once its provider no longer vouches for it (after its
+            // `detach()`), as `attach` answers `false` for it: its output no longer streams here.
+            return record === undefined || record.state !== 'live' || providerVouchesFor(this.#core, record) === false ? null : replyOf(record, true)
           },
           attach: (ptyId, owner) => {
             // The adoption's first attach of the owner it expected goes on as the coming a `kill`

@@ -75,6 +75,19 @@ describe('calls after the provider was detached', () => {
     await h.run(h.controller.dispose({ stopPtys: false }))
   })
 
+  it("adoptSlot of a slot whose owner is tracked live answers null, as attach answers false: the owner's output no longer streams here", async () => {
+    const h = createHarness()
+    const owner = await h.run(h.controller.spawn({ slot: { key: 'pane' } }))
+    // Before the detach: the tracked owner is handed back.
+    expect((await h.run(h.controller.adoptSlot({ slot: { key: 'pane' } })))?.result.id).toBe(owner.id)
+    detachLikeThePtyHost(h.provider)
+    expect(await h.run(h.controller.adoptSlot({ slot: { key: 'pane' } }))).toBeNull()
+    // Still tracked live (nothing proved it gone), nothing published.
+    expect(h.controller.inventory().allLivePtyIds.has(owner.id)).toBe(true)
+    expect(h.exits()).toEqual([])
+    await h.run(h.controller.dispose({ stopPtys: false }))
+  })
+
   it('a provider without hasPty: attach answers from the record until the detach is known, then false', async () => {
     const { h, ids } = await detachedWithPtys(2)
     Object.assign(h.provider, { hasPty: undefined })
