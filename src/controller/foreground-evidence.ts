@@ -1,6 +1,6 @@
 import type { ProviderProcessInfo, PtyForegroundProcessEvidence, PtyProvider } from '../contracts/index.js'
 import { isPtyForegroundProcessEvidence } from '../contracts/process-info.js'
-import { carriesErrorCode } from '../contracts/error-code.js'
+import { providerGoneRefusal } from './controller-core.js'
 
 /**
  * Whether a provider can give foreground evidence: it has `confirmForeground` and does not deny
@@ -12,7 +12,7 @@ export function providerSupportsForegroundEvidence(provider: PtyProvider): boole
   try {
     return provider.supportsForegroundProcessEvidence?.() !== false
   } catch (error) {
-    if (carriesErrorCode(error, 'provider_disposed') || carriesErrorCode(error, 'provider_detached')) return false
+    if (providerGoneRefusal(error) !== null) return false
     throw error
   }
 }
