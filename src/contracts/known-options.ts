@@ -4,7 +4,8 @@
  * `dispose({ stopPTYs: false })` stopped every PTY it was meant to keep running. Checked where an
  * ignored option would do something else than asked (lifecycle and configuration: the controller's
  * and the providers' options, `dispose`; the controller's per-call options, a liveness probe's),
- * not on per-call records a host may pass around whole (spawn options).
+ * not on per-call records a host may pass around whole (spawn options: only a near miss of a spawn
+ * option's name is refused there, by `findMisspeltSpawnOption` in `spawn-options.ts`).
  */
 
 import { argumentRefusal } from './argument-refusal.js'
@@ -75,6 +76,42 @@ function closestOption(name: string, known: readonly string[]): string | undefin
   for (const candidate of known) {
     const distance = editDistance(given, loose(candidate))
     if (distance <= 2 && (best === undefined || distance < best.distance)) best = { option: candidate, distance }
+  }
+  return best?.option
+}
+
+/**
+ * The known option `name` is a near miss of, by a rule tuned to short names (spawn options:
+ * `cwd`, `env`, `file`, `cols`): `undefined` when none is that close. Names are compared ignoring
+ * case, `_` and `-` (`sessionID`, `session_id`, `CWD` are near misses at any length); otherwise, by
+ * the length of the known name:
+ *
+ * - 3 letters or fewer: only two neighbours swapped (`cdw`, `evn`) — a changed or added letter
+ *   would catch words that mean something else (`pwd`, `dev`, `venv`);
+ * - 4 to 8 letters: one edit, a letter dropped, added, changed, or two swapped (`col`, `argv`,
+ *   `fiel`, `sesionId`);
+ * - 9 letters or more: two edits (`session` for `sessionId`, `envToDelet`).
+ *
+ * Why not {@link findMisspeltOption}'s rule: it looks only at given names of five letters or more
+ * (it missed `cdw`, `evn`, `col`, `argv`), and allows two edits from any known name, which took
+ * words a host may carry for spawn options (`title` for `file`, `color` for `cols`, `comment` for
+ * `command`, `scope` for `scopeId`).
+ */
+export function nearMissOption(name: string, known: readonly string[]): string | undefined {
+  const loose = (text: string): string => text.toLowerCase().replaceAll('_', '').replaceAll('-', '')
+  const given = loose(name)
+  const same = known.find((candidate) => loose(candidate) === given)
+  if (same !== undefined) return same
+  let best: { option: string; distance: number } | undefined
+  for (const candidate of known) {
+    const target = loose(candidate)
+    const allowed = target.length <= 8 ? 1 : 2
+    if (Math.abs(target.length - given.length) > allowed) continue
+    const distance = editDistance(given, target)
+    if (distance > allowed) continue
+    // A short name: a swap only (the same letters, as many).
+    if (target.length <= 3 && [...given].sort().join('') !== [...target].sort().join('')) continue
+    if (best === undefined || distance < best.distance) best = { option: candidate, distance }
   }
   return best?.option
 }

@@ -1,5 +1,6 @@
 import type { ExecutionHostId } from './execution-host.js'
 import type { PtyIncarnationId } from './incarnation.js'
+import { nearMissOption, optionNamesOf } from './known-options.js'
 
 /**
  * A stable surface that owns one PTY at a time — a tab's pane, a named panel, an agent's seat.
@@ -172,4 +173,88 @@ export type PtySpawnResult = {
   cols?: number | undefined
   /** Rows the PTY actually has: an integer from 1 to `MAX_PTY_DIMENSION` (absent or `undefined`: the size asked for). */
   rows?: number | undefined
+}
+
+/**
+ * Internal (not exported from `ptykit/contracts`): every spawn option name, of the controller's
+ * spawn options and of a provider's — the one list the pipeline's and every bundled provider's
+ * misspelt-option check reads ({@link findMisspeltSpawnOption}). `optionNamesOf` makes it a type
+ * error to leave a key of either type out or to list a name that is none.
+ */
+export const SPAWN_OPTION_NAMES = optionNamesOf<PtySpawnOptions & ProviderSpawnOptions>()(
+  'file',
+  'args',
+  'command',
+  'cols',
+  'rows',
+  'cwd',
+  'env',
+  'envToDelete',
+  'hostId',
+  'scopeId',
+  'slot',
+  'slotCreateClaim',
+  'claim',
+  'sessionId',
+  'isNewSession',
+  'preAllocatedHandle',
+  'signal',
+  'onPtySpawnCommitted',
+  'metadata',
+  'attachOnly',
+  'expectedIncarnationId',
+  'slotKey',
+  'claimKey',
+)
+
+/**
+ * Likely mistakes that are no near miss of the option meant, by their name compared ignoring case,
+ * `_` and `-`: the option meant and the hint. Kept small: each is a name a consumer of another
+ * PTY library writes for one of ours, and that a spawn would otherwise ignore.
+ */
+const SESSION_ID_HINT = 'did you mean `sessionId`, the id to attach to or create under? A host\'s own data goes in `metadata`'
+const SPAWN_OPTION_ALIASES: ReadonlyMap<string, { meant: string; hint: string }> = new Map([
+  ['id', { meant: 'sessionId', hint: SESSION_ID_HINT }],
+  ['ptyid', { meant: 'sessionId', hint: SESSION_ID_HINT }],
+  ['cmd', { meant: 'file', hint: 'did you mean `file`, the program to run, or `command`, a startup command written into the shell?' }],
+])
+
+/** A spawn option that likely misspells a known one: see {@link findMisspeltSpawnOption}. */
+export type MisspeltSpawnOption = {
+  /** The name as given (`cdw`, `sessionID`). */
+  name: string
+  /** The spawn option it likely means (`cwd`, `sessionId`). */
+  meant: string
+  /** The value given under the misspelt name (a refusal neither shows nor keeps it when {@link MisspeltSpawnOption.secret}). */
+  value: unknown
+  /** True when the option meant is `env`: the value may hold secrets, and is neither shown nor kept. */
+  secret: boolean
+  /** What the option is expected to be, for a refusal phrased "Expected the `cdw` option to be …". */
+  expected: string
+}
+
+/**
+ * Internal: the first option of a spawn's `options` that is not a spawn option but likely misspells
+ * one — a near miss of a name in {@link SPAWN_OPTION_NAMES} (`cdw`, `evn`, `col`, `sessionID`,
+ * `argv`; the rule is `nearMissOption`'s) or a name of a small table of likely mistakes (`id` and
+ * `ptyId` for `sessionId`, `cmd` for `file`); `undefined` when there is none. Any other name passes:
+ * spawn options are records a host may pass around whole, carrying keys of its own.
+ *
+ * Why: in plain JavaScript, or with options built elsewhere, a misspelt spawn option was silently
+ * ignored — `spawn({ sessionID: 'x' })` minted a fresh id, `{ cdw: '/tmp' }` ran in the default
+ * directory. Called by the pipeline's option check and by every bundled provider's spawn, each
+ * refusing with its own typed option error.
+ */
+export function findMisspeltSpawnOption(options: object): MisspeltSpawnOption | undefined {
+  for (const name of Object.keys(options)) {
+    if ((SPAWN_OPTION_NAMES as readonly string[]).includes(name)) continue
+    const alias = SPAWN_OPTION_ALIASES.get(name.toLowerCase().replaceAll('_', '').replaceAll('-', ''))
+    const meant = alias?.meant ?? nearMissOption(name, SPAWN_OPTION_NAMES)
+    if (meant === undefined) continue
+    const hint = alias?.hint ?? `did you mean \`${meant}\`?`
+    const secret = meant === 'env'
+    const value: unknown = (options as Record<string, unknown>)[name]
+    return { name, meant, value, secret, expected: `left out (no such spawn option, it would be ignored — ${hint})` }
+  }
+  return undefined
 }
