@@ -1,4 +1,5 @@
 import { isOptionsObject } from '../contracts/known-options.js'
+import { findMisspeltSpawnOption } from '../contracts/spawn-options.js'
 import { toPtyIncarnationId, type ProviderSpawnOptions, type PtySpawnResult } from '../contracts/index.js'
 import { describeDescriptorShortage, descriptorShortage, NODE_PTY_LOAD_DESCRIPTOR_HEADROOM } from './descriptor-headroom.js'
 import { describeForkFailure } from './fork-failure.js'
@@ -246,6 +247,9 @@ export function createNodePtySpawn(
     if (!isOptionsObject(spawnOptions)) {
       throw new NodePtyOptionError('options', 'an object', spawnOptions)
     }
+    // A misspelt option (`cdw`, `sessionID`, `id`) would be ignored, the default used.
+    const misspelt = findMisspeltSpawnOption(spawnOptions)
+    if (misspelt !== undefined) throw new NodePtyOptionError(misspelt.name, misspelt.expected, misspelt.value, undefined, misspelt.secret)
     const { sessionId } = spawnOptions
     if (sessionId !== undefined && (typeof sessionId !== 'string' || sessionId.length === 0)) {
       throw new NodePtyOptionError('sessionId', 'a non-empty string', sessionId)

@@ -1,5 +1,6 @@
 import { isAbsolute, resolve } from 'node:path'
 import { MAX_PTY_DIMENSION, type ProviderSpawnOptions } from '../contracts/index.js'
+import { findMisspeltSpawnOption } from '../contracts/spawn-options.js'
 import { describeSecretValue, describeValue } from '../contracts/describe-value.js'
 import { ENVIRONMENT_KEYS_EXPECTED, ENVIRONMENT_RECORD_EXPECTED, isEnvironmentRecord, isEnvironmentVariableName } from '../contracts/environment-record.js'
 import { withoutHostTerminalVariables } from '../node-pty/launch-plan.js'
@@ -63,8 +64,18 @@ function envRefusal(env: unknown): PtyHostError | undefined {
  * a function, an `undefined` — is dropped, as for any JSON payload.) Checked before the provider
  * connects or sends anything: the pipeline reports it as `invalid_spawn_options`, nothing started.
  * The refusal keeps no `value` (the metadata is no JSON scalar); JSON's reason is its `cause`.
+ * An option that misspells a spawn option (`cdw`, `sessionID`) or is a likely mistake for one
+ * (`id`, `cmd`) is refused naming it and the option meant: it would be ignored.
  */
 export function spawnOptionsRefusal(options: ProviderSpawnOptions): PtyHostError | undefined {
+  // A misspelt option (`cdw`, `sessionID`, `id`) would be ignored, the default used. An `env`'s
+  // value may hold secrets: neither shown nor kept.
+  const misspelt = findMisspeltSpawnOption(options)
+  if (misspelt !== undefined) {
+    const shown = misspelt.secret ? describeSecretValue(misspelt.value) : describeValue(misspelt.value)
+    const message = `Expected the \`${misspelt.name}\` option to be ${misspelt.expected}, got ${shown}`
+    return new PtyHostError('invalid_spawn_option', message, misspelt.secret ? { option: misspelt.name } : { option: misspelt.name, value: misspelt.value })
+  }
   // JSON sends NaN and ±Infinity as `null`, which the host reads as "no size": a `rows: NaN` spawn
   // started at the default size, where every other provider refuses it. Refused here, in the
   // host's words (the node-pty provider's, every provider's: "an integer from 1 to 65535"); any

@@ -1,4 +1,5 @@
 import { isOptionsObject } from '../contracts/known-options.js'
+import { findMisspeltSpawnOption } from '../contracts/spawn-options.js'
 import { ENVIRONMENT_RECORD_EXPECTED, isEnvironmentRecord } from '../contracts/environment-record.js'
 import { describeCodeUnit, loneSurrogateIndex } from '../contracts/well-formed-text.js'
 import { describeValue } from '../contracts/describe-value.js'
@@ -72,12 +73,17 @@ function checkKeyed(option: 'slot' | 'claim', value: unknown): void {
  * `metadata` that is not an object; a `slotCreateClaim` that is not a function, or without `slot`;
  * a `file`, `args[i]`, `command`, `cwd` or `env` name or value holding a lone surrogate; a
  * provider's attach option (`attachOnly`, `expectedIncarnationId`), which a spawn would ignore
- * and start a process.
+ * and start a process; an option that misspells a spawn option (`cdw`, `sessionID`, `col`) or is a
+ * likely mistake for one (`id`, `ptyId`, `cmd`), which would be ignored (`findMisspeltSpawnOption`).
  */
 export function validatePtySpawnOptions(options: PtySpawnOptions): void {
   if (!isOptionsObject(options)) {
     throw spawnOptionRefusal('options', options, `Expected the spawn options to be an object, got ${describeValue(options)}`)
   }
+  // A near miss of a spawn option (`cdw`, `sessionID`) or a likely mistake (`id`): it would be
+  // ignored, the default used. Any other name passes: hosts pass their own records.
+  const misspelt = findMisspeltSpawnOption(options)
+  if (misspelt !== undefined) fail(misspelt.name, misspelt.expected, misspelt.value, misspelt.secret)
   // Each check runs only for an option that is present: this runs once per spawn, in the caller's
   // turn, mostly over options that set a few of these.
   // Before the launch text is read from it: a Map's variables are not its entries (they would be
@@ -112,8 +118,8 @@ export function validatePtySpawnOptions(options: PtySpawnOptions): void {
     fail('metadata', 'an object', metadata)
   }
   // A provider's attach options, given to a spawn: it would start a process where the caller
-  // asked never to start one (spawn options are otherwise not checked for names they do not know:
-  // hosts pass their own records).
+  // asked never to start one (spawn options are otherwise not checked for names they do not know,
+  // only for near misses above: hosts pass their own records).
   const asProvider = options as { attachOnly?: unknown; expectedIncarnationId?: unknown }
   for (const option of ['attachOnly', 'expectedIncarnationId'] as const) {
     if (asProvider[option] !== undefined) {

@@ -1,4 +1,5 @@
 import { isOptionsObject } from '../contracts/known-options.js'
+import { findMisspeltSpawnOption } from '../contracts/spawn-options.js'
 import { randomUUID } from 'node:crypto'
 import { settleWithin } from '../contracts/settle-within.js'
 import { delay } from '../contracts/delay.js'
@@ -350,6 +351,9 @@ export async function spawnSshPty(context: SshSpawnContext, spawnOptions: Provid
   const { table, hostId } = context
   context.assertNotDisposed('spawn')
   if (!isOptionsObject(spawnOptions)) throw new SshOptionError('options', 'an object', spawnOptions)
+  // A misspelt option (`cdw`, `sessionID`, `id`) would be ignored, the default used.
+  const misspelt = findMisspeltSpawnOption(spawnOptions)
+  if (misspelt !== undefined) throw new SshOptionError(misspelt.name, misspelt.expected, misspelt.value, misspelt.secret)
   const { sessionId, expectedIncarnationId } = spawnOptions
   if (sessionId !== undefined && (typeof sessionId !== 'string' || sessionId.length === 0)) {
     throw new SshOptionError('sessionId', 'a non-empty string', sessionId)
