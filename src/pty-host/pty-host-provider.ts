@@ -798,12 +798,18 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
     },
     async clearBuffer(id: string): Promise<void> {
       assertPtyId(id)
+      // Once a detach began: refused naming the PTY, nothing sent — as a stop is after it. It acts
+      // on the host, which keeps the session's screen for the next app: a clear that resolved (as
+      // it did until 7 Dec) said the screen was cleared while the host still held it.
+      if (detachPromise !== null) throw detachingError('clearBuffer', id)
       await liveConnection(id)
         ?.request('clear', { ptyId: id }, requestTimeoutMs)
         .catch((error: unknown) => {
           // In flight when `dispose()` closed the connection: refused as a call after it is (as a
-          // probe or a query is); any other failure leaves the screen as it was, as before.
+          // probe or a query is), and when `detach()` did, refused as a clear after it is (the host
+          // may not have cleared the screen); any other failure leaves the screen as it was.
           if (isPtyHostError(error) && error.code === 'provider_disposed') throw error
+          if (isPtyHostError(error) && error.code === 'provider_detached') throw detachingError('clearBuffer', id, error)
         })
     },
     async getBufferSnapshot(id: string, snapshotOptions: { scrollbackRows?: number | undefined } = {}): Promise<PtyHostBufferSnapshot | null> {

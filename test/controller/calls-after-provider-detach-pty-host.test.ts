@@ -33,8 +33,11 @@ describe('a controller over a pty host provider after its detach()', () => {
     expect(controller.hasPty(kept.id)).toBeNull()
     expect([await controller.probePtyLiveness(kept.id), await controller.getCwd(kept.id), await controller.getForegroundProcess(kept.id), await controller.serializeProviderBuffer(kept.id)]).toEqual([null, null, null, null])
     expect(await controller.inspectProcess(kept.id)).toEqual({ foregroundProcess: null, hasChildProcesses: null, unavailable: true })
-    await expect(controller.clearBuffer(kept.id)).resolves.toBeUndefined()
     expect(errors).toEqual([])
+    // The provider refuses a clear after its detach (the host keeps the screen): the controller's
+    // clearBuffer still resolves, and that refusal is the first to report the detach, once.
+    await expect(controller.clearBuffer(kept.id)).resolves.toBeUndefined()
+    expect(errors.map((error) => [error.code, (error.cause as { code?: string }).code])).toEqual([['provider_threw', 'provider_detached']])
     await expect(controller.listProcesses()).rejects.toMatchObject({ code: 'listing_failed', cause: { code: 'provider_detached' } })
     await expect(controller.spawn({ file: 'cat' })).rejects.toMatchObject({ cause: { code: 'provider_detached' } })
     expect(controller.kill(killed.id)).toBe(true)
@@ -45,7 +48,7 @@ describe('a controller over a pty host provider after its detach()', () => {
         [killed.id, 'stop_unverified'],
       ].sort(),
     )
-    expect(errors.map((error) => [error.code, (error.cause as { code?: string }).code])).toEqual([['listing_failed', 'provider_detached']])
+    expect(errors.map((error) => [error.code, (error.cause as { code?: string }).code])).toEqual([['provider_threw', 'provider_detached']])
     // Nothing was stopped: the sessions run on for the next app.
     expect(isAlive(kept.pid!) && isAlive(killed.pid!)).toBe(true)
     const next = providerOn(socketPath, { autoStart: false })

@@ -1,0 +1,136 @@
+/**
+ * Every public method of the pty host provider called after its `detach()`, with 200 sessions
+ * attached: at once, from a timer, from a listener that fires while the detach waits, and twice.
+ * Each answers as docs/pty-host.md ("After `detach()`") says: a typed `provider_detached` refusal
+ * naming the method and the PTY, or the documented answer (`null`, `false`, a refused write).
+ */
+import { isPtyHostError, type PtyHostProvider } from 'ptykit/pty-host'
+import { describe, expect, it } from 'vitest'
+import { recordUnhandledRejections } from '../support/unhandled-rejections.js'
+import { hostFixture, isAlive, providerOn, useCleanups } from './pty-host-test-support.js'
+
+const cleanups = useCleanups()
+const unhandled = recordUnhandledRejections()
+const SESSIONS = 200
+
+/** An answer as data: the value, or the refusal's code, method and PTY. */
+function shape(outcome: { value: unknown } | { error: unknown }): unknown {
+  if ('value' in outcome) return { value: outcome.value }
+  const error = outcome.error
+  if (!isPtyHostError(error)) return { untyped: String(error) }
+  return { code: error.code, method: /`(\w+)`/.exec(error.message)?.[1], ptyId: error.ptyId }
+}
+
+/** Call `run`, catching a synchronous throw and a rejection alike. */
+async function settle(run: () => unknown): Promise<unknown> {
+  try {
+    return shape({ value: await run() })
+  } catch (error) {
+    return shape({ error })
+  }
+}
+
+/** Every public method of the provider about `id`, each answer as data. */
+function everyCall(provider: PtyHostProvider, id: string): Record<string, () => unknown> {
+  return {
+    spawn: () => provider.spawn({ file: 'cat' }),
+    attach: () => provider.attach(id),
+    write: () => provider.write(id, 'x'),
+    writeBytes: () => provider.writeBytes(id, new Uint8Array([120])),
+    resize: () => provider.resize(id, 90, 30),
+    shutdown: () => provider.shutdown(id),
+    pauseProducer: () => provider.pauseProducer(id),
+    resumeProducer: () => provider.resumeProducer(id),
+    acknowledgeData: () => provider.acknowledgeData(id, 5),
+    listProcesses: () => provider.listProcesses(),
+    listExits: () => provider.listExits(),
+    forgetExits: () => provider.forgetExits([{ id }]),
+    hasPty: () => provider.hasPty(id),
+    probeLiveness: () => provider.probeLiveness(id),
+    getCwd: () => provider.getCwd(id),
+    getForegroundProcess: () => provider.getForegroundProcess(id),
+    hasChildProcesses: () => provider.hasChildProcesses(id),
+    clearBuffer: () => provider.clearBuffer(id),
+    getBufferSnapshot: () => provider.getBufferSnapshot(id),
+    detach: () => provider.detach(),
+  }
+}
+
+/** What each call answers after `detach()` (docs/pty-host.md, "After `detach()`"). */
+function documented(id: string): Record<string, unknown> {
+  const refused = (method: string, ptyId?: string): unknown => ({ code: 'provider_detached', method, ptyId })
+  return {
+    spawn: refused('spawn'),
+    attach: refused('attach', id),
+    write: { value: { kind: 'refused', reason: 'provider_refused_write' } },
+    writeBytes: { value: { kind: 'refused', reason: 'provider_refused_write' } },
+    resize: { value: false },
+    shutdown: refused('shutdown', id),
+    pauseProducer: { value: undefined },
+    resumeProducer: { value: undefined },
+    acknowledgeData: { value: undefined },
+    listProcesses: refused('listProcesses'),
+    listExits: refused('listExits'),
+    forgetExits: refused('forgetExits'),
+    hasPty: { value: null },
+    probeLiveness: { value: null },
+    getCwd: { value: null },
+    getForegroundProcess: { value: null },
+    hasChildProcesses: { value: null },
+    clearBuffer: refused('clearBuffer', id),
+    getBufferSnapshot: { value: null },
+    detach: { value: undefined },
+  }
+}
+
+/** Each call about each id, the distinct answers per method (one each, when every id answers alike). */
+async function answersFor(provider: PtyHostProvider, ids: readonly string[], when: (call: () => unknown) => Promise<unknown>): Promise<Record<string, unknown[]>> {
+  const byMethod: Record<string, unknown[]> = {}
+  await Promise.all(
+    ids.flatMap((id) =>
+      Object.entries(everyCall(provider, id)).map(async ([method, call]) => {
+        const answer = JSON.stringify(await when(call)).replaceAll(JSON.stringify(id), '"<id>"')
+        const seen = (byMethod[method] ??= [])
+        if (!seen.includes(answer)) seen.push(answer)
+      }),
+    ),
+  )
+  return byMethod
+}
+
+function expectedAnswers(): Record<string, unknown[]> {
+  return Object.fromEntries(Object.entries(documented('<id>')).map(([method, answer]) => [method, [JSON.stringify(answer)]]))
+}
+
+async function sessionsAttached(socketPath: string): Promise<{ app: PtyHostProvider; ids: string[]; pids: number[] }> {
+  const starter = providerOn(socketPath)
+  const spawned = await Promise.all(Array.from({ length: SESSIONS }, () => starter.spawn({ file: 'cat' })))
+  await starter.detach()
+  const app = providerOn(socketPath, { autoStart: false })
+  cleanups.push(() => app.dispose())
+  await Promise.all(spawned.map((reply) => app.attach(reply.id)))
+  return { app, ids: spawned.map((reply) => reply.id), pids: spawned.map((reply) => reply.pid!) }
+}
+
+describe(`every call after detach(), ${SESSIONS} sessions attached`, () => {
+  it('at once, from a timer and twice: each answers as documented, and every session runs on for a new provider', async () => {
+    const { socketPath } = hostFixture(cleanups)
+    const { app, ids, pids } = await sessionsAttached(socketPath)
+    await Promise.all([app.detach(), app.detach()])
+    expect(app.connected).toBe(false)
+    const atOnce = await answersFor(app, ids, (call) => settle(call))
+    const fromTimer = await answersFor(app, ids, (call) => new Promise((resolve) => setTimeout(() => void settle(call).then(resolve), 1)))
+    const twice = await answersFor(app, ids, async (call) => [await settle(call), await settle(call)])
+    expect(atOnce).toEqual(expectedAnswers())
+    expect(fromTimer).toEqual(expectedAnswers())
+    expect(twice).toEqual(Object.fromEntries(Object.entries(expectedAnswers()).map(([method, [answer]]) => [method, [`[${answer},${answer}]`]])))
+    expect(unhandled).toEqual([])
+
+    expect(pids.filter((pid) => !isAlive(pid))).toEqual([])
+    const next = providerOn(socketPath, { autoStart: false })
+    cleanups.push(() => next.dispose())
+    const listed = await next.listProcesses()
+    expect(listed.map((row) => row.id).sort()).toEqual([...ids].sort())
+    expect((await Promise.all(ids.map((id) => next.attach(id)))).map((reply) => reply.pid)).toEqual(pids)
+  }, 120_000)
+})
