@@ -135,6 +135,17 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
     if (link.state === 'detached') throw detachingError(method, ptyId)
   }
   /**
+   * A failure of `method`'s connect or request, as its caller gets it: the link's own refusal when
+   * `detach()` closed it under the call ("The pty host provider was detached before the host
+   * answered `list`": no public method, no PTY) becomes the call's refusal naming `method` and the
+   * PTY, the link's kept as its `cause`. Any other failure is passed on as it is.
+   */
+  const asDetachedRefusal =
+    (method: string, ptyId?: string) =>
+    (error: unknown): never => {
+      throw isPtyHostError(error) && error.code === 'provider_detached' && error.ptyId === undefined ? detachingError(method, ptyId, error) : error
+    }
+  /**
    * Spawns and attaches whose request went out, until they settle. `detach()` lets them finish
    * before it closes the connection: a spawn cut off by it was told `transport_lost` ("may
    * exist") while the host stopped the session for want of anyone to answer — or, its reply
@@ -192,8 +203,8 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
   }
 
   async function attachWatched(id: string, attachOptions: { replayFrom?: PtyHostReplayFrom | undefined; expectedIncarnationId?: PtyIncarnationId | undefined }, raced: DeliveryWatch): Promise<PtySpawnResult> {
-    const opened = await link.ensureConnected(true)
     // Asked for while connecting, detached meanwhile: nothing was sent, nothing is attached.
+    const opened = await link.ensureConnected(true).catch(asDetachedRefusal('attach', id))
     if (detachPromise !== null) throw detachingError('attach', id)
     const known = ptys.get(id)
     const knownLive = known !== undefined && known.state !== 'exited'
@@ -207,7 +218,7 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
     if (pty !== known) recordsOfAttaches.add(pty)
     let waiting = attachesInFlight.get(pty)
     if (waiting === undefined) attachesInFlight.set(pty, (waiting = new Set()))
-    const request = trackSent(opened.request('attach', params, requestTimeoutMs))
+    const request = trackSent(opened.request('attach', params, requestTimeoutMs).catch(asDetachedRefusal('attach', id)))
     waiting.add(request)
     let reply: Record<string, unknown>
     try {
@@ -274,8 +285,8 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
 
   async function spawnFresh(spawnOptions: ProviderSpawnOptions): Promise<PtySpawnResult> {
     // An open connection is used at once: a spawn's request is queued in the caller's turn.
-    const opened = link.connection ?? (await link.ensureConnected(true))
     // Asked for while connecting, detached meanwhile: nothing was sent, nothing started.
+    const opened = link.connection ?? (await link.ensureConnected(true).catch(asDetachedRefusal('spawn')))
     if (detachPromise !== null) throw detachingError('spawn')
     // Tracked to its end, not only its request: a stop it makes (its commit hook threw) must go
     // out before a detach closes the connection.
@@ -727,11 +738,13 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
       const budget = wireBudget(listOptions)
       refuseIfDetached('listProcesses')
       // A host that cannot be reached rejects: never an empty (and falsely authoritative) list.
-      const opened = await link.ensureConnected(false)
+      // Cut off by a detach (connecting, or waiting for the answer): refused naming this method.
+      const refused = asDetachedRefusal('listProcesses')
+      const opened = await link.ensureConnected(false).catch(refused)
       const params: Record<string, unknown> = { ...budget() }
       // A host of ptykit 0.1.0 ignores the parameter (it is a hint) and reads every row in full.
       if (listOptions.membershipOnly === true) params.membershipOnly = true
-      const rows: unknown = await opened.request('list', params, requestTimeoutMs)
+      const rows: unknown = await opened.request('list', params, requestTimeoutMs).catch(refused)
       // Never an empty list for an answer that is not one: an authoritative "nothing runs" would
       // prove every PTY gone. Rows are checked by whoever reads them (`malformedListing`).
       if (!Array.isArray(rows)) {
@@ -741,12 +754,13 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
     },
     async listExits(): Promise<PtyExitEvent[]> {
       refuseIfDetached('listExits')
-      const opened = await link.ensureConnected(false)
+      const refused = asDetachedRefusal('listExits')
+      const opened = await link.ensureConnected(false).catch(refused)
       if (!opened.answers('exits')) {
         // Why not just ask: a host that does not know a method drops the connection that calls it.
         throw new PtyHostError('protocol_mismatch', `The running pty host is of an older ptykit, which does not list exits; to use listExits, ${stopMismatchedHostAdvice(paths.socketPath)}`)
       }
-      const messages = await opened.request('exits', {}, requestTimeoutMs)
+      const messages = await opened.request('exits', {}, requestTimeoutMs).catch(refused)
       // Never an empty list for an answer that is not one: "nothing ended" would be a false verdict.
       if (!Array.isArray(messages) || !messages.every(isExitMessage)) {
         throw new PtyHostError('host_error', `The pty host answered \`exits\` with something that is not a list of exit messages: ${describeValue(messages)}`)
@@ -760,12 +774,13 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
       refuseIfDetached('forgetExits')
       link.assertOpen()
       if (named.length === 0) return 0
-      const opened = await link.ensureConnected(false)
+      const refused = asDetachedRefusal('forgetExits')
+      const opened = await link.ensureConnected(false).catch(refused)
       if (!opened.answers('forgetExits')) {
         // Why not just ask: a host that does not know a method drops the connection that calls it.
         throw new PtyHostError('protocol_mismatch', `The running pty host is of an older ptykit, which does not forget exits; to use forgetExits, ${stopMismatchedHostAdvice(paths.socketPath)}`)
       }
-      const forgotten = await opened.request('forgetExits', { exits: named }, requestTimeoutMs)
+      const forgotten = await opened.request('forgetExits', { exits: named }, requestTimeoutMs).catch(refused)
       if (typeof forgotten !== 'number' || !Number.isSafeInteger(forgotten) || forgotten < 0) {
         throw new PtyHostError('host_error', `The pty host answered \`forgetExits\` with something that is not a count: ${describeValue(forgotten)}`)
       }

@@ -7,7 +7,7 @@
 import { isPtyHostError, type PtyHostProvider } from 'ptykit/pty-host'
 import { describe, expect, it } from 'vitest'
 import { recordUnhandledRejections } from '../support/unhandled-rejections.js'
-import { hostFixture, isAlive, providerOn, useCleanups } from './pty-host-test-support.js'
+import { fakeHostClosedAfter, hostFixture, isAlive, okReplyFrame, providerOn, useCleanups } from './pty-host-test-support.js'
 
 const cleanups = useCleanups()
 const unhandled = recordUnhandledRejections()
@@ -133,4 +133,109 @@ describe(`every call after detach(), ${SESSIONS} sessions attached`, () => {
     expect(listed.map((row) => row.id).sort()).toEqual([...ids].sort())
     expect((await Promise.all(ids.map((id) => next.attach(id)))).map((reply) => reply.pid)).toEqual(pids)
   }, 120_000)
+
+  it('asked in the same turn just before detach(), on a provider still connecting: each refusal names the method and the PTY', async () => {
+    const { socketPath } = hostFixture(cleanups)
+    const { ids, pids } = await sessionsAttached(socketPath)
+    // A provider that has not connected yet: each call waits for the connect, which detach() cuts off.
+    const late = providerOn(socketPath, { autoStart: false })
+    const calls = ids.flatMap((id) => [settle(() => late.attach(id)), settle(() => late.shutdown(id))])
+    const listings = [settle(() => late.listProcesses()), settle(() => late.listExits()), settle(() => late.forgetExits([{ id: ids[0]! }]))]
+    await late.detach()
+    const answers = (await Promise.all(calls)).map((answer, index) => JSON.stringify(answer).replaceAll(JSON.stringify(ids[Math.floor(index / 2)]), '"<id>"'))
+    expect([...new Set(answers)].sort()).toEqual(
+      [
+        { code: 'provider_detached', method: 'attach', ptyId: '<id>' },
+        { code: 'provider_detached', method: 'shutdown', ptyId: '<id>' },
+      ]
+        .map((answer) => JSON.stringify(answer))
+        .sort(),
+    )
+    expect(await Promise.all(listings)).toEqual([
+      { code: 'provider_detached', method: 'listProcesses' },
+      { code: 'provider_detached', method: 'listExits' },
+      { code: 'provider_detached', method: 'forgetExits' },
+    ])
+    expect(unhandled).toEqual([])
+    expect(pids.filter((pid) => !isAlive(pid))).toEqual([])
+  }, 120_000)
+
+  it('from a data listener that fires while detach() waits for attaches in flight: a clear is refused, a listing answers or is refused naming its method', async () => {
+    const { socketPath } = hostFixture(cleanups)
+    const { app, ids, pids } = await sessionsAttached(socketPath)
+    // Output each session retains, replayed by the re-attaches below.
+    await Promise.all(ids.map((id) => app.write(id, 'hello\r')))
+    const heard = new Set<string>()
+    await new Promise<void>((resolve) => {
+      const unsubscribe = app.onData(({ id }) => {
+        heard.add(id)
+        if (heard.size === ids.length) {
+          unsubscribe()
+          resolve()
+        }
+      })
+    })
+    let detaching: Promise<void> | null = null
+    const clears: Promise<unknown>[] = []
+    const listings: Promise<unknown>[] = []
+    const queries: Promise<unknown>[] = []
+    app.onData(({ id }) => {
+      // The first replay starts the detach; the replays after it arrive while it waits for their attaches.
+      if (detaching === null) {
+        detaching = app.detach()
+        return
+      }
+      clears.push(settle(() => app.clearBuffer(id)).then((answer) => JSON.stringify(answer).replaceAll(JSON.stringify(id), '"<id>"')))
+      queries.push(settle(() => app.getCwd(id)), settle(() => app.probeLiveness(id)))
+      listings.push(settle(() => app.listProcesses()), settle(() => app.listExits()))
+    })
+    const reattached = await Promise.allSettled(ids.map((id) => app.attach(id, { replayFrom: 'retained' })))
+    await detaching
+    expect(clears.length).toBeGreaterThan(0)
+    expect(reattached.filter((outcome) => outcome.status === 'rejected')).toEqual([])
+    expect([...new Set(await Promise.all(clears))]).toEqual([JSON.stringify({ code: 'provider_detached', method: 'clearBuffer', ptyId: '<id>' })])
+    // A listing sent before the close may be answered; cut off, it is refused naming its method (not the wire's `list`).
+    const listingShapes = new Set((await Promise.all(listings)).map((answer) => ('value' in (answer as object) ? 'answered' : JSON.stringify(answer))))
+    for (const shape of listingShapes) {
+      expect(['answered', JSON.stringify({ code: 'provider_detached', method: 'listProcesses' }), JSON.stringify({ code: 'provider_detached', method: 'listExits' })]).toContain(shape)
+    }
+    // A query cut off answers as one after the detach: "unknown", never a refusal.
+    for (const answer of await Promise.all(queries)) expect(answer).toHaveProperty('value')
+    expect(unhandled).toEqual([])
+    expect(pids.filter((pid) => !isAlive(pid))).toEqual([])
+  }, 120_000)
+})
+
+describe('requests cut off by detach()', () => {
+  it('a listing, an exits listing, a forgetExits and a clear the host has not answered: each refused naming its method (not the wire name) and the PTY', async () => {
+    // A host that answers the attach of `term-1` and nothing else: every other request stays in flight.
+    const host = await fakeHostClosedAfter(
+      cleanups,
+      (message, socket) => {
+        if (message.type === 'request' && message.method === 'attach') {
+          socket.write(okReplyFrame(message.id, { id: 'term-1', pid: 4242, incarnationId: 'inc-1', replayFrom: 0, lostChars: 0, exited: false }))
+        }
+      },
+      { welcome: { methods: ['spawn', 'attach', 'write', 'resize', 'pause', 'resume', 'ack', 'shutdown', 'list', 'probe', 'cwd', 'foreground', 'children', 'clear', 'snapshot', 'exits', 'forgetExits'] } },
+    )
+    const app = providerOn(host.socketPath, { autoStart: false })
+    await app.attach('term-1')
+    const pending = [
+      settle(() => app.listProcesses()),
+      settle(() => app.listExits()),
+      settle(() => app.forgetExits([{ id: 'term-1' }])),
+      settle(() => app.clearBuffer('term-1')),
+      settle(() => app.getCwd('term-1')),
+    ]
+    await new Promise((resolve) => setTimeout(resolve, 50))
+    await app.detach()
+    expect(await Promise.all(pending)).toEqual([
+      { code: 'provider_detached', method: 'listProcesses' },
+      { code: 'provider_detached', method: 'listExits' },
+      { code: 'provider_detached', method: 'forgetExits' },
+      { code: 'provider_detached', method: 'clearBuffer', ptyId: 'term-1' },
+      { value: null },
+    ])
+    expect(unhandled).toEqual([])
+  }, 30_000)
 })
