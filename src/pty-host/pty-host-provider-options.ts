@@ -158,10 +158,12 @@ export type PtyHostProvider = Omit<PtyProvider, 'getBufferSnapshot' | 'listProce
      *
      * Afterwards, each call answers what is still true, and refuses what it could only guess:
      * a call that would act on the host or answer for all of it — `spawn`, `attach`, `shutdown`
-     * (of a PTY whose exit this app has not seen), `listProcesses`, `listExits`, `forgetExits` —
-     * rejects `provider_detached`, its message naming the method and `ptyId` the PTY the call
-     * named (as after `dispose()`): an empty listing would prove every session gone, a resolved
-     * stop would say one was stopped. A probe or a query about one PTY answers as it does while
+     * (of a PTY whose exit this app has not seen), `clearBuffer` (from the moment the detach
+     * began), `listProcesses`, `listExits`, `forgetExits` — rejects `provider_detached`, its
+     * message naming the method and `ptyId` the PTY the call named (as after `dispose()`), also
+     * when the detach cut the call off while it waited for the connection or the host's answer:
+     * an empty listing would prove every session gone, a resolved stop would say one was
+     * stopped, a resolved clear that the screen the host keeps was cleared. A probe or a query about one PTY answers as it does while
      * the host cannot be reached: `null`, "unknown" (`hasPty`, `probeLiveness`, `getCwd`,
      * `getForegroundProcess`, `hasChildProcesses`, `getBufferSnapshot`) — true of a session that runs
      * on where this provider no longer sees it (`false` for one whose exit it saw) —; a write is
