@@ -116,6 +116,8 @@ describe(`every call after detach(), ${SESSIONS} sessions attached`, () => {
   it('at once, from a timer and twice: each answers as documented, and every session runs on for a new provider', async () => {
     const { socketPath } = hostFixture(cleanups)
     const { app, ids, pids } = await sessionsAttached(socketPath)
+    // Paused by this app when it detaches: the host drops a closed connection's pauses, so the sessions run on.
+    for (const id of ids) app.pauseProducer(id)
     await Promise.all([app.detach(), app.detach()])
     expect(app.connected).toBe(false)
     const atOnce = await answersFor(app, ids, (call) => settle(call))
@@ -131,7 +133,18 @@ describe(`every call after detach(), ${SESSIONS} sessions attached`, () => {
     cleanups.push(() => next.dispose())
     const listed = await next.listProcesses()
     expect(listed.map((row) => row.id).sort()).toEqual([...ids].sort())
-    expect((await Promise.all(ids.map((id) => next.attach(id)))).map((reply) => reply.pid)).toEqual(pids)
+    expect((await Promise.all(ids.map((id) => next.attach(id, { replayFrom: 'live' })))).map((reply) => reply.pid)).toEqual(pids)
+    // Not left paused: each session echoes what the next app types.
+    const echoed = new Set<string>()
+    const allEchoed = new Promise<void>((resolve) => {
+      next.onData(({ id, data }) => {
+        if (data.includes('ping')) echoed.add(id)
+        if (echoed.size === ids.length) resolve()
+      })
+    })
+    const written = await Promise.all(ids.map((id) => next.write(id, 'ping\r')))
+    expect(written.filter((settlement) => settlement.kind !== 'accepted')).toEqual([])
+    await allEchoed
   }, 120_000)
 
   it('asked in the same turn just before detach(), on a provider still connecting: each refusal names the method and the PTY', async () => {
