@@ -368,12 +368,22 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
     return result
   }
 
+  /**
+   * A refusal of the attach a spawn with a `sessionId` sends first, as the spawn's: a bad id names
+   * `sessionId` (see asSessionIdRefusal), and a detach's refusal names `spawn`, the method called,
+   * with no `ptyId` (as every refusal of a spawn) — it named `attach`, which the caller never called.
+   */
+  function asSpawnRefusal(error: unknown): unknown {
+    if (isPtyHostError(error) && error.code === 'provider_detached') return detachingError('spawn', undefined, error)
+    return asSessionIdRefusal(error)
+  }
+
   /** A known session id: attach to it when the host holds it live, else create it. */
   async function attachOrSpawn(sessionId: string, spawnOptions: ProviderSpawnOptions): Promise<PtySpawnResult> {
     try {
       return await attach(sessionId)
     } catch (error) {
-      if (!(isPtyHostError(error) && error.code === 'pty_absent')) throw asSessionIdRefusal(error)
+      if (!(isPtyHostError(error) && error.code === 'pty_absent')) throw asSpawnRefusal(error)
     }
     // Other attaches of the id still waiting (another restore path of the window) keep its record
     // `spawning`, which a spawn reads as the id in use: their answers come first (a refusal forgets
@@ -416,7 +426,7 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
       const attachOptions: { expectedIncarnationId?: PtyIncarnationId } = {}
       if (spawnOptions.expectedIncarnationId !== undefined) attachOptions.expectedIncarnationId = spawnOptions.expectedIncarnationId
       return attach(sessionId, attachOptions).catch((error: unknown) => {
-        throw asSessionIdRefusal(error)
+        throw asSpawnRefusal(error)
       })
     }
     // Before connecting (or starting a host), and before the attach a known session id sends first.

@@ -252,3 +252,23 @@ describe('requests cut off by detach()', () => {
     expect(unhandled).toEqual([])
   }, 30_000)
 })
+
+describe('a spawn with a sessionId refused by detach()', () => {
+  it('names `spawn`, the method called — not the attach it sends first', async () => {
+    const { socketPath } = hostFixture(cleanups)
+    const { ids } = await sessionsAttached(socketPath)
+    const app = providerOn(socketPath, { autoStart: false })
+    const open = await app.spawn({ file: 'cat' })
+    // Asked in the same turn just before the detach, on an open connection (sent a turn later)…
+    const sameTurn = [settle(() => app.spawn({ file: 'cat', sessionId: ids[0]! })), settle(() => app.spawn({ file: 'cat', sessionId: ids[1]!, attachOnly: true }))]
+    await app.detach()
+    // …and on a provider still connecting, whose connect the detach cuts off.
+    const connecting = providerOn(socketPath, { autoStart: false })
+    const cutOff = [settle(() => connecting.spawn({ file: 'cat', sessionId: ids[2]! })), settle(() => connecting.spawn({ file: 'cat', sessionId: ids[3]!, attachOnly: true }))]
+    await connecting.detach()
+    const refusedSpawn = { code: 'provider_detached', method: 'spawn' }
+    expect([...(await Promise.all(sameTurn)), ...(await Promise.all(cutOff))]).toEqual([refusedSpawn, refusedSpawn, refusedSpawn, refusedSpawn])
+    expect(isAlive(open.pid!)).toBe(true)
+    expect(unhandled).toEqual([])
+  }, 60_000)
+})
