@@ -209,6 +209,11 @@ export class PtyHostLink {
     const deadline = performance.now() + connectTimeoutMs
     let launched: LaunchedPtyHost | null = null
     for (;;) {
+      // Closed by `detach()` or `dispose()` meanwhile: the poll ends, refused as a call after the
+      // close is. Before, it went on until connectTimeoutMs (its pauses holding the app open), its
+      // caller then told `host_unavailable`, and it started a host again when one it started
+      // exited — for a provider nobody would connect again.
+      if (this.state !== 'open') throw this.#closedError()
       // None listens: start a host — or another, when the one this app started is gone: it exited
       // idle (its idle time ran out before this app's hello reached it: the app was busy for longer
       // than the host's first-client grace, or the hello lost the race to the idle timer), or it

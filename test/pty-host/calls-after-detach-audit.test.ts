@@ -7,7 +7,9 @@
 import { isPtyHostError, type PtyHostProvider } from 'ptykit/pty-host'
 import { describe, expect, it } from 'vitest'
 import { recordUnhandledRejections } from '../support/unhandled-rejections.js'
-import { fakeHostClosedAfter, hostFixture, isAlive, okReplyFrame, providerOn, useCleanups } from './pty-host-test-support.js'
+import { writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { fakeHostClosedAfter, hostFixture, isAlive, killHostAndClean, makeSocketDir, okReplyFrame, providerOn, useCleanups } from './pty-host-test-support.js'
 
 const cleanups = useCleanups()
 const unhandled = recordUnhandledRejections()
@@ -271,4 +273,24 @@ describe('a spawn with a sessionId refused by detach()', () => {
     expect(isAlive(open.pid!)).toBe(true)
     expect(unhandled).toEqual([])
   }, 60_000)
+})
+
+describe('detach() while the provider waits for a host it started to listen', () => {
+  it('the waiting spawn is refused at the detach, naming spawn — not host_unavailable at connectTimeoutMs — and the poll stops', async () => {
+    const { dir, socketPath } = makeSocketDir()
+    cleanups.push(() => killHostAndClean(socketPath, dir))
+    // A "host" that starts and never listens (it ends by itself after 5 s).
+    const script = join(dir, 'never-listens.cjs')
+    writeFileSync(script, 'setTimeout(() => undefined, 5_000)\n')
+    const timeoutsBefore = process.getActiveResourcesInfo().filter((resource) => resource === 'Timeout').length
+    const app = providerOn(socketPath, { hostCommand: { file: process.execPath, args: [script] }, connectTimeoutMs: 600_000 })
+    const spawning = settle(() => app.spawn({ file: 'cat' }))
+    // Long enough for the first connect to fail and the host to be started: the poll is under way.
+    await new Promise((resolve) => setTimeout(resolve, 300))
+    await app.detach()
+    // Answered at the detach: before, only at connectTimeoutMs (here 600 s, past the test's timeout).
+    expect(await spawning).toEqual({ code: 'provider_detached', method: 'spawn' })
+    expect(process.getActiveResourcesInfo().filter((resource) => resource === 'Timeout').length).toBeLessThanOrEqual(timeoutsBefore)
+    expect(unhandled).toEqual([])
+  }, 20_000)
 })

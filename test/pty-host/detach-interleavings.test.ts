@@ -12,7 +12,7 @@ const outcome = (pending: Promise<{ id: string }>): Promise<string> =>
   )
 
 describe('detach() interleavings that are fine', () => {
-  it('detach while the spawn waits for the host it started: refused provider_detached at once, no session left', async () => {
+  it('detach while the spawn waits to connect (no host yet): refused provider_detached at once, no host started, no session left', async () => {
     const { dir, socketPath } = makeSocketDir()
     cleanups.push(() => killHostAndClean(socketPath, dir))
     const app = providerOn(socketPath)
@@ -21,10 +21,10 @@ describe('detach() interleavings that are fine', () => {
     await app.detach()
     expect(Date.now() - started).toBeLessThan(200)
     expect(await spawning).toBe('provider_detached')
-    await waitFor(() => (hostPid(socketPath) !== null ? true : undefined), 'the started host')
-    const next = providerOn(socketPath, { autoStart: false })
-    cleanups.push(() => next.detach())
-    expect(await next.listProcesses()).toEqual([])
+    // The connect's poll ends at the detach: it starts no host for a provider nobody will use
+    // (until 7 Dec it started one after the detach, which then idled out).
+    await new Promise((resolve) => setTimeout(resolve, 1_000))
+    expect(hostPid(socketPath)).toBeNull()
   }, 30_000)
 
   it('the connection drops while detach waits for spawns: they fail "may exist", the detach ends, the host keeps none of them', async () => {
