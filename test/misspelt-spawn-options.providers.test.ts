@@ -68,8 +68,8 @@ describe('a bundled provider refuses a misspelt spawn option before it does anyt
     await provider.dispose()
   })
 
-  // The pty host provider checks after its attach-only branch (the attach-only case reaches the host).
-  it.each(cases.filter(([options]) => options.attachOnly === undefined))('pty host: %j is refused naming `%s`, before it connects', async (options, option, value, meant) => {
+  // An attach-only spawn too: a misspelt `expectedIncarnationId` attached without its fence.
+  it.each(cases)('pty host: %j is refused naming `%s`, before it connects', async (options, option, value, meant) => {
     // No host there, and none started: a spawn that went on would fail to connect instead.
     const provider = createPtyHostProvider({ socketPath: join(tmpdir(), 'ptykit-h231-no-host', 'host.sock'), autoStart: false })
     const error = await rejection(() => provider.spawn(options as ProviderSpawnOptions))

@@ -29,7 +29,7 @@ import { refuseCallsAfterDispose } from '../contracts/disposed-provider.js'
 import { settleWithin } from '../contracts/settle-within.js'
 import { NODE_PTY_SHUTDOWN_DEADLINE_MS } from '../node-pty/stop-schedule.js'
 import { ClientPtyRecords, exitEventOfMessage, isExitMessage, isLive, type ClientPtyRecord, type ClientPtyState, type DeliveryWatch } from './client-pty-records.js'
-import { addAppEnvironment, asSessionIdRefusal, spawnOptionsRefusal, spawnRequestParams } from './spawn-request-params.js'
+import { addAppEnvironment, asSessionIdRefusal, misspeltSpawnOptionRefusal, spawnOptionsRefusal, spawnRequestParams } from './spawn-request-params.js'
 import { isRequestTimeout, type PtyHostConnection } from './pty-host-connection.js'
 import { assertIntegerOption, invalidPtyHostOption, isPtyHostError, PtyHostError, PtyHostOptionError } from './pty-host-error.js'
 import { PtyHostLink } from './pty-host-link.js'
@@ -422,6 +422,13 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
       }
     }
     if (spawnOptions.attachOnly === true) {
+      let misspelt: PtyHostError | undefined
+      try {
+        misspelt = misspeltSpawnOptionRefusal(spawnOptions)
+      } catch (error) {
+        return Promise.reject(error)
+      }
+      if (misspelt !== undefined) return Promise.reject(misspelt)
       if (sessionId === undefined) return Promise.reject(new PtyHostError('pty_absent', 'Cannot attach: no session id given'))
       const attachOptions: { expectedIncarnationId?: PtyIncarnationId } = {}
       if (spawnOptions.expectedIncarnationId !== undefined) attachOptions.expectedIncarnationId = spawnOptions.expectedIncarnationId

@@ -55,6 +55,20 @@ function envRefusal(env: unknown): PtyHostError | undefined {
 }
 
 /**
+ * The refusal of a spawn option that misspells one (`cdw`, `sessionID`, `expectedIncarnationID`)
+ * or is a likely mistake for one (`id`, `cmd`): it would be ignored, the default used — checked for
+ * an attach-only spawn too, where a misspelt `expectedIncarnationId` attached without its fence. An
+ * `env`'s value may hold secrets: neither shown nor kept.
+ */
+export function misspeltSpawnOptionRefusal(options: ProviderSpawnOptions): PtyHostError | undefined {
+  const misspelt = findMisspeltSpawnOption(options)
+  if (misspelt === undefined) return undefined
+  const shown = misspelt.secret ? describeSecretValue(misspelt.value) : describeValue(misspelt.value)
+  const message = `Expected the \`${misspelt.name}\` option to be ${misspelt.expected}, got ${shown}`
+  return new PtyHostError('invalid_spawn_option', message, misspelt.secret ? { option: misspelt.name } : { option: misspelt.name, value: misspelt.value })
+}
+
+/**
  * The refusal of spawn options the host would not receive as given, or `undefined`: a spawn
  * request crosses to the host as JSON. A `cols` or `rows` JSON cannot carry (NaN, ±Infinity) is
  * refused naming it. An `env` that is no record of strings (a `Map`, an array) is refused
@@ -68,14 +82,8 @@ function envRefusal(env: unknown): PtyHostError | undefined {
  * (`id`, `cmd`) is refused naming it and the option meant: it would be ignored.
  */
 export function spawnOptionsRefusal(options: ProviderSpawnOptions): PtyHostError | undefined {
-  // A misspelt option (`cdw`, `sessionID`, `id`) would be ignored, the default used. An `env`'s
-  // value may hold secrets: neither shown nor kept.
-  const misspelt = findMisspeltSpawnOption(options)
-  if (misspelt !== undefined) {
-    const shown = misspelt.secret ? describeSecretValue(misspelt.value) : describeValue(misspelt.value)
-    const message = `Expected the \`${misspelt.name}\` option to be ${misspelt.expected}, got ${shown}`
-    return new PtyHostError('invalid_spawn_option', message, misspelt.secret ? { option: misspelt.name } : { option: misspelt.name, value: misspelt.value })
-  }
+  const misspelt = misspeltSpawnOptionRefusal(options)
+  if (misspelt !== undefined) return misspelt
   // JSON sends NaN and ±Infinity as `null`, which the host reads as "no size": a `rows: NaN` spawn
   // started at the default size, where every other provider refuses it. Refused here, in the
   // host's words (the node-pty provider's, every provider's: "an integer from 1 to 65535"); any
