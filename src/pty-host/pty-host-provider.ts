@@ -70,6 +70,20 @@ export {
 } from './pty-host-provider-options.js'
 
 /**
+ * A spawn options check's refusal as the rejection `spawn()` answers, or `undefined` when it passed.
+ * A check that throws (a Proxy whose traps throw) is a rejection all the same, never a throw from
+ * `spawn()`.
+ */
+function spawnOptionsRejection(check: (options: ProviderSpawnOptions) => PtyHostError | undefined, options: ProviderSpawnOptions): Promise<never> | undefined {
+  try {
+    const refusal = check(options)
+    return refusal === undefined ? undefined : Promise.reject(refusal)
+  } catch (error) {
+    return Promise.reject(error)
+  }
+}
+
+/**
  * Create a {@link PtyProvider} whose PTYs live in a pty host process (`ptykit-pty-host`), reached
  * over a private Unix domain socket. Sessions outlive the app; a new app lists them, attaches,
  * replays what it missed, and paints a snapshot of the screen.
@@ -422,13 +436,8 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
       }
     }
     if (spawnOptions.attachOnly === true) {
-      let misspelt: PtyHostError | undefined
-      try {
-        misspelt = misspeltSpawnOptionRefusal(spawnOptions)
-      } catch (error) {
-        return Promise.reject(error)
-      }
-      if (misspelt !== undefined) return Promise.reject(misspelt)
+      const misspelt = spawnOptionsRejection(misspeltSpawnOptionRefusal, spawnOptions)
+      if (misspelt !== undefined) return misspelt
       if (sessionId === undefined) return Promise.reject(new PtyHostError('pty_absent', 'Cannot attach: no session id given'))
       const attachOptions: { expectedIncarnationId?: PtyIncarnationId } = {}
       if (spawnOptions.expectedIncarnationId !== undefined) attachOptions.expectedIncarnationId = spawnOptions.expectedIncarnationId
@@ -437,14 +446,8 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
       })
     }
     // Before connecting (or starting a host), and before the attach a known session id sends first.
-    let refusal: PtyHostError | undefined
-    try {
-      refusal = spawnOptionsRefusal(spawnOptions)
-    } catch (error) {
-      // A Proxy whose traps throw: a rejection all the same, never a throw from spawn().
-      return Promise.reject(error)
-    }
-    if (refusal !== undefined) return Promise.reject(refusal)
+    const refusal = spawnOptionsRejection(spawnOptionsRefusal, spawnOptions)
+    if (refusal !== undefined) return refusal
     if (sessionId !== undefined && spawnOptions.isNewSession !== true) return attachOrSpawn(sessionId, spawnOptions)
     return spawnFresh(spawnOptions)
   }
