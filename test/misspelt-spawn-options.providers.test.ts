@@ -78,6 +78,21 @@ describe('a bundled provider refuses a misspelt spawn option before it does anyt
     await provider.dispose()
   })
 
+  it('pty host: options whose keys cannot be read (a Proxy whose trap throws) reject the spawn — an attach-only one too — never throw from spawn()', async () => {
+    const provider = createPtyHostProvider({ socketPath: join(tmpdir(), 'ptykit-h231-no-host', 'host.sock'), autoStart: false })
+    for (const attachOnly of [undefined, true]) {
+      const options = new Proxy({ sessionId: 'x', attachOnly }, {
+        ownKeys() {
+          throw new Error('no keys here')
+        },
+      }) as ProviderSpawnOptions
+      let answer: Promise<unknown> | undefined
+      expect(() => (answer = provider.spawn(options))).not.toThrow()
+      await expect(answer).rejects.toThrow('no keys here')
+    }
+    await provider.dispose()
+  })
+
   it.each([
     ['fake', () => createFakePtyProvider()],
     ['node-pty', () => createNodePtyProvider()],
