@@ -12,7 +12,7 @@ import { FrameDecoder, PTY_HOST_MAX_FRAME_BYTES, PTY_HOST_MIN_FRAME_BYTES } from
 import { HostClient } from './host-client.js'
 import { createHostRequestHandlers, REPLIED } from './host-request-handlers.js'
 import { HostSessionStore, journalExitOf, PTY_HOST_EXITED_SESSION_MEMORY, type HostSession } from './host-sessions.js'
-import { childStartTime, killLeftAtClose, type ClosingLeader } from './close-kill.js'
+import { childStartTime, killLeftAtClose, untilNoneLive, type ClosingLeader } from './close-kill.js'
 import { parseRequest, protocolMismatchMessage, PTY_HOST_METHODS, PTY_HOST_PROTOCOL_VERSION, toWireError, type PtyHostRequest, type PtyHostWireError } from './protocol.js'
 import { assertIntegerOption, assertKnownPtyHostOptions, invalidPtyHostOption, PtyHostError } from './pty-host-error.js'
 import { loadHeadlessScreens, type HeadlessScreenFactory } from './headless-screen.js'
@@ -336,16 +336,7 @@ export async function startPtyHost(options: PtyHostServerOptions = {}): Promise<
    * Resolves once none of `stopped` is live any more (its exit heard, or its spawn discarded).
    * Never rejects; a caller bounds it.
    */
-  const untilEnded = (stopped: readonly HostSession[]): Promise<void> =>
-    new Promise((resolve) => {
-      const check = (): void => {
-        if (stopped.some((session) => sessions.live.get(session.id) === session)) return
-        exitWatchers.delete(check)
-        resolve()
-      }
-      exitWatchers.add(check)
-      check()
-    })
+  const untilEnded = (stopped: readonly HostSession[]): Promise<void> => untilNoneLive(stopped, (session) => sessions.live.get(session.id) === session, exitWatchers)
 
   /**
    * The sessions whose running leader the close killed itself ({@link killLeftAtClose}): a death
