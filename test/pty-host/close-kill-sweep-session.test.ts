@@ -13,20 +13,9 @@ import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { startPtyHost } from 'ptykit/pty-host'
 import { isDead, waitFor } from '../node-pty/pty-test-support.js'
-import { killHostAndClean, makeSocketDir, rawClient, useCleanups } from './pty-host-test-support.js'
+import { killHostAndClean, makeSocketDir, procStatOf, rawClient, useCleanups } from './pty-host-test-support.js'
 
 const cleanups = useCleanups()
-
-/** `/proc/<pid>/stat`'s process group, session id and start time, or `null` when gone. */
-function statOf(pid: number): { pgid: number; sid: number; startTime: string } | null {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-    return { pgid: Number(fields[2]), sid: Number(fields[3]), startTime: fields[19]! }
-  } catch {
-    return null
-  }
-}
 
 describe("a closing pty host's kill of its stopped sessions' leftovers", () => {
   for (const sweepSession of [false, true]) {
@@ -53,7 +42,7 @@ describe("a closing pty host's kill of its stopped sessions' leftovers", () => {
           // Gone.
         }
       })
-      const jobBefore = statOf(jobPid)
+      const jobBefore = procStatOf(jobPid)
       // The setup is what it claims: the job is in the leader's session, in a group of its own.
       expect(jobBefore?.sid).toBe(leader)
       expect(jobBefore?.pgid).toBe(jobPid)
@@ -66,7 +55,7 @@ describe("a closing pty host's kill of its stopped sessions' leftovers", () => {
         // The close returned after its synchronous kill: a SIGKILL sent to the job would show within moments.
         await new Promise((resolve) => setTimeout(resolve, 300))
         expect(isDead(jobPid)).toBe(false)
-        expect(statOf(jobPid)?.startTime).toBe(jobBefore?.startTime)
+        expect(procStatOf(jobPid)?.startTime).toBe(jobBefore?.startTime)
       }
     }, 30_000)
   }

@@ -5,11 +5,11 @@
  * (Linux: the checks read `/proc`, as the pty host tests do.)
  */
 import { spawn } from 'node:child_process'
-import { readdirSync, readFileSync } from 'node:fs'
 import { afterEach, expect, it } from 'vitest'
 import { createProcessInspector } from '../../src/node-pty/process-inspector.js'
 import { childStartTime, killLeftAtClose } from '../../src/pty-host/close-kill.js'
 import { isDead, waitFor } from '../node-pty/pty-test-support.js'
+import { sessionMembers } from './pty-host-test-support.js'
 
 const inspector = createProcessInspector(process.platform)
 const started: number[] = []
@@ -25,23 +25,6 @@ afterEach(() => {
     }
   }
 })
-
-/** The live (not zombie) pids of session `sid` now. */
-function sessionMembers(sid: number): number[] {
-  const members: number[] = []
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue
-    let stat: string
-    try {
-      stat = readFileSync(`/proc/${entry}/stat`, 'utf8')
-    } catch {
-      continue
-    }
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-    if (Number(fields[3]) === sid && fields[0] !== 'Z') members.push(Number(entry))
-  }
-  return members
-}
 
 /** A session leader of its own (setsid) that ignores the hang-up and SIGTERM, its loop's `sleep` beside it. */
 async function stubbornSession(): Promise<number> {

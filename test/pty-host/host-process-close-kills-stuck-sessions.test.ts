@@ -12,35 +12,17 @@
  * lists the session's exit, the operator close it was.
  */
 import { spawn } from 'node:child_process'
-import { existsSync, readdirSync, readFileSync } from 'node:fs'
+import { existsSync, readFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { startPtyHost } from 'ptykit/pty-host'
 import { nodeArgsFor } from '../support/node-entry-bundle.js'
 import { isDead, waitFor } from '../node-pty/pty-test-support.js'
-import { killHostAndClean, makeSocketDir, rawClient, useCleanups } from './pty-host-test-support.js'
+import { killHostAndClean, makeSocketDir, rawClient, sessionMembers, useCleanups } from './pty-host-test-support.js'
 
 const cleanups = useCleanups()
 
 const HOST = resolve(import.meta.dirname, 'fixtures', 'host-closing-with-deadline.ts')
-
-/** The pids of every process in session `sid` now (from `/proc`). */
-function sessionMembers(sid: number): number[] {
-  const members: number[] = []
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue
-    let stat: string
-    try {
-      stat = readFileSync(`/proc/${entry}/stat`, 'utf8')
-    } catch {
-      continue
-    }
-    // Fields after the command (which may hold spaces and parentheses): state ppid pgrp session …
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-    if (Number(fields[3]) === sid && fields[0] !== 'Z') members.push(Number(entry))
-  }
-  return members
-}
 
 /** Start the host process on `socketPath` with `deadlineMs`; resolves with it once it listens. */
 async function hostProcess(socketPath: string, deadlineMs: number): Promise<{ pid: number; exited: Promise<number | null>; stderr: () => string }> {

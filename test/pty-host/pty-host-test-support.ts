@@ -412,3 +412,30 @@ export async function runAppToEnd(
   const code = await new Promise<number | null>((done) => child.once('exit', (exitCode) => done(exitCode)))
   return { code, printed }
 }
+
+/** A process as `/proc/<pid>/stat` shows it: its state letter, process group, session id and start time (field 22). */
+export type ProcStat = { state: string; pgid: number; sid: number; startTime: string }
+
+/** `/proc/<pid>/stat` of `pid` now (Linux), or `null` when it is gone or cannot be read. */
+export function procStatOf(pid: number | string): ProcStat | null {
+  let stat: string
+  try {
+    stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+  } catch {
+    return null
+  }
+  // Fields after the command (which may hold spaces and parentheses): state ppid pgrp session …
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+  return { state: fields[0]!, pgid: Number(fields[2]), sid: Number(fields[3]), startTime: fields[19]! }
+}
+
+/** The live (not zombie) pids of session `sid` now (from `/proc`). */
+export function sessionMembers(sid: number): number[] {
+  const members: number[] = []
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue
+    const stat = procStatOf(entry)
+    if (stat !== null && stat.sid === sid && stat.state !== 'Z') members.push(Number(entry))
+  }
+  return members
+}
