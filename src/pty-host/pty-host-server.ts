@@ -376,7 +376,9 @@ export async function startPtyHost(options: PtyHostServerOptions = {}): Promise<
   /**
    * The answer to a spawn that reaches a closing host: its provider is being disposed (and would
    * refuse as `provider_disposed`, which the app would read as its own provider's state). Other
-   * calls go on: a stop joins the close's stop of its session, a question is answered.
+   * calls go on: a question is answered; a stop goes to the provider's stop of its session, which
+   * the close is stopping too — its answer may come after the close ended the connection (the
+   * app then reads `transport_lost`; it has the session's exit if it came before).
    */
   const CLOSING: PtyHostWireError = { code: 'host_unavailable', message: 'The pty host is closing: it is stopping every session and starts none' }
 
