@@ -8,6 +8,7 @@ import { assertResizeDimension } from '../contracts/pty-dimension.js'
 import {
   WRITE_ACCEPTED,
   refusedWrite,
+  unverifiableWrite,
   resolveWaitDeadline,
   type ProviderSpawnOptions,
   type PtyDataEvent,
@@ -24,6 +25,7 @@ import {
 } from '../contracts/index.js'
 import type { FakeProviderMethod, FakePtyProvider, FakeWrite } from './fake-pty-provider-types.js'
 import { FakePtyProviderDisposedError } from './fake-pty-provider-disposed-error.js'
+import { FakePtyProviderDetachedError } from './fake-pty-provider-detached-error.js'
 import { FAKE_DEFAULT_PROCESS_NAME, FAKE_GRACEFUL_STOP_SIGNAL, FAKE_IMMEDIATE_STOP_SIGNAL, settleHeldInput, type FakePtyRecord } from './fake-pty-record.js'
 import { fakeLivenessOf, type FakeProviderState } from './fake-provider-state.js'
 import { rejectPendingFakeSpawns, startFakeSpawn } from './fake-spawning.js'
@@ -57,12 +59,22 @@ function takeWrite(pty: FakePtyRecord, write: FakeWrite): WriteSettlement | Prom
 export function createFakeProviderMethods(state: FakeProviderState): FakeProviderMethods {
   const { ptys, events } = state
   const record = state.record
+  /** Detached, a call refused as the pty host provider refuses it after `detach()`. */
+  const detachedRefusal = (method: string, ptyId?: string): FakePtyProviderDetachedError => new FakePtyProviderDetachedError(state.name, method, ptyId)
+  /** Detached, whether `id`'s current incarnation is one whose exit was heard before the detach. */
+  const exitSeen = (id: string): boolean => {
+    const pty = ptys.get(id)
+    return pty !== undefined && state.exitsSeenBeforeDetach.has(pty)
+  }
+  /** Detached, what a write is refused with: `pty_exited` for a PTY whose exit was heard, else `provider_refused_write` (nothing handed on). */
+  const detachedWrite = (id: string): WriteSettlement => refusedWrite(exitSeen(id) ? 'pty_exited' : 'provider_refused_write')
 
   return {
     spawn(spawnOptions: ProviderSpawnOptions): Promise<PtySpawnResult> {
       record('spawn', [spawnOptions])
       // Typed, with the code every real provider refuses it with (use after dispose).
       if (state.disposed) return Promise.reject(new FakePtyProviderDisposedError(state.name, 'spawn'))
+      if (state.detached) return Promise.reject(detachedRefusal('spawn'))
       // A refused option rejects (never throws): the same single failure path as every provider.
       return callProvider(() => startFakeSpawn(state, spawnOptions))
     },
@@ -71,6 +83,7 @@ export function createFakeProviderMethods(state: FakeProviderState): FakeProvide
       assertWriteData(data)
       record('write', [id, data])
       assertPtyIdArgument(id)
+      if (state.detached) return detachedWrite(id)
       const pty = ptys.get(id)
       if (pty === undefined) return refusedWrite('pty_not_found')
       if (pty.state !== 'live') return refusedWrite('pty_exited')
@@ -82,6 +95,7 @@ export function createFakeProviderMethods(state: FakeProviderState): FakeProvide
       assertWriteBytes(bytes)
       record('writeBytes', [id, bytes])
       assertPtyIdArgument(id)
+      if (state.detached) return detachedWrite(id)
       const pty = ptys.get(id)
       if (pty === undefined) return refusedWrite('pty_not_found')
       if (pty.state !== 'live') return refusedWrite('pty_exited')
@@ -96,6 +110,7 @@ export function createFakeProviderMethods(state: FakeProviderState): FakeProvide
       assertPtyIdArgument(id)
       assertResizeDimension('cols', cols)
       assertResizeDimension('rows', rows)
+      if (state.detached) return false
       const pty = ptys.get(id)
       if (pty === undefined || pty.state !== 'live') return false
       pty.cols = cols
@@ -106,6 +121,8 @@ export function createFakeProviderMethods(state: FakeProviderState): FakeProvide
     getSize(id: string): { cols: number; rows: number } | null {
       record('getSize', [id])
       assertPtyIdArgument(id)
+      // Detached: nothing can be read back.
+      if (state.detached) return null
       const pty = ptys.get(id)
       if (pty === undefined || pty.state !== 'live') return null
       return { cols: pty.cols, rows: pty.rows }
@@ -121,6 +138,9 @@ export function createFakeProviderMethods(state: FakeProviderState): FakeProvide
       } catch (error) {
         return Promise.reject(error)
       }
+      // Detached: nothing reaches the PTY, which runs on — refused naming it (a resolved stop would
+      // say it was stopped), but for one whose exit was heard, whose stop has nothing left to do.
+      if (state.detached) return exitSeen(id) ? Promise.resolve() : Promise.reject(detachedRefusal('shutdown', id))
       const pty = ptys.get(id)
       if (pty !== undefined && !pty.stopRequested) {
         pty.stopRequested = true
@@ -157,6 +177,7 @@ export function createFakeProviderMethods(state: FakeProviderState): FakeProvide
     pauseProducer(id: string): void {
       record('pauseProducer', [id])
       assertPtyIdArgument(id)
+      if (state.detached) return
       const pty = ptys.get(id)
       if (pty !== undefined) pty.paused = true
     },
@@ -164,6 +185,7 @@ export function createFakeProviderMethods(state: FakeProviderState): FakeProvide
     resumeProducer(id: string): void {
       record('resumeProducer', [id])
       assertPtyIdArgument(id)
+      if (state.detached) return
       const pty = ptys.get(id)
       if (pty === undefined) return
       pty.paused = false
@@ -174,6 +196,7 @@ export function createFakeProviderMethods(state: FakeProviderState): FakeProvide
       record('acknowledgeData', [id, chars])
       assertPtyIdArgument(id)
       assertAcknowledgedChars(chars)
+      if (state.detached) return
       const pty = ptys.get(id)
       if (pty !== undefined) pty.acknowledgedChars += chars
     },
@@ -189,6 +212,8 @@ export function createFakeProviderMethods(state: FakeProviderState): FakeProvide
       } catch (error) {
         return Promise.reject(error)
       }
+      // Detached: an empty (or any) listing would be a guess — it would prove the PTYs gone.
+      if (state.detached) return Promise.reject(detachedRefusal('listProcesses'))
       if (state.listingFailure !== undefined) return Promise.reject(state.listingFailure.error)
       const rows: PtyProcessInfo[] = []
       for (const pty of ptys.values()) {
@@ -230,6 +255,7 @@ export function createFakeProviderMethods(state: FakeProviderState): FakeProvide
       return callProvider(() => {
         assertPtyIdArgument(id)
         assertCwdOptions(options)
+        if (state.detached) return null
         const pty = ptys.get(id)
         return pty !== undefined && pty.state === 'live' ? (pty.options.cwd ?? null) : null
       })
@@ -241,7 +267,7 @@ export function createFakeProviderMethods(state: FakeProviderState): FakeProvide
       return callProvider(() => {
         assertPtyIdArgument(id)
         const pty = ptys.get(id)
-        return pty !== undefined && pty.state === 'live' ? pty.foregroundProcess : null
+        return pty !== undefined && pty.state === 'live' && !state.detached ? pty.foregroundProcess : null
       })
     },
 
@@ -251,7 +277,7 @@ export function createFakeProviderMethods(state: FakeProviderState): FakeProvide
       return callProvider(() => {
         assertPtyIdArgument(id)
         const pty = ptys.get(id)
-        return pty !== undefined && pty.state === 'live' ? pty.hasChildProcesses : null
+        return pty !== undefined && pty.state === 'live' && !state.detached ? pty.hasChildProcesses : null
       })
     },
 
@@ -261,7 +287,7 @@ export function createFakeProviderMethods(state: FakeProviderState): FakeProvide
       return callProvider(() => {
         assertPtyIdArgument(id)
         const pty = ptys.get(id)
-        const evidence = pty !== undefined && pty.state === 'live' ? pty.foregroundEvidence : null
+        const evidence = pty !== undefined && pty.state === 'live' && !state.detached ? pty.foregroundEvidence : null
         return evidence === null ? null : { ...evidence }
       })
     },
@@ -277,7 +303,7 @@ export function createFakeProviderMethods(state: FakeProviderState): FakeProvide
       return callProvider(() => {
         assertPtyIdArgument(id)
         const pty = ptys.get(id)
-        if (pty !== undefined && pty.state === 'live') pty.inputModeResets += 1
+        if (pty !== undefined && pty.state === 'live' && !state.detached) pty.inputModeResets += 1
       })
     },
 
@@ -287,7 +313,7 @@ export function createFakeProviderMethods(state: FakeProviderState): FakeProvide
       return callProvider(() => {
         assertPtyIdArgument(id)
         const pty = ptys.get(id)
-        if (pty !== undefined) pty.buffer = ''
+        if (pty !== undefined && !state.detached) pty.buffer = ''
       })
     },
 
@@ -297,9 +323,27 @@ export function createFakeProviderMethods(state: FakeProviderState): FakeProvide
       return callProvider(() => {
         assertPtyIdArgument(id)
         const pty = ptys.get(id)
-        if (pty === undefined || pty.state !== 'live') return Promise.resolve(null)
+        if (pty === undefined || pty.state !== 'live' || state.detached) return Promise.resolve(null)
         return { data: pty.buffer, cols: pty.cols, rows: pty.rows, seq: pty.producedChars, source: 'fake', incarnationId: pty.incarnationId }
       })
+    },
+
+    detach(): Promise<void> {
+      record('detach', [])
+      // Once disposed, nothing is left to let go of (as the pty host's `detach()` answers with its dispose).
+      if (state.disposed || state.detached) return Promise.resolve()
+      for (const pty of ptys.values()) {
+        // Heard of: an exit no longer held behind paused output.
+        if (pty.state !== 'live' && pty.exit !== null && !pty.held.some((held) => held.kind === 'exit')) state.exitsSeenBeforeDetach.add(pty)
+        // What was held for a paused consumer never reaches it now; held input, handed to the
+        // process or not, is out of sight — as a write the pty host had in flight at a close.
+        pty.held.length = 0
+        if (pty.heldInput !== null) settleHeldInput(pty, unverifiableWrite('transport_lost', true))
+      }
+      state.detached = true
+      // Scripted output and exits still play (the process does what its script says), unheard.
+      events.blind = true
+      return Promise.resolve()
     },
 
     onData(listener: (event: PtyDataEvent) => void): Unsubscribe {
@@ -321,7 +365,9 @@ export function createFakeProviderMethods(state: FakeProviderState): FakeProvide
       record('dispose', [])
       if (state.disposed) return Promise.resolve()
       state.disposed = true
-      for (const pty of [...ptys.values()]) {
+      // Detached before: the PTYs run on where the fake no longer sees them — it stops none (as
+      // the pty host provider's dispose after a detach), and reports no exit.
+      for (const pty of state.detached ? [] : [...ptys.values()]) {
         if (pty.state !== 'live') {
           events.flushHeld(pty, true)
           continue

@@ -42,6 +42,18 @@ export type FakeProviderState = {
   /** Incarnations minted so far, across every id. */
   incarnationCount: number
   disposed: boolean
+  /**
+   * Set by `detach()`: the fake let go of its PTYs, which run on where it no longer sees them —
+   * nothing of them reaches a listener, and its calls answer as the pty host provider's after
+   * `detach()` (see `fake-provider-methods.ts`).
+   */
+  detached: boolean
+  /**
+   * The incarnations whose exit a listener had heard of when `detach()` was called (an exit still
+   * held behind paused output had not been): after the detach they alone are known gone — a stop
+   * of one resolves, its liveness is `false`, a write is refused `pty_exited`.
+   */
+  readonly exitsSeenBeforeDetach: Set<FakePtyRecord>
   /** Append a call to `calls`, stamped with the injected clock. */
   record(method: FakeProviderMethod, args: readonly unknown[]): void
 }
@@ -92,6 +104,8 @@ export function createFakeProviderState(options: FakePtyProviderOptions): FakePr
     ptyCount: 0,
     incarnationCount: 0,
     disposed: false,
+    detached: false,
+    exitsSeenBeforeDetach: new Set(),
     record(method, args) {
       calls.push({ method, args, at: now() })
     },
@@ -110,10 +124,13 @@ export function requireFakePty(state: FakeProviderState, id: string, control: st
  * What `hasPty`/`probeLiveness` answer: the scripted override, else live ⇒ `true`, else proven
  * absence or `null`. Asked about an incarnation (`incarnationId`) the id does not hold now: never
  * `true`; `false` with authoritative listings (the fake saw it end, or never minted it), except for
- * one a reused id replaced while it ran (`null`: the fake lost track of it), else `null`.
+ * one a reused id replaced while it ran (`null`: the fake lost track of it), else `null`. Once the
+ * fake is detached: `false` for an incarnation whose exit was heard before the detach, else `null`.
  */
 export function fakeLivenessOf(state: FakeProviderState, id: string, incarnationId?: PtyIncarnationId): boolean | null {
   const pty = state.ptys.get(id)
+  // Detached: blind — `false` only for an incarnation whose exit was heard before the detach.
+  if (state.detached) return pty !== undefined && (incarnationId === undefined || pty.incarnationId === incarnationId) && state.exitsSeenBeforeDetach.has(pty) ? false : null
   if (incarnationId !== undefined && pty?.incarnationId !== incarnationId) {
     if (state.replacedIncarnations.has(incarnationId)) return null
     return state.authoritativeListings ? false : null

@@ -23,6 +23,11 @@ export type FakePtyEvents = {
   readonly exit: ListenerSet<PtyExitEvent>
   /** The `onOutputLoss` listeners. */
   readonly loss: ListenerSet<PtyOutputLossEvent>
+  /**
+   * Whether the provider no longer hears its PTYs (set by `detach()`): what they produce and how
+   * they end still changes their records, but no event is held or delivered.
+   */
+  blind: boolean
   /** The PTY prints `data`: delivered now, or held (in order) while paused or behind held output. */
   produceData(pty: FakePtyRecord, data: string): void
   /** `chars` of the PTY's output go by undelivered: a loss event, in order with its data (held while paused, like output). */
@@ -50,6 +55,7 @@ export function createFakePtyEvents(providerHostReportsChildExitStatus: () => bo
   const loss = createListenerSet<PtyOutputLossEvent>({ onListenerError: rethrowOnMicrotask })
 
   const deliver = (held: HeldEvent): void => {
+    if (side.blind) return
     if (held.kind === 'data') data.fire(held.event)
     else if (held.kind === 'loss') loss.fire(held.event)
     else exit.fire(held.event)
@@ -70,10 +76,11 @@ export function createFakePtyEvents(providerHostReportsChildExitStatus: () => bo
     return event
   }
 
-  return {
+  const side: FakePtyEvents = {
     data,
     exit,
     loss,
+    blind: false,
     exitEvent,
 
     produceData(pty, chunk) {
@@ -81,6 +88,7 @@ export function createFakePtyEvents(providerHostReportsChildExitStatus: () => bo
       pty.buffer += chunk
       const event: PtyDataEvent = { id: pty.id, data: chunk, incarnationId: pty.incarnationId }
       // Why: output produced while paused (or behind held output) waits, in order, for resume.
+      if (side.blind) return
       if (pty.paused || pty.held.length > 0) pty.held.push({ kind: 'data', event })
       else data.fire(event)
     },
@@ -90,6 +98,7 @@ export function createFakePtyEvents(providerHostReportsChildExitStatus: () => bo
       const fromSeq = pty.producedChars
       pty.producedChars += chars
       const event: PtyOutputLossEvent = { id: pty.id, fromSeq, toSeq: pty.producedChars, incarnationId: pty.incarnationId }
+      if (side.blind) return
       if (pty.paused || pty.held.length > 0) pty.held.push({ kind: 'loss', event })
       else loss.fire(event)
     },
@@ -101,6 +110,7 @@ export function createFakePtyEvents(providerHostReportsChildExitStatus: () => bo
       settleHeldInput(pty, refusedWrite('pty_exited'))
       const event = exitEvent(pty, fakeExit, pty.incarnationId)
       pty.exit = event
+      if (side.blind) return
       // Why: data always precedes exit — an exit behind held output waits for it; otherwise it is
       // delivered now, even while paused (there is nothing left to read).
       if (pty.held.length > 0) pty.held.push({ kind: 'exit', event })
@@ -114,6 +124,7 @@ export function createFakePtyEvents(providerHostReportsChildExitStatus: () => bo
       }
     },
   }
+  return side
 }
 
 /**

@@ -43,7 +43,7 @@ export type FakePtyProviderOptions = {
   foregroundProcessEvidence?: boolean | undefined
 }
 
-/** The `PtyProvider` methods the fake records. */
+/** The `PtyProvider` methods the fake records, and its `detach()` (the pty host provider's, played). */
 export type FakeProviderMethod =
   | 'spawn'
   | 'write'
@@ -69,6 +69,7 @@ export type FakeProviderMethod =
   | 'onExit'
   | 'onOutputLoss'
   | 'dispose'
+  | 'detach'
 
 /** What {@link FakePtyProvider.setProcessInfo} changes; an absent field is left as it is. */
 export type FakeProcessInfo = {
@@ -223,12 +224,39 @@ export interface FakePtyProvider extends PtyProvider {
   /** All output produced so far as the "screen", with `seq` = produced chars. */
   getBufferSnapshot(id: string, options?: { scrollbackRows?: number | undefined }): Promise<PtyProviderBufferSnapshot | null>
   /**
-   * Kills every PTY (their exits are emitted), rejects pending spawns, then drops every listener.
-   * A pending spawn, and every spawn after, rejects with `FakePtyProviderDisposedError`
-   * (`code: 'provider_disposed'`, as the real providers); the other methods keep answering (the
-   * PTYs are gone: refused writes, `false`, `null`, empty listings).
+   * Kills every PTY (their exits are emitted) — none after {@link FakePtyProvider.detach}, whose
+   * PTYs run on — rejects pending spawns, then drops every listener. A pending spawn rejects with
+   * `FakePtyProviderDisposedError` (`code: 'provider_disposed'`, as the real providers), and so
+   * does every call after but `dispose`, `detach` and the `on*` subscriptions (a method answering
+   * with a promise rejects, any other throws), its `method` and `ptyId` naming the call.
    */
   dispose(): Promise<void>
+  /**
+   * Play the pty host provider's `detach()` (docs/pty-host.md, "After `detach()`"): the fake lets
+   * go of its PTYs, which run on where it no longer sees them — for a host app's test of its quit
+   * path or of a controller whose provider was detached (docs/controller.md, "After a provider's
+   * `detach()`"). Resolves at once. Afterwards, as the pty host provider:
+   *
+   * - refused with {@link FakePtyProviderDetachedError} (`code: 'provider_detached'`, naming the
+   *   method and the PTY): `spawn`, `listProcesses`, and `shutdown` — but of a PTY whose exit a
+   *   listener heard before the detach, which resolves;
+   * - `null` ("unknown"): `hasPty` and `probeLiveness` (`false` for a PTY whose exit was heard),
+   *   `getSize`, `getCwd`, `getForegroundProcess`, `hasChildProcesses`, `confirmForeground`,
+   *   `getBufferSnapshot`;
+   * - a write refused `provider_refused_write` (`pty_exited` for a PTY whose exit was heard), a
+   *   resize `false`; `pauseProducer`, `resumeProducer`, `acknowledgeData`, `resetInputModes` and
+   *   `clearBuffer` do nothing; `supportsForegroundProcessEvidence` answers as before;
+   * - no event reaches a listener (output held for a paused PTY is dropped; a write held by
+   *   `setInputHeld` settles `unverifiable('transport_lost', true)`); a hung spawn still settles as
+   *   the test says (`releaseSpawn`, `failSpawn`), as the pty host lets a spawn already sent finish;
+   * - the test controls that emit or script (`emitData`, `emitExit`, `setLiveness`…) throw a
+   *   `TypeError` saying the fake was detached; the inspections (`getPty`, `calls`…) answer;
+   * - `dispose()` stops nothing and reports no exit.
+   *
+   * Arguments are still checked first. Recorded in `calls`; a second call, or one after
+   * `dispose()`, does nothing.
+   */
+  detach(): Promise<void>
   /** Same as `dispose()`, for `await using provider = createFakePtyProvider()`. */
   [Symbol.asyncDispose](): Promise<void>
 

@@ -43,16 +43,34 @@ export type FakeTestControls = Pick<
   | 'settle'
 >
 
+/**
+ * Throw a `TypeError` naming the control when the fake was disposed or detached: what it would
+ * emit or script could never be seen (a disposed fake refuses every call; a detached one hears
+ * nothing of its PTYs and answers "unknown"), so a test driving it there tests nothing. Why throw:
+ * it was accepted in silence — a `setLiveness(id, true)` or a `scriptNextSpawn` after `dispose()`
+ * left the test to wonder why nothing it scripted happened (or to pass while testing nothing).
+ */
+function assertInUse(state: FakeProviderState, control: string): void {
+  if (state.disposed) {
+    throw new TypeError(`${control}: the fake PTY provider ${JSON.stringify(state.name)} was disposed; it refuses every call now, so nothing ${control} scripts or emits can be seen`)
+  }
+  if (state.detached) {
+    throw new TypeError(`${control}: the fake PTY provider ${JSON.stringify(state.name)} was detached; it no longer sees its PTYs, so nothing ${control} scripts or emits can be seen`)
+  }
+}
+
 /** The test controls over `state`. */
 export function createFakeTestControls(state: FakeProviderState): FakeTestControls {
   return {
     scriptNextSpawn(script: FakeSpawnScript): void {
+      assertInUse(state, 'scriptNextSpawn')
       assertFakeSpawnScript(script, 'the `script` argument')
       state.scriptQueue.push(script)
     },
 
     emitData(id: string, data: string): void {
       const pty = requireFakePty(state, id, 'emitData')
+      assertInUse(state, 'emitData')
       if (typeof data !== 'string') throw new TypeError(`Expected the \`data\` argument of emitData to be a string, got ${describeValue(data)}`)
       if (pty.state !== 'live') {
         throw new TypeError(
@@ -64,6 +82,7 @@ export function createFakeTestControls(state: FakeProviderState): FakeTestContro
 
     emitOutputLoss(id: string, chars: number): void {
       const pty = requireFakePty(state, id, 'emitOutputLoss')
+      assertInUse(state, 'emitOutputLoss')
       if (!Number.isSafeInteger(chars) || chars <= 0) {
         throw new TypeError(`Expected the \`chars\` argument of emitOutputLoss to be a positive integer, got ${describeValue(chars)}`)
       }
@@ -75,6 +94,7 @@ export function createFakeTestControls(state: FakeProviderState): FakeTestContro
 
     emitExit(id: string, exit: FakeExit): void {
       const pty = requireFakePty(state, id, 'emitExit')
+      assertInUse(state, 'emitExit')
       assertFakeExit(exit, 'emitExit', 'the `exit` argument of emitExit')
       if (exit.incarnationId !== undefined && exit.incarnationId !== pty.incarnationId) {
         // A stale exit of an older process: reported as such, and the current process lives on.
@@ -89,6 +109,7 @@ export function createFakeTestControls(state: FakeProviderState): FakeTestContro
 
     setLiveness(id: string, value: boolean | null | undefined): void {
       const pty = requireFakePty(state, id, 'setLiveness')
+      assertInUse(state, 'setLiveness')
       if (value !== true && value !== false && value !== null && value !== undefined) {
         throw new TypeError(`Expected the \`value\` argument of setLiveness to be true, false, null or undefined, got ${describeValue(value)}`)
       }
@@ -97,6 +118,7 @@ export function createFakeTestControls(state: FakeProviderState): FakeTestContro
 
     setWriteSettlement(id: string, settlement: WriteSettlement | undefined): void {
       const pty = requireFakePty(state, id, 'setWriteSettlement')
+      assertInUse(state, 'setWriteSettlement')
       if (settlement !== undefined && !isWriteSettlement(settlement)) {
         throw new TypeError(`Expected the \`settlement\` argument of setWriteSettlement to be a WriteSettlement or undefined, got ${describeValue(settlement)}`)
       }
@@ -105,6 +127,7 @@ export function createFakeTestControls(state: FakeProviderState): FakeTestContro
 
     setInputHeld(id: string, held: boolean): void {
       const pty = requireFakePty(state, id, 'setInputHeld')
+      assertInUse(state, 'setInputHeld')
       if (typeof held !== 'boolean') throw new TypeError(`Expected the \`held\` argument of setInputHeld to be a boolean, got ${describeValue(held)}`)
       if (held) pty.heldInput ??= []
       else settleHeldInput(pty)
@@ -112,6 +135,7 @@ export function createFakeTestControls(state: FakeProviderState): FakeTestContro
 
     setShutdownBehaviour(id: string, behaviour: FakeShutdownBehaviour): void {
       const pty = requireFakePty(state, id, 'setShutdownBehaviour')
+      assertInUse(state, 'setShutdownBehaviour')
       if (!FAKE_SHUTDOWN_BEHAVIOURS.includes(behaviour)) {
         throw new TypeError(`Expected the \`behaviour\` argument of setShutdownBehaviour to be one of ${quotedFakeShutdownBehaviours()}, got ${describeValue(behaviour)}`)
       }
@@ -120,6 +144,7 @@ export function createFakeTestControls(state: FakeProviderState): FakeTestContro
 
     setProcessInfo(id: string, info: FakeProcessInfo): void {
       const pty = requireFakePty(state, id, 'setProcessInfo')
+      assertInUse(state, 'setProcessInfo')
       assertFakeProcessInfo(info)
       if (info.foregroundEvidence !== undefined) pty.foregroundEvidence = info.foregroundEvidence === null ? null : { ...info.foregroundEvidence }
       if (info.foregroundProcess !== undefined) pty.foregroundProcess = info.foregroundProcess
@@ -127,6 +152,7 @@ export function createFakeTestControls(state: FakeProviderState): FakeTestContro
     },
 
     setListingFailure(error: unknown): void {
+      assertInUse(state, 'setListingFailure')
       state.listingFailure = error === undefined ? undefined : { error }
     },
 
@@ -145,10 +171,12 @@ export function createFakeTestControls(state: FakeProviderState): FakeTestContro
     },
 
     releaseSpawn(id?: string): void {
+      if (state.disposed) throw new TypeError(`releaseSpawn: the fake PTY provider ${JSON.stringify(state.name)} was disposed; its hung spawns were rejected with it`)
       releaseFakeSpawn(state, id)
     },
 
     failSpawn(id?: string, error: unknown = new Error('Fake spawn failed (scripted)')): void {
+      if (state.disposed) throw new TypeError(`failSpawn: the fake PTY provider ${JSON.stringify(state.name)} was disposed; its hung spawns were rejected with it`)
       failFakeSpawn(state, id, error)
     },
 

@@ -47,6 +47,7 @@ export {
 export { FakePtyAbsentError, isFakePtyAbsentError } from '../fake-pty-absent-error.js'
 export { FakePtyIdInUseError, isFakePtyIdInUseError } from '../fake-pty-id-in-use-error.js'
 export { FakePtyProviderDisposedError, isFakePtyProviderDisposedError } from '../fake-pty-provider-disposed-error.js'
+export { FakePtyProviderDetachedError, isFakePtyProviderDetachedError } from '../fake-pty-provider-detached-error.js'
 export {
   FakePtyLiveOtherIncarnationError,
   isFakePtyLiveOtherIncarnationError,
