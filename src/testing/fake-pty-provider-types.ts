@@ -260,6 +260,11 @@ export interface FakePtyProvider extends PtyProvider {
   /** Same as `dispose()`, for `await using provider = createFakePtyProvider()`. */
   [Symbol.asyncDispose](): Promise<void>
 
+  // The controls below throw a `TypeError` naming the control, the argument and the value for a
+  // malformed argument or an id never spawned; and, naming the control, once the provider was
+  // disposed or detached (what they emit or script could not be seen) — but the inspections
+  // (`livePtyIds`, `getPty`, `clearCalls`, `pendingSpawnCount`, `listenerCount`) and `settle()`.
+
   /** Queue the script of the next spawn that carries no `metadata.fakeScript`. */
   scriptNextSpawn(script: FakeSpawnScript): void
   /** Emit output for a live PTY now (held while paused). */
@@ -270,11 +275,18 @@ export interface FakePtyProvider extends PtyProvider {
    * sequence (its snapshots' `seq`) moves past them.
    */
   emitOutputLoss(id: string, chars: number): void
-  /** End a live PTY now with this exit (or, with a foreign `incarnationId`, emit a stale exit). */
+  /**
+   * End a live PTY now with this exit — or, with the `incarnationId` of an older incarnation the
+   * fake minted under the id, emit a stale exit (the current process lives on). An
+   * `incarnationId` never minted under the id throws (a typo made a stale exit that ended nothing).
+   */
   emitExit(id: string, exit: FakeExit): void
-  /** Override liveness answers for the PTY's current incarnation; `undefined` restores the default. */
+  /**
+   * Override liveness answers for the PTY's current incarnation — also once it exited (a provider
+   * that cannot tell); `undefined` restores the default.
+   */
   setLiveness(id: string, value: boolean | null | undefined): void
-  /** Override the settlement of writes to the PTY; `undefined` restores `accepted`. */
+  /** Override the settlement of writes to the live PTY; `undefined` restores `accepted`. Throws for a PTY that exited. */
   setWriteSettlement(id: string, settlement: WriteSettlement | undefined): void
   /**
    * Play a program that reads no input (busy, stopped, `sleep`), whose input the provider holds as
@@ -282,14 +294,14 @@ export interface FakePtyProvider extends PtyProvider {
    * live PTY is held, its settlement a promise — `accepted` (or the scripted settlement) and
    * recorded in `writes` once released with `false`, in order; `refused('pty_exited')` when the
    * PTY ends first (its exit, or a stop), the bytes dropped with it, as the real providers settle a
-   * write whose held bytes never reached the PTY.
+   * write whose held bytes never reached the PTY. Throws for a PTY that exited.
    */
   setInputHeld(id: string, held: boolean): void
-  /** Change what a stop of the PTY does. */
+  /** Change what a stop of the live PTY does. Throws for a PTY that exited (its stop resolves). */
   setShutdownBehaviour(id: string, behaviour: FakeShutdownBehaviour): void
-  /** Change what process inspection of the PTY answers. */
+  /** Change what process inspection of the live PTY answers. Throws for a PTY that exited (answered `null`). */
   setProcessInfo(id: string, info: FakeProcessInfo): void
-  /** While set, `listProcesses` rejects with this error (a host that cannot be listed); `undefined` clears it. */
+  /** While set, `listProcesses` rejects with this error (a host that cannot be listed); `undefined` clears it (`null` throws). */
   setListingFailure(error: unknown): void
   /** Ids whose current incarnation is live. */
   livePtyIds(): string[]
@@ -297,7 +309,7 @@ export interface FakePtyProvider extends PtyProvider {
   getPty(id: string): FakePtyInspection | undefined
   /** Forget the recorded calls. */
   clearCalls(): void
-  /** Resolve a hung spawn: the oldest pending one, or the one with this PTY id. */
+  /** Resolve a hung spawn: the oldest pending one, or the one with this PTY id (also once detached; throws once disposed). */
   releaseSpawn(id?: string): void
   /** Reject a hung spawn (oldest, or by id) with `error`; its process is removed, never left running. */
   failSpawn(id?: string, error?: unknown): void

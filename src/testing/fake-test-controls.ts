@@ -4,6 +4,7 @@ import { isWriteSettlement, type WriteSettlement } from '../contracts/index.js'
 import type { FakeProcessInfo, FakePtyInspection, FakePtyProvider } from './fake-pty-provider-types.js'
 import { inspectFakePty } from './fake-pty-record.js'
 import { requireFakePty, type FakeProviderState } from './fake-provider-state.js'
+import type { FakePtyRecord } from './fake-pty-record.js'
 import { settleHeldInput } from './fake-pty-record.js'
 import { failFakeSpawn, releaseFakeSpawn } from './fake-spawning.js'
 import {
@@ -18,7 +19,8 @@ import {
 } from './fake-spawn-script.js'
 
 // The test controls of the fake: what a test scripts, emits, overrides and inspects beyond the
-// `PtyProvider` contract. They throw a `TypeError` naming the control for an id never spawned.
+// `PtyProvider` contract. They throw a `TypeError` naming the control for an id never spawned, a
+// malformed argument, and for what could change nothing (see `assertInUse`, `assertNotExited`).
 
 /** The test controls of {@link FakePtyProvider} (its members beyond `PtyProvider`). */
 export type FakeTestControls = Pick<
@@ -59,19 +61,31 @@ function assertInUse(state: FakeProviderState, control: string): void {
   }
 }
 
+/**
+ * Throw a `TypeError` naming the control when `pty` already exited: what it would set (a stop's
+ * behaviour, an inspection's answer, a write's settlement, held input) is never used again — a
+ * stop of it resolves, its inspections answer `null`, its writes are refused `pty_exited` — so it
+ * was accepted in silence, and a test setting it on the wrong id tested nothing.
+ */
+function assertNotExited(pty: FakePtyRecord, control: string): void {
+  if (pty.state !== 'live') {
+    throw new TypeError(`${control}: the fake PTY ${JSON.stringify(pty.id)} already exited; nothing ${control} sets is used for it now`)
+  }
+}
+
 /** The test controls over `state`. */
 export function createFakeTestControls(state: FakeProviderState): FakeTestControls {
   return {
     scriptNextSpawn(script: FakeSpawnScript): void {
-      assertInUse(state, 'scriptNextSpawn')
       assertFakeSpawnScript(script, 'the `script` argument')
+      assertInUse(state, 'scriptNextSpawn')
       state.scriptQueue.push(script)
     },
 
     emitData(id: string, data: string): void {
       const pty = requireFakePty(state, id, 'emitData')
-      assertInUse(state, 'emitData')
       if (typeof data !== 'string') throw new TypeError(`Expected the \`data\` argument of emitData to be a string, got ${describeValue(data)}`)
+      assertInUse(state, 'emitData')
       if (pty.state !== 'live') {
         throw new TypeError(
           `emitData: the fake PTY ${JSON.stringify(id)} is not live; output after its exit would break the data-before-exit rule`,
@@ -82,10 +96,10 @@ export function createFakeTestControls(state: FakeProviderState): FakeTestContro
 
     emitOutputLoss(id: string, chars: number): void {
       const pty = requireFakePty(state, id, 'emitOutputLoss')
-      assertInUse(state, 'emitOutputLoss')
       if (!Number.isSafeInteger(chars) || chars <= 0) {
         throw new TypeError(`Expected the \`chars\` argument of emitOutputLoss to be a positive integer, got ${describeValue(chars)}`)
       }
+      assertInUse(state, 'emitOutputLoss')
       if (pty.state !== 'live') {
         throw new TypeError(`emitOutputLoss: the fake PTY ${JSON.stringify(id)} is not live; nothing of it follows its exit`)
       }
@@ -94,8 +108,16 @@ export function createFakeTestControls(state: FakeProviderState): FakeTestContro
 
     emitExit(id: string, exit: FakeExit): void {
       const pty = requireFakePty(state, id, 'emitExit')
-      assertInUse(state, 'emitExit')
       assertFakeExit(exit, 'emitExit', 'the `exit` argument of emitExit')
+      assertInUse(state, 'emitExit')
+      const minted = state.incarnationsById.get(id) ?? []
+      if (exit.incarnationId !== undefined && !minted.includes(exit.incarnationId)) {
+        // A typo, or another id's incarnation: emitted as a stale exit, it ended nothing — and a
+        // test meaning to end the PTY passed on a PTY still live.
+        throw new TypeError(
+          `emitExit: the \`incarnationId\` of the \`exit\` argument, ${describeValue(exit.incarnationId)}, is no incarnation the fake minted under the id ${JSON.stringify(id)} (${minted.map((incarnation) => JSON.stringify(incarnation)).join(', ')}); leave it out to end the current one`,
+        )
+      }
       if (exit.incarnationId !== undefined && exit.incarnationId !== pty.incarnationId) {
         // A stale exit of an older process: reported as such, and the current process lives on.
         state.events.exit.fire(state.events.exitEvent(pty, exit, exit.incarnationId))
@@ -109,49 +131,55 @@ export function createFakeTestControls(state: FakeProviderState): FakeTestContro
 
     setLiveness(id: string, value: boolean | null | undefined): void {
       const pty = requireFakePty(state, id, 'setLiveness')
-      assertInUse(state, 'setLiveness')
       if (value !== true && value !== false && value !== null && value !== undefined) {
         throw new TypeError(`Expected the \`value\` argument of setLiveness to be true, false, null or undefined, got ${describeValue(value)}`)
       }
+      assertInUse(state, 'setLiveness')
       pty.liveness = value
     },
 
     setWriteSettlement(id: string, settlement: WriteSettlement | undefined): void {
       const pty = requireFakePty(state, id, 'setWriteSettlement')
-      assertInUse(state, 'setWriteSettlement')
       if (settlement !== undefined && !isWriteSettlement(settlement)) {
         throw new TypeError(`Expected the \`settlement\` argument of setWriteSettlement to be a WriteSettlement or undefined, got ${describeValue(settlement)}`)
       }
+      assertInUse(state, 'setWriteSettlement')
+      assertNotExited(pty, 'setWriteSettlement')
       pty.writeSettlement = settlement
     },
 
     setInputHeld(id: string, held: boolean): void {
       const pty = requireFakePty(state, id, 'setInputHeld')
-      assertInUse(state, 'setInputHeld')
       if (typeof held !== 'boolean') throw new TypeError(`Expected the \`held\` argument of setInputHeld to be a boolean, got ${describeValue(held)}`)
+      assertInUse(state, 'setInputHeld')
+      assertNotExited(pty, 'setInputHeld')
       if (held) pty.heldInput ??= []
       else settleHeldInput(pty)
     },
 
     setShutdownBehaviour(id: string, behaviour: FakeShutdownBehaviour): void {
       const pty = requireFakePty(state, id, 'setShutdownBehaviour')
-      assertInUse(state, 'setShutdownBehaviour')
       if (!FAKE_SHUTDOWN_BEHAVIOURS.includes(behaviour)) {
         throw new TypeError(`Expected the \`behaviour\` argument of setShutdownBehaviour to be one of ${quotedFakeShutdownBehaviours()}, got ${describeValue(behaviour)}`)
       }
+      assertInUse(state, 'setShutdownBehaviour')
+      assertNotExited(pty, 'setShutdownBehaviour')
       pty.shutdownBehaviour = behaviour
     },
 
     setProcessInfo(id: string, info: FakeProcessInfo): void {
       const pty = requireFakePty(state, id, 'setProcessInfo')
-      assertInUse(state, 'setProcessInfo')
       assertFakeProcessInfo(info)
+      assertInUse(state, 'setProcessInfo')
+      assertNotExited(pty, 'setProcessInfo')
       if (info.foregroundEvidence !== undefined) pty.foregroundEvidence = info.foregroundEvidence === null ? null : { ...info.foregroundEvidence }
       if (info.foregroundProcess !== undefined) pty.foregroundProcess = info.foregroundProcess
       if (info.hasChildProcesses !== undefined) pty.hasChildProcesses = info.hasChildProcesses
     },
 
     setListingFailure(error: unknown): void {
+      // `null` read as "clear" by many a caller: the listing then rejected with `null`.
+      if (error === null) throw new TypeError('Expected the `error` argument of setListingFailure to be the error listings reject with, or undefined to clear it, got null')
       assertInUse(state, 'setListingFailure')
       state.listingFailure = error === undefined ? undefined : { error }
     },

@@ -145,6 +145,23 @@ describe('docs: testing with the fake provider', () => {
     await controller.dispose()
   })
 
+  it("7. the provider's detach()", async () => {
+    const { provider, controller, events } = setup()
+    const { id } = await controller.spawn({ file: 'bash' })
+    await provider.detach()
+
+    expect(controller.hasPty(id)).toBeNull() // the shell runs on, unseen
+    expect(controller.write(id, 'ls\r', 'driving')).toBe(false)
+    await expect(controller.listProcesses()).rejects.toMatchObject({
+      code: 'listing_failed',
+      cause: { code: 'provider_detached' },
+    })
+    expect(await controller.stopAndWait(id)).toBe(false) // refused: no exit will come
+    expect(events).toEqual([`exit:-1:{"kind":"unknown","reason":"stop_unverified"}`])
+    await controller.dispose({ stopPtys: false })
+    expect(provider.livePtyIds()).toEqual([id]) // the fake stopped nothing
+  })
+
   it('releases every provider listener when the controller is disposed', async () => {
     const provider = createFakePtyProvider()
     const controller = createPtyController({ provider })

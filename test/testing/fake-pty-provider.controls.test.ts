@@ -133,3 +133,53 @@ describe('fake provider controls refuse malformed arguments', () => {
     expect(() => provider.emitData(id, 'late')).toThrow('not live')
   })
 })
+
+// A control that could change nothing must say so, naming the control and why — it was taken in
+// silence, and a test that set it on the wrong PTY tested nothing (or passed on a PTY still live).
+describe('fake provider controls refuse what could change nothing', () => {
+  it('setShutdownBehaviour, setProcessInfo, setWriteSettlement and setInputHeld of an exited PTY throw, naming the control and the PTY', async () => {
+    const provider = createFakePtyProvider()
+    const { id } = await provider.spawn({})
+    provider.emitExit(id, { exitCode: 0 })
+    const controls: [string, () => unknown][] = [
+      ['setShutdownBehaviour', () => provider.setShutdownBehaviour(id, 'fail')],
+      ['setProcessInfo', () => provider.setProcessInfo(id, { foregroundProcess: 'vim' })],
+      ['setWriteSettlement', () => provider.setWriteSettlement(id, { kind: 'refused', reason: 'provider_refused_write' })],
+      ['setInputHeld', () => provider.setInputHeld(id, true)],
+    ]
+    for (const [control, call] of controls) {
+      expect(call, control).toThrow(TypeError)
+      expect(call, control).toThrow(`${control}: the fake PTY "${id}" already exited; nothing ${control} sets is used for it now`)
+    }
+    // A malformed argument is named first, exited or not.
+    expect(() => provider.setShutdownBehaviour(id, 'explode' as never)).toThrow(/^Expected the `behaviour` argument of setShutdownBehaviour/)
+    // setLiveness of an exited PTY is an override (a provider that cannot tell), taken.
+    provider.setLiveness(id, null)
+    expect(provider.hasPty(id)).toBeNull()
+  })
+
+  it('emitExit with an incarnationId the fake never minted under the id throws, naming it — it was a stale exit that ended nothing', async () => {
+    const provider = createFakePtyProvider()
+    const { id, incarnationId } = await provider.spawn({})
+    const exits: unknown[] = []
+    provider.onExit((event) => exits.push(event))
+    expect(() => provider.emitExit(id, { exitCode: 0, incarnationId: `${incarnationId}x` as never })).toThrow(TypeError)
+    expect(() => provider.emitExit(id, { exitCode: 0, incarnationId: 'typo' as never })).toThrow(
+      `emitExit: the \`incarnationId\` of the \`exit\` argument, "typo" (string), is no incarnation the fake minted under the id "${id}" ("${incarnationId}"); leave it out to end the current one`,
+    )
+    expect(exits).toEqual([])
+    expect(provider.getPty(id)?.live).toBe(true)
+    // Its own incarnation, named: ends it.
+    provider.emitExit(id, { exitCode: 0, incarnationId: incarnationId as never })
+    expect(provider.getPty(id)?.live).toBe(false)
+  })
+
+  it('setListingFailure(null) throws (undefined clears); it made every listing reject with null', async () => {
+    const provider = createFakePtyProvider()
+    expect(() => provider.setListingFailure(null)).toThrow('Expected the `error` argument of setListingFailure to be the error listings reject with, or undefined to clear it, got null')
+    await expect(provider.listProcesses()).resolves.toEqual([])
+    provider.setListingFailure(new Error('unreachable'))
+    provider.setListingFailure(undefined)
+    await expect(provider.listProcesses()).resolves.toEqual([])
+  })
+})
