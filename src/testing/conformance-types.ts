@@ -52,6 +52,17 @@ export type PtyProviderConformanceCapabilities = {
    * check (a provider written before the rule, which answers after its dispose).
    */
   refusesCallsAfterDispose?: boolean | undefined
+  /**
+   * The provider has a `detach()` that lets go of its PTYs and leaves them running, answering
+   * afterwards as the pty host provider does (docs/pty-host.md, "After `detach()`"): a spawn, a
+   * listing and a stop refused with `code: 'provider_detached'` naming the method (and, in `ptyId`,
+   * the PTY), but a stop of a PTY whose exit it reported, which resolves; `null` about a PTY that
+   * runs on (`hasPty`, `probeLiveness`, the inspections), `false` about one it saw end; a write
+   * refused `provider_refused_write` (`pty_exited` once it reported the exit), a resize `false`.
+   * Default `false` (opt in): the long-running PTY the check spawns runs on after it — with a real
+   * host, stop it in your teardown (the pty host: `stopPtyHost`).
+   */
+  detach?: boolean | undefined
 }
 
 /**
@@ -147,6 +158,7 @@ const CONFORMANCE_CAPABILITY_NAMES = optionNamesOf<PtyProviderConformanceCapabil
   'writeBytes',
   'stopClosesTransportFirst',
   'refusesCallsAfterDispose',
+  'detach',
 )
 
 /** Every option of {@link PtyProviderConformanceOptions} (complete: checked at compile time). */

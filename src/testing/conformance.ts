@@ -2,6 +2,7 @@ import { describeThrownValue, describeValue } from '../contracts/describe-value.
 import type { PtyProvider } from '../contracts/index.js'
 import { bytesConformanceChecks } from './conformance-bytes-checks.js'
 import { disposeConformanceChecks } from './conformance-dispose-checks.js'
+import { detachConformanceChecks } from './conformance-detach-checks.js'
 import { eventAndExitConformanceChecks } from './conformance-event-checks.js'
 import { runPtyProviderConformanceCheck } from './conformance-harness.js'
 import { flowControlConformanceChecks } from './conformance-flow-checks.js'
@@ -77,7 +78,11 @@ export const CONFORMANCE_TEST_TIMEOUT_FACTOR = 6
  *   `acknowledgeData` where the provider has it) — nothing lost, no hang;
  * - once disposed, every call but `dispose` (which resolves again) and the `on*` subscriptions is
  *   refused with `code: 'provider_disposed'`, naming the method — a method answering with a
- *   promise rejects, any other throws (capability `refusesCallsAfterDispose`, default `true`).
+ *   promise rejects, any other throws (capability `refusesCallsAfterDispose`, default `true`);
+ * - with the `detach` capability (opt in: a provider with the pty host provider's `detach()`),
+ *   once detached: a spawn, a listing and a stop refused `provider_detached` naming the method and
+ *   the PTY (a stop of a PTY whose exit it reported resolves), `null` about a PTY that runs on,
+ *   `false` about one it saw end, writes refused, resizes `false`.
  *
  * Use {@link describePtyProviderConformance} to register them with vitest; the list is exported so
  * other runners (or a test of a deliberately broken provider) can run them one by one. The checks
@@ -107,6 +112,7 @@ export function ptyProviderConformanceChecks(options: PtyProviderConformanceOpti
     ...heldWriteConformanceChecks(options),
     ...flowControlConformanceChecks(options),
     ...disposeConformanceChecks(options),
+    ...detachConformanceChecks(options),
   ]
 }
 

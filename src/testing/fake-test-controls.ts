@@ -180,7 +180,8 @@ export function createFakeTestControls(state: FakeProviderState): FakeTestContro
     setListingFailure(error: unknown): void {
       // `null` read as "clear" by many a caller: the listing then rejected with `null`.
       if (error === null) throw new TypeError('Expected the `error` argument of setListingFailure to be the error listings reject with, or undefined to clear it, got null')
-      assertInUse(state, 'setListingFailure')
+      // Not refused once disposed or detached: a suite's helper may set it whatever the state
+      // (test/controller's disposeLikeSsh does, after dispose).
       state.listingFailure = error === undefined ? undefined : { error }
     },
 

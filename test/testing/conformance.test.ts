@@ -521,3 +521,41 @@ describe('the conformance check of calls after dispose', () => {
     expect(ptyProviderConformanceChecks(drivers).some((check) => check.name.includes(disposeCheckName))).toBe(true)
   })
 })
+
+// The check of a provider's `detach()` (the pty host provider's, played by the fake): it must be
+// able to fail, and run only where the provider opts in.
+describe('the conformance check of calls after detach', () => {
+  const detachCheckName = 'once detached, refuses a spawn'
+  const detaching = { ...drivers, capabilities: { detach: true } }
+  const detachCheck = (): (typeof checks)[number] => {
+    const check = ptyProviderConformanceChecks(detaching).find((candidate) => candidate.name.includes(detachCheckName))
+    if (check === undefined) throw new Error('no detach check')
+    return check
+  }
+  /** A fake whose `detach()` is overridden by `override` once detached (or the detach itself). */
+  const brokenAfterDetach = (override: (fake: FakePtyProvider) => Partial<FakePtyProvider>): (() => PtyProvider) => broken((fake) => override(fake) as Partial<PtyProvider>)
+  const detached = (fake: FakePtyProvider): boolean => fake.calls.some((call) => call.method === 'detach')
+
+  it('passes the fake, and fails a provider that answers a listing, stops a PTY it no longer sees, or vouches for it', async () => {
+    await expect(runPtyProviderConformanceCheck(detachCheck(), () => createFakePtyProvider(), detaching)).resolves.toBeUndefined()
+    // An empty listing after detach: it would prove every PTY gone.
+    const answersEmpty = brokenAfterDetach((fake) => ({ listProcesses: (options) => (detached(fake) ? Promise.resolve([]) : fake.listProcesses(options)) }))
+    await expect(runPtyProviderConformanceCheck(detachCheck(), answersEmpty, detaching)).rejects.toThrow(/provider\.listProcesses\(\) after detach is refused `provider_detached`/)
+    // A stop refused with the dispose's code.
+    const otherCode = brokenAfterDetach((fake) => ({
+      shutdown: (id, options) => (detached(fake) && fake.getPty(id)?.live === true ? Promise.reject(Object.assign(new Error('Cannot call `shutdown`'), { code: 'provider_disposed', ptyId: id })) : fake.shutdown(id, options)),
+    }))
+    await expect(runPtyProviderConformanceCheck(detachCheck(), otherCode, detaching)).rejects.toThrow(/provider\.shutdown\(\) after detach is refused `provider_detached`/)
+    // Still vouching for a PTY it no longer sees.
+    const vouching = brokenAfterDetach((fake) => ({ hasPty: (id) => (detached(fake) && fake.getPty(id)?.live === true ? true : fake.hasPty(id)) }))
+    await expect(runPtyProviderConformanceCheck(detachCheck(), vouching, detaching)).rejects.toThrow(/hasPty of a PTY that runs on after detach is null/)
+    // A provider without detach() that says it has one.
+    const { detach: _detach, ...withoutDetach } = createFakePtyProvider()
+    await expect(runPtyProviderConformanceCheck(detachCheck(), () => withoutDetach as PtyProvider, detaching)).rejects.toThrow(/has a detach\(\) method/)
+  })
+
+  it('runs only with the detach capability', () => {
+    expect(checks.some((check) => check.name.includes(detachCheckName))).toBe(false)
+    expect(ptyProviderConformanceChecks(detaching).some((check) => check.name.includes(detachCheckName))).toBe(true)
+  })
+})

@@ -13,9 +13,9 @@ const fakeDrivers = {
   stopReadingInput: (result: PtySpawnResult, provider: PtyProvider) => (provider as FakePtyProvider).setInputHeld(result.id, true),
 }
 
-describePtyProviderConformance('fake (default macrotask delivery)', () => createFakePtyProvider(), fakeDrivers)
+describePtyProviderConformance('fake (default macrotask delivery)', () => createFakePtyProvider(), { ...fakeDrivers, capabilities: { detach: true } })
 
-describePtyProviderConformance('fake (microtask delivery)', () => createFakePtyProvider({ scheduling: 'microtask' }), fakeDrivers)
+describePtyProviderConformance('fake (microtask delivery)', () => createFakePtyProvider({ scheduling: 'microtask' }), { ...fakeDrivers, capabilities: { detach: true } })
 
 // Manual delivery only progresses when driven: proves the suite's `drive` hook is honoured.
 describePtyProviderConformance(
@@ -23,6 +23,7 @@ describePtyProviderConformance(
   () => createFakePtyProvider({ scheduling: 'manual', authoritativeListings: false }),
   {
     ...fakeDrivers,
+    capabilities: { detach: true },
     drive: async (provider) => {
       if ('settle' in provider && typeof provider.settle === 'function') await provider.settle()
     },

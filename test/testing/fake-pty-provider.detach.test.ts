@@ -170,7 +170,6 @@ describe('fake provider: detach()', () => {
       ['setInputHeld', () => provider.setInputHeld(id, true)],
       ['setShutdownBehaviour', () => provider.setShutdownBehaviour(id, 'fail')],
       ['setProcessInfo', () => provider.setProcessInfo(id, { foregroundProcess: 'vim' })],
-      ['setListingFailure', () => provider.setListingFailure(new Error('x'))],
       ['scriptNextSpawn', () => provider.scriptNextSpawn({})],
     ]
     for (const [control, call] of controls) {
@@ -196,7 +195,6 @@ describe('fake provider: the test controls after dispose()', () => {
       ['setInputHeld', () => provider.setInputHeld(id, false)],
       ['setShutdownBehaviour', () => provider.setShutdownBehaviour(id, 'confirm')],
       ['setProcessInfo', () => provider.setProcessInfo(id, {})],
-      ['setListingFailure', () => provider.setListingFailure(undefined)],
       ['emitData', () => provider.emitData(id, 'x')],
       ['emitOutputLoss', () => provider.emitOutputLoss(id, 1)],
       ['emitExit', () => provider.emitExit(id, { exitCode: 0 })],
