@@ -312,8 +312,10 @@ export function createFakeProviderMethods(state: FakeProviderState): FakeProvide
       // Through callProvider: a refused argument rejects, never throws.
       return callProvider(() => {
         assertPtyIdArgument(id)
+        // As the pty host provider's: the host keeps the screen for the next app — a clear "done" would be untrue.
+        if (state.detached) throw detachedRefusal('clearBuffer', id)
         const pty = ptys.get(id)
-        if (pty !== undefined && !state.detached) pty.buffer = ''
+        if (pty !== undefined) pty.buffer = ''
       })
     },
 

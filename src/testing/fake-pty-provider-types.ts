@@ -238,14 +238,14 @@ export interface FakePtyProvider extends PtyProvider {
    * `detach()`"). Resolves at once. Afterwards, as the pty host provider:
    *
    * - refused with {@link FakePtyProviderDetachedError} (`code: 'provider_detached'`, naming the
-   *   method and the PTY): `spawn`, `listProcesses`, and `shutdown` — but of a PTY whose exit a
-   *   listener heard before the detach, which resolves;
+   *   method and the PTY): `spawn`, `listProcesses`, `clearBuffer`, and `shutdown` — but of a PTY
+   *   whose exit a listener heard before the detach, which resolves;
    * - `null` ("unknown"): `hasPty` and `probeLiveness` (`false` for a PTY whose exit was heard),
    *   `getSize`, `getCwd`, `getForegroundProcess`, `hasChildProcesses`, `confirmForeground`,
    *   `getBufferSnapshot`;
    * - a write refused `provider_refused_write` (`pty_exited` for a PTY whose exit was heard), a
-   *   resize `false`; `pauseProducer`, `resumeProducer`, `acknowledgeData`, `resetInputModes` and
-   *   `clearBuffer` do nothing; `supportsForegroundProcessEvidence` answers as before;
+   *   resize `false`; `pauseProducer`, `resumeProducer`, `acknowledgeData` and `resetInputModes`
+   *   do nothing; `supportsForegroundProcessEvidence` answers as before;
    * - no event reaches a listener (output held for a paused PTY is dropped; a write held by
    *   `setInputHeld` settles `unverifiable('transport_lost', true)`); a hung spawn still settles as
    *   the test says (`releaseSpawn`, `failSpawn`), as the pty host lets a spawn already sent finish;

@@ -42,7 +42,6 @@ describe('a controller over the fake, after fake.detach()', () => {
     expect(await c.confirmForegroundProcess(id)).toBeNull()
     expect(await c.confirmShellForeground(id)).toBe(false)
     expect(await c.serializeProviderBuffer(id)).toBeNull()
-    await expect(c.clearBuffer(id)).resolves.toBeUndefined()
     await expect(c.resetInputModes(id)).resolves.toBeUndefined()
     expect(await c.supportsForegroundProcessEvidence()).toBe(true)
     expect(errors).toEqual([])
@@ -65,6 +64,10 @@ describe('a controller over the fake, after fake.detach()', () => {
     expect(await c.attach(killed)).toBe(false)
     // Reported once for the provider, not per call.
     expect(errors.map((error) => [error.code, (error.cause as { code?: string }).code])).toEqual([['listing_failed', 'provider_detached']])
+    // The provider refuses a clear (the host keeps the screen): the controller's resolves doing
+    // nothing, the detach already said.
+    await expect(c.clearBuffer(id)).resolves.toBeUndefined()
+    expect(errors).toHaveLength(1)
     // The processes run on: the fake stopped none of them.
     expect(provider.livePtyIds().sort()).toEqual([...ids].sort())
     await c.dispose({ stopPtys: false })

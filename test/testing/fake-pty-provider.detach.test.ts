@@ -59,7 +59,8 @@ describe('fake provider: detach()', () => {
     expect(provider.resumeProducer(id)).toBeUndefined()
     expect(provider.acknowledgeData(id, 5)).toBeUndefined()
     await expect(provider.resetInputModes(id)).resolves.toBeUndefined()
-    await expect(provider.clearBuffer(id)).resolves.toBeUndefined()
+    // Refused, as the pty host provider's: the host keeps the screen for the next app.
+    await expect(provider.clearBuffer(id)).rejects.toMatchObject({ code: 'provider_detached', method: 'clearBuffer', ptyId: id })
     expect(provider.supportsForegroundProcessEvidence()).toBe(true)
     expect(provider.getPty(id)).toMatchObject({ live: true, cols: 80, rows: 24, paused: false, acknowledgedChars: 0, inputModeResets: 0, written: '' })
     expect(log).toEqual([])
