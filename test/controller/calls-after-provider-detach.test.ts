@@ -4,11 +4,10 @@
  * in docs/controller.md ("After a provider's detach()") says — what is still true, "unknown"
  * where the provider is blind, a typed refusal where an answer would be a guess.
  *
- * The fake provider is made to answer as the pty host provider answers after `detach()` (see
- * docs/pty-host.md, "After detach()"); the same table on a real pty host: calls-after-provider-detach-pty-host.test.ts.
+ * The fake provider's `detach()` answers as the pty host provider's does (see docs/pty-host.md,
+ * "After detach()"); the same table on a real pty host: calls-after-provider-detach-pty-host.test.ts.
  */
 import { describe, expect, it } from 'vitest'
-import { refusedWrite, type PtyProvider } from '../../src/contracts/index.js'
 import { createHarness, type Harness } from './controller-harness.js'
 
 /** What the pty host provider rejects with after `detach()`: code `provider_detached`, the method named. */
@@ -21,37 +20,11 @@ class ProviderDetachedError extends Error {
   }
 }
 
-/** Make `provider` answer as the pty host provider does once detached; its PTYs keep running. */
-function detachLikeThePtyHost(provider: PtyProvider): void {
-  const refuse = (method: string) => (idOrOptions?: unknown) =>
-    Promise.reject(new ProviderDetachedError(method, typeof idOrOptions === 'string' ? idOrOptions : undefined))
-  Object.assign(provider, {
-    spawn: refuse('spawn'),
-    shutdown: refuse('shutdown'),
-    listProcesses: refuse('listProcesses'),
-    hasPty: () => null,
-    probeLiveness: async () => null,
-    getCwd: async () => null,
-    getForegroundProcess: async () => null,
-    hasChildProcesses: async () => null,
-    confirmForeground: async () => null,
-    getBufferSnapshot: async () => null,
-    write: () => refusedWrite('provider_refused_write'),
-    writeBytes: () => refusedWrite('provider_refused_write'),
-    resize: () => false,
-    pauseProducer: () => undefined,
-    resumeProducer: () => undefined,
-    acknowledgeData: () => undefined,
-    clearBuffer: async () => undefined,
-    resetInputModes: async () => undefined,
-  })
-}
-
 async function detachedWithPtys(count: number): Promise<{ h: Harness; ids: string[] }> {
   const h = createHarness()
   const ids: string[] = []
   for (let index = 0; index < count; index++) ids.push((await h.run(h.controller.spawn({}))).id)
-  detachLikeThePtyHost(h.provider)
+  await h.provider.detach()
   return { h, ids }
 }
 
@@ -80,7 +53,7 @@ describe('calls after the provider was detached', () => {
     const owner = await h.run(h.controller.spawn({ slot: { key: 'pane' } }))
     // Before the detach: the tracked owner is handed back.
     expect((await h.run(h.controller.adoptSlot({ slot: { key: 'pane' } })))?.result.id).toBe(owner.id)
-    detachLikeThePtyHost(h.provider)
+    await h.provider.detach()
     expect(await h.run(h.controller.adoptSlot({ slot: { key: 'pane' } }))).toBeNull()
     // Still tracked live (nothing proved it gone), nothing published.
     expect(h.controller.inventory().allLivePtyIds.has(owner.id)).toBe(true)
@@ -144,7 +117,6 @@ describe('calls after the provider was detached', () => {
     expect(await h.run(c.confirmShellForeground(id))).toBe(false)
     expect(await h.run(c.serializeProviderBuffer(id))).toBeNull()
     expect(await h.run(c.serializeBuffer(id, { timeoutMs: 0 }))).toBeNull()
-    await expect(h.run(c.clearBuffer(id))).resolves.toBeUndefined()
     const resets: string[] = []
     c.on('inputModesReset', (event) => resets.push(event.ptyId))
     await expect(h.run(c.resetInputModes(id))).resolves.toBeUndefined()
@@ -177,6 +149,8 @@ describe('calls after the provider was detached', () => {
     expect(c.retireRejectedPty(id, false, undefined)).toBeUndefined()
     // The detach, reported once for the provider — not per call.
     expect(h.errors().map((error) => [error.code, (error.cause as { code?: string }).code])).toEqual([['listing_failed', 'provider_detached']])
+    // A clear: the provider refuses it (the host keeps the screen); the controller's resolves doing nothing.
+    await expect(h.run(c.clearBuffer(id))).resolves.toBeUndefined()
     await h.run(c.dispose({ stopPtys: false }))
     expect(h.errors()).toHaveLength(1)
   })
