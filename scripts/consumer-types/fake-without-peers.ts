@@ -10,6 +10,7 @@ import {
   FakePtyAbsentError,
   FakePtyIdInUseError,
   FakePtyLiveOtherIncarnationError,
+  FakePtyProviderDetachedError,
   FakePtyProviderDisposedError,
   createFakePtyProvider,
   createManualClock,
@@ -45,7 +46,7 @@ export async function fakeWithoutPeers(): Promise<TerminalExitCause[]> {
     const code: 'pty_absent' = failure.code
     void code
   }
-  const errors = [FakePtyAbsentError, FakePtyIdInUseError, FakePtyLiveOtherIncarnationError, FakePtyProviderDisposedError]
+  const errors = [FakePtyAbsentError, FakePtyIdInUseError, FakePtyLiveOtherIncarnationError, FakePtyProviderDetachedError, FakePtyProviderDisposedError]
   void [inspected, metadataKey, errors]
   await controller.dispose()
   return causes
