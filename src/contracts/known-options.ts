@@ -69,15 +69,7 @@ export function findMisspeltOption(options: object | undefined, known: readonly 
  */
 function closestOption(name: string, known: readonly string[]): string | undefined {
   const loose = (text: string): string => text.toLowerCase().replaceAll('_', '')
-  const given = loose(name)
-  const same = known.find((candidate) => loose(candidate) === given)
-  if (same !== undefined || given.length < 5) return same
-  let best: { option: string; distance: number } | undefined
-  for (const candidate of known) {
-    const distance = editDistance(given, loose(candidate))
-    if (distance <= 2 && (best === undefined || distance < best.distance)) best = { option: candidate, distance }
-  }
-  return best?.option
+  return nearestKnownOption(name, known, loose, (given) => (given.length < 5 ? NOT_NEAR : 2))
 }
 
 /**
@@ -99,19 +91,31 @@ function closestOption(name: string, known: readonly string[]): string | undefin
  */
 export function nearMissOption(name: string, known: readonly string[]): string | undefined {
   const loose = (text: string): string => text.toLowerCase().replaceAll('_', '').replaceAll('-', '')
+  const sameLetters = (a: string, b: string): boolean => [...a].sort().join('') === [...b].sort().join('')
+  // A short name: a swap only (the same letters, as many).
+  return nearestKnownOption(name, known, loose, (given, target) => (target.length <= 3 ? (sameLetters(given, target) ? 1 : NOT_NEAR) : target.length <= 8 ? 1 : 2))
+}
+
+/** An allowance no edit distance is within: the known name is not considered. */
+const NOT_NEAR = -1
+
+/**
+ * The search both rules above share: the known option whose `loose` form equals `name`'s, else the
+ * nearest within the edits `allowed` for that pair of loose forms (`given`, `target`; {@link NOT_NEAR}
+ * to pass it by); `undefined` when none is.
+ */
+function nearestKnownOption(name: string, known: readonly string[], loose: (text: string) => string, allowed: (given: string, target: string) => number): string | undefined {
   const given = loose(name)
   const same = known.find((candidate) => loose(candidate) === given)
   if (same !== undefined) return same
   let best: { option: string; distance: number } | undefined
   for (const candidate of known) {
     const target = loose(candidate)
-    const allowed = target.length <= 8 ? 1 : 2
-    if (Math.abs(target.length - given.length) > allowed) continue
+    const limit = allowed(given, target)
+    // Cheap first: an edit distance is at least the difference of the lengths.
+    if (Math.abs(target.length - given.length) > limit) continue
     const distance = editDistance(given, target)
-    if (distance > allowed) continue
-    // A short name: a swap only (the same letters, as many).
-    if (target.length <= 3 && [...given].sort().join('') !== [...target].sort().join('')) continue
-    if (best === undefined || distance < best.distance) best = { option: candidate, distance }
+    if (distance <= limit && (best === undefined || distance < best.distance)) best = { option: candidate, distance }
   }
   return best?.option
 }
