@@ -34,6 +34,24 @@ function countingProvider() {
 }
 
 
+/**
+ * The in-memory runtime whose `getPtyOutputSequence` answers `answer`, recording the sequence each
+ * rebase (`synchronizePtyOutputSequenceFromProvider`) is handed as the one read before (`handed`).
+ */
+function runtimeReading(answer: unknown) {
+  const inner = createInMemoryPtyRuntime()
+  const handed: unknown[] = []
+  const runtime = {
+    ...inner,
+    getPtyOutputSequence: () => answer as number,
+    synchronizePtyOutputSequenceFromProvider: (...args: Parameters<typeof inner.synchronizePtyOutputSequenceFromProvider>) => {
+      handed.push(args[2])
+      return inner.synchronizePtyOutputSequenceFromProvider(...args)
+    },
+  }
+  return { runtime, handed }
+}
+
 describe("attach(): the runtime's sequence read before the provider is asked", () => {
   for (const answer of MALFORMED) {
     it(`${label(answer)}: reported naming the hook, the PTY and the answer; the attach answers false before the provider is asked`, async () => {
@@ -95,16 +113,7 @@ describe("attach(): the runtime's sequence read before the provider is asked", (
     for (const [answer, before] of [[7, 7], [undefined, 0], [null, 0]] as const) {
       const { fake, provider } = countingProvider()
       await fake.spawn({ sessionId: 'elsewhere', file: '/bin/sh' })
-      const inner = createInMemoryPtyRuntime()
-      const handed: unknown[] = []
-      const runtime = {
-        ...inner,
-        getPtyOutputSequence: () => answer as number,
-        synchronizePtyOutputSequenceFromProvider: (...args: Parameters<typeof inner.synchronizePtyOutputSequenceFromProvider>) => {
-          handed.push(args[2])
-          return inner.synchronizePtyOutputSequenceFromProvider(...args)
-        },
-      }
+      const { runtime, handed } = runtimeReading(answer)
       const controller = createPtyController({ provider, runtime })
       const errors: PtyControllerError[] = []
       controller.on('error', (error) => errors.push(error))
@@ -120,16 +129,7 @@ describe('a started stream (no providerSequence in the reply): the runtime answe
   for (const answer of MALFORMED) {
     it(`getPtyOutputSequence answering ${label(answer)}: reported, and not rebased on`, async () => {
       const { fake, provider } = providerWithoutSequence()
-      const inner = createInMemoryPtyRuntime()
-      const handed: unknown[] = []
-      const runtime = {
-        ...inner,
-        getPtyOutputSequence: () => answer as number,
-        synchronizePtyOutputSequenceFromProvider: (...args: Parameters<typeof inner.synchronizePtyOutputSequenceFromProvider>) => {
-          handed.push(args[2])
-          return inner.synchronizePtyOutputSequenceFromProvider(...args)
-        },
-      }
+      const { runtime, handed } = runtimeReading(answer)
       const controller = createPtyController({ provider, runtime })
       const errors: PtyControllerError[] = []
       controller.on('error', (error) => errors.push(error))
