@@ -23,8 +23,8 @@ import { refuseCallsAfterDispose } from '../contracts/disposed-provider.js'
 import { NodePtyProviderError } from './node-pty-provider-error.js'
 import type { NodePtySession, NodePtySessionHooks } from './node-pty-session.js'
 import { guardProcessExit } from './process-exit-guard.js'
-import { createProcessInspector, scanProcNow } from './process-inspector.js'
-import { exitKillTargets, indexProcessTable } from './process-tree.js'
+import { createProcessInspector } from './process-inspector.js'
+import { sigkillLeadersNow } from './process-tree.js'
 import { LivenessScanner } from './liveness-scanner.js'
 import type { NodePtyProviderContext } from './provider-context.js'
 import { validateProviderOptions, type NodePtyProvider, type NodePtyProviderOptions } from './provider-options.js'
@@ -232,25 +232,11 @@ function buildNodePtyProvider(options: NodePtyProviderOptions, refusesAfterDispo
    * still have — each live session's and each unfinished stop's — while the host process ends
    * without having disposed the provider. A session's leader group, and, when sweeping, every
    * group of its session and its descendants, found in one synchronous `/proc` pass
-   * ({@link exitKillTargets}; where there is none, the group of a leader not known gone).
+   * ({@link sigkillLeadersNow}; where there is none, the group of a leader not known gone).
    */
   function killEverySessionNow(): void {
     const toKill = sessionsWithProcesses()
-    if (toKill.size === 0) return
-    // Every row that can be read (one another user's `hidepid` hides is not ours to kill anyway).
-    const table = sweepSession ? scanProcNow(inspector, true) : null
-    const index = table === null ? null : indexProcessTable(table)
-    const selfGroup = index?.byPid.get(process.pid)?.pgid
-    for (const session of toKill) {
-      const targets = index === null ? (session.leaderGone ? [] : [-session.pid, session.pid]) : exitKillTargets(index, session, process.pid, selfGroup)
-      for (const target of targets) {
-        try {
-          process.kill(target, 'SIGKILL')
-        } catch {
-          // Gone already, or not ours to signal: the process is ending either way.
-        }
-      }
-    }
+    if (toKill.size > 0) sigkillLeadersNow(toKill, inspector, sweepSession)
   }
   /**
    * Removes {@link killEverySessionNow} from the process's exit guard; set while some session may

@@ -1,4 +1,4 @@
-import { isDefunct, type ProcessInspector, type ProcessStat } from './process-inspector.js'
+import { isDefunct, scanProcNow, type ProcessInspector, type ProcessStat } from './process-inspector.js'
 
 /**
  * The process whose name and directory describe what a PTY is doing: the leader of the terminal's
@@ -157,4 +157,46 @@ export function exitKillTargets(
   const row = index.byPid.get(leader.pid)
   if (row !== undefined && members.includes(leader.pid) && !targets.has(-row.pgid)) targets.add(leader.pid)
   return [...targets]
+}
+
+/** A PTY's leader as a synchronous kill names it: its pid, start time (`null`: unknown) and whether its exit was heard. */
+export type KilledLeader = { readonly pid: number; readonly leaderStartTime: string | null; readonly leaderGone: boolean }
+
+/**
+ * SIGKILL, synchronously, every process still left of each leader's PTY: the leader's process group
+ * and, when `sweepSession`, found in one synchronous `/proc` pass, every group of its session and
+ * its descendants ({@link exitKillTargets}; without a table, the group of a leader not known gone).
+ * Returns, per leader, whether it was killed alive: a signal went out while the table showed the
+ * leader running as itself (its start time, when known; not a zombie) — without a table, its exit
+ * not heard. The one kill of `killOnProcessExit` (the node-pty provider) and of a closing pty host.
+ *
+ * @param kill - the signal call (`process.kill`; a test passes a recorder)
+ */
+export function sigkillLeadersNow(
+  leaders: Iterable<KilledLeader>,
+  inspector: ProcessInspector,
+  sweepSession: boolean,
+  kill: (target: number, signal: NodeJS.Signals) => void = (target, signal) => void process.kill(target, signal),
+): boolean[] {
+  // Every row that can be read (one another user's `hidepid` hides is not ours to kill anyway).
+  const table = sweepSession ? scanProcNow(inspector, true) : null
+  const index = table === null ? null : indexProcessTable(table)
+  const selfGroup = index?.byPid.get(process.pid)?.pgid
+  const killedAlive: boolean[] = []
+  for (const leader of leaders) {
+    const targets = index === null ? (leader.leaderGone ? [] : [-leader.pid, leader.pid]) : exitKillTargets(index, leader, process.pid, selfGroup)
+    const row = index?.byPid.get(leader.pid)
+    const alive = index === null ? !leader.leaderGone : row !== undefined && !isDefunct(row) && !leader.leaderGone && (leader.leaderStartTime === null || row.startTime === leader.leaderStartTime)
+    let delivered = 0
+    for (const target of targets) {
+      try {
+        kill(target, 'SIGKILL')
+        delivered += 1
+      } catch {
+        // Gone already, or not ours to signal: the process is ending either way.
+      }
+    }
+    killedAlive.push(alive && delivered > 0)
+  }
+  return killedAlive
 }

@@ -1,5 +1,5 @@
-import { isDefunct, scanProcNow, type ProcessInspector } from '../node-pty/process-inspector.js'
-import { exitKillTargets, indexProcessTable } from '../node-pty/process-tree.js'
+import { isDefunct, type ProcessInspector } from '../node-pty/process-inspector.js'
+import { sigkillLeadersNow } from '../node-pty/process-tree.js'
 
 /**
  * A session a closing host stopped, named as its leader was when it ran: the pid with its start
@@ -28,9 +28,9 @@ export function childStartTime(inspector: ProcessInspector, pid: number): string
 /**
  * SIGKILL, synchronously, every process still left of the sessions a closing host stopped: each
  * leader's process group and, found in one synchronous `/proc` pass, every group of its session
- * and its descendants (`exitKillTargets`, as the node-pty provider's `killOnProcessExit` finds
- * them: a leader whose pid now shows another start time leads to nothing; without a table, the
- * group of a leader whose exit was not heard). Returns, per leader, whether it was killed alive:
+ * and its descendants — `sigkillLeadersNow`, the node-pty provider's `killOnProcessExit` kill (a
+ * leader whose pid now shows another start time leads to nothing; without a table, the group of a
+ * leader whose exit was not heard). Returns, per leader, whether it was killed alive:
  * a signal went out while the table showed the leader running (without a table: its exit not
  * heard) — its death by SIGKILL is then this kill's, the close's stop (not another killer's).
  *
@@ -52,28 +52,8 @@ export function killLeftAtClose(
   options: { sweepSession?: boolean; kill?: (target: number, signal: NodeJS.Signals) => void } = {},
 ): boolean[] {
   if (leaders.length === 0) return []
-  const kill = options.kill ?? ((target: number, signal: NodeJS.Signals) => void process.kill(target, signal))
-  // Every row that can be read (one another user's `hidepid` hides is not ours to kill anyway).
-  // Without a sweep, none: the node-pty provider's exit kill (`killEverySessionNow`) reads none either.
-  const table = options.sweepSession === false ? null : scanProcNow(inspector, true)
-  const index = table === null ? null : indexProcessTable(table)
-  const selfGroup = index?.byPid.get(process.pid)?.pgid
-  return leaders.map((leader) => {
-    const targets = index === null ? (leader.leaderGone ? [] : [-leader.pid, leader.pid]) : exitKillTargets(index, leader, process.pid, selfGroup)
-    // Alive: the row at its pid is the leader (its start time, when known), not a zombie.
-    const row = index?.byPid.get(leader.pid)
-    const alive = index === null ? !leader.leaderGone : row !== undefined && !isDefunct(row) && !leader.leaderGone && (leader.leaderStartTime === null || row.startTime === leader.leaderStartTime)
-    let delivered = 0
-    for (const target of targets) {
-      try {
-        kill(target, 'SIGKILL')
-        delivered += 1
-      } catch {
-        // Gone already, or not ours to signal.
-      }
-    }
-    return alive && delivered > 0
-  })
+  // Without a sweep no table is read: the node-pty provider's exit kill reads none either.
+  return sigkillLeadersNow(leaders, inspector, options.sweepSession !== false, options.kill)
 }
 
 /**
