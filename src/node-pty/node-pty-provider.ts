@@ -239,6 +239,35 @@ function buildNodePtyProvider(options: NodePtyProviderOptions, refusesAfterDispo
     if (toKill.size > 0) sigkillLeadersNow(toKill, inspector, sweepSession)
   }
   /**
+   * The end of `dispose()`'s deadline: SIGKILL, synchronously, every process still left of the
+   * sessions whose stop did not prove them gone — each leader's group and, when sweeping, every
+   * group of its session and its descendants, found in one synchronous `/proc` pass
+   * ({@link sigkillLeadersNow}, as {@link killEverySessionNow}; `sweepSession: false`: the group of
+   * a leader not known gone). The disposal's own stop: each leader this kill reached alive is noted
+   * as killed by the stop (`NodePtySession.noteStopKill`), so its exit is the stop's
+   * (`stopRequestedBeforeDeath`), never "killed by something else" (`diedBeforeStopRequest`).
+   *
+   * Why at the deadline, synchronously: a stop sends its SIGKILL from its own loop, after an
+   * asynchronous look at the process table, and a deadline that passed first (a short
+   * `shutdownDeadlineMs`, a loaded machine) resolved `dispose()` before it went out. A process that
+   * ends then — the `ptykit-pty-host` process at the end of its close, an app that disposes its
+   * provider and exits (with `killOnProcessExit: false`, as in a worker) — never sent it, and a
+   * program that ignores the hang-up and SIGTERM outlived it. Until 7 Dec the closing pty host
+   * killed what was left itself, and the provider then read that death as another's kill. Not on
+   * Windows: no signals (node-pty ends the console).
+   */
+  function killLeftAtDeadline(left: readonly NodePtySession[]): void {
+    if (isWindows || left.length === 0) return
+    // As a stop step does before it signals: a leader reaped meanwhile is known gone, so its pid
+    // (which may name another process now) is not signalled, nor its death called this kill's.
+    for (const session of left) session.checkLeader()
+    const killedAlive = sigkillLeadersNow(left, inspector, sweepSession)
+    // Noted right after the kill, before any exit can be heard (this all runs in one turn).
+    left.forEach((session, index) => {
+      if (killedAlive[index] === true) session.noteStopKill()
+    })
+  }
+  /**
    * Removes {@link killEverySessionNow} from the process's exit guard; set while some session may
    * still have processes (from a spawn until every session ended and every stop completed).
    */
@@ -331,7 +360,10 @@ function buildNodePtyProvider(options: NodePtyProviderOptions, refusesAfterDispo
       const toStop = sessionsWithProcesses()
       // A stop as a shutdown's is: each exit says whether it came before the death or after.
       for (const session of toStop) session.noteStopRequested()
-      await Promise.allSettled([...toStop].map((session) => stopSession(session, { deadlineAt })))
+      const stopped = [...toStop]
+      const settled = await Promise.allSettled(stopped.map((session) => stopSession(session, { deadlineAt })))
+      // What the stops could not prove gone by the deadline is killed now, as this disposal's own stop.
+      killLeftAtDeadline(stopped.filter((_, index) => settled[index]!.status === 'rejected'))
       // Input still held for a PTY whose exit did not come: no write waits on it for good.
       for (const session of toStop) session.dropHeldInput()
       // Signalled, exit not delivered yet: keep listening for those exits only (bounded), so the

@@ -168,7 +168,8 @@ export type KilledLeader = { readonly pid: number; readonly leaderStartTime: str
  * its descendants ({@link exitKillTargets}; without a table, the group of a leader not known gone).
  * Returns, per leader, whether it was killed alive: a signal went out while the table showed the
  * leader running as itself (its start time, when known; not a zombie) — without a table, its exit
- * not heard. The one kill of `killOnProcessExit` (the node-pty provider) and of a closing pty host.
+ * not heard. The one kill of `killOnProcessExit` and of `dispose()` at its deadline (the node-pty
+ * provider's, which a closing pty host's provider is).
  *
  * @param kill - the signal call (`process.kill`; a test passes a recorder)
  */
