@@ -12,7 +12,7 @@ import { FrameDecoder, PTY_HOST_MAX_FRAME_BYTES, PTY_HOST_MIN_FRAME_BYTES } from
 import { HostClient } from './host-client.js'
 import { createHostRequestHandlers, REPLIED } from './host-request-handlers.js'
 import { HostSessionStore, journalExitOf, PTY_HOST_EXITED_SESSION_MEMORY, type HostSession } from './host-sessions.js'
-import { childStartTime, killLeftAtClose, untilNoneLive, type ClosingLeader } from './close-kill.js'
+import { untilNoneLive } from './close-kill.js'
 import { parseRequest, protocolMismatchMessage, PTY_HOST_METHODS, PTY_HOST_PROTOCOL_VERSION, toWireError, type PtyHostRequest, type PtyHostWireError } from './protocol.js'
 import { assertIntegerOption, assertKnownPtyHostOptions, invalidPtyHostOption, PtyHostError } from './pty-host-error.js'
 import { loadHeadlessScreens, type HeadlessScreenFactory } from './headless-screen.js'
@@ -338,22 +338,8 @@ export async function startPtyHost(options: PtyHostServerOptions = {}): Promise<
    */
   const untilEnded = (stopped: readonly HostSession[]): Promise<void> => untilNoneLive(stopped, (session) => sessions.live.get(session.id) === session, exitWatchers)
 
-  /**
-   * The sessions whose running leader the close killed itself ({@link killLeftAtClose}): a death
-   * by SIGKILL is then the close's stop, never "killed by something else" — the provider, whose own
-   * SIGKILL had not gone out, would read it so (`diedBeforeStopRequest`), and every app would
-   * publish the close as the program's own death.
-   */
-  const killedByClose = new WeakSet<HostSession>()
-
   provider.onBytes((event) => sessions.onBytes(event))
-  provider.onExit((heard) => {
-    const closing = sessions.live.get(heard.id)
-    let event = heard
-    if (closing !== undefined && killedByClose.has(closing) && heard.diedBeforeStopRequest === true && heard.cause?.kind === 'signaled' && heard.cause.signal === 9) {
-      const { diedBeforeStopRequest: _byAnother, ...byTheClose } = heard
-      event = byTheClose
-    }
+  provider.onExit((event) => {
     // Journalled with the exit as the host remembers it, so it survives the host (its idle exit, a
     // close, its death) — and before any app is sent it: an app that heard of the exit (and, say,
     // killed the host then) finds it again from the next host. Before 7 Dec the exit went out
@@ -362,14 +348,6 @@ export async function startPtyHost(options: PtyHostServerOptions = {}): Promise<
     for (const watcher of [...exitWatchers]) watcher()
     scheduleIdleExit()
   })
-
-  /** A live session's leader: its pid (`null` when it has none) and start time (the journal's record, else read now). */
-  const leaderOf = (session: HostSession): { pid: number | null; leaderStartTime: string | null } => {
-    const recorded = ownJournal.processOf(session.journalKey)
-    if (recorded !== undefined) return { pid: recorded.pid, leaderStartTime: recorded.startTime }
-    const pid = provider.getPid(session.id)
-    return { pid, leaderStartTime: pid === null ? null : childStartTime(inspector, pid) }
-  }
 
   const handlers = createHostRequestHandlers({ provider, sessions, activityChanged: scheduleIdleExit, scrollbackRows, succeedsDeadHost, journal: ownJournal, orphans })
 
@@ -508,26 +486,16 @@ export async function startPtyHost(options: PtyHostServerOptions = {}): Promise<
       // `stopPtyHost`), so each exit says a stop reached the host while the process lived, and
       // apps publish the operator close it was — never "died before any stop request".
       for (const session of sessions.live.values()) session.stopRequested = true
-      // Each stopped session's leader as it runs now (pid and start time), for the kill below.
-      const stopping = [...sessions.live.values()].map((session) => ({ session, ...leaderOf(session) }))
+      const stopped = new Set(sessions.live.values())
       // A predecessor's processes this host answers for are stopped too when the close was asked
       // for: such a host leaves nothing running that it knows of. An idle exit leaves them (in the
-      // journal) for the next host: nobody asked to stop them.
+      // journal) for the next host: nobody asked to stop them. Why nothing is killed here after the
+      // disposal: the provider's `dispose()` SIGKILLs, synchronously and as its own stop, what its
+      // stops left at their deadline (its SIGKILL may not have gone out yet, and a host process
+      // exits at the end of this close), so each such exit is the stop's. Until 7 Dec the close
+      // killed them itself, the provider then read the death as another's kill
+      // (`diedBeforeStopRequest`), and the close stripped that flag from the exit again.
       await Promise.all([provider.dispose().catch(() => undefined), reason === 'requested' ? orphans.stopAll() : undefined])
-      // What the stops left past their deadline is killed now, synchronously: the provider's own
-      // SIGKILL may not have gone out yet (its deadline passed first), and a host process exits at
-      // the end of this close — before, such a SIGKILL was never sent, and a program that ignores
-      // the hang-up and SIGTERM outlived its host (see close-kill.ts).
-      const killed: HostSession[] = []
-      const leaders: ClosingLeader[] = []
-      for (const { session, pid, leaderStartTime } of stopping) {
-        if (pid === null) continue
-        killed.push(session)
-        leaders.push({ pid, leaderStartTime, leaderGone: sessions.live.get(session.id) !== session })
-      }
-      killLeftAtClose(leaders, inspector, { sweepSession: options.nodePty?.sweepSession ?? true }).forEach((alive, index) => {
-        if (alive) killedByClose.add(killed[index]!)
-      })
       // A request already in its handler (a spawn the close overtook) gets its reply, bounded: it
       // was lost with the connection, which the app reads as `transport_lost`. Meanwhile, the
       // exits the stops' deadline did not wait for: each is journalled (the journal is open until
@@ -535,7 +503,6 @@ export async function startPtyHost(options: PtyHostServerOptions = {}): Promise<
       // heard after the journal closed was not recorded, and the next host answered "ended, cause
       // unknown" for it. Bounded as the replies are: a process the kernel cannot kill at once (in
       // an uninterruptible sleep) must not hold the close.
-      const stopped = new Set(stopping.map(({ session }) => session))
       const late = [...sessions.live.values()].filter((session) => stopped.has(session))
       await Promise.all([
         settleWithin(Promise.allSettled(pendingRequests), PTY_HOST_CLOSE_FLUSH_MS, undefined),

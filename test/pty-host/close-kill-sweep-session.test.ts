@@ -1,6 +1,7 @@
 /**
- * A closing pty host's kill of what its stops left (close-kill.ts) follows the host's
- * `nodePty.sweepSession`, as its node-pty provider's stop and `killOnProcessExit` kill do.
+ * A closing pty host's kill of what its stops left (its node-pty provider's `dispose()` at its
+ * deadline; until 7 Dec close-kill.ts's own) follows the host's `nodePty.sweepSession`, as that
+ * provider's stop and `killOnProcessExit` kill do.
  *
  * Found: with `sweepSession: false` (a stop signals the leader's process group only: the session's
  * other groups, background jobs, are left alone) the close still read the process table and
@@ -22,7 +23,7 @@ describe("a closing pty host's kill of its stopped sessions' leftovers", () => {
     it(`${sweepSession ? 'kills' : 'leaves'} a background job in a group of its own (nodePty.sweepSession ${sweepSession})`, async () => {
       const { dir, socketPath } = makeSocketDir()
       cleanups.push(() => killHostAndClean(socketPath, dir))
-      // A stop deadline of 0: the provider's disposal resolves at once, and the close's kill does the stopping.
+      // A stop deadline of 0: the provider's disposal gives up at once, and its kill at the deadline does the stopping.
       const host = await startPtyHost({ socketPath, idleExitMs: 60_000, nodePty: { sweepSession, shutdownDeadlineMs: 0 } })
       cleanups.push(() => host.close())
       const client = await rawClient(socketPath)
