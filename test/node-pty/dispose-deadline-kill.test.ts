@@ -38,15 +38,25 @@ function sessionMembers(sid: number): number[] {
   return members
 }
 
-/** SIGKILL is pending for `pid` (`/proc/<pid>/status`: its shared or own pending set), or it is dead already. */
+/** `PF_EXITING` in `/proc/<pid>/stat`'s flags (field 9): the process is dying (its fatal signal taken). */
+const PF_EXITING = 0x4
+
+/**
+ * `pid` is dead, dying (`PF_EXITING`), or has SIGKILL pending (`/proc/<pid>/status`: its shared or
+ * own pending set) — a SIGKILL sent to it has gone out — read without yielding to the event loop.
+ */
 function killedOrKillPending(pid: number): boolean {
   if (isDead(pid)) return true
   let status: string
+  let stat: string
   try {
     status = readFileSync(`/proc/${pid}/status`, 'utf8')
+    stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
   } catch {
     return true
   }
+  const flags = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[6])
+  if ((flags & PF_EXITING) !== 0) return true
   const pending = [...status.matchAll(/^(?:ShdPnd|SigPnd):\s*([0-9a-f]+)$/gm)].map((match) => BigInt(`0x${match[1]}`))
   return pending.some((mask) => ((mask >> 8n) & 1n) === 1n)
 }
