@@ -574,14 +574,6 @@ export class SessionJournal {
     while (this.#exits.size > this.#exitMemory) this.#exits.delete(this.#exits.keys().next().value!)
   }
 
-  /**
-   * The process recorded for the open session of `key` (its `s` line): its leader's pid and start
-   * time, which name it for good. `undefined` for a key not open, or one recorded as an intent only.
-   */
-  processOf(key: number | undefined): JournalProcess | undefined {
-    return key === undefined ? undefined : this.#open.get(key)?.process
-  }
-
   /** Sessions still open. */
   get openCount(): number {
     return this.#open.size

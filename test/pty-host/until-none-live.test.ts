@@ -1,5 +1,5 @@
 /**
- * The closing host's wait for the exits of the sessions it stopped (close-kill.ts `untilNoneLive`):
+ * The closing host's wait for the exits of the sessions it stopped (until-none-live.ts):
  * it resolves once none is live, checked at each exit the host hears.
  *
  * Found: each exit looked at every session still waited for, from the first (`some`): with `n`
@@ -9,7 +9,7 @@
  */
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { untilNoneLive } from '../../src/pty-host/close-kill.js'
+import { untilNoneLive } from '../../src/pty-host/until-none-live.js'
 
 /** `n` sessions (numbers) and a wait on them: `end(i)` ends session `i` and calls the watchers, as a host's exit does. */
 function waitOn(n: number): { looks: () => number; end: (index: number) => void; resolved: () => boolean; watchers: Set<() => void> } {
