@@ -1,7 +1,8 @@
 /**
  * `ptykit/contracts`: the types a host, a controller and a provider agree on — the
  * `RuntimePtyController` contract, the `PtyProvider` interface, spawn options and results, write
- * settlements, input kinds, incarnation ids, liveness and inventory — plus a few tiny guards.
+ * settlements, input kinds, incarnation ids, liveness and inventory — plus a few tiny guards (a
+ * provider's checks of a size, a wait budget, a misspelt spawn option).
  *
  * @packageDocumentation
  */
@@ -66,14 +67,17 @@ export type {
   PtySlotAdoption,
   PtySpawnReply,
 } from './runtime-pty-controller-answers.js'
-export type {
-  ProviderSequence,
-  ProviderSpawnOptions,
-  PtyClaim,
-  PtyProcessLaunch,
-  PtySlot,
-  PtySpawnOptions,
-  PtySpawnResult,
+export {
+  assertNoMisspeltSpawnOption,
+  findMisspeltSpawnOption,
+  type MisspeltSpawnOption,
+  type ProviderSequence,
+  type ProviderSpawnOptions,
+  type PtyClaim,
+  type PtyProcessLaunch,
+  type PtySlot,
+  type PtySpawnOptions,
+  type PtySpawnResult,
 } from './spawn-options.js'
 export { isTerminalInputKind, type TerminalInputKind } from './terminal-input-kind.js'
 export {

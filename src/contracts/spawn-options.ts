@@ -1,5 +1,6 @@
 import type { ExecutionHostId } from './execution-host.js'
 import type { PtyIncarnationId } from './incarnation.js'
+import { describeSecretValue, describeValue } from './describe-value.js'
 import { nearMissOption, optionNamesOf } from './known-options.js'
 
 /**
@@ -177,8 +178,8 @@ export type PtySpawnResult = {
 
 /**
  * Internal (not exported from `ptykit/contracts`): every spawn option name, of the controller's
- * spawn options and of a provider's — the one list the pipeline's and every bundled provider's
- * misspelt-option check reads ({@link findMisspeltSpawnOption}). `optionNamesOf` makes it a type
+ * spawn options and of a provider's — the one list the pipeline's, every bundled provider's and
+ * a custom provider's misspelt-option check reads ({@link findMisspeltSpawnOption}). `optionNamesOf` makes it a type
  * error to leave a key of either type out or to list a name that is none.
  */
 export const SPAWN_OPTION_NAMES = optionNamesOf<PtySpawnOptions & ProviderSpawnOptions>()(
@@ -219,31 +220,58 @@ const SPAWN_OPTION_ALIASES: ReadonlyMap<string, { meant: string; hint: string }>
   ['cmd', { meant: 'file', hint: 'did you mean `file`, the program to run, or `command`, a startup command written into the shell?' }],
 ])
 
-/** A spawn option that likely misspells a known one: see {@link findMisspeltSpawnOption}. */
+/**
+ * A spawn option that likely misspells a known one, as {@link findMisspeltSpawnOption} finds it:
+ * enough to refuse it in a provider's own words and error type. Or let
+ * {@link assertNoMisspeltSpawnOption} throw the standard refusal.
+ */
 export type MisspeltSpawnOption = {
-  /** The name as given (`cdw`, `sessionID`). */
+  /** The name as given (`cdw`, `sessionID`, `id`). */
   name: string
-  /** The spawn option it likely means (`cwd`, `sessionId`). */
+  /** The spawn option it likely means (`cwd`, `sessionId`): a key of `PtySpawnOptions` or `ProviderSpawnOptions`. */
   meant: string
-  /** The value given under the misspelt name (a refusal neither shows nor keeps it when {@link MisspeltSpawnOption.secret}). */
+  /**
+   * The value given under the misspelt name. When {@link MisspeltSpawnOption.secret} is `true`, a
+   * refusal neither shows it in its message nor keeps it on the error.
+   */
   value: unknown
-  /** True when the option meant is `env`: the value may hold secrets, and is neither shown nor kept. */
+  /** True when the option meant is `env`: the value may hold secrets (tokens, keys), and is neither shown nor kept. */
   secret: boolean
-  /** What the option is expected to be, for a refusal phrased "Expected the `cdw` option to be …". */
+  /**
+   * What the option is expected to be, with the hint at the option meant — "left out (no such
+   * spawn option, it would be ignored — did you mean `cwd`?)" — for a refusal phrased as the
+   * bundled providers phrase theirs: "Expected the `cdw` option to be (this), got "/tmp" (string)".
+   */
   expected: string
 }
 
 /**
- * Internal: the first option of a spawn's `options` that is not a spawn option but likely misspells
- * one — a near miss of a name in {@link SPAWN_OPTION_NAMES} (`cdw`, `evn`, `col`, `sessionID`,
- * `argv`; the rule is `nearMissOption`'s) or a name of a small table of likely mistakes (`id` and
- * `ptyId` for `sessionId`, `cmd` for `file`); `undefined` when there is none. Any other name passes:
- * spawn options are records a host may pass around whole, carrying keys of its own.
+ * The first key of a spawn's `options` that is no spawn option but likely misspells one; `undefined`
+ * when there is none. What the spawn pipeline and every bundled provider (node-pty, SSH, the pty
+ * host, the fake) refuse, exported so that a custom provider called without the controller — whose
+ * pipeline would refuse it first — refuses the same keys.
+ *
+ * A key is refused when it is a near miss of a spawn option's name — compared ignoring case, `_`
+ * and `-` (`sessionID`, `session_id`, `CWD`); else, by the length of the name meant, two neighbours
+ * swapped for a name of three letters (`cdw`, `evn`), one edit for four to eight letters (`col`,
+ * `argv`, `fiel`), two edits for longer ones (`session`) — or a likely mistake from a small table
+ * (`id` and `ptyId` for `sessionId`, `cmd` for `file`). Any other key passes: spawn options are
+ * records a host may pass around whole, carrying keys of its own (`name`, `title`, `pwd`, `color`).
  *
  * Why: in plain JavaScript, or with options built elsewhere, a misspelt spawn option was silently
  * ignored — `spawn({ sessionID: 'x' })` minted a fresh id, `{ cdw: '/tmp' }` ran in the default
- * directory. Called by the pipeline's option check and by every bundled provider's spawn, each
- * refusing with its own typed option error.
+ * directory, `{ col: 100 }` at 80 columns.
+ *
+ * @param options - the spawn options as given (`PtySpawnOptions` or `ProviderSpawnOptions`); only
+ * their own enumerable keys are read.
+ * @returns the first such key, the option it likely means, its value and whether that value may be
+ * a secret; `undefined` when every key is a spawn option or none is close to one.
+ *
+ * @example
+ * ```ts
+ * const misspelt = findMisspeltSpawnOption(spawnOptions)
+ * if (misspelt !== undefined) throw new MyProviderOptionError(misspelt.name, misspelt.meant) // e.g. 'cdw', 'cwd'
+ * ```
  */
 export function findMisspeltSpawnOption(options: object): MisspeltSpawnOption | undefined {
   for (const name of Object.keys(options)) {
@@ -257,4 +285,36 @@ export function findMisspeltSpawnOption(options: object): MisspeltSpawnOption | 
     return { name, meant, value, secret, expected: `left out (no such spawn option, it would be ignored — ${hint})` }
   }
   return undefined
+}
+
+/**
+ * Throw the standard refusal of a misspelt spawn option, if `options` holds one
+ * ({@link findMisspeltSpawnOption}): a `TypeError` with `code: 'invalid_spawn_option'`, `option`
+ * (the key as given) and `value` (left out when the value may be a secret), whose message names
+ * the key and the option it likely means — "Expected the `cdw` option to be left out (no such
+ * spawn option, it would be ignored — did you mean `cwd`?), got "/tmp" (string)" — and shows
+ * the value, or only its type when it may be a secret (a misspelt `env`).
+ *
+ * For a custom provider's `spawn`, before it starts, connects to or sends anything: the controller's
+ * spawn pipeline reports such an error as `invalid_spawn_options` naming the option, and a caller of
+ * the provider itself gets it as the bundled providers' refusals (`code`, `option`, `value`). A
+ * provider with an option error of its own calls {@link findMisspeltSpawnOption} instead.
+ *
+ * @param options - the spawn options as given.
+ * @throws TypeError (`code: 'invalid_spawn_option'`) naming the first misspelt key.
+ *
+ * @example
+ * ```ts
+ * async function spawn(spawnOptions: ProviderSpawnOptions): Promise<PtySpawnResult> {
+ *   assertNoMisspeltSpawnOption(spawnOptions) // { cdw: '/tmp' } rejects, naming `cdw` and `cwd`
+ *   // …start the process
+ * }
+ * ```
+ */
+export function assertNoMisspeltSpawnOption(options: object): void {
+  const misspelt = findMisspeltSpawnOption(options)
+  if (misspelt === undefined) return
+  const shown = misspelt.secret ? describeSecretValue(misspelt.value) : describeValue(misspelt.value)
+  const error = new TypeError(`Expected the \`${misspelt.name}\` option to be ${misspelt.expected}, got ${shown}`)
+  throw Object.assign(error, misspelt.secret ? { code: 'invalid_spawn_option', option: misspelt.name } : { code: 'invalid_spawn_option', option: misspelt.name, value: misspelt.value })
 }

@@ -5,6 +5,7 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import type { ProviderSpawnOptions, PtySpawnOptions } from '../../src/contracts/index.js'
+import * as contracts from 'ptykit/contracts'
 import { findMisspeltSpawnOption, SPAWN_OPTION_NAMES } from '../../src/contracts/spawn-options.js'
 
 describe('SPAWN_OPTION_NAMES', () => {
@@ -100,5 +101,56 @@ describe('findMisspeltSpawnOption', () => {
     'inheritedEnv', 'defaultCwd', 'tabId', 'paneId', 'slotId', 'agent', 'cmdline', 'width', 'height', 'encoding',
   ])('passes a host\'s own key `%s`', (name) => {
     expect(findMisspeltSpawnOption({ [name]: 'x' })).toBeUndefined()
+  })
+})
+
+// helper-240: a custom provider called without the controller (whose pipeline refuses a misspelt
+// option first) had no way to refuse the keys the bundled providers refuse: the check was internal.
+// It is public now, from `ptykit/contracts`, with the standard refusal beside it.
+describe('the public misspelt-spawn-option check (ptykit/contracts)', () => {
+  it('is the one the pipeline and the bundled providers use', () => {
+    expect(contracts.findMisspeltSpawnOption).toBe(findMisspeltSpawnOption)
+    expect(contracts.findMisspeltSpawnOption({ cdw: '/tmp' })).toMatchObject({ name: 'cdw', meant: 'cwd', value: '/tmp', secret: false })
+  })
+
+  it.each([
+    [{ file: '/bin/sh', sessionID: 'x' }, 'sessionID', 'x', 'sessionId'],
+    [{ cdw: '/tmp' }, 'cdw', '/tmp', 'cwd'],
+    [{ col: 100 }, 'col', 100, 'cols'],
+    [{ argv: ['-c', 'true'] }, 'argv', ['-c', 'true'], 'args'],
+    [{ id: 'x' }, 'id', 'x', 'sessionId'],
+    [{ ptyId: 'x' }, 'ptyId', 'x', 'sessionId'],
+    [{ cmd: 'ls' }, 'cmd', 'ls', 'file'],
+  ] as Array<[Record<string, unknown>, string, unknown, string]>)('assertNoMisspeltSpawnOption(%j) throws the standard refusal naming `%s`', (options, option, value, meant) => {
+    let thrown: unknown
+    try {
+      contracts.assertNoMisspeltSpawnOption(options)
+    } catch (error) {
+      thrown = error
+    }
+    expect(thrown).toBeInstanceOf(TypeError)
+    expect(thrown).toMatchObject({ code: 'invalid_spawn_option', option, value })
+    const { message } = thrown as TypeError
+    expect(message).toMatch(new RegExp(`^Expected the \`${option}\` option to be left out \\(no such spawn option, it would be ignored — did you mean \`${meant}\``))
+    expect(message).toMatch(/, got .+ \((string|number|array)\)$/)
+  })
+
+  it('refuses a misspelt `env` without showing or keeping its value', () => {
+    let thrown: unknown
+    try {
+      contracts.assertNoMisspeltSpawnOption({ evn: { TOKEN: 'secret-value' } })
+    } catch (error) {
+      thrown = error
+    }
+    expect(thrown).toMatchObject({ code: 'invalid_spawn_option', option: 'evn' })
+    expect(Object.hasOwn(thrown as object, 'value')).toBe(false)
+    expect((thrown as Error).message).toContain('did you mean `env`')
+    expect((thrown as Error).message).not.toContain('secret-value')
+  })
+
+  it('passes every spawn option and a host\'s own keys', () => {
+    const every = Object.fromEntries(SPAWN_OPTION_NAMES.map((name) => [name, undefined]))
+    expect(() => contracts.assertNoMisspeltSpawnOption({ ...every, name: 'tab 1', title: 'x', pwd: '/', color: 'red' })).not.toThrow()
+    expect(() => contracts.assertNoMisspeltSpawnOption({})).not.toThrow()
   })
 })
