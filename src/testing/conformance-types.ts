@@ -63,6 +63,16 @@ export type PtyProviderConformanceCapabilities = {
    * host, stop it in your teardown (the pty host: `stopPtyHost`).
    */
   detach?: boolean | undefined
+  /**
+   * The provider refuses a spawn option that likely misspells one (`cdw`, `sessionID`, `col`,
+   * `argv`, `id`, `cmd`, `evn`) — the keys `findMisspeltSpawnOption` from `ptykit/contracts` finds —
+   * with an error whose `code` is `invalid_spawn_option`, whose `option` is the key as given and
+   * whose `value` is its value, whose message names the key and the option meant, and, for a
+   * misspelt `env`, neither shows nor keeps the value; it starts nothing (`assertNoMisspeltSpawnOption`
+   * throws that refusal). Every bundled provider does. Default `false` (opt in): a provider written
+   * before the rule ignores such a key, as spawn options may carry a host's own.
+   */
+  refusesMisspeltSpawnOptions?: boolean | undefined
 }
 
 /**
@@ -159,6 +169,7 @@ const CONFORMANCE_CAPABILITY_NAMES = optionNamesOf<PtyProviderConformanceCapabil
   'stopClosesTransportFirst',
   'refusesCallsAfterDispose',
   'detach',
+  'refusesMisspeltSpawnOptions',
 )
 
 /** Every option of {@link PtyProviderConformanceOptions} (complete: checked at compile time). */

@@ -9,6 +9,7 @@ import { flowControlConformanceChecks } from './conformance-flow-checks.js'
 import { heldWriteConformanceChecks } from './conformance-held-write-checks.js'
 import { inventoryConformanceChecks } from './conformance-inventory-checks.js'
 import { seedRuleConformanceChecks } from './conformance-seed-checks.js'
+import { spawnOptionConformanceChecks } from './conformance-spawn-option-checks.js'
 import {
   CONFORMANCE_DEFAULT_TIMEOUT_MS,
   assertConformanceOptions,
@@ -21,7 +22,7 @@ import { vitestPeer } from './testing-peers.js'
 
 // The provider conformance suite: the list of checks (in `conformance-event-checks.ts`,
 // `conformance-inventory-checks.ts`, `conformance-seed-checks.ts`, `conformance-bytes-checks.ts`,
-// `conformance-held-write-checks.ts`, `conformance-flow-checks.ts` and `conformance-dispose-checks.ts`) and its vitest registration;
+// `conformance-held-write-checks.ts`, `conformance-flow-checks.ts`, `conformance-dispose-checks.ts` and `conformance-spawn-option-checks.ts`) and its vitest registration;
 // the harness that runs one check is `conformance-harness.ts`, the types `conformance-types.ts`.
 
 /**
@@ -82,7 +83,10 @@ export const CONFORMANCE_TEST_TIMEOUT_FACTOR = 6
  * - with the `detach` capability (opt in: a provider with the pty host provider's `detach()`),
  *   once detached: a spawn, a listing and a stop refused `provider_detached` naming the method and
  *   the PTY (a stop of a PTY whose exit it reported resolves), `null` about a PTY that runs on,
- *   `false` about one it saw end, writes refused, resizes `false`.
+ *   `false` about one it saw end, writes refused, resizes `false`;
+ * - with the `refusesMisspeltSpawnOptions` capability (opt in), a spawn option that likely
+ *   misspells one (`cdw`, `sessionID`, `evn`…) refused `invalid_spawn_option` naming it and the
+ *   option meant (a misspelt `env`'s value neither shown nor kept), nothing started.
  *
  * Use {@link describePtyProviderConformance} to register them with vitest; the list is exported so
  * other runners (or a test of a deliberately broken provider) can run them one by one. The checks
@@ -113,6 +117,7 @@ export function ptyProviderConformanceChecks(options: PtyProviderConformanceOpti
     ...flowControlConformanceChecks(options),
     ...disposeConformanceChecks(options),
     ...detachConformanceChecks(options),
+    ...spawnOptionConformanceChecks(options),
   ]
 }
 

@@ -559,3 +559,47 @@ describe('the conformance check of calls after detach', () => {
     expect(ptyProviderConformanceChecks(detaching).some((check) => check.name.includes(detachCheckName))).toBe(true)
   })
 })
+
+// Added by helper-240: the check of a provider's refusal of a misspelt spawn option (opt in, as the
+// bundled providers refuse one): it must pass the fake, be able to fail, and run only where asked.
+describe('the conformance check of a misspelt spawn option', () => {
+  const checkName = 'refuses a misspelt spawn option'
+  const refusing = { ...drivers, capabilities: { refusesMisspeltSpawnOptions: true } }
+  const misspeltCheck = (): (typeof checks)[number] => {
+    const check = ptyProviderConformanceChecks(refusing).find((candidate) => candidate.name.includes(checkName))
+    if (check === undefined) throw new Error('no misspelt spawn option check')
+    return check
+  }
+
+  it('passes the fake, and fails a provider that ignores a misspelt key, names no option, or shows a misspelt `env`', async () => {
+    await expect(runPtyProviderConformanceCheck(misspeltCheck(), () => createFakePtyProvider(), refusing)).resolves.toBeUndefined()
+    // `cdw` dropped, the spawn started in the default directory: what a provider written before the rule does.
+    const ignoring = broken((fake) => ({
+      spawn: (options) => {
+        const { cdw: _cdw, ...rest } = options as Record<string, unknown>
+        return fake.spawn(rest)
+      },
+    }))
+    await expect(runPtyProviderConformanceCheck(misspeltCheck(), ignoring, refusing)).rejects.toThrow(/the code of the refusal of a spawn with `cdw`/)
+    // Refused, but naming the option meant instead of the key as given.
+    const namesMeant = broken((fake) => ({
+      spawn: (options) => ('col' in options ? Promise.reject(Object.assign(new TypeError('Unknown option `col`: did you mean `cols`?'), { code: 'invalid_spawn_option', option: 'cols', value: 100 })) : fake.spawn(options)),
+    }))
+    await expect(runPtyProviderConformanceCheck(misspeltCheck(), namesMeant, refusing)).rejects.toThrow(/the `option` of the refusal of a spawn with `col`/)
+    // A misspelt `env` refused with its value in the message: a token in the logs.
+    const showsSecret = broken((fake) => ({
+      spawn: (options) => {
+        const { evn } = options as { evn?: unknown }
+        if (evn === undefined) return fake.spawn(options)
+        return Promise.reject(Object.assign(new TypeError(`Unknown option \`evn\` (did you mean \`env\`?), got ${JSON.stringify(evn)}`), { code: 'invalid_spawn_option', option: 'evn' }))
+      },
+    }))
+    await expect(runPtyProviderConformanceCheck(misspeltCheck(), showsSecret, refusing)).rejects.toThrow(/a misspelt `env`\) shows no value of it/)
+  })
+
+  it('runs only with the refusesMisspeltSpawnOptions capability', () => {
+    expect(checks.some((check) => check.name.includes(checkName))).toBe(false)
+    expect(ptyProviderConformanceChecks(refusing).some((check) => check.name.includes(checkName))).toBe(true)
+    expect(() => ptyProviderConformanceChecks({ ...drivers, capabilities: { refusesMisspeltSpawnOption: true } as never })).toThrow(/refusesMisspeltSpawnOption\b.*did you mean `refusesMisspeltSpawnOptions`/)
+  })
+})

@@ -13,9 +13,9 @@ const fakeDrivers = {
   stopReadingInput: (result: PtySpawnResult, provider: PtyProvider) => (provider as FakePtyProvider).setInputHeld(result.id, true),
 }
 
-describePtyProviderConformance('fake (default macrotask delivery)', () => createFakePtyProvider(), { ...fakeDrivers, capabilities: { detach: true } })
+describePtyProviderConformance('fake (default macrotask delivery)', () => createFakePtyProvider(), { ...fakeDrivers, capabilities: { detach: true, refusesMisspeltSpawnOptions: true } })
 
-describePtyProviderConformance('fake (microtask delivery)', () => createFakePtyProvider({ scheduling: 'microtask' }), { ...fakeDrivers, capabilities: { detach: true } })
+describePtyProviderConformance('fake (microtask delivery)', () => createFakePtyProvider({ scheduling: 'microtask' }), { ...fakeDrivers, capabilities: { detach: true, refusesMisspeltSpawnOptions: true } })
 
 // Manual delivery only progresses when driven: proves the suite's `drive` hook is honoured.
 describePtyProviderConformance(
