@@ -290,7 +290,7 @@ export function findMisspeltSpawnOption(options: object): MisspeltSpawnOption | 
 /**
  * Throw the standard refusal of a misspelt spawn option, if `options` holds one
  * ({@link findMisspeltSpawnOption}): a `TypeError` with `code: 'invalid_spawn_option'`, `option`
- * (the key as given) and `value` (left out when the value may be a secret), whose message names
+ * (the key as given) and `value` (`undefined` when the value may be a secret), whose message names
  * the key and the option it likely means — "Expected the `cdw` option to be left out (no such
  * spawn option, it would be ignored — did you mean `cwd`?), got "/tmp" (string)" — and shows
  * the value, or only its type when it may be a secret (a misspelt `env`).
@@ -316,5 +316,5 @@ export function assertNoMisspeltSpawnOption(options: object): void {
   if (misspelt === undefined) return
   const shown = misspelt.secret ? describeSecretValue(misspelt.value) : describeValue(misspelt.value)
   const error = new TypeError(`Expected the \`${misspelt.name}\` option to be ${misspelt.expected}, got ${shown}`)
-  throw Object.assign(error, misspelt.secret ? { code: 'invalid_spawn_option', option: misspelt.name } : { code: 'invalid_spawn_option', option: misspelt.name, value: misspelt.value })
+  throw Object.assign(error, { code: 'invalid_spawn_option', option: misspelt.name, value: misspelt.secret ? undefined : misspelt.value })
 }
