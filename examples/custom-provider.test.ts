@@ -7,6 +7,7 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { createPtyController, type PtyControllerExitEvent } from 'ptykit/controller'
 import { exitCauseFromWire } from 'ptykit/exit-cause'
 import { isPtyAbsentError } from 'ptykit/spawn'
+import type { ProviderSpawnOptions } from 'ptykit/contracts'
 import { describePtyProviderConformance } from 'ptykit/testing'
 import { nodeArgsFor } from '../test/support/node-entry-bundle.js'
 import { createJsonLinesPtyProvider, isJsonLinesHostError, type JsonLinesHostCommand, type JsonLinesPtyProvider } from './custom-provider.js'
@@ -26,6 +27,8 @@ describePtyProviderConformance('json-lines host provider', () => createJsonLines
   spawnEcho: (text) => ({ file: '/bin/sh', args: ['-c', `printf '%s\\n' '${text}'`] }),
   spawnLongRunning: () => ({ file: 'cat' }),
   spawnExit: (code) => ({ file: '/bin/sh', args: ['-c', `exit ${code}`] }),
+  // Its spawn refuses a misspelt option with `assertNoMisspeltSpawnOption`, as the bundled providers do.
+  capabilities: { refusesMisspeltSpawnOptions: true },
 })
 
 /** How long a test waits for something the host does on its own (a death, an exit). */
@@ -201,6 +204,31 @@ describe('json-lines host provider: what crosses the wire', () => {
     const provider = makeProvider()
     await expect(provider.spawn({ file: 'cat', cols: 0 })).rejects.toBeInstanceOf(TypeError)
     expect(await provider.listProcesses()).toEqual([])
+  })
+
+  // helper-240: used without the controller (whose pipeline refuses such a key first), the provider
+  // sent a misspelt option to the host, whose refusal crossed the wire without its `option` and
+  // `value` — and a host that had died answered `host_exited` about an option that was wrong anyway.
+  it.each([
+    [{ file: 'cat', cdw: '/tmp' }, 'cdw', '/tmp', 'cwd'],
+    [{ file: 'cat', sessionID: 'tab-1' }, 'sessionID', 'tab-1', 'sessionId'],
+    [{ id: 'tab-1' }, 'id', 'tab-1', 'sessionId'],
+  ] as Array<[Record<string, unknown>, string, unknown, string]>)('refuses a misspelt spawn option itself (%j), naming it and its value, and starts nothing', async (options, option, value, meant) => {
+    const provider = makeProvider()
+    const refusal = provider.spawn(options as ProviderSpawnOptions)
+    await expect(refusal).rejects.toBeInstanceOf(TypeError)
+    await expect(refusal).rejects.toMatchObject({ code: 'invalid_spawn_option', option, value, message: expect.stringContaining(`did you mean \`${meant}\``) })
+    expect(await provider.listProcesses()).toEqual([])
+  })
+
+  it('refuses a misspelt spawn option before anything crosses the wire (a dead host is not asked), a misspelt `env` without its value', async () => {
+    const provider = makeProvider()
+    process.kill(provider.hostPid!, 'SIGKILL')
+    await provider.hostExited
+    await expect(provider.spawn({ file: 'cat', cdw: '/tmp' } as ProviderSpawnOptions)).rejects.toMatchObject({ code: 'invalid_spawn_option', option: 'cdw', value: '/tmp' })
+    const secret = provider.spawn({ file: 'cat', evn: { TOKEN: 'secret-value' } } as ProviderSpawnOptions)
+    await expect(secret).rejects.toMatchObject({ code: 'invalid_spawn_option', option: 'evn', value: undefined, message: expect.stringContaining('did you mean `env`') })
+    await expect(secret).rejects.toSatisfy((error: Error) => !error.message.includes('secret-value'))
   })
 
   it('calls onPtySpawnCommitted exactly once, before the spawn resolves', async () => {

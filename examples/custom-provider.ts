@@ -20,6 +20,7 @@ import { spawn as spawnChild } from 'node:child_process'
 import { createInterface } from 'node:readline'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import {
+  assertNoMisspeltSpawnOption,
   assertPtyDimension,
   createListenerSet,
   createRecentIds,
@@ -283,6 +284,10 @@ export function createJsonLinesPtyProvider(options: JsonLinesPtyProviderOptions 
 
   async function spawn(spawnOptions: ProviderSpawnOptions): Promise<PtySpawnResult> {
     assertUsable('spawn')
+    // A misspelt option (`cdw`, `sessionID`, `evn`, `id`) would be ignored, the default used: refused
+    // here, before anything crosses the wire, as every bundled provider refuses it — `code:
+    // 'invalid_spawn_option'`, `option` and `value` (a misspelt `env`'s value neither shown nor kept).
+    assertNoMisspeltSpawnOption(spawnOptions)
     // The callback cannot cross the wire: the host sends `committed` instead, and it is called here.
     const { onPtySpawnCommitted, ...launch } = spawnOptions
     const { id: requestId, reply } = send('spawn', { ...launch })
