@@ -37,6 +37,11 @@ export function spawnOptionConformanceChecks(options: PtyProviderConformanceOpti
     {
       name: `refuses a misspelt spawn option (${MISSPELT.map(([name]) => `\`${name}\``).join(', ')}) with \`invalid_spawn_option\` naming it and the option meant, a misspelt \`env\`'s value neither shown nor kept, and starts nothing`,
       async run(h) {
+        // A spawn as given first, so that a provider that connects (or starts its host) on its first
+        // spawn can list; then what it lists (with a daemon's or a shared host's other PTYs), to
+        // which a refused spawn must add nothing.
+        await h.spawn(options.spawnLongRunning())
+        const listedBefore = (await h.provider.listProcesses()).map((row) => row.id).sort()
         for (const [name, value, meant] of MISSPELT) {
           const spawnOptions = { ...options.spawnLongRunning(), [name]: value } as ProviderSpawnOptions
           const refusal = await refusalOf(() => h.spawn(spawnOptions))
@@ -54,7 +59,8 @@ export function spawnOptionConformanceChecks(options: PtyProviderConformanceOpti
           }
         }
         // Nothing was started by the refused spawns: a listing holds every live PTY.
-        expect(await h.provider.listProcesses(), 'the listing after spawns refused for a misspelt option').toEqual([])
+        const listedAfter = (await h.provider.listProcesses()).map((row) => row.id).sort()
+        expect(listedAfter, 'the PTY ids listed after spawns refused for a misspelt option (none started)').toEqual(listedBefore)
       },
     },
   ]

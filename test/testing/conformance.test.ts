@@ -595,6 +595,16 @@ describe('the conformance check of a misspelt spawn option', () => {
       },
     }))
     await expect(runPtyProviderConformanceCheck(misspeltCheck(), showsSecret, refusing)).rejects.toThrow(/a misspelt `env`\) shows no value of it/)
+    // Refused as asked, but started anyway: the process runs on, unseen by the caller.
+    const startsAnyway = broken((fake) => ({
+      spawn: async (options) => {
+        const { argv, ...rest } = options as Record<string, unknown>
+        if (argv === undefined) return fake.spawn(options)
+        await fake.spawn(rest)
+        throw Object.assign(new TypeError('Expected the `argv` option to be left out (did you mean `args`?)'), { code: 'invalid_spawn_option', option: 'argv', value: argv })
+      },
+    }))
+    await expect(runPtyProviderConformanceCheck(misspeltCheck(), startsAnyway, refusing)).rejects.toThrow(/the PTY ids listed after spawns refused for a misspelt option \(none started\)/)
   })
 
   it('runs only with the refusesMisspeltSpawnOptions capability', () => {
