@@ -350,8 +350,32 @@ try {
       throw new Error('describePtyProviderConformance outside a vitest run threw ' + (failure?.stack ?? String(failure)))
     }
     console.log('describePtyProviderConformance outside a vitest run (esm): typed error ok')`
+  // Every entry gives `import` and `require` the same names: the two bundles are built apart, and a
+  // name one format lacks is an export a consumer of that format cannot reach (loading an entry
+  // loads no optional peer: node-pty and ssh2 load on first use, and fast-check is linked above).
+  const entries = Object.keys(JSON.parse(fs.readFileSync(path.join(pkgDir, 'package.json'), 'utf8')).exports)
+    .filter((key) => key !== './package.json')
+    .map((key) => (key === '.' ? 'ptykit' : 'ptykit/' + key.slice(2)))
+  const exportParity = `
+    import { createRequire } from 'node:module'
+    const require = createRequire(process.cwd() + '/')
+    const names = (module) => Object.keys(module).filter((name) => name !== 'default' && name !== '__esModule').sort()
+    const entries = ${JSON.stringify(entries)}
+    let total = 0
+    for (const entry of entries) {
+      const esm = names(await import(entry))
+      const cjs = names(require(entry))
+      const onlyEsm = esm.filter((name) => !cjs.includes(name))
+      const onlyCjs = cjs.filter((name) => !esm.includes(name))
+      if (esm.length === 0 || onlyEsm.length > 0 || onlyCjs.length > 0) {
+        throw new Error(entry + ': import and require give different names (only import: ' + onlyEsm.join(', ') + '; only require: ' + onlyCjs.join(', ') + ')')
+      }
+      total += esm.length
+    }
+    console.log('import and require give the same ' + total + ' names over ' + entries.length + ' entries')`
   const run = (args) => execFileSync(process.execPath, args, { cwd: consumer, encoding: 'utf8' }).trim()
   const out = [
+    run(['--input-type=module', '-e', exportParity]),
     run(['--input-type=module', '-e', esm]),
     run(['-e', cjs]),
     run(['-e', testing]),
