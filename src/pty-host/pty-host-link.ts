@@ -160,7 +160,21 @@ export class PtyHostLink {
   }
 
   #closedError(when?: string): PtyHostError {
-    return new PtyHostError(this.state === 'detached' ? 'provider_detached' : 'provider_disposed', `The pty host provider was ${this.state}${when === undefined ? '' : ` ${when}`}`)
+    const error = new PtyHostError(this.state === 'detached' ? 'provider_detached' : 'provider_disposed', `The pty host provider was ${this.state}${when === undefined ? '' : ` ${when}`}`)
+    this.#closedErrors.add(error)
+    return error
+  }
+
+  /** The refusals this link made once closed (see {@link isClosedRefusal}). */
+  readonly #closedErrors = new WeakSet<PtyHostError>()
+
+  /**
+   * Whether `error` is this link's own refusal of a connect or a request once closed
+   * (`provider_detached` / `provider_disposed`): it names the wire method (`list`), or none —
+   * the provider turns it into its caller's refusal, naming the public method and the PTY.
+   */
+  isClosedRefusal(error: unknown): error is PtyHostError & { code: 'provider_detached' | 'provider_disposed' } {
+    return error instanceof PtyHostError && this.#closedErrors.has(error)
   }
 
   async #open(): Promise<PtyHostConnection> {

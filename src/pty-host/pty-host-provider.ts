@@ -149,15 +149,33 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
     if (link.state === 'detached') throw detachingError(method, ptyId)
   }
   /**
-   * A failure of `method`'s connect or request, as its caller gets it: the link's own refusal when
-   * `detach()` closed it under the call ("The pty host provider was detached before the host
-   * answered `list`": no public method, no PTY) becomes the call's refusal naming `method` and the
-   * PTY, the link's kept as its `cause`. Any other failure is passed on as it is.
+   * What a call refused once `dispose()` closed the link gets — one cut off by the close, or made
+   * after it (see `refuseCallsAfterDispose` below): `provider_disposed`, naming the method and
+   * carrying the PTY the call named.
    */
-  const asDetachedRefusal =
+  const disposedError = (method: string, ptyId?: unknown, cause?: unknown): PtyHostError =>
+    new PtyHostError('provider_disposed', `Cannot call \`${method}\`: the pty host provider ${disposed ? 'has been' : 'is being'} disposed`, {
+      ptyId: typeof ptyId === 'string' ? ptyId : undefined,
+      cause,
+    })
+  /**
+   * `method`'s refusal for the link's own refusal `error` once closed (see
+   * {@link PtyHostLink.isClosedRefusal}): by `detach()` as {@link detachingError}, by `dispose()` as
+   * {@link disposedError} — the one mapping from the link's words to the caller's.
+   */
+  const closedRefusal = (error: PtyHostError, method: string, ptyId?: unknown): PtyHostError =>
+    error.code === 'provider_detached' ? detachingError(method, ptyId, error) : disposedError(method, ptyId, error)
+  /**
+   * A failure of `method`'s connect or request, as its caller gets it: the link's own refusal when
+   * `detach()` or `dispose()` closed it under the call ("The pty host provider was disposed before
+   * the host answered `list`": the wire's method, no PTY) becomes the call's refusal naming
+   * `method` and the PTY (see {@link closedRefusal}), the link's kept as its `cause`. Any other
+   * failure is passed on as it is.
+   */
+  const asClosedRefusal =
     (method: string, ptyId?: string) =>
     (error: unknown): never => {
-      throw isPtyHostError(error) && error.code === 'provider_detached' && error.ptyId === undefined ? detachingError(method, ptyId, error) : error
+      throw link.isClosedRefusal(error) ? closedRefusal(error, method, ptyId) : error
     }
   /**
    * Spawns and attaches whose request went out, until they settle. `detach()` lets them finish
@@ -218,7 +236,7 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
 
   async function attachWatched(id: string, attachOptions: { replayFrom?: PtyHostReplayFrom | undefined; expectedIncarnationId?: PtyIncarnationId | undefined }, raced: DeliveryWatch): Promise<PtySpawnResult> {
     // Asked for while connecting, detached meanwhile: nothing was sent, nothing is attached.
-    const opened = await link.ensureConnected(true).catch(asDetachedRefusal('attach', id))
+    const opened = await link.ensureConnected(true).catch(asClosedRefusal('attach', id))
     if (detachPromise !== null) throw detachingError('attach', id)
     const known = ptys.get(id)
     const knownLive = known !== undefined && known.state !== 'exited'
@@ -232,7 +250,7 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
     if (pty !== known) recordsOfAttaches.add(pty)
     let waiting = attachesInFlight.get(pty)
     if (waiting === undefined) attachesInFlight.set(pty, (waiting = new Set()))
-    const request = trackSent(opened.request('attach', params, requestTimeoutMs).catch(asDetachedRefusal('attach', id)))
+    const request = trackSent(opened.request('attach', params, requestTimeoutMs).catch(asClosedRefusal('attach', id)))
     waiting.add(request)
     let reply: Record<string, unknown>
     try {
@@ -300,7 +318,7 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
   async function spawnFresh(spawnOptions: ProviderSpawnOptions): Promise<PtySpawnResult> {
     // An open connection is used at once: a spawn's request is queued in the caller's turn.
     // Asked for while connecting, detached meanwhile: nothing was sent, nothing started.
-    const opened = link.connection ?? (await link.ensureConnected(true).catch(asDetachedRefusal('spawn')))
+    const opened = link.connection ?? (await link.ensureConnected(true).catch(asClosedRefusal('spawn')))
     if (detachPromise !== null) throw detachingError('spawn')
     // Tracked to its end, not only its request: a stop it makes (its commit hook threw) must go
     // out before a detach closes the connection.
@@ -348,8 +366,10 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
         // now (the host's shutdown waits for a spawn still starting). Should this fail too, the
         // orphan is still stopped at the next reconnect. Its answer does not hold the app open.
         if (isRequestTimeout(error)) void link.stopOrphan(opened, pty, { holdsApp: false })
-        // Said in the error: a caller told "not started" would be told a guess.
-        throw new PtyHostError(error.code, error.message, { cause: error, ptyId: id, processMayExist: true })
+        // Said in the error: a caller told "not started" would be told a guess. A refusal of the
+        // link closed under it names the method as every call's does.
+        const told = link.isClosedRefusal(error) ? closedRefusal(error, 'spawn') : error
+        throw new PtyHostError(told.code, told.message, { cause: error, ptyId: id, processMayExist: true })
       }
       records.forget(pty)
       throw error
@@ -384,11 +404,13 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
 
   /**
    * A refusal of the attach a spawn with a `sessionId` sends first, as the spawn's: a bad id names
-   * `sessionId` (see asSessionIdRefusal), and a detach's refusal names `spawn`, the method called,
-   * with no `ptyId` (as every refusal of a spawn) — it named `attach`, which the caller never called.
+   * `sessionId` (see asSessionIdRefusal), and a detach's or a dispose's refusal names `spawn`, the
+   * method called, with no `ptyId` (as every refusal of a spawn) — it named `attach`, which the
+   * caller never called.
    */
   function asSpawnRefusal(error: unknown): unknown {
     if (isPtyHostError(error) && error.code === 'provider_detached') return detachingError('spawn', undefined, error)
+    if (isPtyHostError(error) && error.code === 'provider_disposed') return disposedError('spawn', undefined, error)
     return asSessionIdRefusal(error)
   }
 
@@ -484,10 +506,8 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
     // Detached: nothing is sent, the session keeps running — refused naming the PTY.
     refuseIfDetached('shutdown', id)
     if (pty !== undefined) pty.stopAsked = true
-    const opened = await link.ensureConnected(false).catch((error: unknown) => {
-      // Closed by a detach while this waited for the connection.
-      throw isPtyHostError(error) && error.code === 'provider_detached' ? detachingError('shutdown', id, error) : error
-    })
+    // Closed by a detach or a dispose while this waited for the connection.
+    const opened = await link.ensureConnected(false).catch(asClosedRefusal('shutdown', id))
     // A detach closed the connection while this waited its turn (asked for in the same turn just
     // before it): nothing is sent and the session keeps running — said so, not `transport_lost`.
     refuseIfDetached('shutdown', id)
@@ -513,9 +533,8 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
       },
       (error: unknown) => {
         if (pty !== undefined && isPtyHostError(error) && (error.hostCode === 'shutdown_timeout' || error.hostCode === 'shutdown_failed')) pty.stopUnfinished = true
-        // Cut off by a detach before the host answered: refused naming the PTY, as a stop asked after it.
-        if (isPtyHostError(error) && error.code === 'provider_detached' && error.ptyId === undefined) throw detachingError('shutdown', id, error)
-        throw error
+        // Cut off by a detach or a dispose before the host answered: refused naming the PTY, as a stop asked after it.
+        throw link.isClosedRefusal(error) ? closedRefusal(error, 'shutdown', id) : error
       },
     )
     stopsInFlight.set(id, (stopsInFlight.get(id) ?? 0) + 1)
@@ -624,10 +643,12 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
   }
 
   /**
-   * Ask the host; `null` when it cannot be asked or does not answer — but a refusal `passOn` says
-   * is an answer rejects with it (the PTY's id set): `history_released` for a snapshot.
+   * Ask the host `method` for the caller's `call` (the public method, which a refusal names); `null`
+   * when it cannot be asked or does not answer — but a refusal `passOn` says is an answer rejects
+   * with it (the PTY's id set): `history_released` for a snapshot.
    */
   async function ask<T>(
+    call: 'getCwd' | 'getForegroundProcess' | 'hasChildProcesses' | 'getBufferSnapshot',
     method: 'cwd' | 'foreground' | 'children' | 'snapshot',
     params: Record<string, unknown>,
     passOn?: (error: unknown) => boolean,
@@ -638,8 +659,8 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
     try {
       return (await connection.request(method, params, requestTimeoutMs)) as T | null
     } catch (error) {
-      // In flight when `dispose()` closed the connection: refused as a call after it is.
-      if (isPtyHostError(error) && error.code === 'provider_disposed') throw error
+      // In flight when `dispose()` closed the connection: refused as a call after it is (naming `call`).
+      if (link.isClosedRefusal(error) && error.code === 'provider_disposed') throw closedRefusal(error, call, params.ptyId)
       if (passOn?.(error) === true) {
         const refusal = error as PtyHostError
         throw new PtyHostError(refusal.code, refusal.message, { ptyId: params.ptyId as string, hostCode: refusal.hostCode, cause: refusal })
@@ -677,7 +698,7 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
       return row?.incarnationId === incarnationId ? true : null
     } catch (error) {
       // In flight when `dispose()` closed the connection: refused as a call after it is.
-      if (isPtyHostError(error) && error.code === 'provider_disposed') throw error
+      if (link.isClosedRefusal(error) && error.code === 'provider_disposed') throw closedRefusal(error, 'probeLiveness', id)
       return null
     }
   }
@@ -759,7 +780,7 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
       refuseIfDetached('listProcesses')
       // A host that cannot be reached rejects: never an empty (and falsely authoritative) list.
       // Cut off by a detach (connecting, or waiting for the answer): refused naming this method.
-      const refused = asDetachedRefusal('listProcesses')
+      const refused = asClosedRefusal('listProcesses')
       const opened = await link.ensureConnected(false).catch(refused)
       const params: Record<string, unknown> = { ...budget() }
       // A host of ptykit 0.1.0 ignores the parameter (it is a hint) and reads every row in full.
@@ -774,7 +795,7 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
     },
     async listExits(): Promise<PtyExitEvent[]> {
       refuseIfDetached('listExits')
-      const refused = asDetachedRefusal('listExits')
+      const refused = asClosedRefusal('listExits')
       const opened = await link.ensureConnected(false).catch(refused)
       if (!opened.answers('exits')) {
         // Why not just ask: a host that does not know a method drops the connection that calls it.
@@ -794,7 +815,7 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
       refuseIfDetached('forgetExits')
       link.assertOpen()
       if (named.length === 0) return 0
-      const refused = asDetachedRefusal('forgetExits')
+      const refused = asClosedRefusal('forgetExits')
       const opened = await link.ensureConnected(false).catch(refused)
       if (!opened.answers('forgetExits')) {
         // Why not just ask: a host that does not know a method drops the connection that calls it.
@@ -817,19 +838,19 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
     async getCwd(id: string, cwdOptions?: PtyCwdOptions): Promise<string | null> {
       assertPtyId(id)
       asPtyHostRefusal(() => assertCwdOptions(cwdOptions))
-      if (cwdOptions?.of !== 'leader') return ask<string>('cwd', { ptyId: id })
+      if (cwdOptions?.of !== 'leader') return ask<string>('getCwd', 'cwd', { ptyId: id })
       // The leader's directory: `of` crosses the wire. A host of an older ptykit ignores it and
       // would answer the foreground process's — a wrong directory, silently —, so it is not asked:
       // the answer is `null` ("cannot be read"), as for any directory this provider cannot read.
-      return ask<string>('cwd', { ptyId: id, of: 'leader' }, undefined, (connection) => connection.hostReadsCwdOf)
+      return ask<string>('getCwd', 'cwd', { ptyId: id, of: 'leader' }, undefined, (connection) => connection.hostReadsCwdOf)
     },
     async getForegroundProcess(id: string): Promise<string | null> {
       assertPtyId(id)
-      return ask<string>('foreground', { ptyId: id })
+      return ask<string>('getForegroundProcess', 'foreground', { ptyId: id })
     },
     async hasChildProcesses(id: string): Promise<boolean | null> {
       assertPtyId(id)
-      return ask<boolean>('children', { ptyId: id })
+      return ask<boolean>('hasChildProcesses', 'children', { ptyId: id })
     },
     async clearBuffer(id: string): Promise<void> {
       assertPtyId(id)
@@ -843,8 +864,7 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
           // In flight when `dispose()` closed the connection: refused as a call after it is (as a
           // probe or a query is), and when `detach()` did, refused as a clear after it is (the host
           // may not have cleared the screen); any other failure leaves the screen as it was.
-          if (isPtyHostError(error) && error.code === 'provider_disposed') throw error
-          if (isPtyHostError(error) && error.code === 'provider_detached') throw detachingError('clearBuffer', id, error)
+          if (link.isClosedRefusal(error)) throw closedRefusal(error, 'clearBuffer', id)
         })
     },
     async getBufferSnapshot(id: string, snapshotOptions: { scrollbackRows?: number | undefined } = {}): Promise<PtyHostBufferSnapshot | null> {
@@ -855,7 +875,7 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
       assertIntegerOption('scrollbackRows', snapshotOptions.scrollbackRows, 0)
       const params: Record<string, unknown> = { ptyId: id }
       if (snapshotOptions.scrollbackRows !== undefined) params.scrollbackRows = snapshotOptions.scrollbackRows
-      const snapshot = await ask<PtyHostBufferSnapshot>('snapshot', params, (error) => isPtyHostError(error) && error.code === 'history_released')
+      const snapshot = await ask<PtyHostBufferSnapshot>('getBufferSnapshot', 'snapshot', params, (error) => isPtyHostError(error) && error.code === 'history_released')
       if (snapshot === null || typeof snapshot.data !== 'string' || typeof snapshot.seq !== 'number') return null
       if (snapshot.incarnationId !== undefined && typeof snapshot.incarnationId !== 'string') return null
       return snapshot
@@ -950,7 +970,7 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
   refuseCallsAfterDispose(
     provider,
     () => disposed,
-    (method, ptyId) => new PtyHostError('provider_disposed', `Cannot call \`${method}\`: the pty host provider has been disposed`, { ptyId }),
+    (method, ptyId) => disposedError(method, ptyId),
   )
   return provider
 }

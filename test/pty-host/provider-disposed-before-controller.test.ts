@@ -57,7 +57,7 @@ describe('the pty host provider disposed before the controller', () => {
 })
 
 describe('requests in flight when the pty host provider is disposed', () => {
-  it('are refused provider_disposed, naming the request; a spawn in flight still says its process may exist', async () => {
+  it('are refused provider_disposed, naming the method called (not the wire\'s request); a spawn in flight still says its process may exist', async () => {
     // A host that answers only stops: every other request is still in flight when the dispose closes the connection.
     const host = await fakeHostClosedAfter(cleanups, (message, socket) => {
       if (message.type === 'request' && message.method === 'shutdown') socket.write(okReplyFrame(message.id, null))
@@ -77,9 +77,9 @@ describe('requests in flight when the pty host provider is disposed', () => {
     const cwd = outcome(provider.getCwd('term-1'))
     await new Promise((resolve) => setTimeout(resolve, 50))
     await provider.dispose()
-    expect(await listing).toEqual({ code: 'provider_disposed', message: expect.stringContaining('`list`'), processMayExist: false })
-    expect(await probing).toMatchObject({ code: 'provider_disposed', message: expect.stringContaining('`probe`') })
-    expect(await cwd).toMatchObject({ code: 'provider_disposed', message: expect.stringContaining('`cwd`') })
+    expect(await listing).toEqual({ code: 'provider_disposed', message: expect.stringContaining('`listProcesses`'), processMayExist: false })
+    expect(await probing).toMatchObject({ code: 'provider_disposed', message: expect.stringContaining('`probeLiveness`') })
+    expect(await cwd).toMatchObject({ code: 'provider_disposed', message: expect.stringContaining('`getCwd`') })
     // The host may have started it: never "not started".
     expect(await spawning).toMatchObject({ code: 'provider_disposed', processMayExist: true })
   }, 20_000)
@@ -103,6 +103,6 @@ describe('requests in flight when the pty host provider is disposed', () => {
     )
     await new Promise((resolve) => setTimeout(resolve, 50))
     await provider.dispose()
-    expect(await clearing).toMatchObject({ code: 'provider_disposed', message: expect.stringContaining('`clear`') })
+    expect(await clearing).toMatchObject({ code: 'provider_disposed', message: expect.stringContaining('`clearBuffer`') })
   }, 20_000)
 })
