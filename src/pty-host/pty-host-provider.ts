@@ -126,13 +126,6 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
   let disposePromise: Promise<void> | null = null
   /** Set once `dispose()` has finished: the refusals then say "has been disposed", not "is being". */
   let disposed = false
-  /**
-   * What a spawn or attach asked for once `dispose()` began gets: nothing may outlive the dispose.
-   * (One already on its way is in the records as `spawning`: the dispose stops it, and the host's
-   * shutdown waits for a spawn of that id still starting.)
-   */
-  const disposingError = (operation: string): PtyHostError =>
-    new PtyHostError('provider_disposed', `Cannot ${operation}: the pty host provider ${disposed ? 'has been' : 'is being'} disposed`)
   let detachPromise: Promise<void> | null = null
   /**
    * What a call refused once `detach()` began gets — a spawn or attach not yet sent, a stop, a
@@ -149,9 +142,11 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
     if (link.state === 'detached') throw detachingError(method, ptyId)
   }
   /**
-   * What a call refused once `dispose()` closed the link gets — one cut off by the close, or made
-   * after it (see `refuseCallsAfterDispose` below): `provider_disposed`, naming the method and
-   * carrying the PTY the call named.
+   * What a call refused for `dispose()` gets — one cut off by the close, one made after it (see
+   * `refuseCallsAfterDispose` below), and a spawn or attach asked for once it began (nothing may
+   * outlive the dispose; one already on its way is in the records as `spawning`: the dispose stops
+   * it, and the host's shutdown waits for a spawn of that id still starting): `provider_disposed`,
+   * naming the method and carrying the PTY the call named, as a refusal for `detach()` does.
    */
   const disposedError = (method: string, ptyId?: unknown, cause?: unknown): PtyHostError =>
     new PtyHostError('provider_disposed', `Cannot call \`${method}\`: the pty host provider ${disposed ? 'has been' : 'is being'} disposed`, {
@@ -208,7 +203,7 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
   let sessionIdCount = 0
 
   async function attach(id: string, attachOptions: { replayFrom?: PtyHostReplayFrom | undefined; expectedIncarnationId?: PtyIncarnationId | undefined } = {}): Promise<PtySpawnResult> {
-    if (disposePromise !== null) throw disposingError('attach')
+    if (disposePromise !== null) throw disposedError('attach', id)
     if (detachPromise !== null) throw detachingError('attach', id)
     if (typeof id !== 'string' || id.length === 0) throw invalidPtyHostOption('sessionId', 'a non-empty string', id)
     // `null` threw JavaScript's own TypeError, a number was read as no options.
@@ -432,14 +427,14 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
     }
     // Looked at again after the attach's round trip: a dispose begun meanwhile has already taken
     // the table it stops, and a process started now would outlive it with nobody to stop it.
-    if (disposePromise !== null) throw disposingError('spawn')
+    if (disposePromise !== null) throw disposedError('spawn')
     return spawnFresh(spawnOptions)
   }
 
   // Not `async`: a fresh spawn answers with spawnFresh's own promise (no wrapping promise and its
   // turns per spawn); a refusal still arrives as a rejection.
   function spawn(spawnOptions: ProviderSpawnOptions): Promise<PtySpawnResult> {
-    if (disposePromise !== null) return Promise.reject(disposingError('spawn'))
+    if (disposePromise !== null) return Promise.reject(disposedError('spawn'))
     if (detachPromise !== null) return Promise.reject(detachingError('spawn'))
     if (!isOptionsObject(spawnOptions)) return Promise.reject(invalidPtyHostOption('options', 'an object', spawnOptions, 'argument'))
     const { sessionId } = spawnOptions

@@ -86,6 +86,19 @@ describe('a request cut off by dispose()', () => {
     expect(unhandled).toEqual([])
   }, 30_000)
 
+  it('a spawn, a spawn of a session id and an attach asked once it began: refused naming the method (and the attach its PTY), as after it', async () => {
+    const app = await appHoldingTerm1()
+    const disposing = app.dispose()
+    const asked = [settle(() => app.spawn({ file: 'cat' })), settle(() => app.spawn({ file: 'cat', sessionId: 'term-7' })), settle(() => app.attach('term-8'))]
+    await disposing
+    const [spawn, spawnOfSession, attach] = (await Promise.all(asked)) as { code?: unknown; method?: unknown; ptyId?: unknown; message?: unknown }[]
+    // Before: "Cannot spawn: the pty host provider is being disposed", naming no method (nor PTY) as every other refusal does.
+    expect(spawn).toEqual({ code: 'provider_disposed', method: 'spawn', ptyId: undefined, message: 'Cannot call `spawn`: the pty host provider is being disposed' })
+    expect(spawnOfSession).toMatchObject({ code: 'provider_disposed', method: 'spawn', ptyId: undefined })
+    expect(attach).toEqual({ code: 'provider_disposed', method: 'attach', ptyId: 'term-8', message: 'Cannot call `attach`: the pty host provider is being disposed' })
+    expect(unhandled).toEqual([])
+  }, 30_000)
+
   it('names what the same request cut off by detach() names (its refusals; a query cut off by a detach answers null)', async () => {
     const refusals = async (end: (app: PtyHostProvider) => Promise<void>): Promise<Record<string, unknown>> => {
       const app = await appHoldingTerm1()
