@@ -774,7 +774,7 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
       const budget = wireBudget(listOptions)
       refuseIfDetached('listProcesses')
       // A host that cannot be reached rejects: never an empty (and falsely authoritative) list.
-      // Cut off by a detach (connecting, or waiting for the answer): refused naming this method.
+      // Cut off by a detach or a dispose (connecting, or waiting for the answer): refused naming this method.
       const refused = asClosedRefusal('listProcesses')
       const opened = await link.ensureConnected(false).catch(refused)
       const params: Record<string, unknown> = { ...budget() }
