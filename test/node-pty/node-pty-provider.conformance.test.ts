@@ -12,6 +12,8 @@ const drivers = {
   killFromOutside: (result: PtySpawnResult) => void process.kill(result.pid!, 'SIGKILL'),
   // A stopped `cat` reads nothing: the provider holds what the full terminal input cannot take.
   stopReadingInput: (result: PtySpawnResult) => void process.kill(result.pid!, 'SIGSTOP'),
+  // It refuses `cdw`, `sessionID`, `evn`… before it forks (provider-spawn.ts).
+  capabilities: { refusesMisspeltSpawnOptions: true },
 }
 
 describePtyProviderConformance('node-pty', () => createNodePtyProvider(), drivers)

@@ -79,5 +79,5 @@ describePtyProviderConformance('pty-host', () => providerOn(socketPath), {
     if (typeof result.pid === 'number') spawnedPids.push(result.pid)
   },
   // Its `detach()`: the check leaves its long-running PTY running, which the teardown above stops.
-  capabilities: { detach: true },
+  capabilities: { detach: true, refusesMisspeltSpawnOptions: true },
 })

@@ -15,6 +15,7 @@ describePtyProviderConformance('ssh (OpenSSH on loopback)', () => createSshProvi
   stopReadingInput: (result) => void process.kill(result.pid!, 'SIGSTOP'),
   // Its stop closes the channel at its last step when the program's exit was not reported by then:
   // held writes may settle provider_refused_write / transport_lost (docs/ssh-provider.md).
-  capabilities: { stopClosesTransportFirst: true },
+  // It refuses a misspelt option (`cdw`, `sessionID`, `evn`…) before it opens a channel (ssh-spawn.ts).
+  capabilities: { stopClosesTransportFirst: true, refusesMisspeltSpawnOptions: true },
   timeoutMs: 10_000,
 })
