@@ -20,6 +20,8 @@ import { ChildDeathWatch, NODE_PTY_DEATH_POLL_BATCH } from './child-death-watch.
 import { assertPtyDimension } from './launch-plan.js'
 import { isLeaderGoneNow, reportsReaps } from './leader-identity.js'
 import { refuseCallsAfterDispose } from '../contracts/disposed-provider.js'
+import { settleWithin } from '../contracts/settle-within.js'
+import { untilNoneLive } from '../contracts/until-none-live.js'
 import { NodePtyProviderError } from './node-pty-provider-error.js'
 import type { NodePtySession, NodePtySessionHooks } from './node-pty-session.js'
 import { guardProcessExit } from './process-exit-guard.js'
@@ -32,7 +34,7 @@ import { createNodePtyQueries } from './provider-queries.js'
 import { createNodePtySpawn } from './provider-spawn.js'
 import { NodePtySessionTable } from './session-table.js'
 import { createStopLoop, type SessionStopRequest } from './stop-loop.js'
-import { NODE_PTY_DISPOSE_LATE_EXIT_MS, NODE_PTY_HANGUP_GRACE_MS, NODE_PTY_SHUTDOWN_DEADLINE_MS, NODE_PTY_TERMINATE_GRACE_MS } from './stop-schedule.js'
+import { NODE_PTY_DISPOSE_KILL_REAP_MS, NODE_PTY_DISPOSE_LATE_EXIT_MS, NODE_PTY_HANGUP_GRACE_MS, NODE_PTY_SHUTDOWN_DEADLINE_MS, NODE_PTY_TERMINATE_GRACE_MS } from './stop-schedule.js'
 
 /**
  * Refuse `killOnProcessExit` (on by default) in a worker thread, where it cannot be kept: the
@@ -210,12 +212,15 @@ function buildNodePtyProvider(options: NodePtyProviderOptions, refusesAfterDispo
     { useSignal: !isWindows },
   )
 
+  /** Called after each session ends: a disposal waits on them for the exits of what it killed ({@link untilNoneLive}). */
+  const endedWatchers = new Set<() => void>()
   const sessionHooks: NodePtySessionHooks = {
     emitData: (event) => dataListeners.fire(event),
     emitBytes: (event) => bytesListeners.fire(event),
     emitExit: (event) => exitListeners.fire(event),
     onEnded: (session) => {
       sessions.ended(session)
+      for (const watcher of [...endedWatchers]) watcher()
       if (exitsOwedAfterDispose?.delete(session) === true && exitsOwedAfterDispose.size === 0) letGoAfterDispose()
       if (reapsUnreported.delete(session)) deathWatch.setSignalWanted(reapsUnreported.size > 0)
       // Not once let go: a session that ends after the late-exit wait's bound (one of several
@@ -337,6 +342,7 @@ function buildNodePtyProvider(options: NodePtyProviderOptions, refusesAfterDispo
   function letGoAfterDispose(): void {
     letGo = true
     exitsOwedAfterDispose = null
+    endedWatchers.clear()
     if (lateExitTimer !== null) clearTimeout(lateExitTimer)
     lateExitTimer = null
     dataListeners.clear()
@@ -363,7 +369,11 @@ function buildNodePtyProvider(options: NodePtyProviderOptions, refusesAfterDispo
       const stopped = [...toStop]
       const settled = await Promise.allSettled(stopped.map((session) => stopSession(session, { deadlineAt })))
       // What the stops could not prove gone by the deadline is killed now, as this disposal's own stop.
-      killLeftAtDeadline(stopped.filter((_, index) => settled[index]!.status === 'rejected'))
+      const left = stopped.filter((_, index) => settled[index]!.status === 'rejected')
+      killLeftAtDeadline(left)
+      // ...and heard end before this resolves (bounded): node-pty has reaped each then, and an app
+      // may end at once — a worker thread torn down while one of its PTYs dies aborts the process.
+      if (left.length > 0) await settleWithin(untilNoneLive(left, (session) => session.exit === null, endedWatchers), NODE_PTY_DISPOSE_KILL_REAP_MS, undefined)
       // Input still held for a PTY whose exit did not come: no write waits on it for good.
       for (const session of toStop) session.dropHeldInput()
       // Signalled, exit not delivered yet: keep listening for those exits only (bounded), so the

@@ -34,3 +34,15 @@ export { planStopSchedule, type StopScheduleOptions, type StopSignal, type StopS
  * Why bounded: a process that never dies (stuck in the kernel) must not keep the provider alive.
  */
 export const NODE_PTY_DISPOSE_LATE_EXIT_MS = 30_000
+
+/**
+ * How long `dispose()`, having SIGKILLed at its deadline what its stops left, waits for those
+ * PTYs' exits before it resolves. A SIGKILL ends a process within milliseconds unless the kernel
+ * holds it (an uninterruptible sleep); waiting for the exit means node-pty has reaped it — its
+ * thread waiting for the child is done — when `dispose()` resolves. Why: a worker thread's app
+ * ends its worker once the provider is disposed, and a PTY that dies while a worker is torn down
+ * makes node-pty 1.1 abort the whole process (`SIGABRT`). Bounded: a process the kernel cannot kill
+ * at once must not hold the disposal (its exit is still reported, {@link NODE_PTY_DISPOSE_LATE_EXIT_MS}).
+ * Internal.
+ */
+export const NODE_PTY_DISPOSE_KILL_REAP_MS = 1_000

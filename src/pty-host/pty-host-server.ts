@@ -12,7 +12,7 @@ import { FrameDecoder, PTY_HOST_MAX_FRAME_BYTES, PTY_HOST_MIN_FRAME_BYTES } from
 import { HostClient } from './host-client.js'
 import { createHostRequestHandlers, REPLIED } from './host-request-handlers.js'
 import { HostSessionStore, journalExitOf, PTY_HOST_EXITED_SESSION_MEMORY, type HostSession } from './host-sessions.js'
-import { untilNoneLive } from './until-none-live.js'
+import { untilNoneLive } from '../contracts/until-none-live.js'
 import { parseRequest, protocolMismatchMessage, PTY_HOST_METHODS, PTY_HOST_PROTOCOL_VERSION, toWireError, type PtyHostRequest, type PtyHostWireError } from './protocol.js'
 import { assertIntegerOption, assertKnownPtyHostOptions, invalidPtyHostOption, PtyHostError } from './pty-host-error.js'
 import { loadHeadlessScreens, type HeadlessScreenFactory } from './headless-screen.js'

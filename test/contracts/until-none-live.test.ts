@@ -9,7 +9,7 @@
  */
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { untilNoneLive } from '../../src/pty-host/until-none-live.js'
+import { untilNoneLive } from '../../src/contracts/until-none-live.js'
 
 /** `n` sessions (numbers) and a wait on them: `end(i)` ends session `i` and calls the watchers, as a host's exit does. */
 function waitOn(n: number): { looks: () => number; end: (index: number) => void; resolved: () => boolean; watchers: Set<() => void> } {

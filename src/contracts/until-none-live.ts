@@ -1,6 +1,6 @@
 /**
  * Resolves once none of `sessions` is live any more (`isLive` false for each), checked now and each
- * time `watchers` are called (a closing host calls them after each exit it hears). Never rejects;
+ * time `watchers` are called (after each exit: a closing pty host's, a disposing node-pty provider's). Never rejects;
  * a caller bounds it.
  *
  * Why linear: the sessions still waited for are kept in a `Set`, in order, and each check drops
