@@ -64,4 +64,18 @@ describe('the node-pty provider in a worker thread', () => {
     expect(ended).toBe('ended')
     await waitFor(() => (ran!.pids.every(isDead) ? true : undefined), 'both PTY processes dead')
   })
+
+  it('with a deadline that passes at once (shutdownDeadlineMs: 0) its dispose resolves once its own SIGKILL was reaped, and the worker ended at once ends', async () => {
+    const { worker, first } = await startWorker({ killOnProcessExit: false, shutdownDeadlineMs: 0 })
+    const ran = first.ran as { pids: number[] } | undefined
+    expect(ran, JSON.stringify(first)).toBeDefined()
+    const [, running] = ran!.pids
+    worker.postMessage('dispose')
+    await new Promise((disposed) => worker.once('message', disposed))
+    // Reaped, not only signalled: a PTY that died while the worker is torn down would abort this
+    // very process (node-pty 1.1) — the test's own run would end here.
+    expect(isDead(running!)).toBe(true)
+    const ended = await Promise.race([worker.terminate().then(() => 'ended'), new Promise((late) => setTimeout(late, 10_000, 'still ending'))])
+    expect(ended).toBe('ended')
+  })
 })
