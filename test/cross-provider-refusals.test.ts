@@ -384,7 +384,8 @@ describe.each(kinds)('cross-provider refusals: %s', (kind) => {
  * dropped an `acknowledgeData` count of -1, NaN, 1.5 or '5' in silence (the fake added `'5'` to
  * its count, making it a string); every provider ignored an unknown `listProcesses` option, a
  * `membershipOnly` of `'yes'` and a `getCwd` `of` nobody reads; and `write(id, 5)` threw a bare
- * `TypeError` without `code` and `option`.
+ * `TypeError` without `code` and `option`. Until the thirty-first session every provider ignored a
+ * `shutdown` option nobody reads — a misspelt fence (`expectedIncarnationID`) stopped the PTY unfenced.
  */
 describe.each(kinds)('provider-level refusals of malformed arguments: %s', (kind) => {
   const b = useBench(kind)
@@ -450,6 +451,17 @@ describe.each(kinds)('provider-level refusals of malformed arguments: %s', (kind
       cases.push({ name: `getCwd(id, ${JSON.stringify(options)})`, sync: false, call: () => p.getCwd!.call(provider, id, options), option, value })
     }
     cases.push({ name: 'shutdown(id, 5)', sync: false, call: () => p.shutdown!.call(provider, id, 5), option: 'options', value: 5 })
+    // Of the live PTY: a misspelt fence stopped it unfenced (until 7 Dec every provider ignored an
+    // option nobody reads, and node-pty and the fake read `immediate: 'yes'` as `false`).
+    for (const [options, option, value] of [
+      [{ expectedIncarnationID: live.incarnationId }, 'expectedIncarnationID', live.incarnationId],
+      [{ incarnationId: live.incarnationId }, 'incarnationId', live.incarnationId],
+      [{ immediate: 'yes' }, 'immediate', 'yes'],
+      [{ keepHistory: 1 }, 'keepHistory', 1],
+      [{ expectedIncarnationId: 5 }, 'expectedIncarnationId', 5],
+    ] as const) {
+      cases.push({ name: `shutdown(id, ${JSON.stringify(options)})`, sync: false, call: () => p.shutdown!.call(provider, id, options), option, value })
+    }
     // The wait budget, checked by the shared `resolveWaitDeadline`: until 7 Dec a plain TypeError (no code, no option) from every provider but SSH's own checks.
     for (const [method, call] of [
       ['listProcesses', (options: unknown) => p.listProcesses!.call(provider, options)],

@@ -13,7 +13,8 @@ import { argumentRefusal, type ArgumentRefusal } from './argument-refusal.js'
 import { describeValue } from './describe-value.js'
 import { findUnknownOption, isOptionsObject, optionNamesOf } from './known-options.js'
 import type { PtyCwdOptions } from './cwd-options.js'
-import type { PtyListProcessesOptions } from './provider.js'
+import { isPtyIncarnationId, PTY_INCARNATION_ID_MAX_LENGTH } from './incarnation.js'
+import type { PtyListProcessesOptions, PtyShutdownOptions } from './provider.js'
 
 /** A refused provider argument: a `TypeError` carrying `code`, `option` and `value`. */
 export type ProviderArgumentError = ArgumentRefusal
@@ -66,6 +67,33 @@ export function assertListProcessesOptions(options: unknown): asserts options is
   assertNoUnknownOption(options, LIST_OPTION_NAMES)
   const { membershipOnly } = options as { membershipOnly?: unknown }
   if (membershipOnly !== undefined && typeof membershipOnly !== 'boolean') throw providerArgumentError('membershipOnly', 'a boolean', membershipOnly, 'option')
+}
+
+/** The options of a provider's `shutdown`. */
+const SHUTDOWN_OPTION_NAMES = optionNamesOf<PtyShutdownOptions>()('deadlineMs', 'timeoutMs', 'immediate', 'expectedIncarnationId', 'keepHistory')
+
+/**
+ * Refuse a shutdown's options that are not an object (naming `options`), an option nobody reads
+ * (naming it and the option it likely misspells), an `immediate` or `keepHistory` that is not a
+ * boolean, and an `expectedIncarnationId` that is no incarnation id. The wait budget (`deadlineMs`,
+ * `timeoutMs`) is each provider's `resolveWaitDeadline`'s to check.
+ *
+ * Why every option: a misspelt fence (`expectedIncarnationID`, `incarnationId`) was ignored, and the
+ * stop took whatever process held the id — a replacement the fence was there to leave alone —; an
+ * `immediate: 'yes'` was read as `false`, a `keepHistory: 'yes'` dropped the history asked to be
+ * kept. (The pty host and SSH providers checked the types, each its own way; none the names.)
+ */
+export function assertShutdownOptions(options: unknown): asserts options is PtyShutdownOptions | undefined {
+  if (options === undefined) return
+  if (!isOptionsObject(options)) throw providerArgumentError('options', 'an object', options)
+  assertNoUnknownOption(options, SHUTDOWN_OPTION_NAMES)
+  const { immediate, keepHistory, expectedIncarnationId } = options as Record<string, unknown>
+  for (const [name, value] of [['immediate', immediate], ['keepHistory', keepHistory]] as const) {
+    if (value !== undefined && typeof value !== 'boolean') throw providerArgumentError(name, 'a boolean', value, 'option')
+  }
+  if (expectedIncarnationId !== undefined && !isPtyIncarnationId(expectedIncarnationId)) {
+    throw providerArgumentError('expectedIncarnationId', `an incarnation id (a string of 1 to ${PTY_INCARNATION_ID_MAX_LENGTH} characters)`, expectedIncarnationId, 'option')
+  }
 }
 
 /** The options of `getCwd`. */

@@ -2,7 +2,7 @@ import { isMainThread } from 'node:worker_threads'
 import { isOptionsObject } from '../contracts/known-options.js'
 import { NodePtyOptionError } from './node-pty-option-error.js'
 import { DEFAULT_MAX_PENDING_INPUT_BYTES, assertWriteBytes, assertWriteData } from '../contracts/write-settlement.js'
-import { assertPtyIdArgument } from '../contracts/provider-arguments.js'
+import { assertPtyIdArgument, assertShutdownOptions } from '../contracts/provider-arguments.js'
 import {
   LOCAL_EXECUTION_HOST_ID,
   createListenerSet,
@@ -315,6 +315,7 @@ function buildNodePtyProvider(options: NodePtyProviderOptions, refusesAfterDispo
   async function shutdown(id: string, shutdownOptions: PtyShutdownOptions = {}): Promise<void> {
     assertPtyIdArgument(id)
     if (!isOptionsObject(shutdownOptions)) throw new NodePtyOptionError('options', 'an object', shutdownOptions, undefined, false, 'invalid_option')
+    assertShutdownOptions(shutdownOptions)
     // Why resolved first: a malformed deadline is a programmer error even for an unknown id.
     const deadlineAt = resolveWaitDeadline(shutdownOptions, context.defaultDeadlineMs)
     const session = sessionToStop(id, shutdownOptions.expectedIncarnationId)

@@ -1,6 +1,6 @@
 import type { PtyCwdOptions } from '../contracts/cwd-options.js'
 import { probedIncarnation } from '../contracts/liveness-probe-options.js'
-import { assertAcknowledgedChars, assertCwdOptions, assertListProcessesOptions, isPtyIdArgument } from '../contracts/provider-arguments.js'
+import { assertAcknowledgedChars, assertCwdOptions, assertListProcessesOptions, assertShutdownOptions, isPtyIdArgument } from '../contracts/provider-arguments.js'
 import { isOptionsObject } from '../contracts/known-options.js'
 import { isPtyDimension, MAX_PTY_DIMENSION } from '../contracts/pty-dimension.js'
 import { assertWriteBytes, assertWriteData } from '../contracts/write-settlement.js'
@@ -492,7 +492,7 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
     // Checked here, as every provider does (refused `invalid_option` naming the option, even for an unknown or
     // ended PTY): the host's own refusal would cross without `option`, after the stop was noted.
     assertPtyId(id)
-    assertShutdownOptions(shutdownOptions)
+    asPtyHostRefusal(() => assertShutdownOptions(shutdownOptions))
     const budget = wireBudget(shutdownOptions)
     const pty = ptys.get(id)
     // An ended PTY needs no stop — unless the host could not complete the last one (see
@@ -1005,22 +1005,6 @@ function asPtyHostRefusal(check: () => void): void {
     const refusal = error as { message: string; option?: string; value?: unknown }
     throw new PtyHostOptionError(refusal.message, refusal.option ?? 'options', refusal.value)
   }
-}
-
-/**
- * A shutdown's options the host would misread, refused naming the option and the value (an
- * `invalid_option` {@link PtyHostError}), before anything is sent. Why: the host read an
- * `expectedIncarnationId` that is no string as none, and stopped whatever process held the id —
- * where the node-pty provider stops nothing —, and a `keepHistory` that is not `true` (`'yes'`) as
- * `false`, dropping the history the caller asked to keep.
- */
-function assertShutdownOptions(options: unknown): void {
-  if (!isOptionsObject(options)) throw invalidPtyHostOption('options', 'an object', options, 'argument')
-  const { immediate, keepHistory, expectedIncarnationId } = options as PtyShutdownOptions
-  for (const [name, value] of [['immediate', immediate], ['keepHistory', keepHistory]] as const) {
-    if (value !== undefined && typeof value !== 'boolean') throw invalidPtyHostOption(name, 'a boolean', value)
-  }
-  assertIncarnationOption('expectedIncarnationId', expectedIncarnationId)
 }
 
 /** Refuse an incarnation-id option that is present but no incarnation id, naming it and the value. */

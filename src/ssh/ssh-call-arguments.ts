@@ -1,10 +1,8 @@
-import { isOptionsObject } from '../contracts/known-options.js'
 import { assertPtyIdArgument } from '../contracts/provider-arguments.js'
 import { assertWriteBytes, assertWriteData } from '../contracts/write-settlement.js'
-import { isPtyIncarnationId, PTY_INCARNATION_ID_MAX_LENGTH } from '../contracts/incarnation.js'
 import { SshOptionError } from './ssh-option-error.js'
 
-// The SSH provider's checks of its calls' arguments (ids, data, option bags, listeners): each bad
+// The SSH provider's checks of its calls' arguments (ids, data, listeners; option bags are the shared checks'): each bad
 // one is an `SshOptionError` with `code: 'invalid_option'`, naming the argument or option and
 // showing the value — the convention every provider's refusal follows (test/cross-provider-refusals.test.ts).
 // Why here: until 7 Dec `write(id, 5)`, a `shutdown` given `{ immediate: 'yes' }` or a listener
@@ -47,29 +45,3 @@ export function assertSshListener(listener: unknown): void {
   if (typeof listener !== 'function') throw new SshOptionError('listener', 'a function', listener, false, undefined, 'invalid_option', 'argument')
 }
 
-/**
- * Refuse a malformed option bag of `shutdown` or `listProcesses`: not an object
- * (`options`), or one of `kinds`' keys of the wrong type. The wait budget's ranges and misspelt
- * names are checked after, by the shared `resolveWaitDeadline`.
- */
-export function assertSshCallOptions(options: unknown, kinds: Readonly<Record<string, 'boolean' | 'finite number' | 'incarnation id'>>): void {
-  if (options === undefined) return
-  if (!isOptionsObject(options)) throw new SshOptionError('options', 'an object', options, false, undefined, 'invalid_option')
-  const record = options as Record<string, unknown>
-  for (const [key, kind] of Object.entries(kinds)) {
-    const value = record[key]
-    if (value === undefined) continue
-    const fits = kind === 'boolean' ? typeof value === 'boolean' : kind === 'finite number' ? typeof value === 'number' && Number.isFinite(value) : isPtyIncarnationId(value)
-    const expected = kind === 'incarnation id' ? `an incarnation id (a string of 1 to ${PTY_INCARNATION_ID_MAX_LENGTH} characters)` : `a ${kind}`
-    if (!fits) throw new SshOptionError(key, expected, value, false, undefined, 'invalid_option')
-  }
-}
-
-/**
- * The options `shutdown` reads, by type. Not the wait budget (`deadlineMs`, `timeoutMs`): the shared
- * `resolveWaitDeadline` refuses a bad one in the words and the shape every provider's refusal has.
- */
-export const SSH_SHUTDOWN_OPTION_KINDS = { immediate: 'boolean', keepHistory: 'boolean', expectedIncarnationId: 'incarnation id' } as const
-
-/** The options `listProcesses` reads, by type: none but the wait budget, which the shared `resolveWaitDeadline` checks. */
-export const SSH_LISTING_OPTION_KINDS = {} as const

@@ -11,20 +11,17 @@ import {
   type Unsubscribe,
   type WriteSettlement,
 } from '../contracts/index.js'
-import { assertCwdOptions, assertListProcessesOptions } from '../contracts/provider-arguments.js'
+import { assertCwdOptions, assertListProcessesOptions, assertShutdownOptions } from '../contracts/provider-arguments.js'
 import { probedIncarnation } from '../contracts/liveness-probe-options.js'
 import type { PtyCwdOptions } from '../contracts/cwd-options.js'
 import { settleWithin } from '../contracts/settle-within.js'
 import { assertSshDimension } from './remote-launch.js'
 import {
-  assertSshCallOptions,
   assertSshListener,
   assertSshPtyId,
   assertSshWriteBytes,
   assertSshWriteData,
   asSshRefusal,
-  SSH_LISTING_OPTION_KINDS,
-  SSH_SHUTDOWN_OPTION_KINDS,
 } from './ssh-call-arguments.js'
 import type { SshConnectionSettings } from './ssh-connection.js'
 import { SshConnectionKeeper } from './ssh-connection-keeper.js'
@@ -105,7 +102,6 @@ function checkedQueries(queries: ReturnType<typeof createSshQueries>): ReturnTyp
     listProcesses: async (listOptions) => {
       // An option nobody reads (`membershipOnly: 'yes'`, a misspelt one) is refused, as every provider refuses it.
       asSshRefusal(() => assertListProcessesOptions(listOptions))
-      assertSshCallOptions(listOptions, SSH_LISTING_OPTION_KINDS)
       return queries.listProcesses(listOptions)
     },
   }
@@ -298,7 +294,7 @@ export function createSshProvider(options: SshProviderOptions): SshProvider {
       },
       shutdown: async (id: string, shutdownOptions: PtyShutdownOptions = {}) => {
         assertSshPtyId(id)
-        assertSshCallOptions(shutdownOptions, SSH_SHUTDOWN_OPTION_KINDS)
+        asSshRefusal(() => assertShutdownOptions(shutdownOptions))
         return shutdownSshPty(table, keeper, timings, id, shutdownOptions, { onStopOwed: lookAtLostPtys, isDisposed: () => disposed })
       },
       pauseProducer(id: string): void {

@@ -1,8 +1,7 @@
 import { probedIncarnation } from '../contracts/liveness-probe-options.js'
 import type { PtyCwdOptions, PtyLivenessProbeOptions } from '../contracts/index.js'
 import { assertWriteBytes, assertWriteData } from '../contracts/write-settlement.js'
-import { assertAcknowledgedChars, assertCwdOptions, assertListProcessesOptions, assertPtyIdArgument, providerArgumentError } from '../contracts/provider-arguments.js'
-import { isOptionsObject } from '../contracts/known-options.js'
+import { assertAcknowledgedChars, assertCwdOptions, assertListProcessesOptions, assertPtyIdArgument, assertShutdownOptions } from '../contracts/provider-arguments.js'
 import { callProvider } from '../contracts/call-provider.js'
 import { assertResizeDimension } from '../contracts/pty-dimension.js'
 import {
@@ -132,7 +131,7 @@ export function createFakeProviderMethods(state: FakeProviderState): FakeProvide
       record('shutdown', shutdownOptions === undefined ? [id] : [id, shutdownOptions])
       try {
         assertPtyIdArgument(id)
-        if (shutdownOptions !== undefined && !isOptionsObject(shutdownOptions)) throw providerArgumentError('options', 'an object', shutdownOptions)
+        assertShutdownOptions(shutdownOptions)
         // Same rules as every provider: deadlineMs absolute, timeoutMs a duration, not both, finite.
         resolveWaitDeadline(shutdownOptions, 0)
       } catch (error) {
