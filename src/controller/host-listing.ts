@@ -1,4 +1,4 @@
-import { isOptionsObject } from '../contracts/known-options.js'
+import { assertKnownOptions, isOptionsObject, optionNamesOf } from '../contracts/known-options.js'
 import { describeValue } from '../contracts/describe-value.js'
 import { callProvider } from '../contracts/call-provider.js'
 import { malformedListing } from '../contracts/listing-rows.js'
@@ -41,6 +41,9 @@ export type HostListingAnswer =
   | { kind: 'failed'; message: string; cause: unknown }
   | { kind: 'aborted' }
 
+/** The options of the controller's listings (`listProcesses`, `listProcessesWithHostScope`). */
+const LIST_OPTION_NAMES = optionNamesOf<PtyListOptions>()('deadlineMs', 'timeoutMs', 'signal', 'includeForegroundProcessEvidence')
+
 /**
  * Read a caller's listing options into one {@link ListingBudget}.
  *
@@ -55,6 +58,8 @@ export function resolveListingBudget(options: PtyListOptions | undefined): Listi
   if (options !== undefined && !isOptionsObject(options)) {
     throw argumentRefusal(`Expected the listing options to be an object, got ${describeValue(options)}`, 'options', options)
   }
+  // Every option: a misspelt `includeForegroundProcessEvidence` was ignored (rows without evidence).
+  assertKnownOptions('', options, LIST_OPTION_NAMES)
   const signal = options?.signal
   assertAbortSignal(signal)
   const now = Date.now()

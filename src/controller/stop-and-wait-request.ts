@@ -1,4 +1,4 @@
-import { isOptionsObject } from '../contracts/known-options.js'
+import { assertKnownOptions, isOptionsObject, optionNamesOf } from '../contracts/known-options.js'
 import { resolveWaitDeadline, type PtyStopAndWaitOptions } from '../contracts/index.js'
 import { assertAbortSignal } from './abort.js'
 import { assertOptionalBoolean, describeValue } from './argument-validation.js'
@@ -14,6 +14,9 @@ export type StopAndWaitRequest = {
   signal?: AbortSignal
 }
 
+/** The options of `stopAndWait`. */
+const STOP_AND_WAIT_OPTION_NAMES = optionNamesOf<PtyStopAndWaitOptions>()('deadlineMs', 'timeoutMs', 'keepHistory', 'signal')
+
 /**
  * Check and resolve the options of `stopAndWait`: `deadlineMs` is an absolute epoch time, read
  * against `epochNow` (`Date.now()`: the caller took it from there, `Date.now() + 5_000` as the seed
@@ -27,6 +30,10 @@ export function resolveStopAndWaitRequest(options: unknown, defaultTimeoutMs: nu
   if (!isOptionsObject(options)) {
     throw argumentRefusal(`Expected the \`options\` argument to be an object, got ${describeValue(options)}`, 'options', options)
   }
+  // Every option, not only near misses of the wait budget's: an ignored one does something else than
+  // asked — `{ expectedIncarnationId }` (a fence `stopAndWait` does not take: a terminal handle's
+  // stop is the fenced one) stopped whatever process held the id.
+  assertKnownOptions('', options, STOP_AND_WAIT_OPTION_NAMES)
   const given = options as PtyStopAndWaitOptions & { signal?: unknown }
   const request: StopAndWaitRequest = { deadlineAt: clockNow + (resolveWaitDeadline(given, defaultTimeoutMs, epochNow) - epochNow) }
   assertOptionalBoolean('keepHistory', given.keepHistory)

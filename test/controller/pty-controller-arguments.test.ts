@@ -45,6 +45,26 @@ describe('controller argument validation', () => {
     expect(h.controller.hasPty(id)).toBe(true)
   })
 
+  // An option nobody reads, refused naming it (until the thirty-first session only near misses of the
+  // wait budget's names were): `{ expectedIncarnationId }` — a fence `stopAndWait` does not take —
+  // stopped whatever held the id, and a misspelt `includeForegroundProcessEvidence` listed no evidence.
+  it.each([
+    ['stopAndWait', { expectedIncarnationId: 'inc-1' }, 'expectedIncarnationId', 'inc-1'],
+    ['stopAndWait', { keepHistroy: true }, 'keepHistroy', true],
+    ['listProcesses', { includeForegroundEvidence: true }, 'includeForegroundEvidence', true],
+    ['listProcessesWithHostScope', { singal: null }, 'singal', null],
+  ] as const)('%s(%o) rejects an option nobody reads, naming it, and stops nothing', async (method, options, option, value) => {
+    const h = createHarness()
+    const { id } = await h.controller.spawn({})
+    const call = method === 'stopAndWait' ? h.controller.stopAndWait(id, options as never) : method === 'listProcesses' ? h.controller.listProcesses(undefined, options as never) : h.controller.listProcessesWithHostScope(options as never)
+    const refused = await Promise.resolve(call).catch((error: unknown) => error)
+    expect(refused).toBeInstanceOf(TypeError)
+    expect(refused).toMatchObject({ code: 'invalid_option', option, value })
+    expect((refused as Error).message).toContain(`\`${option}\``)
+    expect(h.provider.calls.filter((call) => call.method === 'shutdown')).toEqual([])
+    expect(h.controller.hasPty(id)).toBe(true)
+  })
+
   it.each([
     ['confirmForegroundProcess(42)', (h: ReturnType<typeof createHarness>) => h.controller.confirmForegroundProcess(42 as never), '`ptyId` argument'],
     ['confirmShellForeground()', (h: ReturnType<typeof createHarness>) => h.controller.confirmShellForeground(undefined as never), '`ptyId` argument'],
