@@ -16,29 +16,18 @@
  * (Linux: the checks read `/proc`.)
  */
 import { spawn } from 'node:child_process'
-import { readdirSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import type { PtyExitEvent } from '../../src/contracts/index.js'
 import { createNodePtyProvider, type NodePtyProvider } from '../../src/node-pty/index.js'
 import { nodeArgsFor } from '../support/node-entry-bundle.js'
-import { isDead, isDeadState, procRow, waitFor } from './pty-test-support.js'
+import { isDead, sessionMembers, waitFor } from './pty-test-support.js'
 
 const APP = resolve(import.meta.dirname, 'fixtures', 'app-disposes-then-exits.ts')
 
 /** A program that ignores the hang-up and SIGTERM, its loop's `sleep` beside it. */
 const STUBBORN = ['-c', "trap '' HUP TERM; echo READY; while :; do sleep 1; done"]
 
-/** The live (not dead) pids of session `sid` now (from `/proc`). */
-function sessionMembers(sid: number): number[] {
-  const members: number[] = []
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue
-    const row = procRow(Number(entry))
-    if (row !== null && row.sid === sid && !isDeadState(row.state)) members.push(row.pid)
-  }
-  return members
-}
 
 const leaders: number[] = []
 const providers: NodePtyProvider[] = []

@@ -5,9 +5,9 @@ import type { PtyDataEvent, PtyExitEvent, PtyProvider } from 'ptykit/contracts'
 import { loadNodePtyModule, type NodePtyModule, type NodePtyTerminal } from '../../src/node-pty/node-pty-module.js'
 import { afterAll, beforeAll, expect } from 'vitest'
 
-import { procRow, type ProcRow } from '../support/proc-row.js'
+import { isDeadState, procRow, sessionMembers, type ProcRow } from '../support/proc-row.js'
 
-export { procRow, type ProcRow }
+export { isDeadState, procRow, sessionMembers, type ProcRow }
 
 /**
  * A process as seen at one moment: its pid and its start time (`/proc/<pid>/stat` field 22), which
@@ -38,13 +38,6 @@ export function killIfStill(identity: ProcessIdentity | null | undefined, option
   }
 }
 
-/**
- * Whether a /proc state letter is a dead process's: a zombie (`Z`), or one its parent is reaping
- * right now (`X`; `x` on older kernels), whose stat still reads until its pid is freed.
- */
-export function isDeadState(state: string): boolean {
-  return state === 'Z' || state === 'X' || state === 'x'
-}
 
 /** True when the process is gone, a zombie or being reaped (dead; reaping is its parent's business). */
 export function isDead(pid: number): boolean {

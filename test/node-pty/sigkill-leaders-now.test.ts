@@ -7,24 +7,13 @@
  * (Linux: the checks read `/proc`.)
  */
 import { spawn } from 'node:child_process'
-import { readdirSync } from 'node:fs'
 import { afterEach, expect, it } from 'vitest'
 import { createProcessInspector } from '../../src/node-pty/process-inspector.js'
 import { sigkillLeadersNow } from '../../src/node-pty/process-tree.js'
-import { isDead, isDeadState, procRow, waitFor } from './pty-test-support.js'
+import { isDead, procRow, sessionMembers, waitFor } from './pty-test-support.js'
 
 const inspector = createProcessInspector(process.platform)
 
-/** The live (not dead) pids of session `sid` now (from `/proc`). */
-function sessionMembers(sid: number): number[] {
-  const members: number[] = []
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue
-    const row = procRow(Number(entry))
-    if (row !== null && row.sid === sid && !isDeadState(row.state)) members.push(row.pid)
-  }
-  return members
-}
 
 /** The start time of `pid` now (`/proc/<pid>/stat` field 22), or `null`. */
 function startTimeOf(pid: number): string | null {

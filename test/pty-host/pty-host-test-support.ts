@@ -429,13 +429,4 @@ export function procStatOf(pid: number | string): ProcStat | null {
   return { state: fields[0]!, pgid: Number(fields[2]), sid: Number(fields[3]), startTime: fields[19]! }
 }
 
-/** The live (not zombie) pids of session `sid` now (from `/proc`). */
-export function sessionMembers(sid: number): number[] {
-  const members: number[] = []
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue
-    const stat = procStatOf(entry)
-    if (stat !== null && stat.sid === sid && stat.state !== 'Z') members.push(Number(entry))
-  }
-  return members
-}
+export { sessionMembers } from '../support/proc-row.js'

@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs'
+import { readFileSync, readdirSync } from 'node:fs'
 
 // Kept apart from test/node-pty/pty-test-support.ts (which imports vitest) so that scripts run
 // outside vitest — test/pty-host/fixtures/forced-pid-reuse.ts, in a pid namespace of its own —
@@ -18,4 +18,23 @@ export function procRow(pid: number): ProcRow | null {
   const fields = text.slice(text.lastIndexOf(')') + 2).split(' ')
   const [state, ppid, pgid, sid] = fields
   return { pid, state: state ?? '?', ppid: Number(ppid), pgid: Number(pgid), sid: Number(sid), startTime: fields[19] ?? '' }
+}
+
+/**
+ * Whether a /proc state letter is a dead process's: a zombie (`Z`), or one its parent is reaping
+ * right now (`X`; `x` on older kernels), whose stat still reads until its pid is freed.
+ */
+export function isDeadState(state: string): boolean {
+  return state === 'Z' || state === 'X' || state === 'x'
+}
+
+/** The live (not dead: {@link isDeadState}) pids of session `sid` now (from `/proc`). */
+export function sessionMembers(sid: number): number[] {
+  const members: number[] = []
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue
+    const row = procRow(Number(entry))
+    if (row !== null && row.sid === sid && !isDeadState(row.state)) members.push(row.pid)
+  }
+  return members
 }
