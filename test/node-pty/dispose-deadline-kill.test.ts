@@ -21,7 +21,7 @@ import { afterEach, describe, expect, it } from 'vitest'
 import type { PtyExitEvent } from '../../src/contracts/index.js'
 import { createNodePtyProvider, type NodePtyProvider } from '../../src/node-pty/index.js'
 import { nodeArgsFor } from '../support/node-entry-bundle.js'
-import { isDead, sessionMembers, waitFor } from './pty-test-support.js'
+import { isDead, killSessionMembers, sessionMembers, waitFor } from './pty-test-support.js'
 
 const APP = resolve(import.meta.dirname, 'fixtures', 'app-disposes-then-exits.ts')
 
@@ -34,13 +34,7 @@ const providers: NodePtyProvider[] = []
 afterEach(async () => {
   for (const provider of providers.splice(0)) await provider.dispose()
   for (const sid of leaders.splice(0)) {
-    for (const pid of sessionMembers(sid)) {
-      try {
-        process.kill(pid, 'SIGKILL')
-      } catch {
-        // Gone meanwhile.
-      }
-    }
+    killSessionMembers(sid)
   }
 })
 

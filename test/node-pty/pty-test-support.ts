@@ -5,9 +5,9 @@ import type { PtyDataEvent, PtyExitEvent, PtyProvider } from 'ptykit/contracts'
 import { loadNodePtyModule, type NodePtyModule, type NodePtyTerminal } from '../../src/node-pty/node-pty-module.js'
 import { afterAll, beforeAll, expect } from 'vitest'
 
-import { isDeadState, procRow, sessionMembers, type ProcRow } from '../support/proc-row.js'
+import { isDeadState, killSessionMembers, procRow, sessionMembers, type ProcRow } from '../support/proc-row.js'
 
-export { isDeadState, procRow, sessionMembers, type ProcRow }
+export { isDeadState, killSessionMembers, procRow, sessionMembers, type ProcRow }
 
 /**
  * A process as seen at one moment: its pid and its start time (`/proc/<pid>/stat` field 22), which

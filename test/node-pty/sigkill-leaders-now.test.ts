@@ -10,7 +10,7 @@ import { spawn } from 'node:child_process'
 import { afterEach, expect, it } from 'vitest'
 import { createProcessInspector } from '../../src/node-pty/process-inspector.js'
 import { sigkillLeadersNow } from '../../src/node-pty/process-tree.js'
-import { isDead, procRow, sessionMembers, waitFor } from './pty-test-support.js'
+import { isDead, killSessionMembers, procRow, sessionMembers, waitFor } from './pty-test-support.js'
 
 const inspector = createProcessInspector(process.platform)
 
@@ -23,13 +23,7 @@ const started: number[] = []
 
 afterEach(() => {
   for (const sid of started.splice(0)) {
-    for (const pid of sessionMembers(sid)) {
-      try {
-        process.kill(pid, 'SIGKILL')
-      } catch {
-        // Gone meanwhile.
-      }
-    }
+    killSessionMembers(sid)
   }
 })
 

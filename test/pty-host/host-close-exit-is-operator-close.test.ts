@@ -16,7 +16,7 @@ import { createPtyController, type PtyControllerExitEvent } from 'ptykit/control
 import type { PtyExitEvent } from 'ptykit/contracts'
 import { describe, expect, it } from 'vitest'
 import { isDead, waitFor } from '../node-pty/pty-test-support.js'
-import { inProcessHost, providerOn, sessionMembers, useCleanups } from './pty-host-test-support.js'
+import { inProcessHost, killSessionMembers, providerOn, sessionMembers, useCleanups } from './pty-host-test-support.js'
 
 const cleanups = useCleanups()
 
@@ -35,13 +35,7 @@ describe('a pty host closed while a session ignores the hang-up and SIGTERM (sto
     const { id } = await controller.spawn({ file: '/bin/sh', args: ['-c', `trap '' HUP TERM; echo $$ > ${pidFile}; while :; do sleep 1; done`] })
     const leader = Number(await waitFor(() => (existsSync(pidFile) ? readFileSync(pidFile, 'utf8').trim() || undefined : undefined), 'the program to be up'))
     cleanups.push(async () => {
-      for (const pid of sessionMembers(leader)) {
-        try {
-          process.kill(pid, 'SIGKILL')
-        } catch {
-          // Gone meanwhile.
-        }
-      }
+      killSessionMembers(leader)
     })
     await waitFor(() => (sessionMembers(leader).length >= 2 ? true : undefined), 'the loop to run its sleep')
     await host.close()

@@ -18,7 +18,7 @@ import { describe, expect, it } from 'vitest'
 import { startPtyHost } from 'ptykit/pty-host'
 import { nodeArgsFor } from '../support/node-entry-bundle.js'
 import { isDead, waitFor } from '../node-pty/pty-test-support.js'
-import { killHostAndClean, makeSocketDir, rawClient, sessionMembers, useCleanups } from './pty-host-test-support.js'
+import { killHostAndClean, killSessionMembers, makeSocketDir, rawClient, sessionMembers, useCleanups } from './pty-host-test-support.js'
 
 const cleanups = useCleanups()
 
@@ -60,13 +60,7 @@ describe('a pty host process closed with a tiny stop deadline, a session ignorin
       const { incarnationId } = spawned.result as { incarnationId: string }
       const leader = Number(await waitFor(() => (existsSync(pidFile) ? readFileSync(pidFile, 'utf8').trim() || undefined : undefined), 'the program to be up'))
       cleanups.push(async () => {
-        for (const pid of sessionMembers(leader)) {
-          try {
-            process.kill(pid, 'SIGKILL')
-          } catch {
-            // Gone meanwhile.
-          }
-        }
+        killSessionMembers(leader)
       })
       // The loop's `sleep` runs beside its shell: two processes in the session.
       await waitFor(() => (sessionMembers(leader).length >= 2 ? true : undefined), 'the loop to run its sleep')

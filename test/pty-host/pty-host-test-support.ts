@@ -429,4 +429,4 @@ export function procStatOf(pid: number | string): ProcStat | null {
   return { state: fields[0]!, pgid: Number(fields[2]), sid: Number(fields[3]), startTime: fields[19]! }
 }
 
-export { sessionMembers } from '../support/proc-row.js'
+export { killSessionMembers, sessionMembers } from '../support/proc-row.js'

@@ -38,3 +38,14 @@ export function sessionMembers(sid: number): number[] {
   }
   return members
 }
+
+/** SIGKILL every live member of session `sid` now (a test's clean-up; one gone meanwhile is skipped). */
+export function killSessionMembers(sid: number): void {
+  for (const pid of sessionMembers(sid)) {
+    try {
+      process.kill(pid, 'SIGKILL')
+    } catch {
+      // Gone meanwhile.
+    }
+  }
+}
