@@ -14,6 +14,7 @@ import type { PtyExitEvent } from 'ptykit/contracts'
 import { startPtyHost, type PtyHostProvider } from 'ptykit/pty-host'
 import { describe, expect, it } from 'vitest'
 import { isDead, waitFor } from '../node-pty/pty-test-support.js'
+import { nodeArgsFor } from '../support/node-entry-bundle.js'
 import { HOST_FROM_SOURCES, hostFixture, hostPid, killHost, killHostAndClean, makeSocketDir, providerOn, rawClient, useCleanups } from './pty-host-test-support.js'
 
 const cleanups = useCleanups()
@@ -24,14 +25,28 @@ const AWAIT_GATE = 'while [ ! -e "$0" ]; do sleep 0.05; done'
 type Ended = { id: string; pid: number; incarnationId: string | undefined }
 
 /**
- * On a host from the sources (with `hostOptions`), an app spawns three sessions and goes away
- * (detaches, leaving them running); then, with no app connected, one exits 3, one is SIGKILLed and
- * one ends after a stop reached the host (a tool's `shutdown`, its connection closed at once; the
- * process ends 0.3 s after the hang-up, with code 7). Resolves once the three processes are gone.
+ * A host from the sources whose stops give the hang-up and the SIGTERM a minute each before the
+ * SIGKILL (fixtures/host-with-slow-stops.ts): a program that ends on its own once a stop reached
+ * the host is never overtaken by the stop's SIGKILL, however loaded the machine.
+ */
+const HOST_WITH_SLOW_STOPS = { file: process.execPath, args: nodeArgsFor(resolve(import.meta.dirname, 'fixtures/host-with-slow-stops.ts')) }
+
+/**
+ * On a host from the sources (with `hostOptions`; its stops slow, see {@link HOST_WITH_SLOW_STOPS}),
+ * an app spawns three sessions and goes away (detaches, leaving them running); then, with no app
+ * connected, one exits 3, one is SIGKILLed and one ends after a stop reached the host (a tool's
+ * `shutdown`, its connection closed at once; the process ends with code 7 once it has the stop's
+ * hang-up and the tool has gone). Resolves once the three processes are gone.
+ *
+ * Why the slow stops: the third must end on its own, with its code — the cause the host records
+ * is the program's `exited(7)`, not the stop's own signal. Before, on the default graces, the
+ * stop's SIGKILL came 1 s after its hang-up, and the program ended 0.3 s after the hang-up (a
+ * `sleep 0.3` begun once its foreground `sleep 0.05` had ended): a race with the SIGKILL, lost on
+ * a loaded machine (load ~8 on two cores) — `signaled(9)`.
  */
 async function threeEndingsWhileAway(socketPath: string, dir: string, hostOptions: { idleExitMs: number }): Promise<{ exits3: Ended; killed: Ended; stopped: Ended }> {
   const gate = join(dir, 'gate')
-  const first = providerOn(socketPath, { ...hostOptions, reconnectAttempts: 0 })
+  const first = providerOn(socketPath, { ...hostOptions, reconnectAttempts: 0, hostCommand: HOST_WITH_SLOW_STOPS })
   cleanups.push(() => first.dispose())
   const spawn = async (script: string): Promise<Ended> => {
     const reply = await first.spawn({ file: '/bin/sh', args: ['-c', script, gate] })
@@ -39,8 +54,9 @@ async function threeEndingsWhileAway(socketPath: string, dir: string, hostOption
   }
   const exits3 = await spawn(`${AWAIT_GATE}; exit 3`)
   const killed = await spawn(`${AWAIT_GATE}; kill -9 $$`)
-  // Ignores SIGTERM (the stop's SIGKILL is 1 s away), ends 0.3 s after the hang-up on its own.
-  const stopped = await spawn("trap '' TERM; trap 'sleep 0.3; exit 7' HUP; while :; do sleep 0.05; done")
+  // Ignores SIGTERM; ends on its own, with code 7, once it has had the stop's hang-up and the gate
+  // (written once the stop's asker has gone) is open — whichever comes last.
+  const stopped = await spawn(`trap '' TERM; trap 'hup=1' HUP; while [ -z "$hup" ] || [ ! -e "$0" ]; do sleep 0.05; done; exit 7`)
   await first.detach()
   // A stop of the third reaches the host (a probe after it is answered after it), and its asker goes.
   const tool = await rawClient(socketPath)
