@@ -6,7 +6,7 @@
  * exited idle 30 s later and the next app (the IDE reopened next morning) got an empty
  * `listExits()` from a fresh host: why each one ended was gone.
  */
-import { readFileSync, writeFileSync } from 'node:fs'
+import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { createPtyController, type PtyControllerExitEvent } from 'ptykit/controller'
 import { settleExitCause } from 'ptykit/exit-cause'
@@ -55,8 +55,11 @@ async function threeEndingsWhileAway(socketPath: string, dir: string, hostOption
   const exits3 = await spawn(`${AWAIT_GATE}; exit 3`)
   const killed = await spawn(`${AWAIT_GATE}; kill -9 $$`)
   // Ignores SIGTERM; ends on its own, with code 7, once it has had the stop's hang-up and the gate
-  // (written once the stop's asker has gone) is open — whichever comes last.
-  const stopped = await spawn(`trap '' TERM; trap 'hup=1' HUP; while [ -z "$hup" ] || [ ! -e "$0" ]; do sleep 0.05; done; exit 7`)
+  // (written once the stop's asker has gone) is open — whichever comes last. Says when its traps
+  // are set: a hang-up before them ends it by the signal (`signaled(1)`, seen at load ~8: the stop
+  // came before the shell just spawned had read its script).
+  const stopped = await spawn(`trap '' TERM; trap 'hup=1' HUP; : > "$0-trapped"; while [ -z "$hup" ] || [ ! -e "$0" ]; do sleep 0.05; done; exit 7`)
+  await waitFor(() => (existsSync(`${gate}-trapped`) ? true : undefined), 'the third’s traps to be set', 15_000)
   await first.detach()
   // A stop of the third reaches the host (a probe after it is answered after it), and its asker goes.
   const tool = await rawClient(socketPath)
