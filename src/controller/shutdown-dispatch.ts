@@ -17,7 +17,8 @@ export type ShutdownOutcome = 'resolved' | 'rejected' | 'provider_disposed' | 'p
  * refusal reported once for the provider and answered `'provider_disposed'`, a detached one's
  * likewise answered `'provider_detached'` —, never thrown.
  * `stepOptions`, when given, replace the default options (a `stopAndWait` step's timeout and
- * `keepHistory`).
+ * `keepHistory`); `reportRejection`, when given, decides whether (and when) a rejection's report is
+ * made (a `stopAndWait` step whose deadline ran out holds it: see `stop-and-wait.ts`).
  */
 export function dispatchShutdown(
   core: ControllerCore,
@@ -26,6 +27,7 @@ export function dispatchShutdown(
   incarnationId: PtyIncarnationId | undefined,
   immediate: boolean,
   stepOptions?: PtyShutdownOptions,
+  reportRejection: (report: () => void) => void = (report) => report(),
 ): Promise<ShutdownOutcome> {
   const options = stepOptions ?? {
     ...(immediate ? { immediate: true } : {}),
@@ -37,7 +39,7 @@ export function dispatchShutdown(
       // A gone provider (disposed, or detached) refuses every stop: reported once for the provider.
       const gone = reportProviderGone(core, provider, 'shutdown_failed', error)
       if (gone !== null) return gone
-      core.report('shutdown_failed', `Provider ${provider.name} could not shut down ${ptyId}`, error, ptyId)
+      reportRejection(() => core.report('shutdown_failed', `Provider ${provider.name} could not shut down ${ptyId}`, error, ptyId))
       return 'rejected' as const
     },
   )

@@ -216,7 +216,37 @@ function providerDetachedDoubt(context: StopPhaseContext, record: PtyRecord, ref
 function dispatchStep(context: StopPhaseContext, stop: TrackedStop, immediate: boolean): Promise<StepOutcome> {
   const { provider, ptyId, incarnationId } = stop.record
   const options = shutdownOptionsFor(immediate, incarnationId, stop.budget.remainingMs(), stop.keepHistory)
-  return dispatchShutdown(context.core, provider, ptyId, incarnationId, immediate, options).then((outcome) =>
+  return dispatchShutdown(context.core, provider, ptyId, incarnationId, immediate, options, (report) => reportUnlessLanded(context, stop, report)).then((outcome) =>
     outcome === 'resolved' ? 'shutdown_resolved' : outcome === 'provider_disposed' || outcome === 'provider_detached' ? outcome : 'shutdown_rejected',
   )
+}
+
+/**
+ * Report a step's rejected shutdown — unless it came once the stop's time was spent and the stop
+ * landed. The step hands the provider the time the caller left (`timeoutMs`), and a provider fails a
+ * stop still running when that time runs out (node-pty, SSH, the pty host: `shutdown_timeout`), also
+ * one whose hang-up or kill was sent and ends the process a moment later. That is the caller's
+ * deadline passing, not a provider fault: the `stopAndWait` has answered `false` already, and the
+ * exit that follows is an operator close. So such a rejection is held until the PTY's exit
+ * (nothing reported) or the unconfirmed-stop window's end (reported then, beside `stop_unverified`;
+ * not at `dispose`, whose own stop of the PTY answers for it).
+ * Why: 200 agents stopped with `{ timeoutMs: 1 }` or a past `deadlineMs` reported 200
+ * `shutdown_failed` "could not shut down" for processes that were shut down (the fake, whose stops
+ * land at once, reported none).
+ */
+function reportUnlessLanded(context: StopPhaseContext, stop: TrackedStop, report: () => void): void {
+  const { record, budget } = stop
+  if (budget.remainingMs() > 0) {
+    report()
+    return
+  }
+  if (record.state === 'exited') return
+  const exited = waitForRecordState(record, 'exited')
+  const window = context.core.timers.after(context.core.options.stop.unconfirmedAfterMs)
+  void Promise.race([exited.promise.then(() => 'exit' as const), window.promise]).then((outcome) => {
+    exited.cancel()
+    window.cancel()
+    // At dispose (every timer cleared) disposal's own stop of the PTY gives the verdict.
+    if (outcome !== 'exit' && !context.core.timers.cleared) report()
+  })
 }
