@@ -59,6 +59,7 @@ const OWNS_NOTHING: RecordOwnership = { scopeId: undefined, slot: undefined, cla
 
 /** No records (the answer for most spawns, shared). */
 const NO_RECORDS: readonly PtyRecord[] = Object.freeze([])
+const NO_COMINGS: readonly ComingPty[] = Object.freeze([])
 
 /** The event buffer's first mark: every event still held (the incarnation fence picks a record's own). */
 const ALL_HELD = 0
@@ -127,20 +128,42 @@ export class SpawnPublication {
     // Why no wrapping `async`/`finally` here: the caller gets the spawn's own promise, without the
     // turns a wrapper takes — `spawnTerminal` replays the output delivered with the publication to
     // whoever subscribes in the turn the handle is returned. `#spawnNow` releases `coming`.
-    if (turn === undefined) return this.#spawnNow(options, published, coming)
-    const inTurn = turn(() => this.#spawnNow(options, published, coming))
+    if (turn === undefined) return this.#spawnNow(options, published, coming, true)
+    // A slot's spawns take their slot's turns instead (waiting for an earlier spawn of the id as
+    // well could wait on one queued behind the caller's own `claimSlotCreate` claim, for ever).
+    const inTurn = turn(() => this.#spawnNow(options, published, coming, false))
     // The turn refused before running it (a `slotCreateClaim` that is not this slot's): released here.
     if (coming !== undefined) inTurn.catch(() => records.release(coming))
     return inTurn
   }
 
-  /** `spawn` in its turn; `coming` is its registration under its `sessionId` (queued until its host is known), released when it is over. */
-  async #spawnNow(options: PtySpawnOptions, published: ((record: PtyRecord) => void) | undefined, coming: ComingPty | undefined): Promise<PtySpawnReply> {
+  /**
+   * `spawn` in its turn; `coming` is its registration under its `sessionId` (queued until its host
+   * is known), released when it is over; `takeIdTurn`: wait for the spawns and attaches of that id
+   * begun before it (a spawn outside a slot's turns).
+   */
+  async #spawnNow(
+    options: PtySpawnOptions,
+    published: ((record: PtyRecord) => void) | undefined,
+    coming: ComingPty | undefined,
+    takeIdTurn: boolean,
+  ): Promise<PtySpawnReply> {
     const core = this.#core
     try {
       if (core.disposed()) throw new PtyControllerDisposedError('spawn', true)
       // Checks the options (before the wait reads them).
       const state = createRuntimePtySpawnState(this.#deps, this.#withObservedCommitHook(options))
+      // Spawns of one session id take turns, in call order, as spawns of one slot do: this one waits
+      // for the spawns and attaches of its id begun before it, then finds what they published — live
+      // (its provider attaches it), or being stopped by a `kill` since (waited for below: a restart).
+      // Why: sent at once, node-pty refused the second of two (`pty_id_in_use`) where the fake
+      // attached it, and `kill, spawn, kill, spawn` left nothing running (the first restart stopped
+      // by the second `kill`, the second refused while the first was starting).
+      const earlier = coming !== undefined && takeIdTurn ? this.#earlierComingsOf(coming) : NO_COMINGS
+      if (coming !== undefined && earlier.length > 0) {
+        await this.#awaitLanded(coming.ptyId, earlier, options.signal)
+        if (core.disposed()) throw new PtyControllerDisposedError('spawn', true)
+      }
       // Awaited only when there is something to wait for: a spawn's path takes no extra turn otherwise.
       const stopping = this.#stoppingPtysOf(options)
       if (stopping.length > 0) {
@@ -284,6 +307,25 @@ export class SpawnPublication {
       )
     }
     records.goInFlight(coming, hostId)
+  }
+
+  /** The spawns and attaches of `coming`'s id begun before it, queued or in flight. */
+  #earlierComingsOf(coming: ComingPty): readonly ComingPty[] {
+    const all = this.#core.records.comingOf(coming.ptyId)
+    return all.slice(0, Math.max(0, all.indexOf(coming)))
+  }
+
+  /**
+   * Wait until each of `earlier` (spawns and attaches of `ptyId`) is over — published or failed —,
+   * the caller's abort (the pipeline then refuses the spawn), or `dispose`.
+   */
+  async #awaitLanded(ptyId: string, earlier: readonly ComingPty[], signal: AbortSignal | undefined): Promise<void> {
+    const landed = this.#core.records.whenLanded(ptyId, earlier)
+    try {
+      await raceAbort(this.#core.timers.orAtDispose(landed.promise, undefined), signal)
+    } finally {
+      landed.cancel()
+    }
   }
 
   /**
