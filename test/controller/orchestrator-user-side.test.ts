@@ -366,6 +366,24 @@ describe.each(kinds)(`an orchestrator of ${AGENTS} agents over %s`, (kind) => {
       expect(controller.terminal(id)?.incarnationId, id).toBe(restartedReplies.get(id)!.incarnationId)
     }
 
+    // 5b. The same id spawned twice at once, then restarted twice in one turn.
+    const twins = Array.from({ length: 10 }, (_, index) => `twin-${index}`)
+    const twinReplies = await Promise.all(
+      twins.map((id) => Promise.all([controller.spawn({ sessionId: id, ...world.agent('sleeps') }), controller.spawn({ sessionId: id, ...world.agent('sleeps') })])),
+    )
+    summary.twinSpawns = twinReplies.map(([first, second]) => [first.isReattach, second.isReattach, second.incarnationId === first.incarnationId])
+    const doubleRestarts = await Promise.all(
+      twins.map((id) => Promise.all([controller.kill(id), controller.spawn({ sessionId: id, ...world.agent('sleeps') }), controller.kill(id), controller.spawn({ sessionId: id, ...world.agent('sleeps') })])),
+    )
+    summary.doubleRestarts = doubleRestarts.map(([firstKill, first, secondKill, second]) => [firstKill, secondKill, first.incarnationId !== second.incarnationId])
+    for (const [index, id] of twins.entries()) {
+      const [, first, , second] = doubleRestarts[index]!
+      expect((await exitOf(id, twinReplies[index]![0].incarnationId)).cause, id).toEqual(OPERATOR_CLOSE)
+      expect((await exitOf(id, first.incarnationId)).cause, id).toEqual(OPERATOR_CLOSE)
+      expect(controller.terminal(id)?.incarnationId, `${id}: the second restart runs on`).toBe(second.incarnationId)
+      expect(world.runs(id, second.pid ?? undefined, second.incarnationId), id).toBe(true)
+    }
+
     // 6. stopAndWait of many at once, with short and past deadlines; then resize the stopped ones.
     const rushed = sleepers.slice(20, 60)
     const rushedAnswers = await Promise.all(
@@ -454,6 +472,8 @@ describe.each(kinds)(`an orchestrator of ${AGENTS} agents over %s`, (kind) => {
       afterExit: summary.afterExit,
       endedHandles: summary.endedHandles,
       restarts: all(summary.restarts, { stop: true, isReattach: false, fresh: true }),
+      twinSpawns: all(summary.twinSpawns, [false, true, true]),
+      doubleRestarts: all(summary.doubleRestarts, [true, true, true]),
       rushedCauses: all(summary.rushedCauses, OPERATOR_CLOSE),
       resizeAfterStop: all(summary.resizeAfterStop, false),
       stopAgain: all(summary.stopAgain, true),
@@ -470,6 +490,8 @@ describe.each(kinds)(`an orchestrator of ${AGENTS} agents over %s`, (kind) => {
       afterExit: true,
       endedHandles: true,
       restarts: true,
+      twinSpawns: true,
+      doubleRestarts: true,
       rushedCauses: true,
       resizeAfterStop: true,
       stopAgain: true,
