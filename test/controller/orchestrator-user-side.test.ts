@@ -535,7 +535,64 @@ describe.each(kinds)(`an orchestrator of ${AGENTS} agents over %s`, (kind) => {
   })
 })
 
+/** What the orchestrator saw of agents whose consumer acknowledged once and then forgot, per provider. */
+const forgetfulVerdicts = new Map<Kind, Record<string, unknown>>()
+
+describe.each(kinds)('an orchestrator whose view acknowledges once and forgets, over %s', (kind) => {
+  it('a paused agent still stops as an operator close, and one that exits behind held output keeps its own cause after all of it', { timeout: 30_000 }, async () => {
+    const CHUNKS = 75
+    const CHUNK = 4_000
+    const provider = kind === 'node-pty' ? createNodePtyProvider() : createFakePtyProvider()
+    // node-pty: 300 000 chars then sleep or exit 5; the fake: the same output in 4 000-char chunks.
+    const agent = (exitCode: number | undefined): PtySpawnOptions =>
+      kind === 'node-pty'
+        ? { file: '/bin/sh', args: ['-c', `head -c ${CHUNKS * CHUNK} /dev/zero | tr '\\0' x; ${exitCode === undefined ? 'exec sleep 300' : `exit ${exitCode}`}`] }
+        : { metadata: fakeScriptMetadata({ output: Array.from({ length: CHUNKS }, () => 'x'.repeat(CHUNK)), ...(exitCode === undefined ? {} : { exit: { exitCode } }) }) }
+    const controller = createPtyController({ provider, flowControl: { pauseMaxHoldMs: 1_500 } })
+    const errors: string[] = []
+    controller.on('error', (error) => errors.push(error.code))
+    const received = new Map<string, number>()
+    const receivedAtExit = new Map<string, number>()
+    const exits = new Map<string, TerminalExitCause>()
+    controller.on('data', ({ ptyId, data }) => {
+      // The view acknowledges its first chunk (opting in to flow control) and never again.
+      if (!received.has(ptyId)) controller.acknowledgeData(ptyId, 1)
+      received.set(ptyId, (received.get(ptyId) ?? 0) + data.length)
+    })
+    controller.on('exit', ({ ptyId, cause }) => {
+      exits.set(ptyId, cause)
+      receivedAtExit.set(ptyId, received.get(ptyId) ?? 0)
+    })
+    const sleepers = await Promise.all(Array.from({ length: 10 }, () => controller.spawn(agent(undefined))))
+    const exiters = await Promise.all(Array.from({ length: 10 }, () => controller.spawn(agent(5))))
+    await waitFor(() => (sleepers.every(({ id }) => controller.getFlowControlState(id)?.paused === true) ? true : undefined), 'every sleeper paused')
+    const answers = await Promise.all(sleepers.map(({ id }) => controller.stopAndWait(id, { timeoutMs: 10_000 })))
+    await waitFor(() => (exiters.every(({ id }) => exits.has(id)) ? true : undefined), 'every exiter ended')
+    for (const { id, pid } of sleepers) expect(kind === 'fake' || isDead(pid!), id).toBe(true)
+    const verdict = {
+      stopAnswers: answers,
+      sleeperCauses: sleepers.map(({ id }) => exits.get(id)),
+      exiterCauses: exiters.map(({ id }) => exits.get(id)),
+      exiterOutputBeforeExit: exiters.map(({ id }) => receivedAtExit.get(id)),
+      errors: errors.sort(),
+    }
+    expect(verdict).toEqual({
+      stopAnswers: sleepers.map(() => true),
+      sleeperCauses: sleepers.map(() => OPERATOR_CLOSE),
+      exiterCauses: exiters.map(() => ({ kind: 'exited', exitCode: 5 })),
+      exiterOutputBeforeExit: exiters.map(() => CHUNKS * CHUNK),
+      // Each exiter's pause reached its cap once; each sleeper's stop released its own first.
+      errors: exiters.map(() => 'consumer_not_acknowledging'),
+    })
+    forgetfulVerdicts.set(kind, verdict)
+    await controller.dispose()
+    await provider.dispose()
+  })
+})
+
 it('the fake provider agrees with node-pty on every verdict', () => {
   expect([...verdicts.keys()].sort()).toEqual([...kinds].sort())
+  expect([...forgetfulVerdicts.keys()].sort()).toEqual([...kinds].sort())
+  expect(forgetfulVerdicts.get('fake')).toEqual(forgetfulVerdicts.get('node-pty'))
   expect(verdicts.get('fake')).toEqual(verdicts.get('node-pty'))
 })
