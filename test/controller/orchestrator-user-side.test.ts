@@ -548,7 +548,7 @@ describe.each(kinds)('an orchestrator whose view acknowledges once and forgets, 
       kind === 'node-pty'
         ? { file: '/bin/sh', args: ['-c', `head -c ${CHUNKS * CHUNK} /dev/zero | tr '\\0' x; ${exitCode === undefined ? 'exec sleep 300' : `exit ${exitCode}`}`] }
         : { metadata: fakeScriptMetadata({ output: Array.from({ length: CHUNKS }, () => 'x'.repeat(CHUNK)), ...(exitCode === undefined ? {} : { exit: { exitCode } }) }) }
-    const controller = createPtyController({ provider, flowControl: { pauseMaxHoldMs: 1_500 } })
+    const controller = createPtyController({ provider, flowControl: { pauseMaxHoldMs: 3_000 } })
     const errors: string[] = []
     controller.on('error', (error) => errors.push(error.code))
     const received = new Map<string, number>()
