@@ -59,6 +59,7 @@ const OWNS_NOTHING: RecordOwnership = { scopeId: undefined, slot: undefined, cla
 
 /** No records (the answer for most spawns, shared). */
 const NO_RECORDS: readonly PtyRecord[] = Object.freeze([])
+/** No spawns or attaches (the answer for most spawns, shared). */
 const NO_COMINGS: readonly ComingPty[] = Object.freeze([])
 
 /** The event buffer's first mark: every event still held (the incarnation fence picks a record's own). */
@@ -321,10 +322,15 @@ export class SpawnPublication {
    */
   async #awaitLanded(ptyId: string, earlier: readonly ComingPty[], signal: AbortSignal | undefined): Promise<void> {
     const landed = this.#core.records.whenLanded(ptyId, earlier)
+    // Settled when the wait ends for any reason, so the dispose wait below never outlives it (an
+    // aborted wait's `landed` stays pending for ever once cancelled).
+    let over!: () => void
+    const ended = new Promise<void>((resolve) => (over = resolve))
     try {
-      await raceAbort(this.#core.timers.orAtDispose(landed.promise, undefined), signal)
+      await raceAbort(this.#core.timers.orAtDispose(Promise.race([landed.promise, ended]), undefined), signal)
     } finally {
       landed.cancel()
+      over()
     }
   }
 

@@ -230,7 +230,7 @@ function dispatchStep(context: StopPhaseContext, stop: TrackedStop, immediate: b
  * exit that follows is an operator close. So such a rejection is held until the PTY's exit
  * (nothing reported) or the unconfirmed-stop window's end (reported then, beside `stop_unverified`;
  * not at `dispose`, whose own stop of the PTY answers for it).
- * Why: 200 agents stopped with `{ timeoutMs: 1 }` or a past `deadlineMs` reported 200
+ * Why: 40 agents stopped with `{ timeoutMs: 1 }` or a past `deadlineMs` over node-pty reported 40
  * `shutdown_failed` "could not shut down" for processes that were shut down (the fake, whose stops
  * land at once, reported none).
  */

@@ -67,3 +67,33 @@ describe.each(kinds)('spawns of one session id over %s', (kind) => {
     await finish()
   })
 })
+
+describe('a spawn waiting for its turn behind an earlier spawn of its id', () => {
+  it('gives up at its signal (nothing started) and at dispose; the earlier one lands as before', async () => {
+    const provider = createFakePtyProvider()
+    const controller = createPtyController({ provider })
+    const first = controller.spawn({ sessionId: 'slow', metadata: fakeScriptMetadata({ hang: true }) })
+    const abort = new AbortController()
+    const second = controller.spawn({ sessionId: 'slow', signal: abort.signal })
+    const third = controller.spawn({ sessionId: 'slow' })
+    await new Promise((resolve) => setTimeout(resolve, 10))
+    expect(provider.pendingSpawnCount()).toBe(1)
+    abort.abort()
+    await expect(second).rejects.toMatchObject({ name: 'PtySpawnError' })
+    expect(provider.pendingSpawnCount()).toBe(1)
+    provider.releaseSpawn('slow')
+    expect((await first).isReattach).toBe(false)
+    // The third took its turn after the first: it attaches to the agent the first started.
+    expect(await third).toMatchObject({ isReattach: true, incarnationId: (await first).incarnationId })
+    const fourth = controller.spawn({ sessionId: 'later', metadata: fakeScriptMetadata({ hang: true }) })
+    const fifth = controller.spawn({ sessionId: 'later' })
+    await new Promise((resolve) => setTimeout(resolve, 10))
+    const disposed = controller.dispose()
+    await expect(fifth).rejects.toMatchObject({ code: 'controller_disposed' })
+    provider.releaseSpawn('later')
+    await expect(fourth).rejects.toMatchObject({ code: 'controller_disposed' })
+    await disposed
+    await provider.dispose()
+    expect(provider.livePtyIds()).toEqual([])
+  })
+})
