@@ -16,7 +16,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest'
 import { NODE_PTY_DEATH_POLL_INTERVAL_MS, NODE_PTY_DEATH_WATCH_IDLE_MS } from '../../src/node-pty/child-death-watch.js'
 import { createNodePtyProvider, NODE_PTY_DISPOSE_LATE_EXIT_MS, type NodePtyModule, type NodePtyProvider } from '../../src/node-pty/index.js'
 import type { PtyExitEvent } from '../../src/contracts/index.js'
-import { expectNoChildLeftBehind, standInTerminal } from './pty-test-support.js'
+import { disposeAdvancingReapWait, expectNoChildLeftBehind, standInTerminal } from './pty-test-support.js'
 
 const providers: NodePtyProvider[] = []
 const sleepers: ChildProcess[] = []
@@ -63,7 +63,7 @@ describe("node-pty dispose(): the death watch after the late-exit wait's bound",
       const exits: PtyExitEvent[] = []
       provider.onExit((event) => exits.push(event))
       for (let i = 0; i < stuck; i++) await provider.spawn({ file: '/bin/sh' })
-      await provider.dispose()
+      await disposeAdvancingReapWait(provider)
       // Owed: the watch still runs (its poll), as the wait's timer does.
       expect(vi.getTimerCount()).toBeGreaterThan(0)
       vi.advanceTimersByTime(NODE_PTY_DISPOSE_LATE_EXIT_MS)

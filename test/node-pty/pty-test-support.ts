@@ -3,7 +3,8 @@ import { readFileSync, readdirSync } from 'node:fs'
 import { constants as osConstants } from 'node:os'
 import type { PtyDataEvent, PtyExitEvent, PtyProvider } from 'ptykit/contracts'
 import { loadNodePtyModule, type NodePtyModule, type NodePtyTerminal } from '../../src/node-pty/node-pty-module.js'
-import { afterAll, beforeAll, expect } from 'vitest'
+import { afterAll, beforeAll, expect, vi } from 'vitest'
+import { NODE_PTY_DISPOSE_KILL_REAP_MS } from '../../src/node-pty/stop-schedule.js'
 
 import { isDeadState, killSessionMembers, procRow, sessionMembers, type ProcRow } from '../support/proc-row.js'
 
@@ -260,4 +261,15 @@ export function nodePtyAround(
     const real = await loadNodePtyModule()
     return { spawn: (...args) => around(real.spawn.bind(real), ...args) }
   }
+}
+
+/**
+ * `provider.dispose()` under vitest's fake timers, for a PTY whose exit does not come (a stand-in
+ * terminal): the disposal waits up to `NODE_PTY_DISPOSE_KILL_REAP_MS` for the exits of what it
+ * SIGKILLed at its deadline, on a faked `setTimeout` — advanced here, as the time passes.
+ */
+export async function disposeAdvancingReapWait(provider: { dispose(): Promise<void> }): Promise<void> {
+  const disposed = provider.dispose()
+  await vi.advanceTimersByTimeAsync(NODE_PTY_DISPOSE_KILL_REAP_MS)
+  await disposed
 }
