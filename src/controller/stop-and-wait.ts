@@ -241,12 +241,22 @@ function reportUnlessLanded(context: StopPhaseContext, stop: TrackedStop, report
     return
   }
   if (record.state === 'exited') return
+  // One held report per PTY: both steps of a stop (its hang-up and its force) may be rejected so,
+  // and one stop that did not land is one failure. The latest rejection's is kept.
+  const alreadyHeld = heldRejections.has(record)
+  heldRejections.set(record, report)
+  if (alreadyHeld) return
   const exited = waitForRecordState(record, 'exited')
   const window = context.core.timers.after(context.core.options.stop.unconfirmedAfterMs)
   void Promise.race([exited.promise.then(() => 'exit' as const), window.promise]).then((outcome) => {
     exited.cancel()
     window.cancel()
+    const held = heldRejections.get(record)
+    heldRejections.delete(record)
     // At dispose (every timer cleared) disposal's own stop of the PTY gives the verdict.
-    if (outcome !== 'exit' && !context.core.timers.cleared) report()
+    if (outcome !== 'exit' && !context.core.timers.cleared) held?.()
   })
 }
+
+/** The report of a PTY's stop step rejected past its deadline, held by {@link reportUnlessLanded} until the stop's fate is known. */
+const heldRejections = new WeakMap<PtyRecord, () => void>()

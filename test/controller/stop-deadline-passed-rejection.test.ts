@@ -18,13 +18,16 @@ const PTYS = 20
 /**
  * The fake's `shutdown` as a real provider's: the stop's signal is sent at once, the process dies
  * `dieAfterMs` later (never, with `null`), and the call rejects `shutdown_timeout` when the
- * `timeoutMs` it was given runs out first.
+ * `timeoutMs` it was given runs out first — read on the clock, as node-pty's stop loop reads it
+ * (`performance.now()`, the controller's clock too): a timer alone may fire a little early (it
+ * counts from the event loop's cached time), and the rejection would come before the deadline.
  */
 function slowToDie(provider: FakePtyProvider, dieAfterMs: number | null): void {
   const original = provider.shutdown.bind(provider)
   provider.shutdown = (id, options) =>
     new Promise<void>((resolve, reject) => {
       let settled = false
+      const deadline = performance.now() + (options?.timeoutMs ?? 5_000)
       if (dieAfterMs !== null) {
         setTimeout(() => {
           void original(id, options).then(() => {
@@ -33,10 +36,17 @@ function slowToDie(provider: FakePtyProvider, dieAfterMs: number | null): void {
           })
         }, dieAfterMs)
       }
-      setTimeout(() => {
-        if (!settled) reject(Object.assign(new Error(`PTY ${id} could not be stopped by its deadline`), { code: 'shutdown_timeout' }))
+      const giveUpAtDeadline = (): void => {
+        if (settled) return
+        const left = deadline - performance.now()
+        if (left > 0) {
+          setTimeout(giveUpAtDeadline, Math.ceil(left))
+          return
+        }
+        reject(Object.assign(new Error(`PTY ${id} could not be stopped by its deadline`), { code: 'shutdown_timeout' }))
         settled = true
-      }, options?.timeoutMs ?? 5_000)
+      }
+      setTimeout(giveUpAtDeadline, options?.timeoutMs ?? 5_000)
     })
 }
 
