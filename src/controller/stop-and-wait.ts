@@ -241,6 +241,9 @@ function reportUnlessLanded(context: StopPhaseContext, stop: TrackedStop, report
     return
   }
   if (record.state === 'exited') return
+  // Disposed (every timer cleared): disposal's own stop of the PTY gives the verdict, as below — and a
+  // window armed now would be a timer nobody clears, holding the app open for `unconfirmedAfterMs`.
+  if (context.core.timers.cleared) return
   // One held report per PTY: both steps of a stop (its hang-up and its force) may be rejected so,
   // and one stop that did not land is one failure. The latest rejection's is kept.
   const alreadyHeld = heldRejections.has(record)
