@@ -59,6 +59,12 @@ const OWNS_NOTHING: RecordOwnership = { scopeId: undefined, slot: undefined, cla
 
 /** No records (the answer for most spawns, shared). */
 const NO_RECORDS: readonly PtyRecord[] = Object.freeze([])
+/**
+ * The spawns of a slot (with a `sessionId`) still waiting for their slot's turn. A spawn of the id
+ * outside the slot does not wait for them: the turn may be held by a `claimSlotCreate` claim of the
+ * very caller of that spawn, who releases it only once the spawn returns — it waited for ever.
+ */
+const behindSlotTurn = new WeakSet<ComingPty>()
 /** No spawns or attaches (the answer for most spawns, shared). */
 const NO_COMINGS: readonly ComingPty[] = Object.freeze([])
 
@@ -132,7 +138,13 @@ export class SpawnPublication {
     if (turn === undefined) return this.#spawnNow(options, published, coming, true)
     // A slot's spawns take their slot's turns instead (waiting for an earlier spawn of the id as
     // well could wait on one queued behind the caller's own `claimSlotCreate` claim, for ever).
-    const inTurn = turn(() => this.#spawnNow(options, published, coming, false))
+    // Until its turn comes it is no earlier spawn another spawn of the id waits for: the turn may be
+    // a `claimSlotCreate` claim held by that very caller, who releases it once its spawn returns.
+    if (coming !== undefined) behindSlotTurn.add(coming)
+    const inTurn = turn(() => {
+      if (coming !== undefined) behindSlotTurn.delete(coming)
+      return this.#spawnNow(options, published, coming, false)
+    })
     // The turn refused before running it (a `slotCreateClaim` that is not this slot's): released here.
     if (coming !== undefined) inTurn.catch(() => records.release(coming))
     return inTurn
@@ -313,7 +325,7 @@ export class SpawnPublication {
   /** The spawns and attaches of `coming`'s id begun before it, queued or in flight. */
   #earlierComingsOf(coming: ComingPty): readonly ComingPty[] {
     const all = this.#core.records.comingOf(coming.ptyId)
-    return all.slice(0, Math.max(0, all.indexOf(coming)))
+    return all.slice(0, Math.max(0, all.indexOf(coming))).filter((earlier) => !behindSlotTurn.has(earlier))
   }
 
   /**
