@@ -58,6 +58,9 @@ export class ControllerTimers {
 
   /** A timer as a promise, for racing against other outcomes. */
   after(ms: number): PendingTimer {
+    // Once every timer was cleared (dispose): resolved at once, as a pending one is then — a timer
+    // started now would be one nobody clears, holding the app open for `ms`.
+    if (this.#cleared) return { promise: Promise.resolve('timer'), cancel: () => undefined }
     let handle: PtyTimerHandle | undefined
     const promise = new Promise<'timer'>((resolve) => {
       const fire = (): void => resolve('timer')

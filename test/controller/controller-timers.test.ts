@@ -19,3 +19,18 @@ describe('ControllerTimers.orAtDispose', () => {
     await expect(timers.orAtDispose(new Promise<string>(() => undefined), 'at once')).resolves.toBe('at once')
   })
 })
+
+describe('ControllerTimers.after', () => {
+  it('once every timer was cleared (dispose), resolves at once and starts no timer', async () => {
+    const clock = createManualClock()
+    const timers = new ControllerTimers(clock, () => undefined)
+    const before = timers.after(1_000)
+    timers.clearAll()
+    await expect(before.promise).resolves.toBe('timer')
+    // A late caller (a stop's rejection arriving after dispose): no timer nobody would clear.
+    const late = timers.after(60_000)
+    expect(clock.pendingTimerCount()).toBe(0)
+    await expect(late.promise).resolves.toBe('timer')
+    late.cancel()
+  })
+})
