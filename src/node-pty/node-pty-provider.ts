@@ -373,8 +373,8 @@ function buildNodePtyProvider(options: NodePtyProviderOptions, refusesAfterDispo
       const left = stopped.filter((_, index) => settled[index]!.status === 'rejected')
       killLeftAtDeadline(left)
       // ...and heard end before this resolves (bounded; not on Windows, where nothing was killed):
-      // node-pty has reaped each then, and an app
-      // may end at once — a worker thread torn down while one of its PTYs dies aborts the process.
+      // node-pty has reaped each then, and an app may end at once — a worker thread torn down
+      // while one of its PTYs dies aborts the process.
       if (!isWindows && left.length > 0) await settleWithin(untilNoneLive(left, (session) => session.exit === null, endedWatchers), NODE_PTY_DISPOSE_KILL_REAP_MS, undefined)
       // Input still held for a PTY whose exit did not come: no write waits on it for good.
       for (const session of toStop) session.dropHeldInput()
