@@ -28,7 +28,7 @@ import { createNodePtyProvider } from 'ptykit/node-pty'
 import { createInMemoryPtyRuntime } from 'ptykit/spawn'
 import { createFakePtyProvider, fakeScriptMetadata, type FakePtyProvider } from 'ptykit/testing'
 import type { PtyClock } from 'ptykit/controller'
-import { isDead, procRow } from '../node-pty/pty-test-support.js'
+import { isDead, procRow, waitFor } from '../node-pty/pty-test-support.js'
 
 const AGENTS = 200
 const kinds = ['node-pty', 'fake'] as const
@@ -133,16 +133,6 @@ function countSubscriptions(provider: PtyProvider): () => number {
   return () => live
 }
 
-/** Waits (on real time) until `probe` answers something other than `undefined`. */
-async function waitFor<T>(probe: () => T | undefined, what: string, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    const value = probe()
-    if (value !== undefined) return value
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
-    await new Promise((resolve) => setTimeout(resolve, 10))
-  }
-}
 
 /** The promise, its rejection marked handled now (it is looked at later, with `allSettled`). */
 function handled<T>(promise: Promise<T>): Promise<T> {
@@ -194,7 +184,7 @@ describe.each(kinds)(`an orchestrator of ${AGENTS} agents over %s`, (kind) => {
       if (killOnFirstOutput.delete(ptyId)) killedFromListener.push(controller.kill(ptyId))
     })
     const exitOf = (id: string, incarnationId: string | undefined) =>
-      waitFor(() => exits.find((event) => event.ptyId === id && event.incarnationId === incarnationId), `the exit of ${id} (${kind})`)
+      waitFor(() => exits.find((event) => event.ptyId === id && event.incarnationId === incarnationId), `the exit of ${id} (${kind})`, 20_000)
 
     const ids = Array.from({ length: AGENTS }, (_, index) => `agent-${String(index).padStart(3, '0')}`)
     const behaviour = new Map(ids.map((id, index) => [id, behaviourOf(index)]))
@@ -230,7 +220,7 @@ describe.each(kinds)(`an orchestrator of ${AGENTS} agents over %s`, (kind) => {
     for (const id of closedFromListener) expect((await exitOf(id, incarnation.get(id))).cause, id).toEqual(OPERATOR_CLOSE)
     summary.killFromDataListener = killedFromListener
     // Every agent still meant to run has said it is ready.
-    await waitFor(() => (ids.every((id) => stopsAsked.has(id) || ready.has(`${id}/${incarnation.get(id)}`)) ? true : undefined), 'every agent ready')
+    await waitFor(() => (ids.every((id) => stopsAsked.has(id) || ready.has(`${id}/${incarnation.get(id)}`)) ? true : undefined), 'every agent ready', 20_000)
 
     // 2. Wrong shapes, as plain JavaScript passes them, on a live agent: refused, nothing changed.
     const live = ids.find((id, index) => behaviourOf(index) === 'sleeps' && !stopsAsked.has(id))!
@@ -398,7 +388,7 @@ describe.each(kinds)(`an orchestrator of ${AGENTS} agents over %s`, (kind) => {
     // Whatever the rushed answers, the stop that landed ends each one as an operator close.
     const rushedExits = await Promise.all(rushed.map((id) => exitOf(id, incarnation.get(id))))
     summary.rushedCauses = rushedExits.map((event) => event.cause)
-    for (const id of rushed) await waitFor(() => (world.runs(id, pid.get(id), incarnation.get(id)) ? undefined : true), `${id} gone`)
+    for (const id of rushed) await waitFor(() => (world.runs(id, pid.get(id), incarnation.get(id)) ? undefined : true), `${id} gone`, 20_000)
     summary.resizeAfterStop = rushed.map((id) => controller.resize(id, 120, 40))
     // A second stopAndWait of a stopped agent: its death is proven.
     summary.stopAgain = await Promise.all(rushed.map((id) => controller.stopAndWait(id, { timeoutMs: 5_000 })))
@@ -565,9 +555,9 @@ describe.each(kinds)('an orchestrator whose view acknowledges once and forgets, 
     })
     const sleepers = await Promise.all(Array.from({ length: 10 }, () => controller.spawn(agent(undefined))))
     const exiters = await Promise.all(Array.from({ length: 10 }, () => controller.spawn(agent(5))))
-    await waitFor(() => (sleepers.every(({ id }) => controller.getFlowControlState(id)?.paused === true) ? true : undefined), 'every sleeper paused')
+    await waitFor(() => (sleepers.every(({ id }) => controller.getFlowControlState(id)?.paused === true) ? true : undefined), 'every sleeper paused', 20_000)
     const answers = await Promise.all(sleepers.map(({ id }) => controller.stopAndWait(id, { timeoutMs: 10_000 })))
-    await waitFor(() => (exiters.every(({ id }) => exits.has(id)) ? true : undefined), 'every exiter ended')
+    await waitFor(() => (exiters.every(({ id }) => exits.has(id)) ? true : undefined), 'every exiter ended', 20_000)
     for (const { id, pid } of sleepers) expect(kind === 'fake' || isDead(pid!), id).toBe(true)
     const verdict = {
       stopAnswers: answers,

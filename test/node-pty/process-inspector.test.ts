@@ -3,6 +3,7 @@ import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSyn
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
+import { waitFor } from './pty-test-support.js'
 import {
   createNullInspector,
   createProcFsInspector,
@@ -42,15 +43,6 @@ function childrenOf(pid: number): number[] {
     .map(Number)
 }
 
-async function waitFor<T>(probe: () => T | undefined, what: string, timeoutMs = 5_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    const value = probe()
-    if (value !== undefined) return value
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
-    await new Promise((resolve) => setTimeout(resolve, 10))
-  }
-}
 
 describe('parseProcStat', () => {
   it('reads the fields after the last parenthesis, so names with spaces and parentheses survive', () => {
