@@ -472,8 +472,9 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
   /**
    * The shutdowns sent to the host and not answered yet, by PTY id. A PTY's exit (its leader's) may
    * come while its stop still runs on the host — a member of its session that ignores the hang-up
-   * is still being stopped —, and `dispose()` then stops it too (immediately) and waits for the
-   * host's answer before it closes the connection. Before, `dispose()` left such a PTY out (it had
+   * is still being stopped —: a later `shutdown` of it still goes to the host (joining that stop),
+   * and `dispose()` stops it too (immediately) and waits for the host's answer before it closes
+   * the connection. Before, `dispose()` left such a PTY out (it had
    * exited) and cut the stop off: the stop was refused `provider_disposed` while a process of it
    * still ran, and a controller's `stopAndWait` of it, reading that refusal with the exit reported
    * as the disposal's stop done, answered `true` while the member lived on.
@@ -481,14 +482,14 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
   const stopsInFlight = new Map<string, number>()
 
   function shutdown(id: string, shutdownOptions: PtyShutdownOptions = {}): Promise<void> {
-    return stopOnHost(id, shutdownOptions, false)
+    return stopOnHost(id, shutdownOptions)
   }
 
   /**
-   * {@link shutdown}; `joinStopInFlight` (the dispose's): an ended PTY whose stop the host has not
-   * answered yet is stopped too (the stop joined, and escalated when `immediate`), not skipped.
+   * {@link shutdown}, and the dispose's stops: an ended PTY whose stop the host has not answered
+   * yet is stopped too (the stop joined, and escalated when `immediate`), not skipped.
    */
-  async function stopOnHost(id: string, shutdownOptions: PtyShutdownOptions, joinStopInFlight: boolean): Promise<void> {
+  async function stopOnHost(id: string, shutdownOptions: PtyShutdownOptions): Promise<void> {
     // Checked here, as every provider does (refused `invalid_option` naming the option, even for an unknown or
     // ended PTY): the host's own refusal would cross without `option`, after the stop was noted.
     assertPtyId(id)
@@ -496,8 +497,12 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
     const budget = wireBudget(shutdownOptions)
     const pty = ptys.get(id)
     // An ended PTY needs no stop — unless the host could not complete the last one (see
-    // `stopUnfinished`), or (the dispose's) one is still running there.
-    if (pty?.state === 'exited' && !pty.stopUnfinished && !(joinStopInFlight && stopsInFlight.has(id))) return
+    // `stopUnfinished`), or one is still running there (see `stopsInFlight`): the leader's exit
+    // does not prove that stop done, only the host's answer does. Before, any caller but the
+    // dispose got `undefined` at once here: a controller's forced step taken while its graceful
+    // stop still ran on the host (a `setsid` child the host could not look for, out of
+    // descriptors) counted as done, and `stopAndWait` answered `true` with the child alive.
+    if (pty?.state === 'exited' && !pty.stopUnfinished && !stopsInFlight.has(id)) return
     // Detached: nothing is sent, the session keeps running — refused naming the PTY.
     refuseIfDetached('shutdown', id)
     if (pty !== undefined) pty.stopAsked = true
@@ -945,7 +950,7 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
               (record.state === 'unknown' && (record.hostInstanceId === hostInstanceId || (successorOf && record.hostInstanceId !== undefined))),
           )
           // Stop the sessions this app owns; their exits cross the wire before each reply.
-          await Promise.allSettled(owned.map((record) => stopOnHost(record.id, { immediate: true }, true)))
+          await Promise.allSettled(owned.map((record) => stopOnHost(record.id, { immediate: true })))
         }
         link.close('disposed')
         records.data.clear()
