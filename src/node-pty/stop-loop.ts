@@ -276,15 +276,29 @@ export function createStopLoop(options: StopLoopOptions): (session: NodePtySessi
             terminateGraceMs: options.terminateGraceMs,
             killReserveMs: NODE_PTY_KILL_RESERVE_MS,
           })
+          // Each grace counts from when the previous signal actually went out, not from the plan:
+          // a step's signal awaits a fresh table read, which a loaded machine delivers late (the
+          // hang-up 10–224 ms after the stop began at load ~6), and a program saving state on the
+          // hang-up must still get its full grace before SIGTERM. A late signal shifts the steps
+          // after it, but never the KILL past the latest time the deadline allows (its reserve
+          // kept, as in the plan); a graceful step shifted onto that time is dropped, as the plan
+          // drops one that would coincide with the KILL.
+          const killStep = steps[steps.length - 1]!
+          const latestKillAt = Math.max(started + killStep.atMs, request.deadlineAt - NODE_PTY_KILL_RESERVE_MS)
+          let previous: { atMs: number; sentAt: number } | null = null
           for (const step of steps) {
             if (!kill) {
-              const pause = sleepUntil(started + step.atMs)
+              const graceFromSent = previous === null ? -Infinity : previous.sentAt + (step.atMs - previous.atMs)
+              const dueAt = Math.max(started + step.atMs, graceFromSent)
+              if (step !== killStep && dueAt >= latestKillAt) continue
+              const pause = sleepUntil(Math.min(dueAt, latestKillAt))
               const woke = await Promise.race([gone, pause.done.then(() => 'step' as const), killRequested])
               pause.cancel()
               if (woke === 'gone') return
             }
             const signal = kill ? 'SIGKILL' : step.signal
             await signalSession(session, signal, remembered, waitUntil)
+            previous = { atMs: step.atMs, sentAt: waitClockNow() }
             // A kill asked for while this step's signal was on its way (its table read is awaited)
             // is owed at once, and the loop ends here: the plan's own SIGKILL step would be skipped.
             if (kill && signal !== 'SIGKILL') await signalSession(session, 'SIGKILL', remembered, waitUntil)
