@@ -2,13 +2,12 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest'
-import { toPtyIncarnationId } from '../../src/contracts/index.js'
 import { isLeaderGoneNow, reapReported, recognizeLeader } from '../../src/node-pty/leader-identity.js'
 import { LivenessScanner } from '../../src/node-pty/liveness-scanner.js'
 import { NodePtySession } from '../../src/node-pty/node-pty-session.js'
 import { createProcFsInspector, parseProcStat } from '../../src/node-pty/process-inspector.js'
 import { createStopLoop } from '../../src/node-pty/stop-loop.js'
-import { standInTerminal } from './pty-test-support.js'
+import { standInSession } from './pty-test-support.js'
 
 // A private /proc whose stat lines the tests write: the leader's pid can be handed to "another
 // process" (another start time) at will. The pids are past pid_max, so no real process has them.
@@ -36,30 +35,7 @@ afterEach(() => {
 /** A session over a stand-in terminal at a fresh pid, its looks going to the private /proc. */
 function leaderSession() {
   const pid = (nextPid += 1)
-  const { terminal, exit: fireExit } = standInTerminal(pid)
-  const session = new NodePtySession(
-    {
-      id: `leader-${pid}`,
-      incarnationId: toPtyIncarnationId(`i-${pid}`),
-      terminal,
-      file: '/bin/sh',
-      drainOutputAtExit: false,
-      hostReportsChildExitStatus: true,
-      command: undefined,
-      scopeId: undefined,
-      slotKey: undefined,
-      claimKey: undefined,
-      leaderStartTime: null,
-    },
-    {
-      emitData: () => {},
-      emitBytes: () => {},
-      emitExit: () => {},
-      onEnded: () => {},
-      isLeaderGone: (s) => isLeaderGoneNow(inspector, s),
-      isLeaderReaped: () => false,
-    },
-  )
+  const { session, terminal, exit: fireExit } = standInSession('leader', pid, (s) => isLeaderGoneNow(inspector, s))
   const exit = (signal?: number): void => fireExit({ exitCode: 0, ...(signal === undefined ? {} : { signal }) })
   ended.push(() => exit())
   return { session, terminal, pid, exit }

@@ -5,6 +5,8 @@ import type { PtyDataEvent, PtyExitEvent, PtyProvider } from 'ptykit/contracts'
 import { loadNodePtyModule, type NodePtyModule, type NodePtyTerminal } from '../../src/node-pty/node-pty-module.js'
 import { afterAll, beforeAll, expect, vi } from 'vitest'
 import { NODE_PTY_DISPOSE_KILL_REAP_MS } from '../../src/node-pty/stop-schedule.js'
+import { NodePtySession } from '../../src/node-pty/node-pty-session.js'
+import { toPtyIncarnationId } from '../../src/contracts/incarnation.js'
 
 import { isDeadState, killSessionMembers, procRow, sessionMembers, type ProcRow } from '../support/proc-row.js'
 
@@ -272,4 +274,37 @@ export async function disposeAdvancingReapWait(provider: { dispose(): Promise<vo
   const disposed = provider.dispose()
   await vi.advanceTimersByTimeAsync(NODE_PTY_DISPOSE_KILL_REAP_MS)
   await disposed
+}
+
+/**
+ * A bare `NodePtySession` over a {@link standInTerminal} at `pid` (id `<prefix>-<pid>`), for tests of
+ * the stop loop and the leader checks: no output, no listeners, `isLeaderGone` as given (a test's
+ * private /proc), reaps never reported.
+ */
+export function standInSession(prefix: string, pid: number, isLeaderGone: (session: NodePtySession) => boolean) {
+  const { terminal, exit } = standInTerminal(pid)
+  const session = new NodePtySession(
+    {
+      id: `${prefix}-${pid}`,
+      incarnationId: toPtyIncarnationId(`i-${pid}`),
+      terminal,
+      file: '/bin/sh',
+      drainOutputAtExit: false,
+      hostReportsChildExitStatus: true,
+      command: undefined,
+      scopeId: undefined,
+      slotKey: undefined,
+      claimKey: undefined,
+      leaderStartTime: null,
+    },
+    {
+      emitData: () => {},
+      emitBytes: () => {},
+      emitExit: () => {},
+      onEnded: () => {},
+      isLeaderGone,
+      isLeaderReaped: () => false,
+    },
+  )
+  return { session, terminal, exit }
 }

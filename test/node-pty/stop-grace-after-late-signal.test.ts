@@ -10,14 +10,12 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest'
-import { toPtyIncarnationId } from '../../src/contracts/index.js'
 import { isLeaderGoneNow } from '../../src/node-pty/leader-identity.js'
 import { LivenessScanner } from '../../src/node-pty/liveness-scanner.js'
-import { NodePtySession } from '../../src/node-pty/node-pty-session.js'
 import { createProcFsInspector } from '../../src/node-pty/process-inspector.js'
 import { createStopLoop } from '../../src/node-pty/stop-loop.js'
 import { NODE_PTY_KILL_RESERVE_MS } from '../../src/node-pty/stop-schedule.js'
-import { standInTerminal } from './pty-test-support.js'
+import { standInSession } from './pty-test-support.js'
 
 // A private /proc: the leader lives there (it never dies, so every step is sent). The pids are
 // past pid_max, so no real process has them, and every signal is recorded instead of sent.
@@ -39,30 +37,7 @@ function liveLeaderSession() {
   const dir = join(procRoot, String(pid))
   mkdirSync(dir)
   writeFileSync(join(dir, 'stat'), `${pid} (sh) S 1 ${pid} ${pid} 0 -1 4194560 0 0 0 0 0 0 0 0 20 0 1 0 5000 1000 2000\n`)
-  const { terminal, exit } = standInTerminal(pid)
-  const session = new NodePtySession(
-    {
-      id: `grace-${pid}`,
-      incarnationId: toPtyIncarnationId(`i-${pid}`),
-      terminal,
-      file: '/bin/sh',
-      drainOutputAtExit: false,
-      hostReportsChildExitStatus: true,
-      command: undefined,
-      scopeId: undefined,
-      slotKey: undefined,
-      claimKey: undefined,
-      leaderStartTime: null,
-    },
-    {
-      emitData: () => {},
-      emitBytes: () => {},
-      emitExit: () => {},
-      onEnded: () => {},
-      isLeaderGone: (s) => isLeaderGoneNow(inspector, s),
-      isLeaderReaped: () => false,
-    },
-  )
+  const { session, exit } = standInSession('grace', pid, (s) => isLeaderGoneNow(inspector, s))
   ended.push(() => exit({ exitCode: 0 }))
   return { session, pid }
 }
