@@ -1,6 +1,6 @@
 import type { ExecutionHostId } from './execution-host.js'
 import type { PtyIncarnationId } from './incarnation.js'
-import { describeSecretValue, describeValue } from './describe-value.js'
+import { spawnOptionFieldRefusal } from './spawn-option-refusal.js'
 import { nearMissOption, optionNamesOf } from './known-options.js'
 
 /**
@@ -313,8 +313,5 @@ export function findMisspeltSpawnOption(options: object): MisspeltSpawnOption | 
  */
 export function assertNoMisspeltSpawnOption(options: object): void {
   const misspelt = findMisspeltSpawnOption(options)
-  if (misspelt === undefined) return
-  const shown = misspelt.secret ? describeSecretValue(misspelt.value) : describeValue(misspelt.value)
-  const error = new TypeError(`Expected the \`${misspelt.name}\` option to be ${misspelt.expected}, got ${shown}`)
-  throw Object.assign(error, { code: 'invalid_spawn_option', option: misspelt.name, value: misspelt.secret ? undefined : misspelt.value })
+  if (misspelt !== undefined) throw spawnOptionFieldRefusal(misspelt.name, misspelt.expected, misspelt.value, misspelt.secret)
 }

@@ -1,4 +1,4 @@
-import { describeSecretValue, describeValue } from '../contracts/describe-value.js'
+import type { OptionRefusal } from '../contracts/spawn-option-refusal.js'
 
 /**
  * The contract by which a provider says "I refuse this spawn option, and started nothing": it
@@ -9,8 +9,7 @@ import { describeSecretValue, describeValue } from '../contracts/describe-value.
  * validation — not as `provider_spawn_failed`.
  */
 
-/** A refused option: its name and the value given. */
-export type OptionRefusal = { option: string; value: unknown }
+export type { OptionRefusal } from '../contracts/spawn-option-refusal.js'
 
 /**
  * The refused option when `error` is an option refusal (a provider's, or the pipeline's own), else
@@ -26,23 +25,4 @@ export function refusedOptionOf(error: unknown, code: 'invalid_spawn_option' | '
   } catch {
     return undefined
   }
-}
-
-/**
- * The pipeline's own refusal of a spawn option: a `TypeError` that names the option and the value,
- * shaped as a provider's refusal (above), so both reach the caller the same way.
- */
-export function spawnOptionRefusal(option: string, value: unknown, message: string): TypeError & OptionRefusal & { code: 'invalid_spawn_option' } {
-  return Object.assign(new TypeError(message), { code: 'invalid_spawn_option' as const, option, value })
-}
-
-/**
- * {@link spawnOptionRefusal} in the standard words — "Expected the `option` option to be
- * `expected`, got `value`" — for the pipeline's checks and the fake's (which refuses what real
- * providers refuse, in their words). `secret`: a value that may be a secret (an environment value)
- * is neither shown nor kept on the error.
- */
-export function spawnOptionFieldRefusal(option: string, expected: string, value: unknown, secret = false): TypeError & OptionRefusal & { code: 'invalid_spawn_option' } {
-  const shown = secret ? describeSecretValue(value) : describeValue(value)
-  return spawnOptionRefusal(option, secret ? undefined : value, `Expected the \`${option}\` option to be ${expected}, got ${shown}`)
 }

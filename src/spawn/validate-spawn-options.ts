@@ -1,10 +1,10 @@
 import { isOptionsObject } from '../contracts/known-options.js'
-import { findMisspeltSpawnOption } from '../contracts/spawn-options.js'
+import { assertNoMisspeltSpawnOption } from '../contracts/spawn-options.js'
 import { ENVIRONMENT_RECORD_EXPECTED, isEnvironmentRecord } from '../contracts/environment-record.js'
 import { describeCodeUnit, loneSurrogateIndex } from '../contracts/well-formed-text.js'
 import { describeValue } from '../contracts/describe-value.js'
 import { assertPtyDimension, type PtySpawnOptions } from '../contracts/index.js'
-import { spawnOptionFieldRefusal, spawnOptionRefusal } from './provider-option-refusal.js'
+import { spawnOptionFieldRefusal, spawnOptionRefusal } from '../contracts/spawn-option-refusal.js'
 import type { PtySpawnDeps } from './types.js'
 import { describeSlot } from './slot-owner-views.js'
 
@@ -74,7 +74,7 @@ function checkKeyed(option: 'slot' | 'claim', value: unknown): void {
  * a `file`, `args[i]`, `command`, `cwd` or `env` name or value holding a lone surrogate; a
  * provider's attach option (`attachOnly`, `expectedIncarnationId`), which a spawn would ignore
  * and start a process; an option that misspells a spawn option (`cdw`, `sessionID`, `col`) or is a
- * likely mistake for one (`id`, `ptyId`, `cmd`), which would be ignored (`findMisspeltSpawnOption`).
+ * likely mistake for one (`id`, `ptyId`, `cmd`), which would be ignored (`assertNoMisspeltSpawnOption`).
  */
 export function validatePtySpawnOptions(options: PtySpawnOptions): void {
   if (!isOptionsObject(options)) {
@@ -82,8 +82,7 @@ export function validatePtySpawnOptions(options: PtySpawnOptions): void {
   }
   // A near miss of a spawn option (`cdw`, `sessionID`) or a likely mistake (`id`): it would be
   // ignored, the default used. Any other name passes: hosts pass their own records.
-  const misspelt = findMisspeltSpawnOption(options)
-  if (misspelt !== undefined) fail(misspelt.name, misspelt.expected, misspelt.value, misspelt.secret)
+  assertNoMisspeltSpawnOption(options)
   // Each check runs only for an option that is present: this runs once per spawn, in the caller's
   // turn, mostly over options that set a few of these.
   // Before the launch text is read from it: a Map's variables are not its entries (they would be

@@ -1,7 +1,7 @@
 import { checkLaunchShape } from '../contracts/launch-shape.js'
 import { MAX_PTY_DIMENSION, type ProviderSpawnOptions } from '../contracts/index.js'
 import { isPtyDimension } from '../contracts/pty-dimension.js'
-import { spawnOptionFieldRefusal } from '../spawn/provider-option-refusal.js'
+import { spawnOptionFieldRefusal } from '../contracts/spawn-option-refusal.js'
 
 // The launch fields a real provider refuses by their shape alone, refused by the fake the same way
 // (option name, wording, `code: 'invalid_spawn_option'`), so a test suite over the fake sees the

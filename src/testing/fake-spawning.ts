@@ -1,7 +1,6 @@
 import { describeValue } from '../contracts/describe-value.js'
 import { isOptionsObject } from '../contracts/known-options.js'
-import { findMisspeltSpawnOption } from '../contracts/spawn-options.js'
-import { spawnOptionFieldRefusal } from '../spawn/provider-option-refusal.js'
+import { assertNoMisspeltSpawnOption } from '../contracts/spawn-options.js'
 import {
   refusedWrite,
   rethrowOnMicrotask,
@@ -31,8 +30,7 @@ export function startFakeSpawn(state: FakeProviderState, spawnOptions: ProviderS
   // `spawn(5)` or `spawn([])` started a PTY with every option ignored.
   if (!isOptionsObject(spawnOptions)) throw new TypeError(`Expected the spawn options to be an object, got ${describeValue(spawnOptions)}`)
   // As every real provider: a misspelt option (`cdw`, `sessionID`, `id`) would be ignored, the default used.
-  const misspelt = findMisspeltSpawnOption(spawnOptions)
-  if (misspelt !== undefined) throw spawnOptionFieldRefusal(misspelt.name, misspelt.expected, misspelt.value, misspelt.secret)
+  assertNoMisspeltSpawnOption(spawnOptions)
   if (spawnOptions.cols !== undefined) checkFakeDimension('cols', spawnOptions.cols)
   if (spawnOptions.rows !== undefined) checkFakeDimension('rows', spawnOptions.rows)
   const fromMetadata = scriptFromMetadata(spawnOptions.metadata)
