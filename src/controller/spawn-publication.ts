@@ -136,10 +136,8 @@ export class SpawnPublication {
     // turns a wrapper takes — `spawnTerminal` replays the output delivered with the publication to
     // whoever subscribes in the turn the handle is returned. `#spawnNow` releases `coming`.
     if (turn === undefined) return this.#spawnNow(options, published, coming, true)
-    // A slot's spawns take their slot's turns instead (waiting for an earlier spawn of the id as
-    // well could wait on one queued behind the caller's own `claimSlotCreate` claim, for ever).
-    // Until its turn comes it is no earlier spawn another spawn of the id waits for: the turn may be
-    // a `claimSlotCreate` claim held by that very caller, who releases it once its spawn returns.
+    // A slot's spawns take their slot's turns instead of their id's, and until its turn comes one
+    // is no earlier spawn another spawn of the id waits for (`behindSlotTurn`).
     if (coming !== undefined) behindSlotTurn.add(coming)
     const inTurn = turn(() => {
       if (coming !== undefined) behindSlotTurn.delete(coming)
