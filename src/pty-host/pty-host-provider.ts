@@ -165,12 +165,14 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
    * `detach()` or `dispose()` closed it under the call ("The pty host provider was disposed before
    * the host answered `list`": the wire's method, no PTY) becomes the call's refusal naming
    * `method` and the PTY (see {@link closedRefusal}), the link's kept as its `cause`. Any other
-   * failure is passed on as it is.
+   * failure of a call that names a PTY names it too (see {@link namingPty}); of one that names
+   * none (a spawn, a listing), it is passed on as it is.
    */
   const asClosedRefusal =
     (method: string, ptyId?: string) =>
     (error: unknown): never => {
-      throw link.isClosedRefusal(error) ? closedRefusal(error, method, ptyId) : error
+      if (link.isClosedRefusal(error)) throw closedRefusal(error, method, ptyId)
+      throw ptyId === undefined ? error : namingPty(error, method, ptyId)
     }
   /**
    * Spawns and attaches whose request went out, until they settle. `detach()` lets them finish
@@ -1010,6 +1012,26 @@ function asPtyHostRefusal(check: () => void): void {
     const refusal = error as { message: string; option?: string; value?: unknown }
     throw new PtyHostOptionError(refusal.message, refusal.option ?? 'options', refusal.value)
   }
+}
+
+/**
+ * `error`, a failure of `method` about the PTY `ptyId`, as one that names them — as every refusal
+ * of such a call does (a dispose's or a detach's: "Cannot call `shutdown`: …", `ptyId` set): the
+ * same code, `hostCode` and `processMayExist`, the message saying which call failed, the error
+ * itself its `cause`. Before, a stop of a PTY whose host was SIGKILLed rejected `host_unavailable`
+ * ("No pty host answers on …") with no `ptyId`: a host that stopped 100 PTYs could not tell which
+ * refusal was whose. An error that names a PTY already, a refused argument (a `TypeError`, kept as
+ * it is) and anything that is no `PtyHostError` are passed on unchanged.
+ */
+function namingPty(error: unknown, method: string, ptyId: string): unknown {
+  if (!isPtyHostError(error) || error.ptyId !== undefined || error.code === 'invalid_option') return error
+  return new PtyHostError(error.code, `Cannot call \`${method}\`: ${error.message}`, {
+    cause: error,
+    ptyId,
+    hostCode: error.hostCode,
+    processMayExist: error.processMayExist,
+    ...(error.option === undefined ? {} : { option: error.option, value: error.value }),
+  })
 }
 
 /** Refuse an incarnation-id option that is present but no incarnation id, naming it and the value. */

@@ -99,6 +99,9 @@ async function callEveryMethod(phase: string, app: PtyHostProvider, id: string, 
       expect(/`(\w+)`/.exec(error.message)?.[1], `${where}'s refusal (${error.message}) names the method`).toBe(method)
       expect(error.ptyId, `${where}'s refusal names the PTY`).toBe(namesPty ? id : undefined)
     }
+    // Whatever the refusal (a dead host's `host_unavailable` too: until 8 Dec a stop's had no
+    // `ptyId`), a call about a PTY names it.
+    if (namesPty) expect(error.ptyId, `${where}'s ${error.code} (${error.message}) names the PTY`).toBe(id)
   })
   return byMethod
 }
