@@ -860,13 +860,37 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
       // on the host, which keeps the session's screen for the next app: a clear that resolved (as
       // it did until 7 Dec) said the screen was cleared while the host still held it.
       if (detachPromise !== null) throw detachingError('clearBuffer', id)
+      // A PTY whose contact was lost (a drop, its host dead): connected first, as a stop is (no host
+      // is started) — the reconnect re-attaches it when its host lives, and the clear goes out. Its
+      // host gone (none answers), refused as that stop is: `host_unavailable`, naming the method
+      // and the PTY. Before, it resolved with nothing sent: "cleared", while the host kept the
+      // screen for the next app (a brief drop), or nobody could clear it (a dead host).
+      if (ptys.get(id)?.state === 'unknown' && link.connection === null) {
+        await link.ensureConnected(false).catch(asClosedRefusal('clearBuffer', id))
+        if (detachPromise !== null) throw detachingError('clearBuffer', id)
+      }
+      const record = ptys.get(id)
+      // Still not followed (re-attached) on the connection: nothing is sent — the id may name
+      // another process there by now (see `writeTarget`), whose screen is not this PTY's.
+      if (record?.state === 'unknown') {
+        const gone = ofAnotherHostInstance(record)
+        throw new PtyHostError(
+          gone ? 'host_unavailable' : 'transport_lost',
+          gone
+            ? 'Cannot call `clearBuffer`: the pty host that held the PTY\'s screen died (the connected host took its place and holds no screen of it)'
+            : 'Cannot call `clearBuffer`: the connection to the pty host dropped, and the PTY is not re-attached yet',
+          { ptyId: id },
+        )
+      }
       await liveConnection(id)
         ?.request('clear', { ptyId: id }, requestTimeoutMs)
         .catch((error: unknown) => {
           // In flight when `dispose()` closed the connection: refused as a call after it is (as a
           // probe or a query is), and when `detach()` did, refused as a clear after it is (the host
-          // may not have cleared the screen); any other failure leaves the screen as it was.
-          if (link.isClosedRefusal(error)) throw closedRefusal(error, 'clearBuffer', id)
+          // may not have cleared the screen). Any other failure (a drop, a timeout: the host may
+          // not have cleared it) rejects too, naming the method and the PTY — until 8 Dec it
+          // resolved, saying "cleared".
+          asClosedRefusal('clearBuffer', id)(error)
         })
     },
     async getBufferSnapshot(id: string, snapshotOptions: { scrollbackRows?: number | undefined } = {}): Promise<PtyHostBufferSnapshot | null> {
