@@ -330,9 +330,10 @@ export class PtyHostLink {
    * read its predecessor's session journal answers for that host's processes (`true` while it runs,
    * `false` once proven gone — then the PTY's end is reported, see `settlePredecessorEnd`), and
    * only about the incarnation this app holds; anything else is `null` (the connected host never
-   * held it, so its "no such session" proves nothing).
+   * held it, so its "no such session" proves nothing) — except a failure of the probe `passOn`
+   * says is no answer (a probe `dispose()` cut off, for a caller's `probeLiveness`): it rejects.
    */
-  async probePredecessorPty(connection: PtyHostConnection, record: ClientPtyRecord): Promise<boolean | null> {
+  async probePredecessorPty(connection: PtyHostConnection, record: ClientPtyRecord, passOn?: (error: unknown) => boolean): Promise<boolean | null> {
     const incarnationId = record.incarnationId
     if (!connection.hostReadsPredecessorJournal || incarnationId === undefined) return null
     try {
@@ -343,7 +344,8 @@ export class PtyHostLink {
         if (record.incarnationId === incarnationId) this.#records.settlePredecessorEnd(record, remembered)
       }
       return typeof answer === 'boolean' ? answer : null
-    } catch {
+    } catch (error) {
+      if (passOn?.(error) === true) throw error
       return null
     }
   }

@@ -688,7 +688,14 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
     if (ofRecord && record.state === 'exited') return false
     const connection = link.connection
     if (link.state !== 'open' || connection === null) return null
-    if (ofRecord && ofAnotherHostInstance(record)) return link.probePredecessorPty(connection, record)
+    // A dead predecessor's PTY, asked of the host that took its place: `null` when that host cannot
+    // tell (it read no journal of its predecessor, the probe timed out or the connection dropped:
+    // the connected host never held the process, so nobody here can say) — but cut off by
+    // `dispose()`, refused as a call after it is, as the probe of any other PTY is. Until 8 Dec it
+    // answered `null` then, where the same probe of a PTY of the connected host rejected.
+    if (ofRecord && ofAnotherHostInstance(record)) {
+      return link.probePredecessorPty(connection, record, isDisposeCut).catch(asClosedRefusal('probeLiveness', id))
+    }
     const params: Record<string, unknown> = { ptyId: id }
     if (incarnationId !== undefined) params['expectedIncarnationId'] = incarnationId
     try {
@@ -700,9 +707,14 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
       return row?.incarnationId === incarnationId ? true : null
     } catch (error) {
       // In flight when `dispose()` closed the connection: refused as a call after it is.
-      if (link.isClosedRefusal(error) && error.code === 'provider_disposed') throw closedRefusal(error, 'probeLiveness', id)
+      if (isDisposeCut(error)) throw closedRefusal(error, 'probeLiveness', id)
       return null
     }
+  }
+
+  /** Whether `error` is the link's refusal of a request `dispose()` cut off (sent, not answered when it closed the connection). */
+  function isDisposeCut(error: unknown): error is PtyHostError & { code: 'provider_disposed' } {
+    return link.isClosedRefusal(error) && error.code === 'provider_disposed'
   }
 
   /**

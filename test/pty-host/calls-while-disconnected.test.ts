@@ -12,6 +12,8 @@
  * - A stop, or an attach, with no host to reach rejects `host_unavailable` naming the method and
  *   carrying `ptyId`, as a refusal for a dispose or a detach does. Until 8 Dec it had no `ptyId`
  *   ("No pty host answers on …"): an app stopping 100 PTYs could not tell whose refusal it was.
+ * - `probeLiveness` of a dead predecessor's PTY, cut off by `dispose()`, is refused
+ *   `provider_disposed` as the probe of any other PTY is. Until 8 Dec it answered `null`.
  */
 import { createPtyHostProvider, isPtyHostError, type PtyHostProvider } from 'ptykit/pty-host'
 import type { Socket } from 'node:net'
@@ -156,6 +158,53 @@ describe('an attach with no host to reach', () => {
     await host.close()
     await waitFor(() => (app.connected ? undefined : true), 'the app to see its host gone')
     expect(await outcome(() => app.attach('term-2'))).toEqual({ code: 'host_unavailable', method: 'attach', ptyId: 'term-2' })
+    expect(unhandled).toEqual([])
+  }, 30_000)
+})
+
+describe('probeLiveness of a dead predecessor’s PTY', () => {
+  it('cut off by dispose(): refused provider_disposed naming probeLiveness and the PTY, as the probe of a PTY of the connected host is', async () => {
+    let probes = 0
+    const host = await scriptedHost({
+      instanceOf: (connection) => `host-${connection}`,
+      predecessorJournal: true,
+      // The successor's probes: the reconnect's and the dispose's answered (alive), the caller's (the second) left unanswered.
+      answer: (request, message) => {
+        if (request.method !== 'probe') return answerAll(request, message)
+        if (++probes === 2) return false
+        request.socket.write(okReplyFrame(request.id, true))
+        return true
+      },
+    })
+    const app = await appHoldingTerm1(host.socketPath)
+    await dropConnections(app, host.seen)
+    await waitFor(() => (probes === 1 ? true : undefined), 'the successor to be asked about the dead host’s PTY')
+    const probing = outcome(() => app.probeLiveness('term-1'))
+    await waitFor(() => (probes === 2 ? true : undefined), 'the caller’s probe to reach the successor')
+    await app.dispose()
+    // Before: `null`, where a probe of the connected host's PTY cut off so rejects.
+    expect(await probing).toEqual({ code: 'provider_disposed', method: 'probeLiveness', ptyId: 'term-1' })
+    expect(unhandled).toEqual([])
+  }, 30_000)
+
+  it('that the successor does not answer in time: null, "unsure" (the connected host never held it)', async () => {
+    let probes = 0
+    const host = await scriptedHost({
+      instanceOf: (connection) => `host-${connection}`,
+      predecessorJournal: true,
+      answer: (request, message) => {
+        if (request.method !== 'probe') return answerAll(request, message)
+        if (++probes === 2) return false
+        request.socket.write(okReplyFrame(request.id, true))
+        return true
+      },
+    })
+    const app = createPtyHostProvider({ socketPath: host.socketPath, autoStart: false, requestTimeoutMs: 300 })
+    cleanups.push(() => app.dispose())
+    await app.attach('term-1')
+    await dropConnections(app, host.seen)
+    await waitFor(() => (probes === 1 ? true : undefined), 'the successor to be asked about the dead host’s PTY')
+    expect(await outcome(() => app.probeLiveness('term-1'))).toEqual({ value: null })
     expect(unhandled).toEqual([])
   }, 30_000)
 })
