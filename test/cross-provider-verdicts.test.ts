@@ -56,7 +56,10 @@ const ENDINGS: Array<{ name: string; script: string; cause: TerminalExitCause | 
   { name: 'false (exits at once)', script: 'exec false', cause: exited(1) },
 ]
 
-describe.each(kinds)('cross-provider verdicts: %s', (kind) => {
+// The three providers' suites run at once (`concurrent`: each has its own controller, provider and
+// host, and its PTYs are found by id); within one provider the tests run in order (`sequential`),
+// as they always did.
+describe.each(kinds)('cross-provider verdicts: %s', { concurrent: true }, (kind) => {
   const b = useBench(kind)
 
   async function spawn(script: string) {
@@ -73,7 +76,7 @@ describe.each(kinds)('cross-provider verdicts: %s', (kind) => {
     expect((await b().controller.listProcesses(b().hostId)).some((row) => row.id === id)).toBe(false)
   }
 
-  it('ends on its own: the verdict of each ending, its output first, then the ended answers', async () => {
+  it.sequential('ends on its own: the verdict of each ending, its output first, then the ended answers', async () => {
     const replies = await Promise.all(ENDINGS.map((ending) => spawn(ending.script)))
     for (const [index, ending] of ENDINGS.entries()) {
       const reply = replies[index]!
@@ -86,7 +89,7 @@ describe.each(kinds)('cross-provider verdicts: %s', (kind) => {
     }
   })
 
-  it('killed from outside: signaled(9) — also when the kill crosses a stop whose hang-up was sent', async () => {
+  it.sequential('killed from outside: signaled(9) — also when the kill crosses a stop whose hang-up was sent', async () => {
     const plain = await spawn('echo READY; exec sleep 30')
     const crossing = await spawn("trap 'echo GOT-HUP' HUP; trap '' TERM; echo READY; while :; do sleep 0.05; done")
     await Promise.all([ready(plain.id), ready(crossing.id)])
@@ -100,7 +103,7 @@ describe.each(kinds)('cross-provider verdicts: %s', (kind) => {
     await expectEnded(crossing.id)
   })
 
-  it('stopped by the operator: a HUP- and TERM-proof program, and a stopped (SIGSTOP) one, are operator closes, verified and dead', async () => {
+  it.sequential('stopped by the operator: a HUP- and TERM-proof program, and a stopped (SIGSTOP) one, are operator closes, verified and dead', async () => {
     const proof = await spawn("trap '' HUP TERM; echo READY; while :; do sleep 0.05; done")
     const frozen = await spawn('echo READY; exec sleep 30')
     await Promise.all([ready(proof.id), ready(frozen.id)])
@@ -117,7 +120,7 @@ describe.each(kinds)('cross-provider verdicts: %s', (kind) => {
     }
   })
 
-  it('a program that closes its stdout, stderr and stdin runs on: live until its own exit(4)', async () => {
+  it.sequential('a program that closes its stdout, stderr and stdin runs on: live until its own exit(4)', async () => {
     const reply = await spawn('echo READY; exec 0<&- 1>&- 2>&-; sleep 1; exit 4')
     await ready(reply.id)
     expect(b().controller.hasPty(reply.id)).toBe(true)
@@ -125,7 +128,7 @@ describe.each(kinds)('cross-provider verdicts: %s', (kind) => {
     expect((await exitOf(reply.id)).cause).toEqual(exited(4))
   })
 
-  it('an id no host ever held: stopAndWait true (its absence verified by the listing, as the seed origin verifies a stop), kill false, and the provider\'s shutdown resolves (already gone)', async () => {
+  it.sequential('an id no host ever held: stopAndWait true (its absence verified by the listing, as the seed origin verifies a stop), kill false, and the provider\'s shutdown resolves (already gone)', async () => {
     // The host can be asked (SSH connects on its first spawn; a host that cannot be listed is doubt: false).
     await exitOf((await spawn('exit 0')).id)
     const id = `never-spawned-${kind.replace(' ', '-')}`
@@ -140,7 +143,7 @@ describe.each(kinds)('cross-provider verdicts: %s', (kind) => {
     expect(b().exits.filter((exit) => exit.ptyId === id)).toEqual([])
   })
 
-  it('input the provider still holds when the PTY is killed: each write says whether its bytes reached it — accepted, partial_write, or refused pty_exited — never a plain accepted for dropped bytes', async () => {
+  it.sequential('input the provider still holds when the PTY is killed: each write says whether its bytes reached it — accepted, partial_write, or refused pty_exited — never a plain accepted for dropped bytes', async () => {
     const { controller } = b()
     const reply = await spawn('echo READY; exec sleep 30')
     await ready(reply.id)
@@ -167,7 +170,7 @@ describe.each(kinds)('cross-provider verdicts: %s', (kind) => {
     await expectEnded(reply.id)
   }, 30_000)
 
-  it('input the provider holds for a program that reads it later: accepted once the last byte reached the PTY, the writes behind it too', async () => {
+  it.sequential('input the provider holds for a program that reads it later: accepted once the last byte reached the PTY, the writes behind it too', async () => {
     const { controller } = b()
     const reply = await spawn("stty raw -echo; echo READY; sleep 1; exec sh -c 'head -c 8388631 >/dev/null; echo ALL-READ; sleep 30'")
     await ready(reply.id)
@@ -179,7 +182,7 @@ describe.each(kinds)('cross-provider verdicts: %s', (kind) => {
     expect(await controller.stopAndWait(reply.id, { timeoutMs: 5_000 })).toBe(true)
   }, 30_000)
 
-  it('a missing program: the spawn rejects as not started, the `file` option refused (every provider alike: see cross-provider-refusals.test.ts)', async () => {
+  it.sequential('a missing program: the spawn rejects as not started, the `file` option refused (every provider alike: see cross-provider-refusals.test.ts)', async () => {
     for (const file of ['/nonexistent/ptykit-program', 'ptykit-no-such-program']) {
       await expect(b().controller.spawn({ hostId: b().hostId, file })).rejects.toMatchObject({ code: 'invalid_spawn_options', option: 'file', value: file, outcome: 'not_started' })
     }
