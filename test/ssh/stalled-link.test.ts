@@ -67,7 +67,9 @@ async function outcomeWithin<T>(promise: Promise<T>, ms: number): Promise<T | 'p
 
 describe('SSH: launchTimeoutMs bounds the whole spawn', () => {
   it('a spawn on a frozen link settles within launchTimeoutMs of the call; once the link thaws, its late channel is closed and nothing of it runs', async () => {
-    const LAUNCH_MS = 5_000
+    // Short (the default is 15 s): the spawn's open never crosses the frozen link, so only the
+    // timeout can settle it; the time it takes is the test's cost.
+    const LAUNCH_MS = 2_000
     const recording = recordingPtyChannels()
     const { proxy, provider } = await providerThroughProxy(sshd(), cleanups, { launchTimeoutMs: LAUNCH_MS, loadSsh2: recording.loadSsh2 })
     recording.forget()
@@ -117,7 +119,8 @@ describe('SSH: launchTimeoutMs bounds the whole spawn', () => {
 
 describe('SSH: a stop on a frozen link', () => {
   it('settles at its deadline (shutdown_timeout, naming the time it took), not a side command\'s timeout per look later', async () => {
-    const DEADLINE_MS = 2_000
+    // 1 s: the looks the stop once made past its deadline waited 3 s each.
+    const DEADLINE_MS = 1_000
     const { proxy, provider } = await providerThroughProxy(sshd(), cleanups)
     const tag = `${process.pid}-${Date.now()}-frozen-stop`
     cleanups.push(() => killTagged(tag))
@@ -138,7 +141,10 @@ describe('SSH: a stop on a frozen link', () => {
 
 describe('SSH: a launch given up before its marker, over a slow link', () => {
   it('waits for the report of its KILL as long as the link needs: a kill that landed is not_started, within launchTimeoutMs', async () => {
-    const LAUNCH_MS = 8_000
+    // The channel's open takes three 600 ms round trips (~1.8 s); the KILL's report is waited for
+    // as long as the open took (capped at half the launch timeout), and the marker never comes:
+    // 5 s leaves the wait its full 1.8 s and settles ~2 s before the 8 s this once used.
+    const LAUNCH_MS = 5_000
     // The PTY of the proxy's set-up and the side shell start at full speed, before the rc is slow.
     const { proxy, provider } = await providerThroughProxy(sshd(), cleanups, { username: SSH_SLOW_RC_USER, launchTimeoutMs: LAUNCH_MS })
     const controller = createPtyController({ providers: { 'ssh:loopback': provider } })
@@ -186,7 +192,9 @@ describe('SSH: dispose() while a side shell still runs the login\'s rc file', ()
   it('leaves nothing of the provider running on the server once it resolves', async () => {
     const port = sshd().port
     cleanups.push(slowLoginRc(sshd(), 60))
-    const provider = createSshProvider(sshOptions(sshd(), SSH_SLOW_RC_USER, { launchTimeoutMs: 120_000 }))
+    // The disposal waits for the launch and the side shell stuck in the rc file no longer than its
+    // deadline (default 5 s), then kills them: a shorter deadline, the same kills.
+    const provider = createSshProvider(sshOptions(sshd(), SSH_SLOW_RC_USER, { launchTimeoutMs: 120_000, shutdownDeadlineMs: 1_000 }))
     cleanups.push(() => provider.dispose())
     const spawning = provider.spawn({ file: '/bin/sleep', args: ['302'] }).catch((error: unknown) => error)
     // The side shell (started as the connection opened) sleeps in the rc file, and so does the launch.
