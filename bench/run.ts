@@ -11,7 +11,7 @@
  */
 import { writeFileSync } from 'node:fs'
 import { resolve } from 'node:path'
-import { REPO_ROOT } from './child.js'
+import { REPO_ROOT, runChildrenAsBundles } from './child.js'
 import { assertBenchResolvesToDist, buildIfStale } from './built-package.js'
 import { parseCli } from './config.js'
 import type { FigureResult } from './figure.js'
@@ -25,6 +25,9 @@ async function main(): Promise<number> {
   // The published build is what is measured: `ptykit/*` must resolve to dist/, built from these sources.
   assertBenchResolvesToDist()
   buildIfStale(log)
+  // The quick run judges nothing: its children start as bundles under plain node, not through tsx
+  // (a full run's children always run through tsx, as every recorded run measured them).
+  if (cli.config.mode === 'quick') runChildrenAsBundles()
   const { FIGURE_GROUPS } = await import('./figure-groups.js')
   const started = Date.now()
   const figures: FigureResult[] = []
