@@ -528,7 +528,9 @@ describe.each(kinds)(`an orchestrator of ${AGENTS} agents over %s`, (kind) => {
 /** What the orchestrator saw of agents whose consumer acknowledged once and then forgot, per provider. */
 const forgetfulVerdicts = new Map<Kind, Record<string, unknown>>()
 
-describe.each(kinds)('an orchestrator whose view acknowledges once and forgets, over %s', (kind) => {
+// The two providers' runs at once (`concurrent`): each has its own provider and controller, and
+// most of each run is the exiters' 3 s pause cap, waited for on the clock.
+describe.each(kinds)('an orchestrator whose view acknowledges once and forgets, over %s', { concurrent: true }, (kind) => {
   it('a paused agent still stops as an operator close, and one that exits behind held output keeps its own cause after all of it', { timeout: 30_000 }, async () => {
     const CHUNKS = 75
     const CHUNK = 4_000
