@@ -97,6 +97,7 @@ export class ExitPublication {
 
   /** A stop verified by the host: publish the exit ourselves if the provider never did. */
   settleVerifiedStop(record: PtyRecord): void {
+    record.stopUnproven = false
     if (record.state === 'live') {
       // Why code 0 through the wire resolver: the listing proves absence, not why; with the stop
       // mark the operator-close rule turns the resulting `cause_unreported` into `operator_close`.

@@ -72,6 +72,15 @@ export type PtyRecord = {
   publishedExit: PtyControllerExitEvent | undefined
   /** A stop was requested for this incarnation (the operator-close rule). */
   stopRequested: boolean
+  /**
+   * A stop of this incarnation was requested (`kill`, `stopAndWait`, disposal's) and is not proven
+   * done yet: no shutdown of the incarnation dispatched since has completed, and no stop of it was
+   * verified. The leader's proven exit does not settle it: the provider's stop covers more than the
+   * leader (a `setsid` child that ignores the hang-up, which its shutdown is still killing, or
+   * failed to), so a later `stopAndWait` must not answer `true` from that exit alone (see
+   * {@link stopAnsweredByDeath}).
+   */
+  stopUnproven: boolean
   /** Replaced by a newer incarnation before its own exit was seen. */
   superseded: boolean
   /** The timer that publishes `stop_unverified` when no exit follows a stop. */
@@ -168,12 +177,26 @@ export function createPtyRecord(init: PtyRecordInit): PtyRecord {
     state: 'live',
     publishedExit: undefined,
     stopRequested: false,
+    stopUnproven: false,
     superseded: false,
     unconfirmedTimer: undefined,
     escalatingStops: 0,
     liveness: LIVE,
     stateListeners: undefined,
   }
+}
+
+/**
+ * Whether a `stopAndWait` of the record answers `true` at once, from its proven death alone: the
+ * record is `exited` and no stop of it is unproven ({@link PtyRecord.stopUnproven}) — none was
+ * requested (it died on its own: the seed origin's stop of an ended PTY), or a shutdown of it
+ * completed, or one was verified. A stop still running or given up on (a `kill` whose shutdown
+ * has not completed, a `stopAndWait` that answered `false`, one still escalating) is not: the
+ * leader's exit does not prove the rest of what the provider's stop covers gone, so the stop runs
+ * its phases again — a shutdown of the incarnation the provider must complete, then verification.
+ */
+export function stopAnsweredByDeath(record: Pick<PtyRecord, 'state' | 'stopUnproven'>): boolean {
+  return record.state === 'exited' && !record.stopUnproven
 }
 
 /** Resolves once the record reaches `state` (at once if it is there); `cancel` stops listening. */

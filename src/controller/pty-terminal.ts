@@ -166,6 +166,8 @@ export type PtyTerminalRecordView = {
   readonly publishedExit: PtyControllerExitEvent | undefined
   /** The liveness last published (`exited` once the death is proven and that was told). */
   readonly liveness: { readonly kind: string }
+  /** A stop of this incarnation was requested and is not proven done (see `stopAnsweredByDeath`). */
+  readonly stopUnproven: boolean
 }
 
 /** Looks up the controller's current record of an id (`undefined` for ids it does not track). */

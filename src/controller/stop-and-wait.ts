@@ -3,7 +3,7 @@ import { providerGoneRefusal, reportProviderGone, type ControllerCore } from './
 import type { ExitPublication } from './exit-publication.js'
 import { PTY_LIVENESS_REASONS } from './liveness-reasons.js'
 import type { OutputDelivery } from './output-delivery.js'
-import { waitForRecordState, type PtyRecord } from './pty-record.js'
+import { stopAnsweredByDeath, waitForRecordState, type PtyRecord } from './pty-record.js'
 import { dispatchShutdown, shutdownOptionsFor } from './shutdown-dispatch.js'
 import { openStopBudget, type StopBudget } from './stop-budget.js'
 import type { StopAndWaitRequest } from './stop-and-wait-request.js'
@@ -28,6 +28,12 @@ type TrackedStop = {
   readonly record: PtyRecord
   readonly budget: StopBudget
   readonly keepHistory: boolean | undefined
+  /**
+   * The record was `exited` already when this stop began — an earlier stop of it not proven done
+   * (see `stopAnsweredByDeath`): its exit is no evidence for this stop, only a shutdown the provider
+   * completes (then verification) is.
+   */
+  readonly exitedBefore: boolean
 }
 
 /**
@@ -50,17 +56,23 @@ export function forceDelayMs(forceAfterMs: number, remainingMs: number): number 
  * The stop behind `stopAndWait` and `dispose`: mark the stop, then the three phases — hang up,
  * force within the deadline, verify — answering `true` only once a dispatched shutdown has
  * **completed** (the provider's stop covers more than the leader) and the owning host verifies the
- * incarnation gone. `false` at the deadline, on abort, and on any doubt.
+ * incarnation gone. `false` at the deadline, on abort, and on any doubt. `true` at once only for a
+ * PTY whose death is proven and whose stop is not in doubt (`stopAnsweredByDeath`): an `exited`
+ * PTY whose stop is not proven done — a `kill` or a stop that answered `false`, or one still
+ * escalating, while the leader died of the hang-up and a `setsid` child that ignores it lives —
+ * runs the phases again, and its proven exit counts for nothing in them (`exitedBefore`).
  */
 export async function stopAndWaitTracked(context: StopPhaseContext, record: PtyRecord, request: StopAndWaitRequest): Promise<boolean> {
-  if (record.state === 'exited') return true
+  if (stopAnsweredByDeath(record)) return true
+  const exitedBefore = record.state === 'exited'
   const core = context.core
   record.stopRequested = true
+  record.stopUnproven = true
   context.exits.armUnconfirmed(record)
   const budget = openStopBudget(core, request)
   const force = core.timers.after(forceDelayMs(core.options.stop.forceAfterMs, budget.remainingMs()))
   const exited = waitForRecordState(record, 'exited')
-  const stop: TrackedStop = { record, budget, keepHistory: request.keepHistory }
+  const stop: TrackedStop = { record, budget, keepHistory: request.keepHistory, exitedBefore }
   const { deadlinePassed } = budget
   const exitObserved = exited.promise.then(() => 'exit' as const)
   // A force timer cut short by dispose (its timers cleared) is no reason to force: with
@@ -74,19 +86,21 @@ export async function stopAndWaitTracked(context: StopPhaseContext, record: PtyR
     // A provider being disposed refuses the stop (`provider_disposed`) while it stops its PTYs
     // itself and reports their exits: its own exit report is the evidence. Waited for within the
     // budget — answering at the refusal said `false` for a PTY closed as asked moments later.
-    const disposalExit = async (): Promise<boolean> => ((await Promise.race([exitObserved, deadlinePassed])) === 'exit' ? finish(context, record) : providerDisposedDoubt(context, record))
+    // An exit proven before this stop began is no such evidence: nothing more will be reported.
+    const disposalExit = async (): Promise<boolean> =>
+      !exitedBefore && (await Promise.race([exitObserved, deadlinePassed])) === 'exit' ? finish(context, record) : providerDisposedDoubt(context, stop)
     // A detached provider refuses the stop too, but stops nothing and reports no exit: waiting the
     // budget out for one would only hold the caller. Answered at the refusal (see providerDetachedDoubt).
     // 1. Hang up, until it completes, the force delay comes, or the deadline.
     const first = await Promise.race([hangUp(context, stop), forceDue, deadlinePassed])
     if (first === 'deadline') return false
     if (first === 'provider_disposed') return await disposalExit()
-    if (first === 'provider_detached') return providerDetachedDoubt(context, record, 'stop')
+    if (first === 'provider_detached') return providerDetachedDoubt(context, stop, 'stop')
     if (first === 'shutdown_resolved') {
       const verified = await verifyGone(context, stop)
       if (verified === 'deadline') return false
       if (verified === 'provider_disposed') return await disposalExit()
-      if (verified === 'provider_detached') return providerDetachedDoubt(context, record, 'verification')
+      if (verified === 'provider_detached') return providerDetachedDoubt(context, stop, 'verification')
       if (verified) return finish(context, record)
       // Carried out but not proven gone yet: give it the rest of the graceful window.
       const next = await Promise.race([exitObserved, forceDue, deadlinePassed])
@@ -95,7 +109,7 @@ export async function stopAndWaitTracked(context: StopPhaseContext, record: PtyR
         const again = await verifyGone(context, stop)
         if (again === 'deadline') return false
         if (again === 'provider_disposed') return await disposalExit()
-        if (again === 'provider_detached') return providerDetachedDoubt(context, record, 'verification')
+        if (again === 'provider_detached') return providerDetachedDoubt(context, stop, 'verification')
         if (again) return finish(context, record)
       }
     }
@@ -104,7 +118,7 @@ export async function stopAndWaitTracked(context: StopPhaseContext, record: PtyR
     const forced = await Promise.race([forceStop(context, stop), deadlinePassed])
     if (forced === 'deadline') return false
     if (forced === 'provider_disposed') return await disposalExit()
-    if (forced === 'provider_detached') return providerDetachedDoubt(context, record, 'stop')
+    if (forced === 'provider_detached') return providerDetachedDoubt(context, stop, 'stop')
     if (forced === 'shutdown_rejected') {
       // Neither stop completed: say so now rather than when the unconfirmed window ends.
       if (record.state === 'live') context.exits.publishUnverified(record, PTY_LIVENESS_REASONS.shutdownFailed)
@@ -113,7 +127,7 @@ export async function stopAndWaitTracked(context: StopPhaseContext, record: PtyR
     // 3. Verify.
     const verified = await verifyGone(context, stop)
     if (verified === 'provider_disposed') return await disposalExit()
-    if (verified === 'provider_detached') return providerDetachedDoubt(context, record, 'verification')
+    if (verified === 'provider_detached') return providerDetachedDoubt(context, stop, 'verification')
     return verified === true ? finish(context, record) : false
   } finally {
     budget.close()
@@ -166,7 +180,7 @@ async function verifyGone(context: StopPhaseContext, stop: TrackedStop): Promise
       return false
     case 'failed':
       // The provider is gone (disposed, or detached): an exit it reported before still verifies.
-      if (providerGoneRefusal(verification.error) !== null && record.state === 'exited') return true
+      if (providerGoneRefusal(verification.error) !== null && exitIsEvidence(stop)) return true
       const gone = reportProviderGone(context.core, record.provider, 'listing_failed', verification.error)
       if (gone !== null) return gone
       context.core.report('listing_failed', `Provider ${record.provider.name} could not list processes to verify a stop`, verification.error, record.ptyId)
@@ -188,8 +202,9 @@ async function verifyGone(context: StopPhaseContext, stop: TrackedStop): Promise
  * and step, which was noise the host could not act on). Without it the PTY stays in doubt
  * (`false`, liveness `unverifiable`), reported once per provider ({@link reportProviderGone}).
  */
-function providerDisposedDoubt(context: StopPhaseContext, record: PtyRecord): boolean {
-  if (record.state === 'exited') return finish(context, record)
+function providerDisposedDoubt(context: StopPhaseContext, stop: TrackedStop): boolean {
+  const { record } = stop
+  if (exitIsEvidence(stop)) return finish(context, record)
   if (record.state === 'live') context.exits.setLiveness(record, { kind: 'unverifiable', reason: PTY_LIVENESS_REASONS.verificationFailed })
   return false
 }
@@ -203,8 +218,9 @@ function providerDisposedDoubt(context: StopPhaseContext, record: PtyRecord): bo
  * `shutdown_failed`), as a stop the provider refused; a refused verification leaves the stop
  * unverified (`stop_verification_failed`). Reported once per provider ({@link reportProviderGone}).
  */
-function providerDetachedDoubt(context: StopPhaseContext, record: PtyRecord, refused: 'stop' | 'verification'): boolean {
-  if (record.state === 'exited') return finish(context, record)
+function providerDetachedDoubt(context: StopPhaseContext, stop: TrackedStop, refused: 'stop' | 'verification'): boolean {
+  const { record } = stop
+  if (exitIsEvidence(stop)) return finish(context, record)
   if (record.state === 'live') {
     if (refused === 'stop') context.exits.publishUnverified(record, PTY_LIVENESS_REASONS.shutdownFailed)
     else context.exits.setLiveness(record, { kind: 'unverifiable', reason: PTY_LIVENESS_REASONS.verificationFailed })
@@ -212,13 +228,25 @@ function providerDetachedDoubt(context: StopPhaseContext, record: PtyRecord, ref
   return false
 }
 
+/**
+ * Whether the provider's exit report proves this stop done when the provider can say nothing more
+ * (disposed, detached): an exit observed — but not one proven before this stop began, whose
+ * earlier stop was not proven done (`exitedBefore`): that exit says nothing of the rest of the stop.
+ */
+function exitIsEvidence(stop: TrackedStop): boolean {
+  return stop.record.state === 'exited' && !stop.exitedBefore
+}
+
 /** Dispatch one step's shutdown of the record's incarnation, with the time left and `keepHistory`. */
 function dispatchStep(context: StopPhaseContext, stop: TrackedStop, immediate: boolean): Promise<StepOutcome> {
   const { provider, ptyId, incarnationId } = stop.record
   const options = shutdownOptionsFor(immediate, incarnationId, stop.budget.remainingMs(), stop.keepHistory)
-  return dispatchShutdown(context.core, provider, ptyId, incarnationId, immediate, options, (report) => reportUnlessLanded(context, stop, report)).then((outcome) =>
-    outcome === 'resolved' ? 'shutdown_resolved' : outcome === 'provider_disposed' || outcome === 'provider_detached' ? outcome : 'shutdown_rejected',
-  )
+  return dispatchShutdown(context.core, provider, ptyId, incarnationId, immediate, options, (report) => reportUnlessLanded(context, stop, report)).then((outcome) => {
+    // Completed — also after this stop gave up (its deadline, its signal): the provider's stop
+    // covers the whole PTY, so its death once proven answers a later `stopAndWait` (`stopAnsweredByDeath`).
+    if (outcome === 'resolved') stop.record.stopUnproven = false
+    return outcome === 'resolved' ? 'shutdown_resolved' : outcome === 'provider_disposed' || outcome === 'provider_detached' ? outcome : 'shutdown_rejected'
+  })
 }
 
 /**

@@ -2,7 +2,7 @@ import type { ControllerCore } from './controller-core.js'
 import type { ExitPublication } from './exit-publication.js'
 import { PTY_LIVENESS_REASONS } from './liveness-reasons.js'
 import type { OutputDelivery } from './output-delivery.js'
-import type { PtyRecord } from './pty-record.js'
+import { stopAnsweredByDeath, type PtyRecord } from './pty-record.js'
 import type { ComingPty } from './pty-record-table.js'
 import { dispatchShutdown, type ShutdownOutcome } from './shutdown-dispatch.js'
 import { stopAndWaitTracked, type StopPhaseContext } from './stop-and-wait.js'
@@ -38,8 +38,11 @@ export class Stopping {
   /** Mark the stop for the record's incarnation, then dispatch a hang-up; see `PtyController.kill`. */
   kill(record: PtyRecord): void {
     record.stopRequested = true
+    record.stopUnproven = true
     this.#exits.armUnconfirmed(record)
     void this.dispatch(record.ptyId, record, false).then((outcome) => {
+      // Completed: the provider's stop covers the whole PTY (see `stopAnsweredByDeath`).
+      if (outcome === 'resolved') record.stopUnproven = false
       // Refused as detached: the provider stopped nothing (its PTYs run on), as a refused stop.
       if ((outcome === 'rejected' || outcome === 'provider_detached') && record.state === 'live') {
         this.#exits.publishUnverified(record, PTY_LIVENESS_REASONS.shutdownFailed)
@@ -53,6 +56,7 @@ export class Stopping {
   /** Retire a rejected spawn's record; see `PtyController.retireRejectedPty`. */
   retire(record: PtyRecord, stopConfirmed: boolean): void {
     record.stopRequested = true
+    record.stopUnproven = true
     if (stopConfirmed) {
       this.#exits.settleVerifiedStop(record)
     } else if (record.state === 'live') {
@@ -69,11 +73,13 @@ export class Stopping {
 
   /**
    * Stop every PTY the controller owns (disposal): each bounded by `stop.defaultDeadlineMs`; one
-   * still unconfirmed then is published as `stop_unverified`.
+   * still unconfirmed then is published as `stop_unverified`. An ended PTY whose stop is not proven
+   * done (`stopAnsweredByDeath`: a `kill` whose shutdown did not complete, a `stopAndWait` that
+   * answered `false`) is stopped again too: its leader's exit does not prove the rest of that stop done.
    */
   async stopAllOwned(): Promise<void> {
     const core = this.#core
-    const owned = [...core.records.values()].filter((record) => record.state !== 'exited' && !record.superseded)
+    const owned = [...core.records.values()].filter((record) => !stopAnsweredByDeath(record) && !record.superseded)
     const verdicts = owned.map((record) => {
       const verdict = stopAndWaitTracked(this.#phases, record, { deadlineAt: core.clock.now() + core.options.stop.defaultDeadlineMs }).catch(() => false)
       const stop = { verdict, verified: undefined as boolean | undefined }
@@ -148,7 +154,8 @@ export class Stopping {
    */
   async #disposalVerdict(record: PtyRecord, request: StopAndWaitRequest): Promise<boolean> {
     const core = this.#core
-    const verdict = record.state === 'exited' ? Promise.resolve(true) : this.#disposalStops.get(record)?.verdict
+    // An ended PTY whose stop is in doubt (see `stopAnsweredByDeath`): disposal stopped it again, and that stop answers.
+    const verdict = stopAnsweredByDeath(record) ? Promise.resolve(true) : this.#disposalStops.get(record)?.verdict
     if (verdict === undefined) return false
     // Disposal's stop settles before the controller's timers are cleared, so a deadline timer
     // here never outlives it (and a verdict already in wins the race: it comes first).
@@ -196,7 +203,7 @@ export class Stopping {
       stopped.add(record)
       stops.push(stopAndWaitTracked(this.#phases, record, request))
     }
-    if (tracked !== undefined && tracked.state !== 'exited') stop(tracked)
+    if (tracked !== undefined && !stopAnsweredByDeath(tracked)) stop(tracked)
     // What each publishes is stopped the moment it lands: a spawn queued behind it then finds it
     // stopping (and waits for the stop) rather than live (and re-attaching to a process about to end).
     for (const each of coming) (each.onPublished ??= new Set()).add(stop)

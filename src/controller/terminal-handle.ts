@@ -16,6 +16,7 @@ import { disposableUnsubscribe, type DisposableUnsubscribe } from './disposable.
 import type { PtyControllerDataEvent, PtyControllerExitEvent, PtyControllerOutputLossEvent } from './events.js'
 import type { PtyTerminal, PtyTerminalHost, PtyTerminalRecordLookup, PtyTerminalRecordView } from './pty-terminal.js'
 import { assertStopAndWaitOptions } from './stop-and-wait-request.js'
+import { stopAnsweredByDeath } from './pty-record.js'
 import { TerminalOutputFeed, assertMaxQueuedChars, type PtyTerminalOutputOptions } from './terminal-output.js'
 import { optionNamesOf } from '../contracts/known-options.js'
 import { argumentRefusal } from '../contracts/argument-refusal.js'
@@ -35,7 +36,6 @@ export class TerminalHandle implements PtyTerminal {
   /** Created by the first listener: most terminals never lose output, nor have anyone ask. */
   #lossListeners: Set<(event: PtyControllerOutputLossEvent) => void> | undefined
   #resolveExited: ((event: PtyControllerExitEvent) => void) | undefined
-  #deathProven = false
   /**
    * Nothing more will ever reach this handle's listeners: its death is proven, or its controller's
    * dispose is over (it hears no event any more). Listeners are let go of, and later ones not kept.
@@ -174,11 +174,12 @@ export class TerminalHandle implements PtyTerminal {
       return Promise.reject(error as Error)
     }
     // Proven ended: nothing left to stop, also once the id was respawned or the controller disposed
-    // (whose `stopAndWait` answers `false` for every id).
-    if (this.#deathProven || this.record.state === 'exited') return Promise.resolve(true)
+    // (whose `stopAndWait` answers `false` for every id) — unless a stop of it is not proven done
+    // (`stopAnsweredByDeath`): the leader's exit does not prove the rest of what it covers gone.
+    if (stopAnsweredByDeath(this.record)) return Promise.resolve(true)
     if (!this.#isCurrent()) {
       // A replaced incarnation a disposing controller may still be settling: answer once it is done.
-      if (this.#controller.disposed) return this.#controller.dispose().then(() => this.#deathProven || this.record.state === 'exited')
+      if (this.#controller.disposed) return this.#controller.dispose().then(() => stopAnsweredByDeath(this.record))
       return Promise.resolve(false)
     }
     // Also during `dispose()`: the controller's `stopAndWait` then answers disposal's verdict of this
@@ -250,7 +251,6 @@ export class TerminalHandle implements PtyTerminal {
    * 1 024 more terminals ended (about 1.9 MB per closed tab with a 5 000-row view, h156).
    */
   onDeathProven(): void {
-    this.#deathProven = true
     this.#letGoOfListeners()
   }
 

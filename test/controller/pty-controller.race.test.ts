@@ -127,3 +127,81 @@ async function raceProperty(withSessionId: boolean): Promise<void> {
     { numRuns: 300 },
   )
 }
+
+type StopAction = 'stop' | 'kill' | 'abort'
+
+describe('controller stop races: a member of the PTY outlives its leader', () => {
+  // docs/controller.md, "stopAndWait: escalate and verify": `true` only when a shutdown completed and
+  // the stop was verified — the provider's stop covers more than the leader. Here the leader dies of
+  // the first stop's signal (its exit reported, and the fake no longer lists it), while a member of
+  // the PTY (a `setsid` child that ignores the hang-up) lives until a shutdown of it completes; each
+  // shutdown completes or gives up (`shutdown_timeout`), in every order with the stops, kills and
+  // aborts. Until 8 Dec a `stopAndWait` that came once the leader's exit was in — after a stop that
+  // answered `false`, a kill, or while another stop still escalated — answered `true` at once.
+  it('answers stopAndWait true only once a shutdown of the PTY completed, in every interleaving', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.scheduler(),
+        fc.array(fc.constantFrom<StopAction>('stop', 'stop', 'kill', 'abort'), { minLength: 1, maxLength: 6 }),
+        fc.array(fc.boolean(), { minLength: 1, maxLength: 8 }),
+        async (s, actions, completions) => {
+          const fake = createFakePtyProvider()
+          let memberAlive = true
+          let shutdowns = 0
+          const provider: PtyProvider = {
+            name: 'member-outlives-leader',
+            authoritativeListings: true,
+            spawn: (options) => fake.spawn(options),
+            write: (id, data) => fake.write(id, data),
+            resize: (id, cols, rows) => fake.resize(id, cols, rows),
+            shutdown: (id, options) => {
+              const completes = completions[shutdowns++ % completions.length]!
+              // The leader dies of the signal at once (the fake reports its exit); the member only
+              // when this shutdown completes.
+              return s.schedule(fake.shutdown(id, options), `shutdown ${shutdowns} ${completes ? 'completes' : 'gives up'}`).then(() => {
+                if (!completes) throw Object.assign(new Error('a member of the PTY is still alive'), { code: 'shutdown_timeout' })
+                memberAlive = false
+              })
+            },
+            listProcesses: () => fake.listProcesses(),
+            onData: (listener) => fake.onData(listener),
+            onExit: (listener) => fake.onExit(listener),
+          }
+          // A manual clock that is never advanced: no force delay, no deadline — stops end by a
+          // shutdown's outcome or an abort.
+          const controller = createPtyController({ provider, clock: createManualClock() })
+          controller.on('error', () => undefined)
+          fake.scriptNextSpawn({ id: 'p' })
+          await controller.spawn({})
+          const aborts: AbortController[] = []
+          const verdicts: Promise<void>[] = []
+          const trueWhileMemberAlive: number[] = []
+          const performed = actions.map((action, index) =>
+            s.schedule(Promise.resolve(action), action).then(() => {
+              if (action === 'stop') {
+                const abort = new AbortController()
+                aborts.push(abort)
+                verdicts.push(
+                  controller.stopAndWait('p', { timeoutMs: 60_000, signal: abort.signal }).then((verdict) => {
+                    if (verdict && memberAlive) trueWhileMemberAlive.push(index)
+                  }),
+                )
+              } else if (action === 'kill') {
+                controller.kill('p')
+              } else {
+                for (const abort of aborts.splice(0)) abort.abort()
+              }
+            }),
+          )
+          await s.waitAll()
+          await Promise.all(performed)
+          for (const abort of aborts.splice(0)) abort.abort()
+          await s.waitAll()
+          await Promise.all(verdicts)
+          expect(trueWhileMemberAlive).toEqual([])
+        },
+      ),
+      { numRuns: 300 },
+    )
+  })
+})
