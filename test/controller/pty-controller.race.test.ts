@@ -1,6 +1,8 @@
 /**
  * Race tests with fc.scheduler: the provider's spawn reply, its output and exit, and the host's kill
- * land in every order, and the controller's event stream must stay consistent.
+ * land in every order, and the controller's event stream must stay consistent; and stops, kills,
+ * aborts and the provider's shutdowns of a PTY whose member outlives its leader land in every
+ * order, and no `stopAndWait` answers `true` before a shutdown of it completed.
  */
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
