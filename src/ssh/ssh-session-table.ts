@@ -16,6 +16,14 @@ export class SshSessionTable {
   readonly openingIds = new Set<string>()
   /** PTY ids whose exit was delivered (the most recent ones). */
   readonly exitedIds = createRecentIds(SSH_EXITED_ID_MEMORY)
+  /** Each session's stop while it runs (`shutdown`'s, or an owed one's), until it settles. */
+  readonly runningStops = new Map<SshPtySession, Promise<void>>()
+  /**
+   * Sessions that exited while their stop still ran — the leader died of the hang-up, a member of
+   * its group or session that ignores it is still being stopped —, by id, until that stop settles:
+   * a later `shutdown` of the id joins it (they left `sessions` at their exit).
+   */
+  readonly stoppingAfterExit = new Map<string, SshPtySession>()
   // A throwing listener surfaces uncaught (on its own microtask) without stopping the others.
   /** The provider's `onData` listeners. */
   readonly dataListeners = createListenerSet<PtyDataEvent>()
@@ -43,6 +51,7 @@ export class SshSessionTable {
       if (session.state === 'lost') this.#onLost()
       if (session.state !== 'exited') return
       if (this.sessions.get(session.id) === session) this.sessions.delete(session.id)
+      if (this.runningStops.has(session)) this.stoppingAfterExit.set(session.id, session)
       this.exitedIds.remember(session.id)
     },
   }

@@ -51,7 +51,9 @@ export async function stopWithTimings(
 }
 
 /**
- * The provider's `shutdown`: nothing for an unknown, exited or other-incarnation PTY. A lost PTY
+ * The provider's `shutdown`: nothing for an unknown or other-incarnation PTY, nor for an exited one
+ * whose stop is not running (one still running — members of the session outlived the leader — is
+ * joined). A lost PTY
  * (its connection dropped, or its channel closed without an exit status) is stopped from a
  * connection that can judge it (`judgeOfLostSession`: the same machine and boot), and settles once
  * its program is proven gone and nothing else of its session is found alive (`stopLostSession`;
@@ -76,9 +78,19 @@ export async function shutdownSshPty(
   // Checked first, as every provider does: a malformed deadline is a programmer error even for an
   // unknown or ended PTY.
   const deadlineEpochMs = resolveWaitDeadline(options, timings.shutdownDeadlineMs)
-  const session = table.get(id)
-  if (session === undefined || session.state === 'exited') return
-  if (options.expectedIncarnationId !== undefined && session.incarnationId !== options.expectedIncarnationId) return
+  // Ended: nothing to stop — unless its stop still runs (the leader died of the hang-up while a
+  // member of its group or session that ignores it is still being stopped): that stop is joined,
+  // as while the leader lived. Until 8 Dec this resolved at once, and a controller's `stopAndWait`
+  // asked then answered `true` with the member alive (h245).
+  const expected = options.expectedIncarnationId
+  const candidates = [table.get(id), table.stoppingAfterExit.get(id)]
+  const session = expected === undefined ? (candidates[0] ?? candidates[1]) : candidates.find((each) => each?.incarnationId === expected)
+  if (session === undefined) return
+  if (session.state === 'exited') {
+    const running = table.runningStops.get(session)
+    if (running !== undefined) await running
+    return
+  }
   // Disposed: no connection is opened any more, so a lost PTY not proven gone cannot be reached —
   // the call is refused as every call after the disposal is (until 7 Dec: `transport_lost`, as if
   // the link were down, which invited a retry that could never succeed).
@@ -106,7 +118,7 @@ export async function shutdownSshPty(
   }
   if (session.stop === null || options.immediate === true) {
     const stop = stopWithTimings(session, timings, options.immediate === true, deadlineEpochMs, keeper)
-    if (session.stop === null) trackStop(session, stop, onStopOwed)
+    if (session.stop === null) trackStop(table, session, stop, onStopOwed)
     else stop.catch((error: unknown) => oweStopIfUnreached(session, error, onStopOwed))
     await stop
     return
@@ -115,9 +127,15 @@ export async function shutdownSshPty(
 }
 
 /** `stop` as the session's running stop, joined by later calls while it runs. */
-function trackStop(session: SshPtySession, stop: Promise<void>, onStopOwed: () => void): void {
+function trackStop(table: SshSessionTable, session: SshPtySession, stop: Promise<void>, onStopOwed: () => void): void {
   session.stopOwed = false
   session.stop = stop
+  table.runningStops.set(session, stop)
+  const settled = (): void => {
+    if (table.runningStops.get(session) === stop) table.runningStops.delete(session)
+    if (table.stoppingAfterExit.get(session.id) === session && !table.runningStops.has(session)) table.stoppingAfterExit.delete(session.id)
+  }
+  stop.then(settled, settled)
   // A stop that gave up is not joined by a later call: that one tries again.
   stop.catch((error: unknown) => {
     if (session.stop === stop) session.stop = null
@@ -165,7 +183,7 @@ function oweStop(session: SshPtySession, onStopOwed: () => void): void {
 export function finishOwedStops(table: SshSessionTable, keeper: SshConnectionKeeper, timings: SshStopTimings, onStopOwed: () => void = () => undefined): void {
   for (const session of table.inState('lost')) {
     if (!session.stopOwed || session.stop !== null || session.endProven || judgeOfLostSession(session, keeper) === null) continue
-    trackStop(session, stopWithTimings(session, timings, false, undefined, keeper), onStopOwed)
+    trackStop(table, session, stopWithTimings(session, timings, false, undefined, keeper), onStopOwed)
   }
 }
 
