@@ -244,7 +244,12 @@ export interface PtyProvider {
   /**
    * Stop the PTY. Resolves when the stop was carried out (or the PTY was already gone); the exit
    * itself is reported through {@link PtyProvider.onExit}. Rejects when the stop could not be
-   * dispatched.
+   * dispatched — or, with `code: 'shutdown_timeout'`, when it was sent but the PTY was not proven
+   * gone by the stop's deadline: that stop may still land a moment later (the hang-up or kill it
+   * sent ends the process), and its exit is then reported as any other. The node-pty and SSH
+   * providers reject so, and the pty host with `code: 'host_error'`, `hostCode: 'shutdown_timeout'`.
+   * A controller holds such a rejection's `shutdown_failed` report (and a `kill`'s `stop_unverified`
+   * exit) until the unconfirmed-stop window ends, and makes none if the exit comes first.
    */
   shutdown(id: string, options?: PtyShutdownOptions): Promise<void>
   /** Stop reading the PTY so the producer blocks (kernel backpressure). */

@@ -149,7 +149,10 @@ export class ExitPublication {
     if (record.unconfirmedTimer !== undefined || record.state !== 'live') return
     record.unconfirmedTimer = this.#core.timers.set(() => {
       record.unconfirmedTimer = undefined
-      this.publishUnverified(record, PTY_LIVENESS_REASONS.stopUnconfirmed)
+      const atEnd = this.#atUnconfirmedEnd.get(record)
+      this.#atUnconfirmedEnd.delete(record)
+      if (atEnd !== undefined) atEnd(true)
+      else this.publishUnverified(record, PTY_LIVENESS_REASONS.stopUnconfirmed)
     }, this.#core.options.stop.unconfirmedAfterMs)
   }
 
@@ -157,7 +160,26 @@ export class ExitPublication {
     if (record.unconfirmedTimer === undefined) return
     this.#core.timers.clear(record.unconfirmedTimer)
     record.unconfirmedTimer = undefined
+    const atEnd = this.#atUnconfirmedEnd.get(record)
+    this.#atUnconfirmedEnd.delete(record)
+    atEnd?.(false)
   }
+
+  /**
+   * What the record's open unconfirmed-stop window does when it ends, instead of publishing
+   * `stop_unverified` (`stop_unconfirmed`): `atEnd(true)` then — it publishes what it knows (a `kill`
+   * whose provider ran out of time: `shutdown_failed`, see `Stopping.kill`) —, or `atEnd(false)` when
+   * the window is cleared first (the exit came, `dispose`, a replacement). The window stays open
+   * meanwhile (the stop is under way). `false`, and nothing set, when no window is open.
+   */
+  atUnconfirmedEnd(record: PtyRecord, atEnd: (ended: boolean) => void): boolean {
+    if (record.unconfirmedTimer === undefined) return false
+    this.#atUnconfirmedEnd.set(record, atEnd)
+    return true
+  }
+
+  /** What each open unconfirmed-stop window does at its end, when not the default (see {@link ExitPublication.atUnconfirmedEnd}). */
+  readonly #atUnconfirmedEnd = new WeakMap<PtyRecord, (ended: boolean) => void>()
 
   /**
    * Emit `exit` with the cause settled by the operator-close rule. The rule applies to a stop

@@ -17,8 +17,9 @@ export type ShutdownOutcome = 'resolved' | 'rejected' | 'provider_disposed' | 'p
  * refusal reported once for the provider and answered `'provider_disposed'`, a detached one's
  * likewise answered `'provider_detached'` —, never thrown.
  * `stepOptions`, when given, replace the default options (a `stopAndWait` step's timeout and
- * `keepHistory`); `reportRejection`, when given, decides whether (and when) a rejection's report is
- * made (a `stopAndWait` step whose deadline ran out holds it: see `stop-and-wait.ts`).
+ * `keepHistory`); `reportRejection`, when given, decides from the rejection whether (and when) its
+ * report is made (a `stopAndWait` step whose deadline ran out, and a `kill` whose provider ran out
+ * of time, hold it: see `held-stop-report.ts`).
  */
 export function dispatchShutdown(
   core: ControllerCore,
@@ -27,7 +28,7 @@ export function dispatchShutdown(
   incarnationId: PtyIncarnationId | undefined,
   immediate: boolean,
   stepOptions?: PtyShutdownOptions,
-  reportRejection: (report: () => void) => void = (report) => report(),
+  reportRejection: (report: () => void, error: unknown) => void = (report) => report(),
 ): Promise<ShutdownOutcome> {
   const options = stepOptions ?? {
     ...(immediate ? { immediate: true } : {}),
@@ -39,7 +40,7 @@ export function dispatchShutdown(
       // A gone provider (disposed, or detached) refuses every stop: reported once for the provider.
       const gone = reportProviderGone(core, provider, 'shutdown_failed', error)
       if (gone !== null) return gone
-      reportRejection(() => core.report('shutdown_failed', `Provider ${provider.name} could not shut down ${ptyId}`, error, ptyId))
+      reportRejection(() => core.report('shutdown_failed', `Provider ${provider.name} could not shut down ${ptyId}`, error, ptyId), error)
       return 'rejected' as const
     },
   )

@@ -4,6 +4,7 @@ import type { ExitPublication } from './exit-publication.js'
 import { PTY_LIVENESS_REASONS } from './liveness-reasons.js'
 import type { OutputDelivery } from './output-delivery.js'
 import { stopAnsweredByDeath, waitForRecordState, type PtyRecord } from './pty-record.js'
+import { holdStopReport } from './held-stop-report.js'
 import { dispatchShutdown, shutdownOptionsFor } from './shutdown-dispatch.js'
 import { openStopBudget, type StopBudget } from './stop-budget.js'
 import type { StopAndWaitRequest } from './stop-and-wait-request.js'
@@ -257,37 +258,16 @@ function dispatchStep(context: StopPhaseContext, stop: TrackedStop, immediate: b
  * deadline passing, not a provider fault: the `stopAndWait` has answered `false` already, and the
  * exit that follows is an operator close. So such a rejection is held until the PTY's exit
  * (nothing reported) or the unconfirmed-stop window's end (reported then, beside `stop_unverified`;
- * not at `dispose`, whose own stop of the PTY answers for it).
+ * not at `dispose`, whose own stop of the PTY answers for it): see `held-stop-report.ts`, which a
+ * `kill` whose provider ran out of time shares.
  * Why: 40 agents stopped with `{ timeoutMs: 1 }` or a past `deadlineMs` over node-pty reported 40
  * `shutdown_failed` "could not shut down" for processes that were shut down (the fake, whose stops
  * land at once, reported none).
  */
 function reportUnlessLanded(context: StopPhaseContext, stop: TrackedStop, report: () => void): void {
-  const { record, budget } = stop
-  if (budget.remainingMs() > 0) {
+  if (stop.budget.remainingMs() > 0) {
     report()
     return
   }
-  if (record.state === 'exited') return
-  // Disposed (every timer cleared): disposal's own stop of the PTY gives the verdict, as below — and a
-  // window armed now would be a timer nobody clears, holding the app open for `unconfirmedAfterMs`.
-  if (context.core.timers.cleared) return
-  // One held report per PTY: both steps of a stop (its hang-up and its force) may be rejected so,
-  // and one stop that did not land is one failure. The latest rejection's is kept.
-  const alreadyHeld = heldRejections.has(record)
-  heldRejections.set(record, report)
-  if (alreadyHeld) return
-  const exited = waitForRecordState(record, 'exited')
-  const window = context.core.timers.after(context.core.options.stop.unconfirmedAfterMs)
-  void Promise.race([exited.promise.then(() => 'exit' as const), window.promise]).then((outcome) => {
-    exited.cancel()
-    window.cancel()
-    const held = heldRejections.get(record)
-    heldRejections.delete(record)
-    // At dispose (every timer cleared) disposal's own stop of the PTY gives the verdict.
-    if (outcome !== 'exit' && !context.core.timers.cleared) held?.()
-  })
+  holdStopReport(context.core, stop.record, report, context.core.options.stop.unconfirmedAfterMs)
 }
-
-/** The report of a PTY's stop step rejected past its deadline, held by {@link reportUnlessLanded} until the stop's fate is known. */
-const heldRejections = new WeakMap<PtyRecord, () => void>()

@@ -10,6 +10,8 @@ import { abortOf } from './abort.js'
 import { deadlineOf } from './stop-budget.js'
 import type { StopAndWaitRequest } from './stop-and-wait-request.js'
 import { stopUntracked } from './stop-untracked.js'
+import { holdStopReport, takeHeldStopReport } from './held-stop-report.js'
+import { isShutdownTimeout } from '../contracts/shutdown-timeout.js'
 
 /**
  * Stopping PTYs: `kill` (mark the stop, dispatch, arm the unconfirmed timer), retiring a rejected
@@ -40,17 +42,52 @@ export class Stopping {
     record.stopRequested = true
     record.stopUnproven = true
     this.#exits.armUnconfirmed(record)
-    void this.dispatch(record.ptyId, record, false).then((outcome) => {
+    let held = false
+    const reportRejection = (report: () => void, error: unknown): void => {
+      held = this.#holdIfOutOfTime(record, report, error)
+      if (!held) report()
+    }
+    void dispatchShutdown(this.#core, record.provider, record.ptyId, record.incarnationId, false, undefined, reportRejection).then((outcome) => {
       // Completed: the provider's stop covers the whole PTY (see `stopAnsweredByDeath`).
       if (outcome === 'resolved') record.stopUnproven = false
-      // Refused as detached: the provider stopped nothing (its PTYs run on), as a refused stop.
-      if ((outcome === 'rejected' || outcome === 'provider_detached') && record.state === 'live') {
+      // Refused (but for a stop that ran out of time, held above), or refused as detached: the
+      // provider stopped nothing (a detached provider's PTYs run on), published at once.
+      if (((outcome === 'rejected' && !held) || outcome === 'provider_detached') && record.state === 'live') {
         this.#exits.publishUnverified(record, PTY_LIVENESS_REASONS.shutdownFailed)
       }
     })
     // Why after the dispatch: the provider must learn of the stop before held output (and an exit
     // behind it) is released, so it can tell a death that came first (issue 13.4).
     this.#output.releaseForStop(record)
+  }
+
+  /**
+   * A `kill`'s shutdown rejected as having run out of time (`isShutdownTimeout`: the provider sent
+   * the stop and did not see the PTY gone by its deadline — under load, or joining a provider
+   * disposal's stop with a short `shutdownDeadlineMs`) may still land a moment later: its report
+   * and the `stop_unverified` exit wait for the end of the unconfirmed-stop window `kill` armed
+   * (`held-stop-report.ts`). The PTY's exit within it settles the stop (an operator close, nothing
+   * reported); at its end the report is made and the PTY published `stop_unverified` with
+   * `shutdown_failed`, as a refused stop is at once. An exit that came before the rejection leaves
+   * nothing to report, and at `dispose` (timers cleared) disposal's own stop of the PTY gives the
+   * verdict. Answers whether the rejection was taken care of so — `false` for a refusal (reported
+   * and published at once), and for a PTY whose window is no longer open (it ended: the PTY is
+   * `stop_unverified` already, and the report is made at once).
+   */
+  #holdIfOutOfTime(record: PtyRecord, report: () => void, error: unknown): boolean {
+    if (!isShutdownTimeout(error)) return false
+    if (record.state === 'exited' || this.#core.timers.cleared) return true
+    if (record.state !== 'live') return false
+    const exits = this.#exits
+    const windowOpen = exits.atUnconfirmedEnd(record, (ended) => {
+      const held = takeHeldStopReport(record)
+      if (!ended) return
+      held?.()
+      exits.publishUnverified(record, PTY_LIVENESS_REASONS.shutdownFailed)
+    })
+    if (!windowOpen) return false
+    holdStopReport(this.#core, record, report)
+    return true
   }
 
   /** Retire a rejected spawn's record; see `PtyController.retireRejectedPty`. */
