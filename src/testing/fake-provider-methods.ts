@@ -153,6 +153,9 @@ export function createFakeProviderMethods(state: FakeProviderState): FakeProvide
       switch (pty.shutdownBehaviour) {
         case 'fail':
           return Promise.reject(new Error(`Fake shutdown of PTY ${JSON.stringify(id)} failed (scripted)`))
+        case 'time_out':
+          // Sent, not seen done by its deadline: the stop may still land (the test emits the exit).
+          return Promise.reject(Object.assign(new Error(`Fake PTY ${JSON.stringify(id)} could not be stopped by its deadline (scripted)`), { code: 'shutdown_timeout', ptyId: id }))
         case 'never_confirm':
           return Promise.resolve()
         case 'exit_unreported':

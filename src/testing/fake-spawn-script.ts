@@ -56,15 +56,19 @@ export type FakeExit = {
  *   immediate one, code 0 as node-pty reports it — then resolves;
  * - `never_confirm`: resolves, but the PTY stays live and no exit ever comes (a lost stop);
  * - `fail`: rejects with an `Error` and the PTY stays live (the stop could not be dispatched);
+ * - `time_out`: rejects with an `Error` whose `code` is `'shutdown_timeout'` and the PTY stays live —
+ *   the stop was sent but not seen done by its deadline, as node-pty, SSH and the pty host reject one
+ *   under load; emit the exit (`emitExit`) to play the stop landing a moment later, or none to play
+ *   one that never does;
  * - `exit_unreported`: the process ends (listings no longer have it; `hasPty` and `probeLiveness`
  *   answer `false` with authoritative listings), then resolves, but no exit event ever comes (the
  *   report was lost on its way, as over a dropped connection). Output it wrote before is still
  *   delivered (after a pause, once resumed).
  */
-export type FakeShutdownBehaviour = 'confirm' | 'never_confirm' | 'fail' | 'exit_unreported'
+export type FakeShutdownBehaviour = 'confirm' | 'never_confirm' | 'fail' | 'time_out' | 'exit_unreported'
 
 /** Every {@link FakeShutdownBehaviour}, for checking one given at run time. */
-export const FAKE_SHUTDOWN_BEHAVIOURS: readonly FakeShutdownBehaviour[] = Object.freeze(['confirm', 'never_confirm', 'fail', 'exit_unreported'])
+export const FAKE_SHUTDOWN_BEHAVIOURS: readonly FakeShutdownBehaviour[] = Object.freeze(['confirm', 'never_confirm', 'fail', 'time_out', 'exit_unreported'])
 
 /** The behaviours quoted for an error message: `'confirm', 'never_confirm', …`. */
 export function quotedFakeShutdownBehaviours(): string {

@@ -812,7 +812,7 @@ const modelExitArb: fc.Arbitrary<ModelExit> = fc.record(
   { requiredKeys: ['code'] },
 )
 const indexArb = fc.nat({ max: MAX_PTY_IDS * 2 })
-const behaviourArb = fc.constantFrom<FakeShutdownBehaviour>('confirm', 'confirm', 'never_confirm', 'fail', 'exit_unreported')
+const behaviourArb = fc.constantFrom<FakeShutdownBehaviour>('confirm', 'confirm', 'never_confirm', 'fail', 'time_out', 'exit_unreported')
 
 const freshSpawnArb = fc
   .tuple(

@@ -37,10 +37,10 @@ describe('fake provider controls refuse malformed arguments', () => {
     expect(() => provider.setLiveness(id, 'yes' as never)).toThrow('setLiveness to be true, false, null or undefined, got "yes" (string)')
     expect(() => provider.setWriteSettlement(id, { kind: 'ok' } as never)).toThrow('setWriteSettlement to be a WriteSettlement or undefined')
     expect(() => provider.setShutdownBehaviour(id, 'ignore' as never)).toThrow(
-      "setShutdownBehaviour to be one of 'confirm', 'never_confirm', 'fail', 'exit_unreported', got \"ignore\" (string)",
+      "setShutdownBehaviour to be one of 'confirm', 'never_confirm', 'fail', 'time_out', 'exit_unreported', got \"ignore\" (string)",
     )
     expect(() => provider.scriptNextSpawn({ shutdown: 'ignore' as never })).toThrow(
-      "Expected the script's `shutdown` to be one of 'confirm', 'never_confirm', 'fail', 'exit_unreported', got \"ignore\" (string)",
+      "Expected the script's `shutdown` to be one of 'confirm', 'never_confirm', 'fail', 'time_out', 'exit_unreported', got \"ignore\" (string)",
     )
     await provider.settle()
     expect(data).toEqual([])

@@ -158,10 +158,11 @@ class ShutdownCommand implements fc.AsyncCommand<Model, Real> {
     const [id, pty] = pick(model, this.index) as [string, ModelPty]
     const outcome = await real.provider.shutdown(id, { immediate: this.immediate }).then(
       () => 'resolved',
-      () => 'rejected',
+      (error: unknown) => ((error as { code?: unknown }).code === 'shutdown_timeout' ? 'timed out' : 'rejected'),
     )
     if (pty.live) {
-      expect(outcome).toBe(pty.shutdown === 'fail' ? 'rejected' : 'resolved')
+      // `time_out`: sent, not seen done by its deadline (`shutdown_timeout`), and the PTY lives on.
+      expect(outcome).toBe(pty.shutdown === 'fail' ? 'rejected' : pty.shutdown === 'time_out' ? 'timed out' : 'resolved')
       if (pty.shutdown === 'confirm') {
         pty.live = false
         pty.exited = true
@@ -243,7 +244,7 @@ class ResizeCommand implements fc.AsyncCommand<Model, Real> {
 const index = fc.nat({ max: 7 })
 const commands = [
   fc
-    .tuple(fc.option(index, { nil: null }), fc.constantFrom<FakeShutdownBehaviour>('confirm', 'never_confirm', 'fail'))
+    .tuple(fc.option(index, { nil: null }), fc.constantFrom<FakeShutdownBehaviour>('confirm', 'never_confirm', 'fail', 'time_out'))
     .map(([reuse, shutdown]) => new SpawnCommand(reuse, shutdown)),
   fc.tuple(index, fc.string({ minLength: 1, maxLength: 4 })).map(([i, data]) => new EmitDataCommand(i, data)),
   index.map((i) => new EmitExitCommand(i)),
