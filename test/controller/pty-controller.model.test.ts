@@ -48,6 +48,8 @@ type Incarnation = {
   providerExit: ModelExit | null
   published: PtyControllerExitEvent | null
   provenDead: boolean
+  /** A `stopAndWait` (or a stopping `dispose`) was asked of it: its own rules publish a doubt (both steps rejected: at once). */
+  stopAndWaited?: boolean
 }
 
 type SpawnIntent = { behaviour: FakeShutdownBehaviour; spawnSaysNoStatus: boolean; scriptedExit: ModelExit | undefined }
@@ -217,6 +219,15 @@ function wire(model: Model, real: Real): void {
     const afterSynthetic = isUnverifiedExit(first)
     if (first !== null && !(afterSynthetic && incarnation.providerExit !== null)) violate(model, `second exit for ${incarnation.incarnationId}`)
     incarnation.published = event
+    // A `kill`'s stop that ran out of time (`time_out`: `shutdown_timeout`) may still land: without
+    // the provider's own exit, it is published unverified only at the end of the unconfirmed window
+    // its first stop opened.
+    const since = incarnation.stopRequestedAt
+    if (isUnverifiedExit(event) && first === null && incarnation.providerExit === null && incarnation.behaviour === 'time_out' && incarnation.stopAndWaited !== true && since !== undefined) {
+      if (real.clock.now() - since < STOP_UNCONFIRMED_AFTER_MS) {
+        violate(model, `the kill of ${incarnation.incarnationId}, whose stop ran out of time, was published stop_unverified ${real.clock.now() - since} ms after it, before its window's end`)
+      }
+    }
     const evidence = incarnation.providerExit
     if (evidence === null) {
       const unverified =
@@ -513,6 +524,7 @@ class StopAndWaitCommand extends BaseCommand {
   async act(model: Model, real: Real): Promise<void> {
     const { id, incarnation } = pick(model, this.index)
     requestStop(incarnation, real, model)
+    if (incarnation !== undefined) incarnation.stopAndWaited = true
     const before = real.provider.getPty(id)
     // `confirm` reports the exit; `exit_unreported` ends the process unreported, and the listing proves it.
     const wasLiveAndConfirming =
@@ -725,6 +737,7 @@ class DisposeCommand extends BaseCommand {
       const incarnation = model.incarnations.get(incarnationId)
       if (incarnation === undefined) continue
       requestStop(incarnation, real, model)
+      incarnation.stopAndWaited = true
       const pty = real.provider.getPty(id)
       if (incarnation.behaviour === 'confirm' && pty?.live === true && pty.incarnationId === incarnationId) confirming.push(id)
     }
