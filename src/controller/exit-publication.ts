@@ -19,6 +19,8 @@ export class ExitPublication {
   readonly #core: ControllerCore
   readonly #bookkeeping: Bookkeeping
   readonly #output: OutputDelivery
+  /** What each open unconfirmed-stop window does at its end, when not the default (see {@link ExitPublication.atUnconfirmedEnd}). */
+  readonly #atUnconfirmedEnd = new WeakMap<PtyRecord, (ended: boolean) => void>()
 
   /** `output`: whose coalesced output (`dataBatchMs`) is flushed before an incarnation's exit. */
   constructor(core: ControllerCore, bookkeeping: Bookkeeping, output: OutputDelivery) {
@@ -169,17 +171,15 @@ export class ExitPublication {
    * What the record's open unconfirmed-stop window does when it ends, instead of publishing
    * `stop_unverified` (`stop_unconfirmed`): `atEnd(true)` then — it publishes what it knows (a `kill`
    * whose provider ran out of time: `shutdown_failed`, see `Stopping.kill`) —, or `atEnd(false)` when
-   * the window is cleared first (the exit came, `dispose`, a replacement). The window stays open
-   * meanwhile (the stop is under way). `false`, and nothing set, when no window is open.
+   * the window is cleared first: the exit came, `dispose`, a replacement, or another stop published
+   * the PTY (`stop_unverified` with its own reason, its own failures reported as they came). The
+   * window stays open meanwhile (the stop is under way). `false`, and nothing set, when no window is open.
    */
   atUnconfirmedEnd(record: PtyRecord, atEnd: (ended: boolean) => void): boolean {
     if (record.unconfirmedTimer === undefined) return false
     this.#atUnconfirmedEnd.set(record, atEnd)
     return true
   }
-
-  /** What each open unconfirmed-stop window does at its end, when not the default (see {@link ExitPublication.atUnconfirmedEnd}). */
-  readonly #atUnconfirmedEnd = new WeakMap<PtyRecord, (ended: boolean) => void>()
 
   /**
    * Emit `exit` with the cause settled by the operator-close rule. The rule applies to a stop
