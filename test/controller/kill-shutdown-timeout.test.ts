@@ -10,6 +10,7 @@
 import { describe, expect, it } from 'vitest'
 import { createPtyController, STOP_UNCONFIRMED_AFTER_MS } from '../../src/controller/index.js'
 import { createFakePtyProvider, createManualClock } from '../../src/testing/index.js'
+import { createHarness } from './controller-harness.js'
 
 const timedOut = (id: string): Error => Object.assign(new Error(`PTY ${JSON.stringify(id)} could not be stopped by its deadline`), { code: 'shutdown_timeout' })
 const hostTimedOut = (id: string): Error =>
@@ -144,5 +145,23 @@ describe('kill whose provider stop ran out of time', () => {
     await flush()
     expect(events).toEqual(['exit 0 operator_close'])
     await controller.dispose({ stopPtys: false })
+  })
+
+  it('keeps the stop under way while the report is held: a restart under the session id waits for the exit', async () => {
+    const h = createHarness()
+    h.provider.scriptNextSpawn({ shutdown: 'time_out' })
+    const old = await h.controller.spawn({ sessionId: 'tab-1' })
+    h.controller.kill(old.id)
+    let settled = false
+    const fresh = h.controller.spawn({ sessionId: 'tab-1' }).finally(() => (settled = true))
+    await h.settle()
+    expect(settled).toBe(false)
+    // The stop lands late.
+    h.provider.emitExit(old.id, { exitCode: 0, signal: 9 })
+    const reply = await h.run(fresh)
+    expect(reply.incarnationId).not.toBe(old.incarnationId)
+    expect(reply.isReattach).not.toBe(true)
+    expect(h.exits().map((exit) => [exit.incarnationId, exit.cause])).toEqual([[old.incarnationId, { kind: 'operator_close' }]])
+    expect(h.errors()).toEqual([])
   })
 })
