@@ -74,10 +74,12 @@ export type ClientPtyRecord = {
    */
   stopAsked: boolean
   /**
-   * The host answered this app's last `shutdown` of the PTY with `shutdown_timeout` or
-   * `shutdown_failed`: something of its session may live on (its exit does not say otherwise). A
-   * later `shutdown` then still goes to the host — whose provider keeps that stop unfinished and
-   * tries again, or says so — rather than resolving at once as for an ended PTY.
+   * This app's last `shutdown` of the PTY did not end in the host's "done": the host answered
+   * `shutdown_timeout` or `shutdown_failed`, or the app never learnt the outcome (the request timed
+   * out, the connection dropped or the host died first, a dispose or detach cut it off). Something
+   * of its session may live on (its exit does not say otherwise). A later `shutdown` then still
+   * goes to the host (after a reconnect) — whose provider keeps that stop unfinished and tries
+   * again, or says so — or rejects, rather than resolving at once as for an ended PTY.
    */
   stopUnfinished: boolean
 }

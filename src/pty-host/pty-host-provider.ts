@@ -534,7 +534,7 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
         return answer
       },
       (error: unknown) => {
-        if (pty !== undefined && isPtyHostError(error) && (error.hostCode === 'shutdown_timeout' || error.hostCode === 'shutdown_failed')) pty.stopUnfinished = true
+        if (pty !== undefined && stopLeftUnfinished(error)) pty.stopUnfinished = true
         // Cut off by a detach or a dispose before the host answered: refused naming the PTY, as a stop asked after it.
         throw link.isClosedRefusal(error) ? closedRefusal(error, 'shutdown', id) : error
       },
@@ -551,6 +551,25 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
     // A dead host's PTY, stopped by the host that took its place (from its journal): its shutdown
     // resolved once the process was gone, which a probe now proves and reports as the PTY's end.
     if (pty !== undefined && ofAnotherHostInstance(pty) && link.connection === opened) await link.probePredecessorPty(opened, pty)
+  }
+
+  /**
+   * Whether a failed `shutdown` request leaves the PTY's stop unfinished (see
+   * {@link ClientPtyRecord.stopUnfinished}): the host said it could not complete it
+   * (`shutdown_timeout`, `shutdown_failed`), or the app never learnt how it ended — the request
+   * timed out, the connection dropped or the host died before the answer, or a `dispose()` or
+   * `detach()` cut it off. The host's stop may still be running then, or have given up with
+   * processes of the session alive. Before (until 8 Dec), only the host's two answers marked it: a
+   * stop cut off by the request timeout or a drop left no mark, and once nothing was in flight a
+   * later `shutdown` of the ended PTY resolved at once — a controller's `stopAndWait` then found
+   * the PTY unlisted (the host lists no ended session) and answered `true` while a `setsid` child
+   * that ignores the hang-up lived on under the host. A refusal the host answered otherwise (a
+   * malformed option, a deadline long past) stopped nothing and leaves the mark as it was.
+   */
+  function stopLeftUnfinished(error: unknown): boolean {
+    if (!isPtyHostError(error)) return false
+    if (error.hostCode !== undefined) return error.hostCode === 'shutdown_timeout' || error.hostCode === 'shutdown_failed'
+    return error.code === 'transport_lost' || link.isClosedRefusal(error)
   }
 
   /**
