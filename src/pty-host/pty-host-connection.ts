@@ -14,9 +14,16 @@ import { assertSocketSafeToConnect, readHostSecret, type PtyHostPaths } from './
  */
 const requestTimeouts = new WeakSet<object>()
 
-/** True for the rejection of a request the host did not answer within its timeout. */
+/**
+ * True for the rejection of a request the host did not answer within its timeout — and for a
+ * failure that carries one as its `cause` (a provider's refusal naming the call and the PTY it was
+ * about, built around the connection's own: see the pty host provider's `namingPty`).
+ */
 export function isRequestTimeout(error: unknown): boolean {
-  return typeof error === 'object' && error !== null && requestTimeouts.has(error)
+  if (typeof error !== 'object' || error === null) return false
+  if (requestTimeouts.has(error)) return true
+  const { cause } = error as { cause?: unknown }
+  return typeof cause === 'object' && cause !== null && requestTimeouts.has(cause)
 }
 
 /**

@@ -535,8 +535,10 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
       },
       (error: unknown) => {
         if (pty !== undefined && stopLeftUnfinished(error)) pty.stopUnfinished = true
-        // Cut off by a detach or a dispose before the host answered: refused naming the PTY, as a stop asked after it.
-        throw link.isClosedRefusal(error) ? closedRefusal(error, 'shutdown', id) : error
+        // Cut off by a detach or a dispose before the host answered: refused naming the PTY, as a
+        // stop asked after it. Any other failure names the method and the PTY too (`namingPty`):
+        // a stop in flight when the host died rejected `transport_lost` with no `ptyId`.
+        throw link.isClosedRefusal(error) ? closedRefusal(error, 'shutdown', id) : namingPty(error, 'shutdown', id)
       },
     )
     stopsInFlight.set(id, (stopsInFlight.get(id) ?? 0) + 1)

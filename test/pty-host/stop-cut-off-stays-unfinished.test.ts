@@ -9,6 +9,9 @@
  * finding the PTY unlisted (the host lists no ended session), answered `true`. Now such a
  * `shutdown` goes to the host (after a reconnect), which joins or runs again the stop it keeps
  * unfinished, or rejects when no host answers.
+ *
+ * And a stop in flight when the host died rejected `transport_lost` with no `ptyId` (h246's
+ * finding): now it names the method and the PTY, as every refusal of a call about a PTY does.
  */
 import { describe, expect, it } from 'vitest'
 import { createPtyController } from 'ptykit/controller'
@@ -64,8 +67,8 @@ describe('a stop the app never heard the end of leaves the PTY’s stop unfinish
     const first = settled(app.shutdown(id, { timeoutMs: 20_000 }), job)
     await leaderExited
     host.dropConnections()
-    // The drop cut the stop off, the job still running.
-    expect(await first).toMatchObject({ outcome: expect.stringMatching(/^transport_lost/), jobDead: false })
+    // The drop cut the stop off: refused naming the method and the PTY, the job still running.
+    expect(await first).toEqual({ outcome: 'transport_lost shutdown', ptyId: id, jobDead: false })
     // Before: resolved at once, nothing sent, the job alive (the host's KILL ~4 s away).
     expect(await settled(app.shutdown(id, { immediate: true, timeoutMs: 10_000 }), job)).toEqual({ outcome: 'resolved', jobDead: true })
   }, 30_000)
@@ -87,18 +90,18 @@ describe('a stop the app never heard the end of leaves the PTY’s stop unfinish
     try {
       const cut = await first
       expect(isRequestTimeout(cut)).toBe(true)
-      expect(cut).toMatchObject({ code: 'transport_lost' })
+      expect(cut).toMatchObject({ code: 'transport_lost', ptyId: id })
       // Before: resolved at once (nothing sent) with the job alive.
       second = await settled(app.shutdown(id, { immediate: true, timeoutMs: 200 }), job)
     } finally {
       process.kill(host, 'SIGCONT')
     }
-    expect(second).toMatchObject({ outcome: expect.stringMatching(/^transport_lost/), jobDead: false })
+    expect(second).toEqual({ outcome: 'transport_lost shutdown', ptyId: id, jobDead: false })
     // The host back: its stop (kept unfinished there) is joined and completes.
     expect(await settled(app.shutdown(id, { immediate: true, timeoutMs: 10_000 }), job)).toEqual({ outcome: 'resolved', jobDead: true })
   }, 30_000)
 
-  it('cut off by the host’s death: a later shutdown rejects (no host), not resolved', async () => {
+  it('cut off by the host’s death: the stop in flight names the PTY, and a later shutdown rejects (no host), not resolved', async () => {
     const { socketPath } = hostFixture(cleanups)
     const app = providerOn(socketPath)
     cleanups.push(() => app.dispose())
@@ -106,7 +109,8 @@ describe('a stop the app never heard the end of leaves the PTY’s stop unfinish
     const first = settled(app.shutdown(id, { timeoutMs: 20_000 }), job)
     await leaderExited
     await killHost(socketPath)
-    expect(await first).toMatchObject({ outcome: expect.stringMatching(/^transport_lost/), jobDead: false })
+    // Before: `transport_lost` with no `ptyId` (h246).
+    expect(await first).toEqual({ outcome: 'transport_lost shutdown', ptyId: id, jobDead: false })
     // The job outlived its host (it ignores the hang-up of the master's close); nobody can stop it
     // through this provider now, and a shutdown says so. Before: resolved at once.
     expect(await settled(app.shutdown(id, { immediate: true }), job)).toEqual({ outcome: 'host_unavailable shutdown', ptyId: id, jobDead: false })
