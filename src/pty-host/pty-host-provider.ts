@@ -1000,12 +1000,17 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
           // app's sessions that outlived their host — a shell that ignores the hang-up — kept
           // running after its dispose, though the host it was connected to could stop them).
           const successorOf = connection.hostReadsPredecessorJournal
-          // And a PTY whose exit came while a stop of it still runs on the host (see `stopsInFlight`).
+          // And a PTY whose exit came while a stop of it still runs on the host (see `stopsInFlight`),
+          // or whose last stop was left unfinished (see `stopUnfinished`: the host gave up on it, or
+          // this app never heard its end) — its stop is joined or run again by the host, so a job
+          // that ignores the hang-up does not outlive the dispose. Until 8 Dec such an ended PTY was
+          // skipped: the dispose resolved while the job still ran under the host.
           const owned = [...ptys.values()].filter(
             (record) =>
               isLive(record.state) ||
               record.orphaned ||
               stopsInFlight.has(record.id) ||
+              record.stopUnfinished ||
               (record.state === 'unknown' && (record.hostInstanceId === hostInstanceId || (successorOf && record.hostInstanceId !== undefined))),
           )
           // Stop the sessions this app owns; their exits cross the wire before each reply.

@@ -73,6 +73,20 @@ describe('a stop the app never heard the end of leaves the PTY’s stop unfinish
     expect(await settled(app.shutdown(id, { immediate: true, timeoutMs: 10_000 }), job)).toEqual({ outcome: 'resolved', jobDead: true })
   }, 30_000)
 
+  it('cut off by a drop: the dispose stops the ended PTY again, and resolves only once its job is dead', async () => {
+    const { host, socketPath } = await inProcessHost(cleanups, { nodePty: WIDE_GRACES })
+    const app = providerOn(socketPath, { autoStart: false })
+    cleanups.push(() => app.dispose())
+    const { id, job, leaderExited } = await spawnWithJob(app)
+    const first = settled(app.shutdown(id, { timeoutMs: 20_000 }), job)
+    await leaderExited
+    host.dropConnections()
+    expect(await first).toMatchObject({ outcome: 'transport_lost shutdown', jobDead: false })
+    // Before: the dispose skipped the ended PTY (no stop of it in flight any more) and resolved
+    // while the job ran on (the host's KILL of it ~4 s away).
+    expect(await settled(app.dispose(), job)).toEqual({ outcome: 'resolved', jobDead: true })
+  }, 30_000)
+
   it('cut off by the request timeout (the host frozen): a later shutdown is sent, and rejects while the host cannot answer', async () => {
     const { socketPath } = hostFixture(cleanups)
     const app = providerOn(socketPath, { requestTimeoutMs: 300 })
