@@ -513,6 +513,19 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
     // A detach closed the connection while this waited its turn (asked for in the same turn just
     // before it): nothing is sent and the session keeps running — said so, not `transport_lost`.
     refuseIfDetached('shutdown', id)
+    // An ended PTY whose stop was left unfinished by a host that died: the host connected now (its
+    // successor) never ran that stop, nor held the session — the dead host had seen the leader's
+    // exit —, so its answer ("nothing of that id here") would prove nothing of what the stop left
+    // running (a job that ignores the hang-up outlives its host). Refused, nothing sent. Before
+    // (until 8 Dec) the successor's answer resolved the stop, and a controller's `stopAndWait`,
+    // its probe answering `false` for the ended PTY, said `true` while the job lived.
+    if (pty?.state === 'exited' && pty.stopUnfinished && pty.hostInstanceId !== undefined && pty.hostInstanceId !== opened.hostInstanceId) {
+      throw new PtyHostError(
+        'host_unavailable',
+        "Cannot call `shutdown`: the pty host that ran the PTY's unfinished stop died, and the host that took its place never held the PTY (what that stop left running cannot be stopped or looked for through it)",
+        { ptyId: id },
+      )
+    }
     const sentBudget = budget()
     const params: Record<string, unknown> = { ptyId: id, ...sentBudget }
     for (const key of ['immediate', 'expectedIncarnationId', 'keepHistory'] as const) {

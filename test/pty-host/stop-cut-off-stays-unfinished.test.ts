@@ -130,6 +130,22 @@ describe('a stop the app never heard the end of leaves the PTY’s stop unfinish
     expect(await settled(app.shutdown(id, { immediate: true }), job)).toEqual({ outcome: 'host_unavailable shutdown', ptyId: id, jobDead: false })
   }, 30_000)
 
+  it('cut off by the host’s death, a successor connected: a later shutdown is refused, not answered by a host that never held the PTY', async () => {
+    const { socketPath } = hostFixture(cleanups)
+    const app = providerOn(socketPath)
+    cleanups.push(() => app.dispose())
+    const { id, job, leaderExited } = await spawnWithJob(app)
+    const first = settled(app.shutdown(id, { timeoutMs: 20_000 }), job)
+    await leaderExited
+    await killHost(socketPath)
+    expect(await first).toMatchObject({ outcome: 'transport_lost shutdown', jobDead: false })
+    // A new host (this app's next spawn starts one): the app is connected to it.
+    const other = await app.spawn({ file: '/bin/sh', args: ['-c', 'sleep 60'] })
+    cleanups.push(() => app.shutdown(other.id, { immediate: true }).catch(() => undefined))
+    // Before: sent to the successor, which held no such session and answered — resolved, the job alive.
+    expect(await settled(app.shutdown(id, { immediate: true, timeoutMs: 5_000 }), job)).toEqual({ outcome: 'host_unavailable shutdown', ptyId: id, jobDead: false })
+  }, 30_000)
+
   it('a controller’s stopAndWait after a stop the drop cut off: true only once the job is dead', async () => {
     const { host, socketPath } = await inProcessHost(cleanups, { nodePty: WIDE_GRACES })
     const provider = providerOn(socketPath, { autoStart: false })
