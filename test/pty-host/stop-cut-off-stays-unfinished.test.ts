@@ -8,7 +8,9 @@
  * ended PTY resolved at once — "stopped" — while the job lived, and a controller's `stopAndWait`,
  * finding the PTY unlisted (the host lists no ended session), answered `true`. Now such a
  * `shutdown` goes to the host (after a reconnect), which joins or runs again the stop it keeps
- * unfinished, or rejects when no host answers.
+ * unfinished, or rejects when no host answers — or when the host that ran the stop died and a
+ * successor, which never held the session, is connected. `dispose()` stops such a PTY too (it
+ * skipped it once no stop of it was in flight).
  *
  * And a stop in flight when the host died rejected `transport_lost` with no `ptyId` (h246's
  * finding): now it names the method and the PTY, as every refusal of a call about a PTY does.
