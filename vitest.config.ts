@@ -24,6 +24,9 @@ const filesThatMockModules = ['test', 'examples'].flatMap((dir) =>
     .filter((file) => /\bvi\.(?:mock|doMock)\(/.test(readFileSync(repo(file), 'utf8'))),
 )
 
+/** The quick bench's smoke test: the one test file that runs the built package (dist/). */
+const BENCH_SMOKE = 'test/bench/bench-smoke.test.ts'
+
 export default defineConfig({
   resolve: {
     alias: [
@@ -53,11 +56,15 @@ export default defineConfig({
     projects: [
       {
         extends: true,
-        test: { name: 'shared-modules', isolate: false, include: ['test/**/*.test.ts', 'examples/**/*.test.ts'], exclude: [...configDefaults.exclude, ...filesThatMockModules] },
+        test: { name: 'shared-modules', isolate: false, include: ['test/**/*.test.ts', 'examples/**/*.test.ts'], exclude: [...configDefaults.exclude, ...filesThatMockModules, BENCH_SMOKE] },
       },
+      // The quick bench (`npm run bench -- --quick`) runs the built package, building dist/ when it
+      // is stale: a project of its own, so `npm test` can run it after the package checks, whose
+      // `npm pack` rebuilds dist/ (tsup empties it first), while the other files run beside them.
+      { extends: true, test: { name: 'bench-smoke', include: [BENCH_SMOKE] } },
       { extends: true, test: { name: 'isolated', isolate: true, include: filesThatMockModules } },
-      // The type tests (`*.test-d.ts`), compiled by tsc. `npm test` leaves this project out
-      // (`--project '!types'`): its typecheck step has just compiled the same files with the same
+      // The type tests (`*.test-d.ts`), compiled by tsc. `npm test` leaves this project out (it
+      // names the projects it runs): its typecheck step compiles the same files with the same
       // tsconfig, and a second tsc beside the test workers costs tens of seconds of CPU on 2 cores.
       // `npx vitest run` keeps them.
       {
