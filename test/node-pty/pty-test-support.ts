@@ -308,3 +308,36 @@ export function standInSession(prefix: string, pid: number, isLeaderGone: (sessi
   )
   return { session, terminal, exit }
 }
+
+/**
+ * A shell whose leader dies of the hang-up at once while its background job (`sleep`) ignores HUP
+ * and TERM, so only a stop's KILL ends it; it prints the job's pid as `BG=<pid>`.
+ */
+export function jobSurvivingHangup(seconds = 30): { file: string; args: string[] } {
+  return { file: '/bin/sh', args: ['-c', `(trap '' HUP TERM; exec sleep ${seconds}) & echo BG=$!; sleep ${seconds}`] }
+}
+
+/**
+ * The pid of {@link jobSurvivingHangup}'s job, once `output()` shows it and the job ignores HUP and
+ * TERM; its identity is handed to `remember` first (for the test's clean-up to kill if still there).
+ */
+export async function hangupProofJob(output: () => string, remember: (identity: ProcessIdentity | null) => void): Promise<number> {
+  const job = await waitFor(() => {
+    const match = /BG=(\d+)/.exec(output())
+    return match === null ? undefined : Number(match[1])
+  }, 'the job pid')
+  remember(processIdentity(job))
+  await waitFor(() => (runsIgnoring(job, 'sleep', ['SIGHUP', 'SIGTERM']) ? true : undefined), 'the job to ignore HUP and TERM')
+  return job
+}
+
+/** A `stopAndWait`'s verdict, and whether the job was dead when it came. */
+export async function verdictOf(stop: Promise<boolean>, job: number): Promise<{ verdict: boolean; jobDead: boolean }> {
+  const verdict = await stop
+  return { verdict, jobDead: isDead(job) }
+}
+
+/** `true` only once the job is dead (the provider's stop may have killed it meanwhile: then either answer is right). */
+export function expectNotTrueWhileAlive({ verdict, jobDead }: { verdict: boolean; jobDead: boolean }): void {
+  expect({ verdict, jobDead }, 'stopAndWait answered true while the job lived').not.toEqual({ verdict: true, jobDead: false })
+}

@@ -11,10 +11,7 @@
 import { afterEach, describe, expect, it } from 'vitest'
 import { createNodePtyProvider, type NodePtyProvider } from 'ptykit/node-pty'
 import { createPtyController, type PtyController } from 'ptykit/controller'
-import { isDead, killIfStill, processIdentity, runsIgnoring, waitFor, type ProcessIdentity } from './pty-test-support.js'
-
-// The leader dies of the hang-up; the job stays in its session and ignores HUP and TERM.
-const JOB_SURVIVES_HANGUP = { file: '/bin/sh', args: ['-c', "(trap '' HUP TERM; exec sleep 30) & echo BG=$!; sleep 30"] }
+import { expectNotTrueWhileAlive, hangupProofJob, jobSurvivingHangup, killIfStill, verdictOf, type ProcessIdentity } from './pty-test-support.js'
 
 const leftovers: (ProcessIdentity | null)[] = []
 const disposals: (() => Promise<void>)[] = []
@@ -39,26 +36,10 @@ function setup(forceAfterMs: number): { provider: NodePtyProvider; controller: P
 async function spawnWithJob(controller: PtyController): Promise<{ id: string; job: number; leaderExited: Promise<void> }> {
   let output = ''
   controller.on('data', ({ data }) => (output += data))
-  const { id } = await controller.spawn(JOB_SURVIVES_HANGUP)
+  const { id } = await controller.spawn(jobSurvivingHangup())
   const leaderExited = new Promise<void>((resolve) => controller.on('exit', (event) => event.ptyId === id && resolve()))
-  const job = await waitFor(() => {
-    const match = /BG=(\d+)/.exec(output)
-    return match === null ? undefined : Number(match[1])
-  }, 'the job pid')
-  leftovers.push(processIdentity(job))
-  await waitFor(() => (runsIgnoring(job, 'sleep', ['SIGHUP', 'SIGTERM']) ? true : undefined), 'the job to ignore HUP and TERM')
+  const job = await hangupProofJob(() => output, (identity) => leftovers.push(identity))
   return { id, job, leaderExited }
-}
-
-/** `true` only once the job is dead (the provider's stop may have killed it meanwhile: then either answer is right). */
-function expectNotTrueWhileAlive({ verdict, jobDead }: { verdict: boolean; jobDead: boolean }): void {
-  expect({ verdict, jobDead }, 'stopAndWait answered true while the job lived').not.toEqual({ verdict: true, jobDead: false })
-}
-
-/** The verdict, and whether the job was dead when it came. */
-async function verdictOf(stop: Promise<boolean>, job: number): Promise<{ verdict: boolean; jobDead: boolean }> {
-  const verdict = await stop
-  return { verdict, jobDead: isDead(job) }
 }
 
 describe('stopAndWait of a PTY whose leader exited while its stop is unproven (node-pty)', () => {

@@ -9,36 +9,18 @@
  */
 import { describe, expect, it } from 'vitest'
 import type { PtyController } from 'ptykit/controller'
-import { isDead, killIfStill, processIdentity, runsIgnoring, waitFor } from '../node-pty/pty-test-support.js'
+import { expectNotTrueWhileAlive, hangupProofJob, jobSurvivingHangup, killIfStill, verdictOf } from '../node-pty/pty-test-support.js'
 import { controllerOnOwnHost, useCleanups } from './pty-host-test-support.js'
 
 const cleanups = useCleanups()
 
-const JOB_SURVIVES_HANGUP = { file: '/bin/sh', args: ['-c', "(trap '' HUP TERM; exec sleep 30) & echo BG=$!; sleep 30"] }
-
 async function spawnWithJob(controller: PtyController): Promise<{ id: string; job: number; leaderExited: Promise<void> }> {
   let output = ''
   controller.on('data', ({ data }) => (output += data))
-  const { id } = await controller.spawn(JOB_SURVIVES_HANGUP)
+  const { id } = await controller.spawn(jobSurvivingHangup())
   const leaderExited = new Promise<void>((resolve) => controller.on('exit', (event) => event.ptyId === id && resolve()))
-  const job = await waitFor(() => {
-    const match = /BG=(\d+)/.exec(output)
-    return match === null ? undefined : Number(match[1])
-  }, 'the job pid')
-  const identity = processIdentity(job)
-  cleanups.push(async () => killIfStill(identity))
-  await waitFor(() => (runsIgnoring(job, 'sleep', ['SIGHUP', 'SIGTERM']) ? true : undefined), 'the job to ignore HUP and TERM')
+  const job = await hangupProofJob(() => output, (identity) => cleanups.push(async () => killIfStill(identity)))
   return { id, job, leaderExited }
-}
-
-/** `true` only once the job is dead (the provider's stop may have killed it meanwhile: then either answer is right). */
-function expectNotTrueWhileAlive({ verdict, jobDead }: { verdict: boolean; jobDead: boolean }): void {
-  expect({ verdict, jobDead }, 'stopAndWait answered true while the job lived').not.toEqual({ verdict: true, jobDead: false })
-}
-
-async function verdictOf(stop: Promise<boolean>, job: number): Promise<{ verdict: boolean; jobDead: boolean }> {
-  const verdict = await stop
-  return { verdict, jobDead: isDead(job) }
 }
 
 describe('stopAndWait over the pty host of a PTY whose leader exited while its stop is unproven', () => {

@@ -20,13 +20,13 @@ import { createPtyController } from 'ptykit/controller'
 import { isPtyHostError, type PtyHostProvider } from 'ptykit/pty-host'
 import type { PtyExitEvent } from 'ptykit/contracts'
 import { isRequestTimeout } from '../../src/pty-host/pty-host-connection.js'
-import { isDead, killIfStill, processIdentity, runsIgnoring, waitFor } from '../node-pty/pty-test-support.js'
+import { hangupProofJob, isDead, jobSurvivingHangup, killIfStill, waitFor } from '../node-pty/pty-test-support.js'
 import { hostFixture, hostPid, inProcessHost, killHost, providerOn, useCleanups } from './pty-host-test-support.js'
 
 const cleanups = useCleanups()
 
 /** The leader dies of the hang-up; its job ignores HUP and TERM (it dies of a KILL only). */
-const JOB_SURVIVES_HANGUP = { file: '/bin/sh', args: ['-c', "(trap '' HUP TERM; exec sleep 60) & echo BG=$!; sleep 60"] }
+const JOB_SURVIVES_HANGUP = jobSurvivingHangup(60)
 
 /** Graces of an in-process host: the job lives ~4 s into a stop, the window the tests cut it off in. */
 const WIDE_GRACES = { hangupGraceMs: 2_000, terminateGraceMs: 2_000 }
@@ -39,13 +39,7 @@ async function spawnWithJob(provider: PtyHostProvider): Promise<{ id: string; jo
   const { id } = await provider.spawn(JOB_SURVIVES_HANGUP)
   provider.onData((event) => event.id === id && (output += event.data))
   provider.onExit((event) => event.id === id && exited(event))
-  const job = await waitFor(() => {
-    const match = /BG=(\d+)/.exec(output)
-    return match === null ? undefined : Number(match[1])
-  }, 'the job pid')
-  const identity = processIdentity(job)
-  cleanups.push(async () => killIfStill(identity))
-  await waitFor(() => (runsIgnoring(job, 'sleep', ['SIGHUP', 'SIGTERM']) ? true : undefined), 'the job to ignore HUP and TERM')
+  const job = await hangupProofJob(() => output, (identity) => cleanups.push(async () => killIfStill(identity)))
   return { id, job, leaderExited }
 }
 
@@ -159,13 +153,7 @@ describe('a stop the app never heard the end of leaves the PTY’s stop unfinish
     controller.on('data', ({ data }) => (output += data))
     const { id } = await controller.spawn(JOB_SURVIVES_HANGUP)
     const leaderExited = new Promise<void>((resolve) => controller.on('exit', (event) => event.ptyId === id && resolve()))
-    const job = await waitFor(() => {
-      const match = /BG=(\d+)/.exec(output)
-      return match === null ? undefined : Number(match[1])
-    }, 'the job pid')
-    const identity = processIdentity(job)
-    cleanups.push(async () => killIfStill(identity))
-    await waitFor(() => (runsIgnoring(job, 'sleep', ['SIGHUP', 'SIGTERM']) ? true : undefined), 'the job to ignore HUP and TERM')
+    const job = await hangupProofJob(() => output, (identity) => cleanups.push(async () => killIfStill(identity)))
     // A stopAndWait given up once the leader died: its stop still runs on the host, until a drop cuts it off.
     const abort = new AbortController()
     const first = controller.stopAndWait(id, { timeoutMs: 20_000, signal: abort.signal })
