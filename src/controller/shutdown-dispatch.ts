@@ -1,6 +1,7 @@
 import { callProvider } from '../contracts/call-provider.js'
 import { clampTimerDelay, type PtyIncarnationId, type PtyProvider, type PtyShutdownOptions } from '../contracts/index.js'
 import { reportProviderGone, type ControllerCore } from './controller-core.js'
+import type { PtyRecord } from './pty-record.js'
 
 /**
  * How a dispatched shutdown ended: carried out, refused/failed (reported `shutdown_failed`),
@@ -44,6 +45,25 @@ export function dispatchShutdown(
       return 'rejected' as const
     },
   )
+}
+
+/**
+ * {@link dispatchShutdown} of a tracked record's incarnation, as a stop of it (`kill`, a
+ * `stopAndWait` step): a shutdown that **completes** proves that stop done — the provider's stop
+ * covers the whole PTY, not only the leader — so it clears `stopUnproven` (see
+ * `stopAnsweredByDeath`), also once the stop that sent it gave up.
+ */
+export function dispatchStopOf(
+  core: ControllerCore,
+  record: PtyRecord,
+  immediate: boolean,
+  stepOptions?: PtyShutdownOptions,
+  reportRejection?: (report: () => void, error: unknown) => void,
+): Promise<ShutdownOutcome> {
+  return dispatchShutdown(core, record.provider, record.ptyId, record.incarnationId, immediate, stepOptions, reportRejection).then((outcome) => {
+    if (outcome === 'resolved') record.stopUnproven = false
+    return outcome
+  })
 }
 
 /** The shutdown options of one stop step: the incarnation fence, the time left and `keepHistory`. */

@@ -5,7 +5,7 @@ import { PTY_LIVENESS_REASONS } from './liveness-reasons.js'
 import type { OutputDelivery } from './output-delivery.js'
 import { stopAnsweredByDeath, waitForRecordState, type PtyRecord } from './pty-record.js'
 import { holdStopReport } from './held-stop-report.js'
-import { dispatchShutdown, shutdownOptionsFor } from './shutdown-dispatch.js'
+import { dispatchStopOf, shutdownOptionsFor } from './shutdown-dispatch.js'
 import { openStopBudget, type StopBudget } from './stop-budget.js'
 import type { StopAndWaitRequest } from './stop-and-wait-request.js'
 import { verifyStop } from './verify-stop.js'
@@ -240,14 +240,10 @@ function exitIsEvidence(stop: TrackedStop): boolean {
 
 /** Dispatch one step's shutdown of the record's incarnation, with the time left and `keepHistory`. */
 function dispatchStep(context: StopPhaseContext, stop: TrackedStop, immediate: boolean): Promise<StepOutcome> {
-  const { provider, ptyId, incarnationId } = stop.record
-  const options = shutdownOptionsFor(immediate, incarnationId, stop.budget.remainingMs(), stop.keepHistory)
-  return dispatchShutdown(context.core, provider, ptyId, incarnationId, immediate, options, (report) => reportUnlessLanded(context, stop, report)).then((outcome) => {
-    // Completed — also after this stop gave up (its deadline, its signal): the provider's stop
-    // covers the whole PTY, so its death once proven answers a later `stopAndWait` (`stopAnsweredByDeath`).
-    if (outcome === 'resolved') stop.record.stopUnproven = false
-    return outcome === 'resolved' ? 'shutdown_resolved' : outcome === 'provider_disposed' || outcome === 'provider_detached' ? outcome : 'shutdown_rejected'
-  })
+  const options = shutdownOptionsFor(immediate, stop.record.incarnationId, stop.budget.remainingMs(), stop.keepHistory)
+  return dispatchStopOf(context.core, stop.record, immediate, options, (report) => reportUnlessLanded(context, stop, report)).then((outcome) =>
+    outcome === 'resolved' ? 'shutdown_resolved' : outcome === 'provider_disposed' || outcome === 'provider_detached' ? outcome : 'shutdown_rejected',
+  )
 }
 
 /**

@@ -4,7 +4,7 @@ import { PTY_LIVENESS_REASONS } from './liveness-reasons.js'
 import type { OutputDelivery } from './output-delivery.js'
 import { stopAnsweredByDeath, type PtyRecord } from './pty-record.js'
 import type { ComingPty } from './pty-record-table.js'
-import { dispatchShutdown, type ShutdownOutcome } from './shutdown-dispatch.js'
+import { dispatchShutdown, dispatchStopOf, type ShutdownOutcome } from './shutdown-dispatch.js'
 import { stopAndWaitTracked, type StopPhaseContext } from './stop-and-wait.js'
 import { abortOf } from './abort.js'
 import { deadlineOf } from './stop-budget.js'
@@ -47,9 +47,7 @@ export class Stopping {
       held = this.#holdIfOutOfTime(record, report, error)
       if (!held) report()
     }
-    void dispatchShutdown(this.#core, record.provider, record.ptyId, record.incarnationId, false, undefined, reportRejection).then((outcome) => {
-      // Completed: the provider's stop covers the whole PTY (see `stopAnsweredByDeath`).
-      if (outcome === 'resolved') record.stopUnproven = false
+    void dispatchStopOf(this.#core, record, false, undefined, reportRejection).then((outcome) => {
       // Refused (but for a stop that ran out of time, held above), or refused as detached: the
       // provider stopped nothing (a detached provider's PTYs run on), published at once.
       if (((outcome === 'rejected' && !held) || outcome === 'provider_detached') && record.state === 'live') {
