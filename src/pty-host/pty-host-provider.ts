@@ -551,7 +551,7 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
         // Cut off by a detach or a dispose before the host answered: refused naming the PTY, as a
         // stop asked after it. Any other failure names the method and the PTY too (`namingPty`):
         // a stop in flight when the host died rejected `transport_lost` with no `ptyId`.
-        throw link.isClosedRefusal(error) ? closedRefusal(error, 'shutdown', id) : namingPty(error, 'shutdown', id)
+        return asClosedRefusal('shutdown', id)(error)
       },
     )
     stopsInFlight.set(id, (stopsInFlight.get(id) ?? 0) + 1)
@@ -928,16 +928,11 @@ export function createPtyHostProvider(options: PtyHostProviderOptions = {}): Pty
           { ptyId: id },
         )
       }
-      await liveConnection(id)
-        ?.request('clear', { ptyId: id }, requestTimeoutMs)
-        .catch((error: unknown) => {
-          // In flight when `dispose()` closed the connection: refused as a call after it is (as a
-          // probe or a query is), and when `detach()` did, refused as a clear after it is (the host
-          // may not have cleared the screen). Any other failure (a drop, a timeout: the host may
-          // not have cleared it) rejects too, naming the method and the PTY — until 8 Dec it
-          // resolved, saying "cleared".
-          asClosedRefusal('clearBuffer', id)(error)
-        })
+      // In flight when `dispose()` closed the connection: refused as a call after it is (as a probe
+      // or a query is), and when `detach()` did, refused as a clear after it is (the host may not
+      // have cleared the screen). Any other failure (a drop, a timeout: the host may not have
+      // cleared it) rejects too, naming the method and the PTY — until 8 Dec it resolved, "cleared".
+      await liveConnection(id)?.request('clear', { ptyId: id }, requestTimeoutMs).catch(asClosedRefusal('clearBuffer', id))
     },
     async getBufferSnapshot(id: string, snapshotOptions: { scrollbackRows?: number | undefined } = {}): Promise<PtyHostBufferSnapshot | null> {
       assertPtyId(id)
