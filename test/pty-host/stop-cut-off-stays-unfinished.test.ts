@@ -54,6 +54,21 @@ async function settled(call: Promise<unknown>, job: number): Promise<{ outcome: 
   }
 }
 
+/**
+ * A provider on a host of its own, a stop of {@link JOB_SURVIVES_HANGUP} sent, the leader's exit in,
+ * then the host SIGKILLed under the stop: the provider, the PTY, its job and the stop's outcome.
+ */
+async function stopCutOffByHostDeath(): Promise<{ app: PtyHostProvider; id: string; job: number; first: ReturnType<typeof settled> }> {
+  const { socketPath } = hostFixture(cleanups)
+  const app = providerOn(socketPath)
+  cleanups.push(() => app.dispose())
+  const { id, job, leaderExited } = await spawnWithJob(app)
+  const first = settled(app.shutdown(id, { timeoutMs: 20_000 }), job)
+  await leaderExited
+  await killHost(socketPath)
+  return { app, id, job, first }
+}
+
 describe('a stop the app never heard the end of leaves the PTY’s stop unfinished', () => {
   it('cut off by a drop: a later shutdown of the ended PTY reconnects and gets the host’s answer, not resolved at once', async () => {
     const { host, socketPath } = await inProcessHost(cleanups, { nodePty: WIDE_GRACES })
@@ -112,13 +127,7 @@ describe('a stop the app never heard the end of leaves the PTY’s stop unfinish
   }, 30_000)
 
   it('cut off by the host’s death: the stop in flight names the PTY, and a later shutdown rejects (no host), not resolved', async () => {
-    const { socketPath } = hostFixture(cleanups)
-    const app = providerOn(socketPath)
-    cleanups.push(() => app.dispose())
-    const { id, job, leaderExited } = await spawnWithJob(app)
-    const first = settled(app.shutdown(id, { timeoutMs: 20_000 }), job)
-    await leaderExited
-    await killHost(socketPath)
+    const { app, id, job, first } = await stopCutOffByHostDeath()
     // Before: `transport_lost` with no `ptyId` (h246).
     expect(await first).toEqual({ outcome: 'transport_lost shutdown', ptyId: id, jobDead: false })
     // The job outlived its host (it ignores the hang-up of the master's close); nobody can stop it
@@ -127,13 +136,7 @@ describe('a stop the app never heard the end of leaves the PTY’s stop unfinish
   }, 30_000)
 
   it('cut off by the host’s death, a successor connected: a later shutdown is refused, not answered by a host that never held the PTY', async () => {
-    const { socketPath } = hostFixture(cleanups)
-    const app = providerOn(socketPath)
-    cleanups.push(() => app.dispose())
-    const { id, job, leaderExited } = await spawnWithJob(app)
-    const first = settled(app.shutdown(id, { timeoutMs: 20_000 }), job)
-    await leaderExited
-    await killHost(socketPath)
+    const { app, id, job, first } = await stopCutOffByHostDeath()
     expect(await first).toMatchObject({ outcome: 'transport_lost shutdown', jobDead: false })
     // A new host (this app's next spawn starts one): the app is connected to it.
     const other = await app.spawn({ file: '/bin/sh', args: ['-c', 'sleep 60'] })
